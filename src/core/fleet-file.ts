@@ -1,0 +1,116 @@
+/**
+ * The fleet file: what a user writes. Parsed from YAML or JSON by an adapter,
+ * validated here. Pure: no I/O.
+ */
+import { z } from 'zod';
+
+/** A lane id doubles as a path segment and a branch segment, so it is kept to a safe alphabet. */
+export const LANE_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
+/** The fleet name is used in branch names (`fleet/<name>/<lane>`). */
+export const FLEET_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+const glob = z.string().min(1, 'a glob cannot be empty');
+
+export const PersonaSchema = z
+  .strictObject({
+    name: z.string().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-"'),
+    description: z.string().optional(),
+    applies_to: z.array(glob).default([]).describe('Globs over changed files; each that matches one adds 2 to the score.'),
+    keywords: z.array(z.string().min(1)).default([]).describe('Case-insensitive substrings of the lane title and body; each found adds 1.'),
+    prompt: z.string().optional().describe('Extra instructions handed to the agent when this persona is selected.'),
+  })
+  .describe('A specialised agent persona, routed to lanes by file globs and keywords.');
+
+export const AgentSchema = z
+  .strictObject({
+    preset: z
+      .enum(['claude', 'codex', 'command'])
+      .default('command')
+      .describe('claude: `claude -p <prompt> --output-format json`; codex: `codex exec <prompt>`; command: the `command` template.'),
+    command: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Command template for preset `command` (or to override a preset binary). Placeholders: {prompt_file}, {prompt}, {repo}, {lane}, {branch}. Runs in a shell in the working copy.',
+      ),
+    args: z.array(z.string()).default([]).describe('Extra arguments appended to a preset command.'),
+    personas: z.array(PersonaSchema).default([]),
+    top_k: z.number().int().min(0).default(2).describe('How many personas to select per lane; 0 disables routing.'),
+    fallback: z.string().optional().describe('Persona used when none scores above zero.'),
+  })
+  .describe('Run the directive as a prompt for a headless coding agent.');
+
+export const MergeSchema = z
+  .strictObject({
+    policy: z
+      .enum(['never', 'when-green'])
+      .default('never')
+      .describe('never: leave the branch (or PR) for a person. when-green: merge once checks pass and the branch is mergeable.'),
+    method: z.enum(['merge', 'squash', 'rebase', 'fast-forward']).default('squash'),
+  })
+  .describe('Fleet never merges unless this says so.');
+
+export const CheckpointSchema = z
+  .enum(['pushed', 'green', 'merged'])
+  .describe('What a dependency must reach before its dependents start: its branch pushed, its PR green, or merged.');
+
+export const TargetSchema = z
+  .strictObject({
+    repo: z.string().min(1).describe('owner/repo on GitHub, a local path (./x, /x, ~/x) or a git URL.'),
+    lane: z
+      .string()
+      .regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 100)')
+      .optional()
+      .describe('Lane id; defaults to the repository name. Needed to run several lanes in one repository.'),
+    title: z.string().optional().describe('Title of the change (commit subject, PR title); defaults to the fleet name and lane.'),
+    depends_on: z.array(z.string().min(1)).default([]).describe('Lane ids that must reach their checkpoint first.'),
+    owns: z.array(glob).default([]).describe('Files this lane may change; empty means the whole repository.'),
+    never: z.array(glob).default([]).describe('Files this lane must never change, even inside `owns`.'),
+    exclusive: z.boolean().default(false).describe('Run this lane in a wave of its own.'),
+    directive: z.string().optional().describe('Overrides the fleet directive for this lane.'),
+    run: z.string().min(1).optional().describe('Overrides the fleet `run` command for this lane.'),
+    checks: z.array(z.string().min(1)).optional().describe('Overrides the fleet checks for this lane.'),
+    base: z.string().min(1).optional().describe('Base branch; defaults to the repository default branch.'),
+  })
+  .describe('One lane: a repository and, optionally, its scope and dependencies.');
+
+export const ExcludeSchema = z.strictObject({
+  repo: z.string().min(1),
+  reason: z.string().min(1).default('excluded-by-config'),
+});
+
+export const FleetFileSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    name: z
+      .string()
+      .regex(FLEET_NAME_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 64); it is used in branch names'),
+    directive: z.string().describe('What every lane does, in words. Handed to the worker as FLEET_DIRECTIVE and to agents as the prompt.'),
+    run: z.string().min(1).optional().describe('Shell command run in each working copy (sh -c). Exactly one of run and agent.'),
+    agent: AgentSchema.optional(),
+    checks: z.array(z.string().min(1)).default([]).describe('Commands run after the directive; a non-zero exit fails the attempt.'),
+    targets: z.array(TargetSchema).min(1, 'a fleet needs at least one target'),
+    exclude: z.array(ExcludeSchema).default([]).describe('Targets to account for but never run, each with a reason.'),
+    owns: z.array(glob).default([]).describe('Default `owns` for every lane.'),
+    never: z.array(glob).default([]).describe('Globs no lane may change, added to each lane\'s own `never`.'),
+    max_parallel: z.number().int().min(1).max(256).default(8).describe('The global concurrency budget: lanes running at once.'),
+    max_retries: z.number().int().min(0).max(10).default(2).describe('Extra attempts after a failing directive or check.'),
+    timeout_minutes: z.number().positive().max(360).default(30).describe('Per attempt of the directive (and of each check).'),
+    max_waves: z.number().int().min(1).max(1000).default(20).describe('The planner refuses a DAG deeper than this.'),
+    branch: z
+      .string()
+      .min(1)
+      .default('fleet/{name}/{lane}')
+      .describe('Branch name template; {name} and {lane} are replaced.'),
+    commit_message: z.string().optional().describe('Commit message; defaults to the lane title followed by the directive.'),
+    checkpoint: CheckpointSchema.default('pushed'),
+    merge: MergeSchema.default({ policy: 'never', method: 'squash' }),
+  })
+  .describe('A Fleet file: one directive applied to many targets.');
+
+export type FleetFileInput = z.input<typeof FleetFileSchema>;
+export type FleetFile = z.output<typeof FleetFileSchema>;
+export type TargetSpec = z.output<typeof TargetSchema>;
+export type Persona = z.output<typeof PersonaSchema>;
+export type AgentSpec = z.output<typeof AgentSchema>;

@@ -1,0 +1,252 @@
+/**
+ * The shapes Fleet writes: the plan, a lane result and the manifest. zod is the
+ * source of truth; `npm run schema` generates the committed JSON Schemas from it.
+ * Changing the manifest or lane result shape bumps SCHEMA_VERSION.
+ */
+import { z } from 'zod';
+
+export const SCHEMA_VERSION = '1.0.0';
+
+export const LaneStatus = z.enum(['queued', 'running', 'completed', 'failed', 'skipped', 'excluded']);
+export type LaneStatus = z.infer<typeof LaneStatus>;
+export const TERMINAL: ReadonlySet<LaneStatus> = new Set(['completed', 'failed', 'skipped', 'excluded']);
+
+/**
+ * Where in its life a lane is. `no-op` is a completed lane that changed nothing;
+ * `draft` a lane whose PR was turned into a draft for a person.
+ */
+export const LanePhase = z.enum([
+  'queued',
+  'waiting',
+  'cloning',
+  'running',
+  'checking',
+  'committing',
+  'pushing',
+  'pr',
+  'ci',
+  'merging',
+  'pushed',
+  'pr-open',
+  'merged',
+  'draft',
+  'no-op',
+  'failed',
+  'skipped',
+  'excluded',
+]);
+export type LanePhase = z.infer<typeof LanePhase>;
+
+/** Why a lane failed, skipped or was excluded; stable strings tools can switch on. */
+export const ErrorClass = z.enum([
+  'invalid-input',
+  'clone-failed',
+  'directive-failed',
+  'directive-timeout',
+  'check-failed',
+  'fence-violation',
+  'workspace-corrupted',
+  'push-rejected',
+  'pr-failed',
+  'ci-failed',
+  'code-review-needed',
+  'merge-blocked',
+  'checkpoint-unmet',
+  'dependency-failed',
+  'lane-crashed',
+  'no-result',
+  'cancelled',
+  'excluded',
+]);
+export type ErrorClass = z.infer<typeof ErrorClass>;
+
+export const LaneError = z.strictObject({ class: ErrorClass, message: z.string() });
+export type LaneError = z.infer<typeof LaneError>;
+
+export const MergeStatus = z.enum(['not-requested', 'pending', 'merged', 'draft', 'blocked', 'failed']);
+export type MergeStatus = z.infer<typeof MergeStatus>;
+
+export const CiConclusion = z.enum(['success', 'failure', 'pending', 'neutral', 'cancelled', 'timed_out', 'skipped', 'none']);
+export type CiConclusion = z.infer<typeof CiConclusion>;
+
+export const Attempt = z.strictObject({
+  n: z.number().int().min(1),
+  started_at: z.string(),
+  duration_ms: z.number().min(0),
+  exit_code: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  timed_out: z.boolean(),
+  failed_step: z.enum(['directive', 'check', 'fence', 'ci']).nullable(),
+  log: z.string().describe('Path of this attempt\'s log, relative to the fleet workspace.'),
+});
+export type Attempt = z.infer<typeof Attempt>;
+
+/** What a verifier found when it looked at what the lane left behind, not at what it said. */
+export const Evidence = z.strictObject({
+  verified_at: z.string().nullable(),
+  verified_by: z.string().nullable().describe('local-git or github'),
+  branch_head: z.string().nullable().describe('The commit the remote branch points at, read from the forge.'),
+  head_matches: z.boolean().nullable(),
+  files_match: z.boolean().nullable(),
+  fence_ok: z.boolean().nullable(),
+  patch: z.string().nullable().describe('Path of the lane patch, relative to the fleet workspace.'),
+  notes: z.array(z.string()),
+});
+export type Evidence = z.infer<typeof Evidence>;
+
+export const Timings = z.strictObject({
+  clone_ms: z.number().min(0).nullable(),
+  directive_ms: z.number().min(0).nullable(),
+  checks_ms: z.number().min(0).nullable(),
+  commit_ms: z.number().min(0).nullable(),
+  push_ms: z.number().min(0).nullable(),
+  total_ms: z.number().min(0).nullable(),
+});
+export type Timings = z.infer<typeof Timings>;
+
+export const LaneRecord = z.strictObject({
+  repo: z.string(),
+  lane: z.string(),
+  wave: z.number().int().min(0).nullable(),
+  status: LaneStatus,
+  phase: LanePhase,
+  started_at: z.string().nullable(),
+  updated_at: z.string().nullable(),
+  ended_at: z.string().nullable(),
+  branch: z.string().nullable(),
+  base_branch: z.string().nullable(),
+  base_commit: z.string().nullable(),
+  commit: z.string().nullable(),
+  changed_files: z.array(z.string()),
+  pr_url: z.string().nullable(),
+  pr_number: z.number().int().nullable(),
+  ci_conclusion: CiConclusion.nullable(),
+  merge_status: MergeStatus.nullable(),
+  retry_count: z.number().int().min(0),
+  attempts: z.array(Attempt),
+  error: LaneError.nullable(),
+  depends_on: z.array(z.string()),
+  routing: z.array(z.string()).nullable().describe('Personas selected for this lane, when an agent runs it.'),
+  log: z.string().nullable().describe('Path of the lane\'s last log, relative to the fleet workspace.'),
+  evidence: Evidence,
+  timings: Timings,
+});
+export type LaneRecord = z.infer<typeof LaneRecord>;
+
+/** A lane result file is one lane record plus the fleet it belongs to. */
+export const LaneResult = z.strictObject({
+  schema_version: z.literal(SCHEMA_VERSION),
+  fleet_id: z.string(),
+  lane: LaneRecord,
+});
+export type LaneResult = z.infer<typeof LaneResult>;
+
+export const ContentionEntry = z.strictObject({
+  lane: z.string(),
+  repo: z.string(),
+  wanted_wave: z.number().int().min(0),
+  wave: z.number().int().min(0),
+  because_of: z.string().describe('The lane whose scope or exclusivity pushed this one.'),
+  reason: z.string(),
+});
+export type ContentionEntry = z.infer<typeof ContentionEntry>;
+
+export const Exclusion = z.strictObject({
+  repo: z.string(),
+  lane: z.string(),
+  reason: z.string().describe('A reason code: not-found, not-a-repository, empty, archived, disabled, fork, no-push-permission, excluded-by-config, …'),
+  detail: z.string().nullable(),
+});
+export type Exclusion = z.infer<typeof Exclusion>;
+
+export const Shard = z.strictObject({
+  id: z.string().describe('w<wave>-s<index>, unique in the fleet'),
+  wave: z.number().int().min(0),
+  lanes: z.array(z.string()),
+});
+export type Shard = z.infer<typeof Shard>;
+
+export const Wave = z.strictObject({
+  index: z.number().int().min(0),
+  lanes: z.array(z.string()),
+  exclusive: z.boolean(),
+  shards: z.array(Shard),
+  parallel: z.number().int().min(0).describe('Shards run at once (the matrix max-parallel).'),
+});
+export type Wave = z.infer<typeof Wave>;
+
+export const Summary = z.strictObject({
+  total: z.number().int(),
+  completed: z.number().int().describe('Lanes with status completed, no-ops included.'),
+  no_op: z.number().int(),
+  failed: z.number().int(),
+  skipped: z.number().int(),
+  excluded: z.number().int(),
+  queued: z.number().int(),
+  running: z.number().int(),
+  merged: z.number().int(),
+  draft: z.number().int(),
+  retries: z.number().int(),
+  duration_seconds: z.number().min(0).nullable(),
+});
+export type Summary = z.infer<typeof Summary>;
+
+export const Manifest = z.strictObject({
+  $schema: z.string().optional(),
+  schema_version: z.literal(SCHEMA_VERSION),
+  fleet_id: z.string(),
+  name: z.string(),
+  forge: z.enum(['local', 'github']),
+  started_at: z.string(),
+  ended_at: z.string().nullable(),
+  directive: z.string(),
+  max_parallel: z.number().int(),
+  max_retries: z.number().int(),
+  checkpoint: z.enum(['pushed', 'green', 'merged']),
+  merge_policy: z.enum(['never', 'when-green']),
+  dry_run: z.boolean(),
+  waves: z.array(Wave),
+  contention: z.array(ContentionEntry),
+  excluded: z.array(Exclusion),
+  lanes: z.array(LaneRecord),
+  summary: Summary,
+});
+export type Manifest = z.infer<typeof Manifest>;
+
+export function emptyEvidence(): Evidence {
+  return { verified_at: null, verified_by: null, branch_head: null, head_matches: null, files_match: null, fence_ok: null, patch: null, notes: [] };
+}
+
+export function emptyTimings(): Timings {
+  return { clone_ms: null, directive_ms: null, checks_ms: null, commit_ms: null, push_ms: null, total_ms: null };
+}
+
+export function newLaneRecord(init: { repo: string; lane: string; wave: number | null; branch: string | null; depends_on: string[] }): LaneRecord {
+  return {
+    repo: init.repo,
+    lane: init.lane,
+    wave: init.wave,
+    status: 'queued',
+    phase: 'queued',
+    started_at: null,
+    updated_at: null,
+    ended_at: null,
+    branch: init.branch,
+    base_branch: null,
+    base_commit: null,
+    commit: null,
+    changed_files: [],
+    pr_url: null,
+    pr_number: null,
+    ci_conclusion: null,
+    merge_status: null,
+    retry_count: 0,
+    attempts: [],
+    error: null,
+    depends_on: init.depends_on,
+    routing: null,
+    log: null,
+    evidence: emptyEvidence(),
+    timings: emptyTimings(),
+  };
+}

@@ -1,0 +1,266 @@
+/**
+ * Turns a parsed fleet file into resolved lanes, collecting every problem at once.
+ * Pure: the caller parses the file and hands over its text's value and its name.
+ */
+import { z } from 'zod';
+import { FleetFileSchema, type FleetFile, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
+import { globProblem } from './glob.js';
+
+export interface Problem {
+  /** The file the problem is in (or `<cli>` for flags). */
+  file: string;
+  /** Dotted path of the field, e.g. `targets[2].depends_on[0]`. */
+  field: string;
+  message: string;
+}
+
+export type RepoKind = 'github' | 'path' | 'url';
+
+export interface LaneSpec {
+  id: string;
+  repo: string;
+  repo_kind: RepoKind;
+  title: string;
+  directive: string;
+  run: string | undefined;
+  checks: string[];
+  depends_on: string[];
+  owns: string[];
+  never: string[];
+  exclusive: boolean;
+  branch: string;
+  base: string | undefined;
+  /** Index in the fleet file's `targets`, for error messages. */
+  index: number;
+}
+
+export interface ResolvedFleet {
+  file: FleetFile;
+  lanes: LaneSpec[];
+  /** Targets named in `exclude:`, accounted for but never run. */
+  excluded: { repo: string; lane: string; reason: string }[];
+  /** Things worth telling the user that are not errors (duplicates removed, …). */
+  notes: string[];
+}
+
+export type ValidationResult = { ok: true; fleet: ResolvedFleet } | { ok: false; problems: Problem[] };
+
+const GITHUB_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
+const URL_FORM = /^(?:https?:\/\/|ssh:\/\/|git:\/\/|file:\/\/|[\w.-]+@[\w.-]+:)/;
+
+export function classifyRepo(repo: string): RepoKind | { problem: string } {
+  if (URL_FORM.test(repo)) return 'url';
+  if (repo.startsWith('.') || repo.startsWith('/') || repo.startsWith('~')) return 'path';
+  if (GITHUB_NAME.test(repo)) return 'github';
+  if (!repo.includes('/')) {
+    return { problem: `"${repo}" is neither owner/repo nor a path: write owner/${repo} for GitHub or ./${repo} for a local folder` };
+  }
+  return { problem: `"${repo}" is not a valid owner/repo name, path (start it with ./ or /) or git URL` };
+}
+
+/** The default lane id: the repository's last path segment, without `.git`, lowercased to the lane alphabet. */
+export function defaultLaneId(repo: string): string {
+  const trimmed = repo.replace(/\/+$/, '').replace(/\.git$/, '');
+  const last = trimmed.split(/[/:]/).pop() ?? trimmed;
+  const slug = last
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 100);
+  return slug || 'repo';
+}
+
+function fullSlug(repo: string): string {
+  return (
+    repo
+      .replace(/\.git$/, '')
+      .toLowerCase()
+      .replace(/^[a-z]+:\/\//, '')
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[^a-z0-9]+/, '')
+      .replace(/-+$/, '')
+      .slice(-100) || 'repo'
+  );
+}
+
+export function renderBranch(template: string, name: string, lane: string): string {
+  return template.replaceAll('{name}', name).replaceAll('{lane}', lane);
+}
+
+/** git's check-ref-format rules, the ones a template can break. */
+function branchProblem(branch: string): string | undefined {
+  if (/[\s~^:?*[\\]/.test(branch) || branch.includes('..') || branch.includes('@{') || branch.endsWith('.lock') ||
+    branch.startsWith('/') || branch.endsWith('/') || branch.includes('//') || branch.endsWith('.')) {
+    return `"${branch}" is not a valid git branch name`;
+  }
+  return undefined;
+}
+
+function zodPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out || '(top level)';
+}
+
+function zodProblems(file: string, error: z.ZodError): Problem[] {
+  return error.issues.map((issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      return {
+        file,
+        field: zodPath(issue.path),
+        message: `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}: check the spelling against the fleet file reference (docs/fleet-file.md)`,
+      };
+    }
+    return { file, field: zodPath(issue.path), message: issue.message };
+  });
+}
+
+export function validateFleetFile(raw: unknown, file: string): ValidationResult {
+  const parsed = FleetFileSchema.safeParse(raw);
+  if (!parsed.success) return { ok: false, problems: zodProblems(file, parsed.error) };
+  const ff = parsed.data;
+  const problems: Problem[] = [];
+  const notes: string[] = [];
+  const p = (field: string, message: string) => problems.push({ file, field, message });
+
+  if (!ff.directive.trim()) p('directive', 'the directive is empty: say what every lane should do');
+  if (ff.run === undefined && ff.agent === undefined && ff.targets.every((t) => t.run === undefined)) {
+    p('run', 'say how the directive runs: set `run:` (a shell command) or `agent:` (a coding agent)');
+  }
+  if (ff.run !== undefined && ff.agent !== undefined) p('agent', 'set either `run:` or `agent:`, not both');
+  if (ff.agent?.preset === 'command' && !ff.agent.command) {
+    p('agent.command', 'preset "command" needs a command template, e.g. "my-agent --prompt-file {prompt_file}"');
+  }
+  if (ff.agent?.fallback && !ff.agent.personas.some((x) => x.name === ff.agent?.fallback)) {
+    p('agent.fallback', `fallback "${ff.agent.fallback}" is not one of agent.personas`);
+  }
+  ff.agent?.personas.forEach((persona, i) =>
+    persona.applies_to.forEach((g, j) => {
+      const why = globProblem(g);
+      if (why) p(`agent.personas[${i}].applies_to[${j}]`, why);
+    }),
+  );
+  ff.owns.forEach((g, i) => {
+    const why = globProblem(g);
+    if (why) p(`owns[${i}]`, why);
+  });
+  ff.never.forEach((g, i) => {
+    const why = globProblem(g);
+    if (why) p(`never[${i}]`, why);
+  });
+  if (!ff.branch.includes('{lane}')) p('branch', 'the branch template must contain {lane} so every lane gets its own branch');
+
+  // Lane ids: explicit ids first; default ids fall back to a fuller slug when two repositories share a name.
+  const basenameCount = new Map<string, number>();
+  for (const t of ff.targets) {
+    if (t.lane) continue;
+    const id = defaultLaneId(t.repo);
+    basenameCount.set(`${id}\u0000${t.repo}`, 1);
+  }
+  const repoForBase = new Map<string, Set<string>>();
+  for (const key of basenameCount.keys()) {
+    const [id, repo] = key.split('\u0000') as [string, string];
+    if (!repoForBase.has(id)) repoForBase.set(id, new Set());
+    repoForBase.get(id)!.add(repo);
+  }
+
+  const lanes: LaneSpec[] = [];
+  const byId = new Map<string, LaneSpec>();
+  const seenRepoLane = new Set<string>();
+  ff.targets.forEach((t: TargetSpec, index) => {
+    const at = `targets[${index}]`;
+    const kind = classifyRepo(t.repo);
+    if (typeof kind !== 'string') {
+      p(`${at}.repo`, kind.problem);
+      return;
+    }
+    let id = t.lane;
+    if (!id) {
+      const base = defaultLaneId(t.repo);
+      id = (repoForBase.get(base)?.size ?? 1) > 1 ? fullSlug(t.repo) : base;
+    }
+    if (!LANE_ID_PATTERN.test(id)) {
+      p(`${at}.lane`, `derived lane id "${id}" is not usable: set lane: explicitly`);
+      return;
+    }
+    const repoLane = `${t.repo}\u0000${id}`;
+    if (seenRepoLane.has(repoLane)) {
+      notes.push(`${file}: ${at} repeats ${t.repo} (lane ${id}); the duplicate was removed`);
+      return;
+    }
+    seenRepoLane.add(repoLane);
+    const clash = byId.get(id);
+    if (clash) {
+      p(`${at}.lane`, `lane id "${id}" is already used by targets[${clash.index}] (${clash.repo}): give one of them a distinct lane:`);
+      return;
+    }
+    const directive = t.directive ?? ff.directive;
+    if (t.directive !== undefined && !t.directive.trim()) p(`${at}.directive`, 'the lane directive is empty');
+    [...t.owns].forEach((g, j) => {
+      const why = globProblem(g);
+      if (why) p(`${at}.owns[${j}]`, why);
+    });
+    t.never.forEach((g, j) => {
+      const why = globProblem(g);
+      if (why) p(`${at}.never[${j}]`, why);
+    });
+    const branch = renderBranch(ff.branch, ff.name, id);
+    const bp = branchProblem(branch);
+    if (bp) p('branch', bp);
+    if (ff.run === undefined && ff.agent === undefined && t.run === undefined) {
+      p(`${at}.run`, 'this lane has no way to run: set run: here or at the top level, or agent:');
+    }
+    const lane: LaneSpec = {
+      id,
+      repo: t.repo,
+      repo_kind: kind,
+      title: t.title ?? `${ff.name}: ${id}`,
+      directive,
+      run: t.run ?? ff.run,
+      checks: t.checks ?? ff.checks,
+      depends_on: [...new Set(t.depends_on)],
+      owns: t.owns.length ? t.owns : ff.owns,
+      never: [...new Set([...ff.never, ...t.never])],
+      exclusive: t.exclusive,
+      branch,
+      base: t.base,
+      index,
+    };
+    lanes.push(lane);
+    byId.set(id, lane);
+  });
+
+  for (const lane of lanes) {
+    lane.depends_on.forEach((dep, j) => {
+      if (dep === lane.id) p(`targets[${lane.index}].depends_on[${j}]`, `lane "${lane.id}" cannot depend on itself`);
+      else if (!byId.has(dep)) {
+        const known = [...byId.keys()].slice(0, 10).join(', ');
+        p(`targets[${lane.index}].depends_on[${j}]`, `"${dep}" is not a lane of this fleet (lanes: ${known}${byId.size > 10 ? ', …' : ''})`);
+      }
+    });
+  }
+
+  const excluded: ResolvedFleet['excluded'] = [];
+  ff.exclude.forEach((e, i) => {
+    const kind = classifyRepo(e.repo);
+    if (typeof kind !== 'string') p(`exclude[${i}].repo`, kind.problem);
+    const lane = defaultLaneId(e.repo);
+    if (lanes.some((l) => l.repo === e.repo)) {
+      // Excluding a target that is also listed: the exclusion wins, and the lane is accounted for as excluded.
+      for (const l of lanes.filter((x) => x.repo === e.repo)) excluded.push({ repo: l.repo, lane: l.id, reason: e.reason });
+    } else {
+      excluded.push({ repo: e.repo, lane: byId.has(lane) ? fullSlug(e.repo) : lane, reason: e.reason });
+    }
+  });
+  if (problems.length) return { ok: false, problems };
+  // Excluded lanes stay in the lane list so the planner can skip their dependents with a reason.
+  return { ok: true, fleet: { file: ff, lanes, excluded, notes } };
+}
+
+export function formatProblems(problems: Problem[]): string {
+  const lines = problems.map((x) => `  ${x.file}: ${x.field}: ${x.message}`);
+  return `${problems.length} problem${problems.length === 1 ? '' : 's'} found:\n${lines.join('\n')}`;
+}

@@ -1,0 +1,199 @@
+/**
+ * The `fleet` command. Thin: parse flags, build the local ports, call a step,
+ * print, and map the outcome to an exit code (0 done, 1 a lane failed, 2 bad
+ * input or set-up failure).
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { formatProblems, type Problem } from '../core/validate.js';
+import { Manifest } from '../core/model.js';
+import { renderPlan, renderReport, renderStatusTable } from '../core/report.js';
+import { LocalForge } from '../local/forge.js';
+import { localExecutor, localWorkspace } from '../local/workspace.js';
+import { systemClock } from '../ports.js';
+import { loadFleetFile } from '../steps/load.js';
+import { planStep } from '../steps/plan.js';
+import { exitCodeFor, runFleet } from '../steps/run.js';
+import { writeFileAtomic } from '../util/fs.js';
+import { LiveView } from './live.js';
+
+export const USAGE = `fleet — apply one directive across many repositories, in dependency waves
+
+Usage:
+  fleet plan <fleet-file> [--json] [--repos-root DIR] [--max-parallel N]
+  fleet run <fleet-file> [--max-parallel N] [--dry-run] [--workspace DIR]
+                         [--resume MANIFEST] [--repos-root DIR] [--quiet]
+  fleet status <fleet-status.json>
+  fleet report <fleet-status.json>
+
+Options:
+  --max-parallel N   lanes running at once (overrides max_parallel)
+  --dry-run          run the directive and keep the patch; push nothing
+  --workspace DIR    where clones, logs, results and the manifest go
+                     (default _workspace/fleet/<fleet_id>, kept for audit)
+  --resume MANIFEST  re-run only the lanes that did not complete in that run
+  --repos-root DIR   where owner/repo targets live on disk (<DIR>/<owner>/<repo>)
+  --json             print the plan as JSON
+  --quiet            no live view; print only the final report
+
+Exit codes: 0 every lane completed or had nothing to do, 1 some lane failed,
+2 bad input or set-up failure.`;
+
+export interface CliIo {
+  stdout: { write(s: string): unknown; isTTY?: boolean; columns?: number };
+  stderr: { write(s: string): unknown };
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+class UsageError extends Error {}
+
+/** Fleet's own credentials never reach a directive's environment. */
+const WITHHELD_ENV = ['FLEET_GITHUB_TOKEN', 'INPUT_TOKEN', 'INPUT_GITHUB-TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN'];
+
+export function directiveEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !WITHHELD_ENV.includes(k)) out[k] = v;
+  return out;
+}
+
+function positiveInt(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new UsageError(`--${flag} takes a whole number from 1 to 256, got "${value}"`);
+  return n;
+}
+
+async function readManifest(path: string): Promise<Manifest | Problem[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return [{ file: path, field: '(file)', message: 'no such file: pass the fleet-status.json a run wrote' }];
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    return [{ file: path, field: '(syntax)', message: `not valid JSON: ${(err as Error).message}` }];
+  }
+  const parsed = Manifest.safeParse(json);
+  if (!parsed.success) {
+    return parsed.error.issues.map((i) => ({ file: path, field: i.path.join('.') || '(top level)', message: i.message }));
+  }
+  return parsed.data;
+}
+
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (!command || command === 'help' || command === '--help' || command === '-h') {
+      io.stdout.write(`${USAGE}\n`);
+      return command ? 0 : 2;
+    }
+    const { values, positionals } = (() => {
+      try {
+        return parseArgs({
+          args: rest,
+          allowPositionals: true,
+          strict: true,
+          options: {
+            json: { type: 'boolean' },
+            'dry-run': { type: 'boolean' },
+            quiet: { type: 'boolean' },
+            'max-parallel': { type: 'string' },
+            workspace: { type: 'string' },
+            resume: { type: 'string' },
+            'repos-root': { type: 'string' },
+          },
+        });
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+    })();
+    const target = positionals[0];
+    if (positionals.length !== 1 || !target) throw new UsageError(`fleet ${command} takes exactly one file, got ${positionals.length}`);
+    const path = resolve(io.cwd, target);
+
+    if (command === 'status' || command === 'report') {
+      const m = await readManifest(path);
+      if (Array.isArray(m)) {
+        io.stderr.write(`${formatProblems(m)}\n`);
+        return 2;
+      }
+      const now = command === 'status' ? systemClock.now().toISOString() : (m.ended_at ?? systemClock.now().toISOString());
+      const text = command === 'status' ? renderStatusTable(m, { now }) : renderReport(m, { now, workspace: dirname(path) });
+      io.stdout.write(`${text}\n`);
+      return command === 'report' ? exitCodeFor(m) : 0;
+    }
+    if (command !== 'plan' && command !== 'run') throw new UsageError(`unknown command "${command}"`);
+
+    const loaded = await loadFleetFile(path);
+    if (!loaded.ok) {
+      io.stderr.write(`${formatProblems(loaded.problems)}\n`);
+      return 2;
+    }
+    for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}\n`);
+    const maxParallel = positiveInt('max-parallel', values['max-parallel']);
+    const forge = new LocalForge({ baseDir: dirname(path), reposRoot: values['repos-root'] ? resolve(io.cwd, values['repos-root']) : undefined });
+
+    if (command === 'plan') {
+      const planned = await planStep(loaded.fleet, forge, systemClock, { file: path, maxParallel });
+      if (!planned.ok) {
+        io.stderr.write(`${formatProblems(planned.problems)}\n`);
+        return 2;
+      }
+      io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}\n` : `${renderPlan(planned.manifest)}\n`);
+      return 0;
+    }
+
+    let resume: { manifest: Manifest; root: string } | undefined;
+    if (values.resume) {
+      const mp = resolve(io.cwd, values.resume);
+      const m = await readManifest(mp);
+      if (Array.isArray(m)) {
+        io.stderr.write(`${formatProblems(m)}\n`);
+        return 2;
+      }
+      if (m.name !== loaded.fleet.file.name) {
+        io.stderr.write(`${mp}: this manifest is of fleet "${m.name}", not "${loaded.fleet.file.name}": resume it with its own fleet file\n`);
+        return 2;
+      }
+      resume = { manifest: m, root: dirname(mp) };
+    }
+
+    const live = values.quiet ? undefined : new LiveView(io.stdout);
+    const outcome = await runFleet({
+      fleet: loaded.fleet,
+      file: path,
+      forge,
+      workspace: localWorkspace,
+      exec: localExecutor,
+      clock: systemClock,
+      env: directiveEnv(io.env),
+      root: values.workspace ? resolve(io.cwd, values.workspace) : undefined,
+      maxParallel,
+      dryRun: values['dry-run'] ?? false,
+      resume,
+      onPlan: (m, root) => live?.start(m, root),
+      onEvent: (e, lanes) => live?.event(e, lanes),
+    });
+    live?.stop();
+    if (!outcome.ok) {
+      io.stderr.write(`${formatProblems(outcome.problems)}\n`);
+      return 2;
+    }
+    const report = renderReport(outcome.manifest, { now: outcome.manifest.ended_at!, workspace: outcome.root });
+    await writeFileAtomic(resolve(outcome.root, 'report.md'), `${report}\n`);
+    io.stdout.write(`\n${report}\n`);
+    return exitCodeFor(outcome.manifest);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`fleet: ${err.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    io.stderr.write(`fleet: ${(err as Error).stack ?? String(err)}\n`);
+    return 2;
+  }
+}

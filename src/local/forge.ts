@@ -1,0 +1,121 @@
+/**
+ * The local forge: targets are git repositories on disk (working copies or
+ * bare), or git URLs the machine can reach. There are no pull requests and no
+ * CI: a lane's checkpoint is its pushed branch, and "merge" is a fast-forward
+ * of the base branch, only when the fleet's merge policy asks for it.
+ */
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import type { LaneSpec } from '../core/validate.js';
+import type { CiConclusion, LaneRecord } from '../core/model.js';
+import type { Forge, MergeResult, PublishInput, PublishResult, TargetCheck } from '../ports.js';
+import { mapLimit } from '../util/pool.js';
+import { defaultBranch, git, hasCommits, isGitRepo, lsRemoteBranch } from './git.js';
+
+export interface LocalForgeOptions {
+  /** Relative target paths resolve against this folder (the fleet file's folder). */
+  baseDir: string;
+  /** Where owner/repo targets live locally: <reposRoot>/<owner>/<repo>[.git]. */
+  reposRoot?: string;
+}
+
+export class LocalForge implements Forge {
+  readonly kind = 'local' as const;
+  private readonly urls = new Map<string, string>();
+
+  constructor(private readonly opts: LocalForgeOptions) {}
+
+  /** Where a target's repository is, or why it cannot be found. */
+  locate(lane: Pick<LaneSpec, 'repo' | 'repo_kind'>): { url: string } | { reason: string; detail: string } {
+    if (lane.repo_kind === 'url') return { url: lane.repo };
+    if (lane.repo_kind === 'path') {
+      const raw = lane.repo.startsWith('~') ? join(homedir(), lane.repo.slice(1)) : lane.repo;
+      return { url: isAbsolute(raw) ? raw : resolve(this.opts.baseDir, raw) };
+    }
+    if (!this.opts.reposRoot) {
+      return {
+        reason: 'not-found',
+        detail: `${lane.repo} is a GitHub name; in local mode pass --repos-root DIR holding ${lane.repo}, or write a path (./…)`,
+      };
+    }
+    const base = join(this.opts.reposRoot, lane.repo);
+    const found = [base, `${base}.git`].find((p) => existsSync(p));
+    return found ? { url: found } : { reason: 'not-found', detail: `no repository at ${base}[.git]` };
+  }
+
+  async checkTargets(lanes: readonly LaneSpec[]): Promise<TargetCheck[]> {
+    return mapLimit(lanes, 16, async (lane): Promise<TargetCheck> => {
+      const where = this.locate(lane);
+      if ('reason' in where) return { lane: lane.id, repo: lane.repo, ok: false, reason: where.reason, detail: where.detail };
+      const url = where.url;
+      if (lane.repo_kind !== 'url') {
+        const kind = await isGitRepo(url);
+        if (kind === 'not-found') return { lane: lane.id, repo: lane.repo, ok: false, reason: 'not-found', detail: `${url} does not exist` };
+        if (kind === 'not-a-repository') {
+          return { lane: lane.id, repo: lane.repo, ok: false, reason: 'not-a-repository', detail: `${url} is not a git repository (run git init there, or fix the path)` };
+        }
+        if (!(await hasCommits(url))) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'empty', detail: `${url} has no commits yet` };
+      }
+      const branch = lane.base ?? (await defaultBranch(url));
+      if (!branch) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'unreachable', detail: `cannot read HEAD of ${url}` };
+      if (lane.base && !(await lsRemoteBranch(url, lane.base))) {
+        return { lane: lane.id, repo: lane.repo, ok: false, reason: 'no-base-branch', detail: `${url} has no branch ${lane.base}` };
+      }
+      this.urls.set(lane.id, url);
+      return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: branch };
+    });
+  }
+
+  cloneUrl(lane: LaneSpec): string {
+    const known = this.urls.get(lane.id);
+    if (known) return known;
+    const where = this.locate(lane);
+    if ('reason' in where) throw new Error(`${lane.repo}: ${where.detail}`);
+    return where.url;
+  }
+
+  branchHead(lane: LaneSpec, branch: string): Promise<string | null> {
+    return lsRemoteBranch(this.cloneUrl(lane), branch);
+  }
+
+  async changedFiles(lane: LaneSpec, base: string, head: string): Promise<string[] | null> {
+    const url = this.cloneUrl(lane);
+    // A bare repository answers directly; a working copy's objects live under .git.
+    const r = await git(['diff', '--name-only', '-z', '--no-renames', base, head], { cwd: url, allowFail: true });
+    if (r.code !== 0) return null;
+    return r.stdout.split('\0').filter(Boolean).sort();
+  }
+
+  async publish(_input: PublishInput): Promise<PublishResult> {
+    return { pr_url: null, pr_number: null };
+  }
+
+  async ciConclusion(_lane: LaneSpec, _commit: string): Promise<CiConclusion> {
+    return 'none';
+  }
+
+  async merge(lane: LaneSpec, record: LaneRecord, method: string): Promise<MergeResult> {
+    if (!record.commit || !record.base_branch || !record.base_commit) {
+      return { status: 'failed', detail: 'nothing to merge: the lane has no commit' };
+    }
+    if (method !== 'fast-forward' && method !== 'squash') {
+      return { status: 'blocked', detail: `the local forge merges by fast-forward only (merge.method ${method} needs GitHub)` };
+    }
+    if (lane.repo_kind === 'url') return { status: 'blocked', detail: 'the local forge merges only repositories on disk' };
+    const repo = this.cloneUrl(lane);
+    const kind = await isGitRepo(repo);
+    if (kind === 'repo') {
+      const head = await git(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd: repo, allowFail: true });
+      if (head.stdout.trim() === record.base_branch) {
+        return { status: 'blocked', detail: `${record.base_branch} is checked out in ${repo}; merge ${record.branch} there yourself` };
+      }
+    }
+    const ff = await git(['merge-base', '--is-ancestor', record.base_commit, record.commit], { cwd: repo, allowFail: true });
+    if (ff.code !== 0) return { status: 'blocked', detail: `${record.commit.slice(0, 12)} does not descend from ${record.base_branch}` };
+    // update-ref with the old value is a compare-and-swap: it fails if the base moved since the lane cloned it.
+    const upd = await git(['update-ref', `refs/heads/${record.base_branch}`, record.commit, record.base_commit], { cwd: repo, allowFail: true });
+    if (upd.code !== 0) return { status: 'blocked', detail: `${record.base_branch} moved since the lane started; re-run the lane` };
+    return { status: 'merged', detail: `${record.base_branch} fast-forwarded to ${record.commit.slice(0, 12)}` };
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * What the steps (plan, lane, report) need from the world. Adapters in
+ * src/local and src/github implement these; the steps never import an adapter.
+ */
+import type { LaneSpec } from './core/validate.js';
+import type { CiConclusion, LaneRecord, MergeStatus } from './core/model.js';
+
+export interface Clock {
+  now(): Date;
+}
+
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export type TargetCheck =
+  | { lane: string; repo: string; ok: true; clone_url: string; default_branch: string }
+  | { lane: string; repo: string; ok: false; reason: string; detail: string | null };
+
+export type Checkpoint = 'pushed' | 'green' | 'merged';
+
+export interface PublishInput {
+  lane: LaneSpec;
+  record: LaneRecord;
+  body: string;
+  draft: boolean;
+}
+
+export interface PublishResult {
+  pr_url: string | null;
+  pr_number: number | null;
+}
+
+export interface MergeResult {
+  status: MergeStatus;
+  detail: string;
+}
+
+/**
+ * A forge holds the targets: local repositories on disk, or GitHub. Reads are
+ * always fresh: the report and the dependency checkpoints trust the forge, not
+ * what a lane said about itself.
+ */
+export interface Forge {
+  readonly kind: 'local' | 'github';
+  /** Validate every lane's target; each lane comes back exactly once, excluded ones with a reason code. */
+  checkTargets(lanes: readonly LaneSpec[]): Promise<TargetCheck[]>;
+  /** The URL a lane clones and pushes to; never carries a credential that would persist in .git/config. */
+  cloneUrl(lane: LaneSpec): string;
+  /** The commit a branch of the lane's repository points at now, or null. */
+  branchHead(lane: LaneSpec, branch: string): Promise<string | null>;
+  /** Files changed between two commits of the lane's repository, read from the forge. */
+  changedFiles(lane: LaneSpec, base: string, head: string): Promise<string[] | null>;
+  /** Open or update the change request for a pushed lane branch (a PR on GitHub; nothing locally). */
+  publish(input: PublishInput): Promise<PublishResult>;
+  /** The CI verdict for a commit, read afresh (`none` when the forge has no CI). */
+  ciConclusion(lane: LaneSpec, commit: string): Promise<CiConclusion>;
+  /** Merge a lane under the fleet's explicit merge policy. */
+  merge(lane: LaneSpec, record: LaneRecord, method: string): Promise<MergeResult>;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export interface CloneResult {
+  base_branch: string;
+  base_commit: string;
+  /** Where the lane branch already points on the remote (a previous run), or null. */
+  remote_branch_commit: string | null;
+}
+
+export type PushResult = { ok: true } | { ok: false; reason: 'stale' | 'rejected' | 'error'; detail: string };
+
+/** Git working copies: the same implementation serves local and GitHub lanes. */
+export interface Workspace {
+  clone(url: string, dir: string, opts: { base?: string; branch: string }): Promise<CloneResult>;
+  /** Is the working copy still a git repository on the lane branch? (A directive may have deleted .git.) */
+  intact(dir: string): Promise<boolean>;
+  /** Put the lane branch back on `base` with every change kept as uncommitted work (undoes commits a directive made). */
+  settle(dir: string, branch: string, base: string): Promise<void>;
+  /** Throw away everything the last attempt did. */
+  reset(dir: string, base: string): Promise<void>;
+  /** Stage everything and list what changed against HEAD (renames give both paths). */
+  changedFiles(dir: string): Promise<string[]>;
+  commit(dir: string, message: string): Promise<string>;
+  tree(dir: string, rev: string): Promise<string>;
+  parent(dir: string, rev: string): Promise<string | null>;
+  push(dir: string, branch: string, expected: string | null): Promise<PushResult>;
+  patch(dir: string, from: string, to: string): Promise<string>;
+  /** Tracked files of the working copy. */
+  listFiles(dir: string): Promise<string[]>;
+}
+
+export interface ExecOptions {
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  logFile: string;
+}
+
+export interface ExecResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** The end of the combined output, secrets redacted: fed back to a retry and shown in errors. */
+  tail: string;
+}
+
+export interface Executor {
+  run(command: string, opts: ExecOptions): Promise<ExecResult>;
+}

@@ -1,0 +1,361 @@
+/**
+ * One lane, start to end: clone, run the directive (with retries), fence,
+ * checks, commit, push with lease, publish, merge when the policy says so, and
+ * write the lane result. The same code runs in the local runner and in a
+ * GitHub matrix job; only the ports differ.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FleetFile } from '../core/fleet-file.js';
+import { checkFence } from '../core/fence.js';
+import { matchesAny } from '../core/glob.js';
+import { SCHEMA_VERSION, type Attempt, type ErrorClass, type LaneRecord, type LaneResult } from '../core/model.js';
+import { routePersonas, type Routing } from '../core/routing.js';
+import type { LaneSpec } from '../core/validate.js';
+import { agentCommand, renderWorkerPrompt } from '../local/agent.js';
+import type { Clock, Executor, ExecResult, Forge, Workspace } from '../ports.js';
+import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
+
+export interface LaneContext {
+  fleet_id: string;
+  file: FleetFile;
+  forge: Forge;
+  workspace: Workspace;
+  exec: Executor;
+  clock: Clock;
+  /** The fleet workspace folder; every path a lane records is relative to it. */
+  root: string;
+  dryRun: boolean;
+  /** The environment handed to directives and checks (already stripped of Fleet's own secrets). */
+  env: Record<string, string>;
+  /** Called on every transition, for the events log and the live view. */
+  onUpdate(record: LaneRecord, detail: string): void;
+}
+
+export function laneDir(root: string, lane: string): string {
+  return join(root, 'lanes', lane);
+}
+
+export function resultPath(root: string, lane: string): string {
+  return join(laneDir(root, lane), 'result.json');
+}
+
+class LaneFailure extends Error {
+  constructor(
+    readonly errorClass: ErrorClass,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function firstLines(text: string, max = 600): string {
+  const t = text.trim();
+  return t.length > max ? `…${t.slice(-max)}` : t;
+}
+
+/** The one line of a failing command's output a person wants first: the last that names an error, else the last. */
+export function gist(tail: string): string {
+  const lines = tail.split('\n').map((l) => l.trim()).filter((l) => l && !/^node\.js v\d/i.test(l) && !/^at\s/.test(l));
+  const line = [...lines].reverse().find((l) => /\b(error|fatal|failed|exception|denied|not found)\b/i.test(l)) ?? lines.at(-1) ?? '';
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecord): Promise<LaneRecord> {
+  const t0 = ctx.clock.now().getTime();
+  const dir = laneDir(ctx.root, lane.id);
+  const repoDir = join(dir, 'repo');
+  const rel = (p: string) => p.slice(ctx.root.length + 1);
+  let rec: LaneRecord = { ...start, status: 'running', started_at: ctx.clock.now().toISOString(), attempts: [], error: null, retry_count: 0 };
+  const update = (patch: Partial<LaneRecord>, detail: string) => {
+    rec = { ...rec, ...patch, updated_at: ctx.clock.now().toISOString() };
+    ctx.onUpdate(rec, detail);
+  };
+
+  try {
+    await rm(repoDir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    update({ phase: 'cloning' }, 'cloning');
+    const tClone = Date.now();
+    let cloned;
+    try {
+      cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch });
+    } catch (err) {
+      throw new LaneFailure('clone-failed', (err as Error).message);
+    }
+    rec.timings = { ...rec.timings, clone_ms: Date.now() - tClone };
+    rec.base_branch = cloned.base_branch;
+    rec.base_commit = cloned.base_commit;
+
+    const routing = ctx.file.agent ? await route(ctx, lane, repoDir, dir) : null;
+    if (routing) rec.routing = routing.selected;
+
+    const maxAttempts = ctx.file.max_retries + 1;
+    const timeoutMs = ctx.file.timeout_minutes * 60_000;
+    let changed: string[] = [];
+    let feedback: string | undefined;
+    let lastFailure: LaneFailure | undefined;
+    let directiveMs = 0;
+    let checksMs = 0;
+    for (let n = 1; n <= maxAttempts; n++) {
+      if (n > 1) {
+        await ctx.workspace.reset(repoDir, cloned.base_commit);
+        update({ retry_count: n - 1 }, `retry ${n - 1} of ${ctx.file.max_retries}`);
+      }
+      const log = join(dir, `attempt-${n}.log`);
+      rec.log = rel(log);
+      const attemptStart = ctx.clock.now().toISOString();
+      const tAttempt = Date.now();
+      const record = (r: ExecResult | null, step: Attempt['failed_step']) =>
+        rec.attempts.push({
+          n,
+          started_at: attemptStart,
+          duration_ms: Date.now() - tAttempt,
+          exit_code: r?.exitCode ?? null,
+          signal: r?.signal ?? null,
+          timed_out: r?.timedOut ?? false,
+          failed_step: step,
+          log: rel(log),
+        });
+
+      update({ phase: 'running' }, `attempt ${n}: running the directive`);
+      const command = await directiveCommand(ctx, lane, routing, dir, n, feedback);
+      const env = laneEnv(ctx, lane, n, feedback, cloned.base_branch);
+      const tDirective = Date.now();
+      const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log });
+      directiveMs += Date.now() - tDirective;
+
+      // A directive that destroyed the repository cannot be retried in place: nothing it did can be trusted.
+      if (!existsSync(join(repoDir, '.git')) || !(await ctx.workspace.intact(repoDir))) {
+        record(r, 'directive');
+        throw new LaneFailure('workspace-corrupted', 'the directive removed or broke the working copy\'s .git; nothing was pushed');
+      }
+      if (r.timedOut || r.exitCode !== 0) {
+        record(r, 'directive');
+        const why = r.timedOut
+          ? `the directive ran past its timeout of ${ctx.file.timeout_minutes} min and was killed`
+          : `the directive exited with ${r.exitCode ?? r.signal}`;
+        lastFailure = new LaneFailure(r.timedOut ? 'directive-timeout' : 'directive-failed', `${why}${gist(r.tail) ? `: ${gist(r.tail)}` : ''}`);
+        feedback = `${why}. Output:\n${firstLines(r.tail, 2000)}`;
+        continue;
+      }
+
+      await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
+      changed = await ctx.workspace.changedFiles(repoDir);
+      const fence = checkFence(changed, lane.owns, lane.never);
+      if (!fence.ok) {
+        record(r, 'fence');
+        lastFailure = new LaneFailure('fence-violation', fence.message ?? 'changed files outside the fence');
+        feedback = `The change touched files it may not: ${fence.message}. Change only files matching ${lane.owns.length ? lane.owns.join(', ') : 'anything'} and never ${[...lane.never, '.git/**'].join(', ')}.`;
+        // A shell command does the same thing every time; only an agent can act on the feedback.
+        if (!ctx.file.agent) break;
+        continue;
+      }
+
+      const checks = lane.checks;
+      let checkFailed: ExecResult | undefined;
+      let failedCheck = '';
+      if (checks.length && changed.length) {
+        update({ phase: 'checking' }, `attempt ${n}: running ${checks.length} check${checks.length > 1 ? 's' : ''}`);
+        const tChecks = Date.now();
+        for (const check of checks) {
+          const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log });
+          if (c.timedOut || c.exitCode !== 0) {
+            checkFailed = c;
+            failedCheck = check;
+            break;
+          }
+        }
+        checksMs += Date.now() - tChecks;
+      }
+      if (checkFailed) {
+        record(checkFailed, 'check');
+        const why = checkFailed.timedOut ? `check \`${failedCheck}\` timed out` : `check \`${failedCheck}\` exited with ${checkFailed.exitCode ?? checkFailed.signal}`;
+        lastFailure = new LaneFailure('check-failed', `${why}${gist(checkFailed.tail) ? `: ${gist(checkFailed.tail)}` : ''}`);
+        feedback = `${why}. Output:\n${firstLines(checkFailed.tail, 2000)}`;
+        continue;
+      }
+      record(r, null);
+      lastFailure = undefined;
+      break;
+    }
+    rec.timings = { ...rec.timings, directive_ms: directiveMs, checks_ms: checksMs };
+    if (lastFailure) throw lastFailure;
+
+    rec.changed_files = changed;
+    if (!changed.length) {
+      update({ status: 'completed', phase: 'no-op', ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null }, 'nothing changed');
+      return await finish(ctx, rec, t0);
+    }
+
+    update({ phase: 'committing' }, `committing ${changed.length} file${changed.length > 1 ? 's' : ''}`);
+    const tCommit = Date.now();
+    let commit = await ctx.workspace.commit(repoDir, commitMessage(ctx, lane));
+    // Idempotent re-runs: when the remote lane branch already holds this exact change on this base, keep its commit.
+    const previous = cloned.remote_branch_commit;
+    let upToDate = false;
+    if (previous && (await ctx.workspace.parent(repoDir, previous)) === cloned.base_commit &&
+      (await ctx.workspace.tree(repoDir, previous)) === (await ctx.workspace.tree(repoDir, commit))) {
+      commit = previous;
+      upToDate = true;
+    }
+    rec.commit = commit;
+    rec.timings = { ...rec.timings, commit_ms: Date.now() - tCommit };
+    const patchFile = join(dir, 'patch.diff');
+    await writeFileAtomic(patchFile, await ctx.workspace.patch(repoDir, cloned.base_commit, commit));
+    rec.evidence = { ...rec.evidence, patch: rel(patchFile) };
+
+    if (ctx.dryRun) {
+      update({ status: 'completed', phase: 'dry-run', ended_at: ctx.clock.now().toISOString() }, 'dry run: patch kept, nothing pushed');
+      return await finish(ctx, rec, t0);
+    }
+
+    if (!upToDate) {
+      update({ phase: 'pushing' }, `pushing ${lane.branch}`);
+      const tPush = Date.now();
+      const pushed = await ctx.workspace.push(repoDir, lane.branch, previous);
+      rec.timings = { ...rec.timings, push_ms: Date.now() - tPush };
+      if (!pushed.ok) {
+        const msg =
+          pushed.reason === 'stale'
+            ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten`
+            : `push refused: ${firstLines(pushed.detail, 300)}`;
+        throw new LaneFailure('push-rejected', msg);
+      }
+    } else {
+      rec.timings = { ...rec.timings, push_ms: 0 };
+    }
+    update({ phase: 'pushed' }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
+
+    const published = await ctx.forge.publish({ lane, record: rec, body: prBody(ctx, lane, rec), draft: false });
+    if (published.pr_url) update({ phase: 'pr-open', pr_url: published.pr_url, pr_number: published.pr_number }, `PR ${published.pr_url}`);
+
+    // Locally the lane's own checks are its CI: green when they ran and passed.
+    const ci = ctx.forge.kind === 'local' ? (lane.checks.length ? 'success' : 'none') : await ctx.forge.ciConclusion(lane, commit);
+    rec.ci_conclusion = ci;
+    if (ctx.file.merge.policy === 'when-green') {
+      if (ci === 'success' || ci === 'none') {
+        update({ phase: 'merging' }, 'merging: the policy is when-green');
+        const m = await ctx.forge.merge(lane, rec, ctx.file.merge.method);
+        rec.merge_status = m.status;
+        if (m.status === 'merged') rec.phase = 'merged';
+        else rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `merge ${m.status}: ${m.detail}`] };
+      } else {
+        rec.merge_status = 'blocked';
+      }
+    } else {
+      rec.merge_status = 'not-requested';
+    }
+    update({ status: 'completed', ended_at: ctx.clock.now().toISOString() }, `completed (${rec.phase})`);
+    return await finish(ctx, rec, t0);
+  } catch (err) {
+    const failure =
+      err instanceof LaneFailure ? err : new LaneFailure('lane-crashed', `Fleet itself failed in this lane: ${(err as Error).message ?? String(err)}`);
+    update(
+      { status: 'failed', phase: 'failed', ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },
+      `failed: ${failure.errorClass}`,
+    );
+    return await finish(ctx, rec, t0);
+  }
+}
+
+async function finish(ctx: LaneContext, rec: LaneRecord, t0: number): Promise<LaneRecord> {
+  rec.timings = { ...rec.timings, total_ms: ctx.clock.now().getTime() - t0 };
+  await writeLaneResult(ctx.root, ctx.fleet_id, rec);
+  return rec;
+}
+
+/** Each lane writes only its own result file; the runner merges them. */
+export async function writeLaneResult(root: string, fleet_id: string, rec: LaneRecord): Promise<void> {
+  const result: LaneResult = { schema_version: SCHEMA_VERSION, fleet_id, lane: rec };
+  await writeJsonAtomic(resultPath(root, rec.lane), result);
+}
+
+function laneEnv(ctx: LaneContext, lane: LaneSpec, attempt: number, feedback: string | undefined, base: string): Record<string, string> {
+  return {
+    ...ctx.env,
+    FLEET_ID: ctx.fleet_id,
+    FLEET_NAME: ctx.file.name,
+    FLEET_DIRECTIVE: lane.directive,
+    FLEET_REPO: lane.repo,
+    FLEET_LANE: lane.id,
+    FLEET_BRANCH: lane.branch,
+    FLEET_BASE_BRANCH: base,
+    FLEET_WORKSPACE: ctx.root,
+    FLEET_LANE_DIR: laneDir(ctx.root, lane.id),
+    FLEET_ATTEMPT: String(attempt),
+    FLEET_FEEDBACK: feedback ?? '',
+    FLEET_DRY_RUN: ctx.dryRun ? '1' : '0',
+  };
+}
+
+async function directiveCommand(
+  ctx: LaneContext,
+  lane: LaneSpec,
+  routing: Routing | null,
+  dir: string,
+  attempt: number,
+  feedback: string | undefined,
+): Promise<string> {
+  // A lane-level run: wins over the fleet's agent, so one odd repository can be scripted.
+  if (lane.run !== undefined || !ctx.file.agent) return lane.run!;
+  const agent = ctx.file.agent;
+  const personas = (routing?.selected ?? []).map((name) => agent.personas.find((p) => p.name === name)).filter((p) => p !== undefined);
+  const prompt = renderWorkerPrompt({
+    directive: lane.directive,
+    repo: lane.repo,
+    lane: lane.id,
+    branch: lane.branch,
+    owns: lane.owns,
+    never: lane.never,
+    personas,
+    feedback,
+    title: lane.title,
+  });
+  const promptFile = join(dir, `prompt-${attempt}.md`);
+  await writeFileAtomic(promptFile, prompt);
+  return agentCommand(agent, { prompt_file: promptFile, prompt, repo: lane.repo, lane: lane.id, branch: lane.branch });
+}
+
+async function route(ctx: LaneContext, lane: LaneSpec, repoDir: string, dir: string): Promise<Routing> {
+  const agent = ctx.file.agent!;
+  // Before the agent runs, the files a lane will touch are best known from its scope: the tracked files inside owns.
+  let files: string[] = [];
+  if (lane.owns.length) files = (await ctx.workspace.listFiles(repoDir)).filter((f) => matchesAny(f, lane.owns));
+  const routing = routePersonas({
+    personas: agent.personas,
+    k: agent.top_k,
+    fallback: agent.fallback,
+    changed_files: files,
+    title: lane.title,
+    body: lane.directive,
+    repo: lane.repo,
+    lane: lane.id,
+  });
+  await writeJsonAtomic(join(dir, 'agent-routing.json'), routing);
+  return routing;
+}
+
+function commitMessage(ctx: LaneContext, lane: LaneSpec): string {
+  const subject = ctx.file.commit_message ?? lane.title;
+  return `${subject}\n\n${lane.directive.trim()}\n\nFleet-Id: ${ctx.file.name}\nFleet-Lane: ${lane.id}\n`;
+}
+
+/** The PR body carries a hidden marker so a re-run finds its own PR and a person sees where it came from. */
+export function prBody(ctx: LaneContext, lane: LaneSpec, rec: LaneRecord): string {
+  const files = rec.changed_files.slice(0, 50).map((f) => `- \`${f}\``).join('\n');
+  const more = rec.changed_files.length > 50 ? `\n- … and ${rec.changed_files.length - 50} more` : '';
+  return [
+    `<!-- fleet:${ctx.file.name}:${lane.id} -->`,
+    `This change was made by the Fleet **${ctx.file.name}** (lane \`${lane.id}\`).`,
+    '',
+    '**Directive**',
+    '',
+    lane.directive.trim().split('\n').map((l) => `> ${l}`).join('\n'),
+    '',
+    `**Files changed** (${rec.changed_files.length})`,
+    '',
+    files + more,
+  ].join('\n');
+}

@@ -1,0 +1,75 @@
+/**
+ * The plan step: check every target against the forge, build the DAG into
+ * waves and shards, and produce the initial manifest. Every target comes out
+ * accounted for: runnable, excluded with a reason, or skipped with a reason.
+ */
+import { buildPlan, type Plan } from '../core/plan.js';
+import { initManifest } from '../core/manifest.js';
+import type { Exclusion, Manifest } from '../core/model.js';
+import type { Problem, ResolvedFleet } from '../core/validate.js';
+import type { Clock, Forge } from '../ports.js';
+
+export interface PlanStepOptions {
+  file: string;
+  fleet_id?: string;
+  maxParallel?: number;
+  dryRun?: boolean;
+}
+
+export type PlanStepResult =
+  | { ok: true; plan: Plan; manifest: Manifest; base_branches: Map<string, string> }
+  | { ok: false; problems: Problem[] };
+
+export function fleetIdFor(date: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `fleet-${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}-${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}`;
+}
+
+export async function planStep(fleet: ResolvedFleet, forge: Forge, clock: Clock, opts: PlanStepOptions): Promise<PlanStepResult> {
+  const excludedByConfig = new Set(fleet.excluded.map((e) => e.lane));
+  const toCheck = fleet.lanes.filter((l) => !excludedByConfig.has(l.id));
+  // Several lanes of one repository need one check, not one each.
+  const key = (lane: (typeof toCheck)[number]) => `${lane.repo}\u0000${lane.base ?? ''}`;
+  const byRepo = new Map<string, (typeof toCheck)[number]>();
+  for (const lane of toCheck) if (!byRepo.has(key(lane))) byRepo.set(key(lane), lane);
+  const checks = await forge.checkTargets([...byRepo.values()]);
+  const checkByLane = new Map(checks.map((c) => [c.lane, c]));
+
+  const exclusions: Exclusion[] = [];
+  const baseBranches = new Map<string, string>();
+  for (const lane of toCheck) {
+    const c = checkByLane.get(byRepo.get(key(lane))!.id);
+    if (!c) {
+      exclusions.push({ repo: lane.repo, lane: lane.id, reason: 'unchecked', detail: 'the forge did not answer for this target' });
+    } else if (!c.ok) {
+      exclusions.push({ repo: lane.repo, lane: lane.id, reason: c.reason, detail: c.detail });
+    } else {
+      baseBranches.set(lane.id, lane.base ?? c.default_branch);
+    }
+  }
+
+  const maxParallel = opts.maxParallel ?? fleet.file.max_parallel;
+  const built = buildPlan(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file });
+  if (!built.ok) return built;
+  const plan = built.plan;
+  const now = clock.now();
+  const byId = new Map(fleet.lanes.map((l) => [l.id, l]));
+  const manifest = initManifest({
+    fleet_id: opts.fleet_id ?? fleetIdFor(now),
+    name: fleet.file.name,
+    forge: forge.kind,
+    started_at: now.toISOString(),
+    directive: fleet.file.directive,
+    max_parallel: maxParallel,
+    max_retries: fleet.file.max_retries,
+    checkpoint: fleet.file.checkpoint,
+    merge_policy: fleet.file.merge.policy,
+    dry_run: opts.dryRun ?? false,
+    waves: plan.waves,
+    contention: plan.contention,
+    excluded: plan.excluded,
+    lanes: plan.lanes.map((l) => ({ repo: l.spec.repo, lane: l.spec.id, wave: l.wave, branch: l.spec.branch, depends_on: l.spec.depends_on })),
+    skipped: plan.skipped.map((s) => ({ repo: s.repo, lane: s.lane, reason: s.reason, depends_on: byId.get(s.lane)?.depends_on ?? [] })),
+  });
+  return { ok: true, plan, manifest, base_branches: baseBranches };
+}

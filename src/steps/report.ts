@@ -1,0 +1,114 @@
+/**
+ * The report step: gather every lane's own result file, check each against
+ * the forge (never trusting what the lane said about itself), merge them into
+ * the manifest and finalize it.
+ */
+import { readFile } from 'node:fs/promises';
+import { checkFence } from '../core/fence.js';
+import { finalizeManifest, mergeLaneRecords } from '../core/manifest.js';
+import { LaneResult, TERMINAL, type LaneRecord, type Manifest } from '../core/model.js';
+import type { LaneSpec } from '../core/validate.js';
+import type { Clock, Forge } from '../ports.js';
+import { mapLimit } from '../util/pool.js';
+import { resultPath } from './lane.js';
+
+export type ResultRead = { ok: true; record: LaneRecord } | { ok: false; reason: 'missing' | 'invalid'; detail: string };
+
+export async function readLaneResult(root: string, lane: string, fleet_id: string): Promise<ResultRead> {
+  let text: string;
+  try {
+    text = await readFile(resultPath(root, lane), 'utf8');
+  } catch {
+    return { ok: false, reason: 'missing', detail: 'the lane left no result file' };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, reason: 'invalid', detail: `result.json is not JSON: ${(err as Error).message}` };
+  }
+  const parsed = LaneResult.safeParse(json);
+  if (!parsed.success) {
+    const first = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    return { ok: false, reason: 'invalid', detail: `result.json does not match the lane result schema (${first})` };
+  }
+  if (parsed.data.fleet_id !== fleet_id || parsed.data.lane.lane !== lane) {
+    return { ok: false, reason: 'invalid', detail: `result.json belongs to ${parsed.data.fleet_id}/${parsed.data.lane.lane}, not ${fleet_id}/${lane}` };
+  }
+  return { ok: true, record: parsed.data.lane };
+}
+
+/**
+ * Look at what a lane left behind. A completed lane with a commit must have its
+ * branch on the forge pointing at that commit, with exactly its files, inside its fence.
+ */
+export async function verifyLane(forge: Forge, lane: LaneSpec, rec: LaneRecord, now: string, dryRun: boolean): Promise<LaneRecord> {
+  if (rec.status !== 'completed' || !rec.commit || !rec.branch || !rec.base_commit || dryRun || rec.phase === 'dry-run') return rec;
+  const notes = [...rec.evidence.notes];
+  const head = await forge.branchHead(lane, rec.branch);
+  // A merged lane's branch may have been deleted or moved on; the base branch then holds the commit.
+  const headMatches = head === rec.commit || (rec.merge_status === 'merged' && head === null);
+  if (!headMatches) notes.push(head ? `${rec.branch} points at ${head.slice(0, 12)}, not the lane's ${rec.commit.slice(0, 12)}` : `${rec.branch} is not on the forge`);
+  const files = await forge.changedFiles(lane, rec.base_commit, rec.commit);
+  const want = [...rec.changed_files].sort();
+  const filesMatch = files !== null && files.length === want.length && files.every((f, i) => f === want[i]);
+  if (files === null) notes.push('the forge could not diff the lane commit against its base');
+  else if (!filesMatch) notes.push(`the forge shows ${files.length} changed files, the lane reported ${want.length}`);
+  const fence = checkFence(files ?? want, lane.owns, lane.never);
+  if (!fence.ok) notes.push(`fence: ${fence.message}`);
+  const verified: LaneRecord = {
+    ...rec,
+    evidence: {
+      ...rec.evidence,
+      verified_at: now,
+      verified_by: forge.kind === 'local' ? 'local-git' : 'github',
+      branch_head: head,
+      head_matches: headMatches,
+      files_match: filesMatch,
+      fence_ok: fence.ok,
+      notes,
+    },
+  };
+  if (headMatches && filesMatch && fence.ok) return verified;
+  return {
+    ...verified,
+    status: 'failed',
+    phase: 'failed',
+    error: { class: 'unverified', message: `the forge does not confirm this lane: ${notes.join('; ')}` },
+  };
+}
+
+export interface ReportStepInput {
+  root: string;
+  manifest: Manifest;
+  lanes: ReadonlyMap<string, LaneSpec>;
+  forge: Forge;
+  clock: Clock;
+}
+
+export async function reportStep(input: ReportStepInput): Promise<Manifest> {
+  const { manifest, forge, clock } = input;
+  const now = clock.now().toISOString();
+  const records = await mapLimit(manifest.lanes, 16, async (planned): Promise<LaneRecord> => {
+    if (planned.status === 'excluded') return planned;
+    const read = await readLaneResult(input.root, planned.lane, manifest.fleet_id);
+    if (!read.ok) {
+      // Lanes skipped at plan time never ran, so they have no file.
+      if (planned.status === 'skipped') return planned;
+      return {
+        ...planned,
+        status: 'failed',
+        phase: 'failed',
+        updated_at: now,
+        error: { class: 'no-result', message: `${read.detail}; the lane did not finish (crashed, killed or cancelled)` },
+      };
+    }
+    const rec = read.record;
+    if (!TERMINAL.has(rec.status)) {
+      return { ...rec, status: 'failed', phase: 'failed', updated_at: now, error: { class: 'no-result', message: `the lane stopped while ${rec.phase}` } };
+    }
+    const spec = input.lanes.get(rec.lane);
+    return spec ? verifyLane(forge, spec, rec, now, manifest.dry_run) : rec;
+  });
+  return finalizeManifest(mergeLaneRecords(manifest, records), now);
+}

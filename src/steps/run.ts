@@ -1,0 +1,200 @@
+/**
+ * The local runner: plan, then run the waves in order with one global
+ * concurrency budget, then report. A lane that fails, hangs or crashes ends as
+ * a failed lane; it never stops the others.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Plan } from '../core/plan.js';
+import { TERMINAL, type LaneRecord, type LanePhase, type Manifest } from '../core/model.js';
+import type { LaneSpec, Problem, ResolvedFleet } from '../core/validate.js';
+import type { Checkpoint, Clock, Executor, Forge, Workspace } from '../ports.js';
+import { JsonLines, writeJsonAtomic } from '../util/fs.js';
+import { Semaphore } from '../util/pool.js';
+import { readLaneResult, reportStep } from './report.js';
+import { runLane, writeLaneResult, type LaneContext } from './lane.js';
+import { planStep } from './plan.js';
+
+export interface FleetEvent {
+  time: string;
+  lane: string;
+  from: LanePhase;
+  to: LanePhase;
+  status: LaneRecord['status'];
+  detail: string;
+}
+
+export interface RunOptions {
+  fleet: ResolvedFleet;
+  /** The fleet file's path, for messages. */
+  file: string;
+  forge: Forge;
+  workspace: Workspace;
+  exec: Executor;
+  clock: Clock;
+  env: Record<string, string>;
+  /** The fleet workspace; default `_workspace/fleet/<fleet_id>` under cwd. */
+  root?: string;
+  maxParallel?: number;
+  dryRun?: boolean;
+  /** A previous manifest: lanes it shows completed are kept, the rest run again. */
+  resume?: { manifest: Manifest; root: string };
+  /** Live view hook: called after every lane transition with the current manifest lanes. */
+  onEvent?(event: FleetEvent, lanes: ReadonlyMap<string, LaneRecord>): void;
+  /** Called once the plan is made, before any lane runs. */
+  onPlan?(manifest: Manifest, root: string): void;
+}
+
+export type RunOutcome =
+  | { ok: true; manifest: Manifest; root: string; plan: Plan }
+  | { ok: false; problems: Problem[] };
+
+export function manifestPath(root: string): string {
+  return join(root, 'fleet-status.json');
+}
+
+export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
+  const planned = await planStep(opts.fleet, opts.forge, opts.clock, {
+    file: opts.file,
+    fleet_id: opts.resume?.manifest.fleet_id,
+    maxParallel: opts.maxParallel,
+    dryRun: opts.dryRun,
+  });
+  if (!planned.ok) return planned;
+  const { plan } = planned;
+  let manifest = planned.manifest;
+  const root = resolve(opts.resume?.root ?? opts.root ?? join('_workspace', 'fleet', manifest.fleet_id));
+  await mkdir(root, { recursive: true });
+  await writeJsonAtomic(join(root, 'plan.json'), { fleet_id: manifest.fleet_id, waves: plan.waves, contention: plan.contention, excluded: plan.excluded, skipped: plan.skipped });
+  await writeJsonAtomic(manifestPath(root), manifest);
+
+  const events = new JsonLines(join(root, 'events.jsonl'));
+  const records = new Map(manifest.lanes.map((l) => [l.lane, l]));
+  const specs = new Map(opts.fleet.lanes.map((l) => [l.id, l]));
+  const emit = (rec: LaneRecord, detail: string) => {
+    const before = records.get(rec.lane);
+    records.set(rec.lane, rec);
+    const event: FleetEvent = { time: opts.clock.now().toISOString(), lane: rec.lane, from: before?.phase ?? 'queued', to: rec.phase, status: rec.status, detail };
+    void events.append(event);
+    opts.onEvent?.(event, records);
+  };
+
+  for (const rec of manifest.lanes) {
+    if (rec.status === 'excluded' || rec.status === 'skipped') emit(rec, rec.error?.message ?? rec.status);
+  }
+
+  // Resume: a lane the previous run completed keeps its result; everything else runs again.
+  const carried = new Set<string>();
+  if (opts.resume) {
+    const previous = new Map(opts.resume.manifest.lanes.map((l) => [l.lane, l]));
+    for (const rec of manifest.lanes) {
+      const prev = previous.get(rec.lane);
+      if (prev?.status !== 'completed') continue;
+      const read = await readLaneResult(root, rec.lane, manifest.fleet_id);
+      if (!read.ok || read.record.status !== 'completed') continue;
+      carried.add(rec.lane);
+      emit({ ...read.record, wave: rec.wave }, 'kept from the previous run');
+    }
+  }
+  opts.onPlan?.(manifest, root);
+
+  const ctx: LaneContext = {
+    fleet_id: manifest.fleet_id,
+    file: opts.fleet.file,
+    forge: opts.forge,
+    workspace: opts.workspace,
+    exec: opts.exec,
+    clock: opts.clock,
+    root,
+    dryRun: opts.dryRun ?? false,
+    env: opts.env,
+    onUpdate: emit,
+  };
+  const budget = new Semaphore(manifest.max_parallel);
+
+  for (const wave of plan.waves) {
+    await Promise.all(
+      wave.lanes.map(async (id) => {
+        if (carried.has(id)) return;
+        const spec = specs.get(id)!;
+        const start = records.get(id)!;
+        const blocked = await dependencyBlock(spec, records, specs, opts.forge, manifest.checkpoint, ctx.dryRun);
+        if (blocked) {
+          const now = opts.clock.now().toISOString();
+          const skipped: LaneRecord = { ...start, status: 'skipped', phase: 'skipped', updated_at: now, ended_at: now, error: blocked };
+          emit(skipped, blocked.message);
+          await writeLaneResult(root, manifest.fleet_id, skipped);
+          return;
+        }
+        await budget.run(async () => {
+          try {
+            await runLane(ctx, spec, start);
+          } catch (err) {
+            // runLane catches its own failures; this is the last line of defence, so one lane's bug stays in that lane.
+            const now = opts.clock.now().toISOString();
+            const crashed: LaneRecord = {
+              ...(records.get(id) ?? start),
+              status: 'failed',
+              phase: 'failed',
+              updated_at: now,
+              ended_at: now,
+              error: { class: 'lane-crashed', message: `Fleet failed in this lane: ${(err as Error).message}` },
+            };
+            emit(crashed, 'crashed');
+            await writeLaneResult(root, manifest.fleet_id, crashed).catch(() => undefined);
+          }
+        });
+      }),
+    );
+  }
+
+  manifest = { ...manifest, lanes: manifest.lanes.map((l) => (carried.has(l.lane) ? records.get(l.lane)! : l)) };
+  manifest = await reportStep({ root, manifest, lanes: specs, forge: opts.forge, clock: opts.clock });
+  await events.flush();
+  await writeJsonAtomic(manifestPath(root), manifest);
+  return { ok: true, manifest, root, plan };
+}
+
+/**
+ * Why a lane may not start yet, or undefined. A dependency must have completed,
+ * and its checkpoint must hold on the forge: the runner never takes a lane's word for it.
+ */
+async function dependencyBlock(
+  spec: LaneSpec,
+  records: ReadonlyMap<string, LaneRecord>,
+  specs: ReadonlyMap<string, LaneSpec>,
+  forge: Forge,
+  checkpoint: Checkpoint,
+  dryRun: boolean,
+): Promise<LaneRecord['error'] | undefined> {
+  for (const depId of spec.depends_on) {
+    const dep = records.get(depId);
+    if (!dep || !TERMINAL.has(dep.status)) {
+      return { class: 'checkpoint-unmet', message: `dependency "${depId}" had not finished when this lane's wave started` };
+    }
+    if (dep.status !== 'completed') {
+      const why = dep.error ? `${dep.status} (${dep.error.class})` : dep.status;
+      return { class: 'dependency-failed', message: `dependency "${depId}" ${why}; this lane was not run against a missing checkpoint` };
+    }
+    if (dep.phase === 'no-op' || dryRun) continue;
+    const depSpec = specs.get(depId)!;
+    if (checkpoint === 'merged' && dep.merge_status !== 'merged') {
+      return { class: 'checkpoint-unmet', message: `dependency "${depId}" is not merged (checkpoint: merged)` };
+    }
+    if (checkpoint === 'green' && dep.ci_conclusion !== 'success' && dep.ci_conclusion !== 'none') {
+      return { class: 'checkpoint-unmet', message: `dependency "${depId}" CI is ${dep.ci_conclusion ?? 'unknown'} (checkpoint: green)` };
+    }
+    if (checkpoint !== 'merged' && dep.branch && dep.commit) {
+      const head = await forge.branchHead(depSpec, dep.branch);
+      if (head !== dep.commit) {
+        return { class: 'checkpoint-unmet', message: `dependency "${depId}": ${dep.branch} is at ${head?.slice(0, 12) ?? 'nothing'} on the forge, not ${dep.commit.slice(0, 12)}` };
+      }
+    }
+  }
+  return undefined;
+}
+
+/** 0 when every lane completed (or nothing needed doing), 1 when any lane failed. */
+export function exitCodeFor(manifest: Manifest): 0 | 1 {
+  return manifest.lanes.some((l) => l.status === 'failed') ? 1 : 0;
+}

@@ -1,0 +1,42 @@
+/** File writes that are never half-done: write a sibling temp file, then rename over the target. */
+import { mkdir, rename, writeFile, rm, appendFile } from 'node:fs/promises';
+import { dirname, basename, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(tmp, data);
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/**
+ * An append-only JSON-lines log. Appends are serialised through one promise
+ * chain so lines from concurrent lanes never interleave.
+ */
+export class JsonLines {
+  private chain: Promise<void> = Promise.resolve();
+  constructor(readonly path: string) {}
+
+  append(value: unknown): Promise<void> {
+    const line = `${JSON.stringify(value)}\n`;
+    this.chain = this.chain.then(async () => {
+      await mkdir(dirname(this.path), { recursive: true });
+      await appendFile(this.path, line);
+    });
+    return this.chain;
+  }
+
+  flush(): Promise<void> {
+    return this.chain;
+  }
+}

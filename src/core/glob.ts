@@ -23,12 +23,22 @@ export function globProblem(pattern: string): string | undefined {
   if (pattern.startsWith('/')) return `"${pattern}" is absolute: globs are relative to the repository root (drop the leading /)`;
   if (pattern.startsWith('!')) return `"${pattern}" is a negation: put the pattern in never: instead`;
   if (pattern.split('/').includes('..')) return `"${pattern}" climbs out of the repository with ..`;
+  // Changed files are reported without a leading ./ and never end in /, so such a glob would match nothing.
+  if (pattern.startsWith('./')) return `"${pattern}" starts with ./: globs are already relative to the repository root (drop the ./)`;
+  if (pattern.endsWith('/')) return `"${pattern}" ends with /: it matches no file; write ${pattern}** for everything under it`;
   let depth = 0;
-  for (const ch of pattern) {
+  let braces = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i];
+    if (ch === '\\') {
+      i++; // an escaped character is literal
+      continue;
+    }
     if (ch === '[') depth++;
     if (ch === ']') depth = Math.max(0, depth - 1);
+    if (ch === '{') braces++;
+    if (ch === '}') braces--;
   }
-  const braces = (pattern.match(/\{/g)?.length ?? 0) - (pattern.match(/\}/g)?.length ?? 0);
   if (depth !== 0) return `"${pattern}" has an unclosed [`;
   if (braces !== 0) return `"${pattern}" has unbalanced { }`;
   const m = new Minimatch(pattern, OPTIONS);

@@ -51,7 +51,11 @@ const URL_FORM = /^(?:https?:\/\/|ssh:\/\/|git:\/\/|file:\/\/|[\w.-]+@[\w.-]+:)/
 export function classifyRepo(repo: string): RepoKind | { problem: string } {
   if (URL_FORM.test(repo)) return 'url';
   if (repo.startsWith('.') || repo.startsWith('/') || repo.startsWith('~')) return 'path';
-  if (GITHUB_NAME.test(repo)) return 'github';
+  if (GITHUB_NAME.test(repo)) {
+    // The name alphabet allows dots, but GitHub reserves "." and "..".
+    if (/\/\.{1,2}$/.test(repo)) return { problem: `"${repo}" is not a valid owner/repo name: "." and ".." cannot be repository names` };
+    return 'github';
+  }
   if (!repo.includes('/')) {
     return { problem: `"${repo}" is neither owner/repo nor a path: write owner/${repo} for GitHub or ./${repo} for a local folder` };
   }
@@ -79,7 +83,9 @@ function fullSlug(repo: string): string {
       .replace(/[^a-z0-9._-]+/g, '-')
       .replace(/^[^a-z0-9]+/, '')
       .replace(/-+$/, '')
-      .slice(-100) || 'repo'
+      .slice(-100)
+      // Cutting to the last 100 characters can leave a leading "-" or ".".
+      .replace(/^[^a-z0-9]+/, '') || 'repo'
   );
 }
 
@@ -106,28 +112,70 @@ function zodPath(path: readonly PropertyKey[]): string {
 }
 
 function zodProblems(file: string, error: z.ZodError): Problem[] {
-  return error.issues.map((issue) => {
+  return error.issues.flatMap((issue) => {
     if (issue.code === 'unrecognized_keys') {
-      return {
+      // One problem per unknown field, named by its own path (`targets[0].ownz`).
+      return issue.keys.map((key) => ({
         file,
-        field: zodPath(issue.path),
-        message: `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}: check the spelling against the fleet file reference (docs/fleet-file.md)`,
-      };
+        field: zodPath([...issue.path, key]),
+        message: `unknown field "${key}": check the spelling against the fleet file reference (docs/fleet-file.md)`,
+      }));
     }
-    return { file, field: zodPath(issue.path), message: issue.message };
+    return [{ file, field: zodPath(issue.path), message: issue.message }];
   });
+}
+
+/** A copy of `raw` without the fields zod reported as unknown. */
+function withoutUnknownKeys(raw: unknown, issues: readonly z.core.$ZodIssue[]): unknown {
+  let copy: unknown;
+  try {
+    copy = structuredClone(raw);
+  } catch {
+    return undefined; // not plain data: skip the second pass
+  }
+  for (const issue of issues) {
+    if (issue.code !== 'unrecognized_keys') continue;
+    let at: unknown = copy;
+    for (const part of issue.path) at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[part] : undefined;
+    if (at === null || typeof at !== 'object') continue;
+    for (const key of issue.keys) delete (at as Record<string, unknown>)[key];
+  }
+  return copy;
+}
+
+/** Canonical JSON (sorted keys), to tell a repeated target from a different one. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }
 
 export function validateFleetFile(raw: unknown, file: string): ValidationResult {
   const parsed = FleetFileSchema.safeParse(raw);
-  if (!parsed.success) return { ok: false, problems: zodProblems(file, parsed.error) };
-  const ff = parsed.data;
+  if (parsed.success) return resolveFleet(parsed.data, file);
+  const problems = zodProblems(file, parsed.error);
+  // When the only schema problems are unknown fields, the rest of the file can still be checked,
+  // so a misspelt field does not hide every other mistake.
+  if (parsed.error.issues.every((issue) => issue.code === 'unrecognized_keys')) {
+    const again = FleetFileSchema.safeParse(withoutUnknownKeys(raw, parsed.error.issues));
+    if (again.success) {
+      const rest = resolveFleet(again.data, file);
+      if (!rest.ok) problems.push(...rest.problems);
+    }
+  }
+  return { ok: false, problems };
+}
+
+function resolveFleet(ff: FleetFile, file: string): ValidationResult {
   const problems: Problem[] = [];
   const notes: string[] = [];
   const p = (field: string, message: string) => problems.push({ file, field, message });
 
   if (!ff.directive.trim()) p('directive', 'the directive is empty: say what every lane should do');
-  if (ff.run === undefined && ff.agent === undefined && ff.targets.every((t) => t.run === undefined)) {
+  const noRunAnywhere = ff.run === undefined && ff.agent === undefined && ff.targets.every((t) => t.run === undefined);
+  if (noRunAnywhere) {
     p('run', 'say how the directive runs: set `run:` (a shell command) or `agent:` (a coding agent)');
   }
   if (ff.run !== undefined && ff.agent !== undefined) p('agent', 'set either `run:` or `agent:`, not both');
@@ -137,12 +185,16 @@ export function validateFleetFile(raw: unknown, file: string): ValidationResult 
   if (ff.agent?.fallback && !ff.agent.personas.some((x) => x.name === ff.agent?.fallback)) {
     p('agent.fallback', `fallback "${ff.agent.fallback}" is not one of agent.personas`);
   }
-  ff.agent?.personas.forEach((persona, i) =>
+  const personaAt = new Map<string, number>();
+  ff.agent?.personas.forEach((persona, i) => {
+    const first = personaAt.get(persona.name);
+    if (first !== undefined) p(`agent.personas[${i}].name`, `persona "${persona.name}" is already defined by agent.personas[${first}]`);
+    else personaAt.set(persona.name, i);
     persona.applies_to.forEach((g, j) => {
       const why = globProblem(g);
       if (why) p(`agent.personas[${i}].applies_to[${j}]`, why);
-    }),
-  );
+    });
+  });
   ff.owns.forEach((g, i) => {
     const why = globProblem(g);
     if (why) p(`owns[${i}]`, why);
@@ -169,9 +221,23 @@ export function validateFleetFile(raw: unknown, file: string): ValidationResult 
 
   const lanes: LaneSpec[] = [];
   const byId = new Map<string, LaneSpec>();
-  const seenRepoLane = new Set<string>();
+  const seenRepoLane = new Map<string, number>();
+  const branchProblems = new Set<string>();
   ff.targets.forEach((t: TargetSpec, index) => {
     const at = `targets[${index}]`;
+    // Checks that do not depend on the lane id come first, so a bad repository does not hide them.
+    if (t.directive !== undefined && !t.directive.trim()) p(`${at}.directive`, 'the lane directive is empty');
+    t.owns.forEach((g, j) => {
+      const why = globProblem(g);
+      if (why) p(`${at}.owns[${j}]`, why);
+    });
+    t.never.forEach((g, j) => {
+      const why = globProblem(g);
+      if (why) p(`${at}.never[${j}]`, why);
+    });
+    if (!noRunAnywhere && ff.run === undefined && ff.agent === undefined && t.run === undefined) {
+      p(`${at}.run`, 'this lane has no way to run: set run: here or at the top level, or agent:');
+    }
     const kind = classifyRepo(t.repo);
     if (typeof kind !== 'string') {
       p(`${at}.repo`, kind.problem);
@@ -187,32 +253,26 @@ export function validateFleetFile(raw: unknown, file: string): ValidationResult 
       return;
     }
     const repoLane = `${t.repo}\u0000${id}`;
-    if (seenRepoLane.has(repoLane)) {
-      notes.push(`${file}: ${at} repeats ${t.repo} (lane ${id}); the duplicate was removed`);
+    const sameLane = seenRepoLane.get(repoLane);
+    if (sameLane !== undefined) {
+      if (canonical({ ...ff.targets[sameLane], lane: id }) === canonical({ ...t, lane: id })) {
+        notes.push(`${file}: ${at} repeats ${t.repo} (lane ${id}); the duplicate was removed`);
+      } else {
+        // Two different specs for one lane: dropping either would silently lose work.
+        p(`${at}.lane`, `targets[${sameLane}] already runs lane "${id}" in ${t.repo} with different settings: give one of them a distinct lane:`);
+      }
       return;
     }
-    seenRepoLane.add(repoLane);
+    seenRepoLane.set(repoLane, index);
     const clash = byId.get(id);
     if (clash) {
       p(`${at}.lane`, `lane id "${id}" is already used by targets[${clash.index}] (${clash.repo}): give one of them a distinct lane:`);
       return;
     }
     const directive = t.directive ?? ff.directive;
-    if (t.directive !== undefined && !t.directive.trim()) p(`${at}.directive`, 'the lane directive is empty');
-    [...t.owns].forEach((g, j) => {
-      const why = globProblem(g);
-      if (why) p(`${at}.owns[${j}]`, why);
-    });
-    t.never.forEach((g, j) => {
-      const why = globProblem(g);
-      if (why) p(`${at}.never[${j}]`, why);
-    });
     const branch = renderBranch(ff.branch, ff.name, id);
     const bp = branchProblem(branch);
-    if (bp) p('branch', bp);
-    if (ff.run === undefined && ff.agent === undefined && t.run === undefined) {
-      p(`${at}.run`, 'this lane has no way to run: set run: here or at the top level, or agent:');
-    }
+    if (bp) branchProblems.add(bp);
     const lane: LaneSpec = {
       id,
       repo: t.repo,
@@ -233,8 +293,17 @@ export function validateFleetFile(raw: unknown, file: string): ValidationResult 
     byId.set(id, lane);
   });
 
+  // A bad template usually breaks every lane's branch the same way: report the first only.
+  const [firstBranchProblem] = branchProblems;
+  if (firstBranchProblem) {
+    p('branch', firstBranchProblem + (branchProblems.size > 1 ? ` (and ${branchProblems.size - 1} more lane branch${branchProblems.size > 2 ? 'es' : ''})` : ''));
+  }
+
   for (const lane of lanes) {
-    lane.depends_on.forEach((dep, j) => {
+    // Index the file's own list, not the de-duplicated one, so the field points at the right entry.
+    const written = ff.targets[lane.index]?.depends_on ?? lane.depends_on;
+    written.forEach((dep, j) => {
+      if (written.indexOf(dep) !== j) return;
       if (dep === lane.id) p(`targets[${lane.index}].depends_on[${j}]`, `lane "${lane.id}" cannot depend on itself`);
       else if (!byId.has(dep)) {
         const known = [...byId.keys()].slice(0, 10).join(', ');

@@ -1,0 +1,511 @@
+import { describe, expect, it } from 'vitest';
+import {
+  classifyRepo,
+  defaultLaneId,
+  formatProblems,
+  renderBranch,
+  validateFleetFile,
+  type Problem,
+  type ResolvedFleet,
+  type ValidationResult,
+} from '../../src/core/validate.js';
+
+const FILE = 'fleet.yml';
+
+function base(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name: 'upgrade', directive: 'Bump the linter', run: 'npm i -D eslint@9', targets: [{ repo: 'acme/api' }], ...over };
+}
+
+function ok(result: ValidationResult): ResolvedFleet {
+  if (!result.ok) throw new Error(`expected a valid file, got:\n${formatProblems(result.problems)}`);
+  return result.fleet;
+}
+
+function problems(result: ValidationResult): Problem[] {
+  if (result.ok) throw new Error('expected problems, the file was valid');
+  return result.problems;
+}
+
+function fields(result: ValidationResult): string[] {
+  return problems(result).map((p) => p.field);
+}
+
+function problemAt(result: ValidationResult, field: string): Problem {
+  const found = problems(result).filter((p) => p.field === field);
+  if (found.length !== 1) throw new Error(`expected one problem at ${field}, got ${JSON.stringify(problems(result))}`);
+  return found[0]!;
+}
+
+describe('classifyRepo', () => {
+  it.each([
+    ['acme/api', 'github'],
+    ['Acme-Corp/my.repo_name-2', 'github'],
+    ['acme/api.git', 'github'],
+    ['./api', 'path'],
+    ['../api', 'path'],
+    ['/srv/git/api', 'path'],
+    ['~/code/api', 'path'],
+    ['https://github.com/acme/api.git', 'url'],
+    ['http://git.local/api', 'url'],
+    ['ssh://git@host/acme/api', 'url'],
+    ['git://host/acme/api', 'url'],
+    ['file:///tmp/api', 'url'],
+    ['git@github.com:acme/api.git', 'url'],
+  ])('%s is %s', (repo, kind) => {
+    expect(classifyRepo(repo)).toBe(kind);
+  });
+
+  it('suggests owner/x or ./x for a bare name', () => {
+    const r = classifyRepo('api');
+    expect(r).toEqual({ problem: expect.stringContaining('owner/api') });
+    expect(r).toEqual({ problem: expect.stringContaining('./api') });
+  });
+
+  it.each(['acme/api/extra', '-acme/api', 'ac me/api', 'acme/', 'acme/.', 'acme/..'])('rejects %s', (repo) => {
+    expect(classifyRepo(repo)).toEqual({ problem: expect.stringContaining(`"${repo}"`) });
+  });
+});
+
+describe('defaultLaneId', () => {
+  it.each([
+    ['acme/api', 'api'],
+    ['acme/API', 'api'],
+    ['acme/api.git', 'api'],
+    ['https://github.com/acme/api.git', 'api'],
+    ['git@github.com:acme/api.git', 'api'],
+    ['./services/api/', 'api'],
+    ['/srv/My Repo', 'my-repo'],
+    ['acme/_internal', 'internal'],
+    ['acme/web.app', 'web.app'],
+    ['./', 'repo'],
+    ['/', 'repo'],
+  ])('%s → %s', (repo, id) => {
+    expect(defaultLaneId(repo)).toBe(id);
+  });
+
+  it('keeps within 100 characters', () => {
+    expect(defaultLaneId(`acme/${'x'.repeat(150)}`)).toHaveLength(100);
+  });
+});
+
+describe('renderBranch', () => {
+  it('replaces every {name} and {lane}', () => {
+    expect(renderBranch('fleet/{name}/{lane}', 'upgrade', 'api')).toBe('fleet/upgrade/api');
+    expect(renderBranch('{lane}-{lane}', 'n', 'x')).toBe('x-x');
+  });
+});
+
+describe('validateFleetFile: a valid file', () => {
+  it('applies defaults', () => {
+    const fleet = ok(validateFleetFile(base(), FILE));
+    expect(fleet.file.max_parallel).toBe(8);
+    expect(fleet.file.max_retries).toBe(2);
+    expect(fleet.file.timeout_minutes).toBe(30);
+    expect(fleet.file.max_waves).toBe(20);
+    expect(fleet.file.branch).toBe('fleet/{name}/{lane}');
+    expect(fleet.file.checkpoint).toBe('pushed');
+    expect(fleet.file.merge).toEqual({ policy: 'never', method: 'squash' });
+    expect(fleet.notes).toEqual([]);
+    expect(fleet.excluded).toEqual([]);
+    expect(fleet.lanes).toEqual([
+      {
+        id: 'api',
+        repo: 'acme/api',
+        repo_kind: 'github',
+        title: 'upgrade: api',
+        directive: 'Bump the linter',
+        run: 'npm i -D eslint@9',
+        checks: [],
+        depends_on: [],
+        owns: [],
+        never: [],
+        exclusive: false,
+        branch: 'fleet/upgrade/api',
+        base: undefined,
+        index: 0,
+      },
+    ]);
+  });
+
+  it('defaults merge.method when only the policy is given', () => {
+    const fleet = ok(validateFleetFile(base({ merge: { policy: 'when-green' } }), FILE));
+    expect(fleet.file.merge).toEqual({ policy: 'when-green', method: 'squash' });
+  });
+
+  it('renders a custom branch template', () => {
+    const fleet = ok(validateFleetFile(base({ branch: 'bots/{name}-{lane}' }), FILE));
+    expect(fleet.lanes[0]?.branch).toBe('bots/upgrade-api');
+  });
+
+  it('applies per-target overrides and merges scopes', () => {
+    const fleet = ok(
+      validateFleetFile(
+        base({
+          checks: ['npm test'],
+          owns: ['src/**'],
+          never: ['secrets/**'],
+          targets: [
+            { repo: 'acme/api' },
+            {
+              repo: 'acme/web',
+              title: 'Web: bump the linter',
+              directive: 'Bump it differently',
+              run: 'pnpm add -D eslint@9',
+              checks: ['pnpm lint'],
+              owns: ['app/**'],
+              never: ['secrets/**', 'dist/**'],
+              exclusive: true,
+              base: 'develop',
+            },
+          ],
+        }),
+        FILE,
+      ),
+    );
+    const [api, web] = fleet.lanes;
+    expect(api).toMatchObject({ owns: ['src/**'], never: ['secrets/**'], checks: ['npm test'], run: 'npm i -D eslint@9', exclusive: false });
+    expect(web).toMatchObject({
+      id: 'web',
+      title: 'Web: bump the linter',
+      directive: 'Bump it differently',
+      run: 'pnpm add -D eslint@9',
+      checks: ['pnpm lint'],
+      owns: ['app/**'],
+      never: ['secrets/**', 'dist/**'],
+      exclusive: true,
+      base: 'develop',
+      index: 1,
+    });
+  });
+
+  it('accepts an agent instead of run', () => {
+    const raw = base({ run: undefined, agent: { preset: 'claude', personas: [{ name: 'code-reviewer', applies_to: ['**/*.ts'] }], fallback: 'code-reviewer' } });
+    const fleet = ok(validateFleetFile(raw, FILE));
+    expect(fleet.file.agent).toMatchObject({ preset: 'claude', top_k: 2, args: [] });
+    expect(fleet.file.agent?.personas[0]).toEqual({ name: 'code-reviewer', applies_to: ['**/*.ts'], keywords: [] });
+    expect(fleet.lanes[0]?.run).toBeUndefined();
+  });
+
+  it('accepts a run on every target and none at the top', () => {
+    const raw = base({ run: undefined, targets: [{ repo: 'acme/api', run: 'make a' }, { repo: 'acme/web', run: 'make b' }] });
+    expect(ok(validateFleetFile(raw, FILE)).lanes.map((l) => l.run)).toEqual(['make a', 'make b']);
+  });
+
+  it('classifies each target', () => {
+    const raw = base({ targets: [{ repo: 'acme/api' }, { repo: './web' }, { repo: 'https://git.local/cli.git' }] });
+    expect(ok(validateFleetFile(raw, FILE)).lanes.map((l) => [l.id, l.repo_kind])).toEqual([
+      ['api', 'github'],
+      ['web', 'path'],
+      ['cli', 'url'],
+    ]);
+  });
+
+  it('runs several lanes in one repository with explicit lane ids', () => {
+    const raw = base({
+      targets: [
+        { repo: 'acme/mono', lane: 'mono-web', owns: ['web/**'] },
+        { repo: 'acme/mono', lane: 'mono-api', owns: ['api/**'], depends_on: ['mono-web'] },
+      ],
+    });
+    const fleet = ok(validateFleetFile(raw, FILE));
+    expect(fleet.lanes.map((l) => [l.id, l.branch, l.depends_on])).toEqual([
+      ['mono-web', 'fleet/upgrade/mono-web', []],
+      ['mono-api', 'fleet/upgrade/mono-api', ['mono-web']],
+    ]);
+  });
+
+  it('de-duplicates depends_on', () => {
+    const raw = base({ targets: [{ repo: 'acme/a' }, { repo: 'acme/b', depends_on: ['a', 'a'] }] });
+    expect(ok(validateFleetFile(raw, FILE)).lanes[1]?.depends_on).toEqual(['a']);
+  });
+
+  it('accounts for excluded targets with their reason', () => {
+    const raw = base({
+      targets: [{ repo: 'acme/api' }, { repo: 'acme/legacy' }],
+      exclude: [{ repo: 'acme/legacy', reason: 'frozen' }, { repo: 'acme/old' }],
+    });
+    const fleet = ok(validateFleetFile(raw, FILE));
+    expect(fleet.excluded).toEqual([
+      { repo: 'acme/legacy', lane: 'legacy', reason: 'frozen' },
+      { repo: 'acme/old', lane: 'old', reason: 'excluded-by-config' },
+    ]);
+    // The excluded lane stays in the lane list so its dependents can be skipped with a reason.
+    expect(fleet.lanes.map((l) => l.id)).toEqual(['api', 'legacy']);
+  });
+
+  it('reports an invalid exclude repository', () => {
+    expect(problemAt(validateFleetFile(base({ exclude: [{ repo: 'old' }] }), FILE), 'exclude[0].repo').message).toContain('owner/old');
+  });
+});
+
+describe('validateFleetFile: lane ids', () => {
+  it('gives two repositories with the same basename distinct derived lane ids', () => {
+    const raw = base({ targets: [{ repo: 'acme/api' }, { repo: 'other/api' }, { repo: 'acme/web' }] });
+    const fleet = ok(validateFleetFile(raw, FILE));
+    const ids = fleet.lanes.map((l) => l.id);
+    expect(ids).toEqual(['acme-api', 'other-api', 'web']);
+    expect(new Set(fleet.lanes.map((l) => l.branch)).size).toBe(3);
+  });
+
+  it('tells a GitHub repository and a local folder of the same name apart', () => {
+    const raw = base({ targets: [{ repo: 'acme/api' }, { repo: './services/api' }] });
+    expect(ok(validateFleetFile(raw, FILE)).lanes.map((l) => l.id)).toEqual(['acme-api', 'services-api']);
+  });
+
+  it('derives a usable id from a very long path', () => {
+    // The last 100 characters of the full slug start with "-": the id must not.
+    const long = `/${'a'.repeat(10)}/${'b'.repeat(95)}/api`;
+    const fleet = ok(validateFleetFile(base({ targets: [{ repo: long }, { repo: 'acme/api' }] }), FILE));
+    const id = fleet.lanes[0]!.id;
+    expect(id).toMatch(/^[a-z0-9][a-z0-9._-]{0,99}$/);
+    expect(id.endsWith('-api')).toBe(true);
+  });
+
+  it('reports a duplicate lane id across different repositories', () => {
+    const raw = base({ targets: [{ repo: 'acme/api', lane: 'svc' }, { repo: 'acme/web', lane: 'svc' }] });
+    const p = problemAt(validateFleetFile(raw, FILE), 'targets[1].lane');
+    expect(p.message).toContain('"svc"');
+    expect(p.message).toContain('targets[0] (acme/api)');
+  });
+
+  it('reports an explicit lane id that equals another target’s derived id', () => {
+    const raw = base({ targets: [{ repo: 'acme/api' }, { repo: 'acme/web', lane: 'api' }] });
+    expect(fields(validateFleetFile(raw, FILE))).toEqual(['targets[1].lane']);
+  });
+
+  it('removes a repeated target with a note', () => {
+    const raw = base({ targets: [{ repo: 'acme/api' }, { repo: 'acme/web' }, { repo: 'acme/api' }] });
+    const fleet = ok(validateFleetFile(raw, FILE));
+    expect(fleet.lanes.map((l) => l.id)).toEqual(['api', 'web']);
+    expect(fleet.notes).toEqual(['fleet.yml: targets[2] repeats acme/api (lane api); the duplicate was removed']);
+  });
+
+  it('treats a target that spells out its default lane id as a repeat', () => {
+    const raw = base({ targets: [{ repo: 'acme/api' }, { repo: 'acme/api', lane: 'api' }] });
+    expect(ok(validateFleetFile(raw, FILE)).notes).toHaveLength(1);
+  });
+
+  it('reports two different targets that would share one lane', () => {
+    // Forgetting lane: when splitting a repository by scope would otherwise drop half the work.
+    const raw = base({ targets: [{ repo: 'acme/mono', owns: ['web/**'] }, { repo: 'acme/mono', owns: ['api/**'] }] });
+    const p = problemAt(validateFleetFile(raw, FILE), 'targets[1].lane');
+    expect(p.message).toContain('targets[0]');
+    expect(p.message).toContain('distinct lane');
+  });
+});
+
+describe('validateFleetFile: problems', () => {
+  it('names an unknown top-level field by its path', () => {
+    const p = problemAt(validateFleetFile(base({ directiv: 'x' }), FILE), 'directiv');
+    expect(p.file).toBe(FILE);
+    expect(p.message).toContain('unknown field "directiv"');
+  });
+
+  it('names an unknown field in a target by its path', () => {
+    const raw = base({ targets: [{ repo: 'acme/api' }, { repo: 'acme/web', onws: ['src/**'] }] });
+    expect(problemAt(validateFleetFile(raw, FILE), 'targets[1].onws').message).toContain('unknown field "onws"');
+  });
+
+  it('names each of several unknown fields', () => {
+    const raw = base({ foo: 1, bar: 2, merge: { policy: 'never', strategy: 'x' } });
+    expect(fields(validateFleetFile(raw, FILE)).sort()).toEqual(['bar', 'foo', 'merge.strategy']);
+  });
+
+  it('names an unknown field in a persona', () => {
+    const raw = base({ run: undefined, agent: { preset: 'claude', personas: [{ name: 'p', globs: ['x'] }] } });
+    expect(fields(validateFleetFile(raw, FILE))).toEqual(['agent.personas[0].globs']);
+  });
+
+  it('still reports the other problems when a field is unknown', () => {
+    const raw = base({ directive: '', colour: 'blue', targets: [{ repo: 'api', ownz: [] }] });
+    expect(fields(validateFleetFile(raw, FILE)).sort()).toEqual(['colour', 'directive', 'targets[0].ownz', 'targets[0].repo']);
+  });
+
+  it('does not change the caller’s object', () => {
+    const raw = base({ colour: 'blue' });
+    validateFleetFile(raw, FILE);
+    expect(raw.colour).toBe('blue');
+  });
+
+  it('reports an empty directive', () => {
+    expect(problemAt(validateFleetFile(base({ directive: '' }), FILE), 'directive').message).toMatch(/empty/);
+    expect(fields(validateFleetFile(base({ directive: '  \n ' }), FILE))).toEqual(['directive']);
+  });
+
+  it('reports an empty lane directive', () => {
+    const raw = base({ targets: [{ repo: 'acme/api', directive: ' ' }] });
+    expect(fields(validateFleetFile(raw, FILE))).toEqual(['targets[0].directive']);
+  });
+
+  it('reports neither run nor agent once', () => {
+    const raw = base({ run: undefined, targets: [{ repo: 'acme/api' }, { repo: 'acme/web' }] });
+    const p = problemAt(validateFleetFile(raw, FILE), 'run');
+    expect(p.message).toMatch(/run:.*agent:/);
+    expect(fields(validateFleetFile(raw, FILE))).toEqual(['run']);
+  });
+
+  it('reports the targets left without a run when others have one', () => {
+    const raw = base({ run: undefined, targets: [{ repo: 'acme/api', run: 'make' }, { repo: 'acme/web' }] });
+    expect(fields(validateFleetFile(raw, FILE))).toEqual(['targets[1].run']);
+  });
+
+  it('reports both run and agent', () => {
+    const raw = base({ agent: { preset: 'claude' } });
+    expect(problemAt(validateFleetFile(raw, FILE), 'agent').message).toMatch(/not both/);
+  });
+
+  it('reports a command preset without a command', () => {
+    const raw = base({ run: undefined, agent: {} });
+    expect(fields(validateFleetFile(raw, FILE))).toEqual(['agent.command']);
+  });
+
+  it('reports a fallback that is not a persona', () => {
+    const raw = base({ run: undefined, agent: { preset: 'codex', personas: [{ name: 'a' }], fallback: 'b' } });
+    expect(problemAt(validateFleetFile(raw, FILE), 'agent.fallback').message).toContain('"b"');
+  });
+
+  it('reports a persona defined twice', () => {
+    const raw = base({ run: undefined, agent: { preset: 'codex', personas: [{ name: 'a' }, { name: 'b' }, { name: 'a' }] } });
+    expect(problemAt(validateFleetFile(raw, FILE), 'agent.personas[2].name').message).toContain('agent.personas[0]');
+  });
+
+  it('suggests owner/x or ./x for a target without "/"', () => {
+    const p = problemAt(validateFleetFile(base({ targets: [{ repo: 'api' }] }), FILE), 'targets[0].repo');
+    expect(p.message).toContain('owner/api');
+    expect(p.message).toContain('./api');
+  });
+
+  it('reports an invalid repository name', () => {
+    const raw = base({ targets: [{ repo: 'acme/api' }, { repo: 'acme/api/extra' }] });
+    expect(fields(validateFleetFile(raw, FILE))).toEqual(['targets[1].repo']);
+  });
+
+  it('reports a dependency on an unknown lane and names it', () => {
+    const raw = base({ targets: [{ repo: 'acme/api' }, { repo: 'acme/web', depends_on: ['api', 'shared'] }] });
+    const p = problemAt(validateFleetFile(raw, FILE), 'targets[1].depends_on[1]');
+    expect(p.message).toContain('"shared"');
+    expect(p.message).toContain('lanes: api, web');
+  });
+
+  it('points at the written entry of depends_on even after a repeat', () => {
+    const raw = base({ targets: [{ repo: 'acme/api' }, { repo: 'acme/web', depends_on: ['api', 'api', 'nope'] }] });
+    expect(fields(validateFleetFile(raw, FILE))).toEqual(['targets[1].depends_on[2]']);
+  });
+
+  it('reports an unknown dependency once even when repeated', () => {
+    const raw = base({ targets: [{ repo: 'acme/api', depends_on: ['nope', 'nope'] }] });
+    expect(fields(validateFleetFile(raw, FILE))).toEqual(['targets[0].depends_on[0]']);
+  });
+
+  it('reports a self-dependency', () => {
+    const raw = base({ targets: [{ repo: 'acme/api', depends_on: ['api'] }] });
+    expect(problemAt(validateFleetFile(raw, FILE), 'targets[0].depends_on[0]').message).toMatch(/cannot depend on itself/);
+  });
+
+  it.each([
+    [{ owns: ['/src/**'] }, 'owns[0]', /absolute/],
+    [{ never: ['src/**', '!secrets/**'] }, 'never[1]', /negation/],
+    [{ targets: [{ repo: 'acme/api', owns: ['src/[ab'] }] }, 'targets[0].owns[0]', /unclosed/],
+    [{ targets: [{ repo: 'acme/api', never: ['../x'] }] }, 'targets[0].never[0]', /climbs out/],
+    [{ owns: ['./src/**'] }, 'owns[0]', /drop the \.\//],
+    [
+      { run: undefined, agent: { preset: 'claude', personas: [{ name: 'p', applies_to: ['**/*.ts', '*.{ts,js'] }] } },
+      'agent.personas[0].applies_to[1]',
+      /unbalanced/,
+    ],
+  ])('reports an invalid glob (%#)', (over, field, message) => {
+    expect(problemAt(validateFleetFile(base(over), FILE), field).message).toMatch(message);
+  });
+
+  it('reports an empty glob through the schema', () => {
+    expect(fields(validateFleetFile(base({ owns: [''] }), FILE))).toEqual(['owns[0]']);
+  });
+
+  it('reports a branch template without {lane}', () => {
+    const raw = base({ branch: 'fleet/{name}', targets: [{ repo: 'acme/api' }, { repo: 'acme/web' }] });
+    const p = problemAt(validateFleetFile(raw, FILE), 'branch');
+    expect(p.message).toContain('{lane}');
+  });
+
+  it('reports an invalid branch template once, not once per lane', () => {
+    const raw = base({ branch: 'fleet {name}/{lane}', targets: [{ repo: 'acme/api' }, { repo: 'acme/web' }, { repo: 'acme/cli' }] });
+    const p = problemAt(validateFleetFile(raw, FILE), 'branch');
+    expect(p.message).toContain('"fleet upgrade/api" is not a valid git branch name');
+    expect(p.message).toContain('2 more');
+  });
+
+  it.each(['fleet/{lane}.lock', 'fleet..{lane}', 'fleet/{lane}/', 'fleet~{lane}', 'fleet:{lane}'])('reports the invalid branch %s', (branch) => {
+    expect(fields(validateFleetFile(base({ branch }), FILE))).toEqual(['branch']);
+  });
+
+  it('reports schema problems by field', () => {
+    expect(fields(validateFleetFile(base({ name: 'Upgrade Now' }), FILE))).toEqual(['name']);
+    expect(fields(validateFleetFile(base({ targets: [] }), FILE))).toEqual(['targets']);
+    expect(fields(validateFleetFile(base({ max_parallel: 0 }), FILE))).toEqual(['max_parallel']);
+    expect(fields(validateFleetFile(base({ targets: [{ repo: 'acme/api', lane: 'Has Space' }] }), FILE))).toEqual(['targets[0].lane']);
+    expect(fields(validateFleetFile({ name: 'x', run: 'y', targets: [{ repo: 'a/b' }] }, FILE))).toEqual(['directive']);
+  });
+
+  it('reports a value that is not an object', () => {
+    expect(fields(validateFleetFile(null, FILE))).toEqual(['(top level)']);
+    expect(fields(validateFleetFile('name: x', FILE))).toEqual(['(top level)']);
+  });
+
+  it('reports every problem at once: four distinct mistakes, four problems', () => {
+    const raw = base({
+      directive: '',
+      branch: 'fleet/{name}',
+      owns: ['/src/**'],
+      targets: [{ repo: 'api' }],
+    });
+    const found = problems(validateFleetFile(raw, FILE));
+    expect(found).toHaveLength(4);
+    expect(found.map((p) => p.field).sort()).toEqual(['branch', 'directive', 'owns[0]', 'targets[0].repo']);
+    expect(found.every((p) => p.file === FILE)).toBe(true);
+  });
+
+  it('reports every problem at once across targets', () => {
+    const raw = base({
+      targets: [
+        { repo: 'api', owns: ['/abs'] }, // bad repo and bad glob in one target
+        { repo: 'acme/web', depends_on: ['ghost'] },
+        { repo: 'acme/cli', depends_on: ['cli'] },
+        { repo: 'acme/db', never: ['!x'] },
+      ],
+    });
+    expect(fields(validateFleetFile(raw, FILE))).toEqual([
+      'targets[0].owns[0]',
+      'targets[0].repo',
+      'targets[3].never[0]',
+      'targets[1].depends_on[0]',
+      'targets[2].depends_on[0]',
+    ]);
+  });
+
+  it('reports every schema problem at once', () => {
+    const raw = base({ extra: true, max_parallel: 0, merge: { policy: 'always' }, targets: [{ repo: 'acme/api', lane: 'BAD' }] });
+    expect(fields(validateFleetFile(raw, FILE)).sort()).toEqual(['extra', 'max_parallel', 'merge.policy', 'targets[0].lane']);
+  });
+});
+
+describe('formatProblems', () => {
+  it('counts and lists problems with file and field', () => {
+    const text = formatProblems([
+      { file: 'a.yml', field: 'directive', message: 'the directive is empty' },
+      { file: 'a.yml', field: 'targets[0].repo', message: 'bad repo' },
+    ]);
+    expect(text).toBe('2 problems found:\n  a.yml: directive: the directive is empty\n  a.yml: targets[0].repo: bad repo');
+  });
+
+  it('uses the singular for one problem', () => {
+    expect(formatProblems([{ file: '<cli>', field: 'x', message: 'y' }])).toBe('1 problem found:\n  <cli>: x: y');
+  });
+
+  it('formats the problems of a real file', () => {
+    const result = validateFleetFile(base({ directive: '', targets: [{ repo: 'api' }] }), FILE);
+    const text = formatProblems(problems(result));
+    expect(text.split('\n')[0]).toBe('2 problems found:');
+    expect(text).toContain('  fleet.yml: directive: ');
+    expect(text).toContain('  fleet.yml: targets[0].repo: ');
+  });
+});

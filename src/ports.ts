@@ -24,13 +24,27 @@ export type Checkpoint = 'pushed' | 'green' | 'merged';
 export interface PublishInput {
   lane: LaneSpec;
   record: LaneRecord;
+  title: string;
+  /** Carries the hidden marker `<!-- fleet:<name>:<lane> -->`. */
   body: string;
   draft: boolean;
+  labels: string[];
+  reviewers: string[];
+  team_reviewers: string[];
+  assignees: string[];
 }
 
 export interface PublishResult {
   pr_url: string | null;
   pr_number: number | null;
+  /** True when an existing PR (found by its head branch) was updated rather than a new one opened. */
+  updated: boolean;
+}
+
+export interface CiVerdict {
+  conclusion: CiConclusion;
+  /** What failed, in a few lines per check (names, summaries, URLs), fed back to a retry. */
+  failures: string;
 }
 
 export interface MergeResult {
@@ -57,8 +71,14 @@ export interface Forge {
   publish(input: PublishInput): Promise<PublishResult>;
   /** The CI verdict for a commit, read afresh (`none` when the forge has no CI). */
   ciConclusion(lane: LaneSpec, commit: string): Promise<CiConclusion>;
+  /** Poll until CI on `commit` concludes or `timeoutMs` passes (then `pending`). */
+  waitForCi(lane: LaneSpec, commit: string, timeoutMs: number): Promise<CiVerdict>;
+  /** Turn a PR into a draft (or back): the hand-off to a person when retries are exhausted. */
+  setDraft(lane: LaneSpec, prNumber: number, draft: boolean): Promise<void>;
   /** Merge a lane under the fleet's explicit merge policy. */
   merge(lane: LaneSpec, record: LaneRecord, method: string): Promise<MergeResult>;
+  /** Environment for git commands against this forge (credentials as an extra header, never in a URL or .git/config). */
+  gitEnv(): Record<string, string>;
 }
 
 export const systemClock: Clock = { now: () => new Date() };
@@ -74,7 +94,7 @@ export type PushResult = { ok: true } | { ok: false; reason: 'stale' | 'rejected
 
 /** Git working copies: the same implementation serves local and GitHub lanes. */
 export interface Workspace {
-  clone(url: string, dir: string, opts: { base?: string; branch: string }): Promise<CloneResult>;
+  clone(url: string, dir: string, opts: { base?: string; branch: string; env?: Record<string, string> }): Promise<CloneResult>;
   /** Is the working copy still a git repository on the lane branch? (A directive may have deleted .git.) */
   intact(dir: string): Promise<boolean>;
   /** Put the lane branch back on `base` with every change kept as uncommitted work (undoes commits a directive made). */
@@ -86,7 +106,7 @@ export interface Workspace {
   commit(dir: string, message: string): Promise<string>;
   tree(dir: string, rev: string): Promise<string>;
   parent(dir: string, rev: string): Promise<string | null>;
-  push(dir: string, branch: string, expected: string | null): Promise<PushResult>;
+  push(dir: string, branch: string, expected: string | null, env?: Record<string, string>): Promise<PushResult>;
   patch(dir: string, from: string, to: string): Promise<string>;
   /** Tracked files of the working copy. */
   listFiles(dir: string): Promise<string[]>;

@@ -75,6 +75,41 @@ export const TargetSchema = z
   })
   .describe('One lane: a repository and, optionally, its scope and dependencies.');
 
+export const DiscoverSourceSchema = z
+  .union([
+    z.strictObject({ org: z.string().min(1).describe('Every repository of this organization.') }),
+    z.strictObject({ user: z.string().min(1).describe('Every repository this user owns.') }),
+    z.strictObject({ topic: z.string().min(1), owner: z.string().min(1).describe('Repositories of this owner carrying the topic.') }),
+    z.strictObject({ search: z.string().min(1).describe('A GitHub repository search query, e.g. "org:acme language:go".') }),
+  ])
+  .describe('Where to find more targets on GitHub.');
+
+export const GitHubSchema = z
+  .strictObject({
+    discover: z.array(DiscoverSourceSchema).default([]).describe('Sources of targets besides the explicit list.'),
+    include: z.array(glob).default([]).describe('Keep only discovered owner/repo names matching one of these globs.'),
+    exclude: z.array(glob).default([]).describe('Drop discovered owner/repo names matching one of these globs (accounted for as excluded).'),
+    allow_forks: z.boolean().default(false).describe('Run on forks too (they are excluded by default).'),
+  })
+  .describe('GitHub-only settings: target discovery.');
+
+export const PullRequestSchema = z
+  .strictObject({
+    labels: z.array(z.string().min(1)).default([]),
+    reviewers: z.array(z.string().min(1)).default([]),
+    team_reviewers: z.array(z.string().min(1)).default([]),
+    assignees: z.array(z.string().min(1)).default([]),
+    draft: z.boolean().default(false).describe('Open every PR as a draft.'),
+  })
+  .describe('How lane pull requests are opened on GitHub.');
+
+export const CiSchema = z
+  .strictObject({
+    wait: z.boolean().default(false).describe('Wait for CI on the pushed commit; a red CI with retries left runs the directive again with the failure fed back.'),
+    timeout_minutes: z.number().positive().max(360).default(30),
+  })
+  .describe('Waiting for the target repositories\' own CI (GitHub).');
+
 export const ExcludeSchema = z.strictObject({
   repo: z.string().min(1),
   reason: z.string().min(1).default('excluded-by-config'),
@@ -90,7 +125,11 @@ export const FleetFileSchema = z
     run: z.string().min(1).optional().describe('Shell command run in each working copy (sh -c). Exactly one of run and agent.'),
     agent: AgentSchema.optional(),
     checks: z.array(z.string().min(1)).default([]).describe('Commands run after the directive; a non-zero exit fails the attempt.'),
-    targets: z.array(TargetSchema).min(1, 'a fleet needs at least one target'),
+    forge: z.enum(['local', 'github']).default('local').describe('local: repositories on disk or git URLs; github: owner/repo targets on GitHub (or GitHub Enterprise via GITHUB_API_URL).'),
+    targets: z.array(TargetSchema).default([]).describe('The lanes. At least one, unless github.discover finds them.'),
+    github: GitHubSchema.default({ discover: [], include: [], exclude: [], allow_forks: false }),
+    pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false }),
+    ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
     exclude: z.array(ExcludeSchema).default([]).describe('Targets to account for but never run, each with a reason.'),
     owns: z.array(glob).default([]).describe('Default `owns` for every lane.'),
     never: z.array(glob).default([]).describe('Globs no lane may change, added to each lane\'s own `never`.'),

@@ -13,7 +13,8 @@ export const TERMINAL: ReadonlySet<LaneStatus> = new Set(['completed', 'failed',
 
 /**
  * Where in its life a lane is. `no-op` is a completed lane that changed nothing;
- * `draft` a lane whose PR was turned into a draft for a person.
+ * `draft` a lane whose PR was turned into a draft for a person; `dry-run` a lane
+ * that committed locally and kept its patch but pushed nothing.
  */
 export const LanePhase = z.enum([
   'queued',
@@ -27,6 +28,7 @@ export const LanePhase = z.enum([
   'ci',
   'merging',
   'pushed',
+  'dry-run',
   'pr-open',
   'merged',
   'draft',
@@ -53,6 +55,7 @@ export const ErrorClass = z.enum([
   'merge-blocked',
   'checkpoint-unmet',
   'dependency-failed',
+  'unverified',
   'lane-crashed',
   'no-result',
   'cancelled',

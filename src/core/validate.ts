@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { FleetFileSchema, type FleetFile, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
-import { globProblem } from './glob.js';
+import { globProblem, matchesAny } from './glob.js';
 
 export interface Problem {
   /** The file the problem is in (or `<cli>` for flags). */
@@ -174,6 +174,18 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
   const p = (field: string, message: string) => problems.push({ file, field, message });
 
   if (!ff.directive.trim()) p('directive', 'the directive is empty: say what every lane should do');
+  if (ff.targets.length === 0 && ff.github.discover.length === 0) {
+    p('targets', 'a fleet needs at least one target: list them under targets:, or let github.discover find them');
+  }
+  if (ff.forge === 'local' && ff.github.discover.length) {
+    p('github.discover', 'discovery needs GitHub: set forge: github (the local forge only runs the targets listed)');
+  }
+  (['include', 'exclude'] as const).forEach((key) =>
+    ff.github[key].forEach((g, i) => {
+      const why = globProblem(g);
+      if (why) p(`github.${key}[${i}]`, why);
+    }),
+  );
   const noRunAnywhere = ff.run === undefined && ff.agent === undefined && ff.targets.every((t) => t.run === undefined);
   if (noRunAnywhere) {
     p('run', 'say how the directive runs: set `run:` (a shell command) or `agent:` (a coding agent)');
@@ -239,6 +251,9 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
       p(`${at}.run`, 'this lane has no way to run: set run: here or at the top level, or agent:');
     }
     const kind = classifyRepo(t.repo);
+    if (ff.forge === 'github' && kind !== 'github' && typeof kind === 'string') {
+      p(`${at}.repo`, `"${t.repo}" is not an owner/repo name; with forge: github every target is a GitHub repository`);
+    }
     if (typeof kind !== 'string') {
       p(`${at}.repo`, kind.problem);
       return;
@@ -327,6 +342,55 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
   if (problems.length) return { ok: false, problems };
   // Excluded lanes stay in the lane list so the planner can skip their dependents with a reason.
   return { ok: true, fleet: { file: ff, lanes, excluded, notes } };
+}
+
+/**
+ * Adds the repositories discovery found (owner/repo names) as lanes with the
+ * fleet's defaults, after the explicit targets. A repository already listed
+ * keeps its explicit lane; one matching github.exclude (or missing
+ * github.include) is accounted for as excluded, never silently dropped.
+ */
+export function addDiscoveredLanes(fleet: ResolvedFleet, repos: readonly string[]): ResolvedFleet {
+  const ff = fleet.file;
+  const explicit = new Set(fleet.lanes.map((l) => l.repo.toLowerCase()));
+  const ids = new Set([...fleet.lanes.map((l) => l.id), ...fleet.excluded.map((e) => e.lane)]);
+  const lanes = [...fleet.lanes];
+  const excluded = [...fleet.excluded];
+  const notes = [...fleet.notes];
+  const seen = new Set<string>();
+  const baseCount = new Map<string, number>();
+  for (const r of repos) baseCount.set(defaultLaneId(r), (baseCount.get(defaultLaneId(r)) ?? 0) + 1);
+  for (const repo of repos) {
+    const key = repo.toLowerCase();
+    if (explicit.has(key) || seen.has(key)) continue;
+    seen.add(key);
+    let id = (baseCount.get(defaultLaneId(repo)) ?? 0) > 1 || ids.has(defaultLaneId(repo)) ? fullSlug(repo) : defaultLaneId(repo);
+    for (let n = 2; ids.has(id); n++) id = `${fullSlug(repo).slice(0, 95)}-${n}`;
+    ids.add(id);
+    const included = ff.github.include.length === 0 || matchesAny(repo, ff.github.include);
+    if (!included || matchesAny(repo, ff.github.exclude)) {
+      excluded.push({ repo, lane: id, reason: 'excluded-by-pattern' });
+      continue;
+    }
+    lanes.push({
+      id,
+      repo,
+      repo_kind: 'github',
+      title: `${ff.name}: ${id}`,
+      directive: ff.directive,
+      run: ff.run,
+      checks: ff.checks,
+      depends_on: [],
+      owns: ff.owns,
+      never: [...new Set(ff.never)],
+      exclusive: false,
+      branch: renderBranch(ff.branch, ff.name, id),
+      base: undefined,
+      index: -1,
+    });
+  }
+  if (repos.length) notes.push(`discovery found ${seen.size} repositor${seen.size === 1 ? 'y' : 'ies'} beyond the listed targets`);
+  return { file: ff, lanes, excluded, notes };
 }
 
 export function formatProblems(problems: Problem[]): string {

@@ -9,7 +9,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { LaneSpec } from '../core/validate.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
-import type { Forge, MergeResult, PublishInput, PublishResult, TargetCheck } from '../ports.js';
+import type { CiVerdict, Forge, MergeResult, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
 import { defaultBranch, git, hasCommits, isGitRepo, lsRemoteBranch } from './git.js';
 
@@ -88,11 +88,23 @@ export class LocalForge implements Forge {
   }
 
   async publish(_input: PublishInput): Promise<PublishResult> {
-    return { pr_url: null, pr_number: null };
+    return { pr_url: null, pr_number: null, updated: false };
   }
 
   async ciConclusion(_lane: LaneSpec, _commit: string): Promise<CiConclusion> {
     return 'none';
+  }
+
+  async waitForCi(_lane: LaneSpec, _commit: string, _timeoutMs: number): Promise<CiVerdict> {
+    return { conclusion: 'none', failures: '' };
+  }
+
+  async setDraft(): Promise<void> {
+    // No pull requests locally: nothing to turn into a draft.
+  }
+
+  gitEnv(): Record<string, string> {
+    return {};
   }
 
   async merge(lane: LaneSpec, record: LaneRecord, method: string): Promise<MergeResult> {

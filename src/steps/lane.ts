@@ -80,7 +80,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
     const tClone = Date.now();
     let cloned;
     try {
-      cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch });
+      cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv() });
     } catch (err) {
       throw new LaneFailure('clone-failed', (err as Error).message);
     }
@@ -93,149 +93,215 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
 
     const maxAttempts = ctx.file.max_retries + 1;
     const timeoutMs = ctx.file.timeout_minutes * 60_000;
-    let changed: string[] = [];
-    let feedback: string | undefined;
-    let lastFailure: LaneFailure | undefined;
     let directiveMs = 0;
     let checksMs = 0;
-    for (let n = 1; n <= maxAttempts; n++) {
-      if (n > 1) {
-        await ctx.workspace.reset(repoDir, cloned.base_commit);
-        update({ retry_count: n - 1 }, `retry ${n - 1} of ${ctx.file.max_retries}`);
-      }
-      const log = join(dir, `attempt-${n}.log`);
-      rec.log = rel(log);
-      const attemptStart = ctx.clock.now().toISOString();
-      const tAttempt = Date.now();
-      const record = (r: ExecResult | null, step: Attempt['failed_step']) =>
-        rec.attempts.push({
-          n,
-          started_at: attemptStart,
-          duration_ms: Date.now() - tAttempt,
-          exit_code: r?.exitCode ?? null,
-          signal: r?.signal ?? null,
-          timed_out: r?.timedOut ?? false,
-          failed_step: step,
-          log: rel(log),
-        });
+    let n = 0;
+    let feedback: string | undefined;
 
-      update({ phase: 'running' }, `attempt ${n}: running the directive`);
-      const command = await directiveCommand(ctx, lane, routing, dir, n, feedback);
-      const env = laneEnv(ctx, lane, n, feedback, cloned.base_branch);
-      const tDirective = Date.now();
-      const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log });
-      directiveMs += Date.now() - tDirective;
-
-      // A directive that destroyed the repository cannot be retried in place: nothing it did can be trusted.
-      if (!existsSync(join(repoDir, '.git')) || !(await ctx.workspace.intact(repoDir))) {
-        record(r, 'directive');
-        throw new LaneFailure('workspace-corrupted', 'the directive removed or broke the working copy\'s .git; nothing was pushed');
-      }
-      if (r.timedOut || r.exitCode !== 0) {
-        record(r, 'directive');
-        const why = r.timedOut
-          ? `the directive ran past its timeout of ${ctx.file.timeout_minutes} min and was killed`
-          : `the directive exited with ${r.exitCode ?? r.signal}`;
-        lastFailure = new LaneFailure(r.timedOut ? 'directive-timeout' : 'directive-failed', `${why}${gist(r.tail) ? `: ${gist(r.tail)}` : ''}`);
-        feedback = `${why}. Output:\n${firstLines(r.tail, 2000)}`;
-        continue;
-      }
-
-      await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
-      changed = await ctx.workspace.changedFiles(repoDir);
-      const fence = checkFence(changed, lane.owns, lane.never);
-      if (!fence.ok) {
-        record(r, 'fence');
-        lastFailure = new LaneFailure('fence-violation', fence.message ?? 'changed files outside the fence');
-        feedback = `The change touched files it may not: ${fence.message}. Change only files matching ${lane.owns.length ? lane.owns.join(', ') : 'anything'} and never ${[...lane.never, '.git/**'].join(', ')}.`;
-        // A shell command does the same thing every time; only an agent can act on the feedback.
-        if (!ctx.file.agent) break;
-        continue;
-      }
-
-      const checks = lane.checks;
-      let checkFailed: ExecResult | undefined;
-      let failedCheck = '';
-      if (checks.length && changed.length) {
-        update({ phase: 'checking' }, `attempt ${n}: running ${checks.length} check${checks.length > 1 ? 's' : ''}`);
-        const tChecks = Date.now();
-        for (const check of checks) {
-          const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log });
-          if (c.timedOut || c.exitCode !== 0) {
-            checkFailed = c;
-            failedCheck = check;
-            break;
-          }
+    /**
+     * Runs attempts until one produces a change that passes the fence and the
+     * checks, or the retry budget is spent. Every attempt starts from the base.
+     */
+    const produce = async (): Promise<string[]> => {
+      let lastFailure: LaneFailure | undefined;
+      while (n < maxAttempts) {
+        n++;
+        if (n > 1) {
+          await ctx.workspace.reset(repoDir, cloned.base_commit);
+          update({ retry_count: n - 1 }, `retry ${n - 1} of ${ctx.file.max_retries}`);
         }
-        checksMs += Date.now() - tChecks;
+        const log = join(dir, `attempt-${n}.log`);
+        rec.log = rel(log);
+        const attemptStart = ctx.clock.now().toISOString();
+        const tAttempt = Date.now();
+        const record = (r: ExecResult | null, step: Attempt['failed_step']) =>
+          rec.attempts.push({
+            n,
+            started_at: attemptStart,
+            duration_ms: Date.now() - tAttempt,
+            exit_code: r?.exitCode ?? null,
+            signal: r?.signal ?? null,
+            timed_out: r?.timedOut ?? false,
+            failed_step: step,
+            log: rel(log),
+          });
+
+        update({ phase: 'running' }, `attempt ${n}: running the directive`);
+        const command = await directiveCommand(ctx, lane, routing, dir, n, feedback);
+        const env = laneEnv(ctx, lane, n, feedback, cloned.base_branch);
+        const tDirective = Date.now();
+        const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log });
+        directiveMs += Date.now() - tDirective;
+
+        // A directive that destroyed the repository cannot be retried in place: nothing it did can be trusted.
+        if (!existsSync(join(repoDir, '.git')) || !(await ctx.workspace.intact(repoDir))) {
+          record(r, 'directive');
+          throw new LaneFailure('workspace-corrupted', "the directive removed or broke the working copy's .git; nothing was pushed");
+        }
+        if (r.timedOut || r.exitCode !== 0) {
+          record(r, 'directive');
+          const why = r.timedOut
+            ? `the directive ran past its timeout of ${ctx.file.timeout_minutes} min and was killed`
+            : `the directive exited with ${r.exitCode ?? r.signal}`;
+          lastFailure = new LaneFailure(r.timedOut ? 'directive-timeout' : 'directive-failed', `${why}${gist(r.tail) ? `: ${gist(r.tail)}` : ''}`);
+          feedback = `${why}. Output:\n${firstLines(r.tail, 2000)}`;
+          continue;
+        }
+
+        await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
+        const changed = await ctx.workspace.changedFiles(repoDir);
+        const fence = checkFence(changed, lane.owns, lane.never);
+        if (!fence.ok) {
+          record(r, 'fence');
+          lastFailure = new LaneFailure('fence-violation', fence.message ?? 'changed files outside the fence');
+          feedback = `The change touched files it may not: ${fence.message}. Change only files matching ${lane.owns.length ? lane.owns.join(', ') : 'anything'} and never ${[...lane.never, '.git/**'].join(', ')}.`;
+          // A shell command does the same thing every time; only an agent can act on the feedback.
+          if (!ctx.file.agent) break;
+          continue;
+        }
+
+        let checkFailed: ExecResult | undefined;
+        let failedCheck = '';
+        if (lane.checks.length && changed.length) {
+          update({ phase: 'checking' }, `attempt ${n}: running ${lane.checks.length} check${lane.checks.length > 1 ? 's' : ''}`);
+          const tChecks = Date.now();
+          for (const check of lane.checks) {
+            const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log });
+            if (c.timedOut || c.exitCode !== 0) {
+              checkFailed = c;
+              failedCheck = check;
+              break;
+            }
+          }
+          checksMs += Date.now() - tChecks;
+        }
+        if (checkFailed) {
+          record(checkFailed, 'check');
+          const why = checkFailed.timedOut ? `check \`${failedCheck}\` timed out` : `check \`${failedCheck}\` exited with ${checkFailed.exitCode ?? checkFailed.signal}`;
+          lastFailure = new LaneFailure('check-failed', `${why}${gist(checkFailed.tail) ? `: ${gist(checkFailed.tail)}` : ''}`);
+          feedback = `${why}. Output:\n${firstLines(checkFailed.tail, 2000)}`;
+          continue;
+        }
+        record(r, null);
+        return changed;
       }
-      if (checkFailed) {
-        record(checkFailed, 'check');
-        const why = checkFailed.timedOut ? `check \`${failedCheck}\` timed out` : `check \`${failedCheck}\` exited with ${checkFailed.exitCode ?? checkFailed.signal}`;
-        lastFailure = new LaneFailure('check-failed', `${why}${gist(checkFailed.tail) ? `: ${gist(checkFailed.tail)}` : ''}`);
-        feedback = `${why}. Output:\n${firstLines(checkFailed.tail, 2000)}`;
-        continue;
+      throw lastFailure ?? new LaneFailure('directive-failed', 'no attempt left');
+    };
+
+    const gitEnv = ctx.forge.gitEnv();
+    let previous = cloned.remote_branch_commit;
+    for (;;) {
+      let changed: string[];
+      try {
+        changed = await produce();
+      } finally {
+        rec.timings = { ...rec.timings, directive_ms: directiveMs, checks_ms: checksMs };
       }
-      record(r, null);
-      lastFailure = undefined;
-      break;
-    }
-    rec.timings = { ...rec.timings, directive_ms: directiveMs, checks_ms: checksMs };
-    if (lastFailure) throw lastFailure;
-
-    rec.changed_files = changed;
-    if (!changed.length) {
-      update({ status: 'completed', phase: 'no-op', ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null }, 'nothing changed');
-      return await finish(ctx, rec, t0);
-    }
-
-    update({ phase: 'committing' }, `committing ${changed.length} file${changed.length > 1 ? 's' : ''}`);
-    const tCommit = Date.now();
-    let commit = await ctx.workspace.commit(repoDir, commitMessage(ctx, lane));
-    // Idempotent re-runs: when the remote lane branch already holds this exact change on this base, keep its commit.
-    const previous = cloned.remote_branch_commit;
-    let upToDate = false;
-    if (previous && (await ctx.workspace.parent(repoDir, previous)) === cloned.base_commit &&
-      (await ctx.workspace.tree(repoDir, previous)) === (await ctx.workspace.tree(repoDir, commit))) {
-      commit = previous;
-      upToDate = true;
-    }
-    rec.commit = commit;
-    rec.timings = { ...rec.timings, commit_ms: Date.now() - tCommit };
-    const patchFile = join(dir, 'patch.diff');
-    await writeFileAtomic(patchFile, await ctx.workspace.patch(repoDir, cloned.base_commit, commit));
-    rec.evidence = { ...rec.evidence, patch: rel(patchFile) };
-
-    if (ctx.dryRun) {
-      update({ status: 'completed', phase: 'dry-run', ended_at: ctx.clock.now().toISOString() }, 'dry run: patch kept, nothing pushed');
-      return await finish(ctx, rec, t0);
-    }
-
-    if (!upToDate) {
-      update({ phase: 'pushing' }, `pushing ${lane.branch}`);
-      const tPush = Date.now();
-      const pushed = await ctx.workspace.push(repoDir, lane.branch, previous);
-      rec.timings = { ...rec.timings, push_ms: Date.now() - tPush };
-      if (!pushed.ok) {
-        const msg =
-          pushed.reason === 'stale'
-            ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten`
-            : `push refused: ${firstLines(pushed.detail, 300)}`;
-        throw new LaneFailure('push-rejected', msg);
+      rec.changed_files = changed;
+      if (!changed.length) {
+        update({ status: 'completed', phase: 'no-op', ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null }, 'nothing changed');
+        return await finish(ctx, rec, t0);
       }
-    } else {
-      rec.timings = { ...rec.timings, push_ms: 0 };
+
+      update({ phase: 'committing' }, `committing ${changed.length} file${changed.length > 1 ? 's' : ''}`);
+      const tCommit = Date.now();
+      // The attempt number keeps a CI retry's commit distinct even when the directive produced the same tree.
+      let commit = await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, n));
+      // Idempotent re-runs: when the remote lane branch already holds this exact change on this base, keep its commit.
+      let upToDate = false;
+      if (n === 1 && previous && (await ctx.workspace.parent(repoDir, previous)) === cloned.base_commit &&
+        (await ctx.workspace.tree(repoDir, previous)) === (await ctx.workspace.tree(repoDir, commit))) {
+        commit = previous;
+        upToDate = true;
+      }
+      rec.commit = commit;
+      rec.timings = { ...rec.timings, commit_ms: Date.now() - tCommit };
+      const patchFile = join(dir, 'patch.diff');
+      await writeFileAtomic(patchFile, await ctx.workspace.patch(repoDir, cloned.base_commit, commit));
+      rec.evidence = { ...rec.evidence, patch: rel(patchFile) };
+
+      if (ctx.dryRun) {
+        update({ status: 'completed', phase: 'dry-run', ended_at: ctx.clock.now().toISOString() }, 'dry run: patch kept, nothing pushed');
+        return await finish(ctx, rec, t0);
+      }
+
+      if (!upToDate) {
+        update({ phase: 'pushing' }, `pushing ${lane.branch}`);
+        const tPush = Date.now();
+        const pushed = await ctx.workspace.push(repoDir, lane.branch, previous, gitEnv);
+        rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
+        if (!pushed.ok) {
+          const msg =
+            pushed.reason === 'stale'
+              ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten`
+              : `push refused: ${firstLines(pushed.detail, 300)}`;
+          throw new LaneFailure('push-rejected', msg);
+        }
+        previous = commit;
+      } else {
+        rec.timings = { ...rec.timings, push_ms: 0 };
+      }
+      update({ phase: 'pushed' }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
+
+      const pr = ctx.file.pr;
+      const published = await ctx.forge.publish({
+        lane,
+        record: rec,
+        title: lane.title,
+        body: prBody(ctx, lane, rec),
+        draft: pr.draft,
+        labels: pr.labels,
+        reviewers: pr.reviewers,
+        team_reviewers: pr.team_reviewers,
+        assignees: pr.assignees,
+      });
+      if (published.pr_url) {
+        update({ phase: 'pr-open', pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? 'updated' : 'opened'} ${published.pr_url}`);
+      }
+
+      if (ctx.forge.kind === 'local') {
+        // Locally the lane's own checks are its CI: green when they ran and passed.
+        rec.ci_conclusion = lane.checks.length ? 'success' : 'none';
+        break;
+      }
+      if (!ctx.file.ci.wait) {
+        rec.ci_conclusion = await ctx.forge.ciConclusion(lane, commit);
+        break;
+      }
+      update({ phase: 'ci' }, `waiting for CI on ${commit.slice(0, 12)}`);
+      const verdict = await ctx.forge.waitForCi(lane, commit, ctx.file.ci.timeout_minutes * 60_000);
+      rec.ci_conclusion = verdict.conclusion;
+      if (verdict.conclusion !== 'failure' && verdict.conclusion !== 'cancelled' && verdict.conclusion !== 'timed_out') break;
+      rec.attempts.push({
+        n,
+        started_at: ctx.clock.now().toISOString(),
+        duration_ms: 0,
+        exit_code: null,
+        signal: null,
+        timed_out: false,
+        failed_step: 'ci',
+        log: rec.log ?? '',
+      });
+      if (n >= maxAttempts) {
+        // Out of retries: hand the PR to a person as a draft instead of leaving a red PR that looks ready.
+        if (rec.pr_number !== null) await ctx.forge.setDraft(lane, rec.pr_number, true);
+        update(
+          {
+            status: 'failed',
+            phase: 'draft',
+            merge_status: 'draft',
+            ended_at: ctx.clock.now().toISOString(),
+            error: { class: 'code-review-needed', message: `CI is still red after ${n} attempt${n > 1 ? 's' : ''}: ${gist(verdict.failures) || 'see the PR checks'}` },
+          },
+          'CI red, retries exhausted: PR turned into a draft',
+        );
+        return await finish(ctx, rec, t0);
+      }
+      feedback = `CI failed on the pushed change:\n${firstLines(verdict.failures, 2000)}`;
     }
-    update({ phase: 'pushed' }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
 
-    const published = await ctx.forge.publish({ lane, record: rec, body: prBody(ctx, lane, rec), draft: false });
-    if (published.pr_url) update({ phase: 'pr-open', pr_url: published.pr_url, pr_number: published.pr_number }, `PR ${published.pr_url}`);
-
-    // Locally the lane's own checks are its CI: green when they ran and passed.
-    const ci = ctx.forge.kind === 'local' ? (lane.checks.length ? 'success' : 'none') : await ctx.forge.ciConclusion(lane, commit);
-    rec.ci_conclusion = ci;
     if (ctx.file.merge.policy === 'when-green') {
-      if (ci === 'success' || ci === 'none') {
+      if (rec.ci_conclusion === 'success' || rec.ci_conclusion === 'none') {
         update({ phase: 'merging' }, 'merging: the policy is when-green');
         const m = await ctx.forge.merge(lane, rec, ctx.file.merge.method);
         rec.merge_status = m.status;
@@ -243,6 +309,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
         else rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `merge ${m.status}: ${m.detail}`] };
       } else {
         rec.merge_status = 'blocked';
+        rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `not merged: CI is ${rec.ci_conclusion ?? 'unknown'}`] };
       }
     } else {
       rec.merge_status = 'not-requested';
@@ -337,9 +404,10 @@ async function route(ctx: LaneContext, lane: LaneSpec, repoDir: string, dir: str
   return routing;
 }
 
-function commitMessage(ctx: LaneContext, lane: LaneSpec): string {
+function commitMessage(ctx: LaneContext, lane: LaneSpec, attempt: number): string {
   const subject = ctx.file.commit_message ?? lane.title;
-  return `${subject}\n\n${lane.directive.trim()}\n\nFleet-Id: ${ctx.file.name}\nFleet-Lane: ${lane.id}\n`;
+  const trailer = attempt > 1 ? `\nFleet-Attempt: ${attempt}` : '';
+  return `${subject}\n\n${lane.directive.trim()}\n\nFleet-Id: ${ctx.file.name}\nFleet-Lane: ${lane.id}${trailer}\n`;
 }
 
 /** The PR body carries a hidden marker so a re-run finds its own PR and a person sees where it came from. */

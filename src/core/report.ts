@@ -481,3 +481,33 @@ export function renderMermaid(m: Manifest, maxNodes = 300): string {
   out.push('```');
   return out.join('\n');
 }
+
+// ---------------------------------------------------------------------------
+// Fitting a report into a check run
+
+/** GitHub's limit for a check run's output.summary and output.text, in characters. */
+export const CHECK_RUN_TEXT_LIMIT = 65_535;
+
+/**
+ * Cut a markdown report to fit a check run field, at a line boundary, closing
+ * an open code fence, and ending with a pointer to where the whole report is.
+ * Returns the text unchanged when it fits.
+ */
+export function fitCheckRunText(markdown: string, pointer: string, limit = CHECK_RUN_TEXT_LIMIT): string {
+  if (markdown.length <= limit) return markdown;
+  const tail = `\n\n… report truncated to fit a check run (${markdown.length} characters, limit ${limit}). ${pointer}\n`;
+  const budget = limit - tail.length - 8;
+  let cut = markdown.lastIndexOf('\n', budget);
+  if (cut <= 0) cut = budget;
+  let head = markdown.slice(0, cut);
+  // An odd number of fences means the cut fell inside a code block: close it so the rest renders.
+  if ((head.match(/^```/gm)?.length ?? 0) % 2 === 1) head += '\n```';
+  return head + tail;
+}
+
+/** The check run conclusion a fleet earns: failure when any lane failed, success otherwise. */
+export function checkRunConclusion(m: Manifest): 'success' | 'failure' | 'neutral' {
+  if (m.lanes.some((l) => l.status === 'failed')) return 'failure';
+  if (m.lanes.every((l) => l.status === 'excluded' || l.status === 'skipped')) return 'neutral';
+  return 'success';
+}

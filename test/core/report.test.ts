@@ -377,3 +377,25 @@ describe('renderMermaid', () => {
     expect(renderPlan(m)).toContain('graph omitted: 301 lanes (limit 300)');
   });
 });
+
+describe('fitCheckRunText', async () => {
+  const { fitCheckRunText, CHECK_RUN_TEXT_LIMIT } = await import('../../src/core/report.js');
+  it('leaves a report that fits untouched', () => {
+    expect(fitCheckRunText('short', 'See the artifact.')).toBe('short');
+  });
+  it('cuts at a line, stays within the limit, and points at the full report', () => {
+    const long = Array.from({ length: 5000 }, (_, i) => `| lane-${i} | completed | ${'x'.repeat(20)} |`).join('\n');
+    const fitted = fitCheckRunText(long, 'Full report: artifact fleet-report.');
+    expect(long.length).toBeGreaterThan(CHECK_RUN_TEXT_LIMIT);
+    expect(fitted.length).toBeLessThanOrEqual(CHECK_RUN_TEXT_LIMIT);
+    expect(fitted).toContain('Full report: artifact fleet-report.');
+    const body = fitted.slice(0, fitted.indexOf('\n\n… report truncated'));
+    expect(body.split('\n').every((line) => /^\| lane-\d+ \| completed \| x{20} \|$/.test(line))).toBe(true);
+  });
+  it('closes a code fence the cut fell inside', () => {
+    const long = `# r\n\`\`\`mermaid\n${'a --> b\n'.repeat(10_000)}\`\`\`\n`;
+    const fitted = fitCheckRunText(long, 'p', 1000);
+    expect(fitted.length).toBeLessThanOrEqual(1000);
+    expect(fitted.match(/^```/gm)?.length).toBe(2);
+  });
+});

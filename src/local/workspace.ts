@@ -42,8 +42,8 @@ export const localWorkspace: Workspace = {
   tree: (dir, rev) => treeOf(dir, rev),
   parent: (dir, rev) => parentOf(dir, rev),
 
-  async push(dir, branch, expected) {
-    const r = await pushBranch(dir, branch, { expected });
+  async push(dir, branch, expected, env) {
+    const r = await pushBranch(dir, branch, { expected, env });
     return r.ok ? { ok: true } : r;
   },
 

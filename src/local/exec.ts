@@ -1,0 +1,305 @@
+/**
+ * Runs one command (a directive, a check, an agent) with a timeout, in its own
+ * process group, logging its output to a file. Never throws for a failing
+ * command: every outcome is an ExecResult.
+ *
+ * - The command runs detached (its own session and process group). On timeout
+ *   the whole group gets SIGTERM, then SIGKILL after `killGraceMs`, so
+ *   grandchildren (`sleep 1000 &`) die with it.
+ * - When the command exits by itself, whatever it left running in its group
+ *   (background jobs) is terminated the same way: a lane leaves no processes.
+ * - stdout and stderr are appended to `logFile`, line by line in the order
+ *   they arrive, redacted, between a header and a footer.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { redact } from './git.js';
+
+export interface ExecOptions {
+  cwd: string;
+  /** The complete environment of the command (nothing is inherited), except that PATH is always present. */
+  env: Record<string, string>;
+  /** Per run; 0 or a non-finite value disables the timeout. */
+  timeoutMs: number;
+  logFile: string;
+  /** Default true: a string command runs with `sh -c`. An array command always runs without a shell. */
+  shell?: boolean;
+  /** Written to stdin (otherwise stdin is /dev/null). */
+  input?: string;
+  /** Between SIGTERM and SIGKILL; default 2000. */
+  killGraceMs?: number;
+}
+
+export interface ExecResult {
+  /** The exit code; null when killed by a signal; 127 when the command could not be started. */
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** The last ~4 KB of combined output, redacted. */
+  tail: string;
+}
+
+const TAIL_CHARS = 4096;
+const KEEP_CHARS = TAIL_CHARS * 2;
+/** A partial line longer than this is flushed to the log without waiting for its newline. */
+const MAX_PENDING_LINE = 64 * 1024;
+/** How long to wait for stdout/stderr to close once the whole process group is gone. */
+const CLOSE_WAIT_MS = 500;
+const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Process groups of commands still running, killed if this process exits. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => killAllRunning('SIGKILL'));
+}
+
+/** Sends `signal` to the process group of every command still running (for a CLI's SIGINT/SIGTERM handler). */
+export function killAllRunning(signal: NodeJS.Signals = 'SIGTERM'): void {
+  for (const pgid of liveGroups) killGroup(pgid, signal);
+}
+
+function killGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false; // ESRCH: nobody left in the group
+  }
+}
+
+/**
+ * True while a process of the group is still running. `kill(-pgid, 0)` also
+ * counts zombies: orphans reparented to a PID 1 that reaps late (or never, in a
+ * container without an init), so on Linux the group is checked in /proc.
+ */
+async function groupAlive(pgid: number): Promise<boolean> {
+  if (!killGroup(pgid, 0)) return false;
+  if (process.platform !== 'linux') return true;
+  let pids: string[];
+  try {
+    pids = await readdir('/proc');
+  } catch {
+    return true;
+  }
+  for (const pid of pids) {
+    if (pid.charCodeAt(0) < 48 || pid.charCodeAt(0) > 57) continue;
+    let stat: string;
+    try {
+      stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // "pid (comm) state ppid pgrp …"; comm may contain spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** SIGTERM the group, wait up to graceMs for it to empty, then SIGKILL. */
+async function terminateGroup(pgid: number, graceMs: number): Promise<void> {
+  if (!killGroup(pgid, 'SIGTERM')) return;
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline) {
+    await sleep(Math.min(25, Math.max(1, deadline - Date.now())));
+    if (!(await groupAlive(pgid))) return;
+  }
+  killGroup(pgid, 'SIGKILL');
+}
+
+function describe(command: string | string[]): string {
+  return Array.isArray(command) ? command.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' ') : command;
+}
+
+/** Splits a stream into lines, redacts each and hands it on; keeps partial lines until their newline (or until they grow too long). */
+class LineRedactor {
+  private pending = '';
+  private readonly decoder = new StringDecoder('utf8');
+  constructor(private readonly sink: (text: string) => void) {}
+
+  write(chunk: Buffer): void {
+    this.pending += this.decoder.write(chunk);
+    const cut = this.pending.lastIndexOf('\n');
+    if (cut >= 0) {
+      this.sink(redact(this.pending.slice(0, cut + 1)));
+      this.pending = this.pending.slice(cut + 1);
+    }
+    if (this.pending.length > MAX_PENDING_LINE) {
+      this.sink(redact(this.pending));
+      this.pending = '';
+    }
+  }
+
+  end(): void {
+    this.pending += this.decoder.end();
+    if (this.pending) this.sink(redact(this.pending));
+    this.pending = '';
+  }
+}
+
+export async function runCommand(command: string | string[], opts: ExecOptions): Promise<ExecResult> {
+  const started = performance.now();
+  const killGraceMs = opts.killGraceMs ?? 2000;
+  const env: Record<string, string> = { ...opts.env };
+  if (!env.PATH) env.PATH = process.env.PATH || FALLBACK_PATH;
+
+  let file: string;
+  let args: string[];
+  if (Array.isArray(command)) {
+    if (command.length === 0) throw new TypeError('runCommand: empty command');
+    file = command[0]!;
+    args = command.slice(1);
+  } else if (opts.shell === false) {
+    file = command;
+    args = [];
+  } else {
+    file = '/bin/sh';
+    args = ['-c', command];
+  }
+
+  // The log: header now, output as it comes, footer at the end.
+  let log: WriteStream | null = null;
+  try {
+    await mkdir(path.dirname(path.resolve(opts.logFile)), { recursive: true });
+    log = createWriteStream(opts.logFile, { flags: 'a' });
+    log.on('error', () => {
+      /* a log that cannot be written must not fail the command */
+    });
+  } catch {
+    log = null;
+  }
+  const writeLog = (text: string): void => {
+    if (log && text) log.write(text);
+  };
+  writeLog(`=== ${new Date().toISOString()} $ ${redact(describe(command))}\n=== cwd: ${opts.cwd}\n`);
+
+  // The tail: the last KEEP_CHARS characters of combined output, redacted at the end.
+  let tailBuf = '';
+  const keep = (text: string): void => {
+    tailBuf += text;
+    if (tailBuf.length > KEEP_CHARS * 2) tailBuf = tailBuf.slice(-KEEP_CHARS);
+  };
+  const sink = (text: string): void => {
+    writeLog(text);
+    keep(text);
+  };
+  const outLines = new LineRedactor(sink);
+  const errLines = new LineRedactor(sink);
+
+  let child: ChildProcess;
+  let spawnError: Error | null = null;
+  try {
+    child = spawn(file, args, {
+      cwd: opts.cwd,
+      env,
+      detached: true,
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+  } catch (err) {
+    spawnError = err as Error;
+    child = null as unknown as ChildProcess;
+  }
+
+  let timedOut = false;
+  let exitCode: number | null = null;
+  let signal: string | null = null;
+
+  if (!spawnError) {
+    installExitHook();
+    const pgid = child.pid;
+    if (pgid !== undefined) liveGroups.add(pgid);
+
+    const outcome = await new Promise<{ code: number | null; signal: string | null; error: Error | null }>((resolve) => {
+      let done = false;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (v: { code: number | null; signal: string | null; error: Error | null }): void => {
+        if (done) return;
+        done = true;
+        if (timer) clearTimeout(timer);
+        resolve(v);
+      };
+      child.stdout!.on('data', (b: Buffer) => outLines.write(b));
+      child.stderr!.on('data', (b: Buffer) => errLines.write(b));
+      child.on('error', (err) => finish({ code: null, signal: null, error: err }));
+      child.on('exit', (code, sig) => finish({ code, signal: sig, error: null }));
+      if (opts.input !== undefined && child.stdin) {
+        child.stdin.on('error', () => {
+          /* EPIPE: the command did not read all of its input */
+        });
+        child.stdin.end(opts.input);
+      }
+      if (pgid !== undefined && Number.isFinite(opts.timeoutMs) && opts.timeoutMs > 0) {
+        timer = setTimeout(() => {
+          timedOut = true;
+          void terminateGroup(pgid, killGraceMs);
+        }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
+      }
+    });
+
+    if (outcome.error) {
+      spawnError = outcome.error;
+    } else {
+      exitCode = outcome.code;
+      signal = outcome.signal;
+    }
+
+    // Whatever the command left behind in its group (background jobs) goes too.
+    if (pgid !== undefined) {
+      if (await groupAlive(pgid)) await terminateGroup(pgid, killGraceMs);
+      liveGroups.delete(pgid);
+    }
+    // Let the pipes drain; a process that escaped the group may still hold them.
+    await waitForClose(child, CLOSE_WAIT_MS);
+  }
+
+  outLines.end();
+  errLines.end();
+  if (spawnError) {
+    const e = spawnError as NodeJS.ErrnoException;
+    const why = e.code === 'ENOENT' ? `${e.message} (command or working directory not found)` : e.message;
+    sink(`fleet: could not start ${describe(command)}: ${why}\n`);
+    exitCode = 127;
+    signal = null;
+  }
+  const durationMs = Math.round(performance.now() - started);
+  writeLog(
+    `=== exit=${exitCode === null ? 'null' : exitCode} signal=${signal ?? 'null'}${timedOut ? ` timed-out-after=${opts.timeoutMs}ms` : ''} duration=${durationMs}ms\n`,
+  );
+  if (log) await new Promise<void>((r) => log!.end(r));
+
+  const tail = redact(tailBuf).slice(-TAIL_CHARS);
+  return { exitCode, signal, timedOut, durationMs, tail };
+}
+
+function waitForClose(child: ChildProcess, ms: number): Promise<void> {
+  const streams = [child.stdout, child.stderr].filter((s): s is NonNullable<typeof s> => s !== null && !s.destroyed && !s.readableEnded);
+  if (streams.length === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    let left = streams.length;
+    const timer = setTimeout(() => {
+      for (const s of streams) s.destroy();
+      resolve();
+    }, ms);
+    for (const s of streams) {
+      s.once('close', () => {
+        if (--left === 0) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    }
+  });
+}

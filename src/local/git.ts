@@ -1,0 +1,572 @@
+/**
+ * A thin, fast wrapper over the git CLI. Every call spawns `git` directly (no
+ * shell) with a fixed, non-interactive configuration:
+ *
+ *   git -c core.hooksPath=/dev/null -c advice.detachedHead=false (…more -c) <args>
+ *
+ * and an environment with GIT_TERMINAL_PROMPT=0, LC_ALL=C and a fixed commit
+ * identity. Repository-locating variables inherited from a parent git process
+ * (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE, …) are removed so a call only ever
+ * touches the directory it is given.
+ *
+ * Every error is a `GitError` whose message, args and stderr went through
+ * `redact`, so a token in a remote URL never reaches a log or a lane result.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, realpath, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+// ---------------------------------------------------------------------------
+// Redaction
+// ---------------------------------------------------------------------------
+
+const secrets = new Set<string>();
+let sortedSecrets: string[] = [];
+
+/** Registers a value (a token, a password) that `redact` replaces by `***` wherever it appears. Values shorter than 4 characters are ignored. */
+export function registerSecret(secret: string | null | undefined): void {
+  if (!secret || secret.length < 4) return;
+  secrets.add(secret);
+  const encoded = encodeURIComponent(secret);
+  if (encoded !== secret) secrets.add(encoded);
+  sortedSecrets = [...secrets].sort((a, b) => b.length - a.length);
+}
+
+/** Forgets every registered secret (for tests). */
+export function clearSecrets(): void {
+  secrets.clear();
+  sortedSecrets = [];
+}
+
+/**
+ * Removes credentials from text: registered secrets, the userinfo of http(s)
+ * URLs (`https://user:token@host` → `https://***@host`), `user:password@` of
+ * any other URL, `x-access-token:<token>@`, GitHub token shapes (ghp_, ghs_,
+ * github_pat_, …) and `Authorization: basic|bearer|token <value>` headers.
+ */
+export function redact(text: string): string {
+  if (!text) return text;
+  let out = text;
+  for (const s of sortedSecrets) if (out.includes(s)) out = out.split(s).join('***');
+  out = out.replace(/\b(https?:\/\/)[^\s/@'"]+@/gi, '$1***@');
+  out = out.replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s/@:'"]*):[^\s/@'"]+@/gi, '$1:***@');
+  out = out.replace(/x-access-token:[^\s@'"]+@/gi, 'x-access-token:***@');
+  out = out.replace(/\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b/g, '***');
+  out = out.replace(/(authorization:\s*(?:basic|bearer|token)\s+)[^\s'"]+/gi, '$1***');
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Identity and environment
+// ---------------------------------------------------------------------------
+
+export interface GitIdentity {
+  name: string;
+  email: string;
+}
+
+export const DEFAULT_GIT_IDENTITY: Readonly<GitIdentity> = Object.freeze({ name: 'Fleet', email: 'fleet@users.noreply.github.com' });
+let identity: GitIdentity = { ...DEFAULT_GIT_IDENTITY };
+
+/** Sets the author and committer of every commit Fleet makes; `null` restores the default ("Fleet"). A per-call `env` still wins. */
+export function setGitIdentity(id: Partial<GitIdentity> | null): void {
+  identity = id ? { name: id.name ?? DEFAULT_GIT_IDENTITY.name, email: id.email ?? DEFAULT_GIT_IDENTITY.email } : { ...DEFAULT_GIT_IDENTITY };
+}
+
+export function getGitIdentity(): GitIdentity {
+  return { ...identity };
+}
+
+/** Inherited variables that would point git at another repository than the one we name. */
+const STRIPPED_ENV = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_COMMON_DIR',
+  'GIT_NAMESPACE',
+  'GIT_PREFIX',
+  'GIT_CEILING_DIRECTORIES',
+  'GIT_QUARANTINE_PATH',
+  'GIT_AUTHOR_DATE',
+  'GIT_COMMITTER_DATE',
+];
+
+/** Configuration forced on every call (before the subcommand). */
+const BASE_CONFIG = [
+  '-c', 'core.hooksPath=/dev/null',
+  '-c', 'advice.detachedHead=false',
+  '-c', 'core.quotePath=false',
+  '-c', 'commit.gpgsign=false',
+  '-c', 'tag.gpgsign=false',
+  '-c', 'gc.auto=0',
+  '-c', 'maintenance.auto=false',
+];
+
+function gitEnv(extra?: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of STRIPPED_ENV) delete env[k];
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.GCM_INTERACTIVE = 'never';
+  env.LC_ALL = 'C';
+  env.GIT_AUTHOR_NAME = identity.name;
+  env.GIT_AUTHOR_EMAIL = identity.email;
+  env.GIT_COMMITTER_NAME = identity.name;
+  env.GIT_COMMITTER_EMAIL = identity.email;
+  if (extra) Object.assign(env, extra);
+  return env;
+}
+
+// ---------------------------------------------------------------------------
+// The runner
+// ---------------------------------------------------------------------------
+
+export class GitError extends Error {
+  override readonly name = 'GitError';
+  /** The git arguments (after the forced `-c` options), redacted. */
+  readonly args: string[];
+  /** git's exit code; -1 when git could not be started or was killed. */
+  readonly exitCode: number;
+  /** git's stderr, redacted. */
+  readonly stderr: string;
+
+  constructor(args: readonly string[], exitCode: number, stderr: string, message?: string) {
+    const safeArgs = args.map((a) => redact(a));
+    const safeStderr = redact(stderr);
+    const detail = message ?? (errorLines(safeStderr, 6) || `exit code ${exitCode}`);
+    super(redact(`git ${safeArgs.join(' ')} failed (exit ${exitCode}): ${detail}`));
+    this.args = safeArgs;
+    this.exitCode = exitCode;
+    this.stderr = safeStderr;
+  }
+}
+
+export interface GitOptions {
+  cwd: string;
+  /** Added to (and overriding) the environment Fleet gives git. */
+  env?: Record<string, string>;
+  /** Written to git's stdin. */
+  input?: string;
+  /** Return a non-zero exit instead of throwing. */
+  allowFail?: boolean;
+  /** Kill git (SIGKILL) after this long; the call then fails with exit code -1. */
+  timeoutMs?: number;
+}
+
+export interface GitResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+interface RawResult {
+  stdout: Buffer;
+  stderr: string;
+  code: number;
+}
+
+function runGit(args: readonly string[], opts: GitOptions): Promise<RawResult> {
+  return new Promise((resolve, reject) => {
+    let child;
+    try {
+      child = spawn('git', [...BASE_CONFIG, ...args], {
+        cwd: opts.cwd,
+        env: gitEnv(opts.env),
+        stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+    } catch (err) {
+      reject(new GitError(args, -1, String(err), `could not start git: ${String((err as Error).message ?? err)}`));
+      return;
+    }
+    const out: Buffer[] = [];
+    const errOut: Buffer[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    let settled = false;
+    child.stdout!.on('data', (b: Buffer) => out.push(b));
+    child.stderr!.on('data', (b: Buffer) => errOut.push(b));
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      const why = err.code === 'ENOENT' ? `${err.message} (git is not installed, or ${opts.cwd} does not exist)` : err.message;
+      reject(new GitError(args, -1, Buffer.concat(errOut).toString('utf8'), `could not run git: ${why}`));
+    });
+    child.on('close', (code, signal) => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      const stderr = Buffer.concat(errOut).toString('utf8');
+      const exit = code ?? -1;
+      if (timedOut) {
+        reject(new GitError(args, -1, stderr, `timed out after ${opts.timeoutMs} ms`));
+        return;
+      }
+      if (exit !== 0 && !opts.allowFail) {
+        reject(new GitError(args, exit, stderr, signal ? `killed by ${signal}` : undefined));
+        return;
+      }
+      resolve({ stdout: Buffer.concat(out), stderr, code: exit });
+    });
+    if (opts.input !== undefined) {
+      child.stdin!.on('error', () => {
+        /* git exited before reading all of its input; the exit code tells the story */
+      });
+      child.stdin!.end(opts.input);
+    }
+    if (opts.timeoutMs !== undefined && opts.timeoutMs > 0) {
+      timer = setTimeout(() => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
+    }
+  });
+}
+
+/** Runs `git <args>` in `cwd`. Throws a `GitError` on a non-zero exit unless `allowFail`. stderr is returned as git wrote it (callers that log it should `redact` it). */
+export async function git(args: string[], opts: GitOptions): Promise<GitResult> {
+  const r = await runGit(args, opts);
+  return { stdout: r.stdout.toString('utf8'), stderr: r.stderr, code: r.code };
+}
+
+function lastLines(text: string, n: number): string {
+  const lines = text.split('\n').map((l) => l.trimEnd()).filter((l) => l.length > 0 && l !== 'remote:');
+  return lines.slice(-n).join('\n');
+}
+
+/** The lines of git's stderr that say what went wrong (error:, fatal:, rejected, denied…), else its last lines. */
+function errorLines(text: string, n: number): string {
+  const lines = text.split('\n').map((l) => l.trimEnd()).filter((l) => l.length > 0 && l !== 'remote:');
+  const errors = lines.filter((l) => /\b(error|fatal|rejected|denied|refused|declined)\b/i.test(l));
+  return (errors.length > 0 ? errors : lines).slice(-n).join('\n');
+}
+
+// ---------------------------------------------------------------------------
+// Remotes
+// ---------------------------------------------------------------------------
+
+/** True when git would treat `url` as a path on this machine (not `scheme://…` nor scp-like `host:path`). */
+export function isLocalRemote(url: string): boolean {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url.toLowerCase().startsWith('file://');
+  if (url.startsWith('/') || url.startsWith('.') || url.startsWith('~')) return true;
+  const colon = url.indexOf(':');
+  const slash = url.indexOf('/');
+  return colon < 0 || (slash >= 0 && slash < colon);
+}
+
+/** Makes a local path absolute (expanding `~`), so git does not resolve it against its cwd; URLs are returned unchanged. */
+export function normalizeRemote(url: string): string {
+  if (!isLocalRemote(url) || /^file:\/\//i.test(url)) return url;
+  if (url === '~' || url.startsWith('~/')) return path.join(os.homedir(), url.slice(1));
+  return path.resolve(url);
+}
+
+/** A neutral cwd for commands that do not need a repository (ls-remote, clone). */
+function neutralCwd(): string {
+  return os.tmpdir();
+}
+
+// ---------------------------------------------------------------------------
+// Inspection
+// ---------------------------------------------------------------------------
+
+export type RepoKind = 'repo' | 'bare' | 'not-a-repository' | 'not-found';
+
+/**
+ * What `p` is: the top of a working tree ('repo'), a bare repository ('bare'),
+ * an existing path that is neither ('not-a-repository'; a subdirectory of some
+ * other repository counts as this), or nothing ('not-found').
+ */
+export async function isGitRepo(p: string): Promise<RepoKind> {
+  let abs: string;
+  try {
+    abs = await realpath(p);
+    if (!(await stat(abs)).isDirectory()) return 'not-a-repository';
+  } catch {
+    return 'not-found';
+  }
+  // The ceiling keeps git from discovering a repository above `abs`.
+  const r = await git(['rev-parse', '--is-bare-repository', '--is-inside-work-tree', '--show-prefix'], {
+    cwd: abs,
+    env: { GIT_CEILING_DIRECTORIES: path.dirname(abs) },
+    allowFail: true,
+  });
+  if (r.code !== 0) return 'not-a-repository';
+  const [bare, inside, prefix = ''] = r.stdout.split('\n');
+  if (bare === 'true') return 'bare';
+  if (inside === 'true' && prefix === '') return 'repo';
+  return 'not-a-repository';
+}
+
+/** True when the repository at `p` (bare or not) has at least one commit. */
+export async function hasCommits(p: string): Promise<boolean> {
+  const r = await git(['for-each-ref', '--count=1', '--format=%(objectname)', 'refs/heads'], { cwd: p, allowFail: true });
+  if (r.code === 0 && r.stdout.trim() !== '') return true;
+  const head = await git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: p, allowFail: true });
+  return head.code === 0;
+}
+
+/** The branch HEAD of a remote (URL or path) points at, via `git ls-remote --symref <url> HEAD`; null for an empty repository or a detached HEAD. Throws a GitError when the remote cannot be read. */
+export async function defaultBranch(remoteUrlOrPath: string): Promise<string | null> {
+  const r = await git(['ls-remote', '--symref', '--', normalizeRemote(remoteUrlOrPath), 'HEAD'], { cwd: neutralCwd() });
+  const m = /^ref: refs\/heads\/(\S.*)\tHEAD$/m.exec(r.stdout);
+  return m ? m[1]! : null;
+}
+
+/** The commit a remote branch points at, or null when it does not exist. Throws a GitError when the remote cannot be read. */
+export async function lsRemoteBranch(url: string, branch: string): Promise<string | null> {
+  const ref = `refs/heads/${branch}`;
+  const r = await git(['ls-remote', '--', normalizeRemote(url), ref], { cwd: neutralCwd() });
+  for (const line of r.stdout.split('\n')) {
+    const [sha, name] = line.split('\t');
+    if (name === ref && sha) return sha;
+  }
+  return null;
+}
+
+/** The full sha `rev` names in `dir`, or null when it names nothing. */
+export async function revParse(dir: string, rev: string): Promise<string | null> {
+  const r = await git(['rev-parse', '--verify', '--quiet', '--end-of-options', rev], { cwd: dir, allowFail: true });
+  return r.code === 0 ? r.stdout.trim() : null;
+}
+
+/** The tree of a commit. */
+export async function treeOf(dir: string, rev: string): Promise<string> {
+  const r = await git(['rev-parse', '--verify', '--end-of-options', `${rev}^{tree}`], { cwd: dir });
+  return r.stdout.trim();
+}
+
+/** The first parent of a commit; null for a root commit. */
+export async function parentOf(dir: string, rev: string): Promise<string | null> {
+  return revParse(dir, `${rev}^1^{commit}`);
+}
+
+// ---------------------------------------------------------------------------
+// A lane's working copy
+// ---------------------------------------------------------------------------
+
+export interface CloneForLaneOptions {
+  /** The branch to start from; defaults to the remote's default branch (its HEAD). */
+  base?: string;
+  /** The lane branch created locally at the base commit. */
+  branch: string;
+  /** Shallow clone depth, for network remotes only (git ignores depth for local paths). */
+  depth?: number;
+  /** Extra environment for the network calls (a forge's credentials as an extra header). */
+  env?: Record<string, string>;
+}
+
+export interface CloneForLaneResult {
+  base_branch: string;
+  base_commit: string;
+  /** Where the lane branch already is on the remote (a previous run), or null; the lease for `pushBranch`. */
+  remote_branch_commit: string | null;
+}
+
+/**
+ * Clones one branch of `url` into `dir` (hard-linking objects for a local
+ * path), learns where the lane branch already is on the remote (fetched into
+ * refs/remotes/origin/<branch> so its tree can be compared), and checks out
+ * the lane branch at the base commit.
+ */
+export async function cloneForLane(url: string, dir: string, opts: CloneForLaneOptions): Promise<CloneForLaneResult> {
+  const src = normalizeRemote(url);
+  const target = path.resolve(dir);
+  await mkdir(path.dirname(target), { recursive: true });
+  const args = ['clone', '--quiet', '--no-tags', '--single-branch', '--template=', '-c', 'core.quotePath=false'];
+  if (opts.base) args.push('--branch', opts.base);
+  if (opts.depth !== undefined && opts.depth > 0 && !isLocalRemote(src)) args.push('--depth', String(opts.depth));
+  args.push('--', src, target);
+  await git(args, { cwd: path.dirname(target), env: opts.env });
+
+  // The lane branch's remote state is fetched while HEAD is read and the lane
+  // branch checked out: they touch different refs, and fetch not the index.
+  const fetching =
+    opts.base === undefined || opts.branch !== opts.base
+      ? git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', 'origin', `+refs/heads/${opts.branch}:refs/remotes/origin/${opts.branch}`], {
+          cwd: target,
+          allowFail: true,
+          env: opts.env,
+        })
+      : null;
+  const checkingOut = (async () => {
+    // One call: the commit, then the branch HEAD points at ("HEAD" when detached, e.g. a tag as base).
+    const head = await git(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD'], { cwd: target, allowFail: true });
+    const [commit, abbrev] = head.stdout.trim().split('\n');
+    if (head.code !== 0 || !commit || !abbrev) {
+      throw new GitError(['clone', '--', src, target], 128, head.stderr, 'the remote repository has no commits (empty repository)');
+    }
+    await git(['checkout', '--quiet', '-B', opts.branch, commit], { cwd: target });
+    return { base_commit: commit, base_branch: abbrev === 'HEAD' ? (opts.base ?? 'HEAD') : abbrev };
+  })();
+  const [fetch, checkedOut] = await Promise.allSettled([fetching ?? Promise.resolve(null), checkingOut]);
+  if (checkedOut.status === 'rejected') throw checkedOut.reason;
+  if (fetch.status === 'rejected') throw fetch.reason;
+  const { base_commit, base_branch } = checkedOut.value;
+
+  let remote_branch_commit: string | null = null;
+  if (opts.branch === base_branch) {
+    remote_branch_commit = base_commit;
+  } else if (fetch.value && fetch.value.code === 0) {
+    remote_branch_commit = await revParse(target, `refs/remotes/origin/${opts.branch}`);
+  } else if (fetch.value && !/couldn't find remote ref|could not find remote ref/i.test(fetch.value.stderr)) {
+    throw new GitError(['fetch', 'origin', `refs/heads/${opts.branch}`], fetch.value.code, fetch.value.stderr);
+  }
+  return { base_branch, base_commit, remote_branch_commit };
+}
+
+export interface ChangedEntry {
+  /** A (added), M (modified), D (deleted), R (renamed), C (copied), T (type changed). */
+  status: string;
+  path: string;
+  /** The old path of a rename or copy. */
+  from?: string;
+}
+
+export interface ChangedFiles {
+  /** Every path the directive added, modified or deleted (the new path of a rename), sorted. */
+  files: string[];
+  /** The old paths of renamed files, sorted. They no longer exist: a fence must check them too. */
+  renamed_from: string[];
+  entries: ChangedEntry[];
+}
+
+/**
+ * Stages everything (`git add -A`: untracked files not ignored, deletions,
+ * renames) and lists the staged changes against HEAD. Paths come out exactly
+ * (NUL-separated, no quoting), spaces and unicode included.
+ */
+export async function changedFiles(dir: string): Promise<ChangedFiles> {
+  await git(['add', '--all'], { cwd: dir });
+  const r = await runGit(['diff', '--cached', '--name-status', '-z', '-M', '--no-ext-diff', 'HEAD', '--'], { cwd: dir });
+  const parts = r.stdout.toString('utf8').split('\0');
+  const entries: ChangedEntry[] = [];
+  for (let i = 0; i < parts.length; ) {
+    const code = parts[i++];
+    if (!code) continue;
+    const status = code[0]!;
+    if (status === 'R' || status === 'C') {
+      const from = parts[i++]!;
+      const to = parts[i++]!;
+      entries.push({ status, path: to, from });
+    } else {
+      entries.push({ status, path: parts[i++]! });
+    }
+  }
+  const files = [...new Set(entries.map((e) => e.path))].sort();
+  const renamed_from = [...new Set(entries.filter((e) => e.status === 'R' && e.from !== undefined).map((e) => e.from!))].sort();
+  return { files, renamed_from, entries };
+}
+
+export interface CommitOptions {
+  /** Skip `git add -A` because `changedFiles` just staged everything. */
+  staged?: boolean;
+}
+
+/** Commits everything (staging it first unless `staged`) with `message` kept verbatim apart from surrounding blank lines; returns the commit sha. No hooks, no signing. */
+export async function commitAll(dir: string, message: string, opts: CommitOptions = {}): Promise<string> {
+  if (!opts.staged) await git(['add', '--all'], { cwd: dir });
+  await git(['commit', '--quiet', '--no-verify', '--no-gpg-sign', '--cleanup=whitespace', '--file=-'], { cwd: dir, input: message });
+  const r = await git(['rev-parse', 'HEAD'], { cwd: dir });
+  return r.stdout.trim();
+}
+
+/** A binary-safe patch from `fromRev` to `toRev` (`git diff --binary`), as UTF-8 text. Use `diffPatchBuffer` for byte-exact output when files are not UTF-8. */
+export async function diffPatch(dir: string, fromRev: string, toRev: string): Promise<string> {
+  return (await diffPatchBuffer(dir, fromRev, toRev)).toString('utf8');
+}
+
+export async function diffPatchBuffer(dir: string, fromRev: string, toRev: string): Promise<Buffer> {
+  const r = await runGit(
+    ['diff', '--binary', '--no-color', '--no-ext-diff', '--no-textconv', '--src-prefix=a/', '--dst-prefix=b/', '-M', fromRev, toRev, '--'],
+    { cwd: dir },
+  );
+  return r.stdout;
+}
+
+// ---------------------------------------------------------------------------
+// Pushing
+// ---------------------------------------------------------------------------
+
+export type PushResult =
+  | { ok: true; status: 'created' | 'updated' | 'forced' | 'up-to-date' }
+  | { ok: false; reason: 'stale' | 'rejected' | 'error'; detail: string };
+
+/** Ref-lock contention on the remote (concurrent pushes, packed-refs rewrite): worth a retry. */
+const TRANSIENT = /cannot lock ref|failed to lock|unable to create [^\n]*\.lock/i;
+const PUSH_ATTEMPTS = 3;
+
+interface PorcelainLine {
+  flag: string;
+  summary: string;
+}
+
+function parsePorcelain(stdout: string, dst: string): PorcelainLine | null {
+  for (const line of stdout.split('\n')) {
+    const parts = line.split('\t');
+    if (parts.length < 3) continue;
+    const [flag, refs, summary] = parts as [string, string, string];
+    if (refs.endsWith(`:${dst}`)) return { flag: flag.trim() === '' ? ' ' : flag.trim(), summary: summary.trim() };
+  }
+  return null;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+async function pushWithLease(dir: string, src: string, dstRef: string, expected: string | null, env?: Record<string, string>): Promise<PushResult> {
+  let last: PushResult = { ok: false, reason: 'error', detail: 'push was not attempted' };
+  for (let attempt = 1; attempt <= PUSH_ATTEMPTS; attempt++) {
+    const r = await git(
+      [
+        'push', '--porcelain', '--no-verify', '--no-signed', '--no-follow-tags', '--recurse-submodules=no',
+        `--force-with-lease=${dstRef}:${expected ?? ''}`,
+        'origin', `${src}:${dstRef}`,
+      ],
+      { cwd: dir, allowFail: true, env },
+    );
+    const line = parsePorcelain(r.stdout, dstRef);
+    const detail = redact([line ? `${line.flag} ${line.summary}` : '', errorLines(r.stderr, 6)].filter(Boolean).join('\n'));
+    if (line && line.flag !== '!' && r.code === 0) {
+      const status = line.flag === '*' ? 'created' : line.flag === '+' ? 'forced' : line.flag === '=' ? 'up-to-date' : 'updated';
+      return { ok: true, status };
+    }
+    const transient = TRANSIENT.test(line?.summary ?? '') || TRANSIENT.test(r.stderr);
+    if (line && line.flag === '!') {
+      if (/stale info|fetch first|non-fast-forward/i.test(line.summary)) return { ok: false, reason: 'stale', detail };
+      last = { ok: false, reason: 'rejected', detail };
+    } else {
+      last = { ok: false, reason: 'error', detail: detail || `git push exited with ${r.code}` };
+    }
+    if (!transient) return last;
+    if (attempt < PUSH_ATTEMPTS) await sleep(50 * attempt + Math.floor(Math.random() * 50));
+  }
+  return last;
+}
+
+/**
+ * Pushes HEAD to refs/heads/<branch> on origin, with a lease: the remote
+ * branch must still be at `expected` (null: must not exist yet). A lease
+ * failure (someone else pushed) is `stale`; a refusal by the remote (hook,
+ * protection) is `rejected`; anything else (auth, network) is `error`.
+ * Retried up to 3 times only on transient ref-lock failures.
+ */
+export async function pushBranch(dir: string, branch: string, opts: { expected: string | null; env?: Record<string, string> }): Promise<PushResult> {
+  return pushWithLease(dir, 'HEAD', `refs/heads/${branch}`, opts.expected, opts.env);
+}
+
+/**
+ * The local merge: moves refs/heads/<baseBranch> on origin to `commit`, only if
+ * it still is `expectedBaseCommit` (lease → `stale` otherwise) and `commit`
+ * descends from it (a fast-forward; `rejected` otherwise).
+ */
+export async function pushFastForward(dir: string, commit: string, baseBranch: string, expectedBaseCommit: string): Promise<PushResult> {
+  const anc = await git(['merge-base', '--is-ancestor', expectedBaseCommit, commit], { cwd: dir, allowFail: true });
+  if (anc.code === 1) return { ok: false, reason: 'rejected', detail: `${commit} is not a fast-forward of ${baseBranch} (${expectedBaseCommit})` };
+  if (anc.code !== 0) return { ok: false, reason: 'error', detail: redact(lastLines(anc.stderr, 4)) || 'cannot compare commits' };
+  return pushWithLease(dir, commit, `refs/heads/${baseBranch}`, expectedBaseCommit);
+}

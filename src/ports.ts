@@ -131,3 +131,34 @@ export interface ExecResult {
 export interface Executor {
   run(command: string, opts: ExecOptions): Promise<ExecResult>;
 }
+
+export interface StoredArtifact {
+  name: string;
+  id: number;
+  /** sha256 of the artifact's zip, when the store knows it (downloads then verify it). */
+  digest?: string;
+}
+
+/**
+ * Where lanes leave their results for the report: a run's artifacts on
+ * GitHub Actions, a folder locally and in tests. Names are unique in a run.
+ */
+export interface ArtifactStore {
+  upload(name: string, files: string[], rootDir: string): Promise<StoredArtifact>;
+  /** Artifacts whose name starts with `prefix`; a re-run's duplicates collapse to the latest. */
+  list(prefix: string): Promise<StoredArtifact[]>;
+  /** Download into `dir` (created); throws when the digest does not match. */
+  download(artifact: StoredArtifact, dir: string): Promise<void>;
+}
+
+export interface RunJob {
+  name: string;
+  status: string;
+  conclusion: string | null;
+  html_url: string | null;
+}
+
+/** The jobs of the workflow run the fleet runs in, to explain a lane that left no result. */
+export interface RunJobs {
+  list(): Promise<RunJob[]>;
+}

@@ -84,6 +84,8 @@ export interface ReportStepInput {
   lanes: ReadonlyMap<string, LaneSpec>;
   forge: Forge;
   clock: Clock;
+  /** Why a lane left no result (its job was cancelled, timed out, failed before upload), when the runner can tell. */
+  explainMissing?(lane: LaneRecord): Promise<LaneRecord['error']>;
 }
 
 export async function reportStep(input: ReportStepInput): Promise<Manifest> {
@@ -95,12 +97,13 @@ export async function reportStep(input: ReportStepInput): Promise<Manifest> {
     if (!read.ok) {
       // Lanes skipped at plan time never ran, so they have no file.
       if (planned.status === 'skipped') return planned;
+      const cause = read.reason === 'missing' ? await input.explainMissing?.(planned) : null;
       return {
         ...planned,
         status: 'failed',
         phase: 'failed',
         updated_at: now,
-        error: { class: 'no-result', message: `${read.detail}; the lane did not finish (crashed, killed or cancelled)` },
+        error: cause ?? { class: 'no-result', message: `${read.detail}; the lane did not finish (crashed, killed or cancelled)` },
       };
     }
     const rec = read.record;

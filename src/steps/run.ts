@@ -3,16 +3,17 @@
  * concurrency budget, then report. A lane that fails, hangs or crashes ends as
  * a failed lane; it never stops the others.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { LANE_ID_PATTERN } from '../core/fleet-file.js';
 import type { Plan } from '../core/plan.js';
-import { TERMINAL, type LaneRecord, type LanePhase, type Manifest } from '../core/model.js';
+import { Manifest as ManifestSchema, TERMINAL, type LaneRecord, type LanePhase, type Manifest } from '../core/model.js';
 import type { LaneSpec, Problem, ResolvedFleet } from '../core/validate.js';
 import type { Checkpoint, Clock, Executor, Forge, Workspace } from '../ports.js';
 import { JsonLines, writeJsonAtomic } from '../util/fs.js';
 import { Semaphore } from '../util/pool.js';
 import { readLaneResult, reportStep } from './report.js';
-import { runLane, writeLaneResult, type LaneContext } from './lane.js';
+import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
 import { planStep } from './plan.js';
 
 export interface FleetEvent {
@@ -33,8 +34,10 @@ export interface RunOptions {
   exec: Executor;
   clock: Clock;
   env: Record<string, string>;
-  /** The fleet workspace; default `_workspace/fleet/<fleet_id>` under cwd. */
+  /** The fleet workspace; default `_workspace/fleet/<fleet_id>` under `cwd`. */
   root?: string;
+  /** Where relative paths and the default workspace resolve; default process.cwd(). */
+  cwd?: string;
   maxParallel?: number;
   dryRun?: boolean;
   /** A previous manifest: lanes it shows completed are kept, the rest run again. */
@@ -63,8 +66,9 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
   if (!planned.ok) return planned;
   const { plan } = planned;
   let manifest = planned.manifest;
-  const root = resolve(opts.resume?.root ?? opts.root ?? join('_workspace', 'fleet', manifest.fleet_id));
+  const root = resolve(opts.cwd ?? process.cwd(), opts.resume?.root ?? opts.root ?? join('_workspace', 'fleet', manifest.fleet_id));
   await mkdir(root, { recursive: true });
+  if (!opts.resume) await clearPreviousRun(root);
   await writeJsonAtomic(join(root, 'plan.json'), { fleet_id: manifest.fleet_id, waves: plan.waves, contention: plan.contention, excluded: plan.excluded, skipped: plan.skipped });
   await writeJsonAtomic(manifestPath(root), manifest);
 
@@ -156,10 +160,28 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
 }
 
 /**
+ * A new run into a workspace that holds an earlier run: remove that run's own
+ * files (its manifest names them), so the events log, the lane results and the
+ * attempt logs are this run's alone. Nothing else in the folder is touched.
+ */
+async function clearPreviousRun(root: string): Promise<void> {
+  let previous: Manifest;
+  try {
+    previous = ManifestSchema.parse(JSON.parse(await readFile(manifestPath(root), 'utf8')));
+  } catch {
+    return; // no earlier run here (or not one Fleet can read): nothing of ours to clear
+  }
+  // Only ids of the lane alphabet name a folder: a hand-edited manifest cannot point rm elsewhere.
+  const ids = previous.lanes.map((l) => l.lane).filter((id) => LANE_ID_PATTERN.test(id));
+  await Promise.all(ids.map((id) => rm(laneDir(root, id), { recursive: true, force: true })));
+  for (const f of ['events.jsonl', 'plan.json', 'report.md', 'fleet-status.json']) await rm(join(root, f), { force: true });
+}
+
+/**
  * Why a lane may not start yet, or undefined. A dependency must have completed,
  * and its checkpoint must hold on the forge: the runner never takes a lane's word for it.
  */
-async function dependencyBlock(
+export async function dependencyBlock(
   spec: LaneSpec,
   records: ReadonlyMap<string, LaneRecord>,
   specs: ReadonlyMap<string, LaneSpec>,

@@ -1,0 +1,192 @@
+/**
+ * The action's logic, with the runner injected (the create-github-app-token
+ * pattern): `core`, the artifact store, the forge and the GitHub API come in
+ * as arguments, so tests drive it without a runner. index.ts wires the real ones.
+ */
+import { join } from 'node:path';
+import { exitCodeFor } from '../steps/run.js';
+import { formatProblems } from '../core/validate.js';
+import type { Manifest } from '../core/model.js';
+import { checkRunConclusion, fitCheckRunText, renderPlan, renderReport } from '../core/report.js';
+import type { ArtifactStore, Clock, Executor, Forge, RunJob, Workspace } from '../ports.js';
+import { loadFleetFile } from '../steps/load.js';
+import { matrixPlan, matrixReport, matrixShard, REPORT_ARTIFACT } from '../steps/matrix.js';
+import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
+import { readSettings, type Settings } from './settings.js';
+
+/** The slice of @actions/core the action uses. */
+export interface CoreLike {
+  setOutput(name: string, value: string): void;
+  setFailed(message: string): void;
+  setSecret(secret: string): void;
+  info(message: string): void;
+  warning(message: string): void;
+  summary: { addRaw(text: string, addEOL?: boolean): { write(): Promise<unknown> } };
+}
+
+/** The slice of Octokit the action uses for the run's own repository. */
+export interface GitHubApi {
+  request(route: string, params?: Record<string, unknown>): Promise<{ data: unknown }>;
+}
+
+export interface ActionDeps {
+  env: NodeJS.ProcessEnv;
+  core: CoreLike;
+  store: ArtifactStore;
+  clock: Clock;
+  workspace: Workspace;
+  exec: Executor;
+  makeForge(settings: Settings): Forge;
+  api(settings: Settings): GitHubApi;
+  /** The environment handed to directives (Fleet's own credentials withheld). */
+  directiveEnv: Record<string, string>;
+}
+
+/** Returns the exit code: 0 done, 1 a lane failed (report mode), 2 bad input or set-up failure. */
+export async function runAction(deps: ActionDeps): Promise<number> {
+  const { core } = deps;
+  const read = readSettings(deps.env);
+  if (!read.ok) {
+    core.setFailed(`Fleet: ${read.problems.length} problem(s) with the inputs:\n${read.problems.map((p) => `  ${p}`).join('\n')}`);
+    return 2;
+  }
+  const settings = read.settings;
+  core.setSecret(settings.token);
+  if (settings.runToken !== settings.token) core.setSecret(settings.runToken);
+  const forge = deps.makeForge(settings);
+  try {
+    if (settings.mode === 'plan') return await plan(deps, settings, forge);
+    if (settings.mode === 'lane') return await lane(deps, settings, forge);
+    return await report(deps, settings, forge);
+  } catch (err) {
+    core.setFailed(`Fleet ${settings.mode} failed: ${(err as Error).message}`);
+    return 2;
+  }
+}
+
+async function plan(deps: ActionDeps, settings: Settings, forge: Forge): Promise<number> {
+  const loaded = await loadFleetFile(settings.file);
+  if (!loaded.ok) {
+    deps.core.setFailed(formatProblems(loaded.problems));
+    return 2;
+  }
+  let fleet = loaded.fleet;
+  if (settings.directive) {
+    // A workflow_dispatch directive replaces the file's, except where a lane sets its own.
+    const previous = fleet.file.directive;
+    fleet = {
+      ...fleet,
+      file: { ...fleet.file, directive: settings.directive },
+      lanes: fleet.lanes.map((l) => (l.directive === previous ? { ...l, directive: settings.directive! } : l)),
+    };
+  }
+  const fleet_id = settings.runId ? `fleet-run-${settings.runId}` : `fleet-${deps.clock.now().getTime()}`;
+  const out = await matrixPlan({
+    fleet,
+    file: settings.file,
+    forge,
+    clock: deps.clock,
+    store: deps.store,
+    root: settings.workspace,
+    fleet_id,
+    waveJobs: settings.waveJobs,
+    maxParallel: settings.maxParallel,
+    dryRun: settings.dryRun,
+  });
+  if (!out.ok) {
+    deps.core.setFailed(formatProblems(out.problems));
+    return 2;
+  }
+  const o = out.outputs;
+  deps.core.setOutput('fleet-id', o.fleet_id);
+  deps.core.setOutput('wave-count', String(o.wave_count));
+  deps.core.setOutput('max-parallel', String(o.max_parallel));
+  deps.core.setOutput('lane-count', String(o.lane_count));
+  o.waves.forEach((shards, i) => deps.core.setOutput(`wave-${i + 1}`, JSON.stringify(shards)));
+  // The approver reads this before the approval gate opens.
+  await deps.core.summary.addRaw(renderPlan(out.manifest), true).write();
+  deps.core.info(`Planned ${o.lane_count} lanes in ${o.wave_count} wave(s); ${out.manifest.excluded.length} excluded.`);
+  return 0;
+}
+
+async function lane(deps: ActionDeps, settings: Settings, forge: Forge): Promise<number> {
+  const records = await matrixShard({
+    shard: settings.shard,
+    store: deps.store,
+    root: settings.workspace,
+    forge,
+    workspace: deps.workspace,
+    exec: deps.exec,
+    clock: deps.clock,
+    env: deps.directiveEnv,
+    dryRun: settings.dryRun || undefined,
+    log: (line) => deps.core.info(line),
+  });
+  for (const r of records) {
+    const line = `${r.lane}: ${r.status} (${r.phase})${r.error ? ` — ${r.error.class}: ${r.error.message}` : ''}`;
+    if (r.status === 'failed') deps.core.warning(line);
+    else deps.core.info(line);
+  }
+  // A failed lane is a result, not a broken job: the report job judges the fleet.
+  return 0;
+}
+
+async function report(deps: ActionDeps, settings: Settings, forge: Forge): Promise<number> {
+  const api = deps.api(settings);
+  const manifest = await matrixReport({
+    store: deps.store,
+    root: settings.workspace,
+    forge,
+    clock: deps.clock,
+    jobs: settings.repository && settings.runId ? runJobs(api, settings) : undefined,
+  });
+  const text = renderReport(manifest, { now: manifest.ended_at ?? deps.clock.now().toISOString() });
+  await writeJsonAtomic(join(settings.workspace, 'fleet-status.json'), manifest);
+  await writeFileAtomic(join(settings.workspace, 'report.md'), `${text}\n`);
+  await deps.store.upload(REPORT_ARTIFACT, [join(settings.workspace, 'fleet-status.json'), join(settings.workspace, 'report.md')], settings.workspace);
+  await deps.core.summary.addRaw(text, true).write();
+  deps.core.setOutput('manifest', join(settings.workspace, 'fleet-status.json'));
+  deps.core.setOutput('failed', String(manifest.summary.failed));
+  if (settings.repository && settings.sha) await postCheckRun(api, settings, manifest, text);
+  const code = exitCodeFor(manifest);
+  if (code !== 0 && settings.failOnLaneFailure) deps.core.setFailed(`${manifest.summary.failed} lane(s) failed: see the report`);
+  return settings.failOnLaneFailure ? code : 0;
+}
+
+function runJobs(api: GitHubApi, settings: Settings) {
+  return {
+    async list(): Promise<RunJob[]> {
+      const jobs: RunJob[] = [];
+      for (let page = 1; page <= 20; page++) {
+        const { data } = await api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', {
+          ...settings.repository,
+          run_id: settings.runId,
+          filter: 'latest',
+          per_page: 100,
+          page,
+        });
+        const batch = (data as { jobs: RunJob[] }).jobs;
+        jobs.push(...batch.map((j) => ({ name: j.name, status: j.status, conclusion: j.conclusion, html_url: j.html_url })));
+        if (batch.length < 100) break;
+      }
+      return jobs;
+    },
+  };
+}
+
+async function postCheckRun(api: GitHubApi, settings: Settings, manifest: Manifest, text: string): Promise<void> {
+  const pointer = settings.runUrl ? `The full report is the \`${REPORT_ARTIFACT}\` artifact of ${settings.runUrl}.` : `The full report is the \`${REPORT_ARTIFACT}\` artifact.`;
+  const s = manifest.summary;
+  await api.request('POST /repos/{owner}/{repo}/check-runs', {
+    ...settings.repository,
+    name: `${settings.checkName}: ${manifest.name}`,
+    head_sha: settings.sha,
+    status: 'completed',
+    conclusion: checkRunConclusion(manifest),
+    ...(settings.runUrl ? { details_url: settings.runUrl } : {}),
+    output: {
+      title: `${s.completed} completed, ${s.failed} failed, ${s.skipped} skipped, ${s.excluded} excluded of ${s.total}`,
+      summary: fitCheckRunText(text, pointer),
+    },
+  });
+}

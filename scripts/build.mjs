@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 const entries = {
   cli: 'src/cli/index.ts',
-  action: 'src/actions/main.ts',
+  action: 'src/actions/index.ts',
 };
 
 rmSync('dist', { recursive: true, force: true });

@@ -10,7 +10,9 @@ import type { Manifest } from '../core/model.js';
 import { checkRunConclusion, fitCheckRunText, renderPlan, renderReport } from '../core/report.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJob, Workspace } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
-import { matrixPlan, matrixReport, matrixShard, REPORT_ARTIFACT } from '../steps/matrix.js';
+import { loadPlanBundle, matrixPlan, matrixReport, matrixShard, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
+import type { PlanStepOptions } from '../steps/plan.js';
+import type { FleetFile } from '../core/fleet-file.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { readSettings, type Settings } from './settings.js';
 
@@ -36,7 +38,8 @@ export interface ActionDeps {
   clock: Clock;
   workspace: Workspace;
   exec: Executor;
-  makeForge(settings: Settings): Forge;
+  /** The forge the fleet file names (and its target discovery, on GitHub). */
+  setupForge(settings: Settings, file: FleetFile): { forge: Forge; discover?: PlanStepOptions['discover'] } | { problem: string };
   api(settings: Settings): GitHubApi;
   /** The environment handed to directives (Fleet's own credentials withheld). */
   directiveEnv: Record<string, string>;
@@ -53,23 +56,34 @@ export async function runAction(deps: ActionDeps): Promise<number> {
   const settings = read.settings;
   core.setSecret(settings.token);
   if (settings.runToken !== settings.token) core.setSecret(settings.runToken);
-  const forge = deps.makeForge(settings);
   try {
-    if (settings.mode === 'plan') return await plan(deps, settings, forge);
-    if (settings.mode === 'lane') return await lane(deps, settings, forge);
-    return await report(deps, settings, forge);
+    if (settings.mode === 'plan') return await plan(deps, settings);
+    const bundle = await loadPlanBundle(deps.store, settings.workspace);
+    const setup = deps.setupForge(settings, bundle.fleet.file);
+    if ('problem' in setup) {
+      core.setFailed(setup.problem);
+      return 2;
+    }
+    if (settings.mode === 'lane') return await lane(deps, settings, setup.forge, bundle);
+    return await report(deps, settings, setup.forge, bundle);
   } catch (err) {
     core.setFailed(`Fleet ${settings.mode} failed: ${(err as Error).message}`);
     return 2;
   }
 }
 
-async function plan(deps: ActionDeps, settings: Settings, forge: Forge): Promise<number> {
+async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
   const loaded = await loadFleetFile(settings.file);
   if (!loaded.ok) {
     deps.core.setFailed(formatProblems(loaded.problems));
     return 2;
   }
+  const setup = deps.setupForge(settings, loaded.fleet.file);
+  if ('problem' in setup) {
+    deps.core.setFailed(setup.problem);
+    return 2;
+  }
+  const forge = setup.forge;
   let fleet = loaded.fleet;
   if (settings.directive) {
     // A workflow_dispatch directive replaces the file's, except where a lane sets its own.
@@ -92,6 +106,7 @@ async function plan(deps: ActionDeps, settings: Settings, forge: Forge): Promise
     waveJobs: settings.waveJobs,
     maxParallel: settings.maxParallel,
     dryRun: settings.dryRun,
+    discover: setup.discover,
   });
   if (!out.ok) {
     deps.core.setFailed(formatProblems(out.problems));
@@ -109,8 +124,9 @@ async function plan(deps: ActionDeps, settings: Settings, forge: Forge): Promise
   return 0;
 }
 
-async function lane(deps: ActionDeps, settings: Settings, forge: Forge): Promise<number> {
+async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
   const records = await matrixShard({
+    bundle,
     shard: settings.shard,
     store: deps.store,
     root: settings.workspace,
@@ -131,9 +147,10 @@ async function lane(deps: ActionDeps, settings: Settings, forge: Forge): Promise
   return 0;
 }
 
-async function report(deps: ActionDeps, settings: Settings, forge: Forge): Promise<number> {
+async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
   const api = deps.api(settings);
   const manifest = await matrixReport({
+    bundle,
     store: deps.store,
     root: settings.workspace,
     forge,

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { main } from './main.js';
+import { runCli } from './main.js';
 
-const code = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() });
-process.exitCode = code;
+await runCli(process.argv.slice(2));

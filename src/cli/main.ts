@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { formatProblems, type Problem } from '../core/validate.js';
 import { Manifest } from '../core/model.js';
 import { renderPlan, renderReport, renderStatusTable } from '../core/report.js';
+import { killAllRunning } from '../local/exec.js';
 import { LocalForge } from '../local/forge.js';
 import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock } from '../ports.js';
@@ -38,23 +39,61 @@ Options:
   --quiet            no live view; print only the final report
 
 Exit codes: 0 every lane completed or had nothing to do, 1 some lane failed,
-2 bad input or set-up failure.`;
+2 bad input or set-up failure, 130 interrupted (Ctrl-C or SIGTERM; the
+manifest is written, running commands are stopped; --resume picks it up).`;
 
 export interface CliIo {
   stdout: { write(s: string): unknown; isTTY?: boolean; columns?: number };
   stderr: { write(s: string): unknown };
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** Aborted on Ctrl-C (SIGINT) or SIGTERM: `fleet run` stops starting lanes, writes its manifest and exits 130. */
+  signal?: AbortSignal;
 }
 
 class UsageError extends Error {}
 
+/** 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C. */
+export const EXIT_INTERRUPTED = 130;
+
 /** Fleet's own credentials never reach a directive's environment. */
-const WITHHELD_ENV = ['FLEET_GITHUB_TOKEN', 'INPUT_TOKEN', 'INPUT_GITHUB-TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN'];
+const WITHHELD_ENV = ['FLEET_GITHUB_TOKEN', 'FLEET_TOKEN', 'FLEET_RUN_TOKEN', 'INPUT_TOKEN', 'INPUT_GITHUB-TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN'];
+
+/**
+ * Takes Fleet's credentials out of this process's own environment and returns
+ * the environment as it was, for `main`'s io. Children inherit process.env (git
+ * does, and through git any program a directive managed to configure for it:
+ * an fsmonitor, a filter, a credential helper), so a secret left there could
+ * reach a directive's hands after all. Whatever needs a credential reads it
+ * from io.env.
+ */
+export function withholdFromProcessEnv(keep: readonly string[] = []): NodeJS.ProcessEnv {
+  const original = { ...process.env };
+  for (const k of WITHHELD_ENV) if (!keep.includes(k)) delete process.env[k];
+  return original;
+}
+
+/**
+ * Set when Fleet runs inside a git process (a hook, an alias): they point git at
+ * that repository, so a directive's own `git add` / `git commit` would land
+ * there instead of in its working copy.
+ */
+const GIT_LOCATING_ENV = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_COMMON_DIR',
+  'GIT_NAMESPACE',
+  'GIT_PREFIX',
+  'GIT_QUARANTINE_PATH',
+  'GIT_CONFIG_PARAMETERS',
+];
 
 export function directiveEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && !WITHHELD_ENV.includes(k)) out[k] = v;
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !WITHHELD_ENV.includes(k) && !GIT_LOCATING_ENV.includes(k)) out[k] = v;
   return out;
 }
 
@@ -173,11 +212,13 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       clock: systemClock,
       env: directiveEnv(io.env),
       root: values.workspace ? resolve(io.cwd, values.workspace) : undefined,
+      cwd: io.cwd,
       maxParallel,
       dryRun: values['dry-run'] ?? false,
       resume,
       onPlan: (m, root) => live?.start(m, root),
       onEvent: (e, lanes) => live?.event(e, lanes),
+      signal: io.signal,
     });
     live?.stop();
     if (!outcome.ok) {
@@ -187,6 +228,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     const report = renderReport(outcome.manifest, { now: outcome.manifest.ended_at!, workspace: outcome.root });
     await writeFileAtomic(resolve(outcome.root, 'report.md'), `${report}\n`);
     io.stdout.write(`\n${report}\n`);
+    if (io.signal?.aborted) {
+      io.stderr.write(`fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with: fleet run ${target} --resume ${resolve(outcome.root, 'fleet-status.json')}\n`);
+      return EXIT_INTERRUPTED;
+    }
     return exitCodeFor(outcome.manifest);
   } catch (err) {
     if (err instanceof UsageError) {
@@ -197,3 +242,44 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
 }
+
+/**
+ * The process entry (bin/index.ts, and this file run directly): Fleet's secrets
+ * out of the process environment, and interrupts handled. Directives run in
+ * process groups of their own, so the terminal's Ctrl-C never reaches them: the
+ * first SIGINT/SIGTERM aborts the run (no lane starts, running lanes stop) and
+ * passes the signal on to every running command; the run then writes its
+ * manifest and exits 130. A second one kills what is left and exits at once.
+ */
+export async function runCli(argv: string[]): Promise<void> {
+  const env = withholdFromProcessEnv();
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupts++;
+    if (interrupts === 1) {
+      process.stderr.write(`\nfleet: ${signal}: stopping the running lanes (again to quit at once)…\n`);
+      controller.abort();
+      killAllRunning('SIGTERM');
+      // Commands that ignore SIGTERM get SIGKILL from their lane's executor; never hang here for long.
+      setTimeout(() => {
+        killAllRunning('SIGKILL');
+        process.exit(EXIT_INTERRUPTED);
+      }, 15_000).unref();
+    } else {
+      killAllRunning('SIGKILL');
+      process.exit(EXIT_INTERRUPTED);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    process.exitCode = await main(argv, { stdout: process.stdout, stderr: process.stderr, env, cwd: process.cwd(), signal: controller.signal });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+// `npm run fleet -- …` runs this file directly (the bin and bundle use index.ts): run the CLI then too.
+if (/[/\\]cli[/\\]main\.[jt]s$/.test(process.argv[1] ?? '')) await runCli(process.argv.slice(2));

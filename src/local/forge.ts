@@ -4,14 +4,16 @@
  * CI: a lane's checkpoint is its pushed branch, and "merge" is a fast-forward
  * of the base branch, only when the fleet's merge policy asks for it.
  */
-import { homedir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import type { LaneSpec } from '../core/validate.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
 import type { CiVerdict, Forge, MergeResult, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
-import { defaultBranch, git, hasCommits, isGitRepo, lsRemoteBranch } from './git.js';
+import { defaultBranch, git, hasCommits, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, redact } from './git.js';
 
 export interface LocalForgeOptions {
   /** Relative target paths resolve against this folder (the fleet file's folder). */
@@ -46,25 +48,45 @@ export class LocalForge implements Forge {
 
   async checkTargets(lanes: readonly LaneSpec[]): Promise<TargetCheck[]> {
     return mapLimit(lanes, 16, async (lane): Promise<TargetCheck> => {
-      const where = this.locate(lane);
-      if ('reason' in where) return { lane: lane.id, repo: lane.repo, ok: false, reason: where.reason, detail: where.detail };
-      const url = where.url;
-      if (lane.repo_kind !== 'url') {
-        const kind = await isGitRepo(url);
-        if (kind === 'not-found') return { lane: lane.id, repo: lane.repo, ok: false, reason: 'not-found', detail: `${url} does not exist` };
-        if (kind === 'not-a-repository') {
-          return { lane: lane.id, repo: lane.repo, ok: false, reason: 'not-a-repository', detail: `${url} is not a git repository (run git init there, or fix the path)` };
-        }
-        if (!(await hasCommits(url))) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'empty', detail: `${url} has no commits yet` };
+      // One target git cannot read (a URL that does not answer, a broken repository) is excluded, never the whole fleet.
+      try {
+        return await this.checkTarget(lane);
+      } catch (err) {
+        const why = redact(((err as Error).message ?? String(err)).split('\n').filter(Boolean).slice(-2).join(' '));
+        return { lane: lane.id, repo: lane.repo, ok: false, reason: 'unreachable', detail: why };
       }
-      const branch = lane.base ?? (await defaultBranch(url));
-      if (!branch) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'unreachable', detail: `cannot read HEAD of ${url}` };
-      if (lane.base && !(await lsRemoteBranch(url, lane.base))) {
-        return { lane: lane.id, repo: lane.repo, ok: false, reason: 'no-base-branch', detail: `${url} has no branch ${lane.base}` };
-      }
-      this.urls.set(lane.id, url);
-      return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: branch };
     });
+  }
+
+  private async checkTarget(lane: LaneSpec): Promise<TargetCheck> {
+    const where = this.locate(lane);
+    if ('reason' in where) return { lane: lane.id, repo: lane.repo, ok: false, reason: where.reason, detail: where.detail };
+    const url = where.url;
+    if (lane.repo_kind !== 'url') {
+      const kind = await isGitRepo(url);
+      if (kind === 'not-found') return { lane: lane.id, repo: lane.repo, ok: false, reason: 'not-found', detail: `${url} does not exist` };
+      if (kind === 'not-a-repository') {
+        return { lane: lane.id, repo: lane.repo, ok: false, reason: 'not-a-repository', detail: `${url} is not a git repository (run git init there, or fix the path)` };
+      }
+      if (!(await hasCommits(url))) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'empty', detail: `${url} has no commits yet` };
+    }
+    const branch = lane.base ?? (await defaultBranch(url));
+    if (!branch) {
+      const heads = await git(['ls-remote', '--heads', '--', normalizeRemote(url)], { cwd: tmpdir() });
+      if (!heads.stdout.trim()) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'empty', detail: `${url} has no branches yet` };
+      return {
+        lane: lane.id,
+        repo: lane.repo,
+        ok: false,
+        reason: 'no-default-branch',
+        detail: `HEAD of ${url} is not on a branch (detached), so it has no default branch: set base: for this target`,
+      };
+    }
+    if (lane.base && !(await lsRemoteBranch(url, lane.base))) {
+      return { lane: lane.id, repo: lane.repo, ok: false, reason: 'no-base-branch', detail: `${url} has no branch ${lane.base}` };
+    }
+    this.urls.set(lane.id, url);
+    return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: branch };
   }
 
   cloneUrl(lane: LaneSpec): string {
@@ -81,10 +103,24 @@ export class LocalForge implements Forge {
 
   async changedFiles(lane: LaneSpec, base: string, head: string): Promise<string[] | null> {
     const url = this.cloneUrl(lane);
-    // A bare repository answers directly; a working copy's objects live under .git.
-    const r = await git(['diff', '--name-only', '-z', '--no-renames', base, head], { cwd: url, allowFail: true });
-    if (r.code !== 0) return null;
-    return r.stdout.split('\0').filter(Boolean).sort();
+    // A path (or file:// URL) is read in place: a bare repository answers directly, a working copy's objects live under .git.
+    // Anything else is fetched into a scratch repository first, removed afterwards.
+    const local = /^file:\/\//i.test(url) ? fileURLToPath(url) : isLocalRemote(url) ? normalizeRemote(url) : null;
+    const scratch = local ? null : await mkdtemp(join(tmpdir(), 'fleet-forge-'));
+    try {
+      if (scratch) {
+        await git(['init', '--quiet', '--bare', '--template=', scratch], { cwd: tmpdir() });
+        const f = await git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--depth=1', '--', url, base, head], { cwd: scratch, allowFail: true, env: this.gitEnv() });
+        if (f.code !== 0) return null;
+      }
+      const r = await git(['diff', '--name-only', '-z', '--no-renames', base, head], { cwd: (local ?? scratch)!, allowFail: true });
+      if (r.code !== 0) return null;
+      return r.stdout.split('\0').filter(Boolean).sort();
+    } catch {
+      return null; // git could not even start there (the path is gone)
+    } finally {
+      if (scratch) await rm(scratch, { recursive: true, force: true });
+    }
   }
 
   async publish(_input: PublishInput): Promise<PublishResult> {

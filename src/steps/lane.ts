@@ -31,6 +31,8 @@ export interface LaneContext {
   env: Record<string, string>;
   /** Called on every transition, for the events log and the live view. */
   onUpdate(record: LaneRecord, detail: string): void;
+  /** Aborted when the run is interrupted: the lane stops at its next step (its running command is killed by the runner). */
+  signal?: AbortSignal;
 }
 
 export function laneDir(root: string, lane: string): string {
@@ -87,6 +89,10 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
     rec.timings = { ...rec.timings, clone_ms: Date.now() - tClone };
     rec.base_branch = cloned.base_branch;
     rec.base_commit = cloned.base_commit;
+    if (cloned.base_branch === lane.branch) {
+      // The planner refuses this; a lane run on its own (a matrix job) must not push onto its base either.
+      throw new LaneFailure('invalid-input', `the lane branch ${lane.branch} is the base branch: Fleet never commits straight onto a base branch`);
+    }
 
     const routing = ctx.file.agent ? await route(ctx, lane, repoDir, dir) : null;
     if (routing) rec.routing = routing.selected;
@@ -105,6 +111,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
     const produce = async (): Promise<string[]> => {
       let lastFailure: LaneFailure | undefined;
       while (n < maxAttempts) {
+        stopIfCancelled(ctx);
         n++;
         if (n > 1) {
           await ctx.workspace.reset(repoDir, cloned.base_commit);
@@ -132,6 +139,10 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
         const tDirective = Date.now();
         const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log });
         directiveMs += Date.now() - tDirective;
+        if (ctx.signal?.aborted) {
+          record(r, 'directive');
+          stopIfCancelled(ctx);
+        }
 
         // A directive that destroyed the repository cannot be retried in place: nothing it did can be trusted.
         if (!existsSync(join(repoDir, '.git')) || !(await ctx.workspace.intact(repoDir))) {
@@ -167,6 +178,10 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
           const tChecks = Date.now();
           for (const check of lane.checks) {
             const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log });
+            if (ctx.signal?.aborted) {
+              record(c, 'check');
+              stopIfCancelled(ctx);
+            }
             if (c.timedOut || c.exitCode !== 0) {
               checkFailed = c;
               failedCheck = check;
@@ -174,6 +189,11 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
             }
           }
           checksMs += Date.now() - tChecks;
+          // Checks are commands too: they may have broken the working copy's .git as a directive can.
+          if (!existsSync(join(repoDir, '.git')) || !(await ctx.workspace.intact(repoDir))) {
+            record(checkFailed ?? r, 'check');
+            throw new LaneFailure('workspace-corrupted', "a check removed or broke the working copy's .git; nothing was pushed");
+          }
         }
         if (checkFailed) {
           record(checkFailed, 'check');
@@ -203,6 +223,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
         return await finish(ctx, rec, t0);
       }
 
+      stopIfCancelled(ctx);
       update({ phase: 'committing' }, `committing ${changed.length} file${changed.length > 1 ? 's' : ''}`);
       const tCommit = Date.now();
       // The attempt number keeps a CI retry's commit distinct even when the directive produced the same tree.
@@ -325,6 +346,10 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
     );
     return await finish(ctx, rec, t0);
   }
+}
+
+function stopIfCancelled(ctx: LaneContext): void {
+  if (ctx.signal?.aborted) throw new LaneFailure('cancelled', 'the run was interrupted while this lane ran; nothing was pushed');
 }
 
 async function finish(ctx: LaneContext, rec: LaneRecord, t0: number): Promise<LaneRecord> {

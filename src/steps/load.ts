@@ -1,7 +1,8 @@
 /** Reads a fleet file from disk (YAML or JSON) and validates it, reporting every problem at once. */
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
-import { validateFleetFile, type Problem, type ResolvedFleet } from '../core/validate.js';
+import { findCycles } from '../core/plan.js';
+import { defaultLaneId, validateFleetFile, type Problem, type ResolvedFleet } from '../core/validate.js';
 
 export type LoadResult = { ok: true; fleet: ResolvedFleet; path: string } | { ok: false; problems: Problem[] };
 
@@ -21,7 +22,7 @@ export function parseFleetText(text: string, file: string): { ok: true; value: u
       problems: doc.errors.map((e) => ({
         file,
         field: e.linePos?.[0] ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '(syntax)',
-        message: `YAML: ${e.message.split('\n')[0]}`,
+        message: `YAML: ${e.message.split('\n')[0]!.replace(/\s+at line \d+, column \d+:?$/, '')}`,
       })),
     };
   }
@@ -44,5 +45,40 @@ export async function loadFleetFile(path: string): Promise<LoadResult> {
   const parsed = parseFleetText(text, path);
   if (!parsed.ok) return parsed;
   const v = validateFleetFile(parsed.value, path);
-  return v.ok ? { ok: true, fleet: v.fleet, path } : v;
+  if (v.ok) return { ok: true, fleet: v.fleet, path };
+  // The planner finds cycles only in a valid file; find them here too, so every problem shows at once.
+  return { ok: false, problems: [...v.problems, ...cycleProblems(parsed.value, path, v.problems)] };
+}
+
+/** Dependency cycles among the targets of a file that failed validation, best effort (lane ids as written or derived). */
+function cycleProblems(raw: unknown, file: string, already: readonly Problem[]): Problem[] {
+  const targets = (raw as { targets?: unknown }).targets;
+  if (!Array.isArray(targets)) return [];
+  const lanes: { id: string; depends_on: string[]; index: number }[] = [];
+  const seen = new Set<string>();
+  targets.forEach((t: unknown, index) => {
+    if (t === null || typeof t !== 'object') return;
+    const { repo, lane, depends_on } = t as { repo?: unknown; lane?: unknown; depends_on?: unknown };
+    const id = typeof lane === 'string' ? lane : typeof repo === 'string' ? defaultLaneId(repo) : undefined;
+    if (!id || seen.has(id)) return;
+    seen.add(id);
+    lanes.push({ id, index, depends_on: Array.isArray(depends_on) ? depends_on.filter((d): d is string => typeof d === 'string') : [] });
+  });
+  const byId = new Map(lanes.map((l) => [l.id, l]));
+  const out: Problem[] = [];
+  for (const cycle of findCycles(lanes, 50)) {
+    const first = byId.get(cycle[0]!)!;
+    const field = `targets[${first.index}].depends_on`;
+    // A lane depending on itself is already reported by validation.
+    if (cycle.length === 2 && already.some((p) => p.field.startsWith(field))) continue;
+    out.push({
+      file,
+      field,
+      message:
+        cycle.length === 2
+          ? `lane "${first.id}" depends on itself: remove "${first.id}" from its depends_on`
+          : `dependency cycle ${cycle.join(' → ')}: no lane in it can ever start; remove one of these depends_on entries (e.g. "${cycle[1]}" from lane "${first.id}")`,
+    });
+  }
+  return out;
 }

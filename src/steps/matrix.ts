@@ -11,7 +11,7 @@ import type { ResolvedFleet, Problem } from '../core/validate.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJobs, Workspace } from '../ports.js';
 import { writeJsonAtomic } from '../util/fs.js';
 import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
-import { planStep } from './plan.js';
+import { planStep, type PlanStepOptions } from './plan.js';
 import { readLaneResult, reportStep } from './report.js';
 import { dependencyBlock } from './run.js';
 
@@ -41,6 +41,7 @@ export interface MatrixPlanInput {
   waveJobs: number;
   maxParallel?: number;
   dryRun?: boolean;
+  discover?: PlanStepOptions['discover'];
 }
 
 export interface MatrixPlanOutputs {
@@ -62,6 +63,7 @@ export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; ma
     fleet_id: input.fleet_id,
     maxParallel: input.maxParallel,
     dryRun: input.dryRun,
+    discover: input.discover,
   });
   if (!planned.ok) {
     return {
@@ -74,7 +76,7 @@ export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; ma
     };
   }
   const bundleDir = join(input.root, 'plan');
-  const bundle: PlanBundle = { fleet, manifest: planned.manifest };
+  const bundle: PlanBundle = { fleet: planned.fleet, manifest: planned.manifest };
   await writeJsonAtomic(join(bundleDir, 'fleet.json'), bundle);
   await input.store.upload(PLAN_ARTIFACT, [join(bundleDir, 'fleet.json')], bundleDir);
   const waves = Array.from({ length: input.waveJobs }, (_, i) => planned.plan.waves[i]?.shards.map((s) => s.id) ?? []);
@@ -136,12 +138,13 @@ export interface MatrixShardInput {
   env: Record<string, string>;
   dryRun?: boolean;
   log?(line: string): void;
+  /** The plan, when the caller already downloaded it (to set up the forge it names). */
+  bundle?: PlanBundle;
 }
 
 /** One matrix leg: run the lanes of one shard, one after another, each leaving its own artifact. */
 export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]> {
-  const bundle = await loadPlanBundle(input.store, input.root);
-  const { fleet, manifest } = bundle;
+  const { fleet, manifest } = input.bundle ?? (await loadPlanBundle(input.store, input.root));
   const shard = manifest.waves.flatMap((w) => w.shards).find((s) => s.id === input.shard);
   if (!shard) throw new Error(`shard ${input.shard} is not in the plan of ${manifest.fleet_id}`);
   const specs = new Map(fleet.lanes.map((l) => [l.id, l]));
@@ -187,6 +190,7 @@ export interface MatrixReportInput {
   forge: Forge;
   clock: Clock;
   jobs?: RunJobs;
+  bundle?: PlanBundle;
 }
 
 /**
@@ -194,7 +198,7 @@ export interface MatrixReportInput {
  * forge; a lane without one is explained from the run's jobs.
  */
 export async function matrixReport(input: MatrixReportInput): Promise<Manifest> {
-  const { fleet, manifest } = await loadPlanBundle(input.store, input.root);
+  const { fleet, manifest } = input.bundle ?? (await loadPlanBundle(input.store, input.root));
   await fetchLaneResults(input.store, input.root, manifest.fleet_id, manifest.lanes.map((l) => l.lane));
   const shardOf = new Map(manifest.waves.flatMap((w) => w.shards.flatMap((s) => s.lanes.map((l) => [l, s.id] as const))));
   let jobs: Awaited<ReturnType<RunJobs['list']>> | undefined;

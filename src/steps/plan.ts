@@ -6,7 +6,7 @@
 import { buildPlan, type Plan } from '../core/plan.js';
 import { initManifest } from '../core/manifest.js';
 import type { Exclusion, Manifest } from '../core/model.js';
-import type { Problem, ResolvedFleet } from '../core/validate.js';
+import { addDiscoveredLanes, type Problem, type ResolvedFleet } from '../core/validate.js';
 import type { Clock, Forge } from '../ports.js';
 
 export interface PlanStepOptions {
@@ -14,10 +14,13 @@ export interface PlanStepOptions {
   fleet_id?: string;
   maxParallel?: number;
   dryRun?: boolean;
+  /** Finds targets beyond the listed ones (github.discover); its problems stop the plan. */
+  discover?(fleet: ResolvedFleet): Promise<{ repos: string[]; problems: string[] }>;
 }
 
 export type PlanStepResult =
-  | { ok: true; plan: Plan; manifest: Manifest; base_branches: Map<string, string> }
+  /** `fleet` is the fleet as planned: the listed lanes plus the discovered ones. */
+  | { ok: true; fleet: ResolvedFleet; plan: Plan; manifest: Manifest; base_branches: Map<string, string> }
   | { ok: false; problems: Problem[] };
 
 export function fleetIdFor(date: Date): string {
@@ -25,7 +28,18 @@ export function fleetIdFor(date: Date): string {
   return `fleet-${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}-${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}`;
 }
 
-export async function planStep(fleet: ResolvedFleet, forge: Forge, clock: Clock, opts: PlanStepOptions): Promise<PlanStepResult> {
+export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock, opts: PlanStepOptions): Promise<PlanStepResult> {
+  let fleet = listed;
+  if (fleet.file.github.discover.length) {
+    if (!opts.discover) {
+      return { ok: false, problems: [{ file: opts.file, field: 'github.discover', message: 'this forge cannot discover targets: set forge: github' }] };
+    }
+    const found = await opts.discover(fleet);
+    if (found.problems.length) {
+      return { ok: false, problems: found.problems.map((message) => ({ file: opts.file, field: 'github.discover', message })) };
+    }
+    fleet = addDiscoveredLanes(fleet, found.repos);
+  }
   const excludedByConfig = new Set(fleet.excluded.map((e) => e.lane));
   const toCheck = fleet.lanes.filter((l) => !excludedByConfig.has(l.id));
   // Several lanes of one repository need one check, not one each.
@@ -48,9 +62,23 @@ export async function planStep(fleet: ResolvedFleet, forge: Forge, clock: Clock,
     }
   }
 
+  // A lane branch that is its base branch would put the change straight onto it, unreviewed.
+  const branchProblems: Problem[] = [];
+  for (const lane of toCheck) {
+    const base = baseBranches.get(lane.id);
+    if (base !== undefined && base === lane.branch) {
+      branchProblems.push({
+        file: opts.file,
+        field: fleet.file.branch.includes('{name}') ? `targets[${lane.index}].lane` : 'branch',
+        message: `lane "${lane.id}" would work on branch "${lane.branch}", which is the base branch of ${lane.repo}: Fleet never commits straight onto a base branch; change \`branch:\` or the lane id`,
+      });
+    }
+  }
+
   const maxParallel = opts.maxParallel ?? fleet.file.max_parallel;
   const built = buildPlan(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file });
-  if (!built.ok) return built;
+  if (!built.ok) return { ok: false, problems: [...built.problems, ...branchProblems] };
+  if (branchProblems.length) return { ok: false, problems: branchProblems };
   const plan = built.plan;
   const now = clock.now();
   const byId = new Map(fleet.lanes.map((l) => [l.id, l]));
@@ -71,5 +99,5 @@ export async function planStep(fleet: ResolvedFleet, forge: Forge, clock: Clock,
     lanes: plan.lanes.map((l) => ({ repo: l.spec.repo, lane: l.spec.id, wave: l.wave, branch: l.spec.branch, depends_on: l.spec.depends_on })),
     skipped: plan.skipped.map((s) => ({ repo: s.repo, lane: s.lane, reason: s.reason, depends_on: byId.get(s.lane)?.depends_on ?? [] })),
   });
-  return { ok: true, plan, manifest, base_branches: baseBranches };
+  return { ok: true, fleet, plan, manifest, base_branches: baseBranches };
 }

@@ -10,11 +10,12 @@ import type { Plan } from '../core/plan.js';
 import { Manifest as ManifestSchema, TERMINAL, type LaneRecord, type LanePhase, type Manifest } from '../core/model.js';
 import type { LaneSpec, Problem, ResolvedFleet } from '../core/validate.js';
 import type { Checkpoint, Clock, Executor, Forge, Workspace } from '../ports.js';
+import { summarize } from '../core/manifest.js';
 import { JsonLines, writeJsonAtomic } from '../util/fs.js';
 import { Semaphore } from '../util/pool.js';
 import { readLaneResult, reportStep } from './report.js';
 import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
-import { planStep } from './plan.js';
+import { planStep, type PlanStepOptions } from './plan.js';
 
 export interface FleetEvent {
   time: string;
@@ -40,12 +41,19 @@ export interface RunOptions {
   cwd?: string;
   maxParallel?: number;
   dryRun?: boolean;
+  /** Target discovery (github.discover), when the forge can. */
+  discover?: PlanStepOptions['discover'];
   /** A previous manifest: lanes it shows completed are kept, the rest run again. */
   resume?: { manifest: Manifest; root: string };
   /** Live view hook: called after every lane transition with the current manifest lanes. */
   onEvent?(event: FleetEvent, lanes: ReadonlyMap<string, LaneRecord>): void;
   /** Called once the plan is made, before any lane runs. */
   onPlan?(manifest: Manifest, root: string): void;
+  /**
+   * Aborted on an interrupt: no lane starts after it (they end skipped, `cancelled`), running lanes
+   * stop at their next step. Killing the commands they run is the caller's part (killAllRunning).
+   */
+  signal?: AbortSignal;
 }
 
 export type RunOutcome =
@@ -62,24 +70,52 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
     fleet_id: opts.resume?.manifest.fleet_id,
     maxParallel: opts.maxParallel,
     dryRun: opts.dryRun,
+    discover: opts.discover,
   });
   if (!planned.ok) return planned;
   const { plan } = planned;
   let manifest = planned.manifest;
-  const root = resolve(opts.cwd ?? process.cwd(), opts.resume?.root ?? opts.root ?? join('_workspace', 'fleet', manifest.fleet_id));
-  await mkdir(root, { recursive: true });
+  const cwd = opts.cwd ?? process.cwd();
+  let root: string;
+  if (opts.resume || opts.root) {
+    root = resolve(cwd, opts.resume?.root ?? opts.root!);
+    await mkdir(root, { recursive: true });
+  } else {
+    // The default workspace is named by the fleet id, which has a resolution of one second: claim the folder
+    // (mkdir fails if it exists), so two runs started in the same second never share one.
+    const base = resolve(cwd, '_workspace', 'fleet');
+    await mkdir(base, { recursive: true });
+    for (let i = 1; ; i++) {
+      const id = i === 1 ? manifest.fleet_id : `${manifest.fleet_id}-${i}`;
+      try {
+        await mkdir(join(base, id));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
+        throw err;
+      }
+      manifest = { ...manifest, fleet_id: id };
+      root = join(base, id);
+      break;
+    }
+  }
   if (!opts.resume) await clearPreviousRun(root);
   await writeJsonAtomic(join(root, 'plan.json'), { fleet_id: manifest.fleet_id, waves: plan.waves, contention: plan.contention, excluded: plan.excluded, skipped: plan.skipped });
-  await writeJsonAtomic(manifestPath(root), manifest);
 
   const events = new JsonLines(join(root, 'events.jsonl'));
   const records = new Map(manifest.lanes.map((l) => [l.lane, l]));
-  const specs = new Map(opts.fleet.lanes.map((l) => [l.id, l]));
+  const specs = new Map(planned.fleet.lanes.map((l) => [l.id, l]));
+  // fleet-status.json follows the lanes while they run (`fleet status` reads it), written at most every LIVE_WRITE_MS.
+  const live = new LiveManifest(manifestPath(root), () => {
+    const lanes = manifest.lanes.map((l) => records.get(l.lane) ?? l);
+    return { ...manifest, lanes, summary: summarize(lanes, manifest.started_at, null) };
+  });
   const emit = (rec: LaneRecord, detail: string) => {
     const before = records.get(rec.lane);
     records.set(rec.lane, rec);
     const event: FleetEvent = { time: opts.clock.now().toISOString(), lane: rec.lane, from: before?.phase ?? 'queued', to: rec.phase, status: rec.status, detail };
-    void events.append(event);
+    // The events log is an audit trail: a failed write (disk full, folder removed) must not take the run down.
+    events.append(event).catch(() => undefined);
+    live.changed();
     opts.onEvent?.(event, records);
   };
 
@@ -96,10 +132,14 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
       if (prev?.status !== 'completed') continue;
       const read = await readLaneResult(root, rec.lane, manifest.fleet_id);
       if (!read.ok || read.record.status !== 'completed') continue;
+      // A dry run pushed nothing: resumed for real, its lanes run again.
+      if (read.record.phase === 'dry-run' && !opts.dryRun) continue;
       carried.add(rec.lane);
       emit({ ...read.record, wave: rec.wave }, 'kept from the previous run');
     }
   }
+  // Written before any lane runs, with the lanes a resumed run keeps: an interrupted resume can itself be resumed.
+  await live.now();
   opts.onPlan?.(manifest, root);
 
   const ctx: LaneContext = {
@@ -113,6 +153,20 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
     dryRun: opts.dryRun ?? false,
     env: opts.env,
     onUpdate: emit,
+    signal: opts.signal,
+  };
+  const cancelled = async (start: LaneRecord): Promise<void> => {
+    const now = opts.clock.now().toISOString();
+    const rec: LaneRecord = {
+      ...start,
+      status: 'skipped',
+      phase: 'skipped',
+      updated_at: now,
+      ended_at: now,
+      error: { class: 'cancelled', message: 'the run was interrupted before this lane started' },
+    };
+    emit(rec, 'cancelled');
+    await writeLaneResult(root, manifest.fleet_id, rec);
   };
   const budget = new Semaphore(manifest.max_parallel);
 
@@ -122,6 +176,7 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
         if (carried.has(id)) return;
         const spec = specs.get(id)!;
         const start = records.get(id)!;
+        if (opts.signal?.aborted) return cancelled(start);
         const blocked = await dependencyBlock(spec, records, specs, opts.forge, manifest.checkpoint, ctx.dryRun);
         if (blocked) {
           const now = opts.clock.now().toISOString();
@@ -131,6 +186,7 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
           return;
         }
         await budget.run(async () => {
+          if (opts.signal?.aborted) return cancelled(start);
           try {
             await runLane(ctx, spec, start);
           } catch (err) {
@@ -154,9 +210,48 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
 
   manifest = { ...manifest, lanes: manifest.lanes.map((l) => (carried.has(l.lane) ? records.get(l.lane)! : l)) };
   manifest = await reportStep({ root, manifest, lanes: specs, forge: opts.forge, clock: opts.clock });
-  await events.flush();
+  await events.flush().catch(() => undefined);
+  await live.close();
   await writeJsonAtomic(manifestPath(root), manifest);
   return { ok: true, manifest, root, plan };
+}
+
+const LIVE_WRITE_MS = 250;
+
+/** The manifest file of a running fleet: rewritten (atomically, one write at a time) soon after lanes change. */
+class LiveManifest {
+  private timer: NodeJS.Timeout | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly path: string,
+    private readonly snapshot: () => Manifest,
+  ) {}
+
+  changed(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.now();
+    }, LIVE_WRITE_MS);
+    this.timer.unref();
+  }
+
+  /** Write the current state now (after any write in flight); a failed write is retried by the next change. */
+  now(): Promise<void> {
+    if (this.closed) return this.chain;
+    this.chain = this.chain.then(() => (this.closed ? undefined : writeJsonAtomic(this.path, this.snapshot()).catch(() => undefined)));
+    return this.chain;
+  }
+
+  /** No more writes: the final manifest is written by the caller. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.chain;
+  }
 }
 
 /**

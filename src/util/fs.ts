@@ -29,7 +29,8 @@ export class JsonLines {
 
   append(value: unknown): Promise<void> {
     const line = `${JSON.stringify(value)}\n`;
-    this.chain = this.chain.then(async () => {
+    // A failed append must not poison every later one: each starts from a settled chain.
+    this.chain = this.chain.catch(() => undefined).then(async () => {
       await mkdir(dirname(this.path), { recursive: true });
       await appendFile(this.path, line);
     });

@@ -123,7 +123,7 @@ describe('runAction', () => {
       clock: systemClock,
       workspace: localWorkspace,
       exec: localExecutor,
-      makeForge: () => new LocalForge({ baseDir: dir }),
+      setupForge: () => ({ forge: new LocalForge({ baseDir: dir }) }),
       api: () => ({ request: async () => ({ data: {} }) }),
       directiveEnv: {},
     });
@@ -141,7 +141,7 @@ describe('runAction', () => {
       clock: systemClock,
       workspace: localWorkspace,
       exec: localExecutor,
-      makeForge: () => new LocalForge({ baseDir: dir }),
+      setupForge: () => ({ forge: new LocalForge({ baseDir: dir }) }),
       api: () => ({ request: async () => ({ data: {} }) }),
       directiveEnv: {},
     });

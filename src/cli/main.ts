@@ -10,7 +10,7 @@ import { formatProblems, type Problem } from '../core/validate.js';
 import { Manifest } from '../core/model.js';
 import { renderPlan, renderReport, renderStatusTable } from '../core/report.js';
 import { killAllRunning } from '../local/exec.js';
-import { LocalForge } from '../local/forge.js';
+import { setupForge } from '../adapters.js';
 import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
@@ -91,9 +91,12 @@ const GIT_LOCATING_ENV = [
   'GIT_CONFIG_PARAMETERS',
 ];
 
-export function directiveEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+/** The environment a directive gets: the caller's, less Fleet's credentials (and the variable the forge token came from). */
+export function directiveEnv(env: NodeJS.ProcessEnv, tokenVariable?: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && !WITHHELD_ENV.includes(k) && !GIT_LOCATING_ENV.includes(k)) out[k] = v;
+  for (const [k, v] of Object.entries(env)) {
+    if (v !== undefined && !WITHHELD_ENV.includes(k) && !GIT_LOCATING_ENV.includes(k) && k !== tokenVariable) out[k] = v;
+  }
   return out;
 }
 
@@ -175,10 +178,20 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     }
     for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}\n`);
     const maxParallel = positiveInt('max-parallel', values['max-parallel']);
-    const forge = new LocalForge({ baseDir: dirname(path), reposRoot: values['repos-root'] ? resolve(io.cwd, values['repos-root']) : undefined });
+    const setup = setupForge(loaded.fleet.file, {
+      env: io.env,
+      baseDir: dirname(path),
+      reposRoot: values['repos-root'] ? resolve(io.cwd, values['repos-root']) : undefined,
+      logger: { info: () => undefined, warn: (m) => void io.stderr.write(`warning: ${m}\n`), error: (m) => void io.stderr.write(`error: ${m}\n`) },
+    });
+    if ('problem' in setup) {
+      io.stderr.write(`${path}: forge: ${setup.problem}\n`);
+      return 2;
+    }
+    const { forge, discover } = setup;
 
     if (command === 'plan') {
-      const planned = await planStep(loaded.fleet, forge, systemClock, { file: path, maxParallel });
+      const planned = await planStep(loaded.fleet, forge, systemClock, { file: path, maxParallel, discover });
       if (!planned.ok) {
         io.stderr.write(`${formatProblems(planned.problems)}\n`);
         return 2;
@@ -210,7 +223,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       workspace: localWorkspace,
       exec: localExecutor,
       clock: systemClock,
-      env: directiveEnv(io.env),
+      env: directiveEnv(io.env, setup.tokenVariable),
+      discover,
       root: values.workspace ? resolve(io.cwd, values.workspace) : undefined,
       cwd: io.cwd,
       maxParallel,

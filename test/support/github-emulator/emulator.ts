@@ -1,0 +1,2244 @@
+/**
+ * The GitHub emulator: one HTTP server on 127.0.0.1 serving
+ *  - REST at the root (`/repos/...`, also under `/api/v3`), every request
+ *    checked against GitHub's OpenAPI description;
+ *  - GraphQL at `/graphql` (also `/api/graphql`);
+ *  - git smart HTTP at `/git/{owner}/{repo}.git` through `git http-backend`.
+ * State lives in memory; repositories are real bare repositories on disk.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import * as g from './git.js';
+import { runHttpBackend } from './http-backend.js';
+import {
+  coerceParam,
+  loadSpec,
+  matchRoute,
+  operationParams,
+  paramsValidator,
+  requestBodySpec,
+  resourceOf,
+  responseValidator,
+  toGitHubErrors,
+  type GitHubFieldError,
+  type OpenApiOperation,
+} from './openapi.js';
+import { buildSchema, type GqlBackend } from './graphql-schema.js';
+import { execute, prepare, type GraphQLErrorJson } from './graphql.js';
+import * as shapes from './shapes.js';
+import {
+  nowIso,
+  type CheckRunRecord,
+  type LabelRecord,
+  type Permission,
+  type PullRecord,
+  type RepoRecord,
+  type StatusRecord,
+  type TokenSpec,
+  type UserRecord,
+  type WorkflowRunRecord,
+} from './state.js';
+import type {
+  CiCheck,
+  CiPlan,
+  CiPolicy,
+  CiStatus,
+  CreatedRepo,
+  CreateRepoSpec,
+  EmulatorOptions,
+  FaultHandle,
+  FaultSpec,
+  PushEvent,
+  PushHook,
+  RequestFilter,
+  RequestKind,
+  RequestRecord,
+  ResponseProblem,
+  Violation,
+  ViolationKind,
+  WorkflowRunSpec,
+} from './types.js';
+
+const DOCS = 'https://docs.github.com/rest';
+const SECONDARY_DOCS = 'https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits';
+const PRIMARY_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
+const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
+const PERM_RANK: Record<Permission, number> = { none: 0, pull: 1, triage: 2, push: 3, maintain: 4, admin: 5 };
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown> | string | null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(typeof body === 'object' && body && typeof body.message === 'string' ? body.message : `HTTP ${status}`);
+  }
+}
+
+interface Auth {
+  /** The token presented (null: anonymous). */
+  token: string | null;
+  spec: TokenSpec | null;
+  /** A token was presented but is unknown. */
+  invalid: boolean;
+  login: string | null;
+}
+
+interface RestCtx {
+  method: string;
+  path: string;
+  url: URL;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  rawQuery: URLSearchParams;
+  body: unknown;
+  auth: Auth;
+  op: OpenApiOperation;
+}
+
+interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+interface RateBucket {
+  limit: number;
+  used: number;
+  reset: number;
+}
+
+interface FaultState {
+  spec: FaultSpec;
+  hits: number;
+  remaining: number;
+}
+
+type Handler = (c: RestCtx) => Promise<Reply>;
+
+export class Emulator {
+  /** REST base URL (no trailing slash): `http://127.0.0.1:PORT`. */
+  readonly url: string;
+  /** GraphQL endpoint: `${url}/graphql`. */
+  readonly graphqlUrl: string;
+  readonly port: number;
+  /** Folder holding the bare repositories (`<dir>/<owner>/<repo>.git`). */
+  readonly reposDir: string;
+  /** The token registered at start (admin everywhere), or null. */
+  readonly token: string | null;
+  readonly login: string;
+
+  /** Every request, in arrival order. */
+  readonly requests: RequestRecord[] = [];
+  /** Every request the emulator rejected as not valid against GitHub's API description. */
+  readonly violations: Violation[] = [];
+  /** The emulator's own responses that do not match the response schema (only with `validateResponses`). */
+  readonly responseProblems: ResponseProblem[] = [];
+  /** Errors thrown by push hooks, CI policies or handlers (a handler error also answers 500). */
+  readonly errors: Error[] = [];
+
+  private readonly server: http.Server;
+  private readonly ownDir: boolean;
+  private readonly opts: EmulatorOptions;
+  private readonly tokens = new Map<string, TokenSpec>();
+  private readonly users = new Map<string, UserRecord>();
+  private readonly repos = new Map<string, RepoRecord>();
+  private readonly pulls = new Map<string, PullRecord>();
+  private readonly statusesList: StatusRecord[] = [];
+  private readonly checkRunsById = new Map<number, CheckRunRecord>();
+  private readonly checkSuites = new Map<string, number>();
+  private readonly runs = new Map<number, WorkflowRunRecord>();
+  private readonly nodes = new Map<string, { type: 'PullRequest'; key: string }>();
+  private readonly ci = new Map<string, CiPolicy>();
+  private readonly protections = new Map<string, { requiredChecks: string[] }>();
+  private readonly hooks = new Set<PushHook>();
+  private readonly faults: FaultState[] = [];
+  private readonly rate = new Map<string, RateBucket>();
+  private readonly writesByToken = new Map<string, number[]>();
+  /** CI timers, each with the resolver of the promise `idle()` waits on. */
+  private readonly timers = new Map<NodeJS.Timeout, () => void>();
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly mergeCache = new Map<string, boolean>();
+  private readonly pushLocks = new Map<string, Promise<void>>();
+  private readonly handlers: Record<string, Handler>;
+  private readonly gql = buildSchema(this.gqlBackendFactory());
+  private nextId = 1_000_001;
+  private nextRequestId = 1;
+  private nextLogId = 1;
+  private mergeableNullReads: number;
+  private contentLimit: { max: number; windowMs: number } | false;
+  private closed = false;
+
+  private constructor(server: http.Server, port: number, reposDir: string, ownDir: boolean, opts: EmulatorOptions) {
+    this.server = server;
+    this.port = port;
+    this.url = `http://127.0.0.1:${port}`;
+    this.graphqlUrl = `${this.url}/graphql`;
+    this.reposDir = reposDir;
+    this.ownDir = ownDir;
+    this.opts = opts;
+    this.login = opts.login ?? 'fleet-bot';
+    this.token = opts.token === false ? null : (opts.token ?? 'ghs_emulator_token');
+    this.mergeableNullReads = opts.mergeableNullReads ?? 0;
+    this.contentLimit = opts.contentLimit === undefined ? { max: 80, windowMs: 60_000 } : opts.contentLimit;
+    if (this.token) this.addToken(this.token, { login: this.login, default: 'admin' });
+    this.handlers = this.buildHandlers();
+  }
+
+  /** Starts the server; see `startEmulator`. */
+  static async start(opts: EmulatorOptions = {}): Promise<Emulator> {
+    loadSpec();
+    const ownDir = !opts.dir;
+    const dir = opts.dir ?? (await mkdtemp(path.join(os.tmpdir(), 'github-emulator-')));
+    const reposDir = path.join(dir, 'repos');
+    await mkdir(reposDir, { recursive: true });
+    let emu: Emulator | undefined;
+    const server = http.createServer((req, res) => {
+      if (!emu) {
+        res.writeHead(503).end();
+        return;
+      }
+      emu.handle(req, res).catch((e: unknown) => {
+        emu!.errors.push(e instanceof Error ? e : new Error(String(e)));
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ message: `emulator error: ${String(e)}` }));
+      });
+    });
+    server.keepAliveTimeout = 1000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
+    });
+    const port = (server.address() as AddressInfo).port;
+    emu = new Emulator(server, port, reposDir, ownDir, opts);
+    return emu;
+  }
+
+  // ================================================================ public API
+
+  /** `http://127.0.0.1:PORT/git/owner/repo.git` (with `token`, the credential is in the URL: for tests only). */
+  gitUrl(owner: string, repo: string, opts: { token?: string } = {}): string {
+    const base = `${this.url}/git/${owner}/${repo}.git`;
+    return opts.token ? base.replace('http://', `http://x-access-token:${encodeURIComponent(opts.token)}@`) : base;
+  }
+
+  /** Environment for git commands: the token as an `http.extraheader` (as actions/checkout does), no prompts. */
+  gitEnv(token: string | null = this.token): Record<string, string> {
+    const env: Record<string, string> = { GIT_TERMINAL_PROMPT: '0' };
+    if (token) {
+      env.GIT_CONFIG_COUNT = '1';
+      env.GIT_CONFIG_KEY_0 = `http.${this.url}/.extraheader`;
+      env.GIT_CONFIG_VALUE_0 = `AUTHORIZATION: basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
+    }
+    return env;
+  }
+
+  addToken(token: string, spec: TokenSpec): void {
+    this.tokens.set(token, { ...spec });
+    this.ensureUser(spec.login, 'User');
+  }
+
+  removeToken(token: string): void {
+    this.tokens.delete(token);
+  }
+
+  async createRepo(spec: CreateRepoSpec): Promise<CreatedRepo> {
+    const key = repoKey(spec.owner, spec.name);
+    if (this.repos.has(key)) throw new Error(`repository ${spec.owner}/${spec.name} exists`);
+    if (!/^[A-Za-z0-9._-]+$/.test(spec.owner) || !/^[A-Za-z0-9._-]+$/.test(spec.name)) throw new Error(`bad repository name ${spec.owner}/${spec.name}`);
+    const ownerType = spec.ownerType ?? ([...this.tokens.values()].some((t) => t.login.toLowerCase() === spec.owner.toLowerCase()) ? 'User' : 'Organization');
+    this.ensureUser(spec.owner, ownerType);
+    const gitDir = path.join(this.reposDir, spec.owner, `${spec.name}.git`);
+    const defaultBranch = spec.defaultBranch ?? 'main';
+    await g.initBareFs(gitDir, defaultBranch);
+    let headSha: string | null = null;
+    if (!spec.empty) {
+      const files = spec.files ?? { 'README.md': `# ${spec.name}\n` };
+      headSha = await g.writeCommitFs(gitDir, `refs/heads/${defaultBranch}`, files, { message: 'Initial commit' });
+      for (const [branch, extra] of Object.entries(spec.branches ?? {})) {
+        await g.writeCommitFs(gitDir, `refs/heads/${branch}`, { ...files, ...extra }, { message: `Update ${branch}`, parent: headSha });
+      }
+    }
+    const id = this.id();
+    const t = nowIso();
+    this.repos.set(key, {
+      id,
+      node_id: shapes.nodeId('R', id),
+      owner: spec.owner,
+      name: spec.name,
+      description: spec.description ?? null,
+      default_branch: defaultBranch,
+      archived: spec.archived ?? false,
+      disabled: spec.disabled ?? false,
+      fork: spec.fork ?? false,
+      visibility: spec.visibility ?? 'public',
+      topics: [...(spec.topics ?? [])],
+      created_at: t,
+      updated_at: t,
+      pushed_at: t,
+      gitDir,
+      nextNumber: 1,
+      labels: new Map(),
+      pushCounts: new Map(),
+    });
+    return {
+      owner: spec.owner,
+      name: spec.name,
+      fullName: `${spec.owner}/${spec.name}`,
+      gitDir,
+      cloneUrl: this.gitUrl(spec.owner, spec.name),
+      defaultBranch,
+      headSha,
+    };
+  }
+
+  /** Changes repository metadata (archive it, make it private, …). */
+  updateRepo(fullName: string, patch: Partial<Pick<RepoRecord, 'archived' | 'disabled' | 'fork' | 'visibility' | 'topics' | 'description' | 'default_branch'>>): void {
+    const r = this.repoOrThrow(fullName);
+    Object.assign(r, patch, { updated_at: nowIso() });
+  }
+
+  /** A snapshot of a repository's record (null when absent). */
+  repo(fullName: string): Readonly<RepoRecord> | null {
+    const [o, n] = fullName.split('/');
+    return this.repos.get(repoKey(o ?? '', n ?? '')) ?? null;
+  }
+
+  /**
+   * Commits `files` (null deletes) on `branch` server-side, as a web edit or
+   * someone else's push would; fires push hooks and CI. Returns the commit.
+   */
+  async commit(spec: { owner: string; repo: string; branch: string; files: Record<string, string | null>; message?: string; from?: string }): Promise<string> {
+    const r = this.repoOrThrow(`${spec.owner}/${spec.repo}`);
+    const ref = `refs/heads/${spec.branch}`;
+    const before = await g.revParse(r.gitDir, ref);
+    const from = spec.from ?? before ?? (await g.readRefFs(r.gitDir, `refs/heads/${r.default_branch}`));
+    const sha = await g.commitFiles(r.gitDir, ref, spec.files, { message: spec.message ?? `Update ${spec.branch}`, from });
+    await this.afterRefChanges(r, [{ ref, before, after: sha }], 'api', null);
+    return sha;
+  }
+
+  /** The commit a branch points at now, or null. */
+  async branchSha(fullName: string, branch: string): Promise<string | null> {
+    return g.readRefFs(this.repoOrThrow(fullName).gitDir, `refs/heads/${branch}`);
+  }
+
+  /** Snapshots of a repository's PRs. */
+  pullRequests(fullName: string): PullRecord[] {
+    const r = this.repoOrThrow(fullName);
+    return [...this.pulls.values()].filter((p) => p.repoKey === repoKey(r.owner, r.name)).map((p) => ({ ...p }));
+  }
+
+  checkRuns(fullName: string): CheckRunRecord[] {
+    const r = this.repoOrThrow(fullName);
+    return [...this.checkRunsById.values()].filter((c) => c.repoKey === repoKey(r.owner, r.name)).map((c) => ({ ...c }));
+  }
+
+  statuses(fullName: string): StatusRecord[] {
+    const r = this.repoOrThrow(fullName);
+    return this.statusesList.filter((s) => s.repoKey === repoKey(r.owner, r.name)).map((s) => ({ ...s }));
+  }
+
+  /** Seeds a workflow run with its jobs (GET actions/runs/{id} and …/jobs answer it). */
+  async addWorkflowRun(spec: WorkflowRunSpec): Promise<{ id: number; jobIds: number[] }> {
+    const r = this.repoOrThrow(`${spec.owner}/${spec.repo}`);
+    const headBranch = spec.headBranch ?? r.default_branch;
+    const headSha = spec.headSha ?? (await g.readRefFs(r.gitDir, `refs/heads/${headBranch}`)) ?? '0'.repeat(40);
+    const id = this.id();
+    const t = nowIso();
+    const jobs = spec.jobs.map((j) => {
+      const jid = this.id();
+      return { ...j, id: jid, node_id: shapes.nodeId('CR', jid), started_at: t, completed_at: (j.status ?? 'completed') === 'completed' ? t : null };
+    });
+    const allDone = jobs.every((j) => (j.status ?? 'completed') === 'completed');
+    const failed = jobs.some((j) => ['failure', 'cancelled', 'timed_out'].includes(j.conclusion ?? 'success'));
+    const run: WorkflowRunRecord = {
+      id,
+      node_id: shapes.nodeId('WFR', id),
+      repoKey: repoKey(r.owner, r.name),
+      name: spec.name ?? 'CI',
+      path: spec.path ?? '.github/workflows/ci.yml',
+      workflow_id: workflowId(repoKey(r.owner, r.name), spec.path ?? '.github/workflows/ci.yml'),
+      run_number: this.runs.size + 1,
+      run_attempt: spec.runAttempt ?? 1,
+      event: spec.event ?? 'push',
+      status: spec.status ?? (allDone ? 'completed' : 'in_progress'),
+      conclusion: spec.conclusion !== undefined ? spec.conclusion : allDone ? (failed ? 'failure' : 'success') : null,
+      head_branch: headBranch,
+      head_sha: headSha,
+      created_at: t,
+      updated_at: t,
+      jobs,
+    };
+    this.runs.set(id, run);
+    return { id, jobIds: jobs.map((j) => j.id) };
+  }
+
+  /** CI simulation for a repository (`owner/repo`, or `*` for all): what a push of a branch creates. `null` removes it. */
+  setCi(fullName: string, policy: CiPolicy | null): void {
+    const key = fullName === '*' ? '*' : repoKey(...(fullName.split('/') as [string, string]));
+    if (policy === null) this.ci.delete(key);
+    else this.ci.set(key, policy);
+  }
+
+  /** Requires checks (by name) to succeed before a PR into `branch` can merge (`mergeable_state: blocked`). */
+  protectBranch(fullName: string, branch: string, rule: { requiredChecks: string[] } | null): void {
+    const r = this.repoOrThrow(fullName);
+    const key = `${repoKey(r.owner, r.name)}#${branch}`;
+    if (rule) this.protections.set(key, rule);
+    else this.protections.delete(key);
+  }
+
+  /** Called after every push (git, API commit, merge); returns an unsubscribe function. */
+  onPush(hook: PushHook): () => void {
+    this.hooks.add(hook);
+    return () => this.hooks.delete(hook);
+  }
+
+  /** Injects a fault; the handle tells how often it fired. */
+  fault(spec: FaultSpec): FaultHandle {
+    const st: FaultState = { spec, hits: 0, remaining: spec.times ?? 1 };
+    this.faults.push(st);
+    return {
+      get hits() {
+        return st.hits;
+      },
+      get remaining() {
+        return st.remaining;
+      },
+      cancel: () => {
+        st.remaining = 0;
+      },
+    };
+  }
+
+  clearFaults(): void {
+    this.faults.length = 0;
+  }
+
+  /**
+   * `mergeable: null` for the next `n` reads of every PR (after each change of
+   * its head or base), or of one PR when `pr` is given.
+   */
+  setMergeableNullReads(n: number, pr?: { owner: string; repo: string; number: number }): void {
+    if (!pr) {
+      this.mergeableNullReads = n;
+      for (const p of this.pulls.values()) p.nullReadsKey = '';
+      return;
+    }
+    const p = this.pulls.get(`${repoKey(pr.owner, pr.repo)}#${pr.number}`);
+    if (!p) throw new Error(`no PR ${pr.owner}/${pr.repo}#${pr.number}`);
+    p.nullReadsLeft = n;
+    p.nullReadsKey = `${p.baseSha}..${p.headSha}`;
+  }
+
+  setContentLimit(limit: { max: number; windowMs: number } | false): void {
+    this.contentLimit = limit;
+    this.writesByToken.clear();
+  }
+
+  /** Requests matching every given field. */
+  count(filter: RequestFilter = {}): number {
+    return this.requests.filter((r) => matchesFilter(r, filter)).length;
+  }
+
+  find(filter: RequestFilter = {}): RequestRecord[] {
+    return this.requests.filter((r) => matchesFilter(r, filter));
+  }
+
+  resetLog(): void {
+    this.requests.length = 0;
+  }
+
+  resetViolations(): void {
+    this.violations.length = 0;
+    this.responseProblems.length = 0;
+  }
+
+  /** Throws, listing them, when any request was rejected as invalid (or a handler failed). */
+  assertNoViolations(): void {
+    const problems = [
+      ...this.violations.map((v) => `${v.kind}: ${v.method} ${v.path} → ${v.status} ${v.message}${v.errors ? ' ' + JSON.stringify(v.errors) : ''}`),
+      ...this.responseProblems.map((p) => `response-schema: ${p.operationId} ${p.status} ${p.path} ${JSON.stringify(p.errors.slice(0, 5))}`),
+      ...this.errors.map((e) => `error: ${e.message}`),
+    ];
+    if (problems.length) throw new Error(`GitHub emulator saw ${problems.length} problem(s):\n  ${problems.join('\n  ')}`);
+  }
+
+  /** Resolves once every pending CI timer and push hook has run. */
+  async idle(): Promise<void> {
+    while (this.pending.size) await Promise.allSettled([...this.pending]);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const [t, done] of this.timers) {
+      clearTimeout(t);
+      done();
+    }
+    this.timers.clear();
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+    await Promise.allSettled([...this.pending]);
+    if (this.ownDir) await rm(path.dirname(this.reposDir), { recursive: true, force: true, maxRetries: 3 });
+  }
+
+  // ================================================================ plumbing
+
+  private id(): number {
+    return this.nextId++;
+  }
+
+  private ensureUser(login: string, type: UserRecord['type']): UserRecord {
+    const k = login.toLowerCase();
+    let u = this.users.get(k);
+    if (!u) {
+      const id = this.id();
+      u = { login, id, node_id: shapes.nodeId(type === 'Organization' ? 'O' : 'U', id), type };
+      this.users.set(k, u);
+    }
+    return u;
+  }
+
+  private user(login: string): UserRecord {
+    return this.users.get(login.toLowerCase()) ?? this.ensureUser(login, login.endsWith('[bot]') ? 'Bot' : 'User');
+  }
+
+  private urls(): shapes.Urls {
+    return { api: this.url, html: this.url, git: `${this.url}/git` };
+  }
+
+  private repoOrThrow(fullName: string): RepoRecord {
+    const [o, n] = fullName.split('/');
+    const r = this.repos.get(repoKey(o ?? '', n ?? ''));
+    if (!r) throw new Error(`no repository ${fullName}`);
+    return r;
+  }
+
+  private parseAuth(req: IncomingMessage): Auth {
+    const h = req.headers.authorization;
+    if (!h) return { token: null, spec: null, invalid: false, login: null };
+    let token: string | null = null;
+    const m = /^(\S+)\s+(.+)$/.exec(h.trim());
+    if (m) {
+      const scheme = m[1]!.toLowerCase();
+      if (scheme === 'token' || scheme === 'bearer') token = m[2]!.trim();
+      else if (scheme === 'basic') {
+        const decoded = Buffer.from(m[2]!.trim(), 'base64').toString('utf8');
+        const i = decoded.indexOf(':');
+        const user = i < 0 ? decoded : decoded.slice(0, i);
+        const pass = i < 0 ? '' : decoded.slice(i + 1);
+        token = pass && pass !== 'x-oauth-basic' ? pass : user;
+      }
+    }
+    const spec = token ? (this.tokens.get(token) ?? null) : null;
+    return { token: token ?? h, spec, invalid: !spec, login: spec?.login ?? null };
+  }
+
+  private permission(auth: Auth | null, r: RepoRecord): Permission {
+    if (!auth?.spec) return r.visibility === 'public' ? 'pull' : 'none';
+    const s = auth.spec;
+    const full = `${r.owner}/${r.name}`.toLowerCase();
+    let p: Permission | undefined;
+    for (const [k, v] of Object.entries(s.permissions ?? {})) {
+      const kk = k.toLowerCase();
+      if (kk === full) p = v;
+    }
+    if (p === undefined) {
+      for (const [k, v] of Object.entries(s.permissions ?? {})) if (k.toLowerCase() === `${r.owner.toLowerCase()}/*`) p = v;
+    }
+    p ??= s.default ?? 'push';
+    if (p === 'none' && r.visibility !== 'private') p = 'pull';
+    return p;
+  }
+
+  private rateBucket(auth: Auth, resource: 'core' | 'search' | 'graphql'): RateBucket {
+    const who = auth.spec ? (auth.token ?? 'anonymous') : 'anonymous';
+    const key = `${who}|${resource}`;
+    const now = Math.floor(Date.now() / 1000);
+    let b = this.rate.get(key);
+    if (!b || b.reset <= now) {
+      const base = auth.spec ? (auth.spec.rateLimit ?? 5000) : 60;
+      const limit = resource === 'search' ? (auth.spec ? 30 : 10) : base;
+      const window = resource === 'search' ? 60 : (this.opts.rateLimitWindowSec ?? 3600);
+      b = { limit, used: 0, reset: now + window };
+      this.rate.set(key, b);
+    }
+    return b;
+  }
+
+  private rateHeaders(b: RateBucket, resource: string): Record<string, string> {
+    return {
+      'x-ratelimit-limit': String(b.limit),
+      'x-ratelimit-remaining': String(Math.max(0, b.limit - b.used)),
+      'x-ratelimit-reset': String(b.reset),
+      'x-ratelimit-used': String(b.used),
+      'x-ratelimit-resource': resource,
+    };
+  }
+
+  private takeFault(kind: RequestKind, method: string, p: string, route: string | null, auth: Auth): FaultState | null {
+    for (const f of this.faults) {
+      if (f.remaining <= 0) continue;
+      const m = f.spec.match ?? {};
+      if (m.kind && m.kind !== kind) continue;
+      if (m.method && m.method.toUpperCase() !== method) continue;
+      if (m.token && m.token !== auth.token) continue;
+      if (m.path !== undefined) {
+        if (m.path instanceof RegExp) {
+          m.path.lastIndex = 0;
+          if (!m.path.test(p)) continue;
+        } else if (m.path.includes('{')) {
+          if (m.path !== route) continue;
+        } else if (m.path !== p) continue;
+      }
+      f.remaining--;
+      f.hits++;
+      return f;
+    }
+    return null;
+  }
+
+  /** A fault's answer, or null for `slow` (after its delay the request goes on). */
+  private async faultReply(f: FaultState, bucket: RateBucket): Promise<Reply | null> {
+    const s = f.spec;
+    switch (s.kind) {
+      case 'slow':
+        await sleep(s.delayMs ?? 1000);
+        return null;
+      case '5xx': {
+        const status = s.status ?? 502;
+        return { status, body: { message: status === 503 ? 'Service Unavailable' : 'Server Error' } };
+      }
+      case 'secondary-rate-limit':
+        return this.secondaryLimitReply(s.retryAfterSec ?? 1);
+      case 'primary-exhausted': {
+        const reset = Math.floor(Date.now() / 1000) + (s.resetInSec ?? 1);
+        return {
+          status: 403,
+          body: shapes.errorBody('API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID ' + randomUUID().slice(0, 8).toUpperCase() + '.', PRIMARY_DOCS, 403),
+          headers: { ...this.rateHeaders({ ...bucket, used: bucket.limit, reset }, 'core'), 'x-ratelimit-remaining': '0' },
+        };
+      }
+    }
+  }
+
+  private secondaryLimitReply(retryAfterSec: number): Reply {
+    return {
+      status: 403,
+      body: shapes.errorBody(
+        `You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID ${randomUUID().slice(0, 8).toUpperCase()}.`,
+        SECONDARY_DOCS,
+        403,
+      ),
+      headers: { 'retry-after': String(retryAfterSec) },
+    };
+  }
+
+  /** The 80-a-minute content-creation limit: null when allowed (and counted). */
+  private takeWrite(auth: Auth): Reply | null {
+    if (!this.contentLimit) return null;
+    const key = auth.token ?? 'anonymous';
+    const now = Date.now();
+    const list = (this.writesByToken.get(key) ?? []).filter((t) => t > now - (this.contentLimit as { windowMs: number }).windowMs);
+    this.writesByToken.set(key, list);
+    if (list.length >= this.contentLimit.max) {
+      const wait = Math.max(1, Math.ceil((list[0]! + this.contentLimit.windowMs - now) / 1000));
+      return this.secondaryLimitReply(wait);
+    }
+    list.push(now);
+    return null;
+  }
+
+  private violation(v: Omit<Violation, 'time'>): void {
+    this.violations.push({ ...v, time: Date.now() });
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p)).catch(() => undefined);
+    return p;
+  }
+
+  private send(res: ServerResponse, reply: Reply, base: Record<string, string>): void {
+    const headers: Record<string, string> = {
+      'x-github-request-id': `EMU:${this.nextRequestId++}`,
+      'x-github-api-version-selected': '2022-11-28',
+      'access-control-allow-origin': '*',
+      ...base,
+      ...reply.headers,
+    };
+    if (reply.status === 204 || reply.status === 304 || reply.body === undefined) {
+      res.writeHead(reply.status, headers);
+      res.end();
+      return;
+    }
+    const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
+    headers['content-type'] ??= typeof reply.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8';
+    headers['x-github-media-type'] = 'github.v3; format=json';
+    headers['content-length'] = String(Buffer.byteLength(text));
+    res.writeHead(reply.status, headers);
+    res.end(text);
+  }
+
+  // ================================================================ dispatch
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = Date.now();
+    const url = new URL(req.url ?? '/', this.url);
+    let p = url.pathname;
+    if (p.startsWith('/api/v3/') || p === '/api/v3') p = p.slice('/api/v3'.length) || '/';
+    if (p === '/api/graphql') p = '/graphql';
+    if (p.startsWith('/git/')) return this.handleGit(req, res, url, p, started);
+    const body = await readBody(req);
+    if (p === '/graphql') return this.handleGraphql(req, res, url, body, started);
+    return this.handleRest(req, res, url, p, body, started);
+  }
+
+  private log(rec: Omit<RequestRecord, 'id' | 'durationMs'>, started: number): void {
+    this.requests.push({ id: this.nextLogId++, ...rec, durationMs: Date.now() - started });
+  }
+
+  // ---------------------------------------------------------------- REST
+
+  private async handleRest(req: IncomingMessage, res: ServerResponse, url: URL, p: string, raw: Buffer, started: number): Promise<void> {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const auth = this.parseAuth(req);
+    let bodyJson: unknown;
+    let jsonError: string | null = null;
+    if (raw.length) {
+      try {
+        bodyJson = JSON.parse(raw.toString('utf8'));
+      } catch (e) {
+        jsonError = (e as Error).message;
+      }
+    }
+    const match = matchRoute(method, p);
+    const route = match?.route.template ?? null;
+    const op = match?.operation ?? null;
+    const bucket = this.rateBucket(auth, route === '/search/repositories' || route?.startsWith('/search/') ? 'search' : 'core');
+    const resource = route?.startsWith('/search/') ? 'search' : 'core';
+    let fault: string | undefined;
+    const finish = (reply: Reply): void => {
+      const rh = this.rateHeaders(bucket, resource);
+      this.send(res, reply, rh);
+      const rec: Omit<RequestRecord, 'id' | 'durationMs'> = {
+        kind: 'rest',
+        method,
+        path: p,
+        query: url.search.replace(/^\?/, ''),
+        route,
+        operationId: op?.operationId ?? null,
+        status: reply.status,
+        token: auth.token,
+        login: auth.login,
+        time: started,
+      };
+      if (bodyJson !== undefined) rec.body = bodyJson;
+      if (fault) rec.fault = fault;
+      this.log(rec, started);
+    };
+
+    if (auth.invalid) return finish({ status: 401, body: shapes.errorBody('Bad credentials', DOCS, 401) });
+    if (route !== '/rate_limit') bucket.used++;
+    if (bucket.used > bucket.limit) {
+      fault = 'primary-limit';
+      bucket.used = bucket.limit;
+      return finish({ status: 403, body: shapes.errorBody(`API rate limit exceeded for ${auth.login ?? '127.0.0.1'}.`, PRIMARY_DOCS, 403) });
+    }
+    if (!match) {
+      this.violation({ kind: 'unknown-route', method, path: p, route: null, operationId: null, status: 404, message: 'no such path in the OpenAPI description' });
+      return finish({ status: 404, body: shapes.errorBody('Not Found', DOCS, 404) });
+    }
+    if (!op) {
+      this.violation({
+        kind: 'method-not-allowed',
+        method,
+        path: p,
+        route,
+        operationId: null,
+        status: 405,
+        message: `${method} is not an operation of ${route} (has ${[...match.route.operations.keys()].join(', ')})`,
+      });
+      return finish({ status: 405, body: shapes.errorBody('Method Not Allowed', DOCS, 405), headers: { allow: [...match.route.operations.keys()].join(', ') } });
+    }
+    const f = this.takeFault('rest', method, p, route, auth);
+    if (f) {
+      const reply = await this.faultReply(f, bucket);
+      if (reply) {
+        fault = f.spec.kind;
+        return finish(reply);
+      }
+    }
+    // Validation against the description.
+    const v = this.validateRest(method, p, url, op, match.params, bodyJson, jsonError, raw.length > 0);
+    if (v.reply) return finish(v.reply);
+    if (WRITE_METHODS.has(method)) {
+      const limited = this.takeWrite(auth);
+      if (limited) {
+        fault = 'content-limit';
+        return finish(limited);
+      }
+    }
+    const handler = this.handlers[op.operationId];
+    if (!handler) {
+      this.violation({ kind: 'unimplemented', method, path: p, route, operationId: op.operationId, status: 501, message: `the emulator does not implement ${op.operationId}` });
+      return finish({ status: 501, body: shapes.errorBody(`Not implemented by the GitHub emulator: ${op.operationId}`, op.docsUrl, 501) });
+    }
+    const ctx: RestCtx = { method, path: p, url, params: match.params, query: v.query, rawQuery: url.searchParams, body: bodyJson ?? {}, auth, op };
+    let reply: Reply;
+    try {
+      reply = await handler(ctx);
+    } catch (e) {
+      if (e instanceof HttpError) {
+        let b = e.body;
+        if (b && typeof b === 'object' && !('documentation_url' in b)) b = { ...b, documentation_url: op.docsUrl };
+        reply = { status: e.status, body: b ?? undefined, headers: e.headers };
+      } else throw e;
+    }
+    if (this.opts.validateResponses && reply.body !== undefined && typeof reply.body !== 'string') {
+      const rv = responseValidator(op, reply.status);
+      if (rv && !rv(reply.body)) {
+        this.responseProblems.push({
+          operationId: op.operationId,
+          status: reply.status,
+          path: p,
+          errors: (rv.errors ?? []).map((e) => ({ instancePath: e.instancePath, message: e.message, keyword: e.keyword })),
+        });
+      }
+    }
+    finish(reply);
+  }
+
+  private validateRest(
+    method: string,
+    p: string,
+    url: URL,
+    op: OpenApiOperation,
+    pathParams: Record<string, string>,
+    body: unknown,
+    jsonError: string | null,
+    hasBody: boolean,
+  ): { reply?: Reply; query: Record<string, unknown> } {
+    const route = op.template;
+    const base = { method, path: p, route, operationId: op.operationId };
+    const resource = resourceOf(op);
+    const params = operationParams(op);
+    // path params
+    const pv = paramsValidator(op, 'path');
+    if (pv) {
+      const obj: Record<string, unknown> = {};
+      for (const prm of params.filter((x) => x.in === 'path')) if (pathParams[prm.name] !== undefined) obj[prm.name] = coerceParam(prm.schema, pathParams[prm.name]!);
+      if (!pv(obj)) {
+        const errors = toGitHubErrors(resource, pv.errors, obj as never);
+        this.violation({ ...base, kind: 'path-param', status: 404, message: 'path parameter does not match its schema', errors });
+        return { reply: { status: 404, body: shapes.errorBody('Not Found', op.docsUrl, 404) }, query: {} };
+      }
+    }
+    // query params
+    const query: Record<string, unknown> = {};
+    const qspecs = params.filter((x) => x.in === 'query');
+    for (const q of qspecs) {
+      const all = url.searchParams.getAll(q.name).concat(url.searchParams.getAll(`${q.name}[]`));
+      if (all.length === 0) continue;
+      query[q.name] = q.schema.type === 'array' && all.length > 1 ? all.flatMap((x) => coerceParam(q.schema, x) as unknown[]) : coerceParam(q.schema, all[0]!);
+    }
+    const qv = paramsValidator(op, 'query');
+    if (qv && !qv(query)) {
+      const errors = toGitHubErrors(resource, qv.errors, query as never);
+      this.violation({ ...base, kind: 'query', status: 422, message: 'query parameters do not match their schema', errors });
+      return { reply: { status: 422, body: shapes.errorBody('Validation Failed', op.docsUrl, 422, { errors }) }, query };
+    }
+    // body
+    if (jsonError) {
+      this.violation({ ...base, kind: 'json', status: 400, message: `body is not JSON: ${jsonError}` });
+      return { reply: { status: 400, body: shapes.errorBody('Problems parsing JSON', op.docsUrl, 400) }, query };
+    }
+    const rb = requestBodySpec(op);
+    if (rb) {
+      if (!hasBody && rb.required) {
+        this.violation({ ...base, kind: 'body', status: 422, message: 'a request body is required' });
+        return { reply: { status: 422, body: shapes.errorBody('Validation Failed', op.docsUrl, 422, { errors: [{ resource, code: 'missing', field: '(body)' }] }) }, query };
+      }
+      if (hasBody && rb.validate && !rb.validate(body)) {
+        const errors = toGitHubErrors(resource, rb.validate.errors, body as never);
+        this.violation({ ...base, kind: 'body', status: 422, message: 'request body does not match its schema', errors });
+        return { reply: { status: 422, body: shapes.errorBody('Validation Failed', op.docsUrl, 422, { errors }) }, query };
+      }
+    }
+    return { query };
+  }
+
+  // ---------------------------------------------------------------- GraphQL
+
+  private async handleGraphql(req: IncomingMessage, res: ServerResponse, url: URL, raw: Buffer, started: number): Promise<void> {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const auth = this.parseAuth(req);
+    const bucket = this.rateBucket(auth, 'graphql');
+    let parsedBody: unknown;
+    let fault: string | undefined;
+    let fields: string[] | undefined;
+    const finish = (reply: Reply): void => {
+      this.send(res, reply, this.rateHeaders(bucket, 'graphql'));
+      const rec: Omit<RequestRecord, 'id' | 'durationMs'> = {
+        kind: 'graphql',
+        method,
+        path: '/graphql',
+        query: url.search.replace(/^\?/, ''),
+        route: '/graphql',
+        operationId: 'graphql',
+        status: reply.status,
+        token: auth.token,
+        login: auth.login,
+        time: started,
+      };
+      if (parsedBody !== undefined) rec.body = parsedBody;
+      if (fault) rec.fault = fault;
+      if (fields) rec.graphqlFields = fields;
+      this.log(rec, started);
+    };
+    const gqlViolation = (status: number, message: string, errors?: GraphQLErrorJson[]): void =>
+      this.violation({ kind: 'graphql', method, path: '/graphql', route: '/graphql', operationId: 'graphql', status, message, ...(errors ? { errors: errors as unknown as Record<string, unknown>[] } : {}) });
+
+    if (method !== 'POST') {
+      gqlViolation(404, `GraphQL takes POST, not ${method}`);
+      return finish({ status: 404, body: shapes.errorBody('Not Found', 'https://docs.github.com/graphql', 404) });
+    }
+    if (auth.invalid) return finish({ status: 401, body: shapes.errorBody('Bad credentials', 'https://docs.github.com/graphql', 401) });
+    if (!auth.spec) return finish({ status: 401, body: shapes.errorBody('This endpoint requires you to be authenticated.', 'https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql', 401) });
+    try {
+      parsedBody = JSON.parse(raw.toString('utf8'));
+    } catch {
+      gqlViolation(400, 'body is not JSON');
+      return finish({ status: 400, body: shapes.errorBody('Problems parsing JSON', 'https://docs.github.com/graphql', 400) });
+    }
+    const b = parsedBody as { query?: unknown; variables?: unknown; operationName?: unknown };
+    if (!b || typeof b !== 'object' || typeof b.query !== 'string') {
+      const errors = [{ message: 'A query attribute must be specified and must be a string.' }];
+      gqlViolation(200, errors[0]!.message, errors);
+      return finish({ status: 200, body: { errors } });
+    }
+    if (b.variables !== undefined && b.variables !== null && (typeof b.variables !== 'object' || Array.isArray(b.variables))) {
+      const errors = [{ message: 'Variables must be an object' }];
+      gqlViolation(200, errors[0]!.message, errors);
+      return finish({ status: 200, body: { errors } });
+    }
+    const f = this.takeFault('graphql', method, '/graphql', '/graphql', auth);
+    if (f) {
+      const reply = await this.faultReply(f, bucket);
+      if (reply) {
+        fault = f.spec.kind;
+        return finish(reply);
+      }
+    }
+    bucket.used++;
+    if (bucket.used > bucket.limit) {
+      bucket.used = bucket.limit;
+      fault = 'primary-limit';
+      return finish({ status: 200, body: { errors: [{ type: 'RATE_LIMITED', message: `API rate limit exceeded for ${auth.login}.` }] } });
+    }
+    const prepared = prepare(this.gql, {
+      query: b.query,
+      variables: (b.variables as Record<string, unknown> | null | undefined) ?? null,
+      operationName: typeof b.operationName === 'string' ? b.operationName : null,
+    });
+    if ('errors' in prepared) {
+      gqlViolation(200, prepared.errors.map((e) => e.message).join('; '), prepared.errors);
+      return finish({ status: 200, body: { errors: prepared.errors } });
+    }
+    fields = prepared.op.selections.map((s) => s.name);
+    if (prepared.op.kind === 'mutation') {
+      const limited = this.takeWrite(auth);
+      if (limited) {
+        fault = 'content-limit';
+        return finish(limited);
+      }
+    }
+    const result = await execute(this.gql, prepared, { auth, bucket });
+    finish({ status: 200, body: result });
+  }
+
+  private gqlBackendFactory(): GqlBackend {
+    // Resolvers get their auth through the root value; this object reads emulator state.
+    const self = (): Emulator => this;
+    return {
+      repository: (auth, owner, name) => {
+        const r = self().repos.get(repoKey(owner, name));
+        if (!r) return null;
+        if (self().permission(auth as Auth, r) === 'none') return null;
+        return r;
+      },
+      permission: (auth, r) => self().permission(auth as Auth, r),
+      branchSha: (r, branch) => g.readRefFs(r.gitDir, `refs/heads/${branch}`),
+      refSha: async (r, qualified) => {
+        const ref = qualified.startsWith('refs/') ? qualified : `refs/heads/${qualified}`;
+        if (ref.startsWith('-')) return null;
+        const sha = await g.revParse(r.gitDir, ref);
+        return sha ? { name: ref.replace(/^refs\/(heads|tags)\//, ''), prefix: ref.slice(0, ref.length - ref.replace(/^refs\/(heads|tags)\//, '').length), sha } : null;
+      },
+      isEmpty: async (r) => !(await g.hasBranchesFs(r.gitDir)),
+      pull: (r, number) => self().pulls.get(`${repoKey(r.owner, r.name)}#${number}`) ?? null,
+      pullByNodeId: (id) => {
+        const n = self().nodes.get(id);
+        const p = n ? self().pulls.get(n.key) : undefined;
+        if (!p) return null;
+        return { pull: p, repo: self().repos.get(p.repoKey)! };
+      },
+      livePullHead: (p) => self().liveHead(p),
+      setDraft: (p, draft) => {
+        p.draft = draft;
+        p.updated_at = nowIso();
+      },
+      viewer: (auth) => self().user((auth as Auth).login ?? 'ghost'),
+      rate: (root) => {
+        const { bucket } = root as { bucket: RateBucket };
+        return bucket;
+      },
+      url: (r) => `${self().url}/${r.owner}/${r.name}`,
+      pullUrl: (p) => {
+        const r = self().repos.get(p.repoKey)!;
+        return `${self().url}/${r.owner}/${r.name}/pull/${p.number}`;
+      },
+    };
+  }
+
+  // ---------------------------------------------------------------- git
+
+  private async handleGit(req: IncomingMessage, res: ServerResponse, url: URL, p: string, started: number): Promise<void> {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const auth = this.parseAuth(req);
+    const m = /^\/git\/([^/]+)\/([^/]+?)(?:\.git)?(\/.*)?$/.exec(p);
+    const service = url.searchParams.get('service') ?? (p.endsWith('/git-receive-pack') ? 'git-receive-pack' : p.endsWith('/git-upload-pack') ? 'git-upload-pack' : null);
+    const write = service === 'git-receive-pack';
+    let fault: string | undefined;
+    const rec = (status: number): void => {
+      const r: Omit<RequestRecord, 'id' | 'durationMs'> = {
+        kind: 'git',
+        method,
+        path: p,
+        query: url.search.replace(/^\?/, ''),
+        route: `git:${(m?.[3] ?? '').replace(/^\//, '') || 'unknown'}`,
+        operationId: service,
+        status,
+        token: auth.token,
+        login: auth.login,
+        time: started,
+      };
+      if (fault) r.fault = fault;
+      this.log(r, started);
+    };
+    const text = (status: number, msg: string, headers: Record<string, string> = {}): void => {
+      req.resume();
+      res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
+      res.end(msg.endsWith('\n') ? msg : `${msg}\n`);
+      rec(status);
+    };
+    const askAuth = (): void => text(401, 'Authentication required', { 'www-authenticate': 'Basic realm="GitHub"' });
+
+    if (!m || !m[3]) return text(404, 'Not Found');
+    const f = this.takeFault('git', method, p, null, auth);
+    if (f) {
+      if (f.spec.kind === 'slow') await sleep(f.spec.delayMs ?? 1000);
+      else {
+        fault = f.spec.kind;
+        const status = f.spec.kind === '5xx' ? (f.spec.status ?? 502) : 403;
+        return text(status, f.spec.kind === '5xx' ? 'Server Error' : 'You have exceeded a secondary rate limit.', f.spec.kind === 'secondary-rate-limit' ? { 'retry-after': String(f.spec.retryAfterSec ?? 1) } : {});
+      }
+    }
+    if (auth.invalid) return askAuth();
+    const r = this.repos.get(repoKey(m[1]!, m[2]!));
+    const perm = r ? this.permission(auth, r) : 'none';
+    if (!r || perm === 'none') {
+      if (!auth.spec) return askAuth();
+      return text(404, 'Repository not found.');
+    }
+    if (write) {
+      if (!auth.spec) return askAuth();
+      if (r.disabled) return text(403, 'Repository access blocked');
+      if (PERM_RANK[perm] < PERM_RANK.push) return text(403, `Permission to ${r.owner}/${r.name}.git denied to ${auth.login}.`);
+      if (r.archived) return text(403, 'This repository was archived so it is read-only.');
+    } else if (r.disabled) return text(403, 'Repository access blocked');
+    const isPushPost = write && method === 'POST';
+    // Pushes to one repository are serialized, so each push's ref changes are its own.
+    let unlock: () => void = () => undefined;
+    if (isPushPost) {
+      const key = repoKey(r.owner, r.name);
+      const prev = this.pushLocks.get(key) ?? Promise.resolve();
+      const mine = new Promise<void>((resolve) => (unlock = resolve));
+      const chained = prev.then(() => mine);
+      this.pushLocks.set(key, chained);
+      await prev;
+      void chained.then(() => {
+        if (this.pushLocks.get(key) === chained) this.pushLocks.delete(key);
+      });
+    }
+    try {
+      await this.serveGit(req, res, url, r, m[3], auth, isPushPost, rec);
+    } finally {
+      unlock();
+    }
+  }
+
+  private async serveGit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    r: RepoRecord,
+    rest: string,
+    auth: Auth,
+    isPushPost: boolean,
+    rec: (status: number) => void,
+  ): Promise<void> {
+    const before = isPushPost ? await g.listRefs(r.gitDir) : null;
+    const pathInfo = `/${path.relative(this.reposDir, r.gitDir).split(path.sep).join('/')}${rest}`;
+    const status = await runHttpBackend(
+      { req, res, projectRoot: this.reposDir, pathInfo, query: url.search.replace(/^\?/, ''), remoteUser: auth.login },
+      async () => {
+        if (!before) return;
+        const after = await g.listRefs(r.gitDir);
+        const changes: Array<{ ref: string; before: string | null; after: string | null }> = [];
+        for (const [ref, sha] of after) if (before.get(ref) !== sha) changes.push({ ref, before: before.get(ref) ?? null, after: sha });
+        for (const [ref, sha] of before) if (!after.has(ref)) changes.push({ ref, before: sha, after: null });
+        if (changes.length) await this.afterRefChanges(r, changes, 'git', auth.login);
+      },
+    );
+    rec(status);
+  }
+
+  // ================================================================ pushes & CI
+
+  private async afterRefChanges(
+    r: RepoRecord,
+    changes: Array<{ ref: string; before: string | null; after: string | null }>,
+    source: PushEvent['source'],
+    pusher: string | null,
+  ): Promise<void> {
+    const key = repoKey(r.owner, r.name);
+    r.pushed_at = nowIso();
+    for (const c of changes) {
+      const branch = c.ref.startsWith('refs/heads/') ? c.ref.slice('refs/heads/'.length) : null;
+      const event: PushEvent = {
+        owner: r.owner,
+        repo: r.name,
+        ref: c.ref,
+        branch,
+        before: c.before,
+        after: c.after,
+        created: c.before === null,
+        deleted: c.after === null,
+        source,
+        pusher,
+      };
+      if (branch) {
+        for (const p of this.pulls.values()) {
+          if (p.repoKey !== key || p.state !== 'open') continue;
+          if (p.headRef === branch || p.baseRef === branch) {
+            if (c.after === null) {
+              p.state = 'closed';
+              p.closed_at = nowIso();
+            } else if (p.headRef === branch) p.headSha = c.after;
+            else p.baseSha = c.after;
+            p.updated_at = nowIso();
+          }
+        }
+        if (c.after !== null) {
+          const count = (r.pushCounts.get(branch) ?? 0) + 1;
+          r.pushCounts.set(branch, count);
+          const policy = this.ci.get(key) ?? this.ci.get('*');
+          if (policy) {
+            try {
+              const plan = typeof policy === 'function' ? await policy({ owner: r.owner, repo: r.name, branch, sha: c.after, before: c.before, pushCount: count, source }) : policy;
+              if (plan) this.applyCi(r, c.after, plan);
+            } catch (e) {
+              this.errors.push(e instanceof Error ? e : new Error(String(e)));
+            }
+          }
+        }
+      }
+      for (const hook of this.hooks) {
+        try {
+          await this.track(Promise.resolve(hook(event)));
+        } catch (e) {
+          this.errors.push(e instanceof Error ? e : new Error(String(e)));
+        }
+      }
+    }
+  }
+
+  private applyCi(r: RepoRecord, sha: string, plan: CiPlan): void {
+    const key = repoKey(r.owner, r.name);
+    for (const c of plan.checks ?? []) this.runCiCheck(r, key, sha, c, c.delayMs ?? plan.delayMs ?? 0);
+    for (const s of plan.statuses ?? []) this.runCiStatus(r, key, sha, s, s.delayMs ?? plan.delayMs ?? 0);
+  }
+
+  private runCiCheck(r: RepoRecord, key: string, sha: string, c: CiCheck, delay: number): void {
+    const t = nowIso();
+    const run = this.newCheckRun(key, sha, c.name, 'github-actions');
+    run.status = 'in_progress';
+    run.started_at = t;
+    run.details_url = `${this.url}/${r.owner}/${r.name}/actions/runs/${run.id}`;
+    const complete = (): void => {
+      run.status = 'completed';
+      run.conclusion = c.conclusion;
+      run.completed_at = nowIso();
+      run.output = { title: c.name, summary: c.summary ?? `${c.name}: ${c.conclusion}`, text: null, annotations_count: 0 };
+    };
+    if (c.hang) return;
+    if (delay <= 0) complete();
+    else this.later(delay, complete);
+  }
+
+  private runCiStatus(r: RepoRecord, key: string, sha: string, s: CiStatus, delay: number): void {
+    const add = (state: StatusRecord['state']): void => {
+      const id = this.id();
+      const t = nowIso();
+      this.statusesList.push({
+        id,
+        node_id: shapes.nodeId('SC', id),
+        repoKey: key,
+        sha,
+        state,
+        description: s.description ?? null,
+        target_url: `${this.url}/${r.owner}/${r.name}/ci/${id}`,
+        context: s.context,
+        creator: 'github-actions[bot]',
+        created_at: t,
+        updated_at: t,
+      });
+    };
+    if (delay <= 0) add(s.state);
+    else {
+      add('pending');
+      if (s.state !== 'pending') this.later(delay, () => add(s.state));
+    }
+  }
+
+  private later(ms: number, fn: () => void): void {
+    let resolveP!: () => void;
+    const p = new Promise<void>((resolve) => (resolveP = resolve));
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      try {
+        if (!this.closed) fn();
+      } finally {
+        resolveP();
+      }
+    }, ms);
+    this.timers.set(t, resolveP);
+    this.track(p);
+  }
+
+  private newCheckRun(key: string, sha: string, name: string, app: string): CheckRunRecord {
+    const suiteKey = `${key}|${sha}|${app}`;
+    let suite = this.checkSuites.get(suiteKey);
+    if (!suite) {
+      suite = this.id();
+      this.checkSuites.set(suiteKey, suite);
+    }
+    const id = this.id();
+    const run: CheckRunRecord = {
+      id,
+      node_id: shapes.nodeId('CR', id),
+      repoKey: key,
+      head_sha: sha,
+      name,
+      status: 'queued',
+      conclusion: null,
+      started_at: nowIso(),
+      completed_at: null,
+      details_url: null,
+      external_id: null,
+      output: { title: null, summary: null, text: null, annotations_count: 0 },
+      app,
+      check_suite_id: suite,
+    };
+    this.checkRunsById.set(id, run);
+    return run;
+  }
+
+  // ================================================================ REST helpers
+
+  /** The repository of the request, checked for `need` (404 when invisible, 403 when not allowed). */
+  private repoFor(c: RestCtx, need: 'pull' | 'push' | 'admin' = c.method === 'GET' ? 'pull' : 'push'): { r: RepoRecord; perm: Permission; key: string } {
+    const owner = c.params.owner ?? '';
+    const name = c.params.repo ?? '';
+    const r = this.repos.get(repoKey(owner, name));
+    if (!r) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+    const perm = this.permission(c.auth, r);
+    if (perm === 'none') throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+    if (need !== 'pull') {
+      if (!c.auth.spec) throw new HttpError(401, shapes.errorBody('Requires authentication', c.op.docsUrl, 401));
+      if (r.disabled) throw new HttpError(403, shapes.errorBody('Repository access blocked', c.op.docsUrl, 403));
+      if (PERM_RANK[perm] < PERM_RANK[need]) {
+        const msg = c.auth.spec.type === 'pat' ? 'Resource not accessible by personal access token' : 'Resource not accessible by integration';
+        throw new HttpError(403, shapes.errorBody(msg, c.op.docsUrl, 403));
+      }
+      if (r.archived) throw new HttpError(403, shapes.errorBody('Repository was archived so is read-only.', c.op.docsUrl, 403));
+    }
+    return { r, perm, key: repoKey(r.owner, r.name) };
+  }
+
+  private async repoView(r: RepoRecord, auth: Auth | null): Promise<shapes.RepoView> {
+    const empty = !(await g.hasBranchesFs(r.gitDir));
+    const key = repoKey(r.owner, r.name);
+    const openIssues = [...this.pulls.values()].filter((p) => p.repoKey === key && p.state === 'open').length;
+    return { repo: r, owner: this.user(r.owner), permission: auth?.spec ? this.permission(auth, r) : null, empty, openIssues };
+  }
+
+  private async resolveCommit(r: RepoRecord, ref: string, c: RestCtx): Promise<string> {
+    if (ref.startsWith('-')) throw new HttpError(422, shapes.errorBody(`No commit found for SHA: ${ref}`, c.op.docsUrl, 422));
+    if (!/^[0-9a-f]{40}$/i.test(ref)) {
+      const branch = await g.readRefFs(r.gitDir, `refs/heads/${ref}`);
+      if (branch) return branch;
+    }
+    const candidates = /^[0-9a-f]{40}$/i.test(ref) ? [ref] : [`refs/tags/${ref}`, ref.startsWith('refs/') ? ref : `refs/${ref}`, ref];
+    for (const cand of candidates) {
+      const sha = await g.revParse(r.gitDir, cand);
+      if (sha) return sha;
+    }
+    if (!(await g.hasBranchesFs(r.gitDir))) throw new HttpError(409, shapes.errorBody('Git Repository is empty.', c.op.docsUrl, 409));
+    throw new HttpError(422, shapes.errorBody(`No commit found for SHA: ${ref}`, c.op.docsUrl, 422));
+  }
+
+  private paginate<T>(c: RestCtx, items: T[], maxPerPage = 100): { items: T[]; headers: Record<string, string> } {
+    const perPage = Math.min(Math.max(1, Number(c.query.per_page ?? 30) || 30), maxPerPage);
+    const page = Math.max(1, Number(c.query.page ?? 1) || 1);
+    const last = Math.max(1, Math.ceil(items.length / perPage));
+    const slice = items.slice((page - 1) * perPage, page * perPage);
+    const link = (n: number): string => {
+      const u = new URL(c.url.toString());
+      u.searchParams.set('page', String(n));
+      u.searchParams.set('per_page', String(perPage));
+      return `<${this.url}${c.path}?${u.searchParams.toString()}>`;
+    };
+    const rels: string[] = [];
+    if (page > 1) rels.push(`${link(page - 1)}; rel="prev"`);
+    if (page < last) rels.push(`${link(page + 1)}; rel="next"`, `${link(last)}; rel="last"`);
+    if (page > 1) rels.push(`${link(1)}; rel="first"`);
+    return { items: slice, headers: rels.length ? { link: rels.join(', ') } : {} };
+  }
+
+  private liveHead(p: PullRecord): Promise<string> {
+    return this.refreshPull(p).then(() => p.headSha);
+  }
+
+  /** Reads the head and base branches NOW (an open PR follows pushes); a closed PR keeps what it had. */
+  private async refreshPull(p: PullRecord): Promise<void> {
+    if (p.state !== 'open') return;
+    const r = this.repos.get(p.repoKey)!;
+    const head = await g.readRefFs(r.gitDir, `refs/heads/${p.headRef}`);
+    const base = await g.readRefFs(r.gitDir, `refs/heads/${p.baseRef}`);
+    if (head) p.headSha = head;
+    if (base) p.baseSha = base;
+  }
+
+  private async pullView(p: PullRecord, auth: Auth | null, detail: false | 'read' | 'peek'): Promise<shapes.PullView> {
+    await this.refreshPull(p);
+    const r = this.repos.get(p.repoKey)!;
+    const view: shapes.PullView = {
+      pull: p,
+      repo: await this.repoView(r, auth),
+      user: this.user(p.user),
+      mergedBy: p.merged_by ? this.user(p.merged_by) : null,
+      assignees: p.assignees.map((a) => this.user(a)),
+      reviewers: p.requested_reviewers.map((a) => this.user(a)),
+      labels: p.labels.map((l) => r.labels.get(l.toLowerCase())).filter((l): l is LabelRecord => !!l),
+      headSha: p.headSha,
+      baseSha: p.baseSha,
+    };
+    if (detail) {
+      const mb = (await g.mergeBase(r.gitDir, p.baseSha, p.headSha)) ?? p.baseSha;
+      const files = p.merged_at ? await g.diffFiles(r.gitDir, mb, p.headSha) : await g.diffFiles(r.gitDir, mb, p.headSha);
+      const m = await this.mergeability(p, detail === 'read');
+      view.detail = {
+        ...m,
+        commits: await g.countCommits(r.gitDir, `${mb}..${p.headSha}`),
+        additions: files.reduce((s, f) => s + f.additions, 0),
+        deletions: files.reduce((s, f) => s + f.deletions, 0),
+        changed_files: files.length,
+      };
+    }
+    return view;
+  }
+
+  private async mergeability(p: PullRecord, consume: boolean): Promise<{ mergeable: boolean | null; mergeable_state: string }> {
+    if (p.state !== 'open') return { mergeable: null, mergeable_state: 'unknown' };
+    const pairKey = `${p.baseSha}..${p.headSha}`;
+    if (p.nullReadsKey !== pairKey) {
+      p.nullReadsKey = pairKey;
+      p.nullReadsLeft = this.mergeableNullReads;
+    }
+    if (p.nullReadsLeft > 0) {
+      if (consume) p.nullReadsLeft--;
+      return { mergeable: null, mergeable_state: 'unknown' };
+    }
+    const r = this.repos.get(p.repoKey)!;
+    let clean = this.mergeCache.get(pairKey);
+    if (clean === undefined) {
+      clean = (await g.mergeTree(r.gitDir, p.baseSha, p.headSha)).tree !== null;
+      this.mergeCache.set(pairKey, clean);
+    }
+    if (!clean) return { mergeable: false, mergeable_state: 'dirty' };
+    if (p.draft) return { mergeable: true, mergeable_state: 'draft' };
+    if (this.missingRequiredChecks(p).length) return { mergeable: true, mergeable_state: 'blocked' };
+    const ci = this.ciState(p.repoKey, p.headSha);
+    if (ci === 'failure' || ci === 'pending') return { mergeable: true, mergeable_state: 'unstable' };
+    return { mergeable: true, mergeable_state: 'clean' };
+  }
+
+  private latestChecks(key: string, sha: string): CheckRunRecord[] {
+    const byName = new Map<string, CheckRunRecord>();
+    for (const c of this.checkRunsById.values()) if (c.repoKey === key && c.head_sha === sha) byName.set(`${c.app}|${c.name}`, c);
+    return [...byName.values()];
+  }
+
+  private latestStatuses(key: string, sha: string): StatusRecord[] {
+    const byContext = new Map<string, StatusRecord>();
+    for (const s of this.statusesList) if (s.repoKey === key && s.sha === sha) byContext.set(s.context, s);
+    return [...byContext.values()];
+  }
+
+  /** success | failure | pending | none, over the latest check runs and statuses of a commit. */
+  private ciState(key: string, sha: string): 'success' | 'failure' | 'pending' | 'none' {
+    const checks = this.latestChecks(key, sha);
+    const statuses = this.latestStatuses(key, sha);
+    if (!checks.length && !statuses.length) return 'none';
+    const bad = new Set(['failure', 'cancelled', 'timed_out', 'action_required', 'stale']);
+    if (checks.some((c) => c.status === 'completed' && bad.has(c.conclusion ?? '')) || statuses.some((s) => s.state === 'failure' || s.state === 'error')) return 'failure';
+    if (checks.some((c) => c.status !== 'completed') || statuses.some((s) => s.state === 'pending')) return 'pending';
+    return 'success';
+  }
+
+  private missingRequiredChecks(p: PullRecord): string[] {
+    const rule = this.protections.get(`${p.repoKey}#${p.baseRef}`);
+    if (!rule) return [];
+    const checks = this.latestChecks(p.repoKey, p.headSha);
+    const statuses = this.latestStatuses(p.repoKey, p.headSha);
+    return rule.requiredChecks.filter(
+      (name) =>
+        !checks.some((c) => c.name === name && c.status === 'completed' && ['success', 'neutral', 'skipped'].includes(c.conclusion ?? '')) &&
+        !statuses.some((s) => s.context === name && s.state === 'success'),
+    );
+  }
+
+  private getPull(c: RestCtx, key: string, number: string | undefined): PullRecord {
+    const p = this.pulls.get(`${key}#${number}`);
+    if (!p) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+    return p;
+  }
+
+  private semantic422(c: RestCtx, errors: GitHubFieldError[] | Array<Record<string, unknown>>, message = 'Validation Failed'): HttpError {
+    return new HttpError(422, shapes.errorBody(message, c.op.docsUrl, 422, { errors }));
+  }
+
+  private async commitView(r: RepoRecord, sha: string, withFiles = false): Promise<Record<string, unknown>> {
+    const info = await g.readCommit(r.gitDir, sha);
+    if (!info) throw new Error(`commit ${sha} vanished`);
+    const files = withFiles && info.parents[0] ? await g.diffFiles(r.gitDir, info.parents[0], sha) : withFiles ? [] : undefined;
+    return shapes.commitShape(info, r, this.urls(), () => null, files);
+  }
+
+  private checkRunView(run: CheckRunRecord): Record<string, unknown> {
+    const r = this.repos.get(run.repoKey)!;
+    const pulls = [...this.pulls.values()].filter((p) => p.repoKey === run.repoKey && p.state === 'open' && p.headSha === run.head_sha);
+    return shapes.checkRunShape(run, r, shapes.appShape(run.app, this.user('github'), this.urls()), this.urls(), pulls);
+  }
+
+  // ================================================================ REST handlers
+
+  private buildHandlers(): Record<string, Handler> {
+    const U = (): shapes.Urls => this.urls();
+    const ok = (body: unknown, headers?: Record<string, string>): Reply => ({ status: 200, body, ...(headers ? { headers } : {}) });
+    const H: Record<string, Handler> = {};
+
+    H['rate-limit/get'] = async (c) => {
+      const res = (name: 'core' | 'search' | 'graphql'): Record<string, number> => {
+        const b = this.rateBucket(c.auth, name);
+        return { limit: b.limit, used: b.used, remaining: Math.max(0, b.limit - b.used), reset: b.reset };
+      };
+      const core = res('core');
+      return ok({ resources: { core, search: res('search'), graphql: res('graphql') }, rate: core });
+    };
+
+    H['users/get-authenticated'] = async (c) => {
+      if (!c.auth.spec) throw new HttpError(401, shapes.errorBody('Requires authentication', c.op.docsUrl, 401));
+      return ok(this.userFull(this.user(c.auth.spec.login)));
+    };
+    H['users/get-by-username'] = async (c) => {
+      const u = this.users.get((c.params.username ?? '').toLowerCase());
+      if (!u) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+      return ok(this.userFull(u));
+    };
+    H['orgs/get'] = async (c) => {
+      const u = this.users.get((c.params.org ?? '').toLowerCase());
+      if (!u || u.type !== 'Organization') throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+      return ok(this.orgFull(u));
+    };
+
+    H['repos/get'] = async (c) => {
+      const { r } = this.repoFor(c);
+      return ok(shapes.fullRepoShape(await this.repoView(r, c.auth), U()));
+    };
+
+    const listOwnerRepos = async (c: RestCtx, owner: string, orgOnly: boolean): Promise<Reply> => {
+      const u = this.users.get(owner.toLowerCase());
+      if (!u || (orgOnly && u.type !== 'Organization')) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+      const type = String(c.query.type ?? (orgOnly ? 'all' : 'owner'));
+      let list = [...this.repos.values()].filter((r) => r.owner.toLowerCase() === owner.toLowerCase() && this.permission(c.auth, r) !== 'none');
+      if (type === 'public') list = list.filter((r) => r.visibility === 'public');
+      else if (type === 'private') list = list.filter((r) => r.visibility !== 'public');
+      else if (type === 'forks') list = list.filter((r) => r.fork);
+      else if (type === 'sources') list = list.filter((r) => !r.fork);
+      const sort = String(c.query.sort ?? 'full_name');
+      const direction = String(c.query.direction ?? (sort === 'full_name' ? 'asc' : 'desc'));
+      list.sort((a, b) => {
+        const ka = sort === 'full_name' ? `${a.owner}/${a.name}`.toLowerCase() : String((a as unknown as Record<string, unknown>)[`${sort}_at`] ?? a.created_at) + String(a.id).padStart(12, '0');
+        const kb = sort === 'full_name' ? `${b.owner}/${b.name}`.toLowerCase() : String((b as unknown as Record<string, unknown>)[`${sort}_at`] ?? b.created_at) + String(b.id).padStart(12, '0');
+        return (ka < kb ? -1 : ka > kb ? 1 : 0) * (direction === 'asc' ? 1 : -1);
+      });
+      const page = this.paginate(c, list);
+      const items = await Promise.all(page.items.map(async (r) => shapes.minimalRepoShape(await this.repoView(r, c.auth), U())));
+      return ok(items, page.headers);
+    };
+    H['repos/list-for-org'] = (c) => listOwnerRepos(c, c.params.org ?? '', true);
+    H['repos/list-for-user'] = (c) => listOwnerRepos(c, c.params.username ?? '', false);
+    H['repos/list-for-authenticated-user'] = async (c) => {
+      if (!c.auth.spec) throw new HttpError(401, shapes.errorBody('Requires authentication', c.op.docsUrl, 401));
+      const list = [...this.repos.values()].filter((r) => this.permission(c.auth, r) !== 'none').sort((a, b) => `${a.owner}/${a.name}`.localeCompare(`${b.owner}/${b.name}`));
+      const page = this.paginate(c, list);
+      return ok(await Promise.all(page.items.map(async (r) => shapes.repoShape(await this.repoView(r, c.auth), U()))), page.headers);
+    };
+
+    H['search/repos'] = async (c) => {
+      const q = String(c.query.q ?? '');
+      const terms: string[] = [];
+      const quals: Array<[string, string]> = [];
+      for (const tok of q.match(/(?:[^\s"]+|"[^"]*")+/g) ?? []) {
+        const m = /^(-?)([a-z_]+):(.+)$/i.exec(tok);
+        if (m) quals.push([`${m[1]}${m[2]!.toLowerCase()}`, m[3]!.replace(/^"|"$/g, '')]);
+        else terms.push(tok.replace(/^"|"$/g, '').toLowerCase());
+      }
+      const known = new Set(['org', 'user', 'topic', 'archived', 'fork', 'is', 'in', 'repo']);
+      for (const [k] of quals) {
+        if (!known.has(k.replace(/^-/, ''))) {
+          this.violation({ kind: 'semantic', method: c.method, path: c.path, route: c.op.template, operationId: c.op.operationId, status: 200, message: `search qualifier ${k}: is not emulated (ignored)` });
+        }
+      }
+      let forkMode: 'exclude' | 'include' | 'only' = 'exclude';
+      let list = [...this.repos.values()].filter((r) => this.permission(c.auth, r) !== 'none');
+      for (const [k, v] of quals) {
+        const val = v.toLowerCase();
+        if (k === 'org' || k === 'user') list = list.filter((r) => r.owner.toLowerCase() === val);
+        else if (k === 'repo') list = list.filter((r) => `${r.owner}/${r.name}`.toLowerCase() === val);
+        else if (k === 'topic') list = list.filter((r) => r.topics.some((t) => t.toLowerCase() === val));
+        else if (k === '-topic') list = list.filter((r) => !r.topics.some((t) => t.toLowerCase() === val));
+        else if (k === 'archived') list = list.filter((r) => r.archived === (val === 'true'));
+        else if (k === 'fork') forkMode = val === 'only' ? 'only' : val === 'true' ? 'include' : 'exclude';
+        else if (k === 'is') {
+          if (val === 'public') list = list.filter((r) => r.visibility === 'public');
+          else if (val === 'private') list = list.filter((r) => r.visibility === 'private');
+          else if (val === 'internal') list = list.filter((r) => r.visibility === 'internal');
+          else if (val === 'archived') list = list.filter((r) => r.archived);
+          else if (val === 'fork') forkMode = 'only';
+        }
+      }
+      if (forkMode === 'exclude') list = list.filter((r) => !r.fork);
+      if (forkMode === 'only') list = list.filter((r) => r.fork);
+      const inName = quals.some(([k, v]) => k === 'in' && v.toLowerCase() === 'name');
+      for (const t of terms) {
+        list = list.filter((r) => r.name.toLowerCase().includes(t) || (!inName && ((r.description ?? '').toLowerCase().includes(t) || r.topics.some((x) => x.toLowerCase() === t))));
+      }
+      list.sort((a, b) => `${a.owner}/${a.name}`.localeCompare(`${b.owner}/${b.name}`));
+      const capped = list.slice(0, 1000);
+      const page = this.paginate(c, capped);
+      const items = await Promise.all(page.items.map(async (r) => shapes.searchItemShape(await this.repoView(r, c.auth), U())));
+      return ok({ total_count: list.length, incomplete_results: false, items }, page.headers);
+    };
+
+    // ---- branches & refs
+    H['repos/get-branch'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const branch = c.params.branch ?? '';
+      const sha = branch.startsWith('-') ? null : await g.readRefFs(r.gitDir, `refs/heads/${branch}`);
+      if (!sha) throw new HttpError(404, shapes.errorBody('Branch not found', c.op.docsUrl, 404));
+      const a = `${this.url}/repos/${r.owner}/${r.name}`;
+      const rule = this.protections.get(`${key}#${branch}`);
+      return ok({
+        name: branch,
+        commit: await this.commitView(r, sha),
+        _links: { self: `${a}/branches/${encodeURIComponent(branch)}`, html: `${this.url}/${r.owner}/${r.name}/tree/${branch}` },
+        protected: !!rule,
+        protection: rule
+          ? { enabled: true, required_status_checks: { enforcement_level: 'non_admins', contexts: rule.requiredChecks, checks: rule.requiredChecks.map((n) => ({ context: n, app_id: null })) } }
+          : { enabled: false, required_status_checks: { enforcement_level: 'off', contexts: [], checks: [] } },
+        protection_url: `${a}/branches/${encodeURIComponent(branch)}/protection`,
+      });
+    };
+    H['repos/list-branches'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const refs = await g.listRefs(r.gitDir, 'refs/heads/');
+      const list = [...refs].map(([ref, sha]) => ({ name: ref.slice('refs/heads/'.length), sha })).sort((a, b) => a.name.localeCompare(b.name));
+      const page = this.paginate(c, list);
+      const a = `${this.url}/repos/${r.owner}/${r.name}`;
+      return ok(
+        page.items.map((b) => ({ name: b.name, commit: { sha: b.sha, url: `${a}/commits/${b.sha}` }, protected: this.protections.has(`${key}#${b.name}`) })),
+        page.headers,
+      );
+    };
+    const refShape = (r: RepoRecord, ref: string, sha: string): Record<string, unknown> => ({
+      ref,
+      node_id: shapes.nodeId('REF', parseInt(sha.slice(0, 8), 16)),
+      url: `${this.url}/repos/${r.owner}/${r.name}/git/${ref}`,
+      object: { type: 'commit', sha, url: `${this.url}/repos/${r.owner}/${r.name}/git/commits/${sha}` },
+    });
+    H['git/get-ref'] = async (c) => {
+      const { r } = this.repoFor(c);
+      const ref = `refs/${c.params.ref ?? ''}`;
+      if ((await g.listRefs(r.gitDir)).size === 0) throw new HttpError(409, shapes.errorBody('Git Repository is empty.', c.op.docsUrl, 409));
+      const refs = await g.listRefs(r.gitDir, ref);
+      const sha = refs.get(ref);
+      if (!sha) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+      return ok(refShape(r, ref, sha));
+    };
+    H['git/create-ref'] = async (c) => {
+      const { r } = this.repoFor(c);
+      const body = c.body as { ref: string; sha: string };
+      if (!/^refs\/.+\/.+/.test(body.ref)) throw this.semantic422(c, [], 'Reference name must start with \'refs/\' and have at least two slashes.');
+      if (!(await g.objectExists(r.gitDir, body.sha))) throw this.semantic422(c, [], 'Object does not exist');
+      if (!(await g.updateRef(r.gitDir, body.ref, body.sha, null))) throw this.semantic422(c, [], 'Reference already exists');
+      await this.afterRefChanges(r, [{ ref: body.ref, before: null, after: body.sha }], 'api', c.auth.login);
+      return { status: 201, body: refShape(r, body.ref, body.sha) };
+    };
+    H['git/update-ref'] = async (c) => {
+      const { r } = this.repoFor(c);
+      const ref = `refs/${c.params.ref ?? ''}`;
+      const body = c.body as { sha: string; force?: boolean };
+      const current = (await g.listRefs(r.gitDir, ref)).get(ref);
+      if (!current) throw this.semantic422(c, [], 'Reference does not exist');
+      if (!(await g.objectExists(r.gitDir, body.sha))) throw this.semantic422(c, [], 'Object does not exist');
+      if (!body.force) {
+        const mb = await g.mergeBase(r.gitDir, current, body.sha);
+        if (mb !== current) throw this.semantic422(c, [], 'Update is not a fast forward');
+      }
+      if (!(await g.updateRef(r.gitDir, ref, body.sha, current))) throw new HttpError(409, shapes.errorBody('Reference update failed', c.op.docsUrl, 409));
+      await this.afterRefChanges(r, [{ ref, before: current, after: body.sha }], 'api', c.auth.login);
+      return ok(refShape(r, ref, body.sha));
+    };
+    H['git/delete-ref'] = async (c) => {
+      const { r } = this.repoFor(c);
+      const ref = `refs/${c.params.ref ?? ''}`;
+      const current = (await g.listRefs(r.gitDir, ref)).get(ref);
+      if (!current) throw this.semantic422(c, [], 'Reference does not exist');
+      await g.deleteRef(r.gitDir, ref);
+      await this.afterRefChanges(r, [{ ref, before: current, after: null }], 'api', c.auth.login);
+      return { status: 204 };
+    };
+
+    H['repos/get-commit'] = async (c) => {
+      const { r } = this.repoFor(c);
+      const sha = await this.resolveCommit(r, c.params.ref ?? '', c);
+      return ok(await this.commitView(r, sha, true));
+    };
+
+    H['repos/compare-commits-with-basehead'] = async (c) => {
+      const { r } = this.repoFor(c);
+      const bh = c.params.basehead ?? '';
+      const m = /^(.+?)(\.\.\.?)(.+)$/.exec(bh);
+      if (!m) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+      const strip = (s: string): string => {
+        const i = s.indexOf(':');
+        if (i < 0) return s;
+        const owner = s.slice(0, i);
+        if (owner.toLowerCase() !== r.owner.toLowerCase()) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+        return s.slice(i + 1);
+      };
+      const resolve = async (s: string): Promise<string> => {
+        try {
+          return await this.resolveCommit(r, strip(s), c);
+        } catch (e) {
+          if (e instanceof HttpError && e.status === 422) throw new HttpError(404, shapes.errorBody(`No common ancestor between ${m[1]} and ${m[3]}.`, c.op.docsUrl, 404));
+          throw e;
+        }
+      };
+      const base = await resolve(m[1]!);
+      const head = await resolve(m[3]!);
+      const mb = await g.mergeBase(r.gitDir, base, head);
+      if (!mb) throw new HttpError(404, shapes.errorBody(`No common ancestor between ${m[1]} and ${m[3]}.`, c.op.docsUrl, 404));
+      const ahead = await g.countCommits(r.gitDir, `${base}..${head}`);
+      const behind = await g.countCommits(r.gitDir, `${head}..${base}`);
+      const commits = await g.logRange(r.gitDir, `${base}..${head}`, 250);
+      const files = await g.diffFiles(r.gitDir, mb, head);
+      const baseInfo = (await g.readCommit(r.gitDir, base))!;
+      const mbInfo = (await g.readCommit(r.gitDir, mb))!;
+      const a = `${this.url}/repos/${r.owner}/${r.name}`;
+      const html = `${this.url}/${r.owner}/${r.name}/compare/${bh}`;
+      const perPage = c.query.per_page !== undefined ? this.paginate(c, files, 300) : { items: files.slice(0, 300), headers: {} };
+      return ok(
+        {
+          url: `${a}/compare/${bh}`,
+          html_url: html,
+          permalink_url: `${this.url}/${r.owner}/${r.name}/compare/${r.owner}:${base.slice(0, 7)}...${r.owner}:${head.slice(0, 7)}`,
+          diff_url: `${html}.diff`,
+          patch_url: `${html}.patch`,
+          base_commit: shapes.commitShape(baseInfo, r, U(), () => null),
+          merge_base_commit: shapes.commitShape(mbInfo, r, U(), () => null),
+          status: ahead && behind ? 'diverged' : ahead ? 'ahead' : behind ? 'behind' : 'identical',
+          ahead_by: ahead,
+          behind_by: behind,
+          total_commits: ahead,
+          commits: commits.map((ci) => shapes.commitShape(ci, r, U(), () => null)),
+          files: perPage.items.map((f) => shapes.diffEntryShape(f, r, U(), head)),
+        },
+        perPage.headers,
+      );
+    };
+
+    // ---- pulls
+    H['pulls/create'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const b = c.body as { title?: string; head: string; base: string; body?: string; draft?: boolean; maintainer_can_modify?: boolean; issue?: number };
+      let head = b.head;
+      const colon = head.indexOf(':');
+      if (colon >= 0) {
+        const owner = head.slice(0, colon);
+        if (owner.toLowerCase() !== r.owner.toLowerCase()) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
+        head = head.slice(colon + 1);
+      }
+      if (b.title === undefined && b.issue === undefined) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'title', code: 'missing_field' }]);
+      if (b.issue !== undefined) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'issue', code: 'invalid', message: 'the emulator has no issues to convert' }]);
+      const headSha = head.startsWith('-') ? null : await g.readRefFs(r.gitDir, `refs/heads/${head}`);
+      const baseSha = b.base.startsWith('-') ? null : await g.readRefFs(r.gitDir, `refs/heads/${b.base}`);
+      const errs: GitHubFieldError[] = [];
+      if (!headSha) errs.push({ resource: 'PullRequest', field: 'head', code: 'invalid' });
+      if (!baseSha) errs.push({ resource: 'PullRequest', field: 'base', code: 'invalid' });
+      if (errs.length) throw this.semantic422(c, errs);
+      for (const p of this.pulls.values()) {
+        if (p.repoKey === key && p.state === 'open' && p.headRef === head && p.baseRef === b.base) {
+          throw this.semantic422(c, [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${r.owner}:${head}.` }]);
+        }
+      }
+      if ((await g.countCommits(r.gitDir, `${baseSha}..${headSha}`)) === 0) {
+        throw this.semantic422(c, [{ resource: 'PullRequest', code: 'custom', message: `No commits between ${b.base} and ${head}` }]);
+      }
+      const id = this.id();
+      const t = nowIso();
+      const number = r.nextNumber++;
+      const p: PullRecord = {
+        id,
+        node_id: shapes.nodeId('PR', id),
+        repoKey: key,
+        number,
+        title: b.title ?? '',
+        body: b.body ?? null,
+        state: 'open',
+        draft: b.draft ?? false,
+        locked: false,
+        headRef: head,
+        headSha: headSha!,
+        baseRef: b.base,
+        baseSha: baseSha!,
+        user: c.auth.login ?? 'ghost',
+        created_at: t,
+        updated_at: t,
+        closed_at: null,
+        merged_at: null,
+        merge_commit_sha: null,
+        merged_by: null,
+        labels: [],
+        assignees: [],
+        requested_reviewers: [],
+        requested_teams: [],
+        maintainer_can_modify: b.maintainer_can_modify ?? false,
+        nullReadsLeft: 0,
+        nullReadsKey: '',
+      };
+      this.pulls.set(`${key}#${number}`, p);
+      this.nodes.set(p.node_id, { type: 'PullRequest', key: `${key}#${number}` });
+      const view = await this.pullView(p, c.auth, false);
+      view.detail = { ...(await this.pullView(p, c.auth, 'peek')).detail!, mergeable: null, mergeable_state: 'unknown' };
+      return { status: 201, body: shapes.pullShape(view, U()) };
+    };
+
+    H['pulls/list'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const state = String(c.query.state ?? 'open');
+      let list = [...this.pulls.values()].filter((p) => p.repoKey === key);
+      if (state !== 'all') list = list.filter((p) => p.state === state);
+      if (c.query.head !== undefined) {
+        const head = String(c.query.head);
+        const i = head.indexOf(':');
+        if (i < 0) {
+          this.violation({
+            kind: 'semantic',
+            method: c.method,
+            path: c.path,
+            route: c.op.template,
+            operationId: c.op.operationId,
+            status: 200,
+            message: `head=${head} has no owner: GitHub expects head=owner:branch and ignores the filter otherwise (every PR is listed)`,
+          });
+        } else {
+          const owner = head.slice(0, i).toLowerCase();
+          const branch = head.slice(i + 1);
+          list = list.filter((p) => owner === r.owner.toLowerCase() && p.headRef === branch);
+        }
+      }
+      if (c.query.base !== undefined) list = list.filter((p) => p.baseRef === String(c.query.base));
+      const sort = String(c.query.sort ?? 'created');
+      const direction = String(c.query.direction ?? (sort === 'created' ? 'desc' : 'asc'));
+      list.sort((a, b) => {
+        const ka = sort === 'updated' ? a.updated_at : a.created_at;
+        const kb = sort === 'updated' ? b.updated_at : b.created_at;
+        const d = ka < kb ? -1 : ka > kb ? 1 : a.number - b.number;
+        return direction === 'asc' ? d : -d;
+      });
+      const page = this.paginate(c, list);
+      const items = [];
+      for (const p of page.items) items.push(shapes.pullShape(await this.pullView(p, c.auth, false), U()));
+      return ok(items, page.headers);
+    };
+
+    H['pulls/get'] = async (c) => {
+      const { key } = this.repoFor(c);
+      const p = this.getPull(c, key, c.params.pull_number);
+      return ok(shapes.pullShape(await this.pullView(p, c.auth, 'read'), U()));
+    };
+
+    H['pulls/update'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const p = this.getPull(c, key, c.params.pull_number);
+      const b = c.body as { title?: string; body?: string; state?: 'open' | 'closed'; base?: string; maintainer_can_modify?: boolean };
+      if (b.base !== undefined && b.base !== p.baseRef) {
+        const sha = b.base.startsWith('-') ? null : await g.readRefFs(r.gitDir, `refs/heads/${b.base}`);
+        if (!sha) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'base', code: 'invalid', message: `Proposed base branch '${b.base}' was not found` }]);
+        p.baseRef = b.base;
+        p.baseSha = sha;
+      }
+      if (b.state === 'open' && p.state === 'closed') {
+        if (p.merged_at) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'state', code: 'invalid', message: 'state cannot be changed. The pull request cannot be reopened' }]);
+        if (!(await g.readRefFs(r.gitDir, `refs/heads/${p.headRef}`))) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'state', code: 'invalid', message: 'state cannot be changed. The head branch is gone' }]);
+        p.state = 'open';
+        p.closed_at = null;
+      } else if (b.state === 'closed' && p.state === 'open') {
+        await this.refreshPull(p);
+        p.state = 'closed';
+        p.closed_at = nowIso();
+      }
+      if (b.title !== undefined) p.title = b.title;
+      if (b.body !== undefined) p.body = b.body;
+      if (b.maintainer_can_modify !== undefined) p.maintainer_can_modify = b.maintainer_can_modify;
+      p.updated_at = nowIso();
+      return ok(shapes.pullShape(await this.pullView(p, c.auth, 'peek'), U()));
+    };
+
+    H['pulls/list-files'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const p = this.getPull(c, key, c.params.pull_number);
+      await this.refreshPull(p);
+      const mb = (await g.mergeBase(r.gitDir, p.baseSha, p.headSha)) ?? p.baseSha;
+      const files = (await g.diffFiles(r.gitDir, mb, p.headSha)).slice(0, 3000);
+      const page = this.paginate(c, files);
+      return ok(page.items.map((f) => shapes.diffEntryShape(f, r, U(), p.headSha)), page.headers);
+    };
+
+    H['pulls/list-commits'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const p = this.getPull(c, key, c.params.pull_number);
+      await this.refreshPull(p);
+      const mb = (await g.mergeBase(r.gitDir, p.baseSha, p.headSha)) ?? p.baseSha;
+      const commits = await g.logRange(r.gitDir, `${mb}..${p.headSha}`, 250);
+      const page = this.paginate(c, commits);
+      return ok(page.items.map((ci) => shapes.commitShape(ci, r, U(), () => null)), page.headers);
+    };
+
+    H['pulls/check-if-merged'] = async (c) => {
+      const { key } = this.repoFor(c);
+      const p = this.getPull(c, key, c.params.pull_number);
+      if (!p.merged_at) throw new HttpError(404, null);
+      return { status: 204 };
+    };
+
+    H['pulls/merge'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const p = this.getPull(c, key, c.params.pull_number);
+      const b = c.body as { commit_title?: string; commit_message?: string; sha?: string; merge_method?: 'merge' | 'squash' | 'rebase' };
+      const notMergeable = (msg = 'Pull Request is not mergeable'): HttpError => new HttpError(405, shapes.errorBody(msg, c.op.docsUrl, 405));
+      if (p.merged_at) throw notMergeable('Pull Request is not mergeable');
+      if (p.state !== 'open') throw notMergeable('Pull Request is not mergeable');
+      await this.refreshPull(p);
+      if (!(await g.readRefFs(r.gitDir, `refs/heads/${p.headRef}`))) throw notMergeable('Head branch was deleted');
+      if (b.sha !== undefined && b.sha !== p.headSha) throw new HttpError(409, shapes.errorBody('Head branch was modified. Review and try the merge again.', c.op.docsUrl, 409));
+      if (p.draft) throw notMergeable('Pull Request is still a draft');
+      const missing = this.missingRequiredChecks(p);
+      if (missing.length) throw notMergeable(`Required status check "${missing[0]}" is expected.`);
+      const baseSha = p.baseSha;
+      const headSha = p.headSha;
+      const mt = await g.mergeTree(r.gitDir, baseSha, headSha);
+      if (!mt.tree) throw notMergeable('Pull Request is not mergeable');
+      const method = b.merge_method ?? 'merge';
+      const merger = this.user(c.auth.login ?? 'ghost');
+      const who = { name: merger.login, email: `${merger.id}+${merger.login}@users.noreply.github.com` };
+      let newSha: string | null;
+      if (method === 'merge') {
+        const title = b.commit_title ?? `Merge pull request #${p.number} from ${r.owner}/${p.headRef}`;
+        const msg = `${title}\n\n${b.commit_message ?? p.title}`;
+        newSha = await g.commitTree(r.gitDir, mt.tree, [baseSha, headSha], msg, who);
+      } else if (method === 'squash') {
+        const mb = (await g.mergeBase(r.gitDir, baseSha, headSha)) ?? baseSha;
+        const commits = await g.logRange(r.gitDir, `${mb}..${headSha}`);
+        const title = b.commit_title ?? `${p.title} (#${p.number})`;
+        const msg = `${title}\n\n${b.commit_message ?? commits.map((ci) => `* ${ci.message}`).join('\n\n')}`;
+        newSha = await g.commitTree(r.gitDir, mt.tree, [baseSha], msg, who);
+      } else {
+        const commits = await g.logRange(r.gitDir, `${baseSha}..${headSha}`);
+        if (commits.some((ci) => ci.parents.length > 1)) throw notMergeable('This branch can\'t be rebased');
+        const mb = (await g.mergeBase(r.gitDir, baseSha, headSha)) ?? baseSha;
+        newSha = await g.replayCommits(r.gitDir, baseSha, mb, headSha);
+        if (!newSha) throw notMergeable('This branch can\'t be rebased');
+      }
+      if (!(await g.updateRef(r.gitDir, `refs/heads/${p.baseRef}`, newSha, baseSha))) {
+        throw notMergeable('Base branch was modified. Review and try the merge again.');
+      }
+      const t = nowIso();
+      p.state = 'closed';
+      p.merged_at = t;
+      p.closed_at = t;
+      p.updated_at = t;
+      p.merge_commit_sha = newSha;
+      p.merged_by = merger.login;
+      p.baseSha = newSha;
+      await this.afterRefChanges(r, [{ ref: `refs/heads/${p.baseRef}`, before: baseSha, after: newSha }], 'merge', c.auth.login);
+      return ok({ sha: newSha, merged: true, message: 'Pull Request successfully merged' });
+    };
+
+    H['pulls/request-reviewers'] = async (c) => {
+      const { key } = this.repoFor(c);
+      const p = this.getPull(c, key, c.params.pull_number);
+      const b = c.body as { reviewers?: string[]; team_reviewers?: string[] };
+      if (!b.reviewers && !b.team_reviewers) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'reviewers', code: 'missing_field' }]);
+      for (const login of b.reviewers ?? []) {
+        if (login.toLowerCase() === p.user.toLowerCase()) throw this.semantic422(c, [], 'Review cannot be requested from pull request author.');
+      }
+      for (const login of b.reviewers ?? []) if (!p.requested_reviewers.some((x) => x.toLowerCase() === login.toLowerCase())) p.requested_reviewers.push(login);
+      for (const team of b.team_reviewers ?? []) if (!p.requested_teams.includes(team)) p.requested_teams.push(team);
+      p.updated_at = nowIso();
+      return { status: 201, body: shapes.pullShape(await this.pullView(p, c.auth, false), U()) };
+    };
+
+    // ---- issues (PRs are issues)
+    H['issues/get'] = async (c) => {
+      const { key } = this.repoFor(c);
+      const p = this.getPull(c, key, c.params.issue_number);
+      return ok(shapes.issueShape(await this.pullView(p, c.auth, false), U()));
+    };
+    H['issues/add-labels'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const p = this.getPull(c, key, c.params.issue_number);
+      const b = c.body as { labels?: Array<string | { name: string }> };
+      for (const l of b.labels ?? []) {
+        const name = typeof l === 'string' ? l : l.name;
+        if (!r.labels.has(name.toLowerCase())) {
+          const id = this.id();
+          r.labels.set(name.toLowerCase(), { id, node_id: shapes.nodeId('LA', id), name, color: 'ededed', description: null, default: false });
+        }
+        if (!p.labels.some((x) => x.toLowerCase() === name.toLowerCase())) p.labels.push(name);
+      }
+      p.updated_at = nowIso();
+      return ok(p.labels.map((l) => shapes.labelShape(r.labels.get(l.toLowerCase())!, r, U())));
+    };
+    H['issues/list-labels-on-issue'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const p = this.getPull(c, key, c.params.issue_number);
+      const page = this.paginate(c, p.labels);
+      return ok(page.items.map((l) => shapes.labelShape(r.labels.get(l.toLowerCase())!, r, U())), page.headers);
+    };
+    H['issues/add-assignees'] = async (c) => {
+      const { key } = this.repoFor(c);
+      const p = this.getPull(c, key, c.params.issue_number);
+      const b = c.body as { assignees?: string[] };
+      for (const a of b.assignees ?? []) if (!p.assignees.some((x) => x.toLowerCase() === a.toLowerCase()) && p.assignees.length < 10) p.assignees.push(a);
+      p.updated_at = nowIso();
+      return { status: 201, body: shapes.issueShape(await this.pullView(p, c.auth, false), U()) };
+    };
+
+    // ---- statuses
+    H['repos/create-commit-status'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const sha = c.params.sha ?? '';
+      const full = /^[0-9a-f]{4,40}$/i.test(sha) ? await g.revParse(r.gitDir, sha) : null;
+      if (!full) throw this.semantic422(c, [], `No commit found for SHA: ${sha}`);
+      const b = c.body as { state: StatusRecord['state']; target_url?: string | null; description?: string | null; context?: string };
+      const same = this.statusesList.filter((s) => s.repoKey === key && s.sha === full);
+      if (same.length >= 1000) throw this.semantic422(c, [{ resource: 'Status', code: 'custom', field: 'sha', message: 'This SHA and context has reached the maximum number of statuses.' }]);
+      const id = this.id();
+      const t = nowIso();
+      const rec: StatusRecord = {
+        id,
+        node_id: shapes.nodeId('SC', id),
+        repoKey: key,
+        sha: full,
+        state: b.state,
+        description: b.description ?? null,
+        target_url: b.target_url ?? null,
+        context: b.context ?? 'default',
+        creator: c.auth.login ?? 'ghost',
+        created_at: t,
+        updated_at: t,
+      };
+      this.statusesList.push(rec);
+      return { status: 201, body: shapes.statusShape(rec, this.user(rec.creator), r, U()) };
+    };
+    H['repos/get-combined-status-for-ref'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const sha = await this.resolveCommit(r, c.params.ref ?? '', c);
+      const latest = this.latestStatuses(key, sha).sort((a, b) => a.context.localeCompare(b.context));
+      const state = latest.length === 0 ? 'pending' : latest.some((s) => s.state === 'failure' || s.state === 'error') ? 'failure' : latest.some((s) => s.state === 'pending') ? 'pending' : 'success';
+      const page = this.paginate(c, latest);
+      return ok(
+        {
+          state,
+          statuses: page.items.map((s) => shapes.simpleStatus(s, r, U())),
+          sha,
+          total_count: latest.length,
+          repository: shapes.minimalRepoShape({ ...(await this.repoView(r, c.auth)), permission: null }, U()),
+          commit_url: `${this.url}/repos/${r.owner}/${r.name}/commits/${sha}`,
+          url: `${this.url}/repos/${r.owner}/${r.name}/commits/${sha}/status`,
+        },
+        page.headers,
+      );
+    };
+    H['repos/list-commit-statuses-for-ref'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const sha = await this.resolveCommit(r, c.params.ref ?? '', c);
+      const list = this.statusesList.filter((s) => s.repoKey === key && s.sha === sha).reverse();
+      const page = this.paginate(c, list);
+      return ok(page.items.map((s) => shapes.statusShape(s, this.user(s.creator), r, U())), page.headers);
+    };
+
+    // ---- checks
+    H['checks/create'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      if (c.auth.spec?.type === 'pat') throw new HttpError(403, shapes.errorBody('You must authenticate via a GitHub App.', c.op.docsUrl, 403));
+      const b = c.body as {
+        name: string;
+        head_sha: string;
+        details_url?: string;
+        external_id?: string;
+        status?: CheckRunRecord['status'];
+        started_at?: string;
+        conclusion?: string;
+        completed_at?: string;
+        output?: { title: string; summary: string; text?: string; annotations?: unknown[] };
+      };
+      const full = /^[0-9a-f]{40}$/i.test(b.head_sha) ? await g.revParse(r.gitDir, b.head_sha) : null;
+      if (!full) throw this.semantic422(c, [{ resource: 'CheckRun', field: 'head_sha', code: 'invalid', message: `No commit found for SHA: ${b.head_sha}` }]);
+      if ((b.status === 'completed' || b.completed_at) && !b.conclusion) throw this.semantic422(c, [{ resource: 'CheckRun', field: 'conclusion', code: 'missing_field' }]);
+      const run = this.newCheckRun(key, full, b.name, 'github-actions');
+      this.applyCheckUpdate(run, b);
+      return { status: 201, body: this.checkRunView(run) };
+    };
+    H['checks/update'] = async (c) => {
+      const { key } = this.repoFor(c);
+      const run = this.checkRunsById.get(Number(c.params.check_run_id));
+      if (!run || run.repoKey !== key) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+      const b = c.body as Parameters<Emulator['applyCheckUpdate']>[1];
+      if ((b.status === 'completed' || b.completed_at) && !b.conclusion && run.conclusion === null) throw this.semantic422(c, [{ resource: 'CheckRun', field: 'conclusion', code: 'missing_field' }]);
+      this.applyCheckUpdate(run, b);
+      return ok(this.checkRunView(run));
+    };
+    H['checks/get'] = async (c) => {
+      const { key } = this.repoFor(c);
+      const run = this.checkRunsById.get(Number(c.params.check_run_id));
+      if (!run || run.repoKey !== key) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+      return ok(this.checkRunView(run));
+    };
+    H['checks/list-for-ref'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const sha = await this.resolveCommit(r, c.params.ref ?? '', c);
+      let list = [...this.checkRunsById.values()].filter((x) => x.repoKey === key && x.head_sha === sha);
+      if ((c.query.filter ?? 'latest') === 'latest') {
+        const latest = new Set(this.latestChecks(key, sha).map((x) => x.id));
+        list = list.filter((x) => latest.has(x.id));
+      }
+      if (c.query.check_name !== undefined) list = list.filter((x) => x.name === c.query.check_name);
+      if (c.query.status !== undefined) list = list.filter((x) => x.status === c.query.status);
+      list.sort((a, b) => b.id - a.id);
+      const page = this.paginate(c, list);
+      return ok({ total_count: list.length, check_runs: page.items.map((x) => this.checkRunView(x)) }, page.headers);
+    };
+
+    // ---- actions
+    H['actions/get-workflow-run'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      const run = this.runs.get(Number(c.params.run_id));
+      if (!run || run.repoKey !== key) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+      return ok(shapes.workflowRunShape(run, await this.repoView(r, c.auth), U(), this.user(this.login), await g.readCommit(r.gitDir, run.head_sha)));
+    };
+    const listJobs = async (c: RestCtx): Promise<Reply> => {
+      const { r, key } = this.repoFor(c);
+      const run = this.runs.get(Number(c.params.run_id));
+      if (!run || run.repoKey !== key) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+      const page = this.paginate(c, run.jobs);
+      return ok({ total_count: run.jobs.length, jobs: page.items.map((j) => shapes.jobShape(j, run, r, U())) }, page.headers);
+    };
+    H['actions/list-jobs-for-workflow-run'] = listJobs;
+    H['actions/list-jobs-for-workflow-run-attempt'] = listJobs;
+    H['actions/list-repo-workflows'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      // Workflow files on the default branch, plus the workflows of seeded runs.
+      const byPath = new Map<string, string>();
+      const head = await g.readRefFs(r.gitDir, `refs/heads/${r.default_branch}`);
+      if (head) {
+        const ls = await g.git(r.gitDir, ['ls-tree', '-z', '--name-only', `${head}:.github/workflows`], { allowFail: true });
+        for (const f of ls.stdout.split('\0')) if (/\.ya?ml$/.test(f)) byPath.set(`.github/workflows/${f}`, f.replace(/\.ya?ml$/, ''));
+      }
+      for (const run of this.runs.values()) if (run.repoKey === key && !byPath.has(run.path)) byPath.set(run.path, run.name);
+      const list = [...byPath].sort(([a], [b]) => a.localeCompare(b));
+      const page = this.paginate(c, list);
+      return ok({ total_count: list.length, workflows: page.items.map(([p, name]) => shapes.workflowShape(r, workflowId(key, p), p, name, U())) }, page.headers);
+    };
+    H['actions/get-job-for-workflow-run'] = async (c) => {
+      const { r, key } = this.repoFor(c);
+      for (const run of this.runs.values()) {
+        if (run.repoKey !== key) continue;
+        const job = run.jobs.find((j) => j.id === Number(c.params.job_id));
+        if (job) return ok(shapes.jobShape(job, run, r, U()));
+      }
+      throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+    };
+    return H;
+  }
+
+  private applyCheckUpdate(
+    run: CheckRunRecord,
+    b: {
+      name?: string;
+      details_url?: string;
+      external_id?: string;
+      status?: CheckRunRecord['status'];
+      started_at?: string;
+      conclusion?: string;
+      completed_at?: string;
+      output?: { title?: string; summary: string; text?: string; annotations?: unknown[] };
+    },
+  ): void {
+    if (b.name !== undefined) run.name = b.name;
+    if (b.details_url !== undefined) run.details_url = b.details_url;
+    if (b.external_id !== undefined) run.external_id = b.external_id;
+    if (b.started_at !== undefined) run.started_at = b.started_at;
+    if (b.status !== undefined) run.status = b.status;
+    if (b.conclusion !== undefined) {
+      run.conclusion = b.conclusion;
+      run.status = 'completed';
+    }
+    if (run.status === 'completed') run.completed_at = b.completed_at ?? run.completed_at ?? nowIso();
+    if (b.output) {
+      run.output = {
+        title: b.output.title ?? run.output.title,
+        summary: b.output.summary,
+        text: b.output.text ?? run.output.text,
+        annotations_count: run.output.annotations_count + (b.output.annotations?.length ?? 0),
+      };
+    }
+  }
+
+  private userFull(u: UserRecord): Record<string, unknown> {
+    const t = '2020-01-01T00:00:00Z';
+    return {
+      ...shapes.userShape(u, this.urls()),
+      name: u.login,
+      company: null,
+      blog: '',
+      location: null,
+      email: null,
+      hireable: null,
+      bio: null,
+      twitter_username: null,
+      public_repos: [...this.repos.values()].filter((r) => r.owner.toLowerCase() === u.login.toLowerCase() && r.visibility === 'public').length,
+      public_gists: 0,
+      followers: 0,
+      following: 0,
+      created_at: t,
+      updated_at: t,
+    };
+  }
+
+  private orgFull(u: UserRecord): Record<string, unknown> {
+    const api = `${this.url}/orgs/${u.login}`;
+    return {
+      login: u.login,
+      id: u.id,
+      node_id: u.node_id,
+      url: api,
+      repos_url: `${api}/repos`,
+      events_url: `${api}/events`,
+      hooks_url: `${api}/hooks`,
+      issues_url: `${api}/issues`,
+      members_url: `${api}/members{/member}`,
+      public_members_url: `${api}/public_members{/member}`,
+      avatar_url: `${this.url}/avatars/${u.login}`,
+      description: null,
+      html_url: `${this.url}/${u.login}`,
+      has_organization_projects: true,
+      has_repository_projects: true,
+      public_repos: [...this.repos.values()].filter((r) => r.owner.toLowerCase() === u.login.toLowerCase() && r.visibility === 'public').length,
+      public_gists: 0,
+      followers: 0,
+      following: 0,
+      type: 'Organization',
+      created_at: '2020-01-01T00:00:00Z',
+      updated_at: '2020-01-01T00:00:00Z',
+      archived_at: null,
+    };
+  }
+}
+
+function repoKey(owner: string, name: string): string {
+  return `${owner}/${name}`.toLowerCase();
+}
+
+function workflowId(key: string, wfPath: string): number {
+  return [...`${key}:${wfPath}`].reduce((h, ch) => (h * 31 + ch.charCodeAt(0)) >>> 0, 11) % 100_000_000;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (b: Buffer) => chunks.push(b));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function matchesFilter(r: RequestRecord, f: RequestFilter): boolean {
+  if (f.kind && r.kind !== f.kind) return false;
+  if (f.method && r.method !== f.method.toUpperCase()) return false;
+  if (f.route && r.route !== f.route) return false;
+  if (f.operationId && r.operationId !== f.operationId) return false;
+  if (f.status !== undefined && r.status !== f.status) return false;
+  if (f.token && r.token !== f.token) return false;
+  if (f.fault && r.fault !== f.fault) return false;
+  if (f.path !== undefined) {
+    if (f.path instanceof RegExp) {
+      f.path.lastIndex = 0;
+      if (!f.path.test(r.path)) return false;
+    } else if (r.path !== f.path) return false;
+  }
+  return true;
+}
+
+/** Starts an emulator on 127.0.0.1 (random port unless `opts.port`). */
+export function startEmulator(opts: EmulatorOptions = {}): Promise<Emulator> {
+  return Emulator.start(opts);
+}

@@ -1,0 +1,260 @@
+/**
+ * The slice of GitHub's GraphQL schema the emulator answers: `repository`
+ * (with the fields target validation reads), `rateLimit`, `viewer`, and the
+ * draft mutations. Field and argument names follow GitHub's schema; anything
+ * else is rejected by validation ("Field 'x' doesn't exist on type 'Y'").
+ */
+import { FieldError, type Schema } from './graphql.js';
+import type { Permission, PullRecord, RepoRecord, UserRecord } from './state.js';
+
+export interface GqlBackend {
+  repository(auth: unknown, owner: string, name: string): RepoRecord | null;
+  permission(auth: unknown, r: RepoRecord): Permission;
+  branchSha(r: RepoRecord, branch: string): Promise<string | null>;
+  refSha(r: RepoRecord, qualifiedName: string): Promise<{ name: string; prefix: string; sha: string } | null>;
+  isEmpty(r: RepoRecord): Promise<boolean>;
+  pull(r: RepoRecord, number: number): PullRecord | null;
+  pullByNodeId(id: string): { pull: PullRecord; repo: RepoRecord } | null;
+  livePullHead(p: PullRecord): Promise<string>;
+  setDraft(p: PullRecord, draft: boolean): void;
+  viewer(auth: unknown): UserRecord;
+  rate(root: unknown): { limit: number; used: number; reset: number };
+  url(r: RepoRecord): string;
+  pullUrl(p: PullRecord): string;
+}
+
+interface Root {
+  auth: unknown;
+  bucket: unknown;
+}
+interface RepoCtx {
+  r: RepoRecord;
+  auth: unknown;
+}
+interface PullCtx {
+  p: PullRecord;
+  r: RepoRecord;
+  auth: unknown;
+}
+
+const VIEWER_PERMISSION: Record<Permission, string | null> = {
+  admin: 'ADMIN',
+  maintain: 'MAINTAIN',
+  push: 'WRITE',
+  triage: 'TRIAGE',
+  pull: 'READ',
+  none: null,
+};
+
+const RANK: Record<Permission, number> = { none: 0, pull: 1, triage: 2, push: 3, maintain: 4, admin: 5 };
+
+export function buildSchema(b: GqlBackend): Schema {
+  const repo = (p: unknown): RepoCtx => p as RepoCtx;
+  const pr = (p: unknown): PullCtx => p as PullCtx;
+  const draftMutation = (draft: boolean) => async (parent: unknown, args: Record<string, unknown>) => {
+    const root = parent as Root;
+    const input = args.input as { pullRequestId: string; clientMutationId?: string | null };
+    const found = b.pullByNodeId(input.pullRequestId);
+    if (!found || b.permission(root.auth, found.repo) === 'none') {
+      throw new FieldError(`Could not resolve to a node with the global id of '${input.pullRequestId}'`, 'NOT_FOUND');
+    }
+    if (RANK[b.permission(root.auth, found.repo)] < RANK.push) throw new FieldError('Resource not accessible by integration', 'FORBIDDEN');
+    if (found.repo.archived) throw new FieldError('Repository was archived so is read-only.', 'UNPROCESSABLE');
+    if (found.pull.state !== 'open') throw new FieldError('Pull request is closed', 'UNPROCESSABLE');
+    b.setDraft(found.pull, draft);
+    return { clientMutationId: input.clientMutationId ?? null, pullRequest: { p: found.pull, r: found.repo, auth: root.auth } };
+  };
+
+  return {
+    query: 'Query',
+    mutation: 'Mutation',
+    types: {
+      Query: {
+        kind: 'object',
+        fields: {
+          repository: {
+            type: 'Repository',
+            args: { owner: 'String!', name: 'String!', followRenames: 'Boolean' },
+            resolve: (parent, args) => {
+              const root = parent as Root;
+              const r = b.repository(root.auth, String(args.owner), String(args.name));
+              if (!r) throw new FieldError(`Could not resolve to a Repository with the name '${String(args.owner)}/${String(args.name)}'.`, 'NOT_FOUND');
+              return { r, auth: root.auth } satisfies RepoCtx;
+            },
+          },
+          rateLimit: {
+            type: 'RateLimit',
+            args: { dryRun: 'Boolean' },
+            resolve: (parent) => b.rate(parent),
+          },
+          viewer: { type: 'User!', resolve: (parent) => b.viewer((parent as Root).auth) },
+        },
+      },
+      Mutation: {
+        kind: 'object',
+        fields: {
+          convertPullRequestToDraft: {
+            type: 'ConvertPullRequestToDraftPayload',
+            args: { input: 'ConvertPullRequestToDraftInput!' },
+            resolve: draftMutation(true),
+          },
+          markPullRequestReadyForReview: {
+            type: 'MarkPullRequestReadyForReviewPayload',
+            args: { input: 'MarkPullRequestReadyForReviewInput!' },
+            resolve: draftMutation(false),
+          },
+        },
+      },
+      ConvertPullRequestToDraftInput: { kind: 'input', fields: { pullRequestId: 'ID!', clientMutationId: 'String' } },
+      MarkPullRequestReadyForReviewInput: { kind: 'input', fields: { pullRequestId: 'ID!', clientMutationId: 'String' } },
+      ConvertPullRequestToDraftPayload: {
+        kind: 'object',
+        fields: {
+          clientMutationId: { type: 'String', resolve: (p) => (p as { clientMutationId: string | null }).clientMutationId },
+          pullRequest: { type: 'PullRequest', resolve: (p) => (p as { pullRequest: PullCtx }).pullRequest },
+        },
+      },
+      MarkPullRequestReadyForReviewPayload: {
+        kind: 'object',
+        fields: {
+          clientMutationId: { type: 'String', resolve: (p) => (p as { clientMutationId: string | null }).clientMutationId },
+          pullRequest: { type: 'PullRequest', resolve: (p) => (p as { pullRequest: PullCtx }).pullRequest },
+        },
+      },
+      RateLimit: {
+        kind: 'object',
+        fields: {
+          cost: { type: 'Int!', resolve: () => 1 },
+          limit: { type: 'Int!', resolve: (p) => (p as { limit: number }).limit },
+          nodeCount: { type: 'Int!', resolve: () => 1 },
+          remaining: { type: 'Int!', resolve: (p) => Math.max(0, (p as { limit: number; used: number }).limit - (p as { used: number }).used) },
+          resetAt: { type: 'DateTime!', resolve: (p) => new Date((p as { reset: number }).reset * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') },
+          used: { type: 'Int!', resolve: (p) => (p as { used: number }).used },
+        },
+      },
+      User: {
+        kind: 'object',
+        fields: {
+          login: { type: 'String!', resolve: (u) => (u as UserRecord).login },
+          id: { type: 'ID!', resolve: (u) => (u as UserRecord).node_id },
+          databaseId: { type: 'Int', resolve: (u) => (u as UserRecord).id },
+        },
+      },
+      RepositoryOwner: {
+        kind: 'object',
+        fields: {
+          login: { type: 'String!', resolve: (r) => repo(r).r.owner },
+          id: { type: 'ID!', resolve: (r) => `O_${repo(r).r.owner}` },
+        },
+      },
+      Repository: {
+        kind: 'object',
+        fields: {
+          id: { type: 'ID!', resolve: (p) => repo(p).r.node_id },
+          databaseId: { type: 'Int', resolve: (p) => repo(p).r.id },
+          name: { type: 'String!', resolve: (p) => repo(p).r.name },
+          nameWithOwner: { type: 'String!', resolve: (p) => `${repo(p).r.owner}/${repo(p).r.name}` },
+          owner: { type: 'RepositoryOwner!', resolve: (p) => p },
+          description: { type: 'String', resolve: (p) => repo(p).r.description },
+          url: { type: 'URI!', resolve: (p) => b.url(repo(p).r) },
+          isArchived: { type: 'Boolean!', resolve: (p) => repo(p).r.archived },
+          isDisabled: { type: 'Boolean!', resolve: (p) => repo(p).r.disabled },
+          isFork: { type: 'Boolean!', resolve: (p) => repo(p).r.fork },
+          isEmpty: { type: 'Boolean!', resolve: (p) => b.isEmpty(repo(p).r) },
+          isPrivate: { type: 'Boolean!', resolve: (p) => repo(p).r.visibility !== 'public' },
+          isLocked: { type: 'Boolean!', resolve: () => false },
+          isMirror: { type: 'Boolean!', resolve: () => false },
+          isTemplate: { type: 'Boolean!', resolve: () => false },
+          visibility: { type: 'RepositoryVisibility!', resolve: (p) => repo(p).r.visibility.toUpperCase() },
+          viewerPermission: { type: 'RepositoryPermission', resolve: (p) => VIEWER_PERMISSION[b.permission(repo(p).auth, repo(p).r)] },
+          viewerCanAdminister: { type: 'Boolean!', resolve: (p) => b.permission(repo(p).auth, repo(p).r) === 'admin' },
+          createdAt: { type: 'DateTime!', resolve: (p) => repo(p).r.created_at },
+          updatedAt: { type: 'DateTime!', resolve: (p) => repo(p).r.updated_at },
+          pushedAt: { type: 'DateTime', resolve: (p) => repo(p).r.pushed_at },
+          defaultBranchRef: {
+            type: 'Ref',
+            resolve: async (p) => {
+              const r = repo(p).r;
+              const sha = await b.branchSha(r, r.default_branch);
+              return sha ? { name: r.default_branch, prefix: 'refs/heads/', sha } : null;
+            },
+          },
+          ref: {
+            type: 'Ref',
+            args: { qualifiedName: 'String!' },
+            resolve: (p, args) => b.refSha(repo(p).r, String(args.qualifiedName)),
+          },
+          repositoryTopics: {
+            type: 'RepositoryTopicConnection!',
+            args: { first: 'Int', last: 'Int', after: 'String', before: 'String' },
+            resolve: (p, args) => {
+              if (args.first === undefined && args.last === undefined) {
+                throw new FieldError('You must provide a `first` or `last` value to properly paginate the `repositoryTopics` connection.', 'MISSING_PAGINATION_BOUNDARIES');
+              }
+              const n = Number(args.first ?? args.last);
+              if (n < 0 || n > 100) throw new FieldError(`Requesting ${n} records on the \`repositoryTopics\` connection exceeds the \`first\` limit of 100 records.`, 'EXCESSIVE_PAGINATION');
+              const all = repo(p).r.topics;
+              return { total: all.length, nodes: args.first !== undefined ? all.slice(0, n) : all.slice(-n) };
+            },
+          },
+          pullRequest: {
+            type: 'PullRequest',
+            args: { number: 'Int!' },
+            resolve: (p, args) => {
+              const { r, auth } = repo(p);
+              const pull = b.pull(r, Number(args.number));
+              if (!pull) throw new FieldError(`Could not resolve to a PullRequest with the number of ${String(args.number)}.`, 'NOT_FOUND');
+              return { p: pull, r, auth } satisfies PullCtx;
+            },
+          },
+        },
+      },
+      RepositoryTopicConnection: {
+        kind: 'object',
+        fields: {
+          totalCount: { type: 'Int!', resolve: (c) => (c as { total: number }).total },
+          nodes: { type: '[RepositoryTopic]', resolve: (c) => (c as { nodes: string[] }).nodes },
+        },
+      },
+      RepositoryTopic: {
+        kind: 'object',
+        fields: { topic: { type: 'Topic!', resolve: (t) => t }, url: { type: 'URI!', resolve: (t) => `https://github.com/topics/${String(t)}` } },
+      },
+      Topic: { kind: 'object', fields: { name: { type: 'String!', resolve: (t) => t } } },
+      Ref: {
+        kind: 'object',
+        fields: {
+          name: { type: 'String!', resolve: (x) => (x as { name: string }).name },
+          prefix: { type: 'String!', resolve: (x) => (x as { prefix: string }).prefix },
+          target: { type: 'Commit', resolve: (x) => (x as { sha: string }).sha },
+        },
+      },
+      Commit: {
+        kind: 'object',
+        fields: {
+          oid: { type: 'GitObjectID!', resolve: (sha) => sha },
+          abbreviatedOid: { type: 'String!', resolve: (sha) => String(sha).slice(0, 7) },
+        },
+      },
+      PullRequest: {
+        kind: 'object',
+        fields: {
+          id: { type: 'ID!', resolve: (x) => pr(x).p.node_id },
+          databaseId: { type: 'Int', resolve: (x) => pr(x).p.id },
+          number: { type: 'Int!', resolve: (x) => pr(x).p.number },
+          title: { type: 'String!', resolve: (x) => pr(x).p.title },
+          isDraft: { type: 'Boolean!', resolve: (x) => pr(x).p.draft },
+          state: { type: 'PullRequestState!', resolve: (x) => (pr(x).p.merged_at ? 'MERGED' : pr(x).p.state.toUpperCase()) },
+          merged: { type: 'Boolean!', resolve: (x) => pr(x).p.merged_at !== null },
+          url: { type: 'URI!', resolve: (x) => b.pullUrl(pr(x).p) },
+          headRefName: { type: 'String!', resolve: (x) => pr(x).p.headRef },
+          headRefOid: { type: 'GitObjectID!', resolve: (x) => b.livePullHead(pr(x).p) },
+          baseRefName: { type: 'String!', resolve: (x) => pr(x).p.baseRef },
+        },
+      },
+      RepositoryPermission: { kind: 'enum', values: ['ADMIN', 'MAINTAIN', 'WRITE', 'TRIAGE', 'READ'] },
+      RepositoryVisibility: { kind: 'enum', values: ['PUBLIC', 'PRIVATE', 'INTERNAL'] },
+      PullRequestState: { kind: 'enum', values: ['OPEN', 'CLOSED', 'MERGED'] },
+    },
+  };
+}

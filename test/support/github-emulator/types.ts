@@ -1,0 +1,229 @@
+/** Public types of the GitHub emulator. */
+import type { GitHubFieldError } from './openapi.js';
+import type { TokenSpec } from './state.js';
+
+export type { TokenSpec };
+
+export type RequestKind = 'rest' | 'graphql' | 'git';
+
+export interface EmulatorOptions {
+  /**
+   * A token registered at start with `admin` on every repository (`emu.token`);
+   * `false` registers none. Default `ghs_emulator_token`.
+   */
+  token?: string | false;
+  /** Login of that token (default `fleet-bot`). */
+  login?: string;
+  /** Folder for the bare repositories (default: a temp folder, removed by `close()`). */
+  dir?: string;
+  /** Port (default 0: a random free port). */
+  port?: number;
+  /** Secondary limit on content-creating requests per token (default 80 a minute); `false` disables it. */
+  contentLimit?: { max: number; windowMs: number } | false;
+  /** Reads of a PR (GET pulls/{n}) that answer `mergeable: null` after each change of its head or base (default 0). */
+  mergeableNullReads?: number;
+  /** Check the emulator's own JSON responses against the OpenAPI response schemas (into `emu.responseProblems`). Default false. */
+  validateResponses?: boolean;
+  /** Seconds GitHub's primary rate limit window lasts (default 3600). */
+  rateLimitWindowSec?: number;
+}
+
+export interface RequestRecord {
+  id: number;
+  kind: RequestKind;
+  method: string;
+  /** Path without the query (and without an `/api/v3` prefix). */
+  path: string;
+  query: string;
+  /** OpenAPI path template (`/repos/{owner}/{repo}/pulls`), `/graphql`, or `git:<service>` for git. */
+  route: string | null;
+  operationId: string | null;
+  status: number;
+  token: string | null;
+  login: string | null;
+  body?: unknown;
+  /** ms since epoch when the request arrived. */
+  time: number;
+  durationMs: number;
+  /** Set when a fault or a limit answered instead of the handler. */
+  fault?: string;
+  /** GraphQL: the top-level fields (aliases resolved to names), e.g. ['repository', 'repository', 'rateLimit']. */
+  graphqlFields?: string[];
+}
+
+export interface RequestFilter {
+  kind?: RequestKind;
+  method?: string;
+  route?: string;
+  operationId?: string;
+  status?: number;
+  token?: string;
+  path?: string | RegExp;
+  fault?: string;
+}
+
+export type ViolationKind =
+  | 'unknown-route'
+  | 'method-not-allowed'
+  | 'path-param'
+  | 'query'
+  | 'body'
+  | 'json'
+  | 'graphql'
+  | 'semantic'
+  | 'unimplemented';
+
+export interface Violation {
+  kind: ViolationKind;
+  method: string;
+  path: string;
+  route: string | null;
+  operationId: string | null;
+  status: number;
+  message: string;
+  errors?: Array<GitHubFieldError | Record<string, unknown>>;
+  time: number;
+}
+
+export interface ResponseProblem {
+  operationId: string;
+  status: number;
+  path: string;
+  errors: Array<{ instancePath: string; message?: string; keyword: string }>;
+}
+
+export type FaultKind = 'secondary-rate-limit' | 'primary-exhausted' | '5xx' | 'slow';
+
+export interface FaultSpec {
+  match?: {
+    method?: string;
+    /** A RegExp tested on the path; a string is an exact path, or an OpenAPI template when it contains `{`. */
+    path?: RegExp | string;
+    kind?: RequestKind;
+    token?: string;
+  };
+  kind: FaultKind;
+  /** How many matching requests it answers (default 1; Infinity for all). */
+  times?: number;
+  /** For `5xx` (default 502). */
+  status?: number;
+  /** For `slow` (default 1000). */
+  delayMs?: number;
+  /** For `secondary-rate-limit` (default 1). */
+  retryAfterSec?: number;
+  /** For `primary-exhausted`: seconds until `x-ratelimit-reset` (default 1). */
+  resetInSec?: number;
+}
+
+export interface FaultHandle {
+  readonly hits: number;
+  readonly remaining: number;
+  cancel(): void;
+}
+
+export type CheckConclusion = 'success' | 'failure' | 'neutral' | 'cancelled' | 'skipped' | 'timed_out' | 'action_required' | 'stale';
+
+export interface CiCheck {
+  name: string;
+  conclusion: CheckConclusion;
+  /** Leave the check unfinished (`in_progress`) forever: CI that never concludes. */
+  hang?: boolean;
+  summary?: string;
+  /** Overrides the plan's delay for this check. */
+  delayMs?: number;
+}
+
+export interface CiStatus {
+  context: string;
+  state: 'success' | 'failure' | 'error' | 'pending';
+  description?: string;
+  delayMs?: number;
+}
+
+export interface CiPlan {
+  checks?: CiCheck[];
+  statuses?: CiStatus[];
+  /** Checks and statuses start `in_progress`/`pending` and conclude after this many ms (default 0: concluded before the push returns). */
+  delayMs?: number;
+}
+
+export interface CiContext {
+  owner: string;
+  repo: string;
+  branch: string;
+  sha: string;
+  before: string | null;
+  /** 1 for the first push to this branch, 2 for the next … (per repository and branch). */
+  pushCount: number;
+  source: PushEvent['source'];
+}
+
+export type CiPolicy = CiPlan | ((ctx: CiContext) => CiPlan | null | undefined | Promise<CiPlan | null | undefined>);
+
+export interface PushEvent {
+  owner: string;
+  repo: string;
+  ref: string;
+  branch: string | null;
+  before: string | null;
+  after: string | null;
+  created: boolean;
+  deleted: boolean;
+  /** `git` (a push over HTTP), `api` (emu.commit / git refs API) or `merge` (a PR merge). */
+  source: 'git' | 'api' | 'merge';
+  pusher: string | null;
+}
+
+export type PushHook = (event: PushEvent) => void | Promise<void>;
+
+export interface CreateRepoSpec {
+  owner: string;
+  name: string;
+  /** Files of the initial commit on the default branch (default: a README). */
+  files?: Record<string, string>;
+  /** Extra branches, each one commit of these files on top of the default branch. */
+  branches?: Record<string, Record<string, string | null>>;
+  defaultBranch?: string;
+  archived?: boolean;
+  disabled?: boolean;
+  fork?: boolean;
+  /** No commits at all. */
+  empty?: boolean;
+  topics?: string[];
+  visibility?: 'public' | 'private' | 'internal';
+  description?: string;
+  /** Default: `User` when a registered token has this login, else `Organization`. */
+  ownerType?: 'User' | 'Organization';
+}
+
+export interface CreatedRepo {
+  owner: string;
+  name: string;
+  fullName: string;
+  gitDir: string;
+  cloneUrl: string;
+  defaultBranch: string;
+  /** The initial commit (null for an empty repository). */
+  headSha: string | null;
+}
+
+export interface WorkflowRunSpec {
+  owner: string;
+  repo: string;
+  name?: string;
+  path?: string;
+  headBranch?: string;
+  headSha?: string;
+  event?: string;
+  status?: 'queued' | 'in_progress' | 'completed';
+  conclusion?: 'success' | 'failure' | 'cancelled' | 'skipped' | 'timed_out' | 'neutral' | 'action_required' | null;
+  runAttempt?: number;
+  jobs: Array<{
+    name: string;
+    status?: 'queued' | 'in_progress' | 'completed' | 'waiting';
+    conclusion?: 'success' | 'failure' | 'cancelled' | 'skipped' | 'timed_out' | 'neutral' | 'action_required' | null;
+    steps?: Array<{ name: string; status?: 'queued' | 'in_progress' | 'completed'; conclusion?: string | null; number?: number }>;
+    labels?: string[];
+    runner_name?: string | null;
+  }>;
+}

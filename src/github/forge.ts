@@ -1,0 +1,599 @@
+/**
+ * The GitHub forge: targets are owner/repo repositories on github.com or a
+ * GitHub Enterprise Server. Lanes clone over HTTPS with the token sent as an
+ * extra header through git's environment configuration (as actions/checkout
+ * does), so no credential lands in a URL or in .git/config. Each lane has one
+ * pull request, found again by its head branch, so a re-run updates it instead
+ * of opening another. Every read is fresh: the report and the dependency
+ * checkpoints trust GitHub, not what a lane said about itself.
+ */
+import type { LaneSpec } from '../core/validate.js';
+import type { CiConclusion, LaneRecord } from '../core/model.js';
+import type { CiVerdict, Forge, Logger, MergeResult, PublishInput, PublishResult, TargetCheck } from '../ports.js';
+import { redact } from '../local/git.js';
+import { combineCi, describeFailures, describePending, type CheckRunLike, type StatusLike } from './ci.js';
+import { basicCredential, maskToken, resolveApiUrl, serverUrlFor, type FleetOctokit } from './octokit.js';
+import { checkRepos } from './validate.js';
+
+export interface GitHubForgeOptions {
+  octokit: FleetOctokit;
+  /** The token the octokit uses; git sends it as an extra header. */
+  token: string;
+  /** The fleet's name: PR bodies carry `<!-- fleet:<name>:<lane> -->`. */
+  name: string;
+  /**
+   * Where repositories are cloned from (`<serverUrl>/<owner>/<repo>.git`).
+   * Default: GITHUB_SERVER_URL when the octokit talks to the environment's
+   * API, else derived from the octokit's API URL (api.github.com → github.com,
+   * https://HOST/api/v3 → https://HOST).
+   */
+  serverUrl?: string;
+  allowForks?: boolean;
+  logger?: Logger;
+  /** How long `merge` waits for GitHub to compute `mergeable` (default 60 s). */
+  mergeableWaitMs?: number;
+  /** Interval between reads of a PR's `mergeable` (default 2 s). */
+  pollMs?: number;
+  /** First interval between CI reads in `waitForCi`; it grows by half each time (default 10 s). */
+  ciPollMs?: number;
+  /** Longest interval between CI reads (default 60 s). */
+  ciMaxPollMs?: number;
+  /**
+   * How long `waitForCi` keeps reading "no CI at all" as "CI has not started
+   * yet" when the repository shows signs of CI (workflows, checks on the
+   * parent commit) (default 2 min; capped by the timeout).
+   */
+  ciStartGraceMs?: number;
+  /** Test seams. */
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+}
+
+/** An error from the forge: names the repository and what was being done; never carries the token. */
+export class GitHubForgeError extends Error {
+  constructor(
+    readonly repo: string,
+    readonly action: string,
+    readonly status: number,
+    detail: string,
+  ) {
+    super(redact(`${repo}: ${action} failed${status ? ` (${status})` : ''}: ${detail}`));
+    this.name = 'GitHubForgeError';
+  }
+}
+
+type Pull = {
+  number: number;
+  node_id: string;
+  html_url: string;
+  title: string;
+  body: string | null;
+  state: string;
+  draft?: boolean;
+  merged?: boolean;
+  merged_at?: string | null;
+  mergeable?: boolean | null;
+  mergeable_state?: string;
+  merge_commit_sha?: string | null;
+  head: { sha: string; ref: string };
+  base: { ref: string };
+  user: { login: string } | null;
+  labels: Array<{ name?: string } | string>;
+  assignees?: Array<{ login: string }> | null;
+  requested_reviewers?: Array<{ login: string }> | null;
+  requested_teams?: Array<{ slug: string }> | null;
+};
+
+/** A PublishResult plus what could not be applied (labels, reviewers, assignees), for the lane's evidence notes. */
+export interface GitHubPublishResult extends PublishResult {
+  notes: string[];
+}
+
+export const MERGE_METHODS = ['merge', 'squash', 'rebase', 'fast-forward'] as const;
+
+function statusOf(err: unknown): number {
+  return (err as { status?: number }).status ?? 0;
+}
+
+function messageOf(err: unknown): string {
+  const e = err as { message?: string; response?: { data?: { message?: string; errors?: Array<{ message?: string } | string> } } };
+  const data = e.response?.data;
+  const detail = data?.errors?.map((x) => (typeof x === 'string' ? x : x.message)).filter(Boolean).join('; ');
+  const msg = data?.message ? `${data.message}${detail ? `: ${detail}` : ''}` : String(e.message ?? err);
+  return redact(msg.split('\n')[0]!.replace(/\s*-\s*https:\/\/docs\.github\.com\S*/g, '')).slice(0, 500);
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function markerFor(name: string, lane: string): string {
+  return `<!-- fleet:${name}:${lane} -->`;
+}
+
+const MARKER = /<!-- fleet:([^:\s]+):([^\s]+) -->/;
+
+export class GitHubForge implements Forge {
+  readonly kind = 'github' as const;
+  readonly serverUrl: string;
+  private readonly octokit: FleetOctokit;
+  private readonly logger: Logger;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => number;
+  private readonly header: string;
+
+  constructor(private readonly opts: GitHubForgeOptions) {
+    if (!opts.token) throw new Error('the GitHub forge needs a token');
+    maskToken(opts.token);
+    this.octokit = opts.octokit;
+    this.logger = opts.logger ?? { info: () => {}, warn: () => {}, error: () => {} };
+    this.sleep = opts.sleep ?? defaultSleep;
+    this.now = opts.now ?? Date.now;
+    this.serverUrl = (opts.serverUrl ?? defaultServerUrl(opts.octokit)).replace(/\/+$/, '');
+    this.header = `AUTHORIZATION: basic ${basicCredential(opts.token)}`;
+  }
+
+  // -------------------------------------------------------------------------
+  // Targets and git
+  // -------------------------------------------------------------------------
+
+  checkTargets(lanes: readonly LaneSpec[]): Promise<TargetCheck[]> {
+    return checkRepos(this.octokit, lanes, { allowForks: this.opts.allowForks ?? false, cloneUrl: (repo) => this.urlOf(repo) });
+  }
+
+  cloneUrl(lane: LaneSpec): string {
+    if (lane.repo_kind !== 'github') throw new Error(redact(`${lane.repo} is not an owner/repo name: forge: github runs GitHub repositories only`));
+    return this.urlOf(lane.repo);
+  }
+
+  private urlOf(repo: string): string {
+    return `${this.serverUrl}/${repo}.git`;
+  }
+
+  /**
+   * The token as an `http.<origin>/.extraheader` through GIT_CONFIG_COUNT /
+   * GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n: it lives only in the environment
+   * of the git commands given it. An empty value first resets extra headers
+   * inherited from other configuration (git's documented reset), so a header
+   * persisted by actions/checkout is not sent twice. Entries already in the
+   * environment are kept.
+   */
+  gitEnv(): Record<string, string> {
+    const inherited = Number.parseInt(process.env.GIT_CONFIG_COUNT ?? '0', 10);
+    const n = Number.isInteger(inherited) && inherited > 0 ? inherited : 0;
+    const key = `http.${new URL(this.serverUrl).origin}/.extraheader`;
+    return {
+      GIT_CONFIG_COUNT: String(n + 2),
+      [`GIT_CONFIG_KEY_${n}`]: key,
+      [`GIT_CONFIG_VALUE_${n}`]: '',
+      [`GIT_CONFIG_KEY_${n + 1}`]: key,
+      [`GIT_CONFIG_VALUE_${n + 1}`]: this.header,
+    };
+  }
+
+  // -------------------------------------------------------------------------
+  // Reads
+  // -------------------------------------------------------------------------
+
+  async branchHead(lane: LaneSpec, branch: string): Promise<string | null> {
+    const { owner, repo } = this.split(lane);
+    try {
+      const r = await this.octokit.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { owner, repo, ref: `heads/${branch}` });
+      return r.data.object.sha;
+    } catch (err) {
+      // 404: no such branch; 409: the repository is empty.
+      if (statusOf(err) === 404 || statusOf(err) === 409) return null;
+      throw this.error(lane, `reading branch ${branch}`, err);
+    }
+  }
+
+  /**
+   * Files changed between two commits, from GitHub's compare (base...head);
+   * a rename gives both paths. The compare API lists at most 300 files; past
+   * that, when head is a single commit on top of base (a lane commit), the
+   * commit's own file list (paginated, up to 3,000) is read instead; else null.
+   */
+  async changedFiles(lane: LaneSpec, base: string, head: string): Promise<string[] | null> {
+    const { owner, repo } = this.split(lane);
+    const COMPARE_CAP = 300;
+    let data: { files?: Array<{ filename: string; previous_filename?: string }>; total_commits: number; status: string; ahead_by: number; merge_base_commit: { sha: string } };
+    try {
+      // No paging parameters: pages split the commit list, never the file list (at most 300 files, on the first page).
+      const r = await this.octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', { owner, repo, basehead: `${base}...${head}` });
+      data = r.data as typeof data;
+    } catch (err) {
+      const s = statusOf(err);
+      if (s === 404 || s === 422 || s === 409) {
+        this.logger.warn(`${lane.repo}: cannot compare ${base.slice(0, 12)}...${head.slice(0, 12)}: ${messageOf(err)}`);
+        return null;
+      }
+      throw this.error(lane, `comparing ${base.slice(0, 12)}...${head.slice(0, 12)}`, err);
+    }
+    let files = data.files ?? [];
+    if (files.length >= COMPARE_CAP) {
+      if (data.ahead_by !== 1 || data.merge_base_commit.sha !== base) {
+        this.logger.warn(`${lane.repo}: ${base.slice(0, 12)}...${head.slice(0, 12)} changes ${COMPARE_CAP}+ files over ${data.ahead_by} commits; GitHub lists only ${COMPARE_CAP}`);
+        return null;
+      }
+      try {
+        const all: Array<{ filename: string; previous_filename?: string }> = [];
+        for await (const page of this.octokit.paginate.iterator('GET /repos/{owner}/{repo}/commits/{ref}', { owner, repo, ref: head, per_page: 100 })) {
+          all.push(...((page.data as unknown as { files?: typeof all }).files ?? []));
+        }
+        files = all;
+      } catch (err) {
+        throw this.error(lane, `listing the files of ${head.slice(0, 12)}`, err);
+      }
+      if (files.length >= 3000) {
+        this.logger.warn(`${lane.repo}: ${head.slice(0, 12)} changes 3000+ files; GitHub lists only 3000`);
+        return null;
+      }
+    }
+    const out = new Set<string>();
+    for (const f of files) {
+      out.add(f.filename);
+      if (f.previous_filename) out.add(f.previous_filename);
+    }
+    return [...out].sort();
+  }
+
+  // -------------------------------------------------------------------------
+  // Pull requests
+  // -------------------------------------------------------------------------
+
+  async publish(input: PublishInput): Promise<GitHubPublishResult> {
+    const { lane, record } = input;
+    const { owner, repo } = this.split(lane);
+    if (!record.branch || !record.base_branch) throw new GitHubForgeError(lane.repo, 'opening a pull request', 0, 'the lane has no branch or base branch');
+    const marker = markerFor(this.opts.name, lane.id);
+    const body = input.body.includes(marker) ? input.body : `${marker}\n${input.body}`;
+    const notes: string[] = [];
+
+    let pr = await this.findPull(lane, record.branch, record.base_branch);
+    let updated = pr !== null;
+    if (!pr) {
+      try {
+        pr = await this.createPull(lane, input, body, input.draft, notes);
+      } catch (err) {
+        // Another run opened it between our read and our write: adopt it.
+        if (statusOf(err) === 422 && /already exists/i.test(messageOf(err))) {
+          pr = await this.findPull(lane, record.branch, record.base_branch);
+          updated = true;
+        }
+        if (!pr) throw this.error(lane, `opening a pull request from ${record.branch}`, err);
+      }
+    }
+    if (updated) {
+      const patch: Record<string, string> = {};
+      if (pr.title !== input.title) patch.title = input.title;
+      if ((pr.body ?? '') !== body) patch.body = body;
+      if (pr.base.ref !== record.base_branch) patch.base = record.base_branch;
+      if (Object.keys(patch).length) {
+        try {
+          const r = await this.octokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: pr.number, ...patch });
+          pr = r.data as unknown as Pull;
+        } catch (err) {
+          throw this.error(lane, `updating pull request #${pr.number}`, err);
+        }
+      }
+    }
+    await this.decorate(lane, pr, input, updated, notes);
+    for (const n of notes) this.logger.warn(`${lane.repo}#${pr.number}: ${n}`);
+    return { pr_url: pr.html_url, pr_number: pr.number, updated, notes };
+  }
+
+  /** The open PR of a lane branch: the one into the lane's base carrying this lane's marker first. */
+  private async findPull(lane: LaneSpec, branch: string, base: string): Promise<Pull | null> {
+    const { owner, repo } = this.split(lane);
+    let pulls: Pull[];
+    try {
+      pulls = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls', { owner, repo, head: `${owner}:${branch}`, state: 'open', per_page: 100 })) as unknown as Pull[];
+    } catch (err) {
+      throw this.error(lane, `looking for the pull request of ${branch}`, err);
+    }
+    // Defensive: only PRs whose head really is this branch.
+    pulls = pulls.filter((p) => p.head.ref === branch);
+    if (!pulls.length) return null;
+    const ours = (p: Pull) => {
+      const m = MARKER.exec(p.body ?? '');
+      return m ? (m[1] === this.opts.name && m[2] === lane.id ? 2 : 0) : 1;
+    };
+    const ranked = [...pulls].sort((a, b) => Number(b.base.ref === base) - Number(a.base.ref === base) || ours(b) - ours(a) || a.number - b.number);
+    const best = ranked[0]!;
+    if (ours(best) === 0) {
+      const m = MARKER.exec(best.body ?? '')!;
+      throw new GitHubForgeError(lane.repo, 'publishing', 0, `pull request #${best.number} from ${branch} belongs to fleet ${m[1]} lane ${m[2]}; give this fleet another name or branch template`);
+    }
+    return best;
+  }
+
+  private async createPull(lane: LaneSpec, input: PublishInput, body: string, draft: boolean, notes: string[]): Promise<Pull> {
+    const { owner, repo } = this.split(lane);
+    try {
+      const r = await this.octokit.request('POST /repos/{owner}/{repo}/pulls', {
+        owner,
+        repo,
+        title: input.title,
+        head: input.record.branch!,
+        base: input.record.base_branch!,
+        body,
+        draft,
+      });
+      return r.data as unknown as Pull;
+    } catch (err) {
+      // Draft PRs need a plan that has them (private repositories on GitHub Free do not).
+      if (draft && statusOf(err) === 422 && /draft/i.test(messageOf(err))) {
+        notes.push(`opened as a regular PR: the repository does not allow drafts (${messageOf(err)})`);
+        return this.createPull(lane, input, body, false, notes);
+      }
+      throw err;
+    }
+  }
+
+  /** Labels, reviewers and assignees: only what is missing; a refusal is a note, not a failed lane (the PR exists). */
+  private async decorate(lane: LaneSpec, pr: Pull, input: PublishInput, updated: boolean, notes: string[]): Promise<void> {
+    const { owner, repo } = this.split(lane);
+    const n = pr.number;
+    const have = new Set(pr.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? '')).toLowerCase()));
+    const labels = unique(input.labels).filter((l) => !have.has(l.toLowerCase()));
+    if (labels.length) {
+      try {
+        await this.octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/labels', { owner, repo, issue_number: n, labels });
+      } catch (err) {
+        notes.push(`labels ${labels.join(', ')} not added: ${messageOf(err)}`);
+      }
+    }
+
+    const author = pr.user?.login.toLowerCase();
+    const requested = new Set((pr.requested_reviewers ?? []).map((u) => u.login.toLowerCase()));
+    const teamsRequested = new Set((pr.requested_teams ?? []).map((t) => t.slug.toLowerCase()));
+    let reviewers = unique(input.reviewers).filter((r) => !requested.has(r.toLowerCase()));
+    const skippedAuthor = reviewers.filter((r) => r.toLowerCase() === author);
+    if (skippedAuthor.length) notes.push(`${skippedAuthor[0]} opened the PR and cannot review it`);
+    reviewers = reviewers.filter((r) => r.toLowerCase() !== author);
+    // team_reviewers are team slugs; accept org/team too.
+    const teams = unique(input.team_reviewers.map((t) => t.split('/').pop()!)).filter((t) => !teamsRequested.has(t.toLowerCase()));
+    if (updated && reviewers.length) {
+      // On a re-run, do not ask again people who already reviewed (GitHub drops them from requested_reviewers).
+      try {
+        const reviews = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { owner, repo, pull_number: n, per_page: 100 })) as Array<{ user: { login: string } | null }>;
+        const reviewed = new Set(reviews.map((r) => r.user?.login.toLowerCase()).filter(Boolean));
+        reviewers = reviewers.filter((r) => !reviewed.has(r.toLowerCase()));
+      } catch (err) {
+        notes.push(`could not read the reviews: ${messageOf(err)}`);
+      }
+    }
+    if (reviewers.length || teams.length) {
+      try {
+        await this.octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers', {
+          owner,
+          repo,
+          pull_number: n,
+          ...(reviewers.length ? { reviewers } : {}),
+          ...(teams.length ? { team_reviewers: teams } : {}),
+        });
+      } catch (err) {
+        notes.push(`review not requested from ${[...reviewers, ...teams.map((t) => `team ${t}`)].join(', ')}: ${messageOf(err)}`);
+      }
+    }
+
+    const assigned = new Set((pr.assignees ?? []).map((u) => u.login.toLowerCase()));
+    const assignees = unique(input.assignees).filter((a) => !assigned.has(a.toLowerCase()));
+    if (assignees.length) {
+      try {
+        const r = await this.octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/assignees', { owner, repo, issue_number: n, assignees });
+        // GitHub silently ignores people who cannot be assigned.
+        const now = new Set((r.data.assignees ?? []).map((u) => u.login.toLowerCase()));
+        const ignored = assignees.filter((a) => !now.has(a.toLowerCase()));
+        if (ignored.length) notes.push(`GitHub did not assign ${ignored.join(', ')} (no access to the repository?)`);
+      } catch (err) {
+        notes.push(`assignees ${assignees.join(', ')} not added: ${messageOf(err)}`);
+      }
+    }
+  }
+
+  async setDraft(lane: LaneSpec, prNumber: number, draft: boolean): Promise<void> {
+    const { owner, repo } = this.split(lane);
+    let pr: Pull;
+    try {
+      pr = (await this.octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: prNumber })).data as unknown as Pull;
+    } catch (err) {
+      throw this.error(lane, `reading pull request #${prNumber}`, err);
+    }
+    if (Boolean(pr.draft) === draft || pr.state !== 'open') return;
+    const mutation = draft
+      ? 'mutation FleetToDraft($id: ID!) { convertPullRequestToDraft(input: { pullRequestId: $id }) { pullRequest { isDraft } } }'
+      : 'mutation FleetReady($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }';
+    try {
+      await this.octokit.graphql(mutation, { id: pr.node_id });
+    } catch (err) {
+      throw this.error(lane, `${draft ? 'turning' : 'marking'} pull request #${prNumber} ${draft ? 'into a draft' : 'ready for review'}`, err);
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // CI
+  // -------------------------------------------------------------------------
+
+  /** Check runs (the latest per name) and the combined status of a commit, every page. */
+  async readCi(lane: LaneSpec, sha: string): Promise<{ runs: CheckRunLike[]; statuses: StatusLike[] }> {
+    const { owner, repo } = this.split(lane);
+    let runs: CheckRunLike[];
+    try {
+      runs = (await this.octokit.paginate('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', { owner, repo, ref: sha, filter: 'latest', per_page: 100 })) as CheckRunLike[];
+    } catch (err) {
+      throw this.error(lane, `reading the check runs of ${sha.slice(0, 12)}`, err);
+    }
+    const statuses: StatusLike[] = [];
+    try {
+      for (let page = 1; ; page++) {
+        const r = await this.octokit.request('GET /repos/{owner}/{repo}/commits/{ref}/status', { owner, repo, ref: sha, per_page: 100, page });
+        statuses.push(...(r.data.statuses as StatusLike[]));
+        if (r.data.statuses.length < 100 || statuses.length >= r.data.total_count) break;
+      }
+    } catch (err) {
+      throw this.error(lane, `reading the commit status of ${sha.slice(0, 12)}`, err);
+    }
+    return { runs, statuses };
+  }
+
+  async ciConclusion(lane: LaneSpec, commit: string): Promise<CiConclusion> {
+    const { runs, statuses } = await this.readCi(lane, commit);
+    return combineCi(runs, statuses);
+  }
+
+  async waitForCi(lane: LaneSpec, commit: string, timeoutMs: number): Promise<CiVerdict> {
+    const start = this.now();
+    const deadline = start + Math.max(0, timeoutMs);
+    const maxPoll = this.opts.ciMaxPollMs ?? 60_000;
+    let delay = Math.min(this.opts.ciPollMs ?? 10_000, maxPoll);
+    let expectCi: boolean | undefined;
+    for (;;) {
+      const { runs, statuses } = await this.readCi(lane, commit);
+      const conclusion = combineCi(runs, statuses);
+      if (conclusion === 'failure') return { conclusion, failures: describeFailures(runs, statuses) };
+      if (conclusion === 'success') return { conclusion, failures: '' };
+      const now = this.now();
+      if (conclusion === 'none') {
+        expectCi ??= await this.expectsCi(lane, commit);
+        const grace = Math.min(this.opts.ciStartGraceMs ?? 120_000, timeoutMs);
+        if (!expectCi || now - start >= grace) return { conclusion: 'none', failures: '' };
+      }
+      if (now >= deadline) {
+        const waited = Math.round((now - start) / 1000);
+        return { conclusion: 'pending', failures: describePending(runs, statuses) || `no CI result after ${waited}s` };
+      }
+      await this.sleep(Math.max(0, Math.min(delay, deadline - now)));
+      delay = Math.min(Math.round(delay * 1.5), maxPoll);
+    }
+  }
+
+  /**
+   * Whether "no CI at all" on a fresh commit may just mean CI has not started:
+   * the repository has workflows, or its parent commit has checks or statuses.
+   * When it cannot tell, it assumes CI may come.
+   */
+  private async expectsCi(lane: LaneSpec, commit: string): Promise<boolean> {
+    const { owner, repo } = this.split(lane);
+    // A guess, not a verdict: no retries (a failure just means "assume CI may come").
+    const once = { request: { retries: 0 } };
+    try {
+      const wf = await this.octokit.request('GET /repos/{owner}/{repo}/actions/workflows', { owner, repo, per_page: 100, ...once });
+      if (wf.data.workflows.some((w) => w.state === 'active')) return true;
+      const c = await this.octokit.request('GET /repos/{owner}/{repo}/commits/{ref}', { owner, repo, ref: commit, per_page: 1, ...once });
+      const parent = c.data.parents[0]?.sha;
+      if (!parent) return false;
+      const { runs, statuses } = await this.readCi(lane, parent);
+      return runs.length + statuses.length > 0;
+    } catch {
+      return true;
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Merge
+  // -------------------------------------------------------------------------
+
+  async merge(lane: LaneSpec, record: LaneRecord, method: string): Promise<MergeResult> {
+    const { owner, repo } = this.split(lane);
+    if (!record.commit || !record.branch) return { status: 'failed', detail: 'nothing to merge: the lane has no commit' };
+    if (!(MERGE_METHODS as readonly string[]).includes(method)) return { status: 'failed', detail: `unknown merge method ${method} (merge, squash, rebase or fast-forward)` };
+    const short = record.commit.slice(0, 12);
+
+    let number = record.pr_number;
+    if (number === null) {
+      const found = record.base_branch ? await this.findPull(lane, record.branch, record.base_branch) : null;
+      if (!found) return { status: 'blocked', detail: `no open pull request from ${record.branch}` };
+      number = found.number;
+    }
+
+    // GitHub computes `mergeable` lazily: the first reads after a push answer null.
+    const deadline = this.now() + (this.opts.mergeableWaitMs ?? 60_000);
+    let pr: Pull;
+    for (;;) {
+      try {
+        pr = (await this.octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: number })).data as unknown as Pull;
+      } catch (err) {
+        return { status: 'failed', detail: this.error(lane, `reading pull request #${number}`, err).message };
+      }
+      if (pr.merged || pr.merged_at) {
+        return pr.head.sha === record.commit
+          ? { status: 'merged', detail: `#${number} was already merged${pr.merge_commit_sha ? ` as ${pr.merge_commit_sha.slice(0, 12)}` : ''}` }
+          : { status: 'blocked', detail: `#${number} was merged at ${pr.head.sha.slice(0, 12)}, not at the lane's ${short}` };
+      }
+      if (pr.state !== 'open') return { status: 'blocked', detail: `#${number} is closed` };
+      if (pr.head.sha !== record.commit) {
+        return { status: 'blocked', detail: `#${number}'s head is ${pr.head.sha.slice(0, 12)}, not the lane's ${short}: someone pushed to ${record.branch}` };
+      }
+      if (pr.draft) return { status: 'blocked', detail: `#${number} is a draft` };
+      if (pr.mergeable !== null && pr.mergeable !== undefined) break;
+      if (this.now() >= deadline) {
+        return { status: 'pending', detail: `GitHub had not worked out whether #${number} can merge after ${Math.round((this.opts.mergeableWaitMs ?? 60_000) / 1000)}s` };
+      }
+      await this.sleep(this.opts.pollMs ?? 2000);
+    }
+    if (pr.mergeable === false) {
+      return { status: 'blocked', detail: `#${number} conflicts with ${pr.base.ref}${pr.mergeable_state ? ` (mergeable_state: ${pr.mergeable_state})` : ''}` };
+    }
+
+    if (method === 'fast-forward') return this.fastForward(lane, pr, record.commit);
+    try {
+      const r = await this.octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', {
+        owner,
+        repo,
+        pull_number: number,
+        merge_method: method as 'merge' | 'squash' | 'rebase',
+        sha: record.commit,
+      });
+      if (!r.data.merged) return { status: 'blocked', detail: `GitHub did not merge #${number}: ${redact(r.data.message)}` };
+      return { status: 'merged', detail: `#${number} merged (${method}) as ${r.data.sha.slice(0, 12)}` };
+    } catch (err) {
+      const s = statusOf(err);
+      const why = messageOf(err);
+      if (s === 405) return { status: 'blocked', detail: `GitHub refused to merge #${number} (405): ${why}` };
+      if (s === 409) return { status: 'blocked', detail: `#${number}'s head moved while merging (409): ${why}` };
+      if (s === 422) return { status: 'blocked', detail: `GitHub cannot merge #${number} by ${method} (422): ${why}` };
+      return { status: 'failed', detail: this.error(lane, `merging #${number}`, err).message };
+    }
+  }
+
+  /** A true fast-forward: move the base branch to the lane commit; GitHub refuses (422) when that is not a fast-forward. */
+  private async fastForward(lane: LaneSpec, pr: Pull, commit: string): Promise<MergeResult> {
+    const { owner, repo } = this.split(lane);
+    try {
+      await this.octokit.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { owner, repo, ref: `heads/${pr.base.ref}`, sha: commit, force: false });
+      return { status: 'merged', detail: `${pr.base.ref} fast-forwarded to ${commit.slice(0, 12)} (#${pr.number})` };
+    } catch (err) {
+      const s = statusOf(err);
+      if (s === 422 || s === 409) return { status: 'blocked', detail: `${pr.base.ref} cannot be fast-forwarded to ${commit.slice(0, 12)}: ${messageOf(err)}` };
+      return { status: 'failed', detail: this.error(lane, `fast-forwarding ${pr.base.ref}`, err).message };
+    }
+  }
+
+  // -------------------------------------------------------------------------
+
+  private split(lane: LaneSpec): { owner: string; repo: string } {
+    const [owner, repo] = lane.repo.split('/');
+    if (lane.repo_kind !== 'github' || !owner || !repo) throw new Error(redact(`${lane.repo} is not an owner/repo name`));
+    return { owner, repo };
+  }
+
+  private error(lane: LaneSpec, action: string, err: unknown): GitHubForgeError {
+    return new GitHubForgeError(lane.repo, action, statusOf(err), messageOf(err));
+  }
+}
+
+function unique(items: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return items.filter((x) => {
+    const k = x.toLowerCase();
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+/** GITHUB_SERVER_URL when the octokit talks to the environment's API, else derived from the octokit's API URL. */
+function defaultServerUrl(octokit: FleetOctokit): string {
+  const apiUrl = String(octokit.request.endpoint.DEFAULTS.baseUrl).replace(/\/+$/, '');
+  if (process.env.GITHUB_SERVER_URL && apiUrl === resolveApiUrl()) return process.env.GITHUB_SERVER_URL;
+  return serverUrlFor(apiUrl);
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { combineCi, describeFailures, describePending, latestPerName, type CheckRunLike, type StatusLike } from '../../src/github/ci.js';
+
+let id = 1;
+const run = (name: string, status: string, conclusion: string | null, extra: Partial<CheckRunLike> = {}): CheckRunLike => ({
+  id: id++,
+  name,
+  status,
+  conclusion,
+  started_at: '2024-01-01T00:00:00Z',
+  ...extra,
+});
+const status = (context: string, state: string, extra: Partial<StatusLike> = {}): StatusLike => ({ context, state, ...extra });
+
+describe('combineCi', () => {
+  it('is none when there is nothing at all', () => {
+    expect(combineCi([], [])).toBe('none');
+  });
+
+  it('is success when every run and status is green (neutral and skipped count as green)', () => {
+    expect(combineCi([run('a', 'completed', 'success'), run('b', 'completed', 'neutral'), run('c', 'completed', 'skipped')], [status('ci/x', 'success')])).toBe('success');
+  });
+
+  it('is failure when anything is red, even with others pending', () => {
+    for (const c of ['failure', 'cancelled', 'timed_out', 'action_required', 'startup_failure', 'stale']) {
+      expect(combineCi([run('a', 'completed', c), run('b', 'in_progress', null)], []), c).toBe('failure');
+    }
+    expect(combineCi([run('a', 'queued', null)], [status('ci/x', 'error')])).toBe('failure');
+    expect(combineCi([], [status('ci/x', 'failure'), status('ci/y', 'pending')])).toBe('failure');
+  });
+
+  it('is pending when nothing is red and something is unfinished', () => {
+    expect(combineCi([run('a', 'completed', 'success'), run('b', 'in_progress', null)], [])).toBe('pending');
+    expect(combineCi([run('a', 'queued', null)], [])).toBe('pending');
+    expect(combineCi([run('a', 'completed', 'success')], [status('ci/x', 'pending')])).toBe('pending');
+  });
+
+  it('judges only the latest run of each name (a re-run replaces a failure)', () => {
+    const old = run('test', 'completed', 'failure', { started_at: '2024-01-01T00:00:00Z' });
+    const rerun = run('test', 'completed', 'success', { started_at: '2024-01-01T00:05:00Z' });
+    expect(combineCi([rerun, old], [])).toBe('success');
+    expect(latestPerName([old, rerun])).toEqual([rerun]);
+    // Same start time: the higher id (created later) wins.
+    const a = run('lint', 'completed', 'failure', { started_at: null });
+    const b = run('lint', 'in_progress', null, { started_at: null });
+    expect(combineCi([b, a], [])).toBe('pending');
+  });
+
+  it('judges only the latest status of each context', () => {
+    const old = status('ci/x', 'failure', { updated_at: '2024-01-01T00:00:00Z', id: 1 });
+    const fresh = status('ci/x', 'success', { updated_at: '2024-01-01T00:01:00Z', id: 2 });
+    expect(combineCi([], [old, fresh])).toBe('success');
+  });
+});
+
+describe('describeFailures', () => {
+  it('lists failed checks with title, summary and URL, and failed statuses, a few lines each', () => {
+    const text = describeFailures(
+      [
+        run('test', 'completed', 'failure', {
+          output: { title: '3 tests failed', summary: 'FAIL a.test.ts\nFAIL b.test.ts\nFAIL c.test.ts\nline 4\nline 5\nline 6\nline 7\nline 8' },
+          details_url: 'https://ci.example/run/1',
+        }),
+        run('lint', 'completed', 'success'),
+      ],
+      [status('deploy/preview', 'error', { description: 'preview build broke', target_url: 'https://ci.example/s/2' }), status('ok', 'success')],
+    );
+    expect(text).toContain('✗ test: failure');
+    expect(text).toContain('3 tests failed');
+    expect(text).toContain('FAIL a.test.ts');
+    expect(text).not.toContain('line 8');
+    expect(text).toContain('https://ci.example/run/1');
+    expect(text).toContain('✗ deploy/preview: error');
+    expect(text).toContain('preview build broke');
+    expect(text).not.toContain('lint');
+    expect(text).not.toContain('ok:');
+  });
+
+  it('stays under its size budget and says how many were left out', () => {
+    const runs = Array.from({ length: 50 }, (_, i) => run(`check-${i}`, 'completed', 'failure', { output: { title: 'x'.repeat(150), summary: 'y'.repeat(500) } }));
+    const text = describeFailures(runs, [], 2000);
+    expect(text.length).toBeLessThan(2100);
+    expect(text).toMatch(/… and \d+ more failing checks/);
+  });
+
+  it('describePending names what is still running', () => {
+    expect(describePending([run('build', 'in_progress', null), run('done', 'completed', 'success')], [status('ci/x', 'pending')])).toBe(
+      'still running: build (in_progress), ci/x (pending)',
+    );
+    expect(describePending([], [])).toBe('');
+  });
+});

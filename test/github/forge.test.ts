@@ -1,0 +1,462 @@
+/**
+ * The GitHub forge against the emulator: real HTTP, real git pushes (through
+ * the local workspace with the forge's git environment), real check runs and
+ * statuses created by the emulator's CI after a push.
+ */
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { newLaneRecord, type LaneRecord } from '../../src/core/model.js';
+import type { LaneSpec } from '../../src/core/validate.js';
+import { GitHubForgeError, markerFor } from '../../src/github/forge.js';
+import { basicCredential, createOctokit } from '../../src/github/octokit.js';
+import { localWorkspace } from '../../src/local/workspace.js';
+import type { PublishInput } from '../../src/ports.js';
+import { ci } from '../support/github-emulator/index.js';
+import { harness, lane, NO_PACING, type Harness } from './helpers.js';
+
+let h: Harness;
+let tmp: string;
+let n = 0;
+
+beforeAll(async () => {
+  h = await harness();
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'fleet-github-forge-'));
+});
+
+/** Routes Fleet calls that the emulator does not implement yet (reported; each answers 501 and is logged as a violation). */
+const NOT_EMULATED = new Set(['actions/list-repo-workflows']);
+
+afterAll(async () => {
+  const violations = h.emu.violations.filter((v) => !(v.kind === 'unimplemented' && NOT_EMULATED.has(v.operationId ?? '')));
+  expect(violations).toEqual([]);
+  expect(h.emu.errors).toEqual([]);
+  await h.emu.idle();
+  await h.emu.close();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  h.log.length = 0;
+  h.emu.clearFaults();
+});
+
+/** A fresh repository and a lane on it. */
+async function repoWithLane(files: Record<string, string> = { 'README.md': '# x\n', 'src/a.ts': 'export const a = 1;\n' }): Promise<LaneSpec> {
+  const name = `repo-${++n}`;
+  await h.emu.createRepo({ owner: 'acme', name, files });
+  return lane(`acme/${name}`, { id: name, branch: `fleet/demo/${name}` });
+}
+
+/**
+ * What a lane does up to its push: clone through the forge's URL and git
+ * environment, change files, commit, push with a lease. Returns the record.
+ */
+async function pushLane(l: LaneSpec, change: (dir: string) => Promise<void>, previous?: LaneRecord): Promise<LaneRecord> {
+  const dir = path.join(tmp, `${l.id}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+  const env = h.forge.gitEnv();
+  const cloned = await localWorkspace.clone(h.forge.cloneUrl(l), dir, { branch: l.branch, env });
+  await change(dir);
+  const files = await localWorkspace.changedFiles(dir);
+  const commit = await localWorkspace.commit(dir, `${l.title}\n\nFleet-Lane: ${l.id}`);
+  const pushed = await localWorkspace.push(dir, l.branch, cloned.remote_branch_commit, env);
+  if (!pushed.ok) throw new Error(`push failed: ${pushed.detail}`);
+  const config = await readFile(path.join(dir, '.git', 'config'), 'utf8');
+  expect(config).not.toContain(h.token);
+  expect(config).not.toContain(basicCredential(h.token));
+  expect(config.toLowerCase()).not.toContain('extraheader');
+  return {
+    ...(previous ?? newLaneRecord({ repo: l.repo, lane: l.id, wave: 0, branch: l.branch, depends_on: [] })),
+    status: 'running',
+    base_branch: cloned.base_branch,
+    base_commit: cloned.base_commit,
+    commit,
+    changed_files: files,
+  };
+}
+
+const edit = (file: string, text: string) => async (dir: string) => {
+  await writeFile(path.join(dir, file), text);
+};
+
+function publishInput(l: LaneSpec, record: LaneRecord, extra: Partial<PublishInput> = {}): PublishInput {
+  return {
+    lane: l,
+    record,
+    title: `demo: ${l.id}`,
+    body: `${markerFor('demo', l.id)}\nThis change was made by the Fleet **demo**.`,
+    draft: false,
+    labels: [],
+    reviewers: [],
+    team_reviewers: [],
+    assignees: [],
+    ...extra,
+  };
+}
+
+describe('git access', () => {
+  it('clones and pushes with the token only in the environment, and reads the branch back', async () => {
+    const l = await repoWithLane();
+    expect(h.forge.cloneUrl(l)).toBe(`${h.emu.url}/git/${l.repo}.git`);
+    expect(await h.forge.branchHead(l, l.branch)).toBeNull();
+    const rec = await pushLane(l, edit('src/a.ts', 'export const a = 2;\n'));
+    expect(await h.forge.branchHead(l, l.branch)).toBe(rec.commit);
+    expect(await h.emu.branchSha(l.repo, l.branch)).toBe(rec.commit);
+    expect(await h.forge.branchHead(l, 'no/such/branch')).toBeNull();
+  });
+
+  it('replaces an extra header inherited from git configuration (a persisted checkout credential)', async () => {
+    const l = await repoWithLane();
+    const config = path.join(tmp, 'stale-gitconfig');
+    const stale = Buffer.from('x-access-token:ghs_expiredTokenFromAnotherStep0001').toString('base64');
+    await writeFile(config, `[http "${new URL(h.emu.url).origin}/"]\n\textraheader = AUTHORIZATION: basic ${stale}\n`);
+    vi.stubEnv('GIT_CONFIG_GLOBAL', config);
+    try {
+      const rec = await pushLane(l, edit('x.txt', 'x\n'));
+      expect(await h.forge.branchHead(l, l.branch)).toBe(rec.commit);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('lists the changed files from GitHub, with both paths of a rename', async () => {
+    const l = await repoWithLane({ 'README.md': '# x\n', 'docs/old-name.md': 'some words that stay the same\n'.repeat(20), 'src/keep.ts': 'k\n' });
+    const rec = await pushLane(l, async (dir) => {
+      await rename(path.join(dir, 'docs/old-name.md'), path.join(dir, 'docs/new-name.md'));
+      await writeFile(path.join(dir, 'src/added.ts'), 'new\n');
+      await rm(path.join(dir, 'src/keep.ts'));
+    });
+    const files = await h.forge.changedFiles(l, rec.base_commit!, rec.commit!);
+    expect(files).toEqual(['docs/new-name.md', 'docs/old-name.md', 'src/added.ts', 'src/keep.ts']);
+    // The same list the lane computed from its working copy.
+    expect(files).toEqual([...rec.changed_files].sort());
+    expect(await h.forge.changedFiles(l, rec.base_commit!, '0'.repeat(40))).toBeNull();
+  });
+
+  it('reads a lane commit of more than 300 files from the commit itself', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, async (dir) => {
+      for (let i = 0; i < 320; i++) await writeFile(path.join(dir, `gen-${String(i).padStart(3, '0')}.txt`), `${i}\n`);
+    });
+    h.emu.resetLog();
+    const files = await h.forge.changedFiles(l, rec.base_commit!, rec.commit!);
+    expect(files).toHaveLength(320);
+    expect(h.emu.count({ route: '/repos/{owner}/{repo}/commits/{ref}' })).toBeGreaterThan(0);
+  });
+});
+
+describe('publish', () => {
+  it('opens one PR per lane; a re-run updates it and never opens another', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('src/a.ts', 'export const a = 3;\n'));
+    h.emu.resetLog();
+    const first = await h.forge.publish(publishInput(l, rec, { labels: ['fleet', 'automated'], reviewers: ['octocat'], team_reviewers: ['acme/platform'], assignees: ['hubot'] }));
+    expect(first).toMatchObject({ pr_number: 1, updated: false, notes: [] });
+    expect(first.pr_url).toBe(`${h.emu.url}/${l.repo}/pull/1`);
+
+    const again = await pushLane(l, edit('src/a.ts', 'export const a = 4;\n'), rec);
+    // (team_reviewers left out of the re-run: the emulator answers `requested_teams: []` whatever was requested.)
+    const second = await h.forge.publish(publishInput(l, again, { title: `demo: ${l.id} (again)`, labels: ['fleet', 'automated'], reviewers: ['octocat'], assignees: ['hubot'] }));
+    expect(second).toMatchObject({ pr_number: 1, pr_url: first.pr_url, updated: true });
+
+    expect(h.emu.count({ method: 'POST', route: '/repos/{owner}/{repo}/pulls' })).toBe(1);
+    // Labels, reviewers and assignees were applied once: the re-run found nothing missing.
+    expect(h.emu.count({ method: 'POST', route: '/repos/{owner}/{repo}/issues/{issue_number}/labels' })).toBe(1);
+    expect(h.emu.count({ method: 'POST', route: '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers' })).toBe(1);
+    expect(h.emu.count({ method: 'POST', route: '/repos/{owner}/{repo}/issues/{issue_number}/assignees' })).toBe(1);
+    const [pr] = h.emu.pullRequests(l.repo);
+    expect(pr).toMatchObject({
+      title: `demo: ${l.id} (again)`,
+      headRef: l.branch,
+      baseRef: 'main',
+      headSha: again.commit,
+      labels: ['fleet', 'automated'],
+      requested_reviewers: ['octocat'],
+      requested_teams: ['platform'],
+      assignees: ['hubot'],
+      draft: false,
+    });
+    expect(pr!.body).toContain(markerFor('demo', l.id));
+    h.emu.assertNoViolations();
+  });
+
+  it.todo('does not ask a team again on a re-run (needs the emulator to return requested_teams)');
+
+  it('adds only the labels that are missing, and leaves an unchanged PR alone', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    await h.forge.publish(publishInput(l, rec, { labels: ['fleet'] }));
+    h.emu.resetLog();
+    const r = await h.forge.publish(publishInput(l, rec, { labels: ['Fleet', 'deps'] }));
+    expect(r.updated).toBe(true);
+    expect(h.emu.count({ method: 'PATCH' })).toBe(0);
+    const adds = h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/issues/{issue_number}/labels' });
+    expect(adds.map((a) => a.body)).toEqual([{ labels: ['deps'] }]);
+  });
+
+  it('notes (without failing) what GitHub refuses, such as the author as reviewer', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const r = await h.forge.publish(publishInput(l, rec, { reviewers: [h.emu.login, 'octocat'] }));
+    expect(r.pr_number).toBe(1);
+    expect(r.notes).toEqual([`${h.emu.login} opened the PR and cannot review it`]);
+    expect(h.emu.pullRequests(l.repo)[0]!.requested_reviewers).toEqual(['octocat']);
+  });
+
+  it('opens drafts, and turns a PR into a draft and back with GraphQL', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const r = await h.forge.publish(publishInput(l, rec, { draft: true }));
+    expect(h.emu.pullRequests(l.repo)[0]!.draft).toBe(true);
+    h.emu.resetLog();
+    await h.forge.setDraft(l, r.pr_number!, false);
+    expect(h.emu.pullRequests(l.repo)[0]!.draft).toBe(false);
+    await h.forge.setDraft(l, r.pr_number!, true);
+    expect(h.emu.pullRequests(l.repo)[0]!.draft).toBe(true);
+    // Already a draft: nothing to do.
+    await h.forge.setDraft(l, r.pr_number!, true);
+    expect(h.emu.count({ kind: 'graphql' })).toBe(2);
+    h.emu.assertNoViolations();
+  });
+});
+
+describe('CI', () => {
+  it('is green from the check runs and statuses the CI made for the pushed commit', async () => {
+    const l = await repoWithLane();
+    h.emu.setCi(l.repo, { checks: [{ name: 'test', conclusion: 'success' }, { name: 'lint', conclusion: 'skipped' }], statuses: [{ context: 'ci/legacy', state: 'success' }] });
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    await h.emu.idle();
+    expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('success');
+    expect(await h.forge.waitForCi(l, rec.commit!, 5_000)).toEqual({ conclusion: 'success', failures: '' });
+  });
+
+  it('is red when any check or status fails, and says what failed', async () => {
+    const l = await repoWithLane();
+    h.emu.setCi(l.repo, {
+      checks: [
+        { name: 'test', conclusion: 'failure', summary: 'FAIL src/a.test.ts\nexpected 1 to be 2' },
+        { name: 'lint', conclusion: 'success' },
+      ],
+      statuses: [{ context: 'ci/deploy-preview', state: 'error', description: 'preview build failed' }],
+    });
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    await h.emu.idle();
+    expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('failure');
+    const verdict = await h.forge.waitForCi(l, rec.commit!, 5_000);
+    expect(verdict.conclusion).toBe('failure');
+    expect(verdict.failures).toContain('✗ test: failure');
+    expect(verdict.failures).toContain('FAIL src/a.test.ts');
+    expect(verdict.failures).toContain('✗ ci/deploy-preview: error');
+    expect(verdict.failures).toContain('preview build failed');
+    expect(verdict.failures).not.toContain('lint');
+  });
+
+  it('waits for CI that takes a while, polling with back-off', async () => {
+    const l = await repoWithLane();
+    h.emu.setCi(l.repo, ci.green(['test', 'build'], 400));
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('pending');
+    h.emu.resetLog();
+    const verdict = await h.forge.waitForCi(l, rec.commit!, 10_000);
+    expect(verdict).toEqual({ conclusion: 'success', failures: '' });
+    expect(h.emu.count({ route: '/repos/{owner}/{repo}/commits/{ref}/check-runs' })).toBeGreaterThan(1);
+  });
+
+  it('gives up at the timeout with pending and what is still running', async () => {
+    const l = await repoWithLane();
+    h.emu.setCi(l.repo, ci.hanging(['e2e']));
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    await h.emu.idle();
+    const t0 = Date.now();
+    const verdict = await h.forge.waitForCi(l, rec.commit!, 300);
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    expect(verdict).toEqual({ conclusion: 'pending', failures: 'still running: e2e (in_progress)' });
+  });
+
+  it('judges the latest run of each check: a re-run that passed replaces the failure', async () => {
+    const l = await repoWithLane();
+    h.emu.setCi(l.repo, ci.red(['test']));
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    await h.emu.idle();
+    expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('failure');
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', { owner, repo, name: 'test', head_sha: rec.commit!, status: 'completed', conclusion: 'success' });
+    expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('success');
+  });
+
+  it('is none when the repository has no CI at all', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('none');
+    expect((await h.forge.waitForCi(l, rec.commit!, 5_000)).conclusion).toBe('none');
+  });
+});
+
+describe('merge', () => {
+  it('waits while GitHub computes mergeable, then merges at the lane commit', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    h.emu.setMergeableNullReads(3, { owner: 'acme', repo: l.repo.split('/')[1]!, number: pub.pr_number! });
+    h.emu.resetLog();
+    const m = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash');
+    expect(m.status).toBe('merged');
+    expect(m.detail).toMatch(/^#1 merged \(squash\) as [0-9a-f]{12}$/);
+    expect(h.emu.count({ method: 'GET', route: '/repos/{owner}/{repo}/pulls/{pull_number}' })).toBe(4);
+    const put = h.emu.find({ method: 'PUT' });
+    expect(put.map((p) => p.body)).toEqual([{ merge_method: 'squash', sha: rec.commit }]);
+    expect(h.emu.pullRequests(l.repo)[0]!.merged_at).not.toBeNull();
+    // Merging again is not an error: it already is.
+    expect((await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash')).status).toBe('merged');
+  });
+
+  it('reports pending when mergeable stays unknown past the wait', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    h.emu.setMergeableNullReads(1_000, { owner: 'acme', repo: l.repo.split('/')[1]!, number: pub.pr_number! });
+    const m = await h.makeForge({ mergeableWaitMs: 100 }).merge(l, { ...rec, pr_number: pub.pr_number }, 'merge');
+    expect(m.status).toBe('pending');
+    expect(h.emu.pullRequests(l.repo)[0]!.merged_at).toBeNull();
+  });
+
+  it('refuses when the PR head is not the lane commit', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.emu.commit({ owner, repo, branch: l.branch, files: { 'someone-else.txt': 'y\n' } });
+    h.emu.resetLog();
+    const m = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash');
+    expect(m.status).toBe('blocked');
+    expect(m.detail).toContain("not the lane's");
+    expect(h.emu.count({ method: 'PUT' })).toBe(0);
+  });
+
+  it('is blocked, with a clear detail, when the PR conflicts or GitHub refuses (405)', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('README.md', 'lane version\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.emu.commit({ owner, repo, branch: 'main', files: { 'README.md': 'someone else\n' } });
+    const conflict = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'merge');
+    expect(conflict).toMatchObject({ status: 'blocked' });
+    expect(conflict.detail).toMatch(/conflicts with main/);
+
+    const l2 = await repoWithLane();
+    h.emu.protectBranch(l2.repo, 'main', { requiredChecks: ['test'] });
+    const rec2 = await pushLane(l2, edit('x.txt', 'x\n'));
+    const pub2 = await h.forge.publish(publishInput(l2, rec2));
+    const refused = await h.forge.merge(l2, { ...rec2, pr_number: pub2.pr_number }, 'squash');
+    expect(refused.status).toBe('blocked');
+    expect(refused.detail).toMatch(/405/);
+    expect(refused.detail).toMatch(/Required status check "test"/);
+  });
+
+  it('blocks a draft and finds the PR by its branch when the record has no number', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    await h.forge.publish(publishInput(l, rec, { draft: true }));
+    const m = await h.forge.merge(l, rec, 'squash');
+    expect(m).toEqual({ status: 'blocked', detail: '#1 is a draft' });
+  });
+
+  it('fast-forwards the base branch for merge.method fast-forward', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    const m = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'fast-forward');
+    expect(m.status).toBe('merged');
+    expect(await h.emu.branchSha(l.repo, 'main')).toBe(rec.commit);
+  });
+});
+
+describe('limits and failures', () => {
+  it('slows down on a secondary rate limit but loses nothing', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const fault = h.emu.fault({ kind: 'secondary-rate-limit', match: { method: 'POST', path: '/repos/{owner}/{repo}/pulls' }, times: 2, retryAfterSec: 1 });
+    h.emu.resetLog();
+    const t0 = Date.now();
+    const r = await h.forge.publish(publishInput(l, rec, { labels: ['fleet'] }));
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1_900);
+    expect(fault.hits).toBe(2);
+    expect(r).toMatchObject({ pr_number: 1, updated: false });
+    expect(h.emu.pullRequests(l.repo)).toHaveLength(1);
+    expect(h.emu.count({ method: 'POST', route: '/repos/{owner}/{repo}/pulls' })).toBe(3);
+    expect(h.emu.count({ method: 'POST', route: '/repos/{owner}/{repo}/pulls', status: 201 })).toBe(1);
+    expect(h.log.filter((m) => /secondary rate limit on POST \/repos\/acme\/repo-\d+\/pulls: retry \d\/3 in 1s/.test(m))).toHaveLength(2);
+  });
+
+  it('waits for the primary limit to reset (GraphQL and REST)', async () => {
+    const l = await repoWithLane();
+    h.emu.fault({ kind: 'primary-exhausted', match: { kind: 'graphql' }, times: 1, resetInSec: 1 });
+    h.emu.fault({ kind: 'primary-exhausted', match: { method: 'GET', path: /\/git\/ref\// }, times: 1, resetInSec: 1 });
+    const checks = await h.forge.checkTargets([l]);
+    expect(checks[0]).toMatchObject({ ok: true });
+    expect(await h.forge.branchHead(l, 'main')).toMatch(/^[0-9a-f]{40}$/);
+    expect(h.log.filter((m) => /primary rate limit/.test(m))).toHaveLength(2);
+  });
+
+  it('gives up after the configured retries with GitHub’s error, logged, and no token in it', async () => {
+    const l = await repoWithLane();
+    const client = h.client({ maxRetries: 1 });
+    const forge = h.makeForge({ octokit: client });
+    h.emu.fault({ kind: 'secondary-rate-limit', match: { method: 'GET', path: /\/git\/ref\// }, times: Infinity, retryAfterSec: 1 });
+    const err = await forge.branchHead(l, 'main').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GitHubForgeError);
+    expect((err as Error).message).toMatch(new RegExp(`^${l.repo}: reading branch main failed \\(403\\): You have exceeded a secondary rate limit`));
+    expect(h.emu.count({ path: new RegExp(`/repos/${l.repo}/git/ref/`) })).toBe(2);
+    expect(h.log.some((m) => /giving up after 1 retry/.test(m))).toBe(true);
+  });
+
+  it('refuses a wait longer than the cap instead of sleeping through it', async () => {
+    const l = await repoWithLane();
+    const forge = h.makeForge({ octokit: h.client({ maxRetryAfterSeconds: 5 }) });
+    h.emu.fault({ kind: 'secondary-rate-limit', match: { method: 'GET', path: /\/git\/ref\// }, times: 1, retryAfterSec: 600 });
+    const t0 = Date.now();
+    await expect(forge.branchHead(l, 'main')).rejects.toThrow(/secondary rate limit/);
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    expect(h.log.some((m) => /asks to wait 600s, more than the 5s/.test(m))).toBe(true);
+  });
+
+  it('retries server errors', async () => {
+    const l = await repoWithLane();
+    const forge = h.makeForge({ octokit: h.client({ retryAfterBaseValue: 10 }) });
+    h.emu.fault({ kind: '5xx', status: 502, match: { method: 'GET', path: /\/git\/ref\// }, times: 2 });
+    expect(await forge.branchHead(l, 'main')).toMatch(/^[0-9a-f]{40}$/);
+    expect(h.log.filter((m) => /failed \(502/.test(m))).toHaveLength(2);
+  });
+
+  it('never puts the token in an error', async () => {
+    const token = 'ghs_readOnlyTokenThatMustNotLeak0001';
+    h.emu.addToken(token, { login: 'reader', default: 'pull' });
+    const client = createOctokit({ token, apiUrl: h.emu.url, pacing: NO_PACING, logger: h.logger });
+    const forge = h.makeForge({ octokit: client, token });
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const errors: string[] = [];
+    const grab = async (p: Promise<unknown>) => {
+      try {
+        await p;
+      } catch (e) {
+        errors.push(String((e as Error).message), JSON.stringify(e), String((e as Error).stack));
+      }
+    };
+    await grab(forge.publish(publishInput(l, rec)));
+    await grab(forge.setDraft(l, 99, true));
+    await grab(forge.branchHead(lane('acme/x', { repo_kind: 'url', repo: `https://x-access-token:${token}@example.com/a/b.git` }), 'main'));
+    const gone = createOctokit({ token: 'ghs_revokedTokenThatMustNotLeak0002', apiUrl: h.emu.url, pacing: NO_PACING });
+    await grab(h.makeForge({ octokit: gone, token: 'ghs_revokedTokenThatMustNotLeak0002' }).ciConclusion(l, rec.commit!));
+    const merged = await forge.merge(l, { ...rec, pr_number: 1 }, 'squash');
+    errors.push(merged.detail);
+    expect(errors.length).toBeGreaterThan(6);
+    expect(errors.join('\n')).toMatch(/acme\/repo-\d+: opening a pull request from fleet\/demo\/repo-\d+ failed \(403\)/);
+    expect(errors.join('\n')).toMatch(/acme\/repo-\d+: reading the check runs of [0-9a-f]{12} failed \(401\)/);
+    for (const secret of [token, basicCredential(token), 'ghs_revokedTokenThatMustNotLeak0002']) {
+      expect(errors.join('\n')).not.toContain(secret);
+      expect(h.log.join('\n')).not.toContain(secret);
+    }
+  });
+});

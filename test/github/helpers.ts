@@ -1,0 +1,67 @@
+import type { LaneSpec } from '../../src/core/validate.js';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../support/github-emulator/index.js';
+import { createOctokit, type CreateOctokitOptions, type FleetOctokit } from '../../src/github/octokit.js';
+import { GitHubForge, type GitHubForgeOptions } from '../../src/github/forge.js';
+import type { Logger } from '../../src/ports.js';
+
+/** A GitHub lane with the fleet's defaults. */
+export function lane(repo: string, extra: Partial<LaneSpec> = {}): LaneSpec {
+  const id = extra.id ?? repo.split('/').pop()!.toLowerCase();
+  return {
+    id,
+    repo,
+    repo_kind: 'github',
+    title: id,
+    directive: 'd',
+    run: 'true',
+    checks: [],
+    depends_on: [],
+    owns: [],
+    never: [],
+    exclusive: false,
+    branch: `fleet/t/${id}`,
+    base: undefined,
+    index: 0,
+    ...extra,
+  };
+}
+
+/** No pacing between requests: tests run against the emulator, whose own limits are what is being tested. */
+export const NO_PACING = { writeMs: 0, searchMs: 0, notificationsMs: 0 };
+
+export interface Harness {
+  emu: Emulator;
+  token: string;
+  octokit: FleetOctokit;
+  forge: GitHubForge;
+  /** Everything logged through the logger (warnings and errors). */
+  log: string[];
+  logger: Logger;
+  client(opts?: Partial<CreateOctokitOptions>): FleetOctokit;
+  makeForge(opts?: Partial<GitHubForgeOptions>): GitHubForge;
+}
+
+export async function harness(emuOpts: EmulatorOptions = {}, clientOpts: Partial<CreateOctokitOptions> = {}): Promise<Harness> {
+  const token = typeof emuOpts.token === 'string' ? emuOpts.token : 'ghs_emulatorTokenForFleetTests0001';
+  const emu = await startEmulator({ ...emuOpts, token });
+  const log: string[] = [];
+  const logger: Logger = { info: () => {}, warn: (m) => log.push(m), error: (m) => log.push(m) };
+  const client = (opts: Partial<CreateOctokitOptions> = {}) =>
+    createOctokit({ token, apiUrl: emu.url, logger, pacing: NO_PACING, ...clientOpts, ...opts });
+  const octokit = client();
+  const makeForge = (opts: Partial<GitHubForgeOptions> = {}) =>
+    new GitHubForge({
+      octokit,
+      token,
+      name: 'demo',
+      serverUrl: `${emu.url}/git`,
+      logger,
+      pollMs: 10,
+      mergeableWaitMs: 5_000,
+      ciPollMs: 20,
+      ciMaxPollMs: 100,
+      ciStartGraceMs: 300,
+      ...opts,
+    });
+  return { emu, token, octokit, forge: makeForge(), log, logger, client, makeForge };
+}

@@ -39,6 +39,8 @@ export interface PublishResult {
   pr_number: number | null;
   /** True when an existing PR (found by its head branch) was updated rather than a new one opened. */
   updated: boolean;
+  /** What the forge could not do but did not fail the lane for (a reviewer it could not request, …). */
+  notes?: string[];
 }
 
 export interface CiVerdict {

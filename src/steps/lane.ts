@@ -16,6 +16,7 @@ import type { LaneSpec } from '../core/validate.js';
 import { agentCommand, renderWorkerPrompt } from '../local/agent.js';
 import type { Clock, Executor, ExecResult, Forge, Workspace } from '../ports.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
+import type { Semaphore } from '../util/pool.js';
 
 export interface LaneContext {
   fleet_id: string;
@@ -33,6 +34,14 @@ export interface LaneContext {
   onUpdate(record: LaneRecord, detail: string): void;
   /** Aborted when the run is interrupted: the lane stops at its next step (its running command is killed by the runner). */
   signal?: AbortSignal;
+  /**
+   * The global concurrency budget: held while a directive and its checks run.
+   * Cloning, committing and pushing happen outside it, so they overlap with
+   * other lanes' directives instead of queueing behind them.
+   */
+  slots?: Semaphore;
+  /** Limits git's own heavy work (clone, push) to what the machine's cores can do at once. */
+  gitSlots?: Semaphore;
 }
 
 export function laneDir(root: string, lane: string): string {
@@ -82,7 +91,8 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
     const tClone = Date.now();
     let cloned;
     try {
-      cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv() });
+      const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv() });
+      cloned = await (ctx.gitSlots ? ctx.gitSlots.run(clone) : clone());
     } catch (err) {
       throw new LaneFailure('clone-failed', (err as Error).message);
     }
@@ -208,13 +218,26 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       throw lastFailure ?? new LaneFailure('directive-failed', 'no attempt left');
     };
 
+    /** A forge call that fails is this lane's failure, with a class that says which step, never a crash of Fleet. */
+    const forgeCall = async <T>(errorClass: ErrorClass, what: string, call: () => Promise<T>): Promise<T> => {
+      try {
+        return await call();
+      } catch (err) {
+        throw new LaneFailure(errorClass, `${what} failed: ${(err as Error).message}`);
+      }
+    };
     const gitEnv = ctx.forge.gitEnv();
     let previous = cloned.remote_branch_commit;
     for (;;) {
       let changed: string[];
+      const tWait = Date.now();
+      if (ctx.slots && ctx.slots.active >= ctx.slots.size) update({ phase: 'waiting' }, 'waiting for a slot in the concurrency budget');
+      const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
+      rec.timings = { ...rec.timings, wait_ms: (rec.timings.wait_ms ?? 0) + Date.now() - tWait };
       try {
         changed = await produce();
       } finally {
+        release();
         rec.timings = { ...rec.timings, directive_ms: directiveMs, checks_ms: checksMs };
       }
       rec.changed_files = changed;
@@ -249,7 +272,8 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       if (!upToDate) {
         update({ phase: 'pushing' }, `pushing ${lane.branch}`);
         const tPush = Date.now();
-        const pushed = await ctx.workspace.push(repoDir, lane.branch, previous, gitEnv);
+        const push = () => ctx.workspace.push(repoDir, lane.branch, previous, gitEnv);
+        const pushed = await (ctx.gitSlots ? ctx.gitSlots.run(push) : push());
         rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
         if (!pushed.ok) {
           const msg =
@@ -265,17 +289,20 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       update({ phase: 'pushed' }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
 
       const pr = ctx.file.pr;
-      const published = await ctx.forge.publish({
-        lane,
-        record: rec,
-        title: lane.title,
-        body: prBody(ctx, lane, rec),
-        draft: pr.draft,
-        labels: pr.labels,
-        reviewers: pr.reviewers,
-        team_reviewers: pr.team_reviewers,
-        assignees: pr.assignees,
-      });
+      const published = await forgeCall('pr-failed', 'opening or updating the pull request', () =>
+        ctx.forge.publish({
+          lane,
+          record: rec,
+          title: lane.title,
+          body: prBody(ctx, lane, rec),
+          draft: pr.draft,
+          labels: pr.labels,
+          reviewers: pr.reviewers,
+          team_reviewers: pr.team_reviewers,
+          assignees: pr.assignees,
+        }),
+      );
+      if (published.notes?.length) rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, ...published.notes] };
       if (published.pr_url) {
         update({ phase: 'pr-open', pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? 'updated' : 'opened'} ${published.pr_url}`);
       }
@@ -286,13 +313,19 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
         break;
       }
       if (!ctx.file.ci.wait) {
-        rec.ci_conclusion = await ctx.forge.ciConclusion(lane, commit);
+        rec.ci_conclusion = await forgeCall('ci-failed', 'reading CI', () => ctx.forge.ciConclusion(lane, commit));
         break;
       }
       update({ phase: 'ci' }, `waiting for CI on ${commit.slice(0, 12)}`);
-      const verdict = await ctx.forge.waitForCi(lane, commit, ctx.file.ci.timeout_minutes * 60_000);
+      const verdict = await forgeCall('ci-failed', 'waiting for CI', () => ctx.forge.waitForCi(lane, commit, ctx.file.ci.timeout_minutes * 60_000));
       rec.ci_conclusion = verdict.conclusion;
-      if (verdict.conclusion !== 'failure' && verdict.conclusion !== 'cancelled' && verdict.conclusion !== 'timed_out') break;
+      if (verdict.conclusion !== 'failure' && verdict.conclusion !== 'cancelled' && verdict.conclusion !== 'timed_out') {
+        // A PR an earlier run handed over as a draft is ready again once its CI is green.
+        if (verdict.conclusion === 'success' && rec.pr_number !== null && !pr.draft) {
+          await forgeCall('pr-failed', 'marking the pull request ready', () => ctx.forge.setDraft(lane, rec.pr_number!, false));
+        }
+        break;
+      }
       rec.attempts.push({
         n,
         started_at: ctx.clock.now().toISOString(),

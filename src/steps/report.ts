@@ -43,6 +43,22 @@ export async function readLaneResult(root: string, lane: string, fleet_id: strin
  * branch on the forge pointing at that commit, with exactly its files, inside its fence.
  */
 export async function verifyLane(forge: Forge, lane: LaneSpec, rec: LaneRecord, now: string, dryRun: boolean): Promise<LaneRecord> {
+  try {
+    return await checkOnForge(forge, lane, rec, now, dryRun);
+  } catch (err) {
+    // The forge could not be asked: the lane stays unconfirmed, and the fleet goes on.
+    const message = `the forge could not be asked to confirm this lane: ${(err as Error).message}`;
+    return {
+      ...rec,
+      status: rec.status === 'completed' ? 'failed' : rec.status,
+      phase: rec.status === 'completed' ? 'failed' : rec.phase,
+      error: rec.status === 'completed' ? { class: 'unverified', message } : rec.error,
+      evidence: { ...rec.evidence, verified_at: now, notes: [...rec.evidence.notes, message] },
+    };
+  }
+}
+
+async function checkOnForge(forge: Forge, lane: LaneSpec, rec: LaneRecord, now: string, dryRun: boolean): Promise<LaneRecord> {
   if (rec.status !== 'completed' || !rec.commit || !rec.branch || !rec.base_commit || dryRun || rec.phase === 'dry-run') return rec;
   const notes = [...rec.evidence.notes];
   const head = await forge.branchHead(lane, rec.branch);
@@ -84,6 +100,8 @@ export interface ReportStepInput {
   lanes: ReadonlyMap<string, LaneSpec>;
   forge: Forge;
   clock: Clock;
+  /** Lanes the runner already checked against the forge in this process, as they finished. */
+  verified?: ReadonlyMap<string, LaneRecord>;
   /** Why a lane left no result (its job was cancelled, timed out, failed before upload), when the runner can tell. */
   explainMissing?(lane: LaneRecord): Promise<LaneRecord['error']>;
 }
@@ -93,6 +111,8 @@ export async function reportStep(input: ReportStepInput): Promise<Manifest> {
   const now = clock.now().toISOString();
   const records = await mapLimit(manifest.lanes, 16, async (planned): Promise<LaneRecord> => {
     if (planned.status === 'excluded') return planned;
+    const done = input.verified?.get(planned.lane);
+    if (done) return done;
     const read = await readLaneResult(input.root, planned.lane, manifest.fleet_id);
     if (!read.ok) {
       // Lanes skipped at plan time never ran, so they have no file.

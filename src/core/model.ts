@@ -98,6 +98,7 @@ export const Evidence = z.strictObject({
 export type Evidence = z.infer<typeof Evidence>;
 
 export const Timings = z.strictObject({
+  wait_ms: z.number().min(0).nullable().describe('Time spent waiting for a slot in the concurrency budget.'),
   clone_ms: z.number().min(0).nullable(),
   directive_ms: z.number().min(0).nullable(),
   checks_ms: z.number().min(0).nullable(),
@@ -157,7 +158,11 @@ export type ContentionEntry = z.infer<typeof ContentionEntry>;
 export const Exclusion = z.strictObject({
   repo: z.string(),
   lane: z.string(),
-  reason: z.string().describe('A reason code: not-found, not-a-repository, empty, archived, disabled, fork, no-push-permission, excluded-by-config, …'),
+  reason: z
+    .string()
+    .describe(
+      'A reason code: not-found, not-a-repository, empty, unreachable, no-base-branch, no-default-branch, archived, disabled, fork, no-push-permission, forbidden, not-a-github-repository, excluded-by-pattern, excluded-by-config, or the reason written in exclude:',
+    ),
   detail: z.string().nullable(),
 });
 export type Exclusion = z.infer<typeof Exclusion>;
@@ -221,7 +226,7 @@ export function emptyEvidence(): Evidence {
 }
 
 export function emptyTimings(): Timings {
-  return { clone_ms: null, directive_ms: null, checks_ms: null, commit_ms: null, push_ms: null, total_ms: null };
+  return { wait_ms: null, clone_ms: null, directive_ms: null, checks_ms: null, commit_ms: null, push_ms: null, total_ms: null };
 }
 
 export function newLaneRecord(init: { repo: string; lane: string; wave: number | null; branch: string | null; depends_on: string[] }): LaneRecord {

@@ -5,15 +5,15 @@
  * of the base branch, only when the fleet's merge policy asks for it.
  */
 import { homedir, tmpdir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { LaneSpec } from '../core/validate.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
 import type { CiVerdict, Forge, MergeResult, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
-import { defaultBranch, git, hasCommits, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, redact } from './git.js';
+import { defaultBranch, git, gitDirOf, readRef, hasCommits, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, redact } from './git.js';
 
 export interface LocalForgeOptions {
   /** Relative target paths resolve against this folder (the fleet file's folder). */
@@ -63,6 +63,12 @@ export class LocalForge implements Forge {
     if ('reason' in where) return { lane: lane.id, repo: lane.repo, ok: false, reason: where.reason, detail: where.detail };
     const url = where.url;
     if (lane.repo_kind !== 'url') {
+      // The common case in one git call: a repository with HEAD on a branch that has a commit.
+      const quick = lane.base ? null : await defaultBranchOnDisk(url);
+      if (quick) {
+        this.urls.set(lane.id, url);
+        return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: quick };
+      }
       const kind = await isGitRepo(url);
       if (kind === 'not-found') return { lane: lane.id, repo: lane.repo, ok: false, reason: 'not-found', detail: `${url} does not exist` };
       if (kind === 'not-a-repository') {
@@ -97,7 +103,20 @@ export class LocalForge implements Forge {
     return where.url;
   }
 
-  branchHead(lane: LaneSpec, branch: string): Promise<string | null> {
+  async branchHead(lane: LaneSpec, branch: string): Promise<string | null> {
+    // A repository on disk is read in place: no ls-remote, so no upload-pack process per question.
+    if (lane.repo_kind !== 'url') {
+      const dir = this.cloneUrl(lane);
+      const fromFiles = await readRef(gitDirOf(dir), `refs/heads/${branch}`);
+      if (fromFiles !== undefined) return fromFiles;
+      const r = await git(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}^{commit}`], {
+        cwd: dir,
+        env: { GIT_CEILING_DIRECTORIES: dirname(dir) },
+        allowFail: true,
+      });
+      if (r.code === 0) return r.stdout.trim() || null;
+      if (r.code === 1) return null;
+    }
     return lsRemoteBranch(this.cloneUrl(lane), branch);
   }
 
@@ -166,4 +185,28 @@ export class LocalForge implements Forge {
     if (upd.code !== 0) return { status: 'blocked', detail: `${record.base_branch} moved since the lane started; re-run the lane` };
     return { status: 'merged', detail: `${record.base_branch} fast-forwarded to ${record.commit.slice(0, 12)}` };
   }
+}
+
+/**
+ * The default branch of a repository on disk whose HEAD is on a branch with a
+ * commit, in one git call; null for anything else (the careful path then
+ * tells missing, not-a-repository, empty and detached apart).
+ */
+async function defaultBranchOnDisk(p: string): Promise<string | null> {
+  let abs: string;
+  try {
+    abs = await realpath(p);
+  } catch {
+    return null;
+  }
+  const r = await git(['rev-parse', '--is-bare-repository', '--is-inside-work-tree', '--show-prefix', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD'], {
+    cwd: abs,
+    env: { GIT_CEILING_DIRECTORIES: dirname(abs) },
+    allowFail: true,
+  });
+  if (r.code !== 0) return null;
+  const [bare, inside, prefix, commit, ref] = r.stdout.split('\n');
+  const top = bare === 'true' || (inside === 'true' && prefix === '');
+  if (!top || !commit || !/^[0-9a-f]{40,64}$/.test(commit) || !ref?.startsWith('refs/heads/')) return null;
+  return ref.slice('refs/heads/'.length);
 }

@@ -13,7 +13,8 @@
  * `redact`, so a token in a remote URL never reaches a log or a lane result.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, realpath, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -333,6 +334,56 @@ export async function revParse(dir: string, rev: string): Promise<string | null>
   return r.code === 0 ? r.stdout.trim() : null;
 }
 
+/**
+ * The commit a ref points at, read from the repository's files (a loose ref,
+ * else packed-refs) without starting git: Fleet asks this many times a lane.
+ * `gitDir` is the .git folder (or the bare repository). Null when the ref
+ * does not exist; undefined when the files cannot answer (then ask git).
+ */
+export async function readRef(gitDir: string, ref: string): Promise<string | null | undefined> {
+  if (!/^refs\/[^\0\s~^:?*[\\]+$/.test(ref) || ref.includes('..')) return undefined;
+  try {
+    const loose = (await readFile(path.join(gitDir, ref), 'utf8')).trim();
+    if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(loose)) return loose;
+    return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') return undefined;
+  }
+  let packed: string;
+  try {
+    packed = await readFile(path.join(gitDir, 'packed-refs'), 'utf8');
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined;
+  }
+  for (const line of packed.split('\n')) {
+    if (line.length > 41 && line.endsWith(ref) && line[line.length - ref.length - 1] === ' ') {
+      const sha = line.slice(0, line.length - ref.length - 1);
+      if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha)) return sha;
+    }
+  }
+  return null;
+}
+
+/** The branch HEAD names and the commit it points at, read from the files; undefined when they cannot answer. */
+export async function readHead(gitDir: string): Promise<{ ref: string; commit: string | null } | undefined> {
+  let head: string;
+  try {
+    head = (await readFile(path.join(gitDir, 'HEAD'), 'utf8')).trim();
+  } catch {
+    return undefined;
+  }
+  const m = /^ref: (refs\/heads\/.+)$/.exec(head);
+  if (!m) return undefined;
+  const commit = await readRef(gitDir, m[1]!);
+  return commit === undefined ? undefined : { ref: m[1]!, commit };
+}
+
+/** The .git folder of a repository on disk: `<p>/.git` for a working copy, `p` itself for a bare one. */
+export function gitDirOf(p: string): string {
+  return existsSync(path.join(p, '.git')) ? path.join(p, '.git') : p;
+}
+
 /** The tree of a commit. */
 export async function treeOf(dir: string, rev: string): Promise<string> {
   const r = await git(['rev-parse', '--verify', '--end-of-options', `${rev}^{tree}`], { cwd: dir });
@@ -384,8 +435,19 @@ export async function cloneForLane(url: string, dir: string, opts: CloneForLaneO
 
   // The lane branch's remote state is fetched while HEAD is read and the lane
   // branch checked out: they touch different refs, and fetch not the index.
+  // On a remote on disk, a lane branch that does not exist yet (the usual first run) needs no fetch at all.
+  const wanted = opts.base === undefined || opts.branch !== opts.base;
+  const onDisk = wanted && isLocalRemote(src) && !/^file:/i.test(src);
+  let exists = wanted;
+  if (onDisk) {
+    const onRemote = await readRef(gitDirOf(src), `refs/heads/${opts.branch}`);
+    exists =
+      onRemote === undefined
+        ? (await git(['rev-parse', '--verify', '--quiet', `refs/heads/${opts.branch}`], { cwd: src, env: { GIT_CEILING_DIRECTORIES: path.dirname(src) }, allowFail: true })).code === 0
+        : onRemote !== null;
+  }
   const fetching =
-    opts.base === undefined || opts.branch !== opts.base
+    exists
       ? git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', 'origin', `+refs/heads/${opts.branch}:refs/remotes/origin/${opts.branch}`], {
           cwd: target,
           allowFail: true,
@@ -393,8 +455,12 @@ export async function cloneForLane(url: string, dir: string, opts: CloneForLaneO
         })
       : null;
   const checkingOut = (async () => {
-    // One call: the commit, then the branch HEAD points at ("HEAD" when detached, e.g. a tag as base).
-    const head = await git(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD'], { cwd: target, allowFail: true });
+    // The commit and the branch HEAD points at: from the files when they say, else one call ("HEAD" when detached, e.g. a tag as base).
+    const fromFiles = await readHead(path.join(target, '.git'));
+    const head =
+      fromFiles?.commit
+        ? { code: 0, stdout: `${fromFiles.commit}\n${fromFiles.ref.slice('refs/heads/'.length)}\n`, stderr: '' }
+        : await git(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD'], { cwd: target, allowFail: true });
     const [commit, abbrev] = head.stdout.trim().split('\n');
     if (head.code !== 0 || !commit || !abbrev) {
       throw new GitError(['clone', '--', src, target], 128, head.stderr, 'the remote repository has no commits (empty repository)');
@@ -470,6 +536,8 @@ export interface CommitOptions {
 export async function commitAll(dir: string, message: string, opts: CommitOptions = {}): Promise<string> {
   if (!opts.staged) await git(['add', '--all'], { cwd: dir });
   await git(['commit', '--quiet', '--no-verify', '--no-gpg-sign', '--cleanup=whitespace', '--file=-'], { cwd: dir, input: message });
+  const head = await readHead(path.join(dir, '.git'));
+  if (head?.commit) return head.commit;
   const r = await git(['rev-parse', 'HEAD'], { cwd: dir });
   return r.stdout.trim();
 }

@@ -6,7 +6,7 @@ import { lstat, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promi
 import { dirname, join, resolve } from 'node:path';
 import type { Executor, Workspace } from '../ports.js';
 import { runCommand } from './exec.js';
-import { changedFiles, cloneForLane, commitAll, diffPatch, git, parentOf, pushBranch, treeOf } from './git.js';
+import { changedFiles, cloneForLane, commitAll, diffPatch, git, parentOf, pushBranch, readHead, treeOf } from './git.js';
 
 /**
  * The repository configuration Fleet cloned, per working copy. A directive (or a
@@ -44,9 +44,17 @@ async function linkInGitDir(gitDir: string): Promise<string | null> {
   return walk(gitDir, false);
 }
 
+/**
+ * Working copies no foreign code has touched since they were last checked. Only
+ * a directive or a check (run through localExecutor) can plant anything, so the
+ * guard's walk runs once after each of them, not before every git call.
+ */
+const checked = new Set<string>();
+
 async function guard(dir: string): Promise<void> {
-  const config = clonedConfig.get(resolve(dir));
-  if (config === undefined) return;
+  const key = resolve(dir);
+  const config = clonedConfig.get(key);
+  if (config === undefined || checked.has(key)) return;
   const gitDir = join(dir, '.git');
   const link = await linkInGitDir(gitDir);
   if (link) throw new Error(`the working copy's git metadata holds a symbolic link (${link}); refusing to run git in it`);
@@ -54,13 +62,16 @@ async function guard(dir: string): Promise<void> {
   await rm(join(gitDir, 'config'), { force: true, recursive: true });
   await writeFile(join(gitDir, 'config'), config, { flag: 'wx' });
   await Promise.all(FOREIGN_GIT_FILES.map((f) => rm(join(gitDir, f), { force: true, recursive: true })));
+  checked.add(key);
 }
 
 export const localWorkspace: Workspace = {
   async clone(url, dir, opts) {
     clonedConfig.delete(resolve(dir));
+    checked.delete(resolve(dir));
     const r = await cloneForLane(url, dir, opts);
     clonedConfig.set(resolve(dir), await readFile(join(dir, '.git', 'config'), 'utf8'));
+    checked.add(resolve(dir));
     return r;
   },
 
@@ -79,6 +90,9 @@ export const localWorkspace: Workspace = {
 
   async settle(dir, branch, base) {
     await guard(dir);
+    // The usual case (the directive left HEAD alone) costs a file read instead of two writes.
+    const head = await readHead(join(dir, '.git'));
+    if (head?.ref === `refs/heads/${branch}` && head.commit === base) return;
     // Whatever the directive did with branches and commits, the lane branch ends at base with all of it uncommitted.
     await git(['update-ref', `refs/heads/${branch}`, base], { cwd: dir });
     await git(['symbolic-ref', 'HEAD', `refs/heads/${branch}`], { cwd: dir });
@@ -122,5 +136,9 @@ export const localWorkspace: Workspace = {
 };
 
 export const localExecutor: Executor = {
-  run: (command, opts) => runCommand(command, opts),
+  run: (command, opts) => {
+    // Whatever runs here may rewrite the working copy's .git: the next git call checks it again.
+    checked.delete(resolve(opts.cwd));
+    return runCommand(command, opts);
+  },
 };

@@ -4,6 +4,7 @@
  * a failed lane; it never stops the others.
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LANE_ID_PATTERN } from '../core/fleet-file.js';
 import type { Plan } from '../core/plan.js';
@@ -13,7 +14,7 @@ import type { Checkpoint, Clock, Executor, Forge, Workspace } from '../ports.js'
 import { summarize } from '../core/manifest.js';
 import { JsonLines, writeJsonAtomic } from '../util/fs.js';
 import { Semaphore } from '../util/pool.js';
-import { readLaneResult, reportStep } from './report.js';
+import { readLaneResult, reportStep, verifyLane } from './report.js';
 import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
 import { planStep, type PlanStepOptions } from './plan.js';
 
@@ -168,7 +169,13 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
     emit(rec, 'cancelled');
     await writeLaneResult(root, manifest.fleet_id, rec);
   };
-  const budget = new Semaphore(manifest.max_parallel);
+  // max_parallel directives run at once; up to as many more lanes clone or push meanwhile, so git work overlaps the directives.
+  ctx.slots = new Semaphore(manifest.max_parallel);
+  // Clones and pushes beyond the cores only slow each other (and the directives) down.
+  ctx.gitSlots = new Semaphore(Math.max(2, availableParallelism()));
+  /** Lanes this process ran and checked against the forge itself (never read back from a file a lane could have edited). */
+  const verified = new Map<string, LaneRecord>();
+  const budget = new Semaphore(manifest.max_parallel * 2);
 
   for (const wave of plan.waves) {
     await Promise.all(
@@ -188,7 +195,11 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
         await budget.run(async () => {
           if (opts.signal?.aborted) return cancelled(start);
           try {
-            await runLane(ctx, spec, start);
+            const done = await runLane(ctx, spec, start);
+            // Check the lane against the forge now, while other lanes still run, rather than all at the end.
+            const checked = await verifyLane(opts.forge, spec, done, opts.clock.now().toISOString(), ctx.dryRun);
+            verified.set(id, checked);
+            if (checked.status !== done.status) emit(checked, checked.error?.message ?? 'not confirmed by the forge');
           } catch (err) {
             // runLane catches its own failures; this is the last line of defence, so one lane's bug stays in that lane.
             const now = opts.clock.now().toISOString();
@@ -209,7 +220,7 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
   }
 
   manifest = { ...manifest, lanes: manifest.lanes.map((l) => (carried.has(l.lane) ? records.get(l.lane)! : l)) };
-  manifest = await reportStep({ root, manifest, lanes: specs, forge: opts.forge, clock: opts.clock });
+  manifest = await reportStep({ root, manifest, lanes: specs, forge: opts.forge, clock: opts.clock, verified });
   await events.flush().catch(() => undefined);
   await live.close();
   await writeJsonAtomic(manifestPath(root), manifest);
@@ -302,7 +313,12 @@ export async function dependencyBlock(
       return { class: 'checkpoint-unmet', message: `dependency "${depId}" CI is ${dep.ci_conclusion ?? 'unknown'} (checkpoint: green)` };
     }
     if (checkpoint !== 'merged' && dep.branch && dep.commit) {
-      const head = await forge.branchHead(depSpec, dep.branch);
+      let head: string | null;
+      try {
+        head = await forge.branchHead(depSpec, dep.branch);
+      } catch (err) {
+        return { class: 'checkpoint-unmet', message: `dependency "${depId}": the forge could not be asked where ${dep.branch} is (${(err as Error).message})` };
+      }
       if (head !== dep.commit) {
         return { class: 'checkpoint-unmet', message: `dependency "${depId}": ${dep.branch} is at ${head?.slice(0, 12) ?? 'nothing'} on the forge, not ${dep.commit.slice(0, 12)}` };
       }

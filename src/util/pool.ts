@@ -15,16 +15,27 @@ export class Semaphore {
     return this.busy;
   }
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  /** Take a slot; the returned function gives it back (calling it twice is harmless). */
+  async acquire(): Promise<() => void> {
     if (this.busy >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
     else this.busy++;
-    try {
-      return await task();
-    } finally {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
       const next = this.waiting.shift();
       // Hand the slot straight to the next waiter so `busy` never dips and over-admits.
       if (next) next();
       else this.busy--;
+    };
+  }
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    const release = await this.acquire();
+    try {
+      return await task();
+    } finally {
+      release();
     }
   }
 }

@@ -168,7 +168,7 @@ describe('run artifacts', () => {
       directive: 'x',
       run: 'echo x >> README.md',
       max_retries: 0,
-      targets: [{ repo: './a.git', run: 'rm -f "$FLEET_WORKSPACE/events.jsonl" && mkdir "$FLEET_WORKSPACE/events.jsonl" && echo x >> README.md' }, { repo: './b.git', depends_on: ['a'] }],
+      targets: [{ repo: './a.git', run: 'e="$FLEET_WORKSPACE/events.jsonl"; until [ -d "$e" ]; do rm -f "$e"; mkdir "$e" 2>/dev/null; done; echo x >> README.md' }, { repo: './b.git', depends_on: ['a'] }],
     });
     const ws = join(dir, 'ws');
     const r = await fleet(runArgs(file, ws), { cwd: dir });

@@ -91,9 +91,11 @@ describe('dependency chain', () => {
     expect(lane(m, 'a').status).toBe('failed');
     expect(lane(m, 'a').error?.class).toBe('unverified');
     expect(lane(m, 'a').evidence.head_matches).toBe(false);
+    // The runner checks a lane against the forge as soon as it ends, so b sees a failed (unverified) dependency.
     const b = lane(m, 'b');
     expect(b.status).toBe('skipped');
-    expect(b.error?.class).toBe('checkpoint-unmet');
+    expect(b.error?.class).toBe('dependency-failed');
+    expect(b.error?.message).toContain('unverified');
     expect(await remoteHead(join(dir, 'b.git'), 'fleet/moved/b')).toBeNull();
   });
 

@@ -1,0 +1,537 @@
+/**
+ * `npm run bench`: how fast Fleet plans, reports and runs.
+ *
+ *   plan_10k_ms        validate + buildPlan, 10,000 lanes, 20,000 edges, 200 repositories   (< 1000 ms)
+ *   plan_10k_rss_mb    RSS after planning                                                  (recorded)
+ *   report_10k_ms      initManifest + mergeLaneRecords + finalizeManifest + the renderers   (< 1000 ms)
+ *   compression_ratio  ideal ÷ measured wall time of a real 32-lane `sleep 1` fleet        (≥ 0.85)
+ *   lane_overhead_ms   median runner cost per lane (total − directive − checks)            (≤ 250 ms)
+ *
+ * Each measured in this one process; the machine is shared and noisy, so every
+ * metric is the median of several repetitions, and the repetitions are kept.
+ * Writes bench-results.json at the repository root and prints a table.
+ *
+ * Options: --only plan,report,compression,overhead   --reps N (in-memory benches, default 7)
+ *          --fleet-reps N (end-to-end benches, default 5)   --keep (keep the temp dir)   --out FILE
+ *          --strict (exit 1 when a target is missed)
+ *
+ * The end-to-end fleets work in os.tmpdir(); `TMPDIR=/dev/shm npm run bench` takes the disk out of
+ * the figures (on a VM with slow metadata writes that is most of the per-lane cost, see the notes).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { buildPlan, type Plan } from '../src/core/plan.js';
+import { validateFleetFile, type ResolvedFleet } from '../src/core/validate.js';
+import { finalizeManifest, initManifest, mergeLaneRecords, type ManifestInit } from '../src/core/manifest.js';
+import { renderPlan, renderReport, renderStatusTable } from '../src/core/report.js';
+import type { LaneRecord, Manifest } from '../src/core/model.js';
+import { LocalForge } from '../src/local/forge.js';
+import { localExecutor, localWorkspace } from '../src/local/workspace.js';
+import { systemClock } from '../src/ports.js';
+import { runFleet, type FleetEvent } from '../src/steps/run.js';
+import { directiveEnv } from '../src/cli/main.js';
+import { DEFAULT_10K, makeFleet10k, makeLaneRecords } from './lib/fleet10k.js';
+import { makeBareRepos, makeSeedRepo } from './lib/repos.js';
+import { MiB, median, percentile, round, textTable, timeSync } from './lib/stats.js';
+
+// ---------------------------------------------------------------------------
+// Options, results
+
+const { values: argv } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    reps: { type: 'string' },
+    'fleet-reps': { type: 'string' },
+    keep: { type: 'boolean' },
+    strict: { type: 'boolean' },
+    out: { type: 'string' },
+  },
+});
+const ALL = ['plan', 'report', 'compression', 'overhead'] as const;
+type Suite = (typeof ALL)[number];
+const only = new Set<Suite>(argv.only ? (argv.only.split(',').map((s) => s.trim()) as Suite[]) : ALL);
+for (const s of only) if (!ALL.includes(s)) throw new Error(`--only: unknown bench "${s}" (one of ${ALL.join(', ')})`);
+function count(flag: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} takes a whole number ≥ 1, got "${raw}"`);
+  return n;
+}
+const REPS = count('reps', argv.reps, 7);
+const FLEET_REPS = count('fleet-reps', argv['fleet-reps'], 5);
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const OUT = resolve(REPO_ROOT, argv.out ?? 'bench-results.json');
+
+type Op = '<' | '<=' | '>=' | 'info';
+interface Metric {
+  value: number;
+  unit: string;
+  target: { op: Op; value: number } | null;
+  pass: boolean | null;
+  /** The best repetition (noise on a shared machine only ever makes a run slower). */
+  best: number;
+  /** Every repetition, in the order run (the first is the cold one). */
+  reps: number[];
+  /** Single readings of a figure at named moments (memory), instead of repetitions. */
+  samples?: Record<string, number>;
+  note?: string;
+}
+
+const metrics: Record<string, Metric> = {};
+const details: Record<string, unknown> = {};
+
+function metric(name: string, reps: number[], unit: string, target: Metric['target'], opts: { value?: number; note?: string; samples?: Record<string, number> } = {}): void {
+  const value = opts.value ?? median(reps);
+  let pass: boolean | null = null;
+  if (target && target.op !== 'info') {
+    pass = target.op === '<' ? value < target.value : target.op === '<=' ? value <= target.value : value >= target.value;
+  }
+  const digits = unit === 'ratio' ? 3 : 1;
+  const best = reps.length === 0 ? value : unit === 'ratio' ? Math.max(...reps) : Math.min(...reps);
+  metrics[name] = {
+    value: round(value, digits),
+    unit,
+    target,
+    pass,
+    best: round(best, digits),
+    reps: reps.map((r) => round(r, digits)),
+    ...(opts.samples ? { samples: Object.fromEntries(Object.entries(opts.samples).map(([k, v]) => [k, round(v, digits)])) } : {}),
+    ...(opts.note ? { note: opts.note } : {}),
+  };
+}
+
+/** A full GC when one can be had (used only to read a live-heap figure, never inside a timing). */
+const gc: (() => void) | undefined = (() => {
+  try {
+    setFlagsFromString('--expose-gc');
+    return runInNewContext('gc') as () => void;
+  } catch {
+    return undefined;
+  }
+})();
+
+const tmpRoot = mkdtempSync(join(os.tmpdir(), 'fleet-bench-'));
+function cleanup(): void {
+  if (!argv.keep) rmSync(tmpRoot, { recursive: true, force: true });
+}
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    cleanup();
+    process.exit(130);
+  });
+}
+
+function log(s: string): void {
+  process.stderr.write(`${s}\n`);
+}
+
+// ---------------------------------------------------------------------------
+// plan_10k
+
+const FILE = 'bench-10k.yml';
+
+interface PlanOut {
+  fleet: ResolvedFleet;
+  plan: Plan;
+}
+
+function benchPlan(): PlanOut {
+  const gen = timeSync(() => makeFleet10k(DEFAULT_10K));
+  const { raw, exclusions, stats } = gen.value;
+  const before = process.memoryUsage();
+  const validate: number[] = [];
+  const build: number[] = [];
+  const total: number[] = [];
+  let out: PlanOut | undefined;
+  let afterFirst: NodeJS.MemoryUsage | undefined;
+  for (let r = 0; r < REPS; r++) {
+    const v = timeSync(() => validateFleetFile(raw, FILE));
+    if (!v.value.ok) throw new Error(`the 10k fleet does not validate: ${JSON.stringify(v.value.problems.slice(0, 5))}`);
+    const fleet = v.value.fleet;
+    const p = timeSync(() => buildPlan(fleet, exclusions, { maxParallel: 64, maxWaves: 1000, file: FILE }));
+    if (!p.value.ok) throw new Error(`the 10k fleet does not plan: ${JSON.stringify(p.value.problems.slice(0, 5))}`);
+    validate.push(v.ms);
+    build.push(p.ms);
+    total.push(v.ms + p.ms);
+    out = { fleet, plan: p.value.plan };
+    if (r === 0) afterFirst = process.memoryUsage();
+    log(`  plan rep ${r + 1}/${REPS}: validate ${v.ms.toFixed(1)} ms, buildPlan ${p.ms.toFixed(1)} ms`);
+  }
+  const afterAll = process.memoryUsage();
+  gc?.();
+  const live = process.memoryUsage();
+
+  metric('plan_10k_ms', total, 'ms', { op: '<', value: 1000 });
+  metric('validate_10k_ms', validate, 'ms', { op: 'info', value: 0 });
+  metric('build_plan_10k_ms', build, 'ms', { op: 'info', value: 0 });
+  const rssSamples: Record<string, number> = { before: before.rss / MiB, after_first_plan: afterFirst!.rss / MiB, after_all_reps: afterAll.rss / MiB };
+  metric('plan_10k_rss_mb', [], 'MiB', { op: 'info', value: 0 }, {
+    value: afterFirst!.rss / MiB,
+    samples: rssSamples,
+    note: 'value: RSS after the first (cold) validate + plan, with the generated input, the resolved fleet and the plan alive',
+  });
+  const heapSamples: Record<string, number> = { before: before.heapUsed / MiB, after_first_plan: afterFirst!.heapUsed / MiB, after_all_reps: afterAll.heapUsed / MiB };
+  if (gc) heapSamples.live_after_gc = live.heapUsed / MiB;
+  metric('plan_10k_heap_used_mb', [], 'MiB', { op: 'info', value: 0 }, {
+    value: afterFirst!.heapUsed / MiB,
+    samples: heapSamples,
+    note: 'value: heapUsed after the first plan; live_after_gc: after a full GC with the last input, fleet and plan alive',
+  });
+
+  const plan = out!.plan;
+  details.plan_10k = {
+    input: stats,
+    generate_ms: round(gen.ms),
+    rss_before_mb: round(before.rss / MiB),
+    heap_before_mb: round(before.heapUsed / MiB),
+    live_heap_after_gc_mb: gc ? round(live.heapUsed / MiB) : null,
+    waves: plan.waves.length,
+    runnable_lanes: plan.lanes.length,
+    largest_wave: Math.max(...plan.waves.map((w) => w.lanes.length)),
+    contention_entries: plan.contention.length,
+    excluded: plan.excluded.length,
+    skipped: plan.skipped.length,
+    shards: plan.waves.reduce((n, w) => n + w.shards.length, 0),
+  };
+  return out!;
+}
+
+// ---------------------------------------------------------------------------
+// report_10k
+
+function manifestInit(fleet: ResolvedFleet, plan: Plan): ManifestInit {
+  const byId = new Map(fleet.lanes.map((l) => [l.id, l]));
+  return {
+    fleet_id: 'fleet-20250101-000000',
+    name: fleet.file.name,
+    forge: 'github',
+    started_at: '2025-01-01T00:00:00.000Z',
+    directive: fleet.file.directive,
+    max_parallel: 64,
+    max_retries: fleet.file.max_retries,
+    checkpoint: fleet.file.checkpoint,
+    merge_policy: fleet.file.merge.policy,
+    dry_run: false,
+    waves: plan.waves,
+    contention: plan.contention,
+    excluded: plan.excluded,
+    lanes: plan.lanes.map((l) => ({ repo: l.spec.repo, lane: l.spec.id, wave: l.wave, branch: l.spec.branch, depends_on: l.spec.depends_on })),
+    skipped: plan.skipped.map((s) => ({ repo: s.repo, lane: s.lane, reason: s.reason, depends_on: byId.get(s.lane)?.depends_on ?? [] })),
+  };
+}
+
+function benchReport(input: PlanOut): void {
+  const init = manifestInit(input.fleet, input.plan);
+  const records: LaneRecord[] = makeLaneRecords(initManifest(init), 7);
+  const now = '2025-01-01T03:00:00.000Z';
+  const parts: Record<string, number[]> = { initManifest: [], mergeLaneRecords: [], finalizeManifest: [], renderReport: [], renderStatusTable: [], renderPlan: [] };
+  const total: number[] = [];
+  let last: { m: Manifest; sizes: Record<string, number> } | undefined;
+  for (let r = 0; r < REPS; r++) {
+    const a = timeSync(() => initManifest(init));
+    const b = timeSync(() => mergeLaneRecords(a.value, records));
+    const c = timeSync(() => finalizeManifest(b.value, now));
+    const d = timeSync(() => renderReport(c.value, { now, workspace: '_workspace/fleet/fleet-20250101-000000' }));
+    const e = timeSync(() => renderStatusTable(c.value, { now }));
+    const f = timeSync(() => renderPlan(c.value));
+    const ms = [a.ms, b.ms, c.ms, d.ms, e.ms, f.ms];
+    Object.values(parts).forEach((list, i) => list.push(ms[i]!));
+    total.push(ms.reduce((x, y) => x + y, 0));
+    last = { m: c.value, sizes: { report_chars: d.value.length, status_chars: e.value.length, plan_chars: f.value.length } };
+    log(`  report rep ${r + 1}/${REPS}: ${ms.map((x) => x.toFixed(1)).join(' + ')} = ${total.at(-1)!.toFixed(1)} ms`);
+  }
+  metric('report_10k_ms', total, 'ms', { op: '<', value: 1000 });
+  const json = timeSync(() => JSON.stringify(last!.m, null, 2));
+  const s = last!.m.summary;
+  details.report_10k = {
+    parts_median_ms: Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, round(median(v))])),
+    lanes: last!.m.lanes.length,
+    summary: { completed: s.completed, no_op: s.no_op, failed: s.failed, skipped: s.skipped, excluded: s.excluded, retries: s.retries },
+    ...last!.sizes,
+    manifest_json_ms: round(json.ms),
+    manifest_json_mb: round(json.value.length / MiB, 2),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// End-to-end fleets over the local forge
+
+interface FleetRun {
+  wall_ms: number;
+  /** CPU seconds used while runFleet ran: this process, and the git/sh processes it waited for. */
+  cpu: CpuTimes | null;
+  plan_ms: number;
+  lanes_ms: number;
+  report_ms: number;
+  manifest: Manifest;
+}
+
+let seedRepo: string | undefined;
+
+interface CpuTimes {
+  self_s: number;
+  children_s: number;
+  /** CPU the rest of the machine used meanwhile (all CPUs' busy time minus ours): the noise from other work. */
+  others_s?: number;
+}
+
+/** Busy CPU seconds of the whole machine since boot (Linux /proc/stat), or null. */
+function machineBusy(): number | null {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal …: busy = everything but idle and iowait.
+    return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** utime+stime of this process and of its reaped children (Linux /proc; null elsewhere). */
+function cpuTimes(): CpuTimes | null {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // Fields after the command name (which may contain spaces) start at field 3.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    const hz = 100; // USER_HZ: 100 on every Linux Node supports
+    return { self_s: (f[11]! + f[12]!) / hz, children_s: (f[13]! + f[14]!) / hz };
+  } catch {
+    return null;
+  }
+}
+
+function cpuDelta(a: CpuTimes | null, b: CpuTimes | null): CpuTimes | null {
+  return a && b ? { self_s: round(b.self_s - a.self_s, 2), children_s: round(b.children_s - a.children_s, 2) } : null;
+}
+
+async function runLocalFleet(tag: string, n: number, run: string, maxParallel: number): Promise<FleetRun> {
+  seedRepo ??= makeSeedRepo(tmpRoot);
+  const dir = join(tmpRoot, tag);
+  const repos = makeBareRepos(seedRepo, join(dir, 'remotes'), n);
+  const raw = {
+    name: `bench-${tag}`.toLowerCase(),
+    directive: 'bench directive',
+    run,
+    max_parallel: maxParallel,
+    max_retries: 0,
+    timeout_minutes: 5,
+    targets: repos.map((repo) => ({ repo })),
+  };
+  const v = validateFleetFile(raw, join(dir, 'fleet.yml'));
+  if (!v.ok) throw new Error(`bench fleet does not validate: ${JSON.stringify(v.problems)}`);
+  let planned = 0;
+  let lastEnd = 0;
+  const c0 = cpuTimes();
+  const b0 = machineBusy();
+  const t0 = performance.now();
+  const outcome = await runFleet({
+    fleet: v.fleet,
+    file: join(dir, 'fleet.yml'),
+    forge: new LocalForge({ baseDir: dir }),
+    workspace: localWorkspace,
+    exec: localExecutor,
+    clock: systemClock,
+    env: directiveEnv(process.env),
+    root: join(dir, 'workspace'),
+    onPlan: () => {
+      planned = performance.now();
+    },
+    onEvent: (e: FleetEvent) => {
+      if (e.status === 'completed' || e.status === 'failed') lastEnd = performance.now();
+    },
+  });
+  const t1 = performance.now();
+  const cpu = cpuDelta(c0, cpuTimes());
+  const b1 = machineBusy();
+  if (cpu && b0 !== null && b1 !== null) cpu.others_s = round(Math.max(0, b1 - b0 - cpu.self_s - cpu.children_s), 2);
+  if (!outcome.ok) throw new Error(`bench fleet did not plan: ${JSON.stringify(outcome.problems)}`);
+  const bad = outcome.manifest.lanes.filter((l) => l.status !== 'completed' || l.phase !== 'pushed');
+  if (bad.length) {
+    throw new Error(`bench fleet ${tag}: ${bad.length} lane(s) did not end pushed: ${bad.slice(0, 3).map((l) => `${l.lane} ${l.status}/${l.phase} ${l.error?.message ?? ''}`).join('; ')}`);
+  }
+  // The repositories are not needed any more; keep the temp dir small between reps.
+  if (!argv.keep) rmSync(dir, { recursive: true, force: true });
+  return { wall_ms: t1 - t0, cpu, plan_ms: planned - t0, lanes_ms: lastEnd - planned, report_ms: t1 - lastEnd, manifest: outcome.manifest };
+}
+
+async function benchCompression(): Promise<void> {
+  const LANES = 32;
+  const PARALLEL = 8;
+  const SLEEP_S = 1;
+  const ideal = Math.ceil(LANES / PARALLEL) * SLEEP_S * 1000;
+  const ratios: number[] = [];
+  const runs: Omit<FleetRun, 'manifest'>[] = [];
+  for (let r = 0; r < FLEET_REPS; r++) {
+    const f = await runLocalFleet(`compress${r}`, LANES, `sleep ${SLEEP_S} && echo "$FLEET_LANE" > bench.txt`, PARALLEL);
+    ratios.push(ideal / f.wall_ms);
+    runs.push({ wall_ms: round(f.wall_ms), cpu: f.cpu, plan_ms: round(f.plan_ms), lanes_ms: round(f.lanes_ms), report_ms: round(f.report_ms) });
+    const lanes = f.manifest.lanes;
+    const over = lanes.map((l) => l.timings.total_ms! - l.timings.directive_ms! - l.timings.checks_ms! - (l.timings.wait_ms ?? 0));
+    log(
+      `  compression rep ${r + 1}/${FLEET_REPS}: wall ${f.wall_ms.toFixed(0)} ms (plan ${f.plan_ms.toFixed(0)}, lanes ${f.lanes_ms.toFixed(0)}, report ${f.report_ms.toFixed(0)}) → ratio ${(ideal / f.wall_ms).toFixed(3)}; ` +
+        `cpu ${f.cpu ? `${f.cpu.self_s}s node + ${f.cpu.children_s}s children, others ${f.cpu.others_s ?? '?'}s` : '?'}; ` +
+        `per-lane overhead median ${median(over)} ms, directive median ${median(lanes.map((l) => l.timings.directive_ms!))} ms`,
+    );
+  }
+  metric('compression_ratio', ratios, 'ratio', { op: '>=', value: 0.85 });
+  details.compression = { lanes: LANES, max_parallel: PARALLEL, ideal_ms: ideal, runs };
+}
+
+/**
+ * The runner's own cost per lane. Measured at max_parallel 1: at higher
+ * parallelism on a 2-core machine each lane's git processes queue behind the
+ * other lanes' for CPU, and that wait is saturation, not overhead. The same
+ * fleet at max_parallel 4 is recorded alongside (lane_overhead_p4_ms).
+ */
+async function benchOverhead(PARALLEL = 1, name = 'lane_overhead_ms'): Promise<void> {
+  const LANES = 32;
+  const repMedians: number[] = [];
+  const all: { over: number[]; clone: number[]; commit: number[]; push: number[]; directive: number[]; total: number[] } = {
+    over: [], clone: [], commit: [], push: [], directive: [], total: [],
+  };
+  const runs: Record<string, number>[] = [];
+  for (let r = 0; r < FLEET_REPS; r++) {
+    const f = await runLocalFleet(`overhead${r}`, LANES, 'echo x > f.txt', PARALLEL);
+    const t = f.manifest.lanes.map((l) => l.timings);
+    const over = t.map((x) => x.total_ms! - x.directive_ms! - x.checks_ms! - (x.wait_ms ?? 0));
+    all.over.push(...over);
+    all.clone.push(...t.map((x) => x.clone_ms!));
+    all.commit.push(...t.map((x) => x.commit_ms!));
+    all.push.push(...t.map((x) => x.push_ms!));
+    all.directive.push(...t.map((x) => x.directive_ms!));
+    all.total.push(...t.map((x) => x.total_ms!));
+    repMedians.push(median(over));
+    runs.push({ wall_ms: round(f.wall_ms), cpu_self_s: f.cpu?.self_s ?? -1, cpu_children_s: f.cpu?.children_s ?? -1, cpu_others_s: f.cpu?.others_s ?? -1, plan_ms: round(f.plan_ms), lanes_ms: round(f.lanes_ms), report_ms: round(f.report_ms), overhead_median_ms: median(over), overhead_p90_ms: percentile(over, 90) });
+    log(`  overhead rep ${r + 1}/${FLEET_REPS}: wall ${f.wall_ms.toFixed(0)} ms, cpu ${f.cpu ? `${f.cpu.self_s}s node + ${f.cpu.children_s}s children, others ${f.cpu.others_s ?? '?'}s` : '?'}; per-lane overhead median ${median(over)} ms, p90 ${percentile(over, 90)} ms`);
+  }
+  if (name !== 'lane_overhead_ms') {
+    metric(name, repMedians, 'ms', { op: 'info', value: 0 }, { note: `the same at max_parallel ${PARALLEL} (CPU contention included)` });
+    details[name] = { lanes: LANES, max_parallel: PARALLEL, runs };
+    return;
+  }
+  metric('lane_overhead_ms', repMedians, 'ms', { op: '<=', value: 250 }, { note: 'max_parallel 1; value: median of the per-run medians over 32 lanes; reps: each run\'s median' });
+  metric('lane_overhead_p90_ms', [percentile(all.over, 90)], 'ms', { op: 'info', value: 0 }, { note: `p90 over all ${all.over.length} lanes of every run` });
+  for (const k of ['clone', 'commit', 'push', 'directive'] as const) {
+    metric(`lane_${k}_ms`, [median(all[k])], 'ms', { op: 'info', value: 0 }, { note: `median over all ${all[k].length} lanes of every run` });
+  }
+  const other = all.over.map((o, i) => o - all.clone[i]! - all.commit[i]! - all.push[i]!);
+  metric('lane_other_ms', [median(other)], 'ms', { op: 'info', value: 0 }, { note: 'overhead − clone − commit − push: rm/mkdir, fence, settle, staging, patch, result file, per lane (median)' });
+  details.lane_overhead = { lanes: LANES, max_parallel: PARALLEL, runs, total_ms_median: median(all.total) };
+}
+
+// ---------------------------------------------------------------------------
+// Main
+
+function gitVersion(): string | null {
+  try {
+    return execFileSync('git', ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    return null;
+  }
+}
+
+/** Linux PSI: the share of the last 10 s some task waited for a CPU (others' load shows up here). */
+function cpuPressure(): number | null {
+  try {
+    const m = /some avg10=([\d.]+)/.exec(readFileSync('/proc/pressure/cpu', 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+function fmt(m: Metric): string {
+  return m.unit === 'ratio' ? m.value.toFixed(3) : `${m.value.toFixed(1)} ${m.unit}`;
+}
+
+function targetText(m: Metric): string {
+  if (!m.target || m.target.op === 'info') return '';
+  return `${m.target.op} ${m.target.value}${m.unit === 'ratio' ? '' : ` ${m.unit}`}`;
+}
+
+async function main(): Promise<number> {
+  const cpus = os.cpus();
+  const meta = {
+    date: new Date().toISOString(),
+    node: process.version,
+    v8: process.versions.v8,
+    platform: `${process.platform} ${os.release()} ${process.arch}`,
+    cpus: cpus.length,
+    cpu_model: cpus[0]?.model ?? null,
+    total_mem_mb: round(os.totalmem() / MiB, 0),
+    loadavg_at_start: os.loadavg().map((x) => round(x, 2)),
+    cpu_pressure_at_start: cpuPressure(),
+    git: gitVersion(),
+    reps: REPS,
+    fleet_reps: FLEET_REPS,
+    suites: [...only],
+  };
+  log(`fleet bench — node ${meta.node}, ${meta.cpus} CPU(s), load ${meta.loadavg_at_start.join(' ')}; temp ${tmpRoot}`);
+  try {
+    // The end-to-end fleets run first, while this process is small: a 10k plan leaves a large
+    // heap behind, which would make every later spawn() of git slower than in a real `fleet run`.
+    if (only.has('compression')) {
+      log('compression_ratio …');
+      await benchCompression();
+    }
+    if (only.has('overhead')) {
+      log('lane_overhead_ms …');
+      await benchOverhead();
+      log('lane_overhead_p4_ms …');
+      await benchOverhead(4, 'lane_overhead_p4_ms');
+    }
+    if (only.has('plan') || only.has('report')) {
+      log('plan_10k …');
+      const planned = benchPlan();
+      if (only.has('report')) {
+        log('report_10k …');
+        benchReport(planned);
+      }
+    }
+  } finally {
+    cleanup();
+  }
+  const results = { meta: { ...meta, loadavg_at_end: os.loadavg().map((x) => round(x, 2)), cpu_pressure_at_end: cpuPressure() }, metrics, details };
+  writeFileSync(OUT, `${JSON.stringify(results, null, 2)}\n`);
+
+  const rows = Object.entries(metrics).map(([name, m]) => [
+    name,
+    fmt(m),
+    targetText(m),
+    m.pass === null ? '' : m.pass ? 'PASS' : 'FAIL',
+    m.reps.length > 1 ? fmt({ ...m, value: m.best }) : '',
+    m.reps.length > 1
+      ? m.reps.join(', ')
+      : m.samples
+        ? Object.entries(m.samples).map(([k, v]) => `${k} ${v}`).join(', ')
+        : (m.note?.split(';')[0] ?? ''),
+  ]);
+  const noise = [details.compression, details.lane_overhead]
+    .flatMap((d) => ((d as { runs?: { cpu?: CpuTimes | null; cpu_others_s?: number }[] } | undefined)?.runs ?? []))
+    .map((r) => r.cpu?.others_s ?? r.cpu_others_s)
+    .filter((x): x is number => typeof x === 'number' && x >= 0);
+  const out = [
+    '',
+    `Fleet bench — ${meta.date} — node ${meta.node} — ${meta.cpus} × ${meta.cpu_model ?? 'cpu'} — ${meta.git ?? 'git ?'}`,
+    `in-memory reps: ${REPS}, end-to-end reps: ${FLEET_REPS}; load average ${meta.loadavg_at_start.join(' ')} → ${results.meta.loadavg_at_end.join(' ')}; ` +
+      `cpu pressure (avg10) ${meta.cpu_pressure_at_start ?? '?'} → ${results.meta.cpu_pressure_at_end ?? '?'}`,
+    '',
+    textTable(['metric', 'value', 'target', 'result', 'best', 'repetitions'], rows),
+    '',
+    ...(noise.length
+      ? [`Noise: other processes used ${noise.map((x) => x.toFixed(1)).join(', ')} CPU-seconds during the end-to-end runs (0 = a quiet machine).`, '']
+      : []),
+    `Details in ${OUT}`,
+    '',
+  ];
+  process.stdout.write(out.join('\n'));
+  // A missed target fails the process only when asked (CI gate); a noisy laptop run should not look like a crash.
+  return argv.strict && Object.values(metrics).some((m) => m.pass === false) ? 1 : 0;
+}
+
+process.exitCode = await main();

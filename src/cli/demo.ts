@@ -105,7 +105,7 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith
   process.stdout.write(
     `\nThe demo is meant to show every outcome: "legacy" fails on purpose (its package.json is broken), "notes" is excluded (not a git repository), "docs-site" has nothing to do.\n` +
       `Look at a lane branch:  git -C ${join(root, 'remotes', 'api.git')} log --stat fleet/editorconfig/api\n` +
-      `Run it again (idempotent: no new commits):  npx fleet run ${fleetFile}\n`,
+      `Run it again (idempotent: no new commits):  node bin/fleet.js run ${fleetFile}\n`,
   );
   // Exit 1 is the expected outcome here (one lane fails by design); anything else means the demo itself broke.
   process.exitCode = code === 1 ? 0 : code === 0 ? 3 : code;

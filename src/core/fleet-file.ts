@@ -126,7 +126,12 @@ export const FleetFileSchema = z
     agent: AgentSchema.optional(),
     checks: z.array(z.string().min(1)).default([]).describe('Commands run after the directive; a non-zero exit fails the attempt.'),
     forge: z.enum(['local', 'github']).default('local').describe('local: repositories on disk or git URLs; github: owner/repo targets on GitHub (or GitHub Enterprise via GITHUB_API_URL).'),
-    targets: z.array(TargetSchema).default([]).describe('The lanes. At least one, unless github.discover finds them.'),
+    targets: z.array(TargetSchema).default([]).describe('The lanes. At least one, unless targets_file or github.discover gives them.'),
+    targets_file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('A file with one more target per line (# comments), relative to this file; each gets the fleet defaults.'),
     github: GitHubSchema.default({ discover: [], include: [], exclude: [], allow_forks: false }),
     pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false }),
     ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),

@@ -1,5 +1,6 @@
 /** Reads a fleet file from disk (YAML or JSON) and validates it, reporting every problem at once. */
 import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { findCycles } from '../core/plan.js';
 import { defaultLaneId, validateFleetFile, type Problem, type ResolvedFleet } from '../core/validate.js';
@@ -44,10 +45,56 @@ export async function loadFleetFile(path: string): Promise<LoadResult> {
   }
   const parsed = parseFleetText(text, path);
   if (!parsed.ok) return parsed;
-  const v = validateFleetFile(parsed.value, path);
+  const listed = await withTargetsFile(parsed.value as Record<string, unknown>, path);
+  if (!listed.ok) return listed;
+  const v = validateFleetFile(listed.value, path);
   if (v.ok) return { ok: true, fleet: v.fleet, path };
+  const problems = v.problems.map((p) => listed.where(p));
   // The planner finds cycles only in a valid file; find them here too, so every problem shows at once.
-  return { ok: false, problems: [...v.problems, ...cycleProblems(parsed.value, path, v.problems)] };
+  return { ok: false, problems: [...problems, ...cycleProblems(listed.value, path, problems)] };
+}
+
+/**
+ * `targets_file:` names a plain list of targets, one per line (`#` starts a
+ * comment), read relative to the fleet file and appended to `targets` with the
+ * fleet's defaults. A problem in one of them is reported at its line.
+ */
+async function withTargetsFile(
+  raw: Record<string, unknown>,
+  path: string,
+): Promise<{ ok: true; value: Record<string, unknown>; where(p: Problem): Problem } | { ok: false; problems: Problem[] }> {
+  const name = raw.targets_file;
+  if (name === undefined) return { ok: true, value: raw, where: (p) => p };
+  if (typeof name !== 'string' || !name.trim()) {
+    return { ok: false, problems: [{ file: path, field: 'targets_file', message: 'give the path of a file with one target per line' }] };
+  }
+  const listPath = resolve(dirname(path), name);
+  let text: string;
+  try {
+    text = await readFile(listPath, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { ok: false, problems: [{ file: path, field: 'targets_file', message: `${listPath}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code})`}` }] };
+  }
+  const explicit = Array.isArray(raw.targets) ? raw.targets : [];
+  const lines: number[] = [];
+  const extra: { repo: string }[] = [];
+  text.split('\n').forEach((line, i) => {
+    const repo = line.replace(/#.*$/, '').trim();
+    if (!repo) return;
+    lines.push(i + 1);
+    extra.push({ repo });
+  });
+  const { targets_file: _ignored, ...rest } = raw;
+  return {
+    ok: true,
+    value: { ...rest, targets: [...explicit, ...extra] },
+    where: (p) => {
+      const m = /^targets\[(\d+)\](.*)$/.exec(p.field);
+      const k = m ? Number(m[1]) - explicit.length : -1;
+      return k >= 0 && m ? { file: listPath, field: `line ${lines[k]}${m[2] ? ` (${m[2].replace(/^\./, '')})` : ''}`, message: p.message } : p;
+    },
+  };
 }
 
 /** Dependency cycles among the targets of a file that failed validation, best effort (lane ids as written or derived). */

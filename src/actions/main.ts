@@ -143,7 +143,13 @@ async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: 
     if (r.status === 'failed') deps.core.warning(line);
     else deps.core.info(line);
   }
-  // A failed lane is a result, not a broken job: the report job judges the fleet.
+  // The job fails when a lane did, so "Re-run failed jobs" re-runs exactly these shards (keeping their completed lanes);
+  // later waves and the report still run (their if: is !cancelled()).
+  const failed = records.filter((r) => r.status === 'failed');
+  if (failed.length) {
+    deps.core.setFailed(`${failed.length} lane(s) of shard ${settings.shard} failed: ${failed.map((r) => r.lane).join(', ')}`);
+    return 1;
+  }
   return 0;
 }
 

@@ -150,7 +150,8 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
   const specs = new Map(fleet.lanes.map((l) => [l.id, l]));
   const planned = new Map(manifest.lanes.map((l) => [l.lane, l]));
   const deps = new Set(shard.lanes.flatMap((id) => specs.get(id)?.depends_on ?? []));
-  const records = await fetchLaneResults(input.store, input.root, manifest.fleet_id, deps);
+  // This shard's own lanes may have results from an earlier attempt of the run ("Re-run failed jobs"): completed ones are kept.
+  const records = await fetchLaneResults(input.store, input.root, manifest.fleet_id, [...deps, ...shard.lanes]);
   const ctx: LaneContext = {
     fleet_id: manifest.fleet_id,
     file: fleet.file,
@@ -167,6 +168,13 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
   for (const id of shard.lanes) {
     const spec = specs.get(id)!;
     const start = planned.get(id)!;
+    const earlier = records.get(id);
+    if (earlier?.status === 'completed') {
+      input.log?.(`${id}: completed in an earlier attempt of this run; kept`);
+      out.push(earlier);
+      continue;
+    }
+    records.delete(id);
     const blocked = await dependencyBlock(spec, records, specs, input.forge, manifest.checkpoint, ctx.dryRun);
     let rec: LaneRecord;
     if (blocked) {

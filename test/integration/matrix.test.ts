@@ -97,6 +97,22 @@ describe('matrix jobs', () => {
   });
 });
 
+describe('re-running a shard', () => {
+  it('keeps the lanes an earlier attempt completed and runs only the others', async () => {
+    const { file, fleet, forge, store } = await setup();
+    const counter = join(dir, 'runs.txt');
+    const counted = { ...fleet, file: { ...fleet.file }, lanes: fleet.lanes.map((l) => ({ ...l, run: `echo "$FLEET_LANE" >> ${counter} && echo x >> README.md` })) };
+    const planned = await matrixPlan({ fleet: counted, file, forge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-3', waveJobs: 8 });
+    if (!planned.ok) throw new Error('plan failed');
+    const shard = planned.outputs.waves[0]![0]!;
+    const first = await matrixShard({ shard, store, root: join(dir, 'attempt-1'), forge, workspace: localWorkspace, exec: localExecutor, clock: systemClock, env: { PATH: process.env.PATH ?? '' } });
+    const again = await matrixShard({ shard, store, root: join(dir, 'attempt-2'), forge, workspace: localWorkspace, exec: localExecutor, clock: systemClock, env: { PATH: process.env.PATH ?? '' } });
+    expect(again).toEqual(first);
+    const { readFileSync } = await import('node:fs');
+    expect(readFileSync(counter, 'utf8').trim().split('\n')).toEqual(first.map((r) => r.lane));
+  });
+});
+
 describe('runAction', () => {
   function fakeCore() {
     const outputs: Record<string, string> = {};

@@ -11,6 +11,7 @@ import { Manifest } from '../core/model.js';
 import { renderPlan, renderReport, renderStatusTable } from '../core/report.js';
 import { killAllRunning } from '../local/exec.js';
 import { setupForge } from '../adapters.js';
+import { GIT_LOCATING_ENV } from '../local/git.js';
 import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
@@ -73,29 +74,22 @@ export function withholdFromProcessEnv(keep: readonly string[] = []): NodeJS.Pro
   return original;
 }
 
-/**
- * Set when Fleet runs inside a git process (a hook, an alias): they point git at
- * that repository, so a directive's own `git add` / `git commit` would land
- * there instead of in its working copy.
- */
-const GIT_LOCATING_ENV = [
-  'GIT_DIR',
-  'GIT_WORK_TREE',
-  'GIT_INDEX_FILE',
-  'GIT_OBJECT_DIRECTORY',
-  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-  'GIT_COMMON_DIR',
-  'GIT_NAMESPACE',
-  'GIT_PREFIX',
-  'GIT_QUARANTINE_PATH',
-  'GIT_CONFIG_PARAMETERS',
-];
 
-/** The environment a directive gets: the caller's, less Fleet's credentials (and the variable the forge token came from). */
-export function directiveEnv(env: NodeJS.ProcessEnv, tokenVariable?: string): Record<string, string> {
+/**
+ * The environment a directive gets: the caller's, less Fleet's credentials (and
+ * the variable the forge token came from), and less any variable whose value
+ * holds one of `secrets` (the forge token in its plain and basic-auth forms):
+ * the same token exported a second time (`GITHUB_TOKEN=$FLEET_GITHUB_TOKEN`, a
+ * header or URL built from it) would otherwise reach the directive, and through
+ * it a file that is committed and pushed.
+ */
+export function directiveEnv(env: NodeJS.ProcessEnv, tokenVariable?: string, secrets: readonly (string | undefined)[] = []): Record<string, string> {
+  const held = secrets.filter((s): s is string => typeof s === 'string' && s.length >= 8);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
-    if (v !== undefined && !WITHHELD_ENV.includes(k) && !GIT_LOCATING_ENV.includes(k) && k !== tokenVariable) out[k] = v;
+    if (v === undefined || WITHHELD_ENV.includes(k) || (GIT_LOCATING_ENV as readonly string[]).includes(k) || k === tokenVariable) continue;
+    if (held.some((s) => v.includes(s))) continue;
+    out[k] = v;
   }
   return out;
 }
@@ -223,7 +217,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       workspace: localWorkspace,
       exec: localExecutor,
       clock: systemClock,
-      env: directiveEnv(io.env, setup.tokenVariable),
+      env: directiveEnv(io.env, setup.tokenVariable, setup.secrets),
       discover,
       root: values.workspace ? resolve(io.cwd, values.workspace) : undefined,
       cwd: io.cwd,

@@ -12,6 +12,7 @@
  *   they arrive, redacted, between a header and a footer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { ExecResult } from '../ports.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -33,15 +34,8 @@ export interface ExecOptions {
   killGraceMs?: number;
 }
 
-export interface ExecResult {
-  /** The exit code; null when killed by a signal; 127 when the command could not be started. */
-  exitCode: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  durationMs: number;
-  /** The last ~4 KB of combined output, redacted. */
-  tail: string;
-}
+/** exitCode is null when killed by a signal and 127 when the command could not be started; tail is the last ~4 KB, redacted. */
+export type { ExecResult } from '../ports.js';
 
 const TAIL_CHARS = 4096;
 const KEEP_CHARS = TAIL_CHARS * 2;

@@ -79,8 +79,12 @@ export function getGitIdentity(): GitIdentity {
   return { ...identity };
 }
 
-/** Inherited variables that would point git at another repository than the one we name. */
-const STRIPPED_ENV = [
+/**
+ * Set when Fleet runs inside a git process (a hook, an alias): they point git at
+ * that repository instead of the one named. Stripped from Fleet's own git calls
+ * and from a directive's environment.
+ */
+export const GIT_LOCATING_ENV = [
   'GIT_DIR',
   'GIT_WORK_TREE',
   'GIT_INDEX_FILE',
@@ -89,11 +93,12 @@ const STRIPPED_ENV = [
   'GIT_COMMON_DIR',
   'GIT_NAMESPACE',
   'GIT_PREFIX',
-  'GIT_CEILING_DIRECTORIES',
   'GIT_QUARANTINE_PATH',
-  'GIT_AUTHOR_DATE',
-  'GIT_COMMITTER_DATE',
-];
+  'GIT_CONFIG_PARAMETERS',
+] as const;
+
+/** Fleet's own git calls also drop a ceiling or dates they did not set. */
+const STRIPPED_ENV = [...GIT_LOCATING_ENV, 'GIT_CEILING_DIRECTORIES', 'GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE'];
 
 /** Configuration forced on every call (before the subcommand). */
 const BASE_CONFIG = [

@@ -4,9 +4,9 @@
  */
 import * as core from '@actions/core';
 import { dirname, resolve } from 'node:path';
-import { setupForge } from '../adapters.js';
+import { githubClient, setupForge } from '../adapters.js';
+import { basicCredential } from '../github/octokit.js';
 import { directiveEnv, withholdFromProcessEnv } from '../cli/main.js';
-import { createOctokit } from '../github/octokit.js';
 import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock } from '../ports.js';
 import { ActionsArtifactStore } from './artifact-store.js';
@@ -26,7 +26,11 @@ const code = await runAction({
   workspace: localWorkspace,
   exec: localExecutor,
   setupForge: (s, file) => setupForge(file, { env, baseDir: s.file ? dirname(resolve(s.file)) : process.cwd(), token: s.token, logger }),
-  api: (s) => createOctokit({ token: s.runToken, logger }),
-  directiveEnv: directiveEnv(env),
+  api: (s) => {
+    const client = githubClient(env, s.runToken, logger);
+    if ('problem' in client) throw new Error(client.problem);
+    return client;
+  },
+  directiveEnv: directiveEnv(env, undefined, [env.FLEET_TOKEN, env.FLEET_RUN_TOKEN].flatMap((t) => (t ? [t, basicCredential(t)] : []))),
 });
 process.exitCode = code;

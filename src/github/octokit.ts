@@ -222,6 +222,16 @@ export function createOctokit(opts: CreateOctokitOptions): FleetOctokit {
     throttling,
     retry,
   );
+  // Every request gets its own `request` options object. Octokit hands each request the client's
+  // default one by reference, and plugin-retry keeps its back-off counter there
+  // (`options.request.retryCount`): shared, one request's retries lengthened every later request's
+  // back-off (a 502 on one lane made other lanes' first retries wait 4 s instead of 1 s, and the
+  // count never went back to 0). Hooks all receive the one options object of the call (whatever
+  // a wrap passes on is ignored), so it is replaced in place, by the outermost wrap (registered last).
+  octokit.hook.wrap('request', (request, options) => {
+    options.request = { ...options.request };
+    return request(options);
+  });
   // @octokit/graphql derives <baseUrl>/graphql (and /api/graphql for a GHES /api/v3 base). Send to the
   // resolved endpoint instead, with the same hooks (auth, throttling, retry) as every REST request.
   if (graphqlUrl !== graphqlUrlFor(baseUrl)) {

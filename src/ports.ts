@@ -79,6 +79,8 @@ export interface Forge {
   setDraft(lane: LaneSpec, prNumber: number, draft: boolean): Promise<void>;
   /** Merge a lane under the fleet's explicit merge policy. */
   merge(lane: LaneSpec, record: LaneRecord, method: string): Promise<MergeResult>;
+  /** Is the lane's change in its base branch now (its PR merged; locally, the base contains its commit)? Read afresh. */
+  isMerged(lane: LaneSpec, record: LaneRecord): Promise<boolean>;
   /** Environment for git commands against this forge (credentials as an extra header, never in a URL or .git/config). */
   gitEnv(): Record<string, string>;
 }

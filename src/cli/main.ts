@@ -39,7 +39,7 @@ Options:
   --json             print the plan as JSON
   --quiet            no live view; print only the final report
 
-Exit codes: 0 every lane completed or had nothing to do, 1 some lane failed,
+Exit codes: 0 every lane completed or had nothing to do, 1 some lane failed or was skipped,
 2 bad input or set-up failure, 130 interrupted (Ctrl-C or SIGTERM; the
 manifest is written, running commands are stopped; --resume picks it up).`;
 

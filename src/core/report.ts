@@ -505,9 +505,9 @@ export function fitCheckRunText(markdown: string, pointer: string, limit = CHECK
   return head + tail;
 }
 
-/** The check run conclusion a fleet earns: failure when any lane failed, success otherwise. */
+/** The check run conclusion a fleet earns: failure when any lane failed or was skipped (as the CLI's exit code), success otherwise. */
 export function checkRunConclusion(m: Manifest): 'success' | 'failure' | 'neutral' {
-  if (m.lanes.some((l) => l.status === 'failed')) return 'failure';
-  if (m.lanes.every((l) => l.status === 'excluded' || l.status === 'skipped')) return 'neutral';
+  if (m.lanes.some((l) => l.status === 'failed' || l.status === 'skipped')) return 'failure';
+  if (m.lanes.every((l) => l.status === 'excluded')) return 'neutral';
   return 'success';
 }

@@ -390,6 +390,17 @@ export class GitHubForge implements Forge {
     }
   }
 
+  async isMerged(lane: LaneSpec, record: LaneRecord): Promise<boolean> {
+    if (record.pr_number === null) return false;
+    const { owner, repo } = this.split(lane);
+    try {
+      const pr = (await this.octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: record.pr_number })).data as unknown as Pull;
+      return pr.merged === true;
+    } catch (err) {
+      throw this.error(lane, `reading pull request #${record.pr_number}`, err);
+    }
+  }
+
   async setDraft(lane: LaneSpec, prNumber: number, draft: boolean): Promise<void> {
     const { owner, repo } = this.split(lane);
     let pr: Pull;

@@ -162,6 +162,16 @@ export class LocalForge implements Forge {
     return {};
   }
 
+  async isMerged(lane: LaneSpec, record: LaneRecord): Promise<boolean> {
+    if (!record.commit || !record.base_branch) return false;
+    const base = await this.branchHead(lane, record.base_branch);
+    if (!base) return false;
+    if (base === record.commit) return true;
+    if (lane.repo_kind === 'url') return false;
+    const r = await git(['merge-base', '--is-ancestor', record.commit, base], { cwd: this.cloneUrl(lane), allowFail: true });
+    return r.code === 0;
+  }
+
   async merge(lane: LaneSpec, record: LaneRecord, method: string): Promise<MergeResult> {
     if (!record.commit || !record.base_branch || !record.base_commit) {
       return { status: 'failed', detail: 'nothing to merge: the lane has no commit' };

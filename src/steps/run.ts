@@ -306,19 +306,31 @@ export async function dependencyBlock(
     }
     if (dep.phase === 'no-op' || dryRun) continue;
     const depSpec = specs.get(depId)!;
-    if (checkpoint === 'merged' && dep.merge_status !== 'merged') {
-      return { class: 'checkpoint-unmet', message: `dependency "${depId}" is not merged (checkpoint: merged)` };
-    }
-    if (checkpoint === 'green' && dep.ci_conclusion !== 'success' && dep.ci_conclusion !== 'none') {
-      return { class: 'checkpoint-unmet', message: `dependency "${depId}" CI is ${dep.ci_conclusion ?? 'unknown'} (checkpoint: green)` };
-    }
-    if (checkpoint !== 'merged' && dep.branch && dep.commit) {
-      let head: string | null;
+    // Each checkpoint is read on the forge, not taken from the dependency's record (an artifact, on Actions).
+    const asked = async <T>(what: string, call: () => Promise<T>): Promise<T | LaneRecord['error']> => {
       try {
-        head = await forge.branchHead(depSpec, dep.branch);
+        return await call();
       } catch (err) {
-        return { class: 'checkpoint-unmet', message: `dependency "${depId}": the forge could not be asked where ${dep.branch} is (${(err as Error).message})` };
+        return { class: 'checkpoint-unmet', message: `dependency "${depId}": the forge could not be asked ${what} (${(err as Error).message})` };
       }
+    };
+    if (checkpoint === 'merged') {
+      const merged = await asked('whether it is merged', () => forge.isMerged(depSpec, dep));
+      if (typeof merged !== 'boolean') return merged;
+      if (!merged) return { class: 'checkpoint-unmet', message: `dependency "${depId}" is not merged (checkpoint: merged)` };
+      continue;
+    }
+    if (checkpoint === 'green' && dep.commit) {
+      const ci = forge.kind === 'local' ? dep.ci_conclusion : await asked('for its CI', () => forge.ciConclusion(depSpec, dep.commit!));
+      if (ci !== null && typeof ci === 'object') return ci;
+      if (ci !== 'success' && ci !== 'none') {
+        return { class: 'checkpoint-unmet', message: `dependency "${depId}" CI is ${ci ?? 'unknown'} (checkpoint: green)` };
+      }
+    }
+    if (dep.branch && dep.commit) {
+      const branch = dep.branch;
+      const head = await asked(`where ${branch} is`, () => forge.branchHead(depSpec, branch));
+      if (head !== null && typeof head === 'object') return head;
       if (head !== dep.commit) {
         return { class: 'checkpoint-unmet', message: `dependency "${depId}": ${dep.branch} is at ${head?.slice(0, 12) ?? 'nothing'} on the forge, not ${dep.commit.slice(0, 12)}` };
       }
@@ -327,7 +339,9 @@ export async function dependencyBlock(
   return undefined;
 }
 
-/** 0 when every lane completed (or nothing needed doing), 1 when any lane failed. */
+/** 0 when every lane completed (or had nothing to do), 1 when any lane failed or was skipped. */
 export function exitCodeFor(manifest: Manifest): 0 | 1 {
-  return manifest.lanes.some((l) => l.status === 'failed') ? 1 : 0;
+  // A skipped lane did not get the change either (its dependency failed, was excluded or never reached its
+  // checkpoint), so it fails the run just as a failed lane does; an excluded target was refused on purpose.
+  return manifest.lanes.some((l) => l.status === 'failed' || l.status === 'skipped') ? 1 : 0;
 }

@@ -152,3 +152,26 @@ describe('dependency chain', () => {
     expect(m.summary.merged).toBe(2);
   });
 });
+
+describe('checkpoint: merged', () => {
+  it('a dependency that was pushed but never merged holds its dependent back', async () => {
+    await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
+    await createRepo(dir, 'b', { 'README.md': '# b\n' }, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'unmerged',
+      directive: 'append',
+      run: 'echo "$FLEET_LANE" >> README.md',
+      max_retries: 0,
+      checkpoint: 'merged',
+      targets: [{ repo: './a.git' }, { repo: './b.git', depends_on: ['a'] }],
+    });
+    const ws = join(dir, 'ws');
+    const r = await fleet(runArgs(file, ws), { cwd: dir });
+    const m = readManifest(ws);
+    expect(lane(m, 'a')).toMatchObject({ status: 'completed', merge_status: 'not-requested' });
+    expect(lane(m, 'b').status).toBe('skipped');
+    expect(lane(m, 'b').error).toEqual({ class: 'checkpoint-unmet', message: 'dependency "a" is not merged (checkpoint: merged)' });
+    expect(await remoteHead(join(dir, 'b.git'), 'fleet/unmerged/b')).toBeNull();
+    expect(r.code).toBe(1);
+  });
+});

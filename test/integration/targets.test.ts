@@ -35,7 +35,8 @@ describe('targets', () => {
     });
     const ws = join(dir, 'ws');
     const r = await fleet(runArgs(file, ws), { cwd: dir });
-    expect(r.code, r.stderr + r.stdout).toBe(0);
+    // Exclusions alone would exit 0; the skipped dependents did not get the change, so the run exits 1.
+    expect(r.code, r.stderr + r.stdout).toBe(1);
 
     const m = readManifest(ws);
     expect(lane(m, 'good')).toMatchObject({ status: 'completed', phase: 'pushed' });
@@ -199,7 +200,7 @@ describe('targets', () => {
     );
     const ws = join(dir, 'ws');
     const r = await fleet(runArgs(file, ws), { cwd: dir });
-    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.code, r.stdout + r.stderr).toBe(1);
     const m = readManifest(ws);
     expect(lane(m, 'old')).toMatchObject({ status: 'excluded' });
     expect(m.excluded).toEqual([{ repo: './old.git', lane: 'old', reason: 'archived-by-team', detail: null }]);

@@ -30748,10 +30748,10 @@ module.exports = {
 
 // EXPORTS
 __nccwpck_require__.d(__webpack_exports__, {
-  $: () => (/* binding */ setupForge)
+  $L: () => (/* binding */ setupForge)
 });
 
-// UNUSED EXPORTS: TOKEN_VARIABLES
+// UNUSED EXPORTS: TOKEN_VARIABLES, TUNING_VARIABLES, githubClient, githubTuning
 
 // EXTERNAL MODULE: ./src/local/git.ts
 var git = __nccwpck_require__(827);
@@ -39435,7 +39435,7 @@ function attemptLogger(logger) {
     };
     return plugin;
 }
-function createOctokit(opts) {
+function octokit_createOctokit(opts) {
     if (!opts.token)
         throw new Error('a GitHub token is required');
     maskToken(opts.token);
@@ -39482,6 +39482,16 @@ function createOctokit(opts) {
         // plugin, which counts its own retries. So: 5xx and network errors only.
         retry: { retries: opts.serverErrorRetries ?? 3, retryAfterBaseValue: base, doNotRetry: CLIENT_ERRORS },
     }, attemptLogger(logger), throttling, retry);
+    // Every request gets its own `request` options object. Octokit hands each request the client's
+    // default one by reference, and plugin-retry keeps its back-off counter there
+    // (`options.request.retryCount`): shared, one request's retries lengthened every later request's
+    // back-off (a 502 on one lane made other lanes' first retries wait 4 s instead of 1 s, and the
+    // count never went back to 0). Hooks all receive the one options object of the call (whatever
+    // a wrap passes on is ignored), so it is replaced in place, by the outermost wrap (registered last).
+    octokit.hook.wrap('request', (request, options) => {
+        options.request = { ...options.request };
+        return request(options);
+    });
     // @octokit/graphql derives <baseUrl>/graphql (and /api/graphql for a GHES /api/v3 base). Send to the
     // resolved endpoint instead, with the same hooks (auth, throttling, retry) as every REST request.
     if (graphqlUrl !== graphqlUrlFor(baseUrl)) {
@@ -39948,6 +39958,18 @@ class GitHubForge {
             }
         }
     }
+    async isMerged(lane, record) {
+        if (record.pr_number === null)
+            return false;
+        const { owner, repo } = this.split(lane);
+        try {
+            const pr = (await this.octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: record.pr_number })).data;
+            return pr.merged === true;
+        }
+        catch (err) {
+            throw this.error(lane, `reading pull request #${record.pr_number}`, err);
+        }
+    }
     async setDraft(lane, prNumber, draft) {
         const { owner, repo } = this.split(lane);
         let pr;
@@ -40342,6 +40364,19 @@ class LocalForge {
     gitEnv() {
         return {};
     }
+    async isMerged(lane, record) {
+        if (!record.commit || !record.base_branch)
+            return false;
+        const base = await this.branchHead(lane, record.base_branch);
+        if (!base)
+            return false;
+        if (base === record.commit)
+            return true;
+        if (lane.repo_kind === 'url')
+            return false;
+        const r = await (0,git/* git */.$Y)(['merge-base', '--is-ancestor', record.commit, base], { cwd: this.cloneUrl(lane), allowFail: true });
+        return r.code === 0;
+    }
     async merge(lane, record, method) {
         if (!record.commit || !record.base_branch || !record.base_commit) {
             return { status: 'failed', detail: 'nothing to merge: the lane has no commit' };
@@ -40403,6 +40438,59 @@ async function defaultBranchOnDisk(p) {
 
 /** Where Fleet looks for its GitHub token, in order. */
 const TOKEN_VARIABLES = ['FLEET_GITHUB_TOKEN', 'GITHUB_TOKEN', 'GH_TOKEN'];
+/**
+ * Tuning knobs for GitHub Enterprise Server and for tests against an emulator,
+ * read from the environment. Unset, Fleet keeps GitHub's recommended pacing
+ * and its production poll intervals.
+ *
+ * - `FLEET_GITHUB_PACING_MS`: milliseconds between writes (and GraphQL
+ *   queries, searches and PR-creating writes) in queues of this process's own,
+ *   instead of the throttling plugin's shared defaults (1 s between writes,
+ *   2 s between searches, 3 s between writes that notify people). `0` turns
+ *   pacing off: for an emulator, or a GHES instance without secondary limits.
+ * - `FLEET_GITHUB_POLL_MS`: the first interval between CI reads (default
+ *   10 s; it grows by half each time up to 6× this, default 60 s) and the
+ *   interval between reads of a PR's `mergeable` (default 2 s).
+ * - `FLEET_GITHUB_CI_GRACE_MS`: how long "no CI at all" on a pushed commit is
+ *   read as "CI has not started yet" when the repository shows signs of CI
+ *   (default 2 min).
+ */
+const TUNING_VARIABLES = (/* unused pure expression or super */ null && (['FLEET_GITHUB_PACING_MS', 'FLEET_GITHUB_POLL_MS', 'FLEET_GITHUB_CI_GRACE_MS']));
+/** The knobs of TUNING_VARIABLES, or the first that is not a whole number of milliseconds. */
+function githubTuning(env) {
+    const read = (name) => {
+        const raw = env[name]?.trim();
+        if (!raw)
+            return undefined;
+        const n = Number(raw);
+        return Number.isInteger(n) && n >= 0 && n <= 3_600_000 ? n : `${name} must be a whole number of milliseconds (0 to 3600000), got "${raw}"`;
+    };
+    const pacing = read('FLEET_GITHUB_PACING_MS');
+    const poll = read('FLEET_GITHUB_POLL_MS');
+    const grace = read('FLEET_GITHUB_CI_GRACE_MS');
+    for (const v of [pacing, poll, grace])
+        if (typeof v === 'string')
+            return { problem: v };
+    const tuning = { forge: {} };
+    if (typeof pacing === 'number')
+        tuning.pacing = { writeMs: pacing, searchMs: pacing, notificationsMs: pacing };
+    if (typeof poll === 'number')
+        tuning.forge = { pollMs: poll, ciPollMs: poll, ciMaxPollMs: Math.min(60_000, Math.max(poll, poll * 6)) };
+    if (typeof grace === 'number')
+        tuning.forge = { ...tuning.forge, ciStartGraceMs: grace };
+    return tuning;
+}
+/**
+ * The Octokit every entrypoint uses against GitHub: the environment's API
+ * URLs (GITHUB_API_URL, GITHUB_GRAPHQL_URL) and pacing knob. The action builds
+ * its client for the run's own repository (check run, jobs) here too.
+ */
+function githubClient(env, token, logger) {
+    const tuning = githubTuning(env);
+    if ('problem' in tuning)
+        return tuning;
+    return createOctokit({ token, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing });
+}
 function setupForge(file, opts) {
     if (file.forge === 'local')
         return { forge: new LocalForge({ baseDir: opts.baseDir, reposRoot: opts.reposRoot }) };
@@ -40411,11 +40499,23 @@ function setupForge(file, opts) {
     if (!token) {
         return { problem: `forge: github needs a token: set ${TOKEN_VARIABLES.join(', ')} (a GitHub App installation token or a PAT that can push to the targets)` };
     }
-    const octokit = createOctokit({ token, logger: opts.logger, apiUrl: opts.env.GITHUB_API_URL, graphqlUrl: opts.env.GITHUB_GRAPHQL_URL });
-    const forge = new GitHubForge({ octokit, token, name: file.name, allowForks: file.github.allow_forks, serverUrl: opts.env.GITHUB_SERVER_URL, logger: opts.logger });
+    const tuning = githubTuning(opts.env);
+    if ('problem' in tuning)
+        return tuning;
+    const octokit = octokit_createOctokit({ token, logger: opts.logger, apiUrl: opts.env.GITHUB_API_URL, graphqlUrl: opts.env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing });
+    const forge = new GitHubForge({
+        octokit,
+        token,
+        name: file.name,
+        allowForks: file.github.allow_forks,
+        serverUrl: opts.env.GITHUB_SERVER_URL,
+        logger: opts.logger,
+        ...tuning.forge,
+    });
     return {
         forge,
         tokenVariable,
+        secrets: [token, basicCredential(token)],
         discover: (fleet) => discoverRepos(octokit, fleet.file.github.discover, { allowForks: fleet.file.github.allow_forks }),
     };
 }
@@ -40520,18 +40620,20 @@ __nccwpck_require__.a(module, async (__webpack_handle_async_dependencies__, __we
 /* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(8557);
 /* harmony import */ var _local_exec_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(8250);
 /* harmony import */ var _adapters_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(7624);
-/* harmony import */ var _local_workspace_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(730);
-/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(6467);
-/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(9523);
-/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(4272);
-/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(9821);
-/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(1917);
-/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(8258);
+/* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(827);
+/* harmony import */ var _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(730);
+/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(6467);
+/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(9523);
+/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(4272);
+/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(9821);
+/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(1917);
+/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8258);
 /**
  * The `fleet` command. Thin: parse flags, build the local ports, call a step,
  * print, and map the outcome to an exit code (0 done, 1 a lane failed, 2 bad
  * input or set-up failure).
  */
+
 
 
 
@@ -40566,7 +40668,7 @@ Options:
   --json             print the plan as JSON
   --quiet            no live view; print only the final report
 
-Exit codes: 0 every lane completed or had nothing to do, 1 some lane failed,
+Exit codes: 0 every lane completed or had nothing to do, 1 some lane failed or was skipped,
 2 bad input or set-up failure, 130 interrupted (Ctrl-C or SIGTERM; the
 manifest is written, running commands are stopped; --resume picks it up).`;
 class UsageError extends Error {
@@ -40591,28 +40693,22 @@ function withholdFromProcessEnv(keep = []) {
     return original;
 }
 /**
- * Set when Fleet runs inside a git process (a hook, an alias): they point git at
- * that repository, so a directive's own `git add` / `git commit` would land
- * there instead of in its working copy.
+ * The environment a directive gets: the caller's, less Fleet's credentials (and
+ * the variable the forge token came from), and less any variable whose value
+ * holds one of `secrets` (the forge token in its plain and basic-auth forms):
+ * the same token exported a second time (`GITHUB_TOKEN=$FLEET_GITHUB_TOKEN`, a
+ * header or URL built from it) would otherwise reach the directive, and through
+ * it a file that is committed and pushed.
  */
-const GIT_LOCATING_ENV = [
-    'GIT_DIR',
-    'GIT_WORK_TREE',
-    'GIT_INDEX_FILE',
-    'GIT_OBJECT_DIRECTORY',
-    'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-    'GIT_COMMON_DIR',
-    'GIT_NAMESPACE',
-    'GIT_PREFIX',
-    'GIT_QUARANTINE_PATH',
-    'GIT_CONFIG_PARAMETERS',
-];
-/** The environment a directive gets: the caller's, less Fleet's credentials (and the variable the forge token came from). */
-function directiveEnv(env, tokenVariable) {
+function directiveEnv(env, tokenVariable, secrets = []) {
+    const held = secrets.filter((s) => typeof s === 'string' && s.length >= 8);
     const out = {};
     for (const [k, v] of Object.entries(env)) {
-        if (v !== undefined && !WITHHELD_ENV.includes(k) && !GIT_LOCATING_ENV.includes(k) && k !== tokenVariable)
-            out[k] = v;
+        if (v === undefined || WITHHELD_ENV.includes(k) || _local_git_js__WEBPACK_IMPORTED_MODULE_8__/* .GIT_LOCATING_ENV */ .Fq.includes(k) || k === tokenVariable)
+            continue;
+        if (held.some((s) => v.includes(s)))
+            continue;
+        out[k] = v;
     }
     return out;
 }
@@ -40683,14 +40779,14 @@ async function main(argv, io) {
                 io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(m)}\n`);
                 return 2;
             }
-            const now = command === 'status' ? _ports_js__WEBPACK_IMPORTED_MODULE_9__/* .systemClock */ .m.now().toISOString() : (m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_9__/* .systemClock */ .m.now().toISOString());
+            const now = command === 'status' ? _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString() : (m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString());
             const text = command === 'status' ? (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderStatusTable */ .dK)(m, { now }) : (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(m, { now, workspace: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path) });
             io.stdout.write(`${text}\n`);
-            return command === 'report' ? (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_12__/* .exitCodeFor */ .Rr)(m) : 0;
+            return command === 'report' ? (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .exitCodeFor */ .Rr)(m) : 0;
         }
         if (command !== 'plan' && command !== 'run')
             throw new UsageError(`unknown command "${command}"`);
-        const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_10__/* .loadFleetFile */ .J)(path);
+        const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_11__/* .loadFleetFile */ .J)(path);
         if (!loaded.ok) {
             io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(loaded.problems)}\n`);
             return 2;
@@ -40698,7 +40794,7 @@ async function main(argv, io) {
         for (const note of loaded.fleet.notes)
             io.stderr.write(`note: ${note}\n`);
         const maxParallel = positiveInt('max-parallel', values['max-parallel']);
-        const setup = (0,_adapters_js__WEBPACK_IMPORTED_MODULE_7__/* .setupForge */ .$)(loaded.fleet.file, {
+        const setup = (0,_adapters_js__WEBPACK_IMPORTED_MODULE_7__/* .setupForge */ .$L)(loaded.fleet.file, {
             env: io.env,
             baseDir: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path),
             reposRoot: values['repos-root'] ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values['repos-root']) : undefined,
@@ -40710,7 +40806,7 @@ async function main(argv, io) {
         }
         const { forge, discover } = setup;
         if (command === 'plan') {
-            const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_11__/* .planStep */ .e)(loaded.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_9__/* .systemClock */ .m, { file: path, maxParallel, discover });
+            const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_12__/* .planStep */ .e)(loaded.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m, { file: path, maxParallel, discover });
             if (!planned.ok) {
                 io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(planned.problems)}\n`);
                 return 2;
@@ -40732,15 +40828,15 @@ async function main(argv, io) {
             }
             resume = { manifest: m, root: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(mp) };
         }
-        const live = values.quiet ? undefined : new _live_js__WEBPACK_IMPORTED_MODULE_14__/* .LiveView */ .O(io.stdout);
-        const outcome = await (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_12__/* .runFleet */ .gI)({
+        const live = values.quiet ? undefined : new _live_js__WEBPACK_IMPORTED_MODULE_15__/* .LiveView */ .O(io.stdout);
+        const outcome = await (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .runFleet */ .gI)({
             fleet: loaded.fleet,
             file: path,
             forge,
-            workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_8__/* .localWorkspace */ .r,
-            exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_8__/* .localExecutor */ .F,
-            clock: _ports_js__WEBPACK_IMPORTED_MODULE_9__/* .systemClock */ .m,
-            env: directiveEnv(io.env, setup.tokenVariable),
+            workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__/* .localWorkspace */ .r,
+            exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__/* .localExecutor */ .F,
+            clock: _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m,
+            env: directiveEnv(io.env, setup.tokenVariable, setup.secrets),
             discover,
             root: values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace) : undefined,
             cwd: io.cwd,
@@ -40757,13 +40853,13 @@ async function main(argv, io) {
             return 2;
         }
         const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
-        await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_13__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, 'report.md'), `${report}\n`);
+        await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_14__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, 'report.md'), `${report}\n`);
         io.stdout.write(`\n${report}\n`);
         if (io.signal?.aborted) {
             io.stderr.write(`fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with: fleet run ${target} --resume ${(0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, 'fleet-status.json')}\n`);
             return EXIT_INTERRUPTED;
         }
-        return (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_12__/* .exitCodeFor */ .Rr)(outcome.manifest);
+        return (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .exitCodeFor */ .Rr)(outcome.manifest);
     }
     catch (err) {
         if (err instanceof UsageError) {
@@ -40929,7 +41025,11 @@ const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej
     agent: AgentSchema.optional(),
     checks: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]).describe('Commands run after the directive; a non-zero exit fails the attempt.'),
     forge: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(['local', 'github']).default('local').describe('local: repositories on disk or git URLs; github: owner/repo targets on GitHub (or GitHub Enterprise via GITHUB_API_URL).'),
-    targets: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(TargetSchema).default([]).describe('The lanes. At least one, unless github.discover finds them.'),
+    targets: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(TargetSchema).default([]).describe('The lanes. At least one, unless targets_file or github.discover gives them.'),
+    targets_file: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()
+        .min(1)
+        .optional()
+        .describe('A file with one more target per line (# comments), relative to this file; each gets the fleet defaults.'),
     github: GitHubSchema.default({ discover: [], include: [], exclude: [], allow_forks: false }),
     pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false }),
     ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
@@ -46199,11 +46299,11 @@ function fitCheckRunText(markdown, pointer, limit = CHECK_RUN_TEXT_LIMIT) {
         head += '\n```';
     return head + tail;
 }
-/** The check run conclusion a fleet earns: failure when any lane failed, success otherwise. */
+/** The check run conclusion a fleet earns: failure when any lane failed or was skipped (as the CLI's exit code), success otherwise. */
 function checkRunConclusion(m) {
-    if (m.lanes.some((l) => l.status === 'failed'))
+    if (m.lanes.some((l) => l.status === 'failed' || l.status === 'skipped'))
         return 'failure';
-    if (m.lanes.every((l) => l.status === 'excluded' || l.status === 'skipped'))
+    if (m.lanes.every((l) => l.status === 'excluded'))
         return 'neutral';
     return 'success';
 }
@@ -46917,6 +47017,7 @@ function waitForClose(child, ms) {
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   $Y: () => (/* binding */ git),
 /* harmony export */   E$: () => (/* binding */ redact),
+/* harmony export */   Fq: () => (/* binding */ GIT_LOCATING_ENV),
 /* harmony export */   OR: () => (/* binding */ defaultBranch),
 /* harmony export */   TV: () => (/* binding */ pushBranch),
 /* harmony export */   Y8: () => (/* binding */ isLocalRemote),
@@ -47014,8 +47115,12 @@ function setGitIdentity(id) {
 function getGitIdentity() {
     return { ...identity };
 }
-/** Inherited variables that would point git at another repository than the one we name. */
-const STRIPPED_ENV = [
+/**
+ * Set when Fleet runs inside a git process (a hook, an alias): they point git at
+ * that repository instead of the one named. Stripped from Fleet's own git calls
+ * and from a directive's environment.
+ */
+const GIT_LOCATING_ENV = [
     'GIT_DIR',
     'GIT_WORK_TREE',
     'GIT_INDEX_FILE',
@@ -47024,11 +47129,11 @@ const STRIPPED_ENV = [
     'GIT_COMMON_DIR',
     'GIT_NAMESPACE',
     'GIT_PREFIX',
-    'GIT_CEILING_DIRECTORIES',
     'GIT_QUARANTINE_PATH',
-    'GIT_AUTHOR_DATE',
-    'GIT_COMMITTER_DATE',
+    'GIT_CONFIG_PARAMETERS',
 ];
+/** Fleet's own git calls also drop a ceiling or dates they did not set. */
+const STRIPPED_ENV = [...GIT_LOCATING_ENV, 'GIT_CEILING_DIRECTORIES', 'GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE'];
 /** Configuration forced on every call (before the subcommand). */
 const BASE_CONFIG = [
     '-c', 'core.hooksPath=/dev/null',
@@ -47666,10 +47771,13 @@ const systemClock = { now: () => new Date() };
 /* unused harmony export parseFleetText */
 /* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1455);
 /* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0___default = /*#__PURE__*/__nccwpck_require__.n(node_fs_promises__WEBPACK_IMPORTED_MODULE_0__);
-/* harmony import */ var yaml__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(8815);
-/* harmony import */ var _core_plan_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(4620);
-/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(993);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1___default = /*#__PURE__*/__nccwpck_require__.n(node_path__WEBPACK_IMPORTED_MODULE_1__);
+/* harmony import */ var yaml__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8815);
+/* harmony import */ var _core_plan_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(4620);
+/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(993);
 /** Reads a fleet file from disk (YAML or JSON) and validates it, reporting every problem at once. */
+
 
 
 
@@ -47684,7 +47792,7 @@ function parseFleetText(text, file) {
         }
     }
     // uniqueKeys catches the silent-overwrite mistake of a key written twice.
-    const doc = (0,yaml__WEBPACK_IMPORTED_MODULE_1__/* .parseDocument */ .Tp)(text, { prettyErrors: true, uniqueKeys: true, strict: true });
+    const doc = (0,yaml__WEBPACK_IMPORTED_MODULE_2__/* .parseDocument */ .Tp)(text, { prettyErrors: true, uniqueKeys: true, strict: true });
     if (doc.errors.length) {
         return {
             ok: false,
@@ -47714,11 +47822,57 @@ async function loadFleetFile(path) {
     const parsed = parseFleetText(text, path);
     if (!parsed.ok)
         return parsed;
-    const v = (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .validateFleetFile */ .Xi)(parsed.value, path);
+    const listed = await withTargetsFile(parsed.value, path);
+    if (!listed.ok)
+        return listed;
+    const v = (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .validateFleetFile */ .Xi)(listed.value, path);
     if (v.ok)
         return { ok: true, fleet: v.fleet, path };
+    const problems = v.problems.map((p) => listed.where(p));
     // The planner finds cycles only in a valid file; find them here too, so every problem shows at once.
-    return { ok: false, problems: [...v.problems, ...cycleProblems(parsed.value, path, v.problems)] };
+    return { ok: false, problems: [...problems, ...cycleProblems(listed.value, path, problems)] };
+}
+/**
+ * `targets_file:` names a plain list of targets, one per line (`#` starts a
+ * comment), read relative to the fleet file and appended to `targets` with the
+ * fleet's defaults. A problem in one of them is reported at its line.
+ */
+async function withTargetsFile(raw, path) {
+    const name = raw.targets_file;
+    if (name === undefined)
+        return { ok: true, value: raw, where: (p) => p };
+    if (typeof name !== 'string' || !name.trim()) {
+        return { ok: false, problems: [{ file: path, field: 'targets_file', message: 'give the path of a file with one target per line' }] };
+    }
+    const listPath = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path), name);
+    let text;
+    try {
+        text = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(listPath, 'utf8');
+    }
+    catch (err) {
+        const code = err.code;
+        return { ok: false, problems: [{ file: path, field: 'targets_file', message: `${listPath}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code})`}` }] };
+    }
+    const explicit = Array.isArray(raw.targets) ? raw.targets : [];
+    const lines = [];
+    const extra = [];
+    text.split('\n').forEach((line, i) => {
+        const repo = line.replace(/#.*$/, '').trim();
+        if (!repo)
+            return;
+        lines.push(i + 1);
+        extra.push({ repo });
+    });
+    const { targets_file: _ignored, ...rest } = raw;
+    return {
+        ok: true,
+        value: { ...rest, targets: [...explicit, ...extra] },
+        where: (p) => {
+            const m = /^targets\[(\d+)\](.*)$/.exec(p.field);
+            const k = m ? Number(m[1]) - explicit.length : -1;
+            return k >= 0 && m ? { file: listPath, field: `line ${lines[k]}${m[2] ? ` (${m[2].replace(/^\./, '')})` : ''}`, message: p.message } : p;
+        },
+    };
 }
 /** Dependency cycles among the targets of a file that failed validation, best effort (lane ids as written or derived). */
 function cycleProblems(raw, file, already) {
@@ -47731,7 +47885,7 @@ function cycleProblems(raw, file, already) {
         if (t === null || typeof t !== 'object')
             return;
         const { repo, lane, depends_on } = t;
-        const id = typeof lane === 'string' ? lane : typeof repo === 'string' ? (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .defaultLaneId */ .LD)(repo) : undefined;
+        const id = typeof lane === 'string' ? lane : typeof repo === 'string' ? (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .defaultLaneId */ .LD)(repo) : undefined;
         if (!id || seen.has(id))
             return;
         seen.add(id);
@@ -47739,7 +47893,7 @@ function cycleProblems(raw, file, already) {
     });
     const byId = new Map(lanes.map((l) => [l.id, l]));
     const out = [];
-    for (const cycle of (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_2__/* .findCycles */ .p4)(lanes, 50)) {
+    for (const cycle of (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_3__/* .findCycles */ .p4)(lanes, 50)) {
         const first = byId.get(cycle[0]);
         const field = `targets[${first.index}].depends_on`;
         // A lane depending on itself is already reported by validation.
@@ -49026,20 +49180,36 @@ async function dependencyBlock(spec, records, specs, forge, checkpoint, dryRun) 
         if (dep.phase === 'no-op' || dryRun)
             continue;
         const depSpec = specs.get(depId);
-        if (checkpoint === 'merged' && dep.merge_status !== 'merged') {
-            return { class: 'checkpoint-unmet', message: `dependency "${depId}" is not merged (checkpoint: merged)` };
-        }
-        if (checkpoint === 'green' && dep.ci_conclusion !== 'success' && dep.ci_conclusion !== 'none') {
-            return { class: 'checkpoint-unmet', message: `dependency "${depId}" CI is ${dep.ci_conclusion ?? 'unknown'} (checkpoint: green)` };
-        }
-        if (checkpoint !== 'merged' && dep.branch && dep.commit) {
-            let head;
+        // Each checkpoint is read on the forge, not taken from the dependency's record (an artifact, on Actions).
+        const asked = async (what, call) => {
             try {
-                head = await forge.branchHead(depSpec, dep.branch);
+                return await call();
             }
             catch (err) {
-                return { class: 'checkpoint-unmet', message: `dependency "${depId}": the forge could not be asked where ${dep.branch} is (${err.message})` };
+                return { class: 'checkpoint-unmet', message: `dependency "${depId}": the forge could not be asked ${what} (${err.message})` };
             }
+        };
+        if (checkpoint === 'merged') {
+            const merged = await asked('whether it is merged', () => forge.isMerged(depSpec, dep));
+            if (typeof merged !== 'boolean')
+                return merged;
+            if (!merged)
+                return { class: 'checkpoint-unmet', message: `dependency "${depId}" is not merged (checkpoint: merged)` };
+            continue;
+        }
+        if (checkpoint === 'green' && dep.commit) {
+            const ci = forge.kind === 'local' ? dep.ci_conclusion : await asked('for its CI', () => forge.ciConclusion(depSpec, dep.commit));
+            if (ci !== null && typeof ci === 'object')
+                return ci;
+            if (ci !== 'success' && ci !== 'none') {
+                return { class: 'checkpoint-unmet', message: `dependency "${depId}" CI is ${ci ?? 'unknown'} (checkpoint: green)` };
+            }
+        }
+        if (dep.branch && dep.commit) {
+            const branch = dep.branch;
+            const head = await asked(`where ${branch} is`, () => forge.branchHead(depSpec, branch));
+            if (head !== null && typeof head === 'object')
+                return head;
             if (head !== dep.commit) {
                 return { class: 'checkpoint-unmet', message: `dependency "${depId}": ${dep.branch} is at ${head?.slice(0, 12) ?? 'nothing'} on the forge, not ${dep.commit.slice(0, 12)}` };
             }
@@ -49047,9 +49217,11 @@ async function dependencyBlock(spec, records, specs, forge, checkpoint, dryRun) 
     }
     return undefined;
 }
-/** 0 when every lane completed (or nothing needed doing), 1 when any lane failed. */
+/** 0 when every lane completed (or had nothing to do), 1 when any lane failed or was skipped. */
 function exitCodeFor(manifest) {
-    return manifest.lanes.some((l) => l.status === 'failed') ? 1 : 0;
+    // A skipped lane did not get the change either (its dependency failed, was excluded or never reached its
+    // checkpoint), so it fails the run just as a failed lane does; an excluded target was refused on purpose.
+    return manifest.lanes.some((l) => l.status === 'failed' || l.status === 'skipped') ? 1 : 0;
 }
 
 

@@ -16,6 +16,10 @@ import type { FleetFile } from '../core/fleet-file.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { readSettings, type Settings } from './settings.js';
 
+/** GitHub's limit for one step's summary (1 MiB), in characters, leaving room for multi-byte text. */
+const STEP_SUMMARY_LIMIT = 1_000_000;
+const STEP_SUMMARY_BYTES = 1_048_000;
+
 /** The slice of @actions/core the action uses. */
 export interface CoreLike {
   setOutput(name: string, value: string): void;
@@ -167,7 +171,13 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
   await writeJsonAtomic(join(settings.workspace, 'fleet-status.json'), manifest);
   await writeFileAtomic(join(settings.workspace, 'report.md'), `${text}\n`);
   await deps.store.upload(REPORT_ARTIFACT, [join(settings.workspace, 'fleet-status.json'), join(settings.workspace, 'report.md')], settings.workspace);
-  await deps.core.summary.addRaw(text, true).write();
+  // A step summary holds 1 MiB: a very large fleet's report is cut there, with a pointer to the artifact.
+  const pointerText = `The full report is the \`${REPORT_ARTIFACT}\` artifact.`;
+  let summary = fitCheckRunText(text, pointerText, STEP_SUMMARY_LIMIT);
+  for (let limit = STEP_SUMMARY_LIMIT; Buffer.byteLength(summary) > STEP_SUMMARY_BYTES; limit = Math.floor(limit * 0.9)) {
+    summary = fitCheckRunText(text, pointerText, limit);
+  }
+  await deps.core.summary.addRaw(summary, true).write();
   deps.core.setOutput('manifest', join(settings.workspace, 'fleet-status.json'));
   deps.core.setOutput('failed', String(manifest.summary.failed));
   if (settings.repository && settings.sha) await postCheckRun(api, settings, manifest, text);

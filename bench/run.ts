@@ -7,11 +7,22 @@
  *   compression_ratio  ideal ÷ measured wall time of a real 32-lane `sleep 1` fleet        (≥ 0.85)
  *   lane_overhead_ms   median runner cost per lane (total − directive − checks)            (≤ 250 ms)
  *
- * Each measured in this one process; the machine is shared and noisy, so every
+ * GitHub (--only github), through Fleet's real GitHub forge (createOctokit + GitHubForge, no pacing)
+ * against the GitHub emulator, which runs in a child process of its own (bench/lib/emulator-host.ts):
+ *   graphql_requests_1000_targets    GraphQL requests of the plan step for 1,000 real targets, a mix of
+ *                                    ordinary, missing, archived, disabled, fork, empty, read-only,
+ *                                    invisible and base-branch targets                            (≤ 10)
+ *   rest_calls_per_lane              median REST requests per lane of a 100-lane fleet that opens PRs
+ *                                    without waiting for CI, attributed by repository path          (≤ 6)
+ *   content_creating_calls_per_lane  median POST/PATCH/PUT/DELETE requests per lane of that fleet   (≤ 3)
+ *   emulated_fleet_100_s             wall seconds of that fleet (runFleet, max_parallel 8), with its
+ *                                    plan / lanes / report split
+ *
+ * Each measured in this one process (the emulator aside); the machine is shared and noisy, so every
  * metric is the median of several repetitions, and the repetitions are kept.
  * Writes bench-results.json at the repository root and prints a table.
  *
- * Options: --only plan,report,compression,overhead   --reps N (in-memory benches, default 7)
+ * Options: --only plan,report,compression,overhead,github   --reps N (in-memory benches, default 7)
  *          --fleet-reps N (end-to-end benches, default 5)   --keep (keep the temp dir)   --out FILE
  *          --strict (exit 1 when a target is missed)
  *
@@ -33,10 +44,14 @@ import { renderPlan, renderReport, renderStatusTable } from '../src/core/report.
 import type { LaneRecord, Manifest } from '../src/core/model.js';
 import { LocalForge } from '../src/local/forge.js';
 import { localExecutor, localWorkspace } from '../src/local/workspace.js';
-import { systemClock } from '../src/ports.js';
+import { systemClock, type Logger } from '../src/ports.js';
 import { runFleet, type FleetEvent } from '../src/steps/run.js';
 import { directiveEnv } from '../src/cli/main.js';
+import type { Pacing } from '../src/github/octokit.js';
+import { planStep } from '../src/steps/plan.js';
+import type { LoggedRequest, RemoteEmulator } from './lib/emulator-client.js';
 import { DEFAULT_10K, makeFleet10k, makeLaneRecords } from './lib/fleet10k.js';
+import { attribute, instrument, routeKey, routeTable, targetMix, type LaneCalls, type RouteRow } from './lib/github.js';
 import { makeBareRepos, makeSeedRepo } from './lib/repos.js';
 import { MiB, median, percentile, round, textTable, timeSync } from './lib/stats.js';
 
@@ -53,7 +68,7 @@ const { values: argv } = parseArgs({
     out: { type: 'string' },
   },
 });
-const ALL = ['plan', 'report', 'compression', 'overhead'] as const;
+const ALL = ['plan', 'report', 'compression', 'overhead', 'github'] as const;
 type Suite = (typeof ALL)[number];
 const only = new Set<Suite>(argv.only ? (argv.only.split(',').map((s) => s.trim()) as Suite[]) : ALL);
 for (const s of only) if (!ALL.includes(s)) throw new Error(`--only: unknown bench "${s}" (one of ${ALL.join(', ')})`);
@@ -92,7 +107,7 @@ function metric(name: string, reps: number[], unit: string, target: Metric['targ
   if (target && target.op !== 'info') {
     pass = target.op === '<' ? value < target.value : target.op === '<=' ? value <= target.value : value >= target.value;
   }
-  const digits = unit === 'ratio' ? 3 : 1;
+  const digits = unit === 'ratio' ? 3 : unit === 's' ? 2 : 1;
   const best = reps.length === 0 ? value : unit === 'ratio' ? Math.max(...reps) : Math.min(...reps);
   metrics[name] = {
     value: round(value, digits),
@@ -425,6 +440,323 @@ async function benchOverhead(PARALLEL = 1, name = 'lane_overhead_ms'): Promise<v
 }
 
 // ---------------------------------------------------------------------------
+// GitHub: Fleet's real GitHub forge against the emulator (in a child process)
+
+const GH_TOKEN = 'ghs_fleetBenchInstallationToken000001';
+const GH_LOGIN = 'fleet-bench';
+/** No pacing between writes: the emulator's speed and Fleet's are measured, not GitHub's recommended 1 s / 3 s gaps. */
+const NO_PACING: Pacing = { writeMs: 0, searchMs: 0, notificationsMs: 0 };
+const ghWarnings: string[] = [];
+const ghLogger: Logger = { info: () => {}, warn: (m) => void ghWarnings.push(m), error: (m) => void ghWarnings.push(m) };
+
+/** Octokit and the GitHub forge, loaded only when the GitHub suite runs (the other suites' process stays as small as before). */
+const github = async () => {
+  const [{ createOctokit }, { GitHubForge }, { RemoteEmulator }] = await Promise.all([
+    import('../src/github/octokit.js'),
+    import('../src/github/forge.js'),
+    import('./lib/emulator-client.js'),
+  ]);
+  return { createOctokit, GitHubForge, RemoteEmulator };
+};
+let gh: Awaited<ReturnType<typeof github>>;
+
+function githubForge(emu: RemoteEmulator, name: string, pacing: Pacing | undefined) {
+  const { createOctokit, GitHubForge } = gh;
+  const octokit = createOctokit({ token: GH_TOKEN, apiUrl: emu.url, logger: ghLogger, ...(pacing ? { pacing } : {}) });
+  const forge = new GitHubForge({ octokit, token: GH_TOKEN, name, serverUrl: `${emu.url}/git`, logger: ghLogger });
+  return { octokit, forge };
+}
+
+const byKind = (reqs: readonly LoggedRequest[], kind: LoggedRequest['kind']) => reqs.filter((r) => r.kind === kind);
+
+/**
+ * graphql_requests_1000_targets: the plan step (planStep → forge.checkTargets) over 1,000 targets,
+ * 960 of them repositories in the emulator (10 of those invisible to the token). Every lane's verdict is checked against the mix.
+ */
+async function benchGithubPlan(emu: RemoteEmulator, mix: ReturnType<typeof targetMix>): Promise<void> {
+  const file = 'bench-gh-1000.yml';
+  const v = validateFleetFile({ name: 'bench-gh-plan', forge: 'github', directive: 'plan only', run: 'true', targets: mix.targets }, file);
+  if (!v.ok) throw new Error(`the 1,000-target fleet does not validate: ${JSON.stringify(v.problems.slice(0, 3))}`);
+  const { forge } = githubForge(emu, 'bench-gh-plan', NO_PACING);
+  const counts: number[] = [];
+  const times: number[] = [];
+  let last: { reqs: LoggedRequest[]; verdicts: Record<string, number> } | undefined;
+  for (let r = 0; r < REPS; r++) {
+    await emu.resetLog();
+    const t0 = performance.now();
+    const planned = await planStep(v.fleet, forge, systemClock, { file, maxParallel: 8 });
+    const ms = performance.now() - t0;
+    if (!planned.ok) throw new Error(`the 1,000-target fleet does not plan: ${JSON.stringify(planned.problems.slice(0, 3))}`);
+    const reqs = await emu.requests();
+    const got = new Map<string, string>(planned.plan.lanes.map((l) => [l.spec.id, 'ok']));
+    for (const e of planned.plan.excluded) got.set(e.lane, e.reason);
+    const wrong = [...mix.expected].filter(([id, want]) => got.get(id) !== want);
+    if (wrong.length) throw new Error(`plan verdicts differ from the mix for ${wrong.length} lanes, e.g. ${wrong.slice(0, 3).map(([id, w]) => `${id}: want ${w}, got ${got.get(id)}`).join('; ')}`);
+    const verdicts: Record<string, number> = {};
+    for (const x of got.values()) verdicts[x] = (verdicts[x] ?? 0) + 1;
+    counts.push(byKind(reqs, 'graphql').length);
+    times.push(ms);
+    last = { reqs, verdicts };
+    log(`  plan 1000 rep ${r + 1}/${REPS}: ${ms.toFixed(0)} ms, ${byKind(reqs, 'graphql').length} GraphQL + ${byKind(reqs, 'rest').length} REST requests`);
+  }
+
+  // The same plan with Fleet's production pacing (the throttling plugin's defaults: ≥ 1 s between GraphQL queries).
+  const paced = githubForge(emu, 'bench-gh-plan', undefined).forge;
+  await emu.resetLog();
+  const t0 = performance.now();
+  const planned = await planStep(v.fleet, paced, systemClock, { file, maxParallel: 8 });
+  const pacedS = (performance.now() - t0) / 1000;
+  if (!planned.ok) throw new Error('the 1,000-target fleet does not plan with default pacing');
+  log(`  plan 1000 with default pacing: ${pacedS.toFixed(2)} s`);
+
+  const { reqs, verdicts } = last!;
+  const gql = byKind(reqs, 'graphql');
+  metric('graphql_requests_1000_targets', counts, 'requests', { op: '<=', value: 10 }, { note: 'plan step (planStep → forge.checkTargets) over 1,000 targets; reps: each run' });
+  metric('graphql_requests_per_100_targets', counts.map((c) => (c * 100) / mix.targets.length), 'requests', { op: 'info', value: 0 });
+  metric('plan_1000_targets_ms', times, 'ms', { op: 'info', value: 0 }, { note: 'the whole plan step against the emulator, no pacing' });
+  metric('plan_1000_targets_paced_s', [pacedS], 's', { op: 'info', value: 0 }, { note: 'once, with the throttling plugin\'s default pacing (1 s between GraphQL queries), as `fleet plan` runs on github.com' });
+  details.github_plan_1000 = {
+    targets: mix.targets.length,
+    repositories_created: mix.repos.length,
+    mix: mix.kinds,
+    verdicts,
+    graphql_requests: gql.length,
+    rest_requests: byKind(reqs, 'rest').length,
+    repositories_per_query: gql.map((r) => r.graphqlFields?.filter((f) => f === 'repository').length ?? null),
+    graphql_status: [...new Set(gql.map((r) => r.status))],
+    graphql_query_ms: gql.map((r) => r.durationMs),
+    default_pacing_s: round(pacedS, 2),
+  };
+}
+
+interface GithubFleetRun {
+  wall_ms: number;
+  plan_ms: number;
+  lanes_ms: number;
+  report_ms: number;
+  cpu: CpuTimes | null;
+  emulator_cpu_s: number;
+  rest_median: number;
+  content_median: number;
+  git_median: number;
+  requests_by_phase: Record<string, Record<string, number>>;
+  unattributed: Record<string, number>;
+  /** Server-logged REST/GraphQL requests no tagged client call accounts for (retries), and tagged calls the server never logged. */
+  untagged: number;
+  unlogged: number;
+  lane_ms_median: Record<string, number>;
+}
+
+interface GithubFleetSpec {
+  owner: string;
+  lanes: number;
+  name: string;
+  pr?: Record<string, unknown>;
+  /** Run over repositories (and lane branches, PRs) an earlier spec already made: no new repositories. */
+  rerun?: boolean;
+}
+
+const GH_PARALLEL = 8;
+const GH_FILES = { 'README.md': '# bench\n', 'package.json': `${JSON.stringify({ name: 'bench', version: '1.0.0' }, null, 2)}\n`, 'src/index.js': 'export const x = 1;\n' };
+
+/** One fleet of `spec.lanes` lanes (one per repository) through runFleet and the GitHub forge; checked, timed, its requests attributed. */
+async function runGithubFleet(emu: RemoteEmulator, spec: GithubFleetSpec): Promise<{ run: GithubFleetRun; lanes: LaneCalls[]; sentBy: Map<string, Set<string>> }> {
+  const names = Array.from({ length: spec.lanes }, (_, i) => `svc-${String(i).padStart(2, '0')}`);
+  const repos = names.map((n) => `${spec.owner}/${n}`);
+  if (!spec.rerun) await emu.createRepos(names.map((name) => ({ owner: spec.owner, name, files: GH_FILES })));
+  const dir = join(tmpRoot, `${spec.name}${spec.rerun ? '-rerun' : ''}`);
+  const raw = {
+    name: spec.name,
+    forge: 'github',
+    directive: 'Add a marker file (bench).',
+    run: 'echo "$FLEET_LANE" > fleet-bench.txt',
+    max_parallel: GH_PARALLEL,
+    max_retries: 0,
+    timeout_minutes: 5,
+    ...(spec.pr ? { pr: spec.pr } : {}),
+    targets: repos.map((repo) => ({ repo })),
+  };
+  const v = validateFleetFile(raw, join(dir, 'fleet.yml'));
+  if (!v.ok) throw new Error(`the GitHub bench fleet does not validate: ${JSON.stringify(v.problems.slice(0, 3))}`);
+  const { octokit, forge: real } = githubForge(emu, spec.name, NO_PACING);
+  const { forge, calls } = instrument(real, octokit);
+  await emu.resetLog();
+  const e0 = await emu.cpu();
+  const c0 = cpuTimes();
+  const b0 = machineBusy();
+  let planned = 0;
+  let plannedAt = 0;
+  let lastEnd = 0;
+  let lastEndAt = 0;
+  const t0 = performance.now();
+  const outcome = await runFleet({
+    fleet: v.fleet,
+    file: join(dir, 'fleet.yml'),
+    forge,
+    workspace: localWorkspace,
+    exec: localExecutor,
+    clock: systemClock,
+    env: directiveEnv(process.env),
+    root: join(dir, 'workspace'),
+    maxParallel: GH_PARALLEL,
+    onPlan: () => {
+      planned = performance.now();
+      plannedAt = Date.now();
+    },
+    onEvent: (e: FleetEvent) => {
+      if (e.status === 'completed' || e.status === 'failed') {
+        lastEnd = performance.now();
+        lastEndAt = Date.now();
+      }
+    },
+  });
+  const t1 = performance.now();
+  const cpu = cpuDelta(c0, cpuTimes());
+  const b1 = machineBusy();
+  const e1 = await emu.cpu();
+  const emuCpu = e1.self_s - e0.self_s + (e1.children_s ?? 0) - (e0.children_s ?? 0);
+  if (cpu && b0 !== null && b1 !== null) cpu.others_s = round(Math.max(0, b1 - b0 - cpu.self_s - cpu.children_s - emuCpu), 2);
+  if (!outcome.ok) throw new Error(`the GitHub bench fleet did not plan: ${JSON.stringify(outcome.problems.slice(0, 3))}`);
+  const bad = outcome.manifest.lanes.filter((l) => l.status !== 'completed' || l.phase !== 'pr-open' || !l.evidence.head_matches || !l.evidence.files_match);
+  if (bad.length) {
+    throw new Error(`GitHub bench fleet ${spec.name}: ${bad.length} lane(s) did not end with a verified open PR: ${bad.slice(0, 3).map((l) => `${l.lane} ${l.status}/${l.phase} ${l.error?.message ?? ''}`).join('; ')}`);
+  }
+  const open = await emu.openPulls(repos);
+  if (open.some((n) => n !== 1)) throw new Error(`GitHub bench fleet ${spec.name}: expected one open PR per repository, got ${JSON.stringify(open)}`);
+
+  const reqs = await emu.requests();
+  const att = attribute(reqs, repos, calls);
+  const per = [...att.lanes.values()];
+  const phaseOf = (q: LoggedRequest) => (q.time < plannedAt ? 'plan' : q.time >= lastEndAt ? 'report' : 'lanes');
+  const byPhase: Record<string, Record<string, number>> = { plan: {}, lanes: {}, report: {} };
+  for (const q of reqs) byPhase[phaseOf(q)]![q.kind] = (byPhase[phaseOf(q)]![q.kind] ?? 0) + 1;
+  const unattributed: Record<string, number> = {};
+  for (const q of att.other) unattributed[routeKey(q)] = (unattributed[routeKey(q)] ?? 0) + 1;
+  const t = outcome.manifest.lanes.map((l) => l.timings);
+  if (!argv.keep) rmSync(dir, { recursive: true, force: true });
+  return {
+    lanes: per,
+    sentBy: att.sentBy,
+    run: {
+      wall_ms: round(t1 - t0),
+      plan_ms: round(planned - t0),
+      lanes_ms: round(lastEnd - planned),
+      report_ms: round(t1 - lastEnd),
+      cpu,
+      emulator_cpu_s: round(emuCpu, 2),
+      rest_median: median(per.map((l) => l.rest)),
+      content_median: median(per.map((l) => l.content)),
+      git_median: median(per.map((l) => l.git)),
+      requests_by_phase: byPhase,
+      unattributed,
+      untagged: att.untagged,
+      unlogged: att.unlogged,
+      lane_ms_median: {
+        total: median(t.map((x) => x.total_ms!)),
+        clone: median(t.map((x) => x.clone_ms!)),
+        directive: median(t.map((x) => x.directive_ms!)),
+        commit: median(t.map((x) => x.commit_ms!)),
+        push: median(t.map((x) => x.push_ms!)),
+        wait: median(t.map((x) => x.wait_ms ?? 0)),
+      },
+    },
+  };
+}
+
+function mergeSentBy(into: Map<string, Set<string>>, from: ReadonlyMap<string, ReadonlySet<string>>): void {
+  for (const [k, ops] of from) for (const op of ops) (into.get(k) ?? into.set(k, new Set()).get(k)!).add(op);
+}
+
+/** rest_calls_per_lane, content_creating_calls_per_lane, emulated_fleet_100_s: a 100-lane fleet that opens PRs, no CI wait. */
+async function benchGithubFleet(emu: RemoteEmulator): Promise<void> {
+  const LANES = 100;
+  const runs: GithubFleetRun[] = [];
+  const allLanes: LaneCalls[] = [];
+  const sentBy = new Map<string, Set<string>>();
+  for (let r = 0; r < FLEET_REPS; r++) {
+    // Fresh repositories each run: every run opens 100 new PRs from 100 new branches.
+    const f = await runGithubFleet(emu, { owner: `bench-fleet-${r}`, lanes: LANES, name: `bench-gh-${r}` });
+    const run = f.run;
+    runs.push(run);
+    allLanes.push(...f.lanes);
+    mergeSentBy(sentBy, f.sentBy);
+    log(
+      `  github fleet rep ${r + 1}/${FLEET_REPS}: wall ${(run.wall_ms / 1000).toFixed(2)} s (plan ${run.plan_ms.toFixed(0)} ms, lanes ${run.lanes_ms.toFixed(0)} ms, report ${run.report_ms.toFixed(0)} ms); ` +
+        `per lane median: ${run.rest_median} REST (${run.content_median} content-creating), ${run.git_median} git; ` +
+        `cpu ${run.cpu ? `${run.cpu.self_s}s node + ${run.cpu.children_s}s children` : '?'} + emulator ${run.emulator_cpu_s}s, others ${run.cpu?.others_s ?? '?'}s`,
+    );
+  }
+
+  // Two cheap variants (20 lanes, once each): PRs with labels, a reviewer and an assignee; then the same fleet run again.
+  const VARIANT_LANES = 20;
+  const variantRoutes: Record<string, RouteRow[]> = {};
+  const variants: Record<string, GithubFleetRun> = {};
+  const decoratedPr = { labels: ['fleet'], reviewers: ['platform-reviewer'], assignees: [GH_LOGIN] };
+  for (const [tag, spec] of [
+    ['decorated', { owner: 'bench-fleet-decorated', lanes: VARIANT_LANES, name: 'bench-gh-decorated', pr: decoratedPr }],
+    ['rerun', { owner: 'bench-fleet-decorated', lanes: VARIANT_LANES, name: 'bench-gh-decorated', pr: decoratedPr, rerun: true }],
+  ] as const) {
+    const f = await runGithubFleet(emu, spec);
+    variants[tag] = f.run;
+    variantRoutes[tag] = routeTable(f.lanes, f.sentBy);
+    log(`  github fleet (${tag}, ${VARIANT_LANES} lanes): wall ${(f.run.wall_ms / 1000).toFixed(2)} s; per lane median: ${f.run.rest_median} REST (${f.run.content_median} content-creating), ${f.run.git_median} git`);
+  }
+  const problems = await emu.problems();
+  if (problems.violations.length || problems.errors.length) {
+    log(`  the emulator refused ${problems.violations.length} request(s) as GitHub would, and failed on ${problems.errors.length}: ${[...problems.violations, ...problems.errors].slice(0, 3).join('; ')}`);
+  }
+
+  metric('rest_calls_per_lane', runs.map((x) => x.rest_median), 'calls', { op: '<=', value: 6 }, { note: 'median REST requests per lane (by repository path in the emulator log), open-PR path, no CI wait; reps: each run\'s median' });
+  metric('content_creating_calls_per_lane', runs.map((x) => x.content_median), 'calls', { op: '<=', value: 3 }, { note: 'median POST/PATCH/PUT/DELETE REST requests per lane' });
+  metric('git_requests_per_lane', runs.map((x) => x.git_median), 'requests', { op: 'info', value: 0 }, { note: 'git smart-HTTP requests per lane (clone + push), not REST' });
+  metric('emulated_fleet_100_s', runs.map((x) => x.wall_ms / 1000), 's', { op: 'info', value: 0 }, { note: `runFleet, ${LANES} lanes, max_parallel ${GH_PARALLEL}, a one-file edit, PRs opened, no CI wait` });
+  metric('emulated_fleet_100_plan_s', runs.map((x) => x.plan_ms / 1000), 's', { op: 'info', value: 0 });
+  metric('emulated_fleet_100_lanes_s', runs.map((x) => x.lanes_ms / 1000), 's', { op: 'info', value: 0 });
+  metric('emulated_fleet_100_report_s', runs.map((x) => x.report_ms / 1000), 's', { op: 'info', value: 0 }, { note: 'from the last lane\'s end to runFleet\'s return: the last lanes\' verification, then reportStep' });
+  metric('rest_calls_per_lane_decorated', [variants.decorated!.rest_median], 'calls', { op: 'info', value: 0 }, { note: `the same with pr: labels, reviewers and assignees (one each), ${VARIANT_LANES} lanes, once` });
+  metric('content_creating_calls_per_lane_decorated', [variants.decorated!.content_median], 'calls', { op: 'info', value: 0 }, { note: 'content-creating requests of that fleet' });
+  metric('rest_calls_per_lane_rerun', [variants.rerun!.rest_median], 'calls', { op: 'info', value: 0 }, { note: 'that fleet run again: branches and PRs exist, nothing to push' });
+
+  const routes = routeTable(allLanes, sentBy);
+  githubRoutes = routes;
+  details.github_fleet_100 = {
+    lanes: LANES,
+    max_parallel: GH_PARALLEL,
+    pacing_ms: NO_PACING,
+    content_limit: 'off (GitHub allows 80 content-creating requests a minute per token)',
+    runs,
+    calls_per_lane_by_route: routes,
+    other_requests_sent_by: Object.fromEntries([...sentBy].filter(([k]) => !routes.some((x) => x.route === k)).map(([k, v]) => [k, [...v]])),
+    variants: Object.fromEntries(Object.entries(variants).map(([k, run]) => [k, { lanes: VARIANT_LANES, pr: decoratedPr, run, calls_per_lane_by_route: variantRoutes[k] }])),
+    emulator_violations: problems.violations.slice(0, 20),
+    emulator_errors: problems.errors.slice(0, 20),
+    forge_warnings: ghWarnings.slice(0, 20),
+  };
+}
+
+let githubRoutes: RouteRow[] | undefined;
+
+async function benchGithub(): Promise<void> {
+  // The bench's own token: an installation token (push by default) with a few read-only and invisible repositories.
+  const mix = targetMix('bench-plan', 1000);
+  const t0 = performance.now();
+  gh = await github();
+  const emu = await gh.RemoteEmulator.start({ token: false, contentLimit: false }, REPO_ROOT);
+  try {
+    await emu.addToken(GH_TOKEN, { login: GH_LOGIN, default: 'push', permissions: mix.permissions, type: 'installation', rateLimit: 12_500 });
+    const made = await emu.createRepos(mix.repos);
+    log(`  emulator up and ${made.created} repositories made in ${(performance.now() - t0).toFixed(0)} ms (creation ${made.ms.toFixed(0)} ms)`);
+    details.github_setup = { emulator_start_and_repos_ms: round(performance.now() - t0), create_repos_ms: round(made.ms), repositories: made.created };
+    log('graphql_requests_1000_targets …');
+    await benchGithubPlan(emu, mix);
+    log('emulated_fleet_100_s …');
+    await benchGithubFleet(emu);
+  } finally {
+    await emu.close();
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Main
 
 function gitVersion(): string | null {
@@ -445,8 +777,13 @@ function cpuPressure(): number | null {
   }
 }
 
+/** Units that count things: shown without decimals when whole. */
+const COUNTS = new Set(['requests', 'calls']);
+
 function fmt(m: Metric): string {
-  return m.unit === 'ratio' ? m.value.toFixed(3) : `${m.value.toFixed(1)} ${m.unit}`;
+  if (m.unit === 'ratio') return m.value.toFixed(3);
+  const digits = m.unit === 's' ? 2 : COUNTS.has(m.unit) && Number.isInteger(m.value) ? 0 : 1;
+  return `${m.value.toFixed(digits)} ${m.unit}`;
 }
 
 function targetText(m: Metric): string {
@@ -485,6 +822,10 @@ async function main(): Promise<number> {
       log('lane_overhead_p4_ms …');
       await benchOverhead(4, 'lane_overhead_p4_ms');
     }
+    if (only.has('github')) {
+      log('github …');
+      await benchGithub();
+    }
     if (only.has('plan') || only.has('report')) {
       log('plan_10k …');
       const planned = benchPlan();
@@ -511,7 +852,7 @@ async function main(): Promise<number> {
         ? Object.entries(m.samples).map(([k, v]) => `${k} ${v}`).join(', ')
         : (m.note?.split(';')[0] ?? ''),
   ]);
-  const noise = [details.compression, details.lane_overhead]
+  const noise = [details.compression, details.lane_overhead, details.github_fleet_100]
     .flatMap((d) => ((d as { runs?: { cpu?: CpuTimes | null; cpu_others_s?: number }[] } | undefined)?.runs ?? []))
     .map((r) => r.cpu?.others_s ?? r.cpu_others_s)
     .filter((x): x is number => typeof x === 'number' && x >= 0);
@@ -525,6 +866,17 @@ async function main(): Promise<number> {
     '',
     ...(noise.length
       ? [`Noise: other processes used ${noise.map((x) => x.toFixed(1)).join(', ')} CPU-seconds during the end-to-end runs (0 = a quiet machine).`, '']
+      : []),
+    ...(githubRoutes
+      ? [
+          'GitHub requests per lane of the 100-lane fleet (open PR, no CI wait), by route, over every run:',
+          '',
+          textTable(
+            ['route', 'kind', 'median', 'min', 'max', 'total', 'sent by (Forge method)'],
+            githubRoutes.map((x) => [x.route, x.kind === 'git' ? 'git' : x.content ? 'REST write' : 'REST read', String(x.median), String(x.min), String(x.max), String(x.total), x.sent_by.join(', ')]),
+          ),
+          '',
+        ]
       : []),
     `Details in ${OUT}`,
     '',

@@ -9,14 +9,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { githubClient, setupForge } from '../../src/adapters.js';
-import { runAction, type CoreLike } from '../../src/actions/main.js';
-import { directiveEnv } from '../../src/cli/main.js';
-import { Manifest } from '../../src/core/model.js';
+import { actionDeps } from '../../src/actions/deps.js';
 import { basicCredential } from '../../src/github/octokit.js';
+import { runAction, type CoreLike } from '../../src/actions/main.js';
+import { Manifest } from '../../src/core/model.js';
 import { FolderArtifactStore } from '../../src/local/artifacts.js';
-import { localExecutor, localWorkspace } from '../../src/local/workspace.js';
-import { systemClock } from '../../src/ports.js';
 import { ci } from '../support/github-emulator/index.js';
 import { walkFiles } from '../integration/helpers.js';
 import { githubEnv, startFlow, type Flow } from './helpers.js';
@@ -51,21 +48,7 @@ function fakeCore() {
 async function job(env: NodeJS.ProcessEnv, store: FolderArtifactStore) {
   const c = fakeCore();
   const logger = { info: () => undefined, warn: (m: string) => c.log.push(`warn: ${m}`), error: (m: string) => c.log.push(`error: ${m}`) };
-  const code = await runAction({
-    env,
-    core: c.core,
-    store,
-    clock: systemClock,
-    workspace: localWorkspace,
-    exec: localExecutor,
-    setupForge: (s, file) => setupForge(file, { env, baseDir: s.file ? dirname(resolve(s.file)) : process.cwd(), token: s.token, logger }),
-    api: (s) => {
-      const client = githubClient(env, s.runToken, logger);
-      if ('problem' in client) throw new Error(client.problem);
-      return client;
-    },
-    directiveEnv: directiveEnv(env, undefined, [env.FLEET_TOKEN, env.FLEET_RUN_TOKEN].flatMap((t) => (t ? [t, basicCredential(t)] : []))),
-  });
+  const code = await runAction(actionDeps(env, c.core, store, logger));
   return { code, ...c };
 }
 

@@ -107,17 +107,24 @@ describe('request bodies', () => {
     expect(bad.body.errors[0]).toMatchObject({ field: 'context', code: 'invalid' });
   });
 
-  it('checks limits the description sets (check-run summary length, annotations per request)', async () => {
+  it('checks limits the description sets (check-run summary length, annotations per request), worded as the Checks API words them', async () => {
+    // "Invalid request.\n\nOnly 65535 characters are allowed; 85289 were supplied." (zyborg/dotnet-tests-report#9);
+    // "Invalid request.\n\nNo more than 50 items are allowed; 53 were supplied." (qiniu/reviewbot#258).
     const sha = await emu.branchSha('acme/api', 'main');
     const long = await api(emu, 'POST', '/repos/acme/api/check-runs', {
       body: { name: 'report', head_sha: sha, status: 'completed', conclusion: 'success', output: { title: 't', summary: 'x'.repeat(65_536) } },
     });
     expect(long.status).toBe(422);
-    expect(long.body.errors[0]).toMatchObject({ field: 'output.summary', code: 'invalid' });
+    expect(long.body.message).toBe('Invalid request.\n\nOnly 65535 characters are allowed; 65536 were supplied.');
     const annotations = Array.from({ length: 51 }, (_, i) => ({ path: 'a', start_line: i + 1, end_line: i + 1, annotation_level: 'notice', message: 'm' }));
     const many = await api(emu, 'POST', '/repos/acme/api/check-runs', { body: { name: 'report', head_sha: sha, output: { title: 't', summary: 's', annotations } } });
     expect(many.status).toBe(422);
-    expect(many.body.errors[0]).toMatchObject({ field: 'output.annotations', code: 'invalid' });
+    expect(many.body.message).toBe('Invalid request.\n\nNo more than 50 items are allowed; 51 were supplied.');
+    // Both are still recorded: the description itself rejects them.
+    expect(emu.violations.filter((v) => v.operationId === 'checks/create').map((v) => v.errors?.[0])).toEqual([
+      expect.objectContaining({ field: 'output.summary', code: 'invalid' }),
+      expect.objectContaining({ field: 'output.annotations', code: 'invalid' }),
+    ]);
   });
 
   it('answers a body that is not JSON 400 Problems parsing JSON', async () => {

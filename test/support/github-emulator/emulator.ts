@@ -12,6 +12,8 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { addActionsRestHandlers, type ActionsRestBackend } from './actions-rest.js';
+import { addRunHandlers, type JobAnnotation, type RunControl } from './actions-runs.js';
 import * as g from './git.js';
 import { runHttpBackend } from './http-backend.js';
 import {
@@ -30,6 +32,11 @@ import {
 import { buildSchema, type GqlBackend } from './graphql-schema.js';
 import { execute, prepare, type GraphQLErrorJson } from './graphql.js';
 import * as shapes from './shapes.js';
+import { AppRegistry, looksLikeJwt, newInstallationToken, type AddedApp, type AppRecord, type AppSpec } from './apps.js';
+import { appHandlers, JWT_OPERATIONS, type AppsHost } from './apps-rest.js';
+import { EmulatorClock } from './clock.js';
+import { checkOutputByteError, ContentLimiter, contentWindows, invalidRequestMessage, type ContentLimitOption } from './limits.js';
+import { acceptedPermissions, assertScopes, gitNeed, permits, restNeed, type Access, type Scope, type ScopeNeed } from './scopes.js';
 import {
   nowIso,
   type CheckRunRecord,
@@ -40,6 +47,7 @@ import {
   type StatusRecord,
   type TokenSpec,
   type UserRecord,
+  type WorkflowJobRecord,
   type WorkflowRunRecord,
 } from './state.js';
 import type {
@@ -61,6 +69,7 @@ import type {
   Violation,
   ViolationKind,
   WorkflowRunSpec,
+  MintTokenSpec,
 } from './types.js';
 
 const DOCS = 'https://docs.github.com/rest';
@@ -68,6 +77,12 @@ const SECONDARY_DOCS = 'https://docs.github.com/free-pro-team@latest/rest/overvi
 const PRIMARY_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api';
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 const PERM_RANK: Record<Permission, number> = { none: 0, pull: 1, triage: 2, push: 3, maintain: 4, admin: 5 };
+/**
+ * git at GitHub's own paths, beside `/git/…`: `/owner/repo.git/…`, or
+ * `/owner/repo/info/refs` (and the two services) as actions/checkout builds
+ * them from GITHUB_SERVER_URL. No REST route has either shape.
+ */
+const GITHUB_GIT_PATH = /^\/[^/]+\/[^/]+?(?:\.git(?:\/.*)?|\/(?:info\/refs|git-upload-pack|git-receive-pack))$/;
 
 export class HttpError extends Error {
   constructor(
@@ -83,9 +98,15 @@ interface Auth {
   /** The token presented (null: anonymous). */
   token: string | null;
   spec: TokenSpec | null;
-  /** A token was presented but is unknown. */
+  /** A token was presented but is unknown (or expired). */
   invalid: boolean;
   login: string | null;
+  /** The GitHub App a valid JWT authenticated (GET /app, token minting). */
+  app?: AppRecord;
+  /** Why a JWT was refused (answered on any endpoint, as GitHub does). */
+  jwtError?: { status: number; message: string };
+  /** Permissions refusals during this request (GraphQL fields answered FORBIDDEN), for the request log. */
+  denied?: string[];
 }
 
 interface RestCtx {
@@ -140,6 +161,11 @@ export class Emulator {
   readonly responseProblems: ResponseProblem[] = [];
   /** Errors thrown by push hooks, CI policies or handlers (a handler error also answers 500). */
   readonly errors: Error[] = [];
+  /**
+   * The emulator's clock (real time until a test advances it): token expiry,
+   * app JWT checks, the secondary-limit windows and the `date` header read it.
+   */
+  readonly clock = new EmulatorClock();
 
   private readonly server: http.Server;
   private readonly ownDir: boolean;
@@ -158,7 +184,9 @@ export class Emulator {
   private readonly hooks = new Set<PushHook>();
   private readonly faults: FaultState[] = [];
   private readonly rate = new Map<string, RateBucket>();
-  private readonly writesByToken = new Map<string, number[]>();
+  /** Content-creating requests per account, for the 80-a-minute / 500-an-hour secondary limit. */
+  private readonly contentLimiter: ContentLimiter;
+  private readonly apps = new AppRegistry();
   /** CI timers, each with the resolver of the promise `idle()` waits on. */
   private readonly timers = new Map<NodeJS.Timeout, () => void>();
   private readonly pending = new Set<Promise<unknown>>();
@@ -170,8 +198,12 @@ export class Emulator {
   private nextRequestId = 1;
   private nextLogId = 1;
   private mergeableNullReads: number;
-  private contentLimit: { max: number; windowMs: number } | false;
   private closed = false;
+  /** The Actions runner driving this emulator's workflow runs (re-run, cancel, reviews over REST). */
+  private runControl: RunControl | null = null;
+  private readonly jobAnnotations = new Map<number, JobAnnotation[]>();
+  /** Artifacts and caches of the emulated Actions services (test/support/actions-services). */
+  private actionsBackend: ActionsRestBackend | null = null;
 
   private constructor(server: http.Server, port: number, reposDir: string, ownDir: boolean, opts: EmulatorOptions) {
     this.server = server;
@@ -184,7 +216,7 @@ export class Emulator {
     this.login = opts.login ?? 'fleet-bot';
     this.token = opts.token === false ? null : (opts.token ?? 'ghs_emulator_token');
     this.mergeableNullReads = opts.mergeableNullReads ?? 0;
-    this.contentLimit = opts.contentLimit === undefined ? { max: 80, windowMs: 60_000 } : opts.contentLimit;
+    this.contentLimiter = new ContentLimiter(contentWindows(opts.contentLimit));
     if (this.token) this.addToken(this.token, { login: this.login, default: 'admin' });
     this.handlers = this.buildHandlers();
   }
@@ -220,6 +252,82 @@ export class Emulator {
 
   // ================================================================ public API
 
+  // ---------------------------------------------------------------- workflow runs of the Actions runner
+
+  /** The Actions runner answers re-run, cancel, dispatch and deployment reviews that arrive over REST. */
+  onRunControl(control: RunControl | null): void {
+    this.runControl = control;
+  }
+
+  /** Starts a workflow run with no jobs yet; the runner adds them as it schedules them. */
+  async startWorkflowRun(spec: Omit<WorkflowRunSpec, 'jobs'>): Promise<{ id: number; runNumber: number }> {
+    const { id } = await this.addWorkflowRun({ ...spec, jobs: [], status: 'in_progress', conclusion: null });
+    const run = this.runs.get(id)!;
+    run.run_number = [...this.runs.values()].filter((x) => x.repoKey === run.repoKey && x.workflow_id === run.workflow_id).length;
+    return { id, runNumber: run.run_number };
+  }
+
+  updateWorkflowRun(id: number, patch: { status?: string; conclusion?: string | null; attempt?: number }): void {
+    const run = this.runs.get(id);
+    if (!run) throw new Error(`no workflow run ${id}`);
+    if (patch.status !== undefined) run.status = patch.status;
+    if (patch.conclusion !== undefined) run.conclusion = patch.conclusion;
+    if (patch.attempt !== undefined) run.run_attempt = patch.attempt;
+    run.updated_at = this.clock.iso();
+  }
+
+  /** Adds a job to a run (one matrix leg, one attempt); returns its id, which is also its check run id. */
+  addWorkflowJob(runId: number, job: { name: string; attempt: number; status: 'queued' | 'waiting' | 'in_progress' | 'completed'; conclusion?: string | null; labels?: string[] }): number {
+    const run = this.runs.get(runId);
+    if (!run) throw new Error(`no workflow run ${runId}`);
+    const id = this.id();
+    const t = this.clock.iso();
+    run.jobs.push({
+      id,
+      node_id: shapes.nodeId('CR', id),
+      name: job.name,
+      status: job.status,
+      conclusion: (job.conclusion ?? null) as WorkflowJobRecord['conclusion'],
+      started_at: t,
+      completed_at: job.status === 'completed' ? t : null,
+      run_attempt: job.attempt,
+      steps: [],
+      labels: job.labels ?? ['ubuntu-latest'],
+      runner_name: job.status === 'queued' || job.status === 'waiting' ? null : 'GitHub Actions',
+    });
+    return id;
+  }
+
+  updateWorkflowJob(jobId: number, patch: { status?: string; conclusion?: string | null; steps?: Array<{ name: string; conclusion: string }>; runnerName?: string }): void {
+    for (const run of this.runs.values()) {
+      const job = run.jobs.find((j) => j.id === jobId);
+      if (!job) continue;
+      if (patch.status !== undefined) job.status = patch.status as WorkflowJobRecord['status'];
+      if (patch.conclusion !== undefined) job.conclusion = patch.conclusion as WorkflowJobRecord['conclusion'];
+      if (patch.runnerName !== undefined) job.runner_name = patch.runnerName;
+      if (patch.status === 'in_progress') job.started_at = this.clock.iso();
+      if (patch.status === 'completed') job.completed_at = this.clock.iso();
+      if (patch.steps) job.steps = patch.steps.map((st, i) => ({ name: st.name, status: 'completed' as const, conclusion: st.conclusion, number: i + 1 }));
+      return;
+    }
+    throw new Error(`no workflow job ${jobId}`);
+  }
+
+  /** The annotations a job left (its check run's, listed by `checks/list-annotations`). */
+  setJobAnnotations(jobId: number, annotations: JobAnnotation[]): void {
+    this.jobAnnotations.set(jobId, annotations.map((a) => ({ ...a })));
+  }
+
+  /** The live record of a workflow run (tests read jobs and attempts from it). */
+  workflowRun(id: number): Readonly<WorkflowRunRecord> | undefined {
+    return this.runs.get(id);
+  }
+
+  /** Answers the Actions artifact and cache REST operations from these services' state (null detaches). */
+  attachActionsServices(backend: ActionsRestBackend | null): void {
+    this.actionsBackend = backend;
+  }
+
   /** `http://127.0.0.1:PORT/git/owner/repo.git` (with `token`, the credential is in the URL: for tests only). */
   gitUrl(owner: string, repo: string, opts: { token?: string } = {}): string {
     const base = `${this.url}/git/${owner}/${repo}.git`;
@@ -238,12 +346,53 @@ export class Emulator {
   }
 
   addToken(token: string, spec: TokenSpec): void {
+    if (spec.scopes) assertScopes(spec.scopes);
     this.tokens.set(token, { ...spec });
-    this.ensureUser(spec.login, 'User');
+    this.ensureUser(spec.login, spec.login.endsWith('[bot]') ? 'Bot' : 'User');
   }
 
   removeToken(token: string): void {
     this.tokens.delete(token);
+  }
+
+  /**
+   * Registers a GitHub App with its installations (a key pair is generated
+   * when `privateKey` is absent). The app then authenticates with a JWT signed
+   * by that key (see `signAppJwt`) and mints installation tokens over REST, as
+   * actions/create-github-app-token does. An installation account not seen
+   * yet is taken for an organization (create a user's repositories first to
+   * make it a user).
+   */
+  addApp(spec: AppSpec): AddedApp {
+    const added = this.apps.add(spec, this.clock.iso());
+    this.ensureUser(`${spec.slug}[bot]`, 'Bot');
+    for (const inst of spec.installations) if (!this.users.has(inst.account.toLowerCase())) this.ensureUser(inst.account, 'Organization');
+    return added;
+  }
+
+  /**
+   * Mints an installation token outside REST, as GitHub does for a job's
+   * GITHUB_TOKEN: the github-actions app's token, limited to `repositories`
+   * and to the job's `permissions:` (`scopes`), expiring after `expiresInMs`
+   * (default 24 h) on the emulator clock. Revoke it with `removeToken` when
+   * the job ends. It can still read public repositories elsewhere.
+   */
+  mintInstallationToken(spec: MintTokenSpec): string {
+    const token = spec.token ?? newInstallationToken();
+    const login = spec.login ?? 'github-actions[bot]';
+    const repositories = spec.repositories?.map((r) => r.toLowerCase());
+    this.addToken(token, {
+      login,
+      type: 'installation',
+      default: 'push',
+      scopes: { ...spec.scopes },
+      expiresAt: this.clock.now() + (spec.expiresInMs ?? 24 * 3_600_000),
+      rateLimit: spec.rateLimit ?? 1000,
+      // One GITHUB_TOKEN installation per repository: its jobs share the secondary limit.
+      account: `installation:${login}:${(repositories ?? ['*']).join(',')}`,
+      ...(repositories ? { repositories } : {}),
+    });
+    return token;
   }
 
   async createRepo(spec: CreateRepoSpec): Promise<CreatedRepo> {
@@ -436,9 +585,9 @@ export class Emulator {
     p.nullReadsKey = `${p.baseSha}..${p.headSha}`;
   }
 
-  setContentLimit(limit: { max: number; windowMs: number } | false): void {
-    this.contentLimit = limit;
-    this.writesByToken.clear();
+  /** Replaces the secondary content limit (same forms as the `contentLimit` option) and forgets what was counted. */
+  setContentLimit(limit: ContentLimitOption): void {
+    this.contentLimiter.configure(contentWindows(limit));
   }
 
   /** Requests matching every given field. */
@@ -538,8 +687,18 @@ export class Emulator {
         token = pass && pass !== 'x-oauth-basic' ? pass : user;
       }
     }
-    const spec = token ? (this.tokens.get(token) ?? null) : null;
+    if (token && looksLikeJwt(token) && !this.tokens.has(token)) return this.appAuth(token);
+    const found = token ? (this.tokens.get(token) ?? null) : null;
+    // An expired token is refused like an unknown one ("Bad credentials").
+    const spec = found && !(found.expiresAt !== undefined && this.clock.now() >= found.expiresAt) ? found : null;
     return { token: token ?? h, spec, invalid: !spec, login: spec?.login ?? null };
+  }
+
+  /** A bearer JWT: the app it authenticates, or why GitHub would refuse it. */
+  private appAuth(jwt: string): Auth {
+    const v = this.apps.verifyJwt(jwt, this.clock.nowSec());
+    if (!v.ok) return { token: jwt, spec: null, invalid: false, login: null, jwtError: { status: v.status, message: v.message } };
+    return { token: jwt, spec: null, invalid: false, login: `${v.app.slug}[bot]`, app: v.app };
   }
 
   private permission(auth: Auth | null, r: RepoRecord): Permission {
@@ -555,17 +714,19 @@ export class Emulator {
       for (const [k, v] of Object.entries(s.permissions ?? {})) if (k.toLowerCase() === `${r.owner.toLowerCase()}/*`) p = v;
     }
     p ??= s.default ?? 'push';
+    // An installation token acts on its repositories only; elsewhere it reads what is public.
+    if (s.repositories && !s.repositories.some((x) => x.toLowerCase() === full || x.toLowerCase() === `${r.owner.toLowerCase()}/*`)) p = 'none';
     if (p === 'none' && r.visibility !== 'private') p = 'pull';
     return p;
   }
 
   private rateBucket(auth: Auth, resource: 'core' | 'search' | 'graphql'): RateBucket {
-    const who = auth.spec ? (auth.token ?? 'anonymous') : 'anonymous';
+    const who = auth.spec ? (auth.token ?? 'anonymous') : auth.app ? `app:${auth.app.id}` : 'anonymous';
     const key = `${who}|${resource}`;
     const now = Math.floor(Date.now() / 1000);
     let b = this.rate.get(key);
     if (!b || b.reset <= now) {
-      const base = auth.spec ? (auth.spec.rateLimit ?? 5000) : 60;
+      const base = auth.spec ? (auth.spec.rateLimit ?? 5000) : auth.app ? 5000 : 60;
       const limit = resource === 'search' ? (auth.spec ? 30 : 10) : base;
       const window = resource === 'search' ? 60 : (this.opts.rateLimitWindowSec ?? 3600);
       b = { limit, used: 0, reset: now + window };
@@ -642,19 +803,17 @@ export class Emulator {
     };
   }
 
-  /** The 80-a-minute content-creation limit: null when allowed (and counted). */
+  /** The content-creation limits (80 a minute, 500 an hour per account): null when allowed (and counted). */
   private takeWrite(auth: Auth): Reply | null {
-    if (!this.contentLimit) return null;
-    const key = auth.token ?? 'anonymous';
-    const now = Date.now();
-    const list = (this.writesByToken.get(key) ?? []).filter((t) => t > now - (this.contentLimit as { windowMs: number }).windowMs);
-    this.writesByToken.set(key, list);
-    if (list.length >= this.contentLimit.max) {
-      const wait = Math.max(1, Math.ceil((list[0]! + this.contentLimit.windowMs - now) / 1000));
-      return this.secondaryLimitReply(wait);
-    }
-    list.push(now);
-    return null;
+    const wait = this.contentLimiter.take(this.accountOf(auth), this.clock.now());
+    return wait === null ? null : this.secondaryLimitReply(wait);
+  }
+
+  /** Whose budget a request spends: GitHub counts per user or app installation, not per token. */
+  private accountOf(auth: Auth): string {
+    if (auth.spec) return auth.spec.account ?? `login:${auth.spec.login.toLowerCase()}`;
+    if (auth.app) return `app:${auth.app.id}`;
+    return `anonymous:${auth.token ?? ''}`;
   }
 
   private violation(v: Omit<Violation, 'time'>): void {
@@ -672,6 +831,8 @@ export class Emulator {
       'x-github-request-id': `EMU:${this.nextRequestId++}`,
       'x-github-api-version-selected': '2022-11-28',
       'access-control-allow-origin': '*',
+      // The emulator clock's time: @octokit/auth-app corrects its JWT clock from this header.
+      date: new Date(this.clock.now()).toUTCString(),
       ...base,
       ...reply.headers,
     };
@@ -696,7 +857,7 @@ export class Emulator {
     let p = url.pathname;
     if (p.startsWith('/api/v3/') || p === '/api/v3') p = p.slice('/api/v3'.length) || '/';
     if (p === '/api/graphql') p = '/graphql';
-    if (p.startsWith('/git/')) return this.handleGit(req, res, url, p, started);
+    if (p.startsWith('/git/') || GITHUB_GIT_PATH.test(p)) return this.handleGit(req, res, url, p, started);
     const body = await readBody(req);
     if (p === '/graphql') return this.handleGraphql(req, res, url, body, started);
     return this.handleRest(req, res, url, p, body, started);
@@ -726,9 +887,11 @@ export class Emulator {
     const bucket = this.rateBucket(auth, route === '/search/repositories' || route?.startsWith('/search/') ? 'search' : 'core');
     const resource = route?.startsWith('/search/') ? 'search' : 'core';
     let fault: string | undefined;
+    let denied: string | undefined;
+    let accepted = '';
     const finish = (reply: Reply): void => {
       const rh = this.rateHeaders(bucket, resource);
-      this.send(res, reply, rh);
+      this.send(res, reply, accepted ? { ...rh, 'x-accepted-github-permissions': accepted } : rh);
       const rec: Omit<RequestRecord, 'id' | 'durationMs'> = {
         kind: 'rest',
         method,
@@ -743,10 +906,12 @@ export class Emulator {
       };
       if (bodyJson !== undefined) rec.body = bodyJson;
       if (fault) rec.fault = fault;
+      if (denied) rec.denied = denied;
       this.log(rec, started);
     };
 
     if (auth.invalid) return finish({ status: 401, body: shapes.errorBody('Bad credentials', DOCS, 401) });
+    if (auth.jwtError) return finish({ status: auth.jwtError.status, body: shapes.errorBody(auth.jwtError.message, DOCS, auth.jwtError.status) });
     if (route !== '/rate_limit') bucket.used++;
     if (bucket.used > bucket.limit) {
       fault = 'primary-limit';
@@ -780,7 +945,14 @@ export class Emulator {
     // Validation against the description.
     const v = this.validateRest(method, p, url, op, match.params, bodyJson, jsonError, raw.length > 0);
     if (v.reply) return finish(v.reply);
-    if (WRITE_METHODS.has(method)) {
+    const scoped = this.scopeCheck(auth, op, match.params);
+    accepted = scoped.accepted;
+    if (scoped.refusal) {
+      denied = scoped.denied;
+      return finish(scoped.refusal);
+    }
+    // Minting and revoking app tokens creates no content.
+    if (WRITE_METHODS.has(method) && !op.operationId.startsWith('apps/')) {
       const limited = this.takeWrite(auth);
       if (limited) {
         fault = 'content-limit';
@@ -815,6 +987,32 @@ export class Emulator {
       }
     }
     finish(reply);
+  }
+
+  /**
+   * Fine-grained permissions: the `x-accepted-github-permissions` value for a
+   * scoped token, and the 403 GitHub answers when its scopes lack what the
+   * operation needs ("Resource not accessible by integration", or "… by
+   * personal access token" for a fine-grained PAT). An app JWT works only on
+   * the app endpoints.
+   */
+  private scopeCheck(auth: Auth, op: OpenApiOperation, params: Record<string, string>): { accepted: string; refusal?: Reply; denied?: string } {
+    if (auth.app && !JWT_OPERATIONS.has(op.operationId)) {
+      return { accepted: '', refusal: { status: 403, body: shapes.errorBody('Resource not accessible by integration', op.docsUrl, 403) } };
+    }
+    const scopes = auth.spec?.scopes;
+    if (!scopes) return { accepted: '' };
+    const need = restNeed(op);
+    const accepted = acceptedPermissions(need);
+    if (permits(scopes, need, auth.spec?.type ?? 'installation')) return { accepted };
+    // A repository the token cannot see is 404 before any permission question (the handler answers it).
+    const { owner, repo } = params;
+    if (owner !== undefined && repo !== undefined) {
+      const r = this.repos.get(repoKey(owner, repo));
+      if (!r || this.permission(auth, r) === 'none') return { accepted };
+    }
+    const who = auth.spec?.type === 'pat' ? 'personal access token' : 'integration';
+    return { accepted, denied: accepted || need.kind, refusal: { status: 403, body: shapes.errorBody(`Resource not accessible by ${who}`, op.docsUrl, 403) } };
   }
 
   private validateRest(
@@ -870,6 +1068,9 @@ export class Emulator {
       if (hasBody && rb.validate && !rb.validate(body)) {
         const errors = toGitHubErrors(resource, rb.validate.errors, body as never);
         this.violation({ ...base, kind: 'body', status: 422, message: 'request body does not match its schema', errors });
+        // The Checks API words length and count limits its own way ("Invalid request.\n\nOnly 65535 characters are allowed; …").
+        const invalid = op.operationId.startsWith('checks/') ? invalidRequestMessage(rb.validate.errors, body) : null;
+        if (invalid) return { reply: { status: 422, body: shapes.errorBody(invalid, op.docsUrl, 422) }, query };
         return { reply: { status: 422, body: shapes.errorBody('Validation Failed', op.docsUrl, 422, { errors }) }, query };
       }
     }
@@ -901,6 +1102,7 @@ export class Emulator {
       };
       if (parsedBody !== undefined) rec.body = parsedBody;
       if (fault) rec.fault = fault;
+      if (auth.denied?.length) rec.denied = [...new Set(auth.denied)].join(', ');
       if (fields) rec.graphqlFields = fields;
       this.log(rec, started);
     };
@@ -965,6 +1167,15 @@ export class Emulator {
     finish({ status: 200, body: result });
   }
 
+  /** A GraphQL field's permission check: false (and noted for the log) when the token's scopes lack it. */
+  private gqlAllowed(auth: Auth, scope: Scope, level: Access): boolean {
+    const scopes = auth.spec?.scopes;
+    const need: ScopeNeed = { kind: 'scope', any: [scope], level };
+    if (!scopes || permits(scopes, need)) return true;
+    (auth.denied ??= []).push(acceptedPermissions(need));
+    return false;
+  }
+
   private gqlBackendFactory(): GqlBackend {
     // Resolvers get their auth through the root value; this object reads emulator state.
     const self = (): Emulator => this;
@@ -976,6 +1187,7 @@ export class Emulator {
         return r;
       },
       permission: (auth, r) => self().permission(auth as Auth, r),
+      allowed: (auth, scope, level) => self().gqlAllowed(auth as Auth, scope, level),
       branchSha: (r, branch) => g.readRefFs(r.gitDir, `refs/heads/${branch}`),
       refSha: async (r, qualified) => {
         const ref = qualified.startsWith('refs/') ? qualified : `refs/heads/${qualified}`;
@@ -1014,10 +1226,11 @@ export class Emulator {
   private async handleGit(req: IncomingMessage, res: ServerResponse, url: URL, p: string, started: number): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase();
     const auth = this.parseAuth(req);
-    const m = /^\/git\/([^/]+)\/([^/]+?)(?:\.git)?(\/.*)?$/.exec(p);
+    const m = /^(?:\/git)?\/([^/]+)\/([^/]+?)(?:\.git)?(\/.*)?$/.exec(p);
     const service = url.searchParams.get('service') ?? (p.endsWith('/git-receive-pack') ? 'git-receive-pack' : p.endsWith('/git-upload-pack') ? 'git-upload-pack' : null);
     const write = service === 'git-receive-pack';
     let fault: string | undefined;
+    let denied: string | undefined;
     const rec = (status: number): void => {
       const r: Omit<RequestRecord, 'id' | 'durationMs'> = {
         kind: 'git',
@@ -1032,6 +1245,7 @@ export class Emulator {
         time: started,
       };
       if (fault) r.fault = fault;
+      if (denied) r.denied = denied;
       this.log(r, started);
     };
     const text = (status: number, msg: string, headers: Record<string, string> = {}): void => {
@@ -1065,6 +1279,12 @@ export class Emulator {
       if (PERM_RANK[perm] < PERM_RANK.push) return text(403, `Permission to ${r.owner}/${r.name}.git denied to ${auth.login}.`);
       if (r.archived) return text(403, 'This repository was archived so it is read-only.');
     } else if (r.disabled) return text(403, 'Repository access blocked');
+    // A scoped token fetches with contents: read and pushes with contents: write.
+    const need = gitNeed(service);
+    if (auth.spec?.scopes && !permits(auth.spec.scopes, need)) {
+      denied = acceptedPermissions(need);
+      return text(403, `Permission to ${r.owner}/${r.name}.git denied to ${auth.login}.`);
+    }
     const isPushPost = write && method === 'POST';
     // Pushes to one repository are serialized, so each push's ref changes are its own.
     let unlock: () => void = () => undefined;
@@ -2040,6 +2260,8 @@ export class Emulator {
       const full = /^[0-9a-f]{40}$/i.test(b.head_sha) ? await g.revParse(r.gitDir, b.head_sha) : null;
       if (!full) throw this.semantic422(c, [{ resource: 'CheckRun', field: 'head_sha', code: 'invalid', message: `No commit found for SHA: ${b.head_sha}` }]);
       if ((b.status === 'completed' || b.completed_at) && !b.conclusion) throw this.semantic422(c, [{ resource: 'CheckRun', field: 'conclusion', code: 'missing_field' }]);
+      const tooBig = checkOutputByteError(b.output);
+      if (tooBig) throw this.semantic422(c, [tooBig]);
       const run = this.newCheckRun(key, full, b.name, 'github-actions');
       this.applyCheckUpdate(run, b);
       return { status: 201, body: this.checkRunView(run) };
@@ -2050,6 +2272,8 @@ export class Emulator {
       if (!run || run.repoKey !== key) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
       const b = c.body as Parameters<Emulator['applyCheckUpdate']>[1];
       if ((b.status === 'completed' || b.completed_at) && !b.conclusion && run.conclusion === null) throw this.semantic422(c, [{ resource: 'CheckRun', field: 'conclusion', code: 'missing_field' }]);
+      const tooBig = checkOutputByteError(b.output);
+      if (tooBig) throw this.semantic422(c, [tooBig]);
       this.applyCheckUpdate(run, b);
       return ok(this.checkRunView(run));
     };
@@ -2113,7 +2337,47 @@ export class Emulator {
       }
       throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
     };
+    addRunHandlers(H, {
+      repoFor: (c, need) => this.repoFor(c, need),
+      paginate: (c, items) => this.paginate(c, items),
+      httpError: (status, body) => new HttpError(status, body),
+      run: (id) => this.runs.get(id),
+      jobShape: (job, run, c) => shapes.jobShape(job, run, this.repoFor(c, 'pull').r, U()),
+      userShape: (login) => shapes.userShape(this.user(login), U()),
+      annotations: (jobId) => this.jobAnnotations.get(jobId) ?? (this.jobExists(jobId) ? [] : undefined),
+      control: () => this.runControl,
+      apiUrl: () => this.url,
+      htmlUrl: () => this.urls().html,
+    });
+    addActionsRestHandlers(H, {
+      repoFor: (c, need) => this.repoFor(c, need),
+      paginate: (c, items) => this.paginate(c, items),
+      httpError: (status, body) => new HttpError(status, body),
+      backend: () => this.actionsBackend,
+      apiUrl: () => this.url,
+    });
+    Object.assign(H, appHandlers(this.appsHost()));
     return H;
+  }
+
+  private jobExists(jobId: number): boolean {
+    return [...this.runs.values()].some((r) => r.jobs.some((j) => j.id === jobId));
+  }
+
+  /** What the GitHub App endpoints (apps-rest.ts) read and change. */
+  private appsHost(): AppsHost {
+    return {
+      url: this.url,
+      clock: this.clock,
+      apps: this.apps,
+      repo: (fullName) => this.repo(fullName) as RepoRecord | null,
+      repoById: (id) => [...this.repos.values()].find((r) => r.id === id) ?? null,
+      user: (login) => this.user(login),
+      userJson: (login) => shapes.userShape(this.user(login), this.urls()),
+      repoJson: async (r) => shapes.repoShape(await this.repoView(r, null), this.urls()),
+      addToken: (token, spec) => this.addToken(token, spec),
+      removeToken: (token) => this.removeToken(token),
+    };
   }
 
   private applyCheckUpdate(
@@ -2229,6 +2493,8 @@ function matchesFilter(r: RequestRecord, f: RequestFilter): boolean {
   if (f.status !== undefined && r.status !== f.status) return false;
   if (f.token && r.token !== f.token) return false;
   if (f.fault && r.fault !== f.fault) return false;
+  if (f.denied === true && !r.denied) return false;
+  if (typeof f.denied === 'string' && r.denied !== f.denied) return false;
   if (f.path !== undefined) {
     if (f.path instanceof RegExp) {
       f.path.lastIndex = 0;

@@ -5,11 +5,14 @@
  * else is rejected by validation ("Field 'x' doesn't exist on type 'Y'").
  */
 import { FieldError, type Schema } from './graphql.js';
+import type { Access, Scope } from './scopes.js';
 import type { Permission, PullRecord, RepoRecord, UserRecord } from './state.js';
 
 export interface GqlBackend {
   repository(auth: unknown, owner: string, name: string): RepoRecord | null;
   permission(auth: unknown, r: RepoRecord): Permission;
+  /** Whether the token's fine-grained scopes (if any) grant `scope` at `level`. */
+  allowed(auth: unknown, scope: Scope, level: Access): boolean;
   branchSha(r: RepoRecord, branch: string): Promise<string | null>;
   refSha(r: RepoRecord, qualifiedName: string): Promise<{ name: string; prefix: string; sha: string } | null>;
   isEmpty(r: RepoRecord): Promise<boolean>;
@@ -48,9 +51,16 @@ const VIEWER_PERMISSION: Record<Permission, string | null> = {
 
 const RANK: Record<Permission, number> = { none: 0, pull: 1, triage: 2, push: 3, maintain: 4, admin: 5 };
 
+/** What GitHub answers a field the token's permissions do not reach (the field is null, the error typed FORBIDDEN). */
+const FORBIDDEN_MESSAGE = 'Resource not accessible by integration';
+
 export function buildSchema(b: GqlBackend): Schema {
   const repo = (p: unknown): RepoCtx => p as RepoCtx;
   const pr = (p: unknown): PullCtx => p as PullCtx;
+  // Refs and commits need `contents`, pull requests `pull-requests` (GitHub's app permissions apply to GraphQL too).
+  const need = (auth: unknown, scope: Scope, level: Access): void => {
+    if (!b.allowed(auth, scope, level)) throw new FieldError(FORBIDDEN_MESSAGE, 'FORBIDDEN');
+  };
   const draftMutation = (draft: boolean) => async (parent: unknown, args: Record<string, unknown>) => {
     const root = parent as Root;
     const input = args.input as { pullRequestId: string; clientMutationId?: string | null };
@@ -58,7 +68,8 @@ export function buildSchema(b: GqlBackend): Schema {
     if (!found || b.permission(root.auth, found.repo) === 'none') {
       throw new FieldError(`Could not resolve to a node with the global id of '${input.pullRequestId}'`, 'NOT_FOUND');
     }
-    if (RANK[b.permission(root.auth, found.repo)] < RANK.push) throw new FieldError('Resource not accessible by integration', 'FORBIDDEN');
+    if (RANK[b.permission(root.auth, found.repo)] < RANK.push) throw new FieldError(FORBIDDEN_MESSAGE, 'FORBIDDEN');
+    need(root.auth, 'pull-requests', 'write');
     if (found.repo.archived) throw new FieldError('Repository was archived so is read-only.', 'UNPROCESSABLE');
     if (found.pull.state !== 'open') throw new FieldError('Pull request is closed', 'UNPROCESSABLE');
     b.setDraft(found.pull, draft);
@@ -175,6 +186,7 @@ export function buildSchema(b: GqlBackend): Schema {
             type: 'Ref',
             resolve: async (p) => {
               const r = repo(p).r;
+              need(repo(p).auth, 'contents', 'read');
               const sha = await b.branchSha(r, r.default_branch);
               return sha ? { name: r.default_branch, prefix: 'refs/heads/', sha } : null;
             },
@@ -182,7 +194,10 @@ export function buildSchema(b: GqlBackend): Schema {
           ref: {
             type: 'Ref',
             args: { qualifiedName: 'String!' },
-            resolve: (p, args) => b.refSha(repo(p).r, String(args.qualifiedName)),
+            resolve: (p, args) => {
+              need(repo(p).auth, 'contents', 'read');
+              return b.refSha(repo(p).r, String(args.qualifiedName));
+            },
           },
           repositoryTopics: {
             type: 'RepositoryTopicConnection!',
@@ -202,6 +217,7 @@ export function buildSchema(b: GqlBackend): Schema {
             args: { number: 'Int!' },
             resolve: (p, args) => {
               const { r, auth } = repo(p);
+              need(auth, 'pull-requests', 'read');
               const pull = b.pull(r, Number(args.number));
               if (!pull) throw new FieldError(`Could not resolve to a PullRequest with the number of ${String(args.number)}.`, 'NOT_FOUND');
               return { p: pull, r, auth } satisfies PullCtx;

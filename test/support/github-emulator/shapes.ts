@@ -546,7 +546,7 @@ export function jobShape(job: WorkflowJobRecord, run: WorkflowRunRecord, repo: R
     id: job.id,
     run_id: run.id,
     run_url: `${a}/actions/runs/${run.id}`,
-    run_attempt: run.run_attempt,
+    run_attempt: job.run_attempt ?? run.run_attempt,
     node_id: job.node_id,
     head_sha: run.head_sha,
     url: `${a}/actions/jobs/${job.id}`,

@@ -1,4 +1,5 @@
 /** The emulator's in-memory state: plain records, no behaviour. */
+import type { Scopes } from './scopes.js';
 
 export type Permission = 'admin' | 'maintain' | 'push' | 'triage' | 'pull' | 'none';
 
@@ -16,6 +17,25 @@ export interface TokenSpec {
   type?: 'installation' | 'pat';
   /** Primary rate limit of this token (default 5000 an hour). */
   rateLimit?: number;
+  /**
+   * Fine-grained permissions, as GITHUB_TOKEN's `permissions:` and an app
+   * installation token have them. When set, every REST operation, GraphQL
+   * field and git service is checked against them (unnamed scopes are `none`;
+   * `metadata` is always read). Unset: only the repository-level permission
+   * above applies.
+   */
+  scopes?: Scopes;
+  /** When the token stops working (emulator-clock ms): REST/GraphQL answer 401 Bad credentials, git asks for credentials. */
+  expiresAt?: number;
+  /**
+   * Repositories (`owner/name`, or `owner/*`) the token acts on. Outside them it
+   * can only read public repositories, as any authenticated token can.
+   */
+  repositories?: string[];
+  /** Whose budget the secondary content limit counts against (default: the login; an installation token: its installation). */
+  account?: string;
+  /** The app installation that minted this token (set by the emulator; DELETE /installation/token works with it). */
+  installationId?: number;
 }
 
 export interface UserRecord {
@@ -152,6 +172,8 @@ export interface WorkflowJobRecord extends WorkflowJobSpec {
   node_id: string;
   started_at: string;
   completed_at: string | null;
+  /** The attempt that ran this job (default: the run's attempt). */
+  run_attempt?: number;
 }
 
 export const nowIso = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');

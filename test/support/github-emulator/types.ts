@@ -1,8 +1,11 @@
 /** Public types of the GitHub emulator. */
 import type { GitHubFieldError } from './openapi.js';
+import type { ContentLimitOption } from './limits.js';
+import type { Scope, ScopeLevel, Scopes } from './scopes.js';
 import type { TokenSpec } from './state.js';
 
-export type { TokenSpec };
+export type { TokenSpec, ContentLimitOption, Scope, ScopeLevel, Scopes };
+export type { AppSpec, AppInstallationSpec, AddedApp } from './apps.js';
 
 export type RequestKind = 'rest' | 'graphql' | 'git';
 
@@ -18,8 +21,13 @@ export interface EmulatorOptions {
   dir?: string;
   /** Port (default 0: a random free port). */
   port?: number;
-  /** Secondary limit on content-creating requests per token (default 80 a minute); `false` disables it. */
-  contentLimit?: { max: number; windowMs: number } | false;
+  /**
+   * Secondary limit on content-creating requests per account (all tokens of one
+   * login or app installation): default 80 a minute and 500 an hour.
+   * `{ perMinute, perHour }` sets either; the older `{ max, windowMs }` is one
+   * window; `false` disables it.
+   */
+  contentLimit?: ContentLimitOption;
   /** Reads of a PR (GET pulls/{n}) that answer `mergeable: null` after each change of its head or base (default 0). */
   mergeableNullReads?: number;
   /** Check the emulator's own JSON responses against the OpenAPI response schemas (into `emu.responseProblems`). Default false. */
@@ -47,8 +55,32 @@ export interface RequestRecord {
   durationMs: number;
   /** Set when a fault or a limit answered instead of the handler. */
   fault?: string;
+  /**
+   * Set when the token's fine-grained permissions refused the request (a 403
+   * "Resource not accessible by integration", a refused push, or a GraphQL
+   * field answered FORBIDDEN): the permissions that would have been accepted,
+   * as GitHub's `x-accepted-github-permissions` header lists them
+   * (`contents=write`, `issues=write; pull_requests=write`). Not a violation.
+   */
+  denied?: string;
   /** GraphQL: the top-level fields (aliases resolved to names), e.g. ['repository', 'repository', 'rateLimit']. */
   graphqlFields?: string[];
+}
+
+/** emu.mintInstallationToken: an installation token such as a job's GITHUB_TOKEN. */
+export interface MintTokenSpec {
+  /** Repositories (`owner/name` or `owner/*`) it acts on; absent: all (then only `scopes` limit it). */
+  repositories?: string[];
+  /** The job's `permissions:` (unnamed scopes are `none`). */
+  scopes: Scopes;
+  /** Lifetime from now on the emulator clock (default 24 hours: a job's maximum). */
+  expiresInMs?: number;
+  /** Default `github-actions[bot]`. */
+  login?: string;
+  /** The token value (default: a fresh `ghs_` token). */
+  token?: string;
+  /** Primary rate limit (default 1000 an hour, GITHUB_TOKEN's per repository). */
+  rateLimit?: number;
 }
 
 export interface RequestFilter {
@@ -60,6 +92,8 @@ export interface RequestFilter {
   token?: string;
   path?: string | RegExp;
   fault?: string;
+  /** true: any refusal; a string: that accepted-permissions value. */
+  denied?: true | string;
 }
 
 export type ViolationKind =

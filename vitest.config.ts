@@ -1,10 +1,36 @@
+import type { Plugin } from 'vite';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * GitHub's workflow parser ships source maps that point at sources it does not ship, and vite warns about each
+ * file: hundreds of lines of noise in every run. Vitest installs its own logger, so the filter wraps it once resolved.
+ */
+function quietMissingSourcemaps(): Plugin {
+  return {
+    name: 'quiet-missing-sourcemaps',
+    configResolved(config) {
+      const warnOnce = config.logger.warnOnce.bind(config.logger);
+      config.logger.warnOnce = (msg, opts) => {
+        if (msg.startsWith('Sourcemap for ') && msg.includes('/node_modules/@actions/')) return;
+        warnOnce(msg, opts);
+      };
+    },
+  };
+}
+
 export default defineConfig({
+  plugins: [quietMissingSourcemaps()],
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    server: {
+      deps: {
+        // GitHub's workflow parser imports its JSON schemas without import attributes, which Node 20
+        // refuses; inlined, vite transforms those imports.
+        inline: ['@actions/workflow-parser', '@actions/expressions'],
+      },
+    },
   },
 });

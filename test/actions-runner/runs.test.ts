@@ -1,0 +1,274 @@
+/**
+ * Runs and their attempts, as GitHub documents them: re-running
+ * (https://docs.github.com/actions/how-tos/manage-workflow-runs/re-run-workflows-and-jobs),
+ * cancelling, environments with required reviewers
+ * (https://docs.github.com/actions/how-tos/deploy/configure-and-manage-deployments/review-deployments),
+ * workflow concurrency
+ * (https://docs.github.com/actions/how-tos/write-workflows/choose-when-workflows-run/control-workflow-concurrency),
+ * scheduled runs, and reusable workflows called from another repository
+ * (https://docs.github.com/actions/how-tos/reuse-automations/reuse-workflows) — driven through the
+ * emulator's REST endpoints where a user would use them.
+ */
+import { getOctokit } from '@actions/github';
+import { afterEach, describe, expect, it } from 'vitest';
+import { repoWith, startActions, type Actions } from './helpers.js';
+
+let a: Actions | undefined;
+afterEach(async () => {
+  await a?.close();
+  a = undefined;
+});
+
+const until = async (cond: () => boolean, what: string) => {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
+  if (!cond()) throw new Error(`timed out waiting for ${what}`);
+};
+
+function octokit(actions: Actions) {
+  return getOctokit(actions.emu.token!, { baseUrl: actions.emu.url });
+}
+
+describe('re-running a run', () => {
+  it('"Re-run failed jobs": the failed leg and its dependents run again in attempt 2; the rest keep their results and outputs', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/app', {
+      '.github/workflows/w.yml': `
+on: workflow_dispatch
+jobs:
+  prep:
+    runs-on: ubuntu-latest
+    outputs: { stamp: "\${{ steps.s.outputs.stamp }}" }
+    steps: [ { id: s, run: 'echo "stamp=attempt-\${{ github.run_attempt }}" >> "$GITHUB_OUTPUT"' } ]
+  legs:
+    needs: prep
+    runs-on: ubuntu-latest
+    strategy: { fail-fast: false, matrix: { n: [1, 2] } }
+    steps:
+      - run: |
+          echo "leg \${{ matrix.n }} of attempt \${{ github.run_attempt }} sees \${{ needs.prep.outputs.stamp }}"
+          if [ "\${{ matrix.n }}" = 2 ] && [ "\${{ github.run_attempt }}" = 1 ]; then exit 1; fi
+  after:
+    needs: legs
+    runs-on: ubuntu-latest
+    steps: [ { run: "echo after in attempt \${{ github.run_attempt }}" } ]
+`,
+    });
+    const run = await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' });
+    const first = await a.runner.finish(run);
+    expect(first.conclusion).toBe('failure');
+    const gh = octokit(a);
+    await gh.request('POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs', { owner: 'acme', repo: 'app', run_id: run.id });
+    const second = await a.runner.finish(run);
+    expect(second.conclusion).toBe('success');
+    const byName = new Map(second.jobs.map((j) => [j.name, j]));
+    expect(byName.get('prep')!.attempt).toBe(1);
+    expect(byName.get('legs (1)')!.attempt).toBe(1);
+    expect(byName.get('legs (2)')!.attempt).toBe(2);
+    expect(byName.get('legs (2)')!.log).toContain('leg 2 of attempt 2 sees attempt-1');
+    expect(byName.get('after')!.attempt).toBe(2);
+
+    const latest = await gh.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', { owner: 'acme', repo: 'app', run_id: run.id });
+    expect(latest.data.jobs.map((j) => `${j.name}#${j.run_attempt}:${j.conclusion}`).sort()).toEqual(['after#2:success', 'legs (1)#1:success', 'legs (2)#2:success', 'prep#1:success']);
+    const all = await gh.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', { owner: 'acme', repo: 'app', run_id: run.id, filter: 'all' });
+    expect(all.data.total_count).toBe(6);
+    const runView = await gh.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { owner: 'acme', repo: 'app', run_id: run.id });
+    expect(runView.data.run_attempt).toBe(2);
+    a.emu.assertNoViolations();
+  });
+
+  it('"Re-run all jobs" runs everything again in a new attempt; a run still in progress cannot be re-run', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': `on: workflow_dispatch\njobs:\n  one: { runs-on: ubuntu-latest, steps: [ { run: "echo attempt \${{ github.run_attempt }}; sleep 0.5" } ] }\n` });
+    const run = await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' });
+    await expect(octokit(a).request('POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun', { owner: 'acme', repo: 'app', run_id: run.id })).rejects.toMatchObject({ status: 403 });
+    await a.runner.finish(run);
+    a.runner.rerunAll(run.id);
+    const s = await a.runner.finish(run);
+    expect(s.attempt).toBe(2);
+    expect(s.jobs[0]!.log).toContain('attempt 2');
+  });
+});
+
+describe('cancelling and losing a runner', () => {
+  it('cancel stops running jobs; jobs not started are cancelled; the run concludes cancelled', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/app', {
+      '.github/workflows/w.yml': `
+on: workflow_dispatch
+jobs:
+  long: { runs-on: ubuntu-latest, steps: [ { run: "echo begun; sleep 30" } ] }
+  later: { needs: long, runs-on: ubuntu-latest, steps: [ { run: echo later } ] }
+`,
+    });
+    const run = await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' });
+    await until(() => run.runningJobs().includes('long'), 'the job to start');
+    await octokit(a).request('POST /repos/{owner}/{repo}/actions/runs/{run_id}/cancel', { owner: 'acme', repo: 'app', run_id: run.id });
+    const s = await a.runner.finish(run);
+    expect(s.conclusion).toBe('cancelled');
+    expect(s.jobs.find((j) => j.name === 'long')!.conclusion).toBe('cancelled');
+    expect(s.jobs.find((j) => j.name === 'later')).toBeUndefined();
+  });
+
+  it('a runner lost mid-job fails the job at once, with the annotation GitHub gives it', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': `on: workflow_dispatch\njobs:\n  work: { runs-on: ubuntu-latest, steps: [ { run: "echo begun; sleep 30" }, { if: always(), run: echo cleanup } ] }\n` });
+    const run = await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' });
+    await until(() => run.runningJobs().includes('work'), 'the job to start');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(run.killJob('work')).toBe(true);
+    const s = await a.runner.finish(run);
+    const job = s.jobs[0]!;
+    expect(job.conclusion).toBe('failure');
+    expect(job.log).not.toContain('cleanup');
+    expect(job.annotations.map((x) => x.message)).toContain('The runner has received a shutdown signal. This can happen when the runner service is stopped, or a manually started runner is canceled.');
+  });
+});
+
+describe('environments with required reviewers', () => {
+  const workflow = `
+on: workflow_dispatch
+jobs:
+  gate:
+    runs-on: ubuntu-latest
+    environment: production
+    steps: [ { run: echo deploying } ]
+  after:
+    needs: gate
+    if: "!cancelled()"
+    runs-on: ubuntu-latest
+    steps: [ { run: "echo gate was \${{ needs.gate.result }}" } ]
+`;
+  it('the job waits; a reviewer approves it over REST and it runs', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': workflow });
+    a.emu.addToken('ghp_alice_reviewer_token_0123456789abcdef', { login: 'alice', type: 'pat' });
+    a.runner.setEnvironment('acme/app', 'production', { reviewers: ['alice'] });
+    const run = await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' });
+    await until(() => run.waitingEnvironments().includes('production'), 'the gate');
+    const alice = getOctokit('ghp_alice_reviewer_token_0123456789abcdef', { baseUrl: a.emu.url });
+    const pending = await alice.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments', { owner: 'acme', repo: 'app', run_id: run.id });
+    expect(pending.data[0]!.environment.name).toBe('production');
+    expect(pending.data[0]!.current_user_can_approve).toBe(true);
+    expect(a.emu.workflowRun(run.id)!.jobs.find((j) => j.name === 'gate')!.status).toBe('waiting');
+    await alice.request('POST /repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments', { owner: 'acme', repo: 'app', run_id: run.id, environment_ids: [Number(pending.data[0]!.environment.id)], state: 'approved', comment: 'ship it' });
+    const s = await a.runner.finish(run);
+    expect(s.conclusion).toBe('success');
+    expect(s.jobs.find((j) => j.name === 'gate')!.log).toContain('deploying');
+  });
+
+  it('a rejection fails the job without running it; the review is listed by GET …/approvals', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': workflow });
+    a.runner.setEnvironment('acme/app', 'production', { reviewers: ['alice'] });
+    const run = await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' });
+    await until(() => run.waitingEnvironments().includes('production'), 'the gate');
+    a.runner.review(run.id, 'production', 'rejected', 'alice', 'not on a Friday');
+    const s = await a.runner.finish(run);
+    expect(s.conclusion).toBe('failure');
+    expect(s.jobs.find((j) => j.name === 'after')!.log).toContain('gate was failure');
+    const reviews = await octokit(a).request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/approvals', { owner: 'acme', repo: 'app', run_id: run.id });
+    expect(reviews.data).toMatchObject([{ state: 'rejected', comment: 'not on a Friday', user: { login: 'alice' } }]);
+  });
+
+  it('left waiting, the job fails after 30 days of the runner\'s clock', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': workflow });
+    a.runner.setEnvironment('acme/app', 'production', { reviewers: ['alice'] });
+    const run = await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' });
+    await until(() => run.waitingEnvironments().includes('production'), 'the gate');
+    a.runner.clock.advance(29 * 24 * 3_600_000);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(run.waitingEnvironments()).toContain('production');
+    a.runner.clock.advance(2 * 24 * 3_600_000);
+    const s = await a.runner.finish(run);
+    expect(s.conclusion).toBe('failure');
+  });
+});
+
+describe('concurrency and schedules', () => {
+  it('one run per group: a newer run waits, and replaces an older waiting one', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/app', {
+      '.github/workflows/sweep.yml': `
+on:
+  schedule: [ { cron: "17 6 * * 1" } ]
+  workflow_dispatch:
+concurrency: { group: sweep, cancel-in-progress: false }
+jobs:
+  one: { runs-on: ubuntu-latest, steps: [ { run: "echo \${{ github.event_name }} \${{ github.event.schedule }}; sleep 0.5" } ] }
+`,
+    });
+    const first = await a.runner.schedule({ repo: 'acme/app', workflow: '.github/workflows/sweep.yml' });
+    const second = await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/sweep.yml' });
+    const third = await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/sweep.yml' });
+    const [s1, s2, s3] = await Promise.all([a.runner.finish(first), a.runner.finish(second), a.runner.finish(third)]);
+    expect(s1.jobs[0]!.log).toContain('schedule 17 6 * * 1');
+    expect(s2.conclusion).toBe('cancelled');
+    expect(s2.startupFailure).toContain("Canceling since a higher priority waiting request for 'sweep' exists");
+    expect(s3.conclusion).toBe('success');
+    expect(a.emu.workflowRun(second.id)!.conclusion).toBe('cancelled');
+  });
+});
+
+describe('a reusable workflow called from another repository', () => {
+  it('typed inputs with defaults, declared secrets, outputs mapped from its jobs; its jobs are named "caller / job"', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/shared', {
+      '.github/workflows/build.yml': `
+on:
+  workflow_call:
+    inputs:
+      target: { type: string, required: true }
+      retries: { type: number, default: 3 }
+      verbose: { type: boolean, default: false }
+    secrets:
+      deploy-key: { required: true }
+    outputs:
+      artifact: { value: "\${{ jobs.make.outputs.artifact }}" }
+jobs:
+  make:
+    runs-on: ubuntu-latest
+    outputs: { artifact: "\${{ steps.m.outputs.artifact }}" }
+    steps:
+      - id: m
+        run: |
+          echo "target=\${{ inputs.target }} retries=\${{ inputs.retries }} verbose=\${{ inputs.verbose }} key=\${{ secrets.deploy-key }}"
+          echo "repository=\${{ github.repository }} workflow_repository=\${{ job.workflow_repository }}"
+          echo "artifact=\${{ inputs.target }}.tgz" >> "$GITHUB_OUTPUT"
+`,
+    });
+    await repoWith(a.emu, 'acme/app', {
+      '.github/workflows/w.yml': `
+on: workflow_dispatch
+jobs:
+  build:
+    uses: acme/shared/.github/workflows/build.yml@main
+    with: { target: web, verbose: true }
+    secrets: { deploy-key: "\${{ secrets.DEPLOY_KEY }}" }
+  use:
+    needs: build
+    runs-on: ubuntu-latest
+    steps: [ { run: "echo got \${{ needs.build.outputs.artifact }}" } ]
+`,
+    });
+    a.runner.setSecret('acme/app', 'DEPLOY_KEY', 'k3y-s3cr3t-value');
+    const s = await a.runner.finish(await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' }));
+    expect(s.conclusion).toBe('success');
+    const make = s.jobs.find((j) => j.name === 'build / make')!;
+    expect(make.log).toContain('target=web retries=3 verbose=true key=***');
+    expect(make.log).toContain('repository=acme/app workflow_repository=acme/shared');
+    expect(s.jobs.find((j) => j.name === 'use')!.log).toContain('got web.tgz');
+  });
+
+  it('an undeclared secret or a missing required input is refused before the called jobs run', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/shared', { '.github/workflows/b.yml': `on: { workflow_call: { inputs: { target: { type: string, required: true } } } }\njobs:\n  j: { runs-on: ubuntu-latest, steps: [ { run: echo } ] }\n` });
+    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': `on: workflow_dispatch\njobs:\n  call:\n    uses: acme/shared/.github/workflows/b.yml@main\n    secrets: { nope: x }\n` });
+    const s = await a.runner.finish(await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' }));
+    expect(s.conclusion).toBe('failure');
+    const job = a.emu.workflowRun(s.id)!.jobs.find((j) => j.name === 'call')!;
+    const notes = await octokit(a).request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', { owner: 'acme', repo: 'app', check_run_id: job.id });
+    expect(notes.data[0]!.message).toContain('Invalid secret, nope is not defined in the referenced workflow.');
+    expect(notes.data[0]!.message).toContain('Input target is required, but not provided while calling.');
+  });
+});

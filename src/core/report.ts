@@ -486,6 +486,7 @@ export function renderMermaid(m: Manifest, maxNodes = 300): string {
 // Fitting a report into a check run
 
 /** GitHub's limit for a check run's output.summary and output.text, in characters. */
+/** A check run's `output.summary` and `output.text` each hold at most 65,535 bytes (github/docs#35252). */
 export const CHECK_RUN_TEXT_LIMIT = 65_535;
 
 /**
@@ -494,15 +495,38 @@ export const CHECK_RUN_TEXT_LIMIT = 65_535;
  * Returns the text unchanged when it fits.
  */
 export function fitCheckRunText(markdown: string, pointer: string, limit = CHECK_RUN_TEXT_LIMIT): string {
-  if (markdown.length <= limit) return markdown;
-  const tail = `\n\n… report truncated to fit a check run (${markdown.length} characters, limit ${limit}). ${pointer}\n`;
-  const budget = limit - tail.length - 8;
-  let cut = markdown.lastIndexOf('\n', budget);
-  if (cut <= 0) cut = budget;
+  const size = utf8Bytes(markdown);
+  if (size <= limit) return markdown;
+  const tail = `\n\n… report truncated to fit a check run (${size} bytes, limit ${limit}). ${pointer}\n`;
+  const budget = limit - utf8Bytes(tail) - 8;
+  const end = charsWithin(markdown, budget);
+  let cut = markdown.lastIndexOf('\n', end);
+  if (cut <= 0) cut = end;
   let head = markdown.slice(0, cut);
   // An odd number of fences means the cut fell inside a code block: close it so the rest renders.
   if ((head.match(/^```/gm)?.length ?? 0) % 2 === 1) head += '\n```';
   return head + tail;
+}
+
+const encoder = new TextEncoder();
+
+/** GitHub counts a check run's summary and text in bytes of UTF-8 (a ✓ is 3, an emoji 4). */
+export function utf8Bytes(text: string): number {
+  return encoder.encode(text).length;
+}
+
+/** The longest prefix of `text` (in UTF-16 units, never splitting a surrogate pair) within `bytes` bytes of UTF-8. */
+function charsWithin(text: string, bytes: number): number {
+  let used = 0;
+  let i = 0;
+  while (i < text.length) {
+    const code = text.codePointAt(i)!;
+    const width = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+    if (used + width > bytes) break;
+    used += width;
+    i += code >= 0x10000 ? 2 : 1;
+  }
+  return i;
 }
 
 /** The check run conclusion a fleet earns: failure when any lane failed or was skipped (as the CLI's exit code), success otherwise. */

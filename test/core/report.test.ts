@@ -379,7 +379,8 @@ describe('renderMermaid', () => {
 });
 
 describe('fitCheckRunText', async () => {
-  const { fitCheckRunText, CHECK_RUN_TEXT_LIMIT } = await import('../../src/core/report.js');
+  const mod = await import('../../src/core/report.js');
+  const { fitCheckRunText, CHECK_RUN_TEXT_LIMIT } = mod;
   it('leaves a report that fits untouched', () => {
     expect(fitCheckRunText('short', 'See the artifact.')).toBe('short');
   });
@@ -391,6 +392,17 @@ describe('fitCheckRunText', async () => {
     expect(fitted).toContain('Full report: artifact fleet-report.');
     const body = fitted.slice(0, fitted.indexOf('\n\n… report truncated'));
     expect(body.split('\n').every((line) => /^\| lane-\d+ \| completed \| x{20} \|$/.test(line))).toBe(true);
+  });
+  it('counts bytes, not characters: GitHub refuses a summary over 65,535 bytes of UTF-8 (github/docs#35252)', () => {
+    const { utf8Bytes } = mod;
+    // 30,000 characters, but ✓ and — are 3 bytes each and 🚀 is 4: over 65,535 bytes though under 65,535 characters.
+    const long = Array.from({ length: 3000 }, (_, i) => `✓ lane-${i} — 🚀`).join('\n');
+    expect(long.length).toBeLessThan(CHECK_RUN_TEXT_LIMIT);
+    expect(utf8Bytes(long)).toBeGreaterThan(CHECK_RUN_TEXT_LIMIT);
+    const fitted = fitCheckRunText(long, 'Full report: artifact fleet-report.');
+    expect(utf8Bytes(fitted)).toBeLessThanOrEqual(CHECK_RUN_TEXT_LIMIT);
+    expect(fitted).toContain('Full report: artifact fleet-report.');
+    expect(fitted).not.toMatch(/\uFFFD/);
   });
   it('closes a code fence the cut fell inside', () => {
     const long = `# r\n\`\`\`mermaid\n${'a --> b\n'.repeat(10_000)}\`\`\`\n`;

@@ -149,20 +149,31 @@ export interface StoredArtifact {
  */
 export interface ArtifactStore {
   upload(name: string, files: string[], rootDir: string): Promise<StoredArtifact>;
-  /** Artifacts whose name starts with `prefix`; a re-run's duplicates collapse to the latest. */
-  list(prefix: string): Promise<StoredArtifact[]>;
+  /**
+   * Artifacts whose name starts with `prefix`. Every upload is listed (a
+   * re-run's uploads sit beside earlier attempts'; names carry the attempt).
+   * `complete`: the whole run's, even what this job's own listing does not
+   * show (on Actions: the REST listing, which costs API calls).
+   */
+  list(prefix: string, opts?: { complete?: boolean }): Promise<StoredArtifact[]>;
   /** Download into `dir` (created); throws when the digest does not match. */
   download(artifact: StoredArtifact, dir: string): Promise<void>;
 }
 
 export interface RunJob {
+  id?: number;
   name: string;
   status: string;
   conclusion: string | null;
   html_url: string | null;
 }
 
-/** The jobs of the workflow run the fleet runs in, to explain a lane that left no result. */
+/** The workflow run the fleet runs in, to explain a lane that left no result. */
 export interface RunJobs {
+  /** Every job of the run (its latest attempt of each), all pages. */
   list(): Promise<RunJob[]>;
+  /** The messages GitHub left on a job (a timeout, a lost runner). */
+  annotations?(jobId: number): Promise<string[]>;
+  /** The review that rejected a pending deployment of this run (the approval gate), if one did. */
+  rejection?(): Promise<{ environment: string; reviewer: string; comment: string } | null>;
 }

@@ -2,6 +2,15 @@
  * The run's artifacts through @actions/artifact. Needs ACTIONS_RUNTIME_TOKEN
  * and ACTIONS_RESULTS_URL, which the runner gives to JavaScript actions only:
  * action.yml hands them to this process on purpose (see docs/github-actions.md).
+ *
+ * Two paths reach an artifact. The job's own (the results service, with the
+ * runtime token) costs no API calls but, after "Re-run failed jobs", may not
+ * list an earlier attempt's upload or may refuse to sign its URL
+ * (actions/download-artifact#486). The run's REST endpoints (`findBy`, with a
+ * token that has `actions: read`) see every attempt, at the price of API
+ * calls. So: list on the job's path, read the REST listing only when asked
+ * for the complete one, and download on the job's path first, falling back
+ * to REST when it refuses.
  */
 import { DefaultArtifactClient } from '@actions/artifact';
 import type { ArtifactStore, StoredArtifact } from '../ports.js';
@@ -13,32 +22,55 @@ export interface FindBy {
   repositoryName: string;
 }
 
+interface Listed {
+  name: string;
+  id: number;
+  digest?: string | undefined;
+}
+
+function withPrefix(digest: string | undefined): string | undefined {
+  if (!digest) return undefined;
+  return digest.startsWith('sha256:') ? digest : `sha256:${digest}`;
+}
+
 export class ActionsArtifactStore implements ArtifactStore {
   private readonly client = new DefaultArtifactClient();
 
-  /** `findBy` reads another run's artifacts (resume); uploads always go to this run. */
-  constructor(private readonly findBy?: FindBy) {}
+  /** `run`: this run's REST coordinates (and a token with `actions: read`), for what the job's own path cannot reach. */
+  constructor(
+    private readonly run?: FindBy,
+    private readonly log: (line: string) => void = () => undefined,
+  ) {}
 
   async upload(name: string, files: string[], rootDir: string): Promise<StoredArtifact> {
     const r = await this.client.uploadArtifact(name, files, rootDir, { retentionDays: 30 });
     if (r.id === undefined) throw new Error(`artifact ${name} was not uploaded`);
-    return { name, id: r.id, digest: r.digest };
+    return { name, id: r.id, digest: withPrefix(r.digest) };
   }
 
-  async list(prefix: string): Promise<StoredArtifact[]> {
-    const r = await this.client.listArtifacts({ latest: true, ...(this.findBy ? { findBy: this.findBy } : {}) });
-    return r.artifacts
+  async list(prefix: string, opts: { complete?: boolean } = {}): Promise<StoredArtifact[]> {
+    const byId = new Map<number, Listed>();
+    for (const a of (await this.client.listArtifacts()).artifacts) byId.set(a.id, a);
+    if (opts.complete && this.run) {
+      for (const a of (await this.client.listArtifacts({ findBy: this.run })).artifacts) byId.set(a.id, a);
+    }
+    return [...byId.values()]
       .filter((a) => a.name.startsWith(prefix))
-      .map((a) => ({ name: a.name, id: a.id, digest: a.digest }))
-      .sort((a, b) => a.name.localeCompare(b.name));
+      .map((a) => ({ name: a.name, id: a.id, digest: withPrefix(a.digest) }))
+      .sort((a, b) => a.name.localeCompare(b.name) || a.id - b.id);
   }
 
   async download(artifact: StoredArtifact, dir: string): Promise<void> {
-    const r = await this.client.downloadArtifact(artifact.id, {
-      path: dir,
-      ...(artifact.digest ? { expectedHash: artifact.digest } : {}),
-      ...(this.findBy ? { findBy: this.findBy } : {}),
-    });
+    const expected = artifact.digest ? { expectedHash: artifact.digest } : {};
+    let r: { digestMismatch?: boolean };
+    try {
+      r = await this.client.downloadArtifact(artifact.id, { path: dir, ...expected });
+    } catch (err) {
+      if (!this.run) throw err;
+      // An earlier attempt's artifact: the results service may no longer sign its URL; the run's REST path still serves it.
+      this.log(`${artifact.name}: the job's artifact path refused it (${(err as Error).message}); reading it through the run's REST endpoints`);
+      r = await this.client.downloadArtifact(artifact.id, { path: dir, ...expected, findBy: this.run });
+    }
     if (r.digestMismatch) throw new Error(`artifact ${artifact.name} does not match its digest: refusing a result that changed after upload`);
   }
 }

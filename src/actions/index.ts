@@ -2,17 +2,27 @@
  * The action's entrypoint (dist/action/index.js): wires the runner's real
  * parts into runAction. Started by action.yml from a github-script step.
  */
+import './env-defaults.js';
 import * as core from '@actions/core';
 import { withholdFromProcessEnv } from '../cli/main.js';
-import { ActionsArtifactStore } from './artifact-store.js';
+import { ActionsArtifactStore, type FindBy } from './artifact-store.js';
 import { actionDeps } from './deps.js';
 import { runAction } from './main.js';
 
 // Fleet's credentials leave process.env at once, so no child (git, a directive) inherits them; they live in `env`.
 // The artifact client reads its runtime token from process.env, so that one stays (directives never get it: directiveEnv).
 const env = withholdFromProcessEnv(['ACTIONS_RUNTIME_TOKEN']);
-const store = new ActionsArtifactStore();
 const logger = { info: core.info, warn: core.warning, error: core.error };
 
+/** This run's REST coordinates for artifacts the job's own path cannot reach (an earlier attempt's uploads). */
+function thisRun(): FindBy | undefined {
+  const [owner, repo] = (env.GITHUB_REPOSITORY ?? '').split('/');
+  const runId = Number(env.GITHUB_RUN_ID);
+  const token = env.FLEET_RUN_TOKEN || env.FLEET_TOKEN;
+  if (!owner || !repo || !runId || !token) return undefined;
+  return { token, workflowRunId: runId, repositoryOwner: owner, repositoryName: repo };
+}
+
+const store = new ActionsArtifactStore(thisRun(), core.info);
 const code = await runAction(actionDeps(env, core, store, logger));
 process.exitCode = code;

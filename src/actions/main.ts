@@ -8,16 +8,15 @@ import { exitCodeFor } from '../steps/run.js';
 import { formatProblems } from '../core/validate.js';
 import type { Manifest } from '../core/model.js';
 import { checkRunConclusion, fitCheckRunText, renderPlan, renderReport } from '../core/report.js';
-import type { ArtifactStore, Clock, Executor, Forge, RunJob, Workspace } from '../ports.js';
+import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, Workspace } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
-import { loadPlanBundle, matrixPlan, matrixReport, matrixShard, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
+import { attemptName, loadPlanBundle, matrixPlan, matrixReport, matrixShard, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
 import type { PlanStepOptions } from '../steps/plan.js';
 import type { FleetFile } from '../core/fleet-file.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { readSettings, type Settings } from './settings.js';
 
-/** GitHub's limit for one step's summary (1 MiB), in characters, leaving room for multi-byte text. */
-const STEP_SUMMARY_LIMIT = 1_000_000;
+/** GitHub's limit for one step's summary: 1 MiB; a larger one is dropped whole, so the report is cut below it. */
 const STEP_SUMMARY_BYTES = 1_048_000;
 
 /** The slice of @actions/core the action uses. */
@@ -111,6 +110,7 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
     maxParallel: settings.maxParallel,
     dryRun: settings.dryRun,
     discover: setup.discover,
+    attempt: settings.runAttempt,
   });
   if (!out.ok) {
     deps.core.setFailed(formatProblems(out.problems));
@@ -141,6 +141,7 @@ async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: 
     env: deps.directiveEnv,
     dryRun: settings.dryRun || undefined,
     log: (line) => deps.core.info(line),
+    attempt: settings.runAttempt,
   });
   for (const r of records) {
     const line = `${r.lane}: ${r.status} (${r.phase})${r.error ? ` — ${r.error.class}: ${r.error.message}` : ''}`;
@@ -166,49 +167,60 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
     forge,
     clock: deps.clock,
     jobs: settings.repository && settings.runId ? runJobs(api, settings) : undefined,
+    attempt: settings.runAttempt,
   });
   const text = renderReport(manifest, { now: manifest.ended_at ?? deps.clock.now().toISOString() });
   await writeJsonAtomic(join(settings.workspace, 'fleet-status.json'), manifest);
   await writeFileAtomic(join(settings.workspace, 'report.md'), `${text}\n`);
-  await deps.store.upload(REPORT_ARTIFACT, [join(settings.workspace, 'fleet-status.json'), join(settings.workspace, 'report.md')], settings.workspace);
+  const artifact = attemptName(REPORT_ARTIFACT, settings.runAttempt);
+  await deps.store.upload(artifact, [join(settings.workspace, 'fleet-status.json'), join(settings.workspace, 'report.md')], settings.workspace);
   // A step summary holds 1 MiB: a very large fleet's report is cut there, with a pointer to the artifact.
-  const pointerText = `The full report is the \`${REPORT_ARTIFACT}\` artifact.`;
-  let summary = fitCheckRunText(text, pointerText, STEP_SUMMARY_LIMIT);
-  for (let limit = STEP_SUMMARY_LIMIT; Buffer.byteLength(summary) > STEP_SUMMARY_BYTES; limit = Math.floor(limit * 0.9)) {
-    summary = fitCheckRunText(text, pointerText, limit);
-  }
-  await deps.core.summary.addRaw(summary, true).write();
+  await deps.core.summary.addRaw(fitCheckRunText(text, `The full report is the \`${artifact}\` artifact.`, STEP_SUMMARY_BYTES), true).write();
   deps.core.setOutput('manifest', join(settings.workspace, 'fleet-status.json'));
   deps.core.setOutput('failed', String(manifest.summary.failed));
-  if (settings.repository && settings.sha) await postCheckRun(api, settings, manifest, text);
+  // The summary and the artifact are written: a check run GitHub refuses is a warning, not a failed report.
+  if (settings.repository && settings.sha) await postCheckRun(api, settings, manifest, text, artifact).catch((err: Error) => deps.core.warning(checkRunProblem(err)));
   const code = exitCodeFor(manifest);
   if (code !== 0 && settings.failOnLaneFailure) deps.core.setFailed(`${manifest.summary.failed} lane(s) failed: see the report`);
   return settings.failOnLaneFailure ? code : 0;
 }
 
-function runJobs(api: GitHubApi, settings: Settings) {
+function checkRunProblem(err: Error & { status?: number }): string {
+  const hint =
+    err.status === 403
+      ? ' The report job needs `permissions: checks: write` (and the caller must grant it: a reusable workflow cannot have more than its caller).'
+      : '';
+  return `The report's check run could not be posted (${err.status ?? 'error'}: ${err.message}); the job summary and the report artifact have the full report.${hint}`;
+}
+
+/** The run's jobs (every page: a big fleet has thousands), their annotations, and the approval gate's verdict. */
+function runJobs(api: GitHubApi, settings: Settings): RunJobs {
+  const repo = settings.repository!;
   return {
     async list(): Promise<RunJob[]> {
       const jobs: RunJob[] = [];
-      for (let page = 1; page <= 20; page++) {
-        const { data } = await api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', {
-          ...settings.repository,
-          run_id: settings.runId,
-          filter: 'latest',
-          per_page: 100,
-          page,
-        });
-        const batch = (data as { jobs: RunJob[] }).jobs;
-        jobs.push(...batch.map((j) => ({ name: j.name, status: j.status, conclusion: j.conclusion, html_url: j.html_url })));
-        if (batch.length < 100) break;
+      for (let page = 1; ; page++) {
+        const { data } = await api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', { ...repo, run_id: settings.runId, filter: 'latest', per_page: 100, page });
+        const batch = (data as { jobs: RunJob[]; total_count: number }).jobs;
+        jobs.push(...batch.map((j) => ({ id: j.id, name: j.name, status: j.status, conclusion: j.conclusion, html_url: j.html_url })));
+        if (batch.length < 100 || jobs.length >= (data as { total_count: number }).total_count) break;
       }
       return jobs;
+    },
+    async annotations(jobId: number): Promise<string[]> {
+      const { data } = await api.request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', { ...repo, check_run_id: jobId, per_page: 50 });
+      return (data as Array<{ message: string }>).map((a) => a.message);
+    },
+    async rejection() {
+      const { data } = await api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/approvals', { ...repo, run_id: settings.runId });
+      const rejected = (data as Array<{ state: string; comment: string; user: { login: string }; environments: Array<{ name?: string }> }>).find((r) => r.state === 'rejected');
+      return rejected ? { environment: rejected.environments.map((e) => e.name).join(', '), reviewer: rejected.user.login, comment: rejected.comment } : null;
     },
   };
 }
 
-async function postCheckRun(api: GitHubApi, settings: Settings, manifest: Manifest, text: string): Promise<void> {
-  const pointer = settings.runUrl ? `The full report is the \`${REPORT_ARTIFACT}\` artifact of ${settings.runUrl}.` : `The full report is the \`${REPORT_ARTIFACT}\` artifact.`;
+async function postCheckRun(api: GitHubApi, settings: Settings, manifest: Manifest, text: string, artifact: string): Promise<void> {
+  const pointer = settings.runUrl ? `The full report is the \`${artifact}\` artifact of ${settings.runUrl}.` : `The full report is the \`${artifact}\` artifact.`;
   const s = manifest.summary;
   await api.request('POST /repos/{owner}/{repo}/check-runs', {
     ...settings.repository,

@@ -62,6 +62,8 @@ export interface Settings {
   repository: { owner: string; repo: string } | undefined;
   sha: string;
   runId: number | undefined;
+  /** GITHUB_RUN_ATTEMPT: every artifact name carries it (see steps/matrix.ts). */
+  runAttempt: number;
   runUrl: string | undefined;
 }
 
@@ -111,6 +113,7 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
       repository: owner && repo ? { owner, repo } : undefined,
       sha: e.GITHUB_SHA,
       runId: runId && Number.isFinite(runId) ? runId : undefined,
+      runAttempt: Math.max(1, Number(e.GITHUB_RUN_ATTEMPT) || 1),
       runUrl: owner && repo && runId ? `${e.GITHUB_SERVER_URL}/${owner}/${repo}/actions/runs/${runId}` : undefined,
     },
   };

@@ -4,29 +4,62 @@
  * the plan travels as `fleet-plan`, each lane's result as `fleet-lane-<lane>`.
  * Job outputs carry only the small shard lists (they are capped at 1 MB).
  */
-import { readFile, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Manifest, LaneRecord } from '../core/model.js';
 import type { ResolvedFleet, Problem } from '../core/validate.js';
-import type { ArtifactStore, Clock, Executor, Forge, RunJobs, Workspace } from '../ports.js';
+import type { ArtifactStore, Clock, Executor, Forge, RunJobs, StoredArtifact, Workspace } from '../ports.js';
 import { writeJsonAtomic } from '../util/fs.js';
+import { mapLimit } from '../util/pool.js';
 import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
 import { planStep, type PlanStepOptions } from './plan.js';
 import { readLaneResult, reportStep } from './report.js';
 import { dependencyBlock } from './run.js';
+import { MissingResultExplainer } from './explain.js';
 
 export const PLAN_ARTIFACT = 'fleet-plan';
 export const LANE_ARTIFACT_PREFIX = 'fleet-lane-';
 export const REPORT_ARTIFACT = 'fleet-report';
 
-export function laneArtifact(lane: string): string {
-  return `${LANE_ARTIFACT_PREFIX}${lane}`;
+/**
+ * Every artifact name carries the run attempt that uploaded it
+ * (`fleet-lane-core.a2`). GitHub keeps an earlier attempt's artifact beside a
+ * re-run's upload of the same name (or refuses the second upload, by some
+ * reports), and its ids are not ordered by attempt, so "the latest by id" can
+ * be the older one: readers pick by the attempt in the name instead.
+ */
+export function attemptName(base: string, attempt: number): string {
+  return `${base}.a${attempt}`;
+}
+
+/** The base name and attempt of an artifact name (attempt 1 for a name without one). */
+export function parseAttemptName(name: string): { base: string; attempt: number } {
+  const m = /^(.*)\.a(\d+)$/.exec(name);
+  return m ? { base: m[1]!, attempt: Number(m[2]) } : { base: name, attempt: 1 };
+}
+
+/** Per base name, the artifact of the highest attempt at or after `since` (earlier attempts' are another plan's). */
+export function latestByAttempt(artifacts: StoredArtifact[], since = 1): Map<string, StoredArtifact> {
+  const out = new Map<string, { a: StoredArtifact; attempt: number }>();
+  for (const a of artifacts) {
+    const { base, attempt } = parseAttemptName(a.name);
+    if (attempt < since) continue;
+    const seen = out.get(base);
+    if (!seen || attempt > seen.attempt) out.set(base, { a, attempt });
+  }
+  return new Map([...out].map(([k, v]) => [k, v.a]));
+}
+
+export function laneArtifact(lane: string, attempt = 1): string {
+  return attemptName(`${LANE_ARTIFACT_PREFIX}${lane}`, attempt);
 }
 
 /** What the plan job hands every later job. */
 export interface PlanBundle {
   fleet: ResolvedFleet;
   manifest: Manifest;
+  /** The run attempt that planned: lane results of earlier attempts belong to an earlier plan ("Re-run all jobs"). */
+  attempt?: number;
 }
 
 export interface MatrixPlanInput {
@@ -42,6 +75,8 @@ export interface MatrixPlanInput {
   maxParallel?: number;
   dryRun?: boolean;
   discover?: PlanStepOptions['discover'];
+  /** The run attempt (GITHUB_RUN_ATTEMPT); default 1. */
+  attempt?: number;
 }
 
 export interface MatrixPlanOutputs {
@@ -76,9 +111,10 @@ export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; ma
     };
   }
   const bundleDir = join(input.root, 'plan');
-  const bundle: PlanBundle = { fleet: planned.fleet, manifest: planned.manifest };
+  const attempt = input.attempt ?? 1;
+  const bundle: PlanBundle = { fleet: planned.fleet, manifest: planned.manifest, attempt };
   await writeJsonAtomic(join(bundleDir, 'fleet.json'), bundle);
-  await input.store.upload(PLAN_ARTIFACT, [join(bundleDir, 'fleet.json')], bundleDir);
+  await input.store.upload(attemptName(PLAN_ARTIFACT, attempt), [join(bundleDir, 'fleet.json')], bundleDir);
   const waves = Array.from({ length: input.waveJobs }, (_, i) => planned.plan.waves[i]?.shards.map((s) => s.id) ?? []);
   return {
     ok: true,
@@ -93,25 +129,49 @@ export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; ma
   };
 }
 
+/** The plan of the latest attempt that planned (a partial re-run's jobs read the first attempt's plan). */
 export async function loadPlanBundle(store: ArtifactStore, root: string): Promise<PlanBundle> {
-  const [artifact] = (await store.list(PLAN_ARTIFACT)).filter((a) => a.name === PLAN_ARTIFACT);
+  const pick = async (complete: boolean) => latestByAttempt((await store.list(PLAN_ARTIFACT, { complete })).filter((a) => parseAttemptName(a.name).base === PLAN_ARTIFACT)).get(PLAN_ARTIFACT);
+  const artifact = (await pick(false)) ?? (await pick(true));
   if (!artifact) throw new Error(`no ${PLAN_ARTIFACT} artifact in this run: the plan job must run first`);
   const dir = join(root, 'plan');
   await store.download(artifact, dir);
-  return JSON.parse(await readFile(join(dir, 'fleet.json'), 'utf8')) as PlanBundle;
+  const bundle = JSON.parse(await readFile(join(dir, 'fleet.json'), 'utf8')) as PlanBundle;
+  return { ...bundle, attempt: bundle.attempt ?? parseAttemptName(artifact.name).attempt };
 }
 
-/** Download the results of the given lanes (those that have one) into the workspace. */
-async function fetchLaneResults(store: ArtifactStore, root: string, fleet_id: string, lanes: Iterable<string>): Promise<Map<string, LaneRecord>> {
+/**
+ * Download the latest results of the given lanes (those that have one) into
+ * the workspace. The job's own listing comes first; when a wanted lane is not
+ * in it (an earlier attempt's upload that this attempt does not list), the
+ * complete listing of the run is read once.
+ */
+async function fetchLaneResults(store: ArtifactStore, root: string, bundle: PlanBundle, lanes: Iterable<string>, attempt: number): Promise<Map<string, LaneRecord>> {
   const wanted = new Set(lanes);
+  const since = bundle.attempt ?? 1;
+  const pick = async (all: boolean) => {
+    const found = new Map<string, StoredArtifact>();
+    for (const [base, artifact] of latestByAttempt(await store.list(LANE_ARTIFACT_PREFIX, { complete: all }), since)) {
+      const lane = base.slice(LANE_ARTIFACT_PREFIX.length);
+      if (base.startsWith(LANE_ARTIFACT_PREFIX) && wanted.has(lane)) found.set(lane, artifact);
+    }
+    return found;
+  };
+  let found = await pick(false);
+  // A job's own listing shows its own attempt's uploads; only after a re-run can a result sit where it does not look.
+  if (attempt > since && found.size < wanted.size) found = await pick(true);
   const out = new Map<string, LaneRecord>();
-  for (const artifact of await store.list(LANE_ARTIFACT_PREFIX)) {
-    const lane = artifact.name.slice(LANE_ARTIFACT_PREFIX.length);
-    if (!wanted.has(lane)) continue;
-    await store.download(artifact, root);
-    const read = await readLaneResult(root, lane, fleet_id);
+  await mapLimit([...found], 8, async ([lane, artifact]) => {
+    // Each artifact unpacks on its own, then its lane folder moves into place: parallel downloads never share a folder.
+    const staging = join(root, '.artifacts', artifact.name);
+    await store.download(artifact, staging);
+    await rm(laneDir(root, lane), { recursive: true, force: true });
+    await mkdir(dirname(laneDir(root, lane)), { recursive: true });
+    await rename(laneDir(staging, lane), laneDir(root, lane));
+    await rm(staging, { recursive: true, force: true });
+    const read = await readLaneResult(root, lane, bundle.manifest.fleet_id);
     if (read.ok) out.set(lane, read.record);
-  }
+  });
   return out;
 }
 
@@ -140,18 +200,21 @@ export interface MatrixShardInput {
   log?(line: string): void;
   /** The plan, when the caller already downloaded it (to set up the forge it names). */
   bundle?: PlanBundle;
+  /** The run attempt (GITHUB_RUN_ATTEMPT) this leg runs in; default 1. */
+  attempt?: number;
 }
 
 /** One matrix leg: run the lanes of one shard, one after another, each leaving its own artifact. */
 export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]> {
-  const { fleet, manifest } = input.bundle ?? (await loadPlanBundle(input.store, input.root));
+  const bundle = input.bundle ?? (await loadPlanBundle(input.store, input.root));
+  const { fleet, manifest } = bundle;
   const shard = manifest.waves.flatMap((w) => w.shards).find((s) => s.id === input.shard);
   if (!shard) throw new Error(`shard ${input.shard} is not in the plan of ${manifest.fleet_id}`);
   const specs = new Map(fleet.lanes.map((l) => [l.id, l]));
   const planned = new Map(manifest.lanes.map((l) => [l.lane, l]));
   const deps = new Set(shard.lanes.flatMap((id) => specs.get(id)?.depends_on ?? []));
   // This shard's own lanes may have results from an earlier attempt of the run ("Re-run failed jobs"): completed ones are kept.
-  const records = await fetchLaneResults(input.store, input.root, manifest.fleet_id, [...deps, ...shard.lanes]);
+  const records = await fetchLaneResults(input.store, input.root, bundle, [...deps, ...shard.lanes], input.attempt ?? 1);
   const ctx: LaneContext = {
     fleet_id: manifest.fleet_id,
     file: fleet.file,
@@ -187,7 +250,7 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
     }
     records.set(id, rec);
     out.push(rec);
-    await input.store.upload(laneArtifact(id), await filesOf(laneDir(input.root, id)), input.root);
+    await input.store.upload(laneArtifact(id, input.attempt ?? 1), await filesOf(laneDir(input.root, id)), input.root);
   }
   return out;
 }
@@ -199,6 +262,8 @@ export interface MatrixReportInput {
   clock: Clock;
   jobs?: RunJobs;
   bundle?: PlanBundle;
+  /** The run attempt (GITHUB_RUN_ATTEMPT) the report runs in; default 1. */
+  attempt?: number;
 }
 
 /**
@@ -206,28 +271,18 @@ export interface MatrixReportInput {
  * forge; a lane without one is explained from the run's jobs.
  */
 export async function matrixReport(input: MatrixReportInput): Promise<Manifest> {
-  const { fleet, manifest } = input.bundle ?? (await loadPlanBundle(input.store, input.root));
-  await fetchLaneResults(input.store, input.root, manifest.fleet_id, manifest.lanes.map((l) => l.lane));
+  const bundle = input.bundle ?? (await loadPlanBundle(input.store, input.root));
+  const { fleet, manifest } = bundle;
+  await fetchLaneResults(input.store, input.root, bundle, manifest.lanes.map((l) => l.lane), input.attempt ?? 1);
   const shardOf = new Map(manifest.waves.flatMap((w) => w.shards.flatMap((s) => s.lanes.map((l) => [l, s.id] as const))));
-  let jobs: Awaited<ReturnType<RunJobs['list']>> | undefined;
+  const explainer = input.jobs ? new MissingResultExplainer(input.jobs) : undefined;
   const final = await reportStep({
     root: input.root,
     manifest,
     lanes: new Map(fleet.lanes.map((l) => [l.id, l])),
     forge: input.forge,
     clock: input.clock,
-    async explainMissing(lane) {
-      if (!input.jobs) return null;
-      jobs ??= await input.jobs.list();
-      const shard = shardOf.get(lane.lane);
-      const job = shard ? jobs.find((j) => j.name.includes(`(${shard})`) || j.name.endsWith(shard)) : undefined;
-      if (!job) return { class: 'no-result', message: `no job ran shard ${shard ?? '?'} (its wave job was skipped or never started)` };
-      const where = job.html_url ? ` (${job.html_url})` : '';
-      if (job.conclusion === 'cancelled') return { class: 'cancelled', message: `job "${job.name}" was cancelled before the lane left a result${where}` };
-      if (job.conclusion === 'timed_out') return { class: 'no-result', message: `job "${job.name}" timed out before the lane left a result${where}` };
-      if (job.status !== 'completed') return { class: 'no-result', message: `job "${job.name}" is still ${job.status}${where}` };
-      return { class: 'no-result', message: `job "${job.name}" ended ${job.conclusion ?? 'without a conclusion'} before uploading the lane result${where}` };
-    },
+    explainMissing: explainer ? (lane) => explainer.explain(shardOf.get(lane.lane)) : undefined,
   });
   return final;
 }

@@ -102,8 +102,8 @@ export interface ReportStepInput {
   clock: Clock;
   /** Lanes the runner already checked against the forge in this process, as they finished. */
   verified?: ReadonlyMap<string, LaneRecord>;
-  /** Why a lane left no result (its job was cancelled, timed out, failed before upload), when the runner can tell. */
-  explainMissing?(lane: LaneRecord): Promise<LaneRecord['error']>;
+  /** Why a lane left no result (its job was cancelled, timed out, failed before upload, never approved), when the runner can tell. */
+  explainMissing?(lane: LaneRecord): Promise<{ status: 'failed' | 'skipped'; error: NonNullable<LaneRecord['error']> } | null>;
 }
 
 export async function reportStep(input: ReportStepInput): Promise<Manifest> {
@@ -118,12 +118,13 @@ export async function reportStep(input: ReportStepInput): Promise<Manifest> {
       // Lanes skipped at plan time never ran, so they have no file.
       if (planned.status === 'skipped') return planned;
       const cause = read.reason === 'missing' ? await input.explainMissing?.(planned) : null;
+      const status = cause?.status ?? 'failed';
       return {
         ...planned,
-        status: 'failed',
-        phase: 'failed',
+        status,
+        phase: status,
         updated_at: now,
-        error: cause ?? { class: 'no-result', message: `${read.detail}; the lane did not finish (crashed, killed or cancelled)` },
+        error: cause?.error ?? { class: 'no-result', message: `${read.detail}; the lane did not finish (crashed, killed or cancelled)` },
       };
     }
     const rec = read.record;

@@ -182,14 +182,14 @@ describe('the fleet as Actions jobs against GitHub', () => {
     const cut = summary.indexOf('\n\n… report truncated to fit a check run');
     expect(cut).toBeGreaterThan(60_000);
     expect(text.startsWith(summary.slice(0, cut))).toBe(true);
-    expect(summary).toContain(`The full report is the \`fleet-report\` artifact of ${emu.url}/git/acme/control/actions/runs/${run.id}.`);
+    expect(summary).toContain(`The full report is the \`fleet-report.a1\` artifact of ${emu.url}/git/acme/control/actions/runs/${run.id}.`);
     const created = emu.find({ route: '/repos/{owner}/{repo}/check-runs', method: 'POST' });
     expect(created.map((q) => [q.status, q.token])).toEqual([[201, runToken]]);
     // The job summary is the whole report (a step summary holds 1 MiB).
     expect(report.summaries).toEqual([text.slice(0, -1)]);
 
     // Every job left only what it should in the artifact store.
-    expect((await store.list('fleet-')).map((a) => a.name)).toEqual(['fleet-lane-api', 'fleet-lane-core', 'fleet-lane-tool', 'fleet-plan', 'fleet-report']);
+    expect((await store.list('fleet-')).map((a) => a.name)).toEqual(['fleet-lane-api.a1', 'fleet-lane-core.a1', 'fleet-lane-tool.a1', 'fleet-plan.a1', 'fleet-report.a1']);
     for (const f of walkFiles(join(dir, 'artifacts'))) {
       const content = readFileSync(join(dir, 'artifacts', f), 'latin1');
       for (const secret of [PAT, runToken, basicCredential(PAT)]) expect(content.includes(secret), f).toBe(false);

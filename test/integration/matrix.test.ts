@@ -60,7 +60,7 @@ describe('matrix jobs', () => {
       }
     }
     const lanes = (await store.list(LANE_ARTIFACT_PREFIX)).map((a) => a.name);
-    expect(lanes).toEqual(['fleet-lane-api', 'fleet-lane-lib', 'fleet-lane-tool', 'fleet-lane-web']);
+    expect(lanes).toEqual(['fleet-lane-api.a1', 'fleet-lane-lib.a1', 'fleet-lane-tool.a1', 'fleet-lane-web.a1']);
 
     const m = await matrixReport({ store, root: join(dir, 'runner-report'), forge, clock: systemClock });
     expect(m.summary).toMatchObject({ total: 5, completed: 4, failed: 0, excluded: 1 });

@@ -45829,7 +45829,7 @@ function longestChain(lanes, level) {
 /* harmony export */   EG: () => (/* binding */ renderPlan),
 /* harmony export */   dK: () => (/* binding */ renderStatusTable)
 /* harmony export */ });
-/* unused harmony exports oneLine, escapeCell, codeSpan, mermaidLabel, formatDuration, laneResult, renderMermaid, CHECK_RUN_TEXT_LIMIT, fitCheckRunText, checkRunConclusion */
+/* unused harmony exports oneLine, escapeCell, codeSpan, mermaidLabel, formatDuration, laneResult, renderMermaid, CHECK_RUN_TEXT_LIMIT, fitCheckRunText, utf8Bytes, checkRunConclusion */
 /* harmony import */ var _manifest_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(4414);
 
 const DASH = '—';
@@ -46279,6 +46279,7 @@ function renderMermaid(m, maxNodes = 300) {
 // ---------------------------------------------------------------------------
 // Fitting a report into a check run
 /** GitHub's limit for a check run's output.summary and output.text, in characters. */
+/** A check run's `output.summary` and `output.text` each hold at most 65,535 bytes (github/docs#35252). */
 const CHECK_RUN_TEXT_LIMIT = 65_535;
 /**
  * Cut a markdown report to fit a check run field, at a line boundary, closing
@@ -46286,18 +46287,39 @@ const CHECK_RUN_TEXT_LIMIT = 65_535;
  * Returns the text unchanged when it fits.
  */
 function fitCheckRunText(markdown, pointer, limit = CHECK_RUN_TEXT_LIMIT) {
-    if (markdown.length <= limit)
+    const size = utf8Bytes(markdown);
+    if (size <= limit)
         return markdown;
-    const tail = `\n\n… report truncated to fit a check run (${markdown.length} characters, limit ${limit}). ${pointer}\n`;
-    const budget = limit - tail.length - 8;
-    let cut = markdown.lastIndexOf('\n', budget);
+    const tail = `\n\n… report truncated to fit a check run (${size} bytes, limit ${limit}). ${pointer}\n`;
+    const budget = limit - utf8Bytes(tail) - 8;
+    const end = charsWithin(markdown, budget);
+    let cut = markdown.lastIndexOf('\n', end);
     if (cut <= 0)
-        cut = budget;
+        cut = end;
     let head = markdown.slice(0, cut);
     // An odd number of fences means the cut fell inside a code block: close it so the rest renders.
     if ((head.match(/^```/gm)?.length ?? 0) % 2 === 1)
         head += '\n```';
     return head + tail;
+}
+const encoder = new TextEncoder();
+/** GitHub counts a check run's summary and text in bytes of UTF-8 (a ✓ is 3, an emoji 4). */
+function utf8Bytes(text) {
+    return encoder.encode(text).length;
+}
+/** The longest prefix of `text` (in UTF-16 units, never splitting a surrogate pair) within `bytes` bytes of UTF-8. */
+function charsWithin(text, bytes) {
+    let used = 0;
+    let i = 0;
+    while (i < text.length) {
+        const code = text.codePointAt(i);
+        const width = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+        if (used + width > bytes)
+            break;
+        used += width;
+        i += code >= 0x10000 ? 2 : 1;
+    }
+    return i;
 }
 /** The check run conclusion a fleet earns: failure when any lane failed or was skipped (as the CLI's exit code), success otherwise. */
 function checkRunConclusion(m) {
@@ -48900,12 +48922,13 @@ async function reportStep(input) {
             if (planned.status === 'skipped')
                 return planned;
             const cause = read.reason === 'missing' ? await input.explainMissing?.(planned) : null;
+            const status = cause?.status ?? 'failed';
             return {
                 ...planned,
-                status: 'failed',
-                phase: 'failed',
+                status,
+                phase: status,
                 updated_at: now,
-                error: cause ?? { class: 'no-result', message: `${read.detail}; the lane did not finish (crashed, killed or cancelled)` },
+                error: cause?.error ?? { class: 'no-result', message: `${read.detail}; the lane did not finish (crashed, killed or cancelled)` },
             };
         }
         const rec = read.record;

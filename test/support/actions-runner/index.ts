@@ -17,6 +17,9 @@ import { type LegContext, type ResolvedAction, type RunnerHost } from './job.js'
 import { defaultPermissions, type DefaultPermissions } from './permissions.js';
 import { RepoFiles } from './repo-files.js';
 import { dispatchInputs, CallError } from './reusable.js';
+import { checkout } from './builtin/checkout.js';
+import { setupNode } from './builtin/setup-node.js';
+import type { Builtin } from './builtin/types.js';
 import { Semaphore, WorkflowRun, type EnvironmentRule, type RunServices, type RunSummary } from './run.js';
 import type { Permissions, RunnerClock } from './types.js';
 import { loadAction, loadWorkflow, prop, type LoadedAction, type LoadedWorkflow } from './workflow.js';
@@ -27,9 +30,9 @@ export type { RunSummary } from './run.js';
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 
 /** The third-party actions Fleet's workflows use, emulated by their documented contract, with the runtime each major declares. */
-const KNOWN_ACTIONS: Record<string, { dir: string; using: Record<string, string> }> = {
-  'actions/checkout': { dir: 'checkout', using: { v4: 'node20', v5: 'node24', v6: 'node24' } },
-  'actions/setup-node': { dir: 'setup-node', using: { v4: 'node20', v5: 'node24', v6: 'node24' } },
+const KNOWN_ACTIONS: Record<string, { dir: string; using: Record<string, string>; builtin?: Builtin }> = {
+  'actions/checkout': { dir: 'checkout', using: { v4: 'node20', v5: 'node24', v6: 'node24' }, builtin: checkout },
+  'actions/setup-node': { dir: 'setup-node', using: { v4: 'node20', v5: 'node24', v6: 'node24' }, builtin: setupNode },
   'actions/github-script': { dir: 'github-script', using: { v7: 'node20', v8: 'node24', v9: 'node24' } },
   'actions/create-github-app-token': { dir: 'create-github-app-token', using: { v1: 'node20', v2: 'node20', v3: 'node24' } },
   'actions/upload-artifact': { dir: 'upload-artifact', using: { v4: 'node20', v5: 'node20', v6: 'node24', v7: 'node24' } },
@@ -92,7 +95,7 @@ export class ActionsRunner {
       graphqlUrl: emu.graphqlUrl,
       clock: this.clock,
       resolveAction: (uses, job) => this.resolveAction(uses, job),
-      extraEnv: { ...this.opts.extraEnv, RUNNER_CLOCK_OFFSET_MS: String(this.clock.now() - Date.now()) },
+      extraEnv: { ...this.opts.extraEnv },
     };
   }
 
@@ -325,6 +328,7 @@ export class ActionsRunner {
       const using = major ? known.using[major] : undefined;
       if (!using) throw new Error(`Unable to resolve action \`${uses}\`: the emulated runner knows ${owner}/${name} at ${Object.keys(known.using).join(', ')}`);
       const action = this.actionAt(join(HERE, 'actions', known.dir), uses);
+      if (known.builtin) return { kind: 'builtin', ref: uses, dir: action.dir, loaded: action.loaded, using, impl: known.builtin };
       return action.kind === 'node' ? { ...action, using } : action;
     }
     const repo = `${owner}/${name}`;

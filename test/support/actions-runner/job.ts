@@ -12,6 +12,7 @@ import { isBasicExpression, isString } from '@actions/workflow-parser';
 import type { TemplateToken } from '@actions/workflow-parser/templates/tokens/template-token';
 import { Masker, parseCommand, parseKeyValueFile, STEP_SUMMARY_LIMIT, type WorkflowCommand } from './commands.js';
 import { asString, condition, evaluateString, evaluateToken, ExpressionFailure, type EvalEnv, type Json } from './expressions.js';
+import type { Builtin, BuiltinStep } from './builtin/types.js';
 import { endJobProcesses, runProcess } from './process.js';
 import type { Annotation, Conclusion, LegResult, Permissions, RunFacts, RunnerClock, StepRecord } from './types.js';
 import { entries, items, prop, type JobDef, type LoadedAction, type LoadedWorkflow } from './workflow.js';
@@ -19,7 +20,8 @@ import { entries, items, prop, type JobDef, type LoadedAction, type LoadedWorkfl
 /** An action ready to run: a JavaScript action (node), or a composite one. */
 export type ResolvedAction =
   | { kind: 'node'; ref: string; dir: string; loaded: LoadedAction; using: string; main: string; pre?: string; post?: string; postIf?: string }
-  | { kind: 'composite'; ref: string; dir: string; loaded: LoadedAction };
+  | { kind: 'composite'; ref: string; dir: string; loaded: LoadedAction }
+  | { kind: 'builtin'; ref: string; dir: string; loaded: LoadedAction; using: string; impl: Builtin };
 
 /** What the runner gives every job: URLs, the clock, action resolution. */
 export interface RunnerHost {
@@ -249,6 +251,8 @@ export function runnerVariables(ctx: LegContext, files: StepFiles, action?: { pa
     RUNNER_TEMP: ctx.temp,
     RUNNER_TOOL_CACHE: join(ctx.spec.dir, 'toolcache'),
     RUNNER_WORKSPACE: dirname(ctx.workspace),
+    // Emulation only: how far the test has advanced the runner's clock, for processes that sign timestamps (App JWTs).
+    RUNNER_CLOCK_OFFSET_MS: String(ctx.host.clock.now() - Date.now()),
   };
   if (action?.path) vars.GITHUB_ACTION_PATH = action.path;
   if (action?.repository) vars.GITHUB_ACTION_REPOSITORY = action.repository;
@@ -479,6 +483,11 @@ async function runAction(ctx: LegContext, uses: string, token: TemplateToken, en
   if (action.kind === 'composite') return runComposite(ctx, action, inputs, env, withBase);
   if (action.using === 'node20' || action.using === 'node16' || action.using === 'node12') ctx.node20.add(uses);
   const files = newStepFiles(ctx);
+  if (action.kind === 'builtin') {
+    const stepEnvVars = { ...runnerVariables(ctx, files, { path: action.dir, repository: repository ?? '', ref: ref ?? '', name: stepName }), ...ctx.spec.runtime, ...env, ...inputVariables(inputs) };
+    stepEnvVars.PATH = [...ctx.addedPath, env.PATH ?? HOST_PATH].join(delimiter);
+    return runBuiltin(ctx, action.impl, { inputs, env: stepEnvVars, workspace: ctx.workspace, log: (l) => logLine(ctx, l), mask: (v) => ctx.masker.add(v), state: {} }, stepName);
+  }
   const processEnv = {
     ...runnerVariables(ctx, files, { path: action.dir, repository: repository ?? '', ref: ref ?? '', name: stepName }),
     ...ctx.host.extraEnv,
@@ -489,6 +498,21 @@ async function runAction(ctx: LegContext, uses: string, token: TemplateToken, en
   const r = await runStepProcess(ctx, process.execPath, [join(action.dir, action.main)], ctx.workspace, processEnv, files, stepTimeoutMs(token, base));
   if (action.post) registerPost(ctx, action, action.post, processEnv, r.state, stepName);
   return { outcome: r.outcome, outputs: r.outputs };
+}
+
+/** A third-party action the runner emulates in-process (checkout, setup-node): only its git or files run. */
+async function runBuiltin(ctx: LegContext, impl: Builtin, step: BuiltinStep, stepName: string): Promise<StepOutcome> {
+  const r = await impl.main(step);
+  if (r.addPath) ctx.addedPath.unshift(r.addPath);
+  if (impl.post) {
+    ctx.posts.unshift(async () => {
+      logLine(ctx, `Post ${stepName}`);
+      await impl.post!(step);
+    });
+  }
+  if (r.ok) return { outcome: 'success', outputs: r.outputs };
+  annotate(ctx, { level: 'error', message: r.error ?? 'the action failed' });
+  return { outcome: 'failure', outputs: r.outputs };
 }
 
 function registerPost(ctx: LegContext, action: Extract<ResolvedAction, { kind: 'node' }>, post: string, env: Record<string, string>, state: Record<string, string>, stepName: string): void {

@@ -1,0 +1,65 @@
+/**
+ * actions/checkout, emulated in the runner by its documented contract
+ * (https://github.com/actions/checkout#usage): init a repository at
+ * $GITHUB_WORKSPACE/<path>, fetch the ref from ${GITHUB_SERVER_URL}/<repository>
+ * with the token as an HTTP extra header, check it out, and — unless
+ * `persist-credentials: false` — leave that header in .git/config until the
+ * post step removes it, as the real action does. In-process (only git runs),
+ * because a fleet starts hundreds of jobs that each check out twice.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { resolve, sep } from 'node:path';
+import { promisify } from 'node:util';
+import type { Builtin, BuiltinResult, BuiltinStep } from './types.js';
+
+const run = promisify(execFile);
+
+async function git(step: BuiltinStep, cwd: string, args: string[]): Promise<string> {
+  step.log(`[command]/usr/bin/git ${args.map((a) => a.replace(/AUTHORIZATION: basic \S+/, 'AUTHORIZATION: basic ***')).join(' ')}`);
+  const { stdout } = await run('git', args, { cwd, env: { PATH: step.env.PATH ?? '', HOME: step.env.HOME ?? '', GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 64 * 1024 * 1024 });
+  return stdout.trim();
+}
+
+function target(ref: string, own: boolean, sha: string): string {
+  if (!ref) return own ? sha : 'HEAD';
+  return ref;
+}
+
+export const checkout: Builtin = {
+  async main(step): Promise<BuiltinResult> {
+    const { inputs, env } = step;
+    const repository = inputs.repository || env.GITHUB_REPOSITORY || '';
+    const workspace = resolve(step.workspace);
+    const dest = resolve(workspace, inputs.path || '.');
+    if (dest !== workspace && !dest.startsWith(workspace + sep)) return { ok: false, outputs: {}, error: `Repository path '${dest}' is not under '${workspace}'` };
+    const server = new URL(env.GITHUB_SERVER_URL ?? '');
+    const url = `${server.origin}${server.pathname.replace(/\/$/, '')}/${repository}.git`;
+    const basic = Buffer.from(`x-access-token:${inputs.token ?? ''}`).toString('base64');
+    step.mask(basic);
+    const header = `AUTHORIZATION: basic ${basic}`;
+    const key = `http.${server.origin}/.extraheader`;
+    const own = repository.toLowerCase() === (env.GITHUB_REPOSITORY ?? '').toLowerCase();
+    const depth = Number(inputs['fetch-depth'] || '1');
+    try {
+      await mkdir(dest, { recursive: true });
+      await git(step, dest, ['init', '-q']);
+      await git(step, dest, ['remote', 'add', 'origin', url]);
+      await git(step, dest, ['-c', `${key}=${header}`, 'fetch', '--no-tags', '--prune', ...(depth > 0 ? [`--depth=${depth}`] : []), 'origin', target(inputs.ref ?? '', own, env.GITHUB_SHA ?? '')]);
+      const commit = await git(step, dest, ['rev-parse', 'FETCH_HEAD']);
+      await git(step, dest, ['checkout', '-q', '--force', commit]);
+      if ((inputs['persist-credentials'] ?? 'true') === 'true') await git(step, dest, ['config', '--local', key, header]);
+      step.state.repositoryPath = dest;
+      step.state.configKey = key;
+      return { ok: true, outputs: { ref: inputs.ref || (own ? env.GITHUB_REF ?? '' : 'HEAD'), commit } };
+    } catch (err) {
+      const e = err as Error & { stderr?: string };
+      return { ok: false, outputs: {}, error: `${e.message}${e.stderr ? `\n${e.stderr}` : ''}`.replace(/AUTHORIZATION: basic \S+/g, 'AUTHORIZATION: basic ***') };
+    }
+  },
+  async post(step) {
+    const dir = step.state.repositoryPath;
+    if (!dir || !step.state.configKey) return;
+    await run('git', ['config', '--local', '--unset-all', step.state.configKey], { cwd: dir }).catch(() => undefined);
+  },
+};

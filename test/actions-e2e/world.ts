@@ -107,3 +107,33 @@ export function reportArtifact(w: Actions, runId: number, attempt = 1): { manife
 export function explain(s: RunSummary): string {
   return s.jobs.map((j) => `=== ${j.name} (attempt ${j.attempt}): ${j.conclusion}\n${j.annotations.map((x) => `[${x.level}] ${x.message}`).join('\n')}\n${j.log.split('\n').slice(-40).join('\n')}`).join('\n');
 }
+
+/** Dispatches the control repository's caller (the dispatch template) and waits for the run. */
+export async function dispatchFleet(w: World, inputs: Record<string, string | boolean> = {}): Promise<{ runId: number; s: RunSummary }> {
+  const run = await w.runner.dispatch({ repo: CONTROL_REPO, workflow: '.github/workflows/fleet.yml', inputs: { directive: 'Apply the fleet.', 'dry-run': false, ...inputs } });
+  return { runId: run.id, s: await w.runner.finish(run) };
+}
+
+/** Waits until `cond` holds (polling), or throws naming what it waited for. */
+export async function until(cond: () => boolean, what: string, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The plan a run's plan job uploaded (`fleet-plan.a<attempt>`): the manifest with its waves and shards. */
+export function planOf(w: Actions, runId: number, attempt = 1): { manifest: Manifest } {
+  const a = artifactsOf(w, runId).get(`fleet-plan.a${attempt}`);
+  if (!a) throw new Error(`run ${runId} has no fleet-plan.a${attempt}`);
+  return JSON.parse(artifactFile(w, a, 'fleet.json')) as { manifest: Manifest };
+}
+
+/** The name of the job that runs a lane's shard (`fleet / wave 1 (w0-s2)`). */
+export function shardJobName(w: Actions, runId: number, lane: string): string {
+  for (const wave of planOf(w, runId).manifest.waves) {
+    for (const shard of wave.shards) if (shard.lanes.includes(lane)) return `fleet / wave ${wave.index + 1} (${shard.id})`;
+  }
+  throw new Error(`lane ${lane} is in no shard`);
+}

@@ -88,6 +88,9 @@ describe('the fleet as Actions jobs against GitHub', () => {
       status: 'in_progress',
       conclusion: null,
       jobs: [
+        // A full fleet has more jobs than the 2,000 a 20-page read saw (8 waves × 256 legs): the shard that
+        // matters comes after them, on the 21st page.
+        ...Array.from({ length: 2_050 }, (_, i) => ({ name: `fleet / wave 8 (w7-s${i})`, conclusion: 'success' as const })),
         { name: 'fleet / plan', conclusion: 'success' },
         { name: 'fleet / wave 1 (w0-s0)', conclusion: 'success' },
         { name: 'fleet / wave 1 (w0-s1)', conclusion: 'cancelled' },
@@ -166,7 +169,7 @@ describe('the fleet as Actions jobs against GitHub', () => {
     expect(docs.error?.message).toContain('"fleet / wave 1 (w0-s1)" was cancelled');
     expect(emu.pullRequests('acme/docs')).toEqual([]);
     const jobReads = emu.find({ route: '/repos/{owner}/{repo}/actions/runs/{run_id}/jobs', method: 'GET' });
-    expect(jobReads.map((q) => [q.path, q.status, q.token])).toEqual([[`/repos/acme/control/actions/runs/${run.id}/jobs`, 200, runToken]]);
+    expect(jobReads.map((q) => [q.path, q.status, q.token])).toEqual(Array.from({ length: 21 }, () => [`/repos/acme/control/actions/runs/${run.id}/jobs`, 200, runToken]));
 
     // The check run on the run's commit: failure, its summary the report cut to fit, with a pointer to the artifact.
     const text = readFileSync(join(dir, 'runners', 'report', 'report.md'), 'utf8');

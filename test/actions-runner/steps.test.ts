@@ -110,6 +110,18 @@ jobs:
         continue-on-error: true
       - run: echo "still running after continue-on-error; outcome=\${{ steps.out.outcome }}"
       - run: head -c 1100000 /dev/zero | tr '\\0' 'x' >> "$GITHUB_STEP_SUMMARY"
+  big-output:
+    runs-on: ubuntu-latest
+    outputs:
+      big: \${{ steps.b.outputs.big }}
+    steps:
+      - uses: actions/setup-node@v6
+        with:
+          node-version: ${process.versions.node.split('.')[0]}
+      - id: b
+        run: |
+          node --version
+          echo "big=$(head -c 1100000 /dev/zero | tr '\\0' 'y')" >> "$GITHUB_OUTPUT"
   after:
     needs: files
     runs-on: ubuntu-latest
@@ -148,6 +160,17 @@ describe('environment files', () => {
     expect(job('files').summary).toContain('# Summary of files');
     expect(job('files').summary).not.toContain('xxxx');
     expect(job('files').annotations.map((x) => x.message).join('\n')).toMatch(/\$GITHUB_STEP_SUMMARY upload aborted, supports content up to a size of 1024k, got 107\dk/);
+  });
+});
+
+describe('job outputs', () => {
+  it('are limited to 1 MB per job: larger ones are dropped with an error', () => {
+    const big = job('big-output');
+    expect(big.outputs).toEqual({});
+    expect(big.annotations.map((x) => x.message).join('\n')).toMatch(/a job's outputs are limited to 1 MB/);
+  });
+  it('setup-node puts the runner\'s Node.js on PATH', () => {
+    expect(job('big-output').log).toContain(`v${process.versions.node}`);
   });
 });
 

@@ -1,44 +1,15 @@
 /** Shapes shared by the runner's parts. */
+import { SCOPES, type Scope as EmulatorScope } from '../github-emulator/scopes.js';
 import type { Json } from './expressions.js';
 import type { LoadedWorkflow } from './workflow.js';
 
 export type Conclusion = 'success' | 'failure' | 'cancelled' | 'skipped';
-export type Scope =
-  | 'actions'
-  | 'attestations'
-  | 'checks'
-  | 'contents'
-  | 'deployments'
-  | 'discussions'
-  | 'id-token'
-  | 'issues'
-  | 'models'
-  | 'packages'
-  | 'pages'
-  | 'pull-requests'
-  | 'repository-projects'
-  | 'security-events'
-  | 'statuses';
+/** The keys of a workflow's `permissions:` block (the emulator's scopes, less the implicit `metadata`). */
+export type Scope = Exclude<EmulatorScope, 'metadata'>;
 export type Access = 'read' | 'write' | 'none';
 export type Permissions = Partial<Record<Scope, Access>>;
 
-export const ALL_SCOPES: Scope[] = [
-  'actions',
-  'attestations',
-  'checks',
-  'contents',
-  'deployments',
-  'discussions',
-  'id-token',
-  'issues',
-  'models',
-  'packages',
-  'pages',
-  'pull-requests',
-  'repository-projects',
-  'security-events',
-  'statuses',
-];
+export const ALL_SCOPES: Scope[] = SCOPES.filter((s): s is Scope => s !== 'metadata');
 
 /** The runner's clock: real time plus whatever the test advanced it by. */
 export interface RunnerClock {

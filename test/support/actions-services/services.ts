@@ -6,6 +6,7 @@
  * The runner registers attempts and jobs; each job gets a runtime token and
  * the environment a JavaScript action sees. See README.md beside this file.
  */
+import { readBody } from '../http-body.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -351,11 +352,3 @@ function flipLastByte(data: Buffer): Buffer {
   return data;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (b: Buffer) => chunks.push(b));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}

@@ -6,6 +6,7 @@
  *  - git smart HTTP at `/git/{owner}/{repo}.git` through `git http-backend`.
  * State lives in memory; repositories are real bare repositories on disk.
  */
+import { readBody } from '../http-body.js';
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
@@ -2476,14 +2477,6 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (b: Buffer) => chunks.push(b));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
 
 function matchesFilter(r: RequestRecord, f: RequestFilter): boolean {
   if (f.kind && r.kind !== f.kind) return false;

@@ -418,14 +418,19 @@ export class WorkflowRun {
     const gate = new Semaphore(Number.isFinite(maxParallel) ? maxParallel : pending.length || 1);
     const group = new Set<LiveLeg>();
     let failedFast = false;
+    // Every leg is listed, queued, as soon as the matrix expands; max-parallel only holds back when they start.
+    for (const leg of pending) {
+      leg.name = this.legDisplayName(node, leg, combos.length, env);
+      leg.attempt = attempt.number;
+      leg.emuJobId = this.services.jobs.addJob(this.id, { name: leg.name, attempt: attempt.number, status: 'queued' });
+    }
     await Promise.all(
       pending.map(async (leg) => {
         const release = await gate.acquire();
         try {
           if (failedFast || attempt.cancelled) {
             leg.conclusion = 'cancelled';
-            leg.name = this.legDisplayName(node, leg, combos.length, env);
-            leg.emuJobId = this.services.jobs.addJob(this.id, { name: leg.name, attempt: attempt.number, status: 'completed', conclusion: 'cancelled' });
+            this.services.jobs.updateJob(leg.emuJobId!, { status: 'completed', conclusion: 'cancelled' });
             return;
           }
           await this.runOneLeg(attempt, node, leg, combos.length, env, group);
@@ -476,10 +481,7 @@ export class WorkflowRun {
 
   private async runOneLeg(attempt: AttemptState, node: JobNode, leg: Leg, legCount: number, env: EvalEnv, group: Set<LiveLeg>): Promise<void> {
     const legEnv = { ...env, contexts: { ...env.contexts, matrix: leg.matrix, strategy: this.strategyContext(node, leg, legCount, env) } };
-    leg.name = this.legDisplayName(node, leg, legCount, env);
-    leg.attempt = attempt.number;
-    const emuJobId = this.services.jobs.addJob(this.id, { name: leg.name, attempt: attempt.number, status: 'queued' });
-    leg.emuJobId = emuJobId;
+    const emuJobId = leg.emuJobId!;
     const environment = this.environmentName(node, legEnv);
     if (environment) {
       const review = await this.awaitApproval(environment, emuJobId);

@@ -6,10 +6,13 @@
  * "Re-run failed jobs" after the cause is fixed finishes the fleet without
  * running completed lanes again or opening a second PR.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunSummary } from '../support/actions-runner/index.js';
 import { ci } from '../support/github-emulator/index.js';
 import { artifactsOf, CONTROL_REPO, explain, PAT, reportArtifact, startWorld, type World } from './world.js';
+
+// Whole workflow runs: a loaded 2-core machine can take minutes where an idle one takes seconds.
+vi.setConfig({ testTimeout: 240_000, hookTimeout: 300_000 });
 
 let w: World;
 let runId: number;
@@ -42,7 +45,7 @@ beforeAll(async () => {
   const run = await w.runner.dispatch({ repo: CONTROL_REPO, workflow: '.github/workflows/fleet.yml', inputs: { directive: 'Add CODEOWNERS.', 'dry-run': false } });
   runId = run.id;
   first = await w.runner.finish(run);
-}, 240_000);
+});
 afterAll(() => w?.close());
 
 describe('a dispatched fleet of 12 targets', () => {

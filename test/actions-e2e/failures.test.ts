@@ -3,9 +3,12 @@
  * job's timeout-minutes. Neither leaves a lane artifact; the report explains
  * each from the run's jobs and the annotations GitHub left on them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunSummary } from '../support/actions-runner/index.js';
 import { CONTROL_REPO, explain, reportArtifact, shardJobName, startWorld, until, type World } from './world.js';
+
+// Whole workflow runs: a loaded 2-core machine can take minutes where an idle one takes seconds.
+vi.setConfig({ testTimeout: 240_000, hookTimeout: 300_000 });
 
 let w: World;
 let runId: number;
@@ -28,14 +31,14 @@ beforeAll(async () => {
   const run = await w.runner.dispatch({ repo: CONTROL_REPO, workflow: '.github/workflows/fleet.yml', inputs: { directive: 'Stamp.', 'dry-run': false } });
   runId = run.id;
   const running = (lane: string) => () => [...lines.values()].some((l) => l.includes(`${lane}: running (attempt 1: running the directive)`));
-  await until(running('doomed'), 'doomed to run its directive', 60_000);
-  await until(running('slow'), 'slow to run its directive', 60_000);
-  await until(() => w.emu.workflowRun(runId)!.jobs.some((j) => j.name === shardJobName(w, runId, 'fine') && j.status === 'completed'), 'fine to finish', 60_000);
+  await until(running('doomed'), 'doomed to run its directive', 180_000);
+  await until(running('slow'), 'slow to run its directive', 180_000);
+  await until(() => w.emu.workflowRun(runId)!.jobs.some((j) => j.name === shardJobName(w, runId, 'fine') && j.status === 'completed'), 'fine to finish', 180_000);
   expect(run.killJob(shardJobName(w, runId, 'doomed'))).toBe(true);
   // The wave jobs' timeout-minutes (120 by default) passes on the runner's clock while slow's directive still runs.
   w.runner.clock.advance(121 * 60_000);
   s = await w.runner.finish(run);
-}, 180_000);
+});
 afterAll(() => w?.close());
 
 describe('lane jobs that die', () => {

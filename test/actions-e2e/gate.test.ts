@@ -4,8 +4,11 @@
  * lane and the report says who rejected it and why. And a check run GitHub
  * refuses does not fail a report whose summary and artifact are written.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CONTROL_REPO, dispatchFleet, explain, reportArtifact, startWorld, until, type World } from './world.js';
+
+// Whole workflow runs: a loaded 2-core machine can take minutes where an idle one takes seconds.
+vi.setConfig({ testTimeout: 240_000, hookTimeout: 300_000 });
 
 let w: World | undefined;
 afterEach(async () => {

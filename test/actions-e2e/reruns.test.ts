@@ -8,9 +8,12 @@
  * default behaviours run in dispatch.test.ts. Then "Re-run all jobs" plans
  * again and updates the same PRs.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ArtifactRules } from '../support/actions-services/index.js';
 import { artifactsOf, dispatchFleet, explain, reportArtifact, startWorld } from './world.js';
+
+// Whole workflow runs: a loaded 2-core machine can take minutes where an idle one takes seconds.
+vi.setConfig({ testTimeout: 240_000, hookTimeout: 300_000 });
 
 const FLEET = {
   name: 'rerun',
@@ -56,5 +59,5 @@ describe.each(VARIANTS)('re-running a fleet when %s', (_, artifacts, then) => {
     } finally {
       await w.close();
     }
-  }, 120_000);
+  });
 });

@@ -7,9 +7,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { artifactFile, artifactsOf, CONTROL_REPO, dispatchFleet, explain, PAT, reportArtifact, startWorld, template, type World } from './world.js';
+
+// Whole workflow runs: a loaded 2-core machine can take minutes where an idle one takes seconds.
+vi.setConfig({ testTimeout: 240_000, hookTimeout: 300_000 });
 
 let w: World | undefined;
 afterEach(async () => {

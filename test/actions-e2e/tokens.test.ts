@@ -6,8 +6,11 @@
  * span two hours of the runner's clock finishes; a token minted once and
  * stored as a secret runs out in the middle, and the runner shows it.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CONTROL_REPO, dispatchFleet, explain, reportArtifact, startWorld, type World } from './world.js';
+
+// Whole workflow runs: a loaded 2-core machine can take minutes where an idle one takes seconds.
+vi.setConfig({ testTimeout: 240_000, hookTimeout: 300_000 });
 
 let w: World | undefined;
 afterEach(async () => {

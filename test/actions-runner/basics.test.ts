@@ -1,5 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { repoWith, startActions, type Actions } from './helpers.js';
+
+// Workflow runs: a loaded 2-core machine can take minutes where an idle one takes seconds.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 180_000 });
 
 let a: Actions | undefined;
 afterEach(async () => {

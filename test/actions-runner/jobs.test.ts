@@ -5,9 +5,12 @@
  * clock, and the GITHUB_TOKEN each job gets with its `permissions`
  * (https://docs.github.com/actions/reference/security/secure-use#github_token-permissions).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WorkflowFileError } from '../support/actions-runner/index.js';
 import { repoWith, startActions, type Actions } from './helpers.js';
+
+// Workflow runs: a loaded 2-core machine can take minutes where an idle one takes seconds.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 180_000 });
 
 let a: Actions | undefined;
 afterEach(async () => {

@@ -5,9 +5,12 @@
  * `run:` steps do not (actions/runner#3046), and loud failures for what the
  * runner does not know.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunSummary } from '../support/actions-runner/index.js';
 import { repoWith, startActions, type Actions } from './helpers.js';
+
+// Workflow runs: a loaded 2-core machine can take minutes where an idle one takes seconds.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 180_000 });
 
 let a: Actions;
 let s: RunSummary;
@@ -142,7 +145,7 @@ jobs:
   a.runner.setSecret('acme/app', 'SECRET', SECRET);
   const run = await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/steps.yml' });
   s = await a.runner.finish(run);
-}, 60_000);
+});
 afterAll(() => a?.close());
 
 describe('environment files', () => {

@@ -5,6 +5,7 @@
  * `run:` steps do not (actions/runner#3046), and loud failures for what the
  * runner does not know.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunSummary } from '../support/actions-runner/index.js';
 import { repoWith, startActions, type Actions } from './helpers.js';
@@ -113,6 +114,12 @@ jobs:
         continue-on-error: true
       - run: echo "still running after continue-on-error; outcome=\${{ steps.out.outcome }}"
       - run: head -c 1100000 /dev/zero | tr '\\0' 'x' >> "$GITHUB_STEP_SUMMARY"
+  orphan:
+    runs-on: ubuntu-latest
+    steps:
+      - run: |
+          setsid sleep 300 </dev/null >/dev/null 2>&1 &
+          echo "orphan=$!"
   big-output:
     runs-on: ubuntu-latest
     outputs:
@@ -163,6 +170,20 @@ describe('environment files', () => {
     expect(job('files').summary).toContain('# Summary of files');
     expect(job('files').summary).not.toContain('xxxx');
     expect(job('files').annotations.map((x) => x.message).join('\n')).toMatch(/\$GITHUB_STEP_SUMMARY upload aborted, supports content up to a size of 1024k, got 107\dk/);
+  });
+});
+
+describe('the end of a job', () => {
+  it('kills what its steps left running, even outside their process group (RUNNER_TRACKING_ID)', () => {
+    const pid = Number(/orphan=(\d+)/.exec(job('orphan').log)![1]);
+    // Gone, or a zombie left for an init that reaps late (state Z in /proc/<pid>/stat).
+    let state = 'gone';
+    try {
+      state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[0]!;
+    } catch {
+      // gone
+    }
+    expect(['gone', 'Z']).toContain(state);
   });
 });
 

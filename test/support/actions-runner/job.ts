@@ -76,6 +76,8 @@ export interface LegContext {
   groups: Set<number>;
   posts: Array<() => Promise<void>>;
   node20: Set<string>;
+  /** RUNNER_TRACKING_ID: how the runner finds the processes this job left behind. */
+  trackingId: string;
 }
 
 const HOST_PATH = process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin';
@@ -250,6 +252,7 @@ export function runnerVariables(ctx: LegContext, files: StepFiles, action?: { pa
     RUNNER_OS: 'Linux',
     RUNNER_TEMP: ctx.temp,
     RUNNER_TOOL_CACHE: join(ctx.spec.dir, 'toolcache'),
+    RUNNER_TRACKING_ID: ctx.trackingId,
     RUNNER_WORKSPACE: dirname(ctx.workspace),
     // Emulation only: how far the test has advanced the runner's clock, for processes that sign timestamps (App JWTs).
     RUNNER_CLOCK_OFFSET_MS: String(ctx.host.clock.now() - Date.now()),
@@ -658,6 +661,7 @@ function newContext(spec: LegSpec, host: RunnerHost): LegContext {
     groups: new Set(),
     posts: [],
     node20: new Set(),
+    trackingId: `github_${randomUUID()}`,
   };
   for (const d of [workspace, ctx.temp, ctx.home, join(spec.dir, 'toolcache')]) mkdirSync(d, { recursive: true });
   ctx.masker.add(spec.token);
@@ -688,7 +692,7 @@ export async function runLeg(spec: LegSpec, host: RunnerHost): Promise<LegResult
     await runOneStep(ctx, steps[i] as StepModel, rawSteps[i]!, env, evalEnv(ctx, env));
   }
   if (spec.stopReason() !== 'runner-lost') for (const post of ctx.posts) await post().catch((err: Error) => annotate(ctx, { level: 'error', message: err.message }));
-  endJobProcesses(ctx.groups);
+  endJobProcesses(ctx.groups, ctx.trackingId);
   if (ctx.node20.size) annotate(ctx, { level: 'warning', message: NODE20_MESSAGE.replace('{0}', [...ctx.node20].join(', ')) });
   const reason = spec.stopReason();
   if (reason === 'timeout') annotate(ctx, { level: 'error', message: `The job running on runner ${spec.runnerName} has exceeded the maximum execution time of ${spec.timeoutMinutes} minutes.` });

@@ -4,6 +4,7 @@
  * (which parses workflow commands and masks secrets before logging).
  */
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 
 export interface StepProcess {
@@ -37,13 +38,47 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** At the end of a job the runner kills every process its steps left behind ("Cleaning up orphan processes"). */
-export function endJobProcesses(groups: Set<number>): void {
+/**
+ * At the end of a job the runner kills every process its steps left behind
+ * ("Cleaning up orphan processes"): their process groups, and any process that
+ * left its group (`setsid`) but still carries the job's RUNNER_TRACKING_ID, as
+ * the runner finds them.
+ */
+export function endJobProcesses(groups: Set<number>, trackingId?: string): void {
   for (const pgid of groups) {
     killGroup(pgid, 'SIGKILL');
     live.delete(pgid);
   }
   groups.clear();
+  if (trackingId) for (const pid of trackedProcesses(trackingId)) killPid(pid);
+}
+
+function trackedProcesses(trackingId: string): number[] {
+  const mark = `RUNNER_TRACKING_ID=${trackingId}`;
+  const out: number[] = [];
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return out;
+  }
+  for (const pid of pids) {
+    if (Number(pid) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(mark)) out.push(Number(pid));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return out;
+}
+
+function killPid(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone
+  }
 }
 
 export function runProcess(p: StepProcess): Promise<ProcessResult> {

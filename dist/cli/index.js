@@ -40678,6 +40678,14 @@ const EXIT_INTERRUPTED = 130;
 /** Fleet's own credentials never reach a directive's environment. */
 const WITHHELD_ENV = ['FLEET_GITHUB_TOKEN', 'FLEET_TOKEN', 'FLEET_RUN_TOKEN', 'INPUT_TOKEN', 'INPUT_GITHUB-TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN'];
 /**
+ * The runner's command files: a directive that could write them would set the
+ * job's outputs, its summary (a fake "every lane completed"), or the PATH and
+ * environment of the steps after Fleet's (a `git` of its own, run by
+ * actions/checkout's post step with the job's token). Fleet writes them; its
+ * directives never see where they are.
+ */
+const RUNNER_COMMAND_FILES = ['GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GITHUB_STATE', 'GITHUB_STEP_SUMMARY'];
+/**
  * Takes Fleet's credentials out of this process's own environment and returns
  * the environment as it was, for `main`'s io. Children inherit process.env (git
  * does, and through git any program a directive managed to configure for it:
@@ -40704,7 +40712,7 @@ function directiveEnv(env, tokenVariable, secrets = []) {
     const held = secrets.filter((s) => typeof s === 'string' && s.length >= 8);
     const out = {};
     for (const [k, v] of Object.entries(env)) {
-        if (v === undefined || WITHHELD_ENV.includes(k) || _local_git_js__WEBPACK_IMPORTED_MODULE_8__/* .GIT_LOCATING_ENV */ .Fq.includes(k) || k === tokenVariable)
+        if (v === undefined || WITHHELD_ENV.includes(k) || RUNNER_COMMAND_FILES.includes(k) || _local_git_js__WEBPACK_IMPORTED_MODULE_8__/* .GIT_LOCATING_ENV */ .Fq.includes(k) || k === tokenVariable)
             continue;
         if (held.some((s) => v.includes(s)))
             continue;
@@ -47154,8 +47162,24 @@ const GIT_LOCATING_ENV = [
     'GIT_QUARANTINE_PATH',
     'GIT_CONFIG_PARAMETERS',
 ];
-/** Fleet's own git calls also drop a ceiling or dates they did not set. */
-const STRIPPED_ENV = [...GIT_LOCATING_ENV, 'GIT_CEILING_DIRECTORIES', 'GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE'];
+/**
+ * Fleet's own git calls also drop a ceiling or dates they did not set, and the
+ * Actions runtime's credentials: git never needs them, and a filter or hook a
+ * hostile repository got git to run would inherit them (the runtime token can
+ * upload artifacts the report job reads).
+ */
+const STRIPPED_ENV = [
+    ...GIT_LOCATING_ENV,
+    'GIT_CEILING_DIRECTORIES',
+    'GIT_AUTHOR_DATE',
+    'GIT_COMMITTER_DATE',
+    'ACTIONS_RUNTIME_TOKEN',
+    'ACTIONS_RUNTIME_URL',
+    'ACTIONS_RESULTS_URL',
+    'ACTIONS_CACHE_URL',
+    'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
+    'ACTIONS_ID_TOKEN_REQUEST_URL',
+];
 /** Configuration forced on every call (before the subcommand). */
 const BASE_CONFIG = [
     '-c', 'core.hooksPath=/dev/null',

@@ -61,7 +61,7 @@ export async function runAction(deps: ActionDeps): Promise<number> {
   if (settings.runToken !== settings.token) core.setSecret(settings.runToken);
   try {
     if (settings.mode === 'plan') return await plan(deps, settings);
-    const bundle = await loadPlanBundle(deps.store, settings.workspace);
+    const bundle = await loadPlanBundle(deps.store, settings.workspace, { digest: settings.planDigest, attempt: settings.runAttempt });
     const setup = deps.setupForge(settings, bundle.fleet.file);
     if ('problem' in setup) {
       core.setFailed(setup.problem);
@@ -121,6 +121,7 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
   deps.core.setOutput('wave-count', String(o.wave_count));
   deps.core.setOutput('max-parallel', String(o.max_parallel));
   deps.core.setOutput('lane-count', String(o.lane_count));
+  deps.core.setOutput('plan-digest', o.plan_digest);
   o.waves.forEach((shards, i) => deps.core.setOutput(`wave-${i + 1}`, JSON.stringify(shards)));
   // The approver reads this before the approval gate opens.
   await deps.core.summary.addRaw(renderPlan(out.manifest), true).write();

@@ -31,6 +31,7 @@ const SettingsSchema = z.object({
   FLEET_TOKEN: z.string().default(''),
   FLEET_RUN_TOKEN: z.string().default(''),
   FLEET_SHARD: z.string().default(''),
+  FLEET_PLAN_DIGEST: z.string().default(''),
   FLEET_WAVE_JOBS: optionalInt(1, 64, '8'),
   FLEET_MAX_PARALLEL: optionalInt(1, 256),
   FLEET_DRY_RUN: bool('false'),
@@ -53,6 +54,8 @@ export interface Settings {
   /** For the run's own repository: the check run and the run's jobs (GITHUB_TOKEN by default). */
   runToken: string;
   shard: string;
+  /** The plan job's `plan-digest` output (lane and report jobs): the only plan they accept. */
+  planDigest: string | undefined;
   waveJobs: number;
   maxParallel: number | undefined;
   dryRun: boolean;
@@ -72,6 +75,7 @@ const INPUT_NAMES: Record<string, string> = {
   FLEET_FILE: 'fleet-file',
   FLEET_TOKEN: 'token',
   FLEET_SHARD: 'shard',
+  FLEET_PLAN_DIGEST: 'plan-digest',
   FLEET_WAVE_JOBS: 'wave-jobs',
   FLEET_MAX_PARALLEL: 'max-parallel',
   FLEET_DRY_RUN: 'dry-run',
@@ -104,6 +108,7 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
       token: e.FLEET_TOKEN,
       runToken: e.FLEET_RUN_TOKEN || e.FLEET_TOKEN,
       shard: e.FLEET_SHARD,
+      planDigest: e.FLEET_PLAN_DIGEST.trim() || undefined,
       waveJobs: e.FLEET_WAVE_JOBS ?? 8,
       maxParallel: e.FLEET_MAX_PARALLEL,
       dryRun: e.FLEET_DRY_RUN,

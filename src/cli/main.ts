@@ -61,6 +61,15 @@ export const EXIT_INTERRUPTED = 130;
 const WITHHELD_ENV = ['FLEET_GITHUB_TOKEN', 'FLEET_TOKEN', 'FLEET_RUN_TOKEN', 'INPUT_TOKEN', 'INPUT_GITHUB-TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN'];
 
 /**
+ * The runner's command files: a directive that could write them would set the
+ * job's outputs, its summary (a fake "every lane completed"), or the PATH and
+ * environment of the steps after Fleet's (a `git` of its own, run by
+ * actions/checkout's post step with the job's token). Fleet writes them; its
+ * directives never see where they are.
+ */
+const RUNNER_COMMAND_FILES = ['GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GITHUB_STATE', 'GITHUB_STEP_SUMMARY'];
+
+/**
  * Takes Fleet's credentials out of this process's own environment and returns
  * the environment as it was, for `main`'s io. Children inherit process.env (git
  * does, and through git any program a directive managed to configure for it:
@@ -87,7 +96,7 @@ export function directiveEnv(env: NodeJS.ProcessEnv, tokenVariable?: string, sec
   const held = secrets.filter((s): s is string => typeof s === 'string' && s.length >= 8);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
-    if (v === undefined || WITHHELD_ENV.includes(k) || (GIT_LOCATING_ENV as readonly string[]).includes(k) || k === tokenVariable) continue;
+    if (v === undefined || WITHHELD_ENV.includes(k) || RUNNER_COMMAND_FILES.includes(k) || (GIT_LOCATING_ENV as readonly string[]).includes(k) || k === tokenVariable) continue;
     if (held.some((s) => v.includes(s))) continue;
     out[k] = v;
   }

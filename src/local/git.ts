@@ -97,8 +97,24 @@ export const GIT_LOCATING_ENV = [
   'GIT_CONFIG_PARAMETERS',
 ] as const;
 
-/** Fleet's own git calls also drop a ceiling or dates they did not set. */
-const STRIPPED_ENV = [...GIT_LOCATING_ENV, 'GIT_CEILING_DIRECTORIES', 'GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE'];
+/**
+ * Fleet's own git calls also drop a ceiling or dates they did not set, and the
+ * Actions runtime's credentials: git never needs them, and a filter or hook a
+ * hostile repository got git to run would inherit them (the runtime token can
+ * upload artifacts the report job reads).
+ */
+const STRIPPED_ENV = [
+  ...GIT_LOCATING_ENV,
+  'GIT_CEILING_DIRECTORIES',
+  'GIT_AUTHOR_DATE',
+  'GIT_COMMITTER_DATE',
+  'ACTIONS_RUNTIME_TOKEN',
+  'ACTIONS_RUNTIME_URL',
+  'ACTIONS_RESULTS_URL',
+  'ACTIONS_CACHE_URL',
+  'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
+  'ACTIONS_ID_TOKEN_REQUEST_URL',
+];
 
 /** Configuration forced on every call (before the subcommand). */
 const BASE_CONFIG = [

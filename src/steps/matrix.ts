@@ -38,12 +38,16 @@ export function parseAttemptName(name: string): { base: string; attempt: number 
   return m ? { base: m[1]!, attempt: Number(m[2]) } : { base: name, attempt: 1 };
 }
 
-/** Per base name, the artifact of the highest attempt at or after `since` (earlier attempts' are another plan's). */
-export function latestByAttempt(artifacts: StoredArtifact[], since = 1): Map<string, StoredArtifact> {
+/**
+ * Per base name, the artifact of the highest attempt from `since` (earlier
+ * attempts' belong to another plan) up to `until`, the attempt reading: no
+ * attempt uploads for a later one, so a name from the future is a forgery.
+ */
+export function latestByAttempt(artifacts: StoredArtifact[], since = 1, until = Infinity): Map<string, StoredArtifact> {
   const out = new Map<string, { a: StoredArtifact; attempt: number }>();
   for (const a of artifacts) {
     const { base, attempt } = parseAttemptName(a.name);
-    if (attempt < since) continue;
+    if (attempt < since || attempt > until) continue;
     const seen = out.get(base);
     if (!seen || attempt > seen.attempt) out.set(base, { a, attempt });
   }
@@ -86,6 +90,12 @@ export interface MatrixPlanOutputs {
   waves: string[][];
   max_parallel: number;
   lane_count: number;
+  /**
+   * The plan artifact's digest. Later jobs take it from the plan job's outputs
+   * (which nothing but the plan job can write) and refuse any other plan: what
+   * runs is what the approver saw, whatever a directive uploads.
+   */
+  plan_digest: string;
 }
 
 export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; manifest: Manifest; outputs: MatrixPlanOutputs } | { ok: false; problems: Problem[] }> {
@@ -114,7 +124,7 @@ export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; ma
   const attempt = input.attempt ?? 1;
   const bundle: PlanBundle = { fleet: planned.fleet, manifest: planned.manifest, attempt };
   await writeJsonAtomic(join(bundleDir, 'fleet.json'), bundle);
-  await input.store.upload(attemptName(PLAN_ARTIFACT, attempt), [join(bundleDir, 'fleet.json')], bundleDir);
+  const uploaded = await input.store.upload(attemptName(PLAN_ARTIFACT, attempt), [join(bundleDir, 'fleet.json')], bundleDir);
   const waves = Array.from({ length: input.waveJobs }, (_, i) => planned.plan.waves[i]?.shards.map((s) => s.id) ?? []);
   return {
     ok: true,
@@ -125,17 +135,32 @@ export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; ma
       waves,
       max_parallel: planned.manifest.max_parallel,
       lane_count: planned.plan.lanes.length,
+      plan_digest: uploaded.digest ?? '',
     },
   };
 }
 
-/** The plan of the latest attempt that planned (a partial re-run's jobs read the first attempt's plan). */
-export async function loadPlanBundle(store: ArtifactStore, root: string): Promise<PlanBundle> {
-  const pick = async (complete: boolean) => latestByAttempt((await store.list(PLAN_ARTIFACT, { complete })).filter((a) => parseAttemptName(a.name).base === PLAN_ARTIFACT)).get(PLAN_ARTIFACT);
-  const artifact = (await pick(false)) ?? (await pick(true));
+export interface PlanPin {
+  /** The plan job's `plan-digest` output; without it (local runs, tests) the latest plan is read. */
+  digest?: string;
+  /** The attempt reading: a plan named for a later attempt is a forgery. */
+  attempt?: number;
+}
+
+const bareDigest = (d: string | undefined) => (d ?? '').replace(/^sha256:/, '');
+
+/** The plan of the latest attempt that planned (a partial re-run's jobs read the first attempt's plan), or the pinned one. */
+export async function loadPlanBundle(store: ArtifactStore, root: string, pin: PlanPin = {}): Promise<PlanBundle> {
+  const plans = async (complete: boolean) =>
+    (await store.list(PLAN_ARTIFACT, { complete })).filter((a) => parseAttemptName(a.name).base === PLAN_ARTIFACT && parseAttemptName(a.name).attempt <= (pin.attempt ?? Infinity));
+  const pick = (list: StoredArtifact[]) => (pin.digest ? list.find((a) => bareDigest(a.digest) === bareDigest(pin.digest)) : latestByAttempt(list).get(PLAN_ARTIFACT));
+  const artifact = pick(await plans(false)) ?? pick(await plans(true));
+  if (!artifact && pin.digest) {
+    throw new Error(`no ${PLAN_ARTIFACT} artifact in this run has the digest the plan job gave (${pin.digest}): refusing to run a plan other than the one planned (and approved)`);
+  }
   if (!artifact) throw new Error(`no ${PLAN_ARTIFACT} artifact in this run: the plan job must run first`);
   const dir = join(root, 'plan');
-  await store.download(artifact, dir);
+  await store.download(pin.digest ? { ...artifact, digest: pin.digest } : artifact, dir);
   const bundle = JSON.parse(await readFile(join(dir, 'fleet.json'), 'utf8')) as PlanBundle;
   return { ...bundle, attempt: bundle.attempt ?? parseAttemptName(artifact.name).attempt };
 }
@@ -151,7 +176,7 @@ async function fetchLaneResults(store: ArtifactStore, root: string, bundle: Plan
   const since = bundle.attempt ?? 1;
   const pick = async (all: boolean) => {
     const found = new Map<string, StoredArtifact>();
-    for (const [base, artifact] of latestByAttempt(await store.list(LANE_ARTIFACT_PREFIX, { complete: all }), since)) {
+    for (const [base, artifact] of latestByAttempt(await store.list(LANE_ARTIFACT_PREFIX, { complete: all }), since, attempt)) {
       const lane = base.slice(LANE_ARTIFACT_PREFIX.length);
       if (base.startsWith(LANE_ARTIFACT_PREFIX) && wanted.has(lane)) found.set(lane, artifact);
     }
@@ -175,14 +200,19 @@ async function fetchLaneResults(store: ArtifactStore, root: string, bundle: Plan
   return out;
 }
 
-async function filesOf(dir: string): Promise<string[]> {
+/** What Fleet itself writes into a lane's folder: nothing else travels in the lane's artifact. */
+const LANE_FILES = /^(result\.json|patch\.diff|agent-routing\.json|attempt-\d+\.log|prompt-\d+\.md)$/;
+
+/**
+ * The files of a lane's artifact. The directive can write into its lane's
+ * folder (FLEET_LANE_DIR), so only Fleet's own file names go, and only as
+ * regular files: a link the directive left (to /proc/self/environ, say) would
+ * be followed by the artifact client and upload what it points at.
+ */
+async function laneFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
-    // The working copy stays on the runner: only what the lane left behind travels.
-    if (entry.name === 'repo') continue;
-    const p = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await filesOf(p)));
-    else out.push(p);
+    if (entry.isFile() && LANE_FILES.test(entry.name)) out.push(join(dir, entry.name));
   }
   return out;
 }
@@ -250,7 +280,7 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
     }
     records.set(id, rec);
     out.push(rec);
-    await input.store.upload(laneArtifact(id, input.attempt ?? 1), await filesOf(laneDir(input.root, id)), input.root);
+    await input.store.upload(laneArtifact(id, input.attempt ?? 1), await laneFiles(laneDir(input.root, id)), input.root);
   }
   return out;
 }

@@ -10,7 +10,14 @@ import { LocalForge } from '../../src/local/forge.js';
 import { localExecutor, localWorkspace } from '../../src/local/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { loadFleetFile } from '../../src/steps/load.js';
-import { LANE_ARTIFACT_PREFIX, matrixPlan, matrixReport, matrixShard } from '../../src/steps/matrix.js';
+import { LANE_ARTIFACT_PREFIX, latestByAttempt, loadPlanBundle, matrixPlan, matrixReport, matrixShard } from '../../src/steps/matrix.js';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+function writeFileAtomicSync(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}
 import { runAction, type CoreLike } from '../../src/actions/main.js';
 import { createRepo, remoteHead } from '../support/repos.js';
 import { removeDir, tempDir, writeFleetFile } from './helpers.js';
@@ -110,6 +117,47 @@ describe('re-running a shard', () => {
     expect(again).toEqual(first);
     const { readFileSync } = await import('node:fs');
     expect(readFileSync(counter, 'utf8').trim().split('\n')).toEqual(first.map((r) => r.lane));
+  });
+});
+
+describe('artifacts a directive might forge', () => {
+  /** Writes an artifact into the store the way a job would upload it. */
+  async function forge(store: FolderArtifactStore, name: string, files: Record<string, string>) {
+    const root = join(dir, 'forged', name);
+    for (const [f, text] of Object.entries(files)) writeFileAtomicSync(join(root, f), text);
+    return store.upload(name, Object.keys(files).map((f) => join(root, f)), root);
+  }
+
+  it('a name from a later attempt than the reader\'s is ignored: the forged fleet-lane-tool.a9 is not the report\'s', async () => {
+    const { file, fleet, forge: gitForge, store } = await setup();
+    const planned = await matrixPlan({ fleet, file, forge: gitForge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-5', waveJobs: 8 });
+    if (!planned.ok) throw new Error('plan failed');
+    for (const shard of planned.outputs.waves.flat()) {
+      await matrixShard({ shard, store, root: join(dir, `r-${shard}`), forge: gitForge, workspace: localWorkspace, exec: localExecutor, clock: systemClock, env: { PATH: process.env.PATH ?? '' }, attempt: 1 });
+    }
+    const real = JSON.parse(readFileSync(join(dir, `r-${planned.manifest.waves[0]!.shards.find((x) => x.lanes.includes('tool'))!.id}`, 'lanes', 'tool', 'result.json'), 'utf8'));
+    const lie = { ...real, lane: { ...real.lane, status: 'failed', phase: 'failed', error: { class: 'directive-failed', message: 'forged' } } };
+    await forge(store, 'fleet-lane-tool.a9', { 'lanes/tool/result.json': JSON.stringify(lie) });
+    expect(latestByAttempt(await store.list('fleet-lane-tool'), 1, 1).get('fleet-lane-tool')!.name).toBe('fleet-lane-tool.a1');
+    const m = await matrixReport({ store, root: join(dir, 'rep'), forge: gitForge, clock: systemClock, attempt: 1 });
+    expect(m.lanes.find((l) => l.lane === 'tool')).toMatchObject({ status: 'completed', error: null });
+  });
+
+  it('a plan other than the plan job\'s (by its digest output) is refused, whatever its name says', async () => {
+    const { file, fleet, forge: gitForge, store } = await setup();
+    const planned = await matrixPlan({ fleet, file, forge: gitForge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-6', waveJobs: 8 });
+    if (!planned.ok) throw new Error('plan failed');
+    expect(planned.outputs.plan_digest).toMatch(/^[0-9a-f]{64}$/);
+    const bundle = JSON.parse(readFileSync(join(dir, 'p', 'plan', 'fleet.json'), 'utf8'));
+    bundle.fleet.file.merge = { policy: 'when-green', method: 'squash' };
+    const forged = await forge(store, 'fleet-plan.a1-forged', { 'fleet.json': JSON.stringify(bundle) });
+    await forge(store, 'fleet-plan.a2', { 'fleet.json': JSON.stringify(bundle) });
+    // Pinned: the real plan, though the store holds a "later" one.
+    const pinned = await loadPlanBundle(store, join(dir, 'pinned'), { digest: planned.outputs.plan_digest, attempt: 2 });
+    expect(pinned.fleet.file.merge.policy).toBe('never');
+    // Pinned to what no plan has: refused with a reason.
+    await expect(loadPlanBundle(store, join(dir, 'nope'), { digest: 'sha256:' + '0'.repeat(64), attempt: 1 })).rejects.toThrow(/refusing to run a plan other than the one planned/);
+    expect(forged.digest).not.toBe(planned.outputs.plan_digest);
   });
 });
 

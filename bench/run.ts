@@ -18,13 +18,27 @@
  *   emulated_fleet_100_s             wall seconds of that fleet (runFleet, max_parallel 8), with its
  *                                    plan / lanes / report split
  *
+ * Actions (--only actions, or any of cold-start,dist,fleet-300,report-1000), in a process of its own
+ * (bench/lib/actions.ts): Fleet's bundle as GitHub runs it, against the emulator and the emulated Actions services:
+ *   node_start_ms                  `node -e ''`, spawn → exit: the floor under every process below          (recorded)
+ *   action_cold_start_ms           spawn of `node dist/action/index.js` in plan mode (a plan job's environment)
+ *                                  → the emulator's first logged request                                   (recorded)
+ *   dist_bytes                     bytes of dist/, per bundle in the details                               (recorded)
+ *   simulated_fleet_300_s          a 300-lane fleet dispatched from the dispatch template through the workflow
+ *                                  runner (wave 1: 290 lanes on 256 legs, wave 2: 10), dispatch → end of run;
+ *                                  with simulated_fleet_300_jobs and _s_per_job; run once                  (recorded)
+ *   report_job_1000_lanes_s        the report job alone (bundle, report mode, spawn → exit) over 1,000 real lane
+ *                                  artifacts that real plan and lane jobs left in the emulated services    (recorded)
+ *
  * Each measured in this one process (the emulator aside); the machine is shared and noisy, so every
  * metric is the median of several repetitions, and the repetitions are kept.
  * Writes bench-results.json at the repository root and prints a table.
  *
- * Options: --only plan,report,compression,overhead,github   --reps N (in-memory benches, default 7)
- *          --fleet-reps N (end-to-end benches, default 5)   --keep (keep the temp dir)   --out FILE
- *          --strict (exit 1 when a target is missed)
+ * Options: --only plan,report,compression,overhead,github,actions (actions = cold-start,dist,fleet-300,report-1000)
+ *          --reps N (in-memory benches and the cold start, default 7)   --fleet-reps N (end-to-end benches, default 5)
+ *          --actions-jobs N (jobs running at once in the Actions benches, default 4: the workflow runner's default)
+ *          --cpu-prof DIR (V8 CPU profiles of the timed action processes: cold start, report job; slows them)
+ *          --keep (keep the temp dir)   --out FILE   --strict (exit 1 when a target is missed)
  *
  * The end-to-end fleets work in os.tmpdir(); `TMPDIR=/dev/shm npm run bench` takes the disk out of
  * the figures (on a VM with slow metadata writes that is most of the per-lane cost, see the notes).
@@ -54,6 +68,7 @@ import { DEFAULT_10K, makeFleet10k, makeLaneRecords } from './lib/fleet10k.js';
 import { attribute, instrument, routeKey, routeTable, targetMix, type LaneCalls, type RouteRow } from './lib/github.js';
 import { makeBareRepos, makeSeedRepo } from './lib/repos.js';
 import { MiB, median, percentile, round, textTable, timeSync } from './lib/stats.js';
+import { ACTIONS_SUITES, runActionsInChild, type ActionsSuite } from './lib/actions.js';
 
 // ---------------------------------------------------------------------------
 // Options, results
@@ -63,15 +78,19 @@ const { values: argv } = parseArgs({
     only: { type: 'string' },
     reps: { type: 'string' },
     'fleet-reps': { type: 'string' },
+    'actions-jobs': { type: 'string' },
+    'cpu-prof': { type: 'string' },
     keep: { type: 'boolean' },
     strict: { type: 'boolean' },
     out: { type: 'string' },
   },
 });
-const ALL = ['plan', 'report', 'compression', 'overhead', 'github'] as const;
+const ALL = ['plan', 'report', 'compression', 'overhead', 'github', ...ACTIONS_SUITES] as const;
 type Suite = (typeof ALL)[number];
-const only = new Set<Suite>(argv.only ? (argv.only.split(',').map((s) => s.trim()) as Suite[]) : ALL);
-for (const s of only) if (!ALL.includes(s)) throw new Error(`--only: unknown bench "${s}" (one of ${ALL.join(', ')})`);
+/** `actions` names the four Actions benches at once. */
+const ALIASES: Record<string, readonly Suite[]> = { actions: ACTIONS_SUITES };
+const only = new Set<Suite>(argv.only ? argv.only.split(',').flatMap((s) => ALIASES[s.trim()] ?? [s.trim() as Suite]) : ALL);
+for (const s of only) if (!ALL.includes(s)) throw new Error(`--only: unknown bench "${s}" (one of ${[...ALL, ...Object.keys(ALIASES)].join(', ')})`);
 function count(flag: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
@@ -80,6 +99,7 @@ function count(flag: string, raw: string | undefined, fallback: number): number 
 }
 const REPS = count('reps', argv.reps, 7);
 const FLEET_REPS = count('fleet-reps', argv['fleet-reps'], 5);
+const ACTIONS_JOBS = count('actions-jobs', argv['actions-jobs'], 4);
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = resolve(REPO_ROOT, argv.out ?? 'bench-results.json');
 
@@ -757,6 +777,54 @@ async function benchGithub(): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------
+// Actions: the bundle as GitHub runs it (bench/lib/actions.ts, in a process of its own)
+
+async function benchActions(suites: ActionsSuite[]): Promise<void> {
+  const profileDir = argv['cpu-prof'] ? resolve(argv['cpu-prof']) : undefined;
+  const r = await runActionsInChild({ suites, root: REPO_ROOT, tmp: tmpRoot, reps: REPS, jobs: ACTIONS_JOBS, ...(profileDir ? { profileDir } : {}) });
+  if (r.node_start_ms && r.cold_start) {
+    const c = r.cold_start;
+    metric('node_start_ms', r.node_start_ms, 'ms', { op: 'info', value: 0 }, { note: "`node -e ''`, spawn → exit: this machine's floor under any Node.js process" });
+    metric('action_cold_start_ms', c.first_request_ms, 'ms', { op: 'info', value: 0 }, {
+      note: `spawn of node dist/action/index.js in plan mode (a plan job's environment) → the emulator's first request (${c.first_request}); compare node_start_ms`,
+    });
+    details.action_cold_start = {
+      first_request: c.first_request,
+      first_request_ms: c.first_request_ms,
+      over_node_start_ms: round(median(c.first_request_ms) - median(r.node_start_ms)),
+      plan_job_exit_ms: c.plan_exit_ms.map((x) => round(x)),
+      plan_job_exit_ms_median: round(median(c.plan_exit_ms)),
+      targets: 3,
+    };
+  }
+  if (r.dist) {
+    metric('dist_bytes', [], 'bytes', { op: 'info', value: 0 }, { value: r.dist.total, samples: r.dist.bundles, note: 'every file of dist/; samples: per bundle' });
+    details.dist = r.dist;
+  }
+  if (r.fleet_300) {
+    const f = r.fleet_300;
+    const where = `${f.jobs_run} jobs on ${f.cpus} CPU(s), at most ${f.max_concurrent_jobs} at once`;
+    metric('simulated_fleet_300_s', [f.wall_ms / 1000], 's', { op: 'info', value: 0 }, {
+      note: `${where}; dispatch → end of run through the workflow runner, ${f.lanes} lanes (wave 1: ${f.jobs_by_wave['wave 1']} legs, ${f.two_lane_shards} of two lanes), once`,
+    });
+    metric('simulated_fleet_300_jobs', [f.jobs_run], 'jobs', { op: 'info', value: 0 }, { note: `jobs run: ${Object.entries(f.jobs_by_wave).map(([k, v]) => `${k} ${v}`).join(', ')}` });
+    metric('simulated_fleet_300_s_per_job', [f.wall_ms / 1000 / f.jobs_run], 's', { op: 'info', value: 0 }, {
+      note: `run wall ÷ jobs run (${where}); one job itself: median ${(f.job_ms.median / 1000).toFixed(2)} s`,
+    });
+    details.simulated_fleet_300 = { ...f, wall_s: round(f.wall_ms / 1000, 2), took_s: r.took_s.fleet_300 };
+  }
+  if (r.report_1000) {
+    const x = r.report_1000;
+    metric('report_job_1000_lanes_s', [x.report_ms / 1000], 's', { op: 'info', value: 0 }, {
+      note: `the report job (bundle, report mode), spawn → exit, over ${x.artifacts} lane artifacts of ${x.shards} lane jobs; once`,
+    });
+    details.report_job_1000_lanes = { ...x, took_s: r.took_s.report_1000 };
+  }
+  details.actions_took_s = r.took_s;
+  if (r.dist_sha256) details.actions_dist_sha256 = r.dist_sha256;
+}
+
+// ---------------------------------------------------------------------------
 // Main
 
 function gitVersion(): string | null {
@@ -778,7 +846,7 @@ function cpuPressure(): number | null {
 }
 
 /** Units that count things: shown without decimals when whole. */
-const COUNTS = new Set(['requests', 'calls']);
+const COUNTS = new Set(['requests', 'calls', 'bytes', 'jobs']);
 
 function fmt(m: Metric): string {
   if (m.unit === 'ratio') return m.value.toFixed(3);
@@ -806,6 +874,7 @@ async function main(): Promise<number> {
     git: gitVersion(),
     reps: REPS,
     fleet_reps: FLEET_REPS,
+    actions_jobs: ACTIONS_JOBS,
     suites: [...only],
   };
   log(`fleet bench — node ${meta.node}, ${meta.cpus} CPU(s), load ${meta.loadavg_at_start.join(' ')}; temp ${tmpRoot}`);
@@ -825,6 +894,11 @@ async function main(): Promise<number> {
     if (only.has('github')) {
       log('github …');
       await benchGithub();
+    }
+    const actions = ACTIONS_SUITES.filter((s) => only.has(s));
+    if (actions.length) {
+      log(`actions (${actions.join(', ')}) …`);
+      await benchActions(actions);
     }
     if (only.has('plan') || only.has('report')) {
       log('plan_10k …');

@@ -33,7 +33,7 @@ async function longWorld(): Promise<World> {
   let world: World | undefined;
   world = await startWorld({
     fleetFile: CHAIN,
-    runner: { onLog: (job, line) => void (line.startsWith('Job "fleet / wave') && world?.runner.clock.advance(40 * 60_000)) },
+    runner: { onLog: (_job, line) => void (line.startsWith('Job "fleet / wave') && world?.runner.clock.advance(40 * 60_000)) },
   });
   for (const name of ['one', 'two', 'three']) await world.emu.createRepo({ owner: 'acme', name });
   return world;

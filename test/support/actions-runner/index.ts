@@ -278,7 +278,6 @@ export class ActionsRunner {
       environments: this.environments,
       vars: { ...this.vars.get(repo) },
       secrets: { ...this.secrets.get(repo) },
-      maxConcurrentJobs: this.opts.maxConcurrentJobs ?? 4,
       slots: this.slots,
       timeoutConclusion: this.opts.timeoutConclusion ?? 'cancelled',
       workDir: this.workDir,

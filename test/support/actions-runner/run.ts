@@ -16,7 +16,7 @@ import { expandMatrix, legName, MatrixError } from './matrix.js';
 import { effectivePermissions, exceeding, readPermissions } from './permissions.js';
 import { callInputs, callOutputs, callSecrets, CallError } from './reusable.js';
 import type { Annotation, Conclusion, LegResult, Permissions, RunFacts } from './types.js';
-import { entries, prop, type JobDef, type LoadedWorkflow } from './workflow.js';
+import { prop, type LoadedWorkflow } from './workflow.js';
 
 /** What a run needs from the world around it: the emulator's records, tokens, services, workflows. */
 export interface RunServices {
@@ -34,7 +34,6 @@ export interface RunServices {
   environments: Map<string, EnvironmentRule>;
   vars: Record<string, string>;
   secrets: Record<string, string>;
-  maxConcurrentJobs: number;
   slots: Semaphore;
   timeoutConclusion: 'cancelled' | 'timed_out';
   workDir: string;
@@ -634,5 +633,3 @@ export function nodesOf(scope: Scope): Map<string, JobNode> {
   return out;
 }
 
-export type { JobDef };
-export { entries, CallError };

@@ -97,6 +97,11 @@ describe('a dispatched fleet of 12 targets', () => {
     expect(plan).toMatch(/legacy.*archived/s);
   });
 
+  it('uses no action that targets Node.js 20 (GitHub forces those onto Node 24 with a warning on every job)', () => {
+    const warnings = first.jobs.flatMap((j) => j.annotations.map((a) => a.message)).filter((m) => m.includes('Node.js 20'));
+    expect(warnings).toEqual([]);
+  });
+
   it('no token reaches a log, a job summary, an artifact or a PR body', () => {
     const texts = [...first.jobs.flatMap((j) => [j.log, j.summary]), reportArtifact(w, runId).report, JSON.stringify(reportArtifact(w, runId).manifest)];
     for (const repo of ['core', 'api', 'web']) texts.push(...w.emu.pullRequests(`acme/${repo}`).map((p) => `${p.title}\n${p.body}`));

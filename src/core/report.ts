@@ -485,7 +485,6 @@ export function renderMermaid(m: Manifest, maxNodes = 300): string {
 // ---------------------------------------------------------------------------
 // Fitting a report into a check run
 
-/** GitHub's limit for a check run's output.summary and output.text, in characters. */
 /** A check run's `output.summary` and `output.text` each hold at most 65,535 bytes (github/docs#35252). */
 export const CHECK_RUN_TEXT_LIMIT = 65_535;
 

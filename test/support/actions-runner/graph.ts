@@ -95,7 +95,7 @@ export function rerunMarks(nodes: Map<string, JobNode>): Map<string, RerunMark> 
 }
 
 /** The node map of the next attempt of "Re-run failed jobs". */
-export function nextAttemptNodes(previous: Map<string, JobNode>, attempt: number): Map<string, JobNode> {
+export function nextAttemptNodes(previous: Map<string, JobNode>): Map<string, JobNode> {
   const marks = rerunMarks(previous);
   const out = new Map<string, JobNode>();
   for (const n of previous.values()) {
@@ -118,11 +118,10 @@ export function nextAttemptNodes(previous: Map<string, JobNode>, attempt: number
     }
     out.set(n.key, node);
   }
-  void attempt;
   return out;
 }
 
-/** Keys of every job that transitively needs `key` inside its scope, and every ancestor through `needs`. */
+/** Every job `key` transitively needs (its ancestors through `needs`, inside its scope). */
 export function ancestors(nodes: Map<string, JobNode>, key: string): JobNode[] {
   const out: JobNode[] = [];
   const seen = new Set<string>();

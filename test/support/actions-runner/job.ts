@@ -11,7 +11,7 @@ import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { isBasicExpression, isString } from '@actions/workflow-parser';
 import type { TemplateToken } from '@actions/workflow-parser/templates/tokens/template-token';
 import { Masker, parseCommand, parseKeyValueFile, STEP_SUMMARY_LIMIT, type WorkflowCommand } from './commands.js';
-import { asString, condition, evaluateString, evaluateToken, ExpressionFailure, type EvalEnv, type Json } from './expressions.js';
+import { condition, evaluateString, evaluateToken, ExpressionFailure, type EvalEnv, type Json } from './expressions.js';
 import type { Builtin, BuiltinStep } from './builtin/types.js';
 import { endJobProcesses, runProcess } from './process.js';
 import type { Annotation, Conclusion, LegResult, Permissions, RunFacts, RunnerClock, StepRecord } from './types.js';
@@ -705,4 +705,3 @@ export async function runLeg(spec: LegSpec, host: RunnerHost): Promise<LegResult
   return { conclusion, ...(reason ? { stoppedBy: reason } : {}), outputs, steps: ctx.records, log: ctx.log.join('\n'), summary: ctx.summaries.join('\n'), annotations: ctx.annotations };
 }
 
-export { asString };

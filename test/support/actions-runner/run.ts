@@ -167,7 +167,7 @@ export class WorkflowRun {
   rerunFailed(): AttemptState {
     this.assertEnded();
     const prev = this.current;
-    return this.launch('rerun-failed', nextAttemptNodes(prev.nodes, prev.number + 1));
+    return this.launch('rerun-failed', nextAttemptNodes(prev.nodes));
   }
 
   rerunAll(): AttemptState {

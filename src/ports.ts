@@ -108,6 +108,8 @@ export interface Workspace {
   /** Stage everything and list what changed against HEAD (renames give both paths). */
   changedFiles(dir: string): Promise<string[]>;
   commit(dir: string, message: string): Promise<string>;
+  /** Files changed between two commits, read from their trees (renames give both paths): what pushing `to` onto `from` changes. */
+  committedFiles(dir: string, from: string, to: string): Promise<string[]>;
   tree(dir: string, rev: string): Promise<string>;
   parent(dir: string, rev: string): Promise<string | null>;
   push(dir: string, branch: string, expected: string | null, env?: Record<string, string>): Promise<PushResult>;
@@ -116,11 +118,22 @@ export interface Workspace {
   listFiles(dir: string): Promise<string[]>;
 }
 
+/** `auto`: isolate directives where the machine allows, say so where not; `required`: refuse to run a directive without; `off`: never. */
+export type IsolationSetting = 'auto' | 'required' | 'off';
+
+/** Whether directives run where Fleet's processes cannot be seen, and how (or why not). */
+export interface IsolationInfo {
+  kind: 'pid-namespace' | 'none';
+  detail: string;
+}
+
 export interface ExecOptions {
   cwd: string;
   env: Record<string, string>;
   timeoutMs: number;
   logFile: string;
+  /** Run the command isolated from Fleet's processes (default `off`: Fleet's own helper commands). */
+  isolation?: IsolationSetting;
 }
 
 export interface ExecResult {
@@ -134,6 +147,8 @@ export interface ExecResult {
 
 export interface Executor {
   run(command: string, opts: ExecOptions): Promise<ExecResult>;
+  /** What `run` gives a command under `setting` on this machine. */
+  isolation(setting: IsolationSetting): IsolationInfo;
 }
 
 export interface StoredArtifact {

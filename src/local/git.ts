@@ -116,8 +116,22 @@ const STRIPPED_ENV = [
   'ACTIONS_ID_TOKEN_REQUEST_URL',
 ];
 
-/** Configuration forced on every call (before the subcommand). */
+/**
+ * Configuration forced on every call (before the subcommand). Only the
+ * transports a target can be reached over are allowed: `ext::` runs a command
+ * and `fd::` talks to an inherited descriptor, neither of which a target needs.
+ * The user's attributes and excludes files are not read either: what a lane
+ * commits depends on the target repository alone, the same on every machine.
+ */
 const BASE_CONFIG = [
+  '-c', 'protocol.allow=never',
+  '-c', 'protocol.file.allow=always',
+  '-c', 'protocol.https.allow=always',
+  '-c', 'protocol.http.allow=always',
+  '-c', 'protocol.ssh.allow=always',
+  '-c', 'protocol.git.allow=always',
+  '-c', 'core.attributesFile=/dev/null',
+  '-c', 'core.excludesFile=/dev/null',
   '-c', 'core.hooksPath=/dev/null',
   '-c', 'advice.detachedHead=false',
   '-c', 'core.quotePath=false',
@@ -127,8 +141,25 @@ const BASE_CONFIG = [
   '-c', 'maintenance.auto=false',
 ];
 
+/**
+ * Fleet's git reads only configuration Fleet wrote: the repository's own
+ * .git/config (put back as cloned after every foreign command, see
+ * workspace.ts) and what this module passes. A directive runs as the same user
+ * and can write ~/.gitconfig, $XDG_CONFIG_HOME/git/config or (as root)
+ * /etc/gitconfig: a `core.fsmonitor` there would run its program inside
+ * Fleet's push with the credential header in the environment, and a
+ * `url.*.pushInsteadOf` would send the lane's commit to another repository.
+ * Replace refs (`git replace`) and grafts are ignored for the same reason:
+ * through them a directive could show Fleet a diff other than the commit's.
+ */
+const ISOLATED_ENV: Record<string, string> = {
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_NO_REPLACE_OBJECTS: '1',
+};
+
 function gitEnv(extra?: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...ISOLATED_ENV };
   for (const k of STRIPPED_ENV) delete env[k];
   env.GIT_TERMINAL_PROMPT = '0';
   env.GCM_INTERACTIVE = 'never';
@@ -529,7 +560,22 @@ export interface ChangedFiles {
 export async function changedFiles(dir: string): Promise<ChangedFiles> {
   await git(['add', '--all'], { cwd: dir });
   const r = await runGit(['diff', '--cached', '--name-status', '-z', '-M', '--no-ext-diff', 'HEAD', '--'], { cwd: dir });
-  const parts = r.stdout.toString('utf8').split('\0');
+  return parseNameStatus(r.stdout);
+}
+
+/**
+ * What changed between two commits, read from their trees (replace refs
+ * ignored, as on every call): the files a push of `to` would change on a
+ * branch at `from`, whatever the index or the working tree say.
+ */
+export async function changedBetween(dir: string, from: string, to: string): Promise<ChangedFiles> {
+  const r = await runGit(['diff-tree', '-r', '--name-status', '-z', '-M', '--no-ext-diff', '--end-of-options', from, to, '--'], { cwd: dir });
+  return parseNameStatus(r.stdout);
+}
+
+/** `--name-status -z` output: a status, then one path (two for a rename or copy), each NUL-terminated. */
+function parseNameStatus(out: Buffer): ChangedFiles {
+  const parts = out.toString('utf8').split('\0');
   const entries: ChangedEntry[] = [];
   for (let i = 0; i < parts.length; ) {
     const code = parts[i++];

@@ -6,7 +6,8 @@ import { lstat, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promi
 import { dirname, join, resolve } from 'node:path';
 import type { Executor, Workspace } from '../ports.js';
 import { runCommand } from './exec.js';
-import { changedFiles, cloneForLane, commitAll, diffPatch, git, parentOf, pushBranch, readHead, treeOf } from './git.js';
+import { sandboxFor } from './sandbox.js';
+import { changedBetween, changedFiles, cloneForLane, commitAll, diffPatch, git, parentOf, pushBranch, readHead, treeOf } from './git.js';
 
 /**
  * The repository configuration Fleet cloned, per working copy. A directive (or a
@@ -18,7 +19,7 @@ import { changedFiles, cloneForLane, commitAll, diffPatch, git, parentOf, pushBr
  * configuration back as cloned and removes those files first.
  */
 const clonedConfig = new Map<string, string>();
-const FOREIGN_GIT_FILES = ['commondir', 'config.worktree', join('info', 'attributes'), join('objects', 'info', 'alternates')];
+const FOREIGN_GIT_FILES = ['commondir', 'config.worktree', join('info', 'attributes'), join('info', 'grafts'), join('objects', 'info', 'alternates')];
 
 /**
  * A symbolic link anywhere in the repository's own metadata (the .git folder,
@@ -114,6 +115,11 @@ export const localWorkspace: Workspace = {
     await guard(dir);
     return commitAll(dir, message, { staged: true });
   },
+  async committedFiles(dir, from, to) {
+    await guard(dir);
+    const c = await changedBetween(dir, from, to);
+    return [...new Set([...c.files, ...c.renamed_from])].sort();
+  },
   tree: (dir, rev) => treeOf(dir, rev),
   parent: (dir, rev) => parentOf(dir, rev),
 
@@ -139,6 +145,14 @@ export const localExecutor: Executor = {
   run: (command, opts) => {
     // Whatever runs here may rewrite the working copy's .git: the next git call checks it again.
     checked.delete(resolve(opts.cwd));
-    return runCommand(command, opts);
+    const sandbox = sandboxFor(opts.isolation ?? 'off');
+    if (opts.isolation === 'required' && sandbox.kind === 'none') {
+      return Promise.resolve({ exitCode: 125, signal: null, timedOut: false, durationMs: 0, tail: `fleet: isolation is required but unavailable: ${sandbox.detail}` });
+    }
+    return runCommand(command, { ...opts, wrap: sandbox.kind === 'none' ? undefined : sandbox.wrap });
+  },
+  isolation: (setting) => {
+    const { kind, detail } = sandboxFor(setting);
+    return { kind, detail };
   },
 };

@@ -85,6 +85,12 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
   };
 
   try {
+    const isolation = ctx.exec.isolation(ctx.file.isolation);
+    rec.isolation = isolation;
+    if (ctx.file.isolation === 'required' && isolation.kind === 'none') {
+      throw new LaneFailure('invalid-input', `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
+    }
+
     await rm(repoDir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     update({ phase: 'cloning' }, 'cloning');
@@ -147,7 +153,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
         const command = await directiveCommand(ctx, lane, routing, dir, n, feedback);
         const env = laneEnv(ctx, lane, n, feedback, cloned.base_branch);
         const tDirective = Date.now();
-        const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log });
+        const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation });
         directiveMs += Date.now() - tDirective;
         if (ctx.signal?.aborted) {
           record(r, 'directive');
@@ -170,7 +176,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
         }
 
         await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
-        const changed = await ctx.workspace.changedFiles(repoDir);
+        let changed = await ctx.workspace.changedFiles(repoDir);
         const fence = checkFence(changed, lane.owns, lane.never);
         if (!fence.ok) {
           record(r, 'fence');
@@ -187,7 +193,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
           update({ phase: 'checking' }, `attempt ${n}: running ${lane.checks.length} check${lane.checks.length > 1 ? 's' : ''}`);
           const tChecks = Date.now();
           for (const check of lane.checks) {
-            const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log });
+            const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation });
             if (ctx.signal?.aborted) {
               record(c, 'check');
               stopIfCancelled(ctx);
@@ -211,6 +217,20 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
           lastFailure = new LaneFailure('check-failed', `${why}${gist(checkFailed.tail) ? `: ${gist(checkFailed.tail)}` : ''}`);
           feedback = `${why}. Output:\n${firstLines(checkFailed.tail, 2000)}`;
           continue;
+        }
+        if (lane.checks.length && changed.length) {
+          // A check is a command too (a formatter, lint-staged): what it changed, staged or committed goes into the
+          // commit, so the fence looks again at exactly what will be committed.
+          await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
+          changed = await ctx.workspace.changedFiles(repoDir);
+          const after = checkFence(changed, lane.owns, lane.never);
+          if (!after.ok) {
+            record(r, 'fence');
+            lastFailure = new LaneFailure('fence-violation', `a check changed files outside the fence: ${after.message ?? 'outside the fence'}`);
+            feedback = `The checks left changes the lane may not make: ${after.message}. Change only files matching ${lane.owns.length ? lane.owns.join(', ') : 'anything'} and never ${[...lane.never, '.git/**'].join(', ')}.`;
+            if (!ctx.file.agent) break;
+            continue;
+          }
         }
         record(r, null);
         return changed;
@@ -251,6 +271,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       const tCommit = Date.now();
       // The attempt number keeps a CI retry's commit distinct even when the directive produced the same tree.
       let commit = await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, n));
+      await verifyCommitted(ctx, lane, repoDir, cloned.base_commit, commit, changed);
       // Idempotent re-runs: when the remote lane branch already holds this exact change on this base, keep its commit.
       let upToDate = false;
       if (n === 1 && previous && (await ctx.workspace.parent(repoDir, previous)) === cloned.base_commit &&
@@ -282,6 +303,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
               : `push refused: ${firstLines(pushed.detail, 300)}`;
           throw new LaneFailure('push-rejected', msg);
         }
+        await confirmPushed(ctx, lane, commit);
         previous = commit;
       } else {
         rec.timings = { ...rec.timings, push_ms: 0 };
@@ -379,6 +401,50 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
     );
     return await finish(ctx, rec, t0);
   }
+}
+
+/**
+ * The fence and the changed files were computed on the index; the commit is
+ * checked once more from its own tree against the base, the tree a push
+ * carries, so nothing outside the fence can ride along whatever the index or a
+ * replace ref showed.
+ */
+async function verifyCommitted(ctx: LaneContext, lane: LaneSpec, repoDir: string, base: string, commit: string, checked: readonly string[]): Promise<void> {
+  const committed = await ctx.workspace.committedFiles(repoDir, base, commit);
+  const fence = checkFence(committed, lane.owns, lane.never);
+  if (!fence.ok) throw new LaneFailure('fence-violation', `the commit holds files outside the fence: ${fence.message}; nothing was pushed`);
+  const expected = new Set(checked);
+  const differs = committed.length !== expected.size || committed.some((f) => !expected.has(f));
+  if (differs) {
+    const extra = committed.filter((f) => !expected.has(f));
+    const missing = checked.filter((f) => !committed.includes(f));
+    throw new LaneFailure(
+      'workspace-corrupted',
+      `the commit does not hold the change Fleet checked (${[extra.length ? `also: ${extra.slice(0, 5).join(', ')}` : '', missing.length ? `without: ${missing.slice(0, 5).join(', ')}` : ''].filter(Boolean).join('; ')}); nothing was pushed`,
+    );
+  }
+}
+
+/**
+ * After a push, the lane's branch on the forge must be the lane's commit: a push
+ * that went somewhere else (a rewritten remote, a redirect) opens no PR. Read
+ * a few times, since a forge may show a fresh ref a moment late.
+ */
+async function confirmPushed(ctx: LaneContext, lane: LaneSpec, commit: string): Promise<void> {
+  let head: string | null = null;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      head = await ctx.forge.branchHead(lane, lane.branch);
+    } catch (err) {
+      throw new LaneFailure('push-rejected', `reading ${lane.branch} after the push failed: ${(err as Error).message}`);
+    }
+    if (head === commit) return;
+    await new Promise((r) => setTimeout(r, 250 * attempt));
+  }
+  throw new LaneFailure(
+    'push-rejected',
+    `after the push, ${lane.branch} in ${lane.repo} is at ${head ? head.slice(0, 12) : 'nothing'}, not at the lane's commit ${commit.slice(0, 12)}: the push did not land in the lane's own repository; no pull request was opened`,
+  );
 }
 
 function stopIfCancelled(ctx: LaneContext): void {

@@ -87,15 +87,15 @@ describe('dependency chain', () => {
     const r = await fleet(runArgs(file, ws), { cwd: dir });
     expect(r.code).toBe(1);
     const m = readManifest(ws);
-    // The report step read the forge, not the lane's word: a is unverified.
+    // The lane reads its branch back from the forge right after the push, not trusting git's word: a fails there,
+    // before any PR, and the report step's own check agrees.
     expect(lane(m, 'a').status).toBe('failed');
-    expect(lane(m, 'a').error?.class).toBe('unverified');
-    expect(lane(m, 'a').evidence.head_matches).toBe(false);
-    // The runner checks a lane against the forge as soon as it ends, so b sees a failed (unverified) dependency.
+    expect(lane(m, 'a').error?.class).toBe('push-rejected');
+    expect(lane(m, 'a').error?.message).toContain("not at the lane's commit");
     const b = lane(m, 'b');
     expect(b.status).toBe('skipped');
     expect(b.error?.class).toBe('dependency-failed');
-    expect(b.error?.message).toContain('unverified');
+    expect(b.error?.message).toContain('push-rejected');
     expect(await remoteHead(join(dir, 'b.git'), 'fleet/moved/b')).toBeNull();
   });
 

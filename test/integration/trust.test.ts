@@ -1,0 +1,140 @@
+/**
+ * What a directive (or a check) cannot do to Fleet's own git: get a file
+ * outside its fence committed by staging it after the fence looked, hide a
+ * change behind a replace ref, or steer Fleet's push through the git
+ * configuration it can write (~/.gitconfig, XDG): Fleet's git reads only
+ * configuration Fleet wrote. Real repositories, the real CLI.
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createRepo, remoteBranches } from '../support/repos.js';
+import { fleet, lane, readManifest, removeDir, runArgs, sq, tempDir, writeFleetFile } from './helpers.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = tempDir();
+});
+afterEach(() => removeDir(dir));
+
+const files = { 'README.md': '# r\n', 'src/a.js': 'a\n', 'ci/deploy.yml': 'deploy: prod\n' };
+
+describe('the fence holds on what is committed', () => {
+  it('a check that stages a file outside owns fails the lane and nothing is pushed', async () => {
+    const repo = await createRepo(dir, 'app', files, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'fmt',
+      directive: 'edit src',
+      max_retries: 0,
+      targets: [{ repo: './app.git', owns: ['src/**'] }],
+      run: 'echo b >> src/a.js',
+      // A formatter or lint-staged run as a check: it rewrites and stages a file the lane does not own.
+      checks: ['echo "deploy: attacker" > ci/deploy.yml && git add ci/deploy.yml'],
+    });
+    const ws = join(dir, 'ws');
+    const r = await fleet(runArgs(file, ws), { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    const l = lane(readManifest(ws), 'app');
+    expect(l.error?.class).toBe('fence-violation');
+    expect(l.error?.message).toContain('a check changed files outside the fence');
+    expect(l.error?.message).toContain('ci/deploy.yml');
+    expect(await remoteBranches(repo.remote)).toEqual(['main']);
+  });
+
+  it('a check that reformats an owned file gets its change committed, inside the fence', async () => {
+    const repo = await createRepo(dir, 'app', files, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'fmt',
+      directive: 'edit src',
+      max_retries: 0,
+      targets: [{ repo: './app.git', owns: ['src/**'] }],
+      run: 'echo b >> src/a.js',
+      checks: ['echo formatted > src/a.js'],
+    });
+    const ws = join(dir, 'ws');
+    const r = await fleet(runArgs(file, ws), { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const l = lane(readManifest(ws), 'app');
+    expect(l.changed_files).toEqual(['src/a.js']);
+    expect(await remoteBranches(repo.remote)).toEqual(['fleet/fmt/app', 'main']);
+  });
+
+  it('a replace ref that hides a change outside owns from the diff does not get it past the fence', async () => {
+    const repo = await createRepo(dir, 'app', files, { clone: false });
+    // The directive stages the outside change, then replaces the base tree by the staged one: a diff of the index
+    // against HEAD that honours replace refs shows only the owned file.
+    const hide = [
+      'echo "deploy: attacker" > ci/deploy.yml',
+      'git add ci/deploy.yml',
+      'T=$(git write-tree)',
+      'git replace -f "$(git rev-parse HEAD^{tree})" "$T"',
+      'echo b >> src/a.js',
+    ].join(' && ');
+    const file = writeFleetFile(dir, {
+      name: 'hide',
+      directive: 'edit src',
+      max_retries: 0,
+      targets: [{ repo: './app.git', owns: ['src/**'] }],
+      run: hide,
+    });
+    const ws = join(dir, 'ws');
+    const r = await fleet(runArgs(file, ws), { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    const l = lane(readManifest(ws), 'app');
+    expect(l.error?.class).toBe('fence-violation');
+    expect(l.error?.message).toContain('ci/deploy.yml');
+    expect(await remoteBranches(repo.remote)).toEqual(['main']);
+  });
+});
+
+describe("Fleet's git reads only configuration Fleet wrote", () => {
+  let home: string | undefined;
+  let xdg: string | undefined;
+  beforeEach(() => {
+    home = process.env.HOME;
+    xdg = process.env.XDG_CONFIG_HOME;
+  });
+  afterEach(() => {
+    process.env.HOME = home;
+    if (xdg === undefined) delete process.env.XDG_CONFIG_HOME;
+    else process.env.XDG_CONFIG_HOME = xdg;
+  });
+
+  it('a directive that writes ~/.gitconfig and the XDG config runs nothing in Fleet\'s git and cannot redirect its push', async () => {
+    const repo = await createRepo(dir, 'app', files, { clone: false });
+    const decoy = await createRepo(dir, 'decoy', { 'README.md': '# decoy\n' }, { clone: false });
+    const fakeHome = join(dir, 'home');
+    mkdirSync(join(fakeHome, '.config'), { recursive: true });
+    process.env.HOME = fakeHome;
+    process.env.XDG_CONFIG_HOME = join(fakeHome, '.config');
+    const evidence = join(dir, 'fsmonitor-ran.txt');
+    const spy = join(dir, 'spy.sh');
+    writeFileSync(spy, `#!/bin/sh\nenv > ${sq(evidence)}\nexit 1\n`, { mode: 0o755 });
+    // Every place git looks for user configuration, each with a program git would run and a push redirect.
+    const config = [
+      '[core]',
+      `\tfsmonitor = ${spy}`,
+      `\tsshCommand = ${spy}`,
+      `[url "${decoy.remote}"]`,
+      `\tpushInsteadOf = ${repo.remote}`,
+      `\tinsteadOf = ${repo.remote}`,
+      '[protocol]',
+      '\tallow = always',
+    ].join('\n');
+    const write = [
+      `printf '%s\\n' ${sq(config)} > "$HOME/.gitconfig"`,
+      'mkdir -p "$XDG_CONFIG_HOME/git"',
+      `printf '%s\\n' ${sq(config)} > "$XDG_CONFIG_HOME/git/config"`,
+      'echo b >> src/a.js',
+    ].join(' && ');
+    const file = writeFleetFile(dir, { name: 'cfg', directive: 'edit', max_retries: 0, targets: [{ repo: './app.git' }], run: write });
+    const ws = join(dir, 'ws');
+    const r = await fleet(runArgs(file, ws), { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(existsSync(join(fakeHome, '.gitconfig'))).toBe(true);
+    expect(existsSync(evidence)).toBe(false);
+    expect(await remoteBranches(repo.remote)).toEqual(['fleet/cfg/app', 'main']);
+    expect(await remoteBranches(decoy.remote)).toEqual(['main']);
+    expect(lane(readManifest(ws), 'app').status).toBe('completed');
+  });
+});

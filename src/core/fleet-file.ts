@@ -141,6 +141,12 @@ export const FleetFileSchema = z
     max_parallel: z.number().int().min(1).max(256).default(8).describe('The global concurrency budget: lanes running at once.'),
     max_retries: z.number().int().min(0).max(10).default(2).describe('Extra attempts after a failing directive or check.'),
     timeout_minutes: z.number().positive().max(360).default(30).describe('Per attempt of the directive (and of each check).'),
+    isolation: z
+      .enum(['auto', 'required', 'off'])
+      .default('auto')
+      .describe(
+        "Run each directive and check in a PID namespace of its own, where Fleet's processes (and the credentials in their environment) cannot be seen. auto: where the machine allows, and the report says where it did not; required: a lane fails rather than run a directive without; off: never (see docs/security.md).",
+      ),
     max_waves: z.number().int().min(1).max(1000).default(20).describe('The planner refuses a DAG deeper than this.'),
     branch: z
       .string()

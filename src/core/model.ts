@@ -134,6 +134,11 @@ export const LaneRecord = z.strictObject({
   log: z.string().nullable().describe('Path of the lane\'s last log, relative to the fleet workspace.'),
   evidence: Evidence,
   timings: Timings,
+  isolation: z
+    .strictObject({ kind: z.enum(['pid-namespace', 'none']), detail: z.string() })
+    .nullable()
+    .optional()
+    .describe("How the lane's directive and checks were kept from seeing Fleet's processes (pid-namespace), or why they were not (none)."),
 });
 export type LaneRecord = z.infer<typeof LaneRecord>;
 

@@ -286,6 +286,17 @@ function directiveLine(m: Manifest): string {
   return `Directive: ${d ? escapeCell(d) : DASH}`;
 }
 
+/**
+ * Said once, above the tables: lanes whose directives ran where they could
+ * see Fleet's processes (and read its credentials from /proc).
+ */
+function isolationLine(m: Manifest): string[] {
+  const open = m.lanes.filter((l) => l.isolation?.kind === 'none');
+  if (open.length === 0) return [];
+  const why = oneLine(open[0]!.isolation!.detail);
+  return ['', `_Not isolated: the directives of ${open.length} lane${open.length > 1 ? 's' : ''} ran where they could see Fleet's processes (${escapeCell(why)}); see docs/security.md._`];
+}
+
 function dryRunLine(m: Manifest): string[] {
   return m.dry_run ? ['', '_Dry run: nothing is pushed, no pull request is opened._'] : [];
 }
@@ -302,7 +313,7 @@ function reportRank(l: LaneRecord): number {
 
 export function renderReport(m: Manifest, opts: ReportOptions): string {
   const s = summarize(m.lanes, m.started_at, m.ended_at ?? opts.now);
-  const lines = [`## Fleet Report — ${escapeCell(m.fleet_id)}`, '', directiveLine(m), ...dryRunLine(m), ''];
+  const lines = [`## Fleet Report — ${escapeCell(m.fleet_id)}`, '', directiveLine(m), ...dryRunLine(m), ...isolationLine(m), ''];
 
   const metrics: [string, string][] = [
     ['Lanes', String(s.total)],

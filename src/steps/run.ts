@@ -66,6 +66,14 @@ export function manifestPath(root: string): string {
 }
 
 export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
+  // Before anything is cloned: a fleet that requires isolation on a machine that cannot give it is a set-up failure.
+  const isolation = opts.exec.isolation(opts.fleet.file.isolation);
+  if (opts.fleet.file.isolation === 'required' && isolation.kind === 'none') {
+    return {
+      ok: false,
+      problems: [{ file: opts.file, field: 'isolation', message: `required, but directives cannot be isolated on this machine: ${isolation.detail}. Run where user namespaces or sudo are available, or set isolation: auto` }],
+    };
+  }
   const planned = await planStep(opts.fleet, opts.forge, opts.clock, {
     file: opts.file,
     fleet_id: opts.resume?.manifest.fleet_id,

@@ -3,7 +3,7 @@
  * the console, whatever the directive does to look for them.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -143,10 +143,67 @@ describe('secrets', () => {
       timeout: 20_000,
     });
     expect(p.status, p.stdout + p.stderr).toBe(0);
-    // The fsmonitor did run for Fleet's git (so a leak would have shown)…
-    const text = readFileSync(leak, 'utf8');
-    expect(text).toMatch(/^PATH=/m);
-    // …without Fleet's secrets in its environment.
-    assertNowhere({ 'global fsmonitor': text });
+    // The directive did write the global configuration, but Fleet's git reads none of the user's: the fsmonitor never ran.
+    expect(readFileSync(join(home, '.gitconfig'), 'utf8')).toContain('fsmonitor');
+    expect(existsSync(leak)).toBe(false);
+  });
+
+  /**
+   * Fleet deletes its credentials from process.env, but the kernel keeps the
+   * environment a process was started with: /proc/<pid>/environ of Fleet and
+   * of every ancestor. A directive walks them all, and leaves a process behind
+   * (in a session of its own) to read them again after it has ended.
+   */
+  const PROC_SNOOP = `
+dump() { for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < "$f" 2>/dev/null; done; }
+dump > "$LEAK"
+p=$$
+while [ "$p" -gt 1 ] 2>/dev/null; do
+  tr '\\0' '\\n' < /proc/$p/environ >> "$LEAK" 2>/dev/null
+  p=$(awk '{print $4}' /proc/$p/stat 2>/dev/null || echo 0)
+done
+setsid sh -c 'sleep 1; for f in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$f" 2>/dev/null; done > "$LEAK.later"' < /dev/null > /dev/null 2>&1 &
+cat "$LEAK" > SNOOPED.txt
+echo changed >> README.md
+`;
+
+  async function procRun(isolation: 'auto' | 'off') {
+    const repo = await createRepo(dir, 'r', { 'README.md': '# r\n' }, { clone: false });
+    const leak = join(dir, 'leak-proc');
+    const script = join(dir, 'snoop.sh');
+    writeFileSync(script, PROC_SNOOP);
+    const file = writeFleetFile(dir, { name: 'proc', directive: 'read /proc', run: `sh ${sq(script)}`, isolation, max_retries: 0, targets: [{ repo: './r.git' }] });
+    const ws = join(dir, 'ws');
+    const root = resolve(import.meta.dirname, '../..');
+    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+    const p = spawnSync(process.execPath, ['--import', loader, join(root, 'src/cli/index.ts'), ...runArgs(file, ws)], {
+      cwd: dir,
+      env: { ...process.env, ...SECRETS, LEAK: leak },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    // Long enough for the process left behind to have read /proc, had it survived the lane.
+    await new Promise((r) => setTimeout(r, 1500));
+    return { p, repo, leak, ws };
+  }
+
+  it('a directive reading /proc/*/environ, its ancestors\' and, from a process left behind, later ones finds no credential', async () => {
+    const { p, repo, leak, ws } = await procRun('auto');
+    expect(p.status, p.stdout + p.stderr).toBe(0);
+    const snooped = readFileSync(leak, 'utf8');
+    // It did read environments (its own at least), so a credential there would have shown.
+    expect(snooped).toMatch(/^LEAK=/m);
+    expect(existsSync(`${leak}.later`), 'the process the directive left behind outlived its lane').toBe(false);
+    expect(lane(readManifest(ws), 'r').isolation?.kind).toBe('pid-namespace');
+    assertNowhere({ '/proc environments': snooped, pushed: (await readRemoteFile(repo.remote, 'fleet/proc/r', 'SNOOPED.txt')) ?? '' });
+  });
+
+  it('with isolation: off the same directive does find the credential, and the report says directives were not isolated', async () => {
+    const { p, leak, ws } = await procRun('off');
+    expect(p.status, p.stdout + p.stderr).toBe(0);
+    // The attack is real: without a namespace, the kernel's copy of Fleet's start-up environment holds the token.
+    expect(readFileSync(leak, 'utf8')).toContain(TOKEN);
+    expect(lane(readManifest(ws), 'r').isolation).toEqual({ kind: 'none', detail: 'turned off in the fleet file (isolation: off)' });
+    expect(readFileSync(join(ws, 'report.md'), 'utf8')).toContain("_Not isolated: the directives of 1 lane ran where they could see Fleet's processes");
   });
 });

@@ -57,8 +57,17 @@ class UsageError extends Error {}
 /** 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C. */
 export const EXIT_INTERRUPTED = 130;
 
-/** Fleet's own credentials never reach a directive's environment. */
-const WITHHELD_ENV = ['FLEET_GITHUB_TOKEN', 'FLEET_TOKEN', 'FLEET_RUN_TOKEN', 'INPUT_TOKEN', 'INPUT_GITHUB-TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN'];
+/**
+ * Fleet's own credentials never reach a directive's environment, nor do the
+ * variables Fleet documents as token sources (GITHUB_TOKEN, GH_TOKEN), whether
+ * or not this run took its token from them: on a runner GITHUB_TOKEN is the
+ * job's own token, and a directive that wants a token of its own is given one
+ * under a name of the user's choosing.
+ */
+const WITHHELD_ENV = [
+  'FLEET_GITHUB_TOKEN', 'GITHUB_TOKEN', 'GH_TOKEN', 'FLEET_TOKEN', 'FLEET_RUN_TOKEN', 'INPUT_TOKEN', 'INPUT_GITHUB-TOKEN',
+  'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
+];
 
 /**
  * The runner's command files: a directive that could write them would set the

@@ -25,12 +25,31 @@ import path from 'node:path';
 const secrets = new Set<string>();
 let sortedSecrets: string[] = [];
 
-/** Registers a value (a token, a password) that `redact` replaces by `***` wherever it appears. Values shorter than 4 characters are ignored. */
+/**
+ * The forms a secret takes when something encodes it on its way out: URL
+ * encoding, and base64 (an `Authorization: Basic` header, a config value, a
+ * directive that hides what it found). Base64 of a secret inside a longer
+ * text depends on where it starts modulo 3, so each of the three alignments
+ * is given by the part that does not depend on its neighbours.
+ */
+export function encodedForms(secret: string): string[] {
+  const forms = new Set([secret, encodeURIComponent(secret)]);
+  const bytes = Buffer.from(secret, 'utf8');
+  for (let pad = 0; pad < 3; pad++) {
+    const b64 = Buffer.concat([Buffer.alloc(pad), bytes]).toString('base64');
+    // Characters that mix in the padding (at the start) or whatever follows (at the end) are dropped.
+    const start = pad === 0 ? 0 : Math.ceil((pad * 4) / 3);
+    const end = Math.floor(((pad + bytes.length) * 4) / 3);
+    const stable = b64.slice(start, end);
+    if (stable.length >= 8) forms.add(stable);
+  }
+  return [...forms];
+}
+
+/** Registers a value (a token, a password), in every encoded form, that `redact` replaces by `***` wherever it appears. Values shorter than 4 characters are ignored. */
 export function registerSecret(secret: string | null | undefined): void {
   if (!secret || secret.length < 4) return;
-  secrets.add(secret);
-  const encoded = encodeURIComponent(secret);
-  if (encoded !== secret) secrets.add(encoded);
+  for (const form of encodedForms(secret)) secrets.add(form);
   sortedSecrets = [...secrets].sort((a, b) => b.length - a.length);
 }
 

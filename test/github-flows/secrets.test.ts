@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ci } from '../support/github-emulator/index.js';
 import { git, lane, readManifest, walkFiles } from '../integration/helpers.js';
 import { basicCredential } from '../../src/github/octokit.js';
+import { encodedForms } from '../../src/local/git.js';
 import { startFlow, type Flow } from './helpers.js';
 
 let flow: Flow | undefined;
@@ -39,6 +40,9 @@ describe('the token on GitHub', () => {
       'token body': token.slice(4),
       'x-access-token form': `x-access-token:${token}`,
       'base64 x-access-token form': basic,
+      'URL-encoded token': encodeURIComponent(token),
+      // Base64 of the token wherever it starts in a longer text (each of the three alignments' stable part).
+      ...Object.fromEntries(encodedForms(token).map((f, i) => [`encoded form ${i}`, f])),
     };
     // Private: only a credential can read them, so the directive's own `git ls-remote` shows whether it holds one.
     for (const name of ['one', 'two']) await emu.createRepo({ owner: 'acme', name, visibility: 'private', files: { 'README.md': `# ${name}\n` } });

@@ -18,7 +18,8 @@ afterEach(() => removeDir(dir));
 
 const TOKEN = `ghp_${'A1b2C3d4E5f6G7h8I9j0'}K1l2M3n4O5p6Q7r8S9t0`;
 const PLAIN = `plain-secret-${Date.now()}-zq`; // not token-shaped: redaction by pattern cannot hide it
-const SECRETS = { FLEET_GITHUB_TOKEN: TOKEN, INPUT_TOKEN: PLAIN, ACTIONS_RUNTIME_TOKEN: `${PLAIN}-rt` };
+// GITHUB_TOKEN and GH_TOKEN are documented token sources: withheld even when they hold some other token than Fleet's (the job's own).
+const SECRETS = { FLEET_GITHUB_TOKEN: TOKEN, INPUT_TOKEN: PLAIN, ACTIONS_RUNTIME_TOKEN: `${PLAIN}-rt`, GITHUB_TOKEN: `${PLAIN}-job`, GH_TOKEN: `${PLAIN}-gh` };
 
 const PRINT_ENV = 'env | sort > ENV.txt; env; env >&2; echo "token=[$FLEET_GITHUB_TOKEN]" >> ENV.txt';
 
@@ -66,10 +67,10 @@ describe('secrets', () => {
     // The directive did print its environment (so the test would have seen a leak)…
     expect(envTxt).toMatch(/^FLEET_LANE=r$/m);
     expect(envTxt).toContain('token=[]');
-    expect(envTxt).not.toMatch(/^(FLEET_GITHUB_TOKEN|INPUT_TOKEN|ACTIONS_RUNTIME_TOKEN)=/m);
+    expect(envTxt).not.toMatch(/^(FLEET_GITHUB_TOKEN|INPUT_TOKEN|ACTIONS_RUNTIME_TOKEN|GITHUB_TOKEN|GH_TOKEN)=/m);
     const checkEnv = readFileSync(join(ws, 'lanes', 'r', 'check-env.txt'), 'utf8');
     expect(checkEnv).toMatch(/^FLEET_LANE=r$/m);
-    expect(checkEnv).not.toMatch(/^(FLEET_GITHUB_TOKEN|INPUT_TOKEN|ACTIONS_RUNTIME_TOKEN)=/m);
+    expect(checkEnv).not.toMatch(/^(FLEET_GITHUB_TOKEN|INPUT_TOKEN|ACTIONS_RUNTIME_TOKEN|GITHUB_TOKEN|GH_TOKEN)=/m);
     assertNowhere({ stdout: r.stdout, stderr: r.stderr, ...(await everything(ws, repo.remote)) });
   });
 

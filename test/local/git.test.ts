@@ -76,6 +76,20 @@ describe('redact', () => {
     expect(redact('s3cr3t-T0KEN')).toBe('s3cr3t-T0KEN');
   });
 
+  it('removes a registered secret URL-encoded, and base64-encoded wherever it starts in a longer text', () => {
+    const secret = 'ghs_16C7e42F292c6912E7710c838347Ae178B4a/+=?';
+    registerSecret(secret);
+    expect(redact(`q=${encodeURIComponent(secret)}&x=1`)).toBe('q=***&x=1');
+    for (const prefix of ['', 'a', 'ab', 'Authorization: token ', 'x-access-token:']) {
+      const b64 = Buffer.from(`${prefix}${secret} and more`, 'utf8').toString('base64');
+      const out = redact(b64);
+      expect(out, `base64 after "${prefix}"`).toContain('***');
+      // What is left cannot be decoded back into the secret or a long piece of it.
+      expect(Buffer.from(out.replace(/\*\*\*/g, ''), 'base64').toString('latin1')).not.toContain(secret.slice(0, 12));
+    }
+    clearSecrets();
+  });
+
   it('never lets a token reach a GitError message', async () => {
     const token = 'ghp_0123456789abcdefghijABCDEFGHIJ012345';
     // Port 9 on localhost: refused at once, and git echoes the URL in its error.

@@ -10,12 +10,16 @@
  * - `link`: a link in its own lane folder to /proc/self/environ, which the
  *   artifact client would follow when Fleet uploads the folder;
  * - `filter`: a clean filter in the runner user's global git config (its
- *   repository commits the .gitattributes), which Fleet's own `git add` runs:
- *   the filter writes what it inherited into the committed file.
- * Global git config reaching Fleet's git at all, a process a directive leaves
- * behind, and /proc of other processes are tracked separately (docs/github-actions.md).
+ *   repository commits the .gitattributes), which Fleet's own `git add` would
+ *   run: Fleet's git reads no user configuration, so it never runs;
+ * - `proc`: every process's /proc/<pid>/environ and its ancestors' (where the
+ *   kernel keeps the environment Fleet and the step were started with, token
+ *   included), and a process left behind in a session of its own that keeps
+ *   reading them while the job's later steps run.
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { basicCredential } from '../../src/github/octokit.js';
@@ -48,6 +52,20 @@ const FILTER = [
   'echo stamped > STAMP',
 ].join('\n');
 
+/** Where the process the `proc` lane leaves behind would write, on this machine: it must never be written. */
+const LEFT_BEHIND = join(tmpdir(), `fleet-left-behind-${process.pid}-${Date.now()}`);
+
+const PROC = [
+  `P=$(printf %s '${REVERSED}' | rev); export P`,
+  'seen() { tr "\\0" "\\n" < "$1" 2>/dev/null | grep -q -e "$P"; }',
+  'all=0; for f in /proc/[0-9]*/environ; do seen "$f" && all=$((all+1)); done',
+  'up=0; p=$$; while [ "$p" -gt 1 ] 2>/dev/null; do seen /proc/$p/environ && up=$((up+1)); p=$(awk \'{print $4}\' /proc/$p/stat 2>/dev/null || echo 0); done',
+  'echo "proc: $all ancestors: $up" > PROC',
+  // Waits for the directive to end, then keeps reading: without isolation it does until the job ends.
+  'D=$$; export D',
+  `setsid sh -c 'while kill -0 "$D" 2>/dev/null; do sleep 0.05; done; while :; do for f in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$f" 2>/dev/null | grep -q -e "$P" && echo FOUND; done; echo alive; sleep 0.2; done >> ${LEFT_BEHIND}' < /dev/null > /dev/null 2>&1 &`,
+].join('\n');
+
 /** A dispatch input with an expression, shell syntax, a workflow command and a newline: it must arrive as typed. */
 const NASTY = 'Fix ${{ secrets.FLEET_TOKEN }} $(touch /tmp/pwned) `id`\n::add-mask::x "quoted" \'single\'';
 
@@ -67,11 +85,13 @@ beforeAll(async () => {
         { repo: 'acme/look', run: LOOK },
         { repo: 'acme/link', run: LINK },
         { repo: 'acme/filter', run: FILTER },
+        { repo: 'acme/proc', run: PROC },
       ],
     },
   });
   await w.emu.createRepo({ owner: 'acme', name: 'look' });
   await w.emu.createRepo({ owner: 'acme', name: 'link' });
+  await w.emu.createRepo({ owner: 'acme', name: 'proc' });
   await w.emu.createRepo({ owner: 'acme', name: 'filter', files: { 'README.md': '# filter\n', '.gitattributes': 'STAMP filter=x\n' } });
   const r = await dispatchFleet(w, { directive: NASTY, 'dry-run': true });
   runId = r.runId;
@@ -117,9 +137,20 @@ describe('a directive leaving a link in its lane folder', () => {
 });
 
 describe("a directive putting a filter in the runner's global git config", () => {
-  it('runs it inside Fleet\'s git add, but without the runtime token or the fleet token', () => {
+  it("never gets it run: Fleet's git reads no configuration but its own", () => {
     const patch = patchOf('filter');
-    expect(patch).toContain('+runtime=none fleet=none');
+    expect(patch).toContain('+stamped');
+    expect(patch).not.toContain('runtime=');
     expect(patch).not.toContain(PAT);
+  });
+});
+
+describe('a directive reading other processes through /proc', () => {
+  it("finds the token in no process's start-up environment, its ancestors' included", () => {
+    expect(patchOf('proc')).toContain('+proc: 0 ancestors: 0');
+  });
+
+  it("leaves nothing running into the job's later steps", () => {
+    expect(existsSync(LEFT_BEHIND), 'the process the directive left behind outlived its lane').toBe(false);
   });
 });

@@ -33,7 +33,7 @@ export interface ExecOptions {
   /** Between SIGTERM and SIGKILL; default 2000. */
   killGraceMs?: number;
   /** Starts the command some other way (inside a sandbox, see sandbox.ts); the log still names the command itself. */
-  wrap?: (file: string, args: readonly string[]) => { file: string; args: string[] };
+  wrap?: (file: string, args: readonly string[], env: Record<string, string>) => { file: string; args: string[] };
 }
 
 /** exitCode is null when killed by a signal and 127 when the command could not be started; tail is the last ~4 KB, redacted. */
@@ -194,7 +194,7 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
   const outLines = new LineRedactor(sink);
   const errLines = new LineRedactor(sink);
 
-  if (opts.wrap) ({ file, args } = opts.wrap(file, args));
+  if (opts.wrap) ({ file, args } = opts.wrap(file, args, env));
   let child: ChildProcess;
   let spawnError: Error | null = null;
   try {

@@ -38,8 +38,8 @@ export type { IsolationInfo, IsolationSetting } from '../ports.js';
 
 /** How one command is started inside the sandbox. */
 export interface Sandbox extends IsolationInfo {
-  /** The program and arguments to spawn instead of `file args…`; identity when there is no isolation. */
-  wrap(file: string, args: readonly string[]): { file: string; args: string[] };
+  /** The program and arguments to spawn instead of `file args…` with `env`; identity when there is no isolation. */
+  wrap(file: string, args: readonly string[], env?: Record<string, string | undefined>): { file: string; args: string[] };
 }
 
 /** The variables that name the runner's command files (Fleet withholds them; the folder they sit in is masked too). */
@@ -90,10 +90,17 @@ function onPath(program: string, env: NodeJS.ProcessEnv = process.env): string |
 }
 
 /** The argv prefix of each way in, up to the command (`…, '--', file, args…` follows). */
-export function strategies(opts: { unshare: string; setpriv: string | null; sudo: string | null; uid: number; gid: number; masks: string[] }): Array<{ via: string; prefix: string[] }> {
+export interface Strategy {
+  via: string;
+  prefix: string[];
+  /** sudo resets PATH (secure_path) and may reset HOME: they are set again for the command. */
+  restoresEnv?: boolean;
+}
+
+export function strategies(opts: { unshare: string; setpriv: string | null; sudo: string | null; uid: number; gid: number; masks: string[] }): Strategy[] {
   const { unshare, setpriv, sudo, uid, gid, masks } = opts;
   const setup = (drop: string[]) => [...NAMESPACES, '--', '/bin/sh', '-c', MASK_AND_EXEC, 'fleet-sandbox', ...masks, '--', ...drop];
-  const out: Array<{ via: string; prefix: string[] }> = [];
+  const out: Strategy[] = [];
   if (uid === 0) {
     if (setpriv) out.push({ via: 'unshare as root', prefix: [unshare, ...setup([setpriv, '--bounding-set=-all', '--inh-caps=-all', '--'])] });
     return out;
@@ -103,13 +110,14 @@ export function strategies(opts: { unshare: string; setpriv: string | null; sudo
     prefix: [unshare, '--user', '--map-root-user', ...setup([unshare, '--user', `--map-user=${uid}`, `--map-group=${gid}`, '--'])],
   });
   if (sudo && setpriv) {
-    out.push({ via: 'sudo unshare', prefix: [sudo, '-n', '-E', '--', unshare, ...setup([setpriv, `--reuid=${uid}`, `--regid=${gid}`, '--init-groups', '--'])] });
+    out.push({ via: 'sudo unshare', prefix: [sudo, '-n', '-E', '--', unshare, ...setup([setpriv, `--reuid=${uid}`, `--regid=${gid}`, '--init-groups', '--'])], restoresEnv: true });
   }
   return out;
 }
 
 /** True when `prefix` starts a command as PID 1 of a namespace whose /proc shows only it, with every mask in place. */
 function works(prefix: string[], masks: string[]): boolean {
+  // A password prompt would wait for ever: sudo -n fails instead, and the probe has a timeout besides.
   // Fleet's own pid must be missing from the namespace's /proc (a pid that small could exist there too: then count).
   const hidden = process.pid > 50 ? `[ ! -e /proc/${process.pid} ]` : '[ "$(ls /proc | grep -c "^[0-9]")" -lt 10 ]';
   const probe = ['test "$$" = 1', hidden, ...masks.map((m) => `[ -z "$(ls -A ${shellQuote(m)})" ]`)].join(' && ');
@@ -133,11 +141,22 @@ export function detectSandbox(opts: SandboxOptions = {}): Sandbox {
   const gid = opts.gid ?? process.getgid!();
   const found = strategies({ unshare, setpriv: onPath('setpriv'), sudo: onPath('sudo'), uid, gid, masks });
   for (const s of found) {
-    if (!works(s.prefix, masks)) continue;
-    return { kind: 'pid-namespace', detail: s.via, wrap: (file, args) => ({ file: s.prefix[0]!, args: [...s.prefix.slice(1), file, ...args] }) };
+    if (works(s.prefix, masks)) return sandboxOf(s);
   }
   const tried = found.map((s) => s.via).join(', ') || 'nothing (setpriv is not installed)';
   return NONE(`no way to start a PID namespace here (tried ${tried}); unprivileged user namespaces may be turned off, and sudo needs a password or is missing`);
+}
+
+/** The sandbox a strategy gives. */
+export function sandboxOf(s: Strategy): Sandbox {
+  return {
+    kind: 'pid-namespace',
+    detail: s.via,
+    wrap: (file, args, env) => {
+      const restore = s.restoresEnv ? ['/usr/bin/env', ...(['PATH', 'HOME'] as const).flatMap((k) => (env?.[k] !== undefined ? [`${k}=${env[k]}`] : []))] : [];
+      return { file: s.prefix[0]!, args: [...s.prefix.slice(1), ...restore, file, ...args] };
+    },
+  };
 }
 
 let cached: Sandbox | undefined;

@@ -88,6 +88,50 @@ console.log(JSON.stringify({ kind: s.kind, detail: s.detail, tail: r.tail, code:
     expect(spawnSync('stat', ['-c', '%u', join(dir, 'written')], { encoding: 'utf8' }).stdout.trim()).toBe('65534');
   });
 
+  /**
+   * GitHub's hosted runners: an unprivileged user whom AppArmor refuses user
+   * namespaces, with passwordless sudo. The sudo way in, run as an unprivileged
+   * user with a sudoers entry like the runner's; sudo's secure_path must not
+   * change the directive's PATH. Needs sudo installed (CI installs it).
+   */
+  it.runIf(isRoot && existsSync('/usr/bin/sudo'))('through sudo, as on GitHub\'s runners: the same isolation, back as the user, with the user\'s PATH and HOME', () => {
+    const sudoers = '/etc/sudoers.d/zz-fleet-sandbox-test';
+    writeFileSync(sudoers, 'nobody ALL=(ALL:ALL) NOPASSWD: ALL\n', { mode: 0o440 });
+    try {
+      const probe = join(dir, 'probe-sudo.mjs');
+      const sandboxUrl = new URL('../../src/local/sandbox.ts', import.meta.url).href;
+      const execUrl = new URL('../../src/local/exec.ts', import.meta.url).href;
+      writeFileSync(
+        probe,
+        `import { sandboxOf, strategies } from ${JSON.stringify(sandboxUrl)};
+import { runCommand } from ${JSON.stringify(execUrl)};
+const way = strategies({ unshare: '/usr/bin/unshare', setpriv: '/usr/bin/setpriv', sudo: '/usr/bin/sudo', uid: 65534, gid: 65534, masks: [] }).find((s) => s.via === 'sudo unshare');
+const s = sandboxOf(way);
+const r = await runCommand('echo "pid=$$"; test -e /proc/' + process.pid + ' && echo SEES-FLEET; echo "uid=$(id -u)"; echo "path=$PATH"; echo "home=$HOME"; grep CapEff /proc/self/status; touch written', { cwd: ${JSON.stringify(dir)}, env: { PATH: '/opt/fleet-test/bin:' + process.env.PATH, HOME: ${JSON.stringify(dir)} }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-sudo'))}, wrap: s.wrap });
+console.log(JSON.stringify({ tail: r.tail, code: r.exitCode }));`,
+      );
+      const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+      const p = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, '--import', tsx, probe], {
+        cwd: dir,
+        env: { PATH: process.env.PATH, HOME: dir },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(p.status, p.stderr).toBe(0);
+      const out = JSON.parse(p.stdout.trim().split('\n').at(-1)!);
+      expect(out.code, out.tail).toBe(0);
+      expect(out.tail).toContain('pid=1');
+      expect(out.tail).not.toContain('SEES-FLEET');
+      expect(out.tail).toContain('uid=65534');
+      expect(out.tail).toContain(`path=/opt/fleet-test/bin:${process.env.PATH}`);
+      expect(out.tail).toContain(`home=${dir}`);
+      expect(out.tail).toMatch(/CapEff:\s+0+\n/);
+      expect(spawnSync('stat', ['-c', '%u', join(dir, 'written')], { encoding: 'utf8' }).stdout.trim()).toBe('65534');
+    } finally {
+      rmSync(sudoers, { force: true });
+    }
+  });
+
   it('isolation: off runs commands as they are, and says so', () => {
     expect(sandboxFor('off')).toMatchObject({ kind: 'none', detail: 'turned off in the fleet file (isolation: off)' });
   });

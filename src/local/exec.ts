@@ -12,6 +12,7 @@
  *   they arrive, redacted, between a header and a footer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { constants } from 'node:os';
 import type { ExecResult } from '../ports.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readFile, readdir } from 'node:fs/promises';
@@ -251,6 +252,12 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
     } else {
       exitCode = outcome.code;
       signal = outcome.signal;
+      // In the sandbox the command's parent is the namespace's init, which can only exit: 128+N says signal N ended the command.
+      const bySignal = opts.wrap && exitCode !== null && exitCode > 128 ? signalName(exitCode - 128) : null;
+      if (bySignal) {
+        exitCode = null;
+        signal = bySignal;
+      }
     }
 
     // Whatever the command left behind in its group (background jobs) goes too.
@@ -279,6 +286,10 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
 
   const tail = redact(tailBuf).slice(-TAIL_CHARS);
   return { exitCode, signal, timedOut, durationMs, tail };
+}
+
+function signalName(n: number): string | null {
+  return Object.entries(constants.signals).find(([, v]) => v === n)?.[0] ?? null;
 }
 
 function waitForClose(child: ChildProcess, ms: number): Promise<void> {

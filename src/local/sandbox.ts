@@ -1,14 +1,14 @@
 /**
- * Process isolation for directives and checks: each runs as PID 1 of a PID
- * namespace of its own, with /proc mounted for that namespace only.
+ * Process isolation for directives and checks: each runs in a PID namespace
+ * of its own, under a small init, with /proc mounted for that namespace only.
  *
  * Why: a directive runs as Fleet's user. Removing a token from Fleet's
  * environment does not remove it from the kernel's copy
  * (/proc/<fleet>/environ), nor from its ancestors' (the runner step that
  * started Fleet holds INPUT_TOKEN); ptrace-free reads of /proc need no
  * privilege for one's own user. In its own PID namespace a directive sees no
- * process but its own, and when its first process ends the kernel kills every
- * process left in the namespace, so nothing it started (`setsid … &`) lives on
+ * process but its own, and when it ends its init exits and the kernel kills
+ * every process left in the namespace, so nothing it started (`setsid … &`) lives on
  * into the steps after Fleet's. The runner's command files are hidden under an
  * empty tmpfs in the same (private) mount namespace.
  *
@@ -46,11 +46,24 @@ export interface Sandbox extends IsolationInfo {
 const RUNNER_COMMAND_FILES = ['GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GITHUB_STATE', 'GITHUB_STEP_SUMMARY'];
 
 /**
- * Mounts an empty read-only tmpfs over every folder named before `--`, then
- * execs the rest. Run as root in the new mount namespace, so the mounts are
- * seen by the directive only.
+ * PID 1 of the namespace. It mounts an empty read-only tmpfs over every folder
+ * named before `--` (as root in the new mount namespace, so only the directive
+ * sees them), then runs the rest as its child and waits: the directive is not
+ * PID 1 itself, so it keeps ordinary signal semantics (`kill -9 $$`, a SIGTERM
+ * on timeout) and orphans have a parent. Signals Fleet sends are passed on; the
+ * child's standard input is handed over explicitly, since an asynchronous
+ * command's would be /dev/null. A child killed by signal N ends PID 1 with
+ * 128+N, which exec.ts reads back as the signal.
  */
-const MASK_AND_EXEC = 'while [ "$1" != -- ]; do mount -t tmpfs -o size=4k,mode=0555,ro fleet-masked "$1" || exit 125; shift; done; shift; exec "$@"';
+const INIT = [
+  'while [ "$1" != -- ]; do mount -t tmpfs -o size=4k,mode=0555,ro fleet-masked "$1" || exit 125; shift; done; shift',
+  'exec 3<&0',
+  '"$@" 0<&3 3<&- &',
+  'c=$!',
+  'exec 3<&-',
+  'for s in TERM INT HUP QUIT USR1 USR2; do trap "kill -$s $c 2>/dev/null" $s; done',
+  'while :; do wait "$c"; st=$?; kill -0 "$c" 2>/dev/null || exit "$st"; done',
+].join('\n');
 
 const NAMESPACES = ['--pid', '--fork', '--kill-child', '--mount', '--mount-proc', '--propagation', 'private'];
 
@@ -99,7 +112,7 @@ export interface Strategy {
 
 export function strategies(opts: { unshare: string; setpriv: string | null; sudo: string | null; uid: number; gid: number; masks: string[] }): Strategy[] {
   const { unshare, setpriv, sudo, uid, gid, masks } = opts;
-  const setup = (drop: string[]) => [...NAMESPACES, '--', '/bin/sh', '-c', MASK_AND_EXEC, 'fleet-sandbox', ...masks, '--', ...drop];
+  const setup = (drop: string[]) => [...NAMESPACES, '--', '/bin/sh', '-c', INIT, 'fleet-sandbox', ...masks, '--', ...drop];
   const out: Strategy[] = [];
   if (uid === 0) {
     if (setpriv) out.push({ via: 'unshare as root', prefix: [unshare, ...setup([setpriv, '--bounding-set=-all', '--inh-caps=-all', '--'])] });
@@ -115,12 +128,12 @@ export function strategies(opts: { unshare: string; setpriv: string | null; sudo
   return out;
 }
 
-/** True when `prefix` starts a command as PID 1 of a namespace whose /proc shows only it, with every mask in place. */
+/** True when `prefix` starts a command as the first child of a new namespace's PID 1, whose /proc shows only them, with every mask in place. */
 function works(prefix: string[], masks: string[]): boolean {
   // A password prompt would wait for ever: sudo -n fails instead, and the probe has a timeout besides.
   // Fleet's own pid must be missing from the namespace's /proc (a pid that small could exist there too: then count).
   const hidden = process.pid > 50 ? `[ ! -e /proc/${process.pid} ]` : '[ "$(ls /proc | grep -c "^[0-9]")" -lt 10 ]';
-  const probe = ['test "$$" = 1', hidden, ...masks.map((m) => `[ -z "$(ls -A ${shellQuote(m)})" ]`)].join(' && ');
+  const probe = ['grep -q fleet-sandbox /proc/1/cmdline', hidden, ...masks.map((m) => `[ -z "$(ls -A ${shellQuote(m)})" ]`)].join(' && ');
   const r = spawnSync(prefix[0]!, [...prefix.slice(1), '/bin/sh', '-c', probe], { stdio: 'ignore', timeout: 10_000 });
   return r.status === 0;
 }

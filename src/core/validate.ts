@@ -3,7 +3,7 @@
  * Pure: the caller parses the file and hands over its text's value and its name.
  */
 import { z } from 'zod';
-import { FleetFileSchema, type FleetFile, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
+import { FleetFileSchema, templateProblem, type FleetFile, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
 import { globProblem, matchesAny } from './glob.js';
 
 export interface Problem {
@@ -194,6 +194,8 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
   if (ff.agent?.preset === 'command' && !ff.agent.command) {
     p('agent.command', 'preset "command" needs a command template, e.g. "my-agent --prompt-file {prompt_file}"');
   }
+  const templateWhy = ff.agent?.preset === 'command' && ff.agent.command ? templateProblem(ff.agent.command) : undefined;
+  if (templateWhy) p('agent.command', templateWhy);
   if (ff.agent?.fallback && !ff.agent.personas.some((x) => x.name === ff.agent?.fallback)) {
     p('agent.fallback', `fallback "${ff.agent.fallback}" is not one of agent.personas`);
   }

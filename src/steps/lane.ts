@@ -13,7 +13,7 @@ import { matchesAny } from '../core/glob.js';
 import { SCHEMA_VERSION, type Attempt, type ErrorClass, type LaneRecord, type LaneResult } from '../core/model.js';
 import { routePersonas, type Routing } from '../core/routing.js';
 import type { LaneSpec } from '../core/validate.js';
-import { agentCommand, renderWorkerPrompt } from '../local/agent.js';
+import { agentCommand, renderWorkerPrompt, type AgentInvocation } from '../local/agent.js';
 import type { Clock, Executor, ExecResult, Forge, Workspace } from '../ports.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import type { Semaphore } from '../util/pool.js';
@@ -144,8 +144,8 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
           });
 
         update({ phase: 'running' }, `attempt ${n}: running the directive`);
-        const command = await directiveCommand(ctx, lane, routing, dir, n, feedback);
-        const env = laneEnv(ctx, lane, n, feedback, cloned.base_branch);
+        const { command, env: agentEnv } = await directiveCommand(ctx, lane, routing, dir, n, feedback);
+        const env = { ...laneEnv(ctx, lane, n, feedback, cloned.base_branch), ...agentEnv };
         const tDirective = Date.now();
         const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log });
         directiveMs += Date.now() - tDirective;
@@ -422,9 +422,9 @@ async function directiveCommand(
   dir: string,
   attempt: number,
   feedback: string | undefined,
-): Promise<string> {
+): Promise<AgentInvocation> {
   // A lane-level run: wins over the fleet's agent, so one odd repository can be scripted.
-  if (lane.run !== undefined || !ctx.file.agent) return lane.run!;
+  if (lane.run !== undefined || !ctx.file.agent) return { command: lane.run!, env: {} };
   const agent = ctx.file.agent;
   const personas = (routing?.selected ?? []).map((name) => agent.personas.find((p) => p.name === name)).filter((p) => p !== undefined);
   const prompt = renderWorkerPrompt({
@@ -440,7 +440,7 @@ async function directiveCommand(
   });
   const promptFile = join(dir, `prompt-${attempt}.md`);
   await writeFileAtomic(promptFile, prompt);
-  return agentCommand(agent, { prompt_file: promptFile, prompt, repo: lane.repo, lane: lane.id, branch: lane.branch });
+  return agentCommand(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch });
 }
 
 async function route(ctx: LaneContext, lane: LaneSpec, repoDir: string, dir: string): Promise<Routing> {

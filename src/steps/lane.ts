@@ -14,6 +14,7 @@ import { SCHEMA_VERSION, type Attempt, type ErrorClass, type LaneRecord, type La
 import { routePersonas, type Routing } from '../core/routing.js';
 import type { LaneSpec } from '../core/validate.js';
 import { agentCommand, renderWorkerPrompt, type AgentInvocation } from '../local/agent.js';
+import { pathSpan } from '../core/markdown.js';
 import type { Clock, Executor, ExecResult, Forge, Workspace } from '../ports.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import type { Semaphore } from '../util/pool.js';
@@ -470,7 +471,7 @@ function commitMessage(ctx: LaneContext, lane: LaneSpec, attempt: number): strin
 
 /** The PR body carries a hidden marker so a re-run finds its own PR and a person sees where it came from. */
 export function prBody(ctx: LaneContext, lane: LaneSpec, rec: LaneRecord): string {
-  const files = rec.changed_files.slice(0, 50).map((f) => `- \`${f}\``).join('\n');
+  const files = rec.changed_files.slice(0, 50).map((f) => `- ${pathSpan(f)}`).join('\n');
   const more = rec.changed_files.length > 50 ? `\n- … and ${rec.changed_files.length - 50} more` : '';
   return [
     `<!-- fleet:${ctx.file.name}:${lane.id} -->`,

@@ -6,6 +6,7 @@
 import type { LaneRecord, Manifest } from '../core/model.js';
 import { summarize } from '../core/manifest.js';
 import { renderStatusTable } from '../core/report.js';
+import { showInvisibles } from '../core/text.js';
 import type { FleetEvent } from '../steps/run.js';
 
 interface Out {
@@ -40,7 +41,8 @@ export class LiveView {
       return;
     }
     const clock = e.time.slice(11, 19);
-    this.out.write(`${clock} ${e.lane}: ${e.from} → ${e.to}${e.detail ? ` (${e.detail})` : ''}\n`);
+    // A detail can quote a directive's output: its line breaks and terminal escapes are shown, never acted on.
+    this.out.write(`${clock} ${e.lane}: ${e.from} → ${e.to}${e.detail ? ` (${showInvisibles(e.detail)})` : ''}\n`);
   }
 
   private redraw(): void {

@@ -3,7 +3,7 @@
  * print, and map the outcome to an exit code (0 done, 1 a lane failed, 2 bad
  * input or set-up failure).
  */
-import { readFile } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatProblems, type Problem } from '../core/validate.js';
@@ -17,7 +17,8 @@ import { systemClock } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
 import { planStep } from '../steps/plan.js';
 import { exitCodeFor, runFleet } from '../steps/run.js';
-import { writeFileAtomic } from '../util/fs.js';
+import { readTextFile, writeFileAtomic } from '../util/fs.js';
+import { MAX_FLEET_JSON_BYTES } from '../core/limits.js';
 import { LiveView } from './live.js';
 
 export const USAGE = `fleet — apply one directive across many repositories, in dependency waves
@@ -120,15 +121,14 @@ function positiveInt(flag: string, value: string | undefined): number | undefine
 }
 
 async function readManifest(path: string): Promise<Manifest | Problem[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch {
-    return [{ file: path, field: '(file)', message: 'no such file: pass the fleet-status.json a run wrote' }];
+  const read = await readTextFile(path, MAX_FLEET_JSON_BYTES, 'a manifest');
+  if (!read.ok) {
+    const message = read.message.startsWith('no such file') ? 'no such file: pass the fleet-status.json a run wrote' : read.message;
+    return [{ file: path, field: '(file)', message }];
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(read.text);
   } catch (err) {
     return [{ file: path, field: '(syntax)', message: `not valid JSON: ${(err as Error).message}` }];
   }
@@ -137,6 +137,28 @@ async function readManifest(path: string): Promise<Manifest | Problem[]> {
     return parsed.error.issues.map((i) => ({ file: path, field: i.path.join('.') || '(top level)', message: i.message }));
   }
   return parsed.data;
+}
+
+/**
+ * Why `--workspace` cannot be used, checked before anything is written: it
+ * must be a folder, or creatable as one (its nearest existing parent a folder).
+ */
+async function workspaceProblem(dir: string): Promise<Problem | undefined> {
+  const problem = (message: string): Problem => ({ file: dir, field: '--workspace', message });
+  for (let p = dir; ; p = dirname(p)) {
+    let st;
+    try {
+      st = await stat(p);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if ((code === 'ENOENT' || code === 'ENOTDIR') && dirname(p) !== p) continue;
+      return problem(`cannot use it (${code ?? (err as Error).message})`);
+    }
+    if (st.isDirectory()) return undefined;
+    return p === dir
+      ? problem('it is a file, not a folder: name a folder (it is created when missing)')
+      : problem(`${p} is a file, so no folder can be created under it: name another folder`);
+  }
 }
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
@@ -183,9 +205,13 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     }
     if (command !== 'plan' && command !== 'run') throw new UsageError(`unknown command "${command}"`);
 
+    // Every problem of the input at once: the fleet file's and the flags'.
     const loaded = await loadFleetFile(path);
-    if (!loaded.ok) {
-      io.stderr.write(`${formatProblems(loaded.problems)}\n`);
+    const problems = loaded.ok ? [] : [...loaded.problems];
+    const ws = command === 'run' && values.workspace ? await workspaceProblem(resolve(io.cwd, values.workspace)) : undefined;
+    if (ws) problems.push(ws);
+    if (!loaded.ok || problems.length) {
+      io.stderr.write(`${formatProblems(problems)}\n`);
       return 2;
     }
     for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}\n`);
@@ -264,7 +290,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.stderr.write(`fleet: ${err.message}\n\n${USAGE}\n`);
       return 2;
     }
-    io.stderr.write(`fleet: ${(err as Error).stack ?? String(err)}\n`);
+    // A failure nobody foresaw: its message for the user, the stack only on request (it helps a bug report, not a fix).
+    const debug = io.env.FLEET_DEBUG === '1';
+    io.stderr.write(`fleet: ${debug ? ((err as Error).stack ?? String(err)) : err instanceof Error ? err.message : String(err)}\n`);
+    if (!debug) io.stderr.write('fleet: run again with FLEET_DEBUG=1 for the stack trace\n');
     return 2;
   }
 }

@@ -4,6 +4,7 @@
  * directory is always fenced off. Pure.
  */
 import { matchesAny } from './glob.js';
+import { displayPath } from './text.js';
 
 export interface FenceVerdict {
   ok: boolean;
@@ -34,7 +35,8 @@ function plural(n: number): string {
 }
 
 function names(files: readonly string[]): string {
-  const shown = files.slice(0, MESSAGE_FILE_LIMIT).join(', ');
+  // Quoted and escaped when a name holds a line break or a control: a message is one line wherever it is shown.
+  const shown = files.slice(0, MESSAGE_FILE_LIMIT).map(displayPath).join(', ');
   return files.length > MESSAGE_FILE_LIMIT ? `${shown}, … (${files.length - MESSAGE_FILE_LIMIT} more)` : shown;
 }
 

@@ -21,6 +21,17 @@ export const PersonaSchema = z
   })
   .describe('A specialised agent persona, routed to lanes by file globs and keywords.');
 
+/**
+ * Why an agent command template cannot be used, or undefined: checked when
+ * the fleet file is validated and again when the command is built.
+ */
+export function templateProblem(template: string): string | undefined {
+  if (/\{prompt\}/.test(template)) {
+    return '{prompt} is not a placeholder: the prompt is untrusted text and never becomes part of a shell command; read it from the file {prompt_file} names (e.g. "my-agent --prompt-file {prompt_file}", or "my-agent < {prompt_file}" for standard input)';
+  }
+  return undefined;
+}
+
 export const AgentSchema = z
   .strictObject({
     preset: z
@@ -32,7 +43,7 @@ export const AgentSchema = z
       .min(1)
       .optional()
       .describe(
-        'Command template for preset `command` (or to override a preset binary). Placeholders: {prompt_file}, {prompt}, {repo}, {lane}, {branch}. Runs in a shell in the working copy.',
+        'Command template for preset `command` (or to override a preset binary). Placeholders: {prompt_file}, {repo}, {lane}, {branch}, each read from an environment variable (FLEET_PROMPT_FILE, FLEET_REPO, FLEET_LANE, FLEET_BRANCH); the prompt itself only ever arrives as the file {prompt_file}. Runs in a shell in the working copy.',
       ),
     args: z.array(z.string()).default([]).describe('Extra arguments appended to a preset command.'),
     personas: z.array(PersonaSchema).default([]),

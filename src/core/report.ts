@@ -10,6 +10,9 @@
  */
 import type { LaneRecord, LaneStatus, Manifest } from './model.js';
 import { durationSeconds, isDraft, needsAction, summarize } from './manifest.js';
+import { codeCell, codeSpan, escapeCell, mermaidLabel, oneLine } from './markdown.js';
+
+export { codeSpan, escapeCell, mermaidLabel, oneLine } from './markdown.js';
 
 export interface ReportOptions {
   /** The time the report is rendered at (ISO); "Last update … ago" and a running fleet's elapsed time count to it. */
@@ -30,61 +33,6 @@ const MESSAGE_CHARS = 200;
 const DIRECTIVE_CHARS = 200;
 /** Mermaid's default `maxEdges`: a graph with more edges fails to render on GitHub. */
 const MERMAID_MAX_EDGES = 500;
-
-// ---------------------------------------------------------------------------
-// Escaping
-
-/**
- * Controls that have no business in a rendering (C0/C1 except whitespace) and
- * bidirectional overrides that make text read differently from what it is.
- */
-// eslint-disable-next-line no-control-regex
-const INVISIBLE = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
-/** One line: invisibles dropped, every run of whitespace (line breaks included) one space, trimmed. */
-export function oneLine(s: string): string {
-  return s.replace(INVISIBLE, '').replace(/\s+/g, ' ').trim();
-}
-
-/**
- * Safe inside a markdown table cell and as inline text anywhere else: one line;
- * `|` escaped so it cannot end the cell; `<` `>` as entities so no HTML; backticks,
- * `*`, `[` `]` escaped so the text opens no code span, emphasis or link; a
- * backslash doubled where it would otherwise escape what follows; `&` escaped where
- * it would start an entity.
- */
-export function escapeCell(s: string): string {
-  return oneLine(s)
-    .replace(/\\(?=[!-/:-@[-`{-~]|$)/g, '\\\\')
-    .replace(/&(?=#?[A-Za-z0-9]+;)/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/[|`*[\]]/g, (c) => `\\${c}`);
-}
-
-/**
- * An inline code span holding `s` verbatim on one line, fenced with more backticks
- * than `s` contains in a row. For lists and paragraphs; in a table use `codeCell`.
- */
-export function codeSpan(s: string): string {
-  const t = oneLine(s);
-  if (t === '') return DASH;
-  let longest = 0;
-  for (const run of t.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
-  const fence = '`'.repeat(longest + 1);
-  const pad = t.startsWith('`') || t.endsWith('`') ? ' ' : '';
-  return `${fence}${pad}${t}${pad}${fence}`;
-}
-
-/** A code span inside a table cell: GFM splits cells before inline parsing, so `|` is escaped even here. */
-function codeCell(s: string): string {
-  return codeSpan(s).replace(/\|/g, '\\|');
-}
-
-/** A mermaid quoted label: characters that mean something to mermaid or HTML become `#<code>;` entities. */
-export function mermaidLabel(s: string): string {
-  return oneLine(s).replace(/[#&"<>`\\]/g, (c) => `#${c.charCodeAt(0)};`);
-}
 
 /** At most `max` code points, with an ellipsis when cut. */
 function truncate(s: string, max: number): string {

@@ -3,8 +3,9 @@
  * Pure: the caller parses the file and hands over its text's value and its name.
  */
 import { z } from 'zod';
-import { FleetFileSchema, type FleetFile, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
+import { FleetFileSchema, templateProblem, type FleetFile, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
 import { globProblem, matchesAny } from './glob.js';
+import { quoted, showInvisibles } from './text.js';
 
 export interface Problem {
   /** The file the problem is in (or `<cli>` for flags). */
@@ -93,13 +94,34 @@ export function renderBranch(template: string, name: string, lane: string): stri
   return template.replaceAll('{name}', name).replaceAll('{lane}', lane);
 }
 
-/** git's check-ref-format rules, the ones a template can break. */
-function branchProblem(branch: string): string | undefined {
-  if (/[\s~^:?*[\\]/.test(branch) || branch.includes('..') || branch.includes('@{') || branch.endsWith('.lock') ||
-    branch.startsWith('/') || branch.endsWith('/') || branch.includes('//') || branch.endsWith('.')) {
-    return `"${branch}" is not a valid git branch name`;
+/**
+ * Why `branch` breaks a rule of `git check-ref-format --branch` (git-check-ref-format(1)),
+ * or undefined. A branch starting with "-" would be read as an option by every git
+ * command it is passed to; control characters would reach logs, PR pages and terminals.
+ */
+export function branchRuleBroken(branch: string): string | undefined {
+  if (branch === '') return 'it is empty';
+  if (branch.startsWith('-')) return 'it starts with "-", which git reads as an option';
+  if (branch === 'HEAD') return '"HEAD" is reserved';
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(branch)) return 'it contains a control character';
+  if (branch.includes(' ')) return 'it contains a space';
+  const bad = /[~^:?*[\\]/.exec(branch);
+  if (bad) return `it contains "${bad[0]}"`;
+  if (branch.includes('..')) return 'it contains ".."';
+  if (branch.includes('@{')) return 'it contains "@{"';
+  if (branch.startsWith('/') || branch.endsWith('/') || branch.includes('//')) return 'it has an empty part (a leading, trailing or doubled "/")';
+  if (branch.endsWith('.')) return 'it ends with "."';
+  for (const part of branch.split('/')) {
+    if (part.startsWith('.')) return `its part "${part}" starts with "."`;
+    if (part.endsWith('.lock')) return `its part "${part}" ends with ".lock"`;
   }
   return undefined;
+}
+
+function branchProblem(branch: string): string | undefined {
+  const why = branchRuleBroken(branch);
+  return why ? `${quoted(branch)} is not a valid git branch name: ${why}` : undefined;
 }
 
 function zodPath(path: readonly PropertyKey[]): string {
@@ -194,6 +216,8 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
   if (ff.agent?.preset === 'command' && !ff.agent.command) {
     p('agent.command', 'preset "command" needs a command template, e.g. "my-agent --prompt-file {prompt_file}"');
   }
+  const templateWhy = ff.agent?.preset === 'command' && ff.agent.command ? templateProblem(ff.agent.command) : undefined;
+  if (templateWhy) p('agent.command', templateWhy);
   if (ff.agent?.fallback && !ff.agent.personas.some((x) => x.name === ff.agent?.fallback)) {
     p('agent.fallback', `fallback "${ff.agent.fallback}" is not one of agent.personas`);
   }
@@ -394,6 +418,7 @@ export function addDiscoveredLanes(fleet: ResolvedFleet, repos: readonly string[
 }
 
 export function formatProblems(problems: Problem[]): string {
-  const lines = problems.map((x) => `  ${x.file}: ${x.field}: ${x.message}`);
+  // Each problem on its own line, whatever a path or a value quoted in it holds.
+  const lines = problems.map((x) => `  ${showInvisibles(`${x.file}: ${x.field}: ${x.message}`)}`);
   return `${problems.length} problem${problems.length === 1 ? '' : 's'} found:\n${lines.join('\n')}`;
 }

@@ -3,7 +3,7 @@
  * that runs the agent. Pure: no I/O.
  *
  * Presets (flags checked against the CLIs' documentation):
- * - claude: `claude -p "$(cat <prompt_file>)" --output-format json --permission-mode acceptEdits <args>`
+ * - claude: `claude -p "$(cat "$FLEET_PROMPT_FILE")" --output-format json --permission-mode acceptEdits <args>`
  *   `-p/--print` is Claude Code's headless mode; `--output-format json` prints one
  *   result object. `acceptEdits` lets it edit files (and run mkdir/touch/mv/cp)
  *   without asking; in print mode anything else that would need approval is
@@ -11,21 +11,22 @@
  *   arbitrary commands. `--dangerously-skip-permissions` (= bypassPermissions)
  *   is documented for isolated containers only and is left to the user:
  *   widen with `args`, e.g. ["--allowedTools", "Bash(npm test)"].
- * - codex: `codex exec --sandbox workspace-write <args> -- "$(cat <prompt_file>)"`
+ * - codex: `codex exec --sandbox workspace-write <args> -- "$(cat "$FLEET_PROMPT_FILE")"`
  *   `codex exec` is Codex's non-interactive mode (read-only by default; it never
  *   asks for approvals). `--sandbox workspace-write` lets it edit the working
  *   directory. The older `--full-auto` alias was deprecated in codex 0.128 and
  *   later removed, so it is not used. stdin is redirected from /dev/null
  *   because `codex exec` reads a piped stdin as extra prompt input.
- * - command: the user's template; {prompt_file} {prompt} {repo} {lane} {branch}
- *   are replaced by values quoted for the position they appear in (a bare word,
- *   inside '…', inside "…", inside $(…) or `…`), so no value can inject shell
- *   syntax. A placeholder inside a here-document is refused.
+ * - command: the user's template; {prompt_file} {repo} {lane} {branch} are
+ *   replaced by references to environment variables holding their values, so
+ *   no value is ever parsed as shell text. The prompt itself has no
+ *   placeholder: it is untrusted (it quotes the directive and a failed
+ *   attempt's output), and reaches the agent only as the file {prompt_file}.
  *
  * `spec.command` on a preset replaces the binary (`claude`, `codex`); it is
  * inserted as written (it is the user's own shell text, like a template).
  */
-import type { AgentSpec } from '../core/fleet-file.js';
+import { templateProblem, type AgentSpec } from '../core/fleet-file.js';
 
 export interface AgentPromptInput {
   directive: string;
@@ -38,14 +39,6 @@ export interface AgentPromptInput {
   /** Failure output of the previous attempt. */
   feedback?: string;
   title: string;
-}
-
-export interface AgentVars {
-  prompt_file: string;
-  prompt: string;
-  repo: string;
-  lane: string;
-  branch: string;
 }
 
 /** Feedback is the tail of a log: keep the prompt well under the kernel's limit for one argument (128 KiB). */
@@ -140,40 +133,75 @@ export function renderWorkerPrompt(p: AgentPromptInput): string {
   return out.join('\n');
 }
 
+/**
+ * The environment variables a command template's placeholders stand for. The
+ * values travel only in the environment: the template is shell text, and a
+ * value spliced into it would be parsed by the shell, so that its quoting (or
+ * a scanner's reading of the template) decides what runs.
+ */
+export const PLACEHOLDER_ENV = {
+  prompt_file: 'FLEET_PROMPT_FILE',
+  repo: 'FLEET_REPO',
+  lane: 'FLEET_LANE',
+  branch: 'FLEET_BRANCH',
+} as const;
+
+export type Placeholder = keyof typeof PLACEHOLDER_ENV;
+
+export interface AgentVars {
+  prompt_file: string;
+  repo: string;
+  lane: string;
+  branch: string;
+}
+
+/** The agent's command line and the variables it reads its values from. */
+export interface AgentInvocation {
+  command: string;
+  env: Record<string, string>;
+}
+
 /** Quotes a value as one shell word: single quotes, with each ' written as '\''. */
 export function shellQuote(value: string): string {
   if (value !== '' && /^[\w@%+=:,./-]+$/.test(value)) return value;
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-/** Escapes a value for the inside of a double-quoted shell string. */
-function escapeDoubleQuoted(value: string): string {
-  return value.replace(/[\\$`"]/g, (c) => `\\${c}`);
-}
+const PLACEHOLDER = /^\{(prompt_file|repo|lane|branch)\}/;
 
-/** Escapes a value for the inside of a single-quoted shell string (closing, escaping and reopening around each '). */
-function escapeSingleQuoted(value: string): string {
-  return value.replace(/'/g, `'\\''`);
-}
-
-/** Inside `…` the shell first removes one level of \ before \ ` $: add it. */
-function escapeForBackticks(text: string): string {
-  return text.replace(/[\\`$]/g, (c) => `\\${c}`);
-}
-
-const PLACEHOLDER = /^\{(prompt_file|prompt|repo|lane|branch)\}/;
-
-/** Quoting contexts of the template scanner: bare words, '…', "…", $(…), (…) and `…`. */
-type Ctx = 'bare' | 'single' | 'double' | 'subst' | 'paren' | 'backtick';
+/** Quoting contexts of the template scanner: bare words, '…', "…", $(…), (…), `…` and a # comment. */
+type Ctx = 'bare' | 'single' | 'double' | 'subst' | 'paren' | 'backtick' | 'comment';
 
 /**
- * Replaces {prompt_file} {prompt} {repo} {lane} {branch} in a shell template,
- * quoting each value for where it stands: as a bare word (also inside $(…) or
- * `…`) → one single-quoted word; inside '…' → with ' escaped; inside "…" →
- * with \ $ ` " escaped. Unknown {…} are kept. A placeholder after a
- * here-document operator is refused (its body is not shell-quoted text).
+ * The reference to a placeholder's variable for where it stands: `"${V}"` as
+ * a word (also inside $(…) or `…`), `${V}` inside "…", `'"${V}"'` inside '…'
+ * (close, expand, reopen). Each form is fixed text that is balanced under
+ * every quoting state, so a context misread costs at most word splitting of
+ * the value, never the running of any part of it.
  */
-export function renderCommandTemplate(template: string, vars: AgentVars): string {
+function reference(name: Placeholder, ctx: Ctx): string {
+  const v = `\${${PLACEHOLDER_ENV[name]}}`;
+  if (ctx === 'double') return v;
+  if (ctx === 'single') return `'"${v}"'`;
+  return `"${v}"`;
+}
+
+/** A `#` starts a comment only at the beginning of a word (sh(1), "Comments"). */
+function startsComment(template: string, i: number): boolean {
+  return i === 0 || /[\s;&|()<>]/.test(template[i - 1]!);
+}
+
+/**
+ * Replaces {prompt_file} {repo} {lane} {branch} in a shell template with
+ * references to the environment variables that hold their values (see
+ * PLACEHOLDER_ENV), so no value is ever parsed as shell text. Unknown {…} and
+ * ${…} are kept. {prompt} is refused (see templateProblem), and so is a
+ * placeholder after a here-document operator (its body is expanded or not
+ * depending on how the delimiter is quoted).
+ */
+export function renderCommandTemplate(template: string): string {
+  const problem = templateProblem(template);
+  if (problem) throw new Error(`agent command template: ${problem}`);
   let out = '';
   const stack: Ctx[] = ['bare'];
   let heredoc = false;
@@ -181,15 +209,17 @@ export function renderCommandTemplate(template: string, vars: AgentVars): string
   for (let i = 0; i < template.length; ) {
     const ch = template[i]!;
     const ctx = top();
-    if (ch === '{') {
+    if (ctx === 'comment') {
+      if (ch === '\n') stack.pop();
+      out += ch;
+      i += 1;
+      continue;
+    }
+    if (ch === '{' && template[i - 1] !== '$') {
       const m = PLACEHOLDER.exec(template.slice(i));
       if (m) {
-        if (heredoc) throw new Error(`agent command template: {${m[1]}} cannot be used in a here-document; use {prompt_file}`);
-        const value = vars[m[1] as keyof AgentVars];
-        let text = ctx === 'single' ? escapeSingleQuoted(value) : ctx === 'double' ? escapeDoubleQuoted(value) : shellQuote(value);
-        // Each enclosing `…` strips one level of backslashes before the inner text is parsed.
-        for (const c of stack) if (c === 'backtick') text = escapeForBackticks(text);
-        out += text;
+        if (heredoc) throw new Error(`agent command template: {${m[1]}} cannot be used in a here-document; pass it as an argument`);
+        out += reference(m[1] as Placeholder, ctx);
         i += m[0].length;
         continue;
       }
@@ -214,6 +244,7 @@ export function renderCommandTemplate(template: string, vars: AgentVars): string
       // bare, subst, paren, backtick
       if (ch === "'") stack.push('single');
       else if (ch === '"') stack.push('double');
+      else if (ch === '#' && startsComment(template, i)) stack.push('comment');
       else if (ch === '(') stack.push('paren');
       else if (ch === ')' && (ctx === 'subst' || ctx === 'paren')) stack.pop();
       else if (ch === '<' && template[i + 1] === '<' && template[i + 2] !== '<' && template[i - 1] !== '<') heredoc = true;
@@ -224,24 +255,30 @@ export function renderCommandTemplate(template: string, vars: AgentVars): string
   return out;
 }
 
-/** The shell command line that runs the agent for one lane, in its working copy. */
-export function agentCommand(spec: AgentSpec, vars: AgentVars): string {
+/**
+ * The command line that runs the agent for one lane, in its working copy, and
+ * the variables it needs: the prompt reaches the agent only as the contents of
+ * a file (never as shell text), and every other value through the environment.
+ */
+export function agentCommand(spec: AgentSpec, vars: AgentVars): AgentInvocation {
+  const env: Record<string, string> = {};
+  for (const [k, name] of Object.entries(PLACEHOLDER_ENV)) env[name] = vars[k as Placeholder];
   const args = (spec.args ?? []).map(shellQuote);
-  const promptArg = `"$(cat ${shellQuote(vars.prompt_file)})"`;
+  const promptArg = `"$(cat "\${${PLACEHOLDER_ENV.prompt_file}}")"`;
   switch (spec.preset) {
     case 'claude': {
       const bin = spec.command ?? 'claude';
-      return [bin, '-p', promptArg, '--output-format', 'json', '--permission-mode', 'acceptEdits', ...args].join(' ');
+      return { command: [bin, '-p', promptArg, '--output-format', 'json', '--permission-mode', 'acceptEdits', ...args].join(' '), env };
     }
     case 'codex': {
       const bin = spec.command ?? 'codex';
-      return [bin, 'exec', '--sandbox', 'workspace-write', ...args, '--', promptArg, '</dev/null'].join(' ');
+      return { command: [bin, 'exec', '--sandbox', 'workspace-write', ...args, '--', promptArg, '</dev/null'].join(' '), env };
     }
     case 'command':
     default: {
       if (!spec.command) throw new Error('agent preset "command" needs a `command` template');
-      const line = renderCommandTemplate(spec.command, vars);
-      return args.length > 0 ? `${line} ${args.join(' ')}` : line;
+      const line = renderCommandTemplate(spec.command);
+      return { command: args.length > 0 ? `${line} ${args.join(' ')}` : line, env };
     }
   }
 }

@@ -13,7 +13,8 @@ import { matchesAny } from '../core/glob.js';
 import { SCHEMA_VERSION, type Attempt, type ErrorClass, type LaneRecord, type LaneResult } from '../core/model.js';
 import { routePersonas, type Routing } from '../core/routing.js';
 import type { LaneSpec } from '../core/validate.js';
-import { agentCommand, renderWorkerPrompt } from '../local/agent.js';
+import { agentCommand, renderWorkerPrompt, type AgentInvocation } from '../local/agent.js';
+import { pathSpan } from '../core/markdown.js';
 import type { Clock, Executor, ExecResult, Forge, Workspace } from '../ports.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import type { Semaphore } from '../util/pool.js';
@@ -150,8 +151,8 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
           });
 
         update({ phase: 'running' }, `attempt ${n}: running the directive`);
-        const command = await directiveCommand(ctx, lane, routing, dir, n, feedback);
-        const env = laneEnv(ctx, lane, n, feedback, cloned.base_branch);
+        const { command, env: agentEnv } = await directiveCommand(ctx, lane, routing, dir, n, feedback);
+        const env = { ...laneEnv(ctx, lane, n, feedback, cloned.base_branch), ...agentEnv };
         const tDirective = Date.now();
         const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation });
         directiveMs += Date.now() - tDirective;
@@ -488,9 +489,9 @@ async function directiveCommand(
   dir: string,
   attempt: number,
   feedback: string | undefined,
-): Promise<string> {
+): Promise<AgentInvocation> {
   // A lane-level run: wins over the fleet's agent, so one odd repository can be scripted.
-  if (lane.run !== undefined || !ctx.file.agent) return lane.run!;
+  if (lane.run !== undefined || !ctx.file.agent) return { command: lane.run!, env: {} };
   const agent = ctx.file.agent;
   const personas = (routing?.selected ?? []).map((name) => agent.personas.find((p) => p.name === name)).filter((p) => p !== undefined);
   const prompt = renderWorkerPrompt({
@@ -506,7 +507,7 @@ async function directiveCommand(
   });
   const promptFile = join(dir, `prompt-${attempt}.md`);
   await writeFileAtomic(promptFile, prompt);
-  return agentCommand(agent, { prompt_file: promptFile, prompt, repo: lane.repo, lane: lane.id, branch: lane.branch });
+  return agentCommand(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch });
 }
 
 async function route(ctx: LaneContext, lane: LaneSpec, repoDir: string, dir: string): Promise<Routing> {
@@ -536,7 +537,7 @@ function commitMessage(ctx: LaneContext, lane: LaneSpec, attempt: number): strin
 
 /** The PR body carries a hidden marker so a re-run finds its own PR and a person sees where it came from. */
 export function prBody(ctx: LaneContext, lane: LaneSpec, rec: LaneRecord): string {
-  const files = rec.changed_files.slice(0, 50).map((f) => `- \`${f}\``).join('\n');
+  const files = rec.changed_files.slice(0, 50).map((f) => `- ${pathSpan(f)}`).join('\n');
   const more = rec.changed_files.length > 50 ? `\n- … and ${rec.changed_files.length - 50} more` : '';
   return [
     `<!-- fleet:${ctx.file.name}:${lane.id} -->`,

@@ -1,22 +1,53 @@
 /** Reads a fleet file from disk (YAML or JSON) and validates it, reporting every problem at once. */
-import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument, visit, type Document } from 'yaml';
+import { duplicateJsonKeys } from '../core/json-keys.js';
+import { MAX_FLEET_FILE_BYTES, MAX_TARGETS_FILE_BYTES } from '../core/limits.js';
 import { findCycles } from '../core/plan.js';
 import { defaultLaneId, validateFleetFile, type Problem, type ResolvedFleet } from '../core/validate.js';
+import { readTextFile } from '../util/fs.js';
+
+/** The yaml package's guard against alias bombs: aliases may expand to at most this many times their anchors' size. */
+const MAX_YAML_ALIAS_COUNT = 100;
 
 export type LoadResult = { ok: true; fleet: ResolvedFleet; path: string } | { ok: false; problems: Problem[] };
 
 export function parseFleetText(text: string, file: string): { ok: true; value: unknown } | { ok: false; problems: Problem[] } {
-  if (file.endsWith('.json')) {
-    try {
-      return { ok: true, value: JSON.parse(text) };
-    } catch (err) {
-      return { ok: false, problems: [{ file, field: '(syntax)', message: `not valid JSON: ${(err as Error).message}` }] };
-    }
+  const parsed = file.endsWith('.json') ? parseJson(text, file) : parseYaml(text, file);
+  if (!parsed.ok) return parsed;
+  const value = parsed.value;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return { ok: false, problems: [{ file, field: '(top level)', message: 'a fleet file is a mapping with name, directive, run or agent, and targets' }] };
   }
+  return { ok: true, value };
+}
+
+function parseJson(text: string, file: string): { ok: true; value: unknown } | { ok: false; problems: Problem[] } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, problems: [{ file, field: '(syntax)', message: `not valid JSON: ${(err as Error).message}` }] };
+  }
+  // JSON.parse keeps the last of a key written twice: a dropped `owns` would widen the fence without a word.
+  const dups = duplicateJsonKeys(text);
+  if (dups.length) {
+    return {
+      ok: false,
+      problems: dups.map((d) => ({
+        file,
+        field: d.path ? `${d.path}.${d.key}` : d.key,
+        message: `written twice (lines ${d.first_line} and ${d.line}); JSON would keep only the last: remove one`,
+      })),
+    };
+  }
+  return { ok: true, value };
+}
+
+function parseYaml(text: string, file: string): { ok: true; value: unknown } | { ok: false; problems: Problem[] } {
+  const lineCounter = new LineCounter();
   // uniqueKeys catches the silent-overwrite mistake of a key written twice.
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, strict: true });
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, strict: true, lineCounter });
   if (doc.errors.length) {
     return {
       ok: false,
@@ -27,23 +58,43 @@ export function parseFleetText(text: string, file: string): { ok: true; value: u
       })),
     };
   }
-  const value = doc.toJS({ maxAliasCount: 100 });
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { ok: false, problems: [{ file, field: '(top level)', message: 'a fleet file is a mapping with name, directive, run or agent, and targets' }] };
+  try {
+    return { ok: true, value: doc.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT }) };
+  } catch (err) {
+    // The yaml package refuses aliases that expand to far more than the text (a "billion laughs") with a ReferenceError.
+    const at = firstAlias(doc, lineCounter);
+    return {
+      ok: false,
+      problems: [
+        {
+          file,
+          field: at ? `line ${at.line}, column ${at.col}` : '(aliases)',
+          message: `YAML: ${/alias/i.test((err as Error).message) ? 'its aliases (*name) expand to far more data than the file holds (an alias bomb?): write the values out, or use fewer aliases' : (err as Error).message}`,
+        },
+      ],
+    };
   }
-  return { ok: true, value };
+}
+
+/** Where the first alias of a document is, to point at. */
+function firstAlias(doc: Document, lines: LineCounter): { line: number; col: number } | undefined {
+  let at: number | undefined;
+  visit(doc, {
+    Alias(_key, node) {
+      at = node.range?.[0];
+      return visit.BREAK;
+    },
+  });
+  return at === undefined ? undefined : lines.linePos(at);
 }
 
 export async function loadFleetFile(path: string): Promise<LoadResult> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const message = code === 'ENOENT' ? 'no such file: check the path' : `cannot read it (${code ?? (err as Error).message})`;
-    return { ok: false, problems: [{ file: path, field: '(file)', message }] };
+  const read = await readTextFile(path, MAX_FLEET_FILE_BYTES, 'a fleet file');
+  if (!read.ok) {
+    const hint = read.message.includes('limit') ? ': list many targets in a targets_file, or find them with github.discover' : '';
+    return { ok: false, problems: [{ file: path, field: '(file)', message: read.message + hint }] };
   }
-  const parsed = parseFleetText(text, path);
+  const parsed = parseFleetText(read.text, path);
   if (!parsed.ok) return parsed;
   const listed = await withTargetsFile(parsed.value as Record<string, unknown>, path);
   if (!listed.ok) return listed;
@@ -69,17 +120,17 @@ async function withTargetsFile(
     return { ok: false, problems: [{ file: path, field: 'targets_file', message: 'give the path of a file with one target per line' }] };
   }
   const listPath = resolve(dirname(path), name);
-  let text: string;
-  try {
-    text = await readFile(listPath, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return { ok: false, problems: [{ file: path, field: 'targets_file', message: `${listPath}: ${code === 'ENOENT' ? 'no such file' : `cannot read it (${code})`}` }] };
+  const read = await readTextFile(listPath, MAX_TARGETS_FILE_BYTES, 'a targets_file');
+  if (!read.ok) {
+    const hint = read.message.includes('limit') ? ': split the list across fleets, or find the targets with github.discover' : '';
+    return { ok: false, problems: [{ file: path, field: 'targets_file', message: `${listPath}: ${read.message}${hint}` }] };
   }
+  const text = read.text;
   const explicit = Array.isArray(raw.targets) ? raw.targets : [];
   const lines: number[] = [];
   const extra: { repo: string }[] = [];
-  text.split('\n').forEach((line, i) => {
+  // Windows line endings too: a \r left at the end would keep `#` from starting a comment and end up in a path.
+  text.split(/\r\n|\r|\n/).forEach((line, i) => {
     const repo = line.replace(/#.*$/, '').trim();
     if (!repo) return;
     lines.push(i + 1);

@@ -3,7 +3,8 @@
  * the forge (never trusting what the lane said about itself), merge them into
  * the manifest and finalize it.
  */
-import { readFile } from 'node:fs/promises';
+import { MAX_FLEET_JSON_BYTES } from '../core/limits.js';
+import { readTextFile } from '../util/fs.js';
 import { checkFence } from '../core/fence.js';
 import { finalizeManifest, mergeLaneRecords } from '../core/manifest.js';
 import { LaneResult, TERMINAL, type LaneRecord, type Manifest } from '../core/model.js';
@@ -15,15 +16,14 @@ import { resultPath } from './lane.js';
 export type ResultRead = { ok: true; record: LaneRecord } | { ok: false; reason: 'missing' | 'invalid'; detail: string };
 
 export async function readLaneResult(root: string, lane: string, fleet_id: string): Promise<ResultRead> {
-  let text: string;
-  try {
-    text = await readFile(resultPath(root, lane), 'utf8');
-  } catch {
-    return { ok: false, reason: 'missing', detail: 'the lane left no result file' };
+  const read = await readTextFile(resultPath(root, lane), MAX_FLEET_JSON_BYTES, 'a lane result');
+  if (!read.ok) {
+    if (read.message.startsWith('no such file')) return { ok: false, reason: 'missing', detail: 'the lane left no result file' };
+    return { ok: false, reason: 'invalid', detail: `result.json: ${read.message}` };
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(read.text);
   } catch (err) {
     return { ok: false, reason: 'invalid', detail: `result.json is not JSON: ${(err as Error).message}` };
   }

@@ -1,7 +1,9 @@
-/** File writes that are never half-done: write a sibling temp file, then rename over the target. */
-import { mkdir, rename, writeFile, rm, appendFile } from 'node:fs/promises';
+/** File writes that are never half-done, and reads of users' files that are bounded. */
+import { constants } from 'node:fs';
+import { mkdir, open, rename, writeFile, rm, appendFile, type FileHandle } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { formatBytes } from '../core/limits.js';
 
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
@@ -39,5 +41,47 @@ export class JsonLines {
 
   flush(): Promise<void> {
     return this.chain;
+  }
+}
+
+export type TextRead = { ok: true; text: string } | { ok: false; message: string };
+
+/**
+ * Reads a user's text file, refusing one over `maxBytes` before reading it and
+ * anything that is not a regular file (a FIFO or a device would never end; it
+ * is opened non-blocking so a FIFO without a writer cannot hang the open). A
+ * leading UTF-8 byte order mark, as Windows editors write, is dropped.
+ * Messages are sentences to follow "<path>: "; `what` names the kind of file in them ("a fleet file").
+ */
+export async function readTextFile(path: string, maxBytes: number, what: string): Promise<TextRead> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { ok: false, message: code === 'ENOENT' ? 'no such file: check the path' : `cannot read it (${code ?? (err as Error).message})` };
+  }
+  try {
+    const st = await fh.stat();
+    if (st.isDirectory()) return { ok: false, message: 'it is a folder, not a file' };
+    if (!st.isFile()) return { ok: false, message: 'it is not a regular file (a pipe or a device?): give the path of a file' };
+    const tooLarge = (size: string) => ({ ok: false as const, message: `it is ${size}, over Fleet's limit of ${formatBytes(maxBytes)} for ${what}` });
+    if (st.size > maxBytes) return tooLarge(formatBytes(st.size));
+    // The file may grow between stat and read: read one byte past the limit to know.
+    const buf = Buffer.alloc(maxBytes + 1);
+    let got = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, got, buf.length - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+      if (got > maxBytes) return tooLarge(`more than ${formatBytes(maxBytes)}`);
+    }
+    const text = buf.subarray(0, got).toString('utf8');
+    return { ok: true, text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { ok: false, message: `cannot read it (${code ?? (err as Error).message})` };
+  } finally {
+    await fh.close();
   }
 }

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo, FAKE_AGENTS, readRemoteFile, remoteBranches } from '../support/repos.js';
-import { fleet, lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
+import { fleet, lane, readManifest, removeDir, runArgs, tempDir, walkFiles, writeFleetFile } from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -130,5 +130,50 @@ describe('agent lanes', () => {
     expect(r2.code, r2.stdout).toBe(0);
     expect(lane(readManifest(join(dir, 'ws2')), 'b').changed_files).toEqual(['README.md']);
     expect(await readRemoteFile(b.remote, 'fleet/cdx/b', 'README.md')).toMatch(/^# b\n.*Touch the README\./s);
+  });
+});
+
+describe('agent command templates and untrusted prompts', () => {
+  it('a template with {prompt} is refused before anything runs, even behind a comment that would flip the quoting', async () => {
+    await createRepo(dir, 'one', { 'README.md': '# one\n' }, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'inject',
+      directive: 'Say hi. x $(touch PWNED_PROMPT) `touch PWNED_TICK` y',
+      agent: { preset: 'command', command: "true # the agent's flags follow\nprintf %s {prompt} > /dev/null" },
+      max_retries: 0,
+      targets: [{ repo: './one.git' }],
+    });
+    const ws = join(dir, 'ws');
+    const r = await fleet(runArgs(file, ws), { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.stderr).toContain(`${file}: agent.command: {prompt} is not a placeholder`);
+    expect(r.stderr).toContain('{prompt_file}');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(ws)).toBe(false);
+    for (const where of [dir, join(dir, 'one')]) expect(existsSync(join(where, 'PWNED_PROMPT')) || existsSync(join(where, 'PWNED_TICK'))).toBe(false);
+  });
+
+  it('placeholders reach the agent through the environment, whatever the template quotes or comments', async () => {
+    const a = await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'vars',
+      directive: 'Write `NOTES.md`. $(touch PWNED_DIRECTIVE)',
+      agent: {
+        preset: 'command',
+        // A quote inside a comment used to flip the scanner's quoting state for the rest of the template.
+        command: `printf '%s|%s|%s' {repo} "{lane}" '{branch}' > ../vars.txt # don't split it\nnode ${join(FAKE_AGENTS, 'edit-agent.mjs')} --prompt-file {prompt_file} --record ../prompt.txt`,
+      },
+      max_retries: 0,
+      targets: [{ repo: './a.git' }],
+    });
+    const ws = join(dir, 'ws');
+    const r = await fleet(runArgs(file, ws), { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const l = lane(readManifest(ws), 'a');
+    expect(l.changed_files).toEqual(['NOTES.md']);
+    expect(await readRemoteFile(a.remote, 'fleet/vars/a', 'NOTES.md')).toBe('edit-agent: Write `NOTES.md`. $(touch PWNED_DIRECTIVE)\n');
+    expect(readFileSync(join(ws, 'lanes', 'a', 'vars.txt'), 'utf8')).toBe('./a.git|a|fleet/vars/a');
+    expect(readFileSync(join(ws, 'lanes', 'a', 'prompt.txt'), 'utf8')).toBe(readFileSync(join(ws, 'lanes', 'a', 'prompt-1.md'), 'utf8'));
+    expect(walkFiles(dir).filter((f) => f.includes('PWNED'))).toEqual([]);
   });
 });

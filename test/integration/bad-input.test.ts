@@ -2,7 +2,8 @@
  * Bad input: exit 2, a message naming the file and the field, every problem at
  * once, and nothing written to the workspace.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fleet, removeDir, tempDir, writeFleetFile } from './helpers.js';
@@ -159,5 +160,85 @@ describe('bad input', () => {
     writeFileSync(file, '{"name": "bad",');
     const r = await runExpecting2(file);
     expect(r.stderr).toContain(`${file}: (syntax): not valid JSON`);
+  });
+
+  it('a YAML alias bomb: a file/line error at once, no stack trace', async () => {
+    const file = join(dir, 'fleet.yml');
+    const levels = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
+    for (let i = 1; i < 9; i++) levels.push(`l${i}: &l${i} [${Array(10).fill(i === 1 ? '*a' : `*l${i - 1}`).join(',')}]`);
+    writeFileSync(file, `name: bomb\ndirective: x\nrun: "true"\n${levels.join('\n')}\ntargets:\n  - repo: ./a\n`);
+    const r = await runExpecting2(file);
+    expect(r.stderr).toContain(`${file}: line 5, column `);
+    expect(r.stderr).toMatch(/aliases \(\*name\) expand to far more data than the file holds/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('JSON keys written twice are refused by field, at any depth, not silently kept last', async () => {
+    const file = join(dir, 'fleet.json');
+    writeFileSync(
+      file,
+      '{"name": "bad", "directive": "x", "run": "true", "owns": ["src/**"],\n' +
+        '"targets": [{"repo": "./a", "owns": ["docs/**"],\n "owns": []}],\n' +
+        '"owns": []}\n',
+    );
+    const r = await runExpecting2(file);
+    expect(r.stderr).toMatch(/2 problems found/);
+    expect(r.stderr).toContain(`${file}: targets[0].owns: written twice (lines 2 and 3); JSON would keep only the last: remove one`);
+    expect(r.stderr).toContain(`${file}: owns: written twice (lines 1 and 4)`);
+  });
+
+  it('a YAML key written twice inside a target is refused too', async () => {
+    const file = join(dir, 'fleet.yml');
+    writeFileSync(file, 'name: bad\ndirective: x\nrun: "true"\ntargets:\n  - repo: ./a\n    owns: [docs/**]\n    owns: []\n');
+    const r = await runExpecting2(file);
+    expect(r.stderr).toContain(`${file}: line 7, column 5: YAML: Map keys must be unique`);
+  });
+
+  it('a branch template that renders a name git refuses: a leading "-", control characters', async () => {
+    for (const [branch, shown, why] of [
+      ['-fleet/{lane}', '"-fleet/a"', 'it starts with "-", which git reads as an option'],
+      ['fleet/\u0001{lane}\u007f', '"fleet/\\x01a\\x7f"', 'it contains a control character'],
+      ['fleet/{lane}.lock/x', '"fleet/a.lock/x"', 'its part "a.lock" ends with ".lock"'],
+      ['fleet/.{lane}', '"fleet/.a"', 'its part ".a" starts with "."'],
+    ]) {
+      const file = writeFleetFile(dir, { ...base, branch, targets: [{ repo: './a' }] });
+      const r = await runExpecting2(file);
+      expect(r.stderr).toContain(`${file}: branch: ${shown} is not a valid git branch name: ${why}`);
+      // eslint-disable-next-line no-control-regex
+      expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
+    }
+  });
+
+  it('a fleet file over 1 MiB is refused before it is parsed, saying the limit', async () => {
+    const file = join(dir, 'fleet.yml');
+    const targets = Array.from({ length: 60_000 }, (_, i) => `  - repo: acme/repo-${i}`).join('\n');
+    writeFileSync(file, `name: big\ndirective: x\nrun: "true"\ntargets:\n${targets}\n`);
+    const r = await runExpecting2(file);
+    expect(r.stderr).toMatch(new RegExp(`${file}: \\(file\\): it is 1\\.\\d MiB, over Fleet's limit of 1 MiB for a fleet file: list many targets in a targets_file`));
+  });
+
+  it('a fleet file that is a pipe or a folder is refused, never waited on', async () => {
+    const fifo = join(dir, 'fleet.yml');
+    execFileSync('mkfifo', [fifo]);
+    const r = await runExpecting2(fifo);
+    expect(r.stderr).toContain(`${fifo}: (file): it is not a regular file`);
+    const r2 = await runExpecting2(dir);
+    expect(r2.stderr).toContain(`${dir}: (file): it is a folder, not a file`);
+  });
+
+  it('--workspace naming a file: a --workspace error with the fleet file\'s problems, no stack trace, nothing written', async () => {
+    const file = writeFleetFile(dir, { ...base, retries: 3, targets: [{ repo: './a' }] });
+    const notDir = join(dir, 'notes.txt');
+    writeFileSync(notDir, 'mine\n');
+    for (const workspace of [notDir, join(notDir, 'sub')]) {
+      const r = await fleet(['run', file, '--workspace', workspace, '--quiet'], { cwd: dir });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/2 problems found/);
+      expect(r.stderr).toContain(`${file}: retries: unknown field`);
+      expect(r.stderr).toContain(`${workspace}: --workspace: `);
+      expect(r.stderr).not.toMatch(/EEXIST|ENOTDIR|\n\s+at /);
+    }
+    expect(readFileSync(notDir, 'utf8')).toBe('mine\n');
+    expect(existsSync(join(dir, '_workspace'))).toBe(false);
   });
 });

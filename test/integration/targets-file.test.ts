@@ -37,4 +37,26 @@ describe('targets_file', () => {
     expect(r2.stderr).toContain('targets_file: ');
     expect(r2.stderr).toContain('nope.txt: no such file');
   });
+
+  it('reads a list saved with Windows line endings (and a byte order mark) as it reads any other', async () => {
+    for (const n of ['b', 'c']) await createRepo(dir, n, { 'README.md': `# ${n}\n` }, { clone: false });
+    writeFileSync(join(dir, 'repos.txt'), '\ufeff# the rest of the fleet\r\n./b.git\r\n\r\n./c.git   # owned by team c\r\n');
+    const file = writeFleetFile(dir, { name: 'crlf', directive: 'x', run: 'echo x >> README.md', max_retries: 0, targets_file: 'repos.txt' });
+    const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readManifest(join(dir, 'ws')).lanes.map((l) => [l.repo, l.status])).toEqual([
+      ['./b.git', 'completed'],
+      ['./c.git', 'completed'],
+    ]);
+  });
+
+  it('refuses a list over 4 MiB before reading it, saying the limit', async () => {
+    const list = join(dir, 'repos.txt');
+    writeFileSync(list, `${Array.from({ length: 200_000 }, (_, i) => `acme/repository-number-${i}`).join('\n')}\n`);
+    const file = writeFleetFile(dir, { name: 'huge', directive: 'x', run: 'true', targets_file: 'repos.txt' });
+    const r = await fleet(['plan', file], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/1 problem found/);
+    expect(r.stderr).toMatch(new RegExp(`${file}: targets_file: ${list}: it is 5\\.\\d MiB, over Fleet's limit of 4 MiB for a targets_file`));
+  });
 });

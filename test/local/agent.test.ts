@@ -118,15 +118,21 @@ describe('renderWorkerPrompt', () => {
   });
 });
 
-describe('shell quoting', () => {
+describe('command templates', () => {
   const vars = (over: Partial<AgentVars> = {}): AgentVars => ({
     prompt_file: path.join(tmp, "it's a dir", 'prompt "1".md'),
-    prompt: NASTY,
-    repo: 'acme/app; touch PWNED_REPO',
+    repo: NASTY,
     lane: "lane'$(touch PWNED_LANE)'",
     branch: 'fleet/x/`touch PWNED_BRANCH`',
     ...over,
   });
+
+  /** Renders a template as the lane does and runs it with the values in its environment. */
+  async function runTemplate(template: string, v: AgentVars, name: string, cwd: string) {
+    const { command, env } = agentCommand(agent({ preset: 'command', command: template }), v);
+    const r = await runCommand(command, { cwd, env: { ...ENV, ...env }, timeoutMs: 10_000, logFile: path.join(tmp, 'logs', `template-${name}.log`) });
+    return { r, command };
+  }
 
   it('quotes single words', () => {
     expect(shellQuote('plain-word_1.2/x')).toBe('plain-word_1.2/x');
@@ -135,63 +141,96 @@ describe('shell quoting', () => {
     expect(shellQuote('a b')).toBe("'a b'");
   });
 
+  it('never puts a value into the shell text: placeholders become references to environment variables', () => {
+    const line = renderCommandTemplate(`a {repo} "{lane}" '{branch}' $(b {prompt_file}) \`c {repo}\``);
+    expect(line).toBe(`a "\${FLEET_REPO}" "\${FLEET_LANE}" ''"\${FLEET_BRANCH}"'' $(b "\${FLEET_PROMPT_FILE}") \`c "\${FLEET_REPO}"\``);
+    const { command, env } = agentCommand(agent({ preset: 'command', command: 'my-agent {prompt_file}' }), vars());
+    for (const value of Object.values(vars())) expect(command).not.toContain(value);
+    expect(env).toEqual({ FLEET_PROMPT_FILE: vars().prompt_file, FLEET_REPO: NASTY, FLEET_LANE: vars().lane, FLEET_BRANCH: vars().branch });
+  });
+
   it('delivers every value byte-identical wherever the placeholder stands, and runs nothing from it', async () => {
     const dir = path.join(tmp, `quoting-${++n}`);
     await mkdir(dir, { recursive: true });
     await mkdir(path.dirname(vars().prompt_file), { recursive: true });
     await writeFile(vars().prompt_file, NASTY);
     const cases: Record<string, string> = {
-      bare: 'printf %s {prompt} > out.bare',
-      double: 'printf %s "{prompt}" > out.double',
-      single: "printf %s '{prompt}' > out.single",
-      subst: 'printf %s "$(printf %s {prompt})" > out.subst',
-      substDouble: 'printf %s "$(printf %s "{prompt}")" > out.substDouble',
-      substSingle: `printf %s "$(printf %s '{prompt}')" > out.substSingle`,
-      backtick: 'printf %s "`printf %s {prompt}`" > out.backtick',
-      mixed: `printf '%s|%s|%s' {repo} "{lane}" 'b={branch}' > out.mixed`,
+      bare: 'printf %s {repo} > out.bare',
+      double: 'printf %s "{repo}" > out.double',
+      single: "printf %s '{repo}' > out.single",
+      adjacent: 'printf %s x{repo}y > out.adjacent',
+      subst: 'printf %s "$(printf %s {repo})" > out.subst',
+      substDouble: 'printf %s "$(printf %s "{repo}")" > out.substDouble',
+      substSingle: `printf %s "$(printf %s '{repo}')" > out.substSingle`,
+      backtick: 'printf %s "`printf %s {repo}`" > out.backtick',
+      mixed: `printf '%s|%s|%s' {lane} "{lane}" 'b={branch}' > out.mixed`,
       file: 'cat {prompt_file} > out.file',
+      stdin: 'cat < {prompt_file} > out.stdin',
       fileInSubst: 'printf %s "$(cat {prompt_file})" > out.fileInSubst',
-      bareSubst: 'echo $(printf %s {prompt}) > /dev/null', // split and globbed, but nothing runs
-      bareTicks: 'echo `printf %s {prompt}` > /dev/null',
+      bareSubst: 'echo $(printf %s {repo}) > /dev/null', // split and globbed, but nothing runs
+      bareTicks: 'echo `printf %s {repo}` > /dev/null',
     };
     for (const [name, template] of Object.entries(cases)) {
-      const line = renderCommandTemplate(template, vars());
-      const r = await runCommand(line, { cwd: dir, env: ENV, timeoutMs: 10_000, logFile: path.join(tmp, 'logs', `quote-${name}.log`) });
-      expect(r.exitCode, `${name}: ${line}\n${r.tail}`).toBe(0);
+      const { r, command } = await runTemplate(template, vars(), name, dir);
+      expect(r.exitCode, `${name}: ${command}\n${r.tail}`).toBe(0);
     }
-    for (const name of ['bare', 'double', 'single', 'subst', 'substDouble', 'substSingle', 'backtick', 'file', 'fileInSubst']) {
+    for (const name of ['bare', 'double', 'single', 'subst', 'substDouble', 'substSingle', 'backtick', 'file', 'stdin', 'fileInSubst']) {
       expect(await readFile(path.join(dir, `out.${name}`), 'utf8'), name).toBe(NASTY);
     }
-    expect(await readFile(path.join(dir, 'out.mixed'), 'utf8')).toBe(`${vars().repo}|${vars().lane}|b=${vars().branch}`);
+    expect(await readFile(path.join(dir, 'out.adjacent'), 'utf8')).toBe(`x${NASTY}y`);
+    expect(await readFile(path.join(dir, 'out.mixed'), 'utf8')).toBe(`${vars().lane}|${vars().lane}|b=${vars().branch}`);
     await noPwned(dir);
     await noPwned(tmp);
   });
 
-  it('keeps unknown braces, and refuses placeholders in a here-document', () => {
-    expect(renderCommandTemplate('echo {unknown} ${HOME} {lane}', vars({ lane: 'l1' }))).toBe('echo {unknown} ${HOME} l1');
-    expect(() => renderCommandTemplate('cat <<EOF\n{prompt}\nEOF', vars())).toThrow(/here-document/);
-    expect(renderCommandTemplate('cat <<< {lane}', vars({ lane: 'l1' }))).toBe('cat <<< l1');
+  it('a quote inside a # comment does not change how the rest of the template is read', async () => {
+    const dir = path.join(tmp, `comment-${++n}`);
+    await mkdir(dir, { recursive: true });
+    const templates = [
+      "true # the agent's flags follow\nprintf %s {repo} > out.a",
+      'true # say "hi\nprintf %s {repo} > out.b',
+      "true; # it's\nprintf %s '{repo}' > out.c",
+      "printf %s {repo}'#not-a-comment' > out.d # it's {lane}",
+    ];
+    for (const [i, template] of templates.entries()) {
+      const { r, command } = await runTemplate(template, vars(), `comment-${i}`, dir);
+      expect(r.exitCode, `${command}\n${r.tail}`).toBe(0);
+    }
+    for (const f of ['a', 'b', 'c']) expect(await readFile(path.join(dir, `out.${f}`), 'utf8'), f).toBe(NASTY);
+    expect(await readFile(path.join(dir, 'out.d'), 'utf8')).toBe(`${NASTY}#not-a-comment`);
+    await noPwned(dir);
+  });
+
+  it('refuses {prompt}: the prompt only ever arrives as a file', () => {
+    expect(() => renderCommandTemplate('my-agent --prompt {prompt}')).toThrow(/\{prompt\} is not a placeholder.*\{prompt_file\}/);
+    expect(() => agentCommand(agent({ preset: 'command', command: 'my-agent "{prompt}"' }), vars())).toThrow(/untrusted/);
+  });
+
+  it('keeps unknown braces and ${…}, and refuses placeholders in a here-document', () => {
+    expect(renderCommandTemplate('echo {unknown} ${HOME} ${lane} {lane}')).toBe('echo {unknown} ${HOME} ${lane} "${FLEET_LANE}"');
+    expect(() => renderCommandTemplate('cat <<EOF\n{repo}\nEOF')).toThrow(/here-document/);
+    expect(renderCommandTemplate('cat <<< {lane}')).toBe('cat <<< "${FLEET_LANE}"');
   });
 });
 
 describe('agentCommand', () => {
-  const v = (prompt_file: string): AgentVars => ({ prompt_file, prompt: 'p', repo: 'acme/app', lane: 'app', branch: 'fleet/x/app' });
+  const v = (prompt_file: string): AgentVars => ({ prompt_file, repo: 'acme/app', lane: 'app', branch: 'fleet/x/app' });
+  const line = (spec: AgentSpec, prompt_file = '/tmp/p.md') => agentCommand(spec, v(prompt_file)).command;
 
-  it('builds the documented headless command lines', () => {
-    expect(agentCommand(agent({ preset: 'claude' }), v('/tmp/p.md'))).toBe(
-      'claude -p "$(cat /tmp/p.md)" --output-format json --permission-mode acceptEdits',
+  it('builds the documented headless command lines, the prompt file named by an environment variable', () => {
+    expect(line(agent({ preset: 'claude' }))).toBe('claude -p "$(cat "${FLEET_PROMPT_FILE}")" --output-format json --permission-mode acceptEdits');
+    expect(agentCommand(agent({ preset: 'claude' }), v("/tmp/it's.md")).env.FLEET_PROMPT_FILE).toBe("/tmp/it's.md");
+    expect(line(agent({ preset: 'claude', args: ['--model', 'sonnet', '--allowedTools', 'Bash(npm test)'] }))).toBe(
+      `claude -p "$(cat "\${FLEET_PROMPT_FILE}")" --output-format json --permission-mode acceptEdits --model sonnet --allowedTools 'Bash(npm test)'`,
     );
-    expect(agentCommand(agent({ preset: 'claude', args: ['--model', 'sonnet', '--allowedTools', 'Bash(npm test)'] }), v("/tmp/it's.md"))).toBe(
-      `claude -p "$(cat '/tmp/it'\\''s.md')" --output-format json --permission-mode acceptEdits --model sonnet --allowedTools 'Bash(npm test)'`,
-    );
-    const codex = agentCommand(agent({ preset: 'codex', args: ['-m', 'gpt-5'] }), v('/tmp/p.md'));
-    expect(codex).toBe('codex exec --sandbox workspace-write -m gpt-5 -- "$(cat /tmp/p.md)" </dev/null');
+    const codex = line(agent({ preset: 'codex', args: ['-m', 'gpt-5'] }));
+    expect(codex).toBe('codex exec --sandbox workspace-write -m gpt-5 -- "$(cat "${FLEET_PROMPT_FILE}")" </dev/null');
     expect(codex).not.toContain('--full-auto');
-    expect(agentCommand(agent({ preset: 'claude', command: '/opt/bin/claude' }), v('/tmp/p.md'))).toMatch(/^\/opt\/bin\/claude -p /);
-    expect(agentCommand(agent({ preset: 'command', command: 'my-agent --task-file {prompt_file} --repo {repo}', args: ['--x y'] }), v('/tmp/p.md'))).toBe(
-      "my-agent --task-file /tmp/p.md --repo acme/app '--x y'",
+    expect(line(agent({ preset: 'claude', command: '/opt/bin/claude' }))).toMatch(/^\/opt\/bin\/claude -p /);
+    expect(line(agent({ preset: 'command', command: 'my-agent --task-file {prompt_file} --repo {repo}', args: ['--x y'] }))).toBe(
+      `my-agent --task-file "\${FLEET_PROMPT_FILE}" --repo "\${FLEET_REPO}" '--x y'`,
     );
-    expect(() => agentCommand(agent({ preset: 'command' }), v('/tmp/p.md'))).toThrow(/command/);
+    expect(() => line(agent({ preset: 'command' }))).toThrow(/command/);
   });
 
   it('runs fake-claude through the claude preset: the prompt arrives byte-identical and README.md is edited', async () => {
@@ -204,8 +243,8 @@ describe('agentCommand', () => {
     const record = path.join(tmp, `record-${n}.txt`);
 
     const spec = agent({ preset: 'claude', command: path.join(FAKE_AGENTS, 'fake-claude'), args: ['--allowedTools', 'Bash(npm test) Read', '--append-system-prompt', "it's $(touch PWNED_ARG)"] });
-    const line = agentCommand(spec, { prompt_file: promptFile, prompt, repo: 'acme/app', lane: 'app', branch: 'fleet/t/claude' });
-    const r = await runCommand(line, { cwd: dir, env: { ...ENV, FAKE_AGENT_RECORD: record }, timeoutMs: 20_000, logFile: path.join(tmp, 'logs', 'claude.log') });
+    const run = agentCommand(spec, { prompt_file: promptFile, repo: 'acme/app', lane: 'app', branch: 'fleet/t/claude' });
+    const r = await runCommand(run.command, { cwd: dir, env: { ...ENV, ...run.env, FAKE_AGENT_RECORD: record }, timeoutMs: 20_000, logFile: path.join(tmp, 'logs', 'claude.log') });
     expect(r.exitCode, r.tail).toBe(0);
 
     // "$(cat f)" drops trailing newlines, nothing else.
@@ -226,14 +265,13 @@ describe('agentCommand', () => {
     const prompt = renderWorkerPrompt(promptInput({ directive: "Note Codex's visit in the README; $(touch PWNED_CODEX)" }));
     await writeFile(promptFile, prompt);
     const record = path.join(tmp, `record-${n}.txt`);
-    const line = agentCommand(agent({ preset: 'codex', command: path.join(FAKE_AGENTS, 'fake-codex') }), {
+    const run = agentCommand(agent({ preset: 'codex', command: path.join(FAKE_AGENTS, 'fake-codex') }), {
       prompt_file: promptFile,
-      prompt,
       repo: 'acme/app',
       lane: 'app',
       branch: 'fleet/t/codex',
     });
-    const r = await runCommand(line, { cwd: dir, env: { ...ENV, FAKE_AGENT_RECORD: record }, timeoutMs: 20_000, logFile: path.join(tmp, 'logs', 'codex.log') });
+    const r = await runCommand(run.command, { cwd: dir, env: { ...ENV, ...run.env, FAKE_AGENT_RECORD: record }, timeoutMs: 20_000, logFile: path.join(tmp, 'logs', 'codex.log') });
     expect(r.exitCode, r.tail).toBe(0);
     expect(await readFile(record, 'utf8')).toBe(prompt.replace(/\n+$/, ''));
     expect(await readFile(path.join(dir, 'README.md'), 'utf8')).toBe("# app\nfake-codex: Note Codex's visit in the README; $(touch PWNED_CODEX)\n");
@@ -246,8 +284,8 @@ describe('agentCommand', () => {
     const prompt = renderWorkerPrompt(promptInput({ directive: 'Record the run in `docs/NOTES.md`' }));
     await writeFile(promptFile, prompt);
     const spec = agent({ preset: 'command', command: `node ${shellQuote(path.join(FAKE_AGENTS, 'edit-agent.mjs'))} --prompt-file {prompt_file}` });
-    const line = agentCommand(spec, { prompt_file: promptFile, prompt, repo: 'acme/app', lane: 'app', branch: 'fleet/t/edit' });
-    const r = await runCommand(line, { cwd: dir, env: ENV, timeoutMs: 20_000, logFile: path.join(tmp, 'logs', 'edit.log') });
+    const run = agentCommand(spec, { prompt_file: promptFile, repo: 'acme/app', lane: 'app', branch: 'fleet/t/edit' });
+    const r = await runCommand(run.command, { cwd: dir, env: { ...ENV, ...run.env }, timeoutMs: 20_000, logFile: path.join(tmp, 'logs', 'edit.log') });
     expect(r.exitCode, r.tail).toBe(0);
     expect(await readFile(path.join(dir, 'docs/NOTES.md'), 'utf8')).toBe('edit-agent: Record the run in `docs/NOTES.md`\n');
     expect((await changedFiles(dir)).files).toEqual(['docs/NOTES.md']);
@@ -257,14 +295,13 @@ describe('agentCommand', () => {
     const dir = await laneRepo('fail');
     const promptFile = path.join(tmp, `fail-${++n}.md`);
     await writeFile(promptFile, renderWorkerPrompt(promptInput()));
-    const line = agentCommand(agent({ preset: 'claude', command: path.join(FAKE_AGENTS, 'fake-claude') }), {
+    const run = agentCommand(agent({ preset: 'claude', command: path.join(FAKE_AGENTS, 'fake-claude') }), {
       prompt_file: promptFile,
-      prompt: '',
       repo: 'acme/app',
       lane: 'app',
       branch: 'b',
     });
-    const r = await runCommand(line, { cwd: dir, env: { ...ENV, FAKE_AGENT_EXIT: '4' }, timeoutMs: 20_000, logFile: path.join(tmp, 'logs', 'fail.log') });
+    const r = await runCommand(run.command, { cwd: dir, env: { ...ENV, ...run.env, FAKE_AGENT_EXIT: '4' }, timeoutMs: 20_000, logFile: path.join(tmp, 'logs', 'fail.log') });
     expect(r.exitCode).toBe(4);
     expect(JSON.parse(r.tail.trim())).toMatchObject({ is_error: true });
     expect((await changedFiles(dir)).files).toEqual([]);

@@ -1,0 +1,78 @@
+/**
+ * Markdown built from text Fleet does not control: repository and lane names,
+ * changed files, error messages, a directive's output. Each helper keeps such
+ * text to its place: on its line, inside its table cell or code span, opening
+ * no HTML, link, emphasis, heading, quote or list of its own. Pure: no I/O.
+ */
+import { displayPath } from './text.js';
+
+/**
+ * Controls that have no business in a rendering (C0/C1 except whitespace) and
+ * bidirectional overrides that make text read differently from what it is.
+ */
+// eslint-disable-next-line no-control-regex
+const INVISIBLE = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** One line: invisibles dropped, every run of whitespace (line breaks included) one space, trimmed. */
+export function oneLine(s: string): string {
+  return s.replace(INVISIBLE, '').replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Safe inside a markdown table cell and as inline text anywhere else: one line;
+ * `|` escaped so it cannot end the cell; `<` `>` as entities so no HTML; backticks,
+ * `*` `_` `~`, `[` `]` and `$` escaped so the text opens no code span, emphasis,
+ * strikethrough, link or (on GitHub) math; a
+ * backslash doubled where it would otherwise escape what follows; `&` escaped where
+ * it would start an entity.
+ */
+export function escapeCell(s: string): string {
+  return oneLine(s)
+    .replace(/\\(?=[!-/:-@[-`{-~]|$)/g, '\\\\')
+    .replace(/&(?=#?[A-Za-z0-9]+;)/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/[|`*[\]$~_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * An inline code span holding `s` verbatim on one line, fenced with more backticks
+ * than `s` contains in a row. For lists and paragraphs; in a table use `codeCell`.
+ */
+export function codeSpan(s: string): string {
+  const t = oneLine(s);
+  if (t === '') return '—';
+  let longest = 0;
+  for (const run of t.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const fence = '`'.repeat(longest + 1);
+  const pad = t.startsWith('`') || t.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${t}${pad}${fence}`;
+}
+
+/** A code span inside a table cell: GFM splits cells before inline parsing, so `|` is escaped even here. */
+export function codeCell(s: string): string {
+  return codeSpan(s).replace(/\|/g, '\\|');
+}
+
+/** A mermaid quoted label: characters that mean something to mermaid or HTML become `#<code>;` entities. */
+export function mermaidLabel(s: string): string {
+  return oneLine(s).replace(/[#&"<>`\\]/g, (c) => `#${c.charCodeAt(0)};`);
+}
+
+/** A code span around text already on one line, kept exactly (spaces too), fenced with more backticks than it holds in a row. */
+function fence(t: string): string {
+  let longest = 0;
+  for (const run of t.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const ticks = '`'.repeat(longest + 1);
+  const pad = t.startsWith('`') || t.endsWith('`') || (t.startsWith(' ') && t.endsWith(' ')) ? ' ' : '';
+  return `${ticks}${pad}${t}${pad}${ticks}`;
+}
+
+/**
+ * A file path from a repository as inline code: exactly as it is when it prints
+ * plainly, otherwise quoted with its line breaks and controls as escapes (as git
+ * shows it), so a name holding "\n\n**Directive**" can never start a block.
+ */
+export function pathSpan(path: string): string {
+  return path === '' ? '—' : fence(displayPath(path));
+}

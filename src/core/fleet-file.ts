@@ -141,6 +141,12 @@ export const FleetFileSchema = z
     max_parallel: z.number().int().min(1).max(256).default(8).describe('The global concurrency budget: lanes running at once.'),
     max_retries: z.number().int().min(0).max(10).default(2).describe('Extra attempts after a failing directive or check.'),
     timeout_minutes: z.number().positive().max(360).default(30).describe('Per attempt of the directive (and of each check).'),
+    git_timeout_minutes: z
+      .number()
+      .positive()
+      .max(360)
+      .default(10)
+      .describe('Per try of each git clone, fetch and push; a stalled remote is cut off here and tried again (3 tries in all).'),
     max_waves: z.number().int().min(1).max(1000).default(20).describe('The planner refuses a DAG deeper than this.'),
     branch: z
       .string()

@@ -85,6 +85,24 @@ const PERM_RANK: Record<Permission, number> = { none: 0, pull: 1, triage: 2, pus
  */
 const GITHUB_GIT_PATH = /^\/[^/]+\/[^/]+?(?:\.git(?:\/.*)?|\/(?:info\/refs|git-upload-pack|git-receive-pack))$/;
 
+/**
+ * A remote that fails below HTTP: `stall` reads the request and never answers
+ * (the handler ends when the client gives up or the emulator closes); `drop`
+ * closes the connection at once.
+ */
+function hangUp(kind: 'stall' | 'drop', req: IncomingMessage, res: ServerResponse): Promise<void> {
+  req.resume();
+  if (kind === 'drop') {
+    req.socket.destroy();
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    if (res.destroyed || req.socket.destroyed) return resolve();
+    res.once('close', () => resolve());
+    req.socket.once('close', () => resolve());
+  });
+}
+
 export class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -781,6 +799,9 @@ export class Emulator {
       }
       case 'secondary-rate-limit':
         return this.secondaryLimitReply(s.retryAfterSec ?? 1);
+      case 'stall':
+      case 'drop':
+        return null; // answered (never, or by a closed connection) where the request is at hand
       case 'primary-exhausted': {
         const reset = Math.floor(Date.now() / 1000) + (s.resetInSec ?? 1);
         return {
@@ -936,6 +957,7 @@ export class Emulator {
       return finish({ status: 405, body: shapes.errorBody('Method Not Allowed', DOCS, 405), headers: { allow: [...match.route.operations.keys()].join(', ') } });
     }
     const f = this.takeFault('rest', method, p, route, auth);
+    if (f && (f.spec.kind === 'stall' || f.spec.kind === 'drop')) return hangUp(f.spec.kind, req, res);
     if (f) {
       const reply = await this.faultReply(f, bucket);
       if (reply) {
@@ -1259,6 +1281,11 @@ export class Emulator {
 
     if (!m || !m[3]) return text(404, 'Not Found');
     const f = this.takeFault('git', method, p, null, auth);
+    if (f && (f.spec.kind === 'stall' || f.spec.kind === 'drop')) {
+      fault = f.spec.kind;
+      rec(0);
+      return hangUp(f.spec.kind, req, res);
+    }
     if (f) {
       if (f.spec.kind === 'slow') await sleep(f.spec.delayMs ?? 1000);
       else {

@@ -245,6 +245,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.stderr.write(`${formatProblems(outcome.problems)}\n`);
       return 2;
     }
+    for (const note of outcome.notes) io.stderr.write(`note: ${note}\n`);
     const report = renderReport(outcome.manifest, { now: outcome.manifest.ended_at!, workspace: outcome.root });
     await writeFileAtomic(resolve(outcome.root, 'report.md'), `${report}\n`);
     io.stdout.write(`\n${report}\n`);

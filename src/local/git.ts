@@ -703,18 +703,22 @@ function sleep(ms: number): Promise<void> {
 }
 
 /**
- * What the remote said about a refused push: the porcelain line, then the
- * `remote:` lines a hook printed (a pre-receive hook explains itself only
- * there, in words that need not say "error"), then git's own error lines.
+ * What the remote said about a refused push, its first line first (reports
+ * show only that): the porcelain line with the words a hook printed on
+ * `remote:` lines (a pre-receive hook explains itself only there, in words
+ * that need not say "error"), then git's own error lines.
  */
 function pushDetail(line: PorcelainLine | null, stderr: string): string {
-  const remote = stderr
+  const said = stderr
     .split('\n')
     .map((l) => l.trimEnd())
     .filter((l) => /^remote:\s*\S/.test(l) && !/^remote:\s*(Resolving deltas|Counting objects|Compressing objects|Total \d)/i.test(l))
-    .slice(-10);
+    .slice(-10)
+    .map((l) => l.replace(/^remote:\s*/, ''))
+    .join(' ');
+  const first = [line ? `${line.flag} ${line.summary}` : '', said].filter(Boolean).join(': ');
   const errors = errorLines(stderr.split('\n').filter((l) => !l.startsWith('remote:')).join('\n'), 4);
-  return redact([line ? `${line.flag} ${line.summary}` : '', ...remote, errors].filter(Boolean).join('\n'));
+  return redact([first, errors].filter(Boolean).join('\n'));
 }
 
 async function pushWithLease(dir: string, src: string, dstRef: string, expected: string | null, env?: Record<string, string>, timeoutMs = DEFAULT_GIT_TIMEOUT_MS): Promise<PushResult> {

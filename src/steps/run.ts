@@ -15,6 +15,7 @@ import type { Checkpoint, Clock, Executor, Forge, Workspace } from '../ports.js'
 import { finalizeManifest, summarize } from '../core/manifest.js';
 import { renderReport } from '../core/report.js';
 import { JsonLines, writeJsonAtomic } from '../util/fs.js';
+import { LOCK_FILE, lockWorkspace } from '../util/lock.js';
 import { Semaphore } from '../util/pool.js';
 import { readLaneResult, reportStep, verifyLane } from './report.js';
 import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
@@ -68,7 +69,8 @@ export interface RunOptions {
 export const INTERRUPT_GRACE_MS = 10_000;
 
 export type RunOutcome =
-  | { ok: true; manifest: Manifest; root: string; plan: Plan }
+  /** `notes`: what the run wants a person to know that is not a lane's (a stale workspace lock taken over). */
+  | { ok: true; manifest: Manifest; root: string; plan: Plan; notes: string[] }
   | { ok: false; problems: Problem[] };
 
 export function manifestPath(root: string): string {
@@ -92,8 +94,8 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
     root = resolve(cwd, opts.resume?.root ?? opts.root!);
     await mkdir(root, { recursive: true });
   } else {
-    // The default workspace is named by the fleet id, which has a resolution of one second: claim the folder
-    // (mkdir fails if it exists), so two runs started in the same second never share one.
+    // The default workspace is named by the fleet id: claim the folder (mkdir fails if it exists), so even
+    // two runs whose ids collided would never share one.
     const base = resolve(cwd, '_workspace', 'fleet');
     await mkdir(base, { recursive: true });
     for (let i = 1; ; i++) {
@@ -109,12 +111,28 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
       break;
     }
   }
+  const lock = await lockWorkspace(root, manifest.fleet_id);
+  if (!lock.ok) return { ok: false, problems: [{ file: join(root, LOCK_FILE), field: '(workspace)', message: lock.message }] };
+  try {
+    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, notes: lock.note ? [lock.note] : [] });
+  } finally {
+    active = null;
+    await lock.release();
+  }
+}
+
+async function runLocked(
+  opts: RunOptions,
+  s: { plan: Plan; manifest: Manifest; root: string; fleet: ResolvedFleet; notes: string[] },
+): Promise<RunOutcome> {
+  const { plan, root } = s;
+  let manifest = s.manifest;
   if (!opts.resume) await clearPreviousRun(root);
   await writeJsonAtomic(join(root, 'plan.json'), { fleet_id: manifest.fleet_id, waves: plan.waves, contention: plan.contention, excluded: plan.excluded, skipped: plan.skipped });
 
   const events = new JsonLines(join(root, 'events.jsonl'));
   const records = new Map(manifest.lanes.map((l) => [l.lane, l]));
-  const specs = new Map(planned.fleet.lanes.map((l) => [l.id, l]));
+  const specs = new Map(s.fleet.lanes.map((l) => [l.id, l]));
   // fleet-status.json follows the lanes while they run (`fleet status` reads it), written at most every LIVE_WRITE_MS.
   const live = new LiveManifest(manifestPath(root), () => {
     const lanes = manifest.lanes.map((l) => records.get(l.lane) ?? l);
@@ -250,7 +268,7 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
   await live.close();
   await writeJsonAtomic(manifestPath(root), manifest);
   active = null;
-  return { ok: true, manifest, root, plan };
+  return { ok: true, manifest, root, plan, notes: s.notes };
 }
 
 /**

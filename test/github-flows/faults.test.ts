@@ -10,8 +10,10 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { basicCredential } from '../../src/github/octokit.js';
-import { lane, processWithEnv, readManifest, runArgs } from '../integration/helpers.js';
+import type { LaneSpec } from '../../src/core/validate.js';
+import { GitHubForge } from '../../src/github/forge.js';
+import { basicCredential, createOctokit } from '../../src/github/octokit.js';
+import { git, lane, processWithEnv, readManifest, runArgs } from '../integration/helpers.js';
 import { gitPushes, startFlow, type Flow } from './helpers.js';
 
 let flow: Flow | undefined;
@@ -163,4 +165,53 @@ describe('git against a remote that stalls or fails', () => {
     expect(dead.error?.class).toBe('clone-failed');
     expect(dead.error?.message).toMatch(/timed out after 600 ms/);
   });
+});
+
+describe('verifying a lane of any size', () => {
+  // GitHub's compare lists 300 files and a commit 3,000 (test/emulator/listing-limits.test.ts); trees have no such cap.
+  const many = 'mkdir -p gen && for d in 0 1 2 3 4 5 6; do mkdir -p gen/$d; for i in $(seq 1 500); do echo $d-$i > gen/$d/f$i.txt; done; done; git mv README.md README.txt; git rm -q old/gone.txt; echo 1 > keep/same.txt';
+
+  it('a lane changing 3,500 files, with a rename and a deletion, is confirmed by the forge and completes', async () => {
+    flow = await startFlow();
+    const { emu, dir } = flow;
+    await emu.createRepo({ owner: 'acme', name: 'mono', files: { 'README.md': '# mono\n', 'old/gone.txt': 'bye\n', 'keep/same.txt': '1\n' } });
+    const file = flow.fleetFile({ name: 'big', directive: 'generate', run: many, max_retries: 0, targets: [{ repo: 'acme/mono' }] });
+    const r = await flow.run(file, join(dir, 'ws'));
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const l = lane(readManifest(join(dir, 'ws')), 'mono');
+    expect(l.status).toBe('completed');
+    expect(l.changed_files).toHaveLength(3503);
+    expect(l.changed_files).toEqual(expect.arrayContaining(['README.md', 'README.txt', 'old/gone.txt', 'gen/6/f500.txt']));
+    expect(l.changed_files).not.toContain('keep/same.txt');
+    expect(l.evidence).toMatchObject({ head_matches: true, files_match: true, fence_ok: true });
+    expect(l.pr_number).not.toBeNull();
+
+    // The list is the forge's own, not the lane's word: one more file on the branch among the 3,500 shows.
+    const forged = await emu.commit({ owner: 'acme', repo: 'mono', branch: 'fleet/big/mono', files: { '.github/workflows/evil.yml': 'on: push\n' }, from: l.commit! });
+    const octokit = createOctokit({ token: flow.token, apiUrl: emu.url, graphqlUrl: emu.graphqlUrl, pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 } });
+    const forge = new GitHubForge({ octokit, token: flow.token, name: 'big', serverUrl: `${emu.url}/git` });
+    const seen = await forge.changedFiles({ repo: 'acme/mono', repo_kind: 'github' } as LaneSpec, l.base_commit!, forged);
+    expect(seen).toHaveLength(3504);
+    expect(seen).toContain('.github/workflows/evil.yml');
+  });
+
+  it('where a whole tree is too big to list, only the folders that differ are read, one level at a time', async () => {
+    flow = await startFlow();
+    const { emu, dir } = flow;
+    const files: Record<string, string> = { 'README.md': '# mono\n', 'old/gone.txt': 'bye\n', 'keep/same.txt': '1\n' };
+    for (let i = 0; i < 200; i++) files[`vendor/lib${i % 20}/f${i}.txt`] = `${i}\n`;
+    await emu.createRepo({ owner: 'acme', name: 'mono', files });
+    emu.setTreeEntryLimit(1000);
+    const file = flow.fleetFile({ name: 'big', directive: 'generate', run: many, max_retries: 0, targets: [{ repo: 'acme/mono' }] });
+    const r = await flow.run(file, join(dir, 'ws'));
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const l = lane(readManifest(join(dir, 'ws')), 'mono');
+    expect(l.evidence).toMatchObject({ head_matches: true, files_match: true, fence_ok: true });
+    const trees = emu.find({ route: '/repos/{owner}/{repo}/git/trees/{tree_sha}' }).map((q) => q.path);
+    // The root is too big to list whole, so it is read one level down; the unchanged vendor/ folder is never read.
+    const vendor = git(emu.repo('acme/mono')!.gitDir, 'rev-parse', 'main:vendor');
+    expect(trees.some((t) => t.endsWith(vendor))).toBe(false);
+    expect(trees.some((t) => t.endsWith(git(emu.repo('acme/mono')!.gitDir, 'rev-parse', 'fleet/big/mono:gen')))).toBe(true);
+  });
+
 });

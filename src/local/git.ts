@@ -310,14 +310,8 @@ export function isTransientGitFailure(text: string): boolean {
   return TRANSIENT_NETWORK.test(text);
 }
 
-/** Base of the exponential backoff between network retries (tests shorten it). */
-let backoffBaseMs = 1000;
-export function setGitBackoff(ms: number | null): void {
-  backoffBaseMs = ms ?? 1000;
-}
-
-/** Exponential backoff with full jitter: retry n waits a random time up to base·2^(n-1), at least a tenth of it. */
-export function backoffMs(retry: number, base = backoffBaseMs): number {
+/** Exponential backoff with jitter: retry n waits a random time up to base·2^(n-1), at least a tenth of it. */
+export function backoffMs(retry: number, base = 1000): number {
   const cap = base * 2 ** (retry - 1);
   return Math.round(cap / 10 + Math.random() * cap * 0.9);
 }

@@ -95,6 +95,39 @@ describe('an interrupt while lanes are outside a directive', () => {
     expect(run.output()).toContain(`--resume ${join(ws, 'fleet-status.json')}`);
   });
 
+  it('a second SIGTERM exits at once, still with a manifest and report as they stood and no process left', async () => {
+    flow = await startFlow();
+    const { emu, dir } = flow;
+    await emu.createRepo({ owner: 'acme', name: 'one', files: { 'README.md': '# one\n' } });
+    await emu.createRepo({ owner: 'acme', name: 'two', files: { 'README.md': '# two\n' } });
+    // Both lanes push, then wait on a PR request that never returns: the run cannot end by itself for 10 s.
+    const stall = emu.fault({ match: { kind: 'rest', method: 'POST', path: '/repos/{owner}/{repo}/pulls' }, kind: 'stall', times: Infinity });
+    const file = flow.fleetFile({ name: 'twice', directive: 'append', run: 'echo x >> README.md', max_retries: 0, targets: [{ repo: 'acme/one' }, { repo: 'acme/two' }] });
+    const ws = join(dir, 'ws');
+    const marker = `FLEET_TEST_MARKER_${process.pid}_${Date.now()}`;
+    const run = cli(runArgs(file, ws), dir, { ...flow.env, [marker]: '1' });
+    try {
+      await until('both PR requests hang', () => stall.hits >= 2);
+      run.child.kill('SIGTERM');
+      await until('the first interrupt is taken', () => /stopping the running lanes/.test(run.output()));
+      run.child.kill('SIGTERM');
+      expect(await run.exited, run.output()).toBe(130);
+    } finally {
+      if (run.child.exitCode === null) run.child.kill('SIGKILL');
+    }
+    expect(run.output()).toContain(`fleet: stopped at once; the manifest and report as they stood are in ${ws}`);
+    expect(processWithEnv(marker)).toEqual([]);
+    const m = readManifest(ws);
+    expect(m.ended_at).not.toBeNull();
+    for (const l of m.lanes) {
+      expect(l.status).toBe('failed');
+      expect(l.error?.class).toBe('cancelled');
+      expect(l.error?.message).toMatch(/stopped at once \(a second interrupt/);
+    }
+    expect(existsSync(join(ws, 'report.md'))).toBe(true);
+    expect(existsSync(join(ws, '.fleet.lock'))).toBe(false);
+  });
+
   it('a lane stuck in a forge call that never answers is recorded as cancelled after the grace, and the run ends with its report', async () => {
     flow = await startFlow();
     const { emu, dir } = flow;

@@ -98,7 +98,8 @@ export type PushResult = { ok: true } | { ok: false; reason: 'stale' | 'rejected
 
 /** Git working copies: the same implementation serves local and GitHub lanes. */
 export interface Workspace {
-  clone(url: string, dir: string, opts: { base?: string; branch: string; env?: Record<string, string> }): Promise<CloneResult>;
+  /** `timeoutMs`: per try of the clone and fetch (transient failures are tried again). */
+  clone(url: string, dir: string, opts: { base?: string; branch: string; env?: Record<string, string>; timeoutMs?: number }): Promise<CloneResult>;
   /** Is the working copy still a git repository on the lane branch? (A directive may have deleted .git.) */
   intact(dir: string): Promise<boolean>;
   /** Put the lane branch back on `base` with every change kept as uncommitted work (undoes commits a directive made). */
@@ -112,7 +113,7 @@ export interface Workspace {
   committedFiles(dir: string, from: string, to: string): Promise<string[]>;
   tree(dir: string, rev: string): Promise<string>;
   parent(dir: string, rev: string): Promise<string | null>;
-  push(dir: string, branch: string, expected: string | null, env?: Record<string, string>): Promise<PushResult>;
+  push(dir: string, branch: string, expected: string | null, env?: Record<string, string>, timeoutMs?: number): Promise<PushResult>;
   patch(dir: string, from: string, to: string): Promise<string>;
   /** Tracked files of the working copy. */
   listFiles(dir: string): Promise<string[]>;

@@ -16,7 +16,7 @@ import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
 import { planStep } from '../steps/plan.js';
-import { exitCodeFor, runFleet } from '../steps/run.js';
+import { exitCodeFor, INTERRUPT_GRACE_MS, runFleet, writeInterruptedState } from '../steps/run.js';
 import { readTextFile, writeFileAtomic } from '../util/fs.js';
 import { MAX_FLEET_JSON_BYTES } from '../core/limits.js';
 import { LiveView } from './live.js';
@@ -51,6 +51,8 @@ export interface CliIo {
   cwd: string;
   /** Aborted on Ctrl-C (SIGINT) or SIGTERM: `fleet run` stops starting lanes, writes its manifest and exits 130. */
   signal?: AbortSignal;
+  /** After an interrupt, how long lanes get to stop before the run ends without them (default INTERRUPT_GRACE_MS). */
+  interruptGraceMs?: number;
 }
 
 class UsageError extends Error {}
@@ -271,12 +273,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       onPlan: (m, root) => live?.start(m, root),
       onEvent: (e, lanes) => live?.event(e, lanes),
       signal: io.signal,
+      interruptGraceMs: io.interruptGraceMs,
     });
     live?.stop();
     if (!outcome.ok) {
       io.stderr.write(`${formatProblems(outcome.problems)}\n`);
       return 2;
     }
+    for (const note of outcome.notes) io.stderr.write(`note: ${note}\n`);
     const report = renderReport(outcome.manifest, { now: outcome.manifest.ended_at!, workspace: outcome.root });
     await writeFileAtomic(resolve(outcome.root, 'report.md'), `${report}\n`);
     io.stdout.write(`\n${report}\n`);
@@ -298,41 +302,60 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
+/** After an interrupt, how long a command that ignores SIGTERM keeps running before SIGKILL. */
+const KILL_AFTER_MS = 5_000;
+
 /**
  * The process entry (bin/index.ts, and this file run directly): Fleet's secrets
- * out of the process environment, and interrupts handled. Directives run in
- * process groups of their own, so the terminal's Ctrl-C never reaches them: the
- * first SIGINT/SIGTERM aborts the run (no lane starts, running lanes stop) and
- * passes the signal on to every running command; the run then writes its
- * manifest and exits 130. A second one kills what is left and exits at once.
+ * out of the process environment, and interrupts handled. Directives and
+ * Fleet's own git run in process groups of their own, so the terminal's Ctrl-C
+ * never reaches them: the first SIGINT/SIGTERM aborts the run (no lane starts,
+ * running lanes stop) and sends SIGTERM to every running group, SIGKILL to
+ * what is left after KILL_AFTER_MS; lanes that still have not stopped after
+ * the run's grace (stuck in a forge call) are recorded as cancelled; the run
+ * writes its manifest and report and exits 130. A second interrupt, or a run
+ * that cannot finish even then, writes the manifest and report as they stand,
+ * kills what is left and exits at once. No exit leaves a process of Fleet's.
  */
 export async function runCli(argv: string[]): Promise<void> {
   const env = withholdFromProcessEnv();
   const controller = new AbortController();
   let interrupts = 0;
+  const exitNow = () => {
+    killAllRunning('SIGKILL');
+    try {
+      const root = writeInterruptedState();
+      if (root) process.stderr.write(`fleet: stopped at once; the manifest and report as they stood are in ${root}\n`);
+    } catch (err) {
+      process.stderr.write(`fleet: could not write the manifest: ${(err as Error).message}\n`);
+    }
+    process.exit(EXIT_INTERRUPTED);
+  };
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts++;
-    if (interrupts === 1) {
-      process.stderr.write(`\nfleet: ${signal}: stopping the running lanes (again to quit at once)…\n`);
-      controller.abort();
-      killAllRunning('SIGTERM');
-      // Commands that ignore SIGTERM get SIGKILL from their lane's executor; never hang here for long.
-      setTimeout(() => {
-        killAllRunning('SIGKILL');
-        process.exit(EXIT_INTERRUPTED);
-      }, 15_000).unref();
-    } else {
-      killAllRunning('SIGKILL');
-      process.exit(EXIT_INTERRUPTED);
-    }
+    if (interrupts > 1) return exitNow();
+    process.stderr.write(`\nfleet: ${signal}: stopping the running lanes (again to quit at once)…\n`);
+    controller.abort();
+    killAllRunning('SIGTERM');
+    setTimeout(() => killAllRunning('SIGKILL'), KILL_AFTER_MS).unref();
+    // The run ends by itself after its grace; this only guards against a write that never returns.
+    setTimeout(exitNow, INTERRUPT_GRACE_MS + 20_000).unref();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  let code: number;
   try {
-    process.exitCode = await main(argv, { stdout: process.stdout, stderr: process.stderr, env, cwd: process.cwd(), signal: controller.signal });
+    code = await main(argv, { stdout: process.stdout, stderr: process.stderr, env, cwd: process.cwd(), signal: controller.signal });
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+  }
+  process.exitCode = code;
+  if (controller.signal.aborted) {
+    // A forge call a stuck lane still waits on would keep this process alive: the run is over, so leave now.
+    killAllRunning('SIGKILL');
+    await new Promise<void>((r) => process.stdout.write('', () => r()));
+    process.exit(code);
   }
 }
 

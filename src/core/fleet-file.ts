@@ -158,6 +158,12 @@ export const FleetFileSchema = z
       .describe(
         "Run each directive and check in a PID namespace of its own, where Fleet's processes (and the credentials in their environment) cannot be seen. auto: where the machine allows, and the report says where it did not; required: a lane fails rather than run a directive without; off: never (see docs/security.md).",
       ),
+    git_timeout_minutes: z
+      .number()
+      .positive()
+      .max(360)
+      .default(10)
+      .describe('Per try of each git clone, fetch and push; a stalled remote is cut off here and tried again (3 tries in all).'),
     max_waves: z.number().int().min(1).max(1000).default(20).describe('The planner refuses a DAG deeper than this.'),
     branch: z
       .string()

@@ -13,6 +13,7 @@ import type { CiVerdict, Forge, Logger, MergeResult, PublishInput, PublishResult
 import { redact } from '../local/git.js';
 import { combineCi, describeFailures, describePending, type CheckRunLike, type StatusLike } from './ci.js';
 import { basicCredential, maskToken, resolveApiUrl, serverUrlFor, type FleetOctokit } from './octokit.js';
+import { changedPathsBetween, TreeTooLarge } from './trees.js';
 import { checkRepos } from './validate.js';
 
 export interface GitHubForgeOptions {
@@ -186,45 +187,40 @@ export class GitHubForge implements Forge {
   }
 
   /**
-   * Files changed between two commits, from GitHub's compare (base...head);
-   * a rename gives both paths. The compare API lists at most 300 files; past
-   * that, when head is a single commit on top of base (a lane commit), the
-   * commit's own file list (paginated, up to 3,000) is read instead; else null.
+   * Files changed between two commits; a rename gives both paths. One compare
+   * call answers for up to 299 files; GitHub's compare lists at most 300 (and a
+   * commit's own listing at most 3,000), so from 300 on the two commits' git
+   * trees are compared instead, which holds at any size (see trees.ts): what a
+   * lane reports is checked against the forge however many files it changed.
+   * Null when the forge cannot say (a commit it does not have, a single folder
+   * of more than 100,000 entries).
    */
   async changedFiles(lane: LaneSpec, base: string, head: string): Promise<string[] | null> {
     const { owner, repo } = this.split(lane);
     const COMPARE_CAP = 300;
-    let data: { files?: Array<{ filename: string; previous_filename?: string }>; total_commits: number; status: string; ahead_by: number; merge_base_commit: { sha: string } };
+    const what = `${base.slice(0, 12)}...${head.slice(0, 12)}`;
+    let files: Array<{ filename: string; previous_filename?: string }>;
     try {
       // No paging parameters: pages split the commit list, never the file list (at most 300 files, on the first page).
       const r = await this.octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', { owner, repo, basehead: `${base}...${head}` });
-      data = r.data as typeof data;
+      files = (r.data as { files?: typeof files }).files ?? [];
     } catch (err) {
       const s = statusOf(err);
       if (s === 404 || s === 422 || s === 409) {
-        this.logger.warn(`${lane.repo}: cannot compare ${base.slice(0, 12)}...${head.slice(0, 12)}: ${messageOf(err)}`);
+        this.logger.warn(`${lane.repo}: cannot compare ${what}: ${messageOf(err)}`);
         return null;
       }
-      throw this.error(lane, `comparing ${base.slice(0, 12)}...${head.slice(0, 12)}`, err);
+      throw this.error(lane, `comparing ${what}`, err);
     }
-    let files = data.files ?? [];
     if (files.length >= COMPARE_CAP) {
-      if (data.ahead_by !== 1 || data.merge_base_commit.sha !== base) {
-        this.logger.warn(`${lane.repo}: ${base.slice(0, 12)}...${head.slice(0, 12)} changes ${COMPARE_CAP}+ files over ${data.ahead_by} commits; GitHub lists only ${COMPARE_CAP}`);
-        return null;
-      }
       try {
-        const all: Array<{ filename: string; previous_filename?: string }> = [];
-        for await (const page of this.octokit.paginate.iterator('GET /repos/{owner}/{repo}/commits/{ref}', { owner, repo, ref: head, per_page: 100 })) {
-          all.push(...((page.data as unknown as { files?: typeof all }).files ?? []));
-        }
-        files = all;
+        return await changedPathsBetween(this.octokit, base, head, { owner, repo });
       } catch (err) {
-        throw this.error(lane, `listing the files of ${head.slice(0, 12)}`, err);
-      }
-      if (files.length >= 3000) {
-        this.logger.warn(`${lane.repo}: ${head.slice(0, 12)} changes 3000+ files; GitHub lists only 3000`);
-        return null;
+        if (err instanceof TreeTooLarge) {
+          this.logger.warn(`${lane.repo}: cannot list the files of ${what}: ${err.message}`);
+          return null;
+        }
+        throw this.error(lane, `comparing the trees of ${what}`, err);
       }
     }
     const out = new Set<string>();

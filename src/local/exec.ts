@@ -19,6 +19,7 @@ import { mkdir, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { redact } from './git.js';
+import { killGroup, trackGroup, untrackGroup } from './processes.js';
 
 export interface ExecOptions {
   cwd: string;
@@ -48,29 +49,8 @@ const MAX_PENDING_LINE = 64 * 1024;
 const CLOSE_WAIT_MS = 500;
 const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** Process groups of commands still running, killed if this process exits. */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => killAllRunning('SIGKILL'));
-}
-
-/** Sends `signal` to the process group of every command still running (for a CLI's SIGINT/SIGTERM handler). */
-export function killAllRunning(signal: NodeJS.Signals = 'SIGTERM'): void {
-  for (const pgid of liveGroups) killGroup(pgid, signal);
-}
-
-function killGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch {
-    return false; // ESRCH: nobody left in the group
-  }
-}
+/** Sends `signal` to every process group Fleet still runs (directives, checks, its own git), for a CLI's SIGINT/SIGTERM handler. */
+export { killAllRunning } from './processes.js';
 
 /**
  * True while a process of the group is still running. `kill(-pgid, 0)` also
@@ -216,9 +196,8 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
   let signal: string | null = null;
 
   if (!spawnError) {
-    installExitHook();
     const pgid = child.pid;
-    if (pgid !== undefined) liveGroups.add(pgid);
+    if (pgid !== undefined) trackGroup(pgid);
 
     const outcome = await new Promise<{ code: number | null; signal: string | null; error: Error | null }>((resolve) => {
       let done = false;
@@ -263,7 +242,7 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
     // Whatever the command left behind in its group (background jobs) goes too.
     if (pgid !== undefined) {
       if (await groupAlive(pgid)) await terminateGroup(pgid, killGraceMs);
-      liveGroups.delete(pgid);
+      untrackGroup(pgid);
     }
     // Let the pipes drain; a process that escaped the group may still hold them.
     await waitForClose(child, CLOSE_WAIT_MS);

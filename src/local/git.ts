@@ -14,9 +14,10 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
+import { mkdir, readFile, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { isInterrupted, killGroup, trackGroup, untrackGroup } from './processes.js';
 
 // ---------------------------------------------------------------------------
 // Redaction
@@ -203,6 +204,8 @@ export class GitError extends Error {
   readonly exitCode: number;
   /** git's stderr, redacted. */
   readonly stderr: string;
+  /** The signal that ended git when it was not Fleet's timeout (an interrupt), else null. */
+  killedBy: string | null = null;
 
   constructor(args: readonly string[], exitCode: number, stderr: string, message?: string) {
     const safeArgs = args.map((a) => redact(a));
@@ -243,16 +246,21 @@ function runGit(args: readonly string[], opts: GitOptions): Promise<RawResult> {
   return new Promise((resolve, reject) => {
     let child;
     try {
+      // A group of its own (git, git-remote-https, ssh…), so an interrupt or a timeout can end all of it: a
+      // transport helper left behind would keep the forge's credential header in its environment.
       child = spawn('git', [...BASE_CONFIG, ...args], {
         cwd: opts.cwd,
         env: gitEnv(opts.env),
         stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
         windowsHide: true,
+        detached: true,
       });
     } catch (err) {
       reject(new GitError(args, -1, String(err), `could not start git: ${String((err as Error).message ?? err)}`));
       return;
     }
+    const pgid = child.pid;
+    if (pgid !== undefined) trackGroup(pgid);
     const out: Buffer[] = [];
     const errOut: Buffer[] = [];
     let timer: NodeJS.Timeout | undefined;
@@ -260,10 +268,17 @@ function runGit(args: readonly string[], opts: GitOptions): Promise<RawResult> {
     let settled = false;
     child.stdout!.on('data', (b: Buffer) => out.push(b));
     child.stderr!.on('data', (b: Buffer) => errOut.push(b));
+    const ended = (): void => {
+      if (pgid === undefined) return;
+      // Helpers git started and left (a transport stuck on a socket) end with it.
+      killGroup(pgid, 'SIGKILL');
+      untrackGroup(pgid);
+    };
     child.on('error', (err: NodeJS.ErrnoException) => {
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
+      ended();
       const why = err.code === 'ENOENT' ? `${err.message} (git is not installed, or ${opts.cwd} does not exist)` : err.message;
       reject(new GitError(args, -1, Buffer.concat(errOut).toString('utf8'), `could not run git: ${why}`));
     });
@@ -271,14 +286,22 @@ function runGit(args: readonly string[], opts: GitOptions): Promise<RawResult> {
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
+      ended();
       const stderr = Buffer.concat(errOut).toString('utf8');
       const exit = code ?? -1;
       if (timedOut) {
         reject(new GitError(args, -1, stderr, `timed out after ${opts.timeoutMs} ms`));
         return;
       }
+      if (signal) {
+        // Killed from outside (an interrupt): never a result to act on, even with allowFail.
+        const e = new GitError(args, exit, stderr, `killed by ${signal}`);
+        e.killedBy = signal;
+        reject(e);
+        return;
+      }
       if (exit !== 0 && !opts.allowFail) {
-        reject(new GitError(args, exit, stderr, signal ? `killed by ${signal}` : undefined));
+        reject(new GitError(args, exit, stderr));
         return;
       }
       resolve({ stdout: Buffer.concat(out), stderr, code: exit });
@@ -292,7 +315,7 @@ function runGit(args: readonly string[], opts: GitOptions): Promise<RawResult> {
     if (opts.timeoutMs !== undefined && opts.timeoutMs > 0) {
       timer = setTimeout(() => {
         timedOut = true;
-        child.kill('SIGKILL');
+        if (pgid === undefined || !killGroup(pgid, 'SIGKILL')) child.kill('SIGKILL');
       }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
     }
   });
@@ -302,6 +325,71 @@ function runGit(args: readonly string[], opts: GitOptions): Promise<RawResult> {
 export async function git(args: string[], opts: GitOptions): Promise<GitResult> {
   const r = await runGit(args, opts);
   return { stdout: r.stdout.toString('utf8'), stderr: r.stderr, code: r.code };
+}
+
+// ---------------------------------------------------------------------------
+// Network calls: a timeout each, and retries of what a remote gets wrong now and then
+// ---------------------------------------------------------------------------
+
+/** How long one clone, fetch, push or ls-remote may take when the caller does not say (the fleet file's `git_timeout_minutes`). */
+export const DEFAULT_GIT_TIMEOUT_MS = 10 * 60_000;
+/** Tries of one network call: the first and two retries. */
+export const NETWORK_ATTEMPTS = 3;
+
+/**
+ * Failures that say nothing about the request itself, so the same call may
+ * well succeed a moment later: a 5xx, a connection dropped or reset (git's
+ * "the remote end hung up unexpectedly"), a call killed at its timeout, and a
+ * ref lock another push held on the remote. An authentication failure, a
+ * missing repository or a hook's refusal are final.
+ */
+const TRANSIENT_NETWORK = new RegExp(
+  [
+    'cannot lock ref', 'failed to lock', 'unable to create [^\\n]*\\.lock',
+    'returned error: 5\\d\\d', 'HTTP 5\\d\\d', 'RPC failed',
+    'remote end hung up', 'early EOF', 'unexpected disconnect', 'Empty reply from server',
+    'Connection reset', 'Connection refused', 'Connection timed out', 'Operation timed out', 'timed out after \\d+ ms',
+    'transfer closed with', 'SSL_ERROR_SYSCALL', 'GnuTLS recv error', 'Recv failure', 'Send failure',
+    'Internal Server Error', 'Service Unavailable', 'Bad Gateway', 'Gateway Time-?out',
+  ].join('|'),
+  'i',
+);
+
+/** True when git's output (or a GitError's message) names a failure worth retrying. */
+export function isTransientGitFailure(text: string): boolean {
+  return TRANSIENT_NETWORK.test(text);
+}
+
+/** Exponential backoff with jitter: retry n waits a random time up to base·2^(n-1), at least a tenth of it. */
+export function backoffMs(retry: number, base = 1000): number {
+  const cap = base * 2 ** (retry - 1);
+  return Math.round(cap / 10 + Math.random() * cap * 0.9);
+}
+
+/**
+ * One network git call with its timeout, retried with backoff while it fails
+ * transiently. `before` runs before every retry (a clone removes what the last
+ * try left). Throws the last GitError; with allowFail, returns the last result.
+ */
+async function networkGit(args: string[], opts: GitOptions & { before?: () => Promise<void> }): Promise<GitResult> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  for (let attempt = 1; ; attempt++) {
+    let failure: GitError | GitResult;
+    try {
+      const r = await git(args, { ...opts, timeoutMs, allowFail: opts.allowFail });
+      if (r.code === 0 || !isTransientGitFailure(r.stderr)) return r;
+      failure = r;
+    } catch (err) {
+      if (!(err instanceof GitError) || !isTransientGitFailure(err.message) || err.killedBy !== null) throw err;
+      failure = err;
+    }
+    if (attempt >= NETWORK_ATTEMPTS || isInterrupted()) {
+      if (failure instanceof GitError) throw failure;
+      return failure;
+    }
+    await sleep(backoffMs(attempt));
+    await opts.before?.();
+  }
 }
 
 function lastLines(text: string, n: number): string {
@@ -383,7 +471,7 @@ export async function hasCommits(p: string): Promise<boolean> {
 
 /** The branch HEAD of a remote (URL or path) points at, via `git ls-remote --symref <url> HEAD`; null for an empty repository or a detached HEAD. Throws a GitError when the remote cannot be read. */
 export async function defaultBranch(remoteUrlOrPath: string): Promise<string | null> {
-  const r = await git(['ls-remote', '--symref', '--', normalizeRemote(remoteUrlOrPath), 'HEAD'], { cwd: neutralCwd() });
+  const r = await networkGit(['ls-remote', '--symref', '--', normalizeRemote(remoteUrlOrPath), 'HEAD'], { cwd: neutralCwd() });
   const m = /^ref: refs\/heads\/(\S.*)\tHEAD$/m.exec(r.stdout);
   return m ? m[1]! : null;
 }
@@ -391,7 +479,7 @@ export async function defaultBranch(remoteUrlOrPath: string): Promise<string | n
 /** The commit a remote branch points at, or null when it does not exist. Throws a GitError when the remote cannot be read. */
 export async function lsRemoteBranch(url: string, branch: string): Promise<string | null> {
   const ref = `refs/heads/${branch}`;
-  const r = await git(['ls-remote', '--', normalizeRemote(url), ref], { cwd: neutralCwd() });
+  const r = await networkGit(['ls-remote', '--', normalizeRemote(url), ref], { cwd: neutralCwd() });
   for (const line of r.stdout.split('\n')) {
     const [sha, name] = line.split('\t');
     if (name === ref && sha) return sha;
@@ -479,6 +567,8 @@ export interface CloneForLaneOptions {
   depth?: number;
   /** Extra environment for the network calls (a forge's credentials as an extra header). */
   env?: Record<string, string>;
+  /** How long the clone (and the fetch) may take, each try; default DEFAULT_GIT_TIMEOUT_MS. */
+  timeoutMs?: number;
 }
 
 export interface CloneForLaneResult {
@@ -502,7 +592,9 @@ export async function cloneForLane(url: string, dir: string, opts: CloneForLaneO
   if (opts.base) args.push('--branch', opts.base);
   if (opts.depth !== undefined && opts.depth > 0 && !isLocalRemote(src)) args.push('--depth', String(opts.depth));
   args.push('--', src, target);
-  await git(args, { cwd: path.dirname(target), env: opts.env });
+  // A try that was killed or cut off leaves a partial working copy behind: the next starts from nothing.
+  const clean = () => rm(target, { recursive: true, force: true });
+  await networkGit(args, { cwd: path.dirname(target), env: opts.env, timeoutMs: opts.timeoutMs, before: clean });
 
   // The lane branch's remote state is fetched while HEAD is read and the lane
   // branch checked out: they touch different refs, and fetch not the index.
@@ -519,10 +611,11 @@ export async function cloneForLane(url: string, dir: string, opts: CloneForLaneO
   }
   const fetching =
     exists
-      ? git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', 'origin', `+refs/heads/${opts.branch}:refs/remotes/origin/${opts.branch}`], {
+      ? networkGit(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', 'origin', `+refs/heads/${opts.branch}:refs/remotes/origin/${opts.branch}`], {
           cwd: target,
           allowFail: true,
           env: opts.env,
+          timeoutMs: opts.timeoutMs,
         })
       : null;
   const checkingOut = (async () => {
@@ -649,10 +742,6 @@ export type PushResult =
   | { ok: true; status: 'created' | 'updated' | 'forced' | 'up-to-date' }
   | { ok: false; reason: 'stale' | 'rejected' | 'error'; detail: string };
 
-/** Ref-lock contention on the remote (concurrent pushes, packed-refs rewrite): worth a retry. */
-const TRANSIENT = /cannot lock ref|failed to lock|unable to create [^\n]*\.lock/i;
-const PUSH_ATTEMPTS = 3;
-
 interface PorcelainLine {
   flag: string;
   summary: string;
@@ -672,45 +761,84 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-async function pushWithLease(dir: string, src: string, dstRef: string, expected: string | null, env?: Record<string, string>): Promise<PushResult> {
+/**
+ * What the remote said about a refused push, its first line first (reports
+ * show only that): the porcelain line with the words a hook printed on
+ * `remote:` lines (a pre-receive hook explains itself only there, in words
+ * that need not say "error"), then git's own error lines.
+ */
+function pushDetail(line: PorcelainLine | null, stderr: string): string {
+  const said = stderr
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => /^remote:\s*\S/.test(l) && !/^remote:\s*(Resolving deltas|Counting objects|Compressing objects|Total \d)/i.test(l))
+    .slice(-10)
+    .map((l) => l.replace(/^remote:\s*/, ''))
+    .join(' ');
+  const first = [line ? `${line.flag} ${line.summary}` : '', said].filter(Boolean).join(': ');
+  const errors = errorLines(stderr.split('\n').filter((l) => !l.startsWith('remote:')).join('\n'), 4);
+  return redact([first, errors].filter(Boolean).join('\n'));
+}
+
+async function pushWithLease(dir: string, src: string, dstRef: string, expected: string | null, env?: Record<string, string>, timeoutMs = DEFAULT_GIT_TIMEOUT_MS): Promise<PushResult> {
   let last: PushResult = { ok: false, reason: 'error', detail: 'push was not attempted' };
-  for (let attempt = 1; attempt <= PUSH_ATTEMPTS; attempt++) {
-    const r = await git(
-      [
-        'push', '--porcelain', '--no-verify', '--no-signed', '--no-follow-tags', '--recurse-submodules=no',
-        `--force-with-lease=${dstRef}:${expected ?? ''}`,
-        'origin', `${src}:${dstRef}`,
-      ],
-      { cwd: dir, allowFail: true, env },
-    );
+  for (let attempt = 1; attempt <= NETWORK_ATTEMPTS; attempt++) {
+    let r: GitResult;
+    try {
+      r = await git(
+        [
+          'push', '--porcelain', '--no-verify', '--no-signed', '--no-follow-tags', '--recurse-submodules=no',
+          `--force-with-lease=${dstRef}:${expected ?? ''}`,
+          'origin', `${src}:${dstRef}`,
+        ],
+        { cwd: dir, allowFail: true, env, timeoutMs },
+      );
+    } catch (err) {
+      if (!(err instanceof GitError) || err.killedBy !== null) throw err;
+      r = { stdout: '', stderr: err.message, code: err.exitCode };
+    }
     const line = parsePorcelain(r.stdout, dstRef);
-    const detail = redact([line ? `${line.flag} ${line.summary}` : '', errorLines(r.stderr, 6)].filter(Boolean).join('\n'));
+    const detail = pushDetail(line, r.stderr);
     if (line && line.flag !== '!' && r.code === 0) {
       const status = line.flag === '*' ? 'created' : line.flag === '+' ? 'forced' : line.flag === '=' ? 'up-to-date' : 'updated';
       return { ok: true, status };
     }
-    const transient = TRANSIENT.test(line?.summary ?? '') || TRANSIENT.test(r.stderr);
+    const transient = isTransientGitFailure(line?.summary ?? '') || isTransientGitFailure(r.stderr);
     if (line && line.flag === '!') {
-      if (/stale info|fetch first|non-fast-forward/i.test(line.summary)) return { ok: false, reason: 'stale', detail };
+      if (/stale info|fetch first|non-fast-forward/i.test(line.summary)) {
+        // A try whose answer was lost (a dropped connection) may have pushed all the same: then the lease is ours.
+        if (attempt > 1 && (await landed(dir, src, dstRef, env, timeoutMs))) return { ok: true, status: expected ? 'forced' : 'created' };
+        return { ok: false, reason: 'stale', detail };
+      }
       last = { ok: false, reason: 'rejected', detail };
     } else {
       last = { ok: false, reason: 'error', detail: detail || `git push exited with ${r.code}` };
     }
-    if (!transient) return last;
-    if (attempt < PUSH_ATTEMPTS) await sleep(50 * attempt + Math.floor(Math.random() * 50));
+    if (!transient || isInterrupted()) return last;
+    if (attempt < NETWORK_ATTEMPTS) await sleep(backoffMs(attempt));
   }
   return last;
+}
+
+/** Does the remote's `dstRef` hold the commit `src` names here? */
+async function landed(dir: string, src: string, dstRef: string, env: Record<string, string> | undefined, timeoutMs: number): Promise<boolean> {
+  const mine = await revParse(dir, src);
+  const r = await git(['ls-remote', 'origin', dstRef], { cwd: dir, env, allowFail: true, timeoutMs }).catch(() => null);
+  const theirs = r?.code === 0 ? r.stdout.split('\n').find((l) => l.endsWith(`\t${dstRef}`))?.split('\t')[0] : undefined;
+  return mine !== null && theirs === mine;
 }
 
 /**
  * Pushes HEAD to refs/heads/<branch> on origin, with a lease: the remote
  * branch must still be at `expected` (null: must not exist yet). A lease
  * failure (someone else pushed) is `stale`; a refusal by the remote (hook,
- * protection) is `rejected`; anything else (auth, network) is `error`.
- * Retried up to 3 times only on transient ref-lock failures.
+ * protection) is `rejected`, with the hook's own words; anything else (auth,
+ * network) is `error`. Each try is killed at `timeoutMs`; transient failures
+ * (a 5xx, a dropped connection, a timeout, a ref lock) are tried again, up to
+ * 3 tries, with exponential backoff and jitter.
  */
-export async function pushBranch(dir: string, branch: string, opts: { expected: string | null; env?: Record<string, string> }): Promise<PushResult> {
-  return pushWithLease(dir, 'HEAD', `refs/heads/${branch}`, opts.expected, opts.env);
+export async function pushBranch(dir: string, branch: string, opts: { expected: string | null; env?: Record<string, string>; timeoutMs?: number }): Promise<PushResult> {
+  return pushWithLease(dir, 'HEAD', `refs/heads/${branch}`, opts.expected, opts.env, opts.timeoutMs);
 }
 
 /**

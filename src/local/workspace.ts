@@ -123,9 +123,9 @@ export const localWorkspace: Workspace = {
   tree: (dir, rev) => treeOf(dir, rev),
   parent: (dir, rev) => parentOf(dir, rev),
 
-  async push(dir, branch, expected, env) {
+  async push(dir, branch, expected, env, timeoutMs) {
     await guard(dir);
-    const r = await pushBranch(dir, branch, { expected, env });
+    const r = await pushBranch(dir, branch, { expected, env, timeoutMs });
     return r.ok ? { ok: true } : r;
   },
 

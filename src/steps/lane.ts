@@ -95,10 +95,12 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
     await rm(repoDir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     update({ phase: 'cloning' }, 'cloning');
+    const gitTimeoutMs = ctx.file.git_timeout_minutes * 60_000;
     const tClone = Date.now();
     let cloned;
     try {
-      const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv() });
+      const clone = () =>
+        ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs: gitTimeoutMs });
       cloned = await (ctx.gitSlots ? ctx.gitSlots.run(clone) : clone());
     } catch (err) {
       throw new LaneFailure('clone-failed', (err as Error).message);
@@ -294,14 +296,14 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       if (!upToDate) {
         update({ phase: 'pushing' }, `pushing ${lane.branch}`);
         const tPush = Date.now();
-        const push = () => ctx.workspace.push(repoDir, lane.branch, previous, gitEnv);
+        const push = () => ctx.workspace.push(repoDir, lane.branch, previous, gitEnv, gitTimeoutMs);
         const pushed = await (ctx.gitSlots ? ctx.gitSlots.run(push) : push());
         rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
         if (!pushed.ok) {
           const msg =
             pushed.reason === 'stale'
               ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten`
-              : `push refused: ${firstLines(pushed.detail, 300)}`;
+              : `push refused: ${firstLines(pushed.detail, 600)}`;
           throw new LaneFailure('push-rejected', msg);
         }
         await confirmPushed(ctx, lane, commit);
@@ -395,7 +397,13 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
     return await finish(ctx, rec, t0);
   } catch (err) {
     const failure =
-      err instanceof LaneFailure ? err : new LaneFailure('lane-crashed', `Fleet itself failed in this lane: ${(err as Error).message ?? String(err)}`);
+      err instanceof LaneFailure && err.errorClass === 'cancelled'
+        ? err
+        : ctx.signal?.aborted
+          ? interrupted(rec, err)
+          : err instanceof LaneFailure
+            ? err
+            : new LaneFailure('lane-crashed', `Fleet itself failed in this lane: ${(err as Error).message ?? String(err)}`);
     update(
       { status: 'failed', phase: 'failed', ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },
       `failed: ${failure.errorClass}`,
@@ -446,6 +454,18 @@ async function confirmPushed(ctx: LaneContext, lane: LaneSpec, commit: string): 
     'push-rejected',
     `after the push, ${lane.branch} in ${lane.repo} is at ${head ? head.slice(0, 12) : 'nothing'}, not at the lane's commit ${commit.slice(0, 12)}: the push did not land in the lane's own repository; no pull request was opened`,
   );
+}
+
+/** A lane stopped by an interrupt wherever it was (a clone, a push, a forge call): cancelled, saying where. */
+function interrupted(rec: LaneRecord, err: unknown): LaneFailure {
+  const before = ['queued', 'cloning', 'running', 'checking', 'committing', 'waiting'].includes(rec.phase);
+  const where = `the run was interrupted while this lane was ${rec.phase}`;
+  const what = before
+    ? 'nothing was pushed'
+    : rec.phase === 'pushing'
+      ? 'the push may or may not have reached the forge; a resumed run finds out'
+      : 'what it pushed stays on the forge; a resumed run checks it again';
+  return new LaneFailure('cancelled', `${where}; ${what} (${firstLines(String((err as Error).message ?? err), 200)})`);
 }
 
 function stopIfCancelled(ctx: LaneContext): void {

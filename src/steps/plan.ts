@@ -3,6 +3,7 @@
  * waves and shards, and produce the initial manifest. Every target comes out
  * accounted for: runnable, excluded with a reason, or skipped with a reason.
  */
+import { randomBytes } from 'node:crypto';
 import { buildPlan, type Plan } from '../core/plan.js';
 import { initManifest } from '../core/manifest.js';
 import type { Exclusion, Manifest } from '../core/model.js';
@@ -23,9 +24,14 @@ export type PlanStepResult =
   | { ok: true; fleet: ResolvedFleet; plan: Plan; manifest: Manifest; base_branches: Map<string, string> }
   | { ok: false; problems: Problem[] };
 
-export function fleetIdFor(date: Date): string {
+/**
+ * `fleet-YYYYMMDD-HHMMSS-xxxxxx` (UTC, then 24 random bits): readable and sortable by time, and
+ * unique even for runs started in the same second (two of them once shared an id, and with it
+ * lane results that each took for its own).
+ */
+export function fleetIdFor(date: Date, random: string = randomBytes(3).toString('hex')): string {
   const p = (n: number) => String(n).padStart(2, '0');
-  return `fleet-${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}-${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}`;
+  return `fleet-${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}-${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}-${random}`;
 }
 
 export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock, opts: PlanStepOptions): Promise<PlanStepResult> {

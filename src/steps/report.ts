@@ -102,6 +102,8 @@ export interface ReportStepInput {
   clock: Clock;
   /** Lanes the runner already checked against the forge in this process, as they finished. */
   verified?: ReadonlyMap<string, LaneRecord>;
+  /** False after an interrupt: lanes not already checked are reported without asking the forge again (it may be what hangs). */
+  forgeReads?: boolean;
   /** Why a lane left no result (its job was cancelled, timed out, failed before upload, never approved), when the runner can tell. */
   explainMissing?(lane: LaneRecord): Promise<{ status: 'failed' | 'skipped'; error: NonNullable<LaneRecord['error']> } | null>;
 }
@@ -132,6 +134,10 @@ export async function reportStep(input: ReportStepInput): Promise<Manifest> {
       return { ...rec, status: 'failed', phase: 'failed', updated_at: now, error: { class: 'no-result', message: `the lane stopped while ${rec.phase}` } };
     }
     const spec = input.lanes.get(rec.lane);
+    if (input.forgeReads === false && rec.status === 'completed') {
+      const note = 'not checked against the forge again: the run was interrupted';
+      return { ...rec, evidence: { ...rec.evidence, notes: [...rec.evidence.notes, note] } };
+    }
     return spec ? verifyLane(forge, spec, rec, now, manifest.dry_run) : rec;
   });
   return finalizeManifest(mergeLaneRecords(manifest, records), now);

@@ -3,6 +3,7 @@
  * concurrency budget, then report. A lane that fails, hangs or crashes ends as
  * a failed lane; it never stops the others.
  */
+import { renameSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -11,8 +12,10 @@ import type { Plan } from '../core/plan.js';
 import { Manifest as ManifestSchema, TERMINAL, type LaneRecord, type LanePhase, type Manifest } from '../core/model.js';
 import type { LaneSpec, Problem, ResolvedFleet } from '../core/validate.js';
 import type { Checkpoint, Clock, Executor, Forge, Workspace } from '../ports.js';
-import { summarize } from '../core/manifest.js';
+import { finalizeManifest, summarize } from '../core/manifest.js';
+import { renderReport } from '../core/report.js';
 import { JsonLines, writeJsonAtomic } from '../util/fs.js';
+import { LOCK_FILE, lockWorkspace } from '../util/lock.js';
 import { Semaphore } from '../util/pool.js';
 import { readLaneResult, reportStep, verifyLane } from './report.js';
 import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
@@ -55,10 +58,19 @@ export interface RunOptions {
    * stop at their next step. Killing the commands they run is the caller's part (killAllRunning).
    */
   signal?: AbortSignal;
+  /**
+   * After an interrupt, how long lanes get to stop by themselves (default 10 s). A lane still
+   * busy then (stuck in a forge call) is recorded as cancelled, and the run ends without it.
+   */
+  interruptGraceMs?: number;
 }
 
+/** How long lanes get to stop after an interrupt before the run ends without them. */
+export const INTERRUPT_GRACE_MS = 10_000;
+
 export type RunOutcome =
-  | { ok: true; manifest: Manifest; root: string; plan: Plan }
+  /** `notes`: what the run wants a person to know that is not a lane's (a stale workspace lock taken over). */
+  | { ok: true; manifest: Manifest; root: string; plan: Plan; notes: string[] }
   | { ok: false; problems: Problem[] };
 
 export function manifestPath(root: string): string {
@@ -90,8 +102,8 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
     root = resolve(cwd, opts.resume?.root ?? opts.root!);
     await mkdir(root, { recursive: true });
   } else {
-    // The default workspace is named by the fleet id, which has a resolution of one second: claim the folder
-    // (mkdir fails if it exists), so two runs started in the same second never share one.
+    // The default workspace is named by the fleet id: claim the folder (mkdir fails if it exists), so even
+    // two runs whose ids collided would never share one.
     const base = resolve(cwd, '_workspace', 'fleet');
     await mkdir(base, { recursive: true });
     for (let i = 1; ; i++) {
@@ -107,12 +119,28 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
       break;
     }
   }
+  const lock = await lockWorkspace(root, manifest.fleet_id);
+  if (!lock.ok) return { ok: false, problems: [{ file: join(root, LOCK_FILE), field: '(workspace)', message: lock.message }] };
+  try {
+    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, notes: lock.note ? [lock.note] : [] });
+  } finally {
+    active = null;
+    await lock.release();
+  }
+}
+
+async function runLocked(
+  opts: RunOptions,
+  s: { plan: Plan; manifest: Manifest; root: string; fleet: ResolvedFleet; notes: string[] },
+): Promise<RunOutcome> {
+  const { plan, root } = s;
+  let manifest = s.manifest;
   if (!opts.resume) await clearPreviousRun(root);
   await writeJsonAtomic(join(root, 'plan.json'), { fleet_id: manifest.fleet_id, waves: plan.waves, contention: plan.contention, excluded: plan.excluded, skipped: plan.skipped });
 
   const events = new JsonLines(join(root, 'events.jsonl'));
   const records = new Map(manifest.lanes.map((l) => [l.lane, l]));
-  const specs = new Map(planned.fleet.lanes.map((l) => [l.id, l]));
+  const specs = new Map(s.fleet.lanes.map((l) => [l.id, l]));
   // fleet-status.json follows the lanes while they run (`fleet status` reads it), written at most every LIVE_WRITE_MS.
   const live = new LiveManifest(manifestPath(root), () => {
     const lanes = manifest.lanes.map((l) => records.get(l.lane) ?? l);
@@ -165,15 +193,7 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
     signal: opts.signal,
   };
   const cancelled = async (start: LaneRecord): Promise<void> => {
-    const now = opts.clock.now().toISOString();
-    const rec: LaneRecord = {
-      ...start,
-      status: 'skipped',
-      phase: 'skipped',
-      updated_at: now,
-      ended_at: now,
-      error: { class: 'cancelled', message: 'the run was interrupted before this lane started' },
-    };
+    const rec = notStarted(start, opts.clock.now().toISOString());
     emit(rec, 'cancelled');
     await writeLaneResult(root, manifest.fleet_id, rec);
   };
@@ -184,7 +204,13 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
   /** Lanes this process ran and checked against the forge itself (never read back from a file a lane could have edited). */
   const verified = new Map<string, LaneRecord>();
   const budget = new Semaphore(manifest.max_parallel * 2);
+  let over = false;
+  active = {
+    root,
+    snapshot: () => ({ ...manifest, lanes: manifest.lanes.map((l) => verified.get(l.lane) ?? records.get(l.lane) ?? l) }),
+  };
 
+  const waves = (async () => {
   for (const wave of plan.waves) {
     await Promise.all(
       wave.lanes.map(async (id) => {
@@ -206,6 +232,7 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
             const done = await runLane(ctx, spec, start);
             // Check the lane against the forge now, while other lanes still run, rather than all at the end.
             const checked = await verifyLane(opts.forge, spec, done, opts.clock.now().toISOString(), ctx.dryRun);
+            if (over) return; // the run already ended without this lane (an interrupt it did not stop for)
             verified.set(id, checked);
             if (checked.status !== done.status) emit(checked, checked.error?.message ?? 'not confirmed by the forge');
           } catch (err) {
@@ -226,13 +253,107 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
       }),
     );
   }
+  })();
+
+  const stuck = await untilDoneOrGraceSpent(waves, opts.signal, opts.interruptGraceMs ?? INTERRUPT_GRACE_MS);
+  if (stuck) {
+    over = true;
+    // Lanes that did not stop by themselves: stuck in a forge call, or not yet confirmed by the forge.
+    const now = opts.clock.now().toISOString();
+    for (const l of manifest.lanes) {
+      const rec = records.get(l.lane);
+      if (!rec || carried.has(l.lane) || verified.has(l.lane) || rec.status === 'skipped' || rec.status === 'excluded' || rec.status === 'failed') continue;
+      const cancelledRec = stuckLane(rec, now, opts.interruptGraceMs ?? INTERRUPT_GRACE_MS);
+      verified.set(l.lane, cancelledRec);
+      emit(cancelledRec, 'cancelled');
+      await writeLaneResult(root, manifest.fleet_id, cancelledRec).catch(() => undefined);
+    }
+  }
 
   manifest = { ...manifest, lanes: manifest.lanes.map((l) => (carried.has(l.lane) ? records.get(l.lane)! : l)) };
-  manifest = await reportStep({ root, manifest, lanes: specs, forge: opts.forge, clock: opts.clock, verified });
+  manifest = await reportStep({ root, manifest, lanes: specs, forge: opts.forge, clock: opts.clock, verified, forgeReads: !opts.signal?.aborted });
   await events.flush().catch(() => undefined);
   await live.close();
   await writeJsonAtomic(manifestPath(root), manifest);
-  return { ok: true, manifest, root, plan };
+  active = null;
+  return { ok: true, manifest, root, plan, notes: s.notes };
+}
+
+/**
+ * Waits for the waves to end. After an interrupt, waits at most `graceMs` more; true when the
+ * grace was spent with lanes still busy.
+ */
+async function untilDoneOrGraceSpent(waves: Promise<void>, signal: AbortSignal | undefined, graceMs: number): Promise<boolean> {
+  if (!signal) {
+    await waves;
+    return false;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const spent = new Promise<true>((resolve) => {
+    const start = () => {
+      timer = setTimeout(() => resolve(true), graceMs);
+    };
+    if (signal.aborted) start();
+    else {
+      onAbort = start;
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+  });
+  try {
+    return await Promise.race([waves.then(() => false as const), spent]);
+  } finally {
+    if (timer) clearTimeout(timer);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** A lane that was still busy when the run ended after an interrupt. */
+function stuckLane(rec: LaneRecord, now: string, graceMs: number): LaneRecord {
+  if (rec.status === 'queued') return notStarted(rec, now);
+  const s = Math.round(graceMs / 1000);
+  const message =
+    rec.status === 'completed'
+      ? `the run was interrupted while the forge confirmed this lane; it ended unconfirmed after ${s} s`
+      : `the run was interrupted while this lane was ${rec.phase}, and the lane did not stop within ${s} s (a git or forge call that did not answer); ${
+          rec.phase === 'pushing' || rec.commit === null ? 'whether it pushed is unknown' : 'what it pushed stays on the forge'
+        }`;
+  return { ...rec, status: 'failed', phase: 'failed', updated_at: now, ended_at: now, error: { class: 'cancelled', message } };
+}
+
+function notStarted(rec: LaneRecord, now: string): LaneRecord {
+  const error = { class: 'cancelled' as const, message: 'the run was interrupted before this lane started' };
+  return { ...rec, status: 'skipped', phase: 'skipped', updated_at: now, ended_at: now, error };
+}
+
+/** The fleet this process is running, for a last-resort write of its state (a second interrupt). */
+let active: { root: string; snapshot: () => Manifest } | null = null;
+
+/**
+ * Writes the running fleet's manifest and report at once, synchronously, with every lane that
+ * has not ended recorded as cancelled: for an exit that cannot wait for the lanes (a second
+ * Ctrl-C). Returns the workspace written, or null when no fleet runs.
+ */
+export function writeInterruptedState(now: Date = new Date()): string | null {
+  if (!active) return null;
+  const iso = now.toISOString();
+  const snap = active.snapshot();
+  const lanes = snap.lanes.map((l): LaneRecord => {
+    if ((TERMINAL.has(l.status) && l.status !== 'completed') || (l.status === 'completed' && l.evidence.verified_at)) return l;
+    if (l.status === 'queued') return notStarted(l, now.toISOString());
+    const message = `Fleet was stopped at once (a second interrupt, or the lanes did not stop in time) while this lane was ${l.phase}`;
+    return { ...l, status: 'failed', phase: 'failed', updated_at: iso, ended_at: iso, error: { class: 'cancelled', message } };
+  });
+  const manifest = finalizeManifest({ ...snap, lanes }, iso);
+  writeSyncAtomic(manifestPath(active.root), `${JSON.stringify(manifest, null, 2)}\n`);
+  writeSyncAtomic(join(active.root, 'report.md'), `${renderReport(manifest, { now: iso, workspace: active.root })}\n`);
+  return active.root;
+}
+
+function writeSyncAtomic(path: string, text: string): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
 }
 
 const LIVE_WRITE_MS = 250;

@@ -76,7 +76,7 @@ describe('run artifacts', () => {
     const parsed = Manifest.safeParse(raw);
     expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
     const m = parsed.data!;
-    expect(m.fleet_id).toMatch(/^fleet-\d{8}-\d{6}$/);
+    expect(m.fleet_id).toMatch(/^fleet-\d{8}-\d{6}-[0-9a-f]{6}$/);
     expect(m.ended_at).not.toBeNull();
     expect(m.forge).toBe('local');
     expect(m.lanes.map((l) => l.lane).sort()).toEqual(['api', 'api-docs', 'broken', 'core', 'gone', 'same']);
@@ -156,7 +156,7 @@ describe('run artifacts', () => {
     expect(r.code, r.stderr).toBe(0);
     const ids = readdirSync(join(dir, '_workspace', 'fleet'));
     expect(ids).toHaveLength(1);
-    expect(ids[0]).toMatch(/^fleet-\d{8}-\d{6}$/);
+    expect(ids[0]).toMatch(/^fleet-\d{8}-\d{6}-[0-9a-f]{6}$/);
     expect(readManifest(join(dir, '_workspace', 'fleet', ids[0]!)).fleet_id).toBe(ids[0]);
   });
 
@@ -210,7 +210,7 @@ describe('run artifacts', () => {
     const ws = join(dir, 'ws');
     const r = await fleet(['run', file, '--workspace', ws], { cwd: dir });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^Fleet fleet-\d{8}-\d{6}: 1 lanes in 1 wave\(s\)/m);
+    expect(r.stdout).toMatch(/^Fleet fleet-\d{8}-\d{6}-[0-9a-f]{6}: 1 lanes in 1 wave\(s\)/m);
     expect(r.stdout).toMatch(/\d\d:\d\d:\d\d a: queued → cloning/);
     expect(r.stdout).toMatch(/a: pushing → pushed/);
     expect(r.stdout).toContain('## Fleet Report');

@@ -42,10 +42,14 @@ describe('interrupting a run', () => {
     child.stderr.on('data', (b) => (out += b));
     const exited = new Promise<{ code: number | null; signal: string | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
     try {
-      // Wait until the hanging directive runs.
+      // Wait until the hanging directive runs and the quick lane has ended (an interrupt now stops its git too).
       const deadline = Date.now() + 15_000;
       const events = join(ws, 'events.jsonl');
-      while (Date.now() < deadline && !(existsSync(events) && /"lane":"hang","from":"cloning","to":"running"/.test(readFileSync(events, 'utf8')))) await sleep(50);
+      const ready = () => {
+        const text = existsSync(events) ? readFileSync(events, 'utf8') : '';
+        return /"lane":"hang","from":"cloning","to":"running"/.test(text) && /"lane":"quick"[^\n]*"status":"completed"/.test(text);
+      };
+      while (Date.now() < deadline && !ready()) await sleep(50);
       await sleep(200);
       const t0 = Date.now();
       child.kill('SIGINT');

@@ -444,3 +444,39 @@ describe('pushFastForward (local merge)', () => {
     expect(await remoteHead(remote, 'main')).toBe(head);
   });
 });
+
+describe('network failures worth another try', () => {
+  it('tells a transient failure (5xx, dropped connection, timeout, ref lock) from a final one (auth, missing repository, hook)', async () => {
+    const { isTransientGitFailure } = await import('../../src/local/git.js');
+    for (const t of [
+      'fatal: unable to access \'https://h/o/r.git/\': The requested URL returned error: 502',
+      'error: RPC failed; HTTP 503 curl 22 The requested URL returned error: 503',
+      'fatal: the remote end hung up unexpectedly',
+      'fatal: early EOF',
+      'error: RPC failed; curl 56 Recv failure: Connection reset by peer',
+      'fatal: unable to access \'https://h/\': Empty reply from server',
+      'git clone failed (exit -1): timed out after 600 ms',
+      '! refs/heads/x:refs/heads/x [remote rejected] (cannot lock ref \'refs/heads/x\': is at 1 but expected 2)',
+    ]) expect(isTransientGitFailure(t), t).toBe(true);
+    for (const t of [
+      'remote: Repository not found.\nfatal: repository \'https://h/o/r.git/\' not found',
+      'fatal: Authentication failed for \'https://h/o/r.git/\'',
+      'fatal: unable to access \'https://h/\': The requested URL returned error: 403',
+      '! HEAD:refs/heads/x [remote rejected] (pre-receive hook declined)',
+      '! HEAD:refs/heads/x [rejected] (stale info)',
+    ]) expect(isTransientGitFailure(t), t).toBe(false);
+  });
+
+  it('backs off exponentially with jitter', async () => {
+    const { backoffMs } = await import('../../src/local/git.js');
+    for (let retry = 1; retry <= 3; retry++) {
+      const cap = 1000 * 2 ** (retry - 1);
+      const seen = Array.from({ length: 200 }, () => backoffMs(retry, 1000));
+      for (const ms of seen) {
+        expect(ms).toBeGreaterThanOrEqual(cap / 10);
+        expect(ms).toBeLessThanOrEqual(cap);
+      }
+      expect(new Set(seen).size).toBeGreaterThan(50);
+    }
+  });
+});

@@ -85,6 +85,31 @@ const PERM_RANK: Record<Permission, number> = { none: 0, pull: 1, triage: 2, pus
  */
 const GITHUB_GIT_PATH = /^\/[^/]+\/[^/]+?(?:\.git(?:\/.*)?|\/(?:info\/refs|git-upload-pack|git-receive-pack))$/;
 
+/**
+ * A remote that fails below HTTP: `stall` reads the request and never answers
+ * (the handler ends when the client gives up or the emulator closes); `drop`
+ * closes the connection at once.
+ */
+/** GitHub's documented listing limits: https://docs.github.com/en/rest/commits/commits#compare-two-commits (300 files),
+ * https://docs.github.com/en/rest/commits/commits#get-a-commit (3,000), https://docs.github.com/en/rest/git/trees#get-a-tree (100,000 entries, 7 MB). */
+export const COMPARE_FILES_CAP = 300;
+export const COMMIT_FILES_CAP = 3000;
+export const TREE_ENTRIES_CAP = 100_000;
+export const TREE_BYTES_CAP = 7 * 1024 * 1024;
+
+function hangUp(kind: 'stall' | 'drop', req: IncomingMessage, res: ServerResponse): Promise<void> {
+  req.resume();
+  if (kind === 'drop') {
+    req.socket.destroy();
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    if (res.destroyed || req.socket.destroyed) return resolve();
+    res.once('close', () => resolve());
+    req.socket.once('close', () => resolve());
+  });
+}
+
 export class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -193,6 +218,8 @@ export class Emulator {
   private readonly pending = new Set<Promise<unknown>>();
   private readonly mergeCache = new Map<string, boolean>();
   private readonly pushLocks = new Map<string, Promise<void>>();
+  /** Entries a recursive tree lists before it says `truncated` (GitHub: 100,000); tests lower it to reach the walk. */
+  private treeEntryLimit = TREE_ENTRIES_CAP;
   private readonly handlers: Record<string, Handler>;
   private readonly gql = buildSchema(this.gqlBackendFactory());
   private nextId = 1_000_001;
@@ -587,6 +614,11 @@ export class Emulator {
   }
 
   /** Replaces the secondary content limit (same forms as the `contentLimit` option) and forgets what was counted. */
+  /** How many entries a recursive tree listing holds before `truncated: true` (default GitHub's 100,000); null restores it. */
+  setTreeEntryLimit(n: number | null): void {
+    this.treeEntryLimit = n ?? TREE_ENTRIES_CAP;
+  }
+
   setContentLimit(limit: ContentLimitOption): void {
     this.contentLimiter.configure(contentWindows(limit));
   }
@@ -781,6 +813,9 @@ export class Emulator {
       }
       case 'secondary-rate-limit':
         return this.secondaryLimitReply(s.retryAfterSec ?? 1);
+      case 'stall':
+      case 'drop':
+        return null; // answered (never, or by a closed connection) where the request is at hand
       case 'primary-exhausted': {
         const reset = Math.floor(Date.now() / 1000) + (s.resetInSec ?? 1);
         return {
@@ -936,6 +971,7 @@ export class Emulator {
       return finish({ status: 405, body: shapes.errorBody('Method Not Allowed', DOCS, 405), headers: { allow: [...match.route.operations.keys()].join(', ') } });
     }
     const f = this.takeFault('rest', method, p, route, auth);
+    if (f && (f.spec.kind === 'stall' || f.spec.kind === 'drop')) return hangUp(f.spec.kind, req, res);
     if (f) {
       const reply = await this.faultReply(f, bucket);
       if (reply) {
@@ -1259,6 +1295,11 @@ export class Emulator {
 
     if (!m || !m[3]) return text(404, 'Not Found');
     const f = this.takeFault('git', method, p, null, auth);
+    if (f && (f.spec.kind === 'stall' || f.spec.kind === 'drop')) {
+      fault = f.spec.kind;
+      rec(0);
+      return hangUp(f.spec.kind, req, res);
+    }
     if (f) {
       if (f.spec.kind === 'slow') await sleep(f.spec.delayMs ?? 1000);
       else {
@@ -1865,7 +1906,61 @@ export class Emulator {
     H['repos/get-commit'] = async (c) => {
       const { r } = this.repoFor(c);
       const sha = await this.resolveCommit(r, c.params.ref ?? '', c);
-      return ok(await this.commitView(r, sha, true));
+      const view = await this.commitView(r, sha, true);
+      // GitHub: 300 files a page (Link headers for the rest), 3,000 in all; every page repeats the commit.
+      const files = ((view.files as unknown[] | undefined) ?? []).slice(0, COMMIT_FILES_CAP);
+      const page = this.paginate({ ...c, query: { per_page: '300', ...c.query } }, files, 300);
+      return ok({ ...view, files: page.items }, files.length > 300 ? page.headers : undefined);
+    };
+
+    // ---- git database (commits and trees), read-only
+    H['git/get-commit'] = async (c) => {
+      const { r } = this.repoFor(c);
+      const sha = c.params.commit_sha ?? '';
+      const info = /^[0-9a-f]{40}$/i.test(sha) ? await g.readCommit(r.gitDir, sha) : null;
+      if (!info || info.sha !== sha.toLowerCase()) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+      const a = `${this.url}/repos/${r.owner}/${r.name}`;
+      return ok({
+        sha: info.sha,
+        node_id: shapes.nodeId('C', parseInt(info.sha.slice(0, 8), 16)),
+        url: `${a}/git/commits/${info.sha}`,
+        html_url: `${this.url}/${r.owner}/${r.name}/commit/${info.sha}`,
+        author: { name: info.author.name, email: info.author.email, date: info.author.date },
+        committer: { name: info.committer.name, email: info.committer.email, date: info.committer.date },
+        message: info.message,
+        tree: { sha: info.tree, url: `${a}/git/trees/${info.tree}` },
+        parents: info.parents.map((p) => ({ sha: p, url: `${a}/git/commits/${p}`, html_url: `${this.url}/${r.owner}/${r.name}/commit/${p}` })),
+        verification: { verified: false, reason: 'unsigned', signature: null, payload: null, verified_at: null },
+      });
+    };
+    H['git/get-tree'] = async (c) => {
+      const { r } = this.repoFor(c);
+      const ref = c.params.tree_sha ?? '';
+      const found = ref.startsWith('-') ? null : await g.git(r.gitDir, ['rev-parse', '--verify', '--quiet', `${ref}^{tree}`], { allowFail: true });
+      const sha = found?.code === 0 ? found.stdout.trim() : null;
+      if (!sha) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+      const recursive = c.query.recursive !== undefined;
+      const ls = await g.git(r.gitDir, ['ls-tree', '-z', '-l', ...(recursive ? ['-r', '-t'] : []), sha]);
+      const a = `${this.url}/repos/${r.owner}/${r.name}`;
+      const all = ls.stdout
+        .split('\0')
+        .filter(Boolean)
+        .map((line) => {
+          const tab = line.indexOf('\t');
+          const [mode, type, oid, size] = line.slice(0, tab).split(/\s+/) as [string, string, string, string];
+          const entry: Record<string, unknown> = { path: line.slice(tab + 1), mode, type, sha: oid };
+          if (type === 'blob') entry.size = Number(size);
+          if (type !== 'commit') entry.url = `${a}/git/${type === 'tree' ? 'trees' : 'blobs'}/${oid}`;
+          return entry;
+        });
+      // GitHub lists at most 100,000 entries and 7 MB with `recursive`, and says so with `truncated`.
+      let tree = all;
+      if (recursive) {
+        tree = all.slice(0, this.treeEntryLimit);
+        let bytes = JSON.stringify(tree).length;
+        while (bytes > TREE_BYTES_CAP && tree.length) bytes -= JSON.stringify(tree.pop()).length + 1;
+      }
+      return ok({ sha, url: `${a}/git/trees/${sha}`, tree, truncated: tree.length < all.length });
     };
 
     H['repos/compare-commits-with-basehead'] = async (c) => {
@@ -1900,7 +1995,9 @@ export class Emulator {
       const mbInfo = (await g.readCommit(r.gitDir, mb))!;
       const a = `${this.url}/repos/${r.owner}/${r.name}`;
       const html = `${this.url}/${r.owner}/${r.name}/compare/${bh}`;
-      const perPage = c.query.per_page !== undefined ? this.paginate(c, files, 300) : { items: files.slice(0, 300), headers: {} };
+      // GitHub: the files are on the first page only, at most 300 for the whole comparison; pages split the commits.
+      const firstPage = Math.max(1, Number(c.query.page ?? 1) || 1) === 1;
+      const perPage = { items: firstPage ? files.slice(0, COMPARE_FILES_CAP) : [], headers: {} };
       return ok(
         {
           url: `${a}/compare/${bh}`,

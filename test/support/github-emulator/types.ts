@@ -126,7 +126,11 @@ export interface ResponseProblem {
   errors: Array<{ instancePath: string; message?: string; keyword: string }>;
 }
 
-export type FaultKind = 'secondary-rate-limit' | 'primary-exhausted' | '5xx' | 'slow';
+/**
+ * `stall`: the request is read and never answered, until the client gives up (a remote that hangs);
+ * `drop`: the connection is closed without an answer (git: "the remote end hung up unexpectedly").
+ */
+export type FaultKind = 'secondary-rate-limit' | 'primary-exhausted' | '5xx' | 'slow' | 'stall' | 'drop';
 
 export interface FaultSpec {
   match?: {

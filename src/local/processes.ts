@@ -1,0 +1,56 @@
+/**
+ * Every process group Fleet started and has not seen end: directives and
+ * checks (exec.ts) and Fleet's own git (git.ts). An interrupt must reach all
+ * of them: a `git clone` left running after Fleet exits still holds the
+ * forge's credential header in its environment.
+ */
+
+/** Process groups still running, killed if this process exits. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+/** Remembers a process group (its leader's pid, spawned `detached`) until `untrackGroup`. */
+export function trackGroup(pgid: number): void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    // Whatever way this process ends, no group of ours outlives it.
+    process.on('exit', () => killAllRunning('SIGKILL'));
+  }
+  liveGroups.add(pgid);
+}
+
+export function untrackGroup(pgid: number): void {
+  liveGroups.delete(pgid);
+}
+
+/** How many groups are running now (for tests and the interrupt message). */
+export function runningGroups(): number {
+  return liveGroups.size;
+}
+
+let interrupted = false;
+
+/**
+ * Sends `signal` to every process group still running: directives, checks and
+ * Fleet's own git. From then on this process is stopping: a network call that
+ * failed is not tried again.
+ */
+export function killAllRunning(signal: NodeJS.Signals = 'SIGTERM'): void {
+  interrupted = true;
+  for (const pgid of liveGroups) killGroup(pgid, signal);
+}
+
+/** True once killAllRunning was called (an interrupt). */
+export function isInterrupted(): boolean {
+  return interrupted;
+}
+
+/** `kill(-pgid, signal)`; false when nobody is left in the group. */
+export function killGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false; // ESRCH: nobody left in the group
+  }
+}

@@ -102,10 +102,22 @@ export interface PullRecord {
   assignees: string[];
   requested_reviewers: string[];
   requested_teams: string[];
+  /** Reviews left on the PR, oldest first (GitHub drops a reviewer from requested_reviewers once they review). */
+  reviews: ReviewRecord[];
   maintainer_can_modify: boolean;
   /** Reads left that answer `mergeable: null`, for the current (base, head) pair. */
   nullReadsLeft: number;
   nullReadsKey: string;
+}
+
+export interface ReviewRecord {
+  id: number;
+  node_id: string;
+  user: string;
+  body: string;
+  state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED' | 'PENDING' | 'DISMISSED';
+  commit_id: string;
+  submitted_at: string | null;
 }
 
 export interface StatusRecord {

@@ -254,7 +254,7 @@ describe('CI', () => {
 
   it('waits for CI that takes a while, polling with back-off', async () => {
     const l = await repoWithLane();
-    h.emu.setCi(l.repo, ci.green(['test', 'build'], 400));
+    h.emu.setCi(l.repo, ci.green(['test', 'build'], 1_500));
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
     expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('pending');
     h.emu.resetLog();
@@ -283,6 +283,31 @@ describe('CI', () => {
     const [owner, repo] = l.repo.split('/') as [string, string];
     await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', { owner, repo, name: 'test', head_sha: rec.commit!, status: 'completed', conclusion: 'success' });
     expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('success');
+  });
+
+  it('waits for a required check that starts late, whatever the start grace (classic protection or a ruleset)', async () => {
+    for (const via of ['protection', 'ruleset'] as const) {
+      const l = await repoWithLane();
+      h.emu.protectBranch(l.repo, 'main', { requiredChecks: ['test'], via });
+      h.emu.setCi(l.repo, ci.late(800, ci.green(['test'])));
+      const rec = await pushLane(l, edit('x.txt', 'x\n'));
+      // No workflows, no checks on the parent: without the required check this would be `none` at once.
+      expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('pending');
+      const verdict = await h.makeForge({ ciStartGraceMs: 0 }).waitForCi(l, rec.commit!, 30_000);
+      expect(verdict, via).toEqual({ conclusion: 'success', failures: '' });
+      expect(h.emu.checkRuns(l.repo).map((c) => [c.name, c.status])).toEqual([['test', 'completed']]);
+    }
+  });
+
+  it('is pending, not green, while a required check has not reported beside green ones', async () => {
+    const l = await repoWithLane();
+    h.emu.protectBranch(l.repo, 'main', { requiredChecks: ['test'], via: 'ruleset' });
+    // `test` has not started (it never does here); `lint` is green.
+    h.emu.setCi(l.repo, ci.green(['lint']));
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('pending');
+    const verdict = await h.forge.waitForCi(l, rec.commit!, 200);
+    expect(verdict).toEqual({ conclusion: 'pending', failures: 'still running: test (required, not reported)' });
   });
 
   it('is none when the repository has no CI at all', async () => {
@@ -344,14 +369,51 @@ describe('merge', () => {
     expect(conflict).toMatchObject({ status: 'blocked' });
     expect(conflict.detail).toMatch(/conflicts with main/);
 
+    // GitHub's own refusal (a required check Fleet cannot see: the protection changed after Fleet read it).
     const l2 = await repoWithLane();
-    h.emu.protectBranch(l2.repo, 'main', { requiredChecks: ['test'] });
+    h.emu.setCi(l2.repo, ci.green(['test']));
     const rec2 = await pushLane(l2, edit('x.txt', 'x\n'));
     const pub2 = await h.forge.publish(publishInput(l2, rec2));
+    h.emu.fault({ kind: '5xx', status: 404, match: { method: 'GET', path: '/repos/{owner}/{repo}/branches/{branch}' } });
+    h.emu.protectBranch(l2.repo, 'main', { requiredChecks: ['build'] });
     const refused = await h.forge.merge(l2, { ...rec2, pr_number: pub2.pr_number }, 'squash');
     expect(refused.status).toBe('blocked');
     expect(refused.detail).toMatch(/405/);
-    expect(refused.detail).toMatch(/Required status check "test"/);
+    expect(refused.detail).toMatch(/Required status check "build"/);
+  });
+
+  it('never merges while a required check has not reported, even with an admin token GitHub would let bypass it', async () => {
+    const l = await repoWithLane();
+    // Classic protection that does not hold admins to it: GitHub itself would merge for this token.
+    h.emu.protectBranch(l.repo, 'main', { requiredChecks: ['test'], enforceAdmins: false });
+    h.emu.setCi(l.repo, ci.late(1_000, ci.green(['test', 'lint'])));
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    h.emu.resetLog();
+    const early = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash');
+    expect(early).toEqual({ status: 'pending', detail: `#${pub.pr_number} not merged: required check test of main has not reported on ${rec.commit!.slice(0, 12)}` });
+    expect(h.emu.count({ method: 'PUT' })).toBe(0);
+    expect(h.emu.pullRequests(l.repo)[0]!.merged_at).toBeNull();
+    await h.emu.idle();
+    expect((await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash')).status).toBe('merged');
+  });
+
+  it('never reads "no CI yet" as green in a repository with workflows', async () => {
+    const l = await repoWithLane({ 'README.md': '# x\n', '.github/workflows/ci.yml': 'on: [pull_request]\njobs: {}\n' });
+    // The workflow has not started (no CI policy: nothing ever reports).
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    const m = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash');
+    expect(m.status).toBe('pending');
+    expect(m.detail).toContain('no CI has reported');
+    expect(h.emu.pullRequests(l.repo)[0]!.merged_at).toBeNull();
+  });
+
+  it('merges a repository with no CI at all and no required checks', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    expect((await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash')).status).toBe('merged');
   });
 
   it('blocks a draft and finds the PR by its branch when the record has no number', async () => {

@@ -1432,6 +1432,7 @@ export class Emulator {
       run.status = 'completed';
       run.conclusion = c.conclusion;
       run.completed_at = nowIso();
+      run.concludedAtMs = Date.now();
       run.output = { title: c.name, summary: c.summary ?? `${c.name}: ${c.conclusion}`, text: null, annotations_count: 0 };
     };
     if (c.hang) return;
@@ -2544,7 +2545,10 @@ export class Emulator {
       run.conclusion = b.conclusion;
       run.status = 'completed';
     }
-    if (run.status === 'completed') run.completed_at = b.completed_at ?? run.completed_at ?? nowIso();
+    if (run.status === 'completed') {
+      run.completed_at = b.completed_at ?? run.completed_at ?? nowIso();
+      run.concludedAtMs ??= Date.now();
+    }
     if (b.output) {
       run.output = {
         title: b.output.title ?? run.output.title,

@@ -149,6 +149,8 @@ export interface CheckRunRecord {
   output: { title: string | null; summary: string | null; text: string | null; annotations_count: number };
   app: string;
   check_suite_id: number;
+  /** When it concluded, in ms (GitHub's `completed_at` has whole seconds; tests order events by this). */
+  concludedAtMs?: number;
 }
 
 export interface WorkflowJobSpec {

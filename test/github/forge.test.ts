@@ -156,8 +156,9 @@ describe('publish', () => {
     expect(first.pr_url).toBe(`${h.emu.url}/${l.repo}/pull/1`);
 
     const again = await pushLane(l, edit('src/a.ts', 'export const a = 4;\n'), rec);
-    // (team_reviewers left out of the re-run: the emulator answers `requested_teams: []` whatever was requested.)
-    const second = await h.forge.publish(publishInput(l, again, { title: `demo: ${l.id} (again)`, labels: ['fleet', 'automated'], reviewers: ['octocat'], assignees: ['hubot'] }));
+    const second = await h.forge.publish(
+      publishInput(l, again, { title: `demo: ${l.id} (again)`, labels: ['fleet', 'automated'], reviewers: ['octocat'], team_reviewers: ['acme/platform'], assignees: ['hubot'] }),
+    );
     expect(second).toMatchObject({ pr_number: 1, pr_url: first.pr_url, updated: true });
 
     expect(h.emu.count({ method: 'POST', route: '/repos/{owner}/{repo}/pulls' })).toBe(1);
@@ -181,7 +182,43 @@ describe('publish', () => {
     h.emu.assertNoViolations();
   });
 
-  it.todo('does not ask a team again on a re-run (needs the emulator to return requested_teams)');
+  it('does not ask a team again on a re-run: it is still in requested_teams', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    await h.forge.publish(publishInput(l, rec, { team_reviewers: ['acme/platform', 'security'] }));
+    h.emu.resetLog();
+    const again = await h.forge.publish(publishInput(l, rec, { team_reviewers: ['platform', 'acme/Security', 'docs'] }));
+    expect(again.notes).toEqual([]);
+    // Only the team not asked before is asked now.
+    const asked = h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers' });
+    expect(asked.map((q) => q.body)).toEqual([{ team_reviewers: ['docs'] }]);
+    expect(h.emu.pullRequests(l.repo)[0]!.requested_teams).toEqual(['platform', 'security', 'docs']);
+    h.emu.assertNoViolations();
+  });
+
+  it('does not ask again people who already reviewed (GitHub dropped them from requested_reviewers)', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec, { reviewers: ['octocat', 'hubot'] }));
+    // octocat reviews through the API with their own token: the request is answered.
+    const octocat = 'ghs_octocatReviewsForFleetTests000001';
+    h.emu.addToken(octocat, { login: 'octocat', default: 'pull' });
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.client({ token: octocat }).request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { owner, repo, pull_number: pub.pr_number!, event: 'COMMENT', body: 'one question' });
+    expect(h.emu.pullRequests(l.repo)[0]!.requested_reviewers).toEqual(['hubot']);
+
+    const again = await pushLane(l, edit('x.txt', 'y\n'), rec);
+    h.emu.resetLog();
+    const second = await h.forge.publish(publishInput(l, again, { reviewers: ['octocat', 'hubot'] }));
+    expect(second).toMatchObject({ pr_number: pub.pr_number, updated: true, notes: [] });
+    expect(h.emu.count({ method: 'GET', route: '/repos/{owner}/{repo}/pulls/{pull_number}/reviews' })).toBe(1);
+    expect(h.emu.count({ method: 'POST', route: '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers' })).toBe(0);
+    expect(h.emu.pullRequests(l.repo)[0]!.requested_reviewers).toEqual(['hubot']);
+    // Someone new is still asked.
+    await h.forge.publish(publishInput(l, again, { reviewers: ['octocat', 'hubot', 'monalisa'] }));
+    expect(h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers' }).map((q) => q.body)).toEqual([{ reviewers: ['monalisa'] }]);
+    h.emu.assertNoViolations();
+  });
 
   it('adds only the labels that are missing, and leaves an unchanged PR alone', async () => {
     const l = await repoWithLane();

@@ -74,7 +74,7 @@ describe('CI policies', () => {
 
   it('with a delay, checks run in_progress first and conclude later', async () => {
     const repo = await newRepo();
-    emu.setCi(`acme/${repo}`, { checks: [{ name: 'test', conclusion: 'success' }], statuses: [{ context: 'deploy', state: 'success' }], delayMs: 200 });
+    emu.setCi(`acme/${repo}`, { checks: [{ name: 'test', conclusion: 'success' }], statuses: [{ context: 'deploy', state: 'success' }], delayMs: 3_000 });
     const sha = await pushFiles(emu, work, { owner: 'acme', repo, branch: 'slow', files: { 's.txt': 's\n' } });
     expect(await checksOf(repo, sha)).toEqual([['test', 'in_progress', null]]);
     expect((await api(emu, 'GET', `/repos/acme/${repo}/commits/${sha}/status`)).body.state).toBe('pending');

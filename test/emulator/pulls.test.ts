@@ -212,7 +212,7 @@ describe('required status checks', () => {
   it('classic protection: shown on the branch, read in full by admins only, and a missing check refuses the merge (405)', async () => {
     const { repo, branch, sha } = await repoWithBranch();
     expect((await api(emu, 'GET', `/repos/acme/${repo}/branches/main/protection`)).body.message).toBe('Branch not protected');
-    emu.protectBranch(`acme/${repo}`, 'main', { requiredChecks: ['test', 'ci/legacy'] });
+    emu.protectBranch(`acme/${repo}`, 'main', { requiredChecks: ['test', 'ci/legacy'], enforceAdmins: true });
     const b = await api(emu, 'GET', `/repos/acme/${repo}/branches/main`, { token: PUSHER });
     expect(b.body).toMatchObject({ protected: true, protection: { enabled: true, required_status_checks: { contexts: ['test', 'ci/legacy'] } } });
     const full = await api(emu, 'GET', `/repos/acme/${repo}/branches/main/protection`);
@@ -232,9 +232,10 @@ describe('required status checks', () => {
     expect((await api(emu, 'PUT', `/repos/acme/${repo}/pulls/${pr.number}/merge`, { body: { sha } })).status).toBe(200);
   });
 
-  it('an admin bypasses classic protection that does not enforce admins; nobody bypasses a ruleset here', async () => {
+  it('an admin bypasses classic protection by default (enforce_admins off); nobody bypasses a ruleset here', async () => {
     const { repo, branch } = await repoWithBranch();
-    emu.protectBranch(`acme/${repo}`, 'main', { requiredChecks: ['test'], enforceAdmins: false });
+    emu.protectBranch(`acme/${repo}`, 'main', { requiredChecks: ['test'] });
+    expect((await api(emu, 'GET', `/repos/acme/${repo}/branches/main/protection`)).body.enforce_admins.enabled).toBe(false);
     const pr = await openPr(repo, branch);
     const asPusher = await api(emu, 'PUT', `/repos/acme/${repo}/pulls/${pr.number}/merge`, { token: PUSHER, body: {} });
     expect(asPusher.status).toBe(405);
@@ -327,7 +328,7 @@ describe('merging', () => {
     await api(emu, 'PATCH', `/repos/acme/${repo}/pulls/${pr.number}`, { body: { title: 'ready' } });
     emu.pullRequests(`acme/${repo}`); // snapshot only: no effect
     const { repo: r2, branch: b2, sha } = await repoWithBranch();
-    emu.protectBranch(`acme/${r2}`, 'main', { requiredChecks: ['test'] });
+    emu.protectBranch(`acme/${r2}`, 'main', { requiredChecks: ['test'], enforceAdmins: true });
     const pr2 = await openPr(r2, b2);
     expect((await api(emu, 'GET', `/repos/acme/${r2}/pulls/${pr2.number}`)).body.mergeable_state).toBe('blocked');
     const refused = await api(emu, 'PUT', `/repos/acme/${r2}/pulls/${pr2.number}/merge`, { body: {} });

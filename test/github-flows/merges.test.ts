@@ -38,8 +38,8 @@ describe('merge: when-green with CI that starts seconds after the push', () => {
     flow = await startFlow();
     const { emu } = flow;
     await emu.createRepo({ owner: 'acme', name: 'svc', files: { 'README.md': '# svc\n' } });
-    // The flows' token is an admin, and this protection does not hold admins to it: GitHub itself would merge early.
-    emu.protectBranch('acme/svc', 'main', { requiredChecks: ['test'], enforceAdmins: false });
+    // The flows' token is an admin, and classic protection does not hold admins to it by default: GitHub itself would merge early.
+    emu.protectBranch('acme/svc', 'main', { requiredChecks: ['test'] });
     emu.setCi('acme/svc', ci.onBranches(/^fleet\//, ci.late(LATE_MS, ci.green(['test'], 200))));
     const ws = join(flow.dir, 'ws');
     const r = await flow.run(mergeFile(flow, ['acme/svc'], true), ws);

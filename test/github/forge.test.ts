@@ -412,7 +412,7 @@ describe('merge', () => {
     const rec2 = await pushLane(l2, edit('x.txt', 'x\n'));
     const pub2 = await h.forge.publish(publishInput(l2, rec2));
     h.emu.fault({ kind: '5xx', status: 404, match: { method: 'GET', path: '/repos/{owner}/{repo}/branches/{branch}' } });
-    h.emu.protectBranch(l2.repo, 'main', { requiredChecks: ['build'] });
+    h.emu.protectBranch(l2.repo, 'main', { requiredChecks: ['build'], enforceAdmins: true });
     const refused = await h.forge.merge(l2, { ...rec2, pr_number: pub2.pr_number }, 'squash');
     expect(refused.status).toBe('blocked');
     expect(refused.detail).toMatch(/405/);
@@ -421,8 +421,8 @@ describe('merge', () => {
 
   it('never merges while a required check has not reported, even with an admin token GitHub would let bypass it', async () => {
     const l = await repoWithLane();
-    // Classic protection that does not hold admins to it: GitHub itself would merge for this token.
-    h.emu.protectBranch(l.repo, 'main', { requiredChecks: ['test'], enforceAdmins: false });
+    // Classic protection does not hold admins to it by default: GitHub itself would merge for this token.
+    h.emu.protectBranch(l.repo, 'main', { requiredChecks: ['test'] });
     h.emu.setCi(l.repo, ci.late(1_000, ci.green(['test', 'lint'])));
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
     const pub = await h.forge.publish(publishInput(l, rec));

@@ -1665,7 +1665,7 @@ export class Emulator {
   private missingRequiredChecks(p: PullRecord, admin = false): string[] {
     const rule = this.protections.get(`${p.repoKey}#${p.baseRef}`);
     if (!rule) return [];
-    if (admin && (rule.via ?? 'protection') === 'protection' && rule.enforceAdmins === false) return [];
+    if (admin && (rule.via ?? 'protection') === 'protection' && rule.enforceAdmins !== true) return [];
     const checks = this.latestChecks(p.repoKey, p.headSha);
     const statuses = this.latestStatuses(p.repoKey, p.headSha);
     return rule.requiredChecks.filter(
@@ -1862,7 +1862,7 @@ export class Emulator {
     };
     H['repos/get-branch-protection'] = async (c) => {
       const { rule, url } = await classicRule(c);
-      const enforce = rule.enforceAdmins ?? true;
+      const enforce = rule.enforceAdmins ?? false;
       const flag = (enabled: boolean): Record<string, boolean> => ({ enabled });
       return ok({
         url,

@@ -203,8 +203,8 @@ export interface BranchRule {
   via?: 'protection' | 'ruleset';
   /**
    * Classic protection only: whether admins are held to it too ("Do not allow
-   * bypassing the above settings"). Default true; false lets an admin token
-   * merge past a missing check, as GitHub does.
+   * bypassing the above settings"). Default false, as on GitHub: an admin
+   * token merges past a missing check.
    */
   enforceAdmins?: boolean;
 }

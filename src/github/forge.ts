@@ -121,6 +121,8 @@ export class GitHubForge implements Forge {
   private readonly header: string;
   /** Default branches, read once per repository (a lane's base when the fleet file names none). */
   private readonly defaultBranches = new Map<string, Promise<string>>();
+  /** Required checks per repository and base, for CI verdicts (a merge reads them afresh). */
+  private readonly requiredSeen = new Map<string, Promise<string[]>>();
 
   constructor(private readonly opts: GitHubForgeOptions) {
     if (!opts.token) throw new Error('the GitHub forge needs a token');
@@ -451,7 +453,7 @@ export class GitHubForge implements Forge {
   /** The CI verdict, where a check the base branch requires and that has not reported yet keeps it `pending`. */
   async ciConclusion(lane: LaneSpec, commit: string): Promise<CiConclusion> {
     const { runs, statuses } = await this.readCi(lane, commit);
-    const required = await this.requiredChecks(lane, await this.baseOf(lane));
+    const required = await this.requiredForCi(lane);
     return combineRequired(runs, statuses, required);
   }
 
@@ -462,7 +464,7 @@ export class GitHubForge implements Forge {
     let delay = Math.min(this.opts.ciPollMs ?? 10_000, maxPoll);
     let expectCi: boolean | undefined;
     // Checks the base requires are waited for whatever the grace: GitHub will not merge without them.
-    const required = await this.requiredChecks(lane, await this.baseOf(lane));
+    const required = await this.requiredForCi(lane);
     for (;;) {
       const { runs, statuses } = await this.readCi(lane, commit);
       const conclusion = combineRequired(runs, statuses, required);
@@ -499,6 +501,19 @@ export class GitHubForge implements Forge {
       this.defaultBranches.set(lane.repo, branch);
     }
     return branch;
+  }
+
+  /** The lane base's required checks, read once per repository and base by this forge (lanes of one repository share them). */
+  private async requiredForCi(lane: LaneSpec): Promise<string[]> {
+    const base = await this.baseOf(lane);
+    const key = `${lane.repo}#${base}`;
+    let seen = this.requiredSeen.get(key);
+    if (!seen) {
+      seen = this.requiredChecks(lane, base);
+      this.requiredSeen.set(key, seen);
+      seen.catch(() => this.requiredSeen.delete(key));
+    }
+    return seen;
   }
 
   /**

@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 /** CI starts this long after each push of a lane branch: far past the flows' 250 ms start grace. */
-const LATE_MS = 1_500;
+const LATE_MS = 3_000;
 
 function mergeFile(f: Flow, repos: string[], wait: boolean): string {
   return f.fleetFile({

@@ -326,7 +326,7 @@ describe('CI', () => {
     for (const via of ['protection', 'ruleset'] as const) {
       const l = await repoWithLane();
       h.emu.protectBranch(l.repo, 'main', { requiredChecks: ['test'], via });
-      h.emu.setCi(l.repo, ci.late(800, ci.green(['test'])));
+      h.emu.setCi(l.repo, ci.late(3_000, ci.green(['test'])));
       const rec = await pushLane(l, edit('x.txt', 'x\n'));
       // No workflows, no checks on the parent: without the required check this would be `none` at once.
       expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('pending');
@@ -334,6 +334,16 @@ describe('CI', () => {
       expect(verdict, via).toEqual({ conclusion: 'success', failures: '' });
       expect(h.emu.checkRuns(l.repo).map((c) => [c.name, c.status])).toEqual([['test', 'completed']]);
     }
+  });
+
+  it('reads "no CI yet" as "not started" for the start grace in a repository with workflows, and gets the late verdict', async () => {
+    const l = await repoWithLane({ 'README.md': '# x\n', '.github/workflows/ci.yml': 'on: [push]\njobs: {}\n' });
+    h.emu.setCi(l.repo, ci.late(3_000, ci.red(['test'])));
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('none');
+    const verdict = await h.makeForge({ ciStartGraceMs: 60_000 }).waitForCi(l, rec.commit!, 60_000);
+    expect(verdict.conclusion).toBe('failure');
+    expect(verdict.failures).toContain('✗ test: failure');
   });
 
   it('is pending, not green, while a required check has not reported beside green ones', async () => {
@@ -423,7 +433,7 @@ describe('merge', () => {
     const l = await repoWithLane();
     // Classic protection does not hold admins to it by default: GitHub itself would merge for this token.
     h.emu.protectBranch(l.repo, 'main', { requiredChecks: ['test'] });
-    h.emu.setCi(l.repo, ci.late(1_000, ci.green(['test', 'lint'])));
+    h.emu.setCi(l.repo, ci.late(5_000, ci.green(['test', 'lint'])));
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
     const pub = await h.forge.publish(publishInput(l, rec));
     h.emu.resetLog();

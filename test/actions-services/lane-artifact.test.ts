@@ -107,5 +107,6 @@ describe("a lane's artifact", () => {
     writeFileSync(join(work, 'lane.zip'), services.artifactContent(stored!.id)!);
     const entries = execFileSync('unzip', ['-Z1', join(work, 'lane.zip')], { encoding: 'utf8' }).trim().split('\n').sort();
     expect(entries).toEqual(['lanes/secret/attempt-1.log', 'lanes/secret/attempt-2.log', 'lanes/secret/patch.diff', 'lanes/secret/result.json']);
-  });
+    // A whole lane (clone, two attempts, push, PR) and two artifact round trips: more than the default 30 s on a loaded machine.
+  }, 120_000);
 });

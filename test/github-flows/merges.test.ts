@@ -58,7 +58,7 @@ describe('merge: when-green with CI that starts seconds after the push', () => {
     const reads = emu.find({ route: '/repos/{owner}/{repo}/commits/{ref}/check-runs', method: 'GET' }).filter((q) => q.id > pushed.id && q.id < put!.id);
     expect(reads.length).toBeGreaterThan(1);
     emu.assertNoViolations();
-  });
+  }, 90_000);
 
   it('without ci.wait, never merges a fresh push whose required check or workflow has not reported yet', async () => {
     flow = await startFlow();
@@ -92,5 +92,5 @@ describe('merge: when-green with CI that starts seconds after the push', () => {
     const merges = emu.find({ route: '/repos/{owner}/{repo}/pulls/{pull_number}/merge', method: 'PUT' });
     expect(merges.map((q) => q.path)).toEqual(['/repos/acme/bare/pulls/1/merge']);
     emu.assertNoViolations();
-  });
+  }, 90_000);
 });

@@ -92,6 +92,26 @@ export function combineCi(runs: readonly CheckRunLike[], statuses: readonly Stat
   return 'success';
 }
 
+/**
+ * Required checks (by check-run name or status context) that have not
+ * reported on the commit at all: GitHub blocks a merge until each of them has
+ * succeeded, so "nothing reported yet" is never green for them.
+ */
+export function missingRequired(runs: readonly CheckRunLike[], statuses: readonly StatusLike[], required: readonly string[]): string[] {
+  const seen = new Set([...runs.map((r) => r.name), ...statuses.map((s) => s.context)]);
+  return [...new Set(required)].filter((name) => !seen.has(name));
+}
+
+/**
+ * `combineCi`, with the base branch's required checks: a required check that
+ * has not reported makes an otherwise green (or empty) CI `pending`.
+ */
+export function combineRequired(runs: readonly CheckRunLike[], statuses: readonly StatusLike[], required: readonly string[]): CiConclusion {
+  const conclusion = combineCi(runs, statuses);
+  if (conclusion === 'failure') return conclusion;
+  return missingRequired(runs, statuses, required).length ? 'pending' : conclusion;
+}
+
 function clip(text: string | null | undefined, maxLines: number, maxChars: number): string {
   if (!text) return '';
   const lines = text.replace(/\r\n/g, '\n').split('\n').map((l) => l.trimEnd()).filter((l) => l.trim());
@@ -146,11 +166,12 @@ export function describeFailures(runs: readonly CheckRunLike[], statuses: readon
   return out;
 }
 
-/** The names of checks still running, for a `pending` verdict after the timeout. */
-export function describePending(runs: readonly CheckRunLike[], statuses: readonly StatusLike[]): string {
+/** The names of checks still running (and required checks not reported yet), for a `pending` verdict. */
+export function describePending(runs: readonly CheckRunLike[], statuses: readonly StatusLike[], required: readonly string[] = []): string {
   const names = [
     ...latestPerName(runs).filter((r) => runSignal(r) === 'pending').map((r) => `${r.name} (${r.status})`),
     ...latestPerContext(statuses).filter((s) => statusSignal(s) === 'pending').map((s) => `${s.context} (pending)`),
+    ...missingRequired(runs, statuses, required).map((name) => `${name} (required, not reported)`),
   ];
   if (!names.length) return '';
   const shown = names.slice(0, 10).join(', ');

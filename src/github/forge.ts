@@ -11,7 +11,7 @@ import type { LaneSpec } from '../core/validate.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
 import type { CiVerdict, Forge, Logger, MergeResult, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { redact } from '../local/git.js';
-import { combineCi, describeFailures, describePending, type CheckRunLike, type StatusLike } from './ci.js';
+import { combineCi, combineRequired, describeFailures, describePending, missingRequired, type CheckRunLike, type StatusLike } from './ci.js';
 import { basicCredential, maskToken, resolveApiUrl, serverUrlFor, type FleetOctokit } from './octokit.js';
 import { changedPathsBetween, TreeTooLarge } from './trees.js';
 import { checkRepos } from './validate.js';
@@ -120,6 +120,10 @@ export class GitHubForge implements Forge {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => number;
   private readonly header: string;
+  /** Default branches, read once per repository (a lane's base when the fleet file names none). */
+  private readonly defaultBranches = new Map<string, Promise<string>>();
+  /** Required checks per repository and base, for CI verdicts (a merge reads them afresh). */
+  private readonly requiredSeen = new Map<string, Promise<string[]>>();
 
   constructor(private readonly opts: GitHubForgeOptions) {
     if (!opts.token) throw new Error('the GitHub forge needs a token');
@@ -442,9 +446,11 @@ export class GitHubForge implements Forge {
     return { runs, statuses };
   }
 
+  /** The CI verdict, where a check the base branch requires and that has not reported yet keeps it `pending`. */
   async ciConclusion(lane: LaneSpec, commit: string): Promise<CiConclusion> {
     const { runs, statuses } = await this.readCi(lane, commit);
-    return combineCi(runs, statuses);
+    const required = await this.requiredForCi(lane);
+    return combineRequired(runs, statuses, required);
   }
 
   async waitForCi(lane: LaneSpec, commit: string, timeoutMs: number): Promise<CiVerdict> {
@@ -453,9 +459,11 @@ export class GitHubForge implements Forge {
     const maxPoll = this.opts.ciMaxPollMs ?? 60_000;
     let delay = Math.min(this.opts.ciPollMs ?? 10_000, maxPoll);
     let expectCi: boolean | undefined;
+    // Checks the base requires are waited for whatever the grace: GitHub will not merge without them.
+    const required = await this.requiredForCi(lane);
     for (;;) {
       const { runs, statuses } = await this.readCi(lane, commit);
-      const conclusion = combineCi(runs, statuses);
+      const conclusion = combineRequired(runs, statuses, required);
       if (conclusion === 'failure') return { conclusion, failures: describeFailures(runs, statuses) };
       if (conclusion === 'success') return { conclusion, failures: '' };
       const now = this.now();
@@ -466,11 +474,100 @@ export class GitHubForge implements Forge {
       }
       if (now >= deadline) {
         const waited = Math.round((now - start) / 1000);
-        return { conclusion: 'pending', failures: describePending(runs, statuses) || `no CI result after ${waited}s` };
+        return { conclusion: 'pending', failures: describePending(runs, statuses, required) || `no CI result after ${waited}s` };
       }
       await this.sleep(Math.max(0, Math.min(delay, deadline - now)));
       delay = Math.min(Math.round(delay * 1.5), maxPoll);
     }
+  }
+
+  /** The lane's base branch: the one the fleet file names, else the repository's default branch. */
+  private baseOf(lane: LaneSpec): Promise<string> {
+    if (lane.base) return Promise.resolve(lane.base);
+    const { owner, repo } = this.split(lane);
+    let branch = this.defaultBranches.get(lane.repo);
+    if (!branch) {
+      branch = this.octokit.request('GET /repos/{owner}/{repo}', { owner, repo }).then(
+        (r) => r.data.default_branch,
+        (err: unknown) => {
+          this.defaultBranches.delete(lane.repo);
+          throw this.error(lane, 'reading the default branch', err);
+        },
+      );
+      this.defaultBranches.set(lane.repo, branch);
+    }
+    return branch;
+  }
+
+  /** The lane base's required checks, read once per repository and base by this forge (lanes of one repository share them). */
+  private async requiredForCi(lane: LaneSpec): Promise<string[]> {
+    const base = await this.baseOf(lane);
+    const key = `${lane.repo}#${base}`;
+    let seen = this.requiredSeen.get(key);
+    if (!seen) {
+      seen = this.requiredChecks(lane, base);
+      this.requiredSeen.set(key, seen);
+      seen.catch(() => this.requiredSeen.delete(key));
+    }
+    return seen;
+  }
+
+  /**
+   * The status checks a PR into `base` must pass, from classic branch
+   * protection (shown to anyone who can read the branch) and from the
+   * repository's rulesets. A rules endpoint GitHub Enterprise Server does not
+   * have yet (404) adds nothing; any other failure throws, so a caller that
+   * merges fails closed.
+   */
+  async requiredChecks(lane: LaneSpec, base: string): Promise<string[]> {
+    const { owner, repo } = this.split(lane);
+    const names = new Set<string>();
+    try {
+      const b = await this.octokit.request('GET /repos/{owner}/{repo}/branches/{branch}', { owner, repo, branch: base });
+      const rsc = b.data.protection?.required_status_checks;
+      for (const c of rsc?.contexts ?? []) names.add(c);
+      for (const c of rsc?.checks ?? []) names.add(c.context);
+    } catch (err) {
+      if (statusOf(err) !== 404) throw this.error(lane, `reading the protection of ${base}`, err);
+    }
+    try {
+      const rules = (await this.octokit.paginate('GET /repos/{owner}/{repo}/rules/branches/{branch}', { owner, repo, branch: base, per_page: 100 })) as Array<{
+        type: string;
+        parameters?: { required_status_checks?: Array<{ context: string }> };
+      }>;
+      for (const rule of rules) if (rule.type === 'required_status_checks') for (const c of rule.parameters?.required_status_checks ?? []) names.add(c.context);
+    } catch (err) {
+      if (statusOf(err) !== 404) throw this.error(lane, `reading the rules of ${base}`, err);
+    }
+    return [...names].sort();
+  }
+
+  /**
+   * The last word before a merge, read afresh on the lane's commit: every
+   * check the base requires has reported and CI is green; "no CI at all" only
+   * when the repository shows no sign of CI that may still come. Null when
+   * the merge may go ahead, else why not.
+   */
+  private async mergeGate(lane: LaneSpec, base: string, commit: string, number: number): Promise<MergeResult | null> {
+    const short = commit.slice(0, 12);
+    let required: string[];
+    let ci: { runs: CheckRunLike[]; statuses: StatusLike[] };
+    try {
+      required = await this.requiredChecks(lane, base);
+      ci = await this.readCi(lane, commit);
+    } catch (err) {
+      return { status: 'pending', detail: `#${number} not merged: could not read its CI and the required checks of ${base} (${(err as Error).message})` };
+    }
+    const { runs, statuses } = ci;
+    const conclusion = combineRequired(runs, statuses, required);
+    if (conclusion === 'failure') return { status: 'blocked', detail: `#${number} not merged: CI failed on ${short}: ${describeFailures(runs, statuses, 300).split('\n')[0]}` };
+    const missing = missingRequired(runs, statuses, required);
+    if (missing.length) return { status: 'pending', detail: `#${number} not merged: required check${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${base} ha${missing.length > 1 ? 've' : 's'} not reported on ${short}` };
+    if (conclusion === 'pending') return { status: 'pending', detail: `#${number} not merged: CI is still running on ${short} (${describePending(runs, statuses)})` };
+    if (conclusion === 'none' && (await this.expectsCi(lane, commit))) {
+      return { status: 'pending', detail: `#${number} not merged: no CI has reported on ${short} yet, and the repository has workflows or CI on earlier commits` };
+    }
+    return null;
   }
 
   /**
@@ -540,6 +637,9 @@ export class GitHubForge implements Forge {
     if (pr.mergeable === false) {
       return { status: 'blocked', detail: `#${number} conflicts with ${pr.base.ref}${pr.mergeable_state ? ` (mergeable_state: ${pr.mergeable_state})` : ''}` };
     }
+    // An admin token may bypass branch protection, and a repository may have CI but no required checks: Fleet checks itself.
+    const gate = await this.mergeGate(lane, pr.base.ref, record.commit, number);
+    if (gate) return gate;
 
     if (method === 'fast-forward') return this.fastForward(lane, pr, record.commit);
     try {

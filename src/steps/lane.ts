@@ -381,13 +381,19 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
 
     if (ctx.file.merge.policy === 'when-green') {
       if (rec.ci_conclusion === 'success' || rec.ci_conclusion === 'none') {
+        const before = rec.phase;
         update({ phase: 'merging' }, 'merging: the policy is when-green');
         const m = await ctx.forge.merge(lane, rec, ctx.file.merge.method);
         rec.merge_status = m.status;
         if (m.status === 'merged') rec.phase = 'merged';
-        else rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `merge ${m.status}: ${m.detail}`] };
+        else {
+          // Not merged: the lane ends where it was (its PR open), not in the middle of a merge.
+          rec.phase = before;
+          rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `merge ${m.status}: ${m.detail}`] };
+        }
       } else {
-        rec.merge_status = 'blocked';
+        // CI still running (or a required check not reported yet) may turn green later; anything else will not.
+        rec.merge_status = rec.ci_conclusion === 'pending' ? 'pending' : 'blocked';
         rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `not merged: CI is ${rec.ci_conclusion ?? 'unknown'}`] };
       }
     } else {

@@ -4,8 +4,8 @@
  * the plan travels as `fleet-plan`, each lane's result as `fleet-lane-<lane>`.
  * Job outputs carry only the small shard lists (they are capped at 1 MB).
  */
-import { mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { lstat, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { Manifest, LaneRecord } from '../core/model.js';
 import type { ResolvedFleet, Problem } from '../core/validate.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJobs, StoredArtifact, Workspace } from '../ports.js';
@@ -200,22 +200,39 @@ async function fetchLaneResults(store: ArtifactStore, root: string, bundle: Plan
   return out;
 }
 
-/** What Fleet itself writes into a lane's folder: nothing else travels in the lane's artifact. */
-const LANE_FILES = /^(result\.json|patch\.diff|agent-routing\.json|attempt-\d+\.log|prompt-\d+\.md)$/;
-
 /**
- * The files of a lane's artifact. The directive can write into its lane's
- * folder (FLEET_LANE_DIR), so only Fleet's own file names go, and only as
- * regular files: a link the directive left (to /proc/self/environ, say) would
- * be followed by the artifact client and upload what it points at.
+ * The files of a lane's artifact: exactly the ones Fleet wrote for this lane,
+ * named from its record (its result, its patch, the log of each attempt that
+ * ran and, for an agent lane, its routing and prompts), and only those that
+ * are regular files directly in the lane's folder. The folder also holds the
+ * working copy (the target's source and `.git`) and whatever the directive
+ * wrote there (FLEET_LANE_DIR): on GitHub anyone who can read the fleet's
+ * repository can download its artifacts, so nothing is picked by listing the
+ * folder, and a link (to /proc/self/environ, say), which the artifact client
+ * would follow, never goes.
  */
-async function laneFiles(dir: string): Promise<string[]> {
+async function laneFiles(dir: string, rec: LaneRecord, agent: boolean): Promise<string[]> {
+  const names = new Set(['result.json']);
+  const attempts = rec.attempts.map((a) => a.n);
+  for (const a of rec.attempts) if (a.log) names.add(basename(a.log));
+  if (rec.evidence.patch) names.add(basename(rec.evidence.patch));
+  if (agent) {
+    names.add('agent-routing.json');
+    for (let n = 1; n <= Math.max(0, ...attempts); n++) names.add(`prompt-${n}.md`);
+  }
   const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    if (entry.isFile() && LANE_FILES.test(entry.name)) out.push(join(dir, entry.name));
+  for (const name of [...names].sort()) {
+    // Fleet's own names only: a record is data, and data never names a path outside the folder.
+    if (!LANE_FILES.test(name)) continue;
+    const file = join(dir, name);
+    const st = await lstat(file).catch(() => null);
+    if (st?.isFile()) out.push(file);
   }
   return out;
 }
+
+/** The names Fleet gives the files it writes into a lane's folder. */
+const LANE_FILES = /^(result\.json|patch\.diff|agent-routing\.json|attempt-\d+\.log|prompt-\d+\.md)$/;
 
 export interface MatrixShardInput {
   shard: string;
@@ -280,7 +297,8 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
     }
     records.set(id, rec);
     out.push(rec);
-    await input.store.upload(laneArtifact(id, input.attempt ?? 1), await laneFiles(laneDir(input.root, id)), input.root);
+    const agent = Boolean(fleet.file.agent) && spec.run === undefined;
+    await input.store.upload(laneArtifact(id, input.attempt ?? 1), await laneFiles(laneDir(input.root, id), rec, agent), input.root);
   }
   return out;
 }

@@ -74,13 +74,33 @@ describe('CI policies', () => {
 
   it('with a delay, checks run in_progress first and conclude later', async () => {
     const repo = await newRepo();
-    emu.setCi(`acme/${repo}`, { checks: [{ name: 'test', conclusion: 'success' }], statuses: [{ context: 'deploy', state: 'success' }], delayMs: 200 });
+    emu.setCi(`acme/${repo}`, { checks: [{ name: 'test', conclusion: 'success' }], statuses: [{ context: 'deploy', state: 'success' }], delayMs: 3_000 });
     const sha = await pushFiles(emu, work, { owner: 'acme', repo, branch: 'slow', files: { 's.txt': 's\n' } });
     expect(await checksOf(repo, sha)).toEqual([['test', 'in_progress', null]]);
     expect((await api(emu, 'GET', `/repos/acme/${repo}/commits/${sha}/status`)).body.state).toBe('pending');
     await emu.idle();
     expect(await checksOf(repo, sha)).toEqual([['test', 'completed', 'success']]);
     expect((await api(emu, 'GET', `/repos/acme/${repo}/commits/${sha}/status`)).body.state).toBe('success');
+  });
+
+  it('late CI: until its start delay the commit has no check run and no status at all, then they run and conclude', async () => {
+    const repo = await newRepo();
+    emu.setCi(`acme/${repo}`, ci.late(1000, { checks: [{ name: 'test', conclusion: 'success' }], statuses: [{ context: 'ci/legacy', state: 'success' }], delayMs: 50 }));
+    const sha = await pushFiles(emu, work, { owner: 'acme', repo, branch: 'lane', files: { 'a.txt': '1\n' } });
+    // The push has returned: GitHub has queued the workflow, nothing has reported yet.
+    expect(await checksOf(repo, sha)).toEqual([]);
+    const combined = await api(emu, 'GET', `/repos/acme/${repo}/commits/${sha}/status`);
+    expect(combined.body).toMatchObject({ state: 'pending', total_count: 0, statuses: [] });
+    await emu.idle();
+    expect(await checksOf(repo, sha)).toEqual([['test', 'completed', 'success']]);
+    expect((await api(emu, 'GET', `/repos/acme/${repo}/commits/${sha}/status`)).body).toMatchObject({ state: 'success', total_count: 1 });
+    // Started but never finishing: after the start it is in_progress, not absent.
+    const hung = await newRepo();
+    emu.setCi(`acme/${hung}`, ci.late(500, ci.hanging(['e2e'])));
+    const sha2 = await pushFiles(emu, work, { owner: 'acme', repo: hung, branch: 'lane', files: { 'a.txt': '1\n' } });
+    expect(await checksOf(hung, sha2)).toEqual([]);
+    await emu.idle();
+    expect(await checksOf(hung, sha2)).toEqual([['e2e', 'in_progress', null]]);
   });
 
   it('a hanging check never concludes; `*` applies to every repository', async () => {

@@ -88,6 +88,23 @@ describe('faults', () => {
     expect((await git(['ls-remote', emu.gitUrl('acme', 'api')])).code).toBe(0);
   });
 
+  it('a malformed request answered by a fault is still checked and recorded as a violation (REST and GraphQL)', async () => {
+    const f = emu.fault({ kind: '5xx', match: { method: 'POST', path: '/repos/{owner}/{repo}/pulls' } });
+    // No `head` and no `base`: GitHub's description requires both.
+    const r = await api(emu, 'POST', '/repos/acme/api/pulls', { body: { title: 'no head, no base' } });
+    expect(r.status).toBe(502);
+    expect(f.hits).toBe(1);
+    emu.fault({ kind: 'secondary-rate-limit', match: { kind: 'graphql' } });
+    expect((await graphql(emu, '{ viewer { loginx } }')).status).toBe(403);
+    expect(emu.violations.map((v) => [v.kind, v.method, v.path])).toEqual([
+      ['body', 'POST', '/repos/acme/api/pulls'],
+      ['graphql', 'POST', '/graphql'],
+    ]);
+    // The fault still answered: the log says so.
+    expect(emu.find({ path: '/repos/acme/api/pulls', method: 'POST' }).map((q) => q.fault)).toEqual(['5xx']);
+    emu.resetViolations();
+  });
+
   it('slow: answers after the delay, then normally', async () => {
     emu.fault({ kind: 'slow', delayMs: 300, match: { path: '/repos/acme/api' } });
     const t0 = Date.now();
@@ -151,11 +168,12 @@ describe('content-creation limit', () => {
   });
 
   it('has a configurable window: after it passes, writes go through again', async () => {
-    emu.setContentLimit({ max: 3, windowMs: 300 });
+    // The window runs on the emulator clock: advanced past it, not waited for (a loaded machine cannot stretch it).
+    emu.setContentLimit({ max: 3, windowMs: 60_000 });
     const sha = (await emu.branchSha('acme/api', 'main'))!;
     const post = async (): Promise<number> => (await api(emu, 'POST', `/repos/acme/api/statuses/${sha}`, { body: { state: 'pending', context: 'w' } })).status;
     expect([await post(), await post(), await post(), await post()]).toEqual([201, 201, 201, 403]);
-    await new Promise((r) => setTimeout(r, 350));
+    emu.clock.advance(60_001);
     expect(await post()).toBe(201);
   });
 });

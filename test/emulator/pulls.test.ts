@@ -160,6 +160,102 @@ describe('pull requests', () => {
   });
 });
 
+describe('reviews', () => {
+  const OCTOCAT = 'ghs_emulatorOctocatReviewerToken000001';
+  beforeAll(() => emu.addToken(OCTOCAT, { login: 'octocat', default: 'pull' }));
+
+  it('lists and creates reviews; a submitted review answers the request, a pending one is its author\'s only', async () => {
+    const { repo, branch, sha } = await repoWithBranch();
+    const pr = await openPr(repo, branch);
+    await api(emu, 'POST', `/repos/acme/${repo}/pulls/${pr.number}/requested_reviewers`, { body: { reviewers: ['octocat', 'hubot'], team_reviewers: ['platform'] } });
+    const requested = await api(emu, 'GET', `/repos/acme/${repo}/pulls/${pr.number}/requested_reviewers`);
+    expect(requested.status).toBe(200);
+    expect(requested.body.users.map((u: { login: string }) => u.login)).toEqual(['octocat', 'hubot']);
+    expect(requested.body.teams.map((t: { slug: string }) => t.slug)).toEqual(['platform']);
+    expect((await api(emu, 'GET', `/repos/acme/${repo}/pulls/${pr.number}/reviews`)).body).toEqual([]);
+
+    const approved = await api(emu, 'POST', `/repos/acme/${repo}/pulls/${pr.number}/reviews`, { token: OCTOCAT, body: { event: 'APPROVE' } });
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ user: { login: 'octocat' }, state: 'APPROVED', commit_id: sha, submitted_at: expect.any(String) });
+    // GitHub drops a reviewer from requested_reviewers once they have reviewed; the team stays requested.
+    const after = await api(emu, 'GET', `/repos/acme/${repo}/pulls/${pr.number}`);
+    expect(after.body.requested_reviewers.map((u: { login: string }) => u.login)).toEqual(['hubot']);
+    expect(after.body.requested_teams.map((t: { slug: string }) => t.slug)).toEqual(['platform']);
+
+    // A review without an event stays PENDING and only its author sees it.
+    const pending = await api(emu, 'POST', `/repos/acme/${repo}/pulls/${pr.number}/reviews`, { body: { body: 'draft notes' } });
+    expect(pending.body.state).toBe('PENDING');
+    expect(pending.body.submitted_at).toBeUndefined();
+    const mine = await api(emu, 'GET', `/repos/acme/${repo}/pulls/${pr.number}/reviews`);
+    expect(mine.body.map((r: { state: string }) => r.state)).toEqual(['APPROVED', 'PENDING']);
+    const theirs = await api(emu, 'GET', `/repos/acme/${repo}/pulls/${pr.number}/reviews`, { token: OCTOCAT });
+    expect(theirs.body.map((r: { state: string }) => r.state)).toEqual(['APPROVED']);
+
+    // The author cannot approve their own PR; REQUEST_CHANGES and COMMENT need a body.
+    const own = await api(emu, 'POST', `/repos/acme/${repo}/pulls/${pr.number}/reviews`, { body: { event: 'APPROVE' } });
+    expect(own.status).toBe(422);
+    expect(own.body.errors).toEqual(['Review Can not approve your own pull request']);
+    const bare = await api(emu, 'POST', `/repos/acme/${repo}/pulls/${pr.number}/reviews`, { token: OCTOCAT, body: { event: 'REQUEST_CHANGES' } });
+    expect(bare.status).toBe(422);
+    // An unknown event is not GitHub's API: refused and recorded.
+    const bad = await api(emu, 'POST', `/repos/acme/${repo}/pulls/${pr.number}/reviews`, { token: OCTOCAT, body: { event: 'LGTM' } });
+    expect(bad.status).toBe(422);
+    expect(emu.violations.map((v) => v.kind)).toEqual(['body']);
+    emu.resetViolations();
+  });
+});
+
+describe('required status checks', () => {
+  const PUSHER = 'ghs_emulatorPushOnlyToken0000000000001';
+  beforeAll(() => emu.addToken(PUSHER, { login: 'pusher', default: 'push' }));
+
+  it('classic protection: shown on the branch, read in full by admins only, and a missing check refuses the merge (405)', async () => {
+    const { repo, branch, sha } = await repoWithBranch();
+    expect((await api(emu, 'GET', `/repos/acme/${repo}/branches/main/protection`)).body.message).toBe('Branch not protected');
+    emu.protectBranch(`acme/${repo}`, 'main', { requiredChecks: ['test', 'ci/legacy'], enforceAdmins: true });
+    const b = await api(emu, 'GET', `/repos/acme/${repo}/branches/main`, { token: PUSHER });
+    expect(b.body).toMatchObject({ protected: true, protection: { enabled: true, required_status_checks: { contexts: ['test', 'ci/legacy'] } } });
+    const full = await api(emu, 'GET', `/repos/acme/${repo}/branches/main/protection`);
+    expect(full.status).toBe(200);
+    expect(full.body).toMatchObject({ required_status_checks: { contexts: ['test', 'ci/legacy'] }, enforce_admins: { enabled: true } });
+    expect((await api(emu, 'GET', `/repos/acme/${repo}/branches/main/protection/required_status_checks`)).body.contexts).toEqual(['test', 'ci/legacy']);
+    expect((await api(emu, 'GET', `/repos/acme/${repo}/branches/main/protection`, { token: PUSHER })).status).toBe(403);
+    // Rulesets hold none of them.
+    expect((await api(emu, 'GET', `/repos/acme/${repo}/rules/branches/main`, { token: PUSHER })).body).toEqual([]);
+
+    const pr = await openPr(repo, branch);
+    await api(emu, 'POST', `/repos/acme/${repo}/check-runs`, { body: { name: 'test', head_sha: sha, conclusion: 'success' } });
+    const refused = await api(emu, 'PUT', `/repos/acme/${repo}/pulls/${pr.number}/merge`, { body: { sha } });
+    expect(refused.status).toBe(405);
+    expect(refused.body.message).toBe('Required status check "ci/legacy" is expected.');
+    await api(emu, 'POST', `/repos/acme/${repo}/statuses/${sha}`, { body: { context: 'ci/legacy', state: 'success' } });
+    expect((await api(emu, 'PUT', `/repos/acme/${repo}/pulls/${pr.number}/merge`, { body: { sha } })).status).toBe(200);
+  });
+
+  it('an admin bypasses classic protection by default (enforce_admins off); nobody bypasses a ruleset here', async () => {
+    const { repo, branch } = await repoWithBranch();
+    emu.protectBranch(`acme/${repo}`, 'main', { requiredChecks: ['test'] });
+    expect((await api(emu, 'GET', `/repos/acme/${repo}/branches/main/protection`)).body.enforce_admins.enabled).toBe(false);
+    const pr = await openPr(repo, branch);
+    const asPusher = await api(emu, 'PUT', `/repos/acme/${repo}/pulls/${pr.number}/merge`, { token: PUSHER, body: {} });
+    expect(asPusher.status).toBe(405);
+    expect((await api(emu, 'PUT', `/repos/acme/${repo}/pulls/${pr.number}/merge`, { body: {} })).status).toBe(200);
+
+    const r2 = await repoWithBranch();
+    emu.protectBranch(`acme/${r2.repo}`, 'main', { requiredChecks: ['build'], via: 'ruleset' });
+    const rules = await api(emu, 'GET', `/repos/acme/${r2.repo}/rules/branches/main`, { token: PUSHER });
+    expect(rules.status).toBe(200);
+    expect(rules.body).toMatchObject([{ type: 'required_status_checks', parameters: { required_status_checks: [{ context: 'build' }] }, ruleset_source_type: 'Repository' }]);
+    // A ruleset does not show as classic protection.
+    expect((await api(emu, 'GET', `/repos/acme/${r2.repo}/branches/main`)).body.protected).toBe(false);
+    const pr2 = await openPr(r2.repo, r2.branch);
+    expect((await api(emu, 'GET', `/repos/acme/${r2.repo}/pulls/${pr2.number}`)).body.mergeable_state).toBe('blocked');
+    const refused = await api(emu, 'PUT', `/repos/acme/${r2.repo}/pulls/${pr2.number}/merge`, { body: {} });
+    expect(refused.status).toBe(405);
+    expect(refused.body.message).toBe('Required status check "build" is expected.');
+  });
+});
+
 describe('merging', () => {
   it('merge: a real merge commit with both parents on the base branch', async () => {
     const { repo, sha, branch } = await repoWithBranch();
@@ -232,7 +328,7 @@ describe('merging', () => {
     await api(emu, 'PATCH', `/repos/acme/${repo}/pulls/${pr.number}`, { body: { title: 'ready' } });
     emu.pullRequests(`acme/${repo}`); // snapshot only: no effect
     const { repo: r2, branch: b2, sha } = await repoWithBranch();
-    emu.protectBranch(`acme/${r2}`, 'main', { requiredChecks: ['test'] });
+    emu.protectBranch(`acme/${r2}`, 'main', { requiredChecks: ['test'], enforceAdmins: true });
     const pr2 = await openPr(r2, b2);
     expect((await api(emu, 'GET', `/repos/acme/${r2}/pulls/${pr2.number}`)).body.mergeable_state).toBe('blocked');
     const refused = await api(emu, 'PUT', `/repos/acme/${r2}/pulls/${pr2.number}/merge`, { body: {} });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { combineCi, describeFailures, describePending, latestPerName, type CheckRunLike, type StatusLike } from '../../src/github/ci.js';
+import { combineCi, combineRequired, describeFailures, describePending, latestPerName, missingRequired, type CheckRunLike, type StatusLike } from '../../src/github/ci.js';
 
 let id = 1;
 const run = (name: string, status: string, conclusion: string | null, extra: Partial<CheckRunLike> = {}): CheckRunLike => ({
@@ -50,6 +50,21 @@ describe('combineCi', () => {
     const old = status('ci/x', 'failure', { updated_at: '2024-01-01T00:00:00Z', id: 1 });
     const fresh = status('ci/x', 'success', { updated_at: '2024-01-01T00:01:00Z', id: 2 });
     expect(combineCi([], [old, fresh])).toBe('success');
+  });
+});
+
+describe('combineRequired', () => {
+  it('is pending, never none or success, while a required check has not reported (by check name or status context)', () => {
+    expect(combineRequired([], [], ['test'])).toBe('pending');
+    expect(combineRequired([run('lint', 'completed', 'success')], [], ['test'])).toBe('pending');
+    expect(missingRequired([run('lint', 'completed', 'success')], [status('ci/legacy', 'success')], ['test', 'ci/legacy', 'lint'])).toEqual(['test']);
+    expect(combineRequired([run('test', 'completed', 'success')], [status('ci/legacy', 'success')], ['test', 'ci/legacy'])).toBe('success');
+    // A reported but unfinished required check is pending as any other; a red one is failure.
+    expect(combineRequired([run('test', 'in_progress', null)], [], ['test'])).toBe('pending');
+    expect(combineRequired([run('lint', 'completed', 'failure')], [], ['test'])).toBe('failure');
+    // No required checks: exactly combineCi.
+    expect(combineRequired([], [], [])).toBe('none');
+    expect(describePending([run('lint', 'completed', 'success')], [], ['test'])).toBe('still running: test (required, not reported)');
   });
 });
 

@@ -158,8 +158,9 @@ describe('publish', () => {
     expect(first.pr_url).toBe(`${h.emu.url}/${l.repo}/pull/1`);
 
     const again = await pushLane(l, edit('src/a.ts', 'export const a = 4;\n'), rec);
-    // (team_reviewers left out of the re-run: the emulator answers `requested_teams: []` whatever was requested.)
-    const second = await h.forge.publish(publishInput(l, again, { title: `demo: ${l.id} (again)`, labels: ['fleet', 'automated'], reviewers: ['octocat'], assignees: ['hubot'] }));
+    const second = await h.forge.publish(
+      publishInput(l, again, { title: `demo: ${l.id} (again)`, labels: ['fleet', 'automated'], reviewers: ['octocat'], team_reviewers: ['acme/platform'], assignees: ['hubot'] }),
+    );
     expect(second).toMatchObject({ pr_number: 1, pr_url: first.pr_url, updated: true });
 
     expect(h.emu.count({ method: 'POST', route: '/repos/{owner}/{repo}/pulls' })).toBe(1);
@@ -183,7 +184,43 @@ describe('publish', () => {
     h.emu.assertNoViolations();
   });
 
-  it.todo('does not ask a team again on a re-run (needs the emulator to return requested_teams)');
+  it('does not ask a team again on a re-run: it is still in requested_teams', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    await h.forge.publish(publishInput(l, rec, { team_reviewers: ['acme/platform', 'security'] }));
+    h.emu.resetLog();
+    const again = await h.forge.publish(publishInput(l, rec, { team_reviewers: ['platform', 'acme/Security', 'docs'] }));
+    expect(again.notes).toEqual([]);
+    // Only the team not asked before is asked now.
+    const asked = h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers' });
+    expect(asked.map((q) => q.body)).toEqual([{ team_reviewers: ['docs'] }]);
+    expect(h.emu.pullRequests(l.repo)[0]!.requested_teams).toEqual(['platform', 'security', 'docs']);
+    h.emu.assertNoViolations();
+  });
+
+  it('does not ask again people who already reviewed (GitHub dropped them from requested_reviewers)', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec, { reviewers: ['octocat', 'hubot'] }));
+    // octocat reviews through the API with their own token: the request is answered.
+    const octocat = 'ghs_octocatReviewsForFleetTests000001';
+    h.emu.addToken(octocat, { login: 'octocat', default: 'pull' });
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.client({ token: octocat }).request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { owner, repo, pull_number: pub.pr_number!, event: 'COMMENT', body: 'one question' });
+    expect(h.emu.pullRequests(l.repo)[0]!.requested_reviewers).toEqual(['hubot']);
+
+    const again = await pushLane(l, edit('x.txt', 'y\n'), rec);
+    h.emu.resetLog();
+    const second = await h.forge.publish(publishInput(l, again, { reviewers: ['octocat', 'hubot'] }));
+    expect(second).toMatchObject({ pr_number: pub.pr_number, updated: true, notes: [] });
+    expect(h.emu.count({ method: 'GET', route: '/repos/{owner}/{repo}/pulls/{pull_number}/reviews' })).toBe(1);
+    expect(h.emu.count({ method: 'POST', route: '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers' })).toBe(0);
+    expect(h.emu.pullRequests(l.repo)[0]!.requested_reviewers).toEqual(['hubot']);
+    // Someone new is still asked.
+    await h.forge.publish(publishInput(l, again, { reviewers: ['octocat', 'hubot', 'monalisa'] }));
+    expect(h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers' }).map((q) => q.body)).toEqual([{ reviewers: ['monalisa'] }]);
+    h.emu.assertNoViolations();
+  });
 
   it('adds only the labels that are missing, and leaves an unchanged PR alone', async () => {
     const l = await repoWithLane();
@@ -256,7 +293,7 @@ describe('CI', () => {
 
   it('waits for CI that takes a while, polling with back-off', async () => {
     const l = await repoWithLane();
-    h.emu.setCi(l.repo, ci.green(['test', 'build'], 400));
+    h.emu.setCi(l.repo, ci.green(['test', 'build'], 1_500));
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
     expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('pending');
     h.emu.resetLog();
@@ -285,6 +322,41 @@ describe('CI', () => {
     const [owner, repo] = l.repo.split('/') as [string, string];
     await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', { owner, repo, name: 'test', head_sha: rec.commit!, status: 'completed', conclusion: 'success' });
     expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('success');
+  });
+
+  it('waits for a required check that starts late, whatever the start grace (classic protection or a ruleset)', async () => {
+    for (const via of ['protection', 'ruleset'] as const) {
+      const l = await repoWithLane();
+      h.emu.protectBranch(l.repo, 'main', { requiredChecks: ['test'], via });
+      h.emu.setCi(l.repo, ci.late(3_000, ci.green(['test'])));
+      const rec = await pushLane(l, edit('x.txt', 'x\n'));
+      // No workflows, no checks on the parent: without the required check this would be `none` at once.
+      expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('pending');
+      const verdict = await h.makeForge({ ciStartGraceMs: 0 }).waitForCi(l, rec.commit!, 30_000);
+      expect(verdict, via).toEqual({ conclusion: 'success', failures: '' });
+      expect(h.emu.checkRuns(l.repo).map((c) => [c.name, c.status])).toEqual([['test', 'completed']]);
+    }
+  });
+
+  it('reads "no CI yet" as "not started" for the start grace in a repository with workflows, and gets the late verdict', async () => {
+    const l = await repoWithLane({ 'README.md': '# x\n', '.github/workflows/ci.yml': 'on: [push]\njobs: {}\n' });
+    h.emu.setCi(l.repo, ci.late(3_000, ci.red(['test'])));
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('none');
+    const verdict = await h.makeForge({ ciStartGraceMs: 60_000 }).waitForCi(l, rec.commit!, 60_000);
+    expect(verdict.conclusion).toBe('failure');
+    expect(verdict.failures).toContain('✗ test: failure');
+  });
+
+  it('is pending, not green, while a required check has not reported beside green ones', async () => {
+    const l = await repoWithLane();
+    h.emu.protectBranch(l.repo, 'main', { requiredChecks: ['test'], via: 'ruleset' });
+    // `test` has not started (it never does here); `lint` is green.
+    h.emu.setCi(l.repo, ci.green(['lint']));
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('pending');
+    const verdict = await h.forge.waitForCi(l, rec.commit!, 200);
+    expect(verdict).toEqual({ conclusion: 'pending', failures: 'still running: test (required, not reported)' });
   });
 
   it('is none when the repository has no CI at all', async () => {
@@ -346,14 +418,51 @@ describe('merge', () => {
     expect(conflict).toMatchObject({ status: 'blocked' });
     expect(conflict.detail).toMatch(/conflicts with main/);
 
+    // GitHub's own refusal (a required check Fleet cannot see: the protection changed after Fleet read it).
     const l2 = await repoWithLane();
-    h.emu.protectBranch(l2.repo, 'main', { requiredChecks: ['test'] });
+    h.emu.setCi(l2.repo, ci.green(['test']));
     const rec2 = await pushLane(l2, edit('x.txt', 'x\n'));
     const pub2 = await h.forge.publish(publishInput(l2, rec2));
+    h.emu.fault({ kind: '5xx', status: 404, match: { method: 'GET', path: '/repos/{owner}/{repo}/branches/{branch}' } });
+    h.emu.protectBranch(l2.repo, 'main', { requiredChecks: ['build'], enforceAdmins: true });
     const refused = await h.forge.merge(l2, { ...rec2, pr_number: pub2.pr_number }, 'squash');
     expect(refused.status).toBe('blocked');
     expect(refused.detail).toMatch(/405/);
-    expect(refused.detail).toMatch(/Required status check "test"/);
+    expect(refused.detail).toMatch(/Required status check "build"/);
+  });
+
+  it('never merges while a required check has not reported, even with an admin token GitHub would let bypass it', async () => {
+    const l = await repoWithLane();
+    // Classic protection does not hold admins to it by default: GitHub itself would merge for this token.
+    h.emu.protectBranch(l.repo, 'main', { requiredChecks: ['test'] });
+    h.emu.setCi(l.repo, ci.late(5_000, ci.green(['test', 'lint'])));
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    h.emu.resetLog();
+    const early = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash');
+    expect(early).toEqual({ status: 'pending', detail: `#${pub.pr_number} not merged: required check test of main has not reported on ${rec.commit!.slice(0, 12)}` });
+    expect(h.emu.count({ method: 'PUT' })).toBe(0);
+    expect(h.emu.pullRequests(l.repo)[0]!.merged_at).toBeNull();
+    await h.emu.idle();
+    expect((await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash')).status).toBe('merged');
+  });
+
+  it('never reads "no CI yet" as green in a repository with workflows', async () => {
+    const l = await repoWithLane({ 'README.md': '# x\n', '.github/workflows/ci.yml': 'on: [pull_request]\njobs: {}\n' });
+    // The workflow has not started (no CI policy: nothing ever reports).
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    const m = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash');
+    expect(m.status).toBe('pending');
+    expect(m.detail).toContain('no CI has reported');
+    expect(h.emu.pullRequests(l.repo)[0]!.merged_at).toBeNull();
+  });
+
+  it('merges a repository with no CI at all and no required checks', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    expect((await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash')).status).toBe('merged');
   });
 
   it('blocks a draft and finds the PR by its branch when the record has no number', async () => {

@@ -402,15 +402,61 @@ export function coerceParam(schema: JsonObject, raw: string): Json {
 
 /** Validator of the JSON response for `status` of an operation (null when the spec declares none). */
 export function responseValidator(op: OpenApiOperation, status: number): ValidateFunction | null {
-  return cached(`response:${op.operationId}:${status}`, () => {
-    const responses = op.raw.responses as JsonObject | undefined;
-    const r = responses?.[String(status)] as JsonObject | undefined;
-    if (!r) return null;
-    const resp = deref(r);
-    const content = resp.content as JsonObject | undefined;
-    const json = content?.['application/json'] as JsonObject | undefined;
-    return json?.schema ? toJsonSchema(json.schema) : null;
-  });
+  const key = `response:${op.operationId}:${status}`;
+  if (validatorCache.has(key)) return validatorCache.get(key)!;
+  const responses = op.raw.responses as JsonObject | undefined;
+  const r = responses?.[String(status)] as JsonObject | undefined;
+  const json = r ? ((deref(r).content as JsonObject | undefined)?.['application/json'] as JsonObject | undefined) : undefined;
+  const v = json?.schema ? sharedAjv().compile(sharedSchema(json.schema)) : null;
+  validatorCache.set(key, v);
+  return v;
+}
+
+/*
+ * Response validators share their component schemas: each one (pull-request,
+ * repository, simple-user …) is added once to a dedicated Ajv as `gh:<name>`
+ * and compiled once, instead of inlined again into every operation's
+ * validator. Validation runs on every answer, so this keeps its cost to the
+ * first use of each component (most operations reuse the same few).
+ */
+let sharedInstance: Ajv | undefined;
+const sharedAdded = new Set<string>();
+function sharedAjv(): Ajv {
+  if (!sharedInstance) {
+    sharedInstance = new Ajv({ strict: false, allErrors: true, validateFormats: true, validateSchema: false, inlineRefs: false });
+    for (const [name, re] of Object.entries(KNOWN_FORMATS)) if (re !== true) sharedInstance.addFormat(name, re);
+  }
+  return sharedInstance;
+}
+
+/** `node` converted, its component refs pointing at shared schemas (added as needed). */
+function sharedSchema(node: Json): JsonObject {
+  const refs = new Set<string>();
+  const root = convert(node, refs) as JsonObject;
+  const schemas = (loadSpec().doc.components as JsonObject).schemas as JsonObject;
+  const queue = [...refs];
+  while (queue.length) {
+    const name = queue.pop()!;
+    if (sharedAdded.has(name)) continue;
+    sharedAdded.add(name);
+    const own = new Set<string>();
+    const schema = convert(schemas[name] ?? {}, own) as JsonObject;
+    sharedAjv().addSchema(retarget({ ...schema, $id: `gh:${name}` }) as JsonObject);
+    queue.push(...own);
+  }
+  return retarget(root) as JsonObject;
+}
+
+/** `#/$defs/<name>` (what `convert` writes) → `gh:<name>`. */
+function retarget(node: Json): Json {
+  if (Array.isArray(node)) return node.map(retarget);
+  if (!node || typeof node !== 'object') return node;
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/')) out.$ref = `gh:${v.slice('#/$defs/'.length)}`;
+    else out[k] = retarget(v);
+  }
+  return out;
 }
 
 export function declaredStatuses(op: OpenApiOperation): number[] {

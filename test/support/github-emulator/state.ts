@@ -102,10 +102,22 @@ export interface PullRecord {
   assignees: string[];
   requested_reviewers: string[];
   requested_teams: string[];
+  /** Reviews left on the PR, oldest first (GitHub drops a reviewer from requested_reviewers once they review). */
+  reviews: ReviewRecord[];
   maintainer_can_modify: boolean;
   /** Reads left that answer `mergeable: null`, for the current (base, head) pair. */
   nullReadsLeft: number;
   nullReadsKey: string;
+}
+
+export interface ReviewRecord {
+  id: number;
+  node_id: string;
+  user: string;
+  body: string;
+  state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED' | 'PENDING' | 'DISMISSED';
+  commit_id: string;
+  submitted_at: string | null;
 }
 
 export interface StatusRecord {
@@ -137,6 +149,8 @@ export interface CheckRunRecord {
   output: { title: string | null; summary: string | null; text: string | null; annotations_count: number };
   app: string;
   check_suite_id: number;
+  /** When it concluded, in ms (GitHub's `completed_at` has whole seconds; tests order events by this). */
+  concludedAtMs?: number;
 }
 
 export interface WorkflowJobSpec {

@@ -30,7 +30,7 @@ export interface EmulatorOptions {
   contentLimit?: ContentLimitOption;
   /** Reads of a PR (GET pulls/{n}) that answer `mergeable: null` after each change of its head or base (default 0). */
   mergeableNullReads?: number;
-  /** Check the emulator's own JSON responses against the OpenAPI response schemas (into `emu.responseProblems`). Default false. */
+  /** Check the emulator's own JSON responses against the OpenAPI response schemas (into `emu.responseProblems`). Default true. */
   validateResponses?: boolean;
   /** Seconds GitHub's primary rate limit window lasts (default 3600). */
   rateLimitWindowSec?: number;
@@ -169,6 +169,8 @@ export interface CiCheck {
   summary?: string;
   /** Overrides the plan's delay for this check. */
   delayMs?: number;
+  /** Overrides the plan's start delay for this check. */
+  startDelayMs?: number;
 }
 
 export interface CiStatus {
@@ -176,6 +178,7 @@ export interface CiStatus {
   state: 'success' | 'failure' | 'error' | 'pending';
   description?: string;
   delayMs?: number;
+  startDelayMs?: number;
 }
 
 export interface CiPlan {
@@ -183,6 +186,31 @@ export interface CiPlan {
   statuses?: CiStatus[];
   /** Checks and statuses start `in_progress`/`pending` and conclude after this many ms (default 0: concluded before the push returns). */
   delayMs?: number;
+  /**
+   * CI that starts late, as GitHub Actions does (a push event is queued, a
+   * runner is picked): for this many ms after the push the commit has no
+   * check run and no status at all; then they appear `queued`/`pending` and
+   * conclude `delayMs` later. Real time; `emu.idle()` waits for it.
+   */
+  startDelayMs?: number;
+}
+
+/** Required status checks on a branch (`emu.protectBranch`). */
+export interface BranchRule {
+  /** Check-run names or status contexts that must succeed on a PR's head before it merges into the branch. */
+  requiredChecks: string[];
+  /**
+   * Where the rule lives: classic branch protection (`protection`, read with
+   * GET …/branches/{branch} and …/protection) or a repository ruleset
+   * (`ruleset`, read with GET …/rules/branches/{branch}). Default `protection`.
+   */
+  via?: 'protection' | 'ruleset';
+  /**
+   * Classic protection only: whether admins are held to it too ("Do not allow
+   * bypassing the above settings"). Default false, as on GitHub: an admin
+   * token merges past a missing check.
+   */
+  enforceAdmins?: boolean;
 }
 
 export interface CiContext {

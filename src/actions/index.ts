@@ -5,6 +5,7 @@
 import './env-defaults.js';
 import * as core from '@actions/core';
 import { withholdFromProcessEnv } from '../cli/main.js';
+import { killAllRunning } from '../local/processes.js';
 import { ActionsArtifactStore, type FindBy } from './artifact-store.js';
 import { actionDeps } from './deps.js';
 import { runAction } from './main.js';
@@ -21,6 +22,15 @@ function thisRun(): FindBy | undefined {
   const token = env.FLEET_RUN_TOKEN || env.FLEET_TOKEN;
   if (!owner || !repo || !runId || !token) return undefined;
   return { token, workflowRunId: runId, repositoryOwner: owner, repositoryName: repo };
+}
+
+// A cancelled job gets SIGINT, then SIGTERM: git and the directives run in process groups of their own, which the
+// runner's signal does not reach, so they are ended here (no git left holding the credential header).
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killAllRunning('SIGKILL');
+    process.exit(130);
+  });
 }
 
 const store = new ActionsArtifactStore(thisRun(), core.info);

@@ -211,48 +211,48 @@ async function runLocked(
   };
 
   const waves = (async () => {
-  for (const wave of plan.waves) {
-    await Promise.all(
-      wave.lanes.map(async (id) => {
-        if (carried.has(id)) return;
-        const spec = specs.get(id)!;
-        const start = records.get(id)!;
-        if (opts.signal?.aborted) return cancelled(start);
-        const blocked = await dependencyBlock(spec, records, specs, opts.forge, manifest.checkpoint, ctx.dryRun);
-        if (blocked) {
-          const now = opts.clock.now().toISOString();
-          const skipped: LaneRecord = { ...start, status: 'skipped', phase: 'skipped', updated_at: now, ended_at: now, error: blocked };
-          emit(skipped, blocked.message);
-          await writeLaneResult(root, manifest.fleet_id, skipped);
-          return;
-        }
-        await budget.run(async () => {
+    for (const wave of plan.waves) {
+      await Promise.all(
+        wave.lanes.map(async (id) => {
+          if (carried.has(id)) return;
+          const spec = specs.get(id)!;
+          const start = records.get(id)!;
           if (opts.signal?.aborted) return cancelled(start);
-          try {
-            const done = await runLane(ctx, spec, start);
-            // Check the lane against the forge now, while other lanes still run, rather than all at the end.
-            const checked = await verifyLane(opts.forge, spec, done, opts.clock.now().toISOString(), ctx.dryRun);
-            if (over) return; // the run already ended without this lane (an interrupt it did not stop for)
-            verified.set(id, checked);
-            if (checked.status !== done.status) emit(checked, checked.error?.message ?? 'not confirmed by the forge');
-          } catch (err) {
-            // runLane catches its own failures; this is the last line of defence, so one lane's bug stays in that lane.
+          const blocked = await dependencyBlock(spec, records, specs, opts.forge, manifest.checkpoint, ctx.dryRun);
+          if (blocked) {
             const now = opts.clock.now().toISOString();
-            const crashed: LaneRecord = {
-              ...(records.get(id) ?? start),
-              status: 'failed',
-              phase: 'failed',
-              updated_at: now,
-              ended_at: now,
-              error: { class: 'lane-crashed', message: `Fleet failed in this lane: ${(err as Error).message}` },
-            };
-            emit(crashed, 'crashed');
-            await writeLaneResult(root, manifest.fleet_id, crashed).catch(() => undefined);
+            const skipped: LaneRecord = { ...start, status: 'skipped', phase: 'skipped', updated_at: now, ended_at: now, error: blocked };
+            emit(skipped, blocked.message);
+            await writeLaneResult(root, manifest.fleet_id, skipped);
+            return;
           }
-        });
-      }),
-    );
-  }
+          await budget.run(async () => {
+            if (opts.signal?.aborted) return cancelled(start);
+            try {
+              const done = await runLane(ctx, spec, start);
+              // Check the lane against the forge now, while other lanes still run, rather than all at the end.
+              const checked = await verifyLane(opts.forge, spec, done, opts.clock.now().toISOString(), ctx.dryRun);
+              if (over) return; // the run already ended without this lane (an interrupt it did not stop for)
+              verified.set(id, checked);
+              if (checked.status !== done.status) emit(checked, checked.error?.message ?? 'not confirmed by the forge');
+            } catch (err) {
+              // runLane catches its own failures; this is the last line of defence, so one lane's bug stays in that lane.
+              const now = opts.clock.now().toISOString();
+              const crashed: LaneRecord = {
+                ...(records.get(id) ?? start),
+                status: 'failed',
+                phase: 'failed',
+                updated_at: now,
+                ended_at: now,
+                error: { class: 'lane-crashed', message: `Fleet failed in this lane: ${(err as Error).message}` },
+              };
+              emit(crashed, 'crashed');
+              await writeLaneResult(root, manifest.fleet_id, crashed).catch(() => undefined);
+            }
+          });
+        }),
+      );
+    }
   })();
 
   const stuck = await untilDoneOrGraceSpent(waves, opts.signal, opts.interruptGraceMs ?? INTERRUPT_GRACE_MS);

@@ -77,6 +77,8 @@ describe('an interrupt while lanes are outside a directive', () => {
     } finally {
       if (run.child.exitCode === null) run.child.kill('SIGKILL');
     }
+    // A process SIGKILLed as Fleet exits may take a moment to leave /proc; none may stay.
+    await until('no process of Fleet\'s is left', () => processWithEnv(marker).length === 0, 5_000).catch(() => undefined);
     expect(processWithEnv(marker), 'processes of Fleet left running').toEqual([]);
     expect(processWithEnv(basicCredential(flow.token)), 'processes holding the credential').toEqual([]);
 
@@ -116,6 +118,7 @@ describe('an interrupt while lanes are outside a directive', () => {
       if (run.child.exitCode === null) run.child.kill('SIGKILL');
     }
     expect(run.output()).toContain(`fleet: stopped at once; the manifest and report as they stood are in ${ws}`);
+    await until('no process of Fleet\'s is left', () => processWithEnv(marker).length === 0, 5_000).catch(() => undefined);
     expect(processWithEnv(marker)).toEqual([]);
     const m = readManifest(ws);
     expect(m.ended_at).not.toBeNull();

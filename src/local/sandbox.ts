@@ -92,7 +92,8 @@ function onPath(program: string, env: NodeJS.ProcessEnv = process.env): string |
 /** The argv prefix of each way in, up to the command (`…, '--', file, args…` follows). */
 export function strategies(opts: { unshare: string; setpriv: string | null; sudo: string | null; uid: number; gid: number; masks: string[] }): Array<{ via: string; prefix: string[] }> {
   const { unshare, setpriv, sudo, uid, gid, masks } = opts;
-  const setup = (drop: string[]) => [...NAMESPACES, '--', '/bin/sh', '-c', MASK_AND_EXEC, 'fleet-sandbox', ...masks, '--', ...drop];
+  // Nothing to mask (outside a runner): the namespaces' first process is the drop itself, a shell fewer per command.
+  const setup = (drop: string[]) => (masks.length ? [...NAMESPACES, '--', '/bin/sh', '-c', MASK_AND_EXEC, 'fleet-sandbox', ...masks, '--', ...drop] : [...NAMESPACES, '--', ...drop]);
   const out: Array<{ via: string; prefix: string[] }> = [];
   if (uid === 0) {
     if (setpriv) out.push({ via: 'unshare as root', prefix: [unshare, ...setup([setpriv, '--bounding-set=-all', '--inh-caps=-all', '--'])] });

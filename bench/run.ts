@@ -7,6 +7,15 @@
  *   compression_ratio  ideal ÷ measured wall time of a real 32-lane `sleep 1` fleet        (≥ 0.85)
  *   lane_overhead_ms   median runner cost per lane (total − directive − checks)            (≤ 250 ms)
  *
+ * Floor (--only floor, bench/lib/floor.ts): the `fleet run` CLI next to a git-xargs-style shell loop doing the same
+ * clone, change, commit and push of a new branch, 32 fresh bare repositories a side, 8 at once, in one run:
+ *   fleet_vs_git_floor                    wall time, fleet ÷ the loop                                     (≤ 1.3)
+ *   fleet_vs_git_floor_cpu                CPU time of each whole process tree, fleet ÷ the loop           (≤ 1.3)
+ *   fleet_vs_git_floor[_cpu]_isolation_off  the same fleet with isolation: off: the sandbox's share   (recorded)
+ *   CPU is read as the bench process's cutime + cstime (/proc/self/stat, i.e. getrusage(RUSAGE_CHILDREN)) before
+ *   and after each side: every descendant's user + system time once it has been waited for.
+ *   --floor-cli dist measures bin/fleet.js (the committed bundle) instead of a bundle of the current sources.
+ *
  * GitHub (--only github), through Fleet's real GitHub forge (createOctokit + GitHubForge, no pacing)
  * against the GitHub emulator, which runs in a child process of its own (bench/lib/emulator-host.ts):
  *   graphql_requests_1000_targets    GraphQL requests of the plan step for 1,000 real targets, a mix of
@@ -34,7 +43,7 @@
  * metric is the median of several repetitions, and the repetitions are kept.
  * Writes bench-results.json at the repository root and prints a table.
  *
- * Options: --only plan,report,compression,overhead,github,actions (actions = cold-start,dist,fleet-300,report-1000)
+ * Options: --only plan,report,compression,overhead,floor,github,actions (actions = cold-start,dist,fleet-300,report-1000)
  *          --reps N (in-memory benches and the cold start, default 7)   --fleet-reps N (end-to-end benches, default 5)
  *          --actions-jobs N (jobs running at once in the Actions benches, default 4: the workflow runner's default)
  *          --cpu-prof DIR (V8 CPU profiles of the timed action processes: cold start, report job; slows them)
@@ -69,6 +78,7 @@ import { attribute, instrument, routeKey, routeTable, targetMix, type LaneCalls,
 import { makeBareRepos, makeSeedRepo } from './lib/repos.js';
 import { MiB, median, percentile, round, textTable, timeSync } from './lib/stats.js';
 import { ACTIONS_SUITES, runActionsInChild, type ActionsSuite } from './lib/actions.js';
+import { benchFloor, floorMedians } from './lib/floor.js';
 
 // ---------------------------------------------------------------------------
 // Options, results
@@ -78,6 +88,7 @@ const { values: argv } = parseArgs({
     only: { type: 'string' },
     reps: { type: 'string' },
     'fleet-reps': { type: 'string' },
+    'floor-cli': { type: 'string' },
     'actions-jobs': { type: 'string' },
     'cpu-prof': { type: 'string' },
     keep: { type: 'boolean' },
@@ -85,7 +96,7 @@ const { values: argv } = parseArgs({
     out: { type: 'string' },
   },
 });
-const ALL = ['plan', 'report', 'compression', 'overhead', 'github', ...ACTIONS_SUITES] as const;
+const ALL = ['plan', 'report', 'compression', 'overhead', 'floor', 'github', ...ACTIONS_SUITES] as const;
 type Suite = (typeof ALL)[number];
 /** `actions` names the four Actions benches at once. */
 const ALIASES: Record<string, readonly Suite[]> = { actions: ACTIONS_SUITES };
@@ -100,6 +111,8 @@ function count(flag: string, raw: string | undefined, fallback: number): number 
 const REPS = count('reps', argv.reps, 7);
 const FLEET_REPS = count('fleet-reps', argv['fleet-reps'], 5);
 const ACTIONS_JOBS = count('actions-jobs', argv['actions-jobs'], 4);
+const FLOOR_CLI = argv['floor-cli'] ?? 'src';
+if (FLOOR_CLI !== 'src' && FLOOR_CLI !== 'dist') throw new Error(`--floor-cli: src or dist, got "${FLOOR_CLI}"`);
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = resolve(REPO_ROOT, argv.out ?? 'bench-results.json');
 
@@ -109,7 +122,7 @@ interface Metric {
   unit: string;
   target: { op: Op; value: number } | null;
   pass: boolean | null;
-  /** The best repetition (noise on a shared machine only ever makes a run slower). */
+  /** The best repetition (noise on a shared machine only ever makes a run slower): the highest ratio, unless lower is better. */
   best: number;
   /** Every repetition, in the order run (the first is the cold one). */
   reps: number[];
@@ -121,14 +134,15 @@ interface Metric {
 const metrics: Record<string, Metric> = {};
 const details: Record<string, unknown> = {};
 
-function metric(name: string, reps: number[], unit: string, target: Metric['target'], opts: { value?: number; note?: string; samples?: Record<string, number> } = {}): void {
+function metric(name: string, reps: number[], unit: string, target: Metric['target'], opts: { value?: number; note?: string; samples?: Record<string, number>; lowerIsBetter?: boolean } = {}): void {
   const value = opts.value ?? median(reps);
   let pass: boolean | null = null;
   if (target && target.op !== 'info') {
     pass = target.op === '<' ? value < target.value : target.op === '<=' ? value <= target.value : value >= target.value;
   }
   const digits = unit === 'ratio' ? 3 : unit === 's' ? 2 : 1;
-  const best = reps.length === 0 ? value : unit === 'ratio' ? Math.max(...reps) : Math.min(...reps);
+  const higherIsBetter = unit === 'ratio' && !opts.lowerIsBetter;
+  const best = reps.length === 0 ? value : higherIsBetter ? Math.max(...reps) : Math.min(...reps);
   metrics[name] = {
     value: round(value, digits),
     unit,
@@ -457,6 +471,24 @@ async function benchOverhead(PARALLEL = 1, name = 'lane_overhead_ms'): Promise<v
   const other = all.over.map((o, i) => o - all.clone[i]! - all.commit[i]! - all.push[i]!);
   metric('lane_other_ms', [median(other)], 'ms', { op: 'info', value: 0 }, { note: 'overhead − clone − commit − push: rm/mkdir, fence, settle, staging, patch, result file, per lane (median)' });
   details.lane_overhead = { lanes: LANES, max_parallel: PARALLEL, runs, total_ms_median: median(all.total) };
+}
+
+// ---------------------------------------------------------------------------
+// fleet_vs_git_floor (bench/lib/floor.ts)
+
+async function benchFloorSuite(): Promise<void> {
+  seedRepo ??= makeSeedRepo(tmpRoot);
+  const f = await benchFloor({ root: REPO_ROOT, tmp: tmpRoot, seed: seedRepo, reps: FLEET_REPS, repositories: 32, parallel: 8, cli: FLOOR_CLI as 'src' | 'dist', keep: !!argv.keep, log });
+  const m = floorMedians(f.reps);
+  const where = `32 fresh bare repositories a side, max_parallel 8 / xargs -P 8, a one-file change; ${f.cli}`;
+  const iso = f.isolation ? `isolation ${f.isolation.kind} (${f.isolation.detail})` : 'isolation unknown';
+  metric('fleet_vs_git_floor', f.reps.map((r) => r.wall_ratio), 'ratio', { op: '<=', value: 1.3 }, { lowerIsBetter: true, note: `fleet run ÷ a git shell loop doing the same clone, change, commit, push: wall time; ${where}; ${iso}` });
+  const cpu = f.reps.map((r) => r.cpu_ratio).filter((x): x is number => x !== null);
+  if (cpu.length) metric('fleet_vs_git_floor_cpu', cpu, 'ratio', { op: '<=', value: 1.3 }, { lowerIsBetter: true, note: 'the same, CPU time of each whole process tree (user + system, from /proc/self/stat cutime + cstime)' });
+  metric('fleet_vs_git_floor_isolation_off', f.reps.map((r) => r.wall_ratio_off), 'ratio', { op: 'info', value: 0 }, { lowerIsBetter: true, note: 'wall ratio of the same fleet with isolation: off (the sandbox\'s share is the difference)' });
+  const cpuOff = f.reps.map((r) => r.cpu_ratio_off).filter((x): x is number => x !== null);
+  if (cpuOff.length) metric('fleet_vs_git_floor_cpu_isolation_off', cpuOff, 'ratio', { op: 'info', value: 0 }, { lowerIsBetter: true, note: 'CPU ratio with isolation: off' });
+  details.fleet_vs_git_floor = { ...f, medians: m };
 }
 
 // ---------------------------------------------------------------------------
@@ -890,6 +922,10 @@ async function main(): Promise<number> {
       await benchOverhead();
       log('lane_overhead_p4_ms …');
       await benchOverhead(4, 'lane_overhead_p4_ms');
+    }
+    if (only.has('floor')) {
+      log('fleet_vs_git_floor …');
+      await benchFloorSuite();
     }
     if (only.has('github')) {
       log('github …');

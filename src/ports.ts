@@ -109,12 +109,14 @@ export interface Workspace {
   /** Stage everything and list what changed against HEAD (renames give both paths). */
   changedFiles(dir: string): Promise<string[]>;
   commit(dir: string, message: string): Promise<string>;
-  /** Files changed between two commits, read from their trees (renames give both paths): what pushing `to` onto `from` changes. */
-  committedFiles(dir: string, from: string, to: string): Promise<string[]>;
+  /**
+   * What pushing `to` onto `from` changes, read from the two commits' trees: the files (renames give both paths)
+   * and the binary-safe patch.
+   */
+  committed(dir: string, from: string, to: string): Promise<{ files: string[]; patch: string }>;
   tree(dir: string, rev: string): Promise<string>;
   parent(dir: string, rev: string): Promise<string | null>;
   push(dir: string, branch: string, expected: string | null, env?: Record<string, string>, timeoutMs?: number): Promise<PushResult>;
-  patch(dir: string, from: string, to: string): Promise<string>;
   /** Tracked files of the working copy. */
   listFiles(dir: string): Promise<string[]>;
 }

@@ -6,14 +6,14 @@
  */
 import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync, statSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { LaneSpec } from '../core/validate.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
 import type { CiVerdict, Forge, MergeResult, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
-import { defaultBranch, git, gitDirOf, readRef, hasCommits, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, redact } from './git.js';
+import { defaultBranch, git, gitDirOf, readGitFile, readHead, readRef, hasCommits, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, redact } from './git.js';
 
 export interface LocalForgeOptions {
   /** Relative target paths resolve against this folder (the fleet file's folder). */
@@ -107,7 +107,7 @@ export class LocalForge implements Forge {
     // A repository on disk is read in place: no ls-remote, so no upload-pack process per question.
     if (lane.repo_kind !== 'url') {
       const dir = this.cloneUrl(lane);
-      const fromFiles = await readRef(gitDirOf(dir), `refs/heads/${branch}`);
+      const fromFiles = readRef(gitDirOf(dir), `refs/heads/${branch}`);
       if (fromFiles !== undefined) return fromFiles;
       const r = await git(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}^{commit}`], {
         cwd: dir,
@@ -209,6 +209,8 @@ async function defaultBranchOnDisk(p: string): Promise<string | null> {
   } catch {
     return null;
   }
+  const fromFiles = defaultBranchFromFiles(abs);
+  if (fromFiles !== undefined) return fromFiles;
   const r = await git(['rev-parse', '--is-bare-repository', '--is-inside-work-tree', '--show-prefix', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD'], {
     cwd: abs,
     env: { GIT_CEILING_DIRECTORIES: dirname(abs) },
@@ -219,4 +221,45 @@ async function defaultBranchOnDisk(p: string): Promise<string | null> {
   const top = bare === 'true' || (inside === 'true' && prefix === '');
   if (!top || !commit || !/^[0-9a-f]{40,64}$/.test(commit) || !ref?.startsWith('refs/heads/')) return null;
   return ref.slice('refs/heads/'.length);
+}
+
+/**
+ * The same answer read from the repository's files, with no git process, for the plain case: the top of a
+ * working copy (a .git folder) or a bare repository (its config says `bare = true` under [core]), owned by
+ * this user (git refuses others' without safe.directory), with HEAD on a branch whose ref names a commit.
+ * Undefined when the files cannot say so; then git is asked. A ref naming an object the repository lacks is
+ * not looked for: the lane's clone fails on it and says so.
+ */
+function defaultBranchFromFiles(abs: string): string | null | undefined {
+  // Synchronous reads, as git.ts's readRef: a handful of small files, once per target.
+  try {
+    const dotGit = lstatSync(join(abs, '.git'), { throwIfNoEntry: false });
+    let gitDir: string;
+    if (dotGit) {
+      if (!dotGit.isDirectory()) return undefined; // a `gitdir:` file (a linked worktree, a submodule): git knows
+      gitDir = join(abs, '.git');
+    } else {
+      if (!isBareConfig(readGitFile(join(abs, 'config')))) return undefined;
+      gitDir = abs;
+    }
+    const top = statSync(gitDir);
+    if (top.uid !== process.getuid?.() || !statSync(join(gitDir, 'objects')).isDirectory() || !statSync(join(gitDir, 'refs')).isDirectory()) return undefined;
+    const head = readHead(gitDir);
+    if (!head?.commit) return undefined;
+    return head.ref.slice('refs/heads/'.length);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `bare = true` in the [core] section of a git config file, in the form git writes it. */
+function isBareConfig(text: string): boolean {
+  let section = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    const header = /^\[([^\]]*)\]$/.exec(line);
+    if (header) section = header[1]!.trim().toLowerCase();
+    else if (section === 'core' && /^bare\s*=\s*true$/i.test(line)) return true;
+  }
+  return false;
 }

@@ -2,12 +2,12 @@
  * The git working copies and command execution every lane uses, local or on a
  * GitHub runner: the Workspace and Executor ports over git.ts and exec.ts.
  */
-import { lstat, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { lstatSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Executor, Workspace } from '../ports.js';
 import { runCommand } from './exec.js';
 import { sandboxFor } from './sandbox.js';
-import { changedBetween, changedFiles, cloneForLane, commitAll, diffPatch, git, parentOf, pushBranch, readHead, treeOf } from './git.js';
+import { changedFiles, cloneForLane, commitAll, committedChange, git, parentOf, pushBranch, readGitFile, readHead, treeOf } from './git.js';
 
 /**
  * The repository configuration Fleet cloned, per working copy. A directive (or a
@@ -27,16 +27,18 @@ const FOREIGN_GIT_FILES = ['commondir', 'config.worktree', join('info', 'attribu
  * or null. Through one, git (and Fleet's config guard) would write into some
  * other repository: `.git -> ../../outer/.git`, `.git/refs -> …`.
  */
-async function linkInGitDir(gitDir: string): Promise<string | null> {
-  const top = await lstat(gitDir).catch(() => null);
+function linkInGitDir(gitDir: string): string | null {
+  const top = lstatSync(gitDir, { throwIfNoEntry: false });
   if (!top || top.isSymbolicLink() || !top.isDirectory()) return gitDir;
-  const walk = async (d: string, deep: boolean): Promise<string | null> => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
+  // Synchronous: a fresh clone's metadata is a few dozen entries in the page cache, read in microseconds, where
+  // each call through libuv's thread pool would cost some 0.1 ms of CPU.
+  const walk = (d: string, deep: boolean): string | null => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isSymbolicLink()) return p;
       if (e.isDirectory() && (deep || ['refs', 'logs', 'objects', 'info'].includes(e.name))) {
         // objects/xx folders are many and hold only object files git reads by hash: look at objects/info and objects/pack only.
-        const found = await walk(p, deep || e.name === 'refs' || e.name === 'logs' || (d.endsWith('objects') && (e.name === 'info' || e.name === 'pack')));
+        const found = walk(p, deep || e.name === 'refs' || e.name === 'logs' || (d.endsWith('objects') && (e.name === 'info' || e.name === 'pack')));
         if (found) return found;
       }
     }
@@ -52,18 +54,54 @@ async function linkInGitDir(gitDir: string): Promise<string | null> {
  */
 const checked = new Set<string>();
 
-async function guard(dir: string): Promise<void> {
+function guard(dir: string): void {
+  const key = resolve(dir);
+  if (!clonedConfig.has(key) || checked.has(key)) return;
+  const link = linkInGitDir(join(dir, '.git'));
+  if (link) throw new Error(`the working copy's git metadata holds a symbolic link (${link}); refusing to run git in it`);
+  restore(dir);
+}
+
+/**
+ * Puts the configuration back as cloned and removes the files that would bend git elsewhere, once the walk
+ * found no link. What the directive left as it was (the usual case) is only read, not written again.
+ */
+function restore(dir: string): void {
   const key = resolve(dir);
   const config = clonedConfig.get(key);
-  if (config === undefined || checked.has(key)) return;
+  if (config === undefined) return;
   const gitDir = join(dir, '.git');
-  const link = await linkInGitDir(gitDir);
-  if (link) throw new Error(`the working copy's git metadata holds a symbolic link (${link}); refusing to run git in it`);
-  // Remove first, then create: writing through a symlinked config would rewrite whatever it points at.
-  await rm(join(gitDir, 'config'), { force: true, recursive: true });
-  await writeFile(join(gitDir, 'config'), config, { flag: 'wx' });
-  await Promise.all(FOREIGN_GIT_FILES.map((f) => rm(join(gitDir, f), { force: true, recursive: true })));
+  const configFile = join(gitDir, 'config');
+  let same = false;
+  try {
+    same = readGitFile(configFile) === config;
+  } catch {
+    // gone, a folder, a FIFO: written again below
+  }
+  if (!same) {
+    // Remove first, then create: writing through a symlinked config would rewrite whatever it points at.
+    rmSync(configFile, { force: true, recursive: true });
+    writeFileSync(configFile, config, { flag: 'wx' });
+  }
+  for (const f of FOREIGN_GIT_FILES) {
+    const p = join(gitDir, f);
+    if (lstatSync(p, { throwIfNoEntry: false })) rmSync(p, { force: true, recursive: true });
+  }
   checked.add(key);
+}
+
+/**
+ * What git's discovery requires of a .git folder before it uses it (setup.c, is_git_directory): a HEAD that
+ * names a ref under refs/ or holds an object id, an objects folder and a refs folder.
+ */
+function isGitDir(gitDir: string): boolean {
+  try {
+    const head = readGitFile(join(gitDir, 'HEAD')).trim();
+    if (!/^ref:\s*refs\//.test(head) && !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(head)) return false;
+    return !!statSync(join(gitDir, 'objects'), { throwIfNoEntry: false })?.isDirectory() && !!statSync(join(gitDir, 'refs'), { throwIfNoEntry: false })?.isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 export const localWorkspace: Workspace = {
@@ -71,28 +109,27 @@ export const localWorkspace: Workspace = {
     clonedConfig.delete(resolve(dir));
     checked.delete(resolve(dir));
     const r = await cloneForLane(url, dir, opts);
-    clonedConfig.set(resolve(dir), await readFile(join(dir, '.git', 'config'), 'utf8'));
+    clonedConfig.set(resolve(dir), readGitFile(join(dir, '.git', 'config')));
     checked.add(resolve(dir));
     return r;
   },
 
   async intact(dir) {
     // .git must still be the folder Fleet cloned, not a link or a `gitdir:` file naming another repository.
-    if (await linkInGitDir(join(dir, '.git'))) return false;
-    // A ceiling at the working copy's parent stops git from finding an enclosing repository when .git is gone.
-    const r = await git(['rev-parse', '--absolute-git-dir'], { cwd: dir, env: { GIT_CEILING_DIRECTORIES: dirname(dir) }, allowFail: true });
-    if (r.code !== 0) return false;
-    try {
-      return (await realpath(r.stdout.trim())) === (await realpath(join(dir, '.git')));
-    } catch {
-      return false;
-    }
+    const gitDir = join(dir, '.git');
+    if (linkInGitDir(gitDir)) return false;
+    // And git must still take it for a repository (else it would look further up, or at the working tree itself):
+    // the test git's discovery makes, read from the files instead of asking a git process.
+    if (!isGitDir(gitDir)) return false;
+    // The walk just done is the guard's: put the configuration back now, and the next git call needs no walk.
+    restore(dir);
+    return true;
   },
 
   async settle(dir, branch, base) {
-    await guard(dir);
+    guard(dir);
     // The usual case (the directive left HEAD alone) costs a file read instead of two writes.
-    const head = await readHead(join(dir, '.git'));
+    const head = readHead(join(dir, '.git'));
     if (head?.ref === `refs/heads/${branch}` && head.commit === base) return;
     // Whatever the directive did with branches and commits, the lane branch ends at base with all of it uncommitted.
     await git(['update-ref', `refs/heads/${branch}`, base], { cwd: dir });
@@ -100,42 +137,37 @@ export const localWorkspace: Workspace = {
   },
 
   async reset(dir, base) {
-    await guard(dir);
+    guard(dir);
     await git(['reset', '--quiet', '--hard', base], { cwd: dir });
     await git(['clean', '--quiet', '-ffdx'], { cwd: dir });
   },
 
   async changedFiles(dir) {
-    await guard(dir);
+    guard(dir);
     const c = await changedFiles(dir);
     return [...new Set([...c.files, ...c.renamed_from])].sort();
   },
 
   async commit(dir, message) {
-    await guard(dir);
+    guard(dir);
     return commitAll(dir, message, { staged: true });
   },
-  async committedFiles(dir, from, to) {
-    await guard(dir);
-    const c = await changedBetween(dir, from, to);
-    return [...new Set([...c.files, ...c.renamed_from])].sort();
+  async committed(dir, from, to) {
+    guard(dir);
+    const c = await committedChange(dir, from, to);
+    return { files: [...new Set([...c.files, ...c.renamed_from])].sort(), patch: c.patch.toString('utf8') };
   },
   tree: (dir, rev) => treeOf(dir, rev),
   parent: (dir, rev) => parentOf(dir, rev),
 
   async push(dir, branch, expected, env, timeoutMs) {
-    await guard(dir);
+    guard(dir);
     const r = await pushBranch(dir, branch, { expected, env, timeoutMs });
     return r.ok ? { ok: true } : r;
   },
 
-  async patch(dir, from, to) {
-    await guard(dir);
-    return diffPatch(dir, from, to);
-  },
-
   async listFiles(dir) {
-    await guard(dir);
+    guard(dir);
     const r = await git(['ls-files', '-z'], { cwd: dir });
     return r.stdout.split('\0').filter(Boolean);
   },

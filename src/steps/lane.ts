@@ -274,7 +274,9 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       const tCommit = Date.now();
       // The attempt number keeps a CI retry's commit distinct even when the directive produced the same tree.
       let commit = await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, n));
-      await verifyCommitted(ctx, lane, repoDir, cloned.base_commit, commit, changed);
+      // The files and the patch of the commit, from its tree; an up-to-date remote commit below has the same tree and parent, so the same patch.
+      const committed = await ctx.workspace.committed(repoDir, cloned.base_commit, commit);
+      verifyCommitted(lane, committed.files, changed);
       // Idempotent re-runs: when the remote lane branch already holds this exact change on this base, keep its commit.
       let upToDate = false;
       if (n === 1 && previous && (await ctx.workspace.parent(repoDir, previous)) === cloned.base_commit &&
@@ -285,7 +287,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       rec.commit = commit;
       rec.timings = { ...rec.timings, commit_ms: Date.now() - tCommit };
       const patchFile = join(dir, 'patch.diff');
-      await writeFileAtomic(patchFile, await ctx.workspace.patch(repoDir, cloned.base_commit, commit));
+      await writeFileAtomic(patchFile, committed.patch);
       rec.evidence = { ...rec.evidence, patch: rel(patchFile) };
 
       if (ctx.dryRun) {
@@ -424,8 +426,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
  * carries, so nothing outside the fence can ride along whatever the index or a
  * replace ref showed.
  */
-async function verifyCommitted(ctx: LaneContext, lane: LaneSpec, repoDir: string, base: string, commit: string, checked: readonly string[]): Promise<void> {
-  const committed = await ctx.workspace.committedFiles(repoDir, base, commit);
+function verifyCommitted(lane: LaneSpec, committed: string[], checked: readonly string[]): void {
   const fence = checkFence(committed, lane.owns, lane.never);
   if (!fence.ok) throw new LaneFailure('fence-violation', `the commit holds files outside the fence: ${fence.message}; nothing was pushed`);
   const expected = new Set(checked);

@@ -23,18 +23,28 @@ export async function writeJsonAtomic(path: string, value: unknown): Promise<voi
 
 /**
  * An append-only JSON-lines log. Appends are serialised through one promise
- * chain so lines from concurrent lanes never interleave.
+ * chain so lines from concurrent lanes never interleave; lines that arrive
+ * while a write is under way go out together in the next one (a fleet logs
+ * every lane transition: one file append each would be most of the log's cost).
  */
 export class JsonLines {
   private chain: Promise<void> = Promise.resolve();
+  private pending: string[] = [];
+  private folderMade = false;
   constructor(readonly path: string) {}
 
   append(value: unknown): Promise<void> {
-    const line = `${JSON.stringify(value)}\n`;
+    this.pending.push(`${JSON.stringify(value)}\n`);
+    if (this.pending.length > 1) return this.chain; // a write is already queued: this line goes with it
     // A failed append must not poison every later one: each starts from a settled chain.
     this.chain = this.chain.catch(() => undefined).then(async () => {
-      await mkdir(dirname(this.path), { recursive: true });
-      await appendFile(this.path, line);
+      const lines = this.pending.join('');
+      this.pending = [];
+      if (!this.folderMade) {
+        await mkdir(dirname(this.path), { recursive: true });
+        this.folderMade = true;
+      }
+      await appendFile(this.path, lines);
     });
     return this.chain;
   }

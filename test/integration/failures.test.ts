@@ -191,20 +191,31 @@ describe('failing lanes', () => {
     const remotes = join(outer, 'remotes');
     const a = await createRepo(remotes, 'a', readme, { clone: false });
     const b = await createRepo(remotes, 'b', readme, { clone: false });
+    // What git needs to take .git for a repository (HEAD, objects/, refs/) is read from the files: each missing part counts.
+    const c = await createRepo(remotes, 'c', readme, { clone: false });
+    const d = await createRepo(remotes, 'd', readme, { clone: false });
+    const e = await createRepo(remotes, 'e', readme, { clone: false });
     const file = writeFleetFile(outer, {
       name: 'corrupt2',
       directive: 'break it',
       max_retries: 0,
       targets: [
         { repo: './remotes/a.git', run: 'echo x >> README.md && rm -rf .git/objects .git/HEAD' },
+        { repo: './remotes/c.git', run: 'echo x >> README.md && rm -rf .git/refs' },
+        { repo: './remotes/d.git', run: 'echo x >> README.md && echo "not a ref" > .git/HEAD' },
+        { repo: './remotes/e.git', run: 'git checkout -q --detach && echo z >> README.md' },
         { repo: './remotes/b.git', run: 'git checkout -q -b elsewhere && echo y >> README.md && git -c user.name=x -c user.email=x@x commit -qam wip' },
       ],
     });
     const ws = join(outer, 'ws');
     const r = await fleet(runArgs(file, ws), { cwd: outer });
     const m = readManifest(ws);
-    expect(lane(m, 'a').error?.class).toBe('workspace-corrupted');
-    expect(await remoteBranches(a.remote)).toEqual(['main']);
+    for (const [id, repo] of [['a', a], ['c', c], ['d', d]] as const) {
+      expect(lane(m, id).error?.class, id).toBe('workspace-corrupted');
+      expect(await remoteBranches(repo.remote)).toEqual(['main']);
+    }
+    // A detached HEAD is still a repository: the lane puts its branch back and completes.
+    expect(lane(m, 'e')).toMatchObject({ status: 'completed', changed_files: ['README.md'] });
     // A directive's own commits and branches are folded into the lane's one commit on its branch.
     expect(lane(m, 'b')).toMatchObject({ status: 'completed', changed_files: ['README.md'] });
     expect(await remoteBranches(b.remote)).toEqual(['fleet/corrupt2/b', 'main']);

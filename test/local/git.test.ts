@@ -6,9 +6,12 @@ import {
   changedFiles,
   clearSecrets,
   cloneForLane,
+  changedBetween,
   commitAll,
+  committedChange,
   defaultBranch,
   diffPatch,
+  diffPatchBuffer,
   git,
   hasCommits,
   isGitRepo,
@@ -392,6 +395,37 @@ describe('changedFiles', () => {
     await cloneForLane(remote, dir, { branch: 'fleet/x/nochange' });
     await writeFile(path.join(dir, 'a.txt'), 'a\n'); // same content
     expect(await changedFiles(dir)).toEqual({ files: [], renamed_from: [], entries: [] });
+  });
+});
+
+describe('committedChange', () => {
+  it('gives the files changedBetween gives and the patch diffPatch gives, from one git process', async () => {
+    const keep = 'one\ntwo\nthree\nfour\nfive\nsix\nseven\n';
+    const { remote, commit } = await createRepo(
+      tmp,
+      'both',
+      { 'keep.txt': keep, 'gone.txt': 'x\n', 'run.sh': 'echo\n', 'img.bin': Buffer.from([0, 1, 2, 3, 255]), 'sp ace.txt': 'old\n' },
+      { clone: false },
+    );
+    const dir = laneDir();
+    await cloneForLane(remote, dir, { branch: 'fleet/x/both' });
+    await rename(path.join(dir, 'keep.txt'), path.join(dir, 'kept.txt'));
+    await rm(path.join(dir, 'gone.txt'));
+    await chmod(path.join(dir, 'run.sh'), 0o755);
+    await writeFile(path.join(dir, 'img.bin'), Buffer.from([0, 9, 8, 7, 255, 0, 128]));
+    await writeFile(path.join(dir, 'sp ace.txt'), 'new\n');
+    await writeFile(path.join(dir, 'ünï\nline.txt'), 'u\n');
+    const sha = await commitAll(dir, 'both at once');
+
+    const both = await committedChange(dir, commit, sha);
+    const { patch, ...listed } = both;
+    expect(listed).toEqual(await changedBetween(dir, commit, sha));
+    expect(listed.files).toEqual(['gone.txt', 'img.bin', 'kept.txt', 'run.sh', 'sp ace.txt', 'ünï\nline.txt']);
+    expect(listed.renamed_from).toEqual(['keep.txt']);
+    expect(listed.entries).toContainEqual({ status: 'D', path: 'gone.txt' });
+    expect(patch.equals(await diffPatchBuffer(dir, commit, sha))).toBe(true);
+    expect(patch.toString('utf8')).toContain('GIT binary patch');
+    expect(await committedChange(dir, sha, sha)).toEqual({ files: [], renamed_from: [], entries: [], patch: Buffer.alloc(0) });
   });
 });
 

@@ -1,0 +1,62 @@
+/**
+ * What a lane costs in git processes: every check a lane makes (the target check, the working copy's
+ * integrity, the fence, the committed tree, the push, the forge's own view) stays, and the ones that can be
+ * answered from the repository's files or from one git call do not start one each. Counted with a `git` on
+ * PATH that logs its arguments and runs the real git.
+ */
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createRepo } from '../support/repos.js';
+import { fleet, git, lane, readManifest, removeDir, tempDir, writeFleetFile } from './helpers.js';
+
+let dir: string;
+let savedPath: string | undefined;
+beforeEach(() => {
+  dir = tempDir();
+  savedPath = process.env.PATH;
+});
+afterEach(() => {
+  process.env.PATH = savedPath;
+  removeDir(dir);
+});
+
+/** A `git` that appends its subcommand (after Fleet's `-c` options) to `log`, then runs the real one. */
+function gitShim(log: string): string {
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  const bin = join(dir, 'shim');
+  mkdirSync(bin);
+  writeFileSync(
+    join(bin, 'git'),
+    `#!/bin/sh\nfor a in "$@"; do if [ "$skip" = 1 ]; then skip=; continue; fi; case "$a" in -c) skip=1;; *) echo "$a" >> '${log}'; exec '${real}' "$@";; esac; done\nexec '${real}' "$@"\n`,
+  );
+  chmodSync(join(bin, 'git'), 0o755);
+  return bin;
+}
+
+describe('the cost of a lane', () => {
+  it('a lane that clones, changes, commits and pushes starts 7 git processes, the checks included', async () => {
+    await createRepo(dir, 'one', { 'README.md': '# one\n' }, { clone: false });
+    const file = writeFleetFile(dir, { name: 'cost', directive: 'add a file', run: 'echo x > f.txt', isolation: 'off', targets: [{ repo: './one.git' }] });
+    const log = join(dir, 'git.log');
+    writeFileSync(log, '');
+    const path = `${gitShim(log)}:${savedPath ?? ''}`;
+    process.env.PATH = path;
+    const ws = join(dir, 'ws');
+    const r = await fleet(['run', file, '--workspace', ws, '--quiet'], { cwd: dir, env: { PATH: path } });
+    process.env.PATH = savedPath;
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const m = readManifest(ws);
+    expect(lane(m, 'one')).toMatchObject({ status: 'completed', phase: 'pushed', changed_files: ['f.txt'] });
+    expect(lane(m, 'one').evidence).toMatchObject({ head_matches: true, files_match: true, fence_ok: true });
+    // plan: the target is read from its files; clone (the lane branch is written as files); the directive;
+    // add + diff (the fence); commit; diff-tree (the committed tree and the patch at once); push (confirmed by
+    // reading the remote's ref); diff in the remote (the forge's own view of the lane).
+    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual(['clone', 'add', 'diff', 'commit', 'diff-tree', 'push', 'diff']);
+    expect(git(join(dir, 'one.git'), 'diff', '--name-only', 'main', 'fleet/cost/one').trim()).toBe('f.txt');
+    expect(readFileSync(join(ws, 'lanes', 'one', 'patch.diff'), 'utf8').trim()).toBe(
+      git(join(dir, 'one.git'), 'diff', '--binary', '--no-color', '--src-prefix=a/', '--dst-prefix=b/', '-M', 'main', 'fleet/cost/one'),
+    );
+  });
+});

@@ -14,7 +14,7 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, constants as fsConstants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { mkdir, readFile, realpath, rm, stat } from 'node:fs/promises';
+import { mkdir, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { isInterrupted, killGroup, trackGroup, untrackGroup } from './processes.js';

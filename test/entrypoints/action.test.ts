@@ -1,0 +1,170 @@
+/**
+ * The action's inputs as a user sets them, end to end on the local forge: runAction wired exactly as
+ * src/actions/index.ts wires it (actionDeps), a plan job, one lane job per shard, each on a workspace of its
+ * own, and the report job, sharing only an artifact store. What is asserted is what the inputs change in the
+ * pushed branches, the job's exit code, its outputs and its failure message.
+ */
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { actionDeps } from '../../src/actions/deps.js';
+import { runAction, type CoreLike } from '../../src/actions/main.js';
+import { Manifest } from '../../src/core/model.js';
+import { FolderArtifactStore } from '../../src/local/artifacts.js';
+import { readFileSync } from 'node:fs';
+import { createRepo, readRemoteFile } from '../support/repos.js';
+import { removeDir, tempDir, writeFleetFile } from '../integration/helpers.js';
+
+const TOKEN = 'ghs_ActionInputsToken0123456789abcdefGH';
+
+let dir: string;
+beforeEach(() => {
+  dir = tempDir('fleet-action-');
+});
+afterEach(() => removeDir(dir));
+
+function fakeCore() {
+  const outputs: Record<string, string> = {};
+  const summaries: string[] = [];
+  const failures: string[] = [];
+  const warnings: string[] = [];
+  const core: CoreLike = {
+    setOutput: (k, v) => void (outputs[k] = v),
+    setFailed: (m) => void failures.push(m),
+    setSecret: () => undefined,
+    info: () => undefined,
+    warning: (m) => void warnings.push(m),
+    summary: { addRaw: (t) => ({ write: async () => void summaries.push(t) }) },
+  };
+  return { core, outputs, summaries, failures, warnings };
+}
+
+/** A workflow run on the local forge: the jobs' environment, and a job runner that shares one artifact store. */
+function workflow(file: string, inputs: Record<string, string> = {}) {
+  const store = new FolderArtifactStore(join(dir, 'artifacts'));
+  const job = async (mode: 'plan' | 'lane' | 'report', runner: string, extra: Record<string, string> = {}) => {
+    const c = fakeCore();
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      FLEET_MODE: mode,
+      FLEET_FILE: file,
+      FLEET_TOKEN: TOKEN,
+      GITHUB_RUN_ID: '77',
+      FLEET_WORKSPACE_DIR: join(dir, 'runners', runner),
+      ...inputs,
+      ...extra,
+    };
+    const logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    const code = await runAction(actionDeps(env, c.core, store, logger));
+    return { code, ...c };
+  };
+  return {
+    job,
+    /** plan, then every shard of every wave in order; returns the plan job and the lane jobs. */
+    async planAndLanes() {
+      const plan = await job('plan', 'plan');
+      expect(plan.code, plan.failures.join('\n')).toBe(0);
+      const lanes = [];
+      for (let w = 1; plan.outputs[`wave-${w}`] !== undefined; w++) {
+        for (const shard of JSON.parse(plan.outputs[`wave-${w}`]!) as string[]) {
+          lanes.push(await job('lane', shard, { FLEET_SHARD: shard, FLEET_PLAN_DIGEST: plan.outputs['plan-digest']! }));
+        }
+      }
+      return { plan, lanes, digest: plan.outputs['plan-digest']! };
+    },
+  };
+}
+
+async function repos(...names: string[]) {
+  for (const name of names) await createRepo(dir, name, { 'README.md': `# ${name}\n` }, { clone: false });
+}
+
+describe('the directive input (workflow_dispatch)', () => {
+  it('replaces the fleet file\'s directive in every lane that inherits it, and not in a lane that sets its own', async () => {
+    await repos('api', 'web');
+    const file = writeFleetFile(dir, {
+      name: 'dispatch',
+      directive: 'the directive in the file',
+      run: 'printf "%s\\n" "$FLEET_DIRECTIVE" > DIRECTIVE.txt',
+      max_retries: 0,
+      targets: [{ repo: './api.git' }, { repo: './web.git', directive: 'web keeps its own' }],
+    });
+    const wf = workflow(file, { FLEET_DIRECTIVE_OVERRIDE: '  the directive typed into the dispatch form  ' });
+    const { plan, lanes } = await wf.planAndLanes();
+    expect(lanes.map((l) => [l.code, l.failures])).toEqual([
+      [0, []],
+      [0, []],
+    ]);
+    expect(plan.summaries[0]).toContain('the directive typed into the dispatch form');
+    expect(plan.summaries[0]).not.toContain('the directive in the file');
+    expect(await readRemoteFile(join(dir, 'api.git'), 'fleet/dispatch/api', 'DIRECTIVE.txt')).toBe('the directive typed into the dispatch form\n');
+    expect(await readRemoteFile(join(dir, 'web.git'), 'fleet/dispatch/web', 'DIRECTIVE.txt')).toBe('web keeps its own\n');
+  });
+
+  it('left empty (or blank), keeps the fleet file\'s directive', async () => {
+    await repos('api');
+    const file = writeFleetFile(dir, {
+      name: 'dispatch',
+      directive: 'the directive in the file',
+      run: 'printf "%s\\n" "$FLEET_DIRECTIVE" > DIRECTIVE.txt',
+      max_retries: 0,
+      targets: [{ repo: './api.git' }],
+    });
+    const { lanes } = await workflow(file, { FLEET_DIRECTIVE_OVERRIDE: '   ' }).planAndLanes();
+    expect(lanes.map((l) => l.code)).toEqual([0]);
+    expect(await readRemoteFile(join(dir, 'api.git'), 'fleet/dispatch/api', 'DIRECTIVE.txt')).toBe('the directive in the file\n');
+  });
+});
+
+describe('fail-on-lane-failure', () => {
+  async function fleetWithAFailedLane() {
+    await repos('good', 'bad');
+    return writeFleetFile(dir, {
+      name: 'mixed',
+      directive: 'stamp',
+      run: 'echo stamped >> README.md',
+      max_retries: 0,
+      targets: [{ repo: './good.git' }, { repo: './bad.git', run: 'echo "bad lane says no" >&2; exit 3' }],
+    });
+  }
+
+  it('true (the default): the lane job and the report job fail, naming the lanes, and the report is still written', async () => {
+    const wf = workflow(await fleetWithAFailedLane());
+    const { lanes, digest } = await wf.planAndLanes();
+    // The lane job fails whatever the input says: "Re-run failed jobs" must find exactly its shard.
+    const failedLanes = lanes.filter((l) => l.code !== 0);
+    expect(failedLanes.map((l) => [l.code, l.failures.length])).toEqual([[1, 1]]);
+    expect(failedLanes[0]!.failures[0]).toMatch(/^1 lane\(s\) of shard w0-s\d+ failed: bad$/);
+    expect(failedLanes[0]!.warnings.join('\n')).toContain('bad: failed');
+
+    const report = await wf.job('report', 'report', { FLEET_PLAN_DIGEST: digest });
+    expect(report.code).toBe(1);
+    expect(report.failures).toEqual(['1 lane(s) failed: see the report']);
+    expect(report.outputs.failed).toBe('1');
+    const m = Manifest.parse(JSON.parse(readFileSync(report.outputs.manifest!, 'utf8')));
+    expect(m.summary).toMatchObject({ total: 2, completed: 1, failed: 1 });
+  });
+
+  it('false: the report job succeeds with the same report and outputs, so a workflow can read them and decide', async () => {
+    const wf = workflow(await fleetWithAFailedLane(), { FLEET_FAIL_ON_LANE_FAILURE: 'false' });
+    const { digest } = await wf.planAndLanes();
+    const report = await wf.job('report', 'report', { FLEET_PLAN_DIGEST: digest });
+    expect(report.code).toBe(0);
+    expect(report.failures).toEqual([]);
+    expect(report.outputs.failed).toBe('1');
+    const m = Manifest.parse(JSON.parse(readFileSync(report.outputs.manifest!, 'utf8')));
+    expect(m.summary).toMatchObject({ total: 2, completed: 1, failed: 1 });
+    expect(report.summaries[0]).toContain('## Fleet Report');
+  });
+
+  it('anything but true or false is refused with the input\'s name, before any work', async () => {
+    const file = await fleetWithAFailedLane();
+    const plan = await workflow(file, { FLEET_FAIL_ON_LANE_FAILURE: 'no', FLEET_WAVE_JOBS: '0' }).job('plan', 'plan');
+    expect(plan.code).toBe(2);
+    expect(plan.failures).toHaveLength(1);
+    expect(plan.failures[0]).toContain('2 problem(s) with the inputs');
+    expect(plan.failures[0]).toContain('input fail-on-lane-failure:');
+    expect(plan.failures[0]).toContain('input wave-jobs: must be a whole number from 1 to 64, got "0"');
+    expect(plan.outputs).toEqual({});
+  });
+});

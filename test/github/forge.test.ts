@@ -285,6 +285,63 @@ describe('CI', () => {
     expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('success');
   });
 
+  /**
+   * A forge on a clock of its own: time moves only when the forge sleeps, and `onSleep` runs at each sleep,
+   * so "CI starts between two polls" is an event, not a race with the machine's speed.
+   */
+  function clockedForge(onSleep: (slept: number) => Promise<void>) {
+    let t = 0;
+    const sleeps: number[] = [];
+    const forge = h.makeForge({
+      ciStartGraceMs: 120_000,
+      ciPollMs: 10_000,
+      ciMaxPollMs: 60_000,
+      now: () => t,
+      sleep: async (ms) => {
+        t += ms;
+        sleeps.push(ms);
+        await onSleep(sleeps.length);
+      },
+    });
+    return { forge, sleeps, elapsed: () => t };
+  }
+
+  /** A repository whose default branch has had CI: the fresh commit's parent carries a check run. */
+  async function repoWithCiHistory(): Promise<LaneSpec> {
+    const l = await repoWithLane();
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', { owner, repo, name: 'test', head_sha: (await h.emu.branchSha(l.repo, 'main'))!, status: 'completed', conclusion: 'success' });
+    return l;
+  }
+
+  it('waits through the start grace for CI that starts after the push: no CI yet is not "no CI"', async () => {
+    const l = await repoWithCiHistory();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    await h.emu.idle();
+    expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('none');
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    // CI starts during the second wait (tens of seconds after the push on the forge's clock), and fails.
+    const c = clockedForge(async (n) => {
+      if (n === 2) await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', { owner, repo, name: 'test', head_sha: rec.commit!, status: 'completed', conclusion: 'failure' });
+    });
+    const verdict = await c.forge.waitForCi(l, rec.commit!, 30 * 60_000);
+    expect(verdict.conclusion).toBe('failure');
+    expect(verdict.failures).toContain('✗ test: failure');
+    expect(c.sleeps).toHaveLength(2);
+    expect(c.elapsed()).toBeLessThan(120_000);
+  });
+
+  it('reads "none" once the start grace has passed without any CI, well before the timeout', async () => {
+    const l = await repoWithCiHistory();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    await h.emu.idle();
+    const c = clockedForge(async () => undefined);
+    const verdict = await c.forge.waitForCi(l, rec.commit!, 30 * 60_000);
+    expect(verdict).toEqual({ conclusion: 'none', failures: '' });
+    expect(c.elapsed()).toBeGreaterThanOrEqual(120_000);
+    expect(c.elapsed()).toBeLessThan(120_000 + 60_000);
+  });
+
   it('is none when the repository has no CI at all', async () => {
     const l = await repoWithLane();
     const rec = await pushLane(l, edit('x.txt', 'x\n'));

@@ -268,10 +268,12 @@ describe('CI', () => {
     h.emu.setCi(l.repo, ci.hanging(['e2e']));
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
     await h.emu.idle();
-    const t0 = Date.now();
-    const verdict = await h.forge.waitForCi(l, rec.commit!, 300);
-    expect(Date.now() - t0).toBeLessThan(2_000);
+    // On the forge's own clock: it polls until the deadline and not a moment past it.
+    const c = clockedForge(async () => undefined);
+    const verdict = await c.forge.waitForCi(l, rec.commit!, 300_000);
     expect(verdict).toEqual({ conclusion: 'pending', failures: 'still running: e2e (in_progress)' });
+    expect(c.elapsed()).toBe(300_000);
+    expect(c.sleeps.length).toBeGreaterThan(2);
   });
 
   it('judges the latest run of each check: a re-run that passed replaces the failure', async () => {
@@ -472,9 +474,9 @@ describe('limits and failures', () => {
     const l = await repoWithLane();
     const forge = h.makeForge({ octokit: h.client({ maxRetryAfterSeconds: 5 }) });
     h.emu.fault({ kind: 'secondary-rate-limit', match: { method: 'GET', path: /\/git\/ref\// }, times: 1, retryAfterSec: 600 });
-    const t0 = Date.now();
     await expect(forge.branchHead(l, 'main')).rejects.toThrow(/secondary rate limit/);
-    expect(Date.now() - t0).toBeLessThan(2_000);
+    // One request, no retry: it did not wait out the 600 s (the test's own timeout would say so first).
+    expect(h.emu.count({ path: new RegExp(`/repos/${l.repo}/git/ref/`) })).toBe(1);
     expect(h.log.some((m) => /asks to wait 600s, more than the 5s/.test(m))).toBe(true);
   });
 

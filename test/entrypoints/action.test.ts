@@ -12,6 +12,7 @@ import { Manifest } from '../../src/core/model.js';
 import { FolderArtifactStore } from '../../src/local/artifacts.js';
 import { readFileSync } from 'node:fs';
 import { createRepo, readRemoteFile } from '../support/repos.js';
+import { startEmulator, type Emulator } from '../support/github-emulator/index.js';
 import { removeDir, tempDir, writeFleetFile } from '../integration/helpers.js';
 
 const TOKEN = 'ghs_ActionInputsToken0123456789abcdefGH';
@@ -166,5 +167,96 @@ describe('fail-on-lane-failure', () => {
     expect(plan.failures[0]).toContain('input fail-on-lane-failure:');
     expect(plan.failures[0]).toContain('input wave-jobs: must be a whole number from 1 to 64, got "0"');
     expect(plan.outputs).toEqual({});
+  });
+});
+
+describe('the report job on the run\'s own repository', () => {
+  const RUN_TOKEN = 'ghs_RunsOwnToken0123456789abcdefghijKL';
+  let emu: Emulator | undefined;
+  afterEach(async () => {
+    await emu?.close();
+    emu = undefined;
+  });
+
+  /** A fleet of two lanes (one fails) run as jobs; the run, on acme/control in the emulator, lists the jobs given. */
+  async function runWithJobs(jobs: Array<{ name: string; conclusion: 'success' | 'failure' | 'cancelled' }>, inputs: Record<string, string> = {}) {
+    emu = await startEmulator({ token: RUN_TOKEN });
+    const control = await emu.createRepo({ owner: 'acme', name: 'control', files: { 'fleet.yml': '# here\n' } });
+    await repos('good', 'bad');
+    const file = writeFleetFile(dir, {
+      name: 'mixed',
+      directive: 'stamp',
+      run: 'echo stamped >> README.md',
+      max_retries: 0,
+      targets: [{ repo: './good.git' }, { repo: './bad.git', run: 'exit 3' }],
+    });
+    const run = await emu.addWorkflowRun({ owner: 'acme', repo: 'control', name: 'Fleet', event: 'workflow_dispatch', status: 'in_progress', conclusion: null, jobs });
+    const wf = workflow(file, {
+      GITHUB_REPOSITORY: 'acme/control',
+      GITHUB_SHA: control.headSha!,
+      GITHUB_RUN_ID: String(run.id),
+      GITHUB_SERVER_URL: 'https://github.example',
+      GITHUB_API_URL: emu.url,
+      FLEET_RUN_TOKEN: RUN_TOKEN,
+      FLEET_GITHUB_PACING_MS: '0',
+      ...inputs,
+    });
+    return { wf, run, control };
+  }
+
+  it('posts one check run on the run\'s commit with the run\'s token: named, concluded, titled, linked to the run', async () => {
+    const { wf, run, control } = await runWithJobs([{ name: 'fleet / plan', conclusion: 'success' }], { FLEET_CHECK_NAME: 'Platform fleet' });
+    const { digest } = await wf.planAndLanes();
+    const report = await wf.job('report', 'report', { FLEET_PLAN_DIGEST: digest });
+    expect(report.code).toBe(1);
+    const checks = emu!.checkRuns('acme/control');
+    expect(checks).toHaveLength(1);
+    expect(checks[0]).toMatchObject({
+      name: 'Platform fleet: mixed',
+      head_sha: control.headSha,
+      status: 'completed',
+      conclusion: 'failure',
+      details_url: `https://github.example/acme/control/actions/runs/${run.id}`,
+    });
+    expect(checks[0]!.output.title).toBe('1 completed, 1 failed, 0 skipped, 0 excluded of 2');
+    expect(checks[0]!.output.summary).toContain('## Fleet Report');
+    expect(emu!.find({ route: '/repos/{owner}/{repo}/check-runs', method: 'POST' }).map((q) => [q.status, q.token])).toEqual([[201, RUN_TOKEN]]);
+    emu!.assertNoViolations();
+  });
+
+  it('explains a shard whose job was cancelled from the run\'s jobs', async () => {
+    const { wf } = await runWithJobs([]);
+    const plan = await wf.job('plan', 'plan');
+    const shards = JSON.parse(plan.outputs['wave-1']!) as string[];
+    // Only the first shard's job ran; the other was cancelled before it started.
+    await wf.job('lane', shards[0]!, { FLEET_SHARD: shards[0]!, FLEET_PLAN_DIGEST: plan.outputs['plan-digest']! });
+    const run2 = await emu!.addWorkflowRun({
+      owner: 'acme',
+      repo: 'control',
+      name: 'Fleet',
+      status: 'in_progress',
+      conclusion: null,
+      jobs: shards.map((s, i) => ({ name: `fleet / wave 1 (${s})`, conclusion: i === 0 ? ('success' as const) : ('cancelled' as const) })),
+    });
+    const report = await wf.job('report', 'report', { FLEET_PLAN_DIGEST: plan.outputs['plan-digest']!, GITHUB_RUN_ID: String(run2.id) });
+    const m = Manifest.parse(JSON.parse(readFileSync(report.outputs.manifest!, 'utf8')));
+    const never = m.lanes.find((l) => l.status === 'failed' && l.error?.class === 'cancelled');
+    expect(never?.error?.message).toContain(`"fleet / wave 1 (${shards[1]})" was cancelled`);
+  });
+
+  it('a check run GitHub refuses is a warning naming the permission, and the job still reports the lanes', async () => {
+    const { wf } = await runWithJobs([]);
+    // The run's token without `checks: write`, as a workflow that forgot the permission has it.
+    const readOnly = 'ghs_RunTokenWithoutChecksWrite0123456789';
+    emu!.addToken(readOnly, { login: 'github-actions[bot]', scopes: { checks: 'read', actions: 'read', contents: 'read' } });
+    const { digest } = await wf.planAndLanes();
+    const report = await wf.job('report', 'report', { FLEET_PLAN_DIGEST: digest, FLEET_FAIL_ON_LANE_FAILURE: 'false', FLEET_RUN_TOKEN: readOnly });
+    expect(report.code).toBe(0);
+    expect(report.failures).toEqual([]);
+    expect(report.outputs.failed).toBe('1');
+    expect(report.warnings).toHaveLength(1);
+    expect(report.warnings[0]).toMatch(/^The report's check run could not be posted \(403: Resource not accessible by integration.*\); the job summary and the report artifact have the full report\. The report job needs `permissions: checks: write`/);
+    expect(report.summaries[0]).toContain('## Fleet Report');
+    expect(emu!.checkRuns('acme/control')).toEqual([]);
   });
 });

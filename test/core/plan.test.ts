@@ -592,3 +592,101 @@ describe('defensive checks', () => {
     expect(p).toEqual({ lanes: [], waves: [], contention: [], excluded: [{ repo: 'o/a', lane: 'a', reason: 'archived', detail: null }], skipped: [] });
   });
 });
+
+describe('messages a person acts on', () => {
+  function problemsOf(r: ReturnType<typeof buildPlan>) {
+    if (r.ok) throw new Error('expected the plan to be refused');
+    return r.problems;
+  }
+
+  it('a lane that depends on itself is told to drop itself from its depends_on', () => {
+    const fleet = fleetOf([t('a'), t('b')]);
+    fleet.lanes[1]!.depends_on = ['b'];
+    expect(problemsOf(buildPlan(fleet, [], OPTS))).toEqual([
+      { file: FILE, field: 'targets[1].depends_on', message: 'lane "b" depends on itself: remove "b" from its depends_on' },
+    ]);
+  });
+
+  it('a cycle names one edge to remove', () => {
+    const [p] = problemsOf(buildPlan(fleetOf([t('a', ['b']), t('b', ['a'])]), [], OPTS));
+    expect(p!.message).toBe('dependency cycle a → b → a: no lane in it can ever start; remove one of these depends_on entries (e.g. "b" from lane "a")');
+  });
+
+  it('lists at most 50 cycles and then says there are more', () => {
+    const id = (c: string, i: number) => `${c}${String(i).padStart(2, '0')}`;
+    const pairs = Array.from({ length: 51 }, (_, i) => [t(id('a', i), [id('b', i)]), t(id('b', i), [id('a', i)])]).flat();
+    const problems = problemsOf(buildPlan(fleetOf(pairs), [], OPTS));
+    expect(problems.filter((p) => p.message.startsWith('dependency cycle'))).toHaveLength(50);
+    expect(problems.at(-1)).toEqual({ file: FILE, field: 'targets', message: 'more dependency cycles were found than the 50 listed; fix these and plan again' });
+    expect(problems).toHaveLength(51);
+    // Exactly 50 cycles: all listed, no "more".
+    expect(problemsOf(buildPlan(fleetOf(pairs.slice(0, 100)), [], OPTS))).toHaveLength(50);
+  });
+
+  it('a lane id used twice in a hand-built fleet names both targets', () => {
+    const fleet = fleetOf([t('a'), t('b')]);
+    fleet.lanes[1]!.id = 'a';
+    expect(problemsOf(buildPlan(fleet, [], OPTS))).toEqual([
+      { file: FILE, field: 'targets[1].lane', message: 'lane id "a" is already used by targets[0] (o/a): give one of them a distinct lane:' },
+    ]);
+  });
+
+  it('max_waves: a long chain is shortened to its ends, and counts are worded in the singular or plural', () => {
+    const ids = Array.from({ length: 14 }, (_, i) => `s${String(i).padStart(2, '0')}`);
+    const chain = ids.map((id, i) => t(id, i ? [ids[i - 1]!] : []));
+    const [deep] = problemsOf(buildPlan(fleetOf(chain), [], { ...OPTS, maxWaves: 3 }));
+    expect(deep!.message).toBe(
+      'the plan needs 14 waves but max_waves is 3. ' +
+        'Longest dependency chain (14 lanes): s00 → s01 → s02 → s03 → s04 → … (4 more) … → s09 → s10 → s11 → s12 → s13. ' +
+        'Raise max_waves to at least 14, or flatten the graph: drop depends_on entries that are not needed, ' +
+        'give lanes of one repository disjoint owns:, or mark fewer lanes exclusive.',
+    );
+    // Exactly 12 lanes are shown whole.
+    const [twelve] = problemsOf(buildPlan(fleetOf(chain.slice(0, 12)), [], { ...OPTS, maxWaves: 3 }));
+    expect(twelve!.message).toContain(`(12 lanes): ${ids.slice(0, 12).join(' → ')}.`);
+
+    const [one] = problemsOf(buildPlan(fleetOf([{ repo: 'o/r', lane: 'a' }, { repo: 'o/r', lane: 'b' }]), [], { ...OPTS, maxWaves: 1 }));
+    expect(one!.message).toBe(
+      'the plan needs 2 waves but max_waves is 1; the dependencies alone need 1, contention and exclusive lanes add 1 (1 lane pushed). ' +
+        'Longest dependency chain (1 lane): a. ' +
+        'Raise max_waves to at least 2, or flatten the graph: drop depends_on entries that are not needed, ' +
+        'give lanes of one repository disjoint owns:, or mark fewer lanes exclusive.',
+    );
+  });
+
+  it('the longest chain named is the first by lane id among equally long ones, followed through its first dependency', () => {
+    const fleet = fleetOf([t('z1'), t('z2', ['z1']), t('a1'), t('a2', ['a1']), t('m', ['a2', 'z2']), { repo: 'o/x', lane: 'x1' }, { repo: 'o/x', lane: 'x2' }, { repo: 'o/x', lane: 'x3' }, { repo: 'o/x', lane: 'x4' }]);
+    const [p] = problemsOf(buildPlan(fleet, [], { ...OPTS, maxWaves: 3 }));
+    expect(p!.message).toContain('Longest dependency chain (3 lanes): a1 → a2 → m.');
+    expect(p!.message).toContain('the dependencies alone need 3, contention and exclusive lanes add 1 (3 lanes pushed)');
+  });
+});
+
+describe('exclusions, matched to lanes', () => {
+  it('keeps a missing detail as null, not undefined, in every form of exclusion', () => {
+    const p = plan([t('a'), { repo: 'o/r', lane: 'r1', owns: ['x/**'] }], [
+      { repo: 'o/a', lane: 'a', reason: 'archived' } as unknown as Exclusion,
+      { repo: 'o/r', lane: 'r', reason: 'fork' } as unknown as Exclusion,
+      { repo: 'o/gone', lane: 'gone', reason: 'not-found' } as unknown as Exclusion,
+    ]);
+    expect(p.excluded).toEqual([
+      { repo: 'o/a', lane: 'a', reason: 'archived', detail: null },
+      { repo: 'o/gone', lane: 'gone', reason: 'not-found', detail: null },
+      { repo: 'o/r', lane: 'r1', reason: 'fork', detail: null },
+    ]);
+  });
+
+  it('the first reason given for a lane wins; later ones for it are dropped', () => {
+    const p = plan([t('a'), t('b', ['a'])], [
+      { repo: 'o/a', lane: 'a', reason: 'archived', detail: 'first' },
+      { repo: 'o/a', lane: 'a', reason: 'fork', detail: 'second' },
+    ]);
+    expect(p.excluded).toEqual([{ repo: 'o/a', lane: 'a', reason: 'archived', detail: 'first' }]);
+    expect(p.skipped).toEqual([{ lane: 'b', repo: 'o/b', reason: 'dependency "a" was excluded (archived)', because_of: 'a' }]);
+  });
+
+  it('skipped lanes come sorted by id whatever the order of the targets', () => {
+    const p = plan([t('root'), t('zeta', ['root']), t('alpha', ['root']), t('mu', ['zeta'])], [{ repo: 'o/root', lane: 'root', reason: 'archived', detail: null }]);
+    expect(p.skipped.map((s) => s.lane)).toEqual(['alpha', 'mu', 'zeta']);
+  });
+});

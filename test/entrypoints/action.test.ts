@@ -28,15 +28,16 @@ function fakeCore() {
   const summaries: string[] = [];
   const failures: string[] = [];
   const warnings: string[] = [];
+  const infos: string[] = [];
   const core: CoreLike = {
     setOutput: (k, v) => void (outputs[k] = v),
     setFailed: (m) => void failures.push(m),
     setSecret: () => undefined,
-    info: () => undefined,
+    info: (m) => void infos.push(m),
     warning: (m) => void warnings.push(m),
     summary: { addRaw: (t) => ({ write: async () => void summaries.push(t) }) },
   };
-  return { core, outputs, summaries, failures, warnings };
+  return { core, outputs, summaries, failures, warnings, infos };
 }
 
 /** A workflow run on the local forge: the jobs' environment, and a job runner that shares one artifact store. */
@@ -114,6 +115,68 @@ describe('the directive input (workflow_dispatch)', () => {
     const { lanes } = await workflow(file, { FLEET_DIRECTIVE_OVERRIDE: '   ' }).planAndLanes();
     expect(lanes.map((l) => l.code)).toEqual([0]);
     expect(await readRemoteFile(join(dir, 'api.git'), 'fleet/dispatch/api', 'DIRECTIVE.txt')).toBe('the directive in the file\n');
+  });
+});
+
+describe('the plan job', () => {
+  it('gives the shard lists and counts as outputs, one wave-N per wave job, and says what it planned', async () => {
+    await repos('lib', 'api', 'web');
+    const file = writeFleetFile(dir, {
+      name: 'outs',
+      directive: 'stamp',
+      run: 'echo x >> README.md',
+      targets: [{ repo: './lib.git' }, { repo: './api.git', depends_on: ['lib'] }, { repo: './web.git' }, { repo: './gone.git' }],
+    });
+    const plan = await workflow(file, { FLEET_WAVE_JOBS: '3', FLEET_MAX_PARALLEL: '5' }).job('plan', 'plan');
+    expect(plan.code, plan.failures.join('\n')).toBe(0);
+    expect(plan.outputs).toEqual({
+      'fleet-id': 'fleet-run-77',
+      'wave-count': '2',
+      'max-parallel': '5',
+      'lane-count': '3',
+      'plan-digest': expect.stringMatching(/^[0-9a-f]{64}$/),
+      'wave-1': expect.any(String),
+      'wave-2': expect.any(String),
+      'wave-3': '[]',
+    });
+    expect(JSON.parse(plan.outputs['wave-1']!)).toHaveLength(2);
+    expect(JSON.parse(plan.outputs['wave-2']!)).toHaveLength(1);
+    expect(plan.infos).toContain('Planned 3 lanes in 2 wave(s); 1 excluded.');
+    expect(plan.summaries).toHaveLength(1);
+    expect(plan.summaries[0]).toContain('## Fleet Plan — fleet-run-77');
+  });
+
+  it('without a run id (not on a runner), names the fleet by the clock', async () => {
+    await repos('lib');
+    const file = writeFleetFile(dir, { name: 'outs', directive: 'stamp', run: 'true', targets: [{ repo: './lib.git' }] });
+    const plan = await workflow(file, { GITHUB_RUN_ID: '' }).job('plan', 'plan');
+    expect(plan.outputs['fleet-id']).toMatch(/^fleet-\d{13}$/);
+  });
+
+  it('a fleet file with problems fails the plan job with every problem, file and field named', async () => {
+    const file = writeFleetFile(dir, { name: 'Bad Name', directive: 'x', run: 'true', retries: 3, targets: [{ repo: './a.git' }] });
+    const plan = await workflow(file).job('plan', 'plan');
+    expect(plan.code).toBe(2);
+    expect(plan.failures).toHaveLength(1);
+    expect(plan.failures[0]).toContain(`${file}: name:`);
+    expect(plan.failures[0]).toContain('2 problems found');
+    expect(plan.failures[0]).toMatch(/retries/);
+    expect(plan.outputs).toEqual({});
+  });
+});
+
+describe('dry-run', () => {
+  it('the lane jobs push nothing and the report says it was a dry run', async () => {
+    await repos('api');
+    const file = writeFleetFile(dir, { name: 'dry', directive: 'stamp', run: 'echo x >> README.md', max_retries: 0, targets: [{ repo: './api.git' }] });
+    const wf = workflow(file, { FLEET_DRY_RUN: 'true' });
+    const { lanes, digest } = await wf.planAndLanes();
+    expect(lanes.map((l) => l.code)).toEqual([0]);
+    expect(await readRemoteFile(join(dir, 'api.git'), 'fleet/dry/api', 'README.md')).toBeNull();
+    const report = await wf.job('report', 'report', { FLEET_PLAN_DIGEST: digest });
+    expect(report.code).toBe(0);
+    const m = Manifest.parse(JSON.parse(readFileSync(report.outputs.manifest!, 'utf8')));
+    expect(m.dry_run).toBe(true);
   });
 });
 

@@ -29,15 +29,16 @@ function fakeCore() {
   const failures: string[] = [];
   const warnings: string[] = [];
   const infos: string[] = [];
+  const secrets: string[] = [];
   const core: CoreLike = {
     setOutput: (k, v) => void (outputs[k] = v),
     setFailed: (m) => void failures.push(m),
-    setSecret: () => undefined,
+    setSecret: (x) => void secrets.push(x),
     info: (m) => void infos.push(m),
     warning: (m) => void warnings.push(m),
     summary: { addRaw: (t) => ({ write: async () => void summaries.push(t) }) },
   };
-  return { core, outputs, summaries, failures, warnings, infos };
+  return { core, outputs, summaries, failures, warnings, infos, secrets };
 }
 
 /** A workflow run on the local forge: the jobs' environment, and a job runner that shares one artifact store. */
@@ -165,6 +166,48 @@ describe('the plan job', () => {
   });
 });
 
+describe('set-up failures', () => {
+  it('masks the fleet\'s token and the run\'s token, each once', async () => {
+    await repos('api');
+    const file = writeFleetFile(dir, { name: 'mask', directive: 'd', run: 'true', targets: [{ repo: './api.git' }] });
+    expect((await workflow(file).job('plan', 'plan')).secrets).toEqual([TOKEN]);
+    expect((await workflow(file, { FLEET_RUN_TOKEN: 'ghs_OtherRunToken' }).job('plan', 'plan')).secrets).toEqual([TOKEN, 'ghs_OtherRunToken']);
+  });
+
+  it('a GitHub setting the forge refuses fails the plan job with exit 2 and the forge\'s message', async () => {
+    const file = writeFleetFile(dir, { name: 'gh', directive: 'd', run: 'true', forge: 'github', targets: [{ repo: 'acme/api' }] });
+    const plan = await workflow(file, { FLEET_GITHUB_PACING_MS: 'fast' }).job('plan', 'plan');
+    expect(plan.code).toBe(2);
+    expect(plan.failures).toEqual(['FLEET_GITHUB_PACING_MS must be a whole number of milliseconds (0 to 3600000), got "fast"']);
+    expect(plan.outputs).toEqual({});
+  });
+
+  it('a lane job without a plan to read fails with exit 2, naming its mode', async () => {
+    const file = writeFleetFile(dir, { name: 'np', directive: 'd', run: 'true', targets: [{ repo: './api.git' }] });
+    const lane = await workflow(file).job('lane', 'w0-s0', { FLEET_SHARD: 'w0-s0' });
+    expect(lane.code).toBe(2);
+    expect(lane.failures).toHaveLength(1);
+    expect(lane.failures[0]).toMatch(/^Fleet lane failed: /);
+  });
+
+  it('the lane and report jobs refuse a plan whose forge set-up fails, with exit 2', async () => {
+    const file = writeFleetFile(dir, { name: 'gh', directive: 'd', run: 'true', forge: 'github', targets: [{ repo: 'acme/api' }] });
+    const emu = await startEmulator({ token: TOKEN });
+    try {
+      await emu.createRepo({ owner: 'acme', name: 'api', files: { 'README.md': '# api\n' } });
+      const gh = { GITHUB_API_URL: emu.url, GITHUB_GRAPHQL_URL: emu.graphqlUrl, GITHUB_SERVER_URL: `${emu.url}/git`, FLEET_GITHUB_PACING_MS: '0' };
+      const plan = await workflow(file, gh).job('plan', 'plan');
+      expect(plan.code, plan.failures.join('\n')).toBe(0);
+      const shard = (JSON.parse(plan.outputs['wave-1']!) as string[])[0]!;
+      const lane = await workflow(file, { ...gh, FLEET_GITHUB_POLL_MS: '-1' }).job('lane', shard, { FLEET_SHARD: shard, FLEET_PLAN_DIGEST: plan.outputs['plan-digest']! });
+      expect(lane.code).toBe(2);
+      expect(lane.failures).toEqual(['FLEET_GITHUB_POLL_MS must be a whole number of milliseconds (0 to 3600000), got "-1"']);
+    } finally {
+      await emu.close();
+    }
+  });
+});
+
 describe('dry-run', () => {
   it('the lane jobs push nothing and the report says it was a dry run', async () => {
     await repos('api');
@@ -199,7 +242,13 @@ describe('fail-on-lane-failure', () => {
     const failedLanes = lanes.filter((l) => l.code !== 0);
     expect(failedLanes.map((l) => [l.code, l.failures.length])).toEqual([[1, 1]]);
     expect(failedLanes[0]!.failures[0]).toMatch(/^1 lane\(s\) of shard w0-s\d+ failed: bad$/);
-    expect(failedLanes[0]!.warnings.join('\n')).toContain('bad: failed');
+    expect(failedLanes[0]!.warnings).toEqual([expect.stringMatching(/^bad: failed \(\w[\w-]*\) — directive-failed: the directive exited with 3/)]);
+    // A lane that completed is information, not a warning.
+    const good = lanes.find((l) => l.code === 0)!;
+    expect(good.warnings).toEqual([]);
+    // Its progress reaches the job's log as it happens, then its verdict.
+    expect(good.infos).toContain('good: cloning (cloning)');
+    expect(good.infos.at(-1)).toBe('good: completed (pushed)');
 
     const report = await wf.job('report', 'report', { FLEET_PLAN_DIGEST: digest });
     expect(report.code).toBe(1);
@@ -299,7 +348,11 @@ describe('the report job on the run\'s own repository', () => {
       name: 'Fleet',
       status: 'in_progress',
       conclusion: null,
-      jobs: shards.map((s, i) => ({ name: `fleet / wave 1 (${s})`, conclusion: i === 0 ? ('success' as const) : ('cancelled' as const) })),
+      // The jobs that matter come after a first page of 100 others: every page is read.
+      jobs: [
+        ...Array.from({ length: 120 }, (_, i) => ({ name: `other / job ${i}`, conclusion: 'success' as const })),
+        ...shards.map((s, i) => ({ name: `fleet / wave 1 (${s})`, conclusion: i === 0 ? ('success' as const) : ('cancelled' as const) })),
+      ],
     });
     const report = await wf.job('report', 'report', { FLEET_PLAN_DIGEST: plan.outputs['plan-digest']!, GITHUB_RUN_ID: String(run2.id) });
     const m = Manifest.parse(JSON.parse(readFileSync(report.outputs.manifest!, 'utf8')));

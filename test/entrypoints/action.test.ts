@@ -208,6 +208,22 @@ describe('set-up failures', () => {
   });
 });
 
+describe('what a directive sees in a lane job', () => {
+  it('no variable holding the fleet\'s token, the run\'s token or their git credential form', async () => {
+    await repos('api');
+    const file = writeFleetFile(dir, { name: 'env', directive: 'd', run: 'env > ENV.txt', max_retries: 0, targets: [{ repo: './api.git' }] });
+    const run = 'ghs_RunTokenSeenByNoDirective0123456';
+    const { basicCredential } = await import('../../src/github/octokit.js');
+    // Copies a workflow might set: `env: { MY_TOKEN: secrets.FLEET_TOKEN }`, or a credential for git.
+    const wf = workflow(file, { FLEET_RUN_TOKEN: run, MY_TOKEN: TOKEN, MY_RUN: run, GIT_AUTH: basicCredential(TOKEN), KEEP_ME: 'visible' });
+    const { lanes } = await wf.planAndLanes();
+    expect(lanes.map((l) => l.code)).toEqual([0]);
+    const seen = (await readRemoteFile(join(dir, 'api.git'), 'fleet/env/api', 'ENV.txt'))!;
+    expect(seen).toContain('KEEP_ME=visible');
+    for (const secret of [TOKEN, run, basicCredential(TOKEN), basicCredential(run)]) expect(seen.includes(secret), secret).toBe(false);
+  });
+});
+
 describe('dry-run', () => {
   it('the lane jobs push nothing and the report says it was a dry run', async () => {
     await repos('api');

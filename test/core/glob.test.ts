@@ -231,3 +231,24 @@ describe('scopesOverlap', () => {
     expect(scopesOverlap(['a/**', 'b/**'], ['b/x', 'a/x'])).toEqual(['a/**', 'a/x']);
   });
 });
+
+describe('two wildcards in one segment', () => {
+  it('overlap when one literal start extends the other, in either order', () => {
+    expect(globsOverlap('a*', 'ab*')).toBe(true);
+    expect(globsOverlap('ab*', 'a*')).toBe(true);
+    expect(globsOverlap('*.ts', '*x.ts')).toBe(true);
+    expect(globsOverlap('*x.ts', '*.ts')).toBe(true);
+  });
+
+  it('do not overlap when their literal starts or ends differ', () => {
+    expect(globsOverlap('ab*', 'ac*')).toBe(false);
+    expect(globsOverlap('x*.ts', 'xy*.js')).toBe(false);
+  });
+});
+
+describe('globProblem and brackets', () => {
+  it('accepts a ] that closes a class holding a [ (a[[b]] is a class, then a literal ])', () => {
+    expect(globProblem('a[[b]]')).toBeUndefined();
+    expect(globProblem('src/[[]x]/*.ts')).toBeUndefined();
+  });
+});

@@ -3,6 +3,7 @@ import { buildPlan, dependentsOf, findCycle, findCycles, shardWave, type Plan, t
 import { validateFleetFile, type ResolvedFleet } from '../../src/core/validate.js';
 import { scopesOverlap } from '../../src/core/glob.js';
 import type { Exclusion } from '../../src/core/model.js';
+import { scale } from '../support/scale.js';
 
 type Target = {
   repo: string;
@@ -115,14 +116,14 @@ describe('cycles', () => {
   });
 
   it('finds a cycle at the end of a 10,000-lane chain without recursion', () => {
-    const n = 10_000;
+    const n = scale(10_000, 500);
     const lanes = Array.from({ length: n }, (_, i) => ({ id: `l${String(i).padStart(5, '0')}`, depends_on: i ? [`l${String(i - 1).padStart(5, '0')}`] : [] }));
     expect(findCycle(lanes)).toBeUndefined();
     lanes[0]!.depends_on = [lanes[n - 1]!.id];
     const cycle = findCycle(lanes)!;
     expect(cycle).toHaveLength(n + 1);
     expect(cycle[0]).toBe('l00000');
-    expect(cycle[1]).toBe('l09999');
+    expect(cycle[1]).toBe(lanes[n - 1]!.id);
   });
 });
 
@@ -382,9 +383,9 @@ function rng(seed: number): () => number {
 }
 
 describe('a 10,000-lane random DAG', () => {
-  const N = 10_000;
-  const EDGES = 20_000;
-  const REPOS = 100;
+  const N = scale(10_000, 600);
+  const EDGES = 2 * N;
+  const REPOS = scale(100, 10);
   const rand = rng(42);
   const id = (i: number) => `l${String(i).padStart(5, '0')}`;
   const deps: Set<number>[] = Array.from({ length: N }, () => new Set());
@@ -403,10 +404,11 @@ describe('a 10,000-lane random DAG', () => {
     const target: Target = { repo: `org/repo-${i % REPOS}`, lane: id(i), depends_on: [...deps[i]!].map(id) };
     const r = rand();
     if (r < 0.85) target.owns = scopes[Math.floor(rand() * scopes.length)]!;
-    if (rand() < 0.0005) target.exclusive = true;
+    if (rand() < 5 / N) target.exclusive = true; // 5 exclusive lanes expected, at any size
     return target;
   });
-  const exclusions: Exclusion[] = [id(17), id(4242), id(9001)].map((lane, k) => ({ repo: `org/repo-${[17, 4242, 9001][k]! % REPOS}`, lane, reason: 'archived', detail: null }));
+  const excludedAt = [17, Math.floor(N * 0.4242), Math.floor(N * 0.9001)];
+  const exclusions: Exclusion[] = excludedAt.map((i) => ({ repo: `org/repo-${i % REPOS}`, lane: id(i), reason: 'archived', detail: null }));
   const fleet = fleetOf(targets);
   const opts: PlanOptions = { maxParallel: 16, maxWaves: 1000, file: FILE };
 
@@ -421,7 +423,7 @@ describe('a 10,000-lane random DAG', () => {
     const accounted = [...p.lanes.map((l) => l.spec.id), ...p.excluded.map((e) => e.lane), ...p.skipped.map((s) => s.lane)];
     expect(accounted).toHaveLength(N);
     expect(new Set(accounted).size).toBe(N);
-    expect(p.excluded.map((e) => e.lane)).toEqual([id(17), id(4242), id(9001)]);
+    expect(p.excluded.map((e) => e.lane)).toEqual(excludedAt.map(id));
     expect(p.skipped.length).toBeGreaterThan(0);
     for (const s of p.skipped) expect(dependentsOf(fleet.lanes, s.because_of)).toContain(s.lane);
 
@@ -520,7 +522,7 @@ describe('agrees with the plain rules', () => {
 
   it('places every lane as a pairwise check would, on 300 random fleets', () => {
     const rand = rng(7);
-    for (let round = 0; round < 300; round++) {
+    for (let round = 0; round < scale(300, 60); round++) {
       const n = 2 + Math.floor(rand() * 25);
       const repos = 1 + Math.floor(rand() * 3);
       const targets: Target[] = Array.from({ length: n }, (_, i) => {
@@ -564,13 +566,14 @@ describe('agrees with the plain rules', () => {
   });
 
   it('copes with 10,000 lanes in one repository', () => {
-    const disjoint = plan(Array.from({ length: 10_000 }, (_, i) => ({ repo: 'o/mono', lane: `l${i}`, owns: [`pkg${i}/**`] })), [], { maxWaves: 10_000 });
+    const n = scale(10_000, 600);
+    const disjoint = plan(Array.from({ length: n }, (_, i) => ({ repo: 'o/mono', lane: `l${i}`, owns: [`pkg${i}/**`] })), [], { maxWaves: n });
     expect(disjoint.waves).toHaveLength(1);
     expect(disjoint.waves[0]!.shards).toHaveLength(256);
-    const whole = plan(Array.from({ length: 10_000 }, (_, i) => ({ repo: 'o/mono', lane: `l${i}` })), [], { maxWaves: 10_000 });
-    expect(whole.waves).toHaveLength(10_000);
+    const whole = plan(Array.from({ length: n }, (_, i) => ({ repo: 'o/mono', lane: `l${i}` })), [], { maxWaves: n });
+    expect(whole.waves).toHaveLength(n);
     expect(whole.waves.every((w) => w.lanes.length === 1)).toBe(true);
-    expect(whole.contention).toHaveLength(9_999);
+    expect(whole.contention).toHaveLength(n - 1);
   });
 });
 
@@ -587,5 +590,103 @@ describe('defensive checks', () => {
   it('plans an empty set of runnable lanes', () => {
     const p = plan([t('a')], [{ repo: 'o/a', lane: 'a', reason: 'archived', detail: null }]);
     expect(p).toEqual({ lanes: [], waves: [], contention: [], excluded: [{ repo: 'o/a', lane: 'a', reason: 'archived', detail: null }], skipped: [] });
+  });
+});
+
+describe('messages a person acts on', () => {
+  function problemsOf(r: ReturnType<typeof buildPlan>) {
+    if (r.ok) throw new Error('expected the plan to be refused');
+    return r.problems;
+  }
+
+  it('a lane that depends on itself is told to drop itself from its depends_on', () => {
+    const fleet = fleetOf([t('a'), t('b')]);
+    fleet.lanes[1]!.depends_on = ['b'];
+    expect(problemsOf(buildPlan(fleet, [], OPTS))).toEqual([
+      { file: FILE, field: 'targets[1].depends_on', message: 'lane "b" depends on itself: remove "b" from its depends_on' },
+    ]);
+  });
+
+  it('a cycle names one edge to remove', () => {
+    const [p] = problemsOf(buildPlan(fleetOf([t('a', ['b']), t('b', ['a'])]), [], OPTS));
+    expect(p!.message).toBe('dependency cycle a → b → a: no lane in it can ever start; remove one of these depends_on entries (e.g. "b" from lane "a")');
+  });
+
+  it('lists at most 50 cycles and then says there are more', () => {
+    const id = (c: string, i: number) => `${c}${String(i).padStart(2, '0')}`;
+    const pairs = Array.from({ length: 51 }, (_, i) => [t(id('a', i), [id('b', i)]), t(id('b', i), [id('a', i)])]).flat();
+    const problems = problemsOf(buildPlan(fleetOf(pairs), [], OPTS));
+    expect(problems.filter((p) => p.message.startsWith('dependency cycle'))).toHaveLength(50);
+    expect(problems.at(-1)).toEqual({ file: FILE, field: 'targets', message: 'more dependency cycles were found than the 50 listed; fix these and plan again' });
+    expect(problems).toHaveLength(51);
+    // Exactly 50 cycles: all listed, no "more".
+    expect(problemsOf(buildPlan(fleetOf(pairs.slice(0, 100)), [], OPTS))).toHaveLength(50);
+  });
+
+  it('a lane id used twice in a hand-built fleet names both targets', () => {
+    const fleet = fleetOf([t('a'), t('b')]);
+    fleet.lanes[1]!.id = 'a';
+    expect(problemsOf(buildPlan(fleet, [], OPTS))).toEqual([
+      { file: FILE, field: 'targets[1].lane', message: 'lane id "a" is already used by targets[0] (o/a): give one of them a distinct lane:' },
+    ]);
+  });
+
+  it('max_waves: a long chain is shortened to its ends, and counts are worded in the singular or plural', () => {
+    const ids = Array.from({ length: 14 }, (_, i) => `s${String(i).padStart(2, '0')}`);
+    const chain = ids.map((id, i) => t(id, i ? [ids[i - 1]!] : []));
+    const [deep] = problemsOf(buildPlan(fleetOf(chain), [], { ...OPTS, maxWaves: 3 }));
+    expect(deep!.message).toBe(
+      'the plan needs 14 waves but max_waves is 3. ' +
+        'Longest dependency chain (14 lanes): s00 → s01 → s02 → s03 → s04 → … (4 more) … → s09 → s10 → s11 → s12 → s13. ' +
+        'Raise max_waves to at least 14, or flatten the graph: drop depends_on entries that are not needed, ' +
+        'give lanes of one repository disjoint owns:, or mark fewer lanes exclusive.',
+    );
+    // Exactly 12 lanes are shown whole.
+    const [twelve] = problemsOf(buildPlan(fleetOf(chain.slice(0, 12)), [], { ...OPTS, maxWaves: 3 }));
+    expect(twelve!.message).toContain(`(12 lanes): ${ids.slice(0, 12).join(' → ')}.`);
+
+    const [one] = problemsOf(buildPlan(fleetOf([{ repo: 'o/r', lane: 'a' }, { repo: 'o/r', lane: 'b' }]), [], { ...OPTS, maxWaves: 1 }));
+    expect(one!.message).toBe(
+      'the plan needs 2 waves but max_waves is 1; the dependencies alone need 1, contention and exclusive lanes add 1 (1 lane pushed). ' +
+        'Longest dependency chain (1 lane): a. ' +
+        'Raise max_waves to at least 2, or flatten the graph: drop depends_on entries that are not needed, ' +
+        'give lanes of one repository disjoint owns:, or mark fewer lanes exclusive.',
+    );
+  });
+
+  it('the longest chain named is the first by lane id among equally long ones, followed through its first dependency', () => {
+    const fleet = fleetOf([t('z1'), t('z2', ['z1']), t('a1'), t('a2', ['a1']), t('m', ['a2', 'z2']), { repo: 'o/x', lane: 'x1' }, { repo: 'o/x', lane: 'x2' }, { repo: 'o/x', lane: 'x3' }, { repo: 'o/x', lane: 'x4' }]);
+    const [p] = problemsOf(buildPlan(fleet, [], { ...OPTS, maxWaves: 3 }));
+    expect(p!.message).toContain('Longest dependency chain (3 lanes): a1 → a2 → m.');
+    expect(p!.message).toContain('the dependencies alone need 3, contention and exclusive lanes add 1 (3 lanes pushed)');
+  });
+});
+
+describe('exclusions, matched to lanes', () => {
+  it('keeps a missing detail as null, not undefined, in every form of exclusion', () => {
+    const p = plan([t('a'), { repo: 'o/r', lane: 'r1', owns: ['x/**'] }], [
+      { repo: 'o/a', lane: 'a', reason: 'archived' } as unknown as Exclusion,
+      { repo: 'o/r', lane: 'r', reason: 'fork' } as unknown as Exclusion,
+      { repo: 'o/gone', lane: 'gone', reason: 'not-found' } as unknown as Exclusion,
+    ]);
+    expect(p.excluded).toEqual([
+      { repo: 'o/a', lane: 'a', reason: 'archived', detail: null },
+      { repo: 'o/gone', lane: 'gone', reason: 'not-found', detail: null },
+      { repo: 'o/r', lane: 'r1', reason: 'fork', detail: null },
+    ]);
+  });
+
+  it('the first reason given for a lane wins; later ones for it are dropped', () => {
+    const p = plan([t('a'), t('b', ['a'])], [
+      { repo: 'o/a', lane: 'a', reason: 'archived', detail: 'first' },
+      { repo: 'o/a', lane: 'a', reason: 'fork', detail: 'second' },
+    ]);
+    expect(p.excluded).toEqual([{ repo: 'o/a', lane: 'a', reason: 'archived', detail: 'first' }]);
+    expect(p.skipped).toEqual([{ lane: 'b', repo: 'o/b', reason: 'dependency "a" was excluded (archived)', because_of: 'a' }]);
+  });
+
+  it('skipped lanes come sorted by id whatever the order of the targets', () => {
+    const p = plan([t('root'), t('zeta', ['root']), t('alpha', ['root']), t('mu', ['zeta'])], [{ repo: 'o/root', lane: 'root', reason: 'archived', detail: null }]);
+    expect(p.skipped.map((s) => s.lane)).toEqual(['alpha', 'mu', 'zeta']);
   });
 });

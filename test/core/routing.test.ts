@@ -249,3 +249,19 @@ describe('routePersonas', () => {
     expect(JSON.parse(JSON.stringify(a))).toEqual(a);
   });
 });
+
+describe('ties', () => {
+  it('equal scores are ordered by name, whatever order the fleet file lists the personas in', () => {
+    const zed = persona('zed', ['**/*.md'], []);
+    const amy = persona('amy', ['**/*.md'], []);
+    const mia = persona('mia', [], []);
+    const r = route({ personas: [zed, mia, amy], k: 1, changed_files: ['README.md'] });
+    expect(r.all_scores.map((s) => [s.agent, s.score])).toEqual([
+      ['amy', 2],
+      ['zed', 2],
+      ['mia', 0],
+    ]);
+    // K=1 takes the first of the tie by name.
+    expect(r.selected).toEqual(['amy']);
+  });
+});

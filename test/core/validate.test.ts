@@ -509,3 +509,25 @@ describe('formatProblems', () => {
     expect(text).toContain('  fleet.yml: targets[0].repo: ');
   });
 });
+
+describe('github.discover', () => {
+  const discover = { github: { discover: [{ org: 'acme' }] } };
+
+  it('needs forge: github: the local forge only runs the targets listed', () => {
+    const p = problemAt(validateFleetFile(base({ ...discover, forge: 'local' }), FILE), 'github.discover');
+    expect(p.file).toBe(FILE);
+    expect(p.message).toContain('set forge: github');
+    // forge defaults to local: the rule holds when forge is not written at all
+    expect(fields(validateFleetFile(base(discover), FILE))).toEqual(['github.discover']);
+  });
+
+  it('is enough on its own with forge: github: no listed target is needed', () => {
+    const fleet = ok(validateFleetFile(base({ ...discover, forge: 'github', targets: [] }), FILE));
+    expect(fleet.lanes).toEqual([]);
+    expect(fleet.file.github.discover).toEqual([{ org: 'acme' }]);
+  });
+
+  it('a fleet with neither targets nor discovery is refused at targets', () => {
+    expect(problemAt(validateFleetFile(base({ forge: 'github', targets: [] }), FILE), 'targets').message).toContain('at least one target');
+  });
+});

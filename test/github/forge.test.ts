@@ -307,10 +307,13 @@ describe('CI', () => {
     h.emu.setCi(l.repo, ci.hanging(['e2e']));
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
     await h.emu.idle();
-    const t0 = Date.now();
-    const verdict = await h.forge.waitForCi(l, rec.commit!, 300);
-    expect(Date.now() - t0).toBeLessThan(2_000);
+    // On the forge's own clock: it polls until the deadline and not a moment past it.
+    const c = clockedForge(async () => undefined);
+    const verdict = await c.forge.waitForCi(l, rec.commit!, 300_000);
     expect(verdict).toEqual({ conclusion: 'pending', failures: 'still running: e2e (in_progress)' });
+    expect(c.elapsed()).toBe(300_000);
+    expect(c.sleeps.length).toBeGreaterThan(2);
+
   });
 
   it('judges the latest run of each check: a re-run that passed replaces the failure', async () => {
@@ -357,6 +360,63 @@ describe('CI', () => {
     expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('pending');
     const verdict = await h.forge.waitForCi(l, rec.commit!, 200);
     expect(verdict).toEqual({ conclusion: 'pending', failures: 'still running: test (required, not reported)' });
+  });
+
+  /**
+   * A forge on a clock of its own: time moves only when the forge sleeps, and `onSleep` runs at each sleep,
+   * so "CI starts between two polls" is an event, not a race with the machine's speed.
+   */
+  function clockedForge(onSleep: (slept: number) => Promise<void>) {
+    let t = 0;
+    const sleeps: number[] = [];
+    const forge = h.makeForge({
+      ciStartGraceMs: 120_000,
+      ciPollMs: 10_000,
+      ciMaxPollMs: 60_000,
+      now: () => t,
+      sleep: async (ms) => {
+        t += ms;
+        sleeps.push(ms);
+        await onSleep(sleeps.length);
+      },
+    });
+    return { forge, sleeps, elapsed: () => t };
+  }
+
+  /** A repository whose default branch has had CI: the fresh commit's parent carries a check run. */
+  async function repoWithCiHistory(): Promise<LaneSpec> {
+    const l = await repoWithLane();
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', { owner, repo, name: 'test', head_sha: (await h.emu.branchSha(l.repo, 'main'))!, status: 'completed', conclusion: 'success' });
+    return l;
+  }
+
+  it('waits through the start grace for CI that starts after the push: no CI yet is not "no CI"', async () => {
+    const l = await repoWithCiHistory();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    await h.emu.idle();
+    expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('none');
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    // CI starts during the second wait (tens of seconds after the push on the forge's clock), and fails.
+    const c = clockedForge(async (n) => {
+      if (n === 2) await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', { owner, repo, name: 'test', head_sha: rec.commit!, status: 'completed', conclusion: 'failure' });
+    });
+    const verdict = await c.forge.waitForCi(l, rec.commit!, 30 * 60_000);
+    expect(verdict.conclusion).toBe('failure');
+    expect(verdict.failures).toContain('✗ test: failure');
+    expect(c.sleeps).toHaveLength(2);
+    expect(c.elapsed()).toBeLessThan(120_000);
+  });
+
+  it('reads "none" once the start grace has passed without any CI, well before the timeout', async () => {
+    const l = await repoWithCiHistory();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    await h.emu.idle();
+    const c = clockedForge(async () => undefined);
+    const verdict = await c.forge.waitForCi(l, rec.commit!, 30 * 60_000);
+    expect(verdict).toEqual({ conclusion: 'none', failures: '' });
+    expect(c.elapsed()).toBeGreaterThanOrEqual(120_000);
+    expect(c.elapsed()).toBeLessThan(120_000 + 60_000);
   });
 
   it('is none when the repository has no CI at all', async () => {
@@ -526,9 +586,9 @@ describe('limits and failures', () => {
     const l = await repoWithLane();
     const forge = h.makeForge({ octokit: h.client({ maxRetryAfterSeconds: 5 }) });
     h.emu.fault({ kind: 'secondary-rate-limit', match: { method: 'GET', path: /\/git\/ref\// }, times: 1, retryAfterSec: 600 });
-    const t0 = Date.now();
     await expect(forge.branchHead(l, 'main')).rejects.toThrow(/secondary rate limit/);
-    expect(Date.now() - t0).toBeLessThan(2_000);
+    // One request, no retry: it did not wait out the 600 s (the test's own timeout would say so first).
+    expect(h.emu.count({ path: new RegExp(`/repos/${l.repo}/git/ref/`) })).toBe(1);
     expect(h.log.some((m) => /asks to wait 600s, more than the 5s/.test(m))).toBe(true);
   });
 

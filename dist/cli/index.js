@@ -33634,13 +33634,13 @@ __webpack_unused_export__ = YAMLMap.YAMLMap;
 __webpack_unused_export__ = YAMLSeq.YAMLSeq;
 __webpack_unused_export__ = cst;
 __webpack_unused_export__ = lexer.Lexer;
-__webpack_unused_export__ = lineCounter.LineCounter;
+exports.HN = lineCounter.LineCounter;
 __webpack_unused_export__ = parser.Parser;
 __webpack_unused_export__ = publicApi.parse;
 __webpack_unused_export__ = publicApi.parseAllDocuments;
 exports.Tp = publicApi.parseDocument;
 __webpack_unused_export__ = publicApi.stringify;
-__webpack_unused_export__ = visit.visit;
+exports.YR = visit.visit;
 __webpack_unused_export__ = visit.visitAsync;
 
 
@@ -39554,7 +39554,7 @@ exports.visitAsync = visitAsync;
 
 /***/ }),
 
-/***/ 9905:
+/***/ 4219:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
@@ -39738,6 +39738,15 @@ function combineCi(runs, statuses) {
   if (signals.includes("pending")) return "pending";
   return "success";
 }
+function missingRequired(runs, statuses, required) {
+  const seen = /* @__PURE__ */ new Set([...runs.map((r) => r.name), ...statuses.map((s) => s.context)]);
+  return [...new Set(required)].filter((name) => !seen.has(name));
+}
+function combineRequired(runs, statuses, required) {
+  const conclusion = combineCi(runs, statuses);
+  if (conclusion === "failure") return conclusion;
+  return missingRequired(runs, statuses, required).length ? "pending" : conclusion;
+}
 function clip(text, maxLines, maxChars) {
   if (!text) return "";
   const lines = text.replace(/\r\n/g, "\n").split("\n").map((l) => l.trimEnd()).filter((l) => l.trim());
@@ -39782,10 +39791,11 @@ ${block}` : block;
   }
   return out;
 }
-function describePending(runs, statuses) {
+function describePending(runs, statuses, required = []) {
   const names = [
     ...latestPerName(runs).filter((r) => runSignal(r) === "pending").map((r) => `${r.name} (${r.status})`),
-    ...latestPerContext(statuses).filter((s) => statusSignal(s) === "pending").map((s) => `${s.context} (pending)`)
+    ...latestPerContext(statuses).filter((s) => statusSignal(s) === "pending").map((s) => `${s.context} (pending)`),
+    ...missingRequired(runs, statuses, required).map((name) => `${name} (required, not reported)`)
   ];
   if (!names.length) return "";
   const shown = names.slice(0, 10).join(", ");
@@ -48112,8 +48122,7 @@ function maskToken(token) {
   (0,git/* registerSecret */.cl)(basic);
   if (process.env.GITHUB_ACTIONS === "true" && !masked.has(token)) {
     masked.add(token);
-    core_setSecret(token);
-    core_setSecret(basic);
+    for (const form of /* @__PURE__ */ new Set([...(0,git/* encodedForms */.wV)(token), basic])) core_setSecret(form);
   }
 }
 const CLIENT_ERRORS = Array.from({ length: 100 }, (_, i) => 400 + i);
@@ -48208,6 +48217,68 @@ function octokit_createOctokit(opts) {
     octokit.graphql = octokit.graphql.defaults({ baseUrl: graphqlUrl, url: graphqlUrl });
   }
   return octokit;
+}
+
+
+// EXTERNAL MODULE: ./.build/src/util/pool.js
+var pool = __nccwpck_require__(9872);
+;// CONCATENATED MODULE: ./.build/src/github/trees.js
+
+class TreeTooLarge extends Error {
+}
+async function changedPathsBetween(octokit, base, head, opts) {
+  const [a, b] = await Promise.all([treeOfCommit(octokit, base, opts), treeOfCommit(octokit, head, opts)]);
+  const out = /* @__PURE__ */ new Set();
+  await diffTrees(octokit, a, b, "", out, opts);
+  return [...out].sort();
+}
+async function treeOfCommit(octokit, commit, opts) {
+  const r = await octokit.request("GET /repos/{owner}/{repo}/git/commits/{commit_sha}", { owner: opts.owner, repo: opts.repo, commit_sha: commit });
+  return r.data.tree.sha;
+}
+async function readTree(octokit, sha, recursive, opts) {
+  const r = await octokit.request("GET /repos/{owner}/{repo}/git/trees/{tree_sha}", {
+    owner: opts.owner,
+    repo: opts.repo,
+    tree_sha: sha,
+    ...recursive ? { recursive: "1" } : {}
+  });
+  const entries = r.data.tree.map((e) => ({ path: e.path ?? "", mode: e.mode ?? "", type: e.type ?? "", sha: e.sha ?? "" }));
+  return { truncated: r.data.truncated, entries };
+}
+function leaves(entries) {
+  return new Map(entries.filter((e) => e.type !== "tree").map((e) => [e.path, e]));
+}
+async function diffTrees(octokit, a, b, prefix, out, opts) {
+  if (a === b) return;
+  const [ta, tb] = await Promise.all([a ? readTree(octokit, a, true, opts) : null, b ? readTree(octokit, b, true, opts) : null]);
+  if (!ta?.truncated && !tb?.truncated) {
+    const la2 = leaves(ta?.entries ?? []);
+    const lb2 = leaves(tb?.entries ?? []);
+    for (const [p, e] of la2) {
+      const other = lb2.get(p);
+      if (!other || other.sha !== e.sha || other.mode !== e.mode) out.add(prefix + p);
+    }
+    for (const p of lb2.keys()) if (!la2.has(p)) out.add(prefix + p);
+    return;
+  }
+  const [la, lb] = await Promise.all([a ? readTree(octokit, a, false, opts) : null, b ? readTree(octokit, b, false, opts) : null]);
+  if (la?.truncated || lb?.truncated) throw new TreeTooLarge(`a folder${prefix ? ` (${prefix.slice(0, -1)})` : ""} has more entries than GitHub lists in one tree`);
+  const byName = (t) => new Map((t?.entries ?? []).map((e) => [e.path, e]));
+  const ma = byName(la);
+  const mb = byName(lb);
+  const names = [.../* @__PURE__ */ new Set([...ma.keys(), ...mb.keys()])];
+  const descend = [];
+  for (const name of names) {
+    const ea = ma.get(name);
+    const eb = mb.get(name);
+    if (ea && eb && ea.sha === eb.sha && ea.mode === eb.mode) continue;
+    const subA = ea?.type === "tree" ? ea.sha : null;
+    const subB = eb?.type === "tree" ? eb.sha : null;
+    if (ea && ea.type !== "tree" || eb && eb.type !== "tree") out.add(prefix + name);
+    if (subA || subB) descend.push([subA, subB, `${prefix}${name}/`]);
+  }
+  await (0,pool/* mapLimit */.s)(descend, opts.concurrency ?? 4, ([x, y, p]) => diffTrees(octokit, x, y, p, out, opts));
 }
 
 
@@ -48333,6 +48404,7 @@ async function checkRepos(octokit, lanes, opts) {
 
 
 
+
 class GitHubForgeError extends Error {
   constructor(repo, action, status, detail) {
     super((0,git/* redact */.E$)(`${repo}: ${action} failed${status ? ` (${status})` : ""}: ${detail}`));
@@ -48384,6 +48456,10 @@ class GitHubForge {
   sleep;
   now;
   header;
+  /** Default branches, read once per repository (a lane's base when the fleet file names none). */
+  defaultBranches = /* @__PURE__ */ new Map();
+  /** Required checks per repository and base, for CI verdicts (a merge reads them afresh). */
+  requiredSeen = /* @__PURE__ */ new Map();
   // -------------------------------------------------------------------------
   // Targets and git
   // -------------------------------------------------------------------------
@@ -48431,44 +48507,39 @@ class GitHubForge {
     }
   }
   /**
-   * Files changed between two commits, from GitHub's compare (base...head);
-   * a rename gives both paths. The compare API lists at most 300 files; past
-   * that, when head is a single commit on top of base (a lane commit), the
-   * commit's own file list (paginated, up to 3,000) is read instead; else null.
+   * Files changed between two commits; a rename gives both paths. One compare
+   * call answers for up to 299 files; GitHub's compare lists at most 300 (and a
+   * commit's own listing at most 3,000), so from 300 on the two commits' git
+   * trees are compared instead, which holds at any size (see trees.ts): what a
+   * lane reports is checked against the forge however many files it changed.
+   * Null when the forge cannot say (a commit it does not have, a single folder
+   * of more than 100,000 entries).
    */
   async changedFiles(lane, base, head) {
     const { owner, repo } = this.split(lane);
     const COMPARE_CAP = 300;
-    let data;
+    const what = `${base.slice(0, 12)}...${head.slice(0, 12)}`;
+    let files;
     try {
       const r = await this.octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", { owner, repo, basehead: `${base}...${head}` });
-      data = r.data;
+      files = r.data.files ?? [];
     } catch (err) {
       const s = statusOf(err);
       if (s === 404 || s === 422 || s === 409) {
-        this.logger.warn(`${lane.repo}: cannot compare ${base.slice(0, 12)}...${head.slice(0, 12)}: ${messageOf(err)}`);
+        this.logger.warn(`${lane.repo}: cannot compare ${what}: ${messageOf(err)}`);
         return null;
       }
-      throw this.error(lane, `comparing ${base.slice(0, 12)}...${head.slice(0, 12)}`, err);
+      throw this.error(lane, `comparing ${what}`, err);
     }
-    let files = data.files ?? [];
     if (files.length >= COMPARE_CAP) {
-      if (data.ahead_by !== 1 || data.merge_base_commit.sha !== base) {
-        this.logger.warn(`${lane.repo}: ${base.slice(0, 12)}...${head.slice(0, 12)} changes ${COMPARE_CAP}+ files over ${data.ahead_by} commits; GitHub lists only ${COMPARE_CAP}`);
-        return null;
-      }
       try {
-        const all = [];
-        for await (const page of this.octokit.paginate.iterator("GET /repos/{owner}/{repo}/commits/{ref}", { owner, repo, ref: head, per_page: 100 })) {
-          all.push(...page.data.files ?? []);
-        }
-        files = all;
+        return await changedPathsBetween(this.octokit, base, head, { owner, repo });
       } catch (err) {
-        throw this.error(lane, `listing the files of ${head.slice(0, 12)}`, err);
-      }
-      if (files.length >= 3e3) {
-        this.logger.warn(`${lane.repo}: ${head.slice(0, 12)} changes 3000+ files; GitHub lists only 3000`);
-        return null;
+        if (err instanceof TreeTooLarge) {
+          this.logger.warn(`${lane.repo}: cannot list the files of ${what}: ${err.message}`);
+          return null;
+        }
+        throw this.error(lane, `comparing the trees of ${what}`, err);
       }
     }
     const out = /* @__PURE__ */ new Set();
@@ -48670,9 +48741,11 @@ ${input.body}`;
     }
     return { runs, statuses };
   }
+  /** The CI verdict, where a check the base branch requires and that has not reported yet keeps it `pending`. */
   async ciConclusion(lane, commit) {
     const { runs, statuses } = await this.readCi(lane, commit);
-    return combineCi(runs, statuses);
+    const required = await this.requiredForCi(lane);
+    return combineRequired(runs, statuses, required);
   }
   async waitForCi(lane, commit, timeoutMs) {
     const start = this.now();
@@ -48680,9 +48753,10 @@ ${input.body}`;
     const maxPoll = this.opts.ciMaxPollMs ?? 6e4;
     let delay = Math.min(this.opts.ciPollMs ?? 1e4, maxPoll);
     let expectCi;
+    const required = await this.requiredForCi(lane);
     for (; ; ) {
       const { runs, statuses } = await this.readCi(lane, commit);
-      const conclusion = combineCi(runs, statuses);
+      const conclusion = combineRequired(runs, statuses, required);
       if (conclusion === "failure") return { conclusion, failures: describeFailures(runs, statuses) };
       if (conclusion === "success") return { conclusion, failures: "" };
       const now = this.now();
@@ -48693,11 +48767,93 @@ ${input.body}`;
       }
       if (now >= deadline) {
         const waited = Math.round((now - start) / 1e3);
-        return { conclusion: "pending", failures: describePending(runs, statuses) || `no CI result after ${waited}s` };
+        return { conclusion: "pending", failures: describePending(runs, statuses, required) || `no CI result after ${waited}s` };
       }
       await this.sleep(Math.max(0, Math.min(delay, deadline - now)));
       delay = Math.min(Math.round(delay * 1.5), maxPoll);
     }
+  }
+  /** The lane's base branch: the one the fleet file names, else the repository's default branch. */
+  baseOf(lane) {
+    if (lane.base) return Promise.resolve(lane.base);
+    const { owner, repo } = this.split(lane);
+    let branch = this.defaultBranches.get(lane.repo);
+    if (!branch) {
+      branch = this.octokit.request("GET /repos/{owner}/{repo}", { owner, repo }).then(
+        (r) => r.data.default_branch,
+        (err) => {
+          this.defaultBranches.delete(lane.repo);
+          throw this.error(lane, "reading the default branch", err);
+        }
+      );
+      this.defaultBranches.set(lane.repo, branch);
+    }
+    return branch;
+  }
+  /** The lane base's required checks, read once per repository and base by this forge (lanes of one repository share them). */
+  async requiredForCi(lane) {
+    const base = await this.baseOf(lane);
+    const key = `${lane.repo}#${base}`;
+    let seen = this.requiredSeen.get(key);
+    if (!seen) {
+      seen = this.requiredChecks(lane, base);
+      this.requiredSeen.set(key, seen);
+      seen.catch(() => this.requiredSeen.delete(key));
+    }
+    return seen;
+  }
+  /**
+   * The status checks a PR into `base` must pass, from classic branch
+   * protection (shown to anyone who can read the branch) and from the
+   * repository's rulesets. A rules endpoint GitHub Enterprise Server does not
+   * have yet (404) adds nothing; any other failure throws, so a caller that
+   * merges fails closed.
+   */
+  async requiredChecks(lane, base) {
+    const { owner, repo } = this.split(lane);
+    const names = /* @__PURE__ */ new Set();
+    try {
+      const b = await this.octokit.request("GET /repos/{owner}/{repo}/branches/{branch}", { owner, repo, branch: base });
+      const rsc = b.data.protection?.required_status_checks;
+      for (const c of rsc?.contexts ?? []) names.add(c);
+      for (const c of rsc?.checks ?? []) names.add(c.context);
+    } catch (err) {
+      if (statusOf(err) !== 404) throw this.error(lane, `reading the protection of ${base}`, err);
+    }
+    try {
+      const rules = await this.octokit.paginate("GET /repos/{owner}/{repo}/rules/branches/{branch}", { owner, repo, branch: base, per_page: 100 });
+      for (const rule of rules) if (rule.type === "required_status_checks") for (const c of rule.parameters?.required_status_checks ?? []) names.add(c.context);
+    } catch (err) {
+      if (statusOf(err) !== 404) throw this.error(lane, `reading the rules of ${base}`, err);
+    }
+    return [...names].sort();
+  }
+  /**
+   * The last word before a merge, read afresh on the lane's commit: every
+   * check the base requires has reported and CI is green; "no CI at all" only
+   * when the repository shows no sign of CI that may still come. Null when
+   * the merge may go ahead, else why not.
+   */
+  async mergeGate(lane, base, commit, number) {
+    const short = commit.slice(0, 12);
+    let required;
+    let ci;
+    try {
+      required = await this.requiredChecks(lane, base);
+      ci = await this.readCi(lane, commit);
+    } catch (err) {
+      return { status: "pending", detail: `#${number} not merged: could not read its CI and the required checks of ${base} (${err.message})` };
+    }
+    const { runs, statuses } = ci;
+    const conclusion = combineRequired(runs, statuses, required);
+    if (conclusion === "failure") return { status: "blocked", detail: `#${number} not merged: CI failed on ${short}: ${describeFailures(runs, statuses, 300).split("\n")[0]}` };
+    const missing = missingRequired(runs, statuses, required);
+    if (missing.length) return { status: "pending", detail: `#${number} not merged: required check${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of ${base} ha${missing.length > 1 ? "ve" : "s"} not reported on ${short}` };
+    if (conclusion === "pending") return { status: "pending", detail: `#${number} not merged: CI is still running on ${short} (${describePending(runs, statuses)})` };
+    if (conclusion === "none" && await this.expectsCi(lane, commit)) {
+      return { status: "pending", detail: `#${number} not merged: no CI has reported on ${short} yet, and the repository has workflows or CI on earlier commits` };
+    }
+    return null;
   }
   /**
    * Whether "no CI at all" on a fresh commit may just mean CI has not started:
@@ -48758,6 +48914,8 @@ ${input.body}`;
     if (pr.mergeable === false) {
       return { status: "blocked", detail: `#${number} conflicts with ${pr.base.ref}${pr.mergeable_state ? ` (mergeable_state: ${pr.mergeable_state})` : ""}` };
     }
+    const gate = await this.mergeGate(lane, pr.base.ref, record.commit, number);
+    if (gate) return gate;
     if (method === "fast-forward") return this.fastForward(lane, pr, record.commit);
     try {
       const r = await this.octokit.request("PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge", {
@@ -48826,8 +48984,6 @@ var external_node_fs_ = __nccwpck_require__(3024);
 var promises_ = __nccwpck_require__(1455);
 // EXTERNAL MODULE: external "node:url"
 var external_node_url_ = __nccwpck_require__(3136);
-// EXTERNAL MODULE: ./.build/src/util/pool.js
-var pool = __nccwpck_require__(9872);
 ;// CONCATENATED MODULE: ./.build/src/local/forge.js
 
 
@@ -48915,7 +49071,7 @@ class LocalForge {
   async branchHead(lane, branch) {
     if (lane.repo_kind !== "url") {
       const dir = this.cloneUrl(lane);
-      const fromFiles = await (0,git/* readRef */.sg)((0,git/* gitDirOf */.z0)(dir), `refs/heads/${branch}`);
+      const fromFiles = (0,git/* readRef */.sg)((0,git/* gitDirOf */.z0)(dir), `refs/heads/${branch}`);
       if (fromFiles !== void 0) return fromFiles;
       const r = await (0,git/* git */.$Y)(["rev-parse", "--verify", "--quiet", "--end-of-options", `refs/heads/${branch}^{commit}`], {
         cwd: dir,
@@ -48999,6 +49155,8 @@ async function defaultBranchOnDisk(p) {
   } catch {
     return null;
   }
+  const fromFiles = defaultBranchFromFiles(abs);
+  if (fromFiles !== void 0) return fromFiles;
   const r = await (0,git/* git */.$Y)(["rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--show-prefix", "HEAD^{commit}", "--symbolic-full-name", "HEAD"], {
     cwd: abs,
     env: { GIT_CEILING_DIRECTORIES: (0,external_node_path_.dirname)(abs) },
@@ -49009,6 +49167,36 @@ async function defaultBranchOnDisk(p) {
   const top = bare === "true" || inside === "true" && prefix === "";
   if (!top || !commit || !/^[0-9a-f]{40,64}$/.test(commit) || !ref?.startsWith("refs/heads/")) return null;
   return ref.slice("refs/heads/".length);
+}
+function defaultBranchFromFiles(abs) {
+  try {
+    const dotGit = (0,external_node_fs_.lstatSync)((0,external_node_path_.join)(abs, ".git"), { throwIfNoEntry: false });
+    let gitDir;
+    if (dotGit) {
+      if (!dotGit.isDirectory()) return void 0;
+      gitDir = (0,external_node_path_.join)(abs, ".git");
+    } else {
+      if (!isBareConfig((0,git/* readGitFile */.v3)((0,external_node_path_.join)(abs, "config")))) return void 0;
+      gitDir = abs;
+    }
+    const top = (0,external_node_fs_.statSync)(gitDir);
+    if (top.uid !== process.getuid?.() || !(0,external_node_fs_.statSync)((0,external_node_path_.join)(gitDir, "objects")).isDirectory() || !(0,external_node_fs_.statSync)((0,external_node_path_.join)(gitDir, "refs")).isDirectory()) return void 0;
+    const head = (0,git/* readHead */.zy)(gitDir);
+    if (!head?.commit) return void 0;
+    return head.ref.slice("refs/heads/".length);
+  } catch {
+    return void 0;
+  }
+}
+function isBareConfig(text) {
+  let section = "";
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    const header = /^\[([^\]]*)\]$/.exec(line);
+    if (header) section = header[1].trim().toLowerCase();
+    else if (section === "core" && /^bare\s*=\s*true$/i.test(line)) return true;
+  }
+  return false;
 }
 
 
@@ -49095,6 +49283,8 @@ __webpack_async_result__();
 /* harmony export */ });
 /* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9626);
 /* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(2001);
+/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9112);
+
 
 
 const REDRAW_MS = 250;
@@ -49125,7 +49315,7 @@ Workspace: ${root}
       return;
     }
     const clock = e.time.slice(11, 19);
-    this.out.write(`${clock} ${e.lane}: ${e.from} \u2192 ${e.to}${e.detail ? ` (${e.detail})` : ""}
+    this.out.write(`${clock} ${e.lane}: ${e.from} \u2192 ${e.to}${e.detail ? ` (${(0,_core_text_js__WEBPACK_IMPORTED_MODULE_2__/* .showInvisibles */ .e4)(e.detail)})` : ""}
 `);
   }
   redraw() {
@@ -49166,15 +49356,17 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(754);
 /* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(2001);
 /* harmony import */ var _local_exec_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(4183);
-/* harmony import */ var _adapters_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(9905);
+/* harmony import */ var _adapters_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(4219);
 /* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(4335);
-/* harmony import */ var _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(7158);
+/* harmony import */ var _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(1977);
 /* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(7451);
-/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(4539);
+/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(1162);
 /* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(8648);
-/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(8081);
+/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(5448);
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(8177);
-/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(4674);
+/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(1827);
+/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(4674);
+
 
 
 
@@ -49216,7 +49408,17 @@ manifest is written, running commands are stopped; --resume picks it up).`;
 class UsageError extends Error {
 }
 const EXIT_INTERRUPTED = 130;
-const WITHHELD_ENV = ["FLEET_GITHUB_TOKEN", "FLEET_TOKEN", "FLEET_RUN_TOKEN", "INPUT_TOKEN", "INPUT_GITHUB-TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"];
+const WITHHELD_ENV = [
+  "FLEET_GITHUB_TOKEN",
+  "GITHUB_TOKEN",
+  "GH_TOKEN",
+  "FLEET_TOKEN",
+  "FLEET_RUN_TOKEN",
+  "INPUT_TOKEN",
+  "INPUT_GITHUB-TOKEN",
+  "ACTIONS_RUNTIME_TOKEN",
+  "ACTIONS_ID_TOKEN_REQUEST_TOKEN"
+];
 const RUNNER_COMMAND_FILES = ["GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"];
 function withholdFromProcessEnv(keep = []) {
   const original = { ...process.env };
@@ -49240,15 +49442,14 @@ function positiveInt(flag, value) {
   return n;
 }
 async function readManifest(path) {
-  let text;
-  try {
-    text = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(path, "utf8");
-  } catch {
-    return [{ file: path, field: "(file)", message: "no such file: pass the fleet-status.json a run wrote" }];
+  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_14__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_15__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
+  if (!read.ok) {
+    const message = read.message.startsWith("no such file") ? "no such file: pass the fleet-status.json a run wrote" : read.message;
+    return [{ file: path, field: "(file)", message }];
   }
   let json;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(read.text);
   } catch (err) {
     return [{ file: path, field: "(syntax)", message: `not valid JSON: ${err.message}` }];
   }
@@ -49257,6 +49458,21 @@ async function readManifest(path) {
     return parsed.error.issues.map((i) => ({ file: path, field: i.path.join(".") || "(top level)", message: i.message }));
   }
   return parsed.data;
+}
+async function workspaceProblem(dir) {
+  const problem = (message) => ({ file: dir, field: "--workspace", message });
+  for (let p = dir; ; p = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(p)) {
+    let st;
+    try {
+      st = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.stat)(p);
+    } catch (err) {
+      const code = err.code;
+      if ((code === "ENOENT" || code === "ENOTDIR") && (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(p) !== p) continue;
+      return problem(`cannot use it (${code ?? err.message})`);
+    }
+    if (st.isDirectory()) return void 0;
+    return p === dir ? problem("it is a file, not a folder: name a folder (it is created when missing)") : problem(`${p} is a file, so no folder can be created under it: name another folder`);
+  }
 }
 async function main(argv, io) {
   const [command, ...rest] = argv;
@@ -49304,8 +49520,11 @@ async function main(argv, io) {
     }
     if (command !== "plan" && command !== "run") throw new UsageError(`unknown command "${command}"`);
     const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_11__/* .loadFleetFile */ .J)(path);
-    if (!loaded.ok) {
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(loaded.problems)}
+    const problems = loaded.ok ? [] : [...loaded.problems];
+    const ws = command === "run" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace)) : void 0;
+    if (ws) problems.push(ws);
+    if (!loaded.ok || problems.length) {
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(problems)}
 `);
       return 2;
     }
@@ -49354,7 +49573,7 @@ async function main(argv, io) {
       }
       resume = { manifest: m, root: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(mp) };
     }
-    const live = values.quiet ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_15__/* .LiveView */ .O(io.stdout);
+    const live = values.quiet ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_16__/* .LiveView */ .O(io.stdout);
     const outcome = await (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .runFleet */ .gI)({
       fleet: loaded.fleet,
       file: path,
@@ -49371,7 +49590,8 @@ async function main(argv, io) {
       resume,
       onPlan: (m, root) => live?.start(m, root),
       onEvent: (e, lanes) => live?.event(e, lanes),
-      signal: io.signal
+      signal: io.signal,
+      interruptGraceMs: io.interruptGraceMs
     });
     live?.stop();
     if (!outcome.ok) {
@@ -49379,6 +49599,8 @@ async function main(argv, io) {
 `);
       return 2;
     }
+    for (const note of outcome.notes) io.stderr.write(`note: ${note}
+`);
     const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
     await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_14__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, "report.md"), `${report}
 `);
@@ -49399,39 +49621,55 @@ ${USAGE}
 `);
       return 2;
     }
-    io.stderr.write(`fleet: ${err.stack ?? String(err)}
+    const debug = io.env.FLEET_DEBUG === "1";
+    io.stderr.write(`fleet: ${debug ? err.stack ?? String(err) : err instanceof Error ? err.message : String(err)}
 `);
+    if (!debug) io.stderr.write("fleet: run again with FLEET_DEBUG=1 for the stack trace\n");
     return 2;
   }
 }
+const KILL_AFTER_MS = 5e3;
 async function runCli(argv) {
   const env = withholdFromProcessEnv();
   const controller = new AbortController();
   let interrupts = 0;
+  const exitNow = () => {
+    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
+    try {
+      const root = (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .writeInterruptedState */ .j)();
+      if (root) process.stderr.write(`fleet: stopped at once; the manifest and report as they stood are in ${root}
+`);
+    } catch (err) {
+      process.stderr.write(`fleet: could not write the manifest: ${err.message}
+`);
+    }
+    process.exit(EXIT_INTERRUPTED);
+  };
   const onSignal = (signal) => {
     interrupts++;
-    if (interrupts === 1) {
-      process.stderr.write(`
+    if (interrupts > 1) return exitNow();
+    process.stderr.write(`
 fleet: ${signal}: stopping the running lanes (again to quit at once)\u2026
 `);
-      controller.abort();
-      (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGTERM");
-      setTimeout(() => {
-        (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
-        process.exit(EXIT_INTERRUPTED);
-      }, 15e3).unref();
-    } else {
-      (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
-      process.exit(EXIT_INTERRUPTED);
-    }
+    controller.abort();
+    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGTERM");
+    setTimeout(() => (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL"), KILL_AFTER_MS).unref();
+    setTimeout(exitNow, _steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .INTERRUPT_GRACE_MS */ .mA + 2e4).unref();
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  let code;
   try {
-    process.exitCode = await main(argv, { stdout: process.stdout, stderr: process.stderr, env, cwd: process.cwd(), signal: controller.signal });
+    code = await main(argv, { stdout: process.stdout, stderr: process.stderr, env, cwd: process.cwd(), signal: controller.signal });
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+  }
+  process.exitCode = code;
+  if (controller.signal.aborted) {
+    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
+    await new Promise((r) => process.stdout.write("", () => r()));
+    process.exit(code);
   }
 }
 if (/[/\\]cli[/\\]main\.[jt]s$/.test(process.argv[1] ?? "")) await runCli(process.argv.slice(2));
@@ -49446,6 +49684,7 @@ __webpack_async_result__();
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   MS: () => (/* binding */ templateProblem),
 /* harmony export */   Wj: () => (/* binding */ FleetFileSchema),
 /* harmony export */   kB: () => (/* binding */ LANE_ID_PATTERN)
 /* harmony export */ });
@@ -49462,10 +49701,16 @@ const PersonaSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   keywords: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]).describe("Case-insensitive substrings of the lane title and body; each found adds 1."),
   prompt: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Extra instructions handed to the agent when this persona is selected.")
 }).describe("A specialised agent persona, routed to lanes by file globs and keywords.");
+function templateProblem(template) {
+  if (/\{prompt\}/.test(template)) {
+    return '{prompt} is not a placeholder: the prompt is untrusted text and never becomes part of a shell command; read it from the file {prompt_file} names (e.g. "my-agent --prompt-file {prompt_file}", or "my-agent < {prompt_file}" for standard input)';
+  }
+  return void 0;
+}
 const AgentSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   preset: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["claude", "codex", "command"]).default("command").describe("claude: `claude -p <prompt> --output-format json`; codex: `codex exec <prompt>`; command: the `command` template."),
   command: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe(
-    "Command template for preset `command` (or to override a preset binary). Placeholders: {prompt_file}, {prompt}, {repo}, {lane}, {branch}. Runs in a shell in the working copy."
+    "Command template for preset `command` (or to override a preset binary). Placeholders: {prompt_file}, {repo}, {lane}, {branch}, each read from an environment variable (FLEET_PROMPT_FILE, FLEET_REPO, FLEET_LANE, FLEET_BRANCH); the prompt itself only ever arrives as the file {prompt_file}. Runs in a shell in the working copy."
   ),
   args: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).default([]).describe("Extra arguments appended to a preset command."),
   personas: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(PersonaSchema).default([]),
@@ -49536,6 +49781,10 @@ const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej
   max_parallel: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(1).max(256).default(8).describe("The global concurrency budget: lanes running at once."),
   max_retries: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).max(10).default(2).describe("Extra attempts after a failing directive or check."),
   timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().positive().max(360).default(30).describe("Per attempt of the directive (and of each check)."),
+  isolation: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["auto", "required", "off"]).default("auto").describe(
+    "Run each directive and check in a PID namespace of its own, where Fleet's processes (and the credentials in their environment) cannot be seen. auto: where the machine allows, and the report says where it did not; required: a lane fails rather than run a directive without; off: never (see docs/security.md)."
+  ),
+  git_timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().positive().max(360).default(10).describe("Per try of each git clone, fetch and push; a stalled remote is cut off here and tried again (3 tries in all)."),
   max_waves: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(1).max(1e3).default(20).describe("The planner refuses a DAG deeper than this."),
   branch: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).default("fleet/{name}/{lane}").describe("Branch name template; {name} and {lane} are replaced."),
   commit_message: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Commit message; defaults to the lane title followed by the directive."),
@@ -53182,6 +53431,29 @@ function scopesOverlap(a, b) {
 
 /***/ }),
 
+/***/ 1827:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Df: () => (/* binding */ MAX_FLEET_JSON_BYTES),
+/* harmony export */   nF: () => (/* binding */ MAX_FLEET_FILE_BYTES),
+/* harmony export */   pf: () => (/* binding */ MAX_TARGETS_FILE_BYTES),
+/* harmony export */   z3: () => (/* binding */ formatBytes)
+/* harmony export */ });
+const MiB = 1024 * 1024;
+const MAX_FLEET_FILE_BYTES = 1 * MiB;
+const MAX_TARGETS_FILE_BYTES = 4 * MiB;
+const MAX_FLEET_JSON_BYTES = 64 * MiB;
+function formatBytes(n) {
+  if (n < 1024) return `${n} bytes`;
+  if (n < MiB) return `${(n / 1024).toFixed(n % 1024 === 0 ? 0 : 1)} KiB`;
+  return `${(n / MiB).toFixed(n % MiB === 0 ? 0 : 1)} MiB`;
+}
+
+
+
+/***/ }),
+
 /***/ 9626:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
@@ -53338,6 +53610,56 @@ function resumableLanes(m) {
 
 /***/ }),
 
+/***/ 9982:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   MZ: () => (/* binding */ codeCell),
+/* harmony export */   SS: () => (/* binding */ codeSpan),
+/* harmony export */   TN: () => (/* binding */ oneLine),
+/* harmony export */   UY: () => (/* binding */ pathSpan),
+/* harmony export */   _b: () => (/* binding */ mermaidLabel),
+/* harmony export */   kq: () => (/* binding */ escapeCell)
+/* harmony export */ });
+/* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9112);
+
+const INVISIBLE = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+function oneLine(s) {
+  return s.replace(INVISIBLE, "").replace(/\s+/g, " ").trim();
+}
+function escapeCell(s) {
+  return oneLine(s).replace(/\\(?=[!-/:-@[-`{-~]|$)/g, "\\\\").replace(/&(?=#?[A-Za-z0-9]+;)/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[|`*[\]$~_]/g, (c) => `\\${c}`);
+}
+function codeSpan(s) {
+  const t = oneLine(s);
+  if (t === "") return "\u2014";
+  let longest = 0;
+  for (const run of t.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const fence2 = "`".repeat(longest + 1);
+  const pad = t.startsWith("`") || t.endsWith("`") ? " " : "";
+  return `${fence2}${pad}${t}${pad}${fence2}`;
+}
+function codeCell(s) {
+  return codeSpan(s).replace(/\|/g, "\\|");
+}
+function mermaidLabel(s) {
+  return oneLine(s).replace(/[#&"<>`\\]/g, (c) => `#${c.charCodeAt(0)};`);
+}
+function fence(t) {
+  let longest = 0;
+  for (const run of t.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const ticks = "`".repeat(longest + 1);
+  const pad = t.startsWith("`") || t.endsWith("`") || t.startsWith(" ") && t.endsWith(" ") ? " " : "";
+  return `${ticks}${pad}${t}${pad}${ticks}`;
+}
+function pathSpan(path) {
+  return path === "" ? "\u2014" : fence((0,_text_js__WEBPACK_IMPORTED_MODULE_0__/* .displayPath */ .Gt)(path));
+}
+
+
+
+/***/ }),
+
 /***/ 754:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
@@ -53453,7 +53775,8 @@ const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   routing: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).nullable().describe("Personas selected for this lane, when an agent runs it."),
   log: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("Path of the lane's last log, relative to the fleet workspace."),
   evidence: Evidence,
-  timings: Timings
+  timings: Timings,
+  isolation: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ kind: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["pid-namespace", "none"]), detail: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP() }).nullable().optional().describe("How the lane's directive and checks were kept from seeing Fleet's processes (pid-namespace), or why they were not (none).")
 });
 const LaneResult = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   schema_version: zod__WEBPACK_IMPORTED_MODULE_0__/* .literal */ .euz(SCHEMA_VERSION),
@@ -54063,8 +54386,11 @@ function longestChain(lanes, level) {
 /* harmony export */   EG: () => (/* binding */ renderPlan),
 /* harmony export */   dK: () => (/* binding */ renderStatusTable)
 /* harmony export */ });
-/* unused harmony exports CHECK_RUN_TEXT_LIMIT, checkRunConclusion, codeSpan, escapeCell, fitCheckRunText, formatDuration, laneResult, mermaidLabel, oneLine, renderMermaid, utf8Bytes */
+/* unused harmony exports CHECK_RUN_TEXT_LIMIT, checkRunConclusion, fitCheckRunText, formatDuration, laneResult, renderMermaid, utf8Bytes */
 /* harmony import */ var _manifest_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9626);
+/* harmony import */ var _markdown_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9982);
+
+
 
 const DASH = "\u2014";
 const ELLIPSIS = "\u2026";
@@ -54075,28 +54401,6 @@ const NOTE_CHARS = 120;
 const MESSAGE_CHARS = 200;
 const DIRECTIVE_CHARS = 200;
 const MERMAID_MAX_EDGES = 500;
-const INVISIBLE = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-function oneLine(s) {
-  return s.replace(INVISIBLE, "").replace(/\s+/g, " ").trim();
-}
-function escapeCell(s) {
-  return oneLine(s).replace(/\\(?=[!-/:-@[-`{-~]|$)/g, "\\\\").replace(/&(?=#?[A-Za-z0-9]+;)/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[|`*[\]]/g, (c) => `\\${c}`);
-}
-function codeSpan(s) {
-  const t = oneLine(s);
-  if (t === "") return DASH;
-  let longest = 0;
-  for (const run of t.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
-  const fence = "`".repeat(longest + 1);
-  const pad = t.startsWith("`") || t.endsWith("`") ? " " : "";
-  return `${fence}${pad}${t}${pad}${fence}`;
-}
-function codeCell(s) {
-  return codeSpan(s).replace(/\|/g, "\\|");
-}
-function mermaidLabel(s) {
-  return oneLine(s).replace(/[#&"<>`\\]/g, (c) => `#${c.charCodeAt(0)};`);
-}
 function truncate(s, max) {
   const cps = Array.from(s);
   if (cps.length <= max) return s;
@@ -54106,7 +54410,7 @@ function firstLine(s, max) {
   const lines = s.split(/\r\n|\r|\n|\u2028|\u2029/);
   const i = lines.findIndex((l) => l.trim() !== "");
   if (i < 0) return "";
-  const line = oneLine(lines[i]);
+  const line = (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .oneLine */ .TN)(lines[i]);
   const rest = lines.slice(i + 1).some((l) => l.trim() !== "");
   const cut = truncate(line, max);
   return rest && !cut.endsWith(ELLIPSIS) ? `${cut} ${ELLIPSIS}` : cut;
@@ -54125,7 +54429,7 @@ function waveLabel(wave) {
   return wave == null ? DASH : String(wave + 1);
 }
 function orDash(s) {
-  return s == null || s === "" ? DASH : escapeCell(s);
+  return s == null || s === "" ? DASH : (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(s);
 }
 function joinPath(workspace, path) {
   if (!workspace || path.startsWith("/")) return path;
@@ -54137,7 +54441,7 @@ function prCell(l) {
   let s;
   if (l.pr_url && SAFE_URL.test(l.pr_url)) s = `[${label}](${l.pr_url})`;
   else if (l.pr_number != null) s = label;
-  else if (l.pr_url) s = escapeCell(l.pr_url);
+  else if (l.pr_url) s = (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.pr_url);
   else return DASH;
   return (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) ? `${s} (draft)` : s;
 }
@@ -54170,7 +54474,7 @@ function renderStatusTable(m, opts) {
   const s = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .summarize */ .eh)(m.lanes, m.started_at, m.ended_at);
   const elapsed = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .durationSeconds */ .o8)(m.started_at, m.ended_at ?? opts.now);
   const lines = [
-    `## Fleet Status \u2014 ${escapeCell(m.fleet_id)}`,
+    `## Fleet Status \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`,
     "",
     `Elapsed: ${durationCell(elapsed)} | Active: ${s.running} / ${m.max_parallel} | Queued: ${s.queued} | Completed: ${s.completed} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}`,
     ""
@@ -54185,10 +54489,10 @@ function renderStatusTable(m, opts) {
   const hidden = ordered.slice(max);
   const rows = shown.map((l, i) => [
     String(i + 1),
-    escapeCell(l.repo),
-    escapeCell(l.lane),
+    (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.repo),
+    (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.lane),
     waveLabel(l.wave),
-    escapeCell(l.phase),
+    (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.phase),
     prCell(l),
     orDash(l.ci_conclusion),
     orDash(l.merge_status),
@@ -54225,12 +54529,12 @@ function notesCell(l, result) {
     else parts.push(msg ? `${l.error.class}: ${msg}` : l.error.class);
   }
   if (l.retry_count > 0) parts.push(`${parts.length ? "retried" : "Retried"} ${l.retry_count}\xD7`);
-  return parts.length ? escapeCell(parts.join(" \xB7 ")) : DASH;
+  return parts.length ? (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(parts.join(" \xB7 ")) : DASH;
 }
 function branchPrCell(l) {
   const parts = [];
   const pushed = l.phase !== "dry-run" && (l.commit != null || l.pr_url != null || l.pr_number != null);
-  if (l.branch && pushed) parts.push(codeCell(l.branch));
+  if (l.branch && pushed) parts.push((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeCell */ .MZ)(l.branch));
   const pr = prCell(l);
   if (pr !== DASH) parts.push(pr);
   return parts.length ? parts.join(" \xB7 ") : DASH;
@@ -54241,18 +54545,24 @@ function sentence(escaped) {
 function actionLine(l, workspace) {
   const cls = l.error?.class ?? ((0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) ? "draft" : l.status);
   const msg = l.error ? firstLine(l.error.message, MESSAGE_CHARS) : (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) ? "the pull request was left as a draft for review" : "";
-  let line = `- ${codeSpan(l.repo)} (lane ${codeSpan(l.lane)}) \u2014 ${escapeCell(cls)}`;
-  line += msg ? `: ${sentence(escapeCell(msg))}` : ".";
-  if (l.log) line += ` Log: ${codeSpan(joinPath(workspace, l.log))}`;
+  let line = `- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.repo)} (lane ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.lane)}) \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(cls)}`;
+  line += msg ? `: ${sentence((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(msg))}` : ".";
+  if (l.log) line += ` Log: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(joinPath(workspace, l.log))}`;
   return line;
 }
 function exclusionLine(x) {
   const detail = x.detail ? firstLine(x.detail, MESSAGE_CHARS) : "";
-  return `- ${codeSpan(x.repo)} \u2014 ${escapeCell(x.reason)}${detail ? `: ${escapeCell(detail)}` : ""}`;
+  return `- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(x.repo)} \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(x.reason)}${detail ? `: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(detail)}` : ""}`;
 }
 function directiveLine(m) {
   const d = firstLine(m.directive, DIRECTIVE_CHARS);
-  return `Directive: ${d ? escapeCell(d) : DASH}`;
+  return `Directive: ${d ? (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(d) : DASH}`;
+}
+function isolationLine(m) {
+  const open = m.lanes.filter((l) => l.isolation?.kind === "none");
+  if (open.length === 0) return [];
+  const why = (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .oneLine */ .TN)(open[0].isolation.detail);
+  return ["", `_Not isolated: the directives of ${open.length} lane${open.length > 1 ? "s" : ""} ran where they could see Fleet's processes (${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(why)}); see docs/security.md._`];
 }
 function dryRunLine(m) {
   return m.dry_run ? ["", "_Dry run: nothing is pushed, no pull request is opened._"] : [];
@@ -54267,7 +54577,7 @@ function reportRank(l) {
 }
 function renderReport(m, opts) {
   const s = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .summarize */ .eh)(m.lanes, m.started_at, m.ended_at ?? opts.now);
-  const lines = [`## Fleet Report \u2014 ${escapeCell(m.fleet_id)}`, "", directiveLine(m), ...dryRunLine(m), ""];
+  const lines = [`## Fleet Report \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`, "", directiveLine(m), ...dryRunLine(m), ...isolationLine(m), ""];
   const metrics = [
     ["Lanes", String(s.total)],
     ["Completed", String(s.completed)],
@@ -54299,7 +54609,7 @@ function renderReport(m, opts) {
     }
     const rows = shown.map((l) => {
       const result = laneResult(l);
-      return [escapeCell(l.lane), escapeCell(l.repo), waveLabel(l.wave), result, branchPrCell(l), orDash(l.ci_conclusion), notesCell(l, result)];
+      return [(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.lane), (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.repo), waveLabel(l.wave), result, branchPrCell(l), orDash(l.ci_conclusion), notesCell(l, result)];
     });
     if (rows.length > 0) lines.push(...table(["Lane", "Repo", "Wave", "Result", "Branch / PR", "CI", "Notes"], ["l", "l", "r", "l", "l", "l", "l"], rows));
     if (hidden.length > 0) lines.push("", `${moreLine(hidden)}: see the manifest`);
@@ -54313,7 +54623,7 @@ function renderReport(m, opts) {
   lines.push("", "### Action required", "");
   if (action.length === 0) lines.push("Nothing needs action.");
   else lines.push(...action.map((l) => actionLine(l, opts.workspace)));
-  if (opts.workspace) lines.push("", `Manifest: ${codeSpan(joinPath(opts.workspace, "fleet-status.json"))}`);
+  if (opts.workspace) lines.push("", `Manifest: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(joinPath(opts.workspace, "fleet-status.json"))}`);
   return finish(lines);
 }
 function capped(items, limit, render, noun) {
@@ -54324,9 +54634,9 @@ function capped(items, limit, render, noun) {
 function renderPlan(m) {
   const scheduled = m.lanes.filter((l) => l.wave != null).length;
   const skipped = m.lanes.filter((l) => l.status === "skipped");
-  const lines = [`## Fleet Plan \u2014 ${escapeCell(m.fleet_id)}`, "", directiveLine(m), ...dryRunLine(m), ""];
+  const lines = [`## Fleet Plan \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`, "", directiveLine(m), ...dryRunLine(m), ""];
   lines.push(
-    `Lanes: ${scheduled} in ${m.waves.length} ${m.waves.length === 1 ? "wave" : "waves"} \xB7 Skipped: ${skipped.length} \xB7 Excluded: ${m.excluded.length} \xB7 Max parallel: ${m.max_parallel} \xB7 Retries: ${m.max_retries} \xB7 Checkpoint: ${escapeCell(m.checkpoint)} \xB7 Merge: ${escapeCell(m.merge_policy)}`,
+    `Lanes: ${scheduled} in ${m.waves.length} ${m.waves.length === 1 ? "wave" : "waves"} \xB7 Skipped: ${skipped.length} \xB7 Excluded: ${m.excluded.length} \xB7 Max parallel: ${m.max_parallel} \xB7 Retries: ${m.max_retries} \xB7 Checkpoint: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.checkpoint)} \xB7 Merge: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.merge_policy)}`,
     "",
     "### Waves",
     ""
@@ -54338,7 +54648,7 @@ function renderPlan(m) {
     const rows = waves.map((w) => {
       const ids = w.lanes.slice(0, PLAN_WAVE_LANES).join(", ");
       const more = w.lanes.length > PLAN_WAVE_LANES ? ` ${ELLIPSIS} +${w.lanes.length - PLAN_WAVE_LANES}` : "";
-      return [waveLabel(w.index), (ids ? escapeCell(ids) : DASH) + more, String(w.shards.length), String(w.parallel), w.exclusive ? "yes" : "no"];
+      return [waveLabel(w.index), (ids ? (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(ids) : DASH) + more, String(w.shards.length), String(w.parallel), w.exclusive ? "yes" : "no"];
     });
     lines.push(...table(["Wave", "Lanes", "Shards", "Parallel", "Exclusive"], ["r", "l", "r", "r", "l"], rows));
   }
@@ -54346,7 +54656,7 @@ function renderPlan(m) {
   if (m.contention.length === 0) {
     lines.push("No contention.");
   } else {
-    const rows = m.contention.slice(0, PLAN_LIST_LIMIT).map((c) => [escapeCell(c.lane), escapeCell(c.repo), `${waveLabel(c.wanted_wave)} \u2192 ${waveLabel(c.wave)}`, escapeCell(c.because_of), orDash(c.reason)]);
+    const rows = m.contention.slice(0, PLAN_LIST_LIMIT).map((c) => [(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(c.lane), (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(c.repo), `${waveLabel(c.wanted_wave)} \u2192 ${waveLabel(c.wave)}`, (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(c.because_of), orDash(c.reason)]);
     lines.push(...table(["Lane", "Repo", "Wave", "Because of", "Reason"], ["l", "l", "l", "l", "l"], rows));
     if (m.contention.length > PLAN_LIST_LIMIT) lines.push("", `${ELLIPSIS} and ${m.contention.length - PLAN_LIST_LIMIT} more: see the plan artifact`);
   }
@@ -54354,7 +54664,7 @@ function renderPlan(m) {
     lines.push("", "### Excluded", "", ...capped(m.excluded, PLAN_LIST_LIMIT, exclusionLine, "excluded"));
   }
   if (skipped.length > 0) {
-    const line = (l) => `- ${codeSpan(l.repo)} (lane ${codeSpan(l.lane)}) \u2014 ${orDash(l.error ? firstLine(l.error.message, MESSAGE_CHARS) : null)}`;
+    const line = (l) => `- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.repo)} (lane ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.lane)}) \u2014 ${orDash(l.error ? firstLine(l.error.message, MESSAGE_CHARS) : null)}`;
     lines.push("", "### Skipped", "", ...capped(skipped, PLAN_LIST_LIMIT, line, "skipped"));
   }
   lines.push("", "### Graph", "", renderMermaid(m));
@@ -54402,7 +54712,7 @@ function renderMermaid(m, maxNodes = 300) {
   const out = ["```mermaid", "graph LR"];
   for (const w of keys) {
     out.push(w == null ? '  subgraph unscheduled ["Not scheduled"]' : `  subgraph wave_${w + 1} ["Wave ${w + 1}"]`);
-    for (const l of groups.get(w)) out.push(`    ${ids.get(l.lane)}["${mermaidLabel(l.lane)}"]`);
+    for (const l of groups.get(w)) out.push(`    ${ids.get(l.lane)}["${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .mermaidLabel */ ._b)(l.lane)}"]`);
     out.push("  end");
   }
   for (const e of edges) out.push(`  ${e}`);
@@ -54456,6 +54766,36 @@ function checkRunConclusion(m) {
 
 /***/ }),
 
+/***/ 9112:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Gt: () => (/* binding */ displayPath),
+/* harmony export */   TL: () => (/* binding */ quoted),
+/* harmony export */   e4: () => (/* binding */ showInvisibles)
+/* harmony export */ });
+const ACTIVE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/g;
+const NAMED = { "\n": "\\n", "\r": "\\r", "	": "\\t" };
+function showInvisibles(s) {
+  return s.replace(ACTIVE, (c) => {
+    const named = NAMED[c];
+    if (named) return named;
+    const code = c.charCodeAt(0);
+    return code < 256 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+function quoted(s) {
+  return `"${showInvisibles(s.replace(/[\\"]/g, (c) => `\\${c}`))}"`;
+}
+function displayPath(p) {
+  ACTIVE.lastIndex = 0;
+  return ACTIVE.test(p) ? quoted(p) : p;
+}
+
+
+
+/***/ }),
+
 /***/ 3173:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
@@ -54465,9 +54805,11 @@ function checkRunConclusion(m) {
 /* harmony export */   LD: () => (/* binding */ defaultLaneId),
 /* harmony export */   Xi: () => (/* binding */ validateFleetFile)
 /* harmony export */ });
-/* unused harmony exports classifyRepo, renderBranch */
+/* unused harmony exports branchRuleBroken, classifyRepo, renderBranch */
 /* harmony import */ var _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9658);
 /* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9092);
+/* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9112);
+
 
 
 
@@ -54497,11 +54839,27 @@ function fullSlug(repo) {
 function renderBranch(template, name, lane) {
   return template.replaceAll("{name}", name).replaceAll("{lane}", lane);
 }
-function branchProblem(branch) {
-  if (/[\s~^:?*[\\]/.test(branch) || branch.includes("..") || branch.includes("@{") || branch.endsWith(".lock") || branch.startsWith("/") || branch.endsWith("/") || branch.includes("//") || branch.endsWith(".")) {
-    return `"${branch}" is not a valid git branch name`;
+function branchRuleBroken(branch) {
+  if (branch === "") return "it is empty";
+  if (branch.startsWith("-")) return 'it starts with "-", which git reads as an option';
+  if (branch === "HEAD") return '"HEAD" is reserved';
+  if (/[\u0000-\u001f\u007f]/.test(branch)) return "it contains a control character";
+  if (branch.includes(" ")) return "it contains a space";
+  const bad = /[~^:?*[\\]/.exec(branch);
+  if (bad) return `it contains "${bad[0]}"`;
+  if (branch.includes("..")) return 'it contains ".."';
+  if (branch.includes("@{")) return 'it contains "@{"';
+  if (branch.startsWith("/") || branch.endsWith("/") || branch.includes("//")) return 'it has an empty part (a leading, trailing or doubled "/")';
+  if (branch.endsWith(".")) return 'it ends with "."';
+  for (const part of branch.split("/")) {
+    if (part.startsWith(".")) return `its part "${part}" starts with "."`;
+    if (part.endsWith(".lock")) return `its part "${part}" ends with ".lock"`;
   }
   return void 0;
+}
+function branchProblem(branch) {
+  const why = branchRuleBroken(branch);
+  return why ? `${(0,_text_js__WEBPACK_IMPORTED_MODULE_2__/* .quoted */ .TL)(branch)} is not a valid git branch name: ${why}` : void 0;
 }
 function zodPath(path) {
   let out = "";
@@ -54583,6 +54941,8 @@ function resolveFleet(ff, file) {
   if (ff.agent?.preset === "command" && !ff.agent.command) {
     p("agent.command", 'preset "command" needs a command template, e.g. "my-agent --prompt-file {prompt_file}"');
   }
+  const templateWhy = ff.agent?.preset === "command" && ff.agent.command ? (0,_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .templateProblem */ .MS)(ff.agent.command) : void 0;
+  if (templateWhy) p("agent.command", templateWhy);
   if (ff.agent?.fallback && !ff.agent.personas.some((x) => x.name === ff.agent?.fallback)) {
     p("agent.fallback", `fallback "${ff.agent.fallback}" is not one of agent.personas`);
   }
@@ -54763,7 +55123,7 @@ function addDiscoveredLanes(fleet, repos) {
   return { file: ff, lanes, excluded, notes };
 }
 function formatProblems(problems) {
-  const lines = problems.map((x) => `  ${x.file}: ${x.field}: ${x.message}`);
+  const lines = problems.map((x) => `  ${(0,_text_js__WEBPACK_IMPORTED_MODULE_2__/* .showInvisibles */ .e4)(`${x.file}: ${x.field}: ${x.message}`)}`);
   return `${problems.length} problem${problems.length === 1 ? "" : "s"} found:
 ${lines.join("\n")}`;
 }
@@ -54778,12 +55138,14 @@ ${lines.join("\n")}`;
 
 // EXPORTS
 __nccwpck_require__.d(__webpack_exports__, {
-  f: () => (/* binding */ killAllRunning),
+  f: () => (/* reexport */ processes/* killAllRunning */.fe),
   d: () => (/* binding */ runCommand)
 });
 
 // EXTERNAL MODULE: external "node:child_process"
 var external_node_child_process_ = __nccwpck_require__(1421);
+// EXTERNAL MODULE: external "node:os"
+var external_node_os_ = __nccwpck_require__(8161);
 // EXTERNAL MODULE: external "node:fs"
 var external_node_fs_ = __nccwpck_require__(3024);
 // EXTERNAL MODULE: external "node:fs/promises"
@@ -54794,7 +55156,11 @@ var external_node_path_ = __nccwpck_require__(6760);
 const external_node_string_decoder_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:string_decoder");
 // EXTERNAL MODULE: ./.build/src/local/git.js
 var git = __nccwpck_require__(4335);
+// EXTERNAL MODULE: ./.build/src/local/processes.js
+var processes = __nccwpck_require__(7106);
 ;// CONCATENATED MODULE: ./.build/src/local/exec.js
+
+
 
 
 
@@ -54806,26 +55172,9 @@ const KEEP_CHARS = TAIL_CHARS * 2;
 const MAX_PENDING_LINE = 64 * 1024;
 const CLOSE_WAIT_MS = 500;
 const FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-const liveGroups = /* @__PURE__ */ new Set();
-let exitHookInstalled = false;
-function installExitHook() {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on("exit", () => killAllRunning("SIGKILL"));
-}
-function killAllRunning(signal = "SIGTERM") {
-  for (const pgid of liveGroups) killGroup(pgid, signal);
-}
-function killGroup(pgid, signal) {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
+
 async function groupAlive(pgid) {
-  if (!killGroup(pgid, 0)) return false;
+  if (!(0,processes/* killGroup */.i0)(pgid, 0)) return false;
   if (process.platform !== "linux") return true;
   let pids;
   try {
@@ -54850,13 +55199,13 @@ function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
 }
 async function terminateGroup(pgid, graceMs) {
-  if (!killGroup(pgid, "SIGTERM")) return;
+  if (!(0,processes/* killGroup */.i0)(pgid, "SIGTERM")) return;
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline) {
     await sleep(Math.min(25, Math.max(1, deadline - Date.now())));
     if (!await groupAlive(pgid)) return;
   }
-  killGroup(pgid, "SIGKILL");
+  (0,processes/* killGroup */.i0)(pgid, "SIGKILL");
 }
 function describe(command) {
   return Array.isArray(command) ? command.map((a) => /^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a)).join(" ") : command;
@@ -54930,6 +55279,7 @@ async function runCommand(command, opts) {
   };
   const outLines = new LineRedactor(sink);
   const errLines = new LineRedactor(sink);
+  if (opts.wrap) ({ file, args } = opts.wrap(file, args, env));
   let child;
   let spawnError = null;
   try {
@@ -54948,9 +55298,8 @@ async function runCommand(command, opts) {
   let exitCode = null;
   let signal = null;
   if (!spawnError) {
-    installExitHook();
     const pgid = child.pid;
-    if (pgid !== void 0) liveGroups.add(pgid);
+    if (pgid !== void 0) (0,processes/* trackGroup */.Tq)(pgid);
     const outcome = await new Promise((resolve) => {
       let done = false;
       let timer;
@@ -54981,10 +55330,15 @@ async function runCommand(command, opts) {
     } else {
       exitCode = outcome.code;
       signal = outcome.signal;
+      const bySignal = opts.wrap && exitCode !== null && exitCode > 128 ? signalName(exitCode - 128) : null;
+      if (bySignal) {
+        exitCode = null;
+        signal = bySignal;
+      }
     }
     if (pgid !== void 0) {
       if (await groupAlive(pgid)) await terminateGroup(pgid, killGraceMs);
-      liveGroups.delete(pgid);
+      (0,processes/* untrackGroup */.eY)(pgid);
     }
     await waitForClose(child, CLOSE_WAIT_MS);
   }
@@ -55006,6 +55360,9 @@ async function runCommand(command, opts) {
   if (log) await new Promise((r) => log.end(r));
   const tail = (0,git/* redact */.E$)(tailBuf).slice(-TAIL_CHARS);
   return { exitCode, signal, timedOut, durationMs, tail };
+}
+function signalName(n) {
+  return Object.entries(external_node_os_.constants.signals).find(([, v]) => v === n)?.[0] ?? null;
 }
 function waitForClose(child, ms) {
   const streams = [child.stdout, child.stderr].filter((s) => s !== null && !s.destroyed && !s.readableEnded);
@@ -55046,22 +55403,26 @@ function waitForClose(child, ms) {
 /* harmony export */   d5: () => (/* binding */ cloneForLane),
 /* harmony export */   e$: () => (/* binding */ normalizeRemote),
 /* harmony export */   fi: () => (/* binding */ commitAll),
+/* harmony export */   fz: () => (/* binding */ committedChange),
 /* harmony export */   g7: () => (/* binding */ treeOf),
 /* harmony export */   gN: () => (/* binding */ parentOf),
 /* harmony export */   hh: () => (/* binding */ hasCommits),
 /* harmony export */   m1: () => (/* binding */ lsRemoteBranch),
-/* harmony export */   qq: () => (/* binding */ diffPatch),
 /* harmony export */   sg: () => (/* binding */ readRef),
 /* harmony export */   tj: () => (/* binding */ isGitRepo),
+/* harmony export */   v3: () => (/* binding */ readGitFile),
+/* harmony export */   wV: () => (/* binding */ encodedForms),
 /* harmony export */   z0: () => (/* binding */ gitDirOf),
 /* harmony export */   zy: () => (/* binding */ readHead)
 /* harmony export */ });
-/* unused harmony exports DEFAULT_GIT_IDENTITY, GitError, clearSecrets, diffPatchBuffer, getGitIdentity, pushFastForward, revParse, setGitIdentity */
+/* unused harmony exports DEFAULT_GIT_IDENTITY, DEFAULT_GIT_TIMEOUT_MS, GitError, NETWORK_ATTEMPTS, backoffMs, changedBetween, clearSecrets, diffPatch, diffPatchBuffer, getGitIdentity, isTransientGitFailure, pushFastForward, revParse, setGitIdentity */
 /* harmony import */ var node_child_process__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1421);
 /* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3024);
 /* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(1455);
 /* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(8161);
 /* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(6760);
+/* harmony import */ var _processes_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(7106);
+
 
 
 
@@ -55069,11 +55430,21 @@ function waitForClose(child, ms) {
 
 const secrets = /* @__PURE__ */ new Set();
 let sortedSecrets = [];
+function encodedForms(secret) {
+  const forms = /* @__PURE__ */ new Set([secret, encodeURIComponent(secret)]);
+  const bytes = Buffer.from(secret, "utf8");
+  for (let pad = 0; pad < 3; pad++) {
+    const b64 = Buffer.concat([Buffer.alloc(pad), bytes]).toString("base64");
+    const start = pad === 0 ? 0 : Math.ceil(pad * 4 / 3);
+    const end = Math.floor((pad + bytes.length) * 4 / 3);
+    const stable = b64.slice(start, end);
+    if (stable.length >= 8) forms.add(stable);
+  }
+  return [...forms];
+}
 function registerSecret(secret) {
   if (!secret || secret.length < 4) return;
-  secrets.add(secret);
-  const encoded = encodeURIComponent(secret);
-  if (encoded !== secret) secrets.add(encoded);
+  for (const form of encodedForms(secret)) secrets.add(form);
   sortedSecrets = [...secrets].sort((a, b) => b.length - a.length);
 }
 function clearSecrets() {
@@ -55125,6 +55496,22 @@ const STRIPPED_ENV = [
 ];
 const BASE_CONFIG = [
   "-c",
+  "protocol.allow=never",
+  "-c",
+  "protocol.file.allow=always",
+  "-c",
+  "protocol.https.allow=always",
+  "-c",
+  "protocol.http.allow=always",
+  "-c",
+  "protocol.ssh.allow=always",
+  "-c",
+  "protocol.git.allow=always",
+  "-c",
+  "core.attributesFile=/dev/null",
+  "-c",
+  "core.excludesFile=/dev/null",
+  "-c",
   "core.hooksPath=/dev/null",
   "-c",
   "advice.detachedHead=false",
@@ -55139,8 +55526,13 @@ const BASE_CONFIG = [
   "-c",
   "maintenance.auto=false"
 ];
+const ISOLATED_ENV = {
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_NO_REPLACE_OBJECTS: "1"
+};
 function gitEnv(extra) {
-  const env = { ...process.env };
+  const env = { ...process.env, ...ISOLATED_ENV };
   for (const k of STRIPPED_ENV) delete env[k];
   env.GIT_TERMINAL_PROMPT = "0";
   env.GCM_INTERACTIVE = "never";
@@ -55160,6 +55552,8 @@ class GitError extends Error {
   exitCode;
   /** git's stderr, redacted. */
   stderr;
+  /** The signal that ended git when it was not Fleet's timeout (an interrupt), else null. */
+  killedBy = null;
   constructor(args, exitCode, stderr, message) {
     const safeArgs = args.map((a) => redact(a));
     const safeStderr = redact(stderr);
@@ -55178,12 +55572,15 @@ function runGit(args, opts) {
         cwd: opts.cwd,
         env: gitEnv(opts.env),
         stdio: [opts.input === void 0 ? "ignore" : "pipe", "pipe", "pipe"],
-        windowsHide: true
+        windowsHide: true,
+        detached: true
       });
     } catch (err) {
       reject(new GitError(args, -1, String(err), `could not start git: ${String(err.message ?? err)}`));
       return;
     }
+    const pgid = child.pid;
+    if (pgid !== void 0) (0,_processes_js__WEBPACK_IMPORTED_MODULE_5__/* .trackGroup */ .Tq)(pgid);
     const out = [];
     const errOut = [];
     let timer;
@@ -55191,10 +55588,16 @@ function runGit(args, opts) {
     let settled = false;
     child.stdout.on("data", (b) => out.push(b));
     child.stderr.on("data", (b) => errOut.push(b));
+    const ended = () => {
+      if (pgid === void 0) return;
+      (0,_processes_js__WEBPACK_IMPORTED_MODULE_5__/* .killGroup */ .i0)(pgid, "SIGKILL");
+      (0,_processes_js__WEBPACK_IMPORTED_MODULE_5__/* .untrackGroup */ .eY)(pgid);
+    };
     child.on("error", (err) => {
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
+      ended();
       const why = err.code === "ENOENT" ? `${err.message} (git is not installed, or ${opts.cwd} does not exist)` : err.message;
       reject(new GitError(args, -1, Buffer.concat(errOut).toString("utf8"), `could not run git: ${why}`));
     });
@@ -55202,14 +55605,21 @@ function runGit(args, opts) {
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
+      ended();
       const stderr = Buffer.concat(errOut).toString("utf8");
       const exit = code ?? -1;
       if (timedOut) {
         reject(new GitError(args, -1, stderr, `timed out after ${opts.timeoutMs} ms`));
         return;
       }
+      if (signal) {
+        const e = new GitError(args, exit, stderr, `killed by ${signal}`);
+        e.killedBy = signal;
+        reject(e);
+        return;
+      }
       if (exit !== 0 && !opts.allowFail) {
-        reject(new GitError(args, exit, stderr, signal ? `killed by ${signal}` : void 0));
+        reject(new GitError(args, exit, stderr));
         return;
       }
       resolve({ stdout: Buffer.concat(out), stderr, code: exit });
@@ -55222,7 +55632,7 @@ function runGit(args, opts) {
     if (opts.timeoutMs !== void 0 && opts.timeoutMs > 0) {
       timer = setTimeout(() => {
         timedOut = true;
-        child.kill("SIGKILL");
+        if (pgid === void 0 || !(0,_processes_js__WEBPACK_IMPORTED_MODULE_5__/* .killGroup */ .i0)(pgid, "SIGKILL")) child.kill("SIGKILL");
       }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
     }
   });
@@ -55230,6 +55640,64 @@ function runGit(args, opts) {
 async function git(args, opts) {
   const r = await runGit(args, opts);
   return { stdout: r.stdout.toString("utf8"), stderr: r.stderr, code: r.code };
+}
+const DEFAULT_GIT_TIMEOUT_MS = 10 * 6e4;
+const NETWORK_ATTEMPTS = 3;
+const TRANSIENT_NETWORK = new RegExp(
+  [
+    "cannot lock ref",
+    "failed to lock",
+    "unable to create [^\\n]*\\.lock",
+    "returned error: 5\\d\\d",
+    "HTTP 5\\d\\d",
+    "RPC failed",
+    "remote end hung up",
+    "early EOF",
+    "unexpected disconnect",
+    "Empty reply from server",
+    "Connection reset",
+    "Connection refused",
+    "Connection timed out",
+    "Operation timed out",
+    "timed out after \\d+ ms",
+    "transfer closed with",
+    "SSL_ERROR_SYSCALL",
+    "GnuTLS recv error",
+    "Recv failure",
+    "Send failure",
+    "Internal Server Error",
+    "Service Unavailable",
+    "Bad Gateway",
+    "Gateway Time-?out"
+  ].join("|"),
+  "i"
+);
+function isTransientGitFailure(text) {
+  return TRANSIENT_NETWORK.test(text);
+}
+function backoffMs(retry, base = 1e3) {
+  const cap = base * 2 ** (retry - 1);
+  return Math.round(cap / 10 + Math.random() * cap * 0.9);
+}
+async function networkGit(args, opts) {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  for (let attempt = 1; ; attempt++) {
+    let failure;
+    try {
+      const r = await git(args, { ...opts, timeoutMs, allowFail: opts.allowFail });
+      if (r.code === 0 || !isTransientGitFailure(r.stderr)) return r;
+      failure = r;
+    } catch (err) {
+      if (!(err instanceof GitError) || !isTransientGitFailure(err.message) || err.killedBy !== null) throw err;
+      failure = err;
+    }
+    if (attempt >= NETWORK_ATTEMPTS || (0,_processes_js__WEBPACK_IMPORTED_MODULE_5__/* .isInterrupted */ .fT)()) {
+      if (failure instanceof GitError) throw failure;
+      return failure;
+    }
+    await sleep(backoffMs(attempt));
+    await opts.before?.();
+  }
 }
 function lastLines(text, n) {
   const lines = text.split("\n").map((l) => l.trimEnd()).filter((l) => l.length > 0 && l !== "remote:");
@@ -55281,13 +55749,13 @@ async function hasCommits(p) {
   return head.code === 0;
 }
 async function defaultBranch(remoteUrlOrPath) {
-  const r = await git(["ls-remote", "--symref", "--", normalizeRemote(remoteUrlOrPath), "HEAD"], { cwd: neutralCwd() });
+  const r = await networkGit(["ls-remote", "--symref", "--", normalizeRemote(remoteUrlOrPath), "HEAD"], { cwd: neutralCwd() });
   const m = /^ref: refs\/heads\/(\S.*)\tHEAD$/m.exec(r.stdout);
   return m ? m[1] : null;
 }
 async function lsRemoteBranch(url, branch) {
   const ref = `refs/heads/${branch}`;
-  const r = await git(["ls-remote", "--", normalizeRemote(url), ref], { cwd: neutralCwd() });
+  const r = await networkGit(["ls-remote", "--", normalizeRemote(url), ref], { cwd: neutralCwd() });
   for (const line of r.stdout.split("\n")) {
     const [sha, name] = line.split("	");
     if (name === ref && sha) return sha;
@@ -55298,10 +55766,19 @@ async function revParse(dir, rev) {
   const r = await git(["rev-parse", "--verify", "--quiet", "--end-of-options", rev], { cwd: dir, allowFail: true });
   return r.code === 0 ? r.stdout.trim() : null;
 }
-async function readRef(gitDir, ref) {
+function readGitFile(file) {
+  const fd = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.openSync)(file, node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_RDONLY | node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_NONBLOCK | node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_NOFOLLOW);
+  try {
+    if (!(0,node_fs__WEBPACK_IMPORTED_MODULE_1__.fstatSync)(fd).isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: "EFTYPE" });
+    return (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.readFileSync)(fd, "utf8");
+  } finally {
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.closeSync)(fd);
+  }
+}
+function readRef(gitDir, ref) {
   if (!/^refs\/[^\0\s~^:?*[\\]+$/.test(ref) || ref.includes("..")) return void 0;
   try {
-    const loose = (await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.readFile)(node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, ref), "utf8")).trim();
+    const loose = readGitFile(node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, ref)).trim();
     if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(loose)) return loose;
     return void 0;
   } catch (err) {
@@ -55310,7 +55787,7 @@ async function readRef(gitDir, ref) {
   }
   let packed;
   try {
-    packed = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.readFile)(node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "packed-refs"), "utf8");
+    packed = readGitFile(node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "packed-refs"));
   } catch (err) {
     return err.code === "ENOENT" ? null : void 0;
   }
@@ -55322,16 +55799,16 @@ async function readRef(gitDir, ref) {
   }
   return null;
 }
-async function readHead(gitDir) {
+function readHead(gitDir) {
   let head;
   try {
-    head = (await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.readFile)(node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "HEAD"), "utf8")).trim();
+    head = readGitFile(node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "HEAD")).trim();
   } catch {
     return void 0;
   }
   const m = /^ref: (refs\/heads\/.+)$/.exec(head);
   if (!m) return void 0;
-  const commit = await readRef(gitDir, m[1]);
+  const commit = readRef(gitDir, m[1]);
   return commit === void 0 ? void 0 : { ref: m[1], commit };
 }
 function gitDirOf(p) {
@@ -55352,21 +55829,23 @@ async function cloneForLane(url, dir, opts) {
   if (opts.base) args.push("--branch", opts.base);
   if (opts.depth !== void 0 && opts.depth > 0 && !isLocalRemote(src)) args.push("--depth", String(opts.depth));
   args.push("--", src, target);
-  await git(args, { cwd: node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(target), env: opts.env });
+  const clean = () => (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.rm)(target, { recursive: true, force: true });
+  await networkGit(args, { cwd: node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(target), env: opts.env, timeoutMs: opts.timeoutMs, before: clean });
   const wanted = opts.base === void 0 || opts.branch !== opts.base;
   const onDisk = wanted && isLocalRemote(src) && !/^file:/i.test(src);
   let exists = wanted;
   if (onDisk) {
-    const onRemote = await readRef(gitDirOf(src), `refs/heads/${opts.branch}`);
+    const onRemote = readRef(gitDirOf(src), `refs/heads/${opts.branch}`);
     exists = onRemote === void 0 ? (await git(["rev-parse", "--verify", "--quiet", `refs/heads/${opts.branch}`], { cwd: src, env: { GIT_CEILING_DIRECTORIES: node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(src) }, allowFail: true })).code === 0 : onRemote !== null;
   }
-  const fetching = exists ? git(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "origin", `+refs/heads/${opts.branch}:refs/remotes/origin/${opts.branch}`], {
+  const fetching = exists ? networkGit(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "origin", `+refs/heads/${opts.branch}:refs/remotes/origin/${opts.branch}`], {
     cwd: target,
     allowFail: true,
-    env: opts.env
+    env: opts.env,
+    timeoutMs: opts.timeoutMs
   }) : null;
   const checkingOut = (async () => {
-    const fromFiles = await readHead(node_path__WEBPACK_IMPORTED_MODULE_4__.join(target, ".git"));
+    const fromFiles = readHead(node_path__WEBPACK_IMPORTED_MODULE_4__.join(target, ".git"));
     const head = fromFiles?.commit ? { code: 0, stdout: `${fromFiles.commit}
 ${fromFiles.ref.slice("refs/heads/".length)}
 `, stderr: "" } : await git(["rev-parse", "HEAD", "--abbrev-ref", "HEAD"], { cwd: target, allowFail: true });
@@ -55374,7 +55853,9 @@ ${fromFiles.ref.slice("refs/heads/".length)}
     if (head.code !== 0 || !commit || !abbrev) {
       throw new GitError(["clone", "--", src, target], 128, head.stderr, "the remote repository has no commits (empty repository)");
     }
-    await git(["checkout", "--quiet", "-B", opts.branch, commit], { cwd: target });
+    if (!startBranch(node_path__WEBPACK_IMPORTED_MODULE_4__.join(target, ".git"), opts.branch, commit)) {
+      await git(["checkout", "--quiet", "-B", opts.branch, commit], { cwd: target });
+    }
     return { base_commit: commit, base_branch: abbrev === "HEAD" ? opts.base ?? "HEAD" : abbrev };
   })();
   const [fetch, checkedOut] = await Promise.allSettled([fetching ?? Promise.resolve(null), checkingOut]);
@@ -55391,10 +55872,91 @@ ${fromFiles.ref.slice("refs/heads/".length)}
   }
   return { base_branch, base_commit, remote_branch_commit };
 }
+const PLAIN_BRANCH = /^(?:[A-Za-z0-9_][A-Za-z0-9._-]*\/)*[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+function startBranch(gitDir, branch, commit) {
+  if (!PLAIN_BRANCH.test(branch) || branch.includes("..") || /(?:\.|\.lock)(?:\/|$)/.test(branch)) return false;
+  const ref = `refs/heads/${branch}`;
+  if (readRef(gitDir, ref) !== null) return false;
+  const file = node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, ref);
+  const lock = node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "HEAD.lock");
+  try {
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdirSync)(node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(file), { recursive: true });
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.writeFileSync)(file, `${commit}
+`, { flag: "wx" });
+  } catch {
+    return false;
+  }
+  let locked = false;
+  try {
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.writeFileSync)(lock, `ref: ${ref}
+`, { flag: "wx" });
+    locked = true;
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.renameSync)(lock, node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "HEAD"));
+    return true;
+  } catch {
+    if (locked) (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(lock, { force: true });
+    return false;
+  }
+}
 async function changedFiles(dir) {
   await git(["add", "--all"], { cwd: dir });
   const r = await runGit(["diff", "--cached", "--name-status", "-z", "-M", "--no-ext-diff", "HEAD", "--"], { cwd: dir });
-  const parts = r.stdout.toString("utf8").split("\0");
+  return parseNameStatus(r.stdout);
+}
+async function changedBetween(dir, from, to) {
+  const r = await runGit(["diff-tree", "-r", "--name-status", "-z", "-M", "--no-ext-diff", "--end-of-options", from, to, "--"], { cwd: dir });
+  return parseNameStatus(r.stdout);
+}
+async function committedChange(dir, from, to) {
+  const r = await runGit(
+    [
+      "diff-tree",
+      "-r",
+      "-z",
+      "--raw",
+      "-p",
+      "-M",
+      "--binary",
+      "--no-color",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--src-prefix=a/",
+      "--dst-prefix=b/",
+      "--end-of-options",
+      from,
+      to,
+      "--"
+    ],
+    { cwd: dir }
+  );
+  return parseRawThenPatch(r.stdout);
+}
+function parseRawThenPatch(out) {
+  let at = 0;
+  const field = () => {
+    const end = out.indexOf(0, at);
+    if (end < 0) throw new GitError(["diff-tree"], 0, "", "diff-tree wrote a listing Fleet cannot read (a field without its NUL)");
+    const text = out.toString("utf8", at, end);
+    at = end + 1;
+    return text;
+  };
+  const entries = [];
+  while (at < out.length) {
+    const head = field();
+    if (head === "") break;
+    if (!head.startsWith(":")) throw new GitError(["diff-tree"], 0, "", `diff-tree wrote a listing Fleet cannot read (${JSON.stringify(head.slice(0, 40))})`);
+    const status = head.slice(head.lastIndexOf(" ") + 1)[0] ?? "";
+    if (status === "R" || status === "C") {
+      const from = field();
+      entries.push({ status, path: field(), from });
+    } else {
+      entries.push({ status, path: field() });
+    }
+  }
+  return { ...changedFromEntries(entries), patch: out.subarray(at) };
+}
+function parseNameStatus(out) {
+  const parts = out.toString("utf8").split("\0");
   const entries = [];
   for (let i = 0; i < parts.length; ) {
     const code = parts[i++];
@@ -55408,6 +55970,9 @@ async function changedFiles(dir) {
       entries.push({ status, path: parts[i++] });
     }
   }
+  return changedFromEntries(entries);
+}
+function changedFromEntries(entries) {
   const files = [...new Set(entries.map((e) => e.path))].sort();
   const renamed_from = [...new Set(entries.filter((e) => e.status === "R" && e.from !== void 0).map((e) => e.from))].sort();
   return { files, renamed_from, entries };
@@ -55415,7 +55980,7 @@ async function changedFiles(dir) {
 async function commitAll(dir, message, opts = {}) {
   if (!opts.staged) await git(["add", "--all"], { cwd: dir });
   await git(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "--cleanup=whitespace", "--file=-"], { cwd: dir, input: message });
-  const head = await readHead(node_path__WEBPACK_IMPORTED_MODULE_4__.join(dir, ".git"));
+  const head = readHead(node_path__WEBPACK_IMPORTED_MODULE_4__.join(dir, ".git"));
   if (head?.commit) return head.commit;
   const r = await git(["rev-parse", "HEAD"], { cwd: dir });
   return r.stdout.trim();
@@ -55430,8 +55995,6 @@ async function diffPatchBuffer(dir, fromRev, toRev) {
   );
   return r.stdout;
 }
-const TRANSIENT = /cannot lock ref|failed to lock|unable to create [^\n]*\.lock/i;
-const PUSH_ATTEMPTS = 3;
 function parsePorcelain(stdout, dst) {
   for (const line of stdout.split("\n")) {
     const parts = line.split("	");
@@ -55444,43 +56007,64 @@ function parsePorcelain(stdout, dst) {
 function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
 }
-async function pushWithLease(dir, src, dstRef, expected, env) {
+function pushDetail(line, stderr) {
+  const said = stderr.split("\n").map((l) => l.trimEnd()).filter((l) => /^remote:\s*\S/.test(l) && !/^remote:\s*(Resolving deltas|Counting objects|Compressing objects|Total \d)/i.test(l)).slice(-10).map((l) => l.replace(/^remote:\s*/, "")).join(" ");
+  const first = [line ? `${line.flag} ${line.summary}` : "", said].filter(Boolean).join(": ");
+  const errors = errorLines(stderr.split("\n").filter((l) => !l.startsWith("remote:")).join("\n"), 4);
+  return redact([first, errors].filter(Boolean).join("\n"));
+}
+async function pushWithLease(dir, src, dstRef, expected, env, timeoutMs = DEFAULT_GIT_TIMEOUT_MS) {
   let last = { ok: false, reason: "error", detail: "push was not attempted" };
-  for (let attempt = 1; attempt <= PUSH_ATTEMPTS; attempt++) {
-    const r = await git(
-      [
-        "push",
-        "--porcelain",
-        "--no-verify",
-        "--no-signed",
-        "--no-follow-tags",
-        "--recurse-submodules=no",
-        `--force-with-lease=${dstRef}:${expected ?? ""}`,
-        "origin",
-        `${src}:${dstRef}`
-      ],
-      { cwd: dir, allowFail: true, env }
-    );
+  for (let attempt = 1; attempt <= NETWORK_ATTEMPTS; attempt++) {
+    let r;
+    try {
+      r = await git(
+        [
+          "push",
+          "--porcelain",
+          "--no-verify",
+          "--no-signed",
+          "--no-follow-tags",
+          "--recurse-submodules=no",
+          `--force-with-lease=${dstRef}:${expected ?? ""}`,
+          "origin",
+          `${src}:${dstRef}`
+        ],
+        { cwd: dir, allowFail: true, env, timeoutMs }
+      );
+    } catch (err) {
+      if (!(err instanceof GitError) || err.killedBy !== null) throw err;
+      r = { stdout: "", stderr: err.message, code: err.exitCode };
+    }
     const line = parsePorcelain(r.stdout, dstRef);
-    const detail = redact([line ? `${line.flag} ${line.summary}` : "", errorLines(r.stderr, 6)].filter(Boolean).join("\n"));
+    const detail = pushDetail(line, r.stderr);
     if (line && line.flag !== "!" && r.code === 0) {
       const status = line.flag === "*" ? "created" : line.flag === "+" ? "forced" : line.flag === "=" ? "up-to-date" : "updated";
       return { ok: true, status };
     }
-    const transient = TRANSIENT.test(line?.summary ?? "") || TRANSIENT.test(r.stderr);
+    const transient = isTransientGitFailure(line?.summary ?? "") || isTransientGitFailure(r.stderr);
     if (line && line.flag === "!") {
-      if (/stale info|fetch first|non-fast-forward/i.test(line.summary)) return { ok: false, reason: "stale", detail };
+      if (/stale info|fetch first|non-fast-forward/i.test(line.summary)) {
+        if (attempt > 1 && await landed(dir, src, dstRef, env, timeoutMs)) return { ok: true, status: expected ? "forced" : "created" };
+        return { ok: false, reason: "stale", detail };
+      }
       last = { ok: false, reason: "rejected", detail };
     } else {
       last = { ok: false, reason: "error", detail: detail || `git push exited with ${r.code}` };
     }
-    if (!transient) return last;
-    if (attempt < PUSH_ATTEMPTS) await sleep(50 * attempt + Math.floor(Math.random() * 50));
+    if (!transient || (0,_processes_js__WEBPACK_IMPORTED_MODULE_5__/* .isInterrupted */ .fT)()) return last;
+    if (attempt < NETWORK_ATTEMPTS) await sleep(backoffMs(attempt));
   }
   return last;
 }
+async function landed(dir, src, dstRef, env, timeoutMs) {
+  const mine = await revParse(dir, src);
+  const r = await git(["ls-remote", "origin", dstRef], { cwd: dir, env, allowFail: true, timeoutMs }).catch(() => null);
+  const theirs = r?.code === 0 ? r.stdout.split("\n").find((l) => l.endsWith(`	${dstRef}`))?.split("	")[0] : void 0;
+  return mine !== null && theirs === mine;
+}
 async function pushBranch(dir, branch, opts) {
-  return pushWithLease(dir, "HEAD", `refs/heads/${branch}`, opts.expected, opts.env);
+  return pushWithLease(dir, "HEAD", `refs/heads/${branch}`, opts.expected, opts.env, opts.timeoutMs);
 }
 async function pushFastForward(dir, commit, baseBranch, expectedBaseCommit) {
   const anc = await git(["merge-base", "--is-ancestor", expectedBaseCommit, commit], { cwd: dir, allowFail: true });
@@ -55493,32 +56077,188 @@ async function pushFastForward(dir, commit, baseBranch, expectedBaseCommit) {
 
 /***/ }),
 
-/***/ 7158:
+/***/ 7106:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   F: () => (/* binding */ localExecutor),
-/* harmony export */   r: () => (/* binding */ localWorkspace)
+/* harmony export */   Tq: () => (/* binding */ trackGroup),
+/* harmony export */   eY: () => (/* binding */ untrackGroup),
+/* harmony export */   fT: () => (/* binding */ isInterrupted),
+/* harmony export */   fe: () => (/* binding */ killAllRunning),
+/* harmony export */   i0: () => (/* binding */ killGroup)
 /* harmony export */ });
-/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1455);
-/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
-/* harmony import */ var _exec_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(4183);
-/* harmony import */ var _git_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(4335);
+/* unused harmony export runningGroups */
+const liveGroups = /* @__PURE__ */ new Set();
+let exitHookInstalled = false;
+function trackGroup(pgid) {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on("exit", () => killAllRunning("SIGKILL"));
+  }
+  liveGroups.add(pgid);
+}
+function untrackGroup(pgid) {
+  liveGroups.delete(pgid);
+}
+function runningGroups() {
+  return liveGroups.size;
+}
+let interrupted = false;
+function killAllRunning(signal = "SIGTERM") {
+  interrupted = true;
+  for (const pgid of liveGroups) killGroup(pgid, signal);
+}
+function isInterrupted() {
+  return interrupted;
+}
+function killGroup(pgid, signal) {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+
+
+/***/ }),
+
+/***/ 1977:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  F: () => (/* binding */ localExecutor),
+  r: () => (/* binding */ localWorkspace)
+});
+
+// EXTERNAL MODULE: external "node:fs"
+var external_node_fs_ = __nccwpck_require__(3024);
+// EXTERNAL MODULE: external "node:path"
+var external_node_path_ = __nccwpck_require__(6760);
+// EXTERNAL MODULE: ./.build/src/local/exec.js + 1 modules
+var exec = __nccwpck_require__(4183);
+// EXTERNAL MODULE: external "node:child_process"
+var external_node_child_process_ = __nccwpck_require__(1421);
+;// CONCATENATED MODULE: ./.build/src/local/sandbox.js
+
+
+
+const RUNNER_COMMAND_FILES = ["GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"];
+const INIT = [
+  'while [ "$1" != -- ]; do mount -t tmpfs -o size=4k,mode=0555,ro fleet-masked "$1" || exit 125; shift; done; shift',
+  "exec 3<&0",
+  '"$@" 0<&3 3<&- &',
+  "c=$!",
+  "exec 3<&-",
+  'for s in TERM INT HUP QUIT USR1 USR2; do trap "kill -$s $c 2>/dev/null" $s; done',
+  'while :; do wait "$c"; st=$?; kill -0 "$c" 2>/dev/null || exit "$st"; done'
+].join("\n");
+const NAMESPACES = ["--pid", "--fork", "--kill-child", "--mount", "--mount-proc", "--propagation", "private"];
+function runnerCommandFolders(env) {
+  const dirs = /* @__PURE__ */ new Set();
+  for (const k of RUNNER_COMMAND_FILES) {
+    const f = env[k];
+    if (!f || !external_node_path_.isAbsolute(f)) continue;
+    const d = external_node_path_.dirname(f);
+    try {
+      if ((0,external_node_fs_.statSync)(d).isDirectory()) dirs.add(d);
+    } catch {
+    }
+  }
+  return [...dirs].sort();
+}
+function onPath(program, env = process.env) {
+  for (const dir of (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(external_node_path_.delimiter)) {
+    if (!dir) continue;
+    const p = external_node_path_.join(dir, program);
+    if ((0,external_node_fs_.existsSync)(p)) return p;
+  }
+  return null;
+}
+function strategies(opts) {
+  const { unshare, setpriv, sudo, uid, gid, masks } = opts;
+  const setup = (drop) => [...NAMESPACES, "--", "/bin/sh", "-c", INIT, "fleet-sandbox", ...masks, "--", ...drop];
+  const out = [];
+  if (uid === 0) {
+    if (setpriv) out.push({ via: "unshare as root", prefix: [unshare, ...setup([setpriv, "--bounding-set=-all", "--inh-caps=-all", "--"])] });
+    return out;
+  }
+  out.push({
+    via: "unshare in a user namespace",
+    prefix: [unshare, "--user", "--map-root-user", ...setup([unshare, "--user", `--map-user=${uid}`, `--map-group=${gid}`, "--"])]
+  });
+  if (sudo && setpriv) {
+    out.push({ via: "sudo unshare", prefix: [sudo, "-n", "-E", "--", unshare, ...setup([setpriv, `--reuid=${uid}`, `--regid=${gid}`, "--init-groups", "--"])], restoresEnv: true });
+  }
+  return out;
+}
+function works(prefix, masks) {
+  const hidden = process.pid > 50 ? `[ ! -e /proc/${process.pid} ]` : '[ "$(ls /proc | grep -c "^[0-9]")" -lt 10 ]';
+  const probe = ["grep -q fleet-sandbox /proc/1/cmdline", hidden, ...masks.map((m) => `[ -z "$(ls -A ${shellQuote(m)})" ]`)].join(" && ");
+  const r = (0,external_node_child_process_.spawnSync)(prefix[0], [...prefix.slice(1), "/bin/sh", "-c", probe], { stdio: "ignore", timeout: 1e4 });
+  return r.status === 0;
+}
+function shellQuote(s) {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+const NONE = (detail) => ({ kind: "none", detail, wrap: (file, args) => ({ file, args: [...args] }) });
+function detectSandbox(opts = {}) {
+  if (process.platform !== "linux") return NONE(`process isolation needs Linux namespaces; this is ${process.platform}`);
+  const unshare = onPath("unshare");
+  if (!unshare) return NONE("unshare (util-linux) is not installed");
+  const masks = opts.masks ?? runnerCommandFolders(opts.env ?? process.env);
+  const uid = opts.uid ?? process.getuid();
+  const gid = opts.gid ?? process.getgid();
+  const found = strategies({ unshare, setpriv: onPath("setpriv"), sudo: onPath("sudo"), uid, gid, masks });
+  for (const s of found) {
+    if (works(s.prefix, masks)) return sandboxOf(s);
+  }
+  const tried = found.map((s) => s.via).join(", ") || "nothing (setpriv is not installed)";
+  return NONE(`no way to start a PID namespace here (tried ${tried}); unprivileged user namespaces may be turned off, and sudo needs a password or is missing`);
+}
+function sandboxOf(s) {
+  return {
+    kind: "pid-namespace",
+    detail: s.via,
+    wrap: (file, args, env) => {
+      const restore = s.restoresEnv ? ["/usr/bin/env", ...["PATH", "HOME"].flatMap((k) => env?.[k] !== void 0 ? [`${k}=${env[k]}`] : [])] : [];
+      return { file: s.prefix[0], args: [...s.prefix.slice(1), ...restore, file, ...args] };
+    }
+  };
+}
+let cached;
+function processSandbox() {
+  cached ??= detectSandbox();
+  return cached;
+}
+function sandboxFor(setting) {
+  if (setting === "off") return NONE("turned off in the fleet file (isolation: off)");
+  return processSandbox();
+}
+
+
+// EXTERNAL MODULE: ./.build/src/local/git.js
+var git = __nccwpck_require__(4335);
+;// CONCATENATED MODULE: ./.build/src/local/workspace.js
+
 
 
 
 
 const clonedConfig = /* @__PURE__ */ new Map();
-const FOREIGN_GIT_FILES = ["commondir", "config.worktree", (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)("info", "attributes"), (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)("objects", "info", "alternates")];
-async function linkInGitDir(gitDir) {
-  const top = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.lstat)(gitDir).catch(() => null);
+const FOREIGN_GIT_FILES = ["commondir", "config.worktree", (0,external_node_path_.join)("info", "attributes"), (0,external_node_path_.join)("info", "grafts"), (0,external_node_path_.join)("objects", "info", "alternates")];
+function linkInGitDir(gitDir) {
+  const top = (0,external_node_fs_.lstatSync)(gitDir, { throwIfNoEntry: false });
   if (!top || top.isSymbolicLink() || !top.isDirectory()) return gitDir;
-  const walk = async (d, deep) => {
-    for (const e of await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readdir)(d, { withFileTypes: true })) {
-      const p = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(d, e.name);
+  const walk = (d, deep) => {
+    for (const e of (0,external_node_fs_.readdirSync)(d, { withFileTypes: true })) {
+      const p = (0,external_node_path_.join)(d, e.name);
       if (e.isSymbolicLink()) return p;
       if (e.isDirectory() && (deep || ["refs", "logs", "objects", "info"].includes(e.name))) {
-        const found = await walk(p, deep || e.name === "refs" || e.name === "logs" || d.endsWith("objects") && (e.name === "info" || e.name === "pack"));
+        const found = walk(p, deep || e.name === "refs" || e.name === "logs" || d.endsWith("objects") && (e.name === "info" || e.name === "pack"));
         if (found) return found;
       }
     }
@@ -55527,79 +56267,110 @@ async function linkInGitDir(gitDir) {
   return walk(gitDir, false);
 }
 const checked = /* @__PURE__ */ new Set();
-async function guard(dir) {
-  const key = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(dir);
-  const config = clonedConfig.get(key);
-  if (config === void 0 || checked.has(key)) return;
-  const gitDir = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(dir, ".git");
-  const link = await linkInGitDir(gitDir);
+function guard(dir) {
+  const key = (0,external_node_path_.resolve)(dir);
+  if (!clonedConfig.has(key) || checked.has(key)) return;
+  const link = linkInGitDir((0,external_node_path_.join)(dir, ".git"));
   if (link) throw new Error(`the working copy's git metadata holds a symbolic link (${link}); refusing to run git in it`);
-  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.rm)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(gitDir, "config"), { force: true, recursive: true });
-  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.writeFile)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(gitDir, "config"), config, { flag: "wx" });
-  await Promise.all(FOREIGN_GIT_FILES.map((f) => (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.rm)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(gitDir, f), { force: true, recursive: true })));
+  restore(dir);
+}
+function restore(dir) {
+  const key = (0,external_node_path_.resolve)(dir);
+  const config = clonedConfig.get(key);
+  if (config === void 0) return;
+  const gitDir = (0,external_node_path_.join)(dir, ".git");
+  const configFile = (0,external_node_path_.join)(gitDir, "config");
+  let same = false;
+  try {
+    same = (0,git/* readGitFile */.v3)(configFile) === config;
+  } catch {
+  }
+  if (!same) {
+    (0,external_node_fs_.rmSync)(configFile, { force: true, recursive: true });
+    (0,external_node_fs_.writeFileSync)(configFile, config, { flag: "wx" });
+  }
+  for (const f of FOREIGN_GIT_FILES) {
+    const p = (0,external_node_path_.join)(gitDir, f);
+    if ((0,external_node_fs_.lstatSync)(p, { throwIfNoEntry: false })) (0,external_node_fs_.rmSync)(p, { force: true, recursive: true });
+  }
   checked.add(key);
+}
+function isGitDir(gitDir) {
+  try {
+    const head = (0,git/* readGitFile */.v3)((0,external_node_path_.join)(gitDir, "HEAD")).trim();
+    if (!/^ref:\s*refs\//.test(head) && !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(head)) return false;
+    return !!(0,external_node_fs_.statSync)((0,external_node_path_.join)(gitDir, "objects"), { throwIfNoEntry: false })?.isDirectory() && !!(0,external_node_fs_.statSync)((0,external_node_path_.join)(gitDir, "refs"), { throwIfNoEntry: false })?.isDirectory();
+  } catch {
+    return false;
+  }
 }
 const localWorkspace = {
   async clone(url, dir, opts) {
-    clonedConfig.delete((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(dir));
-    checked.delete((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(dir));
-    const r = await (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .cloneForLane */ .d5)(url, dir, opts);
-    clonedConfig.set((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(dir), await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(dir, ".git", "config"), "utf8"));
-    checked.add((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(dir));
+    clonedConfig.delete((0,external_node_path_.resolve)(dir));
+    checked.delete((0,external_node_path_.resolve)(dir));
+    const r = await (0,git/* cloneForLane */.d5)(url, dir, opts);
+    clonedConfig.set((0,external_node_path_.resolve)(dir), (0,git/* readGitFile */.v3)((0,external_node_path_.join)(dir, ".git", "config")));
+    checked.add((0,external_node_path_.resolve)(dir));
     return r;
   },
   async intact(dir) {
-    if (await linkInGitDir((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(dir, ".git"))) return false;
-    const r = await (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .git */ .$Y)(["rev-parse", "--absolute-git-dir"], { cwd: dir, env: { GIT_CEILING_DIRECTORIES: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(dir) }, allowFail: true });
-    if (r.code !== 0) return false;
-    try {
-      return await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.realpath)(r.stdout.trim()) === await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.realpath)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(dir, ".git"));
-    } catch {
-      return false;
-    }
+    const gitDir = (0,external_node_path_.join)(dir, ".git");
+    if (linkInGitDir(gitDir)) return false;
+    if (!isGitDir(gitDir)) return false;
+    restore(dir);
+    return true;
   },
   async settle(dir, branch, base) {
-    await guard(dir);
-    const head = await (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .readHead */ .zy)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(dir, ".git"));
+    guard(dir);
+    const head = (0,git/* readHead */.zy)((0,external_node_path_.join)(dir, ".git"));
     if (head?.ref === `refs/heads/${branch}` && head.commit === base) return;
-    await (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .git */ .$Y)(["update-ref", `refs/heads/${branch}`, base], { cwd: dir });
-    await (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .git */ .$Y)(["symbolic-ref", "HEAD", `refs/heads/${branch}`], { cwd: dir });
+    await (0,git/* git */.$Y)(["update-ref", `refs/heads/${branch}`, base], { cwd: dir });
+    await (0,git/* git */.$Y)(["symbolic-ref", "HEAD", `refs/heads/${branch}`], { cwd: dir });
   },
   async reset(dir, base) {
-    await guard(dir);
-    await (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .git */ .$Y)(["reset", "--quiet", "--hard", base], { cwd: dir });
-    await (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .git */ .$Y)(["clean", "--quiet", "-ffdx"], { cwd: dir });
+    guard(dir);
+    await (0,git/* git */.$Y)(["reset", "--quiet", "--hard", base], { cwd: dir });
+    await (0,git/* git */.$Y)(["clean", "--quiet", "-ffdx"], { cwd: dir });
   },
   async changedFiles(dir) {
-    await guard(dir);
-    const c = await (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .changedFiles */ .Y_)(dir);
+    guard(dir);
+    const c = await (0,git/* changedFiles */.Y_)(dir);
     return [.../* @__PURE__ */ new Set([...c.files, ...c.renamed_from])].sort();
   },
   async commit(dir, message) {
-    await guard(dir);
-    return (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .commitAll */ .fi)(dir, message, { staged: true });
+    guard(dir);
+    return (0,git/* commitAll */.fi)(dir, message, { staged: true });
   },
-  tree: (dir, rev) => (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .treeOf */ .g7)(dir, rev),
-  parent: (dir, rev) => (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .parentOf */ .gN)(dir, rev),
-  async push(dir, branch, expected, env) {
-    await guard(dir);
-    const r = await (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .pushBranch */ .TV)(dir, branch, { expected, env });
+  async committed(dir, from, to) {
+    guard(dir);
+    const c = await (0,git/* committedChange */.fz)(dir, from, to);
+    return { files: [.../* @__PURE__ */ new Set([...c.files, ...c.renamed_from])].sort(), patch: c.patch.toString("utf8") };
+  },
+  tree: (dir, rev) => (0,git/* treeOf */.g7)(dir, rev),
+  parent: (dir, rev) => (0,git/* parentOf */.gN)(dir, rev),
+  async push(dir, branch, expected, env, timeoutMs) {
+    guard(dir);
+    const r = await (0,git/* pushBranch */.TV)(dir, branch, { expected, env, timeoutMs });
     return r.ok ? { ok: true } : r;
   },
-  async patch(dir, from, to) {
-    await guard(dir);
-    return (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .diffPatch */ .qq)(dir, from, to);
-  },
   async listFiles(dir) {
-    await guard(dir);
-    const r = await (0,_git_js__WEBPACK_IMPORTED_MODULE_3__/* .git */ .$Y)(["ls-files", "-z"], { cwd: dir });
+    guard(dir);
+    const r = await (0,git/* git */.$Y)(["ls-files", "-z"], { cwd: dir });
     return r.stdout.split("\0").filter(Boolean);
   }
 };
 const localExecutor = {
   run: (command, opts) => {
-    checked.delete((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(opts.cwd));
-    return (0,_exec_js__WEBPACK_IMPORTED_MODULE_2__/* .runCommand */ .d)(command, opts);
+    checked.delete((0,external_node_path_.resolve)(opts.cwd));
+    const sandbox = sandboxFor(opts.isolation ?? "off");
+    if (opts.isolation === "required" && sandbox.kind === "none") {
+      return Promise.resolve({ exitCode: 125, signal: null, timedOut: false, durationMs: 0, tail: `fleet: isolation is required but unavailable: ${sandbox.detail}` });
+    }
+    return (0,exec/* runCommand */.d)(command, { ...opts, wrap: sandbox.kind === "none" ? void 0 : sandbox.wrap });
+  },
+  isolation: (setting) => {
+    const { kind, detail } = sandboxFor(setting);
+    return { kind, detail };
   }
 };
 
@@ -55619,32 +56390,115 @@ const systemClock = { now: () => /* @__PURE__ */ new Date() };
 
 /***/ }),
 
-/***/ 4539:
+/***/ 1162:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   J: () => (/* binding */ loadFleetFile)
-/* harmony export */ });
-/* unused harmony export parseFleetText */
-/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1455);
-/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
-/* harmony import */ var yaml__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8815);
-/* harmony import */ var _core_plan_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(1884);
-/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(3173);
 
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  J: () => (/* binding */ loadFleetFile)
+});
 
+// UNUSED EXPORTS: parseFleetText
 
-
-
-function parseFleetText(text, file) {
-  if (file.endsWith(".json")) {
-    try {
-      return { ok: true, value: JSON.parse(text) };
-    } catch (err) {
-      return { ok: false, problems: [{ file, field: "(syntax)", message: `not valid JSON: ${err.message}` }] };
+// EXTERNAL MODULE: external "node:path"
+var external_node_path_ = __nccwpck_require__(6760);
+// EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
+var dist = __nccwpck_require__(8815);
+;// CONCATENATED MODULE: ./.build/src/core/json-keys.js
+function child(parent) {
+  if (!parent) return "";
+  if (parent.kind === "array") return `${parent.path}[${parent.index}]`;
+  const key = parent.key ?? "";
+  const plain = /^[A-Za-z_][\w-]*$/.test(key);
+  return plain ? parent.path ? `${parent.path}.${key}` : key : `${parent.path}[${JSON.stringify(key)}]`;
+}
+function duplicateJsonKeys(text) {
+  const out = [];
+  const stack = [];
+  let line = 1;
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    const top = stack[stack.length - 1];
+    if (ch === "\n") line++;
+    else if (ch === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      if (expectKey && top?.kind === "object") {
+        const key = JSON.parse(text.slice(i, j + 1));
+        const first = top.keys.get(key);
+        if (first !== void 0) out.push({ path: top.path, key, first_line: first, line });
+        else top.keys.set(key, line);
+        top.key = key;
+        expectKey = false;
+      }
+      i = j;
+    } else if (ch === "{") {
+      stack.push({ kind: "object", path: child(top), keys: /* @__PURE__ */ new Map(), key: void 0 });
+      expectKey = true;
+    } else if (ch === "[") {
+      stack.push({ kind: "array", path: child(top), index: 0 });
+    } else if (ch === "}" || ch === "]") {
+      stack.pop();
+    } else if (ch === ",") {
+      if (top?.kind === "object") expectKey = true;
+      else if (top?.kind === "array") top.index++;
     }
   }
-  const doc = (0,yaml__WEBPACK_IMPORTED_MODULE_2__/* .parseDocument */ .Tp)(text, { prettyErrors: true, uniqueKeys: true, strict: true });
+  return out;
+}
+
+
+// EXTERNAL MODULE: ./.build/src/core/limits.js
+var limits = __nccwpck_require__(1827);
+// EXTERNAL MODULE: ./.build/src/core/plan.js
+var plan = __nccwpck_require__(1884);
+// EXTERNAL MODULE: ./.build/src/core/validate.js
+var validate = __nccwpck_require__(3173);
+// EXTERNAL MODULE: ./.build/src/util/fs.js
+var fs = __nccwpck_require__(8177);
+;// CONCATENATED MODULE: ./.build/src/steps/load.js
+
+
+
+
+
+
+
+const MAX_YAML_ALIAS_COUNT = 100;
+function parseFleetText(text, file) {
+  const parsed = file.endsWith(".json") ? parseJson(text, file) : parseYaml(text, file);
+  if (!parsed.ok) return parsed;
+  const value = parsed.value;
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return { ok: false, problems: [{ file, field: "(top level)", message: "a fleet file is a mapping with name, directive, run or agent, and targets" }] };
+  }
+  return { ok: true, value };
+}
+function parseJson(text, file) {
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, problems: [{ file, field: "(syntax)", message: `not valid JSON: ${err.message}` }] };
+  }
+  const dups = duplicateJsonKeys(text);
+  if (dups.length) {
+    return {
+      ok: false,
+      problems: dups.map((d) => ({
+        file,
+        field: d.path ? `${d.path}.${d.key}` : d.key,
+        message: `written twice (lines ${d.first_line} and ${d.line}); JSON would keep only the last: remove one`
+      }))
+    };
+  }
+  return { ok: true, value };
+}
+function parseYaml(text, file) {
+  const lineCounter = new dist/* LineCounter */.HN();
+  const doc = (0,dist/* parseDocument */.Tp)(text, { prettyErrors: true, uniqueKeys: true, strict: true, lineCounter });
   if (doc.errors.length) {
     return {
       ok: false,
@@ -55655,26 +56509,43 @@ function parseFleetText(text, file) {
       }))
     };
   }
-  const value = doc.toJS({ maxAliasCount: 100 });
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return { ok: false, problems: [{ file, field: "(top level)", message: "a fleet file is a mapping with name, directive, run or agent, and targets" }] };
+  try {
+    return { ok: true, value: doc.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT }) };
+  } catch (err) {
+    const at = firstAlias(doc, lineCounter);
+    return {
+      ok: false,
+      problems: [
+        {
+          file,
+          field: at ? `line ${at.line}, column ${at.col}` : "(aliases)",
+          message: `YAML: ${/alias/i.test(err.message) ? "its aliases (*name) expand to far more data than the file holds (an alias bomb?): write the values out, or use fewer aliases" : err.message}`
+        }
+      ]
+    };
   }
-  return { ok: true, value };
+}
+function firstAlias(doc, lines) {
+  let at;
+  (0,dist/* visit */.YR)(doc, {
+    Alias(_key, node) {
+      at = node.range?.[0];
+      return dist/* visit */.YR.BREAK;
+    }
+  });
+  return at === void 0 ? void 0 : lines.linePos(at);
 }
 async function loadFleetFile(path) {
-  let text;
-  try {
-    text = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(path, "utf8");
-  } catch (err) {
-    const code = err.code;
-    const message = code === "ENOENT" ? "no such file: check the path" : `cannot read it (${code ?? err.message})`;
-    return { ok: false, problems: [{ file: path, field: "(file)", message }] };
+  const read = await (0,fs/* readTextFile */.Gu)(path, limits/* MAX_FLEET_FILE_BYTES */.nF, "a fleet file");
+  if (!read.ok) {
+    const hint = read.message.includes("limit") ? ": list many targets in a targets_file, or find them with github.discover" : "";
+    return { ok: false, problems: [{ file: path, field: "(file)", message: read.message + hint }] };
   }
-  const parsed = parseFleetText(text, path);
+  const parsed = parseFleetText(read.text, path);
   if (!parsed.ok) return parsed;
   const listed = await withTargetsFile(parsed.value, path);
   if (!listed.ok) return listed;
-  const v = (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .validateFleetFile */ .Xi)(listed.value, path);
+  const v = (0,validate/* validateFleetFile */.Xi)(listed.value, path);
   if (v.ok) return { ok: true, fleet: v.fleet, path };
   const problems = v.problems.map((p) => listed.where(p));
   return { ok: false, problems: [...problems, ...cycleProblems(listed.value, path, problems)] };
@@ -55685,18 +56556,17 @@ async function withTargetsFile(raw, path) {
   if (typeof name !== "string" || !name.trim()) {
     return { ok: false, problems: [{ file: path, field: "targets_file", message: "give the path of a file with one target per line" }] };
   }
-  const listPath = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path), name);
-  let text;
-  try {
-    text = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(listPath, "utf8");
-  } catch (err) {
-    const code = err.code;
-    return { ok: false, problems: [{ file: path, field: "targets_file", message: `${listPath}: ${code === "ENOENT" ? "no such file" : `cannot read it (${code})`}` }] };
+  const listPath = (0,external_node_path_.resolve)((0,external_node_path_.dirname)(path), name);
+  const read = await (0,fs/* readTextFile */.Gu)(listPath, limits/* MAX_TARGETS_FILE_BYTES */.pf, "a targets_file");
+  if (!read.ok) {
+    const hint = read.message.includes("limit") ? ": split the list across fleets, or find the targets with github.discover" : "";
+    return { ok: false, problems: [{ file: path, field: "targets_file", message: `${listPath}: ${read.message}${hint}` }] };
   }
+  const text = read.text;
   const explicit = Array.isArray(raw.targets) ? raw.targets : [];
   const lines = [];
   const extra = [];
-  text.split("\n").forEach((line, i) => {
+  text.split(/\r\n|\r|\n/).forEach((line, i) => {
     const repo = line.replace(/#.*$/, "").trim();
     if (!repo) return;
     lines.push(i + 1);
@@ -55721,14 +56591,14 @@ function cycleProblems(raw, file, already) {
   targets.forEach((t, index) => {
     if (t === null || typeof t !== "object") return;
     const { repo, lane, depends_on } = t;
-    const id = typeof lane === "string" ? lane : typeof repo === "string" ? (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .defaultLaneId */ .LD)(repo) : void 0;
+    const id = typeof lane === "string" ? lane : typeof repo === "string" ? (0,validate/* defaultLaneId */.LD)(repo) : void 0;
     if (!id || seen.has(id)) return;
     seen.add(id);
     lanes.push({ id, index, depends_on: Array.isArray(depends_on) ? depends_on.filter((d) => typeof d === "string") : [] });
   });
   const byId = new Map(lanes.map((l) => [l.id, l]));
   const out = [];
-  for (const cycle of (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_3__/* .findCycles */ .p4)(lanes, 50)) {
+  for (const cycle of (0,plan/* findCycles */.p4)(lanes, 50)) {
     const first = byId.get(cycle[0]);
     const field = `targets[${first.index}].depends_on`;
     if (cycle.length === 2 && already.some((p) => p.field.startsWith(field))) continue;
@@ -55752,15 +56622,17 @@ function cycleProblems(raw, file, already) {
 /* harmony export */   e: () => (/* binding */ planStep)
 /* harmony export */ });
 /* unused harmony export fleetIdFor */
-/* harmony import */ var _core_plan_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1884);
-/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9626);
-/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(3173);
+/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7598);
+/* harmony import */ var _core_plan_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1884);
+/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9626);
+/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(3173);
 
 
 
-function fleetIdFor(date) {
+
+function fleetIdFor(date, random = (0,node_crypto__WEBPACK_IMPORTED_MODULE_0__.randomBytes)(3).toString("hex")) {
   const p = (n) => String(n).padStart(2, "0");
-  return `fleet-${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}-${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}`;
+  return `fleet-${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}-${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}-${random}`;
 }
 async function planStep(listed, forge, clock, opts) {
   let fleet = listed;
@@ -55772,7 +56644,7 @@ async function planStep(listed, forge, clock, opts) {
     if (found.problems.length) {
       return { ok: false, problems: found.problems.map((message) => ({ file: opts.file, field: "github.discover", message })) };
     }
-    fleet = (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .addDiscoveredLanes */ .H7)(fleet, found.repos);
+    fleet = (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .addDiscoveredLanes */ .H7)(fleet, found.repos);
   }
   const excludedByConfig = new Set(fleet.excluded.map((e) => e.lane));
   const toCheck = fleet.lanes.filter((l) => !excludedByConfig.has(l.id));
@@ -55805,13 +56677,13 @@ async function planStep(listed, forge, clock, opts) {
     }
   }
   const maxParallel = opts.maxParallel ?? fleet.file.max_parallel;
-  const built = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_0__/* .buildPlan */ .Gg)(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file });
+  const built = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_1__/* .buildPlan */ .Gg)(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file });
   if (!built.ok) return { ok: false, problems: [...built.problems, ...branchProblems] };
   if (branchProblems.length) return { ok: false, problems: branchProblems };
   const plan = built.plan;
   const now = clock.now();
   const byId = new Map(fleet.lanes.map((l) => [l.id, l]));
-  const manifest = (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_1__/* .initManifest */ .Mc)({
+  const manifest = (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_2__/* .initManifest */ .Mc)({
     fleet_id: opts.fleet_id ?? fleetIdFor(now),
     name: fleet.file.name,
     forge: forge.kind,
@@ -55835,18 +56707,22 @@ async function planStep(listed, forge, clock, opts) {
 
 /***/ }),
 
-/***/ 8081:
+/***/ 5448:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
 // EXPORTS
 __nccwpck_require__.d(__webpack_exports__, {
+  mA: () => (/* binding */ INTERRUPT_GRACE_MS),
   Rr: () => (/* binding */ exitCodeFor),
-  gI: () => (/* binding */ runFleet)
+  gI: () => (/* binding */ runFleet),
+  j: () => (/* binding */ writeInterruptedState)
 });
 
 // UNUSED EXPORTS: dependencyBlock, manifestPath
 
+// EXTERNAL MODULE: external "node:fs"
+var external_node_fs_ = __nccwpck_require__(3024);
 // EXTERNAL MODULE: external "node:fs/promises"
 var promises_ = __nccwpck_require__(1455);
 // EXTERNAL MODULE: external "node:os"
@@ -55859,13 +56735,113 @@ var fleet_file = __nccwpck_require__(9658);
 var model = __nccwpck_require__(754);
 // EXTERNAL MODULE: ./.build/src/core/manifest.js
 var core_manifest = __nccwpck_require__(9626);
+// EXTERNAL MODULE: ./.build/src/core/report.js
+var report = __nccwpck_require__(2001);
 // EXTERNAL MODULE: ./.build/src/util/fs.js
 var fs = __nccwpck_require__(8177);
+;// CONCATENATED MODULE: ./.build/src/util/lock.js
+
+
+
+
+const LOCK_FILE = ".fleet.lock";
+function processStart(pid) {
+  try {
+    const stat = (0,external_node_fs_.readFileSync)(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+function holderAlive(h) {
+  if (h.host !== (0,external_node_os_.hostname)()) return true;
+  try {
+    process.kill(h.pid, 0);
+  } catch (err) {
+    if (err.code === "ESRCH") return false;
+  }
+  if (h.process_start === null) return true;
+  const now = processStart(h.pid);
+  return now === null ? process.platform !== "linux" : now === h.process_start;
+}
+function parseHolder(text) {
+  try {
+    const j = JSON.parse(text);
+    if (typeof j.pid !== "number" || !Number.isInteger(j.pid) || j.pid < 1 || typeof j.host !== "string") return null;
+    return { pid: j.pid, process_start: typeof j.process_start === "string" ? j.process_start : null, host: j.host, since: String(j.since ?? ""), fleet_id: String(j.fleet_id ?? "") };
+  } catch {
+    return null;
+  }
+}
+function describeHolder(h) {
+  return `pid ${h.pid} on ${h.host}${h.since ? `, since ${h.since}` : ""}${h.fleet_id ? `, fleet ${h.fleet_id}` : ""}`;
+}
+async function lockWorkspace(root, fleet_id) {
+  const path = (0,external_node_path_.join)(root, LOCK_FILE);
+  const me = { pid: process.pid, process_start: processStart(process.pid), host: (0,external_node_os_.hostname)(), since: (/* @__PURE__ */ new Date()).toISOString(), fleet_id };
+  const text = `${JSON.stringify(me)}
+`;
+  let note;
+  for (let tries = 0; tries < 5; tries++) {
+    try {
+      await (0,promises_.writeFile)(path, text, { flag: "wx" });
+      return { ok: true, release: releaser(path, text), note };
+    } catch (err) {
+      if (err.code !== "EEXIST") throw err;
+    }
+    const seen = await (0,promises_.readFile)(path, "utf8").catch(() => null);
+    if (seen === null) continue;
+    const holder = parseHolder(seen);
+    if (holder === null && seen.trim() !== "") {
+      return { ok: false, holder: null, message: `${path} is not a lock Fleet wrote; if no fleet runs here, remove it` };
+    }
+    if (holder === null || holderAlive(holder)) {
+      const who = holder ? describeHolder(holder) : "a run that is starting";
+      return { ok: false, holder, message: `another fleet run holds this workspace (${who}): wait for it to end or stop it, or give this run another --workspace` };
+    }
+    const aside = `${path}.stale-${process.pid}`;
+    try {
+      await (0,promises_.rename)(path, aside);
+    } catch {
+      continue;
+    }
+    const moved = await (0,promises_.readFile)(aside, "utf8").catch(() => null);
+    if (moved !== seen) {
+      await (0,promises_.link)(aside, path).catch(() => void 0);
+      await (0,promises_.unlink)(aside).catch(() => void 0);
+      continue;
+    }
+    await (0,promises_.unlink)(aside).catch(() => void 0);
+    note = `took over the lock of ${describeHolder(holder)}: that process is no longer running`;
+  }
+  return { ok: false, holder: null, message: `${path}: the lock changed hands too often to take; try again` };
+}
+function releaser(path, mine) {
+  const onExit = () => {
+    try {
+      if ((0,external_node_fs_.readFileSync)(path, "utf8") === mine) (0,external_node_fs_.unlinkSync)(path);
+    } catch {
+    }
+  };
+  process.on("exit", onExit);
+  return async () => {
+    process.off("exit", onExit);
+    const now = await (0,promises_.readFile)(path, "utf8").catch(() => null);
+    if (now === mine) await (0,promises_.unlink)(path).catch(() => void 0);
+  };
+}
+
+
 // EXTERNAL MODULE: ./.build/src/util/pool.js
 var pool = __nccwpck_require__(9872);
+// EXTERNAL MODULE: ./.build/src/core/limits.js
+var limits = __nccwpck_require__(1827);
 // EXTERNAL MODULE: ./.build/src/core/glob.js + 9 modules
 var glob = __nccwpck_require__(9092);
+// EXTERNAL MODULE: ./.build/src/core/text.js
+var core_text = __nccwpck_require__(9112);
 ;// CONCATENATED MODULE: ./.build/src/core/fence.js
+
 
 const GIT_DIR_RULE = ".git";
 const MESSAGE_FILE_LIMIT = 10;
@@ -55876,7 +56852,7 @@ function plural(n) {
   return `${n} file${n === 1 ? "" : "s"}`;
 }
 function names(files) {
-  const shown = files.slice(0, MESSAGE_FILE_LIMIT).join(", ");
+  const shown = files.slice(0, MESSAGE_FILE_LIMIT).map(core_text/* displayPath */.Gt).join(", ");
   return files.length > MESSAGE_FILE_LIMIT ? `${shown}, \u2026 (${files.length - MESSAGE_FILE_LIMIT} more)` : shown;
 }
 function checkFence(changed_files, owns, never) {
@@ -55899,8 +56875,6 @@ function checkFence(changed_files, owns, never) {
 }
 
 
-// EXTERNAL MODULE: external "node:fs"
-var external_node_fs_ = __nccwpck_require__(3024);
 ;// CONCATENATED MODULE: ./.build/src/core/routing.js
 
 const GLOB_WEIGHT = 2;
@@ -55948,6 +56922,7 @@ ${input.body}`;
 
 
 ;// CONCATENATED MODULE: ./.build/src/local/agent.js
+
 const MAX_FEEDBACK_CHARS = 16 * 1024;
 function fenceFor(text) {
   let longest = 0;
@@ -56034,21 +57009,29 @@ ${feedback.slice(-MAX_FEEDBACK_CHARS)}`;
   out.push("");
   return out.join("\n");
 }
+const PLACEHOLDER_ENV = {
+  prompt_file: "FLEET_PROMPT_FILE",
+  repo: "FLEET_REPO",
+  lane: "FLEET_LANE",
+  branch: "FLEET_BRANCH"
+};
 function shellQuote(value) {
   if (value !== "" && /^[\w@%+=:,./-]+$/.test(value)) return value;
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
-function escapeDoubleQuoted(value) {
-  return value.replace(/[\\$`"]/g, (c) => `\\${c}`);
+const PLACEHOLDER = /^\{(prompt_file|repo|lane|branch)\}/;
+function reference(name, ctx) {
+  const v = `\${${PLACEHOLDER_ENV[name]}}`;
+  if (ctx === "double") return v;
+  if (ctx === "single") return `'"${v}"'`;
+  return `"${v}"`;
 }
-function escapeSingleQuoted(value) {
-  return value.replace(/'/g, `'\\''`);
+function startsComment(template, i) {
+  return i === 0 || /[\s;&|()<>]/.test(template[i - 1]);
 }
-function escapeForBackticks(text) {
-  return text.replace(/[\\`$]/g, (c) => `\\${c}`);
-}
-const PLACEHOLDER = /^\{(prompt_file|prompt|repo|lane|branch)\}/;
-function renderCommandTemplate(template, vars) {
+function renderCommandTemplate(template) {
+  const problem = (0,fleet_file/* templateProblem */.MS)(template);
+  if (problem) throw new Error(`agent command template: ${problem}`);
   let out = "";
   const stack = ["bare"];
   let heredoc = false;
@@ -56056,14 +57039,17 @@ function renderCommandTemplate(template, vars) {
   for (let i = 0; i < template.length; ) {
     const ch = template[i];
     const ctx = top();
-    if (ch === "{") {
+    if (ctx === "comment") {
+      if (ch === "\n") stack.pop();
+      out += ch;
+      i += 1;
+      continue;
+    }
+    if (ch === "{" && template[i - 1] !== "$") {
       const m = PLACEHOLDER.exec(template.slice(i));
       if (m) {
-        if (heredoc) throw new Error(`agent command template: {${m[1]}} cannot be used in a here-document; use {prompt_file}`);
-        const value = vars[m[1]];
-        let text = ctx === "single" ? escapeSingleQuoted(value) : ctx === "double" ? escapeDoubleQuoted(value) : shellQuote(value);
-        for (const c of stack) if (c === "backtick") text = escapeForBackticks(text);
-        out += text;
+        if (heredoc) throw new Error(`agent command template: {${m[1]}} cannot be used in a here-document; pass it as an argument`);
+        out += reference(m[1], ctx);
         i += m[0].length;
         continue;
       }
@@ -56087,6 +57073,7 @@ function renderCommandTemplate(template, vars) {
     } else {
       if (ch === "'") stack.push("single");
       else if (ch === '"') stack.push("double");
+      else if (ch === "#" && startsComment(template, i)) stack.push("comment");
       else if (ch === "(") stack.push("paren");
       else if (ch === ")" && (ctx === "subst" || ctx === "paren")) stack.pop();
       else if (ch === "<" && template[i + 1] === "<" && template[i + 2] !== "<" && template[i - 1] !== "<") heredoc = true;
@@ -56097,28 +57084,33 @@ function renderCommandTemplate(template, vars) {
   return out;
 }
 function agentCommand(spec, vars) {
+  const env = {};
+  for (const [k, name] of Object.entries(PLACEHOLDER_ENV)) env[name] = vars[k];
   const args = (spec.args ?? []).map(shellQuote);
-  const promptArg = `"$(cat ${shellQuote(vars.prompt_file)})"`;
+  const promptArg = `"$(cat "\${${PLACEHOLDER_ENV.prompt_file}}")"`;
   switch (spec.preset) {
     case "claude": {
       const bin = spec.command ?? "claude";
-      return [bin, "-p", promptArg, "--output-format", "json", "--permission-mode", "acceptEdits", ...args].join(" ");
+      return { command: [bin, "-p", promptArg, "--output-format", "json", "--permission-mode", "acceptEdits", ...args].join(" "), env };
     }
     case "codex": {
       const bin = spec.command ?? "codex";
-      return [bin, "exec", "--sandbox", "workspace-write", ...args, "--", promptArg, "</dev/null"].join(" ");
+      return { command: [bin, "exec", "--sandbox", "workspace-write", ...args, "--", promptArg, "</dev/null"].join(" "), env };
     }
     case "command":
     default: {
       if (!spec.command) throw new Error('agent preset "command" needs a `command` template');
-      const line = renderCommandTemplate(spec.command, vars);
-      return args.length > 0 ? `${line} ${args.join(" ")}` : line;
+      const line = renderCommandTemplate(spec.command);
+      return { command: args.length > 0 ? `${line} ${args.join(" ")}` : line, env };
     }
   }
 }
 
 
+// EXTERNAL MODULE: ./.build/src/core/markdown.js
+var markdown = __nccwpck_require__(9982);
 ;// CONCATENATED MODULE: ./.build/src/steps/lane.js
+
 
 
 
@@ -56161,13 +57153,19 @@ async function runLane(ctx, lane, start) {
     ctx.onUpdate(rec, detail);
   };
   try {
+    const isolation = ctx.exec.isolation(ctx.file.isolation);
+    rec.isolation = isolation;
+    if (ctx.file.isolation === "required" && isolation.kind === "none") {
+      throw new LaneFailure("invalid-input", `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
+    }
     await (0,promises_.rm)(repoDir, { recursive: true, force: true });
     await (0,promises_.mkdir)(dir, { recursive: true });
     update({ phase: "cloning" }, "cloning");
+    const gitTimeoutMs = ctx.file.git_timeout_minutes * 6e4;
     const tClone = Date.now();
     let cloned;
     try {
-      const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv() });
+      const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs: gitTimeoutMs });
       cloned = await (ctx.gitSlots ? ctx.gitSlots.run(clone) : clone());
     } catch (err) {
       throw new LaneFailure("clone-failed", err.message);
@@ -56210,10 +57208,10 @@ async function runLane(ctx, lane, start) {
           log: rel(log)
         });
         update({ phase: "running" }, `attempt ${n}: running the directive`);
-        const command = await directiveCommand(ctx, lane, routing, dir, n, feedback);
-        const env = laneEnv(ctx, lane, n, feedback, cloned.base_branch);
+        const { command, env: agentEnv } = await directiveCommand(ctx, lane, routing, dir, n, feedback);
+        const env = { ...laneEnv(ctx, lane, n, feedback, cloned.base_branch), ...agentEnv };
         const tDirective = Date.now();
-        const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log });
+        const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation });
         directiveMs += Date.now() - tDirective;
         if (ctx.signal?.aborted) {
           record(r, "directive");
@@ -56232,7 +57230,7 @@ ${firstLines(r.tail, 2e3)}`;
           continue;
         }
         await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
-        const changed = await ctx.workspace.changedFiles(repoDir);
+        let changed = await ctx.workspace.changedFiles(repoDir);
         const fence = checkFence(changed, lane.owns, lane.never);
         if (!fence.ok) {
           record(r, "fence");
@@ -56247,7 +57245,7 @@ ${firstLines(r.tail, 2e3)}`;
           update({ phase: "checking" }, `attempt ${n}: running ${lane.checks.length} check${lane.checks.length > 1 ? "s" : ""}`);
           const tChecks = Date.now();
           for (const check of lane.checks) {
-            const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log });
+            const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation });
             if (ctx.signal?.aborted) {
               record(c, "check");
               stopIfCancelled(ctx);
@@ -56271,6 +57269,18 @@ ${firstLines(r.tail, 2e3)}`;
           feedback = `${why}. Output:
 ${firstLines(checkFailed.tail, 2e3)}`;
           continue;
+        }
+        if (lane.checks.length && changed.length) {
+          await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
+          changed = await ctx.workspace.changedFiles(repoDir);
+          const after = checkFence(changed, lane.owns, lane.never);
+          if (!after.ok) {
+            record(r, "fence");
+            lastFailure = new LaneFailure("fence-violation", `a check changed files outside the fence: ${after.message ?? "outside the fence"}`);
+            feedback = `The checks left changes the lane may not make: ${after.message}. Change only files matching ${lane.owns.length ? lane.owns.join(", ") : "anything"} and never ${[...lane.never, ".git/**"].join(", ")}.`;
+            if (!ctx.file.agent) break;
+            continue;
+          }
         }
         record(r, null);
         return changed;
@@ -56307,6 +57317,8 @@ ${firstLines(checkFailed.tail, 2e3)}`;
       update({ phase: "committing" }, `committing ${changed.length} file${changed.length > 1 ? "s" : ""}`);
       const tCommit = Date.now();
       let commit = await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, n));
+      const committed = await ctx.workspace.committed(repoDir, cloned.base_commit, commit);
+      verifyCommitted(lane, committed.files, changed);
       let upToDate = false;
       if (n === 1 && previous && await ctx.workspace.parent(repoDir, previous) === cloned.base_commit && await ctx.workspace.tree(repoDir, previous) === await ctx.workspace.tree(repoDir, commit)) {
         commit = previous;
@@ -56315,7 +57327,7 @@ ${firstLines(checkFailed.tail, 2e3)}`;
       rec.commit = commit;
       rec.timings = { ...rec.timings, commit_ms: Date.now() - tCommit };
       const patchFile = (0,external_node_path_.join)(dir, "patch.diff");
-      await (0,fs/* writeFileAtomic */.Zf)(patchFile, await ctx.workspace.patch(repoDir, cloned.base_commit, commit));
+      await (0,fs/* writeFileAtomic */.Zf)(patchFile, committed.patch);
       rec.evidence = { ...rec.evidence, patch: rel(patchFile) };
       if (ctx.dryRun) {
         update({ status: "completed", phase: "dry-run", ended_at: ctx.clock.now().toISOString() }, "dry run: patch kept, nothing pushed");
@@ -56324,13 +57336,14 @@ ${firstLines(checkFailed.tail, 2e3)}`;
       if (!upToDate) {
         update({ phase: "pushing" }, `pushing ${lane.branch}`);
         const tPush = Date.now();
-        const push = () => ctx.workspace.push(repoDir, lane.branch, previous, gitEnv);
+        const push = () => ctx.workspace.push(repoDir, lane.branch, previous, gitEnv, gitTimeoutMs);
         const pushed = await (ctx.gitSlots ? ctx.gitSlots.run(push) : push());
         rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
         if (!pushed.ok) {
-          const msg = pushed.reason === "stale" ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten` : `push refused: ${firstLines(pushed.detail, 300)}`;
+          const msg = pushed.reason === "stale" ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten` : `push refused: ${firstLines(pushed.detail, 600)}`;
           throw new LaneFailure("push-rejected", msg);
         }
+        await confirmPushed(ctx, lane, commit);
         previous = commit;
       } else {
         rec.timings = { ...rec.timings, push_ms: 0 };
@@ -56402,13 +57415,17 @@ ${firstLines(verdict.failures, 2e3)}`;
     }
     if (ctx.file.merge.policy === "when-green") {
       if (rec.ci_conclusion === "success" || rec.ci_conclusion === "none") {
+        const before = rec.phase;
         update({ phase: "merging" }, "merging: the policy is when-green");
         const m = await ctx.forge.merge(lane, rec, ctx.file.merge.method);
         rec.merge_status = m.status;
         if (m.status === "merged") rec.phase = "merged";
-        else rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `merge ${m.status}: ${m.detail}`] };
+        else {
+          rec.phase = before;
+          rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `merge ${m.status}: ${m.detail}`] };
+        }
       } else {
-        rec.merge_status = "blocked";
+        rec.merge_status = rec.ci_conclusion === "pending" ? "pending" : "blocked";
         rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `not merged: CI is ${rec.ci_conclusion ?? "unknown"}`] };
       }
     } else {
@@ -56417,13 +57434,49 @@ ${firstLines(verdict.failures, 2e3)}`;
     update({ status: "completed", ended_at: ctx.clock.now().toISOString() }, `completed (${rec.phase})`);
     return await finish(ctx, rec, t0);
   } catch (err) {
-    const failure = err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
+    const failure = err instanceof LaneFailure && err.errorClass === "cancelled" ? err : ctx.signal?.aborted ? interrupted(rec, err) : err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
     update(
       { status: "failed", phase: "failed", ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },
       `failed: ${failure.errorClass}`
     );
     return await finish(ctx, rec, t0);
   }
+}
+function verifyCommitted(lane, committed, checked) {
+  const fence = checkFence(committed, lane.owns, lane.never);
+  if (!fence.ok) throw new LaneFailure("fence-violation", `the commit holds files outside the fence: ${fence.message}; nothing was pushed`);
+  const expected = new Set(checked);
+  const differs = committed.length !== expected.size || committed.some((f) => !expected.has(f));
+  if (differs) {
+    const extra = committed.filter((f) => !expected.has(f));
+    const missing = checked.filter((f) => !committed.includes(f));
+    throw new LaneFailure(
+      "workspace-corrupted",
+      `the commit does not hold the change Fleet checked (${[extra.length ? `also: ${extra.slice(0, 5).join(", ")}` : "", missing.length ? `without: ${missing.slice(0, 5).join(", ")}` : ""].filter(Boolean).join("; ")}); nothing was pushed`
+    );
+  }
+}
+async function confirmPushed(ctx, lane, commit) {
+  let head = null;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      head = await ctx.forge.branchHead(lane, lane.branch);
+    } catch (err) {
+      throw new LaneFailure("push-rejected", `reading ${lane.branch} after the push failed: ${err.message}`);
+    }
+    if (head === commit) return;
+    await new Promise((r) => setTimeout(r, 250 * attempt));
+  }
+  throw new LaneFailure(
+    "push-rejected",
+    `after the push, ${lane.branch} in ${lane.repo} is at ${head ? head.slice(0, 12) : "nothing"}, not at the lane's commit ${commit.slice(0, 12)}: the push did not land in the lane's own repository; no pull request was opened`
+  );
+}
+function interrupted(rec, err) {
+  const before = ["queued", "cloning", "running", "checking", "committing", "waiting"].includes(rec.phase);
+  const where = `the run was interrupted while this lane was ${rec.phase}`;
+  const what = before ? "nothing was pushed" : rec.phase === "pushing" ? "the push may or may not have reached the forge; a resumed run finds out" : "what it pushed stays on the forge; a resumed run checks it again";
+  return new LaneFailure("cancelled", `${where}; ${what} (${firstLines(String(err.message ?? err), 200)})`);
 }
 function stopIfCancelled(ctx) {
   if (ctx.signal?.aborted) throw new LaneFailure("cancelled", "the run was interrupted while this lane ran; nothing was pushed");
@@ -56455,7 +57508,7 @@ function laneEnv(ctx, lane, attempt, feedback, base) {
   };
 }
 async function directiveCommand(ctx, lane, routing, dir, attempt, feedback) {
-  if (lane.run !== void 0 || !ctx.file.agent) return lane.run;
+  if (lane.run !== void 0 || !ctx.file.agent) return { command: lane.run, env: {} };
   const agent = ctx.file.agent;
   const personas = (routing?.selected ?? []).map((name) => agent.personas.find((p) => p.name === name)).filter((p) => p !== void 0);
   const prompt = renderWorkerPrompt({
@@ -56471,7 +57524,7 @@ async function directiveCommand(ctx, lane, routing, dir, attempt, feedback) {
   });
   const promptFile = (0,external_node_path_.join)(dir, `prompt-${attempt}.md`);
   await (0,fs/* writeFileAtomic */.Zf)(promptFile, prompt);
-  return agentCommand(agent, { prompt_file: promptFile, prompt, repo: lane.repo, lane: lane.id, branch: lane.branch });
+  return agentCommand(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch });
 }
 async function route(ctx, lane, repoDir, dir) {
   const agent = ctx.file.agent;
@@ -56503,7 +57556,7 @@ Fleet-Lane: ${lane.id}${trailer}
 `;
 }
 function prBody(ctx, lane, rec) {
-  const files = rec.changed_files.slice(0, 50).map((f) => `- \`${f}\``).join("\n");
+  const files = rec.changed_files.slice(0, 50).map((f) => `- ${(0,markdown/* pathSpan */.UY)(f)}`).join("\n");
   const more = rec.changed_files.length > 50 ? `
 - \u2026 and ${rec.changed_files.length - 50} more` : "";
   return [
@@ -56528,16 +57581,16 @@ function prBody(ctx, lane, rec) {
 
 
 
+
 async function readLaneResult(root, lane, fleet_id) {
-  let text;
-  try {
-    text = await (0,promises_.readFile)(resultPath(root, lane), "utf8");
-  } catch {
-    return { ok: false, reason: "missing", detail: "the lane left no result file" };
+  const read = await (0,fs/* readTextFile */.Gu)(resultPath(root, lane), limits/* MAX_FLEET_JSON_BYTES */.Df, "a lane result");
+  if (!read.ok) {
+    if (read.message.startsWith("no such file")) return { ok: false, reason: "missing", detail: "the lane left no result file" };
+    return { ok: false, reason: "invalid", detail: `result.json: ${read.message}` };
   }
   let json;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(read.text);
   } catch (err) {
     return { ok: false, reason: "invalid", detail: `result.json is not JSON: ${err.message}` };
   }
@@ -56624,6 +57677,10 @@ async function reportStep(input) {
       return { ...rec, status: "failed", phase: "failed", updated_at: now, error: { class: "no-result", message: `the lane stopped while ${rec.phase}` } };
     }
     const spec = input.lanes.get(rec.lane);
+    if (input.forgeReads === false && rec.status === "completed") {
+      const note = "not checked against the forge again: the run was interrupted";
+      return { ...rec, evidence: { ...rec.evidence, notes: [...rec.evidence.notes, note] } };
+    }
     return spec ? verifyLane(forge, spec, rec, now, manifest.dry_run) : rec;
   });
   return (0,core_manifest/* finalizeManifest */.eV)((0,core_manifest/* mergeLaneRecords */.H9)(manifest, records), now);
@@ -56644,10 +57701,21 @@ var steps_plan = __nccwpck_require__(8648);
 
 
 
+
+
+
+const INTERRUPT_GRACE_MS = 1e4;
 function manifestPath(root) {
   return (0,external_node_path_.join)(root, "fleet-status.json");
 }
 async function runFleet(opts) {
+  const isolation = opts.exec.isolation(opts.fleet.file.isolation);
+  if (opts.fleet.file.isolation === "required" && isolation.kind === "none") {
+    return {
+      ok: false,
+      problems: [{ file: opts.file, field: "isolation", message: `required, but directives cannot be isolated on this machine: ${isolation.detail}. Run where user namespaces or sudo are available, or set isolation: auto` }]
+    };
+  }
   const planned = await (0,steps_plan/* planStep */.e)(opts.fleet, opts.forge, opts.clock, {
     file: opts.file,
     fleet_id: opts.resume?.manifest.fleet_id,
@@ -56679,11 +57747,23 @@ async function runFleet(opts) {
       break;
     }
   }
+  const lock = await lockWorkspace(root, manifest.fleet_id);
+  if (!lock.ok) return { ok: false, problems: [{ file: (0,external_node_path_.join)(root, LOCK_FILE), field: "(workspace)", message: lock.message }] };
+  try {
+    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, notes: lock.note ? [lock.note] : [] });
+  } finally {
+    active = null;
+    await lock.release();
+  }
+}
+async function runLocked(opts, s) {
+  const { plan, root } = s;
+  let manifest = s.manifest;
   if (!opts.resume) await clearPreviousRun(root);
   await (0,fs/* writeJsonAtomic */.ZJ)((0,external_node_path_.join)(root, "plan.json"), { fleet_id: manifest.fleet_id, waves: plan.waves, contention: plan.contention, excluded: plan.excluded, skipped: plan.skipped });
   const events = new fs/* JsonLines */.k4((0,external_node_path_.join)(root, "events.jsonl"));
   const records = new Map(manifest.lanes.map((l) => [l.lane, l]));
-  const specs = new Map(planned.fleet.lanes.map((l) => [l.id, l]));
+  const specs = new Map(s.fleet.lanes.map((l) => [l.id, l]));
   const live = new LiveManifest(manifestPath(root), () => {
     const lanes = manifest.lanes.map((l) => records.get(l.lane) ?? l);
     return { ...manifest, lanes, summary: (0,core_manifest/* summarize */.eh)(lanes, manifest.started_at, null) };
@@ -56728,15 +57808,7 @@ async function runFleet(opts) {
     signal: opts.signal
   };
   const cancelled = async (start) => {
-    const now = opts.clock.now().toISOString();
-    const rec = {
-      ...start,
-      status: "skipped",
-      phase: "skipped",
-      updated_at: now,
-      ended_at: now,
-      error: { class: "cancelled", message: "the run was interrupted before this lane started" }
-    };
+    const rec = notStarted(start, opts.clock.now().toISOString());
     emit(rec, "cancelled");
     await writeLaneResult(root, manifest.fleet_id, rec);
   };
@@ -56744,51 +57816,130 @@ async function runFleet(opts) {
   ctx.gitSlots = new pool/* Semaphore */.j(Math.max(2, (0,external_node_os_.availableParallelism)()));
   const verified = /* @__PURE__ */ new Map();
   const budget = new pool/* Semaphore */.j(manifest.max_parallel * 2);
-  for (const wave of plan.waves) {
-    await Promise.all(
-      wave.lanes.map(async (id) => {
-        if (carried.has(id)) return;
-        const spec = specs.get(id);
-        const start = records.get(id);
-        if (opts.signal?.aborted) return cancelled(start);
-        const blocked = await dependencyBlock(spec, records, specs, opts.forge, manifest.checkpoint, ctx.dryRun);
-        if (blocked) {
-          const now = opts.clock.now().toISOString();
-          const skipped = { ...start, status: "skipped", phase: "skipped", updated_at: now, ended_at: now, error: blocked };
-          emit(skipped, blocked.message);
-          await writeLaneResult(root, manifest.fleet_id, skipped);
-          return;
-        }
-        await budget.run(async () => {
+  let over = false;
+  active = {
+    root,
+    snapshot: () => ({ ...manifest, lanes: manifest.lanes.map((l) => verified.get(l.lane) ?? records.get(l.lane) ?? l) })
+  };
+  const waves = (async () => {
+    for (const wave of plan.waves) {
+      await Promise.all(
+        wave.lanes.map(async (id) => {
+          if (carried.has(id)) return;
+          const spec = specs.get(id);
+          const start = records.get(id);
           if (opts.signal?.aborted) return cancelled(start);
-          try {
-            const done = await runLane(ctx, spec, start);
-            const checked = await verifyLane(opts.forge, spec, done, opts.clock.now().toISOString(), ctx.dryRun);
-            verified.set(id, checked);
-            if (checked.status !== done.status) emit(checked, checked.error?.message ?? "not confirmed by the forge");
-          } catch (err) {
+          const blocked = await dependencyBlock(spec, records, specs, opts.forge, manifest.checkpoint, ctx.dryRun);
+          if (blocked) {
             const now = opts.clock.now().toISOString();
-            const crashed = {
-              ...records.get(id) ?? start,
-              status: "failed",
-              phase: "failed",
-              updated_at: now,
-              ended_at: now,
-              error: { class: "lane-crashed", message: `Fleet failed in this lane: ${err.message}` }
-            };
-            emit(crashed, "crashed");
-            await writeLaneResult(root, manifest.fleet_id, crashed).catch(() => void 0);
+            const skipped = { ...start, status: "skipped", phase: "skipped", updated_at: now, ended_at: now, error: blocked };
+            emit(skipped, blocked.message);
+            await writeLaneResult(root, manifest.fleet_id, skipped);
+            return;
           }
-        });
-      })
-    );
+          await budget.run(async () => {
+            if (opts.signal?.aborted) return cancelled(start);
+            try {
+              const done = await runLane(ctx, spec, start);
+              const checked = await verifyLane(opts.forge, spec, done, opts.clock.now().toISOString(), ctx.dryRun);
+              if (over) return;
+              verified.set(id, checked);
+              if (checked.status !== done.status) emit(checked, checked.error?.message ?? "not confirmed by the forge");
+            } catch (err) {
+              const now = opts.clock.now().toISOString();
+              const crashed = {
+                ...records.get(id) ?? start,
+                status: "failed",
+                phase: "failed",
+                updated_at: now,
+                ended_at: now,
+                error: { class: "lane-crashed", message: `Fleet failed in this lane: ${err.message}` }
+              };
+              emit(crashed, "crashed");
+              await writeLaneResult(root, manifest.fleet_id, crashed).catch(() => void 0);
+            }
+          });
+        })
+      );
+    }
+  })();
+  const stuck = await untilDoneOrGraceSpent(waves, opts.signal, opts.interruptGraceMs ?? INTERRUPT_GRACE_MS);
+  if (stuck) {
+    over = true;
+    const now = opts.clock.now().toISOString();
+    for (const l of manifest.lanes) {
+      const rec = records.get(l.lane);
+      if (!rec || carried.has(l.lane) || verified.has(l.lane) || rec.status === "skipped" || rec.status === "excluded" || rec.status === "failed") continue;
+      const cancelledRec = stuckLane(rec, now, opts.interruptGraceMs ?? INTERRUPT_GRACE_MS);
+      verified.set(l.lane, cancelledRec);
+      emit(cancelledRec, "cancelled");
+      await writeLaneResult(root, manifest.fleet_id, cancelledRec).catch(() => void 0);
+    }
   }
   manifest = { ...manifest, lanes: manifest.lanes.map((l) => carried.has(l.lane) ? records.get(l.lane) : l) };
-  manifest = await reportStep({ root, manifest, lanes: specs, forge: opts.forge, clock: opts.clock, verified });
+  manifest = await reportStep({ root, manifest, lanes: specs, forge: opts.forge, clock: opts.clock, verified, forgeReads: !opts.signal?.aborted });
   await events.flush().catch(() => void 0);
   await live.close();
   await (0,fs/* writeJsonAtomic */.ZJ)(manifestPath(root), manifest);
-  return { ok: true, manifest, root, plan };
+  active = null;
+  return { ok: true, manifest, root, plan, notes: s.notes };
+}
+async function untilDoneOrGraceSpent(waves, signal, graceMs) {
+  if (!signal) {
+    await waves;
+    return false;
+  }
+  let timer;
+  let onAbort;
+  const spent = new Promise((resolve2) => {
+    const start = () => {
+      timer = setTimeout(() => resolve2(true), graceMs);
+    };
+    if (signal.aborted) start();
+    else {
+      onAbort = start;
+      signal.addEventListener("abort", onAbort, { once: true });
+    }
+  });
+  try {
+    return await Promise.race([waves.then(() => false), spent]);
+  } finally {
+    if (timer) clearTimeout(timer);
+    if (onAbort) signal.removeEventListener("abort", onAbort);
+  }
+}
+function stuckLane(rec, now, graceMs) {
+  if (rec.status === "queued") return notStarted(rec, now);
+  const s = Math.round(graceMs / 1e3);
+  const message = rec.status === "completed" ? `the run was interrupted while the forge confirmed this lane; it ended unconfirmed after ${s} s` : `the run was interrupted while this lane was ${rec.phase}, and the lane did not stop within ${s} s (a git or forge call that did not answer); ${rec.phase === "pushing" || rec.commit === null ? "whether it pushed is unknown" : "what it pushed stays on the forge"}`;
+  return { ...rec, status: "failed", phase: "failed", updated_at: now, ended_at: now, error: { class: "cancelled", message } };
+}
+function notStarted(rec, now) {
+  const error = { class: "cancelled", message: "the run was interrupted before this lane started" };
+  return { ...rec, status: "skipped", phase: "skipped", updated_at: now, ended_at: now, error };
+}
+let active = null;
+function writeInterruptedState(now = /* @__PURE__ */ new Date()) {
+  if (!active) return null;
+  const iso = now.toISOString();
+  const snap = active.snapshot();
+  const lanes = snap.lanes.map((l) => {
+    if (model/* TERMINAL */.ff.has(l.status) && l.status !== "completed" || l.status === "completed" && l.evidence.verified_at) return l;
+    if (l.status === "queued") return notStarted(l, now.toISOString());
+    const message = `Fleet was stopped at once (a second interrupt, or the lanes did not stop in time) while this lane was ${l.phase}`;
+    return { ...l, status: "failed", phase: "failed", updated_at: iso, ended_at: iso, error: { class: "cancelled", message } };
+  });
+  const manifest = (0,core_manifest/* finalizeManifest */.eV)({ ...snap, lanes }, iso);
+  writeSyncAtomic(manifestPath(active.root), `${JSON.stringify(manifest, null, 2)}
+`);
+  writeSyncAtomic((0,external_node_path_.join)(active.root, "report.md"), `${(0,report/* renderReport */.B1)(manifest, { now: iso, workspace: active.root })}
+`);
+  return active.root;
+}
+function writeSyncAtomic(path, text) {
+  const tmp = `${path}.${process.pid}.tmp`;
+  (0,external_node_fs_.writeFileSync)(tmp, text);
+  (0,external_node_fs_.renameSync)(tmp, path);
 }
 const LIVE_WRITE_MS = 250;
 class LiveManifest {
@@ -56889,24 +58040,29 @@ function exitCodeFor(manifest) {
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Gu: () => (/* binding */ readTextFile),
 /* harmony export */   ZJ: () => (/* binding */ writeJsonAtomic),
 /* harmony export */   Zf: () => (/* binding */ writeFileAtomic),
 /* harmony export */   k4: () => (/* binding */ JsonLines)
 /* harmony export */ });
-/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1455);
-/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
-/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(7598);
+/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(3024);
+/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1455);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(6760);
+/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(7598);
+/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(1827);
+
+
 
 
 
 async function writeFileAtomic(path, data) {
-  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.mkdir)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path), { recursive: true });
-  const tmp = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path), `.${(0,node_path__WEBPACK_IMPORTED_MODULE_1__.basename)(path)}.${process.pid}.${(0,node_crypto__WEBPACK_IMPORTED_MODULE_2__.randomBytes)(4).toString("hex")}.tmp`);
+  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.mkdir)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path), { recursive: true });
+  const tmp = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path), `.${(0,node_path__WEBPACK_IMPORTED_MODULE_2__.basename)(path)}.${process.pid}.${(0,node_crypto__WEBPACK_IMPORTED_MODULE_3__.randomBytes)(4).toString("hex")}.tmp`);
   try {
-    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.writeFile)(tmp, data);
-    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.rename)(tmp, path);
+    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.writeFile)(tmp, data);
+    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.rename)(tmp, path);
   } catch (err) {
-    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.rm)(tmp, { force: true });
+    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.rm)(tmp, { force: true });
     throw err;
   }
 }
@@ -56920,17 +58076,56 @@ class JsonLines {
   }
   path;
   chain = Promise.resolve();
+  pending = [];
+  folderMade = false;
   append(value) {
-    const line = `${JSON.stringify(value)}
-`;
+    this.pending.push(`${JSON.stringify(value)}
+`);
+    if (this.pending.length > 1) return this.chain;
     this.chain = this.chain.catch(() => void 0).then(async () => {
-      await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.mkdir)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(this.path), { recursive: true });
-      await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.appendFile)(this.path, line);
+      const lines = this.pending.join("");
+      this.pending = [];
+      if (!this.folderMade) {
+        await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.mkdir)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(this.path), { recursive: true });
+        this.folderMade = true;
+      }
+      await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.appendFile)(this.path, lines);
     });
     return this.chain;
   }
   flush() {
     return this.chain;
+  }
+}
+async function readTextFile(path, maxBytes, what) {
+  let fh;
+  try {
+    fh = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.open)(path, node_fs__WEBPACK_IMPORTED_MODULE_0__.constants.O_RDONLY | node_fs__WEBPACK_IMPORTED_MODULE_0__.constants.O_NONBLOCK);
+  } catch (err) {
+    const code = err.code;
+    return { ok: false, message: code === "ENOENT" ? "no such file: check the path" : `cannot read it (${code ?? err.message})` };
+  }
+  try {
+    const st = await fh.stat();
+    if (st.isDirectory()) return { ok: false, message: "it is a folder, not a file" };
+    if (!st.isFile()) return { ok: false, message: "it is not a regular file (a pipe or a device?): give the path of a file" };
+    const tooLarge = (size) => ({ ok: false, message: `it is ${size}, over Fleet's limit of ${(0,_core_limits_js__WEBPACK_IMPORTED_MODULE_4__/* .formatBytes */ .z3)(maxBytes)} for ${what}` });
+    if (st.size > maxBytes) return tooLarge((0,_core_limits_js__WEBPACK_IMPORTED_MODULE_4__/* .formatBytes */ .z3)(st.size));
+    const buf = Buffer.alloc(maxBytes + 1);
+    let got = 0;
+    for (; ; ) {
+      const { bytesRead } = await fh.read(buf, got, buf.length - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+      if (got > maxBytes) return tooLarge(`more than ${(0,_core_limits_js__WEBPACK_IMPORTED_MODULE_4__/* .formatBytes */ .z3)(maxBytes)}`);
+    }
+    const text = buf.subarray(0, got).toString("utf8");
+    return { ok: true, text: text.charCodeAt(0) === 65279 ? text.slice(1) : text };
+  } catch (err) {
+    const code = err.code;
+    return { ok: false, message: `cannot read it (${code ?? err.message})` };
+  } finally {
+    await fh.close();
   }
 }
 

@@ -105,3 +105,61 @@ describe('describeFailures', () => {
     expect(describePending([], [])).toBe('');
   });
 });
+
+/** What mutation testing found unasserted in the pure verdict code (npm run mutate -- src/github/ci.ts). */
+describe('the verdict in detail', () => {
+  it('lists the latest run of each name in name order', () => {
+    const runs = [run('zeta', 'completed', 'success'), run('alpha', 'completed', 'success'), run('mid', 'completed', 'success')];
+    expect(latestPerName(runs).map((r) => r.name)).toEqual(['alpha', 'mid', 'zeta']);
+  });
+
+  it('keeps the later run of a name by start time, and by id when they started together', () => {
+    const early = run('test', 'completed', 'failure', { started_at: '2024-01-01T00:00:00Z' });
+    const late = run('test', 'completed', 'success', { started_at: '2024-01-01T00:05:00Z' });
+    expect(latestPerName([late, early])).toEqual([late]);
+    const first = run('e2e', 'completed', 'failure');
+    const rerun = run('e2e', 'completed', 'success'); // same start, higher id
+    expect(latestPerName([rerun, first])).toEqual([rerun]);
+    expect(latestPerName([first, rerun])).toEqual([rerun]);
+  });
+
+  it('keeps the later status of a context by update time, and by id when they were updated together', () => {
+    const at = '2024-01-01T00:00:00Z';
+    const older = status('ci/ext', 'failure', { updated_at: at, id: 1 });
+    const newer = status('ci/ext', 'success', { updated_at: at, id: 2 });
+    expect(combineCi([], [newer, older])).toBe('success');
+    expect(combineCi([], [older, newer])).toBe('success');
+    const later = status('ci/ext', 'failure', { updated_at: '2024-01-01T00:01:00Z', id: 0 });
+    expect(combineCi([], [newer, later])).toBe('failure');
+    // Without times or ids the first one seen stays.
+    expect(combineCi([], [status('ci/x', 'success'), status('ci/x', 'failure')])).toBe('success');
+  });
+
+  it('reads a completed run without a known conclusion as red, and one with no conclusion as not finished', () => {
+    expect(combineCi([run('odd', 'completed', 'something_new')], [])).toBe('failure');
+    expect(combineCi([run('none', 'completed', null)], [])).toBe('pending');
+    expect(combineCi([run('queued', 'queued', null)], [])).toBe('pending');
+    expect(combineCi([], [status('ci/ext', 'error')])).toBe('failure');
+  });
+
+  it('cuts an over-long failure title to its limit with an ellipsis', () => {
+    const title = 'x'.repeat(500);
+    const out = describeFailures([run('lint', 'completed', 'failure', { output: { title } })], []);
+    expect(out).toBe(`✗ lint: failure\n  ${'x'.repeat(199)}…`);
+  });
+
+  it('says how many failing checks did not fit, in the singular and the plural', () => {
+    const long = (name: string) => run(name, 'completed', 'failure', { output: { summary: 's'.repeat(500) } });
+    const two = describeFailures([long('a'), long('b')], [], 600);
+    expect(two.split('\n').at(-1)).toBe('… and 1 more failing check');
+    const three = describeFailures([long('a'), long('b'), long('c')], [], 600);
+    expect(three.split('\n').at(-1)).toBe('… and 2 more failing checks');
+    expect(describeFailures([long('a')], [], 10)).toBe('… and 1 more failing check');
+  });
+
+  it('names at most ten pending checks and counts the rest', () => {
+    const runs = Array.from({ length: 13 }, (_, i) => run(`c${String(i).padStart(2, '0')}`, 'in_progress', null));
+    expect(describePending(runs, [])).toBe(`still running: ${runs.slice(0, 10).map((r) => `${r.name} (in_progress)`).join(', ')} and 3 more`);
+    expect(describePending(runs.slice(0, 10), [])).not.toContain('more');
+  });
+});

@@ -114,9 +114,16 @@ describe('the verdict in detail', () => {
   });
 
   it('keeps the later run of a name by start time, and by id when they started together', () => {
-    const early = run('test', 'completed', 'failure', { started_at: '2024-01-01T00:00:00Z' });
+    // The later start wins even over a higher id (a run queued earlier may start later).
     const late = run('test', 'completed', 'success', { started_at: '2024-01-01T00:05:00Z' });
+    const early = run('test', 'completed', 'failure', { started_at: '2024-01-01T00:00:00Z' });
     expect(latestPerName([late, early])).toEqual([late]);
+    expect(latestPerName([early, late])).toEqual([late]);
+    // A run that has not started has no time to compare: the id decides.
+    const started = run('lint', 'completed', 'failure', { started_at: '2024-01-01T00:05:00Z' });
+    const queued = run('lint', 'queued', null, { started_at: null });
+    expect(latestPerName([started, queued])).toEqual([queued]);
+    expect(latestPerName([queued, started])).toEqual([queued]);
     const first = run('e2e', 'completed', 'failure');
     const rerun = run('e2e', 'completed', 'success'); // same start, higher id
     expect(latestPerName([rerun, first])).toEqual([rerun]);

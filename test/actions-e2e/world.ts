@@ -59,8 +59,8 @@ export interface World extends Actions {
 }
 
 export async function startWorld(opts: { emulator?: EmulatorOptions; runner?: Partial<RunnerOptions>; fleetFile?: Record<string, unknown>; caller?: string; services?: ActionsServicesOptions } = {}): Promise<World> {
-  // The emulator's own tests check its answers against GitHub's response schemas; here that would only slow every job.
-  const a = await startActions({ emulator: { validateResponses: false, ...opts.emulator }, runner: { extraEnv: KNOBS, ...opts.runner }, services: opts.services });
+  // Responses are checked against GitHub's schemas here too: a job that reads a field the emulator answers wrongly would pass for the wrong reason.
+  const a = await startActions({ emulator: { ...opts.emulator }, runner: { extraEnv: KNOBS, ...opts.runner }, services: opts.services });
   a.emu.addToken(PAT, { login: 'platform-bot', type: 'pat', default: 'push' });
   await repoWith(a.emu, FLEET_REPO, fleetFiles());
   const fleetGit = join(a.emu.reposDir, `${FLEET_REPO}.git`);
@@ -74,6 +74,12 @@ export async function startWorld(opts: { emulator?: EmulatorOptions; runner?: Pa
   a.runner.setSecret(CONTROL_REPO, 'FLEET_TOKEN', PAT);
   return {
     ...a,
+    // Every answer the jobs read must be one GitHub could give: the emulator's response-schema problems fail the file.
+    async close() {
+      const problems = a.emu.responseProblems.map((p) => `${p.operationId} ${p.status} ${p.path} ${JSON.stringify(p.errors.slice(0, 3))}`);
+      await a.close();
+      if (problems.length) throw new Error(`the GitHub emulator answered ${problems.length} response(s) GitHub's schema would not allow:\n  ${problems.join('\n  ')}`);
+    },
     async commitControl(files) {
       await a.emu.commit({ owner: 'acme', repo: 'control', branch: 'main', files });
     },

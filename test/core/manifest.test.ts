@@ -260,3 +260,38 @@ describe('needsAction and resumableLanes', () => {
     expect(resumableLanes(initManifest(init()))).toEqual(['api', 'cli', 'core', 'docs', 'legacy', 'web']);
   });
 });
+
+/** What mutation testing found unasserted in the merge (npm run mutate -- src/core/manifest.ts). */
+describe('merging records, in detail', () => {
+  const stranger = (lane: string): LaneRecord => ({ ...newLaneRecord({ repo: `acme/${lane}`, lane, wave: 0, branch: null, depends_on: [] }) });
+
+  it('names one unknown lane in the singular, several in the plural, and at most ten', () => {
+    const m = initManifest(init());
+    expect(() => mergeLaneRecords(m, [stranger('x1')])).toThrow(/^unknown lane "x1": fleet fleet-20260420-071500 has no lane with that id$/);
+    expect(() => mergeLaneRecords(m, [stranger('x1'), stranger('x2'), stranger('x1')])).toThrow(/^unknown lanes "x1", "x2": fleet fleet-20260420-071500 has no lanes with those ids$/);
+    const twelve = Array.from({ length: 12 }, (_, i) => stranger(`x${i}`));
+    const message = (() => {
+      try {
+        mergeLaneRecords(m, [rec(m, 'core', { status: 'running' }), ...twelve]);
+        return '';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    })();
+    expect(message).toBe(`unknown lanes ${twelve.slice(0, 10).map((r) => `"${r.lane}"`).join(', ')} and 2 more: fleet fleet-20260420-071500 has no lanes with those ids`);
+    // Nothing was merged: the known record came with unknown ones.
+    expect(m.lanes.find((l) => l.lane === 'core')!.status).toBe('queued');
+  });
+
+  it('compares times it cannot parse as text, and a parsable time with an unparsable one as text too', () => {
+    const m0 = initManifest(init());
+    const base = applyLaneRecord(m0, rec(m0, 'api', { status: 'running', phase: 'ci', updated_at: 'b-later' }));
+    expect(applyLaneRecord(base, rec(m0, 'api', { status: 'failed', updated_at: 'a-earlier' })).lanes.find((l) => l.lane === 'api')!.status).toBe('running');
+    expect(applyLaneRecord(base, rec(m0, 'api', { status: 'failed', updated_at: 'c-latest' })).lanes.find((l) => l.lane === 'api')!.status).toBe('failed');
+    // An ISO time ("2…") sorts before "b-later" as text: older, ignored.
+    expect(applyLaneRecord(base, rec(m0, 'api', { status: 'completed', updated_at: at(5) })).lanes.find((l) => l.lane === 'api')!.status).toBe('running');
+    const dated = applyLaneRecord(m0, rec(m0, 'api', { status: 'running', updated_at: at(60) }));
+    // "z…" sorts after any ISO time as text: newer, taken.
+    expect(applyLaneRecord(dated, rec(m0, 'api', { status: 'failed', updated_at: 'zz' })).lanes.find((l) => l.lane === 'api')!.status).toBe('failed');
+  });
+});

@@ -531,3 +531,13 @@ describe('github.discover', () => {
     expect(problemAt(validateFleetFile(base({ forge: 'github', targets: [] }), FILE), 'targets').message).toContain('at least one target');
   });
 });
+
+describe('agent command templates', () => {
+  it('refuses {prompt}: the prompt is untrusted text and only ever arrives as a file', () => {
+    const r = validateFleetFile(base({ run: undefined, agent: { preset: 'command', command: 'my-agent --prompt {prompt}' } }), FILE);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems).toEqual([expect.objectContaining({ file: FILE, field: 'agent.command', message: expect.stringMatching(/^\{prompt\} is not a placeholder: .*\{prompt_file\}/) })]);
+    ok(validateFleetFile(base({ run: undefined, agent: { preset: 'command', command: 'my-agent --prompt-file {prompt_file}' } }), FILE));
+  });
+});

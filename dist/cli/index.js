@@ -55089,7 +55089,8 @@ function addDiscoveredLanes(fleet, repos) {
   const notes = [...fleet.notes];
   const seen = /* @__PURE__ */ new Set();
   const baseCount = /* @__PURE__ */ new Map();
-  for (const r of repos) baseCount.set(defaultLaneId(r), (baseCount.get(defaultLaneId(r)) ?? 0) + 1);
+  const distinct = new Map(repos.map((r) => [r.toLowerCase(), r]));
+  for (const r of distinct.values()) baseCount.set(defaultLaneId(r), (baseCount.get(defaultLaneId(r)) ?? 0) + 1);
   for (const repo of repos) {
     const key = repo.toLowerCase();
     if (explicit.has(key) || seen.has(key)) continue;

@@ -383,7 +383,10 @@ export function addDiscoveredLanes(fleet: ResolvedFleet, repos: readonly string[
   const notes = [...fleet.notes];
   const seen = new Set<string>();
   const baseCount = new Map<string, number>();
-  for (const r of repos) baseCount.set(defaultLaneId(r), (baseCount.get(defaultLaneId(r)) ?? 0) + 1);
+  // Each repository counts once, however many discovery sources found it: its lane id (and so its branch) must not
+  // depend on how the sources overlap this time.
+  const distinct = new Map(repos.map((r) => [r.toLowerCase(), r]));
+  for (const r of distinct.values()) baseCount.set(defaultLaneId(r), (baseCount.get(defaultLaneId(r)) ?? 0) + 1);
   for (const repo of repos) {
     const key = repo.toLowerCase();
     if (explicit.has(key) || seen.has(key)) continue;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  addDiscoveredLanes,
   classifyRepo,
   defaultLaneId,
   formatProblems,
@@ -539,5 +540,69 @@ describe('agent command templates', () => {
     if (r.ok) return;
     expect(r.problems).toEqual([expect.objectContaining({ file: FILE, field: 'agent.command', message: expect.stringMatching(/^\{prompt\} is not a placeholder: .*\{prompt_file\}/) })]);
     ok(validateFleetFile(base({ run: undefined, agent: { preset: 'command', command: 'my-agent --prompt-file {prompt_file}' } }), FILE));
+  });
+});
+
+/** Discovered repositories become lanes with the fleet's defaults (what mutation testing found no core test reach). */
+describe('addDiscoveredLanes', () => {
+  const gh = (over: Record<string, unknown> = {}) =>
+    ok(
+      validateFleetFile(
+        base({
+          forge: 'github',
+          owns: ['src/**'],
+          never: ['.github/**'],
+          checks: ['npm test'],
+          targets: [{ repo: 'acme/api', lane: 'api' }],
+          github: { discover: [{ org: 'acme' }], include: ['acme/*'], exclude: ['acme/legacy-*'] },
+          ...over,
+        }),
+        FILE,
+      ),
+    );
+
+  it('adds each new repository once, after the explicit ones, with the fleet defaults', () => {
+    const fleet = gh();
+    const out = addDiscoveredLanes(fleet, ['acme/web', 'ACME/API', 'acme/web', 'acme/Tools']);
+    expect(out.lanes.map((l) => [l.id, l.repo])).toEqual([
+      ['api', 'acme/api'],
+      ['web', 'acme/web'],
+      ['tools', 'acme/Tools'],
+    ]);
+    const web = out.lanes[1]!;
+    expect(web).toMatchObject({
+      repo_kind: 'github',
+      title: 'upgrade: web',
+      directive: 'Bump the linter',
+      run: 'npm i -D eslint@9',
+      checks: ['npm test'],
+      depends_on: [],
+      owns: ['src/**'],
+      never: ['.github/**'],
+      exclusive: false,
+      branch: 'fleet/upgrade/web',
+      base: undefined,
+    });
+    expect(out.notes.at(-1)).toBe('discovery found 2 repositories beyond the listed targets');
+    expect(addDiscoveredLanes(fleet, ['acme/web']).notes.at(-1)).toBe('discovery found 1 repository beyond the listed targets');
+    expect(addDiscoveredLanes(fleet, []).notes).toEqual(fleet.notes);
+    // The input is not changed.
+    expect(fleet.lanes).toHaveLength(1);
+  });
+
+  it('gives repositories of the same name in different owners, or named like an existing lane, ids of their own', () => {
+    const fleet = gh({ github: { discover: [{ search: 'topic:x' }] } });
+    const out = addDiscoveredLanes(fleet, ['acme/web', 'other/web', 'other/api']);
+    expect(out.lanes.map((l) => l.id)).toEqual(['api', 'acme-web', 'other-web', 'other-api']);
+  });
+
+  it('accounts for a repository outside include, or matching exclude, as excluded by pattern', () => {
+    const out = addDiscoveredLanes(gh(), ['acme/legacy-app', 'elsewhere/lib', 'acme/web']);
+    expect(out.excluded.slice(-2)).toEqual([
+      { repo: 'acme/legacy-app', lane: 'legacy-app', reason: 'excluded-by-pattern' },
+      { repo: 'elsewhere/lib', lane: 'lib', reason: 'excluded-by-pattern' },
+    ]);
+    expect(out.lanes.map((l) => l.id)).toEqual(['api', 'web']);
+    expect(out.notes.at(-1)).toBe('discovery found 3 repositories beyond the listed targets');
   });
 });

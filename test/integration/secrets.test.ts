@@ -3,7 +3,7 @@
  * the console, whatever the directive does to look for them.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -206,5 +206,30 @@ echo changed >> README.md
     expect(readFileSync(leak, 'utf8')).toContain(TOKEN);
     expect(lane(readManifest(ws), 'r').isolation).toEqual({ kind: 'none', detail: 'turned off in the fleet file (isolation: off)' });
     expect(readFileSync(join(ws, 'report.md'), 'utf8')).toContain("_Not isolated: the directives of 1 lane ran where they could see Fleet's processes");
+  });
+});
+
+describe('isolation: required', () => {
+  it('on a machine that cannot isolate (no unshare on PATH) is a set-up failure naming the field, and nothing runs', async () => {
+    await createRepo(dir, 'r', { 'README.md': '# r\n' }, { clone: false });
+    const marker = join(dir, 'ran');
+    const file = writeFleetFile(dir, { name: 'req', directive: 'd', run: `touch ${sq(marker)}`, isolation: 'required', max_retries: 0, targets: [{ repo: './r.git' }] });
+    // A PATH with git and a shell only: no unshare, so no way into a namespace.
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    for (const tool of ['git', 'sh']) symlinkSync(spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim(), join(bin, tool));
+    const root = resolve(import.meta.dirname, '../..');
+    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+    const ws = join(dir, 'ws');
+    const p = spawnSync(process.execPath, ['--import', loader, join(root, 'src/cli/index.ts'), ...runArgs(file, ws)], {
+      cwd: dir,
+      env: { PATH: bin, HOME: dir },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(p.status, p.stdout + p.stderr).toBe(2);
+    expect(p.stderr).toContain(`${file}: isolation: required, but directives cannot be isolated on this machine: unshare (util-linux) is not installed`);
+    expect(existsSync(marker)).toBe(false);
+    expect(await remoteBranches(join(dir, 'r.git'))).toEqual(['main']);
   });
 });

@@ -28,6 +28,26 @@ async function inside(script: string, masks: string[] = []) {
   return { sandbox, r };
 }
 
+/**
+ * Runs `body` (a module body that may use `sandbox` and `runCommand` from the sources, and ends by printing one
+ * JSON line) as the unprivileged user nobody, and returns that line parsed.
+ */
+function asNobody(name: string, body: string): Record<string, unknown> & { tail: string; code: number | null } {
+  const probe = join(dir, `${name}.mjs`);
+  const sandboxUrl = new URL('../../src/local/sandbox.ts', import.meta.url).href;
+  const execUrl = new URL('../../src/local/exec.ts', import.meta.url).href;
+  writeFileSync(probe, `import * as sandbox from ${JSON.stringify(sandboxUrl)};\nimport { runCommand } from ${JSON.stringify(execUrl)};\n${body}`);
+  const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+  const p = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, '--import', tsx, probe], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, HOME: dir },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  expect(p.status, p.stderr).toBe(0);
+  return JSON.parse(p.stdout.trim().split('\n').at(-1)!);
+}
+
 describe('the sandbox', () => {
   it.runIf(isRoot)("as root: the directive is the first child of its own namespace's init, sees no other process and holds no capability", async () => {
     const { sandbox, r } = await inside(`echo "pid=$$"; ls /proc | grep -c '^[0-9]' ; test -e /proc/${process.pid} && echo SEES-FLEET; grep CapEff /proc/self/status; mount -t tmpfs x /mnt 2>/dev/null && echo MOUNTED; true`);
@@ -61,26 +81,12 @@ describe('the sandbox', () => {
 
   it.runIf(isRoot)('as an unprivileged user, through a user namespace: the same isolation, and files written stay the user\'s', () => {
     // A real unprivileged process: this very check, run as nobody.
-    const probe = join(dir, 'probe.mjs');
-    const sandboxUrl = new URL('../../src/local/sandbox.ts', import.meta.url).href;
-    const execUrl = new URL('../../src/local/exec.ts', import.meta.url).href;
-    writeFileSync(
-      probe,
-      `import { detectSandbox } from ${JSON.stringify(sandboxUrl)};
-import { runCommand } from ${JSON.stringify(execUrl)};
-const s = detectSandbox({ masks: [] });
+    const out = asNobody(
+      'probe-userns',
+      `const s = sandbox.detectSandbox({ masks: [] });
 const r = await runCommand('echo "pid=$$"; test -e /proc/' + process.ppid + ' && echo SEES-PARENT; id -u; touch written', { cwd: ${JSON.stringify(dir)}, env: { PATH: process.env.PATH }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-nobody'))}, wrap: s.wrap });
 console.log(JSON.stringify({ kind: s.kind, detail: s.detail, tail: r.tail, code: r.exitCode }));`,
     );
-    const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
-    const p = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, '--import', tsx, probe], {
-      cwd: dir,
-      env: { PATH: process.env.PATH, HOME: dir },
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
-    expect(p.status, p.stderr).toBe(0);
-    const out = JSON.parse(p.stdout.trim().split('\n').at(-1)!);
     expect(out).toMatchObject({ kind: 'pid-namespace', detail: 'unshare in a user namespace', code: 0 });
     expect(out.tail).toMatch(/pid=[23]\n/);
     expect(out.tail).not.toContain('SEES-PARENT');
@@ -98,27 +104,13 @@ console.log(JSON.stringify({ kind: s.kind, detail: s.detail, tail: r.tail, code:
     const sudoers = '/etc/sudoers.d/zz-fleet-sandbox-test';
     writeFileSync(sudoers, 'nobody ALL=(ALL:ALL) NOPASSWD: ALL\n', { mode: 0o440 });
     try {
-      const probe = join(dir, 'probe-sudo.mjs');
-      const sandboxUrl = new URL('../../src/local/sandbox.ts', import.meta.url).href;
-      const execUrl = new URL('../../src/local/exec.ts', import.meta.url).href;
-      writeFileSync(
-        probe,
-        `import { sandboxOf, strategies } from ${JSON.stringify(sandboxUrl)};
-import { runCommand } from ${JSON.stringify(execUrl)};
-const way = strategies({ unshare: '/usr/bin/unshare', setpriv: '/usr/bin/setpriv', sudo: '/usr/bin/sudo', uid: 65534, gid: 65534, masks: [] }).find((s) => s.via === 'sudo unshare');
-const s = sandboxOf(way);
+      const out = asNobody(
+        'probe-sudo',
+        `const way = sandbox.strategies({ unshare: '/usr/bin/unshare', setpriv: '/usr/bin/setpriv', sudo: '/usr/bin/sudo', uid: 65534, gid: 65534, masks: [] }).find((s) => s.via === 'sudo unshare');
+const s = sandbox.sandboxOf(way);
 const r = await runCommand('echo "pid=$$"; test -e /proc/' + process.pid + ' && echo SEES-FLEET; echo "uid=$(id -u)"; echo "path=$PATH"; echo "home=$HOME"; grep CapEff /proc/self/status; touch written', { cwd: ${JSON.stringify(dir)}, env: { PATH: '/opt/fleet-test/bin:' + process.env.PATH, HOME: ${JSON.stringify(dir)} }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-sudo'))}, wrap: s.wrap });
 console.log(JSON.stringify({ tail: r.tail, code: r.exitCode }));`,
       );
-      const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
-      const p = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, '--import', tsx, probe], {
-        cwd: dir,
-        env: { PATH: process.env.PATH, HOME: dir },
-        encoding: 'utf8',
-        timeout: 30_000,
-      });
-      expect(p.status, p.stderr).toBe(0);
-      const out = JSON.parse(p.stdout.trim().split('\n').at(-1)!);
       expect(out.code, out.tail).toBe(0);
       expect(out.tail).toMatch(/pid=[23]\n/);
       expect(out.tail).not.toContain('SEES-FLEET');

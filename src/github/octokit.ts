@@ -147,7 +147,11 @@ function describe(options: { method?: string; url?: string; [k: string]: unknown
   return redact(`${options.method ?? 'GET'} ${path}`);
 }
 
-/** Logs every 5xx / network failure before plugin-retry decides on it (first plugin: innermost, sees each attempt). */
+/**
+ * Logs every 5xx / network failure before plugin-retry decides on it (first plugin: innermost, sees each attempt),
+ * with the attempt it was: plugin-retry sets `options.request.retryCount` before each retry and waits
+ * (retryCount + 1)² back-off units after a failure, so the attempt number says which back-off follows.
+ */
 function attemptLogger(logger: Logger) {
   const plugin = (octokit: { hook: { wrap: (name: 'request', fn: (request: (o: never) => Promise<unknown>, options: never) => Promise<unknown>) => void } }) => {
     octokit.hook.wrap('request', async (request, options) => {
@@ -156,7 +160,9 @@ function attemptLogger(logger: Logger) {
       } catch (err) {
         const status = (err as { status?: number }).status ?? 0;
         if (status >= 500 || status === 0) {
-          logger.warn(`GitHub: ${describe(options as { method?: string; url?: string; [k: string]: unknown })} failed (${status || 'network error'}: ${redact(String((err as Error).message ?? err)).slice(0, 200)})`);
+          const o = options as { method?: string; url?: string; request?: { retryCount?: number }; [k: string]: unknown };
+          const attempt = (o.request?.retryCount ?? 0) + 1;
+          logger.warn(`GitHub: ${describe(o)} failed on attempt ${attempt} (${status || 'network error'}: ${redact(String((err as Error).message ?? err)).slice(0, 200)})`);
         }
         throw err;
       }

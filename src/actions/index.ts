@@ -5,6 +5,7 @@
 import './env-defaults.js';
 import * as core from '@actions/core';
 import { withholdFromProcessEnv } from '../cli/main.js';
+import { closeGitLauncher } from '../local/launcher.js';
 import { killAllRunning } from '../local/processes.js';
 import { ActionsArtifactStore, type FindBy } from './artifact-store.js';
 import { actionDeps } from './deps.js';
@@ -35,4 +36,5 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 const store = new ActionsArtifactStore(thisRun(), core.info);
 const code = await runAction(actionDeps(env, core, store, logger));
+await closeGitLauncher();
 process.exitCode = code;

@@ -12,6 +12,7 @@ import { renderPlan, renderReport, renderStatusTable } from '../core/report.js';
 import { killAllRunning } from '../local/exec.js';
 import { setupForge } from '../adapters.js';
 import { GIT_LOCATING_ENV } from '../local/git.js';
+import { closeGitLauncher } from '../local/launcher.js';
 import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
@@ -349,6 +350,7 @@ export async function runCli(argv: string[]): Promise<void> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await closeGitLauncher();
   }
   process.exitCode = code;
   if (controller.signal.aborted) {

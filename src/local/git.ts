@@ -17,6 +17,7 @@ import { closeSync, constants as fsConstants, existsSync, fstatSync, mkdirSync, 
 import { mkdir, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { gitLauncher, type GitLauncher } from './launcher.js';
 import { isInterrupted, killGroup, trackGroup, untrackGroup } from './processes.js';
 
 // ---------------------------------------------------------------------------
@@ -243,6 +244,65 @@ interface RawResult {
 }
 
 function runGit(args: readonly string[], opts: GitOptions): Promise<RawResult> {
+  const launcher = gitLauncher();
+  return launcher ? runLaunched(launcher, args, opts) : runSpawned(args, opts);
+}
+
+/** Ends what is left of a finished git's group (a transport stuck on a socket) and forgets it. */
+function endGroup(pgid: number | undefined): void {
+  if (pgid === undefined) return;
+  killGroup(pgid, 'SIGKILL');
+  untrackGroup(pgid);
+}
+
+/** The verdict on a finished git, shared by both ways of starting it. */
+function settle(args: readonly string[], opts: GitOptions, end: { exit: number; signal: string | null; timedOut: boolean; stdout: Buffer; stderr: string }): RawResult {
+  const { exit, signal, stderr } = end;
+  if (end.timedOut) throw new GitError(args, -1, stderr, `timed out after ${opts.timeoutMs} ms`);
+  if (signal) {
+    // Killed from outside (an interrupt): never a result to act on, even with allowFail.
+    const e = new GitError(args, exit, stderr, `killed by ${signal}`);
+    e.killedBy = signal;
+    throw e;
+  }
+  if (exit !== 0 && !opts.allowFail) throw new GitError(args, exit, stderr);
+  return { stdout: end.stdout, stderr, code: exit };
+}
+
+/** Starts git from a launcher shell (launcher.ts: far cheaper than a fork of Node on a busy machine). */
+async function runLaunched(launcher: GitLauncher, args: readonly string[], opts: GitOptions): Promise<RawResult> {
+  const launched = launcher.launch({ file: 'git', args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: gitEnv(opts.env), sharedEnv: gitEnv(), input: opts.input });
+  let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
+  const pgid = await launched.pgid;
+  if (pgid !== undefined) {
+    trackGroup(pgid);
+    // An interrupt that came while git was starting did not see its group yet.
+    if (isInterrupted()) killGroup(pgid, 'SIGKILL');
+    if (opts.timeoutMs !== undefined && opts.timeoutMs > 0) {
+      timer = setTimeout(() => {
+        timedOut = true;
+        killGroup(pgid, 'SIGKILL');
+      }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
+    }
+  }
+  const r = await launched.result;
+  if (timer) clearTimeout(timer);
+  endGroup(pgid);
+  if (r.startError !== undefined) throw new GitError(args, -1, r.stderr, `could not run git: ${r.startError}`);
+  // A shell reports a signal as 128 + its number. git itself exits 128 (fatal) and 129 (usage), so a status
+  // above 128 counts as a signal only when Fleet sent one (its timeout, an interrupt); an outside kill then
+  // reads as that exit code, which is a failure all the same.
+  const signalled = r.status > 128 && (timedOut || isInterrupted()) ? signalName(r.status - 128) : null;
+  return settle(args, opts, { exit: signalled ? -1 : r.status, signal: timedOut ? null : signalled, timedOut, stdout: r.stdout, stderr: r.stderr });
+}
+
+function signalName(n: number): string {
+  return Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
+}
+
+/** Starts git with Node's own spawn: where no launcher shell can be had. */
+function runSpawned(args: readonly string[], opts: GitOptions): Promise<RawResult> {
   return new Promise((resolve, reject) => {
     let child;
     try {
@@ -268,17 +328,11 @@ function runGit(args: readonly string[], opts: GitOptions): Promise<RawResult> {
     let settled = false;
     child.stdout!.on('data', (b: Buffer) => out.push(b));
     child.stderr!.on('data', (b: Buffer) => errOut.push(b));
-    const ended = (): void => {
-      if (pgid === undefined) return;
-      // Helpers git started and left (a transport stuck on a socket) end with it.
-      killGroup(pgid, 'SIGKILL');
-      untrackGroup(pgid);
-    };
     child.on('error', (err: NodeJS.ErrnoException) => {
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
-      ended();
+      endGroup(pgid);
       const why = err.code === 'ENOENT' ? `${err.message} (git is not installed, or ${opts.cwd} does not exist)` : err.message;
       reject(new GitError(args, -1, Buffer.concat(errOut).toString('utf8'), `could not run git: ${why}`));
     });
@@ -286,25 +340,12 @@ function runGit(args: readonly string[], opts: GitOptions): Promise<RawResult> {
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
-      ended();
-      const stderr = Buffer.concat(errOut).toString('utf8');
-      const exit = code ?? -1;
-      if (timedOut) {
-        reject(new GitError(args, -1, stderr, `timed out after ${opts.timeoutMs} ms`));
-        return;
+      endGroup(pgid);
+      try {
+        resolve(settle(args, opts, { exit: code ?? -1, signal, timedOut, stdout: Buffer.concat(out), stderr: Buffer.concat(errOut).toString('utf8') }));
+      } catch (err) {
+        reject(err);
       }
-      if (signal) {
-        // Killed from outside (an interrupt): never a result to act on, even with allowFail.
-        const e = new GitError(args, exit, stderr, `killed by ${signal}`);
-        e.killedBy = signal;
-        reject(e);
-        return;
-      }
-      if (exit !== 0 && !opts.allowFail) {
-        reject(new GitError(args, exit, stderr));
-        return;
-      }
-      resolve({ stdout: Buffer.concat(out), stderr, code: exit });
     });
     if (opts.input !== undefined) {
       child.stdin!.on('error', () => {
@@ -818,12 +859,15 @@ function changedFromEntries(entries: ChangedEntry[]): ChangedFiles {
 export interface CommitOptions {
   /** Skip `git add -A` because `changedFiles` just staged everything. */
   staged?: boolean;
+  /** Commit even when nothing is staged (the caller reads the commit's change to learn whether there was one). */
+  allowEmpty?: boolean;
 }
 
 /** Commits everything (staging it first unless `staged`) with `message` kept verbatim apart from surrounding blank lines; returns the commit sha. No hooks, no signing. */
 export async function commitAll(dir: string, message: string, opts: CommitOptions = {}): Promise<string> {
   if (!opts.staged) await git(['add', '--all'], { cwd: dir });
-  await git(['commit', '--quiet', '--no-verify', '--no-gpg-sign', '--cleanup=whitespace', '--file=-'], { cwd: dir, input: message });
+  const empty = opts.allowEmpty ? ['--allow-empty'] : [];
+  await git(['commit', '--quiet', '--no-verify', '--no-gpg-sign', '--cleanup=whitespace', ...empty, '--file=-'], { cwd: dir, input: message });
   const head = readHead(path.join(dir, '.git'));
   if (head?.commit) return head.commit;
   const r = await git(['rev-parse', 'HEAD'], { cwd: dir });

@@ -45,12 +45,21 @@ export function isInterrupted(): boolean {
   return interrupted;
 }
 
-/** `kill(-pgid, signal)`; false when nobody is left in the group. */
+/**
+ * `kill(-pgid, signal)`; false when nobody is left in the group. A process started by the git launcher is
+ * known by its pid a moment before it has made its group (launcher.ts: `setsid` runs after the shell said the
+ * pid): then the process alone is signalled, which is all there is of the group yet.
+ */
 export function killGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   try {
     process.kill(-pgid, signal);
     return true;
   } catch {
-    return false; // ESRCH: nobody left in the group
+    try {
+      process.kill(pgid, signal);
+      return true;
+    } catch {
+      return false; // ESRCH: nobody left
+    }
   }
 }

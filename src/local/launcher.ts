@@ -1,0 +1,248 @@
+/**
+ * Starts Fleet's own git processes from small, long-lived shells instead of from Node.
+ *
+ * Why: Node starts a child with fork() of its whole process and waits, on its one thread, until the child has
+ * exec'd. With eight lanes running git on a 2-core machine that wait is paid to the scheduler, and every page
+ * Node writes afterwards takes a copy-on-write fault: a lane's seven git calls cost Node far more than git's own
+ * work (`npm run bench -- --only floor`, docs/design.md "Cost per lane"). A shell is a few hundred kilobytes;
+ * its fork is cheap and its waiting blocks nobody.
+ *
+ * How: each shell (`/bin/sh`, started once with an empty environment) reads one command at a time on its stdin:
+ *
+ *   ( export K='V' …; cd -- 'DIR' || …; exec setsid git ARGS… ) <IN >OUT 2>ERR & echo "$!"; wait "$!"; echo "$?"
+ *
+ * - The environment travels inside the command text, through the pipe, never in an argv (readable by every
+ *   user) nor a file; the shell itself holds nothing of it once the subshell is gone.
+ * - `setsid` makes git the leader of a process group of its own, as `detached: true` does for a direct spawn,
+ *   so a timeout or an interrupt can end git and every helper it started.
+ * - Output goes to files in a private folder (0700) made for this process and removed at exit; the caller
+ *   reads them once the status line arrives.
+ *
+ * Where /bin/sh or setsid is missing (Windows, a minimal image), `gitLauncher()` is null and git.ts spawns
+ * directly, as before. A shell that dies fails its command (exit -1) and is replaced by a new one.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface LaunchRequest {
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  /** The whole environment of the command. */
+  env: NodeJS.ProcessEnv;
+  /**
+   * The part of `env` every call shares and a long-lived shell may hold (never a credential: those are added per
+   * call and travel in the command only). A new shell starts with it; commands then carry only the difference.
+   */
+  sharedEnv?: NodeJS.ProcessEnv;
+  input?: string;
+}
+
+export interface LaunchResult {
+  /** The shell's `$?` for the command: an exit code, or 128+N when signal N ended it. -1 when the shell died. */
+  status: number;
+  stdout: Buffer;
+  stderr: string;
+  /** Set when the command could not be started (no such directory, no such program). */
+  startError?: string;
+}
+
+export interface Launched {
+  /** The process group of the command (its leader's pid), once it has started; undefined if it never did. */
+  readonly pgid: Promise<number | undefined>;
+  readonly result: Promise<LaunchResult>;
+}
+
+/** Single-quotes a word for sh: nothing inside single quotes is special except the quote itself. */
+export function shQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Names sh can export; others (rare: `ProgramFiles(x86)`, `a.b`) cannot be set by a shell and are left out. */
+const SH_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Written to stderr when `cd` fails, so the caller can tell "no such directory" from git's own failures. */
+const NO_DIR = 'fleet-launcher: no such directory';
+
+/**
+ * The command line a shell runs for one request (exported for tests of its quoting). `base` is the environment
+ * the shell was started with: only what differs from it is exported or unset, which keeps a command a few
+ * hundred bytes instead of the whole environment each time.
+ */
+export function commandLine(req: LaunchRequest, files: { in: string; out: string; err: string }, base: Readonly<Record<string, string>> = {}): string {
+  const steps: string[] = [];
+  for (const k of Object.keys(base)) if (req.env[k] === undefined) steps.push(`unset ${k}`);
+  for (const [k, v] of Object.entries(req.env)) {
+    if (v !== undefined && base[k] !== v && SH_NAME.test(k)) steps.push(`export ${k}=${shQuote(v)}`);
+  }
+  steps.push(`cd -- ${shQuote(req.cwd)} 2>/dev/null || { echo ${shQuote(`${NO_DIR}: ${req.cwd}`)} >&2; exit 127; }`);
+  steps.push(`exec setsid ${[req.file, ...req.args].map(shQuote).join(' ')}`);
+  return `( ${steps.join('; ')} ) <${shQuote(files.in)} >${shQuote(files.out)} 2>${shQuote(files.err)} & echo "$!"; wait "$!"; echo "$?"\n`;
+}
+
+/** The part of an environment a shell can hold (and so start with). */
+function exportable(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && SH_NAME.test(k)) out[k] = v;
+  return out;
+}
+
+/** One shell and the command it is running, if any. */
+class Shell {
+  private readonly child: ChildProcess;
+  private buffer = '';
+  private lines: ((line: string | null) => void)[] = [];
+  dead = false;
+  /** Settles once the shell has exited and Node has reaped it. */
+  readonly exited: Promise<void>;
+
+  /** `env`: what the shell starts with (a request's sharedEnv). */
+  constructor(readonly env: Readonly<Record<string, string>>) {
+    this.child = spawn('/bin/sh', ['-s'], { env, stdio: ['pipe', 'pipe', 'ignore'], windowsHide: true });
+    this.child.stdout!.setEncoding('utf8');
+    this.child.stdout!.on('data', (chunk: string) => this.read(chunk));
+    const die = (): void => {
+      this.dead = true;
+      for (const w of this.lines.splice(0)) w(null);
+    };
+    this.exited = new Promise((resolve) => {
+      this.child.on('exit', () => resolve());
+      this.child.on('error', () => resolve());
+    });
+    this.child.on('exit', die);
+    this.child.on('error', die);
+    this.child.stdin!.on('error', die);
+    this.idle();
+  }
+
+  private read(chunk: string): void {
+    this.buffer += chunk;
+    for (let i = this.buffer.indexOf('\n'); i >= 0; i = this.buffer.indexOf('\n')) {
+      const line = this.buffer.slice(0, i);
+      this.buffer = this.buffer.slice(i + 1);
+      this.lines.shift()?.(line);
+    }
+  }
+
+  private nextLine(): Promise<string | null> {
+    if (this.dead) return Promise.resolve(null);
+    return new Promise((resolve) => this.lines.push(resolve));
+  }
+
+  /** An idle shell must not keep Fleet alive; a busy one must, or Fleet could exit while git runs. */
+  private idle(): void {
+    this.child.unref();
+    (this.child.stdout as unknown as { unref(): void }).unref();
+    (this.child.stdin as unknown as { unref(): void }).unref();
+  }
+
+  private busy(): void {
+    this.child.ref();
+    (this.child.stdout as unknown as { ref(): void }).ref();
+    (this.child.stdin as unknown as { ref(): void }).ref();
+  }
+
+  run(text: string): { pid: Promise<string | null>; status: Promise<string | null> } {
+    this.busy();
+    const pid = this.nextLine();
+    const status = this.nextLine();
+    this.child.stdin!.write(text);
+    void status.then(() => this.idle());
+    return { pid, status };
+  }
+
+  /** Ends the shell once its command (if any) is done: its stdin closes, and sh exits at the end of input. */
+  close(): void {
+    this.dead = true;
+    // Held until it has exited, so that whoever awaits `exited` is not left behind by an event loop that ends.
+    this.child.ref();
+    this.child.stdin!.end();
+  }
+}
+
+export class GitLauncher {
+  private readonly idleShells: Shell[] = [];
+  private readonly shells = new Set<Shell>();
+  private readonly dir: string;
+  private seq = 0;
+
+  constructor() {
+    this.dir = mkdtempSync(path.join(os.tmpdir(), 'fleet-git-'));
+    process.on('exit', () => this.close());
+  }
+
+  launch(req: LaunchRequest): Launched {
+    const shell = this.idleShells.pop() ?? this.newShell(req.sharedEnv ?? {});
+    const base = path.join(this.dir, String(++this.seq));
+    const files = { in: req.input === undefined ? '/dev/null' : `${base}.in`, out: `${base}.out`, err: `${base}.err` };
+    if (req.input !== undefined) writeFileSync(files.in, req.input, { mode: 0o600 });
+    const { pid, status } = shell.run(commandLine(req, files, shell.env));
+    const pgid = pid.then((line) => (line !== null && /^\d+$/.test(line) ? Number(line) : undefined));
+    const result = status.then((line): LaunchResult => {
+      if (!shell.dead) this.idleShells.push(shell);
+      const stdout = readAndRemove(files.out);
+      const stderr = readAndRemove(files.err).toString('utf8');
+      if (req.input !== undefined) rmSync(files.in, { force: true });
+      if (line === null || !/^\d+$/.test(line)) return { status: -1, stdout, stderr, startError: 'the shell that starts git ended unexpectedly' };
+      const code = Number(line);
+      if (code === 127 && stderr.startsWith(NO_DIR)) return { status: -1, stdout, stderr: '', startError: `${req.cwd} does not exist` };
+      if (code === 127 && /failed to execute|not found/.test(stderr)) return { status: -1, stdout, stderr, startError: `${req.file} is not installed or not on PATH` };
+      return { status: code, stdout, stderr };
+    });
+    return { pgid, result };
+  }
+
+  private newShell(env: NodeJS.ProcessEnv): Shell {
+    const shell = new Shell(exportable(env));
+    this.shells.add(shell);
+    void shell.exited.then(() => this.shells.delete(shell));
+    return shell;
+  }
+
+  /** Ends every shell at once (at exit: nothing can be awaited then). */
+  close(): void {
+    for (const s of this.shells) s.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /**
+   * Ends every shell and waits until each has exited: then Node has reaped them, and the CPU time of the git
+   * they ran counts in Fleet's own (what `time` and the bench's process-tree measure read).
+   */
+  async closeAndWait(): Promise<void> {
+    const all = [...this.shells];
+    this.close();
+    await Promise.all(all.map((s) => s.exited));
+  }
+}
+
+function readAndRemove(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch {
+    return Buffer.alloc(0);
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+let launcher: GitLauncher | null | undefined;
+
+/** Ends the process's launcher shells, if any, and waits for them (the CLI and the action, once a run is over). */
+export async function closeGitLauncher(): Promise<void> {
+  const l = launcher;
+  launcher = undefined;
+  await l?.closeAndWait();
+}
+
+/** The process's launcher, or null where this machine has no /bin/sh with setsid (git.ts then spawns directly). */
+export function gitLauncher(): GitLauncher | null {
+  if (launcher !== undefined) return launcher;
+  launcher = null;
+  if (process.platform === 'win32' || process.env.FLEET_GIT_LAUNCHER === 'off') return launcher;
+  const probe = spawnSync('/bin/sh', ['-c', 'command -v setsid'], { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'ignore'] });
+  if (probe.status === 0) launcher = new GitLauncher();
+  return launcher;
+}

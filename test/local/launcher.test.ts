@@ -1,0 +1,141 @@
+/**
+ * The git launcher (src/local/launcher.ts): long-lived shells that start Fleet's git instead of a fork of Node.
+ * What it must keep from a direct spawn: arguments and environment exactly as given (no shell ever interprets
+ * them), a process group per command, per-call credentials never in an argv nor in a shell's own environment,
+ * clear errors for a missing folder or program, and no shell left behind.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { GitLauncher, gitLauncher } from '../../src/local/launcher.js';
+import { git } from '../../src/local/git.js';
+import { killGroup } from '../../src/local/processes.js';
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'fleet-launcher-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+let launcher: GitLauncher | undefined;
+afterEach(async () => {
+  await launcher?.closeAndWait();
+  launcher = undefined;
+});
+
+const PATH = process.env.PATH ?? '/usr/bin:/bin';
+
+/** Every process whose parent is this one or one of its descendants, with its command line and environment. */
+function descendants(): { pid: number; cmdline: string; environ: string }[] {
+  const parents = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone already
+    }
+  }
+  const mine = new Set([process.pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, ppid] of parents) if (mine.has(ppid) && !mine.has(pid)) (mine.add(pid), (grew = true));
+  }
+  mine.delete(process.pid);
+  const out = [];
+  for (const pid of mine) {
+    try {
+      out.push({ pid, cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8'), environ: readFileSync(`/proc/${pid}/environ`, 'utf8') });
+    } catch {
+      // gone already
+    }
+  }
+  return out;
+}
+
+describe.skipIf(process.platform !== 'linux' || !gitLauncher())('git launcher', () => {
+  it('passes arguments and environment values through untouched: quotes, $(…), backticks, newlines, globs', async () => {
+    launcher = new GitLauncher();
+    const hostile = [`it's`, `"q"`, '$(touch pwned)', '`touch pwned2`', 'a\nb', '*', '; touch pwned3', '$HOME', '\\', ''];
+    const out = await launcher.launch({ file: 'printf', args: ['%s|', ...hostile], cwd: tmp, env: { PATH } }).result;
+    expect(out.status).toBe(0);
+    expect(out.stdout.toString('utf8')).toBe(hostile.map((h) => `${h}|`).join(''));
+    const env = await launcher.launch({ file: 'env', args: [], cwd: tmp, env: { PATH, FLEET_V: hostile.join(' ') } }).result;
+    expect(env.stdout.toString('utf8')).toContain(`FLEET_V=${hostile.join(' ')}\n`);
+    for (const f of ['pwned', 'pwned2', 'pwned3']) expect(existsSync(path.join(tmp, f)), f).toBe(false);
+  });
+
+  it('runs each command in the folder given, with exactly the environment given (unset what the shell started with)', async () => {
+    launcher = new GitLauncher();
+    const first = await launcher.launch({ file: 'env', args: [], cwd: tmp, env: { PATH, KEEP: '1', DROP: '1' }, sharedEnv: { PATH, KEEP: '1', DROP: '1' } }).result;
+    expect(first.stdout.toString('utf8')).toMatch(/^DROP=1$/m);
+    // The same shell, a request without DROP: it must not leak from the shell's own environment.
+    const second = await launcher.launch({ file: 'sh', args: ['-c', 'pwd; env'], cwd: path.join(tmp), env: { PATH, KEEP: '2' } }).result;
+    const text = second.stdout.toString('utf8');
+    expect(text.split('\n')[0]).toBe(tmp);
+    expect(text).toMatch(/^KEEP=2$/m);
+    expect(text).not.toMatch(/^DROP=/m);
+  });
+
+  it('never puts a per-call variable (a credential header) in any argv or in a shell’s own environment', async () => {
+    launcher = new GitLauncher();
+    const secret = 'AUTHORIZATION: basic c2VjcmV0LWxhdW5jaGVyLXRva2Vu';
+    const running = launcher.launch({ file: 'sleep', args: ['1'], cwd: tmp, env: { PATH, GIT_CONFIG_VALUE_0: secret }, sharedEnv: { PATH } });
+    await running.pgid;
+    // The pid is known as soon as the shell has forked; wait until that fork has become `sleep`.
+    let seen = descendants();
+    while (!seen.some((p) => p.cmdline.startsWith('sleep\0'))) {
+      await new Promise((r) => setTimeout(r, 10));
+      seen = descendants();
+    }
+    // The command itself has it (as git has, from a direct spawn too); nothing else does, and no argv anywhere.
+    const holders = seen.filter((p) => p.environ.includes(secret));
+    expect(holders.map((p) => p.cmdline.split('\0')[0])).toEqual(['sleep']);
+    for (const p of seen) expect(p.cmdline, String(p.pid)).not.toContain('c2VjcmV0');
+    await running.result;
+    for (const p of descendants()) expect(p.environ, p.cmdline).not.toContain('c2VjcmV0');
+  });
+
+  it('starts each command as the leader of a process group of its own', async () => {
+    launcher = new GitLauncher();
+    const l = launcher.launch({ file: 'sh', args: ['-c', 'cut -d " " -f 5 /proc/$$/stat'], cwd: tmp, env: { PATH } });
+    const pgid = await l.pgid;
+    const r = await l.result;
+    expect(Number(r.stdout.toString('utf8').trim())).toBe(pgid);
+  });
+
+  it('says when the folder or the program does not exist', async () => {
+    launcher = new GitLauncher();
+    const noDir = await launcher.launch({ file: 'git', args: ['status'], cwd: path.join(tmp, 'nope'), env: { PATH } }).result;
+    expect(noDir).toMatchObject({ status: -1, startError: `${path.join(tmp, 'nope')} does not exist` });
+    const noProgram = await launcher.launch({ file: 'git', args: ['status'], cwd: tmp, env: { PATH: path.join(tmp, 'empty') } }).result;
+    expect(noProgram).toMatchObject({ status: -1, startError: 'git is not installed or not on PATH' });
+  });
+
+  it('fails the command of a shell that dies, and starts a new shell for the next', async () => {
+    launcher = new GitLauncher();
+    const l = launcher.launch({ file: 'sleep', args: ['5'], cwd: tmp, env: { PATH } });
+    const pgid = (await l.pgid)!;
+    const shell = descendants().find((p) => p.cmdline.startsWith('/bin/sh\0-s'))!;
+    process.kill(shell.pid, 'SIGKILL');
+    killGroup(pgid, 'SIGKILL');
+    expect(await l.result).toMatchObject({ status: -1, startError: 'the shell that starts git ended unexpectedly' });
+    const next = await launcher.launch({ file: 'printf', args: ['ok'], cwd: tmp, env: { PATH } }).result;
+    expect(next).toMatchObject({ status: 0 });
+    expect(next.stdout.toString('utf8')).toBe('ok');
+  });
+
+  it('leaves no shell behind once closed', async () => {
+    launcher = new GitLauncher();
+    await Promise.all([1, 2, 3].map(() => launcher!.launch({ file: 'true', args: [], cwd: tmp, env: { PATH } }).result));
+    expect(descendants().filter((p) => p.cmdline.startsWith('/bin/sh\0-s')).length).toBeGreaterThanOrEqual(1);
+    await launcher.closeAndWait();
+    launcher = undefined;
+    expect(descendants().filter((p) => p.cmdline.startsWith('/bin/sh\0-s'))).toEqual([]);
+  });
+
+  it('through git.ts: a usage error (exit 129) is an exit code, not a signal', async () => {
+    const r = await git(['--no-such-option'], { cwd: tmp, allowFail: true });
+    expect(r.code).toBe(129);
+    await expect(git(['--no-such-option'], { cwd: tmp })).rejects.toThrow(/failed \(exit 129\)/);
+  });
+});

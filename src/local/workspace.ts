@@ -152,6 +152,10 @@ export const localWorkspace: Workspace = {
     guard(dir);
     return commitAll(dir, message, { staged: true });
   },
+  async commitEverything(dir, message) {
+    guard(dir);
+    return commitAll(dir, message, { allowEmpty: true });
+  },
   async committed(dir, from, to) {
     guard(dir);
     const c = await committedChange(dir, from, to);

@@ -124,6 +124,25 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
     let feedback: string | undefined;
 
     /**
+     * The commit a lane without checks made as soon as its directive ended (see `stageForFence`), kept for the
+     * push; null when the commit is still to be made (a lane with checks: from what the checks left staged).
+     */
+    const made: { current: { commit: string; committed: { files: string[]; patch: string } } | null } = { current: null };
+
+    /**
+     * What the fence is checked on after the directive. With checks to run next, the staged change (a check may
+     * still alter it, so it is checked again after them). Without, the commit itself, made at once: the fence
+     * then judges the very tree that would be pushed, and the lane saves a git call (`diff --cached`).
+     */
+    const stageForFence = async (): Promise<string[]> => {
+      made.current = null;
+      if (lane.checks.length) return ctx.workspace.changedFiles(repoDir);
+      const commit = await ctx.workspace.commitEverything(repoDir, commitMessage(ctx, lane, n));
+      made.current = { commit, committed: await ctx.workspace.committed(repoDir, cloned.base_commit, commit) };
+      return made.current.committed.files;
+    };
+
+    /**
      * Runs attempts until one produces a change that passes the fence and the
      * checks, or the retry budget is spent. Every attempt starts from the base.
      */
@@ -179,7 +198,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
         }
 
         await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
-        let changed = await ctx.workspace.changedFiles(repoDir);
+        let changed = await stageForFence();
         const fence = checkFence(changed, lane.owns, lane.never);
         if (!fence.ok) {
           record(r, 'fence');
@@ -273,9 +292,9 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       update({ phase: 'committing' }, `committing ${changed.length} file${changed.length > 1 ? 's' : ''}`);
       const tCommit = Date.now();
       // The attempt number keeps a CI retry's commit distinct even when the directive produced the same tree.
-      let commit = await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, n));
+      let commit = made.current?.commit ?? (await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, n)));
       // The files and the patch of the commit, from its tree; an up-to-date remote commit below has the same tree and parent, so the same patch.
-      const committed = await ctx.workspace.committed(repoDir, cloned.base_commit, commit);
+      const committed = made.current?.committed ?? (await ctx.workspace.committed(repoDir, cloned.base_commit, commit));
       verifyCommitted(lane, committed.files, changed);
       // Idempotent re-runs: when the remote lane branch already holds this exact change on this base, keep its commit.
       let upToDate = false;

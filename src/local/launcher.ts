@@ -162,6 +162,10 @@ class Shell {
   }
 }
 
+/** Launchers not closed yet: whatever way the process ends, their shells get end of input and their folder goes. */
+const open = new Set<GitLauncher>();
+let exitHookInstalled = false;
+
 export class GitLauncher {
   private readonly idleShells: Shell[] = [];
   private readonly shells = new Set<Shell>();
@@ -170,7 +174,13 @@ export class GitLauncher {
 
   constructor() {
     this.dir = mkdtempSync(path.join(os.tmpdir(), 'fleet-git-'));
-    process.on('exit', () => this.close());
+    open.add(this);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.on('exit', () => {
+        for (const l of open) l.close();
+      });
+    }
   }
 
   launch(req: LaunchRequest): Launched {
@@ -203,6 +213,7 @@ export class GitLauncher {
 
   /** Ends every shell at once (at exit: nothing can be awaited then). */
   close(): void {
+    open.delete(this);
     for (const s of this.shells) s.close();
     rmSync(this.dir, { recursive: true, force: true });
   }

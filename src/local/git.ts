@@ -271,7 +271,7 @@ function settle(args: readonly string[], opts: GitOptions, end: { exit: number; 
 
 /** Starts git from a launcher shell (launcher.ts: far cheaper than a fork of Node on a busy machine). */
 async function runLaunched(launcher: GitLauncher, args: readonly string[], opts: GitOptions): Promise<RawResult> {
-  const launched = launcher.launch({ file: 'git', args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: gitEnv(opts.env), sharedEnv: gitEnv(), input: opts.input });
+  const launched = launcher.launch({ file: 'git', args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: gitEnv(opts.env), sharedEnv: () => gitEnv(), input: opts.input });
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
   const pgid = await launched.pgid;

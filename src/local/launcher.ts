@@ -34,9 +34,10 @@ export interface LaunchRequest {
   env: NodeJS.ProcessEnv;
   /**
    * The part of `env` every call shares and a long-lived shell may hold (never a credential: those are added per
-   * call and travel in the command only). A new shell starts with it; commands then carry only the difference.
+   * call and travel in the command only), asked for only when a new shell starts with it; commands then carry
+   * only the difference.
    */
-  sharedEnv?: NodeJS.ProcessEnv;
+  sharedEnv?: () => NodeJS.ProcessEnv;
   input?: string;
 }
 
@@ -184,7 +185,7 @@ export class GitLauncher {
   }
 
   launch(req: LaunchRequest): Launched {
-    const shell = this.idleShells.pop() ?? this.newShell(req.sharedEnv ?? {});
+    const shell = this.idleShells.pop() ?? this.newShell(req.sharedEnv?.() ?? {});
     const base = path.join(this.dir, String(++this.seq));
     const files = { in: req.input === undefined ? '/dev/null' : `${base}.in`, out: `${base}.out`, err: `${base}.err` };
     if (req.input !== undefined) writeFileSync(files.in, req.input, { mode: 0o600 });

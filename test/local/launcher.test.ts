@@ -66,7 +66,7 @@ describe.skipIf(process.platform !== 'linux' || !gitLauncher())('git launcher', 
 
   it('runs each command in the folder given, with exactly the environment given (unset what the shell started with)', async () => {
     launcher = new GitLauncher();
-    const first = await launcher.launch({ file: 'env', args: [], cwd: tmp, env: { PATH, KEEP: '1', DROP: '1' }, sharedEnv: { PATH, KEEP: '1', DROP: '1' } }).result;
+    const first = await launcher.launch({ file: 'env', args: [], cwd: tmp, env: { PATH, KEEP: '1', DROP: '1' }, sharedEnv: () => ({ PATH, KEEP: '1', DROP: '1' }) }).result;
     expect(first.stdout.toString('utf8')).toMatch(/^DROP=1$/m);
     // The same shell, a request without DROP: it must not leak from the shell's own environment.
     const second = await launcher.launch({ file: 'sh', args: ['-c', 'pwd; env'], cwd: path.join(tmp), env: { PATH, KEEP: '2' } }).result;
@@ -79,7 +79,7 @@ describe.skipIf(process.platform !== 'linux' || !gitLauncher())('git launcher', 
   it('never puts a per-call variable (a credential header) in any argv or in a shell’s own environment', async () => {
     launcher = new GitLauncher();
     const secret = 'AUTHORIZATION: basic c2VjcmV0LWxhdW5jaGVyLXRva2Vu';
-    const running = launcher.launch({ file: 'sleep', args: ['1'], cwd: tmp, env: { PATH, GIT_CONFIG_VALUE_0: secret }, sharedEnv: { PATH } });
+    const running = launcher.launch({ file: 'sleep', args: ['1'], cwd: tmp, env: { PATH, GIT_CONFIG_VALUE_0: secret }, sharedEnv: () => ({ PATH }) });
     await running.pgid;
     // The pid is known as soon as the shell has forked; wait until that fork has become `sleep`.
     let seen = descendants();

@@ -605,6 +605,12 @@ describe('report notes above the tables', () => {
 });
 
 describe('renderReport metrics and caps', () => {
+  it('shows a duration it cannot compute as a dash, not as zero', () => {
+    const m = oneLane({});
+    expect(renderStatusTable(m, { now: 'not a time' })).toContain('Elapsed: — |');
+    expect(renderReport(m, { now: 'not a time' })).toContain('| Duration | — (running) |');
+  });
+
   it('counts running and queued lanes in a report rendered before the fleet ended', () => {
     const md = renderReport(midRun(), { now: MID_NOW });
     expect(md).toContain('| Excluded | 1 |\n| Running | 2 |\n| Queued | 2 |\n| Merged | 1 |');

@@ -628,6 +628,7 @@ describe('repository names and the lane ids they give', () => {
   it('names lanes of same-named repositories after their whole URL or path, tidied', () => {
     expect(ids('https://git.example.com/acme/api.git', 'https://git.example.com/other/api')).toEqual(['git.example.com-acme-api', 'git.example.com-other-api']);
     expect(ids('acme/site.git', 'other/site')).toEqual(['acme-site', 'other-site']);
+    expect(ids('acme/site.github.io', 'other/site.github.io')).toEqual(['acme-site.github.io', 'other-site.github.io']);
     expect(ids('/srv/old  stuff/api', './api')).toEqual(['srv-old-stuff-api', 'api']);
     expect(ids('./a/api--', './b/api--')).toEqual(['a-api', 'b-api']);
   });
@@ -698,6 +699,8 @@ describe('validateFleetFile: more problems, with their messages', () => {
       '"./api" is not an owner/repo name; with forge: github every target is a GitHub repository',
     );
     expect(ok(validateFleetFile(base({ forge: 'local', targets: [{ repo: './api' }] }), FILE)).lanes[0]!.repo_kind).toBe('path');
+    // A name that is no repository at all gets its own problem, once.
+    expect(problemAt(validateFleetFile(base({ forge: 'github', targets: [{ repo: 'api' }] }), FILE), 'targets[0].repo').message).toContain('owner/api');
   });
 
   it('reports a branch one lane breaks even when the first lane’s is fine, and counts the others', () => {
@@ -750,6 +753,17 @@ describe('addDiscoveredLanes: ids and what it keeps', () => {
     const out = addDiscoveredLanes(fleet, ['acme/web', 'other/web']);
     expect(out.lanes.map((l) => l.id)).toEqual(['acme-web', 'acme-web-2', 'other-web']);
     expect(new Set(out.lanes.map((l) => l.branch)).size).toBe(3);
+    const taken = fleetOf({ targets: [{ repo: 'acme/api', lane: 'acme-web' }, { repo: 'acme/cli', lane: 'acme-web-2' }] });
+    expect(addDiscoveredLanes(taken, ['acme/web', 'other/web']).lanes.map((l) => l.id)).toEqual(['acme-web', 'acme-web-2', 'acme-web-3', 'other-web']);
+  });
+
+  it('keeps a numbered id of a long name within the 100 characters a lane id may have', () => {
+    const name = 'x'.repeat(96);
+    // Both the short id (the name) and the full one (its last 100 characters) are taken by listed targets.
+    const fleet = fleetOf({ targets: [{ repo: 'acme/api', lane: name }, { repo: 'acme/cli', lane: `cme-${name}` }] });
+    const id = addDiscoveredLanes(fleet, [`acme/${name}`]).lanes[2]!.id;
+    expect(id).toBe(`cme-${'x'.repeat(91)}-2`);
+    expect(id).toMatch(/^[a-z0-9][a-z0-9._-]{0,99}$/);
   });
 
   it('marks a discovered lane as having no entry in the file’s targets', () => {

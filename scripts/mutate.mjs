@@ -24,8 +24,10 @@ const FOLDERS = {
 };
 
 const args = process.argv.slice(2);
-const names = args.filter((a) => !a.startsWith('-'));
-const extra = args.filter((a) => a.startsWith('-'));
+// Names first, then Stryker's options with their values: `--concurrency 1` must not read "1" as a folder.
+const firstOption = args.findIndex((a) => a.startsWith('-'));
+const names = firstOption < 0 ? args : args.slice(0, firstOption);
+const extra = firstOption < 0 ? [] : args.slice(firstOption).filter((a, i) => i > 0 || a !== '--');
 
 /** A folder name, or a file under src/<folder>/: the runs to make, each with its globs and a report name. */
 function runsFor(list) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { finalizeManifest, initManifest, mergeLaneRecords, type ManifestInit } from '../../src/core/manifest.js';
 import { newLaneRecord, type LaneRecord, type Manifest } from '../../src/core/model.js';
-import { escapeCell, renderMermaid, renderPlan, renderReport, renderStatusTable } from '../../src/core/report.js';
+import { escapeCell, laneResult, renderMermaid, renderPlan, renderReport, renderStatusTable } from '../../src/core/report.js';
 
 const T0 = '2026-04-20T07:15:00Z';
 const at = (seconds: number) => new Date(Date.parse(T0) + seconds * 1000).toISOString();
@@ -409,5 +409,438 @@ describe('fitCheckRunText', async () => {
     const fitted = fitCheckRunText(long, 'p', 1000);
     expect(fitted.length).toBeLessThanOrEqual(1000);
     expect(fitted.match(/^```/gm)?.length).toBe(2);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// The details a reader relies on, one behaviour at a time.
+
+/** A fleet of one lane `a` in acme/a, as its lane reported it. */
+function oneLane(patch: Partial<LaneRecord>, over: Partial<ManifestInit> = {}): Manifest {
+  const m0 = initManifest(baseInit({ lanes: [{ repo: 'acme/a', lane: 'a', wave: 0, branch: branch('a'), depends_on: [] }], ...over }));
+  return mergeLaneRecords(m0, [rec(m0, 'a', { updated_at: at(3), ...patch })]);
+}
+/** The cells of a lane's row in the report's Lanes table. */
+function laneRow(md: string, lane: string): string[] {
+  const row = tableRows(md.slice(md.indexOf('### Lanes'))).find((r) => cells(r)[0] === lane);
+  if (!row) throw new Error(`no row for lane ${lane} in:\n${md}`);
+  return cells(row);
+}
+/** The report's action list: its lines after the heading. */
+function actionLines(md: string): string[] {
+  const from = md.indexOf('### Action required\n\n') + '### Action required\n\n'.length;
+  return md.slice(from).trimEnd().split('\n\n')[0]!.split('\n');
+}
+const failedWith = (message: string, patch: Partial<LaneRecord> = {}) =>
+  oneLane({ status: 'failed', phase: 'failed', error: { class: 'directive-failed', message }, ...patch });
+
+describe('an empty fleet', () => {
+  const empty = () => initManifest(baseInit({ directive: 'do it' }));
+
+  it('status table: the counts and "No lanes."', () => {
+    expect(renderStatusTable(empty(), { now: at(60) })).toBe(
+      '## Fleet Status — fleet-20260420-071500\n\n' +
+        'Elapsed: 00:01:00 | Active: 0 / 4 | Queued: 0 | Completed: 0 | Failed: 0 | Skipped: 0 | Excluded: 0\n\nNo lanes.\n',
+    );
+  });
+
+  it('report: zero metrics, "No lanes." and nothing to act on', () => {
+    expect(renderReport(empty(), { now: at(60) })).toBe(
+      '## Fleet Report — fleet-20260420-071500\n\nDirective: do it\n\n' +
+        '| Metric | Value |\n|---|---:|\n| Lanes | 0 |\n| Completed | 0 |\n| No-op | 0 |\n| Failed | 0 |\n| Skipped | 0 |\n| Excluded | 0 |\n' +
+        '| Merged | 0 |\n| Draft | 0 |\n| Retries | 0 |\n| Duration | 00:01:00 (running) |\n\n' +
+        '### Lanes\n\nNo lanes.\n\n### Action required\n\nNothing needs action.\n',
+    );
+  });
+
+  it('plan: no waves, no contention, no graph, and no empty Excluded or Skipped sections', () => {
+    expect(renderPlan(empty())).toBe(
+      '## Fleet Plan — fleet-20260420-071500\n\nDirective: do it\n\n' +
+        'Lanes: 0 in 0 waves · Skipped: 0 · Excluded: 0 · Max parallel: 4 · Retries: 3 · Checkpoint: green · Merge: when-green\n\n' +
+        '### Waves\n\nNo waves: nothing to run.\n\n### Contention\n\nNo contention.\n\n### Graph\n\n_No lanes._\n',
+    );
+  });
+});
+
+describe('messages in notes and in the action list', () => {
+  it('shows the first non-blank line, with an ellipsis only when more text follows', () => {
+    const md = renderReport(failedWith('\n   \nnpm test failed\n\n   \n'), { now: at(10) });
+    expect(laneRow(md, 'a')[6]).toBe('directive-failed: npm test failed');
+    expect(actionLines(md)).toEqual(['- `acme/a` (lane `a`) — directive-failed: npm test failed.']);
+  });
+
+  it('shows the class alone when the message is blank', () => {
+    const md = renderReport(failedWith(' \n\t\n '), { now: at(10) });
+    expect(laneRow(md, 'a')[6]).toBe('directive-failed');
+    expect(actionLines(md)).toEqual(['- `acme/a` (lane `a`) — directive-failed.']);
+  });
+
+  it('keeps a message of exactly 120 characters whole and cuts a longer one at a word, without a space before the ellipsis', () => {
+    const exact = 'x'.repeat(120);
+    expect(laneRow(renderReport(failedWith(exact), { now: at(10) }), 'a')[6]).toBe(`directive-failed: ${exact}`);
+    const long = `${'a'.repeat(118)} ${'b'.repeat(10)}`;
+    expect(laneRow(renderReport(failedWith(long), { now: at(10) }), 'a')[6]).toBe(`directive-failed: ${'a'.repeat(118)}…`);
+  });
+
+  it('ends an action line as a sentence: a full stop unless the message already ends one', () => {
+    expect(actionLines(renderReport(failedWith('npm test exited 1 (see test.log)'), { now: at(10) }))).toEqual([
+      '- `acme/a` (lane `a`) — directive-failed: npm test exited 1 (see test.log).',
+    ]);
+    expect(actionLines(renderReport(failedWith('Is the token expired?'), { now: at(10) }))).toEqual([
+      '- `acme/a` (lane `a`) — directive-failed: Is the token expired?',
+    ]);
+  });
+
+  it('says "failed." for a failed lane that carries no error', () => {
+    const md = renderReport(oneLane({ status: 'failed', phase: 'failed' }), { now: at(10) });
+    expect(laneRow(md, 'a')[6]).toBe('—');
+    expect(actionLines(md)).toEqual(['- `acme/a` (lane `a`) — failed.']);
+  });
+
+  it('asks a person to review a draft pull request even when the lane recorded no error', () => {
+    const md = renderReport(oneLane({ status: 'completed', phase: 'draft', merge_status: 'draft', commit: 'abc', ...pr('acme/a', 7) }), { now: at(10) });
+    expect(laneRow(md, 'a')[3]).toBe('draft');
+    expect(actionLines(md)).toEqual(['- `acme/a` (lane `a`) — draft: the pull request was left as a draft for review.']);
+  });
+
+  it('notes retries, capitalised when they are the only note', () => {
+    const md = renderReport(oneLane({ status: 'completed', phase: 'no-op', retry_count: 1 }), { now: at(10) });
+    expect(laneRow(md, 'a')[6]).toBe('Retried 1×');
+  });
+});
+
+describe('log and manifest paths', () => {
+  const withLog = (log: string) => failedWith('boom', { log });
+
+  it('shows a log path as recorded without a workspace, and under the workspace with one', () => {
+    expect(actionLines(renderReport(withLog('lanes/a/attempt-1.log'), { now: at(10) }))[0]).toBe(
+      '- `acme/a` (lane `a`) — directive-failed: boom. Log: `lanes/a/attempt-1.log`',
+    );
+    const md = renderReport(withLog('./lanes/a/attempt-1.log'), { now: at(10), workspace: '/runner/_work/fleet//' });
+    expect(actionLines(md)[0]).toBe('- `acme/a` (lane `a`) — directive-failed: boom. Log: `/runner/_work/fleet/lanes/a/attempt-1.log`');
+    expect(md.trimEnd().split('\n').at(-1)).toBe('Manifest: `/runner/_work/fleet/fleet-status.json`');
+  });
+
+  it('keeps an absolute log path, and a path whose lane id ends in a dot, as they are', () => {
+    expect(actionLines(renderReport(withLog('/tmp/lanes/a/attempt-1.log'), { now: at(10), workspace: WORKSPACE }))[0]).toMatch(
+      / Log: `\/tmp\/lanes\/a\/attempt-1\.log`$/,
+    );
+    expect(actionLines(renderReport(withLog('lanes/v2./attempt-1.log'), { now: at(10), workspace: WORKSPACE }))[0]).toMatch(
+      / Log: `_workspace\/fleet\/lanes\/v2\.\/attempt-1\.log`$/,
+    );
+  });
+});
+
+describe('pull request and branch cells', () => {
+  const url = 'https://github.com/acme/a/pull/7';
+
+  it('links a safe URL, labelled PR when the number is unknown', () => {
+    const m = oneLane({ status: 'running', phase: 'pr', pr_url: url });
+    expect(cells(tableRows(renderStatusTable(m, { now: at(10) }))[1]!)[5]).toBe(`[PR](${url})`);
+    expect(laneRow(renderReport(m, { now: at(10) }), 'a')[4]).toBe(`\`${branch('a')}\` · [PR](${url})`);
+  });
+
+  it('never links an unsafe URL: the number alone, or the URL as text when there is no number', () => {
+    const unsafe = 'javascript:alert(1)//https://github.com';
+    const withNumber = oneLane({ status: 'running', phase: 'pr', pr_number: 7, pr_url: unsafe });
+    expect(cells(tableRows(renderStatusTable(withNumber, { now: at(10) }))[1]!)[5]).toBe('#7');
+    const spaced = `${url} onmouseover=alert(1)`;
+    const noNumber = oneLane({ status: 'running', phase: 'pr', pr_url: spaced });
+    expect(cells(tableRows(renderStatusTable(noNumber, { now: at(10) }))[1]!)[5]).toBe(spaced);
+    expect(renderStatusTable(noNumber, { now: at(10) })).not.toContain('](');
+  });
+
+  it('shows the branch once the lane pushed, with the PR when there is one', () => {
+    // checkpoint: pushed, a lane done once its branch is pushed: no PR.
+    const pushed = renderReport(oneLane({ status: 'completed', phase: 'pushed', commit: 'abc' }, { checkpoint: 'pushed' }), { now: at(10) });
+    expect(laneRow(pushed, 'a').slice(3, 5)).toEqual(['completed', `\`${branch('a')}\``]);
+    // A lane known only by its PR number (its job died before it recorded the commit).
+    const numbered = renderReport(oneLane({ status: 'failed', phase: 'failed', pr_number: 7 }), { now: at(10) });
+    expect(laneRow(numbered, 'a')[4]).toBe(`\`${branch('a')}\` · #7`);
+    // A queued lane has pushed nothing.
+    expect(laneRow(renderReport(oneLane({}), { now: at(10) }), 'a')[4]).toBe('—');
+  });
+
+  it('reads completed for a lane that opened its PR and was not asked to merge', () => {
+    const md = renderReport(oneLane({ status: 'completed', phase: 'pr-open', commit: 'abc', merge_status: 'not-requested', ...pr('acme/a', 7) }), { now: at(10) });
+    expect(laneRow(md, 'a')[3]).toBe('completed');
+  });
+});
+
+describe('laneResult', () => {
+  it('reports failed for a merged lane the forge did not confirm', () => {
+    const m = oneLane({ status: 'failed', phase: 'failed', merge_status: 'merged', commit: 'abc', ...pr('acme/a', 7), error: { class: 'unverified', message: 'the forge does not confirm this lane: head differs' } });
+    expect(laneResult(m.lanes[0]!)).toBe('failed');
+    expect(laneRow(renderReport(m, { now: at(10) }), 'a')[3]).toBe('failed');
+  });
+
+  it('reports merged when either the merge status or the phase says so', () => {
+    expect(laneResult(oneLane({ status: 'completed', phase: 'merging', merge_status: 'merged' }).lanes[0]!)).toBe('merged');
+    expect(laneResult(oneLane({ status: 'completed', phase: 'merged', merge_status: null }).lanes[0]!)).toBe('merged');
+  });
+});
+
+describe('report notes above the tables', () => {
+  it('puts the dry-run note on its own paragraph', () => {
+    const md = renderReport(oneLane({ status: 'completed', phase: 'dry-run' }, { dry_run: true, directive: 'do it' }), { now: at(10) });
+    expect(md).toContain('Directive: do it\n\n_Dry run: nothing is pushed, no pull request is opened._\n\n| Metric | Value |');
+    expect(renderPlan(oneLane({}, { dry_run: true, directive: 'do it' }))).toContain('Directive: do it\n\n_Dry run: nothing is pushed, no pull request is opened._\n\nLanes: 1 in');
+  });
+
+  it('says how many lanes ran without isolation, and why, once', () => {
+    const none = { kind: 'none' as const, detail: 'user namespaces are\ndisabled' };
+    const ids = ['a', 'b', 'c'];
+    const m0 = initManifest(baseInit({ directive: 'do it', lanes: ids.map((id) => ({ repo: `acme/${id}`, lane: id, wave: 0, branch: branch(id), depends_on: [] })) }));
+    const one = mergeLaneRecords(m0, [rec(m0, 'a', { status: 'running', phase: 'running', updated_at: at(3), isolation: none })]);
+    expect(renderReport(one, { now: at(10) })).toContain(
+      "Directive: do it\n\n_Not isolated: the directives of 1 lane ran where they could see Fleet's processes (user namespaces are disabled); see docs/security.md._\n\n| Metric",
+    );
+    const two = mergeLaneRecords(one, [
+      rec(m0, 'b', { status: 'running', phase: 'running', updated_at: at(4), isolation: none }),
+      rec(m0, 'c', { status: 'running', phase: 'running', updated_at: at(4), isolation: { kind: 'pid-namespace', detail: 'unshare' } }),
+    ]);
+    expect(renderReport(two, { now: at(10) })).toContain('_Not isolated: the directives of 2 lanes ran where');
+    expect(renderReport(oneLane({ isolation: { kind: 'pid-namespace', detail: 'unshare' } }), { now: at(10) })).not.toContain('Not isolated');
+  });
+});
+
+describe('renderReport metrics and caps', () => {
+  it('shows a duration it cannot compute as a dash, not as zero', () => {
+    const m = oneLane({});
+    expect(renderStatusTable(m, { now: 'not a time' })).toContain('Elapsed: — |');
+    expect(renderReport(m, { now: 'not a time' })).toContain('| Duration | — (running) |');
+  });
+
+  it('counts running and queued lanes in a report rendered before the fleet ended', () => {
+    const md = renderReport(midRun(), { now: MID_NOW });
+    expect(md).toContain('| Excluded | 1 |\n| Running | 2 |\n| Queued | 2 |\n| Merged | 1 |');
+    expect(renderReport(finished(), { now: END })).not.toMatch(/\| (Running|Queued) \|/);
+  });
+
+  it('keeps failed and draft lanes first, then running, skipped, completed, queued and excluded ones', () => {
+    // Manifest order (by lane id) is the reverse of what a capped table keeps first.
+    const ids = ['a-excluded', 'b-queued', 'c-completed', 'd-skipped', 'e-running', 'f-draft', 'g-failed'];
+    const m0 = initManifest(baseInit({ lanes: ids.map((id) => ({ repo: `acme/${id}`, lane: id, wave: 0, branch: branch(id), depends_on: [] })) }));
+    const m = mergeLaneRecords(m0, [
+      rec(m0, 'a-excluded', { status: 'excluded', phase: 'excluded', updated_at: at(1), error: { class: 'excluded', message: 'archived' } }),
+      rec(m0, 'c-completed', { status: 'completed', phase: 'no-op', updated_at: at(1) }),
+      rec(m0, 'd-skipped', { status: 'skipped', phase: 'skipped', updated_at: at(1), error: { class: 'dependency-failed', message: 'x' } }),
+      rec(m0, 'e-running', { status: 'running', phase: 'running', updated_at: at(1) }),
+      rec(m0, 'f-draft', { status: 'completed', phase: 'draft', merge_status: 'draft', updated_at: at(1) }),
+      rec(m0, 'g-failed', { status: 'failed', phase: 'failed', updated_at: at(1) }),
+    ]);
+    const kept = (maxRows: number) => tableRows(renderReport(m, { now: at(10), maxRows }).split('### Lanes')[1]!).slice(1).map((r) => cells(r)[0]);
+    expect(kept(2)).toEqual(['f-draft', 'g-failed']);
+    expect(kept(3)).toEqual(['e-running', 'f-draft', 'g-failed']);
+    expect(kept(4)).toEqual(['d-skipped', 'e-running', 'f-draft', 'g-failed']);
+    expect(kept(5)).toEqual(['c-completed', 'd-skipped', 'e-running', 'f-draft', 'g-failed']);
+    expect(kept(6)).toEqual(['b-queued', 'c-completed', 'd-skipped', 'e-running', 'f-draft', 'g-failed']);
+    expect(renderReport(m, { now: at(10), maxRows: 6 })).toContain('\n\n… and 1 more (1 excluded): see the manifest\n');
+  });
+
+  it('with no rows to show, leaves the tables out and says what is hidden', () => {
+    const m = initManifest(
+      baseInit({
+        directive: 'do it',
+        lanes: [{ repo: 'acme/a', lane: 'a', wave: 0, branch: branch('a'), depends_on: [] }],
+        excluded: [{ repo: 'acme/old', lane: 'old', reason: 'archived', detail: null }],
+      }),
+    );
+    expect(renderStatusTable(m, { now: at(60), maxRows: 0 })).toBe(
+      '## Fleet Status — fleet-20260420-071500\n\n' +
+        'Elapsed: 00:01:00 | Active: 0 / 4 | Queued: 1 | Completed: 0 | Failed: 0 | Skipped: 0 | Excluded: 1\n\n' +
+        '… and 2 more (1 queued, 1 excluded)\n',
+    );
+    const md = renderReport(m, { now: at(60), maxRows: 0 });
+    expect(md.slice(md.indexOf('### Lanes'))).toBe(
+      '### Lanes\n\n… and 2 more (1 queued, 1 excluded): see the manifest\n\n' +
+        '### Excluded\n\n… and 1 more excluded: see the manifest\n\n' +
+        '### Action required\n\nNothing needs action.\n',
+    );
+  });
+
+  it('caps the excluded list when asked, and lists an exclusion without detail by its reason alone', () => {
+    const m = initManifest(
+      baseInit({
+        excluded: [
+          { repo: 'acme/x1', lane: 'x1', reason: 'archived', detail: null },
+          { repo: 'acme/x2', lane: 'x2', reason: 'fork', detail: 'a fork of acme/x1' },
+          { repo: 'acme/x3', lane: 'x3', reason: 'disabled', detail: null },
+        ],
+      }),
+    );
+    const excluded = (maxRows?: number) => {
+      const md = renderReport(m, { now: at(10), maxRows });
+      return md.slice(md.indexOf('### Excluded'), md.indexOf('### Action required')).trimEnd();
+    };
+    expect(excluded(1)).toBe('### Excluded\n\n- `acme/x1` — archived\n\n… and 2 more excluded: see the manifest');
+    expect(excluded(3)).toBe('### Excluded\n\n- `acme/x1` — archived\n- `acme/x2` — fork: a fork of acme/x1\n- `acme/x3` — disabled');
+    expect(excluded()).toBe(excluded(3));
+  });
+});
+
+describe('renderPlan details', () => {
+  it('says "wave" for one wave and shows a contention without a reason as a dash', () => {
+    const md = renderPlan(
+      initManifest(
+        baseInit({
+          waves: [{ index: 0, lanes: ['a', 'b'], exclusive: false, shards: [{ id: 'w0-s0', wave: 0, lanes: ['a', 'b'] }], parallel: 1 }],
+          contention: [{ lane: 'b', repo: 'acme/a', wanted_wave: 0, wave: 0, because_of: 'a', reason: '' }],
+          lanes: [
+            { repo: 'acme/a', lane: 'a', wave: 0, branch: branch('a'), depends_on: [] },
+            { repo: 'acme/a', lane: 'b', wave: 0, branch: branch('b'), depends_on: [] },
+          ],
+        }),
+      ),
+    );
+    expect(md).toContain('Lanes: 2 in 1 wave · Skipped: 0');
+    expect(tables(md)[1]!.slice(2).map(cells)).toEqual([['b', 'acme/a', '1 → 1', 'a', '—']]);
+  });
+
+  it('shows waves in order whatever order the manifest holds them in, and leaves the manifest alone', () => {
+    const m = planned();
+    const shuffled: Manifest = { ...m, waves: [m.waves[2]!, m.waves[0]!, m.waves[1]!] };
+    const before = structuredClone(shuffled);
+    const md = renderPlan(shuffled);
+    expect(tables(md)[0]!.slice(2).map((r) => cells(r).slice(0, 2))).toEqual([
+      ['1', 'core, docs'],
+      ['2', 'api, core-docs, web'],
+      ['3', 'cli'],
+    ]);
+    expect(shuffled).toEqual(before);
+  });
+
+  it('caps long lists: 20 lane ids per wave, 100 contentions, exclusions and skipped lanes', () => {
+    const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(3, '0')}`);
+    const build = (n: number) => {
+      const w0 = ids('a', n);
+      return initManifest(
+        baseInit({
+          waves: [{ index: 0, lanes: w0, exclusive: false, shards: [{ id: 'w0-s0', wave: 0, lanes: w0 }], parallel: 1 }],
+          lanes: w0.map((id) => ({ repo: `acme/${id}`, lane: id, wave: 0, branch: branch(id), depends_on: [] })),
+          contention: ids('c', n * 5).map((id) => ({ lane: id, repo: 'acme/c', wanted_wave: 0, wave: 1, because_of: 'a000', reason: 'overlap' })),
+          excluded: ids('x', n * 5).map((id) => ({ repo: `acme/${id}`, lane: id, reason: 'archived', detail: null })),
+          skipped: ids('s', n * 5).map((id) => ({ repo: `acme/${id}`, lane: id, reason: 'depends on excluded lane x000', depends_on: ['x000'] })),
+        }),
+      );
+    };
+    const at20 = renderPlan(build(20));
+    expect(cells(tables(at20)[0]![2]!)[1]).toBe(ids('a', 20).join(', '));
+    expect(tableRows(at20.split('### Contention')[1]!).slice(1)).toHaveLength(100);
+    expect(at20).not.toContain('more');
+    const section = (md: string, name: string) => md.split(`### ${name}\n\n`)[1]!.split('\n\n')[0]!.split('\n');
+    expect(section(at20, 'Excluded')).toHaveLength(100);
+    expect(section(at20, 'Skipped')).toHaveLength(100);
+    expect(section(at20, 'Skipped')[0]).toBe('- `acme/s000` (lane `s000`) — depends on excluded lane x000');
+
+    const at21 = renderPlan(build(21));
+    expect(cells(tables(at21)[0]![2]!)[1]).toBe(`${ids('a', 20).join(', ')} … +1`);
+    expect(tableRows(at21.split('### Contention')[1]!).slice(1)).toHaveLength(100);
+    expect(at21).toContain('\n\n… and 5 more: see the plan artifact\n');
+    expect(section(at21, 'Excluded')).toHaveLength(101);
+    expect(section(at21, 'Excluded')[100]).toBe('- … and 5 more excluded: see the plan artifact');
+    expect(section(at21, 'Skipped')[100]).toBe('- … and 5 more skipped: see the plan artifact');
+  });
+});
+
+describe('renderMermaid details', () => {
+  const lanes = (specs: [string, number, string[]][]) =>
+    initManifest(baseInit({ lanes: specs.map(([lane, wave, depends_on]) => ({ repo: `acme/${lane}`, lane, wave, branch: branch(lane), depends_on })) }));
+
+  it('draws up to the node limit', () => {
+    expect(renderMermaid(initManifest(baseInit()))).toBe('_No lanes._');
+    expect(renderMermaid(planned(), 8)).toMatch(/^```mermaid\n/);
+  });
+
+  it('draws each edge once and leaves out dependencies the manifest does not hold', () => {
+    const g = renderMermaid(lanes([['a', 0, []], ['b', 1, ['a', 'a', 'gone']]]));
+    expect(g.split('\n').filter((l) => l.includes('-->'))).toEqual(['  n_a --> n_b']);
+  });
+
+  it('orders subgraphs by wave, unscheduled last, whatever order the lanes come in', () => {
+    const m = planned();
+    const g = renderMermaid({ ...m, lanes: m.lanes.slice().reverse() });
+    expect(g.split('\n').filter((l) => l.includes('subgraph'))).toEqual([
+      '  subgraph wave_1 ["Wave 1"]',
+      '  subgraph wave_2 ["Wave 2"]',
+      '  subgraph wave_3 ["Wave 3"]',
+      '  subgraph unscheduled ["Not scheduled"]',
+    ]);
+  });
+
+  it('classes several lanes of a status in one comma-separated list', () => {
+    const m0 = lanes([['a', 0, []], ['b', 0, []], ['c', 0, []]]);
+    const m = mergeLaneRecords(m0, [
+      rec(m0, 'a', { status: 'failed', phase: 'failed', updated_at: at(1) }),
+      rec(m0, 'c', { status: 'failed', phase: 'failed', updated_at: at(1) }),
+    ]);
+    expect(renderMermaid(m)).toContain('\n  class n_a,n_c failed\n');
+  });
+
+  it('omits a graph of more than 500 edges, which GitHub cannot render', () => {
+    const graph = (sources: number) => {
+      const src = Array.from({ length: sources }, (_, i) => `s${i}`);
+      const dst = Array.from({ length: 20 }, (_, i) => `d${i}`);
+      return renderMermaid(lanes([...src.map((s): [string, number, string[]] => [s, 0, []]), ...dst.map((d): [string, number, string[]] => [d, 1, src])]));
+    };
+    expect(graph(25)).toMatch(/^```mermaid\n/); // exactly 500 edges
+    expect(graph(26)).toBe('_graph omitted: 520 edges (limit 500)_');
+  });
+});
+
+describe('fitting a check run', async () => {
+  const { fitCheckRunText, utf8Bytes } = await import('../../src/core/report.js');
+  const POINTER = 'See the artifact.';
+  /** What fitCheckRunText appends, and the room it leaves for closing a code fence. */
+  const tail = (size: number, limit: number) => `\n\n… report truncated to fit a check run (${size} bytes, limit ${limit}). ${POINTER}\n`;
+  const SLACK = 8;
+
+  it('leaves a text of exactly the limit untouched', () => {
+    const text = 'x'.repeat(500);
+    expect(fitCheckRunText(text, POINTER, 500)).toBe(text);
+    expect(fitCheckRunText(`${text}y`, POINTER, 500)).not.toBe(`${text}y`);
+  });
+
+  it('cuts a text without line breaks as late as the limit allows, counting UTF-8 bytes per character', () => {
+    const limit = 400;
+    // One character of each UTF-8 width at its boundaries: 1 byte (< U+0080), 2 (from U+0080), 3 (from U+0800), 4 (from U+10000).
+    for (const [ch, width] of [['x', 1], ['\u0080', 2], ['\u07ff', 2], ['\u0800', 3], ['\uffff', 3], ['\u{10000}', 4]] as const) {
+      const text = ch.repeat(1000);
+      const size = utf8Bytes(text);
+      const room = limit - utf8Bytes(tail(size, limit)) - SLACK;
+      const fitted = fitCheckRunText(text, POINTER, limit);
+      expect(fitted, `U+${ch.codePointAt(0)!.toString(16)}`).toBe(ch.repeat(Math.floor(room / width)) + tail(size, limit));
+      expect(utf8Bytes(fitted)).toBeLessThanOrEqual(limit);
+    }
+  });
+
+  it('cuts at the budget when the only line break opens the text', () => {
+    const text = `\n${'x'.repeat(1000)}`;
+    const fitted = fitCheckRunText(text, POINTER, 400);
+    expect(fitted.startsWith(`\n${'x'.repeat(100)}`)).toBe(true);
+    expect(utf8Bytes(fitted)).toBeGreaterThan(400 - SLACK - 1);
+  });
+
+  it('closes only a fence that opens a line, not backticks inside one', () => {
+    const text = `use \`\`\`inline\n${'line\n'.repeat(400)}`;
+    const fitted = fitCheckRunText(text, POINTER, 400);
+    expect(fitted).not.toContain('\n```');
+    expect(fitted.startsWith('use ```inline\nline\n')).toBe(true);
+  });
+});
+
+describe('checkRunConclusion', async () => {
+  const { checkRunConclusion } = await import('../../src/core/report.js');
+  it('fails when a lane failed or was skipped, is neutral when every lane was excluded or there were none, succeeds otherwise', () => {
+    expect(checkRunConclusion(finished())).toBe('failure');
+    expect(checkRunConclusion(oneLane({ status: 'failed', phase: 'failed' }))).toBe('failure');
+    expect(checkRunConclusion(oneLane({ status: 'skipped', phase: 'skipped' }))).toBe('failure');
+    expect(checkRunConclusion(oneLane({ status: 'completed', phase: 'no-op' }))).toBe('success');
+    expect(checkRunConclusion(oneLane({ status: 'excluded', phase: 'excluded' }))).toBe('neutral');
+    expect(checkRunConclusion(initManifest(baseInit()))).toBe('neutral');
+    const mixed = initManifest(baseInit({ excluded: [{ repo: 'acme/old', lane: 'old', reason: 'archived', detail: null }] }));
+    expect(checkRunConclusion(mixed)).toBe('neutral');
+    const m0 = initManifest(baseInit({ lanes: [{ repo: 'acme/a', lane: 'a', wave: 0, branch: branch('a'), depends_on: [] }], excluded: [{ repo: 'acme/old', lane: 'old', reason: 'archived', detail: null }] }));
+    expect(checkRunConclusion(mergeLaneRecords(m0, [rec(m0, 'a', { status: 'completed', phase: 'merged', updated_at: at(1) })]))).toBe('success');
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   addDiscoveredLanes,
+  branchRuleBroken,
   classifyRepo,
   defaultLaneId,
   formatProblems,
@@ -604,5 +605,169 @@ describe('addDiscoveredLanes', () => {
     ]);
     expect(out.lanes.map((l) => l.id)).toEqual(['api', 'web']);
     expect(out.notes.at(-1)).toBe('discovery found 3 repositories beyond the listed targets');
+  });
+});
+
+describe('repository names and the lane ids they give', () => {
+  const ids = (...repos: string[]) => ok(validateFleetFile(base({ targets: repos.map((repo) => ({ repo })) }), FILE)).lanes.map((l) => l.id);
+
+  it('accepts a repository whose name only starts with a dot, and says which rule a nested name breaks', () => {
+    expect(classifyRepo('acme/.github')).toBe('github');
+    expect(classifyRepo('acme/api/extra')).toEqual({ problem: '"acme/api/extra" is not a valid owner/repo name, path (start it with ./ or /) or git URL' });
+  });
+
+  it.each([
+    ['./services/api//', 'api'],
+    ['acme/acme.github.io', 'acme.github.io'],
+    ['/srv/My  Repo', 'my-repo'],
+    ['acme/__internal', 'internal'],
+  ])('derives %s → %s', (repo, id) => {
+    expect(defaultLaneId(repo)).toBe(id);
+  });
+
+  it('names lanes of same-named repositories after their whole URL or path, tidied', () => {
+    expect(ids('https://git.example.com/acme/api.git', 'https://git.example.com/other/api')).toEqual(['git.example.com-acme-api', 'git.example.com-other-api']);
+    expect(ids('acme/site.git', 'other/site')).toEqual(['acme-site', 'other-site']);
+    expect(ids('acme/site.github.io', 'other/site.github.io')).toEqual(['acme-site.github.io', 'other-site.github.io']);
+    expect(ids('/srv/old  stuff/api', './api')).toEqual(['srv-old-stuff-api', 'api']);
+    expect(ids('./a/api--', './b/api--')).toEqual(['a-api', 'b-api']);
+  });
+
+  it('cuts a long derived id to its last 100 characters, starting at a letter or digit', () => {
+    // The last 100 characters of the full slug start with ".-": neither may lead the id.
+    const long = `/x/${'a'.repeat(10)}./${'b'.repeat(94)}/api`;
+    expect(ids(long, 'acme/api')[0]).toBe(`${'b'.repeat(94)}-api`);
+  });
+
+  it('falls back to "repo" when a path has no name, and then needs an explicit lane', () => {
+    const p = problemAt(validateFleetFile(base({ targets: [{ repo: './' }, { repo: '/' }] }), FILE), 'targets[1].lane');
+    expect(p.message).toBe('lane id "repo" is already used by targets[0] (./): give one of them a distinct lane:');
+  });
+
+  it('counts only targets without an explicit lane when deciding that two share a name', () => {
+    const raw = base({ targets: [{ repo: 'acme/api', lane: 'svc' }, { repo: 'other/api' }] });
+    expect(ok(validateFleetFile(raw, FILE)).lanes.map((l) => l.id)).toEqual(['svc', 'api']);
+  });
+});
+
+describe('branchRuleBroken says which rule a branch breaks', () => {
+  it.each([
+    ['', 'it is empty'],
+    ['-x', 'it starts with "-", which git reads as an option'],
+    ['HEAD', '"HEAD" is reserved'],
+    ['a\u0001b', 'it contains a control character'],
+    ['a b', 'it contains a space'],
+    ['a~b', 'it contains "~"'],
+    ['a..b', 'it contains ".."'],
+    ['a@{b', 'it contains "@{"'],
+    ['a//b', 'it has an empty part (a leading, trailing or doubled "/")'],
+    ['a.', 'it ends with "."'],
+    ['a/.b', 'its part ".b" starts with "."'],
+    ['a/x.lock/b', 'its part "x.lock" ends with ".lock"'],
+  ])('%j: %s', (branch, why) => {
+    expect(branchRuleBroken(branch)).toBe(why);
+  });
+});
+
+describe('validateFleetFile: more problems, with their messages', () => {
+  it('checks github.include and github.exclude globs', () => {
+    const raw = base({ forge: 'github', github: { include: ['acme/*', 'acme/[ab'], exclude: ['!acme/x'] } });
+    expect(fields(validateFleetFile(raw, FILE))).toEqual(['github.include[1]', 'github.exclude[0]']);
+    expect(problemAt(validateFleetFile(raw, FILE), 'github.include[1]').message).toMatch(/unclosed/);
+  });
+
+  it('tells what a command preset needs, what an empty lane directive is, and what a lane without a run lacks', () => {
+    expect(problemAt(validateFleetFile(base({ run: undefined, agent: {} }), FILE), 'agent.command').message).toBe(
+      'preset "command" needs a command template, e.g. "my-agent --prompt-file {prompt_file}"',
+    );
+    expect(problemAt(validateFleetFile(base({ targets: [{ repo: 'acme/api', directive: ' ' }] }), FILE), 'targets[0].directive').message).toBe(
+      'the lane directive is empty',
+    );
+    const noRun = base({ run: undefined, targets: [{ repo: 'acme/api', run: 'make' }, { repo: 'acme/web' }] });
+    expect(problemAt(validateFleetFile(noRun, FILE), 'targets[1].run').message).toBe('this lane has no way to run: set run: here or at the top level, or agent:');
+  });
+
+  it('accepts a fallback that is one of several personas', () => {
+    const raw = base({ run: undefined, agent: { preset: 'codex', personas: [{ name: 'a' }, { name: 'b' }], fallback: 'a' } });
+    expect(ok(validateFleetFile(raw, FILE)).file.agent?.fallback).toBe('a');
+  });
+
+  it('refuses a path or URL target with forge: github', () => {
+    const raw = base({ forge: 'github', targets: [{ repo: 'acme/api' }, { repo: './api' }, { repo: 'https://git.example.com/x.git' }] });
+    expect(fields(validateFleetFile(raw, FILE))).toEqual(['targets[1].repo', 'targets[2].repo']);
+    expect(problemAt(validateFleetFile(raw, FILE), 'targets[1].repo').message).toBe(
+      '"./api" is not an owner/repo name; with forge: github every target is a GitHub repository',
+    );
+    expect(ok(validateFleetFile(base({ forge: 'local', targets: [{ repo: './api' }] }), FILE)).lanes[0]!.repo_kind).toBe('path');
+    // A name that is no repository at all gets its own problem, once.
+    expect(problemAt(validateFleetFile(base({ forge: 'github', targets: [{ repo: 'api' }] }), FILE), 'targets[0].repo').message).toContain('owner/api');
+  });
+
+  it('reports a branch one lane breaks even when the first lane’s is fine, and counts the others', () => {
+    const targets = (...lanes: string[]) => lanes.map((lane, i) => ({ repo: `acme/r${i}`, lane }));
+    const one = base({ branch: 'fleet/{lane}', targets: targets('api', 'web.lock') });
+    expect(problemAt(validateFleetFile(one, FILE), 'branch').message).toBe(
+      '"fleet/web.lock" is not a valid git branch name: its part "web.lock" ends with ".lock"',
+    );
+    const two = base({ branch: 'fleet/{lane}', targets: targets('a.lock', 'api', 'b.lock') });
+    expect(problemAt(validateFleetFile(two, FILE), 'branch').message).toBe(
+      '"fleet/a.lock" is not a valid git branch name: its part "a.lock" ends with ".lock" (and 1 more lane branch)',
+    );
+    const three = base({ branch: 'fleet/{lane}', targets: targets('a.lock', 'b.lock', 'c.lock') });
+    expect(problemAt(validateFleetFile(three, FILE), 'branch').message).toMatch(/ \(and 2 more lane branches\)$/);
+  });
+
+  it('lists at most ten lanes when naming an unknown dependency', () => {
+    const lanes = (n: number) => Array.from({ length: n }, (_, i) => ({ repo: `acme/r${i}`, lane: `l${i}`, depends_on: i === 0 ? ['ghost'] : [] }));
+    expect(problemAt(validateFleetFile(base({ targets: lanes(10) }), FILE), 'targets[0].depends_on[0]').message).toBe(
+      '"ghost" is not a lane of this fleet (lanes: l0, l1, l2, l3, l4, l5, l6, l7, l8, l9)',
+    );
+    expect(problemAt(validateFleetFile(base({ targets: lanes(11) }), FILE), 'targets[0].depends_on[0]').message).toBe(
+      '"ghost" is not a lane of this fleet (lanes: l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, …)',
+    );
+  });
+
+  it('reports an unknown field holding something that is not plain data, instead of failing', () => {
+    const raw = { ...base(), hook: () => 'not data' };
+    expect(fields(validateFleetFile(raw, FILE))).toEqual(['hook']);
+  });
+});
+
+describe('addDiscoveredLanes: ids and what it keeps', () => {
+  const fleetOf = (over: Record<string, unknown>) => ok(validateFleetFile(base({ forge: 'github', ...over }), FILE));
+
+  it('keeps the fleet’s exclusions and notes, and gives no discovered repository an excluded lane’s id', () => {
+    const fleet = fleetOf({ targets: [{ repo: 'acme/api' }, { repo: 'acme/api' }], exclude: [{ repo: 'acme/web', reason: 'frozen' }] });
+    const out = addDiscoveredLanes(fleet, ['other/web']);
+    expect(out.lanes.map((l) => [l.id, l.repo])).toEqual([
+      ['api', 'acme/api'],
+      ['other-web', 'other/web'],
+    ]);
+    expect(out.excluded).toEqual([{ repo: 'acme/web', lane: 'web', reason: 'frozen' }]);
+    expect(out.notes).toEqual([...fleet.notes, 'discovery found 1 repository beyond the listed targets']);
+    expect(fleet.notes).toHaveLength(1);
+  });
+
+  it('numbers a discovered lane whose full name is taken too', () => {
+    const fleet = fleetOf({ targets: [{ repo: 'acme/api', lane: 'acme-web' }] });
+    const out = addDiscoveredLanes(fleet, ['acme/web', 'other/web']);
+    expect(out.lanes.map((l) => l.id)).toEqual(['acme-web', 'acme-web-2', 'other-web']);
+    expect(new Set(out.lanes.map((l) => l.branch)).size).toBe(3);
+    const taken = fleetOf({ targets: [{ repo: 'acme/api', lane: 'acme-web' }, { repo: 'acme/cli', lane: 'acme-web-2' }] });
+    expect(addDiscoveredLanes(taken, ['acme/web', 'other/web']).lanes.map((l) => l.id)).toEqual(['acme-web', 'acme-web-2', 'acme-web-3', 'other-web']);
+  });
+
+  it('keeps a numbered id of a long name within the 100 characters a lane id may have', () => {
+    const name = 'x'.repeat(96);
+    // Both the short id (the name) and the full one (its last 100 characters) are taken by listed targets.
+    const fleet = fleetOf({ targets: [{ repo: 'acme/api', lane: name }, { repo: 'acme/cli', lane: `cme-${name}` }] });
+    const id = addDiscoveredLanes(fleet, [`acme/${name}`]).lanes[2]!.id;
+    expect(id).toBe(`cme-${'x'.repeat(91)}-2`);
+    expect(id).toMatch(/^[a-z0-9][a-z0-9._-]{0,99}$/);
+  });
+
+  it('marks a discovered lane as having no entry in the file’s targets', () => {
+    const out = addDiscoveredLanes(fleetOf({}), ['acme/web']);
+    expect(out.lanes[1]).toMatchObject({ id: 'web', index: -1 });
   });
 });

@@ -185,7 +185,10 @@ export class GitLauncher {
   }
 
   launch(req: LaunchRequest): Launched {
-    const shell = this.idleShells.pop() ?? this.newShell(req.sharedEnv?.() ?? {});
+    let shell = this.idleShells.pop();
+    // A shell that died while idle (killed from outside) is dropped, not handed a command it would fail.
+    while (shell?.dead) shell = this.idleShells.pop();
+    shell ??= this.newShell(req.sharedEnv?.() ?? {});
     const base = path.join(this.dir, String(++this.seq));
     const files = { in: req.input === undefined ? '/dev/null' : `${base}.in`, out: `${base}.out`, err: `${base}.err` };
     if (req.input !== undefined) writeFileSync(files.in, req.input, { mode: 0o600 });

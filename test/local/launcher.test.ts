@@ -124,6 +124,18 @@ describe.skipIf(process.platform !== 'linux' || !gitLauncher())('git launcher', 
     expect(next.stdout.toString('utf8')).toBe('ok');
   });
 
+  it('drops a shell that died while idle and runs the next command in a new one', async () => {
+    launcher = new GitLauncher();
+    await launcher.launch({ file: 'true', args: [], cwd: tmp, env: { PATH } }).result;
+    const idle = descendants().find((p) => p.cmdline.startsWith('/bin/sh\0-s'))!;
+    process.kill(idle.pid, 'SIGKILL');
+    while (descendants().some((p) => p.pid === idle.pid && p.cmdline !== '')) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50)); // Node learns of the exit on its next turn
+    const next = await launcher.launch({ file: 'printf', args: ['ok'], cwd: tmp, env: { PATH } }).result;
+    expect(next).toMatchObject({ status: 0 });
+    expect(next.stdout.toString('utf8')).toBe('ok');
+  });
+
   it('leaves no shell behind once closed', async () => {
     launcher = new GitLauncher();
     await Promise.all([1, 2, 3].map(() => launcher!.launch({ file: 'true', args: [], cwd: tmp, env: { PATH } }).result));

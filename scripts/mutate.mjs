@@ -24,8 +24,10 @@ const FOLDERS = {
 };
 
 const args = process.argv.slice(2);
-const names = args.filter((a) => !a.startsWith('-'));
-const extra = args.filter((a) => a.startsWith('-'));
+// Names first, then Stryker's options with their values (`--concurrency 1`): a value is not a name.
+const firstOption = args.findIndex((a) => a.startsWith('-'));
+const names = firstOption === -1 ? args : args.slice(0, firstOption);
+const extra = firstOption === -1 ? [] : args.slice(firstOption);
 
 /** A folder name, or a file under src/<folder>/: the runs to make, each with its globs and a report name. */
 function runsFor(list) {

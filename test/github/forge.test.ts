@@ -543,6 +543,82 @@ describe('merge', () => {
   });
 });
 
+describe('merge refusals', () => {
+  it('fails without a commit or with a merge method GitHub does not have, before any request', async () => {
+    const l = await repoWithLane();
+    const rec = newLaneRecord({ repo: l.repo, lane: l.id, wave: 0, branch: l.branch, depends_on: [] });
+    h.emu.resetLog();
+    expect(await h.forge.merge(l, rec, 'squash')).toEqual({ status: 'failed', detail: 'nothing to merge: the lane has no commit' });
+    expect(await h.forge.merge(l, { ...rec, commit: 'a'.repeat(40) }, 'octopus')).toEqual({ status: 'failed', detail: 'unknown merge method octopus (merge, squash, rebase or fast-forward)' });
+    expect(h.emu.count({})).toBe(0);
+  });
+
+  it('is blocked when the lane has no open pull request, or its pull request was closed', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    expect(await h.forge.merge(l, rec, 'squash')).toEqual({ status: 'blocked', detail: `no open pull request from ${l.branch}` });
+    const pub = await h.forge.publish(publishInput(l, rec));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.octokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: pub.pr_number!, state: 'closed' });
+    h.emu.resetLog();
+    expect(await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash')).toEqual({ status: 'blocked', detail: `#${pub.pr_number} is closed` });
+    expect(h.emu.count({ method: 'PUT' })).toBe(0);
+    expect(await h.forge.isMerged(l, { ...rec, pr_number: pub.pr_number })).toBe(false);
+  });
+
+  it('says a pull request merged at another commit is not the lane merged', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    const moved = await h.emu.commit({ owner, repo, branch: l.branch, files: { 'someone-else.txt': 'y\n' } });
+    await h.octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', { owner, repo, pull_number: pub.pr_number!, merge_method: 'merge' });
+    const m = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash');
+    expect(m).toEqual({ status: 'blocked', detail: `#${pub.pr_number} was merged at ${moved.slice(0, 12)}, not at the lane's ${rec.commit!.slice(0, 12)}` });
+    // The pull request is merged all the same: isMerged reads GitHub's answer, not the lane's commit.
+    expect(await h.forge.isMerged(l, { ...rec, pr_number: pub.pr_number })).toBe(true);
+    expect(await h.forge.isMerged(l, { ...rec, pr_number: null })).toBe(false);
+  });
+
+  // https://docs.github.com/en/rest/git/refs#update-a-reference: with force false, a move that is not a fast-forward is refused (422).
+  it('is blocked when the base moved and a fast-forward is no longer possible', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    const main = await h.emu.commit({ owner, repo, branch: 'main', files: { 'other.txt': 'z\n' } });
+    const m = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'fast-forward');
+    expect(m.status).toBe('blocked');
+    expect(m.detail).toMatch(new RegExp(`^main cannot be fast-forwarded to ${rec.commit!.slice(0, 12)}: Update is not a fast forward`));
+    expect(await h.emu.branchSha(l.repo, 'main')).toBe(main);
+  });
+});
+
+describe('the pull request of a lane', () => {
+  it("refuses to adopt another fleet's pull request from the same branch", async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: 'theirs', head: l.branch, base: 'main', body: `${markerFor('other', 'api')}\nanother fleet` });
+    const err = await h.forge.publish(publishInput(l, rec)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GitHubForgeError);
+    expect((err as Error).message).toBe(`${l.repo}: publishing failed: pull request #1 from ${l.branch} belongs to fleet other lane api; give this fleet another name or branch template`);
+    expect(h.emu.pullRequests(l.repo)).toHaveLength(1);
+  });
+
+  it('adopts a pull request of the branch without a marker, and puts the marker in its body', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: 'by hand', head: l.branch, base: 'main', body: 'opened by hand' });
+    const r = await h.forge.publish(publishInput(l, rec, { body: 'This change was made by the Fleet **demo**.' }));
+    expect(r).toMatchObject({ pr_number: 1, updated: true });
+    const [pr] = h.emu.pullRequests(l.repo);
+    expect(pr!.title).toBe(`demo: ${l.id}`);
+    expect(pr!.body).toBe(`${markerFor('demo', l.id)}\nThis change was made by the Fleet **demo**.`);
+  });
+});
+
 describe('limits and failures', () => {
   it('slows down on a secondary rate limit but loses nothing', async () => {
     const l = await repoWithLane();

@@ -243,6 +243,17 @@ describe('publish', () => {
     expect(h.emu.pullRequests(l.repo)[0]!.requested_reviewers).toEqual(['octocat']);
   });
 
+  // "Adds up to 10 assignees to an issue": https://docs.github.com/en/rest/issues/assignees#add-assignees-to-an-issue; GitHub answers 201 and leaves the rest out.
+  it('notes the assignees GitHub silently left out', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const people = Array.from({ length: 11 }, (_, i) => `dev${String(i).padStart(2, '0')}`);
+    const r = await h.forge.publish(publishInput(l, rec, { assignees: people }));
+    expect(r.notes).toEqual(['GitHub did not assign dev10 (no access to the repository?)']);
+    expect(h.emu.pullRequests(l.repo)[0]!.assignees).toEqual(people.slice(0, 10));
+    expect(h.log).toContain(`${l.repo}#${r.pr_number}: GitHub did not assign dev10 (no access to the repository?)`);
+  });
+
   it('opens drafts, and turns a PR into a draft and back with GraphQL', async () => {
     const l = await repoWithLane();
     const rec = await pushLane(l, edit('x.txt', 'x\n'));

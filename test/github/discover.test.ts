@@ -140,6 +140,10 @@ describe('discovery that GitHub refuses', () => {
     const limited = await discoverRepos(h.client({ maxRetries: 0 }), [{ org: 'acme' }, { user: 'octocat' }]);
     expect(limited.repos).toEqual(['octocat/dotfiles', 'octocat/hello-world']);
     expect(limited.problems).toEqual([expect.stringMatching(/^github\.discover org acme: You have exceeded a secondary rate limit.* \(forbidden or rate limited\)$/)]);
+    // Any other failure (a server error once retries are spent) is GitHub's message alone.
+    h.emu.fault({ kind: '5xx', status: 502, match: { method: 'GET', path: '/search/repositories' }, times: 1 });
+    const failed = await discoverRepos(h.client({ serverErrorRetries: 0 }), [{ search: 'topic:service' }]);
+    expect(failed).toEqual({ repos: [], problems: ['github.discover search "topic:service": Server Error'] });
     h.emu.clearFaults();
   });
 });

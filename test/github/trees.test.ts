@@ -29,7 +29,14 @@ const TREES = '/repos/{owner}/{repo}/git/trees/{tree_sha}';
 const EXPECTED = [
   'becomes-dir', // a file replaced by a folder
   'becomes-dir/z.txt',
+  'fresh/f0.txt', // a folder added, too big to list whole on the walk
+  'fresh/f1.txt',
+  'fresh/f2.txt',
+  'fresh/f3.txt',
   'gone/y.txt', // a folder removed
+  'grow/g1.txt', // a folder listed whole before and truncated after, on the walk
+  'grow/g2.txt',
+  'grow/g3.txt',
   'lib/m.ts', // small folder (listed whole inside the walk): content, and mode only
   'lib/p.sh',
   'new/sub/n.txt', // a folder added
@@ -58,6 +65,7 @@ beforeAll(async () => {
     'old-dir/x.txt': 'x\n',
     'becomes-dir': 'a file\n',
     'gone/y.txt': 'y\n',
+    'grow/g0.txt': 'g0\n',
   };
   const created = await h.emu.createRepo({ owner: 'acme', name: 'trees', files });
   base = created.headSha!;
@@ -77,6 +85,9 @@ beforeAll(async () => {
   await mkdir(at('becomes-dir'));
   await writeFile(at('becomes-dir/z.txt'), 'z\n');
   await rm(at('gone'), { recursive: true });
+  for (let i = 1; i <= 3; i++) await writeFile(at(`grow/g${i}.txt`), `g${i}\n`);
+  await mkdir(at('fresh'));
+  for (let i = 0; i <= 3; i++) await writeFile(at(`fresh/f${i}.txt`), `f${i}\n`);
   await mkdir(at('new/sub'), { recursive: true });
   await writeFile(at('new/sub/n.txt'), 'n\n');
   await tgit(['-c', 'core.fileMode=true', 'add', '-A'], { cwd: dir });

@@ -127,11 +127,34 @@ describe('git access', () => {
       await writeFile(path.join(dir, 'src/added.ts'), 'new\n');
       await rm(path.join(dir, 'src/keep.ts'));
     });
+    h.emu.resetLog();
     const files = await h.forge.changedFiles(l, rec.base_commit!, rec.commit!);
     expect(files).toEqual(['docs/new-name.md', 'docs/old-name.md', 'src/added.ts', 'src/keep.ts']);
-    // The same list the lane computed from its working copy.
+    // The same list the lane computed from its working copy, from one compare: under 300 files no tree is read.
     expect(files).toEqual([...rec.changed_files].sort());
+    expect(h.emu.count({})).toBe(1);
+    // A commit GitHub does not have: null, and a warning that names the two commits.
     expect(await h.forge.changedFiles(l, rec.base_commit!, '0'.repeat(40))).toBeNull();
+    expect(h.log).toEqual([expect.stringMatching(new RegExp(`^${l.repo}: cannot compare ${rec.base_commit!.slice(0, 12)}\\.\\.\\.000000000000: \\S`))]);
+  });
+
+  it('fails, naming the commits, when GitHub cannot answer a compare', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const forge = h.makeForge({ octokit: h.client({ serverErrorRetries: 0 }) });
+    h.emu.fault({ kind: '5xx', status: 502, match: { method: 'GET', path: '/repos/{owner}/{repo}/compare/{basehead}' }, times: 1 });
+    const err = await forge.changedFiles(l, rec.base_commit!, rec.commit!).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GitHubForgeError);
+    expect((err as Error).message).toBe(`${l.repo}: comparing ${rec.base_commit!.slice(0, 12)}...${rec.commit!.slice(0, 12)} failed (502): Server Error`);
+  });
+
+  // An empty repository has no refs: GitHub answers 409 "Git Repository is empty." (https://docs.github.com/en/rest/git/refs#get-a-reference lists 409).
+  it('reads no branch head in an empty repository', async () => {
+    const name = `empty-${++n}`;
+    await h.emu.createRepo({ owner: 'acme', name, empty: true });
+    h.emu.resetLog();
+    expect(await h.forge.branchHead(lane(`acme/${name}`), 'main')).toBeNull();
+    expect(h.emu.find({ route: '/repos/{owner}/{repo}/git/ref/{ref}' }).map((r) => r.status)).toEqual([409]);
   });
 
   it('reads a lane commit of more than 300 files from the git trees (compare lists only 300)', async () => {

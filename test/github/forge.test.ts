@@ -292,6 +292,23 @@ describe('publish', () => {
     expect(h.emu.count({ kind: 'graphql' })).toBe(2);
     h.emu.assertNoViolations();
   });
+
+  it('leaves a closed pull request alone, and says which one it could not read', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const r = await h.forge.publish(publishInput(l, rec, { draft: true }));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.octokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: r.pr_number!, state: 'closed' });
+    h.emu.resetLog();
+    await h.forge.setDraft(l, r.pr_number!, false);
+    expect(h.emu.count({ kind: 'graphql' })).toBe(0);
+    expect(h.emu.pullRequests(l.repo)[0]!.draft).toBe(true);
+    await expect(h.forge.setDraft(l, 99, true)).rejects.toThrow(new GitHubForgeError(l.repo, 'reading pull request #99', 404, 'Not Found'));
+    // Without a pull request number there is nothing to ask GitHub.
+    h.emu.resetLog();
+    expect(await h.forge.isMerged(l, { ...rec, pr_number: null })).toBe(false);
+    expect(h.emu.count({})).toBe(0);
+  });
 });
 
 describe('CI', () => {

@@ -304,6 +304,16 @@ describe('publish', () => {
     expect(h.emu.count({ kind: 'graphql' })).toBe(0);
     expect(h.emu.pullRequests(l.repo)[0]!.draft).toBe(true);
     await expect(h.forge.setDraft(l, 99, true)).rejects.toThrow(new GitHubForgeError(l.repo, 'reading pull request #99', 404, 'Not Found'));
+    await expect(h.forge.isMerged(l, { ...rec, pr_number: 99 })).rejects.toThrow(new GitHubForgeError(l.repo, 'reading pull request #99', 404, 'Not Found'));
+    // A token that may read the pull request but not write it: GitHub refuses the GraphQL mutation.
+    const reader = 'ghs_readerOfDraftsForFleetTests00001';
+    h.emu.addToken(reader, { login: 'reader', default: 'pull' });
+    const readOnly = h.makeForge({ octokit: h.client({ token: reader }), token: reader });
+    await h.octokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: r.pr_number!, state: 'open' });
+    const err = await readOnly.setDraft(l, r.pr_number!, false).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GitHubForgeError);
+    expect((err as Error).message).toMatch(new RegExp(`^${l.repo}: marking pull request #${r.pr_number} ready for review failed: \\S`));
+    expect(h.emu.pullRequests(l.repo)[0]!.draft).toBe(true);
     // Without a pull request number there is nothing to ask GitHub.
     h.emu.resetLog();
     expect(await h.forge.isMerged(l, { ...rec, pr_number: null })).toBe(false);

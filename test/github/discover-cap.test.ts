@@ -42,6 +42,15 @@ describe('search discovery', () => {
     ]);
   });
 
+  it('reports nothing missing when exactly 1,000 repositories match', async () => {
+    const server = searchServer(1000);
+    const octokit = createOctokit({ token: 'ghs_capTestToken000000000000000001', apiUrl: 'https://api.example.test', pacing: NO_PACING, fetch: server.fetch });
+    const { repos, problems } = await discoverRepos(octokit, [{ topic: 'svc', owner: 'huge' }]);
+    expect(repos).toHaveLength(1000);
+    expect(server.pages).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(problems).toEqual([]);
+  });
+
   it('stops at the last page under the cap, and says when GitHub gave incomplete results', async () => {
     const server = searchServer(250, { incompleteOnPage: 2 });
     const octokit = createOctokit({ token: 'ghs_capTestToken000000000000000001', apiUrl: 'https://api.example.test', pacing: NO_PACING, fetch: server.fetch });

@@ -2,7 +2,7 @@
  * Discovery against the GitHub emulator (real HTTP): organizations, users,
  * topics, searches, and the fleet file's include/exclude over what was found.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addDiscoveredLanes, validateFleetFile } from '../../src/core/validate.js';
 import { discoverRepos } from '../../src/github/discover.js';
 import { createOctokit } from '../../src/github/octokit.js';
@@ -24,8 +24,10 @@ beforeAll(async () => {
   await emu.createRepo({ owner: 'other', name: 'tool', topics: ['terraform'] });
 });
 
+// Each test's requests must be ones GitHub's API description allows (a malformed parameter fails the test that sent it).
+afterEach(() => h.emu.assertNoViolations());
+
 afterAll(async () => {
-  h.emu.assertNoViolations();
   await h.emu.close();
 });
 
@@ -85,6 +87,15 @@ describe('discoverRepos', () => {
     expect(repos).toEqual(['acme/api', 'acme/web']);
   });
 
+  it('stops paging a search at total_count: a full last page is not followed by an empty one', async () => {
+    await mapLimit(Array.from({ length: 200 }, (_, i) => i), 8, (i) => h.emu.createRepo({ owner: 'bulk', name: `m-${String(i).padStart(3, '0')}`, empty: true, topics: ['bulk'] }));
+    h.emu.resetLog();
+    const { repos, problems } = await discoverRepos(h.octokit, [{ search: 'topic:bulk' }]);
+    expect(problems).toEqual([]);
+    expect(repos).toHaveLength(200);
+    expect(h.emu.find({ route: '/search/repositories' }).map((r) => new URLSearchParams(r.query).get('page'))).toEqual(['1', '2']);
+  });
+
   it('deduplicates across sources and sorts', async () => {
     const { repos } = await discoverRepos(h.octokit, [{ search: 'topic:terraform' }, { org: 'acme' }, { topic: 'service', owner: 'acme' }]);
     expect(repos).toEqual(['acme/api', 'acme/forked-module', 'acme/infra', 'acme/legacy-billing', 'acme/web', 'octocat/dotfiles', 'other/tool']);
@@ -99,6 +110,41 @@ describe('discoverRepos', () => {
       'github.discover user ghost-user: no user "ghost-user"',
       'github.discover org octocat: no organization "octocat" (or the token cannot see it); octocat is a user: write {user: octocat}',
     ]);
+  });
+});
+
+describe('discovery that GitHub refuses', () => {
+  it('reports each source the token cannot read with GitHub\'s message, and still reads a topic as user: when the owner type is unknown', async () => {
+    // An unknown token: GitHub answers 401 "Bad credentials" to every request (https://docs.github.com/en/rest/authentication/authenticating-to-the-rest-api#failed-login-limit).
+    const client = createOctokit({ token: 'ghp_notATokenGitHubKnows00000000001', apiUrl: h.emu.url, pacing: NO_PACING });
+    h.emu.resetLog();
+    const { repos, problems } = await discoverRepos(client, [{ org: 'acme' }, { user: 'octocat' }, { topic: 'terraform', owner: 'acme' }, { search: 'topic:service' }]);
+    expect(repos).toEqual([]);
+    expect(problems).toEqual([
+      'github.discover org acme: Bad credentials - https://docs.github.com/rest (the token is not valid)',
+      'github.discover user octocat: Bad credentials - https://docs.github.com/rest (the token is not valid)',
+      'github.discover topic terraform of acme: Bad credentials - https://docs.github.com/rest (the token is not valid)',
+      'github.discover search "topic:service": Bad credentials - https://docs.github.com/rest (the token is not valid)',
+    ]);
+    // The owner's type could not be read (401, not 404): the topic is still searched, with user:.
+    expect(h.emu.find({ route: '/search/repositories' }).map((r) => new URLSearchParams(r.query).get('q'))).toEqual(['topic:terraform user:acme', 'topic:service']);
+  });
+
+  it('says when GitHub rejected a search (422) or refused it for a rate limit (403)', async () => {
+    // Search answers 422 "Validation failed, or the endpoint has been spammed" (https://docs.github.com/en/rest/search/search#search-repositories).
+    h.emu.fault({ kind: '5xx', status: 422, match: { method: 'GET', path: '/search/repositories' }, times: 1 });
+    const rejected = await discoverRepos(h.octokit, [{ search: 'topic:service' }]);
+    expect(rejected).toEqual({ repos: [], problems: ['github.discover search "topic:service": Server Error (GitHub rejected the query)'] });
+    // A secondary rate limit is a 403 (https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits); with no retries left it is the source's problem.
+    h.emu.fault({ kind: 'secondary-rate-limit', match: { method: 'GET', path: '/orgs/{org}/repos' }, times: 1 });
+    const limited = await discoverRepos(h.client({ maxRetries: 0 }), [{ org: 'acme' }, { user: 'octocat' }]);
+    expect(limited.repos).toEqual(['octocat/dotfiles', 'octocat/hello-world']);
+    expect(limited.problems).toEqual([expect.stringMatching(/^github\.discover org acme: You have exceeded a secondary rate limit.* \(forbidden or rate limited\)$/)]);
+    // Any other failure (a server error once retries are spent) is GitHub's message alone.
+    h.emu.fault({ kind: '5xx', status: 502, match: { method: 'GET', path: '/search/repositories' }, times: 1 });
+    const failed = await discoverRepos(h.client({ serverErrorRetries: 0 }), [{ search: 'topic:service' }]);
+    expect(failed).toEqual({ repos: [], problems: ['github.discover search "topic:service": Server Error'] });
+    h.emu.clearFaults();
   });
 });
 

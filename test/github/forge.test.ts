@@ -127,11 +127,34 @@ describe('git access', () => {
       await writeFile(path.join(dir, 'src/added.ts'), 'new\n');
       await rm(path.join(dir, 'src/keep.ts'));
     });
+    h.emu.resetLog();
     const files = await h.forge.changedFiles(l, rec.base_commit!, rec.commit!);
     expect(files).toEqual(['docs/new-name.md', 'docs/old-name.md', 'src/added.ts', 'src/keep.ts']);
-    // The same list the lane computed from its working copy.
+    // The same list the lane computed from its working copy, from one compare: under 300 files no tree is read.
     expect(files).toEqual([...rec.changed_files].sort());
+    expect(h.emu.count({})).toBe(1);
+    // A commit GitHub does not have: null, and a warning that names the two commits.
     expect(await h.forge.changedFiles(l, rec.base_commit!, '0'.repeat(40))).toBeNull();
+    expect(h.log).toEqual([expect.stringMatching(new RegExp(`^${l.repo}: cannot compare ${rec.base_commit!.slice(0, 12)}\\.\\.\\.000000000000: \\S`))]);
+  });
+
+  it('fails, naming the commits, when GitHub cannot answer a compare', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const forge = h.makeForge({ octokit: h.client({ serverErrorRetries: 0 }) });
+    h.emu.fault({ kind: '5xx', status: 502, match: { method: 'GET', path: '/repos/{owner}/{repo}/compare/{basehead}' }, times: 1 });
+    const err = await forge.changedFiles(l, rec.base_commit!, rec.commit!).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GitHubForgeError);
+    expect((err as Error).message).toBe(`${l.repo}: comparing ${rec.base_commit!.slice(0, 12)}...${rec.commit!.slice(0, 12)} failed (502): Server Error`);
+  });
+
+  // An empty repository has no refs: GitHub answers 409 "Git Repository is empty." (https://docs.github.com/en/rest/git/refs#get-a-reference lists 409).
+  it('reads no branch head in an empty repository', async () => {
+    const name = `empty-${++n}`;
+    await h.emu.createRepo({ owner: 'acme', name, empty: true });
+    h.emu.resetLog();
+    expect(await h.forge.branchHead(lane(`acme/${name}`), 'main')).toBeNull();
+    expect(h.emu.find({ route: '/repos/{owner}/{repo}/git/ref/{ref}' }).map((r) => r.status)).toEqual([409]);
   });
 
   it('reads a lane commit of more than 300 files from the git trees (compare lists only 300)', async () => {
@@ -243,6 +266,17 @@ describe('publish', () => {
     expect(h.emu.pullRequests(l.repo)[0]!.requested_reviewers).toEqual(['octocat']);
   });
 
+  // "Adds up to 10 assignees to an issue": https://docs.github.com/en/rest/issues/assignees#add-assignees-to-an-issue; GitHub answers 201 and leaves the rest out.
+  it('notes the assignees GitHub silently left out', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const people = Array.from({ length: 11 }, (_, i) => `dev${String(i).padStart(2, '0')}`);
+    const r = await h.forge.publish(publishInput(l, rec, { assignees: people }));
+    expect(r.notes).toEqual(['GitHub did not assign dev10 (no access to the repository?)']);
+    expect(h.emu.pullRequests(l.repo)[0]!.assignees).toEqual(people.slice(0, 10));
+    expect(h.log).toContain(`${l.repo}#${r.pr_number}: GitHub did not assign dev10 (no access to the repository?)`);
+  });
+
   it('opens drafts, and turns a PR into a draft and back with GraphQL', async () => {
     const l = await repoWithLane();
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
@@ -257,6 +291,33 @@ describe('publish', () => {
     await h.forge.setDraft(l, r.pr_number!, true);
     expect(h.emu.count({ kind: 'graphql' })).toBe(2);
     h.emu.assertNoViolations();
+  });
+
+  it('leaves a closed pull request alone, and says which one it could not read', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const r = await h.forge.publish(publishInput(l, rec, { draft: true }));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.octokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: r.pr_number!, state: 'closed' });
+    h.emu.resetLog();
+    await h.forge.setDraft(l, r.pr_number!, false);
+    expect(h.emu.count({ kind: 'graphql' })).toBe(0);
+    expect(h.emu.pullRequests(l.repo)[0]!.draft).toBe(true);
+    await expect(h.forge.setDraft(l, 99, true)).rejects.toThrow(new GitHubForgeError(l.repo, 'reading pull request #99', 404, 'Not Found'));
+    await expect(h.forge.isMerged(l, { ...rec, pr_number: 99 })).rejects.toThrow(new GitHubForgeError(l.repo, 'reading pull request #99', 404, 'Not Found'));
+    // A token that may read the pull request but not write it: GitHub refuses the GraphQL mutation.
+    const reader = 'ghs_readerOfDraftsForFleetTests00001';
+    h.emu.addToken(reader, { login: 'reader', default: 'pull' });
+    const readOnly = h.makeForge({ octokit: h.client({ token: reader }), token: reader });
+    await h.octokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: r.pr_number!, state: 'open' });
+    const err = await readOnly.setDraft(l, r.pr_number!, false).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GitHubForgeError);
+    expect((err as Error).message).toMatch(new RegExp(`^${l.repo}: marking pull request #${r.pr_number} ready for review failed: \\S`));
+    expect(h.emu.pullRequests(l.repo)[0]!.draft).toBe(true);
+    // Without a pull request number there is nothing to ask GitHub.
+    h.emu.resetLog();
+    expect(await h.forge.isMerged(l, { ...rec, pr_number: null })).toBe(false);
+    expect(h.emu.count({})).toBe(0);
   });
 });
 
@@ -540,6 +601,82 @@ describe('merge', () => {
     const m = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'fast-forward');
     expect(m.status).toBe('merged');
     expect(await h.emu.branchSha(l.repo, 'main')).toBe(rec.commit);
+  });
+});
+
+describe('merge refusals', () => {
+  it('fails without a commit or with a merge method GitHub does not have, before any request', async () => {
+    const l = await repoWithLane();
+    const rec = newLaneRecord({ repo: l.repo, lane: l.id, wave: 0, branch: l.branch, depends_on: [] });
+    h.emu.resetLog();
+    expect(await h.forge.merge(l, rec, 'squash')).toEqual({ status: 'failed', detail: 'nothing to merge: the lane has no commit' });
+    expect(await h.forge.merge(l, { ...rec, commit: 'a'.repeat(40) }, 'octopus')).toEqual({ status: 'failed', detail: 'unknown merge method octopus (merge, squash, rebase or fast-forward)' });
+    expect(h.emu.count({})).toBe(0);
+  });
+
+  it('is blocked when the lane has no open pull request, or its pull request was closed', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    expect(await h.forge.merge(l, rec, 'squash')).toEqual({ status: 'blocked', detail: `no open pull request from ${l.branch}` });
+    const pub = await h.forge.publish(publishInput(l, rec));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.octokit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: pub.pr_number!, state: 'closed' });
+    h.emu.resetLog();
+    expect(await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash')).toEqual({ status: 'blocked', detail: `#${pub.pr_number} is closed` });
+    expect(h.emu.count({ method: 'PUT' })).toBe(0);
+    expect(await h.forge.isMerged(l, { ...rec, pr_number: pub.pr_number })).toBe(false);
+  });
+
+  it('says a pull request merged at another commit is not the lane merged', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    const moved = await h.emu.commit({ owner, repo, branch: l.branch, files: { 'someone-else.txt': 'y\n' } });
+    await h.octokit.request('PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge', { owner, repo, pull_number: pub.pr_number!, merge_method: 'merge' });
+    const m = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash');
+    expect(m).toEqual({ status: 'blocked', detail: `#${pub.pr_number} was merged at ${moved.slice(0, 12)}, not at the lane's ${rec.commit!.slice(0, 12)}` });
+    // The pull request is merged all the same: isMerged reads GitHub's answer, not the lane's commit.
+    expect(await h.forge.isMerged(l, { ...rec, pr_number: pub.pr_number })).toBe(true);
+    expect(await h.forge.isMerged(l, { ...rec, pr_number: null })).toBe(false);
+  });
+
+  // https://docs.github.com/en/rest/git/refs#update-a-reference: with force false, a move that is not a fast-forward is refused (422).
+  it('is blocked when the base moved and a fast-forward is no longer possible', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const pub = await h.forge.publish(publishInput(l, rec));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    const main = await h.emu.commit({ owner, repo, branch: 'main', files: { 'other.txt': 'z\n' } });
+    const m = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'fast-forward');
+    expect(m.status).toBe('blocked');
+    expect(m.detail).toMatch(new RegExp(`^main cannot be fast-forwarded to ${rec.commit!.slice(0, 12)}: Update is not a fast forward`));
+    expect(await h.emu.branchSha(l.repo, 'main')).toBe(main);
+  });
+});
+
+describe('the pull request of a lane', () => {
+  it("refuses to adopt another fleet's pull request from the same branch", async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: 'theirs', head: l.branch, base: 'main', body: `${markerFor('other', 'api')}\nanother fleet` });
+    const err = await h.forge.publish(publishInput(l, rec)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GitHubForgeError);
+    expect((err as Error).message).toBe(`${l.repo}: publishing failed: pull request #1 from ${l.branch} belongs to fleet other lane api; give this fleet another name or branch template`);
+    expect(h.emu.pullRequests(l.repo)).toHaveLength(1);
+  });
+
+  it('adopts a pull request of the branch without a marker, and puts the marker in its body', async () => {
+    const l = await repoWithLane();
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    await h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: 'by hand', head: l.branch, base: 'main', body: 'opened by hand' });
+    const r = await h.forge.publish(publishInput(l, rec, { body: 'This change was made by the Fleet **demo**.' }));
+    expect(r).toMatchObject({ pr_number: 1, updated: true });
+    const [pr] = h.emu.pullRequests(l.repo);
+    expect(pr!.title).toBe(`demo: ${l.id}`);
+    expect(pr!.body).toBe(`${markerFor('demo', l.id)}\nThis change was made by the Fleet **demo**.`);
   });
 });
 

@@ -105,4 +105,10 @@ describe('discovery queries', () => {
     expect(topicQuery('terraform', 'octocat', 'User')).toBe('topic:terraform user:octocat');
     expect(topicQuery('terraform', 'x', 'unknown', true)).toBe('topic:terraform user:x fork:true');
   });
+
+  // https://docs.github.com/en/search-github/getting-started-with-searching-on-github/understanding-the-search-syntax#use-quotation-marks-for-queries-with-whitespace
+  it('quotes a topic with whitespace so it stays one term, dropping quotes inside it', () => {
+    expect(topicQuery('machine learning', 'acme', 'Organization')).toBe('topic:"machine learning" org:acme');
+    expect(topicQuery('say "hi"', 'acme', 'User')).toBe('topic:"say hi" user:acme');
+  });
 });

@@ -66,6 +66,27 @@ describe('judgeRepo', () => {
     for (const p of ['WRITE', 'MAINTAIN', 'ADMIN']) expect(judgeRepo('acme/api', node({ viewerPermission: p }), [], [], false).ok).toBe(true);
   });
 
+  it('says why in words a person can act on', () => {
+    const detail = (v: ReturnType<typeof judgeRepo>) => (v.ok ? 'ok' : `${v.reason}: ${v.detail}`);
+    expect(detail(judgeRepo('acme/x', null, [{ type: 'NOT_FOUND', path: ['r0'], message: 'Could not resolve' }], [], false))).toBe(
+      'not-found: acme/x does not exist, or the token cannot see it',
+    );
+    expect(detail(judgeRepo('acme/x', null, [{ type: 'FORBIDDEN', message: 'Resource protected by organization SAML enforcement.' }], [], false))).toBe(
+      'forbidden: acme/x: Resource protected by organization SAML enforcement.',
+    );
+    // Any other error is neither "not found" nor "forbidden": the repository could not be checked.
+    expect(detail(judgeRepo('acme/x', null, [{ type: 'SERVICE_UNAVAILABLE', message: 'Something went wrong' }], [], false))).toBe('unreachable: acme/x: Something went wrong');
+    expect(detail(judgeRepo('acme/x', null, [{ message: 'timeout' }], [], false))).toBe('unreachable: acme/x: timeout');
+    expect(detail(judgeRepo('acme/api', node({ isDisabled: true }), [], [], false))).toBe('disabled: acme/api is disabled');
+    expect(detail(judgeRepo('acme/api', node({ isArchived: true }), [], [], false))).toBe('archived: acme/api is archived (read-only)');
+    expect(detail(judgeRepo('acme/api', node({ isFork: true }), [], [], false))).toBe('fork: acme/api is a fork (set github.allow_forks: true to include forks)');
+    expect(detail(judgeRepo('acme/api', node({ isEmpty: true, defaultBranchRef: null }), [], [], false))).toBe('empty: acme/api has no commits yet');
+    // No default branch to clone is as good as empty, whatever isEmpty says.
+    expect(detail(judgeRepo('acme/api', node({ defaultBranchRef: null }), [], [], false))).toBe('empty: acme/api has no commits yet');
+    expect(detail(judgeRepo('acme/api', node({ viewerPermission: null }), [], [], false))).toBe('no-push-permission: the token has no permission on acme/api; it needs write');
+    expect(detail(judgeRepo('acme/api', node({ viewerPermission: 'TRIAGE' }), [], [], false))).toBe('no-push-permission: the token has triage permission on acme/api; it needs write');
+  });
+
   it('reports bases that do not exist', () => {
     const v = judgeRepo('acme/api', node({ b0: { name: 'develop' }, b1: null }), [], [{ alias: 'b0', branch: 'develop' }, { alias: 'b1', branch: 'nope' }], false);
     expect(v).toEqual({ ok: true, nameWithOwner: 'acme/api', defaultBranch: 'main', missingBases: ['nope'] });

@@ -75,6 +75,8 @@ describe('checkTargets', () => {
     const ok = checks.find((c) => c.lane === 'api');
     expect(ok).toMatchObject({ ok: true, clone_url: `${h.emu.url}/git/acme/api.git` });
     expect(checks.find((c) => c.lane === 'readonly')).toMatchObject({ detail: 'the token has read permission on acme/readonly; it needs write' });
+    expect(checks.find((c) => c.lane === 'api-gone')).toMatchObject({ detail: 'acme/api has no branch no-such-branch' });
+    expect(checks.find((c) => c.lane === 'local')).toMatchObject({ detail: './local-path is not an owner/repo name; forge: github runs GitHub repositories only' });
     // One query for all of it; partial NOT_FOUND errors did not fail it.
     expect(h.emu.count({ kind: 'graphql' })).toBe(1);
     expect(h.emu.count({ kind: 'rest' })).toBe(0);
@@ -92,6 +94,14 @@ describe('checkTargets', () => {
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toMatch(/^validating acme\/api, acme\/web on GitHub failed: 401/);
     expect((err as Error).message).not.toContain('ghs_unknownTokenValue');
+  });
+
+  it("names three repositories of a failed query, and counts the rest, with GitHub's message", async () => {
+    const token = 'ghs_unknownTokenValue0000000000002';
+    const forge = h.makeForge({ octokit: createOctokit({ token, apiUrl: h.emu.url, pacing: NO_PACING }), token });
+    const fail = (n: number) => forge.checkTargets(Array.from({ length: n }, (_, i) => lane(`acme/r${i}`))).then(() => 'no error', (e: Error) => e.message);
+    expect(await fail(3)).toBe('validating acme/r0, acme/r1, acme/r2 on GitHub failed: 401 Bad credentials - https://docs.github.com/graphql');
+    expect(await fail(5)).toBe('validating acme/r0, acme/r1, acme/r2 and 2 more on GitHub failed: 401 Bad credentials - https://docs.github.com/graphql');
   });
 });
 

@@ -734,7 +734,8 @@ describe('limits and failures', () => {
     const forge = h.makeForge({ octokit: h.client({ retryAfterBaseValue: 10 }) });
     h.emu.fault({ kind: '5xx', status: 502, match: { method: 'GET', path: /\/git\/ref\// }, times: 2 });
     expect(await forge.branchHead(l, 'main')).toMatch(/^[0-9a-f]{40}$/);
-    expect(h.log.filter((m) => /failed \(502/.test(m))).toHaveLength(2);
+    // Two failed attempts in a row of one request: the first, then its first retry.
+    expect(h.log.filter((m) => / failed on attempt \d \(502/.test(m)).map((m) => / attempt (\d)/.exec(m)![1])).toEqual(['1', '2']);
   });
 
   it('never puts the token in an error', async () => {

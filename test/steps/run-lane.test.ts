@@ -170,4 +170,43 @@ describe('runLane', () => {
       'pushed: completed (pushed)',
     ]);
   });
+
+  it('a dry run keeps the patch and pushes nothing', async () => {
+    const { ctx, spec, start, repo, root } = await laneOf({ run: 'echo stamped >> README.md' });
+    const rec = await runLane({ ...ctx, dryRun: true }, spec, start);
+    expect(rec).toMatchObject({ status: 'completed', phase: 'dry-run', changed_files: ['README.md'], evidence: { patch: 'lanes/svc/patch.diff' } });
+    expect(readFileSync(join(root, 'lanes', 'svc', 'patch.diff'), 'utf8')).toContain('+stamped');
+    expect(await remoteBranches(repo.remote)).toEqual(['main']);
+  });
+
+  it('run again with the same change, a lane keeps the commit already pushed and pushes nothing', async () => {
+    const { ctx, spec, start, events, repo } = await laneOf({ run: 'echo stamped >> README.md' });
+    const first = await runLane(ctx, spec, start);
+    events.length = 0;
+    const again = await runLane(ctx, spec, start);
+    expect(again).toMatchObject({ status: 'completed', phase: 'pushed', commit: first.commit, timings: { push_ms: 0 } });
+    expect(events).toContain('pushed: fleet/lanes/svc already up to date');
+    expect(events.some((e) => e.startsWith('pushing'))).toBe(false);
+    expect((await tgit(['-C', repo.remote, 'rev-parse', 'fleet/lanes/svc'])).stdout.trim()).toBe(first.commit);
+  });
+
+  it('an interrupt before the lane runs its directive: cancelled, nothing run or pushed', async () => {
+    const { ctx, spec, start, repo } = await laneOf({ run: 'echo x >> README.md' });
+    const stop = new AbortController();
+    stop.abort();
+    const rec = await runLane({ ...ctx, signal: stop.signal }, spec, start);
+    expect(rec).toMatchObject({ status: 'failed', phase: 'failed', error: { class: 'cancelled' } });
+    expect(rec.attempts).toEqual([]);
+    expect(await remoteBranches(repo.remote)).toEqual(['main']);
+  });
+
+  it('an interrupt while the directive runs: the attempt is recorded, the lane cancelled, nothing pushed', async () => {
+    const { ctx, spec, start, repo } = await laneOf({ run: 'sleep 1; echo x >> README.md' });
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 300);
+    const rec = await runLane({ ...ctx, signal: stop.signal }, spec, start);
+    expect(rec).toMatchObject({ status: 'failed', error: { class: 'cancelled', message: 'the run was interrupted while this lane ran; nothing was pushed' } });
+    expect(rec.attempts.map((a) => [a.n, a.exit_code, a.failed_step])).toEqual([[1, 0, 'directive']]);
+    expect(await remoteBranches(repo.remote)).toEqual(['main']);
+  });
 });

@@ -2,7 +2,7 @@
 /**
  * `npm run mutate -- <folder|file>...`: mutation testing, one source folder (core, steps, actions, github) or a
  * few of its files at a time, each against the tests that exercise that folder. With no argument, every folder
- * in turn. Options after the names go to Stryker (e.g. `--concurrency 2`).
+ * in turn. Options go to Stryker (e.g. `--concurrency 2` or `--concurrency=2`).
  *
  * Runs are incremental: reports/mutation/<name>-incremental.json keeps each mutant's verdict, and the next run
  * tests again only the mutants whose code or covering tests changed. Delete it for a run from scratch.
@@ -24,8 +24,20 @@ const FOLDERS = {
 };
 
 const args = process.argv.slice(2);
-const names = args.filter((a) => !a.startsWith('-'));
-const extra = args.filter((a) => a.startsWith('-'));
+/** Is this argument a folder or a source file to mutate (anything else after an option is that option's value)? */
+const isName = (a) => a.replace(/^\.\//, '').replace(/^src\//, '').replace(/\/$/, '') in FOLDERS || a.endsWith('.ts');
+const names = [];
+const extra = [];
+for (let i = 0; i < args.length; i++) {
+  const a = args[i];
+  if (!a.startsWith('-')) names.push(a);
+  else {
+    extra.push(a);
+    // `--concurrency 1`: the value goes with its option, not into the names.
+    const next = args[i + 1];
+    if (!a.includes('=') && next !== undefined && !next.startsWith('-') && !isName(next)) extra.push(args[++i]);
+  }
+}
 
 /** A folder name, or a file under src/<folder>/: the runs to make, each with its globs and a report name. */
 function runsFor(list) {

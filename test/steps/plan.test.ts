@@ -149,13 +149,14 @@ describe('planStep on local repositories', () => {
 
   it('does not ask the forge about a target the file excludes, and skips its dependents naming their dependencies', async () => {
     await createRepo(dir, 'core', { 'README.md': '# core\n' }, { clone: false });
+    // Its repository is there: had it been checked, it would have a base branch.
+    await createRepo(dir, 'legacy', { 'README.md': '# legacy\n' }, { clone: false });
     const fleet = localFleet({
       targets: [{ repo: './legacy.git' }, { repo: './core.git', depends_on: ['legacy'] }],
       exclude: [{ repo: './legacy.git', reason: 'frozen until Q3' }],
     });
     const r = await planStep(fleet, new LocalForge({ baseDir: dir }), clock, { file: FILE });
     if (!r.ok) throw new Error(JSON.stringify(r.problems));
-    // Only the file's own exclusion: a check of the missing repository would have excluded it as not found.
     expect(r.manifest.excluded).toEqual([expect.objectContaining({ lane: 'legacy', reason: 'frozen until Q3' })]);
     const core = r.manifest.lanes.find((l) => l.lane === 'core')!;
     expect(core).toMatchObject({ status: 'skipped', depends_on: ['legacy'] });

@@ -106,6 +106,29 @@ describe('verifyLane', () => {
     expect(other.error?.message).toBe('the forge does not confirm this lane: the forge shows 1 changed files, the lane reported 1');
   });
 
+  it('as many files as the lane said, but not the same ones: failed, unverified', async () => {
+    const { remote, forge, spec, rec, base } = await pushedLane();
+    const commit = await commitToRemote(remote, 'fleet/report/two', { 'README.md': 'x\n', 'b.md': 'b\n' }, { from: base });
+    const checked = await verifyLane(forge, spec, { ...rec, branch: 'fleet/report/two', commit, changed_files: ['README.md', 'c.md'] }, NOW, false);
+    expect(checked.evidence.files_match).toBe(false);
+    expect(checked.status).toBe('failed');
+  });
+
+  it('a merged lane whose branch moved elsewhere is not confirmed by the merge', async () => {
+    const { remote, forge, spec, rec } = await pushedLane();
+    await commitToRemote(remote, 'fleet/report/svc', { 'OTHER.md': 'x\n' });
+    const checked = await verifyLane(forge, spec, { ...rec, merge_status: 'merged', phase: 'merged' }, NOW, false);
+    expect(checked).toMatchObject({ status: 'failed', evidence: { head_matches: false } });
+  });
+
+  it('every reason the forge does not confirm a lane is in its error, one after another', async () => {
+    const { forge, spec, rec } = await pushedLane({ owns: ['src/**'] });
+    const checked = await verifyLane(forge, spec, { ...rec, branch: 'gone', changed_files: ['README.md', 'x.md'] }, NOW, false);
+    expect(checked.evidence.notes).toHaveLength(3);
+    expect(checked.error?.message).toBe(`the forge does not confirm this lane: ${checked.evidence.notes.join('; ')}`);
+    expect(checked.error?.message).toMatch(/^the forge does not confirm this lane: gone is not on the forge; the forge shows 1 changed files, the lane reported 2; fence: /);
+  });
+
   it('files listed in another order still match: the forge lists them sorted', async () => {
     const { remote, forge, spec, rec, base } = await pushedLane();
     const commit = await commitToRemote(remote, 'fleet/report/two', { 'b.md': 'b\n', 'a.md': 'a\n' }, { from: base });
@@ -213,7 +236,7 @@ describe('readLaneResult', () => {
     writeFileSync(resultPath(dir, 'svc'), ' '.repeat(70 * 1024 * 1024));
     const big = await readLaneResult(dir, 'svc', 'f');
     expect(big).toMatchObject({ ok: false, reason: 'invalid' });
-    expect(!big.ok && big.detail).toMatch(/^result\.json: .*limit/);
+    expect(!big.ok && big.detail).toMatch(/^result\.json: it is 70(\.0)? MiB, over Fleet's limit of 64 MiB for a lane result$/);
   });
 });
 

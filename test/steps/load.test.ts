@@ -108,6 +108,7 @@ describe('loadFleetFile', () => {
     if (r.ok) return;
     expect(r.problems).toHaveLength(1);
     expect(r.problems[0]).toMatchObject({ file: path, field: '(file)' });
+    expect(r.problems[0]!.message).toMatch(/^no such file/);
     expect(r.problems[0]!.message).not.toContain('targets_file');
   });
 
@@ -146,6 +147,18 @@ describe('loadFleetFile', () => {
         [list, 'line 4 (repo)'],
       ]);
       expect(r.problems.find((p) => p.file === list)!.message).toContain('"has space" is neither owner/repo nor a path');
+    });
+
+    it('the first listed target, and one past the tenth, are found at their lines', async () => {
+      const list = write('repos.txt', ['bad one', ...Array.from({ length: 10 }, (_, i) => `./r${i}`), 'bad two'].join('\n'));
+      const path = write('fleet.yml', `${HEAD}targets_file: repos.txt\n`);
+      const r = await loadFleetFile(path);
+      expect(r.ok).toBe(false);
+      if (r.ok) return;
+      expect(r.problems.map((p) => [p.file, p.field])).toEqual([
+        [list, 'line 1 (repo)'],
+        [list, 'line 12 (repo)'],
+      ]);
     });
 
     it('must name a file', async () => {
@@ -203,6 +216,22 @@ describe('loadFleetFile', () => {
       const self = r.problems.filter((p) => p.message.includes('itself'));
       expect(self).toHaveLength(1);
       expect(self[0]!.field.startsWith('targets[0].depends_on')).toBe(true);
+    });
+
+    it('a lane depending on itself in a file otherwise valid is named once, by validation', async () => {
+      const path = write('fleet.yml', `${HEAD}targets:\n  - { repo: ./a, depends_on: [a] }\n`);
+      const r = await loadFleetFile(path);
+      expect(r.ok).toBe(false);
+      if (r.ok) return;
+      expect(r.problems).toEqual([{ file: path, field: 'targets[0].depends_on[0]', message: 'lane "a" cannot depend on itself' }]);
+    });
+
+    it('a target that is null is passed over when looking for cycles', async () => {
+      const path = write('fleet.yml', 'name: n\nrun: "true"\ntargets:\n  - ~\n  - { repo: ./a, depends_on: [b] }\n  - { repo: ./b, depends_on: [a] }\n');
+      const r = await loadFleetFile(path);
+      expect(r.ok).toBe(false);
+      if (r.ok) return;
+      expect(r.problems.filter((p) => p.message.includes('cycle')).map((p) => p.field)).toEqual(['targets[1].depends_on']);
     });
 
     it('a targets list that is not a list has no cycles to find', async () => {

@@ -2,7 +2,7 @@
 /**
  * `npm run mutate -- <folder|file>...`: mutation testing, one source folder (core, steps, actions, github) or a
  * few of its files at a time, each against the tests that exercise that folder. With no argument, every folder
- * in turn. Options after the names go to Stryker (e.g. `--concurrency 2`).
+ * in turn. Options go to Stryker (e.g. `--concurrency 2` or `--concurrency=2`).
  *
  * Runs are incremental: reports/mutation/<name>-incremental.json keeps each mutant's verdict, and the next run
  * tests again only the mutants whose code or covering tests changed. Delete it for a run from scratch.

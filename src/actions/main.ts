@@ -167,7 +167,7 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
     root: settings.workspace,
     forge,
     clock: deps.clock,
-    jobs: settings.repository && settings.runId ? runJobs(api, settings) : undefined,
+    jobs: settings.repository && settings.runId ? runJobs(api, settings.repository, settings.runId) : undefined,
     attempt: settings.runAttempt,
   });
   const text = renderReport(manifest, { now: manifest.ended_at ?? deps.clock.now().toISOString() });
@@ -195,13 +195,12 @@ function checkRunProblem(err: Error & { status?: number }): string {
 }
 
 /** The run's jobs (every page: a big fleet has thousands), their annotations, and the approval gate's verdict. */
-function runJobs(api: GitHubApi, settings: Settings): RunJobs {
-  const repo = settings.repository!;
+export function runJobs(api: GitHubApi, repo: { owner: string; repo: string }, runId: number): RunJobs {
   return {
     async list(): Promise<RunJob[]> {
       const jobs: RunJob[] = [];
       for (let page = 1; ; page++) {
-        const { data } = await api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', { ...repo, run_id: settings.runId, filter: 'latest', per_page: 100, page });
+        const { data } = await api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', { ...repo, run_id: runId, filter: 'latest', per_page: 100, page });
         const batch = (data as { jobs: RunJob[]; total_count: number }).jobs;
         jobs.push(...batch.map((j) => ({ id: j.id, name: j.name, status: j.status, conclusion: j.conclusion, html_url: j.html_url })));
         if (batch.length < 100 || jobs.length >= (data as { total_count: number }).total_count) break;
@@ -213,7 +212,7 @@ function runJobs(api: GitHubApi, settings: Settings): RunJobs {
       return (data as Array<{ message: string }>).map((a) => a.message);
     },
     async rejection() {
-      const { data } = await api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/approvals', { ...repo, run_id: settings.runId });
+      const { data } = await api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/approvals', { ...repo, run_id: runId });
       const rejected = (data as Array<{ state: string; comment: string; user: { login: string }; environments: Array<{ name?: string }> }>).find((r) => r.state === 'rejected');
       return rejected ? { environment: rejected.environments.map((e) => e.name).join(', '), reviewer: rejected.user.login, comment: rejected.comment } : null;
     },

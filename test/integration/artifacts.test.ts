@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LaneResult, LanePhase, LaneStatus, Manifest } from '../../src/core/model.js';
 import { createRepo } from '../support/repos.js';
-import { fleet, lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
+import { fleet, lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile, tsxLoader } from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -261,9 +261,8 @@ describe('while a fleet runs', () => {
 describe('entry points', () => {
   it('`npm run fleet` (src/cli/main.ts run directly) and src/cli/index.ts both run the CLI', async () => {
     const { spawnSync } = await import('node:child_process');
-    const { pathToFileURL } = await import('node:url');
     const root = join(import.meta.dirname, '../..');
-    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+    const loader = tsxLoader();
     const file = writeFleetFile(dir, { name: 'entry', directive: 'x', run: 'true', targets: [{ repo: './nothing.git' }] });
     for (const entry of ['src/cli/main.ts', 'src/cli/index.ts']) {
       const p = spawnSync(process.execPath, ['--import', loader, join(root, entry), 'plan', file, '--json'], { cwd: dir, encoding: 'utf8', timeout: 20_000 });

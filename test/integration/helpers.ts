@@ -5,8 +5,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { main } from '../../src/cli/main.js';
 import { LaneResult, Manifest, type LaneRecord } from '../../src/core/model.js';
@@ -31,6 +33,14 @@ export async function fleet(argv: string[], opts: { cwd: string; env?: Record<st
     cwd: opts.cwd,
   });
   return { code, stdout, stderr };
+}
+
+/**
+ * The URL of tsx's loader (`node --import <it> src/….ts`), found the way Node finds it from here: in a
+ * copy of the project without its own node_modules (Stryker's sandbox) it is further up.
+ */
+export function tsxLoader(): string {
+  return pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 }
 
 /** A fresh temporary folder (realpath'd, so paths compare equal on macOS too). */

@@ -6,10 +6,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo, remoteBranches } from '../support/repos.js';
-import { fleet, lane, processWithEnv, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
+import { fleet, lane, processWithEnv, readManifest, removeDir, runArgs, tempDir, writeFleetFile, tsxLoader } from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -35,7 +34,7 @@ describe('interrupting a run', () => {
     });
     const ws = join(dir, 'ws');
     const root = resolve(import.meta.dirname, '../..');
-    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+    const loader = tsxLoader();
     const child = spawn(process.execPath, ['--import', loader, join(root, 'src/cli/index.ts'), ...runArgs(file, ws)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (b) => (out += b));

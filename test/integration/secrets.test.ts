@@ -5,10 +5,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo, readRemoteFile, remoteBranches, remoteHead, tgit } from '../support/repos.js';
-import { fleet, lane, readManifest, removeDir, runArgs, sq, tempDir, walkFiles, writeFleetFile } from './helpers.js';
+import { fleet, lane, readManifest, removeDir, runArgs, sq, tempDir, walkFiles, writeFleetFile, tsxLoader } from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -78,7 +77,7 @@ describe('secrets', () => {
     const { repo, file } = await setup();
     const ws = join(dir, 'ws');
     const root = resolve(import.meta.dirname, '../..');
-    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+    const loader = tsxLoader();
     const p = spawnSync(process.execPath, ['--import', loader, join(root, 'src/cli/index.ts'), ...runArgs(file, ws)], {
       cwd: dir,
       env: { ...process.env, ...SECRETS },
@@ -107,7 +106,7 @@ describe('secrets', () => {
     const file = writeFleetFile(dir, { name: 'gitcfg', directive: 'meddle', run, max_retries: 0, targets: [{ repo: './r.git' }] });
     const ws = join(dir, 'ws');
     const root = resolve(import.meta.dirname, '../..');
-    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+    const loader = tsxLoader();
     const p = spawnSync(process.execPath, ['--import', loader, join(root, 'src/cli/index.ts'), ...runArgs(file, ws)], {
       cwd: dir,
       env: { ...process.env, ...SECRETS },
@@ -136,7 +135,7 @@ describe('secrets', () => {
     const file = writeFleetFile(dir, { name: 'global', directive: 'meddle', run, max_retries: 0, targets: [{ repo: './r.git' }] });
     const ws = join(dir, 'ws');
     const root = resolve(import.meta.dirname, '../..');
-    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+    const loader = tsxLoader();
     const p = spawnSync(process.execPath, ['--import', loader, join(root, 'src/cli/index.ts'), ...runArgs(file, ws)], {
       cwd: dir,
       env: { ...process.env, ...SECRETS, HOME: home, XDG_CONFIG_HOME: join(home, '.config') },
@@ -176,7 +175,7 @@ echo changed >> README.md
     const file = writeFleetFile(dir, { name: 'proc', directive: 'read /proc', run: `sh ${sq(script)}`, isolation, max_retries: 0, targets: [{ repo: './r.git' }] });
     const ws = join(dir, 'ws');
     const root = resolve(import.meta.dirname, '../..');
-    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+    const loader = tsxLoader();
     const p = spawnSync(process.execPath, ['--import', loader, join(root, 'src/cli/index.ts'), ...runArgs(file, ws)], {
       cwd: dir,
       env: { ...process.env, ...SECRETS, LEAK: leak },
@@ -219,7 +218,7 @@ describe('isolation: required', () => {
     mkdirSync(bin);
     for (const tool of ['git', 'sh']) symlinkSync(spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim(), join(bin, tool));
     const root = resolve(import.meta.dirname, '../..');
-    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+    const loader = tsxLoader();
     const ws = join(dir, 'ws');
     const p = spawnSync(process.execPath, ['--import', loader, join(root, 'src/cli/index.ts'), ...runArgs(file, ws)], {
       cwd: dir,

@@ -20,6 +20,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
+import { cpuTimes, machineBusy } from './cpu.js';
 import { makeBareRepos } from './repos.js';
 import { median, round } from './stats.js';
 
@@ -70,32 +71,12 @@ export interface FloorResult {
   parallel: number;
 }
 
-/** cutime + cstime of this process, in seconds (Linux). */
-function childrenCpu(): number | null {
-  try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
-    return (f[13]! + f[14]!) / 100; // USER_HZ
-  } catch {
-    return null;
-  }
-}
-
-/** Busy CPU seconds of the whole machine since boot (Linux /proc/stat), or null. */
-function machineBusy(): number | null {
-  try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) / 100;
-  } catch {
-    return null;
-  }
-}
 
 /** Runs one process tree to its end; fails with its output's tail when it does not exit 0. */
 function measure(what: string, file: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Measured & { output: string }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const c0 = childrenCpu();
+    const c0 = cpuTimes()?.children_s ?? null;
     const t0 = performance.now();
     const child = spawn(file, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', (b: Buffer) => chunks.push(b));
@@ -103,7 +84,7 @@ function measure(what: string, file: string, args: string[], opts: { cwd: string
     child.on('error', reject);
     child.on('close', (code, signal) => {
       const wall_ms = performance.now() - t0;
-      const c1 = childrenCpu();
+      const c1 = cpuTimes()?.children_s ?? null;
       const output = Buffer.concat(chunks).toString('utf8');
       if (code !== 0) {
         reject(new Error(`${what} exited ${code ?? signal}:\n${output.trimEnd().split('\n').slice(-20).join('\n')}`));
@@ -206,7 +187,7 @@ export async function benchFloor(opts: {
     const order = sides.map((_, i) => sides[(i + r) % sides.length]!);
     const got: Partial<Record<(typeof sides)[number], Measured>> = {};
     const b0 = machineBusy();
-    const c0 = childrenCpu();
+    const c0 = cpuTimes()?.children_s ?? null;
     for (const side of order) {
       const dir = join(base, side);
       if (side === 'floor') got.floor = await runFloor(dir, repos.floor, opts.parallel);
@@ -217,7 +198,7 @@ export async function benchFloor(opts: {
       }
     }
     const b1 = machineBusy();
-    const c1 = childrenCpu();
+    const c1 = cpuTimes()?.children_s ?? null;
     const { floor, fleet, fleet_off } = got as Record<(typeof sides)[number], Measured>;
     const ratio = (a: number | null, b: number | null) => (a === null || b === null || b <= 0 ? null : round(a / b, 3));
     const rep: FloorRep = {

@@ -35,25 +35,31 @@ function gitShim(log: string): string {
   return bin;
 }
 
+/** Runs a one-target fleet with `git` replaced by the shim; returns the workspace and the git subcommands, in order. */
+async function countedRun(repo: string, fields: Record<string, unknown>): Promise<{ ws: string; calls: string[] }> {
+  await createRepo(dir, repo, { 'README.md': `# ${repo}\n` }, { clone: false });
+  const file = writeFleetFile(dir, { name: 'cost', directive: 'add a file', run: 'echo x > f.txt', isolation: 'off', ...fields, targets: [{ repo: `./${repo}.git` }] });
+  const log = join(dir, 'git.log');
+  writeFileSync(log, '');
+  const path = `${gitShim(log)}:${savedPath ?? ''}`;
+  process.env.PATH = path;
+  const ws = join(dir, 'ws');
+  const r = await fleet(['run', file, '--workspace', ws, '--quiet'], { cwd: dir, env: { PATH: path } });
+  process.env.PATH = savedPath;
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  return { ws, calls: readFileSync(log, 'utf8').trim().split('\n') };
+}
+
 describe('the cost of a lane', () => {
   it('a lane that clones, changes, commits and pushes starts 6 git processes, every check included', async () => {
-    await createRepo(dir, 'one', { 'README.md': '# one\n' }, { clone: false });
-    const file = writeFleetFile(dir, { name: 'cost', directive: 'add a file', run: 'echo x > f.txt', isolation: 'off', targets: [{ repo: './one.git' }] });
-    const log = join(dir, 'git.log');
-    writeFileSync(log, '');
-    const path = `${gitShim(log)}:${savedPath ?? ''}`;
-    process.env.PATH = path;
-    const ws = join(dir, 'ws');
-    const r = await fleet(['run', file, '--workspace', ws, '--quiet'], { cwd: dir, env: { PATH: path } });
-    process.env.PATH = savedPath;
-    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const { ws, calls } = await countedRun('one', {});
     const m = readManifest(ws);
     expect(lane(m, 'one')).toMatchObject({ status: 'completed', phase: 'pushed', changed_files: ['f.txt'] });
     expect(lane(m, 'one').evidence).toMatchObject({ head_matches: true, files_match: true, fence_ok: true });
     // plan: the target is read from its files; clone (the lane branch is written as files); the directive;
     // add + commit; diff-tree (the committed tree, which the fence judges, and the patch at once); push (confirmed
     // by reading the remote's ref); diff in the remote (the forge's own view of the lane).
-    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual(['clone', 'add', 'commit', 'diff-tree', 'push', 'diff']);
+    expect(calls).toEqual(['clone', 'add', 'commit', 'diff-tree', 'push', 'diff']);
     expect(git(join(dir, 'one.git'), 'diff', '--name-only', 'main', 'fleet/cost/one').trim()).toBe('f.txt');
     expect(readFileSync(join(ws, 'lanes', 'one', 'patch.diff'), 'utf8').trim()).toBe(
       git(join(dir, 'one.git'), 'diff', '--binary', '--no-color', '--src-prefix=a/', '--dst-prefix=b/', '-M', 'main', 'fleet/cost/one'),
@@ -61,17 +67,8 @@ describe('the cost of a lane', () => {
   });
 
   it('with checks, the fence also looks at the staged change before they run and again after: 9 git processes', async () => {
-    await createRepo(dir, 'two', { 'README.md': '# two\n' }, { clone: false });
-    const file = writeFleetFile(dir, { name: 'cost', directive: 'add a file', run: 'echo x > f.txt', checks: ['test -f f.txt'], isolation: 'off', targets: [{ repo: './two.git' }] });
-    const log = join(dir, 'git.log');
-    writeFileSync(log, '');
-    const path = `${gitShim(log)}:${savedPath ?? ''}`;
-    process.env.PATH = path;
-    const ws = join(dir, 'ws');
-    const r = await fleet(['run', file, '--workspace', ws, '--quiet'], { cwd: dir, env: { PATH: path } });
-    process.env.PATH = savedPath;
-    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const { ws, calls } = await countedRun('two', { checks: ['test -f f.txt'] });
     expect(lane(readManifest(ws), 'two')).toMatchObject({ status: 'completed', phase: 'pushed', changed_files: ['f.txt'] });
-    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual(['clone', 'add', 'diff', 'add', 'diff', 'commit', 'diff-tree', 'push', 'diff']);
+    expect(calls).toEqual(['clone', 'add', 'diff', 'add', 'diff', 'commit', 'diff-tree', 'push', 'diff']);
   });
 });

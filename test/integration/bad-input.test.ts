@@ -3,7 +3,7 @@
  * once, and nothing written to the workspace.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fleet, removeDir, tempDir, writeFleetFile } from './helpers.js';
@@ -25,6 +25,20 @@ async function runExpecting2(file: string, extra: string[] = []) {
 }
 
 const base = { name: 'bad', directive: 'do it', run: 'true', max_retries: 0 };
+
+describe('an oversized manifest', () => {
+  it('is refused by fleet status and fleet report before it is read, with exit 2 and the limit named', async () => {
+    const big = join(dir, 'fleet-status.json');
+    // Sparse: 65 MiB on paper, nothing on disk.
+    writeFileSync(big, '');
+    truncateSync(big, 65 * 1024 * 1024);
+    for (const cmd of ['status', 'report']) {
+      const r = await fleet([cmd, big], { cwd: dir });
+      expect(r.code, cmd).toBe(2);
+      expect(r.stderr, cmd).toContain(`${big}: (file): it is 65 MiB, over Fleet's limit of 64 MiB for a manifest\n`);
+    }
+  });
+});
 
 describe('bad input', () => {
   it('malformed YAML: names the file, line and column', async () => {

@@ -138,3 +138,37 @@ describe("Fleet's git reads only configuration Fleet wrote", () => {
     expect(lane(readManifest(ws), 'app').status).toBe('completed');
   });
 });
+
+describe('files a directive plants in .git', () => {
+  it('commondir, config.worktree, info/grafts and objects/info/alternates are removed before Fleet runs git: only the lane’s change is pushed', async () => {
+    const repo = await createRepo(dir, 'app', files, { clone: false });
+    const other = await createRepo(dir, 'other', { 'x.txt': 'x\n' }, { clone: false });
+    const plant = [
+      'echo b >> src/a.js',
+      `echo ${sq(other.remote)} > .git/commondir`,
+      'printf "[core]\\n\\thooksPath = /tmp\\n" > .git/config.worktree',
+      'mkdir -p .git/info .git/objects/info',
+      'echo 0000000000000000000000000000000000000000 > .git/info/grafts',
+      `echo ${sq(join(other.remote, 'objects'))} > .git/objects/info/alternates`,
+    ].join(' && ');
+    const file = writeFleetFile(dir, { name: 'plant', directive: 'edit src', max_retries: 0, targets: [{ repo: './app.git', owns: ['src/**'] }], run: plant });
+    const ws = join(dir, 'ws');
+    const r = await fleet(runArgs(file, ws), { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(lane(readManifest(ws), 'app')).toMatchObject({ status: 'completed', phase: 'pushed', changed_files: ['src/a.js'] });
+    const clone = join(ws, 'lanes', 'app', 'repo', '.git');
+    expect(existsSync(join(clone, 'HEAD'))).toBe(true);
+    for (const f of ['commondir', 'config.worktree', join('info', 'grafts'), join('objects', 'info', 'alternates')]) expect(existsSync(join(clone, f)), f).toBe(false);
+    expect(await remoteBranches(repo.remote)).toEqual(['fleet/plant/app', 'main']);
+  });
+
+  it('a FIFO in place of .git/HEAD neither stalls Fleet nor is read: the lane fails as a broken working copy, nothing pushed', async () => {
+    const repo = await createRepo(dir, 'app', files, { clone: false });
+    const file = writeFleetFile(dir, { name: 'fifo', directive: 'edit src', max_retries: 0, targets: [{ repo: './app.git' }], run: 'echo b >> src/a.js && rm .git/HEAD && mkfifo .git/HEAD' });
+    const ws = join(dir, 'ws');
+    const r = await fleet(runArgs(file, ws), { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(lane(readManifest(ws), 'app').error?.class).toBe('workspace-corrupted');
+    expect(await remoteBranches(repo.remote)).toEqual(['main']);
+  });
+});

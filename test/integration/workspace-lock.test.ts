@@ -78,6 +78,21 @@ describe('the workspace lock', () => {
   });
 });
 
+describe('the workspace lock of another host', () => {
+  it('is never taken over, even with a pid that is dead here: whether it runs there cannot be known', async () => {
+    await createRepo(dir, 'svc', { 'README.md': '# svc\n' }, { clone: false });
+    const file = writeFleetFile(dir, { name: 'remote', directive: 'append', run: 'echo x >> README.md', max_retries: 0, targets: [{ repo: './svc.git' }] });
+    const ws = join(dir, 'ws');
+    mkdirSync(ws, { recursive: true });
+    const holder = { pid: deadPid(), process_start: '1', host: `not-${hostname()}`, since: '2026-01-01T00:00:00.000Z', fleet_id: 'fleet-there' };
+    writeFileSync(join(ws, LOCK_FILE), JSON.stringify(holder));
+    const r = await fleet(runArgs(file, ws), { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.stderr).toContain(`on not-${hostname()}`);
+    expect(JSON.parse(readFileSync(join(ws, LOCK_FILE), 'utf8'))).toEqual(holder);
+  });
+});
+
 describe('fleet ids', () => {
   it('differ for runs started in the same second', () => {
     const t = new Date('2026-04-20T07:15:00.500Z');

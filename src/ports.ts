@@ -122,7 +122,8 @@ export interface Workspace {
   committed(dir: string, from: string, to: string): Promise<{ files: string[]; patch: string }>;
   tree(dir: string, rev: string): Promise<string>;
   parent(dir: string, rev: string): Promise<string | null>;
-  push(dir: string, branch: string, expected: string | null, env?: Record<string, string>, timeoutMs?: number): Promise<PushResult>;
+  /** Push `commit` (the one the fence judged, by its id: never what HEAD names by then) to `branch`, leased on `expected`. */
+  push(dir: string, branch: string, commit: string, expected: string | null, env?: Record<string, string>, timeoutMs?: number): Promise<PushResult>;
   /** Tracked files of the working copy. */
   listFiles(dir: string): Promise<string[]>;
 }

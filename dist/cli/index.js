@@ -49365,7 +49365,7 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(7451);
 /* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(1162);
 /* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(8648);
-/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(5448);
+/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(1241);
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8177);
 /* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(1827);
 /* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(4674);
@@ -55138,6 +55138,204 @@ ${lines.join("\n")}`;
 
 /***/ }),
 
+/***/ 1146:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   $V: () => (/* binding */ renderWorkerPrompt),
+/* harmony export */   ZL: () => (/* binding */ shellQuote),
+/* harmony export */   zA: () => (/* binding */ agentCommand)
+/* harmony export */ });
+/* unused harmony exports MAX_FEEDBACK_CHARS, PLACEHOLDER_ENV, renderCommandTemplate */
+/* harmony import */ var _core_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9658);
+
+const MAX_FEEDBACK_CHARS = 16 * 1024;
+function fenceFor(text) {
+  let longest = 0;
+  for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  return "`".repeat(Math.max(3, longest + 1));
+}
+function codeSpan(text) {
+  const ticks = fenceFor(text).length - 2;
+  const t = "`".repeat(Math.max(1, ticks));
+  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
+  return `${t}${pad}${text}${pad}${t}`;
+}
+function renderWorkerPrompt(p) {
+  const out = [];
+  out.push(`# ${p.title.trim() || `${p.repo}: ${p.lane}`}`);
+  out.push("");
+  out.push("You are one lane of a Fleet: the same directive is applied to many repositories, one working copy each. Work only on this one.");
+  out.push("");
+  out.push("## Directive");
+  out.push("");
+  out.push(p.directive.trim());
+  out.push("");
+  out.push("## Repository");
+  out.push("");
+  out.push(`- Repository: ${codeSpan(p.repo)}`);
+  out.push(`- Lane: ${codeSpan(p.lane)}`);
+  out.push(`- Branch: ${codeSpan(p.branch)} (already checked out in the working directory)`);
+  out.push("");
+  out.push("## Scope");
+  out.push("");
+  if (p.owns.length > 0) {
+    out.push("You may change only files matching these globs:");
+    out.push("");
+    for (const g of p.owns) out.push(`- ${codeSpan(g)}`);
+  } else {
+    out.push("You may change files anywhere in the whole repository.");
+  }
+  out.push("");
+  out.push("You must never change:");
+  out.push("");
+  for (const g of p.never) out.push(`- ${codeSpan(g)}`);
+  out.push(`- ${codeSpan(".git")} (the repository metadata)`);
+  out.push("");
+  out.push("A change outside this scope fails the lane.");
+  if (p.personas.length > 0) {
+    out.push("");
+    out.push("## Personas");
+    out.push("");
+    out.push("Work with the expertise of:");
+    for (const persona of p.personas) {
+      out.push("");
+      out.push(`### ${persona.name}`);
+      if (persona.description?.trim()) {
+        out.push("");
+        out.push(persona.description.trim());
+      }
+      if (persona.prompt?.trim()) {
+        out.push("");
+        out.push(persona.prompt.trim());
+      }
+    }
+  }
+  if (p.feedback !== void 0 && p.feedback.trim() !== "") {
+    let feedback = p.feedback.trimEnd();
+    if (feedback.length > MAX_FEEDBACK_CHARS) feedback = `[\u2026 earlier output cut \u2026]
+${feedback.slice(-MAX_FEEDBACK_CHARS)}`;
+    const fence = fenceFor(feedback);
+    out.push("");
+    out.push("## Previous attempt");
+    out.push("");
+    out.push("The previous attempt failed: fix the cause and complete the directive. Its output ended with:");
+    out.push("");
+    out.push(`${fence}text`);
+    out.push(feedback);
+    out.push(fence);
+  }
+  out.push("");
+  out.push("## Ground rules");
+  out.push("");
+  out.push("- Edit files in the working directory only.");
+  out.push("- Do not commit, push, create branches or open pull requests: Fleet commits and pushes your changes.");
+  out.push("- Keep changes minimal: only what the directive asks, in the style of the surrounding code.");
+  out.push("- If the task cannot be done, change nothing, explain why and exit with a non-zero status.");
+  out.push("");
+  return out.join("\n");
+}
+const PLACEHOLDER_ENV = {
+  prompt_file: "FLEET_PROMPT_FILE",
+  repo: "FLEET_REPO",
+  lane: "FLEET_LANE",
+  branch: "FLEET_BRANCH"
+};
+function shellQuote(value) {
+  if (value !== "" && /^[\w@%+=:,./-]+$/.test(value)) return value;
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+const PLACEHOLDER = /^\{(prompt_file|repo|lane|branch)\}/;
+function reference(name, ctx) {
+  const v = `\${${PLACEHOLDER_ENV[name]}}`;
+  if (ctx === "double") return v;
+  if (ctx === "single") return `'"${v}"'`;
+  return `"${v}"`;
+}
+function startsComment(template, i) {
+  return i === 0 || /[\s;&|()<>]/.test(template[i - 1]);
+}
+function renderCommandTemplate(template) {
+  const problem = (0,_core_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .templateProblem */ .MS)(template);
+  if (problem) throw new Error(`agent command template: ${problem}`);
+  let out = "";
+  const stack = ["bare"];
+  let heredoc = false;
+  const top = () => stack[stack.length - 1];
+  for (let i = 0; i < template.length; ) {
+    const ch = template[i];
+    const ctx = top();
+    if (ctx === "comment") {
+      if (ch === "\n") stack.pop();
+      out += ch;
+      i += 1;
+      continue;
+    }
+    if (ch === "{" && template[i - 1] !== "$") {
+      const m = PLACEHOLDER.exec(template.slice(i));
+      if (m) {
+        if (heredoc) throw new Error(`agent command template: {${m[1]}} cannot be used in a here-document; pass it as an argument`);
+        out += reference(m[1], ctx);
+        i += m[0].length;
+        continue;
+      }
+    }
+    if (ctx === "single") {
+      if (ch === "'") stack.pop();
+    } else if (ch === "\\") {
+      out += template.slice(i, i + 2);
+      i += 2;
+      continue;
+    } else if (ch === "$" && template[i + 1] === "(") {
+      stack.push("subst");
+      out += "$(";
+      i += 2;
+      continue;
+    } else if (ch === "`") {
+      if (ctx === "backtick") stack.pop();
+      else stack.push("backtick");
+    } else if (ctx === "double") {
+      if (ch === '"') stack.pop();
+    } else {
+      if (ch === "'") stack.push("single");
+      else if (ch === '"') stack.push("double");
+      else if (ch === "#" && startsComment(template, i)) stack.push("comment");
+      else if (ch === "(") stack.push("paren");
+      else if (ch === ")" && (ctx === "subst" || ctx === "paren")) stack.pop();
+      else if (ch === "<" && template[i + 1] === "<" && template[i + 2] !== "<" && template[i - 1] !== "<") heredoc = true;
+    }
+    out += ch;
+    i += 1;
+  }
+  return out;
+}
+function agentCommand(spec, vars) {
+  const env = {};
+  for (const [k, name] of Object.entries(PLACEHOLDER_ENV)) env[name] = vars[k];
+  const args = (spec.args ?? []).map(shellQuote);
+  const promptArg = `"$(cat "\${${PLACEHOLDER_ENV.prompt_file}}")"`;
+  switch (spec.preset) {
+    case "claude": {
+      const bin = spec.command ?? "claude";
+      return { command: [bin, "-p", promptArg, "--output-format", "json", "--permission-mode", "acceptEdits", ...args].join(" "), env };
+    }
+    case "codex": {
+      const bin = spec.command ?? "codex";
+      return { command: [bin, "exec", "--sandbox", "workspace-write", ...args, "--", promptArg, "</dev/null"].join(" "), env };
+    }
+    case "command":
+    default: {
+      if (!spec.command) throw new Error('agent preset "command" needs a `command` template');
+      const line = renderCommandTemplate(spec.command);
+      return { command: args.length > 0 ? `${line} ${args.join(" ")}` : line, env };
+    }
+  }
+}
+
+
+
+/***/ }),
+
 /***/ 4183:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
@@ -55150,8 +55348,6 @@ __nccwpck_require__.d(__webpack_exports__, {
 
 // EXTERNAL MODULE: external "node:child_process"
 var external_node_child_process_ = __nccwpck_require__(1421);
-// EXTERNAL MODULE: external "node:os"
-var external_node_os_ = __nccwpck_require__(8161);
 // EXTERNAL MODULE: external "node:fs"
 var external_node_fs_ = __nccwpck_require__(3024);
 // EXTERNAL MODULE: external "node:fs/promises"
@@ -55165,7 +55361,6 @@ var git = __nccwpck_require__(4335);
 // EXTERNAL MODULE: ./.build/src/local/processes.js
 var processes = __nccwpck_require__(7106);
 ;// CONCATENATED MODULE: ./.build/src/local/exec.js
-
 
 
 
@@ -55336,7 +55531,7 @@ async function runCommand(command, opts) {
     } else {
       exitCode = outcome.code;
       signal = outcome.signal;
-      const bySignal = opts.wrap && exitCode !== null && exitCode > 128 ? signalName(exitCode - 128) : null;
+      const bySignal = opts.wrap && exitCode !== null && exitCode > 128 ? (0,processes/* signalName */.yD)(exitCode - 128) : null;
       if (bySignal) {
         exitCode = null;
         signal = bySignal;
@@ -55366,9 +55561,6 @@ async function runCommand(command, opts) {
   if (log) await new Promise((r) => log.end(r));
   const tail = (0,git/* redact */.E$)(tailBuf).slice(-TAIL_CHARS);
   return { exitCode, signal, timedOut, durationMs, tail };
-}
-function signalName(n) {
-  return Object.entries(external_node_os_.constants.signals).find(([, v]) => v === n)?.[0] ?? null;
 }
 function waitForClose(child, ms) {
   const streams = [child.stdout, child.stderr].filter((s) => s !== null && !s.destroyed && !s.readableEnded);
@@ -55599,11 +55791,11 @@ async function runLaunched(launcher, args, opts) {
   const pgid = await launched.pgid;
   if (pgid !== void 0) {
     (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .trackGroup */ .Tq)(pgid);
-    if ((0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroup */ .i0)(pgid, "SIGKILL");
+    if ((0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroupOrLeader */ .Gw)(pgid, "SIGKILL");
     if (opts.timeoutMs !== void 0 && opts.timeoutMs > 0) {
       timer = setTimeout(() => {
         timedOut = true;
-        (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroup */ .i0)(pgid, "SIGKILL");
+        (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroupOrLeader */ .Gw)(pgid, "SIGKILL");
       }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
     }
   }
@@ -55611,11 +55803,8 @@ async function runLaunched(launcher, args, opts) {
   if (timer) clearTimeout(timer);
   endGroup(pgid);
   if (r.startError !== void 0) throw new GitError(args, -1, r.stderr, `could not run git: ${r.startError}`);
-  const signalled = r.status > 128 && (timedOut || (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) ? signalName(r.status - 128) : null;
-  return settle(args, opts, { exit: signalled ? -1 : r.status, signal: timedOut ? null : signalled, timedOut, stdout: r.stdout, stderr: r.stderr });
-}
-function signalName(n) {
-  return Object.entries(node_os__WEBPACK_IMPORTED_MODULE_3__.constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
+  const signalled = r.status > 128 && (timedOut || (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) ? (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .signalName */ .yD)(r.status - 128) ?? `signal ${r.status - 128}` : null;
+  return settle(args, opts, { exit: signalled ? -1 : r.status, signal: signalled, timedOut, stdout: r.stdout, stderr: r.stderr });
 }
 function runSpawned(args, opts) {
   return new Promise((resolve, reject) => {
@@ -56101,7 +56290,7 @@ async function landed(dir, src, dstRef, env, timeoutMs) {
   return mine !== null && theirs === mine;
 }
 async function pushBranch(dir, branch, opts) {
-  return pushWithLease(dir, "HEAD", `refs/heads/${branch}`, opts.expected, opts.env, opts.timeoutMs);
+  return pushWithLease(dir, opts.commit ?? "HEAD", `refs/heads/${branch}`, opts.expected, opts.env, opts.timeoutMs);
 }
 async function pushFastForward(dir, commit, baseBranch, expectedBaseCommit) {
   const anc = await git(["merge-base", "--is-ancestor", expectedBaseCommit, commit], { cwd: dir, allowFail: true });
@@ -56121,29 +56310,30 @@ async function pushFastForward(dir, commit, baseBranch, expectedBaseCommit) {
 /* harmony export */   BY: () => (/* binding */ closeGitLauncher),
 /* harmony export */   Lo: () => (/* binding */ gitLauncher)
 /* harmony export */ });
-/* unused harmony exports GitLauncher, commandLine, shQuote */
+/* unused harmony exports GitLauncher, commandLine */
 /* harmony import */ var node_child_process__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1421);
 /* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3024);
 /* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8161);
 /* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(6760);
+/* harmony import */ var _agent_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(1146);
 
 
 
 
-function shQuote(s) {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
+
 const SH_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const NO_DIR = "fleet-launcher: no such directory";
 function commandLine(req, files, base = {}) {
-  const steps = [];
+  const words = [req.file, ...req.args, req.cwd, ...Object.values(req.env).filter((v) => v !== void 0)];
+  if (words.some((w) => w.includes("\0"))) throw new TypeError("an argument, the folder or an environment value holds a NUL byte");
+  const steps = ["trap - PIPE"];
   for (const k of Object.keys(base)) if (req.env[k] === void 0) steps.push(`unset ${k}`);
   for (const [k, v] of Object.entries(req.env)) {
-    if (v !== void 0 && base[k] !== v && SH_NAME.test(k)) steps.push(`export ${k}=${shQuote(v)}`);
+    if (v !== void 0 && base[k] !== v && SH_NAME.test(k)) steps.push(`export ${k}=${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(v)}`);
   }
-  steps.push(`cd -- ${shQuote(req.cwd)} 2>/dev/null || { echo ${shQuote(`${NO_DIR}: ${req.cwd}`)} >&2; exit 127; }`);
-  steps.push(`exec setsid ${[req.file, ...req.args].map(shQuote).join(" ")}`);
-  return `( ${steps.join("; ")} ) <${shQuote(files.in)} >${shQuote(files.out)} 2>${shQuote(files.err)} & echo "$!"; wait "$!"; echo "$?"
+  steps.push(`cd -- ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(node_path__WEBPACK_IMPORTED_MODULE_3__.resolve(req.cwd))} 2>/dev/null || { echo ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(`${NO_DIR}: ${req.cwd}`)} >&2; exit 127; }`);
+  steps.push(`exec setsid ${[req.file, ...req.args].map((w) => (0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(w)).join(" ")}`);
+  return `( ${steps.join("; ")} ) <${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(files.in)} >${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(files.out)} 2>${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(files.err)} & echo "$!"; wait "$!"; echo "$?"
 `;
 }
 function exportable(env) {
@@ -56155,12 +56345,14 @@ class Shell {
   /** `env`: what the shell starts with (a request's sharedEnv). */
   constructor(env) {
     this.env = env;
-    this.child = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)("/bin/sh", ["-s"], { env, stdio: ["pipe", "pipe", "ignore"], windowsHide: true });
+    this.dir = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdtempSync)(node_path__WEBPACK_IMPORTED_MODULE_3__.join(node_os__WEBPACK_IMPORTED_MODULE_2__.tmpdir(), "fleet-git-"));
+    this.child = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)("/bin/sh", ["-s"], { env, stdio: ["pipe", "pipe", "ignore"], windowsHide: true, detached: true });
     this.child.stdout.setEncoding("utf8");
     this.child.stdout.on("data", (chunk) => this.read(chunk));
     const die = () => {
       this.dead = true;
       for (const w of this.lines.splice(0)) w(null);
+      (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(this.dir, { recursive: true, force: true });
     };
     this.exited = new Promise((resolve) => {
       this.child.on("exit", () => resolve());
@@ -56169,15 +56361,27 @@ class Shell {
     this.child.on("exit", die);
     this.child.on("error", die);
     this.child.stdin.on("error", die);
+    this.child.stdin.write(`trap ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(`rm -rf -- ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(this.dir)}`)} EXIT; trap '' PIPE
+`);
     this.idle();
   }
   env;
   child;
   buffer = "";
   lines = [];
+  running = false;
+  closing = false;
+  seq = 0;
   dead = false;
+  /** Where this shell's commands write their output (0700); the shell removes it when it ends. */
+  dir;
   /** Settles once the shell has exited and Node has reaped it. */
   exited;
+  /** Paths for the next command's input and output, in this shell's folder. */
+  files(withInput) {
+    const base = node_path__WEBPACK_IMPORTED_MODULE_3__.join(this.dir, String(++this.seq));
+    return { in: withInput ? `${base}.in` : "/dev/null", out: `${base}.out`, err: `${base}.err` };
+  }
   read(chunk) {
     this.buffer += chunk;
     for (let i = this.buffer.indexOf("\n"); i >= 0; i = this.buffer.indexOf("\n")) {
@@ -56202,16 +56406,26 @@ class Shell {
     this.child.stdin.ref();
   }
   run(text) {
+    this.running = true;
     this.busy();
     const pid = this.nextLine();
     const status = this.nextLine();
     this.child.stdin.write(text);
-    void status.then(() => this.idle());
     return { pid, status };
   }
-  /** Ends the shell once its command (if any) is done: its stdin closes, and sh exits at the end of input. */
+  /** The caller has read the command's output: the shell may take the next one, or end if it was closed meanwhile. */
+  done() {
+    this.running = false;
+    if (this.closing) this.end();
+    else this.idle();
+  }
+  /** Ends the shell: now when idle, else once its command's output has been read (its folder goes with it). */
   close() {
     this.dead = true;
+    this.closing = true;
+    if (!this.running) this.end();
+  }
+  end() {
     this.child.ref();
     this.child.stdin.end();
   }
@@ -56221,10 +56435,7 @@ let exitHookInstalled = false;
 class GitLauncher {
   idleShells = [];
   shells = /* @__PURE__ */ new Set();
-  dir;
-  seq = 0;
   constructor() {
-    this.dir = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdtempSync)(node_path__WEBPACK_IMPORTED_MODULE_3__.join(node_os__WEBPACK_IMPORTED_MODULE_2__.tmpdir(), "fleet-git-"));
     open.add(this);
     if (!exitHookInstalled) {
       exitHookInstalled = true;
@@ -56237,16 +56448,17 @@ class GitLauncher {
     let shell = this.idleShells.pop();
     while (shell?.dead) shell = this.idleShells.pop();
     shell ??= this.newShell(req.sharedEnv?.() ?? {});
-    const base = node_path__WEBPACK_IMPORTED_MODULE_3__.join(this.dir, String(++this.seq));
-    const files = { in: req.input === void 0 ? "/dev/null" : `${base}.in`, out: `${base}.out`, err: `${base}.err` };
+    const files = shell.files(req.input !== void 0);
+    const text = commandLine(req, files, shell.env);
     if (req.input !== void 0) (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.writeFileSync)(files.in, req.input, { mode: 384 });
-    const { pid, status } = shell.run(commandLine(req, files, shell.env));
+    const { pid, status } = shell.run(text);
     const pgid = pid.then((line) => line !== null && /^\d+$/.test(line) ? Number(line) : void 0);
     const result = status.then((line) => {
-      if (!shell.dead) this.idleShells.push(shell);
       const stdout = readAndRemove(files.out);
       const stderr = readAndRemove(files.err).toString("utf8");
       if (req.input !== void 0) (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(files.in, { force: true });
+      shell.done();
+      if (!shell.dead) this.idleShells.push(shell);
       if (line === null || !/^\d+$/.test(line)) return { status: -1, stdout, stderr, startError: "the shell that starts git ended unexpectedly" };
       const code = Number(line);
       if (code === 127 && stderr.startsWith(NO_DIR)) return { status: -1, stdout, stderr: "", startError: `${req.cwd} does not exist` };
@@ -56261,15 +56473,18 @@ class GitLauncher {
     void shell.exited.then(() => this.shells.delete(shell));
     return shell;
   }
-  /** Ends every shell at once (at exit: nothing can be awaited then). */
+  /** The output folders of the shells now running (what a test checks is gone once they end). */
+  folders() {
+    return [...this.shells].map((s) => s.dir);
+  }
+  /** Ends every shell: idle ones at once, busy ones once their command's output has been read. */
   close() {
     open.delete(this);
     for (const s of this.shells) s.close();
-    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(this.dir, { recursive: true, force: true });
   }
   /**
-   * Ends every shell and waits until each has exited: then Node has reaped them, and the CPU time of the git
-   * they ran counts in Fleet's own (what `time` and the bench's process-tree measure read).
+   * Ends every shell and waits until each has exited (and removed its folder): then Node has reaped them, and
+   * the CPU time of the git they ran counts in Fleet's own (what `time` and the bench's process-tree measure read).
    */
   async closeAndWait() {
     const all = [...this.shells];
@@ -56309,13 +56524,17 @@ function gitLauncher() {
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Gw: () => (/* binding */ killGroupOrLeader),
 /* harmony export */   Tq: () => (/* binding */ trackGroup),
 /* harmony export */   eY: () => (/* binding */ untrackGroup),
 /* harmony export */   fT: () => (/* binding */ isInterrupted),
 /* harmony export */   fe: () => (/* binding */ killAllRunning),
-/* harmony export */   i0: () => (/* binding */ killGroup)
+/* harmony export */   i0: () => (/* binding */ killGroup),
+/* harmony export */   yD: () => (/* binding */ signalName)
 /* harmony export */ });
 /* unused harmony export runningGroups */
+/* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8161);
+
 const liveGroups = /* @__PURE__ */ new Set();
 let exitHookInstalled = false;
 function trackGroup(pgid) {
@@ -56344,13 +56563,20 @@ function killGroup(pgid, signal) {
     process.kill(-pgid, signal);
     return true;
   } catch {
-    try {
-      process.kill(pgid, signal);
-      return true;
-    } catch {
-      return false;
-    }
+    return false;
   }
+}
+function killGroupOrLeader(pgid, signal) {
+  if (killGroup(pgid, signal)) return true;
+  try {
+    process.kill(pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+function signalName(n) {
+  return Object.entries(node_os__WEBPACK_IMPORTED_MODULE_0__.constants.signals).find(([, v]) => v === n)?.[0] ?? null;
 }
 
 
@@ -56375,7 +56601,10 @@ var external_node_path_ = __nccwpck_require__(6760);
 var exec = __nccwpck_require__(4183);
 // EXTERNAL MODULE: external "node:child_process"
 var external_node_child_process_ = __nccwpck_require__(1421);
+// EXTERNAL MODULE: ./.build/src/local/agent.js
+var agent = __nccwpck_require__(1146);
 ;// CONCATENATED MODULE: ./.build/src/local/sandbox.js
+
 
 
 
@@ -56430,12 +56659,9 @@ function strategies(opts) {
 }
 function works(prefix, masks) {
   const hidden = process.pid > 50 ? `[ ! -e /proc/${process.pid} ]` : '[ "$(ls /proc | grep -c "^[0-9]")" -lt 10 ]';
-  const probe = ["grep -q fleet-sandbox /proc/1/cmdline", hidden, ...masks.map((m) => `[ -z "$(ls -A ${shellQuote(m)})" ]`)].join(" && ");
+  const probe = ["grep -q fleet-sandbox /proc/1/cmdline", hidden, ...masks.map((m) => `[ -z "$(ls -A ${(0,agent/* shellQuote */.ZL)(m)})" ]`)].join(" && ");
   const r = (0,external_node_child_process_.spawnSync)(prefix[0], [...prefix.slice(1), "/bin/sh", "-c", probe], { stdio: "ignore", timeout: 1e4 });
   return r.status === 0;
-}
-function shellQuote(s) {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 const NONE = (detail) => ({ kind: "none", detail, wrap: (file, args) => ({ file, args: [...args] }) });
 function detectSandbox(opts = {}) {
@@ -56585,9 +56811,9 @@ const localWorkspace = {
   },
   tree: (dir, rev) => (0,git/* treeOf */.g7)(dir, rev),
   parent: (dir, rev) => (0,git/* parentOf */.gN)(dir, rev),
-  async push(dir, branch, expected, env, timeoutMs) {
+  async push(dir, branch, commit, expected, env, timeoutMs) {
     guard(dir);
-    const r = await (0,git/* pushBranch */.TV)(dir, branch, { expected, env, timeoutMs });
+    const r = await (0,git/* pushBranch */.TV)(dir, branch, { commit, expected, env, timeoutMs });
     return r.ok ? { ok: true } : r;
   },
   async listFiles(dir) {
@@ -56944,7 +57170,7 @@ async function planStep(listed, forge, clock, opts) {
 
 /***/ }),
 
-/***/ 5448:
+/***/ 1241:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
@@ -57158,192 +57384,8 @@ ${input.body}`;
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/local/agent.js
-
-const MAX_FEEDBACK_CHARS = 16 * 1024;
-function fenceFor(text) {
-  let longest = 0;
-  for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
-  return "`".repeat(Math.max(3, longest + 1));
-}
-function codeSpan(text) {
-  const ticks = fenceFor(text).length - 2;
-  const t = "`".repeat(Math.max(1, ticks));
-  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
-  return `${t}${pad}${text}${pad}${t}`;
-}
-function renderWorkerPrompt(p) {
-  const out = [];
-  out.push(`# ${p.title.trim() || `${p.repo}: ${p.lane}`}`);
-  out.push("");
-  out.push("You are one lane of a Fleet: the same directive is applied to many repositories, one working copy each. Work only on this one.");
-  out.push("");
-  out.push("## Directive");
-  out.push("");
-  out.push(p.directive.trim());
-  out.push("");
-  out.push("## Repository");
-  out.push("");
-  out.push(`- Repository: ${codeSpan(p.repo)}`);
-  out.push(`- Lane: ${codeSpan(p.lane)}`);
-  out.push(`- Branch: ${codeSpan(p.branch)} (already checked out in the working directory)`);
-  out.push("");
-  out.push("## Scope");
-  out.push("");
-  if (p.owns.length > 0) {
-    out.push("You may change only files matching these globs:");
-    out.push("");
-    for (const g of p.owns) out.push(`- ${codeSpan(g)}`);
-  } else {
-    out.push("You may change files anywhere in the whole repository.");
-  }
-  out.push("");
-  out.push("You must never change:");
-  out.push("");
-  for (const g of p.never) out.push(`- ${codeSpan(g)}`);
-  out.push(`- ${codeSpan(".git")} (the repository metadata)`);
-  out.push("");
-  out.push("A change outside this scope fails the lane.");
-  if (p.personas.length > 0) {
-    out.push("");
-    out.push("## Personas");
-    out.push("");
-    out.push("Work with the expertise of:");
-    for (const persona of p.personas) {
-      out.push("");
-      out.push(`### ${persona.name}`);
-      if (persona.description?.trim()) {
-        out.push("");
-        out.push(persona.description.trim());
-      }
-      if (persona.prompt?.trim()) {
-        out.push("");
-        out.push(persona.prompt.trim());
-      }
-    }
-  }
-  if (p.feedback !== void 0 && p.feedback.trim() !== "") {
-    let feedback = p.feedback.trimEnd();
-    if (feedback.length > MAX_FEEDBACK_CHARS) feedback = `[\u2026 earlier output cut \u2026]
-${feedback.slice(-MAX_FEEDBACK_CHARS)}`;
-    const fence = fenceFor(feedback);
-    out.push("");
-    out.push("## Previous attempt");
-    out.push("");
-    out.push("The previous attempt failed: fix the cause and complete the directive. Its output ended with:");
-    out.push("");
-    out.push(`${fence}text`);
-    out.push(feedback);
-    out.push(fence);
-  }
-  out.push("");
-  out.push("## Ground rules");
-  out.push("");
-  out.push("- Edit files in the working directory only.");
-  out.push("- Do not commit, push, create branches or open pull requests: Fleet commits and pushes your changes.");
-  out.push("- Keep changes minimal: only what the directive asks, in the style of the surrounding code.");
-  out.push("- If the task cannot be done, change nothing, explain why and exit with a non-zero status.");
-  out.push("");
-  return out.join("\n");
-}
-const PLACEHOLDER_ENV = {
-  prompt_file: "FLEET_PROMPT_FILE",
-  repo: "FLEET_REPO",
-  lane: "FLEET_LANE",
-  branch: "FLEET_BRANCH"
-};
-function shellQuote(value) {
-  if (value !== "" && /^[\w@%+=:,./-]+$/.test(value)) return value;
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-const PLACEHOLDER = /^\{(prompt_file|repo|lane|branch)\}/;
-function reference(name, ctx) {
-  const v = `\${${PLACEHOLDER_ENV[name]}}`;
-  if (ctx === "double") return v;
-  if (ctx === "single") return `'"${v}"'`;
-  return `"${v}"`;
-}
-function startsComment(template, i) {
-  return i === 0 || /[\s;&|()<>]/.test(template[i - 1]);
-}
-function renderCommandTemplate(template) {
-  const problem = (0,fleet_file/* templateProblem */.MS)(template);
-  if (problem) throw new Error(`agent command template: ${problem}`);
-  let out = "";
-  const stack = ["bare"];
-  let heredoc = false;
-  const top = () => stack[stack.length - 1];
-  for (let i = 0; i < template.length; ) {
-    const ch = template[i];
-    const ctx = top();
-    if (ctx === "comment") {
-      if (ch === "\n") stack.pop();
-      out += ch;
-      i += 1;
-      continue;
-    }
-    if (ch === "{" && template[i - 1] !== "$") {
-      const m = PLACEHOLDER.exec(template.slice(i));
-      if (m) {
-        if (heredoc) throw new Error(`agent command template: {${m[1]}} cannot be used in a here-document; pass it as an argument`);
-        out += reference(m[1], ctx);
-        i += m[0].length;
-        continue;
-      }
-    }
-    if (ctx === "single") {
-      if (ch === "'") stack.pop();
-    } else if (ch === "\\") {
-      out += template.slice(i, i + 2);
-      i += 2;
-      continue;
-    } else if (ch === "$" && template[i + 1] === "(") {
-      stack.push("subst");
-      out += "$(";
-      i += 2;
-      continue;
-    } else if (ch === "`") {
-      if (ctx === "backtick") stack.pop();
-      else stack.push("backtick");
-    } else if (ctx === "double") {
-      if (ch === '"') stack.pop();
-    } else {
-      if (ch === "'") stack.push("single");
-      else if (ch === '"') stack.push("double");
-      else if (ch === "#" && startsComment(template, i)) stack.push("comment");
-      else if (ch === "(") stack.push("paren");
-      else if (ch === ")" && (ctx === "subst" || ctx === "paren")) stack.pop();
-      else if (ch === "<" && template[i + 1] === "<" && template[i + 2] !== "<" && template[i - 1] !== "<") heredoc = true;
-    }
-    out += ch;
-    i += 1;
-  }
-  return out;
-}
-function agentCommand(spec, vars) {
-  const env = {};
-  for (const [k, name] of Object.entries(PLACEHOLDER_ENV)) env[name] = vars[k];
-  const args = (spec.args ?? []).map(shellQuote);
-  const promptArg = `"$(cat "\${${PLACEHOLDER_ENV.prompt_file}}")"`;
-  switch (spec.preset) {
-    case "claude": {
-      const bin = spec.command ?? "claude";
-      return { command: [bin, "-p", promptArg, "--output-format", "json", "--permission-mode", "acceptEdits", ...args].join(" "), env };
-    }
-    case "codex": {
-      const bin = spec.command ?? "codex";
-      return { command: [bin, "exec", "--sandbox", "workspace-write", ...args, "--", promptArg, "</dev/null"].join(" "), env };
-    }
-    case "command":
-    default: {
-      if (!spec.command) throw new Error('agent preset "command" needs a `command` template');
-      const line = renderCommandTemplate(spec.command);
-      return { command: args.length > 0 ? `${line} ${args.join(" ")}` : line, env };
-    }
-  }
-}
-
-
+// EXTERNAL MODULE: ./.build/src/local/agent.js
+var local_agent = __nccwpck_require__(1146);
 // EXTERNAL MODULE: ./.build/src/core/markdown.js
 var markdown = __nccwpck_require__(9982);
 ;// CONCATENATED MODULE: ./.build/src/steps/lane.js
@@ -57563,7 +57605,7 @@ ${firstLines(checkFailed.tail, 2e3)}`;
       const tCommit = Date.now();
       let commit = made.current?.commit ?? await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, n));
       const committed = made.current?.committed ?? await ctx.workspace.committed(repoDir, cloned.base_commit, commit);
-      verifyCommitted(lane, committed.files, changed);
+      if (!made.current) verifyCommitted(lane, committed.files, changed);
       let upToDate = false;
       if (n === 1 && previous && await ctx.workspace.parent(repoDir, previous) === cloned.base_commit && await ctx.workspace.tree(repoDir, previous) === await ctx.workspace.tree(repoDir, commit)) {
         commit = previous;
@@ -57581,7 +57623,7 @@ ${firstLines(checkFailed.tail, 2e3)}`;
       if (!upToDate) {
         update({ phase: "pushing" }, `pushing ${lane.branch}`);
         const tPush = Date.now();
-        const push = () => ctx.workspace.push(repoDir, lane.branch, previous, gitEnv, gitTimeoutMs);
+        const push = () => ctx.workspace.push(repoDir, lane.branch, commit, previous, gitEnv, gitTimeoutMs);
         const pushed = await (ctx.gitSlots ? ctx.gitSlots.run(push) : push());
         rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
         if (!pushed.ok) {
@@ -57756,7 +57798,7 @@ async function directiveCommand(ctx, lane, routing, dir, attempt, feedback) {
   if (lane.run !== void 0 || !ctx.file.agent) return { command: lane.run, env: {} };
   const agent = ctx.file.agent;
   const personas = (routing?.selected ?? []).map((name) => agent.personas.find((p) => p.name === name)).filter((p) => p !== void 0);
-  const prompt = renderWorkerPrompt({
+  const prompt = (0,local_agent/* renderWorkerPrompt */.$V)({
     directive: lane.directive,
     repo: lane.repo,
     lane: lane.id,
@@ -57769,7 +57811,7 @@ async function directiveCommand(ctx, lane, routing, dir, attempt, feedback) {
   });
   const promptFile = (0,external_node_path_.join)(dir, `prompt-${attempt}.md`);
   await (0,fs/* writeFileAtomic */.Zf)(promptFile, prompt);
-  return agentCommand(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch });
+  return (0,local_agent/* agentCommand */.zA)(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch });
 }
 async function route(ctx, lane, repoDir, dir) {
   const agent = ctx.file.agent;

@@ -12,14 +12,13 @@
  *   they arrive, redacted, between a header and a footer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { constants } from 'node:os';
 import type { ExecResult } from '../ports.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { redact } from './git.js';
-import { killGroup, trackGroup, untrackGroup } from './processes.js';
+import { killGroup, signalName, trackGroup, untrackGroup } from './processes.js';
 
 export interface ExecOptions {
   cwd: string;
@@ -267,9 +266,6 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
   return { exitCode, signal, timedOut, durationMs, tail };
 }
 
-function signalName(n: number): string | null {
-  return Object.entries(constants.signals).find(([, v]) => v === n)?.[0] ?? null;
-}
 
 function waitForClose(child: ChildProcess, ms: number): Promise<void> {
   const streams = [child.stdout, child.stderr].filter((s): s is NonNullable<typeof s> => s !== null && !s.destroyed && !s.readableEnded);

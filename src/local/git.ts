@@ -18,7 +18,7 @@ import { mkdir, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { gitLauncher, type GitLauncher } from './launcher.js';
-import { isInterrupted, killGroup, trackGroup, untrackGroup } from './processes.js';
+import { isInterrupted, killGroup, killGroupOrLeader, signalName, trackGroup, untrackGroup } from './processes.js';
 
 // ---------------------------------------------------------------------------
 // Redaction
@@ -278,11 +278,11 @@ async function runLaunched(launcher: GitLauncher, args: readonly string[], opts:
   if (pgid !== undefined) {
     trackGroup(pgid);
     // An interrupt that came while git was starting did not see its group yet.
-    if (isInterrupted()) killGroup(pgid, 'SIGKILL');
+    if (isInterrupted()) killGroupOrLeader(pgid, 'SIGKILL');
     if (opts.timeoutMs !== undefined && opts.timeoutMs > 0) {
       timer = setTimeout(() => {
         timedOut = true;
-        killGroup(pgid, 'SIGKILL');
+        killGroupOrLeader(pgid, 'SIGKILL');
       }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
     }
   }
@@ -293,12 +293,8 @@ async function runLaunched(launcher: GitLauncher, args: readonly string[], opts:
   // A shell reports a signal as 128 + its number. git itself exits 128 (fatal) and 129 (usage), so a status
   // above 128 counts as a signal only when Fleet sent one (its timeout, an interrupt); an outside kill then
   // reads as that exit code, which is a failure all the same.
-  const signalled = r.status > 128 && (timedOut || isInterrupted()) ? signalName(r.status - 128) : null;
-  return settle(args, opts, { exit: signalled ? -1 : r.status, signal: timedOut ? null : signalled, timedOut, stdout: r.stdout, stderr: r.stderr });
-}
-
-function signalName(n: number): string {
-  return Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
+  const signalled = r.status > 128 && (timedOut || isInterrupted()) ? (signalName(r.status - 128) ?? `signal ${r.status - 128}`) : null;
+  return settle(args, opts, { exit: signalled ? -1 : r.status, signal: signalled, timedOut, stdout: r.stdout, stderr: r.stderr });
 }
 
 /** Starts git with Node's own spawn: where no launcher shell can be had. */
@@ -990,8 +986,9 @@ async function landed(dir: string, src: string, dstRef: string, env: Record<stri
  * (a 5xx, a dropped connection, a timeout, a ref lock) are tried again, up to
  * 3 tries, with exponential backoff and jitter.
  */
-export async function pushBranch(dir: string, branch: string, opts: { expected: string | null; env?: Record<string, string>; timeoutMs?: number }): Promise<PushResult> {
-  return pushWithLease(dir, 'HEAD', `refs/heads/${branch}`, opts.expected, opts.env, opts.timeoutMs);
+export async function pushBranch(dir: string, branch: string, opts: { commit?: string; expected: string | null; env?: Record<string, string>; timeoutMs?: number }): Promise<PushResult> {
+  // `commit`: the very commit the caller judged, not whatever HEAD names by the time git reads it.
+  return pushWithLease(dir, opts.commit ?? 'HEAD', `refs/heads/${branch}`, opts.expected, opts.env, opts.timeoutMs);
 }
 
 /**

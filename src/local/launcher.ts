@@ -7,7 +7,8 @@
  * work (`npm run bench -- --only floor`, docs/design.md "Cost per lane"). A shell is a few hundred kilobytes;
  * its fork is cheap and its waiting blocks nobody.
  *
- * How: each shell (`/bin/sh`, started once with an empty environment) reads one command at a time on its stdin:
+ * How: each shell (`/bin/sh`, started once with the environment every git call shares, never a credential, in a
+ * process group of its own so a terminal's Ctrl-C does not end it) reads one command at a time on its stdin:
  *
  *   ( export K='V' …; cd -- 'DIR' || …; exec setsid git ARGS… ) <IN >OUT 2>ERR & echo "$!"; wait "$!"; echo "$?"
  *
@@ -15,8 +16,9 @@
  *   user) nor a file; the shell itself holds nothing of it once the subshell is gone.
  * - `setsid` makes git the leader of a process group of its own, as `detached: true` does for a direct spawn,
  *   so a timeout or an interrupt can end git and every helper it started.
- * - Output goes to files in a private folder (0700) made for this process and removed at exit; the caller
- *   reads them once the status line arrives.
+ * - Output goes to files in a private folder (0700) of each shell, which the shell itself removes when it ends
+ *   (end of input, including when Fleet dies without an exit event); the caller reads them once the status line
+ *   arrives.
  *
  * Where /bin/sh or setsid is missing (Windows, a minimal image), `gitLauncher()` is null and git.ts spawns
  * directly, as before. A shell that dies fails its command (exit -1) and is replaced by a new one.
@@ -25,6 +27,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { shellQuote } from './agent.js';
 
 export interface LaunchRequest {
   file: string;
@@ -56,10 +59,6 @@ export interface Launched {
   readonly result: Promise<LaunchResult>;
 }
 
-/** Single-quotes a word for sh: nothing inside single quotes is special except the quote itself. */
-export function shQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
 
 /** Names sh can export; others (rare: `ProgramFiles(x86)`, `a.b`) cannot be set by a shell and are left out. */
 const SH_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -73,14 +72,18 @@ const NO_DIR = 'fleet-launcher: no such directory';
  * hundred bytes instead of the whole environment each time.
  */
 export function commandLine(req: LaunchRequest, files: { in: string; out: string; err: string }, base: Readonly<Record<string, string>> = {}): string {
-  const steps: string[] = [];
+  // A shell drops a NUL where spawn() refuses one: refuse it too, rather than run something other than asked.
+  const words = [req.file, ...req.args, req.cwd, ...Object.values(req.env).filter((v): v is string => v !== undefined)];
+  if (words.some((w) => w.includes('\0'))) throw new TypeError('an argument, the folder or an environment value holds a NUL byte');
+  const steps: string[] = ['trap - PIPE'];
   for (const k of Object.keys(base)) if (req.env[k] === undefined) steps.push(`unset ${k}`);
   for (const [k, v] of Object.entries(req.env)) {
-    if (v !== undefined && base[k] !== v && SH_NAME.test(k)) steps.push(`export ${k}=${shQuote(v)}`);
+    if (v !== undefined && base[k] !== v && SH_NAME.test(k)) steps.push(`export ${k}=${shellQuote(v)}`);
   }
-  steps.push(`cd -- ${shQuote(req.cwd)} 2>/dev/null || { echo ${shQuote(`${NO_DIR}: ${req.cwd}`)} >&2; exit 127; }`);
-  steps.push(`exec setsid ${[req.file, ...req.args].map(shQuote).join(' ')}`);
-  return `( ${steps.join('; ')} ) <${shQuote(files.in)} >${shQuote(files.out)} 2>${shQuote(files.err)} & echo "$!"; wait "$!"; echo "$?"\n`;
+  // Absolute, so CDPATH in the environment never sends `cd` elsewhere.
+  steps.push(`cd -- ${shellQuote(path.resolve(req.cwd))} 2>/dev/null || { echo ${shellQuote(`${NO_DIR}: ${req.cwd}`)} >&2; exit 127; }`);
+  steps.push(`exec setsid ${[req.file, ...req.args].map((w) => shellQuote(w)).join(' ')}`);
+  return `( ${steps.join('; ')} ) <${shellQuote(files.in)} >${shellQuote(files.out)} 2>${shellQuote(files.err)} & echo "$!"; wait "$!"; echo "$?"\n`;
 }
 
 /** The part of an environment a shell can hold (and so start with). */
@@ -90,23 +93,32 @@ function exportable(env: NodeJS.ProcessEnv): Record<string, string> {
   return out;
 }
 
-/** One shell and the command it is running, if any. */
+/** One shell, its private folder, and the command it is running, if any. */
 class Shell {
   private readonly child: ChildProcess;
   private buffer = '';
   private lines: ((line: string | null) => void)[] = [];
+  private running = false;
+  private closing = false;
+  private seq = 0;
   dead = false;
+  /** Where this shell's commands write their output (0700); the shell removes it when it ends. */
+  readonly dir: string;
   /** Settles once the shell has exited and Node has reaped it. */
   readonly exited: Promise<void>;
 
   /** `env`: what the shell starts with (a request's sharedEnv). */
   constructor(readonly env: Readonly<Record<string, string>>) {
-    this.child = spawn('/bin/sh', ['-s'], { env, stdio: ['pipe', 'pipe', 'ignore'], windowsHide: true });
+    this.dir = mkdtempSync(path.join(os.tmpdir(), 'fleet-git-'));
+    // detached: a process group of its own, which a terminal's Ctrl-C (sent to Fleet's group) does not reach.
+    this.child = spawn('/bin/sh', ['-s'], { env, stdio: ['pipe', 'pipe', 'ignore'], windowsHide: true, detached: true });
     this.child.stdout!.setEncoding('utf8');
     this.child.stdout!.on('data', (chunk: string) => this.read(chunk));
     const die = (): void => {
       this.dead = true;
       for (const w of this.lines.splice(0)) w(null);
+      // A shell killed from outside ran no EXIT trap.
+      rmSync(this.dir, { recursive: true, force: true });
     };
     this.exited = new Promise((resolve) => {
       this.child.on('exit', () => resolve());
@@ -115,7 +127,17 @@ class Shell {
     this.child.on('exit', die);
     this.child.on('error', die);
     this.child.stdin!.on('error', die);
+    // The folder goes when the shell ends, which it does at the end of its input: also when Fleet dies without
+    // an exit event. SIGPIPE is ignored so that a status line nobody reads any more does not kill the shell
+    // before that (each command sets it back to the default).
+    this.child.stdin!.write(`trap ${shellQuote(`rm -rf -- ${shellQuote(this.dir)}`)} EXIT; trap '' PIPE\n`);
     this.idle();
+  }
+
+  /** Paths for the next command's input and output, in this shell's folder. */
+  files(withInput: boolean): { in: string; out: string; err: string } {
+    const base = path.join(this.dir, String(++this.seq));
+    return { in: withInput ? `${base}.in` : '/dev/null', out: `${base}.out`, err: `${base}.err` };
   }
 
   private read(chunk: string): void {
@@ -146,35 +168,44 @@ class Shell {
   }
 
   run(text: string): { pid: Promise<string | null>; status: Promise<string | null> } {
+    this.running = true;
     this.busy();
     const pid = this.nextLine();
     const status = this.nextLine();
     this.child.stdin!.write(text);
-    void status.then(() => this.idle());
     return { pid, status };
   }
 
-  /** Ends the shell once its command (if any) is done: its stdin closes, and sh exits at the end of input. */
+  /** The caller has read the command's output: the shell may take the next one, or end if it was closed meanwhile. */
+  done(): void {
+    this.running = false;
+    if (this.closing) this.end();
+    else this.idle();
+  }
+
+  /** Ends the shell: now when idle, else once its command's output has been read (its folder goes with it). */
   close(): void {
     this.dead = true;
+    this.closing = true;
+    if (!this.running) this.end();
+  }
+
+  private end(): void {
     // Held until it has exited, so that whoever awaits `exited` is not left behind by an event loop that ends.
     this.child.ref();
     this.child.stdin!.end();
   }
 }
 
-/** Launchers not closed yet: whatever way the process ends, their shells get end of input and their folder goes. */
+/** Launchers not closed yet: whatever way the process ends, their shells get end of input. */
 const open = new Set<GitLauncher>();
 let exitHookInstalled = false;
 
 export class GitLauncher {
   private readonly idleShells: Shell[] = [];
   private readonly shells = new Set<Shell>();
-  private readonly dir: string;
-  private seq = 0;
 
   constructor() {
-    this.dir = mkdtempSync(path.join(os.tmpdir(), 'fleet-git-'));
     open.add(this);
     if (!exitHookInstalled) {
       exitHookInstalled = true;
@@ -189,16 +220,17 @@ export class GitLauncher {
     // A shell that died while idle (killed from outside) is dropped, not handed a command it would fail.
     while (shell?.dead) shell = this.idleShells.pop();
     shell ??= this.newShell(req.sharedEnv?.() ?? {});
-    const base = path.join(this.dir, String(++this.seq));
-    const files = { in: req.input === undefined ? '/dev/null' : `${base}.in`, out: `${base}.out`, err: `${base}.err` };
+    const files = shell.files(req.input !== undefined);
+    const text = commandLine(req, files, shell.env);
     if (req.input !== undefined) writeFileSync(files.in, req.input, { mode: 0o600 });
-    const { pid, status } = shell.run(commandLine(req, files, shell.env));
+    const { pid, status } = shell.run(text);
     const pgid = pid.then((line) => (line !== null && /^\d+$/.test(line) ? Number(line) : undefined));
     const result = status.then((line): LaunchResult => {
-      if (!shell.dead) this.idleShells.push(shell);
       const stdout = readAndRemove(files.out);
       const stderr = readAndRemove(files.err).toString('utf8');
       if (req.input !== undefined) rmSync(files.in, { force: true });
+      shell.done();
+      if (!shell.dead) this.idleShells.push(shell);
       if (line === null || !/^\d+$/.test(line)) return { status: -1, stdout, stderr, startError: 'the shell that starts git ended unexpectedly' };
       const code = Number(line);
       if (code === 127 && stderr.startsWith(NO_DIR)) return { status: -1, stdout, stderr: '', startError: `${req.cwd} does not exist` };
@@ -215,16 +247,20 @@ export class GitLauncher {
     return shell;
   }
 
-  /** Ends every shell at once (at exit: nothing can be awaited then). */
+  /** The output folders of the shells now running (what a test checks is gone once they end). */
+  folders(): string[] {
+    return [...this.shells].map((s) => s.dir);
+  }
+
+  /** Ends every shell: idle ones at once, busy ones once their command's output has been read. */
   close(): void {
     open.delete(this);
     for (const s of this.shells) s.close();
-    rmSync(this.dir, { recursive: true, force: true });
   }
 
   /**
-   * Ends every shell and waits until each has exited: then Node has reaped them, and the CPU time of the git
-   * they ran counts in Fleet's own (what `time` and the bench's process-tree measure read).
+   * Ends every shell and waits until each has exited (and removed its folder): then Node has reaped them, and
+   * the CPU time of the git they ran counts in Fleet's own (what `time` and the bench's process-tree measure read).
    */
   async closeAndWait(): Promise<void> {
     const all = [...this.shells];

@@ -5,6 +5,8 @@
  * forge's credential header in its environment.
  */
 
+import os from 'node:os';
+
 /** Process groups still running, killed if this process exits. */
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;
@@ -45,21 +47,33 @@ export function isInterrupted(): boolean {
   return interrupted;
 }
 
-/**
- * `kill(-pgid, signal)`; false when nobody is left in the group. A process started by the git launcher is
- * known by its pid a moment before it has made its group (launcher.ts: `setsid` runs after the shell said the
- * pid): then the process alone is signalled, which is all there is of the group yet.
- */
+/** `kill(-pgid, signal)`; false when nobody is left in the group. */
 export function killGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   try {
     process.kill(-pgid, signal);
     return true;
   } catch {
-    try {
-      process.kill(pgid, signal);
-      return true;
-    } catch {
-      return false; // ESRCH: nobody left
-    }
+    return false; // ESRCH: nobody left in the group
   }
+}
+
+/**
+ * `killGroup`, for a process known to be running: one the git launcher started is known by its pid a moment
+ * before it has made its group (`setsid` runs after the shell said the pid), and then the process alone is
+ * signalled, which is all there is of the group yet. Never for a process that may have been reaped: its pid
+ * could be someone else's by now.
+ */
+export function killGroupOrLeader(pgid: number, signal: NodeJS.Signals): boolean {
+  if (killGroup(pgid, signal)) return true;
+  try {
+    process.kill(pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The name of signal number `n` ("SIGKILL"), or null. */
+export function signalName(n: number): string | null {
+  return Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0] ?? null;
 }

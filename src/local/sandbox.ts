@@ -33,6 +33,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { IsolationInfo, IsolationSetting } from '../ports.js';
+import { shellQuote } from './agent.js';
 
 export type { IsolationInfo, IsolationSetting } from '../ports.js';
 
@@ -138,9 +139,6 @@ function works(prefix: string[], masks: string[]): boolean {
   return r.status === 0;
 }
 
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
 
 const NONE = (detail: string): Sandbox => ({ kind: 'none', detail, wrap: (file, args) => ({ file, args: [...args] }) });
 

@@ -164,9 +164,9 @@ export const localWorkspace: Workspace = {
   tree: (dir, rev) => treeOf(dir, rev),
   parent: (dir, rev) => parentOf(dir, rev),
 
-  async push(dir, branch, expected, env, timeoutMs) {
+  async push(dir, branch, commit, expected, env, timeoutMs) {
     guard(dir);
-    const r = await pushBranch(dir, branch, { expected, env, timeoutMs });
+    const r = await pushBranch(dir, branch, { commit, expected, env, timeoutMs });
     return r.ok ? { ok: true } : r;
   },
 

@@ -295,7 +295,8 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       let commit = made.current?.commit ?? (await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, n)));
       // The files and the patch of the commit, from its tree; an up-to-date remote commit below has the same tree and parent, so the same patch.
       const committed = made.current?.committed ?? (await ctx.workspace.committed(repoDir, cloned.base_commit, commit));
-      verifyCommitted(lane, committed.files, changed);
+      // A lane without checks had its fence judged on this very commit already (stageForFence).
+      if (!made.current) verifyCommitted(lane, committed.files, changed);
       // Idempotent re-runs: when the remote lane branch already holds this exact change on this base, keep its commit.
       let upToDate = false;
       if (n === 1 && previous && (await ctx.workspace.parent(repoDir, previous)) === cloned.base_commit &&
@@ -317,7 +318,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       if (!upToDate) {
         update({ phase: 'pushing' }, `pushing ${lane.branch}`);
         const tPush = Date.now();
-        const push = () => ctx.workspace.push(repoDir, lane.branch, previous, gitEnv, gitTimeoutMs);
+        const push = () => ctx.workspace.push(repoDir, lane.branch, commit, previous, gitEnv, gitTimeoutMs);
         const pushed = await (ctx.gitSlots ? ctx.gitSlots.run(push) : push());
         rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
         if (!pushed.ok) {

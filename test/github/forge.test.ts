@@ -60,7 +60,7 @@ async function pushLane(l: LaneSpec, change: (dir: string) => Promise<void>, pre
   await change(dir);
   const files = await localWorkspace.changedFiles(dir);
   const commit = await localWorkspace.commit(dir, `${l.title}\n\nFleet-Lane: ${l.id}`);
-  const pushed = await localWorkspace.push(dir, l.branch, cloned.remote_branch_commit, env);
+  const pushed = await localWorkspace.push(dir, l.branch, commit, cloned.remote_branch_commit, env);
   if (!pushed.ok) throw new Error(`push failed: ${pushed.detail}`);
   const config = await readFile(path.join(dir, '.git', 'config'), 'utf8');
   expect(config).not.toContain(h.token);

@@ -209,6 +209,20 @@ describe('a lane: clone, change, commit, push', () => {
     expect(await remoteBranches(remote)).toEqual(['fleet/speed/l0', 'fleet/speed/l1', 'fleet/speed/l2', 'fleet/speed/l3', 'fleet/speed/l4', 'main']);
   });
 
+  it('pushes the commit it is given, not whatever HEAD names by then (another process moved the branch)', async () => {
+    const { remote } = await createRepo(tmp, 'judged', { 'a.txt': 'a\n' }, { clone: false });
+    const dir = laneDir();
+    const c = await cloneForLane(remote, dir, { branch: 'fleet/x/judged' });
+    await writeFile(path.join(dir, 'a.txt'), 'judged\n');
+    const judged = await commitAll(dir, 'judged');
+    // After the fence looked: the branch moves on to a commit that touches something else.
+    await writeFile(path.join(dir, 'outside.txt'), 'x\n');
+    const moved = await commitAll(dir, 'moved');
+    expect(moved).not.toBe(judged);
+    expect(await pushBranch(dir, 'fleet/x/judged', { commit: judged, expected: c.remote_branch_commit })).toEqual({ ok: true, status: 'created' });
+    expect(await remoteHead(remote, 'fleet/x/judged')).toBe(judged);
+  });
+
   it('uses an explicit base, and learns where a lane branch already is (a re-run)', async () => {
     const { remote } = await createRepo(tmp, 'rerun', { 'a.txt': 'a\n' }, { clone: false });
     const dev = await commitToRemote(remote, 'develop', { 'dev.txt': 'dev\n' });

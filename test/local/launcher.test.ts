@@ -11,6 +11,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { GitLauncher, gitLauncher } from '../../src/local/launcher.js';
 import { git } from '../../src/local/git.js';
 import { killGroup } from '../../src/local/processes.js';
+import { tsxLoader } from '../integration/helpers.js';
+import { spawnSync } from 'node:child_process';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'fleet-launcher-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -134,6 +136,43 @@ describe.skipIf(process.platform !== 'linux' || !gitLauncher())('git launcher', 
     const next = await launcher.launch({ file: 'printf', args: ['ok'], cwd: tmp, env: { PATH } }).result;
     expect(next).toMatchObject({ status: 0 });
     expect(next.stdout.toString('utf8')).toBe('ok');
+  });
+
+  it('keeps its shells out of Fleet’s process group (a terminal’s Ctrl-C does not end them) and refuses a NUL byte', async () => {
+    launcher = new GitLauncher();
+    await launcher.launch({ file: 'true', args: [], cwd: tmp, env: { PATH } }).result;
+    const shell = descendants().find((p) => p.cmdline.startsWith('/bin/sh\0-s'))!;
+    const pgidOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]);
+    expect(pgidOf(shell.pid)).not.toBe(pgidOf(process.pid));
+    expect(() => launcher!.launch({ file: 'printf', args: ['a\0b'], cwd: tmp, env: { PATH } })).toThrow(/NUL byte/);
+  });
+
+  it('removes each shell’s output folder when the shell ends', async () => {
+    launcher = new GitLauncher();
+    await Promise.all([1, 2].map(() => launcher!.launch({ file: 'printf', args: ['x'], cwd: tmp, env: { PATH } }).result));
+    const made = launcher.folders();
+    expect(made.length).toBeGreaterThanOrEqual(1);
+    for (const f of made) expect(existsSync(f), f).toBe(true);
+    await launcher.closeAndWait();
+    launcher = undefined;
+    for (const f of made) expect(existsSync(f), f).toBe(false);
+  });
+
+  it('removes the output folder even when Fleet is killed outright (SIGKILL, no exit event)', async () => {
+    const script = [
+      `import { GitLauncher } from ${JSON.stringify(path.resolve('src/local/launcher.ts'))};`,
+      'const l = new GitLauncher();',
+      `await l.launch({ file: 'true', args: [], cwd: ${JSON.stringify(tmp)}, env: { PATH: ${JSON.stringify(PATH)} } }).result;`,
+      'process.stdout.write(JSON.stringify(l.folders()) + "\\n");',
+      "process.kill(process.pid, 'SIGKILL');",
+    ].join('\n');
+    const r = spawnSync(process.execPath, ['--import', tsxLoader(), '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(r.signal, r.stderr).toBe('SIGKILL');
+    const folders = JSON.parse(r.stdout.trim()) as string[];
+    expect(folders.length).toBe(1);
+    // The shell sees the end of its input and its EXIT trap removes the folder.
+    for (let i = 0; i < 200 && folders.some((f) => existsSync(f)); i++) await new Promise((res) => setTimeout(res, 25));
+    for (const f of folders) expect(existsSync(f), f).toBe(false);
   });
 
   it('leaves no shell behind once closed', async () => {

@@ -4,9 +4,8 @@
  */
 import type { FleetFile } from './core/fleet-file.js';
 import type { ResolvedFleet } from './core/validate.js';
-import { discoverRepos } from './github/discover.js';
-import { GitHubForge, type GitHubForgeOptions } from './github/forge.js';
-import { basicCredential, createOctokit, type FleetOctokit, type Pacing } from './github/octokit.js';
+import type { GitHubForgeOptions } from './github/forge.js';
+import type { Pacing } from './github/octokit.js';
 import { LocalForge } from './local/forge.js';
 import type { Forge, Logger } from './ports.js';
 
@@ -56,17 +55,6 @@ export function githubTuning(env: NodeJS.ProcessEnv): GitHubTuning | { problem: 
   return tuning;
 }
 
-/**
- * The Octokit every entrypoint uses against GitHub: the environment's API
- * URLs (GITHUB_API_URL, GITHUB_GRAPHQL_URL) and pacing knob. The action builds
- * its client for the run's own repository (check run, jobs) here too.
- */
-export function githubClient(env: NodeJS.ProcessEnv, token: string, logger?: Logger): FleetOctokit | { problem: string } {
-  const tuning = githubTuning(env);
-  if ('problem' in tuning) return tuning;
-  return createOctokit({ token, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing });
-}
-
 export interface ForgeSetup {
   forge: Forge;
   discover?(fleet: ResolvedFleet): Promise<{ repos: string[]; problems: string[] }>;
@@ -76,10 +64,14 @@ export interface ForgeSetup {
   secrets?: string[];
 }
 
-export function setupForge(
+/**
+ * The forge of a fleet file. The GitHub side (Octokit, undici: about half of the CLI's bundle) is loaded only
+ * by fleets that use it, so a local fleet starts without parsing it.
+ */
+export async function setupForge(
   file: FleetFile,
   opts: { env: NodeJS.ProcessEnv; baseDir: string; reposRoot?: string; token?: string; logger?: Logger },
-): ForgeSetup | { problem: string } {
+): Promise<ForgeSetup | { problem: string }> {
   if (file.forge === 'local') return { forge: new LocalForge({ baseDir: opts.baseDir, reposRoot: opts.reposRoot }) };
   const tokenVariable = opts.token ? undefined : TOKEN_VARIABLES.find((k) => opts.env[k]);
   const token = opts.token ?? (tokenVariable ? opts.env[tokenVariable] : undefined);
@@ -88,20 +80,6 @@ export function setupForge(
   }
   const tuning = githubTuning(opts.env);
   if ('problem' in tuning) return tuning;
-  const octokit = createOctokit({ token, logger: opts.logger, apiUrl: opts.env.GITHUB_API_URL, graphqlUrl: opts.env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing });
-  const forge = new GitHubForge({
-    octokit,
-    token,
-    name: file.name,
-    allowForks: file.github.allow_forks,
-    serverUrl: opts.env.GITHUB_SERVER_URL,
-    logger: opts.logger,
-    ...tuning.forge,
-  });
-  return {
-    forge,
-    tokenVariable,
-    secrets: [token, basicCredential(token)],
-    discover: (fleet) => discoverRepos(octokit, fleet.file.github.discover, { allowForks: fleet.file.github.allow_forks }),
-  };
+  const { githubSetup } = await import('./github/setup.js');
+  return { ...githubSetup(file, { env: opts.env, token, tuning, logger: opts.logger }), tokenVariable };
 }

@@ -103,10 +103,15 @@ function measure(what: string, file: string, args: string[], opts: { cwd: string
 export async function fleetCli(root: string, tmp: string, which: 'src' | 'dist'): Promise<{ args: string[]; label: string }> {
   if (which === 'dist') return { args: [join(root, 'bin', 'fleet.js')], label: 'bin/fleet.js (the committed dist/cli bundle)' };
   const { build } = await import('esbuild');
-  const out = join(tmp, 'fleet-cli', 'index.mjs');
+  const outdir = join(tmp, 'fleet-cli');
+  const out = join(outdir, 'index.js');
+  // dist/cli is ESM under a "type": "module" package.json, its GitHub side a chunk loaded on demand: the same here.
+  mkdirSync(outdir, { recursive: true });
+  writeFileSync(join(outdir, 'package.json'), '{ "type": "module" }\n');
   await build({
     entryPoints: [join(root, 'src', 'cli', 'index.ts')],
-    outfile: out,
+    outdir,
+    splitting: true,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -115,7 +120,7 @@ export async function fleetCli(root: string, tmp: string, which: 'src' | 'dist')
     banner: { js: "import { createRequire as __fleetRequire } from 'node:module'; const require = __fleetRequire(import.meta.url);" },
     logLevel: 'warning',
   });
-  return { args: [out], label: 'src/cli/index.ts bundled by esbuild at the start of the run (one file, as dist/cli is)' };
+  return { args: [out], label: 'src/cli/index.ts bundled by esbuild at the start of the run (as dist/cli is: the GitHub side in a chunk of its own)' };
 }
 
 function gitEnv(): NodeJS.ProcessEnv {

@@ -4,9 +4,10 @@
  * so what they drive is wired exactly as the action is.
  */
 import { dirname, resolve } from 'node:path';
-import { githubClient, setupForge } from '../adapters.js';
+import { setupForge } from '../adapters.js';
 import { directiveEnv } from '../cli/main.js';
 import { basicCredential } from '../github/octokit.js';
+import { githubClient } from '../github/setup.js';
 import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock, type ArtifactStore, type Logger } from '../ports.js';
 import type { ActionDeps, CoreLike } from './main.js';

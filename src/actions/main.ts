@@ -34,6 +34,8 @@ export interface GitHubApi {
   request(route: string, params?: Record<string, unknown>): Promise<{ data: unknown }>;
 }
 
+type ForgeChoice = { forge: Forge; discover?: PlanStepOptions['discover'] } | { problem: string };
+
 export interface ActionDeps {
   env: NodeJS.ProcessEnv;
   core: CoreLike;
@@ -42,7 +44,7 @@ export interface ActionDeps {
   workspace: Workspace;
   exec: Executor;
   /** The forge the fleet file names (and its target discovery, on GitHub). */
-  setupForge(settings: Settings, file: FleetFile): { forge: Forge; discover?: PlanStepOptions['discover'] } | { problem: string };
+  setupForge(settings: Settings, file: FleetFile): ForgeChoice | Promise<ForgeChoice>;
   api(settings: Settings): GitHubApi;
   /** The environment handed to directives (Fleet's own credentials withheld). */
   directiveEnv: Record<string, string>;
@@ -62,7 +64,7 @@ export async function runAction(deps: ActionDeps): Promise<number> {
   try {
     if (settings.mode === 'plan') return await plan(deps, settings);
     const bundle = await loadPlanBundle(deps.store, settings.workspace, { digest: settings.planDigest, attempt: settings.runAttempt });
-    const setup = deps.setupForge(settings, bundle.fleet.file);
+    const setup = await deps.setupForge(settings, bundle.fleet.file);
     if ('problem' in setup) {
       core.setFailed(setup.problem);
       return 2;
@@ -81,7 +83,7 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
     deps.core.setFailed(formatProblems(loaded.problems));
     return 2;
   }
-  const setup = deps.setupForge(settings, loaded.fleet.file);
+  const setup = await deps.setupForge(settings, loaded.fleet.file);
   if ('problem' in setup) {
     deps.core.setFailed(setup.problem);
     return 2;

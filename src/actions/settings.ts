@@ -3,7 +3,7 @@
  * input-helper pattern). action.yml passes every input as a FLEET_* variable,
  * so no input is ever spliced into a shell script.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const bool = (dflt: 'true' | 'false') =>
   z

@@ -219,7 +219,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     }
     for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}\n`);
     const maxParallel = positiveInt('max-parallel', values['max-parallel']);
-    const setup = setupForge(loaded.fleet.file, {
+    const setup = await setupForge(loaded.fleet.file, {
       env: io.env,
       baseDir: dirname(path),
       reposRoot: values['repos-root'] ? resolve(io.cwd, values['repos-root']) : undefined,

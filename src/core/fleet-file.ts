@@ -2,7 +2,7 @@
  * The fleet file: what a user writes. Parsed from YAML or JSON by an adapter,
  * validated here. Pure: no I/O.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A lane id doubles as a path segment and a branch segment, so it is kept to a safe alphabet. */
 export const LANE_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;

@@ -3,7 +3,7 @@
  * autocomplete fleet files and tools can validate manifests. The committed
  * copies under schema/ are checked against these by a test.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { FleetFileSchema } from './fleet-file.js';
 import { LaneResult, Manifest, SCHEMA_VERSION } from './model.js';
 

@@ -3,7 +3,7 @@
  * source of truth; `npm run schema` generates the committed JSON Schemas from it.
  * Changing the manifest or lane result shape bumps SCHEMA_VERSION.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const SCHEMA_VERSION = '1.0.0';
 

@@ -2,7 +2,7 @@
  * Turns a parsed fleet file into resolved lanes, collecting every problem at once.
  * Pure: the caller parses the file and hands over its text's value and its name.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { FleetFileSchema, templateProblem, type FleetFile, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
 import { globProblem, matchesAny } from './glob.js';
 import { quoted, showInvisibles } from './text.js';

@@ -6,7 +6,7 @@
  * as a silently shorter list.
  */
 import type { DiscoverSourceSchema } from '../core/fleet-file.js';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { redact } from '../local/git.js';
 import type { FleetOctokit } from './octokit.js';
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runJobs } from '../../src/actions/main.js';
-import { githubClient } from '../../src/adapters.js';
+import { githubClient } from '../../src/github/setup.js';
 import type { RunJob } from '../../src/ports.js';
 import { jobOfShard, MissingResultExplainer } from '../../src/steps/explain.js';
 import { startEmulator, type Emulator } from '../support/github-emulator/index.js';

@@ -1,0 +1,43 @@
+/**
+ * The GitHub side of `setupForge` (src/adapters.ts), in a module of its own so that entrypoints load Octokit
+ * and its HTTP client only for fleets on GitHub.
+ */
+import type { GitHubTuning } from '../adapters.js';
+import { githubTuning } from '../adapters.js';
+import type { FleetFile } from '../core/fleet-file.js';
+import type { ResolvedFleet } from '../core/validate.js';
+import type { Logger } from '../ports.js';
+import { discoverRepos } from './discover.js';
+import { GitHubForge } from './forge.js';
+import { basicCredential, createOctokit, type FleetOctokit } from './octokit.js';
+
+/**
+ * The Octokit every entrypoint uses against GitHub: the environment's API
+ * URLs (GITHUB_API_URL, GITHUB_GRAPHQL_URL) and pacing knob. The action builds
+ * its client for the run's own repository (check run, jobs) here too.
+ */
+export function githubClient(env: NodeJS.ProcessEnv, token: string, logger?: Logger): FleetOctokit | { problem: string } {
+  const tuning = githubTuning(env);
+  if ('problem' in tuning) return tuning;
+  return createOctokit({ token, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing });
+}
+
+/** The GitHub forge, its target discovery and the secrets no directive may see, for a token already found. */
+export function githubSetup(file: FleetFile, opts: { env: NodeJS.ProcessEnv; token: string; tuning: GitHubTuning; logger?: Logger }) {
+  const { env, token, tuning, logger } = opts;
+  const octokit = createOctokit({ token, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing });
+  const forge = new GitHubForge({
+    octokit,
+    token,
+    name: file.name,
+    allowForks: file.github.allow_forks,
+    serverUrl: env.GITHUB_SERVER_URL,
+    logger,
+    ...tuning.forge,
+  });
+  return {
+    forge,
+    secrets: [token, basicCredential(token)],
+    discover: (fleet: ResolvedFleet) => discoverRepos(octokit, fleet.file.github.discover, { allowForks: fleet.file.github.allow_forks }),
+  };
+}

@@ -49,11 +49,17 @@ export function isInterrupted(): boolean {
 
 /** `kill(-pgid, signal)`; false when nobody is left in the group. */
 export function killGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  // Most calls find the group already gone (every git's group is ended after it exits): the ESRCH error
+  // process.kill throws then is caught here and never shown, so it is made without a stack trace.
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     process.kill(-pgid, signal);
     return true;
   } catch {
     return false; // ESRCH: nobody left in the group
+  } finally {
+    Error.stackTraceLimit = limit;
   }
 }
 

@@ -879,8 +879,13 @@ async function main(): Promise<number> {
     fleet_reps: FLEET_REPS,
     actions_jobs: ACTIONS_JOBS,
     suites: [...only],
+    node_extra_ca_certs: process.env.NODE_EXTRA_CA_CERTS || null,
   };
   log(`fleet bench — node ${meta.node}, ${meta.cpus} CPU(s), load ${meta.loadavg_at_start.join(' ')}; temp ${tmpRoot}`);
+  // Node parses every certificate of that file before it runs any JavaScript (~0.1 CPU-s here for the Debian bundle):
+  // each fleet CLI start pays it, a git loop does not. Kept, since users with a corporate proxy pay it too; said, so a
+  // ratio is not read against a machine without it.
+  if (meta.node_extra_ca_certs) log(`note: NODE_EXTRA_CA_CERTS=${meta.node_extra_ca_certs}: every node start here reads it`);
   try {
     // The end-to-end fleets run first, while this process is small: a 10k plan leaves a large
     // heap behind, which would make every later spawn() of git slower than in a real `fleet run`.

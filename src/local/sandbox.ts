@@ -185,7 +185,7 @@ export function initArgs(opts: WrapOptions = {}): string[] {
  * them, with every mask in place, and with a folder hidden but for a folder kept inside it: what the command sees
  * there, and from its working folder, is only the kept folder, written through, and nothing can be added beside it.
  */
-function works(s: Strategy, masks: string[]): boolean {
+export function works(s: Strategy, masks: string[]): boolean {
   let scratch: string | undefined;
   try {
     scratch = mkdtempSync(path.join(os.tmpdir(), 'fleet-probe-'));

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/local/exec.js';
-import { detectSandbox, runnerCommandFolders, sandboxFor } from '../../src/local/sandbox.js';
+import { detectSandbox, runnerCommandFolders, sandboxFor, strategies, works } from '../../src/local/sandbox.js';
 
 let dir: string;
 beforeEach(() => {
@@ -147,6 +147,15 @@ describe('the sandbox', () => {
     expect(hidden.r.tail).not.toContain('RAN');
   });
 
+  it.runIf(isRoot)('the probe refuses a way in whose init isolates processes but hides no folder', () => {
+    const real = strategies({ unshare: '/usr/bin/unshare', setpriv: '/usr/bin/setpriv', sudo: null, uid: 0, gid: 0, masks: [] })[0]!;
+    expect(works(real, [])).toBe(true);
+    // The same namespaces, under an init (PID 1, named as Fleet's) that skips its mount arguments and runs the command.
+    const init = real.prefix.indexOf('fleet-sandbox') - 1;
+    const blind = { ...real, prefix: [...real.prefix.slice(0, init), 'while [ "$1" != -- ]; do shift; done; shift; "$@"', 'fleet-sandbox'] };
+    expect(works(blind, [])).toBe(false);
+  });
+
   it.runIf(isRoot)('a process the directive leaves in a session of its own dies with it', async () => {
     const marker = join(dir, 'later');
     const { r } = await inside(`setsid sh -c 'sleep 1; echo alive > ${marker}' </dev/null >/dev/null 2>&1 & echo started`);
@@ -189,10 +198,13 @@ console.log(JSON.stringify({ kind: s.kind, detail: s.detail, tail: r.tail, code:
         'probe-sudo',
         `const way = sandbox.strategies({ unshare: '/usr/bin/unshare', setpriv: '/usr/bin/setpriv', sudo: '/usr/bin/sudo', uid: 65534, gid: 65534, masks: [] }).find((s) => s.via === 'sudo unshare');
 const s = sandbox.sandboxOf(way);
+const probed = sandbox.works(way, []);
 const r = await runCommand('echo "pid=$$"; test -e /proc/' + process.pid + ' && echo SEES-FLEET; echo "uid=$(id -u)"; echo "path=$PATH"; echo "home=$HOME"; grep CapEff /proc/self/status; touch written', { cwd: ${JSON.stringify(dir)}, env: { PATH: '/opt/fleet-test/bin:' + process.env.PATH, HOME: ${JSON.stringify(dir)} }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-sudo'))}, wrap: s.wrap });
 const lanes = await runCommand(${JSON.stringify(l.report)}, { cwd: ${JSON.stringify(join(l.own, 'repo'))}, env: { PATH: process.env.PATH }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-sudo-lanes'))}, wrap: (f, a, e, o) => s.wrap(f, a, e, { ...o, ...${JSON.stringify(l.opts)} }) });
-console.log(JSON.stringify({ tail: r.tail, code: r.exitCode, lanes: lanes.tail, lanesCode: lanes.exitCode }));`,
+console.log(JSON.stringify({ probed, tail: r.tail, code: r.exitCode, lanes: lanes.tail, lanesCode: lanes.exitCode }));`,
       );
+      // The probe Fleet decides by takes this way in (on the runners, where it is the only one).
+      expect(out.probed).toBe(true);
       expect(out.lanesCode, String(out.lanes)).toBe(0);
       expectOnlyOwnLane(String(out.lanes), l);
       expect(out.code, out.tail).toBe(0);

@@ -34,11 +34,13 @@
  * its memory and in the environment of its own git calls.
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { IsolationInfo, IsolationSetting } from '../ports.js';
 import { shellQuote } from './agent.js';
+import { privateTmp } from './private-tmp.js';
 
 export type { IsolationInfo, IsolationSetting } from '../ports.js';
 
@@ -63,15 +65,19 @@ const RUNNER_COMMAND_FILES = ['GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GIT
 
 /**
  * PID 1 of the namespace. Its arguments before `--` (as root in the new mount
- * namespace, so only the directive sees what it mounts), in this order:
- * - `DIR`: an empty read-only tmpfs over DIR (the runner's command files);
- * - `-k DIR`: DIR is opened, to stay visible inside a folder hidden next;
- * - `-h DIR`: a tmpfs over DIR, writable until the kept folders are mounted back
- *   into it (at their own paths, from the descriptors opened before the tmpfs
- *   covered them, recursively so any mask under them comes along), then read-only;
- * - `-c DIR`: the folder to enter once all that is done: the working folder the
- *   command was started in is still the one under the mounts, and `..` from it
- *   would walk into the hidden folder's real contents.
+ * namespace, so only the directive sees what it mounts), acted on in order:
+ * - `DIR`: an empty read-only tmpfs over DIR (the runner's command files, when
+ *   the command hides nothing else);
+ * - `-k DIR`: DIR is opened on the next descriptor from 5 up, to stay visible
+ *   inside a folder about to be hidden;
+ * - `-t FILE`: one `mount -a` of the table in FILE (see mountTable): the masks,
+ *   then the kept folders mounted back at their own paths from those
+ *   descriptors (recursively, so a mask under one comes along);
+ * - `-r DIR`: the mask on DIR, writable while the kept folders' mount points
+ *   were made in it, made read-only;
+ * - `-c DIR`: the folder to enter last: the working folder the command was
+ *   started in is still the one under the mounts, and `..` from it would walk
+ *   into the hidden folder's real contents.
  * A failure ends it with 125 before the command runs. Then it runs the rest as its child and waits: the directive is not
  * PID 1 itself, so it keeps ordinary signal semantics (`kill -9 $$`, a SIGTERM
  * on timeout) and orphans have a parent. Signals Fleet sends are passed on; the
@@ -80,16 +86,15 @@ const RUNNER_COMMAND_FILES = ['GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GIT
  * 128+N, which exec.ts reads back as the signal.
  */
 const INIT = [
-  'n=4 m=0 ks= hs= cwd=',
+  'n=4',
   'while [ "$1" != -- ]; do case $1 in',
-  '  -k) [ -d "$2" ] && [ $n -lt 9 ] || exit 125; n=$((n+1)); eval "exec $n<\"\\$2\""; eval "k$n=\\$2"; ks="$ks $n"; shift 2;;',
-  '  -h) m=$((m+1)); mount -t tmpfs -o size=4k,mode=0555 fleet-masked "$2" || exit 125; eval "h$m=\\$2"; hs="$hs $m"; shift 2;;',
-  '  -c) cwd=$2; shift 2;;',
+  '  -k) [ -d "$2" ] && [ $n -lt 9 ] || exit 125; n=$((n+1)); eval "exec $n<\"\\$2\""; shift 2;;',
+  '  -t) [ -f "$2" ] || exit 125; exec 4<"$2"; mount -a -c -T /proc/self/fd/4 || exit 125; exec 4<&-; shift 2;;',
+  '  -r) mount -c -o remount,bind,ro "$2" || exit 125; shift 2;;',
+  '  -c) cd -- "$2" || exit 125; shift 2;;',
   '  *) mount -t tmpfs -o size=4k,mode=0555,ro fleet-masked "$1" || exit 125; shift;;',
   'esac; done; shift',
-  'for i in $ks; do eval "k=\\$k$i"; mount -c --rbind -o X-mount.mkdir "/proc/self/fd/$i" "$k" || exit 125; eval "exec $i<&-"; done',
-  'for i in $hs; do eval "h=\\$h$i"; mount -c -o remount,bind,ro "$h" || exit 125; done',
-  '[ -z "$cwd" ] || cd -- "$cwd" || exit 125',
+  'while [ $n -gt 4 ]; do eval "exec $n<&-"; n=$((n-1)); done',
   'exec 3<&0',
   '"$@" 0<&3 3<&- &',
   'c=$!',
@@ -135,11 +140,13 @@ function onPath(program: string, env: NodeJS.ProcessEnv = process.env): string |
   return null;
 }
 
-/** How each way in starts a command: `prefix`, the command's own INIT arguments (see WrapOptions), `--`, `drop`, the command. */
+/** How each way in starts a command: `prefix`, INIT's arguments (`masks` and the command's own), `--`, `drop`, the command. */
 export interface Strategy {
   via: string;
-  /** Up to INIT's arguments, the sandbox's own masks included. */
+  /** Up to INIT's arguments. */
   prefix: string[];
+  /** The folders hidden from every command (the runner's command files). */
+  masks: string[];
   /** What INIT runs the command through, to give up its privileges. */
   drop: string[];
   /** sudo resets PATH (secure_path) and may reset HOME: they are set again for the command. */
@@ -148,34 +155,73 @@ export interface Strategy {
 
 export function strategies(opts: { unshare: string; setpriv: string | null; sudo: string | null; uid: number; gid: number; masks: string[] }): Strategy[] {
   const { unshare, setpriv, sudo, uid, gid, masks } = opts;
-  const setup = [...NAMESPACES, '--', '/bin/sh', '-c', INIT, 'fleet-sandbox', ...masks];
+  const setup = [...NAMESPACES, '--', '/bin/sh', '-c', INIT, 'fleet-sandbox'];
   const out: Strategy[] = [];
   if (uid === 0) {
-    if (setpriv) out.push({ via: 'unshare as root', prefix: [unshare, ...setup], drop: [setpriv, '--bounding-set=-all', '--inh-caps=-all', '--'] });
+    if (setpriv) out.push({ via: 'unshare as root', prefix: [unshare, ...setup], masks, drop: [setpriv, '--bounding-set=-all', '--inh-caps=-all', '--'] });
     return out;
   }
   out.push({
     via: 'unshare in a user namespace',
     prefix: [unshare, '--user', '--map-root-user', ...setup],
+    masks,
     drop: [unshare, '--user', `--map-user=${uid}`, `--map-group=${gid}`, '--'],
   });
   if (sudo && setpriv) {
-    out.push({ via: 'sudo unshare', prefix: [sudo, '-n', '-E', '--', unshare, ...setup], drop: [setpriv, `--reuid=${uid}`, `--regid=${gid}`, '--init-groups', '--'], restoresEnv: true });
+    out.push({ via: 'sudo unshare', prefix: [sudo, '-n', '-E', '--', unshare, ...setup], masks, drop: [setpriv, `--reuid=${uid}`, `--regid=${gid}`, '--init-groups', '--'], restoresEnv: true });
   }
   return out;
 }
 
-/** INIT's arguments for one command (see INIT); throws when asked for what INIT cannot do. */
-export function initArgs(opts: WrapOptions = {}): string[] {
+/** A path as a field of an fstab line: whitespace, `\` and `#` as octal escapes, which libmount reads back. */
+function fstabField(p: string): string {
+  return p.replace(/[ \t\n\r\v\f\\#]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+}
+
+/** Tables written, by content: the same lane's commands share one file. */
+const tables = new Map<string, string>();
+
+/**
+ * A file holding `text`, for `mount -a --fstab`, which wants a regular file (not a pipe). Kept in Fleet's private
+ * folder, which every such table hides from the command itself, for the rest of the process.
+ */
+function mountTable(text: string, dir?: string): string {
+  let file = dir === undefined ? tables.get(text) : undefined;
+  if (file === undefined || !existsSync(file)) {
+    file = path.join(dir ?? privateTmp(), `mounts-${createHash('sha256').update(text).digest('hex').slice(0, 20)}`);
+    writeFileSync(file, text, { mode: 0o600 });
+    if (dir === undefined) tables.set(text, file);
+  }
+  return file;
+}
+
+/**
+ * INIT's arguments for one command (see INIT), given the sandbox's own masks. Without folders to hide, each mask
+ * is a `mount` of its own; with them, one `mount -a` of a table makes every mask and mounts the kept folders back,
+ * and one more makes the masks they sit in read-only: two `mount` calls however many folders. Throws when asked
+ * for what INIT cannot do. `tableDir`: where the table goes, if not in Fleet's private folder (the probe's own).
+ */
+export function initArgs(opts: WrapOptions = {}, masks: readonly string[] = [], tableDir?: string): string[] {
   const hide = (opts.hide ?? []).map((d) => path.resolve(d));
   const inside = (d: string, h: string) => d.startsWith(h.endsWith('/') ? h : `${h}/`);
   // A kept folder not inside a hidden one is visible anyway.
   const keep = (opts.keep ?? []).map((d) => path.resolve(d)).filter((k) => hide.some((h) => inside(k, h)));
   if (keep.length > 5) throw new RangeError('the sandbox keeps at most 5 folders visible inside hidden ones');
   const out: string[] = [];
-  for (const k of keep) out.push('-k', k);
-  // A hidden folder with nothing kept in it is read-only at once; one with a kept folder in it, once that is mounted back.
-  for (const h of hide) out.push(...(keep.some((k) => inside(k, h)) ? ['-h', h] : [h]));
+  if (hide.length === 0) {
+    out.push(...masks);
+  } else {
+    for (const k of keep) out.push('-k', k);
+    const holds = (h: string) => keep.some((k) => inside(k, h));
+    const rows = [
+      ...[...masks, ...hide.filter((h) => !holds(h))].map((d) => `fleet-masked ${fstabField(d)} tmpfs size=4k,mode=0555,ro 0 0`),
+      // Writable until the kept folders' mount points are made in it (X-mount.mkdir), then read-only (-r).
+      ...hide.filter(holds).map((h) => `fleet-masked ${fstabField(h)} tmpfs size=4k,mode=0555 0 0`),
+      ...keep.map((k, i) => `/proc/self/fd/${5 + i} ${fstabField(k)} none rbind,X-mount.mkdir 0 0`),
+    ];
+    out.push('-t', mountTable(`${rows.join('\n')}\n`, tableDir));
+    for (const h of hide.filter(holds)) out.push('-r', h);
+  }
   if (opts.cwd !== undefined) out.push('-c', path.resolve(opts.cwd));
   return out;
 }
@@ -204,7 +250,7 @@ export function works(s: Strategy, masks: string[]): boolean {
       // `true`, not `:`: a failed redirection of a special built-in ends the shell.
       `true > written && ! { true > ${shellQuote(path.join(hidden, 'added'))}; } 2>/dev/null`,
     ].join(' && ');
-    const args = [...s.prefix.slice(1), ...initArgs({ cwd: kept, hide: [hidden], keep: [kept] }), '--', ...s.drop, '/bin/sh', '-c', probe];
+    const args = [...s.prefix.slice(1), ...initArgs({ cwd: kept, hide: [hidden], keep: [kept] }, s.masks, scratch), '--', ...s.drop, '/bin/sh', '-c', probe];
     const r = spawnSync(s.prefix[0]!, args, { cwd: kept, stdio: 'ignore', timeout: 10_000 });
     return r.status === 0 && existsSync(path.join(kept, 'written'));
   } catch {
@@ -240,7 +286,7 @@ export function sandboxOf(s: Strategy): Sandbox {
     detail: s.via,
     wrap: (file, args, env, opts) => {
       const restore = s.restoresEnv ? ['/usr/bin/env', ...(['PATH', 'HOME'] as const).flatMap((k) => (env?.[k] !== undefined ? [`${k}=${env[k]}`] : []))] : [];
-      return { file: s.prefix[0]!, args: [...s.prefix.slice(1), ...initArgs(opts), '--', ...s.drop, ...restore, file, ...args] };
+      return { file: s.prefix[0]!, args: [...s.prefix.slice(1), ...initArgs(opts, s.masks), '--', ...s.drop, ...restore, file, ...args] };
     },
   };
 }

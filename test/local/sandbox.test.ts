@@ -27,35 +27,40 @@ const isRoot = process.getuid?.() === 0;
  * reports of them (`WrapOptions` hiding the workspace but for lane a's folder, and the private folder). `report`
  * is shell text run from a's working copy, its lines marked.
  */
-function laneLayout(): { ws: string; own: string; priv: string; opts: { hide: string[]; keep: string[] }; report: string } {
-  const ws = join(dir, 'ws');
+function laneLayout(): { ws: string; own: string; priv: string; runner: string; opts: { hide: string[]; keep: string[] }; report: string } {
+  // A space and a `#` in the path: the folders reach mount(8) through a table, where both must be escaped.
+  const ws = join(dir, 'work space #1');
   const own = join(ws, 'lanes', 'a');
   const priv = join(dir, 'fleet-git-x');
+  const runner = join(dir, '_runner_file_commands');
   mkdirSync(join(own, 'repo'), { recursive: true });
   mkdirSync(join(ws, 'lanes', 'b', 'repo'), { recursive: true });
   mkdirSync(join(priv, 'sh-1'), { recursive: true });
+  mkdirSync(runner);
   writeFileSync(join(ws, 'lanes', 'b', 'repo', 'f'), 'B');
   writeFileSync(join(ws, 'fleet-status.json'), '{}');
   writeFileSync(join(own, 'repo', 'f'), 'A');
   writeFileSync(join(priv, 'sh-1', '1.out'), 'git output');
+  writeFileSync(join(runner, 'set_env_1'), '');
   // Every user may reach them (the unprivileged cases run as nobody); the hiding is the mounts' alone.
-  for (const d of [ws, join(ws, 'lanes'), own, join(own, 'repo'), join(ws, 'lanes', 'b'), join(ws, 'lanes', 'b', 'repo'), priv, join(priv, 'sh-1')]) chmodSync(d, 0o777);
+  for (const d of [ws, join(ws, 'lanes'), own, join(own, 'repo'), join(ws, 'lanes', 'b'), join(ws, 'lanes', 'b', 'repo'), priv, join(priv, 'sh-1'), runner]) chmodSync(d, 0o777);
+  const q = (p: string) => `"${p}"`;
   const report = [
-    'echo "WS=[$(ls -A ' + ws + ' | tr "\\n" " ")]"',
+    `echo "WS=[$(ls -A ${q(ws)} | tr "\\n" " ")]"`,
     'echo "LANES=[$(ls -A ../.. | tr "\\n" " ")]"',
-    'echo "B=[$(cat ../../b/repo/f ' + join(ws, 'lanes', 'b', 'repo', 'f') + ' 2>/dev/null)]"',
-    'echo "PRIV=[$(ls -A ' + priv + ')]"',
+    `echo "B=[$(cat ../../b/repo/f ${q(join(ws, 'lanes', 'b', 'repo', 'f'))} 2>/dev/null)]"`,
+    `echo "PRIV=[$(ls -A ${q(priv)})]"`,
     'echo "OWN=[$(cat f)]"',
     'echo mine > f2 && echo OWN-WRITTEN',
-    '{ echo x > ' + join(ws, 'planted') + '; } 2>/dev/null && echo WS-WRITTEN',
-    '{ echo x > ' + join(priv, 'planted') + '; } 2>/dev/null && echo PRIV-WRITTEN',
-    'umount ' + priv + ' 2>/dev/null && echo UNMOUNTED',
+    `{ echo x > ${q(join(ws, 'planted'))}; } 2>/dev/null && echo WS-WRITTEN`,
+    `{ echo x > ${q(join(priv, 'planted'))}; } 2>/dev/null && echo PRIV-WRITTEN`,
+    `umount ${q(priv)} 2>/dev/null && echo UNMOUNTED`,
     // In a user and mount namespace of its own, where it holds every capability: the masks came from a more
     // privileged namespace and are locked to what they cover.
-    'echo "NESTED=[$(unshare --user --map-root-user --mount sh -c \'echo in; umount ' + priv + ' || umount -l ' + priv + '; mount -o remount,bind,rw ' + ws + '; ls -A ' + priv + '; echo x > ' + join(ws, 'planted') + ' && echo WS-WRITTEN\' 2>/dev/null)]"',
+    `echo "NESTED=[$(unshare --user --map-root-user --mount sh -c 'echo in; umount ${q(priv)} || umount -l ${q(priv)}; mount -o remount,bind,rw ${q(ws)}; ls -A ${q(priv)}; echo x > ${q(join(ws, 'planted'))} && echo WS-WRITTEN' 2>/dev/null)]"`,
     'true',
   ].join('; ');
-  return { ws, own, priv, opts: { hide: [ws, priv], keep: [own] }, report };
+  return { ws, own, priv, runner, opts: { hide: [ws, priv], keep: [own] }, report };
 }
 
 function expectOnlyOwnLane(tail: string, l: ReturnType<typeof laneLayout>): void {
@@ -132,9 +137,11 @@ describe('the sandbox', () => {
 
   it.runIf(isRoot)("as root: a lane's command sees of the workspace only its own lane's folder, and nothing of Fleet's private folder", async () => {
     const l = laneLayout();
-    const { r } = await inside(l.report, [], { cwd: join(l.own, 'repo'), ...l.opts });
+    // With the runner's command files masked too, as on a runner: every mask in the one table.
+    const { r } = await inside(`${l.report}; echo "RUNNER=[$(ls -A "${l.runner}")]"`, [l.runner], { cwd: join(l.own, 'repo'), ...l.opts });
     expect(r.exitCode, r.tail).toBe(0);
     expectOnlyOwnLane(r.tail, l);
+    expect(r.tail).toContain('RUNNER=[]');
   });
 
   it.runIf(isRoot)('a folder to keep that is gone, or a working folder that is hidden, stops the command before it runs', async () => {

@@ -19,7 +19,7 @@
  * - Output goes to files in a folder of each shell, which the shell itself removes when it ends (end of input,
  *   including when Fleet dies without an exit event); the caller reads them once the status line arrives. Every
  *   shell's folder sits in Fleet's private temporary folder (private-tmp.ts, 0700), which one mount hides from
- *   every isolated directive; the last shell to end after Fleet is gone removes that folder too.
+ *   every isolated directive, and which goes when Fleet does.
  *
  * Where /bin/sh or setsid is missing (Windows, a minimal image), `gitLauncher()` is null and git.ts spawns
  * directly, as before. A shell that dies fails its command (exit -1) and is replaced by a new one.
@@ -110,8 +110,7 @@ class Shell {
 
   /** `env`: what the shell starts with (a request's sharedEnv). */
   constructor(readonly env: Readonly<Record<string, string>>) {
-    const parent = privateTmp();
-    this.dir = mkdtempSync(path.join(parent, 'sh-'));
+    this.dir = mkdtempSync(path.join(privateTmp(), 'sh-'));
     // detached: a process group of its own, which a terminal's Ctrl-C (sent to Fleet's group) does not reach.
     this.child = spawn('/bin/sh', ['-s'], { env, stdio: ['pipe', 'pipe', 'ignore'], windowsHide: true, detached: true });
     this.child.stdout!.setEncoding('utf8');
@@ -132,11 +131,7 @@ class Shell {
     // The folder goes when the shell ends, which it does at the end of its input: also when Fleet dies without
     // an exit event. SIGPIPE is ignored so that a status line nobody reads any more does not kill the shell
     // before that (each command sets it back to the default).
-    // While Fleet lives its private folder stays (a directive's mask is on it): a shell Fleet ends is told so first
-    // (`end`). One that reads the end of its input untold outlived Fleet (killed outright): the last such shell
-    // removes the folder, when it is empty.
-    const cleanup = `rm -rf -- ${shellQuote(this.dir)}; [ -n "$fleet_lives" ] || rmdir -- ${shellQuote(parent)} 2>/dev/null`;
-    this.child.stdin!.write(`fleet_lives=; trap ${shellQuote(cleanup)} EXIT; trap '' PIPE\n`);
+    this.child.stdin!.write(`trap ${shellQuote(`rm -rf -- ${shellQuote(this.dir)}`)} EXIT; trap '' PIPE\n`);
     this.idle();
   }
 
@@ -199,7 +194,7 @@ class Shell {
   private end(): void {
     // Held until it has exited, so that whoever awaits `exited` is not left behind by an event loop that ends.
     this.child.ref();
-    this.child.stdin!.end('fleet_lives=1\n');
+    this.child.stdin!.end();
   }
 }
 

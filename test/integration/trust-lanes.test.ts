@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo } from '../support/repos.js';
 import { fleet, lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
 import { processSandbox } from '../../src/local/sandbox.js';
@@ -18,14 +18,11 @@ beforeEach(() => {
 afterEach(() => removeDir(dir));
 
 // Fleet's private temporary folder (its git's output) is made in the OS temp folder on first use, once per process:
-// a folder of this file's own, so the directive can be pointed at exactly this process's folders.
-let tmp: string;
-let savedTmp: string | undefined;
-beforeAll(() => {
-  savedTmp = process.env.TMPDIR;
-  tmp = tempDir('fleet-trust-lanes-tmp-');
-  process.env.TMPDIR = tmp;
-});
+// a folder of this file's own, so the directive can be pointed at exactly this process's folders. Set as the file
+// loads, before anything of Fleet's runs (the sandbox's probe below, as the tests are collected).
+const savedTmp = process.env.TMPDIR;
+const tmp = tempDir('fleet-trust-lanes-tmp-');
+process.env.TMPDIR = tmp;
 afterAll(() => {
   if (savedTmp === undefined) delete process.env.TMPDIR;
   else process.env.TMPDIR = savedTmp;
@@ -54,7 +51,7 @@ function probe(out: string): string {
     `echo pwned >> "$W/lanes/b/repo/secret.txt" 2>/dev/null && echo "B-WRITTEN" >> "$o"`,
     `echo x > "$W/planted" 2>/dev/null && echo "WS-WRITTEN" >> "$o"`,
     // Fleet's git output folders, in the temp folder every directive shares.
-    `for d in "$TMPDIR"/fleet-git-*; do echo "GIT-FOLDER:[$(ls -A "$d" 2>/dev/null | tr '\\n' ' ')]" >> "$o"; echo x > "$d/planted" 2>/dev/null && echo "GIT-WRITTEN" >> "$o"; done`,
+    `for d in "$TMPDIR"/fleet-git-*; do [ -e "$d" ] || continue; echo "GIT-FOLDER:[$(ls -A "$d" 2>/dev/null | tr '\\n' ' ')]" >> "$o"; echo x > "$d/planted" 2>/dev/null && echo "GIT-WRITTEN" >> "$o"; done`,
     // What the lane may use: its working copy, its folder, HOME and the temp folders.
     `echo "OWN:[$(head -n 1 README.md)]" >> "$o"`,
     `echo mine > "$HOME/h-${out}" && echo mine > "/tmp/fleet-trust-lanes-$$" && echo mine > "$TMPDIR/t-${out}" && echo "WRITES-OK" >> "$o"; rm -f "/tmp/fleet-trust-lanes-$$"`,

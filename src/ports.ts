@@ -144,6 +144,11 @@ export interface ExecOptions {
   logFile: string;
   /** Run the command isolated from Fleet's processes (default `off`: Fleet's own helper commands). */
   isolation?: IsolationSetting;
+  /**
+   * The fleet workspace and the lane's own folder in it. Isolated, the command sees of the workspace only the
+   * lane's folder (its working copy, logs and prompts): other lanes', the manifest and the events log are hidden.
+   */
+  confine?: { workspace: string; lane: string };
 }
 
 export interface ExecResult {

@@ -33,8 +33,8 @@ export interface ExecOptions {
   input?: string;
   /** Between SIGTERM and SIGKILL; default 2000. */
   killGraceMs?: number;
-  /** Starts the command some other way (inside a sandbox, see sandbox.ts); the log still names the command itself. */
-  wrap?: (file: string, args: readonly string[], env: Record<string, string>) => { file: string; args: string[] };
+  /** Starts the command some other way (inside a sandbox, see sandbox.ts), from `cwd`; the log still names the command itself. */
+  wrap?: (file: string, args: readonly string[], env: Record<string, string>, opts: { cwd: string }) => { file: string; args: string[] };
 }
 
 /** exitCode is null when killed by a signal and 127 when the command could not be started; tail is the last ~4 KB, redacted. */
@@ -174,7 +174,7 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
   const outLines = new LineRedactor(sink);
   const errLines = new LineRedactor(sink);
 
-  if (opts.wrap) ({ file, args } = opts.wrap(file, args, env));
+  if (opts.wrap) ({ file, args } = opts.wrap(file, args, env, { cwd: opts.cwd }));
   let child: ChildProcess;
   let spawnError: Error | null = null;
   try {

@@ -14,6 +14,7 @@ import type { CiConclusion, LaneRecord } from '../core/model.js';
 import type { CiVerdict, Forge, MergeResult, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
 import { defaultBranch, git, gitDirOf, readGitFile, readHead, readRef, hasCommits, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, redact } from './git.js';
+import { privateTmp } from './private-tmp.js';
 
 export interface LocalForgeOptions {
   /** Relative target paths resolve against this folder (the fleet file's folder). */
@@ -125,7 +126,8 @@ export class LocalForge implements Forge {
     // A path (or file:// URL) is read in place: a bare repository answers directly, a working copy's objects live under .git.
     // Anything else is fetched into a scratch repository first, removed afterwards.
     const local = /^file:\/\//i.test(url) ? fileURLToPath(url) : isLocalRemote(url) ? normalizeRemote(url) : null;
-    const scratch = local ? null : await mkdtemp(join(tmpdir(), 'fleet-forge-'));
+    // In Fleet's private folder, which isolated directives do not see: it holds the lanes' fetched commits.
+    const scratch = local ? null : await mkdtemp(join(privateTmp(), 'forge-'));
     try {
       if (scratch) {
         await git(['init', '--quiet', '--bare', '--template=', scratch], { cwd: tmpdir() });

@@ -16,18 +16,19 @@
  *   user) nor a file; the shell itself holds nothing of it once the subshell is gone.
  * - `setsid` makes git the leader of a process group of its own, as `detached: true` does for a direct spawn,
  *   so a timeout or an interrupt can end git and every helper it started.
- * - Output goes to files in a private folder (0700) of each shell, which the shell itself removes when it ends
- *   (end of input, including when Fleet dies without an exit event); the caller reads them once the status line
- *   arrives.
+ * - Output goes to files in a folder of each shell, which the shell itself removes when it ends (end of input,
+ *   including when Fleet dies without an exit event); the caller reads them once the status line arrives. Every
+ *   shell's folder sits in Fleet's private temporary folder (private-tmp.ts, 0700), which one mount hides from
+ *   every isolated directive, and which goes when Fleet does.
  *
  * Where /bin/sh or setsid is missing (Windows, a minimal image), `gitLauncher()` is null and git.ts spawns
  * directly, as before. A shell that dies fails its command (exit -1) and is replaced by a new one.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { shellQuote } from './agent.js';
+import { privateTmp } from './private-tmp.js';
 
 export interface LaunchRequest {
   file: string;
@@ -109,7 +110,7 @@ class Shell {
 
   /** `env`: what the shell starts with (a request's sharedEnv). */
   constructor(readonly env: Readonly<Record<string, string>>) {
-    this.dir = mkdtempSync(path.join(os.tmpdir(), 'fleet-git-'));
+    this.dir = mkdtempSync(path.join(privateTmp(), 'sh-'));
     // detached: a process group of its own, which a terminal's Ctrl-C (sent to Fleet's group) does not reach.
     this.child = spawn('/bin/sh', ['-s'], { env, stdio: ['pipe', 'pipe', 'ignore'], windowsHide: true, detached: true });
     this.child.stdout!.setEncoding('utf8');

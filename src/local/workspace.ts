@@ -6,6 +6,7 @@ import { lstatSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { join, resolve } from 'node:path';
 import type { Executor, Workspace } from '../ports.js';
 import { runCommand } from './exec.js';
+import { privateTmp } from './private-tmp.js';
 import { sandboxFor } from './sandbox.js';
 import { changedFiles, cloneForLane, commitAll, committedChange, git, parentOf, pushBranch, readGitFile, readHead, treeOf } from './git.js';
 
@@ -185,7 +186,16 @@ export const localExecutor: Executor = {
     if (opts.isolation === 'required' && sandbox.kind === 'none') {
       return Promise.resolve({ exitCode: 125, signal: null, timedOut: false, durationMs: 0, tail: `fleet: isolation is required but unavailable: ${sandbox.detail}` });
     }
-    return runCommand(command, { ...opts, wrap: sandbox.kind === 'none' ? undefined : sandbox.wrap });
+    if (sandbox.kind === 'none') return runCommand(command, { ...opts, wrap: undefined });
+    // Hidden from the command: Fleet's private temporary folder (its git's output for every lane), and the
+    // workspace but for the lane's own folder: two masks and a mount back, however many lanes the fleet has.
+    const hide = [privateTmp()];
+    const keep: string[] = [];
+    if (opts.confine) {
+      hide.push(opts.confine.workspace);
+      keep.push(opts.confine.lane);
+    }
+    return runCommand(command, { ...opts, wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide, keep }) });
   },
   isolation: (setting) => {
     const { kind, detail } = sandboxFor(setting);

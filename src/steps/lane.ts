@@ -175,7 +175,9 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
         const { command, env: agentEnv } = await directiveCommand(ctx, lane, routing, dir, n, feedback);
         const env = { ...laneEnv(ctx, lane, n, feedback, cloned.base_branch), ...agentEnv };
         const tDirective = Date.now();
-        const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation });
+        // Isolated, the directive sees of the workspace only this lane's folder.
+        const confine = { workspace: ctx.root, lane: dir };
+        const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
         directiveMs += Date.now() - tDirective;
         if (ctx.signal?.aborted) {
           record(r, 'directive');
@@ -215,7 +217,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
           update({ phase: 'checking' }, `attempt ${n}: running ${lane.checks.length} check${lane.checks.length > 1 ? 's' : ''}`);
           const tChecks = Date.now();
           for (const check of lane.checks) {
-            const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation });
+            const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
             if (ctx.signal?.aborted) {
               record(c, 'check');
               stopIfCancelled(ctx);

@@ -168,6 +168,8 @@ describe('run artifacts', () => {
       directive: 'x',
       run: 'echo x >> README.md',
       max_retries: 0,
+      // Isolated, a directive does not see the events log (test/integration/trust-lanes.test.ts); without isolation it can break it.
+      isolation: 'off',
       targets: [{ repo: './a.git', run: 'e="$FLEET_WORKSPACE/events.jsonl"; until [ -d "$e" ]; do rm -f "$e"; mkdir "$e" 2>/dev/null; done; echo x >> README.md' }, { repo: './b.git', depends_on: ['a'] }],
     });
     const ws = join(dir, 'ws');

@@ -4,11 +4,12 @@
  * them), a process group per command, per-call credentials never in an argv nor in a shell's own environment,
  * clear errors for a missing folder or program, and no shell left behind.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { GitLauncher, gitLauncher } from '../../src/local/launcher.js';
+import { privateTmp } from '../../src/local/private-tmp.js';
 import { git } from '../../src/local/git.js';
 import { killGroup } from '../../src/local/processes.js';
 import { tsxLoader } from '../integration/helpers.js';
@@ -147,15 +148,20 @@ describe.skipIf(process.platform !== 'linux' || !gitLauncher())('git launcher', 
     expect(() => launcher!.launch({ file: 'printf', args: ['a\0b'], cwd: tmp, env: { PATH } })).toThrow(/NUL byte/);
   });
 
-  it('removes each shell’s output folder when the shell ends', async () => {
+  it('removes each shell’s output folder when the shell ends; Fleet’s private folder that holds them all stays while Fleet runs', async () => {
     launcher = new GitLauncher();
     await Promise.all([1, 2].map(() => launcher!.launch({ file: 'printf', args: ['x'], cwd: tmp, env: { PATH } }).result));
     const made = launcher.folders();
     expect(made.length).toBeGreaterThanOrEqual(1);
     for (const f of made) expect(existsSync(f), f).toBe(true);
+    // One parent for every shell, private to Fleet's user: the one folder an isolated directive gets hidden.
+    for (const f of made) expect(path.dirname(f)).toBe(privateTmp());
+    expect(statSync(privateTmp()).mode & 0o777).toBe(0o700);
     await launcher.closeAndWait();
     launcher = undefined;
     for (const f of made) expect(existsSync(f), f).toBe(false);
+    // A mask on it in a running directive's sandbox would go with it, and a folder made again there would show.
+    expect(existsSync(privateTmp())).toBe(true);
   });
 
   it('removes the output folder even when Fleet is killed outright (SIGKILL, no exit event)', async () => {
@@ -170,9 +176,10 @@ describe.skipIf(process.platform !== 'linux' || !gitLauncher())('git launcher', 
     expect(r.signal, r.stderr).toBe('SIGKILL');
     const folders = JSON.parse(r.stdout.trim()) as string[];
     expect(folders.length).toBe(1);
-    // The shell sees the end of its input and its EXIT trap removes the folder.
-    for (let i = 0; i < 200 && folders.some((f) => existsSync(f)); i++) await new Promise((res) => setTimeout(res, 25));
-    for (const f of folders) expect(existsSync(f), f).toBe(false);
+    // The shell sees the end of its input and its EXIT trap removes the folder, and Fleet's private folder around it.
+    const parents = [...new Set(folders.map((f) => path.dirname(f)))];
+    for (let i = 0; i < 200 && [...folders, ...parents].some((f) => existsSync(f)); i++) await new Promise((res) => setTimeout(res, 25));
+    for (const f of [...folders, ...parents]) expect(existsSync(f), f).toBe(false);
   });
 
   it('leaves no shell behind once closed', async () => {

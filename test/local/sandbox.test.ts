@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/local/exec.js';
-import { detectSandbox, runnerCommandFolders, sandboxFor } from '../../src/local/sandbox.js';
+import { detectSandbox, runnerCommandFolders, sandboxFor, strategies, works } from '../../src/local/sandbox.js';
 
 let dir: string;
 beforeEach(() => {
@@ -22,9 +22,73 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const isRoot = process.getuid?.() === 0;
 
-async function inside(script: string, masks: string[] = []) {
+/**
+ * A workspace of two lanes and a private folder beside it, as Fleet lays them out: what a command in lane `a`
+ * reports of them (`WrapOptions` hiding the workspace but for lane a's folder, and the private folder). `report`
+ * is shell text run from a's working copy, its lines marked.
+ */
+function laneLayout(): { ws: string; own: string; priv: string; runner: string; opts: { hide: string[]; keep: string[] }; report: string } {
+  // A space and a `#` in the path: the folders reach mount(8) through a table, where both must be escaped.
+  const ws = join(dir, 'work space #1');
+  const own = join(ws, 'lanes', 'a');
+  const priv = join(dir, 'fleet-git-x');
+  const runner = join(dir, '_runner_file_commands');
+  mkdirSync(join(own, 'repo'), { recursive: true });
+  mkdirSync(join(ws, 'lanes', 'b', 'repo'), { recursive: true });
+  mkdirSync(join(priv, 'sh-1'), { recursive: true });
+  mkdirSync(runner);
+  writeFileSync(join(ws, 'lanes', 'b', 'repo', 'f'), 'B');
+  writeFileSync(join(ws, 'fleet-status.json'), '{}');
+  writeFileSync(join(own, 'repo', 'f'), 'A');
+  writeFileSync(join(priv, 'sh-1', '1.out'), 'git output');
+  writeFileSync(join(runner, 'set_env_1'), '');
+  // Every user may reach them (the unprivileged cases run as nobody); the hiding is the mounts' alone.
+  for (const d of [ws, join(ws, 'lanes'), own, join(own, 'repo'), join(ws, 'lanes', 'b'), join(ws, 'lanes', 'b', 'repo'), priv, join(priv, 'sh-1'), runner]) chmodSync(d, 0o777);
+  const q = (p: string) => `"${p}"`;
+  const report = [
+    `echo "WS=[$(ls -A ${q(ws)} | tr "\\n" " ")]"`,
+    'echo "LANES=[$(ls -A ../.. | tr "\\n" " ")]"',
+    `echo "B=[$(cat ../../b/repo/f ${q(join(ws, 'lanes', 'b', 'repo', 'f'))} 2>/dev/null)]"`,
+    `echo "PRIV=[$(ls -A ${q(priv)})]"`,
+    'echo "OWN=[$(cat f)]"',
+    'echo mine > f2 && echo OWN-WRITTEN',
+    `{ echo x > ${q(join(ws, 'planted'))}; } 2>/dev/null && echo WS-WRITTEN`,
+    `{ echo x > ${q(join(priv, 'planted'))}; } 2>/dev/null && echo PRIV-WRITTEN`,
+    `umount ${q(priv)} 2>/dev/null && echo UNMOUNTED`,
+    // In a user and mount namespace of its own, where it holds every capability: the masks came from a more
+    // privileged namespace and are locked to what they cover.
+    `echo "NESTED=[$(unshare --user --map-root-user --mount sh -c 'echo in; umount ${q(priv)} || umount -l ${q(priv)}; mount -o remount,bind,rw ${q(ws)}; ls -A ${q(priv)}; echo x > ${q(join(ws, 'planted'))} && echo WS-WRITTEN' 2>/dev/null)]"`,
+    'true',
+  ].join('; ');
+  return { ws, own, priv, runner, opts: { hide: [ws, priv], keep: [own] }, report };
+}
+
+function expectOnlyOwnLane(tail: string, l: ReturnType<typeof laneLayout>): void {
+  expect(tail).toContain('WS=[lanes ]');
+  expect(tail).toContain('LANES=[a ]');
+  expect(tail).toContain('B=[]');
+  expect(tail).toContain('PRIV=[]');
+  expect(tail).toContain('OWN=[A]');
+  expect(tail).toContain('OWN-WRITTEN');
+  expect(tail).not.toContain('WS-WRITTEN');
+  expect(tail).not.toContain('PRIV-WRITTEN');
+  expect(tail).not.toContain('UNMOUNTED');
+  // Where the command may make namespaces of its own (a user namespace needs no privilege): it did, and got nothing.
+  expect(tail).toMatch(/NESTED=\[(in)?\]/);
+  expect(readFileSync(join(l.own, 'repo', 'f2'), 'utf8')).toBe('mine\n');
+  expect(existsSync(join(l.ws, 'planted'))).toBe(false);
+  expect(existsSync(join(l.priv, 'planted'))).toBe(false);
+}
+
+async function inside(script: string, masks: string[] = [], opts: { cwd?: string; hide?: string[]; keep?: string[] } = {}) {
   const sandbox = detectSandbox({ masks });
-  const r = await runCommand(script, { cwd: dir, env: { PATH: process.env.PATH!, SECRET_OF_NOBODY: 'x' }, timeoutMs: 20_000, logFile: join(dir, 'log'), wrap: sandbox.wrap });
+  const r = await runCommand(script, {
+    cwd: opts.cwd ?? dir,
+    env: { PATH: process.env.PATH!, SECRET_OF_NOBODY: 'x' },
+    timeoutMs: 20_000,
+    logFile: join(dir, 'log'),
+    wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide: opts.hide, keep: opts.keep }),
+  });
   return { sandbox, r };
 }
 
@@ -71,6 +135,34 @@ describe('the sandbox', () => {
     expect(readFileSync(join(files, 'set_env_1234'), 'utf8')).toBe('');
   });
 
+  it.runIf(isRoot)("as root: a lane's command sees of the workspace only its own lane's folder, and nothing of Fleet's private folder", async () => {
+    const l = laneLayout();
+    // With the runner's command files masked too, as on a runner: every mask in the one table.
+    const { r } = await inside(`${l.report}; echo "RUNNER=[$(ls -A "${l.runner}")]"`, [l.runner], { cwd: join(l.own, 'repo'), ...l.opts });
+    expect(r.exitCode, r.tail).toBe(0);
+    expectOnlyOwnLane(r.tail, l);
+    expect(r.tail).toContain('RUNNER=[]');
+  });
+
+  it.runIf(isRoot)('a folder to keep that is gone, or a working folder that is hidden, stops the command before it runs', async () => {
+    const l = laneLayout();
+    const gone = await inside('echo RAN', [], { cwd: join(l.own, 'repo'), hide: [l.ws], keep: [join(l.ws, 'lanes', 'gone')] });
+    expect(gone.r.exitCode).toBe(125);
+    expect(gone.r.tail).not.toContain('RAN');
+    const hidden = await inside('echo RAN', [], { cwd: join(l.ws, 'lanes', 'b', 'repo'), ...l.opts });
+    expect(hidden.r.exitCode).toBe(125);
+    expect(hidden.r.tail).not.toContain('RAN');
+  });
+
+  it.runIf(isRoot)('the probe refuses a way in whose init isolates processes but hides no folder', () => {
+    const real = strategies({ unshare: '/usr/bin/unshare', setpriv: '/usr/bin/setpriv', sudo: null, uid: 0, gid: 0, masks: [] })[0]!;
+    expect(works(real, [])).toBe(true);
+    // The same namespaces, under an init (PID 1, named as Fleet's) that skips its mount arguments and runs the command.
+    const init = real.prefix.indexOf('fleet-sandbox') - 1;
+    const blind = { ...real, prefix: [...real.prefix.slice(0, init), 'while [ "$1" != -- ]; do shift; done; shift; "$@"', 'fleet-sandbox'] };
+    expect(works(blind, [])).toBe(false);
+  });
+
   it.runIf(isRoot)('a process the directive leaves in a session of its own dies with it', async () => {
     const marker = join(dir, 'later');
     const { r } = await inside(`setsid sh -c 'sleep 1; echo alive > ${marker}' </dev/null >/dev/null 2>&1 & echo started`);
@@ -80,13 +172,17 @@ describe('the sandbox', () => {
   });
 
   it.runIf(isRoot)('as an unprivileged user, through a user namespace: the same isolation, and files written stay the user\'s', () => {
+    const l = laneLayout();
     // A real unprivileged process: this very check, run as nobody.
     const out = asNobody(
       'probe-userns',
       `const s = sandbox.detectSandbox({ masks: [] });
 const r = await runCommand('echo "pid=$$"; test -e /proc/' + process.ppid + ' && echo SEES-PARENT; id -u; touch written', { cwd: ${JSON.stringify(dir)}, env: { PATH: process.env.PATH }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-nobody'))}, wrap: s.wrap });
-console.log(JSON.stringify({ kind: s.kind, detail: s.detail, tail: r.tail, code: r.exitCode }));`,
+const lanes = await runCommand(${JSON.stringify(l.report)}, { cwd: ${JSON.stringify(join(l.own, 'repo'))}, env: { PATH: process.env.PATH }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-nobody-lanes'))}, wrap: (f, a, e, o) => s.wrap(f, a, e, { ...o, ...${JSON.stringify(l.opts)} }) });
+console.log(JSON.stringify({ kind: s.kind, detail: s.detail, tail: r.tail, code: r.exitCode, lanes: lanes.tail, lanesCode: lanes.exitCode }));`,
     );
+    expect(out.lanesCode, String(out.lanes)).toBe(0);
+    expectOnlyOwnLane(String(out.lanes), l);
     expect(out).toMatchObject({ kind: 'pid-namespace', detail: 'unshare in a user namespace', code: 0 });
     expect(out.tail).toMatch(/pid=[23]\n/);
     expect(out.tail).not.toContain('SEES-PARENT');
@@ -103,14 +199,21 @@ console.log(JSON.stringify({ kind: s.kind, detail: s.detail, tail: r.tail, code:
   it.runIf(isRoot && existsSync('/usr/bin/sudo'))('through sudo, as on GitHub\'s runners: the same isolation, back as the user, with the user\'s PATH and HOME', () => {
     const sudoers = '/etc/sudoers.d/zz-fleet-sandbox-test';
     writeFileSync(sudoers, 'nobody ALL=(ALL:ALL) NOPASSWD: ALL\n', { mode: 0o440 });
+    const l = laneLayout();
     try {
       const out = asNobody(
         'probe-sudo',
         `const way = sandbox.strategies({ unshare: '/usr/bin/unshare', setpriv: '/usr/bin/setpriv', sudo: '/usr/bin/sudo', uid: 65534, gid: 65534, masks: [] }).find((s) => s.via === 'sudo unshare');
 const s = sandbox.sandboxOf(way);
+const probed = sandbox.works(way, []);
 const r = await runCommand('echo "pid=$$"; test -e /proc/' + process.pid + ' && echo SEES-FLEET; echo "uid=$(id -u)"; echo "path=$PATH"; echo "home=$HOME"; grep CapEff /proc/self/status; touch written', { cwd: ${JSON.stringify(dir)}, env: { PATH: '/opt/fleet-test/bin:' + process.env.PATH, HOME: ${JSON.stringify(dir)} }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-sudo'))}, wrap: s.wrap });
-console.log(JSON.stringify({ tail: r.tail, code: r.exitCode }));`,
+const lanes = await runCommand(${JSON.stringify(l.report)}, { cwd: ${JSON.stringify(join(l.own, 'repo'))}, env: { PATH: process.env.PATH }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-sudo-lanes'))}, wrap: (f, a, e, o) => s.wrap(f, a, e, { ...o, ...${JSON.stringify(l.opts)} }) });
+console.log(JSON.stringify({ probed, tail: r.tail, code: r.exitCode, lanes: lanes.tail, lanesCode: lanes.exitCode }));`,
       );
+      // The probe Fleet decides by takes this way in (on the runners, where it is the only one).
+      expect(out.probed).toBe(true);
+      expect(out.lanesCode, String(out.lanes)).toBe(0);
+      expectOnlyOwnLane(String(out.lanes), l);
       expect(out.code, out.tail).toBe(0);
       expect(out.tail).toMatch(/pid=[23]\n/);
       expect(out.tail).not.toContain('SEES-FLEET');

@@ -1,0 +1,128 @@
+/**
+ * What an isolated directive (and a check) sees of the fleet: its own lane's folder, and nothing of the other
+ * lanes (their working copies, logs, patches), the manifest, the events log, nor Fleet's private folder where its
+ * git writes its output. A hostile directive run for real, through the real CLI; the same directive with
+ * isolation off reads everything, so the test can fail.
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createRepo } from '../support/repos.js';
+import { fleet, lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
+import { processSandbox } from '../../src/local/sandbox.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = tempDir();
+});
+afterEach(() => removeDir(dir));
+
+// Fleet's private temporary folder (its git's output) is made in the OS temp folder on first use, once per process:
+// a folder of this file's own, so the directive can be pointed at exactly this process's folders. Set as the file
+// loads, before anything of Fleet's runs (the sandbox's probe below, as the tests are collected).
+const savedTmp = process.env.TMPDIR;
+const tmp = tempDir('fleet-trust-lanes-tmp-');
+process.env.TMPDIR = tmp;
+afterAll(() => {
+  if (savedTmp === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = savedTmp;
+  removeDir(tmp);
+});
+
+const B_FILE = 'B-WORKING-COPY-SECRET';
+const B_LOG = 'B-LOG-SECRET';
+
+/**
+ * A probe of everything a lane must not see, written to `out` in the lane's own folder: each line is `NAME:` and
+ * what the directive got. Run in lane a, after lane b (a depends on b) has finished and left its files.
+ */
+function probe(out: string): string {
+  return [
+    `o="$FLEET_LANE_DIR/${out}"; W="$FLEET_WORKSPACE"; : > "$o"`,
+    `echo "WS:[$(ls -A "$W" 2>/dev/null | tr '\\n' ' ')]" >> "$o"`,
+    `echo "LANES:[$(ls -A "$W/lanes" 2>/dev/null | tr '\\n' ' ')]" >> "$o"`,
+    `echo "B-FILE:[$(cat "$W/lanes/b/repo/secret.txt" 2>/dev/null)]" >> "$o"`,
+    // From the working folder itself, not through the workspace's path.
+    `echo "B-FILE-UP:[$(cat ../../b/repo/secret.txt 2>/dev/null)]" >> "$o"`,
+    `echo "B-LOG:[$(cat "$W"/lanes/b/attempt-*.log 2>/dev/null | grep -c ${B_LOG})]" >> "$o"`,
+    `echo "B-PATCH:[$(cat "$W/lanes/b/patch.diff" 2>/dev/null)]" >> "$o"`,
+    `echo "MANIFEST:[$(cat "$W/fleet-status.json" 2>/dev/null | head -c 40)]" >> "$o"`,
+    `echo "EVENTS:[$(cat "$W/events.jsonl" 2>/dev/null | head -c 40)]" >> "$o"`,
+    `echo pwned >> "$W/lanes/b/repo/secret.txt" 2>/dev/null && echo "B-WRITTEN" >> "$o"`,
+    `echo x > "$W/planted" 2>/dev/null && echo "WS-WRITTEN" >> "$o"`,
+    // Fleet's git output folders, in the temp folder every directive shares.
+    `for d in "$TMPDIR"/fleet-git-*; do [ -e "$d" ] || continue; echo "GIT-FOLDER:[$(ls -A "$d" 2>/dev/null | tr '\\n' ' ')]" >> "$o"; echo x > "$d/planted" 2>/dev/null && echo "GIT-WRITTEN" >> "$o"; done`,
+    // What the lane may use: its working copy, its folder, HOME and the temp folders.
+    `echo "OWN:[$(head -n 1 README.md)]" >> "$o"`,
+    `echo mine > "$HOME/h-${out}" && echo mine > "/tmp/fleet-trust-lanes-$$" && echo mine > "$TMPDIR/t-${out}" && echo "WRITES-OK" >> "$o"; rm -f "/tmp/fleet-trust-lanes-$$"`,
+  ].join('\n');
+}
+
+async function run(isolation: 'auto' | 'off') {
+  await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
+  await createRepo(dir, 'b', { 'README.md': '# b\n', 'secret.txt': `${B_FILE}\n` }, { clone: false });
+  const home = join(dir, 'home');
+  mkdirSync(home);
+  const file = writeFleetFile(dir, {
+    name: 'lanes',
+    directive: 'x',
+    max_retries: 0,
+    isolation,
+    targets: [
+      { repo: './b.git', run: `echo ${B_LOG}; echo b >> README.md` },
+      { repo: './a.git', depends_on: ['b'], run: `${probe('directive.txt')}\necho a >> README.md`, checks: [probe('check.txt')] },
+    ],
+  });
+  const ws = join(dir, 'ws');
+  const r = await fleet(runArgs(file, ws), { cwd: dir, env: { HOME: home } });
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  expect(lane(readManifest(ws), 'a')).toMatchObject({ status: 'completed' });
+  const read = (name: string) => readFileSync(join(ws, 'lanes', 'a', name), 'utf8');
+  return { ws, home, directive: read('directive.txt'), check: read('check.txt') };
+}
+
+/** Every file under `d` (a folder a test made), for the planted ones. */
+function filesUnder(d: string): string[] {
+  return readdirSync(d, { recursive: true, encoding: 'utf8' }).filter((f) => statSync(join(d, f)).isFile());
+}
+
+describe.runIf(process.platform === 'linux' && processSandbox().kind !== 'none')('an isolated lane sees only its own folder of the fleet', () => {
+  it('a directive and a check in one lane get nothing of another lane, the manifest, the events log or Fleet\'s git output, and keep their own folders', async () => {
+    const { ws, home, directive, check } = await run('auto');
+    for (const [who, out] of Object.entries({ directive, check })) {
+      // The workspace shows only the way to the lane's own folder.
+      expect(out, who).toContain('WS:[lanes ]');
+      expect(out, who).toContain('LANES:[a ]');
+      for (const name of ['B-FILE', 'B-FILE-UP', 'B-PATCH', 'MANIFEST', 'EVENTS']) expect(out, `${who}: ${name}`).toContain(`${name}:[]`);
+      expect(out, who).toContain('B-LOG:[0]');
+      expect(out, who).not.toContain('B-WRITTEN');
+      expect(out, who).not.toContain('WS-WRITTEN');
+      // Fleet's private folder is there, as an empty folder nothing can be written to.
+      const folders = out.match(/^GIT-FOLDER:\[.*\]$/gm) ?? [];
+      expect(folders.length, `${who}: ${out}`).toBeGreaterThan(0);
+      expect(folders.every((f) => f === 'GIT-FOLDER:[]'), `${who}: ${out}`).toBe(true);
+      expect(out, who).not.toContain('GIT-WRITTEN');
+      // Its own working copy, folder, HOME and temp folders as before.
+      expect(out, who).toContain('OWN:[# a]');
+      expect(out, who).toContain('WRITES-OK');
+    }
+    expect(readFileSync(join(ws, 'lanes', 'b', 'repo', 'secret.txt'), 'utf8')).toBe(`${B_FILE}\n`);
+    expect(existsSync(join(ws, 'planted'))).toBe(false);
+    expect(filesUnder(tmp).filter((f) => f.endsWith('planted'))).toEqual([]);
+    expect(readFileSync(join(home, 'h-directive.txt'), 'utf8')).toBe('mine\n');
+    expect(readFileSync(join(tmp, 't-check.txt'), 'utf8')).toBe('mine\n');
+  });
+});
+
+describe.runIf(process.platform === 'linux')('with isolation off', () => {
+  it('the same directive reads the other lane, the manifest and Fleet\'s git output folder, as docs/security.md says', async () => {
+    const { directive, check } = await run('off');
+    for (const out of [directive, check]) {
+      expect(out).toContain(`B-FILE:[${B_FILE}`);
+      expect(out).toContain(`B-FILE-UP:[${B_FILE}`);
+      expect(out).toMatch(/B-LOG:\[[1-9]/);
+      expect(out).toMatch(/MANIFEST:\[\{/);
+      expect(out).toContain('GIT-WRITTEN');
+    }
+  });
+});

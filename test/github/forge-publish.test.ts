@@ -106,9 +106,12 @@ describe('opening the pull request', () => {
     const { l, rec, owner, repo } = await pushedLane();
     // A lane branch with no commit beyond its base: "No commits between …" (422).
     await h.octokit.request('POST /repos/{owner}/{repo}/git/refs', { owner, repo, ref: 'refs/heads/same', sha: (await h.emu.branchSha(`${owner}/${repo}`, 'main'))! });
+    h.emu.resetLog();
     const err = await h.forge.publish(input(l, { ...rec, branch: 'same' })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GitHubForgeError);
     expect((err as Error).message).toBe(`${l.repo}: opening a pull request from same failed (422): Validation Failed: No commits between main and same`);
+    // Only "already exists" sends it looking for the pull request again.
+    expect(h.emu.count({ method: 'GET', route: PULLS })).toBe(1);
     expect(h.emu.pullRequests(`${owner}/${repo}`)).toEqual([]);
   });
 
@@ -141,8 +144,11 @@ describe('opening the pull request', () => {
     // Any other refusal of a draft is not taken for that one.
     const l2 = await pushedLane();
     h.emu.fault({ kind: '5xx', status: 422, match: { method: 'POST', path: PULLS } });
+    h.emu.resetLog();
     const err = await h.forge.publish(input(l2.l, l2.rec, { draft: true })).catch((e: unknown) => e);
     expect((err as Error).message).toBe(`${l2.l.repo}: opening a pull request from ${l2.l.branch} failed (422): Server Error`);
+    expect(h.emu.count({ method: 'POST', route: PULLS })).toBe(1);
+    expect(h.emu.count({ method: 'GET', route: PULLS })).toBe(1);
   });
 });
 

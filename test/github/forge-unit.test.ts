@@ -1,0 +1,97 @@
+/**
+ * The GitHub forge without a server: its construction (token, server URL), the git environment it hands out,
+ * and how it words GitHub's errors (from answers a stub `fetch` makes, so every shape of error body is covered).
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clearSecrets } from '../../src/local/git.js';
+import { GitHubForge, GitHubForgeError } from '../../src/github/forge.js';
+import { createOctokit } from '../../src/github/octokit.js';
+import { lane } from './helpers.js';
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+  clearSecrets();
+});
+
+const token = 'ghs_unitTestTokenForTheForge0000001';
+
+/** A forge whose every request is answered `status` with `body` (no retries). */
+function answering(status: number, body: unknown): GitHubForge {
+  const fetch = (async () =>
+    new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers: { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json' } })) as typeof globalThis.fetch;
+  const octokit = createOctokit({ token, apiUrl: 'https://api.github.com', pacing: { writeMs: 0 }, serverErrorRetries: 0, fetch });
+  return new GitHubForge({ octokit, token, name: 'demo' });
+}
+
+const api = lane('acme/api');
+
+describe('construction', () => {
+  it('needs a token', () => {
+    expect(() => new GitHubForge({ octokit: createOctokit({ token, apiUrl: 'https://api.github.com' }), token: '', name: 'demo' })).toThrow('the GitHub forge needs a token');
+  });
+
+  it('clones from the server URL it is given, without trailing slashes', () => {
+    const forge = new GitHubForge({ octokit: createOctokit({ token, apiUrl: 'https://api.github.com' }), token, name: 'demo', serverUrl: 'https://git.acme.com/mirror//' });
+    expect(forge.serverUrl).toBe('https://git.acme.com/mirror');
+    expect(forge.cloneUrl(api)).toBe('https://git.acme.com/mirror/acme/api.git');
+  });
+
+  it('clones from GITHUB_SERVER_URL when it talks to the environment’s API, and from its own API’s server otherwise', () => {
+    vi.stubEnv('GITHUB_SERVER_URL', 'https://github.acme-proxy.com');
+    vi.stubEnv('GITHUB_API_URL', 'https://api.acme-proxy.com');
+    const envApi = new GitHubForge({ octokit: createOctokit({ token }), token, name: 'demo' });
+    expect(envApi.serverUrl).toBe('https://github.acme-proxy.com');
+    const own = new GitHubForge({ octokit: createOctokit({ token, apiUrl: 'https://ghes.acme.com/api/v3/' }), token, name: 'demo' });
+    expect(own.serverUrl).toBe('https://ghes.acme.com');
+  });
+
+  it('refuses to clone a lane that is not an owner/repo name', () => {
+    const forge = answering(200, {});
+    expect(() => forge.cloneUrl(lane('./local', { repo_kind: 'url' }))).toThrow('./local is not an owner/repo name: forge: github runs GitHub repositories only');
+  });
+
+  it('starts its git config entries at 0 when the inherited count is not a positive whole number', () => {
+    for (const count of ['x', '-2', '0', '']) {
+      vi.stubEnv('GIT_CONFIG_COUNT', count);
+      const env = answering(200, {}).gitEnv();
+      expect(env.GIT_CONFIG_COUNT, count).toBe('2');
+      expect(env.GIT_CONFIG_VALUE_0, count).toBe('');
+      expect(env.GIT_CONFIG_VALUE_1, count).toMatch(/^AUTHORIZATION: basic /);
+    }
+  });
+});
+
+describe('errors', () => {
+  it('name the repository, the action and the status (none when there is no status)', () => {
+    expect(new GitHubForgeError('acme/api', 'reading x', 404, 'Not Found').message).toBe('acme/api: reading x failed (404): Not Found');
+    expect(new GitHubForgeError('acme/api', 'reading x', 0, 'no answer').message).toBe('acme/api: reading x failed: no answer');
+    expect(new GitHubForgeError('acme/api', 'reading x', 0, 'no answer').name).toBe('GitHubForgeError');
+  });
+
+  it('carry GitHub’s message and its listed errors, on one line, without the documentation link', async () => {
+    const err = await answering(422, {
+      message: 'Validation Failed - https://docs.github.com/rest/git/refs#get-a-reference\nmore detail',
+      errors: [{ message: 'first' }, 'second', { code: 'invalid' }],
+      documentation_url: 'https://docs.github.com/rest',
+    })
+      .branchHead(api, 'main')
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GitHubForgeError);
+    expect((err as Error).message).toBe('acme/api: reading branch main failed (422): Validation Failed');
+    const listed = await answering(422, { message: 'Validation Failed', errors: [{ message: 'first' }, 'second', { code: 'invalid' }] })
+      .branchHead(api, 'main')
+      .catch((e: unknown) => e);
+    expect((listed as Error).message).toBe('acme/api: reading branch main failed (422): Validation Failed: first; second');
+    const bare = await answering(422, { message: 'Validation Failed', errors: [] })
+      .branchHead(api, 'main')
+      .catch((e: unknown) => e);
+    expect((bare as Error).message).toBe('acme/api: reading branch main failed (422): Validation Failed');
+  });
+
+  it('fall back to the error’s own message, cut to 500 characters', async () => {
+    const text = await answering(418, 'I am a teapot').branchHead(api, 'main').catch((e: unknown) => e);
+    expect((text as Error).message).toBe('acme/api: reading branch main failed (418): I am a teapot');
+    const long = await answering(422, { message: 'x'.repeat(600) }).branchHead(api, 'main').catch((e: unknown) => e);
+    expect((long as Error).message).toBe(`acme/api: reading branch main failed (422): ${'x'.repeat(500)}`);
+  });
+});

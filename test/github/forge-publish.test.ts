@@ -181,6 +181,17 @@ describe('a pull request that exists', () => {
     expect(h.emu.count({ method: 'PATCH' })).toBe(0);
   });
 
+  it('refuses a pull request marked for another lane of this fleet, or for this lane id in another fleet', async () => {
+    for (const [fleet, laneId] of [['demo', 'another-lane'], ['other', null]] as const) {
+      const { l, rec, owner, repo } = await pushedLane();
+      const id = laneId ?? l.id;
+      await h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: 'theirs', head: l.branch, base: 'main', body: `${markerFor(fleet, id)}\ntheirs` });
+      const err = await h.forge.publish(input(l, rec)).catch((e: unknown) => e);
+      expect((err as Error).message, `${fleet}:${id}`).toBe(`${l.repo}: publishing failed: pull request #1 from ${l.branch} belongs to fleet ${fleet} lane ${id}; give this fleet another name or branch template`);
+      expect(h.emu.pullRequests(`${owner}/${repo}`)[0]!.title).toBe('theirs');
+    }
+  });
+
   it('takes the older of two pull requests that are equally the lane’s', async () => {
     const { l, rec, owner, repo } = await pushedLane();
     await h.octokit.request('POST /repos/{owner}/{repo}/git/refs', { owner, repo, ref: 'refs/heads/release', sha: (await h.emu.branchSha(`${owner}/${repo}`, 'main'))! });

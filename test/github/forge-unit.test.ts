@@ -3,6 +3,7 @@
  * and how it words GitHub's errors (from answers a stub `fetch` makes, so every shape of error body is covered).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { newLaneRecord } from '../../src/core/model.js';
 import { clearSecrets } from '../../src/local/git.js';
 import { GitHubForge, GitHubForgeError } from '../../src/github/forge.js';
 import { createOctokit } from '../../src/github/octokit.js';
@@ -58,6 +59,22 @@ describe('construction', () => {
       expect(env.GIT_CONFIG_VALUE_0, count).toBe('');
       expect(env.GIT_CONFIG_VALUE_1, count).toMatch(/^AUTHORIZATION: basic /);
     }
+  });
+});
+
+describe('the pull request of a branch', () => {
+  // The forge asks for head=owner:branch; should GitHub ever list another branch's pull request, it is not the lane's.
+  it('takes only a pull request whose head is the lane branch', async () => {
+    const seen: string[] = [];
+    const fetch = (async (url: string | URL | Request) => {
+      seen.push(String(url));
+      const list = [{ number: 7, node_id: 'PR_7', html_url: 'https://github.com/acme/api/pull/7', title: 't', body: null, state: 'open', head: { sha: 'a'.repeat(40), ref: 'someone/else' }, base: { ref: 'main' }, user: null, labels: [] }];
+      return new Response(JSON.stringify(list), { status: 200, headers: { 'content-type': 'application/json' } });
+    }) as typeof globalThis.fetch;
+    const forge = new GitHubForge({ octokit: createOctokit({ token, apiUrl: 'https://api.github.com', pacing: { writeMs: 0 }, fetch }), token, name: 'demo' });
+    const record = { ...newLaneRecord({ repo: 'acme/api', lane: 'api', wave: 0, branch: 'fleet/t/api', depends_on: [] }), base_branch: 'main', commit: 'b'.repeat(40) };
+    expect(await forge.merge(api, record, 'merge')).toEqual({ status: 'blocked', detail: 'no open pull request from fleet/t/api' });
+    expect(seen).toHaveLength(1);
   });
 });
 

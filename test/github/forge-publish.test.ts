@@ -192,6 +192,17 @@ describe('a pull request that exists', () => {
     }
   });
 
+  it('prefers the pull request into the lane’s base to one carrying its marker into another base, older or newer', async () => {
+    for (const order of [['main', 'develop'], ['develop', 'main']] as const) {
+      const { l, rec, owner, repo } = await pushedLane();
+      for (const base of order) {
+        await h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: base, head: l.branch, base, body: base === 'main' ? 'by hand' : `${markerFor('demo', l.id)}\nours` });
+      }
+      const r = await h.forge.publish(input(l, rec));
+      expect(r.pr_number, order.join(',')).toBe(order.indexOf('main') + 1);
+    }
+  });
+
   it('takes the older of two pull requests that are equally the lane’s', async () => {
     const { l, rec, owner, repo } = await pushedLane();
     await h.octokit.request('POST /repos/{owner}/{repo}/git/refs', { owner, repo, ref: 'refs/heads/release', sha: (await h.emu.branchSha(`${owner}/${repo}`, 'main'))! });

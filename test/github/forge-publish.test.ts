@@ -245,6 +245,14 @@ describe('labels, reviewers and assignees', () => {
     expect(h.emu.count({ route: '/repos/{owner}/{repo}/pulls/{pull_number}/reviews' })).toBe(0);
   });
 
+  // GitHub assigns up to 10 people and silently leaves out the rest.
+  it('names every assignee GitHub left out', async () => {
+    const { l, rec } = await pushedLane();
+    const people = Array.from({ length: 12 }, (_, i) => `dev${String(i).padStart(2, '0')}`);
+    const r = await h.forge.publish(input(l, rec, { assignees: people }));
+    expect(r.notes).toEqual(['GitHub did not assign dev10, dev11 (no access to the repository?)']);
+  });
+
   it('notes each refusal and still returns the pull request', async () => {
     const { l, rec, owner, repo } = await pushedLane();
     const refuse = (method: string, route: string) => h.emu.fault({ kind: '5xx', status: 422, match: { method, path: route } });

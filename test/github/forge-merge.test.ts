@@ -248,3 +248,41 @@ describe('what CI verdicts read', () => {
     await expect(direct.ciConclusion(more.l, more.rec.commit!)).rejects.toThrow(new GitHubForgeError(more.l.repo, `reading the commit status of ${more.rec.commit!.slice(0, 12)}`, 502, 'Server Error'));
   });
 });
+
+describe('the CI wait, on the forge’s own clock', () => {
+  /** A lane commit whose parent has a check run (so no CI yet is "not started") and that never gets CI itself. */
+  async function quietLane(): Promise<Pushed> {
+    const p = await lanePr({ publish: false });
+    const [owner, repo] = p.l.repo.split('/') as [string, string];
+    await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', { owner, repo, name: 'test', head_sha: p.rec.base_commit!, status: 'completed', conclusion: 'success' });
+    return p;
+  }
+
+  /** A forge whose clock starts at `t0` and moves only when it sleeps. */
+  function clocked(t0: number, opts: Parameters<Harness['makeForge']>[0] = {}) {
+    let t = t0;
+    const sleeps: number[] = [];
+    const forge = h.makeForge({ ciPollMs: undefined, ciMaxPollMs: undefined, ciStartGraceMs: undefined, ...opts, now: () => t, sleep: async (ms) => void (sleeps.push(ms), (t += ms)) });
+    return { forge, sleeps, elapsed: () => t - t0 };
+  }
+
+  it('polls every 10 s, half as long again each time up to a minute, and reads none after two minutes, by default', async () => {
+    const { l, rec } = await quietLane();
+    const c = clocked(1_700_000_000_000);
+    expect(await c.forge.waitForCi(l, rec.commit!, 60 * 60_000)).toEqual({ conclusion: 'none', failures: '' });
+    expect(c.sleeps).toEqual([10_000, 15_000, 22_500, 33_750, 50_625]);
+    const long = clocked(0, { ciStartGraceMs: 10 * 60_000 });
+    await long.forge.waitForCi(l, rec.commit!, 60 * 60_000);
+    expect(Math.max(...long.sleeps)).toBe(60_000);
+  });
+
+  it('reads none the moment the start grace has passed, counted from when it began waiting', async () => {
+    const { l, rec } = await quietLane();
+    const c = clocked(5_000_000, { ciPollMs: 1_000, ciMaxPollMs: 2_000, ciStartGraceMs: 4_500 });
+    expect(await c.forge.waitForCi(l, rec.commit!, 60 * 60_000)).toEqual({ conclusion: 'none', failures: '' });
+    // 0, 1 s, 2.5 s, 4.5 s: the fourth read is at the grace exactly.
+    expect(c.sleeps).toEqual([1_000, 1_500, 2_000]);
+    expect(c.elapsed()).toBe(4_500);
+  });
+});
+

@@ -78,6 +78,36 @@ describe('the pull request of a branch', () => {
   });
 });
 
+describe('required checks', () => {
+  /** A forge whose GET answers come from `routes` (by path suffix); anything else 404. */
+  function routed(routes: Record<string, unknown>): GitHubForge {
+    const fetch = (async (url: string | URL | Request) => {
+      const path = new URL(String(url)).pathname;
+      const hit = Object.entries(routes)
+        .sort(([a], [b]) => b.length - a.length)
+        .find(([suffix]) => path.endsWith(suffix));
+      return new Response(JSON.stringify(hit ? hit[1] : { message: 'Not Found' }), { status: hit ? 200 : 404, headers: { 'content-type': 'application/json' } });
+    }) as typeof globalThis.fetch;
+    return new GitHubForge({ octokit: createOctokit({ token, apiUrl: 'https://api.github.com', pacing: { writeMs: 0 }, serverErrorRetries: 0, fetch }), token, name: 'demo' });
+  }
+
+  // Older servers list only `contexts` (checks came later), and a rule may come without parameters.
+  it('reads the contexts or the checks of classic protection, whichever is there, and skips rules without checks', async () => {
+    const onlyChecks = routed({
+      '/branches/main': { name: 'main', protection: { enabled: true, required_status_checks: { checks: [{ context: 'ci/checks' }] } } },
+      '/rules/branches/main': [{ type: 'required_status_checks' }, { type: 'deletion' }],
+    });
+    expect(await onlyChecks.requiredChecks(api, 'main')).toEqual(['ci/checks']);
+    const onlyContexts = routed({
+      '/branches/main': { name: 'main', protection: { enabled: true, required_status_checks: { contexts: ['ci/contexts'] } } },
+      '/rules/branches/main': [{ type: 'required_status_checks', parameters: { required_status_checks: [{ context: 'ci/rule' }] } }],
+    });
+    expect(await onlyContexts.requiredChecks(api, 'main')).toEqual(['ci/contexts', 'ci/rule']);
+    // No protection at all, and no rules endpoint (GitHub Enterprise Server before rulesets: 404).
+    expect(await routed({ '/branches/main': { name: 'main' } }).requiredChecks(api, 'main')).toEqual([]);
+  });
+});
+
 describe('errors', () => {
   it('name the repository, the action and the status (none when there is no status)', () => {
     expect(new GitHubForgeError('acme/api', 'reading x', 404, 'Not Found').message).toBe('acme/api: reading x failed (404): Not Found');

@@ -121,6 +121,13 @@ describe('the merge gate', () => {
     expect(h.emu.pullRequests(l.repo)[0]!.merged_at).toBeNull();
   });
 
+  it('merges on green CI in a repository with workflows: only no CI at all makes it ask whether CI may come', async () => {
+    const { l, rec } = await lanePr({ ci: ci.green(['test']), files: { 'README.md': '# x\n', '.github/workflows/ci.yml': 'on: [push]\njobs: {}\n' } });
+    h.emu.resetLog();
+    expect((await h.forge.merge(l, rec, 'squash')).status).toBe('merged');
+    expect(h.emu.count({ route: '/repos/{owner}/{repo}/actions/workflows' })).toBe(0);
+  });
+
   it('waits for CI that has not started when the parent commit had CI, or when it cannot tell', async () => {
     const { l, rec, short } = await lanePr({ publish: false });
     const [owner, repo] = l.repo.split('/') as [string, string];

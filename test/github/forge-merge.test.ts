@@ -197,6 +197,14 @@ describe('GitHub’s answer to a merge', () => {
     expect(await h.forge.merge(l, rec, 'merge')).toEqual({ status: 'blocked', detail: '#1 conflicts with main (mergeable_state: dirty)' });
   });
 
+  it('says whose commit the head is when someone else pushed, and fails on a pull request it cannot read', async () => {
+    const { l, rec, short } = await lanePr();
+    const [owner, repo] = l.repo.split('/') as [string, string];
+    const theirs = await h.emu.commit({ owner, repo, branch: l.branch, files: { 'y.txt': 'y\n' } });
+    expect(await h.forge.merge(l, rec, 'merge')).toEqual({ status: 'blocked', detail: `#1's head is ${theirs.slice(0, 12)}, not the lane's ${short}: someone pushed to ${l.branch}` });
+    expect(await h.forge.merge(l, { ...rec, pr_number: 99 }, 'merge')).toEqual({ status: 'failed', detail: `${l.repo}: reading pull request #99 failed (404): Not Found` });
+  });
+
   it('finds no pull request to merge without a number or a base branch', async () => {
     const { l, rec } = await lanePr();
     h.emu.resetLog();

@@ -182,7 +182,8 @@ describe('GitHub’s answer to a merge', () => {
     const { l, rec } = await lanePr();
     h.emu.setMergeableNullReads(1_000, { owner: 'acme', repo: l.repo.split('/')[1]!, number: 1 });
     let t = 0;
-    const forge = h.makeForge({ mergeableWaitMs: 60_000, pollMs: 2_000, now: () => t, sleep: async (ms) => void (t += ms) });
+    // The defaults: a read every 2 s for up to a minute.
+    const forge = h.makeForge({ mergeableWaitMs: undefined, pollMs: undefined, now: () => t, sleep: async (ms) => void (t += ms) });
     h.emu.resetLog();
     expect(await forge.merge(l, rec, 'merge')).toEqual({ status: 'pending', detail: 'GitHub had not worked out whether #1 can merge after 60s' });
     // Reads at 0, 2 s, … 60 s: the last one at the deadline.

@@ -79,13 +79,11 @@ describe('the pull request of a branch', () => {
 });
 
 describe('required checks', () => {
-  /** A forge whose GET answers come from `routes` (by path suffix); anything else 404. */
+  /** A forge whose GET answers come from `routes` (by path under /repos/acme/api); anything else 404. */
   function routed(routes: Record<string, unknown>): GitHubForge {
     const fetch = (async (url: string | URL | Request) => {
       const path = new URL(String(url)).pathname;
-      const hit = Object.entries(routes)
-        .sort(([a], [b]) => b.length - a.length)
-        .find(([suffix]) => path.endsWith(suffix));
+      const hit = Object.entries(routes).find(([suffix]) => path === `/repos/acme/api${suffix}`);
       return new Response(JSON.stringify(hit ? hit[1] : { message: 'Not Found' }), { status: hit ? 200 : 404, headers: { 'content-type': 'application/json' } });
     }) as typeof globalThis.fetch;
     return new GitHubForge({ octokit: createOctokit({ token, apiUrl: 'https://api.github.com', pacing: { writeMs: 0 }, serverErrorRetries: 0, fetch }), token, name: 'demo' });

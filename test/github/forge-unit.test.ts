@@ -106,7 +106,32 @@ describe('required checks', () => {
   });
 });
 
+describe('changed files', () => {
+  it('lists both paths of a rename in path order, whatever order GitHub answers in', async () => {
+    const forge = answering(200, { files: [{ filename: 'src/b.ts' }, { filename: 'docs/new.md', previous_filename: 'docs/old.md' }, { filename: 'a.txt' }] });
+    expect(await forge.changedFiles(api, 'a'.repeat(40), 'b'.repeat(40))).toEqual(['a.txt', 'docs/new.md', 'docs/old.md', 'src/b.ts']);
+    expect(await answering(200, {}).changedFiles(api, 'a'.repeat(40), 'b'.repeat(40))).toEqual([]);
+  });
+
+  it('cannot say (null) when GitHub does not have a commit (404) or cannot compare them (422), even with no logger', async () => {
+    for (const status of [404, 422]) {
+      expect(await answering(status, { message: 'No common ancestor' }).changedFiles(api, 'a'.repeat(40), 'b'.repeat(40)), String(status)).toBeNull();
+    }
+  });
+});
+
 describe('errors', () => {
+  it('word a request that got no answer at all', async () => {
+    const fetch = (async () => {
+      throw new TypeError('fetch failed');
+    }) as typeof globalThis.fetch;
+    const forge = new GitHubForge({ octokit: createOctokit({ token, apiUrl: 'https://api.github.com', pacing: { writeMs: 0 }, serverErrorRetries: 0, fetch }), token, name: 'demo' });
+    const err = await forge.branchHead(api, 'main').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GitHubForgeError);
+    expect((err as Error).message).toMatch(/^acme\/api: reading branch main failed \(500\): fetch failed/);
+  });
+
+
   it('name the repository, the action and the status (none when there is no status)', () => {
     expect(new GitHubForgeError('acme/api', 'reading x', 404, 'Not Found').message).toBe('acme/api: reading x failed (404): Not Found');
     expect(new GitHubForgeError('acme/api', 'reading x', 0, 'no answer').message).toBe('acme/api: reading x failed: no answer');

@@ -113,8 +113,8 @@ describe('changed files', () => {
     expect(await answering(200, {}).changedFiles(api, 'a'.repeat(40), 'b'.repeat(40))).toEqual([]);
   });
 
-  it('cannot say (null) when GitHub does not have a commit (404) or cannot compare them (422), even with no logger', async () => {
-    for (const status of [404, 422]) {
+  it('cannot say (null) when GitHub does not have a commit (404), cannot compare them (422) or has an empty repository (409), even with no logger', async () => {
+    for (const status of [404, 422, 409]) {
       expect(await answering(status, { message: 'No common ancestor' }).changedFiles(api, 'a'.repeat(40), 'b'.repeat(40)), String(status)).toBeNull();
     }
   });

@@ -27,7 +27,10 @@ export default {
   // A mutant seen only while a module loads makes Stryker reload everything and run every test; they are few
   // here (constants and schemas, which the schema tests cover directly) and not worth an hour each run.
   ignoreStatic: true,
-  reporters: ['clear-text', 'progress', 'html', 'json'],
+  // mutant-log (scripts/stryker-mutant-log.mjs): each verdict as it comes, in reports/mutation/<name>-mutants.jsonl,
+  // so a run stopped before its end still says what it tested.
+  appendPlugins: ['./scripts/stryker-mutant-log.mjs'],
+  reporters: ['clear-text', 'progress', 'html', 'json', 'mutant-log'],
   htmlReporter: { fileName: `reports/mutation/${name}.html` },
   jsonReporter: { fileName: `reports/mutation/${name}.json` },
   tempDirName: '.stryker-tmp',

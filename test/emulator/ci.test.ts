@@ -103,6 +103,35 @@ describe('CI policies', () => {
     expect(await checksOf(hung, sha2)).toEqual([['e2e', 'in_progress', null]]);
   });
 
+  it('held CI: nothing until the test releases it, or checks in progress until it does; idle() does not wait for a gate', async () => {
+    const repo = await newRepo();
+    const start = ci.held({ checks: [{ name: 'test', conclusion: 'success' }], statuses: [{ context: 'ci/legacy', state: 'failure' }] });
+    emu.setCi(`acme/${repo}`, start);
+    const sha = await pushFiles(emu, work, { owner: 'acme', repo, branch: 'lane', files: { 'a.txt': '1\n' } });
+    await emu.idle();
+    expect(start.released).toBe(false);
+    expect(await checksOf(repo, sha)).toEqual([]);
+    expect((await api(emu, 'GET', `/repos/acme/${repo}/commits/${sha}/status`)).body).toMatchObject({ state: 'pending', total_count: 0 });
+    start.release();
+    // Synchronously: the checks exist as soon as release() returns.
+    expect(await checksOf(repo, sha)).toEqual([['test', 'completed', 'success']]);
+    expect((await api(emu, 'GET', `/repos/acme/${repo}/commits/${sha}/status`)).body).toMatchObject({ state: 'failure', total_count: 1 });
+    // Released: a later push is not held.
+    const sha2 = await pushFiles(emu, work, { owner: 'acme', repo, branch: 'lane', files: { 'a.txt': '2\n' } });
+    expect(await checksOf(repo, sha2)).toEqual([['test', 'completed', 'success']]);
+
+    const slow = await newRepo();
+    const finish = ci.held({ checks: [{ name: 'test', conclusion: 'failure' }], statuses: [{ context: 'deploy', state: 'success' }] }, { until: 'finish' });
+    emu.setCi(`acme/${slow}`, finish);
+    const sha3 = await pushFiles(emu, work, { owner: 'acme', repo: slow, branch: 'lane', files: { 'a.txt': '1\n' } });
+    await emu.idle();
+    expect(await checksOf(slow, sha3)).toEqual([['test', 'in_progress', null]]);
+    expect((await api(emu, 'GET', `/repos/acme/${slow}/commits/${sha3}/status`)).body).toMatchObject({ state: 'pending', total_count: 1 });
+    finish.release();
+    expect(await checksOf(slow, sha3)).toEqual([['test', 'completed', 'failure']]);
+    expect((await api(emu, 'GET', `/repos/acme/${slow}/commits/${sha3}/status`)).body).toMatchObject({ state: 'success', total_count: 1 });
+  });
+
   it('a hanging check never concludes; `*` applies to every repository', async () => {
     emu.setCi('*', ci.hanging(['e2e']));
     const repo = await newRepo();

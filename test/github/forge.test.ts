@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { newLaneRecord, type LaneRecord } from '../../src/core/model.js';
 import type { LaneSpec } from '../../src/core/validate.js';
-import { GitHubForgeError, markerFor } from '../../src/github/forge.js';
+import { GitHubForgeError, markerFor, type GitHubForgeOptions } from '../../src/github/forge.js';
 import { basicCredential, createOctokit } from '../../src/github/octokit.js';
 import { localWorkspace } from '../../src/local/workspace.js';
 import type { PublishInput } from '../../src/ports.js';
@@ -354,13 +354,20 @@ describe('CI', () => {
 
   it('waits for CI that takes a while, polling with back-off', async () => {
     const l = await repoWithLane();
-    h.emu.setCi(l.repo, ci.green(['test', 'build'], 1_500));
+    const running = ci.held(ci.green(['test', 'build']), { until: 'finish' });
+    h.emu.setCi(l.repo, running);
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
     expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('pending');
     h.emu.resetLog();
-    const verdict = await h.forge.waitForCi(l, rec.commit!, 10_000);
+    // The checks conclude during the forge's third wait.
+    const c = clockedForge(async (n) => {
+      if (n === 3) running.release();
+    });
+    const verdict = await c.forge.waitForCi(l, rec.commit!, 30 * 60_000);
     expect(verdict).toEqual({ conclusion: 'success', failures: '' });
-    expect(h.emu.count({ route: '/repos/{owner}/{repo}/commits/{ref}/check-runs' })).toBeGreaterThan(1);
+    // Each wait half as long again as the one before (from ciPollMs 10 s).
+    expect(c.sleeps).toEqual([10_000, 15_000, 22_500]);
+    expect(h.emu.count({ route: '/repos/{owner}/{repo}/commits/{ref}/check-runs' })).toBe(4);
   });
 
   it('gives up at the timeout with pending and what is still running', async () => {
@@ -392,24 +399,36 @@ describe('CI', () => {
     for (const via of ['protection', 'ruleset'] as const) {
       const l = await repoWithLane();
       h.emu.protectBranch(l.repo, 'main', { requiredChecks: ['test'], via });
-      h.emu.setCi(l.repo, ci.late(3_000, ci.green(['test'])));
+      const late = ci.held(ci.green(['test']));
+      h.emu.setCi(l.repo, late);
       const rec = await pushLane(l, edit('x.txt', 'x\n'));
       // No workflows, no checks on the parent: without the required check this would be `none` at once.
       expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('pending');
-      const verdict = await h.makeForge({ ciStartGraceMs: 0 }).waitForCi(l, rec.commit!, 30_000);
+      // No start grace at all; CI starts during the forge's second wait.
+      const c = clockedForge(async (n) => {
+        if (n === 2) late.release();
+      }, { ciStartGraceMs: 0 });
+      const verdict = await c.forge.waitForCi(l, rec.commit!, 30 * 60_000);
       expect(verdict, via).toEqual({ conclusion: 'success', failures: '' });
+      expect(c.sleeps, via).toHaveLength(2);
       expect(h.emu.checkRuns(l.repo).map((c) => [c.name, c.status])).toEqual([['test', 'completed']]);
     }
   });
 
   it('reads "no CI yet" as "not started" for the start grace in a repository with workflows, and gets the late verdict', async () => {
     const l = await repoWithLane({ 'README.md': '# x\n', '.github/workflows/ci.yml': 'on: [push]\njobs: {}\n' });
-    h.emu.setCi(l.repo, ci.late(3_000, ci.red(['test'])));
+    const late = ci.held(ci.red(['test']));
+    h.emu.setCi(l.repo, late);
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
     expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('none');
-    const verdict = await h.makeForge({ ciStartGraceMs: 60_000 }).waitForCi(l, rec.commit!, 60_000);
+    // CI starts during the second wait, inside the start grace.
+    const c = clockedForge(async (n) => {
+      if (n === 2) late.release();
+    });
+    const verdict = await c.forge.waitForCi(l, rec.commit!, 30 * 60_000);
     expect(verdict.conclusion).toBe('failure');
     expect(verdict.failures).toContain('✗ test: failure');
+    expect(c.sleeps).toHaveLength(2);
   });
 
   it('is pending, not green, while a required check has not reported beside green ones', async () => {
@@ -419,21 +438,24 @@ describe('CI', () => {
     h.emu.setCi(l.repo, ci.green(['lint']));
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
     expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('pending');
-    const verdict = await h.forge.waitForCi(l, rec.commit!, 200);
+    const c = clockedForge(async () => undefined);
+    const verdict = await c.forge.waitForCi(l, rec.commit!, 60_000);
     expect(verdict).toEqual({ conclusion: 'pending', failures: 'still running: test (required, not reported)' });
+    expect(c.elapsed()).toBe(60_000);
   });
 
   /**
    * A forge on a clock of its own: time moves only when the forge sleeps, and `onSleep` runs at each sleep,
    * so "CI starts between two polls" is an event, not a race with the machine's speed.
    */
-  function clockedForge(onSleep: (slept: number) => Promise<void>) {
+  function clockedForge(onSleep: (slept: number) => Promise<void>, opts: Partial<GitHubForgeOptions> = {}) {
     let t = 0;
     const sleeps: number[] = [];
     const forge = h.makeForge({
       ciStartGraceMs: 120_000,
       ciPollMs: 10_000,
       ciMaxPollMs: 60_000,
+      ...opts,
       now: () => t,
       sleep: async (ms) => {
         t += ms;
@@ -556,7 +578,8 @@ describe('merge', () => {
     const l = await repoWithLane();
     // Classic protection does not hold admins to it by default: GitHub itself would merge for this token.
     h.emu.protectBranch(l.repo, 'main', { requiredChecks: ['test'] });
-    h.emu.setCi(l.repo, ci.late(5_000, ci.green(['test', 'lint'])));
+    const late = ci.held(ci.green(['test', 'lint']));
+    h.emu.setCi(l.repo, late);
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
     const pub = await h.forge.publish(publishInput(l, rec));
     h.emu.resetLog();
@@ -564,7 +587,8 @@ describe('merge', () => {
     expect(early).toEqual({ status: 'pending', detail: `#${pub.pr_number} not merged: required check test of main has not reported on ${rec.commit!.slice(0, 12)}` });
     expect(h.emu.count({ method: 'PUT' })).toBe(0);
     expect(h.emu.pullRequests(l.repo)[0]!.merged_at).toBeNull();
-    await h.emu.idle();
+    // Now CI reports, green.
+    late.release();
     expect((await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash')).status).toBe('merged');
   });
 
@@ -684,32 +708,36 @@ describe('limits and failures', () => {
   it('slows down on a secondary rate limit but loses nothing', async () => {
     const l = await repoWithLane();
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
-    const fault = h.emu.fault({ kind: 'secondary-rate-limit', match: { method: 'POST', path: '/repos/{owner}/{repo}/pulls' }, times: 2, retryAfterSec: 1 });
+    // `retry-after: 7` at 20 ms a second (retryAfterBaseValue): the waits are 140 ms each, not 7 s.
+    const forge = h.makeForge({ octokit: h.client({ retryAfterBaseValue: 20 }) });
+    const fault = h.emu.fault({ kind: 'secondary-rate-limit', match: { method: 'POST', path: '/repos/{owner}/{repo}/pulls' }, times: 2, retryAfterSec: 7 });
     h.emu.resetLog();
     const t0 = Date.now();
-    const r = await h.forge.publish(publishInput(l, rec, { labels: ['fleet'] }));
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(1_900);
+    const r = await forge.publish(publishInput(l, rec, { labels: ['fleet'] }));
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(2 * 7 * 20);
     expect(fault.hits).toBe(2);
     expect(r).toMatchObject({ pr_number: 1, updated: false });
     expect(h.emu.pullRequests(l.repo)).toHaveLength(1);
     expect(h.emu.count({ method: 'POST', route: '/repos/{owner}/{repo}/pulls' })).toBe(3);
     expect(h.emu.count({ method: 'POST', route: '/repos/{owner}/{repo}/pulls', status: 201 })).toBe(1);
-    expect(h.log.filter((m) => /secondary rate limit on POST \/repos\/acme\/repo-\d+\/pulls: retry \d\/3 in 1s/.test(m))).toHaveLength(2);
+    expect(h.log.filter((m) => /secondary rate limit on POST \/repos\/acme\/repo-\d+\/pulls: retry \d\/3 in 7s/.test(m))).toHaveLength(2);
   });
 
   it('waits for the primary limit to reset (GraphQL and REST)', async () => {
     const l = await repoWithLane();
+    // The reset is a second away, waited at 10 ms a second (retryAfterBaseValue).
+    const forge = h.makeForge({ octokit: h.client({ retryAfterBaseValue: 10 }) });
     h.emu.fault({ kind: 'primary-exhausted', match: { kind: 'graphql' }, times: 1, resetInSec: 1 });
     h.emu.fault({ kind: 'primary-exhausted', match: { method: 'GET', path: /\/git\/ref\// }, times: 1, resetInSec: 1 });
-    const checks = await h.forge.checkTargets([l]);
+    const checks = await forge.checkTargets([l]);
     expect(checks[0]).toMatchObject({ ok: true });
-    expect(await h.forge.branchHead(l, 'main')).toMatch(/^[0-9a-f]{40}$/);
+    expect(await forge.branchHead(l, 'main')).toMatch(/^[0-9a-f]{40}$/);
     expect(h.log.filter((m) => /primary rate limit/.test(m))).toHaveLength(2);
   });
 
   it('gives up after the configured retries with GitHub’s error, logged, and no token in it', async () => {
     const l = await repoWithLane();
-    const client = h.client({ maxRetries: 1 });
+    const client = h.client({ maxRetries: 1, retryAfterBaseValue: 10 });
     const forge = h.makeForge({ octokit: client });
     h.emu.fault({ kind: 'secondary-rate-limit', match: { method: 'GET', path: /\/git\/ref\// }, times: Infinity, retryAfterSec: 1 });
     const err = await forge.branchHead(l, 'main').catch((e: unknown) => e);

@@ -55,6 +55,7 @@ import {
 import type {
   BranchRule,
   CiCheck,
+  CiGate,
   CiPlan,
   CiPolicy,
   CiStatus,
@@ -1458,12 +1459,16 @@ export class Emulator {
   private applyCi(r: RepoRecord, sha: string, plan: CiPlan): void {
     const key = repoKey(r.owner, r.name);
     // Until its start delay has passed a check does not exist at all: the commit reads as having no CI.
-    const start = (startDelay: number, fn: () => void): void => (startDelay > 0 ? this.later(startDelay, fn) : fn());
-    for (const c of plan.checks ?? []) start(c.startDelayMs ?? plan.startDelayMs ?? 0, () => this.runCiCheck(r, key, sha, c, c.delayMs ?? plan.delayMs ?? 0));
-    for (const s of plan.statuses ?? []) start(s.startDelayMs ?? plan.startDelayMs ?? 0, () => this.runCiStatus(r, key, sha, s, s.delayMs ?? plan.delayMs ?? 0));
+    const timed = (startDelay: number, fn: () => void): void => (startDelay > 0 ? this.later(startDelay, fn) : fn());
+    // A held start (`ci.held`): nothing exists until the test opens the gate, then the plan starts as it would have.
+    const held = plan.gate?.stage === 'start' ? plan.gate.gate : null;
+    const start = (startDelay: number, fn: () => void): void => (held ? held.when(() => !this.closed && timed(startDelay, fn)) : timed(startDelay, fn));
+    const finish = plan.gate?.stage === 'finish' ? plan.gate.gate : undefined;
+    for (const c of plan.checks ?? []) start(c.startDelayMs ?? plan.startDelayMs ?? 0, () => this.runCiCheck(r, key, sha, c, c.delayMs ?? plan.delayMs ?? 0, finish));
+    for (const s of plan.statuses ?? []) start(s.startDelayMs ?? plan.startDelayMs ?? 0, () => this.runCiStatus(r, key, sha, s, s.delayMs ?? plan.delayMs ?? 0, finish));
   }
 
-  private runCiCheck(r: RepoRecord, key: string, sha: string, c: CiCheck, delay: number): void {
+  private runCiCheck(r: RepoRecord, key: string, sha: string, c: CiCheck, delay: number, finish?: CiGate): void {
     const t = nowIso();
     const run = this.newCheckRun(key, sha, c.name, 'github-actions');
     run.status = 'in_progress';
@@ -1477,11 +1482,12 @@ export class Emulator {
       run.output = { title: c.name, summary: c.summary ?? `${c.name}: ${c.conclusion}`, text: null, annotations_count: 0 };
     };
     if (c.hang) return;
-    if (delay <= 0) complete();
+    if (finish) finish.when(() => !this.closed && (delay <= 0 ? complete() : this.later(delay, complete)));
+    else if (delay <= 0) complete();
     else this.later(delay, complete);
   }
 
-  private runCiStatus(r: RepoRecord, key: string, sha: string, s: CiStatus, delay: number): void {
+  private runCiStatus(r: RepoRecord, key: string, sha: string, s: CiStatus, delay: number, finish?: CiGate): void {
     const add = (state: StatusRecord['state']): void => {
       const id = this.id();
       const t = nowIso();
@@ -1499,7 +1505,10 @@ export class Emulator {
         updated_at: t,
       });
     };
-    if (delay <= 0) add(s.state);
+    if (finish) {
+      add('pending');
+      if (s.state !== 'pending') finish.when(() => !this.closed && (delay <= 0 ? add(s.state) : this.later(delay, () => add(s.state))));
+    } else if (delay <= 0) add(s.state);
     else {
       add('pending');
       if (s.state !== 'pending') this.later(delay, () => add(s.state));

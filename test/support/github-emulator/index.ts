@@ -10,6 +10,7 @@ export type { GitHubFieldError, LoadStats } from './openapi.js';
 export * from './types.js';
 export type { PullRecord, RepoRecord, CheckRunRecord, StatusRecord, Permission } from './state.js';
 export { ci } from './ci.js';
+export type { HeldCi } from './ci.js';
 export { EmulatorClock } from './clock.js';
 export { signAppJwt, JWT_MESSAGES, DEFAULT_INSTALLATION_SCOPES } from './apps.js';
 export { SCOPES, restNeed, permits, acceptedPermissions } from './scopes.js';

@@ -193,6 +193,20 @@ export interface CiPlan {
    * conclude `delayMs` later. Real time; `emu.idle()` waits for it.
    */
   startDelayMs?: number;
+  /**
+   * CI held by a test (`ci.held`): `start` keeps the commit with no check run
+   * and no status until the gate opens (then they appear as a late start
+   * would), `finish` leaves them `in_progress`/`pending` until it opens (then
+   * they conclude). Not real time: `emu.idle()` does not wait for a gate.
+   */
+  gate?: { stage: 'start' | 'finish'; gate: CiGate };
+}
+
+/** A gate a test opens (`ci.held(…).release()`); what waits on it runs synchronously when it opens. */
+export interface CiGate {
+  readonly released: boolean;
+  /** Runs `fn` when the gate opens (at once, synchronously, if it already has). */
+  when(fn: () => void): void;
 }
 
 /** Required status checks on a branch (`emu.protectBranch`). */

@@ -253,6 +253,34 @@ describe('what a lane refuses before it starts', () => {
   });
 });
 
+describe('a lane that crashes', () => {
+  it('Fleet\'s own failure inside a lane: lane-crashed, with what failed, the result written', async () => {
+    const { ctx, spec, start, root } = await laneOf({ run: 'echo x >> README.md' });
+    for (const [thrown, said] of [
+      [new Error('the view broke'), 'the view broke'],
+      ['a plain string', 'a plain string'],
+    ] as const) {
+      let once = true;
+      const rec = await runLane(
+        {
+          ...ctx,
+          onUpdate: (r, d) => {
+            if (once && r.phase === 'cloning') {
+              once = false;
+              throw thrown;
+            }
+            ctx.onUpdate(r, d);
+          },
+        },
+        spec,
+        start,
+      );
+      expect(rec).toMatchObject({ status: 'failed', phase: 'failed', error: { class: 'lane-crashed', message: `Fleet itself failed in this lane: ${said}` } });
+      expect(JSON.parse(readFileSync(join(root, 'lanes', 'svc', 'result.json'), 'utf8')).lane.error.class).toBe('lane-crashed');
+    }
+  });
+});
+
 describe('the concurrency budget', () => {
   it('a lane waits for a slot before its directive, says so, and counts the wait', async () => {
     const { ctx, spec, start, events } = await laneOf({ run: 'echo x >> README.md' });

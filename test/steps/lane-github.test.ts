@@ -267,3 +267,15 @@ describe('the merge policy', () => {
     expect(await runLane(ctx, spec, start)).toMatchObject({ status: 'completed', phase: 'merged', merge_status: 'merged', ci_conclusion: 'success' });
   });
 });
+
+describe('the draft hand-off', () => {
+  it('a PR that cannot be turned into a draft: pr-failed, saying CI stayed red, not a crash of Fleet', async () => {
+    const { ctx, spec, start, repo } = await laneOf({ run: 'echo x >> README.md', ci: { wait: true, timeout_minutes: 1 } });
+    h.emu.setCi(repo, ci.red(['lint']));
+    h.emu.fault({ match: { kind: 'graphql' }, kind: '5xx', status: 502, times: Infinity });
+    const rec = await runLane(ctx, spec, start);
+    expect(rec).toMatchObject({ status: 'failed', phase: 'failed', ci_conclusion: 'failure', error: { class: 'pr-failed' } });
+    expect(rec.error!.message).toMatch(/^turning the pull request into a draft after CI stayed red failed: .*502/);
+    expect(h.emu.pullRequests(repo)).toMatchObject([{ number: rec.pr_number, draft: false }]);
+  });
+});

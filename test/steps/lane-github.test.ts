@@ -65,6 +65,14 @@ describe('the pull request', () => {
     expect(h.emu.pullRequests(repo)).toHaveLength(1);
   });
 
+  it('what GitHub would not do for the PR (its own author as a reviewer) is noted, not failed', async () => {
+    const { ctx, spec, start, repo } = await laneOf({ run: 'echo x >> README.md', pr: { reviewers: [h.emu.login] } });
+    const rec = await runLane(ctx, spec, start);
+    expect(rec).toMatchObject({ status: 'completed', phase: 'pr-open' });
+    expect(rec.evidence.notes).toContain(`${h.emu.login} opened the PR and cannot review it`);
+    expect(h.emu.pullRequests(repo)).toHaveLength(1);
+  });
+
   it('opened as a draft when the fleet says pr.draft', async () => {
     const { ctx, spec, start, repo } = await laneOf({ run: 'echo x >> README.md', pr: { draft: true } });
     const rec = await runLane(ctx, spec, start);
@@ -164,7 +172,7 @@ describe('CI', () => {
     h.emu.setCi(repo, ci.red(['lint']));
     const rec = await runLane(ctx, spec, start);
     expect(rec).toMatchObject({ status: 'failed', phase: 'draft', merge_status: 'draft', ci_conclusion: 'failure', error: { class: 'code-review-needed' } });
-    expect(rec.error!.message).toMatch(/^CI is still red after 1 attempt: \S/);
+    expect(rec.error!.message).toMatch(/^CI is still red after 1 attempt: http\S+$/);
     expect(rec.ended_at).not.toBeNull();
     expect(events.at(-1)).toBe('draft: CI red, retries exhausted: PR turned into a draft');
     expect(h.emu.pullRequests(repo)).toMatchObject([{ number: rec.pr_number, draft: true, state: 'open' }]);
@@ -172,6 +180,18 @@ describe('CI', () => {
       [1, 0, null],
       [1, null, 'ci'],
     ]);
+  });
+
+  it('a CI retry whose directive makes the same change still pushes a new commit, and CI runs on it', async () => {
+    const { ctx, spec, start, repo } = await laneOf({ max_retries: 1, run: 'echo x >> README.md', ci: { wait: true, timeout_minutes: 1 } });
+    h.emu.setCi(repo, ci.flakyOnce(['test']));
+    const first: string[] = [];
+    const rec = await runLane({ ...ctx, onUpdate: (r, d) => (ctx.onUpdate(r, d), d.startsWith('waiting for CI') && first.push(r.commit!)) }, spec, start);
+    expect(rec).toMatchObject({ status: 'completed', ci_conclusion: 'success', retry_count: 1 });
+    expect(first).toHaveLength(2);
+    expect(first[1]).not.toBe(first[0]);
+    expect(rec.commit).toBe(first[1]);
+    expect(h.emu.pullRequests(repo)).toMatchObject([{ headSha: rec.commit }]);
   });
 
   it('red after every retry: "after 2 attempts"', async () => {

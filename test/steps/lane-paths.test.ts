@@ -231,6 +231,41 @@ describe('feedback to the next attempt', () => {
   });
 });
 
+describe('the output handed back', () => {
+  it('is trimmed, and cut to its last 2,000 characters after an ellipsis when longer', async () => {
+    const print = (n: number) => `printf "  %s  \\n" "$(head -c ${n} /dev/zero | tr '\\0' B)"`;
+    const { ctx, spec, start, root } = await laneOf({
+      max_retries: 2,
+      run: `printf "%s" "$FLEET_FEEDBACK" > "$FLEET_LANE_DIR/feedback-$FLEET_ATTEMPT.txt"; case $FLEET_ATTEMPT in 1) ${print(2000)}; exit 1;; 2) echo A; ${print(2001)}; exit 1;; esac; echo x >> README.md`,
+    });
+    const rec = await runLane(ctx, spec, start);
+    expect(rec.status).toBe('completed');
+    const feedback = (n: number) => readFileSync(join(root, 'lanes', 'svc', `feedback-${n}.txt`), 'utf8');
+    expect(feedback(2)).toBe(`the directive exited with 1. Output:\n${'B'.repeat(2000)}`);
+    expect(feedback(3)).toBe(`the directive exited with 1. Output:\n…${'B'.repeat(2000)}`);
+  });
+
+  it('a directive killed by a signal: the signal is recorded and named', async () => {
+    const { ctx, spec, start } = await laneOf({ run: 'echo "going down"; kill -TERM $$' });
+    const rec = await runLane(ctx, spec, start);
+    expect(rec.error).toEqual({ class: 'directive-failed', message: 'the directive exited with SIGTERM: going down' });
+    expect(rec.attempts[0]).toMatchObject({ exit_code: null, signal: 'SIGTERM', timed_out: false, failed_step: 'directive' });
+  });
+
+  it('a dry run tells the directive so', async () => {
+    const { ctx, spec, start, root } = await laneOf({ run: 'echo "dry=$FLEET_DRY_RUN" > DRY.md' });
+    const rec = await runLane({ ...ctx, dryRun: true }, spec, start);
+    expect(rec.phase).toBe('dry-run');
+    expect(readFileSync(join(root, 'lanes', 'svc', 'patch.diff'), 'utf8')).toContain('+dry=1');
+  });
+
+  it('the commit message quotes the directive trimmed', async () => {
+    const { ctx, spec, start, repo } = await laneOf({ directive: '  Stamp it.\n\n', run: 'echo x >> README.md' });
+    expect((await runLane(ctx, spec, start)).status).toBe('completed');
+    expect((await tgit(['-C', repo.remote, 'log', '-1', '--format=%B', BRANCH])).stdout).toBe('lanes: svc\n\nStamp it.\n\nFleet-Id: lanes\nFleet-Lane: svc\n\n');
+  });
+});
+
 describe('what a lane refuses before it starts', () => {
   it('isolation: required on a machine that cannot isolate: invalid-input, nothing cloned', async () => {
     const { ctx, spec, start, events, root } = await laneOf({ isolation: 'required', run: 'echo x >> README.md' });
@@ -377,9 +412,13 @@ describe('what a lane records', () => {
 
   it('timings: each step non-negative, and together no more than the lane\'s total', async () => {
     const { ctx, spec, start } = await laneOf({ run: 'echo x >> README.md; sleep 0.2', checks: ['sleep 0.2'] });
+    const before = Date.now();
     const rec = await runLane({ ...ctx, slots: new Semaphore(1) }, spec, start);
+    const elapsed = Date.now() - before;
     expect(rec.status).toBe('completed');
     const t = rec.timings;
+    // Measured inside the call: none can exceed what the call took.
+    expect(t.total_ms).toBeLessThanOrEqual(elapsed);
     const parts = [t.clone_ms, t.wait_ms, t.directive_ms, t.checks_ms, t.commit_ms, t.push_ms];
     for (const p of parts) {
       expect(p).toBeTypeOf('number');

@@ -4,6 +4,7 @@
  * workspace that holds an earlier run or is locked, interrupts, and the last-resort write of a second Ctrl-C.
  * Nothing here waits on the clock for an outcome: tests wait on the run's own events.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { exitCodeFor, manifestPath, runFleet, writeInterruptedState, type FleetE
 import { lockWorkspace } from '../../src/util/lock.js';
 import { createRepo, remoteBranches, remoteHead } from '../support/repos.js';
 import { removeDir, tempDir } from '../integration/helpers.js';
+import { harness } from '../github/helpers.js';
 
 const FILE = 'fleet.yml';
 let dir: string;
@@ -171,14 +173,51 @@ describe('a run', () => {
 
   it('a target the plan excludes is recorded with its reason, and the others run', async () => {
     const fleet = await fleetOf({ run: 'echo x >> README.md' }, [{ name: 'a' }]);
-    const withMissing: ResolvedFleet = { ...fleet, lanes: [...fleet.lanes, { ...fleet.lanes[0]!, id: 'gone', repo: './gone.git', branch: 'fleet/run/gone', index: 1 }] };
+    const gone = { ...fleet.lanes[0]!, id: 'gone', repo: './gone.git', branch: 'fleet/run/gone', index: 1 };
+    const withMissing: ResolvedFleet = { ...fleet, lanes: [...fleet.lanes, gone, { ...gone, id: 'needs-gone', repo: './a.git', branch: 'fleet/run/needs-gone', depends_on: ['gone'], index: 2 }] };
     const seen: FleetEvent[] = [];
     const out = await ran(options(withMissing, { onEvent: (e) => seen.push(e) }));
-    const gone = byLane(out.manifest, 'gone');
-    expect(gone.status).toBe('excluded');
-    expect(seen.filter((e) => e.lane === 'gone')).toEqual([expect.objectContaining({ from: 'excluded', to: 'excluded', status: 'excluded', detail: gone.error!.message })]);
+    const excluded = byLane(out.manifest, 'gone');
+    expect(excluded.status).toBe('excluded');
+    expect(seen.filter((e) => e.lane === 'gone')).toEqual([expect.objectContaining({ from: 'excluded', to: 'excluded', status: 'excluded', detail: excluded.error!.message })]);
+    // A lane that depends on an excluded target is skipped by the plan, and said so too.
+    const skipped = byLane(out.manifest, 'needs-gone');
+    expect(skipped.status).toBe('skipped');
+    expect(seen.filter((e) => e.lane === 'needs-gone')).toEqual([expect.objectContaining({ status: 'skipped', detail: skipped.error!.message })]);
     expect(byLane(out.manifest, 'a').status).toBe('completed');
-    expect(exitCodeFor(out.manifest)).toBe(0);
+    expect(exitCodeFor(out.manifest)).toBe(1);
+  });
+
+  it('a lane whose branch moved on the forge once it ended is not confirmed: failed, and said so', async () => {
+    const fleet = await fleetOf({ run: 'echo x >> README.md' }, [{ name: 'a' }]);
+    const remote = join(dir, 'a.git');
+    const base = (await remoteHead(remote, 'main'))!;
+    const seen: FleetEvent[] = [];
+    const out = await ran(
+      options(fleet, {
+        onEvent: (e) => {
+          seen.push(e);
+          // Someone moves the branch the moment the lane has pushed and ended, before the runner checks it.
+          if (e.status === 'completed') execFileSync('git', ['--git-dir', remote, 'update-ref', 'refs/heads/fleet/run/a', base]);
+        },
+      }),
+    );
+    const a = byLane(out.manifest, 'a');
+    expect(a.status).toBe('failed');
+    expect(seen.at(-1)).toMatchObject({ lane: 'a', status: 'failed', detail: a.error!.message });
+  });
+
+  it('a signal that is never aborted changes nothing, however short the grace', async () => {
+    const fleet = await fleetOf({ run: 'echo x >> README.md' }, [{ name: 'a' }]);
+    const out = await ran(options(fleet, { signal: new AbortController().signal, interruptGraceMs: 1 }));
+    expect(byLane(out.manifest, 'a')).toMatchObject({ status: 'completed', phase: 'pushed', error: null });
+  });
+
+  it('isolation: required where the machine can isolate: the lanes run', async () => {
+    const fleet = await fleetOf({ run: 'echo x >> README.md', isolation: 'required' }, [{ name: 'a' }]);
+    const exec = { ...localExecutor, isolation: () => ({ kind: 'pid-namespace' as const, detail: 'in a test' }), run: (c: string, o: Parameters<typeof localExecutor.run>[1]) => localExecutor.run(c, { ...o, isolation: 'off' }) };
+    const out = await ran(options(fleet, { exec }));
+    expect(byLane(out.manifest, 'a')).toMatchObject({ status: 'completed', isolation: { kind: 'pid-namespace' } });
   });
 });
 
@@ -196,6 +235,8 @@ describe('a lane that crashes', () => {
     const want = { status: 'failed', phase: 'failed', error: { class: 'lane-crashed', message: 'Fleet failed in this lane: the view broke' } };
     expect(byLane(out.manifest, 'a')).toMatchObject(want);
     expect(readJson(out.root, 'lanes', 'a', 'result.json').lane).toMatchObject(want);
+    // What the lane recorded before it crashed is kept.
+    expect(byLane(out.manifest, 'a').started_at).not.toBeNull();
     expect(byLane(out.manifest, 'b')).toMatchObject({ status: 'completed', phase: 'pushed' });
     expect(readEvents(out.root).filter((e) => e.lane === 'a').at(-1)).toMatchObject({ to: 'failed', status: 'failed', detail: 'crashed' });
   });
@@ -225,7 +266,8 @@ describe('a workspace that holds an earlier run', () => {
     const fleet = await fleetOf({ run: 'true' }, [{ name: 'a' }]);
     const root = join(dir, 'ws');
     const first = await ran(options(fleet));
-    const edited = { ...first.manifest, lanes: [...first.manifest.lanes, { ...first.manifest.lanes[0]!, lane: '../precious' }] };
+    // A lane outside the lanes folder, and one whose folder is already gone.
+    const edited = { ...first.manifest, lanes: [...first.manifest.lanes, { ...first.manifest.lanes[0]!, lane: '../precious' }, { ...first.manifest.lanes[0]!, lane: 'ghost' }] };
     writeFileSync(manifestPath(root), JSON.stringify(edited));
     mkdirSync(join(root, 'precious'), { recursive: true });
     writeFileSync(join(root, 'precious', 'data.txt'), 'keep');
@@ -328,6 +370,24 @@ describe('resume', () => {
     ]);
   });
 
+  it('a lane the earlier run did not end completed runs again, whatever its own result file says; so does a new target', async () => {
+    const fleet = await fleetOf({ run: `echo "$FLEET_LANE" >> ${JSON.stringify(join(dir, 'ran'))}; echo x >> README.md` }, [{ name: 'a' }, { name: 'b' }]);
+    const first = await ran(options(fleet));
+    // The forge did not confirm a (its record failed); b was not in the earlier run at all.
+    const previous: Manifest = { ...first.manifest, lanes: [{ ...byLane(first.manifest, 'a'), status: 'failed' }] };
+    await ran(options(fleet, { resume: { manifest: previous, root: join(dir, 'ws') } }));
+    expect(readFileSync(join(dir, 'ran'), 'utf8').split('\n').filter(Boolean).sort()).toEqual(['a', 'a', 'b', 'b']);
+  });
+
+  it('a kept lane is checked on the forge again: one whose branch moved since is not confirmed', async () => {
+    const fleet = await fleetOf({ run: 'echo x >> README.md' }, [{ name: 'a' }]);
+    const first = await ran(options(fleet));
+    const remote = join(dir, 'a.git');
+    execFileSync('git', ['--git-dir', remote, 'update-ref', 'refs/heads/fleet/run/a', (await remoteHead(remote, 'main'))!]);
+    const out = await ran(options(fleet, { resume: { manifest: first.manifest, root: join(dir, 'ws') } }));
+    expect(byLane(out.manifest, 'a').status).toBe('failed');
+  });
+
   it('a lane whose result file is missing or not completed runs again', async () => {
     const fleet = await fleetOf({ run: `echo "$FLEET_LANE" >> ${JSON.stringify(join(dir, 'ran'))}; echo x >> README.md` }, [{ name: 'a' }, { name: 'b' }]);
     const first = await ran(options(fleet));
@@ -396,20 +456,152 @@ describe('interrupts', () => {
     expect(byLane(out.manifest, 'a')).toMatchObject({ status: 'failed', error: { class: 'cancelled', message: 'the run was interrupted while this lane ran; nothing was pushed' } });
   });
 
-  it('lanes still busy when the grace is spent: the running one failed as cancelled, the waiting ones too, the queued skipped', async () => {
-    const fleet = await fleetOf({ run: 'sleep 30', max_parallel: 1 }, [{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
+  it('after an interrupt, a lane waiting for the budget and the next wave do not start', async () => {
+    const fleet = await fleetOf({ run: 'sleep 0.5; echo x >> README.md', max_parallel: 1 }, [{ name: 'a' }, { name: 'b' }, { name: 'c' }, { name: 'd', depends_on: ['a'] }]);
+    const stop = new AbortController();
+    const seen: FleetEvent[] = [];
+    const out = await ran(
+      options(fleet, {
+        signal: stop.signal,
+        interruptGraceMs: 60_000,
+        onEvent: (e) => {
+          seen.push(e);
+          if (e.to === 'running') stop.abort();
+        },
+      }),
+    );
+    const ran_ = 'the run was interrupted while this lane ran; nothing was pushed';
+    const before = 'the run was interrupted before this lane started';
+    const outcome = (id: string) => [byLane(out.manifest, id).status, byLane(out.manifest, id).error?.message];
+    // Two lanes held the budget (max_parallel 2 × ... = 2): one ran its directive, the other waited for its slot.
+    expect(['a', 'b', 'c'].map(outcome).sort()).toEqual([
+      ['failed', ran_],
+      ['failed', ran_],
+      ['skipped', before],
+    ]);
+    expect(outcome('d')).toEqual(['skipped', before]);
+    expect(seen.filter((e) => e.detail === 'cancelled').map((e) => e.lane).sort()).toEqual([...['a', 'b', 'c'].filter((id) => byLane(out.manifest, id).status === 'skipped'), 'd'].sort());
+  });
+
+  it('a lane stuck pushing: whether it pushed is unknown', async () => {
+    const fleet = await fleetOf({ run: 'echo x >> README.md' }, [{ name: 'p' }]);
+    // The remote hangs the push of the lane branch.
+    const hooks = join(dir, 'p.git', 'hooks');
+    mkdirSync(hooks, { recursive: true });
+    writeFileSync(join(hooks, 'pre-receive'), '#!/bin/sh\nsleep 20\n', { mode: 0o755 });
     const stop = new AbortController();
     const out = await ran(
       options(fleet, {
         signal: stop.signal,
         interruptGraceMs: 1000,
+        onEvent: (e) => {
+          if (e.to === 'pushing') stop.abort();
+        },
+      }),
+    );
+    expect(byLane(out.manifest, 'p').error).toEqual({
+      class: 'cancelled',
+      message: 'the run was interrupted while this lane was pushing, and the lane did not stop within 1 s (a git or forge call that did not answer); whether it pushed is unknown',
+    });
+  });
+
+  it('a lane stuck in a forge call after its push (GitHub, opening the PR): what it pushed stays on the forge', async () => {
+    const h = await harness();
+    try {
+      await h.emu.createRepo({ owner: 'acme', name: 'svc', files: { 'README.md': '# svc\n' } });
+      const v = validateFleetFile({ name: 'run', forge: 'github', directive: 'Stamp it.', isolation: 'off', run: 'echo x >> README.md', targets: [{ repo: 'acme/svc' }] }, FILE);
+      if (!v.ok) throw new Error(JSON.stringify(v.problems));
+      h.emu.fault({ match: { kind: 'rest', method: 'POST', path: '/repos/{owner}/{repo}/pulls' }, kind: 'stall', times: Infinity });
+      const stop = new AbortController();
+      const out = await ran(
+        options(v.fleet, {
+          forge: h.makeForge({ name: 'run' }),
+          signal: stop.signal,
+          interruptGraceMs: 1000,
+          onEvent: (e) => {
+            if (e.to === 'pushed') stop.abort();
+          },
+        }),
+      );
+      expect(out.manifest.lanes[0]!.error).toEqual({
+        class: 'cancelled',
+        message: 'the run was interrupted while this lane was pushed, and the lane did not stop within 1 s (a git or forge call that did not answer); what it pushed stays on the forge',
+      });
+    } finally {
+      h.emu.clearFaults();
+      await h.emu.close();
+    }
+  });
+
+  it('a lane whose forge check hangs after it completed: ended unconfirmed', async () => {
+    const h = await harness();
+    try {
+      await h.emu.createRepo({ owner: 'acme', name: 'svc', files: { 'README.md': '# svc\n' } });
+      const v = validateFleetFile({ name: 'run', forge: 'github', directive: 'Stamp it.', isolation: 'off', run: 'echo x >> README.md', targets: [{ repo: 'acme/svc' }] }, FILE);
+      if (!v.ok) throw new Error(JSON.stringify(v.problems));
+      // The runner's own check of the lane compares the commit with its base; that answer never comes.
+      h.emu.fault({ match: { kind: 'rest', method: 'GET', path: '/repos/{owner}/{repo}/compare/{basehead}' }, kind: 'stall', times: Infinity });
+      const stop = new AbortController();
+      const out = await ran(
+        options(v.fleet, {
+          forge: h.makeForge({ name: 'run' }),
+          signal: stop.signal,
+          interruptGraceMs: 1000,
+          onEvent: (e) => {
+            if (e.status === 'completed') stop.abort();
+          },
+        }),
+      );
+      expect(out.manifest.lanes[0]).toMatchObject({
+        status: 'failed',
+        error: { class: 'cancelled', message: 'the run was interrupted while the forge confirmed this lane; it ended unconfirmed after 1 s' },
+      });
+    } finally {
+      h.emu.clearFaults();
+      await h.emu.close();
+    }
+  });
+
+  it('lanes that ended before the grace was spent keep their result', async () => {
+    const run = 'case $FLEET_LANE in done) echo x >> README.md;; bad) exit 3;; *) sleep 30;; esac';
+    const fleet = await fleetOf({ run, max_parallel: 3 }, [{ name: 'done' }, { name: 'bad' }, { name: 'slow' }]);
+    const gone = { ...fleet.lanes[0]!, id: 'gone', repo: './gone.git', branch: 'fleet/run/gone', run, index: 3 };
+    const more: ResolvedFleet = { ...fleet, lanes: [...fleet.lanes, gone, { ...gone, id: 'needs-gone', repo: './done.git', branch: 'fleet/run/needs-gone', depends_on: ['gone'], index: 4 }] };
+    const stop = new AbortController();
+    const out = await ran(
+      options(more, {
+        signal: stop.signal,
+        interruptGraceMs: 1000,
+        onEvent: (_e, lanes) => {
+          if (lanes.get('done')?.status === 'completed' && lanes.get('bad')?.status === 'failed' && lanes.get('slow')?.phase === 'running') stop.abort();
+        },
+      }),
+    );
+    expect(byLane(out.manifest, 'done')).toMatchObject({ status: 'completed', phase: 'pushed', error: null });
+    expect(byLane(out.manifest, 'bad')).toMatchObject({ status: 'failed', error: { class: 'directive-failed' } });
+    expect(byLane(out.manifest, 'gone').status).toBe('excluded');
+    expect(byLane(out.manifest, 'needs-gone').status).toBe('skipped');
+    expect(byLane(out.manifest, 'needs-gone').error?.class).not.toBe('cancelled');
+    expect(byLane(out.manifest, 'slow').error?.message).toMatch(/^the run was interrupted while this lane was running, and the lane did not stop within 1 s/);
+  });
+
+  it('lanes still busy when the grace is spent: the running one failed as cancelled, the waiting ones too, the queued skipped', async () => {
+    const fleet = await fleetOf({ run: 'sleep 30', max_parallel: 1 }, [{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
+    const stop = new AbortController();
+    const seen: FleetEvent[] = [];
+    const out = await ran(
+      options(fleet, {
+        signal: stop.signal,
+        interruptGraceMs: 1000,
         onEvent: (e, lanes) => {
+          seen.push(e);
           if ([...lanes.values()].some((l) => l.phase === 'running') && [...lanes.values()].some((l) => l.phase === 'waiting')) stop.abort();
         },
       }),
     );
     const phases = out.manifest.lanes.map((l) => [l.status, l.error?.class]);
     expect(phases.filter(([s]) => s === 'failed')).toHaveLength(2);
+    expect(seen.filter((e) => e.detail === 'cancelled')).toHaveLength(3);
     const running = out.manifest.lanes.find((l) => l.error?.message.includes('while this lane was running'))!;
     expect(running.error).toEqual({
       class: 'cancelled',
@@ -428,6 +620,21 @@ describe('interrupts', () => {
 });
 
 describe('writeInterruptedState', () => {
+  it('keeps the lanes that ended failed, skipped or excluded as they are', async () => {
+    const fleet = await fleetOf({ run: '[ "$FLEET_LANE" = bad ] && exit 3; sleep 0.3; echo x >> README.md', max_parallel: 1 }, [{ name: 'bad' }, { name: 'b', depends_on: ['bad'] }, { name: 'c' }]);
+    const gone = { ...fleet.lanes[0]!, id: 'gone', repo: './gone.git', branch: 'fleet/run/gone', depends_on: [], index: 3 };
+    let written: Manifest | undefined;
+    await ran(
+      options({ ...fleet, lanes: [...fleet.lanes, gone] }, {
+        onEvent: (e) => {
+          if (!written && e.lane === 'c' && e.to === 'running') written = readJson(manifestPath(writeInterruptedState()!));
+        },
+      }),
+    );
+    expect(byLane(written!, 'bad')).toMatchObject({ status: 'failed', error: { class: 'directive-failed' } });
+    expect(byLane(written!, 'gone')).toMatchObject({ status: 'excluded' });
+  });
+
   it('with no fleet running: writes nothing, returns null', () => {
     expect(writeInterruptedState()).toBeNull();
   });
@@ -435,10 +642,15 @@ describe('writeInterruptedState', () => {
   it('while a fleet runs: writes its manifest and report at once, lanes not ended as cancelled', async () => {
     const fleet = await fleetOf({ run: 'echo x >> README.md', max_parallel: 1 }, [{ name: 'a' }, { name: 'b', depends_on: ['a'] }, { name: 'c', depends_on: ['b'] }]);
     let written: { root: string | null; manifest: Manifest; report: string } | undefined;
+    let unconfirmed: Manifest | undefined;
     const now = new Date('2026-12-01T12:00:00.000Z');
     const out = await ran(
       options(fleet, {
         onEvent: (e) => {
+          if (e.lane === 'a' && e.status === 'completed' && !unconfirmed) {
+            // a has ended but the forge has not confirmed it yet: not trusted as completed.
+            unconfirmed = readJson(manifestPath(writeInterruptedState(now)!));
+          }
           if (written || e.lane !== 'b' || e.to !== 'running') return;
           const root = writeInterruptedState(now);
           written = { root, manifest: readJson(manifestPath(root!)), report: readFileSync(join(root!, 'report.md'), 'utf8') };
@@ -458,6 +670,10 @@ describe('writeInterruptedState', () => {
     });
     expect(byLane(m, 'c')).toMatchObject({ status: 'skipped', error: { class: 'cancelled', message: 'the run was interrupted before this lane started' } });
     expect(written!.report).toContain('cancelled');
+    expect(byLane(unconfirmed!, 'a')).toMatchObject({
+      status: 'failed',
+      error: { class: 'cancelled', message: 'Fleet was stopped at once (a second interrupt, or the lanes did not stop in time) while this lane was pushed' },
+    });
     // The run itself went on, and once it ended there is nothing left to write.
     expect(out.manifest.lanes.map((l) => l.status)).toEqual(['completed', 'completed', 'completed']);
     expect(writeInterruptedState()).toBeNull();

@@ -100,6 +100,9 @@ describe('a run', () => {
     expect(planned).toMatchObject({ root, events: 0, manifest: { fleet_id: out.manifest.fleet_id } });
     expect(readJson(root, 'plan.json')).toEqual({ fleet_id: out.manifest.fleet_id, waves: out.plan.waves, contention: out.plan.contention, excluded: out.plan.excluded, skipped: out.plan.skipped });
     expect(readJson(manifestPath(root))).toEqual(JSON.parse(JSON.stringify(out.manifest)));
+    // And stays so: no write of the live view lands after the final one (it comes at most 250 ms after a change).
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(readJson(manifestPath(root))).toEqual(JSON.parse(JSON.stringify(out.manifest)));
     for (const id of ['a', 'b']) {
       expect(readJson(root, 'lanes', id, 'result.json').lane).toMatchObject({ lane: id, status: 'completed', commit: byLane(out.manifest, id).commit });
       expect(await remoteHead(join(dir, `${id}.git`), `fleet/run/${id}`)).toBe(byLane(out.manifest, id).commit);
@@ -384,7 +387,8 @@ describe('resume', () => {
     const first = await ran(options(fleet));
     const remote = join(dir, 'a.git');
     execFileSync('git', ['--git-dir', remote, 'update-ref', 'refs/heads/fleet/run/a', (await remoteHead(remote, 'main'))!]);
-    const out = await ran(options(fleet, { resume: { manifest: first.manifest, root: join(dir, 'ws') } }));
+    // With a signal that is never aborted: the forge is asked as it is without one.
+    const out = await ran(options(fleet, { resume: { manifest: first.manifest, root: join(dir, 'ws') }, signal: new AbortController().signal }));
     expect(byLane(out.manifest, 'a').status).toBe('failed');
   });
 
@@ -670,6 +674,8 @@ describe('writeInterruptedState', () => {
     });
     expect(byLane(m, 'c')).toMatchObject({ status: 'skipped', error: { class: 'cancelled', message: 'the run was interrupted before this lane started' } });
     expect(written!.report).toContain('cancelled');
+    // Paths in the report are under the workspace.
+    expect(written!.report).toContain(join(out.root, 'lanes', 'b', 'attempt-1.log'));
     expect(byLane(unconfirmed!, 'a')).toMatchObject({
       status: 'failed',
       error: { class: 'cancelled', message: 'Fleet was stopped at once (a second interrupt, or the lanes did not stop in time) while this lane was pushed' },

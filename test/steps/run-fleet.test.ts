@@ -625,7 +625,8 @@ describe('interrupts', () => {
 
 describe('writeInterruptedState', () => {
   it('keeps the lanes that ended failed, skipped or excluded as they are', async () => {
-    const fleet = await fleetOf({ run: '[ "$FLEET_LANE" = bad ] && exit 3; sleep 0.3; echo x >> README.md', max_parallel: 1 }, [{ name: 'bad' }, { name: 'b', depends_on: ['bad'] }, { name: 'c' }]);
+    // c runs in the second wave, once bad has failed and ok has completed.
+    const fleet = await fleetOf({ run: '[ "$FLEET_LANE" = bad ] && exit 3; sleep 0.3; echo x >> README.md' }, [{ name: 'bad' }, { name: 'ok' }, { name: 'c', depends_on: ['ok'] }]);
     const gone = { ...fleet.lanes[0]!, id: 'gone', repo: './gone.git', branch: 'fleet/run/gone', depends_on: [], index: 3 };
     let written: Manifest | undefined;
     await ran(
@@ -637,6 +638,7 @@ describe('writeInterruptedState', () => {
     );
     expect(byLane(written!, 'bad')).toMatchObject({ status: 'failed', error: { class: 'directive-failed' } });
     expect(byLane(written!, 'gone')).toMatchObject({ status: 'excluded' });
+    expect(byLane(written!, 'ok')).toMatchObject({ status: 'completed', error: null });
   });
 
   it('with no fleet running: writes nothing, returns null', () => {

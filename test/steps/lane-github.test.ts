@@ -124,7 +124,8 @@ describe('CI', () => {
 
   it('with ci.wait, the lane waits for a green CI and says on which commit', async () => {
     const { ctx, spec, start, repo, events } = await laneOf({ run: 'echo x >> README.md', ci: { wait: true, timeout_minutes: 1 } });
-    h.emu.setCi(repo, ci.green(['test'], 50));
+    // CI that takes a while: the lane waits for it within ci.timeout_minutes.
+    h.emu.setCi(repo, ci.green(['test'], 1500));
     const rec = await runLane(ctx, spec, start);
     expect(rec).toMatchObject({ status: 'completed', phase: 'ci', ci_conclusion: 'success', attempts: [{ n: 1, failed_step: null }] });
     expect(events).toContain(`ci: waiting for CI on ${rec.commit!.slice(0, 12)}`);

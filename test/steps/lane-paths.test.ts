@@ -156,7 +156,7 @@ describe('feedback to the next attempt', () => {
   /** An agent (a `command` preset) that keeps what it is handed, and writes `out-<attempt>` (a path) each attempt. */
   function agent(script: string) {
     const file = join(dir, 'agent.sh');
-    writeFileSync(file, `#!/bin/sh\nprintf "%s" "$FLEET_FEEDBACK" > "$FLEET_LANE_DIR/feedback-$FLEET_ATTEMPT.txt"\n${script}\n`);
+    writeFileSync(file, `#!/bin/sh\nprintf "%s" "$FLEET_FEEDBACK" > "$FLEET_LANE_DIR/feedback-$FLEET_ATTEMPT.txt"\ncp "$1" "$FLEET_LANE_DIR/handed-$FLEET_ATTEMPT.md"\n${script}\n`);
     chmodSync(file, 0o755);
     return { preset: 'command', command: `${file} {prompt_file}` };
   }
@@ -216,8 +216,8 @@ describe('feedback to the next attempt', () => {
 
   it('an agent is routed the personas its owned files and title call for, and handed their prompts', async () => {
     const personas = [
-      { name: 'docs', applies_to: ['**/*.md'], prompt: 'You write docs.' },
       { name: 'ts', applies_to: ['**/*.ts'], prompt: 'You write TypeScript.' },
+      { name: 'docs', applies_to: ['**/*.md'], prompt: 'You write docs.' },
       { name: 'sec', keywords: ['password'], prompt: 'You guard secrets.' },
     ];
     const { ctx, spec, start, root } = await laneOf({ agent: { ...agent('echo x >> README.md'), personas, top_k: 1 } }, { owns: ['**/*.md'] });
@@ -225,6 +225,10 @@ describe('feedback to the next attempt', () => {
     expect(rec).toMatchObject({ status: 'completed', routing: ['docs'] });
     const routing = JSON.parse(readFileSync(join(root, 'lanes', 'svc', 'agent-routing.json'), 'utf8'));
     expect(routing.selected).toEqual(['docs']);
+    // Scored on the tracked files inside owns only: src/a.ts is outside, so ts scores nothing.
+    expect(routing.all_scores.find((x: { agent: string }) => x.agent === 'ts').score).toBe(0);
+    // The agent is handed the prompt file Fleet wrote.
+    expect(readFileSync(join(root, 'lanes', 'svc', 'handed-1.md'), 'utf8')).toBe(readFileSync(join(root, 'lanes', 'svc', 'prompt-1.md'), 'utf8'));
     const prompt = readFileSync(join(root, 'lanes', 'svc', 'prompt-1.md'), 'utf8');
     expect(prompt).toContain('You write docs.');
     expect(prompt).not.toContain('You write TypeScript.');
@@ -243,6 +247,11 @@ describe('the output handed back', () => {
     const feedback = (n: number) => readFileSync(join(root, 'lanes', 'svc', `feedback-${n}.txt`), 'utf8');
     expect(feedback(2)).toBe(`the directive exited with 1. Output:\n${'B'.repeat(2000)}`);
     expect(feedback(3)).toBe(`the directive exited with 1. Output:\n…${'B'.repeat(2000)}`);
+  });
+
+  it('a directive that fails without a word: the exit code alone', async () => {
+    const { ctx, spec, start } = await laneOf({ run: 'exit 6' });
+    expect((await runLane(ctx, spec, start)).error).toEqual({ class: 'directive-failed', message: 'the directive exited with 6' });
   });
 
   it('a directive killed by a signal: the signal is recorded and named', async () => {
@@ -279,6 +288,29 @@ describe('what a lane refuses before it starts', () => {
     });
     expect(events).toEqual(['failed: failed: invalid-input']);
     expect(existsSync(join(root, 'lanes', 'svc', 'repo'))).toBe(false);
+  });
+
+  it('isolation: required on a machine that can isolate: the lane runs', async () => {
+    const { ctx, spec, start } = await laneOf({ isolation: 'required', run: 'echo x >> README.md' });
+    const exec = {
+      ...localExecutor,
+      isolation: () => ({ kind: 'pid-namespace' as const, detail: 'in a test' }),
+      run: (c: string, o: Parameters<typeof localExecutor.run>[1]) => localExecutor.run(c, { ...o, isolation: 'off' }),
+    };
+    expect(await runLane({ ...ctx, exec }, spec, start)).toMatchObject({ status: 'completed', isolation: { kind: 'pid-namespace' } });
+  });
+
+  it('refused after an interrupt, before anything ran: cancelled, nothing pushed, the refusal kept', async () => {
+    const { ctx, spec, start } = await laneOf({ isolation: 'required', run: 'echo x >> README.md' });
+    const exec = { ...localExecutor, isolation: () => ({ kind: 'none' as const, detail: 'no user namespaces here' }) };
+    const stop = new AbortController();
+    stop.abort();
+    const rec = await runLane({ ...ctx, exec, signal: stop.signal }, spec, start);
+    expect(rec.error).toEqual({
+      class: 'cancelled',
+      message:
+        'the run was interrupted while this lane was queued; nothing was pushed (the fleet file says isolation: required, but directives cannot be isolated on this machine: no user namespaces here)',
+    });
   });
 
   it('isolation: auto on a machine that cannot isolate runs the directive all the same', async () => {
@@ -408,6 +440,7 @@ describe('what a lane records', () => {
       expect(Date.parse(a.started_at)).toBeGreaterThanOrEqual(before - 1000);
     }
     expect(rec.attempts.map((a) => a.exit_code)).toEqual([9, 0]);
+    for (const a of rec.attempts) expect(a.duration_ms).toBeLessThanOrEqual(Date.now() - before);
   });
 
   it('timings: each step non-negative, and together no more than the lane\'s total', async () => {

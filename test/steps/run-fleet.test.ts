@@ -572,11 +572,13 @@ describe('interrupts', () => {
     const gone = { ...fleet.lanes[0]!, id: 'gone', repo: './gone.git', branch: 'fleet/run/gone', run, index: 3 };
     const more: ResolvedFleet = { ...fleet, lanes: [...fleet.lanes, gone, { ...gone, id: 'needs-gone', repo: './done.git', branch: 'fleet/run/needs-gone', depends_on: ['gone'], index: 4 }] };
     const stop = new AbortController();
+    const seen: FleetEvent[] = [];
     const out = await ran(
       options(more, {
         signal: stop.signal,
         interruptGraceMs: 1000,
-        onEvent: (_e, lanes) => {
+        onEvent: (e, lanes) => {
+          seen.push(e);
           if (lanes.get('done')?.status === 'completed' && lanes.get('bad')?.status === 'failed' && lanes.get('slow')?.phase === 'running') stop.abort();
         },
       }),
@@ -587,6 +589,8 @@ describe('interrupts', () => {
     expect(byLane(out.manifest, 'needs-gone').status).toBe('skipped');
     expect(byLane(out.manifest, 'needs-gone').error?.class).not.toBe('cancelled');
     expect(byLane(out.manifest, 'slow').error?.message).toMatch(/^the run was interrupted while this lane was running, and the lane did not stop within 1 s/);
+    // Only the stuck lane is cancelled: no event says so of the others.
+    expect(seen.filter((e) => e.detail === 'cancelled').map((e) => e.lane)).toEqual(['slow']);
   });
 
   it('lanes still busy when the grace is spent: the running one failed as cancelled, the waiting ones too, the queued skipped', async () => {

@@ -21,6 +21,10 @@ const FOLDERS = {
   actions: { mutate: ['src/actions/main.ts', 'src/actions/settings.ts', 'src/actions/deps.ts'], tests: ['test/entrypoints'] },
   steps: { mutate: ['src/steps/**/*.ts'], tests: ['test/steps', 'test/entrypoints', 'test/integration'] },
   github: { mutate: ['src/github/**/*.ts'], tests: ['test/github'] },
+  // Not a folder: the lane and run orchestration against the fast tests of test/steps alone (real git, the GitHub
+  // emulator; about a second a test), without the CLI suites of test/integration that take minutes per mutant.
+  // `npm run mutate -- steps-unit src/steps/lane.ts` names the files; alone, it runs both.
+  'steps-unit': { src: 'steps', mutate: ['src/steps/lane.ts', 'src/steps/run.ts'], tests: ['test/steps'] },
 };
 
 const args = process.argv.slice(2);
@@ -29,20 +33,28 @@ const firstOption = args.findIndex((a) => a.startsWith('-'));
 const names = firstOption < 0 ? args : args.slice(0, firstOption);
 const extra = firstOption < 0 ? [] : args.slice(firstOption).filter((a, i) => i > 0 || a !== '--');
 
-/** A folder name, or a file under src/<folder>/: the runs to make, each with its globs and a report name. */
+/**
+ * A folder name, or a file under src/<folder>/: the runs to make, each with its globs and a report name. A
+ * selection named just before files (`steps-unit src/steps/lane.ts`) runs those files against its own tests.
+ */
 function runsFor(list) {
   const runs = [];
   const problems = [];
   const files = new Map();
-  for (const raw of list) {
-    const name = raw.replace(/^\.\//, '').replace(/\/$/, '');
+  const clean = (raw) => raw.replace(/^\.\//, '').replace(/\/$/, '');
+  let selection = null;
+  for (const [i, raw] of list.entries()) {
+    const name = clean(raw);
     const folder = name.replace(/^src\//, '');
     if (folder in FOLDERS) {
-      runs.push({ folder, globs: FOLDERS[folder].mutate, report: folder });
+      const next = list[i + 1] === undefined ? '' : clean(list[i + 1]);
+      if (next.startsWith('src/')) selection = folder;
+      else runs.push({ folder, globs: FOLDERS[folder].mutate, report: folder });
       continue;
     }
     const m = /^src\/(\w+)\/[\w./-]+\.ts$/.exec(name);
-    if (m && m[1] in FOLDERS) files.set(m[1], [...(files.get(m[1]) ?? []), name]);
+    const chosen = m && selection && (FOLDERS[selection].src ?? selection) === m[1] ? selection : m?.[1];
+    if (m && chosen in FOLDERS) files.set(chosen, [...(files.get(chosen) ?? []), name]);
     else problems.push(`"${raw}" is neither a folder (${Object.keys(FOLDERS).join(', ')}) nor a file under one of them`);
   }
   for (const [folder, globs] of files) {
@@ -52,7 +64,7 @@ function runsFor(list) {
   return { runs, problems };
 }
 
-const { runs, problems } = runsFor(names.length > 0 ? names : Object.keys(FOLDERS));
+const { runs, problems } = runsFor(names.length > 0 ? names : Object.keys(FOLDERS).filter((k) => !FOLDERS[k].src));
 if (problems.length > 0) {
   for (const p of problems) console.error(`mutate: ${p}`);
   process.exit(2);

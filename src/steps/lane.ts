@@ -387,7 +387,10 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       });
       if (n >= maxAttempts) {
         // Out of retries: hand the PR to a person as a draft instead of leaving a red PR that looks ready.
-        if (rec.pr_number !== null) await ctx.forge.setDraft(lane, rec.pr_number, true);
+        if (rec.pr_number !== null) {
+          const number = rec.pr_number;
+          await forgeCall('pr-failed', 'turning the pull request into a draft after CI stayed red', () => ctx.forge.setDraft(lane, number, true));
+        }
         update(
           {
             status: 'failed',

@@ -32,6 +32,12 @@ describe('gist', () => {
     expect(gist('attempt one\n')).toBe('attempt one');
   });
 
+  it('only a line that starts with the node banner, or a stack frame, is skipped', () => {
+    expect(gist('one\nuses node.js v20 here')).toBe('uses node.js v20 here');
+    expect(gist('one\nNode.js vNext')).toBe('Node.js vNext');
+    expect(gist('one\nwhat a day')).toBe('what a day');
+  });
+
   it('cuts a long line to 200 characters, ending with an ellipsis', () => {
     expect(gist(`error ${'x'.repeat(300)}`)).toBe(`error ${'x'.repeat(193)}…`);
     expect(gist(`error ${'x'.repeat(300)}`)).toHaveLength(200);

@@ -93,6 +93,11 @@ describe('dependencyBlock', () => {
     expect(await dependencyBlock(app, new Map([['lib', gone]]), specs, forge, 'merged', true)).toBeUndefined();
   });
 
+  it('checkpoint pushed does not look at CI', async () => {
+    const { forge, specs, app, libRec } = await fleetOfTwo();
+    expect(await dependencyBlock(app, new Map([['lib', { ...libRec, ci_conclusion: 'failure' }]]), specs, forge, 'pushed', false)).toBeUndefined();
+  });
+
   it('checkpoint green: locally, the dependency\'s own checks are its CI', async () => {
     const { forge, specs, app, libRec } = await fleetOfTwo();
     for (const ci of ['success', 'none'] as const) {

@@ -8881,7 +8881,10 @@ var external_node_url_ = __nccwpck_require__(3136);
 var pool = __nccwpck_require__(9872);
 // EXTERNAL MODULE: ./.build/src/local/git.js
 var git = __nccwpck_require__(4335);
+// EXTERNAL MODULE: ./.build/src/local/private-tmp.js
+var private_tmp = __nccwpck_require__(1380);
 ;// CONCATENATED MODULE: ./.build/src/local/forge.js
+
 
 
 
@@ -8983,7 +8986,7 @@ class LocalForge {
   async changedFiles(lane, base, head) {
     const url = this.cloneUrl(lane);
     const local = /^file:\/\//i.test(url) ? (0,external_node_url_.fileURLToPath)(url) : (0,git/* isLocalRemote */.Y8)(url) ? (0,git/* normalizeRemote */.e$)(url) : null;
-    const scratch = local ? null : await (0,promises_.mkdtemp)((0,external_node_path_.join)((0,external_node_os_.tmpdir)(), "fleet-forge-"));
+    const scratch = local ? null : await (0,promises_.mkdtemp)((0,external_node_path_.join)((0,private_tmp/* privateTmp */.F)(), "forge-"));
     try {
       if (scratch) {
         await (0,git/* git */.$Y)(["init", "--quiet", "--bare", "--template=", scratch], { cwd: (0,external_node_os_.tmpdir)() });
@@ -15353,7 +15356,7 @@ async function runCommand(command, opts) {
   };
   const outLines = new LineRedactor(sink);
   const errLines = new LineRedactor(sink);
-  if (opts.wrap) ({ file, args } = opts.wrap(file, args, env));
+  if (opts.wrap) ({ file, args } = opts.wrap(file, args, env, { cwd: opts.cwd }));
   let child;
   let spawnError = null;
   try {
@@ -16186,9 +16189,9 @@ async function pushFastForward(dir, commit, baseBranch, expectedBaseCommit) {
 /* unused harmony exports GitLauncher, commandLine */
 /* harmony import */ var node_child_process__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1421);
 /* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3024);
-/* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8161);
-/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(6760);
-/* harmony import */ var _agent_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(1146);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(6760);
+/* harmony import */ var _agent_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(1146);
+/* harmony import */ var _private_tmp_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(1380);
 
 
 
@@ -16202,11 +16205,11 @@ function commandLine(req, files, base = {}) {
   const steps = ["trap - PIPE"];
   for (const k of Object.keys(base)) if (req.env[k] === void 0) steps.push(`unset ${k}`);
   for (const [k, v] of Object.entries(req.env)) {
-    if (v !== void 0 && base[k] !== v && SH_NAME.test(k)) steps.push(`export ${k}=${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(v)}`);
+    if (v !== void 0 && base[k] !== v && SH_NAME.test(k)) steps.push(`export ${k}=${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(v)}`);
   }
-  steps.push(`cd -- ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(node_path__WEBPACK_IMPORTED_MODULE_3__.resolve(req.cwd))} 2>/dev/null || { echo ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(`${NO_DIR}: ${req.cwd}`)} >&2; exit 127; }`);
-  steps.push(`exec setsid ${[req.file, ...req.args].map((w) => (0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(w)).join(" ")}`);
-  return `( ${steps.join("; ")} ) <${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(files.in)} >${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(files.out)} 2>${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(files.err)} & echo "$!"; wait "$!"; echo "$?"
+  steps.push(`cd -- ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(node_path__WEBPACK_IMPORTED_MODULE_2__.resolve(req.cwd))} 2>/dev/null || { echo ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(`${NO_DIR}: ${req.cwd}`)} >&2; exit 127; }`);
+  steps.push(`exec setsid ${[req.file, ...req.args].map((w) => (0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(w)).join(" ")}`);
+  return `( ${steps.join("; ")} ) <${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(files.in)} >${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(files.out)} 2>${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(files.err)} & echo "$!"; wait "$!"; echo "$?"
 `;
 }
 function exportable(env) {
@@ -16218,7 +16221,7 @@ class Shell {
   /** `env`: what the shell starts with (a request's sharedEnv). */
   constructor(env) {
     this.env = env;
-    this.dir = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdtempSync)(node_path__WEBPACK_IMPORTED_MODULE_3__.join(node_os__WEBPACK_IMPORTED_MODULE_2__.tmpdir(), "fleet-git-"));
+    this.dir = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdtempSync)(node_path__WEBPACK_IMPORTED_MODULE_2__.join((0,_private_tmp_js__WEBPACK_IMPORTED_MODULE_4__/* .privateTmp */ .F)(), "sh-"));
     this.child = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)("/bin/sh", ["-s"], { env, stdio: ["pipe", "pipe", "ignore"], windowsHide: true, detached: true });
     this.child.stdout.setEncoding("utf8");
     this.child.stdout.on("data", (chunk) => this.read(chunk));
@@ -16234,7 +16237,7 @@ class Shell {
     this.child.on("exit", die);
     this.child.on("error", die);
     this.child.stdin.on("error", die);
-    this.child.stdin.write(`trap ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(`rm -rf -- ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_4__/* .shellQuote */ .ZL)(this.dir)}`)} EXIT; trap '' PIPE
+    this.child.stdin.write(`trap ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(`rm -rf -- ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(this.dir)}`)} EXIT; trap '' PIPE
 `);
     this.idle();
   }
@@ -16252,7 +16255,7 @@ class Shell {
   exited;
   /** Paths for the next command's input and output, in this shell's folder. */
   files(withInput) {
-    const base = node_path__WEBPACK_IMPORTED_MODULE_3__.join(this.dir, String(++this.seq));
+    const base = node_path__WEBPACK_IMPORTED_MODULE_2__.join(this.dir, String(++this.seq));
     return { in: withInput ? `${base}.in` : "/dev/null", out: `${base}.out`, err: `${base}.err` };
   }
   read(chunk) {
@@ -16329,7 +16332,7 @@ class GitLauncher {
     const result = status.then((line) => {
       const stdout = readAndRemove(files.out);
       const stderr = readAndRemove(files.err).toString("utf8");
-      if (req.input !== void 0) (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(files.in, { force: true });
+      if (req.input !== void 0) unlinkQuietly(files.in);
       shell.done();
       if (!shell.dead) this.idleShells.push(shell);
       if (line === null || !/^\d+$/.test(line)) return { status: -1, stdout, stderr, startError: "the shell that starts git ended unexpectedly" };
@@ -16371,7 +16374,13 @@ function readAndRemove(file) {
   } catch {
     return Buffer.alloc(0);
   } finally {
-    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(file, { force: true });
+    unlinkQuietly(file);
+  }
+}
+function unlinkQuietly(file) {
+  try {
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.unlinkSync)(file);
+  } catch {
   }
 }
 let launcher;
@@ -16387,6 +16396,47 @@ function gitLauncher() {
   const probe = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawnSync)("/bin/sh", ["-c", "command -v setsid"], { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "ignore"] });
   if (probe.status === 0) launcher = new GitLauncher();
   return launcher;
+}
+
+
+
+/***/ }),
+
+/***/ 1380:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   F: () => (/* binding */ privateTmp)
+/* harmony export */ });
+/* harmony import */ var node_child_process__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1421);
+/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3024);
+/* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8161);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(6760);
+
+
+
+
+let folder;
+function privateTmp() {
+  if (folder !== void 0 && (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.existsSync)(folder)) return folder;
+  const made = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdtempSync)(node_path__WEBPACK_IMPORTED_MODULE_3__.join(node_os__WEBPACK_IMPORTED_MODULE_2__.tmpdir(), "fleet-git-"));
+  removeWhenGone(made);
+  folder = made;
+  return made;
+}
+function removeWhenGone(dir) {
+  process.on("exit", () => (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(dir, { recursive: true, force: true }));
+  if (process.platform === "win32") return;
+  try {
+    const janitor = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)("/bin/sh", ["-c", 'read -r _; rm -rf -- "$1"', "fleet-tmp-janitor", dir], { stdio: ["pipe", "ignore", "ignore"], detached: true });
+    janitor.on("error", () => {
+    });
+    janitor.stdin.on("error", () => {
+    });
+    janitor.unref();
+    janitor.stdin.unref();
+  } catch {
+  }
 }
 
 
@@ -16432,11 +16482,15 @@ function isInterrupted() {
   return interrupted;
 }
 function killGroup(pgid, signal) {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     process.kill(-pgid, signal);
     return true;
   } catch {
     return false;
+  } finally {
+    Error.stackTraceLimit = limit;
   }
 }
 function killGroupOrLeader(pgid, signal) {
@@ -16472,8 +16526,14 @@ var external_node_fs_ = __nccwpck_require__(3024);
 var external_node_path_ = __nccwpck_require__(6760);
 // EXTERNAL MODULE: ./.build/src/local/exec.js + 1 modules
 var exec = __nccwpck_require__(4183);
+// EXTERNAL MODULE: ./.build/src/local/private-tmp.js
+var private_tmp = __nccwpck_require__(1380);
 // EXTERNAL MODULE: external "node:child_process"
 var external_node_child_process_ = __nccwpck_require__(1421);
+// EXTERNAL MODULE: external "node:crypto"
+var external_node_crypto_ = __nccwpck_require__(7598);
+// EXTERNAL MODULE: external "node:os"
+var external_node_os_ = __nccwpck_require__(8161);
 // EXTERNAL MODULE: ./.build/src/local/agent.js
 var agent = __nccwpck_require__(1146);
 ;// CONCATENATED MODULE: ./.build/src/local/sandbox.js
@@ -16481,9 +16541,20 @@ var agent = __nccwpck_require__(1146);
 
 
 
+
+
+
 const RUNNER_COMMAND_FILES = ["GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"];
 const INIT = [
-  'while [ "$1" != -- ]; do mount -t tmpfs -o size=4k,mode=0555,ro fleet-masked "$1" || exit 125; shift; done; shift',
+  "n=4",
+  'while [ "$1" != -- ]; do case $1 in',
+  '  -k) [ -d "$2" ] && [ $n -lt 9 ] || exit 125; n=$((n+1)); eval "exec $n<"\\$2""; shift 2;;',
+  '  -t) [ -f "$2" ] || exit 125; exec 4<"$2"; mount -a -c -T /proc/self/fd/4 || exit 125; exec 4<&-; shift 2;;',
+  '  -r) mount -c -o remount,bind,ro "$2" || exit 125; shift 2;;',
+  '  -c) cd -- "$2" || exit 125; shift 2;;',
+  '  *) mount -t tmpfs -o size=4k,mode=0555,ro fleet-masked "$1" || exit 125; shift;;',
+  "esac; done; shift",
+  'while [ $n -gt 4 ]; do eval "exec $n<&-"; n=$((n-1)); done',
   "exec 3<&0",
   '"$@" 0<&3 3<&- &',
   "c=$!",
@@ -16515,26 +16586,85 @@ function onPath(program, env = process.env) {
 }
 function strategies(opts) {
   const { unshare, setpriv, sudo, uid, gid, masks } = opts;
-  const setup = (drop) => [...NAMESPACES, "--", "/bin/sh", "-c", INIT, "fleet-sandbox", ...masks, "--", ...drop];
+  const setup = [...NAMESPACES, "--", "/bin/sh", "-c", INIT, "fleet-sandbox"];
   const out = [];
   if (uid === 0) {
-    if (setpriv) out.push({ via: "unshare as root", prefix: [unshare, ...setup([setpriv, "--bounding-set=-all", "--inh-caps=-all", "--"])] });
+    if (setpriv) out.push({ via: "unshare as root", prefix: [unshare, ...setup], masks, drop: [setpriv, "--bounding-set=-all", "--inh-caps=-all", "--"] });
     return out;
   }
   out.push({
     via: "unshare in a user namespace",
-    prefix: [unshare, "--user", "--map-root-user", ...setup([unshare, "--user", `--map-user=${uid}`, `--map-group=${gid}`, "--"])]
+    prefix: [unshare, "--user", "--map-root-user", ...setup],
+    masks,
+    drop: [unshare, "--user", `--map-user=${uid}`, `--map-group=${gid}`, "--"]
   });
   if (sudo && setpriv) {
-    out.push({ via: "sudo unshare", prefix: [sudo, "-n", "-E", "--", unshare, ...setup([setpriv, `--reuid=${uid}`, `--regid=${gid}`, "--init-groups", "--"])], restoresEnv: true });
+    out.push({ via: "sudo unshare", prefix: [sudo, "-n", "-E", "--", unshare, ...setup], masks, drop: [setpriv, `--reuid=${uid}`, `--regid=${gid}`, "--init-groups", "--"], restoresEnv: true });
   }
   return out;
 }
-function works(prefix, masks) {
-  const hidden = process.pid > 50 ? `[ ! -e /proc/${process.pid} ]` : '[ "$(ls /proc | grep -c "^[0-9]")" -lt 10 ]';
-  const probe = ["grep -q fleet-sandbox /proc/1/cmdline", hidden, ...masks.map((m) => `[ -z "$(ls -A ${(0,agent/* shellQuote */.ZL)(m)})" ]`)].join(" && ");
-  const r = (0,external_node_child_process_.spawnSync)(prefix[0], [...prefix.slice(1), "/bin/sh", "-c", probe], { stdio: "ignore", timeout: 1e4 });
-  return r.status === 0;
+function fstabField(p) {
+  return p.replace(/[ \t\n\r\v\f\\#]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, "0")}`);
+}
+const tables = /* @__PURE__ */ new Map();
+function mountTable(text, dir) {
+  let file = dir === void 0 ? tables.get(text) : void 0;
+  if (file === void 0 || !(0,external_node_fs_.existsSync)(file)) {
+    file = external_node_path_.join(dir ?? (0,private_tmp/* privateTmp */.F)(), `mounts-${(0,external_node_crypto_.createHash)("sha256").update(text).digest("hex").slice(0, 20)}`);
+    (0,external_node_fs_.writeFileSync)(file, text, { mode: 384 });
+    if (dir === void 0) tables.set(text, file);
+  }
+  return file;
+}
+function initArgs(opts = {}, masks = [], tableDir) {
+  const hide = (opts.hide ?? []).map((d) => external_node_path_.resolve(d));
+  const inside = (d, h) => d.startsWith(h.endsWith("/") ? h : `${h}/`);
+  const keep = (opts.keep ?? []).map((d) => external_node_path_.resolve(d)).filter((k) => hide.some((h) => inside(k, h)));
+  if (keep.length > 5) throw new RangeError("the sandbox keeps at most 5 folders visible inside hidden ones");
+  const out = [];
+  if (hide.length === 0) {
+    out.push(...masks);
+  } else {
+    for (const k of keep) out.push("-k", k);
+    const holds = (h) => keep.some((k) => inside(k, h));
+    const rows = [
+      ...[...masks, ...hide.filter((h) => !holds(h))].map((d) => `fleet-masked ${fstabField(d)} tmpfs size=4k,mode=0555,ro 0 0`),
+      // Writable until the kept folders' mount points are made in it (X-mount.mkdir), then read-only (-r).
+      ...hide.filter(holds).map((h) => `fleet-masked ${fstabField(h)} tmpfs size=4k,mode=0555 0 0`),
+      ...keep.map((k, i) => `/proc/self/fd/${5 + i} ${fstabField(k)} none rbind,X-mount.mkdir 0 0`)
+    ];
+    out.push("-t", mountTable(`${rows.join("\n")}
+`, tableDir));
+    for (const h of hide.filter(holds)) out.push("-r", h);
+  }
+  if (opts.cwd !== void 0) out.push("-c", external_node_path_.resolve(opts.cwd));
+  return out;
+}
+function works(s, masks) {
+  let scratch;
+  try {
+    scratch = (0,external_node_fs_.mkdtempSync)(external_node_path_.join(external_node_os_.tmpdir(), "fleet-probe-"));
+    const hidden = external_node_path_.join(scratch, "hidden");
+    const kept = external_node_path_.join(hidden, "lanes", "kept");
+    (0,external_node_fs_.mkdirSync)(kept, { recursive: true });
+    (0,external_node_fs_.writeFileSync)(external_node_path_.join(hidden, "other"), "");
+    const pidHidden = process.pid > 50 ? `[ ! -e /proc/${process.pid} ]` : '[ "$(ls /proc | grep -c "^[0-9]")" -lt 10 ]';
+    const probe = [
+      "grep -q fleet-sandbox /proc/1/cmdline",
+      pidHidden,
+      ...masks.map((m) => `[ -z "$(ls -A ${(0,agent/* shellQuote */.ZL)(m)})" ]`),
+      `[ ! -e ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(hidden, "other"))} ] && [ ! -e ../../other ] && [ "$(ls -A ..)" = kept ]`,
+      // `true`, not `:`: a failed redirection of a special built-in ends the shell.
+      `true > written && ! { true > ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(hidden, "added"))}; } 2>/dev/null`
+    ].join(" && ");
+    const args = [...s.prefix.slice(1), ...initArgs({ cwd: kept, hide: [hidden], keep: [kept] }, s.masks, scratch), "--", ...s.drop, "/bin/sh", "-c", probe];
+    const r = (0,external_node_child_process_.spawnSync)(s.prefix[0], args, { cwd: kept, stdio: "ignore", timeout: 1e4 });
+    return r.status === 0 && (0,external_node_fs_.existsSync)(external_node_path_.join(kept, "written"));
+  } catch {
+    return false;
+  } finally {
+    if (scratch) (0,external_node_fs_.rmSync)(scratch, { recursive: true, force: true });
+  }
 }
 const NONE = (detail) => ({ kind: "none", detail, wrap: (file, args) => ({ file, args: [...args] }) });
 function detectSandbox(opts = {}) {
@@ -16546,7 +16676,7 @@ function detectSandbox(opts = {}) {
   const gid = opts.gid ?? process.getgid();
   const found = strategies({ unshare, setpriv: onPath("setpriv"), sudo: onPath("sudo"), uid, gid, masks });
   for (const s of found) {
-    if (works(s.prefix, masks)) return sandboxOf(s);
+    if (works(s, masks)) return sandboxOf(s);
   }
   const tried = found.map((s) => s.via).join(", ") || "nothing (setpriv is not installed)";
   return NONE(`no way to start a PID namespace here (tried ${tried}); unprivileged user namespaces may be turned off, and sudo needs a password or is missing`);
@@ -16555,9 +16685,9 @@ function sandboxOf(s) {
   return {
     kind: "pid-namespace",
     detail: s.via,
-    wrap: (file, args, env) => {
+    wrap: (file, args, env, opts) => {
       const restore = s.restoresEnv ? ["/usr/bin/env", ...["PATH", "HOME"].flatMap((k) => env?.[k] !== void 0 ? [`${k}=${env[k]}`] : [])] : [];
-      return { file: s.prefix[0], args: [...s.prefix.slice(1), ...restore, file, ...args] };
+      return { file: s.prefix[0], args: [...s.prefix.slice(1), ...initArgs(opts, s.masks), "--", ...s.drop, ...restore, file, ...args] };
     }
   };
 }
@@ -16575,6 +16705,7 @@ function sandboxFor(setting) {
 // EXTERNAL MODULE: ./.build/src/local/git.js
 var git = __nccwpck_require__(4335);
 ;// CONCATENATED MODULE: ./.build/src/local/workspace.js
+
 
 
 
@@ -16702,7 +16833,14 @@ const localExecutor = {
     if (opts.isolation === "required" && sandbox.kind === "none") {
       return Promise.resolve({ exitCode: 125, signal: null, timedOut: false, durationMs: 0, tail: `fleet: isolation is required but unavailable: ${sandbox.detail}` });
     }
-    return (0,exec/* runCommand */.d)(command, { ...opts, wrap: sandbox.kind === "none" ? void 0 : sandbox.wrap });
+    if (sandbox.kind === "none") return (0,exec/* runCommand */.d)(command, { ...opts, wrap: void 0 });
+    const hide = [(0,private_tmp/* privateTmp */.F)()];
+    const keep = [];
+    if (opts.confine) {
+      hide.push(opts.confine.workspace);
+      keep.push(opts.confine.lane);
+    }
+    return (0,exec/* runCommand */.d)(command, { ...opts, wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide, keep }) });
   },
   isolation: (setting) => {
     const { kind, detail } = sandboxFor(setting);
@@ -17371,7 +17509,8 @@ async function runLane(ctx, lane, start) {
         const { command, env: agentEnv } = await directiveCommand(ctx, lane, routing, dir, n, feedback);
         const env = { ...laneEnv(ctx, lane, n, feedback, cloned.base_branch), ...agentEnv };
         const tDirective = Date.now();
-        const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation });
+        const confine = { workspace: ctx.root, lane: dir };
+        const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
         directiveMs += Date.now() - tDirective;
         if (ctx.signal?.aborted) {
           record(r, "directive");
@@ -17405,7 +17544,7 @@ ${firstLines(r.tail, 2e3)}`;
           update({ phase: "checking" }, `attempt ${n}: running ${lane.checks.length} check${lane.checks.length > 1 ? "s" : ""}`);
           const tChecks = Date.now();
           for (const check of lane.checks) {
-            const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation });
+            const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
             if (ctx.signal?.aborted) {
               record(c, "check");
               stopIfCancelled(ctx);
@@ -17557,7 +17696,10 @@ ${firstLines(checkFailed.tail, 2e3)}`;
         log: rec.log ?? ""
       });
       if (n >= maxAttempts) {
-        if (rec.pr_number !== null) await ctx.forge.setDraft(lane, rec.pr_number, true);
+        if (rec.pr_number !== null) {
+          const number = rec.pr_number;
+          await forgeCall("pr-failed", "turning the pull request into a draft after CI stayed red", () => ctx.forge.setDraft(lane, number, true));
+        }
         update(
           {
             status: "failed",

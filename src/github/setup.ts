@@ -2,8 +2,7 @@
  * The GitHub side of `setupForge` (src/adapters.ts), in a module of its own so that entrypoints load Octokit
  * and its HTTP client only for fleets on GitHub.
  */
-import type { GitHubTuning } from '../adapters.js';
-import { githubTuning } from '../adapters.js';
+import { githubTuning, type GitHubTuning } from '../adapters.js';
 import type { FleetFile } from '../core/fleet-file.js';
 import type { ResolvedFleet } from '../core/validate.js';
 import type { Logger } from '../ports.js';
@@ -19,13 +18,17 @@ import { basicCredential, createOctokit, type FleetOctokit } from './octokit.js'
 export function githubClient(env: NodeJS.ProcessEnv, token: string, logger?: Logger): FleetOctokit | { problem: string } {
   const tuning = githubTuning(env);
   if ('problem' in tuning) return tuning;
+  return octokitFor(env, token, tuning, logger);
+}
+
+function octokitFor(env: NodeJS.ProcessEnv, token: string, tuning: GitHubTuning, logger?: Logger): FleetOctokit {
   return createOctokit({ token, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing });
 }
 
 /** The GitHub forge, its target discovery and the secrets no directive may see, for a token already found. */
 export function githubSetup(file: FleetFile, opts: { env: NodeJS.ProcessEnv; token: string; tuning: GitHubTuning; logger?: Logger }) {
   const { env, token, tuning, logger } = opts;
-  const octokit = createOctokit({ token, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing });
+  const octokit = octokitFor(env, token, tuning, logger);
   const forge = new GitHubForge({
     octokit,
     token,

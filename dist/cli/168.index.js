@@ -349,7 +349,7 @@ function attemptLogger(logger) {
   };
   return plugin;
 }
-function octokit_createOctokit(opts) {
+function createOctokit(opts) {
   if (!opts.token) throw new Error("a GitHub token is required");
   maskToken(opts.token);
   const logger = opts.logger ?? stderrLogger;
@@ -1174,11 +1174,14 @@ function defaultServerUrl(octokit) {
 function githubClient(env, token, logger) {
   const tuning = githubTuning(env);
   if ("problem" in tuning) return tuning;
+  return octokitFor(env, token, tuning, logger);
+}
+function octokitFor(env, token, tuning, logger) {
   return createOctokit({ token, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing });
 }
 function githubSetup(file, opts) {
   const { env, token, tuning, logger } = opts;
-  const octokit = octokit_createOctokit({ token, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing });
+  const octokit = octokitFor(env, token, tuning, logger);
   const forge = new GitHubForge({
     octokit,
     token,

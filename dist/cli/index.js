@@ -15333,7 +15333,8 @@ async function runCommand(command, opts) {
   let log = null;
   try {
     await (0,promises_.mkdir)(external_node_path_.dirname(external_node_path_.resolve(opts.logFile)), { recursive: true });
-    log = (0,external_node_fs_.createWriteStream)(opts.logFile, { flags: "a" });
+    const fd = (0,external_node_fs_.openSync)(opts.logFile, external_node_fs_.constants.O_WRONLY | external_node_fs_.constants.O_APPEND | external_node_fs_.constants.O_CREAT | external_node_fs_.constants.O_NOFOLLOW, 420);
+    log = (0,external_node_fs_.createWriteStream)("", { fd });
     log.on("error", () => {
     });
   } catch {
@@ -15356,10 +15357,10 @@ async function runCommand(command, opts) {
   };
   const outLines = new LineRedactor(sink);
   const errLines = new LineRedactor(sink);
-  if (opts.wrap) ({ file, args } = opts.wrap(file, args, env, { cwd: opts.cwd }));
   let child;
   let spawnError = null;
   try {
+    if (opts.wrap) ({ file, args } = opts.wrap(file, args, env, { cwd: opts.cwd }));
     child = (0,external_node_child_process_.spawn)(file, args, {
       cwd: opts.cwd,
       env,
@@ -16425,7 +16426,12 @@ function privateTmp() {
   return made;
 }
 function removeWhenGone(dir) {
-  process.on("exit", () => (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(dir, { recursive: true, force: true }));
+  process.on("exit", () => {
+    try {
+      (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(dir, { recursive: true, force: true });
+    } catch {
+    }
+  });
   if (process.platform === "win32") return;
   try {
     const janitor = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)("/bin/sh", ["-c", 'read -r _; rm -rf -- "$1"', "fleet-tmp-janitor", dir], { stdio: ["pipe", "ignore", "ignore"], detached: true });
@@ -16730,9 +16736,20 @@ function linkInGitDir(gitDir) {
   return walk(gitDir, false);
 }
 const checked = /* @__PURE__ */ new Set();
+const clonedAt = /* @__PURE__ */ new Map();
+function sameFolder(dir) {
+  const at = clonedAt.get((0,external_node_path_.resolve)(dir));
+  if (at === void 0) return true;
+  try {
+    return (0,external_node_fs_.realpathSync)(dir) === at;
+  } catch {
+    return false;
+  }
+}
 function guard(dir) {
   const key = (0,external_node_path_.resolve)(dir);
   if (!clonedConfig.has(key) || checked.has(key)) return;
+  if (!sameFolder(dir)) throw new Error(`the working copy ${dir} is no longer the folder Fleet cloned (a link to another folder?); refusing to run git in it`);
   const link = linkInGitDir((0,external_node_path_.join)(dir, ".git"));
   if (link) throw new Error(`the working copy's git metadata holds a symbolic link (${link}); refusing to run git in it`);
   restore(dir);
@@ -16773,10 +16790,12 @@ const localWorkspace = {
     checked.delete((0,external_node_path_.resolve)(dir));
     const r = await (0,git/* cloneForLane */.d5)(url, dir, opts);
     clonedConfig.set((0,external_node_path_.resolve)(dir), (0,git/* readGitFile */.v3)((0,external_node_path_.join)(dir, ".git", "config")));
+    clonedAt.set((0,external_node_path_.resolve)(dir), (0,external_node_fs_.realpathSync)(dir));
     checked.add((0,external_node_path_.resolve)(dir));
     return r;
   },
   async intact(dir) {
+    if (!sameFolder(dir)) return false;
     const gitDir = (0,external_node_path_.join)(dir, ".git");
     if (linkInGitDir(gitDir)) return false;
     if (!isGitDir(gitDir)) return false;

@@ -13,7 +13,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { ExecResult } from '../ports.js';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { constants as fsConstants, createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { mkdir, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -149,7 +149,10 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
   let log: WriteStream | null = null;
   try {
     await mkdir(path.dirname(path.resolve(opts.logFile)), { recursive: true });
-    log = createWriteStream(opts.logFile, { flags: 'a' });
+    // Not through a link: the log sits in the lane's folder, which a directive can write, and a link planted at the
+    // next attempt's log would have Fleet append the directive's output to a file of the link's choosing.
+    const fd = openSync(opts.logFile, fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o644);
+    log = createWriteStream('', { fd });
     log.on('error', () => {
       /* a log that cannot be written must not fail the command */
     });
@@ -174,10 +177,11 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
   const outLines = new LineRedactor(sink);
   const errLines = new LineRedactor(sink);
 
-  if (opts.wrap) ({ file, args } = opts.wrap(file, args, env, { cwd: opts.cwd }));
   let child: ChildProcess;
   let spawnError: Error | null = null;
   try {
+    // Inside the try: a sandbox that cannot be set up (its mount table not written) fails this command, logged.
+    if (opts.wrap) ({ file, args } = opts.wrap(file, args, env, { cwd: opts.cwd }));
     child = spawn(file, args, {
       cwd: opts.cwd,
       env,

@@ -31,7 +31,14 @@ export function privateTmp(): string {
 }
 
 function removeWhenGone(dir: string): void {
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  // Never throws: a later exit listener (processes.ts) ends the git still running, credentials in its environment.
+  process.on('exit', () => {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      /* something still writing in it: the janitor below removes it once Fleet is gone */
+    }
+  });
   if (process.platform === 'win32') return;
   try {
     const janitor = spawn('/bin/sh', ['-c', 'read -r _; rm -rf -- "$1"', 'fleet-tmp-janitor', dir], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });

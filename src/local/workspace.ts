@@ -2,7 +2,7 @@
  * The git working copies and command execution every lane uses, local or on a
  * GitHub runner: the Workspace and Executor ports over git.ts and exec.ts.
  */
-import { lstatSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Executor, Workspace } from '../ports.js';
 import { runCommand } from './exec.js';
@@ -55,9 +55,24 @@ function linkInGitDir(gitDir: string): string | null {
  */
 const checked = new Set<string>();
 
+/** Where each working copy really was when cloned (every link in its path resolved). */
+const clonedAt = new Map<string, string>();
+
+/** True when `dir` still resolves to the folder that was cloned there (no component of its path swapped for a link). */
+function sameFolder(dir: string): boolean {
+  const at = clonedAt.get(resolve(dir));
+  if (at === undefined) return true;
+  try {
+    return realpathSync(dir) === at;
+  } catch {
+    return false;
+  }
+}
+
 function guard(dir: string): void {
   const key = resolve(dir);
   if (!clonedConfig.has(key) || checked.has(key)) return;
+  if (!sameFolder(dir)) throw new Error(`the working copy ${dir} is no longer the folder Fleet cloned (a link to another folder?); refusing to run git in it`);
   const link = linkInGitDir(join(dir, '.git'));
   if (link) throw new Error(`the working copy's git metadata holds a symbolic link (${link}); refusing to run git in it`);
   restore(dir);
@@ -111,11 +126,15 @@ export const localWorkspace: Workspace = {
     checked.delete(resolve(dir));
     const r = await cloneForLane(url, dir, opts);
     clonedConfig.set(resolve(dir), readGitFile(join(dir, '.git', 'config')));
+    clonedAt.set(resolve(dir), realpathSync(dir));
     checked.add(resolve(dir));
     return r;
   },
 
   async intact(dir) {
+    // The working copy must still be where it was cloned: a directive can write its lane's folder, and a
+    // `repo` it turned into a link to another lane's working copy would have Fleet's git commit and push there.
+    if (!sameFolder(dir)) return false;
     // .git must still be the folder Fleet cloned, not a link or a `gitdir:` file naming another repository.
     const gitDir = join(dir, '.git');
     if (linkInGitDir(gitDir)) return false;

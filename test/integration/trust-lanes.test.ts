@@ -4,11 +4,11 @@
  * git writes its output. A hostile directive run for real, through the real CLI; the same directive with
  * isolation off reads everything, so the test can fail.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo } from '../support/repos.js';
-import { fleet, lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
+import { fleet, git, lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
 import { processSandbox } from '../../src/local/sandbox.js';
 
 let dir: string;
@@ -124,5 +124,52 @@ describe.runIf(process.platform === 'linux')('with isolation off', () => {
       expect(out).toMatch(/MANIFEST:\[\{/);
       expect(out).toContain('GIT-WRITTEN');
     }
+  });
+});
+
+describe.runIf(process.platform === 'linux')("links planted in the lane's own folder", () => {
+  it("a working copy swapped for a link to another lane's is refused: nothing committed, pushed or reset there", async () => {
+    await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
+    await createRepo(dir, 'b', { 'README.md': '# b\n', 'secret.txt': `${B_FILE}\n` }, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'lanes',
+      directive: 'x',
+      max_retries: 0,
+      targets: [
+        { repo: './b.git', run: 'echo b >> README.md' },
+        // In lane a, after b: its `repo` becomes a link to b's working copy, with a change in it for Fleet to commit.
+        { repo: './a.git', depends_on: ['b'], run: 'cd .. && mv repo repo.old && ln -s "$FLEET_WORKSPACE/lanes/b/repo" repo && echo stolen >> repo/secret.txt' },
+      ],
+    });
+    const ws = join(dir, 'ws');
+    const r = await fleet(runArgs(file, ws), { cwd: dir, env: { HOME: dir } });
+    const m = readManifest(ws);
+    expect(lane(m, 'b')).toMatchObject({ status: 'completed' });
+    // The directive can write its lane's folder (in the sandbox too: it holds its working copy): the swap happened, and is refused.
+    expect(existsSync(join(ws, 'lanes', 'a', 'repo.old'))).toBe(true);
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(lane(m, 'a')).toMatchObject({ status: 'failed', error: { class: 'workspace-corrupted' } });
+    expect(git(join(dir, 'a.git'), 'branch', '--list').trim()).toBe('* main');
+    // b's working copy keeps its own commit, with the directive's write left uncommitted in it.
+    expect(git(join(ws, 'lanes', 'b', 'repo'), 'log', '--format=%s', '-1')).not.toMatch(/\ba\b/);
+    expect(git(join(ws, 'lanes', 'b', 'repo'), 'rev-parse', 'HEAD').trim()).toBe(lane(m, 'b').commit);
+  });
+
+  it("a link planted at the next attempt's log is not written through", async () => {
+    await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
+    const victim = join(dir, 'victim.txt');
+    writeFileSync(victim, 'untouched\n');
+    const file = writeFleetFile(dir, {
+      name: 'logs',
+      directive: 'x',
+      max_retries: 1,
+      isolation: 'off',
+      targets: [{ repo: './a.git', run: `[ -e "$FLEET_LANE_DIR/attempt-2.log" ] || ln -s ${victim} "$FLEET_LANE_DIR/attempt-2.log"; echo OUTPUT-OF-THE-DIRECTIVE; exit 1` }],
+    });
+    const ws = join(dir, 'ws');
+    const r = await fleet(runArgs(file, ws), { cwd: dir, env: { HOME: dir } });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(lane(readManifest(ws), 'a')).toMatchObject({ status: 'failed', retry_count: 1 });
+    expect(readFileSync(victim, 'utf8')).toBe('untouched\n');
   });
 });

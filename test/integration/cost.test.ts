@@ -5,11 +5,11 @@
  * PATH that logs its arguments and runs the real git.
  */
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo } from '../support/repos.js';
-import { fleet, git, lane, readManifest, removeDir, tempDir, writeFleetFile } from './helpers.js';
+import { fleet, git, lane, readManifest, removeDir, tempDir, tsxLoader, writeFleetFile } from './helpers.js';
 
 let dir: string;
 let savedPath: string | undefined;
@@ -70,5 +70,41 @@ describe('the cost of a lane', () => {
     const { ws, calls } = await countedRun('two', { checks: ['test -f f.txt'] });
     expect(lane(readManifest(ws), 'two')).toMatchObject({ status: 'completed', phase: 'pushed', changed_files: ['f.txt'] });
     expect(calls).toEqual(['clone', 'add', 'diff', 'add', 'diff', 'commit', 'diff-tree', 'push', 'diff']);
+  });
+});
+
+describe("who starts Fleet's git", () => {
+  /** A `git` that logs the name of the process that started it, then runs the real one. */
+  function parentShim(log: string): string {
+    const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    const bin = join(dir, 'parent-shim');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'git'), `#!/bin/sh\ncat /proc/$PPID/comm >> '${log}'\nexec '${real}' "$@"\n`);
+    chmodSync(join(bin, 'git'), 0o755);
+    return bin;
+  }
+
+  async function parents(extraEnv: Record<string, string>): Promise<string[]> {
+    await createRepo(dir, 'p', { 'README.md': '# p\n' }, { clone: false });
+    const file = writeFleetFile(dir, { name: 'who', directive: 'x', run: 'echo x > f.txt', isolation: 'off', targets: [{ repo: './p.git' }] });
+    const log = join(dir, 'parents.log');
+    writeFileSync(log, '');
+    const path = `${parentShim(log)}:${savedPath ?? ''}`;
+    // A CLI process of its own: the launcher is chosen once per process, from that process's environment.
+    const r = spawnSync(process.execPath, ['--import', tsxLoader(), resolve('src/cli/index.ts'), 'run', file, '--workspace', join(dir, 'ws'), '--quiet'], {
+      cwd: dir,
+      env: { ...process.env, PATH: path, ...extraEnv },
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    return [...new Set(readFileSync(log, 'utf8').trim().split('\n'))];
+  }
+
+  it.runIf(process.platform === 'linux')('a launcher shell by default (docs/design.md, "Cost per lane")', async () => {
+    expect(await parents({})).toEqual(['sh']);
+  });
+
+  it.runIf(process.platform === 'linux')('Node itself with FLEET_GIT_LAUNCHER=off', async () => {
+    expect(await parents({ FLEET_GIT_LAUNCHER: 'off' })).toEqual(['node']);
   });
 });

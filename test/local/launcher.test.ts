@@ -94,6 +94,9 @@ describe.skipIf(process.platform !== 'linux' || !gitLauncher())('git launcher', 
     const holders = seen.filter((p) => p.environ.includes(secret));
     expect(holders.map((p) => p.cmdline.split('\0')[0])).toEqual(['sleep']);
     for (const p of seen) expect(p.cmdline, String(p.pid)).not.toContain('c2VjcmV0');
+    // Nor in a file: the shells' folders hold only the commands' output.
+    const files = launcher.folders().flatMap((d) => readdirSync(d).map((n) => path.join(d, n)));
+    for (const f of files) expect(readFileSync(f, 'utf8'), f).not.toContain('c2VjcmV0');
     await running.result;
     for (const p of descendants()) expect(p.environ, p.cmdline).not.toContain('c2VjcmV0');
   });

@@ -56,7 +56,7 @@ export async function installAgent(input: AgentInstallInput): Promise<AgentInsta
   const dir = join(homedir(), '.fleet-agent', id);
   const binDir = join(dir, 'node_modules', '.bin');
   const key = `fleet-agent-${process.platform}-${process.arch}-${id}`;
-  const seconds = () => Math.round((Date.now() - t0) / 100) / 10;
+  const seconds = () => Math.round((Date.now() - t0) / 10) / 100;
 
   if (input.cache && (await restored(input.cache, cachePath, key, input.log)) && usable(binDir, input.bin)) {
     input.log(`Agent CLI ${resolved}: restored from the Actions cache (${key}) in ${seconds()} s`);

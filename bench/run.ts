@@ -27,7 +27,7 @@
  *   emulated_fleet_100_s             wall seconds of that fleet (runFleet, max_parallel 8), with its
  *                                    plan / lanes / report split
  *
- * Actions (--only actions, or any of cold-start,dist,fleet-300,report-1000), in a process of its own
+ * Actions (--only actions, or any of cold-start,dist,fleet-300,report-1000,agent-install), in a process of its own
  * (bench/lib/actions.ts): Fleet's bundle as GitHub runs it, against the emulator and the emulated Actions services:
  *   node_start_ms                  `node -e ''`, spawn → exit: the floor under every process below          (recorded)
  *   action_cold_start_ms           spawn of `node dist/action/index.js` in plan mode (a plan job's environment)
@@ -38,12 +38,15 @@
  *                                  with simulated_fleet_300_jobs and _s_per_job; run once                  (recorded)
  *   report_job_1000_lanes_s        the report job alone (bundle, report mode, spawn → exit) over 1,000 real lane
  *                                  artifacts that real plan and lane jobs left in the emulated services    (recorded)
+ *   agent_install_cached_s         an agent fleet's leg restoring its agent CLI from the Actions cache, and
+ *   agent_install_uncached_s       the first leg installing it with npm (a small local tarball), as the legs
+ *                                  log them; 3 repetitions (bench/lib/agent-install.ts)                     (recorded)
  *
  * Each measured in this one process (the emulator aside); the machine is shared and noisy, so every
  * metric is the median of several repetitions, and the repetitions are kept.
  * Writes bench-results.json at the repository root and prints a table.
  *
- * Options: --only plan,report,compression,overhead,floor,github,actions (actions = cold-start,dist,fleet-300,report-1000)
+ * Options: --only plan,report,compression,overhead,floor,github,actions (actions = cold-start,dist,fleet-300,report-1000,agent-install)
  *          --reps N (in-memory benches and the cold start, default 7)   --fleet-reps N (end-to-end benches, default 5)
  *          --actions-jobs N (jobs running at once in the Actions benches, default 4: the workflow runner's default)
  *          --cpu-prof DIR (V8 CPU profiles of the timed action processes: cold start, report job; slows them)
@@ -815,6 +818,15 @@ async function benchActions(suites: ActionsSuite[]): Promise<void> {
       note: `run wall ÷ jobs run (${where}); one job itself: median ${(f.job_ms.median / 1000).toFixed(2)} s`,
     });
     details.simulated_fleet_300 = { ...f, wall_s: round(f.wall_ms / 1000, 2), took_s: r.took_s.fleet_300 };
+  }
+  if (r.agent_install) {
+    const a = r.agent_install;
+    const ratio = median(a.cached_s) / median(a.uncached_s);
+    metric('agent_install_cached_s', a.cached_s, 's', { op: 'info', value: 0 }, {
+      note: `a leg restoring its agent CLI from the Actions cache, as the leg logs it; npm install of the same package: median ${median(a.uncached_s)} s (cached ÷ npm ${ratio.toFixed(2)}); a small local tarball, so npm's fixed cost only`,
+    });
+    metric('agent_install_uncached_s', a.uncached_s, 's', { op: 'info', value: 0 }, { note: 'the first leg: npm install of the agent package (a small local tarball), then saved to the cache' });
+    details.agent_install = { ...a, cached_over_npm: round(ratio, 3), took_s: r.took_s.agent_install };
   }
   if (r.report_1000) {
     const x = r.report_1000;

@@ -5,7 +5,7 @@
 // and ncc bundles the JavaScript. Given the .ts entries, ncc type-checked the whole program again for each
 // bundle, one after the other: about a minute of a build that now takes seconds. The bundles build side by side.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
@@ -21,11 +21,21 @@ function sources(dir) {
 
 function ncc(entry, out) {
   return new Promise((resolve, reject) => {
-    const args = ['node_modules/@vercel/ncc/dist/ncc/cli.js', 'build', entry, '-o', out, '--quiet', '--no-source-map-register', '--license', 'licenses.txt', '--target', 'es2022'];
+    const args = ['node_modules/@vercel/ncc/dist/ncc/cli.js', 'build', entry, '-o', out, '--quiet', '--no-source-map-register', '--license', '[name].licenses.txt', '--target', 'es2022'];
     const child = spawn(process.execPath, args, { stdio: 'inherit' });
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`ncc build ${entry} exited with ${code}`))));
   });
+}
+
+/**
+ * ncc's license plugin writes one file per chunk; given one name, each chunk overwrote the last, and licenses.txt
+ * listed only the smallest chunk's packages. Each chunk now gets its own (`[name].licenses.txt`), joined here.
+ */
+function joinLicenses(out) {
+  const parts = readdirSync(out).filter((f) => f.endsWith('.licenses.txt')).sort((a, b) => (a === 'main.licenses.txt' ? -1 : b === 'main.licenses.txt' ? 1 : a.localeCompare(b)));
+  writeFileSync(join(out, 'licenses.txt'), parts.map((f) => readFileSync(join(out, f), 'utf8').trimEnd()).join('\n\n') + '\n');
+  for (const f of parts) rmSync(join(out, f));
 }
 
 rmSync('dist', { recursive: true, force: true });
@@ -42,6 +52,7 @@ try {
         await ncc(join(STAGE, entry.replace(/\.ts$/, '.js')), out);
         // ncc writes its own package.json per bundle; one at dist/ covers them all.
         rmSync(join(out, 'package.json'), { force: true });
+        joinLicenses(out);
       }),
   );
 } catch (err) {

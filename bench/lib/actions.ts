@@ -8,6 +8,7 @@
  *   dist_bytes                             what a job checks out to run Fleet
  *   simulated_fleet_300_s                  a 300-lane fleet through the workflow runner, dispatch → end of run
  *   report_job_1000_lanes_s                the report job alone over 1,000 real lane artifacts
+ *   agent_install_cached_s                 an agent fleet's leg restoring its agent CLI from the Actions cache, vs npm (agent-install.ts)
  *
  * The workflow runner parses workflows with `@actions/workflow-parser`, whose
  * schema modules `import … from "../workflow-v1.0.min.json"` without import
@@ -27,6 +28,7 @@ import type { Manifest } from '../../src/core/model.js';
 import { startActionsServices, type ActionsServices } from '../../test/support/actions-services/index.js';
 import type { Scope, Access } from '../../test/support/actions-runner/types.js';
 import { startEmulator, type Emulator } from '../../test/support/github-emulator/index.js';
+import { agentInstall, type AgentInstallRun } from './agent-install.js';
 import { median, round } from './stats.js';
 
 type Log = (s: string) => void;
@@ -639,7 +641,7 @@ export async function simulatedFleet(opts: { root: string; lanes: number; depend
 // ---------------------------------------------------------------------------
 // The suite in a process of its own
 
-export const ACTIONS_SUITES = ['cold-start', 'dist', 'fleet-300', 'report-1000'] as const;
+export const ACTIONS_SUITES = ['cold-start', 'dist', 'fleet-300', 'report-1000', 'agent-install'] as const;
 export type ActionsSuite = (typeof ACTIONS_SUITES)[number];
 
 export interface ActionsRequest {
@@ -660,6 +662,7 @@ export interface ActionsResults {
   dist?: DistSize;
   fleet_300?: SimulatedFleet;
   report_1000?: ReportJobRun;
+  agent_install?: AgentInstallRun;
   /** Wall seconds each part took, set-up included. */
   took_s: Record<string, number>;
   /** The dist/ the processes ran (a copy taken at the start), by its action bundle's digest. */
@@ -670,7 +673,7 @@ export interface ActionsResults {
 export async function runActionsSuites(req: ActionsRequest, log: Log): Promise<ActionsResults> {
   const out: ActionsResults = { took_s: {} };
   // The bundle the cold start, the report bench and dist_bytes use: one copy, whatever happens to the tree meanwhile.
-  const needsDist = req.suites.some((s) => s !== 'fleet-300');
+  const needsDist = req.suites.some((s) => s !== 'fleet-300' && s !== 'agent-install');
   const snap = needsDist ? await snapshotDist(req.root, join(req.tmp, 'fleet-action')) : undefined;
   if (snap) out.dist_sha256 = snap.action_sha256;
   const fleetRoot = snap?.root ?? req.root;
@@ -695,6 +698,10 @@ export async function runActionsSuites(req: ActionsRequest, log: Log): Promise<A
   if (req.suites.includes('fleet-300')) {
     log('simulated_fleet_300_s …');
     out.fleet_300 = await timed('fleet_300', () => simulatedFleet({ root: req.root, lanes: 300, dependents: 10, jobs: req.jobs, log }));
+  }
+  if (req.suites.includes('agent-install')) {
+    log('agent_install_cached_s …');
+    out.agent_install = await timed('agent_install', () => agentInstall({ reps: Math.min(req.reps, 3), log }));
   }
   return out;
 }

@@ -6,15 +6,22 @@
 import { dirname, resolve } from 'node:path';
 import { setupForge } from '../adapters.js';
 import { directiveEnv } from '../cli/main.js';
+import { AGENT_CREDENTIALS } from '../core/agent-setup.js';
 import { basicCredential } from '../github/octokit.js';
+import { encodedForms, registerSecret } from '../local/git.js';
 import { githubClient } from '../github/setup.js';
 import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock, type ArtifactStore, type Logger } from '../ports.js';
+import type { CacheLike } from './agent-install.js';
 import type { ActionDeps, CoreLike } from './main.js';
 
 export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: ArtifactStore, logger: Logger): ActionDeps {
   // Any variable holding a token, plain or as the basic credential git sends, is withheld from directives.
   const tokens = [env.FLEET_TOKEN, env.FLEET_RUN_TOKEN].flatMap((t) => (t ? [t, basicCredential(t)] : []));
+  // Agent credentials too: only an agent directive gets them, under its CLI's names (see prepareAgent in main.ts).
+  const agentCredentials = AGENT_CREDENTIALS.map((c) => env[c.fleetVariable]?.trim()).filter((v): v is string => !!v);
+  for (const credential of agentCredentials) registerSecret(credential);
+  const withheld = directiveEnv(env, undefined, [...tokens, ...agentCredentials]);
   return {
     env,
     core,
@@ -28,6 +35,18 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
       if ('problem' in client) throw new Error(client.problem);
       return client;
     },
-    directiveEnv: directiveEnv(env, undefined, tokens),
+    directiveEnv: withheld,
+    installAgent: async (spec, bin) => {
+      const { installAgent } = await import('./agent-install.js');
+      return installAgent({ spec, bin, env: withheld, log: logger.info, cache: await actionsCache() });
+    },
+    secretForms: encodedForms,
   };
+}
+
+/** The job's Actions cache through @actions/cache (loaded only when a leg installs an agent), or none outside Actions. */
+async function actionsCache(): Promise<CacheLike | undefined> {
+  const cache = await import('@actions/cache');
+  if (!cache.isFeatureAvailable()) return undefined;
+  return { restore: (paths, key) => cache.restoreCache(paths, key), save: (paths, key) => cache.saveCache(paths, key) };
 }

@@ -12,7 +12,8 @@ import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, Workspace 
 import { loadFleetFile } from '../steps/load.js';
 import { attemptName, loadPlanBundle, matrixPlan, matrixReport, matrixShard, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
 import type { PlanStepOptions } from '../steps/plan.js';
-import type { FleetFile } from '../core/fleet-file.js';
+import type { AgentSpec, FleetFile } from '../core/fleet-file.js';
+import { agentCredentialEnv, agentPackage } from '../core/agent-setup.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { readSettings, type Settings } from './settings.js';
 
@@ -48,6 +49,10 @@ export interface ActionDeps {
   api(settings: Settings): GitHubApi;
   /** The environment handed to directives (Fleet's own credentials withheld). */
   directiveEnv: Record<string, string>;
+  /** Installs (or restores from the Actions cache) the agent CLI a leg runs; the folder to put on PATH. */
+  installAgent?(spec: string, bin: string | null): Promise<{ binDir: string }>;
+  /** Every form a secret takes once encoded (plain, URL, base64 …), so a change holding it is recognised. */
+  secretForms?(secret: string): string[];
 }
 
 /** Returns the exit code: 0 done, 1 a lane failed (report mode), 2 bad input or set-up failure. */
@@ -61,6 +66,7 @@ export async function runAction(deps: ActionDeps): Promise<number> {
   const settings = read.settings;
   core.setSecret(settings.token);
   if (settings.runToken !== settings.token) core.setSecret(settings.runToken);
+  for (const credential of Object.values(settings.agentCredentials)) core.setSecret(credential);
   try {
     if (settings.mode === 'plan') return await plan(deps, settings);
     const bundle = await loadPlanBundle(deps.store, settings.workspace, { digest: settings.planDigest, attempt: settings.runAttempt });
@@ -132,6 +138,7 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
 }
 
 async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
+  const agent = await prepareAgent(deps, settings, bundle.fleet.file.agent);
   const records = await matrixShard({
     bundle,
     shard: settings.shard,
@@ -142,6 +149,8 @@ async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: 
     exec: deps.exec,
     clock: deps.clock,
     env: deps.directiveEnv,
+    agentEnv: agent.env,
+    neverInChange: agent.neverInChange,
     dryRun: settings.dryRun || undefined,
     log: (line) => deps.core.info(line),
     attempt: settings.runAttempt,
@@ -159,6 +168,29 @@ async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: 
     return 1;
   }
   return 0;
+}
+
+/**
+ * What an agent directive needs in this leg: the CLI (installed once per leg, through the Actions cache) first on its
+ * PATH, and the credentials its CLI reads. The credentials are text no change may hold.
+ */
+async function prepareAgent(deps: ActionDeps, settings: Settings, agent: AgentSpec | undefined): Promise<{ env: Record<string, string>; neverInChange: string[] }> {
+  const env = agentCredentialEnv(agent, settings.agentCredentials);
+  const neverInChange = [...new Set(Object.values(env))].flatMap((v) => deps.secretForms?.(v) ?? [v]);
+  const spec = agentPackage(agent);
+  if (!agent || !spec || !deps.installAgent) return { env, neverInChange };
+  try {
+    const installed = await deps.installAgent(spec, presetBinary(agent));
+    return { env: { ...env, PATH: [installed.binDir, deps.directiveEnv.PATH].filter(Boolean).join(':') }, neverInChange };
+  } catch (err) {
+    throw new Error(`installing the agent CLI (${spec}, agent.install in the fleet file) failed: ${(err as Error).message}`);
+  }
+}
+
+/** The command a preset runs, unless agent.command names another binary. */
+function presetBinary(agent: AgentSpec): string | null {
+  if (agent.preset === 'command' || agent.command) return null;
+  return agent.preset;
 }
 
 async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {

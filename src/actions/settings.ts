@@ -4,6 +4,7 @@
  * so no input is ever spliced into a shell script.
  */
 import * as z from 'zod';
+import { AGENT_CREDENTIALS } from '../core/agent-setup.js';
 
 const bool = (dflt: 'true' | 'false') =>
   z
@@ -65,6 +66,8 @@ export interface Settings {
   repository: { owner: string; repo: string } | undefined;
   sha: string;
   runId: number | undefined;
+  /** Agent credentials given to the action (FLEET_AGENT_* → value), for agent directives only. */
+  agentCredentials: Record<string, string>;
   /** GITHUB_RUN_ATTEMPT: every artifact name carries it (see steps/matrix.ts). */
   runAttempt: number;
   runUrl: string | undefined;
@@ -118,8 +121,18 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
       repository: owner && repo ? { owner, repo } : undefined,
       sha: e.GITHUB_SHA,
       runId: runId && Number.isFinite(runId) ? runId : undefined,
+      agentCredentials: agentCredentials(env),
       runAttempt: Math.max(1, Number(e.GITHUB_RUN_ATTEMPT) || 1),
       runUrl: owner && repo && runId ? `${e.GITHUB_SERVER_URL}/${owner}/${repo}/actions/runs/${runId}` : undefined,
     },
   };
+}
+
+function agentCredentials(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const c of AGENT_CREDENTIALS) {
+    const value = env[c.fleetVariable]?.trim();
+    if (value) out[c.fleetVariable] = value;
+  }
+  return out;
 }

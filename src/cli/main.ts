@@ -71,6 +71,8 @@ export const EXIT_INTERRUPTED = 130;
 const WITHHELD_ENV = [
   'FLEET_GITHUB_TOKEN', 'GITHUB_TOKEN', 'GH_TOKEN', 'FLEET_TOKEN', 'FLEET_RUN_TOKEN', 'INPUT_TOKEN', 'INPUT_GITHUB-TOKEN',
   'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
+  // Agent credentials given to the action: they reach an agent directive under the CLI's own names, and nothing else.
+  'FLEET_AGENT_ANTHROPIC_API_KEY', 'FLEET_AGENT_CLAUDE_CODE_OAUTH_TOKEN', 'FLEET_AGENT_OPENAI_API_KEY',
 ];
 
 /**

@@ -49,6 +49,12 @@ export const AgentSchema = z
     personas: z.array(PersonaSchema).default([]),
     top_k: z.number().int().min(0).default(2).describe('How many personas to select per lane; 0 disables routing.'),
     fallback: z.string().optional().describe('Persona used when none scores above zero.'),
+    install: z
+      .union([z.literal(false), z.string().min(1)])
+      .optional()
+      .describe(
+        'On GitHub Actions legs: the npm package spec that provides the agent CLI, installed once per leg and cached (default for claude: @anthropic-ai/claude-code, for codex: @openai/codex; none for command). false: use the CLI the runner already has. Pin a version (e.g. @anthropic-ai/claude-code@2.1.100) so every leg runs the same agent.',
+      ),
   })
   .describe('Run the directive as a prompt for a headless coding agent.');
 

@@ -43,6 +43,16 @@ export interface LaneContext {
   slots?: Semaphore;
   /** Limits git's own heavy work (clone, push) to what the machine's cores can do at once. */
   gitSlots?: Semaphore;
+  /**
+   * Added to the environment of an agent directive only (not a lane's own `run:`, never the checks): the agent's
+   * credential (ANTHROPIC_API_KEY …) and the PATH of the agent CLI a leg installed.
+   */
+  agentEnv?: Record<string, string>;
+  /**
+   * Text no change may hold: the agent credentials the directive was given, in every encoded form the caller
+   * expands them to. Such a change is neither written to the lane's patch nor pushed.
+   */
+  neverInChange?: readonly string[];
 }
 
 export function laneDir(root: string, lane: string): string {
@@ -177,7 +187,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
         const tDirective = Date.now();
         // Isolated, the directive sees of the workspace only this lane's folder.
         const confine = { workspace: ctx.root, lane: dir };
-        const r = await ctx.exec.run(command, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
+        const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
         directiveMs += Date.now() - tDirective;
         if (ctx.signal?.aborted) {
           record(r, 'directive');
@@ -299,6 +309,8 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       const committed = made.current?.committed ?? (await ctx.workspace.committed(repoDir, cloned.base_commit, commit));
       // A lane without checks had its fence judged on this very commit already (stageForFence).
       if (!made.current) verifyCommitted(lane, committed.files, changed);
+      // Before the patch is written (it travels in the lane's artifact) and before anything is pushed.
+      refuseHeldSecrets(ctx, committed.patch);
       // Idempotent re-runs: when the remote lane branch already holds this exact change on this base, keep its commit.
       let upToDate = false;
       if (n === 1 && previous && (await ctx.workspace.parent(repoDir, previous)) === cloned.base_commit &&
@@ -514,6 +526,19 @@ async function finish(ctx: LaneContext, rec: LaneRecord, t0: number): Promise<La
 export async function writeLaneResult(root: string, fleet_id: string, rec: LaneRecord): Promise<void> {
   const result: LaneResult = { schema_version: SCHEMA_VERSION, fleet_id, lane: rec };
   await writeJsonAtomic(resultPath(root, rec.lane), result);
+}
+
+function runsAgent(ctx: LaneContext, lane: LaneSpec): boolean {
+  return lane.run === undefined && ctx.file.agent !== undefined;
+}
+
+/** A change that holds a credential the directive was handed (a prompt-injected agent writing its key into a file) goes nowhere. */
+function refuseHeldSecrets(ctx: LaneContext, patch: string): void {
+  for (const secret of ctx.neverInChange ?? []) {
+    if (secret.length >= 8 && patch.includes(secret)) {
+      throw new LaneFailure('fence-violation', 'the change holds one of the agent credentials the directive was given (plain or encoded); nothing was pushed and no patch was kept');
+    }
+  }
 }
 
 function laneEnv(ctx: LaneContext, lane: LaneSpec, attempt: number, feedback: string | undefined, base: string): Record<string, string> {

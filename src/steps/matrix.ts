@@ -243,6 +243,10 @@ export interface MatrixShardInput {
   exec: Executor;
   clock: Clock;
   env: Record<string, string>;
+  /** For agent directives only (see LaneContext.agentEnv). */
+  agentEnv?: Record<string, string>;
+  /** See LaneContext.neverInChange. */
+  neverInChange?: readonly string[];
   dryRun?: boolean;
   log?(line: string): void;
   /** The plan, when the caller already downloaded it (to set up the forge it names). */
@@ -272,6 +276,8 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
     root: input.root,
     dryRun: input.dryRun ?? manifest.dry_run,
     env: input.env,
+    agentEnv: input.agentEnv,
+    neverInChange: input.neverInChange,
     onUpdate: (rec, detail) => input.log?.(`${rec.lane}: ${rec.phase} (${detail})`),
   };
   const out: LaneRecord[] = [];

@@ -30,6 +30,16 @@ describe('the CLI bundle', () => {
     expect(spawnSync('grep', ['-q', 'class GitHubForge', join(dist, 'index.js')]).status).toBe(1);
   });
 
+  it("lists the licenses of every chunk's packages, not only the last chunk's (ncc writes one file per chunk)", () => {
+    for (const bundle of ['cli', 'action']) {
+      const licenses = execFileSync('cat', [resolve('dist', bundle, 'licenses.txt')], { encoding: 'utf8' });
+      // @octokit/core is bundled in a chunk in the CLI and in the entry of the action; zod in the entry of both.
+      expect(licenses, bundle).toMatch(/^@octokit\/core$/m);
+      expect(licenses, bundle).toMatch(/^zod$/m);
+      expect(readdirSync(resolve('dist', bundle)).filter((f) => f.endsWith('.licenses.txt')), bundle).toEqual([]);
+    }
+  });
+
   it('plans a local fleet without its chunks, and needs them for a fleet on GitHub', async () => {
     dir = tempDir();
     const entry = entryWithoutChunks(join(dir, 'dist'));

@@ -81,6 +81,8 @@ export interface MatrixPlanInput {
   discover?: PlanStepOptions['discover'];
   /** The run attempt (GITHUB_RUN_ATTEMPT); default 1. */
   attempt?: number;
+  /** An incremental sweep: the previous sweep's manifest (restored from the Actions cache). */
+  since?: Manifest;
 }
 
 export interface MatrixPlanOutputs {
@@ -109,6 +111,7 @@ export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; ma
     maxParallel: input.maxParallel,
     dryRun: input.dryRun,
     discover: input.discover,
+    since: input.since,
   });
   if (!planned.ok) {
     return {
@@ -262,6 +265,8 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
   const deps = new Set(shard.lanes.flatMap((id) => specs.get(id)?.depends_on ?? []));
   // This shard's own lanes may have results from an earlier attempt of the run ("Re-run failed jobs"): completed ones are kept.
   const records = await fetchLaneResults(input.store, input.root, bundle, [...deps, ...shard.lanes], input.attempt ?? 1);
+  // An unchanged dependency left no artifact (it did not run): its record is in the plan, and it counts as a met checkpoint.
+  for (const id of deps) if (planned.get(id)?.status === 'unchanged') records.set(id, planned.get(id)!);
   const ctx: LaneContext = {
     fleet_id: manifest.fleet_id,
     file: fleet.file,

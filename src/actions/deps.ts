@@ -11,6 +11,7 @@ import { githubClient } from '../github/setup.js';
 import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock, type ArtifactStore, type Logger } from '../ports.js';
 import type { ActionDeps, CoreLike } from './main.js';
+import { actionsSweepCache } from './sweep-cache.js';
 
 export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: ArtifactStore, logger: Logger): ActionDeps {
   // Any variable holding a token, plain or as the basic credential git sends, is withheld from directives.
@@ -29,5 +30,6 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
       return client;
     },
     directiveEnv: directiveEnv(env, undefined, tokens),
+    sweepCache: actionsSweepCache,
   };
 }

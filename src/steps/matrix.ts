@@ -100,7 +100,9 @@ export interface MatrixPlanOutputs {
   plan_digest: string;
 }
 
-export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; manifest: Manifest; outputs: MatrixPlanOutputs } | { ok: false; problems: Problem[] }> {
+export async function matrixPlan(
+  input: MatrixPlanInput,
+): Promise<{ ok: true; manifest: Manifest; outputs: MatrixPlanOutputs; notes: string[] } | { ok: false; problems: Problem[] }> {
   const fleet: ResolvedFleet = {
     ...input.fleet,
     file: { ...input.fleet.file, max_waves: Math.min(input.fleet.file.max_waves, input.waveJobs) },
@@ -132,6 +134,7 @@ export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; ma
   return {
     ok: true,
     manifest: planned.manifest,
+    notes: planned.notes,
     outputs: {
       fleet_id: planned.manifest.fleet_id,
       wave_count: planned.plan.waves.length,

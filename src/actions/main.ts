@@ -240,7 +240,7 @@ async function postCheckRun(api: GitHubApi, settings: Settings, manifest: Manife
     conclusion: checkRunConclusion(manifest),
     ...(settings.runUrl ? { details_url: settings.runUrl } : {}),
     output: {
-      title: `${s.completed} completed, ${s.failed} failed, ${s.skipped} skipped, ${s.excluded} excluded of ${s.total}`,
+      title: `${s.completed} completed, ${s.failed} failed, ${s.skipped} skipped, ${s.excluded} excluded${s.unchanged ? `, ${s.unchanged} unchanged` : ''} of ${s.total}`,
       summary: fitCheckRunText(text, pointer),
     },
   });

@@ -49,7 +49,10 @@ export interface GraphqlErrorLike {
   message: string;
 }
 
-/** `target { oid }`: the commit each base branch is at, for incremental sweeps, in the same request (GitObject.oid). */
+/**
+ * `target { oid }`: the commit each base branch is at, for incremental sweeps, in the same request (a Ref's
+ * target is a GitObject, whose `oid` every object has: https://docs.github.com/en/graphql/reference/objects#ref).
+ */
 const FIELDS = 'nameWithOwner isArchived isDisabled isFork isEmpty viewerPermission defaultBranchRef { name target { oid } }';
 
 /** Groups lanes by repository (case-insensitively), keeping the order in which repositories first appear. */

@@ -7,7 +7,10 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commitToRemote, createRepo } from '../support/repos.js';
+import { pathToFileURL } from 'node:url';
+import { commitToRemote, createRepo, remoteHead } from '../support/repos.js';
+import { LocalForge } from '../../src/local/forge.js';
+import type { LaneSpec } from '../../src/core/validate.js';
 import { fleet, lane, readEvents, readManifest, removeDir, tempDir, writeFleetFile } from './helpers.js';
 
 let dir: string;
@@ -176,5 +179,21 @@ describe('fleet run --since', () => {
     const both = await sweep(file, 'ws4', '--since', first.manifest, '--resume', first.manifest);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/--since and --resume cannot be used together/);
+  });
+
+  it('the local forge reads each target\'s base commit in its one check: from the files, from ls-remote, for a base: branch', async () => {
+    const a = await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
+    const dev = await commitToRemote(a.remote, 'develop', { 'DEV.md': 'dev\n' });
+    const spec = (id: string, repo: string, repo_kind: LaneSpec['repo_kind'], base?: string): LaneSpec => ({
+      id, repo, repo_kind, title: id, directive: 'd', run: 'true', checks: [], depends_on: [], owns: [], never: [], exclusive: false, branch: `fleet/x/${id}`, base, index: 0,
+    });
+    const checks = await new LocalForge({ baseDir: dir }).checkTargets([
+      spec('files', './a.git', 'path'),
+      spec('url', pathToFileURL(a.remote).href, 'url'),
+      spec('based', './a.git', 'path', 'develop'),
+      spec('based-url', pathToFileURL(a.remote).href, 'url', 'develop'),
+    ]);
+    const main = await remoteHead(a.remote, 'main');
+    expect(checks.map((c) => (c.ok ? c.base_commit : c.reason))).toEqual([main, main, dev, dev]);
   });
 });

@@ -42,6 +42,12 @@
  *   agent_install_uncached_s       the first leg installing it with npm (a small local tarball), as the legs
  *                                  log them; 3 repetitions (bench/lib/agent-install.ts)                     (recorded)
  *
+ * Sweeps (--only sweeps, bench/lib/sweeps.ts, in a process of its own): the scheduled template (incremental: true)
+ * through the workflow runner over 1,000 targets whose previous sweep is in the Actions cache:
+ *   sweep_unchanged_1000_clones        target clones of a sweep where nothing changed                  (0)
+ *   sweep_unchanged_1000_api_requests  the fleet token's requests in that sweep, all jobs                 (≤ 12)
+ *   sweep_20_changed_of_1000_s         schedule → end of run when 20 targets changed (each opens a PR)     (recorded)
+ *
  * Each measured in this one process (the emulator aside); the machine is shared and noisy, so every
  * metric is the median of several repetitions, and the repetitions are kept.
  * Writes bench-results.json at the repository root and prints a table.
@@ -81,6 +87,7 @@ import { attribute, instrument, routeKey, routeTable, targetMix, type LaneCalls,
 import { makeBareRepos, makeSeedRepo } from './lib/repos.js';
 import { MiB, median, percentile, round, textTable, timeSync } from './lib/stats.js';
 import { ACTIONS_SUITES, runActionsInChild, type ActionsSuite } from './lib/actions.js';
+import { runSweepsInChild } from './lib/sweeps.js';
 import { benchFloor, floorMedians } from './lib/floor.js';
 import { cpuTimes, machineBusy, type CpuTimes } from './lib/cpu.js';
 
@@ -100,7 +107,7 @@ const { values: argv } = parseArgs({
     out: { type: 'string' },
   },
 });
-const ALL = ['plan', 'report', 'compression', 'overhead', 'floor', 'github', ...ACTIONS_SUITES] as const;
+const ALL = ['plan', 'report', 'compression', 'overhead', 'floor', 'github', ...ACTIONS_SUITES, 'sweeps'] as const;
 type Suite = (typeof ALL)[number];
 /** `actions` names the four Actions benches at once. */
 const ALIASES: Record<string, readonly Suite[]> = { actions: ACTIONS_SUITES };
@@ -783,6 +790,22 @@ async function benchGithub(): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------
+// Incremental sweeps through the workflow runner (bench/lib/sweeps.ts, in a process of its own)
+
+async function benchSweeps(): Promise<void> {
+  const r = await runSweepsInChild({ root: REPO_ROOT, tmp: tmpRoot, targets: 1000, changed: 20, jobs: ACTIONS_JOBS });
+  const where = `${r.targets} targets, ${r.cpus} CPU(s), at most ${r.jobs} jobs at once`;
+  metric('sweep_unchanged_1000_clones', [r.unchanged.clones], 'clones', { op: '<=', value: 0 }, { note: `${where}: clones of target repositories by a scheduled sweep where nothing changed (${r.unchanged.legs} legs ran)` });
+  metric('sweep_unchanged_1000_api_requests', [r.unchanged.fleet_requests], 'requests', { op: '<=', value: 12 }, {
+    note: `the fleet token's API requests in that sweep, every job: ${Object.entries(r.unchanged.fleet_requests_by_route).map(([k, n]) => `${k} ×${n}`).join(', ')}`,
+  });
+  metric('sweep_20_changed_of_1000_s', [r.changed_run.wall_s], 's', { op: 'info', value: 0 }, {
+    note: `${where}: schedule → end of run, ${r.changed} changed targets each opening a PR (${r.changed_run.legs} legs, ${r.changed_run.jobs} jobs); the unchanged sweep took ${r.unchanged.wall_s.toFixed(1)} s; once`,
+  });
+  details.sweeps = r;
+}
+
+// ---------------------------------------------------------------------------
 // Actions: the bundle as GitHub runs it (bench/lib/actions.ts, in a process of its own)
 
 async function benchActions(suites: ActionsSuite[]): Promise<void> {
@@ -918,6 +941,10 @@ async function main(): Promise<number> {
     if (only.has('github')) {
       log('github …');
       await benchGithub();
+    }
+    if (only.has('sweeps')) {
+      log('sweeps …');
+      await benchSweeps();
     }
     const actions = ACTIONS_SUITES.filter((s) => only.has(s));
     if (actions.length) {

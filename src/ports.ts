@@ -16,7 +16,8 @@ export interface Logger {
 }
 
 export type TargetCheck =
-  | { lane: string; repo: string; ok: true; clone_url: string; default_branch: string }
+  /** `base_commit`: the commit the lane's base branch points at, read by the same check (null when the forge could not say). */
+  | { lane: string; repo: string; ok: true; clone_url: string; default_branch: string; base_commit?: string | null }
   | { lane: string; repo: string; ok: false; reason: string; detail: string | null };
 
 export type Checkpoint = 'pushed' | 'green' | 'merged';

@@ -14,6 +14,7 @@ import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock, type ArtifactStore, type Logger } from '../ports.js';
 import type { CacheLike } from './agent-install.js';
 import type { ActionDeps, CoreLike } from './main.js';
+import { actionsSweepCache } from './sweep-cache.js';
 
 export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: ArtifactStore, logger: Logger): ActionDeps {
   // Any variable holding a token, plain or as the basic credential git sends, is withheld from directives.
@@ -41,6 +42,7 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
       return installAgent({ spec, bin, env: withheld, log: logger.info, cache: await actionsCache() });
     },
     secretForms: encodedForms,
+    sweepCache: actionsSweepCache,
   };
 }
 

@@ -16,6 +16,8 @@ import type { AgentSpec, FleetFile } from '../core/fleet-file.js';
 import { agentCredentialEnv, agentPackage } from '../core/agent-setup.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { readSettings, type Settings } from './settings.js';
+import { readPreviousSweep, saveSweep } from './sweep.js';
+import type { SweepCache } from './sweep-cache.js';
 
 /** GitHub's limit for one step's summary: 1 MiB; a larger one is dropped whole, so the report is cut below it. */
 const STEP_SUMMARY_BYTES = 1_048_000;
@@ -53,6 +55,8 @@ export interface ActionDeps {
   installAgent?(spec: string, bin: string | null): Promise<{ binDir: string }>;
   /** Every form a secret takes once encoded (plain, URL, base64 …), so a change holding it is recognised. */
   secretForms?(secret: string): string[];
+  /** Where incremental sweeps keep their outcomes (the Actions cache). */
+  sweepCache?: SweepCache;
 }
 
 /** Returns the exit code: 0 done, 1 a lane failed (report mode), 2 bad input or set-up failure. */
@@ -106,6 +110,7 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
     };
   }
   const fleet_id = settings.runId ? `fleet-run-${settings.runId}` : `fleet-${deps.clock.now().getTime()}`;
+  const since = settings.incremental ? await readPreviousSweep(deps, fleet.file.name) : undefined;
   const out = await matrixPlan({
     fleet,
     file: settings.file,
@@ -119,11 +124,13 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
     dryRun: settings.dryRun,
     discover: setup.discover,
     attempt: settings.runAttempt,
+    since,
   });
   if (!out.ok) {
     deps.core.setFailed(formatProblems(out.problems));
     return 2;
   }
+  for (const note of out.notes) deps.core.info(note);
   const o = out.outputs;
   deps.core.setOutput('fleet-id', o.fleet_id);
   deps.core.setOutput('wave-count', String(o.wave_count));
@@ -213,6 +220,7 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
   await deps.core.summary.addRaw(fitCheckRunText(text, `The full report is the \`${artifact}\` artifact.`, STEP_SUMMARY_BYTES), true).write();
   deps.core.setOutput('manifest', join(settings.workspace, 'fleet-status.json'));
   deps.core.setOutput('failed', String(manifest.summary.failed));
+  if (settings.incremental) await saveSweep(deps, settings, manifest);
   // The summary and the artifact are written: a check run GitHub refuses is a warning, not a failed report.
   if (settings.repository && settings.sha) await postCheckRun(api, settings, manifest, text, artifact).catch((err: Error) => deps.core.warning(checkRunProblem(err)));
   const code = exitCodeFor(manifest);
@@ -264,7 +272,7 @@ async function postCheckRun(api: GitHubApi, settings: Settings, manifest: Manife
     conclusion: checkRunConclusion(manifest),
     ...(settings.runUrl ? { details_url: settings.runUrl } : {}),
     output: {
-      title: `${s.completed} completed, ${s.failed} failed, ${s.skipped} skipped, ${s.excluded} excluded of ${s.total}`,
+      title: `${s.completed} completed, ${s.failed} failed, ${s.skipped} skipped, ${s.excluded} excluded${s.unchanged ? `, ${s.unchanged} unchanged` : ''} of ${s.total}`,
       summary: fitCheckRunText(text, pointer),
     },
   });

@@ -36,6 +36,7 @@ const SettingsSchema = z.object({
   FLEET_WAVE_JOBS: optionalInt(1, 64, '8'),
   FLEET_MAX_PARALLEL: optionalInt(1, 256),
   FLEET_DRY_RUN: bool('false'),
+  FLEET_INCREMENTAL: bool('false'),
   FLEET_CHECK_NAME: z.string().default('Fleet'),
   FLEET_FAIL_ON_LANE_FAILURE: bool('true'),
   FLEET_WORKSPACE_DIR: z.string().default(''),
@@ -60,6 +61,8 @@ export interface Settings {
   waveJobs: number;
   maxParallel: number | undefined;
   dryRun: boolean;
+  /** Incremental sweep: the plan restores the previous sweep's outcomes, the report saves this one's. */
+  incremental: boolean;
   checkName: string;
   failOnLaneFailure: boolean;
   workspace: string;
@@ -82,6 +85,7 @@ const INPUT_NAMES: Record<string, string> = {
   FLEET_WAVE_JOBS: 'wave-jobs',
   FLEET_MAX_PARALLEL: 'max-parallel',
   FLEET_DRY_RUN: 'dry-run',
+  FLEET_INCREMENTAL: 'incremental',
   FLEET_FAIL_ON_LANE_FAILURE: 'fail-on-lane-failure',
 };
 
@@ -115,6 +119,7 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
       waveJobs: e.FLEET_WAVE_JOBS ?? 8,
       maxParallel: e.FLEET_MAX_PARALLEL,
       dryRun: e.FLEET_DRY_RUN,
+      incremental: e.FLEET_INCREMENTAL,
       checkName: e.FLEET_CHECK_NAME,
       failOnLaneFailure: e.FLEET_FAIL_ON_LANE_FAILURE,
       workspace: e.FLEET_WORKSPACE_DIR || `${e.RUNNER_TEMP || '/tmp'}/fleet`,

@@ -3,11 +3,11 @@
  * print, and map the outcome to an exit code (0 done, 1 a lane failed, 2 bad
  * input or set-up failure).
  */
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatProblems, type Problem } from '../core/validate.js';
-import { Manifest } from '../core/model.js';
+import { Manifest, SCHEMA_VERSION } from '../core/model.js';
 import { renderPlan, renderReport, renderStatusTable } from '../core/report.js';
 import { killAllRunning } from '../local/exec.js';
 import { setupForge } from '../adapters.js';
@@ -27,7 +27,7 @@ export const USAGE = `fleet — apply one directive across many repositories, in
 Usage:
   fleet plan <fleet-file> [--json] [--repos-root DIR] [--max-parallel N]
   fleet run <fleet-file> [--max-parallel N] [--dry-run] [--workspace DIR]
-                         [--resume MANIFEST] [--repos-root DIR] [--quiet]
+                         [--resume MANIFEST | --since MANIFEST] [--repos-root DIR] [--quiet]
   fleet status <fleet-status.json>
   fleet report <fleet-status.json>
 
@@ -37,6 +37,9 @@ Options:
   --workspace DIR    where clones, logs, results and the manifest go
                      (default _workspace/fleet/<fleet_id>, kept for audit)
   --resume MANIFEST  re-run only the lanes that did not complete in that run
+  --since MANIFEST   incremental sweep: a lane that completed (or was a no-op) in that
+                     run, whose target's base commit and digest are the same, ends
+                     unchanged without a clone
   --repos-root DIR   where owner/repo targets live on disk (<DIR>/<owner>/<repo>)
   --json             print the plan as JSON
   --quiet            no live view; print only the final report
@@ -145,6 +148,22 @@ async function readManifest(path: string): Promise<Manifest | Problem[]> {
 }
 
 /**
+ * The previous run of an incremental sweep. A manifest of another schema version (an older Fleet) is no error:
+ * every lane then runs, and the string says why. A file that is missing or not a manifest at all is bad input.
+ */
+async function readSince(path: string): Promise<Manifest | Problem[] | string> {
+  const m = await readManifest(path);
+  if (!Array.isArray(m)) return m;
+  try {
+    const version = (JSON.parse(await readFile(path, 'utf8')) as { schema_version?: unknown }).schema_version;
+    if (typeof version === 'string' && version !== SCHEMA_VERSION) return `${path} was written by another Fleet (manifest version ${version}, this one writes ${SCHEMA_VERSION})`;
+  } catch {
+    // readManifest already said what is wrong with the file
+  }
+  return m;
+}
+
+/**
  * Why `--workspace` cannot be used, checked before anything is written: it
  * must be a folder, or creatable as one (its nearest existing parent a folder).
  */
@@ -186,6 +205,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
             'max-parallel': { type: 'string' },
             workspace: { type: 'string' },
             resume: { type: 'string' },
+            since: { type: 'string' },
             'repos-root': { type: 'string' },
           },
         });
@@ -257,6 +277,21 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       }
       resume = { manifest: m, root: dirname(mp) };
     }
+    let since: Manifest | undefined;
+    if (values.since) {
+      if (values.resume) throw new UsageError('--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run');
+      const mp = resolve(io.cwd, values.since);
+      const read = await readSince(mp);
+      if (Array.isArray(read)) {
+        io.stderr.write(`${formatProblems(read)}\n`);
+        return 2;
+      }
+      if (typeof read === 'string') io.stderr.write(`note: every lane runs: ${read}\n`);
+      else if (read.name !== loaded.fleet.file.name) {
+        io.stderr.write(`${mp}: --since: this manifest is of fleet "${read.name}", not "${loaded.fleet.file.name}": pass a manifest of this fleet\n`);
+        return 2;
+      } else since = read;
+    }
 
     const live = values.quiet ? undefined : new LiveView(io.stdout);
     const outcome = await runFleet({
@@ -273,6 +308,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       maxParallel,
       dryRun: values['dry-run'] ?? false,
       resume,
+      since,
       onPlan: (m, root) => live?.start(m, root),
       onEvent: (e, lanes) => live?.event(e, lanes),
       signal: io.signal,

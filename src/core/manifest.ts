@@ -170,6 +170,7 @@ export function summarize(lanes: LaneRecord[], started_at: string, ended_at: str
     failed: 0,
     skipped: 0,
     excluded: 0,
+    unchanged: 0,
     queued: 0,
     running: 0,
     merged: 0,

@@ -5,11 +5,15 @@
  */
 import * as z from 'zod';
 
-export const SCHEMA_VERSION = '1.0.0';
+export const SCHEMA_VERSION = '1.1.0';
 
-export const LaneStatus = z.enum(['queued', 'running', 'completed', 'failed', 'skipped', 'excluded']);
+/**
+ * `unchanged`: an incremental sweep found the target's base commit and the lane's digest as they were when the
+ * lane last completed (or was a no-op), so it was not run again: no clone, its PR left as it is.
+ */
+export const LaneStatus = z.enum(['queued', 'running', 'completed', 'failed', 'skipped', 'excluded', 'unchanged']);
 export type LaneStatus = z.infer<typeof LaneStatus>;
-export const TERMINAL: ReadonlySet<LaneStatus> = new Set(['completed', 'failed', 'skipped', 'excluded']);
+export const TERMINAL: ReadonlySet<LaneStatus> = new Set(['completed', 'failed', 'skipped', 'excluded', 'unchanged']);
 
 /**
  * Where in its life a lane is. `no-op` is a completed lane that changed nothing;
@@ -36,6 +40,7 @@ export const LanePhase = z.enum([
   'failed',
   'skipped',
   'excluded',
+  'unchanged',
 ]);
 export type LanePhase = z.infer<typeof LanePhase>;
 
@@ -139,6 +144,16 @@ export const LaneRecord = z.strictObject({
     .nullable()
     .optional()
     .describe("How the lane's directive and checks were kept from seeing Fleet's processes (pid-namespace), or why they were not (none)."),
+  digest: z
+    .string()
+    .nullable()
+    .optional()
+    .describe("sha256 of everything that decides the lane's result (directive, command, checks, the fleet-file fields that matter, Fleet's version): with base_commit, what an incremental sweep compares."),
+  unchanged_since: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('For an unchanged lane: the fleet id of the run whose outcome it carries forward (the last run that really ran it).'),
 });
 export type LaneRecord = z.infer<typeof LaneRecord>;
 
@@ -195,6 +210,7 @@ export const Summary = z.strictObject({
   failed: z.number().int(),
   skipped: z.number().int(),
   excluded: z.number().int(),
+  unchanged: z.number().int().describe('Lanes an incremental sweep did not run: base commit and digest as at their last completed outcome.'),
   queued: z.number().int(),
   running: z.number().int(),
   merged: z.number().int(),

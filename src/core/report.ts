@@ -102,7 +102,7 @@ function agoCell(updated_at: string | null, now: string): string {
 }
 
 /** The order rows are shown in when a table is capped: what needs eyes first. */
-const STATUS_RANK: Record<LaneStatus, number> = { running: 0, failed: 1, completed: 2, skipped: 3, queued: 4, excluded: 5 };
+const STATUS_RANK: Record<LaneStatus, number> = { running: 0, failed: 1, completed: 2, skipped: 3, queued: 4, excluded: 5, unchanged: 6 };
 const STATUS_ORDER = (Object.keys(STATUS_RANK) as LaneStatus[]).sort((a, b) => STATUS_RANK[a] - STATUS_RANK[b]);
 
 function rowCap(maxRows: number | undefined, fallback: number): number {
@@ -137,7 +137,7 @@ export function renderStatusTable(m: Manifest, opts: ReportOptions): string {
   const lines = [
     `## Fleet Status — ${escapeCell(m.fleet_id)}`,
     '',
-    `Elapsed: ${durationCell(elapsed)} | Active: ${s.running} / ${m.max_parallel} | Queued: ${s.queued} | Completed: ${s.completed} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}`,
+    `Elapsed: ${durationCell(elapsed)} | Active: ${s.running} / ${m.max_parallel} | Queued: ${s.queued} | Completed: ${s.completed} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}${s.unchanged ? ` | Unchanged: ${s.unchanged}` : ''}`,
     '',
   ];
   if (m.lanes.length === 0) {
@@ -181,6 +181,7 @@ export function renderStatusTable(m: Manifest, opts: ReportOptions): string {
 export function laneResult(l: LaneRecord): string {
   if (l.status === 'excluded') return 'excluded';
   if (l.status === 'skipped') return 'skipped';
+  if (l.status === 'unchanged') return 'unchanged';
   if (isDraft(l)) return 'draft';
   if (l.status === 'failed') return 'failed';
   if (l.phase === 'no-op') return 'no-op';
@@ -249,6 +250,13 @@ function dryRunLine(m: Manifest): string[] {
   return m.dry_run ? ['', '_Dry run: nothing is pushed, no pull request is opened._'] : [];
 }
 
+/** Unchanged lanes beyond this many are counted in one line instead of a row each. */
+const UNCHANGED_ROWS = 10;
+
+function unchangedLine(n: number): string {
+  return `${n} lane${n === 1 ? '' : 's'} unchanged since their last outcome (same base commit, same digest): not run, their branches and PRs left as they were; see the manifest.`;
+}
+
 /** Which lanes a capped report table shows: those a person must see first; they are then shown in manifest order. */
 function reportRank(l: LaneRecord): number {
   if (l.status === 'failed' || isDraft(l)) return 0;
@@ -274,6 +282,8 @@ export function renderReport(m: Manifest, opts: ReportOptions): string {
   // Only a report rendered before the fleet ended has these.
   if (s.running > 0) metrics.push(['Running', String(s.running)]);
   if (s.queued > 0) metrics.push(['Queued', String(s.queued)]);
+  // Only an incremental sweep has these.
+  if (s.unchanged > 0) metrics.push(['Unchanged', String(s.unchanged)]);
   metrics.push(
     ['Merged', String(s.merged)],
     ['Draft', String(s.draft)],
@@ -282,17 +292,23 @@ export function renderReport(m: Manifest, opts: ReportOptions): string {
   );
   lines.push(...table(['Metric', 'Value'], ['l', 'r'], metrics), '', '### Lanes', '');
 
+  // A sweep over thousands of targets where few changed: the unchanged ones are one line, not a row each.
+  const unchanged = m.lanes.filter((l) => l.status === 'unchanged');
+  const folded = unchanged.length > UNCHANGED_ROWS;
+  const listed = folded ? m.lanes.filter((l) => l.status !== 'unchanged') : m.lanes;
   if (m.lanes.length === 0) {
     lines.push('No lanes.');
+  } else if (listed.length === 0) {
+    lines.push(unchangedLine(unchanged.length));
   } else {
     const max = rowCap(opts.maxRows, Number.POSITIVE_INFINITY);
-    let shown = m.lanes;
+    let shown = listed;
     let hidden: LaneRecord[] = [];
-    if (m.lanes.length > max) {
-      const order = m.lanes.map((l, i) => ({ l, i })).sort((a, b) => reportRank(a.l) - reportRank(b.l));
+    if (listed.length > max) {
+      const order = listed.map((l, i) => ({ l, i })).sort((a, b) => reportRank(a.l) - reportRank(b.l));
       const keep = new Set(order.slice(0, max).map((x) => x.i));
-      shown = m.lanes.filter((_, i) => keep.has(i));
-      hidden = m.lanes.filter((_, i) => !keep.has(i));
+      shown = listed.filter((_, i) => keep.has(i));
+      hidden = listed.filter((_, i) => !keep.has(i));
     }
     const rows = shown.map((l) => {
       const result = laneResult(l);
@@ -300,6 +316,7 @@ export function renderReport(m: Manifest, opts: ReportOptions): string {
     });
     if (rows.length > 0) lines.push(...table(['Lane', 'Repo', 'Wave', 'Result', 'Branch / PR', 'CI', 'Notes'], ['l', 'l', 'r', 'l', 'l', 'l', 'l'], rows));
     if (hidden.length > 0) lines.push('', `${moreLine(hidden)}: see the manifest`);
+    if (folded) lines.push('', unchangedLine(unchanged.length));
   }
 
   if (m.excluded.length > 0) {
@@ -329,9 +346,10 @@ function capped<T>(items: T[], limit: number, render: (t: T) => string, noun: st
 export function renderPlan(m: Manifest): string {
   const scheduled = m.lanes.filter((l) => l.wave != null).length;
   const skipped = m.lanes.filter((l) => l.status === 'skipped');
+  const unchanged = m.lanes.filter((l) => l.status === 'unchanged').length;
   const lines = [`## Fleet Plan — ${escapeCell(m.fleet_id)}`, '', directiveLine(m), ...dryRunLine(m), ''];
   lines.push(
-    `Lanes: ${scheduled} in ${m.waves.length} ${m.waves.length === 1 ? 'wave' : 'waves'} · Skipped: ${skipped.length} · Excluded: ${m.excluded.length} · ` +
+    `Lanes: ${scheduled} in ${m.waves.length} ${m.waves.length === 1 ? 'wave' : 'waves'}${unchanged ? ` (${unchanged} unchanged, not run)` : ''} · Skipped: ${skipped.length} · Excluded: ${m.excluded.length} · ` +
       `Max parallel: ${m.max_parallel} · Retries: ${m.max_retries} · Checkpoint: ${escapeCell(m.checkpoint)} · Merge: ${escapeCell(m.merge_policy)}`,
     '',
     '### Waves',
@@ -380,6 +398,7 @@ const CLASS_DEFS: Partial<Record<LaneStatus, string>> = {
   failed: 'fill:#fde2e1,stroke:#cf222e,color:#82071e',
   skipped: 'fill:#fff8c5,stroke:#9a6700,color:#4d2d00,stroke-dasharray: 5 5',
   excluded: 'fill:#eaeef2,stroke:#8c959f,color:#57606a,stroke-dasharray: 5 5',
+  unchanged: 'fill:#f6f8fa,stroke:#8c959f,color:#57606a',
 };
 
 /**

@@ -39,7 +39,7 @@ export interface RepoNode {
   isFork: boolean;
   isEmpty: boolean;
   viewerPermission: string | null;
-  defaultBranchRef: { name: string } | null;
+  defaultBranchRef: { name: string; target?: { oid?: string } | null } | null;
   [alias: string]: unknown;
 }
 
@@ -49,7 +49,11 @@ export interface GraphqlErrorLike {
   message: string;
 }
 
-const FIELDS = 'nameWithOwner isArchived isDisabled isFork isEmpty viewerPermission defaultBranchRef { name }';
+/**
+ * `target { oid }`: the commit each base branch is at, for incremental sweeps, in the same request (a Ref's
+ * target is a GitObject, whose `oid` every object has: https://docs.github.com/en/graphql/reference/objects#ref).
+ */
+const FIELDS = 'nameWithOwner isArchived isDisabled isFork isEmpty viewerPermission defaultBranchRef { name target { oid } }';
 
 /** Groups lanes by repository (case-insensitively), keeping the order in which repositories first appear. */
 export function groupRepos(lanes: readonly LaneSpec[]): RepoQuery[] {
@@ -85,7 +89,7 @@ export function buildBatchQuery(repos: readonly RepoQuery[]): BatchQuery {
       variables[`b${i}_${j}`] = `refs/heads/${branch}`;
       return { alias: `b${j}`, branch };
     });
-    const refs = baseAliases.map((b, j) => ` ${b.alias}: ref(qualifiedName: $b${i}_${j}) { name }`).join('');
+    const refs = baseAliases.map((b, j) => ` ${b.alias}: ref(qualifiedName: $b${i}_${j}) { name target { oid } }`).join('');
     parts.push(`  ${alias}: repository(owner: $o${i}, name: $n${i}) { ${FIELDS}${refs} }`);
     out.push({ alias, repo, baseAliases });
   });
@@ -101,7 +105,8 @@ export function batches<T>(items: readonly T[], size = BATCH_SIZE): T[][] {
 }
 
 export type RepoVerdict =
-  | { ok: true; nameWithOwner: string; defaultBranch: string; missingBases: string[] }
+  /** `heads`: the commit each branch read (the default branch and every base) points at. */
+  | { ok: true; nameWithOwner: string; defaultBranch: string; missingBases: string[]; heads: Record<string, string> }
   | { ok: false; reason: string; detail: string };
 
 /** What one alias's answer (and its errors) says about a repository. */
@@ -132,7 +137,15 @@ export function judgeRepo(
     };
   }
   const missingBases = baseAliases.filter((b) => !node[b.alias]).map((b) => b.branch);
-  return { ok: true, nameWithOwner: node.nameWithOwner, defaultBranch: node.defaultBranchRef.name, missingBases };
+  const heads: Record<string, string> = {};
+  const oid = (ref: unknown) => (ref as { target?: { oid?: unknown } | null } | null)?.target?.oid;
+  const defaultOid = oid(node.defaultBranchRef);
+  if (typeof defaultOid === 'string') heads[node.defaultBranchRef.name] = defaultOid;
+  for (const b of baseAliases) {
+    const at = oid(node[b.alias]);
+    if (typeof at === 'string') heads[b.branch] = at;
+  }
+  return { ok: true, nameWithOwner: node.nameWithOwner, defaultBranch: node.defaultBranchRef.name, missingBases, heads };
 }
 
 interface GraphqlFailure {
@@ -196,6 +209,7 @@ export async function checkRepos(octokit: FleetOctokit, lanes: readonly LaneSpec
     if (lane.base && v.missingBases.includes(lane.base)) {
       return { lane: lane.id, repo: lane.repo, ok: false, reason: 'no-base-branch', detail: `${v.nameWithOwner} has no branch ${lane.base}` };
     }
-    return { lane: lane.id, repo: lane.repo, ok: true, clone_url: opts.cloneUrl(lane.repo), default_branch: lane.base ?? v.defaultBranch };
+    const branch = lane.base ?? v.defaultBranch;
+    return { lane: lane.id, repo: lane.repo, ok: true, clone_url: opts.cloneUrl(lane.repo), default_branch: branch, base_commit: v.heads[branch] ?? null };
   });
 }

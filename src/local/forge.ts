@@ -13,7 +13,7 @@ import type { LaneSpec } from '../core/validate.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
 import type { CiVerdict, Forge, MergeResult, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
-import { defaultBranch, git, gitDirOf, readGitFile, readHead, readRef, hasCommits, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, redact } from './git.js';
+import { defaultBranchHead, git, gitDirOf, readGitFile, readHead, readRef, hasCommits, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, redact } from './git.js';
 import { privateTmp } from './private-tmp.js';
 
 export interface LocalForgeOptions {
@@ -68,7 +68,7 @@ export class LocalForge implements Forge {
       const quick = lane.base ? null : await defaultBranchOnDisk(url);
       if (quick) {
         this.urls.set(lane.id, url);
-        return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: quick };
+        return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: quick.branch, base_commit: quick.commit };
       }
       const kind = await isGitRepo(url);
       if (kind === 'not-found') return { lane: lane.id, repo: lane.repo, ok: false, reason: 'not-found', detail: `${url} does not exist` };
@@ -77,7 +77,9 @@ export class LocalForge implements Forge {
       }
       if (!(await hasCommits(url))) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'empty', detail: `${url} has no commits yet` };
     }
-    const branch = lane.base ?? (await defaultBranch(url));
+    // The base commit comes from the same ls-remote that finds the branch (incremental sweeps compare it).
+    const head = lane.base ? null : await defaultBranchHead(url);
+    const branch = lane.base ?? head?.branch;
     if (!branch) {
       const heads = await git(['ls-remote', '--heads', '--', normalizeRemote(url)], { cwd: tmpdir() });
       if (!heads.stdout.trim()) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'empty', detail: `${url} has no branches yet` };
@@ -89,11 +91,12 @@ export class LocalForge implements Forge {
         detail: `HEAD of ${url} is not on a branch (detached), so it has no default branch: set base: for this target`,
       };
     }
-    if (lane.base && !(await lsRemoteBranch(url, lane.base))) {
+    const commit = lane.base ? await lsRemoteBranch(url, lane.base) : (head?.commit ?? null);
+    if (lane.base && !commit) {
       return { lane: lane.id, repo: lane.repo, ok: false, reason: 'no-base-branch', detail: `${url} has no branch ${lane.base}` };
     }
     this.urls.set(lane.id, url);
-    return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: branch };
+    return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: branch, base_commit: commit };
   }
 
   cloneUrl(lane: LaneSpec): string {
@@ -204,7 +207,7 @@ export class LocalForge implements Forge {
  * commit, in one git call; null for anything else (the careful path then
  * tells missing, not-a-repository, empty and detached apart).
  */
-async function defaultBranchOnDisk(p: string): Promise<string | null> {
+async function defaultBranchOnDisk(p: string): Promise<{ branch: string; commit: string } | null> {
   let abs: string;
   try {
     abs = await realpath(p);
@@ -222,7 +225,7 @@ async function defaultBranchOnDisk(p: string): Promise<string | null> {
   const [bare, inside, prefix, commit, ref] = r.stdout.split('\n');
   const top = bare === 'true' || (inside === 'true' && prefix === '');
   if (!top || !commit || !/^[0-9a-f]{40,64}$/.test(commit) || !ref?.startsWith('refs/heads/')) return null;
-  return ref.slice('refs/heads/'.length);
+  return { branch: ref.slice('refs/heads/'.length), commit };
 }
 
 /**
@@ -232,7 +235,7 @@ async function defaultBranchOnDisk(p: string): Promise<string | null> {
  * Undefined when the files cannot say so; then git is asked. A ref naming an object the repository lacks is
  * not looked for: the lane's clone fails on it and says so.
  */
-function defaultBranchFromFiles(abs: string): string | null | undefined {
+function defaultBranchFromFiles(abs: string): { branch: string; commit: string } | null | undefined {
   // Synchronous reads, as git.ts's readRef: a handful of small files, once per target.
   try {
     const dotGit = lstatSync(join(abs, '.git'), { throwIfNoEntry: false });
@@ -248,7 +251,7 @@ function defaultBranchFromFiles(abs: string): string | null | undefined {
     if (top.uid !== process.getuid?.() || !statSync(join(gitDir, 'objects')).isDirectory() || !statSync(join(gitDir, 'refs')).isDirectory()) return undefined;
     const head = readHead(gitDir);
     if (!head?.commit) return undefined;
-    return head.ref.slice('refs/heads/'.length);
+    return { branch: head.ref.slice('refs/heads/'.length), commit: head.commit };
   } catch {
     return undefined;
   }

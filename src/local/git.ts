@@ -508,9 +508,16 @@ export async function hasCommits(p: string): Promise<boolean> {
 
 /** The branch HEAD of a remote (URL or path) points at, via `git ls-remote --symref <url> HEAD`; null for an empty repository or a detached HEAD. Throws a GitError when the remote cannot be read. */
 export async function defaultBranch(remoteUrlOrPath: string): Promise<string | null> {
+  return (await defaultBranchHead(remoteUrlOrPath))?.branch ?? null;
+}
+
+/** The same answer with the commit HEAD points at, which the one `ls-remote --symref` call also lists (`<sha>\tHEAD`). */
+export async function defaultBranchHead(remoteUrlOrPath: string): Promise<{ branch: string; commit: string | null } | null> {
   const r = await networkGit(['ls-remote', '--symref', '--', normalizeRemote(remoteUrlOrPath), 'HEAD'], { cwd: neutralCwd() });
   const m = /^ref: refs\/heads\/(\S.*)\tHEAD$/m.exec(r.stdout);
-  return m ? m[1]! : null;
+  if (!m) return null;
+  const sha = /^([0-9a-f]{40}(?:[0-9a-f]{24})?)\tHEAD$/m.exec(r.stdout);
+  return { branch: m[1]!, commit: sha ? sha[1]! : null };
 }
 
 /** The commit a remote branch points at, or null when it does not exist. Throws a GitError when the remote cannot be read. */

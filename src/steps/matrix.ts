@@ -81,6 +81,8 @@ export interface MatrixPlanInput {
   discover?: PlanStepOptions['discover'];
   /** The run attempt (GITHUB_RUN_ATTEMPT); default 1. */
   attempt?: number;
+  /** An incremental sweep: the previous sweep's manifest (restored from the Actions cache). */
+  since?: Manifest;
 }
 
 export interface MatrixPlanOutputs {
@@ -98,7 +100,9 @@ export interface MatrixPlanOutputs {
   plan_digest: string;
 }
 
-export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; manifest: Manifest; outputs: MatrixPlanOutputs } | { ok: false; problems: Problem[] }> {
+export async function matrixPlan(
+  input: MatrixPlanInput,
+): Promise<{ ok: true; manifest: Manifest; outputs: MatrixPlanOutputs; notes: string[] } | { ok: false; problems: Problem[] }> {
   const fleet: ResolvedFleet = {
     ...input.fleet,
     file: { ...input.fleet.file, max_waves: Math.min(input.fleet.file.max_waves, input.waveJobs) },
@@ -109,6 +113,7 @@ export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; ma
     maxParallel: input.maxParallel,
     dryRun: input.dryRun,
     discover: input.discover,
+    since: input.since,
   });
   if (!planned.ok) {
     return {
@@ -129,6 +134,7 @@ export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; ma
   return {
     ok: true,
     manifest: planned.manifest,
+    notes: planned.notes,
     outputs: {
       fleet_id: planned.manifest.fleet_id,
       wave_count: planned.plan.waves.length,
@@ -266,6 +272,8 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
   const deps = new Set(shard.lanes.flatMap((id) => specs.get(id)?.depends_on ?? []));
   // This shard's own lanes may have results from an earlier attempt of the run ("Re-run failed jobs"): completed ones are kept.
   const records = await fetchLaneResults(input.store, input.root, bundle, [...deps, ...shard.lanes], input.attempt ?? 1);
+  // An unchanged dependency left no artifact (it did not run): its record is in the plan, and it counts as a met checkpoint.
+  for (const id of deps) if (planned.get(id)?.status === 'unchanged') records.set(id, planned.get(id)!);
   const ctx: LaneContext = {
     fleet_id: manifest.fleet_id,
     file: fleet.file,

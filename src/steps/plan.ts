@@ -4,8 +4,9 @@
  * accounted for: runnable, excluded with a reason, or skipped with a reason.
  */
 import { randomBytes } from 'node:crypto';
-import { buildPlan, type Plan } from '../core/plan.js';
-import { initManifest } from '../core/manifest.js';
+import { buildPlan, shardWave, type Plan } from '../core/plan.js';
+import { laneDigest, outcomesOf, outcomesProblem, unchangedLanes, unchangedRecord } from '../core/incremental.js';
+import { initManifest, summarize } from '../core/manifest.js';
 import type { Exclusion, Manifest } from '../core/model.js';
 import { addDiscoveredLanes, type Problem, type ResolvedFleet } from '../core/validate.js';
 import type { Clock, Forge } from '../ports.js';
@@ -15,13 +16,18 @@ export interface PlanStepOptions {
   fleet_id?: string;
   maxParallel?: number;
   dryRun?: boolean;
+  /**
+   * An incremental sweep: the previous run's manifest. A lane whose base commit and digest are as they were when
+   * it last completed ends `unchanged` without running; with no usable previous run, every lane runs.
+   */
+  since?: Manifest;
   /** Finds targets beyond the listed ones (github.discover); its problems stop the plan. */
   discover?(fleet: ResolvedFleet): Promise<{ repos: string[]; problems: string[] }>;
 }
 
 export type PlanStepResult =
   /** `fleet` is the fleet as planned: the listed lanes plus the discovered ones. */
-  | { ok: true; fleet: ResolvedFleet; plan: Plan; manifest: Manifest; base_branches: Map<string, string> }
+  | { ok: true; fleet: ResolvedFleet; plan: Plan; manifest: Manifest; base_branches: Map<string, string>; notes: string[] }
   | { ok: false; problems: Problem[] };
 
 /**
@@ -57,6 +63,7 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
 
   const exclusions: Exclusion[] = [];
   const baseBranches = new Map<string, string>();
+  const baseCommits = new Map<string, string>();
   for (const lane of toCheck) {
     const c = checkByLane.get(byRepo.get(key(lane))!.id);
     if (!c) {
@@ -65,6 +72,7 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
       exclusions.push({ repo: lane.repo, lane: lane.id, reason: c.reason, detail: c.detail });
     } else {
       baseBranches.set(lane.id, lane.base ?? c.default_branch);
+      if (c.base_commit) baseCommits.set(lane.id, c.base_commit);
     }
   }
 
@@ -85,7 +93,7 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
   const built = buildPlan(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file });
   if (!built.ok) return { ok: false, problems: [...built.problems, ...branchProblems] };
   if (branchProblems.length) return { ok: false, problems: branchProblems };
-  const plan = built.plan;
+  let plan = built.plan;
   const now = clock.now();
   const byId = new Map(fleet.lanes.map((l) => [l.id, l]));
   const manifest = initManifest({
@@ -105,5 +113,37 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
     lanes: plan.lanes.map((l) => ({ repo: l.spec.repo, lane: l.spec.id, wave: l.wave, branch: l.spec.branch, depends_on: l.spec.depends_on })),
     skipped: plan.skipped.map((s) => ({ repo: s.repo, lane: s.lane, reason: s.reason, depends_on: byId.get(s.lane)?.depends_on ?? [] })),
   });
-  return { ok: true, fleet, plan, manifest, base_branches: baseBranches };
+  const digests = new Map(plan.lanes.map((l) => [l.spec.id, laneDigest(fleet.file, l.spec)]));
+  let lanes = manifest.lanes.map((l) => (digests.has(l.lane) ? { ...l, digest: digests.get(l.lane)! } : l));
+  const notes: string[] = [];
+  if (opts.since) {
+    const previous = outcomesOf(opts.since);
+    const problem = outcomesProblem(previous, fleet.file.name, opts.dryRun ?? false);
+    if (problem) notes.push(`every lane runs: the previous outcomes (${opts.since.fleet_id}) cannot be used, ${problem}`);
+    else {
+      const same = unchangedLanes({ lanes: plan.lanes.map((l) => l.spec), digests, baseCommits, previous });
+      lanes = lanes.map((l) => {
+        const p = same.get(l.lane);
+        return p ? unchangedRecord(l, p, digests.get(l.lane)!, now.toISOString()) : l;
+      });
+      plan = withoutShardsFor(plan, new Set(same.keys()), maxParallel);
+      notes.push(`${same.size} of ${plan.lanes.length} lane${plan.lanes.length === 1 ? '' : 's'} unchanged since ${opts.since.fleet_id}: not run`);
+    }
+  }
+  const out: Manifest = { ...manifest, lanes, waves: plan.waves, summary: summarize(lanes, manifest.started_at, null) };
+  return { ok: true, fleet, plan, manifest: out, base_branches: baseBranches, notes };
+}
+
+/**
+ * The plan with unchanged lanes left in their waves (their dependents still wait on them, and see them as
+ * met checkpoints) but in no shard: on GitHub no matrix leg starts for them, and a wave of nothing but
+ * unchanged lanes has no leg at all.
+ */
+function withoutShardsFor(plan: Plan, unchanged: ReadonlySet<string>, maxParallel: number): Plan {
+  if (!unchanged.size) return plan;
+  const waves = plan.waves.map((w) => {
+    const { shards, parallel } = shardWave(w.index, w.lanes.filter((id) => !unchanged.has(id)), maxParallel);
+    return { ...w, shards, parallel };
+  });
+  return { ...plan, waves };
 }

@@ -112,7 +112,8 @@ export async function reportStep(input: ReportStepInput): Promise<Manifest> {
   const { manifest, forge, clock } = input;
   const now = clock.now().toISOString();
   const records = await mapLimit(manifest.lanes, 16, async (planned): Promise<LaneRecord> => {
-    if (planned.status === 'excluded') return planned;
+    // Unchanged lanes did not run: their outcome is the previous run's, and the forge is not asked about them.
+    if (planned.status === 'excluded' || planned.status === 'unchanged') return planned;
     const done = input.verified?.get(planned.lane);
     if (done) return done;
     const read = await readLaneResult(input.root, planned.lane, manifest.fleet_id);

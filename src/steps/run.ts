@@ -49,6 +49,8 @@ export interface RunOptions {
   discover?: PlanStepOptions['discover'];
   /** A previous manifest: lanes it shows completed are kept, the rest run again. */
   resume?: { manifest: Manifest; root: string };
+  /** An incremental sweep: the previous run's manifest; lanes whose base commit and digest are unchanged do not run. */
+  since?: Manifest;
   /** Live view hook: called after every lane transition with the current manifest lanes. */
   onEvent?(event: FleetEvent, lanes: ReadonlyMap<string, LaneRecord>): void;
   /** Called once the plan is made, before any lane runs. */
@@ -92,6 +94,7 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
     maxParallel: opts.maxParallel,
     dryRun: opts.dryRun,
     discover: opts.discover,
+    since: opts.since,
   });
   if (!planned.ok) return planned;
   const { plan } = planned;
@@ -122,7 +125,7 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
   const lock = await lockWorkspace(root, manifest.fleet_id);
   if (!lock.ok) return { ok: false, problems: [{ file: join(root, LOCK_FILE), field: '(workspace)', message: lock.message }] };
   try {
-    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, notes: lock.note ? [lock.note] : [] });
+    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, notes: [...(lock.note ? [lock.note] : []), ...planned.notes] });
   } finally {
     active = null;
     await lock.release();
@@ -158,6 +161,7 @@ async function runLocked(
 
   for (const rec of manifest.lanes) {
     if (rec.status === 'excluded' || rec.status === 'skipped') emit(rec, rec.error?.message ?? rec.status);
+    if (rec.status === 'unchanged') emit(rec, rec.evidence.notes[0] ?? 'unchanged');
   }
 
   // Resume: a lane the previous run completed keeps its result; everything else runs again.
@@ -214,7 +218,7 @@ async function runLocked(
     for (const wave of plan.waves) {
       await Promise.all(
         wave.lanes.map(async (id) => {
-          if (carried.has(id)) return;
+          if (carried.has(id) || records.get(id)?.status === 'unchanged') return;
           const spec = specs.get(id)!;
           const start = records.get(id)!;
           if (opts.signal?.aborted) return cancelled(start);
@@ -429,6 +433,8 @@ export async function dependencyBlock(
     if (!dep || !TERMINAL.has(dep.status)) {
       return { class: 'checkpoint-unmet', message: `dependency "${depId}" had not finished when this lane's wave started` };
     }
+    // An unchanged dependency's checkpoint was met when it last ran, and neither its base nor its inputs moved since.
+    if (dep.status === 'unchanged') continue;
     if (dep.status !== 'completed') {
       const why = dep.error ? `${dep.status} (${dep.error.class})` : dep.status;
       return { class: 'dependency-failed', message: `dependency "${depId}" ${why}; this lane was not run against a missing checkpoint` };

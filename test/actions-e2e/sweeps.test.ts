@@ -33,6 +33,60 @@ describe('a scheduled sweep', () => {
   });
 });
 
+describe('an incremental sweep (the scheduled template, incremental: true)', () => {
+  // Outcomes travel between sweeps in the Actions cache (one immutable key per sweep, restored by prefix):
+  // https://docs.github.com/en/actions/reference/workflows-and-actions/dependency-caching (cache key matching,
+  // restrictions for accessing a cache). The base commits come from the validation query's `target { oid }`.
+  it('a second sweep over unchanged targets runs no leg and clones nothing; a target whose branch moved runs again', async () => {
+    w = await startWorld({ caller: template('fleet-scheduled.yml') });
+    const repos = ['s0', 's1', 's2'];
+    for (const name of repos) await w.emu.createRepo({ owner: 'acme', name });
+    await w.commitControl({ 'fleets/weekly-sweep.yml': stringify({ name: 'sweep', forge: 'github', directive: 'Stamp.', run: 'echo stamped > STAMP', targets: repos.map((r) => ({ repo: `acme/${r}` })) }) });
+    const sweep = async () => {
+      w!.emu.resetLog();
+      const run = await w!.runner.schedule({ repo: CONTROL_REPO, workflow: '.github/workflows/fleet.yml', cron: '17 6 * * 1' });
+      const s = await w!.runner.finish(run);
+      expect(s.conclusion, explain(s)).toBe('success');
+      const fleetRequests = w!.emu.requests.filter((r) => r.token === PAT);
+      const clones = (repo: string) => w!.emu.requests.filter((r) => r.operationId === 'git-upload-pack' && r.path.startsWith(`/${repo}.git/`) && r.method === 'POST').length;
+      return { s, manifest: reportArtifact(w!, run.id).manifest, report: reportArtifact(w!, run.id).report, fleetRequests, clones, legs: s.jobs.filter((j) => / \/ wave \d/.test(j.name)) };
+    };
+
+    const first = await sweep();
+    expect(first.manifest.summary).toMatchObject({ completed: 3, unchanged: 0 });
+    expect(first.legs.length).toBeGreaterThan(0);
+    for (const r of repos) expect(first.clones(`acme/${r}`), r).toBeGreaterThan(0);
+    const prs = repos.map((r) => w!.emu.pullRequests(`acme/${r}`)[0]!);
+
+    // Nothing moved: no wave leg starts, no target is cloned, the PRs are left as they are.
+    const second = await sweep();
+    expect(second.manifest.summary).toMatchObject({ total: 3, unchanged: 3, completed: 0, failed: 0 });
+    expect(second.manifest.lanes.map((l) => l.pr_number)).toEqual(prs.map((p) => p.number));
+    expect(second.legs).toEqual([]);
+    for (const r of repos) expect(second.clones(`acme/${r}`), r).toBe(0);
+    // The fleet token's requests: the one validation query (it reads the base commits too), nothing per target.
+    expect(second.fleetRequests.map((r) => r.route)).toEqual(['/graphql']);
+    expect(second.report).toContain('| Unchanged | 3 |');
+    for (const r of repos) expect(w.emu.pullRequests(`acme/${r}`)).toHaveLength(1);
+
+    // s1's default branch moves: s1 alone runs again (one leg, one clone), s0 and s2 stay unchanged.
+    await w.emu.commit({ owner: 'acme', repo: 's1', branch: 'main', files: { 'NEWS.md': 'moved\n' } });
+    const third = await sweep();
+    expect(third.manifest.lanes.map((l) => [l.lane, l.status]).sort()).toEqual([
+      ['s0', 'unchanged'],
+      ['s1', 'completed'],
+      ['s2', 'unchanged'],
+    ]);
+    expect(third.legs).toHaveLength(1);
+    expect(third.clones('acme/s1')).toBeGreaterThan(0);
+    expect(third.clones('acme/s0') + third.clones('acme/s2')).toBe(0);
+    // The cache holds one entry per sweep, all of this fleet's prefix.
+    const keys = w.services.caches({ repo: CONTROL_REPO }).map((c) => c.key);
+    expect(keys).toHaveLength(3);
+    for (const k of keys) expect(k).toMatch(/^fleet-sweep-sweep-\d+-1$/);
+  });
+});
+
 describe('a dry run', () => {
   it('pushes nothing; the directive finds no token in the checkouts or its environment', async () => {
     w = await startWorld({

@@ -121,6 +121,7 @@ describe('summarize', () => {
       failed: 2, // api, and web whose PR is a draft
       skipped: 2, // cli at run time, legacy at plan time
       excluded: 1,
+      unchanged: 0,
       queued: 0,
       running: 0,
       merged: 1,
@@ -129,7 +130,7 @@ describe('summarize', () => {
       duration_seconds: 1634, // whole seconds, rounded down
     });
     const s = m.summary;
-    expect(s.completed + s.failed + s.skipped + s.excluded + s.queued + s.running).toBe(s.total);
+    expect(s.completed + s.failed + s.skipped + s.excluded + s.unchanged + s.queued + s.running).toBe(s.total);
   });
 
   it('counts a draft by phase or by merge status', () => {

@@ -844,3 +844,32 @@ describe('checkRunConclusion', async () => {
     expect(checkRunConclusion(mergeLaneRecords(m0, [rec(m0, 'a', { status: 'completed', phase: 'merged', updated_at: at(1) })]))).toBe('success');
   });
 });
+
+describe('unchanged lanes (incremental sweeps)', () => {
+  function sweep(unchanged: number): Manifest {
+    const ids = ['changed', ...Array.from({ length: unchanged }, (_, i) => `u${String(i).padStart(3, '0')}`)];
+    const m0 = initManifest(baseInit({ lanes: ids.map((id) => ({ repo: `acme/${id}`, lane: id, wave: 0, branch: branch(id), depends_on: [] })) }));
+    const recs = ids.map((id) =>
+      id === 'changed'
+        ? rec(m0, id, { status: 'completed', phase: 'pr-open', updated_at: at(5), commit: 'c'.repeat(40), ...pr(`acme/${id}`, 7) })
+        : rec(m0, id, { status: 'unchanged', phase: 'unchanged', updated_at: at(1), unchanged_since: 'fleet-1' }),
+    );
+    return finalizeManifest(mergeLaneRecords(m0, recs), at(10));
+  }
+
+  it('counts them, shows a few as rows, and many as one line; the run is a success', async () => {
+    const few = renderReport(sweep(3), { now: at(10) });
+    expect(few).toContain('| Unchanged | 3 |');
+    expect(laneRow(few, 'u000')[3]).toBe('unchanged');
+    const many = renderReport(sweep(500), { now: at(10) });
+    expect(many).toContain('| Unchanged | 500 |');
+    expect(many).toContain('500 lanes unchanged since their last outcome');
+    expect(tableRows(many.slice(many.indexOf('### Lanes'))).map((r) => cells(r)[0])).toEqual(['Lane', 'changed']);
+    expect(many).toContain('Nothing needs action.');
+    const { checkRunConclusion } = await import('../../src/core/report.js');
+    expect(checkRunConclusion(sweep(500))).toBe('success');
+    // A report of a plain run has no Unchanged row at all.
+    expect(renderReport(sweep(0), { now: at(10) })).not.toContain('Unchanged');
+    expect(renderPlan(sweep(500))).toContain('(500 unchanged, not run)');
+  });
+});

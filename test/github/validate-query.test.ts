@@ -30,8 +30,8 @@ describe('GraphQL batch query building', () => {
   it('builds one aliased query with every name as a variable', () => {
     const q = buildBatchQuery(groupRepos([lane('acme/api'), lane('acme/web', { base: 'release/1.0' })]));
     expect(q.query).toContain('query FleetTargets($o0: String!, $n0: String!, $o1: String!, $n1: String!, $b1_0: String!)');
-    expect(q.query).toContain('r0: repository(owner: $o0, name: $n0) { nameWithOwner isArchived isDisabled isFork isEmpty viewerPermission defaultBranchRef { name } }');
-    expect(q.query).toContain('r1: repository(owner: $o1, name: $n1) { nameWithOwner isArchived isDisabled isFork isEmpty viewerPermission defaultBranchRef { name } b0: ref(qualifiedName: $b1_0) { name } }');
+    expect(q.query).toContain('r0: repository(owner: $o0, name: $n0) { nameWithOwner isArchived isDisabled isFork isEmpty viewerPermission defaultBranchRef { name target { oid } } }');
+    expect(q.query).toContain('r1: repository(owner: $o1, name: $n1) { nameWithOwner isArchived isDisabled isFork isEmpty viewerPermission defaultBranchRef { name target { oid } } b0: ref(qualifiedName: $b1_0) { name target { oid } } }');
     expect(q.variables).toEqual({ o0: 'acme', n0: 'api', o1: 'acme', n1: 'web', b1_0: 'refs/heads/release/1.0' });
     // Names never appear in the query text (no injection through a repository name).
     expect(q.query).not.toContain('acme');
@@ -89,6 +89,18 @@ describe('judgeRepo', () => {
 
   it('reports bases that do not exist', () => {
     const v = judgeRepo('acme/api', node({ b0: { name: 'develop' }, b1: null }), [], [{ alias: 'b0', branch: 'develop' }, { alias: 'b1', branch: 'nope' }], false);
-    expect(v).toEqual({ ok: true, nameWithOwner: 'acme/api', defaultBranch: 'main', missingBases: ['nope'] });
+    expect(v).toEqual({ ok: true, nameWithOwner: 'acme/api', defaultBranch: 'main', missingBases: ['nope'], heads: {} });
+  });
+
+  it('reads the commit of the default branch and of each base from the same answer (incremental sweeps)', () => {
+    const sha = (c: string) => c.repeat(40);
+    const v = judgeRepo(
+      'acme/api',
+      node({ defaultBranchRef: { name: 'main', target: { oid: sha('a') } }, b0: { name: 'develop', target: { oid: sha('b') } } }),
+      [],
+      [{ alias: 'b0', branch: 'develop' }],
+      false,
+    );
+    expect(v).toMatchObject({ ok: true, heads: { main: sha('a'), develop: sha('b') } });
   });
 });

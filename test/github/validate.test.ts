@@ -77,6 +77,10 @@ describe('checkTargets', () => {
     expect(checks.find((c) => c.lane === 'readonly')).toMatchObject({ detail: 'the token has read permission on acme/readonly; it needs write' });
     expect(checks.find((c) => c.lane === 'api-gone')).toMatchObject({ detail: 'acme/api has no branch no-such-branch' });
     expect(checks.find((c) => c.lane === 'local')).toMatchObject({ detail: './local-path is not an owner/repo name; forge: github runs GitHub repositories only' });
+    // The same query reads the commit each base branch is at (Ref.target.oid: https://docs.github.com/en/graphql/reference/objects#ref),
+    // for incremental sweeps: no request per target.
+    expect(ok).toMatchObject({ base_commit: await h.emu.branchSha('acme/api', 'main') });
+    expect(checks.find((c) => c.lane === 'api-dev')).toMatchObject({ base_commit: await h.emu.branchSha('acme/api', 'develop') });
     // One query for all of it; partial NOT_FOUND errors did not fail it.
     expect(h.emu.count({ kind: 'graphql' })).toBe(1);
     expect(h.emu.count({ kind: 'rest' })).toBe(0);

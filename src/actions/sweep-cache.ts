@@ -1,0 +1,41 @@
+/**
+ * Where an incremental sweep keeps its outcomes between runs on GitHub Actions: the Actions cache, through
+ * the toolkit's @actions/cache client. A saved key is immutable, so each sweep saves a key of its own
+ * (`fleet-sweep-<fleet name>-<run id>-<attempt>`) and the next one restores the newest by prefix. Entries are
+ * scoped by branch: a run reads its own branch's entries, then the default branch's, and writes its own
+ * branch's (GitHub's "Dependency caching reference": restrictions for accessing a cache).
+ */
+import * as cache from '@actions/cache';
+
+export interface SweepCache {
+  /** Restore the newest entry whose key starts with `prefix` into `file`; the key restored, or undefined. */
+  restore(file: string, prefix: string): Promise<string | undefined>;
+  /** Save `file` under `key`; false when the service refused (the key exists, no write access). */
+  save(file: string, key: string): Promise<boolean>;
+}
+
+/** The key prefix of a fleet's sweeps (fleet names are lowercase letters, digits, `.`, `_`, `-`: valid in a key). */
+export function sweepKeyPrefix(fleetName: string): string {
+  return `fleet-sweep-${fleetName}-`;
+}
+
+export function sweepKey(fleetName: string, runId: number | undefined, attempt: number): string {
+  return `${sweepKeyPrefix(fleetName)}${runId ?? 'local'}-${attempt}`;
+}
+
+/**
+ * The file's path must be the same string when saving and restoring: the cache version hashes it. It is
+ * relative to the job's working directory (GITHUB_WORKSPACE), which the client archives from.
+ */
+export const SWEEP_FILE = '.fleet-sweep/fleet-status.json';
+
+export const actionsSweepCache: SweepCache = {
+  async restore(file, prefix) {
+    if (!cache.isFeatureAvailable()) return undefined;
+    return cache.restoreCache([file], prefix, [prefix]);
+  },
+  async save(file, key) {
+    if (!cache.isFeatureAvailable()) return false;
+    return (await cache.saveCache([file], key)) !== -1;
+  },
+};

@@ -5,7 +5,6 @@
  * scoped by branch: a run reads its own branch's entries, then the default branch's, and writes its own
  * branch's (GitHub's "Dependency caching reference": restrictions for accessing a cache).
  */
-import * as cache from '@actions/cache';
 
 export interface SweepCache {
   /** Restore the newest entry whose key starts with `prefix` into `file`; the key restored, or undefined. */
@@ -29,12 +28,17 @@ export function sweepKey(fleetName: string, runId: number | undefined, attempt: 
  */
 export const SWEEP_FILE = '.fleet-sweep/fleet-status.json';
 
+/** The toolkit's cache client, loaded when a sweep needs it: most action runs never do, and it is 1.2 MB to parse. */
+const toolkit = () => import('@actions/cache');
+
 export const actionsSweepCache: SweepCache = {
   async restore(file, prefix) {
+    const cache = await toolkit();
     if (!cache.isFeatureAvailable()) return undefined;
     return cache.restoreCache([file], prefix, [prefix]);
   },
   async save(file, key) {
+    const cache = await toolkit();
     if (!cache.isFeatureAvailable()) return false;
     return (await cache.saveCache([file], key)) !== -1;
   },

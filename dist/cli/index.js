@@ -23114,10 +23114,10 @@ function pathSpan(path) {
 /* harmony export */   f$: () => (/* binding */ SCHEMA_VERSION),
 /* harmony export */   ff: () => (/* binding */ TERMINAL)
 /* harmony export */ });
-/* unused harmony exports Attempt, CiConclusion, ContentionEntry, ErrorClass, Evidence, Exclusion, LaneError, LanePhase, LaneRecord, LaneStatus, MergeStatus, Shard, Summary, Timings, Wave, emptyEvidence, emptyTimings */
+/* unused harmony exports Attempt, ChainRun, CiConclusion, ContentionEntry, ErrorClass, Evidence, Exclusion, LaneError, LanePhase, LaneRecord, LaneStatus, MergeStatus, Shard, Summary, Timings, Wave, emptyEvidence, emptyTimings */
 /* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(2160);
 
-const SCHEMA_VERSION = "1.0.0";
+const SCHEMA_VERSION = "1.1.0";
 const LaneStatus = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["queued", "running", "completed", "failed", "skipped", "excluded"]);
 const TERMINAL = /* @__PURE__ */ new Set(["completed", "failed", "skipped", "excluded"]);
 const LanePhase = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n([
@@ -23269,6 +23269,12 @@ const Summary = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   retries: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
   duration_seconds: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable()
 });
+const ChainRun = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  run_id: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  url: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  first_wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
+  last_wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).describe("Inclusive.")
+});
 const Manifest = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   $schema: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional(),
   schema_version: zod__WEBPACK_IMPORTED_MODULE_0__/* .literal */ .euz(SCHEMA_VERSION),
@@ -23287,7 +23293,8 @@ const Manifest = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   contention: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ContentionEntry),
   excluded: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(Exclusion),
   lanes: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(LaneRecord),
-  summary: Summary
+  summary: Summary,
+  runs: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ChainRun).optional().describe("On GitHub Actions, the workflow runs the fleet ran in, in order: more than one when its DAG is deeper than the workflow has wave jobs.")
 });
 function emptyEvidence() {
   return { verified_at: null, verified_by: null, branch_head: null, head_matches: null, files_match: null, fence_ok: null, patch: null, notes: [] };
@@ -24019,9 +24026,20 @@ function reportRank(l) {
   if (l.status === "queued") return 4;
   return 5;
 }
+function runsLines(m) {
+  const runs = m.runs ?? [];
+  if (runs.length === 0) return [];
+  const last = runs.at(-1);
+  const more = last.last_wave + 1 < m.waves.length;
+  if (runs.length === 1 && !more) return [];
+  const link = (r) => r.url ? `[run ${r.run_id}](${r.url})` : `run ${r.run_id}`;
+  const out = ["", `Ran in ${runs.length} workflow run${runs.length > 1 ? "s" : ""}${more ? " so far" : ""}: ${runs.map((r) => `${link(r)} (waves ${r.first_wave + 1}\u2013${r.last_wave + 1})`).join(", ")}.`];
+  if (more) out.push(`Waves ${last.last_wave + 2}\u2013${m.waves.length} go on in a new run of the workflow; its report covers the whole fleet.`);
+  return out;
+}
 function renderReport(m, opts) {
   const s = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .summarize */ .eh)(m.lanes, m.started_at, m.ended_at ?? opts.now);
-  const lines = [`## Fleet Report \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`, "", directiveLine(m), ...dryRunLine(m), ...isolationLine(m), ""];
+  const lines = [`## Fleet Report \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`, "", directiveLine(m), ...dryRunLine(m), ...isolationLine(m), ...runsLines(m), ""];
   const metrics = [
     ["Lanes", String(s.total)],
     ["Completed", String(s.completed)],
@@ -24202,6 +24220,7 @@ function charsWithin(text, bytes) {
 }
 function checkRunConclusion(m) {
   if (m.lanes.some((l) => l.status === "failed" || l.status === "skipped")) return "failure";
+  if (m.lanes.some((l) => l.status === "queued")) return "neutral";
   if (m.lanes.every((l) => l.status === "excluded")) return "neutral";
   return "success";
 }

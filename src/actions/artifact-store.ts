@@ -74,3 +74,29 @@ export class ActionsArtifactStore implements ArtifactStore {
     if (r.digestMismatch) throw new Error(`artifact ${artifact.name} does not match its digest: refusing a result that changed after upload`);
   }
 }
+
+/**
+ * The artifacts of another run of this repository (the run a chained fleet continues): listed and downloaded only
+ * through that run's REST endpoints, with a token that has `actions: read`; the job's own path sees this run only.
+ */
+export class OtherRunArtifactStore implements ArtifactStore {
+  private readonly client = new DefaultArtifactClient();
+
+  constructor(private readonly run: FindBy) {}
+
+  upload(name: string): Promise<StoredArtifact> {
+    return Promise.reject(new Error(`artifact ${name}: another run's artifacts are read, never written`));
+  }
+
+  async list(prefix: string): Promise<StoredArtifact[]> {
+    return (await this.client.listArtifacts({ findBy: this.run })).artifacts
+      .filter((a) => a.name.startsWith(prefix))
+      .map((a) => ({ name: a.name, id: a.id, digest: withPrefix(a.digest) }))
+      .sort((a, b) => a.name.localeCompare(b.name) || a.id - b.id);
+  }
+
+  async download(artifact: StoredArtifact, dir: string): Promise<void> {
+    const r = await this.client.downloadArtifact(artifact.id, { path: dir, findBy: this.run, ...(artifact.digest ? { expectedHash: artifact.digest } : {}) });
+    if (r.digestMismatch) throw new Error(`artifact ${artifact.name} of run ${this.run.workflowRunId} does not match its digest`);
+  }
+}

@@ -13,6 +13,7 @@ import { githubClient } from '../github/setup.js';
 import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock, type ArtifactStore, type Logger } from '../ports.js';
 import type { CacheLike } from './agent-install.js';
+import { OtherRunArtifactStore } from './artifact-store.js';
 import type { ActionDeps, CoreLike } from './main.js';
 import { actionsSweepCache } from './sweep-cache.js';
 
@@ -36,6 +37,12 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
       if ('problem' in client) throw new Error(client.problem);
       return client;
     },
+    fleetApi: (s) => {
+      const client = githubClient(env, s.token, logger);
+      if ('problem' in client) throw new Error(client.problem);
+      return client;
+    },
+    runStore: (s, runId) => new OtherRunArtifactStore({ token: s.runToken, workflowRunId: runId, repositoryOwner: s.repository!.owner, repositoryName: s.repository!.repo }),
     directiveEnv: withheld,
     installAgent: async (spec, bin) => {
       const { installAgent } = await import('./agent-install.js');

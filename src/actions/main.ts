@@ -7,10 +7,13 @@ import { join } from 'node:path';
 import { exitCodeFor } from '../steps/run.js';
 import { formatProblems } from '../core/validate.js';
 import type { Manifest } from '../core/model.js';
+import type { MatrixPlanOutputs } from '../steps/matrix.js';
 import { checkRunConclusion, fitCheckRunText, renderPlan, renderReport } from '../core/report.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, Workspace } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
-import { attemptName, loadPlanBundle, matrixPlan, matrixReport, matrixShard, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
+import { attemptName, continuesAfter, loadPlanBundle, matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
+import { finalizeManifest } from '../core/manifest.js';
+import { readFile } from 'node:fs/promises';
 import type { PlanStepOptions } from '../steps/plan.js';
 import type { AgentSpec, FleetFile } from '../core/fleet-file.js';
 import { agentCredentialEnv, agentPackage } from '../core/agent-setup.js';
@@ -49,6 +52,10 @@ export interface ActionDeps {
   /** The forge the fleet file names (and its target discovery, on GitHub). */
   setupForge(settings: Settings, file: FleetFile): ForgeChoice | Promise<ForgeChoice>;
   api(settings: Settings): GitHubApi;
+  /** The same API with the fleet token (the run token may not dispatch a workflow). */
+  fleetApi?(settings: Settings): GitHubApi;
+  /** The artifacts of another run of this repository (a chain's earlier run), read through the REST API. */
+  runStore?(settings: Settings, runId: number): ArtifactStore;
   /** The environment handed to directives (Fleet's own credentials withheld). */
   directiveEnv: Record<string, string>;
   /** Installs (or restores from the Actions cache) the agent CLI a leg runs; the folder to put on PATH. */
@@ -88,6 +95,7 @@ export async function runAction(deps: ActionDeps): Promise<number> {
 }
 
 async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
+  if (settings.continueRun) return await continuePlan(deps, settings, settings.continueRun);
   const loaded = await loadFleetFile(settings.file);
   if (!loaded.ok) {
     deps.core.setFailed(formatProblems(loaded.problems));
@@ -125,13 +133,22 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
     discover: setup.discover,
     attempt: settings.runAttempt,
     since,
+    run: thisRun(settings),
   });
   if (!out.ok) {
     deps.core.setFailed(formatProblems(out.problems));
     return 2;
   }
   for (const note of out.notes) deps.core.info(note);
-  const o = out.outputs;
+  await planOutputs(deps, out.manifest, out.outputs);
+  return 0;
+}
+
+function thisRun(settings: Settings): { id: number; url: string | null } | undefined {
+  return settings.runId ? { id: settings.runId, url: settings.runUrl ?? null } : undefined;
+}
+
+async function planOutputs(deps: ActionDeps, manifest: Manifest, o: MatrixPlanOutputs): Promise<void> {
   deps.core.setOutput('fleet-id', o.fleet_id);
   deps.core.setOutput('wave-count', String(o.wave_count));
   deps.core.setOutput('max-parallel', String(o.max_parallel));
@@ -139,8 +156,29 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
   deps.core.setOutput('plan-digest', o.plan_digest);
   o.waves.forEach((shards, i) => deps.core.setOutput(`wave-${i + 1}`, JSON.stringify(shards)));
   // The approver reads this before the approval gate opens.
-  await deps.core.summary.addRaw(renderPlan(out.manifest), true).write();
-  deps.core.info(`Planned ${o.lane_count} lanes in ${o.wave_count} wave(s); ${out.manifest.excluded.length} excluded.`);
+  await deps.core.summary.addRaw(renderPlan(manifest), true).write();
+  deps.core.info(`Planned ${o.lane_count} lanes in ${o.wave_count} wave(s); ${manifest.excluded.length} excluded.`);
+}
+
+/**
+ * The plan job of a run that continues a fleet deeper than the workflow's wave jobs: the plan and the lanes' results
+ * come from the run it continues, which must be a run of this same workflow in this repository.
+ */
+async function continuePlan(deps: ActionDeps, settings: Settings, runId: number): Promise<number> {
+  if (!settings.repository || !settings.caller || !deps.runStore) {
+    deps.core.setFailed('input continue-run: a fleet continues only in a run of GitHub Actions (GITHUB_REPOSITORY and GITHUB_WORKFLOW_REF are not set)');
+    return 2;
+  }
+  const { data } = await deps.api(settings).request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { ...settings.repository, run_id: runId });
+  const run = data as { path?: string; repository?: { full_name?: string } };
+  const here = `${settings.repository.owner}/${settings.repository.repo}`;
+  if (run.repository?.full_name !== here || run.path !== settings.caller.path) {
+    deps.core.setFailed(`input continue-run: run ${runId} is a run of ${run.repository?.full_name ?? '?'}/${run.path ?? '?'}, not of ${here}/${settings.caller.path}: a fleet continues only from a run of the same workflow`);
+    return 2;
+  }
+  const out = await matrixContinue({ previous: deps.runStore(settings, runId), store: deps.store, root: settings.workspace, waveJobs: settings.waveJobs, attempt: settings.runAttempt, run: thisRun(settings) });
+  deps.core.info(`Continuing ${out.manifest.fleet_id} from run ${runId}: waves ${(out.manifest.runs?.at(-1)?.first_wave ?? 0) + 1}–${(out.manifest.runs?.at(-1)?.last_wave ?? 0) + 1} of ${out.manifest.waves.length}.`);
+  await planOutputs(deps, out.manifest, out.outputs);
   return 0;
 }
 
@@ -202,7 +240,7 @@ function presetBinary(agent: AgentSpec): string | null {
 
 async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
   const api = deps.api(settings);
-  const manifest = await matrixReport({
+  let manifest = await matrixReport({
     bundle,
     store: deps.store,
     root: settings.workspace,
@@ -211,6 +249,7 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
     jobs: settings.repository && settings.runId ? runJobs(api, settings.repository, settings.runId) : undefined,
     attempt: settings.runAttempt,
   });
+  manifest = await continueChain(deps, settings, bundle, manifest);
   const text = renderReport(manifest, { now: manifest.ended_at ?? deps.clock.now().toISOString() });
   await writeJsonAtomic(join(settings.workspace, 'fleet-status.json'), manifest);
   await writeFileAtomic(join(settings.workspace, 'report.md'), `${text}\n`);
@@ -226,6 +265,67 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
   const code = exitCodeFor(manifest);
   if (code !== 0 && settings.failOnLaneFailure) deps.core.setFailed(`${manifest.summary.failed} lane(s) failed: see the report`);
   return settings.failOnLaneFailure ? code : 0;
+}
+
+/**
+ * A fleet deeper than the workflow's wave jobs goes on in a new run of the calling workflow: this run's state is left
+ * as an artifact, and the calling workflow is dispatched with its own inputs and `fleet-continue` naming this run.
+ * When that cannot be done, the lanes of the later waves are skipped with the reason, so every lane is accounted for.
+ */
+async function continueChain(deps: ActionDeps, settings: Settings, bundle: PlanBundle, manifest: Manifest): Promise<Manifest> {
+  const next = continuesAfter(bundle);
+  if (next === null) return manifest;
+  try {
+    if (!settings.repository || !settings.caller || !settings.runId) throw new Error('this is not a run of GitHub Actions');
+    await publishChain(deps.store, settings.workspace, { fleet: bundle.fleet, manifest, next_wave: next }, settings.runAttempt);
+    const inputs = { ...(await dispatchedInputs(settings.caller)), [CONTINUE_INPUT]: String(settings.runId) };
+    await dispatchNext(deps, settings, inputs);
+    deps.core.info(`The fleet goes on from wave ${next + 1} in a new run of ${settings.caller.path} (${CONTINUE_INPUT}: ${settings.runId}).`);
+    return manifest;
+  } catch (err) {
+    const why = `the fleet could not continue in a new run of the workflow after wave ${next}: ${(err as Error).message}`;
+    deps.core.warning(why);
+    const now = deps.clock.now().toISOString();
+    const lanes = manifest.lanes.map((l) =>
+      l.wave !== null && l.wave >= next && l.status === 'queued' ? { ...l, status: 'skipped' as const, phase: 'skipped' as const, updated_at: now, ended_at: now, error: { class: 'no-result' as const, message: why } } : l,
+    );
+    return finalizeManifest({ ...manifest, lanes }, now);
+  }
+}
+
+/** The input of the calling workflow that carries the run a fleet continues (see workflows-templates/). */
+export const CONTINUE_INPUT = 'fleet-continue';
+
+/** The inputs the calling workflow was dispatched with (none for a schedule): the next run gets the same. */
+async function dispatchedInputs(caller: NonNullable<Settings['caller']>): Promise<Record<string, string>> {
+  if (caller.event !== 'workflow_dispatch' || !caller.eventPath) return {};
+  const event = JSON.parse(await readFile(caller.eventPath, 'utf8')) as { inputs?: Record<string, unknown> | null };
+  return Object.fromEntries(Object.entries(event.inputs ?? {}).filter(([k]) => k !== CONTINUE_INPUT).map(([k, v]) => [k, String(v)]));
+}
+
+/** Dispatches the calling workflow with the fleet token (which needs Actions write), then with the job's own token. */
+async function dispatchNext(deps: ActionDeps, settings: Settings, inputs: Record<string, string>): Promise<void> {
+  const params = { ...settings.repository!, workflow_id: settings.caller!.path.split('/').pop()!, ref: settings.caller!.ref, inputs };
+  const route = 'POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches';
+  try {
+    await (deps.fleetApi ?? deps.api)(settings).request(route, params);
+  } catch (err) {
+    const status = (err as { status?: number }).status;
+    if (status !== 403 && status !== 404) throw dispatchProblem(err as Error);
+    await deps.api(settings).request(route, params).catch((again: Error) => {
+      throw dispatchProblem(again, `the fleet token was refused too (${status})`);
+    });
+  }
+}
+
+function dispatchProblem(err: Error & { status?: number }, also?: string): Error {
+  const hint =
+    err.status === 422
+      ? ` The calling workflow needs a workflow_dispatch input named ${CONTINUE_INPUT}, passed to the reusable workflow as continue-run (see workflows-templates/).`
+      : err.status === 403 || err.status === 404
+        ? ' The fleet token (or the job token, with permissions: actions: write granted by the caller) must be allowed to run workflows (Actions: write) in this repository.'
+        : '';
+  return new Error(`dispatching the next run failed (${err.status ?? 'error'}: ${err.message})${also ? `; ${also}` : ''}.${hint}`);
 }
 
 function checkRunProblem(err: Error & { status?: number }): string {

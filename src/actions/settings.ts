@@ -40,6 +40,11 @@ const SettingsSchema = z.object({
   FLEET_CHECK_NAME: z.string().default('Fleet'),
   FLEET_FAIL_ON_LANE_FAILURE: bool('true'),
   FLEET_WORKSPACE_DIR: z.string().default(''),
+  FLEET_CONTINUE_RUN: optionalInt(1, Number.MAX_SAFE_INTEGER),
+  GITHUB_WORKFLOW_REF: z.string().default(''),
+  GITHUB_REF: z.string().default(''),
+  GITHUB_EVENT_NAME: z.string().default(''),
+  GITHUB_EVENT_PATH: z.string().default(''),
   GITHUB_REPOSITORY: z.string().default(''),
   GITHUB_SHA: z.string().default(''),
   GITHUB_RUN_ID: z.string().default(''),
@@ -71,6 +76,10 @@ export interface Settings {
   runId: number | undefined;
   /** Agent credentials given to the action (FLEET_AGENT_* → value), for agent directives only. */
   agentCredentials: Record<string, string>;
+  /** plan mode: the run whose fleet this run continues (a DAG deeper than the workflow's wave jobs). */
+  continueRun: number | undefined;
+  /** The calling workflow (GITHUB_WORKFLOW_REF: `owner/repo/path@ref`), the ref it ran on and its event, to dispatch the next run of a chain. */
+  caller: { path: string; ref: string; event: string; eventPath: string } | undefined;
   /** GITHUB_RUN_ATTEMPT: every artifact name carries it (see steps/matrix.ts). */
   runAttempt: number;
   runUrl: string | undefined;
@@ -87,6 +96,7 @@ const INPUT_NAMES: Record<string, string> = {
   FLEET_DRY_RUN: 'dry-run',
   FLEET_INCREMENTAL: 'incremental',
   FLEET_FAIL_ON_LANE_FAILURE: 'fail-on-lane-failure',
+  FLEET_CONTINUE_RUN: 'continue-run',
 };
 
 export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Settings } | { ok: false; problems: string[] } {
@@ -127,6 +137,8 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
       sha: e.GITHUB_SHA,
       runId: runId && Number.isFinite(runId) ? runId : undefined,
       agentCredentials: agentCredentials(env),
+      continueRun: e.FLEET_CONTINUE_RUN,
+      caller: callerOf(e.GITHUB_WORKFLOW_REF, e.GITHUB_REF, e.GITHUB_EVENT_NAME, e.GITHUB_EVENT_PATH),
       runAttempt: Math.max(1, Number(e.GITHUB_RUN_ATTEMPT) || 1),
       runUrl: owner && repo && runId ? `${e.GITHUB_SERVER_URL}/${owner}/${repo}/actions/runs/${runId}` : undefined,
     },
@@ -140,4 +152,11 @@ function agentCredentials(env: NodeJS.ProcessEnv): Record<string, string> {
     if (value) out[c.fleetVariable] = value;
   }
   return out;
+}
+
+/** `acme/control/.github/workflows/fleet.yml@refs/heads/main` → the workflow's path in its repository, and the branch. */
+function callerOf(workflowRef: string, ref: string, event: string, eventPath: string): Settings['caller'] {
+  const m = /^[^/]+\/[^/]+\/(.+?)@(.+)$/.exec(workflowRef);
+  if (!m) return undefined;
+  return { path: m[1]!, ref: (ref || m[2]!).replace(/^refs\/(heads|tags)\//, ''), event, eventPath };
 }

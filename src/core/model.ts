@@ -220,6 +220,15 @@ export const Summary = z.strictObject({
 });
 export type Summary = z.infer<typeof Summary>;
 
+/** One workflow run of a fleet deeper than the reusable workflow's wave jobs: which waves it ran. */
+export const ChainRun = z.strictObject({
+  run_id: z.number().int(),
+  url: z.string().nullable(),
+  first_wave: z.number().int().min(0),
+  last_wave: z.number().int().min(0).describe('Inclusive.'),
+});
+export type ChainRun = z.infer<typeof ChainRun>;
+
 export const Manifest = z.strictObject({
   $schema: z.string().optional(),
   schema_version: z.literal(SCHEMA_VERSION),
@@ -239,6 +248,10 @@ export const Manifest = z.strictObject({
   excluded: z.array(Exclusion),
   lanes: z.array(LaneRecord),
   summary: Summary,
+  runs: z
+    .array(ChainRun)
+    .optional()
+    .describe('On GitHub Actions, the workflow runs the fleet ran in, in order: more than one when its DAG is deeper than the workflow has wave jobs.'),
 });
 export type Manifest = z.infer<typeof Manifest>;
 

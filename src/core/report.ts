@@ -267,9 +267,25 @@ function reportRank(l: LaneRecord): number {
   return 5;
 }
 
+/**
+ * A fleet deeper than the workflow's wave jobs ran in several workflow runs: each, with its waves. The last run listed
+ * is the one whose report this is; a fleet that goes on says so.
+ */
+function runsLines(m: Manifest): string[] {
+  const runs = m.runs ?? [];
+  if (runs.length === 0) return [];
+  const last = runs.at(-1)!;
+  const more = last.last_wave + 1 < m.waves.length;
+  if (runs.length === 1 && !more) return [];
+  const link = (r: (typeof runs)[number]) => (r.url ? `[run ${r.run_id}](${r.url})` : `run ${r.run_id}`);
+  const out = ['', `Ran in ${runs.length} workflow run${runs.length > 1 ? 's' : ''}${more ? ' so far' : ''}: ${runs.map((r) => `${link(r)} (waves ${r.first_wave + 1}–${r.last_wave + 1})`).join(', ')}.`];
+  if (more) out.push(`Waves ${last.last_wave + 2}–${m.waves.length} go on in a new run of the workflow; its report covers the whole fleet.`);
+  return out;
+}
+
 export function renderReport(m: Manifest, opts: ReportOptions): string {
   const s = summarize(m.lanes, m.started_at, m.ended_at ?? opts.now);
-  const lines = [`## Fleet Report — ${escapeCell(m.fleet_id)}`, '', directiveLine(m), ...dryRunLine(m), ...isolationLine(m), ''];
+  const lines = [`## Fleet Report — ${escapeCell(m.fleet_id)}`, '', directiveLine(m), ...dryRunLine(m), ...isolationLine(m), ...runsLines(m), ''];
 
   const metrics: [string, string][] = [
     ['Lanes', String(s.total)],
@@ -509,6 +525,8 @@ function charsWithin(text: string, bytes: number): number {
 /** The check run conclusion a fleet earns: failure when any lane failed or was skipped (as the CLI's exit code), success otherwise. */
 export function checkRunConclusion(m: Manifest): 'success' | 'failure' | 'neutral' {
   if (m.lanes.some((l) => l.status === 'failed' || l.status === 'skipped')) return 'failure';
+  // A run of a chain whose fleet goes on in the next run: not done, not failed.
+  if (m.lanes.some((l) => l.status === 'queued')) return 'neutral';
   if (m.lanes.every((l) => l.status === 'excluded')) return 'neutral';
   return 'success';
 }

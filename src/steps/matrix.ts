@@ -20,6 +20,8 @@ import { MissingResultExplainer } from './explain.js';
 export const PLAN_ARTIFACT = 'fleet-plan';
 export const LANE_ARTIFACT_PREFIX = 'fleet-lane-';
 export const REPORT_ARTIFACT = 'fleet-report';
+/** What a run hands the run that continues its fleet: the manifest as it stands and the next wave (see matrixContinue). */
+export const CHAIN_ARTIFACT = 'fleet-chain';
 
 /**
  * Every artifact name carries the run attempt that uploaded it
@@ -64,6 +66,19 @@ export interface PlanBundle {
   manifest: Manifest;
   /** The run attempt that planned: lane results of earlier attempts belong to an earlier plan ("Re-run all jobs"). */
   attempt?: number;
+  /**
+   * The first wave this run's wave jobs run (0 unless the fleet continues an earlier run's); wave job k runs wave
+   * first_wave + k - 1. Lanes of earlier waves are final in `manifest`, checked by the run that ran them.
+   */
+  first_wave?: number;
+  /** How many wave jobs the workflow has. */
+  wave_jobs?: number;
+}
+
+/** This workflow run, for the manifest's list of runs. */
+export interface ThisRun {
+  id: number;
+  url: string | null;
 }
 
 export interface MatrixPlanInput {
@@ -83,6 +98,7 @@ export interface MatrixPlanInput {
   attempt?: number;
   /** An incremental sweep: the previous sweep's manifest (restored from the Actions cache). */
   since?: Manifest;
+  run?: ThisRun;
 }
 
 export interface MatrixPlanOutputs {
@@ -103,10 +119,8 @@ export interface MatrixPlanOutputs {
 export async function matrixPlan(
   input: MatrixPlanInput,
 ): Promise<{ ok: true; manifest: Manifest; outputs: MatrixPlanOutputs; notes: string[] } | { ok: false; problems: Problem[] }> {
-  const fleet: ResolvedFleet = {
-    ...input.fleet,
-    file: { ...input.fleet.file, max_waves: Math.min(input.fleet.file.max_waves, input.waveJobs) },
-  };
+  // A DAG deeper than the workflow's wave jobs continues in new runs of the workflow (matrixContinue): max_waves bounds it.
+  const fleet = input.fleet;
   const planned = await planStep(fleet, input.forge, input.clock, {
     file: input.file,
     fleet_id: input.fleet_id,
@@ -120,30 +134,85 @@ export async function matrixPlan(
       ok: false,
       problems: planned.problems.map((p) =>
         p.field === 'max_waves'
-          ? { ...p, message: `${p.message} (this workflow has ${input.waveJobs} wave jobs; the reusable workflow cannot loop)` }
+          ? { ...p, message: `${p.message} (this workflow has ${input.waveJobs} wave jobs: a deeper DAG continues in a new run of it every ${input.waveJobs} waves)` }
           : p,
       ),
     };
   }
-  const bundleDir = join(input.root, 'plan');
-  const attempt = input.attempt ?? 1;
-  const bundle: PlanBundle = { fleet: planned.fleet, manifest: planned.manifest, attempt };
+  const manifest = withRun(planned.manifest, input.run, 0, input.waveJobs);
+  const bundle: PlanBundle = { fleet: planned.fleet, manifest, attempt: input.attempt ?? 1, first_wave: 0, wave_jobs: input.waveJobs };
+  return { ok: true, manifest, notes: planned.notes, outputs: await publishPlan(input.store, input.root, bundle, planned.plan.lanes.length) };
+}
+
+/** Adds this run to the manifest's runs, with the waves its wave jobs cover. */
+function withRun(m: Manifest, run: ThisRun | undefined, first: number, waveJobs: number): Manifest {
+  if (!run) return m;
+  const last = Math.min(m.waves.length, first + waveJobs) - 1;
+  return { ...m, runs: [...(m.runs ?? []), { run_id: run.id, url: run.url, first_wave: first, last_wave: Math.max(first, last) }] };
+}
+
+/** Uploads the plan bundle and gives the plan job's outputs: the shards of the waves this run's wave jobs run. */
+async function publishPlan(store: ArtifactStore, root: string, bundle: PlanBundle, laneCount: number): Promise<MatrixPlanOutputs> {
+  const bundleDir = join(root, 'plan');
   await writeJsonAtomic(join(bundleDir, 'fleet.json'), bundle);
-  const uploaded = await input.store.upload(attemptName(PLAN_ARTIFACT, attempt), [join(bundleDir, 'fleet.json')], bundleDir);
-  const waves = Array.from({ length: input.waveJobs }, (_, i) => planned.plan.waves[i]?.shards.map((s) => s.id) ?? []);
+  const uploaded = await store.upload(attemptName(PLAN_ARTIFACT, bundle.attempt ?? 1), [join(bundleDir, 'fleet.json')], bundleDir);
+  const first = bundle.first_wave ?? 0;
+  const jobs = bundle.wave_jobs ?? bundle.manifest.waves.length;
+  const waves = Array.from({ length: jobs }, (_, i) => bundle.manifest.waves[first + i]?.shards.map((s) => s.id) ?? []);
   return {
-    ok: true,
-    manifest: planned.manifest,
-    notes: planned.notes,
-    outputs: {
-      fleet_id: planned.manifest.fleet_id,
-      wave_count: planned.plan.waves.length,
-      waves,
-      max_parallel: planned.manifest.max_parallel,
-      lane_count: planned.plan.lanes.length,
-      plan_digest: uploaded.digest ?? '',
-    },
+    fleet_id: bundle.manifest.fleet_id,
+    wave_count: bundle.manifest.waves.length,
+    waves,
+    max_parallel: bundle.manifest.max_parallel,
+    lane_count: laneCount,
+    plan_digest: uploaded.digest ?? '',
   };
+}
+
+/** Whether waves remain after this run's wave jobs: the fleet continues in a new run. */
+export function continuesAfter(bundle: PlanBundle): number | null {
+  const next = (bundle.first_wave ?? 0) + (bundle.wave_jobs ?? Infinity);
+  return next < bundle.manifest.waves.length ? next : null;
+}
+
+/** What a run leaves for the run that continues its fleet. */
+export interface ChainState {
+  fleet: ResolvedFleet;
+  /** The manifest with every lane of the waves run so far final (checked against the forge by the run that ran it). */
+  manifest: Manifest;
+  next_wave: number;
+}
+
+/** The report job of a run whose fleet goes on: the state the next run starts from, as an artifact of this run. */
+export async function publishChain(store: ArtifactStore, root: string, state: ChainState, attempt: number): Promise<void> {
+  const dir = join(root, 'chain');
+  await writeJsonAtomic(join(dir, 'chain.json'), state);
+  await store.upload(attemptName(CHAIN_ARTIFACT, attempt), [join(dir, 'chain.json')], dir);
+}
+
+export interface MatrixContinueInput {
+  /** The artifacts of the run this one continues (read through the REST API). */
+  previous: ArtifactStore;
+  store: ArtifactStore;
+  root: string;
+  waveJobs: number;
+  attempt?: number;
+  run?: ThisRun;
+}
+
+/**
+ * The plan job of a run that continues a fleet: no planning again (the plan was made, and approved, in the first
+ * run), only the state the previous run's report job left, and the next waves for this run's wave jobs.
+ */
+export async function matrixContinue(input: MatrixContinueInput): Promise<{ manifest: Manifest; outputs: MatrixPlanOutputs }> {
+  const artifact = latestByAttempt(await input.previous.list(CHAIN_ARTIFACT, { complete: true })).get(CHAIN_ARTIFACT);
+  if (!artifact) throw new Error(`the run to continue left no ${CHAIN_ARTIFACT} artifact: it did not reach its report job, or its fleet had no waves left`);
+  const dir = join(input.root, 'chain-in');
+  await input.previous.download(artifact, dir);
+  const state = JSON.parse(await readFile(join(dir, 'chain.json'), 'utf8')) as ChainState;
+  const manifest = withRun(state.manifest, input.run, state.next_wave, input.waveJobs);
+  const bundle: PlanBundle = { fleet: state.fleet, manifest, attempt: input.attempt ?? 1, first_wave: state.next_wave, wave_jobs: input.waveJobs };
+  return { manifest, outputs: await publishPlan(input.store, input.root, bundle, state.fleet.lanes.length) };
 }
 
 export interface PlanPin {
@@ -274,6 +343,8 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
   const records = await fetchLaneResults(input.store, input.root, bundle, [...deps, ...shard.lanes], input.attempt ?? 1);
   // An unchanged dependency left no artifact (it did not run): its record is in the plan, and it counts as a met checkpoint.
   for (const id of deps) if (planned.get(id)?.status === 'unchanged') records.set(id, planned.get(id)!);
+  // Dependencies an earlier run of the chain ran are final in the plan's manifest (that run checked them against the forge).
+  for (const l of manifest.lanes) if (!records.has(l.lane) && inEarlierRun(bundle, l)) records.set(l.lane, l);
   const ctx: LaneContext = {
     fleet_id: manifest.fleet_id,
     file: fleet.file,
@@ -335,7 +406,9 @@ export interface MatrixReportInput {
 export async function matrixReport(input: MatrixReportInput): Promise<Manifest> {
   const bundle = input.bundle ?? (await loadPlanBundle(input.store, input.root));
   const { fleet, manifest } = bundle;
-  await fetchLaneResults(input.store, input.root, bundle, manifest.lanes.map((l) => l.lane), input.attempt ?? 1);
+  // Lanes of earlier runs of the chain are final, and lanes of later ones have not run: both stand as the manifest has them.
+  const elsewhere = new Map(manifest.lanes.filter((l) => inEarlierRun(bundle, l) || inLaterRun(bundle, l)).map((l) => [l.lane, l]));
+  await fetchLaneResults(input.store, input.root, bundle, manifest.lanes.filter((l) => !elsewhere.has(l.lane)).map((l) => l.lane), input.attempt ?? 1);
   const shardOf = new Map(manifest.waves.flatMap((w) => w.shards.flatMap((s) => s.lanes.map((l) => [l, s.id] as const))));
   const explainer = input.jobs ? new MissingResultExplainer(input.jobs) : undefined;
   const final = await reportStep({
@@ -344,7 +417,17 @@ export async function matrixReport(input: MatrixReportInput): Promise<Manifest> 
     lanes: new Map(fleet.lanes.map((l) => [l.id, l])),
     forge: input.forge,
     clock: input.clock,
+    verified: elsewhere,
     explainMissing: explainer ? (lane) => explainer.explain(shardOf.get(lane.lane)) : undefined,
   });
   return final;
+}
+
+function inEarlierRun(bundle: PlanBundle, l: LaneRecord): boolean {
+  return l.wave !== null && l.wave < (bundle.first_wave ?? 0);
+}
+
+function inLaterRun(bundle: PlanBundle, l: LaneRecord): boolean {
+  const next = continuesAfter(bundle);
+  return next !== null && l.wave !== null && l.wave >= next;
 }

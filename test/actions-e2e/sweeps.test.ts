@@ -2,8 +2,9 @@
  * The other ways in: a scheduled sweep from a committed fleet file (the
  * scheduled template), a dry run (nothing pushed, and a hostile directive
  * finds no token in the job's checkouts or environment), a DAG deeper than
- * the workflow's wave jobs (refused at plan time with an error a user can act
- * on), and a caller that grants no permissions (refused by GitHub at start).
+ * max_waves (refused at plan time with an error a user can act on; one deeper
+ * than the workflow's wave jobs goes on in new runs: chain.test.ts), and a
+ * caller that grants no permissions (refused by GitHub at start).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -117,9 +118,9 @@ describe('a dry run', () => {
 });
 
 describe('refused before any lane runs', () => {
-  it('a DAG deeper than the workflow\'s 8 wave jobs: the plan job says which chain and what to do', async () => {
+  it('a DAG deeper than max_waves: the plan job says which chain and what to do', async () => {
     const chain = Array.from({ length: 9 }, (_, i) => ({ repo: `acme/r${i}`, ...(i ? { depends_on: [`r${i - 1}`] } : {}) }));
-    w = await startWorld({ fleetFile: { name: 'deep', forge: 'github', directive: 'x', run: 'true', targets: chain } });
+    w = await startWorld({ fleetFile: { name: 'deep', forge: 'github', directive: 'x', run: 'true', max_waves: 8, targets: chain } });
     for (let i = 0; i < 9; i++) await w.emu.createRepo({ owner: 'acme', name: `r${i}` });
     const { s } = await dispatchFleet(w);
     expect(s.conclusion).toBe('failure');
@@ -127,7 +128,8 @@ describe('refused before any lane runs', () => {
     expect(plan.conclusion).toBe('failure');
     const said = plan.annotations.map((a) => a.message).join('\n');
     expect(said).toContain('r0 → r1 → r2 → r3 → r4 → r5 → r6 → r7 → r8');
-    expect(said).toContain('this workflow has 8 wave jobs; the reusable workflow cannot loop');
+    expect(said).toContain('max_waves is 8');
+    expect(said).toContain('this workflow has 8 wave jobs: a deeper DAG continues in a new run of it every 8 waves');
     expect(s.jobs.map((j) => j.name)).toEqual(['fleet / plan']);
     expect(artifactsOf(w, s.id).size).toBe(0);
   });

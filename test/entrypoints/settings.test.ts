@@ -40,6 +40,9 @@ describe('readSettings', () => {
       runId: undefined,
       runAttempt: 1,
       runUrl: undefined,
+      agentCredentials: {},
+      continueRun: undefined,
+      caller: undefined,
     });
   });
 
@@ -69,6 +72,13 @@ describe('readSettings', () => {
       GITHUB_RUN_ID: '123',
       GITHUB_RUN_ATTEMPT: '3',
       GITHUB_SERVER_URL: 'https://ghe.example',
+      FLEET_AGENT_ANTHROPIC_API_KEY: ' sk-ant-1 ',
+      FLEET_AGENT_OPENAI_API_KEY: '',
+      FLEET_CONTINUE_RUN: '122',
+      GITHUB_WORKFLOW_REF: 'acme/control/.github/workflows/fleet.yml@refs/heads/main',
+      GITHUB_REF: 'refs/heads/main',
+      GITHUB_EVENT_NAME: 'workflow_dispatch',
+      GITHUB_EVENT_PATH: '/runner/_temp/event.json',
     });
     expect(s).toEqual({
       mode: 'lane',
@@ -90,6 +100,10 @@ describe('readSettings', () => {
       runId: 123,
       runAttempt: 3,
       runUrl: 'https://ghe.example/acme/control/actions/runs/123',
+      // An empty secret is no credential; a key is trimmed (a pasted secret often ends in a newline).
+      agentCredentials: { FLEET_AGENT_ANTHROPIC_API_KEY: 'sk-ant-1' },
+      continueRun: 122,
+      caller: { path: '.github/workflows/fleet.yml', ref: 'main', event: 'workflow_dispatch', eventPath: '/runner/_temp/event.json' },
     });
     expect(read({ FLEET_MODE: 'report', FLEET_TOKEN: 't', FLEET_WORKSPACE_DIR: '/w', RUNNER_TEMP: '/r' }).workspace).toBe('/w');
   });

@@ -15,6 +15,8 @@ import type { PlanStepOptions } from '../steps/plan.js';
 import type { FleetFile } from '../core/fleet-file.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { readSettings, type Settings } from './settings.js';
+import { maskPrivateKey } from '../github/app-token.js';
+import { redact } from '../local/git.js';
 
 /** GitHub's limit for one step's summary: 1 MiB; a larger one is dropped whole, so the report is cut below it. */
 const STEP_SUMMARY_BYTES = 1_048_000;
@@ -48,6 +50,8 @@ export interface ActionDeps {
   api(settings: Settings): GitHubApi;
   /** The environment handed to directives (Fleet's own credentials withheld). */
   directiveEnv: Record<string, string>;
+  /** At the job's end, whatever the outcome: revokes the installation tokens Fleet minted. */
+  finish?(): Promise<void>;
 }
 
 /** Returns the exit code: 0 done, 1 a lane failed (report mode), 2 bad input or set-up failure. */
@@ -59,8 +63,9 @@ export async function runAction(deps: ActionDeps): Promise<number> {
     return 2;
   }
   const settings = read.settings;
-  core.setSecret(settings.token);
-  if (settings.runToken !== settings.token) core.setSecret(settings.runToken);
+  if (settings.token) core.setSecret(settings.token);
+  if (settings.runToken && settings.runToken !== settings.token) core.setSecret(settings.runToken);
+  if (settings.app) maskPrivateKey(settings.app.privateKey, (s) => core.setSecret(s));
   try {
     if (settings.mode === 'plan') return await plan(deps, settings);
     const bundle = await loadPlanBundle(deps.store, settings.workspace, { digest: settings.planDigest, attempt: settings.runAttempt });
@@ -72,8 +77,10 @@ export async function runAction(deps: ActionDeps): Promise<number> {
     if (settings.mode === 'lane') return await lane(deps, settings, setup.forge, bundle);
     return await report(deps, settings, setup.forge, bundle);
   } catch (err) {
-    core.setFailed(`Fleet ${settings.mode} failed: ${(err as Error).message}`);
+    core.setFailed(`Fleet ${settings.mode} failed: ${redact((err as Error).message)}`);
     return 2;
+  } finally {
+    await deps.finish?.().catch((err: Error) => core.warning(`Fleet could not revoke its GitHub App tokens: ${redact(err.message)}`));
   }
 }
 

@@ -22,11 +22,12 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
   const keyParts = key ? [env.FLEET_APP_PRIVATE_KEY!, key, ...key.split('\n').filter((l) => l.length >= 16 && !l.startsWith('-----'))] : [];
 
   // One credential per job: the PAT as given, or the App's installation token, minted at the first need and renewed.
+  // Least privilege: the plan and report jobs only read the targets, so their tokens are read-only.
   let credential: Promise<TokenCredential> | undefined;
   let app: AppInstallationToken | undefined;
   const credentialFor = (s: Settings): Promise<TokenCredential> =>
     (credential ??= s.app
-      ? AppInstallationToken.start(s.app, { apiUrl: resolveApiUrl(env.GITHUB_API_URL), logger }).then((t) => {
+      ? AppInstallationToken.start(s.mode === 'lane' ? s.app : { ...s.app, readOnly: true }, { apiUrl: resolveApiUrl(env.GITHUB_API_URL), logger }).then((t) => {
           app = t;
           logger.info(`GitHub App ${s.app!.appId}: installation token minted for ${s.app!.owner}; Fleet renews it while this job runs`);
           return t;

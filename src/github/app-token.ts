@@ -51,6 +51,11 @@ export interface AppCredentials {
   privateKey: string;
   /** The account the App is installed on (a user or an organization). */
   owner: string;
+  /**
+   * Each token gets the installation's permissions downgraded to read (the plan and report jobs only read the
+   * targets: validation, branches, PRs, CI). A token may be narrower than its installation, never wider.
+   */
+  readOnly?: boolean;
 }
 
 /** A private key as the runner may hand it over: a secret pasted with `\n` for its newlines, or with CRLF. */
@@ -115,6 +120,8 @@ export class AppInstallationToken implements TokenCredential {
     private readonly installationId: number,
     private readonly opts: AppTokenOptions,
     request: typeof octokitRequest,
+    /** Asked of every mint (POST …/access_tokens `permissions`); undefined: the installation's own. */
+    private readonly permissions?: Record<string, 'read'>,
   ) {
     this.now = opts.now ?? Date.now;
     this.request = request;
@@ -150,9 +157,9 @@ export class AppInstallationToken implements TokenCredential {
     // The installation on the account (GET /users/{username}/installation answers for organizations as well), through
     // auth-app's hook: a JWT refused for its iat/exp is signed again with the skew from the refusal's `date` header.
     // https://docs.github.com/en/rest/apps/apps#get-a-user-installation-for-the-authenticated-app
-    let data: { id: number };
+    let data: { id: number; permissions?: Record<string, string> };
     try {
-      ({ data } = (await auth.hook(request, 'GET /users/{username}/installation', { username: creds.owner })) as { data: { id: number } });
+      ({ data } = (await auth.hook(request, 'GET /users/{username}/installation', { username: creds.owner })) as { data: typeof data });
     } catch (err) {
       const status = (err as { status?: number }).status;
       const hint =
@@ -163,7 +170,7 @@ export class AppInstallationToken implements TokenCredential {
             : redact((err as Error).message);
       throw new Error(`GitHub App ${creds.appId}: could not find its installation on ${creds.owner} (${status ?? 'error'}): ${hint}`);
     }
-    const token = new AppInstallationToken(creds, data.id, opts, request);
+    const token = new AppInstallationToken(creds, data.id, opts, request, creds.readOnly ? readOnly(data.permissions ?? {}) : undefined);
     token.skewMs = skewMs;
     observed = token;
     await token.mint();
@@ -235,10 +242,12 @@ export class AppInstallationToken implements TokenCredential {
   private async mint(): Promise<string> {
     let data: { token: string; expiresAt: string };
     try {
-      data = await appAuth(this.creds, this.request, this.skewSeconds(), this.opts.logger)({ type: 'installation', installationId: this.installationId, refresh: true });
+      data = await this.requestToken();
     } catch (err) {
-      if ((err as { status?: number }).status !== 401) throw err;
-      data = await appAuth(this.creds, this.request, this.skewSeconds(), this.opts.logger)({ type: 'installation', installationId: this.installationId, refresh: true });
+      if ((err as { status?: number }).status !== 401) throw this.mintError(err);
+      data = await this.requestToken().catch((again: unknown) => {
+        throw this.mintError(again);
+      });
     }
     maskToken(data.token);
     this.opts.onMint?.(data.token);
@@ -246,9 +255,25 @@ export class AppInstallationToken implements TokenCredential {
     return data.token;
   }
 
+  private requestToken(): Promise<{ token: string; expiresAt: string }> {
+    const auth = appAuth(this.creds, this.request, this.skewSeconds(), this.opts.logger);
+    return auth({ type: 'installation', installationId: this.installationId, refresh: true, ...(this.permissions ? { permissions: this.permissions } : {}) });
+  }
+
+  private mintError(err: unknown): Error {
+    const status = (err as { status?: number }).status;
+    const hint = status === 422 ? ': the App lacks a permission this job asks for (see the permissions in docs/github-actions.md)' : '';
+    return new Error(`GitHub App ${this.creds.appId}: minting an installation token on ${this.creds.owner} failed (${status ?? 'error'}: ${redact((err as Error).message)})${hint}`);
+  }
+
   private skewSeconds(): number {
     return Math.round(this.skewMs / 1000);
   }
+}
+
+/** The installation's permissions, each at read: a token that can look at everything the App can, and change nothing. */
+function readOnly(granted: Record<string, string>): Record<string, 'read'> {
+  return Object.fromEntries(Object.entries(granted).filter(([, level]) => level === 'read' || level === 'write' || level === 'admin').map(([name]) => [name, 'read' as const]));
 }
 
 function appAuth(creds: AppCredentials, request: typeof octokitRequest, timeDifference: number, logger?: Logger) {

@@ -145,6 +145,14 @@ describe('an App installation token Fleet mints itself', () => {
     await expect(readRepo(after)).rejects.toMatchObject({ status: 401 });
   });
 
+  it('narrows a token to read-only permissions when asked (the plan and report jobs): it cannot write', async () => {
+    const t = await AppInstallationToken.start({ ...creds(), readOnly: true }, { apiUrl: emu.url });
+    const octokit = octokitWith(t);
+    const { data } = await octokit.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { owner: 'acme', repo: 'api', ref: 'heads/main' });
+    await expect(octokit.request('POST /repos/{owner}/{repo}/git/refs', { owner: 'acme', repo: 'api', ref: 'refs/heads/x', sha: data.object.sha })).rejects.toMatchObject({ status: 403 });
+    expect(emu.find(MINT)[0]!.body).toEqual({ permissions: { contents: 'read', pull_requests: 'read', metadata: 'read' } });
+  });
+
   it('names the owner when the App is not installed there', async () => {
     await expect(AppInstallationToken.start({ ...creds(), owner: 'nobody' }, { apiUrl: emu.url })).rejects.toThrow(/GitHub App 4242.*nobody/);
   });

@@ -26,8 +26,8 @@ const TOKEN_RE = 'ghs_[A-Za-z0-9]\\{36\\}';
 function look(keyLine: string): string {
   const reversed = [...keyLine].reverse().join('');
   return [
-    `K=$(printf %s '${reversed}' | rev); export K`,
-    `T='${TOKEN_RE}'; export T`,
+    `K=$(printf %s '${reversed}' | rev)`,
+    `T='${TOKEN_RE}'`,
     'seen() { tr "\\0" "\\n" < "$1" 2>/dev/null | grep -q -e "$K" -e "$T"; }',
     '{',
     '  echo "env-names: $(env | cut -d= -f1 | grep -E "TOKEN|KEY|PRIVATE|SECRET|^INPUT_" | sort | tr "\\n" " ")"',

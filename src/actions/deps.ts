@@ -45,7 +45,8 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
       const baseDir = s.file ? dirname(resolve(s.file)) : process.cwd();
       if (file.forge === 'local') return setupForge(file, { env, baseDir, token: s.token, logger });
       const cred = await credentialFor(s);
-      return setupForge(file, { env, baseDir, token: cred.current(), credential: cred, logger });
+      // A PAT goes through the client as before; only an App token needs the renewing auth.
+      return setupForge(file, { env, baseDir, token: cred.current(), credential: s.app ? cred : undefined, logger });
     },
     api: (s) => {
       // The run's own repository: the job's GITHUB_TOKEN (github-token input); the App's token when there is none.

@@ -200,7 +200,15 @@ export class AppInstallationToken implements TokenCredential {
     if (this.renewing) return this.renewing;
     if (this.remainingMs() >= RENEW_MARGIN_MS) return this.current();
     this.opts.logger?.info(`GitHub App token: ${Math.max(0, Math.round(this.remainingMs() / 60_000))} min left by GitHub's clock; renewing it`);
-    return this.renewOnce();
+    try {
+      return await this.renewOnce();
+    } catch (err) {
+      // A renewal ahead of time that fails (GitHub answering 5xx for a moment) is tried again at the next request;
+      // until then the current token, which still has time left, does.
+      if (this.remainingMs() <= 60_000) throw err;
+      this.opts.logger?.warn(`${(err as Error).message}; the current token has ${Math.round(this.remainingMs() / 60_000)} min left and is used meanwhile`);
+      return this.current();
+    }
   }
 
   async renew(rejected: string): Promise<string | null> {

@@ -112,6 +112,21 @@ describe('an App installation token Fleet mints itself', () => {
     expect(emu.find(MINT).map((r) => r.status)).toEqual([201, 401, 201]);
   });
 
+  it('a renewal ahead of time that GitHub fails (502) keeps the current token meanwhile and renews at the next request', async () => {
+    const t = await start();
+    const octokit = octokitWith(t);
+    emu.clock.advance(52 * 60_000);
+    await readRepo(octokit);
+    emu.fault({ match: { method: 'POST', path: '/app/installations/{installation_id}/access_tokens' }, kind: '5xx', status: 502 });
+    const first = t.current();
+    await readRepo(octokit);
+    expect(t.minted).toHaveLength(1);
+    expect(emu.find({ route: '/repos/{owner}/{repo}' }).at(-1)).toMatchObject({ status: 200, token: first });
+    await readRepo(octokit);
+    expect(t.minted).toHaveLength(2);
+    expect(emu.find(MINT).map((r) => r.status)).toEqual([201, 502, 201]);
+  });
+
   it('shares one renewal between concurrent requests', async () => {
     const t = await start();
     const octokit = octokitWith(t);

@@ -16,11 +16,14 @@
  * hand-written JWT code.
  */
 import { createPrivateKey } from 'node:crypto';
+import { defaults as actionsDefaults } from '@actions/github/lib/utils';
 import { createAppAuth } from '@octokit/auth-app';
 import { request as octokitRequest } from '@octokit/request';
 import type { Logger } from '../ports.js';
 import { redact, registerSecret } from '../local/git.js';
 import { maskToken } from './octokit.js';
+
+const proxyFetch = (actionsDefaults.request as { fetch?: typeof globalThis.fetch } | undefined)?.fetch;
 
 /** Renew when the token has less than this left by GitHub's clock. */
 export const RENEW_MARGIN_MS = 10 * 60_000;
@@ -137,6 +140,8 @@ export class AppInstallationToken implements TokenCredential {
       headers: { 'user-agent': opts.userAgent ?? 'fleet' },
       // Every answer to the App's own requests (the installation, each mint, a 401) tells GitHub's time too.
       request: {
+        // @actions/github's fetch: the runner's proxy settings (HTTPS_PROXY, NO_PROXY) apply to the App's requests too.
+        ...(proxyFetch ? { fetch: proxyFetch } : {}),
         hook: async (req: typeof octokitRequest, options: Parameters<typeof octokitRequest>[0]) => {
           try {
             const res = await req(options as never);
@@ -163,7 +168,9 @@ export class AppInstallationToken implements TokenCredential {
     } catch (err) {
       const status = (err as { status?: number }).status;
       const hint =
-        status === 404
+        status === 404 && /Integration not found/i.test((err as Error).message)
+          ? `GitHub knows no App with id ${creds.appId} (app-id is the App's id from its settings page)`
+          : status === 404
           ? `the App is not installed on ${creds.owner} (install it there, or set app-owner to the account it is installed on)`
           : status === 401
             ? 'GitHub refused the App\'s JWT (is app-id the id of the App this private key belongs to?)'

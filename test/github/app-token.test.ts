@@ -168,8 +168,9 @@ describe('an App installation token Fleet mints itself', () => {
     expect(emu.find(MINT)[0]!.body).toEqual({ permissions: { contents: 'read', pull_requests: 'read', metadata: 'read' } });
   });
 
-  it('names the owner when the App is not installed there', async () => {
-    await expect(AppInstallationToken.start({ ...creds(), owner: 'nobody' }, { apiUrl: emu.url })).rejects.toThrow(/GitHub App 4242.*nobody/);
+  it('names the owner when the App is not installed there, and the id when GitHub knows no such App', async () => {
+    await expect(AppInstallationToken.start({ ...creds(), owner: 'nobody' }, { apiUrl: emu.url })).rejects.toThrow(/GitHub App 4242.*nobody.*not installed on nobody/);
+    await expect(AppInstallationToken.start({ ...creds(), appId: '999' }, { apiUrl: emu.url })).rejects.toThrow('GitHub knows no App with id 999');
   });
 });
 

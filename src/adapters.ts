@@ -6,7 +6,7 @@ import type { FleetFile } from './core/fleet-file.js';
 import type { ResolvedFleet } from './core/validate.js';
 import type { GitHubForgeOptions } from './github/forge.js';
 import type { Pacing } from './github/octokit.js';
-import type { TokenCredential } from './github/app-token.js';
+import type { TokenCredential } from './github/credential.js';
 import { LocalForge } from './local/forge.js';
 import type { Forge, Logger } from './ports.js';
 

@@ -13,7 +13,7 @@ import type { CiVerdict, Forge, Logger, MergeResult, PublishInput, PublishResult
 import { redact } from '../local/git.js';
 import { combineCi, combineRequired, describeFailures, describePending, missingRequired, type CheckRunLike, type StatusLike } from './ci.js';
 import { basicCredential, maskToken, resolveApiUrl, serverUrlFor, type FleetOctokit } from './octokit.js';
-import { staticToken, type TokenCredential } from './app-token.js';
+import { staticToken, type TokenCredential } from './credential.js';
 import { changedPathsBetween, TreeTooLarge } from './trees.js';
 import { checkRepos } from './validate.js';
 

@@ -16,7 +16,7 @@ import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import Bottleneck from 'bottleneck/light.js';
 import type { Logger } from '../ports.js';
-import type { TokenCredential } from './app-token.js';
+import type { TokenCredential } from './credential.js';
 import { encodedForms, redact, registerSecret } from '../local/git.js';
 
 export type FleetOctokit = ReturnType<typeof getOctokit>;

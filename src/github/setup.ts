@@ -9,7 +9,7 @@ import type { Logger } from '../ports.js';
 import { discoverRepos } from './discover.js';
 import { GitHubForge } from './forge.js';
 import { basicCredential, createOctokit, type FleetOctokit } from './octokit.js';
-import type { TokenCredential } from './app-token.js';
+import type { TokenCredential } from './credential.js';
 
 /**
  * The Octokit every entrypoint uses against GitHub: the environment's API

@@ -6,6 +6,7 @@ import type { FleetFile } from './core/fleet-file.js';
 import type { ResolvedFleet } from './core/validate.js';
 import type { GitHubForgeOptions } from './github/forge.js';
 import type { Pacing } from './github/octokit.js';
+import type { TokenCredential } from './github/credential.js';
 import { LocalForge } from './local/forge.js';
 import type { Forge, Logger } from './ports.js';
 
@@ -70,7 +71,7 @@ export interface ForgeSetup {
  */
 export async function setupForge(
   file: FleetFile,
-  opts: { env: NodeJS.ProcessEnv; baseDir: string; reposRoot?: string; token?: string; logger?: Logger },
+  opts: { env: NodeJS.ProcessEnv; baseDir: string; reposRoot?: string; token?: string; credential?: TokenCredential; logger?: Logger },
 ): Promise<ForgeSetup | { problem: string }> {
   if (file.forge === 'local') return { forge: new LocalForge({ baseDir: opts.baseDir, reposRoot: opts.reposRoot }) };
   const tokenVariable = opts.token ? undefined : TOKEN_VARIABLES.find((k) => opts.env[k]);
@@ -81,5 +82,5 @@ export async function setupForge(
   const tuning = githubTuning(opts.env);
   if ('problem' in tuning) return tuning;
   const { githubSetup } = await import('./github/setup.js');
-  return { ...githubSetup(file, { env: opts.env, token, tuning, logger: opts.logger }), tokenVariable };
+  return { ...githubSetup(file, { env: opts.env, token, credential: opts.credential, tuning, logger: opts.logger }), tokenVariable };
 }

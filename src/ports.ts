@@ -82,8 +82,16 @@ export interface Forge {
   merge(lane: LaneSpec, record: LaneRecord, method: string): Promise<MergeResult>;
   /** Is the lane's change in its base branch now (its PR merged; locally, the base contains its commit)? Read afresh. */
   isMerged(lane: LaneSpec, record: LaneRecord): Promise<boolean>;
-  /** Environment for git commands against this forge (credentials as an extra header, never in a URL or .git/config). */
+  /**
+   * Environment for git commands against this forge (credentials as an extra header, never in a URL or
+   * .git/config). Ask for it per git command: the credential may have been renewed since.
+   */
   gitEnv(): Record<string, string>;
+  /**
+   * Makes sure the credential git gets next has time left (a GitHub App token near its end is renewed); with
+   * `force`, after git was refused for its credential, renews it at once. True when a retry may succeed.
+   */
+  refreshCredential?(force?: boolean): Promise<boolean>;
 }
 
 export const systemClock: Clock = { now: () => new Date() };

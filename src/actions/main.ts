@@ -21,6 +21,8 @@ import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { readSettings, type Settings } from './settings.js';
 import { readPreviousSweep, saveSweep } from './sweep.js';
 import type { SweepCache } from './sweep-cache.js';
+import { maskPrivateKey } from '../github/app-token.js';
+import { redact } from '../local/git.js';
 
 /** GitHub's limit for one step's summary: 1 MiB; a larger one is dropped whole, so the report is cut below it. */
 const STEP_SUMMARY_BYTES = 1_048_000;
@@ -64,6 +66,8 @@ export interface ActionDeps {
   secretForms?(secret: string): string[];
   /** Where incremental sweeps keep their outcomes (the Actions cache). */
   sweepCache?: SweepCache;
+  /** At the job's end, whatever the outcome: revokes the installation tokens Fleet minted. */
+  finish?(): Promise<void>;
 }
 
 /** Returns the exit code: 0 done, 1 a lane failed (report mode), 2 bad input or set-up failure. */
@@ -75,8 +79,9 @@ export async function runAction(deps: ActionDeps): Promise<number> {
     return 2;
   }
   const settings = read.settings;
-  core.setSecret(settings.token);
-  if (settings.runToken !== settings.token) core.setSecret(settings.runToken);
+  if (settings.token) core.setSecret(settings.token);
+  if (settings.runToken && settings.runToken !== settings.token) core.setSecret(settings.runToken);
+  if (settings.app) maskPrivateKey(settings.app.privateKey, (s) => core.setSecret(s));
   for (const credential of Object.values(settings.agentCredentials)) core.setSecret(credential);
   try {
     if (settings.mode === 'plan') return await plan(deps, settings);
@@ -89,8 +94,10 @@ export async function runAction(deps: ActionDeps): Promise<number> {
     if (settings.mode === 'lane') return await lane(deps, settings, setup.forge, bundle);
     return await report(deps, settings, setup.forge, bundle);
   } catch (err) {
-    core.setFailed(`Fleet ${settings.mode} failed: ${(err as Error).message}`);
+    core.setFailed(`Fleet ${settings.mode} failed: ${redact((err as Error).message)}`);
     return 2;
+  } finally {
+    await deps.finish?.().catch((err: Error) => core.warning(`Fleet could not revoke its GitHub App tokens: ${redact(err.message)}`));
   }
 }
 
@@ -303,29 +310,27 @@ async function dispatchedInputs(caller: NonNullable<Settings['caller']>): Promis
   return Object.fromEntries(Object.entries(event.inputs ?? {}).filter(([k]) => k !== CONTINUE_INPUT).map(([k, v]) => [k, String(v)]));
 }
 
-/** Dispatches the calling workflow with the fleet token (which needs Actions write), then with the job's own token. */
+/**
+ * Dispatches the calling workflow with the fleet token (a PAT, or an App token with Actions write minted for this):
+ * the job's GITHUB_TOKEN has actions: read only, so that callers of fleets that never chain need not grant more.
+ */
 async function dispatchNext(deps: ActionDeps, settings: Settings, inputs: Record<string, string>): Promise<void> {
   const params = { ...settings.repository!, workflow_id: settings.caller!.path.split('/').pop()!, ref: settings.caller!.ref, inputs };
-  const route = 'POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches';
   try {
-    await (deps.fleetApi ?? deps.api)(settings).request(route, params);
+    await (deps.fleetApi ?? deps.api)(settings).request('POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches', params);
   } catch (err) {
-    const status = (err as { status?: number }).status;
-    if (status !== 403 && status !== 404) throw dispatchProblem(err as Error);
-    await deps.api(settings).request(route, params).catch((again: Error) => {
-      throw dispatchProblem(again, `the fleet token was refused too (${status})`);
-    });
+    throw dispatchProblem(err as Error);
   }
 }
 
-function dispatchProblem(err: Error & { status?: number }, also?: string): Error {
+function dispatchProblem(err: Error & { status?: number }): Error {
   const hint =
     err.status === 422
       ? ` The calling workflow needs a workflow_dispatch input named ${CONTINUE_INPUT}, passed to the reusable workflow as continue-run (see workflows-templates/).`
       : err.status === 403 || err.status === 404
-        ? ' The fleet token (or the job token, with permissions: actions: write granted by the caller) must be allowed to run workflows (Actions: write) in this repository.'
+        ? ' The fleet token must be allowed to run workflows in this repository: a PAT with Actions: write, or a GitHub App with the Actions write permission.'
         : '';
-  return new Error(`dispatching the next run failed (${err.status ?? 'error'}: ${err.message})${also ? `; ${also}` : ''}.${hint}`);
+  return new Error(`dispatching the next run failed (${err.status ?? 'error'}: ${err.message}).${hint}`);
 }
 
 function checkRunProblem(err: Error & { status?: number }): string {

@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { AGENT_CREDENTIALS } from '../core/agent-setup.js';
+import { privateKeyProblem, type AppCredentials } from '../github/app-token.js';
 
 const bool = (dflt: 'true' | 'false') =>
   z
@@ -31,6 +32,9 @@ const SettingsSchema = z.object({
   FLEET_DIRECTIVE_OVERRIDE: z.string().default(''),
   FLEET_TOKEN: z.string().default(''),
   FLEET_RUN_TOKEN: z.string().default(''),
+  FLEET_APP_ID: z.string().default(''),
+  FLEET_APP_PRIVATE_KEY: z.string().default(''),
+  FLEET_APP_OWNER: z.string().default(''),
   FLEET_SHARD: z.string().default(''),
   FLEET_PLAN_DIGEST: z.string().default(''),
   FLEET_WAVE_JOBS: optionalInt(1, 64, '8'),
@@ -46,6 +50,7 @@ const SettingsSchema = z.object({
   GITHUB_EVENT_NAME: z.string().default(''),
   GITHUB_EVENT_PATH: z.string().default(''),
   GITHUB_REPOSITORY: z.string().default(''),
+  GITHUB_REPOSITORY_OWNER: z.string().default(''),
   GITHUB_SHA: z.string().default(''),
   GITHUB_RUN_ID: z.string().default(''),
   GITHUB_RUN_ATTEMPT: z.string().default('1'),
@@ -57,7 +62,10 @@ export interface Settings {
   mode: 'plan' | 'lane' | 'report';
   file: string;
   directive: string | undefined;
+  /** The PAT (or a token minted by the caller); empty with App credentials, where Fleet mints its own. */
   token: string;
+  /** GitHub App credentials: Fleet mints the installation token and renews it while the job runs. */
+  app: AppCredentials | undefined;
   /** For the run's own repository: the check run and the run's jobs (GITHUB_TOKEN by default). */
   runToken: string;
   shard: string;
@@ -89,6 +97,9 @@ const INPUT_NAMES: Record<string, string> = {
   FLEET_MODE: 'mode',
   FLEET_FILE: 'fleet-file',
   FLEET_TOKEN: 'token',
+  FLEET_APP_ID: 'app-id',
+  FLEET_APP_PRIVATE_KEY: 'app-private-key',
+  FLEET_APP_OWNER: 'app-owner',
   FLEET_SHARD: 'shard',
   FLEET_PLAN_DIGEST: 'plan-digest',
   FLEET_WAVE_JOBS: 'wave-jobs',
@@ -110,11 +121,12 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
     return { ok: false, problems };
   }
   const e = parsed.data;
-  if (!e.FLEET_TOKEN) problems.push('input token: a token is required (a GitHub App installation token or a PAT that can push to the targets)');
+  problems.push(...credentialProblems(e.FLEET_TOKEN, e.FLEET_APP_ID.trim(), e.FLEET_APP_PRIVATE_KEY));
   if (e.FLEET_MODE === 'plan' && !e.FLEET_FILE) problems.push('input fleet-file: the plan needs the path of the fleet file');
   if (e.FLEET_MODE === 'lane' && !e.FLEET_SHARD) problems.push('input shard: a lane job needs the shard id from the plan (matrix.shard)');
   if (problems.length) return { ok: false, problems };
   const [owner, repo] = e.GITHUB_REPOSITORY.split('/');
+  const appOwner = e.FLEET_APP_OWNER.trim() || e.GITHUB_REPOSITORY_OWNER || owner || '';
   const runId = e.GITHUB_RUN_ID ? Number(e.GITHUB_RUN_ID) : undefined;
   return {
     ok: true,
@@ -123,6 +135,7 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
       file: e.FLEET_FILE,
       directive: e.FLEET_DIRECTIVE_OVERRIDE.trim() || undefined,
       token: e.FLEET_TOKEN,
+      app: e.FLEET_APP_ID.trim() ? { appId: e.FLEET_APP_ID.trim(), privateKey: e.FLEET_APP_PRIVATE_KEY, owner: appOwner } : undefined,
       runToken: e.FLEET_RUN_TOKEN || e.FLEET_TOKEN,
       shard: e.FLEET_SHARD,
       planDigest: e.FLEET_PLAN_DIGEST.trim() || undefined,
@@ -159,4 +172,27 @@ function callerOf(workflowRef: string, ref: string, event: string, eventPath: st
   const m = /^[^/]+\/[^/]+\/(.+?)@(.+)$/.exec(workflowRef);
   if (!m) return undefined;
   return { path: m[1]!, ref: (ref || m[2]!).replace(/^refs\/(heads|tags)\//, ''), event, eventPath };
+}
+
+/**
+ * A token, or App credentials (an id and a private key), never both: every problem with them, none quoting
+ * the key. With App credentials Fleet mints and renews the installation token itself.
+ */
+function credentialProblems(token: string, appId: string, key: string): string[] {
+  const problems: string[] = [];
+  const keyGiven = key.trim() !== '';
+  if (!token && !appId && !keyGiven) {
+    return ['input token: a token is required: a PAT that can push to the targets (the `token` secret), or GitHub App credentials (the `app-id` input and the `app-private-key` secret)'];
+  }
+  if (token && (appId || keyGiven)) {
+    problems.push('inputs token and app-id/app-private-key: give a token or GitHub App credentials, not both (with App credentials Fleet mints its own tokens: leave the token secret unset)');
+  }
+  if (appId && !keyGiven) problems.push('input app-private-key: app-id is set but the App\'s private key is empty: pass the key (the .pem GitHub generated) as the app-private-key secret');
+  if (!appId && keyGiven) problems.push('input app-id: an App private key was given without the App\'s id: set app-id (the App\'s settings page shows it)');
+  if (appId && !/^(\d+|Iv[0-9A-Za-z.]+)$/.test(appId)) problems.push('input app-id: must be the App\'s numeric id (or its client id, Iv…), as the App\'s settings page shows it');
+  if (keyGiven) {
+    const bad = privateKeyProblem(key);
+    if (bad) problems.push(`input app-private-key: the key ${bad}`);
+  }
+  return problems;
 }

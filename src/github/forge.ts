@@ -13,6 +13,7 @@ import type { CiVerdict, Forge, Logger, MergeResult, PublishInput, PublishResult
 import { redact } from '../local/git.js';
 import { combineCi, combineRequired, describeFailures, describePending, missingRequired, type CheckRunLike, type StatusLike } from './ci.js';
 import { basicCredential, maskToken, resolveApiUrl, serverUrlFor, type FleetOctokit } from './octokit.js';
+import { staticToken, type TokenCredential } from './credential.js';
 import { changedPathsBetween, TreeTooLarge } from './trees.js';
 import { checkRepos } from './validate.js';
 
@@ -20,6 +21,8 @@ export interface GitHubForgeOptions {
   octokit: FleetOctokit;
   /** The token the octokit uses; git sends it as an extra header. */
   token: string;
+  /** When the token may change (an App installation token Fleet renews): git's header is built from its current token per call. */
+  credential?: TokenCredential;
   /** The fleet's name: PR bodies carry `<!-- fleet:<name>:<lane> -->`. */
   name: string;
   /**
@@ -119,7 +122,7 @@ export class GitHubForge implements Forge {
   private readonly logger: Logger;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => number;
-  private readonly header: string;
+  private readonly credential: TokenCredential;
   /** Default branches, read once per repository (a lane's base when the fleet file names none). */
   private readonly defaultBranches = new Map<string, Promise<string>>();
   /** Required checks per repository and base, for CI verdicts (a merge reads them afresh). */
@@ -133,7 +136,21 @@ export class GitHubForge implements Forge {
     this.sleep = opts.sleep ?? defaultSleep;
     this.now = opts.now ?? Date.now;
     this.serverUrl = (opts.serverUrl ?? defaultServerUrl(opts.octokit)).replace(/\/+$/, '');
-    this.header = `AUTHORIZATION: basic ${basicCredential(opts.token)}`;
+    this.credential = opts.credential ?? staticToken(opts.token);
+  }
+
+  /**
+   * Before a git command: an App token near its end is renewed first (`force`: git was refused, 401, so renew
+   * now). True when git may try again with a new credential; a PAT never changes.
+   */
+  async refreshCredential(force = false): Promise<boolean> {
+    if (!force) {
+      await this.credential.fresh();
+      return false;
+    }
+    const before = this.credential.current();
+    const renewed = await this.credential.renew(before);
+    return renewed !== null && renewed !== before;
   }
 
   // -------------------------------------------------------------------------
@@ -159,7 +176,7 @@ export class GitHubForge implements Forge {
    * of the git commands given it. An empty value first resets extra headers
    * inherited from other configuration (git's documented reset), so a header
    * persisted by actions/checkout is not sent twice. Entries already in the
-   * environment are kept.
+   * environment are kept. Built per call: a renewed token is in the next git command's header.
    */
   gitEnv(): Record<string, string> {
     const inherited = Number.parseInt(process.env.GIT_CONFIG_COUNT ?? '0', 10);
@@ -170,7 +187,7 @@ export class GitHubForge implements Forge {
       [`GIT_CONFIG_KEY_${n}`]: key,
       [`GIT_CONFIG_VALUE_${n}`]: '',
       [`GIT_CONFIG_KEY_${n + 1}`]: key,
-      [`GIT_CONFIG_VALUE_${n + 1}`]: this.header,
+      [`GIT_CONFIG_VALUE_${n + 1}`]: `AUTHORIZATION: basic ${basicCredential(this.credential.current())}`,
     };
   }
 

@@ -16,6 +16,7 @@ import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import Bottleneck from 'bottleneck/light.js';
 import type { Logger } from '../ports.js';
+import type { TokenCredential } from './credential.js';
 import { encodedForms, redact, registerSecret } from '../local/git.js';
 
 export type FleetOctokit = ReturnType<typeof getOctokit>;
@@ -32,6 +33,12 @@ export interface Pacing {
 
 export interface CreateOctokitOptions {
   token: string;
+  /**
+   * A credential that may change while the client lives (a GitHub App installation token Fleet renews): every
+   * request sends its current token, renewed first when near its end, and a 401 renews it once and retries.
+   * `token` is then its first token.
+   */
+  credential?: TokenCredential;
   /** REST base URL; default GITHUB_API_URL, else https://api.github.com. GHES: https://HOST/api/v3. */
   apiUrl?: string;
   /**
@@ -172,6 +179,42 @@ function attemptLogger(logger: Logger) {
   return plugin;
 }
 
+/**
+ * An Octokit auth strategy over a TokenCredential: the token is read per request (renewed first when it has
+ * less than the margin left), every answer's `date` header feeds the credential's estimate of GitHub's clock,
+ * and a 401 Bad credentials renews the token once and sends the request again. It is Octokit's own auth hook
+ * (innermost), so the throttling and retry plugins see one request.
+ */
+function renewingAuth(credential: TokenCredential) {
+  const dateOf = (r: unknown) => (r as { response?: { headers?: Record<string, string> }; headers?: Record<string, string> }).headers?.date ?? (r as { response?: { headers?: Record<string, string> } }).response?.headers?.date;
+  return () =>
+    Object.assign(async () => ({ type: 'token', tokenType: 'installation', token: credential.current() }), {
+      hook: async (request: ((o: unknown) => Promise<unknown>) & { endpoint: { merge(route: unknown, params?: unknown): { headers: Record<string, string> } } }, route: unknown, parameters?: unknown) => {
+        const endpoint = request.endpoint.merge(route, parameters);
+        const send = async (token: string) => {
+          endpoint.headers.authorization = `token ${token}`;
+          try {
+            const res = await request(endpoint);
+            credential.observe(dateOf(res));
+            return res;
+          } catch (err) {
+            credential.observe(dateOf(err));
+            throw err;
+          }
+        };
+        const token = await credential.fresh();
+        try {
+          return await send(token);
+        } catch (err) {
+          if ((err as { status?: number }).status !== 401) throw err;
+          const renewed = await credential.renew(token);
+          if (!renewed) throw err;
+          return send(renewed);
+        }
+      },
+    });
+}
+
 export function createOctokit(opts: CreateOctokitOptions): FleetOctokit {
   if (!opts.token) throw new Error('a GitHub token is required');
   maskToken(opts.token);
@@ -209,6 +252,7 @@ export function createOctokit(opts: CreateOctokitOptions): FleetOctokit {
   const octokit = getOctokit(
     opts.token,
     {
+      ...(opts.credential ? { authStrategy: renewingAuth(opts.credential) } : {}),
       baseUrl,
       userAgent: opts.userAgent ?? 'fleet',
       ...(opts.fetch ? { request: { fetch: opts.fetch } } : {}),

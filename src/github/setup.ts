@@ -9,29 +9,31 @@ import type { Logger } from '../ports.js';
 import { discoverRepos } from './discover.js';
 import { GitHubForge } from './forge.js';
 import { basicCredential, createOctokit, type FleetOctokit } from './octokit.js';
+import type { TokenCredential } from './credential.js';
 
 /**
  * The Octokit every entrypoint uses against GitHub: the environment's API
  * URLs (GITHUB_API_URL, GITHUB_GRAPHQL_URL) and pacing knob. The action builds
  * its client for the run's own repository (check run, jobs) here too.
  */
-export function githubClient(env: NodeJS.ProcessEnv, token: string, logger?: Logger): FleetOctokit | { problem: string } {
+export function githubClient(env: NodeJS.ProcessEnv, token: string, logger?: Logger, credential?: TokenCredential): FleetOctokit | { problem: string } {
   const tuning = githubTuning(env);
   if ('problem' in tuning) return tuning;
-  return octokitFor(env, token, tuning, logger);
+  return octokitFor(env, token, tuning, logger, credential);
 }
 
-function octokitFor(env: NodeJS.ProcessEnv, token: string, tuning: GitHubTuning, logger?: Logger): FleetOctokit {
-  return createOctokit({ token, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing });
+function octokitFor(env: NodeJS.ProcessEnv, token: string, tuning: GitHubTuning, logger?: Logger, credential?: TokenCredential): FleetOctokit {
+  return createOctokit({ token, credential, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing });
 }
 
 /** The GitHub forge, its target discovery and the secrets no directive may see, for a token already found. */
-export function githubSetup(file: FleetFile, opts: { env: NodeJS.ProcessEnv; token: string; tuning: GitHubTuning; logger?: Logger }) {
-  const { env, token, tuning, logger } = opts;
-  const octokit = octokitFor(env, token, tuning, logger);
+export function githubSetup(file: FleetFile, opts: { env: NodeJS.ProcessEnv; token: string; credential?: TokenCredential; tuning: GitHubTuning; logger?: Logger }) {
+  const { env, token, credential, tuning, logger } = opts;
+  const octokit = octokitFor(env, token, tuning, logger, credential);
   const forge = new GitHubForge({
     octokit,
     token,
+    credential,
     name: file.name,
     allowForks: file.github.allow_forks,
     serverUrl: env.GITHUB_SERVER_URL,

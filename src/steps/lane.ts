@@ -109,9 +109,18 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
     const tClone = Date.now();
     let cloned;
     try {
+      // gitEnv() is read per attempt: the forge's credential may be renewed in between (a GitHub App token).
       const clone = () =>
         ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs: gitTimeoutMs });
-      cloned = await (ctx.gitSlots ? ctx.gitSlots.run(clone) : clone());
+      const slotted = () => (ctx.gitSlots ? ctx.gitSlots.run(clone) : clone());
+      await ctx.forge.refreshCredential?.();
+      try {
+        cloned = await slotted();
+      } catch (err) {
+        if (!refusedCredential((err as Error).message) || !(await ctx.forge.refreshCredential?.(true))) throw err;
+        await rm(repoDir, { recursive: true, force: true });
+        cloned = await slotted();
+      }
     } catch (err) {
       throw new LaneFailure('clone-failed', (err as Error).message);
     }
@@ -280,7 +289,6 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
         throw new LaneFailure(errorClass, `${what} failed: ${(err as Error).message}`);
       }
     };
-    const gitEnv = ctx.forge.gitEnv();
     let previous = cloned.remote_branch_commit;
     for (;;) {
       let changed: string[];
@@ -332,8 +340,12 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       if (!upToDate) {
         update({ phase: 'pushing' }, `pushing ${lane.branch}`);
         const tPush = Date.now();
-        const push = () => ctx.workspace.push(repoDir, lane.branch, commit, previous, gitEnv, gitTimeoutMs);
-        const pushed = await (ctx.gitSlots ? ctx.gitSlots.run(push) : push());
+        // The credential is read now, not when the lane began: a directive may run for hours (an App token renews).
+        const push = () => ctx.workspace.push(repoDir, lane.branch, commit, previous, ctx.forge.gitEnv(), gitTimeoutMs);
+        const slotted = () => (ctx.gitSlots ? ctx.gitSlots.run(push) : push());
+        await ctx.forge.refreshCredential?.();
+        let pushed = await slotted();
+        if (!pushed.ok && pushed.reason !== 'stale' && refusedCredential(pushed.detail) && (await ctx.forge.refreshCredential?.(true))) pushed = await slotted();
         rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
         if (!pushed.ok) {
           const msg =
@@ -628,4 +640,9 @@ export function prBody(ctx: LaneContext, lane: LaneSpec, rec: LaneRecord): strin
     '',
     files + more,
   ].join('\n');
+}
+
+/** git's words when the server refused its credential (401): an expired token, worth one renewal and retry. */
+function refusedCredential(text: string | undefined): boolean {
+  return /Authentication failed|could not read Username|\b401\b|Bad credentials/i.test(text ?? '');
 }

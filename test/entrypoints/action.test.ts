@@ -392,3 +392,30 @@ describe('the report job on the run\'s own repository', () => {
     expect(emu!.checkRuns('acme/control')).toEqual([]);
   });
 });
+
+describe('GitHub App credentials as inputs', () => {
+  it('a token as well, an id without a key, a key that is not one: exit 2 with one message listing every problem, no key text', async () => {
+    const { generateKeyPairSync } = await import('node:crypto');
+    const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    const broken = pem.slice(0, 400);
+    const file = writeFleetFile(dir, { name: 'app', forge: 'github', directive: 'd', run: 'true', targets: [{ repo: 'acme/api' }] });
+    const plan = await workflow(file, { FLEET_APP_ID: '4242', FLEET_APP_PRIVATE_KEY: broken }).job('plan', 'plan');
+    expect(plan.code).toBe(2);
+    expect(plan.failures).toHaveLength(1);
+    expect(plan.failures[0]).toContain('2 problem(s) with the inputs');
+    expect(plan.failures[0]).toContain('inputs token and app-id/app-private-key: give a token or GitHub App credentials, not both');
+    expect(plan.failures[0]).toContain('input app-private-key: the key is not a PEM private key');
+    for (const line of broken.split('\n').filter((l) => l.length > 8 && !l.startsWith('-----'))) expect(plan.failures[0]).not.toContain(line.slice(0, 16));
+    const noKey = await workflow(file, { FLEET_TOKEN: '', FLEET_APP_ID: '4242' }).job('plan', 'plan');
+    expect(noKey.code).toBe(2);
+    expect(noKey.failures[0]).toContain('input app-private-key: app-id is set but the App\'s private key is empty');
+    expect(noKey.outputs).toEqual({});
+  });
+
+  it('a lane job withholds the App key from the directive, by name and by value (a copy under another name too)', async () => {
+    const { generateKeyPairSync } = await import('node:crypto');
+    const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    const { directiveEnv } = actionDeps({ FLEET_APP_PRIVATE_KEY: pem, MY_KEY: pem, ONE_LINE: pem.split('\n')[3]!, ESCAPED: pem.replace(/\n/g, '\\n'), KEEP_ME: 'visible' }, fakeCore().core, new FolderArtifactStore(join(dir, 'a')), { info: () => {}, warn: () => {}, error: () => {} });
+    expect(directiveEnv).toEqual({ KEEP_ME: 'visible' });
+  });
+});

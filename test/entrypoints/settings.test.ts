@@ -3,6 +3,7 @@
  * object: the defaults a workflow gets by leaving an input out, and one message per bad input, all at once,
  * each naming the input as the workflow spells it.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { readSettings, type Settings } from '../../src/actions/settings.js';
 
@@ -25,6 +26,7 @@ describe('readSettings', () => {
       file: 'fleet.yml',
       directive: undefined,
       token: 'tok',
+      app: undefined,
       runToken: 'tok',
       shard: '',
       planDigest: undefined,
@@ -85,6 +87,7 @@ describe('readSettings', () => {
       file: 'ops/fleet.yml',
       directive: 'do it now',
       token: 'pat',
+      app: undefined,
       runToken: 'run',
       shard: 'w1-s3',
       planDigest: 'sha256:abc',
@@ -123,7 +126,7 @@ describe('readSettings', () => {
 
   it('reports every problem at once, each naming the input as the workflow writes it', () => {
     expect(problems({ FLEET_MODE: 'plan' })).toEqual([
-      'input token: a token is required (a GitHub App installation token or a PAT that can push to the targets)',
+      'input token: a token is required: a PAT that can push to the targets (the `token` secret), or GitHub App credentials (the `app-id` input and the `app-private-key` secret)',
       'input fleet-file: the plan needs the path of the fleet file',
     ]);
     expect(problems({ FLEET_MODE: 'lane', FLEET_TOKEN: 't' })).toEqual(['input shard: a lane job needs the shard id from the plan (matrix.shard)']);
@@ -139,5 +142,39 @@ describe('readSettings', () => {
     expect(problems({ FLEET_MODE: 'deploy', FLEET_SHARD: 'x', FLEET_PLAN_DIGEST: 'd' })).toEqual([expect.stringMatching(/^input mode: /)]);
     expect(problems({})).toEqual([expect.stringMatching(/^input mode: /)]);
     expect(problems({ FLEET_MODE: 'report', FLEET_TOKEN: 't', FLEET_FAIL_ON_LANE_FAILURE: 'no' })).toEqual([expect.stringMatching(/^input fail-on-lane-failure: /)]);
+  });
+
+  describe('GitHub App credentials', () => {
+    const KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    const keyLines = KEY.split('\n').filter((l) => l && !l.startsWith('-----'));
+
+    it('app-id and a private key replace the token; the App is installed on the repository owner unless app-owner says', () => {
+      const s = read({ FLEET_MODE: 'plan', FLEET_FILE: 'f.yml', FLEET_APP_ID: ' 4242 ', FLEET_APP_PRIVATE_KEY: KEY, GITHUB_REPOSITORY: 'acme/control', GITHUB_REPOSITORY_OWNER: 'acme' });
+      expect(s).toMatchObject({ token: '', runToken: '', app: { appId: '4242', privateKey: KEY, owner: 'acme' } });
+      expect(read({ FLEET_MODE: 'report', FLEET_APP_ID: '4242', FLEET_APP_PRIVATE_KEY: KEY, FLEET_APP_OWNER: 'other', GITHUB_REPOSITORY: 'acme/control' }).app!.owner).toBe('other');
+      // A key pasted with \n for its newlines is read as the same key.
+      expect(read({ FLEET_MODE: 'report', FLEET_APP_ID: 'Iv1.abc123', FLEET_APP_PRIVATE_KEY: KEY.replace(/\n/g, '\\n') }).app!.appId).toBe('Iv1.abc123');
+    });
+
+    it('an id without a key, a key without an id, a token as well, a key that is not one: every problem at once, no key text', () => {
+      expect(problems({ FLEET_MODE: 'report', FLEET_APP_ID: '4242' })).toEqual([
+        "input app-private-key: app-id is set but the App's private key is empty: pass the key (the .pem GitHub generated) as the app-private-key secret",
+      ]);
+      expect(problems({ FLEET_MODE: 'report', FLEET_APP_PRIVATE_KEY: KEY })).toEqual([
+        "input app-id: an App private key was given without the App's id: set app-id (the App's settings page shows it)",
+      ]);
+      expect(problems({ FLEET_MODE: 'report', FLEET_TOKEN: 't', FLEET_APP_ID: '4242', FLEET_APP_PRIVATE_KEY: KEY })).toEqual([
+        'inputs token and app-id/app-private-key: give a token or GitHub App credentials, not both (with App credentials Fleet mints its own tokens: leave the token secret unset)',
+      ]);
+      const broken = KEY.slice(0, 300);
+      const all = problems({ FLEET_MODE: 'lane', FLEET_TOKEN: 't', FLEET_APP_ID: 'my app', FLEET_APP_PRIVATE_KEY: broken });
+      expect(all).toEqual([
+        expect.stringMatching(/^inputs token and app-id\/app-private-key: /),
+        expect.stringMatching(/^input app-id: must be the App's numeric id/),
+        'input app-private-key: the key is not a PEM private key (paste the whole .pem file GitHub generated, BEGIN and END lines included)',
+        'input shard: a lane job needs the shard id from the plan (matrix.shard)',
+      ]);
+      for (const line of keyLines) expect(all.join('\n')).not.toContain(line.slice(0, 20));
+    });
   });
 });

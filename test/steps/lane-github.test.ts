@@ -300,3 +300,32 @@ describe('the draft hand-off', () => {
     expect(h.emu.pullRequests(repo)).toMatchObject([{ number: rec.pr_number, draft: false }]);
   });
 });
+
+describe('a lane whose directive outlives its GitHub App token', () => {
+  it('has its push refused once (401), renews the token and pushes again; the PR is the App\'s', async () => {
+    const { AppInstallationToken } = await import('../../src/github/app-token.js');
+    const { createOctokit } = await import('../../src/github/octokit.js');
+    const { localExecutor } = await import('../../src/local/workspace.js');
+    const app = h.emu.addApp({ id: 777, slug: 'long-lanes', installations: [{ account: 'acme', permissions: { contents: 'write', 'pull-requests': 'write', issues: 'write', checks: 'read', statuses: 'read' } }] });
+    const token = await AppInstallationToken.start({ appId: String(app.id), privateKey: app.privateKeyPem, owner: 'acme' }, { apiUrl: h.emu.url });
+    const octokit = createOctokit({ token: token.current(), credential: token, apiUrl: h.emu.url, pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 }, serverErrorRetries: 0 });
+    const forge = h.makeForge({ octokit, token: token.current(), credential: token, name: 'lanes' });
+    const name = `svc-${++n}`;
+    await h.emu.createRepo({ owner: 'acme', name, files: { 'README.md': `# ${name}\n` } });
+    const { ctx, spec, start } = await planLane(dir, forge, { forge: 'github', run: 'echo x >> README.md' }, { repo: `acme/${name}` });
+    // The directive runs for 61 minutes of GitHub's clock: with no answer in between, Fleet still thinks the token fresh.
+    ctx.exec = { ...localExecutor, run: async (command, opts) => {
+      const r = await localExecutor.run(command, opts);
+      h.emu.clock.advance(61 * 60_000);
+      return r;
+    } };
+    h.emu.resetLog();
+    const rec = await runLane(ctx, spec, start);
+    expect(rec).toMatchObject({ status: 'completed', phase: 'pr-open' });
+    const pushes = h.emu.find({ kind: 'git', operationId: 'git-receive-pack' });
+    expect(pushes.map((r) => r.status)).toContain(401);
+    expect(pushes.at(-1)).toMatchObject({ status: 200, login: 'long-lanes[bot]', token: token.current() });
+    expect(token.minted).toHaveLength(2);
+    expect(h.emu.pullRequests(`acme/${name}`)[0]!.user).toBe('long-lanes[bot]');
+  });
+});

@@ -15,6 +15,7 @@ import type { PlanStepOptions } from '../steps/plan.js';
 import type { FleetFile } from '../core/fleet-file.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { readSettings, type Settings } from './settings.js';
+import { approvalGateProblem, ARTIFACT_RETENTION_DAYS, retentionNote } from './gate.js';
 
 /** GitHub's limit for one step's summary: 1 MiB; a larger one is dropped whole, so the report is cut below it. */
 const STEP_SUMMARY_BYTES = 1_048_000;
@@ -78,9 +79,13 @@ export async function runAction(deps: ActionDeps): Promise<number> {
 }
 
 async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
+  // A gate with no reviewer would open at once: refused before anything is planned or uploaded (with the file's problems, if any).
+  const gate = await gateProblem(deps, settings);
   const loaded = await loadFleetFile(settings.file);
-  if (!loaded.ok) {
-    deps.core.setFailed(formatProblems(loaded.problems));
+  if (!loaded.ok || gate) {
+    const text = [...(loaded.ok ? [] : [formatProblems(loaded.problems)]), ...(gate ? [gate] : [])].join('\n');
+    if (gate) await deps.core.summary.addRaw(`## Fleet plan refused\n\n${gate}\n`, true).write();
+    deps.core.setFailed(text);
     return 2;
   }
   const setup = await deps.setupForge(settings, loaded.fleet.file);
@@ -125,10 +130,18 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
   deps.core.setOutput('lane-count', String(o.lane_count));
   deps.core.setOutput('plan-digest', o.plan_digest);
   o.waves.forEach((shards, i) => deps.core.setOutput(`wave-${i + 1}`, JSON.stringify(shards)));
-  // The approver reads this before the approval gate opens.
-  await deps.core.summary.addRaw(renderPlan(out.manifest), true).write();
+  // The approver reads this before the approval gate opens, with how long the plan's artifact lives.
+  const kept = retentionNote(settings.retentionDays, ARTIFACT_RETENTION_DAYS, !!settings.approvalEnvironment, deps.clock.now());
+  if (kept.warning) deps.core.warning(kept.warning);
+  await deps.core.summary.addRaw(`${renderPlan(out.manifest)}\n\n${kept.line}\n`, true).write();
   deps.core.info(`Planned ${o.lane_count} lanes in ${o.wave_count} wave(s); ${out.manifest.excluded.length} excluded.`);
   return 0;
+}
+
+async function gateProblem(deps: ActionDeps, settings: Settings): Promise<string | undefined> {
+  if (!settings.approvalEnvironment) return undefined;
+  if (!settings.repository) return 'input approval-environment: GITHUB_REPOSITORY is not set, so the environment cannot be checked (the plan mode runs in a workflow job)';
+  return approvalGateProblem(deps.api(settings), settings.repository, settings.approvalEnvironment);
 }
 
 async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {

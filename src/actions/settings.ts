@@ -38,6 +38,8 @@ const SettingsSchema = z.object({
   FLEET_CHECK_NAME: z.string().default('Fleet'),
   FLEET_FAIL_ON_LANE_FAILURE: bool('true'),
   FLEET_WORKSPACE_DIR: z.string().default(''),
+  FLEET_APPROVAL_ENVIRONMENT: z.string().default(''),
+  GITHUB_RETENTION_DAYS: z.string().default(''),
   GITHUB_REPOSITORY: z.string().default(''),
   GITHUB_SHA: z.string().default(''),
   GITHUB_RUN_ID: z.string().default(''),
@@ -68,6 +70,10 @@ export interface Settings {
   /** GITHUB_RUN_ATTEMPT: every artifact name carries it (see steps/matrix.ts). */
   runAttempt: number;
   runUrl: string | undefined;
+  /** plan — the environment whose required reviewers must approve the plan (checked before planning). */
+  approvalEnvironment: string | undefined;
+  /** The repository's artifact retention (GITHUB_RETENTION_DAYS), which caps what an upload asks for. */
+  retentionDays: number | undefined;
 }
 
 const INPUT_NAMES: Record<string, string> = {
@@ -120,6 +126,8 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
       runId: runId && Number.isFinite(runId) ? runId : undefined,
       runAttempt: Math.max(1, Number(e.GITHUB_RUN_ATTEMPT) || 1),
       runUrl: owner && repo && runId ? `${e.GITHUB_SERVER_URL}/${owner}/${repo}/actions/runs/${runId}` : undefined,
+      approvalEnvironment: e.FLEET_APPROVAL_ENVIRONMENT.trim() || undefined,
+      retentionDays: Number(e.GITHUB_RETENTION_DAYS) > 0 ? Number(e.GITHUB_RETENTION_DAYS) : undefined,
     },
   };
 }

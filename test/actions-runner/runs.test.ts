@@ -188,6 +188,57 @@ jobs:
   });
 });
 
+describe('GET …/environments/{name} (https://docs.github.com/rest/deployments/environments#get-an-environment)', () => {
+  it('answers from the runner\'s environments in GitHub\'s shape: required reviewers as a protection rule, 404 for a missing one', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': 'on: workflow_dispatch\njobs:\n  j: { runs-on: ubuntu-latest, steps: [ { run: "true" } ] }\n' });
+    a.runner.setEnvironment('acme/app', 'production', { reviewers: ['alice'] });
+    a.runner.setEnvironment('acme/app', 'staging', { reviewers: [] });
+    const get = (name: string) => octokit(a!).request('GET /repos/{owner}/{repo}/environments/{environment_name}', { owner: 'acme', repo: 'app', environment_name: name });
+    const prod = (await get('production')).data;
+    expect(prod).toMatchObject({ name: 'production', protection_rules: [{ type: 'required_reviewers', prevent_self_review: false, reviewers: [{ type: 'User', reviewer: { login: 'alice' } }] }] });
+    expect((await get('staging')).data.protection_rules).toEqual([]);
+    await expect(get('nowhere')).rejects.toMatchObject({ status: 404 });
+    a.emu.assertNoViolations();
+  });
+
+  it('a job that names a missing environment creates it, with no rules; a GITHUB_TOKEN reads it with actions: read only', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/app', {
+      '.github/workflows/w.yml': `
+on: workflow_dispatch
+jobs:
+  gate:
+    runs-on: ubuntu-latest
+    environment: fresh
+    steps: [ { run: echo ran } ]
+  read:
+    needs: gate
+    runs-on: ubuntu-latest
+    permissions: { actions: read }
+    steps:
+      - run: |
+          curl -sS -o /dev/null -w "%{http_code}\\n" -H "Authorization: Bearer $T" "\${{ github.api_url }}/repos/\${{ github.repository }}/environments/fresh"
+        env: { T: "\${{ github.token }}" }
+  denied:
+    needs: gate
+    runs-on: ubuntu-latest
+    permissions: { contents: read }
+    steps:
+      - run: |
+          curl -sS -o /dev/null -w "%{http_code}\\n" -H "Authorization: Bearer $T" "\${{ github.api_url }}/repos/\${{ github.repository }}/environments/fresh"
+        env: { T: "\${{ github.token }}" }
+`,
+    });
+    const s = await a.runner.finish(await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' }));
+    expect(s.jobs.find((j) => j.name === 'gate')!.log).toContain('ran');
+    expect(s.jobs.find((j) => j.name === 'read')!.log).toMatch(/^200$/m);
+    expect(s.jobs.find((j) => j.name === 'denied')!.log).toMatch(/^403$/m);
+    const fresh = await octokit(a).request('GET /repos/{owner}/{repo}/environments/{environment_name}', { owner: 'acme', repo: 'app', environment_name: 'fresh' });
+    expect(fresh.data.protection_rules).toEqual([]);
+  });
+});
+
 describe('concurrency and schedules', () => {
   it('one run per group: a newer run waits, and replaces an older waiting one', async () => {
     a = await startActions();

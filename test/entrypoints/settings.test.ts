@@ -39,6 +39,8 @@ describe('readSettings', () => {
       runId: undefined,
       runAttempt: 1,
       runUrl: undefined,
+      approvalEnvironment: undefined,
+      retentionDays: undefined,
     });
   });
 
@@ -67,6 +69,8 @@ describe('readSettings', () => {
       GITHUB_RUN_ID: '123',
       GITHUB_RUN_ATTEMPT: '3',
       GITHUB_SERVER_URL: 'https://ghe.example',
+      FLEET_APPROVAL_ENVIRONMENT: ' fleet-approval ',
+      GITHUB_RETENTION_DAYS: '30',
     });
     expect(s).toEqual({
       mode: 'lane',
@@ -87,6 +91,8 @@ describe('readSettings', () => {
       runId: 123,
       runAttempt: 3,
       runUrl: 'https://ghe.example/acme/control/actions/runs/123',
+      approvalEnvironment: 'fleet-approval',
+      retentionDays: 30,
     });
     expect(read({ FLEET_MODE: 'report', FLEET_TOKEN: 't', FLEET_WORKSPACE_DIR: '/w', RUNNER_TEMP: '/r' }).workspace).toBe('/w');
   });

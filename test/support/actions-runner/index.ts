@@ -68,9 +68,10 @@ export class ActionsRunner {
   readonly clock: RunnerClock;
   private readonly files: RepoFiles;
   private readonly workDir: string;
-  private readonly environments = new Map<string, EnvironmentRule & { id: number }>();
+  private readonly environments = new Map<string, EnvironmentRule & { id: number; createdAt: string }>();
   private readonly secrets = new Map<string, Record<string, string>>();
   private readonly vars = new Map<string, Record<string, string>>();
+  private readonly retention = new Map<string, number>();
   private readonly slots: Semaphore;
   private readonly actionCache = new Map<string, Promise<string>>();
   private readonly concurrency = new Map<string, { running?: WorkflowRun; pending?: { run: WorkflowRun; start: () => void; cancel: () => void } }>();
@@ -107,9 +108,18 @@ export class ActionsRunner {
     this.vars.set(repo, { ...this.vars.get(repo), [name]: value });
   }
 
+  /**
+   * The repository's artifact and log retention (Settings › Actions › General; 1–90 days on a public repository, up
+   * to 400 on a private one; default 90): jobs see it as GITHUB_RETENTION_DAYS, and @actions/artifact caps an
+   * upload's retention-days to it with a warning. The Actions services store the expiry the client sends.
+   */
+  setRetentionDays(repo: string, days: number): void {
+    this.retention.set(repo, days);
+  }
+
   /** An environment with protection rules: jobs that name it wait until one of `reviewers` approves. */
   setEnvironment(repo: string, name: string, rule: EnvironmentRule): void {
-    this.environments.set(`${repo}:${name}`, { ...rule, id: this.nextEnvironmentId++ });
+    this.environments.set(`${repo}:${name}`, { ...rule, id: this.nextEnvironmentId++, createdAt: new Date(this.clock.now()).toISOString() });
   }
 
   /** `workflow_dispatch`, as "Run workflow" does; a form GitHub would refuse throws with GitHub's 422 message. */
@@ -176,7 +186,7 @@ export class ActionsRunner {
     const record = emu.repo(entry.origin.repo);
     if (!record) throw new Error(`no repository ${entry.origin.repo}`);
     const { id, runNumber } = await emu.startWorkflowRun({ owner, repo: name, name: entry.name, path: entry.origin.path, headBranch: entry.origin.ref.replace(/^refs\/heads\//, ''), headSha: entry.origin.sha, event });
-    const facts = { id, number: runNumber, attempt: 1, repo: entry.origin.repo, repoId: record.id, ownerId: 1, event, eventPayload: payload, ref: entry.origin.ref, sha: entry.origin.sha, actor, entry };
+    const facts = { id, number: runNumber, attempt: 1, repo: entry.origin.repo, repoId: record.id, ownerId: 1, event, eventPayload: payload, ref: entry.origin.ref, sha: entry.origin.sha, actor, entry, retentionDays: this.retention.get(entry.origin.repo) ?? 90 };
     const run = new WorkflowRun(facts, this.runServices(entry.origin.repo), inputs);
     run.defaultPermissions = defaultPermissions(this.opts.defaultPermissions ?? 'restricted');
     this.runs.set(id, run);
@@ -276,6 +286,11 @@ export class ActionsRunner {
         updateRun: (runId, patch) => emu.updateWorkflowRun(runId, patch),
       },
       environments: this.environments,
+      // "Running a workflow that references an environment that does not exist will create an environment with the
+      // referenced name" (https://docs.github.com/actions/reference/workflows-and-actions/deployments-and-environments): no rules.
+      createEnvironment: (name) => {
+        if (!this.environments.has(`${repo}:${name}`)) this.setEnvironment(repo, name, { reviewers: [] });
+      },
       vars: { ...this.vars.get(repo) },
       secrets: { ...this.secrets.get(repo) },
       slots: this.slots,
@@ -368,6 +383,10 @@ export class ActionsRunner {
         for (const env of this.environmentsById(run, ids)) this.review(runId, env, state, reviewer, comment);
       },
       reviews: (runId) => this.reviewsOf(runId),
+      environment: (repo, name) => {
+        const rule = this.environments.get(`${repo}:${name}`);
+        return rule ? { id: rule.id, name, reviewers: rule.reviewers, createdAt: rule.createdAt } : undefined;
+      },
     };
   }
 

@@ -32,6 +32,8 @@ export interface RunServices {
   endJob(jobId: number): void;
   jobs: JobsRecorder;
   environments: Map<string, EnvironmentRule>;
+  /** A job named an environment the repository does not have: GitHub creates it, with no protection rules. */
+  createEnvironment(name: string): void;
   vars: Record<string, string>;
   secrets: Record<string, string>;
   slots: Semaphore;
@@ -576,6 +578,7 @@ export class WorkflowRun {
   /** Waits for a reviewer when the environment has required reviewers (a missing environment has none). */
   private async awaitApproval(environment: string, emuJobId: number): Promise<Review | undefined> {
     const rule = this.services.environments.get(`${this.facts.repo}:${environment}`);
+    if (!rule) this.services.createEnvironment(environment);
     if (!rule || rule.reviewers.length === 0) return undefined;
     this.services.jobs.updateJob(emuJobId, { status: 'waiting' });
     const clock = this.services.host.clock;

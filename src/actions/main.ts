@@ -193,7 +193,9 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
   // A step summary holds 1 MiB: a very large fleet's report is cut there, with a pointer to the artifact.
   await deps.core.summary.addRaw(fitCheckRunText(text, `The full report is the \`${artifact}\` artifact.`, STEP_SUMMARY_BYTES), true).write();
   deps.core.setOutput('manifest', join(settings.workspace, 'fleet-status.json'));
-  deps.core.setOutput('failed', String(manifest.summary.failed));
+  // For callers that chain work after the fleet (the reusable workflow's outputs).
+  for (const key of ['total', 'completed', 'failed', 'skipped', 'excluded'] as const) deps.core.setOutput(key, String(manifest.summary[key]));
+  deps.core.setOutput('report-artifact', artifact);
   // The summary and the artifact are written: a check run GitHub refuses is a warning, not a failed report.
   if (settings.repository && settings.sha) await postCheckRun(api, settings, manifest, text, artifact).catch((err: Error) => deps.core.warning(checkRunProblem(err)));
   const code = exitCodeFor(manifest);

@@ -264,6 +264,93 @@ jobs:
   });
 });
 
+describe('concurrency of a called workflow (taken by the calling job, in the caller\'s run)', () => {
+  const called = (queue = '') => `
+on:
+  workflow_call:
+    inputs: { lane: { type: string, default: main } }
+concurrency:
+  group: lib-\${{ github.repository }}-\${{ inputs.lane }}
+  cancel-in-progress: false
+${queue}
+jobs:
+  hold:
+    runs-on: ubuntu-latest
+    environment: hold
+    steps: [ { run: "echo held by run \${{ github.run_id }}" } ]
+`;
+  const caller = (top = '') => `
+on: workflow_dispatch
+${top}
+jobs:
+  call: { uses: acme/shared/.github/workflows/lib.yml@main }
+`;
+
+  async function world(queue = '', top = '') {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/shared', { '.github/workflows/lib.yml': called(queue) });
+    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': caller(top) });
+    a.runner.setEnvironment('acme/app', 'hold', { reviewers: ['alice'] });
+    return a;
+  }
+  const dispatch = () => a!.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' });
+  const jobsOf = (id: number) => a!.emu.workflowRun(id)!.jobs.map((j) => j.name);
+
+  it('a second run\'s call waits until the first run\'s called jobs are done; the first is never cancelled', async () => {
+    await world();
+    const first = await dispatch();
+    await until(() => first.waitingEnvironments().includes('hold'), 'the first run at its gate');
+    const second = await dispatch();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(jobsOf(second.id)).toEqual([]);
+    a!.runner.review(first.id, 'hold', 'approved', 'alice');
+    expect((await a!.runner.finish(first)).conclusion).toBe('success');
+    await until(() => second.waitingEnvironments().includes('hold'), 'the second run at its gate');
+    a!.runner.review(second.id, 'hold', 'approved', 'alice');
+    expect((await a!.runner.finish(second)).conclusion).toBe('success');
+  });
+
+  it('queue: single (the default): a third run replaces the waiting second; queue: max keeps both, in order', async () => {
+    for (const queue of ['', '  queue: max']) {
+      await world(queue);
+      const first = await dispatch();
+      await until(() => first.waitingEnvironments().includes('hold'), 'the first run at its gate');
+      const second = await dispatch();
+      await new Promise((r) => setTimeout(r, 200));
+      const third = await dispatch();
+      await new Promise((r) => setTimeout(r, 200));
+      a!.runner.review(first.id, 'hold', 'approved', 'alice');
+      await a!.runner.finish(first);
+      if (!queue) {
+        await a!.runner.finish(second);
+        const job = a!.emu.workflowRun(second.id)!.jobs.find((j) => j.name === 'call')!;
+        expect(job.conclusion).toBe('cancelled');
+        const notes = await octokit(a!).request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', { owner: 'acme', repo: 'app', check_run_id: job.id });
+        expect(notes.data[0]!.message).toContain("Canceling since a higher priority waiting request for 'lib-acme/app-main' exists");
+      } else {
+        await until(() => second.waitingEnvironments().includes('hold'), 'the second run at its gate');
+        expect(jobsOf(third.id)).toEqual([]);
+        a!.runner.review(second.id, 'hold', 'approved', 'alice');
+        expect((await a!.runner.finish(second)).conclusion).toBe('success');
+      }
+      await until(() => third.waitingEnvironments().includes('hold'), 'the third run at its gate');
+      a!.runner.review(third.id, 'hold', 'approved', 'alice');
+      expect((await a!.runner.finish(third)).conclusion).toBe('success');
+      await a!.close();
+      a = undefined;
+    }
+  });
+
+  it('the caller holding the same group at its top level: the call is cancelled as a deadlock', async () => {
+    await world('', 'concurrency: { group: "lib-${{ github.repository }}-main" }');
+    const s = await a!.runner.finish(await dispatch());
+    expect(s.conclusion).toBe('failure');
+    const job = a!.emu.workflowRun(s.id)!.jobs.find((j) => j.name === 'call')!;
+    const notes = await octokit(a!).request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', { owner: 'acme', repo: 'app', check_run_id: job.id });
+    expect(notes.data[0]!.message).toBe("Canceling since a deadlock was detected for concurrency group: 'lib-acme/app-main' between a top level workflow and 'call'");
+  });
+});
+
 describe('a reusable workflow called from another repository', () => {
   it('typed inputs with defaults, declared secrets, outputs mapped from its jobs; its jobs are named "caller / job"', async () => {
     a = await startActions();

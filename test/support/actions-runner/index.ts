@@ -20,6 +20,7 @@ import { dispatchInputs, CallError } from './reusable.js';
 import { checkout } from './builtin/checkout.js';
 import { setupNode } from './builtin/setup-node.js';
 import type { Builtin } from './builtin/types.js';
+import { ConcurrencyGroups, readConcurrency } from './concurrency.js';
 import { Semaphore, WorkflowRun, type EnvironmentRule, type RunServices, type RunSummary } from './run.js';
 import type { Permissions, RunnerClock } from './types.js';
 import { loadAction, loadWorkflow, prop, type LoadedAction, type LoadedWorkflow } from './workflow.js';
@@ -74,7 +75,7 @@ export class ActionsRunner {
   private readonly retention = new Map<string, number>();
   private readonly slots: Semaphore;
   private readonly actionCache = new Map<string, Promise<string>>();
-  private readonly concurrency = new Map<string, { running?: WorkflowRun; pending?: { run: WorkflowRun; start: () => void; cancel: () => void } }>();
+  private readonly groups = new ConcurrencyGroups();
   private nextEnvironmentId = 1;
 
   constructor(private readonly opts: RunnerOptions) {
@@ -163,7 +164,7 @@ export class ActionsRunner {
   }
 
   async close(): Promise<void> {
-    for (const run of this.runs.values()) if (run.summaryStatus() !== 'completed') run.cancel();
+    for (const run of this.runs.values()) if (!run.attempts.length || run.summaryStatus() !== 'completed') run.cancel();
     await Promise.all([...this.runs.values()].map((r) => r.current?.done.catch(() => undefined)));
     this.opts.emulator.onRunControl(null);
     if (!this.opts.keep) rmSync(this.workDir, { recursive: true, force: true });
@@ -220,45 +221,22 @@ export class ActionsRunner {
     return run;
   }
 
-  /**
-   * Workflow-level `concurrency`: one run in progress per group; a newer run
-   * waits, and replaces (cancels) an older waiting one; with
-   * `cancel-in-progress` the running one is cancelled instead
-   * (https://docs.github.com/actions/how-tos/write-workflows/choose-when-workflows-run/control-workflow-concurrency).
-   */
+  /** Workflow-level `concurrency` of the run's own workflow (concurrency.ts): the run starts, waits, or is replaced. */
   private queueByConcurrency(run: WorkflowRun, start: () => void): void {
-    const token = prop(run.facts.entry.root, 'concurrency');
-    if (!token) return start();
-    const env = { contexts: { github: { repository: run.facts.repo, ref: run.facts.ref, workflow: run.facts.entry.name, event_name: run.facts.event, run_id: String(run.id) }, inputs: {}, vars: {} } };
-    const groupToken = prop(token, 'group');
-    const group = evaluateString(groupToken ?? token, env);
-    const cancelInProgress = evaluateString(prop(token, 'cancel-in-progress'), env) === 'true';
-    const slot = this.concurrency.get(group) ?? {};
-    this.concurrency.set(group, slot);
-    const begin = () => {
-      slot.running = run;
-      start();
-      void run.current.done.then(() => {
-        if (slot.running === run) slot.running = undefined;
-        const next = slot.pending;
-        slot.pending = undefined;
-        next?.start();
-      });
-    };
-    if (!slot.running || slot.running.summaryStatus() === 'completed') return begin();
-    if (cancelInProgress) {
-      slot.running.cancel();
-      slot.pending?.cancel();
-      slot.pending = { run, start: begin, cancel: () => this.cancelQueued(run, group) };
-      return;
-    }
-    slot.pending?.cancel();
-    slot.pending = { run, start: begin, cancel: () => this.cancelQueued(run, group) };
-    this.opts.emulator.updateWorkflowRun(run.id, { status: 'pending' });
-  }
-
-  private cancelQueued(run: WorkflowRun, group: string): void {
-    run.cancelBeforeStart(`Canceling since a higher priority waiting request for '${group}' exists`);
+    const env = { contexts: { github: { repository: run.facts.repo, ref: run.facts.ref, workflow: run.facts.entry.name, event_name: run.facts.event, run_id: String(run.id) }, inputs: run.inputs, vars: { ...this.vars.get(run.facts.repo) } } };
+    const spec = readConcurrency(prop(run.facts.entry.root, 'concurrency'), env);
+    if (!spec) return start();
+    const holder = { runId: run.id, topLevel: true, label: 'top level workflow', cancel: () => run.cancel() };
+    const waits = this.groups.request(
+      spec,
+      holder,
+      (release) => {
+        start();
+        void run.current.done.then(release);
+      },
+      (reason) => run.cancelBeforeStart(reason),
+    );
+    if (waits) this.opts.emulator.updateWorkflowRun(run.id, { status: 'pending' });
   }
 
   private runServices(repo: string): RunServices {
@@ -294,6 +272,7 @@ export class ActionsRunner {
       vars: { ...this.vars.get(repo) },
       secrets: { ...this.secrets.get(repo) },
       slots: this.slots,
+      concurrency: this.groups,
       timeoutConclusion: this.opts.timeoutConclusion ?? 'cancelled',
       workDir: this.workDir,
       ...(this.opts.onLog ? { onLog: this.opts.onLog } : {}),

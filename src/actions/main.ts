@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { exitCodeFor } from '../steps/run.js';
 import { formatProblems } from '../core/validate.js';
 import type { Manifest } from '../core/model.js';
-import { checkRunConclusion, fitCheckRunText, renderPlan, renderReport } from '../core/report.js';
+import { ANNOTATIONS_PER_REQUEST, checkRunConclusion, fitCheckRunText, laneAnnotations, renderPlan, renderReport, renderShard } from '../core/report.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, Workspace } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
 import { attemptName, loadPlanBundle, matrixPlan, matrixReport, matrixShard, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
@@ -164,6 +164,8 @@ async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: 
     if (r.status === 'failed') deps.core.warning(line);
     else deps.core.info(line);
   }
+  // The leg's own summary: its lanes and how each ended, beside its log.
+  await deps.core.summary.addRaw(renderShard(settings.shard, records), true).write();
   // The job fails when a lane did, so "Re-run failed jobs" re-runs exactly these shards (keeping their completed lanes);
   // later waves and the report still run (their if: is !cancelled()).
   const failed = records.filter((r) => r.status === 'failed');
@@ -239,16 +241,21 @@ export function runJobs(api: GitHubApi, repo: { owner: string; repo: string }, r
 async function postCheckRun(api: GitHubApi, settings: Settings, manifest: Manifest, text: string, artifact: string): Promise<void> {
   const pointer = settings.runUrl ? `The full report is the \`${artifact}\` artifact of ${settings.runUrl}.` : `The full report is the \`${artifact}\` artifact.`;
   const s = manifest.summary;
-  await api.request('POST /repos/{owner}/{repo}/check-runs', {
+  const output = { title: `${s.completed} completed, ${s.failed} failed, ${s.skipped} skipped, ${s.excluded} excluded of ${s.total}`, summary: fitCheckRunText(text, pointer) };
+  // One annotation per lane a person must look at, 50 a request: the rest are appended by updates of the same check run.
+  const notes = laneAnnotations(manifest, settings.file || 'fleet.yml');
+  const batches = Array.from({ length: Math.ceil(notes.length / ANNOTATIONS_PER_REQUEST) }, (_, i) => notes.slice(i * ANNOTATIONS_PER_REQUEST, (i + 1) * ANNOTATIONS_PER_REQUEST));
+  const { data } = await api.request('POST /repos/{owner}/{repo}/check-runs', {
     ...settings.repository,
     name: `${settings.checkName}: ${manifest.name}`,
     head_sha: settings.sha,
     status: 'completed',
     conclusion: checkRunConclusion(manifest),
     ...(settings.runUrl ? { details_url: settings.runUrl } : {}),
-    output: {
-      title: `${s.completed} completed, ${s.failed} failed, ${s.skipped} skipped, ${s.excluded} excluded of ${s.total}`,
-      summary: fitCheckRunText(text, pointer),
-    },
+    output: { ...output, ...(batches[0] ? { annotations: batches[0] } : {}) },
   });
+  const id = (data as { id: number }).id;
+  for (const batch of batches.slice(1)) {
+    await api.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', { ...settings.repository, check_run_id: id, output: { ...output, annotations: batch } });
+  }
 }

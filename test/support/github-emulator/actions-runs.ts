@@ -9,7 +9,7 @@
  * https://docs.github.com/rest/actions/workflow-jobs, https://docs.github.com/rest/actions/workflow-runs,
  * https://docs.github.com/rest/checks/runs#list-check-run-annotations
  */
-import type { WorkflowJobRecord, WorkflowRunRecord } from './state.js';
+import type { CheckRunAnnotation, WorkflowJobRecord, WorkflowRunRecord } from './state.js';
 
 export interface JobAnnotation {
   level: 'error' | 'warning' | 'notice';
@@ -84,6 +84,8 @@ export interface RunsHost<C> {
   jobShape(job: WorkflowJobRecord, run: WorkflowRunRecord, c: C): Record<string, unknown>;
   userShape(login: string): Record<string, unknown>;
   annotations(jobId: number): JobAnnotation[] | undefined;
+  /** A check run created over REST: the annotations its create and update requests sent (undefined: no such check run). */
+  checkRunAnnotations(id: number, repoKey: string): CheckRunAnnotation[] | undefined;
   control(): RunControl | null;
   apiUrl(): string;
   htmlUrl(): string;
@@ -138,7 +140,24 @@ export function addRunHandlers<C extends Ctx>(H: Record<string, Handler<C>>, h: 
     return jobsReply(c, run, latestJobs(run.jobs, attempt));
   };
   H['checks/list-annotations'] = async (c) => {
-    h.repoFor(c, 'pull');
+    const { key } = h.repoFor(c, 'pull');
+    const sent = h.checkRunAnnotations(Number(c.params.check_run_id), key);
+    if (sent) {
+      const page = h.paginate(c, sent);
+      const body = page.items.map((a) => ({
+        path: a.path,
+        start_line: a.start_line,
+        end_line: a.end_line,
+        start_column: a.start_column ?? null,
+        end_column: a.end_column ?? null,
+        annotation_level: a.annotation_level,
+        title: a.title ?? '',
+        message: a.message,
+        raw_details: a.raw_details ?? '',
+        blob_href: `${h.htmlUrl()}/${key}/blob/HEAD/${a.path}`,
+      }));
+      return { status: 200, body, headers: page.headers };
+    }
     const list = h.annotations(Number(c.params.check_run_id));
     if (!list) throw notFound(c);
     const page = h.paginate(c, list);

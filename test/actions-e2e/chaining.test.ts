@@ -33,9 +33,12 @@ describe('one run of a fleet at a time', () => {
 
     const first = await dispatch(w, 'First.');
     await until(() => first.waitingEnvironments().includes('fleet-approval'), 'the first run at its gate');
+    // Runs waiting in a group are served in the order they reached it (not of dispatch): the second gets there first.
+    const group = 'fleet-acme/control-fleet.yml';
     const second = await dispatch(w, 'Second.');
+    await until(() => world.runner.waitingForConcurrency(second.id).includes(group), 'the second run in the fleet group');
     const third = await dispatch(w, 'Third.');
-    await new Promise((r) => setTimeout(r, 1_500));
+    await until(() => world.runner.waitingForConcurrency(third.id).includes(group), 'the third run in the fleet group');
     // The later runs started, but their fleet job waits for the group: no job of theirs has run.
     expect(jobsOf(second.id)).toEqual([]);
     expect(jobsOf(third.id)).toEqual([]);

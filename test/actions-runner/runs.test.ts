@@ -301,7 +301,7 @@ jobs:
     const first = await dispatch();
     await until(() => first.waitingEnvironments().includes('hold'), 'the first run at its gate');
     const second = await dispatch();
-    await new Promise((r) => setTimeout(r, 300));
+    await until(() => a!.runner.waitingForConcurrency(second.id).includes('lib-acme/app-main'), 'the second run in the queue');
     expect(jobsOf(second.id)).toEqual([]);
     a!.runner.review(first.id, 'hold', 'approved', 'alice');
     expect((await a!.runner.finish(first)).conclusion).toBe('success');
@@ -315,10 +315,11 @@ jobs:
       await world(queue);
       const first = await dispatch();
       await until(() => first.waitingEnvironments().includes('hold'), 'the first run at its gate');
+      // Waiters are served in the order they reached the group (not of dispatch): the second is in the queue first.
       const second = await dispatch();
-      await new Promise((r) => setTimeout(r, 200));
+      await until(() => a!.runner.waitingForConcurrency(second.id).length > 0, 'the second run in the queue');
       const third = await dispatch();
-      await new Promise((r) => setTimeout(r, 200));
+      await until(() => a!.runner.waitingForConcurrency(third.id).length > 0 || a!.emu.workflowRun(second.id)!.conclusion === 'cancelled', 'the third run in the queue');
       a!.runner.review(first.id, 'hold', 'approved', 'alice');
       await a!.runner.finish(first);
       if (!queue) {

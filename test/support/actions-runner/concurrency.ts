@@ -94,6 +94,13 @@ export class ConcurrencyGroups {
     return true;
   }
 
+  /** The groups a run waits for (its top level, or a job calling a workflow), in the case they were requested in. */
+  waitingOf(runId: number): string[] {
+    const out: string[] = [];
+    for (const [key, slot] of this.slots) if (slot.pending.some((w) => w.holder.runId === runId)) out.push(key);
+    return out;
+  }
+
   /** A run was cancelled: its requests still waiting leave the queue. */
   withdraw(runId: number, reason: string): void {
     for (const slot of this.slots.values()) {

@@ -123,6 +123,11 @@ export class ActionsRunner {
     this.environments.set(`${repo}:${name}`, { ...rule, id: this.nextEnvironmentId++, createdAt: new Date(this.clock.now()).toISOString() });
   }
 
+  /** The concurrency groups (lower case) run `runId` is waiting for: its own, or a called workflow's. */
+  waitingForConcurrency(runId: number): string[] {
+    return this.groups.waitingOf(runId);
+  }
+
   /** `workflow_dispatch`, as "Run workflow" does; a form GitHub would refuse throws with GitHub's 422 message. */
   async dispatch(spec: DispatchSpec): Promise<WorkflowRun> {
     const loaded = await this.loadEntry(spec.repo, spec.workflow, spec.ref);

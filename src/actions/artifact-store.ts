@@ -14,6 +14,7 @@
  */
 import { DefaultArtifactClient } from '@actions/artifact';
 import type { ArtifactStore, StoredArtifact } from '../ports.js';
+import { ARTIFACT_RETENTION_DAYS } from './gate.js';
 
 export interface FindBy {
   token: string;
@@ -43,7 +44,7 @@ export class ActionsArtifactStore implements ArtifactStore {
   ) {}
 
   async upload(name: string, files: string[], rootDir: string): Promise<StoredArtifact> {
-    const r = await this.client.uploadArtifact(name, files, rootDir, { retentionDays: 30 });
+    const r = await this.client.uploadArtifact(name, files, rootDir, { retentionDays: ARTIFACT_RETENTION_DAYS });
     if (r.id === undefined) throw new Error(`artifact ${name} was not uploaded`);
     return { name, id: r.id, digest: withPrefix(r.digest) };
   }

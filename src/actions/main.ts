@@ -8,7 +8,7 @@ import { exitCodeFor } from '../steps/run.js';
 import { formatProblems } from '../core/validate.js';
 import type { Manifest } from '../core/model.js';
 import type { MatrixPlanOutputs } from '../steps/matrix.js';
-import { checkRunConclusion, fitCheckRunText, renderPlan, renderReport } from '../core/report.js';
+import { ANNOTATIONS_PER_REQUEST, checkRunConclusion, fitCheckRunText, laneAnnotations, renderPlan, renderReport, renderShard } from '../core/report.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, Workspace } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
 import { attemptName, continuesAfter, loadPlanBundle, matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
@@ -23,6 +23,7 @@ import { readPreviousSweep, saveSweep } from './sweep.js';
 import type { SweepCache } from './sweep-cache.js';
 import { maskPrivateKey } from '../github/app-token.js';
 import { redact } from '../local/git.js';
+import { approvalGateProblem, ARTIFACT_RETENTION_DAYS, retentionNote } from './gate.js';
 
 /** GitHub's limit for one step's summary: 1 MiB; a larger one is dropped whole, so the report is cut below it. */
 const STEP_SUMMARY_BYTES = 1_048_000;
@@ -103,9 +104,13 @@ export async function runAction(deps: ActionDeps): Promise<number> {
 
 async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
   if (settings.continueRun) return await continuePlan(deps, settings, settings.continueRun);
+  // A gate with no reviewer would open at once: refused before anything is planned or uploaded (with the file's problems, if any).
+  const gate = await gateProblem(deps, settings);
   const loaded = await loadFleetFile(settings.file);
-  if (!loaded.ok) {
-    deps.core.setFailed(formatProblems(loaded.problems));
+  if (!loaded.ok || gate) {
+    const text = [...(loaded.ok ? [] : [formatProblems(loaded.problems)]), ...(gate ? [gate] : [])].join('\n');
+    if (gate) await deps.core.summary.addRaw(`## Fleet plan refused\n\n${gate}\n`, true).write();
+    deps.core.setFailed(text);
     return 2;
   }
   const setup = await deps.setupForge(settings, loaded.fleet.file);
@@ -147,7 +152,7 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
     return 2;
   }
   for (const note of out.notes) deps.core.info(note);
-  await planOutputs(deps, out.manifest, out.outputs);
+  await planOutputs(deps, settings, out.manifest, out.outputs);
   return 0;
 }
 
@@ -155,15 +160,17 @@ function thisRun(settings: Settings): { id: number; url: string | null } | undef
   return settings.runId ? { id: settings.runId, url: settings.runUrl ?? null } : undefined;
 }
 
-async function planOutputs(deps: ActionDeps, manifest: Manifest, o: MatrixPlanOutputs): Promise<void> {
+async function planOutputs(deps: ActionDeps, settings: Settings, manifest: Manifest, o: MatrixPlanOutputs): Promise<void> {
   deps.core.setOutput('fleet-id', o.fleet_id);
   deps.core.setOutput('wave-count', String(o.wave_count));
   deps.core.setOutput('max-parallel', String(o.max_parallel));
   deps.core.setOutput('lane-count', String(o.lane_count));
   deps.core.setOutput('plan-digest', o.plan_digest);
   o.waves.forEach((shards, i) => deps.core.setOutput(`wave-${i + 1}`, JSON.stringify(shards)));
-  // The approver reads this before the approval gate opens.
-  await deps.core.summary.addRaw(renderPlan(manifest), true).write();
+  // The approver reads this before the approval gate opens, with how long the plan's artifact lives.
+  const kept = retentionNote(settings.retentionDays, ARTIFACT_RETENTION_DAYS, !!settings.approvalEnvironment, deps.clock.now());
+  if (kept.warning) deps.core.warning(kept.warning);
+  await deps.core.summary.addRaw(`${renderPlan(manifest)}\n\n${kept.line}\n`, true).write();
   deps.core.info(`Planned ${o.lane_count} lanes in ${o.wave_count} wave(s); ${manifest.excluded.length} excluded.`);
 }
 
@@ -185,8 +192,14 @@ async function continuePlan(deps: ActionDeps, settings: Settings, runId: number)
   }
   const out = await matrixContinue({ previous: deps.runStore(settings, runId), store: deps.store, root: settings.workspace, waveJobs: settings.waveJobs, attempt: settings.runAttempt, run: thisRun(settings) });
   deps.core.info(`Continuing ${out.manifest.fleet_id} from run ${runId}: waves ${(out.manifest.runs?.at(-1)?.first_wave ?? 0) + 1}–${(out.manifest.runs?.at(-1)?.last_wave ?? 0) + 1} of ${out.manifest.waves.length}.`);
-  await planOutputs(deps, out.manifest, out.outputs);
+  await planOutputs(deps, settings, out.manifest, out.outputs);
   return 0;
+}
+
+async function gateProblem(deps: ActionDeps, settings: Settings): Promise<string | undefined> {
+  if (!settings.approvalEnvironment) return undefined;
+  if (!settings.repository) return 'input approval-environment: GITHUB_REPOSITORY is not set, so the environment cannot be checked (the plan mode runs in a workflow job)';
+  return approvalGateProblem(deps.api(settings), settings.repository, settings.approvalEnvironment);
 }
 
 async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
@@ -212,6 +225,8 @@ async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: 
     if (r.status === 'failed') deps.core.warning(line);
     else deps.core.info(line);
   }
+  // The leg's own summary: its lanes and how each ended, beside its log.
+  await deps.core.summary.addRaw(renderShard(settings.shard, records), true).write();
   // The job fails when a lane did, so "Re-run failed jobs" re-runs exactly these shards (keeping their completed lanes);
   // later waves and the report still run (their if: is !cancelled()).
   const failed = records.filter((r) => r.status === 'failed');
@@ -265,7 +280,9 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
   // A step summary holds 1 MiB: a very large fleet's report is cut there, with a pointer to the artifact.
   await deps.core.summary.addRaw(fitCheckRunText(text, `The full report is the \`${artifact}\` artifact.`, STEP_SUMMARY_BYTES), true).write();
   deps.core.setOutput('manifest', join(settings.workspace, 'fleet-status.json'));
-  deps.core.setOutput('failed', String(manifest.summary.failed));
+  // For callers that chain work after the fleet (the reusable workflow's outputs).
+  for (const key of ['total', 'completed', 'failed', 'skipped', 'excluded'] as const) deps.core.setOutput(key, String(manifest.summary[key]));
+  deps.core.setOutput('report-artifact', artifact);
   if (settings.incremental) await saveSweep(deps, settings, manifest);
   // The summary and the artifact are written: a check run GitHub refuses is a warning, not a failed report.
   if (settings.repository && settings.sha) await postCheckRun(api, settings, manifest, text, artifact).catch((err: Error) => deps.core.warning(checkRunProblem(err)));
@@ -369,16 +386,24 @@ export function runJobs(api: GitHubApi, repo: { owner: string; repo: string }, r
 async function postCheckRun(api: GitHubApi, settings: Settings, manifest: Manifest, text: string, artifact: string): Promise<void> {
   const pointer = settings.runUrl ? `The full report is the \`${artifact}\` artifact of ${settings.runUrl}.` : `The full report is the \`${artifact}\` artifact.`;
   const s = manifest.summary;
-  await api.request('POST /repos/{owner}/{repo}/check-runs', {
+  const output = {
+    title: `${s.completed} completed, ${s.failed} failed, ${s.skipped} skipped, ${s.excluded} excluded${s.unchanged ? `, ${s.unchanged} unchanged` : ''} of ${s.total}`,
+    summary: fitCheckRunText(text, pointer),
+  };
+  // One annotation per lane a person must look at, 50 a request: the rest are appended by updates of the same check run.
+  const notes = laneAnnotations(manifest, settings.file || 'fleet.yml');
+  const batches = Array.from({ length: Math.ceil(notes.length / ANNOTATIONS_PER_REQUEST) }, (_, i) => notes.slice(i * ANNOTATIONS_PER_REQUEST, (i + 1) * ANNOTATIONS_PER_REQUEST));
+  const { data } = await api.request('POST /repos/{owner}/{repo}/check-runs', {
     ...settings.repository,
     name: `${settings.checkName}: ${manifest.name}`,
     head_sha: settings.sha,
     status: 'completed',
     conclusion: checkRunConclusion(manifest),
     ...(settings.runUrl ? { details_url: settings.runUrl } : {}),
-    output: {
-      title: `${s.completed} completed, ${s.failed} failed, ${s.skipped} skipped, ${s.excluded} excluded${s.unchanged ? `, ${s.unchanged} unchanged` : ''} of ${s.total}`,
-      summary: fitCheckRunText(text, pointer),
-    },
+    output: { ...output, ...(batches[0] ? { annotations: batches[0] } : {}) },
   });
+  const id = (data as { id: number }).id;
+  for (const batch of batches.slice(1)) {
+    await api.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', { ...settings.repository, check_run_id: id, output: { ...output, annotations: batch } });
+  }
 }

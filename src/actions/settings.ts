@@ -49,6 +49,8 @@ const SettingsSchema = z.object({
   GITHUB_REF: z.string().default(''),
   GITHUB_EVENT_NAME: z.string().default(''),
   GITHUB_EVENT_PATH: z.string().default(''),
+  FLEET_APPROVAL_ENVIRONMENT: z.string().default(''),
+  GITHUB_RETENTION_DAYS: z.string().default(''),
   GITHUB_REPOSITORY: z.string().default(''),
   GITHUB_REPOSITORY_OWNER: z.string().default(''),
   GITHUB_SHA: z.string().default(''),
@@ -91,6 +93,10 @@ export interface Settings {
   /** GITHUB_RUN_ATTEMPT: every artifact name carries it (see steps/matrix.ts). */
   runAttempt: number;
   runUrl: string | undefined;
+  /** plan — the environment whose required reviewers must approve the plan (checked before planning). */
+  approvalEnvironment: string | undefined;
+  /** The repository's artifact retention (GITHUB_RETENTION_DAYS), which caps what an upload asks for. */
+  retentionDays: number | undefined;
 }
 
 const INPUT_NAMES: Record<string, string> = {
@@ -154,6 +160,8 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
       caller: callerOf(e.GITHUB_WORKFLOW_REF, e.GITHUB_REF, e.GITHUB_EVENT_NAME, e.GITHUB_EVENT_PATH),
       runAttempt: Math.max(1, Number(e.GITHUB_RUN_ATTEMPT) || 1),
       runUrl: owner && repo && runId ? `${e.GITHUB_SERVER_URL}/${owner}/${repo}/actions/runs/${runId}` : undefined,
+      approvalEnvironment: e.FLEET_APPROVAL_ENVIRONMENT.trim() || undefined,
+      retentionDays: Number(e.GITHUB_RETENTION_DAYS) > 0 ? Number(e.GITHUB_RETENTION_DAYS) : undefined,
     },
   };
 }

@@ -246,6 +246,24 @@ function isolationLine(m: Manifest): string[] {
   return ['', `_Not isolated: the directives of ${open.length} lane${open.length > 1 ? 's' : ''} ran where they could see Fleet's processes (${escapeCell(why)}); see docs/security.md._`];
 }
 
+/** What an approver must know before saying yes: which repositories get a branch pushed and a pull request opened. */
+function pullRequestLines(m: Manifest): string[] {
+  // A dry run says so at the top; the local forge opens no pull request; no lane, no section.
+  const scheduled = m.lanes.filter((l) => l.wave != null);
+  if (m.forge !== 'github' || m.dry_run || scheduled.length === 0) return [];
+  const line = (l: LaneRecord) => `- ${codeSpan(l.repo)} ← ${l.branch ? codeSpan(l.branch) : DASH} (lane ${codeSpan(l.lane)}, wave ${waveLabel(l.wave!)})`;
+  return [
+    '',
+    '### Pull requests',
+    '',
+    scheduled.length === 1
+      ? '1 lane pushes its branch and opens (or updates) a pull request when it changes something:'
+      : `${scheduled.length} lanes push their branches and open (or update) a pull request each when they change something:`,
+    '',
+    ...capped(scheduled, PLAN_LIST_LIMIT, line, 'lanes'),
+  ];
+}
+
 function dryRunLine(m: Manifest): string[] {
   return m.dry_run ? ['', '_Dry run: nothing is pushed, no pull request is opened._'] : [];
 }
@@ -403,6 +421,7 @@ export function renderPlan(m: Manifest): string {
     lines.push('', '### Skipped', '', ...capped(skipped, PLAN_LIST_LIMIT, line, 'skipped'));
   }
 
+  lines.push(...pullRequestLines(m));
   lines.push('', '### Graph', '', renderMermaid(m));
   return finish(lines);
 }
@@ -529,4 +548,52 @@ export function checkRunConclusion(m: Manifest): 'success' | 'failure' | 'neutra
   if (m.lanes.some((l) => l.status === 'queued')) return 'neutral';
   if (m.lanes.every((l) => l.status === 'excluded')) return 'neutral';
   return 'success';
+}
+
+// ---------------------------------------------------------------------------
+// A wave leg's summary and the check run's annotations
+
+/** What one matrix leg did: its lanes, each with how it ended, its branch and PR, and why when it failed. */
+export function renderShard(shard: string, lanes: LaneRecord[]): string {
+  const rows = lanes.map((l) => {
+    const result = laneResult(l);
+    return [codeCell(l.lane), codeCell(l.repo), escapeCell(result), branchPrCell(l), notesCell(l, result)];
+  });
+  const lines = [`## Fleet shard ${escapeCell(shard)}`, ''];
+  if (rows.length === 0) lines.push('No lanes in this shard.');
+  else lines.push(...table(['Lane', 'Repo', 'Result', 'Branch / PR', 'Notes'], ['l', 'l', 'l', 'l', 'l'], rows));
+  return finish(lines);
+}
+
+/** A check run annotation (https://docs.github.com/rest/checks/runs#create-a-check-run: output.annotations). */
+export interface CheckAnnotation {
+  path: string;
+  start_line: number;
+  end_line: number;
+  annotation_level: 'notice' | 'warning' | 'failure';
+  title: string;
+  message: string;
+}
+
+/** GitHub takes at most 50 annotations per create or update request; further ones go in further updates. */
+export const ANNOTATIONS_PER_REQUEST = 50;
+
+/**
+ * One annotation per lane that needs a person (the report's "Action required": failed lanes and drafted PRs), on the
+ * fleet file (`path`, in the repository the check run is on): a failure for a failed lane, a warning for a draft.
+ */
+export function laneAnnotations(m: Manifest, path: string): CheckAnnotation[] {
+  return needsAction(m).map((l) => {
+    const result = laneResult(l);
+    const why = l.error ? `${l.error.class}: ${firstLine(l.error.message, 1_000)}` : isDraft(l) ? 'the pull request was left as a draft for review' : result;
+    const pr = l.pr_url ? ` ${l.pr_url}` : '';
+    return {
+      path,
+      start_line: 1,
+      end_line: 1,
+      annotation_level: result === 'failed' ? 'failure' : 'warning',
+      title: `${l.lane} (${l.repo}): ${result}`,
+      message: `${why}${pr}`,
+    };
+  });
 }

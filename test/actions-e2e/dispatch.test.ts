@@ -91,9 +91,17 @@ describe('a dispatched fleet of 12 targets', () => {
     const summary = first.jobs.find((j) => j.name === 'fleet / report')!.summary.trim();
     expect(summary).toBe(report.trim());
     expect(checks[0]!.output.summary!.trim()).toBe(report.trim());
+    // One annotation on the check run per lane that needs action, on the fleet file: flaky failed.
+    expect(checks[0]!.annotations).toEqual([expect.objectContaining({ path: 'fleet.yml', annotation_level: 'failure', title: 'flaky (acme/flaky): failed' })]);
+    // Each wave leg's summary shows its lanes' outcomes.
+    const leg = first.jobs.find((j) => j.name === 'fleet / wave 2 (w1-s0)')!.summary;
+    expect(leg).toContain('## Fleet shard w1-s0');
+    expect(leg).toMatch(/\| `api` \| `acme\/api` \| completed \| `fleet\/codeowners\/api` · \[#\d+\]/);
     // The approver reads the plan in the plan job's summary.
     const plan = first.jobs.find((j) => j.name === 'fleet / plan')!.summary;
     expect(plan).toContain('mermaid');
+    expect(plan).toContain('### Pull requests');
+    expect(plan).toContain('- `acme/web` ← `fleet/codeowners/web` (lane `web`, wave 3)');
     expect(plan).toMatch(/legacy.*archived/s);
   });
 

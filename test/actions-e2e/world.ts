@@ -53,6 +53,16 @@ export function template(name: string, fleetRef = 'v1'): string {
   return text.replace(uses, `uses: ${FLEET_REPO}/.github/workflows/fleet.yml@${fleetRef}`);
 }
 
+/**
+ * A caller without its approval gate: the dispatch template names `fleet-approval`, whose plan is refused unless the
+ * environment has required reviewers (gate.test.ts runs it with one); every other test runs the fleet straight through.
+ */
+export function ungated(caller: string): string {
+  const out = caller.replace(/\n *approval-environment: .*\n/, '\n');
+  if (out === caller) throw new Error('the caller names no approval-environment');
+  return out;
+}
+
 export interface World extends Actions {
   /** Writes a file into the control repository (a new commit on main). */
   commitControl(files: Record<string, string>): Promise<void>;
@@ -68,7 +78,7 @@ export async function startWorld(opts: { emulator?: EmulatorOptions; runner?: Pa
   // GitHub serves packed repositories; a pack made once keeps every job's checkout of the 9 MB dist/ cheap.
   execFileSync('git', ['--git-dir', fleetGit, 'repack', '-a', '-d', '-q']);
   await repoWith(a.emu, CONTROL_REPO, {
-    '.github/workflows/fleet.yml': opts.caller ?? template('fleet-dispatch.yml'),
+    '.github/workflows/fleet.yml': opts.caller ?? ungated(template('fleet-dispatch.yml')),
     ...(opts.fleetFile ? { 'fleet.yml': stringify(opts.fleetFile) } : {}),
   });
   a.runner.setSecret(CONTROL_REPO, 'FLEET_TOKEN', PAT);

@@ -188,6 +188,57 @@ jobs:
   });
 });
 
+describe('GET …/environments/{name} (https://docs.github.com/rest/deployments/environments#get-an-environment)', () => {
+  it('answers from the runner\'s environments in GitHub\'s shape: required reviewers as a protection rule, 404 for a missing one', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': 'on: workflow_dispatch\njobs:\n  j: { runs-on: ubuntu-latest, steps: [ { run: "true" } ] }\n' });
+    a.runner.setEnvironment('acme/app', 'production', { reviewers: ['alice'] });
+    a.runner.setEnvironment('acme/app', 'staging', { reviewers: [] });
+    const get = (name: string) => octokit(a!).request('GET /repos/{owner}/{repo}/environments/{environment_name}', { owner: 'acme', repo: 'app', environment_name: name });
+    const prod = (await get('production')).data;
+    expect(prod).toMatchObject({ name: 'production', protection_rules: [{ type: 'required_reviewers', prevent_self_review: false, reviewers: [{ type: 'User', reviewer: { login: 'alice' } }] }] });
+    expect((await get('staging')).data.protection_rules).toEqual([]);
+    await expect(get('nowhere')).rejects.toMatchObject({ status: 404 });
+    a.emu.assertNoViolations();
+  });
+
+  it('a job that names a missing environment creates it, with no rules; a GITHUB_TOKEN reads it with actions: read only', async () => {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/app', {
+      '.github/workflows/w.yml': `
+on: workflow_dispatch
+jobs:
+  gate:
+    runs-on: ubuntu-latest
+    environment: fresh
+    steps: [ { run: echo ran } ]
+  read:
+    needs: gate
+    runs-on: ubuntu-latest
+    permissions: { actions: read }
+    steps:
+      - run: |
+          curl -sS -o /dev/null -w "%{http_code}\\n" -H "Authorization: Bearer $T" "\${{ github.api_url }}/repos/\${{ github.repository }}/environments/fresh"
+        env: { T: "\${{ github.token }}" }
+  denied:
+    needs: gate
+    runs-on: ubuntu-latest
+    permissions: { contents: read }
+    steps:
+      - run: |
+          curl -sS -o /dev/null -w "%{http_code}\\n" -H "Authorization: Bearer $T" "\${{ github.api_url }}/repos/\${{ github.repository }}/environments/fresh"
+        env: { T: "\${{ github.token }}" }
+`,
+    });
+    const s = await a.runner.finish(await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' }));
+    expect(s.jobs.find((j) => j.name === 'gate')!.log).toContain('ran');
+    expect(s.jobs.find((j) => j.name === 'read')!.log).toMatch(/^200$/m);
+    expect(s.jobs.find((j) => j.name === 'denied')!.log).toMatch(/^403$/m);
+    const fresh = await octokit(a).request('GET /repos/{owner}/{repo}/environments/{environment_name}', { owner: 'acme', repo: 'app', environment_name: 'fresh' });
+    expect(fresh.data.protection_rules).toEqual([]);
+  });
+});
+
 describe('concurrency and schedules', () => {
   it('one run per group: a newer run waits, and replaces an older waiting one', async () => {
     a = await startActions();
@@ -210,6 +261,94 @@ jobs:
     expect(s2.startupFailure).toContain("Canceling since a higher priority waiting request for 'sweep' exists");
     expect(s3.conclusion).toBe('success');
     expect(a.emu.workflowRun(second.id)!.conclusion).toBe('cancelled');
+  });
+});
+
+describe('concurrency of a called workflow (taken by the calling job, in the caller\'s run)', () => {
+  const called = (queue = '') => `
+on:
+  workflow_call:
+    inputs: { lane: { type: string, default: main } }
+concurrency:
+  group: lib-\${{ github.repository }}-\${{ inputs.lane }}
+  cancel-in-progress: false
+${queue}
+jobs:
+  hold:
+    runs-on: ubuntu-latest
+    environment: hold
+    steps: [ { run: "echo held by run \${{ github.run_id }}" } ]
+`;
+  const caller = (top = '') => `
+on: workflow_dispatch
+${top}
+jobs:
+  call: { uses: acme/shared/.github/workflows/lib.yml@main }
+`;
+
+  async function world(queue = '', top = '') {
+    a = await startActions();
+    await repoWith(a.emu, 'acme/shared', { '.github/workflows/lib.yml': called(queue) });
+    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': caller(top) });
+    a.runner.setEnvironment('acme/app', 'hold', { reviewers: ['alice'] });
+    return a;
+  }
+  const dispatch = () => a!.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' });
+  const jobsOf = (id: number) => a!.emu.workflowRun(id)!.jobs.map((j) => j.name);
+
+  it('a second run\'s call waits until the first run\'s called jobs are done; the first is never cancelled', async () => {
+    await world();
+    const first = await dispatch();
+    await until(() => first.waitingEnvironments().includes('hold'), 'the first run at its gate');
+    const second = await dispatch();
+    await until(() => a!.runner.waitingForConcurrency(second.id).includes('lib-acme/app-main'), 'the second run in the queue');
+    expect(jobsOf(second.id)).toEqual([]);
+    a!.runner.review(first.id, 'hold', 'approved', 'alice');
+    expect((await a!.runner.finish(first)).conclusion).toBe('success');
+    await until(() => second.waitingEnvironments().includes('hold'), 'the second run at its gate');
+    a!.runner.review(second.id, 'hold', 'approved', 'alice');
+    expect((await a!.runner.finish(second)).conclusion).toBe('success');
+  });
+
+  it('queue: single (the default): a third run replaces the waiting second; queue: max keeps both, in order', async () => {
+    for (const queue of ['', '  queue: max']) {
+      await world(queue);
+      const first = await dispatch();
+      await until(() => first.waitingEnvironments().includes('hold'), 'the first run at its gate');
+      // Waiters are served in the order they reached the group (not of dispatch): the second is in the queue first.
+      const second = await dispatch();
+      await until(() => a!.runner.waitingForConcurrency(second.id).length > 0, 'the second run in the queue');
+      const third = await dispatch();
+      await until(() => a!.runner.waitingForConcurrency(third.id).length > 0 || a!.emu.workflowRun(second.id)!.conclusion === 'cancelled', 'the third run in the queue');
+      a!.runner.review(first.id, 'hold', 'approved', 'alice');
+      await a!.runner.finish(first);
+      if (!queue) {
+        await a!.runner.finish(second);
+        const job = a!.emu.workflowRun(second.id)!.jobs.find((j) => j.name === 'call')!;
+        expect(job.conclusion).toBe('cancelled');
+        const notes = await octokit(a!).request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', { owner: 'acme', repo: 'app', check_run_id: job.id });
+        expect(notes.data[0]!.message).toContain("Canceling since a higher priority waiting request for 'lib-acme/app-main' exists");
+      } else {
+        await until(() => second.waitingEnvironments().includes('hold'), 'the second run at its gate');
+        expect(jobsOf(third.id)).toEqual([]);
+        a!.runner.review(second.id, 'hold', 'approved', 'alice');
+        expect((await a!.runner.finish(second)).conclusion).toBe('success');
+      }
+      await until(() => third.waitingEnvironments().includes('hold'), 'the third run at its gate');
+      a!.runner.review(third.id, 'hold', 'approved', 'alice');
+      expect((await a!.runner.finish(third)).conclusion).toBe('success');
+      await a!.close();
+      a = undefined;
+    }
+  });
+
+  it('the caller holding the same group at its top level: the call is cancelled as a deadlock', async () => {
+    await world('', 'concurrency: { group: "lib-${{ github.repository }}-main" }');
+    const s = await a!.runner.finish(await dispatch());
+    expect(s.conclusion).toBe('failure');
+    const job = a!.emu.workflowRun(s.id)!.jobs.find((j) => j.name === 'call')!;
+    const notes = await octokit(a!).request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', { owner: 'acme', repo: 'app', check_run_id: job.id });
+    expect(notes.data[0]!.message).toBe("Canceling since a deadlock was detected for concurrency group: 'lib-acme/app-main' between a top level workflow and 'call'");
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { finalizeManifest, initManifest, mergeLaneRecords, type ManifestInit } from '../../src/core/manifest.js';
 import { newLaneRecord, type LaneRecord, type Manifest } from '../../src/core/model.js';
-import { escapeCell, laneResult, renderMermaid, renderPlan, renderReport, renderStatusTable } from '../../src/core/report.js';
+import { escapeCell, laneAnnotations, laneResult, renderMermaid, renderPlan, renderReport, renderShard, renderStatusTable } from '../../src/core/report.js';
 
 const T0 = '2026-04-20T07:15:00Z';
 const at = (seconds: number) => new Date(Date.parse(T0) + seconds * 1000).toISOString();
@@ -873,3 +873,27 @@ describe('unchanged lanes (incremental sweeps)', () => {
     expect(renderPlan(sweep(500))).toContain('(500 unchanged, not run)');
   });
 });
+describe('a wave leg\'s summary and the check run\'s annotations', () => {
+  it('renderShard: one row per lane of the leg, with how it ended, its branch and PR, and why', () => {
+    const m = finished();
+    const text = renderShard('w1-s0', m.lanes.filter((l) => ['api', 'web'].includes(l.lane)));
+    expect(text.split('\n')[0]).toBe('## Fleet shard w1-s0');
+    const rows = tableRows(text).slice(1).map(cells);
+    expect(rows.map((r) => r.slice(0, 3))).toEqual([
+      ['`api`', '`acme/api`', 'failed'],
+      ['`web`', '`acme/web`', 'draft'],
+    ]);
+    expect(rows[0]![4]).toContain('ci-failed: CI failed after 2 retries');
+    expect(renderShard('w0-s9', [])).toContain('No lanes in this shard.');
+  });
+
+  it('laneAnnotations: one per lane that needs action, a failure for a failed lane and a warning for a draft, none for the rest', () => {
+    const notes = laneAnnotations(finished(), 'fleets/bump.yml');
+    expect(notes).toEqual([
+      expect.objectContaining({ path: 'fleets/bump.yml', start_line: 1, end_line: 1, annotation_level: 'failure', title: 'api (acme/api): failed' }),
+      expect.objectContaining({ annotation_level: 'warning', title: 'web (acme/web): draft' }),
+    ]);
+    expect(notes[0]!.message).toMatch(/^ci-failed: CI failed after 2 retries: 3 tests fail in test\/routes\.test\.ts … https:\/\/github\.com\/acme\/api\/pull\/34$/);
+  });
+});
+

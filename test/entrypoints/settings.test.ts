@@ -45,6 +45,8 @@ describe('readSettings', () => {
       agentCredentials: {},
       continueRun: undefined,
       caller: undefined,
+      approvalEnvironment: undefined,
+      retentionDays: undefined,
     });
   });
 
@@ -81,6 +83,8 @@ describe('readSettings', () => {
       GITHUB_REF: 'refs/heads/main',
       GITHUB_EVENT_NAME: 'workflow_dispatch',
       GITHUB_EVENT_PATH: '/runner/_temp/event.json',
+      FLEET_APPROVAL_ENVIRONMENT: ' fleet-approval ',
+      GITHUB_RETENTION_DAYS: '30',
     });
     expect(s).toEqual({
       mode: 'lane',
@@ -107,6 +111,8 @@ describe('readSettings', () => {
       agentCredentials: { FLEET_AGENT_ANTHROPIC_API_KEY: 'sk-ant-1' },
       continueRun: 122,
       caller: { path: '.github/workflows/fleet.yml', ref: 'main', event: 'workflow_dispatch', eventPath: '/runner/_temp/event.json' },
+      approvalEnvironment: 'fleet-approval',
+      retentionDays: 30,
     });
     expect(read({ FLEET_MODE: 'report', FLEET_TOKEN: 't', FLEET_WORKSPACE_DIR: '/w', RUNNER_TEMP: '/r' }).workspace).toBe('/w');
   });

@@ -8,6 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { getOctokit } from '@actions/github';
 import { afterEach, describe, expect, it } from 'vitest';
 import { actionDeps } from '../../src/actions/deps.js';
 import { basicCredential } from '../../src/github/octokit.js';
@@ -140,6 +141,10 @@ describe('the fleet as Actions jobs against GitHub', () => {
       const leg = await job(envFor('lane', shard, { FLEET_SHARD: shard }), store);
       expect(leg.code, `${shard}: ${leg.failures.join('\n')}`).toBe(0);
       expect(leg.log.filter((l) => l.startsWith('warning:')), shard).toEqual([]);
+      // The leg's job summary: its lanes and how each ended.
+      expect(leg.summaries).toEqual([expect.stringContaining(`## Fleet shard ${shard}\n`)]);
+      expect(leg.summaries[0]).toMatch(/\| Lane \| Repo \| Result \| Branch \/ PR \| Notes \|/);
+      expect(leg.summaries[0]).toMatch(shard === 'w1-s0' ? /\| `api` \| `acme\/api` \| completed \| `fleet\/codeowners\/api` · \[#1\]/ : /\| completed \|/);
     }
     // The lane of wave 2 read its dependency's result from the artifact, and its checkpoint from GitHub.
     expect(existsSync(join(dir, 'runners', 'w1-s0', 'lanes', 'core', 'result.json'))).toBe(true);
@@ -196,6 +201,53 @@ describe('the fleet as Actions jobs against GitHub', () => {
     for (const f of walkFiles(join(dir, 'artifacts'))) {
       const content = readFileSync(join(dir, 'artifacts', f), 'latin1');
       for (const secret of [PAT, runToken, basicCredential(PAT)]) expect(content.includes(secret), f).toBe(false);
+    }
+    emu.assertNoViolations();
+  });
+
+  // https://docs.github.com/rest/checks/runs#update-a-check-run: "The Checks API limits the number of annotations to a
+  // maximum of 50 per API request. To create more than 50 annotations, you have to make multiple requests to the Update
+  // a check run endpoint. Each time you update the check run, annotations are appended".
+  it('the report\'s check run carries one annotation per lane that needs action: 50 with the create, the rest appended by updates', async () => {
+    flow = await startFlow();
+    const { emu, dir } = flow;
+    const runToken = flow.token;
+    emu.addToken(PAT, { login: 'platform-bot', type: 'pat', default: 'push' });
+    const names = Array.from({ length: 53 }, (_, i) => `svc-${String(i).padStart(2, '0')}`);
+    for (const name of [...names, 'fine']) await emu.createRepo({ owner: 'acme', name });
+    const control = await emu.createRepo({ owner: 'acme', name: 'control', files: { 'fleet.yml': '# the fleet lives here\n' } });
+    const file = flow.fleetFile({ name: 'many', directive: 'x', run: 'true', max_retries: 0, targets: [...names, 'fine'].map((n) => ({ repo: `acme/${n}` })) });
+    // Only the shard of `fine` ran: the other 53 lanes are failures the report explains from the run's jobs.
+    const run = await emu.addWorkflowRun({ owner: 'acme', repo: 'control', name: 'Fleet', path: '.github/workflows/fleet.yml', event: 'workflow_dispatch', status: 'in_progress', conclusion: null, jobs: [{ name: 'fleet / plan', conclusion: 'success' }] });
+    const store = new FolderArtifactStore(join(dir, 'artifacts'));
+    const env = (mode: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
+      const e: NodeJS.ProcessEnv = { ...process.env, ...githubEnv(emu, PAT), FLEET_GITHUB_TOKEN: undefined, FLEET_TOKEN: PAT, FLEET_RUN_TOKEN: runToken, FLEET_FILE: file, GITHUB_REPOSITORY: 'acme/control', GITHUB_SHA: control.headSha!, GITHUB_RUN_ID: String(run.id), FLEET_MODE: mode, FLEET_WORKSPACE_DIR: join(dir, 'runners', mode), ...extra };
+      for (const [k, v] of Object.entries(e)) if (v === undefined) delete e[k];
+      return e;
+    };
+    const plan = await job(env('plan'), store);
+    expect(plan.code, plan.failures.join('\n')).toBe(0);
+    const planned = Manifest.parse(JSON.parse(readFileSync(join(dir, 'runners', 'plan', 'plan', 'fleet.json'), 'utf8')).manifest);
+    const fineShard = planned.waves[0]!.shards.find((x) => x.lanes.includes('fine'))!.id;
+    // The run was cancelled after the plan: every other shard's job ended before it ran.
+    for (const shard of planned.waves[0]!.shards) if (shard.id !== fineShard) emu.addWorkflowJob(run.id, { name: `fleet / wave 1 (${shard.id})`, attempt: 1, status: 'completed', conclusion: 'cancelled' });
+    expect((await job(env('lane', { FLEET_SHARD: fineShard, FLEET_WORKSPACE_DIR: join(dir, 'runners', 'leg') }), store)).code).toBe(0);
+    const report = await job(env('report'), store);
+    expect(report.code, report.failures.join('\n')).toBe(1);
+
+    const [check] = emu.checkRuns('acme/control');
+    expect(check!.output.annotations_count).toBe(53);
+    const create = emu.find({ route: '/repos/{owner}/{repo}/check-runs', method: 'POST' });
+    const updates = emu.find({ route: '/repos/{owner}/{repo}/check-runs/{check_run_id}', method: 'PATCH' });
+    expect(create.map((q) => q.status)).toEqual([201]);
+    expect(updates.map((q) => q.status)).toEqual([200]);
+    // Read back as a person would: every failed lane once, on the fleet file, as a failure; the completed lane has none.
+    const listed = await getOctokit(runToken, { baseUrl: emu.url }).paginate('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', { owner: 'acme', repo: 'control', check_run_id: check!.id, per_page: 100 });
+    expect(listed).toHaveLength(53);
+    expect(listed.map((a) => a.title).sort()).toEqual(names.map((n) => `${n} (acme/${n}): failed`));
+    for (const a of listed) {
+      expect(a).toMatchObject({ path: file, start_line: 1, annotation_level: 'failure' });
+      expect(a.message).toMatch(/^cancelled: .*"fleet \/ wave 1 \(w0-s\d+\)" was cancelled/);
     }
     emu.assertNoViolations();
   });

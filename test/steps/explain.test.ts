@@ -21,7 +21,7 @@ beforeAll(async () => {
   const none = () => {
     throw new Error('not part of these tests');
   };
-  emu.onRunControl({ rerun: none, cancel: none, dispatch: none, pendingDeployments: () => [], review: none, reviews: (id) => reviews.get(id) ?? [] });
+  emu.onRunControl({ rerun: none, cancel: none, dispatch: none, pendingDeployments: () => [], review: none, reviews: (id) => reviews.get(id) ?? [], environment: () => undefined });
 });
 afterAll(async () => {
   await emu.close();

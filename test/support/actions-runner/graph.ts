@@ -53,6 +53,8 @@ export interface JobNode {
   carried?: boolean;
   /** The emulator job that stands for a skipped or failed-before-start job. */
   placeholderJobId?: number;
+  /** A caller job holding its called workflow's concurrency group: frees it. */
+  releaseGroup?: () => void;
 }
 
 export type RerunMark = 'failed' | 'dependent' | 'caller';

@@ -20,6 +20,7 @@ import { dispatchInputs, CallError } from './reusable.js';
 import { checkout } from './builtin/checkout.js';
 import { setupNode } from './builtin/setup-node.js';
 import type { Builtin } from './builtin/types.js';
+import { ConcurrencyGroups, readConcurrency } from './concurrency.js';
 import { Semaphore, WorkflowRun, type EnvironmentRule, type RunServices, type RunSummary } from './run.js';
 import type { Permissions, RunnerClock } from './types.js';
 import { loadAction, loadWorkflow, prop, type LoadedAction, type LoadedWorkflow } from './workflow.js';
@@ -68,12 +69,13 @@ export class ActionsRunner {
   readonly clock: RunnerClock;
   private readonly files: RepoFiles;
   private readonly workDir: string;
-  private readonly environments = new Map<string, EnvironmentRule & { id: number }>();
+  private readonly environments = new Map<string, EnvironmentRule & { id: number; createdAt: string }>();
   private readonly secrets = new Map<string, Record<string, string>>();
   private readonly vars = new Map<string, Record<string, string>>();
+  private readonly retention = new Map<string, number>();
   private readonly slots: Semaphore;
   private readonly actionCache = new Map<string, Promise<string>>();
-  private readonly concurrency = new Map<string, { running?: WorkflowRun; pending?: { run: WorkflowRun; start: () => void; cancel: () => void } }>();
+  private readonly groups = new ConcurrencyGroups();
   private nextEnvironmentId = 1;
 
   constructor(private readonly opts: RunnerOptions) {
@@ -107,9 +109,23 @@ export class ActionsRunner {
     this.vars.set(repo, { ...this.vars.get(repo), [name]: value });
   }
 
+  /**
+   * The repository's artifact and log retention (Settings › Actions › General; 1–90 days on a public repository, up
+   * to 400 on a private one; default 90): jobs see it as GITHUB_RETENTION_DAYS, and @actions/artifact caps an
+   * upload's retention-days to it with a warning. The Actions services store the expiry the client sends.
+   */
+  setRetentionDays(repo: string, days: number): void {
+    this.retention.set(repo, days);
+  }
+
   /** An environment with protection rules: jobs that name it wait until one of `reviewers` approves. */
   setEnvironment(repo: string, name: string, rule: EnvironmentRule): void {
-    this.environments.set(`${repo}:${name}`, { ...rule, id: this.nextEnvironmentId++ });
+    this.environments.set(`${repo}:${name}`, { ...rule, id: this.nextEnvironmentId++, createdAt: new Date(this.clock.now()).toISOString() });
+  }
+
+  /** The concurrency groups (lower case) run `runId` is waiting for: its own, or a called workflow's. */
+  waitingForConcurrency(runId: number): string[] {
+    return this.groups.waitingOf(runId);
   }
 
   /** `workflow_dispatch`, as "Run workflow" does; a form GitHub would refuse throws with GitHub's 422 message. */
@@ -153,7 +169,7 @@ export class ActionsRunner {
   }
 
   async close(): Promise<void> {
-    for (const run of this.runs.values()) if (run.summaryStatus() !== 'completed') run.cancel();
+    for (const run of this.runs.values()) if (!run.attempts.length || run.summaryStatus() !== 'completed') run.cancel();
     await Promise.all([...this.runs.values()].map((r) => r.current?.done.catch(() => undefined)));
     this.opts.emulator.onRunControl(null);
     if (!this.opts.keep) rmSync(this.workDir, { recursive: true, force: true });
@@ -176,7 +192,7 @@ export class ActionsRunner {
     const record = emu.repo(entry.origin.repo);
     if (!record) throw new Error(`no repository ${entry.origin.repo}`);
     const { id, runNumber } = await emu.startWorkflowRun({ owner, repo: name, name: entry.name, path: entry.origin.path, headBranch: entry.origin.ref.replace(/^refs\/heads\//, ''), headSha: entry.origin.sha, event });
-    const facts = { id, number: runNumber, attempt: 1, repo: entry.origin.repo, repoId: record.id, ownerId: 1, event, eventPayload: payload, ref: entry.origin.ref, sha: entry.origin.sha, actor, entry };
+    const facts = { id, number: runNumber, attempt: 1, repo: entry.origin.repo, repoId: record.id, ownerId: 1, event, eventPayload: payload, ref: entry.origin.ref, sha: entry.origin.sha, actor, entry, retentionDays: this.retention.get(entry.origin.repo) ?? 90 };
     const run = new WorkflowRun(facts, this.runServices(entry.origin.repo), inputs);
     run.defaultPermissions = defaultPermissions(this.opts.defaultPermissions ?? 'restricted');
     this.runs.set(id, run);
@@ -210,45 +226,22 @@ export class ActionsRunner {
     return run;
   }
 
-  /**
-   * Workflow-level `concurrency`: one run in progress per group; a newer run
-   * waits, and replaces (cancels) an older waiting one; with
-   * `cancel-in-progress` the running one is cancelled instead
-   * (https://docs.github.com/actions/how-tos/write-workflows/choose-when-workflows-run/control-workflow-concurrency).
-   */
+  /** Workflow-level `concurrency` of the run's own workflow (concurrency.ts): the run starts, waits, or is replaced. */
   private queueByConcurrency(run: WorkflowRun, start: () => void): void {
-    const token = prop(run.facts.entry.root, 'concurrency');
-    if (!token) return start();
-    const env = { contexts: { github: { repository: run.facts.repo, ref: run.facts.ref, workflow: run.facts.entry.name, event_name: run.facts.event, run_id: String(run.id) }, inputs: {}, vars: {} } };
-    const groupToken = prop(token, 'group');
-    const group = evaluateString(groupToken ?? token, env);
-    const cancelInProgress = evaluateString(prop(token, 'cancel-in-progress'), env) === 'true';
-    const slot = this.concurrency.get(group) ?? {};
-    this.concurrency.set(group, slot);
-    const begin = () => {
-      slot.running = run;
-      start();
-      void run.current.done.then(() => {
-        if (slot.running === run) slot.running = undefined;
-        const next = slot.pending;
-        slot.pending = undefined;
-        next?.start();
-      });
-    };
-    if (!slot.running || slot.running.summaryStatus() === 'completed') return begin();
-    if (cancelInProgress) {
-      slot.running.cancel();
-      slot.pending?.cancel();
-      slot.pending = { run, start: begin, cancel: () => this.cancelQueued(run, group) };
-      return;
-    }
-    slot.pending?.cancel();
-    slot.pending = { run, start: begin, cancel: () => this.cancelQueued(run, group) };
-    this.opts.emulator.updateWorkflowRun(run.id, { status: 'pending' });
-  }
-
-  private cancelQueued(run: WorkflowRun, group: string): void {
-    run.cancelBeforeStart(`Canceling since a higher priority waiting request for '${group}' exists`);
+    const env = { contexts: { github: { repository: run.facts.repo, ref: run.facts.ref, workflow: run.facts.entry.name, event_name: run.facts.event, run_id: String(run.id) }, inputs: run.inputs, vars: { ...this.vars.get(run.facts.repo) } } };
+    const spec = readConcurrency(prop(run.facts.entry.root, 'concurrency'), env);
+    if (!spec) return start();
+    const holder = { runId: run.id, topLevel: true, label: 'top level workflow', cancel: () => run.cancel() };
+    const waits = this.groups.request(
+      spec,
+      holder,
+      (release) => {
+        start();
+        void run.current.done.then(release);
+      },
+      (reason) => run.cancelBeforeStart(reason),
+    );
+    if (waits) this.opts.emulator.updateWorkflowRun(run.id, { status: 'pending' });
   }
 
   private runServices(repo: string): RunServices {
@@ -276,9 +269,15 @@ export class ActionsRunner {
         updateRun: (runId, patch) => emu.updateWorkflowRun(runId, patch),
       },
       environments: this.environments,
+      // "Running a workflow that references an environment that does not exist will create an environment with the
+      // referenced name" (https://docs.github.com/actions/reference/workflows-and-actions/deployments-and-environments): no rules.
+      createEnvironment: (name) => {
+        if (!this.environments.has(`${repo}:${name}`)) this.setEnvironment(repo, name, { reviewers: [] });
+      },
       vars: { ...this.vars.get(repo) },
       secrets: { ...this.secrets.get(repo) },
       slots: this.slots,
+      concurrency: this.groups,
       timeoutConclusion: this.opts.timeoutConclusion ?? 'cancelled',
       workDir: this.workDir,
       ...(this.opts.onLog ? { onLog: this.opts.onLog } : {}),
@@ -368,6 +367,10 @@ export class ActionsRunner {
         for (const env of this.environmentsById(run, ids)) this.review(runId, env, state, reviewer, comment);
       },
       reviews: (runId) => this.reviewsOf(runId),
+      environment: (repo, name) => {
+        const rule = this.environments.get(`${repo}:${name}`);
+        return rule ? { id: rule.id, name, reviewers: rule.reviewers, createdAt: rule.createdAt } : undefined;
+      },
     };
   }
 

@@ -15,6 +15,7 @@ import { githubContextOf, runLeg, type RunnerHost } from './job.js';
 import { expandMatrix, legName, MatrixError } from './matrix.js';
 import { effectivePermissions, exceeding, readPermissions } from './permissions.js';
 import { callInputs, callOutputs, callSecrets, CallError } from './reusable.js';
+import { readConcurrency, type ConcurrencyGroups } from './concurrency.js';
 import type { Annotation, Conclusion, LegResult, Permissions, RunFacts } from './types.js';
 import { prop, type LoadedWorkflow } from './workflow.js';
 
@@ -32,9 +33,13 @@ export interface RunServices {
   endJob(jobId: number): void;
   jobs: JobsRecorder;
   environments: Map<string, EnvironmentRule>;
+  /** A job named an environment the repository does not have: GitHub creates it, with no protection rules. */
+  createEnvironment(name: string): void;
   vars: Record<string, string>;
   secrets: Record<string, string>;
   slots: Semaphore;
+  /** Workflow-level concurrency groups across the runner's runs (a called workflow's included). */
+  concurrency: ConcurrencyGroups;
   timeoutConclusion: 'cancelled' | 'timed_out';
   workDir: string;
   onLog?(job: string, line: string): void;
@@ -128,7 +133,7 @@ export class WorkflowRun {
   constructor(
     readonly facts: RunFacts,
     private readonly services: RunServices,
-    private readonly inputs: Record<string, Json>,
+    readonly inputs: Record<string, Json>,
   ) {}
 
   get id(): number {
@@ -184,7 +189,8 @@ export class WorkflowRun {
   }
 
   cancel(): void {
-    if (!this.attempts.length) return;
+    // A run still waiting for its concurrency group leaves the queue (and ends cancelled).
+    if (!this.attempts.length) return this.services.concurrency.withdraw(this.id, 'The run was canceled.');
     this.current.cancelled = true;
     for (const leg of this.live) {
       leg.reason ??= 'cancel';
@@ -192,6 +198,7 @@ export class WorkflowRun {
     }
     for (const [, resolvers] of this.waiting) for (const r of resolvers) r({ environment: '', state: 'rejected', reviewer: '', comment: 'cancelled' });
     this.waiting.clear();
+    this.services.concurrency.withdraw(this.id, 'The run was canceled.');
     this.changed.notify();
   }
 
@@ -371,6 +378,20 @@ export class WorkflowRun {
         inherited: effectivePermissions(node.def.raw, node.scope.workflow.root, node.scope.inherited),
         caller: node.key,
       };
+      // The called workflow's own `concurrency` is taken by this job, in this run (concurrency.ts).
+      const spec = readConcurrency(prop(called.root, 'concurrency'), { contexts: { github: env.contexts.github!, inputs, vars: this.services.vars } });
+      if (spec) {
+        const entered = await this.enterGroup(node, spec);
+        if (typeof entered === 'string') {
+          node.status = 'done';
+          node.result = 'cancelled';
+          const id = this.services.jobs.addJob(this.id, { name: label, attempt: attempt.number, status: 'completed', conclusion: 'cancelled' });
+          this.services.jobs.setAnnotations(id, [{ level: 'error', message: entered }]);
+          node.placeholderJobId = id;
+          return;
+        }
+        node.releaseGroup = entered;
+      }
       node.childScope = scope;
       const children = nodesOf(scope);
       node.children = [...children.keys()];
@@ -383,6 +404,16 @@ export class WorkflowRun {
     const jobs = Object.fromEntries(kids.map((k) => [k.def.id, { result: k.result ?? 'skipped', outputs: k.outputs }]));
     node.outputs = callOutputs(node.childScope!.workflow, { contexts: { jobs, inputs: node.childScope!.inputs, github: env.contexts.github! } });
     node.status = 'done';
+    node.releaseGroup?.();
+    node.releaseGroup = undefined;
+  }
+
+  /** Waits for the called workflow's group: the release to call when its jobs are done, or why the call was dropped. */
+  private enterGroup(node: JobNode, spec: NonNullable<ReturnType<typeof readConcurrency>>): Promise<(() => void) | string> {
+    return new Promise((resolve) => {
+      const holder = { runId: this.id, topLevel: false, label: node.def.id, cancel: () => this.cancel() };
+      this.services.concurrency.request(spec, holder, (release) => resolve(release), (reason) => resolve(reason));
+    });
   }
 
   private async waitFor(attempt: AttemptState, keys: string[]): Promise<void> {
@@ -576,6 +607,7 @@ export class WorkflowRun {
   /** Waits for a reviewer when the environment has required reviewers (a missing environment has none). */
   private async awaitApproval(environment: string, emuJobId: number): Promise<Review | undefined> {
     const rule = this.services.environments.get(`${this.facts.repo}:${environment}`);
+    if (!rule) this.services.createEnvironment(environment);
     if (!rule || rule.reviewers.length === 0) return undefined;
     this.services.jobs.updateJob(emuJobId, { status: 'waiting' });
     const clock = this.services.host.clock;

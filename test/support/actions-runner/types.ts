@@ -62,4 +62,6 @@ export interface RunFacts {
   actor: string;
   /** The workflow the run was started from (not a called one). */
   entry: LoadedWorkflow;
+  /** The repository's artifact and log retention in days (Settings › Actions › General; GitHub's default 90). */
+  retentionDays?: number;
 }

@@ -9,7 +9,7 @@
  * https://docs.github.com/rest/actions/workflow-jobs, https://docs.github.com/rest/actions/workflow-runs,
  * https://docs.github.com/rest/checks/runs#list-check-run-annotations
  */
-import type { WorkflowJobRecord, WorkflowRunRecord } from './state.js';
+import type { CheckRunAnnotation, WorkflowJobRecord, WorkflowRunRecord } from './state.js';
 
 export interface JobAnnotation {
   level: 'error' | 'warning' | 'notice';
@@ -39,6 +39,16 @@ export interface RunControl {
   pendingDeployments(runId: number): PendingDeployment[];
   review(runId: number, environmentIds: number[], state: 'approved' | 'rejected', comment: string, reviewer: string): void;
   reviews(runId: number): RunReviewRecord[];
+  /** A repository's environment as the runner knows it (`runner.setEnvironment`, or made by a job that named it). */
+  environment(repo: string, name: string): EnvironmentRecord | undefined;
+}
+
+export interface EnvironmentRecord {
+  id: number;
+  name: string;
+  /** Required reviewers (logins); empty: an environment with no protection rule. */
+  reviewers: string[];
+  createdAt: string;
 }
 
 export class RunControlError extends Error {
@@ -74,6 +84,8 @@ export interface RunsHost<C> {
   jobShape(job: WorkflowJobRecord, run: WorkflowRunRecord, c: C): Record<string, unknown>;
   userShape(login: string): Record<string, unknown>;
   annotations(jobId: number): JobAnnotation[] | undefined;
+  /** A check run created over REST: the annotations its create and update requests sent (undefined: no such check run). */
+  checkRunAnnotations(id: number, repoKey: string): CheckRunAnnotation[] | undefined;
   control(): RunControl | null;
   apiUrl(): string;
   htmlUrl(): string;
@@ -128,7 +140,24 @@ export function addRunHandlers<C extends Ctx>(H: Record<string, Handler<C>>, h: 
     return jobsReply(c, run, latestJobs(run.jobs, attempt));
   };
   H['checks/list-annotations'] = async (c) => {
-    h.repoFor(c, 'pull');
+    const { key } = h.repoFor(c, 'pull');
+    const sent = h.checkRunAnnotations(Number(c.params.check_run_id), key);
+    if (sent) {
+      const page = h.paginate(c, sent);
+      const body = page.items.map((a) => ({
+        path: a.path,
+        start_line: a.start_line,
+        end_line: a.end_line,
+        start_column: a.start_column ?? null,
+        end_column: a.end_column ?? null,
+        annotation_level: a.annotation_level,
+        title: a.title ?? '',
+        message: a.message,
+        raw_details: a.raw_details ?? '',
+        blob_href: `${h.htmlUrl()}/${key}/blob/HEAD/${a.path}`,
+      }));
+      return { status: 200, body, headers: page.headers };
+    }
     const list = h.annotations(Number(c.params.check_run_id));
     if (!list) throw notFound(c);
     const page = h.paginate(c, list);
@@ -186,6 +215,29 @@ export function addRunHandlers<C extends Ctx>(H: Record<string, Handler<C>>, h: 
     const b = c.body as { environment_ids: number[]; state: 'approved' | 'rejected'; comment: string };
     await guard(c, () => control(c).review(run.id, b.environment_ids, b.state, b.comment, c.auth.login ?? ''));
     return { status: 200, body: [] };
+  };
+  // https://docs.github.com/rest/deployments/environments#get-an-environment: anyone with read access; a fine-grained
+  // token needs "Actions" repository permissions (read) (scopes.ts). An environment that does not exist is 404.
+  H['repos/get-environment'] = async (c) => {
+    const { key } = h.repoFor(c, 'pull');
+    const env = control(c).environment(key, String(c.params.environment_name));
+    if (!env) throw notFound(c);
+    const rules = env.reviewers.length
+      ? [{ id: env.id * 10, node_id: Buffer.from(`GA${env.id * 10}`).toString('base64'), prevent_self_review: false, type: 'required_reviewers', reviewers: env.reviewers.map((login) => ({ type: 'User', reviewer: h.userShape(login) })) }]
+      : [];
+    return {
+      status: 200,
+      body: {
+        id: env.id,
+        node_id: Buffer.from(`EN${env.id}`).toString('base64'),
+        name: env.name,
+        url: `${h.apiUrl()}/repos/${key}/environments/${encodeURIComponent(env.name)}`,
+        html_url: `${h.htmlUrl()}/${key}/deployments/activity_log?environments_filter=${encodeURIComponent(env.name)}`,
+        created_at: env.createdAt,
+        updated_at: env.createdAt,
+        protection_rules: rules,
+      },
+    };
   };
   H['actions/get-reviews-for-run'] = async (c) => {
     const run = runOf(c);

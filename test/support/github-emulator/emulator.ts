@@ -40,6 +40,7 @@ import { checkOutputByteError, ContentLimiter, contentWindows, invalidRequestMes
 import { acceptedPermissions, assertScopes, gitNeed, permits, restNeed, type Access, type Scope, type ScopeNeed } from './scopes.js';
 import {
   nowIso,
+  type CheckRunAnnotation,
   type CheckRunRecord,
   type LabelRecord,
   type Permission,
@@ -528,7 +529,7 @@ export class Emulator {
 
   checkRuns(fullName: string): CheckRunRecord[] {
     const r = this.repoOrThrow(fullName);
-    return [...this.checkRunsById.values()].filter((c) => c.repoKey === repoKey(r.owner, r.name)).map((c) => ({ ...c }));
+    return [...this.checkRunsById.values()].filter((c) => c.repoKey === repoKey(r.owner, r.name)).map((c) => ({ ...c, ...(c.annotations ? { annotations: c.annotations.map((a) => ({ ...a })) } : {}) }));
   }
 
   statuses(fullName: string): StatusRecord[] {
@@ -2594,6 +2595,10 @@ export class Emulator {
       jobShape: (job, run, c) => shapes.jobShape(job, run, this.repoFor(c, 'pull').r, U()),
       userShape: (login) => shapes.userShape(this.user(login), U()),
       annotations: (jobId) => this.jobAnnotations.get(jobId) ?? (this.jobExists(jobId) ? [] : undefined),
+      checkRunAnnotations: (id, key) => {
+        const run = this.checkRunsById.get(id);
+        return run && run.repoKey === key ? (run.annotations ?? []) : undefined;
+      },
       control: () => this.runControl,
       apiUrl: () => this.url,
       htmlUrl: () => this.urls().html,
@@ -2662,6 +2667,9 @@ export class Emulator {
         text: b.output.text ?? run.output.text,
         annotations_count: run.output.annotations_count + (b.output.annotations?.length ?? 0),
       };
+      // "Each time you update the check run, annotations are appended to the list of annotations that already exist"
+      // (https://docs.github.com/rest/checks/runs#update-a-check-run).
+      if (b.output.annotations?.length) run.annotations = [...(run.annotations ?? []), ...(b.output.annotations as CheckRunAnnotation[]).map((a) => ({ ...a }))];
     }
   }
 

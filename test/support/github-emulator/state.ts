@@ -147,10 +147,24 @@ export interface CheckRunRecord {
   details_url: string | null;
   external_id: string | null;
   output: { title: string | null; summary: string | null; text: string | null; annotations_count: number };
+  /** Annotations sent with create and update requests, in order: each request's are appended (at most 50 a request). */
+  annotations?: CheckRunAnnotation[];
   app: string;
   check_suite_id: number;
   /** When it concluded, in ms (GitHub's `completed_at` has whole seconds; tests order events by this). */
   concludedAtMs?: number;
+}
+
+export interface CheckRunAnnotation {
+  path: string;
+  start_line: number;
+  end_line: number;
+  start_column?: number;
+  end_column?: number;
+  annotation_level: 'notice' | 'warning' | 'failure';
+  message: string;
+  title?: string;
+  raw_details?: string;
 }
 
 export interface WorkflowJobSpec {

@@ -289,18 +289,18 @@ module.exports = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("util");
 
 /***/ }),
 
-/***/ 2197:
+/***/ 7349:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var Scalar = __nccwpck_require__(389);
-var YAMLMap = __nccwpck_require__(5462);
-var YAMLSeq = __nccwpck_require__(6831);
-var resolveBlockMap = __nccwpck_require__(143);
-var resolveBlockSeq = __nccwpck_require__(1854);
-var resolveFlowCollection = __nccwpck_require__(9030);
+var identity = __nccwpck_require__(1127);
+var Scalar = __nccwpck_require__(3301);
+var YAMLMap = __nccwpck_require__(4454);
+var YAMLSeq = __nccwpck_require__(2223);
+var resolveBlockMap = __nccwpck_require__(7103);
+var resolveBlockSeq = __nccwpck_require__(334);
+var resolveFlowCollection = __nccwpck_require__(3142);
 
 function resolveCollection(CN, ctx, token, onError, tagName, tag) {
     const coll = token.type === 'block-map'
@@ -386,15 +386,15 @@ exports.composeCollection = composeCollection;
 
 /***/ }),
 
-/***/ 83:
+/***/ 3683:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Document = __nccwpck_require__(573);
-var composeNode = __nccwpck_require__(4961);
-var resolveEnd = __nccwpck_require__(1020);
-var resolveProps = __nccwpck_require__(775);
+var Document = __nccwpck_require__(3021);
+var composeNode = __nccwpck_require__(5937);
+var resolveEnd = __nccwpck_require__(7788);
+var resolveProps = __nccwpck_require__(4631);
 
 function composeDoc(options, directives, { offset, start, value, end }, onError) {
     const opts = Object.assign({ _directives: directives }, options);
@@ -438,17 +438,17 @@ exports.composeDoc = composeDoc;
 
 /***/ }),
 
-/***/ 4961:
+/***/ 5937:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Alias = __nccwpck_require__(7105);
-var identity = __nccwpck_require__(4919);
-var composeCollection = __nccwpck_require__(2197);
-var composeScalar = __nccwpck_require__(3573);
-var resolveEnd = __nccwpck_require__(1020);
-var utilEmptyScalarPosition = __nccwpck_require__(8407);
+var Alias = __nccwpck_require__(4065);
+var identity = __nccwpck_require__(1127);
+var composeCollection = __nccwpck_require__(7349);
+var composeScalar = __nccwpck_require__(5413);
+var resolveEnd = __nccwpck_require__(7788);
+var utilEmptyScalarPosition = __nccwpck_require__(2599);
 
 const CN = { composeNode, composeEmptyNode };
 function composeNode(ctx, token, props, onError) {
@@ -557,15 +557,15 @@ exports.composeNode = composeNode;
 
 /***/ }),
 
-/***/ 3573:
+/***/ 5413:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var Scalar = __nccwpck_require__(389);
-var resolveBlockScalar = __nccwpck_require__(5089);
-var resolveFlowScalar = __nccwpck_require__(5882);
+var identity = __nccwpck_require__(1127);
+var Scalar = __nccwpck_require__(3301);
+var resolveBlockScalar = __nccwpck_require__(8913);
+var resolveFlowScalar = __nccwpck_require__(6842);
 
 function composeScalar(ctx, token, tagToken, onError) {
     const { value, type, comment, range } = token.type === 'block-scalar'
@@ -652,18 +652,18 @@ exports.composeScalar = composeScalar;
 
 /***/ }),
 
-/***/ 3104:
+/***/ 9984:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
 var node_process = __nccwpck_require__(932);
-var directives = __nccwpck_require__(2606);
-var Document = __nccwpck_require__(573);
-var errors = __nccwpck_require__(152);
-var identity = __nccwpck_require__(4919);
-var composeDoc = __nccwpck_require__(83);
-var resolveEnd = __nccwpck_require__(1020);
+var directives = __nccwpck_require__(1342);
+var Document = __nccwpck_require__(3021);
+var errors = __nccwpck_require__(1464);
+var identity = __nccwpck_require__(1127);
+var composeDoc = __nccwpck_require__(3683);
+var resolveEnd = __nccwpck_require__(7788);
 
 function getErrorPos(src) {
     if (typeof src === 'number')
@@ -883,17 +883,17 @@ exports.Composer = Composer;
 
 /***/ }),
 
-/***/ 143:
+/***/ 7103:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Pair = __nccwpck_require__(5773);
-var YAMLMap = __nccwpck_require__(5462);
-var resolveProps = __nccwpck_require__(775);
-var utilContainsNewline = __nccwpck_require__(4283);
-var utilFlowIndentCheck = __nccwpck_require__(1795);
-var utilMapIncludes = __nccwpck_require__(1091);
+var Pair = __nccwpck_require__(7165);
+var YAMLMap = __nccwpck_require__(4454);
+var resolveProps = __nccwpck_require__(4631);
+var utilContainsNewline = __nccwpck_require__(9499);
+var utilFlowIndentCheck = __nccwpck_require__(4051);
+var utilMapIncludes = __nccwpck_require__(1187);
 
 const startColMsg = 'All mapping items must start at the same column';
 function resolveBlockMap({ composeNode, composeEmptyNode }, ctx, bm, onError, tag) {
@@ -1007,12 +1007,12 @@ exports.resolveBlockMap = resolveBlockMap;
 
 /***/ }),
 
-/***/ 5089:
+/***/ 8913:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Scalar = __nccwpck_require__(389);
+var Scalar = __nccwpck_require__(3301);
 
 function resolveBlockScalar(ctx, scalar, onError) {
     const start = scalar.offset;
@@ -1214,14 +1214,14 @@ exports.resolveBlockScalar = resolveBlockScalar;
 
 /***/ }),
 
-/***/ 1854:
+/***/ 334:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var YAMLSeq = __nccwpck_require__(6831);
-var resolveProps = __nccwpck_require__(775);
-var utilFlowIndentCheck = __nccwpck_require__(1795);
+var YAMLSeq = __nccwpck_require__(2223);
+var resolveProps = __nccwpck_require__(4631);
+var utilFlowIndentCheck = __nccwpck_require__(4051);
 
 function resolveBlockSeq({ composeNode, composeEmptyNode }, ctx, bs, onError, tag) {
     const NodeClass = tag?.nodeClass ?? YAMLSeq.YAMLSeq;
@@ -1272,7 +1272,7 @@ exports.resolveBlockSeq = resolveBlockSeq;
 
 /***/ }),
 
-/***/ 1020:
+/***/ 7788:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -1318,19 +1318,19 @@ exports.resolveEnd = resolveEnd;
 
 /***/ }),
 
-/***/ 9030:
+/***/ 3142:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var Pair = __nccwpck_require__(5773);
-var YAMLMap = __nccwpck_require__(5462);
-var YAMLSeq = __nccwpck_require__(6831);
-var resolveEnd = __nccwpck_require__(1020);
-var resolveProps = __nccwpck_require__(775);
-var utilContainsNewline = __nccwpck_require__(4283);
-var utilMapIncludes = __nccwpck_require__(1091);
+var identity = __nccwpck_require__(1127);
+var Pair = __nccwpck_require__(7165);
+var YAMLMap = __nccwpck_require__(4454);
+var YAMLSeq = __nccwpck_require__(2223);
+var resolveEnd = __nccwpck_require__(7788);
+var resolveProps = __nccwpck_require__(4631);
+var utilContainsNewline = __nccwpck_require__(9499);
+var utilMapIncludes = __nccwpck_require__(1187);
 
 const blockMsg = 'Block collections are not allowed within flow collections';
 const isBlock = (token) => token && (token.type === 'block-map' || token.type === 'block-seq');
@@ -1534,13 +1534,13 @@ exports.resolveFlowCollection = resolveFlowCollection;
 
 /***/ }),
 
-/***/ 5882:
+/***/ 6842:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Scalar = __nccwpck_require__(389);
-var resolveEnd = __nccwpck_require__(1020);
+var Scalar = __nccwpck_require__(3301);
+var resolveEnd = __nccwpck_require__(7788);
 
 function resolveFlowScalar(scalar, strict, onError) {
     const { offset, type, source, end } = scalar;
@@ -1769,7 +1769,7 @@ exports.resolveFlowScalar = resolveFlowScalar;
 
 /***/ }),
 
-/***/ 775:
+/***/ 4631:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -1924,7 +1924,7 @@ exports.resolveProps = resolveProps;
 
 /***/ }),
 
-/***/ 4283:
+/***/ 9499:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -1967,7 +1967,7 @@ exports.containsNewline = containsNewline;
 
 /***/ }),
 
-/***/ 8407:
+/***/ 2599:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -2002,12 +2002,12 @@ exports.emptyScalarPosition = emptyScalarPosition;
 
 /***/ }),
 
-/***/ 1795:
+/***/ 4051:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var utilContainsNewline = __nccwpck_require__(4283);
+var utilContainsNewline = __nccwpck_require__(9499);
 
 function flowIndentCheck(indent, fc, onError) {
     if (fc?.type === 'flow-collection') {
@@ -2026,12 +2026,12 @@ exports.flowIndentCheck = flowIndentCheck;
 
 /***/ }),
 
-/***/ 1091:
+/***/ 1187:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
+var identity = __nccwpck_require__(1127);
 
 function mapIncludes(ctx, items, search) {
     const { uniqueKeys } = ctx.options;
@@ -2048,22 +2048,22 @@ exports.mapIncludes = mapIncludes;
 
 /***/ }),
 
-/***/ 573:
+/***/ 3021:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Alias = __nccwpck_require__(7105);
-var Collection = __nccwpck_require__(4661);
-var identity = __nccwpck_require__(4919);
-var Pair = __nccwpck_require__(5773);
-var toJS = __nccwpck_require__(3899);
-var Schema = __nccwpck_require__(8224);
-var stringifyDocument = __nccwpck_require__(2285);
-var anchors = __nccwpck_require__(9196);
-var applyReviver = __nccwpck_require__(909);
-var createNode = __nccwpck_require__(1732);
-var directives = __nccwpck_require__(2606);
+var Alias = __nccwpck_require__(4065);
+var Collection = __nccwpck_require__(101);
+var identity = __nccwpck_require__(1127);
+var Pair = __nccwpck_require__(7165);
+var toJS = __nccwpck_require__(4043);
+var Schema = __nccwpck_require__(5840);
+var stringifyDocument = __nccwpck_require__(6829);
+var anchors = __nccwpck_require__(1596);
+var applyReviver = __nccwpck_require__(3661);
+var createNode = __nccwpck_require__(2404);
+var directives = __nccwpck_require__(1342);
 
 class Document {
     constructor(value, replacer, options) {
@@ -2392,13 +2392,13 @@ exports.Document = Document;
 
 /***/ }),
 
-/***/ 9196:
+/***/ 1596:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var visit = __nccwpck_require__(2588);
+var identity = __nccwpck_require__(1127);
+var visit = __nccwpck_require__(204);
 
 /**
  * Verify that the input string is a valid anchor.
@@ -2475,7 +2475,7 @@ exports.findNewAnchor = findNewAnchor;
 
 /***/ }),
 
-/***/ 909:
+/***/ 3661:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -2539,14 +2539,14 @@ exports.applyReviver = applyReviver;
 
 /***/ }),
 
-/***/ 1732:
+/***/ 2404:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Alias = __nccwpck_require__(7105);
-var identity = __nccwpck_require__(4919);
-var Scalar = __nccwpck_require__(389);
+var Alias = __nccwpck_require__(4065);
+var identity = __nccwpck_require__(1127);
+var Scalar = __nccwpck_require__(3301);
 
 const defaultTagPrefix = 'tag:yaml.org,2002:';
 function findTagObject(value, tagName, tags) {
@@ -2636,13 +2636,13 @@ exports.createNode = createNode;
 
 /***/ }),
 
-/***/ 2606:
+/***/ 1342:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var visit = __nccwpck_require__(2588);
+var identity = __nccwpck_require__(1127);
+var visit = __nccwpck_require__(204);
 
 const escapeChars = {
     '!': '%21',
@@ -2821,7 +2821,7 @@ exports.Directives = Directives;
 
 /***/ }),
 
-/***/ 152:
+/***/ 1464:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -2890,28 +2890,28 @@ exports.prettifyError = prettifyError;
 
 /***/ }),
 
-/***/ 3439:
+/***/ 8815:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 var __webpack_unused_export__;
 
 
-var composer = __nccwpck_require__(3104);
-var Document = __nccwpck_require__(573);
-var Schema = __nccwpck_require__(8224);
-var errors = __nccwpck_require__(152);
-var Alias = __nccwpck_require__(7105);
-var identity = __nccwpck_require__(4919);
-var Pair = __nccwpck_require__(5773);
-var Scalar = __nccwpck_require__(389);
-var YAMLMap = __nccwpck_require__(5462);
-var YAMLSeq = __nccwpck_require__(6831);
-var cst = __nccwpck_require__(9877);
-var lexer = __nccwpck_require__(5145);
-var lineCounter = __nccwpck_require__(1460);
-var parser = __nccwpck_require__(2064);
-var publicApi = __nccwpck_require__(4543);
-var visit = __nccwpck_require__(2588);
+var composer = __nccwpck_require__(9984);
+var Document = __nccwpck_require__(3021);
+var Schema = __nccwpck_require__(5840);
+var errors = __nccwpck_require__(1464);
+var Alias = __nccwpck_require__(4065);
+var identity = __nccwpck_require__(1127);
+var Pair = __nccwpck_require__(7165);
+var Scalar = __nccwpck_require__(3301);
+var YAMLMap = __nccwpck_require__(4454);
+var YAMLSeq = __nccwpck_require__(2223);
+var cst = __nccwpck_require__(3461);
+var lexer = __nccwpck_require__(361);
+var lineCounter = __nccwpck_require__(6628);
+var parser = __nccwpck_require__(3456);
+var publicApi = __nccwpck_require__(4047);
+var visit = __nccwpck_require__(204);
 
 
 
@@ -2948,7 +2948,7 @@ __webpack_unused_export__ = visit.visitAsync;
 
 /***/ }),
 
-/***/ 7297:
+/***/ 7249:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
@@ -2974,16 +2974,16 @@ exports.warn = warn;
 
 /***/ }),
 
-/***/ 7105:
+/***/ 4065:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var anchors = __nccwpck_require__(9196);
-var visit = __nccwpck_require__(2588);
-var identity = __nccwpck_require__(4919);
-var Node = __nccwpck_require__(4833);
-var toJS = __nccwpck_require__(3899);
+var anchors = __nccwpck_require__(1596);
+var visit = __nccwpck_require__(204);
+var identity = __nccwpck_require__(1127);
+var Node = __nccwpck_require__(6673);
+var toJS = __nccwpck_require__(4043);
 
 class Alias extends Node.NodeBase {
     constructor(source) {
@@ -3101,14 +3101,14 @@ exports.Alias = Alias;
 
 /***/ }),
 
-/***/ 4661:
+/***/ 101:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var createNode = __nccwpck_require__(1732);
-var identity = __nccwpck_require__(4919);
-var Node = __nccwpck_require__(4833);
+var createNode = __nccwpck_require__(2404);
+var identity = __nccwpck_require__(1127);
+var Node = __nccwpck_require__(6673);
 
 function collectionFromPath(schema, path, value) {
     let v = value;
@@ -3259,14 +3259,14 @@ exports.isEmptyPath = isEmptyPath;
 
 /***/ }),
 
-/***/ 4833:
+/***/ 6673:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var applyReviver = __nccwpck_require__(909);
-var identity = __nccwpck_require__(4919);
-var toJS = __nccwpck_require__(3899);
+var applyReviver = __nccwpck_require__(3661);
+var identity = __nccwpck_require__(1127);
+var toJS = __nccwpck_require__(4043);
 
 class NodeBase {
     constructor(type) {
@@ -3306,15 +3306,15 @@ exports.NodeBase = NodeBase;
 
 /***/ }),
 
-/***/ 5773:
+/***/ 7165:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var createNode = __nccwpck_require__(1732);
-var stringifyPair = __nccwpck_require__(7764);
-var addPairToJSMap = __nccwpck_require__(8768);
-var identity = __nccwpck_require__(4919);
+var createNode = __nccwpck_require__(2404);
+var stringifyPair = __nccwpck_require__(9748);
+var addPairToJSMap = __nccwpck_require__(7104);
+var identity = __nccwpck_require__(1127);
 
 function createPair(key, value, ctx) {
     const k = createNode.createNode(key, undefined, ctx);
@@ -3352,14 +3352,14 @@ exports.createPair = createPair;
 
 /***/ }),
 
-/***/ 389:
+/***/ 3301:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var Node = __nccwpck_require__(4833);
-var toJS = __nccwpck_require__(3899);
+var identity = __nccwpck_require__(1127);
+var Node = __nccwpck_require__(6673);
+var toJS = __nccwpck_require__(4043);
 
 const isScalarValue = (value) => !value || (typeof value !== 'function' && typeof value !== 'object');
 class Scalar extends Node.NodeBase {
@@ -3386,17 +3386,17 @@ exports.isScalarValue = isScalarValue;
 
 /***/ }),
 
-/***/ 5462:
+/***/ 4454:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var stringifyCollection = __nccwpck_require__(4156);
-var addPairToJSMap = __nccwpck_require__(8768);
-var Collection = __nccwpck_require__(4661);
-var identity = __nccwpck_require__(4919);
-var Pair = __nccwpck_require__(5773);
-var Scalar = __nccwpck_require__(389);
+var stringifyCollection = __nccwpck_require__(1212);
+var addPairToJSMap = __nccwpck_require__(7104);
+var Collection = __nccwpck_require__(101);
+var identity = __nccwpck_require__(1127);
+var Pair = __nccwpck_require__(7165);
+var Scalar = __nccwpck_require__(3301);
 
 function findPair(items, key) {
     const k = identity.isScalar(key) ? key.value : key;
@@ -3540,17 +3540,17 @@ exports.findPair = findPair;
 
 /***/ }),
 
-/***/ 6831:
+/***/ 2223:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var createNode = __nccwpck_require__(1732);
-var stringifyCollection = __nccwpck_require__(4156);
-var Collection = __nccwpck_require__(4661);
-var identity = __nccwpck_require__(4919);
-var Scalar = __nccwpck_require__(389);
-var toJS = __nccwpck_require__(3899);
+var createNode = __nccwpck_require__(2404);
+var stringifyCollection = __nccwpck_require__(1212);
+var Collection = __nccwpck_require__(101);
+var identity = __nccwpck_require__(1127);
+var Scalar = __nccwpck_require__(3301);
+var toJS = __nccwpck_require__(4043);
 
 class YAMLSeq extends Collection.Collection {
     static get tagName() {
@@ -3662,16 +3662,16 @@ exports.YAMLSeq = YAMLSeq;
 
 /***/ }),
 
-/***/ 8768:
+/***/ 7104:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var log = __nccwpck_require__(7297);
-var merge = __nccwpck_require__(9380);
-var stringify = __nccwpck_require__(9300);
-var identity = __nccwpck_require__(4919);
-var toJS = __nccwpck_require__(3899);
+var log = __nccwpck_require__(7249);
+var merge = __nccwpck_require__(452);
+var stringify = __nccwpck_require__(2148);
+var identity = __nccwpck_require__(1127);
+var toJS = __nccwpck_require__(4043);
 
 function addPairToJSMap(ctx, map, { key, value }) {
     if (identity.isNode(key) && key.addToJSMap)
@@ -3734,7 +3734,7 @@ exports.addPairToJSMap = addPairToJSMap;
 
 /***/ }),
 
-/***/ 4919:
+/***/ 1127:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -3794,12 +3794,12 @@ exports.isSeq = isSeq;
 
 /***/ }),
 
-/***/ 3899:
+/***/ 4043:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
+var identity = __nccwpck_require__(1127);
 
 /**
  * Recursively convert any node or its contents to native JavaScript
@@ -3840,15 +3840,15 @@ exports.toJS = toJS;
 
 /***/ }),
 
-/***/ 334:
+/***/ 110:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var resolveBlockScalar = __nccwpck_require__(5089);
-var resolveFlowScalar = __nccwpck_require__(5882);
-var errors = __nccwpck_require__(152);
-var stringifyString = __nccwpck_require__(1773);
+var resolveBlockScalar = __nccwpck_require__(8913);
+var resolveFlowScalar = __nccwpck_require__(6842);
+var errors = __nccwpck_require__(1464);
+var stringifyString = __nccwpck_require__(3069);
 
 function resolveAsScalar(token, strict = true, onError) {
     if (token) {
@@ -4065,7 +4065,7 @@ exports.setScalarValue = setScalarValue;
 
 /***/ }),
 
-/***/ 3701:
+/***/ 1733:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -4135,7 +4135,7 @@ exports.stringify = stringify;
 
 /***/ }),
 
-/***/ 5235:
+/***/ 7715:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -4241,14 +4241,14 @@ exports.visit = visit;
 
 /***/ }),
 
-/***/ 9877:
+/***/ 3461:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var cstScalar = __nccwpck_require__(334);
-var cstStringify = __nccwpck_require__(3701);
-var cstVisit = __nccwpck_require__(5235);
+var cstScalar = __nccwpck_require__(110);
+var cstStringify = __nccwpck_require__(1733);
+var cstVisit = __nccwpck_require__(7715);
 
 /** The byte order mark */
 const BOM = '\u{FEFF}';
@@ -4360,12 +4360,12 @@ exports.tokenType = tokenType;
 
 /***/ }),
 
-/***/ 5145:
+/***/ 361:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var cst = __nccwpck_require__(9877);
+var cst = __nccwpck_require__(3461);
 
 /*
 START -> stream
@@ -5090,7 +5090,7 @@ exports.Lexer = Lexer;
 
 /***/ }),
 
-/***/ 1460:
+/***/ 6628:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -5138,14 +5138,14 @@ exports.LineCounter = LineCounter;
 
 /***/ }),
 
-/***/ 2064:
+/***/ 3456:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
 var node_process = __nccwpck_require__(932);
-var cst = __nccwpck_require__(9877);
-var lexer = __nccwpck_require__(5145);
+var cst = __nccwpck_require__(3461);
+var lexer = __nccwpck_require__(361);
 
 function includesToken(list, type) {
     for (let i = 0; i < list.length; ++i)
@@ -6125,18 +6125,18 @@ exports.Parser = Parser;
 
 /***/ }),
 
-/***/ 4543:
+/***/ 4047:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var composer = __nccwpck_require__(3104);
-var Document = __nccwpck_require__(573);
-var errors = __nccwpck_require__(152);
-var log = __nccwpck_require__(7297);
-var identity = __nccwpck_require__(4919);
-var lineCounter = __nccwpck_require__(1460);
-var parser = __nccwpck_require__(2064);
+var composer = __nccwpck_require__(9984);
+var Document = __nccwpck_require__(3021);
+var errors = __nccwpck_require__(1464);
+var log = __nccwpck_require__(7249);
+var identity = __nccwpck_require__(1127);
+var lineCounter = __nccwpck_require__(6628);
+var parser = __nccwpck_require__(3456);
 
 function parseOptions(options) {
     const prettyErrors = options.prettyErrors !== false;
@@ -6239,16 +6239,16 @@ exports.stringify = stringify;
 
 /***/ }),
 
-/***/ 8224:
+/***/ 5840:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var map = __nccwpck_require__(4043);
-var seq = __nccwpck_require__(7562);
-var string = __nccwpck_require__(4704);
-var tags = __nccwpck_require__(6178);
+var identity = __nccwpck_require__(1127);
+var map = __nccwpck_require__(9832);
+var seq = __nccwpck_require__(1706);
+var string = __nccwpck_require__(6464);
+var tags = __nccwpck_require__(18);
 
 const sortMapEntriesByKey = (a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 class Schema {
@@ -6285,13 +6285,13 @@ exports.Schema = Schema;
 
 /***/ }),
 
-/***/ 4043:
+/***/ 9832:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var YAMLMap = __nccwpck_require__(5462);
+var identity = __nccwpck_require__(1127);
+var YAMLMap = __nccwpck_require__(4454);
 
 const map = {
     collection: 'map',
@@ -6311,12 +6311,12 @@ exports.map = map;
 
 /***/ }),
 
-/***/ 5632:
+/***/ 3632:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Scalar = __nccwpck_require__(389);
+var Scalar = __nccwpck_require__(3301);
 
 const nullTag = {
     identify: value => value == null,
@@ -6335,13 +6335,13 @@ exports.nullTag = nullTag;
 
 /***/ }),
 
-/***/ 7562:
+/***/ 1706:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var YAMLSeq = __nccwpck_require__(6831);
+var identity = __nccwpck_require__(1127);
+var YAMLSeq = __nccwpck_require__(2223);
 
 const seq = {
     collection: 'seq',
@@ -6361,12 +6361,12 @@ exports.seq = seq;
 
 /***/ }),
 
-/***/ 4704:
+/***/ 6464:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var stringifyString = __nccwpck_require__(1773);
+var stringifyString = __nccwpck_require__(3069);
 
 const string = {
     identify: value => typeof value === 'string',
@@ -6384,12 +6384,12 @@ exports.string = string;
 
 /***/ }),
 
-/***/ 4359:
+/***/ 3959:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Scalar = __nccwpck_require__(389);
+var Scalar = __nccwpck_require__(3301);
 
 const boolTag = {
     identify: value => typeof value === 'boolean',
@@ -6412,13 +6412,13 @@ exports.boolTag = boolTag;
 
 /***/ }),
 
-/***/ 6229:
+/***/ 8405:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Scalar = __nccwpck_require__(389);
-var stringifyNumber = __nccwpck_require__(3569);
+var Scalar = __nccwpck_require__(3301);
+var stringifyNumber = __nccwpck_require__(8689);
 
 const floatNaN = {
     identify: value => typeof value === 'number',
@@ -6466,12 +6466,12 @@ exports.floatNaN = floatNaN;
 
 /***/ }),
 
-/***/ 7602:
+/***/ 9874:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var stringifyNumber = __nccwpck_require__(3569);
+var stringifyNumber = __nccwpck_require__(8689);
 
 const intIdentify = (value) => typeof value === 'bigint' || Number.isInteger(value);
 const intResolve = (str, offset, radix, { intAsBigInt }) => (intAsBigInt ? BigInt(str) : parseInt(str.substring(offset), radix));
@@ -6515,18 +6515,18 @@ exports.intOct = intOct;
 
 /***/ }),
 
-/***/ 7904:
+/***/ 896:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var map = __nccwpck_require__(4043);
-var _null = __nccwpck_require__(5632);
-var seq = __nccwpck_require__(7562);
-var string = __nccwpck_require__(4704);
-var bool = __nccwpck_require__(4359);
-var float = __nccwpck_require__(6229);
-var int = __nccwpck_require__(7602);
+var map = __nccwpck_require__(9832);
+var _null = __nccwpck_require__(3632);
+var seq = __nccwpck_require__(1706);
+var string = __nccwpck_require__(6464);
+var bool = __nccwpck_require__(3959);
+var float = __nccwpck_require__(8405);
+var int = __nccwpck_require__(9874);
 
 const schema = [
     map.map,
@@ -6547,14 +6547,14 @@ exports.schema = schema;
 
 /***/ }),
 
-/***/ 8647:
+/***/ 3559:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Scalar = __nccwpck_require__(389);
-var map = __nccwpck_require__(4043);
-var seq = __nccwpck_require__(7562);
+var Scalar = __nccwpck_require__(3301);
+var map = __nccwpck_require__(9832);
+var seq = __nccwpck_require__(1706);
 
 function intIdentify(value) {
     return typeof value === 'bigint' || Number.isInteger(value);
@@ -6618,27 +6618,27 @@ exports.schema = schema;
 
 /***/ }),
 
-/***/ 6178:
+/***/ 18:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var map = __nccwpck_require__(4043);
-var _null = __nccwpck_require__(5632);
-var seq = __nccwpck_require__(7562);
-var string = __nccwpck_require__(4704);
-var bool = __nccwpck_require__(4359);
-var float = __nccwpck_require__(6229);
-var int = __nccwpck_require__(7602);
-var schema = __nccwpck_require__(7904);
-var schema$1 = __nccwpck_require__(8647);
-var binary = __nccwpck_require__(4355);
-var merge = __nccwpck_require__(9380);
-var omap = __nccwpck_require__(6431);
-var pairs = __nccwpck_require__(9281);
-var schema$2 = __nccwpck_require__(3081);
-var set = __nccwpck_require__(2504);
-var timestamp = __nccwpck_require__(4960);
+var map = __nccwpck_require__(9832);
+var _null = __nccwpck_require__(3632);
+var seq = __nccwpck_require__(1706);
+var string = __nccwpck_require__(6464);
+var bool = __nccwpck_require__(3959);
+var float = __nccwpck_require__(8405);
+var int = __nccwpck_require__(9874);
+var schema = __nccwpck_require__(896);
+var schema$1 = __nccwpck_require__(3559);
+var binary = __nccwpck_require__(6083);
+var merge = __nccwpck_require__(452);
+var omap = __nccwpck_require__(303);
+var pairs = __nccwpck_require__(8385);
+var schema$2 = __nccwpck_require__(5913);
+var set = __nccwpck_require__(1528);
+var timestamp = __nccwpck_require__(6752);
 
 const schemas = new Map([
     ['core', schema.schema],
@@ -6724,14 +6724,14 @@ exports.getTags = getTags;
 
 /***/ }),
 
-/***/ 4355:
+/***/ 6083:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
 var node_buffer = __nccwpck_require__(181);
-var Scalar = __nccwpck_require__(389);
-var stringifyString = __nccwpck_require__(1773);
+var Scalar = __nccwpck_require__(3301);
+var stringifyString = __nccwpck_require__(3069);
 
 const binary = {
     identify: value => value instanceof Uint8Array, // Buffer inherits from Uint8Array
@@ -6801,12 +6801,12 @@ exports.binary = binary;
 
 /***/ }),
 
-/***/ 6158:
+/***/ 8398:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Scalar = __nccwpck_require__(389);
+var Scalar = __nccwpck_require__(3301);
 
 function boolStringify({ value, source }, ctx) {
     const boolObj = value ? trueTag : falseTag;
@@ -6837,13 +6837,13 @@ exports.trueTag = trueTag;
 
 /***/ }),
 
-/***/ 838:
+/***/ 5782:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Scalar = __nccwpck_require__(389);
-var stringifyNumber = __nccwpck_require__(3569);
+var Scalar = __nccwpck_require__(3301);
+var stringifyNumber = __nccwpck_require__(8689);
 
 const floatNaN = {
     identify: value => typeof value === 'number',
@@ -6894,12 +6894,12 @@ exports.floatNaN = floatNaN;
 
 /***/ }),
 
-/***/ 5609:
+/***/ 873:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var stringifyNumber = __nccwpck_require__(3569);
+var stringifyNumber = __nccwpck_require__(8689);
 
 const intIdentify = (value) => typeof value === 'bigint' || Number.isInteger(value);
 function intResolve(str, offset, radix, { intAsBigInt }) {
@@ -6977,13 +6977,13 @@ exports.intOct = intOct;
 
 /***/ }),
 
-/***/ 9380:
+/***/ 452:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var Scalar = __nccwpck_require__(389);
+var identity = __nccwpck_require__(1127);
+var Scalar = __nccwpck_require__(3301);
 
 // If the value associated with a merge key is a single mapping node, each of
 // its key/value pairs is inserted into the current mapping, unless the key
@@ -7055,16 +7055,16 @@ exports.merge = merge;
 
 /***/ }),
 
-/***/ 6431:
+/***/ 303:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var toJS = __nccwpck_require__(3899);
-var YAMLMap = __nccwpck_require__(5462);
-var YAMLSeq = __nccwpck_require__(6831);
-var pairs = __nccwpck_require__(9281);
+var identity = __nccwpck_require__(1127);
+var toJS = __nccwpck_require__(4043);
+var YAMLMap = __nccwpck_require__(4454);
+var YAMLSeq = __nccwpck_require__(2223);
+var pairs = __nccwpck_require__(8385);
 
 class YAMLOMap extends YAMLSeq.YAMLSeq {
     constructor() {
@@ -7139,15 +7139,15 @@ exports.omap = omap;
 
 /***/ }),
 
-/***/ 9281:
+/***/ 8385:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var Pair = __nccwpck_require__(5773);
-var Scalar = __nccwpck_require__(389);
-var YAMLSeq = __nccwpck_require__(6831);
+var identity = __nccwpck_require__(1127);
+var Pair = __nccwpck_require__(7165);
+var Scalar = __nccwpck_require__(3301);
+var YAMLSeq = __nccwpck_require__(2223);
 
 function resolvePairs(seq, onError) {
     if (identity.isSeq(seq)) {
@@ -7228,24 +7228,24 @@ exports.resolvePairs = resolvePairs;
 
 /***/ }),
 
-/***/ 3081:
+/***/ 5913:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var map = __nccwpck_require__(4043);
-var _null = __nccwpck_require__(5632);
-var seq = __nccwpck_require__(7562);
-var string = __nccwpck_require__(4704);
-var binary = __nccwpck_require__(4355);
-var bool = __nccwpck_require__(6158);
-var float = __nccwpck_require__(838);
-var int = __nccwpck_require__(5609);
-var merge = __nccwpck_require__(9380);
-var omap = __nccwpck_require__(6431);
-var pairs = __nccwpck_require__(9281);
-var set = __nccwpck_require__(2504);
-var timestamp = __nccwpck_require__(4960);
+var map = __nccwpck_require__(9832);
+var _null = __nccwpck_require__(3632);
+var seq = __nccwpck_require__(1706);
+var string = __nccwpck_require__(6464);
+var binary = __nccwpck_require__(6083);
+var bool = __nccwpck_require__(8398);
+var float = __nccwpck_require__(5782);
+var int = __nccwpck_require__(873);
+var merge = __nccwpck_require__(452);
+var omap = __nccwpck_require__(303);
+var pairs = __nccwpck_require__(8385);
+var set = __nccwpck_require__(1528);
+var timestamp = __nccwpck_require__(6752);
 
 const schema = [
     map.map,
@@ -7276,14 +7276,14 @@ exports.schema = schema;
 
 /***/ }),
 
-/***/ 2504:
+/***/ 1528:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var Pair = __nccwpck_require__(5773);
-var YAMLMap = __nccwpck_require__(5462);
+var identity = __nccwpck_require__(1127);
+var Pair = __nccwpck_require__(7165);
+var YAMLMap = __nccwpck_require__(4454);
 
 class YAMLSet extends YAMLMap.YAMLMap {
     constructor(schema) {
@@ -7379,12 +7379,12 @@ exports.set = set;
 
 /***/ }),
 
-/***/ 4960:
+/***/ 6752:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var stringifyNumber = __nccwpck_require__(3569);
+var stringifyNumber = __nccwpck_require__(8689);
 
 /** Internal types handle bigint as number, because TS can't figure it out. */
 function parseSexagesimal(str, asBigInt) {
@@ -7491,7 +7491,7 @@ exports.timestamp = timestamp;
 
 /***/ }),
 
-/***/ 9915:
+/***/ 4475:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -7649,15 +7649,15 @@ exports.foldFlowLines = foldFlowLines;
 
 /***/ }),
 
-/***/ 9300:
+/***/ 2148:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var anchors = __nccwpck_require__(9196);
-var identity = __nccwpck_require__(4919);
-var stringifyComment = __nccwpck_require__(6599);
-var stringifyString = __nccwpck_require__(1773);
+var anchors = __nccwpck_require__(1596);
+var identity = __nccwpck_require__(1127);
+var stringifyComment = __nccwpck_require__(9799);
+var stringifyString = __nccwpck_require__(3069);
 
 function createStringifyContext(doc, options) {
     const opt = Object.assign({
@@ -7788,14 +7788,14 @@ exports.stringify = stringify;
 
 /***/ }),
 
-/***/ 4156:
+/***/ 1212:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var stringify = __nccwpck_require__(9300);
-var stringifyComment = __nccwpck_require__(6599);
+var identity = __nccwpck_require__(1127);
+var stringify = __nccwpck_require__(2148);
+var stringifyComment = __nccwpck_require__(9799);
 
 function stringifyCollection(collection, ctx, options) {
     const flow = ctx.inFlow ?? collection.flow;
@@ -7950,7 +7950,7 @@ exports.stringifyCollection = stringifyCollection;
 
 /***/ }),
 
-/***/ 6599:
+/***/ 9799:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -7981,14 +7981,14 @@ exports.stringifyComment = stringifyComment;
 
 /***/ }),
 
-/***/ 2285:
+/***/ 6829:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var stringify = __nccwpck_require__(9300);
-var stringifyComment = __nccwpck_require__(6599);
+var identity = __nccwpck_require__(1127);
+var stringify = __nccwpck_require__(2148);
+var stringifyComment = __nccwpck_require__(9799);
 
 function stringifyDocument(doc, options) {
     const lines = [];
@@ -8075,7 +8075,7 @@ exports.stringifyDocument = stringifyDocument;
 
 /***/ }),
 
-/***/ 3569:
+/***/ 8689:
 /***/ ((__unused_webpack_module, exports) => {
 
 
@@ -8109,15 +8109,15 @@ exports.stringifyNumber = stringifyNumber;
 
 /***/ }),
 
-/***/ 7764:
+/***/ 9748:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
-var Scalar = __nccwpck_require__(389);
-var stringify = __nccwpck_require__(9300);
-var stringifyComment = __nccwpck_require__(6599);
+var identity = __nccwpck_require__(1127);
+var Scalar = __nccwpck_require__(3301);
+var stringify = __nccwpck_require__(2148);
+var stringifyComment = __nccwpck_require__(9799);
 
 function stringifyPair({ key, value }, ctx, onComment, onChompKeep) {
     const { allNullValues, doc, indent, indentStep, options: { commentString, indentSeq, simpleKeys } } = ctx;
@@ -8268,13 +8268,13 @@ exports.stringifyPair = stringifyPair;
 
 /***/ }),
 
-/***/ 1773:
+/***/ 3069:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var Scalar = __nccwpck_require__(389);
-var foldFlowLines = __nccwpck_require__(9915);
+var Scalar = __nccwpck_require__(3301);
+var foldFlowLines = __nccwpck_require__(4475);
 
 const getFoldOptions = (ctx, isBlock) => ({
     indentAtStart: isBlock ? ctx.indent.length : ctx.indentAtStart,
@@ -8613,12 +8613,12 @@ exports.stringifyString = stringifyString;
 
 /***/ }),
 
-/***/ 2588:
+/***/ 204:
 /***/ ((__unused_webpack_module, exports, __nccwpck_require__) => {
 
 
 
-var identity = __nccwpck_require__(4919);
+var identity = __nccwpck_require__(1127);
 
 const BREAK = Symbol('break visit');
 const SKIP = Symbol('skip children');
@@ -8856,7 +8856,9968 @@ exports.visitAsync = visitAsync;
 
 /***/ }),
 
-/***/ 2160:
+/***/ 275:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  $L: () => (/* binding */ setupForge)
+});
+
+// UNUSED EXPORTS: TOKEN_VARIABLES, TUNING_VARIABLES, githubTuning
+
+// EXTERNAL MODULE: external "node:os"
+var external_node_os_ = __nccwpck_require__(8161);
+// EXTERNAL MODULE: external "node:path"
+var external_node_path_ = __nccwpck_require__(6760);
+// EXTERNAL MODULE: external "node:fs"
+var external_node_fs_ = __nccwpck_require__(3024);
+// EXTERNAL MODULE: external "node:fs/promises"
+var promises_ = __nccwpck_require__(1455);
+// EXTERNAL MODULE: external "node:url"
+var external_node_url_ = __nccwpck_require__(3136);
+// EXTERNAL MODULE: ./.build/src/util/pool.js
+var pool = __nccwpck_require__(9872);
+// EXTERNAL MODULE: ./.build/src/local/git.js
+var git = __nccwpck_require__(4335);
+// EXTERNAL MODULE: ./.build/src/local/private-tmp.js
+var private_tmp = __nccwpck_require__(1380);
+;// CONCATENATED MODULE: ./.build/src/local/forge.js
+
+
+
+
+
+
+
+
+class LocalForge {
+  constructor(opts) {
+    this.opts = opts;
+  }
+  opts;
+  kind = "local";
+  urls = /* @__PURE__ */ new Map();
+  /** Where a target's repository is, or why it cannot be found. */
+  locate(lane) {
+    if (lane.repo_kind === "url") return { url: lane.repo };
+    if (lane.repo_kind === "path") {
+      const raw = lane.repo.startsWith("~") ? (0,external_node_path_.join)((0,external_node_os_.homedir)(), lane.repo.slice(1)) : lane.repo;
+      return { url: (0,external_node_path_.isAbsolute)(raw) ? raw : (0,external_node_path_.resolve)(this.opts.baseDir, raw) };
+    }
+    if (!this.opts.reposRoot) {
+      return {
+        reason: "not-found",
+        detail: `${lane.repo} is a GitHub name; in local mode pass --repos-root DIR holding ${lane.repo}, or write a path (./\u2026)`
+      };
+    }
+    const base = (0,external_node_path_.join)(this.opts.reposRoot, lane.repo);
+    const found = [base, `${base}.git`].find((p) => (0,external_node_fs_.existsSync)(p));
+    return found ? { url: found } : { reason: "not-found", detail: `no repository at ${base}[.git]` };
+  }
+  async checkTargets(lanes) {
+    return (0,pool/* mapLimit */.s)(lanes, 16, async (lane) => {
+      try {
+        return await this.checkTarget(lane);
+      } catch (err) {
+        const why = (0,git/* redact */.E$)((err.message ?? String(err)).split("\n").filter(Boolean).slice(-2).join(" "));
+        return { lane: lane.id, repo: lane.repo, ok: false, reason: "unreachable", detail: why };
+      }
+    });
+  }
+  async checkTarget(lane) {
+    const where = this.locate(lane);
+    if ("reason" in where) return { lane: lane.id, repo: lane.repo, ok: false, reason: where.reason, detail: where.detail };
+    const url = where.url;
+    if (lane.repo_kind !== "url") {
+      const quick = lane.base ? null : await defaultBranchOnDisk(url);
+      if (quick) {
+        this.urls.set(lane.id, url);
+        return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: quick.branch, base_commit: quick.commit };
+      }
+      const kind = await (0,git/* isGitRepo */.tj)(url);
+      if (kind === "not-found") return { lane: lane.id, repo: lane.repo, ok: false, reason: "not-found", detail: `${url} does not exist` };
+      if (kind === "not-a-repository") {
+        return { lane: lane.id, repo: lane.repo, ok: false, reason: "not-a-repository", detail: `${url} is not a git repository (run git init there, or fix the path)` };
+      }
+      if (!await (0,git/* hasCommits */.hh)(url)) return { lane: lane.id, repo: lane.repo, ok: false, reason: "empty", detail: `${url} has no commits yet` };
+    }
+    const head = lane.base ? null : await (0,git/* defaultBranchHead */.Sk)(url);
+    const branch = lane.base ?? head?.branch;
+    if (!branch) {
+      const heads = await (0,git/* git */.$Y)(["ls-remote", "--heads", "--", (0,git/* normalizeRemote */.e$)(url)], { cwd: (0,external_node_os_.tmpdir)() });
+      if (!heads.stdout.trim()) return { lane: lane.id, repo: lane.repo, ok: false, reason: "empty", detail: `${url} has no branches yet` };
+      return {
+        lane: lane.id,
+        repo: lane.repo,
+        ok: false,
+        reason: "no-default-branch",
+        detail: `HEAD of ${url} is not on a branch (detached), so it has no default branch: set base: for this target`
+      };
+    }
+    const commit = lane.base ? await (0,git/* lsRemoteBranch */.m1)(url, lane.base) : head?.commit ?? null;
+    if (lane.base && !commit) {
+      return { lane: lane.id, repo: lane.repo, ok: false, reason: "no-base-branch", detail: `${url} has no branch ${lane.base}` };
+    }
+    this.urls.set(lane.id, url);
+    return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: branch, base_commit: commit };
+  }
+  cloneUrl(lane) {
+    const known = this.urls.get(lane.id);
+    if (known) return known;
+    const where = this.locate(lane);
+    if ("reason" in where) throw new Error(`${lane.repo}: ${where.detail}`);
+    return where.url;
+  }
+  async branchHead(lane, branch) {
+    if (lane.repo_kind !== "url") {
+      const dir = this.cloneUrl(lane);
+      const fromFiles = (0,git/* readRef */.sg)((0,git/* gitDirOf */.z0)(dir), `refs/heads/${branch}`);
+      if (fromFiles !== void 0) return fromFiles;
+      const r = await (0,git/* git */.$Y)(["rev-parse", "--verify", "--quiet", "--end-of-options", `refs/heads/${branch}^{commit}`], {
+        cwd: dir,
+        env: { GIT_CEILING_DIRECTORIES: (0,external_node_path_.dirname)(dir) },
+        allowFail: true
+      });
+      if (r.code === 0) return r.stdout.trim() || null;
+      if (r.code === 1) return null;
+    }
+    return (0,git/* lsRemoteBranch */.m1)(this.cloneUrl(lane), branch);
+  }
+  async changedFiles(lane, base, head) {
+    const url = this.cloneUrl(lane);
+    const local = /^file:\/\//i.test(url) ? (0,external_node_url_.fileURLToPath)(url) : (0,git/* isLocalRemote */.Y8)(url) ? (0,git/* normalizeRemote */.e$)(url) : null;
+    const scratch = local ? null : await (0,promises_.mkdtemp)((0,external_node_path_.join)((0,private_tmp/* privateTmp */.F)(), "forge-"));
+    try {
+      if (scratch) {
+        await (0,git/* git */.$Y)(["init", "--quiet", "--bare", "--template=", scratch], { cwd: (0,external_node_os_.tmpdir)() });
+        const f = await (0,git/* git */.$Y)(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--depth=1", "--", url, base, head], { cwd: scratch, allowFail: true, env: this.gitEnv() });
+        if (f.code !== 0) return null;
+      }
+      const r = await (0,git/* git */.$Y)(["diff", "--name-only", "-z", "--no-renames", base, head], { cwd: local ?? scratch, allowFail: true });
+      if (r.code !== 0) return null;
+      return r.stdout.split("\0").filter(Boolean).sort();
+    } catch {
+      return null;
+    } finally {
+      if (scratch) await (0,promises_.rm)(scratch, { recursive: true, force: true });
+    }
+  }
+  async publish(_input) {
+    return { pr_url: null, pr_number: null, updated: false };
+  }
+  async ciConclusion(_lane, _commit) {
+    return "none";
+  }
+  async waitForCi(_lane, _commit, _timeoutMs) {
+    return { conclusion: "none", failures: "" };
+  }
+  async setDraft() {
+  }
+  gitEnv() {
+    return {};
+  }
+  async isMerged(lane, record) {
+    if (!record.commit || !record.base_branch) return false;
+    const base = await this.branchHead(lane, record.base_branch);
+    if (!base) return false;
+    if (base === record.commit) return true;
+    if (lane.repo_kind === "url") return false;
+    const r = await (0,git/* git */.$Y)(["merge-base", "--is-ancestor", record.commit, base], { cwd: this.cloneUrl(lane), allowFail: true });
+    return r.code === 0;
+  }
+  async merge(lane, record, method) {
+    if (!record.commit || !record.base_branch || !record.base_commit) {
+      return { status: "failed", detail: "nothing to merge: the lane has no commit" };
+    }
+    if (method !== "fast-forward" && method !== "squash") {
+      return { status: "blocked", detail: `the local forge merges by fast-forward only (merge.method ${method} needs GitHub)` };
+    }
+    if (lane.repo_kind === "url") return { status: "blocked", detail: "the local forge merges only repositories on disk" };
+    const repo = this.cloneUrl(lane);
+    const kind = await (0,git/* isGitRepo */.tj)(repo);
+    if (kind === "repo") {
+      const head = await (0,git/* git */.$Y)(["symbolic-ref", "--quiet", "--short", "HEAD"], { cwd: repo, allowFail: true });
+      if (head.stdout.trim() === record.base_branch) {
+        return { status: "blocked", detail: `${record.base_branch} is checked out in ${repo}; merge ${record.branch} there yourself` };
+      }
+    }
+    const ff = await (0,git/* git */.$Y)(["merge-base", "--is-ancestor", record.base_commit, record.commit], { cwd: repo, allowFail: true });
+    if (ff.code !== 0) return { status: "blocked", detail: `${record.commit.slice(0, 12)} does not descend from ${record.base_branch}` };
+    const upd = await (0,git/* git */.$Y)(["update-ref", `refs/heads/${record.base_branch}`, record.commit, record.base_commit], { cwd: repo, allowFail: true });
+    if (upd.code !== 0) return { status: "blocked", detail: `${record.base_branch} moved since the lane started; re-run the lane` };
+    return { status: "merged", detail: `${record.base_branch} fast-forwarded to ${record.commit.slice(0, 12)}` };
+  }
+}
+async function defaultBranchOnDisk(p) {
+  let abs;
+  try {
+    abs = await (0,promises_.realpath)(p);
+  } catch {
+    return null;
+  }
+  const fromFiles = defaultBranchFromFiles(abs);
+  if (fromFiles !== void 0) return fromFiles;
+  const r = await (0,git/* git */.$Y)(["rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--show-prefix", "HEAD^{commit}", "--symbolic-full-name", "HEAD"], {
+    cwd: abs,
+    env: { GIT_CEILING_DIRECTORIES: (0,external_node_path_.dirname)(abs) },
+    allowFail: true
+  });
+  if (r.code !== 0) return null;
+  const [bare, inside, prefix, commit, ref] = r.stdout.split("\n");
+  const top = bare === "true" || inside === "true" && prefix === "";
+  if (!top || !commit || !/^[0-9a-f]{40,64}$/.test(commit) || !ref?.startsWith("refs/heads/")) return null;
+  return { branch: ref.slice("refs/heads/".length), commit };
+}
+function defaultBranchFromFiles(abs) {
+  try {
+    const dotGit = (0,external_node_fs_.lstatSync)((0,external_node_path_.join)(abs, ".git"), { throwIfNoEntry: false });
+    let gitDir;
+    if (dotGit) {
+      if (!dotGit.isDirectory()) return void 0;
+      gitDir = (0,external_node_path_.join)(abs, ".git");
+    } else {
+      if (!isBareConfig((0,git/* readGitFile */.v3)((0,external_node_path_.join)(abs, "config")))) return void 0;
+      gitDir = abs;
+    }
+    const top = (0,external_node_fs_.statSync)(gitDir);
+    if (top.uid !== process.getuid?.() || !(0,external_node_fs_.statSync)((0,external_node_path_.join)(gitDir, "objects")).isDirectory() || !(0,external_node_fs_.statSync)((0,external_node_path_.join)(gitDir, "refs")).isDirectory()) return void 0;
+    const head = (0,git/* readHead */.zy)(gitDir);
+    if (!head?.commit) return void 0;
+    return { branch: head.ref.slice("refs/heads/".length), commit: head.commit };
+  } catch {
+    return void 0;
+  }
+}
+function isBareConfig(text) {
+  let section = "";
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    const header = /^\[([^\]]*)\]$/.exec(line);
+    if (header) section = header[1].trim().toLowerCase();
+    else if (section === "core" && /^bare\s*=\s*true$/i.test(line)) return true;
+  }
+  return false;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/adapters.js
+
+const TOKEN_VARIABLES = ["FLEET_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN"];
+const TUNING_VARIABLES = (/* unused pure expression or super */ null && (["FLEET_GITHUB_PACING_MS", "FLEET_GITHUB_POLL_MS", "FLEET_GITHUB_CI_GRACE_MS"]));
+function githubTuning(env) {
+  const read = (name) => {
+    const raw = env[name]?.trim();
+    if (!raw) return void 0;
+    const n = Number(raw);
+    return Number.isInteger(n) && n >= 0 && n <= 36e5 ? n : `${name} must be a whole number of milliseconds (0 to 3600000), got "${raw}"`;
+  };
+  const pacing = read("FLEET_GITHUB_PACING_MS");
+  const poll = read("FLEET_GITHUB_POLL_MS");
+  const grace = read("FLEET_GITHUB_CI_GRACE_MS");
+  for (const v of [pacing, poll, grace]) if (typeof v === "string") return { problem: v };
+  const tuning = { forge: {} };
+  if (typeof pacing === "number") tuning.pacing = { writeMs: pacing, searchMs: pacing, notificationsMs: pacing };
+  if (typeof poll === "number") tuning.forge = { pollMs: poll, ciPollMs: poll, ciMaxPollMs: Math.min(6e4, Math.max(poll, poll * 6)) };
+  if (typeof grace === "number") tuning.forge = { ...tuning.forge, ciStartGraceMs: grace };
+  return tuning;
+}
+async function setupForge(file, opts) {
+  if (file.forge === "local") return { forge: new LocalForge({ baseDir: opts.baseDir, reposRoot: opts.reposRoot }) };
+  const tokenVariable = opts.token ? void 0 : TOKEN_VARIABLES.find((k) => opts.env[k]);
+  const token = opts.token ?? (tokenVariable ? opts.env[tokenVariable] : void 0);
+  if (!token) {
+    return { problem: `forge: github needs a token: set ${TOKEN_VARIABLES.join(", ")} (a GitHub App installation token or a PAT that can push to the targets)` };
+  }
+  const tuning = githubTuning(opts.env);
+  if ("problem" in tuning) return tuning;
+  const { githubSetup } = await Promise.all(/* import() */[__nccwpck_require__.e(371), __nccwpck_require__.e(964)]).then(__nccwpck_require__.bind(__nccwpck_require__, 1964));
+  return { ...githubSetup(file, { env: opts.env, token, credential: opts.credential, tuning, logger: opts.logger }), tokenVariable };
+}
+
+
+
+/***/ }),
+
+/***/ 1906:
+/***/ ((__webpack_module__, __unused_webpack___webpack_exports__, __nccwpck_require__) => {
+
+__nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependencies__, __webpack_async_result__) => { try {
+/* harmony import */ var _main_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8613);
+var __webpack_async_dependencies__ = __webpack_handle_async_dependencies__([_main_js__WEBPACK_IMPORTED_MODULE_0__]);
+_main_js__WEBPACK_IMPORTED_MODULE_0__ = (__webpack_async_dependencies__.then ? (await __webpack_async_dependencies__)() : __webpack_async_dependencies__)[0];
+
+await (0,_main_js__WEBPACK_IMPORTED_MODULE_0__/* .runCli */ .ak)(process.argv.slice(2));
+
+__webpack_async_result__();
+} catch(e) { __webpack_async_result__(e); } }, 1);
+
+/***/ }),
+
+/***/ 4674:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   O: () => (/* binding */ LiveView)
+/* harmony export */ });
+/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9626);
+/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(2001);
+/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9112);
+
+
+
+const REDRAW_MS = 250;
+class LiveView {
+  constructor(out) {
+    this.out = out;
+  }
+  out;
+  manifest;
+  lanes = /* @__PURE__ */ new Map();
+  timer;
+  drawnLines = 0;
+  dirty = false;
+  start(manifest, root) {
+    this.manifest = manifest;
+    this.out.write(`Fleet ${manifest.fleet_id}: ${manifest.lanes.length} lanes in ${manifest.waves.length} wave(s), up to ${manifest.max_parallel} at once
+Workspace: ${root}
+`);
+    if (this.out.isTTY) {
+      this.timer = setInterval(() => this.redraw(), REDRAW_MS);
+      this.timer.unref();
+    }
+  }
+  event(e, lanes) {
+    this.lanes = lanes;
+    if (this.out.isTTY) {
+      this.dirty = true;
+      return;
+    }
+    const clock = e.time.slice(11, 19);
+    this.out.write(`${clock} ${e.lane}: ${e.from} \u2192 ${e.to}${e.detail ? ` (${(0,_core_text_js__WEBPACK_IMPORTED_MODULE_2__/* .showInvisibles */ .e4)(e.detail)})` : ""}
+`);
+  }
+  redraw() {
+    if (!this.dirty || !this.manifest) return;
+    this.dirty = false;
+    const lanes = this.manifest.lanes.map((l) => this.lanes.get(l.lane) ?? l);
+    const now = (/* @__PURE__ */ new Date()).toISOString();
+    const m = { ...this.manifest, lanes, summary: (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .summarize */ .eh)(lanes, this.manifest.started_at, null) };
+    const text = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_1__/* .renderStatusTable */ .dK)(m, { now, maxRows: 30 });
+    const up = this.drawnLines ? `\x1B[${this.drawnLines}A\x1B[0J` : "";
+    this.out.write(`${up}${text}
+`);
+    this.drawnLines = text.split("\n").length;
+  }
+  stop() {
+    if (this.timer) clearInterval(this.timer);
+    this.dirty = true;
+    if (this.out.isTTY) this.redraw();
+  }
+}
+
+
+
+/***/ }),
+
+/***/ 8613:
+/***/ ((__webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+__nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependencies__, __webpack_async_result__) => { try {
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   ak: () => (/* binding */ runCli)
+/* harmony export */ });
+/* unused harmony exports EXIT_INTERRUPTED, USAGE, directiveEnv, main, withholdFromProcessEnv */
+/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1455);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
+/* harmony import */ var node_util__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(7975);
+/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(3173);
+/* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(754);
+/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(2001);
+/* harmony import */ var _local_exec_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(4183);
+/* harmony import */ var _adapters_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(275);
+/* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(4335);
+/* harmony import */ var _local_launcher_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(2775);
+/* harmony import */ var _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(1977);
+/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(7451);
+/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(1162);
+/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(3357);
+/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(1241);
+/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8177);
+/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(1827);
+/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(4674);
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+const USAGE = `fleet \u2014 apply one directive across many repositories, in dependency waves
+
+Usage:
+  fleet plan <fleet-file> [--json] [--repos-root DIR] [--max-parallel N]
+  fleet run <fleet-file> [--max-parallel N] [--dry-run] [--workspace DIR]
+                         [--resume MANIFEST | --since MANIFEST] [--repos-root DIR] [--quiet]
+  fleet status <fleet-status.json>
+  fleet report <fleet-status.json>
+
+Options:
+  --max-parallel N   lanes running at once (overrides max_parallel)
+  --dry-run          run the directive and keep the patch; push nothing
+  --workspace DIR    where clones, logs, results and the manifest go
+                     (default _workspace/fleet/<fleet_id>, kept for audit)
+  --resume MANIFEST  re-run only the lanes that did not complete in that run
+  --since MANIFEST   incremental sweep: a lane that completed (or was a no-op) in that
+                     run, whose target's base commit and digest are the same, ends
+                     unchanged without a clone
+  --repos-root DIR   where owner/repo targets live on disk (<DIR>/<owner>/<repo>)
+  --json             print the plan as JSON
+  --quiet            no live view; print only the final report
+
+Exit codes: 0 every lane completed or had nothing to do, 1 some lane failed or was skipped,
+2 bad input or set-up failure, 130 interrupted (Ctrl-C or SIGTERM; the
+manifest is written, running commands are stopped; --resume picks it up).`;
+class UsageError extends Error {
+}
+const EXIT_INTERRUPTED = 130;
+const WITHHELD_ENV = [
+  "FLEET_GITHUB_TOKEN",
+  "GITHUB_TOKEN",
+  "GH_TOKEN",
+  "FLEET_TOKEN",
+  "FLEET_RUN_TOKEN",
+  "INPUT_TOKEN",
+  "INPUT_GITHUB-TOKEN",
+  "FLEET_APP_PRIVATE_KEY",
+  "INPUT_APP-PRIVATE-KEY",
+  "INPUT_PRIVATE-KEY",
+  "ACTIONS_RUNTIME_TOKEN",
+  "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+  // Agent credentials given to the action: they reach an agent directive under the CLI's own names, and nothing else.
+  "FLEET_AGENT_ANTHROPIC_API_KEY",
+  "FLEET_AGENT_CLAUDE_CODE_OAUTH_TOKEN",
+  "FLEET_AGENT_OPENAI_API_KEY"
+];
+const RUNNER_COMMAND_FILES = ["GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"];
+function withholdFromProcessEnv(keep = []) {
+  const original = { ...process.env };
+  for (const k of WITHHELD_ENV) if (!keep.includes(k)) delete process.env[k];
+  return original;
+}
+function directiveEnv(env, tokenVariable, secrets = []) {
+  const held = secrets.filter((s) => typeof s === "string" && s.length >= 8);
+  const out = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v === void 0 || WITHHELD_ENV.includes(k) || RUNNER_COMMAND_FILES.includes(k) || _local_git_js__WEBPACK_IMPORTED_MODULE_8__/* .GIT_LOCATING_ENV */ .Fq.includes(k) || k === tokenVariable) continue;
+    if (held.some((s) => v.includes(s))) continue;
+    out[k] = v;
+  }
+  return out;
+}
+function positiveInt(flag, value) {
+  if (value === void 0) return void 0;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new UsageError(`--${flag} takes a whole number from 1 to 256, got "${value}"`);
+  return n;
+}
+async function readManifest(path) {
+  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_15__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_16__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
+  if (!read.ok) {
+    const message = read.message.startsWith("no such file") ? "no such file: pass the fleet-status.json a run wrote" : read.message;
+    return [{ file: path, field: "(file)", message }];
+  }
+  let json;
+  try {
+    json = JSON.parse(read.text);
+  } catch (err) {
+    return [{ file: path, field: "(syntax)", message: `not valid JSON: ${err.message}` }];
+  }
+  const parsed = _core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .Manifest */ ._8.safeParse(json);
+  if (!parsed.success) {
+    return parsed.error.issues.map((i) => ({ file: path, field: i.path.join(".") || "(top level)", message: i.message }));
+  }
+  return parsed.data;
+}
+async function readSince(path) {
+  const m = await readManifest(path);
+  if (!Array.isArray(m)) return m;
+  try {
+    const version = JSON.parse(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(path, "utf8")).schema_version;
+    if (typeof version === "string" && version !== _core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .SCHEMA_VERSION */ .f$) return `${path} was written by another Fleet (manifest version ${version}, this one writes ${_core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .SCHEMA_VERSION */ .f$})`;
+  } catch {
+  }
+  return m;
+}
+async function workspaceProblem(dir) {
+  const problem = (message) => ({ file: dir, field: "--workspace", message });
+  for (let p = dir; ; p = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(p)) {
+    let st;
+    try {
+      st = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.stat)(p);
+    } catch (err) {
+      const code = err.code;
+      if ((code === "ENOENT" || code === "ENOTDIR") && (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(p) !== p) continue;
+      return problem(`cannot use it (${code ?? err.message})`);
+    }
+    if (st.isDirectory()) return void 0;
+    return p === dir ? problem("it is a file, not a folder: name a folder (it is created when missing)") : problem(`${p} is a file, so no folder can be created under it: name another folder`);
+  }
+}
+async function main(argv, io) {
+  const [command, ...rest] = argv;
+  try {
+    if (!command || command === "help" || command === "--help" || command === "-h") {
+      io.stdout.write(`${USAGE}
+`);
+      return command ? 0 : 2;
+    }
+    const { values, positionals } = (() => {
+      try {
+        return (0,node_util__WEBPACK_IMPORTED_MODULE_2__.parseArgs)({
+          args: rest,
+          allowPositionals: true,
+          strict: true,
+          options: {
+            json: { type: "boolean" },
+            "dry-run": { type: "boolean" },
+            quiet: { type: "boolean" },
+            "max-parallel": { type: "string" },
+            workspace: { type: "string" },
+            resume: { type: "string" },
+            since: { type: "string" },
+            "repos-root": { type: "string" }
+          }
+        });
+      } catch (err) {
+        throw new UsageError(err.message);
+      }
+    })();
+    const target = positionals[0];
+    if (positionals.length !== 1 || !target) throw new UsageError(`fleet ${command} takes exactly one file, got ${positionals.length}`);
+    const path = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, target);
+    if (command === "status" || command === "report") {
+      const m = await readManifest(path);
+      if (Array.isArray(m)) {
+        io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(m)}
+`);
+        return 2;
+      }
+      const now = command === "status" ? _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString() : m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString();
+      const text = command === "status" ? (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderStatusTable */ .dK)(m, { now }) : (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(m, { now, workspace: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path) });
+      io.stdout.write(`${text}
+`);
+      return command === "report" ? (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .exitCodeFor */ .Rr)(m) : 0;
+    }
+    if (command !== "plan" && command !== "run") throw new UsageError(`unknown command "${command}"`);
+    const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_12__/* .loadFleetFile */ .J)(path);
+    const problems = loaded.ok ? [] : [...loaded.problems];
+    const ws = command === "run" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace)) : void 0;
+    if (ws) problems.push(ws);
+    if (!loaded.ok || problems.length) {
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(problems)}
+`);
+      return 2;
+    }
+    for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}
+`);
+    const maxParallel = positiveInt("max-parallel", values["max-parallel"]);
+    const setup = await (0,_adapters_js__WEBPACK_IMPORTED_MODULE_7__/* .setupForge */ .$L)(loaded.fleet.file, {
+      env: io.env,
+      baseDir: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path),
+      reposRoot: values["repos-root"] ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values["repos-root"]) : void 0,
+      logger: { info: () => void 0, warn: (m) => void io.stderr.write(`warning: ${m}
+`), error: (m) => void io.stderr.write(`error: ${m}
+`) }
+    });
+    if ("problem" in setup) {
+      io.stderr.write(`${path}: forge: ${setup.problem}
+`);
+      return 2;
+    }
+    const { forge, discover } = setup;
+    if (command === "plan") {
+      const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_13__/* .planStep */ .e)(loaded.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m, { file: path, maxParallel, discover });
+      if (!planned.ok) {
+        io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(planned.problems)}
+`);
+        return 2;
+      }
+      io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}
+` : `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderPlan */ .EG)(planned.manifest)}
+`);
+      return 0;
+    }
+    let resume;
+    if (values.resume) {
+      const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.resume);
+      const m = await readManifest(mp);
+      if (Array.isArray(m)) {
+        io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(m)}
+`);
+        return 2;
+      }
+      if (m.name !== loaded.fleet.file.name) {
+        io.stderr.write(`${mp}: this manifest is of fleet "${m.name}", not "${loaded.fleet.file.name}": resume it with its own fleet file
+`);
+        return 2;
+      }
+      resume = { manifest: m, root: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(mp) };
+    }
+    let since;
+    if (values.since) {
+      if (values.resume) throw new UsageError("--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run");
+      const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.since);
+      const read = await readSince(mp);
+      if (Array.isArray(read)) {
+        io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(read)}
+`);
+        return 2;
+      }
+      if (typeof read === "string") io.stderr.write(`note: every lane runs: ${read}
+`);
+      else if (read.name !== loaded.fleet.file.name) {
+        io.stderr.write(`${mp}: --since: this manifest is of fleet "${read.name}", not "${loaded.fleet.file.name}": pass a manifest of this fleet
+`);
+        return 2;
+      } else since = read;
+    }
+    const live = values.quiet ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_17__/* .LiveView */ .O(io.stdout);
+    const outcome = await (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .runFleet */ .gI)({
+      fleet: loaded.fleet,
+      file: path,
+      forge,
+      workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localWorkspace */ .r,
+      exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localExecutor */ .F,
+      clock: _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m,
+      env: directiveEnv(io.env, setup.tokenVariable, setup.secrets),
+      discover,
+      root: values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace) : void 0,
+      cwd: io.cwd,
+      maxParallel,
+      dryRun: values["dry-run"] ?? false,
+      resume,
+      since,
+      onPlan: (m, root) => live?.start(m, root),
+      onEvent: (e, lanes) => live?.event(e, lanes),
+      signal: io.signal,
+      interruptGraceMs: io.interruptGraceMs
+    });
+    live?.stop();
+    if (!outcome.ok) {
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(outcome.problems)}
+`);
+      return 2;
+    }
+    for (const note of outcome.notes) io.stderr.write(`note: ${note}
+`);
+    const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
+    await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_15__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, "report.md"), `${report}
+`);
+    io.stdout.write(`
+${report}
+`);
+    if (io.signal?.aborted) {
+      io.stderr.write(`fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with: fleet run ${target} --resume ${(0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, "fleet-status.json")}
+`);
+      return EXIT_INTERRUPTED;
+    }
+    return (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .exitCodeFor */ .Rr)(outcome.manifest);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`fleet: ${err.message}
+
+${USAGE}
+`);
+      return 2;
+    }
+    const debug = io.env.FLEET_DEBUG === "1";
+    io.stderr.write(`fleet: ${debug ? err.stack ?? String(err) : err instanceof Error ? err.message : String(err)}
+`);
+    if (!debug) io.stderr.write("fleet: run again with FLEET_DEBUG=1 for the stack trace\n");
+    return 2;
+  }
+}
+const KILL_AFTER_MS = 5e3;
+async function runCli(argv) {
+  const env = withholdFromProcessEnv();
+  const controller = new AbortController();
+  let interrupts = 0;
+  const exitNow = () => {
+    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
+    try {
+      const root = (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .writeInterruptedState */ .j)();
+      if (root) process.stderr.write(`fleet: stopped at once; the manifest and report as they stood are in ${root}
+`);
+    } catch (err) {
+      process.stderr.write(`fleet: could not write the manifest: ${err.message}
+`);
+    }
+    process.exit(EXIT_INTERRUPTED);
+  };
+  const onSignal = (signal) => {
+    interrupts++;
+    if (interrupts > 1) return exitNow();
+    process.stderr.write(`
+fleet: ${signal}: stopping the running lanes (again to quit at once)\u2026
+`);
+    controller.abort();
+    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGTERM");
+    setTimeout(() => (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL"), KILL_AFTER_MS).unref();
+    setTimeout(exitNow, _steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .INTERRUPT_GRACE_MS */ .mA + 2e4).unref();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  let code;
+  try {
+    code = await main(argv, { stdout: process.stdout, stderr: process.stderr, env, cwd: process.cwd(), signal: controller.signal });
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    await (0,_local_launcher_js__WEBPACK_IMPORTED_MODULE_9__/* .closeGitLauncher */ .BY)();
+  }
+  process.exitCode = code;
+  if (controller.signal.aborted) {
+    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
+    await new Promise((r) => process.stdout.write("", () => r()));
+    process.exit(code);
+  }
+}
+if (/[/\\]cli[/\\]main\.[jt]s$/.test(process.argv[1] ?? "")) await runCli(process.argv.slice(2));
+
+
+__webpack_async_result__();
+} catch(e) { __webpack_async_result__(e); } }, 1);
+
+/***/ }),
+
+/***/ 9658:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   MS: () => (/* binding */ templateProblem),
+/* harmony export */   Wj: () => (/* binding */ FleetFileSchema),
+/* harmony export */   kB: () => (/* binding */ LANE_ID_PATTERN)
+/* harmony export */ });
+/* unused harmony exports AgentSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, MergeSchema, PersonaSchema, PullRequestSchema, TargetSchema */
+/* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8816);
+
+const LANE_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
+const FLEET_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+const glob = zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1, "a glob cannot be empty");
+const PersonaSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  name: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-"'),
+  description: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional(),
+  applies_to: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Globs over changed files; each that matches one adds 2 to the score."),
+  keywords: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]).describe("Case-insensitive substrings of the lane title and body; each found adds 1."),
+  prompt: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Extra instructions handed to the agent when this persona is selected.")
+}).describe("A specialised agent persona, routed to lanes by file globs and keywords.");
+function templateProblem(template) {
+  if (/\{prompt\}/.test(template)) {
+    return '{prompt} is not a placeholder: the prompt is untrusted text and never becomes part of a shell command; read it from the file {prompt_file} names (e.g. "my-agent --prompt-file {prompt_file}", or "my-agent < {prompt_file}" for standard input)';
+  }
+  return void 0;
+}
+const AgentSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  preset: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["claude", "codex", "command"]).default("command").describe("claude: `claude -p <prompt> --output-format json`; codex: `codex exec <prompt>`; command: the `command` template."),
+  command: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe(
+    "Command template for preset `command` (or to override a preset binary). Placeholders: {prompt_file}, {repo}, {lane}, {branch}, each read from an environment variable (FLEET_PROMPT_FILE, FLEET_REPO, FLEET_LANE, FLEET_BRANCH); the prompt itself only ever arrives as the file {prompt_file}. Runs in a shell in the working copy."
+  ),
+  args: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).default([]).describe("Extra arguments appended to a preset command."),
+  personas: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(PersonaSchema).default([]),
+  top_k: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).default(2).describe("How many personas to select per lane; 0 disables routing."),
+  fallback: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Persona used when none scores above zero."),
+  install: zod__WEBPACK_IMPORTED_MODULE_0__/* .union */ .KCZ([zod__WEBPACK_IMPORTED_MODULE_0__/* .literal */ .euz(false), zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)]).optional().describe(
+    "On GitHub Actions legs: the npm package spec that provides the agent CLI, installed once per leg and cached (default for claude: @anthropic-ai/claude-code, for codex: @openai/codex; none for command). false: use the CLI the runner already has. Pin a version (e.g. @anthropic-ai/claude-code@2.1.100) so every leg runs the same agent."
+  )
+}).describe("Run the directive as a prompt for a headless coding agent.");
+const MergeSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  policy: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["never", "when-green"]).default("never").describe("never: leave the branch (or PR) for a person. when-green: merge once checks pass and the branch is mergeable."),
+  method: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["merge", "squash", "rebase", "fast-forward"]).default("squash")
+}).describe("Fleet never merges unless this says so.");
+const CheckpointSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["pushed", "green", "merged"]).describe("What a dependency must reach before its dependents start: its branch pushed, its PR green, or merged.");
+const TargetSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe("owner/repo on GitHub, a local path (./x, /x, ~/x) or a git URL."),
+  lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 100)').optional().describe("Lane id; defaults to the repository name. Needed to run several lanes in one repository."),
+  title: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Title of the change (commit subject, PR title); defaults to the fleet name and lane."),
+  depends_on: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]).describe("Lane ids that must reach their checkpoint first."),
+  owns: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Files this lane may change; empty means the whole repository."),
+  never: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Files this lane must never change, even inside `owns`."),
+  exclusive: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().default(false).describe("Run this lane in a wave of its own."),
+  directive: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Overrides the fleet directive for this lane."),
+  run: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe("Overrides the fleet `run` command for this lane."),
+  checks: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).optional().describe("Overrides the fleet checks for this lane."),
+  base: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe("Base branch; defaults to the repository default branch.")
+}).describe("One lane: a repository and, optionally, its scope and dependencies.");
+const DiscoverSourceSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .union */ .KCZ([
+  zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ org: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe("Every repository of this organization.") }),
+  zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ user: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe("Every repository this user owns.") }),
+  zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ topic: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1), owner: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe("Repositories of this owner carrying the topic.") }),
+  zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ search: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe('A GitHub repository search query, e.g. "org:acme language:go".') })
+]).describe("Where to find more targets on GitHub.");
+const GitHubSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  discover: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(DiscoverSourceSchema).default([]).describe("Sources of targets besides the explicit list."),
+  include: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Keep only discovered owner/repo names matching one of these globs."),
+  exclude: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Drop discovered owner/repo names matching one of these globs (accounted for as excluded)."),
+  allow_forks: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().default(false).describe("Run on forks too (they are excluded by default).")
+}).describe("GitHub-only settings: target discovery.");
+const PullRequestSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  labels: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]),
+  reviewers: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]),
+  team_reviewers: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]),
+  assignees: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]),
+  draft: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().default(false).describe("Open every PR as a draft.")
+}).describe("How lane pull requests are opened on GitHub.");
+const CiSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  wait: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().default(false).describe("Wait for CI on the pushed commit; a red CI with retries left runs the directive again with the failure fed back."),
+  timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().positive().max(360).default(30)
+}).describe("Waiting for the target repositories' own CI (GitHub).");
+const ExcludeSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1),
+  reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).default("excluded-by-config")
+});
+const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  $schema: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional(),
+  name: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().regex(FLEET_NAME_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 64); it is used in branch names'),
+  directive: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("What every lane does, in words. Handed to the worker as FLEET_DIRECTIVE and to agents as the prompt."),
+  run: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe("Shell command run in each working copy (sh -c). Exactly one of run and agent."),
+  agent: AgentSchema.optional(),
+  checks: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]).describe("Commands run after the directive; a non-zero exit fails the attempt."),
+  forge: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["local", "github"]).default("local").describe("local: repositories on disk or git URLs; github: owner/repo targets on GitHub (or GitHub Enterprise via GITHUB_API_URL)."),
+  targets: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(TargetSchema).default([]).describe("The lanes. At least one, unless targets_file or github.discover gives them."),
+  targets_file: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe("A file with one more target per line (# comments), relative to this file; each gets the fleet defaults."),
+  github: GitHubSchema.default({ discover: [], include: [], exclude: [], allow_forks: false }),
+  pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false }),
+  ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
+  exclude: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ExcludeSchema).default([]).describe("Targets to account for but never run, each with a reason."),
+  owns: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Default `owns` for every lane."),
+  never: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Globs no lane may change, added to each lane's own `never`."),
+  max_parallel: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(1).max(256).default(8).describe("The global concurrency budget: lanes running at once."),
+  max_retries: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).max(10).default(2).describe("Extra attempts after a failing directive or check."),
+  timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().positive().max(360).default(30).describe("Per attempt of the directive (and of each check)."),
+  isolation: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["auto", "required", "off"]).default("auto").describe(
+    "Run each directive and check in a PID namespace of its own, where Fleet's processes (and the credentials in their environment) cannot be seen. auto: where the machine allows, and the report says where it did not; required: a lane fails rather than run a directive without; off: never (see docs/security.md)."
+  ),
+  git_timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().positive().max(360).default(10).describe("Per try of each git clone, fetch and push; a stalled remote is cut off here and tried again (3 tries in all)."),
+  max_waves: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(1).max(1e3).default(20).describe("The planner refuses a DAG deeper than this."),
+  branch: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).default("fleet/{name}/{lane}").describe("Branch name template; {name} and {lane} are replaced."),
+  commit_message: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Commit message; defaults to the lane title followed by the directive."),
+  checkpoint: CheckpointSchema.default("pushed"),
+  merge: MergeSchema.default({ policy: "never", method: "squash" })
+}).describe("A Fleet file: one directive applied to many targets.");
+
+
+
+/***/ }),
+
+/***/ 9092:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  AI: () => (/* binding */ globProblem),
+  BX: () => (/* binding */ globsOverlap),
+  _I: () => (/* binding */ matchesAny),
+  kt: () => (/* binding */ matchesGlob)
+});
+
+// UNUSED EXPORTS: scopesOverlap
+
+;// CONCATENATED MODULE: ./node_modules/balanced-match/dist/esm/index.js
+const balanced = (a, b, str) => {
+    const ma = a instanceof RegExp ? maybeMatch(a, str) : a;
+    const mb = b instanceof RegExp ? maybeMatch(b, str) : b;
+    const r = ma !== null && mb != null && range(ma, mb, str);
+    return (r && {
+        start: r[0],
+        end: r[1],
+        pre: str.slice(0, r[0]),
+        body: str.slice(r[0] + ma.length, r[1]),
+        post: str.slice(r[1] + mb.length),
+    });
+};
+const maybeMatch = (reg, str) => {
+    const m = str.match(reg);
+    return m ? m[0] : null;
+};
+const range = (a, b, str) => {
+    let begs, beg, left, right = undefined, result;
+    let ai = str.indexOf(a);
+    let bi = str.indexOf(b, ai + 1);
+    let i = ai;
+    if (ai >= 0 && bi > 0) {
+        if (a === b) {
+            return [ai, bi];
+        }
+        begs = [];
+        left = str.length;
+        while (i >= 0 && !result) {
+            if (i === ai) {
+                begs.push(i);
+                ai = str.indexOf(a, i + 1);
+            }
+            else if (begs.length === 1) {
+                const r = begs.pop();
+                if (r !== undefined)
+                    result = [r, bi];
+            }
+            else {
+                beg = begs.pop();
+                if (beg !== undefined && beg < left) {
+                    left = beg;
+                    right = bi;
+                }
+                bi = str.indexOf(b, i + 1);
+            }
+            i = ai < bi && ai >= 0 ? ai : bi;
+        }
+        if (begs.length && right !== undefined) {
+            result = [left, right];
+        }
+    }
+    return result;
+};
+//# sourceMappingURL=index.js.map
+;// CONCATENATED MODULE: ./node_modules/brace-expansion/dist/esm/index.js
+
+const escSlash = '\0SLASH' + Math.random().toFixed(16) + '\0';
+const escOpen = '\0OPEN' + Math.random().toFixed(16) + '\0';
+const escClose = '\0CLOSE' + Math.random().toFixed(16) + '\0';
+const escComma = '\0COMMA' + Math.random().toFixed(16) + '\0';
+const escPeriod = '\0PERIOD' + Math.random().toFixed(16) + '\0';
+const escSlashPattern = new RegExp(escSlash, 'g');
+const escOpenPattern = new RegExp(escOpen, 'g');
+const escClosePattern = new RegExp(escClose, 'g');
+const escCommaPattern = new RegExp(escComma, 'g');
+const escPeriodPattern = new RegExp(escPeriod, 'g');
+const slashPattern = /\\\\/g;
+const openPattern = /\\{/g;
+const closePattern = /\\}/g;
+const commaPattern = /\\,/g;
+const periodPattern = /\\\./g;
+const EXPANSION_MAX = 100_000;
+// `EXPANSION_MAX` caps the *number* of expansions, but not their length. An
+// input like `'{a,b}'.repeat(1500)` stays under that count - its output is
+// truncated to 100k results - while making every result ~1500 characters
+// long. The result set, and the intermediate arrays built while combining
+// brace sets, then grow large enough to exhaust memory and crash the process
+// (CVE-2026-14257). `EXPANSION_MAX_LENGTH` bounds the total number of
+// characters the accumulator may hold at any point, so memory stays flat no
+// matter how many brace groups are chained. The limit sits well above any
+// realistic expansion (100k results hitting `EXPANSION_MAX` measure ~1M
+// characters) so legitimate input is unaffected.
+const EXPANSION_MAX_LENGTH = 4_000_000;
+// `expand_` recurses once per level of brace *nesting* - both when expanding a
+// set's comma members and when re-wrapping a set whose body is a single part.
+// The CVE-2026-14257 fix made the *tail* iterative (recursion on `m.post`, one
+// level per chained group), which left nesting depth unbounded: about 3,100
+// levels of `{{{...a,b...}}}` - only ~6KB of input - exhausted the native stack
+// and crashed the process. `EXPANSION_MAX_DEPTH` bounds how deep the parser
+// will follow nesting. It sits far above any realistic pattern and well below
+// the depth at which the stack runs out.
+const EXPANSION_MAX_DEPTH = 1_000;
+// Bash keeps a quirk where a brace group followed by a comma set still expands
+// (`{a},b}`). The parser implements it by rewriting the string and restarting
+// the scan, absorbing one `}` per pass. `n` trailing braces therefore cost `n`
+// full passes over a string that itself grows by one `escClose` sentinel each
+// time - quadratic in `n`, with a ~26x constant from the sentinel's length.
+// 128KB of `'{a}' + '}'.repeat(n) + ',z}'` blocked the event loop for 27
+// seconds to produce two results. `EXPANSION_MAX_REWRITES` bounds how many
+// times the scan may restart. Real `{a},b}` input needs a handful.
+const EXPANSION_MAX_REWRITES = 1_000;
+// `EXPANSION_MAX_STEPS` bounds the work one `expand` call does, which `max`,
+// `maxLength` and `maxDepth` don't: nested sets are rescanned at every level
+// and chained groups each rebuild up to `max` results, so 2KB of input could
+// block the event loop for over 30 seconds. Each character scanned, result
+// built and sequence value generated is a step, and each `expand_` call costs
+// `CALL_STEPS` more. Past the budget, the set being expanded and everything
+// after it stay literal. A glob needs a few hundred steps, and nesting all the
+// way to `EXPANSION_MAX_DEPTH` about 4M.
+const EXPANSION_MAX_STEPS = 20_000_000;
+// What one `expand_` call costs on top of what it scans and builds. Setting
+// one up takes about as long as scanning 16 characters, and a set whose
+// results are wrapped to be expanded again makes one call per result, each
+// scanning and building next to nothing: 64KB of
+// `('{{' + ','.repeat(316) + '}{' + ','.repeat(316) + '}}').repeat(n)` made
+// 4M such calls, which spent the budget three times as slowly as anything
+// else.
+const CALL_STEPS = 16;
+function numeric(str) {
+    return !isNaN(str) ? parseInt(str, 10) : str.charCodeAt(0);
+}
+function escapeBraces(str) {
+    return str
+        .replace(slashPattern, escSlash)
+        .replace(openPattern, escOpen)
+        .replace(closePattern, escClose)
+        .replace(commaPattern, escComma)
+        .replace(periodPattern, escPeriod);
+}
+function unescapeBraces(str) {
+    return str
+        .replace(escSlashPattern, '\\')
+        .replace(escOpenPattern, '{')
+        .replace(escClosePattern, '}')
+        .replace(escCommaPattern, ',')
+        .replace(escPeriodPattern, '.');
+}
+// Like `target.push(...items)` but doesn't overflow the stack
+function pushAll(target, items) {
+    for (let i = 0; i < items.length; i++) {
+        target.push(items[i]);
+    }
+}
+// `balanced`, run on `masked` (see `maskUnmatchedOpens`), sliced from `str`
+// and charged for the characters it walks: up to the group's `}`, or the
+// whole string when there is no match or unmatched `{` come first, which
+// `unmatched` then flags for masking. Once a call overdraws the budget, it
+// and every later one return undefined, so the rest stays literal.
+function balancedWithBudget(str, masked, budget) {
+    if (budget.remaining < 0) {
+        return undefined;
+    }
+    const r = range('{', '}', masked);
+    const unmatched = r !== undefined && masked.indexOf('{') < r[0];
+    budget.remaining -= r && !unmatched ? r[1] + 1 : str.length;
+    if (!r || budget.remaining < 0) {
+        return undefined;
+    }
+    return {
+        end: r[1],
+        pre: str.slice(0, r[0]),
+        body: str.slice(r[0] + 1, r[1]),
+        post: str.slice(r[1] + 1),
+        unmatched,
+    };
+}
+// `masked` with every `{` that has no matching `}` swapped for a `\0`, which
+// keeps the length, so a scan of it still lines up with the string it was
+// made from. Such a `{` is literal either way, but `balanced` only learns that
+// one is unmatched by reading to the end of the string, so with one at the
+// head of every group (`'{a,{b,c}'.repeat(n)`) each scan read the rest of the
+// input. That was quadratic, and once the step budget charged for it, it ran
+// out partway through and left the rest literal. A scan of the masked copy
+// stops at the group's `}`. It is one pass, charged as such.
+function maskUnmatchedOpens(masked, budget) {
+    budget.remaining -= masked.length;
+    const open = [];
+    for (let i = 0; i < masked.length; i++) {
+        const c = masked.charCodeAt(i);
+        if (c === 0x7b) {
+            open.push(i);
+        }
+        else if (c === 0x7d && open.length) {
+            open.pop();
+        }
+    }
+    let out = '';
+    let last = 0;
+    for (let i = 0; i < open.length; i++) {
+        const at = open[i];
+        out += masked.slice(last, at) + '\0';
+        last = at + 1;
+    }
+    return out + masked.slice(last);
+}
+// Whether `str` has a `,` not followed by another `,`, with a `}` after it on
+// the same line - what `/,(?!,).*\}/.test(str)` asks, answered in one pass from
+// the end. The regex tries every `,` and backtracks through the rest of its
+// line from each, which is quadratic, and the `{a},b}` rewrite asks again on
+// every pass. Like a scan, it is charged for the whole string and refused if
+// that overdraws the budget.
+function commaSetFollows(str, budget) {
+    budget.remaining -= str.length;
+    if (budget.remaining < 0) {
+        return false;
+    }
+    // Whether a `}` follows the current position before the line ends
+    let close = false;
+    for (let i = str.length - 1; i >= 0; i--) {
+        const c = str.charCodeAt(i);
+        if (c === 0x7d) {
+            close = true;
+        }
+        else if (c === 0x0a || c === 0x0d || c === 0x2028 || c === 0x2029) {
+            // A line terminator, which `.` does not match
+            close = false;
+        }
+        else if (c === 0x2c && close && str.charCodeAt(i + 1) !== 0x2c) {
+            return true;
+        }
+    }
+    return false;
+}
+/**
+ * Basically just str.split(","), but handling cases
+ * where we have nested braced sections, which should be
+ * treated as individual members, like {a,{b,c},d}
+ *
+ * Returns `undefined` if the step budget runs out before the whole set is
+ * split, since splitting what is left on every comma would tear apart the
+ * nested sets it still holds.
+ */
+function parseCommaParts(str, budget) {
+    const parts = [];
+    // Walk the brace groups iteratively. Recursing on `post` once per group let a
+    // chain of them exhaust the stack - the parsing-side counterpart to
+    // the `expand_` overflow fixed for CVE-2026-14257, and not something `max` or
+    // `maxLength` can bound, since it happens before expansion.
+    //
+    // The part the next chunk continues
+    let carry = '';
+    for (;;) {
+        // A set's body holds no unmatched `{`, so there is nothing to mask.
+        const m = balancedWithBudget(str, str, budget);
+        if (budget.remaining < 0) {
+            return undefined;
+        }
+        if (!m) {
+            const tail = str.split(',');
+            tail[0] = carry + tail[0];
+            pushAll(parts, tail);
+            return parts;
+        }
+        const { pre, body, post } = m;
+        const p = pre.split(',');
+        p[0] = carry + p[0];
+        p[p.length - 1] += '{' + body + '}';
+        if (!post.length) {
+            pushAll(parts, p);
+            return parts;
+        }
+        carry = p.pop();
+        pushAll(parts, p);
+        str = post;
+    }
+}
+// An option that is left out, or that is NaN, gets its default. Every
+// comparison against NaN is false, so a NaN bound would never be reached:
+// `{ maxSteps: NaN }` let 15KB of input block the event loop for 16 seconds,
+// and `{ maxDepth: NaN }` overflowed the stack again (CVE-2026-102278). Pass
+// `Infinity` to lift a bound.
+function bound(value, fallback) {
+    return value === undefined || isNaN(value) ? fallback : value;
+}
+function expand(str, options = {}) {
+    if (!str) {
+        return [];
+    }
+    const max = bound(options.max, EXPANSION_MAX);
+    const maxLength = bound(options.maxLength, EXPANSION_MAX_LENGTH);
+    const maxDepth = bound(options.maxDepth, EXPANSION_MAX_DEPTH);
+    const maxRewrites = bound(options.maxRewrites, EXPANSION_MAX_REWRITES);
+    const maxSteps = bound(options.maxSteps, EXPANSION_MAX_STEPS);
+    // I don't know why Bash 4.3 does this, but it does.
+    // Anything starting with {} will have the first two bytes preserved
+    // but *only* at the top level, so {},a}b will not expand to anything,
+    // but a{},b}c will be expanded to [a}c,abc].
+    // One could argue that this is a bug in Bash, but since the goal of
+    // this module is to match Bash's rules, we escape a leading {}
+    if (str.slice(0, 2) === '{}') {
+        str = '\\{\\}' + str.slice(2);
+    }
+    return expand_(escapeBraces(str), max, maxLength, maxDepth, 0, maxRewrites, { remaining: maxSteps }, true).map(unescapeBraces);
+}
+function embrace(str) {
+    return '{' + str + '}';
+}
+function isPadded(el) {
+    return /^-?0\d/.test(el);
+}
+function lte(i, y) {
+    return i <= y;
+}
+function gte(i, y) {
+    return i >= y;
+}
+// Build `{ acc[a] + pre + values[v] }` for every combination, capping the
+// number of results at `max` and the total number of characters at `maxLength`.
+// This is the one place output grows, so bounding it here keeps the single
+// accumulator - and therefore memory - flat regardless of how many brace groups
+// are combined (CVE-2026-14257). Each result built is a step, since `max` and
+// `maxLength` bound one combination, not how many brace groups are combined.
+function combine(acc, pre, values, max, maxLength, dropEmpties, budget) {
+    const out = [];
+    let length = 0;
+    // Bash drops empty results at the top level, and they don't count against
+    // `max`, so `max` bounds the number of *kept* results. Only an empty
+    // `acc[a] + pre` can make one, so for those the empty values are skipped
+    // without being visited. Visiting them one at a time let a set of empties
+    // cost `acc.length * values.length` while keeping nothing.
+    let nonEmpty;
+    outer: for (let a = 0; a < acc.length; a++) {
+        const prefix = acc[a] + pre;
+        let vs = values;
+        if (dropEmpties && !prefix) {
+            if (!nonEmpty)
+                nonEmpty = values.filter(v => v);
+            vs = nonEmpty;
+        }
+        for (let v = 0; v < vs.length; v++) {
+            if (out.length >= max)
+                break outer;
+            const expansion = prefix + vs[v];
+            if (length + expansion.length > maxLength)
+                break outer;
+            out.push(expansion);
+            length += expansion.length;
+        }
+    }
+    budget.remaining -= out.length;
+    return out;
+}
+// The expansion values of a single numeric (`1..5`) or alphabetic (`a..e..2`)
+// sequence body, or `undefined` if the step budget runs out generating them.
+function expandSequence(body, isAlphaSequence, max, maxLength, budget) {
+    const n = body.split(/\.\./);
+    const N = [];
+    // A sequence body always splits into two or three parts, but the compiler
+    // can't know that.
+    /* c8 ignore start */
+    if (n[0] === undefined || n[1] === undefined) {
+        return N;
+    }
+    /* c8 ignore stop */
+    const x = numeric(n[0]);
+    const y = numeric(n[1]);
+    const width = Math.max(n[0].length, n[1].length);
+    let incr = n.length === 3 && n[2] !== undefined ?
+        Math.max(Math.abs(numeric(n[2])), 1)
+        : 1;
+    let test = lte;
+    const reverse = y < x;
+    if (reverse) {
+        incr *= -1;
+        test = gte;
+    }
+    const pad = n.some(isPadded);
+    // A padded value is built a character at a time to `width`, which the input
+    // sets, so it costs one step per character: 64KB of
+    // `('{' + '0'.repeat(100) + '..99999}').repeat(n)` took 7 seconds charged
+    // one step per value.
+    const cost = pad ? width : 1;
+    let length = 0;
+    for (let i = x; test(i, y) && N.length < max; i += incr) {
+        // Each value is a step. `max` and `maxLength` bound one sequence, but a
+        // chain of them still generated up to `max` values each, however few
+        // combining could keep.
+        budget.remaining -= cost;
+        if (budget.remaining < 0) {
+            return undefined;
+        }
+        let c;
+        if (isAlphaSequence) {
+            c = String.fromCharCode(i);
+            if (c === '\\') {
+                c = '';
+            }
+        }
+        else {
+            c = String(i);
+            if (pad) {
+                const need = width - c.length;
+                if (need > 0) {
+                    const z = new Array(need + 1).join('0');
+                    if (i < 0) {
+                        c = '-' + z + c.slice(1);
+                    }
+                    else {
+                        c = z + c;
+                    }
+                }
+            }
+        }
+        if (length + c.length > maxLength)
+            break;
+        N.push(c);
+        length += c.length;
+    }
+    return N;
+}
+function expand_(str, max, maxLength, maxDepth, depth, maxRewrites, budget, isTop) {
+    // An overdraft here makes the first scan refuse, so `str` stays literal.
+    budget.remaining -= CALL_STEPS;
+    // Too deeply nested to keep following: treat the rest as literal, the same
+    // way a group that cannot expand is already handled. Truncating rather than
+    // throwing keeps `expand` total, matching `max` and `maxLength`.
+    if (depth > maxDepth) {
+        return [str];
+    }
+    // Consume the string's top-level brace groups left to right, threading a
+    // running set of combined prefixes (`acc`). Expanding the tail iteratively -
+    // rather than recursing on `m.post` once per group - keeps the native stack
+    // depth constant, so deeply chained input (`'{a,b}'.repeat(3000)`) can no
+    // longer overflow the stack, and leaves a single accumulator whose size
+    // `maxLength` bounds directly (CVE-2026-14257).
+    let acc = [''];
+    // Bash drops empty results, but only when the *first* top-level group is a
+    // comma set - a sequence like `{a..\}` may legitimately yield ''. The drop
+    // is on the final strings, so it is applied to whichever `combine` produces
+    // them (the one with no brace set left in the tail).
+    // How many times the `{a},b}` rewrite below has restarted the scan. Each pass
+    // re-reads the whole string, so leaving this unbounded is quadratic.
+    let rewrites = 0;
+    let dropEmpties = false;
+    let firstGroup = true;
+    // `str` with its unmatched `{` masked, once a scan has run into them
+    let masked = str;
+    for (;;) {
+        const m = balancedWithBudget(str, masked, budget);
+        // No brace set left, or no step budget left to look for one: the rest of
+        // the string is literal.
+        if (!m) {
+            return combine(acc, str, [''], max, maxLength, dropEmpties, budget);
+        }
+        if (m.unmatched) {
+            masked = maskUnmatchedOpens(masked, budget);
+        }
+        // no need to expand pre, since it is guaranteed to be free of brace-sets
+        const pre = m.pre;
+        // This set and the rest of the string, literal: for a set that cannot
+        // expand, and for one the step budget runs out on. Once it is overdrawn,
+        // every set still being expanded, at every level, stays literal like this -
+        // otherwise each level above would go on combining, and wrapping and
+        // expanding again, results the budget was too small for.
+        const literal = () => combine(acc, pre + '{' + m.body + '}' + m.post, [''], max, maxLength, dropEmpties, budget);
+        if (/\$$/.test(pre)) {
+            acc = combine(acc, pre + '{' + m.body + '}', [''], max, maxLength, dropEmpties && !m.post.length, budget);
+            firstGroup = false;
+            if (!m.post.length)
+                break;
+            str = m.post;
+            masked = masked.slice(m.end + 1);
+            continue;
+        }
+        const isNumericSequence = /^-?\d+\.\.-?\d+(?:\.\.-?\d+)?$/.test(m.body);
+        const isAlphaSequence = /^[a-zA-Z]\.\.[a-zA-Z](?:\.\.-?\d+)?$/.test(m.body);
+        const isSequence = isNumericSequence || isAlphaSequence;
+        const isOptions = m.body.indexOf(',') >= 0;
+        if (!isSequence && !isOptions) {
+            // {a},b}
+            if (rewrites < maxRewrites && commaSetFollows(m.post, budget)) {
+                rewrites++;
+                str = m.pre + '{' + m.body + escClose + m.post;
+                // Taking a `}` away never gives an unmatched `{` a partner, so what
+                // is masked stays unmatched. The `{` it closed can be left without
+                // one, and the next scan masks it.
+                masked =
+                    masked.slice(0, m.end) + escClose + masked.slice(m.end + 1);
+                isTop = true;
+                continue;
+            }
+            // Nothing here expands, so the whole remaining string is literal.
+            return literal();
+        }
+        if (firstGroup) {
+            dropEmpties = isTop && !isSequence;
+            firstGroup = false;
+        }
+        let values;
+        if (isSequence) {
+            values = expandSequence(m.body, isAlphaSequence, max, maxLength, budget);
+            if (!values) {
+                return literal();
+            }
+        }
+        else {
+            let n = parseCommaParts(m.body, budget);
+            // The step budget ran out partway through the set.
+            if (!n) {
+                return literal();
+            }
+            if (n.length === 1 && n[0] !== undefined) {
+                // x{{a,b}}y ==> x{a}y x{b}y
+                n = expand_(n[0], max, maxLength, maxDepth, depth + 1, maxRewrites, budget, false).map(embrace);
+                // The step budget ran out expanding the set's only part.
+                if (budget.remaining < 0) {
+                    return literal();
+                }
+                //XXX is this necessary? Can't seem to hit it in tests.
+                /* c8 ignore start */
+                if (n.length === 1) {
+                    const next = combine(acc, pre + n[0], [''], max, maxLength, dropEmpties && !m.post.length, budget);
+                    if (budget.remaining < 0) {
+                        return literal();
+                    }
+                    acc = next;
+                    if (!m.post.length)
+                        break;
+                    str = m.post;
+                    masked = masked.slice(m.end + 1);
+                    continue;
+                }
+                /* c8 ignore stop */
+            }
+            // Values that `combine` is going to drop as empty produce no result, so
+            // they must not count against `max` - otherwise `{a,,b}` with `max: 2`
+            // would stop at `['a', '']` and yield one result instead of two. Skipping
+            // them outright keeps `values` bounded while leaving `max` a bound on
+            // *kept* results.
+            let dropsEmpties = dropEmpties && !m.post.length && !pre;
+            for (let d = 0; dropsEmpties && d < acc.length; d++) {
+                if (acc[d]) {
+                    dropsEmpties = false;
+                }
+            }
+            values = [];
+            let valuesLength = 0;
+            outer: for (let j = 0; j < n.length; j++) {
+                const expanded = expand_(n[j], max, maxLength, maxDepth, depth + 1, maxRewrites, budget, false);
+                // The step budget ran out expanding a member.
+                if (budget.remaining < 0) {
+                    return literal();
+                }
+                for (let k = 0; k < expanded.length; k++) {
+                    const v = expanded[k];
+                    if (dropsEmpties && !v)
+                        continue;
+                    if (values.length >= max ||
+                        valuesLength + v.length > maxLength) {
+                        break outer;
+                    }
+                    values.push(v);
+                    valuesLength += v.length;
+                }
+            }
+        }
+        const next = combine(acc, pre, values, max, maxLength, dropEmpties && !m.post.length, budget);
+        // The step budget ran out combining the set's values in.
+        if (budget.remaining < 0) {
+            return literal();
+        }
+        acc = next;
+        if (!m.post.length)
+            break;
+        str = m.post;
+        masked = masked.slice(m.end + 1);
+    }
+    return acc;
+}
+
+//# sourceMappingURL=index.js.map
+;// CONCATENATED MODULE: ./node_modules/@isaacs/nonrecursive-glob-match/dist/esm/numeric-range.js
+// One digit, or a class of digits from a to b.
+const digit = (a, b) => a === b ?
+    { t: 'lit', ch: String(a) }
+    : { t: 'class', re: new RegExp(`^[${a}-${b}]$`) };
+const prefix = (d, alts) => alts.map(s => [digit(d, d), ...s]);
+// The digit strings from a to b, which have the same length.
+const fixed = (a, b) => {
+    if (!a)
+        return [[]];
+    let lo = +a[0];
+    let hi = +b[0];
+    const ra = a.slice(1);
+    const rb = b.slice(1);
+    if (lo === hi)
+        return prefix(lo, fixed(ra, rb));
+    const zeros = '0'.repeat(ra.length);
+    const nines = '9'.repeat(ra.length);
+    const out = [];
+    if (ra !== zeros)
+        out.push(...prefix(lo++, fixed(ra, nines)));
+    const last = rb === nines ? [] : prefix(hi--, fixed(zeros, rb));
+    if (lo <= hi) {
+        out.push([digit(lo, hi), ...Array.from(ra, () => digit(0, 9))]);
+    }
+    out.push(...last);
+    return out;
+};
+// The numbers from a to b, where 0 <= a <= b. If width is set, each
+// one has leading zeros to make it that many digits.
+const nonneg = (a, b, width) => {
+    if (width) {
+        return fixed(String(a).padStart(width, '0'), String(b).padStart(width, '0'));
+    }
+    const out = [];
+    for (let len = String(a).length; len <= String(b).length; len++) {
+        const lo = Math.max(a, len === 1 ? 0 : 10 ** (len - 1));
+        const hi = Math.min(b, 10 ** len - 1);
+        out.push(...fixed(String(lo), String(hi)));
+    }
+    return out;
+};
+/**
+ * The strings that the bash brace expansion `{lo..hi}` makes, as
+ * the alternatives of an `@(...)` extglob. Each one is a sequence of
+ * digits and digit classes, so there are only a few of them, even for
+ * a large range.
+ *
+ * If either end has a leading zero, such as `{01..10}`, each number
+ * has leading zeros to make it as long as the longer end, counting a
+ * `-` sign. So `{-05..3}` makes `-05` to `-01`, then `000` to `003`.
+ *
+ * Returns undefined if either end is not a safe integer.
+ */
+const numericRange = (loStr, hiStr) => {
+    let lo = Number(loStr);
+    let hi = Number(hiStr);
+    if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi))
+        return;
+    if (lo > hi)
+        [lo, hi] = [hi, lo];
+    const padded = /^-?0\d/.test(loStr) || /^-?0\d/.test(hiStr);
+    const width = padded ? Math.max(loStr.length, hiStr.length) : 0;
+    const out = [];
+    if (lo < 0) {
+        const neg = nonneg(Math.max(-hi, 1), -lo, width && width - 1);
+        out.push(...neg.map(s => [{ t: 'lit', ch: '-' }, ...s]));
+    }
+    if (hi >= 0)
+        out.push(...nonneg(Math.max(lo, 0), hi, width));
+    return out;
+};
+//# sourceMappingURL=numeric-range.js.map
+;// CONCATENATED MODULE: ./node_modules/@isaacs/nonrecursive-glob-match/dist/esm/parse-class.js
+// translate the various posix character classes into unicode properties
+// this works across all unicode locales
+// { <posix class>: [<translation>, negated]
+const posixClasses = {
+    '[:alnum:]': ['\\p{L}\\p{Nl}\\p{Nd}'],
+    '[:alpha:]': ['\\p{L}\\p{Nl}'],
+    '[:ascii:]': ['\\x' + '00-\\x' + '7f'],
+    '[:blank:]': ['\\p{Zs}\\t'],
+    '[:cntrl:]': ['\\p{Cc}'],
+    '[:digit:]': ['\\p{Nd}'],
+    '[:graph:]': ['\\p{Z}\\p{C}', true],
+    '[:lower:]': ['\\p{Ll}'],
+    '[:print:]': ['\\p{C}', true],
+    '[:punct:]': ['\\p{P}\\p{S}'],
+    '[:space:]': ['\\p{Z}\\t\\r\\n\\v\\f'],
+    '[:upper:]': ['\\p{Lu}'],
+    '[:word:]': ['\\p{L}\\p{Nl}\\p{Nd}\\p{Pc}'],
+    '[:xdigit:]': ['A-Fa-f0-9'],
+};
+// only need to escape a few things inside of brace expressions
+// escapes: [ \ ] -
+const braceEscape = (s) => s.replace(/[[\]\\-]/g, '\\$&');
+const noMatch = /$./;
+// Takes a glob string at a posix brace expression. Returns a RegExp
+// that tests one character, and the number of glob chars consumed.
+// If the class is not closed, consumed is 0, and the `[` must be
+// treated as a literal character.
+// Out of order ranges are removed. If nothing is left, the RegExp
+// is `/$./`, and the rest of the glob is consumed, so that the
+// whole glob cannot match.
+const parseClass = (glob, position, nocase = false, form) => {
+    // normalize one class member, if it stays one code point
+    const norm = (c) => {
+        const n = form ? c.normalize(form) : c;
+        return [...n].length === 1 ? n : c;
+    };
+    const pos = position;
+    /* c8 ignore start */
+    if (glob.charAt(pos) !== '[') {
+        throw new Error('not in a brace expression');
+    }
+    /* c8 ignore stop */
+    const ranges = [];
+    const negs = [];
+    let i = pos + 1;
+    let sawStart = false;
+    let escaping = false;
+    let negate = false;
+    let endPos = pos;
+    let rangeStart = '';
+    WHILE: while (i < glob.length) {
+        const c = String.fromCodePoint(glob.codePointAt(i));
+        if ((c === '!' || c === '^') && i === pos + 1) {
+            negate = true;
+            i++;
+            continue;
+        }
+        if (c === ']' && sawStart && !escaping) {
+            endPos = i + 1;
+            break;
+        }
+        sawStart = true;
+        if (c === '\\') {
+            if (!escaping) {
+                escaping = true;
+                i++;
+                continue;
+            }
+            // escaped \ char, fall through and treat like normal char
+        }
+        if (c === '[' && !escaping) {
+            // either a posix class, a collation equivalent, or just a [
+            for (const [cls, [unip, neg]] of Object.entries(posixClasses)) {
+                if (glob.startsWith(cls, i)) {
+                    // invalid, [a-[] is fine, but not [a-[:alpha]]
+                    if (rangeStart) {
+                        return [noMatch, glob.length - pos];
+                    }
+                    i += cls.length;
+                    if (neg)
+                        negs.push(unip);
+                    else
+                        ranges.push(unip);
+                    continue WHILE;
+                }
+            }
+        }
+        // now it's just a normal character, effectively
+        escaping = false;
+        const n = norm(c);
+        if (rangeStart) {
+            // throw this range away if it's not valid, but others
+            // can still match.
+            if (n.codePointAt(0) > rangeStart.codePointAt(0)) {
+                ranges.push(braceEscape(rangeStart) + '-' + braceEscape(n));
+            }
+            else if (n === rangeStart) {
+                ranges.push(braceEscape(n));
+            }
+            rangeStart = '';
+            i += c.length;
+            continue;
+        }
+        // now might be the start of a range.
+        // can be either c-d or c-] or c<more...>] or c] at this point
+        if (glob.startsWith('-]', i + c.length)) {
+            ranges.push(braceEscape(n + '-'));
+            i += c.length + 1;
+            continue;
+        }
+        if (glob.startsWith('-', i + c.length)) {
+            rangeStart = n;
+            i += c.length + 1;
+            continue;
+        }
+        // not the start of a range, just a single character
+        ranges.push(braceEscape(n));
+        i += c.length;
+    }
+    if (endPos < i) {
+        // didn't see the end of the class, not a valid class,
+        // but might still be valid as a literal match.
+        return [noMatch, 0];
+    }
+    // if we got no ranges and no negates, then we have a range that
+    // cannot possibly match anything, and that poisons the whole glob
+    if (!ranges.length && !negs.length) {
+        return [noMatch, glob.length - pos];
+    }
+    const sranges = '[' + (negate ? '^' : '') + ranges.join('') + ']';
+    const snegs = '[' + (negate ? '' : '^') + negs.join('') + ']';
+    const comb = '^' +
+        (ranges.length && negs.length ? '(' + sranges + '|' + snegs + ')'
+            : ranges.length ? sranges
+                : snegs);
+    return [new RegExp(comb, nocase ? 'iu' : 'u'), endPos - pos];
+};
+//# sourceMappingURL=parse-class.js.map
+;// CONCATENATED MODULE: ./node_modules/@isaacs/nonrecursive-glob-match/dist/esm/index.js
+
+
+// the end of the pattern, or of a negated sub-pattern
+const MATCH = { t: 'match', id: 0 };
+const extTypes = '!?+*@';
+const lit = (ch) => ({ t: 'lit', ch });
+const reEscape = (s) => s.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+// a RegExp that only matches `s`, with unicode case folding
+const newFoldRe = (s) => new RegExp(`^${reEscape(s)}$`, 'iu');
+// foldRe for one literal char. The same chars are in most patterns,
+// so keep them. A RegExp without the `g` or `y` flag has no state to
+// share.
+const foldCache = new Map();
+const foldRe = (ch) => {
+    let re = foldCache.get(ch);
+    if (!re) {
+        re = newFoldRe(ch);
+        if (foldCache.size >= 1000)
+            foldCache.clear();
+        foldCache.set(ch, re);
+    }
+    return re;
+};
+const litMatch = (l, c) => {
+    if (c === l.ch)
+        return true;
+    if (!l.re)
+        return false;
+    const code = c.charCodeAt(0);
+    if (code >= 128)
+        return l.re.test(c);
+    const ascii = (l.ascii ??= new Uint8Array(128));
+    ascii[code] ||= l.re.test(c) ? 1 : 2;
+    return ascii[code] === 1;
+};
+const tokenize = (p, nocase, noext, form, mark) => {
+    const toks = [];
+    for (let i = 0; i < p.length;) {
+        const c = String.fromCodePoint(p.codePointAt(i));
+        if (mark) {
+            // a \ before a range would only escape its first char
+            const m = c === '\\' && p.startsWith(mark, i + 1) ? 1 : 0;
+            if (m || c === mark) {
+                const start = i + m + mark.length;
+                const end = p.indexOf(mark, start);
+                const r = /^(-?\d+)\.\.(-?\d+)$/.exec(p.slice(start, end));
+                const alts = end !== -1 && r && numericRange(r[1], r[2]);
+                if (alts) {
+                    toks.push({ t: 'ext', type: '@', alts });
+                    i = end + mark.length;
+                    continue;
+                }
+            }
+        }
+        if (c === '\\') {
+            // a trailing \ is a literal \
+            const e = p.codePointAt(i + 1);
+            const ch = e === undefined ? c : String.fromCodePoint(e);
+            toks.push(lit(ch));
+            i += 1 + ch.length;
+            continue;
+        }
+        if (c === '[') {
+            const [re, consumed] = parseClass(p, i, nocase, form);
+            if (consumed) {
+                toks.push({ t: 'class', re });
+                i += consumed;
+                continue;
+            }
+        }
+        if (!noext && extTypes.includes(c) && p[i + 1] === '(') {
+            toks.push({ t: 'open', type: c });
+            i += 2;
+            continue;
+        }
+        toks.push(!noext && c === '|' ? { t: 'bar' }
+            : !noext && c === ')' ? { t: 'close' }
+                : c === '*' ? { t: 'star' }
+                    : c === '?' ? { t: 'any' }
+                        : lit(c));
+        i += c.length;
+    }
+    return toks;
+};
+// map each open token index to the index of its close token
+const pair = (toks) => {
+    const pairs = new Map();
+    const stack = [];
+    toks.forEach((tok, i) => {
+        if (tok.t === 'open')
+            stack.push(i);
+        else if (tok.t === 'close' && stack.length)
+            pairs.set(stack.pop(), i);
+    });
+    return pairs;
+};
+// build the alternatives between start and end. An open token that
+// is not closed is never inside a closed extglob, so bar and close
+// tokens are only literal at the top level.
+const build = (toks, pairs, start, end, top) => {
+    let seq = [];
+    const alts = [seq];
+    for (let i = start; i < end; i++) {
+        const tok = toks[i];
+        const close = pairs.get(i);
+        if (tok.t === 'open' && close !== undefined) {
+            const sub = build(toks, pairs, i + 1, close, false);
+            seq.push({ t: 'ext', type: tok.type, alts: sub });
+            i = close;
+        }
+        else if (tok.t === 'bar' && !top) {
+            alts.push((seq = []));
+        }
+        else if (tok.t === 'open') {
+            seq.push(lit(tok.type), lit('('));
+        }
+        else if (tok.t === 'bar') {
+            seq.push(lit('|'));
+        }
+        else if (tok.t === 'close') {
+            seq.push(lit(')'));
+        }
+        else {
+            seq.push(tok);
+        }
+    }
+    return alts;
+};
+// normalize each run of literal chars as one string, so that a char
+// and the combining marks after it compose (or decompose) together.
+// Syntax is already parsed, so a char that normalizes to a syntax
+// char (such as full-width `＊` in NFKC) stays a literal.
+const normalize = (items, form) => {
+    const out = [];
+    let run = '';
+    const flush = () => {
+        for (const ch of run.normalize(form))
+            out.push(lit(ch));
+        run = '';
+    };
+    for (const it of items) {
+        if (it.t === 'lit') {
+            run += it.ch;
+            continue;
+        }
+        flush();
+        out.push(it.t === 'ext' ?
+            { ...it, alts: it.alts.map(a => normalize(a, form)) }
+            : it);
+    }
+    flush();
+    return out;
+};
+// the start node, and the number of node ids. Ids are dense, from 0
+// for the match node.
+const compile = (items, nocase) => {
+    let id = 1;
+    const split = (out) => ({ t: 'split', id: id++, out });
+    const seq = (items, next) => items.reduceRight((next, it) => item(it, next), next);
+    const item = (it, next) => {
+        switch (it.t) {
+            case 'lit':
+                const re = nocase ? foldRe(it.ch) : undefined;
+                return { t: 'lit', id: id++, ch: it.ch, re, next };
+            case 'any':
+            case 'star':
+                return { t: it.t, id: id++, next };
+            case 'class':
+                return { t: 'class', id: id++, re: it.re, next };
+        }
+        const alts = (next) => it.alts.map(a => seq(a, next));
+        switch (it.type) {
+            case '@':
+                return split(alts(next));
+            case '?':
+                return split([next, ...alts(next)]);
+            case '!':
+                return { t: 'neg', id: id++, sub: split(alts(MATCH)), next };
+        }
+        // * and +, loop back after each match
+        const after = split([]);
+        const entry = split(alts(after));
+        after.out.push(next, entry);
+        return it.type === '*' ? after : entry;
+    };
+    const start = seq(items, MATCH);
+    return [start, id];
+};
+// one line per node, in the order that a walk from the start
+// reaches them. Edges point to node ids. The nodes of a negated
+// sub-pattern are indented under their negation.
+const show = (start) => {
+    const lines = [];
+    const seen = new Set();
+    const ref = (n) => (n.t === 'match' ? 'match' : String(n.id));
+    const walk = (n, indent) => {
+        if (n.t === 'match' || seen.has(n))
+            return;
+        seen.add(n);
+        const line = (desc) => lines.push(`${indent}${n.id}: ${desc}`);
+        switch (n.t) {
+            case 'split':
+                line(`split -> ${n.out.map(ref).join(', ')}`);
+                for (const o of n.out)
+                    walk(o, indent);
+                return;
+            case 'neg':
+                line(`!(${ref(n.sub)}) -> ${ref(n.next)}`);
+                walk(n.sub, indent + '  ');
+                return walk(n.next, indent);
+            case 'lit':
+                line(`${JSON.stringify(n.ch)} -> ${ref(n.next)}`);
+                break;
+            case 'class':
+                line(`${n.re} -> ${ref(n.next)}`);
+                break;
+            default:
+                line(`${n.t === 'any' ? '?' : '*'} -> ${ref(n.next)}`);
+        }
+        walk(n.next, indent);
+    };
+    walk(start, '');
+    return [`start -> ${ref(start)}`, ...lines].join('\n');
+};
+// The threads at one position in the string. Each node thread is
+// only kept once, and runs with the same state are only kept once,
+// so that identical threads merge. The match node is not in
+// `threads`, because it can not step. It sets `match` instead.
+class State {
+    // set by the Sim, to mark the nodes that this state has
+    gen;
+    threads = [];
+    match = false;
+    runs = [];
+    // the sorted ids of the threads, with 0 for a match, once the
+    // state is done
+    ids = [];
+    constructor(gen) {
+        this.gen = gen;
+    }
+    // no threads, so nothing more can match
+    get dead() {
+        return !this.threads.length && !this.match && !this.runs.length;
+    }
+}
+// true if the two states hold the same threads
+const sameState = (a, b) => {
+    if (a.ids.length !== b.ids.length)
+        return false;
+    if (a.runs.length !== b.runs.length)
+        return false;
+    if (a.ids.some((id, i) => id !== b.ids[i]))
+        return false;
+    return a.runs.every(r => b.runs.some(o => o.neg === r.neg && sameState(o.state, r.state)));
+};
+const marks = (size) => ({
+    has: new Float64Array(size),
+    seen: new Float64Array(size),
+    gen: 0,
+});
+class Sim {
+    // `.` and `..` only match literal dots, even with `dot:true`
+    dots;
+    // the string starts with `.`, and `dot:true` is not set
+    dotStart;
+    #marks;
+    constructor(dots, dotStart, marks) {
+        this.dots = dots;
+        this.dotStart = dotStart;
+        this.#marks = marks;
+    }
+    state() {
+        return new State(++this.#marks.gen);
+    }
+    // sort the ids of a state, once it has all of its threads
+    done(state) {
+        state.ids = state.threads.map(n => n.id).sort((a, b) => a - b);
+        if (state.match)
+            state.ids.unshift(MATCH.id);
+        return state;
+    }
+    // true the first time that the state walks through the node, so
+    // that loops in the graph stop
+    #visit(state, node) {
+        const { seen } = this.#marks;
+        if (seen[node.id] === state.gen)
+            return false;
+        seen[node.id] = state.gen;
+        return true;
+    }
+    #addThread(state, node) {
+        const { has } = this.#marks;
+        if (has[node.id] === state.gen)
+            return false;
+        has[node.id] = state.gen;
+        state.threads.push(node);
+        return true;
+    }
+    // wildcards only match a leading dot if `dot:true`. In a negated
+    // sub-pattern, this does not apply, because the negation itself
+    // can not match a leading dot.
+    restricted(i, top) {
+        return top && (this.dots || (this.dotStart && i === 0));
+    }
+    add(state, node, i, top) {
+        switch (node.t) {
+            case 'split':
+                if (!this.#visit(state, node))
+                    return;
+                for (const o of node.out)
+                    this.add(state, o, i, top);
+                return;
+            case 'neg':
+                if (!this.#visit(state, node))
+                    return;
+                const sub = this.state();
+                this.add(sub, node.sub, i, false);
+                this.done(sub);
+                return this.addRun(state, { t: 'run', neg: node, state: sub }, i, top);
+            case 'star':
+                // a * can not start a dotfile, even if it matches nothing
+                if (this.restricted(i, top))
+                    return;
+                if (this.#addThread(state, node))
+                    this.add(state, node.next, i, top);
+                return;
+            case 'match':
+                state.match = true;
+                return;
+            default:
+                this.#addThread(state, node);
+        }
+    }
+    addRun(state, run, i, top) {
+        for (const r of state.runs) {
+            if (r.neg === run.neg && sameState(r.state, run.state))
+                return;
+        }
+        state.runs.push(run);
+        if (!run.state.match) {
+            this.add(state, run.neg.next, i, top);
+        }
+    }
+    // the threads after char `c`, at index `i`
+    step(state, c, i, top) {
+        const next = this.state();
+        for (const th of state.threads) {
+            switch (th.t) {
+                case 'lit':
+                    if (litMatch(th, c)) {
+                        this.add(next, th.next, i + 1, top);
+                    }
+                    break;
+                case 'any':
+                    if (!this.restricted(i, top))
+                        this.add(next, th.next, i + 1, top);
+                    break;
+                case 'class':
+                    if (!this.restricted(i, top) && th.re.test(c)) {
+                        this.add(next, th.next, i + 1, top);
+                    }
+                    break;
+                case 'star':
+                    if (!this.restricted(i, top))
+                        this.add(next, th, i + 1, top);
+            }
+        }
+        if (!this.restricted(i, top)) {
+            for (const run of state.runs) {
+                // a sub-pattern with no threads can not match again, so the
+                // run stays the same
+                if (run.state.dead) {
+                    this.addRun(next, run, i + 1, top);
+                    continue;
+                }
+                const sub = this.step(run.state, c, i, false);
+                this.addRun(next, { t: 'run', neg: run.neg, state: sub }, i + 1, top);
+            }
+        }
+        return this.done(next);
+    }
+}
+// A canonical key for the threads in a state. States with the same
+// key hold the same threads, so they match the same strings.
+const stateKey = (state) => {
+    const ids = state.ids.join();
+    if (!state.runs.length)
+        return ids;
+    const runs = state.runs.map(r => `${r.neg.id}(${stateKey(r.state)})`);
+    return `${ids}|${runs.sort().join('|')}`;
+};
+// The cache can hold about this many chars of state keys and
+// transitions. When it is full, it is cleared, so that a pattern
+// can not use an unbounded amount of memory.
+const DFA_BUDGET = 1 << 18;
+// A cache of the states that the simulation reaches, built as the
+// matcher is used. Each char of a string is then one Map lookup,
+// once the states that it leads to are known.
+//
+// The dot rules only restrict the first char of a dotfile (strings
+// that are only `.` or `..` do not use the cache). So a dotfile
+// starts at its own state, which takes its first step with the
+// restriction, and every other state takes steps without it.
+class Dfa {
+    #start;
+    #states = new Map();
+    #size = 0;
+    #plain;
+    #dotStart;
+    #sim;
+    #dotSim;
+    constructor(start, marks) {
+        this.#start = start;
+        this.#sim = new Sim(false, false, marks);
+        this.#dotSim = new Sim(false, true, marks);
+    }
+    #make(state) {
+        return {
+            state,
+            match: state.match,
+            dead: state.dead,
+            next: new Map(),
+        };
+    }
+    #intern(state) {
+        const key = stateKey(state);
+        const found = this.#states.get(key);
+        if (found)
+            return found;
+        if (this.#size > DFA_BUDGET)
+            this.#clear();
+        const d = this.#make(state);
+        this.#states.set(key, d);
+        this.#size += key.length + 1;
+        return d;
+    }
+    #clear() {
+        this.#states.clear();
+        this.#size = 0;
+        this.#plain = undefined;
+        this.#dotStart = undefined;
+    }
+    start(dotStart) {
+        if (dotStart) {
+            if (this.#dotStart)
+                return this.#dotStart;
+            const state = this.#dotSim.state();
+            this.#dotSim.add(state, this.#start, 0, true);
+            return (this.#dotStart = this.#make(this.#dotSim.done(state)));
+        }
+        if (this.#plain)
+            return this.#plain;
+        const state = this.#sim.state();
+        this.#sim.add(state, this.#start, 0, true);
+        return (this.#plain = this.#intern(this.#sim.done(state)));
+    }
+    // the next state, after a miss in `d.ascii`
+    next(d, c) {
+        const code = c.charCodeAt(0);
+        const found = code < 128 ? undefined : d.next.get(c);
+        if (found)
+            return found;
+        // the dotfile start is not in the cache, so it is never shared
+        const n = d === this.#dotStart ?
+            this.#intern(this.#dotSim.step(d.state, c, 0, true))
+            : this.#intern(this.#sim.step(d.state, c, 1, true));
+        if (code < 128) {
+            if (!d.ascii) {
+                d.ascii = new Array(128);
+                this.#size += 128;
+            }
+            d.ascii[code] = n;
+        }
+        else {
+            d.next.set(c, n);
+        }
+        this.#size++;
+        return n;
+    }
+}
+// the nodes in order, if the graph is a single chain
+const linear = (start) => {
+    const nodes = [];
+    for (let n = start; n.t !== 'match'; n = n.next) {
+        if (n.t === 'split' || n.t === 'neg')
+            return undefined;
+        nodes.push(n);
+    }
+    return nodes;
+};
+// Match a chain of nodes. Each node other than `*` matches exactly
+// one char, so on a failure it is enough to go back to the last `*`
+// and let it match one more char. This takes at most
+// nodes.length * chars.length steps.
+const testLinear = (nodes, chars, start, end) => {
+    let ni = 0;
+    let ci = start;
+    let starNi = -1;
+    let starCi = 0;
+    while (ci < end) {
+        const n = nodes[ni];
+        if (n?.t === 'star') {
+            starNi = ni++;
+            starCi = ci;
+            continue;
+        }
+        const c = chars[ci];
+        if (n &&
+            (n.t === 'any' ||
+                (n.t === 'lit' && litMatch(n, c)) ||
+                (n.t === 'class' && n.re.test(c)))) {
+            ni++;
+            ci++;
+            continue;
+        }
+        if (starNi === -1)
+            return false;
+        ni = starNi + 1;
+        ci = ++starCi;
+    }
+    while (nodes[ni]?.t === 'star')
+        ni++;
+    return ni === nodes.length;
+};
+// The least and most chars that the items can match. These are only
+// bounds: a negation can match a string of any length, so it counts
+// as 0 to Infinity.
+const lengths = (items) => {
+    let min = 0;
+    let max = 0;
+    for (const it of items) {
+        const [lo, hi] = itemLengths(it);
+        min += lo;
+        max += hi;
+    }
+    return [min, max];
+};
+const itemLengths = (it) => {
+    if (it.t === 'star')
+        return [0, Infinity];
+    if (it.t !== 'ext')
+        return [1, 1];
+    if (it.type === '!')
+        return [0, Infinity];
+    const alts = it.alts.map(lengths);
+    const min = Math.min(...alts.map(a => a[0]));
+    const max = Math.max(...alts.map(a => a[1]));
+    // a loop of alternatives that only match the empty string is empty
+    const loop = max === 0 ? 0 : Infinity;
+    return (it.type === '@' ? [min, max]
+        : it.type === '?' ? [0, max]
+            : it.type === '*' ? [0, loop]
+                : [min, loop]);
+};
+// true if the chars from `start` match the literals
+const hasAffix = (lits, chars, start) => {
+    for (let j = 0; j < lits.length; j++) {
+        if (!litMatch(lits[j], chars[start + j]))
+            return false;
+    }
+    return true;
+};
+// a `/`, or half of a surrogate pair
+const slashOrSurrogate = /[/\ud800-\udfff]/;
+const surrogate = /[\ud800-\udfff]/;
+// a string can be indexed by code point, unless it has surrogate
+// pairs
+const codePoints = (s) => surrogate.test(s) ? [...s] : s;
+const noSlash = (s) => {
+    if (s.includes('/')) {
+        throw new Error('can only match a single path portion, got: ' + s);
+    }
+};
+class Matcher {
+    pattern;
+    options;
+    #start;
+    // the number of node ids
+    #size;
+    #marks;
+    // the Sim for strings that are only `.` or `..`
+    #dotsSim;
+    // the string to compare, if the pattern has no magic. With
+    // `nocase:true`, the RegExp that folds case is made when it is
+    // first used.
+    #literal;
+    #literalFold = false;
+    #literalRe;
+    // the nodes between the prefix and suffix, if the graph is a
+    // single chain
+    #linear;
+    // the linear nodes are only `*` and `?`, so the length bounds and
+    // the prefix and suffix decide the match
+    #wild = false;
+    // the least and most chars that a match can have
+    #min = 0;
+    #max = Infinity;
+    // the literals that a match must start and end with. Each one
+    // matches exactly one char, and they are distinct items in the
+    // pattern, so a string that does not have them can not match.
+    #prefix = [];
+    #suffix = [];
+    // the prefix and suffix as strings, if they do not fold case
+    #prefixStr;
+    #suffixStr;
+    // there is a prefix or suffix to check
+    #affix = false;
+    #dfa;
+    #form;
+    constructor(pattern, options = {}) {
+        if (pattern.includes('/')) {
+            throw new Error('can only match a single path portion, got pattern: ' + pattern);
+        }
+        this.pattern = pattern;
+        this.options = options;
+        const { nocase = false, noext = false, normalize: n } = options;
+        this.#form = n === true ? 'NFC' : n || undefined;
+        // a pattern that is only an empty extglob is a literal string,
+        // except for `!()`, which matches any non-empty string
+        const literal = /^[?*+@]\(\)$/.test(pattern);
+        const toks = tokenize(pattern, nocase, noext || literal, this.#form, options.rangeMark);
+        let [items] = build(toks, pair(toks), 0, toks.length, true);
+        if (this.#form)
+            items = normalize(items, this.#form);
+        const [start, size] = compile(items, nocase);
+        this.#start = start;
+        this.#size = size;
+        if (items.every(it => it.t === 'lit')) {
+            this.#literal = items.map(it => it.ch).join('');
+            this.#literalFold = nocase;
+        }
+        else {
+            const lit = (it) => it.t !== 'lit' ? undefined
+                : nocase ? { ch: it.ch, re: foldRe(it.ch) }
+                    : { ch: it.ch };
+            for (const it of items) {
+                const l = lit(it);
+                if (!l)
+                    break;
+                this.#prefix.push(l);
+            }
+            for (let j = items.length - 1; j >= 0; j--) {
+                const l = lit(items[j]);
+                if (!l)
+                    break;
+                this.#suffix.unshift(l);
+            }
+            this.#affix = !!(this.#prefix.length || this.#suffix.length);
+            if (!nocase) {
+                this.#prefixStr = this.#prefix.map(l => l.ch).join('');
+                this.#suffixStr = this.#suffix.map(l => l.ch).join('');
+            }
+            this.#linear = linear(this.#start)?.slice(this.#prefix.length, -this.#suffix.length || undefined);
+            this.#wild = !!this.#linear?.every(n => n.t === 'star' || n.t === 'any');
+            const [min, max] = lengths(items);
+            this.#min = min;
+            this.#max = max;
+        }
+    }
+    test(s) {
+        // The `/` check uses the string as given, so with normalization it
+        // is a separate step. Otherwise, one scan finds both a `/` and the
+        // surrogate pairs that stop the string being indexed by code point.
+        if (this.#form) {
+            noSlash(s);
+            return this.#test(s.normalize(this.#form));
+        }
+        if (slashOrSurrogate.test(s)) {
+            noSlash(s);
+            return this.#test(s, [...s]);
+        }
+        return this.#test(s, s);
+    }
+    /**
+     * The same as {@link Matcher#test}, but the string is not checked
+     * for `/` chars, so the result for a string that has one is not
+     * defined. Only use it for a string that is known to be one path
+     * portion, such as a part of a path that was split on `/`. It can
+     * be faster, because some patterns do not need to look at each char
+     * of the string.
+     */
+    testUnchecked(s) {
+        return this.#test(this.#form ? s.normalize(this.#form) : s);
+    }
+    // Test a string that has no `/`. `chars` indexes it by code point.
+    // If it is not given, it is only found if a step needs it.
+    #test(s, chars) {
+        if (this.#literal !== undefined) {
+            return this.#literalFold ?
+                (this.#literalRe ??= newFoldRe(this.#literal)).test(s)
+                : s === this.#literal;
+        }
+        // the length check means that the prefix and suffix do not
+        // overlap. Without the chars, the length in code points is from
+        // half of the UTF-16 length (if each one is a surrogate pair) to
+        // all of it, which is often enough to know.
+        const min = this.#min;
+        const max = this.#max;
+        if (chars === undefined) {
+            const most = s.length;
+            const least = (most + 1) >> 1;
+            if (most < min || least > max)
+                return false;
+            if (least < min || most > max)
+                chars = codePoints(s);
+        }
+        if (chars !== undefined &&
+            (chars.length < min || chars.length > max)) {
+            return false;
+        }
+        const prefix = this.#prefix.length;
+        if (this.#affix) {
+            if (this.#prefixStr !== undefined && this.#suffixStr !== undefined) {
+                if (!s.startsWith(this.#prefixStr) ||
+                    !s.endsWith(this.#suffixStr)) {
+                    return false;
+                }
+            }
+            else {
+                chars ??= codePoints(s);
+                const end = chars.length - this.#suffix.length;
+                if (!hasAffix(this.#prefix, chars, 0) ||
+                    !hasAffix(this.#suffix, chars, end)) {
+                    return false;
+                }
+            }
+        }
+        const dotStart = !this.options.dot && s.startsWith('.');
+        if (this.#linear) {
+            // `.` and `..` only match literal dots, even with `dot:true`
+            if (s === '.' || s === '..')
+                return false;
+            // only a literal can match the leading dot. A `*` can not
+            // start a dotfile, even if it matches nothing.
+            if (dotStart && !prefix)
+                return false;
+            if (this.#wild)
+                return true;
+            chars ??= codePoints(s);
+            const end = chars.length - this.#suffix.length;
+            return testLinear(this.#linear, chars, prefix, end);
+        }
+        chars ??= codePoints(s);
+        if (s === '.' || s === '..') {
+            this.#marks ??= marks(this.#size);
+            const sim = (this.#dotsSim ??= new Sim(true, false, this.#marks));
+            const start = sim.state();
+            sim.add(start, this.#start, 0, true);
+            let state = sim.done(start);
+            for (let i = 0; i < chars.length; i++) {
+                state = sim.step(state, chars[i], i, true);
+            }
+            return state.match;
+        }
+        this.#marks ??= marks(this.#size);
+        const dfa = (this.#dfa ??= new Dfa(this.#start, this.#marks));
+        let d = dfa.start(dotStart);
+        // read char codes from the string, so that a one-char string is
+        // only made for a cache miss
+        const str = chars === s;
+        for (let i = 0; i < chars.length; i++) {
+            if (d.dead)
+                return false;
+            const code = str ? s.charCodeAt(i) : chars[i].charCodeAt(0);
+            d = d.ascii?.[code] ?? dfa.next(d, chars[i]);
+        }
+        return d.match;
+    }
+    /** a readable listing of the state machine */
+    toString() {
+        return show(this.#start);
+    }
+}
+//# sourceMappingURL=index.js.map
+;// CONCATENATED MODULE: ./node_modules/minimatch/dist/esm/assert-valid-pattern.js
+const MAX_PATTERN_LENGTH = 1024 * 64;
+const assertValidPattern = (pattern) => {
+    if (typeof pattern !== 'string') {
+        throw new TypeError('invalid pattern');
+    }
+    if (pattern.length > MAX_PATTERN_LENGTH) {
+        throw new TypeError('pattern is too long');
+    }
+};
+//# sourceMappingURL=assert-valid-pattern.js.map
+;// CONCATENATED MODULE: ./node_modules/minimatch/dist/esm/escape.js
+/**
+ * Escape all magic characters in a glob pattern.
+ *
+ * If the {@link MinimatchOptions.windowsPathsNoEscape}
+ * option is used, then characters are escaped by wrapping in `[]`, because
+ * a magic character wrapped in a character class can only be satisfied by
+ * that exact character.  In this mode, `\` is _not_ escaped, because it is
+ * not interpreted as a magic character, but instead as a path separator.
+ *
+ * If the {@link MinimatchOptions.magicalBraces} option is used,
+ * then braces (`{` and `}`) will be escaped.
+ *
+ * A leading `#` or `!` is escaped as well, so that the result is never a
+ * comment or a negated pattern. In `windowsPathsNoEscape` mode, a leading
+ * `!` is written as `@(!)`, because `[!` starts a negated class.
+ */
+const escape_escape = (s, { windowsPathsNoEscape = false, magicalBraces = false, } = {}) => {
+    // don't need to escape +@! because we escape the parens
+    // that make those magic, and escaping ! as [!] isn't valid,
+    // because [!]] is a valid glob class meaning not ']'.
+    // However, at the start of the pattern, '!' negates the pattern and
+    // '#' makes it a comment, so the first character is handled below.
+    const e = magicalBraces ?
+        windowsPathsNoEscape ? s.replace(/[?*()[\]{}]/g, '[$&]')
+            : s.replace(/[?*()[\]\\{}]/g, '\\$&')
+        : windowsPathsNoEscape ? s.replace(/[?*()[\]]/g, '[$&]')
+            : s.replace(/[?*()[\]\\]/g, '\\$&');
+    const c = e.charAt(0);
+    if (c === '#') {
+        return (windowsPathsNoEscape ? '[#]' : '\\#') + e.slice(1);
+    }
+    if (c === '!') {
+        // '[!]' can not be used, because '[!' starts a negated class, and
+        // '\' is a path separator in windowsPathsNoEscape mode. '@(!)'
+        // matches only '!'. If extglobs are disabled with `noext`, it
+        // matches nothing, rather than everything.
+        return (windowsPathsNoEscape ? '@(!)' : '\\!') + e.slice(1);
+    }
+    return e;
+};
+//# sourceMappingURL=escape.js.map
+;// CONCATENATED MODULE: ./node_modules/minimatch/dist/esm/unescape.js
+/**
+ * Un-escape a string that has been escaped with {@link escape}.
+ *
+ * If the {@link MinimatchOptions.windowsPathsNoEscape} option is used, then
+ * square-bracket escapes are removed, but not backslash escapes.
+ *
+ * For example, it will turn the string `'[*]'` into `*`, but it will not
+ * turn `'\\*'` into `'*'`, because `\` is a path separator in
+ * `windowsPathsNoEscape` mode.
+ *
+ * When `windowsPathsNoEscape` is not set, then both square-bracket escapes and
+ * backslash escapes are removed.
+ *
+ * Slashes (and backslashes in `windowsPathsNoEscape` mode) cannot be escaped
+ * or unescaped.
+ *
+ * When `magicalBraces` is not set, escapes of braces (`{` and `}`) will not be
+ * unescaped.
+ */
+const unescape_unescape = (s, { windowsPathsNoEscape = false, magicalBraces = true, } = {}) => {
+    // escape() writes a leading '!' as '@(!)' in windowsPathsNoEscape mode
+    if (windowsPathsNoEscape && s.startsWith('@(!)')) {
+        return ('!' + unescape_unescape(s.slice(4), { windowsPathsNoEscape, magicalBraces }));
+    }
+    if (magicalBraces) {
+        return windowsPathsNoEscape ?
+            s.replace(/\[([^/\\])\]/g, '$1')
+            : s
+                .replace(/((?!\\).|^)\[([^/\\])\]/g, '$1$2')
+                .replace(/\\([^/])/g, '$1');
+    }
+    return windowsPathsNoEscape ?
+        s.replace(/\[([^/\\{}])\]/g, '$1')
+        : s
+            .replace(/((?!\\).|^)\[([^/\\{}])\]/g, '$1$2')
+            .replace(/\\([^/{}])/g, '$1');
+};
+//# sourceMappingURL=unescape.js.map
+;// CONCATENATED MODULE: ./node_modules/minimatch/dist/esm/index.js
+
+
+
+
+
+const DEFAULT_BRACE_EXPAND_MAX = 100_000;
+const DEFAULT_GLOB_STAR_RECURSION_MAX = 200;
+// avoid the annoying deprecation flag lol
+const AWE_KEY = ('allowWindow' + 'sEscape');
+const minimatch = (p, pattern, options) => {
+    assertValidPattern(pattern);
+    // shortcut: comments match nothing.
+    if (!options?.nocomment && pattern.charAt(0) === '#') {
+        return false;
+    }
+    return cachedMinimatch(pattern, options).match(p);
+};
+// The Minimatch objects that minimatch() used most recently, by options
+// and then by pattern. When the cache is full, it becomes the old one,
+// and the objects used from the old one are moved back to a new one.
+// So it keeps 256 to 512 objects.
+// The patterns can come from users, so the cache is also bounded by
+// the total weight of the objects (see cacheWeight()), and an object
+// that is too heavy is never kept. Otherwise a few unique patterns
+// with large brace expansions would fill the heap.
+let cache = new Map();
+let oldCache = new Map();
+let cacheSize = 0;
+let cacheTotalWeight = 0;
+const cacheMax = 256;
+const cacheMaxWeight = 1 << 15;
+const cacheMaxEntryWeight = 1 << 12;
+// About the memory that a compiled object keeps: the pattern and the
+// expanded patterns, of which each row in set is made.
+const cacheWeight = (mm) => {
+    let w = mm.pattern.length;
+    for (const s of mm.globSet) {
+        w += s.length + 1;
+        if (w > cacheMaxEntryWeight)
+            break;
+    }
+    return w;
+};
+// tsc fails here if a new option is in neither type. Add it to
+// optionsKey() too.
+const allOptionsKeyed = true;
+void allOptionsKeyed;
+// 0, 1 or 2 for undefined, falsy or truthy.
+const tri = (v) => v === undefined ? 0
+    : v ? 2
+        : 1;
+// The weight of each boolean option's base-3 digit in the key. The
+// weights below 24 are for optimizationLevel (1), platform (3) and
+// windowsPathsNoEscape (12). tsc fails here if a boolean option is
+// not in the list.
+const booleanWeights = new Map(Object.keys({
+    nobrace: 0,
+    nocomment: 0,
+    nonegate: 0,
+    noglobstar: 0,
+    noext: 0,
+    nonull: 0,
+    partial: 0,
+    dot: 0,
+    nocase: 0,
+    nocaseMagicOnly: 0,
+    magicalBraces: 0,
+    matchBase: 0,
+    flipNegate: 0,
+    preserveMultipleSlashes: 0,
+    windowsNoMagicRoot: 0,
+}).map((k, i) => [k, 24 * 3 ** i]));
+// The cache key for a set of options. It is a number, unless an
+// option is set to a value that the number can not show, such as
+// normalize or an uncommon platform. Then it is a JSON string.
+// The defaults give 0, the same key as no options.
+// It only reads the keys that are set, so that the speed does not
+// depend on the shape of the options object.
+const optionsKey = (o) => {
+    let n = 0;
+    let wpe = false;
+    // inherited keys too, because Minimatch reads them
+    // oxlint-disable-next-line guard-for-in
+    for (const k in o) {
+        const v = o[k];
+        switch (k) {
+            // the same test as the Minimatch constructor
+            case 'windowsPathsNoEscape':
+                if (v)
+                    wpe = true;
+                break;
+            case AWE_KEY:
+                if (v === false)
+                    wpe = true;
+                break;
+            case 'platform': {
+                // the same test as the Minimatch constructor
+                const p = v || defaultPlatform;
+                if (p === defaultPlatform)
+                    break;
+                if (p === 'darwin')
+                    n += 3;
+                else if (p === 'win32')
+                    n += 6;
+                else if (p === 'linux')
+                    n += 9;
+                else
+                    return JSON.stringify(o);
+                break;
+            }
+            case 'optimizationLevel':
+                // The same tests as Minimatch: 1 when undefined, then >= 2,
+                // >= 1, or else 0. The default level 1 adds 0.
+                if (v === undefined)
+                    break;
+                n +=
+                    v >= 2 ? 1
+                        : v >= 1 ? 0
+                            : 2;
+                break;
+            case 'braceExpandMax':
+                if (v !== undefined && v !== DEFAULT_BRACE_EXPAND_MAX) {
+                    return JSON.stringify(o);
+                }
+                break;
+            case 'maxGlobstarRecursion':
+                if (v !== undefined && v !== DEFAULT_GLOB_STAR_RECURSION_MAX) {
+                    return JSON.stringify(o);
+                }
+                break;
+            case 'normalize':
+                if (v !== undefined)
+                    return JSON.stringify(o);
+                break;
+            default:
+                // unknown keys have no weight
+                n += (booleanWeights.get(k) ?? 0) * tri(v);
+        }
+    }
+    return wpe ? n + 12 : n;
+};
+// A copy, so a later change to the options can not change it. Unlike
+// a spread, it keeps the inherited keys, which optionsKey() and the
+// Minimatch constructor also read.
+const copyOptions = (o) => {
+    const copy = {};
+    // oxlint-disable-next-line guard-for-in
+    for (const k in o)
+        copy[k] = o[k];
+    return copy;
+};
+const cachedMinimatch = (pattern, options) => {
+    const key = options ? optionsKey(options) : 0;
+    let mm = cache.get(key)?.get(pattern);
+    if (mm)
+        return mm;
+    mm =
+        oldCache.get(key)?.get(pattern) ??
+            new Minimatch(pattern, copyOptions(options));
+    const weight = cacheWeight(mm);
+    // too big to keep, so it is compiled again each time
+    if (weight > cacheMaxEntryWeight)
+        return mm;
+    if (cacheSize >= cacheMax ||
+        cacheTotalWeight + weight > cacheMaxWeight) {
+        oldCache = cache;
+        cache = new Map();
+        cacheSize = 0;
+        cacheTotalWeight = 0;
+    }
+    let byPattern = cache.get(key);
+    if (!byPattern)
+        cache.set(key, (byPattern = new Map()));
+    byPattern.set(pattern, mm);
+    cacheSize++;
+    cacheTotalWeight += weight;
+    return mm;
+};
+/* c8 ignore start */
+const defaultPlatform = (typeof process === 'object' && process ?
+    process.env?.__MINIMATCH_TESTING_PLATFORM__ || process.platform
+    : 'posix');
+const path = {
+    win32: { sep: '\\' },
+    posix: { sep: '/' },
+};
+/* c8 ignore stop */
+const sep = defaultPlatform === 'win32' ? path.win32.sep : path.posix.sep;
+minimatch.sep = sep;
+const GLOBSTAR = Symbol('globstar **');
+minimatch.GLOBSTAR = GLOBSTAR;
+const filter = (pattern, options) => {
+    let mm;
+    return (p) => (mm ??= cachedMinimatch(pattern, options)).match(p);
+};
+minimatch.filter = filter;
+const ext = (a, b = {}) => Object.assign({}, a, b);
+const defaults = (def) => {
+    if (!def || typeof def !== 'object' || !Object.keys(def).length) {
+        return minimatch;
+    }
+    const orig = minimatch;
+    const m = (p, pattern, options = {}) => orig(p, pattern, ext(def, options));
+    return Object.assign(m, {
+        Minimatch: class Minimatch extends orig.Minimatch {
+            constructor(pattern, options = {}) {
+                super(pattern, ext(def, options));
+            }
+            static defaults(options) {
+                return orig.defaults(ext(def, options)).Minimatch;
+            }
+        },
+        unescape: (s, options = {}) => orig.unescape(s, ext(def, options)),
+        escape: (s, options = {}) => orig.escape(s, ext(def, options)),
+        filter: (pattern, options = {}) => orig.filter(pattern, ext(def, options)),
+        defaults: (options) => orig.defaults(ext(def, options)),
+        braceExpand: (pattern, options = {}) => orig.braceExpand(pattern, ext(def, options)),
+        match: (list, pattern, options = {}) => orig.match(list, pattern, ext(def, options)),
+        sep: orig.sep,
+        GLOBSTAR: GLOBSTAR,
+    });
+};
+minimatch.defaults = defaults;
+// Brace expansion:
+// a{b,c}d -> abd acd
+// a{b,}c -> abc ac
+// a{0..3}d -> a0d a1d a2d a3d
+// a{b,c{d,e}f}g -> abg acdfg acefg
+// a{b,c}d{e,f}g -> abdeg acdeg abdeg abdfg
+//
+// Invalid sets are not expanded.
+// a{2..}b -> a{2..}b
+// a{b}c -> a{b}c
+const braceExpand = (pattern, options = {}) => {
+    assertValidPattern(pattern);
+    // Thanks to Yeting Li <https://github.com/yetingli> for
+    // improving this regexp to avoid a ReDOS vulnerability.
+    if (options.nobrace || !/\{(?:(?!\{).)*\}/.test(pattern)) {
+        // shortcut. no need to expand.
+        return [pattern];
+    }
+    // brace-expansion turns each escaped backslash '\\' into a single '\',
+    // which then escapes the next character instead, and can turn an
+    // escaped magic character (for example '\\\*') into a live one.
+    // Double every pair, so an escaped backslash comes back out still
+    // escaped. The parity of each run of backslashes is unchanged.
+    let p = pattern.replace(/\\\\/g, '\\\\\\\\');
+    // brace-expansion does not know about [...] classes. In
+    // windowsPathsNoEscape mode, escape() writes a literal brace as '[{]'
+    // or '[}]'. Escape the brace for brace-expansion, which removes that
+    // backslash again, leaving '[{]' or '[}]'.
+    if (options.windowsPathsNoEscape || options[AWE_KEY] === false) {
+        p = p.replace(/\[([{}])\]/g, '[\\$1]');
+    }
+    return expand(p, { max: options.braceExpandMax });
+};
+minimatch.braceExpand = braceExpand;
+// A numeric range with at least this many values is matched as one
+// pattern portion, rather than expanded. For a glob walk, that is
+// one directory read, in place of a stat for each value.
+const RANGE_MIN = 100;
+// a {lo..hi} range that is not escaped, and not a ${...} variable
+const rangeRe = /(?<![\\$])\{(-?\d+)\.\.(-?\d+)\}/g;
+// true if a range mark in this portion is inside a `!(...)`,
+// `*(...)` or `+(...)` extglob. Those repeat or negate their
+// contents, so one Matcher for the whole range does not match the
+// same strings as the union of one pattern per value. For example,
+// `*({1..100})` would match `510` as `5` then `10`, and `!({1..100})`
+// would not match `5`, but every expanded pattern except `!(5)` does.
+// `@(...)` and `?(...)` are fine: they pick one value at most.
+const inRepeatOrNegExt = (portion, mark) => {
+    const stack = [];
+    for (let i = 0; i < portion.length; i++) {
+        const c = portion.charAt(i);
+        if (c === '\\') {
+            i++;
+        }
+        else if (c === mark) {
+            if (stack.some(t => t !== '@' && t !== '?'))
+                return true;
+        }
+        else if (portion.charAt(i + 1) === '(' && '!?+*@'.includes(c)) {
+            stack.push(c);
+            i++;
+        }
+        else if (c === ')') {
+            stack.pop();
+        }
+    }
+    return false;
+};
+const match = (list, pattern, options = {}) => {
+    const mm = new Minimatch(pattern, options);
+    list = list.filter(f => mm.match(f));
+    if (mm.options.nonull && !list.length) {
+        list.push(pattern);
+    }
+    return list;
+};
+minimatch.match = match;
+const globMagic = /[?*]|[+@!]\(.*?\)|\[|\]/;
+// Index of the `]` that closes the class that starts at `start`,
+// or -1 if it is not closed. Posix classes such as `[:alpha:]` are
+// not skipped, so this can find a `]` before the real end. That
+// only makes a class look less like a literal.
+const classEnd = (pattern, start) => {
+    let i = start + 1;
+    if (pattern.charAt(i) === '!' || pattern.charAt(i) === '^')
+        i++;
+    let sawStart = false;
+    for (; i < pattern.length; i++) {
+        const c = pattern.charAt(i);
+        if (c === ']' && sawStart)
+            return i;
+        sawStart = true;
+        if (c === '\\')
+            i++;
+    }
+    return -1;
+};
+// If a path portion pattern has no magic, return the string it
+// matches. Otherwise, return undefined. This can report magic for
+// a pattern that is in fact literal (eg, `[]`), but never the
+// reverse, so a string result is always safe to compare directly.
+const literal = (pattern, noext) => {
+    if (!noext && (pattern === '+()' || pattern === '@()'))
+        return pattern;
+    let lit = '';
+    for (let i = 0; i < pattern.length; i++) {
+        const c = pattern.charAt(i);
+        if (c === '\\') {
+            // a trailing \ is a literal \
+            lit += pattern.charAt(++i) || c;
+        }
+        else if (c === '*' || c === '?') {
+            return undefined;
+        }
+        else if (c === '[') {
+            const close = classEnd(pattern, i);
+            if (close === -1) {
+                // not closed, so the [ is a literal
+                lit += c;
+                continue;
+            }
+            // a class of one char, such as `[*]` or `[\b]`, is a literal
+            let body = pattern.slice(i + 1, close);
+            if (body.startsWith('\\'))
+                body = body.slice(1);
+            if ([...body].length !== 1 || '!^'.includes(pattern.charAt(i + 1))) {
+                return undefined;
+            }
+            lit += body;
+            i = close;
+        }
+        else if (!noext &&
+            '+@!'.includes(c) &&
+            pattern.charAt(i + 1) === '(' &&
+            pattern.includes(')', i + 2)) {
+            return undefined;
+        }
+        else {
+            lit += c;
+        }
+    }
+    return lit;
+};
+// The matching engine compiles and walks extglobs recursively, so a
+// path portion with very many extglobs (nested, such as `*(*(*(a)))`,
+// or in a row, such as `?(a)?(a)?(a)`) can exhaust the call stack.
+// Portions with more than this many extglobs are rejected.
+const MAX_EXTGLOBS = 256;
+// The number of extglob openers, such as `*(`, in a path portion
+// pattern. Chars in a class are counted too, so this can be more than
+// the number of extglobs, but never less.
+const extglobCount = (pattern) => {
+    let n = 0;
+    for (let i = 0; i < pattern.length - 1; i++) {
+        const c = pattern.charAt(i);
+        if (c === '\\') {
+            i++;
+        }
+        else if ('+@!?*'.includes(c) && pattern.charAt(i + 1) === '(') {
+            n++;
+            i++;
+        }
+    }
+    return n;
+};
+const assertValidExtglobs = (pattern) => {
+    if (extglobCount(pattern) > MAX_EXTGLOBS) {
+        throw new TypeError('pattern has too many extglobs');
+    }
+};
+// True if the portion pattern has the same meaning as an alternative
+// inside `@(...)`. It must not have a `|` or `)` that is not in a
+// closed extglob (those are literal at the top level), an extglob
+// that is not closed (the `)` of the `@(...)` would close it), or a
+// trailing `\` (it would escape the next `|`). A pattern that is
+// only an empty extglob, such as `?()`, is literal on its own, but
+// not in `@(...)`. Posix classes such as `[:alpha:]` can hide a `]`
+// from classEnd, so patterns with them are not merged.
+const extSafe = (pattern) => {
+    if (/^[?*+@]\(\)$/.test(pattern) || pattern.includes('[:'))
+        return false;
+    let depth = 0;
+    for (let i = 0; i < pattern.length; i++) {
+        const c = pattern.charAt(i);
+        if (c === '\\') {
+            if (++i === pattern.length)
+                return false;
+        }
+        else if (c === '[') {
+            const close = classEnd(pattern, i);
+            if (close !== -1)
+                i = close;
+        }
+        else if ('+@!?*'.includes(c) && pattern.charAt(i + 1) === '(') {
+            depth++;
+            i++;
+        }
+        else if (c === ')') {
+            if (!depth--)
+                return false;
+        }
+        else if (c === '|' && !depth) {
+            return false;
+        }
+    }
+    return !depth;
+};
+// The last path that Minimatch#match split, and its parts. A path is
+// often tested against many patterns in a row (such as a list of
+// ignore patterns), so this saves splitting it again. The parts are
+// never changed, so they can be shared.
+let lastSplit;
+// The last path that Minimatch#match checked before splitting it. If
+// the same path is checked again, it is being tested against many
+// patterns, so it is split and the parts are kept for the others.
+let lastChecked;
+// true if a pattern portion that is not ** matches a path portion.
+// An empty path portion only matches an empty pattern portion. A path
+// portion never has a `/`, so the Matcher does not need to check it.
+const portionMatch = (p, f) => typeof p === 'string' ? f === p : f !== '' && p.testUnchecked(f);
+// Where the last portion of a row matches in a path: the start of the
+// last portion of the path, or of the one before a trailing `/`. -1 if
+// it matches neither.
+const endIndex = (p, last, lastStart, prev, prevStart) => portionMatch(p, last) ? lastStart
+    : prev !== undefined && portionMatch(p, prev) ? prevStart
+        : -1;
+const isDots = (p) => p === '.' || p === '..';
+// a Windows drive letter portion, like `c:`
+const isDrive = (p) => typeof p === 'string' && /^[a-z]:$/i.test(p);
+// true for the `UNC` portion of a long UNC root, //?/UNC/host/share
+const isLongUNC = (p) => typeof p === 'string' && /^unc$/i.test(p);
+// The index of the host in a row or split path that starts with a
+// Windows UNC root: 2 for `//host/share`, and 4 for
+// `//?/UNC/host/share`. Otherwise -1. `//?/c:` is not one.
+const uncHost = (p) => {
+    if (p[0] !== '' || p[1] !== '')
+        return -1;
+    const h = p[2] !== '?' ? 2
+        : isLongUNC(p[3]) ? 4
+            : -1;
+    const host = p[h];
+    const share = p[h + 1];
+    return (h !== -1 &&
+        host !== undefined &&
+        host !== '' &&
+        host !== GLOBSTAR &&
+        share !== undefined &&
+        share !== '' &&
+        share !== GLOBSTAR) ?
+        h
+        : -1;
+};
+// true if ** can walk the path portion: not `.` or `..`, and not a
+// dotfile unless `dot` is set
+const walkable = (p, dot) => !isDots(p) && (dot || !p.startsWith('.'));
+// True if a portion of the path from `start` to `end` can not be
+// walked by **: one that starts with `.`, or with `dot`, one that is
+// `.` or `..`. `start` is the start of a portion, and `end` is the end
+// of the path, or just after a separator.
+const dotPortion = (f, start, end, dot, sep) => {
+    for (let k = start; k < end;) {
+        if (f.charCodeAt(k) === 46) {
+            if (!dot)
+                return true;
+            const n = f.charCodeAt(k + 1) === 46 ? k + 2 : k + 1;
+            if (n >= end || isSep(f.charCodeAt(n), sep))
+                return true;
+        }
+        // the start of the next portion, after any run of separators
+        const s = nextSep(f, k, sep);
+        if (s === -1)
+            return false;
+        k = s + 1;
+        while (k < end && isSep(f.charCodeAt(k), sep))
+            k++;
+    }
+    return false;
+};
+const isSep = (c, sep) => sep === '/' ? c === 47
+    : sep === '\\' ? c === 92
+        : c === 47 || c === 92;
+// the index of the first separator at or after `from`, or -1
+const nextSep = (f, from, sep) => {
+    if (sep !== 'both')
+        return f.indexOf(sep, from);
+    const s = f.indexOf('/', from);
+    const b = f.indexOf('\\', from);
+    return (s === -1 ? b
+        : b === -1 ? s
+            : Math.min(s, b));
+};
+// the index of the last separator at or before `from`, or -1
+const lastSep = (f, from, sep) => sep !== 'both' ?
+    f.lastIndexOf(sep, from)
+    : Math.max(f.lastIndexOf('/', from), f.lastIndexOf('\\', from));
+// What parse() returns in place of a Matcher while make() builds and
+// merges the rows. Most of the Matchers in rows that are merged would
+// never be used, so they are only made for the rows that are left.
+const PENDING = {};
+class Minimatch {
+    options;
+    set;
+    pattern;
+    windowsPathsNoEscape;
+    nonegate;
+    negate;
+    comment;
+    empty;
+    preserveMultipleSlashes;
+    partial;
+    globSet;
+    globParts;
+    nocase;
+    isWindows;
+    platform;
+    windowsNoMagicRoot;
+    maxGlobstarRecursion;
+    // the path can be checked against the last portion, and the string
+    // portions, of each row before it is split. See #canMatch.
+    #endCheck;
+    #literalCheck;
+    // level 2 resolves `.` and `..` portions in the path
+    #level2;
+    // the unicode normalization form, if any
+    #form;
+    // the string portions of each row in the set
+    #literals = [];
+    // the rows that #canMatch can match without splitting the path
+    #shapes = [];
+    // the rows whose last portion can be checked against the path's
+    #endRows = [];
+    // brace expansion can make the same portion in many rows, so they
+    // share one Matcher, and the states that it caches
+    #matchers = new Map();
+    // parse() returns PENDING in place of a Matcher
+    #pending = false;
+    // the char that marks numeric ranges in globSet, if any
+    #rangeMark;
+    // the GlobstarParts of each pattern row, by start index and partial
+    #globstarParts = new WeakMap();
+    constructor(pattern, options = {}) {
+        assertValidPattern(pattern);
+        options = options || {};
+        this.options = options;
+        this.maxGlobstarRecursion =
+            options.maxGlobstarRecursion ?? DEFAULT_GLOB_STAR_RECURSION_MAX;
+        this.pattern = pattern;
+        this.platform = options.platform || defaultPlatform;
+        this.isWindows = this.platform === 'win32';
+        this.windowsPathsNoEscape =
+            !!options.windowsPathsNoEscape || options[AWE_KEY] === false;
+        if (this.windowsPathsNoEscape) {
+            this.pattern = this.pattern.replace(/\\/g, '/');
+        }
+        this.preserveMultipleSlashes = !!options.preserveMultipleSlashes;
+        this.negate = false;
+        this.nonegate = !!options.nonegate;
+        this.comment = false;
+        this.empty = false;
+        this.partial = !!options.partial;
+        this.nocase = !!this.options.nocase;
+        this.windowsNoMagicRoot =
+            options.windowsNoMagicRoot !== undefined ?
+                options.windowsNoMagicRoot
+                : !!(this.isWindows && this.nocase);
+        this.globSet = [];
+        this.globParts = [];
+        this.set = [];
+        this.#endCheck = !this.preserveMultipleSlashes;
+        this.#level2 = (options.optimizationLevel ?? 1) >= 2;
+        const n = options.normalize;
+        this.#form = n === true ? 'NFC' : n || undefined;
+        // make the set of Matchers etc.
+        this.make();
+        // On Windows, the portions of a row up to its drive letter or UNC
+        // share are skipped or compared without case, if the path has one
+        // too. So the checks only use the portions after it.
+        const drives = this.set.map(row => this.#rootIndex(row));
+        this.#endRows = this.set.map((row, r) => this.#endCheck && row.length - 1 > drives[r]);
+        // with the end check, the last portion is already checked
+        this.#literals = this.set.map((row, r) => {
+            const end = this.#endRows[r] ? row.length - 1 : row.length;
+            const lits = row
+                .slice(drives[r] + 1, end)
+                .filter((p) => typeof p === 'string' && !!p);
+            return [...new Set(lits)];
+        });
+        this.#literalCheck = this.#literals.some(l => l.length);
+        this.#shapes = this.set.map((row, r) => {
+            const [p0, p1, p2] = row;
+            if (this.#endRows[r] && row.length === 2) {
+                if (p0 === GLOBSTAR && p1 !== GLOBSTAR)
+                    return 'tail';
+            }
+            // the basename of a path that is split on / is its last portion,
+            // or the one before a trailing /, the same as the end check
+            if (this.#endRows[r] &&
+                options.matchBase &&
+                row.length === 1 &&
+                p0 !== GLOBSTAR &&
+                p0 !== '') {
+                return 'base';
+            }
+            // the portion must not be a root, or '', which can be a
+            // different portion on Windows (where //x paths get an extra '')
+            if (!this.#endCheck || drives[r] !== -1)
+                return undefined;
+            if (row.length === 3 &&
+                p0 === GLOBSTAR &&
+                p2 === GLOBSTAR &&
+                p1 !== GLOBSTAR &&
+                p1 !== '' &&
+                // the portion between is only matched below this limit
+                this.maxGlobstarRecursion > 0) {
+                return 'mid';
+            }
+            if (row.length === 2 &&
+                p1 === GLOBSTAR &&
+                p0 !== GLOBSTAR &&
+                p0 !== '') {
+                return 'head';
+            }
+            return undefined;
+        });
+    }
+    // a string portion of a pattern, normalized if the option is set
+    #norm(p) {
+        return this.#form ? p.normalize(this.#form) : p;
+    }
+    // On Windows, the index of the last root portion of a row, as
+    // #matchRow finds it: 0 for `c:/...`, 3 for `//?/c:/...` and
+    // `//host/share/...`, and 5 for `//?/UNC/host/share/...`. Otherwise
+    // -1.
+    #rootIndex(row) {
+        if (!this.isWindows)
+            return -1;
+        if (isDrive(row[0]))
+            return 0;
+        const uncDrive = row[0] === '' && row[1] === '' && row[2] === '?' && isDrive(row[3]);
+        if (uncDrive)
+            return 3;
+        const h = uncHost(row);
+        return h === -1 ? -1 : h + 1;
+    }
+    hasMagic() {
+        if (this.options.magicalBraces && this.set.length > 1) {
+            return true;
+        }
+        for (const pattern of this.set) {
+            for (const part of pattern) {
+                if (typeof part !== 'string')
+                    return true;
+            }
+        }
+        return false;
+    }
+    make() {
+        const pattern = this.pattern;
+        const options = this.options;
+        // empty patterns and comments match nothing.
+        if (!options.nocomment && pattern.charAt(0) === '#') {
+            this.comment = true;
+            return;
+        }
+        if (!pattern) {
+            this.empty = true;
+            return;
+        }
+        // step 1: figure out negation, etc.
+        this.parseNegate();
+        // step 2: expand braces
+        this.globSet = [...new Set(this.#expandBraces())];
+        // step 3: now we have a set, so turn each one into a series of
+        // path-portion matching patterns.
+        // These will be Matchers, except in the case of "**", which is
+        // set to the GLOBSTAR object for globstar behavior,
+        // and will not contain any / characters
+        //
+        // First, we preprocess to make the glob pattern sets a bit simpler
+        // and deduped.  There are some perf-killing patterns that can cause
+        // problems with a glob walk, but we can simplify them down a bit.
+        const rawGlobParts = this.globSet.map(s => this.#slashSplit(s));
+        this.globParts = this.preprocess(rawGlobParts);
+        // glob --> Matchers
+        this.#pending = true;
+        let set = this.globParts.map((s, _, __) => {
+            if (this.isWindows && this.windowsNoMagicRoot) {
+                // check if it's a drive or unc path. The root of a long UNC
+                // path, //?/UNC/host/share, is 6 portions.
+                const n = s[2] === '?' && isLongUNC(s[3]) ? 6 : 4;
+                const isUNC = s[0] === '' &&
+                    s[1] === '' &&
+                    (s[2] === '?' || !globMagic.test(s[2])) &&
+                    s.slice(3, n).every(p => !globMagic.test(p));
+                const isDrive = /^[a-z]:/i.test(s[0]);
+                if (isUNC) {
+                    return [
+                        ...s.slice(0, n).map(p => this.#norm(p)),
+                        ...s.slice(n).map(ss => this.parse(ss)),
+                    ];
+                }
+                else if (isDrive) {
+                    return [
+                        this.#norm(s[0]),
+                        ...s.slice(1).map(ss => this.parse(ss)),
+                    ];
+                }
+            }
+            return s.map(ss => this.parse(ss));
+        });
+        // filter out everything that didn't compile properly.
+        this.set = set.filter(s => s.indexOf(false) === -1);
+        // do not treat the ? in UNC paths as magic
+        if (this.isWindows) {
+            for (let i = 0; i < this.set.length; i++) {
+                const p = this.set[i];
+                if (p[0] === '' &&
+                    p[1] === '' &&
+                    this.globParts[i][2] === '?' &&
+                    (isDrive(p[3]) || isLongUNC(this.globParts[i][3]))) {
+                    if (isLongUNC(this.globParts[i][3]))
+                        p[3] = 'UNC';
+                    p[2] = '?';
+                }
+            }
+        }
+        // with noext, `@(...)` would be literal
+        if (!options.noext)
+            this.mergeRows();
+        this.#pending = false;
+        this.set.forEach((row, i) => {
+            for (let k = 0; k < row.length; k++) {
+                if (row[k] === PENDING) {
+                    row[k] = this.parse(this.globParts[i][k]);
+                }
+            }
+        });
+    }
+    // Merge rows that only differ in one portion, where each of them
+    // is a Matcher, into one row that matches any of them with
+    // `@(a|b|...)`. Then a path is only walked once for all of them,
+    // for example with `**/*.{js,ts}`.
+    mergeRows() {
+        let merged = true;
+        while (merged) {
+            merged = false;
+            // a single row cannot be merged with anything
+            if (this.set.length < 2)
+                return;
+            let keys = this.#mergeKeys();
+            const len = Math.max(0, ...this.set.map(r => r.length));
+            for (let k = 0; k < len; k++) {
+                // the rows that are the same other than at portion k, keyed
+                // by the ids of the parts before k and the parts after k,
+                // which are at most the number of rows
+                const groups = new Map();
+                const R = this.set.length + 1;
+                this.set.forEach((row, i) => {
+                    if (!(row[k] instanceof Matcher || row[k] === PENDING) ||
+                        !extSafe(this.globParts[i][k])) {
+                        return;
+                    }
+                    const { pre, suf } = keys[i];
+                    const key = pre[k] * R + suf[k + 1];
+                    const g = groups.get(key);
+                    if (g)
+                        g.push(i);
+                    else
+                        groups.set(key, [i]);
+                });
+                const drop = new Set();
+                for (const g of groups.values()) {
+                    if (g.length < 2)
+                        continue;
+                    const [first, ...rest] = g;
+                    const alts = g.map(i => this.globParts[i][k]);
+                    const glob = `@(${alts.join('|')})`;
+                    // merging is only an optimization, so leave the rows as they
+                    // are if the merged portion would have too many extglobs
+                    if (extglobCount(glob) > MAX_EXTGLOBS)
+                        continue;
+                    this.globParts[first][k] = glob;
+                    this.set[first][k] = this.parse(glob);
+                    for (const i of rest)
+                        drop.add(i);
+                }
+                if (drop.size) {
+                    merged = true;
+                    this.set = this.set.filter((_, i) => !drop.has(i));
+                    this.globParts = this.globParts.filter((_, i) => !drop.has(i));
+                    // every merge drops a row, so this happens at most once per row
+                    if (this.set.length < 2)
+                        return;
+                    keys = this.#mergeKeys();
+                }
+            }
+        }
+    }
+    // For each row, number ids for its prefixes and suffixes, such that
+    // pre[k] identifies parts[0..k) and suf[k] identifies parts[k..n).
+    // Two rows are the same other than at portion k exactly when they
+    // have the same pre[k] and suf[k + 1]. This is linear in the size of
+    // the rows, where joining the whole row for every k was quadratic.
+    #mergeKeys() {
+        const partIds = new Map();
+        const ids = this.globParts.map(parts => parts.map(s => {
+            let id = partIds.get(s);
+            if (id === undefined)
+                partIds.set(s, (id = partIds.size));
+            return id;
+        }));
+        // ids are only compared at the same k, so they are numbered per
+        // portion, with 0 for the empty prefix or suffix. Then they are
+        // at most the number of rows, and id * P + part id is a safe
+        // integer key for any set that fits in memory.
+        const P = partIds.size;
+        const len = Math.max(0, ...ids.map(r => r.length));
+        const keys = ids.map(r => ({
+            pre: [0],
+            suf: new Array(r.length + 1).fill(0),
+        }));
+        for (let k = 0; k < len; k++) {
+            const m = new Map();
+            ids.forEach((r, i) => {
+                if (k >= r.length)
+                    return;
+                const { pre } = keys[i];
+                const key = pre[k] * P + r[k];
+                let id = m.get(key);
+                if (id === undefined)
+                    m.set(key, (id = m.size + 1));
+                pre.push(id);
+            });
+        }
+        for (let k = len - 1; k >= 0; k--) {
+            const m = new Map();
+            ids.forEach((r, i) => {
+                if (k >= r.length)
+                    return;
+                const { suf } = keys[i];
+                const key = suf[k + 1] * P + r[k];
+                let id = m.get(key);
+                if (id === undefined)
+                    m.set(key, (id = m.size + 1));
+                suf[k] = id;
+            });
+        }
+        return keys;
+    }
+    // various transforms to equivalent pattern sets that are
+    // faster to process in a filesystem walk.  The goal is to
+    // eliminate what we can, and push all ** patterns as far
+    // to the right as possible, even if it increases the number
+    // of patterns that we have to process.
+    preprocess(globParts) {
+        // if we're not in globstar mode, then turn ** into *
+        if (this.options.noglobstar) {
+            for (const partset of globParts) {
+                for (let j = 0; j < partset.length; j++) {
+                    if (partset[j] === '**') {
+                        partset[j] = '*';
+                    }
+                }
+            }
+        }
+        const { optimizationLevel = 1 } = this.options;
+        if (optimizationLevel >= 2) {
+            // aggressive optimization for the purpose of fs walking
+            globParts = this.firstPhasePreProcess(globParts);
+            globParts = this.secondPhasePreProcess(globParts);
+        }
+        else if (optimizationLevel >= 1) {
+            // just basic optimizations to remove some .. parts
+            globParts = this.levelOneOptimize(globParts);
+        }
+        else {
+            // just collapse multiple ** portions into one
+            globParts = this.adjascentGlobstarOptimize(globParts);
+        }
+        return globParts;
+    }
+    // just get rid of adjascent ** portions
+    adjascentGlobstarOptimize(globParts) {
+        return globParts.map(parts => {
+            let gs = -1;
+            while (-1 !== (gs = parts.indexOf('**', gs + 1))) {
+                let i = gs;
+                while (parts[i + 1] === '**') {
+                    i++;
+                }
+                if (i !== gs) {
+                    parts.splice(gs, i - gs);
+                }
+            }
+            return parts;
+        });
+    }
+    // get rid of adjascent ** and resolve .. portions
+    levelOneOptimize(globParts) {
+        return globParts.map(parts => {
+            // .. can not remove the root of a Windows path
+            const root = this.#rootIndex(parts) + 1;
+            parts = parts.reduce((set, part) => {
+                const prev = set[set.length - 1];
+                if (part === '**' && prev === '**') {
+                    return set;
+                }
+                if (part === '..') {
+                    if (set.length > root &&
+                        prev &&
+                        prev !== '..' &&
+                        prev !== '.' &&
+                        prev !== '**') {
+                        set.pop();
+                        return set;
+                    }
+                }
+                set.push(part);
+                return set;
+            }, []);
+            return parts.length === 0 ? [''] : parts;
+        });
+    }
+    // Check the path against each row before it is split. 'no' if no
+    // row can match, so it does not need to be split. 'yes' if a row of
+    // `**` and one more portion matches. 'maybe' if it must be split to
+    // know. None of this applies with partial, where the path can end
+    // before the row does.
+    //
+    // On Windows, `\` is a separator in the path too, and the portions of
+    // a row up to its drive letter or UNC share are not checked (see
+    // #rootIndex).
+    //
+    // Each string portion of a row must be a portion of the path, so the
+    // path must contain it. Level 2 can only take portions out of the
+    // path, so this is still true then.
+    //
+    // The last portion of a row must match the last portion of the path,
+    // or the one before a trailing `/` (as a/* and a/**/* match a/b/).
+    // This does not apply to rows that end in **, rows that end in a
+    // root, or preserveMultipleSlashes (which can leave more
+    // than one '' at the end). At level 2, it does not apply if that
+    // portion is `.` or `..`, which can be
+    // resolved away. Level 2 only takes other portions out of the
+    // middle of the path.
+    //
+    // A row of `**/x` then matches if the ** can walk the portions
+    // before the one that x matches, the same as #matchGlobstar. At
+    // level 2, this is only known if none of them are `.` or `..`, so
+    // that the path does not change when it is resolved.
+    #canMatch(f) {
+        const sep = !this.isWindows || !f.includes('\\') ? '/'
+            : f.includes('/') ? 'both'
+                : '\\';
+        // the portions that f.split(/\/+/) would end with, and where they
+        // start in f, found when a row needs them. `ends` is 0 until they
+        // are found, then 1, or -1 if they can not be used.
+        let ends = this.#endCheck ? 0 : -1;
+        let last = '';
+        let lastStart = 0;
+        let prev;
+        let prevStart = 0;
+        const dot = !!this.options.dot;
+        // A string compare is cheaper than includes(), and a Matcher test
+        // costs more, so the cheaper check goes first.
+        ROWS: for (let r = 0; r < this.set.length; r++) {
+            const row = this.set[r];
+            const p = row[row.length - 1];
+            let end = ends !== -1 && this.#endRows[r] && p !== GLOBSTAR;
+            if (end && ends === 0) {
+                const i = lastSep(f, f.length, sep);
+                lastStart = i + 1;
+                last = f.slice(lastStart);
+                if (last === '' && i >= 0) {
+                    let j = i;
+                    while (j > 0 && isSep(f.charCodeAt(j - 1), sep))
+                        j--;
+                    prevStart = j === 0 ? 0 : lastSep(f, j - 1, sep) + 1;
+                    prev = f.slice(prevStart, j);
+                }
+                const resolves = this.#level2 &&
+                    (isDots(last) ||
+                        (last === '' && prev !== undefined && isDots(prev)));
+                ends = resolves ? -1 : 1;
+                end = !resolves;
+            }
+            let tailStart = -1;
+            if (end && typeof p === 'string') {
+                tailStart = endIndex(p, last, lastStart, prev, prevStart);
+                if (tailStart === -1)
+                    continue;
+            }
+            if (this.#literalCheck) {
+                for (const l of this.#literals[r]) {
+                    if (!f.includes(l))
+                        continue ROWS;
+                }
+            }
+            if (end && typeof p === 'object') {
+                tailStart = endIndex(p, last, lastStart, prev, prevStart);
+                if (tailStart === -1)
+                    continue;
+            }
+            const shape = this.#shapes[r];
+            if (shape === 'base' && end)
+                return 'yes';
+            if (shape === 'tail' && end) {
+                if (this.#level2 && dotPortion(f, 0, tailStart, true, sep)) {
+                    return 'maybe';
+                }
+                if (!dotPortion(f, 0, tailStart, dot, sep))
+                    return 'yes';
+                continue;
+            }
+            if (shape === 'mid' || shape === 'head') {
+                const m = this.#walk(f, row, shape === 'head', dot, sep);
+                if (m !== 'no')
+                    return m;
+                continue;
+            }
+            return 'maybe';
+        }
+        return 'no';
+    }
+    // Match a row of a known shape against the split path, the same as
+    // #matchGlobstar and #matchGlobStarBodySections do. None of these
+    // rows have a drive letter, so they start at the first portion.
+    #matchShape(file, row, shape) {
+        const dot = !!this.options.dot;
+        const n = file.length;
+        if (shape === 'head') {
+            // x, then at least one portion that ** can walk
+            if (n < 2 || !portionMatch(row[0], file[0])) {
+                return false;
+            }
+            for (let i = 1; i < n; i++)
+                if (!walkable(file[i], dot))
+                    return false;
+            return true;
+        }
+        const x = row[1];
+        if (shape === 'tail') {
+            // x is the last portion, or the one before a trailing ''
+            let t = n - 1;
+            if (!portionMatch(x, file[t])) {
+                if (file[t] !== '' || n === 1 || !portionMatch(x, file[--t])) {
+                    return false;
+                }
+            }
+            for (let i = 0; i < t; i++)
+                if (!walkable(file[i], dot))
+                    return false;
+            return true;
+        }
+        // mid: the first x that ** can walk to, with a portion after it,
+        // and ** can walk all of those
+        for (let k = 0; k < n; k++) {
+            if (portionMatch(x, file[k]) && k + 1 < n) {
+                let i = k + 1;
+                while (i < n && walkable(file[i], dot))
+                    i++;
+                if (i === n)
+                    return true;
+            }
+            if (!walkable(file[k], dot))
+                return false;
+        }
+        return false;
+    }
+    // Match a row of `**/x/**` or `x/**` against the path, the same as
+    // #matchGlobstar and #matchGlobStarBodySections do once it is split.
+    // x must match a portion (the first one, for `x/**`), the ** before
+    // it must be able to walk the portions before that one, and there
+    // must be a portion after it, which the ** after it can walk. At
+    // level 2, this is only known if no portion is `.` or `..`.
+    #walk(f, row, head, dot, sep) {
+        if (this.#level2 && dotPortion(f, 0, f.length, true, sep))
+            return 'maybe';
+        const x = row[head ? 0 : 1];
+        // the last portion has none after it, so it can not be x
+        let s = 0;
+        for (let e = nextSep(f, s, sep); e !== -1; e = nextSep(f, s, sep)) {
+            // the start of the next portion
+            let next = e + 1;
+            while (next < f.length && isSep(f.charCodeAt(next), sep))
+                next++;
+            const hit = typeof x === 'string' ?
+                e - s === x.length && f.startsWith(x, s)
+                : e > s && x.testUnchecked(f.slice(s, e));
+            if (hit && !dotPortion(f, next, f.length, dot, sep))
+                return 'yes';
+            if (head || dotPortion(f, s, next, dot, sep))
+                return 'no';
+            s = next;
+        }
+        return 'no';
+    }
+    // the last split, if it was the same path with the same split
+    // settings
+    #cachedSplit(f) {
+        const last = lastSplit;
+        return (last?.f === f &&
+            last.isWindows === this.isWindows &&
+            last.preserveMultipleSlashes === this.preserveMultipleSlashes &&
+            last.normalize === this.#form) ?
+            last
+            : undefined;
+    }
+    // split a path for match(), and keep the parts for the next call
+    #split(f) {
+        const { isWindows, preserveMultipleSlashes } = this;
+        // windows: need to use /, not \
+        let parts = this.#slashSplit(isWindows ? f.split('\\').join('/') : f);
+        // normalize each portion, so that a char that normalizes to `/`
+        // does not make a new portion
+        const normalize = this.#form;
+        if (normalize)
+            parts = parts.map(p => p.normalize(normalize));
+        lastSplit = {
+            f,
+            isWindows,
+            preserveMultipleSlashes,
+            normalize,
+            parts,
+        };
+        return lastSplit;
+    }
+    // resolve `.` and `..` portions of a path, for level 2
+    #levelTwoFileOptimize(file) {
+        // work on a copy, so that the cached parts do not change
+        const parts = [...file];
+        let didSomething = false;
+        do {
+            didSomething = false;
+            // <pre>/<e>/<rest> -> <pre>/<rest>
+            if (!this.preserveMultipleSlashes) {
+                for (let i = 1; i < parts.length - 1; i++) {
+                    const p = parts[i];
+                    // don't squeeze out UNC patterns
+                    if (i === 1 && p === '' && parts[0] === '')
+                        continue;
+                    if (p === '.' || p === '') {
+                        didSomething = true;
+                        parts.splice(i, 1);
+                        i--;
+                    }
+                }
+                if (parts[0] === '.' &&
+                    parts.length === 2 &&
+                    (parts[1] === '.' || parts[1] === '')) {
+                    didSomething = true;
+                    parts.pop();
+                }
+            }
+            // <pre>/<p>/../<rest> -> <pre>/<rest>
+            // .. can not remove the root of a Windows path
+            const root = this.#rootIndex(parts) + 1;
+            let dd = root;
+            while (-1 !== (dd = parts.indexOf('..', dd + 1))) {
+                const p = parts[dd - 1];
+                if (p && p !== '.' && p !== '..' && p !== '**') {
+                    didSomething = true;
+                    parts.splice(dd - 1, 2);
+                    dd = Math.max(dd - 2, root);
+                }
+            }
+        } while (didSomething);
+        return parts.length === 0 ? [''] : parts;
+    }
+    // First phase: single-pattern processing
+    // <pre> is 1 or more portions
+    // <rest> is 1 or more portions
+    // <p> is any portion other than ., .., '', or **
+    // <e> is . or ''
+    //
+    // **/.. is *brutal* for filesystem walking performance, because
+    // it effectively resets the recursive walk each time it occurs,
+    // and ** cannot be reduced out by a .. pattern part like a regexp
+    // or most strings (other than .., ., and '') can be.
+    //
+    // <pre>/**/../<p>/<p>/<rest> -> {<pre>/../<p>/<p>/<rest>,<pre>/**/<p>/<p>/<rest>}
+    // <pre>/<e>/<rest> -> <pre>/<rest>
+    // <pre>/<p>/../<rest> -> <pre>/<rest>
+    // **/**/<rest> -> **/<rest>
+    //
+    // **/*/<rest> -> */**/<rest> <== not valid because ** doesn't follow
+    // this WOULD be allowed if ** did follow symlinks, or * didn't
+    firstPhasePreProcess(globParts) {
+        // each **/.. split doubles the patterns, and adds a copy of the
+        // whole pattern. Throw if either gets too large. A partial split
+        // would match some paths and not others, depending on which rows
+        // the pass reached first.
+        const { braceExpandMax = DEFAULT_BRACE_EXPAND_MAX } = this.options;
+        let splitCells = 0;
+        const maxSplitCells = 1_000_000;
+        let didSomething = false;
+        do {
+            didSomething = false;
+            // <pre>/**/../<p>/<p>/<rest> -> {<pre>/../<p>/<p>/<rest>,<pre>/**/<p>/<p>/<rest>}
+            for (let parts of globParts) {
+                let gs = -1;
+                while (-1 !== (gs = parts.indexOf('**', gs + 1))) {
+                    let gss = gs;
+                    while (parts[gss + 1] === '**') {
+                        // <pre>/**/**/<rest> -> <pre>/**/<rest>
+                        gss++;
+                    }
+                    // eg, if gs is 2 and gss is 4, that means we have 3 **
+                    // parts, and can remove 2 of them.
+                    if (gss > gs) {
+                        parts.splice(gs + 1, gss - gs);
+                    }
+                    let next = parts[gs + 1];
+                    const p = parts[gs + 2];
+                    const p2 = parts[gs + 3];
+                    if (next !== '..')
+                        continue;
+                    if (!p ||
+                        p === '.' ||
+                        p === '..' ||
+                        !p2 ||
+                        p2 === '.' ||
+                        p2 === '..') {
+                        continue;
+                    }
+                    // Check before changing parts or allocating the new row.
+                    const addedCells = parts.length - 1;
+                    if (globParts.length >= braceExpandMax ||
+                        splitCells + addedCells > maxSplitCells) {
+                        throw new RangeError(`optimizationLevel 2: too many patterns from '**/..'`);
+                    }
+                    didSomething = true;
+                    // edit parts in place, and push the new one
+                    parts.splice(gs, 1);
+                    const other = parts.slice(0);
+                    other[gs] = '**';
+                    splitCells += addedCells;
+                    globParts.push(other);
+                    gs--;
+                }
+                // <pre>/<e>/<rest> -> <pre>/<rest>
+                if (!this.preserveMultipleSlashes) {
+                    for (let i = 1; i < parts.length - 1; i++) {
+                        const p = parts[i];
+                        // don't squeeze out UNC patterns
+                        if (i === 1 && p === '' && parts[0] === '')
+                            continue;
+                        if (p === '.' || p === '') {
+                            didSomething = true;
+                            parts.splice(i, 1);
+                            i--;
+                        }
+                    }
+                    if (parts[0] === '.' &&
+                        parts.length === 2 &&
+                        (parts[1] === '.' || parts[1] === '')) {
+                        didSomething = true;
+                        parts.pop();
+                    }
+                }
+                // <pre>/<p>/../<rest> -> <pre>/<rest>
+                // .. can not remove the root of a Windows path
+                const root = this.#rootIndex(parts) + 1;
+                let dd = root;
+                while (-1 !== (dd = parts.indexOf('..', dd + 1))) {
+                    const p = parts[dd - 1];
+                    if (p && p !== '.' && p !== '..' && p !== '**') {
+                        didSomething = true;
+                        const needDot = dd === 1 && parts[dd + 1] === '**';
+                        const splin = needDot ? ['.'] : [];
+                        parts.splice(dd - 1, 2, ...splin);
+                        if (parts.length === 0)
+                            parts.push('');
+                        dd = Math.max(dd - 2, root);
+                    }
+                }
+            }
+        } while (didSomething);
+        return globParts;
+    }
+    // second phase: multi-pattern dedupes
+    // {<pre>/<rest>,<pre>/<rest>} -> <pre>/<rest>
+    // {<pre>/*/<rest>,<pre>/<p>/<rest>} -> <pre>/*/<rest>
+    secondPhasePreProcess(globParts) {
+        const keys = new Set();
+        const rows = globParts.filter(parts => {
+            const key = parts.join('/');
+            if (keys.has(key))
+                return false;
+            keys.add(key);
+            return true;
+        });
+        // A row is covered by another row that has `*` at some positions,
+        // and is the same at all others. Collect each distinct set of `*`
+        // positions, then look up each row with `*` put at those positions.
+        const stars = new Map();
+        for (const parts of rows) {
+            const s = [];
+            for (let i = 0; i < parts.length; i++) {
+                if (parts[i] === '*')
+                    s.push(i);
+            }
+            if (s.length)
+                stars.set(s.join(','), s);
+        }
+        // Each row is checked against each set of `*` positions, so skip
+        // this if there are too many. The patterns match the same paths
+        // either way.
+        if (!stars.size || rows.length * stars.size > 100_000)
+            return rows;
+        const { dot } = this.options;
+        return rows.filter(parts => {
+            for (const s of stars.values()) {
+                if (s[s.length - 1] >= parts.length)
+                    continue;
+                const c = [...parts];
+                let ok = true;
+                let changed = false;
+                for (const i of s) {
+                    const p = parts[i];
+                    if (p === '*')
+                        continue;
+                    if (!p || p === '**' || (!dot && p.startsWith('.'))) {
+                        ok = false;
+                        break;
+                    }
+                    c[i] = '*';
+                    changed = true;
+                }
+                if (ok && changed && keys.has(c.join('/')))
+                    return false;
+            }
+            return true;
+        });
+    }
+    parseNegate() {
+        if (this.nonegate)
+            return;
+        const pattern = this.pattern;
+        let negate = false;
+        let negateOffset = 0;
+        for (let i = 0; i < pattern.length && pattern.charAt(i) === '!'; i++) {
+            negate = !negate;
+            negateOffset++;
+        }
+        if (negateOffset)
+            this.pattern = pattern.slice(negateOffset);
+        this.negate = negate;
+    }
+    // Match the parts of a path against one row of the set. `resolved`
+    // is the parts after level 2 resolves `.` and `..` in them, or the
+    // same parts below level 2. Set partial to true to test if, for
+    // example, "/a/b" matches the start of "/*/b/*/d". Partial means, if
+    // you run out of file before you run out of pattern, then that's
+    // fine, as long as all the parts match.
+    #matchRow(file, resolved, pattern, partial) {
+        let fileStartIndex = 0;
+        let patternStartIndex = 0;
+        // UNC paths like //?/X:/... can match X:/... and vice versa, and
+        // //?/UNC/host/share/... can match //host/share/... and vice versa.
+        // Drive letters in absolute drive or unc paths, and the host and
+        // share of UNC paths, are always compared case-insensitively.
+        const fh = this.isWindows ? uncHost(resolved) : -1;
+        const ph = fh === -1 ? -1 : uncHost(pattern);
+        if (ph !== -1) {
+            const host = pattern[ph];
+            const share = pattern[ph + 1];
+            if (typeof host !== 'string' || typeof share !== 'string') {
+                // a host or share with magic is matched as usual
+                fileStartIndex = fh;
+                patternStartIndex = ph;
+            }
+            else if (resolved[fh].toLowerCase() === host.toLowerCase() &&
+                resolved[fh + 1].toLowerCase() === share.toLowerCase()) {
+                fileStartIndex = fh + 2;
+                patternStartIndex = ph + 2;
+            }
+        }
+        else if (this.isWindows) {
+            const fileDrive = typeof file[0] === 'string' && /^[a-z]:$/i.test(file[0]);
+            const fileUNC = !fileDrive &&
+                file[0] === '' &&
+                file[1] === '' &&
+                file[2] === '?' &&
+                /^[a-z]:$/i.test(file[3]);
+            const patternDrive = typeof pattern[0] === 'string' && /^[a-z]:$/i.test(pattern[0]);
+            const patternUNC = !patternDrive &&
+                pattern[0] === '' &&
+                pattern[1] === '' &&
+                pattern[2] === '?' &&
+                typeof pattern[3] === 'string' &&
+                /^[a-z]:$/i.test(pattern[3]);
+            const fdi = fileUNC ? 3
+                : fileDrive ? 0
+                    : undefined;
+            const pdi = patternUNC ? 3
+                : patternDrive ? 0
+                    : undefined;
+            if (typeof fdi === 'number' && typeof pdi === 'number') {
+                const [fd, pd] = [
+                    file[fdi],
+                    pattern[pdi],
+                ];
+                // the drives match, so start matching after them
+                if (fd.toLowerCase() === pd.toLowerCase()) {
+                    patternStartIndex = pdi + 1;
+                    fileStartIndex = fdi + 1;
+                }
+            }
+        }
+        // the drive letters are found in the parts before level 2 resolves
+        // them, and the match uses the resolved parts
+        file = resolved;
+        if (pattern.includes(GLOBSTAR)) {
+            return this.#matchGlobstar(file, pattern, partial, fileStartIndex, patternStartIndex);
+        }
+        return this.#matchOne(file, pattern, partial, fileStartIndex, patternStartIndex);
+    }
+    #matchGlobstar(file, pattern, partial, fileIndex, patternIndex) {
+        const { head, body, tail, segments } = this.#getGlobstarParts(pattern, partial, patternIndex);
+        // check the head, from the current file/pattern index.
+        if (head.length) {
+            const headEnd = fileIndex + head.length;
+            if (!this.#matchOne(file, head, partial, fileIndex, 0, headEnd)) {
+                return false;
+            }
+            fileIndex += head.length;
+            patternIndex += head.length;
+        }
+        // now we know the head matches!
+        // if the last portion is not empty, it MUST match the end
+        // check the tail
+        let fileTailMatch = 0;
+        if (tail.length) {
+            // if head + tail > file, then we cannot possibly match
+            if (tail.length + fileIndex > file.length)
+                return false;
+            // try to match the tail
+            let tailStart = file.length - tail.length;
+            if (this.#matchOne(file, tail, partial, tailStart, 0)) {
+                fileTailMatch = tail.length;
+            }
+            else {
+                // affordance for stuff like a/**/* matching a/b/
+                // if the last file portion is '', and there's more to the pattern
+                // then try without the '' bit.
+                if (file[file.length - 1] !== '' ||
+                    fileIndex + tail.length === file.length) {
+                    return false;
+                }
+                tailStart--;
+                if (!this.#matchOne(file, tail, partial, tailStart, 0)) {
+                    return false;
+                }
+                fileTailMatch = tail.length + 1;
+            }
+        }
+        // now we know the tail matches!
+        // the middle is zero or more portions wrapped in **, possibly
+        // containing more ** sections.
+        // so a/**/b/**/c/**/d has become **/b/**/c/**
+        // if it's empty, it means a/**/b, just verify we have no bad dots
+        // if there's no tail, so it ends on /**, then we must have *something*
+        // after the head, or it's not a matc
+        if (!body.length) {
+            let sawSome = !!fileTailMatch;
+            for (let i = fileIndex; i < file.length - fileTailMatch; i++) {
+                const f = String(file[i]);
+                sawSome = true;
+                if (f === '.' ||
+                    f === '..' ||
+                    (!this.options.dot && f.startsWith('.'))) {
+                    return false;
+                }
+            }
+            // in partial mode, we just need to get past all file parts
+            return partial || sawSome;
+        }
+        // now we know that there's one or more body sections, which can
+        // be matched anywhere from the 0 index (because the head was pruned)
+        // through to the length-fileTailMatch index.
+        return !!this.#matchGlobStarBodySections(file, segments, file.length - fileTailMatch, fileIndex, 0, partial, 0, !!fileTailMatch, new Set());
+    }
+    // Split the pattern into head, tail, and middle of ** delimited
+    // parts. The tail has to be at the end, and the others just have to
+    // be found in order from the head. These only depend on the pattern
+    // row, so they are kept for the next path.
+    #getGlobstarParts(pattern, partial, patternIndex) {
+        let byStart = this.#globstarParts.get(pattern);
+        if (!byStart) {
+            byStart = [];
+            this.#globstarParts.set(pattern, byStart);
+        }
+        const key = patternIndex * 2 + (partial ? 1 : 0);
+        const found = byStart[key];
+        if (found)
+            return found;
+        const firstgs = pattern.indexOf(GLOBSTAR, patternIndex);
+        const lastgs = pattern.lastIndexOf(GLOBSTAR);
+        const head = pattern.slice(patternIndex, firstgs);
+        const body = pattern.slice(firstgs + 1, partial ? undefined : lastgs);
+        const tail = partial ? [] : pattern.slice(lastgs + 1);
+        // split the body up into sections, and note the number of
+        // portions that must come after the start of each one
+        const segments = [[[], 0]];
+        let current = segments[0];
+        let nonGsParts = 0;
+        const nonGsPartsSums = [0];
+        for (const b of body) {
+            if (b === GLOBSTAR) {
+                nonGsPartsSums.push(nonGsParts);
+                current = [[], 0];
+                segments.push(current);
+            }
+            else {
+                current[0].push(b);
+                nonGsParts++;
+            }
+        }
+        // the portions in this section and the ones after it
+        segments.forEach((b, i) => {
+            b[1] = nonGsParts - nonGsPartsSums[i];
+        });
+        const parts = { head, body, tail, segments };
+        byStart[key] = parts;
+        return parts;
+    }
+    // return false for "nope, not matching"
+    // return null for "not matching, cannot keep trying"
+    #matchGlobStarBodySections(file, 
+    // pattern section, and the portions that it and the rest need
+    bodySegments, 
+    // the end of the file portions that the body can match
+    fileLength, fileIndex, bodyIndex, partial, globStarDepth, sawTail, 
+    // the places that a walk has already tried, as
+    // bodyIndex * (file.length + 1) + fileIndex. A walk from a place
+    // does the same no matter how it got there, and it only comes back
+    // if it found no match, so a walk that gets to one stops.
+    tried) {
+        // take the first body segment, and walk from fileIndex to its "after"
+        // value at the end
+        // If it doesn't match at that position, we increment, until we hit
+        // that final possible position, and give up.
+        // If it does match, then advance and try to rest.
+        // If any of them fail we keep walking forward.
+        // this is still a bit recursively painful, but it's more constrained
+        // than previous implementations, because we never test something that
+        // can't possibly be a valid matching condition.
+        const bs = bodySegments[bodyIndex];
+        if (!bs) {
+            // with partial, the body is the rest of the pattern, so it
+            // matches if no portions are left, or only the '' of a trailing
+            // / (as a/* matches a/b/). A ** at the end walks them as its own
+            // empty section.
+            if (partial) {
+                return (fileIndex >= fileLength ||
+                    (fileIndex === fileLength - 1 && file[fileIndex] === ''));
+            }
+            // just make sure that there's no bad dots before the tail
+            for (let i = fileIndex; i < fileLength; i++) {
+                sawTail = true;
+                const f = file[i];
+                if (f === '.' ||
+                    f === '..' ||
+                    (!this.options.dot && f.startsWith('.'))) {
+                    return false;
+                }
+            }
+            return sawTail;
+        }
+        // have a non-globstar body section to test, up to the last index
+        // where it can start
+        const [body, need] = bs;
+        // with partial, the path can end before the body does
+        const after = partial ? fileLength : fileLength - need;
+        while (fileIndex <= after) {
+            const key = bodyIndex * (file.length + 1) + fileIndex;
+            if (tried.has(key))
+                return false;
+            tried.add(key);
+            const m = this.#matchOne(file, body, partial, fileIndex, 0, fileIndex + body.length);
+            // if limit exceeded, no match. intentional false negative,
+            // acceptable break in correctness for security.
+            if (m && globStarDepth < this.maxGlobstarRecursion) {
+                // match! see if the rest match. if so, we're done!
+                const sub = this.#matchGlobStarBodySections(file, bodySegments, fileLength, fileIndex + body.length, bodyIndex + 1, partial, globStarDepth + 1, sawTail, tried);
+                if (sub !== false) {
+                    return sub;
+                }
+            }
+            // the ** does not walk past the last place the body can start
+            if (fileIndex === after)
+                break;
+            const f = file[fileIndex];
+            if (f === '.' ||
+                f === '..' ||
+                (!this.options.dot && f.startsWith('.'))) {
+                return false;
+            }
+            fileIndex++;
+        }
+        // walked off. no point continuing
+        return partial || null;
+    }
+    #matchOne(file, pattern, partial, fileIndex, patternIndex, 
+    // only match the file portions before this index
+    fileEnd = file.length) {
+        let fi;
+        let pi;
+        let pl;
+        let fl;
+        for (fi = fileIndex,
+            pi = patternIndex,
+            fl = Math.min(fileEnd, file.length),
+            pl = pattern.length; fi < fl && pi < pl; fi++, pi++) {
+            let p = pattern[pi];
+            let f = file[fi];
+            // should be impossible.
+            /* c8 ignore start */
+            if (p === false || p === GLOBSTAR) {
+                return false;
+            }
+            /* c8 ignore stop */
+            // something other than **
+            // non-magic patterns just have to match exactly
+            // patterns with magic have been turned into Matchers.
+            if (!portionMatch(p, f))
+                return false;
+        }
+        // Note: ending in / means that we'll get a final ""
+        // at the end of the pattern.  This can only match a
+        // corresponding "" at the end of the file.
+        // If the file ends in /, then it can only match a
+        // a pattern that ends in /, unless the pattern just
+        // doesn't have any more for it. But, a/b/ should *not*
+        // match "a/b/*", even though * can match "", except in
+        // partial mode, where it might simply not be reached yet.
+        // However, a/b/ should still satisfy a/*
+        // now either we fell off the end of the pattern, or we're done.
+        if (fi === fl && pi === pl) {
+            // ran out of pattern and filename at the same time.
+            // an exact hit!
+            return true;
+        }
+        else if (fi === fl) {
+            // ran out of file, but still had pattern left.
+            // this is ok if we're doing the match as part of
+            // a glob fs traversal.
+            return partial;
+        }
+        else if (pi === pl) {
+            // ran out of pattern, still have file left.
+            // this is only acceptable if we're on the very last
+            // empty segment of a file with a trailing slash.
+            // a/* should match a/b/
+            return fi === fl - 1 && file[fi] === '';
+            /* c8 ignore start */
+        }
+        else {
+            // should be unreachable.
+            throw new Error('wtf?');
+        }
+        /* c8 ignore stop */
+    }
+    braceExpand() {
+        return braceExpand(this.pattern, this.options);
+    }
+    // Expand braces, except numeric ranges such as {0..999} with at
+    // least RANGE_MIN values. Each of those stays in its pattern as
+    // `<mark>0..999<mark>`, for the Matcher to test. If a range might
+    // be inside a [...] class, expand all of them instead.
+    #expandBraces() {
+        const { pattern } = this;
+        if (this.options.nobrace)
+            return this.braceExpand();
+        let code = 0xe000;
+        while (pattern.includes(String.fromCharCode(code))) {
+            if (++code > 0xf8ff)
+                return this.braceExpand();
+        }
+        const mark = String.fromCharCode(code);
+        let found = false;
+        const marked = pattern.replace(rangeRe, (m, lo, hi) => {
+            const a = Number(lo);
+            const b = Number(hi);
+            if (!Number.isSafeInteger(a) ||
+                !Number.isSafeInteger(b) ||
+                Math.abs(a - b) + 1 < RANGE_MIN) {
+                return m;
+            }
+            found = true;
+            return `${mark}${lo}..${hi}${mark}`;
+        });
+        if (!found)
+            return this.braceExpand();
+        const set = braceExpand(marked, this.options);
+        for (const p of set) {
+            for (const portion of p.split('/')) {
+                const c = portion.indexOf('[');
+                if (c !== -1 && c < portion.lastIndexOf(mark)) {
+                    return this.braceExpand();
+                }
+                if (!this.options.noext && inRepeatOrNegExt(portion, mark)) {
+                    return this.braceExpand();
+                }
+            }
+        }
+        this.#rangeMark = mark;
+        return set;
+    }
+    parse(pattern) {
+        assertValidPattern(pattern);
+        const options = this.options;
+        // shortcuts
+        if (pattern === '**')
+            return GLOBSTAR;
+        if (pattern === '')
+            return '';
+        const { nocase, nocaseMagicOnly, noext = false, dot, normalize, } = options;
+        const rangeMark = this.#rangeMark;
+        const lit = rangeMark && pattern.includes(rangeMark) ?
+            undefined
+            : literal(pattern, noext);
+        // in nocase mode, a literal with cased chars still needs a
+        // Matcher, unless nocaseMagicOnly is set.
+        if (lit !== undefined &&
+            !(nocase &&
+                !nocaseMagicOnly &&
+                pattern.toUpperCase() !== pattern.toLowerCase())) {
+            return this.#norm(lit);
+        }
+        if (this.#pending)
+            return PENDING;
+        let m = this.#matchers.get(pattern);
+        if (!m) {
+            if (!noext)
+                assertValidExtglobs(pattern);
+            m = new Matcher(pattern, {
+                nocase,
+                noext,
+                dot,
+                normalize,
+                ...(rangeMark && { rangeMark }),
+            });
+            this.#matchers.set(pattern, m);
+        }
+        return m;
+    }
+    #slashSplit(p) {
+        // if p starts with // on windows, we preserve that
+        // so that UNC paths aren't broken.  Otherwise, any number of
+        // / characters are coalesced into one, unless
+        // preserveMultipleSlashes is set to true.
+        if (this.preserveMultipleSlashes) {
+            return p.split('/');
+        }
+        else if (this.isWindows && /^\/\/[^/]+/.test(p)) {
+            // add an extra '' for the one we lose
+            return ['', ...p.split(/\/+/)];
+        }
+        else {
+            return p.split(/\/+/);
+        }
+    }
+    match(f, partial = this.partial) {
+        // short-circuit in the case of busted things.
+        // comments, etc.
+        if (this.comment) {
+            return false;
+        }
+        if (this.empty) {
+            return f === '';
+        }
+        if (f === '/' && partial) {
+            return true;
+        }
+        const options = this.options;
+        // treat the test path as a set of pathparts. If it was not just
+        // split or checked, check that it can match before splitting it.
+        let split = this.#cachedSplit(f);
+        if (!split) {
+            // the checks look at the path as given, so not if it is
+            // normalized
+            if (!partial &&
+                !this.#form &&
+                (this.#endCheck || this.#literalCheck) &&
+                lastChecked !== f) {
+                lastChecked = f;
+                const can = this.#canMatch(f);
+                if (can === 'no')
+                    return options.flipNegate ? false : this.negate;
+                if (can === 'yes')
+                    return options.flipNegate ? true : !this.negate;
+            }
+            split = this.#split(f);
+        }
+        const ff = split.parts;
+        // the parts after level 2 resolves them, kept for the next pattern
+        // that tests the same path
+        const resolved = this.#level2 ?
+            (split.resolved ??= this.#levelTwoFileOptimize(ff))
+            : ff;
+        // just ONE of the pattern sets in this.set needs to match
+        // in order for it to be valid.  If negating, then just one
+        // match means that we have failed.
+        // Either way, return on the first hit.
+        const set = this.set;
+        // Find the basename of the path by looking for the last non-empty segment
+        let filename = ff[ff.length - 1];
+        if (!filename) {
+            for (let i = ff.length - 2; !filename && i >= 0; i--) {
+                filename = ff[i];
+            }
+        }
+        for (let r = 0; r < set.length; r++) {
+            const pattern = set[r];
+            const shape = partial ? undefined : this.#shapes[r];
+            // level 2 does not change a path of one portion
+            const hit = shape === 'base' ?
+                portionMatch(pattern[0], filename)
+                : shape ? this.#matchShape(resolved, pattern, shape)
+                    : options.matchBase && pattern.length === 1 ?
+                        this.#matchRow([filename], [filename], pattern, partial)
+                        : this.#matchRow(ff, resolved, pattern, partial);
+            if (hit) {
+                if (options.flipNegate) {
+                    return true;
+                }
+                return !this.negate;
+            }
+        }
+        // didn't get any hits.  this is success if it's a negative
+        // pattern, failure otherwise.
+        if (options.flipNegate) {
+            return false;
+        }
+        return this.negate;
+    }
+    static defaults(def) {
+        return minimatch.defaults(def).Minimatch;
+    }
+}
+/* c8 ignore start */
+
+
+/* c8 ignore stop */
+minimatch.Minimatch = Minimatch;
+minimatch.escape = escape_escape;
+minimatch.unescape = unescape_unescape;
+//# sourceMappingURL=index.js.map
+;// CONCATENATED MODULE: ./.build/src/core/glob.js
+
+const OPTIONS = { dot: true, nocase: false, matchBase: false, nonegate: true, nocomment: true };
+const glob_cache = /* @__PURE__ */ new Map();
+function compiled(pattern) {
+  let m = glob_cache.get(pattern);
+  if (!m) {
+    m = new Minimatch(pattern, OPTIONS);
+    glob_cache.set(pattern, m);
+  }
+  return m;
+}
+function globProblem(pattern) {
+  if (!pattern.trim()) return "a glob cannot be empty";
+  if (pattern.startsWith("/")) return `"${pattern}" is absolute: globs are relative to the repository root (drop the leading /)`;
+  if (pattern.startsWith("!")) return `"${pattern}" is a negation: put the pattern in never: instead`;
+  if (pattern.split("/").includes("..")) return `"${pattern}" climbs out of the repository with ..`;
+  if (pattern.startsWith("./")) return `"${pattern}" starts with ./: globs are already relative to the repository root (drop the ./)`;
+  if (pattern.endsWith("/")) return `"${pattern}" ends with /: it matches no file; write ${pattern}** for everything under it`;
+  let depth = 0;
+  let braces = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i];
+    if (ch === "\\") {
+      i++;
+      continue;
+    }
+    if (ch === "[") depth++;
+    if (ch === "]") depth = Math.max(0, depth - 1);
+    if (ch === "{") braces++;
+    if (ch === "}") braces--;
+  }
+  if (depth !== 0) return `"${pattern}" has an unclosed [`;
+  if (braces !== 0) return `"${pattern}" has unbalanced { }`;
+  const m = new Minimatch(pattern, OPTIONS);
+  if (m.set.length === 0) return `"${pattern}" is not a valid glob`;
+  return void 0;
+}
+function matchesGlob(path, pattern) {
+  return compiled(pattern).match(path);
+}
+function matchesAny(path, patterns) {
+  for (const p of patterns) if (compiled(p).match(path)) return true;
+  return false;
+}
+const MAGIC = /[*?[\]{}()!+@]/;
+function segmentsOverlap(a, b) {
+  const aMagic = MAGIC.test(a);
+  const bMagic = MAGIC.test(b);
+  if (!aMagic && !bMagic) return a === b;
+  if (!aMagic) return minimatch(a, b, OPTIONS);
+  if (!bMagic) return minimatch(b, a, OPTIONS);
+  const pre = (s) => s.slice(0, s.search(MAGIC));
+  const post = (s) => {
+    const m = /[*?[\]{}()!+@]([^*?[\]{}()!+@]*)$/.exec(s);
+    return m ? m[1] : "";
+  };
+  const [pa, pb] = [pre(a), pre(b)];
+  const [sa, sb] = [post(a), post(b)];
+  return (pa.startsWith(pb) || pb.startsWith(pa)) && (sa.endsWith(sb) || sb.endsWith(sa));
+}
+function overlapFrom(a, i, b, j, memo) {
+  const key = `${i},${j}`;
+  const hit = memo.get(key);
+  if (hit !== void 0) return hit;
+  let out;
+  if (i === a.length && j === b.length) out = true;
+  else if (i < a.length && a[i] === "**") out = overlapFrom(a, i + 1, b, j, memo) || j < b.length && overlapFrom(a, i, b, j + 1, memo);
+  else if (j < b.length && b[j] === "**") out = overlapFrom(a, i, b, j + 1, memo) || i < a.length && overlapFrom(a, i + 1, b, j, memo);
+  else if (i === a.length || j === b.length) out = false;
+  else out = segmentsOverlap(a[i], b[j]) && overlapFrom(a, i + 1, b, j + 1, memo);
+  memo.set(key, out);
+  return out;
+}
+function glob_expand(pattern) {
+  return pattern.includes("{") ? minimatch.braceExpand(pattern) : [pattern];
+}
+function globsOverlap(a, b) {
+  for (const x of glob_expand(a)) {
+    for (const y of glob_expand(b)) {
+      if (overlapFrom(x.split("/").filter(Boolean), 0, y.split("/").filter(Boolean), 0, /* @__PURE__ */ new Map())) return true;
+    }
+  }
+  return false;
+}
+function scopesOverlap(a, b) {
+  const as = a.length ? a : ["**"];
+  const bs = b.length ? b : ["**"];
+  for (const x of as) for (const y of bs) if (globsOverlap(x, y)) return [x, y];
+  return void 0;
+}
+
+
+
+/***/ }),
+
+/***/ 1827:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Df: () => (/* binding */ MAX_FLEET_JSON_BYTES),
+/* harmony export */   nF: () => (/* binding */ MAX_FLEET_FILE_BYTES),
+/* harmony export */   pf: () => (/* binding */ MAX_TARGETS_FILE_BYTES),
+/* harmony export */   z3: () => (/* binding */ formatBytes)
+/* harmony export */ });
+const MiB = 1024 * 1024;
+const MAX_FLEET_FILE_BYTES = 1 * MiB;
+const MAX_TARGETS_FILE_BYTES = 4 * MiB;
+const MAX_FLEET_JSON_BYTES = 64 * MiB;
+function formatBytes(n) {
+  if (n < 1024) return `${n} bytes`;
+  if (n < MiB) return `${(n / 1024).toFixed(n % 1024 === 0 ? 0 : 1)} KiB`;
+  return `${(n / MiB).toFixed(n % MiB === 0 ? 0 : 1)} MiB`;
+}
+
+
+
+/***/ }),
+
+/***/ 9626:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   H9: () => (/* binding */ mergeLaneRecords),
+/* harmony export */   Mc: () => (/* binding */ initManifest),
+/* harmony export */   Qx: () => (/* binding */ isDraft),
+/* harmony export */   U$: () => (/* binding */ needsAction),
+/* harmony export */   eV: () => (/* binding */ finalizeManifest),
+/* harmony export */   eh: () => (/* binding */ summarize),
+/* harmony export */   o8: () => (/* binding */ durationSeconds)
+/* harmony export */ });
+/* unused harmony exports applyLaneRecord, compareIds, parseTime, resumableLanes */
+/* harmony import */ var _model_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(754);
+
+function compareIds(a, b) {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+function byWaveThenLane(a, b) {
+  const wa = a.wave ?? Number.POSITIVE_INFINITY;
+  const wb = b.wave ?? Number.POSITIVE_INFINITY;
+  if (wa !== wb) return wa < wb ? -1 : 1;
+  return compareIds(a.lane, b.lane);
+}
+function initManifest(init) {
+  const lanes = [];
+  for (const l of init.lanes) {
+    lanes.push((0,_model_js__WEBPACK_IMPORTED_MODULE_0__/* .newLaneRecord */ .Y_)({ repo: l.repo, lane: l.lane, wave: l.wave, branch: l.branch, depends_on: [...l.depends_on] }));
+  }
+  for (const s of init.skipped) {
+    lanes.push({
+      ...(0,_model_js__WEBPACK_IMPORTED_MODULE_0__/* .newLaneRecord */ .Y_)({ repo: s.repo, lane: s.lane, wave: null, branch: null, depends_on: [...s.depends_on] }),
+      status: "skipped",
+      phase: "skipped",
+      error: { class: "dependency-failed", message: s.reason }
+    });
+  }
+  for (const x of init.excluded) {
+    lanes.push({
+      ...(0,_model_js__WEBPACK_IMPORTED_MODULE_0__/* .newLaneRecord */ .Y_)({ repo: x.repo, lane: x.lane, wave: null, branch: null, depends_on: [] }),
+      status: "excluded",
+      phase: "excluded",
+      error: { class: "excluded", message: x.detail ? `${x.reason}: ${x.detail}` : x.reason }
+    });
+  }
+  const seen = /* @__PURE__ */ new Set();
+  for (const l of lanes) {
+    if (seen.has(l.lane)) throw new Error(`duplicate lane id "${l.lane}" (repo ${l.repo}): every lane, skipped and excluded target needs its own id`);
+    seen.add(l.lane);
+  }
+  lanes.sort(byWaveThenLane);
+  return {
+    schema_version: _model_js__WEBPACK_IMPORTED_MODULE_0__/* .SCHEMA_VERSION */ .f$,
+    fleet_id: init.fleet_id,
+    name: init.name,
+    forge: init.forge,
+    started_at: init.started_at,
+    ended_at: null,
+    directive: init.directive,
+    max_parallel: init.max_parallel,
+    max_retries: init.max_retries,
+    checkpoint: init.checkpoint,
+    merge_policy: init.merge_policy,
+    dry_run: init.dry_run,
+    waves: init.waves,
+    contention: init.contention,
+    excluded: init.excluded,
+    lanes,
+    summary: summarize(lanes, init.started_at, null)
+  };
+}
+function parseTime(s) {
+  if (s == null) return null;
+  const t = Date.parse(s);
+  return Number.isNaN(t) ? null : t;
+}
+function isStale(incoming, current) {
+  if (current.updated_at == null) return false;
+  if (incoming.updated_at == null) return true;
+  const a = parseTime(incoming.updated_at);
+  const b = parseTime(current.updated_at);
+  if (a != null && b != null) return a < b;
+  return incoming.updated_at < current.updated_at;
+}
+function unknownLane(lane, fleet_id) {
+  return new Error(`unknown lane "${lane}": fleet ${fleet_id} has no lane with that id`);
+}
+function applyLaneRecord(m, rec) {
+  return mergeLaneRecords(m, [rec]);
+}
+function mergeLaneRecords(m, recs) {
+  const index = /* @__PURE__ */ new Map();
+  m.lanes.forEach((l, i) => index.set(l.lane, i));
+  const unknownSet = /* @__PURE__ */ new Set();
+  for (const r of recs) if (!index.has(r.lane)) unknownSet.add(r.lane);
+  const unknown = [...unknownSet];
+  if (unknown.length === 1) throw unknownLane(unknown[0], m.fleet_id);
+  if (unknown.length > 1) {
+    const shown = unknown.slice(0, 10).map((l) => `"${l}"`).join(", ");
+    const more = unknown.length > 10 ? ` and ${unknown.length - 10} more` : "";
+    throw new Error(`unknown lanes ${shown}${more}: fleet ${m.fleet_id} has no lanes with those ids`);
+  }
+  const lanes = m.lanes.slice();
+  for (const r of recs) {
+    const i = index.get(r.lane);
+    if (!isStale(r, lanes[i])) lanes[i] = r;
+  }
+  return { ...m, lanes, summary: summarize(lanes, m.started_at, m.ended_at) };
+}
+function durationSeconds(started_at, ended_at) {
+  const a = parseTime(started_at);
+  const b = parseTime(ended_at);
+  if (a == null || b == null) return null;
+  return Math.max(0, Math.floor((b - a) / 1e3));
+}
+function summarize(lanes, started_at, ended_at) {
+  const s = {
+    total: lanes.length,
+    completed: 0,
+    no_op: 0,
+    failed: 0,
+    skipped: 0,
+    excluded: 0,
+    unchanged: 0,
+    queued: 0,
+    running: 0,
+    merged: 0,
+    draft: 0,
+    retries: 0,
+    duration_seconds: durationSeconds(started_at, ended_at)
+  };
+  for (const l of lanes) {
+    s[l.status]++;
+    if (l.phase === "no-op") s.no_op++;
+    if (l.merge_status === "merged") s.merged++;
+    if (isDraft(l)) s.draft++;
+    s.retries += l.retry_count;
+  }
+  return s;
+}
+function isDraft(l) {
+  return l.merge_status === "draft" || l.phase === "draft";
+}
+function finalizeManifest(m, ended_at) {
+  return { ...m, ended_at, summary: summarize(m.lanes, m.started_at, ended_at) };
+}
+function needsAction(m) {
+  return m.lanes.filter((l) => l.status === "failed" || isDraft(l)).sort((a, b) => compareIds(a.lane, b.lane));
+}
+function resumableLanes(m) {
+  return m.lanes.filter((l) => l.status !== "completed" && l.status !== "excluded").map((l) => l.lane).sort(compareIds);
+}
+
+
+
+/***/ }),
+
+/***/ 9982:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   MZ: () => (/* binding */ codeCell),
+/* harmony export */   SS: () => (/* binding */ codeSpan),
+/* harmony export */   TN: () => (/* binding */ oneLine),
+/* harmony export */   UY: () => (/* binding */ pathSpan),
+/* harmony export */   _b: () => (/* binding */ mermaidLabel),
+/* harmony export */   kq: () => (/* binding */ escapeCell)
+/* harmony export */ });
+/* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9112);
+
+const INVISIBLE = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+function oneLine(s) {
+  return s.replace(INVISIBLE, "").replace(/\s+/g, " ").trim();
+}
+function escapeCell(s) {
+  return oneLine(s).replace(/\\(?=[!-/:-@[-`{-~]|$)/g, "\\\\").replace(/&(?=#?[A-Za-z0-9]+;)/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[|`*[\]$~_]/g, (c) => `\\${c}`);
+}
+function codeSpan(s) {
+  const t = oneLine(s);
+  if (t === "") return "\u2014";
+  let longest = 0;
+  for (const run of t.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const fence2 = "`".repeat(longest + 1);
+  const pad = t.startsWith("`") || t.endsWith("`") ? " " : "";
+  return `${fence2}${pad}${t}${pad}${fence2}`;
+}
+function codeCell(s) {
+  return codeSpan(s).replace(/\|/g, "\\|");
+}
+function mermaidLabel(s) {
+  return oneLine(s).replace(/[#&"<>`\\]/g, (c) => `#${c.charCodeAt(0)};`);
+}
+function fence(t) {
+  let longest = 0;
+  for (const run of t.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const ticks = "`".repeat(longest + 1);
+  const pad = t.startsWith("`") || t.endsWith("`") || t.startsWith(" ") && t.endsWith(" ") ? " " : "";
+  return `${ticks}${pad}${t}${pad}${ticks}`;
+}
+function pathSpan(path) {
+  return path === "" ? "\u2014" : fence((0,_text_js__WEBPACK_IMPORTED_MODULE_0__/* .displayPath */ .Gt)(path));
+}
+
+
+
+/***/ }),
+
+/***/ 754:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   O$: () => (/* binding */ LaneResult),
+/* harmony export */   Y_: () => (/* binding */ newLaneRecord),
+/* harmony export */   _8: () => (/* binding */ Manifest),
+/* harmony export */   f$: () => (/* binding */ SCHEMA_VERSION),
+/* harmony export */   ff: () => (/* binding */ TERMINAL)
+/* harmony export */ });
+/* unused harmony exports Attempt, ChainRun, CiConclusion, ContentionEntry, ErrorClass, Evidence, Exclusion, LaneError, LanePhase, LaneRecord, LaneStatus, MergeStatus, Shard, Summary, Timings, Wave, emptyEvidence, emptyTimings */
+/* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8816);
+
+const SCHEMA_VERSION = "1.1.0";
+const LaneStatus = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["queued", "running", "completed", "failed", "skipped", "excluded", "unchanged"]);
+const TERMINAL = /* @__PURE__ */ new Set(["completed", "failed", "skipped", "excluded", "unchanged"]);
+const LanePhase = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n([
+  "queued",
+  "waiting",
+  "cloning",
+  "running",
+  "checking",
+  "committing",
+  "pushing",
+  "pr",
+  "ci",
+  "merging",
+  "pushed",
+  "dry-run",
+  "pr-open",
+  "merged",
+  "draft",
+  "no-op",
+  "failed",
+  "skipped",
+  "excluded",
+  "unchanged"
+]);
+const ErrorClass = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n([
+  "invalid-input",
+  "clone-failed",
+  "directive-failed",
+  "directive-timeout",
+  "check-failed",
+  "fence-violation",
+  "workspace-corrupted",
+  "push-rejected",
+  "pr-failed",
+  "ci-failed",
+  "code-review-needed",
+  "merge-blocked",
+  "checkpoint-unmet",
+  "dependency-failed",
+  "unverified",
+  "lane-crashed",
+  "no-result",
+  "cancelled",
+  "excluded"
+]);
+const LaneError = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ class: ErrorClass, message: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP() });
+const MergeStatus = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["not-requested", "pending", "merged", "draft", "blocked", "failed"]);
+const CiConclusion = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["success", "failure", "pending", "neutral", "cancelled", "timed_out", "skipped", "none"]);
+const Attempt = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  n: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(1),
+  started_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  duration_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0),
+  exit_code: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().nullable(),
+  signal: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  timed_out: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY(),
+  failed_step: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["directive", "check", "fence", "ci"]).nullable(),
+  log: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("Path of this attempt's log, relative to the fleet workspace.")
+});
+const Evidence = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  verified_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  verified_by: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("local-git or github"),
+  branch_head: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("The commit the remote branch points at, read from the forge."),
+  head_matches: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().nullable(),
+  files_match: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().nullable(),
+  fence_ok: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().nullable(),
+  patch: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("Path of the lane patch, relative to the fleet workspace."),
+  notes: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP())
+});
+const Timings = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  wait_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable().describe("Time spent waiting for a slot in the concurrency budget."),
+  clone_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable(),
+  directive_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable(),
+  checks_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable(),
+  commit_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable(),
+  push_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable(),
+  total_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable()
+});
+const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).nullable(),
+  status: LaneStatus,
+  phase: LanePhase,
+  started_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  updated_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  ended_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  branch: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  base_branch: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  base_commit: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  commit: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  changed_files: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()),
+  pr_url: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  pr_number: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().nullable(),
+  ci_conclusion: CiConclusion.nullable(),
+  merge_status: MergeStatus.nullable(),
+  retry_count: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
+  attempts: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(Attempt),
+  error: LaneError.nullable(),
+  depends_on: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()),
+  routing: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).nullable().describe("Personas selected for this lane, when an agent runs it."),
+  log: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("Path of the lane's last log, relative to the fleet workspace."),
+  evidence: Evidence,
+  timings: Timings,
+  isolation: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ kind: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["pid-namespace", "none"]), detail: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP() }).nullable().optional().describe("How the lane's directive and checks were kept from seeing Fleet's processes (pid-namespace), or why they were not (none)."),
+  digest: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().optional().describe("sha256 of everything that decides the lane's result (directive, command, checks, the fleet-file fields that matter, Fleet's version): with base_commit, what an incremental sweep compares."),
+  unchanged_since: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().optional().describe("For an unchanged lane: the fleet id of the run whose outcome it carries forward (the last run that really ran it).")
+});
+const LaneResult = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  schema_version: zod__WEBPACK_IMPORTED_MODULE_0__/* .literal */ .euz(SCHEMA_VERSION),
+  fleet_id: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  lane: LaneRecord
+});
+const ContentionEntry = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  wanted_wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
+  wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
+  because_of: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("The lane whose scope or exclusivity pushed this one."),
+  reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()
+});
+const Exclusion = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe(
+    "A reason code: not-found, not-a-repository, empty, unreachable, no-base-branch, no-default-branch, archived, disabled, fork, no-push-permission, forbidden, not-a-github-repository, excluded-by-pattern, excluded-by-config, or the reason written in exclude:"
+  ),
+  detail: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable()
+});
+const Shard = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  id: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("w<wave>-s<index>, unique in the fleet"),
+  wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
+  lanes: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP())
+});
+const Wave = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  index: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
+  lanes: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()),
+  exclusive: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY(),
+  shards: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(Shard),
+  parallel: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).describe("Shards run at once (the matrix max-parallel).")
+});
+const Summary = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  total: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  completed: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().describe("Lanes with status completed, no-ops included."),
+  no_op: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  failed: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  skipped: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  excluded: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  unchanged: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().describe("Lanes an incremental sweep did not run: base commit and digest as at their last completed outcome."),
+  queued: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  running: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  merged: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  draft: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  retries: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  duration_seconds: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable()
+});
+const ChainRun = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  run_id: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  url: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  first_wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
+  last_wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).describe("Inclusive.")
+});
+const Manifest = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  $schema: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional(),
+  schema_version: zod__WEBPACK_IMPORTED_MODULE_0__/* .literal */ .euz(SCHEMA_VERSION),
+  fleet_id: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  name: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  forge: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["local", "github"]),
+  started_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  ended_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  directive: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  max_parallel: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  max_retries: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
+  checkpoint: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["pushed", "green", "merged"]),
+  merge_policy: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["never", "when-green"]),
+  dry_run: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY(),
+  waves: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(Wave),
+  contention: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ContentionEntry),
+  excluded: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(Exclusion),
+  lanes: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(LaneRecord),
+  summary: Summary,
+  runs: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ChainRun).optional().describe("On GitHub Actions, the workflow runs the fleet ran in, in order: more than one when its DAG is deeper than the workflow has wave jobs.")
+});
+function emptyEvidence() {
+  return { verified_at: null, verified_by: null, branch_head: null, head_matches: null, files_match: null, fence_ok: null, patch: null, notes: [] };
+}
+function emptyTimings() {
+  return { wait_ms: null, clone_ms: null, directive_ms: null, checks_ms: null, commit_ms: null, push_ms: null, total_ms: null };
+}
+function newLaneRecord(init) {
+  return {
+    repo: init.repo,
+    lane: init.lane,
+    wave: init.wave,
+    status: "queued",
+    phase: "queued",
+    started_at: null,
+    updated_at: null,
+    ended_at: null,
+    branch: init.branch,
+    base_branch: null,
+    base_commit: null,
+    commit: null,
+    changed_files: [],
+    pr_url: null,
+    pr_number: null,
+    ci_conclusion: null,
+    merge_status: null,
+    retry_count: 0,
+    attempts: [],
+    error: null,
+    depends_on: init.depends_on,
+    routing: null,
+    log: null,
+    evidence: emptyEvidence(),
+    timings: emptyTimings()
+  };
+}
+
+
+
+/***/ }),
+
+/***/ 1884:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Gg: () => (/* binding */ buildPlan),
+/* harmony export */   o4: () => (/* binding */ shardWave),
+/* harmony export */   p4: () => (/* binding */ findCycles)
+/* harmony export */ });
+/* unused harmony exports MAX_SHARDS, dependentsOf, findCycle */
+/* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9092);
+
+const MAX_SHARDS = 256;
+const MAX_CYCLES_PER_COMPONENT = 10;
+const MAX_CYCLE_PROBLEMS = 50;
+function byString(a, b) {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+function adjacency(lanes) {
+  const ids = [...new Set(lanes.map((l) => l.id))].sort(byString);
+  const index = /* @__PURE__ */ new Map();
+  ids.forEach((id, i) => index.set(id, i));
+  const sets = ids.map(() => /* @__PURE__ */ new Set());
+  for (const l of lanes) {
+    const from = index.get(l.id);
+    for (const d of l.depends_on) {
+      const to = index.get(d);
+      if (to !== void 0) sets[from].add(to);
+    }
+  }
+  const deps = sets.map((s) => [...s].sort((a, b) => a - b));
+  return { ids, index, deps };
+}
+function stronglyConnected(deps) {
+  const n = deps.length;
+  const order = new Int32Array(n).fill(-1);
+  const low = new Int32Array(n);
+  const onStack = new Uint8Array(n);
+  const stack = [];
+  const components = [];
+  let counter = 0;
+  const callNode = [];
+  const callEdge = [];
+  for (let root = 0; root < n; root++) {
+    if (order[root] !== -1) continue;
+    callNode.push(root);
+    callEdge.push(0);
+    order[root] = low[root] = counter++;
+    stack.push(root);
+    onStack[root] = 1;
+    while (callNode.length) {
+      const top = callNode.length - 1;
+      const v = callNode[top];
+      const edges = deps[v];
+      const e = callEdge[top];
+      if (e < edges.length) {
+        callEdge[top] = e + 1;
+        const w = edges[e];
+        if (order[w] === -1) {
+          order[w] = low[w] = counter++;
+          stack.push(w);
+          onStack[w] = 1;
+          callNode.push(w);
+          callEdge.push(0);
+        } else if (onStack[w]) {
+          low[v] = Math.min(low[v], order[w]);
+        }
+        continue;
+      }
+      callNode.pop();
+      callEdge.pop();
+      if (callNode.length) {
+        const parent = callNode[callNode.length - 1];
+        low[parent] = Math.min(low[parent], low[v]);
+      }
+      if (low[v] === order[v]) {
+        const component = [];
+        let w;
+        do {
+          w = stack.pop();
+          onStack[w] = 0;
+          component.push(w);
+        } while (w !== v);
+        components.push(component);
+      }
+    }
+  }
+  return components;
+}
+function shortestCycleThrough(start, deps, within) {
+  const parent = /* @__PURE__ */ new Map();
+  const queue = [start];
+  for (let head = 0; head < queue.length; head++) {
+    const v = queue[head];
+    for (const w of deps[v]) {
+      if (!within.has(w)) continue;
+      if (w === start) {
+        const path = [start];
+        for (let x = v; x !== start; x = parent.get(x)) path.push(x);
+        path.push(start);
+        return [start, ...path.slice(1, -1).reverse(), start];
+      }
+      if (!parent.has(w)) {
+        parent.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  return void 0;
+}
+function findCycles(lanes, limit = Number.POSITIVE_INFINITY) {
+  const { ids, deps } = adjacency(lanes);
+  const components = stronglyConnected(deps).filter((c) => c.length > 1 || deps[c[0]].includes(c[0])).map((c) => c.sort((a, b) => a - b)).sort((a, b) => a[0] - b[0]);
+  const cycles = [];
+  for (const component of components) {
+    const within = new Set(component);
+    const covered = /* @__PURE__ */ new Set();
+    let found = 0;
+    for (const v of component) {
+      if (covered.has(v)) continue;
+      if (found >= MAX_CYCLES_PER_COMPONENT || cycles.length >= limit) break;
+      const cycle = shortestCycleThrough(v, deps, within);
+      if (!cycle) continue;
+      const body = cycle.slice(0, -1);
+      let min = 0;
+      for (let i = 1; i < body.length; i++) if (body[i] < body[min]) min = i;
+      const rotated = [...body.slice(min), ...body.slice(0, min)];
+      for (const x of rotated) covered.add(x);
+      cycles.push([...rotated, rotated[0]].map((i) => ids[i]));
+      found++;
+    }
+    if (cycles.length >= limit) break;
+  }
+  return cycles;
+}
+function findCycle(lanes) {
+  return findCycles(lanes, 1)[0];
+}
+function dependentsOf(lanes, id) {
+  const dependents = /* @__PURE__ */ new Map();
+  for (const l of lanes) {
+    for (const d of l.depends_on) {
+      let list = dependents.get(d);
+      if (!list) dependents.set(d, list = []);
+      list.push(l.id);
+    }
+  }
+  const seen = /* @__PURE__ */ new Set([id]);
+  const queue = [id];
+  for (let head = 0; head < queue.length; head++) {
+    for (const x of dependents.get(queue[head]) ?? []) {
+      if (seen.has(x)) continue;
+      seen.add(x);
+      queue.push(x);
+    }
+  }
+  seen.delete(id);
+  return [...seen].sort(byString);
+}
+function shardWave(index, laneIds, maxParallel, maxShards = MAX_SHARDS) {
+  const n = laneIds.length;
+  if (n === 0) return { shards: [], parallel: 0 };
+  const count = Math.min(n, Math.max(1, Math.floor(maxShards)));
+  const base = Math.floor(n / count);
+  const extra = n % count;
+  const shards = [];
+  let at = 0;
+  for (let s = 0; s < count; s++) {
+    const size = base + (s < extra ? 1 : 0);
+    shards.push({ id: `w${index}-s${s}`, wave: index, lanes: laneIds.slice(at, at + size) });
+    at += size;
+  }
+  return { shards, parallel: Math.min(Math.max(1, Math.floor(maxParallel)), count) };
+}
+function describeScope(owns, glob) {
+  return owns.length ? `"${glob}"` : "the whole repository (no owns:)";
+}
+function chainText(chain) {
+  if (chain.length <= 12) return chain.join(" \u2192 ");
+  return `${chain.slice(0, 5).join(" \u2192 ")} \u2192 \u2026 (${chain.length - 10} more) \u2026 \u2192 ${chain.slice(-5).join(" \u2192 ")}`;
+}
+function resolveExclusions(lanes, fleetExcluded, forge) {
+  const byId = /* @__PURE__ */ new Map();
+  const byRepo = /* @__PURE__ */ new Map();
+  for (const l of lanes) {
+    byId.set(l.id, l);
+    let list = byRepo.get(l.repo);
+    if (!list) byRepo.set(l.repo, list = []);
+    list.push(l);
+  }
+  const out = /* @__PURE__ */ new Map();
+  const add = (e) => {
+    const key = `${e.lane}\0${e.repo}`;
+    if (!out.has(key)) out.set(key, e);
+  };
+  const all = [...fleetExcluded.map((e) => ({ repo: e.repo, lane: e.lane, reason: e.reason, detail: null })), ...forge];
+  for (const e of all) {
+    const lane = byId.get(e.lane);
+    if (lane) {
+      add({ repo: lane.repo, lane: lane.id, reason: e.reason, detail: e.detail ?? null });
+      continue;
+    }
+    const inRepo = byRepo.get(e.repo);
+    if (inRepo) {
+      for (const l of inRepo) add({ repo: l.repo, lane: l.id, reason: e.reason, detail: e.detail ?? null });
+      continue;
+    }
+    add({ repo: e.repo, lane: e.lane, reason: e.reason, detail: e.detail ?? null });
+  }
+  return [...out.values()].sort((a, b) => byString(a.lane, b.lane) || byString(a.repo, b.repo));
+}
+function skipDependents(lanes, excluded) {
+  const dependents = /* @__PURE__ */ new Map();
+  for (const l of [...lanes].sort((a, b) => byString(a.id, b.id))) {
+    for (const d of l.depends_on) {
+      let list = dependents.get(d);
+      if (!list) dependents.set(d, list = []);
+      list.push(l.id);
+    }
+  }
+  const repoOf = new Map(lanes.map((l) => [l.id, l.repo]));
+  const root = /* @__PURE__ */ new Map();
+  const via = /* @__PURE__ */ new Map();
+  const queue = [...excluded.keys()].sort(byString);
+  for (const id of queue) root.set(id, id);
+  for (let head = 0; head < queue.length; head++) {
+    const v = queue[head];
+    for (const w of dependents.get(v) ?? []) {
+      if (root.has(w)) continue;
+      root.set(w, root.get(v));
+      via.set(w, v);
+      queue.push(w);
+    }
+  }
+  const skipped = [];
+  for (const [id, from] of via) {
+    const top = root.get(id);
+    const cause = excluded.get(top);
+    const reason = from === top ? `dependency "${top}" was excluded (${cause.reason})` : `dependency "${top}" was excluded (${cause.reason}), reached through "${from}"`;
+    skipped.push({ lane: id, repo: repoOf.get(id), reason, because_of: top });
+  }
+  return skipped.sort((a, b) => byString(a.lane, b.lane));
+}
+const MAGIC = /[*?[\]{}()!+@\\]/;
+function literalPrefix(glob) {
+  const out = [];
+  for (const segment of glob.split("/")) {
+    if (!segment) continue;
+    if (MAGIC.test(segment) || segment === "." || segment === "..") break;
+    out.push(segment);
+  }
+  return out;
+}
+const newNode = () => ({ children: /* @__PURE__ */ new Map(), here: [] });
+const globsOf = (lane) => lane.owns.length ? lane.owns : ["**"];
+class ScopeIndex {
+  root = newNode();
+  lanes = [];
+  add(lane, scope) {
+    this.lanes.push(lane);
+    for (const { glob, prefix } of scope) {
+      let node = this.root;
+      for (const segment of prefix) {
+        let child = node.children.get(segment);
+        if (!child) node.children.set(segment, child = newNode());
+        node = child;
+      }
+      node.here.push({ glob, lane });
+    }
+  }
+  /** The first lane whose globs can meet `scope`'s, with the pair that meets, or undefined. */
+  conflict(scope, overlaps) {
+    for (const { glob, prefix } of scope) {
+      let node = this.root;
+      for (let i = 0; node; i++) {
+        for (const e of node.here) if (overlaps(glob, e.glob)) return { lane: e.lane, pair: [glob, e.glob] };
+        if (i === prefix.length) break;
+        node = node.children.get(prefix[i]);
+      }
+      if (!node) continue;
+      const stack = [...node.children.values()];
+      while (stack.length) {
+        const n = stack.pop();
+        for (const e of n.here) if (overlaps(glob, e.glob)) return { lane: e.lane, pair: [glob, e.glob] };
+        for (const c of n.children.values()) stack.push(c);
+      }
+    }
+    return void 0;
+  }
+}
+class NextOpen {
+  next = /* @__PURE__ */ new Map();
+  block(w) {
+    if (!this.next.has(w)) this.next.set(w, w + 1);
+  }
+  find(w) {
+    let r = w;
+    for (let n = this.next.get(r); n !== void 0; n = this.next.get(r)) r = n;
+    for (let x = w; x !== r; ) {
+      const n = this.next.get(x);
+      this.next.set(x, r);
+      x = n;
+    }
+    return r;
+  }
+}
+function overlapMemo() {
+  const memo = /* @__PURE__ */ new Map();
+  return (a, b) => {
+    if (a === b) return true;
+    const key = a < b ? `${a}\0${b}` : `${b}\0${a}`;
+    let hit = memo.get(key);
+    if (hit === void 0) {
+      if (memo.size >= 2e5) memo.clear();
+      hit = (0,_glob_js__WEBPACK_IMPORTED_MODULE_0__/* .globsOverlap */ .BX)(a, b);
+      memo.set(key, hit);
+    }
+    return hit;
+  };
+}
+function buildPlan(fleet, exclusions, opts) {
+  const file = opts.file;
+  const all = fleet.lanes;
+  const problems = [];
+  const byId = /* @__PURE__ */ new Map();
+  for (const lane of all) {
+    const clash = byId.get(lane.id);
+    if (clash) {
+      problems.push({
+        file,
+        field: `targets[${lane.index}].lane`,
+        message: `lane id "${lane.id}" is already used by targets[${clash.index}] (${clash.repo}): give one of them a distinct lane:`
+      });
+    } else byId.set(lane.id, lane);
+  }
+  for (const lane of all) {
+    lane.depends_on.forEach((dep, j) => {
+      if (!byId.has(dep)) {
+        problems.push({ file, field: `targets[${lane.index}].depends_on[${j}]`, message: `"${dep}" is not a lane of this fleet` });
+      }
+    });
+  }
+  const cycles = findCycles(all, MAX_CYCLE_PROBLEMS + 1);
+  for (const cycle of cycles.slice(0, MAX_CYCLE_PROBLEMS)) {
+    const first = byId.get(cycle[0]);
+    const next = cycle[1];
+    problems.push({
+      file,
+      field: `targets[${first.index}].depends_on`,
+      message: cycle.length === 2 ? `lane "${first.id}" depends on itself: remove "${first.id}" from its depends_on` : `dependency cycle ${cycle.join(" \u2192 ")}: no lane in it can ever start; remove one of these depends_on entries (e.g. "${next}" from lane "${first.id}")`
+    });
+  }
+  if (cycles.length > MAX_CYCLE_PROBLEMS) {
+    problems.push({ file, field: "targets", message: `more dependency cycles were found than the ${MAX_CYCLE_PROBLEMS} listed; fix these and plan again` });
+  }
+  if (problems.length) return { ok: false, problems };
+  const excluded = resolveExclusions(all, fleet.excluded, exclusions);
+  const excludedLanes = /* @__PURE__ */ new Map();
+  for (const e of excluded) {
+    const lane = byId.get(e.lane);
+    if (lane && lane.repo === e.repo && !excludedLanes.has(e.lane)) excludedLanes.set(e.lane, e);
+  }
+  const skipped = skipDependents(all, excludedLanes);
+  const skippedIds = new Set(skipped.map((s) => s.lane));
+  const runnable = all.filter((l) => !excludedLanes.has(l.id) && !skippedIds.has(l.id));
+  const level = /* @__PURE__ */ new Map();
+  const dependents = /* @__PURE__ */ new Map();
+  const waiting = /* @__PURE__ */ new Map();
+  for (const l of runnable) {
+    waiting.set(l.id, l.depends_on.length);
+    for (const d of l.depends_on) {
+      let list = dependents.get(d);
+      if (!list) dependents.set(d, list = []);
+      list.push(l.id);
+    }
+  }
+  const ready = runnable.filter((l) => l.depends_on.length === 0).map((l) => l.id);
+  for (const id of ready) level.set(id, 0);
+  for (let head = 0; head < ready.length; head++) {
+    const v = ready[head];
+    const lv = level.get(v);
+    for (const w of dependents.get(v) ?? []) {
+      level.set(w, Math.max(level.get(w) ?? 0, lv + 1));
+      const left = waiting.get(w) - 1;
+      waiting.set(w, left);
+      if (left === 0) ready.push(w);
+    }
+  }
+  const order = [...runnable].sort((a, b) => level.get(a.id) - level.get(b.id) || byString(a.id, b.id));
+  const waveOf = /* @__PURE__ */ new Map();
+  const slots = [];
+  const contention = [];
+  const overlaps = overlapMemo();
+  const nonEmpty = new NextOpen();
+  const withExclusive = new NextOpen();
+  const withRepo = /* @__PURE__ */ new Map();
+  for (const lane of order) {
+    let wanted = 0;
+    for (const d of lane.depends_on) wanted = Math.max(wanted, waveOf.get(d) + 1);
+    const globs = globsOf(lane);
+    const scope = globs.map((glob) => ({ glob, prefix: literalPrefix(glob) }));
+    const whole = globs.includes("**");
+    let repoWaves = withRepo.get(lane.repo);
+    if (!repoWaves) withRepo.set(lane.repo, repoWaves = new NextOpen());
+    let first;
+    let w = wanted;
+    for (; ; ) {
+      const slot2 = slots[w];
+      if (!slot2) break;
+      if (slot2.exclusive) {
+        first ??= { by: slot2.exclusive.id, reason: `lane "${slot2.exclusive.id}" is exclusive` };
+        w = lane.exclusive ? nonEmpty.find(w) : withExclusive.find(w);
+        continue;
+      }
+      if (lane.exclusive) {
+        if (!slot2.lanes.length) break;
+        first ??= { by: slot2.lanes[0].id, reason: "exclusive lane needs a wave of its own" };
+        w = nonEmpty.find(w);
+        continue;
+      }
+      const same2 = slot2.byRepo.get(lane.repo);
+      if (!same2) break;
+      const hit = whole ? { lane: same2.lanes[0], pair: ["**", globsOf(same2.lanes[0])[0]] } : same2.conflict(scope, overlaps);
+      if (!hit) break;
+      first ??= {
+        by: hit.lane.id,
+        reason: `owns ${describeScope(lane.owns, hit.pair[0])} overlaps ${describeScope(hit.lane.owns, hit.pair[1])} of lane "${hit.lane.id}" in the same repository`
+      };
+      w = whole ? repoWaves.find(w) : w + 1;
+    }
+    if (w === slots.length) slots.push({ lanes: [], exclusive: void 0, byRepo: /* @__PURE__ */ new Map() });
+    const slot = slots[w];
+    slot.lanes.push(lane);
+    nonEmpty.block(w);
+    repoWaves.block(w);
+    if (lane.exclusive) {
+      slot.exclusive = lane;
+      withExclusive.block(w);
+    }
+    let same = slot.byRepo.get(lane.repo);
+    if (!same) slot.byRepo.set(lane.repo, same = new ScopeIndex());
+    same.add(lane, scope);
+    waveOf.set(lane.id, w);
+    if (first) contention.push({ lane: lane.id, repo: lane.repo, wanted_wave: wanted, wave: w, because_of: first.by, reason: first.reason });
+  }
+  if (slots.length > opts.maxWaves) {
+    const chain = longestChain(runnable, level);
+    const depth = chain.length;
+    const pushed = slots.length - depth;
+    const why = pushed > 0 ? `; the dependencies alone need ${depth}, contention and exclusive lanes add ${pushed} (${contention.length} lane${contention.length === 1 ? "" : "s"} pushed)` : "";
+    return {
+      ok: false,
+      problems: [
+        {
+          file,
+          field: "max_waves",
+          message: `the plan needs ${slots.length} waves but max_waves is ${opts.maxWaves}${why}. Longest dependency chain (${depth} lane${depth === 1 ? "" : "s"}): ${chainText(chain)}. Raise max_waves to at least ${slots.length}, or flatten the graph: drop depends_on entries that are not needed, give lanes of one repository disjoint owns:, or mark fewer lanes exclusive.`
+        }
+      ]
+    };
+  }
+  contention.sort((a, b) => byString(a.lane, b.lane));
+  const waves = slots.map((slot, index) => {
+    const ids = slot.lanes.map((l) => l.id).sort(byString);
+    const { shards, parallel } = shardWave(index, ids, opts.maxParallel, opts.maxShards ?? MAX_SHARDS);
+    return { index, lanes: ids, exclusive: slot.exclusive !== void 0, shards, parallel };
+  });
+  const lanes = order.map((spec) => ({ spec, wave: waveOf.get(spec.id) })).sort((a, b) => a.wave - b.wave || byString(a.spec.id, b.spec.id));
+  return { ok: true, plan: { lanes, waves, contention, excluded, skipped } };
+}
+function longestChain(lanes, level) {
+  const byId = new Map(lanes.map((l) => [l.id, l]));
+  let deepest;
+  for (const l of lanes) {
+    const lv = level.get(l.id);
+    if (!deepest || lv > level.get(deepest.id) || lv === level.get(deepest.id) && byString(l.id, deepest.id) < 0) deepest = l;
+  }
+  const chain = [];
+  for (let at = deepest; at; ) {
+    chain.push(at.id);
+    const want = level.get(at.id) - 1;
+    let next;
+    for (const d of at.depends_on) {
+      if (level.get(d) !== want) continue;
+      if (!next || byString(d, next.id) < 0) next = byId.get(d);
+    }
+    at = next;
+  }
+  return chain.reverse();
+}
+
+
+
+/***/ }),
+
+/***/ 2001:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   B1: () => (/* binding */ renderReport),
+/* harmony export */   EG: () => (/* binding */ renderPlan),
+/* harmony export */   dK: () => (/* binding */ renderStatusTable)
+/* harmony export */ });
+/* unused harmony exports ANNOTATIONS_PER_REQUEST, CHECK_RUN_TEXT_LIMIT, checkRunConclusion, fitCheckRunText, formatDuration, laneAnnotations, laneResult, renderMermaid, renderShard, utf8Bytes */
+/* harmony import */ var _manifest_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9626);
+/* harmony import */ var _markdown_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9982);
+
+
+
+const DASH = "\u2014";
+const ELLIPSIS = "\u2026";
+const DEFAULT_STATUS_ROWS = 50;
+const PLAN_WAVE_LANES = 20;
+const PLAN_LIST_LIMIT = 100;
+const NOTE_CHARS = 120;
+const MESSAGE_CHARS = 200;
+const DIRECTIVE_CHARS = 200;
+const MERMAID_MAX_EDGES = 500;
+function truncate(s, max) {
+  const cps = Array.from(s);
+  if (cps.length <= max) return s;
+  return cps.slice(0, Math.max(0, max - 1)).join("").trimEnd() + ELLIPSIS;
+}
+function firstLine(s, max) {
+  const lines = s.split(/\r\n|\r|\n|\u2028|\u2029/);
+  const i = lines.findIndex((l) => l.trim() !== "");
+  if (i < 0) return "";
+  const line = (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .oneLine */ .TN)(lines[i]);
+  const rest = lines.slice(i + 1).some((l) => l.trim() !== "");
+  const cut = truncate(line, max);
+  return rest && !cut.endsWith(ELLIPSIS) ? `${cut} ${ELLIPSIS}` : cut;
+}
+function formatDuration(seconds) {
+  const s = Math.max(0, Math.floor(seconds));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor(s % 3600 / 60);
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${pad(h)}:${pad(m)}:${pad(s % 60)}`;
+}
+function durationCell(seconds) {
+  return seconds == null ? DASH : formatDuration(seconds);
+}
+function waveLabel(wave) {
+  return wave == null ? DASH : String(wave + 1);
+}
+function orDash(s) {
+  return s == null || s === "" ? DASH : (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(s);
+}
+function joinPath(workspace, path) {
+  if (!workspace || path.startsWith("/")) return path;
+  return `${workspace.replace(/\/+$/, "")}/${path.replace(/^\.\//, "")}`;
+}
+const SAFE_URL = /^https?:\/\/[^\s<>()[\]|`"'\\]+$/;
+function prCell(l) {
+  const label = l.pr_number != null ? `#${l.pr_number}` : "PR";
+  let s;
+  if (l.pr_url && SAFE_URL.test(l.pr_url)) s = `[${label}](${l.pr_url})`;
+  else if (l.pr_number != null) s = label;
+  else if (l.pr_url) s = (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.pr_url);
+  else return DASH;
+  return (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) ? `${s} (draft)` : s;
+}
+function agoCell(updated_at, now) {
+  const s = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .durationSeconds */ .o8)(updated_at, now);
+  return s == null ? DASH : `${formatDuration(s)} ago`;
+}
+const STATUS_RANK = { running: 0, failed: 1, completed: 2, skipped: 3, queued: 4, excluded: 5, unchanged: 6 };
+const STATUS_ORDER = Object.keys(STATUS_RANK).sort((a, b) => STATUS_RANK[a] - STATUS_RANK[b]);
+function rowCap(maxRows, fallback) {
+  if (maxRows === void 0 || Number.isNaN(maxRows)) return fallback;
+  return Math.max(0, Math.floor(maxRows));
+}
+function moreLine(hidden) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const l of hidden) counts.set(l.status, (counts.get(l.status) ?? 0) + 1);
+  const parts = STATUS_ORDER.filter((s) => counts.has(s)).map((s) => `${counts.get(s)} ${s}`);
+  return `${ELLIPSIS} and ${hidden.length} more (${parts.join(", ")})`;
+}
+function table(header, align, rows) {
+  const out = [`| ${header.join(" | ")} |`, `|${align.map((a) => a === "r" ? "---:" : "---").join("|")}|`];
+  for (const r of rows) out.push(`| ${r.join(" | ")} |`);
+  return out;
+}
+function finish(lines) {
+  return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}
+`;
+}
+function renderStatusTable(m, opts) {
+  const s = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .summarize */ .eh)(m.lanes, m.started_at, m.ended_at);
+  const elapsed = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .durationSeconds */ .o8)(m.started_at, m.ended_at ?? opts.now);
+  const lines = [
+    `## Fleet Status \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`,
+    "",
+    `Elapsed: ${durationCell(elapsed)} | Active: ${s.running} / ${m.max_parallel} | Queued: ${s.queued} | Completed: ${s.completed} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}${s.unchanged ? ` | Unchanged: ${s.unchanged}` : ""}`,
+    ""
+  ];
+  if (m.lanes.length === 0) {
+    lines.push("No lanes.");
+    return finish(lines);
+  }
+  const ordered = m.lanes.slice().sort((a, b) => STATUS_RANK[a.status] - STATUS_RANK[b.status]);
+  const max = rowCap(opts.maxRows, DEFAULT_STATUS_ROWS);
+  const shown = ordered.slice(0, max);
+  const hidden = ordered.slice(max);
+  const rows = shown.map((l, i) => [
+    String(i + 1),
+    (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.repo),
+    (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.lane),
+    waveLabel(l.wave),
+    (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.phase),
+    prCell(l),
+    orDash(l.ci_conclusion),
+    orDash(l.merge_status),
+    String(l.retry_count),
+    agoCell(l.updated_at, opts.now)
+  ]);
+  if (rows.length > 0) {
+    lines.push(
+      ...table(
+        ["#", "Repo", "Lane", "Wave", "Phase", "PR", "CI", "Merge", "Retries", "Last update"],
+        ["r", "l", "l", "r", "l", "l", "l", "l", "r", "r"],
+        rows
+      )
+    );
+  }
+  if (hidden.length > 0) lines.push("", moreLine(hidden));
+  return finish(lines);
+}
+function laneResult(l) {
+  if (l.status === "excluded") return "excluded";
+  if (l.status === "skipped") return "skipped";
+  if (l.status === "unchanged") return "unchanged";
+  if ((0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l)) return "draft";
+  if (l.status === "failed") return "failed";
+  if (l.phase === "no-op") return "no-op";
+  if (l.merge_status === "merged" || l.phase === "merged") return "merged";
+  if (l.phase === "dry-run") return "dry-run";
+  return l.status;
+}
+function notesCell(l, result) {
+  const parts = [];
+  if (l.error) {
+    const msg = firstLine(l.error.message, NOTE_CHARS);
+    if (l.error.class === result) parts.push(msg || l.error.class);
+    else parts.push(msg ? `${l.error.class}: ${msg}` : l.error.class);
+  }
+  if (l.retry_count > 0) parts.push(`${parts.length ? "retried" : "Retried"} ${l.retry_count}\xD7`);
+  return parts.length ? (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(parts.join(" \xB7 ")) : DASH;
+}
+function branchPrCell(l) {
+  const parts = [];
+  const pushed = l.phase !== "dry-run" && (l.commit != null || l.pr_url != null || l.pr_number != null);
+  if (l.branch && pushed) parts.push((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeCell */ .MZ)(l.branch));
+  const pr = prCell(l);
+  if (pr !== DASH) parts.push(pr);
+  return parts.length ? parts.join(" \xB7 ") : DASH;
+}
+function sentence(escaped) {
+  return /[.!?…]$/.test(escaped) ? escaped : `${escaped}.`;
+}
+function actionLine(l, workspace) {
+  const cls = l.error?.class ?? ((0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) ? "draft" : l.status);
+  const msg = l.error ? firstLine(l.error.message, MESSAGE_CHARS) : (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) ? "the pull request was left as a draft for review" : "";
+  let line = `- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.repo)} (lane ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.lane)}) \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(cls)}`;
+  line += msg ? `: ${sentence((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(msg))}` : ".";
+  if (l.log) line += ` Log: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(joinPath(workspace, l.log))}`;
+  return line;
+}
+function exclusionLine(x) {
+  const detail = x.detail ? firstLine(x.detail, MESSAGE_CHARS) : "";
+  return `- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(x.repo)} \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(x.reason)}${detail ? `: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(detail)}` : ""}`;
+}
+function directiveLine(m) {
+  const d = firstLine(m.directive, DIRECTIVE_CHARS);
+  return `Directive: ${d ? (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(d) : DASH}`;
+}
+function isolationLine(m) {
+  const open = m.lanes.filter((l) => l.isolation?.kind === "none");
+  if (open.length === 0) return [];
+  const why = (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .oneLine */ .TN)(open[0].isolation.detail);
+  return ["", `_Not isolated: the directives of ${open.length} lane${open.length > 1 ? "s" : ""} ran where they could see Fleet's processes (${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(why)}); see docs/security.md._`];
+}
+function pullRequestLines(m) {
+  const scheduled = m.lanes.filter((l) => l.wave != null);
+  if (m.forge !== "github" || m.dry_run || scheduled.length === 0) return [];
+  const line = (l) => `- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.repo)} \u2190 ${l.branch ? (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.branch) : DASH} (lane ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.lane)}, wave ${waveLabel(l.wave)})`;
+  return [
+    "",
+    "### Pull requests",
+    "",
+    scheduled.length === 1 ? "1 lane pushes its branch and opens (or updates) a pull request when it changes something:" : `${scheduled.length} lanes push their branches and open (or update) a pull request each when they change something:`,
+    "",
+    ...capped(scheduled, PLAN_LIST_LIMIT, line, "lanes")
+  ];
+}
+function dryRunLine(m) {
+  return m.dry_run ? ["", "_Dry run: nothing is pushed, no pull request is opened._"] : [];
+}
+const UNCHANGED_ROWS = 10;
+function unchangedLine(n) {
+  return `${n} lane${n === 1 ? "" : "s"} unchanged since their last outcome (same base commit, same digest): not run, their branches and PRs left as they were; see the manifest.`;
+}
+function reportRank(l) {
+  if (l.status === "failed" || (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l)) return 0;
+  if (l.status === "running") return 1;
+  if (l.status === "skipped") return 2;
+  if (l.status === "completed") return 3;
+  if (l.status === "queued") return 4;
+  return 5;
+}
+function runsLines(m) {
+  const runs = m.runs ?? [];
+  if (runs.length === 0) return [];
+  const last = runs.at(-1);
+  const more = last.last_wave + 1 < m.waves.length;
+  if (runs.length === 1 && !more) return [];
+  const link = (r) => r.url ? `[run ${r.run_id}](${r.url})` : `run ${r.run_id}`;
+  const out = ["", `Ran in ${runs.length} workflow run${runs.length > 1 ? "s" : ""}${more ? " so far" : ""}: ${runs.map((r) => `${link(r)} (waves ${r.first_wave + 1}\u2013${r.last_wave + 1})`).join(", ")}.`];
+  if (more) out.push(`Waves ${last.last_wave + 2}\u2013${m.waves.length} go on in a new run of the workflow; its report covers the whole fleet.`);
+  return out;
+}
+function renderReport(m, opts) {
+  const s = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .summarize */ .eh)(m.lanes, m.started_at, m.ended_at ?? opts.now);
+  const lines = [`## Fleet Report \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`, "", directiveLine(m), ...dryRunLine(m), ...isolationLine(m), ...runsLines(m), ""];
+  const metrics = [
+    ["Lanes", String(s.total)],
+    ["Completed", String(s.completed)],
+    ["No-op", String(s.no_op)],
+    ["Failed", String(s.failed)],
+    ["Skipped", String(s.skipped)],
+    ["Excluded", String(s.excluded)]
+  ];
+  if (s.running > 0) metrics.push(["Running", String(s.running)]);
+  if (s.queued > 0) metrics.push(["Queued", String(s.queued)]);
+  if (s.unchanged > 0) metrics.push(["Unchanged", String(s.unchanged)]);
+  metrics.push(
+    ["Merged", String(s.merged)],
+    ["Draft", String(s.draft)],
+    ["Retries", String(s.retries)],
+    ["Duration", `${durationCell(s.duration_seconds)}${m.ended_at == null ? " (running)" : ""}`]
+  );
+  lines.push(...table(["Metric", "Value"], ["l", "r"], metrics), "", "### Lanes", "");
+  const unchanged = m.lanes.filter((l) => l.status === "unchanged");
+  const folded = unchanged.length > UNCHANGED_ROWS;
+  const listed = folded ? m.lanes.filter((l) => l.status !== "unchanged") : m.lanes;
+  if (m.lanes.length === 0) {
+    lines.push("No lanes.");
+  } else if (listed.length === 0) {
+    lines.push(unchangedLine(unchanged.length));
+  } else {
+    const max = rowCap(opts.maxRows, Number.POSITIVE_INFINITY);
+    let shown = listed;
+    let hidden = [];
+    if (listed.length > max) {
+      const order = listed.map((l, i) => ({ l, i })).sort((a, b) => reportRank(a.l) - reportRank(b.l));
+      const keep = new Set(order.slice(0, max).map((x) => x.i));
+      shown = listed.filter((_, i) => keep.has(i));
+      hidden = listed.filter((_, i) => !keep.has(i));
+    }
+    const rows = shown.map((l) => {
+      const result = laneResult(l);
+      return [(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.lane), (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.repo), waveLabel(l.wave), result, branchPrCell(l), orDash(l.ci_conclusion), notesCell(l, result)];
+    });
+    if (rows.length > 0) lines.push(...table(["Lane", "Repo", "Wave", "Result", "Branch / PR", "CI", "Notes"], ["l", "l", "r", "l", "l", "l", "l"], rows));
+    if (hidden.length > 0) lines.push("", `${moreLine(hidden)}: see the manifest`);
+    if (folded) lines.push("", unchangedLine(unchanged.length));
+  }
+  if (m.excluded.length > 0) {
+    const max = rowCap(opts.maxRows, Number.POSITIVE_INFINITY);
+    lines.push("", "### Excluded", "", ...m.excluded.slice(0, max).map(exclusionLine));
+    if (m.excluded.length > max) lines.push("", `${ELLIPSIS} and ${m.excluded.length - max} more excluded: see the manifest`);
+  }
+  const action = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .needsAction */ .U$)(m);
+  lines.push("", "### Action required", "");
+  if (action.length === 0) lines.push("Nothing needs action.");
+  else lines.push(...action.map((l) => actionLine(l, opts.workspace)));
+  if (opts.workspace) lines.push("", `Manifest: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(joinPath(opts.workspace, "fleet-status.json"))}`);
+  return finish(lines);
+}
+function capped(items, limit, render, noun) {
+  const out = items.slice(0, limit).map(render);
+  if (items.length > limit) out.push(`- ${ELLIPSIS} and ${items.length - limit} more ${noun}: see the plan artifact`);
+  return out;
+}
+function renderPlan(m) {
+  const scheduled = m.lanes.filter((l) => l.wave != null).length;
+  const skipped = m.lanes.filter((l) => l.status === "skipped");
+  const unchanged = m.lanes.filter((l) => l.status === "unchanged").length;
+  const lines = [`## Fleet Plan \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`, "", directiveLine(m), ...dryRunLine(m), ""];
+  lines.push(
+    `Lanes: ${scheduled} in ${m.waves.length} ${m.waves.length === 1 ? "wave" : "waves"}${unchanged ? ` (${unchanged} unchanged, not run)` : ""} \xB7 Skipped: ${skipped.length} \xB7 Excluded: ${m.excluded.length} \xB7 Max parallel: ${m.max_parallel} \xB7 Retries: ${m.max_retries} \xB7 Checkpoint: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.checkpoint)} \xB7 Merge: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.merge_policy)}`,
+    "",
+    "### Waves",
+    ""
+  );
+  if (m.waves.length === 0) {
+    lines.push("No waves: nothing to run.");
+  } else {
+    const waves = m.waves.slice().sort((a, b) => a.index - b.index);
+    const rows = waves.map((w) => {
+      const ids = w.lanes.slice(0, PLAN_WAVE_LANES).join(", ");
+      const more = w.lanes.length > PLAN_WAVE_LANES ? ` ${ELLIPSIS} +${w.lanes.length - PLAN_WAVE_LANES}` : "";
+      return [waveLabel(w.index), (ids ? (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(ids) : DASH) + more, String(w.shards.length), String(w.parallel), w.exclusive ? "yes" : "no"];
+    });
+    lines.push(...table(["Wave", "Lanes", "Shards", "Parallel", "Exclusive"], ["r", "l", "r", "r", "l"], rows));
+  }
+  lines.push("", "### Contention", "");
+  if (m.contention.length === 0) {
+    lines.push("No contention.");
+  } else {
+    const rows = m.contention.slice(0, PLAN_LIST_LIMIT).map((c) => [(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(c.lane), (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(c.repo), `${waveLabel(c.wanted_wave)} \u2192 ${waveLabel(c.wave)}`, (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(c.because_of), orDash(c.reason)]);
+    lines.push(...table(["Lane", "Repo", "Wave", "Because of", "Reason"], ["l", "l", "l", "l", "l"], rows));
+    if (m.contention.length > PLAN_LIST_LIMIT) lines.push("", `${ELLIPSIS} and ${m.contention.length - PLAN_LIST_LIMIT} more: see the plan artifact`);
+  }
+  if (m.excluded.length > 0) {
+    lines.push("", "### Excluded", "", ...capped(m.excluded, PLAN_LIST_LIMIT, exclusionLine, "excluded"));
+  }
+  if (skipped.length > 0) {
+    const line = (l) => `- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.repo)} (lane ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.lane)}) \u2014 ${orDash(l.error ? firstLine(l.error.message, MESSAGE_CHARS) : null)}`;
+    lines.push("", "### Skipped", "", ...capped(skipped, PLAN_LIST_LIMIT, line, "skipped"));
+  }
+  lines.push(...pullRequestLines(m));
+  lines.push("", "### Graph", "", renderMermaid(m));
+  return finish(lines);
+}
+const CLASS_DEFS = {
+  failed: "fill:#fde2e1,stroke:#cf222e,color:#82071e",
+  skipped: "fill:#fff8c5,stroke:#9a6700,color:#4d2d00,stroke-dasharray: 5 5",
+  excluded: "fill:#eaeef2,stroke:#8c959f,color:#57606a,stroke-dasharray: 5 5",
+  unchanged: "fill:#f6f8fa,stroke:#8c959f,color:#57606a"
+};
+function renderMermaid(m, maxNodes = 300) {
+  const n = m.lanes.length;
+  if (n === 0) return "_No lanes._";
+  if (n > maxNodes) return `_graph omitted: ${n} lanes (limit ${maxNodes})_`;
+  const ids = /* @__PURE__ */ new Map();
+  const used = /* @__PURE__ */ new Set();
+  for (const l of m.lanes) {
+    const base = `n_${l.lane.replace(/[^A-Za-z0-9_]/g, "_")}`;
+    let id = base;
+    for (let k = 2; used.has(id); k++) id = `${base}_${k}`;
+    used.add(id);
+    ids.set(l.lane, id);
+  }
+  const edges = [];
+  const seen = /* @__PURE__ */ new Set();
+  for (const l of m.lanes) {
+    for (const dep of l.depends_on) {
+      const from = ids.get(dep);
+      if (from === void 0) continue;
+      const edge = `${from} --> ${ids.get(l.lane)}`;
+      if (!seen.has(edge)) {
+        seen.add(edge);
+        edges.push(edge);
+      }
+    }
+  }
+  if (edges.length > MERMAID_MAX_EDGES) return `_graph omitted: ${edges.length} edges (limit ${MERMAID_MAX_EDGES})_`;
+  const groups = /* @__PURE__ */ new Map();
+  for (const l of m.lanes) {
+    const g = groups.get(l.wave);
+    if (g) g.push(l);
+    else groups.set(l.wave, [l]);
+  }
+  const keys = [...groups.keys()].sort((a, b) => (a ?? Number.POSITIVE_INFINITY) - (b ?? Number.POSITIVE_INFINITY));
+  const out = ["```mermaid", "graph LR"];
+  for (const w of keys) {
+    out.push(w == null ? '  subgraph unscheduled ["Not scheduled"]' : `  subgraph wave_${w + 1} ["Wave ${w + 1}"]`);
+    for (const l of groups.get(w)) out.push(`    ${ids.get(l.lane)}["${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .mermaidLabel */ ._b)(l.lane)}"]`);
+    out.push("  end");
+  }
+  for (const e of edges) out.push(`  ${e}`);
+  for (const status of Object.keys(CLASS_DEFS)) {
+    const members = m.lanes.filter((l) => l.status === status).map((l) => ids.get(l.lane));
+    if (members.length === 0) continue;
+    out.push(`  classDef ${status} ${CLASS_DEFS[status]}`, `  class ${members.join(",")} ${status}`);
+  }
+  out.push("```");
+  return out.join("\n");
+}
+const CHECK_RUN_TEXT_LIMIT = 65535;
+function fitCheckRunText(markdown, pointer, limit = CHECK_RUN_TEXT_LIMIT) {
+  const size = utf8Bytes(markdown);
+  if (size <= limit) return markdown;
+  const tail = `
+
+\u2026 report truncated to fit a check run (${size} bytes, limit ${limit}). ${pointer}
+`;
+  const budget = limit - utf8Bytes(tail) - 8;
+  const end = charsWithin(markdown, budget);
+  let cut = markdown.lastIndexOf("\n", end);
+  if (cut <= 0) cut = end;
+  let head = markdown.slice(0, cut);
+  if ((head.match(/^```/gm)?.length ?? 0) % 2 === 1) head += "\n```";
+  return head + tail;
+}
+const encoder = new TextEncoder();
+function utf8Bytes(text) {
+  return encoder.encode(text).length;
+}
+function charsWithin(text, bytes) {
+  let used = 0;
+  let i = 0;
+  while (i < text.length) {
+    const code = text.codePointAt(i);
+    const width = code < 128 ? 1 : code < 2048 ? 2 : code < 65536 ? 3 : 4;
+    if (used + width > bytes) break;
+    used += width;
+    i += code >= 65536 ? 2 : 1;
+  }
+  return i;
+}
+function checkRunConclusion(m) {
+  if (m.lanes.some((l) => l.status === "failed" || l.status === "skipped")) return "failure";
+  if (m.lanes.some((l) => l.status === "queued")) return "neutral";
+  if (m.lanes.every((l) => l.status === "excluded")) return "neutral";
+  return "success";
+}
+function renderShard(shard, lanes) {
+  const rows = lanes.map((l) => {
+    const result = laneResult(l);
+    return [codeCell(l.lane), codeCell(l.repo), escapeCell(result), branchPrCell(l), notesCell(l, result)];
+  });
+  const lines = [`## Fleet shard ${escapeCell(shard)}`, ""];
+  if (rows.length === 0) lines.push("No lanes in this shard.");
+  else lines.push(...table(["Lane", "Repo", "Result", "Branch / PR", "Notes"], ["l", "l", "l", "l", "l"], rows));
+  return finish(lines);
+}
+const ANNOTATIONS_PER_REQUEST = 50;
+function laneAnnotations(m, path) {
+  return needsAction(m).map((l) => {
+    const result = laneResult(l);
+    const why = l.error ? `${l.error.class}: ${firstLine(l.error.message, 1e3)}` : isDraft(l) ? "the pull request was left as a draft for review" : result;
+    const pr = l.pr_url ? ` ${l.pr_url}` : "";
+    return {
+      path,
+      start_line: 1,
+      end_line: 1,
+      annotation_level: result === "failed" ? "failure" : "warning",
+      title: `${l.lane} (${l.repo}): ${result}`,
+      message: `${why}${pr}`
+    };
+  });
+}
+
+
+
+/***/ }),
+
+/***/ 9112:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Gt: () => (/* binding */ displayPath),
+/* harmony export */   TL: () => (/* binding */ quoted),
+/* harmony export */   e4: () => (/* binding */ showInvisibles)
+/* harmony export */ });
+const ACTIVE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/g;
+const NAMED = { "\n": "\\n", "\r": "\\r", "	": "\\t" };
+function showInvisibles(s) {
+  return s.replace(ACTIVE, (c) => {
+    const named = NAMED[c];
+    if (named) return named;
+    const code = c.charCodeAt(0);
+    return code < 256 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+function quoted(s) {
+  return `"${showInvisibles(s.replace(/[\\"]/g, (c) => `\\${c}`))}"`;
+}
+function displayPath(p) {
+  ACTIVE.lastIndex = 0;
+  return ACTIVE.test(p) ? quoted(p) : p;
+}
+
+
+
+/***/ }),
+
+/***/ 3173:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   C5: () => (/* binding */ formatProblems),
+/* harmony export */   H7: () => (/* binding */ addDiscoveredLanes),
+/* harmony export */   LD: () => (/* binding */ defaultLaneId),
+/* harmony export */   Xi: () => (/* binding */ validateFleetFile)
+/* harmony export */ });
+/* unused harmony exports branchRuleBroken, classifyRepo, renderBranch */
+/* harmony import */ var _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9658);
+/* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9092);
+/* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9112);
+
+
+
+
+const GITHUB_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
+const URL_FORM = /^(?:https?:\/\/|ssh:\/\/|git:\/\/|file:\/\/|[\w.-]+@[\w.-]+:)/;
+function classifyRepo(repo) {
+  if (URL_FORM.test(repo)) return "url";
+  if (repo.startsWith(".") || repo.startsWith("/") || repo.startsWith("~")) return "path";
+  if (GITHUB_NAME.test(repo)) {
+    if (/\/\.{1,2}$/.test(repo)) return { problem: `"${repo}" is not a valid owner/repo name: "." and ".." cannot be repository names` };
+    return "github";
+  }
+  if (!repo.includes("/")) {
+    return { problem: `"${repo}" is neither owner/repo nor a path: write owner/${repo} for GitHub or ./${repo} for a local folder` };
+  }
+  return { problem: `"${repo}" is not a valid owner/repo name, path (start it with ./ or /) or git URL` };
+}
+function defaultLaneId(repo) {
+  const trimmed = repo.replace(/\/+$/, "").replace(/\.git$/, "");
+  const last = trimmed.split(/[/:]/).pop() ?? trimmed;
+  const slug = last.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+/, "").slice(0, 100);
+  return slug || "repo";
+}
+function fullSlug(repo) {
+  return repo.replace(/\.git$/, "").toLowerCase().replace(/^[a-z]+:\/\//, "").replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+/, "").replace(/-+$/, "").slice(-100).replace(/^[^a-z0-9]+/, "") || "repo";
+}
+function renderBranch(template, name, lane) {
+  return template.replaceAll("{name}", name).replaceAll("{lane}", lane);
+}
+function branchRuleBroken(branch) {
+  if (branch === "") return "it is empty";
+  if (branch.startsWith("-")) return 'it starts with "-", which git reads as an option';
+  if (branch === "HEAD") return '"HEAD" is reserved';
+  if (/[\u0000-\u001f\u007f]/.test(branch)) return "it contains a control character";
+  if (branch.includes(" ")) return "it contains a space";
+  const bad = /[~^:?*[\\]/.exec(branch);
+  if (bad) return `it contains "${bad[0]}"`;
+  if (branch.includes("..")) return 'it contains ".."';
+  if (branch.includes("@{")) return 'it contains "@{"';
+  if (branch.startsWith("/") || branch.endsWith("/") || branch.includes("//")) return 'it has an empty part (a leading, trailing or doubled "/")';
+  if (branch.endsWith(".")) return 'it ends with "."';
+  for (const part of branch.split("/")) {
+    if (part.startsWith(".")) return `its part "${part}" starts with "."`;
+    if (part.endsWith(".lock")) return `its part "${part}" ends with ".lock"`;
+  }
+  return void 0;
+}
+function branchProblem(branch) {
+  const why = branchRuleBroken(branch);
+  return why ? `${(0,_text_js__WEBPACK_IMPORTED_MODULE_2__/* .quoted */ .TL)(branch)} is not a valid git branch name: ${why}` : void 0;
+}
+function zodPath(path) {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out || "(top level)";
+}
+function zodProblems(file, error) {
+  return error.issues.flatMap((issue) => {
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({
+        file,
+        field: zodPath([...issue.path, key]),
+        message: `unknown field "${key}": check the spelling against the fleet file reference (docs/fleet-file.md)`
+      }));
+    }
+    return [{ file, field: zodPath(issue.path), message: issue.message }];
+  });
+}
+function withoutUnknownKeys(raw, issues) {
+  let copy;
+  try {
+    copy = structuredClone(raw);
+  } catch {
+    return void 0;
+  }
+  for (const issue of issues) {
+    if (issue.code !== "unrecognized_keys") continue;
+    let at = copy;
+    for (const part of issue.path) at = at !== null && typeof at === "object" ? at[part] : void 0;
+    if (at === null || typeof at !== "object") continue;
+    for (const key of issue.keys) delete at[key];
+  }
+  return copy;
+}
+function canonical(value) {
+  return JSON.stringify(
+    value,
+    (_key, v) => v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
+  );
+}
+function validateFleetFile(raw, file) {
+  const parsed = _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .FleetFileSchema */ .Wj.safeParse(raw);
+  if (parsed.success) return resolveFleet(parsed.data, file);
+  const problems = zodProblems(file, parsed.error);
+  if (parsed.error.issues.every((issue) => issue.code === "unrecognized_keys")) {
+    const again = _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .FleetFileSchema */ .Wj.safeParse(withoutUnknownKeys(raw, parsed.error.issues));
+    if (again.success) {
+      const rest = resolveFleet(again.data, file);
+      if (!rest.ok) problems.push(...rest.problems);
+    }
+  }
+  return { ok: false, problems };
+}
+function resolveFleet(ff, file) {
+  const problems = [];
+  const notes = [];
+  const p = (field, message) => problems.push({ file, field, message });
+  if (!ff.directive.trim()) p("directive", "the directive is empty: say what every lane should do");
+  if (ff.targets.length === 0 && ff.github.discover.length === 0) {
+    p("targets", "a fleet needs at least one target: list them under targets:, or let github.discover find them");
+  }
+  if (ff.forge === "local" && ff.github.discover.length) {
+    p("github.discover", "discovery needs GitHub: set forge: github (the local forge only runs the targets listed)");
+  }
+  ["include", "exclude"].forEach(
+    (key) => ff.github[key].forEach((g, i) => {
+      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
+      if (why) p(`github.${key}[${i}]`, why);
+    })
+  );
+  const noRunAnywhere = ff.run === void 0 && ff.agent === void 0 && ff.targets.every((t) => t.run === void 0);
+  if (noRunAnywhere) {
+    p("run", "say how the directive runs: set `run:` (a shell command) or `agent:` (a coding agent)");
+  }
+  if (ff.run !== void 0 && ff.agent !== void 0) p("agent", "set either `run:` or `agent:`, not both");
+  if (ff.agent?.preset === "command" && !ff.agent.command) {
+    p("agent.command", 'preset "command" needs a command template, e.g. "my-agent --prompt-file {prompt_file}"');
+  }
+  const templateWhy = ff.agent?.preset === "command" && ff.agent.command ? (0,_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .templateProblem */ .MS)(ff.agent.command) : void 0;
+  if (templateWhy) p("agent.command", templateWhy);
+  if (ff.agent?.fallback && !ff.agent.personas.some((x) => x.name === ff.agent?.fallback)) {
+    p("agent.fallback", `fallback "${ff.agent.fallback}" is not one of agent.personas`);
+  }
+  const personaAt = /* @__PURE__ */ new Map();
+  ff.agent?.personas.forEach((persona, i) => {
+    const first = personaAt.get(persona.name);
+    if (first !== void 0) p(`agent.personas[${i}].name`, `persona "${persona.name}" is already defined by agent.personas[${first}]`);
+    else personaAt.set(persona.name, i);
+    persona.applies_to.forEach((g, j) => {
+      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
+      if (why) p(`agent.personas[${i}].applies_to[${j}]`, why);
+    });
+  });
+  ff.owns.forEach((g, i) => {
+    const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
+    if (why) p(`owns[${i}]`, why);
+  });
+  ff.never.forEach((g, i) => {
+    const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
+    if (why) p(`never[${i}]`, why);
+  });
+  if (!ff.branch.includes("{lane}")) p("branch", "the branch template must contain {lane} so every lane gets its own branch");
+  const basenameCount = /* @__PURE__ */ new Map();
+  for (const t of ff.targets) {
+    if (t.lane) continue;
+    const id = defaultLaneId(t.repo);
+    basenameCount.set(`${id}\0${t.repo}`, 1);
+  }
+  const repoForBase = /* @__PURE__ */ new Map();
+  for (const key of basenameCount.keys()) {
+    const [id, repo] = key.split("\0");
+    if (!repoForBase.has(id)) repoForBase.set(id, /* @__PURE__ */ new Set());
+    repoForBase.get(id).add(repo);
+  }
+  const lanes = [];
+  const byId = /* @__PURE__ */ new Map();
+  const seenRepoLane = /* @__PURE__ */ new Map();
+  const branchProblems = /* @__PURE__ */ new Set();
+  ff.targets.forEach((t, index) => {
+    const at = `targets[${index}]`;
+    if (t.directive !== void 0 && !t.directive.trim()) p(`${at}.directive`, "the lane directive is empty");
+    t.owns.forEach((g, j) => {
+      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
+      if (why) p(`${at}.owns[${j}]`, why);
+    });
+    t.never.forEach((g, j) => {
+      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
+      if (why) p(`${at}.never[${j}]`, why);
+    });
+    if (!noRunAnywhere && ff.run === void 0 && ff.agent === void 0 && t.run === void 0) {
+      p(`${at}.run`, "this lane has no way to run: set run: here or at the top level, or agent:");
+    }
+    const kind = classifyRepo(t.repo);
+    if (ff.forge === "github" && kind !== "github" && typeof kind === "string") {
+      p(`${at}.repo`, `"${t.repo}" is not an owner/repo name; with forge: github every target is a GitHub repository`);
+    }
+    if (typeof kind !== "string") {
+      p(`${at}.repo`, kind.problem);
+      return;
+    }
+    let id = t.lane;
+    if (!id) {
+      const base = defaultLaneId(t.repo);
+      id = (repoForBase.get(base)?.size ?? 1) > 1 ? fullSlug(t.repo) : base;
+    }
+    if (!_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .LANE_ID_PATTERN */ .kB.test(id)) {
+      p(`${at}.lane`, `derived lane id "${id}" is not usable: set lane: explicitly`);
+      return;
+    }
+    const repoLane = `${t.repo}\0${id}`;
+    const sameLane = seenRepoLane.get(repoLane);
+    if (sameLane !== void 0) {
+      if (canonical({ ...ff.targets[sameLane], lane: id }) === canonical({ ...t, lane: id })) {
+        notes.push(`${file}: ${at} repeats ${t.repo} (lane ${id}); the duplicate was removed`);
+      } else {
+        p(`${at}.lane`, `targets[${sameLane}] already runs lane "${id}" in ${t.repo} with different settings: give one of them a distinct lane:`);
+      }
+      return;
+    }
+    seenRepoLane.set(repoLane, index);
+    const clash = byId.get(id);
+    if (clash) {
+      p(`${at}.lane`, `lane id "${id}" is already used by targets[${clash.index}] (${clash.repo}): give one of them a distinct lane:`);
+      return;
+    }
+    const directive = t.directive ?? ff.directive;
+    const branch = renderBranch(ff.branch, ff.name, id);
+    const bp = branchProblem(branch);
+    if (bp) branchProblems.add(bp);
+    const lane = {
+      id,
+      repo: t.repo,
+      repo_kind: kind,
+      title: t.title ?? `${ff.name}: ${id}`,
+      directive,
+      run: t.run ?? ff.run,
+      checks: t.checks ?? ff.checks,
+      depends_on: [...new Set(t.depends_on)],
+      owns: t.owns.length ? t.owns : ff.owns,
+      never: [.../* @__PURE__ */ new Set([...ff.never, ...t.never])],
+      exclusive: t.exclusive,
+      branch,
+      base: t.base,
+      index
+    };
+    lanes.push(lane);
+    byId.set(id, lane);
+  });
+  const [firstBranchProblem] = branchProblems;
+  if (firstBranchProblem) {
+    p("branch", firstBranchProblem + (branchProblems.size > 1 ? ` (and ${branchProblems.size - 1} more lane branch${branchProblems.size > 2 ? "es" : ""})` : ""));
+  }
+  for (const lane of lanes) {
+    const written = ff.targets[lane.index]?.depends_on ?? lane.depends_on;
+    written.forEach((dep, j) => {
+      if (written.indexOf(dep) !== j) return;
+      if (dep === lane.id) p(`targets[${lane.index}].depends_on[${j}]`, `lane "${lane.id}" cannot depend on itself`);
+      else if (!byId.has(dep)) {
+        const known = [...byId.keys()].slice(0, 10).join(", ");
+        p(`targets[${lane.index}].depends_on[${j}]`, `"${dep}" is not a lane of this fleet (lanes: ${known}${byId.size > 10 ? ", \u2026" : ""})`);
+      }
+    });
+  }
+  const excluded = [];
+  ff.exclude.forEach((e, i) => {
+    const kind = classifyRepo(e.repo);
+    if (typeof kind !== "string") p(`exclude[${i}].repo`, kind.problem);
+    const lane = defaultLaneId(e.repo);
+    if (lanes.some((l) => l.repo === e.repo)) {
+      for (const l of lanes.filter((x) => x.repo === e.repo)) excluded.push({ repo: l.repo, lane: l.id, reason: e.reason });
+    } else {
+      excluded.push({ repo: e.repo, lane: byId.has(lane) ? fullSlug(e.repo) : lane, reason: e.reason });
+    }
+  });
+  if (problems.length) return { ok: false, problems };
+  return { ok: true, fleet: { file: ff, lanes, excluded, notes } };
+}
+function addDiscoveredLanes(fleet, repos) {
+  const ff = fleet.file;
+  const explicit = new Set(fleet.lanes.map((l) => l.repo.toLowerCase()));
+  const ids = /* @__PURE__ */ new Set([...fleet.lanes.map((l) => l.id), ...fleet.excluded.map((e) => e.lane)]);
+  const lanes = [...fleet.lanes];
+  const excluded = [...fleet.excluded];
+  const notes = [...fleet.notes];
+  const seen = /* @__PURE__ */ new Set();
+  const baseCount = /* @__PURE__ */ new Map();
+  const distinct = new Map(repos.map((r) => [r.toLowerCase(), r]));
+  for (const r of distinct.values()) baseCount.set(defaultLaneId(r), (baseCount.get(defaultLaneId(r)) ?? 0) + 1);
+  for (const repo of repos) {
+    const key = repo.toLowerCase();
+    if (explicit.has(key) || seen.has(key)) continue;
+    seen.add(key);
+    let id = (baseCount.get(defaultLaneId(repo)) ?? 0) > 1 || ids.has(defaultLaneId(repo)) ? fullSlug(repo) : defaultLaneId(repo);
+    for (let n = 2; ids.has(id); n++) id = `${fullSlug(repo).slice(0, 95)}-${n}`;
+    ids.add(id);
+    const included = ff.github.include.length === 0 || (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .matchesAny */ ._I)(repo, ff.github.include);
+    if (!included || (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .matchesAny */ ._I)(repo, ff.github.exclude)) {
+      excluded.push({ repo, lane: id, reason: "excluded-by-pattern" });
+      continue;
+    }
+    lanes.push({
+      id,
+      repo,
+      repo_kind: "github",
+      title: `${ff.name}: ${id}`,
+      directive: ff.directive,
+      run: ff.run,
+      checks: ff.checks,
+      depends_on: [],
+      owns: ff.owns,
+      never: [...new Set(ff.never)],
+      exclusive: false,
+      branch: renderBranch(ff.branch, ff.name, id),
+      base: void 0,
+      index: -1
+    });
+  }
+  if (repos.length) notes.push(`discovery found ${seen.size} repositor${seen.size === 1 ? "y" : "ies"} beyond the listed targets`);
+  return { file: ff, lanes, excluded, notes };
+}
+function formatProblems(problems) {
+  const lines = problems.map((x) => `  ${(0,_text_js__WEBPACK_IMPORTED_MODULE_2__/* .showInvisibles */ .e4)(`${x.file}: ${x.field}: ${x.message}`)}`);
+  return `${problems.length} problem${problems.length === 1 ? "" : "s"} found:
+${lines.join("\n")}`;
+}
+
+
+
+/***/ }),
+
+/***/ 1146:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   $V: () => (/* binding */ renderWorkerPrompt),
+/* harmony export */   ZL: () => (/* binding */ shellQuote),
+/* harmony export */   zA: () => (/* binding */ agentCommand)
+/* harmony export */ });
+/* unused harmony exports MAX_FEEDBACK_CHARS, PLACEHOLDER_ENV, renderCommandTemplate */
+/* harmony import */ var _core_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9658);
+
+const MAX_FEEDBACK_CHARS = 16 * 1024;
+function fenceFor(text) {
+  let longest = 0;
+  for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  return "`".repeat(Math.max(3, longest + 1));
+}
+function codeSpan(text) {
+  const ticks = fenceFor(text).length - 2;
+  const t = "`".repeat(Math.max(1, ticks));
+  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
+  return `${t}${pad}${text}${pad}${t}`;
+}
+function renderWorkerPrompt(p) {
+  const out = [];
+  out.push(`# ${p.title.trim() || `${p.repo}: ${p.lane}`}`);
+  out.push("");
+  out.push("You are one lane of a Fleet: the same directive is applied to many repositories, one working copy each. Work only on this one.");
+  out.push("");
+  out.push("## Directive");
+  out.push("");
+  out.push(p.directive.trim());
+  out.push("");
+  out.push("## Repository");
+  out.push("");
+  out.push(`- Repository: ${codeSpan(p.repo)}`);
+  out.push(`- Lane: ${codeSpan(p.lane)}`);
+  out.push(`- Branch: ${codeSpan(p.branch)} (already checked out in the working directory)`);
+  out.push("");
+  out.push("## Scope");
+  out.push("");
+  if (p.owns.length > 0) {
+    out.push("You may change only files matching these globs:");
+    out.push("");
+    for (const g of p.owns) out.push(`- ${codeSpan(g)}`);
+  } else {
+    out.push("You may change files anywhere in the whole repository.");
+  }
+  out.push("");
+  out.push("You must never change:");
+  out.push("");
+  for (const g of p.never) out.push(`- ${codeSpan(g)}`);
+  out.push(`- ${codeSpan(".git")} (the repository metadata)`);
+  out.push("");
+  out.push("A change outside this scope fails the lane.");
+  if (p.personas.length > 0) {
+    out.push("");
+    out.push("## Personas");
+    out.push("");
+    out.push("Work with the expertise of:");
+    for (const persona of p.personas) {
+      out.push("");
+      out.push(`### ${persona.name}`);
+      if (persona.description?.trim()) {
+        out.push("");
+        out.push(persona.description.trim());
+      }
+      if (persona.prompt?.trim()) {
+        out.push("");
+        out.push(persona.prompt.trim());
+      }
+    }
+  }
+  if (p.feedback !== void 0 && p.feedback.trim() !== "") {
+    let feedback = p.feedback.trimEnd();
+    if (feedback.length > MAX_FEEDBACK_CHARS) feedback = `[\u2026 earlier output cut \u2026]
+${feedback.slice(-MAX_FEEDBACK_CHARS)}`;
+    const fence = fenceFor(feedback);
+    out.push("");
+    out.push("## Previous attempt");
+    out.push("");
+    out.push("The previous attempt failed: fix the cause and complete the directive. Its output ended with:");
+    out.push("");
+    out.push(`${fence}text`);
+    out.push(feedback);
+    out.push(fence);
+  }
+  out.push("");
+  out.push("## Ground rules");
+  out.push("");
+  out.push("- Edit files in the working directory only.");
+  out.push("- Do not commit, push, create branches or open pull requests: Fleet commits and pushes your changes.");
+  out.push("- Keep changes minimal: only what the directive asks, in the style of the surrounding code.");
+  out.push("- If the task cannot be done, change nothing, explain why and exit with a non-zero status.");
+  out.push("");
+  return out.join("\n");
+}
+const PLACEHOLDER_ENV = {
+  prompt_file: "FLEET_PROMPT_FILE",
+  repo: "FLEET_REPO",
+  lane: "FLEET_LANE",
+  branch: "FLEET_BRANCH"
+};
+function shellQuote(value) {
+  if (value !== "" && /^[\w@%+=:,./-]+$/.test(value)) return value;
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+const PLACEHOLDER = /^\{(prompt_file|repo|lane|branch)\}/;
+function reference(name, ctx) {
+  const v = `\${${PLACEHOLDER_ENV[name]}}`;
+  if (ctx === "double") return v;
+  if (ctx === "single") return `'"${v}"'`;
+  return `"${v}"`;
+}
+function startsComment(template, i) {
+  return i === 0 || /[\s;&|()<>]/.test(template[i - 1]);
+}
+function renderCommandTemplate(template) {
+  const problem = (0,_core_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .templateProblem */ .MS)(template);
+  if (problem) throw new Error(`agent command template: ${problem}`);
+  let out = "";
+  const stack = ["bare"];
+  let heredoc = false;
+  const top = () => stack[stack.length - 1];
+  for (let i = 0; i < template.length; ) {
+    const ch = template[i];
+    const ctx = top();
+    if (ctx === "comment") {
+      if (ch === "\n") stack.pop();
+      out += ch;
+      i += 1;
+      continue;
+    }
+    if (ch === "{" && template[i - 1] !== "$") {
+      const m = PLACEHOLDER.exec(template.slice(i));
+      if (m) {
+        if (heredoc) throw new Error(`agent command template: {${m[1]}} cannot be used in a here-document; pass it as an argument`);
+        out += reference(m[1], ctx);
+        i += m[0].length;
+        continue;
+      }
+    }
+    if (ctx === "single") {
+      if (ch === "'") stack.pop();
+    } else if (ch === "\\") {
+      out += template.slice(i, i + 2);
+      i += 2;
+      continue;
+    } else if (ch === "$" && template[i + 1] === "(") {
+      stack.push("subst");
+      out += "$(";
+      i += 2;
+      continue;
+    } else if (ch === "`") {
+      if (ctx === "backtick") stack.pop();
+      else stack.push("backtick");
+    } else if (ctx === "double") {
+      if (ch === '"') stack.pop();
+    } else {
+      if (ch === "'") stack.push("single");
+      else if (ch === '"') stack.push("double");
+      else if (ch === "#" && startsComment(template, i)) stack.push("comment");
+      else if (ch === "(") stack.push("paren");
+      else if (ch === ")" && (ctx === "subst" || ctx === "paren")) stack.pop();
+      else if (ch === "<" && template[i + 1] === "<" && template[i + 2] !== "<" && template[i - 1] !== "<") heredoc = true;
+    }
+    out += ch;
+    i += 1;
+  }
+  return out;
+}
+function agentCommand(spec, vars) {
+  const env = {};
+  for (const [k, name] of Object.entries(PLACEHOLDER_ENV)) env[name] = vars[k];
+  const args = (spec.args ?? []).map(shellQuote);
+  const promptArg = `"$(cat "\${${PLACEHOLDER_ENV.prompt_file}}")"`;
+  switch (spec.preset) {
+    case "claude": {
+      const bin = spec.command ?? "claude";
+      return { command: [bin, "-p", promptArg, "--output-format", "json", "--permission-mode", "acceptEdits", ...args].join(" "), env };
+    }
+    case "codex": {
+      const bin = spec.command ?? "codex";
+      return { command: [bin, "exec", "--sandbox", "workspace-write", ...args, "--", promptArg, "</dev/null"].join(" "), env };
+    }
+    case "command":
+    default: {
+      if (!spec.command) throw new Error('agent preset "command" needs a `command` template');
+      const line = renderCommandTemplate(spec.command);
+      return { command: args.length > 0 ? `${line} ${args.join(" ")}` : line, env };
+    }
+  }
+}
+
+
+
+/***/ }),
+
+/***/ 4183:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  f: () => (/* reexport */ processes/* killAllRunning */.fe),
+  d: () => (/* binding */ runCommand)
+});
+
+// EXTERNAL MODULE: external "node:child_process"
+var external_node_child_process_ = __nccwpck_require__(1421);
+// EXTERNAL MODULE: external "node:fs"
+var external_node_fs_ = __nccwpck_require__(3024);
+// EXTERNAL MODULE: external "node:fs/promises"
+var promises_ = __nccwpck_require__(1455);
+// EXTERNAL MODULE: external "node:path"
+var external_node_path_ = __nccwpck_require__(6760);
+;// CONCATENATED MODULE: external "node:string_decoder"
+const external_node_string_decoder_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:string_decoder");
+// EXTERNAL MODULE: ./.build/src/local/git.js
+var git = __nccwpck_require__(4335);
+// EXTERNAL MODULE: ./.build/src/local/processes.js
+var processes = __nccwpck_require__(7106);
+;// CONCATENATED MODULE: ./.build/src/local/exec.js
+
+
+
+
+
+
+
+const TAIL_CHARS = 4096;
+const KEEP_CHARS = TAIL_CHARS * 2;
+const MAX_PENDING_LINE = 64 * 1024;
+const CLOSE_WAIT_MS = 500;
+const FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+async function groupAlive(pgid) {
+  if (!(0,processes/* killGroup */.i0)(pgid, 0)) return false;
+  if (process.platform !== "linux") return true;
+  let pids;
+  try {
+    pids = await (0,promises_.readdir)("/proc");
+  } catch {
+    return true;
+  }
+  for (const pid of pids) {
+    if (pid.charCodeAt(0) < 48 || pid.charCodeAt(0) > 57) continue;
+    let stat;
+    try {
+      stat = await (0,promises_.readFile)(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
+  }
+  return false;
+}
+function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+async function terminateGroup(pgid, graceMs) {
+  if (!(0,processes/* killGroup */.i0)(pgid, "SIGTERM")) return;
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline) {
+    await sleep(Math.min(25, Math.max(1, deadline - Date.now())));
+    if (!await groupAlive(pgid)) return;
+  }
+  (0,processes/* killGroup */.i0)(pgid, "SIGKILL");
+}
+function describe(command) {
+  return Array.isArray(command) ? command.map((a) => /^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a)).join(" ") : command;
+}
+class LineRedactor {
+  constructor(sink) {
+    this.sink = sink;
+  }
+  sink;
+  pending = "";
+  decoder = new external_node_string_decoder_namespaceObject.StringDecoder("utf8");
+  write(chunk) {
+    this.pending += this.decoder.write(chunk);
+    const cut = this.pending.lastIndexOf("\n");
+    if (cut >= 0) {
+      this.sink((0,git/* redact */.E$)(this.pending.slice(0, cut + 1)));
+      this.pending = this.pending.slice(cut + 1);
+    }
+    if (this.pending.length > MAX_PENDING_LINE) {
+      this.sink((0,git/* redact */.E$)(this.pending));
+      this.pending = "";
+    }
+  }
+  end() {
+    this.pending += this.decoder.end();
+    if (this.pending) this.sink((0,git/* redact */.E$)(this.pending));
+    this.pending = "";
+  }
+}
+async function runCommand(command, opts) {
+  const started = performance.now();
+  const killGraceMs = opts.killGraceMs ?? 2e3;
+  const env = { ...opts.env };
+  if (!env.PATH) env.PATH = process.env.PATH || FALLBACK_PATH;
+  let file;
+  let args;
+  if (Array.isArray(command)) {
+    if (command.length === 0) throw new TypeError("runCommand: empty command");
+    file = command[0];
+    args = command.slice(1);
+  } else if (opts.shell === false) {
+    file = command;
+    args = [];
+  } else {
+    file = "/bin/sh";
+    args = ["-c", command];
+  }
+  let log = null;
+  try {
+    await (0,promises_.mkdir)(external_node_path_.dirname(external_node_path_.resolve(opts.logFile)), { recursive: true });
+    const fd = (0,external_node_fs_.openSync)(opts.logFile, external_node_fs_.constants.O_WRONLY | external_node_fs_.constants.O_APPEND | external_node_fs_.constants.O_CREAT | external_node_fs_.constants.O_NOFOLLOW, 420);
+    log = (0,external_node_fs_.createWriteStream)("", { fd });
+    log.on("error", () => {
+    });
+  } catch {
+    log = null;
+  }
+  const writeLog = (text) => {
+    if (log && text) log.write(text);
+  };
+  writeLog(`=== ${(/* @__PURE__ */ new Date()).toISOString()} $ ${(0,git/* redact */.E$)(describe(command))}
+=== cwd: ${opts.cwd}
+`);
+  let tailBuf = "";
+  const keep = (text) => {
+    tailBuf += text;
+    if (tailBuf.length > KEEP_CHARS * 2) tailBuf = tailBuf.slice(-KEEP_CHARS);
+  };
+  const sink = (text) => {
+    writeLog(text);
+    keep(text);
+  };
+  const outLines = new LineRedactor(sink);
+  const errLines = new LineRedactor(sink);
+  let child;
+  let spawnError = null;
+  try {
+    if (opts.wrap) ({ file, args } = opts.wrap(file, args, env, { cwd: opts.cwd }));
+    child = (0,external_node_child_process_.spawn)(file, args, {
+      cwd: opts.cwd,
+      env,
+      detached: true,
+      stdio: [opts.input === void 0 ? "ignore" : "pipe", "pipe", "pipe"],
+      windowsHide: true
+    });
+  } catch (err) {
+    spawnError = err;
+    child = null;
+  }
+  let timedOut = false;
+  let exitCode = null;
+  let signal = null;
+  if (!spawnError) {
+    const pgid = child.pid;
+    if (pgid !== void 0) (0,processes/* trackGroup */.Tq)(pgid);
+    const outcome = await new Promise((resolve) => {
+      let done = false;
+      let timer;
+      const finish = (v) => {
+        if (done) return;
+        done = true;
+        if (timer) clearTimeout(timer);
+        resolve(v);
+      };
+      child.stdout.on("data", (b) => outLines.write(b));
+      child.stderr.on("data", (b) => errLines.write(b));
+      child.on("error", (err) => finish({ code: null, signal: null, error: err }));
+      child.on("exit", (code, sig) => finish({ code, signal: sig, error: null }));
+      if (opts.input !== void 0 && child.stdin) {
+        child.stdin.on("error", () => {
+        });
+        child.stdin.end(opts.input);
+      }
+      if (pgid !== void 0 && Number.isFinite(opts.timeoutMs) && opts.timeoutMs > 0) {
+        timer = setTimeout(() => {
+          timedOut = true;
+          void terminateGroup(pgid, killGraceMs);
+        }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
+      }
+    });
+    if (outcome.error) {
+      spawnError = outcome.error;
+    } else {
+      exitCode = outcome.code;
+      signal = outcome.signal;
+      const bySignal = opts.wrap && exitCode !== null && exitCode > 128 ? (0,processes/* signalName */.yD)(exitCode - 128) : null;
+      if (bySignal) {
+        exitCode = null;
+        signal = bySignal;
+      }
+    }
+    if (pgid !== void 0) {
+      if (await groupAlive(pgid)) await terminateGroup(pgid, killGraceMs);
+      (0,processes/* untrackGroup */.eY)(pgid);
+    }
+    await waitForClose(child, CLOSE_WAIT_MS);
+  }
+  outLines.end();
+  errLines.end();
+  if (spawnError) {
+    const e = spawnError;
+    const why = e.code === "ENOENT" ? `${e.message} (command or working directory not found)` : e.message;
+    sink(`fleet: could not start ${describe(command)}: ${why}
+`);
+    exitCode = 127;
+    signal = null;
+  }
+  const durationMs = Math.round(performance.now() - started);
+  writeLog(
+    `=== exit=${exitCode === null ? "null" : exitCode} signal=${signal ?? "null"}${timedOut ? ` timed-out-after=${opts.timeoutMs}ms` : ""} duration=${durationMs}ms
+`
+  );
+  if (log) await new Promise((r) => log.end(r));
+  const tail = (0,git/* redact */.E$)(tailBuf).slice(-TAIL_CHARS);
+  return { exitCode, signal, timedOut, durationMs, tail };
+}
+function waitForClose(child, ms) {
+  const streams = [child.stdout, child.stderr].filter((s) => s !== null && !s.destroyed && !s.readableEnded);
+  if (streams.length === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    let left = streams.length;
+    const timer = setTimeout(() => {
+      for (const s of streams) s.destroy();
+      resolve();
+    }, ms);
+    for (const s of streams) {
+      s.once("close", () => {
+        if (--left === 0) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    }
+  });
+}
+
+
+
+/***/ }),
+
+/***/ 4335:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   $Y: () => (/* binding */ git),
+/* harmony export */   E$: () => (/* binding */ redact),
+/* harmony export */   Fq: () => (/* binding */ GIT_LOCATING_ENV),
+/* harmony export */   Sk: () => (/* binding */ defaultBranchHead),
+/* harmony export */   TV: () => (/* binding */ pushBranch),
+/* harmony export */   Y8: () => (/* binding */ isLocalRemote),
+/* harmony export */   Y_: () => (/* binding */ changedFiles),
+/* harmony export */   cl: () => (/* binding */ registerSecret),
+/* harmony export */   d5: () => (/* binding */ cloneForLane),
+/* harmony export */   e$: () => (/* binding */ normalizeRemote),
+/* harmony export */   fi: () => (/* binding */ commitAll),
+/* harmony export */   fz: () => (/* binding */ committedChange),
+/* harmony export */   g7: () => (/* binding */ treeOf),
+/* harmony export */   gN: () => (/* binding */ parentOf),
+/* harmony export */   hh: () => (/* binding */ hasCommits),
+/* harmony export */   m1: () => (/* binding */ lsRemoteBranch),
+/* harmony export */   sg: () => (/* binding */ readRef),
+/* harmony export */   tj: () => (/* binding */ isGitRepo),
+/* harmony export */   v3: () => (/* binding */ readGitFile),
+/* harmony export */   wV: () => (/* binding */ encodedForms),
+/* harmony export */   z0: () => (/* binding */ gitDirOf),
+/* harmony export */   zy: () => (/* binding */ readHead)
+/* harmony export */ });
+/* unused harmony exports DEFAULT_GIT_IDENTITY, DEFAULT_GIT_TIMEOUT_MS, GitError, NETWORK_ATTEMPTS, backoffMs, changedBetween, clearSecrets, defaultBranch, diffPatch, diffPatchBuffer, getGitIdentity, isTransientGitFailure, pushFastForward, revParse, setGitIdentity */
+/* harmony import */ var node_child_process__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1421);
+/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3024);
+/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(1455);
+/* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(8161);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(6760);
+/* harmony import */ var _launcher_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(2775);
+/* harmony import */ var _processes_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(7106);
+
+
+
+
+
+
+
+const secrets = /* @__PURE__ */ new Set();
+let sortedSecrets = [];
+function encodedForms(secret) {
+  const forms = /* @__PURE__ */ new Set([secret, encodeURIComponent(secret)]);
+  const bytes = Buffer.from(secret, "utf8");
+  for (let pad = 0; pad < 3; pad++) {
+    const b64 = Buffer.concat([Buffer.alloc(pad), bytes]).toString("base64");
+    const start = pad === 0 ? 0 : Math.ceil(pad * 4 / 3);
+    const end = Math.floor((pad + bytes.length) * 4 / 3);
+    const stable = b64.slice(start, end);
+    if (stable.length >= 8) forms.add(stable);
+  }
+  return [...forms];
+}
+function registerSecret(secret) {
+  if (!secret || secret.length < 4) return;
+  for (const form of encodedForms(secret)) secrets.add(form);
+  sortedSecrets = [...secrets].sort((a, b) => b.length - a.length);
+}
+function clearSecrets() {
+  secrets.clear();
+  sortedSecrets = [];
+}
+function redact(text) {
+  if (!text) return text;
+  let out = text;
+  for (const s of sortedSecrets) if (out.includes(s)) out = out.split(s).join("***");
+  out = out.replace(/\b(https?:\/\/)[^\s/@'"]+@/gi, "$1***@");
+  out = out.replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s/@:'"]*):[^\s/@'"]+@/gi, "$1:***@");
+  out = out.replace(/x-access-token:[^\s@'"]+@/gi, "x-access-token:***@");
+  out = out.replace(/\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b/g, "***");
+  out = out.replace(/(authorization:\s*(?:basic|bearer|token)\s+)[^\s'"]+/gi, "$1***");
+  return out;
+}
+const DEFAULT_GIT_IDENTITY = Object.freeze({ name: "Fleet", email: "fleet@users.noreply.github.com" });
+let identity = { ...DEFAULT_GIT_IDENTITY };
+function setGitIdentity(id) {
+  identity = id ? { name: id.name ?? DEFAULT_GIT_IDENTITY.name, email: id.email ?? DEFAULT_GIT_IDENTITY.email } : { ...DEFAULT_GIT_IDENTITY };
+}
+function getGitIdentity() {
+  return { ...identity };
+}
+const GIT_LOCATING_ENV = [
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_INDEX_FILE",
+  "GIT_OBJECT_DIRECTORY",
+  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+  "GIT_COMMON_DIR",
+  "GIT_NAMESPACE",
+  "GIT_PREFIX",
+  "GIT_QUARANTINE_PATH",
+  "GIT_CONFIG_PARAMETERS"
+];
+const STRIPPED_ENV = [
+  ...GIT_LOCATING_ENV,
+  "GIT_CEILING_DIRECTORIES",
+  "GIT_AUTHOR_DATE",
+  "GIT_COMMITTER_DATE",
+  "ACTIONS_RUNTIME_TOKEN",
+  "ACTIONS_RUNTIME_URL",
+  "ACTIONS_RESULTS_URL",
+  "ACTIONS_CACHE_URL",
+  "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+  "ACTIONS_ID_TOKEN_REQUEST_URL"
+];
+const BASE_CONFIG = [
+  "-c",
+  "protocol.allow=never",
+  "-c",
+  "protocol.file.allow=always",
+  "-c",
+  "protocol.https.allow=always",
+  "-c",
+  "protocol.http.allow=always",
+  "-c",
+  "protocol.ssh.allow=always",
+  "-c",
+  "protocol.git.allow=always",
+  "-c",
+  "core.attributesFile=/dev/null",
+  "-c",
+  "core.excludesFile=/dev/null",
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "advice.detachedHead=false",
+  "-c",
+  "core.quotePath=false",
+  "-c",
+  "commit.gpgsign=false",
+  "-c",
+  "tag.gpgsign=false",
+  "-c",
+  "gc.auto=0",
+  "-c",
+  "maintenance.auto=false"
+];
+const ISOLATED_ENV = {
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_NO_REPLACE_OBJECTS: "1"
+};
+function gitEnv(extra) {
+  const env = { ...process.env, ...ISOLATED_ENV };
+  for (const k of STRIPPED_ENV) delete env[k];
+  env.GIT_TERMINAL_PROMPT = "0";
+  env.GCM_INTERACTIVE = "never";
+  env.LC_ALL = "C";
+  env.GIT_AUTHOR_NAME = identity.name;
+  env.GIT_AUTHOR_EMAIL = identity.email;
+  env.GIT_COMMITTER_NAME = identity.name;
+  env.GIT_COMMITTER_EMAIL = identity.email;
+  if (extra) Object.assign(env, extra);
+  return env;
+}
+class GitError extends Error {
+  name = "GitError";
+  /** The git arguments (after the forced `-c` options), redacted. */
+  args;
+  /** git's exit code; -1 when git could not be started or was killed. */
+  exitCode;
+  /** git's stderr, redacted. */
+  stderr;
+  /** The signal that ended git when it was not Fleet's timeout (an interrupt), else null. */
+  killedBy = null;
+  constructor(args, exitCode, stderr, message) {
+    const safeArgs = args.map((a) => redact(a));
+    const safeStderr = redact(stderr);
+    const detail = message ?? (errorLines(safeStderr, 6) || `exit code ${exitCode}`);
+    super(redact(`git ${safeArgs.join(" ")} failed (exit ${exitCode}): ${detail}`));
+    this.args = safeArgs;
+    this.exitCode = exitCode;
+    this.stderr = safeStderr;
+  }
+}
+function runGit(args, opts) {
+  const launcher = (0,_launcher_js__WEBPACK_IMPORTED_MODULE_5__/* .gitLauncher */ .Lo)();
+  return launcher ? runLaunched(launcher, args, opts) : runSpawned(args, opts);
+}
+function endGroup(pgid) {
+  if (pgid === void 0) return;
+  (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroup */ .i0)(pgid, "SIGKILL");
+  (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .untrackGroup */ .eY)(pgid);
+}
+function settle(args, opts, end) {
+  const { exit, signal, stderr } = end;
+  if (end.timedOut) throw new GitError(args, -1, stderr, `timed out after ${opts.timeoutMs} ms`);
+  if (signal) {
+    const e = new GitError(args, exit, stderr, `killed by ${signal}`);
+    e.killedBy = signal;
+    throw e;
+  }
+  if (exit !== 0 && !opts.allowFail) throw new GitError(args, exit, stderr);
+  return { stdout: end.stdout, stderr, code: exit };
+}
+async function runLaunched(launcher, args, opts) {
+  const launched = launcher.launch({ file: "git", args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: gitEnv(opts.env), sharedEnv: () => gitEnv(), input: opts.input });
+  let timedOut = false;
+  let timer;
+  const pgid = await launched.pgid;
+  if (pgid !== void 0) {
+    (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .trackGroup */ .Tq)(pgid);
+    if ((0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroupOrLeader */ .Gw)(pgid, "SIGKILL");
+    if (opts.timeoutMs !== void 0 && opts.timeoutMs > 0) {
+      timer = setTimeout(() => {
+        timedOut = true;
+        (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroupOrLeader */ .Gw)(pgid, "SIGKILL");
+      }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
+    }
+  }
+  const r = await launched.result;
+  if (timer) clearTimeout(timer);
+  endGroup(pgid);
+  if (r.startError !== void 0) throw new GitError(args, -1, r.stderr, `could not run git: ${r.startError}`);
+  const signalled = r.status > 128 && (timedOut || (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) ? (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .signalName */ .yD)(r.status - 128) ?? `signal ${r.status - 128}` : null;
+  return settle(args, opts, { exit: signalled ? -1 : r.status, signal: signalled, timedOut, stdout: r.stdout, stderr: r.stderr });
+}
+function runSpawned(args, opts) {
+  return new Promise((resolve, reject) => {
+    let child;
+    try {
+      child = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)("git", [...BASE_CONFIG, ...args], {
+        cwd: opts.cwd,
+        env: gitEnv(opts.env),
+        stdio: [opts.input === void 0 ? "ignore" : "pipe", "pipe", "pipe"],
+        windowsHide: true,
+        detached: true
+      });
+    } catch (err) {
+      reject(new GitError(args, -1, String(err), `could not start git: ${String(err.message ?? err)}`));
+      return;
+    }
+    const pgid = child.pid;
+    if (pgid !== void 0) (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .trackGroup */ .Tq)(pgid);
+    const out = [];
+    const errOut = [];
+    let timer;
+    let timedOut = false;
+    let settled = false;
+    child.stdout.on("data", (b) => out.push(b));
+    child.stderr.on("data", (b) => errOut.push(b));
+    child.on("error", (err) => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      endGroup(pgid);
+      const why = err.code === "ENOENT" ? `${err.message} (git is not installed, or ${opts.cwd} does not exist)` : err.message;
+      reject(new GitError(args, -1, Buffer.concat(errOut).toString("utf8"), `could not run git: ${why}`));
+    });
+    child.on("close", (code, signal) => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      endGroup(pgid);
+      try {
+        resolve(settle(args, opts, { exit: code ?? -1, signal, timedOut, stdout: Buffer.concat(out), stderr: Buffer.concat(errOut).toString("utf8") }));
+      } catch (err) {
+        reject(err);
+      }
+    });
+    if (opts.input !== void 0) {
+      child.stdin.on("error", () => {
+      });
+      child.stdin.end(opts.input);
+    }
+    if (opts.timeoutMs !== void 0 && opts.timeoutMs > 0) {
+      timer = setTimeout(() => {
+        timedOut = true;
+        if (pgid === void 0 || !(0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroup */ .i0)(pgid, "SIGKILL")) child.kill("SIGKILL");
+      }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
+    }
+  });
+}
+async function git(args, opts) {
+  const r = await runGit(args, opts);
+  return { stdout: r.stdout.toString("utf8"), stderr: r.stderr, code: r.code };
+}
+const DEFAULT_GIT_TIMEOUT_MS = 10 * 6e4;
+const NETWORK_ATTEMPTS = 3;
+const TRANSIENT_NETWORK = new RegExp(
+  [
+    "cannot lock ref",
+    "failed to lock",
+    "unable to create [^\\n]*\\.lock",
+    "returned error: 5\\d\\d",
+    "HTTP 5\\d\\d",
+    "RPC failed",
+    "remote end hung up",
+    "early EOF",
+    "unexpected disconnect",
+    "Empty reply from server",
+    "Connection reset",
+    "Connection refused",
+    "Connection timed out",
+    "Operation timed out",
+    "timed out after \\d+ ms",
+    "transfer closed with",
+    "SSL_ERROR_SYSCALL",
+    "GnuTLS recv error",
+    "Recv failure",
+    "Send failure",
+    "Internal Server Error",
+    "Service Unavailable",
+    "Bad Gateway",
+    "Gateway Time-?out"
+  ].join("|"),
+  "i"
+);
+function isTransientGitFailure(text) {
+  return TRANSIENT_NETWORK.test(text);
+}
+function backoffMs(retry, base = 1e3) {
+  const cap = base * 2 ** (retry - 1);
+  return Math.round(cap / 10 + Math.random() * cap * 0.9);
+}
+async function networkGit(args, opts) {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  for (let attempt = 1; ; attempt++) {
+    let failure;
+    try {
+      const r = await git(args, { ...opts, timeoutMs, allowFail: opts.allowFail });
+      if (r.code === 0 || !isTransientGitFailure(r.stderr)) return r;
+      failure = r;
+    } catch (err) {
+      if (!(err instanceof GitError) || !isTransientGitFailure(err.message) || err.killedBy !== null) throw err;
+      failure = err;
+    }
+    if (attempt >= NETWORK_ATTEMPTS || (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) {
+      if (failure instanceof GitError) throw failure;
+      return failure;
+    }
+    await sleep(backoffMs(attempt));
+    await opts.before?.();
+  }
+}
+function lastLines(text, n) {
+  const lines = text.split("\n").map((l) => l.trimEnd()).filter((l) => l.length > 0 && l !== "remote:");
+  return lines.slice(-n).join("\n");
+}
+function errorLines(text, n) {
+  const lines = text.split("\n").map((l) => l.trimEnd()).filter((l) => l.length > 0 && l !== "remote:");
+  const errors = lines.filter((l) => /\b(error|fatal|rejected|denied|refused|declined)\b/i.test(l));
+  return (errors.length > 0 ? errors : lines).slice(-n).join("\n");
+}
+function isLocalRemote(url) {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url.toLowerCase().startsWith("file://");
+  if (url.startsWith("/") || url.startsWith(".") || url.startsWith("~")) return true;
+  const colon = url.indexOf(":");
+  const slash = url.indexOf("/");
+  return colon < 0 || slash >= 0 && slash < colon;
+}
+function normalizeRemote(url) {
+  if (!isLocalRemote(url) || /^file:\/\//i.test(url)) return url;
+  if (url === "~" || url.startsWith("~/")) return node_path__WEBPACK_IMPORTED_MODULE_4__.join(node_os__WEBPACK_IMPORTED_MODULE_3__.homedir(), url.slice(1));
+  return node_path__WEBPACK_IMPORTED_MODULE_4__.resolve(url);
+}
+function neutralCwd() {
+  return node_os__WEBPACK_IMPORTED_MODULE_3__.tmpdir();
+}
+async function isGitRepo(p) {
+  let abs;
+  try {
+    abs = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.realpath)(p);
+    if (!(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.stat)(abs)).isDirectory()) return "not-a-repository";
+  } catch {
+    return "not-found";
+  }
+  const r = await git(["rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--show-prefix"], {
+    cwd: abs,
+    env: { GIT_CEILING_DIRECTORIES: node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(abs) },
+    allowFail: true
+  });
+  if (r.code !== 0) return "not-a-repository";
+  const [bare, inside, prefix = ""] = r.stdout.split("\n");
+  if (bare === "true") return "bare";
+  if (inside === "true" && prefix === "") return "repo";
+  return "not-a-repository";
+}
+async function hasCommits(p) {
+  const r = await git(["for-each-ref", "--count=1", "--format=%(objectname)", "refs/heads"], { cwd: p, allowFail: true });
+  if (r.code === 0 && r.stdout.trim() !== "") return true;
+  const head = await git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { cwd: p, allowFail: true });
+  return head.code === 0;
+}
+async function defaultBranch(remoteUrlOrPath) {
+  return (await defaultBranchHead(remoteUrlOrPath))?.branch ?? null;
+}
+async function defaultBranchHead(remoteUrlOrPath) {
+  const r = await networkGit(["ls-remote", "--symref", "--", normalizeRemote(remoteUrlOrPath), "HEAD"], { cwd: neutralCwd() });
+  const m = /^ref: refs\/heads\/(\S.*)\tHEAD$/m.exec(r.stdout);
+  if (!m) return null;
+  const sha = /^([0-9a-f]{40}(?:[0-9a-f]{24})?)\tHEAD$/m.exec(r.stdout);
+  return { branch: m[1], commit: sha ? sha[1] : null };
+}
+async function lsRemoteBranch(url, branch) {
+  const ref = `refs/heads/${branch}`;
+  const r = await networkGit(["ls-remote", "--", normalizeRemote(url), ref], { cwd: neutralCwd() });
+  for (const line of r.stdout.split("\n")) {
+    const [sha, name] = line.split("	");
+    if (name === ref && sha) return sha;
+  }
+  return null;
+}
+async function revParse(dir, rev) {
+  const r = await git(["rev-parse", "--verify", "--quiet", "--end-of-options", rev], { cwd: dir, allowFail: true });
+  return r.code === 0 ? r.stdout.trim() : null;
+}
+function readGitFile(file) {
+  const fd = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.openSync)(file, node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_RDONLY | node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_NONBLOCK | node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_NOFOLLOW);
+  try {
+    if (!(0,node_fs__WEBPACK_IMPORTED_MODULE_1__.fstatSync)(fd).isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: "EFTYPE" });
+    return (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.readFileSync)(fd, "utf8");
+  } finally {
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.closeSync)(fd);
+  }
+}
+function readRef(gitDir, ref) {
+  if (!/^refs\/[^\0\s~^:?*[\\]+$/.test(ref) || ref.includes("..")) return void 0;
+  try {
+    const loose = readGitFile(node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, ref)).trim();
+    if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(loose)) return loose;
+    return void 0;
+  } catch (err) {
+    const code = err.code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") return void 0;
+  }
+  let packed;
+  try {
+    packed = readGitFile(node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "packed-refs"));
+  } catch (err) {
+    return err.code === "ENOENT" ? null : void 0;
+  }
+  for (const line of packed.split("\n")) {
+    if (line.length > 41 && line.endsWith(ref) && line[line.length - ref.length - 1] === " ") {
+      const sha = line.slice(0, line.length - ref.length - 1);
+      if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha)) return sha;
+    }
+  }
+  return null;
+}
+function readHead(gitDir) {
+  let head;
+  try {
+    head = readGitFile(node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "HEAD")).trim();
+  } catch {
+    return void 0;
+  }
+  const m = /^ref: (refs\/heads\/.+)$/.exec(head);
+  if (!m) return void 0;
+  const commit = readRef(gitDir, m[1]);
+  return commit === void 0 ? void 0 : { ref: m[1], commit };
+}
+function gitDirOf(p) {
+  return (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.existsSync)(node_path__WEBPACK_IMPORTED_MODULE_4__.join(p, ".git")) ? node_path__WEBPACK_IMPORTED_MODULE_4__.join(p, ".git") : p;
+}
+async function treeOf(dir, rev) {
+  const r = await git(["rev-parse", "--verify", "--end-of-options", `${rev}^{tree}`], { cwd: dir });
+  return r.stdout.trim();
+}
+async function parentOf(dir, rev) {
+  return revParse(dir, `${rev}^1^{commit}`);
+}
+async function cloneForLane(url, dir, opts) {
+  const src = normalizeRemote(url);
+  const target = node_path__WEBPACK_IMPORTED_MODULE_4__.resolve(dir);
+  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.mkdir)(node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(target), { recursive: true });
+  const args = ["clone", "--quiet", "--no-tags", "--single-branch", "--template=", "-c", "core.quotePath=false"];
+  if (opts.base) args.push("--branch", opts.base);
+  if (opts.depth !== void 0 && opts.depth > 0 && !isLocalRemote(src)) args.push("--depth", String(opts.depth));
+  args.push("--", src, target);
+  const clean = () => (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.rm)(target, { recursive: true, force: true });
+  await networkGit(args, { cwd: node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(target), env: opts.env, timeoutMs: opts.timeoutMs, before: clean });
+  const wanted = opts.base === void 0 || opts.branch !== opts.base;
+  const onDisk = wanted && isLocalRemote(src) && !/^file:/i.test(src);
+  let exists = wanted;
+  if (onDisk) {
+    const onRemote = readRef(gitDirOf(src), `refs/heads/${opts.branch}`);
+    exists = onRemote === void 0 ? (await git(["rev-parse", "--verify", "--quiet", `refs/heads/${opts.branch}`], { cwd: src, env: { GIT_CEILING_DIRECTORIES: node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(src) }, allowFail: true })).code === 0 : onRemote !== null;
+  }
+  const fetching = exists ? networkGit(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "origin", `+refs/heads/${opts.branch}:refs/remotes/origin/${opts.branch}`], {
+    cwd: target,
+    allowFail: true,
+    env: opts.env,
+    timeoutMs: opts.timeoutMs
+  }) : null;
+  const checkingOut = (async () => {
+    const fromFiles = readHead(node_path__WEBPACK_IMPORTED_MODULE_4__.join(target, ".git"));
+    const head = fromFiles?.commit ? { code: 0, stdout: `${fromFiles.commit}
+${fromFiles.ref.slice("refs/heads/".length)}
+`, stderr: "" } : await git(["rev-parse", "HEAD", "--abbrev-ref", "HEAD"], { cwd: target, allowFail: true });
+    const [commit, abbrev] = head.stdout.trim().split("\n");
+    if (head.code !== 0 || !commit || !abbrev) {
+      throw new GitError(["clone", "--", src, target], 128, head.stderr, "the remote repository has no commits (empty repository)");
+    }
+    if (!startBranch(node_path__WEBPACK_IMPORTED_MODULE_4__.join(target, ".git"), opts.branch, commit)) {
+      await git(["checkout", "--quiet", "-B", opts.branch, commit], { cwd: target });
+    }
+    return { base_commit: commit, base_branch: abbrev === "HEAD" ? opts.base ?? "HEAD" : abbrev };
+  })();
+  const [fetch, checkedOut] = await Promise.allSettled([fetching ?? Promise.resolve(null), checkingOut]);
+  if (checkedOut.status === "rejected") throw checkedOut.reason;
+  if (fetch.status === "rejected") throw fetch.reason;
+  const { base_commit, base_branch } = checkedOut.value;
+  let remote_branch_commit = null;
+  if (opts.branch === base_branch) {
+    remote_branch_commit = base_commit;
+  } else if (fetch.value && fetch.value.code === 0) {
+    remote_branch_commit = await revParse(target, `refs/remotes/origin/${opts.branch}`);
+  } else if (fetch.value && !/couldn't find remote ref|could not find remote ref/i.test(fetch.value.stderr)) {
+    throw new GitError(["fetch", "origin", `refs/heads/${opts.branch}`], fetch.value.code, fetch.value.stderr);
+  }
+  return { base_branch, base_commit, remote_branch_commit };
+}
+const PLAIN_BRANCH = /^(?:[A-Za-z0-9_][A-Za-z0-9._-]*\/)*[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+function startBranch(gitDir, branch, commit) {
+  if (!PLAIN_BRANCH.test(branch) || branch.includes("..") || /(?:\.|\.lock)(?:\/|$)/.test(branch)) return false;
+  const ref = `refs/heads/${branch}`;
+  if (readRef(gitDir, ref) !== null) return false;
+  const file = node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, ref);
+  const lock = node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "HEAD.lock");
+  try {
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdirSync)(node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(file), { recursive: true });
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.writeFileSync)(file, `${commit}
+`, { flag: "wx" });
+  } catch {
+    return false;
+  }
+  let locked = false;
+  try {
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.writeFileSync)(lock, `ref: ${ref}
+`, { flag: "wx" });
+    locked = true;
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.renameSync)(lock, node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "HEAD"));
+    return true;
+  } catch {
+    if (locked) (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(lock, { force: true });
+    return false;
+  }
+}
+async function changedFiles(dir) {
+  await git(["add", "--all"], { cwd: dir });
+  const r = await runGit(["diff", "--cached", "--name-status", "-z", "-M", "--no-ext-diff", "HEAD", "--"], { cwd: dir });
+  return parseNameStatus(r.stdout);
+}
+async function changedBetween(dir, from, to) {
+  const r = await runGit(["diff-tree", "-r", "--name-status", "-z", "-M", "--no-ext-diff", "--end-of-options", from, to, "--"], { cwd: dir });
+  return parseNameStatus(r.stdout);
+}
+async function committedChange(dir, from, to) {
+  const r = await runGit(
+    [
+      "diff-tree",
+      "-r",
+      "-z",
+      "--raw",
+      "-p",
+      "-M",
+      "--binary",
+      "--no-color",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--src-prefix=a/",
+      "--dst-prefix=b/",
+      "--end-of-options",
+      from,
+      to,
+      "--"
+    ],
+    { cwd: dir }
+  );
+  return parseRawThenPatch(r.stdout);
+}
+function parseRawThenPatch(out) {
+  let at = 0;
+  const field = () => {
+    const end = out.indexOf(0, at);
+    if (end < 0) throw new GitError(["diff-tree"], 0, "", "diff-tree wrote a listing Fleet cannot read (a field without its NUL)");
+    const text = out.toString("utf8", at, end);
+    at = end + 1;
+    return text;
+  };
+  const entries = [];
+  while (at < out.length) {
+    const head = field();
+    if (head === "") break;
+    if (!head.startsWith(":")) throw new GitError(["diff-tree"], 0, "", `diff-tree wrote a listing Fleet cannot read (${JSON.stringify(head.slice(0, 40))})`);
+    const status = head.slice(head.lastIndexOf(" ") + 1)[0] ?? "";
+    if (status === "R" || status === "C") {
+      const from = field();
+      entries.push({ status, path: field(), from });
+    } else {
+      entries.push({ status, path: field() });
+    }
+  }
+  return { ...changedFromEntries(entries), patch: out.subarray(at) };
+}
+function parseNameStatus(out) {
+  const parts = out.toString("utf8").split("\0");
+  const entries = [];
+  for (let i = 0; i < parts.length; ) {
+    const code = parts[i++];
+    if (!code) continue;
+    const status = code[0];
+    if (status === "R" || status === "C") {
+      const from = parts[i++];
+      const to = parts[i++];
+      entries.push({ status, path: to, from });
+    } else {
+      entries.push({ status, path: parts[i++] });
+    }
+  }
+  return changedFromEntries(entries);
+}
+function changedFromEntries(entries) {
+  const files = [...new Set(entries.map((e) => e.path))].sort();
+  const renamed_from = [...new Set(entries.filter((e) => e.status === "R" && e.from !== void 0).map((e) => e.from))].sort();
+  return { files, renamed_from, entries };
+}
+async function commitAll(dir, message, opts = {}) {
+  if (!opts.staged) await git(["add", "--all"], { cwd: dir });
+  const empty = opts.allowEmpty ? ["--allow-empty"] : [];
+  await git(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "--cleanup=whitespace", ...empty, "--file=-"], { cwd: dir, input: message });
+  const head = readHead(node_path__WEBPACK_IMPORTED_MODULE_4__.join(dir, ".git"));
+  if (head?.commit) return head.commit;
+  const r = await git(["rev-parse", "HEAD"], { cwd: dir });
+  return r.stdout.trim();
+}
+async function diffPatch(dir, fromRev, toRev) {
+  return (await diffPatchBuffer(dir, fromRev, toRev)).toString("utf8");
+}
+async function diffPatchBuffer(dir, fromRev, toRev) {
+  const r = await runGit(
+    ["diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "-M", fromRev, toRev, "--"],
+    { cwd: dir }
+  );
+  return r.stdout;
+}
+function parsePorcelain(stdout, dst) {
+  for (const line of stdout.split("\n")) {
+    const parts = line.split("	");
+    if (parts.length < 3) continue;
+    const [flag, refs, summary] = parts;
+    if (refs.endsWith(`:${dst}`)) return { flag: flag.trim() === "" ? " " : flag.trim(), summary: summary.trim() };
+  }
+  return null;
+}
+function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+function pushDetail(line, stderr) {
+  const said = stderr.split("\n").map((l) => l.trimEnd()).filter((l) => /^remote:\s*\S/.test(l) && !/^remote:\s*(Resolving deltas|Counting objects|Compressing objects|Total \d)/i.test(l)).slice(-10).map((l) => l.replace(/^remote:\s*/, "")).join(" ");
+  const first = [line ? `${line.flag} ${line.summary}` : "", said].filter(Boolean).join(": ");
+  const errors = errorLines(stderr.split("\n").filter((l) => !l.startsWith("remote:")).join("\n"), 4);
+  return redact([first, errors].filter(Boolean).join("\n"));
+}
+async function pushWithLease(dir, src, dstRef, expected, env, timeoutMs = DEFAULT_GIT_TIMEOUT_MS) {
+  let last = { ok: false, reason: "error", detail: "push was not attempted" };
+  for (let attempt = 1; attempt <= NETWORK_ATTEMPTS; attempt++) {
+    let r;
+    try {
+      r = await git(
+        [
+          "push",
+          "--porcelain",
+          "--no-verify",
+          "--no-signed",
+          "--no-follow-tags",
+          "--recurse-submodules=no",
+          `--force-with-lease=${dstRef}:${expected ?? ""}`,
+          "origin",
+          `${src}:${dstRef}`
+        ],
+        { cwd: dir, allowFail: true, env, timeoutMs }
+      );
+    } catch (err) {
+      if (!(err instanceof GitError) || err.killedBy !== null) throw err;
+      r = { stdout: "", stderr: err.message, code: err.exitCode };
+    }
+    const line = parsePorcelain(r.stdout, dstRef);
+    const detail = pushDetail(line, r.stderr);
+    if (line && line.flag !== "!" && r.code === 0) {
+      const status = line.flag === "*" ? "created" : line.flag === "+" ? "forced" : line.flag === "=" ? "up-to-date" : "updated";
+      return { ok: true, status };
+    }
+    const transient = isTransientGitFailure(line?.summary ?? "") || isTransientGitFailure(r.stderr);
+    if (line && line.flag === "!") {
+      if (/stale info|fetch first|non-fast-forward/i.test(line.summary)) {
+        if (attempt > 1 && await landed(dir, src, dstRef, env, timeoutMs)) return { ok: true, status: expected ? "forced" : "created" };
+        return { ok: false, reason: "stale", detail };
+      }
+      last = { ok: false, reason: "rejected", detail };
+    } else {
+      last = { ok: false, reason: "error", detail: detail || `git push exited with ${r.code}` };
+    }
+    if (!transient || (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) return last;
+    if (attempt < NETWORK_ATTEMPTS) await sleep(backoffMs(attempt));
+  }
+  return last;
+}
+async function landed(dir, src, dstRef, env, timeoutMs) {
+  const mine = await revParse(dir, src);
+  const r = await git(["ls-remote", "origin", dstRef], { cwd: dir, env, allowFail: true, timeoutMs }).catch(() => null);
+  const theirs = r?.code === 0 ? r.stdout.split("\n").find((l) => l.endsWith(`	${dstRef}`))?.split("	")[0] : void 0;
+  return mine !== null && theirs === mine;
+}
+async function pushBranch(dir, branch, opts) {
+  return pushWithLease(dir, opts.commit ?? "HEAD", `refs/heads/${branch}`, opts.expected, opts.env, opts.timeoutMs);
+}
+async function pushFastForward(dir, commit, baseBranch, expectedBaseCommit) {
+  const anc = await git(["merge-base", "--is-ancestor", expectedBaseCommit, commit], { cwd: dir, allowFail: true });
+  if (anc.code === 1) return { ok: false, reason: "rejected", detail: `${commit} is not a fast-forward of ${baseBranch} (${expectedBaseCommit})` };
+  if (anc.code !== 0) return { ok: false, reason: "error", detail: redact(lastLines(anc.stderr, 4)) || "cannot compare commits" };
+  return pushWithLease(dir, commit, `refs/heads/${baseBranch}`, expectedBaseCommit);
+}
+
+
+
+/***/ }),
+
+/***/ 2775:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   BY: () => (/* binding */ closeGitLauncher),
+/* harmony export */   Lo: () => (/* binding */ gitLauncher)
+/* harmony export */ });
+/* unused harmony exports GitLauncher, commandLine */
+/* harmony import */ var node_child_process__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1421);
+/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3024);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(6760);
+/* harmony import */ var _agent_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(1146);
+/* harmony import */ var _private_tmp_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(1380);
+
+
+
+
+
+const SH_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const NO_DIR = "fleet-launcher: no such directory";
+function commandLine(req, files, base = {}) {
+  const words = [req.file, ...req.args, req.cwd, ...Object.values(req.env).filter((v) => v !== void 0)];
+  if (words.some((w) => w.includes("\0"))) throw new TypeError("an argument, the folder or an environment value holds a NUL byte");
+  const steps = ["trap - PIPE"];
+  for (const k of Object.keys(base)) if (req.env[k] === void 0) steps.push(`unset ${k}`);
+  for (const [k, v] of Object.entries(req.env)) {
+    if (v !== void 0 && base[k] !== v && SH_NAME.test(k)) steps.push(`export ${k}=${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(v)}`);
+  }
+  steps.push(`cd -- ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(node_path__WEBPACK_IMPORTED_MODULE_2__.resolve(req.cwd))} 2>/dev/null || { echo ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(`${NO_DIR}: ${req.cwd}`)} >&2; exit 127; }`);
+  steps.push(`exec setsid ${[req.file, ...req.args].map((w) => (0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(w)).join(" ")}`);
+  return `( ${steps.join("; ")} ) <${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(files.in)} >${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(files.out)} 2>${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(files.err)} & echo "$!"; wait "$!"; echo "$?"
+`;
+}
+function exportable(env) {
+  const out = {};
+  for (const [k, v] of Object.entries(env)) if (v !== void 0 && SH_NAME.test(k)) out[k] = v;
+  return out;
+}
+class Shell {
+  /** `env`: what the shell starts with (a request's sharedEnv). */
+  constructor(env) {
+    this.env = env;
+    this.dir = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdtempSync)(node_path__WEBPACK_IMPORTED_MODULE_2__.join((0,_private_tmp_js__WEBPACK_IMPORTED_MODULE_4__/* .privateTmp */ .F)(), "sh-"));
+    this.child = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)("/bin/sh", ["-s"], { env, stdio: ["pipe", "pipe", "ignore"], windowsHide: true, detached: true });
+    this.child.stdout.setEncoding("utf8");
+    this.child.stdout.on("data", (chunk) => this.read(chunk));
+    const die = () => {
+      this.dead = true;
+      for (const w of this.lines.splice(0)) w(null);
+      (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(this.dir, { recursive: true, force: true });
+    };
+    this.exited = new Promise((resolve) => {
+      this.child.on("exit", () => resolve());
+      this.child.on("error", () => resolve());
+    });
+    this.child.on("exit", die);
+    this.child.on("error", die);
+    this.child.stdin.on("error", die);
+    this.child.stdin.write(`trap ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(`rm -rf -- ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(this.dir)}`)} EXIT; trap '' PIPE
+`);
+    this.idle();
+  }
+  env;
+  child;
+  buffer = "";
+  lines = [];
+  running = false;
+  closing = false;
+  seq = 0;
+  dead = false;
+  /** Where this shell's commands write their output (0700); the shell removes it when it ends. */
+  dir;
+  /** Settles once the shell has exited and Node has reaped it. */
+  exited;
+  /** Paths for the next command's input and output, in this shell's folder. */
+  files(withInput) {
+    const base = node_path__WEBPACK_IMPORTED_MODULE_2__.join(this.dir, String(++this.seq));
+    return { in: withInput ? `${base}.in` : "/dev/null", out: `${base}.out`, err: `${base}.err` };
+  }
+  read(chunk) {
+    this.buffer += chunk;
+    for (let i = this.buffer.indexOf("\n"); i >= 0; i = this.buffer.indexOf("\n")) {
+      const line = this.buffer.slice(0, i);
+      this.buffer = this.buffer.slice(i + 1);
+      this.lines.shift()?.(line);
+    }
+  }
+  nextLine() {
+    if (this.dead) return Promise.resolve(null);
+    return new Promise((resolve) => this.lines.push(resolve));
+  }
+  /** An idle shell must not keep Fleet alive; a busy one must, or Fleet could exit while git runs. */
+  idle() {
+    this.child.unref();
+    this.child.stdout.unref();
+    this.child.stdin.unref();
+  }
+  busy() {
+    this.child.ref();
+    this.child.stdout.ref();
+    this.child.stdin.ref();
+  }
+  run(text) {
+    this.running = true;
+    this.busy();
+    const pid = this.nextLine();
+    const status = this.nextLine();
+    this.child.stdin.write(text);
+    return { pid, status };
+  }
+  /** The caller has read the command's output: the shell may take the next one, or end if it was closed meanwhile. */
+  done() {
+    this.running = false;
+    if (this.closing) this.end();
+    else this.idle();
+  }
+  /** Ends the shell: now when idle, else once its command's output has been read (its folder goes with it). */
+  close() {
+    this.dead = true;
+    this.closing = true;
+    if (!this.running) this.end();
+  }
+  end() {
+    this.child.ref();
+    this.child.stdin.end();
+  }
+}
+const open = /* @__PURE__ */ new Set();
+let exitHookInstalled = false;
+class GitLauncher {
+  idleShells = [];
+  shells = /* @__PURE__ */ new Set();
+  constructor() {
+    open.add(this);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.on("exit", () => {
+        for (const l of open) l.close();
+      });
+    }
+  }
+  launch(req) {
+    let shell = this.idleShells.pop();
+    while (shell?.dead) shell = this.idleShells.pop();
+    shell ??= this.newShell(req.sharedEnv?.() ?? {});
+    const files = shell.files(req.input !== void 0);
+    const text = commandLine(req, files, shell.env);
+    if (req.input !== void 0) (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.writeFileSync)(files.in, req.input, { mode: 384 });
+    const { pid, status } = shell.run(text);
+    const pgid = pid.then((line) => line !== null && /^\d+$/.test(line) ? Number(line) : void 0);
+    const result = status.then((line) => {
+      const stdout = readAndRemove(files.out);
+      const stderr = readAndRemove(files.err).toString("utf8");
+      if (req.input !== void 0) unlinkQuietly(files.in);
+      shell.done();
+      if (!shell.dead) this.idleShells.push(shell);
+      if (line === null || !/^\d+$/.test(line)) return { status: -1, stdout, stderr, startError: "the shell that starts git ended unexpectedly" };
+      const code = Number(line);
+      if (code === 127 && stderr.startsWith(NO_DIR)) return { status: -1, stdout, stderr: "", startError: `${req.cwd} does not exist` };
+      if (code === 127 && /failed to execute|not found/.test(stderr)) return { status: -1, stdout, stderr, startError: `${req.file} is not installed or not on PATH` };
+      return { status: code, stdout, stderr };
+    });
+    return { pgid, result };
+  }
+  newShell(env) {
+    const shell = new Shell(exportable(env));
+    this.shells.add(shell);
+    void shell.exited.then(() => this.shells.delete(shell));
+    return shell;
+  }
+  /** The output folders of the shells now running (what a test checks is gone once they end). */
+  folders() {
+    return [...this.shells].map((s) => s.dir);
+  }
+  /** Ends every shell: idle ones at once, busy ones once their command's output has been read. */
+  close() {
+    open.delete(this);
+    for (const s of this.shells) s.close();
+  }
+  /**
+   * Ends every shell and waits until each has exited (and removed its folder): then Node has reaped them, and
+   * the CPU time of the git they ran counts in Fleet's own (what `time` and the bench's process-tree measure read).
+   */
+  async closeAndWait() {
+    const all = [...this.shells];
+    this.close();
+    await Promise.all(all.map((s) => s.exited));
+  }
+}
+function readAndRemove(file) {
+  try {
+    return (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.readFileSync)(file);
+  } catch {
+    return Buffer.alloc(0);
+  } finally {
+    unlinkQuietly(file);
+  }
+}
+function unlinkQuietly(file) {
+  try {
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.unlinkSync)(file);
+  } catch {
+  }
+}
+let launcher;
+async function closeGitLauncher() {
+  const l = launcher;
+  launcher = void 0;
+  await l?.closeAndWait();
+}
+function gitLauncher() {
+  if (launcher !== void 0) return launcher;
+  launcher = null;
+  if (process.platform === "win32" || process.env.FLEET_GIT_LAUNCHER === "off") return launcher;
+  const probe = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawnSync)("/bin/sh", ["-c", "command -v setsid"], { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "ignore"] });
+  if (probe.status === 0) launcher = new GitLauncher();
+  return launcher;
+}
+
+
+
+/***/ }),
+
+/***/ 1380:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   F: () => (/* binding */ privateTmp)
+/* harmony export */ });
+/* harmony import */ var node_child_process__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1421);
+/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3024);
+/* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8161);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(6760);
+
+
+
+
+let folder;
+function privateTmp() {
+  if (folder !== void 0 && (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.existsSync)(folder)) return folder;
+  const made = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdtempSync)(node_path__WEBPACK_IMPORTED_MODULE_3__.join(node_os__WEBPACK_IMPORTED_MODULE_2__.tmpdir(), "fleet-git-"));
+  removeWhenGone(made);
+  folder = made;
+  return made;
+}
+function removeWhenGone(dir) {
+  process.on("exit", () => {
+    try {
+      (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(dir, { recursive: true, force: true });
+    } catch {
+    }
+  });
+  if (process.platform === "win32") return;
+  try {
+    const janitor = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)("/bin/sh", ["-c", 'read -r _; rm -rf -- "$1"', "fleet-tmp-janitor", dir], { stdio: ["pipe", "ignore", "ignore"], detached: true });
+    janitor.on("error", () => {
+    });
+    janitor.stdin.on("error", () => {
+    });
+    janitor.unref();
+    janitor.stdin.unref();
+  } catch {
+  }
+}
+
+
+
+/***/ }),
+
+/***/ 7106:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Gw: () => (/* binding */ killGroupOrLeader),
+/* harmony export */   Tq: () => (/* binding */ trackGroup),
+/* harmony export */   eY: () => (/* binding */ untrackGroup),
+/* harmony export */   fT: () => (/* binding */ isInterrupted),
+/* harmony export */   fe: () => (/* binding */ killAllRunning),
+/* harmony export */   i0: () => (/* binding */ killGroup),
+/* harmony export */   yD: () => (/* binding */ signalName)
+/* harmony export */ });
+/* unused harmony export runningGroups */
+/* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8161);
+
+const liveGroups = /* @__PURE__ */ new Set();
+let exitHookInstalled = false;
+function trackGroup(pgid) {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on("exit", () => killAllRunning("SIGKILL"));
+  }
+  liveGroups.add(pgid);
+}
+function untrackGroup(pgid) {
+  liveGroups.delete(pgid);
+}
+function runningGroups() {
+  return liveGroups.size;
+}
+let interrupted = false;
+function killAllRunning(signal = "SIGTERM") {
+  interrupted = true;
+  for (const pgid of liveGroups) killGroup(pgid, signal);
+}
+function isInterrupted() {
+  return interrupted;
+}
+function killGroup(pgid, signal) {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+function killGroupOrLeader(pgid, signal) {
+  if (killGroup(pgid, signal)) return true;
+  try {
+    process.kill(pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+function signalName(n) {
+  return Object.entries(node_os__WEBPACK_IMPORTED_MODULE_0__.constants.signals).find(([, v]) => v === n)?.[0] ?? null;
+}
+
+
+
+/***/ }),
+
+/***/ 1977:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  F: () => (/* binding */ localExecutor),
+  r: () => (/* binding */ localWorkspace)
+});
+
+// EXTERNAL MODULE: external "node:fs"
+var external_node_fs_ = __nccwpck_require__(3024);
+// EXTERNAL MODULE: external "node:path"
+var external_node_path_ = __nccwpck_require__(6760);
+// EXTERNAL MODULE: ./.build/src/local/exec.js + 1 modules
+var exec = __nccwpck_require__(4183);
+// EXTERNAL MODULE: ./.build/src/local/private-tmp.js
+var private_tmp = __nccwpck_require__(1380);
+// EXTERNAL MODULE: external "node:child_process"
+var external_node_child_process_ = __nccwpck_require__(1421);
+// EXTERNAL MODULE: external "node:crypto"
+var external_node_crypto_ = __nccwpck_require__(7598);
+// EXTERNAL MODULE: external "node:os"
+var external_node_os_ = __nccwpck_require__(8161);
+// EXTERNAL MODULE: ./.build/src/local/agent.js
+var agent = __nccwpck_require__(1146);
+;// CONCATENATED MODULE: ./.build/src/local/sandbox.js
+
+
+
+
+
+
+
+const RUNNER_COMMAND_FILES = ["GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"];
+const INIT = [
+  "n=4",
+  'while [ "$1" != -- ]; do case $1 in',
+  '  -k) [ -d "$2" ] && [ $n -lt 9 ] || exit 125; n=$((n+1)); eval "exec $n<"\\$2""; shift 2;;',
+  '  -t) [ -f "$2" ] || exit 125; exec 4<"$2"; mount -a -c -T /proc/self/fd/4 || exit 125; exec 4<&-; shift 2;;',
+  '  -r) mount -c -o remount,bind,ro "$2" || exit 125; shift 2;;',
+  '  -c) cd -- "$2" || exit 125; shift 2;;',
+  '  *) mount -t tmpfs -o size=4k,mode=0555,ro fleet-masked "$1" || exit 125; shift;;',
+  "esac; done; shift",
+  'while [ $n -gt 4 ]; do eval "exec $n<&-"; n=$((n-1)); done',
+  "exec 3<&0",
+  '"$@" 0<&3 3<&- &',
+  "c=$!",
+  "exec 3<&-",
+  'for s in TERM INT HUP QUIT USR1 USR2; do trap "kill -$s $c 2>/dev/null" $s; done',
+  'while :; do wait "$c"; st=$?; kill -0 "$c" 2>/dev/null || exit "$st"; done'
+].join("\n");
+const NAMESPACES = ["--pid", "--fork", "--kill-child", "--mount", "--mount-proc", "--propagation", "private"];
+function runnerCommandFolders(env) {
+  const dirs = /* @__PURE__ */ new Set();
+  for (const k of RUNNER_COMMAND_FILES) {
+    const f = env[k];
+    if (!f || !external_node_path_.isAbsolute(f)) continue;
+    const d = external_node_path_.dirname(f);
+    try {
+      if ((0,external_node_fs_.statSync)(d).isDirectory()) dirs.add(d);
+    } catch {
+    }
+  }
+  return [...dirs].sort();
+}
+function onPath(program, env = process.env) {
+  for (const dir of (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(external_node_path_.delimiter)) {
+    if (!dir) continue;
+    const p = external_node_path_.join(dir, program);
+    if ((0,external_node_fs_.existsSync)(p)) return p;
+  }
+  return null;
+}
+function strategies(opts) {
+  const { unshare, setpriv, sudo, uid, gid, masks } = opts;
+  const setup = [...NAMESPACES, "--", "/bin/sh", "-c", INIT, "fleet-sandbox"];
+  const out = [];
+  if (uid === 0) {
+    if (setpriv) out.push({ via: "unshare as root", prefix: [unshare, ...setup], masks, drop: [setpriv, "--bounding-set=-all", "--inh-caps=-all", "--"] });
+    return out;
+  }
+  out.push({
+    via: "unshare in a user namespace",
+    prefix: [unshare, "--user", "--map-root-user", ...setup],
+    masks,
+    drop: [unshare, "--user", `--map-user=${uid}`, `--map-group=${gid}`, "--"]
+  });
+  if (sudo && setpriv) {
+    out.push({ via: "sudo unshare", prefix: [sudo, "-n", "-E", "--", unshare, ...setup], masks, drop: [setpriv, `--reuid=${uid}`, `--regid=${gid}`, "--init-groups", "--"], restoresEnv: true });
+  }
+  return out;
+}
+function fstabField(p) {
+  return p.replace(/[ \t\n\r\v\f\\#]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, "0")}`);
+}
+const tables = /* @__PURE__ */ new Map();
+function mountTable(text, dir) {
+  let file = dir === void 0 ? tables.get(text) : void 0;
+  if (file === void 0 || !(0,external_node_fs_.existsSync)(file)) {
+    file = external_node_path_.join(dir ?? (0,private_tmp/* privateTmp */.F)(), `mounts-${(0,external_node_crypto_.createHash)("sha256").update(text).digest("hex").slice(0, 20)}`);
+    (0,external_node_fs_.writeFileSync)(file, text, { mode: 384 });
+    if (dir === void 0) tables.set(text, file);
+  }
+  return file;
+}
+function initArgs(opts = {}, masks = [], tableDir) {
+  const hide = (opts.hide ?? []).map((d) => external_node_path_.resolve(d));
+  const inside = (d, h) => d.startsWith(h.endsWith("/") ? h : `${h}/`);
+  const keep = (opts.keep ?? []).map((d) => external_node_path_.resolve(d)).filter((k) => hide.some((h) => inside(k, h)));
+  if (keep.length > 5) throw new RangeError("the sandbox keeps at most 5 folders visible inside hidden ones");
+  const out = [];
+  if (hide.length === 0) {
+    out.push(...masks);
+  } else {
+    for (const k of keep) out.push("-k", k);
+    const holds = (h) => keep.some((k) => inside(k, h));
+    const rows = [
+      ...[...masks, ...hide.filter((h) => !holds(h))].map((d) => `fleet-masked ${fstabField(d)} tmpfs size=4k,mode=0555,ro 0 0`),
+      // Writable until the kept folders' mount points are made in it (X-mount.mkdir), then read-only (-r).
+      ...hide.filter(holds).map((h) => `fleet-masked ${fstabField(h)} tmpfs size=4k,mode=0555 0 0`),
+      ...keep.map((k, i) => `/proc/self/fd/${5 + i} ${fstabField(k)} none rbind,X-mount.mkdir 0 0`)
+    ];
+    out.push("-t", mountTable(`${rows.join("\n")}
+`, tableDir));
+    for (const h of hide.filter(holds)) out.push("-r", h);
+  }
+  if (opts.cwd !== void 0) out.push("-c", external_node_path_.resolve(opts.cwd));
+  return out;
+}
+function works(s, masks) {
+  let scratch;
+  try {
+    scratch = (0,external_node_fs_.mkdtempSync)(external_node_path_.join(external_node_os_.tmpdir(), "fleet-probe-"));
+    const hidden = external_node_path_.join(scratch, "hidden");
+    const kept = external_node_path_.join(hidden, "lanes", "kept");
+    (0,external_node_fs_.mkdirSync)(kept, { recursive: true });
+    (0,external_node_fs_.writeFileSync)(external_node_path_.join(hidden, "other"), "");
+    const pidHidden = process.pid > 50 ? `[ ! -e /proc/${process.pid} ]` : '[ "$(ls /proc | grep -c "^[0-9]")" -lt 10 ]';
+    const probe = [
+      "grep -q fleet-sandbox /proc/1/cmdline",
+      pidHidden,
+      ...masks.map((m) => `[ -z "$(ls -A ${(0,agent/* shellQuote */.ZL)(m)})" ]`),
+      `[ ! -e ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(hidden, "other"))} ] && [ ! -e ../../other ] && [ "$(ls -A ..)" = kept ]`,
+      // `true`, not `:`: a failed redirection of a special built-in ends the shell.
+      `true > written && ! { true > ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(hidden, "added"))}; } 2>/dev/null`
+    ].join(" && ");
+    const args = [...s.prefix.slice(1), ...initArgs({ cwd: kept, hide: [hidden], keep: [kept] }, s.masks, scratch), "--", ...s.drop, "/bin/sh", "-c", probe];
+    const r = (0,external_node_child_process_.spawnSync)(s.prefix[0], args, { cwd: kept, stdio: "ignore", timeout: 1e4 });
+    return r.status === 0 && (0,external_node_fs_.existsSync)(external_node_path_.join(kept, "written"));
+  } catch {
+    return false;
+  } finally {
+    if (scratch) (0,external_node_fs_.rmSync)(scratch, { recursive: true, force: true });
+  }
+}
+const NONE = (detail) => ({ kind: "none", detail, wrap: (file, args) => ({ file, args: [...args] }) });
+function detectSandbox(opts = {}) {
+  if (process.platform !== "linux") return NONE(`process isolation needs Linux namespaces; this is ${process.platform}`);
+  const unshare = onPath("unshare");
+  if (!unshare) return NONE("unshare (util-linux) is not installed");
+  const masks = opts.masks ?? runnerCommandFolders(opts.env ?? process.env);
+  const uid = opts.uid ?? process.getuid();
+  const gid = opts.gid ?? process.getgid();
+  const found = strategies({ unshare, setpriv: onPath("setpriv"), sudo: onPath("sudo"), uid, gid, masks });
+  for (const s of found) {
+    if (works(s, masks)) return sandboxOf(s);
+  }
+  const tried = found.map((s) => s.via).join(", ") || "nothing (setpriv is not installed)";
+  return NONE(`no way to start a PID namespace here (tried ${tried}); unprivileged user namespaces may be turned off, and sudo needs a password or is missing`);
+}
+function sandboxOf(s) {
+  return {
+    kind: "pid-namespace",
+    detail: s.via,
+    wrap: (file, args, env, opts) => {
+      const restore = s.restoresEnv ? ["/usr/bin/env", ...["PATH", "HOME"].flatMap((k) => env?.[k] !== void 0 ? [`${k}=${env[k]}`] : [])] : [];
+      return { file: s.prefix[0], args: [...s.prefix.slice(1), ...initArgs(opts, s.masks), "--", ...s.drop, ...restore, file, ...args] };
+    }
+  };
+}
+let cached;
+function processSandbox() {
+  cached ??= detectSandbox();
+  return cached;
+}
+function sandboxFor(setting) {
+  if (setting === "off") return NONE("turned off in the fleet file (isolation: off)");
+  return processSandbox();
+}
+
+
+// EXTERNAL MODULE: ./.build/src/local/git.js
+var git = __nccwpck_require__(4335);
+;// CONCATENATED MODULE: ./.build/src/local/workspace.js
+
+
+
+
+
+
+const clonedConfig = /* @__PURE__ */ new Map();
+const FOREIGN_GIT_FILES = ["commondir", "config.worktree", (0,external_node_path_.join)("info", "attributes"), (0,external_node_path_.join)("info", "grafts"), (0,external_node_path_.join)("objects", "info", "alternates")];
+function linkInGitDir(gitDir) {
+  const top = (0,external_node_fs_.lstatSync)(gitDir, { throwIfNoEntry: false });
+  if (!top || top.isSymbolicLink() || !top.isDirectory()) return gitDir;
+  const walk = (d, deep) => {
+    for (const e of (0,external_node_fs_.readdirSync)(d, { withFileTypes: true })) {
+      const p = (0,external_node_path_.join)(d, e.name);
+      if (e.isSymbolicLink()) return p;
+      if (e.isDirectory() && (deep || ["refs", "logs", "objects", "info"].includes(e.name))) {
+        const found = walk(p, deep || e.name === "refs" || e.name === "logs" || d.endsWith("objects") && (e.name === "info" || e.name === "pack"));
+        if (found) return found;
+      }
+    }
+    return null;
+  };
+  return walk(gitDir, false);
+}
+const checked = /* @__PURE__ */ new Set();
+const clonedAt = /* @__PURE__ */ new Map();
+function sameFolder(dir) {
+  const at = clonedAt.get((0,external_node_path_.resolve)(dir));
+  if (at === void 0) return true;
+  try {
+    return (0,external_node_fs_.realpathSync)(dir) === at;
+  } catch {
+    return false;
+  }
+}
+function guard(dir) {
+  const key = (0,external_node_path_.resolve)(dir);
+  if (!clonedConfig.has(key) || checked.has(key)) return;
+  if (!sameFolder(dir)) throw new Error(`the working copy ${dir} is no longer the folder Fleet cloned (a link to another folder?); refusing to run git in it`);
+  const link = linkInGitDir((0,external_node_path_.join)(dir, ".git"));
+  if (link) throw new Error(`the working copy's git metadata holds a symbolic link (${link}); refusing to run git in it`);
+  restore(dir);
+}
+function restore(dir) {
+  const key = (0,external_node_path_.resolve)(dir);
+  const config = clonedConfig.get(key);
+  if (config === void 0) return;
+  const gitDir = (0,external_node_path_.join)(dir, ".git");
+  const configFile = (0,external_node_path_.join)(gitDir, "config");
+  let same = false;
+  try {
+    same = (0,git/* readGitFile */.v3)(configFile) === config;
+  } catch {
+  }
+  if (!same) {
+    (0,external_node_fs_.rmSync)(configFile, { force: true, recursive: true });
+    (0,external_node_fs_.writeFileSync)(configFile, config, { flag: "wx" });
+  }
+  for (const f of FOREIGN_GIT_FILES) {
+    const p = (0,external_node_path_.join)(gitDir, f);
+    if ((0,external_node_fs_.lstatSync)(p, { throwIfNoEntry: false })) (0,external_node_fs_.rmSync)(p, { force: true, recursive: true });
+  }
+  checked.add(key);
+}
+function isGitDir(gitDir) {
+  try {
+    const head = (0,git/* readGitFile */.v3)((0,external_node_path_.join)(gitDir, "HEAD")).trim();
+    if (!/^ref:\s*refs\//.test(head) && !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(head)) return false;
+    return !!(0,external_node_fs_.statSync)((0,external_node_path_.join)(gitDir, "objects"), { throwIfNoEntry: false })?.isDirectory() && !!(0,external_node_fs_.statSync)((0,external_node_path_.join)(gitDir, "refs"), { throwIfNoEntry: false })?.isDirectory();
+  } catch {
+    return false;
+  }
+}
+const localWorkspace = {
+  async clone(url, dir, opts) {
+    clonedConfig.delete((0,external_node_path_.resolve)(dir));
+    checked.delete((0,external_node_path_.resolve)(dir));
+    const r = await (0,git/* cloneForLane */.d5)(url, dir, opts);
+    clonedConfig.set((0,external_node_path_.resolve)(dir), (0,git/* readGitFile */.v3)((0,external_node_path_.join)(dir, ".git", "config")));
+    clonedAt.set((0,external_node_path_.resolve)(dir), (0,external_node_fs_.realpathSync)(dir));
+    checked.add((0,external_node_path_.resolve)(dir));
+    return r;
+  },
+  async intact(dir) {
+    if (!sameFolder(dir)) return false;
+    const gitDir = (0,external_node_path_.join)(dir, ".git");
+    if (linkInGitDir(gitDir)) return false;
+    if (!isGitDir(gitDir)) return false;
+    restore(dir);
+    return true;
+  },
+  async settle(dir, branch, base) {
+    guard(dir);
+    const head = (0,git/* readHead */.zy)((0,external_node_path_.join)(dir, ".git"));
+    if (head?.ref === `refs/heads/${branch}` && head.commit === base) return;
+    await (0,git/* git */.$Y)(["update-ref", `refs/heads/${branch}`, base], { cwd: dir });
+    await (0,git/* git */.$Y)(["symbolic-ref", "HEAD", `refs/heads/${branch}`], { cwd: dir });
+  },
+  async reset(dir, base) {
+    guard(dir);
+    await (0,git/* git */.$Y)(["reset", "--quiet", "--hard", base], { cwd: dir });
+    await (0,git/* git */.$Y)(["clean", "--quiet", "-ffdx"], { cwd: dir });
+  },
+  async changedFiles(dir) {
+    guard(dir);
+    const c = await (0,git/* changedFiles */.Y_)(dir);
+    return [.../* @__PURE__ */ new Set([...c.files, ...c.renamed_from])].sort();
+  },
+  async commit(dir, message) {
+    guard(dir);
+    return (0,git/* commitAll */.fi)(dir, message, { staged: true });
+  },
+  async commitEverything(dir, message) {
+    guard(dir);
+    return (0,git/* commitAll */.fi)(dir, message, { allowEmpty: true });
+  },
+  async committed(dir, from, to) {
+    guard(dir);
+    const c = await (0,git/* committedChange */.fz)(dir, from, to);
+    return { files: [.../* @__PURE__ */ new Set([...c.files, ...c.renamed_from])].sort(), patch: c.patch.toString("utf8") };
+  },
+  tree: (dir, rev) => (0,git/* treeOf */.g7)(dir, rev),
+  parent: (dir, rev) => (0,git/* parentOf */.gN)(dir, rev),
+  async push(dir, branch, commit, expected, env, timeoutMs) {
+    guard(dir);
+    const r = await (0,git/* pushBranch */.TV)(dir, branch, { commit, expected, env, timeoutMs });
+    return r.ok ? { ok: true } : r;
+  },
+  async listFiles(dir) {
+    guard(dir);
+    const r = await (0,git/* git */.$Y)(["ls-files", "-z"], { cwd: dir });
+    return r.stdout.split("\0").filter(Boolean);
+  }
+};
+const localExecutor = {
+  run: (command, opts) => {
+    checked.delete((0,external_node_path_.resolve)(opts.cwd));
+    const sandbox = sandboxFor(opts.isolation ?? "off");
+    if (opts.isolation === "required" && sandbox.kind === "none") {
+      return Promise.resolve({ exitCode: 125, signal: null, timedOut: false, durationMs: 0, tail: `fleet: isolation is required but unavailable: ${sandbox.detail}` });
+    }
+    if (sandbox.kind === "none") return (0,exec/* runCommand */.d)(command, { ...opts, wrap: void 0 });
+    const hide = [(0,private_tmp/* privateTmp */.F)()];
+    const keep = [];
+    if (opts.confine) {
+      hide.push(opts.confine.workspace);
+      keep.push(opts.confine.lane);
+    }
+    return (0,exec/* runCommand */.d)(command, { ...opts, wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide, keep }) });
+  },
+  isolation: (setting) => {
+    const { kind, detail } = sandboxFor(setting);
+    return { kind, detail };
+  }
+};
+
+
+
+/***/ }),
+
+/***/ 7451:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   m: () => (/* binding */ systemClock)
+/* harmony export */ });
+const systemClock = { now: () => /* @__PURE__ */ new Date() };
+
+
+
+/***/ }),
+
+/***/ 1162:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  J: () => (/* binding */ loadFleetFile)
+});
+
+// UNUSED EXPORTS: parseFleetText
+
+// EXTERNAL MODULE: external "node:path"
+var external_node_path_ = __nccwpck_require__(6760);
+// EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
+var dist = __nccwpck_require__(8815);
+;// CONCATENATED MODULE: ./.build/src/core/json-keys.js
+function child(parent) {
+  if (!parent) return "";
+  if (parent.kind === "array") return `${parent.path}[${parent.index}]`;
+  const key = parent.key ?? "";
+  const plain = /^[A-Za-z_][\w-]*$/.test(key);
+  return plain ? parent.path ? `${parent.path}.${key}` : key : `${parent.path}[${JSON.stringify(key)}]`;
+}
+function duplicateJsonKeys(text) {
+  const out = [];
+  const stack = [];
+  let line = 1;
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    const top = stack[stack.length - 1];
+    if (ch === "\n") line++;
+    else if (ch === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      if (expectKey && top?.kind === "object") {
+        const key = JSON.parse(text.slice(i, j + 1));
+        const first = top.keys.get(key);
+        if (first !== void 0) out.push({ path: top.path, key, first_line: first, line });
+        else top.keys.set(key, line);
+        top.key = key;
+        expectKey = false;
+      }
+      i = j;
+    } else if (ch === "{") {
+      stack.push({ kind: "object", path: child(top), keys: /* @__PURE__ */ new Map(), key: void 0 });
+      expectKey = true;
+    } else if (ch === "[") {
+      stack.push({ kind: "array", path: child(top), index: 0 });
+    } else if (ch === "}" || ch === "]") {
+      stack.pop();
+    } else if (ch === ",") {
+      if (top?.kind === "object") expectKey = true;
+      else if (top?.kind === "array") top.index++;
+    }
+  }
+  return out;
+}
+
+
+// EXTERNAL MODULE: ./.build/src/core/limits.js
+var limits = __nccwpck_require__(1827);
+// EXTERNAL MODULE: ./.build/src/core/plan.js
+var plan = __nccwpck_require__(1884);
+// EXTERNAL MODULE: ./.build/src/core/validate.js
+var validate = __nccwpck_require__(3173);
+// EXTERNAL MODULE: ./.build/src/util/fs.js
+var fs = __nccwpck_require__(8177);
+;// CONCATENATED MODULE: ./.build/src/steps/load.js
+
+
+
+
+
+
+
+const MAX_YAML_ALIAS_COUNT = 100;
+function parseFleetText(text, file) {
+  const parsed = file.endsWith(".json") ? parseJson(text, file) : parseYaml(text, file);
+  if (!parsed.ok) return parsed;
+  const value = parsed.value;
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return { ok: false, problems: [{ file, field: "(top level)", message: "a fleet file is a mapping with name, directive, run or agent, and targets" }] };
+  }
+  return { ok: true, value };
+}
+function parseJson(text, file) {
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, problems: [{ file, field: "(syntax)", message: `not valid JSON: ${err.message}` }] };
+  }
+  const dups = duplicateJsonKeys(text);
+  if (dups.length) {
+    return {
+      ok: false,
+      problems: dups.map((d) => ({
+        file,
+        field: d.path ? `${d.path}.${d.key}` : d.key,
+        message: `written twice (lines ${d.first_line} and ${d.line}); JSON would keep only the last: remove one`
+      }))
+    };
+  }
+  return { ok: true, value };
+}
+function parseYaml(text, file) {
+  const lineCounter = new dist/* LineCounter */.HN();
+  const doc = (0,dist/* parseDocument */.Tp)(text, { prettyErrors: true, uniqueKeys: true, strict: true, lineCounter });
+  if (doc.errors.length) {
+    return {
+      ok: false,
+      problems: doc.errors.map((e) => ({
+        file,
+        field: e.linePos?.[0] ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : "(syntax)",
+        message: `YAML: ${e.message.split("\n")[0].replace(/\s+at line \d+, column \d+:?$/, "")}`
+      }))
+    };
+  }
+  try {
+    return { ok: true, value: doc.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT }) };
+  } catch (err) {
+    const at = firstAlias(doc, lineCounter);
+    return {
+      ok: false,
+      problems: [
+        {
+          file,
+          field: at ? `line ${at.line}, column ${at.col}` : "(aliases)",
+          message: `YAML: ${/alias/i.test(err.message) ? "its aliases (*name) expand to far more data than the file holds (an alias bomb?): write the values out, or use fewer aliases" : err.message}`
+        }
+      ]
+    };
+  }
+}
+function firstAlias(doc, lines) {
+  let at;
+  (0,dist/* visit */.YR)(doc, {
+    Alias(_key, node) {
+      at = node.range?.[0];
+      return dist/* visit */.YR.BREAK;
+    }
+  });
+  return at === void 0 ? void 0 : lines.linePos(at);
+}
+async function loadFleetFile(path) {
+  const read = await (0,fs/* readTextFile */.Gu)(path, limits/* MAX_FLEET_FILE_BYTES */.nF, "a fleet file");
+  if (!read.ok) {
+    const hint = read.message.includes("limit") ? ": list many targets in a targets_file, or find them with github.discover" : "";
+    return { ok: false, problems: [{ file: path, field: "(file)", message: read.message + hint }] };
+  }
+  const parsed = parseFleetText(read.text, path);
+  if (!parsed.ok) return parsed;
+  const listed = await withTargetsFile(parsed.value, path);
+  if (!listed.ok) return listed;
+  const v = (0,validate/* validateFleetFile */.Xi)(listed.value, path);
+  if (v.ok) return { ok: true, fleet: v.fleet, path };
+  const problems = v.problems.map((p) => listed.where(p));
+  return { ok: false, problems: [...problems, ...cycleProblems(listed.value, path, problems)] };
+}
+async function withTargetsFile(raw, path) {
+  const name = raw.targets_file;
+  if (name === void 0) return { ok: true, value: raw, where: (p) => p };
+  if (typeof name !== "string" || !name.trim()) {
+    return { ok: false, problems: [{ file: path, field: "targets_file", message: "give the path of a file with one target per line" }] };
+  }
+  const listPath = (0,external_node_path_.resolve)((0,external_node_path_.dirname)(path), name);
+  const read = await (0,fs/* readTextFile */.Gu)(listPath, limits/* MAX_TARGETS_FILE_BYTES */.pf, "a targets_file");
+  if (!read.ok) {
+    const hint = read.message.includes("limit") ? ": split the list across fleets, or find the targets with github.discover" : "";
+    return { ok: false, problems: [{ file: path, field: "targets_file", message: `${listPath}: ${read.message}${hint}` }] };
+  }
+  const text = read.text;
+  const explicit = Array.isArray(raw.targets) ? raw.targets : [];
+  const lines = [];
+  const extra = [];
+  text.split(/\r\n|\r|\n/).forEach((line, i) => {
+    const repo = line.replace(/#.*$/, "").trim();
+    if (!repo) return;
+    lines.push(i + 1);
+    extra.push({ repo });
+  });
+  const { targets_file: _ignored, ...rest } = raw;
+  return {
+    ok: true,
+    value: { ...rest, targets: [...explicit, ...extra] },
+    where: (p) => {
+      const m = /^targets\[(\d+)\](.*)$/.exec(p.field);
+      const k = m ? Number(m[1]) - explicit.length : -1;
+      return k >= 0 && m ? { file: listPath, field: `line ${lines[k]}${m[2] ? ` (${m[2].replace(/^\./, "")})` : ""}`, message: p.message } : p;
+    }
+  };
+}
+function cycleProblems(raw, file, already) {
+  const targets = raw.targets;
+  if (!Array.isArray(targets)) return [];
+  const lanes = [];
+  const seen = /* @__PURE__ */ new Set();
+  targets.forEach((t, index) => {
+    if (t === null || typeof t !== "object") return;
+    const { repo, lane, depends_on } = t;
+    const id = typeof lane === "string" ? lane : typeof repo === "string" ? (0,validate/* defaultLaneId */.LD)(repo) : void 0;
+    if (!id || seen.has(id)) return;
+    seen.add(id);
+    lanes.push({ id, index, depends_on: Array.isArray(depends_on) ? depends_on.filter((d) => typeof d === "string") : [] });
+  });
+  const byId = new Map(lanes.map((l) => [l.id, l]));
+  const out = [];
+  for (const cycle of (0,plan/* findCycles */.p4)(lanes, 50)) {
+    const first = byId.get(cycle[0]);
+    const field = `targets[${first.index}].depends_on`;
+    if (cycle.length === 2 && already.some((p) => p.field.startsWith(field))) continue;
+    out.push({
+      file,
+      field,
+      message: cycle.length === 2 ? `lane "${first.id}" depends on itself: remove "${first.id}" from its depends_on` : `dependency cycle ${cycle.join(" \u2192 ")}: no lane in it can ever start; remove one of these depends_on entries (e.g. "${cycle[1]}" from lane "${first.id}")`
+    });
+  }
+  return out;
+}
+
+
+
+/***/ }),
+
+/***/ 3357:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  e: () => (/* binding */ planStep)
+});
+
+// UNUSED EXPORTS: fleetIdFor
+
+// EXTERNAL MODULE: external "node:crypto"
+var external_node_crypto_ = __nccwpck_require__(7598);
+// EXTERNAL MODULE: ./.build/src/core/plan.js
+var core_plan = __nccwpck_require__(1884);
+// EXTERNAL MODULE: ./.build/src/core/model.js
+var model = __nccwpck_require__(754);
+;// CONCATENATED MODULE: ./.build/src/core/incremental.js
+
+
+const FLEET_VERSION = "0.1.0";
+function laneDigestInput(file, lane, version = FLEET_VERSION) {
+  return {
+    fleet_version: version,
+    fleet: {
+      name: file.name,
+      forge: file.forge,
+      agent: file.agent ?? null,
+      commit_message: file.commit_message ?? null,
+      pr: file.pr,
+      ci: file.ci,
+      merge: file.merge,
+      checkpoint: file.checkpoint,
+      isolation: file.isolation
+    },
+    lane: {
+      id: lane.id,
+      repo: lane.repo,
+      title: lane.title,
+      directive: lane.directive,
+      run: lane.run ?? null,
+      checks: lane.checks,
+      owns: lane.owns,
+      never: lane.never,
+      branch: lane.branch,
+      base: lane.base ?? null,
+      depends_on: [...lane.depends_on].sort()
+    }
+  };
+}
+function laneDigest(file, lane, version = FLEET_VERSION) {
+  return `sha256:${(0,external_node_crypto_.createHash)("sha256").update(canonicalJson(laneDigestInput(file, lane, version))).digest("hex")}`;
+}
+function canonicalJson(value) {
+  if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const entries = Object.entries(value).filter(([, v]) => v !== void 0).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+}
+function outcomesOf(m) {
+  return {
+    schema_version: model/* SCHEMA_VERSION */.f$,
+    name: m.name,
+    fleet_id: m.fleet_id,
+    dry_run: m.dry_run,
+    lanes: m.lanes.filter((l) => l.status === "completed" || l.status === "unchanged").map((l) => ({
+      lane: l.lane,
+      repo: l.repo,
+      status: l.status,
+      phase: l.phase,
+      digest: l.digest ?? null,
+      base_branch: l.base_branch,
+      base_commit: l.base_commit,
+      branch: l.branch,
+      commit: l.commit,
+      changed_files: l.changed_files,
+      pr_url: l.pr_url,
+      pr_number: l.pr_number,
+      merge_status: l.merge_status,
+      ci_conclusion: l.ci_conclusion,
+      ran_in: l.status === "unchanged" && l.unchanged_since || m.fleet_id,
+      ended_at: l.ended_at
+    }))
+  };
+}
+function outcomesProblem(prev, name, dryRun) {
+  if (prev.schema_version !== model/* SCHEMA_VERSION */.f$) return `they were written by another manifest version (${prev.schema_version}, this Fleet writes ${model/* SCHEMA_VERSION */.f$})`;
+  if (prev.name !== name) return `they are fleet "${prev.name}"'s, not "${name}"'s`;
+  if (prev.dry_run) return "that run was a dry run: it pushed nothing";
+  if (dryRun) return "this run is a dry run: every lane runs to show its patch";
+  return null;
+}
+function reusable(p) {
+  if (p.status === "unchanged") return true;
+  if (p.status !== "completed") return false;
+  return p.phase !== "dry-run" && p.phase !== "draft" && p.merge_status !== "draft";
+}
+function unchangedLanes(input) {
+  const prev = new Map(input.previous.lanes.map((l) => [l.lane, l]));
+  const out = /* @__PURE__ */ new Map();
+  for (const lane of input.lanes) {
+    const p = prev.get(lane.id);
+    if (!p || !reusable(p) || p.repo !== lane.repo) continue;
+    const digest = input.digests.get(lane.id);
+    const base = input.baseCommits.get(lane.id);
+    if (!digest || !p.digest || digest !== p.digest) continue;
+    if (!base || !p.base_commit || base !== p.base_commit) continue;
+    if (!lane.depends_on.every((d) => out.has(d))) continue;
+    out.set(lane.id, p);
+  }
+  return out;
+}
+function unchangedRecord(planned, p, digest, now) {
+  return {
+    ...planned,
+    status: "unchanged",
+    phase: "unchanged",
+    updated_at: now,
+    ended_at: now,
+    base_branch: p.base_branch,
+    base_commit: p.base_commit,
+    branch: p.branch ?? planned.branch,
+    commit: p.commit,
+    changed_files: p.changed_files,
+    pr_url: p.pr_url,
+    pr_number: p.pr_number,
+    merge_status: p.merge_status,
+    ci_conclusion: p.ci_conclusion,
+    digest,
+    unchanged_since: p.ran_in,
+    evidence: { ...planned.evidence, notes: [`unchanged since ${p.ran_in} (${p.phase}): same base commit ${(p.base_commit ?? "").slice(0, 12)}, same digest`] }
+  };
+}
+
+
+// EXTERNAL MODULE: ./.build/src/core/manifest.js
+var core_manifest = __nccwpck_require__(9626);
+// EXTERNAL MODULE: ./.build/src/core/validate.js
+var validate = __nccwpck_require__(3173);
+;// CONCATENATED MODULE: ./.build/src/steps/plan.js
+
+
+
+
+
+function fleetIdFor(date, random = (0,external_node_crypto_.randomBytes)(3).toString("hex")) {
+  const p = (n) => String(n).padStart(2, "0");
+  return `fleet-${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}-${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}-${random}`;
+}
+async function planStep(listed, forge, clock, opts) {
+  let fleet = listed;
+  if (fleet.file.github.discover.length) {
+    if (!opts.discover) {
+      return { ok: false, problems: [{ file: opts.file, field: "github.discover", message: "this forge cannot discover targets: set forge: github" }] };
+    }
+    const found = await opts.discover(fleet);
+    if (found.problems.length) {
+      return { ok: false, problems: found.problems.map((message) => ({ file: opts.file, field: "github.discover", message })) };
+    }
+    fleet = (0,validate/* addDiscoveredLanes */.H7)(fleet, found.repos);
+  }
+  const excludedByConfig = new Set(fleet.excluded.map((e) => e.lane));
+  const toCheck = fleet.lanes.filter((l) => !excludedByConfig.has(l.id));
+  const key = (lane) => `${lane.repo}\0${lane.base ?? ""}`;
+  const byRepo = /* @__PURE__ */ new Map();
+  for (const lane of toCheck) if (!byRepo.has(key(lane))) byRepo.set(key(lane), lane);
+  const checks = await forge.checkTargets([...byRepo.values()]);
+  const checkByLane = new Map(checks.map((c) => [c.lane, c]));
+  const exclusions = [];
+  const baseBranches = /* @__PURE__ */ new Map();
+  const baseCommits = /* @__PURE__ */ new Map();
+  for (const lane of toCheck) {
+    const c = checkByLane.get(byRepo.get(key(lane)).id);
+    if (!c) {
+      exclusions.push({ repo: lane.repo, lane: lane.id, reason: "unchecked", detail: "the forge did not answer for this target" });
+    } else if (!c.ok) {
+      exclusions.push({ repo: lane.repo, lane: lane.id, reason: c.reason, detail: c.detail });
+    } else {
+      baseBranches.set(lane.id, lane.base ?? c.default_branch);
+      if (c.base_commit) baseCommits.set(lane.id, c.base_commit);
+    }
+  }
+  const branchProblems = [];
+  for (const lane of toCheck) {
+    const base = baseBranches.get(lane.id);
+    if (base !== void 0 && base === lane.branch) {
+      branchProblems.push({
+        file: opts.file,
+        field: fleet.file.branch.includes("{name}") ? `targets[${lane.index}].lane` : "branch",
+        message: `lane "${lane.id}" would work on branch "${lane.branch}", which is the base branch of ${lane.repo}: Fleet never commits straight onto a base branch; change \`branch:\` or the lane id`
+      });
+    }
+  }
+  const maxParallel = opts.maxParallel ?? fleet.file.max_parallel;
+  const built = (0,core_plan/* buildPlan */.Gg)(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file });
+  if (!built.ok) return { ok: false, problems: [...built.problems, ...branchProblems] };
+  if (branchProblems.length) return { ok: false, problems: branchProblems };
+  let plan = built.plan;
+  const now = clock.now();
+  const byId = new Map(fleet.lanes.map((l) => [l.id, l]));
+  const manifest = (0,core_manifest/* initManifest */.Mc)({
+    fleet_id: opts.fleet_id ?? fleetIdFor(now),
+    name: fleet.file.name,
+    forge: forge.kind,
+    started_at: now.toISOString(),
+    directive: fleet.file.directive,
+    max_parallel: maxParallel,
+    max_retries: fleet.file.max_retries,
+    checkpoint: fleet.file.checkpoint,
+    merge_policy: fleet.file.merge.policy,
+    dry_run: opts.dryRun ?? false,
+    waves: plan.waves,
+    contention: plan.contention,
+    excluded: plan.excluded,
+    lanes: plan.lanes.map((l) => ({ repo: l.spec.repo, lane: l.spec.id, wave: l.wave, branch: l.spec.branch, depends_on: l.spec.depends_on })),
+    skipped: plan.skipped.map((s) => ({ repo: s.repo, lane: s.lane, reason: s.reason, depends_on: byId.get(s.lane)?.depends_on ?? [] }))
+  });
+  const digests = new Map(plan.lanes.map((l) => [l.spec.id, laneDigest(fleet.file, l.spec)]));
+  let lanes = manifest.lanes.map((l) => digests.has(l.lane) ? { ...l, digest: digests.get(l.lane) } : l);
+  const notes = [];
+  if (opts.since) {
+    const previous = outcomesOf(opts.since);
+    const problem = outcomesProblem(previous, fleet.file.name, opts.dryRun ?? false);
+    if (problem) notes.push(`every lane runs: the previous outcomes (${opts.since.fleet_id}) cannot be used, ${problem}`);
+    else {
+      const same = unchangedLanes({ lanes: plan.lanes.map((l) => l.spec), digests, baseCommits, previous });
+      lanes = lanes.map((l) => {
+        const p = same.get(l.lane);
+        return p ? unchangedRecord(l, p, digests.get(l.lane), now.toISOString()) : l;
+      });
+      plan = withoutShardsFor(plan, new Set(same.keys()), maxParallel);
+      notes.push(`${same.size} of ${plan.lanes.length} lane${plan.lanes.length === 1 ? "" : "s"} unchanged since ${opts.since.fleet_id}: not run`);
+    }
+  }
+  const out = { ...manifest, lanes, waves: plan.waves, summary: (0,core_manifest/* summarize */.eh)(lanes, manifest.started_at, null) };
+  return { ok: true, fleet, plan, manifest: out, base_branches: baseBranches, notes };
+}
+function withoutShardsFor(plan, unchanged, maxParallel) {
+  if (!unchanged.size) return plan;
+  const waves = plan.waves.map((w) => {
+    const { shards, parallel } = (0,core_plan/* shardWave */.o4)(w.index, w.lanes.filter((id) => !unchanged.has(id)), maxParallel);
+    return { ...w, shards, parallel };
+  });
+  return { ...plan, waves };
+}
+
+
+
+/***/ }),
+
+/***/ 1241:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  mA: () => (/* binding */ INTERRUPT_GRACE_MS),
+  Rr: () => (/* binding */ exitCodeFor),
+  gI: () => (/* binding */ runFleet),
+  j: () => (/* binding */ writeInterruptedState)
+});
+
+// UNUSED EXPORTS: dependencyBlock, manifestPath
+
+// EXTERNAL MODULE: external "node:fs"
+var external_node_fs_ = __nccwpck_require__(3024);
+// EXTERNAL MODULE: external "node:fs/promises"
+var promises_ = __nccwpck_require__(1455);
+// EXTERNAL MODULE: external "node:os"
+var external_node_os_ = __nccwpck_require__(8161);
+// EXTERNAL MODULE: external "node:path"
+var external_node_path_ = __nccwpck_require__(6760);
+// EXTERNAL MODULE: ./.build/src/core/fleet-file.js
+var fleet_file = __nccwpck_require__(9658);
+// EXTERNAL MODULE: ./.build/src/core/model.js
+var model = __nccwpck_require__(754);
+// EXTERNAL MODULE: ./.build/src/core/manifest.js
+var core_manifest = __nccwpck_require__(9626);
+// EXTERNAL MODULE: ./.build/src/core/report.js
+var report = __nccwpck_require__(2001);
+// EXTERNAL MODULE: ./.build/src/util/fs.js
+var fs = __nccwpck_require__(8177);
+;// CONCATENATED MODULE: ./.build/src/util/lock.js
+
+
+
+
+const LOCK_FILE = ".fleet.lock";
+function processStart(pid) {
+  try {
+    const stat = (0,external_node_fs_.readFileSync)(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+function holderAlive(h) {
+  if (h.host !== (0,external_node_os_.hostname)()) return true;
+  try {
+    process.kill(h.pid, 0);
+  } catch (err) {
+    if (err.code === "ESRCH") return false;
+  }
+  if (h.process_start === null) return true;
+  const now = processStart(h.pid);
+  return now === null ? process.platform !== "linux" : now === h.process_start;
+}
+function parseHolder(text) {
+  try {
+    const j = JSON.parse(text);
+    if (typeof j.pid !== "number" || !Number.isInteger(j.pid) || j.pid < 1 || typeof j.host !== "string") return null;
+    return { pid: j.pid, process_start: typeof j.process_start === "string" ? j.process_start : null, host: j.host, since: String(j.since ?? ""), fleet_id: String(j.fleet_id ?? "") };
+  } catch {
+    return null;
+  }
+}
+function describeHolder(h) {
+  return `pid ${h.pid} on ${h.host}${h.since ? `, since ${h.since}` : ""}${h.fleet_id ? `, fleet ${h.fleet_id}` : ""}`;
+}
+async function lockWorkspace(root, fleet_id) {
+  const path = (0,external_node_path_.join)(root, LOCK_FILE);
+  const me = { pid: process.pid, process_start: processStart(process.pid), host: (0,external_node_os_.hostname)(), since: (/* @__PURE__ */ new Date()).toISOString(), fleet_id };
+  const text = `${JSON.stringify(me)}
+`;
+  let note;
+  for (let tries = 0; tries < 5; tries++) {
+    try {
+      await (0,promises_.writeFile)(path, text, { flag: "wx" });
+      return { ok: true, release: releaser(path, text), note };
+    } catch (err) {
+      if (err.code !== "EEXIST") throw err;
+    }
+    const seen = await (0,promises_.readFile)(path, "utf8").catch(() => null);
+    if (seen === null) continue;
+    const holder = parseHolder(seen);
+    if (holder === null && seen.trim() !== "") {
+      return { ok: false, holder: null, message: `${path} is not a lock Fleet wrote; if no fleet runs here, remove it` };
+    }
+    if (holder === null || holderAlive(holder)) {
+      const who = holder ? describeHolder(holder) : "a run that is starting";
+      return { ok: false, holder, message: `another fleet run holds this workspace (${who}): wait for it to end or stop it, or give this run another --workspace` };
+    }
+    const aside = `${path}.stale-${process.pid}`;
+    try {
+      await (0,promises_.rename)(path, aside);
+    } catch {
+      continue;
+    }
+    const moved = await (0,promises_.readFile)(aside, "utf8").catch(() => null);
+    if (moved !== seen) {
+      await (0,promises_.link)(aside, path).catch(() => void 0);
+      await (0,promises_.unlink)(aside).catch(() => void 0);
+      continue;
+    }
+    await (0,promises_.unlink)(aside).catch(() => void 0);
+    note = `took over the lock of ${describeHolder(holder)}: that process is no longer running`;
+  }
+  return { ok: false, holder: null, message: `${path}: the lock changed hands too often to take; try again` };
+}
+function releaser(path, mine) {
+  const onExit = () => {
+    try {
+      if ((0,external_node_fs_.readFileSync)(path, "utf8") === mine) (0,external_node_fs_.unlinkSync)(path);
+    } catch {
+    }
+  };
+  process.on("exit", onExit);
+  return async () => {
+    process.off("exit", onExit);
+    const now = await (0,promises_.readFile)(path, "utf8").catch(() => null);
+    if (now === mine) await (0,promises_.unlink)(path).catch(() => void 0);
+  };
+}
+
+
+// EXTERNAL MODULE: ./.build/src/util/pool.js
+var pool = __nccwpck_require__(9872);
+// EXTERNAL MODULE: ./.build/src/core/limits.js
+var limits = __nccwpck_require__(1827);
+// EXTERNAL MODULE: ./.build/src/core/glob.js + 9 modules
+var glob = __nccwpck_require__(9092);
+// EXTERNAL MODULE: ./.build/src/core/text.js
+var core_text = __nccwpck_require__(9112);
+;// CONCATENATED MODULE: ./.build/src/core/fence.js
+
+
+const GIT_DIR_RULE = ".git";
+const MESSAGE_FILE_LIMIT = 10;
+function isGitPath(path) {
+  return path.split("/").some((segment) => segment.toLowerCase() === ".git");
+}
+function plural(n) {
+  return `${n} file${n === 1 ? "" : "s"}`;
+}
+function names(files) {
+  const shown = files.slice(0, MESSAGE_FILE_LIMIT).map(core_text/* displayPath */.Gt).join(", ");
+  return files.length > MESSAGE_FILE_LIMIT ? `${shown}, \u2026 (${files.length - MESSAGE_FILE_LIMIT} more)` : shown;
+}
+function checkFence(changed_files, owns, never) {
+  const files = [...new Set(changed_files)];
+  const outside_owns = owns.length ? files.filter((f) => !(0,glob/* matchesAny */._I)(f, owns)) : [];
+  const in_never = files.filter((f) => isGitPath(f) || (0,glob/* matchesAny */._I)(f, never));
+  if (outside_owns.length === 0 && in_never.length === 0) {
+    return { ok: true, outside_owns, in_never, message: void 0 };
+  }
+  const parts = [];
+  if (outside_owns.length) {
+    parts.push(`${plural(outside_owns.length)} outside owns [${owns.join(", ")}]: ${names(outside_owns)}`);
+  }
+  if (in_never.length) {
+    const rules = never.filter((g) => in_never.some((f) => (0,glob/* matchesAny */._I)(f, [g])));
+    if (in_never.some(isGitPath)) rules.push(GIT_DIR_RULE);
+    parts.push(`${plural(in_never.length)} in never [${[...new Set(rules)].join(", ")}]: ${names(in_never)}`);
+  }
+  return { ok: false, outside_owns, in_never, message: parts.join("; ") };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/core/routing.js
+
+const GLOB_WEIGHT = 2;
+const KEYWORD_WEIGHT = 1;
+function byName(a, b) {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+function scorePersona(persona, changed_files, text) {
+  const haystack = text.toLowerCase();
+  const matched_globs = [...new Set(persona.applies_to)].filter((g) => changed_files.some((f) => (0,glob/* matchesGlob */.kt)(f, g)));
+  const seen = /* @__PURE__ */ new Set();
+  const matched_keywords = [];
+  for (const keyword of persona.keywords) {
+    const needle = keyword.toLowerCase();
+    if (!needle || seen.has(needle)) continue;
+    seen.add(needle);
+    if (haystack.includes(needle)) matched_keywords.push(keyword);
+  }
+  return {
+    agent: persona.name,
+    score: GLOB_WEIGHT * matched_globs.length + KEYWORD_WEIGHT * matched_keywords.length,
+    matched_globs,
+    matched_keywords
+  };
+}
+function routePersonas(input) {
+  const text = `${input.title}
+${input.body}`;
+  const all_scores = input.personas.map((persona) => scorePersona(persona, input.changed_files, text)).sort((a, b) => b.score - a.score || byName(a.agent, b.agent));
+  const base = {
+    work_item: { repo: input.repo, lane: input.lane, title: input.title },
+    k: input.k,
+    all_scores
+  };
+  if (input.k === 0) {
+    return { ...base, selected: [...new Set(input.personas.map((x) => x.name))], disabled: true, fallback_used: false };
+  }
+  const k = Number.isFinite(input.k) ? Math.max(0, Math.floor(input.k)) : all_scores.length;
+  const selected = all_scores.filter((s) => s.score > 0).slice(0, k).map((s) => s.agent);
+  if (selected.length === 0 && input.fallback && input.personas.some((x) => x.name === input.fallback)) {
+    return { ...base, selected: [input.fallback], disabled: false, fallback_used: true };
+  }
+  return { ...base, selected, disabled: false, fallback_used: false };
+}
+
+
+// EXTERNAL MODULE: ./.build/src/local/agent.js
+var local_agent = __nccwpck_require__(1146);
+// EXTERNAL MODULE: ./.build/src/core/markdown.js
+var markdown = __nccwpck_require__(9982);
+;// CONCATENATED MODULE: ./.build/src/steps/lane.js
+
+
+
+
+
+
+
+
+
+
+function laneDir(root, lane) {
+  return (0,external_node_path_.join)(root, "lanes", lane);
+}
+function resultPath(root, lane) {
+  return (0,external_node_path_.join)(laneDir(root, lane), "result.json");
+}
+class LaneFailure extends Error {
+  constructor(errorClass, message) {
+    super(message);
+    this.errorClass = errorClass;
+  }
+  errorClass;
+}
+function firstLines(text, max = 600) {
+  const t = text.trim();
+  return t.length > max ? `\u2026${t.slice(-max)}` : t;
+}
+function gist(tail) {
+  const lines = tail.split("\n").map((l) => l.trim()).filter((l) => l && !/^node\.js v\d/i.test(l) && !/^at\s/.test(l));
+  const line = [...lines].reverse().find((l) => /\b(error|fatal|failed|exception|denied|not found)\b/i.test(l)) ?? lines.at(-1) ?? "";
+  return line.length > 200 ? `${line.slice(0, 199)}\u2026` : line;
+}
+async function runLane(ctx, lane, start) {
+  const t0 = ctx.clock.now().getTime();
+  const dir = laneDir(ctx.root, lane.id);
+  const repoDir = (0,external_node_path_.join)(dir, "repo");
+  const rel = (p) => p.slice(ctx.root.length + 1);
+  let rec = { ...start, status: "running", started_at: ctx.clock.now().toISOString(), attempts: [], error: null, retry_count: 0 };
+  const update = (patch, detail) => {
+    rec = { ...rec, ...patch, updated_at: ctx.clock.now().toISOString() };
+    ctx.onUpdate(rec, detail);
+  };
+  try {
+    const isolation = ctx.exec.isolation(ctx.file.isolation);
+    rec.isolation = isolation;
+    if (ctx.file.isolation === "required" && isolation.kind === "none") {
+      throw new LaneFailure("invalid-input", `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
+    }
+    await (0,promises_.rm)(repoDir, { recursive: true, force: true });
+    await (0,promises_.mkdir)(dir, { recursive: true });
+    update({ phase: "cloning" }, "cloning");
+    const gitTimeoutMs = ctx.file.git_timeout_minutes * 6e4;
+    const tClone = Date.now();
+    let cloned;
+    try {
+      const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs: gitTimeoutMs });
+      const slotted = () => ctx.gitSlots ? ctx.gitSlots.run(clone) : clone();
+      await ctx.forge.refreshCredential?.();
+      try {
+        cloned = await slotted();
+      } catch (err) {
+        if (!refusedCredential(err.message) || !await ctx.forge.refreshCredential?.(true)) throw err;
+        await (0,promises_.rm)(repoDir, { recursive: true, force: true });
+        cloned = await slotted();
+      }
+    } catch (err) {
+      throw new LaneFailure("clone-failed", err.message);
+    }
+    rec.timings = { ...rec.timings, clone_ms: Date.now() - tClone };
+    rec.base_branch = cloned.base_branch;
+    rec.base_commit = cloned.base_commit;
+    if (cloned.base_branch === lane.branch) {
+      throw new LaneFailure("invalid-input", `the lane branch ${lane.branch} is the base branch: Fleet never commits straight onto a base branch`);
+    }
+    const routing = ctx.file.agent ? await route(ctx, lane, repoDir, dir) : null;
+    if (routing) rec.routing = routing.selected;
+    const maxAttempts = ctx.file.max_retries + 1;
+    const timeoutMs = ctx.file.timeout_minutes * 6e4;
+    let directiveMs = 0;
+    let checksMs = 0;
+    let n = 0;
+    let feedback;
+    const made = { current: null };
+    const stageForFence = async () => {
+      made.current = null;
+      if (lane.checks.length) return ctx.workspace.changedFiles(repoDir);
+      const commit = await ctx.workspace.commitEverything(repoDir, commitMessage(ctx, lane, n));
+      made.current = { commit, committed: await ctx.workspace.committed(repoDir, cloned.base_commit, commit) };
+      return made.current.committed.files;
+    };
+    const produce = async () => {
+      let lastFailure;
+      while (n < maxAttempts) {
+        stopIfCancelled(ctx);
+        n++;
+        if (n > 1) {
+          await ctx.workspace.reset(repoDir, cloned.base_commit);
+          update({ retry_count: n - 1 }, `retry ${n - 1} of ${ctx.file.max_retries}`);
+        }
+        const log = (0,external_node_path_.join)(dir, `attempt-${n}.log`);
+        rec.log = rel(log);
+        const attemptStart = ctx.clock.now().toISOString();
+        const tAttempt = Date.now();
+        const record = (r2, step) => rec.attempts.push({
+          n,
+          started_at: attemptStart,
+          duration_ms: Date.now() - tAttempt,
+          exit_code: r2?.exitCode ?? null,
+          signal: r2?.signal ?? null,
+          timed_out: r2?.timedOut ?? false,
+          failed_step: step,
+          log: rel(log)
+        });
+        update({ phase: "running" }, `attempt ${n}: running the directive`);
+        const { command, env: agentEnv } = await directiveCommand(ctx, lane, routing, dir, n, feedback);
+        const env = { ...laneEnv(ctx, lane, n, feedback, cloned.base_branch), ...agentEnv };
+        const tDirective = Date.now();
+        const confine = { workspace: ctx.root, lane: dir };
+        const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
+        directiveMs += Date.now() - tDirective;
+        if (ctx.signal?.aborted) {
+          record(r, "directive");
+          stopIfCancelled(ctx);
+        }
+        if (!(0,external_node_fs_.existsSync)((0,external_node_path_.join)(repoDir, ".git")) || !await ctx.workspace.intact(repoDir)) {
+          record(r, "directive");
+          throw new LaneFailure("workspace-corrupted", "the directive removed or broke the working copy's .git; nothing was pushed");
+        }
+        if (r.timedOut || r.exitCode !== 0) {
+          record(r, "directive");
+          const why = r.timedOut ? `the directive ran past its timeout of ${ctx.file.timeout_minutes} min and was killed` : `the directive exited with ${r.exitCode ?? r.signal}`;
+          lastFailure = new LaneFailure(r.timedOut ? "directive-timeout" : "directive-failed", `${why}${gist(r.tail) ? `: ${gist(r.tail)}` : ""}`);
+          feedback = `${why}. Output:
+${firstLines(r.tail, 2e3)}`;
+          continue;
+        }
+        await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
+        let changed = await stageForFence();
+        const fence = checkFence(changed, lane.owns, lane.never);
+        if (!fence.ok) {
+          record(r, "fence");
+          lastFailure = new LaneFailure("fence-violation", fence.message ?? "changed files outside the fence");
+          feedback = `The change touched files it may not: ${fence.message}. Change only files matching ${lane.owns.length ? lane.owns.join(", ") : "anything"} and never ${[...lane.never, ".git/**"].join(", ")}.`;
+          if (!ctx.file.agent) break;
+          continue;
+        }
+        let checkFailed;
+        let failedCheck = "";
+        if (lane.checks.length && changed.length) {
+          update({ phase: "checking" }, `attempt ${n}: running ${lane.checks.length} check${lane.checks.length > 1 ? "s" : ""}`);
+          const tChecks = Date.now();
+          for (const check of lane.checks) {
+            const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
+            if (ctx.signal?.aborted) {
+              record(c, "check");
+              stopIfCancelled(ctx);
+            }
+            if (c.timedOut || c.exitCode !== 0) {
+              checkFailed = c;
+              failedCheck = check;
+              break;
+            }
+          }
+          checksMs += Date.now() - tChecks;
+          if (!(0,external_node_fs_.existsSync)((0,external_node_path_.join)(repoDir, ".git")) || !await ctx.workspace.intact(repoDir)) {
+            record(checkFailed ?? r, "check");
+            throw new LaneFailure("workspace-corrupted", "a check removed or broke the working copy's .git; nothing was pushed");
+          }
+        }
+        if (checkFailed) {
+          record(checkFailed, "check");
+          const why = checkFailed.timedOut ? `check \`${failedCheck}\` timed out` : `check \`${failedCheck}\` exited with ${checkFailed.exitCode ?? checkFailed.signal}`;
+          lastFailure = new LaneFailure("check-failed", `${why}${gist(checkFailed.tail) ? `: ${gist(checkFailed.tail)}` : ""}`);
+          feedback = `${why}. Output:
+${firstLines(checkFailed.tail, 2e3)}`;
+          continue;
+        }
+        if (lane.checks.length && changed.length) {
+          await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
+          changed = await ctx.workspace.changedFiles(repoDir);
+          const after = checkFence(changed, lane.owns, lane.never);
+          if (!after.ok) {
+            record(r, "fence");
+            lastFailure = new LaneFailure("fence-violation", `a check changed files outside the fence: ${after.message ?? "outside the fence"}`);
+            feedback = `The checks left changes the lane may not make: ${after.message}. Change only files matching ${lane.owns.length ? lane.owns.join(", ") : "anything"} and never ${[...lane.never, ".git/**"].join(", ")}.`;
+            if (!ctx.file.agent) break;
+            continue;
+          }
+        }
+        record(r, null);
+        return changed;
+      }
+      throw lastFailure ?? new LaneFailure("directive-failed", "no attempt left");
+    };
+    const forgeCall = async (errorClass, what, call) => {
+      try {
+        return await call();
+      } catch (err) {
+        throw new LaneFailure(errorClass, `${what} failed: ${err.message}`);
+      }
+    };
+    let previous = cloned.remote_branch_commit;
+    for (; ; ) {
+      let changed;
+      const tWait = Date.now();
+      if (ctx.slots && ctx.slots.active >= ctx.slots.size) update({ phase: "waiting" }, "waiting for a slot in the concurrency budget");
+      const release = ctx.slots ? await ctx.slots.acquire() : () => void 0;
+      rec.timings = { ...rec.timings, wait_ms: (rec.timings.wait_ms ?? 0) + Date.now() - tWait };
+      try {
+        changed = await produce();
+      } finally {
+        release();
+        rec.timings = { ...rec.timings, directive_ms: directiveMs, checks_ms: checksMs };
+      }
+      rec.changed_files = changed;
+      if (!changed.length) {
+        update({ status: "completed", phase: "no-op", ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null }, "nothing changed");
+        return await finish(ctx, rec, t0);
+      }
+      stopIfCancelled(ctx);
+      update({ phase: "committing" }, `committing ${changed.length} file${changed.length > 1 ? "s" : ""}`);
+      const tCommit = Date.now();
+      let commit = made.current?.commit ?? await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, n));
+      const committed = made.current?.committed ?? await ctx.workspace.committed(repoDir, cloned.base_commit, commit);
+      if (!made.current) verifyCommitted(lane, committed.files, changed);
+      refuseHeldSecrets(ctx, committed.patch);
+      let upToDate = false;
+      if (n === 1 && previous && await ctx.workspace.parent(repoDir, previous) === cloned.base_commit && await ctx.workspace.tree(repoDir, previous) === await ctx.workspace.tree(repoDir, commit)) {
+        commit = previous;
+        upToDate = true;
+      }
+      rec.commit = commit;
+      rec.timings = { ...rec.timings, commit_ms: Date.now() - tCommit };
+      const patchFile = (0,external_node_path_.join)(dir, "patch.diff");
+      await (0,fs/* writeFileAtomic */.Zf)(patchFile, committed.patch);
+      rec.evidence = { ...rec.evidence, patch: rel(patchFile) };
+      if (ctx.dryRun) {
+        update({ status: "completed", phase: "dry-run", ended_at: ctx.clock.now().toISOString() }, "dry run: patch kept, nothing pushed");
+        return await finish(ctx, rec, t0);
+      }
+      if (!upToDate) {
+        update({ phase: "pushing" }, `pushing ${lane.branch}`);
+        const tPush = Date.now();
+        const push = () => ctx.workspace.push(repoDir, lane.branch, commit, previous, ctx.forge.gitEnv(), gitTimeoutMs);
+        const slotted = () => ctx.gitSlots ? ctx.gitSlots.run(push) : push();
+        await ctx.forge.refreshCredential?.();
+        let pushed = await slotted();
+        if (!pushed.ok && pushed.reason !== "stale" && refusedCredential(pushed.detail) && await ctx.forge.refreshCredential?.(true)) pushed = await slotted();
+        rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
+        if (!pushed.ok) {
+          const msg = pushed.reason === "stale" ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten` : `push refused: ${firstLines(pushed.detail, 600)}`;
+          throw new LaneFailure("push-rejected", msg);
+        }
+        await confirmPushed(ctx, lane, commit);
+        previous = commit;
+      } else {
+        rec.timings = { ...rec.timings, push_ms: 0 };
+      }
+      update({ phase: "pushed" }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
+      const pr = ctx.file.pr;
+      const published = await forgeCall(
+        "pr-failed",
+        "opening or updating the pull request",
+        () => ctx.forge.publish({
+          lane,
+          record: rec,
+          title: lane.title,
+          body: prBody(ctx, lane, rec),
+          draft: pr.draft,
+          labels: pr.labels,
+          reviewers: pr.reviewers,
+          team_reviewers: pr.team_reviewers,
+          assignees: pr.assignees
+        })
+      );
+      if (published.notes?.length) rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, ...published.notes] };
+      if (published.pr_url) {
+        update({ phase: "pr-open", pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? "updated" : "opened"} ${published.pr_url}`);
+      }
+      if (ctx.forge.kind === "local") {
+        rec.ci_conclusion = lane.checks.length ? "success" : "none";
+        break;
+      }
+      if (!ctx.file.ci.wait) {
+        rec.ci_conclusion = await forgeCall("ci-failed", "reading CI", () => ctx.forge.ciConclusion(lane, commit));
+        break;
+      }
+      update({ phase: "ci" }, `waiting for CI on ${commit.slice(0, 12)}`);
+      const verdict = await forgeCall("ci-failed", "waiting for CI", () => ctx.forge.waitForCi(lane, commit, ctx.file.ci.timeout_minutes * 6e4));
+      rec.ci_conclusion = verdict.conclusion;
+      if (verdict.conclusion !== "failure" && verdict.conclusion !== "cancelled" && verdict.conclusion !== "timed_out") {
+        if (verdict.conclusion === "success" && rec.pr_number !== null && !pr.draft) {
+          await forgeCall("pr-failed", "marking the pull request ready", () => ctx.forge.setDraft(lane, rec.pr_number, false));
+        }
+        break;
+      }
+      rec.attempts.push({
+        n,
+        started_at: ctx.clock.now().toISOString(),
+        duration_ms: 0,
+        exit_code: null,
+        signal: null,
+        timed_out: false,
+        failed_step: "ci",
+        log: rec.log ?? ""
+      });
+      if (n >= maxAttempts) {
+        if (rec.pr_number !== null) {
+          const number = rec.pr_number;
+          await forgeCall("pr-failed", "turning the pull request into a draft after CI stayed red", () => ctx.forge.setDraft(lane, number, true));
+        }
+        update(
+          {
+            status: "failed",
+            phase: "draft",
+            merge_status: "draft",
+            ended_at: ctx.clock.now().toISOString(),
+            error: { class: "code-review-needed", message: `CI is still red after ${n} attempt${n > 1 ? "s" : ""}: ${gist(verdict.failures) || "see the PR checks"}` }
+          },
+          "CI red, retries exhausted: PR turned into a draft"
+        );
+        return await finish(ctx, rec, t0);
+      }
+      feedback = `CI failed on the pushed change:
+${firstLines(verdict.failures, 2e3)}`;
+    }
+    if (ctx.file.merge.policy === "when-green") {
+      if (rec.ci_conclusion === "success" || rec.ci_conclusion === "none") {
+        const before = rec.phase;
+        update({ phase: "merging" }, "merging: the policy is when-green");
+        const m = await ctx.forge.merge(lane, rec, ctx.file.merge.method);
+        rec.merge_status = m.status;
+        if (m.status === "merged") rec.phase = "merged";
+        else {
+          rec.phase = before;
+          rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `merge ${m.status}: ${m.detail}`] };
+        }
+      } else {
+        rec.merge_status = rec.ci_conclusion === "pending" ? "pending" : "blocked";
+        rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `not merged: CI is ${rec.ci_conclusion ?? "unknown"}`] };
+      }
+    } else {
+      rec.merge_status = "not-requested";
+    }
+    update({ status: "completed", ended_at: ctx.clock.now().toISOString() }, `completed (${rec.phase})`);
+    return await finish(ctx, rec, t0);
+  } catch (err) {
+    const failure = err instanceof LaneFailure && err.errorClass === "cancelled" ? err : ctx.signal?.aborted ? interrupted(rec, err) : err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
+    update(
+      { status: "failed", phase: "failed", ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },
+      `failed: ${failure.errorClass}`
+    );
+    return await finish(ctx, rec, t0);
+  }
+}
+function verifyCommitted(lane, committed, checked) {
+  const fence = checkFence(committed, lane.owns, lane.never);
+  if (!fence.ok) throw new LaneFailure("fence-violation", `the commit holds files outside the fence: ${fence.message}; nothing was pushed`);
+  const expected = new Set(checked);
+  const differs = committed.length !== expected.size || committed.some((f) => !expected.has(f));
+  if (differs) {
+    const extra = committed.filter((f) => !expected.has(f));
+    const missing = checked.filter((f) => !committed.includes(f));
+    throw new LaneFailure(
+      "workspace-corrupted",
+      `the commit does not hold the change Fleet checked (${[extra.length ? `also: ${extra.slice(0, 5).join(", ")}` : "", missing.length ? `without: ${missing.slice(0, 5).join(", ")}` : ""].filter(Boolean).join("; ")}); nothing was pushed`
+    );
+  }
+}
+async function confirmPushed(ctx, lane, commit) {
+  let head = null;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      head = await ctx.forge.branchHead(lane, lane.branch);
+    } catch (err) {
+      throw new LaneFailure("push-rejected", `reading ${lane.branch} after the push failed: ${err.message}`);
+    }
+    if (head === commit) return;
+    await new Promise((r) => setTimeout(r, 250 * attempt));
+  }
+  throw new LaneFailure(
+    "push-rejected",
+    `after the push, ${lane.branch} in ${lane.repo} is at ${head ? head.slice(0, 12) : "nothing"}, not at the lane's commit ${commit.slice(0, 12)}: the push did not land in the lane's own repository; no pull request was opened`
+  );
+}
+function interrupted(rec, err) {
+  const before = ["queued", "cloning", "running", "checking", "committing", "waiting"].includes(rec.phase);
+  const where = `the run was interrupted while this lane was ${rec.phase}`;
+  const what = before ? "nothing was pushed" : rec.phase === "pushing" ? "the push may or may not have reached the forge; a resumed run finds out" : "what it pushed stays on the forge; a resumed run checks it again";
+  return new LaneFailure("cancelled", `${where}; ${what} (${firstLines(String(err.message ?? err), 200)})`);
+}
+function stopIfCancelled(ctx) {
+  if (ctx.signal?.aborted) throw new LaneFailure("cancelled", "the run was interrupted while this lane ran; nothing was pushed");
+}
+async function finish(ctx, rec, t0) {
+  rec.timings = { ...rec.timings, total_ms: ctx.clock.now().getTime() - t0 };
+  await writeLaneResult(ctx.root, ctx.fleet_id, rec);
+  return rec;
+}
+async function writeLaneResult(root, fleet_id, rec) {
+  const result = { schema_version: model/* SCHEMA_VERSION */.f$, fleet_id, lane: rec };
+  await (0,fs/* writeJsonAtomic */.ZJ)(resultPath(root, rec.lane), result);
+}
+function runsAgent(ctx, lane) {
+  return lane.run === void 0 && ctx.file.agent !== void 0;
+}
+function refuseHeldSecrets(ctx, patch) {
+  for (const secret of ctx.neverInChange ?? []) {
+    if (secret.length >= 8 && patch.includes(secret)) {
+      throw new LaneFailure("fence-violation", "the change holds one of the agent credentials the directive was given (plain or encoded); nothing was pushed and no patch was kept");
+    }
+  }
+}
+function laneEnv(ctx, lane, attempt, feedback, base) {
+  return {
+    ...ctx.env,
+    FLEET_ID: ctx.fleet_id,
+    FLEET_NAME: ctx.file.name,
+    FLEET_DIRECTIVE: lane.directive,
+    FLEET_REPO: lane.repo,
+    FLEET_LANE: lane.id,
+    FLEET_BRANCH: lane.branch,
+    FLEET_BASE_BRANCH: base,
+    FLEET_WORKSPACE: ctx.root,
+    FLEET_LANE_DIR: laneDir(ctx.root, lane.id),
+    FLEET_ATTEMPT: String(attempt),
+    FLEET_FEEDBACK: feedback ?? "",
+    FLEET_DRY_RUN: ctx.dryRun ? "1" : "0"
+  };
+}
+async function directiveCommand(ctx, lane, routing, dir, attempt, feedback) {
+  if (lane.run !== void 0 || !ctx.file.agent) return { command: lane.run, env: {} };
+  const agent = ctx.file.agent;
+  const personas = (routing?.selected ?? []).map((name) => agent.personas.find((p) => p.name === name)).filter((p) => p !== void 0);
+  const prompt = (0,local_agent/* renderWorkerPrompt */.$V)({
+    directive: lane.directive,
+    repo: lane.repo,
+    lane: lane.id,
+    branch: lane.branch,
+    owns: lane.owns,
+    never: lane.never,
+    personas,
+    feedback,
+    title: lane.title
+  });
+  const promptFile = (0,external_node_path_.join)(dir, `prompt-${attempt}.md`);
+  await (0,fs/* writeFileAtomic */.Zf)(promptFile, prompt);
+  return (0,local_agent/* agentCommand */.zA)(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch });
+}
+async function route(ctx, lane, repoDir, dir) {
+  const agent = ctx.file.agent;
+  let files = [];
+  if (lane.owns.length) files = (await ctx.workspace.listFiles(repoDir)).filter((f) => (0,glob/* matchesAny */._I)(f, lane.owns));
+  const routing = routePersonas({
+    personas: agent.personas,
+    k: agent.top_k,
+    fallback: agent.fallback,
+    changed_files: files,
+    title: lane.title,
+    body: lane.directive,
+    repo: lane.repo,
+    lane: lane.id
+  });
+  await (0,fs/* writeJsonAtomic */.ZJ)((0,external_node_path_.join)(dir, "agent-routing.json"), routing);
+  return routing;
+}
+function commitMessage(ctx, lane, attempt) {
+  const subject = ctx.file.commit_message ?? lane.title;
+  const trailer = attempt > 1 ? `
+Fleet-Attempt: ${attempt}` : "";
+  return `${subject}
+
+${lane.directive.trim()}
+
+Fleet-Id: ${ctx.file.name}
+Fleet-Lane: ${lane.id}${trailer}
+`;
+}
+function prBody(ctx, lane, rec) {
+  const files = rec.changed_files.slice(0, 50).map((f) => `- ${(0,markdown/* pathSpan */.UY)(f)}`).join("\n");
+  const more = rec.changed_files.length > 50 ? `
+- \u2026 and ${rec.changed_files.length - 50} more` : "";
+  return [
+    `<!-- fleet:${ctx.file.name}:${lane.id} -->`,
+    `This change was made by the Fleet **${ctx.file.name}** (lane \`${lane.id}\`).`,
+    "",
+    "**Directive**",
+    "",
+    lane.directive.trim().split("\n").map((l) => `> ${l}`).join("\n"),
+    "",
+    `**Files changed** (${rec.changed_files.length})`,
+    "",
+    files + more
+  ].join("\n");
+}
+function refusedCredential(text) {
+  return /Authentication failed|could not read Username|\b401\b|Bad credentials/i.test(text ?? "");
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/steps/report.js
+
+
+
+
+
+
+
+async function readLaneResult(root, lane, fleet_id) {
+  const read = await (0,fs/* readTextFile */.Gu)(resultPath(root, lane), limits/* MAX_FLEET_JSON_BYTES */.Df, "a lane result");
+  if (!read.ok) {
+    if (read.message.startsWith("no such file")) return { ok: false, reason: "missing", detail: "the lane left no result file" };
+    return { ok: false, reason: "invalid", detail: `result.json: ${read.message}` };
+  }
+  let json;
+  try {
+    json = JSON.parse(read.text);
+  } catch (err) {
+    return { ok: false, reason: "invalid", detail: `result.json is not JSON: ${err.message}` };
+  }
+  const parsed = model/* LaneResult */.O$.safeParse(json);
+  if (!parsed.success) {
+    const first = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    return { ok: false, reason: "invalid", detail: `result.json does not match the lane result schema (${first})` };
+  }
+  if (parsed.data.fleet_id !== fleet_id || parsed.data.lane.lane !== lane) {
+    return { ok: false, reason: "invalid", detail: `result.json belongs to ${parsed.data.fleet_id}/${parsed.data.lane.lane}, not ${fleet_id}/${lane}` };
+  }
+  return { ok: true, record: parsed.data.lane };
+}
+async function verifyLane(forge, lane, rec, now, dryRun) {
+  try {
+    return await checkOnForge(forge, lane, rec, now, dryRun);
+  } catch (err) {
+    const message = `the forge could not be asked to confirm this lane: ${err.message}`;
+    return {
+      ...rec,
+      status: rec.status === "completed" ? "failed" : rec.status,
+      phase: rec.status === "completed" ? "failed" : rec.phase,
+      error: rec.status === "completed" ? { class: "unverified", message } : rec.error,
+      evidence: { ...rec.evidence, verified_at: now, notes: [...rec.evidence.notes, message] }
+    };
+  }
+}
+async function checkOnForge(forge, lane, rec, now, dryRun) {
+  if (rec.status !== "completed" || !rec.commit || !rec.branch || !rec.base_commit || dryRun || rec.phase === "dry-run") return rec;
+  const notes = [...rec.evidence.notes];
+  const head = await forge.branchHead(lane, rec.branch);
+  const headMatches = head === rec.commit || rec.merge_status === "merged" && head === null;
+  if (!headMatches) notes.push(head ? `${rec.branch} points at ${head.slice(0, 12)}, not the lane's ${rec.commit.slice(0, 12)}` : `${rec.branch} is not on the forge`);
+  const files = await forge.changedFiles(lane, rec.base_commit, rec.commit);
+  const want = [...rec.changed_files].sort();
+  const filesMatch = files !== null && files.length === want.length && files.every((f, i) => f === want[i]);
+  if (files === null) notes.push("the forge could not diff the lane commit against its base");
+  else if (!filesMatch) notes.push(`the forge shows ${files.length} changed files, the lane reported ${want.length}`);
+  const fence = checkFence(files ?? want, lane.owns, lane.never);
+  if (!fence.ok) notes.push(`fence: ${fence.message}`);
+  const verified = {
+    ...rec,
+    evidence: {
+      ...rec.evidence,
+      verified_at: now,
+      verified_by: forge.kind === "local" ? "local-git" : "github",
+      branch_head: head,
+      head_matches: headMatches,
+      files_match: filesMatch,
+      fence_ok: fence.ok,
+      notes
+    }
+  };
+  if (headMatches && filesMatch && fence.ok) return verified;
+  return {
+    ...verified,
+    status: "failed",
+    phase: "failed",
+    error: { class: "unverified", message: `the forge does not confirm this lane: ${notes.join("; ")}` }
+  };
+}
+async function reportStep(input) {
+  const { manifest, forge, clock } = input;
+  const now = clock.now().toISOString();
+  const records = await (0,pool/* mapLimit */.s)(manifest.lanes, 16, async (planned) => {
+    if (planned.status === "excluded" || planned.status === "unchanged") return planned;
+    const done = input.verified?.get(planned.lane);
+    if (done) return done;
+    const read = await readLaneResult(input.root, planned.lane, manifest.fleet_id);
+    if (!read.ok) {
+      if (planned.status === "skipped") return planned;
+      const cause = read.reason === "missing" ? await input.explainMissing?.(planned) : null;
+      const status = cause?.status ?? "failed";
+      return {
+        ...planned,
+        status,
+        phase: status,
+        updated_at: now,
+        error: cause?.error ?? { class: "no-result", message: `${read.detail}; the lane did not finish (crashed, killed or cancelled)` }
+      };
+    }
+    const rec = read.record;
+    if (!model/* TERMINAL */.ff.has(rec.status)) {
+      return { ...rec, status: "failed", phase: "failed", updated_at: now, error: { class: "no-result", message: `the lane stopped while ${rec.phase}` } };
+    }
+    const spec = input.lanes.get(rec.lane);
+    if (input.forgeReads === false && rec.status === "completed") {
+      const note = "not checked against the forge again: the run was interrupted";
+      return { ...rec, evidence: { ...rec.evidence, notes: [...rec.evidence.notes, note] } };
+    }
+    return spec ? verifyLane(forge, spec, rec, now, manifest.dry_run) : rec;
+  });
+  return (0,core_manifest/* finalizeManifest */.eV)((0,core_manifest/* mergeLaneRecords */.H9)(manifest, records), now);
+}
+
+
+// EXTERNAL MODULE: ./.build/src/steps/plan.js + 1 modules
+var steps_plan = __nccwpck_require__(3357);
+;// CONCATENATED MODULE: ./.build/src/steps/run.js
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+const INTERRUPT_GRACE_MS = 1e4;
+function manifestPath(root) {
+  return (0,external_node_path_.join)(root, "fleet-status.json");
+}
+async function runFleet(opts) {
+  const isolation = opts.exec.isolation(opts.fleet.file.isolation);
+  if (opts.fleet.file.isolation === "required" && isolation.kind === "none") {
+    return {
+      ok: false,
+      problems: [{ file: opts.file, field: "isolation", message: `required, but directives cannot be isolated on this machine: ${isolation.detail}. Run where user namespaces or sudo are available, or set isolation: auto` }]
+    };
+  }
+  const planned = await (0,steps_plan/* planStep */.e)(opts.fleet, opts.forge, opts.clock, {
+    file: opts.file,
+    fleet_id: opts.resume?.manifest.fleet_id,
+    maxParallel: opts.maxParallel,
+    dryRun: opts.dryRun,
+    discover: opts.discover,
+    since: opts.since
+  });
+  if (!planned.ok) return planned;
+  const { plan } = planned;
+  let manifest = planned.manifest;
+  const cwd = opts.cwd ?? process.cwd();
+  let root;
+  if (opts.resume || opts.root) {
+    root = (0,external_node_path_.resolve)(cwd, opts.resume?.root ?? opts.root);
+    await (0,promises_.mkdir)(root, { recursive: true });
+  } else {
+    const base = (0,external_node_path_.resolve)(cwd, "_workspace", "fleet");
+    await (0,promises_.mkdir)(base, { recursive: true });
+    for (let i = 1; ; i++) {
+      const id = i === 1 ? manifest.fleet_id : `${manifest.fleet_id}-${i}`;
+      try {
+        await (0,promises_.mkdir)((0,external_node_path_.join)(base, id));
+      } catch (err) {
+        if (err.code === "EEXIST") continue;
+        throw err;
+      }
+      manifest = { ...manifest, fleet_id: id };
+      root = (0,external_node_path_.join)(base, id);
+      break;
+    }
+  }
+  const lock = await lockWorkspace(root, manifest.fleet_id);
+  if (!lock.ok) return { ok: false, problems: [{ file: (0,external_node_path_.join)(root, LOCK_FILE), field: "(workspace)", message: lock.message }] };
+  try {
+    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, notes: [...lock.note ? [lock.note] : [], ...planned.notes] });
+  } finally {
+    active = null;
+    await lock.release();
+  }
+}
+async function runLocked(opts, s) {
+  const { plan, root } = s;
+  let manifest = s.manifest;
+  if (!opts.resume) await clearPreviousRun(root);
+  await (0,fs/* writeJsonAtomic */.ZJ)((0,external_node_path_.join)(root, "plan.json"), { fleet_id: manifest.fleet_id, waves: plan.waves, contention: plan.contention, excluded: plan.excluded, skipped: plan.skipped });
+  const events = new fs/* JsonLines */.k4((0,external_node_path_.join)(root, "events.jsonl"));
+  const records = new Map(manifest.lanes.map((l) => [l.lane, l]));
+  const specs = new Map(s.fleet.lanes.map((l) => [l.id, l]));
+  const live = new LiveManifest(manifestPath(root), () => {
+    const lanes = manifest.lanes.map((l) => records.get(l.lane) ?? l);
+    return { ...manifest, lanes, summary: (0,core_manifest/* summarize */.eh)(lanes, manifest.started_at, null) };
+  });
+  const emit = (rec, detail) => {
+    const before = records.get(rec.lane);
+    records.set(rec.lane, rec);
+    const event = { time: opts.clock.now().toISOString(), lane: rec.lane, from: before?.phase ?? "queued", to: rec.phase, status: rec.status, detail };
+    events.append(event).catch(() => void 0);
+    live.changed();
+    opts.onEvent?.(event, records);
+  };
+  for (const rec of manifest.lanes) {
+    if (rec.status === "excluded" || rec.status === "skipped") emit(rec, rec.error?.message ?? rec.status);
+    if (rec.status === "unchanged") emit(rec, rec.evidence.notes[0] ?? "unchanged");
+  }
+  const carried = /* @__PURE__ */ new Set();
+  if (opts.resume) {
+    const previous = new Map(opts.resume.manifest.lanes.map((l) => [l.lane, l]));
+    for (const rec of manifest.lanes) {
+      const prev = previous.get(rec.lane);
+      if (prev?.status !== "completed") continue;
+      const read = await readLaneResult(root, rec.lane, manifest.fleet_id);
+      if (!read.ok || read.record.status !== "completed") continue;
+      if (read.record.phase === "dry-run" && !opts.dryRun) continue;
+      carried.add(rec.lane);
+      emit({ ...read.record, wave: rec.wave }, "kept from the previous run");
+    }
+  }
+  await live.now();
+  opts.onPlan?.(manifest, root);
+  const ctx = {
+    fleet_id: manifest.fleet_id,
+    file: opts.fleet.file,
+    forge: opts.forge,
+    workspace: opts.workspace,
+    exec: opts.exec,
+    clock: opts.clock,
+    root,
+    dryRun: opts.dryRun ?? false,
+    env: opts.env,
+    onUpdate: emit,
+    signal: opts.signal
+  };
+  const cancelled = async (start) => {
+    const rec = notStarted(start, opts.clock.now().toISOString());
+    emit(rec, "cancelled");
+    await writeLaneResult(root, manifest.fleet_id, rec);
+  };
+  ctx.slots = new pool/* Semaphore */.j(manifest.max_parallel);
+  ctx.gitSlots = new pool/* Semaphore */.j(Math.max(2, (0,external_node_os_.availableParallelism)()));
+  const verified = /* @__PURE__ */ new Map();
+  const budget = new pool/* Semaphore */.j(manifest.max_parallel * 2);
+  let over = false;
+  active = {
+    root,
+    snapshot: () => ({ ...manifest, lanes: manifest.lanes.map((l) => verified.get(l.lane) ?? records.get(l.lane) ?? l) })
+  };
+  const waves = (async () => {
+    for (const wave of plan.waves) {
+      await Promise.all(
+        wave.lanes.map(async (id) => {
+          if (carried.has(id) || records.get(id)?.status === "unchanged") return;
+          const spec = specs.get(id);
+          const start = records.get(id);
+          if (opts.signal?.aborted) return cancelled(start);
+          const blocked = await dependencyBlock(spec, records, specs, opts.forge, manifest.checkpoint, ctx.dryRun);
+          if (blocked) {
+            const now = opts.clock.now().toISOString();
+            const skipped = { ...start, status: "skipped", phase: "skipped", updated_at: now, ended_at: now, error: blocked };
+            emit(skipped, blocked.message);
+            await writeLaneResult(root, manifest.fleet_id, skipped);
+            return;
+          }
+          await budget.run(async () => {
+            if (opts.signal?.aborted) return cancelled(start);
+            try {
+              const done = await runLane(ctx, spec, start);
+              const checked = await verifyLane(opts.forge, spec, done, opts.clock.now().toISOString(), ctx.dryRun);
+              if (over) return;
+              verified.set(id, checked);
+              if (checked.status !== done.status) emit(checked, checked.error?.message ?? "not confirmed by the forge");
+            } catch (err) {
+              const now = opts.clock.now().toISOString();
+              const crashed = {
+                ...records.get(id) ?? start,
+                status: "failed",
+                phase: "failed",
+                updated_at: now,
+                ended_at: now,
+                error: { class: "lane-crashed", message: `Fleet failed in this lane: ${err.message}` }
+              };
+              emit(crashed, "crashed");
+              await writeLaneResult(root, manifest.fleet_id, crashed).catch(() => void 0);
+            }
+          });
+        })
+      );
+    }
+  })();
+  const stuck = await untilDoneOrGraceSpent(waves, opts.signal, opts.interruptGraceMs ?? INTERRUPT_GRACE_MS);
+  if (stuck) {
+    over = true;
+    const now = opts.clock.now().toISOString();
+    for (const l of manifest.lanes) {
+      const rec = records.get(l.lane);
+      if (!rec || carried.has(l.lane) || verified.has(l.lane) || rec.status === "skipped" || rec.status === "excluded" || rec.status === "failed") continue;
+      const cancelledRec = stuckLane(rec, now, opts.interruptGraceMs ?? INTERRUPT_GRACE_MS);
+      verified.set(l.lane, cancelledRec);
+      emit(cancelledRec, "cancelled");
+      await writeLaneResult(root, manifest.fleet_id, cancelledRec).catch(() => void 0);
+    }
+  }
+  manifest = { ...manifest, lanes: manifest.lanes.map((l) => carried.has(l.lane) ? records.get(l.lane) : l) };
+  manifest = await reportStep({ root, manifest, lanes: specs, forge: opts.forge, clock: opts.clock, verified, forgeReads: !opts.signal?.aborted });
+  await events.flush().catch(() => void 0);
+  await live.close();
+  await (0,fs/* writeJsonAtomic */.ZJ)(manifestPath(root), manifest);
+  active = null;
+  return { ok: true, manifest, root, plan, notes: s.notes };
+}
+async function untilDoneOrGraceSpent(waves, signal, graceMs) {
+  if (!signal) {
+    await waves;
+    return false;
+  }
+  let timer;
+  let onAbort;
+  const spent = new Promise((resolve2) => {
+    const start = () => {
+      timer = setTimeout(() => resolve2(true), graceMs);
+    };
+    if (signal.aborted) start();
+    else {
+      onAbort = start;
+      signal.addEventListener("abort", onAbort, { once: true });
+    }
+  });
+  try {
+    return await Promise.race([waves.then(() => false), spent]);
+  } finally {
+    if (timer) clearTimeout(timer);
+    if (onAbort) signal.removeEventListener("abort", onAbort);
+  }
+}
+function stuckLane(rec, now, graceMs) {
+  if (rec.status === "queued") return notStarted(rec, now);
+  const s = Math.round(graceMs / 1e3);
+  const message = rec.status === "completed" ? `the run was interrupted while the forge confirmed this lane; it ended unconfirmed after ${s} s` : `the run was interrupted while this lane was ${rec.phase}, and the lane did not stop within ${s} s (a git or forge call that did not answer); ${rec.phase === "pushing" || rec.commit === null ? "whether it pushed is unknown" : "what it pushed stays on the forge"}`;
+  return { ...rec, status: "failed", phase: "failed", updated_at: now, ended_at: now, error: { class: "cancelled", message } };
+}
+function notStarted(rec, now) {
+  const error = { class: "cancelled", message: "the run was interrupted before this lane started" };
+  return { ...rec, status: "skipped", phase: "skipped", updated_at: now, ended_at: now, error };
+}
+let active = null;
+function writeInterruptedState(now = /* @__PURE__ */ new Date()) {
+  if (!active) return null;
+  const iso = now.toISOString();
+  const snap = active.snapshot();
+  const lanes = snap.lanes.map((l) => {
+    if (model/* TERMINAL */.ff.has(l.status) && l.status !== "completed" || l.status === "completed" && l.evidence.verified_at) return l;
+    if (l.status === "queued") return notStarted(l, now.toISOString());
+    const message = `Fleet was stopped at once (a second interrupt, or the lanes did not stop in time) while this lane was ${l.phase}`;
+    return { ...l, status: "failed", phase: "failed", updated_at: iso, ended_at: iso, error: { class: "cancelled", message } };
+  });
+  const manifest = (0,core_manifest/* finalizeManifest */.eV)({ ...snap, lanes }, iso);
+  writeSyncAtomic(manifestPath(active.root), `${JSON.stringify(manifest, null, 2)}
+`);
+  writeSyncAtomic((0,external_node_path_.join)(active.root, "report.md"), `${(0,report/* renderReport */.B1)(manifest, { now: iso, workspace: active.root })}
+`);
+  return active.root;
+}
+function writeSyncAtomic(path, text) {
+  const tmp = `${path}.${process.pid}.tmp`;
+  (0,external_node_fs_.writeFileSync)(tmp, text);
+  (0,external_node_fs_.renameSync)(tmp, path);
+}
+const LIVE_WRITE_MS = 250;
+class LiveManifest {
+  constructor(path, snapshot) {
+    this.path = path;
+    this.snapshot = snapshot;
+  }
+  path;
+  snapshot;
+  timer;
+  chain = Promise.resolve();
+  closed = false;
+  changed() {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = void 0;
+      void this.now();
+    }, LIVE_WRITE_MS);
+    this.timer.unref();
+  }
+  /** Write the current state now (after any write in flight); a failed write is retried by the next change. */
+  now() {
+    if (this.closed) return this.chain;
+    this.chain = this.chain.then(() => this.closed ? void 0 : (0,fs/* writeJsonAtomic */.ZJ)(this.path, this.snapshot()).catch(() => void 0));
+    return this.chain;
+  }
+  /** No more writes: the final manifest is written by the caller. */
+  async close() {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = void 0;
+    await this.chain;
+  }
+}
+async function clearPreviousRun(root) {
+  let previous;
+  try {
+    previous = model/* Manifest */._8.parse(JSON.parse(await (0,promises_.readFile)(manifestPath(root), "utf8")));
+  } catch {
+    return;
+  }
+  const ids = previous.lanes.map((l) => l.lane).filter((id) => fleet_file/* LANE_ID_PATTERN */.kB.test(id));
+  await Promise.all(ids.map((id) => (0,promises_.rm)(laneDir(root, id), { recursive: true, force: true })));
+  for (const f of ["events.jsonl", "plan.json", "report.md", "fleet-status.json"]) await (0,promises_.rm)((0,external_node_path_.join)(root, f), { force: true });
+}
+async function dependencyBlock(spec, records, specs, forge, checkpoint, dryRun) {
+  for (const depId of spec.depends_on) {
+    const dep = records.get(depId);
+    if (!dep || !model/* TERMINAL */.ff.has(dep.status)) {
+      return { class: "checkpoint-unmet", message: `dependency "${depId}" had not finished when this lane's wave started` };
+    }
+    if (dep.status === "unchanged") continue;
+    if (dep.status !== "completed") {
+      const why = dep.error ? `${dep.status} (${dep.error.class})` : dep.status;
+      return { class: "dependency-failed", message: `dependency "${depId}" ${why}; this lane was not run against a missing checkpoint` };
+    }
+    if (dep.phase === "no-op" || dryRun) continue;
+    const depSpec = specs.get(depId);
+    const asked = async (what, call) => {
+      try {
+        return await call();
+      } catch (err) {
+        return { class: "checkpoint-unmet", message: `dependency "${depId}": the forge could not be asked ${what} (${err.message})` };
+      }
+    };
+    if (checkpoint === "merged") {
+      const merged = await asked("whether it is merged", () => forge.isMerged(depSpec, dep));
+      if (typeof merged !== "boolean") return merged;
+      if (!merged) return { class: "checkpoint-unmet", message: `dependency "${depId}" is not merged (checkpoint: merged)` };
+      continue;
+    }
+    if (checkpoint === "green" && dep.commit) {
+      const ci = forge.kind === "local" ? dep.ci_conclusion : await asked("for its CI", () => forge.ciConclusion(depSpec, dep.commit));
+      if (ci !== null && typeof ci === "object") return ci;
+      if (ci !== "success" && ci !== "none") {
+        return { class: "checkpoint-unmet", message: `dependency "${depId}" CI is ${ci ?? "unknown"} (checkpoint: green)` };
+      }
+    }
+    if (dep.branch && dep.commit) {
+      const branch = dep.branch;
+      const head = await asked(`where ${branch} is`, () => forge.branchHead(depSpec, branch));
+      if (head !== null && typeof head === "object") return head;
+      if (head !== dep.commit) {
+        return { class: "checkpoint-unmet", message: `dependency "${depId}": ${dep.branch} is at ${head?.slice(0, 12) ?? "nothing"} on the forge, not ${dep.commit.slice(0, 12)}` };
+      }
+    }
+  }
+  return void 0;
+}
+function exitCodeFor(manifest) {
+  return manifest.lanes.some((l) => l.status === "failed" || l.status === "skipped") ? 1 : 0;
+}
+
+
+
+/***/ }),
+
+/***/ 8177:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Gu: () => (/* binding */ readTextFile),
+/* harmony export */   ZJ: () => (/* binding */ writeJsonAtomic),
+/* harmony export */   Zf: () => (/* binding */ writeFileAtomic),
+/* harmony export */   k4: () => (/* binding */ JsonLines)
+/* harmony export */ });
+/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(3024);
+/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1455);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(6760);
+/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(7598);
+/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(1827);
+
+
+
+
+
+async function writeFileAtomic(path, data) {
+  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.mkdir)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path), { recursive: true });
+  const tmp = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path), `.${(0,node_path__WEBPACK_IMPORTED_MODULE_2__.basename)(path)}.${process.pid}.${(0,node_crypto__WEBPACK_IMPORTED_MODULE_3__.randomBytes)(4).toString("hex")}.tmp`);
+  try {
+    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.writeFile)(tmp, data);
+    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.rename)(tmp, path);
+  } catch (err) {
+    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.rm)(tmp, { force: true });
+    throw err;
+  }
+}
+async function writeJsonAtomic(path, value) {
+  await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}
+`);
+}
+class JsonLines {
+  constructor(path) {
+    this.path = path;
+  }
+  path;
+  chain = Promise.resolve();
+  pending = [];
+  folderMade = false;
+  append(value) {
+    this.pending.push(`${JSON.stringify(value)}
+`);
+    if (this.pending.length > 1) return this.chain;
+    this.chain = this.chain.catch(() => void 0).then(async () => {
+      const lines = this.pending.join("");
+      this.pending = [];
+      if (!this.folderMade) {
+        await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.mkdir)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(this.path), { recursive: true });
+        this.folderMade = true;
+      }
+      await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.appendFile)(this.path, lines);
+    });
+    return this.chain;
+  }
+  flush() {
+    return this.chain;
+  }
+}
+async function readTextFile(path, maxBytes, what) {
+  let fh;
+  try {
+    fh = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.open)(path, node_fs__WEBPACK_IMPORTED_MODULE_0__.constants.O_RDONLY | node_fs__WEBPACK_IMPORTED_MODULE_0__.constants.O_NONBLOCK);
+  } catch (err) {
+    const code = err.code;
+    return { ok: false, message: code === "ENOENT" ? "no such file: check the path" : `cannot read it (${code ?? err.message})` };
+  }
+  try {
+    const st = await fh.stat();
+    if (st.isDirectory()) return { ok: false, message: "it is a folder, not a file" };
+    if (!st.isFile()) return { ok: false, message: "it is not a regular file (a pipe or a device?): give the path of a file" };
+    const tooLarge = (size) => ({ ok: false, message: `it is ${size}, over Fleet's limit of ${(0,_core_limits_js__WEBPACK_IMPORTED_MODULE_4__/* .formatBytes */ .z3)(maxBytes)} for ${what}` });
+    if (st.size > maxBytes) return tooLarge((0,_core_limits_js__WEBPACK_IMPORTED_MODULE_4__/* .formatBytes */ .z3)(st.size));
+    const buf = Buffer.alloc(maxBytes + 1);
+    let got = 0;
+    for (; ; ) {
+      const { bytesRead } = await fh.read(buf, got, buf.length - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+      if (got > maxBytes) return tooLarge(`more than ${(0,_core_limits_js__WEBPACK_IMPORTED_MODULE_4__/* .formatBytes */ .z3)(maxBytes)}`);
+    }
+    const text = buf.subarray(0, got).toString("utf8");
+    return { ok: true, text: text.charCodeAt(0) === 65279 ? text.slice(1) : text };
+  } catch (err) {
+    const code = err.code;
+    return { ok: false, message: `cannot read it (${code ?? err.message})` };
+  } finally {
+    await fh.close();
+  }
+}
+
+
+
+/***/ }),
+
+/***/ 9872:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   j: () => (/* binding */ Semaphore),
+/* harmony export */   s: () => (/* binding */ mapLimit)
+/* harmony export */ });
+class Semaphore {
+  constructor(size) {
+    this.size = size;
+    if (!Number.isInteger(size) || size < 1) throw new RangeError(`semaphore size must be a positive integer, got ${size}`);
+  }
+  size;
+  waiting = [];
+  busy = 0;
+  get active() {
+    return this.busy;
+  }
+  /** Take a slot; the returned function gives it back (calling it twice is harmless). */
+  async acquire() {
+    if (this.busy >= this.size) await new Promise((resolve) => this.waiting.push(resolve));
+    else this.busy++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.busy--;
+    };
+  }
+  async run(task) {
+    const release = await this.acquire();
+    try {
+      return await task();
+    } finally {
+      release();
+    }
+  }
+}
+async function mapLimit(items, limit, fn) {
+  const sem = new Semaphore(Math.max(1, Math.min(limit, items.length || 1)));
+  return Promise.all(items.map((item, i) => sem.run(() => fn(item, i))));
+}
+
+
+
+/***/ }),
+
+/***/ 8816:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
@@ -8874,7 +18835,7 @@ __nccwpck_require__.d(__webpack_exports__, {
 
 // UNUSED EXPORTS: ZodAny, ZodArray, ZodBase64, ZodBase64URL, ZodBigInt, ZodBigIntFormat, ZodBoolean, ZodCIDRv4, ZodCIDRv6, ZodCUID, ZodCUID2, ZodCatch, ZodCodec, ZodCreditCard, ZodCustom, ZodCustomStringFormat, ZodDate, ZodDefault, ZodDiscriminatedUnion, ZodE164, ZodEmail, ZodEmoji, ZodEnum, ZodExactOptional, ZodFile, ZodFunction, ZodGUID, ZodIBAN, ZodIPv4, ZodIPv6, ZodISODate, ZodISODateTime, ZodISODuration, ZodISOTime, ZodInstanceOf, ZodIntersection, ZodJWT, ZodKSUID, ZodLazy, ZodLiteral, ZodMAC, ZodMap, ZodNaN, ZodNanoID, ZodNever, ZodNonOptional, ZodNull, ZodNullable, ZodNumber, ZodNumberFormat, ZodObject, ZodOptional, ZodPipe, ZodPrefault, ZodPreprocess, ZodPromise, ZodReadonly, ZodRecord, ZodSet, ZodString, ZodStringFormat, ZodSuccess, ZodSymbol, ZodTemplateLiteral, ZodTransform, ZodTuple, ZodType, ZodULID, ZodURL, ZodUUID, ZodUndefined, ZodUnion, ZodUnknown, ZodVoid, ZodXID, ZodXor, _ZodString, _default, _function, any, base64, base64url, bigint, catch, check, cidrv4, cidrv6, codec, creditCard, cuid, cuid2, currencyCode, custom, date, describe, discriminatedUnion, e164, email, emoji, exactOptional, file, float32, float64, function, guid, hash, hex, hostname, httpUrl, iban, instanceof, int, int32, int64, intersection, invertCodec, ipv4, ipv6, json, jwt, keyof, ksuid, lazy, looseObject, looseRecord, mac, map, meta, nan, nanoid, nativeEnum, never, nonoptional, null, nullable, nullish, object, optional, partialRecord, pipe, prefault, preprocess, promise, readonly, record, refine, set, stringFormat, stringbool, success, superRefine, symbol, templateLiteral, transform, tuple, uint32, uint64, ulid, undefined, unknown, url, uuid, uuidv4, uuidv6, uuidv7, void, xid, xor
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/util.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
 
 // functions
 function assertEqual(val) {
@@ -9749,7 +19710,7 @@ function constantCatch(value) {
     return fn;
 }
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/core.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/core.js
 var _a;
 
 /** A special constant with type `never` */
@@ -9892,7 +19853,7 @@ function config(newConfig) {
     return globalConfig;
 }
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/memoizer.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/memoizer.js
 
 class $ZodCyclicError extends Error {
     constructor() {
@@ -10205,7 +20166,7 @@ function isBackEdge(ctx, value) {
     return backEdges !== undefined && isRef(value) && backEdges.has(value);
 }
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/regexes.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/regexes.js
 
 /**
  * @deprecated CUID v1 is deprecated by its authors due to information leakage
@@ -10363,7 +20324,7 @@ const sha512_hex = /^[0-9a-fA-F]{128}$/;
 const sha512_base64 = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64(86, "==")));
 const sha512_base64url = /*@__PURE__*/ (/* unused pure expression or super */ null && (fixedBase64url(86)));
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/checks.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/checks.js
 // import { $ZodType } from "./schemas.js";
 
 
@@ -10881,7 +20842,7 @@ const $ZodCheckOverwrite = /*@__PURE__*/ $constructor("$ZodCheckOverwrite", (ins
     };
 });
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/doc.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/doc.js
 class Doc {
     constructor(args = [], closed = {}) {
         this.content = [];
@@ -10921,14 +20882,14 @@ class Doc {
     }
 }
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/versions.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/versions.js
 const version = {
     major: 4,
     minor: 6,
     patch: 7,
 };
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/schemas.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/schemas.js
 
 
 
@@ -13566,7 +23527,7 @@ function handleRefineResult(result, payload, input, inst) {
     }
 }
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/registries.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/registries.js
 var registries_a;
 const $output = /*@__PURE__*/ (/* unused pure expression or super */ null && (Symbol("ZodOutput")));
 const $input = /*@__PURE__*/ (/* unused pure expression or super */ null && (Symbol("ZodInput")));
@@ -13619,7 +23580,7 @@ function registry() {
 (registries_a = globalThis).__zod_globalRegistry ?? (registries_a.__zod_globalRegistry = registry());
 const globalRegistry = globalThis.__zod_globalRegistry;
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/api.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/api.js
 
 
 
@@ -14724,7 +24685,7 @@ function _stringFormat(Class, format, fnOrRegex, _params = {}) {
     return inst;
 }
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/to-json-schema.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/to-json-schema.js
 
 
 function assignProps(target, ...sources) {
@@ -15377,7 +25338,7 @@ const createStandardJSONSchemaMethod = (schema, io, processors = {}) => (params)
     return to_json_schema_finalize(ctx, schema);
 };
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/json-schema-processors.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/json-schema-processors.js
 
 
 
@@ -16222,7 +26183,7 @@ function toJSONSchema(input, params) {
     return finalize(ctx, input);
 }
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/locales/en.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/locales/en.js
 
 const error = () => {
     const Sizable = {
@@ -16349,7 +26310,7 @@ const error = () => {
     };
 }
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/errors.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/errors.js
 
 
 /* Computing the message eagerly is expensive (pretty-printed JSON of all
@@ -16618,7 +26579,7 @@ function prettifyError(error) {
     return lines.join("\n");
 }
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/core/parse.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/core/parse.js
 
 
 
@@ -16795,7 +26756,7 @@ const _safeDecodeAsync = (_Err) => async (schema, value, _ctx) => {
 };
 const safeDecodeAsync = /* @__PURE__*/ _safeDecodeAsync($ZodRealError);
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/classic/errors.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/classic/errors.js
 
 
 
@@ -16854,7 +26815,7 @@ const ZodRealError = /*@__PURE__*/ $constructor("ZodError", errors_initializer, 
 // /** @deprecated Use `z.core.$ZodErrorMapCtx` instead. */
 // export type ErrorMapCtx = core.$ZodErrorMapCtx;
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/classic/parse.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/classic/parse.js
 
 
 const classic_parse_parse = /* @__PURE__ */ _parse(ZodRealError);
@@ -16872,7 +26833,7 @@ const parse_safeDecode = /* @__PURE__ */ _safeDecode(ZodRealError);
 const parse_safeEncodeAsync = /* @__PURE__ */ _safeEncodeAsync(ZodRealError);
 const parse_safeDecodeAsync = /* @__PURE__ */ _safeDecodeAsync(ZodRealError);
 
-;// CONCATENATED MODULE: ../main/node_modules/zod/v4/classic/schemas.js
+;// CONCATENATED MODULE: ./node_modules/zod/v4/classic/schemas.js
 
 
 
@@ -18410,9690 +28371,6 @@ function preprocess(fn, schema) {
 }
 
 
-/***/ }),
-
-/***/ 9865:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-
-// EXPORTS
-__nccwpck_require__.d(__webpack_exports__, {
-  $L: () => (/* binding */ setupForge)
-});
-
-// UNUSED EXPORTS: TOKEN_VARIABLES, TUNING_VARIABLES, githubTuning
-
-// EXTERNAL MODULE: external "node:os"
-var external_node_os_ = __nccwpck_require__(8161);
-// EXTERNAL MODULE: external "node:path"
-var external_node_path_ = __nccwpck_require__(6760);
-// EXTERNAL MODULE: external "node:fs"
-var external_node_fs_ = __nccwpck_require__(3024);
-// EXTERNAL MODULE: external "node:fs/promises"
-var promises_ = __nccwpck_require__(1455);
-// EXTERNAL MODULE: external "node:url"
-var external_node_url_ = __nccwpck_require__(3136);
-// EXTERNAL MODULE: ./.build/src/util/pool.js
-var pool = __nccwpck_require__(4614);
-// EXTERNAL MODULE: ./.build/src/local/git.js
-var git = __nccwpck_require__(137);
-// EXTERNAL MODULE: ./.build/src/local/private-tmp.js
-var private_tmp = __nccwpck_require__(2490);
-;// CONCATENATED MODULE: ./.build/src/local/forge.js
-
-
-
-
-
-
-
-
-class LocalForge {
-  constructor(opts) {
-    this.opts = opts;
-  }
-  opts;
-  kind = "local";
-  urls = /* @__PURE__ */ new Map();
-  /** Where a target's repository is, or why it cannot be found. */
-  locate(lane) {
-    if (lane.repo_kind === "url") return { url: lane.repo };
-    if (lane.repo_kind === "path") {
-      const raw = lane.repo.startsWith("~") ? (0,external_node_path_.join)((0,external_node_os_.homedir)(), lane.repo.slice(1)) : lane.repo;
-      return { url: (0,external_node_path_.isAbsolute)(raw) ? raw : (0,external_node_path_.resolve)(this.opts.baseDir, raw) };
-    }
-    if (!this.opts.reposRoot) {
-      return {
-        reason: "not-found",
-        detail: `${lane.repo} is a GitHub name; in local mode pass --repos-root DIR holding ${lane.repo}, or write a path (./\u2026)`
-      };
-    }
-    const base = (0,external_node_path_.join)(this.opts.reposRoot, lane.repo);
-    const found = [base, `${base}.git`].find((p) => (0,external_node_fs_.existsSync)(p));
-    return found ? { url: found } : { reason: "not-found", detail: `no repository at ${base}[.git]` };
-  }
-  async checkTargets(lanes) {
-    return (0,pool/* mapLimit */.s)(lanes, 16, async (lane) => {
-      try {
-        return await this.checkTarget(lane);
-      } catch (err) {
-        const why = (0,git/* redact */.E$)((err.message ?? String(err)).split("\n").filter(Boolean).slice(-2).join(" "));
-        return { lane: lane.id, repo: lane.repo, ok: false, reason: "unreachable", detail: why };
-      }
-    });
-  }
-  async checkTarget(lane) {
-    const where = this.locate(lane);
-    if ("reason" in where) return { lane: lane.id, repo: lane.repo, ok: false, reason: where.reason, detail: where.detail };
-    const url = where.url;
-    if (lane.repo_kind !== "url") {
-      const quick = lane.base ? null : await defaultBranchOnDisk(url);
-      if (quick) {
-        this.urls.set(lane.id, url);
-        return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: quick };
-      }
-      const kind = await (0,git/* isGitRepo */.tj)(url);
-      if (kind === "not-found") return { lane: lane.id, repo: lane.repo, ok: false, reason: "not-found", detail: `${url} does not exist` };
-      if (kind === "not-a-repository") {
-        return { lane: lane.id, repo: lane.repo, ok: false, reason: "not-a-repository", detail: `${url} is not a git repository (run git init there, or fix the path)` };
-      }
-      if (!await (0,git/* hasCommits */.hh)(url)) return { lane: lane.id, repo: lane.repo, ok: false, reason: "empty", detail: `${url} has no commits yet` };
-    }
-    const branch = lane.base ?? await (0,git/* defaultBranch */.OR)(url);
-    if (!branch) {
-      const heads = await (0,git/* git */.$Y)(["ls-remote", "--heads", "--", (0,git/* normalizeRemote */.e$)(url)], { cwd: (0,external_node_os_.tmpdir)() });
-      if (!heads.stdout.trim()) return { lane: lane.id, repo: lane.repo, ok: false, reason: "empty", detail: `${url} has no branches yet` };
-      return {
-        lane: lane.id,
-        repo: lane.repo,
-        ok: false,
-        reason: "no-default-branch",
-        detail: `HEAD of ${url} is not on a branch (detached), so it has no default branch: set base: for this target`
-      };
-    }
-    if (lane.base && !await (0,git/* lsRemoteBranch */.m1)(url, lane.base)) {
-      return { lane: lane.id, repo: lane.repo, ok: false, reason: "no-base-branch", detail: `${url} has no branch ${lane.base}` };
-    }
-    this.urls.set(lane.id, url);
-    return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: branch };
-  }
-  cloneUrl(lane) {
-    const known = this.urls.get(lane.id);
-    if (known) return known;
-    const where = this.locate(lane);
-    if ("reason" in where) throw new Error(`${lane.repo}: ${where.detail}`);
-    return where.url;
-  }
-  async branchHead(lane, branch) {
-    if (lane.repo_kind !== "url") {
-      const dir = this.cloneUrl(lane);
-      const fromFiles = (0,git/* readRef */.sg)((0,git/* gitDirOf */.z0)(dir), `refs/heads/${branch}`);
-      if (fromFiles !== void 0) return fromFiles;
-      const r = await (0,git/* git */.$Y)(["rev-parse", "--verify", "--quiet", "--end-of-options", `refs/heads/${branch}^{commit}`], {
-        cwd: dir,
-        env: { GIT_CEILING_DIRECTORIES: (0,external_node_path_.dirname)(dir) },
-        allowFail: true
-      });
-      if (r.code === 0) return r.stdout.trim() || null;
-      if (r.code === 1) return null;
-    }
-    return (0,git/* lsRemoteBranch */.m1)(this.cloneUrl(lane), branch);
-  }
-  async changedFiles(lane, base, head) {
-    const url = this.cloneUrl(lane);
-    const local = /^file:\/\//i.test(url) ? (0,external_node_url_.fileURLToPath)(url) : (0,git/* isLocalRemote */.Y8)(url) ? (0,git/* normalizeRemote */.e$)(url) : null;
-    const scratch = local ? null : await (0,promises_.mkdtemp)((0,external_node_path_.join)((0,private_tmp/* privateTmp */.F)(), "forge-"));
-    try {
-      if (scratch) {
-        await (0,git/* git */.$Y)(["init", "--quiet", "--bare", "--template=", scratch], { cwd: (0,external_node_os_.tmpdir)() });
-        const f = await (0,git/* git */.$Y)(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--depth=1", "--", url, base, head], { cwd: scratch, allowFail: true, env: this.gitEnv() });
-        if (f.code !== 0) return null;
-      }
-      const r = await (0,git/* git */.$Y)(["diff", "--name-only", "-z", "--no-renames", base, head], { cwd: local ?? scratch, allowFail: true });
-      if (r.code !== 0) return null;
-      return r.stdout.split("\0").filter(Boolean).sort();
-    } catch {
-      return null;
-    } finally {
-      if (scratch) await (0,promises_.rm)(scratch, { recursive: true, force: true });
-    }
-  }
-  async publish(_input) {
-    return { pr_url: null, pr_number: null, updated: false };
-  }
-  async ciConclusion(_lane, _commit) {
-    return "none";
-  }
-  async waitForCi(_lane, _commit, _timeoutMs) {
-    return { conclusion: "none", failures: "" };
-  }
-  async setDraft() {
-  }
-  gitEnv() {
-    return {};
-  }
-  async isMerged(lane, record) {
-    if (!record.commit || !record.base_branch) return false;
-    const base = await this.branchHead(lane, record.base_branch);
-    if (!base) return false;
-    if (base === record.commit) return true;
-    if (lane.repo_kind === "url") return false;
-    const r = await (0,git/* git */.$Y)(["merge-base", "--is-ancestor", record.commit, base], { cwd: this.cloneUrl(lane), allowFail: true });
-    return r.code === 0;
-  }
-  async merge(lane, record, method) {
-    if (!record.commit || !record.base_branch || !record.base_commit) {
-      return { status: "failed", detail: "nothing to merge: the lane has no commit" };
-    }
-    if (method !== "fast-forward" && method !== "squash") {
-      return { status: "blocked", detail: `the local forge merges by fast-forward only (merge.method ${method} needs GitHub)` };
-    }
-    if (lane.repo_kind === "url") return { status: "blocked", detail: "the local forge merges only repositories on disk" };
-    const repo = this.cloneUrl(lane);
-    const kind = await (0,git/* isGitRepo */.tj)(repo);
-    if (kind === "repo") {
-      const head = await (0,git/* git */.$Y)(["symbolic-ref", "--quiet", "--short", "HEAD"], { cwd: repo, allowFail: true });
-      if (head.stdout.trim() === record.base_branch) {
-        return { status: "blocked", detail: `${record.base_branch} is checked out in ${repo}; merge ${record.branch} there yourself` };
-      }
-    }
-    const ff = await (0,git/* git */.$Y)(["merge-base", "--is-ancestor", record.base_commit, record.commit], { cwd: repo, allowFail: true });
-    if (ff.code !== 0) return { status: "blocked", detail: `${record.commit.slice(0, 12)} does not descend from ${record.base_branch}` };
-    const upd = await (0,git/* git */.$Y)(["update-ref", `refs/heads/${record.base_branch}`, record.commit, record.base_commit], { cwd: repo, allowFail: true });
-    if (upd.code !== 0) return { status: "blocked", detail: `${record.base_branch} moved since the lane started; re-run the lane` };
-    return { status: "merged", detail: `${record.base_branch} fast-forwarded to ${record.commit.slice(0, 12)}` };
-  }
-}
-async function defaultBranchOnDisk(p) {
-  let abs;
-  try {
-    abs = await (0,promises_.realpath)(p);
-  } catch {
-    return null;
-  }
-  const fromFiles = defaultBranchFromFiles(abs);
-  if (fromFiles !== void 0) return fromFiles;
-  const r = await (0,git/* git */.$Y)(["rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--show-prefix", "HEAD^{commit}", "--symbolic-full-name", "HEAD"], {
-    cwd: abs,
-    env: { GIT_CEILING_DIRECTORIES: (0,external_node_path_.dirname)(abs) },
-    allowFail: true
-  });
-  if (r.code !== 0) return null;
-  const [bare, inside, prefix, commit, ref] = r.stdout.split("\n");
-  const top = bare === "true" || inside === "true" && prefix === "";
-  if (!top || !commit || !/^[0-9a-f]{40,64}$/.test(commit) || !ref?.startsWith("refs/heads/")) return null;
-  return ref.slice("refs/heads/".length);
-}
-function defaultBranchFromFiles(abs) {
-  try {
-    const dotGit = (0,external_node_fs_.lstatSync)((0,external_node_path_.join)(abs, ".git"), { throwIfNoEntry: false });
-    let gitDir;
-    if (dotGit) {
-      if (!dotGit.isDirectory()) return void 0;
-      gitDir = (0,external_node_path_.join)(abs, ".git");
-    } else {
-      if (!isBareConfig((0,git/* readGitFile */.v3)((0,external_node_path_.join)(abs, "config")))) return void 0;
-      gitDir = abs;
-    }
-    const top = (0,external_node_fs_.statSync)(gitDir);
-    if (top.uid !== process.getuid?.() || !(0,external_node_fs_.statSync)((0,external_node_path_.join)(gitDir, "objects")).isDirectory() || !(0,external_node_fs_.statSync)((0,external_node_path_.join)(gitDir, "refs")).isDirectory()) return void 0;
-    const head = (0,git/* readHead */.zy)(gitDir);
-    if (!head?.commit) return void 0;
-    return head.ref.slice("refs/heads/".length);
-  } catch {
-    return void 0;
-  }
-}
-function isBareConfig(text) {
-  let section = "";
-  for (const raw of text.split("\n")) {
-    const line = raw.trim();
-    const header = /^\[([^\]]*)\]$/.exec(line);
-    if (header) section = header[1].trim().toLowerCase();
-    else if (section === "core" && /^bare\s*=\s*true$/i.test(line)) return true;
-  }
-  return false;
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/adapters.js
-
-const TOKEN_VARIABLES = ["FLEET_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN"];
-const TUNING_VARIABLES = (/* unused pure expression or super */ null && (["FLEET_GITHUB_PACING_MS", "FLEET_GITHUB_POLL_MS", "FLEET_GITHUB_CI_GRACE_MS"]));
-function githubTuning(env) {
-  const read = (name) => {
-    const raw = env[name]?.trim();
-    if (!raw) return void 0;
-    const n = Number(raw);
-    return Number.isInteger(n) && n >= 0 && n <= 36e5 ? n : `${name} must be a whole number of milliseconds (0 to 3600000), got "${raw}"`;
-  };
-  const pacing = read("FLEET_GITHUB_PACING_MS");
-  const poll = read("FLEET_GITHUB_POLL_MS");
-  const grace = read("FLEET_GITHUB_CI_GRACE_MS");
-  for (const v of [pacing, poll, grace]) if (typeof v === "string") return { problem: v };
-  const tuning = { forge: {} };
-  if (typeof pacing === "number") tuning.pacing = { writeMs: pacing, searchMs: pacing, notificationsMs: pacing };
-  if (typeof poll === "number") tuning.forge = { pollMs: poll, ciPollMs: poll, ciMaxPollMs: Math.min(6e4, Math.max(poll, poll * 6)) };
-  if (typeof grace === "number") tuning.forge = { ...tuning.forge, ciStartGraceMs: grace };
-  return tuning;
-}
-async function setupForge(file, opts) {
-  if (file.forge === "local") return { forge: new LocalForge({ baseDir: opts.baseDir, reposRoot: opts.reposRoot }) };
-  const tokenVariable = opts.token ? void 0 : TOKEN_VARIABLES.find((k) => opts.env[k]);
-  const token = opts.token ?? (tokenVariable ? opts.env[tokenVariable] : void 0);
-  if (!token) {
-    return { problem: `forge: github needs a token: set ${TOKEN_VARIABLES.join(", ")} (a GitHub App installation token or a PAT that can push to the targets)` };
-  }
-  const tuning = githubTuning(opts.env);
-  if ("problem" in tuning) return tuning;
-  const { githubSetup } = await Promise.all(/* import() */[__nccwpck_require__.e(235), __nccwpck_require__.e(423)]).then(__nccwpck_require__.bind(__nccwpck_require__, 1423));
-  return { ...githubSetup(file, { env: opts.env, token, tuning, logger: opts.logger }), tokenVariable };
-}
-
-
-
-/***/ }),
-
-/***/ 6272:
-/***/ ((__webpack_module__, __unused_webpack___webpack_exports__, __nccwpck_require__) => {
-
-__nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependencies__, __webpack_async_result__) => { try {
-/* harmony import */ var _main_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(167);
-var __webpack_async_dependencies__ = __webpack_handle_async_dependencies__([_main_js__WEBPACK_IMPORTED_MODULE_0__]);
-_main_js__WEBPACK_IMPORTED_MODULE_0__ = (__webpack_async_dependencies__.then ? (await __webpack_async_dependencies__)() : __webpack_async_dependencies__)[0];
-
-await (0,_main_js__WEBPACK_IMPORTED_MODULE_0__/* .runCli */ .ak)(process.argv.slice(2));
-
-__webpack_async_result__();
-} catch(e) { __webpack_async_result__(e); } }, 1);
-
-/***/ }),
-
-/***/ 820:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   O: () => (/* binding */ LiveView)
-/* harmony export */ });
-/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9912);
-/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6327);
-/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(7762);
-
-
-
-const REDRAW_MS = 250;
-class LiveView {
-  constructor(out) {
-    this.out = out;
-  }
-  out;
-  manifest;
-  lanes = /* @__PURE__ */ new Map();
-  timer;
-  drawnLines = 0;
-  dirty = false;
-  start(manifest, root) {
-    this.manifest = manifest;
-    this.out.write(`Fleet ${manifest.fleet_id}: ${manifest.lanes.length} lanes in ${manifest.waves.length} wave(s), up to ${manifest.max_parallel} at once
-Workspace: ${root}
-`);
-    if (this.out.isTTY) {
-      this.timer = setInterval(() => this.redraw(), REDRAW_MS);
-      this.timer.unref();
-    }
-  }
-  event(e, lanes) {
-    this.lanes = lanes;
-    if (this.out.isTTY) {
-      this.dirty = true;
-      return;
-    }
-    const clock = e.time.slice(11, 19);
-    this.out.write(`${clock} ${e.lane}: ${e.from} \u2192 ${e.to}${e.detail ? ` (${(0,_core_text_js__WEBPACK_IMPORTED_MODULE_2__/* .showInvisibles */ .e4)(e.detail)})` : ""}
-`);
-  }
-  redraw() {
-    if (!this.dirty || !this.manifest) return;
-    this.dirty = false;
-    const lanes = this.manifest.lanes.map((l) => this.lanes.get(l.lane) ?? l);
-    const now = (/* @__PURE__ */ new Date()).toISOString();
-    const m = { ...this.manifest, lanes, summary: (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .summarize */ .eh)(lanes, this.manifest.started_at, null) };
-    const text = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_1__/* .renderStatusTable */ .dK)(m, { now, maxRows: 30 });
-    const up = this.drawnLines ? `\x1B[${this.drawnLines}A\x1B[0J` : "";
-    this.out.write(`${up}${text}
-`);
-    this.drawnLines = text.split("\n").length;
-  }
-  stop() {
-    if (this.timer) clearInterval(this.timer);
-    this.dirty = true;
-    if (this.out.isTTY) this.redraw();
-  }
-}
-
-
-
-/***/ }),
-
-/***/ 167:
-/***/ ((__webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-__nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependencies__, __webpack_async_result__) => { try {
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   ak: () => (/* binding */ runCli)
-/* harmony export */ });
-/* unused harmony exports EXIT_INTERRUPTED, USAGE, directiveEnv, main, withholdFromProcessEnv */
-/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1455);
-/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
-/* harmony import */ var node_util__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(7975);
-/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(8259);
-/* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(7924);
-/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(6327);
-/* harmony import */ var _local_exec_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(8353);
-/* harmony import */ var _adapters_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(9865);
-/* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(137);
-/* harmony import */ var _local_launcher_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(5477);
-/* harmony import */ var _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(71);
-/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(9105);
-/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(1228);
-/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(9910);
-/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(5995);
-/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(3799);
-/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(3585);
-/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(820);
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-const USAGE = `fleet \u2014 apply one directive across many repositories, in dependency waves
-
-Usage:
-  fleet plan <fleet-file> [--json] [--repos-root DIR] [--max-parallel N]
-  fleet run <fleet-file> [--max-parallel N] [--dry-run] [--workspace DIR]
-                         [--resume MANIFEST] [--repos-root DIR] [--quiet]
-  fleet status <fleet-status.json>
-  fleet report <fleet-status.json>
-
-Options:
-  --max-parallel N   lanes running at once (overrides max_parallel)
-  --dry-run          run the directive and keep the patch; push nothing
-  --workspace DIR    where clones, logs, results and the manifest go
-                     (default _workspace/fleet/<fleet_id>, kept for audit)
-  --resume MANIFEST  re-run only the lanes that did not complete in that run
-  --repos-root DIR   where owner/repo targets live on disk (<DIR>/<owner>/<repo>)
-  --json             print the plan as JSON
-  --quiet            no live view; print only the final report
-
-Exit codes: 0 every lane completed or had nothing to do, 1 some lane failed or was skipped,
-2 bad input or set-up failure, 130 interrupted (Ctrl-C or SIGTERM; the
-manifest is written, running commands are stopped; --resume picks it up).`;
-class UsageError extends Error {
-}
-const EXIT_INTERRUPTED = 130;
-const WITHHELD_ENV = [
-  "FLEET_GITHUB_TOKEN",
-  "GITHUB_TOKEN",
-  "GH_TOKEN",
-  "FLEET_TOKEN",
-  "FLEET_RUN_TOKEN",
-  "INPUT_TOKEN",
-  "INPUT_GITHUB-TOKEN",
-  "ACTIONS_RUNTIME_TOKEN",
-  "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-  // Agent credentials given to the action: they reach an agent directive under the CLI's own names, and nothing else.
-  "FLEET_AGENT_ANTHROPIC_API_KEY",
-  "FLEET_AGENT_CLAUDE_CODE_OAUTH_TOKEN",
-  "FLEET_AGENT_OPENAI_API_KEY"
-];
-const RUNNER_COMMAND_FILES = ["GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"];
-function withholdFromProcessEnv(keep = []) {
-  const original = { ...process.env };
-  for (const k of WITHHELD_ENV) if (!keep.includes(k)) delete process.env[k];
-  return original;
-}
-function directiveEnv(env, tokenVariable, secrets = []) {
-  const held = secrets.filter((s) => typeof s === "string" && s.length >= 8);
-  const out = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (v === void 0 || WITHHELD_ENV.includes(k) || RUNNER_COMMAND_FILES.includes(k) || _local_git_js__WEBPACK_IMPORTED_MODULE_8__/* .GIT_LOCATING_ENV */ .Fq.includes(k) || k === tokenVariable) continue;
-    if (held.some((s) => v.includes(s))) continue;
-    out[k] = v;
-  }
-  return out;
-}
-function positiveInt(flag, value) {
-  if (value === void 0) return void 0;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new UsageError(`--${flag} takes a whole number from 1 to 256, got "${value}"`);
-  return n;
-}
-async function readManifest(path) {
-  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_15__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_16__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
-  if (!read.ok) {
-    const message = read.message.startsWith("no such file") ? "no such file: pass the fleet-status.json a run wrote" : read.message;
-    return [{ file: path, field: "(file)", message }];
-  }
-  let json;
-  try {
-    json = JSON.parse(read.text);
-  } catch (err) {
-    return [{ file: path, field: "(syntax)", message: `not valid JSON: ${err.message}` }];
-  }
-  const parsed = _core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .Manifest */ ._8.safeParse(json);
-  if (!parsed.success) {
-    return parsed.error.issues.map((i) => ({ file: path, field: i.path.join(".") || "(top level)", message: i.message }));
-  }
-  return parsed.data;
-}
-async function workspaceProblem(dir) {
-  const problem = (message) => ({ file: dir, field: "--workspace", message });
-  for (let p = dir; ; p = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(p)) {
-    let st;
-    try {
-      st = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.stat)(p);
-    } catch (err) {
-      const code = err.code;
-      if ((code === "ENOENT" || code === "ENOTDIR") && (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(p) !== p) continue;
-      return problem(`cannot use it (${code ?? err.message})`);
-    }
-    if (st.isDirectory()) return void 0;
-    return p === dir ? problem("it is a file, not a folder: name a folder (it is created when missing)") : problem(`${p} is a file, so no folder can be created under it: name another folder`);
-  }
-}
-async function main(argv, io) {
-  const [command, ...rest] = argv;
-  try {
-    if (!command || command === "help" || command === "--help" || command === "-h") {
-      io.stdout.write(`${USAGE}
-`);
-      return command ? 0 : 2;
-    }
-    const { values, positionals } = (() => {
-      try {
-        return (0,node_util__WEBPACK_IMPORTED_MODULE_2__.parseArgs)({
-          args: rest,
-          allowPositionals: true,
-          strict: true,
-          options: {
-            json: { type: "boolean" },
-            "dry-run": { type: "boolean" },
-            quiet: { type: "boolean" },
-            "max-parallel": { type: "string" },
-            workspace: { type: "string" },
-            resume: { type: "string" },
-            "repos-root": { type: "string" }
-          }
-        });
-      } catch (err) {
-        throw new UsageError(err.message);
-      }
-    })();
-    const target = positionals[0];
-    if (positionals.length !== 1 || !target) throw new UsageError(`fleet ${command} takes exactly one file, got ${positionals.length}`);
-    const path = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, target);
-    if (command === "status" || command === "report") {
-      const m = await readManifest(path);
-      if (Array.isArray(m)) {
-        io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(m)}
-`);
-        return 2;
-      }
-      const now = command === "status" ? _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString() : m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString();
-      const text = command === "status" ? (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderStatusTable */ .dK)(m, { now }) : (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(m, { now, workspace: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path) });
-      io.stdout.write(`${text}
-`);
-      return command === "report" ? (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .exitCodeFor */ .Rr)(m) : 0;
-    }
-    if (command !== "plan" && command !== "run") throw new UsageError(`unknown command "${command}"`);
-    const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_12__/* .loadFleetFile */ .J)(path);
-    const problems = loaded.ok ? [] : [...loaded.problems];
-    const ws = command === "run" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace)) : void 0;
-    if (ws) problems.push(ws);
-    if (!loaded.ok || problems.length) {
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(problems)}
-`);
-      return 2;
-    }
-    for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}
-`);
-    const maxParallel = positiveInt("max-parallel", values["max-parallel"]);
-    const setup = await (0,_adapters_js__WEBPACK_IMPORTED_MODULE_7__/* .setupForge */ .$L)(loaded.fleet.file, {
-      env: io.env,
-      baseDir: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path),
-      reposRoot: values["repos-root"] ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values["repos-root"]) : void 0,
-      logger: { info: () => void 0, warn: (m) => void io.stderr.write(`warning: ${m}
-`), error: (m) => void io.stderr.write(`error: ${m}
-`) }
-    });
-    if ("problem" in setup) {
-      io.stderr.write(`${path}: forge: ${setup.problem}
-`);
-      return 2;
-    }
-    const { forge, discover } = setup;
-    if (command === "plan") {
-      const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_13__/* .planStep */ .e)(loaded.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m, { file: path, maxParallel, discover });
-      if (!planned.ok) {
-        io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(planned.problems)}
-`);
-        return 2;
-      }
-      io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}
-` : `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderPlan */ .EG)(planned.manifest)}
-`);
-      return 0;
-    }
-    let resume;
-    if (values.resume) {
-      const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.resume);
-      const m = await readManifest(mp);
-      if (Array.isArray(m)) {
-        io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(m)}
-`);
-        return 2;
-      }
-      if (m.name !== loaded.fleet.file.name) {
-        io.stderr.write(`${mp}: this manifest is of fleet "${m.name}", not "${loaded.fleet.file.name}": resume it with its own fleet file
-`);
-        return 2;
-      }
-      resume = { manifest: m, root: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(mp) };
-    }
-    const live = values.quiet ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_17__/* .LiveView */ .O(io.stdout);
-    const outcome = await (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .runFleet */ .gI)({
-      fleet: loaded.fleet,
-      file: path,
-      forge,
-      workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localWorkspace */ .r,
-      exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localExecutor */ .F,
-      clock: _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m,
-      env: directiveEnv(io.env, setup.tokenVariable, setup.secrets),
-      discover,
-      root: values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace) : void 0,
-      cwd: io.cwd,
-      maxParallel,
-      dryRun: values["dry-run"] ?? false,
-      resume,
-      onPlan: (m, root) => live?.start(m, root),
-      onEvent: (e, lanes) => live?.event(e, lanes),
-      signal: io.signal,
-      interruptGraceMs: io.interruptGraceMs
-    });
-    live?.stop();
-    if (!outcome.ok) {
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(outcome.problems)}
-`);
-      return 2;
-    }
-    for (const note of outcome.notes) io.stderr.write(`note: ${note}
-`);
-    const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
-    await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_15__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, "report.md"), `${report}
-`);
-    io.stdout.write(`
-${report}
-`);
-    if (io.signal?.aborted) {
-      io.stderr.write(`fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with: fleet run ${target} --resume ${(0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, "fleet-status.json")}
-`);
-      return EXIT_INTERRUPTED;
-    }
-    return (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .exitCodeFor */ .Rr)(outcome.manifest);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      io.stderr.write(`fleet: ${err.message}
-
-${USAGE}
-`);
-      return 2;
-    }
-    const debug = io.env.FLEET_DEBUG === "1";
-    io.stderr.write(`fleet: ${debug ? err.stack ?? String(err) : err instanceof Error ? err.message : String(err)}
-`);
-    if (!debug) io.stderr.write("fleet: run again with FLEET_DEBUG=1 for the stack trace\n");
-    return 2;
-  }
-}
-const KILL_AFTER_MS = 5e3;
-async function runCli(argv) {
-  const env = withholdFromProcessEnv();
-  const controller = new AbortController();
-  let interrupts = 0;
-  const exitNow = () => {
-    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
-    try {
-      const root = (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .writeInterruptedState */ .j)();
-      if (root) process.stderr.write(`fleet: stopped at once; the manifest and report as they stood are in ${root}
-`);
-    } catch (err) {
-      process.stderr.write(`fleet: could not write the manifest: ${err.message}
-`);
-    }
-    process.exit(EXIT_INTERRUPTED);
-  };
-  const onSignal = (signal) => {
-    interrupts++;
-    if (interrupts > 1) return exitNow();
-    process.stderr.write(`
-fleet: ${signal}: stopping the running lanes (again to quit at once)\u2026
-`);
-    controller.abort();
-    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGTERM");
-    setTimeout(() => (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL"), KILL_AFTER_MS).unref();
-    setTimeout(exitNow, _steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .INTERRUPT_GRACE_MS */ .mA + 2e4).unref();
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  let code;
-  try {
-    code = await main(argv, { stdout: process.stdout, stderr: process.stderr, env, cwd: process.cwd(), signal: controller.signal });
-  } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    await (0,_local_launcher_js__WEBPACK_IMPORTED_MODULE_9__/* .closeGitLauncher */ .BY)();
-  }
-  process.exitCode = code;
-  if (controller.signal.aborted) {
-    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
-    await new Promise((r) => process.stdout.write("", () => r()));
-    process.exit(code);
-  }
-}
-if (/[/\\]cli[/\\]main\.[jt]s$/.test(process.argv[1] ?? "")) await runCli(process.argv.slice(2));
-
-
-__webpack_async_result__();
-} catch(e) { __webpack_async_result__(e); } }, 1);
-
-/***/ }),
-
-/***/ 7692:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   MS: () => (/* binding */ templateProblem),
-/* harmony export */   Wj: () => (/* binding */ FleetFileSchema),
-/* harmony export */   kB: () => (/* binding */ LANE_ID_PATTERN)
-/* harmony export */ });
-/* unused harmony exports AgentSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, MergeSchema, PersonaSchema, PullRequestSchema, TargetSchema */
-/* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(2160);
-
-const LANE_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
-const FLEET_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-const glob = zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1, "a glob cannot be empty");
-const PersonaSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  name: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-"'),
-  description: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional(),
-  applies_to: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Globs over changed files; each that matches one adds 2 to the score."),
-  keywords: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]).describe("Case-insensitive substrings of the lane title and body; each found adds 1."),
-  prompt: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Extra instructions handed to the agent when this persona is selected.")
-}).describe("A specialised agent persona, routed to lanes by file globs and keywords.");
-function templateProblem(template) {
-  if (/\{prompt\}/.test(template)) {
-    return '{prompt} is not a placeholder: the prompt is untrusted text and never becomes part of a shell command; read it from the file {prompt_file} names (e.g. "my-agent --prompt-file {prompt_file}", or "my-agent < {prompt_file}" for standard input)';
-  }
-  return void 0;
-}
-const AgentSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  preset: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["claude", "codex", "command"]).default("command").describe("claude: `claude -p <prompt> --output-format json`; codex: `codex exec <prompt>`; command: the `command` template."),
-  command: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe(
-    "Command template for preset `command` (or to override a preset binary). Placeholders: {prompt_file}, {repo}, {lane}, {branch}, each read from an environment variable (FLEET_PROMPT_FILE, FLEET_REPO, FLEET_LANE, FLEET_BRANCH); the prompt itself only ever arrives as the file {prompt_file}. Runs in a shell in the working copy."
-  ),
-  args: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).default([]).describe("Extra arguments appended to a preset command."),
-  personas: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(PersonaSchema).default([]),
-  top_k: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).default(2).describe("How many personas to select per lane; 0 disables routing."),
-  fallback: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Persona used when none scores above zero."),
-  install: zod__WEBPACK_IMPORTED_MODULE_0__/* .union */ .KCZ([zod__WEBPACK_IMPORTED_MODULE_0__/* .literal */ .euz(false), zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)]).optional().describe(
-    "On GitHub Actions legs: the npm package spec that provides the agent CLI, installed once per leg and cached (default for claude: @anthropic-ai/claude-code, for codex: @openai/codex; none for command). false: use the CLI the runner already has. Pin a version (e.g. @anthropic-ai/claude-code@2.1.100) so every leg runs the same agent."
-  )
-}).describe("Run the directive as a prompt for a headless coding agent.");
-const MergeSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  policy: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["never", "when-green"]).default("never").describe("never: leave the branch (or PR) for a person. when-green: merge once checks pass and the branch is mergeable."),
-  method: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["merge", "squash", "rebase", "fast-forward"]).default("squash")
-}).describe("Fleet never merges unless this says so.");
-const CheckpointSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["pushed", "green", "merged"]).describe("What a dependency must reach before its dependents start: its branch pushed, its PR green, or merged.");
-const TargetSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe("owner/repo on GitHub, a local path (./x, /x, ~/x) or a git URL."),
-  lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 100)').optional().describe("Lane id; defaults to the repository name. Needed to run several lanes in one repository."),
-  title: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Title of the change (commit subject, PR title); defaults to the fleet name and lane."),
-  depends_on: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]).describe("Lane ids that must reach their checkpoint first."),
-  owns: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Files this lane may change; empty means the whole repository."),
-  never: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Files this lane must never change, even inside `owns`."),
-  exclusive: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().default(false).describe("Run this lane in a wave of its own."),
-  directive: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Overrides the fleet directive for this lane."),
-  run: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe("Overrides the fleet `run` command for this lane."),
-  checks: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).optional().describe("Overrides the fleet checks for this lane."),
-  base: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe("Base branch; defaults to the repository default branch.")
-}).describe("One lane: a repository and, optionally, its scope and dependencies.");
-const DiscoverSourceSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .union */ .KCZ([
-  zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ org: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe("Every repository of this organization.") }),
-  zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ user: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe("Every repository this user owns.") }),
-  zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ topic: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1), owner: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe("Repositories of this owner carrying the topic.") }),
-  zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ search: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe('A GitHub repository search query, e.g. "org:acme language:go".') })
-]).describe("Where to find more targets on GitHub.");
-const GitHubSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  discover: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(DiscoverSourceSchema).default([]).describe("Sources of targets besides the explicit list."),
-  include: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Keep only discovered owner/repo names matching one of these globs."),
-  exclude: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Drop discovered owner/repo names matching one of these globs (accounted for as excluded)."),
-  allow_forks: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().default(false).describe("Run on forks too (they are excluded by default).")
-}).describe("GitHub-only settings: target discovery.");
-const PullRequestSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  labels: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]),
-  reviewers: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]),
-  team_reviewers: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]),
-  assignees: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]),
-  draft: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().default(false).describe("Open every PR as a draft.")
-}).describe("How lane pull requests are opened on GitHub.");
-const CiSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  wait: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().default(false).describe("Wait for CI on the pushed commit; a red CI with retries left runs the directive again with the failure fed back."),
-  timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().positive().max(360).default(30)
-}).describe("Waiting for the target repositories' own CI (GitHub).");
-const ExcludeSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1),
-  reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).default("excluded-by-config")
-});
-const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  $schema: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional(),
-  name: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().regex(FLEET_NAME_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 64); it is used in branch names'),
-  directive: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("What every lane does, in words. Handed to the worker as FLEET_DIRECTIVE and to agents as the prompt."),
-  run: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe("Shell command run in each working copy (sh -c). Exactly one of run and agent."),
-  agent: AgentSchema.optional(),
-  checks: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]).describe("Commands run after the directive; a non-zero exit fails the attempt."),
-  forge: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["local", "github"]).default("local").describe("local: repositories on disk or git URLs; github: owner/repo targets on GitHub (or GitHub Enterprise via GITHUB_API_URL)."),
-  targets: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(TargetSchema).default([]).describe("The lanes. At least one, unless targets_file or github.discover gives them."),
-  targets_file: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe("A file with one more target per line (# comments), relative to this file; each gets the fleet defaults."),
-  github: GitHubSchema.default({ discover: [], include: [], exclude: [], allow_forks: false }),
-  pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false }),
-  ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
-  exclude: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ExcludeSchema).default([]).describe("Targets to account for but never run, each with a reason."),
-  owns: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Default `owns` for every lane."),
-  never: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Globs no lane may change, added to each lane's own `never`."),
-  max_parallel: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(1).max(256).default(8).describe("The global concurrency budget: lanes running at once."),
-  max_retries: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).max(10).default(2).describe("Extra attempts after a failing directive or check."),
-  timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().positive().max(360).default(30).describe("Per attempt of the directive (and of each check)."),
-  isolation: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["auto", "required", "off"]).default("auto").describe(
-    "Run each directive and check in a PID namespace of its own, where Fleet's processes (and the credentials in their environment) cannot be seen. auto: where the machine allows, and the report says where it did not; required: a lane fails rather than run a directive without; off: never (see docs/security.md)."
-  ),
-  git_timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().positive().max(360).default(10).describe("Per try of each git clone, fetch and push; a stalled remote is cut off here and tried again (3 tries in all)."),
-  max_waves: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(1).max(1e3).default(20).describe("The planner refuses a DAG deeper than this."),
-  branch: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).default("fleet/{name}/{lane}").describe("Branch name template; {name} and {lane} are replaced."),
-  commit_message: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Commit message; defaults to the lane title followed by the directive."),
-  checkpoint: CheckpointSchema.default("pushed"),
-  merge: MergeSchema.default({ policy: "never", method: "squash" })
-}).describe("A Fleet file: one directive applied to many targets.");
-
-
-
-/***/ }),
-
-/***/ 6932:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-
-// EXPORTS
-__nccwpck_require__.d(__webpack_exports__, {
-  AI: () => (/* binding */ globProblem),
-  BX: () => (/* binding */ globsOverlap),
-  _I: () => (/* binding */ matchesAny),
-  kt: () => (/* binding */ matchesGlob)
-});
-
-// UNUSED EXPORTS: scopesOverlap
-
-;// CONCATENATED MODULE: ../main/node_modules/balanced-match/dist/esm/index.js
-const balanced = (a, b, str) => {
-    const ma = a instanceof RegExp ? maybeMatch(a, str) : a;
-    const mb = b instanceof RegExp ? maybeMatch(b, str) : b;
-    const r = ma !== null && mb != null && range(ma, mb, str);
-    return (r && {
-        start: r[0],
-        end: r[1],
-        pre: str.slice(0, r[0]),
-        body: str.slice(r[0] + ma.length, r[1]),
-        post: str.slice(r[1] + mb.length),
-    });
-};
-const maybeMatch = (reg, str) => {
-    const m = str.match(reg);
-    return m ? m[0] : null;
-};
-const range = (a, b, str) => {
-    let begs, beg, left, right = undefined, result;
-    let ai = str.indexOf(a);
-    let bi = str.indexOf(b, ai + 1);
-    let i = ai;
-    if (ai >= 0 && bi > 0) {
-        if (a === b) {
-            return [ai, bi];
-        }
-        begs = [];
-        left = str.length;
-        while (i >= 0 && !result) {
-            if (i === ai) {
-                begs.push(i);
-                ai = str.indexOf(a, i + 1);
-            }
-            else if (begs.length === 1) {
-                const r = begs.pop();
-                if (r !== undefined)
-                    result = [r, bi];
-            }
-            else {
-                beg = begs.pop();
-                if (beg !== undefined && beg < left) {
-                    left = beg;
-                    right = bi;
-                }
-                bi = str.indexOf(b, i + 1);
-            }
-            i = ai < bi && ai >= 0 ? ai : bi;
-        }
-        if (begs.length && right !== undefined) {
-            result = [left, right];
-        }
-    }
-    return result;
-};
-//# sourceMappingURL=index.js.map
-;// CONCATENATED MODULE: ../main/node_modules/brace-expansion/dist/esm/index.js
-
-const escSlash = '\0SLASH' + Math.random().toFixed(16) + '\0';
-const escOpen = '\0OPEN' + Math.random().toFixed(16) + '\0';
-const escClose = '\0CLOSE' + Math.random().toFixed(16) + '\0';
-const escComma = '\0COMMA' + Math.random().toFixed(16) + '\0';
-const escPeriod = '\0PERIOD' + Math.random().toFixed(16) + '\0';
-const escSlashPattern = new RegExp(escSlash, 'g');
-const escOpenPattern = new RegExp(escOpen, 'g');
-const escClosePattern = new RegExp(escClose, 'g');
-const escCommaPattern = new RegExp(escComma, 'g');
-const escPeriodPattern = new RegExp(escPeriod, 'g');
-const slashPattern = /\\\\/g;
-const openPattern = /\\{/g;
-const closePattern = /\\}/g;
-const commaPattern = /\\,/g;
-const periodPattern = /\\\./g;
-const EXPANSION_MAX = 100_000;
-// `EXPANSION_MAX` caps the *number* of expansions, but not their length. An
-// input like `'{a,b}'.repeat(1500)` stays under that count - its output is
-// truncated to 100k results - while making every result ~1500 characters
-// long. The result set, and the intermediate arrays built while combining
-// brace sets, then grow large enough to exhaust memory and crash the process
-// (CVE-2026-14257). `EXPANSION_MAX_LENGTH` bounds the total number of
-// characters the accumulator may hold at any point, so memory stays flat no
-// matter how many brace groups are chained. The limit sits well above any
-// realistic expansion (100k results hitting `EXPANSION_MAX` measure ~1M
-// characters) so legitimate input is unaffected.
-const EXPANSION_MAX_LENGTH = 4_000_000;
-// `expand_` recurses once per level of brace *nesting* - both when expanding a
-// set's comma members and when re-wrapping a set whose body is a single part.
-// The CVE-2026-14257 fix made the *tail* iterative (recursion on `m.post`, one
-// level per chained group), which left nesting depth unbounded: about 3,100
-// levels of `{{{...a,b...}}}` - only ~6KB of input - exhausted the native stack
-// and crashed the process. `EXPANSION_MAX_DEPTH` bounds how deep the parser
-// will follow nesting. It sits far above any realistic pattern and well below
-// the depth at which the stack runs out.
-const EXPANSION_MAX_DEPTH = 1_000;
-// Bash keeps a quirk where a brace group followed by a comma set still expands
-// (`{a},b}`). The parser implements it by rewriting the string and restarting
-// the scan, absorbing one `}` per pass. `n` trailing braces therefore cost `n`
-// full passes over a string that itself grows by one `escClose` sentinel each
-// time - quadratic in `n`, with a ~26x constant from the sentinel's length.
-// 128KB of `'{a}' + '}'.repeat(n) + ',z}'` blocked the event loop for 27
-// seconds to produce two results. `EXPANSION_MAX_REWRITES` bounds how many
-// times the scan may restart. Real `{a},b}` input needs a handful.
-const EXPANSION_MAX_REWRITES = 1_000;
-// `EXPANSION_MAX_STEPS` bounds the work one `expand` call does, which `max`,
-// `maxLength` and `maxDepth` don't: nested sets are rescanned at every level
-// and chained groups each rebuild up to `max` results, so 2KB of input could
-// block the event loop for over 30 seconds. Each character scanned, result
-// built and sequence value generated is a step, and each `expand_` call costs
-// `CALL_STEPS` more. Past the budget, the set being expanded and everything
-// after it stay literal. A glob needs a few hundred steps, and nesting all the
-// way to `EXPANSION_MAX_DEPTH` about 4M.
-const EXPANSION_MAX_STEPS = 20_000_000;
-// What one `expand_` call costs on top of what it scans and builds. Setting
-// one up takes about as long as scanning 16 characters, and a set whose
-// results are wrapped to be expanded again makes one call per result, each
-// scanning and building next to nothing: 64KB of
-// `('{{' + ','.repeat(316) + '}{' + ','.repeat(316) + '}}').repeat(n)` made
-// 4M such calls, which spent the budget three times as slowly as anything
-// else.
-const CALL_STEPS = 16;
-function numeric(str) {
-    return !isNaN(str) ? parseInt(str, 10) : str.charCodeAt(0);
-}
-function escapeBraces(str) {
-    return str
-        .replace(slashPattern, escSlash)
-        .replace(openPattern, escOpen)
-        .replace(closePattern, escClose)
-        .replace(commaPattern, escComma)
-        .replace(periodPattern, escPeriod);
-}
-function unescapeBraces(str) {
-    return str
-        .replace(escSlashPattern, '\\')
-        .replace(escOpenPattern, '{')
-        .replace(escClosePattern, '}')
-        .replace(escCommaPattern, ',')
-        .replace(escPeriodPattern, '.');
-}
-// Like `target.push(...items)` but doesn't overflow the stack
-function pushAll(target, items) {
-    for (let i = 0; i < items.length; i++) {
-        target.push(items[i]);
-    }
-}
-// `balanced`, run on `masked` (see `maskUnmatchedOpens`), sliced from `str`
-// and charged for the characters it walks: up to the group's `}`, or the
-// whole string when there is no match or unmatched `{` come first, which
-// `unmatched` then flags for masking. Once a call overdraws the budget, it
-// and every later one return undefined, so the rest stays literal.
-function balancedWithBudget(str, masked, budget) {
-    if (budget.remaining < 0) {
-        return undefined;
-    }
-    const r = range('{', '}', masked);
-    const unmatched = r !== undefined && masked.indexOf('{') < r[0];
-    budget.remaining -= r && !unmatched ? r[1] + 1 : str.length;
-    if (!r || budget.remaining < 0) {
-        return undefined;
-    }
-    return {
-        end: r[1],
-        pre: str.slice(0, r[0]),
-        body: str.slice(r[0] + 1, r[1]),
-        post: str.slice(r[1] + 1),
-        unmatched,
-    };
-}
-// `masked` with every `{` that has no matching `}` swapped for a `\0`, which
-// keeps the length, so a scan of it still lines up with the string it was
-// made from. Such a `{` is literal either way, but `balanced` only learns that
-// one is unmatched by reading to the end of the string, so with one at the
-// head of every group (`'{a,{b,c}'.repeat(n)`) each scan read the rest of the
-// input. That was quadratic, and once the step budget charged for it, it ran
-// out partway through and left the rest literal. A scan of the masked copy
-// stops at the group's `}`. It is one pass, charged as such.
-function maskUnmatchedOpens(masked, budget) {
-    budget.remaining -= masked.length;
-    const open = [];
-    for (let i = 0; i < masked.length; i++) {
-        const c = masked.charCodeAt(i);
-        if (c === 0x7b) {
-            open.push(i);
-        }
-        else if (c === 0x7d && open.length) {
-            open.pop();
-        }
-    }
-    let out = '';
-    let last = 0;
-    for (let i = 0; i < open.length; i++) {
-        const at = open[i];
-        out += masked.slice(last, at) + '\0';
-        last = at + 1;
-    }
-    return out + masked.slice(last);
-}
-// Whether `str` has a `,` not followed by another `,`, with a `}` after it on
-// the same line - what `/,(?!,).*\}/.test(str)` asks, answered in one pass from
-// the end. The regex tries every `,` and backtracks through the rest of its
-// line from each, which is quadratic, and the `{a},b}` rewrite asks again on
-// every pass. Like a scan, it is charged for the whole string and refused if
-// that overdraws the budget.
-function commaSetFollows(str, budget) {
-    budget.remaining -= str.length;
-    if (budget.remaining < 0) {
-        return false;
-    }
-    // Whether a `}` follows the current position before the line ends
-    let close = false;
-    for (let i = str.length - 1; i >= 0; i--) {
-        const c = str.charCodeAt(i);
-        if (c === 0x7d) {
-            close = true;
-        }
-        else if (c === 0x0a || c === 0x0d || c === 0x2028 || c === 0x2029) {
-            // A line terminator, which `.` does not match
-            close = false;
-        }
-        else if (c === 0x2c && close && str.charCodeAt(i + 1) !== 0x2c) {
-            return true;
-        }
-    }
-    return false;
-}
-/**
- * Basically just str.split(","), but handling cases
- * where we have nested braced sections, which should be
- * treated as individual members, like {a,{b,c},d}
- *
- * Returns `undefined` if the step budget runs out before the whole set is
- * split, since splitting what is left on every comma would tear apart the
- * nested sets it still holds.
- */
-function parseCommaParts(str, budget) {
-    const parts = [];
-    // Walk the brace groups iteratively. Recursing on `post` once per group let a
-    // chain of them exhaust the stack - the parsing-side counterpart to
-    // the `expand_` overflow fixed for CVE-2026-14257, and not something `max` or
-    // `maxLength` can bound, since it happens before expansion.
-    //
-    // The part the next chunk continues
-    let carry = '';
-    for (;;) {
-        // A set's body holds no unmatched `{`, so there is nothing to mask.
-        const m = balancedWithBudget(str, str, budget);
-        if (budget.remaining < 0) {
-            return undefined;
-        }
-        if (!m) {
-            const tail = str.split(',');
-            tail[0] = carry + tail[0];
-            pushAll(parts, tail);
-            return parts;
-        }
-        const { pre, body, post } = m;
-        const p = pre.split(',');
-        p[0] = carry + p[0];
-        p[p.length - 1] += '{' + body + '}';
-        if (!post.length) {
-            pushAll(parts, p);
-            return parts;
-        }
-        carry = p.pop();
-        pushAll(parts, p);
-        str = post;
-    }
-}
-// An option that is left out, or that is NaN, gets its default. Every
-// comparison against NaN is false, so a NaN bound would never be reached:
-// `{ maxSteps: NaN }` let 15KB of input block the event loop for 16 seconds,
-// and `{ maxDepth: NaN }` overflowed the stack again (CVE-2026-102278). Pass
-// `Infinity` to lift a bound.
-function bound(value, fallback) {
-    return value === undefined || isNaN(value) ? fallback : value;
-}
-function expand(str, options = {}) {
-    if (!str) {
-        return [];
-    }
-    const max = bound(options.max, EXPANSION_MAX);
-    const maxLength = bound(options.maxLength, EXPANSION_MAX_LENGTH);
-    const maxDepth = bound(options.maxDepth, EXPANSION_MAX_DEPTH);
-    const maxRewrites = bound(options.maxRewrites, EXPANSION_MAX_REWRITES);
-    const maxSteps = bound(options.maxSteps, EXPANSION_MAX_STEPS);
-    // I don't know why Bash 4.3 does this, but it does.
-    // Anything starting with {} will have the first two bytes preserved
-    // but *only* at the top level, so {},a}b will not expand to anything,
-    // but a{},b}c will be expanded to [a}c,abc].
-    // One could argue that this is a bug in Bash, but since the goal of
-    // this module is to match Bash's rules, we escape a leading {}
-    if (str.slice(0, 2) === '{}') {
-        str = '\\{\\}' + str.slice(2);
-    }
-    return expand_(escapeBraces(str), max, maxLength, maxDepth, 0, maxRewrites, { remaining: maxSteps }, true).map(unescapeBraces);
-}
-function embrace(str) {
-    return '{' + str + '}';
-}
-function isPadded(el) {
-    return /^-?0\d/.test(el);
-}
-function lte(i, y) {
-    return i <= y;
-}
-function gte(i, y) {
-    return i >= y;
-}
-// Build `{ acc[a] + pre + values[v] }` for every combination, capping the
-// number of results at `max` and the total number of characters at `maxLength`.
-// This is the one place output grows, so bounding it here keeps the single
-// accumulator - and therefore memory - flat regardless of how many brace groups
-// are combined (CVE-2026-14257). Each result built is a step, since `max` and
-// `maxLength` bound one combination, not how many brace groups are combined.
-function combine(acc, pre, values, max, maxLength, dropEmpties, budget) {
-    const out = [];
-    let length = 0;
-    // Bash drops empty results at the top level, and they don't count against
-    // `max`, so `max` bounds the number of *kept* results. Only an empty
-    // `acc[a] + pre` can make one, so for those the empty values are skipped
-    // without being visited. Visiting them one at a time let a set of empties
-    // cost `acc.length * values.length` while keeping nothing.
-    let nonEmpty;
-    outer: for (let a = 0; a < acc.length; a++) {
-        const prefix = acc[a] + pre;
-        let vs = values;
-        if (dropEmpties && !prefix) {
-            if (!nonEmpty)
-                nonEmpty = values.filter(v => v);
-            vs = nonEmpty;
-        }
-        for (let v = 0; v < vs.length; v++) {
-            if (out.length >= max)
-                break outer;
-            const expansion = prefix + vs[v];
-            if (length + expansion.length > maxLength)
-                break outer;
-            out.push(expansion);
-            length += expansion.length;
-        }
-    }
-    budget.remaining -= out.length;
-    return out;
-}
-// The expansion values of a single numeric (`1..5`) or alphabetic (`a..e..2`)
-// sequence body, or `undefined` if the step budget runs out generating them.
-function expandSequence(body, isAlphaSequence, max, maxLength, budget) {
-    const n = body.split(/\.\./);
-    const N = [];
-    // A sequence body always splits into two or three parts, but the compiler
-    // can't know that.
-    /* c8 ignore start */
-    if (n[0] === undefined || n[1] === undefined) {
-        return N;
-    }
-    /* c8 ignore stop */
-    const x = numeric(n[0]);
-    const y = numeric(n[1]);
-    const width = Math.max(n[0].length, n[1].length);
-    let incr = n.length === 3 && n[2] !== undefined ?
-        Math.max(Math.abs(numeric(n[2])), 1)
-        : 1;
-    let test = lte;
-    const reverse = y < x;
-    if (reverse) {
-        incr *= -1;
-        test = gte;
-    }
-    const pad = n.some(isPadded);
-    // A padded value is built a character at a time to `width`, which the input
-    // sets, so it costs one step per character: 64KB of
-    // `('{' + '0'.repeat(100) + '..99999}').repeat(n)` took 7 seconds charged
-    // one step per value.
-    const cost = pad ? width : 1;
-    let length = 0;
-    for (let i = x; test(i, y) && N.length < max; i += incr) {
-        // Each value is a step. `max` and `maxLength` bound one sequence, but a
-        // chain of them still generated up to `max` values each, however few
-        // combining could keep.
-        budget.remaining -= cost;
-        if (budget.remaining < 0) {
-            return undefined;
-        }
-        let c;
-        if (isAlphaSequence) {
-            c = String.fromCharCode(i);
-            if (c === '\\') {
-                c = '';
-            }
-        }
-        else {
-            c = String(i);
-            if (pad) {
-                const need = width - c.length;
-                if (need > 0) {
-                    const z = new Array(need + 1).join('0');
-                    if (i < 0) {
-                        c = '-' + z + c.slice(1);
-                    }
-                    else {
-                        c = z + c;
-                    }
-                }
-            }
-        }
-        if (length + c.length > maxLength)
-            break;
-        N.push(c);
-        length += c.length;
-    }
-    return N;
-}
-function expand_(str, max, maxLength, maxDepth, depth, maxRewrites, budget, isTop) {
-    // An overdraft here makes the first scan refuse, so `str` stays literal.
-    budget.remaining -= CALL_STEPS;
-    // Too deeply nested to keep following: treat the rest as literal, the same
-    // way a group that cannot expand is already handled. Truncating rather than
-    // throwing keeps `expand` total, matching `max` and `maxLength`.
-    if (depth > maxDepth) {
-        return [str];
-    }
-    // Consume the string's top-level brace groups left to right, threading a
-    // running set of combined prefixes (`acc`). Expanding the tail iteratively -
-    // rather than recursing on `m.post` once per group - keeps the native stack
-    // depth constant, so deeply chained input (`'{a,b}'.repeat(3000)`) can no
-    // longer overflow the stack, and leaves a single accumulator whose size
-    // `maxLength` bounds directly (CVE-2026-14257).
-    let acc = [''];
-    // Bash drops empty results, but only when the *first* top-level group is a
-    // comma set - a sequence like `{a..\}` may legitimately yield ''. The drop
-    // is on the final strings, so it is applied to whichever `combine` produces
-    // them (the one with no brace set left in the tail).
-    // How many times the `{a},b}` rewrite below has restarted the scan. Each pass
-    // re-reads the whole string, so leaving this unbounded is quadratic.
-    let rewrites = 0;
-    let dropEmpties = false;
-    let firstGroup = true;
-    // `str` with its unmatched `{` masked, once a scan has run into them
-    let masked = str;
-    for (;;) {
-        const m = balancedWithBudget(str, masked, budget);
-        // No brace set left, or no step budget left to look for one: the rest of
-        // the string is literal.
-        if (!m) {
-            return combine(acc, str, [''], max, maxLength, dropEmpties, budget);
-        }
-        if (m.unmatched) {
-            masked = maskUnmatchedOpens(masked, budget);
-        }
-        // no need to expand pre, since it is guaranteed to be free of brace-sets
-        const pre = m.pre;
-        // This set and the rest of the string, literal: for a set that cannot
-        // expand, and for one the step budget runs out on. Once it is overdrawn,
-        // every set still being expanded, at every level, stays literal like this -
-        // otherwise each level above would go on combining, and wrapping and
-        // expanding again, results the budget was too small for.
-        const literal = () => combine(acc, pre + '{' + m.body + '}' + m.post, [''], max, maxLength, dropEmpties, budget);
-        if (/\$$/.test(pre)) {
-            acc = combine(acc, pre + '{' + m.body + '}', [''], max, maxLength, dropEmpties && !m.post.length, budget);
-            firstGroup = false;
-            if (!m.post.length)
-                break;
-            str = m.post;
-            masked = masked.slice(m.end + 1);
-            continue;
-        }
-        const isNumericSequence = /^-?\d+\.\.-?\d+(?:\.\.-?\d+)?$/.test(m.body);
-        const isAlphaSequence = /^[a-zA-Z]\.\.[a-zA-Z](?:\.\.-?\d+)?$/.test(m.body);
-        const isSequence = isNumericSequence || isAlphaSequence;
-        const isOptions = m.body.indexOf(',') >= 0;
-        if (!isSequence && !isOptions) {
-            // {a},b}
-            if (rewrites < maxRewrites && commaSetFollows(m.post, budget)) {
-                rewrites++;
-                str = m.pre + '{' + m.body + escClose + m.post;
-                // Taking a `}` away never gives an unmatched `{` a partner, so what
-                // is masked stays unmatched. The `{` it closed can be left without
-                // one, and the next scan masks it.
-                masked =
-                    masked.slice(0, m.end) + escClose + masked.slice(m.end + 1);
-                isTop = true;
-                continue;
-            }
-            // Nothing here expands, so the whole remaining string is literal.
-            return literal();
-        }
-        if (firstGroup) {
-            dropEmpties = isTop && !isSequence;
-            firstGroup = false;
-        }
-        let values;
-        if (isSequence) {
-            values = expandSequence(m.body, isAlphaSequence, max, maxLength, budget);
-            if (!values) {
-                return literal();
-            }
-        }
-        else {
-            let n = parseCommaParts(m.body, budget);
-            // The step budget ran out partway through the set.
-            if (!n) {
-                return literal();
-            }
-            if (n.length === 1 && n[0] !== undefined) {
-                // x{{a,b}}y ==> x{a}y x{b}y
-                n = expand_(n[0], max, maxLength, maxDepth, depth + 1, maxRewrites, budget, false).map(embrace);
-                // The step budget ran out expanding the set's only part.
-                if (budget.remaining < 0) {
-                    return literal();
-                }
-                //XXX is this necessary? Can't seem to hit it in tests.
-                /* c8 ignore start */
-                if (n.length === 1) {
-                    const next = combine(acc, pre + n[0], [''], max, maxLength, dropEmpties && !m.post.length, budget);
-                    if (budget.remaining < 0) {
-                        return literal();
-                    }
-                    acc = next;
-                    if (!m.post.length)
-                        break;
-                    str = m.post;
-                    masked = masked.slice(m.end + 1);
-                    continue;
-                }
-                /* c8 ignore stop */
-            }
-            // Values that `combine` is going to drop as empty produce no result, so
-            // they must not count against `max` - otherwise `{a,,b}` with `max: 2`
-            // would stop at `['a', '']` and yield one result instead of two. Skipping
-            // them outright keeps `values` bounded while leaving `max` a bound on
-            // *kept* results.
-            let dropsEmpties = dropEmpties && !m.post.length && !pre;
-            for (let d = 0; dropsEmpties && d < acc.length; d++) {
-                if (acc[d]) {
-                    dropsEmpties = false;
-                }
-            }
-            values = [];
-            let valuesLength = 0;
-            outer: for (let j = 0; j < n.length; j++) {
-                const expanded = expand_(n[j], max, maxLength, maxDepth, depth + 1, maxRewrites, budget, false);
-                // The step budget ran out expanding a member.
-                if (budget.remaining < 0) {
-                    return literal();
-                }
-                for (let k = 0; k < expanded.length; k++) {
-                    const v = expanded[k];
-                    if (dropsEmpties && !v)
-                        continue;
-                    if (values.length >= max ||
-                        valuesLength + v.length > maxLength) {
-                        break outer;
-                    }
-                    values.push(v);
-                    valuesLength += v.length;
-                }
-            }
-        }
-        const next = combine(acc, pre, values, max, maxLength, dropEmpties && !m.post.length, budget);
-        // The step budget ran out combining the set's values in.
-        if (budget.remaining < 0) {
-            return literal();
-        }
-        acc = next;
-        if (!m.post.length)
-            break;
-        str = m.post;
-        masked = masked.slice(m.end + 1);
-    }
-    return acc;
-}
-
-//# sourceMappingURL=index.js.map
-;// CONCATENATED MODULE: ../main/node_modules/@isaacs/nonrecursive-glob-match/dist/esm/numeric-range.js
-// One digit, or a class of digits from a to b.
-const digit = (a, b) => a === b ?
-    { t: 'lit', ch: String(a) }
-    : { t: 'class', re: new RegExp(`^[${a}-${b}]$`) };
-const prefix = (d, alts) => alts.map(s => [digit(d, d), ...s]);
-// The digit strings from a to b, which have the same length.
-const fixed = (a, b) => {
-    if (!a)
-        return [[]];
-    let lo = +a[0];
-    let hi = +b[0];
-    const ra = a.slice(1);
-    const rb = b.slice(1);
-    if (lo === hi)
-        return prefix(lo, fixed(ra, rb));
-    const zeros = '0'.repeat(ra.length);
-    const nines = '9'.repeat(ra.length);
-    const out = [];
-    if (ra !== zeros)
-        out.push(...prefix(lo++, fixed(ra, nines)));
-    const last = rb === nines ? [] : prefix(hi--, fixed(zeros, rb));
-    if (lo <= hi) {
-        out.push([digit(lo, hi), ...Array.from(ra, () => digit(0, 9))]);
-    }
-    out.push(...last);
-    return out;
-};
-// The numbers from a to b, where 0 <= a <= b. If width is set, each
-// one has leading zeros to make it that many digits.
-const nonneg = (a, b, width) => {
-    if (width) {
-        return fixed(String(a).padStart(width, '0'), String(b).padStart(width, '0'));
-    }
-    const out = [];
-    for (let len = String(a).length; len <= String(b).length; len++) {
-        const lo = Math.max(a, len === 1 ? 0 : 10 ** (len - 1));
-        const hi = Math.min(b, 10 ** len - 1);
-        out.push(...fixed(String(lo), String(hi)));
-    }
-    return out;
-};
-/**
- * The strings that the bash brace expansion `{lo..hi}` makes, as
- * the alternatives of an `@(...)` extglob. Each one is a sequence of
- * digits and digit classes, so there are only a few of them, even for
- * a large range.
- *
- * If either end has a leading zero, such as `{01..10}`, each number
- * has leading zeros to make it as long as the longer end, counting a
- * `-` sign. So `{-05..3}` makes `-05` to `-01`, then `000` to `003`.
- *
- * Returns undefined if either end is not a safe integer.
- */
-const numericRange = (loStr, hiStr) => {
-    let lo = Number(loStr);
-    let hi = Number(hiStr);
-    if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi))
-        return;
-    if (lo > hi)
-        [lo, hi] = [hi, lo];
-    const padded = /^-?0\d/.test(loStr) || /^-?0\d/.test(hiStr);
-    const width = padded ? Math.max(loStr.length, hiStr.length) : 0;
-    const out = [];
-    if (lo < 0) {
-        const neg = nonneg(Math.max(-hi, 1), -lo, width && width - 1);
-        out.push(...neg.map(s => [{ t: 'lit', ch: '-' }, ...s]));
-    }
-    if (hi >= 0)
-        out.push(...nonneg(Math.max(lo, 0), hi, width));
-    return out;
-};
-//# sourceMappingURL=numeric-range.js.map
-;// CONCATENATED MODULE: ../main/node_modules/@isaacs/nonrecursive-glob-match/dist/esm/parse-class.js
-// translate the various posix character classes into unicode properties
-// this works across all unicode locales
-// { <posix class>: [<translation>, negated]
-const posixClasses = {
-    '[:alnum:]': ['\\p{L}\\p{Nl}\\p{Nd}'],
-    '[:alpha:]': ['\\p{L}\\p{Nl}'],
-    '[:ascii:]': ['\\x' + '00-\\x' + '7f'],
-    '[:blank:]': ['\\p{Zs}\\t'],
-    '[:cntrl:]': ['\\p{Cc}'],
-    '[:digit:]': ['\\p{Nd}'],
-    '[:graph:]': ['\\p{Z}\\p{C}', true],
-    '[:lower:]': ['\\p{Ll}'],
-    '[:print:]': ['\\p{C}', true],
-    '[:punct:]': ['\\p{P}\\p{S}'],
-    '[:space:]': ['\\p{Z}\\t\\r\\n\\v\\f'],
-    '[:upper:]': ['\\p{Lu}'],
-    '[:word:]': ['\\p{L}\\p{Nl}\\p{Nd}\\p{Pc}'],
-    '[:xdigit:]': ['A-Fa-f0-9'],
-};
-// only need to escape a few things inside of brace expressions
-// escapes: [ \ ] -
-const braceEscape = (s) => s.replace(/[[\]\\-]/g, '\\$&');
-const noMatch = /$./;
-// Takes a glob string at a posix brace expression. Returns a RegExp
-// that tests one character, and the number of glob chars consumed.
-// If the class is not closed, consumed is 0, and the `[` must be
-// treated as a literal character.
-// Out of order ranges are removed. If nothing is left, the RegExp
-// is `/$./`, and the rest of the glob is consumed, so that the
-// whole glob cannot match.
-const parseClass = (glob, position, nocase = false, form) => {
-    // normalize one class member, if it stays one code point
-    const norm = (c) => {
-        const n = form ? c.normalize(form) : c;
-        return [...n].length === 1 ? n : c;
-    };
-    const pos = position;
-    /* c8 ignore start */
-    if (glob.charAt(pos) !== '[') {
-        throw new Error('not in a brace expression');
-    }
-    /* c8 ignore stop */
-    const ranges = [];
-    const negs = [];
-    let i = pos + 1;
-    let sawStart = false;
-    let escaping = false;
-    let negate = false;
-    let endPos = pos;
-    let rangeStart = '';
-    WHILE: while (i < glob.length) {
-        const c = String.fromCodePoint(glob.codePointAt(i));
-        if ((c === '!' || c === '^') && i === pos + 1) {
-            negate = true;
-            i++;
-            continue;
-        }
-        if (c === ']' && sawStart && !escaping) {
-            endPos = i + 1;
-            break;
-        }
-        sawStart = true;
-        if (c === '\\') {
-            if (!escaping) {
-                escaping = true;
-                i++;
-                continue;
-            }
-            // escaped \ char, fall through and treat like normal char
-        }
-        if (c === '[' && !escaping) {
-            // either a posix class, a collation equivalent, or just a [
-            for (const [cls, [unip, neg]] of Object.entries(posixClasses)) {
-                if (glob.startsWith(cls, i)) {
-                    // invalid, [a-[] is fine, but not [a-[:alpha]]
-                    if (rangeStart) {
-                        return [noMatch, glob.length - pos];
-                    }
-                    i += cls.length;
-                    if (neg)
-                        negs.push(unip);
-                    else
-                        ranges.push(unip);
-                    continue WHILE;
-                }
-            }
-        }
-        // now it's just a normal character, effectively
-        escaping = false;
-        const n = norm(c);
-        if (rangeStart) {
-            // throw this range away if it's not valid, but others
-            // can still match.
-            if (n.codePointAt(0) > rangeStart.codePointAt(0)) {
-                ranges.push(braceEscape(rangeStart) + '-' + braceEscape(n));
-            }
-            else if (n === rangeStart) {
-                ranges.push(braceEscape(n));
-            }
-            rangeStart = '';
-            i += c.length;
-            continue;
-        }
-        // now might be the start of a range.
-        // can be either c-d or c-] or c<more...>] or c] at this point
-        if (glob.startsWith('-]', i + c.length)) {
-            ranges.push(braceEscape(n + '-'));
-            i += c.length + 1;
-            continue;
-        }
-        if (glob.startsWith('-', i + c.length)) {
-            rangeStart = n;
-            i += c.length + 1;
-            continue;
-        }
-        // not the start of a range, just a single character
-        ranges.push(braceEscape(n));
-        i += c.length;
-    }
-    if (endPos < i) {
-        // didn't see the end of the class, not a valid class,
-        // but might still be valid as a literal match.
-        return [noMatch, 0];
-    }
-    // if we got no ranges and no negates, then we have a range that
-    // cannot possibly match anything, and that poisons the whole glob
-    if (!ranges.length && !negs.length) {
-        return [noMatch, glob.length - pos];
-    }
-    const sranges = '[' + (negate ? '^' : '') + ranges.join('') + ']';
-    const snegs = '[' + (negate ? '' : '^') + negs.join('') + ']';
-    const comb = '^' +
-        (ranges.length && negs.length ? '(' + sranges + '|' + snegs + ')'
-            : ranges.length ? sranges
-                : snegs);
-    return [new RegExp(comb, nocase ? 'iu' : 'u'), endPos - pos];
-};
-//# sourceMappingURL=parse-class.js.map
-;// CONCATENATED MODULE: ../main/node_modules/@isaacs/nonrecursive-glob-match/dist/esm/index.js
-
-
-// the end of the pattern, or of a negated sub-pattern
-const MATCH = { t: 'match', id: 0 };
-const extTypes = '!?+*@';
-const lit = (ch) => ({ t: 'lit', ch });
-const reEscape = (s) => s.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
-// a RegExp that only matches `s`, with unicode case folding
-const newFoldRe = (s) => new RegExp(`^${reEscape(s)}$`, 'iu');
-// foldRe for one literal char. The same chars are in most patterns,
-// so keep them. A RegExp without the `g` or `y` flag has no state to
-// share.
-const foldCache = new Map();
-const foldRe = (ch) => {
-    let re = foldCache.get(ch);
-    if (!re) {
-        re = newFoldRe(ch);
-        if (foldCache.size >= 1000)
-            foldCache.clear();
-        foldCache.set(ch, re);
-    }
-    return re;
-};
-const litMatch = (l, c) => {
-    if (c === l.ch)
-        return true;
-    if (!l.re)
-        return false;
-    const code = c.charCodeAt(0);
-    if (code >= 128)
-        return l.re.test(c);
-    const ascii = (l.ascii ??= new Uint8Array(128));
-    ascii[code] ||= l.re.test(c) ? 1 : 2;
-    return ascii[code] === 1;
-};
-const tokenize = (p, nocase, noext, form, mark) => {
-    const toks = [];
-    for (let i = 0; i < p.length;) {
-        const c = String.fromCodePoint(p.codePointAt(i));
-        if (mark) {
-            // a \ before a range would only escape its first char
-            const m = c === '\\' && p.startsWith(mark, i + 1) ? 1 : 0;
-            if (m || c === mark) {
-                const start = i + m + mark.length;
-                const end = p.indexOf(mark, start);
-                const r = /^(-?\d+)\.\.(-?\d+)$/.exec(p.slice(start, end));
-                const alts = end !== -1 && r && numericRange(r[1], r[2]);
-                if (alts) {
-                    toks.push({ t: 'ext', type: '@', alts });
-                    i = end + mark.length;
-                    continue;
-                }
-            }
-        }
-        if (c === '\\') {
-            // a trailing \ is a literal \
-            const e = p.codePointAt(i + 1);
-            const ch = e === undefined ? c : String.fromCodePoint(e);
-            toks.push(lit(ch));
-            i += 1 + ch.length;
-            continue;
-        }
-        if (c === '[') {
-            const [re, consumed] = parseClass(p, i, nocase, form);
-            if (consumed) {
-                toks.push({ t: 'class', re });
-                i += consumed;
-                continue;
-            }
-        }
-        if (!noext && extTypes.includes(c) && p[i + 1] === '(') {
-            toks.push({ t: 'open', type: c });
-            i += 2;
-            continue;
-        }
-        toks.push(!noext && c === '|' ? { t: 'bar' }
-            : !noext && c === ')' ? { t: 'close' }
-                : c === '*' ? { t: 'star' }
-                    : c === '?' ? { t: 'any' }
-                        : lit(c));
-        i += c.length;
-    }
-    return toks;
-};
-// map each open token index to the index of its close token
-const pair = (toks) => {
-    const pairs = new Map();
-    const stack = [];
-    toks.forEach((tok, i) => {
-        if (tok.t === 'open')
-            stack.push(i);
-        else if (tok.t === 'close' && stack.length)
-            pairs.set(stack.pop(), i);
-    });
-    return pairs;
-};
-// build the alternatives between start and end. An open token that
-// is not closed is never inside a closed extglob, so bar and close
-// tokens are only literal at the top level.
-const build = (toks, pairs, start, end, top) => {
-    let seq = [];
-    const alts = [seq];
-    for (let i = start; i < end; i++) {
-        const tok = toks[i];
-        const close = pairs.get(i);
-        if (tok.t === 'open' && close !== undefined) {
-            const sub = build(toks, pairs, i + 1, close, false);
-            seq.push({ t: 'ext', type: tok.type, alts: sub });
-            i = close;
-        }
-        else if (tok.t === 'bar' && !top) {
-            alts.push((seq = []));
-        }
-        else if (tok.t === 'open') {
-            seq.push(lit(tok.type), lit('('));
-        }
-        else if (tok.t === 'bar') {
-            seq.push(lit('|'));
-        }
-        else if (tok.t === 'close') {
-            seq.push(lit(')'));
-        }
-        else {
-            seq.push(tok);
-        }
-    }
-    return alts;
-};
-// normalize each run of literal chars as one string, so that a char
-// and the combining marks after it compose (or decompose) together.
-// Syntax is already parsed, so a char that normalizes to a syntax
-// char (such as full-width `＊` in NFKC) stays a literal.
-const normalize = (items, form) => {
-    const out = [];
-    let run = '';
-    const flush = () => {
-        for (const ch of run.normalize(form))
-            out.push(lit(ch));
-        run = '';
-    };
-    for (const it of items) {
-        if (it.t === 'lit') {
-            run += it.ch;
-            continue;
-        }
-        flush();
-        out.push(it.t === 'ext' ?
-            { ...it, alts: it.alts.map(a => normalize(a, form)) }
-            : it);
-    }
-    flush();
-    return out;
-};
-// the start node, and the number of node ids. Ids are dense, from 0
-// for the match node.
-const compile = (items, nocase) => {
-    let id = 1;
-    const split = (out) => ({ t: 'split', id: id++, out });
-    const seq = (items, next) => items.reduceRight((next, it) => item(it, next), next);
-    const item = (it, next) => {
-        switch (it.t) {
-            case 'lit':
-                const re = nocase ? foldRe(it.ch) : undefined;
-                return { t: 'lit', id: id++, ch: it.ch, re, next };
-            case 'any':
-            case 'star':
-                return { t: it.t, id: id++, next };
-            case 'class':
-                return { t: 'class', id: id++, re: it.re, next };
-        }
-        const alts = (next) => it.alts.map(a => seq(a, next));
-        switch (it.type) {
-            case '@':
-                return split(alts(next));
-            case '?':
-                return split([next, ...alts(next)]);
-            case '!':
-                return { t: 'neg', id: id++, sub: split(alts(MATCH)), next };
-        }
-        // * and +, loop back after each match
-        const after = split([]);
-        const entry = split(alts(after));
-        after.out.push(next, entry);
-        return it.type === '*' ? after : entry;
-    };
-    const start = seq(items, MATCH);
-    return [start, id];
-};
-// one line per node, in the order that a walk from the start
-// reaches them. Edges point to node ids. The nodes of a negated
-// sub-pattern are indented under their negation.
-const show = (start) => {
-    const lines = [];
-    const seen = new Set();
-    const ref = (n) => (n.t === 'match' ? 'match' : String(n.id));
-    const walk = (n, indent) => {
-        if (n.t === 'match' || seen.has(n))
-            return;
-        seen.add(n);
-        const line = (desc) => lines.push(`${indent}${n.id}: ${desc}`);
-        switch (n.t) {
-            case 'split':
-                line(`split -> ${n.out.map(ref).join(', ')}`);
-                for (const o of n.out)
-                    walk(o, indent);
-                return;
-            case 'neg':
-                line(`!(${ref(n.sub)}) -> ${ref(n.next)}`);
-                walk(n.sub, indent + '  ');
-                return walk(n.next, indent);
-            case 'lit':
-                line(`${JSON.stringify(n.ch)} -> ${ref(n.next)}`);
-                break;
-            case 'class':
-                line(`${n.re} -> ${ref(n.next)}`);
-                break;
-            default:
-                line(`${n.t === 'any' ? '?' : '*'} -> ${ref(n.next)}`);
-        }
-        walk(n.next, indent);
-    };
-    walk(start, '');
-    return [`start -> ${ref(start)}`, ...lines].join('\n');
-};
-// The threads at one position in the string. Each node thread is
-// only kept once, and runs with the same state are only kept once,
-// so that identical threads merge. The match node is not in
-// `threads`, because it can not step. It sets `match` instead.
-class State {
-    // set by the Sim, to mark the nodes that this state has
-    gen;
-    threads = [];
-    match = false;
-    runs = [];
-    // the sorted ids of the threads, with 0 for a match, once the
-    // state is done
-    ids = [];
-    constructor(gen) {
-        this.gen = gen;
-    }
-    // no threads, so nothing more can match
-    get dead() {
-        return !this.threads.length && !this.match && !this.runs.length;
-    }
-}
-// true if the two states hold the same threads
-const sameState = (a, b) => {
-    if (a.ids.length !== b.ids.length)
-        return false;
-    if (a.runs.length !== b.runs.length)
-        return false;
-    if (a.ids.some((id, i) => id !== b.ids[i]))
-        return false;
-    return a.runs.every(r => b.runs.some(o => o.neg === r.neg && sameState(o.state, r.state)));
-};
-const marks = (size) => ({
-    has: new Float64Array(size),
-    seen: new Float64Array(size),
-    gen: 0,
-});
-class Sim {
-    // `.` and `..` only match literal dots, even with `dot:true`
-    dots;
-    // the string starts with `.`, and `dot:true` is not set
-    dotStart;
-    #marks;
-    constructor(dots, dotStart, marks) {
-        this.dots = dots;
-        this.dotStart = dotStart;
-        this.#marks = marks;
-    }
-    state() {
-        return new State(++this.#marks.gen);
-    }
-    // sort the ids of a state, once it has all of its threads
-    done(state) {
-        state.ids = state.threads.map(n => n.id).sort((a, b) => a - b);
-        if (state.match)
-            state.ids.unshift(MATCH.id);
-        return state;
-    }
-    // true the first time that the state walks through the node, so
-    // that loops in the graph stop
-    #visit(state, node) {
-        const { seen } = this.#marks;
-        if (seen[node.id] === state.gen)
-            return false;
-        seen[node.id] = state.gen;
-        return true;
-    }
-    #addThread(state, node) {
-        const { has } = this.#marks;
-        if (has[node.id] === state.gen)
-            return false;
-        has[node.id] = state.gen;
-        state.threads.push(node);
-        return true;
-    }
-    // wildcards only match a leading dot if `dot:true`. In a negated
-    // sub-pattern, this does not apply, because the negation itself
-    // can not match a leading dot.
-    restricted(i, top) {
-        return top && (this.dots || (this.dotStart && i === 0));
-    }
-    add(state, node, i, top) {
-        switch (node.t) {
-            case 'split':
-                if (!this.#visit(state, node))
-                    return;
-                for (const o of node.out)
-                    this.add(state, o, i, top);
-                return;
-            case 'neg':
-                if (!this.#visit(state, node))
-                    return;
-                const sub = this.state();
-                this.add(sub, node.sub, i, false);
-                this.done(sub);
-                return this.addRun(state, { t: 'run', neg: node, state: sub }, i, top);
-            case 'star':
-                // a * can not start a dotfile, even if it matches nothing
-                if (this.restricted(i, top))
-                    return;
-                if (this.#addThread(state, node))
-                    this.add(state, node.next, i, top);
-                return;
-            case 'match':
-                state.match = true;
-                return;
-            default:
-                this.#addThread(state, node);
-        }
-    }
-    addRun(state, run, i, top) {
-        for (const r of state.runs) {
-            if (r.neg === run.neg && sameState(r.state, run.state))
-                return;
-        }
-        state.runs.push(run);
-        if (!run.state.match) {
-            this.add(state, run.neg.next, i, top);
-        }
-    }
-    // the threads after char `c`, at index `i`
-    step(state, c, i, top) {
-        const next = this.state();
-        for (const th of state.threads) {
-            switch (th.t) {
-                case 'lit':
-                    if (litMatch(th, c)) {
-                        this.add(next, th.next, i + 1, top);
-                    }
-                    break;
-                case 'any':
-                    if (!this.restricted(i, top))
-                        this.add(next, th.next, i + 1, top);
-                    break;
-                case 'class':
-                    if (!this.restricted(i, top) && th.re.test(c)) {
-                        this.add(next, th.next, i + 1, top);
-                    }
-                    break;
-                case 'star':
-                    if (!this.restricted(i, top))
-                        this.add(next, th, i + 1, top);
-            }
-        }
-        if (!this.restricted(i, top)) {
-            for (const run of state.runs) {
-                // a sub-pattern with no threads can not match again, so the
-                // run stays the same
-                if (run.state.dead) {
-                    this.addRun(next, run, i + 1, top);
-                    continue;
-                }
-                const sub = this.step(run.state, c, i, false);
-                this.addRun(next, { t: 'run', neg: run.neg, state: sub }, i + 1, top);
-            }
-        }
-        return this.done(next);
-    }
-}
-// A canonical key for the threads in a state. States with the same
-// key hold the same threads, so they match the same strings.
-const stateKey = (state) => {
-    const ids = state.ids.join();
-    if (!state.runs.length)
-        return ids;
-    const runs = state.runs.map(r => `${r.neg.id}(${stateKey(r.state)})`);
-    return `${ids}|${runs.sort().join('|')}`;
-};
-// The cache can hold about this many chars of state keys and
-// transitions. When it is full, it is cleared, so that a pattern
-// can not use an unbounded amount of memory.
-const DFA_BUDGET = 1 << 18;
-// A cache of the states that the simulation reaches, built as the
-// matcher is used. Each char of a string is then one Map lookup,
-// once the states that it leads to are known.
-//
-// The dot rules only restrict the first char of a dotfile (strings
-// that are only `.` or `..` do not use the cache). So a dotfile
-// starts at its own state, which takes its first step with the
-// restriction, and every other state takes steps without it.
-class Dfa {
-    #start;
-    #states = new Map();
-    #size = 0;
-    #plain;
-    #dotStart;
-    #sim;
-    #dotSim;
-    constructor(start, marks) {
-        this.#start = start;
-        this.#sim = new Sim(false, false, marks);
-        this.#dotSim = new Sim(false, true, marks);
-    }
-    #make(state) {
-        return {
-            state,
-            match: state.match,
-            dead: state.dead,
-            next: new Map(),
-        };
-    }
-    #intern(state) {
-        const key = stateKey(state);
-        const found = this.#states.get(key);
-        if (found)
-            return found;
-        if (this.#size > DFA_BUDGET)
-            this.#clear();
-        const d = this.#make(state);
-        this.#states.set(key, d);
-        this.#size += key.length + 1;
-        return d;
-    }
-    #clear() {
-        this.#states.clear();
-        this.#size = 0;
-        this.#plain = undefined;
-        this.#dotStart = undefined;
-    }
-    start(dotStart) {
-        if (dotStart) {
-            if (this.#dotStart)
-                return this.#dotStart;
-            const state = this.#dotSim.state();
-            this.#dotSim.add(state, this.#start, 0, true);
-            return (this.#dotStart = this.#make(this.#dotSim.done(state)));
-        }
-        if (this.#plain)
-            return this.#plain;
-        const state = this.#sim.state();
-        this.#sim.add(state, this.#start, 0, true);
-        return (this.#plain = this.#intern(this.#sim.done(state)));
-    }
-    // the next state, after a miss in `d.ascii`
-    next(d, c) {
-        const code = c.charCodeAt(0);
-        const found = code < 128 ? undefined : d.next.get(c);
-        if (found)
-            return found;
-        // the dotfile start is not in the cache, so it is never shared
-        const n = d === this.#dotStart ?
-            this.#intern(this.#dotSim.step(d.state, c, 0, true))
-            : this.#intern(this.#sim.step(d.state, c, 1, true));
-        if (code < 128) {
-            if (!d.ascii) {
-                d.ascii = new Array(128);
-                this.#size += 128;
-            }
-            d.ascii[code] = n;
-        }
-        else {
-            d.next.set(c, n);
-        }
-        this.#size++;
-        return n;
-    }
-}
-// the nodes in order, if the graph is a single chain
-const linear = (start) => {
-    const nodes = [];
-    for (let n = start; n.t !== 'match'; n = n.next) {
-        if (n.t === 'split' || n.t === 'neg')
-            return undefined;
-        nodes.push(n);
-    }
-    return nodes;
-};
-// Match a chain of nodes. Each node other than `*` matches exactly
-// one char, so on a failure it is enough to go back to the last `*`
-// and let it match one more char. This takes at most
-// nodes.length * chars.length steps.
-const testLinear = (nodes, chars, start, end) => {
-    let ni = 0;
-    let ci = start;
-    let starNi = -1;
-    let starCi = 0;
-    while (ci < end) {
-        const n = nodes[ni];
-        if (n?.t === 'star') {
-            starNi = ni++;
-            starCi = ci;
-            continue;
-        }
-        const c = chars[ci];
-        if (n &&
-            (n.t === 'any' ||
-                (n.t === 'lit' && litMatch(n, c)) ||
-                (n.t === 'class' && n.re.test(c)))) {
-            ni++;
-            ci++;
-            continue;
-        }
-        if (starNi === -1)
-            return false;
-        ni = starNi + 1;
-        ci = ++starCi;
-    }
-    while (nodes[ni]?.t === 'star')
-        ni++;
-    return ni === nodes.length;
-};
-// The least and most chars that the items can match. These are only
-// bounds: a negation can match a string of any length, so it counts
-// as 0 to Infinity.
-const lengths = (items) => {
-    let min = 0;
-    let max = 0;
-    for (const it of items) {
-        const [lo, hi] = itemLengths(it);
-        min += lo;
-        max += hi;
-    }
-    return [min, max];
-};
-const itemLengths = (it) => {
-    if (it.t === 'star')
-        return [0, Infinity];
-    if (it.t !== 'ext')
-        return [1, 1];
-    if (it.type === '!')
-        return [0, Infinity];
-    const alts = it.alts.map(lengths);
-    const min = Math.min(...alts.map(a => a[0]));
-    const max = Math.max(...alts.map(a => a[1]));
-    // a loop of alternatives that only match the empty string is empty
-    const loop = max === 0 ? 0 : Infinity;
-    return (it.type === '@' ? [min, max]
-        : it.type === '?' ? [0, max]
-            : it.type === '*' ? [0, loop]
-                : [min, loop]);
-};
-// true if the chars from `start` match the literals
-const hasAffix = (lits, chars, start) => {
-    for (let j = 0; j < lits.length; j++) {
-        if (!litMatch(lits[j], chars[start + j]))
-            return false;
-    }
-    return true;
-};
-// a `/`, or half of a surrogate pair
-const slashOrSurrogate = /[/\ud800-\udfff]/;
-const surrogate = /[\ud800-\udfff]/;
-// a string can be indexed by code point, unless it has surrogate
-// pairs
-const codePoints = (s) => surrogate.test(s) ? [...s] : s;
-const noSlash = (s) => {
-    if (s.includes('/')) {
-        throw new Error('can only match a single path portion, got: ' + s);
-    }
-};
-class Matcher {
-    pattern;
-    options;
-    #start;
-    // the number of node ids
-    #size;
-    #marks;
-    // the Sim for strings that are only `.` or `..`
-    #dotsSim;
-    // the string to compare, if the pattern has no magic. With
-    // `nocase:true`, the RegExp that folds case is made when it is
-    // first used.
-    #literal;
-    #literalFold = false;
-    #literalRe;
-    // the nodes between the prefix and suffix, if the graph is a
-    // single chain
-    #linear;
-    // the linear nodes are only `*` and `?`, so the length bounds and
-    // the prefix and suffix decide the match
-    #wild = false;
-    // the least and most chars that a match can have
-    #min = 0;
-    #max = Infinity;
-    // the literals that a match must start and end with. Each one
-    // matches exactly one char, and they are distinct items in the
-    // pattern, so a string that does not have them can not match.
-    #prefix = [];
-    #suffix = [];
-    // the prefix and suffix as strings, if they do not fold case
-    #prefixStr;
-    #suffixStr;
-    // there is a prefix or suffix to check
-    #affix = false;
-    #dfa;
-    #form;
-    constructor(pattern, options = {}) {
-        if (pattern.includes('/')) {
-            throw new Error('can only match a single path portion, got pattern: ' + pattern);
-        }
-        this.pattern = pattern;
-        this.options = options;
-        const { nocase = false, noext = false, normalize: n } = options;
-        this.#form = n === true ? 'NFC' : n || undefined;
-        // a pattern that is only an empty extglob is a literal string,
-        // except for `!()`, which matches any non-empty string
-        const literal = /^[?*+@]\(\)$/.test(pattern);
-        const toks = tokenize(pattern, nocase, noext || literal, this.#form, options.rangeMark);
-        let [items] = build(toks, pair(toks), 0, toks.length, true);
-        if (this.#form)
-            items = normalize(items, this.#form);
-        const [start, size] = compile(items, nocase);
-        this.#start = start;
-        this.#size = size;
-        if (items.every(it => it.t === 'lit')) {
-            this.#literal = items.map(it => it.ch).join('');
-            this.#literalFold = nocase;
-        }
-        else {
-            const lit = (it) => it.t !== 'lit' ? undefined
-                : nocase ? { ch: it.ch, re: foldRe(it.ch) }
-                    : { ch: it.ch };
-            for (const it of items) {
-                const l = lit(it);
-                if (!l)
-                    break;
-                this.#prefix.push(l);
-            }
-            for (let j = items.length - 1; j >= 0; j--) {
-                const l = lit(items[j]);
-                if (!l)
-                    break;
-                this.#suffix.unshift(l);
-            }
-            this.#affix = !!(this.#prefix.length || this.#suffix.length);
-            if (!nocase) {
-                this.#prefixStr = this.#prefix.map(l => l.ch).join('');
-                this.#suffixStr = this.#suffix.map(l => l.ch).join('');
-            }
-            this.#linear = linear(this.#start)?.slice(this.#prefix.length, -this.#suffix.length || undefined);
-            this.#wild = !!this.#linear?.every(n => n.t === 'star' || n.t === 'any');
-            const [min, max] = lengths(items);
-            this.#min = min;
-            this.#max = max;
-        }
-    }
-    test(s) {
-        // The `/` check uses the string as given, so with normalization it
-        // is a separate step. Otherwise, one scan finds both a `/` and the
-        // surrogate pairs that stop the string being indexed by code point.
-        if (this.#form) {
-            noSlash(s);
-            return this.#test(s.normalize(this.#form));
-        }
-        if (slashOrSurrogate.test(s)) {
-            noSlash(s);
-            return this.#test(s, [...s]);
-        }
-        return this.#test(s, s);
-    }
-    /**
-     * The same as {@link Matcher#test}, but the string is not checked
-     * for `/` chars, so the result for a string that has one is not
-     * defined. Only use it for a string that is known to be one path
-     * portion, such as a part of a path that was split on `/`. It can
-     * be faster, because some patterns do not need to look at each char
-     * of the string.
-     */
-    testUnchecked(s) {
-        return this.#test(this.#form ? s.normalize(this.#form) : s);
-    }
-    // Test a string that has no `/`. `chars` indexes it by code point.
-    // If it is not given, it is only found if a step needs it.
-    #test(s, chars) {
-        if (this.#literal !== undefined) {
-            return this.#literalFold ?
-                (this.#literalRe ??= newFoldRe(this.#literal)).test(s)
-                : s === this.#literal;
-        }
-        // the length check means that the prefix and suffix do not
-        // overlap. Without the chars, the length in code points is from
-        // half of the UTF-16 length (if each one is a surrogate pair) to
-        // all of it, which is often enough to know.
-        const min = this.#min;
-        const max = this.#max;
-        if (chars === undefined) {
-            const most = s.length;
-            const least = (most + 1) >> 1;
-            if (most < min || least > max)
-                return false;
-            if (least < min || most > max)
-                chars = codePoints(s);
-        }
-        if (chars !== undefined &&
-            (chars.length < min || chars.length > max)) {
-            return false;
-        }
-        const prefix = this.#prefix.length;
-        if (this.#affix) {
-            if (this.#prefixStr !== undefined && this.#suffixStr !== undefined) {
-                if (!s.startsWith(this.#prefixStr) ||
-                    !s.endsWith(this.#suffixStr)) {
-                    return false;
-                }
-            }
-            else {
-                chars ??= codePoints(s);
-                const end = chars.length - this.#suffix.length;
-                if (!hasAffix(this.#prefix, chars, 0) ||
-                    !hasAffix(this.#suffix, chars, end)) {
-                    return false;
-                }
-            }
-        }
-        const dotStart = !this.options.dot && s.startsWith('.');
-        if (this.#linear) {
-            // `.` and `..` only match literal dots, even with `dot:true`
-            if (s === '.' || s === '..')
-                return false;
-            // only a literal can match the leading dot. A `*` can not
-            // start a dotfile, even if it matches nothing.
-            if (dotStart && !prefix)
-                return false;
-            if (this.#wild)
-                return true;
-            chars ??= codePoints(s);
-            const end = chars.length - this.#suffix.length;
-            return testLinear(this.#linear, chars, prefix, end);
-        }
-        chars ??= codePoints(s);
-        if (s === '.' || s === '..') {
-            this.#marks ??= marks(this.#size);
-            const sim = (this.#dotsSim ??= new Sim(true, false, this.#marks));
-            const start = sim.state();
-            sim.add(start, this.#start, 0, true);
-            let state = sim.done(start);
-            for (let i = 0; i < chars.length; i++) {
-                state = sim.step(state, chars[i], i, true);
-            }
-            return state.match;
-        }
-        this.#marks ??= marks(this.#size);
-        const dfa = (this.#dfa ??= new Dfa(this.#start, this.#marks));
-        let d = dfa.start(dotStart);
-        // read char codes from the string, so that a one-char string is
-        // only made for a cache miss
-        const str = chars === s;
-        for (let i = 0; i < chars.length; i++) {
-            if (d.dead)
-                return false;
-            const code = str ? s.charCodeAt(i) : chars[i].charCodeAt(0);
-            d = d.ascii?.[code] ?? dfa.next(d, chars[i]);
-        }
-        return d.match;
-    }
-    /** a readable listing of the state machine */
-    toString() {
-        return show(this.#start);
-    }
-}
-//# sourceMappingURL=index.js.map
-;// CONCATENATED MODULE: ../main/node_modules/minimatch/dist/esm/assert-valid-pattern.js
-const MAX_PATTERN_LENGTH = 1024 * 64;
-const assertValidPattern = (pattern) => {
-    if (typeof pattern !== 'string') {
-        throw new TypeError('invalid pattern');
-    }
-    if (pattern.length > MAX_PATTERN_LENGTH) {
-        throw new TypeError('pattern is too long');
-    }
-};
-//# sourceMappingURL=assert-valid-pattern.js.map
-;// CONCATENATED MODULE: ../main/node_modules/minimatch/dist/esm/escape.js
-/**
- * Escape all magic characters in a glob pattern.
- *
- * If the {@link MinimatchOptions.windowsPathsNoEscape}
- * option is used, then characters are escaped by wrapping in `[]`, because
- * a magic character wrapped in a character class can only be satisfied by
- * that exact character.  In this mode, `\` is _not_ escaped, because it is
- * not interpreted as a magic character, but instead as a path separator.
- *
- * If the {@link MinimatchOptions.magicalBraces} option is used,
- * then braces (`{` and `}`) will be escaped.
- *
- * A leading `#` or `!` is escaped as well, so that the result is never a
- * comment or a negated pattern. In `windowsPathsNoEscape` mode, a leading
- * `!` is written as `@(!)`, because `[!` starts a negated class.
- */
-const escape_escape = (s, { windowsPathsNoEscape = false, magicalBraces = false, } = {}) => {
-    // don't need to escape +@! because we escape the parens
-    // that make those magic, and escaping ! as [!] isn't valid,
-    // because [!]] is a valid glob class meaning not ']'.
-    // However, at the start of the pattern, '!' negates the pattern and
-    // '#' makes it a comment, so the first character is handled below.
-    const e = magicalBraces ?
-        windowsPathsNoEscape ? s.replace(/[?*()[\]{}]/g, '[$&]')
-            : s.replace(/[?*()[\]\\{}]/g, '\\$&')
-        : windowsPathsNoEscape ? s.replace(/[?*()[\]]/g, '[$&]')
-            : s.replace(/[?*()[\]\\]/g, '\\$&');
-    const c = e.charAt(0);
-    if (c === '#') {
-        return (windowsPathsNoEscape ? '[#]' : '\\#') + e.slice(1);
-    }
-    if (c === '!') {
-        // '[!]' can not be used, because '[!' starts a negated class, and
-        // '\' is a path separator in windowsPathsNoEscape mode. '@(!)'
-        // matches only '!'. If extglobs are disabled with `noext`, it
-        // matches nothing, rather than everything.
-        return (windowsPathsNoEscape ? '@(!)' : '\\!') + e.slice(1);
-    }
-    return e;
-};
-//# sourceMappingURL=escape.js.map
-;// CONCATENATED MODULE: ../main/node_modules/minimatch/dist/esm/unescape.js
-/**
- * Un-escape a string that has been escaped with {@link escape}.
- *
- * If the {@link MinimatchOptions.windowsPathsNoEscape} option is used, then
- * square-bracket escapes are removed, but not backslash escapes.
- *
- * For example, it will turn the string `'[*]'` into `*`, but it will not
- * turn `'\\*'` into `'*'`, because `\` is a path separator in
- * `windowsPathsNoEscape` mode.
- *
- * When `windowsPathsNoEscape` is not set, then both square-bracket escapes and
- * backslash escapes are removed.
- *
- * Slashes (and backslashes in `windowsPathsNoEscape` mode) cannot be escaped
- * or unescaped.
- *
- * When `magicalBraces` is not set, escapes of braces (`{` and `}`) will not be
- * unescaped.
- */
-const unescape_unescape = (s, { windowsPathsNoEscape = false, magicalBraces = true, } = {}) => {
-    // escape() writes a leading '!' as '@(!)' in windowsPathsNoEscape mode
-    if (windowsPathsNoEscape && s.startsWith('@(!)')) {
-        return ('!' + unescape_unescape(s.slice(4), { windowsPathsNoEscape, magicalBraces }));
-    }
-    if (magicalBraces) {
-        return windowsPathsNoEscape ?
-            s.replace(/\[([^/\\])\]/g, '$1')
-            : s
-                .replace(/((?!\\).|^)\[([^/\\])\]/g, '$1$2')
-                .replace(/\\([^/])/g, '$1');
-    }
-    return windowsPathsNoEscape ?
-        s.replace(/\[([^/\\{}])\]/g, '$1')
-        : s
-            .replace(/((?!\\).|^)\[([^/\\{}])\]/g, '$1$2')
-            .replace(/\\([^/{}])/g, '$1');
-};
-//# sourceMappingURL=unescape.js.map
-;// CONCATENATED MODULE: ../main/node_modules/minimatch/dist/esm/index.js
-
-
-
-
-
-const DEFAULT_BRACE_EXPAND_MAX = 100_000;
-const DEFAULT_GLOB_STAR_RECURSION_MAX = 200;
-// avoid the annoying deprecation flag lol
-const AWE_KEY = ('allowWindow' + 'sEscape');
-const minimatch = (p, pattern, options) => {
-    assertValidPattern(pattern);
-    // shortcut: comments match nothing.
-    if (!options?.nocomment && pattern.charAt(0) === '#') {
-        return false;
-    }
-    return cachedMinimatch(pattern, options).match(p);
-};
-// The Minimatch objects that minimatch() used most recently, by options
-// and then by pattern. When the cache is full, it becomes the old one,
-// and the objects used from the old one are moved back to a new one.
-// So it keeps 256 to 512 objects.
-// The patterns can come from users, so the cache is also bounded by
-// the total weight of the objects (see cacheWeight()), and an object
-// that is too heavy is never kept. Otherwise a few unique patterns
-// with large brace expansions would fill the heap.
-let cache = new Map();
-let oldCache = new Map();
-let cacheSize = 0;
-let cacheTotalWeight = 0;
-const cacheMax = 256;
-const cacheMaxWeight = 1 << 15;
-const cacheMaxEntryWeight = 1 << 12;
-// About the memory that a compiled object keeps: the pattern and the
-// expanded patterns, of which each row in set is made.
-const cacheWeight = (mm) => {
-    let w = mm.pattern.length;
-    for (const s of mm.globSet) {
-        w += s.length + 1;
-        if (w > cacheMaxEntryWeight)
-            break;
-    }
-    return w;
-};
-// tsc fails here if a new option is in neither type. Add it to
-// optionsKey() too.
-const allOptionsKeyed = true;
-void allOptionsKeyed;
-// 0, 1 or 2 for undefined, falsy or truthy.
-const tri = (v) => v === undefined ? 0
-    : v ? 2
-        : 1;
-// The weight of each boolean option's base-3 digit in the key. The
-// weights below 24 are for optimizationLevel (1), platform (3) and
-// windowsPathsNoEscape (12). tsc fails here if a boolean option is
-// not in the list.
-const booleanWeights = new Map(Object.keys({
-    nobrace: 0,
-    nocomment: 0,
-    nonegate: 0,
-    noglobstar: 0,
-    noext: 0,
-    nonull: 0,
-    partial: 0,
-    dot: 0,
-    nocase: 0,
-    nocaseMagicOnly: 0,
-    magicalBraces: 0,
-    matchBase: 0,
-    flipNegate: 0,
-    preserveMultipleSlashes: 0,
-    windowsNoMagicRoot: 0,
-}).map((k, i) => [k, 24 * 3 ** i]));
-// The cache key for a set of options. It is a number, unless an
-// option is set to a value that the number can not show, such as
-// normalize or an uncommon platform. Then it is a JSON string.
-// The defaults give 0, the same key as no options.
-// It only reads the keys that are set, so that the speed does not
-// depend on the shape of the options object.
-const optionsKey = (o) => {
-    let n = 0;
-    let wpe = false;
-    // inherited keys too, because Minimatch reads them
-    // oxlint-disable-next-line guard-for-in
-    for (const k in o) {
-        const v = o[k];
-        switch (k) {
-            // the same test as the Minimatch constructor
-            case 'windowsPathsNoEscape':
-                if (v)
-                    wpe = true;
-                break;
-            case AWE_KEY:
-                if (v === false)
-                    wpe = true;
-                break;
-            case 'platform': {
-                // the same test as the Minimatch constructor
-                const p = v || defaultPlatform;
-                if (p === defaultPlatform)
-                    break;
-                if (p === 'darwin')
-                    n += 3;
-                else if (p === 'win32')
-                    n += 6;
-                else if (p === 'linux')
-                    n += 9;
-                else
-                    return JSON.stringify(o);
-                break;
-            }
-            case 'optimizationLevel':
-                // The same tests as Minimatch: 1 when undefined, then >= 2,
-                // >= 1, or else 0. The default level 1 adds 0.
-                if (v === undefined)
-                    break;
-                n +=
-                    v >= 2 ? 1
-                        : v >= 1 ? 0
-                            : 2;
-                break;
-            case 'braceExpandMax':
-                if (v !== undefined && v !== DEFAULT_BRACE_EXPAND_MAX) {
-                    return JSON.stringify(o);
-                }
-                break;
-            case 'maxGlobstarRecursion':
-                if (v !== undefined && v !== DEFAULT_GLOB_STAR_RECURSION_MAX) {
-                    return JSON.stringify(o);
-                }
-                break;
-            case 'normalize':
-                if (v !== undefined)
-                    return JSON.stringify(o);
-                break;
-            default:
-                // unknown keys have no weight
-                n += (booleanWeights.get(k) ?? 0) * tri(v);
-        }
-    }
-    return wpe ? n + 12 : n;
-};
-// A copy, so a later change to the options can not change it. Unlike
-// a spread, it keeps the inherited keys, which optionsKey() and the
-// Minimatch constructor also read.
-const copyOptions = (o) => {
-    const copy = {};
-    // oxlint-disable-next-line guard-for-in
-    for (const k in o)
-        copy[k] = o[k];
-    return copy;
-};
-const cachedMinimatch = (pattern, options) => {
-    const key = options ? optionsKey(options) : 0;
-    let mm = cache.get(key)?.get(pattern);
-    if (mm)
-        return mm;
-    mm =
-        oldCache.get(key)?.get(pattern) ??
-            new Minimatch(pattern, copyOptions(options));
-    const weight = cacheWeight(mm);
-    // too big to keep, so it is compiled again each time
-    if (weight > cacheMaxEntryWeight)
-        return mm;
-    if (cacheSize >= cacheMax ||
-        cacheTotalWeight + weight > cacheMaxWeight) {
-        oldCache = cache;
-        cache = new Map();
-        cacheSize = 0;
-        cacheTotalWeight = 0;
-    }
-    let byPattern = cache.get(key);
-    if (!byPattern)
-        cache.set(key, (byPattern = new Map()));
-    byPattern.set(pattern, mm);
-    cacheSize++;
-    cacheTotalWeight += weight;
-    return mm;
-};
-/* c8 ignore start */
-const defaultPlatform = (typeof process === 'object' && process ?
-    process.env?.__MINIMATCH_TESTING_PLATFORM__ || process.platform
-    : 'posix');
-const path = {
-    win32: { sep: '\\' },
-    posix: { sep: '/' },
-};
-/* c8 ignore stop */
-const sep = defaultPlatform === 'win32' ? path.win32.sep : path.posix.sep;
-minimatch.sep = sep;
-const GLOBSTAR = Symbol('globstar **');
-minimatch.GLOBSTAR = GLOBSTAR;
-const filter = (pattern, options) => {
-    let mm;
-    return (p) => (mm ??= cachedMinimatch(pattern, options)).match(p);
-};
-minimatch.filter = filter;
-const ext = (a, b = {}) => Object.assign({}, a, b);
-const defaults = (def) => {
-    if (!def || typeof def !== 'object' || !Object.keys(def).length) {
-        return minimatch;
-    }
-    const orig = minimatch;
-    const m = (p, pattern, options = {}) => orig(p, pattern, ext(def, options));
-    return Object.assign(m, {
-        Minimatch: class Minimatch extends orig.Minimatch {
-            constructor(pattern, options = {}) {
-                super(pattern, ext(def, options));
-            }
-            static defaults(options) {
-                return orig.defaults(ext(def, options)).Minimatch;
-            }
-        },
-        unescape: (s, options = {}) => orig.unescape(s, ext(def, options)),
-        escape: (s, options = {}) => orig.escape(s, ext(def, options)),
-        filter: (pattern, options = {}) => orig.filter(pattern, ext(def, options)),
-        defaults: (options) => orig.defaults(ext(def, options)),
-        braceExpand: (pattern, options = {}) => orig.braceExpand(pattern, ext(def, options)),
-        match: (list, pattern, options = {}) => orig.match(list, pattern, ext(def, options)),
-        sep: orig.sep,
-        GLOBSTAR: GLOBSTAR,
-    });
-};
-minimatch.defaults = defaults;
-// Brace expansion:
-// a{b,c}d -> abd acd
-// a{b,}c -> abc ac
-// a{0..3}d -> a0d a1d a2d a3d
-// a{b,c{d,e}f}g -> abg acdfg acefg
-// a{b,c}d{e,f}g -> abdeg acdeg abdeg abdfg
-//
-// Invalid sets are not expanded.
-// a{2..}b -> a{2..}b
-// a{b}c -> a{b}c
-const braceExpand = (pattern, options = {}) => {
-    assertValidPattern(pattern);
-    // Thanks to Yeting Li <https://github.com/yetingli> for
-    // improving this regexp to avoid a ReDOS vulnerability.
-    if (options.nobrace || !/\{(?:(?!\{).)*\}/.test(pattern)) {
-        // shortcut. no need to expand.
-        return [pattern];
-    }
-    // brace-expansion turns each escaped backslash '\\' into a single '\',
-    // which then escapes the next character instead, and can turn an
-    // escaped magic character (for example '\\\*') into a live one.
-    // Double every pair, so an escaped backslash comes back out still
-    // escaped. The parity of each run of backslashes is unchanged.
-    let p = pattern.replace(/\\\\/g, '\\\\\\\\');
-    // brace-expansion does not know about [...] classes. In
-    // windowsPathsNoEscape mode, escape() writes a literal brace as '[{]'
-    // or '[}]'. Escape the brace for brace-expansion, which removes that
-    // backslash again, leaving '[{]' or '[}]'.
-    if (options.windowsPathsNoEscape || options[AWE_KEY] === false) {
-        p = p.replace(/\[([{}])\]/g, '[\\$1]');
-    }
-    return expand(p, { max: options.braceExpandMax });
-};
-minimatch.braceExpand = braceExpand;
-// A numeric range with at least this many values is matched as one
-// pattern portion, rather than expanded. For a glob walk, that is
-// one directory read, in place of a stat for each value.
-const RANGE_MIN = 100;
-// a {lo..hi} range that is not escaped, and not a ${...} variable
-const rangeRe = /(?<![\\$])\{(-?\d+)\.\.(-?\d+)\}/g;
-// true if a range mark in this portion is inside a `!(...)`,
-// `*(...)` or `+(...)` extglob. Those repeat or negate their
-// contents, so one Matcher for the whole range does not match the
-// same strings as the union of one pattern per value. For example,
-// `*({1..100})` would match `510` as `5` then `10`, and `!({1..100})`
-// would not match `5`, but every expanded pattern except `!(5)` does.
-// `@(...)` and `?(...)` are fine: they pick one value at most.
-const inRepeatOrNegExt = (portion, mark) => {
-    const stack = [];
-    for (let i = 0; i < portion.length; i++) {
-        const c = portion.charAt(i);
-        if (c === '\\') {
-            i++;
-        }
-        else if (c === mark) {
-            if (stack.some(t => t !== '@' && t !== '?'))
-                return true;
-        }
-        else if (portion.charAt(i + 1) === '(' && '!?+*@'.includes(c)) {
-            stack.push(c);
-            i++;
-        }
-        else if (c === ')') {
-            stack.pop();
-        }
-    }
-    return false;
-};
-const match = (list, pattern, options = {}) => {
-    const mm = new Minimatch(pattern, options);
-    list = list.filter(f => mm.match(f));
-    if (mm.options.nonull && !list.length) {
-        list.push(pattern);
-    }
-    return list;
-};
-minimatch.match = match;
-const globMagic = /[?*]|[+@!]\(.*?\)|\[|\]/;
-// Index of the `]` that closes the class that starts at `start`,
-// or -1 if it is not closed. Posix classes such as `[:alpha:]` are
-// not skipped, so this can find a `]` before the real end. That
-// only makes a class look less like a literal.
-const classEnd = (pattern, start) => {
-    let i = start + 1;
-    if (pattern.charAt(i) === '!' || pattern.charAt(i) === '^')
-        i++;
-    let sawStart = false;
-    for (; i < pattern.length; i++) {
-        const c = pattern.charAt(i);
-        if (c === ']' && sawStart)
-            return i;
-        sawStart = true;
-        if (c === '\\')
-            i++;
-    }
-    return -1;
-};
-// If a path portion pattern has no magic, return the string it
-// matches. Otherwise, return undefined. This can report magic for
-// a pattern that is in fact literal (eg, `[]`), but never the
-// reverse, so a string result is always safe to compare directly.
-const literal = (pattern, noext) => {
-    if (!noext && (pattern === '+()' || pattern === '@()'))
-        return pattern;
-    let lit = '';
-    for (let i = 0; i < pattern.length; i++) {
-        const c = pattern.charAt(i);
-        if (c === '\\') {
-            // a trailing \ is a literal \
-            lit += pattern.charAt(++i) || c;
-        }
-        else if (c === '*' || c === '?') {
-            return undefined;
-        }
-        else if (c === '[') {
-            const close = classEnd(pattern, i);
-            if (close === -1) {
-                // not closed, so the [ is a literal
-                lit += c;
-                continue;
-            }
-            // a class of one char, such as `[*]` or `[\b]`, is a literal
-            let body = pattern.slice(i + 1, close);
-            if (body.startsWith('\\'))
-                body = body.slice(1);
-            if ([...body].length !== 1 || '!^'.includes(pattern.charAt(i + 1))) {
-                return undefined;
-            }
-            lit += body;
-            i = close;
-        }
-        else if (!noext &&
-            '+@!'.includes(c) &&
-            pattern.charAt(i + 1) === '(' &&
-            pattern.includes(')', i + 2)) {
-            return undefined;
-        }
-        else {
-            lit += c;
-        }
-    }
-    return lit;
-};
-// The matching engine compiles and walks extglobs recursively, so a
-// path portion with very many extglobs (nested, such as `*(*(*(a)))`,
-// or in a row, such as `?(a)?(a)?(a)`) can exhaust the call stack.
-// Portions with more than this many extglobs are rejected.
-const MAX_EXTGLOBS = 256;
-// The number of extglob openers, such as `*(`, in a path portion
-// pattern. Chars in a class are counted too, so this can be more than
-// the number of extglobs, but never less.
-const extglobCount = (pattern) => {
-    let n = 0;
-    for (let i = 0; i < pattern.length - 1; i++) {
-        const c = pattern.charAt(i);
-        if (c === '\\') {
-            i++;
-        }
-        else if ('+@!?*'.includes(c) && pattern.charAt(i + 1) === '(') {
-            n++;
-            i++;
-        }
-    }
-    return n;
-};
-const assertValidExtglobs = (pattern) => {
-    if (extglobCount(pattern) > MAX_EXTGLOBS) {
-        throw new TypeError('pattern has too many extglobs');
-    }
-};
-// True if the portion pattern has the same meaning as an alternative
-// inside `@(...)`. It must not have a `|` or `)` that is not in a
-// closed extglob (those are literal at the top level), an extglob
-// that is not closed (the `)` of the `@(...)` would close it), or a
-// trailing `\` (it would escape the next `|`). A pattern that is
-// only an empty extglob, such as `?()`, is literal on its own, but
-// not in `@(...)`. Posix classes such as `[:alpha:]` can hide a `]`
-// from classEnd, so patterns with them are not merged.
-const extSafe = (pattern) => {
-    if (/^[?*+@]\(\)$/.test(pattern) || pattern.includes('[:'))
-        return false;
-    let depth = 0;
-    for (let i = 0; i < pattern.length; i++) {
-        const c = pattern.charAt(i);
-        if (c === '\\') {
-            if (++i === pattern.length)
-                return false;
-        }
-        else if (c === '[') {
-            const close = classEnd(pattern, i);
-            if (close !== -1)
-                i = close;
-        }
-        else if ('+@!?*'.includes(c) && pattern.charAt(i + 1) === '(') {
-            depth++;
-            i++;
-        }
-        else if (c === ')') {
-            if (!depth--)
-                return false;
-        }
-        else if (c === '|' && !depth) {
-            return false;
-        }
-    }
-    return !depth;
-};
-// The last path that Minimatch#match split, and its parts. A path is
-// often tested against many patterns in a row (such as a list of
-// ignore patterns), so this saves splitting it again. The parts are
-// never changed, so they can be shared.
-let lastSplit;
-// The last path that Minimatch#match checked before splitting it. If
-// the same path is checked again, it is being tested against many
-// patterns, so it is split and the parts are kept for the others.
-let lastChecked;
-// true if a pattern portion that is not ** matches a path portion.
-// An empty path portion only matches an empty pattern portion. A path
-// portion never has a `/`, so the Matcher does not need to check it.
-const portionMatch = (p, f) => typeof p === 'string' ? f === p : f !== '' && p.testUnchecked(f);
-// Where the last portion of a row matches in a path: the start of the
-// last portion of the path, or of the one before a trailing `/`. -1 if
-// it matches neither.
-const endIndex = (p, last, lastStart, prev, prevStart) => portionMatch(p, last) ? lastStart
-    : prev !== undefined && portionMatch(p, prev) ? prevStart
-        : -1;
-const isDots = (p) => p === '.' || p === '..';
-// a Windows drive letter portion, like `c:`
-const isDrive = (p) => typeof p === 'string' && /^[a-z]:$/i.test(p);
-// true for the `UNC` portion of a long UNC root, //?/UNC/host/share
-const isLongUNC = (p) => typeof p === 'string' && /^unc$/i.test(p);
-// The index of the host in a row or split path that starts with a
-// Windows UNC root: 2 for `//host/share`, and 4 for
-// `//?/UNC/host/share`. Otherwise -1. `//?/c:` is not one.
-const uncHost = (p) => {
-    if (p[0] !== '' || p[1] !== '')
-        return -1;
-    const h = p[2] !== '?' ? 2
-        : isLongUNC(p[3]) ? 4
-            : -1;
-    const host = p[h];
-    const share = p[h + 1];
-    return (h !== -1 &&
-        host !== undefined &&
-        host !== '' &&
-        host !== GLOBSTAR &&
-        share !== undefined &&
-        share !== '' &&
-        share !== GLOBSTAR) ?
-        h
-        : -1;
-};
-// true if ** can walk the path portion: not `.` or `..`, and not a
-// dotfile unless `dot` is set
-const walkable = (p, dot) => !isDots(p) && (dot || !p.startsWith('.'));
-// True if a portion of the path from `start` to `end` can not be
-// walked by **: one that starts with `.`, or with `dot`, one that is
-// `.` or `..`. `start` is the start of a portion, and `end` is the end
-// of the path, or just after a separator.
-const dotPortion = (f, start, end, dot, sep) => {
-    for (let k = start; k < end;) {
-        if (f.charCodeAt(k) === 46) {
-            if (!dot)
-                return true;
-            const n = f.charCodeAt(k + 1) === 46 ? k + 2 : k + 1;
-            if (n >= end || isSep(f.charCodeAt(n), sep))
-                return true;
-        }
-        // the start of the next portion, after any run of separators
-        const s = nextSep(f, k, sep);
-        if (s === -1)
-            return false;
-        k = s + 1;
-        while (k < end && isSep(f.charCodeAt(k), sep))
-            k++;
-    }
-    return false;
-};
-const isSep = (c, sep) => sep === '/' ? c === 47
-    : sep === '\\' ? c === 92
-        : c === 47 || c === 92;
-// the index of the first separator at or after `from`, or -1
-const nextSep = (f, from, sep) => {
-    if (sep !== 'both')
-        return f.indexOf(sep, from);
-    const s = f.indexOf('/', from);
-    const b = f.indexOf('\\', from);
-    return (s === -1 ? b
-        : b === -1 ? s
-            : Math.min(s, b));
-};
-// the index of the last separator at or before `from`, or -1
-const lastSep = (f, from, sep) => sep !== 'both' ?
-    f.lastIndexOf(sep, from)
-    : Math.max(f.lastIndexOf('/', from), f.lastIndexOf('\\', from));
-// What parse() returns in place of a Matcher while make() builds and
-// merges the rows. Most of the Matchers in rows that are merged would
-// never be used, so they are only made for the rows that are left.
-const PENDING = {};
-class Minimatch {
-    options;
-    set;
-    pattern;
-    windowsPathsNoEscape;
-    nonegate;
-    negate;
-    comment;
-    empty;
-    preserveMultipleSlashes;
-    partial;
-    globSet;
-    globParts;
-    nocase;
-    isWindows;
-    platform;
-    windowsNoMagicRoot;
-    maxGlobstarRecursion;
-    // the path can be checked against the last portion, and the string
-    // portions, of each row before it is split. See #canMatch.
-    #endCheck;
-    #literalCheck;
-    // level 2 resolves `.` and `..` portions in the path
-    #level2;
-    // the unicode normalization form, if any
-    #form;
-    // the string portions of each row in the set
-    #literals = [];
-    // the rows that #canMatch can match without splitting the path
-    #shapes = [];
-    // the rows whose last portion can be checked against the path's
-    #endRows = [];
-    // brace expansion can make the same portion in many rows, so they
-    // share one Matcher, and the states that it caches
-    #matchers = new Map();
-    // parse() returns PENDING in place of a Matcher
-    #pending = false;
-    // the char that marks numeric ranges in globSet, if any
-    #rangeMark;
-    // the GlobstarParts of each pattern row, by start index and partial
-    #globstarParts = new WeakMap();
-    constructor(pattern, options = {}) {
-        assertValidPattern(pattern);
-        options = options || {};
-        this.options = options;
-        this.maxGlobstarRecursion =
-            options.maxGlobstarRecursion ?? DEFAULT_GLOB_STAR_RECURSION_MAX;
-        this.pattern = pattern;
-        this.platform = options.platform || defaultPlatform;
-        this.isWindows = this.platform === 'win32';
-        this.windowsPathsNoEscape =
-            !!options.windowsPathsNoEscape || options[AWE_KEY] === false;
-        if (this.windowsPathsNoEscape) {
-            this.pattern = this.pattern.replace(/\\/g, '/');
-        }
-        this.preserveMultipleSlashes = !!options.preserveMultipleSlashes;
-        this.negate = false;
-        this.nonegate = !!options.nonegate;
-        this.comment = false;
-        this.empty = false;
-        this.partial = !!options.partial;
-        this.nocase = !!this.options.nocase;
-        this.windowsNoMagicRoot =
-            options.windowsNoMagicRoot !== undefined ?
-                options.windowsNoMagicRoot
-                : !!(this.isWindows && this.nocase);
-        this.globSet = [];
-        this.globParts = [];
-        this.set = [];
-        this.#endCheck = !this.preserveMultipleSlashes;
-        this.#level2 = (options.optimizationLevel ?? 1) >= 2;
-        const n = options.normalize;
-        this.#form = n === true ? 'NFC' : n || undefined;
-        // make the set of Matchers etc.
-        this.make();
-        // On Windows, the portions of a row up to its drive letter or UNC
-        // share are skipped or compared without case, if the path has one
-        // too. So the checks only use the portions after it.
-        const drives = this.set.map(row => this.#rootIndex(row));
-        this.#endRows = this.set.map((row, r) => this.#endCheck && row.length - 1 > drives[r]);
-        // with the end check, the last portion is already checked
-        this.#literals = this.set.map((row, r) => {
-            const end = this.#endRows[r] ? row.length - 1 : row.length;
-            const lits = row
-                .slice(drives[r] + 1, end)
-                .filter((p) => typeof p === 'string' && !!p);
-            return [...new Set(lits)];
-        });
-        this.#literalCheck = this.#literals.some(l => l.length);
-        this.#shapes = this.set.map((row, r) => {
-            const [p0, p1, p2] = row;
-            if (this.#endRows[r] && row.length === 2) {
-                if (p0 === GLOBSTAR && p1 !== GLOBSTAR)
-                    return 'tail';
-            }
-            // the basename of a path that is split on / is its last portion,
-            // or the one before a trailing /, the same as the end check
-            if (this.#endRows[r] &&
-                options.matchBase &&
-                row.length === 1 &&
-                p0 !== GLOBSTAR &&
-                p0 !== '') {
-                return 'base';
-            }
-            // the portion must not be a root, or '', which can be a
-            // different portion on Windows (where //x paths get an extra '')
-            if (!this.#endCheck || drives[r] !== -1)
-                return undefined;
-            if (row.length === 3 &&
-                p0 === GLOBSTAR &&
-                p2 === GLOBSTAR &&
-                p1 !== GLOBSTAR &&
-                p1 !== '' &&
-                // the portion between is only matched below this limit
-                this.maxGlobstarRecursion > 0) {
-                return 'mid';
-            }
-            if (row.length === 2 &&
-                p1 === GLOBSTAR &&
-                p0 !== GLOBSTAR &&
-                p0 !== '') {
-                return 'head';
-            }
-            return undefined;
-        });
-    }
-    // a string portion of a pattern, normalized if the option is set
-    #norm(p) {
-        return this.#form ? p.normalize(this.#form) : p;
-    }
-    // On Windows, the index of the last root portion of a row, as
-    // #matchRow finds it: 0 for `c:/...`, 3 for `//?/c:/...` and
-    // `//host/share/...`, and 5 for `//?/UNC/host/share/...`. Otherwise
-    // -1.
-    #rootIndex(row) {
-        if (!this.isWindows)
-            return -1;
-        if (isDrive(row[0]))
-            return 0;
-        const uncDrive = row[0] === '' && row[1] === '' && row[2] === '?' && isDrive(row[3]);
-        if (uncDrive)
-            return 3;
-        const h = uncHost(row);
-        return h === -1 ? -1 : h + 1;
-    }
-    hasMagic() {
-        if (this.options.magicalBraces && this.set.length > 1) {
-            return true;
-        }
-        for (const pattern of this.set) {
-            for (const part of pattern) {
-                if (typeof part !== 'string')
-                    return true;
-            }
-        }
-        return false;
-    }
-    make() {
-        const pattern = this.pattern;
-        const options = this.options;
-        // empty patterns and comments match nothing.
-        if (!options.nocomment && pattern.charAt(0) === '#') {
-            this.comment = true;
-            return;
-        }
-        if (!pattern) {
-            this.empty = true;
-            return;
-        }
-        // step 1: figure out negation, etc.
-        this.parseNegate();
-        // step 2: expand braces
-        this.globSet = [...new Set(this.#expandBraces())];
-        // step 3: now we have a set, so turn each one into a series of
-        // path-portion matching patterns.
-        // These will be Matchers, except in the case of "**", which is
-        // set to the GLOBSTAR object for globstar behavior,
-        // and will not contain any / characters
-        //
-        // First, we preprocess to make the glob pattern sets a bit simpler
-        // and deduped.  There are some perf-killing patterns that can cause
-        // problems with a glob walk, but we can simplify them down a bit.
-        const rawGlobParts = this.globSet.map(s => this.#slashSplit(s));
-        this.globParts = this.preprocess(rawGlobParts);
-        // glob --> Matchers
-        this.#pending = true;
-        let set = this.globParts.map((s, _, __) => {
-            if (this.isWindows && this.windowsNoMagicRoot) {
-                // check if it's a drive or unc path. The root of a long UNC
-                // path, //?/UNC/host/share, is 6 portions.
-                const n = s[2] === '?' && isLongUNC(s[3]) ? 6 : 4;
-                const isUNC = s[0] === '' &&
-                    s[1] === '' &&
-                    (s[2] === '?' || !globMagic.test(s[2])) &&
-                    s.slice(3, n).every(p => !globMagic.test(p));
-                const isDrive = /^[a-z]:/i.test(s[0]);
-                if (isUNC) {
-                    return [
-                        ...s.slice(0, n).map(p => this.#norm(p)),
-                        ...s.slice(n).map(ss => this.parse(ss)),
-                    ];
-                }
-                else if (isDrive) {
-                    return [
-                        this.#norm(s[0]),
-                        ...s.slice(1).map(ss => this.parse(ss)),
-                    ];
-                }
-            }
-            return s.map(ss => this.parse(ss));
-        });
-        // filter out everything that didn't compile properly.
-        this.set = set.filter(s => s.indexOf(false) === -1);
-        // do not treat the ? in UNC paths as magic
-        if (this.isWindows) {
-            for (let i = 0; i < this.set.length; i++) {
-                const p = this.set[i];
-                if (p[0] === '' &&
-                    p[1] === '' &&
-                    this.globParts[i][2] === '?' &&
-                    (isDrive(p[3]) || isLongUNC(this.globParts[i][3]))) {
-                    if (isLongUNC(this.globParts[i][3]))
-                        p[3] = 'UNC';
-                    p[2] = '?';
-                }
-            }
-        }
-        // with noext, `@(...)` would be literal
-        if (!options.noext)
-            this.mergeRows();
-        this.#pending = false;
-        this.set.forEach((row, i) => {
-            for (let k = 0; k < row.length; k++) {
-                if (row[k] === PENDING) {
-                    row[k] = this.parse(this.globParts[i][k]);
-                }
-            }
-        });
-    }
-    // Merge rows that only differ in one portion, where each of them
-    // is a Matcher, into one row that matches any of them with
-    // `@(a|b|...)`. Then a path is only walked once for all of them,
-    // for example with `**/*.{js,ts}`.
-    mergeRows() {
-        let merged = true;
-        while (merged) {
-            merged = false;
-            // a single row cannot be merged with anything
-            if (this.set.length < 2)
-                return;
-            let keys = this.#mergeKeys();
-            const len = Math.max(0, ...this.set.map(r => r.length));
-            for (let k = 0; k < len; k++) {
-                // the rows that are the same other than at portion k, keyed
-                // by the ids of the parts before k and the parts after k,
-                // which are at most the number of rows
-                const groups = new Map();
-                const R = this.set.length + 1;
-                this.set.forEach((row, i) => {
-                    if (!(row[k] instanceof Matcher || row[k] === PENDING) ||
-                        !extSafe(this.globParts[i][k])) {
-                        return;
-                    }
-                    const { pre, suf } = keys[i];
-                    const key = pre[k] * R + suf[k + 1];
-                    const g = groups.get(key);
-                    if (g)
-                        g.push(i);
-                    else
-                        groups.set(key, [i]);
-                });
-                const drop = new Set();
-                for (const g of groups.values()) {
-                    if (g.length < 2)
-                        continue;
-                    const [first, ...rest] = g;
-                    const alts = g.map(i => this.globParts[i][k]);
-                    const glob = `@(${alts.join('|')})`;
-                    // merging is only an optimization, so leave the rows as they
-                    // are if the merged portion would have too many extglobs
-                    if (extglobCount(glob) > MAX_EXTGLOBS)
-                        continue;
-                    this.globParts[first][k] = glob;
-                    this.set[first][k] = this.parse(glob);
-                    for (const i of rest)
-                        drop.add(i);
-                }
-                if (drop.size) {
-                    merged = true;
-                    this.set = this.set.filter((_, i) => !drop.has(i));
-                    this.globParts = this.globParts.filter((_, i) => !drop.has(i));
-                    // every merge drops a row, so this happens at most once per row
-                    if (this.set.length < 2)
-                        return;
-                    keys = this.#mergeKeys();
-                }
-            }
-        }
-    }
-    // For each row, number ids for its prefixes and suffixes, such that
-    // pre[k] identifies parts[0..k) and suf[k] identifies parts[k..n).
-    // Two rows are the same other than at portion k exactly when they
-    // have the same pre[k] and suf[k + 1]. This is linear in the size of
-    // the rows, where joining the whole row for every k was quadratic.
-    #mergeKeys() {
-        const partIds = new Map();
-        const ids = this.globParts.map(parts => parts.map(s => {
-            let id = partIds.get(s);
-            if (id === undefined)
-                partIds.set(s, (id = partIds.size));
-            return id;
-        }));
-        // ids are only compared at the same k, so they are numbered per
-        // portion, with 0 for the empty prefix or suffix. Then they are
-        // at most the number of rows, and id * P + part id is a safe
-        // integer key for any set that fits in memory.
-        const P = partIds.size;
-        const len = Math.max(0, ...ids.map(r => r.length));
-        const keys = ids.map(r => ({
-            pre: [0],
-            suf: new Array(r.length + 1).fill(0),
-        }));
-        for (let k = 0; k < len; k++) {
-            const m = new Map();
-            ids.forEach((r, i) => {
-                if (k >= r.length)
-                    return;
-                const { pre } = keys[i];
-                const key = pre[k] * P + r[k];
-                let id = m.get(key);
-                if (id === undefined)
-                    m.set(key, (id = m.size + 1));
-                pre.push(id);
-            });
-        }
-        for (let k = len - 1; k >= 0; k--) {
-            const m = new Map();
-            ids.forEach((r, i) => {
-                if (k >= r.length)
-                    return;
-                const { suf } = keys[i];
-                const key = suf[k + 1] * P + r[k];
-                let id = m.get(key);
-                if (id === undefined)
-                    m.set(key, (id = m.size + 1));
-                suf[k] = id;
-            });
-        }
-        return keys;
-    }
-    // various transforms to equivalent pattern sets that are
-    // faster to process in a filesystem walk.  The goal is to
-    // eliminate what we can, and push all ** patterns as far
-    // to the right as possible, even if it increases the number
-    // of patterns that we have to process.
-    preprocess(globParts) {
-        // if we're not in globstar mode, then turn ** into *
-        if (this.options.noglobstar) {
-            for (const partset of globParts) {
-                for (let j = 0; j < partset.length; j++) {
-                    if (partset[j] === '**') {
-                        partset[j] = '*';
-                    }
-                }
-            }
-        }
-        const { optimizationLevel = 1 } = this.options;
-        if (optimizationLevel >= 2) {
-            // aggressive optimization for the purpose of fs walking
-            globParts = this.firstPhasePreProcess(globParts);
-            globParts = this.secondPhasePreProcess(globParts);
-        }
-        else if (optimizationLevel >= 1) {
-            // just basic optimizations to remove some .. parts
-            globParts = this.levelOneOptimize(globParts);
-        }
-        else {
-            // just collapse multiple ** portions into one
-            globParts = this.adjascentGlobstarOptimize(globParts);
-        }
-        return globParts;
-    }
-    // just get rid of adjascent ** portions
-    adjascentGlobstarOptimize(globParts) {
-        return globParts.map(parts => {
-            let gs = -1;
-            while (-1 !== (gs = parts.indexOf('**', gs + 1))) {
-                let i = gs;
-                while (parts[i + 1] === '**') {
-                    i++;
-                }
-                if (i !== gs) {
-                    parts.splice(gs, i - gs);
-                }
-            }
-            return parts;
-        });
-    }
-    // get rid of adjascent ** and resolve .. portions
-    levelOneOptimize(globParts) {
-        return globParts.map(parts => {
-            // .. can not remove the root of a Windows path
-            const root = this.#rootIndex(parts) + 1;
-            parts = parts.reduce((set, part) => {
-                const prev = set[set.length - 1];
-                if (part === '**' && prev === '**') {
-                    return set;
-                }
-                if (part === '..') {
-                    if (set.length > root &&
-                        prev &&
-                        prev !== '..' &&
-                        prev !== '.' &&
-                        prev !== '**') {
-                        set.pop();
-                        return set;
-                    }
-                }
-                set.push(part);
-                return set;
-            }, []);
-            return parts.length === 0 ? [''] : parts;
-        });
-    }
-    // Check the path against each row before it is split. 'no' if no
-    // row can match, so it does not need to be split. 'yes' if a row of
-    // `**` and one more portion matches. 'maybe' if it must be split to
-    // know. None of this applies with partial, where the path can end
-    // before the row does.
-    //
-    // On Windows, `\` is a separator in the path too, and the portions of
-    // a row up to its drive letter or UNC share are not checked (see
-    // #rootIndex).
-    //
-    // Each string portion of a row must be a portion of the path, so the
-    // path must contain it. Level 2 can only take portions out of the
-    // path, so this is still true then.
-    //
-    // The last portion of a row must match the last portion of the path,
-    // or the one before a trailing `/` (as a/* and a/**/* match a/b/).
-    // This does not apply to rows that end in **, rows that end in a
-    // root, or preserveMultipleSlashes (which can leave more
-    // than one '' at the end). At level 2, it does not apply if that
-    // portion is `.` or `..`, which can be
-    // resolved away. Level 2 only takes other portions out of the
-    // middle of the path.
-    //
-    // A row of `**/x` then matches if the ** can walk the portions
-    // before the one that x matches, the same as #matchGlobstar. At
-    // level 2, this is only known if none of them are `.` or `..`, so
-    // that the path does not change when it is resolved.
-    #canMatch(f) {
-        const sep = !this.isWindows || !f.includes('\\') ? '/'
-            : f.includes('/') ? 'both'
-                : '\\';
-        // the portions that f.split(/\/+/) would end with, and where they
-        // start in f, found when a row needs them. `ends` is 0 until they
-        // are found, then 1, or -1 if they can not be used.
-        let ends = this.#endCheck ? 0 : -1;
-        let last = '';
-        let lastStart = 0;
-        let prev;
-        let prevStart = 0;
-        const dot = !!this.options.dot;
-        // A string compare is cheaper than includes(), and a Matcher test
-        // costs more, so the cheaper check goes first.
-        ROWS: for (let r = 0; r < this.set.length; r++) {
-            const row = this.set[r];
-            const p = row[row.length - 1];
-            let end = ends !== -1 && this.#endRows[r] && p !== GLOBSTAR;
-            if (end && ends === 0) {
-                const i = lastSep(f, f.length, sep);
-                lastStart = i + 1;
-                last = f.slice(lastStart);
-                if (last === '' && i >= 0) {
-                    let j = i;
-                    while (j > 0 && isSep(f.charCodeAt(j - 1), sep))
-                        j--;
-                    prevStart = j === 0 ? 0 : lastSep(f, j - 1, sep) + 1;
-                    prev = f.slice(prevStart, j);
-                }
-                const resolves = this.#level2 &&
-                    (isDots(last) ||
-                        (last === '' && prev !== undefined && isDots(prev)));
-                ends = resolves ? -1 : 1;
-                end = !resolves;
-            }
-            let tailStart = -1;
-            if (end && typeof p === 'string') {
-                tailStart = endIndex(p, last, lastStart, prev, prevStart);
-                if (tailStart === -1)
-                    continue;
-            }
-            if (this.#literalCheck) {
-                for (const l of this.#literals[r]) {
-                    if (!f.includes(l))
-                        continue ROWS;
-                }
-            }
-            if (end && typeof p === 'object') {
-                tailStart = endIndex(p, last, lastStart, prev, prevStart);
-                if (tailStart === -1)
-                    continue;
-            }
-            const shape = this.#shapes[r];
-            if (shape === 'base' && end)
-                return 'yes';
-            if (shape === 'tail' && end) {
-                if (this.#level2 && dotPortion(f, 0, tailStart, true, sep)) {
-                    return 'maybe';
-                }
-                if (!dotPortion(f, 0, tailStart, dot, sep))
-                    return 'yes';
-                continue;
-            }
-            if (shape === 'mid' || shape === 'head') {
-                const m = this.#walk(f, row, shape === 'head', dot, sep);
-                if (m !== 'no')
-                    return m;
-                continue;
-            }
-            return 'maybe';
-        }
-        return 'no';
-    }
-    // Match a row of a known shape against the split path, the same as
-    // #matchGlobstar and #matchGlobStarBodySections do. None of these
-    // rows have a drive letter, so they start at the first portion.
-    #matchShape(file, row, shape) {
-        const dot = !!this.options.dot;
-        const n = file.length;
-        if (shape === 'head') {
-            // x, then at least one portion that ** can walk
-            if (n < 2 || !portionMatch(row[0], file[0])) {
-                return false;
-            }
-            for (let i = 1; i < n; i++)
-                if (!walkable(file[i], dot))
-                    return false;
-            return true;
-        }
-        const x = row[1];
-        if (shape === 'tail') {
-            // x is the last portion, or the one before a trailing ''
-            let t = n - 1;
-            if (!portionMatch(x, file[t])) {
-                if (file[t] !== '' || n === 1 || !portionMatch(x, file[--t])) {
-                    return false;
-                }
-            }
-            for (let i = 0; i < t; i++)
-                if (!walkable(file[i], dot))
-                    return false;
-            return true;
-        }
-        // mid: the first x that ** can walk to, with a portion after it,
-        // and ** can walk all of those
-        for (let k = 0; k < n; k++) {
-            if (portionMatch(x, file[k]) && k + 1 < n) {
-                let i = k + 1;
-                while (i < n && walkable(file[i], dot))
-                    i++;
-                if (i === n)
-                    return true;
-            }
-            if (!walkable(file[k], dot))
-                return false;
-        }
-        return false;
-    }
-    // Match a row of `**/x/**` or `x/**` against the path, the same as
-    // #matchGlobstar and #matchGlobStarBodySections do once it is split.
-    // x must match a portion (the first one, for `x/**`), the ** before
-    // it must be able to walk the portions before that one, and there
-    // must be a portion after it, which the ** after it can walk. At
-    // level 2, this is only known if no portion is `.` or `..`.
-    #walk(f, row, head, dot, sep) {
-        if (this.#level2 && dotPortion(f, 0, f.length, true, sep))
-            return 'maybe';
-        const x = row[head ? 0 : 1];
-        // the last portion has none after it, so it can not be x
-        let s = 0;
-        for (let e = nextSep(f, s, sep); e !== -1; e = nextSep(f, s, sep)) {
-            // the start of the next portion
-            let next = e + 1;
-            while (next < f.length && isSep(f.charCodeAt(next), sep))
-                next++;
-            const hit = typeof x === 'string' ?
-                e - s === x.length && f.startsWith(x, s)
-                : e > s && x.testUnchecked(f.slice(s, e));
-            if (hit && !dotPortion(f, next, f.length, dot, sep))
-                return 'yes';
-            if (head || dotPortion(f, s, next, dot, sep))
-                return 'no';
-            s = next;
-        }
-        return 'no';
-    }
-    // the last split, if it was the same path with the same split
-    // settings
-    #cachedSplit(f) {
-        const last = lastSplit;
-        return (last?.f === f &&
-            last.isWindows === this.isWindows &&
-            last.preserveMultipleSlashes === this.preserveMultipleSlashes &&
-            last.normalize === this.#form) ?
-            last
-            : undefined;
-    }
-    // split a path for match(), and keep the parts for the next call
-    #split(f) {
-        const { isWindows, preserveMultipleSlashes } = this;
-        // windows: need to use /, not \
-        let parts = this.#slashSplit(isWindows ? f.split('\\').join('/') : f);
-        // normalize each portion, so that a char that normalizes to `/`
-        // does not make a new portion
-        const normalize = this.#form;
-        if (normalize)
-            parts = parts.map(p => p.normalize(normalize));
-        lastSplit = {
-            f,
-            isWindows,
-            preserveMultipleSlashes,
-            normalize,
-            parts,
-        };
-        return lastSplit;
-    }
-    // resolve `.` and `..` portions of a path, for level 2
-    #levelTwoFileOptimize(file) {
-        // work on a copy, so that the cached parts do not change
-        const parts = [...file];
-        let didSomething = false;
-        do {
-            didSomething = false;
-            // <pre>/<e>/<rest> -> <pre>/<rest>
-            if (!this.preserveMultipleSlashes) {
-                for (let i = 1; i < parts.length - 1; i++) {
-                    const p = parts[i];
-                    // don't squeeze out UNC patterns
-                    if (i === 1 && p === '' && parts[0] === '')
-                        continue;
-                    if (p === '.' || p === '') {
-                        didSomething = true;
-                        parts.splice(i, 1);
-                        i--;
-                    }
-                }
-                if (parts[0] === '.' &&
-                    parts.length === 2 &&
-                    (parts[1] === '.' || parts[1] === '')) {
-                    didSomething = true;
-                    parts.pop();
-                }
-            }
-            // <pre>/<p>/../<rest> -> <pre>/<rest>
-            // .. can not remove the root of a Windows path
-            const root = this.#rootIndex(parts) + 1;
-            let dd = root;
-            while (-1 !== (dd = parts.indexOf('..', dd + 1))) {
-                const p = parts[dd - 1];
-                if (p && p !== '.' && p !== '..' && p !== '**') {
-                    didSomething = true;
-                    parts.splice(dd - 1, 2);
-                    dd = Math.max(dd - 2, root);
-                }
-            }
-        } while (didSomething);
-        return parts.length === 0 ? [''] : parts;
-    }
-    // First phase: single-pattern processing
-    // <pre> is 1 or more portions
-    // <rest> is 1 or more portions
-    // <p> is any portion other than ., .., '', or **
-    // <e> is . or ''
-    //
-    // **/.. is *brutal* for filesystem walking performance, because
-    // it effectively resets the recursive walk each time it occurs,
-    // and ** cannot be reduced out by a .. pattern part like a regexp
-    // or most strings (other than .., ., and '') can be.
-    //
-    // <pre>/**/../<p>/<p>/<rest> -> {<pre>/../<p>/<p>/<rest>,<pre>/**/<p>/<p>/<rest>}
-    // <pre>/<e>/<rest> -> <pre>/<rest>
-    // <pre>/<p>/../<rest> -> <pre>/<rest>
-    // **/**/<rest> -> **/<rest>
-    //
-    // **/*/<rest> -> */**/<rest> <== not valid because ** doesn't follow
-    // this WOULD be allowed if ** did follow symlinks, or * didn't
-    firstPhasePreProcess(globParts) {
-        // each **/.. split doubles the patterns, and adds a copy of the
-        // whole pattern. Throw if either gets too large. A partial split
-        // would match some paths and not others, depending on which rows
-        // the pass reached first.
-        const { braceExpandMax = DEFAULT_BRACE_EXPAND_MAX } = this.options;
-        let splitCells = 0;
-        const maxSplitCells = 1_000_000;
-        let didSomething = false;
-        do {
-            didSomething = false;
-            // <pre>/**/../<p>/<p>/<rest> -> {<pre>/../<p>/<p>/<rest>,<pre>/**/<p>/<p>/<rest>}
-            for (let parts of globParts) {
-                let gs = -1;
-                while (-1 !== (gs = parts.indexOf('**', gs + 1))) {
-                    let gss = gs;
-                    while (parts[gss + 1] === '**') {
-                        // <pre>/**/**/<rest> -> <pre>/**/<rest>
-                        gss++;
-                    }
-                    // eg, if gs is 2 and gss is 4, that means we have 3 **
-                    // parts, and can remove 2 of them.
-                    if (gss > gs) {
-                        parts.splice(gs + 1, gss - gs);
-                    }
-                    let next = parts[gs + 1];
-                    const p = parts[gs + 2];
-                    const p2 = parts[gs + 3];
-                    if (next !== '..')
-                        continue;
-                    if (!p ||
-                        p === '.' ||
-                        p === '..' ||
-                        !p2 ||
-                        p2 === '.' ||
-                        p2 === '..') {
-                        continue;
-                    }
-                    // Check before changing parts or allocating the new row.
-                    const addedCells = parts.length - 1;
-                    if (globParts.length >= braceExpandMax ||
-                        splitCells + addedCells > maxSplitCells) {
-                        throw new RangeError(`optimizationLevel 2: too many patterns from '**/..'`);
-                    }
-                    didSomething = true;
-                    // edit parts in place, and push the new one
-                    parts.splice(gs, 1);
-                    const other = parts.slice(0);
-                    other[gs] = '**';
-                    splitCells += addedCells;
-                    globParts.push(other);
-                    gs--;
-                }
-                // <pre>/<e>/<rest> -> <pre>/<rest>
-                if (!this.preserveMultipleSlashes) {
-                    for (let i = 1; i < parts.length - 1; i++) {
-                        const p = parts[i];
-                        // don't squeeze out UNC patterns
-                        if (i === 1 && p === '' && parts[0] === '')
-                            continue;
-                        if (p === '.' || p === '') {
-                            didSomething = true;
-                            parts.splice(i, 1);
-                            i--;
-                        }
-                    }
-                    if (parts[0] === '.' &&
-                        parts.length === 2 &&
-                        (parts[1] === '.' || parts[1] === '')) {
-                        didSomething = true;
-                        parts.pop();
-                    }
-                }
-                // <pre>/<p>/../<rest> -> <pre>/<rest>
-                // .. can not remove the root of a Windows path
-                const root = this.#rootIndex(parts) + 1;
-                let dd = root;
-                while (-1 !== (dd = parts.indexOf('..', dd + 1))) {
-                    const p = parts[dd - 1];
-                    if (p && p !== '.' && p !== '..' && p !== '**') {
-                        didSomething = true;
-                        const needDot = dd === 1 && parts[dd + 1] === '**';
-                        const splin = needDot ? ['.'] : [];
-                        parts.splice(dd - 1, 2, ...splin);
-                        if (parts.length === 0)
-                            parts.push('');
-                        dd = Math.max(dd - 2, root);
-                    }
-                }
-            }
-        } while (didSomething);
-        return globParts;
-    }
-    // second phase: multi-pattern dedupes
-    // {<pre>/<rest>,<pre>/<rest>} -> <pre>/<rest>
-    // {<pre>/*/<rest>,<pre>/<p>/<rest>} -> <pre>/*/<rest>
-    secondPhasePreProcess(globParts) {
-        const keys = new Set();
-        const rows = globParts.filter(parts => {
-            const key = parts.join('/');
-            if (keys.has(key))
-                return false;
-            keys.add(key);
-            return true;
-        });
-        // A row is covered by another row that has `*` at some positions,
-        // and is the same at all others. Collect each distinct set of `*`
-        // positions, then look up each row with `*` put at those positions.
-        const stars = new Map();
-        for (const parts of rows) {
-            const s = [];
-            for (let i = 0; i < parts.length; i++) {
-                if (parts[i] === '*')
-                    s.push(i);
-            }
-            if (s.length)
-                stars.set(s.join(','), s);
-        }
-        // Each row is checked against each set of `*` positions, so skip
-        // this if there are too many. The patterns match the same paths
-        // either way.
-        if (!stars.size || rows.length * stars.size > 100_000)
-            return rows;
-        const { dot } = this.options;
-        return rows.filter(parts => {
-            for (const s of stars.values()) {
-                if (s[s.length - 1] >= parts.length)
-                    continue;
-                const c = [...parts];
-                let ok = true;
-                let changed = false;
-                for (const i of s) {
-                    const p = parts[i];
-                    if (p === '*')
-                        continue;
-                    if (!p || p === '**' || (!dot && p.startsWith('.'))) {
-                        ok = false;
-                        break;
-                    }
-                    c[i] = '*';
-                    changed = true;
-                }
-                if (ok && changed && keys.has(c.join('/')))
-                    return false;
-            }
-            return true;
-        });
-    }
-    parseNegate() {
-        if (this.nonegate)
-            return;
-        const pattern = this.pattern;
-        let negate = false;
-        let negateOffset = 0;
-        for (let i = 0; i < pattern.length && pattern.charAt(i) === '!'; i++) {
-            negate = !negate;
-            negateOffset++;
-        }
-        if (negateOffset)
-            this.pattern = pattern.slice(negateOffset);
-        this.negate = negate;
-    }
-    // Match the parts of a path against one row of the set. `resolved`
-    // is the parts after level 2 resolves `.` and `..` in them, or the
-    // same parts below level 2. Set partial to true to test if, for
-    // example, "/a/b" matches the start of "/*/b/*/d". Partial means, if
-    // you run out of file before you run out of pattern, then that's
-    // fine, as long as all the parts match.
-    #matchRow(file, resolved, pattern, partial) {
-        let fileStartIndex = 0;
-        let patternStartIndex = 0;
-        // UNC paths like //?/X:/... can match X:/... and vice versa, and
-        // //?/UNC/host/share/... can match //host/share/... and vice versa.
-        // Drive letters in absolute drive or unc paths, and the host and
-        // share of UNC paths, are always compared case-insensitively.
-        const fh = this.isWindows ? uncHost(resolved) : -1;
-        const ph = fh === -1 ? -1 : uncHost(pattern);
-        if (ph !== -1) {
-            const host = pattern[ph];
-            const share = pattern[ph + 1];
-            if (typeof host !== 'string' || typeof share !== 'string') {
-                // a host or share with magic is matched as usual
-                fileStartIndex = fh;
-                patternStartIndex = ph;
-            }
-            else if (resolved[fh].toLowerCase() === host.toLowerCase() &&
-                resolved[fh + 1].toLowerCase() === share.toLowerCase()) {
-                fileStartIndex = fh + 2;
-                patternStartIndex = ph + 2;
-            }
-        }
-        else if (this.isWindows) {
-            const fileDrive = typeof file[0] === 'string' && /^[a-z]:$/i.test(file[0]);
-            const fileUNC = !fileDrive &&
-                file[0] === '' &&
-                file[1] === '' &&
-                file[2] === '?' &&
-                /^[a-z]:$/i.test(file[3]);
-            const patternDrive = typeof pattern[0] === 'string' && /^[a-z]:$/i.test(pattern[0]);
-            const patternUNC = !patternDrive &&
-                pattern[0] === '' &&
-                pattern[1] === '' &&
-                pattern[2] === '?' &&
-                typeof pattern[3] === 'string' &&
-                /^[a-z]:$/i.test(pattern[3]);
-            const fdi = fileUNC ? 3
-                : fileDrive ? 0
-                    : undefined;
-            const pdi = patternUNC ? 3
-                : patternDrive ? 0
-                    : undefined;
-            if (typeof fdi === 'number' && typeof pdi === 'number') {
-                const [fd, pd] = [
-                    file[fdi],
-                    pattern[pdi],
-                ];
-                // the drives match, so start matching after them
-                if (fd.toLowerCase() === pd.toLowerCase()) {
-                    patternStartIndex = pdi + 1;
-                    fileStartIndex = fdi + 1;
-                }
-            }
-        }
-        // the drive letters are found in the parts before level 2 resolves
-        // them, and the match uses the resolved parts
-        file = resolved;
-        if (pattern.includes(GLOBSTAR)) {
-            return this.#matchGlobstar(file, pattern, partial, fileStartIndex, patternStartIndex);
-        }
-        return this.#matchOne(file, pattern, partial, fileStartIndex, patternStartIndex);
-    }
-    #matchGlobstar(file, pattern, partial, fileIndex, patternIndex) {
-        const { head, body, tail, segments } = this.#getGlobstarParts(pattern, partial, patternIndex);
-        // check the head, from the current file/pattern index.
-        if (head.length) {
-            const headEnd = fileIndex + head.length;
-            if (!this.#matchOne(file, head, partial, fileIndex, 0, headEnd)) {
-                return false;
-            }
-            fileIndex += head.length;
-            patternIndex += head.length;
-        }
-        // now we know the head matches!
-        // if the last portion is not empty, it MUST match the end
-        // check the tail
-        let fileTailMatch = 0;
-        if (tail.length) {
-            // if head + tail > file, then we cannot possibly match
-            if (tail.length + fileIndex > file.length)
-                return false;
-            // try to match the tail
-            let tailStart = file.length - tail.length;
-            if (this.#matchOne(file, tail, partial, tailStart, 0)) {
-                fileTailMatch = tail.length;
-            }
-            else {
-                // affordance for stuff like a/**/* matching a/b/
-                // if the last file portion is '', and there's more to the pattern
-                // then try without the '' bit.
-                if (file[file.length - 1] !== '' ||
-                    fileIndex + tail.length === file.length) {
-                    return false;
-                }
-                tailStart--;
-                if (!this.#matchOne(file, tail, partial, tailStart, 0)) {
-                    return false;
-                }
-                fileTailMatch = tail.length + 1;
-            }
-        }
-        // now we know the tail matches!
-        // the middle is zero or more portions wrapped in **, possibly
-        // containing more ** sections.
-        // so a/**/b/**/c/**/d has become **/b/**/c/**
-        // if it's empty, it means a/**/b, just verify we have no bad dots
-        // if there's no tail, so it ends on /**, then we must have *something*
-        // after the head, or it's not a matc
-        if (!body.length) {
-            let sawSome = !!fileTailMatch;
-            for (let i = fileIndex; i < file.length - fileTailMatch; i++) {
-                const f = String(file[i]);
-                sawSome = true;
-                if (f === '.' ||
-                    f === '..' ||
-                    (!this.options.dot && f.startsWith('.'))) {
-                    return false;
-                }
-            }
-            // in partial mode, we just need to get past all file parts
-            return partial || sawSome;
-        }
-        // now we know that there's one or more body sections, which can
-        // be matched anywhere from the 0 index (because the head was pruned)
-        // through to the length-fileTailMatch index.
-        return !!this.#matchGlobStarBodySections(file, segments, file.length - fileTailMatch, fileIndex, 0, partial, 0, !!fileTailMatch, new Set());
-    }
-    // Split the pattern into head, tail, and middle of ** delimited
-    // parts. The tail has to be at the end, and the others just have to
-    // be found in order from the head. These only depend on the pattern
-    // row, so they are kept for the next path.
-    #getGlobstarParts(pattern, partial, patternIndex) {
-        let byStart = this.#globstarParts.get(pattern);
-        if (!byStart) {
-            byStart = [];
-            this.#globstarParts.set(pattern, byStart);
-        }
-        const key = patternIndex * 2 + (partial ? 1 : 0);
-        const found = byStart[key];
-        if (found)
-            return found;
-        const firstgs = pattern.indexOf(GLOBSTAR, patternIndex);
-        const lastgs = pattern.lastIndexOf(GLOBSTAR);
-        const head = pattern.slice(patternIndex, firstgs);
-        const body = pattern.slice(firstgs + 1, partial ? undefined : lastgs);
-        const tail = partial ? [] : pattern.slice(lastgs + 1);
-        // split the body up into sections, and note the number of
-        // portions that must come after the start of each one
-        const segments = [[[], 0]];
-        let current = segments[0];
-        let nonGsParts = 0;
-        const nonGsPartsSums = [0];
-        for (const b of body) {
-            if (b === GLOBSTAR) {
-                nonGsPartsSums.push(nonGsParts);
-                current = [[], 0];
-                segments.push(current);
-            }
-            else {
-                current[0].push(b);
-                nonGsParts++;
-            }
-        }
-        // the portions in this section and the ones after it
-        segments.forEach((b, i) => {
-            b[1] = nonGsParts - nonGsPartsSums[i];
-        });
-        const parts = { head, body, tail, segments };
-        byStart[key] = parts;
-        return parts;
-    }
-    // return false for "nope, not matching"
-    // return null for "not matching, cannot keep trying"
-    #matchGlobStarBodySections(file, 
-    // pattern section, and the portions that it and the rest need
-    bodySegments, 
-    // the end of the file portions that the body can match
-    fileLength, fileIndex, bodyIndex, partial, globStarDepth, sawTail, 
-    // the places that a walk has already tried, as
-    // bodyIndex * (file.length + 1) + fileIndex. A walk from a place
-    // does the same no matter how it got there, and it only comes back
-    // if it found no match, so a walk that gets to one stops.
-    tried) {
-        // take the first body segment, and walk from fileIndex to its "after"
-        // value at the end
-        // If it doesn't match at that position, we increment, until we hit
-        // that final possible position, and give up.
-        // If it does match, then advance and try to rest.
-        // If any of them fail we keep walking forward.
-        // this is still a bit recursively painful, but it's more constrained
-        // than previous implementations, because we never test something that
-        // can't possibly be a valid matching condition.
-        const bs = bodySegments[bodyIndex];
-        if (!bs) {
-            // with partial, the body is the rest of the pattern, so it
-            // matches if no portions are left, or only the '' of a trailing
-            // / (as a/* matches a/b/). A ** at the end walks them as its own
-            // empty section.
-            if (partial) {
-                return (fileIndex >= fileLength ||
-                    (fileIndex === fileLength - 1 && file[fileIndex] === ''));
-            }
-            // just make sure that there's no bad dots before the tail
-            for (let i = fileIndex; i < fileLength; i++) {
-                sawTail = true;
-                const f = file[i];
-                if (f === '.' ||
-                    f === '..' ||
-                    (!this.options.dot && f.startsWith('.'))) {
-                    return false;
-                }
-            }
-            return sawTail;
-        }
-        // have a non-globstar body section to test, up to the last index
-        // where it can start
-        const [body, need] = bs;
-        // with partial, the path can end before the body does
-        const after = partial ? fileLength : fileLength - need;
-        while (fileIndex <= after) {
-            const key = bodyIndex * (file.length + 1) + fileIndex;
-            if (tried.has(key))
-                return false;
-            tried.add(key);
-            const m = this.#matchOne(file, body, partial, fileIndex, 0, fileIndex + body.length);
-            // if limit exceeded, no match. intentional false negative,
-            // acceptable break in correctness for security.
-            if (m && globStarDepth < this.maxGlobstarRecursion) {
-                // match! see if the rest match. if so, we're done!
-                const sub = this.#matchGlobStarBodySections(file, bodySegments, fileLength, fileIndex + body.length, bodyIndex + 1, partial, globStarDepth + 1, sawTail, tried);
-                if (sub !== false) {
-                    return sub;
-                }
-            }
-            // the ** does not walk past the last place the body can start
-            if (fileIndex === after)
-                break;
-            const f = file[fileIndex];
-            if (f === '.' ||
-                f === '..' ||
-                (!this.options.dot && f.startsWith('.'))) {
-                return false;
-            }
-            fileIndex++;
-        }
-        // walked off. no point continuing
-        return partial || null;
-    }
-    #matchOne(file, pattern, partial, fileIndex, patternIndex, 
-    // only match the file portions before this index
-    fileEnd = file.length) {
-        let fi;
-        let pi;
-        let pl;
-        let fl;
-        for (fi = fileIndex,
-            pi = patternIndex,
-            fl = Math.min(fileEnd, file.length),
-            pl = pattern.length; fi < fl && pi < pl; fi++, pi++) {
-            let p = pattern[pi];
-            let f = file[fi];
-            // should be impossible.
-            /* c8 ignore start */
-            if (p === false || p === GLOBSTAR) {
-                return false;
-            }
-            /* c8 ignore stop */
-            // something other than **
-            // non-magic patterns just have to match exactly
-            // patterns with magic have been turned into Matchers.
-            if (!portionMatch(p, f))
-                return false;
-        }
-        // Note: ending in / means that we'll get a final ""
-        // at the end of the pattern.  This can only match a
-        // corresponding "" at the end of the file.
-        // If the file ends in /, then it can only match a
-        // a pattern that ends in /, unless the pattern just
-        // doesn't have any more for it. But, a/b/ should *not*
-        // match "a/b/*", even though * can match "", except in
-        // partial mode, where it might simply not be reached yet.
-        // However, a/b/ should still satisfy a/*
-        // now either we fell off the end of the pattern, or we're done.
-        if (fi === fl && pi === pl) {
-            // ran out of pattern and filename at the same time.
-            // an exact hit!
-            return true;
-        }
-        else if (fi === fl) {
-            // ran out of file, but still had pattern left.
-            // this is ok if we're doing the match as part of
-            // a glob fs traversal.
-            return partial;
-        }
-        else if (pi === pl) {
-            // ran out of pattern, still have file left.
-            // this is only acceptable if we're on the very last
-            // empty segment of a file with a trailing slash.
-            // a/* should match a/b/
-            return fi === fl - 1 && file[fi] === '';
-            /* c8 ignore start */
-        }
-        else {
-            // should be unreachable.
-            throw new Error('wtf?');
-        }
-        /* c8 ignore stop */
-    }
-    braceExpand() {
-        return braceExpand(this.pattern, this.options);
-    }
-    // Expand braces, except numeric ranges such as {0..999} with at
-    // least RANGE_MIN values. Each of those stays in its pattern as
-    // `<mark>0..999<mark>`, for the Matcher to test. If a range might
-    // be inside a [...] class, expand all of them instead.
-    #expandBraces() {
-        const { pattern } = this;
-        if (this.options.nobrace)
-            return this.braceExpand();
-        let code = 0xe000;
-        while (pattern.includes(String.fromCharCode(code))) {
-            if (++code > 0xf8ff)
-                return this.braceExpand();
-        }
-        const mark = String.fromCharCode(code);
-        let found = false;
-        const marked = pattern.replace(rangeRe, (m, lo, hi) => {
-            const a = Number(lo);
-            const b = Number(hi);
-            if (!Number.isSafeInteger(a) ||
-                !Number.isSafeInteger(b) ||
-                Math.abs(a - b) + 1 < RANGE_MIN) {
-                return m;
-            }
-            found = true;
-            return `${mark}${lo}..${hi}${mark}`;
-        });
-        if (!found)
-            return this.braceExpand();
-        const set = braceExpand(marked, this.options);
-        for (const p of set) {
-            for (const portion of p.split('/')) {
-                const c = portion.indexOf('[');
-                if (c !== -1 && c < portion.lastIndexOf(mark)) {
-                    return this.braceExpand();
-                }
-                if (!this.options.noext && inRepeatOrNegExt(portion, mark)) {
-                    return this.braceExpand();
-                }
-            }
-        }
-        this.#rangeMark = mark;
-        return set;
-    }
-    parse(pattern) {
-        assertValidPattern(pattern);
-        const options = this.options;
-        // shortcuts
-        if (pattern === '**')
-            return GLOBSTAR;
-        if (pattern === '')
-            return '';
-        const { nocase, nocaseMagicOnly, noext = false, dot, normalize, } = options;
-        const rangeMark = this.#rangeMark;
-        const lit = rangeMark && pattern.includes(rangeMark) ?
-            undefined
-            : literal(pattern, noext);
-        // in nocase mode, a literal with cased chars still needs a
-        // Matcher, unless nocaseMagicOnly is set.
-        if (lit !== undefined &&
-            !(nocase &&
-                !nocaseMagicOnly &&
-                pattern.toUpperCase() !== pattern.toLowerCase())) {
-            return this.#norm(lit);
-        }
-        if (this.#pending)
-            return PENDING;
-        let m = this.#matchers.get(pattern);
-        if (!m) {
-            if (!noext)
-                assertValidExtglobs(pattern);
-            m = new Matcher(pattern, {
-                nocase,
-                noext,
-                dot,
-                normalize,
-                ...(rangeMark && { rangeMark }),
-            });
-            this.#matchers.set(pattern, m);
-        }
-        return m;
-    }
-    #slashSplit(p) {
-        // if p starts with // on windows, we preserve that
-        // so that UNC paths aren't broken.  Otherwise, any number of
-        // / characters are coalesced into one, unless
-        // preserveMultipleSlashes is set to true.
-        if (this.preserveMultipleSlashes) {
-            return p.split('/');
-        }
-        else if (this.isWindows && /^\/\/[^/]+/.test(p)) {
-            // add an extra '' for the one we lose
-            return ['', ...p.split(/\/+/)];
-        }
-        else {
-            return p.split(/\/+/);
-        }
-    }
-    match(f, partial = this.partial) {
-        // short-circuit in the case of busted things.
-        // comments, etc.
-        if (this.comment) {
-            return false;
-        }
-        if (this.empty) {
-            return f === '';
-        }
-        if (f === '/' && partial) {
-            return true;
-        }
-        const options = this.options;
-        // treat the test path as a set of pathparts. If it was not just
-        // split or checked, check that it can match before splitting it.
-        let split = this.#cachedSplit(f);
-        if (!split) {
-            // the checks look at the path as given, so not if it is
-            // normalized
-            if (!partial &&
-                !this.#form &&
-                (this.#endCheck || this.#literalCheck) &&
-                lastChecked !== f) {
-                lastChecked = f;
-                const can = this.#canMatch(f);
-                if (can === 'no')
-                    return options.flipNegate ? false : this.negate;
-                if (can === 'yes')
-                    return options.flipNegate ? true : !this.negate;
-            }
-            split = this.#split(f);
-        }
-        const ff = split.parts;
-        // the parts after level 2 resolves them, kept for the next pattern
-        // that tests the same path
-        const resolved = this.#level2 ?
-            (split.resolved ??= this.#levelTwoFileOptimize(ff))
-            : ff;
-        // just ONE of the pattern sets in this.set needs to match
-        // in order for it to be valid.  If negating, then just one
-        // match means that we have failed.
-        // Either way, return on the first hit.
-        const set = this.set;
-        // Find the basename of the path by looking for the last non-empty segment
-        let filename = ff[ff.length - 1];
-        if (!filename) {
-            for (let i = ff.length - 2; !filename && i >= 0; i--) {
-                filename = ff[i];
-            }
-        }
-        for (let r = 0; r < set.length; r++) {
-            const pattern = set[r];
-            const shape = partial ? undefined : this.#shapes[r];
-            // level 2 does not change a path of one portion
-            const hit = shape === 'base' ?
-                portionMatch(pattern[0], filename)
-                : shape ? this.#matchShape(resolved, pattern, shape)
-                    : options.matchBase && pattern.length === 1 ?
-                        this.#matchRow([filename], [filename], pattern, partial)
-                        : this.#matchRow(ff, resolved, pattern, partial);
-            if (hit) {
-                if (options.flipNegate) {
-                    return true;
-                }
-                return !this.negate;
-            }
-        }
-        // didn't get any hits.  this is success if it's a negative
-        // pattern, failure otherwise.
-        if (options.flipNegate) {
-            return false;
-        }
-        return this.negate;
-    }
-    static defaults(def) {
-        return minimatch.defaults(def).Minimatch;
-    }
-}
-/* c8 ignore start */
-
-
-/* c8 ignore stop */
-minimatch.Minimatch = Minimatch;
-minimatch.escape = escape_escape;
-minimatch.unescape = unescape_unescape;
-//# sourceMappingURL=index.js.map
-;// CONCATENATED MODULE: ./.build/src/core/glob.js
-
-const OPTIONS = { dot: true, nocase: false, matchBase: false, nonegate: true, nocomment: true };
-const glob_cache = /* @__PURE__ */ new Map();
-function compiled(pattern) {
-  let m = glob_cache.get(pattern);
-  if (!m) {
-    m = new Minimatch(pattern, OPTIONS);
-    glob_cache.set(pattern, m);
-  }
-  return m;
-}
-function globProblem(pattern) {
-  if (!pattern.trim()) return "a glob cannot be empty";
-  if (pattern.startsWith("/")) return `"${pattern}" is absolute: globs are relative to the repository root (drop the leading /)`;
-  if (pattern.startsWith("!")) return `"${pattern}" is a negation: put the pattern in never: instead`;
-  if (pattern.split("/").includes("..")) return `"${pattern}" climbs out of the repository with ..`;
-  if (pattern.startsWith("./")) return `"${pattern}" starts with ./: globs are already relative to the repository root (drop the ./)`;
-  if (pattern.endsWith("/")) return `"${pattern}" ends with /: it matches no file; write ${pattern}** for everything under it`;
-  let depth = 0;
-  let braces = 0;
-  for (let i = 0; i < pattern.length; i++) {
-    const ch = pattern[i];
-    if (ch === "\\") {
-      i++;
-      continue;
-    }
-    if (ch === "[") depth++;
-    if (ch === "]") depth = Math.max(0, depth - 1);
-    if (ch === "{") braces++;
-    if (ch === "}") braces--;
-  }
-  if (depth !== 0) return `"${pattern}" has an unclosed [`;
-  if (braces !== 0) return `"${pattern}" has unbalanced { }`;
-  const m = new Minimatch(pattern, OPTIONS);
-  if (m.set.length === 0) return `"${pattern}" is not a valid glob`;
-  return void 0;
-}
-function matchesGlob(path, pattern) {
-  return compiled(pattern).match(path);
-}
-function matchesAny(path, patterns) {
-  for (const p of patterns) if (compiled(p).match(path)) return true;
-  return false;
-}
-const MAGIC = /[*?[\]{}()!+@]/;
-function segmentsOverlap(a, b) {
-  const aMagic = MAGIC.test(a);
-  const bMagic = MAGIC.test(b);
-  if (!aMagic && !bMagic) return a === b;
-  if (!aMagic) return minimatch(a, b, OPTIONS);
-  if (!bMagic) return minimatch(b, a, OPTIONS);
-  const pre = (s) => s.slice(0, s.search(MAGIC));
-  const post = (s) => {
-    const m = /[*?[\]{}()!+@]([^*?[\]{}()!+@]*)$/.exec(s);
-    return m ? m[1] : "";
-  };
-  const [pa, pb] = [pre(a), pre(b)];
-  const [sa, sb] = [post(a), post(b)];
-  return (pa.startsWith(pb) || pb.startsWith(pa)) && (sa.endsWith(sb) || sb.endsWith(sa));
-}
-function overlapFrom(a, i, b, j, memo) {
-  const key = `${i},${j}`;
-  const hit = memo.get(key);
-  if (hit !== void 0) return hit;
-  let out;
-  if (i === a.length && j === b.length) out = true;
-  else if (i < a.length && a[i] === "**") out = overlapFrom(a, i + 1, b, j, memo) || j < b.length && overlapFrom(a, i, b, j + 1, memo);
-  else if (j < b.length && b[j] === "**") out = overlapFrom(a, i, b, j + 1, memo) || i < a.length && overlapFrom(a, i + 1, b, j, memo);
-  else if (i === a.length || j === b.length) out = false;
-  else out = segmentsOverlap(a[i], b[j]) && overlapFrom(a, i + 1, b, j + 1, memo);
-  memo.set(key, out);
-  return out;
-}
-function glob_expand(pattern) {
-  return pattern.includes("{") ? minimatch.braceExpand(pattern) : [pattern];
-}
-function globsOverlap(a, b) {
-  for (const x of glob_expand(a)) {
-    for (const y of glob_expand(b)) {
-      if (overlapFrom(x.split("/").filter(Boolean), 0, y.split("/").filter(Boolean), 0, /* @__PURE__ */ new Map())) return true;
-    }
-  }
-  return false;
-}
-function scopesOverlap(a, b) {
-  const as = a.length ? a : ["**"];
-  const bs = b.length ? b : ["**"];
-  for (const x of as) for (const y of bs) if (globsOverlap(x, y)) return [x, y];
-  return void 0;
-}
-
-
-
-/***/ }),
-
-/***/ 3585:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   Df: () => (/* binding */ MAX_FLEET_JSON_BYTES),
-/* harmony export */   nF: () => (/* binding */ MAX_FLEET_FILE_BYTES),
-/* harmony export */   pf: () => (/* binding */ MAX_TARGETS_FILE_BYTES),
-/* harmony export */   z3: () => (/* binding */ formatBytes)
-/* harmony export */ });
-const MiB = 1024 * 1024;
-const MAX_FLEET_FILE_BYTES = 1 * MiB;
-const MAX_TARGETS_FILE_BYTES = 4 * MiB;
-const MAX_FLEET_JSON_BYTES = 64 * MiB;
-function formatBytes(n) {
-  if (n < 1024) return `${n} bytes`;
-  if (n < MiB) return `${(n / 1024).toFixed(n % 1024 === 0 ? 0 : 1)} KiB`;
-  return `${(n / MiB).toFixed(n % MiB === 0 ? 0 : 1)} MiB`;
-}
-
-
-
-/***/ }),
-
-/***/ 9912:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   H9: () => (/* binding */ mergeLaneRecords),
-/* harmony export */   Mc: () => (/* binding */ initManifest),
-/* harmony export */   Qx: () => (/* binding */ isDraft),
-/* harmony export */   U$: () => (/* binding */ needsAction),
-/* harmony export */   eV: () => (/* binding */ finalizeManifest),
-/* harmony export */   eh: () => (/* binding */ summarize),
-/* harmony export */   o8: () => (/* binding */ durationSeconds)
-/* harmony export */ });
-/* unused harmony exports applyLaneRecord, compareIds, parseTime, resumableLanes */
-/* harmony import */ var _model_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7924);
-
-function compareIds(a, b) {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-function byWaveThenLane(a, b) {
-  const wa = a.wave ?? Number.POSITIVE_INFINITY;
-  const wb = b.wave ?? Number.POSITIVE_INFINITY;
-  if (wa !== wb) return wa < wb ? -1 : 1;
-  return compareIds(a.lane, b.lane);
-}
-function initManifest(init) {
-  const lanes = [];
-  for (const l of init.lanes) {
-    lanes.push((0,_model_js__WEBPACK_IMPORTED_MODULE_0__/* .newLaneRecord */ .Y_)({ repo: l.repo, lane: l.lane, wave: l.wave, branch: l.branch, depends_on: [...l.depends_on] }));
-  }
-  for (const s of init.skipped) {
-    lanes.push({
-      ...(0,_model_js__WEBPACK_IMPORTED_MODULE_0__/* .newLaneRecord */ .Y_)({ repo: s.repo, lane: s.lane, wave: null, branch: null, depends_on: [...s.depends_on] }),
-      status: "skipped",
-      phase: "skipped",
-      error: { class: "dependency-failed", message: s.reason }
-    });
-  }
-  for (const x of init.excluded) {
-    lanes.push({
-      ...(0,_model_js__WEBPACK_IMPORTED_MODULE_0__/* .newLaneRecord */ .Y_)({ repo: x.repo, lane: x.lane, wave: null, branch: null, depends_on: [] }),
-      status: "excluded",
-      phase: "excluded",
-      error: { class: "excluded", message: x.detail ? `${x.reason}: ${x.detail}` : x.reason }
-    });
-  }
-  const seen = /* @__PURE__ */ new Set();
-  for (const l of lanes) {
-    if (seen.has(l.lane)) throw new Error(`duplicate lane id "${l.lane}" (repo ${l.repo}): every lane, skipped and excluded target needs its own id`);
-    seen.add(l.lane);
-  }
-  lanes.sort(byWaveThenLane);
-  return {
-    schema_version: _model_js__WEBPACK_IMPORTED_MODULE_0__/* .SCHEMA_VERSION */ .f$,
-    fleet_id: init.fleet_id,
-    name: init.name,
-    forge: init.forge,
-    started_at: init.started_at,
-    ended_at: null,
-    directive: init.directive,
-    max_parallel: init.max_parallel,
-    max_retries: init.max_retries,
-    checkpoint: init.checkpoint,
-    merge_policy: init.merge_policy,
-    dry_run: init.dry_run,
-    waves: init.waves,
-    contention: init.contention,
-    excluded: init.excluded,
-    lanes,
-    summary: summarize(lanes, init.started_at, null)
-  };
-}
-function parseTime(s) {
-  if (s == null) return null;
-  const t = Date.parse(s);
-  return Number.isNaN(t) ? null : t;
-}
-function isStale(incoming, current) {
-  if (current.updated_at == null) return false;
-  if (incoming.updated_at == null) return true;
-  const a = parseTime(incoming.updated_at);
-  const b = parseTime(current.updated_at);
-  if (a != null && b != null) return a < b;
-  return incoming.updated_at < current.updated_at;
-}
-function unknownLane(lane, fleet_id) {
-  return new Error(`unknown lane "${lane}": fleet ${fleet_id} has no lane with that id`);
-}
-function applyLaneRecord(m, rec) {
-  return mergeLaneRecords(m, [rec]);
-}
-function mergeLaneRecords(m, recs) {
-  const index = /* @__PURE__ */ new Map();
-  m.lanes.forEach((l, i) => index.set(l.lane, i));
-  const unknownSet = /* @__PURE__ */ new Set();
-  for (const r of recs) if (!index.has(r.lane)) unknownSet.add(r.lane);
-  const unknown = [...unknownSet];
-  if (unknown.length === 1) throw unknownLane(unknown[0], m.fleet_id);
-  if (unknown.length > 1) {
-    const shown = unknown.slice(0, 10).map((l) => `"${l}"`).join(", ");
-    const more = unknown.length > 10 ? ` and ${unknown.length - 10} more` : "";
-    throw new Error(`unknown lanes ${shown}${more}: fleet ${m.fleet_id} has no lanes with those ids`);
-  }
-  const lanes = m.lanes.slice();
-  for (const r of recs) {
-    const i = index.get(r.lane);
-    if (!isStale(r, lanes[i])) lanes[i] = r;
-  }
-  return { ...m, lanes, summary: summarize(lanes, m.started_at, m.ended_at) };
-}
-function durationSeconds(started_at, ended_at) {
-  const a = parseTime(started_at);
-  const b = parseTime(ended_at);
-  if (a == null || b == null) return null;
-  return Math.max(0, Math.floor((b - a) / 1e3));
-}
-function summarize(lanes, started_at, ended_at) {
-  const s = {
-    total: lanes.length,
-    completed: 0,
-    no_op: 0,
-    failed: 0,
-    skipped: 0,
-    excluded: 0,
-    queued: 0,
-    running: 0,
-    merged: 0,
-    draft: 0,
-    retries: 0,
-    duration_seconds: durationSeconds(started_at, ended_at)
-  };
-  for (const l of lanes) {
-    s[l.status]++;
-    if (l.phase === "no-op") s.no_op++;
-    if (l.merge_status === "merged") s.merged++;
-    if (isDraft(l)) s.draft++;
-    s.retries += l.retry_count;
-  }
-  return s;
-}
-function isDraft(l) {
-  return l.merge_status === "draft" || l.phase === "draft";
-}
-function finalizeManifest(m, ended_at) {
-  return { ...m, ended_at, summary: summarize(m.lanes, m.started_at, ended_at) };
-}
-function needsAction(m) {
-  return m.lanes.filter((l) => l.status === "failed" || isDraft(l)).sort((a, b) => compareIds(a.lane, b.lane));
-}
-function resumableLanes(m) {
-  return m.lanes.filter((l) => l.status !== "completed" && l.status !== "excluded").map((l) => l.lane).sort(compareIds);
-}
-
-
-
-/***/ }),
-
-/***/ 3268:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   MZ: () => (/* binding */ codeCell),
-/* harmony export */   SS: () => (/* binding */ codeSpan),
-/* harmony export */   TN: () => (/* binding */ oneLine),
-/* harmony export */   UY: () => (/* binding */ pathSpan),
-/* harmony export */   _b: () => (/* binding */ mermaidLabel),
-/* harmony export */   kq: () => (/* binding */ escapeCell)
-/* harmony export */ });
-/* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7762);
-
-const INVISIBLE = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-function oneLine(s) {
-  return s.replace(INVISIBLE, "").replace(/\s+/g, " ").trim();
-}
-function escapeCell(s) {
-  return oneLine(s).replace(/\\(?=[!-/:-@[-`{-~]|$)/g, "\\\\").replace(/&(?=#?[A-Za-z0-9]+;)/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[|`*[\]$~_]/g, (c) => `\\${c}`);
-}
-function codeSpan(s) {
-  const t = oneLine(s);
-  if (t === "") return "\u2014";
-  let longest = 0;
-  for (const run of t.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
-  const fence2 = "`".repeat(longest + 1);
-  const pad = t.startsWith("`") || t.endsWith("`") ? " " : "";
-  return `${fence2}${pad}${t}${pad}${fence2}`;
-}
-function codeCell(s) {
-  return codeSpan(s).replace(/\|/g, "\\|");
-}
-function mermaidLabel(s) {
-  return oneLine(s).replace(/[#&"<>`\\]/g, (c) => `#${c.charCodeAt(0)};`);
-}
-function fence(t) {
-  let longest = 0;
-  for (const run of t.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
-  const ticks = "`".repeat(longest + 1);
-  const pad = t.startsWith("`") || t.endsWith("`") || t.startsWith(" ") && t.endsWith(" ") ? " " : "";
-  return `${ticks}${pad}${t}${pad}${ticks}`;
-}
-function pathSpan(path) {
-  return path === "" ? "\u2014" : fence((0,_text_js__WEBPACK_IMPORTED_MODULE_0__/* .displayPath */ .Gt)(path));
-}
-
-
-
-/***/ }),
-
-/***/ 7924:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   O$: () => (/* binding */ LaneResult),
-/* harmony export */   Y_: () => (/* binding */ newLaneRecord),
-/* harmony export */   _8: () => (/* binding */ Manifest),
-/* harmony export */   f$: () => (/* binding */ SCHEMA_VERSION),
-/* harmony export */   ff: () => (/* binding */ TERMINAL)
-/* harmony export */ });
-/* unused harmony exports Attempt, ChainRun, CiConclusion, ContentionEntry, ErrorClass, Evidence, Exclusion, LaneError, LanePhase, LaneRecord, LaneStatus, MergeStatus, Shard, Summary, Timings, Wave, emptyEvidence, emptyTimings */
-/* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(2160);
-
-const SCHEMA_VERSION = "1.1.0";
-const LaneStatus = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["queued", "running", "completed", "failed", "skipped", "excluded"]);
-const TERMINAL = /* @__PURE__ */ new Set(["completed", "failed", "skipped", "excluded"]);
-const LanePhase = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n([
-  "queued",
-  "waiting",
-  "cloning",
-  "running",
-  "checking",
-  "committing",
-  "pushing",
-  "pr",
-  "ci",
-  "merging",
-  "pushed",
-  "dry-run",
-  "pr-open",
-  "merged",
-  "draft",
-  "no-op",
-  "failed",
-  "skipped",
-  "excluded"
-]);
-const ErrorClass = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n([
-  "invalid-input",
-  "clone-failed",
-  "directive-failed",
-  "directive-timeout",
-  "check-failed",
-  "fence-violation",
-  "workspace-corrupted",
-  "push-rejected",
-  "pr-failed",
-  "ci-failed",
-  "code-review-needed",
-  "merge-blocked",
-  "checkpoint-unmet",
-  "dependency-failed",
-  "unverified",
-  "lane-crashed",
-  "no-result",
-  "cancelled",
-  "excluded"
-]);
-const LaneError = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ class: ErrorClass, message: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP() });
-const MergeStatus = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["not-requested", "pending", "merged", "draft", "blocked", "failed"]);
-const CiConclusion = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["success", "failure", "pending", "neutral", "cancelled", "timed_out", "skipped", "none"]);
-const Attempt = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  n: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(1),
-  started_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
-  duration_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0),
-  exit_code: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().nullable(),
-  signal: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
-  timed_out: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY(),
-  failed_step: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["directive", "check", "fence", "ci"]).nullable(),
-  log: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("Path of this attempt's log, relative to the fleet workspace.")
-});
-const Evidence = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  verified_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
-  verified_by: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("local-git or github"),
-  branch_head: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("The commit the remote branch points at, read from the forge."),
-  head_matches: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().nullable(),
-  files_match: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().nullable(),
-  fence_ok: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().nullable(),
-  patch: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("Path of the lane patch, relative to the fleet workspace."),
-  notes: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP())
-});
-const Timings = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  wait_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable().describe("Time spent waiting for a slot in the concurrency budget."),
-  clone_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable(),
-  directive_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable(),
-  checks_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable(),
-  commit_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable(),
-  push_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable(),
-  total_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable()
-});
-const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
-  lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
-  wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).nullable(),
-  status: LaneStatus,
-  phase: LanePhase,
-  started_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
-  updated_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
-  ended_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
-  branch: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
-  base_branch: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
-  base_commit: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
-  commit: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
-  changed_files: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()),
-  pr_url: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
-  pr_number: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().nullable(),
-  ci_conclusion: CiConclusion.nullable(),
-  merge_status: MergeStatus.nullable(),
-  retry_count: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
-  attempts: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(Attempt),
-  error: LaneError.nullable(),
-  depends_on: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()),
-  routing: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).nullable().describe("Personas selected for this lane, when an agent runs it."),
-  log: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("Path of the lane's last log, relative to the fleet workspace."),
-  evidence: Evidence,
-  timings: Timings,
-  isolation: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ kind: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["pid-namespace", "none"]), detail: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP() }).nullable().optional().describe("How the lane's directive and checks were kept from seeing Fleet's processes (pid-namespace), or why they were not (none).")
-});
-const LaneResult = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  schema_version: zod__WEBPACK_IMPORTED_MODULE_0__/* .literal */ .euz(SCHEMA_VERSION),
-  fleet_id: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
-  lane: LaneRecord
-});
-const ContentionEntry = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
-  repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
-  wanted_wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
-  wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
-  because_of: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("The lane whose scope or exclusivity pushed this one."),
-  reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()
-});
-const Exclusion = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
-  lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
-  reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe(
-    "A reason code: not-found, not-a-repository, empty, unreachable, no-base-branch, no-default-branch, archived, disabled, fork, no-push-permission, forbidden, not-a-github-repository, excluded-by-pattern, excluded-by-config, or the reason written in exclude:"
-  ),
-  detail: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable()
-});
-const Shard = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  id: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("w<wave>-s<index>, unique in the fleet"),
-  wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
-  lanes: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP())
-});
-const Wave = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  index: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
-  lanes: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()),
-  exclusive: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY(),
-  shards: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(Shard),
-  parallel: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).describe("Shards run at once (the matrix max-parallel).")
-});
-const Summary = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  total: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  completed: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().describe("Lanes with status completed, no-ops included."),
-  no_op: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  failed: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  skipped: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  excluded: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  queued: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  running: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  merged: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  draft: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  retries: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  duration_seconds: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable()
-});
-const ChainRun = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  run_id: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  url: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
-  first_wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
-  last_wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).describe("Inclusive.")
-});
-const Manifest = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  $schema: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional(),
-  schema_version: zod__WEBPACK_IMPORTED_MODULE_0__/* .literal */ .euz(SCHEMA_VERSION),
-  fleet_id: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
-  name: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
-  forge: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["local", "github"]),
-  started_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
-  ended_at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
-  directive: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
-  max_parallel: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  max_retries: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  checkpoint: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["pushed", "green", "merged"]),
-  merge_policy: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["never", "when-green"]),
-  dry_run: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY(),
-  waves: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(Wave),
-  contention: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ContentionEntry),
-  excluded: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(Exclusion),
-  lanes: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(LaneRecord),
-  summary: Summary,
-  runs: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ChainRun).optional().describe("On GitHub Actions, the workflow runs the fleet ran in, in order: more than one when its DAG is deeper than the workflow has wave jobs.")
-});
-function emptyEvidence() {
-  return { verified_at: null, verified_by: null, branch_head: null, head_matches: null, files_match: null, fence_ok: null, patch: null, notes: [] };
-}
-function emptyTimings() {
-  return { wait_ms: null, clone_ms: null, directive_ms: null, checks_ms: null, commit_ms: null, push_ms: null, total_ms: null };
-}
-function newLaneRecord(init) {
-  return {
-    repo: init.repo,
-    lane: init.lane,
-    wave: init.wave,
-    status: "queued",
-    phase: "queued",
-    started_at: null,
-    updated_at: null,
-    ended_at: null,
-    branch: init.branch,
-    base_branch: null,
-    base_commit: null,
-    commit: null,
-    changed_files: [],
-    pr_url: null,
-    pr_number: null,
-    ci_conclusion: null,
-    merge_status: null,
-    retry_count: 0,
-    attempts: [],
-    error: null,
-    depends_on: init.depends_on,
-    routing: null,
-    log: null,
-    evidence: emptyEvidence(),
-    timings: emptyTimings()
-  };
-}
-
-
-
-/***/ }),
-
-/***/ 3866:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   Gg: () => (/* binding */ buildPlan),
-/* harmony export */   p4: () => (/* binding */ findCycles)
-/* harmony export */ });
-/* unused harmony exports MAX_SHARDS, dependentsOf, findCycle, shardWave */
-/* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(6932);
-
-const MAX_SHARDS = 256;
-const MAX_CYCLES_PER_COMPONENT = 10;
-const MAX_CYCLE_PROBLEMS = 50;
-function byString(a, b) {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-function adjacency(lanes) {
-  const ids = [...new Set(lanes.map((l) => l.id))].sort(byString);
-  const index = /* @__PURE__ */ new Map();
-  ids.forEach((id, i) => index.set(id, i));
-  const sets = ids.map(() => /* @__PURE__ */ new Set());
-  for (const l of lanes) {
-    const from = index.get(l.id);
-    for (const d of l.depends_on) {
-      const to = index.get(d);
-      if (to !== void 0) sets[from].add(to);
-    }
-  }
-  const deps = sets.map((s) => [...s].sort((a, b) => a - b));
-  return { ids, index, deps };
-}
-function stronglyConnected(deps) {
-  const n = deps.length;
-  const order = new Int32Array(n).fill(-1);
-  const low = new Int32Array(n);
-  const onStack = new Uint8Array(n);
-  const stack = [];
-  const components = [];
-  let counter = 0;
-  const callNode = [];
-  const callEdge = [];
-  for (let root = 0; root < n; root++) {
-    if (order[root] !== -1) continue;
-    callNode.push(root);
-    callEdge.push(0);
-    order[root] = low[root] = counter++;
-    stack.push(root);
-    onStack[root] = 1;
-    while (callNode.length) {
-      const top = callNode.length - 1;
-      const v = callNode[top];
-      const edges = deps[v];
-      const e = callEdge[top];
-      if (e < edges.length) {
-        callEdge[top] = e + 1;
-        const w = edges[e];
-        if (order[w] === -1) {
-          order[w] = low[w] = counter++;
-          stack.push(w);
-          onStack[w] = 1;
-          callNode.push(w);
-          callEdge.push(0);
-        } else if (onStack[w]) {
-          low[v] = Math.min(low[v], order[w]);
-        }
-        continue;
-      }
-      callNode.pop();
-      callEdge.pop();
-      if (callNode.length) {
-        const parent = callNode[callNode.length - 1];
-        low[parent] = Math.min(low[parent], low[v]);
-      }
-      if (low[v] === order[v]) {
-        const component = [];
-        let w;
-        do {
-          w = stack.pop();
-          onStack[w] = 0;
-          component.push(w);
-        } while (w !== v);
-        components.push(component);
-      }
-    }
-  }
-  return components;
-}
-function shortestCycleThrough(start, deps, within) {
-  const parent = /* @__PURE__ */ new Map();
-  const queue = [start];
-  for (let head = 0; head < queue.length; head++) {
-    const v = queue[head];
-    for (const w of deps[v]) {
-      if (!within.has(w)) continue;
-      if (w === start) {
-        const path = [start];
-        for (let x = v; x !== start; x = parent.get(x)) path.push(x);
-        path.push(start);
-        return [start, ...path.slice(1, -1).reverse(), start];
-      }
-      if (!parent.has(w)) {
-        parent.set(w, v);
-        queue.push(w);
-      }
-    }
-  }
-  return void 0;
-}
-function findCycles(lanes, limit = Number.POSITIVE_INFINITY) {
-  const { ids, deps } = adjacency(lanes);
-  const components = stronglyConnected(deps).filter((c) => c.length > 1 || deps[c[0]].includes(c[0])).map((c) => c.sort((a, b) => a - b)).sort((a, b) => a[0] - b[0]);
-  const cycles = [];
-  for (const component of components) {
-    const within = new Set(component);
-    const covered = /* @__PURE__ */ new Set();
-    let found = 0;
-    for (const v of component) {
-      if (covered.has(v)) continue;
-      if (found >= MAX_CYCLES_PER_COMPONENT || cycles.length >= limit) break;
-      const cycle = shortestCycleThrough(v, deps, within);
-      if (!cycle) continue;
-      const body = cycle.slice(0, -1);
-      let min = 0;
-      for (let i = 1; i < body.length; i++) if (body[i] < body[min]) min = i;
-      const rotated = [...body.slice(min), ...body.slice(0, min)];
-      for (const x of rotated) covered.add(x);
-      cycles.push([...rotated, rotated[0]].map((i) => ids[i]));
-      found++;
-    }
-    if (cycles.length >= limit) break;
-  }
-  return cycles;
-}
-function findCycle(lanes) {
-  return findCycles(lanes, 1)[0];
-}
-function dependentsOf(lanes, id) {
-  const dependents = /* @__PURE__ */ new Map();
-  for (const l of lanes) {
-    for (const d of l.depends_on) {
-      let list = dependents.get(d);
-      if (!list) dependents.set(d, list = []);
-      list.push(l.id);
-    }
-  }
-  const seen = /* @__PURE__ */ new Set([id]);
-  const queue = [id];
-  for (let head = 0; head < queue.length; head++) {
-    for (const x of dependents.get(queue[head]) ?? []) {
-      if (seen.has(x)) continue;
-      seen.add(x);
-      queue.push(x);
-    }
-  }
-  seen.delete(id);
-  return [...seen].sort(byString);
-}
-function shardWave(index, laneIds, maxParallel, maxShards = MAX_SHARDS) {
-  const n = laneIds.length;
-  if (n === 0) return { shards: [], parallel: 0 };
-  const count = Math.min(n, Math.max(1, Math.floor(maxShards)));
-  const base = Math.floor(n / count);
-  const extra = n % count;
-  const shards = [];
-  let at = 0;
-  for (let s = 0; s < count; s++) {
-    const size = base + (s < extra ? 1 : 0);
-    shards.push({ id: `w${index}-s${s}`, wave: index, lanes: laneIds.slice(at, at + size) });
-    at += size;
-  }
-  return { shards, parallel: Math.min(Math.max(1, Math.floor(maxParallel)), count) };
-}
-function describeScope(owns, glob) {
-  return owns.length ? `"${glob}"` : "the whole repository (no owns:)";
-}
-function chainText(chain) {
-  if (chain.length <= 12) return chain.join(" \u2192 ");
-  return `${chain.slice(0, 5).join(" \u2192 ")} \u2192 \u2026 (${chain.length - 10} more) \u2026 \u2192 ${chain.slice(-5).join(" \u2192 ")}`;
-}
-function resolveExclusions(lanes, fleetExcluded, forge) {
-  const byId = /* @__PURE__ */ new Map();
-  const byRepo = /* @__PURE__ */ new Map();
-  for (const l of lanes) {
-    byId.set(l.id, l);
-    let list = byRepo.get(l.repo);
-    if (!list) byRepo.set(l.repo, list = []);
-    list.push(l);
-  }
-  const out = /* @__PURE__ */ new Map();
-  const add = (e) => {
-    const key = `${e.lane}\0${e.repo}`;
-    if (!out.has(key)) out.set(key, e);
-  };
-  const all = [...fleetExcluded.map((e) => ({ repo: e.repo, lane: e.lane, reason: e.reason, detail: null })), ...forge];
-  for (const e of all) {
-    const lane = byId.get(e.lane);
-    if (lane) {
-      add({ repo: lane.repo, lane: lane.id, reason: e.reason, detail: e.detail ?? null });
-      continue;
-    }
-    const inRepo = byRepo.get(e.repo);
-    if (inRepo) {
-      for (const l of inRepo) add({ repo: l.repo, lane: l.id, reason: e.reason, detail: e.detail ?? null });
-      continue;
-    }
-    add({ repo: e.repo, lane: e.lane, reason: e.reason, detail: e.detail ?? null });
-  }
-  return [...out.values()].sort((a, b) => byString(a.lane, b.lane) || byString(a.repo, b.repo));
-}
-function skipDependents(lanes, excluded) {
-  const dependents = /* @__PURE__ */ new Map();
-  for (const l of [...lanes].sort((a, b) => byString(a.id, b.id))) {
-    for (const d of l.depends_on) {
-      let list = dependents.get(d);
-      if (!list) dependents.set(d, list = []);
-      list.push(l.id);
-    }
-  }
-  const repoOf = new Map(lanes.map((l) => [l.id, l.repo]));
-  const root = /* @__PURE__ */ new Map();
-  const via = /* @__PURE__ */ new Map();
-  const queue = [...excluded.keys()].sort(byString);
-  for (const id of queue) root.set(id, id);
-  for (let head = 0; head < queue.length; head++) {
-    const v = queue[head];
-    for (const w of dependents.get(v) ?? []) {
-      if (root.has(w)) continue;
-      root.set(w, root.get(v));
-      via.set(w, v);
-      queue.push(w);
-    }
-  }
-  const skipped = [];
-  for (const [id, from] of via) {
-    const top = root.get(id);
-    const cause = excluded.get(top);
-    const reason = from === top ? `dependency "${top}" was excluded (${cause.reason})` : `dependency "${top}" was excluded (${cause.reason}), reached through "${from}"`;
-    skipped.push({ lane: id, repo: repoOf.get(id), reason, because_of: top });
-  }
-  return skipped.sort((a, b) => byString(a.lane, b.lane));
-}
-const MAGIC = /[*?[\]{}()!+@\\]/;
-function literalPrefix(glob) {
-  const out = [];
-  for (const segment of glob.split("/")) {
-    if (!segment) continue;
-    if (MAGIC.test(segment) || segment === "." || segment === "..") break;
-    out.push(segment);
-  }
-  return out;
-}
-const newNode = () => ({ children: /* @__PURE__ */ new Map(), here: [] });
-const globsOf = (lane) => lane.owns.length ? lane.owns : ["**"];
-class ScopeIndex {
-  root = newNode();
-  lanes = [];
-  add(lane, scope) {
-    this.lanes.push(lane);
-    for (const { glob, prefix } of scope) {
-      let node = this.root;
-      for (const segment of prefix) {
-        let child = node.children.get(segment);
-        if (!child) node.children.set(segment, child = newNode());
-        node = child;
-      }
-      node.here.push({ glob, lane });
-    }
-  }
-  /** The first lane whose globs can meet `scope`'s, with the pair that meets, or undefined. */
-  conflict(scope, overlaps) {
-    for (const { glob, prefix } of scope) {
-      let node = this.root;
-      for (let i = 0; node; i++) {
-        for (const e of node.here) if (overlaps(glob, e.glob)) return { lane: e.lane, pair: [glob, e.glob] };
-        if (i === prefix.length) break;
-        node = node.children.get(prefix[i]);
-      }
-      if (!node) continue;
-      const stack = [...node.children.values()];
-      while (stack.length) {
-        const n = stack.pop();
-        for (const e of n.here) if (overlaps(glob, e.glob)) return { lane: e.lane, pair: [glob, e.glob] };
-        for (const c of n.children.values()) stack.push(c);
-      }
-    }
-    return void 0;
-  }
-}
-class NextOpen {
-  next = /* @__PURE__ */ new Map();
-  block(w) {
-    if (!this.next.has(w)) this.next.set(w, w + 1);
-  }
-  find(w) {
-    let r = w;
-    for (let n = this.next.get(r); n !== void 0; n = this.next.get(r)) r = n;
-    for (let x = w; x !== r; ) {
-      const n = this.next.get(x);
-      this.next.set(x, r);
-      x = n;
-    }
-    return r;
-  }
-}
-function overlapMemo() {
-  const memo = /* @__PURE__ */ new Map();
-  return (a, b) => {
-    if (a === b) return true;
-    const key = a < b ? `${a}\0${b}` : `${b}\0${a}`;
-    let hit = memo.get(key);
-    if (hit === void 0) {
-      if (memo.size >= 2e5) memo.clear();
-      hit = (0,_glob_js__WEBPACK_IMPORTED_MODULE_0__/* .globsOverlap */ .BX)(a, b);
-      memo.set(key, hit);
-    }
-    return hit;
-  };
-}
-function buildPlan(fleet, exclusions, opts) {
-  const file = opts.file;
-  const all = fleet.lanes;
-  const problems = [];
-  const byId = /* @__PURE__ */ new Map();
-  for (const lane of all) {
-    const clash = byId.get(lane.id);
-    if (clash) {
-      problems.push({
-        file,
-        field: `targets[${lane.index}].lane`,
-        message: `lane id "${lane.id}" is already used by targets[${clash.index}] (${clash.repo}): give one of them a distinct lane:`
-      });
-    } else byId.set(lane.id, lane);
-  }
-  for (const lane of all) {
-    lane.depends_on.forEach((dep, j) => {
-      if (!byId.has(dep)) {
-        problems.push({ file, field: `targets[${lane.index}].depends_on[${j}]`, message: `"${dep}" is not a lane of this fleet` });
-      }
-    });
-  }
-  const cycles = findCycles(all, MAX_CYCLE_PROBLEMS + 1);
-  for (const cycle of cycles.slice(0, MAX_CYCLE_PROBLEMS)) {
-    const first = byId.get(cycle[0]);
-    const next = cycle[1];
-    problems.push({
-      file,
-      field: `targets[${first.index}].depends_on`,
-      message: cycle.length === 2 ? `lane "${first.id}" depends on itself: remove "${first.id}" from its depends_on` : `dependency cycle ${cycle.join(" \u2192 ")}: no lane in it can ever start; remove one of these depends_on entries (e.g. "${next}" from lane "${first.id}")`
-    });
-  }
-  if (cycles.length > MAX_CYCLE_PROBLEMS) {
-    problems.push({ file, field: "targets", message: `more dependency cycles were found than the ${MAX_CYCLE_PROBLEMS} listed; fix these and plan again` });
-  }
-  if (problems.length) return { ok: false, problems };
-  const excluded = resolveExclusions(all, fleet.excluded, exclusions);
-  const excludedLanes = /* @__PURE__ */ new Map();
-  for (const e of excluded) {
-    const lane = byId.get(e.lane);
-    if (lane && lane.repo === e.repo && !excludedLanes.has(e.lane)) excludedLanes.set(e.lane, e);
-  }
-  const skipped = skipDependents(all, excludedLanes);
-  const skippedIds = new Set(skipped.map((s) => s.lane));
-  const runnable = all.filter((l) => !excludedLanes.has(l.id) && !skippedIds.has(l.id));
-  const level = /* @__PURE__ */ new Map();
-  const dependents = /* @__PURE__ */ new Map();
-  const waiting = /* @__PURE__ */ new Map();
-  for (const l of runnable) {
-    waiting.set(l.id, l.depends_on.length);
-    for (const d of l.depends_on) {
-      let list = dependents.get(d);
-      if (!list) dependents.set(d, list = []);
-      list.push(l.id);
-    }
-  }
-  const ready = runnable.filter((l) => l.depends_on.length === 0).map((l) => l.id);
-  for (const id of ready) level.set(id, 0);
-  for (let head = 0; head < ready.length; head++) {
-    const v = ready[head];
-    const lv = level.get(v);
-    for (const w of dependents.get(v) ?? []) {
-      level.set(w, Math.max(level.get(w) ?? 0, lv + 1));
-      const left = waiting.get(w) - 1;
-      waiting.set(w, left);
-      if (left === 0) ready.push(w);
-    }
-  }
-  const order = [...runnable].sort((a, b) => level.get(a.id) - level.get(b.id) || byString(a.id, b.id));
-  const waveOf = /* @__PURE__ */ new Map();
-  const slots = [];
-  const contention = [];
-  const overlaps = overlapMemo();
-  const nonEmpty = new NextOpen();
-  const withExclusive = new NextOpen();
-  const withRepo = /* @__PURE__ */ new Map();
-  for (const lane of order) {
-    let wanted = 0;
-    for (const d of lane.depends_on) wanted = Math.max(wanted, waveOf.get(d) + 1);
-    const globs = globsOf(lane);
-    const scope = globs.map((glob) => ({ glob, prefix: literalPrefix(glob) }));
-    const whole = globs.includes("**");
-    let repoWaves = withRepo.get(lane.repo);
-    if (!repoWaves) withRepo.set(lane.repo, repoWaves = new NextOpen());
-    let first;
-    let w = wanted;
-    for (; ; ) {
-      const slot2 = slots[w];
-      if (!slot2) break;
-      if (slot2.exclusive) {
-        first ??= { by: slot2.exclusive.id, reason: `lane "${slot2.exclusive.id}" is exclusive` };
-        w = lane.exclusive ? nonEmpty.find(w) : withExclusive.find(w);
-        continue;
-      }
-      if (lane.exclusive) {
-        if (!slot2.lanes.length) break;
-        first ??= { by: slot2.lanes[0].id, reason: "exclusive lane needs a wave of its own" };
-        w = nonEmpty.find(w);
-        continue;
-      }
-      const same2 = slot2.byRepo.get(lane.repo);
-      if (!same2) break;
-      const hit = whole ? { lane: same2.lanes[0], pair: ["**", globsOf(same2.lanes[0])[0]] } : same2.conflict(scope, overlaps);
-      if (!hit) break;
-      first ??= {
-        by: hit.lane.id,
-        reason: `owns ${describeScope(lane.owns, hit.pair[0])} overlaps ${describeScope(hit.lane.owns, hit.pair[1])} of lane "${hit.lane.id}" in the same repository`
-      };
-      w = whole ? repoWaves.find(w) : w + 1;
-    }
-    if (w === slots.length) slots.push({ lanes: [], exclusive: void 0, byRepo: /* @__PURE__ */ new Map() });
-    const slot = slots[w];
-    slot.lanes.push(lane);
-    nonEmpty.block(w);
-    repoWaves.block(w);
-    if (lane.exclusive) {
-      slot.exclusive = lane;
-      withExclusive.block(w);
-    }
-    let same = slot.byRepo.get(lane.repo);
-    if (!same) slot.byRepo.set(lane.repo, same = new ScopeIndex());
-    same.add(lane, scope);
-    waveOf.set(lane.id, w);
-    if (first) contention.push({ lane: lane.id, repo: lane.repo, wanted_wave: wanted, wave: w, because_of: first.by, reason: first.reason });
-  }
-  if (slots.length > opts.maxWaves) {
-    const chain = longestChain(runnable, level);
-    const depth = chain.length;
-    const pushed = slots.length - depth;
-    const why = pushed > 0 ? `; the dependencies alone need ${depth}, contention and exclusive lanes add ${pushed} (${contention.length} lane${contention.length === 1 ? "" : "s"} pushed)` : "";
-    return {
-      ok: false,
-      problems: [
-        {
-          file,
-          field: "max_waves",
-          message: `the plan needs ${slots.length} waves but max_waves is ${opts.maxWaves}${why}. Longest dependency chain (${depth} lane${depth === 1 ? "" : "s"}): ${chainText(chain)}. Raise max_waves to at least ${slots.length}, or flatten the graph: drop depends_on entries that are not needed, give lanes of one repository disjoint owns:, or mark fewer lanes exclusive.`
-        }
-      ]
-    };
-  }
-  contention.sort((a, b) => byString(a.lane, b.lane));
-  const waves = slots.map((slot, index) => {
-    const ids = slot.lanes.map((l) => l.id).sort(byString);
-    const { shards, parallel } = shardWave(index, ids, opts.maxParallel, opts.maxShards ?? MAX_SHARDS);
-    return { index, lanes: ids, exclusive: slot.exclusive !== void 0, shards, parallel };
-  });
-  const lanes = order.map((spec) => ({ spec, wave: waveOf.get(spec.id) })).sort((a, b) => a.wave - b.wave || byString(a.spec.id, b.spec.id));
-  return { ok: true, plan: { lanes, waves, contention, excluded, skipped } };
-}
-function longestChain(lanes, level) {
-  const byId = new Map(lanes.map((l) => [l.id, l]));
-  let deepest;
-  for (const l of lanes) {
-    const lv = level.get(l.id);
-    if (!deepest || lv > level.get(deepest.id) || lv === level.get(deepest.id) && byString(l.id, deepest.id) < 0) deepest = l;
-  }
-  const chain = [];
-  for (let at = deepest; at; ) {
-    chain.push(at.id);
-    const want = level.get(at.id) - 1;
-    let next;
-    for (const d of at.depends_on) {
-      if (level.get(d) !== want) continue;
-      if (!next || byString(d, next.id) < 0) next = byId.get(d);
-    }
-    at = next;
-  }
-  return chain.reverse();
-}
-
-
-
-/***/ }),
-
-/***/ 6327:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   B1: () => (/* binding */ renderReport),
-/* harmony export */   EG: () => (/* binding */ renderPlan),
-/* harmony export */   dK: () => (/* binding */ renderStatusTable)
-/* harmony export */ });
-/* unused harmony exports CHECK_RUN_TEXT_LIMIT, checkRunConclusion, fitCheckRunText, formatDuration, laneResult, renderMermaid, utf8Bytes */
-/* harmony import */ var _manifest_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9912);
-/* harmony import */ var _markdown_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3268);
-
-
-
-const DASH = "\u2014";
-const ELLIPSIS = "\u2026";
-const DEFAULT_STATUS_ROWS = 50;
-const PLAN_WAVE_LANES = 20;
-const PLAN_LIST_LIMIT = 100;
-const NOTE_CHARS = 120;
-const MESSAGE_CHARS = 200;
-const DIRECTIVE_CHARS = 200;
-const MERMAID_MAX_EDGES = 500;
-function truncate(s, max) {
-  const cps = Array.from(s);
-  if (cps.length <= max) return s;
-  return cps.slice(0, Math.max(0, max - 1)).join("").trimEnd() + ELLIPSIS;
-}
-function firstLine(s, max) {
-  const lines = s.split(/\r\n|\r|\n|\u2028|\u2029/);
-  const i = lines.findIndex((l) => l.trim() !== "");
-  if (i < 0) return "";
-  const line = (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .oneLine */ .TN)(lines[i]);
-  const rest = lines.slice(i + 1).some((l) => l.trim() !== "");
-  const cut = truncate(line, max);
-  return rest && !cut.endsWith(ELLIPSIS) ? `${cut} ${ELLIPSIS}` : cut;
-}
-function formatDuration(seconds) {
-  const s = Math.max(0, Math.floor(seconds));
-  const h = Math.floor(s / 3600);
-  const m = Math.floor(s % 3600 / 60);
-  const pad = (n) => String(n).padStart(2, "0");
-  return `${pad(h)}:${pad(m)}:${pad(s % 60)}`;
-}
-function durationCell(seconds) {
-  return seconds == null ? DASH : formatDuration(seconds);
-}
-function waveLabel(wave) {
-  return wave == null ? DASH : String(wave + 1);
-}
-function orDash(s) {
-  return s == null || s === "" ? DASH : (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(s);
-}
-function joinPath(workspace, path) {
-  if (!workspace || path.startsWith("/")) return path;
-  return `${workspace.replace(/\/+$/, "")}/${path.replace(/^\.\//, "")}`;
-}
-const SAFE_URL = /^https?:\/\/[^\s<>()[\]|`"'\\]+$/;
-function prCell(l) {
-  const label = l.pr_number != null ? `#${l.pr_number}` : "PR";
-  let s;
-  if (l.pr_url && SAFE_URL.test(l.pr_url)) s = `[${label}](${l.pr_url})`;
-  else if (l.pr_number != null) s = label;
-  else if (l.pr_url) s = (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.pr_url);
-  else return DASH;
-  return (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) ? `${s} (draft)` : s;
-}
-function agoCell(updated_at, now) {
-  const s = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .durationSeconds */ .o8)(updated_at, now);
-  return s == null ? DASH : `${formatDuration(s)} ago`;
-}
-const STATUS_RANK = { running: 0, failed: 1, completed: 2, skipped: 3, queued: 4, excluded: 5 };
-const STATUS_ORDER = Object.keys(STATUS_RANK).sort((a, b) => STATUS_RANK[a] - STATUS_RANK[b]);
-function rowCap(maxRows, fallback) {
-  if (maxRows === void 0 || Number.isNaN(maxRows)) return fallback;
-  return Math.max(0, Math.floor(maxRows));
-}
-function moreLine(hidden) {
-  const counts = /* @__PURE__ */ new Map();
-  for (const l of hidden) counts.set(l.status, (counts.get(l.status) ?? 0) + 1);
-  const parts = STATUS_ORDER.filter((s) => counts.has(s)).map((s) => `${counts.get(s)} ${s}`);
-  return `${ELLIPSIS} and ${hidden.length} more (${parts.join(", ")})`;
-}
-function table(header, align, rows) {
-  const out = [`| ${header.join(" | ")} |`, `|${align.map((a) => a === "r" ? "---:" : "---").join("|")}|`];
-  for (const r of rows) out.push(`| ${r.join(" | ")} |`);
-  return out;
-}
-function finish(lines) {
-  return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}
-`;
-}
-function renderStatusTable(m, opts) {
-  const s = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .summarize */ .eh)(m.lanes, m.started_at, m.ended_at);
-  const elapsed = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .durationSeconds */ .o8)(m.started_at, m.ended_at ?? opts.now);
-  const lines = [
-    `## Fleet Status \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`,
-    "",
-    `Elapsed: ${durationCell(elapsed)} | Active: ${s.running} / ${m.max_parallel} | Queued: ${s.queued} | Completed: ${s.completed} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}`,
-    ""
-  ];
-  if (m.lanes.length === 0) {
-    lines.push("No lanes.");
-    return finish(lines);
-  }
-  const ordered = m.lanes.slice().sort((a, b) => STATUS_RANK[a.status] - STATUS_RANK[b.status]);
-  const max = rowCap(opts.maxRows, DEFAULT_STATUS_ROWS);
-  const shown = ordered.slice(0, max);
-  const hidden = ordered.slice(max);
-  const rows = shown.map((l, i) => [
-    String(i + 1),
-    (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.repo),
-    (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.lane),
-    waveLabel(l.wave),
-    (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.phase),
-    prCell(l),
-    orDash(l.ci_conclusion),
-    orDash(l.merge_status),
-    String(l.retry_count),
-    agoCell(l.updated_at, opts.now)
-  ]);
-  if (rows.length > 0) {
-    lines.push(
-      ...table(
-        ["#", "Repo", "Lane", "Wave", "Phase", "PR", "CI", "Merge", "Retries", "Last update"],
-        ["r", "l", "l", "r", "l", "l", "l", "l", "r", "r"],
-        rows
-      )
-    );
-  }
-  if (hidden.length > 0) lines.push("", moreLine(hidden));
-  return finish(lines);
-}
-function laneResult(l) {
-  if (l.status === "excluded") return "excluded";
-  if (l.status === "skipped") return "skipped";
-  if ((0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l)) return "draft";
-  if (l.status === "failed") return "failed";
-  if (l.phase === "no-op") return "no-op";
-  if (l.merge_status === "merged" || l.phase === "merged") return "merged";
-  if (l.phase === "dry-run") return "dry-run";
-  return l.status;
-}
-function notesCell(l, result) {
-  const parts = [];
-  if (l.error) {
-    const msg = firstLine(l.error.message, NOTE_CHARS);
-    if (l.error.class === result) parts.push(msg || l.error.class);
-    else parts.push(msg ? `${l.error.class}: ${msg}` : l.error.class);
-  }
-  if (l.retry_count > 0) parts.push(`${parts.length ? "retried" : "Retried"} ${l.retry_count}\xD7`);
-  return parts.length ? (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(parts.join(" \xB7 ")) : DASH;
-}
-function branchPrCell(l) {
-  const parts = [];
-  const pushed = l.phase !== "dry-run" && (l.commit != null || l.pr_url != null || l.pr_number != null);
-  if (l.branch && pushed) parts.push((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeCell */ .MZ)(l.branch));
-  const pr = prCell(l);
-  if (pr !== DASH) parts.push(pr);
-  return parts.length ? parts.join(" \xB7 ") : DASH;
-}
-function sentence(escaped) {
-  return /[.!?…]$/.test(escaped) ? escaped : `${escaped}.`;
-}
-function actionLine(l, workspace) {
-  const cls = l.error?.class ?? ((0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) ? "draft" : l.status);
-  const msg = l.error ? firstLine(l.error.message, MESSAGE_CHARS) : (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) ? "the pull request was left as a draft for review" : "";
-  let line = `- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.repo)} (lane ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.lane)}) \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(cls)}`;
-  line += msg ? `: ${sentence((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(msg))}` : ".";
-  if (l.log) line += ` Log: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(joinPath(workspace, l.log))}`;
-  return line;
-}
-function exclusionLine(x) {
-  const detail = x.detail ? firstLine(x.detail, MESSAGE_CHARS) : "";
-  return `- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(x.repo)} \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(x.reason)}${detail ? `: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(detail)}` : ""}`;
-}
-function directiveLine(m) {
-  const d = firstLine(m.directive, DIRECTIVE_CHARS);
-  return `Directive: ${d ? (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(d) : DASH}`;
-}
-function isolationLine(m) {
-  const open = m.lanes.filter((l) => l.isolation?.kind === "none");
-  if (open.length === 0) return [];
-  const why = (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .oneLine */ .TN)(open[0].isolation.detail);
-  return ["", `_Not isolated: the directives of ${open.length} lane${open.length > 1 ? "s" : ""} ran where they could see Fleet's processes (${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(why)}); see docs/security.md._`];
-}
-function dryRunLine(m) {
-  return m.dry_run ? ["", "_Dry run: nothing is pushed, no pull request is opened._"] : [];
-}
-function reportRank(l) {
-  if (l.status === "failed" || (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l)) return 0;
-  if (l.status === "running") return 1;
-  if (l.status === "skipped") return 2;
-  if (l.status === "completed") return 3;
-  if (l.status === "queued") return 4;
-  return 5;
-}
-function runsLines(m) {
-  const runs = m.runs ?? [];
-  if (runs.length === 0) return [];
-  const last = runs.at(-1);
-  const more = last.last_wave + 1 < m.waves.length;
-  if (runs.length === 1 && !more) return [];
-  const link = (r) => r.url ? `[run ${r.run_id}](${r.url})` : `run ${r.run_id}`;
-  const out = ["", `Ran in ${runs.length} workflow run${runs.length > 1 ? "s" : ""}${more ? " so far" : ""}: ${runs.map((r) => `${link(r)} (waves ${r.first_wave + 1}\u2013${r.last_wave + 1})`).join(", ")}.`];
-  if (more) out.push(`Waves ${last.last_wave + 2}\u2013${m.waves.length} go on in a new run of the workflow; its report covers the whole fleet.`);
-  return out;
-}
-function renderReport(m, opts) {
-  const s = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .summarize */ .eh)(m.lanes, m.started_at, m.ended_at ?? opts.now);
-  const lines = [`## Fleet Report \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`, "", directiveLine(m), ...dryRunLine(m), ...isolationLine(m), ...runsLines(m), ""];
-  const metrics = [
-    ["Lanes", String(s.total)],
-    ["Completed", String(s.completed)],
-    ["No-op", String(s.no_op)],
-    ["Failed", String(s.failed)],
-    ["Skipped", String(s.skipped)],
-    ["Excluded", String(s.excluded)]
-  ];
-  if (s.running > 0) metrics.push(["Running", String(s.running)]);
-  if (s.queued > 0) metrics.push(["Queued", String(s.queued)]);
-  metrics.push(
-    ["Merged", String(s.merged)],
-    ["Draft", String(s.draft)],
-    ["Retries", String(s.retries)],
-    ["Duration", `${durationCell(s.duration_seconds)}${m.ended_at == null ? " (running)" : ""}`]
-  );
-  lines.push(...table(["Metric", "Value"], ["l", "r"], metrics), "", "### Lanes", "");
-  if (m.lanes.length === 0) {
-    lines.push("No lanes.");
-  } else {
-    const max = rowCap(opts.maxRows, Number.POSITIVE_INFINITY);
-    let shown = m.lanes;
-    let hidden = [];
-    if (m.lanes.length > max) {
-      const order = m.lanes.map((l, i) => ({ l, i })).sort((a, b) => reportRank(a.l) - reportRank(b.l));
-      const keep = new Set(order.slice(0, max).map((x) => x.i));
-      shown = m.lanes.filter((_, i) => keep.has(i));
-      hidden = m.lanes.filter((_, i) => !keep.has(i));
-    }
-    const rows = shown.map((l) => {
-      const result = laneResult(l);
-      return [(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.lane), (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.repo), waveLabel(l.wave), result, branchPrCell(l), orDash(l.ci_conclusion), notesCell(l, result)];
-    });
-    if (rows.length > 0) lines.push(...table(["Lane", "Repo", "Wave", "Result", "Branch / PR", "CI", "Notes"], ["l", "l", "r", "l", "l", "l", "l"], rows));
-    if (hidden.length > 0) lines.push("", `${moreLine(hidden)}: see the manifest`);
-  }
-  if (m.excluded.length > 0) {
-    const max = rowCap(opts.maxRows, Number.POSITIVE_INFINITY);
-    lines.push("", "### Excluded", "", ...m.excluded.slice(0, max).map(exclusionLine));
-    if (m.excluded.length > max) lines.push("", `${ELLIPSIS} and ${m.excluded.length - max} more excluded: see the manifest`);
-  }
-  const action = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .needsAction */ .U$)(m);
-  lines.push("", "### Action required", "");
-  if (action.length === 0) lines.push("Nothing needs action.");
-  else lines.push(...action.map((l) => actionLine(l, opts.workspace)));
-  if (opts.workspace) lines.push("", `Manifest: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(joinPath(opts.workspace, "fleet-status.json"))}`);
-  return finish(lines);
-}
-function capped(items, limit, render, noun) {
-  const out = items.slice(0, limit).map(render);
-  if (items.length > limit) out.push(`- ${ELLIPSIS} and ${items.length - limit} more ${noun}: see the plan artifact`);
-  return out;
-}
-function renderPlan(m) {
-  const scheduled = m.lanes.filter((l) => l.wave != null).length;
-  const skipped = m.lanes.filter((l) => l.status === "skipped");
-  const lines = [`## Fleet Plan \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`, "", directiveLine(m), ...dryRunLine(m), ""];
-  lines.push(
-    `Lanes: ${scheduled} in ${m.waves.length} ${m.waves.length === 1 ? "wave" : "waves"} \xB7 Skipped: ${skipped.length} \xB7 Excluded: ${m.excluded.length} \xB7 Max parallel: ${m.max_parallel} \xB7 Retries: ${m.max_retries} \xB7 Checkpoint: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.checkpoint)} \xB7 Merge: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.merge_policy)}`,
-    "",
-    "### Waves",
-    ""
-  );
-  if (m.waves.length === 0) {
-    lines.push("No waves: nothing to run.");
-  } else {
-    const waves = m.waves.slice().sort((a, b) => a.index - b.index);
-    const rows = waves.map((w) => {
-      const ids = w.lanes.slice(0, PLAN_WAVE_LANES).join(", ");
-      const more = w.lanes.length > PLAN_WAVE_LANES ? ` ${ELLIPSIS} +${w.lanes.length - PLAN_WAVE_LANES}` : "";
-      return [waveLabel(w.index), (ids ? (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(ids) : DASH) + more, String(w.shards.length), String(w.parallel), w.exclusive ? "yes" : "no"];
-    });
-    lines.push(...table(["Wave", "Lanes", "Shards", "Parallel", "Exclusive"], ["r", "l", "r", "r", "l"], rows));
-  }
-  lines.push("", "### Contention", "");
-  if (m.contention.length === 0) {
-    lines.push("No contention.");
-  } else {
-    const rows = m.contention.slice(0, PLAN_LIST_LIMIT).map((c) => [(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(c.lane), (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(c.repo), `${waveLabel(c.wanted_wave)} \u2192 ${waveLabel(c.wave)}`, (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(c.because_of), orDash(c.reason)]);
-    lines.push(...table(["Lane", "Repo", "Wave", "Because of", "Reason"], ["l", "l", "l", "l", "l"], rows));
-    if (m.contention.length > PLAN_LIST_LIMIT) lines.push("", `${ELLIPSIS} and ${m.contention.length - PLAN_LIST_LIMIT} more: see the plan artifact`);
-  }
-  if (m.excluded.length > 0) {
-    lines.push("", "### Excluded", "", ...capped(m.excluded, PLAN_LIST_LIMIT, exclusionLine, "excluded"));
-  }
-  if (skipped.length > 0) {
-    const line = (l) => `- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.repo)} (lane ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.lane)}) \u2014 ${orDash(l.error ? firstLine(l.error.message, MESSAGE_CHARS) : null)}`;
-    lines.push("", "### Skipped", "", ...capped(skipped, PLAN_LIST_LIMIT, line, "skipped"));
-  }
-  lines.push("", "### Graph", "", renderMermaid(m));
-  return finish(lines);
-}
-const CLASS_DEFS = {
-  failed: "fill:#fde2e1,stroke:#cf222e,color:#82071e",
-  skipped: "fill:#fff8c5,stroke:#9a6700,color:#4d2d00,stroke-dasharray: 5 5",
-  excluded: "fill:#eaeef2,stroke:#8c959f,color:#57606a,stroke-dasharray: 5 5"
-};
-function renderMermaid(m, maxNodes = 300) {
-  const n = m.lanes.length;
-  if (n === 0) return "_No lanes._";
-  if (n > maxNodes) return `_graph omitted: ${n} lanes (limit ${maxNodes})_`;
-  const ids = /* @__PURE__ */ new Map();
-  const used = /* @__PURE__ */ new Set();
-  for (const l of m.lanes) {
-    const base = `n_${l.lane.replace(/[^A-Za-z0-9_]/g, "_")}`;
-    let id = base;
-    for (let k = 2; used.has(id); k++) id = `${base}_${k}`;
-    used.add(id);
-    ids.set(l.lane, id);
-  }
-  const edges = [];
-  const seen = /* @__PURE__ */ new Set();
-  for (const l of m.lanes) {
-    for (const dep of l.depends_on) {
-      const from = ids.get(dep);
-      if (from === void 0) continue;
-      const edge = `${from} --> ${ids.get(l.lane)}`;
-      if (!seen.has(edge)) {
-        seen.add(edge);
-        edges.push(edge);
-      }
-    }
-  }
-  if (edges.length > MERMAID_MAX_EDGES) return `_graph omitted: ${edges.length} edges (limit ${MERMAID_MAX_EDGES})_`;
-  const groups = /* @__PURE__ */ new Map();
-  for (const l of m.lanes) {
-    const g = groups.get(l.wave);
-    if (g) g.push(l);
-    else groups.set(l.wave, [l]);
-  }
-  const keys = [...groups.keys()].sort((a, b) => (a ?? Number.POSITIVE_INFINITY) - (b ?? Number.POSITIVE_INFINITY));
-  const out = ["```mermaid", "graph LR"];
-  for (const w of keys) {
-    out.push(w == null ? '  subgraph unscheduled ["Not scheduled"]' : `  subgraph wave_${w + 1} ["Wave ${w + 1}"]`);
-    for (const l of groups.get(w)) out.push(`    ${ids.get(l.lane)}["${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .mermaidLabel */ ._b)(l.lane)}"]`);
-    out.push("  end");
-  }
-  for (const e of edges) out.push(`  ${e}`);
-  for (const status of Object.keys(CLASS_DEFS)) {
-    const members = m.lanes.filter((l) => l.status === status).map((l) => ids.get(l.lane));
-    if (members.length === 0) continue;
-    out.push(`  classDef ${status} ${CLASS_DEFS[status]}`, `  class ${members.join(",")} ${status}`);
-  }
-  out.push("```");
-  return out.join("\n");
-}
-const CHECK_RUN_TEXT_LIMIT = 65535;
-function fitCheckRunText(markdown, pointer, limit = CHECK_RUN_TEXT_LIMIT) {
-  const size = utf8Bytes(markdown);
-  if (size <= limit) return markdown;
-  const tail = `
-
-\u2026 report truncated to fit a check run (${size} bytes, limit ${limit}). ${pointer}
-`;
-  const budget = limit - utf8Bytes(tail) - 8;
-  const end = charsWithin(markdown, budget);
-  let cut = markdown.lastIndexOf("\n", end);
-  if (cut <= 0) cut = end;
-  let head = markdown.slice(0, cut);
-  if ((head.match(/^```/gm)?.length ?? 0) % 2 === 1) head += "\n```";
-  return head + tail;
-}
-const encoder = new TextEncoder();
-function utf8Bytes(text) {
-  return encoder.encode(text).length;
-}
-function charsWithin(text, bytes) {
-  let used = 0;
-  let i = 0;
-  while (i < text.length) {
-    const code = text.codePointAt(i);
-    const width = code < 128 ? 1 : code < 2048 ? 2 : code < 65536 ? 3 : 4;
-    if (used + width > bytes) break;
-    used += width;
-    i += code >= 65536 ? 2 : 1;
-  }
-  return i;
-}
-function checkRunConclusion(m) {
-  if (m.lanes.some((l) => l.status === "failed" || l.status === "skipped")) return "failure";
-  if (m.lanes.some((l) => l.status === "queued")) return "neutral";
-  if (m.lanes.every((l) => l.status === "excluded")) return "neutral";
-  return "success";
-}
-
-
-
-/***/ }),
-
-/***/ 7762:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   Gt: () => (/* binding */ displayPath),
-/* harmony export */   TL: () => (/* binding */ quoted),
-/* harmony export */   e4: () => (/* binding */ showInvisibles)
-/* harmony export */ });
-const ACTIVE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/g;
-const NAMED = { "\n": "\\n", "\r": "\\r", "	": "\\t" };
-function showInvisibles(s) {
-  return s.replace(ACTIVE, (c) => {
-    const named = NAMED[c];
-    if (named) return named;
-    const code = c.charCodeAt(0);
-    return code < 256 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
-  });
-}
-function quoted(s) {
-  return `"${showInvisibles(s.replace(/[\\"]/g, (c) => `\\${c}`))}"`;
-}
-function displayPath(p) {
-  ACTIVE.lastIndex = 0;
-  return ACTIVE.test(p) ? quoted(p) : p;
-}
-
-
-
-/***/ }),
-
-/***/ 8259:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   C5: () => (/* binding */ formatProblems),
-/* harmony export */   H7: () => (/* binding */ addDiscoveredLanes),
-/* harmony export */   LD: () => (/* binding */ defaultLaneId),
-/* harmony export */   Xi: () => (/* binding */ validateFleetFile)
-/* harmony export */ });
-/* unused harmony exports branchRuleBroken, classifyRepo, renderBranch */
-/* harmony import */ var _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7692);
-/* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6932);
-/* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(7762);
-
-
-
-
-const GITHUB_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
-const URL_FORM = /^(?:https?:\/\/|ssh:\/\/|git:\/\/|file:\/\/|[\w.-]+@[\w.-]+:)/;
-function classifyRepo(repo) {
-  if (URL_FORM.test(repo)) return "url";
-  if (repo.startsWith(".") || repo.startsWith("/") || repo.startsWith("~")) return "path";
-  if (GITHUB_NAME.test(repo)) {
-    if (/\/\.{1,2}$/.test(repo)) return { problem: `"${repo}" is not a valid owner/repo name: "." and ".." cannot be repository names` };
-    return "github";
-  }
-  if (!repo.includes("/")) {
-    return { problem: `"${repo}" is neither owner/repo nor a path: write owner/${repo} for GitHub or ./${repo} for a local folder` };
-  }
-  return { problem: `"${repo}" is not a valid owner/repo name, path (start it with ./ or /) or git URL` };
-}
-function defaultLaneId(repo) {
-  const trimmed = repo.replace(/\/+$/, "").replace(/\.git$/, "");
-  const last = trimmed.split(/[/:]/).pop() ?? trimmed;
-  const slug = last.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+/, "").slice(0, 100);
-  return slug || "repo";
-}
-function fullSlug(repo) {
-  return repo.replace(/\.git$/, "").toLowerCase().replace(/^[a-z]+:\/\//, "").replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+/, "").replace(/-+$/, "").slice(-100).replace(/^[^a-z0-9]+/, "") || "repo";
-}
-function renderBranch(template, name, lane) {
-  return template.replaceAll("{name}", name).replaceAll("{lane}", lane);
-}
-function branchRuleBroken(branch) {
-  if (branch === "") return "it is empty";
-  if (branch.startsWith("-")) return 'it starts with "-", which git reads as an option';
-  if (branch === "HEAD") return '"HEAD" is reserved';
-  if (/[\u0000-\u001f\u007f]/.test(branch)) return "it contains a control character";
-  if (branch.includes(" ")) return "it contains a space";
-  const bad = /[~^:?*[\\]/.exec(branch);
-  if (bad) return `it contains "${bad[0]}"`;
-  if (branch.includes("..")) return 'it contains ".."';
-  if (branch.includes("@{")) return 'it contains "@{"';
-  if (branch.startsWith("/") || branch.endsWith("/") || branch.includes("//")) return 'it has an empty part (a leading, trailing or doubled "/")';
-  if (branch.endsWith(".")) return 'it ends with "."';
-  for (const part of branch.split("/")) {
-    if (part.startsWith(".")) return `its part "${part}" starts with "."`;
-    if (part.endsWith(".lock")) return `its part "${part}" ends with ".lock"`;
-  }
-  return void 0;
-}
-function branchProblem(branch) {
-  const why = branchRuleBroken(branch);
-  return why ? `${(0,_text_js__WEBPACK_IMPORTED_MODULE_2__/* .quoted */ .TL)(branch)} is not a valid git branch name: ${why}` : void 0;
-}
-function zodPath(path) {
-  let out = "";
-  for (const part of path) {
-    if (typeof part === "number") out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
-  }
-  return out || "(top level)";
-}
-function zodProblems(file, error) {
-  return error.issues.flatMap((issue) => {
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({
-        file,
-        field: zodPath([...issue.path, key]),
-        message: `unknown field "${key}": check the spelling against the fleet file reference (docs/fleet-file.md)`
-      }));
-    }
-    return [{ file, field: zodPath(issue.path), message: issue.message }];
-  });
-}
-function withoutUnknownKeys(raw, issues) {
-  let copy;
-  try {
-    copy = structuredClone(raw);
-  } catch {
-    return void 0;
-  }
-  for (const issue of issues) {
-    if (issue.code !== "unrecognized_keys") continue;
-    let at = copy;
-    for (const part of issue.path) at = at !== null && typeof at === "object" ? at[part] : void 0;
-    if (at === null || typeof at !== "object") continue;
-    for (const key of issue.keys) delete at[key];
-  }
-  return copy;
-}
-function canonical(value) {
-  return JSON.stringify(
-    value,
-    (_key, v) => v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
-  );
-}
-function validateFleetFile(raw, file) {
-  const parsed = _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .FleetFileSchema */ .Wj.safeParse(raw);
-  if (parsed.success) return resolveFleet(parsed.data, file);
-  const problems = zodProblems(file, parsed.error);
-  if (parsed.error.issues.every((issue) => issue.code === "unrecognized_keys")) {
-    const again = _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .FleetFileSchema */ .Wj.safeParse(withoutUnknownKeys(raw, parsed.error.issues));
-    if (again.success) {
-      const rest = resolveFleet(again.data, file);
-      if (!rest.ok) problems.push(...rest.problems);
-    }
-  }
-  return { ok: false, problems };
-}
-function resolveFleet(ff, file) {
-  const problems = [];
-  const notes = [];
-  const p = (field, message) => problems.push({ file, field, message });
-  if (!ff.directive.trim()) p("directive", "the directive is empty: say what every lane should do");
-  if (ff.targets.length === 0 && ff.github.discover.length === 0) {
-    p("targets", "a fleet needs at least one target: list them under targets:, or let github.discover find them");
-  }
-  if (ff.forge === "local" && ff.github.discover.length) {
-    p("github.discover", "discovery needs GitHub: set forge: github (the local forge only runs the targets listed)");
-  }
-  ["include", "exclude"].forEach(
-    (key) => ff.github[key].forEach((g, i) => {
-      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
-      if (why) p(`github.${key}[${i}]`, why);
-    })
-  );
-  const noRunAnywhere = ff.run === void 0 && ff.agent === void 0 && ff.targets.every((t) => t.run === void 0);
-  if (noRunAnywhere) {
-    p("run", "say how the directive runs: set `run:` (a shell command) or `agent:` (a coding agent)");
-  }
-  if (ff.run !== void 0 && ff.agent !== void 0) p("agent", "set either `run:` or `agent:`, not both");
-  if (ff.agent?.preset === "command" && !ff.agent.command) {
-    p("agent.command", 'preset "command" needs a command template, e.g. "my-agent --prompt-file {prompt_file}"');
-  }
-  const templateWhy = ff.agent?.preset === "command" && ff.agent.command ? (0,_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .templateProblem */ .MS)(ff.agent.command) : void 0;
-  if (templateWhy) p("agent.command", templateWhy);
-  if (ff.agent?.fallback && !ff.agent.personas.some((x) => x.name === ff.agent?.fallback)) {
-    p("agent.fallback", `fallback "${ff.agent.fallback}" is not one of agent.personas`);
-  }
-  const personaAt = /* @__PURE__ */ new Map();
-  ff.agent?.personas.forEach((persona, i) => {
-    const first = personaAt.get(persona.name);
-    if (first !== void 0) p(`agent.personas[${i}].name`, `persona "${persona.name}" is already defined by agent.personas[${first}]`);
-    else personaAt.set(persona.name, i);
-    persona.applies_to.forEach((g, j) => {
-      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
-      if (why) p(`agent.personas[${i}].applies_to[${j}]`, why);
-    });
-  });
-  ff.owns.forEach((g, i) => {
-    const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
-    if (why) p(`owns[${i}]`, why);
-  });
-  ff.never.forEach((g, i) => {
-    const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
-    if (why) p(`never[${i}]`, why);
-  });
-  if (!ff.branch.includes("{lane}")) p("branch", "the branch template must contain {lane} so every lane gets its own branch");
-  const basenameCount = /* @__PURE__ */ new Map();
-  for (const t of ff.targets) {
-    if (t.lane) continue;
-    const id = defaultLaneId(t.repo);
-    basenameCount.set(`${id}\0${t.repo}`, 1);
-  }
-  const repoForBase = /* @__PURE__ */ new Map();
-  for (const key of basenameCount.keys()) {
-    const [id, repo] = key.split("\0");
-    if (!repoForBase.has(id)) repoForBase.set(id, /* @__PURE__ */ new Set());
-    repoForBase.get(id).add(repo);
-  }
-  const lanes = [];
-  const byId = /* @__PURE__ */ new Map();
-  const seenRepoLane = /* @__PURE__ */ new Map();
-  const branchProblems = /* @__PURE__ */ new Set();
-  ff.targets.forEach((t, index) => {
-    const at = `targets[${index}]`;
-    if (t.directive !== void 0 && !t.directive.trim()) p(`${at}.directive`, "the lane directive is empty");
-    t.owns.forEach((g, j) => {
-      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
-      if (why) p(`${at}.owns[${j}]`, why);
-    });
-    t.never.forEach((g, j) => {
-      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
-      if (why) p(`${at}.never[${j}]`, why);
-    });
-    if (!noRunAnywhere && ff.run === void 0 && ff.agent === void 0 && t.run === void 0) {
-      p(`${at}.run`, "this lane has no way to run: set run: here or at the top level, or agent:");
-    }
-    const kind = classifyRepo(t.repo);
-    if (ff.forge === "github" && kind !== "github" && typeof kind === "string") {
-      p(`${at}.repo`, `"${t.repo}" is not an owner/repo name; with forge: github every target is a GitHub repository`);
-    }
-    if (typeof kind !== "string") {
-      p(`${at}.repo`, kind.problem);
-      return;
-    }
-    let id = t.lane;
-    if (!id) {
-      const base = defaultLaneId(t.repo);
-      id = (repoForBase.get(base)?.size ?? 1) > 1 ? fullSlug(t.repo) : base;
-    }
-    if (!_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .LANE_ID_PATTERN */ .kB.test(id)) {
-      p(`${at}.lane`, `derived lane id "${id}" is not usable: set lane: explicitly`);
-      return;
-    }
-    const repoLane = `${t.repo}\0${id}`;
-    const sameLane = seenRepoLane.get(repoLane);
-    if (sameLane !== void 0) {
-      if (canonical({ ...ff.targets[sameLane], lane: id }) === canonical({ ...t, lane: id })) {
-        notes.push(`${file}: ${at} repeats ${t.repo} (lane ${id}); the duplicate was removed`);
-      } else {
-        p(`${at}.lane`, `targets[${sameLane}] already runs lane "${id}" in ${t.repo} with different settings: give one of them a distinct lane:`);
-      }
-      return;
-    }
-    seenRepoLane.set(repoLane, index);
-    const clash = byId.get(id);
-    if (clash) {
-      p(`${at}.lane`, `lane id "${id}" is already used by targets[${clash.index}] (${clash.repo}): give one of them a distinct lane:`);
-      return;
-    }
-    const directive = t.directive ?? ff.directive;
-    const branch = renderBranch(ff.branch, ff.name, id);
-    const bp = branchProblem(branch);
-    if (bp) branchProblems.add(bp);
-    const lane = {
-      id,
-      repo: t.repo,
-      repo_kind: kind,
-      title: t.title ?? `${ff.name}: ${id}`,
-      directive,
-      run: t.run ?? ff.run,
-      checks: t.checks ?? ff.checks,
-      depends_on: [...new Set(t.depends_on)],
-      owns: t.owns.length ? t.owns : ff.owns,
-      never: [.../* @__PURE__ */ new Set([...ff.never, ...t.never])],
-      exclusive: t.exclusive,
-      branch,
-      base: t.base,
-      index
-    };
-    lanes.push(lane);
-    byId.set(id, lane);
-  });
-  const [firstBranchProblem] = branchProblems;
-  if (firstBranchProblem) {
-    p("branch", firstBranchProblem + (branchProblems.size > 1 ? ` (and ${branchProblems.size - 1} more lane branch${branchProblems.size > 2 ? "es" : ""})` : ""));
-  }
-  for (const lane of lanes) {
-    const written = ff.targets[lane.index]?.depends_on ?? lane.depends_on;
-    written.forEach((dep, j) => {
-      if (written.indexOf(dep) !== j) return;
-      if (dep === lane.id) p(`targets[${lane.index}].depends_on[${j}]`, `lane "${lane.id}" cannot depend on itself`);
-      else if (!byId.has(dep)) {
-        const known = [...byId.keys()].slice(0, 10).join(", ");
-        p(`targets[${lane.index}].depends_on[${j}]`, `"${dep}" is not a lane of this fleet (lanes: ${known}${byId.size > 10 ? ", \u2026" : ""})`);
-      }
-    });
-  }
-  const excluded = [];
-  ff.exclude.forEach((e, i) => {
-    const kind = classifyRepo(e.repo);
-    if (typeof kind !== "string") p(`exclude[${i}].repo`, kind.problem);
-    const lane = defaultLaneId(e.repo);
-    if (lanes.some((l) => l.repo === e.repo)) {
-      for (const l of lanes.filter((x) => x.repo === e.repo)) excluded.push({ repo: l.repo, lane: l.id, reason: e.reason });
-    } else {
-      excluded.push({ repo: e.repo, lane: byId.has(lane) ? fullSlug(e.repo) : lane, reason: e.reason });
-    }
-  });
-  if (problems.length) return { ok: false, problems };
-  return { ok: true, fleet: { file: ff, lanes, excluded, notes } };
-}
-function addDiscoveredLanes(fleet, repos) {
-  const ff = fleet.file;
-  const explicit = new Set(fleet.lanes.map((l) => l.repo.toLowerCase()));
-  const ids = /* @__PURE__ */ new Set([...fleet.lanes.map((l) => l.id), ...fleet.excluded.map((e) => e.lane)]);
-  const lanes = [...fleet.lanes];
-  const excluded = [...fleet.excluded];
-  const notes = [...fleet.notes];
-  const seen = /* @__PURE__ */ new Set();
-  const baseCount = /* @__PURE__ */ new Map();
-  const distinct = new Map(repos.map((r) => [r.toLowerCase(), r]));
-  for (const r of distinct.values()) baseCount.set(defaultLaneId(r), (baseCount.get(defaultLaneId(r)) ?? 0) + 1);
-  for (const repo of repos) {
-    const key = repo.toLowerCase();
-    if (explicit.has(key) || seen.has(key)) continue;
-    seen.add(key);
-    let id = (baseCount.get(defaultLaneId(repo)) ?? 0) > 1 || ids.has(defaultLaneId(repo)) ? fullSlug(repo) : defaultLaneId(repo);
-    for (let n = 2; ids.has(id); n++) id = `${fullSlug(repo).slice(0, 95)}-${n}`;
-    ids.add(id);
-    const included = ff.github.include.length === 0 || (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .matchesAny */ ._I)(repo, ff.github.include);
-    if (!included || (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .matchesAny */ ._I)(repo, ff.github.exclude)) {
-      excluded.push({ repo, lane: id, reason: "excluded-by-pattern" });
-      continue;
-    }
-    lanes.push({
-      id,
-      repo,
-      repo_kind: "github",
-      title: `${ff.name}: ${id}`,
-      directive: ff.directive,
-      run: ff.run,
-      checks: ff.checks,
-      depends_on: [],
-      owns: ff.owns,
-      never: [...new Set(ff.never)],
-      exclusive: false,
-      branch: renderBranch(ff.branch, ff.name, id),
-      base: void 0,
-      index: -1
-    });
-  }
-  if (repos.length) notes.push(`discovery found ${seen.size} repositor${seen.size === 1 ? "y" : "ies"} beyond the listed targets`);
-  return { file: ff, lanes, excluded, notes };
-}
-function formatProblems(problems) {
-  const lines = problems.map((x) => `  ${(0,_text_js__WEBPACK_IMPORTED_MODULE_2__/* .showInvisibles */ .e4)(`${x.file}: ${x.field}: ${x.message}`)}`);
-  return `${problems.length} problem${problems.length === 1 ? "" : "s"} found:
-${lines.join("\n")}`;
-}
-
-
-
-/***/ }),
-
-/***/ 2776:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   $V: () => (/* binding */ renderWorkerPrompt),
-/* harmony export */   ZL: () => (/* binding */ shellQuote),
-/* harmony export */   zA: () => (/* binding */ agentCommand)
-/* harmony export */ });
-/* unused harmony exports MAX_FEEDBACK_CHARS, PLACEHOLDER_ENV, renderCommandTemplate */
-/* harmony import */ var _core_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7692);
-
-const MAX_FEEDBACK_CHARS = 16 * 1024;
-function fenceFor(text) {
-  let longest = 0;
-  for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
-  return "`".repeat(Math.max(3, longest + 1));
-}
-function codeSpan(text) {
-  const ticks = fenceFor(text).length - 2;
-  const t = "`".repeat(Math.max(1, ticks));
-  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
-  return `${t}${pad}${text}${pad}${t}`;
-}
-function renderWorkerPrompt(p) {
-  const out = [];
-  out.push(`# ${p.title.trim() || `${p.repo}: ${p.lane}`}`);
-  out.push("");
-  out.push("You are one lane of a Fleet: the same directive is applied to many repositories, one working copy each. Work only on this one.");
-  out.push("");
-  out.push("## Directive");
-  out.push("");
-  out.push(p.directive.trim());
-  out.push("");
-  out.push("## Repository");
-  out.push("");
-  out.push(`- Repository: ${codeSpan(p.repo)}`);
-  out.push(`- Lane: ${codeSpan(p.lane)}`);
-  out.push(`- Branch: ${codeSpan(p.branch)} (already checked out in the working directory)`);
-  out.push("");
-  out.push("## Scope");
-  out.push("");
-  if (p.owns.length > 0) {
-    out.push("You may change only files matching these globs:");
-    out.push("");
-    for (const g of p.owns) out.push(`- ${codeSpan(g)}`);
-  } else {
-    out.push("You may change files anywhere in the whole repository.");
-  }
-  out.push("");
-  out.push("You must never change:");
-  out.push("");
-  for (const g of p.never) out.push(`- ${codeSpan(g)}`);
-  out.push(`- ${codeSpan(".git")} (the repository metadata)`);
-  out.push("");
-  out.push("A change outside this scope fails the lane.");
-  if (p.personas.length > 0) {
-    out.push("");
-    out.push("## Personas");
-    out.push("");
-    out.push("Work with the expertise of:");
-    for (const persona of p.personas) {
-      out.push("");
-      out.push(`### ${persona.name}`);
-      if (persona.description?.trim()) {
-        out.push("");
-        out.push(persona.description.trim());
-      }
-      if (persona.prompt?.trim()) {
-        out.push("");
-        out.push(persona.prompt.trim());
-      }
-    }
-  }
-  if (p.feedback !== void 0 && p.feedback.trim() !== "") {
-    let feedback = p.feedback.trimEnd();
-    if (feedback.length > MAX_FEEDBACK_CHARS) feedback = `[\u2026 earlier output cut \u2026]
-${feedback.slice(-MAX_FEEDBACK_CHARS)}`;
-    const fence = fenceFor(feedback);
-    out.push("");
-    out.push("## Previous attempt");
-    out.push("");
-    out.push("The previous attempt failed: fix the cause and complete the directive. Its output ended with:");
-    out.push("");
-    out.push(`${fence}text`);
-    out.push(feedback);
-    out.push(fence);
-  }
-  out.push("");
-  out.push("## Ground rules");
-  out.push("");
-  out.push("- Edit files in the working directory only.");
-  out.push("- Do not commit, push, create branches or open pull requests: Fleet commits and pushes your changes.");
-  out.push("- Keep changes minimal: only what the directive asks, in the style of the surrounding code.");
-  out.push("- If the task cannot be done, change nothing, explain why and exit with a non-zero status.");
-  out.push("");
-  return out.join("\n");
-}
-const PLACEHOLDER_ENV = {
-  prompt_file: "FLEET_PROMPT_FILE",
-  repo: "FLEET_REPO",
-  lane: "FLEET_LANE",
-  branch: "FLEET_BRANCH"
-};
-function shellQuote(value) {
-  if (value !== "" && /^[\w@%+=:,./-]+$/.test(value)) return value;
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-const PLACEHOLDER = /^\{(prompt_file|repo|lane|branch)\}/;
-function reference(name, ctx) {
-  const v = `\${${PLACEHOLDER_ENV[name]}}`;
-  if (ctx === "double") return v;
-  if (ctx === "single") return `'"${v}"'`;
-  return `"${v}"`;
-}
-function startsComment(template, i) {
-  return i === 0 || /[\s;&|()<>]/.test(template[i - 1]);
-}
-function renderCommandTemplate(template) {
-  const problem = (0,_core_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .templateProblem */ .MS)(template);
-  if (problem) throw new Error(`agent command template: ${problem}`);
-  let out = "";
-  const stack = ["bare"];
-  let heredoc = false;
-  const top = () => stack[stack.length - 1];
-  for (let i = 0; i < template.length; ) {
-    const ch = template[i];
-    const ctx = top();
-    if (ctx === "comment") {
-      if (ch === "\n") stack.pop();
-      out += ch;
-      i += 1;
-      continue;
-    }
-    if (ch === "{" && template[i - 1] !== "$") {
-      const m = PLACEHOLDER.exec(template.slice(i));
-      if (m) {
-        if (heredoc) throw new Error(`agent command template: {${m[1]}} cannot be used in a here-document; pass it as an argument`);
-        out += reference(m[1], ctx);
-        i += m[0].length;
-        continue;
-      }
-    }
-    if (ctx === "single") {
-      if (ch === "'") stack.pop();
-    } else if (ch === "\\") {
-      out += template.slice(i, i + 2);
-      i += 2;
-      continue;
-    } else if (ch === "$" && template[i + 1] === "(") {
-      stack.push("subst");
-      out += "$(";
-      i += 2;
-      continue;
-    } else if (ch === "`") {
-      if (ctx === "backtick") stack.pop();
-      else stack.push("backtick");
-    } else if (ctx === "double") {
-      if (ch === '"') stack.pop();
-    } else {
-      if (ch === "'") stack.push("single");
-      else if (ch === '"') stack.push("double");
-      else if (ch === "#" && startsComment(template, i)) stack.push("comment");
-      else if (ch === "(") stack.push("paren");
-      else if (ch === ")" && (ctx === "subst" || ctx === "paren")) stack.pop();
-      else if (ch === "<" && template[i + 1] === "<" && template[i + 2] !== "<" && template[i - 1] !== "<") heredoc = true;
-    }
-    out += ch;
-    i += 1;
-  }
-  return out;
-}
-function agentCommand(spec, vars) {
-  const env = {};
-  for (const [k, name] of Object.entries(PLACEHOLDER_ENV)) env[name] = vars[k];
-  const args = (spec.args ?? []).map(shellQuote);
-  const promptArg = `"$(cat "\${${PLACEHOLDER_ENV.prompt_file}}")"`;
-  switch (spec.preset) {
-    case "claude": {
-      const bin = spec.command ?? "claude";
-      return { command: [bin, "-p", promptArg, "--output-format", "json", "--permission-mode", "acceptEdits", ...args].join(" "), env };
-    }
-    case "codex": {
-      const bin = spec.command ?? "codex";
-      return { command: [bin, "exec", "--sandbox", "workspace-write", ...args, "--", promptArg, "</dev/null"].join(" "), env };
-    }
-    case "command":
-    default: {
-      if (!spec.command) throw new Error('agent preset "command" needs a `command` template');
-      const line = renderCommandTemplate(spec.command);
-      return { command: args.length > 0 ? `${line} ${args.join(" ")}` : line, env };
-    }
-  }
-}
-
-
-
-/***/ }),
-
-/***/ 8353:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-
-// EXPORTS
-__nccwpck_require__.d(__webpack_exports__, {
-  f: () => (/* reexport */ processes/* killAllRunning */.fe),
-  d: () => (/* binding */ runCommand)
-});
-
-// EXTERNAL MODULE: external "node:child_process"
-var external_node_child_process_ = __nccwpck_require__(1421);
-// EXTERNAL MODULE: external "node:fs"
-var external_node_fs_ = __nccwpck_require__(3024);
-// EXTERNAL MODULE: external "node:fs/promises"
-var promises_ = __nccwpck_require__(1455);
-// EXTERNAL MODULE: external "node:path"
-var external_node_path_ = __nccwpck_require__(6760);
-;// CONCATENATED MODULE: external "node:string_decoder"
-const external_node_string_decoder_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:string_decoder");
-// EXTERNAL MODULE: ./.build/src/local/git.js
-var git = __nccwpck_require__(137);
-// EXTERNAL MODULE: ./.build/src/local/processes.js
-var processes = __nccwpck_require__(1208);
-;// CONCATENATED MODULE: ./.build/src/local/exec.js
-
-
-
-
-
-
-
-const TAIL_CHARS = 4096;
-const KEEP_CHARS = TAIL_CHARS * 2;
-const MAX_PENDING_LINE = 64 * 1024;
-const CLOSE_WAIT_MS = 500;
-const FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-async function groupAlive(pgid) {
-  if (!(0,processes/* killGroup */.i0)(pgid, 0)) return false;
-  if (process.platform !== "linux") return true;
-  let pids;
-  try {
-    pids = await (0,promises_.readdir)("/proc");
-  } catch {
-    return true;
-  }
-  for (const pid of pids) {
-    if (pid.charCodeAt(0) < 48 || pid.charCodeAt(0) > 57) continue;
-    let stat;
-    try {
-      stat = await (0,promises_.readFile)(`/proc/${pid}/stat`, "utf8");
-    } catch {
-      continue;
-    }
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
-  }
-  return false;
-}
-function sleep(ms) {
-  return new Promise((r) => setTimeout(r, ms));
-}
-async function terminateGroup(pgid, graceMs) {
-  if (!(0,processes/* killGroup */.i0)(pgid, "SIGTERM")) return;
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline) {
-    await sleep(Math.min(25, Math.max(1, deadline - Date.now())));
-    if (!await groupAlive(pgid)) return;
-  }
-  (0,processes/* killGroup */.i0)(pgid, "SIGKILL");
-}
-function describe(command) {
-  return Array.isArray(command) ? command.map((a) => /^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a)).join(" ") : command;
-}
-class LineRedactor {
-  constructor(sink) {
-    this.sink = sink;
-  }
-  sink;
-  pending = "";
-  decoder = new external_node_string_decoder_namespaceObject.StringDecoder("utf8");
-  write(chunk) {
-    this.pending += this.decoder.write(chunk);
-    const cut = this.pending.lastIndexOf("\n");
-    if (cut >= 0) {
-      this.sink((0,git/* redact */.E$)(this.pending.slice(0, cut + 1)));
-      this.pending = this.pending.slice(cut + 1);
-    }
-    if (this.pending.length > MAX_PENDING_LINE) {
-      this.sink((0,git/* redact */.E$)(this.pending));
-      this.pending = "";
-    }
-  }
-  end() {
-    this.pending += this.decoder.end();
-    if (this.pending) this.sink((0,git/* redact */.E$)(this.pending));
-    this.pending = "";
-  }
-}
-async function runCommand(command, opts) {
-  const started = performance.now();
-  const killGraceMs = opts.killGraceMs ?? 2e3;
-  const env = { ...opts.env };
-  if (!env.PATH) env.PATH = process.env.PATH || FALLBACK_PATH;
-  let file;
-  let args;
-  if (Array.isArray(command)) {
-    if (command.length === 0) throw new TypeError("runCommand: empty command");
-    file = command[0];
-    args = command.slice(1);
-  } else if (opts.shell === false) {
-    file = command;
-    args = [];
-  } else {
-    file = "/bin/sh";
-    args = ["-c", command];
-  }
-  let log = null;
-  try {
-    await (0,promises_.mkdir)(external_node_path_.dirname(external_node_path_.resolve(opts.logFile)), { recursive: true });
-    const fd = (0,external_node_fs_.openSync)(opts.logFile, external_node_fs_.constants.O_WRONLY | external_node_fs_.constants.O_APPEND | external_node_fs_.constants.O_CREAT | external_node_fs_.constants.O_NOFOLLOW, 420);
-    log = (0,external_node_fs_.createWriteStream)("", { fd });
-    log.on("error", () => {
-    });
-  } catch {
-    log = null;
-  }
-  const writeLog = (text) => {
-    if (log && text) log.write(text);
-  };
-  writeLog(`=== ${(/* @__PURE__ */ new Date()).toISOString()} $ ${(0,git/* redact */.E$)(describe(command))}
-=== cwd: ${opts.cwd}
-`);
-  let tailBuf = "";
-  const keep = (text) => {
-    tailBuf += text;
-    if (tailBuf.length > KEEP_CHARS * 2) tailBuf = tailBuf.slice(-KEEP_CHARS);
-  };
-  const sink = (text) => {
-    writeLog(text);
-    keep(text);
-  };
-  const outLines = new LineRedactor(sink);
-  const errLines = new LineRedactor(sink);
-  let child;
-  let spawnError = null;
-  try {
-    if (opts.wrap) ({ file, args } = opts.wrap(file, args, env, { cwd: opts.cwd }));
-    child = (0,external_node_child_process_.spawn)(file, args, {
-      cwd: opts.cwd,
-      env,
-      detached: true,
-      stdio: [opts.input === void 0 ? "ignore" : "pipe", "pipe", "pipe"],
-      windowsHide: true
-    });
-  } catch (err) {
-    spawnError = err;
-    child = null;
-  }
-  let timedOut = false;
-  let exitCode = null;
-  let signal = null;
-  if (!spawnError) {
-    const pgid = child.pid;
-    if (pgid !== void 0) (0,processes/* trackGroup */.Tq)(pgid);
-    const outcome = await new Promise((resolve) => {
-      let done = false;
-      let timer;
-      const finish = (v) => {
-        if (done) return;
-        done = true;
-        if (timer) clearTimeout(timer);
-        resolve(v);
-      };
-      child.stdout.on("data", (b) => outLines.write(b));
-      child.stderr.on("data", (b) => errLines.write(b));
-      child.on("error", (err) => finish({ code: null, signal: null, error: err }));
-      child.on("exit", (code, sig) => finish({ code, signal: sig, error: null }));
-      if (opts.input !== void 0 && child.stdin) {
-        child.stdin.on("error", () => {
-        });
-        child.stdin.end(opts.input);
-      }
-      if (pgid !== void 0 && Number.isFinite(opts.timeoutMs) && opts.timeoutMs > 0) {
-        timer = setTimeout(() => {
-          timedOut = true;
-          void terminateGroup(pgid, killGraceMs);
-        }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
-      }
-    });
-    if (outcome.error) {
-      spawnError = outcome.error;
-    } else {
-      exitCode = outcome.code;
-      signal = outcome.signal;
-      const bySignal = opts.wrap && exitCode !== null && exitCode > 128 ? (0,processes/* signalName */.yD)(exitCode - 128) : null;
-      if (bySignal) {
-        exitCode = null;
-        signal = bySignal;
-      }
-    }
-    if (pgid !== void 0) {
-      if (await groupAlive(pgid)) await terminateGroup(pgid, killGraceMs);
-      (0,processes/* untrackGroup */.eY)(pgid);
-    }
-    await waitForClose(child, CLOSE_WAIT_MS);
-  }
-  outLines.end();
-  errLines.end();
-  if (spawnError) {
-    const e = spawnError;
-    const why = e.code === "ENOENT" ? `${e.message} (command or working directory not found)` : e.message;
-    sink(`fleet: could not start ${describe(command)}: ${why}
-`);
-    exitCode = 127;
-    signal = null;
-  }
-  const durationMs = Math.round(performance.now() - started);
-  writeLog(
-    `=== exit=${exitCode === null ? "null" : exitCode} signal=${signal ?? "null"}${timedOut ? ` timed-out-after=${opts.timeoutMs}ms` : ""} duration=${durationMs}ms
-`
-  );
-  if (log) await new Promise((r) => log.end(r));
-  const tail = (0,git/* redact */.E$)(tailBuf).slice(-TAIL_CHARS);
-  return { exitCode, signal, timedOut, durationMs, tail };
-}
-function waitForClose(child, ms) {
-  const streams = [child.stdout, child.stderr].filter((s) => s !== null && !s.destroyed && !s.readableEnded);
-  if (streams.length === 0) return Promise.resolve();
-  return new Promise((resolve) => {
-    let left = streams.length;
-    const timer = setTimeout(() => {
-      for (const s of streams) s.destroy();
-      resolve();
-    }, ms);
-    for (const s of streams) {
-      s.once("close", () => {
-        if (--left === 0) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    }
-  });
-}
-
-
-
-/***/ }),
-
-/***/ 137:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   $Y: () => (/* binding */ git),
-/* harmony export */   E$: () => (/* binding */ redact),
-/* harmony export */   Fq: () => (/* binding */ GIT_LOCATING_ENV),
-/* harmony export */   OR: () => (/* binding */ defaultBranch),
-/* harmony export */   TV: () => (/* binding */ pushBranch),
-/* harmony export */   Y8: () => (/* binding */ isLocalRemote),
-/* harmony export */   Y_: () => (/* binding */ changedFiles),
-/* harmony export */   cl: () => (/* binding */ registerSecret),
-/* harmony export */   d5: () => (/* binding */ cloneForLane),
-/* harmony export */   e$: () => (/* binding */ normalizeRemote),
-/* harmony export */   fi: () => (/* binding */ commitAll),
-/* harmony export */   fz: () => (/* binding */ committedChange),
-/* harmony export */   g7: () => (/* binding */ treeOf),
-/* harmony export */   gN: () => (/* binding */ parentOf),
-/* harmony export */   hh: () => (/* binding */ hasCommits),
-/* harmony export */   m1: () => (/* binding */ lsRemoteBranch),
-/* harmony export */   sg: () => (/* binding */ readRef),
-/* harmony export */   tj: () => (/* binding */ isGitRepo),
-/* harmony export */   v3: () => (/* binding */ readGitFile),
-/* harmony export */   wV: () => (/* binding */ encodedForms),
-/* harmony export */   z0: () => (/* binding */ gitDirOf),
-/* harmony export */   zy: () => (/* binding */ readHead)
-/* harmony export */ });
-/* unused harmony exports DEFAULT_GIT_IDENTITY, DEFAULT_GIT_TIMEOUT_MS, GitError, NETWORK_ATTEMPTS, backoffMs, changedBetween, clearSecrets, diffPatch, diffPatchBuffer, getGitIdentity, isTransientGitFailure, pushFastForward, revParse, setGitIdentity */
-/* harmony import */ var node_child_process__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1421);
-/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3024);
-/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(1455);
-/* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(8161);
-/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(6760);
-/* harmony import */ var _launcher_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(5477);
-/* harmony import */ var _processes_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(1208);
-
-
-
-
-
-
-
-const secrets = /* @__PURE__ */ new Set();
-let sortedSecrets = [];
-function encodedForms(secret) {
-  const forms = /* @__PURE__ */ new Set([secret, encodeURIComponent(secret)]);
-  const bytes = Buffer.from(secret, "utf8");
-  for (let pad = 0; pad < 3; pad++) {
-    const b64 = Buffer.concat([Buffer.alloc(pad), bytes]).toString("base64");
-    const start = pad === 0 ? 0 : Math.ceil(pad * 4 / 3);
-    const end = Math.floor((pad + bytes.length) * 4 / 3);
-    const stable = b64.slice(start, end);
-    if (stable.length >= 8) forms.add(stable);
-  }
-  return [...forms];
-}
-function registerSecret(secret) {
-  if (!secret || secret.length < 4) return;
-  for (const form of encodedForms(secret)) secrets.add(form);
-  sortedSecrets = [...secrets].sort((a, b) => b.length - a.length);
-}
-function clearSecrets() {
-  secrets.clear();
-  sortedSecrets = [];
-}
-function redact(text) {
-  if (!text) return text;
-  let out = text;
-  for (const s of sortedSecrets) if (out.includes(s)) out = out.split(s).join("***");
-  out = out.replace(/\b(https?:\/\/)[^\s/@'"]+@/gi, "$1***@");
-  out = out.replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s/@:'"]*):[^\s/@'"]+@/gi, "$1:***@");
-  out = out.replace(/x-access-token:[^\s@'"]+@/gi, "x-access-token:***@");
-  out = out.replace(/\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b/g, "***");
-  out = out.replace(/(authorization:\s*(?:basic|bearer|token)\s+)[^\s'"]+/gi, "$1***");
-  return out;
-}
-const DEFAULT_GIT_IDENTITY = Object.freeze({ name: "Fleet", email: "fleet@users.noreply.github.com" });
-let identity = { ...DEFAULT_GIT_IDENTITY };
-function setGitIdentity(id) {
-  identity = id ? { name: id.name ?? DEFAULT_GIT_IDENTITY.name, email: id.email ?? DEFAULT_GIT_IDENTITY.email } : { ...DEFAULT_GIT_IDENTITY };
-}
-function getGitIdentity() {
-  return { ...identity };
-}
-const GIT_LOCATING_ENV = [
-  "GIT_DIR",
-  "GIT_WORK_TREE",
-  "GIT_INDEX_FILE",
-  "GIT_OBJECT_DIRECTORY",
-  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-  "GIT_COMMON_DIR",
-  "GIT_NAMESPACE",
-  "GIT_PREFIX",
-  "GIT_QUARANTINE_PATH",
-  "GIT_CONFIG_PARAMETERS"
-];
-const STRIPPED_ENV = [
-  ...GIT_LOCATING_ENV,
-  "GIT_CEILING_DIRECTORIES",
-  "GIT_AUTHOR_DATE",
-  "GIT_COMMITTER_DATE",
-  "ACTIONS_RUNTIME_TOKEN",
-  "ACTIONS_RUNTIME_URL",
-  "ACTIONS_RESULTS_URL",
-  "ACTIONS_CACHE_URL",
-  "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-  "ACTIONS_ID_TOKEN_REQUEST_URL"
-];
-const BASE_CONFIG = [
-  "-c",
-  "protocol.allow=never",
-  "-c",
-  "protocol.file.allow=always",
-  "-c",
-  "protocol.https.allow=always",
-  "-c",
-  "protocol.http.allow=always",
-  "-c",
-  "protocol.ssh.allow=always",
-  "-c",
-  "protocol.git.allow=always",
-  "-c",
-  "core.attributesFile=/dev/null",
-  "-c",
-  "core.excludesFile=/dev/null",
-  "-c",
-  "core.hooksPath=/dev/null",
-  "-c",
-  "advice.detachedHead=false",
-  "-c",
-  "core.quotePath=false",
-  "-c",
-  "commit.gpgsign=false",
-  "-c",
-  "tag.gpgsign=false",
-  "-c",
-  "gc.auto=0",
-  "-c",
-  "maintenance.auto=false"
-];
-const ISOLATED_ENV = {
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_NO_REPLACE_OBJECTS: "1"
-};
-function gitEnv(extra) {
-  const env = { ...process.env, ...ISOLATED_ENV };
-  for (const k of STRIPPED_ENV) delete env[k];
-  env.GIT_TERMINAL_PROMPT = "0";
-  env.GCM_INTERACTIVE = "never";
-  env.LC_ALL = "C";
-  env.GIT_AUTHOR_NAME = identity.name;
-  env.GIT_AUTHOR_EMAIL = identity.email;
-  env.GIT_COMMITTER_NAME = identity.name;
-  env.GIT_COMMITTER_EMAIL = identity.email;
-  if (extra) Object.assign(env, extra);
-  return env;
-}
-class GitError extends Error {
-  name = "GitError";
-  /** The git arguments (after the forced `-c` options), redacted. */
-  args;
-  /** git's exit code; -1 when git could not be started or was killed. */
-  exitCode;
-  /** git's stderr, redacted. */
-  stderr;
-  /** The signal that ended git when it was not Fleet's timeout (an interrupt), else null. */
-  killedBy = null;
-  constructor(args, exitCode, stderr, message) {
-    const safeArgs = args.map((a) => redact(a));
-    const safeStderr = redact(stderr);
-    const detail = message ?? (errorLines(safeStderr, 6) || `exit code ${exitCode}`);
-    super(redact(`git ${safeArgs.join(" ")} failed (exit ${exitCode}): ${detail}`));
-    this.args = safeArgs;
-    this.exitCode = exitCode;
-    this.stderr = safeStderr;
-  }
-}
-function runGit(args, opts) {
-  const launcher = (0,_launcher_js__WEBPACK_IMPORTED_MODULE_5__/* .gitLauncher */ .Lo)();
-  return launcher ? runLaunched(launcher, args, opts) : runSpawned(args, opts);
-}
-function endGroup(pgid) {
-  if (pgid === void 0) return;
-  (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroup */ .i0)(pgid, "SIGKILL");
-  (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .untrackGroup */ .eY)(pgid);
-}
-function settle(args, opts, end) {
-  const { exit, signal, stderr } = end;
-  if (end.timedOut) throw new GitError(args, -1, stderr, `timed out after ${opts.timeoutMs} ms`);
-  if (signal) {
-    const e = new GitError(args, exit, stderr, `killed by ${signal}`);
-    e.killedBy = signal;
-    throw e;
-  }
-  if (exit !== 0 && !opts.allowFail) throw new GitError(args, exit, stderr);
-  return { stdout: end.stdout, stderr, code: exit };
-}
-async function runLaunched(launcher, args, opts) {
-  const launched = launcher.launch({ file: "git", args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: gitEnv(opts.env), sharedEnv: () => gitEnv(), input: opts.input });
-  let timedOut = false;
-  let timer;
-  const pgid = await launched.pgid;
-  if (pgid !== void 0) {
-    (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .trackGroup */ .Tq)(pgid);
-    if ((0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroupOrLeader */ .Gw)(pgid, "SIGKILL");
-    if (opts.timeoutMs !== void 0 && opts.timeoutMs > 0) {
-      timer = setTimeout(() => {
-        timedOut = true;
-        (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroupOrLeader */ .Gw)(pgid, "SIGKILL");
-      }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
-    }
-  }
-  const r = await launched.result;
-  if (timer) clearTimeout(timer);
-  endGroup(pgid);
-  if (r.startError !== void 0) throw new GitError(args, -1, r.stderr, `could not run git: ${r.startError}`);
-  const signalled = r.status > 128 && (timedOut || (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) ? (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .signalName */ .yD)(r.status - 128) ?? `signal ${r.status - 128}` : null;
-  return settle(args, opts, { exit: signalled ? -1 : r.status, signal: signalled, timedOut, stdout: r.stdout, stderr: r.stderr });
-}
-function runSpawned(args, opts) {
-  return new Promise((resolve, reject) => {
-    let child;
-    try {
-      child = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)("git", [...BASE_CONFIG, ...args], {
-        cwd: opts.cwd,
-        env: gitEnv(opts.env),
-        stdio: [opts.input === void 0 ? "ignore" : "pipe", "pipe", "pipe"],
-        windowsHide: true,
-        detached: true
-      });
-    } catch (err) {
-      reject(new GitError(args, -1, String(err), `could not start git: ${String(err.message ?? err)}`));
-      return;
-    }
-    const pgid = child.pid;
-    if (pgid !== void 0) (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .trackGroup */ .Tq)(pgid);
-    const out = [];
-    const errOut = [];
-    let timer;
-    let timedOut = false;
-    let settled = false;
-    child.stdout.on("data", (b) => out.push(b));
-    child.stderr.on("data", (b) => errOut.push(b));
-    child.on("error", (err) => {
-      if (settled) return;
-      settled = true;
-      if (timer) clearTimeout(timer);
-      endGroup(pgid);
-      const why = err.code === "ENOENT" ? `${err.message} (git is not installed, or ${opts.cwd} does not exist)` : err.message;
-      reject(new GitError(args, -1, Buffer.concat(errOut).toString("utf8"), `could not run git: ${why}`));
-    });
-    child.on("close", (code, signal) => {
-      if (settled) return;
-      settled = true;
-      if (timer) clearTimeout(timer);
-      endGroup(pgid);
-      try {
-        resolve(settle(args, opts, { exit: code ?? -1, signal, timedOut, stdout: Buffer.concat(out), stderr: Buffer.concat(errOut).toString("utf8") }));
-      } catch (err) {
-        reject(err);
-      }
-    });
-    if (opts.input !== void 0) {
-      child.stdin.on("error", () => {
-      });
-      child.stdin.end(opts.input);
-    }
-    if (opts.timeoutMs !== void 0 && opts.timeoutMs > 0) {
-      timer = setTimeout(() => {
-        timedOut = true;
-        if (pgid === void 0 || !(0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroup */ .i0)(pgid, "SIGKILL")) child.kill("SIGKILL");
-      }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
-    }
-  });
-}
-async function git(args, opts) {
-  const r = await runGit(args, opts);
-  return { stdout: r.stdout.toString("utf8"), stderr: r.stderr, code: r.code };
-}
-const DEFAULT_GIT_TIMEOUT_MS = 10 * 6e4;
-const NETWORK_ATTEMPTS = 3;
-const TRANSIENT_NETWORK = new RegExp(
-  [
-    "cannot lock ref",
-    "failed to lock",
-    "unable to create [^\\n]*\\.lock",
-    "returned error: 5\\d\\d",
-    "HTTP 5\\d\\d",
-    "RPC failed",
-    "remote end hung up",
-    "early EOF",
-    "unexpected disconnect",
-    "Empty reply from server",
-    "Connection reset",
-    "Connection refused",
-    "Connection timed out",
-    "Operation timed out",
-    "timed out after \\d+ ms",
-    "transfer closed with",
-    "SSL_ERROR_SYSCALL",
-    "GnuTLS recv error",
-    "Recv failure",
-    "Send failure",
-    "Internal Server Error",
-    "Service Unavailable",
-    "Bad Gateway",
-    "Gateway Time-?out"
-  ].join("|"),
-  "i"
-);
-function isTransientGitFailure(text) {
-  return TRANSIENT_NETWORK.test(text);
-}
-function backoffMs(retry, base = 1e3) {
-  const cap = base * 2 ** (retry - 1);
-  return Math.round(cap / 10 + Math.random() * cap * 0.9);
-}
-async function networkGit(args, opts) {
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
-  for (let attempt = 1; ; attempt++) {
-    let failure;
-    try {
-      const r = await git(args, { ...opts, timeoutMs, allowFail: opts.allowFail });
-      if (r.code === 0 || !isTransientGitFailure(r.stderr)) return r;
-      failure = r;
-    } catch (err) {
-      if (!(err instanceof GitError) || !isTransientGitFailure(err.message) || err.killedBy !== null) throw err;
-      failure = err;
-    }
-    if (attempt >= NETWORK_ATTEMPTS || (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) {
-      if (failure instanceof GitError) throw failure;
-      return failure;
-    }
-    await sleep(backoffMs(attempt));
-    await opts.before?.();
-  }
-}
-function lastLines(text, n) {
-  const lines = text.split("\n").map((l) => l.trimEnd()).filter((l) => l.length > 0 && l !== "remote:");
-  return lines.slice(-n).join("\n");
-}
-function errorLines(text, n) {
-  const lines = text.split("\n").map((l) => l.trimEnd()).filter((l) => l.length > 0 && l !== "remote:");
-  const errors = lines.filter((l) => /\b(error|fatal|rejected|denied|refused|declined)\b/i.test(l));
-  return (errors.length > 0 ? errors : lines).slice(-n).join("\n");
-}
-function isLocalRemote(url) {
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url.toLowerCase().startsWith("file://");
-  if (url.startsWith("/") || url.startsWith(".") || url.startsWith("~")) return true;
-  const colon = url.indexOf(":");
-  const slash = url.indexOf("/");
-  return colon < 0 || slash >= 0 && slash < colon;
-}
-function normalizeRemote(url) {
-  if (!isLocalRemote(url) || /^file:\/\//i.test(url)) return url;
-  if (url === "~" || url.startsWith("~/")) return node_path__WEBPACK_IMPORTED_MODULE_4__.join(node_os__WEBPACK_IMPORTED_MODULE_3__.homedir(), url.slice(1));
-  return node_path__WEBPACK_IMPORTED_MODULE_4__.resolve(url);
-}
-function neutralCwd() {
-  return node_os__WEBPACK_IMPORTED_MODULE_3__.tmpdir();
-}
-async function isGitRepo(p) {
-  let abs;
-  try {
-    abs = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.realpath)(p);
-    if (!(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.stat)(abs)).isDirectory()) return "not-a-repository";
-  } catch {
-    return "not-found";
-  }
-  const r = await git(["rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--show-prefix"], {
-    cwd: abs,
-    env: { GIT_CEILING_DIRECTORIES: node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(abs) },
-    allowFail: true
-  });
-  if (r.code !== 0) return "not-a-repository";
-  const [bare, inside, prefix = ""] = r.stdout.split("\n");
-  if (bare === "true") return "bare";
-  if (inside === "true" && prefix === "") return "repo";
-  return "not-a-repository";
-}
-async function hasCommits(p) {
-  const r = await git(["for-each-ref", "--count=1", "--format=%(objectname)", "refs/heads"], { cwd: p, allowFail: true });
-  if (r.code === 0 && r.stdout.trim() !== "") return true;
-  const head = await git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], { cwd: p, allowFail: true });
-  return head.code === 0;
-}
-async function defaultBranch(remoteUrlOrPath) {
-  const r = await networkGit(["ls-remote", "--symref", "--", normalizeRemote(remoteUrlOrPath), "HEAD"], { cwd: neutralCwd() });
-  const m = /^ref: refs\/heads\/(\S.*)\tHEAD$/m.exec(r.stdout);
-  return m ? m[1] : null;
-}
-async function lsRemoteBranch(url, branch) {
-  const ref = `refs/heads/${branch}`;
-  const r = await networkGit(["ls-remote", "--", normalizeRemote(url), ref], { cwd: neutralCwd() });
-  for (const line of r.stdout.split("\n")) {
-    const [sha, name] = line.split("	");
-    if (name === ref && sha) return sha;
-  }
-  return null;
-}
-async function revParse(dir, rev) {
-  const r = await git(["rev-parse", "--verify", "--quiet", "--end-of-options", rev], { cwd: dir, allowFail: true });
-  return r.code === 0 ? r.stdout.trim() : null;
-}
-function readGitFile(file) {
-  const fd = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.openSync)(file, node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_RDONLY | node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_NONBLOCK | node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_NOFOLLOW);
-  try {
-    if (!(0,node_fs__WEBPACK_IMPORTED_MODULE_1__.fstatSync)(fd).isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: "EFTYPE" });
-    return (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.readFileSync)(fd, "utf8");
-  } finally {
-    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.closeSync)(fd);
-  }
-}
-function readRef(gitDir, ref) {
-  if (!/^refs\/[^\0\s~^:?*[\\]+$/.test(ref) || ref.includes("..")) return void 0;
-  try {
-    const loose = readGitFile(node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, ref)).trim();
-    if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(loose)) return loose;
-    return void 0;
-  } catch (err) {
-    const code = err.code;
-    if (code !== "ENOENT" && code !== "ENOTDIR") return void 0;
-  }
-  let packed;
-  try {
-    packed = readGitFile(node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "packed-refs"));
-  } catch (err) {
-    return err.code === "ENOENT" ? null : void 0;
-  }
-  for (const line of packed.split("\n")) {
-    if (line.length > 41 && line.endsWith(ref) && line[line.length - ref.length - 1] === " ") {
-      const sha = line.slice(0, line.length - ref.length - 1);
-      if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha)) return sha;
-    }
-  }
-  return null;
-}
-function readHead(gitDir) {
-  let head;
-  try {
-    head = readGitFile(node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "HEAD")).trim();
-  } catch {
-    return void 0;
-  }
-  const m = /^ref: (refs\/heads\/.+)$/.exec(head);
-  if (!m) return void 0;
-  const commit = readRef(gitDir, m[1]);
-  return commit === void 0 ? void 0 : { ref: m[1], commit };
-}
-function gitDirOf(p) {
-  return (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.existsSync)(node_path__WEBPACK_IMPORTED_MODULE_4__.join(p, ".git")) ? node_path__WEBPACK_IMPORTED_MODULE_4__.join(p, ".git") : p;
-}
-async function treeOf(dir, rev) {
-  const r = await git(["rev-parse", "--verify", "--end-of-options", `${rev}^{tree}`], { cwd: dir });
-  return r.stdout.trim();
-}
-async function parentOf(dir, rev) {
-  return revParse(dir, `${rev}^1^{commit}`);
-}
-async function cloneForLane(url, dir, opts) {
-  const src = normalizeRemote(url);
-  const target = node_path__WEBPACK_IMPORTED_MODULE_4__.resolve(dir);
-  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.mkdir)(node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(target), { recursive: true });
-  const args = ["clone", "--quiet", "--no-tags", "--single-branch", "--template=", "-c", "core.quotePath=false"];
-  if (opts.base) args.push("--branch", opts.base);
-  if (opts.depth !== void 0 && opts.depth > 0 && !isLocalRemote(src)) args.push("--depth", String(opts.depth));
-  args.push("--", src, target);
-  const clean = () => (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.rm)(target, { recursive: true, force: true });
-  await networkGit(args, { cwd: node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(target), env: opts.env, timeoutMs: opts.timeoutMs, before: clean });
-  const wanted = opts.base === void 0 || opts.branch !== opts.base;
-  const onDisk = wanted && isLocalRemote(src) && !/^file:/i.test(src);
-  let exists = wanted;
-  if (onDisk) {
-    const onRemote = readRef(gitDirOf(src), `refs/heads/${opts.branch}`);
-    exists = onRemote === void 0 ? (await git(["rev-parse", "--verify", "--quiet", `refs/heads/${opts.branch}`], { cwd: src, env: { GIT_CEILING_DIRECTORIES: node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(src) }, allowFail: true })).code === 0 : onRemote !== null;
-  }
-  const fetching = exists ? networkGit(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "origin", `+refs/heads/${opts.branch}:refs/remotes/origin/${opts.branch}`], {
-    cwd: target,
-    allowFail: true,
-    env: opts.env,
-    timeoutMs: opts.timeoutMs
-  }) : null;
-  const checkingOut = (async () => {
-    const fromFiles = readHead(node_path__WEBPACK_IMPORTED_MODULE_4__.join(target, ".git"));
-    const head = fromFiles?.commit ? { code: 0, stdout: `${fromFiles.commit}
-${fromFiles.ref.slice("refs/heads/".length)}
-`, stderr: "" } : await git(["rev-parse", "HEAD", "--abbrev-ref", "HEAD"], { cwd: target, allowFail: true });
-    const [commit, abbrev] = head.stdout.trim().split("\n");
-    if (head.code !== 0 || !commit || !abbrev) {
-      throw new GitError(["clone", "--", src, target], 128, head.stderr, "the remote repository has no commits (empty repository)");
-    }
-    if (!startBranch(node_path__WEBPACK_IMPORTED_MODULE_4__.join(target, ".git"), opts.branch, commit)) {
-      await git(["checkout", "--quiet", "-B", opts.branch, commit], { cwd: target });
-    }
-    return { base_commit: commit, base_branch: abbrev === "HEAD" ? opts.base ?? "HEAD" : abbrev };
-  })();
-  const [fetch, checkedOut] = await Promise.allSettled([fetching ?? Promise.resolve(null), checkingOut]);
-  if (checkedOut.status === "rejected") throw checkedOut.reason;
-  if (fetch.status === "rejected") throw fetch.reason;
-  const { base_commit, base_branch } = checkedOut.value;
-  let remote_branch_commit = null;
-  if (opts.branch === base_branch) {
-    remote_branch_commit = base_commit;
-  } else if (fetch.value && fetch.value.code === 0) {
-    remote_branch_commit = await revParse(target, `refs/remotes/origin/${opts.branch}`);
-  } else if (fetch.value && !/couldn't find remote ref|could not find remote ref/i.test(fetch.value.stderr)) {
-    throw new GitError(["fetch", "origin", `refs/heads/${opts.branch}`], fetch.value.code, fetch.value.stderr);
-  }
-  return { base_branch, base_commit, remote_branch_commit };
-}
-const PLAIN_BRANCH = /^(?:[A-Za-z0-9_][A-Za-z0-9._-]*\/)*[A-Za-z0-9_][A-Za-z0-9._-]*$/;
-function startBranch(gitDir, branch, commit) {
-  if (!PLAIN_BRANCH.test(branch) || branch.includes("..") || /(?:\.|\.lock)(?:\/|$)/.test(branch)) return false;
-  const ref = `refs/heads/${branch}`;
-  if (readRef(gitDir, ref) !== null) return false;
-  const file = node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, ref);
-  const lock = node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "HEAD.lock");
-  try {
-    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdirSync)(node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(file), { recursive: true });
-    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.writeFileSync)(file, `${commit}
-`, { flag: "wx" });
-  } catch {
-    return false;
-  }
-  let locked = false;
-  try {
-    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.writeFileSync)(lock, `ref: ${ref}
-`, { flag: "wx" });
-    locked = true;
-    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.renameSync)(lock, node_path__WEBPACK_IMPORTED_MODULE_4__.join(gitDir, "HEAD"));
-    return true;
-  } catch {
-    if (locked) (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(lock, { force: true });
-    return false;
-  }
-}
-async function changedFiles(dir) {
-  await git(["add", "--all"], { cwd: dir });
-  const r = await runGit(["diff", "--cached", "--name-status", "-z", "-M", "--no-ext-diff", "HEAD", "--"], { cwd: dir });
-  return parseNameStatus(r.stdout);
-}
-async function changedBetween(dir, from, to) {
-  const r = await runGit(["diff-tree", "-r", "--name-status", "-z", "-M", "--no-ext-diff", "--end-of-options", from, to, "--"], { cwd: dir });
-  return parseNameStatus(r.stdout);
-}
-async function committedChange(dir, from, to) {
-  const r = await runGit(
-    [
-      "diff-tree",
-      "-r",
-      "-z",
-      "--raw",
-      "-p",
-      "-M",
-      "--binary",
-      "--no-color",
-      "--no-ext-diff",
-      "--no-textconv",
-      "--src-prefix=a/",
-      "--dst-prefix=b/",
-      "--end-of-options",
-      from,
-      to,
-      "--"
-    ],
-    { cwd: dir }
-  );
-  return parseRawThenPatch(r.stdout);
-}
-function parseRawThenPatch(out) {
-  let at = 0;
-  const field = () => {
-    const end = out.indexOf(0, at);
-    if (end < 0) throw new GitError(["diff-tree"], 0, "", "diff-tree wrote a listing Fleet cannot read (a field without its NUL)");
-    const text = out.toString("utf8", at, end);
-    at = end + 1;
-    return text;
-  };
-  const entries = [];
-  while (at < out.length) {
-    const head = field();
-    if (head === "") break;
-    if (!head.startsWith(":")) throw new GitError(["diff-tree"], 0, "", `diff-tree wrote a listing Fleet cannot read (${JSON.stringify(head.slice(0, 40))})`);
-    const status = head.slice(head.lastIndexOf(" ") + 1)[0] ?? "";
-    if (status === "R" || status === "C") {
-      const from = field();
-      entries.push({ status, path: field(), from });
-    } else {
-      entries.push({ status, path: field() });
-    }
-  }
-  return { ...changedFromEntries(entries), patch: out.subarray(at) };
-}
-function parseNameStatus(out) {
-  const parts = out.toString("utf8").split("\0");
-  const entries = [];
-  for (let i = 0; i < parts.length; ) {
-    const code = parts[i++];
-    if (!code) continue;
-    const status = code[0];
-    if (status === "R" || status === "C") {
-      const from = parts[i++];
-      const to = parts[i++];
-      entries.push({ status, path: to, from });
-    } else {
-      entries.push({ status, path: parts[i++] });
-    }
-  }
-  return changedFromEntries(entries);
-}
-function changedFromEntries(entries) {
-  const files = [...new Set(entries.map((e) => e.path))].sort();
-  const renamed_from = [...new Set(entries.filter((e) => e.status === "R" && e.from !== void 0).map((e) => e.from))].sort();
-  return { files, renamed_from, entries };
-}
-async function commitAll(dir, message, opts = {}) {
-  if (!opts.staged) await git(["add", "--all"], { cwd: dir });
-  const empty = opts.allowEmpty ? ["--allow-empty"] : [];
-  await git(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "--cleanup=whitespace", ...empty, "--file=-"], { cwd: dir, input: message });
-  const head = readHead(node_path__WEBPACK_IMPORTED_MODULE_4__.join(dir, ".git"));
-  if (head?.commit) return head.commit;
-  const r = await git(["rev-parse", "HEAD"], { cwd: dir });
-  return r.stdout.trim();
-}
-async function diffPatch(dir, fromRev, toRev) {
-  return (await diffPatchBuffer(dir, fromRev, toRev)).toString("utf8");
-}
-async function diffPatchBuffer(dir, fromRev, toRev) {
-  const r = await runGit(
-    ["diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "-M", fromRev, toRev, "--"],
-    { cwd: dir }
-  );
-  return r.stdout;
-}
-function parsePorcelain(stdout, dst) {
-  for (const line of stdout.split("\n")) {
-    const parts = line.split("	");
-    if (parts.length < 3) continue;
-    const [flag, refs, summary] = parts;
-    if (refs.endsWith(`:${dst}`)) return { flag: flag.trim() === "" ? " " : flag.trim(), summary: summary.trim() };
-  }
-  return null;
-}
-function sleep(ms) {
-  return new Promise((r) => setTimeout(r, ms));
-}
-function pushDetail(line, stderr) {
-  const said = stderr.split("\n").map((l) => l.trimEnd()).filter((l) => /^remote:\s*\S/.test(l) && !/^remote:\s*(Resolving deltas|Counting objects|Compressing objects|Total \d)/i.test(l)).slice(-10).map((l) => l.replace(/^remote:\s*/, "")).join(" ");
-  const first = [line ? `${line.flag} ${line.summary}` : "", said].filter(Boolean).join(": ");
-  const errors = errorLines(stderr.split("\n").filter((l) => !l.startsWith("remote:")).join("\n"), 4);
-  return redact([first, errors].filter(Boolean).join("\n"));
-}
-async function pushWithLease(dir, src, dstRef, expected, env, timeoutMs = DEFAULT_GIT_TIMEOUT_MS) {
-  let last = { ok: false, reason: "error", detail: "push was not attempted" };
-  for (let attempt = 1; attempt <= NETWORK_ATTEMPTS; attempt++) {
-    let r;
-    try {
-      r = await git(
-        [
-          "push",
-          "--porcelain",
-          "--no-verify",
-          "--no-signed",
-          "--no-follow-tags",
-          "--recurse-submodules=no",
-          `--force-with-lease=${dstRef}:${expected ?? ""}`,
-          "origin",
-          `${src}:${dstRef}`
-        ],
-        { cwd: dir, allowFail: true, env, timeoutMs }
-      );
-    } catch (err) {
-      if (!(err instanceof GitError) || err.killedBy !== null) throw err;
-      r = { stdout: "", stderr: err.message, code: err.exitCode };
-    }
-    const line = parsePorcelain(r.stdout, dstRef);
-    const detail = pushDetail(line, r.stderr);
-    if (line && line.flag !== "!" && r.code === 0) {
-      const status = line.flag === "*" ? "created" : line.flag === "+" ? "forced" : line.flag === "=" ? "up-to-date" : "updated";
-      return { ok: true, status };
-    }
-    const transient = isTransientGitFailure(line?.summary ?? "") || isTransientGitFailure(r.stderr);
-    if (line && line.flag === "!") {
-      if (/stale info|fetch first|non-fast-forward/i.test(line.summary)) {
-        if (attempt > 1 && await landed(dir, src, dstRef, env, timeoutMs)) return { ok: true, status: expected ? "forced" : "created" };
-        return { ok: false, reason: "stale", detail };
-      }
-      last = { ok: false, reason: "rejected", detail };
-    } else {
-      last = { ok: false, reason: "error", detail: detail || `git push exited with ${r.code}` };
-    }
-    if (!transient || (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) return last;
-    if (attempt < NETWORK_ATTEMPTS) await sleep(backoffMs(attempt));
-  }
-  return last;
-}
-async function landed(dir, src, dstRef, env, timeoutMs) {
-  const mine = await revParse(dir, src);
-  const r = await git(["ls-remote", "origin", dstRef], { cwd: dir, env, allowFail: true, timeoutMs }).catch(() => null);
-  const theirs = r?.code === 0 ? r.stdout.split("\n").find((l) => l.endsWith(`	${dstRef}`))?.split("	")[0] : void 0;
-  return mine !== null && theirs === mine;
-}
-async function pushBranch(dir, branch, opts) {
-  return pushWithLease(dir, opts.commit ?? "HEAD", `refs/heads/${branch}`, opts.expected, opts.env, opts.timeoutMs);
-}
-async function pushFastForward(dir, commit, baseBranch, expectedBaseCommit) {
-  const anc = await git(["merge-base", "--is-ancestor", expectedBaseCommit, commit], { cwd: dir, allowFail: true });
-  if (anc.code === 1) return { ok: false, reason: "rejected", detail: `${commit} is not a fast-forward of ${baseBranch} (${expectedBaseCommit})` };
-  if (anc.code !== 0) return { ok: false, reason: "error", detail: redact(lastLines(anc.stderr, 4)) || "cannot compare commits" };
-  return pushWithLease(dir, commit, `refs/heads/${baseBranch}`, expectedBaseCommit);
-}
-
-
-
-/***/ }),
-
-/***/ 5477:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   BY: () => (/* binding */ closeGitLauncher),
-/* harmony export */   Lo: () => (/* binding */ gitLauncher)
-/* harmony export */ });
-/* unused harmony exports GitLauncher, commandLine */
-/* harmony import */ var node_child_process__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1421);
-/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3024);
-/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(6760);
-/* harmony import */ var _agent_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(2776);
-/* harmony import */ var _private_tmp_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(2490);
-
-
-
-
-
-const SH_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const NO_DIR = "fleet-launcher: no such directory";
-function commandLine(req, files, base = {}) {
-  const words = [req.file, ...req.args, req.cwd, ...Object.values(req.env).filter((v) => v !== void 0)];
-  if (words.some((w) => w.includes("\0"))) throw new TypeError("an argument, the folder or an environment value holds a NUL byte");
-  const steps = ["trap - PIPE"];
-  for (const k of Object.keys(base)) if (req.env[k] === void 0) steps.push(`unset ${k}`);
-  for (const [k, v] of Object.entries(req.env)) {
-    if (v !== void 0 && base[k] !== v && SH_NAME.test(k)) steps.push(`export ${k}=${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(v)}`);
-  }
-  steps.push(`cd -- ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(node_path__WEBPACK_IMPORTED_MODULE_2__.resolve(req.cwd))} 2>/dev/null || { echo ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(`${NO_DIR}: ${req.cwd}`)} >&2; exit 127; }`);
-  steps.push(`exec setsid ${[req.file, ...req.args].map((w) => (0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(w)).join(" ")}`);
-  return `( ${steps.join("; ")} ) <${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(files.in)} >${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(files.out)} 2>${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(files.err)} & echo "$!"; wait "$!"; echo "$?"
-`;
-}
-function exportable(env) {
-  const out = {};
-  for (const [k, v] of Object.entries(env)) if (v !== void 0 && SH_NAME.test(k)) out[k] = v;
-  return out;
-}
-class Shell {
-  /** `env`: what the shell starts with (a request's sharedEnv). */
-  constructor(env) {
-    this.env = env;
-    this.dir = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdtempSync)(node_path__WEBPACK_IMPORTED_MODULE_2__.join((0,_private_tmp_js__WEBPACK_IMPORTED_MODULE_4__/* .privateTmp */ .F)(), "sh-"));
-    this.child = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)("/bin/sh", ["-s"], { env, stdio: ["pipe", "pipe", "ignore"], windowsHide: true, detached: true });
-    this.child.stdout.setEncoding("utf8");
-    this.child.stdout.on("data", (chunk) => this.read(chunk));
-    const die = () => {
-      this.dead = true;
-      for (const w of this.lines.splice(0)) w(null);
-      (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(this.dir, { recursive: true, force: true });
-    };
-    this.exited = new Promise((resolve) => {
-      this.child.on("exit", () => resolve());
-      this.child.on("error", () => resolve());
-    });
-    this.child.on("exit", die);
-    this.child.on("error", die);
-    this.child.stdin.on("error", die);
-    this.child.stdin.write(`trap ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(`rm -rf -- ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(this.dir)}`)} EXIT; trap '' PIPE
-`);
-    this.idle();
-  }
-  env;
-  child;
-  buffer = "";
-  lines = [];
-  running = false;
-  closing = false;
-  seq = 0;
-  dead = false;
-  /** Where this shell's commands write their output (0700); the shell removes it when it ends. */
-  dir;
-  /** Settles once the shell has exited and Node has reaped it. */
-  exited;
-  /** Paths for the next command's input and output, in this shell's folder. */
-  files(withInput) {
-    const base = node_path__WEBPACK_IMPORTED_MODULE_2__.join(this.dir, String(++this.seq));
-    return { in: withInput ? `${base}.in` : "/dev/null", out: `${base}.out`, err: `${base}.err` };
-  }
-  read(chunk) {
-    this.buffer += chunk;
-    for (let i = this.buffer.indexOf("\n"); i >= 0; i = this.buffer.indexOf("\n")) {
-      const line = this.buffer.slice(0, i);
-      this.buffer = this.buffer.slice(i + 1);
-      this.lines.shift()?.(line);
-    }
-  }
-  nextLine() {
-    if (this.dead) return Promise.resolve(null);
-    return new Promise((resolve) => this.lines.push(resolve));
-  }
-  /** An idle shell must not keep Fleet alive; a busy one must, or Fleet could exit while git runs. */
-  idle() {
-    this.child.unref();
-    this.child.stdout.unref();
-    this.child.stdin.unref();
-  }
-  busy() {
-    this.child.ref();
-    this.child.stdout.ref();
-    this.child.stdin.ref();
-  }
-  run(text) {
-    this.running = true;
-    this.busy();
-    const pid = this.nextLine();
-    const status = this.nextLine();
-    this.child.stdin.write(text);
-    return { pid, status };
-  }
-  /** The caller has read the command's output: the shell may take the next one, or end if it was closed meanwhile. */
-  done() {
-    this.running = false;
-    if (this.closing) this.end();
-    else this.idle();
-  }
-  /** Ends the shell: now when idle, else once its command's output has been read (its folder goes with it). */
-  close() {
-    this.dead = true;
-    this.closing = true;
-    if (!this.running) this.end();
-  }
-  end() {
-    this.child.ref();
-    this.child.stdin.end();
-  }
-}
-const open = /* @__PURE__ */ new Set();
-let exitHookInstalled = false;
-class GitLauncher {
-  idleShells = [];
-  shells = /* @__PURE__ */ new Set();
-  constructor() {
-    open.add(this);
-    if (!exitHookInstalled) {
-      exitHookInstalled = true;
-      process.on("exit", () => {
-        for (const l of open) l.close();
-      });
-    }
-  }
-  launch(req) {
-    let shell = this.idleShells.pop();
-    while (shell?.dead) shell = this.idleShells.pop();
-    shell ??= this.newShell(req.sharedEnv?.() ?? {});
-    const files = shell.files(req.input !== void 0);
-    const text = commandLine(req, files, shell.env);
-    if (req.input !== void 0) (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.writeFileSync)(files.in, req.input, { mode: 384 });
-    const { pid, status } = shell.run(text);
-    const pgid = pid.then((line) => line !== null && /^\d+$/.test(line) ? Number(line) : void 0);
-    const result = status.then((line) => {
-      const stdout = readAndRemove(files.out);
-      const stderr = readAndRemove(files.err).toString("utf8");
-      if (req.input !== void 0) unlinkQuietly(files.in);
-      shell.done();
-      if (!shell.dead) this.idleShells.push(shell);
-      if (line === null || !/^\d+$/.test(line)) return { status: -1, stdout, stderr, startError: "the shell that starts git ended unexpectedly" };
-      const code = Number(line);
-      if (code === 127 && stderr.startsWith(NO_DIR)) return { status: -1, stdout, stderr: "", startError: `${req.cwd} does not exist` };
-      if (code === 127 && /failed to execute|not found/.test(stderr)) return { status: -1, stdout, stderr, startError: `${req.file} is not installed or not on PATH` };
-      return { status: code, stdout, stderr };
-    });
-    return { pgid, result };
-  }
-  newShell(env) {
-    const shell = new Shell(exportable(env));
-    this.shells.add(shell);
-    void shell.exited.then(() => this.shells.delete(shell));
-    return shell;
-  }
-  /** The output folders of the shells now running (what a test checks is gone once they end). */
-  folders() {
-    return [...this.shells].map((s) => s.dir);
-  }
-  /** Ends every shell: idle ones at once, busy ones once their command's output has been read. */
-  close() {
-    open.delete(this);
-    for (const s of this.shells) s.close();
-  }
-  /**
-   * Ends every shell and waits until each has exited (and removed its folder): then Node has reaped them, and
-   * the CPU time of the git they ran counts in Fleet's own (what `time` and the bench's process-tree measure read).
-   */
-  async closeAndWait() {
-    const all = [...this.shells];
-    this.close();
-    await Promise.all(all.map((s) => s.exited));
-  }
-}
-function readAndRemove(file) {
-  try {
-    return (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.readFileSync)(file);
-  } catch {
-    return Buffer.alloc(0);
-  } finally {
-    unlinkQuietly(file);
-  }
-}
-function unlinkQuietly(file) {
-  try {
-    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.unlinkSync)(file);
-  } catch {
-  }
-}
-let launcher;
-async function closeGitLauncher() {
-  const l = launcher;
-  launcher = void 0;
-  await l?.closeAndWait();
-}
-function gitLauncher() {
-  if (launcher !== void 0) return launcher;
-  launcher = null;
-  if (process.platform === "win32" || process.env.FLEET_GIT_LAUNCHER === "off") return launcher;
-  const probe = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawnSync)("/bin/sh", ["-c", "command -v setsid"], { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "ignore"] });
-  if (probe.status === 0) launcher = new GitLauncher();
-  return launcher;
-}
-
-
-
-/***/ }),
-
-/***/ 2490:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   F: () => (/* binding */ privateTmp)
-/* harmony export */ });
-/* harmony import */ var node_child_process__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1421);
-/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3024);
-/* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8161);
-/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(6760);
-
-
-
-
-let folder;
-function privateTmp() {
-  if (folder !== void 0 && (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.existsSync)(folder)) return folder;
-  const made = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdtempSync)(node_path__WEBPACK_IMPORTED_MODULE_3__.join(node_os__WEBPACK_IMPORTED_MODULE_2__.tmpdir(), "fleet-git-"));
-  removeWhenGone(made);
-  folder = made;
-  return made;
-}
-function removeWhenGone(dir) {
-  process.on("exit", () => {
-    try {
-      (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(dir, { recursive: true, force: true });
-    } catch {
-    }
-  });
-  if (process.platform === "win32") return;
-  try {
-    const janitor = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)("/bin/sh", ["-c", 'read -r _; rm -rf -- "$1"', "fleet-tmp-janitor", dir], { stdio: ["pipe", "ignore", "ignore"], detached: true });
-    janitor.on("error", () => {
-    });
-    janitor.stdin.on("error", () => {
-    });
-    janitor.unref();
-    janitor.stdin.unref();
-  } catch {
-  }
-}
-
-
-
-/***/ }),
-
-/***/ 1208:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   Gw: () => (/* binding */ killGroupOrLeader),
-/* harmony export */   Tq: () => (/* binding */ trackGroup),
-/* harmony export */   eY: () => (/* binding */ untrackGroup),
-/* harmony export */   fT: () => (/* binding */ isInterrupted),
-/* harmony export */   fe: () => (/* binding */ killAllRunning),
-/* harmony export */   i0: () => (/* binding */ killGroup),
-/* harmony export */   yD: () => (/* binding */ signalName)
-/* harmony export */ });
-/* unused harmony export runningGroups */
-/* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8161);
-
-const liveGroups = /* @__PURE__ */ new Set();
-let exitHookInstalled = false;
-function trackGroup(pgid) {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on("exit", () => killAllRunning("SIGKILL"));
-  }
-  liveGroups.add(pgid);
-}
-function untrackGroup(pgid) {
-  liveGroups.delete(pgid);
-}
-function runningGroups() {
-  return liveGroups.size;
-}
-let interrupted = false;
-function killAllRunning(signal = "SIGTERM") {
-  interrupted = true;
-  for (const pgid of liveGroups) killGroup(pgid, signal);
-}
-function isInterrupted() {
-  return interrupted;
-}
-function killGroup(pgid, signal) {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
-function killGroupOrLeader(pgid, signal) {
-  if (killGroup(pgid, signal)) return true;
-  try {
-    process.kill(pgid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
-function signalName(n) {
-  return Object.entries(node_os__WEBPACK_IMPORTED_MODULE_0__.constants.signals).find(([, v]) => v === n)?.[0] ?? null;
-}
-
-
-
-/***/ }),
-
-/***/ 71:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-
-// EXPORTS
-__nccwpck_require__.d(__webpack_exports__, {
-  F: () => (/* binding */ localExecutor),
-  r: () => (/* binding */ localWorkspace)
-});
-
-// EXTERNAL MODULE: external "node:fs"
-var external_node_fs_ = __nccwpck_require__(3024);
-// EXTERNAL MODULE: external "node:path"
-var external_node_path_ = __nccwpck_require__(6760);
-// EXTERNAL MODULE: ./.build/src/local/exec.js + 1 modules
-var exec = __nccwpck_require__(8353);
-// EXTERNAL MODULE: ./.build/src/local/private-tmp.js
-var private_tmp = __nccwpck_require__(2490);
-// EXTERNAL MODULE: external "node:child_process"
-var external_node_child_process_ = __nccwpck_require__(1421);
-// EXTERNAL MODULE: external "node:crypto"
-var external_node_crypto_ = __nccwpck_require__(7598);
-// EXTERNAL MODULE: external "node:os"
-var external_node_os_ = __nccwpck_require__(8161);
-// EXTERNAL MODULE: ./.build/src/local/agent.js
-var agent = __nccwpck_require__(2776);
-;// CONCATENATED MODULE: ./.build/src/local/sandbox.js
-
-
-
-
-
-
-
-const RUNNER_COMMAND_FILES = ["GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"];
-const INIT = [
-  "n=4",
-  'while [ "$1" != -- ]; do case $1 in',
-  '  -k) [ -d "$2" ] && [ $n -lt 9 ] || exit 125; n=$((n+1)); eval "exec $n<"\\$2""; shift 2;;',
-  '  -t) [ -f "$2" ] || exit 125; exec 4<"$2"; mount -a -c -T /proc/self/fd/4 || exit 125; exec 4<&-; shift 2;;',
-  '  -r) mount -c -o remount,bind,ro "$2" || exit 125; shift 2;;',
-  '  -c) cd -- "$2" || exit 125; shift 2;;',
-  '  *) mount -t tmpfs -o size=4k,mode=0555,ro fleet-masked "$1" || exit 125; shift;;',
-  "esac; done; shift",
-  'while [ $n -gt 4 ]; do eval "exec $n<&-"; n=$((n-1)); done',
-  "exec 3<&0",
-  '"$@" 0<&3 3<&- &',
-  "c=$!",
-  "exec 3<&-",
-  'for s in TERM INT HUP QUIT USR1 USR2; do trap "kill -$s $c 2>/dev/null" $s; done',
-  'while :; do wait "$c"; st=$?; kill -0 "$c" 2>/dev/null || exit "$st"; done'
-].join("\n");
-const NAMESPACES = ["--pid", "--fork", "--kill-child", "--mount", "--mount-proc", "--propagation", "private"];
-function runnerCommandFolders(env) {
-  const dirs = /* @__PURE__ */ new Set();
-  for (const k of RUNNER_COMMAND_FILES) {
-    const f = env[k];
-    if (!f || !external_node_path_.isAbsolute(f)) continue;
-    const d = external_node_path_.dirname(f);
-    try {
-      if ((0,external_node_fs_.statSync)(d).isDirectory()) dirs.add(d);
-    } catch {
-    }
-  }
-  return [...dirs].sort();
-}
-function onPath(program, env = process.env) {
-  for (const dir of (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(external_node_path_.delimiter)) {
-    if (!dir) continue;
-    const p = external_node_path_.join(dir, program);
-    if ((0,external_node_fs_.existsSync)(p)) return p;
-  }
-  return null;
-}
-function strategies(opts) {
-  const { unshare, setpriv, sudo, uid, gid, masks } = opts;
-  const setup = [...NAMESPACES, "--", "/bin/sh", "-c", INIT, "fleet-sandbox"];
-  const out = [];
-  if (uid === 0) {
-    if (setpriv) out.push({ via: "unshare as root", prefix: [unshare, ...setup], masks, drop: [setpriv, "--bounding-set=-all", "--inh-caps=-all", "--"] });
-    return out;
-  }
-  out.push({
-    via: "unshare in a user namespace",
-    prefix: [unshare, "--user", "--map-root-user", ...setup],
-    masks,
-    drop: [unshare, "--user", `--map-user=${uid}`, `--map-group=${gid}`, "--"]
-  });
-  if (sudo && setpriv) {
-    out.push({ via: "sudo unshare", prefix: [sudo, "-n", "-E", "--", unshare, ...setup], masks, drop: [setpriv, `--reuid=${uid}`, `--regid=${gid}`, "--init-groups", "--"], restoresEnv: true });
-  }
-  return out;
-}
-function fstabField(p) {
-  return p.replace(/[ \t\n\r\v\f\\#]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, "0")}`);
-}
-const tables = /* @__PURE__ */ new Map();
-function mountTable(text, dir) {
-  let file = dir === void 0 ? tables.get(text) : void 0;
-  if (file === void 0 || !(0,external_node_fs_.existsSync)(file)) {
-    file = external_node_path_.join(dir ?? (0,private_tmp/* privateTmp */.F)(), `mounts-${(0,external_node_crypto_.createHash)("sha256").update(text).digest("hex").slice(0, 20)}`);
-    (0,external_node_fs_.writeFileSync)(file, text, { mode: 384 });
-    if (dir === void 0) tables.set(text, file);
-  }
-  return file;
-}
-function initArgs(opts = {}, masks = [], tableDir) {
-  const hide = (opts.hide ?? []).map((d) => external_node_path_.resolve(d));
-  const inside = (d, h) => d.startsWith(h.endsWith("/") ? h : `${h}/`);
-  const keep = (opts.keep ?? []).map((d) => external_node_path_.resolve(d)).filter((k) => hide.some((h) => inside(k, h)));
-  if (keep.length > 5) throw new RangeError("the sandbox keeps at most 5 folders visible inside hidden ones");
-  const out = [];
-  if (hide.length === 0) {
-    out.push(...masks);
-  } else {
-    for (const k of keep) out.push("-k", k);
-    const holds = (h) => keep.some((k) => inside(k, h));
-    const rows = [
-      ...[...masks, ...hide.filter((h) => !holds(h))].map((d) => `fleet-masked ${fstabField(d)} tmpfs size=4k,mode=0555,ro 0 0`),
-      // Writable until the kept folders' mount points are made in it (X-mount.mkdir), then read-only (-r).
-      ...hide.filter(holds).map((h) => `fleet-masked ${fstabField(h)} tmpfs size=4k,mode=0555 0 0`),
-      ...keep.map((k, i) => `/proc/self/fd/${5 + i} ${fstabField(k)} none rbind,X-mount.mkdir 0 0`)
-    ];
-    out.push("-t", mountTable(`${rows.join("\n")}
-`, tableDir));
-    for (const h of hide.filter(holds)) out.push("-r", h);
-  }
-  if (opts.cwd !== void 0) out.push("-c", external_node_path_.resolve(opts.cwd));
-  return out;
-}
-function works(s, masks) {
-  let scratch;
-  try {
-    scratch = (0,external_node_fs_.mkdtempSync)(external_node_path_.join(external_node_os_.tmpdir(), "fleet-probe-"));
-    const hidden = external_node_path_.join(scratch, "hidden");
-    const kept = external_node_path_.join(hidden, "lanes", "kept");
-    (0,external_node_fs_.mkdirSync)(kept, { recursive: true });
-    (0,external_node_fs_.writeFileSync)(external_node_path_.join(hidden, "other"), "");
-    const pidHidden = process.pid > 50 ? `[ ! -e /proc/${process.pid} ]` : '[ "$(ls /proc | grep -c "^[0-9]")" -lt 10 ]';
-    const probe = [
-      "grep -q fleet-sandbox /proc/1/cmdline",
-      pidHidden,
-      ...masks.map((m) => `[ -z "$(ls -A ${(0,agent/* shellQuote */.ZL)(m)})" ]`),
-      `[ ! -e ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(hidden, "other"))} ] && [ ! -e ../../other ] && [ "$(ls -A ..)" = kept ]`,
-      // `true`, not `:`: a failed redirection of a special built-in ends the shell.
-      `true > written && ! { true > ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(hidden, "added"))}; } 2>/dev/null`
-    ].join(" && ");
-    const args = [...s.prefix.slice(1), ...initArgs({ cwd: kept, hide: [hidden], keep: [kept] }, s.masks, scratch), "--", ...s.drop, "/bin/sh", "-c", probe];
-    const r = (0,external_node_child_process_.spawnSync)(s.prefix[0], args, { cwd: kept, stdio: "ignore", timeout: 1e4 });
-    return r.status === 0 && (0,external_node_fs_.existsSync)(external_node_path_.join(kept, "written"));
-  } catch {
-    return false;
-  } finally {
-    if (scratch) (0,external_node_fs_.rmSync)(scratch, { recursive: true, force: true });
-  }
-}
-const NONE = (detail) => ({ kind: "none", detail, wrap: (file, args) => ({ file, args: [...args] }) });
-function detectSandbox(opts = {}) {
-  if (process.platform !== "linux") return NONE(`process isolation needs Linux namespaces; this is ${process.platform}`);
-  const unshare = onPath("unshare");
-  if (!unshare) return NONE("unshare (util-linux) is not installed");
-  const masks = opts.masks ?? runnerCommandFolders(opts.env ?? process.env);
-  const uid = opts.uid ?? process.getuid();
-  const gid = opts.gid ?? process.getgid();
-  const found = strategies({ unshare, setpriv: onPath("setpriv"), sudo: onPath("sudo"), uid, gid, masks });
-  for (const s of found) {
-    if (works(s, masks)) return sandboxOf(s);
-  }
-  const tried = found.map((s) => s.via).join(", ") || "nothing (setpriv is not installed)";
-  return NONE(`no way to start a PID namespace here (tried ${tried}); unprivileged user namespaces may be turned off, and sudo needs a password or is missing`);
-}
-function sandboxOf(s) {
-  return {
-    kind: "pid-namespace",
-    detail: s.via,
-    wrap: (file, args, env, opts) => {
-      const restore = s.restoresEnv ? ["/usr/bin/env", ...["PATH", "HOME"].flatMap((k) => env?.[k] !== void 0 ? [`${k}=${env[k]}`] : [])] : [];
-      return { file: s.prefix[0], args: [...s.prefix.slice(1), ...initArgs(opts, s.masks), "--", ...s.drop, ...restore, file, ...args] };
-    }
-  };
-}
-let cached;
-function processSandbox() {
-  cached ??= detectSandbox();
-  return cached;
-}
-function sandboxFor(setting) {
-  if (setting === "off") return NONE("turned off in the fleet file (isolation: off)");
-  return processSandbox();
-}
-
-
-// EXTERNAL MODULE: ./.build/src/local/git.js
-var git = __nccwpck_require__(137);
-;// CONCATENATED MODULE: ./.build/src/local/workspace.js
-
-
-
-
-
-
-const clonedConfig = /* @__PURE__ */ new Map();
-const FOREIGN_GIT_FILES = ["commondir", "config.worktree", (0,external_node_path_.join)("info", "attributes"), (0,external_node_path_.join)("info", "grafts"), (0,external_node_path_.join)("objects", "info", "alternates")];
-function linkInGitDir(gitDir) {
-  const top = (0,external_node_fs_.lstatSync)(gitDir, { throwIfNoEntry: false });
-  if (!top || top.isSymbolicLink() || !top.isDirectory()) return gitDir;
-  const walk = (d, deep) => {
-    for (const e of (0,external_node_fs_.readdirSync)(d, { withFileTypes: true })) {
-      const p = (0,external_node_path_.join)(d, e.name);
-      if (e.isSymbolicLink()) return p;
-      if (e.isDirectory() && (deep || ["refs", "logs", "objects", "info"].includes(e.name))) {
-        const found = walk(p, deep || e.name === "refs" || e.name === "logs" || d.endsWith("objects") && (e.name === "info" || e.name === "pack"));
-        if (found) return found;
-      }
-    }
-    return null;
-  };
-  return walk(gitDir, false);
-}
-const checked = /* @__PURE__ */ new Set();
-const clonedAt = /* @__PURE__ */ new Map();
-function sameFolder(dir) {
-  const at = clonedAt.get((0,external_node_path_.resolve)(dir));
-  if (at === void 0) return true;
-  try {
-    return (0,external_node_fs_.realpathSync)(dir) === at;
-  } catch {
-    return false;
-  }
-}
-function guard(dir) {
-  const key = (0,external_node_path_.resolve)(dir);
-  if (!clonedConfig.has(key) || checked.has(key)) return;
-  if (!sameFolder(dir)) throw new Error(`the working copy ${dir} is no longer the folder Fleet cloned (a link to another folder?); refusing to run git in it`);
-  const link = linkInGitDir((0,external_node_path_.join)(dir, ".git"));
-  if (link) throw new Error(`the working copy's git metadata holds a symbolic link (${link}); refusing to run git in it`);
-  restore(dir);
-}
-function restore(dir) {
-  const key = (0,external_node_path_.resolve)(dir);
-  const config = clonedConfig.get(key);
-  if (config === void 0) return;
-  const gitDir = (0,external_node_path_.join)(dir, ".git");
-  const configFile = (0,external_node_path_.join)(gitDir, "config");
-  let same = false;
-  try {
-    same = (0,git/* readGitFile */.v3)(configFile) === config;
-  } catch {
-  }
-  if (!same) {
-    (0,external_node_fs_.rmSync)(configFile, { force: true, recursive: true });
-    (0,external_node_fs_.writeFileSync)(configFile, config, { flag: "wx" });
-  }
-  for (const f of FOREIGN_GIT_FILES) {
-    const p = (0,external_node_path_.join)(gitDir, f);
-    if ((0,external_node_fs_.lstatSync)(p, { throwIfNoEntry: false })) (0,external_node_fs_.rmSync)(p, { force: true, recursive: true });
-  }
-  checked.add(key);
-}
-function isGitDir(gitDir) {
-  try {
-    const head = (0,git/* readGitFile */.v3)((0,external_node_path_.join)(gitDir, "HEAD")).trim();
-    if (!/^ref:\s*refs\//.test(head) && !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(head)) return false;
-    return !!(0,external_node_fs_.statSync)((0,external_node_path_.join)(gitDir, "objects"), { throwIfNoEntry: false })?.isDirectory() && !!(0,external_node_fs_.statSync)((0,external_node_path_.join)(gitDir, "refs"), { throwIfNoEntry: false })?.isDirectory();
-  } catch {
-    return false;
-  }
-}
-const localWorkspace = {
-  async clone(url, dir, opts) {
-    clonedConfig.delete((0,external_node_path_.resolve)(dir));
-    checked.delete((0,external_node_path_.resolve)(dir));
-    const r = await (0,git/* cloneForLane */.d5)(url, dir, opts);
-    clonedConfig.set((0,external_node_path_.resolve)(dir), (0,git/* readGitFile */.v3)((0,external_node_path_.join)(dir, ".git", "config")));
-    clonedAt.set((0,external_node_path_.resolve)(dir), (0,external_node_fs_.realpathSync)(dir));
-    checked.add((0,external_node_path_.resolve)(dir));
-    return r;
-  },
-  async intact(dir) {
-    if (!sameFolder(dir)) return false;
-    const gitDir = (0,external_node_path_.join)(dir, ".git");
-    if (linkInGitDir(gitDir)) return false;
-    if (!isGitDir(gitDir)) return false;
-    restore(dir);
-    return true;
-  },
-  async settle(dir, branch, base) {
-    guard(dir);
-    const head = (0,git/* readHead */.zy)((0,external_node_path_.join)(dir, ".git"));
-    if (head?.ref === `refs/heads/${branch}` && head.commit === base) return;
-    await (0,git/* git */.$Y)(["update-ref", `refs/heads/${branch}`, base], { cwd: dir });
-    await (0,git/* git */.$Y)(["symbolic-ref", "HEAD", `refs/heads/${branch}`], { cwd: dir });
-  },
-  async reset(dir, base) {
-    guard(dir);
-    await (0,git/* git */.$Y)(["reset", "--quiet", "--hard", base], { cwd: dir });
-    await (0,git/* git */.$Y)(["clean", "--quiet", "-ffdx"], { cwd: dir });
-  },
-  async changedFiles(dir) {
-    guard(dir);
-    const c = await (0,git/* changedFiles */.Y_)(dir);
-    return [.../* @__PURE__ */ new Set([...c.files, ...c.renamed_from])].sort();
-  },
-  async commit(dir, message) {
-    guard(dir);
-    return (0,git/* commitAll */.fi)(dir, message, { staged: true });
-  },
-  async commitEverything(dir, message) {
-    guard(dir);
-    return (0,git/* commitAll */.fi)(dir, message, { allowEmpty: true });
-  },
-  async committed(dir, from, to) {
-    guard(dir);
-    const c = await (0,git/* committedChange */.fz)(dir, from, to);
-    return { files: [.../* @__PURE__ */ new Set([...c.files, ...c.renamed_from])].sort(), patch: c.patch.toString("utf8") };
-  },
-  tree: (dir, rev) => (0,git/* treeOf */.g7)(dir, rev),
-  parent: (dir, rev) => (0,git/* parentOf */.gN)(dir, rev),
-  async push(dir, branch, commit, expected, env, timeoutMs) {
-    guard(dir);
-    const r = await (0,git/* pushBranch */.TV)(dir, branch, { commit, expected, env, timeoutMs });
-    return r.ok ? { ok: true } : r;
-  },
-  async listFiles(dir) {
-    guard(dir);
-    const r = await (0,git/* git */.$Y)(["ls-files", "-z"], { cwd: dir });
-    return r.stdout.split("\0").filter(Boolean);
-  }
-};
-const localExecutor = {
-  run: (command, opts) => {
-    checked.delete((0,external_node_path_.resolve)(opts.cwd));
-    const sandbox = sandboxFor(opts.isolation ?? "off");
-    if (opts.isolation === "required" && sandbox.kind === "none") {
-      return Promise.resolve({ exitCode: 125, signal: null, timedOut: false, durationMs: 0, tail: `fleet: isolation is required but unavailable: ${sandbox.detail}` });
-    }
-    if (sandbox.kind === "none") return (0,exec/* runCommand */.d)(command, { ...opts, wrap: void 0 });
-    const hide = [(0,private_tmp/* privateTmp */.F)()];
-    const keep = [];
-    if (opts.confine) {
-      hide.push(opts.confine.workspace);
-      keep.push(opts.confine.lane);
-    }
-    return (0,exec/* runCommand */.d)(command, { ...opts, wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide, keep }) });
-  },
-  isolation: (setting) => {
-    const { kind, detail } = sandboxFor(setting);
-    return { kind, detail };
-  }
-};
-
-
-
-/***/ }),
-
-/***/ 9105:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   m: () => (/* binding */ systemClock)
-/* harmony export */ });
-const systemClock = { now: () => /* @__PURE__ */ new Date() };
-
-
-
-/***/ }),
-
-/***/ 1228:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-
-// EXPORTS
-__nccwpck_require__.d(__webpack_exports__, {
-  J: () => (/* binding */ loadFleetFile)
-});
-
-// UNUSED EXPORTS: parseFleetText
-
-// EXTERNAL MODULE: external "node:path"
-var external_node_path_ = __nccwpck_require__(6760);
-// EXTERNAL MODULE: ../main/node_modules/yaml/dist/index.js
-var dist = __nccwpck_require__(3439);
-;// CONCATENATED MODULE: ./.build/src/core/json-keys.js
-function child(parent) {
-  if (!parent) return "";
-  if (parent.kind === "array") return `${parent.path}[${parent.index}]`;
-  const key = parent.key ?? "";
-  const plain = /^[A-Za-z_][\w-]*$/.test(key);
-  return plain ? parent.path ? `${parent.path}.${key}` : key : `${parent.path}[${JSON.stringify(key)}]`;
-}
-function duplicateJsonKeys(text) {
-  const out = [];
-  const stack = [];
-  let line = 1;
-  let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    const top = stack[stack.length - 1];
-    if (ch === "\n") line++;
-    else if (ch === '"') {
-      let j = i + 1;
-      while (text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
-      if (expectKey && top?.kind === "object") {
-        const key = JSON.parse(text.slice(i, j + 1));
-        const first = top.keys.get(key);
-        if (first !== void 0) out.push({ path: top.path, key, first_line: first, line });
-        else top.keys.set(key, line);
-        top.key = key;
-        expectKey = false;
-      }
-      i = j;
-    } else if (ch === "{") {
-      stack.push({ kind: "object", path: child(top), keys: /* @__PURE__ */ new Map(), key: void 0 });
-      expectKey = true;
-    } else if (ch === "[") {
-      stack.push({ kind: "array", path: child(top), index: 0 });
-    } else if (ch === "}" || ch === "]") {
-      stack.pop();
-    } else if (ch === ",") {
-      if (top?.kind === "object") expectKey = true;
-      else if (top?.kind === "array") top.index++;
-    }
-  }
-  return out;
-}
-
-
-// EXTERNAL MODULE: ./.build/src/core/limits.js
-var limits = __nccwpck_require__(3585);
-// EXTERNAL MODULE: ./.build/src/core/plan.js
-var plan = __nccwpck_require__(3866);
-// EXTERNAL MODULE: ./.build/src/core/validate.js
-var validate = __nccwpck_require__(8259);
-// EXTERNAL MODULE: ./.build/src/util/fs.js
-var fs = __nccwpck_require__(3799);
-;// CONCATENATED MODULE: ./.build/src/steps/load.js
-
-
-
-
-
-
-
-const MAX_YAML_ALIAS_COUNT = 100;
-function parseFleetText(text, file) {
-  const parsed = file.endsWith(".json") ? parseJson(text, file) : parseYaml(text, file);
-  if (!parsed.ok) return parsed;
-  const value = parsed.value;
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return { ok: false, problems: [{ file, field: "(top level)", message: "a fleet file is a mapping with name, directive, run or agent, and targets" }] };
-  }
-  return { ok: true, value };
-}
-function parseJson(text, file) {
-  let value;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    return { ok: false, problems: [{ file, field: "(syntax)", message: `not valid JSON: ${err.message}` }] };
-  }
-  const dups = duplicateJsonKeys(text);
-  if (dups.length) {
-    return {
-      ok: false,
-      problems: dups.map((d) => ({
-        file,
-        field: d.path ? `${d.path}.${d.key}` : d.key,
-        message: `written twice (lines ${d.first_line} and ${d.line}); JSON would keep only the last: remove one`
-      }))
-    };
-  }
-  return { ok: true, value };
-}
-function parseYaml(text, file) {
-  const lineCounter = new dist/* LineCounter */.HN();
-  const doc = (0,dist/* parseDocument */.Tp)(text, { prettyErrors: true, uniqueKeys: true, strict: true, lineCounter });
-  if (doc.errors.length) {
-    return {
-      ok: false,
-      problems: doc.errors.map((e) => ({
-        file,
-        field: e.linePos?.[0] ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : "(syntax)",
-        message: `YAML: ${e.message.split("\n")[0].replace(/\s+at line \d+, column \d+:?$/, "")}`
-      }))
-    };
-  }
-  try {
-    return { ok: true, value: doc.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT }) };
-  } catch (err) {
-    const at = firstAlias(doc, lineCounter);
-    return {
-      ok: false,
-      problems: [
-        {
-          file,
-          field: at ? `line ${at.line}, column ${at.col}` : "(aliases)",
-          message: `YAML: ${/alias/i.test(err.message) ? "its aliases (*name) expand to far more data than the file holds (an alias bomb?): write the values out, or use fewer aliases" : err.message}`
-        }
-      ]
-    };
-  }
-}
-function firstAlias(doc, lines) {
-  let at;
-  (0,dist/* visit */.YR)(doc, {
-    Alias(_key, node) {
-      at = node.range?.[0];
-      return dist/* visit */.YR.BREAK;
-    }
-  });
-  return at === void 0 ? void 0 : lines.linePos(at);
-}
-async function loadFleetFile(path) {
-  const read = await (0,fs/* readTextFile */.Gu)(path, limits/* MAX_FLEET_FILE_BYTES */.nF, "a fleet file");
-  if (!read.ok) {
-    const hint = read.message.includes("limit") ? ": list many targets in a targets_file, or find them with github.discover" : "";
-    return { ok: false, problems: [{ file: path, field: "(file)", message: read.message + hint }] };
-  }
-  const parsed = parseFleetText(read.text, path);
-  if (!parsed.ok) return parsed;
-  const listed = await withTargetsFile(parsed.value, path);
-  if (!listed.ok) return listed;
-  const v = (0,validate/* validateFleetFile */.Xi)(listed.value, path);
-  if (v.ok) return { ok: true, fleet: v.fleet, path };
-  const problems = v.problems.map((p) => listed.where(p));
-  return { ok: false, problems: [...problems, ...cycleProblems(listed.value, path, problems)] };
-}
-async function withTargetsFile(raw, path) {
-  const name = raw.targets_file;
-  if (name === void 0) return { ok: true, value: raw, where: (p) => p };
-  if (typeof name !== "string" || !name.trim()) {
-    return { ok: false, problems: [{ file: path, field: "targets_file", message: "give the path of a file with one target per line" }] };
-  }
-  const listPath = (0,external_node_path_.resolve)((0,external_node_path_.dirname)(path), name);
-  const read = await (0,fs/* readTextFile */.Gu)(listPath, limits/* MAX_TARGETS_FILE_BYTES */.pf, "a targets_file");
-  if (!read.ok) {
-    const hint = read.message.includes("limit") ? ": split the list across fleets, or find the targets with github.discover" : "";
-    return { ok: false, problems: [{ file: path, field: "targets_file", message: `${listPath}: ${read.message}${hint}` }] };
-  }
-  const text = read.text;
-  const explicit = Array.isArray(raw.targets) ? raw.targets : [];
-  const lines = [];
-  const extra = [];
-  text.split(/\r\n|\r|\n/).forEach((line, i) => {
-    const repo = line.replace(/#.*$/, "").trim();
-    if (!repo) return;
-    lines.push(i + 1);
-    extra.push({ repo });
-  });
-  const { targets_file: _ignored, ...rest } = raw;
-  return {
-    ok: true,
-    value: { ...rest, targets: [...explicit, ...extra] },
-    where: (p) => {
-      const m = /^targets\[(\d+)\](.*)$/.exec(p.field);
-      const k = m ? Number(m[1]) - explicit.length : -1;
-      return k >= 0 && m ? { file: listPath, field: `line ${lines[k]}${m[2] ? ` (${m[2].replace(/^\./, "")})` : ""}`, message: p.message } : p;
-    }
-  };
-}
-function cycleProblems(raw, file, already) {
-  const targets = raw.targets;
-  if (!Array.isArray(targets)) return [];
-  const lanes = [];
-  const seen = /* @__PURE__ */ new Set();
-  targets.forEach((t, index) => {
-    if (t === null || typeof t !== "object") return;
-    const { repo, lane, depends_on } = t;
-    const id = typeof lane === "string" ? lane : typeof repo === "string" ? (0,validate/* defaultLaneId */.LD)(repo) : void 0;
-    if (!id || seen.has(id)) return;
-    seen.add(id);
-    lanes.push({ id, index, depends_on: Array.isArray(depends_on) ? depends_on.filter((d) => typeof d === "string") : [] });
-  });
-  const byId = new Map(lanes.map((l) => [l.id, l]));
-  const out = [];
-  for (const cycle of (0,plan/* findCycles */.p4)(lanes, 50)) {
-    const first = byId.get(cycle[0]);
-    const field = `targets[${first.index}].depends_on`;
-    if (cycle.length === 2 && already.some((p) => p.field.startsWith(field))) continue;
-    out.push({
-      file,
-      field,
-      message: cycle.length === 2 ? `lane "${first.id}" depends on itself: remove "${first.id}" from its depends_on` : `dependency cycle ${cycle.join(" \u2192 ")}: no lane in it can ever start; remove one of these depends_on entries (e.g. "${cycle[1]}" from lane "${first.id}")`
-    });
-  }
-  return out;
-}
-
-
-
-/***/ }),
-
-/***/ 9910:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   e: () => (/* binding */ planStep)
-/* harmony export */ });
-/* unused harmony export fleetIdFor */
-/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7598);
-/* harmony import */ var _core_plan_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3866);
-/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9912);
-/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(8259);
-
-
-
-
-function fleetIdFor(date, random = (0,node_crypto__WEBPACK_IMPORTED_MODULE_0__.randomBytes)(3).toString("hex")) {
-  const p = (n) => String(n).padStart(2, "0");
-  return `fleet-${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}-${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}-${random}`;
-}
-async function planStep(listed, forge, clock, opts) {
-  let fleet = listed;
-  if (fleet.file.github.discover.length) {
-    if (!opts.discover) {
-      return { ok: false, problems: [{ file: opts.file, field: "github.discover", message: "this forge cannot discover targets: set forge: github" }] };
-    }
-    const found = await opts.discover(fleet);
-    if (found.problems.length) {
-      return { ok: false, problems: found.problems.map((message) => ({ file: opts.file, field: "github.discover", message })) };
-    }
-    fleet = (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .addDiscoveredLanes */ .H7)(fleet, found.repos);
-  }
-  const excludedByConfig = new Set(fleet.excluded.map((e) => e.lane));
-  const toCheck = fleet.lanes.filter((l) => !excludedByConfig.has(l.id));
-  const key = (lane) => `${lane.repo}\0${lane.base ?? ""}`;
-  const byRepo = /* @__PURE__ */ new Map();
-  for (const lane of toCheck) if (!byRepo.has(key(lane))) byRepo.set(key(lane), lane);
-  const checks = await forge.checkTargets([...byRepo.values()]);
-  const checkByLane = new Map(checks.map((c) => [c.lane, c]));
-  const exclusions = [];
-  const baseBranches = /* @__PURE__ */ new Map();
-  for (const lane of toCheck) {
-    const c = checkByLane.get(byRepo.get(key(lane)).id);
-    if (!c) {
-      exclusions.push({ repo: lane.repo, lane: lane.id, reason: "unchecked", detail: "the forge did not answer for this target" });
-    } else if (!c.ok) {
-      exclusions.push({ repo: lane.repo, lane: lane.id, reason: c.reason, detail: c.detail });
-    } else {
-      baseBranches.set(lane.id, lane.base ?? c.default_branch);
-    }
-  }
-  const branchProblems = [];
-  for (const lane of toCheck) {
-    const base = baseBranches.get(lane.id);
-    if (base !== void 0 && base === lane.branch) {
-      branchProblems.push({
-        file: opts.file,
-        field: fleet.file.branch.includes("{name}") ? `targets[${lane.index}].lane` : "branch",
-        message: `lane "${lane.id}" would work on branch "${lane.branch}", which is the base branch of ${lane.repo}: Fleet never commits straight onto a base branch; change \`branch:\` or the lane id`
-      });
-    }
-  }
-  const maxParallel = opts.maxParallel ?? fleet.file.max_parallel;
-  const built = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_1__/* .buildPlan */ .Gg)(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file });
-  if (!built.ok) return { ok: false, problems: [...built.problems, ...branchProblems] };
-  if (branchProblems.length) return { ok: false, problems: branchProblems };
-  const plan = built.plan;
-  const now = clock.now();
-  const byId = new Map(fleet.lanes.map((l) => [l.id, l]));
-  const manifest = (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_2__/* .initManifest */ .Mc)({
-    fleet_id: opts.fleet_id ?? fleetIdFor(now),
-    name: fleet.file.name,
-    forge: forge.kind,
-    started_at: now.toISOString(),
-    directive: fleet.file.directive,
-    max_parallel: maxParallel,
-    max_retries: fleet.file.max_retries,
-    checkpoint: fleet.file.checkpoint,
-    merge_policy: fleet.file.merge.policy,
-    dry_run: opts.dryRun ?? false,
-    waves: plan.waves,
-    contention: plan.contention,
-    excluded: plan.excluded,
-    lanes: plan.lanes.map((l) => ({ repo: l.spec.repo, lane: l.spec.id, wave: l.wave, branch: l.spec.branch, depends_on: l.spec.depends_on })),
-    skipped: plan.skipped.map((s) => ({ repo: s.repo, lane: s.lane, reason: s.reason, depends_on: byId.get(s.lane)?.depends_on ?? [] }))
-  });
-  return { ok: true, fleet, plan, manifest, base_branches: baseBranches };
-}
-
-
-
-/***/ }),
-
-/***/ 5995:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-
-// EXPORTS
-__nccwpck_require__.d(__webpack_exports__, {
-  mA: () => (/* binding */ INTERRUPT_GRACE_MS),
-  Rr: () => (/* binding */ exitCodeFor),
-  gI: () => (/* binding */ runFleet),
-  j: () => (/* binding */ writeInterruptedState)
-});
-
-// UNUSED EXPORTS: dependencyBlock, manifestPath
-
-// EXTERNAL MODULE: external "node:fs"
-var external_node_fs_ = __nccwpck_require__(3024);
-// EXTERNAL MODULE: external "node:fs/promises"
-var promises_ = __nccwpck_require__(1455);
-// EXTERNAL MODULE: external "node:os"
-var external_node_os_ = __nccwpck_require__(8161);
-// EXTERNAL MODULE: external "node:path"
-var external_node_path_ = __nccwpck_require__(6760);
-// EXTERNAL MODULE: ./.build/src/core/fleet-file.js
-var fleet_file = __nccwpck_require__(7692);
-// EXTERNAL MODULE: ./.build/src/core/model.js
-var model = __nccwpck_require__(7924);
-// EXTERNAL MODULE: ./.build/src/core/manifest.js
-var core_manifest = __nccwpck_require__(9912);
-// EXTERNAL MODULE: ./.build/src/core/report.js
-var report = __nccwpck_require__(6327);
-// EXTERNAL MODULE: ./.build/src/util/fs.js
-var fs = __nccwpck_require__(3799);
-;// CONCATENATED MODULE: ./.build/src/util/lock.js
-
-
-
-
-const LOCK_FILE = ".fleet.lock";
-function processStart(pid) {
-  try {
-    const stat = (0,external_node_fs_.readFileSync)(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-function holderAlive(h) {
-  if (h.host !== (0,external_node_os_.hostname)()) return true;
-  try {
-    process.kill(h.pid, 0);
-  } catch (err) {
-    if (err.code === "ESRCH") return false;
-  }
-  if (h.process_start === null) return true;
-  const now = processStart(h.pid);
-  return now === null ? process.platform !== "linux" : now === h.process_start;
-}
-function parseHolder(text) {
-  try {
-    const j = JSON.parse(text);
-    if (typeof j.pid !== "number" || !Number.isInteger(j.pid) || j.pid < 1 || typeof j.host !== "string") return null;
-    return { pid: j.pid, process_start: typeof j.process_start === "string" ? j.process_start : null, host: j.host, since: String(j.since ?? ""), fleet_id: String(j.fleet_id ?? "") };
-  } catch {
-    return null;
-  }
-}
-function describeHolder(h) {
-  return `pid ${h.pid} on ${h.host}${h.since ? `, since ${h.since}` : ""}${h.fleet_id ? `, fleet ${h.fleet_id}` : ""}`;
-}
-async function lockWorkspace(root, fleet_id) {
-  const path = (0,external_node_path_.join)(root, LOCK_FILE);
-  const me = { pid: process.pid, process_start: processStart(process.pid), host: (0,external_node_os_.hostname)(), since: (/* @__PURE__ */ new Date()).toISOString(), fleet_id };
-  const text = `${JSON.stringify(me)}
-`;
-  let note;
-  for (let tries = 0; tries < 5; tries++) {
-    try {
-      await (0,promises_.writeFile)(path, text, { flag: "wx" });
-      return { ok: true, release: releaser(path, text), note };
-    } catch (err) {
-      if (err.code !== "EEXIST") throw err;
-    }
-    const seen = await (0,promises_.readFile)(path, "utf8").catch(() => null);
-    if (seen === null) continue;
-    const holder = parseHolder(seen);
-    if (holder === null && seen.trim() !== "") {
-      return { ok: false, holder: null, message: `${path} is not a lock Fleet wrote; if no fleet runs here, remove it` };
-    }
-    if (holder === null || holderAlive(holder)) {
-      const who = holder ? describeHolder(holder) : "a run that is starting";
-      return { ok: false, holder, message: `another fleet run holds this workspace (${who}): wait for it to end or stop it, or give this run another --workspace` };
-    }
-    const aside = `${path}.stale-${process.pid}`;
-    try {
-      await (0,promises_.rename)(path, aside);
-    } catch {
-      continue;
-    }
-    const moved = await (0,promises_.readFile)(aside, "utf8").catch(() => null);
-    if (moved !== seen) {
-      await (0,promises_.link)(aside, path).catch(() => void 0);
-      await (0,promises_.unlink)(aside).catch(() => void 0);
-      continue;
-    }
-    await (0,promises_.unlink)(aside).catch(() => void 0);
-    note = `took over the lock of ${describeHolder(holder)}: that process is no longer running`;
-  }
-  return { ok: false, holder: null, message: `${path}: the lock changed hands too often to take; try again` };
-}
-function releaser(path, mine) {
-  const onExit = () => {
-    try {
-      if ((0,external_node_fs_.readFileSync)(path, "utf8") === mine) (0,external_node_fs_.unlinkSync)(path);
-    } catch {
-    }
-  };
-  process.on("exit", onExit);
-  return async () => {
-    process.off("exit", onExit);
-    const now = await (0,promises_.readFile)(path, "utf8").catch(() => null);
-    if (now === mine) await (0,promises_.unlink)(path).catch(() => void 0);
-  };
-}
-
-
-// EXTERNAL MODULE: ./.build/src/util/pool.js
-var pool = __nccwpck_require__(4614);
-// EXTERNAL MODULE: ./.build/src/core/limits.js
-var limits = __nccwpck_require__(3585);
-// EXTERNAL MODULE: ./.build/src/core/glob.js + 9 modules
-var glob = __nccwpck_require__(6932);
-// EXTERNAL MODULE: ./.build/src/core/text.js
-var core_text = __nccwpck_require__(7762);
-;// CONCATENATED MODULE: ./.build/src/core/fence.js
-
-
-const GIT_DIR_RULE = ".git";
-const MESSAGE_FILE_LIMIT = 10;
-function isGitPath(path) {
-  return path.split("/").some((segment) => segment.toLowerCase() === ".git");
-}
-function plural(n) {
-  return `${n} file${n === 1 ? "" : "s"}`;
-}
-function names(files) {
-  const shown = files.slice(0, MESSAGE_FILE_LIMIT).map(core_text/* displayPath */.Gt).join(", ");
-  return files.length > MESSAGE_FILE_LIMIT ? `${shown}, \u2026 (${files.length - MESSAGE_FILE_LIMIT} more)` : shown;
-}
-function checkFence(changed_files, owns, never) {
-  const files = [...new Set(changed_files)];
-  const outside_owns = owns.length ? files.filter((f) => !(0,glob/* matchesAny */._I)(f, owns)) : [];
-  const in_never = files.filter((f) => isGitPath(f) || (0,glob/* matchesAny */._I)(f, never));
-  if (outside_owns.length === 0 && in_never.length === 0) {
-    return { ok: true, outside_owns, in_never, message: void 0 };
-  }
-  const parts = [];
-  if (outside_owns.length) {
-    parts.push(`${plural(outside_owns.length)} outside owns [${owns.join(", ")}]: ${names(outside_owns)}`);
-  }
-  if (in_never.length) {
-    const rules = never.filter((g) => in_never.some((f) => (0,glob/* matchesAny */._I)(f, [g])));
-    if (in_never.some(isGitPath)) rules.push(GIT_DIR_RULE);
-    parts.push(`${plural(in_never.length)} in never [${[...new Set(rules)].join(", ")}]: ${names(in_never)}`);
-  }
-  return { ok: false, outside_owns, in_never, message: parts.join("; ") };
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/core/routing.js
-
-const GLOB_WEIGHT = 2;
-const KEYWORD_WEIGHT = 1;
-function byName(a, b) {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-function scorePersona(persona, changed_files, text) {
-  const haystack = text.toLowerCase();
-  const matched_globs = [...new Set(persona.applies_to)].filter((g) => changed_files.some((f) => (0,glob/* matchesGlob */.kt)(f, g)));
-  const seen = /* @__PURE__ */ new Set();
-  const matched_keywords = [];
-  for (const keyword of persona.keywords) {
-    const needle = keyword.toLowerCase();
-    if (!needle || seen.has(needle)) continue;
-    seen.add(needle);
-    if (haystack.includes(needle)) matched_keywords.push(keyword);
-  }
-  return {
-    agent: persona.name,
-    score: GLOB_WEIGHT * matched_globs.length + KEYWORD_WEIGHT * matched_keywords.length,
-    matched_globs,
-    matched_keywords
-  };
-}
-function routePersonas(input) {
-  const text = `${input.title}
-${input.body}`;
-  const all_scores = input.personas.map((persona) => scorePersona(persona, input.changed_files, text)).sort((a, b) => b.score - a.score || byName(a.agent, b.agent));
-  const base = {
-    work_item: { repo: input.repo, lane: input.lane, title: input.title },
-    k: input.k,
-    all_scores
-  };
-  if (input.k === 0) {
-    return { ...base, selected: [...new Set(input.personas.map((x) => x.name))], disabled: true, fallback_used: false };
-  }
-  const k = Number.isFinite(input.k) ? Math.max(0, Math.floor(input.k)) : all_scores.length;
-  const selected = all_scores.filter((s) => s.score > 0).slice(0, k).map((s) => s.agent);
-  if (selected.length === 0 && input.fallback && input.personas.some((x) => x.name === input.fallback)) {
-    return { ...base, selected: [input.fallback], disabled: false, fallback_used: true };
-  }
-  return { ...base, selected, disabled: false, fallback_used: false };
-}
-
-
-// EXTERNAL MODULE: ./.build/src/local/agent.js
-var local_agent = __nccwpck_require__(2776);
-// EXTERNAL MODULE: ./.build/src/core/markdown.js
-var markdown = __nccwpck_require__(3268);
-;// CONCATENATED MODULE: ./.build/src/steps/lane.js
-
-
-
-
-
-
-
-
-
-
-function laneDir(root, lane) {
-  return (0,external_node_path_.join)(root, "lanes", lane);
-}
-function resultPath(root, lane) {
-  return (0,external_node_path_.join)(laneDir(root, lane), "result.json");
-}
-class LaneFailure extends Error {
-  constructor(errorClass, message) {
-    super(message);
-    this.errorClass = errorClass;
-  }
-  errorClass;
-}
-function firstLines(text, max = 600) {
-  const t = text.trim();
-  return t.length > max ? `\u2026${t.slice(-max)}` : t;
-}
-function gist(tail) {
-  const lines = tail.split("\n").map((l) => l.trim()).filter((l) => l && !/^node\.js v\d/i.test(l) && !/^at\s/.test(l));
-  const line = [...lines].reverse().find((l) => /\b(error|fatal|failed|exception|denied|not found)\b/i.test(l)) ?? lines.at(-1) ?? "";
-  return line.length > 200 ? `${line.slice(0, 199)}\u2026` : line;
-}
-async function runLane(ctx, lane, start) {
-  const t0 = ctx.clock.now().getTime();
-  const dir = laneDir(ctx.root, lane.id);
-  const repoDir = (0,external_node_path_.join)(dir, "repo");
-  const rel = (p) => p.slice(ctx.root.length + 1);
-  let rec = { ...start, status: "running", started_at: ctx.clock.now().toISOString(), attempts: [], error: null, retry_count: 0 };
-  const update = (patch, detail) => {
-    rec = { ...rec, ...patch, updated_at: ctx.clock.now().toISOString() };
-    ctx.onUpdate(rec, detail);
-  };
-  try {
-    const isolation = ctx.exec.isolation(ctx.file.isolation);
-    rec.isolation = isolation;
-    if (ctx.file.isolation === "required" && isolation.kind === "none") {
-      throw new LaneFailure("invalid-input", `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
-    }
-    await (0,promises_.rm)(repoDir, { recursive: true, force: true });
-    await (0,promises_.mkdir)(dir, { recursive: true });
-    update({ phase: "cloning" }, "cloning");
-    const gitTimeoutMs = ctx.file.git_timeout_minutes * 6e4;
-    const tClone = Date.now();
-    let cloned;
-    try {
-      const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs: gitTimeoutMs });
-      cloned = await (ctx.gitSlots ? ctx.gitSlots.run(clone) : clone());
-    } catch (err) {
-      throw new LaneFailure("clone-failed", err.message);
-    }
-    rec.timings = { ...rec.timings, clone_ms: Date.now() - tClone };
-    rec.base_branch = cloned.base_branch;
-    rec.base_commit = cloned.base_commit;
-    if (cloned.base_branch === lane.branch) {
-      throw new LaneFailure("invalid-input", `the lane branch ${lane.branch} is the base branch: Fleet never commits straight onto a base branch`);
-    }
-    const routing = ctx.file.agent ? await route(ctx, lane, repoDir, dir) : null;
-    if (routing) rec.routing = routing.selected;
-    const maxAttempts = ctx.file.max_retries + 1;
-    const timeoutMs = ctx.file.timeout_minutes * 6e4;
-    let directiveMs = 0;
-    let checksMs = 0;
-    let n = 0;
-    let feedback;
-    const made = { current: null };
-    const stageForFence = async () => {
-      made.current = null;
-      if (lane.checks.length) return ctx.workspace.changedFiles(repoDir);
-      const commit = await ctx.workspace.commitEverything(repoDir, commitMessage(ctx, lane, n));
-      made.current = { commit, committed: await ctx.workspace.committed(repoDir, cloned.base_commit, commit) };
-      return made.current.committed.files;
-    };
-    const produce = async () => {
-      let lastFailure;
-      while (n < maxAttempts) {
-        stopIfCancelled(ctx);
-        n++;
-        if (n > 1) {
-          await ctx.workspace.reset(repoDir, cloned.base_commit);
-          update({ retry_count: n - 1 }, `retry ${n - 1} of ${ctx.file.max_retries}`);
-        }
-        const log = (0,external_node_path_.join)(dir, `attempt-${n}.log`);
-        rec.log = rel(log);
-        const attemptStart = ctx.clock.now().toISOString();
-        const tAttempt = Date.now();
-        const record = (r2, step) => rec.attempts.push({
-          n,
-          started_at: attemptStart,
-          duration_ms: Date.now() - tAttempt,
-          exit_code: r2?.exitCode ?? null,
-          signal: r2?.signal ?? null,
-          timed_out: r2?.timedOut ?? false,
-          failed_step: step,
-          log: rel(log)
-        });
-        update({ phase: "running" }, `attempt ${n}: running the directive`);
-        const { command, env: agentEnv } = await directiveCommand(ctx, lane, routing, dir, n, feedback);
-        const env = { ...laneEnv(ctx, lane, n, feedback, cloned.base_branch), ...agentEnv };
-        const tDirective = Date.now();
-        const confine = { workspace: ctx.root, lane: dir };
-        const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
-        directiveMs += Date.now() - tDirective;
-        if (ctx.signal?.aborted) {
-          record(r, "directive");
-          stopIfCancelled(ctx);
-        }
-        if (!(0,external_node_fs_.existsSync)((0,external_node_path_.join)(repoDir, ".git")) || !await ctx.workspace.intact(repoDir)) {
-          record(r, "directive");
-          throw new LaneFailure("workspace-corrupted", "the directive removed or broke the working copy's .git; nothing was pushed");
-        }
-        if (r.timedOut || r.exitCode !== 0) {
-          record(r, "directive");
-          const why = r.timedOut ? `the directive ran past its timeout of ${ctx.file.timeout_minutes} min and was killed` : `the directive exited with ${r.exitCode ?? r.signal}`;
-          lastFailure = new LaneFailure(r.timedOut ? "directive-timeout" : "directive-failed", `${why}${gist(r.tail) ? `: ${gist(r.tail)}` : ""}`);
-          feedback = `${why}. Output:
-${firstLines(r.tail, 2e3)}`;
-          continue;
-        }
-        await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
-        let changed = await stageForFence();
-        const fence = checkFence(changed, lane.owns, lane.never);
-        if (!fence.ok) {
-          record(r, "fence");
-          lastFailure = new LaneFailure("fence-violation", fence.message ?? "changed files outside the fence");
-          feedback = `The change touched files it may not: ${fence.message}. Change only files matching ${lane.owns.length ? lane.owns.join(", ") : "anything"} and never ${[...lane.never, ".git/**"].join(", ")}.`;
-          if (!ctx.file.agent) break;
-          continue;
-        }
-        let checkFailed;
-        let failedCheck = "";
-        if (lane.checks.length && changed.length) {
-          update({ phase: "checking" }, `attempt ${n}: running ${lane.checks.length} check${lane.checks.length > 1 ? "s" : ""}`);
-          const tChecks = Date.now();
-          for (const check of lane.checks) {
-            const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
-            if (ctx.signal?.aborted) {
-              record(c, "check");
-              stopIfCancelled(ctx);
-            }
-            if (c.timedOut || c.exitCode !== 0) {
-              checkFailed = c;
-              failedCheck = check;
-              break;
-            }
-          }
-          checksMs += Date.now() - tChecks;
-          if (!(0,external_node_fs_.existsSync)((0,external_node_path_.join)(repoDir, ".git")) || !await ctx.workspace.intact(repoDir)) {
-            record(checkFailed ?? r, "check");
-            throw new LaneFailure("workspace-corrupted", "a check removed or broke the working copy's .git; nothing was pushed");
-          }
-        }
-        if (checkFailed) {
-          record(checkFailed, "check");
-          const why = checkFailed.timedOut ? `check \`${failedCheck}\` timed out` : `check \`${failedCheck}\` exited with ${checkFailed.exitCode ?? checkFailed.signal}`;
-          lastFailure = new LaneFailure("check-failed", `${why}${gist(checkFailed.tail) ? `: ${gist(checkFailed.tail)}` : ""}`);
-          feedback = `${why}. Output:
-${firstLines(checkFailed.tail, 2e3)}`;
-          continue;
-        }
-        if (lane.checks.length && changed.length) {
-          await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
-          changed = await ctx.workspace.changedFiles(repoDir);
-          const after = checkFence(changed, lane.owns, lane.never);
-          if (!after.ok) {
-            record(r, "fence");
-            lastFailure = new LaneFailure("fence-violation", `a check changed files outside the fence: ${after.message ?? "outside the fence"}`);
-            feedback = `The checks left changes the lane may not make: ${after.message}. Change only files matching ${lane.owns.length ? lane.owns.join(", ") : "anything"} and never ${[...lane.never, ".git/**"].join(", ")}.`;
-            if (!ctx.file.agent) break;
-            continue;
-          }
-        }
-        record(r, null);
-        return changed;
-      }
-      throw lastFailure ?? new LaneFailure("directive-failed", "no attempt left");
-    };
-    const forgeCall = async (errorClass, what, call) => {
-      try {
-        return await call();
-      } catch (err) {
-        throw new LaneFailure(errorClass, `${what} failed: ${err.message}`);
-      }
-    };
-    const gitEnv = ctx.forge.gitEnv();
-    let previous = cloned.remote_branch_commit;
-    for (; ; ) {
-      let changed;
-      const tWait = Date.now();
-      if (ctx.slots && ctx.slots.active >= ctx.slots.size) update({ phase: "waiting" }, "waiting for a slot in the concurrency budget");
-      const release = ctx.slots ? await ctx.slots.acquire() : () => void 0;
-      rec.timings = { ...rec.timings, wait_ms: (rec.timings.wait_ms ?? 0) + Date.now() - tWait };
-      try {
-        changed = await produce();
-      } finally {
-        release();
-        rec.timings = { ...rec.timings, directive_ms: directiveMs, checks_ms: checksMs };
-      }
-      rec.changed_files = changed;
-      if (!changed.length) {
-        update({ status: "completed", phase: "no-op", ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null }, "nothing changed");
-        return await finish(ctx, rec, t0);
-      }
-      stopIfCancelled(ctx);
-      update({ phase: "committing" }, `committing ${changed.length} file${changed.length > 1 ? "s" : ""}`);
-      const tCommit = Date.now();
-      let commit = made.current?.commit ?? await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, n));
-      const committed = made.current?.committed ?? await ctx.workspace.committed(repoDir, cloned.base_commit, commit);
-      if (!made.current) verifyCommitted(lane, committed.files, changed);
-      refuseHeldSecrets(ctx, committed.patch);
-      let upToDate = false;
-      if (n === 1 && previous && await ctx.workspace.parent(repoDir, previous) === cloned.base_commit && await ctx.workspace.tree(repoDir, previous) === await ctx.workspace.tree(repoDir, commit)) {
-        commit = previous;
-        upToDate = true;
-      }
-      rec.commit = commit;
-      rec.timings = { ...rec.timings, commit_ms: Date.now() - tCommit };
-      const patchFile = (0,external_node_path_.join)(dir, "patch.diff");
-      await (0,fs/* writeFileAtomic */.Zf)(patchFile, committed.patch);
-      rec.evidence = { ...rec.evidence, patch: rel(patchFile) };
-      if (ctx.dryRun) {
-        update({ status: "completed", phase: "dry-run", ended_at: ctx.clock.now().toISOString() }, "dry run: patch kept, nothing pushed");
-        return await finish(ctx, rec, t0);
-      }
-      if (!upToDate) {
-        update({ phase: "pushing" }, `pushing ${lane.branch}`);
-        const tPush = Date.now();
-        const push = () => ctx.workspace.push(repoDir, lane.branch, commit, previous, gitEnv, gitTimeoutMs);
-        const pushed = await (ctx.gitSlots ? ctx.gitSlots.run(push) : push());
-        rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
-        if (!pushed.ok) {
-          const msg = pushed.reason === "stale" ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten` : `push refused: ${firstLines(pushed.detail, 600)}`;
-          throw new LaneFailure("push-rejected", msg);
-        }
-        await confirmPushed(ctx, lane, commit);
-        previous = commit;
-      } else {
-        rec.timings = { ...rec.timings, push_ms: 0 };
-      }
-      update({ phase: "pushed" }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
-      const pr = ctx.file.pr;
-      const published = await forgeCall(
-        "pr-failed",
-        "opening or updating the pull request",
-        () => ctx.forge.publish({
-          lane,
-          record: rec,
-          title: lane.title,
-          body: prBody(ctx, lane, rec),
-          draft: pr.draft,
-          labels: pr.labels,
-          reviewers: pr.reviewers,
-          team_reviewers: pr.team_reviewers,
-          assignees: pr.assignees
-        })
-      );
-      if (published.notes?.length) rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, ...published.notes] };
-      if (published.pr_url) {
-        update({ phase: "pr-open", pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? "updated" : "opened"} ${published.pr_url}`);
-      }
-      if (ctx.forge.kind === "local") {
-        rec.ci_conclusion = lane.checks.length ? "success" : "none";
-        break;
-      }
-      if (!ctx.file.ci.wait) {
-        rec.ci_conclusion = await forgeCall("ci-failed", "reading CI", () => ctx.forge.ciConclusion(lane, commit));
-        break;
-      }
-      update({ phase: "ci" }, `waiting for CI on ${commit.slice(0, 12)}`);
-      const verdict = await forgeCall("ci-failed", "waiting for CI", () => ctx.forge.waitForCi(lane, commit, ctx.file.ci.timeout_minutes * 6e4));
-      rec.ci_conclusion = verdict.conclusion;
-      if (verdict.conclusion !== "failure" && verdict.conclusion !== "cancelled" && verdict.conclusion !== "timed_out") {
-        if (verdict.conclusion === "success" && rec.pr_number !== null && !pr.draft) {
-          await forgeCall("pr-failed", "marking the pull request ready", () => ctx.forge.setDraft(lane, rec.pr_number, false));
-        }
-        break;
-      }
-      rec.attempts.push({
-        n,
-        started_at: ctx.clock.now().toISOString(),
-        duration_ms: 0,
-        exit_code: null,
-        signal: null,
-        timed_out: false,
-        failed_step: "ci",
-        log: rec.log ?? ""
-      });
-      if (n >= maxAttempts) {
-        if (rec.pr_number !== null) {
-          const number = rec.pr_number;
-          await forgeCall("pr-failed", "turning the pull request into a draft after CI stayed red", () => ctx.forge.setDraft(lane, number, true));
-        }
-        update(
-          {
-            status: "failed",
-            phase: "draft",
-            merge_status: "draft",
-            ended_at: ctx.clock.now().toISOString(),
-            error: { class: "code-review-needed", message: `CI is still red after ${n} attempt${n > 1 ? "s" : ""}: ${gist(verdict.failures) || "see the PR checks"}` }
-          },
-          "CI red, retries exhausted: PR turned into a draft"
-        );
-        return await finish(ctx, rec, t0);
-      }
-      feedback = `CI failed on the pushed change:
-${firstLines(verdict.failures, 2e3)}`;
-    }
-    if (ctx.file.merge.policy === "when-green") {
-      if (rec.ci_conclusion === "success" || rec.ci_conclusion === "none") {
-        const before = rec.phase;
-        update({ phase: "merging" }, "merging: the policy is when-green");
-        const m = await ctx.forge.merge(lane, rec, ctx.file.merge.method);
-        rec.merge_status = m.status;
-        if (m.status === "merged") rec.phase = "merged";
-        else {
-          rec.phase = before;
-          rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `merge ${m.status}: ${m.detail}`] };
-        }
-      } else {
-        rec.merge_status = rec.ci_conclusion === "pending" ? "pending" : "blocked";
-        rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `not merged: CI is ${rec.ci_conclusion ?? "unknown"}`] };
-      }
-    } else {
-      rec.merge_status = "not-requested";
-    }
-    update({ status: "completed", ended_at: ctx.clock.now().toISOString() }, `completed (${rec.phase})`);
-    return await finish(ctx, rec, t0);
-  } catch (err) {
-    const failure = err instanceof LaneFailure && err.errorClass === "cancelled" ? err : ctx.signal?.aborted ? interrupted(rec, err) : err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
-    update(
-      { status: "failed", phase: "failed", ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },
-      `failed: ${failure.errorClass}`
-    );
-    return await finish(ctx, rec, t0);
-  }
-}
-function verifyCommitted(lane, committed, checked) {
-  const fence = checkFence(committed, lane.owns, lane.never);
-  if (!fence.ok) throw new LaneFailure("fence-violation", `the commit holds files outside the fence: ${fence.message}; nothing was pushed`);
-  const expected = new Set(checked);
-  const differs = committed.length !== expected.size || committed.some((f) => !expected.has(f));
-  if (differs) {
-    const extra = committed.filter((f) => !expected.has(f));
-    const missing = checked.filter((f) => !committed.includes(f));
-    throw new LaneFailure(
-      "workspace-corrupted",
-      `the commit does not hold the change Fleet checked (${[extra.length ? `also: ${extra.slice(0, 5).join(", ")}` : "", missing.length ? `without: ${missing.slice(0, 5).join(", ")}` : ""].filter(Boolean).join("; ")}); nothing was pushed`
-    );
-  }
-}
-async function confirmPushed(ctx, lane, commit) {
-  let head = null;
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    try {
-      head = await ctx.forge.branchHead(lane, lane.branch);
-    } catch (err) {
-      throw new LaneFailure("push-rejected", `reading ${lane.branch} after the push failed: ${err.message}`);
-    }
-    if (head === commit) return;
-    await new Promise((r) => setTimeout(r, 250 * attempt));
-  }
-  throw new LaneFailure(
-    "push-rejected",
-    `after the push, ${lane.branch} in ${lane.repo} is at ${head ? head.slice(0, 12) : "nothing"}, not at the lane's commit ${commit.slice(0, 12)}: the push did not land in the lane's own repository; no pull request was opened`
-  );
-}
-function interrupted(rec, err) {
-  const before = ["queued", "cloning", "running", "checking", "committing", "waiting"].includes(rec.phase);
-  const where = `the run was interrupted while this lane was ${rec.phase}`;
-  const what = before ? "nothing was pushed" : rec.phase === "pushing" ? "the push may or may not have reached the forge; a resumed run finds out" : "what it pushed stays on the forge; a resumed run checks it again";
-  return new LaneFailure("cancelled", `${where}; ${what} (${firstLines(String(err.message ?? err), 200)})`);
-}
-function stopIfCancelled(ctx) {
-  if (ctx.signal?.aborted) throw new LaneFailure("cancelled", "the run was interrupted while this lane ran; nothing was pushed");
-}
-async function finish(ctx, rec, t0) {
-  rec.timings = { ...rec.timings, total_ms: ctx.clock.now().getTime() - t0 };
-  await writeLaneResult(ctx.root, ctx.fleet_id, rec);
-  return rec;
-}
-async function writeLaneResult(root, fleet_id, rec) {
-  const result = { schema_version: model/* SCHEMA_VERSION */.f$, fleet_id, lane: rec };
-  await (0,fs/* writeJsonAtomic */.ZJ)(resultPath(root, rec.lane), result);
-}
-function runsAgent(ctx, lane) {
-  return lane.run === void 0 && ctx.file.agent !== void 0;
-}
-function refuseHeldSecrets(ctx, patch) {
-  for (const secret of ctx.neverInChange ?? []) {
-    if (secret.length >= 8 && patch.includes(secret)) {
-      throw new LaneFailure("fence-violation", "the change holds one of the agent credentials the directive was given (plain or encoded); nothing was pushed and no patch was kept");
-    }
-  }
-}
-function laneEnv(ctx, lane, attempt, feedback, base) {
-  return {
-    ...ctx.env,
-    FLEET_ID: ctx.fleet_id,
-    FLEET_NAME: ctx.file.name,
-    FLEET_DIRECTIVE: lane.directive,
-    FLEET_REPO: lane.repo,
-    FLEET_LANE: lane.id,
-    FLEET_BRANCH: lane.branch,
-    FLEET_BASE_BRANCH: base,
-    FLEET_WORKSPACE: ctx.root,
-    FLEET_LANE_DIR: laneDir(ctx.root, lane.id),
-    FLEET_ATTEMPT: String(attempt),
-    FLEET_FEEDBACK: feedback ?? "",
-    FLEET_DRY_RUN: ctx.dryRun ? "1" : "0"
-  };
-}
-async function directiveCommand(ctx, lane, routing, dir, attempt, feedback) {
-  if (lane.run !== void 0 || !ctx.file.agent) return { command: lane.run, env: {} };
-  const agent = ctx.file.agent;
-  const personas = (routing?.selected ?? []).map((name) => agent.personas.find((p) => p.name === name)).filter((p) => p !== void 0);
-  const prompt = (0,local_agent/* renderWorkerPrompt */.$V)({
-    directive: lane.directive,
-    repo: lane.repo,
-    lane: lane.id,
-    branch: lane.branch,
-    owns: lane.owns,
-    never: lane.never,
-    personas,
-    feedback,
-    title: lane.title
-  });
-  const promptFile = (0,external_node_path_.join)(dir, `prompt-${attempt}.md`);
-  await (0,fs/* writeFileAtomic */.Zf)(promptFile, prompt);
-  return (0,local_agent/* agentCommand */.zA)(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch });
-}
-async function route(ctx, lane, repoDir, dir) {
-  const agent = ctx.file.agent;
-  let files = [];
-  if (lane.owns.length) files = (await ctx.workspace.listFiles(repoDir)).filter((f) => (0,glob/* matchesAny */._I)(f, lane.owns));
-  const routing = routePersonas({
-    personas: agent.personas,
-    k: agent.top_k,
-    fallback: agent.fallback,
-    changed_files: files,
-    title: lane.title,
-    body: lane.directive,
-    repo: lane.repo,
-    lane: lane.id
-  });
-  await (0,fs/* writeJsonAtomic */.ZJ)((0,external_node_path_.join)(dir, "agent-routing.json"), routing);
-  return routing;
-}
-function commitMessage(ctx, lane, attempt) {
-  const subject = ctx.file.commit_message ?? lane.title;
-  const trailer = attempt > 1 ? `
-Fleet-Attempt: ${attempt}` : "";
-  return `${subject}
-
-${lane.directive.trim()}
-
-Fleet-Id: ${ctx.file.name}
-Fleet-Lane: ${lane.id}${trailer}
-`;
-}
-function prBody(ctx, lane, rec) {
-  const files = rec.changed_files.slice(0, 50).map((f) => `- ${(0,markdown/* pathSpan */.UY)(f)}`).join("\n");
-  const more = rec.changed_files.length > 50 ? `
-- \u2026 and ${rec.changed_files.length - 50} more` : "";
-  return [
-    `<!-- fleet:${ctx.file.name}:${lane.id} -->`,
-    `This change was made by the Fleet **${ctx.file.name}** (lane \`${lane.id}\`).`,
-    "",
-    "**Directive**",
-    "",
-    lane.directive.trim().split("\n").map((l) => `> ${l}`).join("\n"),
-    "",
-    `**Files changed** (${rec.changed_files.length})`,
-    "",
-    files + more
-  ].join("\n");
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/steps/report.js
-
-
-
-
-
-
-
-async function readLaneResult(root, lane, fleet_id) {
-  const read = await (0,fs/* readTextFile */.Gu)(resultPath(root, lane), limits/* MAX_FLEET_JSON_BYTES */.Df, "a lane result");
-  if (!read.ok) {
-    if (read.message.startsWith("no such file")) return { ok: false, reason: "missing", detail: "the lane left no result file" };
-    return { ok: false, reason: "invalid", detail: `result.json: ${read.message}` };
-  }
-  let json;
-  try {
-    json = JSON.parse(read.text);
-  } catch (err) {
-    return { ok: false, reason: "invalid", detail: `result.json is not JSON: ${err.message}` };
-  }
-  const parsed = model/* LaneResult */.O$.safeParse(json);
-  if (!parsed.success) {
-    const first = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    return { ok: false, reason: "invalid", detail: `result.json does not match the lane result schema (${first})` };
-  }
-  if (parsed.data.fleet_id !== fleet_id || parsed.data.lane.lane !== lane) {
-    return { ok: false, reason: "invalid", detail: `result.json belongs to ${parsed.data.fleet_id}/${parsed.data.lane.lane}, not ${fleet_id}/${lane}` };
-  }
-  return { ok: true, record: parsed.data.lane };
-}
-async function verifyLane(forge, lane, rec, now, dryRun) {
-  try {
-    return await checkOnForge(forge, lane, rec, now, dryRun);
-  } catch (err) {
-    const message = `the forge could not be asked to confirm this lane: ${err.message}`;
-    return {
-      ...rec,
-      status: rec.status === "completed" ? "failed" : rec.status,
-      phase: rec.status === "completed" ? "failed" : rec.phase,
-      error: rec.status === "completed" ? { class: "unverified", message } : rec.error,
-      evidence: { ...rec.evidence, verified_at: now, notes: [...rec.evidence.notes, message] }
-    };
-  }
-}
-async function checkOnForge(forge, lane, rec, now, dryRun) {
-  if (rec.status !== "completed" || !rec.commit || !rec.branch || !rec.base_commit || dryRun || rec.phase === "dry-run") return rec;
-  const notes = [...rec.evidence.notes];
-  const head = await forge.branchHead(lane, rec.branch);
-  const headMatches = head === rec.commit || rec.merge_status === "merged" && head === null;
-  if (!headMatches) notes.push(head ? `${rec.branch} points at ${head.slice(0, 12)}, not the lane's ${rec.commit.slice(0, 12)}` : `${rec.branch} is not on the forge`);
-  const files = await forge.changedFiles(lane, rec.base_commit, rec.commit);
-  const want = [...rec.changed_files].sort();
-  const filesMatch = files !== null && files.length === want.length && files.every((f, i) => f === want[i]);
-  if (files === null) notes.push("the forge could not diff the lane commit against its base");
-  else if (!filesMatch) notes.push(`the forge shows ${files.length} changed files, the lane reported ${want.length}`);
-  const fence = checkFence(files ?? want, lane.owns, lane.never);
-  if (!fence.ok) notes.push(`fence: ${fence.message}`);
-  const verified = {
-    ...rec,
-    evidence: {
-      ...rec.evidence,
-      verified_at: now,
-      verified_by: forge.kind === "local" ? "local-git" : "github",
-      branch_head: head,
-      head_matches: headMatches,
-      files_match: filesMatch,
-      fence_ok: fence.ok,
-      notes
-    }
-  };
-  if (headMatches && filesMatch && fence.ok) return verified;
-  return {
-    ...verified,
-    status: "failed",
-    phase: "failed",
-    error: { class: "unverified", message: `the forge does not confirm this lane: ${notes.join("; ")}` }
-  };
-}
-async function reportStep(input) {
-  const { manifest, forge, clock } = input;
-  const now = clock.now().toISOString();
-  const records = await (0,pool/* mapLimit */.s)(manifest.lanes, 16, async (planned) => {
-    if (planned.status === "excluded") return planned;
-    const done = input.verified?.get(planned.lane);
-    if (done) return done;
-    const read = await readLaneResult(input.root, planned.lane, manifest.fleet_id);
-    if (!read.ok) {
-      if (planned.status === "skipped") return planned;
-      const cause = read.reason === "missing" ? await input.explainMissing?.(planned) : null;
-      const status = cause?.status ?? "failed";
-      return {
-        ...planned,
-        status,
-        phase: status,
-        updated_at: now,
-        error: cause?.error ?? { class: "no-result", message: `${read.detail}; the lane did not finish (crashed, killed or cancelled)` }
-      };
-    }
-    const rec = read.record;
-    if (!model/* TERMINAL */.ff.has(rec.status)) {
-      return { ...rec, status: "failed", phase: "failed", updated_at: now, error: { class: "no-result", message: `the lane stopped while ${rec.phase}` } };
-    }
-    const spec = input.lanes.get(rec.lane);
-    if (input.forgeReads === false && rec.status === "completed") {
-      const note = "not checked against the forge again: the run was interrupted";
-      return { ...rec, evidence: { ...rec.evidence, notes: [...rec.evidence.notes, note] } };
-    }
-    return spec ? verifyLane(forge, spec, rec, now, manifest.dry_run) : rec;
-  });
-  return (0,core_manifest/* finalizeManifest */.eV)((0,core_manifest/* mergeLaneRecords */.H9)(manifest, records), now);
-}
-
-
-// EXTERNAL MODULE: ./.build/src/steps/plan.js
-var steps_plan = __nccwpck_require__(9910);
-;// CONCATENATED MODULE: ./.build/src/steps/run.js
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-const INTERRUPT_GRACE_MS = 1e4;
-function manifestPath(root) {
-  return (0,external_node_path_.join)(root, "fleet-status.json");
-}
-async function runFleet(opts) {
-  const isolation = opts.exec.isolation(opts.fleet.file.isolation);
-  if (opts.fleet.file.isolation === "required" && isolation.kind === "none") {
-    return {
-      ok: false,
-      problems: [{ file: opts.file, field: "isolation", message: `required, but directives cannot be isolated on this machine: ${isolation.detail}. Run where user namespaces or sudo are available, or set isolation: auto` }]
-    };
-  }
-  const planned = await (0,steps_plan/* planStep */.e)(opts.fleet, opts.forge, opts.clock, {
-    file: opts.file,
-    fleet_id: opts.resume?.manifest.fleet_id,
-    maxParallel: opts.maxParallel,
-    dryRun: opts.dryRun,
-    discover: opts.discover
-  });
-  if (!planned.ok) return planned;
-  const { plan } = planned;
-  let manifest = planned.manifest;
-  const cwd = opts.cwd ?? process.cwd();
-  let root;
-  if (opts.resume || opts.root) {
-    root = (0,external_node_path_.resolve)(cwd, opts.resume?.root ?? opts.root);
-    await (0,promises_.mkdir)(root, { recursive: true });
-  } else {
-    const base = (0,external_node_path_.resolve)(cwd, "_workspace", "fleet");
-    await (0,promises_.mkdir)(base, { recursive: true });
-    for (let i = 1; ; i++) {
-      const id = i === 1 ? manifest.fleet_id : `${manifest.fleet_id}-${i}`;
-      try {
-        await (0,promises_.mkdir)((0,external_node_path_.join)(base, id));
-      } catch (err) {
-        if (err.code === "EEXIST") continue;
-        throw err;
-      }
-      manifest = { ...manifest, fleet_id: id };
-      root = (0,external_node_path_.join)(base, id);
-      break;
-    }
-  }
-  const lock = await lockWorkspace(root, manifest.fleet_id);
-  if (!lock.ok) return { ok: false, problems: [{ file: (0,external_node_path_.join)(root, LOCK_FILE), field: "(workspace)", message: lock.message }] };
-  try {
-    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, notes: lock.note ? [lock.note] : [] });
-  } finally {
-    active = null;
-    await lock.release();
-  }
-}
-async function runLocked(opts, s) {
-  const { plan, root } = s;
-  let manifest = s.manifest;
-  if (!opts.resume) await clearPreviousRun(root);
-  await (0,fs/* writeJsonAtomic */.ZJ)((0,external_node_path_.join)(root, "plan.json"), { fleet_id: manifest.fleet_id, waves: plan.waves, contention: plan.contention, excluded: plan.excluded, skipped: plan.skipped });
-  const events = new fs/* JsonLines */.k4((0,external_node_path_.join)(root, "events.jsonl"));
-  const records = new Map(manifest.lanes.map((l) => [l.lane, l]));
-  const specs = new Map(s.fleet.lanes.map((l) => [l.id, l]));
-  const live = new LiveManifest(manifestPath(root), () => {
-    const lanes = manifest.lanes.map((l) => records.get(l.lane) ?? l);
-    return { ...manifest, lanes, summary: (0,core_manifest/* summarize */.eh)(lanes, manifest.started_at, null) };
-  });
-  const emit = (rec, detail) => {
-    const before = records.get(rec.lane);
-    records.set(rec.lane, rec);
-    const event = { time: opts.clock.now().toISOString(), lane: rec.lane, from: before?.phase ?? "queued", to: rec.phase, status: rec.status, detail };
-    events.append(event).catch(() => void 0);
-    live.changed();
-    opts.onEvent?.(event, records);
-  };
-  for (const rec of manifest.lanes) {
-    if (rec.status === "excluded" || rec.status === "skipped") emit(rec, rec.error?.message ?? rec.status);
-  }
-  const carried = /* @__PURE__ */ new Set();
-  if (opts.resume) {
-    const previous = new Map(opts.resume.manifest.lanes.map((l) => [l.lane, l]));
-    for (const rec of manifest.lanes) {
-      const prev = previous.get(rec.lane);
-      if (prev?.status !== "completed") continue;
-      const read = await readLaneResult(root, rec.lane, manifest.fleet_id);
-      if (!read.ok || read.record.status !== "completed") continue;
-      if (read.record.phase === "dry-run" && !opts.dryRun) continue;
-      carried.add(rec.lane);
-      emit({ ...read.record, wave: rec.wave }, "kept from the previous run");
-    }
-  }
-  await live.now();
-  opts.onPlan?.(manifest, root);
-  const ctx = {
-    fleet_id: manifest.fleet_id,
-    file: opts.fleet.file,
-    forge: opts.forge,
-    workspace: opts.workspace,
-    exec: opts.exec,
-    clock: opts.clock,
-    root,
-    dryRun: opts.dryRun ?? false,
-    env: opts.env,
-    onUpdate: emit,
-    signal: opts.signal
-  };
-  const cancelled = async (start) => {
-    const rec = notStarted(start, opts.clock.now().toISOString());
-    emit(rec, "cancelled");
-    await writeLaneResult(root, manifest.fleet_id, rec);
-  };
-  ctx.slots = new pool/* Semaphore */.j(manifest.max_parallel);
-  ctx.gitSlots = new pool/* Semaphore */.j(Math.max(2, (0,external_node_os_.availableParallelism)()));
-  const verified = /* @__PURE__ */ new Map();
-  const budget = new pool/* Semaphore */.j(manifest.max_parallel * 2);
-  let over = false;
-  active = {
-    root,
-    snapshot: () => ({ ...manifest, lanes: manifest.lanes.map((l) => verified.get(l.lane) ?? records.get(l.lane) ?? l) })
-  };
-  const waves = (async () => {
-    for (const wave of plan.waves) {
-      await Promise.all(
-        wave.lanes.map(async (id) => {
-          if (carried.has(id)) return;
-          const spec = specs.get(id);
-          const start = records.get(id);
-          if (opts.signal?.aborted) return cancelled(start);
-          const blocked = await dependencyBlock(spec, records, specs, opts.forge, manifest.checkpoint, ctx.dryRun);
-          if (blocked) {
-            const now = opts.clock.now().toISOString();
-            const skipped = { ...start, status: "skipped", phase: "skipped", updated_at: now, ended_at: now, error: blocked };
-            emit(skipped, blocked.message);
-            await writeLaneResult(root, manifest.fleet_id, skipped);
-            return;
-          }
-          await budget.run(async () => {
-            if (opts.signal?.aborted) return cancelled(start);
-            try {
-              const done = await runLane(ctx, spec, start);
-              const checked = await verifyLane(opts.forge, spec, done, opts.clock.now().toISOString(), ctx.dryRun);
-              if (over) return;
-              verified.set(id, checked);
-              if (checked.status !== done.status) emit(checked, checked.error?.message ?? "not confirmed by the forge");
-            } catch (err) {
-              const now = opts.clock.now().toISOString();
-              const crashed = {
-                ...records.get(id) ?? start,
-                status: "failed",
-                phase: "failed",
-                updated_at: now,
-                ended_at: now,
-                error: { class: "lane-crashed", message: `Fleet failed in this lane: ${err.message}` }
-              };
-              emit(crashed, "crashed");
-              await writeLaneResult(root, manifest.fleet_id, crashed).catch(() => void 0);
-            }
-          });
-        })
-      );
-    }
-  })();
-  const stuck = await untilDoneOrGraceSpent(waves, opts.signal, opts.interruptGraceMs ?? INTERRUPT_GRACE_MS);
-  if (stuck) {
-    over = true;
-    const now = opts.clock.now().toISOString();
-    for (const l of manifest.lanes) {
-      const rec = records.get(l.lane);
-      if (!rec || carried.has(l.lane) || verified.has(l.lane) || rec.status === "skipped" || rec.status === "excluded" || rec.status === "failed") continue;
-      const cancelledRec = stuckLane(rec, now, opts.interruptGraceMs ?? INTERRUPT_GRACE_MS);
-      verified.set(l.lane, cancelledRec);
-      emit(cancelledRec, "cancelled");
-      await writeLaneResult(root, manifest.fleet_id, cancelledRec).catch(() => void 0);
-    }
-  }
-  manifest = { ...manifest, lanes: manifest.lanes.map((l) => carried.has(l.lane) ? records.get(l.lane) : l) };
-  manifest = await reportStep({ root, manifest, lanes: specs, forge: opts.forge, clock: opts.clock, verified, forgeReads: !opts.signal?.aborted });
-  await events.flush().catch(() => void 0);
-  await live.close();
-  await (0,fs/* writeJsonAtomic */.ZJ)(manifestPath(root), manifest);
-  active = null;
-  return { ok: true, manifest, root, plan, notes: s.notes };
-}
-async function untilDoneOrGraceSpent(waves, signal, graceMs) {
-  if (!signal) {
-    await waves;
-    return false;
-  }
-  let timer;
-  let onAbort;
-  const spent = new Promise((resolve2) => {
-    const start = () => {
-      timer = setTimeout(() => resolve2(true), graceMs);
-    };
-    if (signal.aborted) start();
-    else {
-      onAbort = start;
-      signal.addEventListener("abort", onAbort, { once: true });
-    }
-  });
-  try {
-    return await Promise.race([waves.then(() => false), spent]);
-  } finally {
-    if (timer) clearTimeout(timer);
-    if (onAbort) signal.removeEventListener("abort", onAbort);
-  }
-}
-function stuckLane(rec, now, graceMs) {
-  if (rec.status === "queued") return notStarted(rec, now);
-  const s = Math.round(graceMs / 1e3);
-  const message = rec.status === "completed" ? `the run was interrupted while the forge confirmed this lane; it ended unconfirmed after ${s} s` : `the run was interrupted while this lane was ${rec.phase}, and the lane did not stop within ${s} s (a git or forge call that did not answer); ${rec.phase === "pushing" || rec.commit === null ? "whether it pushed is unknown" : "what it pushed stays on the forge"}`;
-  return { ...rec, status: "failed", phase: "failed", updated_at: now, ended_at: now, error: { class: "cancelled", message } };
-}
-function notStarted(rec, now) {
-  const error = { class: "cancelled", message: "the run was interrupted before this lane started" };
-  return { ...rec, status: "skipped", phase: "skipped", updated_at: now, ended_at: now, error };
-}
-let active = null;
-function writeInterruptedState(now = /* @__PURE__ */ new Date()) {
-  if (!active) return null;
-  const iso = now.toISOString();
-  const snap = active.snapshot();
-  const lanes = snap.lanes.map((l) => {
-    if (model/* TERMINAL */.ff.has(l.status) && l.status !== "completed" || l.status === "completed" && l.evidence.verified_at) return l;
-    if (l.status === "queued") return notStarted(l, now.toISOString());
-    const message = `Fleet was stopped at once (a second interrupt, or the lanes did not stop in time) while this lane was ${l.phase}`;
-    return { ...l, status: "failed", phase: "failed", updated_at: iso, ended_at: iso, error: { class: "cancelled", message } };
-  });
-  const manifest = (0,core_manifest/* finalizeManifest */.eV)({ ...snap, lanes }, iso);
-  writeSyncAtomic(manifestPath(active.root), `${JSON.stringify(manifest, null, 2)}
-`);
-  writeSyncAtomic((0,external_node_path_.join)(active.root, "report.md"), `${(0,report/* renderReport */.B1)(manifest, { now: iso, workspace: active.root })}
-`);
-  return active.root;
-}
-function writeSyncAtomic(path, text) {
-  const tmp = `${path}.${process.pid}.tmp`;
-  (0,external_node_fs_.writeFileSync)(tmp, text);
-  (0,external_node_fs_.renameSync)(tmp, path);
-}
-const LIVE_WRITE_MS = 250;
-class LiveManifest {
-  constructor(path, snapshot) {
-    this.path = path;
-    this.snapshot = snapshot;
-  }
-  path;
-  snapshot;
-  timer;
-  chain = Promise.resolve();
-  closed = false;
-  changed() {
-    if (this.timer || this.closed) return;
-    this.timer = setTimeout(() => {
-      this.timer = void 0;
-      void this.now();
-    }, LIVE_WRITE_MS);
-    this.timer.unref();
-  }
-  /** Write the current state now (after any write in flight); a failed write is retried by the next change. */
-  now() {
-    if (this.closed) return this.chain;
-    this.chain = this.chain.then(() => this.closed ? void 0 : (0,fs/* writeJsonAtomic */.ZJ)(this.path, this.snapshot()).catch(() => void 0));
-    return this.chain;
-  }
-  /** No more writes: the final manifest is written by the caller. */
-  async close() {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = void 0;
-    await this.chain;
-  }
-}
-async function clearPreviousRun(root) {
-  let previous;
-  try {
-    previous = model/* Manifest */._8.parse(JSON.parse(await (0,promises_.readFile)(manifestPath(root), "utf8")));
-  } catch {
-    return;
-  }
-  const ids = previous.lanes.map((l) => l.lane).filter((id) => fleet_file/* LANE_ID_PATTERN */.kB.test(id));
-  await Promise.all(ids.map((id) => (0,promises_.rm)(laneDir(root, id), { recursive: true, force: true })));
-  for (const f of ["events.jsonl", "plan.json", "report.md", "fleet-status.json"]) await (0,promises_.rm)((0,external_node_path_.join)(root, f), { force: true });
-}
-async function dependencyBlock(spec, records, specs, forge, checkpoint, dryRun) {
-  for (const depId of spec.depends_on) {
-    const dep = records.get(depId);
-    if (!dep || !model/* TERMINAL */.ff.has(dep.status)) {
-      return { class: "checkpoint-unmet", message: `dependency "${depId}" had not finished when this lane's wave started` };
-    }
-    if (dep.status !== "completed") {
-      const why = dep.error ? `${dep.status} (${dep.error.class})` : dep.status;
-      return { class: "dependency-failed", message: `dependency "${depId}" ${why}; this lane was not run against a missing checkpoint` };
-    }
-    if (dep.phase === "no-op" || dryRun) continue;
-    const depSpec = specs.get(depId);
-    const asked = async (what, call) => {
-      try {
-        return await call();
-      } catch (err) {
-        return { class: "checkpoint-unmet", message: `dependency "${depId}": the forge could not be asked ${what} (${err.message})` };
-      }
-    };
-    if (checkpoint === "merged") {
-      const merged = await asked("whether it is merged", () => forge.isMerged(depSpec, dep));
-      if (typeof merged !== "boolean") return merged;
-      if (!merged) return { class: "checkpoint-unmet", message: `dependency "${depId}" is not merged (checkpoint: merged)` };
-      continue;
-    }
-    if (checkpoint === "green" && dep.commit) {
-      const ci = forge.kind === "local" ? dep.ci_conclusion : await asked("for its CI", () => forge.ciConclusion(depSpec, dep.commit));
-      if (ci !== null && typeof ci === "object") return ci;
-      if (ci !== "success" && ci !== "none") {
-        return { class: "checkpoint-unmet", message: `dependency "${depId}" CI is ${ci ?? "unknown"} (checkpoint: green)` };
-      }
-    }
-    if (dep.branch && dep.commit) {
-      const branch = dep.branch;
-      const head = await asked(`where ${branch} is`, () => forge.branchHead(depSpec, branch));
-      if (head !== null && typeof head === "object") return head;
-      if (head !== dep.commit) {
-        return { class: "checkpoint-unmet", message: `dependency "${depId}": ${dep.branch} is at ${head?.slice(0, 12) ?? "nothing"} on the forge, not ${dep.commit.slice(0, 12)}` };
-      }
-    }
-  }
-  return void 0;
-}
-function exitCodeFor(manifest) {
-  return manifest.lanes.some((l) => l.status === "failed" || l.status === "skipped") ? 1 : 0;
-}
-
-
-
-/***/ }),
-
-/***/ 3799:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   Gu: () => (/* binding */ readTextFile),
-/* harmony export */   ZJ: () => (/* binding */ writeJsonAtomic),
-/* harmony export */   Zf: () => (/* binding */ writeFileAtomic),
-/* harmony export */   k4: () => (/* binding */ JsonLines)
-/* harmony export */ });
-/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(3024);
-/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1455);
-/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(6760);
-/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(7598);
-/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(3585);
-
-
-
-
-
-async function writeFileAtomic(path, data) {
-  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.mkdir)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path), { recursive: true });
-  const tmp = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path), `.${(0,node_path__WEBPACK_IMPORTED_MODULE_2__.basename)(path)}.${process.pid}.${(0,node_crypto__WEBPACK_IMPORTED_MODULE_3__.randomBytes)(4).toString("hex")}.tmp`);
-  try {
-    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.writeFile)(tmp, data);
-    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.rename)(tmp, path);
-  } catch (err) {
-    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.rm)(tmp, { force: true });
-    throw err;
-  }
-}
-async function writeJsonAtomic(path, value) {
-  await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}
-`);
-}
-class JsonLines {
-  constructor(path) {
-    this.path = path;
-  }
-  path;
-  chain = Promise.resolve();
-  pending = [];
-  folderMade = false;
-  append(value) {
-    this.pending.push(`${JSON.stringify(value)}
-`);
-    if (this.pending.length > 1) return this.chain;
-    this.chain = this.chain.catch(() => void 0).then(async () => {
-      const lines = this.pending.join("");
-      this.pending = [];
-      if (!this.folderMade) {
-        await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.mkdir)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(this.path), { recursive: true });
-        this.folderMade = true;
-      }
-      await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.appendFile)(this.path, lines);
-    });
-    return this.chain;
-  }
-  flush() {
-    return this.chain;
-  }
-}
-async function readTextFile(path, maxBytes, what) {
-  let fh;
-  try {
-    fh = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.open)(path, node_fs__WEBPACK_IMPORTED_MODULE_0__.constants.O_RDONLY | node_fs__WEBPACK_IMPORTED_MODULE_0__.constants.O_NONBLOCK);
-  } catch (err) {
-    const code = err.code;
-    return { ok: false, message: code === "ENOENT" ? "no such file: check the path" : `cannot read it (${code ?? err.message})` };
-  }
-  try {
-    const st = await fh.stat();
-    if (st.isDirectory()) return { ok: false, message: "it is a folder, not a file" };
-    if (!st.isFile()) return { ok: false, message: "it is not a regular file (a pipe or a device?): give the path of a file" };
-    const tooLarge = (size) => ({ ok: false, message: `it is ${size}, over Fleet's limit of ${(0,_core_limits_js__WEBPACK_IMPORTED_MODULE_4__/* .formatBytes */ .z3)(maxBytes)} for ${what}` });
-    if (st.size > maxBytes) return tooLarge((0,_core_limits_js__WEBPACK_IMPORTED_MODULE_4__/* .formatBytes */ .z3)(st.size));
-    const buf = Buffer.alloc(maxBytes + 1);
-    let got = 0;
-    for (; ; ) {
-      const { bytesRead } = await fh.read(buf, got, buf.length - got, got);
-      if (bytesRead === 0) break;
-      got += bytesRead;
-      if (got > maxBytes) return tooLarge(`more than ${(0,_core_limits_js__WEBPACK_IMPORTED_MODULE_4__/* .formatBytes */ .z3)(maxBytes)}`);
-    }
-    const text = buf.subarray(0, got).toString("utf8");
-    return { ok: true, text: text.charCodeAt(0) === 65279 ? text.slice(1) : text };
-  } catch (err) {
-    const code = err.code;
-    return { ok: false, message: `cannot read it (${code ?? err.message})` };
-  } finally {
-    await fh.close();
-  }
-}
-
-
-
-/***/ }),
-
-/***/ 4614:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   j: () => (/* binding */ Semaphore),
-/* harmony export */   s: () => (/* binding */ mapLimit)
-/* harmony export */ });
-class Semaphore {
-  constructor(size) {
-    this.size = size;
-    if (!Number.isInteger(size) || size < 1) throw new RangeError(`semaphore size must be a positive integer, got ${size}`);
-  }
-  size;
-  waiting = [];
-  busy = 0;
-  get active() {
-    return this.busy;
-  }
-  /** Take a slot; the returned function gives it back (calling it twice is harmless). */
-  async acquire() {
-    if (this.busy >= this.size) await new Promise((resolve) => this.waiting.push(resolve));
-    else this.busy++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.busy--;
-    };
-  }
-  async run(task) {
-    const release = await this.acquire();
-    try {
-      return await task();
-    } finally {
-      release();
-    }
-  }
-}
-async function mapLimit(items, limit, fn) {
-  const sem = new Semaphore(Math.max(1, Math.min(limit, items.length || 1)));
-  return Promise.all(items.map((item, i) => sem.run(() => fn(item, i))));
-}
-
-
-
 /***/ })
 
 /******/ });
@@ -28311,6 +28588,6 @@ async function mapLimit(items, limit, fn) {
 /******/ // startup
 /******/ // Load entry module and return exports
 /******/ // This entry module used 'module' so it can't be inlined
-/******/ var __webpack_exports__ = __nccwpck_require__(6272);
+/******/ var __webpack_exports__ = __nccwpck_require__(1906);
 /******/ __webpack_exports__ = await __webpack_exports__;
 /******/ 

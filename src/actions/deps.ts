@@ -22,7 +22,7 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
     clock: systemClock,
     workspace: localWorkspace,
     exec: localExecutor,
-    setupForge: (s, file) => setupForge(file, { env, baseDir: s.file ? dirname(resolve(s.file)) : process.cwd(), token: s.token, logger }),
+    setupForge: (s, file, writePace) => setupForge(file, { env, baseDir: s.file ? dirname(resolve(s.file)) : process.cwd(), token: s.token, logger, writePace }),
     api: (s) => {
       const client = githubClient(env, s.runToken, logger);
       if ('problem' in client) throw new Error(client.problem);

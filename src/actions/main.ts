@@ -8,9 +8,10 @@ import { exitCodeFor } from '../steps/run.js';
 import { formatProblems } from '../core/validate.js';
 import type { Manifest } from '../core/model.js';
 import { checkRunConclusion, fitCheckRunText, renderPlan, renderReport } from '../core/report.js';
+import { renderWriteBudget, type LegPace, type WriteWindow } from '../core/budget.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, Workspace } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
-import { attemptName, loadPlanBundle, matrixPlan, matrixReport, matrixShard, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
+import { attemptName, legPaceOf, loadPlanBundle, matrixPlan, matrixReport, matrixShard, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
 import type { PlanStepOptions } from '../steps/plan.js';
 import type { FleetFile } from '../core/fleet-file.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
@@ -34,7 +35,7 @@ export interface GitHubApi {
   request(route: string, params?: Record<string, unknown>): Promise<{ data: unknown }>;
 }
 
-type ForgeChoice = { forge: Forge; discover?: PlanStepOptions['discover'] } | { problem: string };
+type ForgeChoice = { forge: Forge; discover?: PlanStepOptions['discover']; writeLimits?: WriteWindow[] } | { problem: string };
 
 export interface ActionDeps {
   env: NodeJS.ProcessEnv;
@@ -43,8 +44,8 @@ export interface ActionDeps {
   clock: Clock;
   workspace: Workspace;
   exec: Executor;
-  /** The forge the fleet file names (and its target discovery, on GitHub). */
-  setupForge(settings: Settings, file: FleetFile): ForgeChoice | Promise<ForgeChoice>;
+  /** The forge the fleet file names (and its target discovery, on GitHub); a lane job's writes keep to `writePace`. */
+  setupForge(settings: Settings, file: FleetFile, writePace?: LegPace): ForgeChoice | Promise<ForgeChoice>;
   api(settings: Settings): GitHubApi;
   /** The environment handed to directives (Fleet's own credentials withheld). */
   directiveEnv: Record<string, string>;
@@ -64,7 +65,9 @@ export async function runAction(deps: ActionDeps): Promise<number> {
   try {
     if (settings.mode === 'plan') return await plan(deps, settings);
     const bundle = await loadPlanBundle(deps.store, settings.workspace, { digest: settings.planDigest, attempt: settings.runAttempt });
-    const setup = await deps.setupForge(settings, bundle.fleet.file);
+    const pace = settings.mode === 'lane' ? legPaceOf(bundle, settings.shard) : undefined;
+    if (pace) core.info(`Write budget: this leg writes at most once every ${pace.interval_ms} ms, in its own slots (phase ${pace.phase_ms} ms).`);
+    const setup = await deps.setupForge(settings, bundle.fleet.file, pace);
     if ('problem' in setup) {
       core.setFailed(setup.problem);
       return 2;
@@ -113,6 +116,7 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
     dryRun: settings.dryRun,
     discover: setup.discover,
     attempt: settings.runAttempt,
+    writeLimits: setup.writeLimits,
   });
   if (!out.ok) {
     deps.core.setFailed(formatProblems(out.problems));
@@ -126,7 +130,8 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
   deps.core.setOutput('plan-digest', o.plan_digest);
   o.waves.forEach((shards, i) => deps.core.setOutput(`wave-${i + 1}`, JSON.stringify(shards)));
   // The approver reads this before the approval gate opens.
-  await deps.core.summary.addRaw(renderPlan(out.manifest), true).write();
+  const planText = renderPlan(out.manifest);
+  await deps.core.summary.addRaw(out.budget ? `${planText}\n\n${renderWriteBudget(out.budget)}` : planText, true).write();
   deps.core.info(`Planned ${o.lane_count} lanes in ${o.wave_count} wave(s); ${out.manifest.excluded.length} excluded.`);
   return 0;
 }

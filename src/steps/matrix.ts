@@ -6,6 +6,7 @@
  */
 import { lstat, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { legPace, writeBudget, writesPerLane, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
 import type { Manifest, LaneRecord } from '../core/model.js';
 import type { ResolvedFleet, Problem } from '../core/validate.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJobs, StoredArtifact, Workspace } from '../ports.js';
@@ -64,6 +65,8 @@ export interface PlanBundle {
   manifest: Manifest;
   /** The run attempt that planned: lane results of earlier attempts belong to an earlier plan ("Re-run all jobs"). */
   attempt?: number;
+  /** The fleet's share of the account's write limits (GitHub only): each leg paces its writes to its part of it. */
+  budget?: WriteBudget;
 }
 
 export interface MatrixPlanInput {
@@ -81,6 +84,8 @@ export interface MatrixPlanInput {
   discover?: PlanStepOptions['discover'];
   /** The run attempt (GITHUB_RUN_ATTEMPT); default 1. */
   attempt?: number;
+  /** The account's secondary write limits to divide among the legs (none: no write budget, e.g. a local forge). */
+  writeLimits?: WriteWindow[];
 }
 
 export interface MatrixPlanOutputs {
@@ -98,7 +103,9 @@ export interface MatrixPlanOutputs {
   plan_digest: string;
 }
 
-export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; manifest: Manifest; outputs: MatrixPlanOutputs } | { ok: false; problems: Problem[] }> {
+export async function matrixPlan(
+  input: MatrixPlanInput,
+): Promise<{ ok: true; manifest: Manifest; outputs: MatrixPlanOutputs; budget?: WriteBudget } | { ok: false; problems: Problem[] }> {
   const fleet: ResolvedFleet = {
     ...input.fleet,
     file: { ...input.fleet.file, max_waves: Math.min(input.fleet.file.max_waves, input.waveJobs) },
@@ -122,13 +129,16 @@ export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; ma
   }
   const bundleDir = join(input.root, 'plan');
   const attempt = input.attempt ?? 1;
-  const bundle: PlanBundle = { fleet: planned.fleet, manifest: planned.manifest, attempt };
+  const budget = input.writeLimits?.length ? fleetBudget(planned.manifest, planned.fleet, input.writeLimits) : undefined;
+  // In the bundle, so the plan digest covers it: no leg can give itself a larger share.
+  const bundle: PlanBundle = { fleet: planned.fleet, manifest: planned.manifest, attempt, ...(budget ? { budget } : {}) };
   await writeJsonAtomic(join(bundleDir, 'fleet.json'), bundle);
   const uploaded = await input.store.upload(attemptName(PLAN_ARTIFACT, attempt), [join(bundleDir, 'fleet.json')], bundleDir);
   const waves = Array.from({ length: input.waveJobs }, (_, i) => planned.plan.waves[i]?.shards.map((s) => s.id) ?? []);
   return {
     ok: true,
     manifest: planned.manifest,
+    ...(budget ? { budget } : {}),
     outputs: {
       fleet_id: planned.manifest.fleet_id,
       wave_count: planned.plan.waves.length,
@@ -138,6 +148,27 @@ export async function matrixPlan(input: MatrixPlanInput): Promise<{ ok: true; ma
       plan_digest: uploaded.digest ?? '',
     },
   };
+}
+
+/** The account's write limits divided among the legs that run at once: the workflow's max-parallel, or the widest wave if narrower. */
+function fleetBudget(manifest: Manifest, fleet: ResolvedFleet, limits: WriteWindow[]): WriteBudget {
+  const widest = Math.max(1, ...manifest.waves.map((w) => w.shards.length));
+  return writeBudget({
+    limits,
+    legsAtOnce: Math.min(manifest.max_parallel, widest),
+    lanes: manifest.waves.reduce((n, w) => n + w.lanes.length, 0),
+    writesPerLane: writesPerLane(fleet.file, manifest.dry_run),
+  });
+}
+
+/** A leg's write slots: its shard's position in its wave picks its phase, so legs that start together never write together. */
+export function legPaceOf(bundle: PlanBundle, shard: string): LegPace | undefined {
+  if (!bundle.budget) return undefined;
+  for (const wave of bundle.manifest.waves) {
+    const index = wave.shards.findIndex((s) => s.id === shard);
+    if (index >= 0) return legPace(bundle.budget, index);
+  }
+  return undefined;
 }
 
 export interface PlanPin {

@@ -109,12 +109,13 @@ export function secondaryLimitMessagePlugin(retries: number) {
       try {
         return await request(options);
       } catch (err) {
-        const e = err as { status?: number; message?: string; response?: { data?: { message?: unknown } } };
+        const e = err as { status?: number; message?: string; request?: { url?: string }; response?: { data?: { message?: unknown } } };
         if ((e.status === 403 || e.status === 429) && SECONDARY.test(String(e.message)) && isContentCreating(options as RequestOptions)) {
           const o = options as RequestOptions;
           const why =
-            ` (Fleet: ${redact(`${o.method ?? ''} ${pathOf(o.url)}`)} was still refused by GitHub's secondary rate limit after ${retries} ` +
-            `${retries === 1 ? 'retry' : 'retries'} after its retry-after, with jitter. The limit is per account and every leg of the fleet shares it: ` +
+            // The error's request has the URL with its parameters filled in; the options still hold the route's template.
+            ` (Fleet: ${redact(`${o.method ?? ''} ${pathOf(e.request?.url ?? o.url)}`)} was still refused by GitHub's secondary rate limit after ${retries} ` +
+            `${retries === 1 ? 'retry' : 'retries'}, each after GitHub's retry-after plus jitter. The limit is per account and every leg of the fleet shares it: ` +
             'lower max_parallel, or check what else writes as this account)';
           const data = e.response?.data;
           if (data && typeof data.message === 'string' && !data.message.includes('(Fleet:')) data.message = `${data.message.split('\n')[0]}${why}`;

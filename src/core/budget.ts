@@ -153,6 +153,7 @@ export function formatDuration(ms: number): string {
 }
 
 const per = (ms: number) => (ms === 60_000 ? 'a minute' : ms === 3_600_000 ? 'an hour' : `per ${formatDuration(ms)}`);
+const named = (ms: number) => (ms === 60_000 ? 'per-minute' : ms === 3_600_000 ? 'hourly' : `${formatDuration(ms)}`);
 
 /** The plan summary's paragraph on the budget: the approver sees how long the writes take at GitHub's limit. */
 export function renderWriteBudget(b: WriteBudget): string {
@@ -165,10 +166,10 @@ export function renderWriteBudget(b: WriteBudget): string {
   ];
   const shortest = Math.min(...b.limits.map((w) => w.window_ms));
   if (b.binding.window_ms === shortest) {
-    lines.push(`The writes fit under every longer limit: only the ${per(b.binding.window_ms)} limit sets the pace (the writes alone take about ${formatDuration(b.writes_ms)}).`);
+    lines.push(`The writes fit under every longer limit: only the ${named(b.binding.window_ms)} limit sets the pace (the writes alone take about ${formatDuration(b.writes_ms)}).`);
   } else {
     lines.push(
-      `**The writes do not fit under the limit of ${b.binding.max} ${per(b.binding.window_ms)}**: at that limit they take about ${formatDuration(b.writes_ms)}. Make sure the legs' \`lane-timeout-minutes\` covers their share of that, or split the fleet.`,
+      `**The writes do not fit under the ${named(b.binding.window_ms)} limit of ${b.binding.max}**: at that limit they take about ${formatDuration(b.writes_ms)}. Make sure the legs' \`lane-timeout-minutes\` covers their share of that, or split the fleet.`,
     );
   }
   return lines.join('\n');

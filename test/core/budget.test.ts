@@ -27,7 +27,8 @@ describe('shares of the budget', () => {
     expect(b.leg_interval_ms).toBe(256 * 834);
     expect(b.leg_share[0]!.writes).toBeCloseTo(60_000 / (256 * 834), 3);
     expect(b.writes_ms).toBe(256 * 834);
-    expect(renderWriteBudget(b)).toMatch(/only the a minute limit sets the pace|only the a minute/);
+    expect(renderWriteBudget(b)).toContain('GitHub allows this account 80 a minute and 500 an hour content-creating requests');
+    expect(renderWriteBudget(b)).toContain('only the per-minute limit sets the pace (the writes alone take about 3 min 34 s)');
   });
 
   it('with more writes than the hour allows, the hourly limit sets the pace and the summary says how long the writes take', () => {
@@ -35,7 +36,7 @@ describe('shares of the budget', () => {
     expect(b.binding).toEqual({ max: 500, window_ms: 3_600_000 });
     expect(b.slot_ms).toBe(8000); // 3600 s / 450
     expect(b.writes_ms).toBe(3000 * 8000); // 6 h 40 min
-    expect(renderWriteBudget(b)).toContain('they take about 6 h 40 min');
+    expect(renderWriteBudget(b)).toContain('**The writes do not fit under the hourly limit of 500**: at that limit they take about 6 h 40 min');
     // 450 writes fit: the hour does not bind, 451 do not.
     expect(writeBudget({ limits: GITHUB_WRITE_LIMITS, legsAtOnce: 8, lanes: 450, writesPerLane: 1 }).binding.window_ms).toBe(60_000);
     expect(writeBudget({ limits: GITHUB_WRITE_LIMITS, legsAtOnce: 8, lanes: 451, writesPerLane: 1 }).binding.window_ms).toBe(3_600_000);

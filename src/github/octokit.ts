@@ -18,7 +18,7 @@ import Bottleneck from 'bottleneck/light.js';
 import type { Logger } from '../ports.js';
 import type { LegPace } from '../core/budget.js';
 import { encodedForms, redact, registerSecret } from '../local/git.js';
-import { secondaryLimitMessagePlugin, WritePacer, writePacerPlugin } from './pacer.js';
+import { secondaryLimitMessagePlugin, secondaryResetPlugin, WritePacer, writePacerPlugin } from './pacer.js';
 
 export type FleetOctokit = ReturnType<typeof getOctokit>;
 
@@ -239,6 +239,7 @@ export function createOctokit(opts: CreateOctokitOptions): FleetOctokit {
       retry: { retries: opts.serverErrorRetries ?? 3, retryAfterBaseValue: base, doNotRetry: CLIENT_ERRORS },
     },
     attemptLogger(logger) as never,
+    secondaryResetPlugin() as never,
     // Inside throttling: a retried write waits for a write slot again.
     ...(opts.writePace ? [writePacerPlugin(new WritePacer(opts.writePace)) as never] : []),
     throttling,

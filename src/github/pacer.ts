@@ -98,6 +98,32 @@ export function writePacerPlugin(pacer: WritePacer) {
 const SECONDARY = /\bsecondary rate\b/i;
 
 /**
+ * Inside the throttling plugin: a secondary-limit answer that names `x-ratelimit-reset` instead of `retry-after`
+ * ("If the x-ratelimit-remaining header is 0, you should not retry your request until after the time, in UTC epoch
+ * seconds, specified by the x-ratelimit-reset header", Rate limits for the REST API) gets the `retry-after` that
+ * reset means. The plugin reads only `retry-after` for a secondary limit and otherwise waits its fixed 60 s,
+ * which can be too early.
+ */
+export function secondaryResetPlugin(now: () => number = Date.now) {
+  return (octokit: Hook) => {
+    octokit.hook.wrap('request', async (request, options) => {
+      try {
+        return await request(options);
+      } catch (err) {
+        const headers = (err as { response?: { headers?: Record<string, string | undefined> } }).response?.headers;
+        const e = err as { status?: number; message?: string };
+        if (headers && (e.status === 403 || e.status === 429) && SECONDARY.test(String(e.message)) && !headers['retry-after'] && headers['x-ratelimit-remaining'] === '0') {
+          const reset = Number(headers['x-ratelimit-reset']);
+          if (Number.isFinite(reset) && reset > 0) headers['retry-after'] = String(Math.max(1, Math.ceil(reset - now() / 1000)));
+        }
+        throw err;
+      }
+    });
+    return {};
+  };
+}
+
+/**
  * Outside the throttling plugin: a write still refused by a secondary limit
  * after every retry fails with GitHub's words and what they mean for a fleet
  * (the forge puts this in the lane's error). The message is changed in place,

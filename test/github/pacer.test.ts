@@ -113,6 +113,21 @@ describe('a write refused by a secondary limit', () => {
     expect(new Set(jitters).size).toBe(2);
   });
 
+  it('answered with x-ratelimit-reset instead of retry-after, is retried at that reset, not after a fixed minute', async () => {
+    emu.setContentLimit(false);
+    const fault = emu.fault({ kind: 'secondary-rate-limit', status: 429, resetInSec: 2, match: { method: 'POST', path: '/repos/{owner}/{repo}/statuses/{sha}' }, times: 1 });
+    const logs: string[] = [];
+    // 50 ms a second: the reset (about 2 s) is waited as about 100 ms; the plugin's fixed 60 s would be 3 s.
+    const o = createOctokit({ token: A, apiUrl: emu.url, pacing: NO_PACING, retryAfterBaseValue: 50, logger: { info: () => {}, warn: (m) => logs.push(m), error: () => {} } });
+    emu.resetLog();
+    await o.request('POST /repos/{owner}/{repo}/statuses/{sha}', { owner: 'acme', repo: 'paced', sha, state: 'success', context: 'reset' });
+    expect(fault.hits).toBe(1);
+    const [refused, landed] = emu.requests.filter((q) => q.method === 'POST');
+    expect([refused!.status, landed!.status]).toEqual([429, 201]);
+    expect(landed!.time - refused!.time).toBeLessThan(1500);
+    expect(logs.some((m) => /secondary rate limit on POST .*: retry 1\/3 in [123]s/.test(m))).toBe(true);
+  });
+
   it('given up on, fails with GitHub\'s words and what they mean for the fleet', async () => {
     emu.setContentLimit(false);
     emu.fault({ kind: 'secondary-rate-limit', status: 429, match: { method: 'POST', path: '/repos/{owner}/{repo}/statuses/{sha}' }, times: Infinity, retryAfterSec: 1 });

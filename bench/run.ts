@@ -39,8 +39,8 @@
  *   report_job_1000_lanes_s        the report job alone (bundle, report mode, spawn → exit) over 1,000 real lane
  *                                  artifacts that real plan and lane jobs left in the emulated services    (recorded)
  *
- * Write budget (--only write-budget, bench/lib/write-budget.ts, in a process of its own): 256 legs open a PR each
- * through the workflow runner (max-parallel 64), under GitHub's secondary content limit compressed to 40 writes per 30 s:
+ * Write budget (--only write-budget, bench/lib/write-budget.ts, in a process of its own): 256 legs open and label a PR
+ * each through the workflow runner (max-parallel 64), under GitHub's secondary content limit compressed to 40 writes per 30 s:
  *   secondary_limit_rejections_256_legs   writes the emulator refused for the limit                          (= 0)
  *   write_budget_use                      writes per window achieved, first write → last, ÷ the limit       (≥ 0.8)
  *
@@ -838,7 +838,7 @@ async function benchActions(suites: ActionsSuite[]): Promise<void> {
 
 async function benchWriteBudget(): Promise<void> {
   const r = await runWriteBudgetInChild({ ...WRITE_BUDGET_DEFAULTS, jobs: Math.max(ACTIONS_JOBS, WRITE_BUDGET_DEFAULTS.jobs) }, tmpRoot, REPO_ROOT);
-  const where = `${r.legs} legs opening a PR each through the workflow runner (max-parallel ${r.parallel}, ${r.jobs} jobs at once, ${r.cpus} CPUs); compressed: ${r.compression}`;
+  const where = `${r.legs} legs opening and labelling a PR each through the workflow runner (max-parallel ${r.parallel}, ${r.jobs} jobs at once, ${r.cpus} CPUs); compressed: ${r.compression}`;
   metric('secondary_limit_rejections_256_legs', [r.rejections], 'requests', { op: '<=', value: 0 }, { note: `${where}; once` });
   metric('write_budget_use', [r.use], 'ratio', { op: '>=', value: 0.8 }, {
     note: `${r.writes} writes in ${(r.first_to_last_ms / 1000).toFixed(1)} s, first → last, ÷ ${r.limit.max} per ${r.limit.windowMs / 1000} s (Fleet plans 90%: 0.9 is the most it takes); busiest window ${r.busiest_window}; ${where}`,

@@ -48,6 +48,11 @@
  *   sweep_unchanged_1000_api_requests  the fleet token's requests in that sweep, all jobs                 (≤ 12)
  *   sweep_20_changed_of_1000_s         schedule → end of run when 20 targets changed (each opens a PR)     (recorded)
  *
+ * Write budget (--only write-budget, bench/lib/write-budget.ts, in a process of its own): 256 legs open and label a PR
+ * each through the workflow runner (max-parallel 64), under GitHub's secondary content limit compressed to 40 writes per 30 s:
+ *   secondary_limit_rejections_256_legs   writes the emulator refused for the limit                          (= 0)
+ *   write_budget_use                      writes per window achieved, first write → last, ÷ the limit       (≥ 0.8)
+ *
  * Each measured in this one process (the emulator aside); the machine is shared and noisy, so every
  * metric is the median of several repetitions, and the repetitions are kept.
  * Writes bench-results.json at the repository root and prints a table.
@@ -88,6 +93,7 @@ import { makeBareRepos, makeSeedRepo } from './lib/repos.js';
 import { MiB, median, percentile, round, textTable, timeSync } from './lib/stats.js';
 import { ACTIONS_SUITES, runActionsInChild, type ActionsSuite } from './lib/actions.js';
 import { runSweepsInChild } from './lib/sweeps.js';
+import { runWriteBudgetInChild, WRITE_BUDGET_DEFAULTS } from './lib/write-budget.js';
 import { benchFloor, floorMedians } from './lib/floor.js';
 import { cpuTimes, machineBusy, type CpuTimes } from './lib/cpu.js';
 
@@ -107,7 +113,7 @@ const { values: argv } = parseArgs({
     out: { type: 'string' },
   },
 });
-const ALL = ['plan', 'report', 'compression', 'overhead', 'floor', 'github', ...ACTIONS_SUITES, 'sweeps'] as const;
+const ALL = ['plan', 'report', 'compression', 'overhead', 'floor', 'github', ...ACTIONS_SUITES, 'sweeps', 'write-budget'] as const;
 type Suite = (typeof ALL)[number];
 /** `actions` names the four Actions benches at once. */
 const ALIASES: Record<string, readonly Suite[]> = { actions: ACTIONS_SUITES };
@@ -863,6 +869,19 @@ async function benchActions(suites: ActionsSuite[]): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------
+// Write budget: 256 legs under one compressed secondary limit (bench/lib/write-budget.ts, in a process of its own)
+
+async function benchWriteBudget(): Promise<void> {
+  const r = await runWriteBudgetInChild({ ...WRITE_BUDGET_DEFAULTS, jobs: Math.max(ACTIONS_JOBS, WRITE_BUDGET_DEFAULTS.jobs) }, tmpRoot, REPO_ROOT);
+  const where = `${r.legs} legs opening and labelling a PR each through the workflow runner (max-parallel ${r.parallel}, ${r.jobs} jobs at once, ${r.cpus} CPUs); compressed: ${r.compression}`;
+  metric('secondary_limit_rejections_256_legs', [r.rejections], 'requests', { op: '<=', value: 0 }, { note: `${where}; once` });
+  metric('write_budget_use', [r.use], 'ratio', { op: '>=', value: 0.8 }, {
+    note: `${r.writes} writes in ${(r.first_to_last_ms / 1000).toFixed(1)} s, first → last, ÷ ${r.limit.max} per ${r.limit.windowMs / 1000} s (Fleet plans 90%: 0.9 is the most it takes); busiest window ${r.busiest_window}; ${where}`,
+  });
+  details.write_budget = r;
+}
+
+// ---------------------------------------------------------------------------
 // Main
 
 function gitVersion(): string | null {
@@ -950,6 +969,10 @@ async function main(): Promise<number> {
     if (actions.length) {
       log(`actions (${actions.join(', ')}) …`);
       await benchActions(actions);
+    }
+    if (only.has('write-budget')) {
+      log('write budget (secondary_limit_rejections_256_legs, write_budget_use) …');
+      await benchWriteBudget();
     }
     if (only.has('plan') || only.has('report')) {
       log('plan_10k …');

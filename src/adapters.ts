@@ -2,6 +2,7 @@
  * Builds the forge an entrypoint needs from the fleet file and the
  * environment. Entrypoints (CLI, action) call this; steps never do.
  */
+import { GITHUB_WRITE_LIMITS, type LegPace, type WriteWindow } from './core/budget.js';
 import type { FleetFile } from './core/fleet-file.js';
 import type { ResolvedFleet } from './core/validate.js';
 import type { GitHubForgeOptions } from './github/forge.js';
@@ -29,12 +30,38 @@ export const TOKEN_VARIABLES = ['FLEET_GITHUB_TOKEN', 'GITHUB_TOKEN', 'GH_TOKEN'
  * - `FLEET_GITHUB_CI_GRACE_MS`: how long "no CI at all" on a pushed commit is
  *   read as "CI has not started yet" when the repository shows signs of CI
  *   (default 2 min).
+ * - `FLEET_GITHUB_WRITE_BUDGET`: the account's secondary limits the plan
+ *   divides among the legs (src/core/budget.ts), as `MAX/WINDOW_MS` pairs
+ *   separated by commas, or `off`. Unset: GitHub's 80 a minute and 500 an
+ *   hour, or none when FLEET_GITHUB_PACING_MS is 0 (pacing off). Tests and the
+ *   bench give an emulator compressed windows (`8/6000`) and Fleet the same:
+ *   the same algorithm in less time.
  */
-export const TUNING_VARIABLES = ['FLEET_GITHUB_PACING_MS', 'FLEET_GITHUB_POLL_MS', 'FLEET_GITHUB_CI_GRACE_MS'] as const;
+export const TUNING_VARIABLES = ['FLEET_GITHUB_PACING_MS', 'FLEET_GITHUB_POLL_MS', 'FLEET_GITHUB_CI_GRACE_MS', 'FLEET_GITHUB_WRITE_BUDGET'] as const;
 
 export interface GitHubTuning {
   pacing?: Pacing;
   forge: Pick<GitHubForgeOptions, 'pollMs' | 'ciPollMs' | 'ciMaxPollMs' | 'ciStartGraceMs'>;
+  /** The limits a plan divides among its legs; empty: no write budget. */
+  writeLimits: WriteWindow[];
+}
+
+/** FLEET_GITHUB_WRITE_BUDGET (see TUNING_VARIABLES), or a problem naming it. */
+export function writeLimitsFrom(raw: string | undefined, pacingOff: boolean): WriteWindow[] | { problem: string } {
+  const text = raw?.trim();
+  if (!text) return pacingOff ? [] : GITHUB_WRITE_LIMITS.map((w) => ({ ...w }));
+  if (text === 'off') return [];
+  const out: WriteWindow[] = [];
+  for (const part of text.split(',')) {
+    const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(part);
+    const max = Number(m?.[1]);
+    const window_ms = Number(m?.[2]);
+    if (!m || max < 1 || window_ms < 100 || window_ms > 86_400_000) {
+      return { problem: `FLEET_GITHUB_WRITE_BUDGET must be "off" or MAX/WINDOW_MS pairs separated by commas (e.g. "80/60000,500/3600000"; MAX ≥ 1, WINDOW_MS from 100 to 86400000), got "${text}"` };
+    }
+    out.push({ max, window_ms });
+  }
+  return out;
 }
 
 /** The knobs of TUNING_VARIABLES, or the first that is not a whole number of milliseconds. */
@@ -49,7 +76,9 @@ export function githubTuning(env: NodeJS.ProcessEnv): GitHubTuning | { problem: 
   const poll = read('FLEET_GITHUB_POLL_MS');
   const grace = read('FLEET_GITHUB_CI_GRACE_MS');
   for (const v of [pacing, poll, grace]) if (typeof v === 'string') return { problem: v };
-  const tuning: GitHubTuning = { forge: {} };
+  const writeLimits = writeLimitsFrom(env.FLEET_GITHUB_WRITE_BUDGET, pacing === 0);
+  if ('problem' in writeLimits) return writeLimits;
+  const tuning: GitHubTuning = { forge: {}, writeLimits };
   if (typeof pacing === 'number') tuning.pacing = { writeMs: pacing, searchMs: pacing, notificationsMs: pacing };
   if (typeof poll === 'number') tuning.forge = { pollMs: poll, ciPollMs: poll, ciMaxPollMs: Math.min(60_000, Math.max(poll, poll * 6)) };
   if (typeof grace === 'number') tuning.forge = { ...tuning.forge, ciStartGraceMs: grace };
@@ -63,6 +92,8 @@ export interface ForgeSetup {
   tokenVariable?: string;
   /** The token and the basic-auth credential git sends: no variable holding either reaches a directive. */
   secrets?: string[];
+  /** The account's secondary limits a plan divides among its legs (GitHub only; none: no write budget). */
+  writeLimits?: WriteWindow[];
 }
 
 /**
@@ -71,7 +102,7 @@ export interface ForgeSetup {
  */
 export async function setupForge(
   file: FleetFile,
-  opts: { env: NodeJS.ProcessEnv; baseDir: string; reposRoot?: string; token?: string; credential?: TokenCredential; logger?: Logger },
+  opts: { env: NodeJS.ProcessEnv; baseDir: string; reposRoot?: string; token?: string; credential?: TokenCredential; logger?: Logger; writePace?: LegPace },
 ): Promise<ForgeSetup | { problem: string }> {
   if (file.forge === 'local') return { forge: new LocalForge({ baseDir: opts.baseDir, reposRoot: opts.reposRoot }) };
   const tokenVariable = opts.token ? undefined : TOKEN_VARIABLES.find((k) => opts.env[k]);
@@ -82,5 +113,5 @@ export async function setupForge(
   const tuning = githubTuning(opts.env);
   if ('problem' in tuning) return tuning;
   const { githubSetup } = await import('./github/setup.js');
-  return { ...githubSetup(file, { env: opts.env, token, credential: opts.credential, tuning, logger: opts.logger }), tokenVariable };
+  return { ...githubSetup(file, { env: opts.env, token, credential: opts.credential, tuning, logger: opts.logger, writePace: opts.writePace }), tokenVariable, writeLimits: tuning.writeLimits };
 }

@@ -58,12 +58,12 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
     clock: systemClock,
     workspace: localWorkspace,
     exec: localExecutor,
-    setupForge: async (s, file) => {
+    setupForge: async (s, file, writePace) => {
       const baseDir = s.file ? dirname(resolve(s.file)) : process.cwd();
-      if (file.forge === 'local') return setupForge(file, { env, baseDir, token: s.token, logger });
+      if (file.forge === 'local') return setupForge(file, { env, baseDir, token: s.token, logger, writePace });
       const cred = await credentialFor(s);
       // A PAT goes through the client as before; only an App token needs the renewing auth.
-      return setupForge(file, { env, baseDir, token: cred.current(), credential: s.app ? cred : undefined, logger });
+      return setupForge(file, { env, baseDir, token: cred.current(), credential: s.app ? cred : undefined, logger, writePace });
     },
     api: (s) => {
       // The run's own repository: the job's GITHUB_TOKEN (github-token input); the App's token when there is none.

@@ -11,9 +11,10 @@ import type { MatrixPlanOutputs } from '../steps/matrix.js';
 import { ANNOTATIONS_PER_REQUEST, checkRunConclusion, fitCheckRunText, laneAnnotations, renderPlan, renderReport, renderShard } from '../core/report.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, Workspace } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
-import { attemptName, continuesAfter, loadPlanBundle, matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
+import { attemptName, continuesAfter, legPaceOf, loadPlanBundle, matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
 import { finalizeManifest } from '../core/manifest.js';
 import { readFile } from 'node:fs/promises';
+import { renderWriteBudget, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
 import type { PlanStepOptions } from '../steps/plan.js';
 import type { AgentSpec, FleetFile } from '../core/fleet-file.js';
 import { agentCredentialEnv, agentPackage } from '../core/agent-setup.js';
@@ -43,7 +44,7 @@ export interface GitHubApi {
   request(route: string, params?: Record<string, unknown>): Promise<{ data: unknown }>;
 }
 
-type ForgeChoice = { forge: Forge; discover?: PlanStepOptions['discover'] } | { problem: string };
+type ForgeChoice = { forge: Forge; discover?: PlanStepOptions['discover']; writeLimits?: WriteWindow[] } | { problem: string };
 
 export interface ActionDeps {
   env: NodeJS.ProcessEnv;
@@ -52,8 +53,8 @@ export interface ActionDeps {
   clock: Clock;
   workspace: Workspace;
   exec: Executor;
-  /** The forge the fleet file names (and its target discovery, on GitHub). */
-  setupForge(settings: Settings, file: FleetFile): ForgeChoice | Promise<ForgeChoice>;
+  /** The forge the fleet file names (and its target discovery, on GitHub); a lane job's writes keep to `writePace`. */
+  setupForge(settings: Settings, file: FleetFile, writePace?: LegPace): ForgeChoice | Promise<ForgeChoice>;
   api(settings: Settings): GitHubApi;
   /** The same API with the fleet token (the run token may not dispatch a workflow). */
   fleetApi?(settings: Settings): GitHubApi;
@@ -87,7 +88,9 @@ export async function runAction(deps: ActionDeps): Promise<number> {
   try {
     if (settings.mode === 'plan') return await plan(deps, settings);
     const bundle = await loadPlanBundle(deps.store, settings.workspace, { digest: settings.planDigest, attempt: settings.runAttempt });
-    const setup = await deps.setupForge(settings, bundle.fleet.file);
+    const pace = settings.mode === 'lane' ? legPaceOf(bundle, settings.shard) : undefined;
+    if (pace) core.info(`Write budget: this leg writes at most once every ${pace.interval_ms} ms, in its own slots (phase ${pace.phase_ms} ms).`);
+    const setup = await deps.setupForge(settings, bundle.fleet.file, pace);
     if ('problem' in setup) {
       core.setFailed(setup.problem);
       return 2;
@@ -146,13 +149,14 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
     attempt: settings.runAttempt,
     since,
     run: thisRun(settings),
+    writeLimits: setup.writeLimits,
   });
   if (!out.ok) {
     deps.core.setFailed(formatProblems(out.problems));
     return 2;
   }
   for (const note of out.notes) deps.core.info(note);
-  await planOutputs(deps, settings, out.manifest, out.outputs);
+  await planOutputs(deps, settings, out.manifest, out.outputs, out.budget);
   return 0;
 }
 
@@ -160,7 +164,7 @@ function thisRun(settings: Settings): { id: number; url: string | null } | undef
   return settings.runId ? { id: settings.runId, url: settings.runUrl ?? null } : undefined;
 }
 
-async function planOutputs(deps: ActionDeps, settings: Settings, manifest: Manifest, o: MatrixPlanOutputs): Promise<void> {
+async function planOutputs(deps: ActionDeps, settings: Settings, manifest: Manifest, o: MatrixPlanOutputs, writeBudget?: WriteBudget): Promise<void> {
   deps.core.setOutput('fleet-id', o.fleet_id);
   deps.core.setOutput('wave-count', String(o.wave_count));
   deps.core.setOutput('max-parallel', String(o.max_parallel));
@@ -170,7 +174,8 @@ async function planOutputs(deps: ActionDeps, settings: Settings, manifest: Manif
   // The approver reads this before the approval gate opens, with how long the plan's artifact lives.
   const kept = retentionNote(settings.retentionDays, ARTIFACT_RETENTION_DAYS, !!settings.approvalEnvironment, deps.clock.now());
   if (kept.warning) deps.core.warning(kept.warning);
-  await deps.core.summary.addRaw(`${renderPlan(manifest)}\n\n${kept.line}\n`, true).write();
+  const budget = writeBudget ? `\n\n${renderWriteBudget(writeBudget)}` : '';
+  await deps.core.summary.addRaw(`${renderPlan(manifest)}${budget}\n\n${kept.line}\n`, true).write();
   deps.core.info(`Planned ${o.lane_count} lanes in ${o.wave_count} wave(s); ${manifest.excluded.length} excluded.`);
 }
 
@@ -301,7 +306,7 @@ async function continueChain(deps: ActionDeps, settings: Settings, bundle: PlanB
   if (next === null) return manifest;
   try {
     if (!settings.repository || !settings.caller || !settings.runId) throw new Error('this is not a run of GitHub Actions');
-    await publishChain(deps.store, settings.workspace, { fleet: bundle.fleet, manifest, next_wave: next }, settings.runAttempt);
+    await publishChain(deps.store, settings.workspace, { fleet: bundle.fleet, manifest, next_wave: next, ...(bundle.budget ? { budget: bundle.budget } : {}) }, settings.runAttempt);
     const inputs = { ...(await dispatchedInputs(settings.caller)), [CONTINUE_INPUT]: String(settings.runId) };
     await dispatchNext(deps, settings, inputs);
     deps.core.info(`The fleet goes on from wave ${next + 1} in a new run of ${settings.caller.path} (${CONTINUE_INPUT}: ${settings.runId}).`);

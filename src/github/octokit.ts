@@ -17,7 +17,9 @@ import { throttling } from '@octokit/plugin-throttling';
 import Bottleneck from 'bottleneck/light.js';
 import type { Logger } from '../ports.js';
 import type { TokenCredential } from './credential.js';
+import type { LegPace } from '../core/budget.js';
 import { encodedForms, redact, registerSecret } from '../local/git.js';
+import { secondaryLimitMessagePlugin, secondaryResetPlugin, WritePacer, writePacerPlugin } from './pacer.js';
 
 export type FleetOctokit = ReturnType<typeof getOctokit>;
 
@@ -65,6 +67,13 @@ export interface CreateOctokitOptions {
   pacing?: Partial<Pacing>;
   /** Replaces the HTTP client (default: @actions/github's, which honours the runner's proxy settings). */
   fetch?: typeof globalThis.fetch;
+  /**
+   * This leg's share of the fleet's write budget (the plan's, src/core/budget.ts): every content-creating
+   * request waits for the leg's next write slot. Without it, only the throttling plugin's pacing applies.
+   */
+  writePace?: LegPace;
+  /** Chooses the jitter added to a rate limit's wait (default Math.random: legs never retry in lockstep). */
+  random?: () => number;
 }
 
 const stderrLogger: Logger = {
@@ -225,8 +234,11 @@ export function createOctokit(opts: CreateOctokitOptions): FleetOctokit {
   const maxWait = opts.maxRetryAfterSeconds ?? 3600;
   const base = opts.retryAfterBaseValue ?? 1000;
 
+  const random = opts.random ?? Math.random;
+  // Every leg refused in the same second is told the same retry-after: each waits a random part of it more
+  // (at least one retry-after unit), so their retries spread out instead of arriving together again.
   const onLimit = (kind: 'primary' | 'secondary') =>
-    (retryAfter: number, options: { method?: string; url?: string; [k: string]: unknown }, _octokit: unknown, retryCount: number): boolean => {
+    async (retryAfter: number, options: { method?: string; url?: string; [k: string]: unknown }, _octokit: unknown, retryCount: number): Promise<boolean> => {
       const what = describe(options);
       if (retryCount >= maxRetries) {
         logger.warn(`GitHub ${kind} rate limit on ${what}: giving up after ${retryCount} ${retryCount === 1 ? 'retry' : 'retries'}`);
@@ -236,7 +248,9 @@ export function createOctokit(opts: CreateOctokitOptions): FleetOctokit {
         logger.warn(`GitHub ${kind} rate limit on ${what}: GitHub asks to wait ${retryAfter}s, more than the ${maxWait}s Fleet may wait; giving up`);
         return false;
       }
-      logger.warn(`GitHub ${kind} rate limit on ${what}: retry ${retryCount + 1}/${maxRetries} in ${retryAfter}s`);
+      const jitterMs = Math.floor(random() * Math.max(base, (retryAfter * base) / 2));
+      logger.warn(`GitHub ${kind} rate limit on ${what}: retry ${retryCount + 1}/${maxRetries} in ${retryAfter}s (+${jitterMs} ms jitter)`);
+      await new Promise((r) => setTimeout(r, jitterMs));
       return true;
     };
 
@@ -269,8 +283,12 @@ export function createOctokit(opts: CreateOctokitOptions): FleetOctokit {
       retry: { retries: opts.serverErrorRetries ?? 3, retryAfterBaseValue: base, doNotRetry: CLIENT_ERRORS },
     },
     attemptLogger(logger) as never,
+    secondaryResetPlugin() as never,
+    // Inside throttling: a retried write waits for a write slot again.
+    ...(opts.writePace ? [writePacerPlugin(new WritePacer(opts.writePace)) as never] : []),
     throttling,
     retry,
+    secondaryLimitMessagePlugin(maxRetries) as never,
   );
   // Every request gets its own `request` options object. Octokit hands each request the client's
   // default one by reference, and plugin-retry keeps its back-off counter there

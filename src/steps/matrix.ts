@@ -6,6 +6,7 @@
  */
 import { lstat, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { legPace, writeBudget, writesPerLane, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
 import type { Manifest, LaneRecord } from '../core/model.js';
 import type { ResolvedFleet, Problem } from '../core/validate.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJobs, StoredArtifact, Workspace } from '../ports.js';
@@ -66,6 +67,8 @@ export interface PlanBundle {
   manifest: Manifest;
   /** The run attempt that planned: lane results of earlier attempts belong to an earlier plan ("Re-run all jobs"). */
   attempt?: number;
+  /** The fleet's share of the account's write limits (GitHub only): each leg paces its writes to its part of it. */
+  budget?: WriteBudget;
   /**
    * The first wave this run's wave jobs run (0 unless the fleet continues an earlier run's); wave job k runs wave
    * first_wave + k - 1. Lanes of earlier waves are final in `manifest`, checked by the run that ran them.
@@ -99,6 +102,8 @@ export interface MatrixPlanInput {
   /** An incremental sweep: the previous sweep's manifest (restored from the Actions cache). */
   since?: Manifest;
   run?: ThisRun;
+  /** The account's secondary write limits to divide among the legs (none: no write budget, e.g. a local forge). */
+  writeLimits?: WriteWindow[];
 }
 
 export interface MatrixPlanOutputs {
@@ -118,7 +123,7 @@ export interface MatrixPlanOutputs {
 
 export async function matrixPlan(
   input: MatrixPlanInput,
-): Promise<{ ok: true; manifest: Manifest; outputs: MatrixPlanOutputs; notes: string[] } | { ok: false; problems: Problem[] }> {
+): Promise<{ ok: true; manifest: Manifest; outputs: MatrixPlanOutputs; notes: string[]; budget?: WriteBudget } | { ok: false; problems: Problem[] }> {
   // A DAG deeper than the workflow's wave jobs continues in new runs of the workflow (matrixContinue): max_waves bounds it.
   const fleet = input.fleet;
   const planned = await planStep(fleet, input.forge, input.clock, {
@@ -139,9 +144,11 @@ export async function matrixPlan(
       ),
     };
   }
+  const budget = input.writeLimits?.length ? fleetBudget(planned.manifest, planned.fleet, input.writeLimits) : undefined;
   const manifest = withRun(planned.manifest, input.run, 0, input.waveJobs);
-  const bundle: PlanBundle = { fleet: planned.fleet, manifest, attempt: input.attempt ?? 1, first_wave: 0, wave_jobs: input.waveJobs };
-  return { ok: true, manifest, notes: planned.notes, outputs: await publishPlan(input.store, input.root, bundle, planned.plan.lanes.length) };
+  // The budget is in the bundle, so the plan digest covers it: no leg can give itself a larger share.
+  const bundle: PlanBundle = { fleet: planned.fleet, manifest, attempt: input.attempt ?? 1, first_wave: 0, wave_jobs: input.waveJobs, ...(budget ? { budget } : {}) };
+  return { ok: true, manifest, notes: planned.notes, ...(budget ? { budget } : {}), outputs: await publishPlan(input.store, input.root, bundle, planned.plan.lanes.length) };
 }
 
 /** Adds this run to the manifest's runs, with the waves its wave jobs cover. */
@@ -181,6 +188,8 @@ export interface ChainState {
   /** The manifest with every lane of the waves run so far final (checked against the forge by the run that ran it). */
   manifest: Manifest;
   next_wave: number;
+  /** The write budget the first run planned: later runs' legs pace to the same shares. */
+  budget?: WriteBudget;
 }
 
 /** The report job of a run whose fleet goes on: the state the next run starts from, as an artifact of this run. */
@@ -211,8 +220,29 @@ export async function matrixContinue(input: MatrixContinueInput): Promise<{ mani
   await input.previous.download(artifact, dir);
   const state = JSON.parse(await readFile(join(dir, 'chain.json'), 'utf8')) as ChainState;
   const manifest = withRun(state.manifest, input.run, state.next_wave, input.waveJobs);
-  const bundle: PlanBundle = { fleet: state.fleet, manifest, attempt: input.attempt ?? 1, first_wave: state.next_wave, wave_jobs: input.waveJobs };
+  const bundle: PlanBundle = { fleet: state.fleet, manifest, attempt: input.attempt ?? 1, first_wave: state.next_wave, wave_jobs: input.waveJobs, ...(state.budget ? { budget: state.budget } : {}) };
   return { manifest, outputs: await publishPlan(input.store, input.root, bundle, state.fleet.lanes.length) };
+}
+
+/** The account's write limits divided among the legs that run at once: the workflow's max-parallel, or the widest wave if narrower. */
+function fleetBudget(manifest: Manifest, fleet: ResolvedFleet, limits: WriteWindow[]): WriteBudget {
+  const widest = Math.max(1, ...manifest.waves.map((w) => w.shards.length));
+  return writeBudget({
+    limits,
+    legsAtOnce: Math.min(manifest.max_parallel, widest),
+    lanes: manifest.waves.reduce((n, w) => n + w.lanes.length, 0),
+    writesPerLane: writesPerLane(fleet.file, manifest.dry_run),
+  });
+}
+
+/** A leg's write slots: its shard's position in its wave picks its phase, so legs that start together never write together. */
+export function legPaceOf(bundle: PlanBundle, shard: string): LegPace | undefined {
+  if (!bundle.budget) return undefined;
+  for (const wave of bundle.manifest.waves) {
+    const index = wave.shards.findIndex((s) => s.id === shard);
+    if (index >= 0) return legPace(bundle.budget, index);
+  }
+  return undefined;
 }
 
 export interface PlanPin {

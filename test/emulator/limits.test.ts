@@ -99,6 +99,35 @@ describe('secondary content limit, per account', () => {
     expect((await api(emu, 'POST', `/repos/acme/api/statuses/${sha}`, { body: { state: 'success', context: 'admin' } })).status).toBe(201);
   });
 
+  // "If you exceed a secondary rate limit, you will receive a 403 or 429 response and an error message that indicates that you
+  // exceeded a secondary rate limit. If the retry-after response header is present, you should not retry your request until
+  // after that many seconds has elapsed. If the x-ratelimit-remaining header is 0, you should not retry your request until
+  // after the time, in UTC epoch seconds, specified by the x-ratelimit-reset header."
+  // https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit
+  it('answers as GitHub documents: 403 with a secondary-limit message and retry-after; a fault can answer 429, or x-ratelimit-reset instead', async () => {
+    emu.setContentLimit({ max: 1, windowMs: 10_000 });
+    expect((await api(emu, 'POST', `/repos/acme/api/statuses/${sha}`, { body: { state: 'success', context: 'doc-1' } })).status).toBe(201);
+    const over = await api(emu, 'POST', `/repos/acme/api/statuses/${sha}`, { body: { state: 'success', context: 'doc-2' } });
+    expect(over.status).toBe(403);
+    expect(over.body.message).toMatch(/^You have exceeded a secondary rate limit/);
+    expect(over.body.documentation_url).toMatch(/rate-limits-for-the-rest-api#about-secondary-rate-limits$/);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(over.headers.get('retry-after'))).toBeLessThanOrEqual(10);
+    emu.setContentLimit(false);
+
+    emu.fault({ kind: 'secondary-rate-limit', status: 429, retryAfterSec: 3, match: { method: 'POST' } });
+    const tooMany = await api(emu, 'POST', `/repos/acme/api/statuses/${sha}`, { body: { state: 'success', context: 'doc-3' } });
+    expect([tooMany.status, tooMany.headers.get('retry-after'), tooMany.body.status]).toEqual([429, '3', '429']);
+    expect(tooMany.body.message).toMatch(/secondary rate limit/);
+
+    emu.fault({ kind: 'secondary-rate-limit', resetInSec: 30, match: { method: 'POST' } });
+    const reset = await api(emu, 'POST', `/repos/acme/api/statuses/${sha}`, { body: { state: 'success', context: 'doc-4' } });
+    expect(reset.status).toBe(403);
+    expect(reset.headers.get('retry-after')).toBeNull();
+    expect(reset.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(Number(reset.headers.get('x-ratelimit-reset')) - Math.ceil(emu.clock.now() / 1000)).toBeGreaterThanOrEqual(29);
+  });
+
   it('500 an hour: once the minute passes writes resume until the hour\'s budget is spent; retry-after counts to the hour\'s end (emulator clock)', async () => {
     emu.setContentLimit({ perMinute: 3, perHour: 5 });
     const post = async (): Promise<[number, string | null]> => {

@@ -833,7 +833,7 @@ export class Emulator {
         return { status, body: { message: status === 503 ? 'Service Unavailable' : 'Server Error' } };
       }
       case 'secondary-rate-limit':
-        return this.secondaryLimitReply(s.retryAfterSec ?? 1);
+        return this.secondaryLimitReply(s.retryAfterSec ?? 1, s.status === 429 ? 429 : 403, s.retryAfterSec === undefined ? s.resetInSec : undefined);
       case 'stall':
       case 'drop':
         return null; // answered (never, or by a closed connection) where the request is at hand
@@ -848,15 +848,27 @@ export class Emulator {
     }
   }
 
-  private secondaryLimitReply(retryAfterSec: number): Reply {
+  /**
+   * GitHub's answer to a request over a secondary limit ("Rate limits for the REST API", exceeding the rate
+   * limit): "a 403 or 429 response and an error message that indicates that you exceeded a secondary rate
+   * limit. If the retry-after response header is present, you should not retry your request until after that
+   * many seconds has elapsed. If the x-ratelimit-remaining header is 0, you should not retry your request until
+   * after the time, in UTC epoch seconds, specified by the x-ratelimit-reset header." With `resetInSec` the
+   * answer has no retry-after but x-ratelimit-remaining 0 and a reset that many seconds on (emulator clock).
+   */
+  private secondaryLimitReply(retryAfterSec: number, status: 403 | 429 = 403, resetInSec?: number): Reply {
+    const headers: Record<string, string> =
+      resetInSec === undefined
+        ? { 'retry-after': String(retryAfterSec) }
+        : { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.ceil(this.clock.now() / 1000) + resetInSec) };
     return {
-      status: 403,
+      status,
       body: shapes.errorBody(
         `You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID ${randomUUID().slice(0, 8).toUpperCase()}.`,
         SECONDARY_DOCS,
-        403,
+        status,
       ),
-      headers: { 'retry-after': String(retryAfterSec) },
+      headers,
     };
   }
 

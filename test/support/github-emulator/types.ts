@@ -143,13 +143,16 @@ export interface FaultSpec {
   kind: FaultKind;
   /** How many matching requests it answers (default 1; Infinity for all). */
   times?: number;
-  /** For `5xx` (default 502). */
+  /** For `5xx` (default 502); for `secondary-rate-limit`, 403 (default) or 429, both of which GitHub documents. */
   status?: number;
   /** For `slow` (default 1000). */
   delayMs?: number;
   /** For `secondary-rate-limit` (default 1). */
   retryAfterSec?: number;
-  /** For `primary-exhausted`: seconds until `x-ratelimit-reset` (default 1). */
+  /**
+   * For `primary-exhausted`: seconds until `x-ratelimit-reset` (default 1). For `secondary-rate-limit` without
+   * `retryAfterSec`: answer with `x-ratelimit-remaining: 0` and this `x-ratelimit-reset` instead of `retry-after`.
+   */
   resetInSec?: number;
 }
 

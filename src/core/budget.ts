@@ -1,0 +1,176 @@
+/**
+ * One write budget for a whole fleet. GitHub's secondary limits count
+ * content-creating requests per account — about 80 a minute and 500 an hour
+ * ("Rate limits for the REST API", secondary rate limits:
+ * https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits)
+ * — and every matrix leg of a fleet writes as the same account. Legs cannot
+ * talk to each other, so the plan divides the budget: the fleet's writes are
+ * spaced `slot_ms` apart, and leg k of the `legs_at_once` that run together
+ * owns every `legs_at_once`-th slot, starting at slot k. Slots are counted from
+ * the Unix epoch, so legs on different runners agree on them without a
+ * coordinator: however the legs' work lines up, no two of them write in the
+ * same slot, and no window ever holds more writes than its share of the limit.
+ *
+ * Pure: no clock, no I/O. The pacer (src/github/pacer.ts) reads the time and sleeps.
+ */
+import type { FleetFile } from './fleet-file.js';
+
+/** A secondary limit: at most `max` content-creating requests in any `window_ms`. */
+export interface WriteWindow {
+  max: number;
+  window_ms: number;
+}
+
+/** GitHub's secondary limits on content creation, per account. */
+export const GITHUB_WRITE_LIMITS: readonly WriteWindow[] = [
+  { max: 80, window_ms: 60_000 },
+  { max: 500, window_ms: 3_600_000 },
+];
+
+/**
+ * The part of each limit a fleet plans to use. The rest absorbs what the plan
+ * cannot see: clocks of different runners a little apart, network delay that
+ * moves a write towards its neighbour, the report job's check run, and people
+ * or other tools writing as the same account.
+ */
+export const BUDGET_SHARE = 0.9;
+
+export interface WriteBudget {
+  /** The account's limits the plan divided. */
+  limits: WriteWindow[];
+  /** Matrix legs that run at once (the workflow's max-parallel, at most the widest wave's shards). */
+  legs_at_once: number;
+  /** Content-creating requests a lane is expected to make (see writesPerLane). */
+  writes_per_lane: number;
+  lanes: number;
+  /** lanes × writes_per_lane. */
+  total_writes: number;
+  /** The limit that sets the pace: the shortest window, or a longer one the fleet's writes do not fit under. */
+  binding: WriteWindow;
+  /** The fleet's writes are at least this far apart. */
+  slot_ms: number;
+  /** Each leg writes at most once per this (legs_at_once × slot_ms). */
+  leg_interval_ms: number;
+  /**
+   * What each leg may write in each window of `limits` at its pace; `fits`: the
+   * fleet's writes all fit under that limit, so the window cannot fill however they fall.
+   */
+  leg_share: Array<{ window_ms: number; writes: number; fits: boolean }>;
+  /** How long the fleet's writes take at this pace, back to back. */
+  writes_ms: number;
+}
+
+/** The schedule one leg keeps: its writes fall on `phase_ms + n × interval_ms` after the epoch. */
+export interface LegPace {
+  interval_ms: number;
+  phase_ms: number;
+}
+
+/**
+ * The content-creating requests of one lane on the way to a completed lane:
+ * the PR (created, or updated on a re-run), its labels, its review request,
+ * its assignees, and the merge when the policy merges. A red-CI hand-off to a
+ * draft, or a ready-again, adds one; the pacer holds every write to the leg's
+ * share whatever the count, so this only decides which limit binds.
+ */
+export function writesPerLane(file: Pick<FleetFile, 'pr' | 'merge'>, dryRun: boolean): number {
+  if (dryRun) return 0;
+  const { pr } = file;
+  return (
+    1 +
+    (pr.labels.length ? 1 : 0) +
+    (pr.reviewers.length || pr.team_reviewers.length ? 1 : 0) +
+    (pr.assignees.length ? 1 : 0) +
+    (file.merge.policy === 'when-green' ? 1 : 0)
+  );
+}
+
+/** The writes a window allows the fleet: BUDGET_SHARE of it, at least one. */
+export function usable(w: WriteWindow): number {
+  return Math.max(1, Math.floor(w.max * BUDGET_SHARE));
+}
+
+/**
+ * Divides `limits` among `legs_at_once` legs. The shortest window always
+ * binds (legs that start together would burst through it); a longer one binds
+ * only when the fleet's writes do not fit under it, and then the pace is the
+ * one that spreads them evenly over it.
+ */
+export function writeBudget(input: { limits: readonly WriteWindow[]; legsAtOnce: number; lanes: number; writesPerLane: number }): WriteBudget {
+  if (!input.limits.length) throw new Error('writeBudget needs at least one limit');
+  const legs = Math.max(1, Math.floor(input.legsAtOnce));
+  const total = input.lanes * input.writesPerLane;
+  const byLength = [...input.limits].sort((a, b) => a.window_ms - b.window_ms);
+  let binding = byLength[0]!;
+  let slot = binding.window_ms / usable(binding);
+  for (const w of byLength.slice(1)) {
+    if (total <= usable(w)) continue;
+    const s = w.window_ms / usable(w);
+    if (s > slot) {
+      slot = s;
+      binding = w;
+    }
+  }
+  const slot_ms = Math.ceil(slot);
+  const leg_interval_ms = legs * slot_ms;
+  return {
+    limits: input.limits.map((w) => ({ ...w })),
+    legs_at_once: legs,
+    writes_per_lane: input.writesPerLane,
+    lanes: input.lanes,
+    total_writes: total,
+    binding: { ...binding },
+    slot_ms,
+    leg_interval_ms,
+    leg_share: input.limits.map((w) => ({ window_ms: w.window_ms, writes: Math.floor((w.window_ms / leg_interval_ms) * 1000) / 1000, fits: total <= usable(w) })),
+    writes_ms: total * slot_ms,
+  };
+}
+
+/** Leg `index` of a wave (its shard's position) takes slot `index mod legs_at_once` of every round. */
+export function legPace(budget: Pick<WriteBudget, 'slot_ms' | 'leg_interval_ms' | 'legs_at_once'>, index: number): LegPace {
+  return { interval_ms: budget.leg_interval_ms, phase_ms: (index % budget.legs_at_once) * budget.slot_ms };
+}
+
+/**
+ * When the next write may go: the first of the leg's slots at or after `now`
+ * and at least one interval after the leg's previous write (`last`, a slot).
+ */
+export function nextSlot(pace: LegPace, now: number, last?: number): number {
+  const earliest = last === undefined ? now : Math.max(now, last + pace.interval_ms);
+  const n = Math.ceil((earliest - pace.phase_ms) / pace.interval_ms);
+  return n * pace.interval_ms + pace.phase_ms;
+}
+
+/** "1 h 12 min", "4 min 10 s", "40 s". */
+export function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return s % 60 ? `${m} min ${s % 60} s` : `${m} min`;
+  const h = Math.floor(m / 60);
+  return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+}
+
+const per = (ms: number) => (ms === 60_000 ? 'a minute' : ms === 3_600_000 ? 'an hour' : `per ${formatDuration(ms)}`);
+const named = (ms: number) => (ms === 60_000 ? 'per-minute' : ms === 3_600_000 ? 'hourly' : `${formatDuration(ms)}`);
+
+/** The plan summary's paragraph on the budget: the approver sees how long the writes take at GitHub's limit. */
+export function renderWriteBudget(b: WriteBudget): string {
+  const limits = b.limits.map((w) => `${w.max} ${per(w.window_ms)}`).join(' and ');
+  const lines = [
+    '### Write budget',
+    '',
+    `GitHub allows this account ${limits} content-creating requests; the fleet plans ${Math.round(BUDGET_SHARE * 100)}% of that, shared by ${b.legs_at_once} leg(s) at once.`,
+    `${b.lanes} lane(s) × about ${b.writes_per_lane} write(s) = ${b.total_writes} write(s); each leg writes at most once every ${formatDuration(b.leg_interval_ms)}, the fleet once every ${formatDuration(b.slot_ms)}.`,
+  ];
+  const shortest = Math.min(...b.limits.map((w) => w.window_ms));
+  if (b.binding.window_ms === shortest) {
+    lines.push(`The writes fit under every longer limit: only the ${named(b.binding.window_ms)} limit sets the pace (the writes alone take about ${formatDuration(b.writes_ms)}).`);
+  } else {
+    lines.push(
+      `**The writes do not fit under the ${named(b.binding.window_ms)} limit of ${b.binding.max}**: at that limit they take about ${formatDuration(b.writes_ms)}. Make sure the legs' \`lane-timeout-minutes\` covers their share of that, or split the fleet.`,
+    );
+  }
+  return lines.join('\n');
+}

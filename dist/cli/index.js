@@ -8865,8 +8865,10 @@ __nccwpck_require__.d(__webpack_exports__, {
   $L: () => (/* binding */ setupForge)
 });
 
-// UNUSED EXPORTS: TOKEN_VARIABLES, TUNING_VARIABLES, githubTuning
+// UNUSED EXPORTS: TOKEN_VARIABLES, TUNING_VARIABLES, githubTuning, writeLimitsFrom
 
+// EXTERNAL MODULE: ./.build/src/core/budget.js
+var budget = __nccwpck_require__(3582);
 // EXTERNAL MODULE: external "node:os"
 var external_node_os_ = __nccwpck_require__(8161);
 // EXTERNAL MODULE: external "node:path"
@@ -9104,8 +9106,25 @@ function isBareConfig(text) {
 
 ;// CONCATENATED MODULE: ./.build/src/adapters.js
 
+
 const TOKEN_VARIABLES = ["FLEET_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN"];
-const TUNING_VARIABLES = (/* unused pure expression or super */ null && (["FLEET_GITHUB_PACING_MS", "FLEET_GITHUB_POLL_MS", "FLEET_GITHUB_CI_GRACE_MS"]));
+const TUNING_VARIABLES = (/* unused pure expression or super */ null && (["FLEET_GITHUB_PACING_MS", "FLEET_GITHUB_POLL_MS", "FLEET_GITHUB_CI_GRACE_MS", "FLEET_GITHUB_WRITE_BUDGET"]));
+function writeLimitsFrom(raw, pacingOff) {
+  const text = raw?.trim();
+  if (!text) return pacingOff ? [] : budget/* GITHUB_WRITE_LIMITS */.Vt.map((w) => ({ ...w }));
+  if (text === "off") return [];
+  const out = [];
+  for (const part of text.split(",")) {
+    const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(part);
+    const max = Number(m?.[1]);
+    const window_ms = Number(m?.[2]);
+    if (!m || max < 1 || window_ms < 100 || window_ms > 864e5) {
+      return { problem: `FLEET_GITHUB_WRITE_BUDGET must be "off" or MAX/WINDOW_MS pairs separated by commas (e.g. "80/60000,500/3600000"; MAX \u2265 1, WINDOW_MS from 100 to 86400000), got "${text}"` };
+    }
+    out.push({ max, window_ms });
+  }
+  return out;
+}
 function githubTuning(env) {
   const read = (name) => {
     const raw = env[name]?.trim();
@@ -9117,7 +9136,9 @@ function githubTuning(env) {
   const poll = read("FLEET_GITHUB_POLL_MS");
   const grace = read("FLEET_GITHUB_CI_GRACE_MS");
   for (const v of [pacing, poll, grace]) if (typeof v === "string") return { problem: v };
-  const tuning = { forge: {} };
+  const writeLimits = writeLimitsFrom(env.FLEET_GITHUB_WRITE_BUDGET, pacing === 0);
+  if ("problem" in writeLimits) return writeLimits;
+  const tuning = { forge: {}, writeLimits };
   if (typeof pacing === "number") tuning.pacing = { writeMs: pacing, searchMs: pacing, notificationsMs: pacing };
   if (typeof poll === "number") tuning.forge = { pollMs: poll, ciPollMs: poll, ciMaxPollMs: Math.min(6e4, Math.max(poll, poll * 6)) };
   if (typeof grace === "number") tuning.forge = { ...tuning.forge, ciStartGraceMs: grace };
@@ -9132,8 +9153,8 @@ async function setupForge(file, opts) {
   }
   const tuning = githubTuning(opts.env);
   if ("problem" in tuning) return tuning;
-  const { githubSetup } = await Promise.all(/* import() */[__nccwpck_require__.e(371), __nccwpck_require__.e(964)]).then(__nccwpck_require__.bind(__nccwpck_require__, 1964));
-  return { ...githubSetup(file, { env: opts.env, token, credential: opts.credential, tuning, logger: opts.logger }), tokenVariable };
+  const { githubSetup } = await Promise.all(/* import() */[__nccwpck_require__.e(371), __nccwpck_require__.e(329)]).then(__nccwpck_require__.bind(__nccwpck_require__, 3329));
+  return { ...githubSetup(file, { env: opts.env, token, credential: opts.credential, tuning, logger: opts.logger, writePace: opts.writePace }), tokenVariable, writeLimits: tuning.writeLimits };
 }
 
 
@@ -9600,6 +9621,98 @@ if (/[/\\]cli[/\\]main\.[jt]s$/.test(process.argv[1] ?? "")) await runCli(proces
 
 __webpack_async_result__();
 } catch(e) { __webpack_async_result__(e); } }, 1);
+
+/***/ }),
+
+/***/ 3582:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Vt: () => (/* binding */ GITHUB_WRITE_LIMITS),
+/* harmony export */   yo: () => (/* binding */ nextSlot)
+/* harmony export */ });
+/* unused harmony exports BUDGET_SHARE, formatDuration, legPace, renderWriteBudget, usable, writeBudget, writesPerLane */
+const GITHUB_WRITE_LIMITS = [
+  { max: 80, window_ms: 6e4 },
+  { max: 500, window_ms: 36e5 }
+];
+const BUDGET_SHARE = 0.9;
+function writesPerLane(file, dryRun) {
+  if (dryRun) return 0;
+  const { pr } = file;
+  return 1 + (pr.labels.length ? 1 : 0) + (pr.reviewers.length || pr.team_reviewers.length ? 1 : 0) + (pr.assignees.length ? 1 : 0) + (file.merge.policy === "when-green" ? 1 : 0);
+}
+function usable(w) {
+  return Math.max(1, Math.floor(w.max * BUDGET_SHARE));
+}
+function writeBudget(input) {
+  if (!input.limits.length) throw new Error("writeBudget needs at least one limit");
+  const legs = Math.max(1, Math.floor(input.legsAtOnce));
+  const total = input.lanes * input.writesPerLane;
+  const byLength = [...input.limits].sort((a, b) => a.window_ms - b.window_ms);
+  let binding = byLength[0];
+  let slot = binding.window_ms / usable(binding);
+  for (const w of byLength.slice(1)) {
+    if (total <= usable(w)) continue;
+    const s = w.window_ms / usable(w);
+    if (s > slot) {
+      slot = s;
+      binding = w;
+    }
+  }
+  const slot_ms = Math.ceil(slot);
+  const leg_interval_ms = legs * slot_ms;
+  return {
+    limits: input.limits.map((w) => ({ ...w })),
+    legs_at_once: legs,
+    writes_per_lane: input.writesPerLane,
+    lanes: input.lanes,
+    total_writes: total,
+    binding: { ...binding },
+    slot_ms,
+    leg_interval_ms,
+    leg_share: input.limits.map((w) => ({ window_ms: w.window_ms, writes: Math.floor(w.window_ms / leg_interval_ms * 1e3) / 1e3, fits: total <= usable(w) })),
+    writes_ms: total * slot_ms
+  };
+}
+function legPace(budget, index) {
+  return { interval_ms: budget.leg_interval_ms, phase_ms: index % budget.legs_at_once * budget.slot_ms };
+}
+function nextSlot(pace, now, last) {
+  const earliest = last === void 0 ? now : Math.max(now, last + pace.interval_ms);
+  const n = Math.ceil((earliest - pace.phase_ms) / pace.interval_ms);
+  return n * pace.interval_ms + pace.phase_ms;
+}
+function formatDuration(ms) {
+  const s = Math.round(ms / 1e3);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return s % 60 ? `${m} min ${s % 60} s` : `${m} min`;
+  const h = Math.floor(m / 60);
+  return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+}
+const per = (ms) => ms === 6e4 ? "a minute" : ms === 36e5 ? "an hour" : `per ${formatDuration(ms)}`;
+const named = (ms) => ms === 6e4 ? "per-minute" : ms === 36e5 ? "hourly" : `${formatDuration(ms)}`;
+function renderWriteBudget(b) {
+  const limits = b.limits.map((w) => `${w.max} ${per(w.window_ms)}`).join(" and ");
+  const lines = [
+    "### Write budget",
+    "",
+    `GitHub allows this account ${limits} content-creating requests; the fleet plans ${Math.round(BUDGET_SHARE * 100)}% of that, shared by ${b.legs_at_once} leg(s) at once.`,
+    `${b.lanes} lane(s) \xD7 about ${b.writes_per_lane} write(s) = ${b.total_writes} write(s); each leg writes at most once every ${formatDuration(b.leg_interval_ms)}, the fleet once every ${formatDuration(b.slot_ms)}.`
+  ];
+  const shortest = Math.min(...b.limits.map((w) => w.window_ms));
+  if (b.binding.window_ms === shortest) {
+    lines.push(`The writes fit under every longer limit: only the ${named(b.binding.window_ms)} limit sets the pace (the writes alone take about ${formatDuration(b.writes_ms)}).`);
+  } else {
+    lines.push(
+      `**The writes do not fit under the ${named(b.binding.window_ms)} limit of ${b.binding.max}**: at that limit they take about ${formatDuration(b.writes_ms)}. Make sure the legs' \`lane-timeout-minutes\` covers their share of that, or split the fleet.`
+    );
+  }
+  return lines.join("\n");
+}
+
+
 
 /***/ }),
 

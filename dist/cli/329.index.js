@@ -1,0 +1,1379 @@
+export const id = 329;
+export const ids = [329];
+export const modules = {
+
+/***/ 3329:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
+
+
+// EXPORTS
+__webpack_require__.d(__webpack_exports__, {
+  githubSetup: () => (/* binding */ githubSetup)
+});
+
+// UNUSED EXPORTS: githubClient
+
+// EXTERNAL MODULE: ./.build/src/adapters.js + 1 modules
+var adapters = __webpack_require__(275);
+// EXTERNAL MODULE: ./.build/src/local/git.js
+var git = __webpack_require__(4335);
+;// CONCATENATED MODULE: ./.build/src/github/discover.js
+
+const SEARCH_CAP = 1e3;
+function topicQuery(topic, owner, ownerType2, includeForks = false) {
+  const qualifier = ownerType2 === "Organization" ? "org" : "user";
+  return [`topic:${quoteTerm(topic)}`, `${qualifier}:${owner}`, ...includeForks ? ["fork:true"] : []].join(" ");
+}
+function quoteTerm(term) {
+  return /[\s"]/.test(term) ? `"${term.replace(/"/g, "")}"` : term;
+}
+function describeSource(source) {
+  if ("org" in source) return `org ${source.org}`;
+  if ("user" in source) return `user ${source.user}`;
+  if ("topic" in source) return `topic ${source.topic} of ${source.owner}`;
+  return `search "${source.search}"`;
+}
+function discover_status(err) {
+  return err.status ?? 0;
+}
+function message(err) {
+  return (0,git/* redact */.E$)(String(err.message ?? err)).split("\n")[0].slice(0, 300);
+}
+function viewerLogin(ctx) {
+  ctx.viewer ??= ctx.octokit.request("GET /user").then((r) => r.data.login).catch(() => null);
+  return ctx.viewer;
+}
+async function ownerType(ctx, owner) {
+  try {
+    const r = await ctx.octokit.request("GET /users/{username}", { username: owner });
+    return r.data.type === "Organization" ? "Organization" : "User";
+  } catch (err) {
+    return discover_status(err) === 404 ? "missing" : "unknown";
+  }
+}
+async function listAll(ctx, req) {
+  const names = [];
+  for await (const page of ctx.octokit.paginate.iterator(req.route, req.params)) {
+    for (const r of page.data) names.push(r.full_name);
+  }
+  return names;
+}
+async function searchAll(ctx, q, problems, label) {
+  const names = [];
+  let total = 0;
+  let incomplete = false;
+  for (let page = 1; page <= SEARCH_CAP / 100; page++) {
+    const r = await ctx.octokit.request("GET /search/repositories", { q, per_page: 100, page });
+    total = r.data.total_count;
+    incomplete ||= r.data.incomplete_results;
+    for (const item of r.data.items) names.push(item.full_name);
+    if (r.data.items.length < 100 || page * 100 >= Math.min(total, SEARCH_CAP)) break;
+  }
+  if (total > SEARCH_CAP) {
+    problems.push(
+      `${label}: ${total} repositories match but GitHub's search returns only the first ${SEARCH_CAP}; ${total - Math.min(names.length, SEARCH_CAP)} were not discovered \u2014 narrow the query or split it (by topic, language, created:\u2026)`
+    );
+  }
+  if (incomplete) problems.push(`${label}: GitHub's search timed out and returned incomplete results; run the plan again or narrow the query`);
+  return names;
+}
+async function discoverOne(ctx, source, problems) {
+  const label = `github.discover ${describeSource(source)}`;
+  try {
+    if ("org" in source) {
+      try {
+        return await listAll(ctx, { kind: "list", route: "GET /orgs/{org}/repos", params: { org: source.org, type: "all", per_page: 100 } });
+      } catch (err) {
+        if (discover_status(err) !== 404) throw err;
+        problems.push(`${label}: no organization "${source.org}" (or the token cannot see it)${await ownerType(ctx, source.org) === "User" ? `; ${source.org} is a user: write {user: ${source.org}}` : ""}`);
+        return [];
+      }
+    }
+    if ("user" in source) {
+      const me = await viewerLogin(ctx);
+      if (me && me.toLowerCase() === source.user.toLowerCase()) {
+        const own = await listAll(ctx, { kind: "list", route: "GET /user/repos", params: { affiliation: "owner", visibility: "all", per_page: 100 } });
+        return own.filter((n) => n.toLowerCase().startsWith(`${me.toLowerCase()}/`));
+      }
+      try {
+        return await listAll(ctx, { kind: "list", route: "GET /users/{username}/repos", params: { username: source.user, type: "owner", per_page: 100 } });
+      } catch (err) {
+        if (discover_status(err) !== 404) throw err;
+        problems.push(`${label}: no user "${source.user}"`);
+        return [];
+      }
+    }
+    if ("topic" in source) {
+      const type = await ownerType(ctx, source.owner);
+      if (type === "missing") {
+        problems.push(`${label}: no user or organization "${source.owner}"`);
+        return [];
+      }
+      return await searchAll(ctx, topicQuery(source.topic, source.owner, type, ctx.includeForks), problems, label);
+    }
+    return await searchAll(ctx, source.search, problems, label);
+  } catch (err) {
+    const s = discover_status(err);
+    const hint = s === 422 ? " (GitHub rejected the query)" : s === 401 ? " (the token is not valid)" : s === 403 ? " (forbidden or rate limited)" : "";
+    problems.push(`${label}: ${message(err)}${hint}`);
+    return [];
+  }
+}
+async function discoverRepos(octokit, sources, opts = {}) {
+  const ctx = { octokit, includeForks: opts.allowForks ?? false, viewer: void 0 };
+  const problems = [];
+  const seen = /* @__PURE__ */ new Map();
+  for (const source of sources) {
+    for (const name of await discoverOne(ctx, source, problems)) {
+      const key = name.toLowerCase();
+      if (!seen.has(key)) seen.set(key, name);
+    }
+  }
+  const repos = [...seen.values()].sort((a, b) => {
+    const x = a.toLowerCase();
+    const y = b.toLowerCase();
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  return { repos, problems };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/github/ci.js
+const FAILED_CONCLUSIONS = /* @__PURE__ */ new Set(["failure", "cancelled", "timed_out", "action_required", "startup_failure", "stale"]);
+const GREEN_CONCLUSIONS = /* @__PURE__ */ new Set(["success", "neutral", "skipped"]);
+function latestPerName(runs) {
+  const byName = /* @__PURE__ */ new Map();
+  for (const run of runs) {
+    const prev = byName.get(run.name);
+    if (!prev || newer(run, prev)) byName.set(run.name, run);
+  }
+  return [...byName.values()].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+function newer(a, b) {
+  const ta = a.started_at ? Date.parse(a.started_at) : NaN;
+  const tb = b.started_at ? Date.parse(b.started_at) : NaN;
+  if (!Number.isNaN(ta) && !Number.isNaN(tb) && ta !== tb) return ta > tb;
+  return a.id > b.id;
+}
+function latestPerContext(statuses) {
+  const byContext = /* @__PURE__ */ new Map();
+  for (const s of statuses) {
+    const prev = byContext.get(s.context);
+    if (!prev) {
+      byContext.set(s.context, s);
+      continue;
+    }
+    const ts = s.updated_at ? Date.parse(s.updated_at) : 0;
+    const tp = prev.updated_at ? Date.parse(prev.updated_at) : 0;
+    if (ts > tp || ts === tp && (s.id ?? 0) > (prev.id ?? 0)) byContext.set(s.context, s);
+  }
+  return [...byContext.values()];
+}
+function runSignal(run) {
+  if (run.status !== "completed") return "pending";
+  const c = run.conclusion ?? "";
+  if (GREEN_CONCLUSIONS.has(c)) return "success";
+  if (FAILED_CONCLUSIONS.has(c)) return "failure";
+  return c ? "failure" : "pending";
+}
+function statusSignal(status) {
+  if (status.state === "success") return "success";
+  if (status.state === "failure" || status.state === "error") return "failure";
+  return "pending";
+}
+function combineCi(runs, statuses) {
+  const signals = [...latestPerName(runs).map(runSignal), ...latestPerContext(statuses).map(statusSignal)];
+  if (signals.length === 0) return "none";
+  if (signals.includes("failure")) return "failure";
+  if (signals.includes("pending")) return "pending";
+  return "success";
+}
+function missingRequired(runs, statuses, required) {
+  const seen = /* @__PURE__ */ new Set([...runs.map((r) => r.name), ...statuses.map((s) => s.context)]);
+  return [...new Set(required)].filter((name) => !seen.has(name));
+}
+function combineRequired(runs, statuses, required) {
+  const conclusion = combineCi(runs, statuses);
+  if (conclusion === "failure") return conclusion;
+  return missingRequired(runs, statuses, required).length ? "pending" : conclusion;
+}
+function clip(text, maxLines, maxChars) {
+  if (!text) return "";
+  const lines = text.replace(/\r\n/g, "\n").split("\n").map((l) => l.trimEnd()).filter((l) => l.trim());
+  let out = lines.slice(0, maxLines).join("\n");
+  if (out.length > maxChars) out = `${out.slice(0, maxChars - 1)}\u2026`;
+  else if (lines.length > maxLines) out += "\n\u2026";
+  return out;
+}
+function indent(text) {
+  return text.split("\n").map((l) => `  ${l}`).join("\n");
+}
+function describeFailures(runs, statuses, maxChars = 4e3) {
+  const blocks = [];
+  for (const run of latestPerName(runs)) {
+    if (runSignal(run) !== "failure") continue;
+    const lines = [`\u2717 ${run.name}: ${run.conclusion ?? run.status}`];
+    const title = clip(run.output?.title, 1, 200);
+    const summary = clip(run.output?.summary, 6, 600);
+    if (title) lines.push(indent(title));
+    if (summary && summary !== title) lines.push(indent(summary));
+    const url = run.details_url || run.html_url;
+    if (url) lines.push(indent(url));
+    blocks.push(lines.join("\n"));
+  }
+  for (const s of latestPerContext(statuses)) {
+    if (statusSignal(s) !== "failure") continue;
+    const lines = [`\u2717 ${s.context}: ${s.state}`];
+    const desc = clip(s.description, 2, 300);
+    if (desc) lines.push(indent(desc));
+    if (s.target_url) lines.push(indent(s.target_url));
+    blocks.push(lines.join("\n"));
+  }
+  let out = "";
+  for (const [i, block] of blocks.entries()) {
+    const next = out ? `${out}
+${block}` : block;
+    if (next.length > maxChars) {
+      out += `${out ? "\n" : ""}\u2026 and ${blocks.length - i} more failing check${blocks.length - i === 1 ? "" : "s"}`;
+      break;
+    }
+    out = next;
+  }
+  return out;
+}
+function describePending(runs, statuses, required = []) {
+  const names = [
+    ...latestPerName(runs).filter((r) => runSignal(r) === "pending").map((r) => `${r.name} (${r.status})`),
+    ...latestPerContext(statuses).filter((s) => statusSignal(s) === "pending").map((s) => `${s.context} (pending)`),
+    ...missingRequired(runs, statuses, required).map((name) => `${name} (required, not reported)`)
+  ];
+  if (!names.length) return "";
+  const shown = names.slice(0, 10).join(", ");
+  return `still running: ${shown}${names.length > 10 ? ` and ${names.length - 10} more` : ""}`;
+}
+
+
+// EXTERNAL MODULE: ./node_modules/@actions/core/lib/core.js + 14 modules
+var core = __webpack_require__(6421);
+// EXTERNAL MODULE: ./node_modules/@actions/github/lib/github.js + 21 modules
+var github = __webpack_require__(1758);
+// EXTERNAL MODULE: ./node_modules/@octokit/plugin-retry/dist-bundle/index.js
+var dist_bundle = __webpack_require__(9735);
+// EXTERNAL MODULE: ./node_modules/@octokit/plugin-throttling/dist-bundle/index.js
+var plugin_throttling_dist_bundle = __webpack_require__(6856);
+// EXTERNAL MODULE: ./node_modules/bottleneck/light.js
+var light = __webpack_require__(3251);
+// EXTERNAL MODULE: ./.build/src/core/budget.js
+var budget = __webpack_require__(3582);
+;// CONCATENATED MODULE: ./.build/src/github/pacer.js
+
+
+const WRITE_METHODS = /* @__PURE__ */ new Set(["POST", "PATCH", "PUT", "DELETE"]);
+const AUTH_PATHS = [/^\/applications\/[^/]+\/token(\/scoped)?$/, /^\/app\/installations\/[^/]+\/access_tokens$/, /^\/login\/oauth\/access_token$/];
+function pathOf(url) {
+  try {
+    return new URL(url ?? "", "http://github.test").pathname;
+  } catch {
+    return url ?? "";
+  }
+}
+function isContentCreating(options) {
+  const method = (options.method ?? "GET").toUpperCase();
+  if (!WRITE_METHODS.has(method)) return false;
+  const path = pathOf(options.url);
+  if (AUTH_PATHS.some((re) => re.test(path))) return false;
+  if (/\/graphql$/.test(path)) return typeof options.query === "string" && /^\s*(#[^\n]*\n\s*)*mutation\b/.test(options.query);
+  return true;
+}
+class WritePacer {
+  constructor(pace, now = Date.now, sleep = (ms) => new Promise((r) => setTimeout(r, ms))) {
+    this.pace = pace;
+    this.now = now;
+    this.sleep = sleep;
+    if (!(pace.interval_ms > 0) || pace.phase_ms < 0) throw new Error(`a write pace needs a positive interval and a phase \u2265 0 (got ${JSON.stringify(pace)})`);
+  }
+  pace;
+  now;
+  sleep;
+  last;
+  queue = Promise.resolve();
+  /** How many writes waited, and for how long in all (for the leg's log). */
+  stats = { writes: 0, waited_ms: 0 };
+  /** Resolves at the slot the next write may go in (its time). */
+  take() {
+    const turn = this.queue.then(async () => {
+      const at = (0,budget/* nextSlot */.yo)(this.pace, this.now(), this.last);
+      this.last = at;
+      const wait = at - this.now();
+      this.stats.writes++;
+      if (wait > 0) {
+        this.stats.waited_ms += wait;
+        await this.sleep(wait);
+      }
+      return at;
+    });
+    this.queue = turn.catch(() => void 0);
+    return turn;
+  }
+}
+function writePacerPlugin(pacer) {
+  return (octokit) => {
+    octokit.hook.wrap("request", async (request, options) => {
+      if (isContentCreating(options)) await pacer.take();
+      return request(options);
+    });
+    return {};
+  };
+}
+const SECONDARY = /\bsecondary rate\b/i;
+function secondaryResetPlugin(now = Date.now) {
+  return (octokit) => {
+    octokit.hook.wrap("request", async (request, options) => {
+      try {
+        return await request(options);
+      } catch (err) {
+        const headers = err.response?.headers;
+        const e = err;
+        if (headers && (e.status === 403 || e.status === 429) && SECONDARY.test(String(e.message)) && !headers["retry-after"] && headers["x-ratelimit-remaining"] === "0") {
+          const reset = Number(headers["x-ratelimit-reset"]);
+          if (Number.isFinite(reset) && reset > 0) headers["retry-after"] = String(Math.max(1, Math.ceil(reset - now() / 1e3)));
+        }
+        throw err;
+      }
+    });
+    return {};
+  };
+}
+function secondaryLimitMessagePlugin(retries) {
+  return (octokit) => {
+    octokit.hook.wrap("request", async (request, options) => {
+      try {
+        return await request(options);
+      } catch (err) {
+        const e = err;
+        if ((e.status === 403 || e.status === 429) && SECONDARY.test(String(e.message)) && isContentCreating(options)) {
+          const o = options;
+          const why = (
+            // The error's request has the URL with its parameters filled in; the options still hold the route's template.
+            ` (Fleet: ${(0,git/* redact */.E$)(`${o.method ?? ""} ${pathOf(e.request?.url ?? o.url)}`)} was still refused by GitHub's secondary rate limit after ${retries} ${retries === 1 ? "retry" : "retries"}, each after GitHub's retry-after plus jitter. The limit is per account and every leg of the fleet shares it: lower max_parallel, or check what else writes as this account)`
+          );
+          const data = e.response?.data;
+          if (data && typeof data.message === "string" && !data.message.includes("(Fleet:")) data.message = `${data.message.split("\n")[0]}${why}`;
+          if (typeof e.message === "string" && !e.message.includes("(Fleet:")) e.message = `${e.message.split("\n")[0]}${why}`;
+        }
+        throw err;
+      }
+    });
+    return {};
+  };
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/github/octokit.js
+
+
+
+
+
+
+
+const stderrLogger = {
+  info: () => {
+  },
+  warn: (m) => process.stderr.write(`${(0,git/* redact */.E$)(m)}
+`),
+  error: (m) => process.stderr.write(`${(0,git/* redact */.E$)(m)}
+`)
+};
+function resolveApiUrl(apiUrl) {
+  return trimSlash(apiUrl ?? process.env.GITHUB_API_URL ?? "https://api.github.com");
+}
+function graphqlUrlFor(apiUrl) {
+  const base = trimSlash(apiUrl);
+  return /\/api\/v3$/.test(base) ? base.replace(/\/api\/v3$/, "/api/graphql") : `${base}/graphql`;
+}
+function resolveGraphqlUrl(opts) {
+  if (opts.graphqlUrl) return trimSlash(opts.graphqlUrl);
+  if (opts.apiUrl === void 0 && process.env.GITHUB_GRAPHQL_URL) return trimSlash(process.env.GITHUB_GRAPHQL_URL);
+  return graphqlUrlFor(resolveApiUrl(opts.apiUrl));
+}
+function serverUrlFor(apiUrl) {
+  const base = trimSlash(apiUrl);
+  if (/\/api\/v3$/.test(base)) return base.replace(/\/api\/v3$/, "");
+  try {
+    const u = new URL(base);
+    if (u.hostname === "api.github.com") return `${u.protocol}//github.com`;
+    if (/^api\.[^.]+\.ghe\.com$/.test(u.hostname)) return `${u.protocol}//${u.hostname.slice(4)}`;
+    return u.origin;
+  } catch {
+    return base;
+  }
+}
+function basicCredential(token) {
+  return Buffer.from(`x-access-token:${token}`, "utf8").toString("base64");
+}
+const masked = /* @__PURE__ */ new Set();
+function maskToken(token) {
+  const basic = basicCredential(token);
+  (0,git/* registerSecret */.cl)(token);
+  (0,git/* registerSecret */.cl)(basic);
+  if (process.env.GITHUB_ACTIONS === "true" && !masked.has(token)) {
+    masked.add(token);
+    for (const form of /* @__PURE__ */ new Set([...(0,git/* encodedForms */.wV)(token), basic])) core/* setSecret */.Pq(form);
+  }
+}
+const CLIENT_ERRORS = Array.from({ length: 100 }, (_, i) => 400 + i);
+function trimSlash(url) {
+  return url.replace(/\/+$/, "");
+}
+function describe(options) {
+  let path = (options.url ?? "").replace(/\{([^}]+)\}/g, (whole, key) => {
+    const v = options[key];
+    return typeof v === "string" || typeof v === "number" ? encodeURIComponent(String(v)) : whole;
+  });
+  try {
+    path = new URL(path, "http://x").pathname;
+  } catch {
+  }
+  return (0,git/* redact */.E$)(`${options.method ?? "GET"} ${path}`);
+}
+function attemptLogger(logger) {
+  const plugin = (octokit) => {
+    octokit.hook.wrap("request", async (request, options) => {
+      try {
+        return await request(options);
+      } catch (err) {
+        const status = err.status ?? 0;
+        if (status >= 500 || status === 0) {
+          const o = options;
+          const attempt = (o.request?.retryCount ?? 0) + 1;
+          logger.warn(`GitHub: ${describe(o)} failed on attempt ${attempt} (${status || "network error"}: ${(0,git/* redact */.E$)(String(err.message ?? err)).slice(0, 200)})`);
+        }
+        throw err;
+      }
+    });
+    return {};
+  };
+  return plugin;
+}
+function renewingAuth(credential) {
+  const dateOf = (r) => r.headers?.date ?? r.response?.headers?.date;
+  return () => Object.assign(async () => ({ type: "token", tokenType: "installation", token: credential.current() }), {
+    hook: async (request, route, parameters) => {
+      const endpoint = request.endpoint.merge(route, parameters);
+      const send = async (token2) => {
+        endpoint.headers.authorization = `token ${token2}`;
+        try {
+          const res = await request(endpoint);
+          credential.observe(dateOf(res));
+          return res;
+        } catch (err) {
+          credential.observe(dateOf(err));
+          throw err;
+        }
+      };
+      const token = await credential.fresh();
+      try {
+        return await send(token);
+      } catch (err) {
+        if (err.status !== 401) throw err;
+        const renewed = await credential.renew(token);
+        if (!renewed) throw err;
+        return send(renewed);
+      }
+    }
+  });
+}
+function createOctokit(opts) {
+  if (!opts.token) throw new Error("a GitHub token is required");
+  maskToken(opts.token);
+  const logger = opts.logger ?? stderrLogger;
+  const baseUrl = resolveApiUrl(opts.apiUrl);
+  const graphqlUrl = resolveGraphqlUrl(opts);
+  const maxRetries = opts.maxRetries ?? 3;
+  const maxWait = opts.maxRetryAfterSeconds ?? 3600;
+  const base = opts.retryAfterBaseValue ?? 1e3;
+  const random = opts.random ?? Math.random;
+  const onLimit = (kind) => async (retryAfter, options, _octokit, retryCount) => {
+    const what = describe(options);
+    if (retryCount >= maxRetries) {
+      logger.warn(`GitHub ${kind} rate limit on ${what}: giving up after ${retryCount} ${retryCount === 1 ? "retry" : "retries"}`);
+      return false;
+    }
+    if (retryAfter > maxWait) {
+      logger.warn(`GitHub ${kind} rate limit on ${what}: GitHub asks to wait ${retryAfter}s, more than the ${maxWait}s Fleet may wait; giving up`);
+      return false;
+    }
+    const jitterMs = Math.floor(random() * Math.max(base, retryAfter * base / 2));
+    logger.warn(`GitHub ${kind} rate limit on ${what}: retry ${retryCount + 1}/${maxRetries} in ${retryAfter}s (+${jitterMs} ms jitter)`);
+    await new Promise((r) => setTimeout(r, jitterMs));
+    return true;
+  };
+  const pacing = opts.pacing;
+  const groups = pacing ? {
+    write: new light.Group({ maxConcurrent: 1, minTime: pacing.writeMs ?? 1e3 }),
+    search: new light.Group({ maxConcurrent: 1, minTime: pacing.searchMs ?? 2e3 }),
+    notifications: new light.Group({ maxConcurrent: 1, minTime: pacing.notificationsMs ?? 3e3 })
+  } : {};
+  const octokit = (0,github/* getOctokit */.Q)(
+    opts.token,
+    {
+      ...opts.credential ? { authStrategy: renewingAuth(opts.credential) } : {},
+      baseUrl,
+      userAgent: opts.userAgent ?? "fleet",
+      ...opts.fetch ? { request: { fetch: opts.fetch } } : {},
+      log: { debug: () => {
+      }, info: () => {
+      }, warn: (m) => logger.warn((0,git/* redact */.E$)(m)), error: (m) => logger.error((0,git/* redact */.E$)(m)) },
+      throttle: {
+        onRateLimit: onLimit("primary"),
+        onSecondaryRateLimit: onLimit("secondary"),
+        retryAfterBaseValue: base,
+        ...groups
+      },
+      // plugin-retry retries every status >= 400 it is not told to leave alone; a 4xx is an answer
+      // (405 not mergeable, 409 head moved, …), and 403/429 rate limits belong to the throttling
+      // plugin, which counts its own retries. So: 5xx and network errors only.
+      retry: { retries: opts.serverErrorRetries ?? 3, retryAfterBaseValue: base, doNotRetry: CLIENT_ERRORS }
+    },
+    attemptLogger(logger),
+    secondaryResetPlugin(),
+    ...opts.writePace ? [writePacerPlugin(new WritePacer(opts.writePace))] : [],
+    plugin_throttling_dist_bundle/* throttling */.A,
+    dist_bundle/* retry */.L,
+    secondaryLimitMessagePlugin(maxRetries)
+  );
+  octokit.hook.wrap("request", (request, options) => {
+    options.request = { ...options.request };
+    return request(options);
+  });
+  if (graphqlUrl !== graphqlUrlFor(baseUrl)) {
+    octokit.graphql = octokit.graphql.defaults({ baseUrl: graphqlUrl, url: graphqlUrl });
+  }
+  return octokit;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/github/credential.js
+const RENEW_MARGIN_MS = (/* unused pure expression or super */ null && (10 * 6e4));
+function staticToken(token) {
+  return { current: () => token, fresh: async () => token, renew: async () => null, observe: () => {
+  } };
+}
+
+
+// EXTERNAL MODULE: ./.build/src/util/pool.js
+var pool = __webpack_require__(9872);
+;// CONCATENATED MODULE: ./.build/src/github/trees.js
+
+class TreeTooLarge extends Error {
+}
+async function changedPathsBetween(octokit, base, head, opts) {
+  const [a, b] = await Promise.all([treeOfCommit(octokit, base, opts), treeOfCommit(octokit, head, opts)]);
+  const out = /* @__PURE__ */ new Set();
+  await diffTrees(octokit, a, b, "", out, opts);
+  return [...out].sort();
+}
+async function treeOfCommit(octokit, commit, opts) {
+  const r = await octokit.request("GET /repos/{owner}/{repo}/git/commits/{commit_sha}", { owner: opts.owner, repo: opts.repo, commit_sha: commit });
+  return r.data.tree.sha;
+}
+async function readTree(octokit, sha, recursive, opts) {
+  const r = await octokit.request("GET /repos/{owner}/{repo}/git/trees/{tree_sha}", {
+    owner: opts.owner,
+    repo: opts.repo,
+    tree_sha: sha,
+    ...recursive ? { recursive: "1" } : {}
+  });
+  const entries = r.data.tree.map((e) => ({ path: e.path ?? "", mode: e.mode ?? "", type: e.type ?? "", sha: e.sha ?? "" }));
+  return { truncated: r.data.truncated, entries };
+}
+function leaves(entries) {
+  return new Map(entries.filter((e) => e.type !== "tree").map((e) => [e.path, e]));
+}
+async function diffTrees(octokit, a, b, prefix, out, opts) {
+  if (a === b) return;
+  const [ta, tb] = await Promise.all([a ? readTree(octokit, a, true, opts) : null, b ? readTree(octokit, b, true, opts) : null]);
+  if (!ta?.truncated && !tb?.truncated) {
+    const la2 = leaves(ta?.entries ?? []);
+    const lb2 = leaves(tb?.entries ?? []);
+    for (const [p, e] of la2) {
+      const other = lb2.get(p);
+      if (!other || other.sha !== e.sha || other.mode !== e.mode) out.add(prefix + p);
+    }
+    for (const p of lb2.keys()) if (!la2.has(p)) out.add(prefix + p);
+    return;
+  }
+  const [la, lb] = await Promise.all([a ? readTree(octokit, a, false, opts) : null, b ? readTree(octokit, b, false, opts) : null]);
+  if (la?.truncated || lb?.truncated) throw new TreeTooLarge(`a folder${prefix ? ` (${prefix.slice(0, -1)})` : ""} has more entries than GitHub lists in one tree`);
+  const byName = (t) => new Map((t?.entries ?? []).map((e) => [e.path, e]));
+  const ma = byName(la);
+  const mb = byName(lb);
+  const names = [.../* @__PURE__ */ new Set([...ma.keys(), ...mb.keys()])];
+  const descend = [];
+  for (const name of names) {
+    const ea = ma.get(name);
+    const eb = mb.get(name);
+    if (ea && eb && ea.sha === eb.sha && ea.mode === eb.mode) continue;
+    const subA = ea?.type === "tree" ? ea.sha : null;
+    const subB = eb?.type === "tree" ? eb.sha : null;
+    if (ea && ea.type !== "tree" || eb && eb.type !== "tree") out.add(prefix + name);
+    if (subA || subB) descend.push([subA, subB, `${prefix}${name}/`]);
+  }
+  await (0,pool/* mapLimit */.s)(descend, opts.concurrency ?? 4, ([x, y, p]) => diffTrees(octokit, x, y, p, out, opts));
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/github/validate.js
+
+const BATCH_SIZE = 100;
+const PUSH_PERMISSIONS = /* @__PURE__ */ new Set(["ADMIN", "MAINTAIN", "WRITE"]);
+const FIELDS = "nameWithOwner isArchived isDisabled isFork isEmpty viewerPermission defaultBranchRef { name target { oid } }";
+function groupRepos(lanes) {
+  const byKey = /* @__PURE__ */ new Map();
+  for (const lane of lanes) {
+    if (lane.repo_kind !== "github") continue;
+    const key = lane.repo.toLowerCase();
+    let q = byKey.get(key);
+    if (!q) {
+      const [owner = "", name = ""] = lane.repo.split("/");
+      q = { repo: lane.repo, owner, name, bases: [] };
+      byKey.set(key, q);
+    }
+    if (lane.base && !q.bases.includes(lane.base)) q.bases.push(lane.base);
+  }
+  return [...byKey.values()];
+}
+function buildBatchQuery(repos) {
+  if (repos.length > BATCH_SIZE) throw new RangeError(`a batch holds at most ${BATCH_SIZE} repositories, got ${repos.length}`);
+  const decls = [];
+  const parts = [];
+  const variables = {};
+  const out = [];
+  repos.forEach((repo, i) => {
+    const alias = `r${i}`;
+    decls.push(`$o${i}: String!`, `$n${i}: String!`);
+    variables[`o${i}`] = repo.owner;
+    variables[`n${i}`] = repo.name;
+    const baseAliases = repo.bases.map((branch, j) => {
+      decls.push(`$b${i}_${j}: String!`);
+      variables[`b${i}_${j}`] = `refs/heads/${branch}`;
+      return { alias: `b${j}`, branch };
+    });
+    const refs = baseAliases.map((b, j) => ` ${b.alias}: ref(qualifiedName: $b${i}_${j}) { name target { oid } }`).join("");
+    parts.push(`  ${alias}: repository(owner: $o${i}, name: $n${i}) { ${FIELDS}${refs} }`);
+    out.push({ alias, repo, baseAliases });
+  });
+  const query = `query FleetTargets(${decls.join(", ")}) {
+${parts.join("\n")}
+}`;
+  return { query, variables, repos: out };
+}
+function batches(items, size = BATCH_SIZE) {
+  const out = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+function judgeRepo(repo, node, errors, baseAliases, allowForks) {
+  if (!node) {
+    const err = errors[0];
+    if (!err || err.type === "NOT_FOUND") {
+      return { ok: false, reason: "not-found", detail: `${repo} does not exist, or the token cannot see it` };
+    }
+    if (err.type === "FORBIDDEN") return { ok: false, reason: "forbidden", detail: `${repo}: ${(0,git/* redact */.E$)(err.message)}` };
+    return { ok: false, reason: "unreachable", detail: `${repo}: ${(0,git/* redact */.E$)(err.message)}` };
+  }
+  if (node.isDisabled) return { ok: false, reason: "disabled", detail: `${node.nameWithOwner} is disabled` };
+  if (node.isArchived) return { ok: false, reason: "archived", detail: `${node.nameWithOwner} is archived (read-only)` };
+  if (node.isFork && !allowForks) return { ok: false, reason: "fork", detail: `${node.nameWithOwner} is a fork (set github.allow_forks: true to include forks)` };
+  if (node.isEmpty || !node.defaultBranchRef) return { ok: false, reason: "empty", detail: `${node.nameWithOwner} has no commits yet` };
+  if (!node.viewerPermission || !PUSH_PERMISSIONS.has(node.viewerPermission)) {
+    return {
+      ok: false,
+      reason: "no-push-permission",
+      detail: `the token has ${node.viewerPermission ? `${node.viewerPermission.toLowerCase()} permission` : "no permission"} on ${node.nameWithOwner}; it needs write`
+    };
+  }
+  const missingBases = baseAliases.filter((b) => !node[b.alias]).map((b) => b.branch);
+  const heads = {};
+  const oid = (ref) => ref?.target?.oid;
+  const defaultOid = oid(node.defaultBranchRef);
+  if (typeof defaultOid === "string") heads[node.defaultBranchRef.name] = defaultOid;
+  for (const b of baseAliases) {
+    const at = oid(node[b.alias]);
+    if (typeof at === "string") heads[b.branch] = at;
+  }
+  return { ok: true, nameWithOwner: node.nameWithOwner, defaultBranch: node.defaultBranchRef.name, missingBases, heads };
+}
+async function runBatch(octokit, batch) {
+  try {
+    const data = await octokit.graphql(batch.query, batch.variables);
+    return { data, errors: [] };
+  } catch (err) {
+    const e = err;
+    if (e.data && typeof e.data === "object" && Array.isArray(e.errors)) return { data: e.data, errors: e.errors };
+    const names = batch.repos.map((r) => r.repo.repo);
+    const which = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
+    throw new Error((0,git/* redact */.E$)(`validating ${which} on GitHub failed: ${e.status ? `${e.status} ` : ""}${String(e.message ?? err).split("\n")[0]}`));
+  }
+}
+async function checkRepos(octokit, lanes, opts) {
+  const repos = groupRepos(lanes);
+  const verdicts = /* @__PURE__ */ new Map();
+  const queue = batches(repos).map((b) => buildBatchQuery(b));
+  const width = Math.max(1, opts.concurrency ?? 1);
+  let next = 0;
+  const worker = async () => {
+    while (next < queue.length) {
+      const batch = queue[next++];
+      const { data, errors } = await runBatch(octokit, batch);
+      for (const { alias, repo, baseAliases } of batch.repos) {
+        const own = errors.filter((e) => e.path?.[0] === alias);
+        verdicts.set(repo.repo.toLowerCase(), judgeRepo(repo.repo, data[alias], own, baseAliases, opts.allowForks ?? false));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, queue.length) }, worker));
+  return lanes.map((lane) => {
+    if (lane.repo_kind !== "github") {
+      return { lane: lane.id, repo: lane.repo, ok: false, reason: "not-a-github-repository", detail: (0,git/* redact */.E$)(`${lane.repo} is not an owner/repo name; forge: github runs GitHub repositories only`) };
+    }
+    const v = verdicts.get(lane.repo.toLowerCase());
+    if (!v) return { lane: lane.id, repo: lane.repo, ok: false, reason: "unreachable", detail: `${lane.repo} was not checked` };
+    if (!v.ok) return { lane: lane.id, repo: lane.repo, ok: false, reason: v.reason, detail: v.detail };
+    if (lane.base && v.missingBases.includes(lane.base)) {
+      return { lane: lane.id, repo: lane.repo, ok: false, reason: "no-base-branch", detail: `${v.nameWithOwner} has no branch ${lane.base}` };
+    }
+    const branch = lane.base ?? v.defaultBranch;
+    return { lane: lane.id, repo: lane.repo, ok: true, clone_url: opts.cloneUrl(lane.repo), default_branch: branch, base_commit: v.heads[branch] ?? null };
+  });
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/github/forge.js
+
+
+
+
+
+
+class GitHubForgeError extends Error {
+  constructor(repo, action, status, detail) {
+    super((0,git/* redact */.E$)(`${repo}: ${action} failed${status ? ` (${status})` : ""}: ${detail}`));
+    this.repo = repo;
+    this.action = action;
+    this.status = status;
+    this.name = "GitHubForgeError";
+  }
+  repo;
+  action;
+  status;
+}
+const MERGE_METHODS = ["merge", "squash", "rebase", "fast-forward"];
+function statusOf(err) {
+  return err.status ?? 0;
+}
+function messageOf(err) {
+  const e = err;
+  const data = e.response?.data;
+  const detail = data?.errors?.map((x) => typeof x === "string" ? x : x.message).filter(Boolean).join("; ");
+  const msg = data?.message ? `${data.message}${detail ? `: ${detail}` : ""}` : String(e.message ?? err);
+  return (0,git/* redact */.E$)(msg.split("\n")[0].replace(/\s*-\s*https:\/\/docs\.github\.com\S*/g, "")).slice(0, 500);
+}
+const defaultSleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+function markerFor(name, lane) {
+  return `<!-- fleet:${name}:${lane} -->`;
+}
+const MARKER = /<!-- fleet:([^:\s]+):([^\s]+) -->/;
+class GitHubForge {
+  constructor(opts) {
+    this.opts = opts;
+    if (!opts.token) throw new Error("the GitHub forge needs a token");
+    maskToken(opts.token);
+    this.octokit = opts.octokit;
+    this.logger = opts.logger ?? { info: () => {
+    }, warn: () => {
+    }, error: () => {
+    } };
+    this.sleep = opts.sleep ?? defaultSleep;
+    this.now = opts.now ?? Date.now;
+    this.serverUrl = (opts.serverUrl ?? defaultServerUrl(opts.octokit)).replace(/\/+$/, "");
+    this.credential = opts.credential ?? staticToken(opts.token);
+  }
+  opts;
+  kind = "github";
+  serverUrl;
+  octokit;
+  logger;
+  sleep;
+  now;
+  credential;
+  /** Default branches, read once per repository (a lane's base when the fleet file names none). */
+  defaultBranches = /* @__PURE__ */ new Map();
+  /** Required checks per repository and base, for CI verdicts (a merge reads them afresh). */
+  requiredSeen = /* @__PURE__ */ new Map();
+  /**
+   * Before a git command: an App token near its end is renewed first (`force`: git was refused, 401, so renew
+   * now). True when git may try again with a new credential; a PAT never changes.
+   */
+  async refreshCredential(force = false) {
+    if (!force) {
+      await this.credential.fresh();
+      return false;
+    }
+    const before = this.credential.current();
+    const renewed = await this.credential.renew(before);
+    return renewed !== null && renewed !== before;
+  }
+  // -------------------------------------------------------------------------
+  // Targets and git
+  // -------------------------------------------------------------------------
+  checkTargets(lanes) {
+    return checkRepos(this.octokit, lanes, { allowForks: this.opts.allowForks ?? false, cloneUrl: (repo) => this.urlOf(repo) });
+  }
+  cloneUrl(lane) {
+    if (lane.repo_kind !== "github") throw new Error((0,git/* redact */.E$)(`${lane.repo} is not an owner/repo name: forge: github runs GitHub repositories only`));
+    return this.urlOf(lane.repo);
+  }
+  urlOf(repo) {
+    return `${this.serverUrl}/${repo}.git`;
+  }
+  /**
+   * The token as an `http.<origin>/.extraheader` through GIT_CONFIG_COUNT /
+   * GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n: it lives only in the environment
+   * of the git commands given it. An empty value first resets extra headers
+   * inherited from other configuration (git's documented reset), so a header
+   * persisted by actions/checkout is not sent twice. Entries already in the
+   * environment are kept. Built per call: a renewed token is in the next git command's header.
+   */
+  gitEnv() {
+    const inherited = Number.parseInt(process.env.GIT_CONFIG_COUNT ?? "0", 10);
+    const n = Number.isInteger(inherited) && inherited > 0 ? inherited : 0;
+    const key = `http.${new URL(this.serverUrl).origin}/.extraheader`;
+    return {
+      GIT_CONFIG_COUNT: String(n + 2),
+      [`GIT_CONFIG_KEY_${n}`]: key,
+      [`GIT_CONFIG_VALUE_${n}`]: "",
+      [`GIT_CONFIG_KEY_${n + 1}`]: key,
+      [`GIT_CONFIG_VALUE_${n + 1}`]: `AUTHORIZATION: basic ${basicCredential(this.credential.current())}`
+    };
+  }
+  // -------------------------------------------------------------------------
+  // Reads
+  // -------------------------------------------------------------------------
+  async branchHead(lane, branch) {
+    const { owner, repo } = this.split(lane);
+    try {
+      const r = await this.octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner, repo, ref: `heads/${branch}` });
+      return r.data.object.sha;
+    } catch (err) {
+      if (statusOf(err) === 404 || statusOf(err) === 409) return null;
+      throw this.error(lane, `reading branch ${branch}`, err);
+    }
+  }
+  /**
+   * Files changed between two commits; a rename gives both paths. One compare
+   * call answers for up to 299 files; GitHub's compare lists at most 300 (and a
+   * commit's own listing at most 3,000), so from 300 on the two commits' git
+   * trees are compared instead, which holds at any size (see trees.ts): what a
+   * lane reports is checked against the forge however many files it changed.
+   * Null when the forge cannot say (a commit it does not have, a single folder
+   * of more than 100,000 entries).
+   */
+  async changedFiles(lane, base, head) {
+    const { owner, repo } = this.split(lane);
+    const COMPARE_CAP = 300;
+    const what = `${base.slice(0, 12)}...${head.slice(0, 12)}`;
+    let files;
+    try {
+      const r = await this.octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", { owner, repo, basehead: `${base}...${head}` });
+      files = r.data.files ?? [];
+    } catch (err) {
+      const s = statusOf(err);
+      if (s === 404 || s === 422 || s === 409) {
+        this.logger.warn(`${lane.repo}: cannot compare ${what}: ${messageOf(err)}`);
+        return null;
+      }
+      throw this.error(lane, `comparing ${what}`, err);
+    }
+    if (files.length >= COMPARE_CAP) {
+      try {
+        return await changedPathsBetween(this.octokit, base, head, { owner, repo });
+      } catch (err) {
+        if (err instanceof TreeTooLarge) {
+          this.logger.warn(`${lane.repo}: cannot list the files of ${what}: ${err.message}`);
+          return null;
+        }
+        throw this.error(lane, `comparing the trees of ${what}`, err);
+      }
+    }
+    const out = /* @__PURE__ */ new Set();
+    for (const f of files) {
+      out.add(f.filename);
+      if (f.previous_filename) out.add(f.previous_filename);
+    }
+    return [...out].sort();
+  }
+  // -------------------------------------------------------------------------
+  // Pull requests
+  // -------------------------------------------------------------------------
+  async publish(input) {
+    const { lane, record } = input;
+    const { owner, repo } = this.split(lane);
+    if (!record.branch || !record.base_branch) throw new GitHubForgeError(lane.repo, "opening a pull request", 0, "the lane has no branch or base branch");
+    const marker = markerFor(this.opts.name, lane.id);
+    const body = input.body.includes(marker) ? input.body : `${marker}
+${input.body}`;
+    const notes = [];
+    let pr = await this.findPull(lane, record.branch, record.base_branch);
+    let updated = pr !== null;
+    if (!pr) {
+      try {
+        pr = await this.createPull(lane, input, body, input.draft, notes);
+      } catch (err) {
+        if (statusOf(err) === 422 && /already exists/i.test(messageOf(err))) {
+          pr = await this.findPull(lane, record.branch, record.base_branch);
+          updated = true;
+        }
+        if (!pr) throw this.error(lane, `opening a pull request from ${record.branch}`, err);
+      }
+    }
+    if (updated) {
+      const patch = {};
+      if (pr.title !== input.title) patch.title = input.title;
+      if ((pr.body ?? "") !== body) patch.body = body;
+      if (pr.base.ref !== record.base_branch) patch.base = record.base_branch;
+      if (Object.keys(patch).length) {
+        try {
+          const r = await this.octokit.request("PATCH /repos/{owner}/{repo}/pulls/{pull_number}", { owner, repo, pull_number: pr.number, ...patch });
+          pr = r.data;
+        } catch (err) {
+          throw this.error(lane, `updating pull request #${pr.number}`, err);
+        }
+      }
+    }
+    await this.decorate(lane, pr, input, updated, notes);
+    for (const n of notes) this.logger.warn(`${lane.repo}#${pr.number}: ${n}`);
+    return { pr_url: pr.html_url, pr_number: pr.number, updated, notes };
+  }
+  /** The open PR of a lane branch: the one into the lane's base carrying this lane's marker first. */
+  async findPull(lane, branch, base) {
+    const { owner, repo } = this.split(lane);
+    let pulls;
+    try {
+      pulls = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls", { owner, repo, head: `${owner}:${branch}`, state: "open", per_page: 100 });
+    } catch (err) {
+      throw this.error(lane, `looking for the pull request of ${branch}`, err);
+    }
+    pulls = pulls.filter((p) => p.head.ref === branch);
+    if (!pulls.length) return null;
+    const ours = (p) => {
+      const m = MARKER.exec(p.body ?? "");
+      return m ? m[1] === this.opts.name && m[2] === lane.id ? 2 : 0 : 1;
+    };
+    const ranked = [...pulls].sort((a, b) => Number(b.base.ref === base) - Number(a.base.ref === base) || ours(b) - ours(a) || a.number - b.number);
+    const best = ranked[0];
+    if (ours(best) === 0) {
+      const m = MARKER.exec(best.body ?? "");
+      throw new GitHubForgeError(lane.repo, "publishing", 0, `pull request #${best.number} from ${branch} belongs to fleet ${m[1]} lane ${m[2]}; give this fleet another name or branch template`);
+    }
+    return best;
+  }
+  async createPull(lane, input, body, draft, notes) {
+    const { owner, repo } = this.split(lane);
+    try {
+      const r = await this.octokit.request("POST /repos/{owner}/{repo}/pulls", {
+        owner,
+        repo,
+        title: input.title,
+        head: input.record.branch,
+        base: input.record.base_branch,
+        body,
+        draft
+      });
+      return r.data;
+    } catch (err) {
+      if (draft && statusOf(err) === 422 && /draft/i.test(messageOf(err))) {
+        notes.push(`opened as a regular PR: the repository does not allow drafts (${messageOf(err)})`);
+        return this.createPull(lane, input, body, false, notes);
+      }
+      throw err;
+    }
+  }
+  /** Labels, reviewers and assignees: only what is missing; a refusal is a note, not a failed lane (the PR exists). */
+  async decorate(lane, pr, input, updated, notes) {
+    const { owner, repo } = this.split(lane);
+    const n = pr.number;
+    const have = new Set(pr.labels.map((l) => (typeof l === "string" ? l : l.name ?? "").toLowerCase()));
+    const labels = unique(input.labels).filter((l) => !have.has(l.toLowerCase()));
+    if (labels.length) {
+      try {
+        await this.octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/labels", { owner, repo, issue_number: n, labels });
+      } catch (err) {
+        notes.push(`labels ${labels.join(", ")} not added: ${messageOf(err)}`);
+      }
+    }
+    const author = pr.user?.login.toLowerCase();
+    const requested = new Set((pr.requested_reviewers ?? []).map((u) => u.login.toLowerCase()));
+    const teamsRequested = new Set((pr.requested_teams ?? []).map((t) => t.slug.toLowerCase()));
+    let reviewers = unique(input.reviewers).filter((r) => !requested.has(r.toLowerCase()));
+    const skippedAuthor = reviewers.filter((r) => r.toLowerCase() === author);
+    if (skippedAuthor.length) notes.push(`${skippedAuthor[0]} opened the PR and cannot review it`);
+    reviewers = reviewers.filter((r) => r.toLowerCase() !== author);
+    const teams = unique(input.team_reviewers.map((t) => t.split("/").pop())).filter((t) => !teamsRequested.has(t.toLowerCase()));
+    if (updated && reviewers.length) {
+      try {
+        const reviews = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", { owner, repo, pull_number: n, per_page: 100 });
+        const reviewed = new Set(reviews.map((r) => r.user?.login.toLowerCase()).filter(Boolean));
+        reviewers = reviewers.filter((r) => !reviewed.has(r.toLowerCase()));
+      } catch (err) {
+        notes.push(`could not read the reviews: ${messageOf(err)}`);
+      }
+    }
+    if (reviewers.length || teams.length) {
+      try {
+        await this.octokit.request("POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers", {
+          owner,
+          repo,
+          pull_number: n,
+          ...reviewers.length ? { reviewers } : {},
+          ...teams.length ? { team_reviewers: teams } : {}
+        });
+      } catch (err) {
+        notes.push(`review not requested from ${[...reviewers, ...teams.map((t) => `team ${t}`)].join(", ")}: ${messageOf(err)}`);
+      }
+    }
+    const assigned = new Set((pr.assignees ?? []).map((u) => u.login.toLowerCase()));
+    const assignees = unique(input.assignees).filter((a) => !assigned.has(a.toLowerCase()));
+    if (assignees.length) {
+      try {
+        const r = await this.octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/assignees", { owner, repo, issue_number: n, assignees });
+        const now = new Set((r.data.assignees ?? []).map((u) => u.login.toLowerCase()));
+        const ignored = assignees.filter((a) => !now.has(a.toLowerCase()));
+        if (ignored.length) notes.push(`GitHub did not assign ${ignored.join(", ")} (no access to the repository?)`);
+      } catch (err) {
+        notes.push(`assignees ${assignees.join(", ")} not added: ${messageOf(err)}`);
+      }
+    }
+  }
+  async isMerged(lane, record) {
+    if (record.pr_number === null) return false;
+    const { owner, repo } = this.split(lane);
+    try {
+      const pr = (await this.octokit.request("GET /repos/{owner}/{repo}/pulls/{pull_number}", { owner, repo, pull_number: record.pr_number })).data;
+      return pr.merged === true;
+    } catch (err) {
+      throw this.error(lane, `reading pull request #${record.pr_number}`, err);
+    }
+  }
+  async setDraft(lane, prNumber, draft) {
+    const { owner, repo } = this.split(lane);
+    let pr;
+    try {
+      pr = (await this.octokit.request("GET /repos/{owner}/{repo}/pulls/{pull_number}", { owner, repo, pull_number: prNumber })).data;
+    } catch (err) {
+      throw this.error(lane, `reading pull request #${prNumber}`, err);
+    }
+    if (Boolean(pr.draft) === draft || pr.state !== "open") return;
+    const mutation = draft ? "mutation FleetToDraft($id: ID!) { convertPullRequestToDraft(input: { pullRequestId: $id }) { pullRequest { isDraft } } }" : "mutation FleetReady($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }";
+    try {
+      await this.octokit.graphql(mutation, { id: pr.node_id });
+    } catch (err) {
+      throw this.error(lane, `${draft ? "turning" : "marking"} pull request #${prNumber} ${draft ? "into a draft" : "ready for review"}`, err);
+    }
+  }
+  // -------------------------------------------------------------------------
+  // CI
+  // -------------------------------------------------------------------------
+  /** Check runs (the latest per name) and the combined status of a commit, every page. */
+  async readCi(lane, sha) {
+    const { owner, repo } = this.split(lane);
+    let runs;
+    try {
+      runs = await this.octokit.paginate("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", { owner, repo, ref: sha, filter: "latest", per_page: 100 });
+    } catch (err) {
+      throw this.error(lane, `reading the check runs of ${sha.slice(0, 12)}`, err);
+    }
+    const statuses = [];
+    try {
+      for (let page = 1; ; page++) {
+        const r = await this.octokit.request("GET /repos/{owner}/{repo}/commits/{ref}/status", { owner, repo, ref: sha, per_page: 100, page });
+        statuses.push(...r.data.statuses);
+        if (r.data.statuses.length < 100 || statuses.length >= r.data.total_count) break;
+      }
+    } catch (err) {
+      throw this.error(lane, `reading the commit status of ${sha.slice(0, 12)}`, err);
+    }
+    return { runs, statuses };
+  }
+  /** The CI verdict, where a check the base branch requires and that has not reported yet keeps it `pending`. */
+  async ciConclusion(lane, commit) {
+    const { runs, statuses } = await this.readCi(lane, commit);
+    const required = await this.requiredForCi(lane);
+    return combineRequired(runs, statuses, required);
+  }
+  async waitForCi(lane, commit, timeoutMs) {
+    const start = this.now();
+    const deadline = start + Math.max(0, timeoutMs);
+    const maxPoll = this.opts.ciMaxPollMs ?? 6e4;
+    let delay = Math.min(this.opts.ciPollMs ?? 1e4, maxPoll);
+    let expectCi;
+    const required = await this.requiredForCi(lane);
+    for (; ; ) {
+      const { runs, statuses } = await this.readCi(lane, commit);
+      const conclusion = combineRequired(runs, statuses, required);
+      if (conclusion === "failure") return { conclusion, failures: describeFailures(runs, statuses) };
+      if (conclusion === "success") return { conclusion, failures: "" };
+      const now = this.now();
+      if (conclusion === "none") {
+        expectCi ??= await this.expectsCi(lane, commit);
+        const grace = Math.min(this.opts.ciStartGraceMs ?? 12e4, timeoutMs);
+        if (!expectCi || now - start >= grace) return { conclusion: "none", failures: "" };
+      }
+      if (now >= deadline) {
+        const waited = Math.round((now - start) / 1e3);
+        return { conclusion: "pending", failures: describePending(runs, statuses, required) || `no CI result after ${waited}s` };
+      }
+      await this.sleep(Math.max(0, Math.min(delay, deadline - now)));
+      delay = Math.min(Math.round(delay * 1.5), maxPoll);
+    }
+  }
+  /** The lane's base branch: the one the fleet file names, else the repository's default branch. */
+  baseOf(lane) {
+    if (lane.base) return Promise.resolve(lane.base);
+    const { owner, repo } = this.split(lane);
+    let branch = this.defaultBranches.get(lane.repo);
+    if (!branch) {
+      branch = this.octokit.request("GET /repos/{owner}/{repo}", { owner, repo }).then(
+        (r) => r.data.default_branch,
+        (err) => {
+          this.defaultBranches.delete(lane.repo);
+          throw this.error(lane, "reading the default branch", err);
+        }
+      );
+      this.defaultBranches.set(lane.repo, branch);
+    }
+    return branch;
+  }
+  /** The lane base's required checks, read once per repository and base by this forge (lanes of one repository share them). */
+  async requiredForCi(lane) {
+    const base = await this.baseOf(lane);
+    const key = `${lane.repo}#${base}`;
+    let seen = this.requiredSeen.get(key);
+    if (!seen) {
+      seen = this.requiredChecks(lane, base);
+      this.requiredSeen.set(key, seen);
+      seen.catch(() => this.requiredSeen.delete(key));
+    }
+    return seen;
+  }
+  /**
+   * The status checks a PR into `base` must pass, from classic branch
+   * protection (shown to anyone who can read the branch) and from the
+   * repository's rulesets. A rules endpoint GitHub Enterprise Server does not
+   * have yet (404) adds nothing; any other failure throws, so a caller that
+   * merges fails closed.
+   */
+  async requiredChecks(lane, base) {
+    const { owner, repo } = this.split(lane);
+    const names = /* @__PURE__ */ new Set();
+    try {
+      const b = await this.octokit.request("GET /repos/{owner}/{repo}/branches/{branch}", { owner, repo, branch: base });
+      const rsc = b.data.protection?.required_status_checks;
+      for (const c of rsc?.contexts ?? []) names.add(c);
+      for (const c of rsc?.checks ?? []) names.add(c.context);
+    } catch (err) {
+      if (statusOf(err) !== 404) throw this.error(lane, `reading the protection of ${base}`, err);
+    }
+    try {
+      const rules = await this.octokit.paginate("GET /repos/{owner}/{repo}/rules/branches/{branch}", { owner, repo, branch: base, per_page: 100 });
+      for (const rule of rules) if (rule.type === "required_status_checks") for (const c of rule.parameters?.required_status_checks ?? []) names.add(c.context);
+    } catch (err) {
+      if (statusOf(err) !== 404) throw this.error(lane, `reading the rules of ${base}`, err);
+    }
+    return [...names].sort();
+  }
+  /**
+   * The last word before a merge, read afresh on the lane's commit: every
+   * check the base requires has reported and CI is green; "no CI at all" only
+   * when the repository shows no sign of CI that may still come. Null when
+   * the merge may go ahead, else why not.
+   */
+  async mergeGate(lane, base, commit, number) {
+    const short = commit.slice(0, 12);
+    let required;
+    let ci;
+    try {
+      required = await this.requiredChecks(lane, base);
+      ci = await this.readCi(lane, commit);
+    } catch (err) {
+      return { status: "pending", detail: `#${number} not merged: could not read its CI and the required checks of ${base} (${err.message})` };
+    }
+    const { runs, statuses } = ci;
+    const conclusion = combineRequired(runs, statuses, required);
+    if (conclusion === "failure") return { status: "blocked", detail: `#${number} not merged: CI failed on ${short}: ${describeFailures(runs, statuses, 300).split("\n")[0]}` };
+    const missing = missingRequired(runs, statuses, required);
+    if (missing.length) return { status: "pending", detail: `#${number} not merged: required check${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of ${base} ha${missing.length > 1 ? "ve" : "s"} not reported on ${short}` };
+    if (conclusion === "pending") return { status: "pending", detail: `#${number} not merged: CI is still running on ${short} (${describePending(runs, statuses)})` };
+    if (conclusion === "none" && await this.expectsCi(lane, commit)) {
+      return { status: "pending", detail: `#${number} not merged: no CI has reported on ${short} yet, and the repository has workflows or CI on earlier commits` };
+    }
+    return null;
+  }
+  /**
+   * Whether "no CI at all" on a fresh commit may just mean CI has not started:
+   * the repository has workflows, or its parent commit has checks or statuses.
+   * When it cannot tell, it assumes CI may come.
+   */
+  async expectsCi(lane, commit) {
+    const { owner, repo } = this.split(lane);
+    const once = { request: { retries: 0 } };
+    try {
+      const wf = await this.octokit.request("GET /repos/{owner}/{repo}/actions/workflows", { owner, repo, per_page: 100, ...once });
+      if (wf.data.workflows.some((w) => w.state === "active")) return true;
+      const c = await this.octokit.request("GET /repos/{owner}/{repo}/commits/{ref}", { owner, repo, ref: commit, per_page: 1, ...once });
+      const parent = c.data.parents[0]?.sha;
+      if (!parent) return false;
+      const { runs, statuses } = await this.readCi(lane, parent);
+      return runs.length + statuses.length > 0;
+    } catch {
+      return true;
+    }
+  }
+  // -------------------------------------------------------------------------
+  // Merge
+  // -------------------------------------------------------------------------
+  async merge(lane, record, method) {
+    const { owner, repo } = this.split(lane);
+    if (!record.commit || !record.branch) return { status: "failed", detail: "nothing to merge: the lane has no commit" };
+    if (!MERGE_METHODS.includes(method)) return { status: "failed", detail: `unknown merge method ${method} (merge, squash, rebase or fast-forward)` };
+    const short = record.commit.slice(0, 12);
+    let number = record.pr_number;
+    if (number === null) {
+      const found = record.base_branch ? await this.findPull(lane, record.branch, record.base_branch) : null;
+      if (!found) return { status: "blocked", detail: `no open pull request from ${record.branch}` };
+      number = found.number;
+    }
+    const deadline = this.now() + (this.opts.mergeableWaitMs ?? 6e4);
+    let pr;
+    for (; ; ) {
+      try {
+        pr = (await this.octokit.request("GET /repos/{owner}/{repo}/pulls/{pull_number}", { owner, repo, pull_number: number })).data;
+      } catch (err) {
+        return { status: "failed", detail: this.error(lane, `reading pull request #${number}`, err).message };
+      }
+      if (pr.merged || pr.merged_at) {
+        return pr.head.sha === record.commit ? { status: "merged", detail: `#${number} was already merged${pr.merge_commit_sha ? ` as ${pr.merge_commit_sha.slice(0, 12)}` : ""}` } : { status: "blocked", detail: `#${number} was merged at ${pr.head.sha.slice(0, 12)}, not at the lane's ${short}` };
+      }
+      if (pr.state !== "open") return { status: "blocked", detail: `#${number} is closed` };
+      if (pr.head.sha !== record.commit) {
+        return { status: "blocked", detail: `#${number}'s head is ${pr.head.sha.slice(0, 12)}, not the lane's ${short}: someone pushed to ${record.branch}` };
+      }
+      if (pr.draft) return { status: "blocked", detail: `#${number} is a draft` };
+      if (pr.mergeable !== null && pr.mergeable !== void 0) break;
+      if (this.now() >= deadline) {
+        return { status: "pending", detail: `GitHub had not worked out whether #${number} can merge after ${Math.round((this.opts.mergeableWaitMs ?? 6e4) / 1e3)}s` };
+      }
+      await this.sleep(this.opts.pollMs ?? 2e3);
+    }
+    if (pr.mergeable === false) {
+      return { status: "blocked", detail: `#${number} conflicts with ${pr.base.ref}${pr.mergeable_state ? ` (mergeable_state: ${pr.mergeable_state})` : ""}` };
+    }
+    const gate = await this.mergeGate(lane, pr.base.ref, record.commit, number);
+    if (gate) return gate;
+    if (method === "fast-forward") return this.fastForward(lane, pr, record.commit);
+    try {
+      const r = await this.octokit.request("PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge", {
+        owner,
+        repo,
+        pull_number: number,
+        merge_method: method,
+        sha: record.commit
+      });
+      if (!r.data.merged) return { status: "blocked", detail: `GitHub did not merge #${number}: ${(0,git/* redact */.E$)(r.data.message)}` };
+      return { status: "merged", detail: `#${number} merged (${method}) as ${r.data.sha.slice(0, 12)}` };
+    } catch (err) {
+      const s = statusOf(err);
+      const why = messageOf(err);
+      if (s === 405) return { status: "blocked", detail: `GitHub refused to merge #${number} (405): ${why}` };
+      if (s === 409) return { status: "blocked", detail: `#${number}'s head moved while merging (409): ${why}` };
+      if (s === 422) return { status: "blocked", detail: `GitHub cannot merge #${number} by ${method} (422): ${why}` };
+      return { status: "failed", detail: this.error(lane, `merging #${number}`, err).message };
+    }
+  }
+  /** A true fast-forward: move the base branch to the lane commit; GitHub refuses (422) when that is not a fast-forward. */
+  async fastForward(lane, pr, commit) {
+    const { owner, repo } = this.split(lane);
+    try {
+      await this.octokit.request("PATCH /repos/{owner}/{repo}/git/refs/{ref}", { owner, repo, ref: `heads/${pr.base.ref}`, sha: commit, force: false });
+      return { status: "merged", detail: `${pr.base.ref} fast-forwarded to ${commit.slice(0, 12)} (#${pr.number})` };
+    } catch (err) {
+      const s = statusOf(err);
+      if (s === 422 || s === 409) return { status: "blocked", detail: `${pr.base.ref} cannot be fast-forwarded to ${commit.slice(0, 12)}: ${messageOf(err)}` };
+      return { status: "failed", detail: this.error(lane, `fast-forwarding ${pr.base.ref}`, err).message };
+    }
+  }
+  // -------------------------------------------------------------------------
+  split(lane) {
+    const [owner, repo] = lane.repo.split("/");
+    if (lane.repo_kind !== "github" || !owner || !repo) throw new Error((0,git/* redact */.E$)(`${lane.repo} is not an owner/repo name`));
+    return { owner, repo };
+  }
+  error(lane, action, err) {
+    return new GitHubForgeError(lane.repo, action, statusOf(err), messageOf(err));
+  }
+}
+function unique(items) {
+  const seen = /* @__PURE__ */ new Set();
+  return items.filter((x) => {
+    const k = x.toLowerCase();
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+function defaultServerUrl(octokit) {
+  const apiUrl = String(octokit.request.endpoint.DEFAULTS.baseUrl).replace(/\/+$/, "");
+  if (process.env.GITHUB_SERVER_URL && apiUrl === resolveApiUrl()) return process.env.GITHUB_SERVER_URL;
+  return serverUrlFor(apiUrl);
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/github/setup.js
+
+
+
+
+function githubClient(env, token, logger, credential) {
+  const tuning = githubTuning(env);
+  if ("problem" in tuning) return tuning;
+  return octokitFor(env, token, tuning, logger, credential);
+}
+function octokitFor(env, token, tuning, logger, credential, writePace) {
+  return createOctokit({ token, credential, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing, writePace });
+}
+function githubSetup(file, opts) {
+  const { env, token, credential, tuning, logger } = opts;
+  const octokit = octokitFor(env, token, tuning, logger, credential, opts.writePace);
+  const forge = new GitHubForge({
+    octokit,
+    token,
+    credential,
+    name: file.name,
+    allowForks: file.github.allow_forks,
+    serverUrl: env.GITHUB_SERVER_URL,
+    logger,
+    ...tuning.forge
+  });
+  return {
+    forge,
+    secrets: [token, basicCredential(token)],
+    discover: (fleet) => discoverRepos(octokit, fleet.file.github.discover, { allowForks: fleet.file.github.allow_forks })
+  };
+}
+
+
+
+/***/ })
+
+};

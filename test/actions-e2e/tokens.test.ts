@@ -10,7 +10,7 @@
  * secret runs out in the middle, and the runner shows it.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CONTROL_REPO, dispatchFleet, explain, reportArtifact, startWorld, template, type World } from './world.js';
+import { CONTROL_REPO, dispatchFleet, explain, reportArtifact, startWorld, template, type World, ungated } from './world.js';
 
 // Whole workflow runs: a loaded 2-core machine can take minutes where an idle one takes seconds.
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 300_000 });
@@ -74,7 +74,7 @@ describe('a fleet longer than an hour', () => {
     world = await startWorld({
       fleetFile: { name: 'agents', forge: 'github', directive: 'Stamp.', run: 'echo stamped > STAMP', max_retries: 0, targets: [{ repo: 'acme/solo' }] },
       // A leg of agent lanes may run for hours: the wave job's own timeout is raised above the two hours.
-      caller: template('fleet-dispatch.yml').replace('app-id: ${{ vars.FLEET_APP_ID }}', 'app-id: ${{ vars.FLEET_APP_ID }}\n      lane-timeout-minutes: 360'),
+      caller: ungated(template('fleet-dispatch.yml')).replace('app-id: ${{ vars.FLEET_APP_ID }}', 'app-id: ${{ vars.FLEET_APP_ID }}\n      lane-timeout-minutes: 360'),
       runner: {
         onLog: (job, line) => {
           const phase = /^solo: (cloning|committing|pushing) \(/.exec(line)?.[1];

@@ -158,7 +158,7 @@ export function strategies(opts: { unshare: string; setpriv: string | null; sudo
   const setup = [...NAMESPACES, '--', '/bin/sh', '-c', INIT, 'fleet-sandbox'];
   const out: Strategy[] = [];
   if (uid === 0) {
-    if (setpriv) out.push({ via: 'unshare as root', prefix: [unshare, ...setup], masks, drop: [setpriv, '--bounding-set=-all', '--inh-caps=-all', '--'] });
+    if (setpriv) out.push({ via: 'unshare as root', prefix: [unshare, ...setup], masks, drop: [setpriv, '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all', '--'] });
     return out;
   }
   out.push({
@@ -168,7 +168,11 @@ export function strategies(opts: { unshare: string; setpriv: string | null; sudo
     drop: [unshare, '--user', `--map-user=${uid}`, `--map-group=${gid}`, '--'],
   });
   if (sudo && setpriv) {
-    out.push({ via: 'sudo unshare', prefix: [sudo, '-n', '-E', '--', unshare, ...setup], masks, drop: [setpriv, `--reuid=${uid}`, `--regid=${gid}`, '--init-groups', '--'], restoresEnv: true });
+    // Back as the user, for good: no new privileges (the runner user's passwordless sudo would otherwise make the
+    // directive root again, free to unmount its /proc and read Fleet's environment), no capabilities, and none of the
+    // user's supplementary groups (the runner user is in `docker`, another way to root).
+    const drop = [setpriv, `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all', '--'];
+    out.push({ via: 'sudo unshare', prefix: [sudo, '-n', '-E', '--', unshare, ...setup], masks, drop, restoresEnv: true });
   }
   return out;
 }
@@ -249,6 +253,8 @@ export function works(s: Strategy, masks: string[]): boolean {
       `[ ! -e ${shellQuote(path.join(hidden, 'other'))} ] && [ ! -e ../../other ] && [ "$(ls -A ..)" = kept ]`,
       // `true`, not `:`: a failed redirection of a special built-in ends the shell.
       `true > written && ! { true > ${shellQuote(path.join(hidden, 'added'))}; } 2>/dev/null`,
+      // Not root again through a passwordless sudo (root itself stays root, without capabilities).
+      ...(process.getuid?.() === 0 ? [] : ['! sudo -n true 2>/dev/null']),
     ].join(' && ');
     const args = [...s.prefix.slice(1), ...initArgs({ cwd: kept, hide: [hidden], keep: [kept] }, s.masks, scratch), '--', ...s.drop, '/bin/sh', '-c', probe];
     const r = spawnSync(s.prefix[0]!, args, { cwd: kept, stdio: 'ignore', timeout: 10_000 });

@@ -206,7 +206,7 @@ console.log(JSON.stringify({ kind: s.kind, detail: s.detail, tail: r.tail, code:
         `const way = sandbox.strategies({ unshare: '/usr/bin/unshare', setpriv: '/usr/bin/setpriv', sudo: '/usr/bin/sudo', uid: 65534, gid: 65534, masks: [] }).find((s) => s.via === 'sudo unshare');
 const s = sandbox.sandboxOf(way);
 const probed = sandbox.works(way, []);
-const r = await runCommand('echo "pid=$$"; test -e /proc/' + process.pid + ' && echo SEES-FLEET; echo "uid=$(id -u)"; echo "path=$PATH"; echo "home=$HOME"; grep CapEff /proc/self/status; touch written', { cwd: ${JSON.stringify(dir)}, env: { PATH: '/opt/fleet-test/bin:' + process.env.PATH, HOME: ${JSON.stringify(dir)} }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-sudo'))}, wrap: s.wrap });
+const r = await runCommand('echo "pid=$$"; sudo -n umount /proc 2>/dev/null && echo UNMOUNTED-PROC; sudo -n true 2>/dev/null && echo ROOT-AGAIN; test -e /proc/' + process.pid + ' && echo SEES-FLEET; echo "uid=$(id -u)"; echo "groups=$(id -G)"; echo "path=$PATH"; echo "home=$HOME"; grep CapEff /proc/self/status; touch written', { cwd: ${JSON.stringify(dir)}, env: { PATH: '/opt/fleet-test/bin:' + process.env.PATH, HOME: ${JSON.stringify(dir)} }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-sudo'))}, wrap: s.wrap });
 const lanes = await runCommand(${JSON.stringify(l.report)}, { cwd: ${JSON.stringify(join(l.own, 'repo'))}, env: { PATH: process.env.PATH }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-sudo-lanes'))}, wrap: (f, a, e, o) => s.wrap(f, a, e, { ...o, ...${JSON.stringify(l.opts)} }) });
 console.log(JSON.stringify({ probed, tail: r.tail, code: r.exitCode, lanes: lanes.tail, lanesCode: lanes.exitCode }));`,
       );
@@ -217,6 +217,10 @@ console.log(JSON.stringify({ probed, tail: r.tail, code: r.exitCode, lanes: lane
       expect(out.code, out.tail).toBe(0);
       expect(out.tail).toMatch(/pid=[23]\n/);
       expect(out.tail).not.toContain('SEES-FLEET');
+      // The runner user's passwordless sudo does not make the directive root again (it would unmount its /proc).
+      expect(out.tail).not.toContain('UNMOUNTED-PROC');
+      expect(out.tail).not.toContain('ROOT-AGAIN');
+      expect(out.tail).toContain('groups=65534\n');
       expect(out.tail).toContain('uid=65534');
       expect(out.tail).toContain(`path=/opt/fleet-test/bin:${process.env.PATH}`);
       expect(out.tail).toContain(`home=${dir}`);

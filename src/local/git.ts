@@ -18,7 +18,7 @@ import { mkdir, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { gitLauncher, type GitLauncher } from './launcher.js';
-import { isInterrupted, killGroup, killGroupOrLeader, signalName, trackGroup, untrackGroup } from './processes.js';
+import { isInterrupted, killGroup, killGroupOrLeader, pinnedProgram, signalName, trackGroup, untrackGroup } from './processes.js';
 
 // ---------------------------------------------------------------------------
 // Redaction
@@ -179,6 +179,12 @@ const ISOLATED_ENV: Record<string, string> = {
   GIT_NO_REPLACE_OBJECTS: '1',
 };
 
+/**
+ * Git, by the absolute path it had at Fleet's first git call: every directive runs after its lane's clone, so no
+ * directive can have planted a `git` on PATH by then (see pinnedProgram).
+ */
+const gitProgram = (): string => pinnedProgram('git');
+
 function gitEnv(extra?: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...ISOLATED_ENV };
   for (const k of STRIPPED_ENV) delete env[k];
@@ -271,7 +277,7 @@ function settle(args: readonly string[], opts: GitOptions, end: { exit: number; 
 
 /** Starts git from a launcher shell (launcher.ts: far cheaper than a fork of Node on a busy machine). */
 async function runLaunched(launcher: GitLauncher, args: readonly string[], opts: GitOptions): Promise<RawResult> {
-  const launched = launcher.launch({ file: 'git', args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: gitEnv(opts.env), sharedEnv: () => gitEnv(), input: opts.input });
+  const launched = launcher.launch({ file: gitProgram(), args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: gitEnv(opts.env), sharedEnv: () => gitEnv(), input: opts.input });
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
   const pgid = await launched.pgid;
@@ -304,7 +310,7 @@ function runSpawned(args: readonly string[], opts: GitOptions): Promise<RawResul
     try {
       // A group of its own (git, git-remote-https, ssh…), so an interrupt or a timeout can end all of it: a
       // transport helper left behind would keep the forge's credential header in its environment.
-      child = spawn('git', [...BASE_CONFIG, ...args], {
+      child = spawn(gitProgram(), [...BASE_CONFIG, ...args], {
         cwd: opts.cwd,
         env: gitEnv(opts.env),
         stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

@@ -24,11 +24,12 @@
  * Where /bin/sh or setsid is missing (Windows, a minimal image), `gitLauncher()` is null and git.ts spawns
  * directly, as before. A shell that dies fails its command (exit -1) and is replaced by a new one.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { shellQuote } from './agent.js';
 import { privateTmp } from './private-tmp.js';
+import { pinnedProgram } from './processes.js';
 
 export interface LaunchRequest {
   file: string;
@@ -83,7 +84,7 @@ export function commandLine(req: LaunchRequest, files: { in: string; out: string
   }
   // Absolute, so CDPATH in the environment never sends `cd` elsewhere.
   steps.push(`cd -- ${shellQuote(path.resolve(req.cwd))} 2>/dev/null || { echo ${shellQuote(`${NO_DIR}: ${req.cwd}`)} >&2; exit 127; }`);
-  steps.push(`exec setsid ${[req.file, ...req.args].map((w) => shellQuote(w)).join(' ')}`);
+  steps.push(`exec ${shellQuote(pinnedProgram('setsid'))} ${[req.file, ...req.args].map((w) => shellQuote(w)).join(' ')}`);
   return `( ${steps.join('; ')} ) <${shellQuote(files.in)} >${shellQuote(files.out)} 2>${shellQuote(files.err)} & echo "$!"; wait "$!"; echo "$?"\n`;
 }
 
@@ -303,7 +304,6 @@ export function gitLauncher(): GitLauncher | null {
   if (launcher !== undefined) return launcher;
   launcher = null;
   if (process.platform === 'win32' || process.env.FLEET_GIT_LAUNCHER === 'off') return launcher;
-  const probe = spawnSync('/bin/sh', ['-c', 'command -v setsid'], { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'ignore'] });
-  if (probe.status === 0) launcher = new GitLauncher();
+  if (pinnedProgram('setsid').startsWith('/')) launcher = new GitLauncher();
   return launcher;
 }

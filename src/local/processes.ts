@@ -5,6 +5,7 @@
  * forge's credential header in its environment.
  */
 
+import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import os from 'node:os';
 
 /** Process groups still running, killed if this process exits. */
@@ -82,4 +83,37 @@ export function killGroupOrLeader(pgid: number, signal: NodeJS.Signals): boolean
 /** The name of signal number `n` ("SIGKILL"), or null. */
 export function signalName(n: number): string | null {
   return Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0] ?? null;
+}
+
+/**
+ * Programs Fleet itself runs (git, setsid), by absolute path, looked up once, at their first use. A
+ * directive can write its HOME, and GitHub's runner images put `~/.local/bin` before `/usr/bin` on PATH: a `git` it
+ * planted there must never be what Fleet's own git calls run, outside the sandbox and with the credential header.
+ */
+const pinned = new Map<string, string>();
+
+export function pinnedProgram(name: string): string {
+  let found = pinned.get(name);
+  if (found === undefined) {
+    found = name;
+    for (const dir of (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(':')) {
+      if (!dir.startsWith('/')) continue;
+      const candidate = `${dir}/${name}`;
+      try {
+        accessSync(candidate, fsConstants.X_OK);
+        if (!statSync(candidate).isFile()) continue;
+        found = candidate;
+        break;
+      } catch {
+        /* not here */
+      }
+    }
+    pinned.set(name, found);
+  }
+  return found;
+}
+
+/** Forgets the pinned programs (for tests that put a `git` of their own on PATH for one run). */
+export function unpinPrograms(): void {
+  pinned.clear();
 }

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo } from '../support/repos.js';
 import { fleet, git, lane, readManifest, removeDir, tempDir, tsxLoader, writeFleetFile } from './helpers.js';
+import { unpinPrograms } from '../../src/local/processes.js';
 
 let dir: string;
 let savedPath: string | undefined;
@@ -19,6 +20,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   process.env.PATH = savedPath;
+  unpinPrograms();
   removeDir(dir);
 });
 
@@ -43,9 +45,11 @@ async function countedRun(repo: string, fields: Record<string, unknown>): Promis
   writeFileSync(log, '');
   const path = `${gitShim(log)}:${savedPath ?? ''}`;
   process.env.PATH = path;
+  unpinPrograms();
   const ws = join(dir, 'ws');
   const r = await fleet(['run', file, '--workspace', ws, '--quiet'], { cwd: dir, env: { PATH: path } });
   process.env.PATH = savedPath;
+  unpinPrograms();
   expect(r.code, r.stdout + r.stderr).toBe(0);
   return { ws, calls: readFileSync(log, 'utf8').trim().split('\n') };
 }

@@ -12,6 +12,7 @@ import { commitToRemote, createRepo, remoteHead } from '../support/repos.js';
 import { LocalForge } from '../../src/local/forge.js';
 import type { LaneSpec } from '../../src/core/validate.js';
 import { fleet, lane, readEvents, readManifest, removeDir, tempDir, writeFleetFile } from './helpers.js';
+import { unpinPrograms } from '../../src/local/processes.js';
 
 let dir: string;
 let savedPath: string | undefined;
@@ -35,6 +36,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   process.env.PATH = savedPath;
+  unpinPrograms();
   removeDir(dir);
 });
 
@@ -42,12 +44,14 @@ afterEach(() => {
 async function sweep(file: string, ws: string, ...extra: string[]) {
   writeFileSync(log, '');
   process.env.PATH = shimmed;
+  unpinPrograms();
   try {
     const r = await fleet(['run', file, '--workspace', join(dir, ws), '--quiet', ...extra], { cwd: dir, env: { PATH: shimmed } });
     const clones = readFileSync(log, 'utf8').split('\n').filter((c) => c === 'clone').length;
     return { ...r, ws: join(dir, ws), clones, manifest: join(dir, ws, 'fleet-status.json') };
   } finally {
     process.env.PATH = savedPath;
+    unpinPrograms();
   }
 }
 

@@ -173,3 +173,34 @@ describe.runIf(process.platform === 'linux')("links planted in the lane's own fo
     expect(readFileSync(victim, 'utf8')).toBe('untouched\n');
   });
 });
+
+describe("a git a directive plants on Fleet's PATH", () => {
+  /**
+   * GitHub's runner images put `~/.local/bin` before `/usr/bin` on PATH, and a directive can write its HOME. Fleet's
+   * own git calls (commit, push: with the credential header, outside the sandbox) must not run what it put there.
+   */
+  it("is never what Fleet's own git calls run: git and setsid are pinned by path at their first use", async () => {
+    const home = join(dir, 'home');
+    const bin = join(home, '.local', 'bin');
+    mkdirSync(bin, { recursive: true });
+    const marker = join(dir, 'planted-git-ran');
+    const { createRepo } = await import('../support/repos.js');
+    await createRepo(dir, 'app', { 'README.md': '# app\n' }, { clone: false });
+    const plant = (name: string) =>
+      `printf '#!/bin/sh\\necho "%s $*" >> "%s"\\nexec /usr/bin/${name} "$@"\\n' ${name} '${marker}' > "$HOME/.local/bin/${name}"; chmod +x "$HOME/.local/bin/${name}"`;
+    const file = writeFleetFile(dir, { name: 'pin', directive: 'Plant a git.', run: `${plant('git')}; ${plant('setsid')}; echo x > STAMP`, targets: [{ repo: './app.git' }] });
+    const { spawnSync } = await import('node:child_process');
+    const { resolve } = await import('node:path');
+    const { tsxLoader } = await import('./helpers.js');
+    // A CLI process of its own, started with the planted folder first on PATH, as on a runner.
+    const r = spawnSync(process.execPath, ['--import', tsxLoader(), resolve('src/cli/index.ts'), ...runArgs(file, join(dir, 'ws'))], {
+      cwd: dir,
+      env: { ...process.env, HOME: home, PATH: `${bin}:${process.env.PATH ?? ''}` },
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    expect(existsSync(join(bin, 'git'))).toBe(true);
+    expect(lane(readManifest(join(dir, 'ws')), 'app')).toMatchObject({ status: 'completed' });
+    expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '').toBe('');
+  });
+});

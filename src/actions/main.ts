@@ -189,10 +189,9 @@ async function continuePlan(deps: ActionDeps, settings: Settings, runId: number)
     return 2;
   }
   const { data } = await deps.api(settings).request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { ...settings.repository, run_id: runId });
-  const run = data as { path?: string; repository?: { full_name?: string } };
-  const here = `${settings.repository.owner}/${settings.repository.repo}`;
-  if (run.repository?.full_name !== here || run.path !== settings.caller.path) {
-    deps.core.setFailed(`input continue-run: run ${runId} is a run of ${run.repository?.full_name ?? '?'}/${run.path ?? '?'}, not of ${here}/${settings.caller.path}: a fleet continues only from a run of the same workflow`);
+  const why = notContinuable(data as PriorRun, settings);
+  if (why) {
+    deps.core.setFailed(`input continue-run: run ${runId} ${why}: a fleet continues only from a run of the same workflow, started by hand, on a schedule or by Fleet, on this branch of this repository`);
     return 2;
   }
   const out = await matrixContinue({ previous: deps.runStore(settings, runId), store: deps.store, root: settings.workspace, waveJobs: settings.waveJobs, attempt: settings.runAttempt, run: thisRun(settings) });
@@ -294,6 +293,29 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
   const code = exitCodeFor(manifest);
   if (code !== 0 && settings.failOnLaneFailure) deps.core.setFailed(`${manifest.summary.failed} lane(s) failed: see the report`);
   return settings.failOnLaneFailure ? code : 0;
+}
+
+interface PriorRun {
+  path?: string;
+  event?: string;
+  head_branch?: string | null;
+  repository?: { full_name?: string };
+  head_repository?: { full_name?: string } | null;
+}
+
+/**
+ * Why a run's fleet-chain artifact is not to be trusted, or null. Its workflow file must be this one, in this
+ * repository, on this branch, and it must have been started by workflow_dispatch or schedule: a pull_request run
+ * (a fork's, or a branch's own edit of the workflow file) runs the workflow as the PR wrote it, and could upload any
+ * chain it likes.
+ */
+function notContinuable(run: PriorRun, settings: Settings): string | null {
+  const here = `${settings.repository!.owner}/${settings.repository!.repo}`;
+  if (run.repository?.full_name !== here || run.path !== settings.caller!.path) return `is a run of ${run.repository?.full_name ?? '?'}/${run.path ?? '?'}, not of ${here}/${settings.caller!.path}`;
+  if (run.event !== 'workflow_dispatch' && run.event !== 'schedule') return `was started by a ${run.event ?? 'unknown'} event`;
+  if (run.head_repository?.full_name !== here) return `ran the code of ${run.head_repository?.full_name ?? 'another repository'}`;
+  if (run.head_branch !== settings.caller!.ref) return `ran on ${run.head_branch ?? 'no branch'}, not on ${settings.caller!.ref}`;
+  return null;
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Where an incremental sweep keeps its outcomes between runs on GitHub Actions: the Actions cache, through
  * the toolkit's @actions/cache client. A saved key is immutable, so each sweep saves a key of its own
- * (`fleet-sweep-<fleet name>-<run id>-<attempt>`) and the next one restores the newest by prefix. Entries are
+ * (`fleet-sweep/<fleet name>/<run id>-<attempt>`) and the next one restores the newest by prefix. Entries are
  * scoped by branch: a run reads its own branch's entries, then the default branch's, and writes its own
  * branch's (GitHub's "Dependency caching reference": restrictions for accessing a cache).
  */
@@ -15,7 +15,8 @@ export interface SweepCache {
 
 /** The key prefix of a fleet's sweeps (fleet names are lowercase letters, digits, `.`, `_`, `-`: valid in a key). */
 export function sweepKeyPrefix(fleetName: string): string {
-  return `fleet-sweep-${fleetName}-`;
+  // A fleet name may hold `-` but never `/`: fleet `web` must not restore fleet `web-legacy`'s sweep.
+  return `fleet-sweep/${fleetName}/`;
 }
 
 export function sweepKey(fleetName: string, runId: number | undefined, attempt: number): string {

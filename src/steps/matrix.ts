@@ -7,7 +7,7 @@
 import { lstat, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { legPace, writeBudget, writesPerLane, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
-import type { Manifest, LaneRecord } from '../core/model.js';
+import { Manifest, type LaneRecord } from '../core/model.js';
 import type { ResolvedFleet, Problem } from '../core/validate.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJobs, StoredArtifact, Workspace } from '../ports.js';
 import { writeJsonAtomic } from '../util/fs.js';
@@ -219,6 +219,11 @@ export async function matrixContinue(input: MatrixContinueInput): Promise<{ mani
   const dir = join(input.root, 'chain-in');
   await input.previous.download(artifact, dir);
   const state = JSON.parse(await readFile(join(dir, 'chain.json'), 'utf8')) as ChainState;
+  // The manifest is checked like any manifest Fleet reads; the fleet, by the run checks in continuePlan (main.ts).
+  const parsed = Manifest.safeParse(state.manifest);
+  if (!parsed.success || !Number.isInteger(state.next_wave) || state.next_wave < 1 || state.next_wave >= parsed.data.waves.length) {
+    throw new Error(`the ${CHAIN_ARTIFACT} artifact of the run to continue is not a fleet's state: ${parsed.success ? `next_wave ${String(state.next_wave)}` : parsed.error.issues[0]?.message}`);
+  }
   const manifest = withRun(state.manifest, input.run, state.next_wave, input.waveJobs);
   const bundle: PlanBundle = { fleet: state.fleet, manifest, attempt: input.attempt ?? 1, first_wave: state.next_wave, wave_jobs: input.waveJobs, ...(state.budget ? { budget: state.budget } : {}) };
   return { manifest, outputs: await publishPlan(input.store, input.root, bundle, state.fleet.lanes.length) };

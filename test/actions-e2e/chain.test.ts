@@ -108,3 +108,20 @@ describe('a chain whose caller cannot be dispatched again', () => {
     expect(report.annotations.map((a) => a.message).join('\n')).toContain('could not continue');
   });
 });
+
+describe('a continue-run that names a run Fleet must not trust', () => {
+  let v: World;
+  afterAll(() => v?.close());
+
+  it('is refused by the plan job when that run of the same workflow came from a pull_request event', async () => {
+    // A pull_request run runs the workflow file as the PR wrote it, and could have uploaded any fleet-chain it liked.
+    v = await startWorld({ fleetFile: { name: 'chain', forge: 'github', directive: 'Stamp.', run: 'true', targets: [{ repo: 'acme/c01' }] } });
+    await v.emu.createRepo({ owner: 'acme', name: 'c01' });
+    const forged = await v.emu.addWorkflowRun({ owner: 'acme', repo: 'control', path: '.github/workflows/fleet.yml', event: 'pull_request', jobs: [{ name: 'upload', status: 'completed', conclusion: 'success' }] });
+    const { s } = await dispatchFleet(v, { directive: 'Stamp.', 'fleet-continue': String(forged.id) });
+    const plan = s.jobs.find((j) => j.name === 'fleet / plan')!;
+    expect(plan.conclusion).toBe('failure');
+    expect(plan.annotations.map((a) => a.message).join('\n')).toContain(`input continue-run: run ${forged.id} was started by a pull_request event`);
+    expect(s.jobs.filter((j) => / wave \d+ /.test(j.name) && j.conclusion === 'success')).toEqual([]);
+  });
+});

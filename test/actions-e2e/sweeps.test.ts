@@ -84,7 +84,7 @@ describe('an incremental sweep (the scheduled template, incremental: true)', () 
     // The cache holds one entry per sweep, all of this fleet's prefix.
     const keys = w.services.caches({ repo: CONTROL_REPO }).map((c) => c.key);
     expect(keys).toHaveLength(3);
-    for (const k of keys) expect(k).toMatch(/^fleet-sweep-sweep-\d+-1$/);
+    for (const k of keys) expect(k).toMatch(/^fleet-sweep\/sweep\/\d+-1$/);
   });
 });
 

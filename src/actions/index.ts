@@ -25,16 +25,21 @@ function thisRun(): FindBy | undefined {
   return { token, workflowRunId: runId, repositoryOwner: owner, repositoryName: repo };
 }
 
+const store = new ActionsArtifactStore(thisRun(), core.info);
+const deps = actionDeps(env, core, store, logger);
+
 // A cancelled job gets SIGINT, then SIGTERM: git and the directives run in process groups of their own, which the
-// runner's signal does not reach, so they are ended here (no git left holding the credential header).
+// runner's signal does not reach, so they are ended here (no git left holding the credential header). The App
+// tokens Fleet minted are revoked too, as create-github-app-token's post step does on a cancel: a few seconds at
+// most, before the runner's SIGKILL.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     killAllRunning('SIGKILL');
-    process.exit(130);
+    const revoked = deps.finish?.().catch(() => undefined) ?? Promise.resolve();
+    void Promise.race([revoked, new Promise((r) => setTimeout(r, 3000))]).finally(() => process.exit(130));
   });
 }
 
-const store = new ActionsArtifactStore(thisRun(), core.info);
-const code = await runAction(actionDeps(env, core, store, logger));
+const code = await runAction(deps);
 await closeGitLauncher();
 process.exitCode = code;

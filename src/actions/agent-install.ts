@@ -49,7 +49,11 @@ export interface AgentInstalled {
 /** Installs (or restores) the agent CLI; throws with npm's own words when it cannot. */
 export async function installAgent(input: AgentInstallInput): Promise<AgentInstalled> {
   const t0 = Date.now();
-  const resolved = await resolveSpec(input.spec, input.env);
+  const { resolved, exact } = await resolveSpec(input.spec, input.env);
+  // A spec npm could not resolve to one version (a registry it cannot reach, a git URL) could name another version
+  // tomorrow under the same key: installed afresh, never from the cache.
+  const cache = exact ? input.cache : undefined;
+  if (!exact && input.cache) input.log(`Agent CLI ${input.spec}: not resolved to one version, so not cached: installing with npm`);
   const id = createHash('sha256').update(`${resolved}\n${process.platform}-${process.arch}\nnode${process.versions.node.split('.')[0]}`).digest('hex').slice(0, 20);
   // Written with "~" so the cache's version (a digest of the path strings) is the same in every job.
   const cachePath = `~/.fleet-agent/${id}`;
@@ -58,7 +62,7 @@ export async function installAgent(input: AgentInstallInput): Promise<AgentInsta
   const key = `fleet-agent-${process.platform}-${process.arch}-${id}`;
   const seconds = () => Math.round((Date.now() - t0) / 10) / 100;
 
-  if (input.cache && (await restored(input.cache, cachePath, key, input.log)) && usable(binDir, input.bin)) {
+  if (cache && (await restored(cache, cachePath, key, input.log)) && usable(binDir, input.bin)) {
     input.log(`Agent CLI ${resolved}: restored from the Actions cache (${key}) in ${seconds()} s`);
     return { binDir, resolved, from: 'cache', seconds: seconds() };
   }
@@ -67,8 +71,8 @@ export async function installAgent(input: AgentInstallInput): Promise<AgentInsta
     throw new Error(`the package ${input.spec} installed no \`${input.bin}\` command; set agent.install to the package that provides it, or agent.command to the binary`);
   }
   const installedIn = seconds();
-  if (input.cache) await saved(input.cache, cachePath, key, input.log);
-  input.log(`Agent CLI ${resolved}: installed with npm in ${installedIn} s${input.cache ? ` and saved to the Actions cache as ${key}` : ' (no Actions cache in this job)'}`);
+  if (cache) await saved(cache, cachePath, key, input.log);
+  input.log(`Agent CLI ${resolved}: installed with npm in ${installedIn} s${cache ? ` and saved to the Actions cache as ${key}` : ' (not cached)'}`);
   return { binDir, resolved, from: 'npm', seconds: installedIn };
 }
 
@@ -98,18 +102,18 @@ async function saved(cache: CacheLike, path: string, key: string, log: (line: st
  * The exact thing a spec names: `name@version` from the registry for a name or range, the tarball's digest for a
  * `file:` spec, the spec as written otherwise (a git URL, or a registry npm cannot reach).
  */
-async function resolveSpec(spec: string, env: Record<string, string>): Promise<string> {
+async function resolveSpec(spec: string, env: Record<string, string>): Promise<{ resolved: string; exact: boolean }> {
   if (spec.startsWith('file:')) {
     const file = spec.slice('file:'.length);
-    return existsSync(file) ? `${spec}#sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}` : spec;
+    return existsSync(file) ? { resolved: `${spec}#sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}`, exact: true } : { resolved: spec, exact: false };
   }
-  if (/^(git\+|https?:|github:)/.test(spec)) return spec;
+  if (/^(git\+|https?:|github:)/.test(spec)) return { resolved: spec, exact: false };
   try {
     const out = JSON.parse(await npm(['view', spec, 'name', 'version', '--json'], env)) as { name: string; version: string } | Array<{ name: string; version: string }>;
     const last = Array.isArray(out) ? out.at(-1) : out;
-    return last ? `${last.name}@${last.version}` : spec;
+    return last ? { resolved: `${last.name}@${last.version}`, exact: true } : { resolved: spec, exact: false };
   } catch {
-    return spec;
+    return { resolved: spec, exact: false };
   }
 }
 

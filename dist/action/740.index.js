@@ -20,7 +20,9 @@ export const modules = {
 
 async function installAgent(input) {
   const t0 = Date.now();
-  const resolved = await resolveSpec(input.spec, input.env);
+  const { resolved, exact } = await resolveSpec(input.spec, input.env);
+  const cache = exact ? input.cache : void 0;
+  if (!exact && input.cache) input.log(`Agent CLI ${input.spec}: not resolved to one version, so not cached: installing with npm`);
   const id = (0,node_crypto__WEBPACK_IMPORTED_MODULE_1__.createHash)("sha256").update(`${resolved}
 ${process.platform}-${process.arch}
 node${process.versions.node.split(".")[0]}`).digest("hex").slice(0, 20);
@@ -29,7 +31,7 @@ node${process.versions.node.split(".")[0]}`).digest("hex").slice(0, 20);
   const binDir = (0,node_path__WEBPACK_IMPORTED_MODULE_4__.join)(dir, "node_modules", ".bin");
   const key = `fleet-agent-${process.platform}-${process.arch}-${id}`;
   const seconds = () => Math.round((Date.now() - t0) / 10) / 100;
-  if (input.cache && await restored(input.cache, cachePath, key, input.log) && usable(binDir, input.bin)) {
+  if (cache && await restored(cache, cachePath, key, input.log) && usable(binDir, input.bin)) {
     input.log(`Agent CLI ${resolved}: restored from the Actions cache (${key}) in ${seconds()} s`);
     return { binDir, resolved, from: "cache", seconds: seconds() };
   }
@@ -38,8 +40,8 @@ node${process.versions.node.split(".")[0]}`).digest("hex").slice(0, 20);
     throw new Error(`the package ${input.spec} installed no \`${input.bin}\` command; set agent.install to the package that provides it, or agent.command to the binary`);
   }
   const installedIn = seconds();
-  if (input.cache) await saved(input.cache, cachePath, key, input.log);
-  input.log(`Agent CLI ${resolved}: installed with npm in ${installedIn} s${input.cache ? ` and saved to the Actions cache as ${key}` : " (no Actions cache in this job)"}`);
+  if (cache) await saved(cache, cachePath, key, input.log);
+  input.log(`Agent CLI ${resolved}: installed with npm in ${installedIn} s${cache ? ` and saved to the Actions cache as ${key}` : " (not cached)"}`);
   return { binDir, resolved, from: "npm", seconds: installedIn };
 }
 function usable(binDir, bin) {
@@ -63,15 +65,15 @@ async function saved(cache, path, key, log) {
 async function resolveSpec(spec, env) {
   if (spec.startsWith("file:")) {
     const file = spec.slice("file:".length);
-    return (0,node_fs__WEBPACK_IMPORTED_MODULE_2__.existsSync)(file) ? `${spec}#sha256:${(0,node_crypto__WEBPACK_IMPORTED_MODULE_1__.createHash)("sha256").update((0,node_fs__WEBPACK_IMPORTED_MODULE_2__.readFileSync)(file)).digest("hex")}` : spec;
+    return (0,node_fs__WEBPACK_IMPORTED_MODULE_2__.existsSync)(file) ? { resolved: `${spec}#sha256:${(0,node_crypto__WEBPACK_IMPORTED_MODULE_1__.createHash)("sha256").update((0,node_fs__WEBPACK_IMPORTED_MODULE_2__.readFileSync)(file)).digest("hex")}`, exact: true } : { resolved: spec, exact: false };
   }
-  if (/^(git\+|https?:|github:)/.test(spec)) return spec;
+  if (/^(git\+|https?:|github:)/.test(spec)) return { resolved: spec, exact: false };
   try {
     const out = JSON.parse(await npm(["view", spec, "name", "version", "--json"], env));
     const last = Array.isArray(out) ? out.at(-1) : out;
-    return last ? `${last.name}@${last.version}` : spec;
+    return last ? { resolved: `${last.name}@${last.version}`, exact: true } : { resolved: spec, exact: false };
   } catch {
-    return spec;
+    return { resolved: spec, exact: false };
   }
 }
 function npm(args, env) {

@@ -15845,6 +15845,7 @@ const ISOLATED_ENV = {
   GIT_CONFIG_GLOBAL: "/dev/null",
   GIT_NO_REPLACE_OBJECTS: "1"
 };
+const gitProgram = () => (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .pinnedProgram */ .l0)("git");
 function gitEnv(extra) {
   const env = { ...process.env, ...ISOLATED_ENV };
   for (const k of STRIPPED_ENV) delete env[k];
@@ -15899,7 +15900,7 @@ function settle(args, opts, end) {
   return { stdout: end.stdout, stderr, code: exit };
 }
 async function runLaunched(launcher, args, opts) {
-  const launched = launcher.launch({ file: "git", args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: gitEnv(opts.env), sharedEnv: () => gitEnv(), input: opts.input });
+  const launched = launcher.launch({ file: gitProgram(), args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: gitEnv(opts.env), sharedEnv: () => gitEnv(), input: opts.input });
   let timedOut = false;
   let timer;
   const pgid = await launched.pgid;
@@ -15924,7 +15925,7 @@ function runSpawned(args, opts) {
   return new Promise((resolve, reject) => {
     let child;
     try {
-      child = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)("git", [...BASE_CONFIG, ...args], {
+      child = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)(gitProgram(), [...BASE_CONFIG, ...args], {
         cwd: opts.cwd,
         env: gitEnv(opts.env),
         stdio: [opts.input === void 0 ? "ignore" : "pipe", "pipe", "pipe"],
@@ -16435,6 +16436,8 @@ async function pushFastForward(dir, commit, baseBranch, expectedBaseCommit) {
 /* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(6760);
 /* harmony import */ var _agent_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(1146);
 /* harmony import */ var _private_tmp_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(1380);
+/* harmony import */ var _processes_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(7106);
+
 
 
 
@@ -16451,7 +16454,7 @@ function commandLine(req, files, base = {}) {
     if (v !== void 0 && base[k] !== v && SH_NAME.test(k)) steps.push(`export ${k}=${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(v)}`);
   }
   steps.push(`cd -- ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(node_path__WEBPACK_IMPORTED_MODULE_2__.resolve(req.cwd))} 2>/dev/null || { echo ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(`${NO_DIR}: ${req.cwd}`)} >&2; exit 127; }`);
-  steps.push(`exec setsid ${[req.file, ...req.args].map((w) => (0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(w)).join(" ")}`);
+  steps.push(`exec ${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)((0,_processes_js__WEBPACK_IMPORTED_MODULE_5__/* .pinnedProgram */ .l0)("setsid"))} ${[req.file, ...req.args].map((w) => (0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(w)).join(" ")}`);
   return `( ${steps.join("; ")} ) <${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(files.in)} >${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(files.out)} 2>${(0,_agent_js__WEBPACK_IMPORTED_MODULE_3__/* .shellQuote */ .ZL)(files.err)} & echo "$!"; wait "$!"; echo "$?"
 `;
 }
@@ -16636,8 +16639,7 @@ function gitLauncher() {
   if (launcher !== void 0) return launcher;
   launcher = null;
   if (process.platform === "win32" || process.env.FLEET_GIT_LAUNCHER === "off") return launcher;
-  const probe = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawnSync)("/bin/sh", ["-c", "command -v setsid"], { env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "ignore"] });
-  if (probe.status === 0) launcher = new GitLauncher();
+  if ((0,_processes_js__WEBPACK_IMPORTED_MODULE_5__/* .pinnedProgram */ .l0)("setsid").startsWith("/")) launcher = new GitLauncher();
   return launcher;
 }
 
@@ -16701,10 +16703,13 @@ function removeWhenGone(dir) {
 /* harmony export */   fT: () => (/* binding */ isInterrupted),
 /* harmony export */   fe: () => (/* binding */ killAllRunning),
 /* harmony export */   i0: () => (/* binding */ killGroup),
+/* harmony export */   l0: () => (/* binding */ pinnedProgram),
 /* harmony export */   yD: () => (/* binding */ signalName)
 /* harmony export */ });
-/* unused harmony export runningGroups */
-/* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8161);
+/* unused harmony exports runningGroups, unpinPrograms */
+/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(3024);
+/* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(8161);
+
 
 const liveGroups = /* @__PURE__ */ new Set();
 let exitHookInstalled = false;
@@ -16751,7 +16756,30 @@ function killGroupOrLeader(pgid, signal) {
   }
 }
 function signalName(n) {
-  return Object.entries(node_os__WEBPACK_IMPORTED_MODULE_0__.constants.signals).find(([, v]) => v === n)?.[0] ?? null;
+  return Object.entries(node_os__WEBPACK_IMPORTED_MODULE_1__.constants.signals).find(([, v]) => v === n)?.[0] ?? null;
+}
+const pinned = /* @__PURE__ */ new Map();
+function pinnedProgram(name) {
+  let found = pinned.get(name);
+  if (found === void 0) {
+    found = name;
+    for (const dir of (process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(":")) {
+      if (!dir.startsWith("/")) continue;
+      const candidate = `${dir}/${name}`;
+      try {
+        (0,node_fs__WEBPACK_IMPORTED_MODULE_0__.accessSync)(candidate, node_fs__WEBPACK_IMPORTED_MODULE_0__.constants.X_OK);
+        if (!(0,node_fs__WEBPACK_IMPORTED_MODULE_0__.statSync)(candidate).isFile()) continue;
+        found = candidate;
+        break;
+      } catch {
+      }
+    }
+    pinned.set(name, found);
+  }
+  return found;
+}
+function unpinPrograms() {
+  pinned.clear();
 }
 
 
@@ -16837,7 +16865,7 @@ function strategies(opts) {
   const setup = [...NAMESPACES, "--", "/bin/sh", "-c", INIT, "fleet-sandbox"];
   const out = [];
   if (uid === 0) {
-    if (setpriv) out.push({ via: "unshare as root", prefix: [unshare, ...setup], masks, drop: [setpriv, "--bounding-set=-all", "--inh-caps=-all", "--"] });
+    if (setpriv) out.push({ via: "unshare as root", prefix: [unshare, ...setup], masks, drop: [setpriv, "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--"] });
     return out;
   }
   out.push({
@@ -16847,7 +16875,8 @@ function strategies(opts) {
     drop: [unshare, "--user", `--map-user=${uid}`, `--map-group=${gid}`, "--"]
   });
   if (sudo && setpriv) {
-    out.push({ via: "sudo unshare", prefix: [sudo, "-n", "-E", "--", unshare, ...setup], masks, drop: [setpriv, `--reuid=${uid}`, `--regid=${gid}`, "--init-groups", "--"], restoresEnv: true });
+    const drop = [setpriv, `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--"];
+    out.push({ via: "sudo unshare", prefix: [sudo, "-n", "-E", "--", unshare, ...setup], masks, drop, restoresEnv: true });
   }
   return out;
 }
@@ -16903,7 +16932,9 @@ function works(s, masks) {
       ...masks.map((m) => `[ -z "$(ls -A ${(0,agent/* shellQuote */.ZL)(m)})" ]`),
       `[ ! -e ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(hidden, "other"))} ] && [ ! -e ../../other ] && [ "$(ls -A ..)" = kept ]`,
       // `true`, not `:`: a failed redirection of a special built-in ends the shell.
-      `true > written && ! { true > ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(hidden, "added"))}; } 2>/dev/null`
+      `true > written && ! { true > ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(hidden, "added"))}; } 2>/dev/null`,
+      // Not root again through a passwordless sudo (root itself stays root, without capabilities).
+      ...process.getuid?.() === 0 ? [] : ["! sudo -n true 2>/dev/null"]
     ].join(" && ");
     const args = [...s.prefix.slice(1), ...initArgs({ cwd: kept, hide: [hidden], keep: [kept] }, s.masks, scratch), "--", ...s.drop, "/bin/sh", "-c", probe];
     const r = (0,external_node_child_process_.spawnSync)(s.prefix[0], args, { cwd: kept, stdio: "ignore", timeout: 1e4 });

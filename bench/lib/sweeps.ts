@@ -22,6 +22,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { validateFleetFile } from '../../src/core/validate.js';
 import { SWEEP_FILE, actionsSweepCache, sweepKey } from '../../src/actions/sweep-cache.js';
+import { sealedSweep } from '../../src/actions/sweep.js';
+import { sealKey } from '../../src/actions/settings.js';
 import { localExecutor, localWorkspace } from '../../src/local/workspace.js';
 import { systemClock, type Logger } from '../../src/ports.js';
 import { runFleet } from '../../src/steps/run.js';
@@ -106,7 +108,7 @@ export async function sweepsBench(req: SweepsRequest, log: Log): Promise<SweepsR
     const seeded = await runFleet({ fleet: v.fleet, file: 'fleets/weekly-sweep.yml', forge, workspace: localWorkspace, exec: localExecutor, clock: systemClock, env: directiveEnv(process.env), root: join(seedDir, 'ws') });
     if (!seeded.ok) throw new Error(`the seed sweep did not plan: ${JSON.stringify(seeded.problems.slice(0, 3))}`);
     if (seeded.manifest.summary.completed !== req.targets) throw new Error(`the seed sweep: ${JSON.stringify(seeded.manifest.summary)}`);
-    await saveAsPreviousSweep(w.services, CONTROL_REPO, seedDir, seeded.manifest);
+    await saveAsPreviousSweep(w.services, CONTROL_REPO, seedDir, seeded.manifest, PAT);
     const seed_s = (performance.now() - s0) / 1000;
     log(`  seeded in ${seed_s.toFixed(1)} s; a sweep where nothing changed …`);
 
@@ -153,12 +155,14 @@ async function saveAsPreviousSweep(
   repo: string,
   dir: string,
   manifest: Manifest,
+  seal: string,
 ): Promise<void> {
   services.startAttempt({ repo, runId: SEED_RUN_ID, attempt: 1, kind: 'first', ref: 'refs/heads/main', defaultBranch: 'main' });
   const job = services.registerJob({ repo, runId: SEED_RUN_ID, runAttempt: 1, jobName: 'fleet / report' });
   const workspace = join(dir, 'job');
   mkdirSync(dirname(join(workspace, SWEEP_FILE)), { recursive: true });
-  writeFileSync(join(workspace, SWEEP_FILE), `${JSON.stringify(manifest)}\n`);
+  // Sealed as the report job seals it, with the credential the scheduled runs use (the PAT).
+  writeFileSync(join(workspace, SWEEP_FILE), sealedSweep(manifest, sealKey({ token: seal, app: undefined })));
   const vars: Record<string, string> = { ...job.env, GITHUB_WORKSPACE: workspace, RUNNER_TEMP: join(dir, 'temp') };
   mkdirSync(vars.RUNNER_TEMP!, { recursive: true });
   const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));

@@ -19,7 +19,7 @@ import type { PlanStepOptions } from '../steps/plan.js';
 import type { AgentSpec, FleetFile } from '../core/fleet-file.js';
 import { agentCredentialEnv, agentPackage } from '../core/agent-setup.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
-import { readSettings, type Settings } from './settings.js';
+import { readSettings, sealKey, type Settings } from './settings.js';
 import { readPreviousSweep, saveSweep } from './sweep.js';
 import type { SweepCache } from './sweep-cache.js';
 import { maskPrivateKey } from '../github/app-token.js';
@@ -133,7 +133,7 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
     };
   }
   const fleet_id = settings.runId ? `fleet-run-${settings.runId}` : `fleet-${deps.clock.now().getTime()}`;
-  const since = settings.incremental ? await readPreviousSweep(deps, fleet.file.name) : undefined;
+  const since = settings.incremental ? await readPreviousSweep(deps, fleet.file.name, sealKey(settings)) : undefined;
   const out = await matrixPlan({
     fleet,
     file: settings.file,
@@ -287,7 +287,7 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
   // For callers that chain work after the fleet (the reusable workflow's outputs).
   for (const key of ['total', 'completed', 'failed', 'skipped', 'excluded'] as const) deps.core.setOutput(key, String(manifest.summary[key]));
   deps.core.setOutput('report-artifact', artifact);
-  if (settings.incremental) await saveSweep(deps, settings, manifest);
+  if (settings.incremental) await saveSweep(deps, settings, manifest, sealKey(settings));
   // The summary and the artifact are written: a check run GitHub refuses is a warning, not a failed report.
   if (settings.repository && settings.sha) await postCheckRun(api, settings, manifest, text, artifact).catch((err: Error) => deps.core.warning(checkRunProblem(err)));
   const code = exitCodeFor(manifest);

@@ -3,6 +3,7 @@
  * input-helper pattern). action.yml passes every input as a FLEET_* variable,
  * so no input is ever spliced into a shell script.
  */
+import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { AGENT_CREDENTIALS } from '../core/agent-setup.js';
 import { privateKeyProblem, type AppCredentials } from '../github/app-token.js';
@@ -203,4 +204,13 @@ function credentialProblems(token: string, appId: string, key: string): string[]
     if (bad) problems.push(`input app-private-key: the key ${bad}`);
   }
   return problems;
+}
+
+/**
+ * A key only the holder of the fleet's credential can derive (the App's private key, or the PAT): it seals what
+ * Fleet keeps in the Actions cache, which any job of the repository's default branch can write.
+ */
+export function sealKey(settings: Pick<Settings, 'token' | 'app'>): Buffer {
+  const secret = settings.app ? settings.app.privateKey.replace(/\\n/g, '\n').replace(/\r\n?/g, '\n').trim() : settings.token;
+  return createHash('sha256').update('fleet-cache-seal\0').update(secret).digest();
 }

@@ -4,15 +4,25 @@
  * sweep compares against the last run that really ran each lane). A cache that cannot be read or written never
  * fails the fleet: every lane then runs, and the job log says why.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Manifest, SCHEMA_VERSION } from '../core/model.js';
 import type { ActionDeps } from './main.js';
 import type { Settings } from './settings.js';
+
+/** The sweep file: the manifest as text, and its MAC under the fleet credential's seal key (see sealKey). */
+interface Sealed {
+  format: 'fleet-sweep-sealed/1';
+  mac: string;
+  manifest: string;
+}
+
+const mac = (key: Buffer, text: string) => createHmac('sha256', key).update(text).digest('hex');
 import { SWEEP_FILE, sweepKey, sweepKeyPrefix } from './sweep-cache.js';
 
 /** The previous sweep's manifest, or undefined (first sweep, nothing usable); says which in the log. */
-export async function readPreviousSweep(deps: Pick<ActionDeps, 'core' | 'sweepCache'>, fleetName: string): Promise<Manifest | undefined> {
+export async function readPreviousSweep(deps: Pick<ActionDeps, 'core' | 'sweepCache'>, fleetName: string, seal: Buffer): Promise<Manifest | undefined> {
   const { core } = deps;
   if (!deps.sweepCache) {
     core.warning('incremental: no cache service in this job; every lane runs');
@@ -33,7 +43,15 @@ export async function readPreviousSweep(deps: Pick<ActionDeps, 'core' | 'sweepCa
   }
   let json: unknown;
   try {
-    json = JSON.parse(await readFile(file, 'utf8'));
+    const sealed = JSON.parse(await readFile(file, 'utf8')) as Partial<Sealed>;
+    const want = Buffer.from(mac(seal, String(sealed.manifest)), 'hex');
+    const got = Buffer.from(typeof sealed.mac === 'string' ? sealed.mac : '', 'hex');
+    // Any job of the default branch can write the cache: only outcomes sealed with this fleet's credential count.
+    if (sealed.format !== 'fleet-sweep-sealed/1' || got.length !== want.length || !timingSafeEqual(got, want)) {
+      core.warning(`incremental: cache entry ${key} is not sealed with this fleet's credential (written by another job, or before the credential changed); every lane runs`);
+      return undefined;
+    }
+    json = JSON.parse(String(sealed.manifest));
   } catch (err) {
     core.warning(`incremental: cache entry ${key} holds no readable manifest (${(err as Error).message}); every lane runs`);
     return undefined;
@@ -49,11 +67,11 @@ export async function readPreviousSweep(deps: Pick<ActionDeps, 'core' | 'sweepCa
 }
 
 /** Saves this sweep's manifest under a key of its own; a dry run saves nothing (it pushed nothing). */
-export async function saveSweep(deps: Pick<ActionDeps, 'core' | 'sweepCache'>, settings: Settings, manifest: Manifest): Promise<void> {
+export async function saveSweep(deps: Pick<ActionDeps, 'core' | 'sweepCache'>, settings: Settings, manifest: Manifest, seal: Buffer): Promise<void> {
   if (manifest.dry_run || !deps.sweepCache) return;
   const file = resolve(SWEEP_FILE);
   await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, `${JSON.stringify(manifest)}\n`);
+  await writeFile(file, sealedSweep(manifest, seal));
   const key = sweepKey(manifest.name, settings.runId, settings.runAttempt);
   try {
     if (await deps.sweepCache.save(SWEEP_FILE, key)) deps.core.info(`incremental: outcomes saved as cache entry ${key}`);
@@ -63,3 +81,10 @@ export async function saveSweep(deps: Pick<ActionDeps, 'core' | 'sweepCache'>, s
   }
 }
 
+
+/** The sweep file's text: the manifest, sealed with the fleet credential's key. */
+export function sealedSweep(manifest: Manifest, seal: Buffer): string {
+  const text = JSON.stringify(manifest);
+  const sealed: Sealed = { format: 'fleet-sweep-sealed/1', mac: mac(seal, text), manifest: text };
+  return `${JSON.stringify(sealed)}\n`;
+}

@@ -7,12 +7,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { newLaneRecord, type LaneRecord } from '../../src/core/model.js';
+import type { LaneRecord } from '../../src/core/model.js';
 import type { LaneSpec } from '../../src/core/validate.js';
-import { GitHubForgeError, markerFor, type GitHubForge } from '../../src/github/forge.js';
-import { localWorkspace } from '../../src/local/workspace.js';
+import { GitHubForgeError, type GitHubForge } from '../../src/github/forge.js';
 import { ci, type CiPolicy } from '../support/github-emulator/index.js';
-import { harness, lane, type Harness } from './helpers.js';
+import { harness, lane, publishInput, pushLaneCommit, type Harness } from './helpers.js';
 
 let h: Harness;
 let tmp: string;
@@ -52,33 +51,10 @@ async function lanePr(opts: { ci?: CiPolicy; files?: Record<string, string>; pub
   if (opts.ci) h.emu.setCi(`acme/${name}`, opts.ci);
   const l = lane(`acme/${name}`, { id: name, branch: `fleet/demo/${name}`, ...opts.laneExtra });
   const dir = path.join(tmp, name);
-  const env = h.forge.gitEnv();
-  const cloned = await localWorkspace.clone(h.forge.cloneUrl(l), dir, { branch: l.branch, env });
-  await writeFile(path.join(dir, 'x.txt'), 'x\n');
-  await localWorkspace.changedFiles(dir);
-  const commit = await localWorkspace.commit(dir, `${l.title}\n\nFleet-Lane: ${l.id}`);
-  const pushed = await localWorkspace.push(dir, l.branch, commit, cloned.remote_branch_commit, env);
-  if (!pushed.ok) throw new Error(`push failed: ${pushed.detail}`);
-  let rec: LaneRecord = {
-    ...newLaneRecord({ repo: l.repo, lane: l.id, wave: 0, branch: l.branch, depends_on: [] }),
-    status: 'running',
-    base_branch: cloned.base_branch,
-    base_commit: cloned.base_commit,
-    commit,
-    changed_files: ['x.txt'],
-  };
+  let rec = await pushLaneCommit(h, l, dir, (d) => writeFile(path.join(d, 'x.txt'), 'x\n'));
+  const commit = rec.commit!;
   if (opts.publish !== false) {
-    const pub = await h.forge.publish({
-      lane: l,
-      record: rec,
-      title: `demo: ${l.id}`,
-      body: `${markerFor('demo', l.id)}\nby Fleet`,
-      draft: false,
-      labels: [],
-      reviewers: [],
-      team_reviewers: [],
-      assignees: [],
-    });
+    const pub = await h.forge.publish(publishInput(l, rec));
     rec = { ...rec, pr_number: pub.pr_number };
   }
   return { l, rec, short: commit.slice(0, 12) };

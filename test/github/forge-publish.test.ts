@@ -7,12 +7,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { newLaneRecord, type LaneRecord } from '../../src/core/model.js';
+import type { LaneRecord } from '../../src/core/model.js';
 import type { LaneSpec } from '../../src/core/validate.js';
 import { GitHubForgeError, markerFor } from '../../src/github/forge.js';
-import { localWorkspace } from '../../src/local/workspace.js';
-import type { PublishInput } from '../../src/ports.js';
-import { harness, lane, type Harness } from './helpers.js';
+import { harness, lane, publishInput, pushLaneCommit, type Harness } from './helpers.js';
 
 let h: Harness;
 let tmp: string;
@@ -42,38 +40,11 @@ async function pushedLane(): Promise<{ l: LaneSpec; rec: LaneRecord; owner: stri
   await h.emu.createRepo({ owner: 'acme', name, files: { 'README.md': '# x\n' }, branches: { develop: { 'README.md': '# x\n' } } });
   const l = lane(`acme/${name}`, { id: name, branch: `fleet/demo/${name}` });
   const dir = path.join(tmp, name);
-  const env = h.forge.gitEnv();
-  const cloned = await localWorkspace.clone(h.forge.cloneUrl(l), dir, { branch: l.branch, env });
-  await writeFile(path.join(dir, 'x.txt'), 'x\n');
-  const files = await localWorkspace.changedFiles(dir);
-  const commit = await localWorkspace.commit(dir, `${l.title}\n\nFleet-Lane: ${l.id}`);
-  const pushed = await localWorkspace.push(dir, l.branch, commit, cloned.remote_branch_commit, env);
-  if (!pushed.ok) throw new Error(`push failed: ${pushed.detail}`);
-  const rec: LaneRecord = {
-    ...newLaneRecord({ repo: l.repo, lane: l.id, wave: 0, branch: l.branch, depends_on: [] }),
-    status: 'running',
-    base_branch: cloned.base_branch,
-    base_commit: cloned.base_commit,
-    commit,
-    changed_files: files,
-  };
+  const rec = await pushLaneCommit(h, l, dir, (d) => writeFile(path.join(d, 'x.txt'), 'x\n'));
   return { l, rec, owner: 'acme', repo: name };
 }
 
-function input(l: LaneSpec, record: LaneRecord, extra: Partial<PublishInput> = {}): PublishInput {
-  return {
-    lane: l,
-    record,
-    title: `demo: ${l.id}`,
-    body: `${markerFor('demo', l.id)}\nThis change was made by the Fleet **demo**.`,
-    draft: false,
-    labels: [],
-    reviewers: [],
-    team_reviewers: [],
-    assignees: [],
-    ...extra,
-  };
-}
+const input = publishInput;
 
 const PULLS = '/repos/{owner}/{repo}/pulls';
 

@@ -11,10 +11,8 @@ import { newLaneRecord, type LaneRecord } from '../../src/core/model.js';
 import type { LaneSpec } from '../../src/core/validate.js';
 import { GitHubForgeError, markerFor, type GitHubForgeOptions } from '../../src/github/forge.js';
 import { basicCredential, createOctokit } from '../../src/github/octokit.js';
-import { localWorkspace } from '../../src/local/workspace.js';
-import type { PublishInput } from '../../src/ports.js';
 import { ci } from '../support/github-emulator/index.js';
-import { harness, lane, NO_PACING, type Harness } from './helpers.js';
+import { harness, lane, NO_PACING, publishInput, pushLaneCommit, type Harness } from './helpers.js';
 
 let h: Harness;
 let tmp: string;
@@ -55,45 +53,18 @@ async function repoWithLane(files: Record<string, string> = { 'README.md': '# x\
  */
 async function pushLane(l: LaneSpec, change: (dir: string) => Promise<void>, previous?: LaneRecord): Promise<LaneRecord> {
   const dir = path.join(tmp, `${l.id}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-  const env = h.forge.gitEnv();
-  const cloned = await localWorkspace.clone(h.forge.cloneUrl(l), dir, { branch: l.branch, env });
-  await change(dir);
-  const files = await localWorkspace.changedFiles(dir);
-  const commit = await localWorkspace.commit(dir, `${l.title}\n\nFleet-Lane: ${l.id}`);
-  const pushed = await localWorkspace.push(dir, l.branch, commit, cloned.remote_branch_commit, env);
-  if (!pushed.ok) throw new Error(`push failed: ${pushed.detail}`);
+  const rec = await pushLaneCommit(h, l, dir, change, previous);
   const config = await readFile(path.join(dir, '.git', 'config'), 'utf8');
   expect(config).not.toContain(h.token);
   expect(config).not.toContain(basicCredential(h.token));
   expect(config.toLowerCase()).not.toContain('extraheader');
-  return {
-    ...(previous ?? newLaneRecord({ repo: l.repo, lane: l.id, wave: 0, branch: l.branch, depends_on: [] })),
-    status: 'running',
-    base_branch: cloned.base_branch,
-    base_commit: cloned.base_commit,
-    commit,
-    changed_files: files,
-  };
+  return rec;
 }
 
 const edit = (file: string, text: string) => async (dir: string) => {
   await writeFile(path.join(dir, file), text);
 };
 
-function publishInput(l: LaneSpec, record: LaneRecord, extra: Partial<PublishInput> = {}): PublishInput {
-  return {
-    lane: l,
-    record,
-    title: `demo: ${l.id}`,
-    body: `${markerFor('demo', l.id)}\nThis change was made by the Fleet **demo**.`,
-    draft: false,
-    labels: [],
-    reviewers: [],
-    team_reviewers: [],
-    assignees: [],
-    ...extra,
-  };
-}
 
 describe('git access', () => {
   it('clones and pushes with the token only in the environment, and reads the branch back', async () => {

@@ -1,7 +1,10 @@
+import { newLaneRecord, type LaneRecord } from '../../src/core/model.js';
 import type { LaneSpec } from '../../src/core/validate.js';
+import { localWorkspace } from '../../src/local/workspace.js';
+import type { PublishInput } from '../../src/ports.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../support/github-emulator/index.js';
 import { createOctokit, type CreateOctokitOptions, type FleetOctokit } from '../../src/github/octokit.js';
-import { GitHubForge, type GitHubForgeOptions } from '../../src/github/forge.js';
+import { GitHubForge, markerFor, type GitHubForgeOptions } from '../../src/github/forge.js';
 import type { Logger } from '../../src/ports.js';
 
 /** A GitHub lane with the fleet's defaults. */
@@ -64,4 +67,42 @@ export async function harness(emuOpts: EmulatorOptions = {}, clientOpts: Partial
       ...opts,
     });
   return { emu, token, octokit, forge: makeForge(), log, logger, client, makeForge };
+}
+
+/**
+ * What a lane does up to its push, through the forge's clone URL and git environment: clone into `dir`, apply
+ * `change`, commit, push with a lease. Returns the lane's record (built on `previous` when given).
+ */
+export async function pushLaneCommit(h: Harness, l: LaneSpec, dir: string, change: (dir: string) => Promise<void>, previous?: LaneRecord): Promise<LaneRecord> {
+  const env = h.forge.gitEnv();
+  const cloned = await localWorkspace.clone(h.forge.cloneUrl(l), dir, { branch: l.branch, env });
+  await change(dir);
+  const files = await localWorkspace.changedFiles(dir);
+  const commit = await localWorkspace.commit(dir, `${l.title}\n\nFleet-Lane: ${l.id}`);
+  const pushed = await localWorkspace.push(dir, l.branch, commit, cloned.remote_branch_commit, env);
+  if (!pushed.ok) throw new Error(`push failed: ${pushed.detail}`);
+  return {
+    ...(previous ?? newLaneRecord({ repo: l.repo, lane: l.id, wave: 0, branch: l.branch, depends_on: [] })),
+    status: 'running',
+    base_branch: cloned.base_branch,
+    base_commit: cloned.base_commit,
+    commit,
+    changed_files: files,
+  };
+}
+
+/** A publish request for a lane with the demo fleet's marker and no labels, reviewers or assignees. */
+export function publishInput(l: LaneSpec, record: LaneRecord, extra: Partial<PublishInput> = {}): PublishInput {
+  return {
+    lane: l,
+    record,
+    title: `demo: ${l.id}`,
+    body: `${markerFor('demo', l.id)}\nThis change was made by the Fleet **demo**.`,
+    draft: false,
+    labels: [],
+    reviewers: [],
+    team_reviewers: [],
+    assignees: [],
+    ...extra,
+  };
 }

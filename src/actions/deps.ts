@@ -7,7 +7,9 @@ import { dirname, resolve } from 'node:path';
 import { setupForge } from '../adapters.js';
 import { directiveEnv } from '../cli/main.js';
 import { AGENT_CREDENTIALS } from '../core/agent-setup.js';
-import { AppInstallationToken, normalizePrivateKey, staticToken, type TokenCredential } from '../github/app-token.js';
+import type { AppInstallationToken } from '../github/app-token.js';
+import { normalizePrivateKey } from '../github/app-key.js';
+import { staticToken, type TokenCredential } from '../github/credential.js';
 import { basicCredential, resolveApiUrl } from '../github/octokit.js';
 import { encodedForms, registerSecret } from '../local/git.js';
 import { githubClient } from '../github/setup.js';
@@ -35,7 +37,8 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
   let credential: Promise<TokenCredential> | undefined;
   const apps: AppInstallationToken[] = [];
   const mint = (app: NonNullable<Settings['app']>, why: string): Promise<AppInstallationToken> =>
-    AppInstallationToken.start(app, { apiUrl: resolveApiUrl(env.GITHUB_API_URL), logger }).then((t) => {
+    // The App code (and @octokit/auth-app) is loaded only by jobs that have App credentials.
+    import('../github/app-token.js').then(({ AppInstallationToken }) => AppInstallationToken.start(app, { apiUrl: resolveApiUrl(env.GITHUB_API_URL), logger })).then((t) => {
       apps.push(t);
       logger.info(`GitHub App ${app.appId}: installation token minted for ${app.owner} (${why}); Fleet renews it while this job runs`);
       return t;

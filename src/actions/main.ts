@@ -22,7 +22,7 @@ import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { readSettings, sealKey, type Settings } from './settings.js';
 import { readPreviousSweep, saveSweep } from './sweep.js';
 import type { SweepCache } from './sweep-cache.js';
-import { maskPrivateKey } from '../github/app-token.js';
+import { maskPrivateKey } from '../github/app-key.js';
 import { redact } from '../local/git.js';
 import { approvalGateProblem, ARTIFACT_RETENTION_DAYS, retentionNote } from './gate.js';
 

@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { AGENT_CREDENTIALS } from '../core/agent-setup.js';
-import { privateKeyProblem, type AppCredentials } from '../github/app-token.js';
+import { normalizePrivateKey, privateKeyProblem } from '../github/app-key.js';
+import type { AppCredentials } from '../github/app-token.js';
 
 const bool = (dflt: 'true' | 'false') =>
   z
@@ -211,6 +212,6 @@ function credentialProblems(token: string, appId: string, key: string): string[]
  * Fleet keeps in the Actions cache, which any job of the repository's default branch can write.
  */
 export function sealKey(settings: Pick<Settings, 'token' | 'app'>): Buffer {
-  const secret = settings.app ? settings.app.privateKey.replace(/\\n/g, '\n').replace(/\r\n?/g, '\n').trim() : settings.token;
+  const secret = settings.app ? normalizePrivateKey(settings.app.privateKey) : settings.token;
   return createHash('sha256').update('fleet-cache-seal\0').update(secret).digest();
 }

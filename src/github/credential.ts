@@ -26,4 +26,3 @@ export interface TokenCredential {
 export function staticToken(token: string): TokenCredential {
   return { current: () => token, fresh: async () => token, renew: async () => null, observe: () => {} };
 }
-

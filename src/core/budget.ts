@@ -5,11 +5,25 @@
  * https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits)
  * — and every matrix leg of a fleet writes as the same account. Legs cannot
  * talk to each other, so the plan divides the budget: the fleet's writes are
- * spaced `slot_ms` apart, and leg k of the `legs_at_once` that run together
- * owns every `legs_at_once`-th slot, starting at slot k. Slots are counted from
- * the Unix epoch, so legs on different runners agree on them without a
- * coordinator: however the legs' work lines up, no two of them write in the
- * same slot, and no window ever holds more writes than its share of the limit.
+ * spaced `slot_ms` apart, in rounds of `legs_at_once` × `burst` slots, and leg k
+ * of the `legs_at_once` that run together owns the k-th run of `burst`
+ * consecutive slots of every round. Slots are counted from the Unix epoch, so
+ * legs on different runners agree on them without a coordinator: however the
+ * legs' work lines up, no two of them write in the same slot, and no window
+ * ever holds more writes than its share of the limit.
+ *
+ * Why runs of slots: a lane's publishing writes (the PR, its labels, reviewers,
+ * assignees) follow one another within a second, so they go in one round. A
+ * leg that spread them one a round would live a round longer per write, and a
+ * phase stays idle whenever the next leg of the matrix takes longer to start
+ * and get ready than a round lasts (on GitHub: a runner, the job's set-up, the
+ * clone). Longer rounds leave the next leg that time.
+ *
+ * When a wave has more shards than `legs_at_once`, shard k + legs_at_once
+ * takes shard k's slots after it (GitHub starts matrix legs in order as others
+ * end); the leg waits for shard k to finish before its first write
+ * (`predecessorShard`, waited for in src/steps/matrix.ts), so two legs never
+ * hold the same slots at once even when legs end out of order.
  *
  * Pure: no clock, no I/O. The pacer (src/github/pacer.ts) reads the time and sleeps.
  */
@@ -42,6 +56,8 @@ export interface WriteBudget {
   legs_at_once: number;
   /** Content-creating requests a lane is expected to make (see writesPerLane). */
   writes_per_lane: number;
+  /** The slots a leg owns back to back in each round: a lane's publishing writes (see publishWrites). Absent in plans before it: 1. */
+  burst?: number;
   lanes: number;
   /** lanes × writes_per_lane. */
   total_writes: number;
@@ -49,7 +65,7 @@ export interface WriteBudget {
   binding: WriteWindow;
   /** The fleet's writes are at least this far apart. */
   slot_ms: number;
-  /** Each leg writes at most once per this (legs_at_once × slot_ms). */
+  /** A round: each leg writes at most `burst` times per this (legs_at_once × burst × slot_ms). */
   leg_interval_ms: number;
   /**
    * What each leg may write in each window of `limits` at its pace; `fits`: the
@@ -60,10 +76,20 @@ export interface WriteBudget {
   writes_ms: number;
 }
 
-/** The schedule one leg keeps: its writes fall on `phase_ms + n × interval_ms` after the epoch. */
+/**
+ * The schedule one leg keeps: its writes fall on `phase_ms + n × interval_ms + i × slot_ms` after the epoch,
+ * for i below `burst` (a plan without bursts: `burst` 1, and `slot_ms` unused).
+ */
 export interface LegPace {
   interval_ms: number;
   phase_ms: number;
+  slot_ms?: number;
+  burst?: number;
+  /**
+   * Set by the leg, not the plan: resolves when the slots are the leg's own (the shard that held them before
+   * has finished). The pacer awaits it once, before the first write.
+   */
+  waitTurn?: () => Promise<void>;
 }
 
 /**
@@ -85,6 +111,15 @@ export function writesPerLane(file: Pick<FleetFile, 'pr' | 'merge'>, dryRun: boo
   );
 }
 
+/**
+ * The writes a lane makes back to back when it publishes: the PR, then its labels, review request and assignees, each
+ * sent as soon as the one before is answered. A merge waits for CI, so it takes a later round.
+ */
+export function publishWrites(file: Pick<FleetFile, 'pr' | 'merge'>, dryRun: boolean): number {
+  if (dryRun) return 0;
+  return writesPerLane(file, dryRun) - (file.merge.policy === 'when-green' ? 1 : 0);
+}
+
 /** The writes a window allows the fleet: BUDGET_SHARE of it, at least one. */
 export function usable(w: WriteWindow): number {
   return Math.max(1, Math.floor(w.max * BUDGET_SHARE));
@@ -96,7 +131,7 @@ export function usable(w: WriteWindow): number {
  * only when the fleet's writes do not fit under it, and then the pace is the
  * one that spreads them evenly over it.
  */
-export function writeBudget(input: { limits: readonly WriteWindow[]; legsAtOnce: number; lanes: number; writesPerLane: number }): WriteBudget {
+export function writeBudget(input: { limits: readonly WriteWindow[]; legsAtOnce: number; lanes: number; writesPerLane: number; burst?: number }): WriteBudget {
   if (!input.limits.length) throw new Error('writeBudget needs at least one limit');
   const legs = Math.max(1, Math.floor(input.legsAtOnce));
   const total = input.lanes * input.writesPerLane;
@@ -112,34 +147,50 @@ export function writeBudget(input: { limits: readonly WriteWindow[]; legsAtOnce:
     }
   }
   const slot_ms = Math.ceil(slot);
-  const leg_interval_ms = legs * slot_ms;
+  const burst = Math.max(1, Math.floor(input.burst ?? 1));
+  const leg_interval_ms = legs * burst * slot_ms;
   return {
     limits: input.limits.map((w) => ({ ...w })),
     legs_at_once: legs,
     writes_per_lane: input.writesPerLane,
+    burst,
     lanes: input.lanes,
     total_writes: total,
     binding: { ...binding },
     slot_ms,
     leg_interval_ms,
-    leg_share: input.limits.map((w) => ({ window_ms: w.window_ms, writes: Math.floor((w.window_ms / leg_interval_ms) * 1000) / 1000, fits: total <= usable(w) })),
+    leg_share: input.limits.map((w) => ({ window_ms: w.window_ms, writes: Math.floor(((w.window_ms * burst) / leg_interval_ms) * 1000) / 1000, fits: total <= usable(w) })),
     writes_ms: total * slot_ms,
   };
 }
 
-/** Leg `index` of a wave (its shard's position) takes slot `index mod legs_at_once` of every round. */
-export function legPace(budget: Pick<WriteBudget, 'slot_ms' | 'leg_interval_ms' | 'legs_at_once'>, index: number): LegPace {
-  return { interval_ms: budget.leg_interval_ms, phase_ms: (index % budget.legs_at_once) * budget.slot_ms };
+/** Leg `index` of a wave (its shard's position) takes run `index mod legs_at_once` of every round. */
+export function legPace(budget: Pick<WriteBudget, 'slot_ms' | 'leg_interval_ms' | 'legs_at_once' | 'burst'>, index: number): LegPace {
+  const burst = budget.burst ?? 1;
+  return { interval_ms: budget.leg_interval_ms, phase_ms: (index % budget.legs_at_once) * burst * budget.slot_ms, slot_ms: budget.slot_ms, burst };
+}
+
+/**
+ * The shard whose slots shard `index` of its wave takes over (`index − legs_at_once`), or none for the first
+ * `legs_at_once` shards.
+ */
+export function predecessorIndex(budget: Pick<WriteBudget, 'legs_at_once'>, index: number): number | undefined {
+  return index >= budget.legs_at_once ? index - budget.legs_at_once : undefined;
 }
 
 /**
  * When the next write may go: the first of the leg's slots at or after `now`
- * and at least one interval after the leg's previous write (`last`, a slot).
+ * and after the leg's previous write (`last`, a slot).
  */
 export function nextSlot(pace: LegPace, now: number, last?: number): number {
-  const earliest = last === undefined ? now : Math.max(now, last + pace.interval_ms);
-  const n = Math.ceil((earliest - pace.phase_ms) / pace.interval_ms);
-  return n * pace.interval_ms + pace.phase_ms;
+  const burst = pace.burst ?? 1;
+  const slot = burst > 1 && pace.slot_ms ? pace.slot_ms : pace.interval_ms;
+  const earliest = last === undefined ? now : Math.max(now, last + slot);
+  // The round whose run of slots starts at or before `earliest`: its next free slot, else the next round's first.
+  const round = Math.floor((earliest - pace.phase_ms) / pace.interval_ms);
+  const start = round * pace.interval_ms + pace.phase_ms;
+  const i = Math.ceil((earliest - start) / slot);
+  return i < burst ? start + i * slot : start + pace.interval_ms;
 }
 
 /** "1 h 12 min", "4 min 10 s", "40 s". */
@@ -162,7 +213,7 @@ export function renderWriteBudget(b: WriteBudget): string {
     '### Write budget',
     '',
     `GitHub allows this account ${limits} content-creating requests; the fleet plans ${Math.round(BUDGET_SHARE * 100)}% of that, shared by ${b.legs_at_once} leg(s) at once.`,
-    `${b.lanes} lane(s) × about ${b.writes_per_lane} write(s) = ${b.total_writes} write(s); each leg writes at most once every ${formatDuration(b.leg_interval_ms)}, the fleet once every ${formatDuration(b.slot_ms)}.`,
+    `${b.lanes} lane(s) × about ${b.writes_per_lane} write(s) = ${b.total_writes} write(s); each leg writes at most ${(b.burst ?? 1) > 1 ? `${b.burst} times (back to back)` : 'once'} every ${formatDuration(b.leg_interval_ms)}, the fleet once every ${formatDuration(b.slot_ms)}.`,
   ];
   const shortest = Math.min(...b.limits.map((w) => w.window_ms));
   if (b.binding.window_ms === shortest) {

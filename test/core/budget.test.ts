@@ -6,7 +6,7 @@
  * — divided among the legs that run at once, and the slots each leg writes in.
  */
 import { describe, expect, it } from 'vitest';
-import { GITHUB_WRITE_LIMITS, legPace, nextSlot, renderWriteBudget, writeBudget, writesPerLane, type LegPace } from '../../src/core/budget.js';
+import { GITHUB_WRITE_LIMITS, legPace, nextSlot, predecessorIndex, publishWrites, renderWriteBudget, writeBudget, writesPerLane, type LegPace } from '../../src/core/budget.js';
 import { ContentLimiter } from '../support/github-emulator/limits.js';
 
 const pr = { labels: [] as string[], reviewers: [] as string[], team_reviewers: [] as string[], assignees: [] as string[], draft: false };
@@ -16,6 +16,12 @@ describe('writes a lane makes', () => {
     expect(writesPerLane({ pr, merge: { policy: 'never', method: 'squash' } }, false)).toBe(1);
     expect(writesPerLane({ pr: { ...pr, labels: ['a', 'b'], team_reviewers: ['acme/t'], assignees: ['x'] }, merge: { policy: 'when-green', method: 'squash' } }, false)).toBe(5);
     expect(writesPerLane({ pr: { ...pr, labels: ['a'] }, merge: { policy: 'when-green', method: 'squash' } }, true)).toBe(0);
+  });
+
+  it('counts as back to back only the publishing writes: a merge waits for CI', () => {
+    expect(publishWrites({ pr: { ...pr, labels: ['a', 'b'], team_reviewers: ['acme/t'], assignees: ['x'] }, merge: { policy: 'when-green', method: 'squash' } }, false)).toBe(4);
+    expect(publishWrites({ pr, merge: { policy: 'never', method: 'squash' } }, false)).toBe(1);
+    expect(publishWrites({ pr, merge: { policy: 'never', method: 'squash' } }, true)).toBe(0);
   });
 });
 
@@ -61,12 +67,40 @@ describe('pacer schedule', () => {
     const b = writeBudget({ limits: [{ max: 8, window_ms: 6000 }], legsAtOnce: 4, lanes: 4, writesPerLane: 1 });
     expect(b.slot_ms).toBe(858); // 6000 / 7
     const p = legPace(b, 6);
-    expect(p).toEqual({ interval_ms: 4 * 858, phase_ms: 2 * 858 });
+    expect(p).toEqual({ interval_ms: 4 * 858, phase_ms: 2 * 858, slot_ms: 858, burst: 1 });
     expect(nextSlot(p, 0)).toBe(2 * 858);
     expect(nextSlot(p, 2 * 858)).toBe(2 * 858);
     expect(nextSlot(p, 2 * 858 + 1)).toBe(6 * 858);
     // The next write waits a full interval after the last, even when asked for at once.
     expect(nextSlot(p, 6 * 858 + 5, 6 * 858)).toBe(10 * 858);
+  });
+
+  it('gives a leg runs of consecutive slots when its lanes publish several writes back to back: one round holds them all', () => {
+    const b = writeBudget({ limits: [{ max: 8, window_ms: 6000 }], legsAtOnce: 4, lanes: 4, writesPerLane: 3, burst: 2 });
+    expect(b.leg_interval_ms).toBe(4 * 2 * 858);
+    expect(b.leg_share[0]!.writes).toBeCloseTo((6000 * 2) / (8 * 858), 3);
+    const p = legPace(b, 5); // the second run of every round: slots 2 and 3 of 8
+    expect(p).toMatchObject({ phase_ms: 2 * 858, burst: 2 });
+    expect(nextSlot(p, 0)).toBe(2 * 858);
+    expect(nextSlot(p, 2 * 858, 2 * 858)).toBe(3 * 858); // the run's second slot
+    expect(nextSlot(p, 2 * 858 + 1)).toBe(3 * 858); // ready just after the first: the second is still its own
+    expect(nextSlot(p, 3 * 858 + 1)).toBe(10 * 858); // missed the run: the next round's
+    expect(nextSlot(p, 3 * 858, 3 * 858)).toBe(10 * 858); // a third write waits for the next round
+    expect(renderWriteBudget(b)).toContain('each leg writes at most 2 times (back to back) every 7 s');
+    // No two legs of the round ever share a slot.
+    const slots = [0, 1, 2, 3].flatMap((leg) => {
+      const q = legPace(b, leg);
+      const first = nextSlot(q, 100_000);
+      return [first, nextSlot(q, first, first)];
+    });
+    expect(new Set(slots).size).toBe(8);
+  });
+
+  it('names the shard whose slots a later shard of the wave takes over', () => {
+    const b = { legs_at_once: 64 };
+    expect(predecessorIndex(b, 63)).toBeUndefined();
+    expect(predecessorIndex(b, 64)).toBe(0);
+    expect(predecessorIndex(b, 200)).toBe(136);
   });
 
   it('keeps 48 legs that start together, each writing whenever it is ready, under a limit of 8 in 6 s (the emulator\'s counter refuses none)', () => {

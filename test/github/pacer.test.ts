@@ -66,6 +66,36 @@ describe('the pacer', () => {
     expect(Date.now()).toBeGreaterThanOrEqual(slots[2]!);
   });
 
+  it('waits once, before its first write, until the slots are its own (the shard before it has finished)', async () => {
+    let clock = 1_000;
+    let turns = 0;
+    let release!: () => void;
+    const turn = new Promise<void>((r) => (release = r));
+    const pacer = new WritePacer({ interval_ms: 100, phase_ms: 0 }, () => clock, async (ms) => void (clock += ms), () => (turns++, turn));
+    const first = pacer.take();
+    let done = false;
+    void first.then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(done).toBe(false); // held until the predecessor is done
+    clock = 1_450;
+    release();
+    expect(await first).toBe(1_500); // the first own slot after the turn came, not the one before
+    expect(await pacer.take()).toBe(1_600);
+    expect(turns).toBe(1);
+  });
+
+  it('lets a slot go when a busy runner wakes it too late for it, and takes its next own one', async () => {
+    let clock = 0;
+    let overshoot = 70; // the first sleep ends 70 ms late: past half of a 100 ms slot
+    const pacer = new WritePacer({ interval_ms: 400, phase_ms: 100, slot_ms: 100, burst: 1 }, () => clock, async (ms) => {
+      clock += ms + overshoot;
+      overshoot = 0;
+    });
+    expect(await pacer.take()).toBe(500);
+    expect(pacer.stats.late).toBe(1);
+    expect(await pacer.take()).toBe(900);
+  });
+
   it('keeps two legs of one account under 4 writes in 2 s where unpaced legs are refused', async () => {
     const limit = { max: 4, windowMs: 2000 };
     const budget = writeBudget({ limits: [{ max: 4, window_ms: 2000 }], legsAtOnce: 2, lanes: 2, writesPerLane: 3 });

@@ -11,7 +11,7 @@ import type { MatrixPlanOutputs } from '../steps/matrix.js';
 import { ANNOTATIONS_PER_REQUEST, checkRunConclusion, fitCheckRunText, laneAnnotations, renderPlan, renderReport, renderShard } from '../core/report.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, Workspace } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
-import { attemptName, continuesAfter, legPaceOf, loadPlanBundle, matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
+import { attemptName, continuesAfter, legPaceOf, waitForPredecessor, loadPlanBundle, matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
 import { finalizeManifest } from '../core/manifest.js';
 import { readFile } from 'node:fs/promises';
 import { renderWriteBudget, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
@@ -89,7 +89,11 @@ export async function runAction(deps: ActionDeps): Promise<number> {
     if (settings.mode === 'plan') return await plan(deps, settings);
     const bundle = await loadPlanBundle(deps.store, settings.workspace, { digest: settings.planDigest, attempt: settings.runAttempt });
     const pace = settings.mode === 'lane' ? legPaceOf(bundle, settings.shard) : undefined;
-    if (pace) core.info(`Write budget: this leg writes at most once every ${pace.interval_ms} ms, in its own slots (phase ${pace.phase_ms} ms).`);
+    if (pace) {
+      const burst = pace.burst ?? 1;
+      core.info(`Write budget: this leg writes at most ${burst > 1 ? `${burst} times back to back` : 'once'} every ${pace.interval_ms} ms, in its own slots (phase ${pace.phase_ms} ms).`);
+      pace.waitTurn = () => waitForPredecessor({ store: deps.store, root: settings.workspace, bundle, shard: settings.shard, attempt: settings.runAttempt, jobs: legJobs(deps, settings), log: (l) => core.info(l) });
+    }
     const setup = await deps.setupForge(settings, bundle.fleet.file, pace);
     if ('problem' in setup) {
       core.setFailed(setup.problem);
@@ -383,6 +387,16 @@ function checkRunProblem(err: Error & { status?: number }): string {
       ? ' The report job needs `permissions: checks: write` (and the caller must grant it: a reusable workflow cannot have more than its caller).'
       : '';
   return `The report's check run could not be posted (${err.status ?? 'error'}: ${err.message}); the job summary and the report artifact have the full report.${hint}`;
+}
+
+/** The run's jobs for a leg waiting on the shard before it: none without the run's coordinates or a token to read them. */
+function legJobs(deps: ActionDeps, settings: Settings): RunJobs | undefined {
+  if (!settings.repository || !settings.runId) return undefined;
+  try {
+    return runJobs(deps.api(settings), settings.repository, settings.runId);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The run's jobs (every page: a big fleet has thousands), their annotations, and the approval gate's verdict. */

@@ -6,8 +6,8 @@
  */
 import { lstat, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { legPace, writeBudget, writesPerLane, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
-import { Manifest, type LaneRecord } from '../core/model.js';
+import { legPace, predecessorIndex, publishWrites, writeBudget, writesPerLane, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
+import { Manifest, type LaneRecord, type Shard } from '../core/model.js';
 import type { ResolvedFleet, Problem } from '../core/validate.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJobs, StoredArtifact, Workspace } from '../ports.js';
 import { writeJsonAtomic } from '../util/fs.js';
@@ -237,6 +237,7 @@ function fleetBudget(manifest: Manifest, fleet: ResolvedFleet, limits: WriteWind
     legsAtOnce: Math.min(manifest.max_parallel, widest),
     lanes: manifest.waves.reduce((n, w) => n + w.lanes.length, 0),
     writesPerLane: writesPerLane(fleet.file, manifest.dry_run),
+    burst: publishWrites(fleet.file, manifest.dry_run),
   });
 }
 
@@ -248,6 +249,75 @@ export function legPaceOf(bundle: PlanBundle, shard: string): LegPace | undefine
     if (index >= 0) return legPace(bundle.budget, index);
   }
   return undefined;
+}
+
+/** The shard whose write slots `shard` takes over once it has finished (see src/core/budget.ts), if any. */
+export function predecessorOf(bundle: PlanBundle, shard: string): Shard | undefined {
+  if (!bundle.budget) return undefined;
+  for (const wave of bundle.manifest.waves) {
+    const index = wave.shards.findIndex((s) => s.id === shard);
+    if (index < 0) continue;
+    const before = predecessorIndex(bundle.budget, index);
+    return before === undefined ? undefined : wave.shards[before];
+  }
+  return undefined;
+}
+
+export interface PredecessorWait {
+  store: ArtifactStore;
+  root: string;
+  bundle: PlanBundle;
+  shard: string;
+  attempt: number;
+  /** The run's jobs: after `jobsAfterMs`, a predecessor whose job has ended without its artifacts (a lost runner, a cancel) no longer holds the slots. */
+  jobs?: RunJobs;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  log?: (line: string) => void;
+  pollMs?: number;
+  jobsAfterMs?: number;
+}
+
+/**
+ * Resolves when the shard before this leg in its write slots has finished: every lane of it has left its artifact in
+ * this attempt (the job's own artifact listing: no API calls), or its job has ended. After "Re-run failed jobs" a
+ * predecessor that did not fail does not run again, and one that did keeps its completed lanes without writing:
+ * only its other lanes are waited for.
+ */
+export async function waitForPredecessor(w: PredecessorWait): Promise<void> {
+  const before = predecessorOf(w.bundle, w.shard);
+  if (!before) return;
+  const now = w.now ?? Date.now;
+  const sleep = w.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  let pending = before.lanes;
+  if (w.attempt > (w.bundle.attempt ?? 1)) {
+    const earlier = await fetchLaneResults(w.store, join(w.root, '.predecessor'), w.bundle, before.lanes, w.attempt - 1);
+    const failed = before.lanes.some((l) => !earlier.has(l) || earlier.get(l)!.status === 'failed');
+    if (!failed) return;
+    pending = before.lanes.filter((l) => earlier.get(l)?.status !== 'completed');
+  }
+  const started = now();
+  let asked = 0;
+  let slept = false;
+  for (;;) {
+    const names = new Set((await w.store.list(LANE_ARTIFACT_PREFIX)).map((a) => a.name));
+    pending = pending.filter((l) => !names.has(laneArtifact(l, w.attempt)));
+    if (!pending.length) break;
+    const waited = now() - started;
+    if (w.jobs && waited >= (w.jobsAfterMs ?? 120_000) && waited - asked >= (w.jobsAfterMs ?? 120_000) / 2) {
+      asked = waited;
+      const job = (await w.jobs.list().catch(() => [])).find((j) => j.name.endsWith(`(${before.id})`));
+      if (job?.status === 'completed') {
+        w.log?.(`Write budget: shard ${before.id} ended (${job.conclusion ?? 'no conclusion'}) without the artifacts of ${pending.join(', ')}; its slots are free`);
+        break;
+      }
+    }
+    if (!slept) w.log?.(`Write budget: waiting for shard ${before.id}, which holds these write slots until it finishes (${pending.length} lane(s) to go)`);
+    slept = true;
+    await sleep(w.pollMs ?? 5_000);
+  }
+  const waited = now() - started;
+  if (slept) w.log?.(`Write budget: shard ${before.id} finished; this leg's writes start (waited ${Math.round(waited / 1000)} s)`);
 }
 
 export interface PlanPin {

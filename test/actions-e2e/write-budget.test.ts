@@ -7,6 +7,9 @@
  * 12 s) and Fleet is told the same limits (FLEET_GITHUB_WRITE_BUDGET, a test knob): the plan divides them among
  * the legs, and 24 legs that start together, each opening a PR and labelling it, are never refused.
  *
+ * A narrower run has more legs than run at once: a leg that takes over another's write slots writes only after
+ * that leg has finished, whatever order the legs end in.
+ *
  * Then a secondary-limit refusal is injected on two legs' PRs: each is retried after GitHub's retry-after
  * ("you should not retry your request until after that many seconds has elapsed",
  * https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit)
@@ -26,6 +29,8 @@ const LEGS = 24;
 const WINDOW = { max: 16, windowMs: 12_000 };
 let w: World;
 let wide: { runId: number; s: RunSummary };
+let narrow: { runId: number; s: RunSummary };
+let narrowWrites: Array<{ time: number; path: string; fault?: string }>;
 let faulted: { runId: number; s: RunSummary };
 let retried: Array<{ time: number; repo: string }>;
 let refusedAt: number[];
@@ -60,6 +65,16 @@ beforeAll(async () => {
   w.emu.resetLog();
   wide = await dispatchFleet(w);
 
+  const narrowTargets = names('narrow', 12);
+  for (const name of narrowTargets) await w.emu.createRepo({ owner: 'acme', name });
+  // The first leg is slow: the legs after the other three start while it runs, and the one that takes over its slots waits.
+  const slowFirst = fleetFile(narrowTargets, 4);
+  slowFirst.targets[0] = { ...slowFirst.targets[0]!, run: 'sleep 20 && echo stamped > STAMP' } as (typeof slowFirst.targets)[number];
+  await w.commitControl({ 'fleet.yml': (await import('yaml')).stringify(slowFirst) });
+  w.emu.resetLog();
+  narrow = await dispatchFleet(w);
+  narrowWrites = w.emu.requests.filter((q) => q.kind === 'rest' && q.method === 'POST' && /\/repos\/acme\/narrow-/.test(q.path));
+
   const few = names('few', 4);
   for (const name of few) await w.emu.createRepo({ owner: 'acme', name });
   await w.commitControl({ 'fleet.yml': (await import('yaml')).stringify(fleetFile(few, 4)) });
@@ -76,10 +91,10 @@ beforeAll(async () => {
 afterAll(() => w?.close());
 
 describe(`${LEGS} legs opening PRs at once under a compressed secondary limit (${WINDOW.max} writes in ${WINDOW.windowMs / 1000} s)`, () => {
-  it('plans a share per leg: the fleet paces 14 writes a window (90%), each leg one write every 24 slots, in the digest-pinned plan', () => {
+  it('plans a share per leg: the fleet paces 14 writes a window (90%), each leg its PR and label back to back every 48 slots, in the digest-pinned plan', () => {
     const { budget } = bundleOf(wide.runId);
-    expect(budget).toMatchObject({ legs_at_once: LEGS, writes_per_lane: 2, total_writes: 2 * LEGS, slot_ms: Math.ceil(12_000 / 14), binding: { max: 16, window_ms: 12_000 } });
-    expect(budget!.leg_interval_ms).toBe(LEGS * budget!.slot_ms);
+    expect(budget).toMatchObject({ legs_at_once: LEGS, writes_per_lane: 2, burst: 2, total_writes: 2 * LEGS, slot_ms: Math.ceil(12_000 / 14), binding: { max: 16, window_ms: 12_000 } });
+    expect(budget!.leg_interval_ms).toBe(LEGS * 2 * budget!.slot_ms);
   });
 
   it('completes every lane, each PR opened and labelled, and the emulator refused no write', () => {
@@ -94,12 +109,30 @@ describe(`${LEGS} legs opening PRs at once under a compressed secondary limit ($
     expect(w.emu.requests.filter((q) => q.fault === 'content-limit' || q.status === 429)).toEqual([]);
     // Each leg said what it keeps to.
     const legLog = wide.s.jobs.find((j) => j.name.startsWith('fleet / wave 1 ('))!.log;
-    expect(legLog).toMatch(/Write budget: this leg writes at most once every \d+ ms, in its own slots/);
+    expect(legLog).toMatch(/Write budget: this leg writes at most 2 times back to back every \d+ ms, in its own slots/);
   });
 
   it('the plan summary tells the approver how the budget is shared', () => {
     const plan = wide.s.jobs.find((j) => j.name === 'fleet / plan')!;
     expect(plan.summary ?? '').toMatch(/### Write budget/);
+  });
+});
+
+describe('12 legs, 4 at once, under the same limit', () => {
+  it('each leg writes only after the leg whose slots it takes over has written its last, and no write is refused', () => {
+    expect(narrow.s.conclusion, explain(narrow.s)).toBe('success');
+    const { manifest } = reportArtifact(w, narrow.runId);
+    expect(manifest.summary).toMatchObject({ total: 12, completed: 12 });
+    expect(narrowWrites.filter((q) => q.fault === 'content-limit')).toEqual([]);
+    const repoOf = new Map(manifest.lanes.map((l) => [l.lane, l.repo]));
+    const shards = manifest.waves[0]!.shards;
+    const times = (shard: number) => narrowWrites.filter((q) => shards[shard]!.lanes.some((l) => q.path.startsWith(`/repos/${repoOf.get(l)}/`))).map((q) => q.time);
+    for (let k = 4; k < shards.length; k++) {
+      expect(times(k).length, shards[k]!.id).toBe(2);
+      expect(Math.min(...times(k)), `${shards[k]!.id} after ${shards[k - 4]!.id}`).toBeGreaterThan(Math.max(...times(k - 4)));
+    }
+    const waited = narrow.s.jobs.map((j) => j.log).join('\n');
+    expect(waited).toMatch(/Write budget: waiting for shard w0-s0, which holds these write slots until it finishes/);
   });
 });
 

@@ -42,6 +42,8 @@ export interface WriteBudgetResult {
   use: number;
   /** The most writes any window held (the emulator's own sliding count). */
   busiest_window: number;
+  /** Where the slots went: writes landed in each window-long bin from the first write, and when the refused ones came (ms after the first). */
+  timeline: { per_window: number[]; rejected_at_ms: number[]; leg_first_request_to_pr_ms: { p10: number; median: number; p90: number }; legs_alive: number[] };
   budget: WriteBudget | undefined;
   lanes_completed: number;
   run_s: number;
@@ -110,7 +112,9 @@ async function measure(req: WriteBudgetRequest, log: (s: string) => void): Promi
       while (landed[j]! <= landed[i]! - req.limit.windowMs) j++;
       busiest = Math.max(busiest, i - j + 1);
     }
+    const timeline = timelineOf(w.emu.requests, writes, landed, req.limit.windowMs);
     return {
+      timeline,
       legs: req.legs,
       parallel: req.parallel,
       limit: req.limit,
@@ -130,6 +134,35 @@ async function measure(req: WriteBudgetRequest, log: (s: string) => void): Promi
   } finally {
     await w.close();
   }
+}
+
+type Logged = { method: string; path: string; route: string | null; status: number; time: number; fault?: string };
+
+/** Per window-long bin from the first write: writes landed and legs alive (first request → last request of its repository). */
+function timelineOf(all: readonly Logged[], writes: readonly Logged[], landed: number[], windowMs: number): WriteBudgetResult['timeline'] {
+  const t0 = landed[0]!;
+  const bins = Math.ceil((landed.at(-1)! - t0) / windowMs) + 1;
+  const per_window = Array.from({ length: bins }, () => 0);
+  for (const t of landed) per_window[Math.floor((t - t0) / windowMs)]!++;
+  const legs = new Map<string, { first: number; last: number; pr?: number }>();
+  for (const q of all) {
+    const repo = /\/(wb-\d{3})\b/.exec(q.path)?.[1];
+    if (!repo) continue;
+    const l = legs.get(repo) ?? { first: q.time, last: q.time };
+    l.first = Math.min(l.first, q.time);
+    l.last = Math.max(l.last, q.time);
+    if (q.method === 'POST' && q.route === '/repos/{owner}/{repo}/pulls' && q.status === 201) l.pr = q.time;
+    legs.set(repo, l);
+  }
+  const legs_alive = per_window.map((_, i) => [...legs.values()].filter((l) => l.first < t0 + (i + 1) * windowMs && l.last >= t0 + i * windowMs).length);
+  const toPr = [...legs.values()].filter((l) => l.pr !== undefined).map((l) => l.pr! - l.first).sort((a, b) => a - b);
+  const pick = (f: number) => Math.round(toPr[Math.min(toPr.length - 1, Math.floor(f * toPr.length))] ?? 0);
+  return {
+    per_window,
+    rejected_at_ms: writes.filter((q) => q.fault === 'content-limit').map((q) => q.time - t0),
+    leg_first_request_to_pr_ms: { p10: pick(0.1), median: pick(0.5), p90: pick(0.9) },
+    legs_alive,
+  };
 }
 
 /** Runs the bench in a child process (the runner's jobs and the emulator hold memory the bench's own RSS figures must not show). */

@@ -286,34 +286,51 @@ function isContentCreating(options) {
   return true;
 }
 class WritePacer {
-  constructor(pace, now = Date.now, sleep = (ms) => new Promise((r) => setTimeout(r, ms))) {
+  /**
+   * `waitTurn`: resolves when the leg's slots are its own (the leg that had them before has finished), awaited once,
+   * before the first write.
+   */
+  constructor(pace, now = Date.now, sleep = (ms) => new Promise((r) => setTimeout(r, ms)), waitTurn) {
     this.pace = pace;
     this.now = now;
     this.sleep = sleep;
+    this.waitTurn = waitTurn;
     if (!(pace.interval_ms > 0) || pace.phase_ms < 0) throw new Error(`a write pace needs a positive interval and a phase \u2265 0 (got ${JSON.stringify(pace)})`);
   }
   pace;
   now;
   sleep;
+  waitTurn;
   last;
+  turn;
   queue = Promise.resolve();
-  /** How many writes waited, and for how long in all (for the leg's log). */
-  stats = { writes: 0, waited_ms: 0 };
+  /** How many writes waited, for how long in all, and how many slots were let go because the leg woke too late for them (for the leg's log). */
+  stats = { writes: 0, waited_ms: 0, late: 0 };
   /** Resolves at the slot the next write may go in (its time). */
   take() {
     const turn = this.queue.then(async () => {
-      const at = (0,budget/* nextSlot */.yo)(this.pace, this.now(), this.last);
-      this.last = at;
-      const wait = at - this.now();
+      this.turn ??= (this.waitTurn?.() ?? Promise.resolve()).catch(() => void 0);
+      await this.turn;
       this.stats.writes++;
-      if (wait > 0) {
-        this.stats.waited_ms += wait;
-        await this.sleep(wait);
+      for (; ; ) {
+        const at = (0,budget/* nextSlot */.yo)(this.pace, this.now(), this.last);
+        const wait = at - this.now();
+        if (wait > 0) {
+          this.stats.waited_ms += wait;
+          await this.sleep(wait);
+        }
+        if (this.now() - at <= this.tolerance()) {
+          this.last = at;
+          return at;
+        }
+        this.stats.late++;
       }
-      return at;
     });
     this.queue = turn.catch(() => void 0);
     return turn;
+  }
+  tolerance() {
+    return (this.pace.slot_ms ?? this.pace.interval_ms) / 2;
   }
 }
 function writePacerPlugin(pacer) {
@@ -538,7 +555,7 @@ function createOctokit(opts) {
     },
     attemptLogger(logger),
     secondaryResetPlugin(),
-    ...opts.writePace ? [writePacerPlugin(new WritePacer(opts.writePace))] : [],
+    ...opts.writePace ? [writePacerPlugin(new WritePacer(opts.writePace, void 0, void 0, opts.writePace.waitTurn))] : [],
     plugin_throttling_dist_bundle/* throttling */.A,
     dist_bundle/* retry */.L,
     secondaryLimitMessagePlugin(maxRetries)

@@ -9631,7 +9631,7 @@ __webpack_async_result__();
 /* harmony export */   Vt: () => (/* binding */ GITHUB_WRITE_LIMITS),
 /* harmony export */   yo: () => (/* binding */ nextSlot)
 /* harmony export */ });
-/* unused harmony exports BUDGET_SHARE, formatDuration, legPace, renderWriteBudget, usable, writeBudget, writesPerLane */
+/* unused harmony exports BUDGET_SHARE, formatDuration, legPace, predecessorIndex, publishWrites, renderWriteBudget, usable, writeBudget, writesPerLane */
 const GITHUB_WRITE_LIMITS = [
   { max: 80, window_ms: 6e4 },
   { max: 500, window_ms: 36e5 }
@@ -9641,6 +9641,10 @@ function writesPerLane(file, dryRun) {
   if (dryRun) return 0;
   const { pr } = file;
   return 1 + (pr.labels.length ? 1 : 0) + (pr.reviewers.length || pr.team_reviewers.length ? 1 : 0) + (pr.assignees.length ? 1 : 0) + (file.merge.policy === "when-green" ? 1 : 0);
+}
+function publishWrites(file, dryRun) {
+  if (dryRun) return 0;
+  return writesPerLane(file, dryRun) - (file.merge.policy === "when-green" ? 1 : 0);
 }
 function usable(w) {
   return Math.max(1, Math.floor(w.max * BUDGET_SHARE));
@@ -9661,27 +9665,37 @@ function writeBudget(input) {
     }
   }
   const slot_ms = Math.ceil(slot);
-  const leg_interval_ms = legs * slot_ms;
+  const burst = Math.max(1, Math.floor(input.burst ?? 1));
+  const leg_interval_ms = legs * burst * slot_ms;
   return {
     limits: input.limits.map((w) => ({ ...w })),
     legs_at_once: legs,
     writes_per_lane: input.writesPerLane,
+    burst,
     lanes: input.lanes,
     total_writes: total,
     binding: { ...binding },
     slot_ms,
     leg_interval_ms,
-    leg_share: input.limits.map((w) => ({ window_ms: w.window_ms, writes: Math.floor(w.window_ms / leg_interval_ms * 1e3) / 1e3, fits: total <= usable(w) })),
+    leg_share: input.limits.map((w) => ({ window_ms: w.window_ms, writes: Math.floor(w.window_ms * burst / leg_interval_ms * 1e3) / 1e3, fits: total <= usable(w) })),
     writes_ms: total * slot_ms
   };
 }
 function legPace(budget, index) {
-  return { interval_ms: budget.leg_interval_ms, phase_ms: index % budget.legs_at_once * budget.slot_ms };
+  const burst = budget.burst ?? 1;
+  return { interval_ms: budget.leg_interval_ms, phase_ms: index % budget.legs_at_once * burst * budget.slot_ms, slot_ms: budget.slot_ms, burst };
+}
+function predecessorIndex(budget, index) {
+  return index >= budget.legs_at_once ? index - budget.legs_at_once : void 0;
 }
 function nextSlot(pace, now, last) {
-  const earliest = last === void 0 ? now : Math.max(now, last + pace.interval_ms);
-  const n = Math.ceil((earliest - pace.phase_ms) / pace.interval_ms);
-  return n * pace.interval_ms + pace.phase_ms;
+  const burst = pace.burst ?? 1;
+  const slot = burst > 1 && pace.slot_ms ? pace.slot_ms : pace.interval_ms;
+  const earliest = last === void 0 ? now : Math.max(now, last + slot);
+  const round = Math.floor((earliest - pace.phase_ms) / pace.interval_ms);
+  const start = round * pace.interval_ms + pace.phase_ms;
+  const i = Math.ceil((earliest - start) / slot);
+  return i < burst ? start + i * slot : start + pace.interval_ms;
 }
 function formatDuration(ms) {
   const s = Math.round(ms / 1e3);
@@ -9699,7 +9713,7 @@ function renderWriteBudget(b) {
     "### Write budget",
     "",
     `GitHub allows this account ${limits} content-creating requests; the fleet plans ${Math.round(BUDGET_SHARE * 100)}% of that, shared by ${b.legs_at_once} leg(s) at once.`,
-    `${b.lanes} lane(s) \xD7 about ${b.writes_per_lane} write(s) = ${b.total_writes} write(s); each leg writes at most once every ${formatDuration(b.leg_interval_ms)}, the fleet once every ${formatDuration(b.slot_ms)}.`
+    `${b.lanes} lane(s) \xD7 about ${b.writes_per_lane} write(s) = ${b.total_writes} write(s); each leg writes at most ${(b.burst ?? 1) > 1 ? `${b.burst} times (back to back)` : "once"} every ${formatDuration(b.leg_interval_ms)}, the fleet once every ${formatDuration(b.slot_ms)}.`
   ];
   const shortest = Math.min(...b.limits.map((w) => w.window_ms));
   if (b.binding.window_ms === shortest) {

@@ -43,7 +43,16 @@ export interface WriteBudgetResult {
   /** The most writes any window held (the emulator's own sliding count). */
   busiest_window: number;
   /** Where the slots went: writes landed in each window-long bin from the first write, and when the refused ones came (ms after the first). */
-  timeline: { per_window: number[]; rejected_at_ms: number[]; leg_first_request_to_pr_ms: { p10: number; median: number; p90: number }; legs_alive: number[] };
+  timeline: {
+    per_window: number[];
+    rejected_at_ms: number[];
+    leg_first_request_to_pr_ms: { p10: number; median: number; p90: number };
+    legs_alive: number[];
+    /** Legs whose label came more than 10 s after their PR (a slot missed between them). */
+    label_after_pr_over_10s: number;
+    /** The last legs to write: first request, PR and label, in ms after the first write. */
+    last_legs: Array<{ repo: string; first: number; pr?: number; label?: number }>;
+  };
   budget: WriteBudget | undefined;
   lanes_completed: number;
   run_s: number;
@@ -144,7 +153,7 @@ function timelineOf(all: readonly Logged[], writes: readonly Logged[], landed: n
   const bins = Math.ceil((landed.at(-1)! - t0) / windowMs) + 1;
   const per_window = Array.from({ length: bins }, () => 0);
   for (const t of landed) per_window[Math.floor((t - t0) / windowMs)]!++;
-  const legs = new Map<string, { first: number; last: number; pr?: number }>();
+  const legs = new Map<string, { first: number; last: number; pr?: number; label?: number }>();
   for (const q of all) {
     const repo = /\/(wb-\d{3})\b/.exec(q.path)?.[1];
     if (!repo) continue;
@@ -152,6 +161,7 @@ function timelineOf(all: readonly Logged[], writes: readonly Logged[], landed: n
     l.first = Math.min(l.first, q.time);
     l.last = Math.max(l.last, q.time);
     if (q.method === 'POST' && q.route === '/repos/{owner}/{repo}/pulls' && q.status === 201) l.pr = q.time;
+    if (q.method === 'POST' && q.route === '/repos/{owner}/{repo}/issues/{issue_number}/labels' && q.status === 200) l.label = q.time;
     legs.set(repo, l);
   }
   const legs_alive = per_window.map((_, i) => [...legs.values()].filter((l) => l.first < t0 + (i + 1) * windowMs && l.last >= t0 + i * windowMs).length);
@@ -162,6 +172,11 @@ function timelineOf(all: readonly Logged[], writes: readonly Logged[], landed: n
     rejected_at_ms: writes.filter((q) => q.fault === 'content-limit').map((q) => q.time - t0),
     leg_first_request_to_pr_ms: { p10: pick(0.1), median: pick(0.5), p90: pick(0.9) },
     legs_alive,
+    label_after_pr_over_10s: [...legs.values()].filter((l) => l.pr !== undefined && l.label !== undefined && l.label - l.pr > 10_000).length,
+    last_legs: [...legs.entries()]
+      .sort((a, b) => (b[1].label ?? 0) - (a[1].label ?? 0))
+      .slice(0, 8)
+      .map(([repo, l]) => ({ repo, first: l.first - t0, ...(l.pr !== undefined ? { pr: l.pr - t0 } : {}), ...(l.label !== undefined ? { label: l.label - t0 } : {}) })),
   };
 }
 

@@ -5,14 +5,14 @@
  * https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits)
  * — and every matrix leg of a fleet writes as the same account. Legs cannot
  * talk to each other, so the plan divides the budget: the fleet's writes are
- * spaced `slot_ms` apart, in rounds of `legs_at_once` × `burst` slots, and leg k
- * of the `legs_at_once` that run together owns the k-th run of `burst`
- * consecutive slots of every round. Slots are counted from the Unix epoch, so
+ * spaced `slot_ms` apart, in rounds of `legs_at_once` × `burst` slots, and each
+ * of the `legs_at_once` legs that run together owns `burst` slots of every
+ * round, a couple of seconds apart (legPace). Slots are counted from the Unix epoch, so
  * legs on different runners agree on them without a coordinator: however the
  * legs' work lines up, no two of them write in the same slot, and no window
  * ever holds more writes than its share of the limit.
  *
- * Why runs of slots: a lane's publishing writes (the PR, its labels, reviewers,
+ * Why several slots a round: a lane's publishing writes (the PR, its labels, reviewers,
  * assignees) follow one another within a second, so they go in one round. A
  * leg that spread them one a round would live a round longer per write, and a
  * phase stays idle whenever the next leg of the matrix takes longer to start
@@ -77,14 +77,16 @@ export interface WriteBudget {
 }
 
 /**
- * The schedule one leg keeps: its writes fall on `phase_ms + n × interval_ms + i × slot_ms` after the epoch,
- * for i below `burst` (a plan without bursts: `burst` 1, and `slot_ms` unused).
+ * The schedule one leg keeps: its writes fall on `phase_ms + n × interval_ms + i × gap_ms` after the epoch,
+ * for i below `burst` (a plan without bursts: `burst` 1, and `gap_ms` unused).
  */
 export interface LegPace {
   interval_ms: number;
   phase_ms: number;
   slot_ms?: number;
   burst?: number;
+  /** Between the leg's slots within a round (default slot_ms). */
+  gap_ms?: number;
   /**
    * Set by the leg, not the plan: resolves when the slots are the leg's own (the shard that held them before
    * has finished). The pacer awaits it once, before the first write.
@@ -164,10 +166,28 @@ export function writeBudget(input: { limits: readonly WriteWindow[]; legsAtOnce:
   };
 }
 
-/** Leg `index` of a wave (its shard's position) takes run `index mod legs_at_once` of every round. */
+/**
+ * How far apart a leg's back-to-back writes are, in slots: GitHub answers a PR creation in about a second, and the
+ * next write must be ready by its slot, so a leg's slots are at least this far apart (2.5 s at GitHub's 834 ms).
+ */
+export const MIN_WRITE_GAP_MS = 2_500;
+
+/**
+ * Leg `index` of a wave (its shard's position) takes `burst` slots of every round. The legs of a round are taken in
+ * blocks of g (g × slot ≥ MIN_WRITE_GAP_MS; the last block also takes the legs left over); within a block of n legs
+ * and n × burst slots, leg j owns slots j, j + n, j + 2n, …: the blocks tile the round, so no two legs share a slot.
+ */
 export function legPace(budget: Pick<WriteBudget, 'slot_ms' | 'leg_interval_ms' | 'legs_at_once' | 'burst'>, index: number): LegPace {
   const burst = budget.burst ?? 1;
-  return { interval_ms: budget.leg_interval_ms, phase_ms: (index % budget.legs_at_once) * burst * budget.slot_ms, slot_ms: budget.slot_ms, burst };
+  const legs = budget.legs_at_once;
+  const p = index % legs;
+  const g = Math.min(legs, Math.max(1, Math.ceil(MIN_WRITE_GAP_MS / budget.slot_ms)));
+  // The legs left over join the last block (a smaller block would put its legs' slots closer together).
+  const blocks = Math.max(1, Math.floor(legs / g));
+  const block = Math.min(Math.floor(p / g), blocks - 1);
+  const inBlock = block === blocks - 1 ? legs - block * g : g;
+  const phase = block * g * burst + (p - block * g);
+  return { interval_ms: budget.leg_interval_ms, phase_ms: phase * budget.slot_ms, slot_ms: budget.slot_ms, burst, gap_ms: inBlock * budget.slot_ms };
 }
 
 /**
@@ -184,13 +204,13 @@ export function predecessorIndex(budget: Pick<WriteBudget, 'legs_at_once'>, inde
  */
 export function nextSlot(pace: LegPace, now: number, last?: number): number {
   const burst = pace.burst ?? 1;
-  const slot = burst > 1 && pace.slot_ms ? pace.slot_ms : pace.interval_ms;
-  const earliest = last === undefined ? now : Math.max(now, last + slot);
-  // The round whose run of slots starts at or before `earliest`: its next free slot, else the next round's first.
+  const gap = pace.gap_ms ?? pace.slot_ms ?? pace.interval_ms;
+  const earliest = last === undefined ? now : Math.max(now, last + 1);
+  // The round whose first own slot is at or before `earliest`: its next own slot, else the next round's first.
   const round = Math.floor((earliest - pace.phase_ms) / pace.interval_ms);
   const start = round * pace.interval_ms + pace.phase_ms;
-  const i = Math.ceil((earliest - start) / slot);
-  return i < burst ? start + i * slot : start + pace.interval_ms;
+  const i = Math.ceil((earliest - start) / gap);
+  return burst > 1 && i < burst ? start + i * gap : i === 0 ? start : start + pace.interval_ms;
 }
 
 /** "1 h 12 min", "4 min 10 s", "40 s". */

@@ -67,7 +67,7 @@ describe('pacer schedule', () => {
     const b = writeBudget({ limits: [{ max: 8, window_ms: 6000 }], legsAtOnce: 4, lanes: 4, writesPerLane: 1 });
     expect(b.slot_ms).toBe(858); // 6000 / 7
     const p = legPace(b, 6);
-    expect(p).toEqual({ interval_ms: 4 * 858, phase_ms: 2 * 858, slot_ms: 858, burst: 1 });
+    expect(p).toEqual({ interval_ms: 4 * 858, phase_ms: 2 * 858, slot_ms: 858, burst: 1, gap_ms: 4 * 858 });
     expect(nextSlot(p, 0)).toBe(2 * 858);
     expect(nextSlot(p, 2 * 858)).toBe(2 * 858);
     expect(nextSlot(p, 2 * 858 + 1)).toBe(6 * 858);
@@ -75,25 +75,51 @@ describe('pacer schedule', () => {
     expect(nextSlot(p, 6 * 858 + 5, 6 * 858)).toBe(10 * 858);
   });
 
-  it('gives a leg runs of consecutive slots when its lanes publish several writes back to back: one round holds them all', () => {
+  it('gives a leg several slots a round when its lanes publish several writes back to back, 2.5 s apart so the next is ready', () => {
     const b = writeBudget({ limits: [{ max: 8, window_ms: 6000 }], legsAtOnce: 4, lanes: 4, writesPerLane: 3, burst: 2 });
     expect(b.leg_interval_ms).toBe(4 * 2 * 858);
     expect(b.leg_share[0]!.writes).toBeCloseTo((6000 * 2) / (8 * 858), 3);
-    const p = legPace(b, 5); // the second run of every round: slots 2 and 3 of 8
-    expect(p).toMatchObject({ phase_ms: 2 * 858, burst: 2 });
-    expect(nextSlot(p, 0)).toBe(2 * 858);
-    expect(nextSlot(p, 2 * 858, 2 * 858)).toBe(3 * 858); // the run's second slot
-    expect(nextSlot(p, 2 * 858 + 1)).toBe(3 * 858); // ready just after the first: the second is still its own
-    expect(nextSlot(p, 3 * 858 + 1)).toBe(10 * 858); // missed the run: the next round's
-    expect(nextSlot(p, 3 * 858, 3 * 858)).toBe(10 * 858); // a third write waits for the next round
+    // Blocks of at least 3 legs (3 × 858 ms ≥ 2.5 s), the leftover leg joining the last: one block of 4, leg j owning slots j and j + 4.
+    const p = legPace(b, 5); // position 1 of 4
+    expect(p).toMatchObject({ phase_ms: 858, gap_ms: 4 * 858, burst: 2 });
+    expect(nextSlot(p, 0)).toBe(858);
+    expect(nextSlot(p, 858, 858)).toBe(5 * 858); // its second slot of the round
+    expect(nextSlot(p, 858 + 1)).toBe(5 * 858); // ready just after the first: the second is still its own
+    expect(nextSlot(p, 5 * 858 + 1)).toBe(9 * 858); // missed both: the next round's first
+    expect(nextSlot(p, 5 * 858, 5 * 858)).toBe(9 * 858); // a third write waits for the next round
+    expect(legPace(b, 3)).toMatchObject({ phase_ms: 3 * 858, gap_ms: 4 * 858 });
     expect(renderWriteBudget(b)).toContain('each leg writes at most 2 times (back to back) every 7 s');
-    // No two legs of the round ever share a slot.
+    // The legs' slots tile the round: no two share one.
     const slots = [0, 1, 2, 3].flatMap((leg) => {
       const q = legPace(b, leg);
-      const first = nextSlot(q, 100_000);
-      return [first, nextSlot(q, first, first)];
+      const first = nextSlot(q, 100_000 * 8 * 858);
+      return [first, nextSlot(q, first, first)].map((t) => (t / 858) % 8);
     });
-    expect(new Set(slots).size).toBe(8);
+    expect(slots.sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('tiles every round without overlap for any number of legs and writes, at GitHub\'s pace and the hourly one', () => {
+    for (const limits of [GITHUB_WRITE_LIMITS, [{ max: 500, window_ms: 3_600_000 }]]) {
+      for (const legs of [1, 2, 3, 5, 64, 100]) {
+        for (const burst of [1, 2, 3, 4]) {
+          const b = writeBudget({ limits, legsAtOnce: legs, lanes: limits.length > 1 ? legs : 1000, writesPerLane: burst, burst });
+          const round = legs * burst;
+          const seen = new Set<number>();
+          for (let leg = 0; leg < legs; leg++) {
+            const q = legPace(b, leg);
+            let t = nextSlot(q, 10 * b.leg_interval_ms);
+            for (let i = 0; i < burst; i++) {
+              const slot = Math.round(t / b.slot_ms) % round;
+              expect(seen.has(slot), `legs ${legs}, burst ${burst}: slot ${slot} twice`).toBe(false);
+              seen.add(slot);
+              t = nextSlot(q, t, t);
+            }
+            if (burst > 1 && legs >= 3 && b.slot_ms < 2500) expect(q.gap_ms!, `legs ${legs}`).toBeGreaterThanOrEqual(2500);
+          }
+          expect(seen.size).toBe(round);
+        }
+      }
+    }
   });
 
   it('names the shard whose slots a later shard of the wave takes over', () => {

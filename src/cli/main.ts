@@ -21,6 +21,10 @@ import { exitCodeFor, INTERRUPT_GRACE_MS, runFleet, writeInterruptedState } from
 import { readTextFile, writeFileAtomic } from '../util/fs.js';
 import { MAX_FLEET_JSON_BYTES } from '../core/limits.js';
 import { LiveView } from './live.js';
+import { appFromEnv, targetOwners, type CliApp } from './app.js';
+import { maskPrivateKey, normalizePrivateKey } from '../github/app-key.js';
+import type { TokenCredential } from '../github/credential.js';
+import { redact } from '../local/git.js';
 
 export const USAGE = `fleet — apply one directive across many repositories, in dependency waves
 
@@ -188,6 +192,8 @@ async function workspaceProblem(dir: string): Promise<Problem | undefined> {
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
   const [command, ...rest] = argv;
+  // Installation tokens this command minted: revoked however it ends.
+  const minted: Array<{ revoke(): Promise<{ revoked: number; failed: number }> }> = [];
   try {
     if (!command || command === 'help' || command === '--help' || command === '-h') {
       io.stdout.write(`${USAGE}\n`);
@@ -236,14 +242,34 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     const problems = loaded.ok ? [] : [...loaded.problems];
     const ws = command === 'run' && values.workspace ? await workspaceProblem(resolve(io.cwd, values.workspace)) : undefined;
     if (ws) problems.push(ws);
+    // App credentials (FLEET_APP_*) serve a fleet on GitHub; a fleet file with problems still gets its credentials checked.
+    const appEnv = loaded.ok
+      ? loaded.fleet.file.forge === 'github'
+        ? appFromEnv(io.env, targetOwners(loaded.fleet), path)
+        : { problems: [] }
+      : appFromEnv({ ...io.env, FLEET_APP_OWNER: io.env.FLEET_APP_OWNER || '(not checked)' }, [], path);
+    problems.push(...appEnv.problems);
     if (!loaded.ok || problems.length) {
       io.stderr.write(`${formatProblems(problems)}\n`);
       return 2;
     }
     for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}\n`);
     const maxParallel = positiveInt('max-parallel', values['max-parallel']);
+    let credential: TokenCredential | undefined;
+    if (appEnv.app) {
+      maskPrivateKey(appEnv.app.privateKey, () => undefined);
+      try {
+        const token = await mintAppToken(appEnv.app, command === 'plan', io.env);
+        minted.push(token);
+        credential = token;
+      } catch (err) {
+        io.stderr.write(`${path}: forge: ${redact((err as Error).message)}\n`);
+        return 2;
+      }
+    }
     const setup = await setupForge(loaded.fleet.file, {
       env: io.env,
+      ...(credential ? { token: credential.current(), credential } : {}),
       baseDir: dirname(path),
       reposRoot: values['repos-root'] ? resolve(io.cwd, values['repos-root']) : undefined,
       logger: { info: () => undefined, warn: (m) => void io.stderr.write(`warning: ${m}\n`), error: (m) => void io.stderr.write(`error: ${m}\n`) },
@@ -302,7 +328,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       workspace: localWorkspace,
       exec: localExecutor,
       clock: systemClock,
-      env: directiveEnv(io.env, setup.tokenVariable, setup.secrets),
+      env: directiveEnv(io.env, setup.tokenVariable, [...(setup.secrets ?? []), ...(appEnv.app ? keyLines(io.env.FLEET_APP_PRIVATE_KEY ?? '') : [])]),
       discover,
       root: values.workspace ? resolve(io.cwd, values.workspace) : undefined,
       cwd: io.cwd,
@@ -339,7 +365,27 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.stderr.write(`fleet: ${debug ? ((err as Error).stack ?? String(err)) : err instanceof Error ? err.message : String(err)}\n`);
     if (!debug) io.stderr.write('fleet: run again with FLEET_DEBUG=1 for the stack trace\n');
     return 2;
+  } finally {
+    for (const token of minted) {
+      const { failed } = await token.revoke().catch(() => ({ failed: 1 }));
+      if (failed) io.stderr.write('warning: a GitHub App installation token could not be revoked; it expires within the hour\n');
+    }
   }
+}
+
+/** The key as given, as read, and each line of its body: a variable holding any of them is withheld from directives. */
+function keyLines(key: string): string[] {
+  const pem = normalizePrivateKey(key);
+  return [key, pem, ...pem.split('\n').filter((l) => l.length >= 16 && !l.startsWith('-----'))];
+}
+
+/**
+ * The App's installation token for this command, renewed while it runs. `fleet plan` only reads the targets: its
+ * token is read-only. The App code (and @octokit/auth-app) loads only when App credentials are given.
+ */
+async function mintAppToken(app: CliApp, readOnly: boolean, env: NodeJS.ProcessEnv) {
+  const [{ AppInstallationToken }, { resolveApiUrl }] = await Promise.all([import('../github/app-token.js'), import('../github/octokit.js')]);
+  return AppInstallationToken.start({ ...app, readOnly }, { apiUrl: resolveApiUrl(env.GITHUB_API_URL) });
 }
 
 /** After an interrupt, how long a command that ignores SIGTERM keeps running before SIGKILL. */

@@ -161,7 +161,7 @@ class AppInstallationToken {
         throw this.mintError(again);
       });
     }
-    (0,_octokit_js__WEBPACK_IMPORTED_MODULE_2__/* .maskToken */ .gg)(data.token);
+    (0,_octokit_js__WEBPACK_IMPORTED_MODULE_2__.maskToken)(data.token);
     this.opts.onMint?.(data.token);
     this.minted.push({ token: data.token, expiresAt: Date.parse(data.expiresAt) });
     return data.token;

@@ -9153,8 +9153,61 @@ async function setupForge(file, opts) {
   }
   const tuning = githubTuning(opts.env);
   if ("problem" in tuning) return tuning;
-  const { githubSetup } = await Promise.all(/* import() */[__nccwpck_require__.e(371), __nccwpck_require__.e(329)]).then(__nccwpck_require__.bind(__nccwpck_require__, 3329));
+  const { githubSetup } = await Promise.all(/* import() */[__nccwpck_require__.e(484), __nccwpck_require__.e(316)]).then(__nccwpck_require__.bind(__nccwpck_require__, 4316));
   return { ...githubSetup(file, { env: opts.env, token, credential: opts.credential, tuning, logger: opts.logger, writePace: opts.writePace }), tokenVariable, writeLimits: tuning.writeLimits };
+}
+
+
+
+/***/ }),
+
+/***/ 8281:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   N: () => (/* binding */ appFromEnv),
+/* harmony export */   g: () => (/* binding */ targetOwners)
+/* harmony export */ });
+/* harmony import */ var _github_app_key_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1590);
+
+const ID = "FLEET_APP_ID";
+const KEY = "FLEET_APP_PRIVATE_KEY";
+const OWNER = "FLEET_APP_OWNER";
+function targetOwners(fleet) {
+  const owners = /* @__PURE__ */ new Set();
+  for (const l of fleet.lanes) {
+    const owner = /^([^/]+)\/[^/]+$/.exec(l.repo)?.[1];
+    if (owner && !owner.startsWith(".")) owners.add(owner);
+  }
+  for (const d of fleet.file.github?.discover ?? []) {
+    if ("org" in d) owners.add(d.org);
+    else if ("user" in d) owners.add(d.user);
+    else if ("owner" in d) owners.add(d.owner);
+  }
+  return [...owners].sort();
+}
+function appFromEnv(env, owners, file) {
+  const appId = env[ID]?.trim() ?? "";
+  const key = env[KEY] ?? "";
+  const keyGiven = key.trim() !== "";
+  if (!appId && !keyGiven) return { problems: [] };
+  const problems = [];
+  if (appId && !keyGiven) problems.push(`${KEY}: ${ID} is set but the App's private key is not: export the key's text, e.g. ${KEY}="$(cat my-app.private-key.pem)"`);
+  if (!appId && keyGiven) problems.push(`${ID}: an App private key was given without the App's id: set ${ID} (the App's settings page shows it)`);
+  if (appId && !/^(\d+|Iv[0-9A-Za-z.]+)$/.test(appId)) problems.push(`${ID}: must be the App's numeric id (or its client id, Iv\u2026), as the App's settings page shows it`);
+  if (keyGiven) {
+    const bad = (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_0__/* .privateKeyProblem */ .ss)(key);
+    if (bad) problems.push(`${KEY}: the key ${bad}`);
+  }
+  if (env.FLEET_GITHUB_TOKEN) problems.push(`FLEET_GITHUB_TOKEN and ${ID}: give a token or GitHub App credentials, not both (with App credentials Fleet mints its own tokens)`);
+  let owner = env[OWNER]?.trim() ?? "";
+  if (!owner) {
+    if (owners.length === 1) owner = owners[0];
+    else if (owners.length > 1) problems.push(`${OWNER}: the targets belong to ${owners.join(", ")}: set the account the App is installed on (one App installation per fleet)`);
+    else problems.push(`${OWNER}: no target names its owner: set the account the App is installed on`);
+  }
+  if (problems.length) return { problems: problems.map((message) => ({ file, field: "(environment)", message })) };
+  return { app: { appId, privateKey: (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_0__/* .normalizePrivateKey */ .W3)(key), owner }, problems: [] };
 }
 
 
@@ -9268,6 +9321,11 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8177);
 /* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(1827);
 /* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(4674);
+/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(8281);
+/* harmony import */ var _github_app_key_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(1590);
+
+
+
 
 
 
@@ -9399,6 +9457,7 @@ async function workspaceProblem(dir) {
 }
 async function main(argv, io) {
   const [command, ...rest] = argv;
+  const minted = [];
   try {
     if (!command || command === "help" || command === "--help" || command === "-h") {
       io.stdout.write(`${USAGE}
@@ -9447,6 +9506,8 @@ async function main(argv, io) {
     const problems = loaded.ok ? [] : [...loaded.problems];
     const ws = command === "run" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace)) : void 0;
     if (ws) problems.push(ws);
+    const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appFromEnv */ .N)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .targetOwners */ .g)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appFromEnv */ .N)({ ...io.env, FLEET_APP_OWNER: io.env.FLEET_APP_OWNER || "(not checked)" }, [], path);
+    problems.push(...appEnv.problems);
     if (!loaded.ok || problems.length) {
       io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(problems)}
 `);
@@ -9455,8 +9516,22 @@ async function main(argv, io) {
     for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}
 `);
     const maxParallel = positiveInt("max-parallel", values["max-parallel"]);
+    let credential;
+    if (appEnv.app) {
+      (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_19__/* .maskPrivateKey */ .xr)(appEnv.app.privateKey, () => void 0);
+      try {
+        const token = await mintAppToken(appEnv.app, command === "plan", io.env);
+        minted.push(token);
+        credential = token;
+      } catch (err) {
+        io.stderr.write(`${path}: forge: ${(0,_local_git_js__WEBPACK_IMPORTED_MODULE_8__/* .redact */ .E$)(err.message)}
+`);
+        return 2;
+      }
+    }
     const setup = await (0,_adapters_js__WEBPACK_IMPORTED_MODULE_7__/* .setupForge */ .$L)(loaded.fleet.file, {
       env: io.env,
+      ...credential ? { token: credential.current(), credential } : {},
       baseDir: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path),
       reposRoot: values["repos-root"] ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values["repos-root"]) : void 0,
       logger: { info: () => void 0, warn: (m) => void io.stderr.write(`warning: ${m}
@@ -9523,7 +9598,7 @@ async function main(argv, io) {
       workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localWorkspace */ .r,
       exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localExecutor */ .F,
       clock: _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m,
-      env: directiveEnv(io.env, setup.tokenVariable, setup.secrets),
+      env: directiveEnv(io.env, setup.tokenVariable, [...setup.secrets ?? [], ...appEnv.app ? keyLines(io.env.FLEET_APP_PRIVATE_KEY ?? "") : []]),
       discover,
       root: values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace) : void 0,
       cwd: io.cwd,
@@ -9569,7 +9644,20 @@ ${USAGE}
 `);
     if (!debug) io.stderr.write("fleet: run again with FLEET_DEBUG=1 for the stack trace\n");
     return 2;
+  } finally {
+    for (const token of minted) {
+      const { failed } = await token.revoke().catch(() => ({ failed: 1 }));
+      if (failed) io.stderr.write("warning: a GitHub App installation token could not be revoked; it expires within the hour\n");
+    }
   }
+}
+function keyLines(key) {
+  const pem = (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_19__/* .normalizePrivateKey */ .W3)(key);
+  return [key, pem, ...pem.split("\n").filter((l) => l.length >= 16 && !l.startsWith("-----"))];
+}
+async function mintAppToken(app, readOnly, env) {
+  const [{ AppInstallationToken }, { resolveApiUrl }] = await Promise.all([Promise.all(/* import() */[__nccwpck_require__.e(484), __nccwpck_require__.e(479), __nccwpck_require__.e(704)]).then(__nccwpck_require__.bind(__nccwpck_require__, 7704)), Promise.all(/* import() */[__nccwpck_require__.e(484), __nccwpck_require__.e(161)]).then(__nccwpck_require__.bind(__nccwpck_require__, 2161))]);
+  return AppInstallationToken.start({ ...app, readOnly }, { apiUrl: resolveApiUrl(env.GITHUB_API_URL) });
 }
 const KILL_AFTER_MS = 5e3;
 async function runCli(argv) {
@@ -9631,7 +9719,7 @@ __webpack_async_result__();
 /* harmony export */   Vt: () => (/* binding */ GITHUB_WRITE_LIMITS),
 /* harmony export */   yo: () => (/* binding */ nextSlot)
 /* harmony export */ });
-/* unused harmony exports BUDGET_SHARE, formatDuration, legPace, predecessorIndex, publishWrites, renderWriteBudget, usable, writeBudget, writesPerLane */
+/* unused harmony exports BUDGET_SHARE, MIN_WRITE_GAP_MS, formatDuration, legPace, predecessorIndex, publishWrites, renderWriteBudget, usable, writeBudget, writesPerLane */
 const GITHUB_WRITE_LIMITS = [
   { max: 80, window_ms: 6e4 },
   { max: 500, window_ms: 36e5 }
@@ -9681,21 +9769,29 @@ function writeBudget(input) {
     writes_ms: total * slot_ms
   };
 }
+const MIN_WRITE_GAP_MS = 2500;
 function legPace(budget, index) {
   const burst = budget.burst ?? 1;
-  return { interval_ms: budget.leg_interval_ms, phase_ms: index % budget.legs_at_once * burst * budget.slot_ms, slot_ms: budget.slot_ms, burst };
+  const legs = budget.legs_at_once;
+  const p = index % legs;
+  const g = Math.min(legs, Math.max(1, Math.ceil(MIN_WRITE_GAP_MS / budget.slot_ms)));
+  const blocks = Math.max(1, Math.floor(legs / g));
+  const block = Math.min(Math.floor(p / g), blocks - 1);
+  const inBlock = block === blocks - 1 ? legs - block * g : g;
+  const phase = block * g * burst + (p - block * g);
+  return { interval_ms: budget.leg_interval_ms, phase_ms: phase * budget.slot_ms, slot_ms: budget.slot_ms, burst, gap_ms: inBlock * budget.slot_ms };
 }
 function predecessorIndex(budget, index) {
   return index >= budget.legs_at_once ? index - budget.legs_at_once : void 0;
 }
 function nextSlot(pace, now, last) {
   const burst = pace.burst ?? 1;
-  const slot = burst > 1 && pace.slot_ms ? pace.slot_ms : pace.interval_ms;
-  const earliest = last === void 0 ? now : Math.max(now, last + slot);
+  const gap = pace.gap_ms ?? pace.slot_ms ?? pace.interval_ms;
+  const earliest = last === void 0 ? now : Math.max(now, last + 1);
   const round = Math.floor((earliest - pace.phase_ms) / pace.interval_ms);
   const start = round * pace.interval_ms + pace.phase_ms;
-  const i = Math.ceil((earliest - start) / slot);
-  return i < burst ? start + i * slot : start + pace.interval_ms;
+  const i = Math.ceil((earliest - start) / gap);
+  return burst > 1 && i < burst ? start + i * gap : i === 0 ? start : start + pace.interval_ms;
 }
 function formatDuration(ms) {
   const s = Math.round(ms / 1e3);
@@ -15259,6 +15355,42 @@ function formatProblems(problems) {
   const lines = problems.map((x) => `  ${(0,_text_js__WEBPACK_IMPORTED_MODULE_2__/* .showInvisibles */ .e4)(`${x.file}: ${x.field}: ${x.message}`)}`);
   return `${problems.length} problem${problems.length === 1 ? "" : "s"} found:
 ${lines.join("\n")}`;
+}
+
+
+
+/***/ }),
+
+/***/ 1590:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   W3: () => (/* binding */ normalizePrivateKey),
+/* harmony export */   ss: () => (/* binding */ privateKeyProblem),
+/* harmony export */   xr: () => (/* binding */ maskPrivateKey)
+/* harmony export */ });
+/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7598);
+/* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(4335);
+
+
+function normalizePrivateKey(key) {
+  return key.replace(/\\n/g, "\n").replace(/\r\n?/g, "\n").trim();
+}
+function privateKeyProblem(key) {
+  try {
+    const k = (0,node_crypto__WEBPACK_IMPORTED_MODULE_0__.createPrivateKey)(normalizePrivateKey(key));
+    return k.asymmetricKeyType === "rsa" ? null : `is a ${k.asymmetricKeyType} key; GitHub Apps sign with RSA keys`;
+  } catch {
+    return "is not a PEM private key (paste the whole .pem file GitHub generated, BEGIN and END lines included)";
+  }
+}
+function maskPrivateKey(key, setSecret) {
+  const pem = normalizePrivateKey(key);
+  const lines = pem.split("\n").map((l) => l.trim()).filter((l) => l.length >= 8 && !/^-----(BEGIN|END) /.test(l));
+  for (const s of /* @__PURE__ */ new Set([key, pem, ...lines])) {
+    (0,_local_git_js__WEBPACK_IMPORTED_MODULE_1__/* .registerSecret */ .cl)(s);
+    if (process.env.GITHUB_ACTIONS === "true") setSecret(s);
+  }
 }
 
 
@@ -28676,6 +28808,17 @@ function preprocess(fn, schema) {
 /******/ /* webpack/runtime/hasOwnProperty shorthand */
 /******/ (() => {
 /******/ 	__nccwpck_require__.o = (obj, prop) => (Object.prototype.hasOwnProperty.call(obj, prop))
+/******/ })();
+/******/ 
+/******/ /* webpack/runtime/make namespace object */
+/******/ (() => {
+/******/ 	// define __esModule on exports
+/******/ 	__nccwpck_require__.r = (exports) => {
+/******/ 		if(typeof Symbol !== 'undefined' && Symbol.toStringTag) {
+/******/ 			Object.defineProperty(exports, Symbol.toStringTag, { value: 'Module' });
+/******/ 		}
+/******/ 		Object.defineProperty(exports, '__esModule', { value: true });
+/******/ 	};
 /******/ })();
 /******/ 
 /******/ /* webpack/runtime/import chunk loading */

@@ -1,268 +1,53 @@
-export const id = 329;
-export const ids = [329];
+export const id = 316;
+export const ids = [316,161];
 export const modules = {
 
-/***/ 3329:
+/***/ 2846:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
+/* harmony export */ __webpack_require__.d(__webpack_exports__, {
+/* harmony export */   A: () => (/* binding */ RENEW_MARGIN_MS),
+/* harmony export */   i: () => (/* binding */ staticToken)
+/* harmony export */ });
+const RENEW_MARGIN_MS = 10 * 6e4;
+function staticToken(token) {
+  return { current: () => token, fresh: async () => token, renew: async () => null, observe: () => {
+  } };
+}
+
+
+
+/***/ }),
+
+/***/ 2161:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
+
+// ESM COMPAT FLAG
+__webpack_require__.r(__webpack_exports__);
 
 // EXPORTS
 __webpack_require__.d(__webpack_exports__, {
-  githubSetup: () => (/* binding */ githubSetup)
+  basicCredential: () => (/* binding */ basicCredential),
+  createOctokit: () => (/* binding */ createOctokit),
+  graphqlUrlFor: () => (/* binding */ graphqlUrlFor),
+  maskToken: () => (/* binding */ maskToken),
+  resolveApiUrl: () => (/* binding */ resolveApiUrl),
+  resolveGraphqlUrl: () => (/* binding */ resolveGraphqlUrl),
+  serverUrlFor: () => (/* binding */ serverUrlFor)
 });
-
-// UNUSED EXPORTS: githubClient
-
-// EXTERNAL MODULE: ./.build/src/adapters.js + 1 modules
-var adapters = __webpack_require__(275);
-// EXTERNAL MODULE: ./.build/src/local/git.js
-var git = __webpack_require__(4335);
-;// CONCATENATED MODULE: ./.build/src/github/discover.js
-
-const SEARCH_CAP = 1e3;
-function topicQuery(topic, owner, ownerType2, includeForks = false) {
-  const qualifier = ownerType2 === "Organization" ? "org" : "user";
-  return [`topic:${quoteTerm(topic)}`, `${qualifier}:${owner}`, ...includeForks ? ["fork:true"] : []].join(" ");
-}
-function quoteTerm(term) {
-  return /[\s"]/.test(term) ? `"${term.replace(/"/g, "")}"` : term;
-}
-function describeSource(source) {
-  if ("org" in source) return `org ${source.org}`;
-  if ("user" in source) return `user ${source.user}`;
-  if ("topic" in source) return `topic ${source.topic} of ${source.owner}`;
-  return `search "${source.search}"`;
-}
-function discover_status(err) {
-  return err.status ?? 0;
-}
-function message(err) {
-  return (0,git/* redact */.E$)(String(err.message ?? err)).split("\n")[0].slice(0, 300);
-}
-function viewerLogin(ctx) {
-  ctx.viewer ??= ctx.octokit.request("GET /user").then((r) => r.data.login).catch(() => null);
-  return ctx.viewer;
-}
-async function ownerType(ctx, owner) {
-  try {
-    const r = await ctx.octokit.request("GET /users/{username}", { username: owner });
-    return r.data.type === "Organization" ? "Organization" : "User";
-  } catch (err) {
-    return discover_status(err) === 404 ? "missing" : "unknown";
-  }
-}
-async function listAll(ctx, req) {
-  const names = [];
-  for await (const page of ctx.octokit.paginate.iterator(req.route, req.params)) {
-    for (const r of page.data) names.push(r.full_name);
-  }
-  return names;
-}
-async function searchAll(ctx, q, problems, label) {
-  const names = [];
-  let total = 0;
-  let incomplete = false;
-  for (let page = 1; page <= SEARCH_CAP / 100; page++) {
-    const r = await ctx.octokit.request("GET /search/repositories", { q, per_page: 100, page });
-    total = r.data.total_count;
-    incomplete ||= r.data.incomplete_results;
-    for (const item of r.data.items) names.push(item.full_name);
-    if (r.data.items.length < 100 || page * 100 >= Math.min(total, SEARCH_CAP)) break;
-  }
-  if (total > SEARCH_CAP) {
-    problems.push(
-      `${label}: ${total} repositories match but GitHub's search returns only the first ${SEARCH_CAP}; ${total - Math.min(names.length, SEARCH_CAP)} were not discovered \u2014 narrow the query or split it (by topic, language, created:\u2026)`
-    );
-  }
-  if (incomplete) problems.push(`${label}: GitHub's search timed out and returned incomplete results; run the plan again or narrow the query`);
-  return names;
-}
-async function discoverOne(ctx, source, problems) {
-  const label = `github.discover ${describeSource(source)}`;
-  try {
-    if ("org" in source) {
-      try {
-        return await listAll(ctx, { kind: "list", route: "GET /orgs/{org}/repos", params: { org: source.org, type: "all", per_page: 100 } });
-      } catch (err) {
-        if (discover_status(err) !== 404) throw err;
-        problems.push(`${label}: no organization "${source.org}" (or the token cannot see it)${await ownerType(ctx, source.org) === "User" ? `; ${source.org} is a user: write {user: ${source.org}}` : ""}`);
-        return [];
-      }
-    }
-    if ("user" in source) {
-      const me = await viewerLogin(ctx);
-      if (me && me.toLowerCase() === source.user.toLowerCase()) {
-        const own = await listAll(ctx, { kind: "list", route: "GET /user/repos", params: { affiliation: "owner", visibility: "all", per_page: 100 } });
-        return own.filter((n) => n.toLowerCase().startsWith(`${me.toLowerCase()}/`));
-      }
-      try {
-        return await listAll(ctx, { kind: "list", route: "GET /users/{username}/repos", params: { username: source.user, type: "owner", per_page: 100 } });
-      } catch (err) {
-        if (discover_status(err) !== 404) throw err;
-        problems.push(`${label}: no user "${source.user}"`);
-        return [];
-      }
-    }
-    if ("topic" in source) {
-      const type = await ownerType(ctx, source.owner);
-      if (type === "missing") {
-        problems.push(`${label}: no user or organization "${source.owner}"`);
-        return [];
-      }
-      return await searchAll(ctx, topicQuery(source.topic, source.owner, type, ctx.includeForks), problems, label);
-    }
-    return await searchAll(ctx, source.search, problems, label);
-  } catch (err) {
-    const s = discover_status(err);
-    const hint = s === 422 ? " (GitHub rejected the query)" : s === 401 ? " (the token is not valid)" : s === 403 ? " (forbidden or rate limited)" : "";
-    problems.push(`${label}: ${message(err)}${hint}`);
-    return [];
-  }
-}
-async function discoverRepos(octokit, sources, opts = {}) {
-  const ctx = { octokit, includeForks: opts.allowForks ?? false, viewer: void 0 };
-  const problems = [];
-  const seen = /* @__PURE__ */ new Map();
-  for (const source of sources) {
-    for (const name of await discoverOne(ctx, source, problems)) {
-      const key = name.toLowerCase();
-      if (!seen.has(key)) seen.set(key, name);
-    }
-  }
-  const repos = [...seen.values()].sort((a, b) => {
-    const x = a.toLowerCase();
-    const y = b.toLowerCase();
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
-  return { repos, problems };
-}
-
-
-;// CONCATENATED MODULE: ./.build/src/github/ci.js
-const FAILED_CONCLUSIONS = /* @__PURE__ */ new Set(["failure", "cancelled", "timed_out", "action_required", "startup_failure", "stale"]);
-const GREEN_CONCLUSIONS = /* @__PURE__ */ new Set(["success", "neutral", "skipped"]);
-function latestPerName(runs) {
-  const byName = /* @__PURE__ */ new Map();
-  for (const run of runs) {
-    const prev = byName.get(run.name);
-    if (!prev || newer(run, prev)) byName.set(run.name, run);
-  }
-  return [...byName.values()].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-}
-function newer(a, b) {
-  const ta = a.started_at ? Date.parse(a.started_at) : NaN;
-  const tb = b.started_at ? Date.parse(b.started_at) : NaN;
-  if (!Number.isNaN(ta) && !Number.isNaN(tb) && ta !== tb) return ta > tb;
-  return a.id > b.id;
-}
-function latestPerContext(statuses) {
-  const byContext = /* @__PURE__ */ new Map();
-  for (const s of statuses) {
-    const prev = byContext.get(s.context);
-    if (!prev) {
-      byContext.set(s.context, s);
-      continue;
-    }
-    const ts = s.updated_at ? Date.parse(s.updated_at) : 0;
-    const tp = prev.updated_at ? Date.parse(prev.updated_at) : 0;
-    if (ts > tp || ts === tp && (s.id ?? 0) > (prev.id ?? 0)) byContext.set(s.context, s);
-  }
-  return [...byContext.values()];
-}
-function runSignal(run) {
-  if (run.status !== "completed") return "pending";
-  const c = run.conclusion ?? "";
-  if (GREEN_CONCLUSIONS.has(c)) return "success";
-  if (FAILED_CONCLUSIONS.has(c)) return "failure";
-  return c ? "failure" : "pending";
-}
-function statusSignal(status) {
-  if (status.state === "success") return "success";
-  if (status.state === "failure" || status.state === "error") return "failure";
-  return "pending";
-}
-function combineCi(runs, statuses) {
-  const signals = [...latestPerName(runs).map(runSignal), ...latestPerContext(statuses).map(statusSignal)];
-  if (signals.length === 0) return "none";
-  if (signals.includes("failure")) return "failure";
-  if (signals.includes("pending")) return "pending";
-  return "success";
-}
-function missingRequired(runs, statuses, required) {
-  const seen = /* @__PURE__ */ new Set([...runs.map((r) => r.name), ...statuses.map((s) => s.context)]);
-  return [...new Set(required)].filter((name) => !seen.has(name));
-}
-function combineRequired(runs, statuses, required) {
-  const conclusion = combineCi(runs, statuses);
-  if (conclusion === "failure") return conclusion;
-  return missingRequired(runs, statuses, required).length ? "pending" : conclusion;
-}
-function clip(text, maxLines, maxChars) {
-  if (!text) return "";
-  const lines = text.replace(/\r\n/g, "\n").split("\n").map((l) => l.trimEnd()).filter((l) => l.trim());
-  let out = lines.slice(0, maxLines).join("\n");
-  if (out.length > maxChars) out = `${out.slice(0, maxChars - 1)}\u2026`;
-  else if (lines.length > maxLines) out += "\n\u2026";
-  return out;
-}
-function indent(text) {
-  return text.split("\n").map((l) => `  ${l}`).join("\n");
-}
-function describeFailures(runs, statuses, maxChars = 4e3) {
-  const blocks = [];
-  for (const run of latestPerName(runs)) {
-    if (runSignal(run) !== "failure") continue;
-    const lines = [`\u2717 ${run.name}: ${run.conclusion ?? run.status}`];
-    const title = clip(run.output?.title, 1, 200);
-    const summary = clip(run.output?.summary, 6, 600);
-    if (title) lines.push(indent(title));
-    if (summary && summary !== title) lines.push(indent(summary));
-    const url = run.details_url || run.html_url;
-    if (url) lines.push(indent(url));
-    blocks.push(lines.join("\n"));
-  }
-  for (const s of latestPerContext(statuses)) {
-    if (statusSignal(s) !== "failure") continue;
-    const lines = [`\u2717 ${s.context}: ${s.state}`];
-    const desc = clip(s.description, 2, 300);
-    if (desc) lines.push(indent(desc));
-    if (s.target_url) lines.push(indent(s.target_url));
-    blocks.push(lines.join("\n"));
-  }
-  let out = "";
-  for (const [i, block] of blocks.entries()) {
-    const next = out ? `${out}
-${block}` : block;
-    if (next.length > maxChars) {
-      out += `${out ? "\n" : ""}\u2026 and ${blocks.length - i} more failing check${blocks.length - i === 1 ? "" : "s"}`;
-      break;
-    }
-    out = next;
-  }
-  return out;
-}
-function describePending(runs, statuses, required = []) {
-  const names = [
-    ...latestPerName(runs).filter((r) => runSignal(r) === "pending").map((r) => `${r.name} (${r.status})`),
-    ...latestPerContext(statuses).filter((s) => statusSignal(s) === "pending").map((s) => `${s.context} (pending)`),
-    ...missingRequired(runs, statuses, required).map((name) => `${name} (required, not reported)`)
-  ];
-  if (!names.length) return "";
-  const shown = names.slice(0, 10).join(", ");
-  return `still running: ${shown}${names.length > 10 ? ` and ${names.length - 10} more` : ""}`;
-}
-
 
 // EXTERNAL MODULE: ./node_modules/@actions/core/lib/core.js + 14 modules
 var core = __webpack_require__(6421);
-// EXTERNAL MODULE: ./node_modules/@actions/github/lib/github.js + 21 modules
-var github = __webpack_require__(1758);
+// EXTERNAL MODULE: ./node_modules/@actions/github/lib/github.js
+var github = __webpack_require__(1351);
 // EXTERNAL MODULE: ./node_modules/@octokit/plugin-retry/dist-bundle/index.js
 var dist_bundle = __webpack_require__(9735);
 // EXTERNAL MODULE: ./node_modules/@octokit/plugin-throttling/dist-bundle/index.js
 var plugin_throttling_dist_bundle = __webpack_require__(6856);
 // EXTERNAL MODULE: ./node_modules/bottleneck/light.js
 var light = __webpack_require__(3251);
+// EXTERNAL MODULE: ./.build/src/local/git.js
+var git = __webpack_require__(4335);
 // EXTERNAL MODULE: ./.build/src/core/budget.js
 var budget = __webpack_require__(3582);
 ;// CONCATENATED MODULE: ./.build/src/github/pacer.js
@@ -571,14 +356,264 @@ function createOctokit(opts) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/github/credential.js
-const RENEW_MARGIN_MS = (/* unused pure expression or super */ null && (10 * 6e4));
-function staticToken(token) {
-  return { current: () => token, fresh: async () => token, renew: async () => null, observe: () => {
-  } };
+
+/***/ }),
+
+/***/ 4316:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
+
+
+// EXPORTS
+__webpack_require__.d(__webpack_exports__, {
+  githubSetup: () => (/* binding */ githubSetup)
+});
+
+// UNUSED EXPORTS: githubClient
+
+// EXTERNAL MODULE: ./.build/src/adapters.js + 1 modules
+var adapters = __webpack_require__(275);
+// EXTERNAL MODULE: ./.build/src/local/git.js
+var git = __webpack_require__(4335);
+;// CONCATENATED MODULE: ./.build/src/github/discover.js
+
+const SEARCH_CAP = 1e3;
+function topicQuery(topic, owner, ownerType2, includeForks = false) {
+  const qualifier = ownerType2 === "Organization" ? "org" : "user";
+  return [`topic:${quoteTerm(topic)}`, `${qualifier}:${owner}`, ...includeForks ? ["fork:true"] : []].join(" ");
+}
+function quoteTerm(term) {
+  return /[\s"]/.test(term) ? `"${term.replace(/"/g, "")}"` : term;
+}
+function describeSource(source) {
+  if ("org" in source) return `org ${source.org}`;
+  if ("user" in source) return `user ${source.user}`;
+  if ("topic" in source) return `topic ${source.topic} of ${source.owner}`;
+  return `search "${source.search}"`;
+}
+function discover_status(err) {
+  return err.status ?? 0;
+}
+function message(err) {
+  return (0,git/* redact */.E$)(String(err.message ?? err)).split("\n")[0].slice(0, 300);
+}
+function viewerLogin(ctx) {
+  ctx.viewer ??= ctx.octokit.request("GET /user").then((r) => r.data.login).catch(() => null);
+  return ctx.viewer;
+}
+async function ownerType(ctx, owner) {
+  try {
+    const r = await ctx.octokit.request("GET /users/{username}", { username: owner });
+    return r.data.type === "Organization" ? "Organization" : "User";
+  } catch (err) {
+    return discover_status(err) === 404 ? "missing" : "unknown";
+  }
+}
+async function listAll(ctx, req) {
+  const names = [];
+  for await (const page of ctx.octokit.paginate.iterator(req.route, req.params)) {
+    for (const r of page.data) names.push(r.full_name);
+  }
+  return names;
+}
+async function searchAll(ctx, q, problems, label) {
+  const names = [];
+  let total = 0;
+  let incomplete = false;
+  for (let page = 1; page <= SEARCH_CAP / 100; page++) {
+    const r = await ctx.octokit.request("GET /search/repositories", { q, per_page: 100, page });
+    total = r.data.total_count;
+    incomplete ||= r.data.incomplete_results;
+    for (const item of r.data.items) names.push(item.full_name);
+    if (r.data.items.length < 100 || page * 100 >= Math.min(total, SEARCH_CAP)) break;
+  }
+  if (total > SEARCH_CAP) {
+    problems.push(
+      `${label}: ${total} repositories match but GitHub's search returns only the first ${SEARCH_CAP}; ${total - Math.min(names.length, SEARCH_CAP)} were not discovered \u2014 narrow the query or split it (by topic, language, created:\u2026)`
+    );
+  }
+  if (incomplete) problems.push(`${label}: GitHub's search timed out and returned incomplete results; run the plan again or narrow the query`);
+  return names;
+}
+async function discoverOne(ctx, source, problems) {
+  const label = `github.discover ${describeSource(source)}`;
+  try {
+    if ("org" in source) {
+      try {
+        return await listAll(ctx, { kind: "list", route: "GET /orgs/{org}/repos", params: { org: source.org, type: "all", per_page: 100 } });
+      } catch (err) {
+        if (discover_status(err) !== 404) throw err;
+        problems.push(`${label}: no organization "${source.org}" (or the token cannot see it)${await ownerType(ctx, source.org) === "User" ? `; ${source.org} is a user: write {user: ${source.org}}` : ""}`);
+        return [];
+      }
+    }
+    if ("user" in source) {
+      const me = await viewerLogin(ctx);
+      if (me && me.toLowerCase() === source.user.toLowerCase()) {
+        const own = await listAll(ctx, { kind: "list", route: "GET /user/repos", params: { affiliation: "owner", visibility: "all", per_page: 100 } });
+        return own.filter((n) => n.toLowerCase().startsWith(`${me.toLowerCase()}/`));
+      }
+      try {
+        return await listAll(ctx, { kind: "list", route: "GET /users/{username}/repos", params: { username: source.user, type: "owner", per_page: 100 } });
+      } catch (err) {
+        if (discover_status(err) !== 404) throw err;
+        problems.push(`${label}: no user "${source.user}"`);
+        return [];
+      }
+    }
+    if ("topic" in source) {
+      const type = await ownerType(ctx, source.owner);
+      if (type === "missing") {
+        problems.push(`${label}: no user or organization "${source.owner}"`);
+        return [];
+      }
+      return await searchAll(ctx, topicQuery(source.topic, source.owner, type, ctx.includeForks), problems, label);
+    }
+    return await searchAll(ctx, source.search, problems, label);
+  } catch (err) {
+    const s = discover_status(err);
+    const hint = s === 422 ? " (GitHub rejected the query)" : s === 401 ? " (the token is not valid)" : s === 403 ? " (forbidden or rate limited)" : "";
+    problems.push(`${label}: ${message(err)}${hint}`);
+    return [];
+  }
+}
+async function discoverRepos(octokit, sources, opts = {}) {
+  const ctx = { octokit, includeForks: opts.allowForks ?? false, viewer: void 0 };
+  const problems = [];
+  const seen = /* @__PURE__ */ new Map();
+  for (const source of sources) {
+    for (const name of await discoverOne(ctx, source, problems)) {
+      const key = name.toLowerCase();
+      if (!seen.has(key)) seen.set(key, name);
+    }
+  }
+  const repos = [...seen.values()].sort((a, b) => {
+    const x = a.toLowerCase();
+    const y = b.toLowerCase();
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  return { repos, problems };
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/github/ci.js
+const FAILED_CONCLUSIONS = /* @__PURE__ */ new Set(["failure", "cancelled", "timed_out", "action_required", "startup_failure", "stale"]);
+const GREEN_CONCLUSIONS = /* @__PURE__ */ new Set(["success", "neutral", "skipped"]);
+function latestPerName(runs) {
+  const byName = /* @__PURE__ */ new Map();
+  for (const run of runs) {
+    const prev = byName.get(run.name);
+    if (!prev || newer(run, prev)) byName.set(run.name, run);
+  }
+  return [...byName.values()].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+function newer(a, b) {
+  const ta = a.started_at ? Date.parse(a.started_at) : NaN;
+  const tb = b.started_at ? Date.parse(b.started_at) : NaN;
+  if (!Number.isNaN(ta) && !Number.isNaN(tb) && ta !== tb) return ta > tb;
+  return a.id > b.id;
+}
+function latestPerContext(statuses) {
+  const byContext = /* @__PURE__ */ new Map();
+  for (const s of statuses) {
+    const prev = byContext.get(s.context);
+    if (!prev) {
+      byContext.set(s.context, s);
+      continue;
+    }
+    const ts = s.updated_at ? Date.parse(s.updated_at) : 0;
+    const tp = prev.updated_at ? Date.parse(prev.updated_at) : 0;
+    if (ts > tp || ts === tp && (s.id ?? 0) > (prev.id ?? 0)) byContext.set(s.context, s);
+  }
+  return [...byContext.values()];
+}
+function runSignal(run) {
+  if (run.status !== "completed") return "pending";
+  const c = run.conclusion ?? "";
+  if (GREEN_CONCLUSIONS.has(c)) return "success";
+  if (FAILED_CONCLUSIONS.has(c)) return "failure";
+  return c ? "failure" : "pending";
+}
+function statusSignal(status) {
+  if (status.state === "success") return "success";
+  if (status.state === "failure" || status.state === "error") return "failure";
+  return "pending";
+}
+function combineCi(runs, statuses) {
+  const signals = [...latestPerName(runs).map(runSignal), ...latestPerContext(statuses).map(statusSignal)];
+  if (signals.length === 0) return "none";
+  if (signals.includes("failure")) return "failure";
+  if (signals.includes("pending")) return "pending";
+  return "success";
+}
+function missingRequired(runs, statuses, required) {
+  const seen = /* @__PURE__ */ new Set([...runs.map((r) => r.name), ...statuses.map((s) => s.context)]);
+  return [...new Set(required)].filter((name) => !seen.has(name));
+}
+function combineRequired(runs, statuses, required) {
+  const conclusion = combineCi(runs, statuses);
+  if (conclusion === "failure") return conclusion;
+  return missingRequired(runs, statuses, required).length ? "pending" : conclusion;
+}
+function clip(text, maxLines, maxChars) {
+  if (!text) return "";
+  const lines = text.replace(/\r\n/g, "\n").split("\n").map((l) => l.trimEnd()).filter((l) => l.trim());
+  let out = lines.slice(0, maxLines).join("\n");
+  if (out.length > maxChars) out = `${out.slice(0, maxChars - 1)}\u2026`;
+  else if (lines.length > maxLines) out += "\n\u2026";
+  return out;
+}
+function indent(text) {
+  return text.split("\n").map((l) => `  ${l}`).join("\n");
+}
+function describeFailures(runs, statuses, maxChars = 4e3) {
+  const blocks = [];
+  for (const run of latestPerName(runs)) {
+    if (runSignal(run) !== "failure") continue;
+    const lines = [`\u2717 ${run.name}: ${run.conclusion ?? run.status}`];
+    const title = clip(run.output?.title, 1, 200);
+    const summary = clip(run.output?.summary, 6, 600);
+    if (title) lines.push(indent(title));
+    if (summary && summary !== title) lines.push(indent(summary));
+    const url = run.details_url || run.html_url;
+    if (url) lines.push(indent(url));
+    blocks.push(lines.join("\n"));
+  }
+  for (const s of latestPerContext(statuses)) {
+    if (statusSignal(s) !== "failure") continue;
+    const lines = [`\u2717 ${s.context}: ${s.state}`];
+    const desc = clip(s.description, 2, 300);
+    if (desc) lines.push(indent(desc));
+    if (s.target_url) lines.push(indent(s.target_url));
+    blocks.push(lines.join("\n"));
+  }
+  let out = "";
+  for (const [i, block] of blocks.entries()) {
+    const next = out ? `${out}
+${block}` : block;
+    if (next.length > maxChars) {
+      out += `${out ? "\n" : ""}\u2026 and ${blocks.length - i} more failing check${blocks.length - i === 1 ? "" : "s"}`;
+      break;
+    }
+    out = next;
+  }
+  return out;
+}
+function describePending(runs, statuses, required = []) {
+  const names = [
+    ...latestPerName(runs).filter((r) => runSignal(r) === "pending").map((r) => `${r.name} (${r.status})`),
+    ...latestPerContext(statuses).filter((s) => statusSignal(s) === "pending").map((s) => `${s.context} (pending)`),
+    ...missingRequired(runs, statuses, required).map((name) => `${name} (required, not reported)`)
+  ];
+  if (!names.length) return "";
+  const shown = names.slice(0, 10).join(", ");
+  return `still running: ${shown}${names.length > 10 ? ` and ${names.length - 10} more` : ""}`;
+}
+
+
+// EXTERNAL MODULE: ./.build/src/github/octokit.js + 1 modules
+var github_octokit = __webpack_require__(2161);
+// EXTERNAL MODULE: ./.build/src/github/credential.js
+var credential = __webpack_require__(2846);
 // EXTERNAL MODULE: ./.build/src/util/pool.js
 var pool = __webpack_require__(9872);
 ;// CONCATENATED MODULE: ./.build/src/github/trees.js
@@ -806,7 +841,7 @@ class GitHubForge {
   constructor(opts) {
     this.opts = opts;
     if (!opts.token) throw new Error("the GitHub forge needs a token");
-    maskToken(opts.token);
+    (0,github_octokit.maskToken)(opts.token);
     this.octokit = opts.octokit;
     this.logger = opts.logger ?? { info: () => {
     }, warn: () => {
@@ -815,7 +850,7 @@ class GitHubForge {
     this.sleep = opts.sleep ?? defaultSleep;
     this.now = opts.now ?? Date.now;
     this.serverUrl = (opts.serverUrl ?? defaultServerUrl(opts.octokit)).replace(/\/+$/, "");
-    this.credential = opts.credential ?? staticToken(opts.token);
+    this.credential = opts.credential ?? (0,credential/* staticToken */.i)(opts.token);
   }
   opts;
   kind = "github";
@@ -872,7 +907,7 @@ class GitHubForge {
       [`GIT_CONFIG_KEY_${n}`]: key,
       [`GIT_CONFIG_VALUE_${n}`]: "",
       [`GIT_CONFIG_KEY_${n + 1}`]: key,
-      [`GIT_CONFIG_VALUE_${n + 1}`]: `AUTHORIZATION: basic ${basicCredential(this.credential.current())}`
+      [`GIT_CONFIG_VALUE_${n + 1}`]: `AUTHORIZATION: basic ${(0,github_octokit.basicCredential)(this.credential.current())}`
     };
   }
   // -------------------------------------------------------------------------
@@ -1351,8 +1386,8 @@ function unique(items) {
 }
 function defaultServerUrl(octokit) {
   const apiUrl = String(octokit.request.endpoint.DEFAULTS.baseUrl).replace(/\/+$/, "");
-  if (process.env.GITHUB_SERVER_URL && apiUrl === resolveApiUrl()) return process.env.GITHUB_SERVER_URL;
-  return serverUrlFor(apiUrl);
+  if (process.env.GITHUB_SERVER_URL && apiUrl === (0,github_octokit.resolveApiUrl)()) return process.env.GITHUB_SERVER_URL;
+  return (0,github_octokit.serverUrlFor)(apiUrl);
 }
 
 
@@ -1367,7 +1402,7 @@ function githubClient(env, token, logger, credential) {
   return octokitFor(env, token, tuning, logger, credential);
 }
 function octokitFor(env, token, tuning, logger, credential, writePace) {
-  return createOctokit({ token, credential, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing, writePace });
+  return (0,github_octokit.createOctokit)({ token, credential, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing, writePace });
 }
 function githubSetup(file, opts) {
   const { env, token, credential, tuning, logger } = opts;
@@ -1384,7 +1419,7 @@ function githubSetup(file, opts) {
   });
   return {
     forge,
-    secrets: [token, basicCredential(token)],
+    secrets: [token, (0,github_octokit.basicCredential)(token)],
     discover: (fleet) => discoverRepos(octokit, fleet.file.github.discover, { allowForks: fleet.file.github.allow_forks })
   };
 }

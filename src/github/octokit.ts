@@ -285,7 +285,7 @@ export function createOctokit(opts: CreateOctokitOptions): FleetOctokit {
     attemptLogger(logger) as never,
     secondaryResetPlugin() as never,
     // Inside throttling: a retried write waits for a write slot again.
-    ...(opts.writePace ? [writePacerPlugin(new WritePacer(opts.writePace, undefined, undefined, opts.writePace.waitTurn)) as never] : []),
+    ...(opts.writePace ? [writePacerPlugin(new WritePacer(opts.writePace, undefined, undefined, opts.writePace.waitTurn, (err) => logger.warn(`Write budget: waiting for this leg's slots failed (${err.message}); writing in them now`))) as never] : []),
     throttling,
     retry,
     secondaryLimitMessagePlugin(maxRetries) as never,

@@ -63,6 +63,7 @@ export class WritePacer {
     private readonly now: () => number = Date.now,
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
     private readonly waitTurn?: () => Promise<void>,
+    private readonly onTurnError?: (err: Error) => void,
   ) {
     if (!(pace.interval_ms > 0) || pace.phase_ms < 0) throw new Error(`a write pace needs a positive interval and a phase ≥ 0 (got ${JSON.stringify(pace)})`);
   }
@@ -70,7 +71,8 @@ export class WritePacer {
   /** Resolves at the slot the next write may go in (its time). */
   take(): Promise<number> {
     const turn = this.queue.then(async () => {
-      this.turn ??= (this.waitTurn?.() ?? Promise.resolve()).catch(() => undefined);
+      // waitForPredecessor retries its own failures; anything else escaping it must not stop every write of the leg.
+      this.turn ??= (this.waitTurn?.() ?? Promise.resolve()).catch((err: Error) => void this.onTurnError?.(err));
       await this.turn;
       this.stats.writes++;
       for (;;) {

@@ -116,9 +116,29 @@ describe('the shard before a leg in its write slots', () => {
     const lines: string[] = [];
     const w = world();
     await waitForPredecessor({ store, root: tmp(), bundle: bundle(), shard: 'w0-s3', attempt: 1, jobs, jobsAfterMs: 10_000, pollMs: 1000, ...w, log: (l) => lines.push(l) });
-    // Asked after 10 s, then 5 s later: the second answer frees the slots.
+    // Asked after 10 s, then (backing off) after 20 s: the second answer frees the slots.
     expect(asked).toBe(2);
-    expect(w.now()).toBe(15_000);
+    expect(w.now()).toBe(20_000);
     expect(lines.join('\n')).toContain('shard w0-s1 ended (failure) without the artifacts of l1a, l1b; its slots are free');
+  });
+
+  it('keeps waiting through a failed artifact listing, and says so: giving up would share the slots', async () => {
+    const folder = new FolderArtifactStore(tmp());
+    await finish(folder, 'l1a', 1);
+    await finish(folder, 'l1b', 1);
+    let calls = 0;
+    const store = {
+      upload: folder.upload.bind(folder),
+      download: folder.download.bind(folder),
+      list: async (prefix: string) => {
+        if (++calls === 1) throw new Error('results service: 503');
+        return folder.list(prefix);
+      },
+    };
+    const lines: string[] = [];
+    const w = world();
+    await waitForPredecessor({ store, root: tmp(), bundle: bundle(), shard: 'w0-s3', attempt: 1, ...w, log: (l) => lines.push(l) });
+    expect(calls).toBe(2);
+    expect(lines[0]).toContain("listing the run's artifacts failed (results service: 503); trying again");
   });
 });

@@ -14,6 +14,7 @@ import { loadFleetFile } from '../steps/load.js';
 import { attemptName, continuesAfter, legPaceOf, waitForPredecessor, loadPlanBundle, matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
 import { finalizeManifest } from '../core/manifest.js';
 import { readFile } from 'node:fs/promises';
+import { appIsolationProblem } from '../cli/app.js';
 import { renderWriteBudget, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
 import type { PlanStepOptions } from '../steps/plan.js';
 import type { AgentSpec, FleetFile } from '../core/fleet-file.js';
@@ -91,8 +92,16 @@ export async function runAction(deps: ActionDeps): Promise<number> {
     const pace = settings.mode === 'lane' ? legPaceOf(bundle, settings.shard) : undefined;
     if (pace) {
       const burst = pace.burst ?? 1;
-      core.info(`Write budget: this leg writes at most ${burst > 1 ? `${burst} times back to back` : 'once'} every ${pace.interval_ms} ms, in its own slots (phase ${pace.phase_ms} ms).`);
+      core.info(`Write budget: this leg writes at most ${burst > 1 ? `${burst} times, ${pace.gap_ms ?? pace.slot_ms} ms apart,` : 'once'} every ${pace.interval_ms} ms, in its own slots (phase ${pace.phase_ms} ms).`);
       pace.waitTurn = () => waitForPredecessor({ store: deps.store, root: settings.workspace, bundle, shard: settings.shard, attempt: settings.runAttempt, jobs: legJobs(deps, settings), log: (l) => core.info(l) });
+    }
+    if (settings.mode === 'lane' && settings.app) {
+      const iso = deps.exec.isolation(bundle.fleet.file.isolation);
+      const why = appIsolationProblem(bundle.fleet.file.isolation, iso.kind, iso.detail);
+      if (why) {
+        core.setFailed(`Fleet lane: ${why}`);
+        return 2;
+      }
     }
     const setup = await deps.setupForge(settings, bundle.fleet.file, pace);
     if ('problem' in setup) {

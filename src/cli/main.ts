@@ -21,7 +21,7 @@ import { exitCodeFor, INTERRUPT_GRACE_MS, runFleet, writeInterruptedState } from
 import { readTextFile, writeFileAtomic } from '../util/fs.js';
 import { MAX_FLEET_JSON_BYTES } from '../core/limits.js';
 import { LiveView } from './live.js';
-import { appFromEnv, targetOwners, type CliApp } from './app.js';
+import { appFromEnv, appIsolationProblem, targetOwners, type CliApp } from './app.js';
 import { maskPrivateKey, normalizePrivateKey } from '../github/app-key.js';
 import type { TokenCredential } from '../github/credential.js';
 import { redact } from '../local/git.js';
@@ -192,8 +192,6 @@ async function workspaceProblem(dir: string): Promise<Problem | undefined> {
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
   const [command, ...rest] = argv;
-  // Installation tokens this command minted: revoked however it ends.
-  const minted: Array<{ revoke(): Promise<{ revoked: number; failed: number }> }> = [];
   try {
     if (!command || command === 'help' || command === '--help' || command === '-h') {
       io.stdout.write(`${USAGE}\n`);
@@ -256,11 +254,21 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}\n`);
     const maxParallel = positiveInt('max-parallel', values['max-parallel']);
     let credential: TokenCredential | undefined;
+    if (appEnv.app && command === 'run') {
+      const iso = localExecutor.isolation(loaded.fleet.file.isolation);
+      const why = appIsolationProblem(loaded.fleet.file.isolation, iso.kind, iso.detail);
+      if (why) {
+        io.stderr.write(`${formatProblems([{ file: path, field: 'isolation', message: why }])}\n`);
+        return 2;
+      }
+    }
     if (appEnv.app) {
+      // Registers the key and each line of it with Fleet's redactor. No ::add-mask:: here: stdout is the report (mode: run
+      // copies it into the job summary), and on a runner the key comes from a secret the runner already masks.
       maskPrivateKey(appEnv.app.privateKey, () => undefined);
       try {
         const token = await mintAppToken(appEnv.app, command === 'plan', io.env);
-        minted.push(token);
+        MINTED.add(token);
         credential = token;
       } catch (err) {
         io.stderr.write(`${path}: forge: ${redact((err as Error).message)}\n`);
@@ -366,11 +374,21 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     if (!debug) io.stderr.write('fleet: run again with FLEET_DEBUG=1 for the stack trace\n');
     return 2;
   } finally {
-    for (const token of minted) {
-      const { failed } = await token.revoke().catch(() => ({ failed: 1 }));
-      if (failed) io.stderr.write('warning: a GitHub App installation token could not be revoked; it expires within the hour\n');
-    }
+    if ((await revokeMinted()) > 0) io.stderr.write('warning: a GitHub App installation token could not be revoked; it expires within the hour\n');
   }
+}
+
+/** Installation tokens minted and not yet revoked: revoked when the command ends, or by an interrupt that cannot wait for it. */
+const MINTED = new Set<{ revoke(): Promise<{ revoked: number; failed: number }> }>();
+
+/** Revokes every token still held; returns how many could not be. */
+async function revokeMinted(): Promise<number> {
+  let failed = 0;
+  for (const token of [...MINTED]) {
+    MINTED.delete(token);
+    failed += (await token.revoke().catch(() => ({ failed: 1 }))).failed;
+  }
+  return failed;
 }
 
 /** The key as given, as read, and each line of its body: a variable holding any of them is withheld from directives. */
@@ -415,7 +433,8 @@ export async function runCli(argv: string[]): Promise<void> {
     } catch (err) {
       process.stderr.write(`fleet: could not write the manifest: ${(err as Error).message}\n`);
     }
-    process.exit(EXIT_INTERRUPTED);
+    // The App tokens this run minted are revoked even now (a runner cancels with SIGINT, then SIGTERM): a few seconds at most.
+    void Promise.race([revokeMinted(), new Promise((r) => setTimeout(r, 3_000))]).finally(() => process.exit(EXIT_INTERRUPTED));
   };
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts++;

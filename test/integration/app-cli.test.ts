@@ -78,7 +78,9 @@ describe('fleet run with GitHub App credentials', () => {
     const r = await fleet(['plan', file], { cwd: dir, env: { ...gh(), FLEET_APP_ID: String(app.id), FLEET_APP_PRIVATE_KEY: app.privateKeyPem, FLEET_APP_OWNER: 'acme' } });
     expect(r.code, r.stderr).toBe(0);
     const mint = emu.requests.find((q) => q.route === '/app/installations/{installation_id}/access_tokens')!;
-    expect((mint.body as { permissions?: Record<string, string> }).permissions).toMatchObject({ contents: 'read', pull_requests: 'read' });
+    const asked = (mint.body as { permissions?: Record<string, string> }).permissions!;
+    expect(asked).toMatchObject({ contents: 'read', pull_requests: 'read' });
+    expect(Object.values(asked).every((level) => level === 'read')).toBe(true);
   });
 
   it('bad credentials: every problem at once, each naming its variable, exit 2, no key text and nothing minted', async () => {

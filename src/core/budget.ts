@@ -10,7 +10,8 @@
  * round, a couple of seconds apart (legPace). Slots are counted from the Unix epoch, so
  * legs on different runners agree on them without a coordinator: however the
  * legs' work lines up, no two of them write in the same slot, and no window
- * ever holds more writes than its share of the limit.
+ * holds more writes than its share of the limit (give or take a write that
+ * network delay moves across a window's edge: the 10% margin is for that).
  *
  * Why several slots a round: a lane's publishing writes (the PR, its labels, reviewers,
  * assignees) follow one another within a second, so they go in one round. A
@@ -22,7 +23,7 @@
  * When a wave has more shards than `legs_at_once`, shard k + legs_at_once
  * takes shard k's slots after it (GitHub starts matrix legs in order as others
  * end); the leg waits for shard k to finish before its first write
- * (`predecessorShard`, waited for in src/steps/matrix.ts), so two legs never
+ * (`predecessorIndex`, waited for in src/steps/matrix.ts), so two legs never
  * hold the same slots at once even when legs end out of order.
  *
  * Pure: no clock, no I/O. The pacer (src/github/pacer.ts) reads the time and sleeps.
@@ -56,7 +57,7 @@ export interface WriteBudget {
   legs_at_once: number;
   /** Content-creating requests a lane is expected to make (see writesPerLane). */
   writes_per_lane: number;
-  /** The slots a leg owns back to back in each round: a lane's publishing writes (see publishWrites). Absent in plans before it: 1. */
+  /** The slots a leg owns in each round: a lane's publishing writes (see publishWrites). Absent in plans before it: 1. */
   burst?: number;
   lanes: number;
   /** lanes × writes_per_lane. */
@@ -233,7 +234,7 @@ export function renderWriteBudget(b: WriteBudget): string {
     '### Write budget',
     '',
     `GitHub allows this account ${limits} content-creating requests; the fleet plans ${Math.round(BUDGET_SHARE * 100)}% of that, shared by ${b.legs_at_once} leg(s) at once.`,
-    `${b.lanes} lane(s) × about ${b.writes_per_lane} write(s) = ${b.total_writes} write(s); each leg writes at most ${(b.burst ?? 1) > 1 ? `${b.burst} times (back to back)` : 'once'} every ${formatDuration(b.leg_interval_ms)}, the fleet once every ${formatDuration(b.slot_ms)}.`,
+    `${b.lanes} lane(s) × about ${b.writes_per_lane} write(s) = ${b.total_writes} write(s); each leg writes at most ${(b.burst ?? 1) > 1 ? `${b.burst} times (a lane's PR and what follows it)` : 'once'} every ${formatDuration(b.leg_interval_ms)}, the fleet once every ${formatDuration(b.slot_ms)}.`,
   ];
   const shortest = Math.min(...b.limits.map((w) => w.window_ms));
   if (b.binding.window_ms === shortest) {

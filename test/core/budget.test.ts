@@ -88,7 +88,7 @@ describe('pacer schedule', () => {
     expect(nextSlot(p, 5 * 858 + 1)).toBe(9 * 858); // missed both: the next round's first
     expect(nextSlot(p, 5 * 858, 5 * 858)).toBe(9 * 858); // a third write waits for the next round
     expect(legPace(b, 3)).toMatchObject({ phase_ms: 3 * 858, gap_ms: 4 * 858 });
-    expect(renderWriteBudget(b)).toContain('each leg writes at most 2 times (back to back) every 7 s');
+    expect(renderWriteBudget(b)).toContain("each leg writes at most 2 times (a lane's PR and what follows it) every 7 s");
     // The legs' slots tile the round: no two share one.
     const slots = [0, 1, 2, 3].flatMap((leg) => {
       const q = legPace(b, leg);

@@ -75,17 +75,19 @@ class WritePacer {
    * `waitTurn`: resolves when the leg's slots are its own (the leg that had them before has finished), awaited once,
    * before the first write.
    */
-  constructor(pace, now = Date.now, sleep = (ms) => new Promise((r) => setTimeout(r, ms)), waitTurn) {
+  constructor(pace, now = Date.now, sleep = (ms) => new Promise((r) => setTimeout(r, ms)), waitTurn, onTurnError) {
     this.pace = pace;
     this.now = now;
     this.sleep = sleep;
     this.waitTurn = waitTurn;
+    this.onTurnError = onTurnError;
     if (!(pace.interval_ms > 0) || pace.phase_ms < 0) throw new Error(`a write pace needs a positive interval and a phase \u2265 0 (got ${JSON.stringify(pace)})`);
   }
   pace;
   now;
   sleep;
   waitTurn;
+  onTurnError;
   last;
   turn;
   queue = Promise.resolve();
@@ -94,7 +96,7 @@ class WritePacer {
   /** Resolves at the slot the next write may go in (its time). */
   take() {
     const turn = this.queue.then(async () => {
-      this.turn ??= (this.waitTurn?.() ?? Promise.resolve()).catch(() => void 0);
+      this.turn ??= (this.waitTurn?.() ?? Promise.resolve()).catch((err) => void this.onTurnError?.(err));
       await this.turn;
       this.stats.writes++;
       for (; ; ) {
@@ -340,7 +342,7 @@ function createOctokit(opts) {
     },
     attemptLogger(logger),
     secondaryResetPlugin(),
-    ...opts.writePace ? [writePacerPlugin(new WritePacer(opts.writePace, void 0, void 0, opts.writePace.waitTurn))] : [],
+    ...opts.writePace ? [writePacerPlugin(new WritePacer(opts.writePace, void 0, void 0, opts.writePace.waitTurn, (err) => logger.warn(`Write budget: waiting for this leg's slots failed (${err.message}); writing in them now`)))] : [],
     plugin_throttling_dist_bundle/* throttling */.A,
     dist_bundle/* retry */.L,
     secondaryLimitMessagePlugin(maxRetries)

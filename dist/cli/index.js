@@ -9165,8 +9165,9 @@ async function setupForge(file, opts) {
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   N: () => (/* binding */ appFromEnv),
-/* harmony export */   g: () => (/* binding */ targetOwners)
+/* harmony export */   Nl: () => (/* binding */ appFromEnv),
+/* harmony export */   TU: () => (/* binding */ appIsolationProblem),
+/* harmony export */   gH: () => (/* binding */ targetOwners)
 /* harmony export */ });
 /* harmony import */ var _github_app_key_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1590);
 
@@ -9208,6 +9209,10 @@ function appFromEnv(env, owners, file) {
   }
   if (problems.length) return { problems: problems.map((message) => ({ file, field: "(environment)", message })) };
   return { app: { appId, privateKey: (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_0__/* .normalizePrivateKey */ .W3)(key), owner }, problems: [] };
+}
+function appIsolationProblem(setting, kind, detail) {
+  if (setting !== "auto" || kind !== "none") return null;
+  return `with GitHub App credentials directives must be isolated (the App's private key is in Fleet's environment, which an unisolated directive can read from /proc), but they cannot be isolated here: ${detail}. Run where user namespaces or sudo are available, use a token instead, or set isolation: off in the fleet file to accept the risk`;
 }
 
 
@@ -9457,7 +9462,6 @@ async function workspaceProblem(dir) {
 }
 async function main(argv, io) {
   const [command, ...rest] = argv;
-  const minted = [];
   try {
     if (!command || command === "help" || command === "--help" || command === "-h") {
       io.stdout.write(`${USAGE}
@@ -9506,7 +9510,7 @@ async function main(argv, io) {
     const problems = loaded.ok ? [] : [...loaded.problems];
     const ws = command === "run" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace)) : void 0;
     if (ws) problems.push(ws);
-    const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appFromEnv */ .N)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .targetOwners */ .g)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appFromEnv */ .N)({ ...io.env, FLEET_APP_OWNER: io.env.FLEET_APP_OWNER || "(not checked)" }, [], path);
+    const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appFromEnv */ .Nl)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .targetOwners */ .gH)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appFromEnv */ .Nl)({ ...io.env, FLEET_APP_OWNER: io.env.FLEET_APP_OWNER || "(not checked)" }, [], path);
     problems.push(...appEnv.problems);
     if (!loaded.ok || problems.length) {
       io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(problems)}
@@ -9517,11 +9521,20 @@ async function main(argv, io) {
 `);
     const maxParallel = positiveInt("max-parallel", values["max-parallel"]);
     let credential;
+    if (appEnv.app && command === "run") {
+      const iso = _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localExecutor */ .F.isolation(loaded.fleet.file.isolation);
+      const why = (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appIsolationProblem */ .TU)(loaded.fleet.file.isolation, iso.kind, iso.detail);
+      if (why) {
+        io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([{ file: path, field: "isolation", message: why }])}
+`);
+        return 2;
+      }
+    }
     if (appEnv.app) {
       (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_19__/* .maskPrivateKey */ .xr)(appEnv.app.privateKey, () => void 0);
       try {
         const token = await mintAppToken(appEnv.app, command === "plan", io.env);
-        minted.push(token);
+        MINTED.add(token);
         credential = token;
       } catch (err) {
         io.stderr.write(`${path}: forge: ${(0,_local_git_js__WEBPACK_IMPORTED_MODULE_8__/* .redact */ .E$)(err.message)}
@@ -9645,11 +9658,17 @@ ${USAGE}
     if (!debug) io.stderr.write("fleet: run again with FLEET_DEBUG=1 for the stack trace\n");
     return 2;
   } finally {
-    for (const token of minted) {
-      const { failed } = await token.revoke().catch(() => ({ failed: 1 }));
-      if (failed) io.stderr.write("warning: a GitHub App installation token could not be revoked; it expires within the hour\n");
-    }
+    if (await revokeMinted() > 0) io.stderr.write("warning: a GitHub App installation token could not be revoked; it expires within the hour\n");
   }
+}
+const MINTED = /* @__PURE__ */ new Set();
+async function revokeMinted() {
+  let failed = 0;
+  for (const token of [...MINTED]) {
+    MINTED.delete(token);
+    failed += (await token.revoke().catch(() => ({ failed: 1 }))).failed;
+  }
+  return failed;
 }
 function keyLines(key) {
   const pem = (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_19__/* .normalizePrivateKey */ .W3)(key);
@@ -9674,7 +9693,7 @@ async function runCli(argv) {
       process.stderr.write(`fleet: could not write the manifest: ${err.message}
 `);
     }
-    process.exit(EXIT_INTERRUPTED);
+    void Promise.race([revokeMinted(), new Promise((r) => setTimeout(r, 3e3))]).finally(() => process.exit(EXIT_INTERRUPTED));
   };
   const onSignal = (signal) => {
     interrupts++;
@@ -9809,7 +9828,7 @@ function renderWriteBudget(b) {
     "### Write budget",
     "",
     `GitHub allows this account ${limits} content-creating requests; the fleet plans ${Math.round(BUDGET_SHARE * 100)}% of that, shared by ${b.legs_at_once} leg(s) at once.`,
-    `${b.lanes} lane(s) \xD7 about ${b.writes_per_lane} write(s) = ${b.total_writes} write(s); each leg writes at most ${(b.burst ?? 1) > 1 ? `${b.burst} times (back to back)` : "once"} every ${formatDuration(b.leg_interval_ms)}, the fleet once every ${formatDuration(b.slot_ms)}.`
+    `${b.lanes} lane(s) \xD7 about ${b.writes_per_lane} write(s) = ${b.total_writes} write(s); each leg writes at most ${(b.burst ?? 1) > 1 ? `${b.burst} times (a lane's PR and what follows it)` : "once"} every ${formatDuration(b.leg_interval_ms)}, the fleet once every ${formatDuration(b.slot_ms)}.`
   ];
   const shortest = Math.min(...b.limits.map((w) => w.window_ms));
   if (b.binding.window_ms === shortest) {

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { AGENT_CREDENTIALS } from '../core/agent-setup.js';
-import { normalizePrivateKey, privateKeyProblem } from '../github/app-key.js';
+import { appCredentialProblems, normalizePrivateKey } from '../github/app-key.js';
 import type { AppCredentials } from '../github/app-token.js';
 
 const bool = (dflt: 'true' | 'false') =>
@@ -197,13 +197,14 @@ function credentialProblems(token: string, appId: string, key: string): string[]
   if (token && (appId || keyGiven)) {
     problems.push('inputs token and app-id/app-private-key: give a token or GitHub App credentials, not both (with App credentials Fleet mints its own tokens: leave the token secret unset)');
   }
-  if (appId && !keyGiven) problems.push('input app-private-key: app-id is set but the App\'s private key is empty: pass the key (the .pem GitHub generated) as the app-private-key secret');
-  if (!appId && keyGiven) problems.push('input app-id: an App private key was given without the App\'s id: set app-id (the App\'s settings page shows it)');
-  if (appId && !/^(\d+|Iv[0-9A-Za-z.]+)$/.test(appId)) problems.push('input app-id: must be the App\'s numeric id (or its client id, Iv…), as the App\'s settings page shows it');
-  if (keyGiven) {
-    const bad = privateKeyProblem(key);
-    if (bad) problems.push(`input app-private-key: the key ${bad}`);
-  }
+  problems.push(
+    ...appCredentialProblems(appId, key, {
+      id: 'input app-id',
+      key: 'input app-private-key',
+      idShort: 'app-id',
+      howToGiveKey: 'pass the key (the .pem GitHub generated) as the app-private-key secret',
+    }),
+  );
   return problems;
 }
 

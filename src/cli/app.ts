@@ -10,7 +10,7 @@
 import type { ResolvedFleet } from '../core/validate.js';
 import type { Problem } from '../core/validate.js';
 import type { IsolationInfo, IsolationSetting } from '../ports.js';
-import { normalizePrivateKey, privateKeyProblem } from '../github/app-key.js';
+import { appCredentialProblems, normalizePrivateKey } from '../github/app-key.js';
 
 export interface CliApp {
   appId: string;
@@ -46,14 +46,12 @@ export function appFromEnv(env: NodeJS.ProcessEnv, owners: readonly string[], fi
   const key = env[KEY] ?? '';
   const keyGiven = key.trim() !== '';
   if (!appId && !keyGiven) return { problems: [] };
-  const problems: string[] = [];
-  if (appId && !keyGiven) problems.push(`${KEY}: ${ID} is set but the App's private key is not: export the key's text, e.g. ${KEY}="$(cat my-app.private-key.pem)"`);
-  if (!appId && keyGiven) problems.push(`${ID}: an App private key was given without the App's id: set ${ID} (the App's settings page shows it)`);
-  if (appId && !/^(\d+|Iv[0-9A-Za-z.]+)$/.test(appId)) problems.push(`${ID}: must be the App's numeric id (or its client id, Iv…), as the App's settings page shows it`);
-  if (keyGiven) {
-    const bad = privateKeyProblem(key);
-    if (bad) problems.push(`${KEY}: the key ${bad}`);
-  }
+  const problems = appCredentialProblems(appId, key, {
+    id: ID,
+    key: KEY,
+    idShort: ID,
+    howToGiveKey: `export the key's text, e.g. ${KEY}="$(cat my-app.private-key.pem)"`,
+  });
   if (env.FLEET_GITHUB_TOKEN) problems.push(`FLEET_GITHUB_TOKEN and ${ID}: give a token or GitHub App credentials, not both (with App credentials Fleet mints its own tokens)`);
   let owner = env[OWNER]?.trim() ?? '';
   if (!owner) {

@@ -33,3 +33,29 @@ export function maskPrivateKey(key: string, setSecret: (s: string) => void): voi
     if (process.env.GITHUB_ACTIONS === 'true') setSecret(s);
   }
 }
+
+/** How the user names the App's id and key where the problems are reported: action inputs, or the CLI's variables. */
+export interface AppCredentialNames {
+  /** "input app-id", "FLEET_APP_ID". */
+  id: string;
+  /** "input app-private-key", "FLEET_APP_PRIVATE_KEY". */
+  key: string;
+  /** The id's own name inside a sentence: "app-id". */
+  idShort: string;
+  /** How to give the key: "pass the key (…) as the app-private-key secret". */
+  howToGiveKey: string;
+}
+
+/** Every problem with an App id and key given together, each naming what the user set; never quotes the key. */
+export function appCredentialProblems(appId: string, key: string, n: AppCredentialNames): string[] {
+  const problems: string[] = [];
+  const keyGiven = key.trim() !== '';
+  if (appId && !keyGiven) problems.push(`${n.key}: ${n.idShort} is set but the App's private key is empty: ${n.howToGiveKey}`);
+  if (!appId && keyGiven) problems.push(`${n.id}: an App private key was given without the App's id: set ${n.idShort} (the App's settings page shows it)`);
+  if (appId && !/^(\d+|Iv[0-9A-Za-z.]+)$/.test(appId)) problems.push(`${n.id}: must be the App's numeric id (or its client id, Iv…), as the App's settings page shows it`);
+  if (keyGiven) {
+    const bad = privateKeyProblem(key);
+    if (bad) problems.push(`${n.key}: the key ${bad}`);
+  }
+  return problems;
+}

@@ -97,7 +97,7 @@ describe('fleet run with GitHub App credentials', () => {
 
     const noKey = await fleet(['run', file], { cwd: dir, env: { ...gh(), FLEET_APP_ID: '4343', FLEET_APP_OWNER: 'acme' } });
     expect(noKey.code).toBe(2);
-    expect(noKey.stderr).toContain('FLEET_APP_PRIVATE_KEY: FLEET_APP_ID is set but the App\'s private key is not');
+    expect(noKey.stderr).toContain('FLEET_APP_PRIVATE_KEY: FLEET_APP_ID is set but the App\'s private key is empty');
   });
 
   it('an App not installed on the owner: exit 2 with GitHub\'s answer and what to do', async () => {

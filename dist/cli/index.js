@@ -9192,14 +9192,12 @@ function appFromEnv(env, owners, file) {
   const key = env[KEY] ?? "";
   const keyGiven = key.trim() !== "";
   if (!appId && !keyGiven) return { problems: [] };
-  const problems = [];
-  if (appId && !keyGiven) problems.push(`${KEY}: ${ID} is set but the App's private key is not: export the key's text, e.g. ${KEY}="$(cat my-app.private-key.pem)"`);
-  if (!appId && keyGiven) problems.push(`${ID}: an App private key was given without the App's id: set ${ID} (the App's settings page shows it)`);
-  if (appId && !/^(\d+|Iv[0-9A-Za-z.]+)$/.test(appId)) problems.push(`${ID}: must be the App's numeric id (or its client id, Iv\u2026), as the App's settings page shows it`);
-  if (keyGiven) {
-    const bad = (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_0__/* .privateKeyProblem */ .ss)(key);
-    if (bad) problems.push(`${KEY}: the key ${bad}`);
-  }
+  const problems = (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_0__/* .appCredentialProblems */ .VO)(appId, key, {
+    id: ID,
+    key: KEY,
+    idShort: ID,
+    howToGiveKey: `export the key's text, e.g. ${KEY}="$(cat my-app.private-key.pem)"`
+  });
   if (env.FLEET_GITHUB_TOKEN) problems.push(`FLEET_GITHUB_TOKEN and ${ID}: give a token or GitHub App credentials, not both (with App credentials Fleet mints its own tokens)`);
   let owner = env[OWNER]?.trim() ?? "";
   if (!owner) {
@@ -15384,6 +15382,7 @@ ${lines.join("\n")}`;
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   VO: () => (/* binding */ appCredentialProblems),
 /* harmony export */   W3: () => (/* binding */ normalizePrivateKey),
 /* harmony export */   ss: () => (/* binding */ privateKeyProblem),
 /* harmony export */   xr: () => (/* binding */ maskPrivateKey)
@@ -15410,6 +15409,18 @@ function maskPrivateKey(key, setSecret) {
     (0,_local_git_js__WEBPACK_IMPORTED_MODULE_1__/* .registerSecret */ .cl)(s);
     if (process.env.GITHUB_ACTIONS === "true") setSecret(s);
   }
+}
+function appCredentialProblems(appId, key, n) {
+  const problems = [];
+  const keyGiven = key.trim() !== "";
+  if (appId && !keyGiven) problems.push(`${n.key}: ${n.idShort} is set but the App's private key is empty: ${n.howToGiveKey}`);
+  if (!appId && keyGiven) problems.push(`${n.id}: an App private key was given without the App's id: set ${n.idShort} (the App's settings page shows it)`);
+  if (appId && !/^(\d+|Iv[0-9A-Za-z.]+)$/.test(appId)) problems.push(`${n.id}: must be the App's numeric id (or its client id, Iv\u2026), as the App's settings page shows it`);
+  if (keyGiven) {
+    const bad = privateKeyProblem(key);
+    if (bad) problems.push(`${n.key}: the key ${bad}`);
+  }
+  return problems;
 }
 
 

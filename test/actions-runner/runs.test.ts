@@ -249,7 +249,7 @@ on:
   workflow_dispatch:
 concurrency: { group: sweep, cancel-in-progress: false }
 jobs:
-  one: { runs-on: ubuntu-latest, steps: [ { run: "echo \${{ github.event_name }} \${{ github.event.schedule }}; sleep 0.5" } ] }
+  one: { runs-on: ubuntu-latest, steps: [ { run: "echo \${{ github.event_name }} \${{ github.event.schedule }}; sleep 3" } ] }
 `,
     });
     const first = await a.runner.schedule({ repo: 'acme/app', workflow: '.github/workflows/sweep.yml' });

@@ -44,7 +44,7 @@ export const LensAnswer = z.array(LensRecord).min(1, 'a lens answers with at lea
 export type LensResult = { ok: true; lens: string; refuted: boolean; findings: LensRecord[] } | { ok: false; lens: string; problem: string };
 
 /**
- * Reads a lens's output: the whole text as JSON, else the last ```json block, else the last [...] in it. The
+ * Reads a lens's output: the whole text as JSON, else the last ```json block, else the list the prose ends with. The
  * `lens` of every record is the lens Fleet asked, whatever the agent wrote there: provenance is Fleet's to record.
  */
 export function parseLensOutput(lens: string, text: string): LensResult {
@@ -62,8 +62,10 @@ export function parseLensOutput(lens: string, text: string): LensResult {
 
 function extractJson(text: string): unknown {
   const attempts = [text.trim(), ...[...text.matchAll(/```(?:json)?\s*\n([\s\S]*?)```/g)].map((m) => m[1]!.trim()).reverse()];
-  const bracket = text.lastIndexOf('[');
-  if (bracket >= 0) attempts.push(text.slice(bracket, text.lastIndexOf(']') + 1));
+  // Prose around a bare list: from each '[' (a list of records holds inner brackets too) to the last ']'.
+  const end = text.lastIndexOf(']') + 1;
+  // (At most 200 tries: an answer that quotes a long diff holds many brackets.)
+  for (let i = text.indexOf('['), tries = 0; i >= 0 && i < end && tries < 200; i = text.indexOf('[', i + 1), tries++) attempts.push(text.slice(i, end));
   for (const a of attempts) {
     if (!a) continue;
     try {
@@ -143,4 +145,77 @@ export function reviewVerdict(findings: readonly ReviewFinding[], round: number,
   if (!open.length && !failed.length) return { verdict: 'clear', open: [] };
   if (round >= maxRounds) return { verdict: 'needs-person', open, failed: [...failed] };
   return open.length ? { verdict: 'fix', open } : { verdict: 'review-again', open: [], failed: [...failed] };
+}
+
+/** The most of a lane's diff a lens prompt carries; a longer diff is cut, and the lens told to read the working copy. */
+export const LENS_DIFF_LIMIT = 60_000;
+
+/** What one lens is asked: its brief, the directive the change answers, and the change. */
+export function lensPrompt(input: { lens: string; brief: string; directive: string; diff: string; files: readonly string[] }): string {
+  const cut = input.diff.length > LENS_DIFF_LIMIT;
+  const diff = cut ? `${input.diff.slice(0, LENS_DIFF_LIMIT)}\n… (cut at ${LENS_DIFF_LIMIT} characters: read the rest in the working copy)` : input.diff;
+  const nothing: LensRecord = { severity: 'low', file: null, line: null, finding: 'Nothing wrong found.', suggested_fix: '', lens: input.lens, refuted: true };
+  return [
+    `You review a change as the "${input.lens}" lens. ${input.brief}`,
+    'Assume the change is wrong until you have looked; do not praise it, and do not change any file.',
+    '',
+    'The directive the change answers:',
+    input.directive,
+    '',
+    `Files changed: ${input.files.join(', ') || '(none)'}`,
+    '',
+    '```diff',
+    diff,
+    '```',
+    '',
+    `Answer with only a JSON list. Each record: {"severity": one of ${SEVERITIES.map((s) => `"${s}"`).join(', ')}, "file": path or null, "line": number or null, "finding": what is wrong, "suggested_fix": how to fix it, "lens": "${input.lens}", "refuted": false}.`,
+    `If you looked and found nothing, answer exactly: ${JSON.stringify([nothing])}`,
+  ].join('\n');
+}
+
+/** Asked once of a lens whose answer could not be read; a second unreadable answer is a failed lens. */
+export function lensReaskPrompt(problem: string): string {
+  return `Your answer could not be read: ${problem}. Answer again with only the JSON list of records described above, nothing else.`;
+}
+
+/** The worker's disposition of each finding, with why. */
+export const DispositionAnswer = z.array(z.strictObject({ id: z.string(), disposition: z.enum(DISPOSITIONS), reason: z.string().min(1) }));
+
+/** What the worker is asked after a review round: a disposition for every finding. */
+export function dispositionPrompt(findings: readonly ReviewFinding[]): string {
+  const listed = findings.map((f) => `- ${f.id} [${f.severity}; ${f.lenses.join('+')}] ${f.file ?? '(no file)'}${f.line ? `:${f.line}` : ''}: ${f.finding}${f.suggested_fix ? ` Suggested: ${f.suggested_fix}` : ''}`);
+  return [
+    'Reviewers raised these findings about your change:',
+    ...listed,
+    '',
+    'Give each one a disposition: ACCEPT (it is right and you will fix it now), FIX_LATER (right, but follow-up work: it is listed in the PR), DEFER (noted, no action), with a one-line reason.',
+    'Answer with only a JSON list: [{"id": "f1", "disposition": "ACCEPT", "reason": "…"}, …]. A finding you leave out counts as ACCEPT.',
+  ].join('\n');
+}
+
+/**
+ * Reads the worker's dispositions like a lens answer (JSON, a fenced block, or the last list): ids the panel did not
+ * raise are dropped, an unreadable answer gives none (every finding is then ACCEPT: see applyDispositions).
+ */
+export function parseDispositions(text: string, findings: readonly ReviewFinding[]): { assigned: Record<string, Disposition>; reasons: Record<string, string>; problem?: string } {
+  const json = extractJson(text);
+  const parsed = DispositionAnswer.safeParse(json);
+  if (!parsed.success) return { assigned: {}, reasons: {}, problem: json === undefined ? 'the answer holds no JSON list of dispositions' : `the answer does not match the disposition schema (${parsed.error.issues[0]!.path.join('.') || '(list)'}: ${parsed.error.issues[0]!.message})` };
+  const known = new Set(findings.map((f) => f.id));
+  const assigned: Record<string, Disposition> = {};
+  const reasons: Record<string, string> = {};
+  for (const d of parsed.data) {
+    if (!known.has(d.id)) continue;
+    assigned[d.id] = d.disposition;
+    reasons[d.id] = d.reason;
+  }
+  return { assigned, reasons };
+}
+
+/** The worker's fix round: the ACCEPT findings still open, to fix on the same branch. */
+export function fixPrompt(open: readonly ReviewFinding[]): string {
+  return [
+    'Fix these review findings in the working copy (you accepted them); change nothing else:',
+    ...open.map((f) => `- ${f.id} ${f.file ?? '(no file)'}${f.line ? `:${f.line}` : ''}: ${f.finding}${f.suggested_fix ? ` Suggested: ${f.suggested_fix}` : ''}`),
+  ].join('\n');
 }

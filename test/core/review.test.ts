@@ -3,7 +3,7 @@
  * their provenance, dispositions given, and the verdict after each round.
  */
 import { describe, expect, it } from 'vitest';
-import { applyDispositions, BUILTIN_LENSES, dedupeFindings, parseLensOutput, reviewVerdict, type LensRecord } from '../../src/core/review.js';
+import { applyDispositions, BUILTIN_LENSES, dedupeFindings, dispositionPrompt, fixPrompt, LENS_DIFF_LIMIT, lensPrompt, lensReaskPrompt, parseDispositions, parseLensOutput, reviewVerdict, type LensRecord } from '../../src/core/review.js';
 
 const rec = (over: Partial<LensRecord> = {}): LensRecord => ({ severity: 'high', file: 'src/a.ts', line: 3, finding: 'Off by one in the loop.', suggested_fix: 'Use <.', lens: 'x', refuted: false, ...over });
 
@@ -13,8 +13,8 @@ describe('a lens answer', () => {
     expect(plain).toMatchObject({ ok: true, refuted: false, findings: [{ lens: 'correctness', finding: 'Off by one in the loop.' }] });
     const fenced = parseLensOutput('security', `I looked.\n\`\`\`json\n${JSON.stringify([rec({ severity: 'critical' })])}\n\`\`\`\nDone.`);
     expect(fenced).toMatchObject({ ok: true, findings: [{ severity: 'critical', lens: 'security' }] });
-    const trailing = parseLensOutput('edge-cases', `Findings: ${JSON.stringify([rec()])}`);
-    expect(trailing.ok).toBe(true);
+    const trailing = parseLensOutput('edge-cases', `See [the docs]. Findings: ${JSON.stringify([rec({ finding: 'Uses a[0] on [] input.' })])}`);
+    expect(trailing).toMatchObject({ ok: true, findings: [{ finding: 'Uses a[0] on [] input.' }] });
   });
 
   it('refuted: true, alone, is the explicit "found nothing"', () => {
@@ -70,5 +70,35 @@ describe('dispositions and the verdict', () => {
     expect(reviewVerdict(open, 3, 3)).toMatchObject({ verdict: 'needs-person', open: [{ id: 'f1' }], failed: [] });
     expect(reviewVerdict(none, 1, 3, ['security'])).toEqual({ verdict: 'review-again', open: [], failed: ['security'] });
     expect(reviewVerdict(none, 2, 2, ['security'])).toEqual({ verdict: 'needs-person', open: [], failed: ['security'] });
+  });
+});
+
+describe('what the agents are asked', () => {
+  it('a lens: its brief, the directive, the files and the diff, and an answer its own output can be read back from', () => {
+    const p = lensPrompt({ lens: 'security', brief: BUILTIN_LENSES.security!, directive: 'Bump the Node version.', diff: '+node: 20', files: ['.nvmrc'] });
+    expect(p).toContain('You review a change as the "security" lens. Look for what the change lets an attacker do');
+    expect(p).toContain('Bump the Node version.');
+    expect(p).toContain('Files changed: .nvmrc');
+    expect(p).toContain('+node: 20');
+    // The "found nothing" answer the prompt shows is itself a valid, refuted answer.
+    const shown = /answer exactly: (\[.*\])$/m.exec(p)![1]!;
+    expect(parseLensOutput('security', shown)).toMatchObject({ ok: true, refuted: true });
+    const long = lensPrompt({ lens: 'x', brief: 'b', directive: 'd', diff: 'y'.repeat(LENS_DIFF_LIMIT + 10), files: [] });
+    expect(long).toContain(`cut at ${LENS_DIFF_LIMIT} characters`);
+    expect(long.length).toBeLessThan(LENS_DIFF_LIMIT + 2000);
+    expect(lensReaskPrompt('no JSON')).toContain('Your answer could not be read: no JSON.');
+  });
+
+  it('the worker: a disposition for each finding, read back; unknown ids dropped, garbage gives none', () => {
+    const findings = dedupeFindings([parseLensOutput('correctness', JSON.stringify([rec(), rec({ line: 9, finding: 'Unchecked null.' })]))]);
+    const p = dispositionPrompt(findings);
+    expect(p).toContain('- f1 [high; correctness] src/a.ts:3: Off by one in the loop. Suggested: Use <.');
+    const answer = 'Here:\n```json\n[{"id":"f1","disposition":"FIX_LATER","reason":"later"},{"id":"f9","disposition":"DEFER","reason":"x"}]\n```';
+    expect(parseDispositions(answer, findings)).toEqual({ assigned: { f1: 'FIX_LATER' }, reasons: { f1: 'later' } });
+    expect(parseDispositions('all good', findings)).toMatchObject({ assigned: {}, problem: 'the answer holds no JSON list of dispositions' });
+    expect(parseDispositions('[{"id":"f1","disposition":"MAYBE","reason":"x"}]', findings).problem).toContain('0.disposition');
+    // Nothing assigned: every finding blocks.
+    expect(applyDispositions(findings, parseDispositions('all good', findings).assigned).every((f) => f.disposition === 'ACCEPT')).toBe(true);
+    expect(fixPrompt(findings.slice(1))).toContain('- f2 src/a.ts:9: Unchecked null.');
   });
 });

@@ -105,25 +105,8 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
     await rm(repoDir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     update({ phase: 'cloning' }, 'cloning');
-    const gitTimeoutMs = ctx.file.git_timeout_minutes * 60_000;
     const tClone = Date.now();
-    let cloned;
-    try {
-      // gitEnv() is read per attempt: the forge's credential may be renewed in between (a GitHub App token).
-      const clone = () =>
-        ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs: gitTimeoutMs });
-      const slotted = () => (ctx.gitSlots ? ctx.gitSlots.run(clone) : clone());
-      await ctx.forge.refreshCredential?.();
-      try {
-        cloned = await slotted();
-      } catch (err) {
-        if (!refusedCredential((err as Error).message) || !(await ctx.forge.refreshCredential?.(true))) throw err;
-        await rm(repoDir, { recursive: true, force: true });
-        cloned = await slotted();
-      }
-    } catch (err) {
-      throw new LaneFailure('clone-failed', (err as Error).message);
-    }
+    const cloned = await cloneTarget(ctx, lane, repoDir);
     rec.timings = { ...rec.timings, clone_ms: Date.now() - tClone };
     rec.base_branch = cloned.base_branch;
     rec.base_commit = cloned.base_commit;
@@ -340,19 +323,10 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       if (!upToDate) {
         update({ phase: 'pushing' }, `pushing ${lane.branch}`);
         const tPush = Date.now();
-        // The credential is read now, not when the lane began: a directive may run for hours (an App token renews).
-        const push = () => ctx.workspace.push(repoDir, lane.branch, commit, previous, ctx.forge.gitEnv(), gitTimeoutMs);
-        const slotted = () => (ctx.gitSlots ? ctx.gitSlots.run(push) : push());
-        await ctx.forge.refreshCredential?.();
-        let pushed = await slotted();
-        if (!pushed.ok && pushed.reason !== 'stale' && refusedCredential(pushed.detail) && (await ctx.forge.refreshCredential?.(true))) pushed = await slotted();
-        rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
-        if (!pushed.ok) {
-          const msg =
-            pushed.reason === 'stale'
-              ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten`
-              : `push refused: ${firstLines(pushed.detail, 600)}`;
-          throw new LaneFailure('push-rejected', msg);
+        try {
+          await pushCommit(ctx, lane, repoDir, commit, previous);
+        } finally {
+          rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
         }
         await confirmPushed(ctx, lane, commit);
         previous = commit;
@@ -430,26 +404,7 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       feedback = `CI failed on the pushed change:\n${firstLines(verdict.failures, 2000)}`;
     }
 
-    if (ctx.file.merge.policy === 'when-green') {
-      if (rec.ci_conclusion === 'success' || rec.ci_conclusion === 'none') {
-        const before = rec.phase;
-        update({ phase: 'merging' }, 'merging: the policy is when-green');
-        const m = await ctx.forge.merge(lane, rec, ctx.file.merge.method);
-        rec.merge_status = m.status;
-        if (m.status === 'merged') rec.phase = 'merged';
-        else {
-          // Not merged: the lane ends where it was (its PR open), not in the middle of a merge.
-          rec.phase = before;
-          rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `merge ${m.status}: ${m.detail}`] };
-        }
-      } else {
-        // CI still running (or a required check not reported yet) may turn green later; anything else will not.
-        rec.merge_status = rec.ci_conclusion === 'pending' ? 'pending' : 'blocked';
-        rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `not merged: CI is ${rec.ci_conclusion ?? 'unknown'}`] };
-      }
-    } else {
-      rec.merge_status = 'not-requested';
-    }
+    await applyMergePolicy(ctx, lane, () => rec, update);
     update({ status: 'completed', ended_at: ctx.clock.now().toISOString() }, `completed (${rec.phase})`);
     return await finish(ctx, rec, t0);
   } catch (err) {
@@ -466,6 +421,76 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
       `failed: ${failure.errorClass}`,
     );
     return await finish(ctx, rec, t0);
+  }
+}
+
+/** Clones the target for a lane, renewing the forge's credential once if git says it was refused. */
+async function cloneTarget(ctx: LaneContext, lane: LaneSpec, repoDir: string) {
+  const timeoutMs = ctx.file.git_timeout_minutes * 60_000;
+  try {
+    // gitEnv() is read per attempt: the forge's credential may be renewed in between (a GitHub App token).
+    const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs });
+    const slotted = () => (ctx.gitSlots ? ctx.gitSlots.run(clone) : clone());
+    await ctx.forge.refreshCredential?.();
+    try {
+      return await slotted();
+    } catch (err) {
+      if (!refusedCredential((err as Error).message) || !(await ctx.forge.refreshCredential?.(true))) throw err;
+      await rm(repoDir, { recursive: true, force: true });
+      return await slotted();
+    }
+  } catch (err) {
+    throw new LaneFailure('clone-failed', (err as Error).message);
+  }
+}
+
+/**
+ * Pushes the lane's commit with a lease on what the remote branch held (`previous`), renewing the credential once if
+ * git says it was refused. A branch that moved meanwhile is never overwritten.
+ */
+async function pushCommit(ctx: LaneContext, lane: LaneSpec, repoDir: string, commit: string, previous: string | null): Promise<void> {
+  // The credential is read now, not when the lane began: a directive may run for hours (an App token renews).
+  const push = () => ctx.workspace.push(repoDir, lane.branch, commit, previous, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 60_000);
+  const slotted = () => (ctx.gitSlots ? ctx.gitSlots.run(push) : push());
+  await ctx.forge.refreshCredential?.();
+  let pushed = await slotted();
+  if (!pushed.ok && pushed.reason !== 'stale' && refusedCredential(pushed.detail) && (await ctx.forge.refreshCredential?.(true))) pushed = await slotted();
+  if (!pushed.ok) {
+    const msg =
+      pushed.reason === 'stale'
+        ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten`
+        : `push refused: ${firstLines(pushed.detail, 600)}`;
+    throw new LaneFailure('push-rejected', msg);
+  }
+}
+
+/**
+ * The merge policy, once the lane's PR is open and its CI read: merge when green, or say why not. `current` reads the
+ * lane's record as it stands: `update` replaces it.
+ */
+async function applyMergePolicy(ctx: LaneContext, lane: LaneSpec, current: () => LaneRecord, update: (patch: Partial<LaneRecord>, detail: string) => void): Promise<void> {
+  if (ctx.file.merge.policy !== 'when-green') {
+    current().merge_status = 'not-requested';
+    return;
+  }
+  const ci = current().ci_conclusion;
+  if (ci === 'success' || ci === 'none') {
+    const before = current().phase;
+    update({ phase: 'merging' }, 'merging: the policy is when-green');
+    const m = await ctx.forge.merge(lane, current(), ctx.file.merge.method);
+    const rec = current();
+    rec.merge_status = m.status;
+    if (m.status === 'merged') rec.phase = 'merged';
+    else {
+      // Not merged: the lane ends where it was (its PR open), not in the middle of a merge.
+      rec.phase = before;
+      rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `merge ${m.status}: ${m.detail}`] };
+    }
+  } else {
+    // CI still running (or a required check not reported yet) may turn green later; anything else will not.
+    const rec = current();
+    rec.merge_status = ci === 'pending' ? 'pending' : 'blocked';
+    rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `not merged: CI is ${ci ?? 'unknown'}`] };
   }
 }
 

@@ -18077,23 +18077,8 @@ async function runLane(ctx, lane, start) {
     await (0,promises_.rm)(repoDir, { recursive: true, force: true });
     await (0,promises_.mkdir)(dir, { recursive: true });
     update({ phase: "cloning" }, "cloning");
-    const gitTimeoutMs = ctx.file.git_timeout_minutes * 6e4;
     const tClone = Date.now();
-    let cloned;
-    try {
-      const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs: gitTimeoutMs });
-      const slotted = () => ctx.gitSlots ? ctx.gitSlots.run(clone) : clone();
-      await ctx.forge.refreshCredential?.();
-      try {
-        cloned = await slotted();
-      } catch (err) {
-        if (!refusedCredential(err.message) || !await ctx.forge.refreshCredential?.(true)) throw err;
-        await (0,promises_.rm)(repoDir, { recursive: true, force: true });
-        cloned = await slotted();
-      }
-    } catch (err) {
-      throw new LaneFailure("clone-failed", err.message);
-    }
+    const cloned = await cloneTarget(ctx, lane, repoDir);
     rec.timings = { ...rec.timings, clone_ms: Date.now() - tClone };
     rec.base_branch = cloned.base_branch;
     rec.base_commit = cloned.base_commit;
@@ -18269,15 +18254,10 @@ ${firstLines(checkFailed.tail, 2e3)}`;
       if (!upToDate) {
         update({ phase: "pushing" }, `pushing ${lane.branch}`);
         const tPush = Date.now();
-        const push = () => ctx.workspace.push(repoDir, lane.branch, commit, previous, ctx.forge.gitEnv(), gitTimeoutMs);
-        const slotted = () => ctx.gitSlots ? ctx.gitSlots.run(push) : push();
-        await ctx.forge.refreshCredential?.();
-        let pushed = await slotted();
-        if (!pushed.ok && pushed.reason !== "stale" && refusedCredential(pushed.detail) && await ctx.forge.refreshCredential?.(true)) pushed = await slotted();
-        rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
-        if (!pushed.ok) {
-          const msg = pushed.reason === "stale" ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten` : `push refused: ${firstLines(pushed.detail, 600)}`;
-          throw new LaneFailure("push-rejected", msg);
+        try {
+          await pushCommit(ctx, lane, repoDir, commit, previous);
+        } finally {
+          rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
         }
         await confirmPushed(ctx, lane, commit);
         previous = commit;
@@ -18352,24 +18332,7 @@ ${firstLines(checkFailed.tail, 2e3)}`;
       feedback = `CI failed on the pushed change:
 ${firstLines(verdict.failures, 2e3)}`;
     }
-    if (ctx.file.merge.policy === "when-green") {
-      if (rec.ci_conclusion === "success" || rec.ci_conclusion === "none") {
-        const before = rec.phase;
-        update({ phase: "merging" }, "merging: the policy is when-green");
-        const m = await ctx.forge.merge(lane, rec, ctx.file.merge.method);
-        rec.merge_status = m.status;
-        if (m.status === "merged") rec.phase = "merged";
-        else {
-          rec.phase = before;
-          rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `merge ${m.status}: ${m.detail}`] };
-        }
-      } else {
-        rec.merge_status = rec.ci_conclusion === "pending" ? "pending" : "blocked";
-        rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `not merged: CI is ${rec.ci_conclusion ?? "unknown"}`] };
-      }
-    } else {
-      rec.merge_status = "not-requested";
-    }
+    await applyMergePolicy(ctx, lane, () => rec, update);
     update({ status: "completed", ended_at: ctx.clock.now().toISOString() }, `completed (${rec.phase})`);
     return await finish(ctx, rec, t0);
   } catch (err) {
@@ -18379,6 +18342,57 @@ ${firstLines(verdict.failures, 2e3)}`;
       `failed: ${failure.errorClass}`
     );
     return await finish(ctx, rec, t0);
+  }
+}
+async function cloneTarget(ctx, lane, repoDir) {
+  const timeoutMs = ctx.file.git_timeout_minutes * 6e4;
+  try {
+    const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs });
+    const slotted = () => ctx.gitSlots ? ctx.gitSlots.run(clone) : clone();
+    await ctx.forge.refreshCredential?.();
+    try {
+      return await slotted();
+    } catch (err) {
+      if (!refusedCredential(err.message) || !await ctx.forge.refreshCredential?.(true)) throw err;
+      await (0,promises_.rm)(repoDir, { recursive: true, force: true });
+      return await slotted();
+    }
+  } catch (err) {
+    throw new LaneFailure("clone-failed", err.message);
+  }
+}
+async function pushCommit(ctx, lane, repoDir, commit, previous) {
+  const push = () => ctx.workspace.push(repoDir, lane.branch, commit, previous, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 6e4);
+  const slotted = () => ctx.gitSlots ? ctx.gitSlots.run(push) : push();
+  await ctx.forge.refreshCredential?.();
+  let pushed = await slotted();
+  if (!pushed.ok && pushed.reason !== "stale" && refusedCredential(pushed.detail) && await ctx.forge.refreshCredential?.(true)) pushed = await slotted();
+  if (!pushed.ok) {
+    const msg = pushed.reason === "stale" ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten` : `push refused: ${firstLines(pushed.detail, 600)}`;
+    throw new LaneFailure("push-rejected", msg);
+  }
+}
+async function applyMergePolicy(ctx, lane, current, update) {
+  if (ctx.file.merge.policy !== "when-green") {
+    current().merge_status = "not-requested";
+    return;
+  }
+  const ci = current().ci_conclusion;
+  if (ci === "success" || ci === "none") {
+    const before = current().phase;
+    update({ phase: "merging" }, "merging: the policy is when-green");
+    const m = await ctx.forge.merge(lane, current(), ctx.file.merge.method);
+    const rec = current();
+    rec.merge_status = m.status;
+    if (m.status === "merged") rec.phase = "merged";
+    else {
+      rec.phase = before;
+      rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `merge ${m.status}: ${m.detail}`] };
+    }
+  } else {
+    const rec = current();
+    rec.merge_status = ci === "pending" ? "pending" : "blocked";
+    rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, `not merged: CI is ${ci ?? "unknown"}`] };
   }
 }
 function verifyCommitted(lane, committed, checked) {

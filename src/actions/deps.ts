@@ -8,7 +8,7 @@ import { setupForge } from '../adapters.js';
 import { directiveEnv } from '../cli/main.js';
 import { AGENT_CREDENTIALS } from '../core/agent-setup.js';
 import type { AppInstallationToken } from '../github/app-token.js';
-import { normalizePrivateKey } from '../github/app-key.js';
+import { privateKeyParts } from '../github/app-key.js';
 import { staticToken, type TokenCredential } from '../github/credential.js';
 import { basicCredential, resolveApiUrl } from '../github/octokit.js';
 import { encodedForms, registerSecret } from '../local/git.js';
@@ -25,8 +25,7 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
   // Any variable holding a token, plain or as the basic credential git sends, is withheld from directives; so is
   // one holding the App's private key (or a line of it). Tokens Fleet mints later live in no variable at all.
   const tokens = [env.FLEET_TOKEN, env.FLEET_RUN_TOKEN].flatMap((t) => (t ? [t, basicCredential(t)] : []));
-  const key = env.FLEET_APP_PRIVATE_KEY ? normalizePrivateKey(env.FLEET_APP_PRIVATE_KEY) : '';
-  const keyParts = key ? [env.FLEET_APP_PRIVATE_KEY!, key, ...key.split('\n').filter((l) => l.length >= 16 && !l.startsWith('-----'))] : [];
+  const keyParts = env.FLEET_APP_PRIVATE_KEY?.trim() ? privateKeyParts(env.FLEET_APP_PRIVATE_KEY) : [];
   // Agent credentials too: only an agent directive gets them, under its CLI's names (see prepareAgent in main.ts).
   const agentCredentials = AGENT_CREDENTIALS.map((c) => env[c.fleetVariable]?.trim()).filter((v): v is string => !!v);
   for (const credential of agentCredentials) registerSecret(credential);

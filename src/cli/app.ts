@@ -39,9 +39,10 @@ export function targetOwners(fleet: Pick<ResolvedFleet, 'lanes' | 'file'>): stri
 
 /**
  * The App credentials the environment gives, every problem with them at once (each naming its variable), or
- * neither when no App variable is set. `owners`: the targets' accounts, for an unset FLEET_APP_OWNER.
+ * neither when no App variable is set. `owners`: the targets' accounts, for an unset FLEET_APP_OWNER (undefined when
+ * the fleet file could not be read: the owner is then not checked).
  */
-export function appFromEnv(env: NodeJS.ProcessEnv, owners: readonly string[], file: string): { app?: CliApp; problems: Problem[] } {
+export function appFromEnv(env: NodeJS.ProcessEnv, owners: readonly string[] | undefined, file: string): { app?: CliApp; problems: Problem[] } {
   const appId = env[ID]?.trim() ?? '';
   const key = env[KEY] ?? '';
   const keyGiven = key.trim() !== '';
@@ -54,7 +55,7 @@ export function appFromEnv(env: NodeJS.ProcessEnv, owners: readonly string[], fi
   });
   if (env.FLEET_GITHUB_TOKEN) problems.push(`FLEET_GITHUB_TOKEN and ${ID}: give a token or GitHub App credentials, not both (with App credentials Fleet mints its own tokens)`);
   let owner = env[OWNER]?.trim() ?? '';
-  if (!owner) {
+  if (!owner && owners) {
     if (owners.length === 1) owner = owners[0]!;
     else if (owners.length > 1) problems.push(`${OWNER}: the targets belong to ${owners.join(', ')}: set the account the App is installed on (one App installation per fleet)`);
     else problems.push(`${OWNER}: no target names its owner: set the account the App is installed on`);

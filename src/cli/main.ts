@@ -22,7 +22,7 @@ import { readTextFile, writeFileAtomic } from '../util/fs.js';
 import { MAX_FLEET_JSON_BYTES } from '../core/limits.js';
 import { LiveView } from './live.js';
 import { appFromEnv, appIsolationProblem, targetOwners, type CliApp } from './app.js';
-import { maskPrivateKey, normalizePrivateKey } from '../github/app-key.js';
+import { maskPrivateKey, privateKeyParts } from '../github/app-key.js';
 import type { TokenCredential } from '../github/credential.js';
 import { redact } from '../local/git.js';
 
@@ -245,7 +245,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       ? loaded.fleet.file.forge === 'github'
         ? appFromEnv(io.env, targetOwners(loaded.fleet), path)
         : { problems: [] }
-      : appFromEnv({ ...io.env, FLEET_APP_OWNER: io.env.FLEET_APP_OWNER || '(not checked)' }, [], path);
+      : appFromEnv(io.env, undefined, path);
     problems.push(...appEnv.problems);
     if (!loaded.ok || problems.length) {
       io.stderr.write(`${formatProblems(problems)}\n`);
@@ -336,7 +336,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       workspace: localWorkspace,
       exec: localExecutor,
       clock: systemClock,
-      env: directiveEnv(io.env, setup.tokenVariable, [...(setup.secrets ?? []), ...(appEnv.app ? keyLines(io.env.FLEET_APP_PRIVATE_KEY ?? '') : [])]),
+      env: directiveEnv(io.env, setup.tokenVariable, [...(setup.secrets ?? []), ...(appEnv.app ? privateKeyParts(io.env.FLEET_APP_PRIVATE_KEY ?? '') : [])]),
       discover,
       root: values.workspace ? resolve(io.cwd, values.workspace) : undefined,
       cwd: io.cwd,
@@ -391,18 +391,12 @@ async function revokeMinted(): Promise<number> {
   return failed;
 }
 
-/** The key as given, as read, and each line of its body: a variable holding any of them is withheld from directives. */
-function keyLines(key: string): string[] {
-  const pem = normalizePrivateKey(key);
-  return [key, pem, ...pem.split('\n').filter((l) => l.length >= 16 && !l.startsWith('-----'))];
-}
-
 /**
  * The App's installation token for this command, renewed while it runs. `fleet plan` only reads the targets: its
  * token is read-only. The App code (and @octokit/auth-app) loads only when App credentials are given.
  */
 async function mintAppToken(app: CliApp, readOnly: boolean, env: NodeJS.ProcessEnv) {
-  const [{ AppInstallationToken }, { resolveApiUrl }] = await Promise.all([import('../github/app-token.js'), import('../github/octokit.js')]);
+  const { AppInstallationToken, resolveApiUrl } = await import('../github/app-token.js');
   return AppInstallationToken.start({ ...app, readOnly }, { apiUrl: resolveApiUrl(env.GITHUB_API_URL) });
 }
 

@@ -21,14 +21,22 @@ export function privateKeyProblem(key: string): string | null {
 }
 
 /**
+ * A private key as given, as read, and each line of its body: what is masked in logs, and what a variable must not
+ * hold to reach a directive (the key pasted once more under another name, or a line of it).
+ */
+export function privateKeyParts(key: string): string[] {
+  const pem = normalizePrivateKey(key);
+  const lines = pem.split('\n').map((l) => l.trim()).filter((l) => l.length >= 8 && !/^-----(BEGIN|END) /.test(l));
+  return [...new Set([key, pem, ...lines])];
+}
+
+/**
  * Masks a private key in the Actions log and registers it with Fleet's redactor: the whole key and each line of
  * its body, since the runner matches masks within one log line (actions/runner#161: a multi-line mask never
  * matches; the runner masks multi-line *secrets* line by line, actions/runner#27, and so does Fleet).
  */
 export function maskPrivateKey(key: string, setSecret: (s: string) => void): void {
-  const pem = normalizePrivateKey(key);
-  const lines = pem.split('\n').map((l) => l.trim()).filter((l) => l.length >= 8 && !/^-----(BEGIN|END) /.test(l));
-  for (const s of new Set([key, pem, ...lines])) {
+  for (const s of privateKeyParts(key)) {
     registerSecret(s);
     if (process.env.GITHUB_ACTIONS === 'true') setSecret(s);
   }

@@ -26,6 +26,8 @@ import { RENEW_MARGIN_MS, type TokenCredential } from './credential.js';
 
 export { RENEW_MARGIN_MS, staticToken, type TokenCredential } from './credential.js';
 export { maskPrivateKey, normalizePrivateKey, privateKeyProblem } from './app-key.js';
+// The CLI loads the App side with one import (one chunk of the bundle): the API URL it mints against comes with it.
+export { resolveApiUrl } from './octokit.js';
 
 const proxyFetch = (actionsDefaults.request as { fetch?: typeof globalThis.fetch } | undefined)?.fetch;
 

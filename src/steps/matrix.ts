@@ -243,24 +243,24 @@ function fleetBudget(manifest: Manifest, fleet: ResolvedFleet, limits: WriteWind
 
 /** A leg's write slots: its shard's position in its wave picks its phase, so legs that start together never write together. */
 export function legPaceOf(bundle: PlanBundle, shard: string): LegPace | undefined {
-  if (!bundle.budget) return undefined;
+  const at = shardPosition(bundle, shard);
+  return bundle.budget && at ? legPace(bundle.budget, at.index) : undefined;
+}
+
+/** A shard's wave and its position in it. */
+function shardPosition(bundle: PlanBundle, shard: string): { shards: Shard[]; index: number } | undefined {
   for (const wave of bundle.manifest.waves) {
     const index = wave.shards.findIndex((s) => s.id === shard);
-    if (index >= 0) return legPace(bundle.budget, index);
+    if (index >= 0) return { shards: wave.shards, index };
   }
   return undefined;
 }
 
 /** The shard whose write slots `shard` takes over once it has finished (see src/core/budget.ts), if any. */
 export function predecessorOf(bundle: PlanBundle, shard: string): Shard | undefined {
-  if (!bundle.budget) return undefined;
-  for (const wave of bundle.manifest.waves) {
-    const index = wave.shards.findIndex((s) => s.id === shard);
-    if (index < 0) continue;
-    const before = predecessorIndex(bundle.budget, index);
-    return before === undefined ? undefined : wave.shards[before];
-  }
-  return undefined;
+  const at = shardPosition(bundle, shard);
+  const before = bundle.budget && at ? predecessorIndex(bundle.budget, at.index) : undefined;
+  return before === undefined ? undefined : at!.shards[before];
 }
 
 /** How often a waiting leg lists the run's artifacts (the results service, not the account's REST limits). */
@@ -336,7 +336,7 @@ async function lanesToAwait(w: PredecessorWait, before: Shard): Promise<string[]
   return reruns ? before.lanes.filter((l) => earlier.get(l)?.status !== 'completed') : [];
 }
 
-/** Whether the run's jobs show the predecessor's job ended; a failed read or a job not found says no (and why, once). */
+/** Whether the run's jobs show the predecessor's job ended; a failed read or a job not found says no, and why. */
 async function predecessorJobEnded(jobs: RunJobs, shard: string, pending: string[], log?: (line: string) => void): Promise<boolean> {
   let list: RunJob[];
   try {

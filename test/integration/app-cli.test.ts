@@ -10,7 +10,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clearSecrets } from '../../src/local/git.js';
 import { startEmulator, type AddedApp, type Emulator } from '../support/github-emulator/index.js';
-import { fleet, lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
+import { fleet, lane, readManifest, removeDir, runArgs, tempDir, tsxLoader, writeFleetFile } from './helpers.js';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { join } from 'node:path';
 import { readRemoteFile } from '../support/repos.js';
 
@@ -105,5 +108,27 @@ describe('fleet run with GitHub App credentials', () => {
     const r = await fleet(['run', file], { cwd: dir, env: { ...gh(), FLEET_APP_ID: String(app.id), FLEET_APP_PRIVATE_KEY: app.privateKeyPem, FLEET_APP_OWNER: 'nobody' } });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/forge: .*not installed on nobody/);
+  });
+
+  it('the real CLI on a machine that cannot isolate directives: refused under isolation: auto before any token is minted', async () => {
+    // A PATH with git and nothing else: no unshare, no sudo, so the sandbox probe finds no way in.
+    const bin = join(dir, 'bin-no-unshare');
+    mkdirSync(bin, { recursive: true });
+    const git = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
+    symlinkSync(git, join(bin, 'git'));
+    const file = writeFleetFile(dir, { name: 'app-open', forge: 'github', directive: 'd', run: 'true', targets: [{ repo: 'acme/api' }] }, 'open.yml');
+    emu.resetLog();
+    const root = resolve(import.meta.dirname, '../..');
+    const p = spawnSync(process.execPath, ['--import', tsxLoader(), join(root, 'src/cli/index.ts'), 'run', file, '--workspace', join(dir, 'ws-open')], {
+      cwd: dir,
+      env: { PATH: bin, HOME: dir, GITHUB_API_URL: emu.url, GITHUB_GRAPHQL_URL: emu.graphqlUrl, GITHUB_SERVER_URL: `${emu.url}/git`, FLEET_APP_ID: String(app.id), FLEET_APP_PRIVATE_KEY: app.privateKeyPem },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(p.status, p.stderr).toBe(2);
+    expect(p.stderr).toContain('isolation');
+    expect(p.stderr).toMatch(/with GitHub App credentials directives must be isolated .* cannot be isolated here: /);
+    expect(emu.requests.filter((q) => q.route?.startsWith('/app/'))).toEqual([]);
+    expect(p.stderr.includes(app.privateKeyPem.split('\n')[1]!)).toBe(false);
   });
 });

@@ -12,6 +12,7 @@ __webpack_require__.r(__webpack_exports__);
 /* harmony export */   maskPrivateKey: () => (/* reexport safe */ _app_key_js__WEBPACK_IMPORTED_MODULE_3__.xr),
 /* harmony export */   normalizePrivateKey: () => (/* reexport safe */ _app_key_js__WEBPACK_IMPORTED_MODULE_3__.W3),
 /* harmony export */   privateKeyProblem: () => (/* reexport safe */ _app_key_js__WEBPACK_IMPORTED_MODULE_3__.ss),
+/* harmony export */   resolveApiUrl: () => (/* reexport safe */ _octokit_js__WEBPACK_IMPORTED_MODULE_2__.c_),
 /* harmony export */   staticToken: () => (/* reexport safe */ _credential_js__WEBPACK_IMPORTED_MODULE_5__.i)
 /* harmony export */ });
 /* harmony import */ var _actions_github_lib_utils__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(80846);
@@ -21,6 +22,7 @@ __webpack_require__.r(__webpack_exports__);
 /* harmony import */ var _octokit_js__WEBPACK_IMPORTED_MODULE_2__ = __webpack_require__(91586);
 /* harmony import */ var _app_key_js__WEBPACK_IMPORTED_MODULE_3__ = __webpack_require__(81590);
 /* harmony import */ var _credential_js__WEBPACK_IMPORTED_MODULE_5__ = __webpack_require__(2846);
+
 
 
 
@@ -161,7 +163,7 @@ class AppInstallationToken {
         throw this.mintError(again);
       });
     }
-    (0,_octokit_js__WEBPACK_IMPORTED_MODULE_2__.maskToken)(data.token);
+    (0,_octokit_js__WEBPACK_IMPORTED_MODULE_2__/* .maskToken */ .gg)(data.token);
     this.opts.onMint?.(data.token);
     this.minted.push({ token: data.token, expiresAt: Date.parse(data.expiresAt) });
     return data.token;

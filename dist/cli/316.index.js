@@ -1,5 +1,5 @@
 export const id = 316;
-export const ids = [316,161];
+export const ids = [316];
 export const modules = {
 
 /***/ 2846:
@@ -22,19 +22,17 @@ function staticToken(token) {
 /***/ 2161:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
-// ESM COMPAT FLAG
-__webpack_require__.r(__webpack_exports__);
 
 // EXPORTS
 __webpack_require__.d(__webpack_exports__, {
-  basicCredential: () => (/* binding */ basicCredential),
-  createOctokit: () => (/* binding */ createOctokit),
-  graphqlUrlFor: () => (/* binding */ graphqlUrlFor),
-  maskToken: () => (/* binding */ maskToken),
-  resolveApiUrl: () => (/* binding */ resolveApiUrl),
-  resolveGraphqlUrl: () => (/* binding */ resolveGraphqlUrl),
-  serverUrlFor: () => (/* binding */ serverUrlFor)
+  gp: () => (/* binding */ basicCredential),
+  Qi: () => (/* binding */ createOctokit),
+  gg: () => (/* binding */ maskToken),
+  c_: () => (/* binding */ resolveApiUrl),
+  uH: () => (/* binding */ serverUrlFor)
 });
+
+// UNUSED EXPORTS: graphqlUrlFor, resolveGraphqlUrl
 
 // EXTERNAL MODULE: ./node_modules/@actions/core/lib/core.js + 14 modules
 var core = __webpack_require__(6421);
@@ -843,7 +841,7 @@ class GitHubForge {
   constructor(opts) {
     this.opts = opts;
     if (!opts.token) throw new Error("the GitHub forge needs a token");
-    (0,github_octokit.maskToken)(opts.token);
+    (0,github_octokit/* maskToken */.gg)(opts.token);
     this.octokit = opts.octokit;
     this.logger = opts.logger ?? { info: () => {
     }, warn: () => {
@@ -909,7 +907,7 @@ class GitHubForge {
       [`GIT_CONFIG_KEY_${n}`]: key,
       [`GIT_CONFIG_VALUE_${n}`]: "",
       [`GIT_CONFIG_KEY_${n + 1}`]: key,
-      [`GIT_CONFIG_VALUE_${n + 1}`]: `AUTHORIZATION: basic ${(0,github_octokit.basicCredential)(this.credential.current())}`
+      [`GIT_CONFIG_VALUE_${n + 1}`]: `AUTHORIZATION: basic ${(0,github_octokit/* basicCredential */.gp)(this.credential.current())}`
     };
   }
   // -------------------------------------------------------------------------
@@ -1388,8 +1386,8 @@ function unique(items) {
 }
 function defaultServerUrl(octokit) {
   const apiUrl = String(octokit.request.endpoint.DEFAULTS.baseUrl).replace(/\/+$/, "");
-  if (process.env.GITHUB_SERVER_URL && apiUrl === (0,github_octokit.resolveApiUrl)()) return process.env.GITHUB_SERVER_URL;
-  return (0,github_octokit.serverUrlFor)(apiUrl);
+  if (process.env.GITHUB_SERVER_URL && apiUrl === (0,github_octokit/* resolveApiUrl */.c_)()) return process.env.GITHUB_SERVER_URL;
+  return (0,github_octokit/* serverUrlFor */.uH)(apiUrl);
 }
 
 
@@ -1404,7 +1402,7 @@ function githubClient(env, token, logger, credential) {
   return octokitFor(env, token, tuning, logger, credential);
 }
 function octokitFor(env, token, tuning, logger, credential, writePace) {
-  return (0,github_octokit.createOctokit)({ token, credential, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing, writePace });
+  return (0,github_octokit/* createOctokit */.Qi)({ token, credential, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing, writePace });
 }
 function githubSetup(file, opts) {
   const { env, token, credential, tuning, logger } = opts;
@@ -1421,7 +1419,7 @@ function githubSetup(file, opts) {
   });
   return {
     forge,
-    secrets: [token, (0,github_octokit.basicCredential)(token)],
+    secrets: [token, (0,github_octokit/* basicCredential */.gp)(token)],
     discover: (fleet) => discoverRepos(octokit, fleet.file.github.discover, { allowForks: fleet.file.github.allow_forks })
   };
 }

@@ -1,18 +1,13 @@
 export const id = 704;
-export const ids = [704,161];
+export const ids = [704];
 export const modules = {
 
 /***/ 7704:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
-__webpack_require__.r(__webpack_exports__);
 /* harmony export */ __webpack_require__.d(__webpack_exports__, {
 /* harmony export */   AppInstallationToken: () => (/* binding */ AppInstallationToken),
-/* harmony export */   RENEW_MARGIN_MS: () => (/* reexport safe */ _credential_js__WEBPACK_IMPORTED_MODULE_5__.A),
-/* harmony export */   maskPrivateKey: () => (/* reexport safe */ _app_key_js__WEBPACK_IMPORTED_MODULE_3__.xr),
-/* harmony export */   normalizePrivateKey: () => (/* reexport safe */ _app_key_js__WEBPACK_IMPORTED_MODULE_3__.W3),
-/* harmony export */   privateKeyProblem: () => (/* reexport safe */ _app_key_js__WEBPACK_IMPORTED_MODULE_3__.ss),
-/* harmony export */   staticToken: () => (/* reexport safe */ _credential_js__WEBPACK_IMPORTED_MODULE_5__.i)
+/* harmony export */   resolveApiUrl: () => (/* reexport safe */ _octokit_js__WEBPACK_IMPORTED_MODULE_2__.c_)
 /* harmony export */ });
 /* harmony import */ var _actions_github_lib_utils__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(846);
 /* harmony import */ var _octokit_auth_app__WEBPACK_IMPORTED_MODULE_6__ = __webpack_require__(6479);
@@ -21,6 +16,7 @@ __webpack_require__.r(__webpack_exports__);
 /* harmony import */ var _octokit_js__WEBPACK_IMPORTED_MODULE_2__ = __webpack_require__(2161);
 /* harmony import */ var _app_key_js__WEBPACK_IMPORTED_MODULE_3__ = __webpack_require__(1590);
 /* harmony import */ var _credential_js__WEBPACK_IMPORTED_MODULE_5__ = __webpack_require__(2846);
+
 
 
 
@@ -161,7 +157,7 @@ class AppInstallationToken {
         throw this.mintError(again);
       });
     }
-    (0,_octokit_js__WEBPACK_IMPORTED_MODULE_2__.maskToken)(data.token);
+    (0,_octokit_js__WEBPACK_IMPORTED_MODULE_2__/* .maskToken */ .gg)(data.token);
     this.opts.onMint?.(data.token);
     this.minted.push({ token: data.token, expiresAt: Date.parse(data.expiresAt) });
     return data.token;
@@ -216,19 +212,17 @@ function staticToken(token) {
 /***/ 2161:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
-// ESM COMPAT FLAG
-__webpack_require__.r(__webpack_exports__);
 
 // EXPORTS
 __webpack_require__.d(__webpack_exports__, {
-  basicCredential: () => (/* binding */ basicCredential),
-  createOctokit: () => (/* binding */ createOctokit),
-  graphqlUrlFor: () => (/* binding */ graphqlUrlFor),
-  maskToken: () => (/* binding */ maskToken),
-  resolveApiUrl: () => (/* binding */ resolveApiUrl),
-  resolveGraphqlUrl: () => (/* binding */ resolveGraphqlUrl),
-  serverUrlFor: () => (/* binding */ serverUrlFor)
+  gp: () => (/* binding */ basicCredential),
+  Qi: () => (/* binding */ createOctokit),
+  gg: () => (/* binding */ maskToken),
+  c_: () => (/* binding */ resolveApiUrl),
+  uH: () => (/* binding */ serverUrlFor)
 });
+
+// UNUSED EXPORTS: graphqlUrlFor, resolveGraphqlUrl
 
 // EXTERNAL MODULE: ./node_modules/@actions/core/lib/core.js + 14 modules
 var core = __webpack_require__(6421);

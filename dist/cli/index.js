@@ -9200,7 +9200,7 @@ function appFromEnv(env, owners, file) {
   });
   if (env.FLEET_GITHUB_TOKEN) problems.push(`FLEET_GITHUB_TOKEN and ${ID}: give a token or GitHub App credentials, not both (with App credentials Fleet mints its own tokens)`);
   let owner = env[OWNER]?.trim() ?? "";
-  if (!owner) {
+  if (!owner && owners) {
     if (owners.length === 1) owner = owners[0];
     else if (owners.length > 1) problems.push(`${OWNER}: the targets belong to ${owners.join(", ")}: set the account the App is installed on (one App installation per fleet)`);
     else problems.push(`${OWNER}: no target names its owner: set the account the App is installed on`);
@@ -9508,7 +9508,7 @@ async function main(argv, io) {
     const problems = loaded.ok ? [] : [...loaded.problems];
     const ws = command === "run" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace)) : void 0;
     if (ws) problems.push(ws);
-    const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appFromEnv */ .Nl)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .targetOwners */ .gH)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appFromEnv */ .Nl)({ ...io.env, FLEET_APP_OWNER: io.env.FLEET_APP_OWNER || "(not checked)" }, [], path);
+    const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appFromEnv */ .Nl)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .targetOwners */ .gH)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appFromEnv */ .Nl)(io.env, void 0, path);
     problems.push(...appEnv.problems);
     if (!loaded.ok || problems.length) {
       io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(problems)}
@@ -9609,7 +9609,7 @@ async function main(argv, io) {
       workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localWorkspace */ .r,
       exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localExecutor */ .F,
       clock: _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m,
-      env: directiveEnv(io.env, setup.tokenVariable, [...setup.secrets ?? [], ...appEnv.app ? keyLines(io.env.FLEET_APP_PRIVATE_KEY ?? "") : []]),
+      env: directiveEnv(io.env, setup.tokenVariable, [...setup.secrets ?? [], ...appEnv.app ? (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_19__/* .privateKeyParts */ .vC)(io.env.FLEET_APP_PRIVATE_KEY ?? "") : []]),
       discover,
       root: values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace) : void 0,
       cwd: io.cwd,
@@ -9668,12 +9668,8 @@ async function revokeMinted() {
   }
   return failed;
 }
-function keyLines(key) {
-  const pem = (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_19__/* .normalizePrivateKey */ .W3)(key);
-  return [key, pem, ...pem.split("\n").filter((l) => l.length >= 16 && !l.startsWith("-----"))];
-}
 async function mintAppToken(app, readOnly, env) {
-  const [{ AppInstallationToken }, { resolveApiUrl }] = await Promise.all([Promise.all(/* import() */[__nccwpck_require__.e(484), __nccwpck_require__.e(479), __nccwpck_require__.e(704)]).then(__nccwpck_require__.bind(__nccwpck_require__, 7704)), Promise.all(/* import() */[__nccwpck_require__.e(484), __nccwpck_require__.e(161)]).then(__nccwpck_require__.bind(__nccwpck_require__, 2161))]);
+  const { AppInstallationToken, resolveApiUrl } = await Promise.all(/* import() */[__nccwpck_require__.e(484), __nccwpck_require__.e(479), __nccwpck_require__.e(704)]).then(__nccwpck_require__.bind(__nccwpck_require__, 7704));
   return AppInstallationToken.start({ ...app, readOnly }, { apiUrl: resolveApiUrl(env.GITHUB_API_URL) });
 }
 const KILL_AFTER_MS = 5e3;
@@ -15384,9 +15380,10 @@ ${lines.join("\n")}`;
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   VO: () => (/* binding */ appCredentialProblems),
 /* harmony export */   W3: () => (/* binding */ normalizePrivateKey),
-/* harmony export */   ss: () => (/* binding */ privateKeyProblem),
+/* harmony export */   vC: () => (/* binding */ privateKeyParts),
 /* harmony export */   xr: () => (/* binding */ maskPrivateKey)
 /* harmony export */ });
+/* unused harmony export privateKeyProblem */
 /* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7598);
 /* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(4335);
 
@@ -15402,10 +15399,13 @@ function privateKeyProblem(key) {
     return "is not a PEM private key (paste the whole .pem file GitHub generated, BEGIN and END lines included)";
   }
 }
-function maskPrivateKey(key, setSecret) {
+function privateKeyParts(key) {
   const pem = normalizePrivateKey(key);
   const lines = pem.split("\n").map((l) => l.trim()).filter((l) => l.length >= 8 && !/^-----(BEGIN|END) /.test(l));
-  for (const s of /* @__PURE__ */ new Set([key, pem, ...lines])) {
+  return [.../* @__PURE__ */ new Set([key, pem, ...lines])];
+}
+function maskPrivateKey(key, setSecret) {
+  for (const s of privateKeyParts(key)) {
     (0,_local_git_js__WEBPACK_IMPORTED_MODULE_1__/* .registerSecret */ .cl)(s);
     if (process.env.GITHUB_ACTIONS === "true") setSecret(s);
   }
@@ -28852,17 +28852,6 @@ function preprocess(fn, schema) {
 /******/ /* webpack/runtime/hasOwnProperty shorthand */
 /******/ (() => {
 /******/ 	__nccwpck_require__.o = (obj, prop) => (Object.prototype.hasOwnProperty.call(obj, prop))
-/******/ })();
-/******/ 
-/******/ /* webpack/runtime/make namespace object */
-/******/ (() => {
-/******/ 	// define __esModule on exports
-/******/ 	__nccwpck_require__.r = (exports) => {
-/******/ 		if(typeof Symbol !== 'undefined' && Symbol.toStringTag) {
-/******/ 			Object.defineProperty(exports, Symbol.toStringTag, { value: 'Module' });
-/******/ 		}
-/******/ 		Object.defineProperty(exports, '__esModule', { value: true });
-/******/ 	};
 /******/ })();
 /******/ 
 /******/ /* webpack/runtime/import chunk loading */

@@ -52,14 +52,18 @@ describe('fleet run with GitHub App credentials', () => {
     const file = writeFleetFile(dir, { name: 'app-cli', forge: 'github', directive: 'print', run: PRINT_ENV, max_retries: 0, targets: [{ repo: 'acme/api' }] }, 'run.yml');
     const ws = join(dir, 'ws');
     emu.resetLog();
-    // FLEET_APP_OWNER unset: the targets' one owner is the App's account.
-    const r = await fleet(runArgs(file, ws), { cwd: dir, env: { ...gh(), FLEET_APP_ID: String(app.id), FLEET_APP_PRIVATE_KEY: app.privateKeyPem, COPY_OF_KEY: app.privateKeyPem } });
+    // FLEET_APP_OWNER unset: the targets' one owner is the App's account. GITHUB_TOKEN (another account's) is ignored.
+    const r = await fleet(runArgs(file, ws), {
+      cwd: dir,
+      env: { ...gh(), GITHUB_TOKEN: 'ghp_someone_elses_token_000000000000000', FLEET_APP_ID: String(app.id), FLEET_APP_PRIVATE_KEY: app.privateKeyPem, COPY_OF_KEY: app.privateKeyPem },
+    });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(lane(readManifest(ws), 'api').status).toBe('completed');
     const mints = emu.requests.filter((q) => q.route === '/app/installations/{installation_id}/access_tokens' && q.status === 201);
     expect(mints).toHaveLength(1);
     const pr = emu.pullRequests('acme/api')[0]!;
     expect(pr.user).toBe('fleet-cli[bot]');
+    expect(emu.requests.filter((q) => q.token === 'ghp_someone_elses_token_000000000000000')).toEqual([]);
     // Revoked at the end: DELETE /installation/token answered 204, with the token the fleet used.
     const revokes = emu.requests.filter((q) => q.method === 'DELETE' && q.path === '/installation/token');
     expect(revokes.map((q) => q.status)).toEqual([204]);

@@ -131,8 +131,11 @@ export async function dispatchFleet(w: World, inputs: Record<string, string | bo
   return { runId: run.id, s: await w.runner.finish(run) };
 }
 
-/** Waits until `cond` holds (polling), or throws naming what it waited for. */
-export async function until(cond: () => boolean, what: string, ms = 20_000): Promise<void> {
+/**
+ * Waits until `cond` holds (polling), or throws naming what it waited for. The default is generous because a plan
+ * job on a 2-core machine running the whole suite has taken over 20 s to reach a gate.
+ */
+export async function until(cond: () => boolean, what: string, ms = 120_000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

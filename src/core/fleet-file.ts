@@ -3,6 +3,7 @@
  * validated here. Pure: no I/O.
  */
 import * as z from 'zod';
+import { BUILTIN_LENSES, SEVERITIES, type Severity } from './review.js';
 
 /** A lane id doubles as a path segment and a branch segment, so it is kept to a safe alphabet. */
 export const LANE_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
@@ -58,6 +59,58 @@ export const AgentSchema = z
   })
   .describe('Run the directive as a prompt for a headless coding agent.');
 
+const BUILTIN_LENS_NAMES = Object.keys(BUILTIN_LENSES) as [string, ...string[]];
+
+export const LensSchema = z
+  .union([
+    z
+      .enum(BUILTIN_LENS_NAMES, { error: () => `not a built-in lens (${BUILTIN_LENS_NAMES.join(', ')}); a lens of your own is {name, brief}` })
+      .describe(`A built-in lens: ${BUILTIN_LENS_NAMES.join(', ')}.`),
+    z.strictObject({
+      name: z.string().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-"'),
+      brief: z.string().min(1, 'say what this lens looks for').describe('What the lens doubts, in words: it is told to look for reasons the change is wrong from this angle.'),
+    }),
+  ])
+  .describe('One reviewer of a lane\'s change: a built-in lens by name, or {name, brief}.');
+
+/** The review settings a target may override one by one (none has a default here: an unset field keeps the fleet's). */
+const reviewFields = {
+  lenses: z.array(LensSchema).min(1, 'list at least one lens, or set review: false').describe('The lenses to draw the panel from, in order.'),
+  panel: z.number().int().min(1).max(10).describe('How many lenses review each change (the first ones of `lenses`); default: all of them.'),
+  rounds: z.number().int().min(1).max(10).describe('The round cap: review rounds (each after the first follows a fix round) before the lane goes to a person.'),
+  block: z
+    .array(z.enum(SEVERITIES))
+    .describe('Severities that must be fixed: a finding of these is ACCEPT whatever the worker says. Lower ones the worker may mark FIX_LATER or DEFER.'),
+  label: z.string().min(1).describe('The label of a PR whose review reached the round cap with findings open (it is also made a draft).'),
+};
+
+export const REVIEW_DEFAULTS = { lenses: [...BUILTIN_LENS_NAMES], rounds: 2, block: ['critical', 'high'] as Severity[], label: 'fleet:needs-person' };
+
+export const ReviewSchema = z
+  .strictObject({
+    lenses: reviewFields.lenses.default(REVIEW_DEFAULTS.lenses),
+    panel: reviewFields.panel.optional(),
+    rounds: reviewFields.rounds.default(REVIEW_DEFAULTS.rounds),
+    block: reviewFields.block.default(REVIEW_DEFAULTS.block),
+    label: reviewFields.label.default(REVIEW_DEFAULTS.label),
+  })
+  .describe(
+    "Review each agent lane's change before it counts: a panel of lenses (agent runs told to look for reasons the change is wrong) raises findings, the worker gives each a disposition (ACCEPT, FIX_LATER, DEFER) and fixes the ACCEPT ones, up to `rounds` rounds. See docs/review.md.",
+  );
+
+export const TargetReviewSchema = z
+  .union([
+    z.literal(false),
+    z.strictObject({
+      lenses: reviewFields.lenses.optional(),
+      panel: reviewFields.panel.optional(),
+      rounds: reviewFields.rounds.optional(),
+      block: reviewFields.block.optional(),
+      label: reviewFields.label.optional(),
+    }),
+  ])
+  .describe("false: this lane is not reviewed. An object: the fleet's review settings with these fields replaced (the built-in defaults where the fleet has no review:).");
+
 export const MergeSchema = z
   .strictObject({
     policy: z
@@ -89,6 +142,7 @@ export const TargetSchema = z
     run: z.string().min(1).optional().describe('Overrides the fleet `run` command for this lane.'),
     checks: z.array(z.string().min(1)).optional().describe('Overrides the fleet checks for this lane.'),
     base: z.string().min(1).optional().describe('Base branch; defaults to the repository default branch.'),
+    review: TargetReviewSchema.optional(),
   })
   .describe('One lane: a repository and, optionally, its scope and dependencies.');
 
@@ -179,6 +233,7 @@ export const FleetFileSchema = z
     commit_message: z.string().optional().describe('Commit message; defaults to the lane title followed by the directive.'),
     checkpoint: CheckpointSchema.default('pushed'),
     merge: MergeSchema.default({ policy: 'never', method: 'squash' }),
+    review: ReviewSchema.optional(),
   })
   .describe('A Fleet file: one directive applied to many targets.');
 
@@ -187,3 +242,5 @@ export type FleetFile = z.output<typeof FleetFileSchema>;
 export type TargetSpec = z.output<typeof TargetSchema>;
 export type Persona = z.output<typeof PersonaSchema>;
 export type AgentSpec = z.output<typeof AgentSchema>;
+export type ReviewSpec = z.output<typeof ReviewSchema>;
+export type TargetReviewSpec = z.output<typeof TargetReviewSchema>;

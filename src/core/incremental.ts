@@ -18,7 +18,7 @@ export const FLEET_VERSION = '0.1.0';
 
 /**
  * What decides a lane's result, and only that. In: the lane's repository, id, title, directive, run command,
- * checks, owns and never fences, branch and base; the fleet's name (in branch names and the PR marker), agent
+ * checks, owns and never fences, branch, base and review settings; the fleet's name (in branch names and the PR marker), agent
  * settings, commit message, PR settings, CI waiting, merge policy and method, checkpoint, isolation and forge;
  * the lanes it depends on; Fleet's version. Out, on purpose: scheduling (max_parallel, max_waves, exclusive,
  * timeouts, max_retries: a lane that completed within them completes again), the other targets, exclude:,
@@ -50,6 +50,7 @@ export function laneDigestInput(file: FleetFile, lane: LaneSpec, version: string
       branch: lane.branch,
       base: lane.base ?? null,
       depends_on: [...lane.depends_on].sort(),
+      review: lane.review,
     },
   };
 }

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 
-export const SCHEMA_VERSION = '1.1.0';
+export const SCHEMA_VERSION = '1.2.0';
 
 /**
  * `unchanged`: an incremental sweep found the target's base commit and the lane's digest as they were when the
@@ -26,6 +26,7 @@ export const LanePhase = z.enum([
   'cloning',
   'running',
   'checking',
+  'reviewing',
   'committing',
   'pushing',
   'pr',
@@ -113,6 +114,69 @@ export const Timings = z.strictObject({
 });
 export type Timings = z.infer<typeof Timings>;
 
+/** Agent spending as the agent CLI reported it (Claude Code's JSON result; null where the CLI reports none). */
+export const AgentUsage = z.strictObject({
+  cost_usd: z.number().min(0).nullable(),
+  turns: z.number().int().min(0).nullable(),
+  input_tokens: z.number().int().min(0).nullable(),
+  output_tokens: z.number().int().min(0).nullable(),
+});
+export type AgentUsage = z.infer<typeof AgentUsage>;
+
+/** One lens run of a review round: what it answered, or why its answer could not be read. */
+export const LensRun = z.strictObject({
+  lens: z.string(),
+  outcome: z.enum(['findings', 'refuted', 'failed']).describe('findings: it raised some; refuted: it looked and said it found nothing; failed: no readable answer, even when asked again.'),
+  findings: z.number().int().min(0),
+  asked_again: z.boolean().describe('Its first answer did not validate and it was asked once more.'),
+  problem: z.string().nullable().describe('Why its (last) answer could not be read, for a failed lens.'),
+  exit_code: z.number().int().nullable(),
+  duration_ms: z.number().min(0),
+  log: z.string().describe('Path of its log, relative to the fleet workspace.'),
+  usage: AgentUsage.nullable(),
+});
+export type LensRun = z.infer<typeof LensRun>;
+
+export const ReviewRound = z.strictObject({
+  n: z.number().int().min(1),
+  lenses: z.array(LensRun),
+  raised: z.array(z.string()).describe('Ids of the findings the panel raised this round.'),
+  verdict: z.enum(['clear', 'fix', 'review-again', 'needs-person']),
+  dispositions_problem: z.string().nullable().describe("Why the worker's dispositions could not be read (every finding then counts as ACCEPT)."),
+  fix: z
+    .strictObject({ ok: z.boolean(), detail: z.string(), log: z.string() })
+    .nullable()
+    .describe("The worker's fix round after this review round: ok when its change passed the fence and the checks (else the change before it was kept)."),
+});
+export type ReviewRound = z.infer<typeof ReviewRound>;
+
+export const ReviewFindingRecord = z.strictObject({
+  id: z.string().describe('f1, f2, … in the order first raised in this lane.'),
+  severity: z.enum(['critical', 'high', 'medium', 'low']),
+  file: z.string().nullable(),
+  line: z.number().int().nullable(),
+  finding: z.string(),
+  suggested_fix: z.string(),
+  lenses: z.array(z.string()).describe('Every lens that raised it (overlap raises confidence).'),
+  disposition: z.enum(['ACCEPT', 'FIX_LATER', 'DEFER']),
+  forced: z.boolean().describe('ACCEPT because the fleet file blocks its severity, whatever the worker said.'),
+  reason: z.string().nullable().describe("The worker's reason for its disposition."),
+  rounds: z.array(z.number().int().min(1)).describe('The review rounds that raised it.'),
+  status: z
+    .enum(['open', 'fixed', 'follow-up', 'deferred'])
+    .describe('open: ACCEPT and raised again by the last round; fixed: ACCEPT and not raised again after a fix round; follow-up: FIX_LATER; deferred: DEFER.'),
+});
+export type ReviewFindingRecord = z.infer<typeof ReviewFindingRecord>;
+
+export const LaneReview = z.strictObject({
+  verdict: z.enum(['clear', 'needs-person']).describe('clear: no ACCEPT finding open; needs-person: the round cap was reached with findings open or lenses failing.'),
+  rounds: z.array(ReviewRound),
+  findings: z.array(ReviewFindingRecord),
+  open: z.number().int().min(0),
+  usage: AgentUsage.describe('The panel, the dispositions and the fix rounds together.'),
+});
+export type LaneReview = z.infer<typeof LaneReview>;
+
 export const LaneRecord = z.strictObject({
   repo: z.string(),
   lane: z.string(),
@@ -154,6 +218,7 @@ export const LaneRecord = z.strictObject({
     .nullable()
     .optional()
     .describe('For an unchanged lane: the fleet id of the run whose outcome it carries forward (the last run that really ran it).'),
+  review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed."),
 });
 export type LaneRecord = z.infer<typeof LaneRecord>;
 

@@ -359,6 +359,8 @@ export function renderReport(m: Manifest, opts: ReportOptions): string {
     if (m.excluded.length > max) lines.push('', `${ELLIPSIS} and ${m.excluded.length - max} more excluded: see the manifest`);
   }
 
+  lines.push(...reviewLines(m, opts));
+
   const action = needsAction(m);
   lines.push('', '### Action required', '');
   if (action.length === 0) lines.push('Nothing needs action.');
@@ -366,6 +368,77 @@ export function renderReport(m: Manifest, opts: ReportOptions): string {
 
   if (opts.workspace) lines.push('', `Manifest: ${codeSpan(joinPath(opts.workspace, 'fleet-status.json'))}`);
   return finish(lines);
+}
+
+const REVIEW_OPEN_LIMIT = 50;
+const SEVERITY_ORDER = ['critical', 'high', 'medium', 'low'] as const;
+
+/** "2 high · 1 low": counts in severity order, the ones that are 0 left out. */
+function severityCounts(findings: readonly { severity: string }[]): string {
+  const parts = SEVERITY_ORDER.map((sev) => [sev, findings.filter((f) => f.severity === sev).length] as const).filter(([, n]) => n > 0);
+  return parts.length ? parts.map(([sev, n]) => `${n} ${sev}`).join(' · ') : DASH;
+}
+
+/** "correctness 2 · security 1": how many findings each lens raised (a finding raised by two lenses counts for both). */
+function lensCounts(findings: readonly { lenses: string[] }[]): string {
+  const count = new Map<string, number>();
+  for (const f of findings) for (const l of f.lenses) count.set(l, (count.get(l) ?? 0) + 1);
+  return count.size ? [...count].map(([l, n]) => `${escapeCell(l)} ${n}`).join(' · ') : DASH;
+}
+
+function findingWhere(f: { file: string | null; line: number | null }): string {
+  return f.file ? codeSpan(`${f.file}${f.line ? `:${f.line}` : ''}`) : '(no file)';
+}
+
+/** The review section: per reviewed lane, its rounds, findings by severity and by lens, open and follow-up; then every open finding. */
+function reviewLines(m: Manifest, opts: ReportOptions): string[] {
+  const reviewed = m.lanes.filter((l) => l.review);
+  if (!reviewed.length) return [];
+  const max = rowCap(opts.maxRows, Number.POSITIVE_INFINITY);
+  const rows = reviewed.slice(0, max).map((l) => {
+    const r = l.review!;
+    const failed = new Set(r.rounds.flatMap((x) => x.lenses.filter((y) => y.outcome === 'failed').map((y) => y.lens)));
+    return [
+      escapeCell(l.lane),
+      String(r.rounds.length),
+      r.verdict,
+      severityCounts(r.findings),
+      lensCounts(r.findings),
+      String(r.open),
+      String(r.findings.filter((f) => f.status === 'follow-up').length),
+      failed.size ? [...failed].map(escapeCell).join(', ') : DASH,
+    ];
+  });
+  const out = ['', '### Review', '', ...table(['Lane', 'Rounds', 'Verdict', 'Findings', 'By lens', 'Open', 'Follow-up', 'Failed lenses'], ['l', 'r', 'l', 'l', 'l', 'r', 'r', 'l'], rows)];
+  if (reviewed.length > max) out.push('', `${ELLIPSIS} and ${reviewed.length - max} more reviewed lanes: see the manifest`);
+  const open = reviewed.flatMap((l) => l.review!.findings.filter((f) => f.status === 'open').map((f) => ({ l, f })));
+  if (open.length) {
+    out.push('', 'Open findings (ACCEPT, not fixed by the round cap):', '');
+    for (const { l, f } of open.slice(0, REVIEW_OPEN_LIMIT)) {
+      out.push(`- ${codeSpan(l.lane)} ${f.id} (${f.severity}; ${f.lenses.map(escapeCell).join('+')}) ${findingWhere(f)}: ${sentence(escapeCell(firstLine(f.finding, MESSAGE_CHARS)))}`);
+    }
+    if (open.length > REVIEW_OPEN_LIMIT) out.push(`- ${ELLIPSIS} and ${open.length - REVIEW_OPEN_LIMIT} more: see the manifest`);
+  }
+  return out;
+}
+
+/** The PR body's review section: what the panel found, the follow-up work (FIX_LATER), what is noted and what is open. */
+export function reviewBodyLines(review: NonNullable<LaneRecord['review']>): string[] {
+  const line = (f: (typeof review.findings)[number]) =>
+    `- ${findingWhere(f)} (${f.severity}; ${f.lenses.map(escapeCell).join('+')}): ${sentence(escapeCell(firstLine(f.finding, MESSAGE_CHARS)))}${f.suggested_fix ? ` Suggested: ${sentence(escapeCell(firstLine(f.suggested_fix, MESSAGE_CHARS)))}` : ''}`;
+  const lenses = [...new Set(review.rounds.flatMap((r) => r.lenses.map((l) => l.lens)))];
+  const out = [
+    '',
+    `**Review** (${review.rounds.length} round${review.rounds.length > 1 ? 's' : ''}, lenses ${lenses.map(escapeCell).join(', ')}): ${review.verdict === 'clear' ? 'no finding it must fix is open' : '**findings are still open: this PR needs a person**'}; ${severityCounts(review.findings)} found, ${review.findings.filter((f) => f.status === 'fixed').length} fixed.`,
+  ];
+  const section = (title: string, status: string) => {
+    const items = review.findings.filter((f) => f.status === status);
+    if (items.length) out.push('', `**${title}** (${items.length})`, '', ...items.slice(0, REVIEW_OPEN_LIMIT).map(line));
+  };
+  section('Open findings', 'open');
+  section('Follow-up work', 'follow-up');
+  section('Noted', 'deferred');
+  return out;
 }
 
 // ---------------------------------------------------------------------------

@@ -219,3 +219,25 @@ export function fixPrompt(open: readonly ReviewFinding[]): string {
     ...open.map((f) => `- ${f.id} ${f.file ?? '(no file)'}${f.line ? `:${f.line}` : ''}: ${f.finding}${f.suggested_fix ? ` Suggested: ${f.suggested_fix}` : ''}`),
   ].join('\n');
 }
+
+/**
+ * The round's findings with the ids this lane already gave them: a finding raised again (same file, line and
+ * wording) keeps its id, so the manifest follows it across rounds; a new one gets the next free id.
+ */
+export function carryIds(known: readonly ReviewFinding[], round: readonly ReviewFinding[]): ReviewFinding[] {
+  const byKey = new Map(known.map((f) => [findingKey(f), f.id]));
+  let next = known.length;
+  return round.map((f) => ({ ...f, id: byKey.get(findingKey(f)) ?? `f${++next}` }));
+}
+
+export type FindingStatus = 'open' | 'fixed' | 'follow-up' | 'deferred';
+
+/**
+ * Where a finding stands when the review ends after round `last`: an ACCEPT finding the last round raised again is
+ * open; one it did not raise (the panel looked again after a fix round) is fixed.
+ */
+export function findingStatus(disposition: Disposition, rounds: readonly number[], last: number): FindingStatus {
+  if (disposition === 'FIX_LATER') return 'follow-up';
+  if (disposition === 'DEFER') return 'deferred';
+  return rounds.includes(last) ? 'open' : 'fixed';
+}

@@ -3,7 +3,8 @@
  * Pure: the caller parses the file and hands over its text's value and its name.
  */
 import * as z from 'zod';
-import { FleetFileSchema, templateProblem, type FleetFile, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
+import { FleetFileSchema, REVIEW_DEFAULTS, templateProblem, type FleetFile, type ReviewSpec, type TargetReviewSpec, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
+import { BUILTIN_LENSES, type Severity } from './review.js';
 import { globProblem, matchesAny } from './glob.js';
 import { quoted, showInvisibles } from './text.js';
 
@@ -33,6 +34,45 @@ export interface LaneSpec {
   base: string | undefined;
   /** Index in the fleet file's `targets`, for error messages. */
   index: number;
+  /** How the lane's change is reviewed before it counts (an agent lane with `review:`), or null: not reviewed. */
+  review: ResolvedReview | null;
+}
+
+/** A lane's review settings with the fleet's and the target's merged and the panel cut to size. */
+export interface ResolvedReview {
+  /** The panel: the lenses that review each change, each with its brief. */
+  lenses: { name: string; brief: string }[];
+  rounds: number;
+  block: Severity[];
+  label: string;
+}
+
+/**
+ * A lane's review: the target's fields over the fleet's (over the built-in defaults when only the target asks for
+ * review). Null when neither asks, when the target says `review: false`, or when the lane is not run by the agent
+ * (a lane's own `run:`: there is no worker to give dispositions or fix).
+ */
+function resolveReview(fleet: ReviewSpec | undefined, target: TargetReviewSpec | undefined, agentLane: boolean): ResolvedReview | null {
+  if (target === false || (!fleet && !target) || !agentLane) return null;
+  const merged = { ...REVIEW_DEFAULTS, ...fleet, ...Object.fromEntries(Object.entries(target ?? {}).filter(([, v]) => v !== undefined)) };
+  const lenses = merged.lenses.map((l) => (typeof l === 'string' ? { name: l, brief: BUILTIN_LENSES[l]! } : l));
+  return { lenses: lenses.slice(0, merged.panel ?? lenses.length), rounds: merged.rounds, block: [...merged.block], label: merged.label };
+}
+
+/** Every problem of a `review:` block (the fleet's at `review`, a target's at `targets[i].review`). */
+function reviewProblems(at: string, review: ReviewSpec | TargetReviewSpec | undefined, fleetLenses: number, p: (field: string, message: string) => void): void {
+  if (!review) return;
+  const seen = new Map<string, number>();
+  review.lenses?.forEach((l, i) => {
+    const name = typeof l === 'string' ? l : l.name;
+    const first = seen.get(name);
+    if (first !== undefined) p(`${at}.lenses[${i}]`, `lens "${name}" is already in the panel at ${at}.lenses[${first}]: give a custom lens a name of its own`);
+    else seen.set(name, i);
+  });
+  const available = review.lenses?.length ?? fleetLenses;
+  if (review.panel !== undefined && review.panel > available) {
+    p(`${at}.panel`, `a panel of ${review.panel} needs at least ${review.panel} lenses, and ${available} ${available === 1 ? 'is' : 'are'} listed: list more lenses or lower panel`);
+  }
 }
 
 export interface ResolvedFleet {
@@ -133,8 +173,22 @@ function zodPath(path: readonly PropertyKey[]): string {
   return out || '(top level)';
 }
 
-function zodProblems(file: string, error: z.ZodError): Problem[] {
-  return error.issues.flatMap((issue) => {
+/**
+ * The branch of a union to blame when none matched: the one that got furthest into the value (its issues' paths are
+ * longest), else the first that did not fail on the value's type itself. Its issues say what to fix; the union's own
+ * "Invalid input" does not.
+ */
+function likeliestBranch(branches: readonly (readonly z.core.$ZodIssue[])[]): readonly z.core.$ZodIssue[] {
+  const depth = (b: readonly z.core.$ZodIssue[]) => Math.max(...b.map((i) => i.path.length + (i.code === 'invalid_type' ? 0 : 0.5)));
+  return [...branches].sort((a, b) => depth(b) - depth(a))[0]!;
+}
+
+function zodProblems(file: string, error: { issues: readonly z.core.$ZodIssue[] }): Problem[] {
+  return error.issues.flatMap((issue): Problem[] => {
+    if (issue.code === 'invalid_union' && issue.errors.length) {
+      const branch = likeliestBranch(issue.errors);
+      return zodProblems(file, { issues: branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })) });
+    }
     if (issue.code === 'unrecognized_keys') {
       // One problem per unknown field, named by its own path (`targets[0].ownz`).
       return issue.keys.map((key) => ({
@@ -213,6 +267,9 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
     p('run', 'say how the directive runs: set `run:` (a shell command) or `agent:` (a coding agent)');
   }
   if (ff.run !== undefined && ff.agent !== undefined) p('agent', 'set either `run:` or `agent:`, not both');
+  const fleetLenses = ff.review?.lenses.length ?? REVIEW_DEFAULTS.lenses.length;
+  reviewProblems('review', ff.review, fleetLenses, p);
+  if (ff.review && !ff.agent) p('review', 'review needs agent: the lenses, the dispositions and the fix rounds are agent runs (a `run:` command cannot answer findings)');
   if (ff.agent?.preset === 'command' && !ff.agent.command) {
     p('agent.command', 'preset "command" needs a command template, e.g. "my-agent --prompt-file {prompt_file}"');
   }
@@ -271,6 +328,10 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
       const why = globProblem(g);
       if (why) p(`${at}.never[${j}]`, why);
     });
+    reviewProblems(`${at}.review`, t.review === false ? undefined : t.review, fleetLenses, p);
+    if (t.review && (!ff.agent || t.run !== undefined)) {
+      p(`${at}.review`, `review needs the lane to be run by agent: (${t.run !== undefined ? 'this target has its own run:' : 'the fleet has no agent:'}); remove review: here or the run:`);
+    }
     if (!noRunAnywhere && ff.run === undefined && ff.agent === undefined && t.run === undefined) {
       p(`${at}.run`, 'this lane has no way to run: set run: here or at the top level, or agent:');
     }
@@ -327,6 +388,7 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
       branch,
       base: t.base,
       index,
+      review: resolveReview(ff.review, t.review, ff.agent !== undefined && t.run === undefined),
     };
     lanes.push(lane);
     byId.set(id, lane);
@@ -414,6 +476,7 @@ export function addDiscoveredLanes(fleet: ResolvedFleet, repos: readonly string[
       branch: renderBranch(ff.branch, ff.name, id),
       base: undefined,
       index: -1,
+      review: resolveReview(ff.review, undefined, ff.agent !== undefined && ff.run === undefined),
     });
   }
   if (repos.length) notes.push(`discovery found ${seen.size} repositor${seen.size === 1 ? 'y' : 'ies'} beyond the listed targets`);

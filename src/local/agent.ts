@@ -38,6 +38,8 @@ export interface AgentPromptInput {
   personas: { name: string; prompt?: string; description?: string }[];
   /** Failure output of the previous attempt. */
   feedback?: string;
+  /** Review findings the worker accepted, to fix now (a review fix round). */
+  findings?: string;
   title: string;
 }
 
@@ -120,6 +122,17 @@ export function renderWorkerPrompt(p: AgentPromptInput): string {
     out.push('');
     out.push(`${fence}text`);
     out.push(feedback);
+    out.push(fence);
+  }
+  if (p.findings !== undefined && p.findings.trim() !== '') {
+    const fence = fenceFor(p.findings);
+    out.push('');
+    out.push('## Review findings to fix');
+    out.push('');
+    out.push('Your change is in the working directory. Reviewers raised these findings and you accepted them: fix each one, keep the rest of the change, and change nothing else.');
+    out.push('');
+    out.push(`${fence}text`);
+    out.push(p.findings.trimEnd());
     out.push(fence);
   }
   out.push('');
@@ -281,4 +294,45 @@ export function agentCommand(spec: AgentSpec, vars: AgentVars): AgentInvocation 
       return { command: args.length > 0 ? `${line} ${args.join(' ')}` : line, env };
     }
   }
+}
+
+/** The variable naming the file an agent run's standard output goes to when Fleet reads its answer (a lens, a disposition). */
+export const ANSWER_ENV = 'FLEET_ANSWER_FILE';
+
+/**
+ * The agent's command line with its standard output sent to the file `$FLEET_ANSWER_FILE` (stderr stays in the log).
+ * Braces, not a subshell, so a template of several commands sends all their output; the newline ends a template's
+ * trailing comment.
+ */
+export function answerCommand(command: string): string {
+  return `{ ${command}\n} > "\${${ANSWER_ENV}}"`;
+}
+
+export interface AgentAnswer {
+  /** What the agent answered: Claude Code's `result`, else its whole standard output. */
+  text: string;
+  usage: { cost_usd: number | null; turns: number | null; input_tokens: number | null; output_tokens: number | null } | null;
+}
+
+/**
+ * Reads an agent run's standard output. Claude Code's `--output-format json` prints one result object
+ * `{type: "result", result, total_cost_usd, num_turns, usage}`: its `result` is the answer and the rest its spending.
+ * Any other agent's output is the answer as it stands.
+ */
+export function agentAnswer(preset: AgentSpec['preset'], stdout: string): AgentAnswer {
+  if (preset === 'claude') {
+    const last = stdout.trim().split('\n').at(-1) ?? '';
+    try {
+      const r = JSON.parse(last) as Record<string, unknown>;
+      if (r && typeof r === 'object' && r.type === 'result' && typeof r.result === 'string') {
+        const usage = (r.usage ?? {}) as Record<string, unknown>;
+        const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
+        const int = (v: unknown) => (num(v) === null ? null : Math.round(v as number));
+        return { text: r.result, usage: { cost_usd: num(r.total_cost_usd), turns: int(r.num_turns), input_tokens: int(usage.input_tokens), output_tokens: int(usage.output_tokens) } };
+      }
+    } catch {
+      // not Claude Code's result object: read as text
+    }
+  }
+  return { text: stdout, usage: null };
 }

@@ -10,12 +10,14 @@ import { join } from 'node:path';
 import type { FleetFile } from '../core/fleet-file.js';
 import { checkFence } from '../core/fence.js';
 import { matchesAny } from '../core/glob.js';
-import { SCHEMA_VERSION, type Attempt, type ErrorClass, type LaneRecord, type LaneResult } from '../core/model.js';
+import { SCHEMA_VERSION, type Attempt, type ErrorClass, type LaneRecord, type LaneResult, type LaneReview } from '../core/model.js';
 import { routePersonas, type Routing } from '../core/routing.js';
 import type { LaneSpec } from '../core/validate.js';
 import { agentCommand, renderWorkerPrompt, type AgentInvocation } from '../local/agent.js';
 import { pathSpan } from '../core/markdown.js';
-import type { Clock, Executor, ExecResult, Forge, Workspace } from '../ports.js';
+import { reviewBodyLines } from '../core/report.js';
+import type { CloneResult, Clock, Executor, ExecResult, Forge, Workspace } from '../ports.js';
+import { reviewChange } from './review.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import type { Semaphore } from '../util/pool.js';
 
@@ -63,7 +65,7 @@ export function resultPath(root: string, lane: string): string {
   return join(laneDir(root, lane), 'result.json');
 }
 
-class LaneFailure extends Error {
+export class LaneFailure extends Error {
   constructor(
     readonly errorClass: ErrorClass,
     message: string,
@@ -85,342 +87,476 @@ export function gist(tail: string): string {
 }
 
 export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecord): Promise<LaneRecord> {
-  const t0 = ctx.clock.now().getTime();
-  const dir = laneDir(ctx.root, lane.id);
-  const repoDir = join(dir, 'repo');
-  const rel = (p: string) => p.slice(ctx.root.length + 1);
-  let rec: LaneRecord = { ...start, status: 'running', started_at: ctx.clock.now().toISOString(), attempts: [], error: null, retry_count: 0 };
-  const update = (patch: Partial<LaneRecord>, detail: string) => {
-    rec = { ...rec, ...patch, updated_at: ctx.clock.now().toISOString() };
-    ctx.onUpdate(rec, detail);
-  };
+  return new LaneRun(ctx, lane, start).run();
+}
 
-  try {
-    const isolation = ctx.exec.isolation(ctx.file.isolation);
-    rec.isolation = isolation;
-    if (ctx.file.isolation === 'required' && isolation.kind === 'none') {
+/** What one try at a change (a directive attempt, a review fix round) came to. */
+export type Tried =
+  | { ok: true; changed: string[] }
+  /** `final`: trying again cannot help (a shell command fenced out does the same thing every time). */
+  | { ok: false; failure: LaneFailure; feedback: string; final: boolean };
+
+/** How a try's steps are recorded: the directive attempts keep an `Attempt` each; a review fix round keeps its own record. */
+type NoteStep = (r: ExecResult | null, step: Attempt['failed_step']) => void;
+
+/**
+ * One lane's run, phase by phase: clone, produce a change (attempts), review it, commit, push, publish, CI, merge.
+ * Each phase is a method; the record is replaced on every update, so read it as `this.rec`.
+ */
+export class LaneRun {
+  rec: LaneRecord;
+  readonly t0: number;
+  readonly dir: string;
+  readonly repoDir: string;
+  cloned!: CloneResult;
+  routing: Routing | null = null;
+  /** The directive attempt running or last run (1-based). */
+  n = 0;
+  feedback: string | undefined;
+  directiveMs = 0;
+  checksMs = 0;
+  /**
+   * The commit a lane without checks made as soon as its directive ended (see `stageForFence`), kept for the push;
+   * null when the commit is still to be made (a lane with checks, or a reviewed change: from what is staged).
+   */
+  made: { commit: string; committed: { files: string[]; patch: string } } | null = null;
+
+  constructor(
+    readonly ctx: LaneContext,
+    readonly lane: LaneSpec,
+    start: LaneRecord,
+  ) {
+    this.t0 = ctx.clock.now().getTime();
+    this.dir = laneDir(ctx.root, lane.id);
+    this.repoDir = join(this.dir, 'repo');
+    this.rec = { ...start, status: 'running', started_at: ctx.clock.now().toISOString(), attempts: [], error: null, retry_count: 0 };
+  }
+
+  update(patch: Partial<LaneRecord>, detail: string): void {
+    this.rec = { ...this.rec, ...patch, updated_at: this.ctx.clock.now().toISOString() };
+    this.ctx.onUpdate(this.rec, detail);
+  }
+
+  /** A path as the lane records it: relative to the fleet workspace. */
+  rel(p: string): string {
+    return p.slice(this.ctx.root.length + 1);
+  }
+
+  get base(): string {
+    return this.cloned.base_commit;
+  }
+
+  async run(): Promise<LaneRecord> {
+    const { ctx, lane } = this;
+    try {
+      this.checkIsolation();
+      await this.clone();
+      if (ctx.file.agent) {
+        this.routing = await route(ctx, lane, this.repoDir, this.dir);
+        this.rec.routing = this.routing.selected;
+      }
+      let previous = this.cloned.remote_branch_commit;
+      for (;;) {
+        let changed = await this.produceInBudget();
+        this.rec.changed_files = changed;
+        if (!changed.length) {
+          this.update({ status: 'completed', phase: 'no-op', ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null }, 'nothing changed');
+          return await this.finish();
+        }
+        let review: LaneReview | null = null;
+        if (lane.review && runsAgent(ctx, lane)) {
+          const reviewed = await reviewChange(this, lane.review);
+          review = reviewed.review;
+          this.rec.review = review;
+          changed = reviewed.changed;
+          this.rec.changed_files = changed;
+          if (!changed.length) {
+            this.update({ status: 'completed', phase: 'no-op', ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null }, 'nothing changed after review');
+            return await this.finish();
+          }
+        }
+
+        stopIfCancelled(ctx);
+        const { commit, upToDate } = await this.commitChange(changed, previous);
+        if (ctx.dryRun) {
+          this.update({ status: 'completed', phase: 'dry-run', ended_at: ctx.clock.now().toISOString() }, 'dry run: patch kept, nothing pushed');
+          return await this.finish();
+        }
+        if (!upToDate) {
+          await this.push(commit, previous);
+          previous = commit;
+        } else {
+          this.rec.timings = { ...this.rec.timings, push_ms: 0 };
+        }
+        this.update({ phase: 'pushed' }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
+        await this.publish(review);
+        if (review?.verdict === 'needs-person') return await this.handOverReview(review);
+
+        const ci = await this.readCi(commit);
+        if (ci === 'done') break;
+        if (ci === 'handed-over') return await this.finish();
+      }
+      await applyMergePolicy(ctx, lane, () => this.rec, (patch, detail) => this.update(patch, detail));
+      this.update({ status: 'completed', ended_at: ctx.clock.now().toISOString() }, `completed (${this.rec.phase})`);
+      return await this.finish();
+    } catch (err) {
+      const failure =
+        err instanceof LaneFailure && err.errorClass === 'cancelled'
+          ? err
+          : ctx.signal?.aborted
+            ? interrupted(this.rec, err)
+            : err instanceof LaneFailure
+              ? err
+              : new LaneFailure('lane-crashed', `Fleet itself failed in this lane: ${(err as Error).message ?? String(err)}`);
+      this.update(
+        { status: 'failed', phase: 'failed', ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },
+        `failed: ${failure.errorClass}`,
+      );
+      return await this.finish();
+    }
+  }
+
+  private checkIsolation(): void {
+    const isolation = this.ctx.exec.isolation(this.ctx.file.isolation);
+    this.rec.isolation = isolation;
+    if (this.ctx.file.isolation === 'required' && isolation.kind === 'none') {
       throw new LaneFailure('invalid-input', `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
     }
+  }
 
-    await rm(repoDir, { recursive: true, force: true });
-    await mkdir(dir, { recursive: true });
-    update({ phase: 'cloning' }, 'cloning');
+  private async clone(): Promise<void> {
+    const { lane } = this;
+    await rm(this.repoDir, { recursive: true, force: true });
+    await mkdir(this.dir, { recursive: true });
+    this.update({ phase: 'cloning' }, 'cloning');
     const tClone = Date.now();
-    const cloned = await cloneTarget(ctx, lane, repoDir);
-    rec.timings = { ...rec.timings, clone_ms: Date.now() - tClone };
-    rec.base_branch = cloned.base_branch;
-    rec.base_commit = cloned.base_commit;
-    if (cloned.base_branch === lane.branch) {
+    this.cloned = await cloneTarget(this.ctx, lane, this.repoDir);
+    this.rec.timings = { ...this.rec.timings, clone_ms: Date.now() - tClone };
+    this.rec.base_branch = this.cloned.base_branch;
+    this.rec.base_commit = this.cloned.base_commit;
+    if (this.cloned.base_branch === lane.branch) {
       // The planner refuses this; a lane run on its own (a matrix job) must not push onto its base either.
       throw new LaneFailure('invalid-input', `the lane branch ${lane.branch} is the base branch: Fleet never commits straight onto a base branch`);
     }
+  }
 
-    const routing = ctx.file.agent ? await route(ctx, lane, repoDir, dir) : null;
-    if (routing) rec.routing = routing.selected;
+  /** The attempts, inside one slot of the concurrency budget. */
+  private async produceInBudget(): Promise<string[]> {
+    const { ctx } = this;
+    const tWait = Date.now();
+    if (ctx.slots && ctx.slots.active >= ctx.slots.size) this.update({ phase: 'waiting' }, 'waiting for a slot in the concurrency budget');
+    const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
+    this.rec.timings = { ...this.rec.timings, wait_ms: (this.rec.timings.wait_ms ?? 0) + Date.now() - tWait };
+    try {
+      return await this.produce();
+    } finally {
+      release();
+      this.rec.timings = { ...this.rec.timings, directive_ms: this.directiveMs, checks_ms: this.checksMs };
+    }
+  }
 
+  /**
+   * Runs attempts until one produces a change that passes the fence and the checks, or the retry budget is spent.
+   * Every attempt starts from the base.
+   */
+  private async produce(): Promise<string[]> {
+    const { ctx, lane } = this;
     const maxAttempts = ctx.file.max_retries + 1;
-    const timeoutMs = ctx.file.timeout_minutes * 60_000;
-    let directiveMs = 0;
-    let checksMs = 0;
-    let n = 0;
-    let feedback: string | undefined;
-
-    /**
-     * The commit a lane without checks made as soon as its directive ended (see `stageForFence`), kept for the
-     * push; null when the commit is still to be made (a lane with checks: from what the checks left staged).
-     */
-    const made: { current: { commit: string; committed: { files: string[]; patch: string } } | null } = { current: null };
-
-    /**
-     * What the fence is checked on after the directive. With checks to run next, the staged change (a check may
-     * still alter it, so it is checked again after them). Without, the commit itself, made at once: the fence
-     * then judges the very tree that would be pushed, and the lane saves a git call (`diff --cached`).
-     */
-    const stageForFence = async (): Promise<string[]> => {
-      made.current = null;
-      if (lane.checks.length) return ctx.workspace.changedFiles(repoDir);
-      const commit = await ctx.workspace.commitEverything(repoDir, commitMessage(ctx, lane, n));
-      made.current = { commit, committed: await ctx.workspace.committed(repoDir, cloned.base_commit, commit) };
-      return made.current.committed.files;
-    };
-
-    /**
-     * Runs attempts until one produces a change that passes the fence and the
-     * checks, or the retry budget is spent. Every attempt starts from the base.
-     */
-    const produce = async (): Promise<string[]> => {
-      let lastFailure: LaneFailure | undefined;
-      while (n < maxAttempts) {
-        stopIfCancelled(ctx);
-        n++;
-        if (n > 1) {
-          await ctx.workspace.reset(repoDir, cloned.base_commit);
-          update({ retry_count: n - 1 }, `retry ${n - 1} of ${ctx.file.max_retries}`);
-        }
-        const log = join(dir, `attempt-${n}.log`);
-        rec.log = rel(log);
-        const attemptStart = ctx.clock.now().toISOString();
-        const tAttempt = Date.now();
-        const record = (r: ExecResult | null, step: Attempt['failed_step']) =>
-          rec.attempts.push({
-            n,
-            started_at: attemptStart,
-            duration_ms: Date.now() - tAttempt,
-            exit_code: r?.exitCode ?? null,
-            signal: r?.signal ?? null,
-            timed_out: r?.timedOut ?? false,
-            failed_step: step,
-            log: rel(log),
-          });
-
-        update({ phase: 'running' }, `attempt ${n}: running the directive`);
-        const { command, env: agentEnv } = await directiveCommand(ctx, lane, routing, dir, n, feedback);
-        const env = { ...laneEnv(ctx, lane, n, feedback, cloned.base_branch), ...agentEnv };
-        const tDirective = Date.now();
-        // Isolated, the directive sees of the workspace only this lane's folder.
-        const confine = { workspace: ctx.root, lane: dir };
-        const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
-        directiveMs += Date.now() - tDirective;
-        if (ctx.signal?.aborted) {
-          record(r, 'directive');
-          stopIfCancelled(ctx);
-        }
-
-        // A directive that destroyed the repository cannot be retried in place: nothing it did can be trusted.
-        if (!existsSync(join(repoDir, '.git')) || !(await ctx.workspace.intact(repoDir))) {
-          record(r, 'directive');
-          throw new LaneFailure('workspace-corrupted', "the directive removed or broke the working copy's .git; nothing was pushed");
-        }
-        if (r.timedOut || r.exitCode !== 0) {
-          record(r, 'directive');
-          const why = r.timedOut
-            ? `the directive ran past its timeout of ${ctx.file.timeout_minutes} min and was killed`
-            : `the directive exited with ${r.exitCode ?? r.signal}`;
-          lastFailure = new LaneFailure(r.timedOut ? 'directive-timeout' : 'directive-failed', `${why}${gist(r.tail) ? `: ${gist(r.tail)}` : ''}`);
-          feedback = `${why}. Output:\n${firstLines(r.tail, 2000)}`;
-          continue;
-        }
-
-        await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
-        let changed = await stageForFence();
-        const fence = checkFence(changed, lane.owns, lane.never);
-        if (!fence.ok) {
-          record(r, 'fence');
-          lastFailure = new LaneFailure('fence-violation', fence.message ?? 'changed files outside the fence');
-          feedback = `The change touched files it may not: ${fence.message}. Change only files matching ${lane.owns.length ? lane.owns.join(', ') : 'anything'} and never ${[...lane.never, '.git/**'].join(', ')}.`;
-          // A shell command does the same thing every time; only an agent can act on the feedback.
-          if (!ctx.file.agent) break;
-          continue;
-        }
-
-        let checkFailed: ExecResult | undefined;
-        let failedCheck = '';
-        if (lane.checks.length && changed.length) {
-          update({ phase: 'checking' }, `attempt ${n}: running ${lane.checks.length} check${lane.checks.length > 1 ? 's' : ''}`);
-          const tChecks = Date.now();
-          for (const check of lane.checks) {
-            const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
-            if (ctx.signal?.aborted) {
-              record(c, 'check');
-              stopIfCancelled(ctx);
-            }
-            if (c.timedOut || c.exitCode !== 0) {
-              checkFailed = c;
-              failedCheck = check;
-              break;
-            }
-          }
-          checksMs += Date.now() - tChecks;
-          // Checks are commands too: they may have broken the working copy's .git as a directive can.
-          if (!existsSync(join(repoDir, '.git')) || !(await ctx.workspace.intact(repoDir))) {
-            record(checkFailed ?? r, 'check');
-            throw new LaneFailure('workspace-corrupted', "a check removed or broke the working copy's .git; nothing was pushed");
-          }
-        }
-        if (checkFailed) {
-          record(checkFailed, 'check');
-          const why = checkFailed.timedOut ? `check \`${failedCheck}\` timed out` : `check \`${failedCheck}\` exited with ${checkFailed.exitCode ?? checkFailed.signal}`;
-          lastFailure = new LaneFailure('check-failed', `${why}${gist(checkFailed.tail) ? `: ${gist(checkFailed.tail)}` : ''}`);
-          feedback = `${why}. Output:\n${firstLines(checkFailed.tail, 2000)}`;
-          continue;
-        }
-        if (lane.checks.length && changed.length) {
-          // A check is a command too (a formatter, lint-staged): what it changed, staged or committed goes into the
-          // commit, so the fence looks again at exactly what will be committed.
-          await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
-          changed = await ctx.workspace.changedFiles(repoDir);
-          const after = checkFence(changed, lane.owns, lane.never);
-          if (!after.ok) {
-            record(r, 'fence');
-            lastFailure = new LaneFailure('fence-violation', `a check changed files outside the fence: ${after.message ?? 'outside the fence'}`);
-            feedback = `The checks left changes the lane may not make: ${after.message}. Change only files matching ${lane.owns.length ? lane.owns.join(', ') : 'anything'} and never ${[...lane.never, '.git/**'].join(', ')}.`;
-            if (!ctx.file.agent) break;
-            continue;
-          }
-        }
-        record(r, null);
-        return changed;
-      }
-      throw lastFailure ?? new LaneFailure('directive-failed', 'no attempt left');
-    };
-
-    /** A forge call that fails is this lane's failure, with a class that says which step, never a crash of Fleet. */
-    const forgeCall = async <T>(errorClass: ErrorClass, what: string, call: () => Promise<T>): Promise<T> => {
-      try {
-        return await call();
-      } catch (err) {
-        throw new LaneFailure(errorClass, `${what} failed: ${(err as Error).message}`);
-      }
-    };
-    let previous = cloned.remote_branch_commit;
-    for (;;) {
-      let changed: string[];
-      const tWait = Date.now();
-      if (ctx.slots && ctx.slots.active >= ctx.slots.size) update({ phase: 'waiting' }, 'waiting for a slot in the concurrency budget');
-      const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
-      rec.timings = { ...rec.timings, wait_ms: (rec.timings.wait_ms ?? 0) + Date.now() - tWait };
-      try {
-        changed = await produce();
-      } finally {
-        release();
-        rec.timings = { ...rec.timings, directive_ms: directiveMs, checks_ms: checksMs };
-      }
-      rec.changed_files = changed;
-      if (!changed.length) {
-        update({ status: 'completed', phase: 'no-op', ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null }, 'nothing changed');
-        return await finish(ctx, rec, t0);
-      }
-
+    let lastFailure: LaneFailure | undefined;
+    while (this.n < maxAttempts) {
       stopIfCancelled(ctx);
-      update({ phase: 'committing' }, `committing ${changed.length} file${changed.length > 1 ? 's' : ''}`);
-      const tCommit = Date.now();
-      // The attempt number keeps a CI retry's commit distinct even when the directive produced the same tree.
-      let commit = made.current?.commit ?? (await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, n)));
-      // The files and the patch of the commit, from its tree; an up-to-date remote commit below has the same tree and parent, so the same patch.
-      const committed = made.current?.committed ?? (await ctx.workspace.committed(repoDir, cloned.base_commit, commit));
-      // A lane without checks had its fence judged on this very commit already (stageForFence).
-      if (!made.current) verifyCommitted(lane, committed.files, changed);
-      // Before the patch is written (it travels in the lane's artifact) and before anything is pushed.
-      refuseHeldSecrets(ctx, committed.patch);
-      // Idempotent re-runs: when the remote lane branch already holds this exact change on this base, keep its commit.
-      let upToDate = false;
-      if (n === 1 && previous && (await ctx.workspace.parent(repoDir, previous)) === cloned.base_commit &&
-        (await ctx.workspace.tree(repoDir, previous)) === (await ctx.workspace.tree(repoDir, commit))) {
-        commit = previous;
-        upToDate = true;
+      const n = ++this.n;
+      if (n > 1) {
+        await ctx.workspace.reset(this.repoDir, this.base);
+        this.update({ retry_count: n - 1 }, `retry ${n - 1} of ${ctx.file.max_retries}`);
       }
-      rec.commit = commit;
-      rec.timings = { ...rec.timings, commit_ms: Date.now() - tCommit };
-      const patchFile = join(dir, 'patch.diff');
-      await writeFileAtomic(patchFile, committed.patch);
-      rec.evidence = { ...rec.evidence, patch: rel(patchFile) };
+      const log = join(this.dir, `attempt-${n}.log`);
+      this.rec.log = this.rel(log);
+      const attemptStart = ctx.clock.now().toISOString();
+      const tAttempt = Date.now();
+      const note: NoteStep = (r, step) =>
+        this.rec.attempts.push({
+          n,
+          started_at: attemptStart,
+          duration_ms: Date.now() - tAttempt,
+          exit_code: r?.exitCode ?? null,
+          signal: r?.signal ?? null,
+          timed_out: r?.timedOut ?? false,
+          failed_step: step,
+          log: this.rel(log),
+        });
 
-      if (ctx.dryRun) {
-        update({ status: 'completed', phase: 'dry-run', ended_at: ctx.clock.now().toISOString() }, 'dry run: patch kept, nothing pushed');
-        return await finish(ctx, rec, t0);
-      }
+      this.update({ phase: 'running' }, `attempt ${n}: running the directive`);
+      const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, { file: join(this.dir, `prompt-${n}.md`), feedback: this.feedback });
+      const env = { ...laneEnv(ctx, lane, n, this.feedback, this.cloned.base_branch), ...agentEnv };
+      const tried = await this.tryChange(command, env, log, note, `attempt ${n}`);
+      if (tried.ok) return tried.changed;
+      lastFailure = tried.failure;
+      this.feedback = tried.feedback;
+      if (tried.final) break;
+    }
+    throw lastFailure ?? new LaneFailure('directive-failed', 'no attempt left');
+  }
 
-      if (!upToDate) {
-        update({ phase: 'pushing' }, `pushing ${lane.branch}`);
-        const tPush = Date.now();
-        try {
-          await pushCommit(ctx, lane, repoDir, commit, previous);
-        } finally {
-          rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
-        }
-        await confirmPushed(ctx, lane, commit);
-        previous = commit;
-      } else {
-        rec.timings = { ...rec.timings, push_ms: 0 };
-      }
-      update({ phase: 'pushed' }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
-
-      const pr = ctx.file.pr;
-      const published = await forgeCall('pr-failed', 'opening or updating the pull request', () =>
-        ctx.forge.publish({
-          lane,
-          record: rec,
-          title: lane.title,
-          body: prBody(ctx, lane, rec),
-          draft: pr.draft,
-          labels: pr.labels,
-          reviewers: pr.reviewers,
-          team_reviewers: pr.team_reviewers,
-          assignees: pr.assignees,
-        }),
-      );
-      if (published.notes?.length) rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, ...published.notes] };
-      if (published.pr_url) {
-        update({ phase: 'pr-open', pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? 'updated' : 'opened'} ${published.pr_url}`);
-      }
-
-      if (ctx.forge.kind === 'local') {
-        // Locally the lane's own checks are its CI: green when they ran and passed.
-        rec.ci_conclusion = lane.checks.length ? 'success' : 'none';
-        break;
-      }
-      if (!ctx.file.ci.wait) {
-        rec.ci_conclusion = await forgeCall('ci-failed', 'reading CI', () => ctx.forge.ciConclusion(lane, commit));
-        break;
-      }
-      update({ phase: 'ci' }, `waiting for CI on ${commit.slice(0, 12)}`);
-      const verdict = await forgeCall('ci-failed', 'waiting for CI', () => ctx.forge.waitForCi(lane, commit, ctx.file.ci.timeout_minutes * 60_000));
-      rec.ci_conclusion = verdict.conclusion;
-      if (verdict.conclusion !== 'failure' && verdict.conclusion !== 'cancelled' && verdict.conclusion !== 'timed_out') {
-        // A PR an earlier run handed over as a draft is ready again once its CI is green.
-        if (verdict.conclusion === 'success' && rec.pr_number !== null && !pr.draft) {
-          await forgeCall('pr-failed', 'marking the pull request ready', () => ctx.forge.setDraft(lane, rec.pr_number!, false));
-        }
-        break;
-      }
-      rec.attempts.push({
-        n,
-        started_at: ctx.clock.now().toISOString(),
-        duration_ms: 0,
-        exit_code: null,
-        signal: null,
-        timed_out: false,
-        failed_step: 'ci',
-        log: rec.log ?? '',
-      });
-      if (n >= maxAttempts) {
-        // Out of retries: hand the PR to a person as a draft instead of leaving a red PR that looks ready.
-        if (rec.pr_number !== null) {
-          const number = rec.pr_number;
-          await forgeCall('pr-failed', 'turning the pull request into a draft after CI stayed red', () => ctx.forge.setDraft(lane, number, true));
-        }
-        update(
-          {
-            status: 'failed',
-            phase: 'draft',
-            merge_status: 'draft',
-            ended_at: ctx.clock.now().toISOString(),
-            error: { class: 'code-review-needed', message: `CI is still red after ${n} attempt${n > 1 ? 's' : ''}: ${gist(verdict.failures) || 'see the PR checks'}` },
-          },
-          'CI red, retries exhausted: PR turned into a draft',
-        );
-        return await finish(ctx, rec, t0);
-      }
-      feedback = `CI failed on the pushed change:\n${firstLines(verdict.failures, 2000)}`;
+  /**
+   * Runs `command` in the working copy as it stands, then the fence and the checks (and the fence again on what the
+   * checks left): the files the change touches, or why it does not count. Throws only when the lane cannot go on (the
+   * run interrupted, the working copy broken).
+   */
+  async tryChange(command: string, env: Record<string, string>, log: string, note: NoteStep, what: string): Promise<Tried> {
+    const { ctx, lane, repoDir } = this;
+    const timeoutMs = ctx.file.timeout_minutes * 60_000;
+    // Isolated, the directive sees of the workspace only this lane's folder.
+    const confine = { workspace: ctx.root, lane: this.dir };
+    const tDirective = Date.now();
+    const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
+    this.directiveMs += Date.now() - tDirective;
+    if (ctx.signal?.aborted) {
+      note(r, 'directive');
+      stopIfCancelled(ctx);
+    }
+    // A directive that destroyed the repository cannot be retried in place: nothing it did can be trusted.
+    if (!(await this.intact())) {
+      note(r, 'directive');
+      throw new LaneFailure('workspace-corrupted', "the directive removed or broke the working copy's .git; nothing was pushed");
+    }
+    if (r.timedOut || r.exitCode !== 0) {
+      note(r, 'directive');
+      const why = r.timedOut ? `the directive ran past its timeout of ${ctx.file.timeout_minutes} min and was killed` : `the directive exited with ${r.exitCode ?? r.signal}`;
+      return {
+        ok: false,
+        failure: new LaneFailure(r.timedOut ? 'directive-timeout' : 'directive-failed', `${why}${gist(r.tail) ? `: ${gist(r.tail)}` : ''}`),
+        feedback: `${why}. Output:\n${firstLines(r.tail, 2000)}`,
+        final: false,
+      };
     }
 
-    await applyMergePolicy(ctx, lane, () => rec, update);
-    update({ status: 'completed', ended_at: ctx.clock.now().toISOString() }, `completed (${rec.phase})`);
-    return await finish(ctx, rec, t0);
-  } catch (err) {
-    const failure =
-      err instanceof LaneFailure && err.errorClass === 'cancelled'
-        ? err
-        : ctx.signal?.aborted
-          ? interrupted(rec, err)
-          : err instanceof LaneFailure
-            ? err
-            : new LaneFailure('lane-crashed', `Fleet itself failed in this lane: ${(err as Error).message ?? String(err)}`);
-    update(
-      { status: 'failed', phase: 'failed', ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },
-      `failed: ${failure.errorClass}`,
+    await ctx.workspace.settle(repoDir, lane.branch, this.base);
+    let changed = await this.stageForFence();
+    const fence = checkFence(changed, lane.owns, lane.never);
+    if (!fence.ok) {
+      note(r, 'fence');
+      // A shell command does the same thing every time; only an agent can act on the feedback.
+      return { ok: false, failure: new LaneFailure('fence-violation', fence.message ?? 'changed files outside the fence'), feedback: fenceFeedback('The change touched files it may not', fence.message, lane), final: !ctx.file.agent };
+    }
+
+    if (lane.checks.length && changed.length) {
+      this.update({ phase: 'checking' }, `${what}: running ${lane.checks.length} check${lane.checks.length > 1 ? 's' : ''}`);
+      const tChecks = Date.now();
+      let failed: { c: ExecResult; check: string } | undefined;
+      for (const check of lane.checks) {
+        const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
+        if (ctx.signal?.aborted) {
+          note(c, 'check');
+          stopIfCancelled(ctx);
+        }
+        if (c.timedOut || c.exitCode !== 0) {
+          failed = { c, check };
+          break;
+        }
+      }
+      this.checksMs += Date.now() - tChecks;
+      // Checks are commands too: they may have broken the working copy's .git as a directive can.
+      if (!(await this.intact())) {
+        note(failed?.c ?? r, 'check');
+        throw new LaneFailure('workspace-corrupted', "a check removed or broke the working copy's .git; nothing was pushed");
+      }
+      if (failed) {
+        note(failed.c, 'check');
+        const { c, check } = failed;
+        const why = c.timedOut ? `check \`${check}\` timed out` : `check \`${check}\` exited with ${c.exitCode ?? c.signal}`;
+        return { ok: false, failure: new LaneFailure('check-failed', `${why}${gist(c.tail) ? `: ${gist(c.tail)}` : ''}`), feedback: `${why}. Output:\n${firstLines(c.tail, 2000)}`, final: false };
+      }
+      // A check is a command too (a formatter, lint-staged): what it changed, staged or committed goes into the
+      // commit, so the fence looks again at exactly what will be committed.
+      await ctx.workspace.settle(repoDir, lane.branch, this.base);
+      changed = await ctx.workspace.changedFiles(repoDir);
+      const after = checkFence(changed, lane.owns, lane.never);
+      if (!after.ok) {
+        note(r, 'fence');
+        return {
+          ok: false,
+          failure: new LaneFailure('fence-violation', `a check changed files outside the fence: ${after.message ?? 'outside the fence'}`),
+          feedback: fenceFeedback('The checks left changes the lane may not make', after.message, lane),
+          final: !ctx.file.agent,
+        };
+      }
+    }
+    note(r, null);
+    return { ok: true, changed };
+  }
+
+  /** Is the working copy still there and still a git repository on the lane branch? */
+  async intact(): Promise<boolean> {
+    return existsSync(join(this.repoDir, '.git')) && (await this.ctx.workspace.intact(this.repoDir));
+  }
+
+  /**
+   * What the fence is checked on after the directive. With checks to run next, the staged change (a check may still
+   * alter it, so it is checked again after them). Without, the commit itself, made at once: the fence then judges the
+   * very tree that would be pushed, and the lane saves a git call (`diff --cached`).
+   */
+  private async stageForFence(): Promise<string[]> {
+    const { ctx, lane, repoDir } = this;
+    this.made = null;
+    if (lane.checks.length) return ctx.workspace.changedFiles(repoDir);
+    const commit = await ctx.workspace.commitEverything(repoDir, commitMessage(ctx, lane, this.n));
+    this.made = { commit, committed: await ctx.workspace.committed(repoDir, this.base, commit) };
+    return this.made.committed.files;
+  }
+
+  /** Commits the change (or keeps the commit already made), checks it once more and writes its patch. */
+  private async commitChange(changed: string[], previous: string | null): Promise<{ commit: string; upToDate: boolean }> {
+    const { ctx, lane, repoDir } = this;
+    this.update({ phase: 'committing' }, `committing ${changed.length} file${changed.length > 1 ? 's' : ''}`);
+    const tCommit = Date.now();
+    // The attempt number keeps a CI retry's commit distinct even when the directive produced the same tree.
+    let commit = this.made?.commit ?? (await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, this.n)));
+    // The files and the patch of the commit, from its tree; an up-to-date remote commit below has the same tree and parent, so the same patch.
+    const committed = this.made?.committed ?? (await ctx.workspace.committed(repoDir, this.base, commit));
+    // A lane without checks had its fence judged on this very commit already (stageForFence).
+    if (!this.made) verifyCommitted(lane, committed.files, changed);
+    // Before the patch is written (it travels in the lane's artifact) and before anything is pushed.
+    refuseHeldSecrets(ctx, committed.patch);
+    // Idempotent re-runs: when the remote lane branch already holds this exact change on this base, keep its commit.
+    let upToDate = false;
+    if (this.n === 1 && previous && (await ctx.workspace.parent(repoDir, previous)) === this.base &&
+      (await ctx.workspace.tree(repoDir, previous)) === (await ctx.workspace.tree(repoDir, commit))) {
+      commit = previous;
+      upToDate = true;
+    }
+    this.rec.commit = commit;
+    this.rec.timings = { ...this.rec.timings, commit_ms: Date.now() - tCommit };
+    const patchFile = join(this.dir, 'patch.diff');
+    await writeFileAtomic(patchFile, committed.patch);
+    this.rec.evidence = { ...this.rec.evidence, patch: this.rel(patchFile) };
+    return { commit, upToDate };
+  }
+
+  private async push(commit: string, previous: string | null): Promise<void> {
+    const { lane } = this;
+    this.update({ phase: 'pushing' }, `pushing ${lane.branch}`);
+    const tPush = Date.now();
+    try {
+      await pushCommit(this.ctx, lane, this.repoDir, commit, previous);
+    } finally {
+      this.rec.timings = { ...this.rec.timings, push_ms: (this.rec.timings.push_ms ?? 0) + Date.now() - tPush };
+    }
+    await confirmPushed(this.ctx, lane, commit);
+  }
+
+  /** Opens or updates the lane's PR (a draft, labelled for a person, when its review left findings open). */
+  private async publish(review: LaneReview | null): Promise<void> {
+    const { ctx, lane } = this;
+    const pr = ctx.file.pr;
+    const handOver = review?.verdict === 'needs-person' && lane.review ? lane.review.label : null;
+    const published = await forgeCall('pr-failed', 'opening or updating the pull request', () =>
+      ctx.forge.publish({
+        lane,
+        record: this.rec,
+        title: lane.title,
+        body: prBody(ctx, lane, this.rec),
+        draft: pr.draft || handOver !== null,
+        labels: handOver && !pr.labels.includes(handOver) ? [...pr.labels, handOver] : pr.labels,
+        reviewers: pr.reviewers,
+        team_reviewers: pr.team_reviewers,
+        assignees: pr.assignees,
+      }),
     );
-    return await finish(ctx, rec, t0);
+    if (published.notes?.length) this.rec.evidence = { ...this.rec.evidence, notes: [...this.rec.evidence.notes, ...published.notes] };
+    if (published.pr_url) {
+      this.update({ phase: 'pr-open', pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? 'updated' : 'opened'} ${published.pr_url}`);
+    }
+    // An existing PR is not made a draft by publishing it again.
+    if (handOver && published.updated && this.rec.pr_number !== null) {
+      const number = this.rec.pr_number;
+      await forgeCall('pr-failed', 'turning the pull request into a draft for a person', () => ctx.forge.setDraft(lane, number, true));
+    }
+  }
+
+  /** The review reached its round cap with findings open: the lane is handed to a person and does not reach its checkpoint. */
+  private async handOverReview(review: LaneReview): Promise<LaneRecord> {
+    const open = review.findings.filter((f) => f.status === 'open');
+    const failed = review.rounds.at(-1)?.lenses.filter((l) => l.outcome === 'failed').map((l) => l.lens) ?? [];
+    const what = [
+      open.length ? `${open.length} ACCEPT finding${open.length > 1 ? 's' : ''} open (${open.slice(0, 3).map((f) => `${f.id} ${f.file ?? ''}${f.line ? `:${f.line}` : ''} ${f.finding}`.trim()).join('; ')}${open.length > 3 ? '; …' : ''})` : '',
+      failed.length ? `lens${failed.length > 1 ? 'es' : ''} ${failed.join(', ')} gave no readable answer` : '',
+    ].filter(Boolean).join(', and ');
+    const where = this.ctx.forge.kind === 'github' && this.rec.pr_number !== null ? `; PR #${this.rec.pr_number} is a draft labelled ${this.lane.review!.label}` : `; the branch ${this.lane.branch} is pushed`;
+    this.update(
+      {
+        status: 'failed',
+        phase: 'draft',
+        merge_status: 'draft',
+        ended_at: this.ctx.clock.now().toISOString(),
+        error: { class: 'code-review-needed', message: firstLines(`review reached its cap of ${review.rounds.length} round${review.rounds.length > 1 ? 's' : ''} with ${what}${where}`, 600) },
+      },
+      'review open at the round cap: handed to a person',
+    );
+    return this.finish();
+  }
+
+  /** Reads (or waits for) CI on the pushed commit: `done`, `retry` (red, attempts left: feedback set) or `handed-over` (red, out of attempts). */
+  private async readCi(commit: string): Promise<'done' | 'retry' | 'handed-over'> {
+    const { ctx, lane } = this;
+    if (ctx.forge.kind === 'local') {
+      // Locally the lane's own checks are its CI: green when they ran and passed.
+      this.rec.ci_conclusion = lane.checks.length ? 'success' : 'none';
+      return 'done';
+    }
+    if (!ctx.file.ci.wait) {
+      this.rec.ci_conclusion = await forgeCall('ci-failed', 'reading CI', () => ctx.forge.ciConclusion(lane, commit));
+      return 'done';
+    }
+    this.update({ phase: 'ci' }, `waiting for CI on ${commit.slice(0, 12)}`);
+    const verdict = await forgeCall('ci-failed', 'waiting for CI', () => ctx.forge.waitForCi(lane, commit, ctx.file.ci.timeout_minutes * 60_000));
+    this.rec.ci_conclusion = verdict.conclusion;
+    if (verdict.conclusion !== 'failure' && verdict.conclusion !== 'cancelled' && verdict.conclusion !== 'timed_out') {
+      // A PR an earlier run handed over as a draft is ready again once its CI is green.
+      if (verdict.conclusion === 'success' && this.rec.pr_number !== null && !ctx.file.pr.draft) {
+        await forgeCall('pr-failed', 'marking the pull request ready', () => ctx.forge.setDraft(lane, this.rec.pr_number!, false));
+      }
+      return 'done';
+    }
+    const n = this.n;
+    this.rec.attempts.push({ n, started_at: ctx.clock.now().toISOString(), duration_ms: 0, exit_code: null, signal: null, timed_out: false, failed_step: 'ci', log: this.rec.log ?? '' });
+    if (n >= ctx.file.max_retries + 1) {
+      // Out of retries: hand the PR to a person as a draft instead of leaving a red PR that looks ready.
+      if (this.rec.pr_number !== null) {
+        const number = this.rec.pr_number;
+        await forgeCall('pr-failed', 'turning the pull request into a draft after CI stayed red', () => ctx.forge.setDraft(lane, number, true));
+      }
+      this.update(
+        {
+          status: 'failed',
+          phase: 'draft',
+          merge_status: 'draft',
+          ended_at: ctx.clock.now().toISOString(),
+          error: { class: 'code-review-needed', message: `CI is still red after ${n} attempt${n > 1 ? 's' : ''}: ${gist(verdict.failures) || 'see the PR checks'}` },
+        },
+        'CI red, retries exhausted: PR turned into a draft',
+      );
+      return 'handed-over';
+    }
+    this.feedback = `CI failed on the pushed change:\n${firstLines(verdict.failures, 2000)}`;
+    return 'retry';
+  }
+
+  private finish(): Promise<LaneRecord> {
+    return finish(this.ctx, this.rec, this.t0);
+  }
+}
+
+function fenceFeedback(what: string, message: string | undefined, lane: LaneSpec): string {
+  return `${what}: ${message}. Change only files matching ${lane.owns.length ? lane.owns.join(', ') : 'anything'} and never ${[...lane.never, '.git/**'].join(', ')}.`;
+}
+
+/** A forge call that fails is this lane's failure, with a class that says which step, never a crash of Fleet. */
+async function forgeCall<T>(errorClass: ErrorClass, what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw new LaneFailure(errorClass, `${what} failed: ${(err as Error).message}`);
   }
 }
 
@@ -539,7 +675,7 @@ async function confirmPushed(ctx: LaneContext, lane: LaneSpec, commit: string): 
 
 /** A lane stopped by an interrupt wherever it was (a clone, a push, a forge call): cancelled, saying where. */
 function interrupted(rec: LaneRecord, err: unknown): LaneFailure {
-  const before = ['queued', 'cloning', 'running', 'checking', 'committing', 'waiting'].includes(rec.phase);
+  const before = ['queued', 'cloning', 'running', 'checking', 'reviewing', 'committing', 'waiting'].includes(rec.phase);
   const where = `the run was interrupted while this lane was ${rec.phase}`;
   const what = before
     ? 'nothing was pushed'
@@ -565,7 +701,7 @@ export async function writeLaneResult(root: string, fleet_id: string, rec: LaneR
   await writeJsonAtomic(resultPath(root, rec.lane), result);
 }
 
-function runsAgent(ctx: LaneContext, lane: LaneSpec): boolean {
+export function runsAgent(ctx: LaneContext, lane: LaneSpec): boolean {
   return lane.run === undefined && ctx.file.agent !== undefined;
 }
 
@@ -578,7 +714,7 @@ function refuseHeldSecrets(ctx: LaneContext, patch: string): void {
   }
 }
 
-function laneEnv(ctx: LaneContext, lane: LaneSpec, attempt: number, feedback: string | undefined, base: string): Record<string, string> {
+export function laneEnv(ctx: LaneContext, lane: LaneSpec, attempt: number, feedback: string | undefined, base: string): Record<string, string> {
   return {
     ...ctx.env,
     FLEET_ID: ctx.fleet_id,
@@ -596,13 +732,15 @@ function laneEnv(ctx: LaneContext, lane: LaneSpec, attempt: number, feedback: st
   };
 }
 
-async function directiveCommand(
+/**
+ * The command of a directive attempt or a review fix round: the lane's `run:`, or the agent with the worker prompt
+ * written to `opts.file` (with the previous attempt's failure, or the review findings to fix).
+ */
+export async function directiveCommand(
   ctx: LaneContext,
   lane: LaneSpec,
   routing: Routing | null,
-  dir: string,
-  attempt: number,
-  feedback: string | undefined,
+  opts: { file: string; feedback?: string; findings?: string },
 ): Promise<AgentInvocation> {
   // A lane-level run: wins over the fleet's agent, so one odd repository can be scripted.
   if (lane.run !== undefined || !ctx.file.agent) return { command: lane.run!, env: {} };
@@ -616,12 +754,12 @@ async function directiveCommand(
     owns: lane.owns,
     never: lane.never,
     personas,
-    feedback,
+    feedback: opts.feedback,
+    findings: opts.findings,
     title: lane.title,
   });
-  const promptFile = join(dir, `prompt-${attempt}.md`);
-  await writeFileAtomic(promptFile, prompt);
-  return agentCommand(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch });
+  await writeFileAtomic(opts.file, prompt);
+  return agentCommand(agent, { prompt_file: opts.file, repo: lane.repo, lane: lane.id, branch: lane.branch });
 }
 
 async function route(ctx: LaneContext, lane: LaneSpec, repoDir: string, dir: string): Promise<Routing> {
@@ -664,6 +802,7 @@ export function prBody(ctx: LaneContext, lane: LaneSpec, rec: LaneRecord): strin
     `**Files changed** (${rec.changed_files.length})`,
     '',
     files + more,
+    ...(rec.review ? reviewBodyLines(rec.review) : []),
   ].join('\n');
 }
 

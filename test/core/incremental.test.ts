@@ -107,7 +107,7 @@ function outcome(lane: string, extra: Partial<PreviousOutcome> = {}): PreviousOu
 }
 
 function spec(id: string, depends_on: string[] = []): LaneSpec {
-  return { id, repo: `acme/${id}`, repo_kind: 'github', title: id, directive: 'd', run: 'true', checks: [], depends_on, owns: [], never: [], exclusive: false, branch: `fleet/sweep/${id}`, base: undefined, index: 0 };
+  return { id, repo: `acme/${id}`, repo_kind: 'github', title: id, directive: 'd', run: 'true', checks: [], depends_on, owns: [], never: [], exclusive: false, branch: `fleet/sweep/${id}`, base: undefined, index: 0, review: null };
 }
 
 function prev(lanes: PreviousOutcome[]): Outcomes {

@@ -3,7 +3,7 @@
  * their provenance, dispositions given, and the verdict after each round.
  */
 import { describe, expect, it } from 'vitest';
-import { applyDispositions, BUILTIN_LENSES, dedupeFindings, dispositionPrompt, fixPrompt, LENS_DIFF_LIMIT, lensPrompt, lensReaskPrompt, parseDispositions, parseLensOutput, reviewVerdict, type LensRecord } from '../../src/core/review.js';
+import { applyDispositions, BUILTIN_LENSES, carryIds, dedupeFindings, dispositionPrompt, findingStatus, fixPrompt, LENS_DIFF_LIMIT, lensPrompt, lensReaskPrompt, parseDispositions, parseLensOutput, reviewVerdict, type LensRecord, type ReviewFinding } from '../../src/core/review.js';
 
 const rec = (over: Partial<LensRecord> = {}): LensRecord => ({ severity: 'high', file: 'src/a.ts', line: 3, finding: 'Off by one in the loop.', suggested_fix: 'Use <.', lens: 'x', refuted: false, ...over });
 
@@ -100,5 +100,19 @@ describe('what the agents are asked', () => {
     // Nothing assigned: every finding blocks.
     expect(applyDispositions(findings, parseDispositions('all good', findings).assigned).every((f) => f.disposition === 'ACCEPT')).toBe(true);
     expect(fixPrompt(findings.slice(1))).toContain('- f2 src/a.ts:9: Unchecked null.');
+  });
+});
+
+describe('carryIds and findingStatus', () => {
+  const f = (id: string, finding: string, line = 1): ReviewFinding => ({ id, severity: 'high', file: 'a.ts', line, finding, suggested_fix: '', lenses: ['correctness'] });
+  it('keeps the id of a finding raised again (same file, line, wording up to case and a full stop) and numbers new ones on', () => {
+    const known = [f('f1', 'Off by one.'), f('f2', 'Null deref.', 9)];
+    expect(carryIds(known, [f('f1', 'null deref', 9), f('f2', 'A new one.'), f('f3', 'off by one')]).map((x) => x.id)).toEqual(['f2', 'f3', 'f1']);
+  });
+  it('an ACCEPT finding the last round raised again is open; one it did not raise is fixed; FIX_LATER and DEFER keep their word', () => {
+    expect(findingStatus('ACCEPT', [1, 2], 2)).toBe('open');
+    expect(findingStatus('ACCEPT', [1], 2)).toBe('fixed');
+    expect(findingStatus('FIX_LATER', [1, 2], 2)).toBe('follow-up');
+    expect(findingStatus('DEFER', [2], 2)).toBe('deferred');
   });
 });

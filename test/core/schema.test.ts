@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { jsonSchemas } from '../../src/core/json-schema.js';
-import { AgentSchema, FleetFileSchema, MergeSchema, PersonaSchema, TargetSchema } from '../../src/core/fleet-file.js';
+import { AgentSchema, FleetFileSchema, MergeSchema, PersonaSchema, ReviewSchema, TargetSchema } from '../../src/core/fleet-file.js';
 
 describe('committed JSON Schemas', () => {
   for (const [name, schema] of Object.entries(jsonSchemas())) {
@@ -23,6 +23,7 @@ describe('docs/fleet-file.md', () => {
     ['agent', AgentSchema.shape, ''],
     ['personas', PersonaSchema.shape, ''],
     ['merge', MergeSchema.shape, 'merge.'],
+    ['review', ReviewSchema.shape, 'review.'],
   ] as const;
   for (const [where, shape, prefix] of sections) {
     it(`documents every ${where} field`, () => {

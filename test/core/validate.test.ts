@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BUILTIN_LENSES } from '../../src/core/review.js';
 import {
   addDiscoveredLanes,
   branchRuleBroken,
@@ -125,6 +126,7 @@ describe('validateFleetFile: a valid file', () => {
         branch: 'fleet/upgrade/api',
         base: undefined,
         index: 0,
+        review: null,
       },
     ]);
   });
@@ -769,5 +771,64 @@ describe('addDiscoveredLanes: ids and what it keeps', () => {
   it('marks a discovered lane as having no entry in the file’s targets', () => {
     const out = addDiscoveredLanes(fleetOf({}), ['acme/web']);
     expect(out.lanes[1]).toMatchObject({ id: 'web', index: -1 });
+  });
+});
+
+describe('validateFleetFile: review', () => {
+  const agent = { preset: 'command', command: 'my-agent --prompt-file {prompt_file}' };
+  const withAgent = (over: Record<string, unknown>) => {
+    const b = base(over);
+    delete b.run;
+    return { agent, ...b };
+  };
+
+  it('resolves the panel: built-in briefs, custom lenses, cut to the panel size; a target overrides field by field', () => {
+    const fleet = ok(
+      validateFleetFile(
+        withAgent({
+          review: { lenses: ['security', { name: 'perf', brief: 'Look for slow paths.' }, 'correctness'], panel: 2, block: ['critical'] },
+          targets: [{ repo: 'acme/api' }, { repo: 'acme/web', review: { rounds: 5, panel: 3 } }, { repo: 'acme/doc', review: false }],
+        }),
+        FILE,
+      ),
+    );
+    const [api, web, doc] = fleet.lanes;
+    expect(api!.review).toEqual({ lenses: [{ name: 'security', brief: BUILTIN_LENSES.security }, { name: 'perf', brief: 'Look for slow paths.' }], rounds: 2, block: ['critical'], label: 'fleet:needs-person' });
+    expect(web!.review!.rounds).toBe(5);
+    expect(web!.review!.lenses.map((l) => l.name)).toEqual(['security', 'perf', 'correctness']);
+    expect(doc!.review).toBeNull();
+  });
+
+  it('a target asks for review where the fleet does not: the built-in defaults (all five lenses, 2 rounds, critical and high block)', () => {
+    const fleet = ok(validateFleetFile(withAgent({ targets: [{ repo: 'acme/api', review: {} }, { repo: 'acme/web' }] }), FILE));
+    expect(fleet.lanes[0]!.review).toMatchObject({ rounds: 2, block: ['critical', 'high'] });
+    expect(fleet.lanes[0]!.review!.lenses.map((l) => l.name)).toEqual(Object.keys(BUILTIN_LENSES));
+    expect(fleet.lanes[1]!.review).toBeNull();
+  });
+
+  it('reports every problem at once: no agent, an unknown lens, a duplicate, a panel larger than the lenses, a reviewed script lane', () => {
+    const none = problems(validateFleetFile(base({ review: { lenses: ['correctness'] } }), FILE));
+    expect(none).toContainEqual({ file: FILE, field: 'review', message: expect.stringContaining('review needs agent:') });
+
+    const many = problems(
+      validateFleetFile(
+        withAgent({
+          review: { lenses: ['correctness', { name: 'correctness', brief: 'again' }], panel: 3 },
+          targets: [{ repo: 'acme/api', run: 'true', review: { rounds: 1 } }, { repo: 'acme/web', review: { lenses: ['security', 'security'] } }],
+        }),
+        FILE,
+      ),
+    );
+    const fields = many.map((p) => p.field);
+    expect(fields).toEqual(expect.arrayContaining(['review.lenses[1]', 'review.panel', 'targets[0].review', 'targets[1].review.lenses[1]']));
+    expect(many.find((p) => p.field === 'review.panel')!.message).toBe('a panel of 3 needs at least 3 lenses, and 2 are listed: list more lenses or lower panel');
+    expect(many.find((p) => p.field === 'targets[0].review')!.message).toContain('this target has its own run:');
+
+    // A lens that is neither built in nor {name, brief}: named where it stands, with the lenses there are.
+    const unknown = problems(validateFleetFile(withAgent({ review: { lenses: ['speed'] }, targets: [{ repo: 'acme/api', review: { lenses: [{ name: 'perf' }] } }] }), FILE));
+    expect(unknown).toEqual([
+      { file: FILE, field: 'targets[0].review.lenses[0].brief', message: expect.stringMatching(/expected string/i) },
+      { file: FILE, field: 'review.lenses[0]', message: 'not a built-in lens (correctness, completeness, security, edge-cases, consistency); a lens of your own is {name, brief}' },
+    ]);
   });
 });

@@ -25,6 +25,7 @@ export function lane(repo: string, extra: Partial<LaneSpec> = {}): LaneSpec {
     branch: `fleet/t/${id}`,
     base: undefined,
     index: 0,
+    review: null,
     ...extra,
   };
 }

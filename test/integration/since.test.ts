@@ -189,7 +189,7 @@ describe('fleet run --since', () => {
     const a = await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
     const dev = await commitToRemote(a.remote, 'develop', { 'DEV.md': 'dev\n' });
     const spec = (id: string, repo: string, repo_kind: LaneSpec['repo_kind'], base?: string): LaneSpec => ({
-      id, repo, repo_kind, title: id, directive: 'd', run: 'true', checks: [], depends_on: [], owns: [], never: [], exclusive: false, branch: `fleet/x/${id}`, base, index: 0,
+      id, repo, repo_kind, title: id, directive: 'd', run: 'true', checks: [], depends_on: [], owns: [], never: [], exclusive: false, branch: `fleet/x/${id}`, base, index: 0, review: null,
     });
     const checks = await new LocalForge({ baseDir: dir }).checkTargets([
       spec('files', './a.git', 'path'),

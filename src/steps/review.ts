@@ -1,0 +1,309 @@
+/**
+ * The review step of a lane (issue 9): after the directive and the checks pass, a panel of lenses reviews the change,
+ * the worker gives every finding a disposition, and ACCEPT findings go back to the worker for a fix round on the same
+ * working copy (fence and checks again), until no ACCEPT finding is open or the round cap is reached.
+ *
+ * Everything the agents do is checked from what they leave behind: a lens or a disposition run that changes the
+ * working copy has its changes undone; a fix round whose change fails the fence or a check is undone too. The change
+ * that leaves the review is always one that passed the fence and the checks.
+ */
+import { constants as fsConstants } from 'node:fs';
+import { mkdir, open, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ResolvedReview } from '../core/validate.js';
+import type { AgentUsage, LaneReview, LensRun, ReviewFindingRecord, ReviewRound } from '../core/model.js';
+import {
+  applyDispositions,
+  carryIds,
+  dedupeFindings,
+  dispositionPrompt,
+  findingStatus,
+  fixPrompt,
+  lensPrompt,
+  lensReaskPrompt,
+  parseDispositions,
+  parseLensOutput,
+  reviewVerdict,
+  type LensResult,
+  type ReviewFinding,
+} from '../core/review.js';
+import { agentAnswer, agentCommand, answerCommand, ANSWER_ENV } from '../local/agent.js';
+import type { ExecResult } from '../ports.js';
+import { writeFileAtomic } from '../util/fs.js';
+import { directiveCommand, laneEnv, LaneFailure, type LaneRun } from './lane.js';
+
+/** The most of an agent's answer Fleet reads: findings and dispositions are short; more is not an answer. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+
+export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<{ review: LaneReview; changed: string[] }> {
+  const known: ReviewFinding[] = [];
+  const meta = new Map<string, { rounds: number[]; reason: string | null; forced: boolean }>();
+  const rounds: ReviewRound[] = [];
+  const usage = new UsageSum();
+  await mkdir(join(run.dir, 'review'), { recursive: true });
+  let snapshot = await takeSnapshot(run);
+
+  for (let round = 1; ; round++) {
+    stopIfCancelled(run);
+    run.update({ phase: 'reviewing' }, `review round ${round}: ${spec.lenses.map((l) => l.name).join(', ')}`);
+    const { files, patch } = await run.ctx.workspace.committed(run.repoDir, run.base, snapshot);
+    const lensRuns = await Promise.all(
+      spec.lenses.map((l) => runLens(run, round, l.name, lensPrompt({ lens: l.name, brief: l.brief, directive: run.lane.directive, diff: patch, files }), usage)),
+    );
+    snapshot = await keepSnapshot(run, snapshot, `a lens of review round ${round}`);
+    const results = lensRuns.map((l) => l.result);
+    const failed = results.filter((r) => !r.ok).map((r) => r.lens);
+    const raised = carryIds(known, dedupeFindings(results));
+
+    let dispositions: ReturnType<typeof parseDispositions> = { assigned: {}, reasons: {} };
+    if (raised.length) {
+      dispositions = await askDispositions(run, round, raised, usage);
+      snapshot = await keepSnapshot(run, snapshot, `the disposition step of review round ${round}`);
+    }
+    const disposed = applyDispositions(raised, dispositions.assigned, spec.block);
+    for (const f of disposed) remember(known, meta, f, round, dispositions.reasons[f.id] ?? null, spec.block.includes(f.severity));
+
+    const verdict = reviewVerdict(disposed, round, spec.rounds, failed);
+    const record: ReviewRound = {
+      n: round,
+      lenses: lensRuns.map((l) => l.record),
+      raised: raised.map((f) => f.id),
+      verdict: verdict.verdict,
+      dispositions_problem: dispositions.problem ?? null,
+      fix: null,
+    };
+    rounds.push(record);
+    if (verdict.verdict === 'clear' || verdict.verdict === 'needs-person') break;
+    if (verdict.verdict === 'fix') {
+      record.fix = await fixRound(run, round, verdict.open);
+      if (record.fix.ok) snapshot = await takeSnapshot(run);
+      else await restore(run, snapshot);
+    }
+  }
+
+  const last = rounds.length;
+  const findings: ReviewFindingRecord[] = known.map((f) => {
+    const m = meta.get(f.id)!;
+    return {
+      id: f.id,
+      severity: f.severity,
+      file: f.file,
+      line: f.line,
+      finding: f.finding,
+      suggested_fix: f.suggested_fix,
+      lenses: f.lenses,
+      disposition: f.disposition ?? 'ACCEPT',
+      forced: m.forced,
+      reason: m.reason,
+      rounds: m.rounds,
+      status: findingStatus(f.disposition ?? 'ACCEPT', m.rounds, last),
+    };
+  });
+  // The change leaves the review staged on the base, as a lane with checks leaves its attempts: the commit is made
+  // from it and checked once more against what the review saw.
+  run.made = null;
+  const changed = await run.ctx.workspace.changedFiles(run.repoDir);
+  return {
+    review: {
+      verdict: rounds.at(-1)!.verdict === 'clear' ? 'clear' : 'needs-person',
+      rounds,
+      findings,
+      open: findings.filter((f) => f.status === 'open').length,
+      usage: usage.total(),
+    },
+    changed,
+  };
+}
+
+/** Keeps the lane's latest word on a finding: its severity, every lens that ever raised it, its disposition. */
+function remember(known: ReviewFinding[], meta: Map<string, { rounds: number[]; reason: string | null; forced: boolean }>, f: ReviewFinding, round: number, reason: string | null, forced: boolean): void {
+  const seen = known.find((k) => k.id === f.id);
+  if (seen) {
+    seen.severity = f.severity;
+    seen.disposition = f.disposition;
+    for (const l of f.lenses) if (!seen.lenses.includes(l)) seen.lenses.push(l);
+  } else {
+    known.push({ ...f, lenses: [...f.lenses] });
+  }
+  const m = meta.get(f.id) ?? { rounds: [], reason: null, forced: false };
+  meta.set(f.id, { rounds: [...m.rounds, round], reason: reason ?? m.reason, forced });
+}
+
+/** One lens: its prompt, its answer read and validated, asked once more when unreadable, then a failed lens. */
+async function runLens(run: LaneRun, round: number, lens: string, prompt: string, usage: UsageSum): Promise<{ result: LensResult; record: LensRun }> {
+  const t = Date.now();
+  const name = `r${round}-${lens}`;
+  let ran = await runForAnswer(run, name, prompt);
+  usage.add(ran.usage);
+  let result = readLens(lens, ran);
+  let askedAgain = false;
+  if (!result.ok) {
+    askedAgain = true;
+    ran = await runForAnswer(run, `${name}-again`, `${prompt}\n\n${lensReaskPrompt(result.problem)}`);
+    usage.add(ran.usage);
+    result = readLens(lens, ran);
+  }
+  return {
+    result,
+    record: {
+      lens,
+      outcome: !result.ok ? 'failed' : result.refuted ? 'refuted' : 'findings',
+      findings: result.ok ? result.findings.length : 0,
+      asked_again: askedAgain,
+      problem: result.ok ? null : result.problem,
+      exit_code: ran.r.exitCode,
+      duration_ms: Date.now() - t,
+      log: ran.log,
+      usage: ran.usage,
+    },
+  };
+}
+
+function readLens(lens: string, ran: Answered): LensResult {
+  if (ran.r.timedOut) return { ok: false, lens, problem: 'the lens ran past its timeout and was killed' };
+  if (ran.r.exitCode !== 0) return { ok: false, lens, problem: `the lens exited with ${ran.r.exitCode ?? ran.r.signal}` };
+  return parseLensOutput(lens, ran.text);
+}
+
+/** The worker's disposition step: every finding of the round, one disposition each (an unreadable answer: none, so all ACCEPT). */
+async function askDispositions(run: LaneRun, round: number, raised: readonly ReviewFinding[], usage: UsageSum): Promise<ReturnType<typeof parseDispositions>> {
+  const prompt = [
+    `You made a change in ${run.lane.repo} (lane ${run.lane.id}) for this directive:`,
+    '',
+    run.lane.directive.trim(),
+    '',
+    dispositionPrompt(raised),
+    'Do not change any file in this step.',
+  ].join('\n');
+  const ran = await runForAnswer(run, `r${round}-dispositions`, prompt);
+  usage.add(ran.usage);
+  if (ran.r.timedOut || ran.r.exitCode !== 0) {
+    return { assigned: {}, reasons: {}, problem: `the disposition step ${ran.r.timedOut ? 'timed out' : `exited with ${ran.r.exitCode ?? ran.r.signal}`}` };
+  }
+  return parseDispositions(ran.text, raised);
+}
+
+/** The worker fixes the ACCEPT findings still open, in the working copy as the review left it; fence and checks as for an attempt. */
+async function fixRound(run: LaneRun, round: number, open: readonly ReviewFinding[]): Promise<{ ok: boolean; detail: string; log: string }> {
+  const { ctx, lane } = run;
+  const log = join(run.dir, 'review', `r${round}-fix.log`);
+  run.update({ phase: 'running' }, `review round ${round}: the worker fixes ${open.length} finding${open.length > 1 ? 's' : ''}`);
+  const { command, env: agentEnv } = await directiveCommand(ctx, lane, run.routing, { file: join(run.dir, 'review', `r${round}-fix.md`), findings: fixPrompt(open) });
+  const env = { ...laneEnv(ctx, lane, run.n, undefined, run.cloned.base_branch), ...agentEnv };
+  const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
+  try {
+    const tried = await run.tryChange(command, env, log, () => undefined, `review fix ${round}`);
+    return tried.ok
+      ? { ok: true, detail: `changed ${tried.changed.length} file${tried.changed.length === 1 ? '' : 's'}; fence and checks passed`, log: run.rel(log) }
+      : { ok: false, detail: `${tried.failure.message}; the change before this fix round was kept`, log: run.rel(log) };
+  } finally {
+    release();
+  }
+}
+
+interface Answered {
+  r: ExecResult;
+  text: string;
+  usage: AgentUsage | null;
+  log: string;
+}
+
+/**
+ * Runs the fleet's agent with `prompt` in the working copy, inside one slot of the concurrency budget, and reads
+ * what it answered on standard output. Text holding a credential the directive was handed is scrubbed before
+ * Fleet keeps any of it (findings reach the manifest, the report and the PR body).
+ */
+async function runForAnswer(run: LaneRun, name: string, prompt: string): Promise<Answered> {
+  const { ctx, lane } = run;
+  const agent = ctx.file.agent!;
+  const folder = join(run.dir, 'review');
+  const promptFile = join(folder, `${name}.md`);
+  const answerFile = join(folder, `${name}.out`);
+  const log = join(folder, `${name}.log`);
+  await writeFileAtomic(promptFile, prompt);
+  await rm(answerFile, { force: true });
+  const inv = agentCommand(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch });
+  const env = { ...laneEnv(ctx, lane, run.n, undefined, run.cloned.base_branch), ...inv.env, ...ctx.agentEnv, [ANSWER_ENV]: answerFile };
+  const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
+  let r: ExecResult;
+  try {
+    const confine = { workspace: ctx.root, lane: run.dir };
+    r = await ctx.exec.run(answerCommand(inv.command), { cwd: run.repoDir, env, timeoutMs: ctx.file.timeout_minutes * 60_000, logFile: log, isolation: ctx.file.isolation, confine });
+  } finally {
+    release();
+  }
+  stopIfCancelled(run);
+  const answer = agentAnswer(agent.preset, await readAnswer(answerFile));
+  return { r, text: scrub(answer.text, ctx.neverInChange), usage: answer.usage, log: run.rel(log) };
+}
+
+/**
+ * The answer file as the agent left it: never through a link (the agent could point it at a file of Fleet's), never
+ * more than MAX_ANSWER_BYTES. Missing: an empty answer.
+ */
+async function readAnswer(file: string): Promise<string> {
+  let handle;
+  try {
+    handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+  } catch {
+    return '';
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return '';
+    const buf = Buffer.alloc(MAX_ANSWER_BYTES);
+    const { bytesRead } = await handle.read(buf, 0, MAX_ANSWER_BYTES, 0);
+    return buf.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+function scrub(text: string, secrets: readonly string[] | undefined): string {
+  let out = text;
+  for (const s of secrets ?? []) if (s.length >= 8) out = out.split(s).join('***');
+  return out;
+}
+
+/** Commits the working copy as it stands (on top of whatever HEAD is) and puts the branch back on the base, the change staged. */
+async function takeSnapshot(run: LaneRun): Promise<string> {
+  const ws = run.ctx.workspace;
+  if (!(await run.intact())) throw new LaneFailure('workspace-corrupted', "an agent run of the review removed or broke the working copy's .git; nothing was pushed");
+  const commit = await ws.commitEverything(run.repoDir, 'fleet: review snapshot');
+  await ws.settle(run.repoDir, run.lane.branch, run.base);
+  return commit;
+}
+
+/** Puts the working copy back to `snapshot`, the change staged on the base. */
+async function restore(run: LaneRun, snapshot: string): Promise<void> {
+  await run.ctx.workspace.reset(run.repoDir, snapshot);
+  await run.ctx.workspace.settle(run.repoDir, run.lane.branch, run.base);
+}
+
+/** After an agent run that was told to change nothing: anything it changed is undone (and noted), the snapshot kept. */
+async function keepSnapshot(run: LaneRun, snapshot: string, who: string): Promise<string> {
+  const ws = run.ctx.workspace;
+  const now = await takeSnapshot(run);
+  if ((await ws.tree(run.repoDir, now)) === (await ws.tree(run.repoDir, snapshot))) return snapshot;
+  await restore(run, snapshot);
+  run.rec.evidence = { ...run.rec.evidence, notes: [...run.rec.evidence.notes, `${who} changed the working copy, which it was told not to do; its changes were undone`] };
+  return snapshot;
+}
+
+function stopIfCancelled(run: LaneRun): void {
+  if (run.ctx.signal?.aborted) throw new LaneFailure('cancelled', 'the run was interrupted while this lane was being reviewed; nothing was pushed');
+}
+
+/** What the review's agent runs spent, where the agent CLI said. */
+class UsageSum {
+  private sum: AgentUsage = { cost_usd: null, turns: null, input_tokens: null, output_tokens: null };
+  add(u: AgentUsage | null): void {
+    if (!u) return;
+    for (const k of Object.keys(this.sum) as (keyof AgentUsage)[]) {
+      const v = u[k];
+      if (v !== null) this.sum[k] = (this.sum[k] ?? 0) + v;
+    }
+  }
+  total(): AgentUsage {
+    return { ...this.sum };
+  }
+}

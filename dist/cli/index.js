@@ -9320,7 +9320,7 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(7451);
 /* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(1162);
 /* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(3357);
-/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(1241);
+/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(1859);
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8177);
 /* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(1827);
 /* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(4674);
@@ -9844,21 +9844,24 @@ function renderWriteBudget(b) {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   MS: () => (/* binding */ templateProblem),
+/* harmony export */   O6: () => (/* binding */ REVIEW_DEFAULTS),
 /* harmony export */   Wj: () => (/* binding */ FleetFileSchema),
 /* harmony export */   kB: () => (/* binding */ LANE_ID_PATTERN)
 /* harmony export */ });
-/* unused harmony exports AgentSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, MergeSchema, PersonaSchema, PullRequestSchema, TargetSchema */
-/* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8816);
+/* unused harmony exports AgentSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, LensSchema, MergeSchema, PersonaSchema, PullRequestSchema, ReviewSchema, TargetReviewSchema, TargetSchema */
+/* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(8816);
+/* harmony import */ var _review_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8111);
+
 
 const LANE_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
 const FLEET_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-const glob = zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1, "a glob cannot be empty");
-const PersonaSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  name: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-"'),
-  description: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional(),
-  applies_to: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Globs over changed files; each that matches one adds 2 to the score."),
-  keywords: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]).describe("Case-insensitive substrings of the lane title and body; each found adds 1."),
-  prompt: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Extra instructions handed to the agent when this persona is selected.")
+const glob = zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1, "a glob cannot be empty");
+const PersonaSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  name: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-"'),
+  description: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().optional(),
+  applies_to: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(glob).default([]).describe("Globs over changed files; each that matches one adds 2 to the score."),
+  keywords: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)).default([]).describe("Case-insensitive substrings of the lane title and body; each found adds 1."),
+  prompt: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().optional().describe("Extra instructions handed to the agent when this persona is selected.")
 }).describe("A specialised agent persona, routed to lanes by file globs and keywords.");
 function templateProblem(template) {
   if (/\{prompt\}/.test(template)) {
@@ -9866,92 +9869,129 @@ function templateProblem(template) {
   }
   return void 0;
 }
-const AgentSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  preset: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["claude", "codex", "command"]).default("command").describe("claude: `claude -p <prompt> --output-format json`; codex: `codex exec <prompt>`; command: the `command` template."),
-  command: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe(
+const AgentSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  preset: zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(["claude", "codex", "command"]).default("command").describe("claude: `claude -p <prompt> --output-format json`; codex: `codex exec <prompt>`; command: the `command` template."),
+  command: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).optional().describe(
     "Command template for preset `command` (or to override a preset binary). Placeholders: {prompt_file}, {repo}, {lane}, {branch}, each read from an environment variable (FLEET_PROMPT_FILE, FLEET_REPO, FLEET_LANE, FLEET_BRANCH); the prompt itself only ever arrives as the file {prompt_file}. Runs in a shell in the working copy."
   ),
-  args: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).default([]).describe("Extra arguments appended to a preset command."),
-  personas: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(PersonaSchema).default([]),
-  top_k: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).default(2).describe("How many personas to select per lane; 0 disables routing."),
-  fallback: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Persona used when none scores above zero."),
-  install: zod__WEBPACK_IMPORTED_MODULE_0__/* .union */ .KCZ([zod__WEBPACK_IMPORTED_MODULE_0__/* .literal */ .euz(false), zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)]).optional().describe(
+  args: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP()).default([]).describe("Extra arguments appended to a preset command."),
+  personas: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(PersonaSchema).default([]),
+  top_k: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().int().min(0).default(2).describe("How many personas to select per lane; 0 disables routing."),
+  fallback: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().optional().describe("Persona used when none scores above zero."),
+  install: zod__WEBPACK_IMPORTED_MODULE_1__/* .union */ .KCZ([zod__WEBPACK_IMPORTED_MODULE_1__/* .literal */ .euz(false), zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)]).optional().describe(
     "On GitHub Actions legs: the npm package spec that provides the agent CLI, installed once per leg and cached (default for claude: @anthropic-ai/claude-code, for codex: @openai/codex; none for command). false: use the CLI the runner already has. Pin a version (e.g. @anthropic-ai/claude-code@2.1.100) so every leg runs the same agent."
   )
 }).describe("Run the directive as a prompt for a headless coding agent.");
-const MergeSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  policy: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["never", "when-green"]).default("never").describe("never: leave the branch (or PR) for a person. when-green: merge once checks pass and the branch is mergeable."),
-  method: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["merge", "squash", "rebase", "fast-forward"]).default("squash")
+const BUILTIN_LENS_NAMES = Object.keys(_review_js__WEBPACK_IMPORTED_MODULE_0__/* .BUILTIN_LENSES */ .lG);
+const LensSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .union */ .KCZ([
+  zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(BUILTIN_LENS_NAMES, { error: () => `not a built-in lens (${BUILTIN_LENS_NAMES.join(", ")}); a lens of your own is {name, brief}` }).describe(`A built-in lens: ${BUILTIN_LENS_NAMES.join(", ")}.`),
+  zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+    name: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-"'),
+    brief: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1, "say what this lens looks for").describe("What the lens doubts, in words: it is told to look for reasons the change is wrong from this angle.")
+  })
+]).describe("One reviewer of a lane's change: a built-in lens by name, or {name, brief}.");
+const reviewFields = {
+  lenses: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(LensSchema).min(1, "list at least one lens, or set review: false").describe("The lenses to draw the panel from, in order."),
+  panel: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().int().min(1).max(10).describe("How many lenses review each change (the first ones of `lenses`); default: all of them."),
+  rounds: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().int().min(1).max(10).describe("The round cap: review rounds (each after the first follows a fix round) before the lane goes to a person."),
+  block: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(_review_js__WEBPACK_IMPORTED_MODULE_0__/* .SEVERITIES */ .oC)).describe("Severities that must be fixed: a finding of these is ACCEPT whatever the worker says. Lower ones the worker may mark FIX_LATER or DEFER."),
+  label: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).describe("The label of a PR whose review reached the round cap with findings open (it is also made a draft).")
+};
+const REVIEW_DEFAULTS = { lenses: [...BUILTIN_LENS_NAMES], rounds: 2, block: ["critical", "high"], label: "fleet:needs-person" };
+const ReviewSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  lenses: reviewFields.lenses.default(REVIEW_DEFAULTS.lenses),
+  panel: reviewFields.panel.optional(),
+  rounds: reviewFields.rounds.default(REVIEW_DEFAULTS.rounds),
+  block: reviewFields.block.default(REVIEW_DEFAULTS.block),
+  label: reviewFields.label.default(REVIEW_DEFAULTS.label)
+}).describe(
+  "Review each agent lane's change before it counts: a panel of lenses (agent runs told to look for reasons the change is wrong) raises findings, the worker gives each a disposition (ACCEPT, FIX_LATER, DEFER) and fixes the ACCEPT ones, up to `rounds` rounds. See docs/review.md."
+);
+const TargetReviewSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .union */ .KCZ([
+  zod__WEBPACK_IMPORTED_MODULE_1__/* .literal */ .euz(false),
+  zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+    lenses: reviewFields.lenses.optional(),
+    panel: reviewFields.panel.optional(),
+    rounds: reviewFields.rounds.optional(),
+    block: reviewFields.block.optional(),
+    label: reviewFields.label.optional()
+  })
+]).describe("false: this lane is not reviewed. An object: the fleet's review settings with these fields replaced (the built-in defaults where the fleet has no review:).");
+const MergeSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  policy: zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(["never", "when-green"]).default("never").describe("never: leave the branch (or PR) for a person. when-green: merge once checks pass and the branch is mergeable."),
+  method: zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(["merge", "squash", "rebase", "fast-forward"]).default("squash")
 }).describe("Fleet never merges unless this says so.");
-const CheckpointSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["pushed", "green", "merged"]).describe("What a dependency must reach before its dependents start: its branch pushed, its PR green, or merged.");
-const TargetSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe("owner/repo on GitHub, a local path (./x, /x, ~/x) or a git URL."),
-  lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 100)').optional().describe("Lane id; defaults to the repository name. Needed to run several lanes in one repository."),
-  title: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Title of the change (commit subject, PR title); defaults to the fleet name and lane."),
-  depends_on: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]).describe("Lane ids that must reach their checkpoint first."),
-  owns: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Files this lane may change; empty means the whole repository."),
-  never: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Files this lane must never change, even inside `owns`."),
-  exclusive: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().default(false).describe("Run this lane in a wave of its own."),
-  directive: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Overrides the fleet directive for this lane."),
-  run: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe("Overrides the fleet `run` command for this lane."),
-  checks: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).optional().describe("Overrides the fleet checks for this lane."),
-  base: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe("Base branch; defaults to the repository default branch.")
+const CheckpointSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(["pushed", "green", "merged"]).describe("What a dependency must reach before its dependents start: its branch pushed, its PR green, or merged.");
+const TargetSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  repo: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).describe("owner/repo on GitHub, a local path (./x, /x, ~/x) or a git URL."),
+  lane: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 100)').optional().describe("Lane id; defaults to the repository name. Needed to run several lanes in one repository."),
+  title: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().optional().describe("Title of the change (commit subject, PR title); defaults to the fleet name and lane."),
+  depends_on: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)).default([]).describe("Lane ids that must reach their checkpoint first."),
+  owns: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(glob).default([]).describe("Files this lane may change; empty means the whole repository."),
+  never: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(glob).default([]).describe("Files this lane must never change, even inside `owns`."),
+  exclusive: zod__WEBPACK_IMPORTED_MODULE_1__/* .boolean */ .zMY().default(false).describe("Run this lane in a wave of its own."),
+  directive: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().optional().describe("Overrides the fleet directive for this lane."),
+  run: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).optional().describe("Overrides the fleet `run` command for this lane."),
+  checks: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)).optional().describe("Overrides the fleet checks for this lane."),
+  base: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).optional().describe("Base branch; defaults to the repository default branch."),
+  review: TargetReviewSchema.optional()
 }).describe("One lane: a repository and, optionally, its scope and dependencies.");
-const DiscoverSourceSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .union */ .KCZ([
-  zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ org: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe("Every repository of this organization.") }),
-  zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ user: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe("Every repository this user owns.") }),
-  zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ topic: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1), owner: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe("Repositories of this owner carrying the topic.") }),
-  zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ search: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).describe('A GitHub repository search query, e.g. "org:acme language:go".') })
+const DiscoverSourceSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .union */ .KCZ([
+  zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({ org: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).describe("Every repository of this organization.") }),
+  zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({ user: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).describe("Every repository this user owns.") }),
+  zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({ topic: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1), owner: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).describe("Repositories of this owner carrying the topic.") }),
+  zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({ search: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).describe('A GitHub repository search query, e.g. "org:acme language:go".') })
 ]).describe("Where to find more targets on GitHub.");
-const GitHubSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  discover: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(DiscoverSourceSchema).default([]).describe("Sources of targets besides the explicit list."),
-  include: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Keep only discovered owner/repo names matching one of these globs."),
-  exclude: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Drop discovered owner/repo names matching one of these globs (accounted for as excluded)."),
-  allow_forks: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().default(false).describe("Run on forks too (they are excluded by default).")
+const GitHubSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  discover: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(DiscoverSourceSchema).default([]).describe("Sources of targets besides the explicit list."),
+  include: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(glob).default([]).describe("Keep only discovered owner/repo names matching one of these globs."),
+  exclude: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(glob).default([]).describe("Drop discovered owner/repo names matching one of these globs (accounted for as excluded)."),
+  allow_forks: zod__WEBPACK_IMPORTED_MODULE_1__/* .boolean */ .zMY().default(false).describe("Run on forks too (they are excluded by default).")
 }).describe("GitHub-only settings: target discovery.");
-const PullRequestSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  labels: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]),
-  reviewers: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]),
-  team_reviewers: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]),
-  assignees: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]),
-  draft: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().default(false).describe("Open every PR as a draft.")
+const PullRequestSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  labels: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)).default([]),
+  reviewers: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)).default([]),
+  team_reviewers: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)).default([]),
+  assignees: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)).default([]),
+  draft: zod__WEBPACK_IMPORTED_MODULE_1__/* .boolean */ .zMY().default(false).describe("Open every PR as a draft.")
 }).describe("How lane pull requests are opened on GitHub.");
-const CiSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  wait: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().default(false).describe("Wait for CI on the pushed commit; a red CI with retries left runs the directive again with the failure fed back."),
-  timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().positive().max(360).default(30)
+const CiSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  wait: zod__WEBPACK_IMPORTED_MODULE_1__/* .boolean */ .zMY().default(false).describe("Wait for CI on the pushed commit; a red CI with retries left runs the directive again with the failure fed back."),
+  timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().positive().max(360).default(30)
 }).describe("Waiting for the target repositories' own CI (GitHub).");
-const ExcludeSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1),
-  reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).default("excluded-by-config")
+const ExcludeSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  repo: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1),
+  reason: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).default("excluded-by-config")
 });
-const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-  $schema: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional(),
-  name: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().regex(FLEET_NAME_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 64); it is used in branch names'),
-  directive: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("What every lane does, in words. Handed to the worker as FLEET_DIRECTIVE and to agents as the prompt."),
-  run: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe("Shell command run in each working copy (sh -c). Exactly one of run and agent."),
+const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  $schema: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().optional(),
+  name: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().regex(FLEET_NAME_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 64); it is used in branch names'),
+  directive: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().describe("What every lane does, in words. Handed to the worker as FLEET_DIRECTIVE and to agents as the prompt."),
+  run: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).optional().describe("Shell command run in each working copy (sh -c). Exactly one of run and agent."),
   agent: AgentSchema.optional(),
-  checks: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1)).default([]).describe("Commands run after the directive; a non-zero exit fails the attempt."),
-  forge: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["local", "github"]).default("local").describe("local: repositories on disk or git URLs; github: owner/repo targets on GitHub (or GitHub Enterprise via GITHUB_API_URL)."),
-  targets: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(TargetSchema).default([]).describe("The lanes. At least one, unless targets_file or github.discover gives them."),
-  targets_file: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).optional().describe("A file with one more target per line (# comments), relative to this file; each gets the fleet defaults."),
+  checks: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)).default([]).describe("Commands run after the directive; a non-zero exit fails the attempt."),
+  forge: zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(["local", "github"]).default("local").describe("local: repositories on disk or git URLs; github: owner/repo targets on GitHub (or GitHub Enterprise via GITHUB_API_URL)."),
+  targets: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(TargetSchema).default([]).describe("The lanes. At least one, unless targets_file or github.discover gives them."),
+  targets_file: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).optional().describe("A file with one more target per line (# comments), relative to this file; each gets the fleet defaults."),
   github: GitHubSchema.default({ discover: [], include: [], exclude: [], allow_forks: false }),
   pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false }),
   ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
-  exclude: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ExcludeSchema).default([]).describe("Targets to account for but never run, each with a reason."),
-  owns: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Default `owns` for every lane."),
-  never: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(glob).default([]).describe("Globs no lane may change, added to each lane's own `never`."),
-  max_parallel: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(1).max(256).default(8).describe("The global concurrency budget: lanes running at once."),
-  max_retries: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).max(10).default(2).describe("Extra attempts after a failing directive or check."),
-  timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().positive().max(360).default(30).describe("Per attempt of the directive (and of each check)."),
-  isolation: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["auto", "required", "off"]).default("auto").describe(
+  exclude: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(ExcludeSchema).default([]).describe("Targets to account for but never run, each with a reason."),
+  owns: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(glob).default([]).describe("Default `owns` for every lane."),
+  never: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(glob).default([]).describe("Globs no lane may change, added to each lane's own `never`."),
+  max_parallel: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().int().min(1).max(256).default(8).describe("The global concurrency budget: lanes running at once."),
+  max_retries: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().int().min(0).max(10).default(2).describe("Extra attempts after a failing directive or check."),
+  timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().positive().max(360).default(30).describe("Per attempt of the directive (and of each check)."),
+  isolation: zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(["auto", "required", "off"]).default("auto").describe(
     "Run each directive and check in a PID namespace of its own, where Fleet's processes (and the credentials in their environment) cannot be seen. auto: where the machine allows, and the report says where it did not; required: a lane fails rather than run a directive without; off: never (see docs/security.md)."
   ),
-  git_timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().positive().max(360).default(10).describe("Per try of each git clone, fetch and push; a stalled remote is cut off here and tried again (3 tries in all)."),
-  max_waves: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(1).max(1e3).default(20).describe("The planner refuses a DAG deeper than this."),
-  branch: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).default("fleet/{name}/{lane}").describe("Branch name template; {name} and {lane} are replaced."),
-  commit_message: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("Commit message; defaults to the lane title followed by the directive."),
+  git_timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().positive().max(360).default(10).describe("Per try of each git clone, fetch and push; a stalled remote is cut off here and tried again (3 tries in all)."),
+  max_waves: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().int().min(1).max(1e3).default(20).describe("The planner refuses a DAG deeper than this."),
+  branch: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).default("fleet/{name}/{lane}").describe("Branch name template; {name} and {lane} are replaced."),
+  commit_message: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().optional().describe("Commit message; defaults to the lane title followed by the directive."),
   checkpoint: CheckpointSchema.default("pushed"),
-  merge: MergeSchema.default({ policy: "never", method: "squash" })
+  merge: MergeSchema.default({ policy: "never", method: "squash" }),
+  review: ReviewSchema.optional()
 }).describe("A Fleet file: one directive applied to many targets.");
 
 
@@ -13833,10 +13873,10 @@ function pathSpan(path) {
 /* harmony export */   f$: () => (/* binding */ SCHEMA_VERSION),
 /* harmony export */   ff: () => (/* binding */ TERMINAL)
 /* harmony export */ });
-/* unused harmony exports Attempt, ChainRun, CiConclusion, ContentionEntry, ErrorClass, Evidence, Exclusion, LaneError, LanePhase, LaneRecord, LaneStatus, MergeStatus, Shard, Summary, Timings, Wave, emptyEvidence, emptyTimings */
+/* unused harmony exports AgentUsage, Attempt, ChainRun, CiConclusion, ContentionEntry, ErrorClass, Evidence, Exclusion, LaneError, LanePhase, LaneRecord, LaneReview, LaneStatus, LensRun, MergeStatus, ReviewFindingRecord, ReviewRound, Shard, Summary, Timings, Wave, emptyEvidence, emptyTimings */
 /* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8816);
 
-const SCHEMA_VERSION = "1.1.0";
+const SCHEMA_VERSION = "1.2.0";
 const LaneStatus = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["queued", "running", "completed", "failed", "skipped", "excluded", "unchanged"]);
 const TERMINAL = /* @__PURE__ */ new Set(["completed", "failed", "skipped", "excluded", "unchanged"]);
 const LanePhase = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n([
@@ -13845,6 +13885,7 @@ const LanePhase = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n([
   "cloning",
   "running",
   "checking",
+  "reviewing",
   "committing",
   "pushing",
   "pr",
@@ -13914,6 +13955,52 @@ const Timings = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   push_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable(),
   total_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable()
 });
+const AgentUsage = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  cost_usd: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable(),
+  turns: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).nullable(),
+  input_tokens: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).nullable(),
+  output_tokens: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).nullable()
+});
+const LensRun = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  lens: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  outcome: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["findings", "refuted", "failed"]).describe("findings: it raised some; refuted: it looked and said it found nothing; failed: no readable answer, even when asked again."),
+  findings: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
+  asked_again: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().describe("Its first answer did not validate and it was asked once more."),
+  problem: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("Why its (last) answer could not be read, for a failed lens."),
+  exit_code: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().nullable(),
+  duration_ms: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0),
+  log: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("Path of its log, relative to the fleet workspace."),
+  usage: AgentUsage.nullable()
+});
+const ReviewRound = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  n: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(1),
+  lenses: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(LensRun),
+  raised: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("Ids of the findings the panel raised this round."),
+  verdict: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["clear", "fix", "review-again", "needs-person"]),
+  dispositions_problem: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("Why the worker's dispositions could not be read (every finding then counts as ACCEPT)."),
+  fix: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ ok: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY(), detail: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(), log: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP() }).nullable().describe("The worker's fix round after this review round: ok when its change passed the fence and the checks (else the change before it was kept).")
+});
+const ReviewFindingRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  id: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("f1, f2, \u2026 in the order first raised in this lane."),
+  severity: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["critical", "high", "medium", "low"]),
+  file: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  line: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().nullable(),
+  finding: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  suggested_fix: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  lenses: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("Every lens that raised it (overlap raises confidence)."),
+  disposition: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["ACCEPT", "FIX_LATER", "DEFER"]),
+  forced: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().describe("ACCEPT because the fleet file blocks its severity, whatever the worker said."),
+  reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("The worker's reason for its disposition."),
+  rounds: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(1)).describe("The review rounds that raised it."),
+  status: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["open", "fixed", "follow-up", "deferred"]).describe("open: ACCEPT and raised again by the last round; fixed: ACCEPT and not raised again after a fix round; follow-up: FIX_LATER; deferred: DEFER.")
+});
+const LaneReview = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  verdict: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["clear", "needs-person"]).describe("clear: no ACCEPT finding open; needs-person: the round cap was reached with findings open or lenses failing."),
+  rounds: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ReviewRound),
+  findings: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ReviewFindingRecord),
+  open: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
+  usage: AgentUsage.describe("The panel, the dispositions and the fix rounds together.")
+});
 const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
   lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
@@ -13942,7 +14029,8 @@ const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   timings: Timings,
   isolation: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ kind: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["pid-namespace", "none"]), detail: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP() }).nullable().optional().describe("How the lane's directive and checks were kept from seeing Fleet's processes (pid-namespace), or why they were not (none)."),
   digest: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().optional().describe("sha256 of everything that decides the lane's result (directive, command, checks, the fleet-file fields that matter, Fleet's version): with base_commit, what an incremental sweep compares."),
-  unchanged_since: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().optional().describe("For an unchanged lane: the fleet id of the run whose outcome it carries forward (the last run that really ran it).")
+  unchanged_since: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().optional().describe("For an unchanged lane: the fleet id of the run whose outcome it carries forward (the last run that really ran it)."),
+  review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed.")
 });
 const LaneResult = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   schema_version: zod__WEBPACK_IMPORTED_MODULE_0__/* .literal */ .euz(SCHEMA_VERSION),
@@ -14559,7 +14647,8 @@ function longestChain(lanes, level) {
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   B1: () => (/* binding */ renderReport),
 /* harmony export */   EG: () => (/* binding */ renderPlan),
-/* harmony export */   dK: () => (/* binding */ renderStatusTable)
+/* harmony export */   dK: () => (/* binding */ renderStatusTable),
+/* harmony export */   kT: () => (/* binding */ reviewBodyLines)
 /* harmony export */ });
 /* unused harmony exports ANNOTATIONS_PER_REQUEST, CHECK_RUN_TEXT_LIMIT, checkRunConclusion, fitCheckRunText, formatDuration, laneAnnotations, laneResult, renderMermaid, renderShard, utf8Bytes */
 /* harmony import */ var _manifest_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9626);
@@ -14830,12 +14919,73 @@ function renderReport(m, opts) {
     lines.push("", "### Excluded", "", ...m.excluded.slice(0, max).map(exclusionLine));
     if (m.excluded.length > max) lines.push("", `${ELLIPSIS} and ${m.excluded.length - max} more excluded: see the manifest`);
   }
+  lines.push(...reviewLines(m, opts));
   const action = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .needsAction */ .U$)(m);
   lines.push("", "### Action required", "");
   if (action.length === 0) lines.push("Nothing needs action.");
   else lines.push(...action.map((l) => actionLine(l, opts.workspace)));
   if (opts.workspace) lines.push("", `Manifest: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(joinPath(opts.workspace, "fleet-status.json"))}`);
   return finish(lines);
+}
+const REVIEW_OPEN_LIMIT = 50;
+const SEVERITY_ORDER = ["critical", "high", "medium", "low"];
+function severityCounts(findings) {
+  const parts = SEVERITY_ORDER.map((sev) => [sev, findings.filter((f) => f.severity === sev).length]).filter(([, n]) => n > 0);
+  return parts.length ? parts.map(([sev, n]) => `${n} ${sev}`).join(" \xB7 ") : DASH;
+}
+function lensCounts(findings) {
+  const count = /* @__PURE__ */ new Map();
+  for (const f of findings) for (const l of f.lenses) count.set(l, (count.get(l) ?? 0) + 1);
+  return count.size ? [...count].map(([l, n]) => `${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l)} ${n}`).join(" \xB7 ") : DASH;
+}
+function findingWhere(f) {
+  return f.file ? (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(`${f.file}${f.line ? `:${f.line}` : ""}`) : "(no file)";
+}
+function reviewLines(m, opts) {
+  const reviewed = m.lanes.filter((l) => l.review);
+  if (!reviewed.length) return [];
+  const max = rowCap(opts.maxRows, Number.POSITIVE_INFINITY);
+  const rows = reviewed.slice(0, max).map((l) => {
+    const r = l.review;
+    const failed = new Set(r.rounds.flatMap((x) => x.lenses.filter((y) => y.outcome === "failed").map((y) => y.lens)));
+    return [
+      (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.lane),
+      String(r.rounds.length),
+      r.verdict,
+      severityCounts(r.findings),
+      lensCounts(r.findings),
+      String(r.open),
+      String(r.findings.filter((f) => f.status === "follow-up").length),
+      failed.size ? [...failed].map(_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq).join(", ") : DASH
+    ];
+  });
+  const out = ["", "### Review", "", ...table(["Lane", "Rounds", "Verdict", "Findings", "By lens", "Open", "Follow-up", "Failed lenses"], ["l", "r", "l", "l", "l", "r", "r", "l"], rows)];
+  if (reviewed.length > max) out.push("", `${ELLIPSIS} and ${reviewed.length - max} more reviewed lanes: see the manifest`);
+  const open = reviewed.flatMap((l) => l.review.findings.filter((f) => f.status === "open").map((f) => ({ l, f })));
+  if (open.length) {
+    out.push("", "Open findings (ACCEPT, not fixed by the round cap):", "");
+    for (const { l, f } of open.slice(0, REVIEW_OPEN_LIMIT)) {
+      out.push(`- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.lane)} ${f.id} (${f.severity}; ${f.lenses.map(_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq).join("+")}) ${findingWhere(f)}: ${sentence((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(firstLine(f.finding, MESSAGE_CHARS)))}`);
+    }
+    if (open.length > REVIEW_OPEN_LIMIT) out.push(`- ${ELLIPSIS} and ${open.length - REVIEW_OPEN_LIMIT} more: see the manifest`);
+  }
+  return out;
+}
+function reviewBodyLines(review) {
+  const line = (f) => `- ${findingWhere(f)} (${f.severity}; ${f.lenses.map(_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq).join("+")}): ${sentence((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(firstLine(f.finding, MESSAGE_CHARS)))}${f.suggested_fix ? ` Suggested: ${sentence((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(firstLine(f.suggested_fix, MESSAGE_CHARS)))}` : ""}`;
+  const lenses = [...new Set(review.rounds.flatMap((r) => r.lenses.map((l) => l.lens)))];
+  const out = [
+    "",
+    `**Review** (${review.rounds.length} round${review.rounds.length > 1 ? "s" : ""}, lenses ${lenses.map(_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq).join(", ")}): ${review.verdict === "clear" ? "no finding it must fix is open" : "**findings are still open: this PR needs a person**"}; ${severityCounts(review.findings)} found, ${review.findings.filter((f) => f.status === "fixed").length} fixed.`
+  ];
+  const section = (title, status) => {
+    const items = review.findings.filter((f) => f.status === status);
+    if (items.length) out.push("", `**${title}** (${items.length})`, "", ...items.slice(0, REVIEW_OPEN_LIMIT).map(line));
+  };
+  section("Open findings", "open");
+  section("Follow-up work", "follow-up");
+  section("Noted", "deferred");
+  return out;
 }
 function capped(items, limit, render, noun) {
   const out = items.slice(0, limit).map(render);
@@ -15007,6 +15157,175 @@ function laneAnnotations(m, path) {
 
 /***/ }),
 
+/***/ 8111:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   C7: () => (/* binding */ reviewVerdict),
+/* harmony export */   CD: () => (/* binding */ fixPrompt),
+/* harmony export */   HM: () => (/* binding */ lensReaskPrompt),
+/* harmony export */   M0: () => (/* binding */ carryIds),
+/* harmony export */   W0: () => (/* binding */ findingStatus),
+/* harmony export */   Zw: () => (/* binding */ parseLensOutput),
+/* harmony export */   _4: () => (/* binding */ dedupeFindings),
+/* harmony export */   _k: () => (/* binding */ parseDispositions),
+/* harmony export */   lG: () => (/* binding */ BUILTIN_LENSES),
+/* harmony export */   nA: () => (/* binding */ lensPrompt),
+/* harmony export */   oC: () => (/* binding */ SEVERITIES),
+/* harmony export */   qP: () => (/* binding */ dispositionPrompt),
+/* harmony export */   v_: () => (/* binding */ applyDispositions)
+/* harmony export */ });
+/* unused harmony exports DISPOSITIONS, DispositionAnswer, LENS_DIFF_LIMIT, LensAnswer, LensRecord */
+/* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8816);
+
+const SEVERITIES = ["critical", "high", "medium", "low"];
+const DISPOSITIONS = ["ACCEPT", "FIX_LATER", "DEFER"];
+const BUILTIN_LENSES = {
+  correctness: "Look for reasons the change is wrong: logic errors, broken behaviour, wrong results, a test that passes for the wrong reason.",
+  completeness: "Look for what the change should have done and did not: call sites, configuration, docs and tests the directive implies but the diff leaves out.",
+  security: "Look for what the change lets an attacker do: injection, secrets in code or logs, weakened checks, unsafe defaults, new dependencies.",
+  "edge-cases": "Look for inputs and states the change mishandles: empty, missing, very large, concurrent, failing, or on another platform.",
+  consistency: "Look for where the change departs from the repository's own patterns: naming, error handling, structure, the way neighbouring code does the same thing."
+};
+const LensRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  severity: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(SEVERITIES),
+  file: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1).nullable(),
+  line: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(1).nullable(),
+  finding: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1),
+  suggested_fix: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  lens: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  refuted: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY()
+});
+const LensAnswer = zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(LensRecord).min(1, "a lens answers with at least one record: a finding, or one with refuted: true when it found nothing");
+function parseLensOutput(lens, text) {
+  const json = extractJson(text);
+  if (json === void 0) return { ok: false, lens, problem: "the answer holds no JSON list of findings" };
+  const parsed = LensAnswer.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { ok: false, lens, problem: `the answer does not match the finding schema (${issue.path.join(".") || "(list)"}: ${issue.message})` };
+  }
+  const records = parsed.data.map((r) => ({ ...r, lens }));
+  const findings = records.filter((r) => !r.refuted);
+  return { ok: true, lens, refuted: findings.length === 0, findings };
+}
+function extractJson(text) {
+  const attempts = [text.trim(), ...[...text.matchAll(/```(?:json)?\s*\n([\s\S]*?)```/g)].map((m) => m[1].trim()).reverse()];
+  const end = text.lastIndexOf("]") + 1;
+  for (let i = text.indexOf("["), tries = 0; i >= 0 && i < end && tries < 200; i = text.indexOf("[", i + 1), tries++) attempts.push(text.slice(i, end));
+  for (const a of attempts) {
+    if (!a) continue;
+    try {
+      return JSON.parse(a);
+    } catch {
+    }
+  }
+  return void 0;
+}
+function findingKey(r) {
+  const text = r.finding.toLowerCase().replace(/\s+/g, " ").replace(/[.!\s]+$/, "").trim();
+  return `${r.file ?? ""}\0${r.line ?? ""}\0${text}`;
+}
+const rank = (s) => SEVERITIES.indexOf(s);
+function dedupeFindings(results) {
+  const byKey = /* @__PURE__ */ new Map();
+  for (const r of results) {
+    if (!r.ok) continue;
+    for (const f of r.findings) {
+      const key = findingKey(f);
+      const seen = byKey.get(key);
+      if (!seen) {
+        byKey.set(key, { id: `f${byKey.size + 1}`, severity: f.severity, file: f.file, line: f.line, finding: f.finding, suggested_fix: f.suggested_fix, lenses: [r.lens] });
+        continue;
+      }
+      if (!seen.lenses.includes(r.lens)) seen.lenses.push(r.lens);
+      if (rank(f.severity) < rank(seen.severity)) seen.severity = f.severity;
+      if (!seen.suggested_fix && f.suggested_fix) seen.suggested_fix = f.suggested_fix;
+    }
+  }
+  return [...byKey.values()];
+}
+function applyDispositions(findings, assigned, forceAccept = []) {
+  return findings.map((f) => ({ ...f, disposition: forceAccept.includes(f.severity) ? "ACCEPT" : assigned[f.id] ?? "ACCEPT" }));
+}
+function reviewVerdict(findings, round, maxRounds, failed = []) {
+  const open = findings.filter((f) => f.disposition === "ACCEPT");
+  if (!open.length && !failed.length) return { verdict: "clear", open: [] };
+  if (round >= maxRounds) return { verdict: "needs-person", open, failed: [...failed] };
+  return open.length ? { verdict: "fix", open } : { verdict: "review-again", open: [], failed: [...failed] };
+}
+const LENS_DIFF_LIMIT = 6e4;
+function lensPrompt(input) {
+  const cut = input.diff.length > LENS_DIFF_LIMIT;
+  const diff = cut ? `${input.diff.slice(0, LENS_DIFF_LIMIT)}
+\u2026 (cut at ${LENS_DIFF_LIMIT} characters: read the rest in the working copy)` : input.diff;
+  const nothing = { severity: "low", file: null, line: null, finding: "Nothing wrong found.", suggested_fix: "", lens: input.lens, refuted: true };
+  return [
+    `You review a change as the "${input.lens}" lens. ${input.brief}`,
+    "Assume the change is wrong until you have looked; do not praise it, and do not change any file.",
+    "",
+    "The directive the change answers:",
+    input.directive,
+    "",
+    `Files changed: ${input.files.join(", ") || "(none)"}`,
+    "",
+    "```diff",
+    diff,
+    "```",
+    "",
+    `Answer with only a JSON list. Each record: {"severity": one of ${SEVERITIES.map((s) => `"${s}"`).join(", ")}, "file": path or null, "line": number or null, "finding": what is wrong, "suggested_fix": how to fix it, "lens": "${input.lens}", "refuted": false}.`,
+    `If you looked and found nothing, answer exactly: ${JSON.stringify([nothing])}`
+  ].join("\n");
+}
+function lensReaskPrompt(problem) {
+  return `Your answer could not be read: ${problem}. Answer again with only the JSON list of records described above, nothing else.`;
+}
+const DispositionAnswer = zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ id: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(), disposition: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(DISPOSITIONS), reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().min(1) }));
+function dispositionPrompt(findings) {
+  const listed = findings.map((f) => `- ${f.id} [${f.severity}; ${f.lenses.join("+")}] ${f.file ?? "(no file)"}${f.line ? `:${f.line}` : ""}: ${f.finding}${f.suggested_fix ? ` Suggested: ${f.suggested_fix}` : ""}`);
+  return [
+    "Reviewers raised these findings about your change:",
+    ...listed,
+    "",
+    "Give each one a disposition: ACCEPT (it is right and you will fix it now), FIX_LATER (right, but follow-up work: it is listed in the PR), DEFER (noted, no action), with a one-line reason.",
+    'Answer with only a JSON list: [{"id": "f1", "disposition": "ACCEPT", "reason": "\u2026"}, \u2026]. A finding you leave out counts as ACCEPT.'
+  ].join("\n");
+}
+function parseDispositions(text, findings) {
+  const json = extractJson(text);
+  const parsed = DispositionAnswer.safeParse(json);
+  if (!parsed.success) return { assigned: {}, reasons: {}, problem: json === void 0 ? "the answer holds no JSON list of dispositions" : `the answer does not match the disposition schema (${parsed.error.issues[0].path.join(".") || "(list)"}: ${parsed.error.issues[0].message})` };
+  const known = new Set(findings.map((f) => f.id));
+  const assigned = {};
+  const reasons = {};
+  for (const d of parsed.data) {
+    if (!known.has(d.id)) continue;
+    assigned[d.id] = d.disposition;
+    reasons[d.id] = d.reason;
+  }
+  return { assigned, reasons };
+}
+function fixPrompt(open) {
+  return [
+    "Fix these review findings in the working copy (you accepted them); change nothing else:",
+    ...open.map((f) => `- ${f.id} ${f.file ?? "(no file)"}${f.line ? `:${f.line}` : ""}: ${f.finding}${f.suggested_fix ? ` Suggested: ${f.suggested_fix}` : ""}`)
+  ].join("\n");
+}
+function carryIds(known, round) {
+  const byKey = new Map(known.map((f) => [findingKey(f), f.id]));
+  let next = known.length;
+  return round.map((f) => ({ ...f, id: byKey.get(findingKey(f)) ?? `f${++next}` }));
+}
+function findingStatus(disposition, rounds, last) {
+  if (disposition === "FIX_LATER") return "follow-up";
+  if (disposition === "DEFER") return "deferred";
+  return rounds.includes(last) ? "open" : "fixed";
+}
+
+
+
+/***/ }),
+
 /***/ 9112:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
@@ -15048,12 +15367,34 @@ function displayPath(p) {
 /* harmony export */ });
 /* unused harmony exports branchRuleBroken, classifyRepo, renderBranch */
 /* harmony import */ var _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9658);
-/* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9092);
-/* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9112);
+/* harmony import */ var _review_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(8111);
+/* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9092);
+/* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(9112);
 
 
 
 
+
+function resolveReview(fleet, target, agentLane) {
+  if (target === false || !fleet && !target || !agentLane) return null;
+  const merged = { ..._fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .REVIEW_DEFAULTS */ .O6, ...fleet, ...Object.fromEntries(Object.entries(target ?? {}).filter(([, v]) => v !== void 0)) };
+  const lenses = merged.lenses.map((l) => typeof l === "string" ? { name: l, brief: _review_js__WEBPACK_IMPORTED_MODULE_1__/* .BUILTIN_LENSES */ .lG[l] } : l);
+  return { lenses: lenses.slice(0, merged.panel ?? lenses.length), rounds: merged.rounds, block: [...merged.block], label: merged.label };
+}
+function reviewProblems(at, review, fleetLenses, p) {
+  if (!review) return;
+  const seen = /* @__PURE__ */ new Map();
+  review.lenses?.forEach((l, i) => {
+    const name = typeof l === "string" ? l : l.name;
+    const first = seen.get(name);
+    if (first !== void 0) p(`${at}.lenses[${i}]`, `lens "${name}" is already in the panel at ${at}.lenses[${first}]: give a custom lens a name of its own`);
+    else seen.set(name, i);
+  });
+  const available = review.lenses?.length ?? fleetLenses;
+  if (review.panel !== void 0 && review.panel > available) {
+    p(`${at}.panel`, `a panel of ${review.panel} needs at least ${review.panel} lenses, and ${available} ${available === 1 ? "is" : "are"} listed: list more lenses or lower panel`);
+  }
+}
 const GITHUB_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
 const URL_FORM = /^(?:https?:\/\/|ssh:\/\/|git:\/\/|file:\/\/|[\w.-]+@[\w.-]+:)/;
 function classifyRepo(repo) {
@@ -15100,7 +15441,7 @@ function branchRuleBroken(branch) {
 }
 function branchProblem(branch) {
   const why = branchRuleBroken(branch);
-  return why ? `${(0,_text_js__WEBPACK_IMPORTED_MODULE_2__/* .quoted */ .TL)(branch)} is not a valid git branch name: ${why}` : void 0;
+  return why ? `${(0,_text_js__WEBPACK_IMPORTED_MODULE_3__/* .quoted */ .TL)(branch)} is not a valid git branch name: ${why}` : void 0;
 }
 function zodPath(path) {
   let out = "";
@@ -15110,8 +15451,16 @@ function zodPath(path) {
   }
   return out || "(top level)";
 }
+function likeliestBranch(branches) {
+  const depth = (b) => Math.max(...b.map((i) => i.path.length + (i.code === "invalid_type" ? 0 : 0.5)));
+  return [...branches].sort((a, b) => depth(b) - depth(a))[0];
+}
 function zodProblems(file, error) {
   return error.issues.flatMap((issue) => {
+    if (issue.code === "invalid_union" && issue.errors.length) {
+      const branch = likeliestBranch(issue.errors);
+      return zodProblems(file, { issues: branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })) });
+    }
     if (issue.code === "unrecognized_keys") {
       return issue.keys.map((key) => ({
         file,
@@ -15170,7 +15519,7 @@ function resolveFleet(ff, file) {
   }
   ["include", "exclude"].forEach(
     (key) => ff.github[key].forEach((g, i) => {
-      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
+      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .globProblem */ .AI)(g);
       if (why) p(`github.${key}[${i}]`, why);
     })
   );
@@ -15179,6 +15528,9 @@ function resolveFleet(ff, file) {
     p("run", "say how the directive runs: set `run:` (a shell command) or `agent:` (a coding agent)");
   }
   if (ff.run !== void 0 && ff.agent !== void 0) p("agent", "set either `run:` or `agent:`, not both");
+  const fleetLenses = ff.review?.lenses.length ?? _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .REVIEW_DEFAULTS */ .O6.lenses.length;
+  reviewProblems("review", ff.review, fleetLenses, p);
+  if (ff.review && !ff.agent) p("review", "review needs agent: the lenses, the dispositions and the fix rounds are agent runs (a `run:` command cannot answer findings)");
   if (ff.agent?.preset === "command" && !ff.agent.command) {
     p("agent.command", 'preset "command" needs a command template, e.g. "my-agent --prompt-file {prompt_file}"');
   }
@@ -15193,16 +15545,16 @@ function resolveFleet(ff, file) {
     if (first !== void 0) p(`agent.personas[${i}].name`, `persona "${persona.name}" is already defined by agent.personas[${first}]`);
     else personaAt.set(persona.name, i);
     persona.applies_to.forEach((g, j) => {
-      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
+      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .globProblem */ .AI)(g);
       if (why) p(`agent.personas[${i}].applies_to[${j}]`, why);
     });
   });
   ff.owns.forEach((g, i) => {
-    const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
+    const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .globProblem */ .AI)(g);
     if (why) p(`owns[${i}]`, why);
   });
   ff.never.forEach((g, i) => {
-    const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
+    const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .globProblem */ .AI)(g);
     if (why) p(`never[${i}]`, why);
   });
   if (!ff.branch.includes("{lane}")) p("branch", "the branch template must contain {lane} so every lane gets its own branch");
@@ -15226,13 +15578,17 @@ function resolveFleet(ff, file) {
     const at = `targets[${index}]`;
     if (t.directive !== void 0 && !t.directive.trim()) p(`${at}.directive`, "the lane directive is empty");
     t.owns.forEach((g, j) => {
-      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
+      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .globProblem */ .AI)(g);
       if (why) p(`${at}.owns[${j}]`, why);
     });
     t.never.forEach((g, j) => {
-      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .globProblem */ .AI)(g);
+      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .globProblem */ .AI)(g);
       if (why) p(`${at}.never[${j}]`, why);
     });
+    reviewProblems(`${at}.review`, t.review === false ? void 0 : t.review, fleetLenses, p);
+    if (t.review && (!ff.agent || t.run !== void 0)) {
+      p(`${at}.review`, `review needs the lane to be run by agent: (${t.run !== void 0 ? "this target has its own run:" : "the fleet has no agent:"}); remove review: here or the run:`);
+    }
     if (!noRunAnywhere && ff.run === void 0 && ff.agent === void 0 && t.run === void 0) {
       p(`${at}.run`, "this lane has no way to run: set run: here or at the top level, or agent:");
     }
@@ -15287,7 +15643,8 @@ function resolveFleet(ff, file) {
       exclusive: t.exclusive,
       branch,
       base: t.base,
-      index
+      index,
+      review: resolveReview(ff.review, t.review, ff.agent !== void 0 && t.run === void 0)
     };
     lanes.push(lane);
     byId.set(id, lane);
@@ -15339,8 +15696,8 @@ function addDiscoveredLanes(fleet, repos) {
     let id = (baseCount.get(defaultLaneId(repo)) ?? 0) > 1 || ids.has(defaultLaneId(repo)) ? fullSlug(repo) : defaultLaneId(repo);
     for (let n = 2; ids.has(id); n++) id = `${fullSlug(repo).slice(0, 95)}-${n}`;
     ids.add(id);
-    const included = ff.github.include.length === 0 || (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .matchesAny */ ._I)(repo, ff.github.include);
-    if (!included || (0,_glob_js__WEBPACK_IMPORTED_MODULE_1__/* .matchesAny */ ._I)(repo, ff.github.exclude)) {
+    const included = ff.github.include.length === 0 || (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .matchesAny */ ._I)(repo, ff.github.include);
+    if (!included || (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .matchesAny */ ._I)(repo, ff.github.exclude)) {
       excluded.push({ repo, lane: id, reason: "excluded-by-pattern" });
       continue;
     }
@@ -15358,14 +15715,15 @@ function addDiscoveredLanes(fleet, repos) {
       exclusive: false,
       branch: renderBranch(ff.branch, ff.name, id),
       base: void 0,
-      index: -1
+      index: -1,
+      review: resolveReview(ff.review, void 0, ff.agent !== void 0 && ff.run === void 0)
     });
   }
   if (repos.length) notes.push(`discovery found ${seen.size} repositor${seen.size === 1 ? "y" : "ies"} beyond the listed targets`);
   return { file: ff, lanes, excluded, notes };
 }
 function formatProblems(problems) {
-  const lines = problems.map((x) => `  ${(0,_text_js__WEBPACK_IMPORTED_MODULE_2__/* .showInvisibles */ .e4)(`${x.file}: ${x.field}: ${x.message}`)}`);
+  const lines = problems.map((x) => `  ${(0,_text_js__WEBPACK_IMPORTED_MODULE_3__/* .showInvisibles */ .e4)(`${x.file}: ${x.field}: ${x.message}`)}`);
   return `${problems.length} problem${problems.length === 1 ? "" : "s"} found:
 ${lines.join("\n")}`;
 }
@@ -15432,7 +15790,10 @@ function appCredentialProblems(appId, key, n) {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   $V: () => (/* binding */ renderWorkerPrompt),
+/* harmony export */   EB: () => (/* binding */ agentAnswer),
 /* harmony export */   ZL: () => (/* binding */ shellQuote),
+/* harmony export */   k3: () => (/* binding */ answerCommand),
+/* harmony export */   nq: () => (/* binding */ ANSWER_ENV),
 /* harmony export */   zA: () => (/* binding */ agentCommand)
 /* harmony export */ });
 /* unused harmony exports MAX_FEEDBACK_CHARS, PLACEHOLDER_ENV, renderCommandTemplate */
@@ -15512,6 +15873,17 @@ ${feedback.slice(-MAX_FEEDBACK_CHARS)}`;
     out.push("");
     out.push(`${fence}text`);
     out.push(feedback);
+    out.push(fence);
+  }
+  if (p.findings !== void 0 && p.findings.trim() !== "") {
+    const fence = fenceFor(p.findings);
+    out.push("");
+    out.push("## Review findings to fix");
+    out.push("");
+    out.push("Your change is in the working directory. Reviewers raised these findings and you accepted them: fix each one, keep the rest of the change, and change nothing else.");
+    out.push("");
+    out.push(`${fence}text`);
+    out.push(p.findings.trimEnd());
     out.push(fence);
   }
   out.push("");
@@ -15619,6 +15991,27 @@ function agentCommand(spec, vars) {
       return { command: args.length > 0 ? `${line} ${args.join(" ")}` : line, env };
     }
   }
+}
+const ANSWER_ENV = "FLEET_ANSWER_FILE";
+function answerCommand(command) {
+  return `{ ${command}
+} > "\${${ANSWER_ENV}}"`;
+}
+function agentAnswer(preset, stdout) {
+  if (preset === "claude") {
+    const last = stdout.trim().split("\n").at(-1) ?? "";
+    try {
+      const r = JSON.parse(last);
+      if (r && typeof r === "object" && r.type === "result" && typeof r.result === "string") {
+        const usage = r.usage ?? {};
+        const num = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null;
+        const int = (v) => num(v) === null ? null : Math.round(v);
+        return { text: r.result, usage: { cost_usd: num(r.total_cost_usd), turns: int(r.num_turns), input_tokens: int(usage.input_tokens), output_tokens: int(usage.output_tokens) } };
+      }
+    } catch {
+    }
+  }
+  return { text: stdout, usage: null };
 }
 
 
@@ -17603,7 +17996,8 @@ function laneDigestInput(file, lane, version = FLEET_VERSION) {
       never: lane.never,
       branch: lane.branch,
       base: lane.base ?? null,
-      depends_on: [...lane.depends_on].sort()
+      depends_on: [...lane.depends_on].sort(),
+      review: lane.review
     }
   };
 }
@@ -17807,7 +18201,7 @@ function withoutShardsFor(plan, unchanged, maxParallel) {
 
 /***/ }),
 
-/***/ 1241:
+/***/ 1859:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
@@ -18025,7 +18419,251 @@ ${input.body}`;
 var local_agent = __nccwpck_require__(1146);
 // EXTERNAL MODULE: ./.build/src/core/markdown.js
 var markdown = __nccwpck_require__(9982);
+// EXTERNAL MODULE: ./.build/src/core/review.js
+var review = __nccwpck_require__(8111);
+;// CONCATENATED MODULE: ./.build/src/steps/review.js
+
+
+
+
+
+
+
+const MAX_ANSWER_BYTES = 1024 * 1024;
+async function reviewChange(run, spec) {
+  const known = [];
+  const meta = /* @__PURE__ */ new Map();
+  const rounds = [];
+  const usage = new UsageSum();
+  await (0,promises_.mkdir)((0,external_node_path_.join)(run.dir, "review"), { recursive: true });
+  let snapshot = await takeSnapshot(run);
+  for (let round = 1; ; round++) {
+    stopIfCancelled(run);
+    run.update({ phase: "reviewing" }, `review round ${round}: ${spec.lenses.map((l) => l.name).join(", ")}`);
+    const { files, patch } = await run.ctx.workspace.committed(run.repoDir, run.base, snapshot);
+    const lensRuns = await Promise.all(
+      spec.lenses.map((l) => runLens(run, round, l.name, (0,review/* lensPrompt */.nA)({ lens: l.name, brief: l.brief, directive: run.lane.directive, diff: patch, files }), usage))
+    );
+    snapshot = await keepSnapshot(run, snapshot, `a lens of review round ${round}`);
+    const results = lensRuns.map((l) => l.result);
+    const failed = results.filter((r) => !r.ok).map((r) => r.lens);
+    const raised = (0,review/* carryIds */.M0)(known, (0,review/* dedupeFindings */._4)(results));
+    let dispositions = { assigned: {}, reasons: {} };
+    if (raised.length) {
+      dispositions = await askDispositions(run, round, raised, usage);
+      snapshot = await keepSnapshot(run, snapshot, `the disposition step of review round ${round}`);
+    }
+    const disposed = (0,review/* applyDispositions */.v_)(raised, dispositions.assigned, spec.block);
+    for (const f of disposed) remember(known, meta, f, round, dispositions.reasons[f.id] ?? null, spec.block.includes(f.severity));
+    const verdict = (0,review/* reviewVerdict */.C7)(disposed, round, spec.rounds, failed);
+    const record = {
+      n: round,
+      lenses: lensRuns.map((l) => l.record),
+      raised: raised.map((f) => f.id),
+      verdict: verdict.verdict,
+      dispositions_problem: dispositions.problem ?? null,
+      fix: null
+    };
+    rounds.push(record);
+    if (verdict.verdict === "clear" || verdict.verdict === "needs-person") break;
+    if (verdict.verdict === "fix") {
+      record.fix = await fixRound(run, round, verdict.open);
+      if (record.fix.ok) snapshot = await takeSnapshot(run);
+      else await restore(run, snapshot);
+    }
+  }
+  const last = rounds.length;
+  const findings = known.map((f) => {
+    const m = meta.get(f.id);
+    return {
+      id: f.id,
+      severity: f.severity,
+      file: f.file,
+      line: f.line,
+      finding: f.finding,
+      suggested_fix: f.suggested_fix,
+      lenses: f.lenses,
+      disposition: f.disposition ?? "ACCEPT",
+      forced: m.forced,
+      reason: m.reason,
+      rounds: m.rounds,
+      status: (0,review/* findingStatus */.W0)(f.disposition ?? "ACCEPT", m.rounds, last)
+    };
+  });
+  run.made = null;
+  const changed = await run.ctx.workspace.changedFiles(run.repoDir);
+  return {
+    review: {
+      verdict: rounds.at(-1).verdict === "clear" ? "clear" : "needs-person",
+      rounds,
+      findings,
+      open: findings.filter((f) => f.status === "open").length,
+      usage: usage.total()
+    },
+    changed
+  };
+}
+function remember(known, meta, f, round, reason, forced) {
+  const seen = known.find((k) => k.id === f.id);
+  if (seen) {
+    seen.severity = f.severity;
+    seen.disposition = f.disposition;
+    for (const l of f.lenses) if (!seen.lenses.includes(l)) seen.lenses.push(l);
+  } else {
+    known.push({ ...f, lenses: [...f.lenses] });
+  }
+  const m = meta.get(f.id) ?? { rounds: [], reason: null, forced: false };
+  meta.set(f.id, { rounds: [...m.rounds, round], reason: reason ?? m.reason, forced });
+}
+async function runLens(run, round, lens, prompt, usage) {
+  const t = Date.now();
+  const name = `r${round}-${lens}`;
+  let ran = await runForAnswer(run, name, prompt);
+  usage.add(ran.usage);
+  let result = readLens(lens, ran);
+  let askedAgain = false;
+  if (!result.ok) {
+    askedAgain = true;
+    ran = await runForAnswer(run, `${name}-again`, `${prompt}
+
+${(0,review/* lensReaskPrompt */.HM)(result.problem)}`);
+    usage.add(ran.usage);
+    result = readLens(lens, ran);
+  }
+  return {
+    result,
+    record: {
+      lens,
+      outcome: !result.ok ? "failed" : result.refuted ? "refuted" : "findings",
+      findings: result.ok ? result.findings.length : 0,
+      asked_again: askedAgain,
+      problem: result.ok ? null : result.problem,
+      exit_code: ran.r.exitCode,
+      duration_ms: Date.now() - t,
+      log: ran.log,
+      usage: ran.usage
+    }
+  };
+}
+function readLens(lens, ran) {
+  if (ran.r.timedOut) return { ok: false, lens, problem: "the lens ran past its timeout and was killed" };
+  if (ran.r.exitCode !== 0) return { ok: false, lens, problem: `the lens exited with ${ran.r.exitCode ?? ran.r.signal}` };
+  return (0,review/* parseLensOutput */.Zw)(lens, ran.text);
+}
+async function askDispositions(run, round, raised, usage) {
+  const prompt = [
+    `You made a change in ${run.lane.repo} (lane ${run.lane.id}) for this directive:`,
+    "",
+    run.lane.directive.trim(),
+    "",
+    (0,review/* dispositionPrompt */.qP)(raised),
+    "Do not change any file in this step."
+  ].join("\n");
+  const ran = await runForAnswer(run, `r${round}-dispositions`, prompt);
+  usage.add(ran.usage);
+  if (ran.r.timedOut || ran.r.exitCode !== 0) {
+    return { assigned: {}, reasons: {}, problem: `the disposition step ${ran.r.timedOut ? "timed out" : `exited with ${ran.r.exitCode ?? ran.r.signal}`}` };
+  }
+  return (0,review/* parseDispositions */._k)(ran.text, raised);
+}
+async function fixRound(run, round, open2) {
+  const { ctx, lane } = run;
+  const log = (0,external_node_path_.join)(run.dir, "review", `r${round}-fix.log`);
+  run.update({ phase: "running" }, `review round ${round}: the worker fixes ${open2.length} finding${open2.length > 1 ? "s" : ""}`);
+  const { command, env: agentEnv } = await directiveCommand(ctx, lane, run.routing, { file: (0,external_node_path_.join)(run.dir, "review", `r${round}-fix.md`), findings: (0,review/* fixPrompt */.CD)(open2) });
+  const env = { ...laneEnv(ctx, lane, run.n, void 0, run.cloned.base_branch), ...agentEnv };
+  const release = ctx.slots ? await ctx.slots.acquire() : () => void 0;
+  try {
+    const tried = await run.tryChange(command, env, log, () => void 0, `review fix ${round}`);
+    return tried.ok ? { ok: true, detail: `changed ${tried.changed.length} file${tried.changed.length === 1 ? "" : "s"}; fence and checks passed`, log: run.rel(log) } : { ok: false, detail: `${tried.failure.message}; the change before this fix round was kept`, log: run.rel(log) };
+  } finally {
+    release();
+  }
+}
+async function runForAnswer(run, name, prompt) {
+  const { ctx, lane } = run;
+  const agent = ctx.file.agent;
+  const folder = (0,external_node_path_.join)(run.dir, "review");
+  const promptFile = (0,external_node_path_.join)(folder, `${name}.md`);
+  const answerFile = (0,external_node_path_.join)(folder, `${name}.out`);
+  const log = (0,external_node_path_.join)(folder, `${name}.log`);
+  await (0,fs/* writeFileAtomic */.Zf)(promptFile, prompt);
+  await (0,promises_.rm)(answerFile, { force: true });
+  const inv = (0,local_agent/* agentCommand */.zA)(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch });
+  const env = { ...laneEnv(ctx, lane, run.n, void 0, run.cloned.base_branch), ...inv.env, ...ctx.agentEnv, [local_agent/* ANSWER_ENV */.nq]: answerFile };
+  const release = ctx.slots ? await ctx.slots.acquire() : () => void 0;
+  let r;
+  try {
+    const confine = { workspace: ctx.root, lane: run.dir };
+    r = await ctx.exec.run((0,local_agent/* answerCommand */.k3)(inv.command), { cwd: run.repoDir, env, timeoutMs: ctx.file.timeout_minutes * 6e4, logFile: log, isolation: ctx.file.isolation, confine });
+  } finally {
+    release();
+  }
+  stopIfCancelled(run);
+  const answer = (0,local_agent/* agentAnswer */.EB)(agent.preset, await readAnswer(answerFile));
+  return { r, text: scrub(answer.text, ctx.neverInChange), usage: answer.usage, log: run.rel(log) };
+}
+async function readAnswer(file) {
+  let handle;
+  try {
+    handle = await (0,promises_.open)(file, external_node_fs_.constants.O_RDONLY | external_node_fs_.constants.O_NOFOLLOW | external_node_fs_.constants.O_NONBLOCK);
+  } catch {
+    return "";
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return "";
+    const buf = Buffer.alloc(MAX_ANSWER_BYTES);
+    const { bytesRead } = await handle.read(buf, 0, MAX_ANSWER_BYTES, 0);
+    return buf.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await handle.close();
+  }
+}
+function scrub(text, secrets) {
+  let out = text;
+  for (const s of secrets ?? []) if (s.length >= 8) out = out.split(s).join("***");
+  return out;
+}
+async function takeSnapshot(run) {
+  const ws = run.ctx.workspace;
+  if (!await run.intact()) throw new LaneFailure("workspace-corrupted", "an agent run of the review removed or broke the working copy's .git; nothing was pushed");
+  const commit = await ws.commitEverything(run.repoDir, "fleet: review snapshot");
+  await ws.settle(run.repoDir, run.lane.branch, run.base);
+  return commit;
+}
+async function restore(run, snapshot) {
+  await run.ctx.workspace.reset(run.repoDir, snapshot);
+  await run.ctx.workspace.settle(run.repoDir, run.lane.branch, run.base);
+}
+async function keepSnapshot(run, snapshot, who) {
+  const ws = run.ctx.workspace;
+  const now = await takeSnapshot(run);
+  if (await ws.tree(run.repoDir, now) === await ws.tree(run.repoDir, snapshot)) return snapshot;
+  await restore(run, snapshot);
+  run.rec.evidence = { ...run.rec.evidence, notes: [...run.rec.evidence.notes, `${who} changed the working copy, which it was told not to do; its changes were undone`] };
+  return snapshot;
+}
+function stopIfCancelled(run) {
+  if (run.ctx.signal?.aborted) throw new LaneFailure("cancelled", "the run was interrupted while this lane was being reviewed; nothing was pushed");
+}
+class UsageSum {
+  sum = { cost_usd: null, turns: null, input_tokens: null, output_tokens: null };
+  add(u) {
+    if (!u) return;
+    for (const k of Object.keys(this.sum)) {
+      const v = u[k];
+      if (v !== null) this.sum[k] = (this.sum[k] ?? 0) + v;
+    }
+  }
+  total() {
+    return { ...this.sum };
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/steps/lane.js
+
+
 
 
 
@@ -18059,289 +18697,416 @@ function gist(tail) {
   return line.length > 200 ? `${line.slice(0, 199)}\u2026` : line;
 }
 async function runLane(ctx, lane, start) {
-  const t0 = ctx.clock.now().getTime();
-  const dir = laneDir(ctx.root, lane.id);
-  const repoDir = (0,external_node_path_.join)(dir, "repo");
-  const rel = (p) => p.slice(ctx.root.length + 1);
-  let rec = { ...start, status: "running", started_at: ctx.clock.now().toISOString(), attempts: [], error: null, retry_count: 0 };
-  const update = (patch, detail) => {
-    rec = { ...rec, ...patch, updated_at: ctx.clock.now().toISOString() };
-    ctx.onUpdate(rec, detail);
-  };
-  try {
-    const isolation = ctx.exec.isolation(ctx.file.isolation);
-    rec.isolation = isolation;
-    if (ctx.file.isolation === "required" && isolation.kind === "none") {
+  return new LaneRun(ctx, lane, start).run();
+}
+class LaneRun {
+  constructor(ctx, lane, start) {
+    this.ctx = ctx;
+    this.lane = lane;
+    this.t0 = ctx.clock.now().getTime();
+    this.dir = laneDir(ctx.root, lane.id);
+    this.repoDir = (0,external_node_path_.join)(this.dir, "repo");
+    this.rec = { ...start, status: "running", started_at: ctx.clock.now().toISOString(), attempts: [], error: null, retry_count: 0 };
+  }
+  ctx;
+  lane;
+  rec;
+  t0;
+  dir;
+  repoDir;
+  cloned;
+  routing = null;
+  /** The directive attempt running or last run (1-based). */
+  n = 0;
+  feedback;
+  directiveMs = 0;
+  checksMs = 0;
+  /**
+   * The commit a lane without checks made as soon as its directive ended (see `stageForFence`), kept for the push;
+   * null when the commit is still to be made (a lane with checks, or a reviewed change: from what is staged).
+   */
+  made = null;
+  update(patch, detail) {
+    this.rec = { ...this.rec, ...patch, updated_at: this.ctx.clock.now().toISOString() };
+    this.ctx.onUpdate(this.rec, detail);
+  }
+  /** A path as the lane records it: relative to the fleet workspace. */
+  rel(p) {
+    return p.slice(this.ctx.root.length + 1);
+  }
+  get base() {
+    return this.cloned.base_commit;
+  }
+  async run() {
+    const { ctx, lane } = this;
+    try {
+      this.checkIsolation();
+      await this.clone();
+      if (ctx.file.agent) {
+        this.routing = await route(ctx, lane, this.repoDir, this.dir);
+        this.rec.routing = this.routing.selected;
+      }
+      let previous = this.cloned.remote_branch_commit;
+      for (; ; ) {
+        let changed = await this.produceInBudget();
+        this.rec.changed_files = changed;
+        if (!changed.length) {
+          this.update({ status: "completed", phase: "no-op", ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null }, "nothing changed");
+          return await this.finish();
+        }
+        let review = null;
+        if (lane.review && runsAgent(ctx, lane)) {
+          const reviewed = await reviewChange(this, lane.review);
+          review = reviewed.review;
+          this.rec.review = review;
+          changed = reviewed.changed;
+          this.rec.changed_files = changed;
+          if (!changed.length) {
+            this.update({ status: "completed", phase: "no-op", ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null }, "nothing changed after review");
+            return await this.finish();
+          }
+        }
+        lane_stopIfCancelled(ctx);
+        const { commit, upToDate } = await this.commitChange(changed, previous);
+        if (ctx.dryRun) {
+          this.update({ status: "completed", phase: "dry-run", ended_at: ctx.clock.now().toISOString() }, "dry run: patch kept, nothing pushed");
+          return await this.finish();
+        }
+        if (!upToDate) {
+          await this.push(commit, previous);
+          previous = commit;
+        } else {
+          this.rec.timings = { ...this.rec.timings, push_ms: 0 };
+        }
+        this.update({ phase: "pushed" }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
+        await this.publish(review);
+        if (review?.verdict === "needs-person") return await this.handOverReview(review);
+        const ci = await this.readCi(commit);
+        if (ci === "done") break;
+        if (ci === "handed-over") return await this.finish();
+      }
+      await applyMergePolicy(ctx, lane, () => this.rec, (patch, detail) => this.update(patch, detail));
+      this.update({ status: "completed", ended_at: ctx.clock.now().toISOString() }, `completed (${this.rec.phase})`);
+      return await this.finish();
+    } catch (err) {
+      const failure = err instanceof LaneFailure && err.errorClass === "cancelled" ? err : ctx.signal?.aborted ? interrupted(this.rec, err) : err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
+      this.update(
+        { status: "failed", phase: "failed", ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },
+        `failed: ${failure.errorClass}`
+      );
+      return await this.finish();
+    }
+  }
+  checkIsolation() {
+    const isolation = this.ctx.exec.isolation(this.ctx.file.isolation);
+    this.rec.isolation = isolation;
+    if (this.ctx.file.isolation === "required" && isolation.kind === "none") {
       throw new LaneFailure("invalid-input", `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
     }
-    await (0,promises_.rm)(repoDir, { recursive: true, force: true });
-    await (0,promises_.mkdir)(dir, { recursive: true });
-    update({ phase: "cloning" }, "cloning");
+  }
+  async clone() {
+    const { lane } = this;
+    await (0,promises_.rm)(this.repoDir, { recursive: true, force: true });
+    await (0,promises_.mkdir)(this.dir, { recursive: true });
+    this.update({ phase: "cloning" }, "cloning");
     const tClone = Date.now();
-    const cloned = await cloneTarget(ctx, lane, repoDir);
-    rec.timings = { ...rec.timings, clone_ms: Date.now() - tClone };
-    rec.base_branch = cloned.base_branch;
-    rec.base_commit = cloned.base_commit;
-    if (cloned.base_branch === lane.branch) {
+    this.cloned = await cloneTarget(this.ctx, lane, this.repoDir);
+    this.rec.timings = { ...this.rec.timings, clone_ms: Date.now() - tClone };
+    this.rec.base_branch = this.cloned.base_branch;
+    this.rec.base_commit = this.cloned.base_commit;
+    if (this.cloned.base_branch === lane.branch) {
       throw new LaneFailure("invalid-input", `the lane branch ${lane.branch} is the base branch: Fleet never commits straight onto a base branch`);
     }
-    const routing = ctx.file.agent ? await route(ctx, lane, repoDir, dir) : null;
-    if (routing) rec.routing = routing.selected;
-    const maxAttempts = ctx.file.max_retries + 1;
-    const timeoutMs = ctx.file.timeout_minutes * 6e4;
-    let directiveMs = 0;
-    let checksMs = 0;
-    let n = 0;
-    let feedback;
-    const made = { current: null };
-    const stageForFence = async () => {
-      made.current = null;
-      if (lane.checks.length) return ctx.workspace.changedFiles(repoDir);
-      const commit = await ctx.workspace.commitEverything(repoDir, commitMessage(ctx, lane, n));
-      made.current = { commit, committed: await ctx.workspace.committed(repoDir, cloned.base_commit, commit) };
-      return made.current.committed.files;
-    };
-    const produce = async () => {
-      let lastFailure;
-      while (n < maxAttempts) {
-        stopIfCancelled(ctx);
-        n++;
-        if (n > 1) {
-          await ctx.workspace.reset(repoDir, cloned.base_commit);
-          update({ retry_count: n - 1 }, `retry ${n - 1} of ${ctx.file.max_retries}`);
-        }
-        const log = (0,external_node_path_.join)(dir, `attempt-${n}.log`);
-        rec.log = rel(log);
-        const attemptStart = ctx.clock.now().toISOString();
-        const tAttempt = Date.now();
-        const record = (r2, step) => rec.attempts.push({
-          n,
-          started_at: attemptStart,
-          duration_ms: Date.now() - tAttempt,
-          exit_code: r2?.exitCode ?? null,
-          signal: r2?.signal ?? null,
-          timed_out: r2?.timedOut ?? false,
-          failed_step: step,
-          log: rel(log)
-        });
-        update({ phase: "running" }, `attempt ${n}: running the directive`);
-        const { command, env: agentEnv } = await directiveCommand(ctx, lane, routing, dir, n, feedback);
-        const env = { ...laneEnv(ctx, lane, n, feedback, cloned.base_branch), ...agentEnv };
-        const tDirective = Date.now();
-        const confine = { workspace: ctx.root, lane: dir };
-        const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
-        directiveMs += Date.now() - tDirective;
-        if (ctx.signal?.aborted) {
-          record(r, "directive");
-          stopIfCancelled(ctx);
-        }
-        if (!(0,external_node_fs_.existsSync)((0,external_node_path_.join)(repoDir, ".git")) || !await ctx.workspace.intact(repoDir)) {
-          record(r, "directive");
-          throw new LaneFailure("workspace-corrupted", "the directive removed or broke the working copy's .git; nothing was pushed");
-        }
-        if (r.timedOut || r.exitCode !== 0) {
-          record(r, "directive");
-          const why = r.timedOut ? `the directive ran past its timeout of ${ctx.file.timeout_minutes} min and was killed` : `the directive exited with ${r.exitCode ?? r.signal}`;
-          lastFailure = new LaneFailure(r.timedOut ? "directive-timeout" : "directive-failed", `${why}${gist(r.tail) ? `: ${gist(r.tail)}` : ""}`);
-          feedback = `${why}. Output:
-${firstLines(r.tail, 2e3)}`;
-          continue;
-        }
-        await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
-        let changed = await stageForFence();
-        const fence = checkFence(changed, lane.owns, lane.never);
-        if (!fence.ok) {
-          record(r, "fence");
-          lastFailure = new LaneFailure("fence-violation", fence.message ?? "changed files outside the fence");
-          feedback = `The change touched files it may not: ${fence.message}. Change only files matching ${lane.owns.length ? lane.owns.join(", ") : "anything"} and never ${[...lane.never, ".git/**"].join(", ")}.`;
-          if (!ctx.file.agent) break;
-          continue;
-        }
-        let checkFailed;
-        let failedCheck = "";
-        if (lane.checks.length && changed.length) {
-          update({ phase: "checking" }, `attempt ${n}: running ${lane.checks.length} check${lane.checks.length > 1 ? "s" : ""}`);
-          const tChecks = Date.now();
-          for (const check of lane.checks) {
-            const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
-            if (ctx.signal?.aborted) {
-              record(c, "check");
-              stopIfCancelled(ctx);
-            }
-            if (c.timedOut || c.exitCode !== 0) {
-              checkFailed = c;
-              failedCheck = check;
-              break;
-            }
-          }
-          checksMs += Date.now() - tChecks;
-          if (!(0,external_node_fs_.existsSync)((0,external_node_path_.join)(repoDir, ".git")) || !await ctx.workspace.intact(repoDir)) {
-            record(checkFailed ?? r, "check");
-            throw new LaneFailure("workspace-corrupted", "a check removed or broke the working copy's .git; nothing was pushed");
-          }
-        }
-        if (checkFailed) {
-          record(checkFailed, "check");
-          const why = checkFailed.timedOut ? `check \`${failedCheck}\` timed out` : `check \`${failedCheck}\` exited with ${checkFailed.exitCode ?? checkFailed.signal}`;
-          lastFailure = new LaneFailure("check-failed", `${why}${gist(checkFailed.tail) ? `: ${gist(checkFailed.tail)}` : ""}`);
-          feedback = `${why}. Output:
-${firstLines(checkFailed.tail, 2e3)}`;
-          continue;
-        }
-        if (lane.checks.length && changed.length) {
-          await ctx.workspace.settle(repoDir, lane.branch, cloned.base_commit);
-          changed = await ctx.workspace.changedFiles(repoDir);
-          const after = checkFence(changed, lane.owns, lane.never);
-          if (!after.ok) {
-            record(r, "fence");
-            lastFailure = new LaneFailure("fence-violation", `a check changed files outside the fence: ${after.message ?? "outside the fence"}`);
-            feedback = `The checks left changes the lane may not make: ${after.message}. Change only files matching ${lane.owns.length ? lane.owns.join(", ") : "anything"} and never ${[...lane.never, ".git/**"].join(", ")}.`;
-            if (!ctx.file.agent) break;
-            continue;
-          }
-        }
-        record(r, null);
-        return changed;
-      }
-      throw lastFailure ?? new LaneFailure("directive-failed", "no attempt left");
-    };
-    const forgeCall = async (errorClass, what, call) => {
-      try {
-        return await call();
-      } catch (err) {
-        throw new LaneFailure(errorClass, `${what} failed: ${err.message}`);
-      }
-    };
-    let previous = cloned.remote_branch_commit;
-    for (; ; ) {
-      let changed;
-      const tWait = Date.now();
-      if (ctx.slots && ctx.slots.active >= ctx.slots.size) update({ phase: "waiting" }, "waiting for a slot in the concurrency budget");
-      const release = ctx.slots ? await ctx.slots.acquire() : () => void 0;
-      rec.timings = { ...rec.timings, wait_ms: (rec.timings.wait_ms ?? 0) + Date.now() - tWait };
-      try {
-        changed = await produce();
-      } finally {
-        release();
-        rec.timings = { ...rec.timings, directive_ms: directiveMs, checks_ms: checksMs };
-      }
-      rec.changed_files = changed;
-      if (!changed.length) {
-        update({ status: "completed", phase: "no-op", ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null }, "nothing changed");
-        return await finish(ctx, rec, t0);
-      }
-      stopIfCancelled(ctx);
-      update({ phase: "committing" }, `committing ${changed.length} file${changed.length > 1 ? "s" : ""}`);
-      const tCommit = Date.now();
-      let commit = made.current?.commit ?? await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, n));
-      const committed = made.current?.committed ?? await ctx.workspace.committed(repoDir, cloned.base_commit, commit);
-      if (!made.current) verifyCommitted(lane, committed.files, changed);
-      refuseHeldSecrets(ctx, committed.patch);
-      let upToDate = false;
-      if (n === 1 && previous && await ctx.workspace.parent(repoDir, previous) === cloned.base_commit && await ctx.workspace.tree(repoDir, previous) === await ctx.workspace.tree(repoDir, commit)) {
-        commit = previous;
-        upToDate = true;
-      }
-      rec.commit = commit;
-      rec.timings = { ...rec.timings, commit_ms: Date.now() - tCommit };
-      const patchFile = (0,external_node_path_.join)(dir, "patch.diff");
-      await (0,fs/* writeFileAtomic */.Zf)(patchFile, committed.patch);
-      rec.evidence = { ...rec.evidence, patch: rel(patchFile) };
-      if (ctx.dryRun) {
-        update({ status: "completed", phase: "dry-run", ended_at: ctx.clock.now().toISOString() }, "dry run: patch kept, nothing pushed");
-        return await finish(ctx, rec, t0);
-      }
-      if (!upToDate) {
-        update({ phase: "pushing" }, `pushing ${lane.branch}`);
-        const tPush = Date.now();
-        try {
-          await pushCommit(ctx, lane, repoDir, commit, previous);
-        } finally {
-          rec.timings = { ...rec.timings, push_ms: (rec.timings.push_ms ?? 0) + Date.now() - tPush };
-        }
-        await confirmPushed(ctx, lane, commit);
-        previous = commit;
-      } else {
-        rec.timings = { ...rec.timings, push_ms: 0 };
-      }
-      update({ phase: "pushed" }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
-      const pr = ctx.file.pr;
-      const published = await forgeCall(
-        "pr-failed",
-        "opening or updating the pull request",
-        () => ctx.forge.publish({
-          lane,
-          record: rec,
-          title: lane.title,
-          body: prBody(ctx, lane, rec),
-          draft: pr.draft,
-          labels: pr.labels,
-          reviewers: pr.reviewers,
-          team_reviewers: pr.team_reviewers,
-          assignees: pr.assignees
-        })
-      );
-      if (published.notes?.length) rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, ...published.notes] };
-      if (published.pr_url) {
-        update({ phase: "pr-open", pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? "updated" : "opened"} ${published.pr_url}`);
-      }
-      if (ctx.forge.kind === "local") {
-        rec.ci_conclusion = lane.checks.length ? "success" : "none";
-        break;
-      }
-      if (!ctx.file.ci.wait) {
-        rec.ci_conclusion = await forgeCall("ci-failed", "reading CI", () => ctx.forge.ciConclusion(lane, commit));
-        break;
-      }
-      update({ phase: "ci" }, `waiting for CI on ${commit.slice(0, 12)}`);
-      const verdict = await forgeCall("ci-failed", "waiting for CI", () => ctx.forge.waitForCi(lane, commit, ctx.file.ci.timeout_minutes * 6e4));
-      rec.ci_conclusion = verdict.conclusion;
-      if (verdict.conclusion !== "failure" && verdict.conclusion !== "cancelled" && verdict.conclusion !== "timed_out") {
-        if (verdict.conclusion === "success" && rec.pr_number !== null && !pr.draft) {
-          await forgeCall("pr-failed", "marking the pull request ready", () => ctx.forge.setDraft(lane, rec.pr_number, false));
-        }
-        break;
-      }
-      rec.attempts.push({
-        n,
-        started_at: ctx.clock.now().toISOString(),
-        duration_ms: 0,
-        exit_code: null,
-        signal: null,
-        timed_out: false,
-        failed_step: "ci",
-        log: rec.log ?? ""
-      });
-      if (n >= maxAttempts) {
-        if (rec.pr_number !== null) {
-          const number = rec.pr_number;
-          await forgeCall("pr-failed", "turning the pull request into a draft after CI stayed red", () => ctx.forge.setDraft(lane, number, true));
-        }
-        update(
-          {
-            status: "failed",
-            phase: "draft",
-            merge_status: "draft",
-            ended_at: ctx.clock.now().toISOString(),
-            error: { class: "code-review-needed", message: `CI is still red after ${n} attempt${n > 1 ? "s" : ""}: ${gist(verdict.failures) || "see the PR checks"}` }
-          },
-          "CI red, retries exhausted: PR turned into a draft"
-        );
-        return await finish(ctx, rec, t0);
-      }
-      feedback = `CI failed on the pushed change:
-${firstLines(verdict.failures, 2e3)}`;
+  }
+  /** The attempts, inside one slot of the concurrency budget. */
+  async produceInBudget() {
+    const { ctx } = this;
+    const tWait = Date.now();
+    if (ctx.slots && ctx.slots.active >= ctx.slots.size) this.update({ phase: "waiting" }, "waiting for a slot in the concurrency budget");
+    const release = ctx.slots ? await ctx.slots.acquire() : () => void 0;
+    this.rec.timings = { ...this.rec.timings, wait_ms: (this.rec.timings.wait_ms ?? 0) + Date.now() - tWait };
+    try {
+      return await this.produce();
+    } finally {
+      release();
+      this.rec.timings = { ...this.rec.timings, directive_ms: this.directiveMs, checks_ms: this.checksMs };
     }
-    await applyMergePolicy(ctx, lane, () => rec, update);
-    update({ status: "completed", ended_at: ctx.clock.now().toISOString() }, `completed (${rec.phase})`);
-    return await finish(ctx, rec, t0);
-  } catch (err) {
-    const failure = err instanceof LaneFailure && err.errorClass === "cancelled" ? err : ctx.signal?.aborted ? interrupted(rec, err) : err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
-    update(
-      { status: "failed", phase: "failed", ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },
-      `failed: ${failure.errorClass}`
+  }
+  /**
+   * Runs attempts until one produces a change that passes the fence and the checks, or the retry budget is spent.
+   * Every attempt starts from the base.
+   */
+  async produce() {
+    const { ctx, lane } = this;
+    const maxAttempts = ctx.file.max_retries + 1;
+    let lastFailure;
+    while (this.n < maxAttempts) {
+      lane_stopIfCancelled(ctx);
+      const n = ++this.n;
+      if (n > 1) {
+        await ctx.workspace.reset(this.repoDir, this.base);
+        this.update({ retry_count: n - 1 }, `retry ${n - 1} of ${ctx.file.max_retries}`);
+      }
+      const log = (0,external_node_path_.join)(this.dir, `attempt-${n}.log`);
+      this.rec.log = this.rel(log);
+      const attemptStart = ctx.clock.now().toISOString();
+      const tAttempt = Date.now();
+      const note = (r, step) => this.rec.attempts.push({
+        n,
+        started_at: attemptStart,
+        duration_ms: Date.now() - tAttempt,
+        exit_code: r?.exitCode ?? null,
+        signal: r?.signal ?? null,
+        timed_out: r?.timedOut ?? false,
+        failed_step: step,
+        log: this.rel(log)
+      });
+      this.update({ phase: "running" }, `attempt ${n}: running the directive`);
+      const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, { file: (0,external_node_path_.join)(this.dir, `prompt-${n}.md`), feedback: this.feedback });
+      const env = { ...laneEnv(ctx, lane, n, this.feedback, this.cloned.base_branch), ...agentEnv };
+      const tried = await this.tryChange(command, env, log, note, `attempt ${n}`);
+      if (tried.ok) return tried.changed;
+      lastFailure = tried.failure;
+      this.feedback = tried.feedback;
+      if (tried.final) break;
+    }
+    throw lastFailure ?? new LaneFailure("directive-failed", "no attempt left");
+  }
+  /**
+   * Runs `command` in the working copy as it stands, then the fence and the checks (and the fence again on what the
+   * checks left): the files the change touches, or why it does not count. Throws only when the lane cannot go on (the
+   * run interrupted, the working copy broken).
+   */
+  async tryChange(command, env, log, note, what) {
+    const { ctx, lane, repoDir } = this;
+    const timeoutMs = ctx.file.timeout_minutes * 6e4;
+    const confine = { workspace: ctx.root, lane: this.dir };
+    const tDirective = Date.now();
+    const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
+    this.directiveMs += Date.now() - tDirective;
+    if (ctx.signal?.aborted) {
+      note(r, "directive");
+      lane_stopIfCancelled(ctx);
+    }
+    if (!await this.intact()) {
+      note(r, "directive");
+      throw new LaneFailure("workspace-corrupted", "the directive removed or broke the working copy's .git; nothing was pushed");
+    }
+    if (r.timedOut || r.exitCode !== 0) {
+      note(r, "directive");
+      const why = r.timedOut ? `the directive ran past its timeout of ${ctx.file.timeout_minutes} min and was killed` : `the directive exited with ${r.exitCode ?? r.signal}`;
+      return {
+        ok: false,
+        failure: new LaneFailure(r.timedOut ? "directive-timeout" : "directive-failed", `${why}${gist(r.tail) ? `: ${gist(r.tail)}` : ""}`),
+        feedback: `${why}. Output:
+${firstLines(r.tail, 2e3)}`,
+        final: false
+      };
+    }
+    await ctx.workspace.settle(repoDir, lane.branch, this.base);
+    let changed = await this.stageForFence();
+    const fence = checkFence(changed, lane.owns, lane.never);
+    if (!fence.ok) {
+      note(r, "fence");
+      return { ok: false, failure: new LaneFailure("fence-violation", fence.message ?? "changed files outside the fence"), feedback: fenceFeedback("The change touched files it may not", fence.message, lane), final: !ctx.file.agent };
+    }
+    if (lane.checks.length && changed.length) {
+      this.update({ phase: "checking" }, `${what}: running ${lane.checks.length} check${lane.checks.length > 1 ? "s" : ""}`);
+      const tChecks = Date.now();
+      let failed;
+      for (const check of lane.checks) {
+        const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
+        if (ctx.signal?.aborted) {
+          note(c, "check");
+          lane_stopIfCancelled(ctx);
+        }
+        if (c.timedOut || c.exitCode !== 0) {
+          failed = { c, check };
+          break;
+        }
+      }
+      this.checksMs += Date.now() - tChecks;
+      if (!await this.intact()) {
+        note(failed?.c ?? r, "check");
+        throw new LaneFailure("workspace-corrupted", "a check removed or broke the working copy's .git; nothing was pushed");
+      }
+      if (failed) {
+        note(failed.c, "check");
+        const { c, check } = failed;
+        const why = c.timedOut ? `check \`${check}\` timed out` : `check \`${check}\` exited with ${c.exitCode ?? c.signal}`;
+        return { ok: false, failure: new LaneFailure("check-failed", `${why}${gist(c.tail) ? `: ${gist(c.tail)}` : ""}`), feedback: `${why}. Output:
+${firstLines(c.tail, 2e3)}`, final: false };
+      }
+      await ctx.workspace.settle(repoDir, lane.branch, this.base);
+      changed = await ctx.workspace.changedFiles(repoDir);
+      const after = checkFence(changed, lane.owns, lane.never);
+      if (!after.ok) {
+        note(r, "fence");
+        return {
+          ok: false,
+          failure: new LaneFailure("fence-violation", `a check changed files outside the fence: ${after.message ?? "outside the fence"}`),
+          feedback: fenceFeedback("The checks left changes the lane may not make", after.message, lane),
+          final: !ctx.file.agent
+        };
+      }
+    }
+    note(r, null);
+    return { ok: true, changed };
+  }
+  /** Is the working copy still there and still a git repository on the lane branch? */
+  async intact() {
+    return (0,external_node_fs_.existsSync)((0,external_node_path_.join)(this.repoDir, ".git")) && await this.ctx.workspace.intact(this.repoDir);
+  }
+  /**
+   * What the fence is checked on after the directive. With checks to run next, the staged change (a check may still
+   * alter it, so it is checked again after them). Without, the commit itself, made at once: the fence then judges the
+   * very tree that would be pushed, and the lane saves a git call (`diff --cached`).
+   */
+  async stageForFence() {
+    const { ctx, lane, repoDir } = this;
+    this.made = null;
+    if (lane.checks.length) return ctx.workspace.changedFiles(repoDir);
+    const commit = await ctx.workspace.commitEverything(repoDir, commitMessage(ctx, lane, this.n));
+    this.made = { commit, committed: await ctx.workspace.committed(repoDir, this.base, commit) };
+    return this.made.committed.files;
+  }
+  /** Commits the change (or keeps the commit already made), checks it once more and writes its patch. */
+  async commitChange(changed, previous) {
+    const { ctx, lane, repoDir } = this;
+    this.update({ phase: "committing" }, `committing ${changed.length} file${changed.length > 1 ? "s" : ""}`);
+    const tCommit = Date.now();
+    let commit = this.made?.commit ?? await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, this.n));
+    const committed = this.made?.committed ?? await ctx.workspace.committed(repoDir, this.base, commit);
+    if (!this.made) verifyCommitted(lane, committed.files, changed);
+    refuseHeldSecrets(ctx, committed.patch);
+    let upToDate = false;
+    if (this.n === 1 && previous && await ctx.workspace.parent(repoDir, previous) === this.base && await ctx.workspace.tree(repoDir, previous) === await ctx.workspace.tree(repoDir, commit)) {
+      commit = previous;
+      upToDate = true;
+    }
+    this.rec.commit = commit;
+    this.rec.timings = { ...this.rec.timings, commit_ms: Date.now() - tCommit };
+    const patchFile = (0,external_node_path_.join)(this.dir, "patch.diff");
+    await (0,fs/* writeFileAtomic */.Zf)(patchFile, committed.patch);
+    this.rec.evidence = { ...this.rec.evidence, patch: this.rel(patchFile) };
+    return { commit, upToDate };
+  }
+  async push(commit, previous) {
+    const { lane } = this;
+    this.update({ phase: "pushing" }, `pushing ${lane.branch}`);
+    const tPush = Date.now();
+    try {
+      await pushCommit(this.ctx, lane, this.repoDir, commit, previous);
+    } finally {
+      this.rec.timings = { ...this.rec.timings, push_ms: (this.rec.timings.push_ms ?? 0) + Date.now() - tPush };
+    }
+    await confirmPushed(this.ctx, lane, commit);
+  }
+  /** Opens or updates the lane's PR (a draft, labelled for a person, when its review left findings open). */
+  async publish(review) {
+    const { ctx, lane } = this;
+    const pr = ctx.file.pr;
+    const handOver = review?.verdict === "needs-person" && lane.review ? lane.review.label : null;
+    const published = await forgeCall(
+      "pr-failed",
+      "opening or updating the pull request",
+      () => ctx.forge.publish({
+        lane,
+        record: this.rec,
+        title: lane.title,
+        body: prBody(ctx, lane, this.rec),
+        draft: pr.draft || handOver !== null,
+        labels: handOver && !pr.labels.includes(handOver) ? [...pr.labels, handOver] : pr.labels,
+        reviewers: pr.reviewers,
+        team_reviewers: pr.team_reviewers,
+        assignees: pr.assignees
+      })
     );
-    return await finish(ctx, rec, t0);
+    if (published.notes?.length) this.rec.evidence = { ...this.rec.evidence, notes: [...this.rec.evidence.notes, ...published.notes] };
+    if (published.pr_url) {
+      this.update({ phase: "pr-open", pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? "updated" : "opened"} ${published.pr_url}`);
+    }
+    if (handOver && published.updated && this.rec.pr_number !== null) {
+      const number = this.rec.pr_number;
+      await forgeCall("pr-failed", "turning the pull request into a draft for a person", () => ctx.forge.setDraft(lane, number, true));
+    }
+  }
+  /** The review reached its round cap with findings open: the lane is handed to a person and does not reach its checkpoint. */
+  async handOverReview(review) {
+    const open = review.findings.filter((f) => f.status === "open");
+    const failed = review.rounds.at(-1)?.lenses.filter((l) => l.outcome === "failed").map((l) => l.lens) ?? [];
+    const what = [
+      open.length ? `${open.length} ACCEPT finding${open.length > 1 ? "s" : ""} open (${open.slice(0, 3).map((f) => `${f.id} ${f.file ?? ""}${f.line ? `:${f.line}` : ""} ${f.finding}`.trim()).join("; ")}${open.length > 3 ? "; \u2026" : ""})` : "",
+      failed.length ? `lens${failed.length > 1 ? "es" : ""} ${failed.join(", ")} gave no readable answer` : ""
+    ].filter(Boolean).join(", and ");
+    const where = this.ctx.forge.kind === "github" && this.rec.pr_number !== null ? `; PR #${this.rec.pr_number} is a draft labelled ${this.lane.review.label}` : `; the branch ${this.lane.branch} is pushed`;
+    this.update(
+      {
+        status: "failed",
+        phase: "draft",
+        merge_status: "draft",
+        ended_at: this.ctx.clock.now().toISOString(),
+        error: { class: "code-review-needed", message: firstLines(`review reached its cap of ${review.rounds.length} round${review.rounds.length > 1 ? "s" : ""} with ${what}${where}`, 600) }
+      },
+      "review open at the round cap: handed to a person"
+    );
+    return this.finish();
+  }
+  /** Reads (or waits for) CI on the pushed commit: `done`, `retry` (red, attempts left: feedback set) or `handed-over` (red, out of attempts). */
+  async readCi(commit) {
+    const { ctx, lane } = this;
+    if (ctx.forge.kind === "local") {
+      this.rec.ci_conclusion = lane.checks.length ? "success" : "none";
+      return "done";
+    }
+    if (!ctx.file.ci.wait) {
+      this.rec.ci_conclusion = await forgeCall("ci-failed", "reading CI", () => ctx.forge.ciConclusion(lane, commit));
+      return "done";
+    }
+    this.update({ phase: "ci" }, `waiting for CI on ${commit.slice(0, 12)}`);
+    const verdict = await forgeCall("ci-failed", "waiting for CI", () => ctx.forge.waitForCi(lane, commit, ctx.file.ci.timeout_minutes * 6e4));
+    this.rec.ci_conclusion = verdict.conclusion;
+    if (verdict.conclusion !== "failure" && verdict.conclusion !== "cancelled" && verdict.conclusion !== "timed_out") {
+      if (verdict.conclusion === "success" && this.rec.pr_number !== null && !ctx.file.pr.draft) {
+        await forgeCall("pr-failed", "marking the pull request ready", () => ctx.forge.setDraft(lane, this.rec.pr_number, false));
+      }
+      return "done";
+    }
+    const n = this.n;
+    this.rec.attempts.push({ n, started_at: ctx.clock.now().toISOString(), duration_ms: 0, exit_code: null, signal: null, timed_out: false, failed_step: "ci", log: this.rec.log ?? "" });
+    if (n >= ctx.file.max_retries + 1) {
+      if (this.rec.pr_number !== null) {
+        const number = this.rec.pr_number;
+        await forgeCall("pr-failed", "turning the pull request into a draft after CI stayed red", () => ctx.forge.setDraft(lane, number, true));
+      }
+      this.update(
+        {
+          status: "failed",
+          phase: "draft",
+          merge_status: "draft",
+          ended_at: ctx.clock.now().toISOString(),
+          error: { class: "code-review-needed", message: `CI is still red after ${n} attempt${n > 1 ? "s" : ""}: ${gist(verdict.failures) || "see the PR checks"}` }
+        },
+        "CI red, retries exhausted: PR turned into a draft"
+      );
+      return "handed-over";
+    }
+    this.feedback = `CI failed on the pushed change:
+${firstLines(verdict.failures, 2e3)}`;
+    return "retry";
+  }
+  finish() {
+    return finish(this.ctx, this.rec, this.t0);
+  }
+}
+function fenceFeedback(what, message, lane) {
+  return `${what}: ${message}. Change only files matching ${lane.owns.length ? lane.owns.join(", ") : "anything"} and never ${[...lane.never, ".git/**"].join(", ")}.`;
+}
+async function forgeCall(errorClass, what, call) {
+  try {
+    return await call();
+  } catch (err) {
+    throw new LaneFailure(errorClass, `${what} failed: ${err.message}`);
   }
 }
 async function cloneTarget(ctx, lane, repoDir) {
@@ -18426,12 +19191,12 @@ async function confirmPushed(ctx, lane, commit) {
   );
 }
 function interrupted(rec, err) {
-  const before = ["queued", "cloning", "running", "checking", "committing", "waiting"].includes(rec.phase);
+  const before = ["queued", "cloning", "running", "checking", "reviewing", "committing", "waiting"].includes(rec.phase);
   const where = `the run was interrupted while this lane was ${rec.phase}`;
   const what = before ? "nothing was pushed" : rec.phase === "pushing" ? "the push may or may not have reached the forge; a resumed run finds out" : "what it pushed stays on the forge; a resumed run checks it again";
   return new LaneFailure("cancelled", `${where}; ${what} (${firstLines(String(err.message ?? err), 200)})`);
 }
-function stopIfCancelled(ctx) {
+function lane_stopIfCancelled(ctx) {
   if (ctx.signal?.aborted) throw new LaneFailure("cancelled", "the run was interrupted while this lane ran; nothing was pushed");
 }
 async function finish(ctx, rec, t0) {
@@ -18470,7 +19235,7 @@ function laneEnv(ctx, lane, attempt, feedback, base) {
     FLEET_DRY_RUN: ctx.dryRun ? "1" : "0"
   };
 }
-async function directiveCommand(ctx, lane, routing, dir, attempt, feedback) {
+async function directiveCommand(ctx, lane, routing, opts) {
   if (lane.run !== void 0 || !ctx.file.agent) return { command: lane.run, env: {} };
   const agent = ctx.file.agent;
   const personas = (routing?.selected ?? []).map((name) => agent.personas.find((p) => p.name === name)).filter((p) => p !== void 0);
@@ -18482,12 +19247,12 @@ async function directiveCommand(ctx, lane, routing, dir, attempt, feedback) {
     owns: lane.owns,
     never: lane.never,
     personas,
-    feedback,
+    feedback: opts.feedback,
+    findings: opts.findings,
     title: lane.title
   });
-  const promptFile = (0,external_node_path_.join)(dir, `prompt-${attempt}.md`);
-  await (0,fs/* writeFileAtomic */.Zf)(promptFile, prompt);
-  return (0,local_agent/* agentCommand */.zA)(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch });
+  await (0,fs/* writeFileAtomic */.Zf)(opts.file, prompt);
+  return (0,local_agent/* agentCommand */.zA)(agent, { prompt_file: opts.file, repo: lane.repo, lane: lane.id, branch: lane.branch });
 }
 async function route(ctx, lane, repoDir, dir) {
   const agent = ctx.file.agent;
@@ -18532,7 +19297,8 @@ function prBody(ctx, lane, rec) {
     "",
     `**Files changed** (${rec.changed_files.length})`,
     "",
-    files + more
+    files + more,
+    ...rec.review ? (0,report/* reviewBodyLines */.kT)(rec.review) : []
   ].join("\n");
 }
 function refusedCredential(text) {

@@ -4,7 +4,7 @@
  * the plan travels as `fleet-plan`, each lane's result as `fleet-lane-<lane>`.
  * Job outputs carry only the small shard lists (they are capped at 1 MB).
  */
-import { lstat, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { legPace, predecessorIndex, publishWrites, writeBudget, writesPerLane, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
 import { Manifest, type LaneRecord, type Shard } from '../core/model.js';
@@ -434,6 +434,8 @@ async function laneFiles(dir: string, rec: LaneRecord, agent: boolean): Promise<
   if (agent) {
     names.add('agent-routing.json');
     for (let n = 1; n <= Math.max(0, ...attempts); n++) names.add(`prompt-${n}.md`);
+    // The review's agent runs: their logs (redacted as they were written), not their raw answers.
+    if (rec.review) for (const name of await readdir(join(dir, 'review')).catch(() => [])) names.add(`review/${name}`);
   }
   const out: string[] = [];
   for (const name of [...names].sort()) {
@@ -447,7 +449,7 @@ async function laneFiles(dir: string, rec: LaneRecord, agent: boolean): Promise<
 }
 
 /** The names Fleet gives the files it writes into a lane's folder. */
-const LANE_FILES = /^(result\.json|patch\.diff|agent-routing\.json|attempt-\d+\.log|prompt-\d+\.md)$/;
+const LANE_FILES = /^(result\.json|patch\.diff|agent-routing\.json|attempt-\d+\.log|prompt-\d+\.md|review\/r\d+-[a-z0-9._-]+\.log)$/;
 
 export interface MatrixShardInput {
   shard: string;

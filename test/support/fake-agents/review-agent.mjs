@@ -3,6 +3,7 @@
 // telling them apart by the prompt Fleet wrote. What each does comes from a plan (JSON):
 //
 //   { "write": { "<path>": "<content>" },            the worker's change (its first attempt)
+//     "lanes": { "<lane>": { …any of these… } },     per-lane overrides (by FLEET_LANE)
 //     "lenses": { "<lens>": "<behaviour>" },        per lens; unlisted lenses refute
 //     "dispositions": { "<severity>": "ACCEPT" | "FIX_LATER" | "DEFER" } | "garbage",
 //     "fix": "fix" | "cannot" | "outside" | "fail" }
@@ -16,6 +17,7 @@
 //   nitpick       one low finding on the first changed file, always
 //   edit          appends to README.md (it was told not to), then refutes
 //   exit          exits 3
+//   leak          one low finding quoting $ANTHROPIC_API_KEY (a prompt-injected lens)
 // Fix behaviours: fix replaces BUG by OK in the changed files; cannot changes nothing; outside writes
 // OUTSIDE.txt (outside the fence); fail exits 4.
 //
@@ -26,7 +28,9 @@ import path from 'node:path';
 
 const argv = process.argv.slice(2);
 const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
-const plan = JSON.parse(readFileSync(opt('--plan'), 'utf8'));
+const whole = JSON.parse(readFileSync(opt('--plan'), 'utf8'));
+// "lanes": {"<lane>": {…}} overrides the plan for one lane (FLEET_LANE), so one plan serves a whole fleet.
+const plan = { ...whole, ...(whole.lanes?.[process.env.FLEET_LANE] ?? {}) };
 const prompt = opt('--prompt-file') ? readFileSync(opt('--prompt-file'), 'utf8') : (opt('-p') ?? '');
 const json = opt('--output-format') === 'json';
 
@@ -68,6 +72,9 @@ if (lensMatch) {
       break;
     case 'exit':
       answer('lens crashed', 3);
+      break;
+    case 'leak':
+      answer(JSON.stringify([{ severity: 'low', file: null, line: null, finding: `The key is ${process.env.ANTHROPIC_API_KEY}.`, suggested_fix: 'None.', lens, refuted: false }]));
       break;
     case 'edit':
       appendFileSync('README.md', 'a lens was here\n');

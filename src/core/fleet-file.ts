@@ -111,6 +111,22 @@ export const TargetReviewSchema = z
   ])
   .describe("false: this lane is not reviewed. An object: the fleet's review settings with these fields replaced (the built-in defaults where the fleet has no review:).");
 
+export const RelaySchema = z
+  .union([
+    z.literal(false),
+    z.strictObject({
+      item_chars: z.number().int().min(40).max(2000).default(300).describe('Each discovery is cut to this many characters.'),
+      max_chars: z.number().int().min(200).max(32_000).default(4000).describe('The whole relay a lane receives stays within this many characters.'),
+      scope: z
+        .enum(['fleet', 'repository'])
+        .default('fleet')
+        .describe("fleet: every later lane receives what any earlier lane found; repository: only lanes of the same repository (keeps one repository's findings out of another's prompts)."),
+    }),
+  ])
+  .describe(
+    'The discovery relay between waves: what lanes leave in $FLEET_DISCOVERIES (or a "Discoveries" section of the agent\'s final answer) reaches the lanes of later waves, in the agent prompt and as the file $FLEET_RELAY. On by default; false turns it off. See docs/relay.md.',
+  );
+
 export const MergeSchema = z
   .strictObject({
     policy: z
@@ -234,6 +250,7 @@ export const FleetFileSchema = z
     checkpoint: CheckpointSchema.default('pushed'),
     merge: MergeSchema.default({ policy: 'never', method: 'squash' }),
     review: ReviewSchema.optional(),
+    relay: RelaySchema.default({ item_chars: 300, max_chars: 4000, scope: 'fleet' }),
   })
   .describe('A Fleet file: one directive applied to many targets.');
 
@@ -243,4 +260,5 @@ export type TargetSpec = z.output<typeof TargetSchema>;
 export type Persona = z.output<typeof PersonaSchema>;
 export type AgentSpec = z.output<typeof AgentSchema>;
 export type ReviewSpec = z.output<typeof ReviewSchema>;
+export type RelaySpec = z.output<typeof RelaySchema>;
 export type TargetReviewSpec = z.output<typeof TargetReviewSchema>;

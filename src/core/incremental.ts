@@ -19,7 +19,7 @@ export const FLEET_VERSION = '0.1.0';
 /**
  * What decides a lane's result, and only that. In: the lane's repository, id, title, directive, run command,
  * checks, owns and never fences, branch, base and review settings; the fleet's name (in branch names and the PR marker), agent
- * settings, commit message, PR settings, CI waiting, merge policy and method, checkpoint, isolation and forge;
+ * settings, commit message, PR settings, CI waiting, merge policy and method, checkpoint, isolation, relay settings and forge;
  * the lanes it depends on; Fleet's version. Out, on purpose: scheduling (max_parallel, max_waves, exclusive,
  * timeouts, max_retries: a lane that completed within them completes again), the other targets, exclude:,
  * discovery settings, and the fleet-wide directive where a lane has its own.
@@ -37,6 +37,7 @@ export function laneDigestInput(file: FleetFile, lane: LaneSpec, version: string
       merge: file.merge,
       checkpoint: file.checkpoint,
       isolation: file.isolation,
+      relay: file.relay,
     },
     lane: {
       id: lane.id,

@@ -218,6 +218,15 @@ export const LaneRecord = z.strictObject({
     .nullable()
     .optional()
     .describe('For an unchanged lane: the fleet id of the run whose outcome it carries forward (the last run that really ran it).'),
+  discoveries: z
+    .array(z.string())
+    .optional()
+    .describe('What the lane left for later lanes (FLEET_DISCOVERIES or a "Discoveries" section of the agent\'s answer), cut and deduplicated.'),
+  relay: z
+    .strictObject({ items: z.number().int().min(0), from: z.array(z.string()).describe('The lanes whose discoveries it received.') })
+    .nullable()
+    .optional()
+    .describe('The relay the lane received from earlier waves; absent when it received none.'),
   review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed."),
 });
 export type LaneRecord = z.infer<typeof LaneRecord>;

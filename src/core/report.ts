@@ -360,6 +360,7 @@ export function renderReport(m: Manifest, opts: ReportOptions): string {
   }
 
   lines.push(...reviewLines(m, opts));
+  lines.push(...relayLines(m));
 
   const action = needsAction(m);
   lines.push('', '### Action required', '');
@@ -419,6 +420,31 @@ function reviewLines(m: Manifest, opts: ReportOptions): string[] {
     }
     if (open.length > REVIEW_OPEN_LIMIT) out.push(`- ${ELLIPSIS} and ${open.length - REVIEW_OPEN_LIMIT} more: see the manifest`);
   }
+  return out;
+}
+
+const RELAY_LIST_LIMIT = 20;
+
+/** The relay section: per wave, what its lanes found (deduplicated) and which later lanes received it. */
+function relayLines(m: Manifest): string[] {
+  const waves = [...new Set(m.lanes.filter((l) => l.discoveries?.length && l.wave !== null).map((l) => l.wave!))].sort((a, b) => a - b);
+  if (!waves.length) return [];
+  const out = ['', '### Relay', ''];
+  for (const wave of waves) {
+    const lanes = m.lanes.filter((l) => l.wave === wave && l.discoveries?.length);
+    const found = new Map<string, string[]>();
+    for (const l of lanes) for (const d of l.discoveries!) found.set(d, [...(found.get(d) ?? []), l.lane]);
+    const names = new Set(lanes.map((l) => l.lane));
+    const receivers = m.lanes.filter((l) => l.relay?.from.some((f) => names.has(f))).map((l) => l.lane);
+    out.push(
+      `Wave ${wave + 1} learned ${found.size} thing${found.size === 1 ? '' : 's'}; ${receivers.length ? `received by ${receivers.length} lane${receivers.length === 1 ? '' : 's'}: ${receivers.slice(0, RELAY_LIST_LIMIT).map(codeSpan).join(', ')}${receivers.length > RELAY_LIST_LIMIT ? ', …' : ''}` : 'no later lane received it'}.`,
+      '',
+    );
+    for (const [text, from] of [...found].slice(0, RELAY_LIST_LIMIT)) out.push(`- ${escapeCell(firstLine(text, MESSAGE_CHARS))} (${from.map(codeSpan).join(', ')})`);
+    if (found.size > RELAY_LIST_LIMIT) out.push(`- ${ELLIPSIS} and ${found.size - RELAY_LIST_LIMIT} more: see the manifest`);
+    out.push('');
+  }
+  out.pop();
   return out;
 }
 

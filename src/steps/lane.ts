@@ -13,12 +13,13 @@ import { matchesAny } from '../core/glob.js';
 import { SCHEMA_VERSION, type Attempt, type ErrorClass, type LaneRecord, type LaneResult, type LaneReview } from '../core/model.js';
 import { routePersonas, type Routing } from '../core/routing.js';
 import type { LaneSpec } from '../core/validate.js';
-import { agentCommand, renderWorkerPrompt, type AgentInvocation } from '../local/agent.js';
+import { agentAnswer, agentCommand, renderWorkerPrompt, type AgentInvocation } from '../local/agent.js';
+import { answerDiscoveries, buildRelay, MAX_DISCOVERIES_BYTES, parseDiscoveries, renderRelay, type DiscoveryEntry } from '../core/relay.js';
 import { pathSpan } from '../core/markdown.js';
 import { reviewBodyLines } from '../core/report.js';
 import type { CloneResult, Clock, Executor, ExecResult, Forge, Workspace } from '../ports.js';
-import { reviewChange } from './review.js';
-import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
+import { reviewChange, scrub } from './review.js';
+import { readUntrustedText, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import type { Semaphore } from '../util/pool.js';
 
 export interface LaneContext {
@@ -55,6 +56,11 @@ export interface LaneContext {
    * expands them to. Such a change is neither written to the lane's patch nor pushed.
    */
   neverInChange?: readonly string[];
+  /**
+   * What lanes of earlier waves left for later ones (the discovery relay): read when a lane starts, so a lane of wave
+   * k sees every lane of waves before k. Locally the runner's records; on Actions the relay files of earlier waves.
+   */
+  relayEntries?: () => readonly DiscoveryEntry[];
 }
 
 export function laneDir(root: string, lane: string): string {
@@ -63,6 +69,16 @@ export function laneDir(root: string, lane: string): string {
 
 export function resultPath(root: string, lane: string): string {
   return join(laneDir(root, lane), 'result.json');
+}
+
+/** Where a lane leaves its discoveries for later lanes (FLEET_DISCOVERIES), outside its working copy so nothing commits them. */
+export function discoveriesPath(root: string, lane: string): string {
+  return join(laneDir(root, lane), 'discoveries.txt');
+}
+
+/** Where a lane finds the relay of earlier waves (FLEET_RELAY). */
+export function relayPath(root: string, lane: string): string {
+  return join(laneDir(root, lane), 'relay.md');
 }
 
 export class LaneFailure extends Error {
@@ -120,6 +136,8 @@ export class LaneRun {
    * null when the commit is still to be made (a lane with checks, or a reviewed change: from what is staged).
    */
   made: { commit: string; committed: { files: string[]; patch: string } } | null = null;
+  /** The relay of earlier waves as this lane received it (markdown), or empty. */
+  relayText = '';
 
   constructor(
     readonly ctx: LaneContext,
@@ -151,6 +169,7 @@ export class LaneRun {
     try {
       this.checkIsolation();
       await this.clone();
+      await this.receiveRelay();
       if (ctx.file.agent) {
         this.routing = await route(ctx, lane, this.repoDir, this.dir);
         this.rec.routing = this.routing.selected;
@@ -287,7 +306,7 @@ export class LaneRun {
         });
 
       this.update({ phase: 'running' }, `attempt ${n}: running the directive`);
-      const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, { file: join(this.dir, `prompt-${n}.md`), feedback: this.feedback });
+      const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, { file: join(this.dir, `prompt-${n}.md`), feedback: this.feedback, relay: this.relayText });
       const env = { ...laneEnv(ctx, lane, n, this.feedback, this.cloned.base_branch), ...agentEnv };
       const tried = await this.tryChange(command, env, log, note, `attempt ${n}`);
       if (tried.ok) return tried.changed;
@@ -542,9 +561,52 @@ export class LaneRun {
     return 'retry';
   }
 
-  private finish(): Promise<LaneRecord> {
+  /** Writes the relay of earlier waves where the lane reads it (FLEET_RELAY, and the agent prompt), and clears a stale discoveries file. */
+  private async receiveRelay(): Promise<void> {
+    const { ctx, lane } = this;
+    const relay = ctx.file.relay;
+    if (relay === false) return;
+    await rm(discoveriesPath(ctx.root, lane.id), { force: true });
+    const items = this.rec.wave !== null && ctx.relayEntries ? buildRelay(ctx.relayEntries(), this.rec.wave, lane.repo, relay) : [];
+    this.relayText = renderRelay(items);
+    await writeFileAtomic(relayPath(ctx.root, lane.id), this.relayText ? `${this.relayText}\n` : '');
+    if (items.length) this.rec.relay = { items: items.length, from: [...new Set(items.flatMap((i) => i.lanes))] };
+  }
+
+  /**
+   * What the lane left for later lanes: its discoveries file, and for an agent lane the "Discoveries" section of its
+   * last answer. Never fails the lane: a file it cannot read says nothing.
+   */
+  private async leaveDiscoveries(): Promise<void> {
+    const { ctx, lane } = this;
+    const relay = ctx.file.relay;
+    if (relay === false || !this.cloned) return;
+    const fromFile = parseDiscoveries(await readUntrustedText(discoveriesPath(ctx.root, lane.id), MAX_DISCOVERIES_BYTES), relay.item_chars);
+    let fromAnswer: string[] = [];
+    if (runsAgent(ctx, lane) && this.rec.log) {
+      const log = await readUntrustedText(join(ctx.root, this.rec.log), MAX_DISCOVERIES_BYTES * 4, { tail: true });
+      fromAnswer = answerDiscoveries(finalAnswer(ctx.file.agent!.preset, log), relay.item_chars);
+    }
+    const all = parseDiscoveries([...fromFile, ...fromAnswer].map((d) => scrub(d, ctx.neverInChange)).join('\n'), relay.item_chars);
+    if (all.length) this.rec.discoveries = all;
+  }
+
+  private async finish(): Promise<LaneRecord> {
+    await this.leaveDiscoveries().catch(() => undefined);
     return finish(this.ctx, this.rec, this.t0);
   }
+}
+
+/**
+ * The agent's final answer in an attempt log: Claude Code's JSON result (the last `{"type":"result"…}` line), else
+ * the whole log (a `command` agent's output, or Codex's last message).
+ */
+function finalAnswer(preset: NonNullable<FleetFile['agent']>['preset'], log: string): string {
+  if (preset === 'claude') {
+    const line = log.split('\n').reverse().find((l) => l.startsWith('{') && l.includes('"type":"result"'));
+    if (line) return agentAnswer(preset, line).text;
+  }
+  return log;
 }
 
 function fenceFeedback(what: string, message: string | undefined, lane: LaneSpec): string {
@@ -729,6 +791,7 @@ export function laneEnv(ctx: LaneContext, lane: LaneSpec, attempt: number, feedb
     FLEET_ATTEMPT: String(attempt),
     FLEET_FEEDBACK: feedback ?? '',
     FLEET_DRY_RUN: ctx.dryRun ? '1' : '0',
+    ...(ctx.file.relay !== false ? { FLEET_DISCOVERIES: discoveriesPath(ctx.root, lane.id), FLEET_RELAY: relayPath(ctx.root, lane.id) } : {}),
   };
 }
 
@@ -740,7 +803,7 @@ export async function directiveCommand(
   ctx: LaneContext,
   lane: LaneSpec,
   routing: Routing | null,
-  opts: { file: string; feedback?: string; findings?: string },
+  opts: { file: string; feedback?: string; findings?: string; relay?: string },
 ): Promise<AgentInvocation> {
   // A lane-level run: wins over the fleet's agent, so one odd repository can be scripted.
   if (lane.run !== undefined || !ctx.file.agent) return { command: lane.run!, env: {} };
@@ -756,6 +819,8 @@ export async function directiveCommand(
     personas,
     feedback: opts.feedback,
     findings: opts.findings,
+    relay: opts.relay,
+    discoveries: ctx.file.relay !== false,
     title: lane.title,
   });
   await writeFileAtomic(opts.file, prompt);

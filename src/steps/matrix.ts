@@ -10,16 +10,21 @@ import { legPace, predecessorIndex, publishWrites, writeBudget, writesPerLane, t
 import { Manifest, type LaneRecord, type Shard } from '../core/model.js';
 import type { ResolvedFleet, Problem } from '../core/validate.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, StoredArtifact, Workspace } from '../ports.js';
-import { writeJsonAtomic } from '../util/fs.js';
+import { readUntrustedText, writeJsonAtomic } from '../util/fs.js';
+import { RelayFile, type DiscoveryEntry } from '../core/relay.js';
 import { mapLimit } from '../util/pool.js';
 import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
 import { planStep, type PlanStepOptions } from './plan.js';
 import { readLaneResult, reportStep } from './report.js';
-import { dependencyBlock } from './run.js';
+import { dependencyBlock, discoveryEntries } from './run.js';
 import { MissingResultExplainer } from './explain.js';
 
 export const PLAN_ARTIFACT = 'fleet-plan';
 export const LANE_ARTIFACT_PREFIX = 'fleet-lane-';
+/** A lane that left discoveries also uploads them alone, so a later wave's leg reads the relay without every lane's artifact. */
+export const RELAY_ARTIFACT_PREFIX = 'fleet-relay-';
+/** The most relay files one leg downloads (the latest waves first): the relay is cut to a few thousand characters anyway. */
+const MAX_RELAY_FILES = 200;
 export const REPORT_ARTIFACT = 'fleet-report';
 /** What a run hands the run that continues its fleet: the manifest as it stands and the next wave (see matrixContinue). */
 export const CHAIN_ARTIFACT = 'fleet-chain';
@@ -501,6 +506,14 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
     neverInChange: input.neverInChange,
     onUpdate: (rec, detail) => input.log?.(`${rec.lane}: ${rec.phase} (${detail})`),
   };
+  if (fleet.file.relay !== false && shard.wave > 0) {
+    const relay = await fetchRelay(input.store, input.root, bundle, shard.wave, input.attempt ?? 1).catch((err: Error) => {
+      // The relay helps a lane; it never fails one.
+      input.log?.(`Relay: the discoveries of earlier waves could not be read (${err.message}); the lanes run without them`);
+      return [];
+    });
+    ctx.relayEntries = () => relay;
+  }
   const out: LaneRecord[] = [];
   for (const id of shard.lanes) {
     const spec = specs.get(id)!;
@@ -526,8 +539,50 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
     out.push(rec);
     const agent = Boolean(fleet.file.agent) && spec.run === undefined;
     await input.store.upload(laneArtifact(id, input.attempt ?? 1), await laneFiles(laneDir(input.root, id), rec, agent), input.root);
+    if (rec.discoveries?.length) {
+      const file = join(input.root, 'relay', `${id}.json`);
+      await writeJsonAtomic(file, { lane: id, discoveries: rec.discoveries } satisfies RelayFile);
+      await input.store.upload(attemptName(`${RELAY_ARTIFACT_PREFIX}${id}`, input.attempt ?? 1), [file], input.root);
+    }
   }
   return out;
+}
+
+/**
+ * The discoveries lanes of waves before `wave` left: their relay artifacts of this run (the latest attempt of each),
+ * and for lanes an earlier run of the chain ran, their records in the plan. The wave and repository come from the
+ * plan, never from the file: a relay file says only what was found.
+ */
+async function fetchRelay(store: ArtifactStore, root: string, bundle: PlanBundle, wave: number, attempt: number): Promise<DiscoveryEntry[]> {
+  const planned = new Map(bundle.manifest.lanes.map((l) => [l.lane, l]));
+  const entries = discoveryEntries(bundle.manifest.lanes.filter((l) => inEarlierRun(bundle, l)));
+  const found: { lane: string; artifact: StoredArtifact; wave: number }[] = [];
+  for (const [base, artifact] of latestByAttempt(await store.list(RELAY_ARTIFACT_PREFIX, { complete: attempt > (bundle.attempt ?? 1) }), bundle.attempt ?? 1, attempt)) {
+    const lane = base.slice(RELAY_ARTIFACT_PREFIX.length);
+    const p = planned.get(lane);
+    if (base.startsWith(RELAY_ARTIFACT_PREFIX) && p?.wave != null && p.wave < wave && !inEarlierRun(bundle, p)) found.push({ lane, artifact, wave: p.wave });
+  }
+  found.sort((a, b) => b.wave - a.wave);
+  await mapLimit(found.slice(0, MAX_RELAY_FILES), 8, async ({ lane, artifact }) => {
+    const dir = join(root, '.relay', artifact.name);
+    await store.download(artifact, dir);
+    const parsed = RelayFile.safeParse(safeJson(await readUntrustedText(join(dir, 'relay', `${lane}.json`), 1024 * 1024)));
+    await rm(dir, { recursive: true, force: true });
+    if (!parsed.success || parsed.data.lane !== lane) return;
+    const p = planned.get(lane)!;
+    entries.push({ lane, repo: p.repo, wave: p.wave!, ended_at: null, discoveries: parsed.data.discoveries });
+  });
+  // In plan order, whatever order the downloads finished in: every leg of a wave builds the same relay.
+  const order = new Map(bundle.manifest.lanes.map((l, i) => [l.lane, i]));
+  return entries.sort((a, b) => order.get(a.lane)! - order.get(b.lane)!);
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface MatrixReportInput {

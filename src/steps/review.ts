@@ -7,8 +7,7 @@
  * working copy has its changes undone; a fix round whose change fails the fence or a check is undone too. The change
  * that leaves the review is always one that passed the fence and the checks.
  */
-import { constants as fsConstants } from 'node:fs';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ResolvedReview } from '../core/validate.js';
 import type { AgentUsage, LaneReview, LensRun, ReviewFindingRecord, ReviewRound } from '../core/model.js';
@@ -29,7 +28,7 @@ import {
 } from '../core/review.js';
 import { agentAnswer, agentCommand, answerCommand, ANSWER_ENV } from '../local/agent.js';
 import type { ExecResult } from '../ports.js';
-import { writeFileAtomic } from '../util/fs.js';
+import { readUntrustedText, writeFileAtomic } from '../util/fs.js';
 import { directiveCommand, laneEnv, LaneFailure, type LaneRun } from './lane.js';
 
 /** The most of an agent's answer Fleet reads: findings and dispositions are short; more is not an answer. */
@@ -188,7 +187,7 @@ async function fixRound(run: LaneRun, round: number, open: readonly ReviewFindin
   const { ctx, lane } = run;
   const log = join(run.dir, 'review', `r${round}-fix.log`);
   run.update({ phase: 'running' }, `review round ${round}: the worker fixes ${open.length} finding${open.length > 1 ? 's' : ''}`);
-  const { command, env: agentEnv } = await directiveCommand(ctx, lane, run.routing, { file: join(run.dir, 'review', `r${round}-fix.md`), findings: fixPrompt(open) });
+  const { command, env: agentEnv } = await directiveCommand(ctx, lane, run.routing, { file: join(run.dir, 'review', `r${round}-fix.md`), findings: fixPrompt(open), relay: run.relayText });
   const env = { ...laneEnv(ctx, lane, run.n, undefined, run.cloned.base_branch), ...agentEnv };
   const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
   try {
@@ -233,32 +232,11 @@ async function runForAnswer(run: LaneRun, name: string, prompt: string): Promise
     release();
   }
   stopIfCancelled(run);
-  const answer = agentAnswer(agent.preset, await readAnswer(answerFile));
+  const answer = agentAnswer(agent.preset, await readUntrustedText(answerFile, MAX_ANSWER_BYTES));
   return { r, text: scrub(answer.text, ctx.neverInChange), usage: answer.usage, log: run.rel(log) };
 }
 
-/**
- * The answer file as the agent left it: never through a link (the agent could point it at a file of Fleet's), never
- * more than MAX_ANSWER_BYTES. Missing: an empty answer.
- */
-async function readAnswer(file: string): Promise<string> {
-  let handle;
-  try {
-    handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
-  } catch {
-    return '';
-  }
-  try {
-    if (!(await handle.stat()).isFile()) return '';
-    const buf = Buffer.alloc(MAX_ANSWER_BYTES);
-    const { bytesRead } = await handle.read(buf, 0, MAX_ANSWER_BYTES, 0);
-    return buf.subarray(0, bytesRead).toString('utf8');
-  } finally {
-    await handle.close();
-  }
-}
-
-function scrub(text: string, secrets: readonly string[] | undefined): string {
+export function scrub(text: string, secrets: readonly string[] | undefined): string {
   let out = text;
   for (const s of secrets ?? []) if (s.length >= 8) out = out.split(s).join('***');
   return out;

@@ -14,6 +14,7 @@ import type { LaneSpec, Problem, ResolvedFleet } from '../core/validate.js';
 import type { Checkpoint, Clock, Executor, Forge, Workspace } from '../ports.js';
 import { finalizeManifest, summarize } from '../core/manifest.js';
 import { renderReport } from '../core/report.js';
+import type { DiscoveryEntry } from '../core/relay.js';
 import { JsonLines, writeJsonAtomic } from '../util/fs.js';
 import { LOCK_FILE, lockWorkspace } from '../util/lock.js';
 import { Semaphore } from '../util/pool.js';
@@ -195,6 +196,8 @@ async function runLocked(
     env: opts.env,
     onUpdate: emit,
     signal: opts.signal,
+    // Waves run one after another here: when a lane of wave k starts, every lane of an earlier wave has ended.
+    relayEntries: () => discoveryEntries([...manifest.lanes.map((l) => verified.get(l.lane) ?? records.get(l.lane) ?? l)]),
   };
   const cancelled = async (start: LaneRecord): Promise<void> => {
     const rec = notStarted(start, opts.clock.now().toISOString());
@@ -281,6 +284,13 @@ async function runLocked(
   await writeJsonAtomic(manifestPath(root), manifest);
   active = null;
   return { ok: true, manifest, root, plan, notes: s.notes };
+}
+
+/** What lanes left for the relay, as the relay reads it. */
+export function discoveryEntries(lanes: readonly LaneRecord[]): DiscoveryEntry[] {
+  return lanes
+    .filter((l) => l.discoveries?.length && l.wave !== null)
+    .map((l) => ({ lane: l.lane, repo: l.repo, wave: l.wave!, ended_at: l.ended_at, discoveries: l.discoveries! }));
 }
 
 /**

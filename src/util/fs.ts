@@ -95,3 +95,29 @@ export async function readTextFile(path: string, maxBytes: number, what: string)
     await fh.close();
   }
 }
+
+/**
+ * Reads a file a directive or an agent could have written (an answer, a discoveries file, a log): never through a
+ * link (it could name a file of Fleet's), only a regular file (a FIFO would never end), at most `maxBytes` — the
+ * first ones, or with `tail` the last. Anything else reads as empty: such a file says nothing Fleet should keep.
+ */
+export async function readUntrustedText(path: string, maxBytes: number, opts: { tail?: boolean } = {}): Promise<string> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return '';
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return '';
+    const from = opts.tail ? Math.max(0, st.size - maxBytes) : 0;
+    const buf = Buffer.alloc(Math.min(maxBytes, st.size));
+    const { bytesRead } = await fh.read(buf, 0, buf.length, from);
+    return buf.subarray(0, bytesRead).toString('utf8');
+  } catch {
+    return '';
+  } finally {
+    await fh.close();
+  }
+}

@@ -72,6 +72,8 @@ describe('runLane', () => {
       FLEET_ATTEMPT: '1',
       FLEET_FEEDBACK: '',
       FLEET_DRY_RUN: '0',
+      FLEET_DISCOVERIES: join(root, 'lanes', 'svc', 'discoveries.txt'),
+      FLEET_RELAY: join(root, 'lanes', 'svc', 'relay.md'),
     });
   });
 

@@ -6,7 +6,9 @@
 //     "lanes": { "<lane>": { …any of these… } },     per-lane overrides (by FLEET_LANE)
 //     "lenses": { "<lens>": "<behaviour>" },        per lens; unlisted lenses refute
 //     "dispositions": { "<severity>": "ACCEPT" | "FIX_LATER" | "DEFER" } | "garbage",
-//     "fix": "fix" | "cannot" | "outside" | "fail" }
+//     "fix": "fix" | "cannot" | "outside" | "fail",
+//     "discoveries": ["…"],                          a "## Discoveries" list ending the worker's answer
+//     "record": "<path>" }                           the worker's prompt is written to <path>-<lane>.md
 //
 // Lens behaviours:
 //   marker        a finding (severity high) on every added line holding BUG, else refuted
@@ -116,8 +118,9 @@ if (prompt.includes('## Review findings to fix')) {
 }
 
 // The worker's first attempt.
+if (plan.record) writeFileSync(`${plan.record}-${process.env.FLEET_LANE}.md`, prompt);
 for (const [p, content] of Object.entries(plan.write ?? {})) {
   mkdirSync(path.dirname(p), { recursive: true });
   writeFileSync(p, content);
 }
-answer('wrote the change');
+answer(`wrote the change${plan.discoveries ? `\n\n## Discoveries\n${plan.discoveries.map((d) => `- ${d}`).join('\n')}\n\nThat is all.` : ''}`);

@@ -9848,7 +9848,7 @@ function renderWriteBudget(b) {
 /* harmony export */   Wj: () => (/* binding */ FleetFileSchema),
 /* harmony export */   kB: () => (/* binding */ LANE_ID_PATTERN)
 /* harmony export */ });
-/* unused harmony exports AgentSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, LensSchema, MergeSchema, PersonaSchema, PullRequestSchema, RelaySchema, ReviewSchema, TargetReviewSchema, TargetSchema */
+/* unused harmony exports AgentSchema, BudgetSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, LensSchema, MergeSchema, PersonaSchema, PullRequestSchema, RelaySchema, ReviewSchema, TargetReviewSchema, TargetSchema */
 /* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(8816);
 /* harmony import */ var _review_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8111);
 
@@ -9927,6 +9927,15 @@ const RelaySchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .union */ .KCZ([
 ]).describe(
   `The discovery relay between waves: what lanes leave in $FLEET_DISCOVERIES (or a "Discoveries" section of the agent's final answer) reaches the lanes of later waves, in the agent prompt and as the file $FLEET_RELAY. On by default; false turns it off. See docs/relay.md.`
 );
+const BudgetSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  lane: zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+    turns: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().int().min(1).optional().describe("Agent turns one lane may take, over all its agent runs (attempts, lenses, dispositions, fix rounds), where the agent CLI reports them."),
+    cost_usd: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().positive().optional().describe("Dollars one lane may spend, over all its agent runs, where the agent CLI reports cost (Claude Code).")
+  }).optional(),
+  fleet: zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+    cost_usd: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().positive().optional().describe("The fleet's cost ceiling: once reached, no new lane, attempt or lens starts.")
+  }).optional()
+}).describe("Spending caps for agent fleets; see docs/budgets.md.");
 const MergeSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
   policy: zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(["never", "when-green"]).default("never").describe("never: leave the branch (or PR) for a person. when-green: merge once checks pass and the branch is mergeable."),
   method: zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(["merge", "squash", "rebase", "fast-forward"]).default("squash")
@@ -10002,6 +10011,7 @@ const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej
   checkpoint: CheckpointSchema.default("pushed"),
   merge: MergeSchema.default({ policy: "never", method: "squash" }),
   review: ReviewSchema.optional(),
+  budget: BudgetSchema.optional(),
   relay: RelaySchema.default({ item_chars: 300, max_chars: 4e3, scope: "fleet" })
 }).describe("A Fleet file: one directive applied to many targets.");
 
@@ -13680,7 +13690,9 @@ function formatBytes(n) {
 /* harmony export */   o8: () => (/* binding */ durationSeconds)
 /* harmony export */ });
 /* unused harmony exports applyLaneRecord, compareIds, parseTime, resumableLanes */
-/* harmony import */ var _model_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(754);
+/* harmony import */ var _spend_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8075);
+/* harmony import */ var _model_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(754);
+
 
 function compareIds(a, b) {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -13694,11 +13706,11 @@ function byWaveThenLane(a, b) {
 function initManifest(init) {
   const lanes = [];
   for (const l of init.lanes) {
-    lanes.push((0,_model_js__WEBPACK_IMPORTED_MODULE_0__/* .newLaneRecord */ .Y_)({ repo: l.repo, lane: l.lane, wave: l.wave, branch: l.branch, depends_on: [...l.depends_on] }));
+    lanes.push((0,_model_js__WEBPACK_IMPORTED_MODULE_1__/* .newLaneRecord */ .Y_)({ repo: l.repo, lane: l.lane, wave: l.wave, branch: l.branch, depends_on: [...l.depends_on] }));
   }
   for (const s of init.skipped) {
     lanes.push({
-      ...(0,_model_js__WEBPACK_IMPORTED_MODULE_0__/* .newLaneRecord */ .Y_)({ repo: s.repo, lane: s.lane, wave: null, branch: null, depends_on: [...s.depends_on] }),
+      ...(0,_model_js__WEBPACK_IMPORTED_MODULE_1__/* .newLaneRecord */ .Y_)({ repo: s.repo, lane: s.lane, wave: null, branch: null, depends_on: [...s.depends_on] }),
       status: "skipped",
       phase: "skipped",
       error: { class: "dependency-failed", message: s.reason }
@@ -13706,7 +13718,7 @@ function initManifest(init) {
   }
   for (const x of init.excluded) {
     lanes.push({
-      ...(0,_model_js__WEBPACK_IMPORTED_MODULE_0__/* .newLaneRecord */ .Y_)({ repo: x.repo, lane: x.lane, wave: null, branch: null, depends_on: [] }),
+      ...(0,_model_js__WEBPACK_IMPORTED_MODULE_1__/* .newLaneRecord */ .Y_)({ repo: x.repo, lane: x.lane, wave: null, branch: null, depends_on: [] }),
       status: "excluded",
       phase: "excluded",
       error: { class: "excluded", message: x.detail ? `${x.reason}: ${x.detail}` : x.reason }
@@ -13719,7 +13731,7 @@ function initManifest(init) {
   }
   lanes.sort(byWaveThenLane);
   return {
-    schema_version: _model_js__WEBPACK_IMPORTED_MODULE_0__/* .SCHEMA_VERSION */ .f$,
+    schema_version: _model_js__WEBPACK_IMPORTED_MODULE_1__/* .SCHEMA_VERSION */ .f$,
     fleet_id: init.fleet_id,
     name: init.name,
     forge: init.forge,
@@ -13804,6 +13816,7 @@ function summarize(lanes, started_at, ended_at) {
     if (l.merge_status === "merged") s.merged++;
     if (isDraft(l)) s.draft++;
     s.retries += l.retry_count;
+    if ((0,_spend_js__WEBPACK_IMPORTED_MODULE_0__/* .hasUsage */ .Ak)(l.usage)) s.usage = (0,_spend_js__WEBPACK_IMPORTED_MODULE_0__/* .addUsage */ .vk)(s.usage, l.usage);
   }
   return s;
 }
@@ -13932,7 +13945,8 @@ const ErrorClass = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n([
   "lane-crashed",
   "no-result",
   "cancelled",
-  "excluded"
+  "excluded",
+  "budget-exceeded"
 ]);
 const LaneError = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ class: ErrorClass, message: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP() });
 const MergeStatus = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["not-requested", "pending", "merged", "draft", "blocked", "failed"]);
@@ -14010,7 +14024,8 @@ const LaneReview = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   rounds: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ReviewRound),
   findings: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ReviewFindingRecord),
   open: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
-  usage: AgentUsage.describe("The panel, the dispositions and the fix rounds together.")
+  usage: AgentUsage.describe("The panel, the dispositions and the fix rounds together."),
+  stopped: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().optional().describe("Why the review stopped before its verdict (a budget reached); it then needs a person.")
 });
 const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
@@ -14041,6 +14056,7 @@ const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   isolation: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ kind: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["pid-namespace", "none"]), detail: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP() }).nullable().optional().describe("How the lane's directive and checks were kept from seeing Fleet's processes (pid-namespace), or why they were not (none)."),
   digest: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().optional().describe("sha256 of everything that decides the lane's result (directive, command, checks, the fleet-file fields that matter, Fleet's version): with base_commit, what an incremental sweep compares."),
   unchanged_since: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().optional().describe("For an unchanged lane: the fleet id of the run whose outcome it carries forward (the last run that really ran it)."),
+  usage: AgentUsage.nullable().optional().describe("What the lane's agent runs spent (attempts, lenses, dispositions, fix rounds), where the agent CLI reports it."),
   discoveries: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).optional().describe(`What the lane left for later lanes (FLEET_DISCOVERIES or a "Discoveries" section of the agent's answer), cut and deduplicated.`),
   relay: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ items: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0), from: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("The lanes whose discoveries it received.") }).nullable().optional().describe("The relay the lane received from earlier waves; absent when it received none."),
   review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed.")
@@ -14091,7 +14107,8 @@ const Summary = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   merged: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
   draft: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
   retries: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
-  duration_seconds: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable()
+  duration_seconds: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().min(0).nullable(),
+  usage: AgentUsage.optional().describe("What every lane's agent runs spent together; absent when no agent reported any.")
 });
 const ChainRun = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   run_id: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int(),
@@ -14666,6 +14683,8 @@ function longestChain(lanes, level) {
 /* unused harmony exports ANNOTATIONS_PER_REQUEST, CHECK_RUN_TEXT_LIMIT, checkRunConclusion, fitCheckRunText, formatDuration, laneAnnotations, laneResult, renderMermaid, renderShard, utf8Bytes */
 /* harmony import */ var _manifest_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9626);
 /* harmony import */ var _markdown_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9982);
+/* harmony import */ var _spend_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8075);
+
 
 
 
@@ -14895,6 +14914,7 @@ function renderReport(m, opts) {
   if (s.running > 0) metrics.push(["Running", String(s.running)]);
   if (s.queued > 0) metrics.push(["Queued", String(s.queued)]);
   if (s.unchanged > 0) metrics.push(["Unchanged", String(s.unchanged)]);
+  if (s.usage?.cost_usd != null) metrics.push(["Agent cost", `$${(0,_spend_js__WEBPACK_IMPORTED_MODULE_2__/* .money */ .TG)(s.usage.cost_usd)}`]);
   metrics.push(
     ["Merged", String(s.merged)],
     ["Draft", String(s.draft)],
@@ -14934,6 +14954,7 @@ function renderReport(m, opts) {
   }
   lines.push(...reviewLines(m, opts));
   lines.push(...relayLines(m));
+  lines.push(...spendingLines(m, s, opts));
   const action = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .needsAction */ .U$)(m);
   lines.push("", "### Action required", "");
   if (action.length === 0) lines.push("Nothing needs action.");
@@ -14982,6 +15003,41 @@ function reviewLines(m, opts) {
       out.push(`- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.lane)} ${f.id} (${f.severity}; ${f.lenses.map(_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq).join("+")}) ${findingWhere(f)}: ${sentence((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(firstLine(f.finding, MESSAGE_CHARS)))}`);
     }
     if (open.length > REVIEW_OPEN_LIMIT) out.push(`- ${ELLIPSIS} and ${open.length - REVIEW_OPEN_LIMIT} more: see the manifest`);
+  }
+  return out;
+}
+function countCell(v) {
+  return v == null ? DASH : String(v);
+}
+function costCell(v) {
+  return v == null ? DASH : `$${(0,_spend_js__WEBPACK_IMPORTED_MODULE_2__/* .money */ .TG)(v)}`;
+}
+function spendingLines(m, s, opts) {
+  const spent = m.lanes.filter((l) => (0,_spend_js__WEBPACK_IMPORTED_MODULE_2__/* .hasUsage */ .Ak)(l.usage));
+  const stopped = m.lanes.filter((l) => l.error?.class === "budget-exceeded");
+  if (!spent.length && !stopped.length) return [];
+  const out = ["", "### Spending", ""];
+  if (spent.length) {
+    const max = rowCap(opts.maxRows, Number.POSITIVE_INFINITY);
+    const rows = spent.slice(0, max).map((l) => [
+      (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.lane),
+      countCell(l.usage.turns),
+      countCell(l.usage.input_tokens),
+      countCell(l.usage.output_tokens),
+      costCell(l.usage.cost_usd),
+      costCell(l.review?.usage.cost_usd)
+    ]);
+    const t = s.usage;
+    rows.push(["**Fleet**", countCell(t?.turns), countCell(t?.input_tokens), countCell(t?.output_tokens), costCell(t?.cost_usd), costCell(spent.reduce((sum, l) => l.review?.usage.cost_usd == null ? sum : (sum ?? 0) + l.review.usage.cost_usd, null))]);
+    out.push(...table(["Lane", "Turns", "Tokens in", "Tokens out", "Cost", "Of which review"], ["l", "r", "r", "r", "r", "r"], rows));
+    if (spent.length > max) out.push("", `${ELLIPSIS} and ${spent.length - max} more lanes: see the manifest`);
+    out.push("", "As the agent CLIs reported it (Claude Code reports cost, turns and tokens; Codex tokens with `--json`); \u2014 where an agent reported nothing.");
+  }
+  if (stopped.length) {
+    const notRun = stopped.filter((l) => l.status === "skipped");
+    const cut = stopped.filter((l) => l.status !== "skipped");
+    if (notRun.length) out.push("", `Did not start (the fleet's cost ceiling was reached): ${notRun.slice(0, RELAY_LIST_LIMIT).map((l) => (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.lane)).join(", ")}${notRun.length > RELAY_LIST_LIMIT ? `, and ${notRun.length - RELAY_LIST_LIMIT} more` : ""}.`);
+    if (cut.length) out.push("", `Stopped by a budget while running: ${cut.slice(0, RELAY_LIST_LIMIT).map((l) => (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.lane)).join(", ")}${cut.length > RELAY_LIST_LIMIT ? `, and ${cut.length - RELAY_LIST_LIMIT} more` : ""}.`);
   }
   return out;
 }
@@ -15356,6 +15412,91 @@ function findingStatus(disposition, rounds, last) {
   if (disposition === "FIX_LATER") return "follow-up";
   if (disposition === "DEFER") return "deferred";
   return rounds.includes(last) ? "open" : "fixed";
+}
+
+
+
+/***/ }),
+
+/***/ 8075:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Ak: () => (/* binding */ hasUsage),
+/* harmony export */   TG: () => (/* binding */ money),
+/* harmony export */   Tk: () => (/* binding */ remaining),
+/* harmony export */   g3: () => (/* binding */ budgetStop),
+/* harmony export */   tY: () => (/* binding */ usageFromOutput),
+/* harmony export */   vk: () => (/* binding */ addUsage),
+/* harmony export */   yJ: () => (/* binding */ NO_USAGE)
+/* harmony export */ });
+const NO_USAGE = { cost_usd: null, turns: null, input_tokens: null, output_tokens: null };
+function addUsage(a, b) {
+  const out = { ...NO_USAGE };
+  for (const k of Object.keys(out)) {
+    const x = a?.[k] ?? null;
+    const y = b?.[k] ?? null;
+    out[k] = x === null && y === null ? null : round((x ?? 0) + (y ?? 0), k);
+  }
+  return out;
+}
+function round(v, k) {
+  return k === "cost_usd" ? Math.round(v * 1e6) / 1e6 : Math.round(v);
+}
+function hasUsage(u) {
+  return !!u && Object.values(u).some((v) => v !== null);
+}
+function usageFromOutput(preset, output) {
+  const lines = output.split("\n");
+  if (preset === "claude") {
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const r = jsonLine(lines[i]);
+      if (r?.type !== "result") continue;
+      const usage = r.usage ?? {};
+      return { cost_usd: num(r.total_cost_usd), turns: int(r.num_turns), input_tokens: int(usage.input_tokens), output_tokens: int(usage.output_tokens) };
+    }
+    return null;
+  }
+  if (preset === "codex") {
+    let total = null;
+    for (const line of lines) {
+      const r = jsonLine(line);
+      if (r?.type !== "turn.completed" || !r.usage || typeof r.usage !== "object") continue;
+      const u = r.usage;
+      total = addUsage(total, { cost_usd: null, turns: 1, input_tokens: int(u.input_tokens), output_tokens: int(u.output_tokens) });
+    }
+    return total;
+  }
+  return null;
+}
+function jsonLine(line) {
+  const t = line.trim();
+  if (!t.startsWith("{")) return null;
+  try {
+    const v = JSON.parse(t);
+    return v && typeof v === "object" ? v : null;
+  } catch {
+    return null;
+  }
+}
+const num = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null;
+const int = (v) => num(v) === null ? null : Math.round(v);
+function budgetStop(spent, caps, fleet) {
+  if (fleet && fleet.spent >= fleet.ceiling) return `the fleet's cost ceiling of $${money(fleet.ceiling)} is reached ($${money(fleet.spent)} spent)`;
+  if (caps?.cost_usd !== void 0 && (spent.cost_usd ?? 0) >= caps.cost_usd) return `the lane's cost cap of $${money(caps.cost_usd)} is reached ($${money(spent.cost_usd ?? 0)} spent)`;
+  if (caps?.turns !== void 0 && (spent.turns ?? 0) >= caps.turns) return `the lane's cap of ${caps.turns} agent turns is reached (${spent.turns} taken)`;
+  return null;
+}
+function remaining(spent, caps, fleet) {
+  const out = {};
+  if (caps?.turns !== void 0) out.turns = Math.max(1, caps.turns - (spent.turns ?? 0));
+  const costs = [caps?.cost_usd !== void 0 ? caps.cost_usd - (spent.cost_usd ?? 0) : Infinity, fleet ? fleet.ceiling - fleet.spent : Infinity];
+  const left = Math.min(...costs);
+  if (Number.isFinite(left)) out.cost_usd = Math.max(0.01, Math.round(left * 100) / 100);
+  return out;
+}
+function money(v) {
+  return v > 0 && v < 0.01 ? v.toFixed(4) : v.toFixed(2);
 }
 
 
@@ -16023,7 +16164,7 @@ function renderCommandTemplate(template) {
   }
   return out;
 }
-function agentCommand(spec, vars) {
+function agentCommand(spec, vars, caps = {}) {
   const env = {};
   for (const [k, name] of Object.entries(PLACEHOLDER_ENV)) env[name] = vars[k];
   const args = (spec.args ?? []).map(shellQuote);
@@ -16031,7 +16172,12 @@ function agentCommand(spec, vars) {
   switch (spec.preset) {
     case "claude": {
       const bin = spec.command ?? "claude";
-      return { command: [bin, "-p", promptArg, "--output-format", "json", "--permission-mode", "acceptEdits", ...args].join(" "), env };
+      const given = (flag) => (spec.args ?? []).some((a) => a === flag || a.startsWith(`${flag}=`));
+      const limits = [
+        ...caps.turns !== void 0 && !given("--max-turns") ? ["--max-turns", String(caps.turns)] : [],
+        ...caps.cost_usd !== void 0 && !given("--max-budget-usd") ? ["--max-budget-usd", String(caps.cost_usd)] : []
+      ];
+      return { command: [bin, "-p", promptArg, "--output-format", "json", "--permission-mode", "acceptEdits", ...limits, ...args].join(" "), env };
     }
     case "codex": {
       const bin = spec.command ?? "codex";
@@ -18267,7 +18413,7 @@ __nccwpck_require__.d(__webpack_exports__, {
   j: () => (/* binding */ writeInterruptedState)
 });
 
-// UNUSED EXPORTS: dependencyBlock, discoveryEntries, manifestPath
+// UNUSED EXPORTS: ceilingReached, dependencyBlock, discoveryEntries, manifestPath
 
 // EXTERNAL MODULE: external "node:fs"
 var external_node_fs_ = __nccwpck_require__(3024);
@@ -18285,6 +18431,8 @@ var model = __nccwpck_require__(754);
 var core_manifest = __nccwpck_require__(9626);
 // EXTERNAL MODULE: ./.build/src/core/report.js
 var report = __nccwpck_require__(2001);
+// EXTERNAL MODULE: ./.build/src/core/spend.js
+var spend = __nccwpck_require__(8075);
 // EXTERNAL MODULE: ./.build/src/util/fs.js
 var fs = __nccwpck_require__(8177);
 ;// CONCATENATED MODULE: ./.build/src/util/lock.js
@@ -18576,8 +18724,11 @@ async function reviewChange(run, spec) {
   const usage = new UsageSum();
   await (0,promises_.mkdir)((0,external_node_path_.join)(run.dir, "review"), { recursive: true });
   let snapshot = await takeSnapshot(run);
+  let stopped = null;
   for (let round = 1; ; round++) {
     stopIfCancelled(run);
+    stopped = run.budgetStop();
+    if (stopped) break;
     run.update({ phase: "reviewing" }, `review round ${round}: ${spec.lenses.map((l) => l.name).join(", ")}`);
     const { files, patch } = await run.ctx.workspace.committed(run.repoDir, run.base, snapshot);
     const lensRuns = await Promise.all(
@@ -18606,6 +18757,8 @@ async function reviewChange(run, spec) {
     rounds.push(record);
     if (verdict.verdict === "clear" || verdict.verdict === "needs-person") break;
     if (verdict.verdict === "fix") {
+      stopped = run.budgetStop();
+      if (stopped) break;
       record.fix = await fixRound(run, round, verdict.open);
       if (record.fix.ok) snapshot = await takeSnapshot(run);
       else await restore(run, snapshot);
@@ -18633,11 +18786,12 @@ async function reviewChange(run, spec) {
   const changed = await run.ctx.workspace.changedFiles(run.repoDir);
   return {
     review: {
-      verdict: rounds.at(-1).verdict === "clear" ? "clear" : "needs-person",
+      verdict: !stopped && rounds.at(-1)?.verdict === "clear" ? "clear" : "needs-person",
       rounds,
       findings,
       open: findings.filter((f) => f.status === "open").length,
-      usage: usage.total()
+      usage: usage.total(),
+      stopped
     },
     changed
   };
@@ -18709,7 +18863,7 @@ async function fixRound(run, round, open) {
   const { ctx, lane } = run;
   const log = (0,external_node_path_.join)(run.dir, "review", `r${round}-fix.log`);
   run.update({ phase: "running" }, `review round ${round}: the worker fixes ${open.length} finding${open.length > 1 ? "s" : ""}`);
-  const { command, env: agentEnv } = await directiveCommand(ctx, lane, run.routing, { file: (0,external_node_path_.join)(run.dir, "review", `r${round}-fix.md`), findings: (0,review/* fixPrompt */.CD)(open), relay: run.relayText });
+  const { command, env: agentEnv } = await directiveCommand(ctx, lane, run.routing, { file: (0,external_node_path_.join)(run.dir, "review", `r${round}-fix.md`), findings: (0,review/* fixPrompt */.CD)(open), relay: run.relayText, caps: run.caps() });
   const env = { ...laneEnv(ctx, lane, run.n, void 0, run.cloned.base_branch), ...agentEnv };
   const release = ctx.slots ? await ctx.slots.acquire() : () => void 0;
   try {
@@ -18728,7 +18882,7 @@ async function runForAnswer(run, name, prompt) {
   const log = (0,external_node_path_.join)(folder, `${name}.log`);
   await (0,fs/* writeFileAtomic */.Zf)(promptFile, prompt);
   await (0,promises_.rm)(answerFile, { force: true });
-  const inv = (0,local_agent/* agentCommand */.zA)(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch });
+  const inv = (0,local_agent/* agentCommand */.zA)(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch }, run.caps());
   const env = { ...laneEnv(ctx, lane, run.n, void 0, run.cloned.base_branch), ...inv.env, ...ctx.agentEnv, [local_agent/* ANSWER_ENV */.nq]: answerFile };
   const release = ctx.slots ? await ctx.slots.acquire() : () => void 0;
   let r;
@@ -18740,6 +18894,7 @@ async function runForAnswer(run, name, prompt) {
   }
   stopIfCancelled(run);
   const answer = (0,local_agent/* agentAnswer */.EB)(agent.preset, await (0,fs/* readUntrustedText */.up)(answerFile, MAX_ANSWER_BYTES));
+  run.charge(answer.usage);
   return { r, text: scrub(answer.text, ctx.neverInChange), usage: answer.usage, log: run.rel(log) };
 }
 function scrub(text, secrets) {
@@ -18798,6 +18953,7 @@ class UsageSum {
 
 
 
+
 function laneDir(root, lane) {
   return (0,external_node_path_.join)(root, "lanes", lane);
 }
@@ -18811,11 +18967,13 @@ function relayPath(root, lane) {
   return (0,external_node_path_.join)(laneDir(root, lane), "relay.md");
 }
 class LaneFailure extends Error {
-  constructor(errorClass, message) {
+  constructor(errorClass, message, notStarted = false) {
     super(message);
     this.errorClass = errorClass;
+    this.notStarted = notStarted;
   }
   errorClass;
+  notStarted;
 }
 function firstLines(text, max = 600) {
   const t = text.trim();
@@ -18858,6 +19016,8 @@ class LaneRun {
   made = null;
   /** The relay of earlier waves as this lane received it (markdown), or empty. */
   relayText = "";
+  /** What the lane's agent runs spent so far. */
+  spent = { ...spend/* NO_USAGE */.yJ };
   update(patch, detail) {
     this.rec = { ...this.rec, ...patch, updated_at: this.ctx.clock.now().toISOString() };
     this.ctx.onUpdate(this.rec, detail);
@@ -18923,10 +19083,8 @@ class LaneRun {
       return await this.finish();
     } catch (err) {
       const failure = err instanceof LaneFailure && err.errorClass === "cancelled" ? err : ctx.signal?.aborted ? interrupted(this.rec, err) : err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
-      this.update(
-        { status: "failed", phase: "failed", ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },
-        `failed: ${failure.errorClass}`
-      );
+      const ended = failure.notStarted ? "skipped" : "failed";
+      this.update({ status: ended, phase: ended, ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } }, `${ended}: ${failure.errorClass}`);
       return await this.finish();
     }
   }
@@ -18975,6 +19133,9 @@ class LaneRun {
     let lastFailure;
     while (this.n < maxAttempts) {
       lane_stopIfCancelled(ctx);
+      const stop = runsAgent(ctx, lane) ? this.budgetStop() : null;
+      if (stop && this.n === 0) throw new LaneFailure("budget-exceeded", `not started: ${stop}`, true);
+      if (stop) throw new LaneFailure("budget-exceeded", `${stop}: attempt ${this.n + 1} did not start`);
       const n = ++this.n;
       if (n > 1) {
         await ctx.workspace.reset(this.repoDir, this.base);
@@ -18995,7 +19156,7 @@ class LaneRun {
         log: this.rel(log)
       });
       this.update({ phase: "running" }, `attempt ${n}: running the directive`);
-      const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, { file: (0,external_node_path_.join)(this.dir, `prompt-${n}.md`), feedback: this.feedback, relay: this.relayText });
+      const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, { file: (0,external_node_path_.join)(this.dir, `prompt-${n}.md`), feedback: this.feedback, relay: this.relayText, caps: this.caps() });
       const env = { ...laneEnv(ctx, lane, n, this.feedback, this.cloned.base_branch), ...agentEnv };
       const tried = await this.tryChange(command, env, log, note, `attempt ${n}`);
       if (tried.ok) return tried.changed;
@@ -19017,6 +19178,7 @@ class LaneRun {
     const tDirective = Date.now();
     const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
     this.directiveMs += Date.now() - tDirective;
+    if (runsAgent(ctx, lane)) this.charge((0,spend/* usageFromOutput */.tY)(ctx.file.agent.preset, await (0,fs/* readUntrustedText */.up)(log, 256 * 1024, { tail: true })));
     if (ctx.signal?.aborted) {
       note(r, "directive");
       lane_stopIfCancelled(ctx);
@@ -19173,13 +19335,15 @@ ${firstLines(c.tail, 2e3)}`, final: false };
       failed.length ? `lens${failed.length > 1 ? "es" : ""} ${failed.join(", ")} gave no readable answer` : ""
     ].filter(Boolean).join(", and ");
     const where = this.ctx.forge.kind === "github" && this.rec.pr_number !== null ? `; PR #${this.rec.pr_number} is a draft labelled ${this.lane.review.label}` : `; the branch ${this.lane.branch} is pushed`;
+    const rounds = `${review.rounds.length} round${review.rounds.length === 1 ? "" : "s"}`;
+    const error = review.stopped ? { class: "budget-exceeded", message: `the review stopped after ${rounds}: ${review.stopped}${what ? `, with ${what}` : ""}${where}` } : { class: "code-review-needed", message: `review reached its cap of ${rounds} with ${what}${where}` };
     this.update(
       {
         status: "failed",
         phase: "draft",
         merge_status: "draft",
         ended_at: this.ctx.clock.now().toISOString(),
-        error: { class: "code-review-needed", message: firstLines(`review reached its cap of ${review.rounds.length} round${review.rounds.length > 1 ? "s" : ""} with ${what}${where}`, 600) }
+        error: { ...error, message: firstLines(error.message, 600) }
       },
       "review open at the round cap: handed to a person"
     );
@@ -19228,6 +19392,24 @@ ${firstLines(c.tail, 2e3)}`, final: false };
 ${firstLines(verdict.failures, 2e3)}`;
     return "retry";
   }
+  /** Counts an agent run's spending against the lane and the fleet. */
+  charge(u) {
+    if (!u) return;
+    this.spent = (0,spend/* addUsage */.vk)(this.spent, u);
+    if (this.ctx.fleetSpend && u.cost_usd) this.ctx.fleetSpend.spent += u.cost_usd;
+  }
+  fleetCeiling() {
+    const ceiling = this.ctx.file.budget?.fleet?.cost_usd;
+    return ceiling !== void 0 && this.ctx.fleetSpend ? { spent: this.ctx.fleetSpend.spent, ceiling } : null;
+  }
+  /** Why no further agent run of this lane may start (a cap or the fleet's ceiling reached), or null. */
+  budgetStop() {
+    return (0,spend/* budgetStop */.g3)(this.spent, this.ctx.file.budget?.lane, this.fleetCeiling());
+  }
+  /** What is left of the caps, for an agent CLI that enforces them within a run. */
+  caps() {
+    return (0,spend/* remaining */.Tk)(this.spent, this.ctx.file.budget?.lane, this.fleetCeiling());
+  }
   /** Writes the relay of earlier waves where the lane reads it (FLEET_RELAY, and the agent prompt), and clears a stale discoveries file. */
   async receiveRelay() {
     const { ctx, lane } = this;
@@ -19259,6 +19441,7 @@ ${firstLines(verdict.failures, 2e3)}`;
   }
   async finish() {
     await this.leaveDiscoveries().catch(() => void 0);
+    if ((0,spend/* hasUsage */.Ak)(this.spent)) this.rec.usage = this.spent;
     return finish(this.ctx, this.rec, this.t0);
   }
 }
@@ -19425,7 +19608,7 @@ async function directiveCommand(ctx, lane, routing, opts) {
     title: lane.title
   });
   await (0,fs/* writeFileAtomic */.Zf)(opts.file, prompt);
-  return (0,local_agent/* agentCommand */.zA)(agent, { prompt_file: opts.file, repo: lane.repo, lane: lane.id, branch: lane.branch });
+  return (0,local_agent/* agentCommand */.zA)(agent, { prompt_file: opts.file, repo: lane.repo, lane: lane.id, branch: lane.branch }, opts.caps);
 }
 async function route(ctx, lane, repoDir, dir) {
   const agent = ctx.file.agent;
@@ -19609,6 +19792,7 @@ var steps_plan = __nccwpck_require__(3357);
 
 
 
+
 const INTERRUPT_GRACE_MS = 1e4;
 function manifestPath(root) {
   return (0,external_node_path_.join)(root, "fleet-status.json");
@@ -19714,8 +19898,11 @@ async function runLocked(opts, s) {
     onUpdate: emit,
     signal: opts.signal,
     // Waves run one after another here: when a lane of wave k starts, every lane of an earlier wave has ended.
-    relayEntries: () => discoveryEntries([...manifest.lanes.map((l) => verified.get(l.lane) ?? records.get(l.lane) ?? l)])
+    relayEntries: () => discoveryEntries([...manifest.lanes.map((l) => verified.get(l.lane) ?? records.get(l.lane) ?? l)]),
+    // A resumed run's kept lanes spent their share already.
+    fleetSpend: { spent: [...carried].reduce((sum, id) => sum + (records.get(id)?.usage?.cost_usd ?? 0), 0) }
   };
+  const ceiling = opts.fleet.file.budget?.fleet?.cost_usd;
   const cancelled = async (start) => {
     const rec = notStarted(start, opts.clock.now().toISOString());
     emit(rec, "cancelled");
@@ -19748,6 +19935,12 @@ async function runLocked(opts, s) {
           }
           await budget.run(async () => {
             if (opts.signal?.aborted) return cancelled(start);
+            if (ceiling !== void 0 && ctx.fleetSpend.spent >= ceiling) {
+              const skipped = ceilingReached(start, ceiling, ctx.fleetSpend.spent, opts.clock.now().toISOString());
+              emit(skipped, skipped.error.message);
+              await writeLaneResult(root, manifest.fleet_id, skipped);
+              return;
+            }
             try {
               const done = await runLane(ctx, spec, start);
               const checked = await verifyLane(opts.forge, spec, done, opts.clock.now().toISOString(), ctx.dryRun);
@@ -19792,6 +19985,10 @@ async function runLocked(opts, s) {
   await (0,fs/* writeJsonAtomic */.ZJ)(manifestPath(root), manifest);
   active = null;
   return { ok: true, manifest, root, plan, notes: s.notes };
+}
+function ceilingReached(start, ceiling, spent, now) {
+  const message = `not started: ${(0,spend/* budgetStop */.g3)(spend/* NO_USAGE */.yJ, void 0, { spent, ceiling })}`;
+  return { ...start, status: "skipped", phase: "skipped", updated_at: now, ended_at: now, error: { class: "budget-exceeded", message } };
 }
 function discoveryEntries(lanes) {
   return lanes.filter((l) => l.discoveries?.length && l.wave !== null).map((l) => ({ lane: l.lane, repo: l.repo, wave: l.wave, ended_at: l.ended_at, discoveries: l.discoveries }));

@@ -127,6 +127,22 @@ export const RelaySchema = z
     'The discovery relay between waves: what lanes leave in $FLEET_DISCOVERIES (or a "Discoveries" section of the agent\'s final answer) reaches the lanes of later waves, in the agent prompt and as the file $FLEET_RELAY. On by default; false turns it off. See docs/relay.md.',
   );
 
+export const BudgetSchema = z
+  .strictObject({
+    lane: z
+      .strictObject({
+        turns: z.number().int().min(1).optional().describe("Agent turns one lane may take, over all its agent runs (attempts, lenses, dispositions, fix rounds), where the agent CLI reports them."),
+        cost_usd: z.number().positive().optional().describe('Dollars one lane may spend, over all its agent runs, where the agent CLI reports cost (Claude Code).'),
+      })
+      .optional(),
+    fleet: z
+      .strictObject({
+        cost_usd: z.number().positive().optional().describe('The fleet\'s cost ceiling: once reached, no new lane, attempt or lens starts.'),
+      })
+      .optional(),
+  })
+  .describe('Spending caps for agent fleets; see docs/budgets.md.');
+
 export const MergeSchema = z
   .strictObject({
     policy: z
@@ -250,6 +266,7 @@ export const FleetFileSchema = z
     checkpoint: CheckpointSchema.default('pushed'),
     merge: MergeSchema.default({ policy: 'never', method: 'squash' }),
     review: ReviewSchema.optional(),
+    budget: BudgetSchema.optional(),
     relay: RelaySchema.default({ item_chars: 300, max_chars: 4000, scope: 'fleet' }),
   })
   .describe('A Fleet file: one directive applied to many targets.');
@@ -261,4 +278,5 @@ export type Persona = z.output<typeof PersonaSchema>;
 export type AgentSpec = z.output<typeof AgentSchema>;
 export type ReviewSpec = z.output<typeof ReviewSchema>;
 export type RelaySpec = z.output<typeof RelaySchema>;
+export type BudgetSpec = z.output<typeof BudgetSchema>;
 export type TargetReviewSpec = z.output<typeof TargetReviewSchema>;

@@ -3,6 +3,7 @@
  * summarized, finalized. Pure: every function returns a new manifest and never
  * touches its input; times come in as ISO strings.
  */
+import { addUsage, hasUsage } from './spend.js';
 import {
   SCHEMA_VERSION,
   newLaneRecord,
@@ -184,6 +185,7 @@ export function summarize(lanes: LaneRecord[], started_at: string, ended_at: str
     if (l.merge_status === 'merged') s.merged++;
     if (isDraft(l)) s.draft++;
     s.retries += l.retry_count;
+    if (hasUsage(l.usage)) s.usage = addUsage(s.usage, l.usage);
   }
   return s;
 }

@@ -66,6 +66,7 @@ export const ErrorClass = z.enum([
   'no-result',
   'cancelled',
   'excluded',
+  'budget-exceeded',
 ]);
 export type ErrorClass = z.infer<typeof ErrorClass>;
 
@@ -174,6 +175,7 @@ export const LaneReview = z.strictObject({
   findings: z.array(ReviewFindingRecord),
   open: z.number().int().min(0),
   usage: AgentUsage.describe('The panel, the dispositions and the fix rounds together.'),
+  stopped: z.string().nullable().optional().describe('Why the review stopped before its verdict (a budget reached); it then needs a person.'),
 });
 export type LaneReview = z.infer<typeof LaneReview>;
 
@@ -218,6 +220,9 @@ export const LaneRecord = z.strictObject({
     .nullable()
     .optional()
     .describe('For an unchanged lane: the fleet id of the run whose outcome it carries forward (the last run that really ran it).'),
+  usage: AgentUsage.nullable()
+    .optional()
+    .describe("What the lane's agent runs spent (attempts, lenses, dispositions, fix rounds), where the agent CLI reports it."),
   discoveries: z
     .array(z.string())
     .optional()
@@ -291,6 +296,7 @@ export const Summary = z.strictObject({
   draft: z.number().int(),
   retries: z.number().int(),
   duration_seconds: z.number().min(0).nullable(),
+  usage: AgentUsage.optional().describe("What every lane's agent runs spent together; absent when no agent reported any."),
 });
 export type Summary = z.infer<typeof Summary>;
 

@@ -11,6 +11,7 @@
 import type { LaneRecord, LaneStatus, Manifest } from './model.js';
 import { durationSeconds, isDraft, needsAction, summarize } from './manifest.js';
 import { codeCell, codeSpan, escapeCell, mermaidLabel, oneLine } from './markdown.js';
+import { hasUsage, money } from './spend.js';
 
 export { codeSpan, escapeCell, mermaidLabel, oneLine } from './markdown.js';
 
@@ -318,6 +319,7 @@ export function renderReport(m: Manifest, opts: ReportOptions): string {
   if (s.queued > 0) metrics.push(['Queued', String(s.queued)]);
   // Only an incremental sweep has these.
   if (s.unchanged > 0) metrics.push(['Unchanged', String(s.unchanged)]);
+  if (s.usage?.cost_usd != null) metrics.push(['Agent cost', `$${money(s.usage.cost_usd)}`]);
   metrics.push(
     ['Merged', String(s.merged)],
     ['Draft', String(s.draft)],
@@ -361,6 +363,7 @@ export function renderReport(m: Manifest, opts: ReportOptions): string {
 
   lines.push(...reviewLines(m, opts));
   lines.push(...relayLines(m));
+  lines.push(...spendingLines(m, s, opts));
 
   const action = needsAction(m);
   lines.push('', '### Action required', '');
@@ -419,6 +422,48 @@ function reviewLines(m: Manifest, opts: ReportOptions): string[] {
       out.push(`- ${codeSpan(l.lane)} ${f.id} (${f.severity}; ${f.lenses.map(escapeCell).join('+')}) ${findingWhere(f)}: ${sentence(escapeCell(firstLine(f.finding, MESSAGE_CHARS)))}`);
     }
     if (open.length > REVIEW_OPEN_LIMIT) out.push(`- ${ELLIPSIS} and ${open.length - REVIEW_OPEN_LIMIT} more: see the manifest`);
+  }
+  return out;
+}
+
+function countCell(v: number | null | undefined): string {
+  return v == null ? DASH : String(v);
+}
+
+function costCell(v: number | null | undefined): string {
+  return v == null ? DASH : `$${money(v)}`;
+}
+
+/**
+ * The spending section: per lane that reported any, its agent turns, tokens and cost (and the review's share), the
+ * fleet's total, and the lanes a budget stopped.
+ */
+function spendingLines(m: Manifest, s: ReturnType<typeof summarize>, opts: ReportOptions): string[] {
+  const spent = m.lanes.filter((l) => hasUsage(l.usage));
+  const stopped = m.lanes.filter((l) => l.error?.class === 'budget-exceeded');
+  if (!spent.length && !stopped.length) return [];
+  const out = ['', '### Spending', ''];
+  if (spent.length) {
+    const max = rowCap(opts.maxRows, Number.POSITIVE_INFINITY);
+    const rows = spent.slice(0, max).map((l) => [
+      escapeCell(l.lane),
+      countCell(l.usage!.turns),
+      countCell(l.usage!.input_tokens),
+      countCell(l.usage!.output_tokens),
+      costCell(l.usage!.cost_usd),
+      costCell(l.review?.usage.cost_usd),
+    ]);
+    const t = s.usage;
+    rows.push(['**Fleet**', countCell(t?.turns), countCell(t?.input_tokens), countCell(t?.output_tokens), costCell(t?.cost_usd), costCell(spent.reduce<number | null>((sum, l) => (l.review?.usage.cost_usd == null ? sum : (sum ?? 0) + l.review.usage.cost_usd), null))]);
+    out.push(...table(['Lane', 'Turns', 'Tokens in', 'Tokens out', 'Cost', 'Of which review'], ['l', 'r', 'r', 'r', 'r', 'r'], rows));
+    if (spent.length > max) out.push('', `${ELLIPSIS} and ${spent.length - max} more lanes: see the manifest`);
+    out.push('', 'As the agent CLIs reported it (Claude Code reports cost, turns and tokens; Codex tokens with `--json`); — where an agent reported nothing.');
+  }
+  if (stopped.length) {
+    const notRun = stopped.filter((l) => l.status === 'skipped');
+    const cut = stopped.filter((l) => l.status !== 'skipped');
+    if (notRun.length) out.push('', `Did not start (the fleet's cost ceiling was reached): ${notRun.slice(0, RELAY_LIST_LIMIT).map((l) => codeSpan(l.lane)).join(', ')}${notRun.length > RELAY_LIST_LIMIT ? `, and ${notRun.length - RELAY_LIST_LIMIT} more` : ''}.`);
+    if (cut.length) out.push('', `Stopped by a budget while running: ${cut.slice(0, RELAY_LIST_LIMIT).map((l) => codeSpan(l.lane)).join(', ')}${cut.length > RELAY_LIST_LIMIT ? `, and ${cut.length - RELAY_LIST_LIMIT} more` : ''}.`);
   }
   return out;
 }

@@ -294,7 +294,7 @@ export function renderCommandTemplate(template: string): string {
  * the variables it needs: the prompt reaches the agent only as the contents of
  * a file (never as shell text), and every other value through the environment.
  */
-export function agentCommand(spec: AgentSpec, vars: AgentVars): AgentInvocation {
+export function agentCommand(spec: AgentSpec, vars: AgentVars, caps: { turns?: number; cost_usd?: number } = {}): AgentInvocation {
   const env: Record<string, string> = {};
   for (const [k, name] of Object.entries(PLACEHOLDER_ENV)) env[name] = vars[k as Placeholder];
   const args = (spec.args ?? []).map(shellQuote);
@@ -302,7 +302,13 @@ export function agentCommand(spec: AgentSpec, vars: AgentVars): AgentInvocation 
   switch (spec.preset) {
     case 'claude': {
       const bin = spec.command ?? 'claude';
-      return { command: [bin, '-p', promptArg, '--output-format', 'json', '--permission-mode', 'acceptEdits', ...args].join(' '), env };
+      // What is left of the lane's budget, enforced by Claude Code itself within the run (unless the user's args set it).
+      const given = (flag: string) => (spec.args ?? []).some((a) => a === flag || a.startsWith(`${flag}=`));
+      const limits = [
+        ...(caps.turns !== undefined && !given('--max-turns') ? ['--max-turns', String(caps.turns)] : []),
+        ...(caps.cost_usd !== undefined && !given('--max-budget-usd') ? ['--max-budget-usd', String(caps.cost_usd)] : []),
+      ];
+      return { command: [bin, '-p', promptArg, '--output-format', 'json', '--permission-mode', 'acceptEdits', ...limits, ...args].join(' '), env };
     }
     case 'codex': {
       const bin = spec.command ?? 'codex';

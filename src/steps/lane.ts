@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import type { FleetFile } from '../core/fleet-file.js';
 import { checkFence } from '../core/fence.js';
 import { matchesAny } from '../core/glob.js';
-import { SCHEMA_VERSION, type Attempt, type ErrorClass, type LaneRecord, type LaneResult, type LaneReview } from '../core/model.js';
+import { SCHEMA_VERSION, type AgentUsage, type Attempt, type ErrorClass, type LaneRecord, type LaneResult, type LaneReview } from '../core/model.js';
+import { addUsage, budgetStop, hasUsage, NO_USAGE, remaining, usageFromOutput, type LaneCaps } from '../core/spend.js';
 import { routePersonas, type Routing } from '../core/routing.js';
 import type { LaneSpec } from '../core/validate.js';
 import { agentAnswer, agentCommand, renderWorkerPrompt, type AgentInvocation } from '../local/agent.js';
@@ -61,6 +62,11 @@ export interface LaneContext {
    * k sees every lane of waves before k. Locally the runner's records; on Actions the relay files of earlier waves.
    */
   relayEntries?: () => readonly DiscoveryEntry[];
+  /**
+   * What the whole fleet spent so far, shared by its lanes (and on Actions counted from earlier lanes' artifacts):
+   * with a `budget.fleet.cost_usd` ceiling, no lane, attempt or lens starts once it is reached.
+   */
+  fleetSpend?: { spent: number };
 }
 
 export function laneDir(root: string, lane: string): string {
@@ -85,6 +91,8 @@ export class LaneFailure extends Error {
   constructor(
     readonly errorClass: ErrorClass,
     message: string,
+    /** The lane never began its work: it ends skipped, not failed. */
+    readonly notStarted = false,
   ) {
     super(message);
   }
@@ -138,6 +146,8 @@ export class LaneRun {
   made: { commit: string; committed: { files: string[]; patch: string } } | null = null;
   /** The relay of earlier waves as this lane received it (markdown), or empty. */
   relayText = '';
+  /** What the lane's agent runs spent so far. */
+  spent: AgentUsage = { ...NO_USAGE };
 
   constructor(
     readonly ctx: LaneContext,
@@ -227,10 +237,8 @@ export class LaneRun {
             : err instanceof LaneFailure
               ? err
               : new LaneFailure('lane-crashed', `Fleet itself failed in this lane: ${(err as Error).message ?? String(err)}`);
-      this.update(
-        { status: 'failed', phase: 'failed', ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },
-        `failed: ${failure.errorClass}`,
-      );
+      const ended = failure.notStarted ? ('skipped' as const) : ('failed' as const);
+      this.update({ status: ended, phase: ended, ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } }, `${ended}: ${failure.errorClass}`);
       return await this.finish();
     }
   }
@@ -284,6 +292,10 @@ export class LaneRun {
     let lastFailure: LaneFailure | undefined;
     while (this.n < maxAttempts) {
       stopIfCancelled(ctx);
+      const stop = runsAgent(ctx, lane) ? this.budgetStop() : null;
+      // Before its first agent run the lane has done nothing that counts: it did not start, as a lane the runner held back.
+      if (stop && this.n === 0) throw new LaneFailure('budget-exceeded', `not started: ${stop}`, true);
+      if (stop) throw new LaneFailure('budget-exceeded', `${stop}: attempt ${this.n + 1} did not start`);
       const n = ++this.n;
       if (n > 1) {
         await ctx.workspace.reset(this.repoDir, this.base);
@@ -306,7 +318,7 @@ export class LaneRun {
         });
 
       this.update({ phase: 'running' }, `attempt ${n}: running the directive`);
-      const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, { file: join(this.dir, `prompt-${n}.md`), feedback: this.feedback, relay: this.relayText });
+      const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, { file: join(this.dir, `prompt-${n}.md`), feedback: this.feedback, relay: this.relayText, caps: this.caps() });
       const env = { ...laneEnv(ctx, lane, n, this.feedback, this.cloned.base_branch), ...agentEnv };
       const tried = await this.tryChange(command, env, log, note, `attempt ${n}`);
       if (tried.ok) return tried.changed;
@@ -330,6 +342,8 @@ export class LaneRun {
     const tDirective = Date.now();
     const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
     this.directiveMs += Date.now() - tDirective;
+    // Read before the checks write to the same log: what the agent CLI reported, not what a check printed.
+    if (runsAgent(ctx, lane)) this.charge(usageFromOutput(ctx.file.agent!.preset, await readUntrustedText(log, 256 * 1024, { tail: true })));
     if (ctx.signal?.aborted) {
       note(r, 'directive');
       stopIfCancelled(ctx);
@@ -502,13 +516,17 @@ export class LaneRun {
       failed.length ? `lens${failed.length > 1 ? 'es' : ''} ${failed.join(', ')} gave no readable answer` : '',
     ].filter(Boolean).join(', and ');
     const where = this.ctx.forge.kind === 'github' && this.rec.pr_number !== null ? `; PR #${this.rec.pr_number} is a draft labelled ${this.lane.review!.label}` : `; the branch ${this.lane.branch} is pushed`;
+    const rounds = `${review.rounds.length} round${review.rounds.length === 1 ? '' : 's'}`;
+    const error = review.stopped
+      ? { class: 'budget-exceeded' as const, message: `the review stopped after ${rounds}: ${review.stopped}${what ? `, with ${what}` : ''}${where}` }
+      : { class: 'code-review-needed' as const, message: `review reached its cap of ${rounds} with ${what}${where}` };
     this.update(
       {
         status: 'failed',
         phase: 'draft',
         merge_status: 'draft',
         ended_at: this.ctx.clock.now().toISOString(),
-        error: { class: 'code-review-needed', message: firstLines(`review reached its cap of ${review.rounds.length} round${review.rounds.length > 1 ? 's' : ''} with ${what}${where}`, 600) },
+        error: { ...error, message: firstLines(error.message, 600) },
       },
       'review open at the round cap: handed to a person',
     );
@@ -561,6 +579,28 @@ export class LaneRun {
     return 'retry';
   }
 
+  /** Counts an agent run's spending against the lane and the fleet. */
+  charge(u: AgentUsage | null): void {
+    if (!u) return;
+    this.spent = addUsage(this.spent, u);
+    if (this.ctx.fleetSpend && u.cost_usd) this.ctx.fleetSpend.spent += u.cost_usd;
+  }
+
+  private fleetCeiling(): { spent: number; ceiling: number } | null {
+    const ceiling = this.ctx.file.budget?.fleet?.cost_usd;
+    return ceiling !== undefined && this.ctx.fleetSpend ? { spent: this.ctx.fleetSpend.spent, ceiling } : null;
+  }
+
+  /** Why no further agent run of this lane may start (a cap or the fleet's ceiling reached), or null. */
+  budgetStop(): string | null {
+    return budgetStop(this.spent, this.ctx.file.budget?.lane, this.fleetCeiling());
+  }
+
+  /** What is left of the caps, for an agent CLI that enforces them within a run. */
+  caps(): LaneCaps {
+    return remaining(this.spent, this.ctx.file.budget?.lane, this.fleetCeiling());
+  }
+
   /** Writes the relay of earlier waves where the lane reads it (FLEET_RELAY, and the agent prompt), and clears a stale discoveries file. */
   private async receiveRelay(): Promise<void> {
     const { ctx, lane } = this;
@@ -593,6 +633,7 @@ export class LaneRun {
 
   private async finish(): Promise<LaneRecord> {
     await this.leaveDiscoveries().catch(() => undefined);
+    if (hasUsage(this.spent)) this.rec.usage = this.spent;
     return finish(this.ctx, this.rec, this.t0);
   }
 }
@@ -803,7 +844,7 @@ export async function directiveCommand(
   ctx: LaneContext,
   lane: LaneSpec,
   routing: Routing | null,
-  opts: { file: string; feedback?: string; findings?: string; relay?: string },
+  opts: { file: string; feedback?: string; findings?: string; relay?: string; caps?: LaneCaps },
 ): Promise<AgentInvocation> {
   // A lane-level run: wins over the fleet's agent, so one odd repository can be scripted.
   if (lane.run !== undefined || !ctx.file.agent) return { command: lane.run!, env: {} };
@@ -824,7 +865,7 @@ export async function directiveCommand(
     title: lane.title,
   });
   await writeFileAtomic(opts.file, prompt);
-  return agentCommand(agent, { prompt_file: opts.file, repo: lane.repo, lane: lane.id, branch: lane.branch });
+  return agentCommand(agent, { prompt_file: opts.file, repo: lane.repo, lane: lane.id, branch: lane.branch }, opts.caps);
 }
 
 async function route(ctx: LaneContext, lane: LaneSpec, repoDir: string, dir: string): Promise<Routing> {

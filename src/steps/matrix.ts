@@ -16,13 +16,20 @@ import { mapLimit } from '../util/pool.js';
 import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
 import { planStep, type PlanStepOptions } from './plan.js';
 import { readLaneResult, reportStep } from './report.js';
-import { dependencyBlock, discoveryEntries } from './run.js';
+import { ceilingReached, dependencyBlock, discoveryEntries } from './run.js';
+import { money } from '../core/spend.js';
 import { MissingResultExplainer } from './explain.js';
 
 export const PLAN_ARTIFACT = 'fleet-plan';
 export const LANE_ARTIFACT_PREFIX = 'fleet-lane-';
 /** A lane that left discoveries also uploads them alone, so a later wave's leg reads the relay without every lane's artifact. */
 export const RELAY_ARTIFACT_PREFIX = 'fleet-relay-';
+/**
+ * A lane whose agent runs reported a cost uploads an empty-ish artifact whose name carries it
+ * (`fleet-spent-<lane>.u<micro-dollars>.a<attempt>`): one listing then tells a later leg what the fleet spent, for
+ * its cost ceiling, without a download.
+ */
+export const SPENT_ARTIFACT_PREFIX = 'fleet-spent-';
 /** The most relay files one leg downloads (the latest waves first): the relay is cut to a few thousand characters anyway. */
 const MAX_RELAY_FILES = 200;
 export const REPORT_ARTIFACT = 'fleet-report';
@@ -506,6 +513,11 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
     neverInChange: input.neverInChange,
     onUpdate: (rec, detail) => input.log?.(`${rec.lane}: ${rec.phase} (${detail})`),
   };
+  const ceiling = fleet.file.budget?.fleet?.cost_usd;
+  if (ceiling !== undefined) {
+    ctx.fleetSpend = { spent: await fleetSpent(input.store, bundle, input.attempt ?? 1) };
+    input.log?.(`Budget: the fleet has spent $${money(ctx.fleetSpend.spent)} of its $${money(ceiling)} ceiling before this leg`);
+  }
   if (fleet.file.relay !== false && shard.wave > 0) {
     const relay = await fetchRelay(input.store, input.root, bundle, shard.wave, input.attempt ?? 1).catch((err: Error) => {
       // The relay helps a lane; it never fails one.
@@ -527,7 +539,11 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
     records.delete(id);
     const blocked = await dependencyBlock(spec, records, specs, input.forge, manifest.checkpoint, ctx.dryRun);
     let rec: LaneRecord;
-    if (blocked) {
+    if (!blocked && ceiling !== undefined && ctx.fleetSpend!.spent >= ceiling) {
+      rec = ceilingReached(start, ceiling, ctx.fleetSpend!.spent, input.clock.now().toISOString());
+      await writeLaneResult(input.root, manifest.fleet_id, rec);
+      input.log?.(`${id}: skipped (${rec.error!.message})`);
+    } else if (blocked) {
       const now = input.clock.now().toISOString();
       rec = { ...start, status: 'skipped', phase: 'skipped', updated_at: now, ended_at: now, error: blocked };
       await writeLaneResult(input.root, manifest.fleet_id, rec);
@@ -539,6 +555,11 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
     out.push(rec);
     const agent = Boolean(fleet.file.agent) && spec.run === undefined;
     await input.store.upload(laneArtifact(id, input.attempt ?? 1), await laneFiles(laneDir(input.root, id), rec, agent), input.root);
+    if (rec.usage?.cost_usd) {
+      const file = join(input.root, 'spent', `${id}.json`);
+      await writeJsonAtomic(file, rec.usage);
+      await input.store.upload(attemptName(`${SPENT_ARTIFACT_PREFIX}${id}.u${Math.round(rec.usage.cost_usd * 1e6)}`, input.attempt ?? 1), [file], input.root);
+    }
     if (rec.discoveries?.length) {
       const file = join(input.root, 'relay', `${id}.json`);
       await writeJsonAtomic(file, { lane: id, discoveries: rec.discoveries } satisfies RelayFile);
@@ -575,6 +596,21 @@ async function fetchRelay(store: ArtifactStore, root: string, bundle: PlanBundle
   // In plan order, whatever order the downloads finished in: every leg of a wave builds the same relay.
   const order = new Map(bundle.manifest.lanes.map((l, i) => [l.lane, i]));
   return entries.sort((a, b) => order.get(a.lane)! - order.get(b.lane)!);
+}
+
+/**
+ * What the fleet spent before this leg: every spent artifact of this plan's attempts (each attempt of a lane spent
+ * its own money), and the lanes earlier runs of the chain ran, from the plan.
+ */
+async function fleetSpent(store: ArtifactStore, bundle: PlanBundle, attempt: number): Promise<number> {
+  let micro = 0;
+  const since = bundle.attempt ?? 1;
+  for (const a of await store.list(SPENT_ARTIFACT_PREFIX, { complete: attempt > since })) {
+    const m = /^fleet-spent-.+\.u(\d{1,15})\.a(\d+)$/.exec(a.name);
+    if (m && Number(m[2]) >= since && Number(m[2]) <= attempt) micro += Number(m[1]);
+  }
+  const earlier = bundle.manifest.lanes.filter((l) => inEarlierRun(bundle, l)).reduce((sum, l) => sum + (l.usage?.cost_usd ?? 0), 0);
+  return micro / 1e6 + earlier;
 }
 
 function safeJson(text: string): unknown {

@@ -42,8 +42,11 @@ export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<
   await mkdir(join(run.dir, 'review'), { recursive: true });
   let snapshot = await takeSnapshot(run);
 
+  let stopped: string | null = null;
   for (let round = 1; ; round++) {
     stopIfCancelled(run);
+    stopped = run.budgetStop();
+    if (stopped) break;
     run.update({ phase: 'reviewing' }, `review round ${round}: ${spec.lenses.map((l) => l.name).join(', ')}`);
     const { files, patch } = await run.ctx.workspace.committed(run.repoDir, run.base, snapshot);
     const lensRuns = await Promise.all(
@@ -74,6 +77,8 @@ export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<
     rounds.push(record);
     if (verdict.verdict === 'clear' || verdict.verdict === 'needs-person') break;
     if (verdict.verdict === 'fix') {
+      stopped = run.budgetStop();
+      if (stopped) break;
       record.fix = await fixRound(run, round, verdict.open);
       if (record.fix.ok) snapshot = await takeSnapshot(run);
       else await restore(run, snapshot);
@@ -104,11 +109,12 @@ export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<
   const changed = await run.ctx.workspace.changedFiles(run.repoDir);
   return {
     review: {
-      verdict: rounds.at(-1)!.verdict === 'clear' ? 'clear' : 'needs-person',
+      verdict: !stopped && rounds.at(-1)?.verdict === 'clear' ? 'clear' : 'needs-person',
       rounds,
       findings,
       open: findings.filter((f) => f.status === 'open').length,
       usage: usage.total(),
+      stopped,
     },
     changed,
   };
@@ -187,7 +193,7 @@ async function fixRound(run: LaneRun, round: number, open: readonly ReviewFindin
   const { ctx, lane } = run;
   const log = join(run.dir, 'review', `r${round}-fix.log`);
   run.update({ phase: 'running' }, `review round ${round}: the worker fixes ${open.length} finding${open.length > 1 ? 's' : ''}`);
-  const { command, env: agentEnv } = await directiveCommand(ctx, lane, run.routing, { file: join(run.dir, 'review', `r${round}-fix.md`), findings: fixPrompt(open), relay: run.relayText });
+  const { command, env: agentEnv } = await directiveCommand(ctx, lane, run.routing, { file: join(run.dir, 'review', `r${round}-fix.md`), findings: fixPrompt(open), relay: run.relayText, caps: run.caps() });
   const env = { ...laneEnv(ctx, lane, run.n, undefined, run.cloned.base_branch), ...agentEnv };
   const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
   try {
@@ -221,7 +227,7 @@ async function runForAnswer(run: LaneRun, name: string, prompt: string): Promise
   const log = join(folder, `${name}.log`);
   await writeFileAtomic(promptFile, prompt);
   await rm(answerFile, { force: true });
-  const inv = agentCommand(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch });
+  const inv = agentCommand(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch }, run.caps());
   const env = { ...laneEnv(ctx, lane, run.n, undefined, run.cloned.base_branch), ...inv.env, ...ctx.agentEnv, [ANSWER_ENV]: answerFile };
   const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
   let r: ExecResult;
@@ -233,6 +239,7 @@ async function runForAnswer(run: LaneRun, name: string, prompt: string): Promise
   }
   stopIfCancelled(run);
   const answer = agentAnswer(agent.preset, await readUntrustedText(answerFile, MAX_ANSWER_BYTES));
+  run.charge(answer.usage);
   return { r, text: scrub(answer.text, ctx.neverInChange), usage: answer.usage, log: run.rel(log) };
 }
 

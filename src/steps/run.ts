@@ -15,6 +15,7 @@ import type { Checkpoint, Clock, Executor, Forge, Workspace } from '../ports.js'
 import { finalizeManifest, summarize } from '../core/manifest.js';
 import { renderReport } from '../core/report.js';
 import type { DiscoveryEntry } from '../core/relay.js';
+import { budgetStop, NO_USAGE } from '../core/spend.js';
 import { JsonLines, writeJsonAtomic } from '../util/fs.js';
 import { LOCK_FILE, lockWorkspace } from '../util/lock.js';
 import { Semaphore } from '../util/pool.js';
@@ -198,7 +199,10 @@ async function runLocked(
     signal: opts.signal,
     // Waves run one after another here: when a lane of wave k starts, every lane of an earlier wave has ended.
     relayEntries: () => discoveryEntries([...manifest.lanes.map((l) => verified.get(l.lane) ?? records.get(l.lane) ?? l)]),
+    // A resumed run's kept lanes spent their share already.
+    fleetSpend: { spent: [...carried].reduce((sum, id) => sum + (records.get(id)?.usage?.cost_usd ?? 0), 0) },
   };
+  const ceiling = opts.fleet.file.budget?.fleet?.cost_usd;
   const cancelled = async (start: LaneRecord): Promise<void> => {
     const rec = notStarted(start, opts.clock.now().toISOString());
     emit(rec, 'cancelled');
@@ -235,6 +239,12 @@ async function runLocked(
           }
           await budget.run(async () => {
             if (opts.signal?.aborted) return cancelled(start);
+            if (ceiling !== undefined && ctx.fleetSpend!.spent >= ceiling) {
+              const skipped = ceilingReached(start, ceiling, ctx.fleetSpend!.spent, opts.clock.now().toISOString());
+              emit(skipped, skipped.error!.message);
+              await writeLaneResult(root, manifest.fleet_id, skipped);
+              return;
+            }
             try {
               const done = await runLane(ctx, spec, start);
               // Check the lane against the forge now, while other lanes still run, rather than all at the end.
@@ -284,6 +294,13 @@ async function runLocked(
   await writeJsonAtomic(manifestPath(root), manifest);
   active = null;
   return { ok: true, manifest, root, plan, notes: s.notes };
+}
+
+/** A lane that did not start because the fleet's cost ceiling was reached: skipped, saying so. */
+export function ceilingReached(start: LaneRecord, ceiling: number, spent: number, now: string): LaneRecord {
+  // The words a lane uses when it finds the ceiling reached itself (a lane that was already cloning).
+  const message = `not started: ${budgetStop(NO_USAGE, undefined, { spent, ceiling })}`;
+  return { ...start, status: 'skipped', phase: 'skipped', updated_at: now, ended_at: now, error: { class: 'budget-exceeded', message } };
 }
 
 /** What lanes left for the relay, as the relay reads it. */

@@ -8,7 +8,9 @@
 //     "dispositions": { "<severity>": "ACCEPT" | "FIX_LATER" | "DEFER" } | "garbage",
 //     "fix": "fix" | "cannot" | "outside" | "fail",
 //     "discoveries": ["…"],                          a "## Discoveries" list ending the worker's answer
-//     "record": "<path>" }                           the worker's prompt is written to <path>-<lane>.md
+//     "record": "<path>",                            the worker's prompt is written to <path>-<lane>.md, its argv
+//                                                    appended to <path>-<lane>.argv.jsonl
+//     "worker": "fail" }                             the worker exits 5 (a failing attempt)
 //
 // Lens behaviours:
 //   marker        a finding (severity high) on every added line holding BUG, else refuted
@@ -118,7 +120,11 @@ if (prompt.includes('## Review findings to fix')) {
 }
 
 // The worker's first attempt.
-if (plan.record) writeFileSync(`${plan.record}-${process.env.FLEET_LANE}.md`, prompt);
+if (plan.record) {
+  writeFileSync(`${plan.record}-${process.env.FLEET_LANE}.md`, prompt);
+  appendFileSync(`${plan.record}-${process.env.FLEET_LANE}.argv.jsonl`, JSON.stringify(argv) + '\n');
+}
+if (plan.worker === 'fail') answer('the worker gives up', 5);
 for (const [p, content] of Object.entries(plan.write ?? {})) {
   mkdirSync(path.dirname(p), { recursive: true });
   writeFileSync(p, content);

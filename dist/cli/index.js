@@ -9320,7 +9320,7 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(7451);
 /* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(1162);
 /* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(3357);
-/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(9950);
+/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(7982);
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8177);
 /* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(1827);
 /* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(4674);
@@ -9351,7 +9351,7 @@ const USAGE = `fleet \u2014 apply one directive across many repositories, in dep
 
 Usage:
   fleet plan <fleet-file> [--json] [--repos-root DIR] [--max-parallel N]
-  fleet run <fleet-file> [--max-parallel N] [--dry-run] [--workspace DIR]
+  fleet run <fleet-file> [--max-parallel N] [--dry-run] [--workspace DIR] [--speculative N]
                          [--resume MANIFEST | --since MANIFEST] [--repos-root DIR] [--quiet]
   fleet status <fleet-status.json>
   fleet report <fleet-status.json>
@@ -9359,6 +9359,8 @@ Usage:
 Options:
   --max-parallel N   lanes running at once (overrides max_parallel)
   --dry-run          run the directive and keep the patch; push nothing
+  --speculative N    try every lane N ways at once (strategies s1\u2026sN of its own
+                     directive); only the pick opens a PR (speculative.pick)
   --workspace DIR    where clones, logs, results and the manifest go
                      (default _workspace/fleet/<fleet_id>, kept for audit)
   --resume MANIFEST  re-run only the lanes that did not complete in that run
@@ -9477,6 +9479,7 @@ async function main(argv, io) {
             "dry-run": { type: "boolean" },
             quiet: { type: "boolean" },
             "max-parallel": { type: "string" },
+            speculative: { type: "string" },
             workspace: { type: "string" },
             resume: { type: "string" },
             since: { type: "string" },
@@ -9504,7 +9507,8 @@ async function main(argv, io) {
       return command === "report" ? (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .exitCodeFor */ .Rr)(m) : 0;
     }
     if (command !== "plan" && command !== "run") throw new UsageError(`unknown command "${command}"`);
-    const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_12__/* .loadFleetFile */ .J)(path);
+    const speculative = values.speculative === void 0 ? void 0 : positiveInt("speculative", values.speculative);
+    const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_12__/* .loadFleetFile */ .J)(path, { speculative });
     const problems = loaded.ok ? [] : [...loaded.problems];
     const ws = command === "run" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace)) : void 0;
     if (ws) problems.push(ws);
@@ -9848,7 +9852,7 @@ function renderWriteBudget(b) {
 /* harmony export */   Wj: () => (/* binding */ FleetFileSchema),
 /* harmony export */   kB: () => (/* binding */ LANE_ID_PATTERN)
 /* harmony export */ });
-/* unused harmony exports AgentSchema, BudgetSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, LensSchema, MergeSchema, PersonaSchema, PullRequestSchema, RelaySchema, ReviewSchema, TargetReviewSchema, TargetSchema */
+/* unused harmony exports AgentSchema, BudgetSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, LensSchema, MergeSchema, PICK_RULES, PersonaSchema, PullRequestSchema, RelaySchema, ReviewSchema, STRATEGY_LABEL_PATTERN, SpeculativeSchema, StrategySchema, TargetReviewSchema, TargetSchema */
 /* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(8816);
 /* harmony import */ var _review_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8111);
 
@@ -9936,6 +9940,18 @@ const BudgetSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
     cost_usd: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().positive().optional().describe("The fleet's cost ceiling: once reached, no new lane, attempt or lens starts.")
   }).optional()
 }).describe("Spending caps for agent fleets; see docs/budgets.md.");
+const STRATEGY_LABEL_PATTERN = /^[a-z0-9][a-z0-9_-]{0,30}$/;
+const StrategySchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  label: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().regex(STRATEGY_LABEL_PATTERN, 'use lowercase letters, digits, "_" or "-" (at most 31)'),
+  directive: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).optional().describe("This strategy's directive (the agent's prompt); default: the lane's."),
+  run: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).optional().describe("This strategy's command; default: the lane's.")
+}).describe("One way to try a hard change: it runs as its own lane on fleet/<name>/<lane>/<label>.");
+const PICK_RULES = ["first-green", "smallest-green-diff", "fewest-open-findings", "person"];
+const SpeculativeSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  pick: zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(PICK_RULES).default("first-green").describe("How the winner is chosen once every strategy of a target has finished: the first to end green, the green one with the smallest diff, the green one with the fewest open review findings, or a person (every strategy opens a draft PR)."),
+  strategies: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(StrategySchema).min(2).max(10).optional().describe("Strategies for every target that lists none of its own."),
+  count: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().int().min(2).max(10).optional().describe("Without strategies: this many copies of each lane's own directive (labels s1, s2, \u2026): an agent tries the same change several times.")
+}).describe("Speculative strategies: a hard change tried several ways at once; only the pick opens a PR. See docs/strategies.md.");
 const MergeSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
   policy: zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(["never", "when-green"]).default("never").describe("never: leave the branch (or PR) for a person. when-green: merge once checks pass and the branch is mergeable."),
   method: zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(["merge", "squash", "rebase", "fast-forward"]).default("squash")
@@ -9953,7 +9969,8 @@ const TargetSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
   run: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).optional().describe("Overrides the fleet `run` command for this lane."),
   checks: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)).optional().describe("Overrides the fleet checks for this lane."),
   base: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).optional().describe("Base branch; defaults to the repository default branch."),
-  review: TargetReviewSchema.optional()
+  review: TargetReviewSchema.optional(),
+  strategies: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(StrategySchema).min(2).max(10).optional().describe("Try this lane several ways at once (speculative.pick chooses the one that opens a PR).")
 }).describe("One lane: a repository and, optionally, its scope and dependencies.");
 const DiscoverSourceSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .union */ .KCZ([
   zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({ org: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).describe("Every repository of this organization.") }),
@@ -10012,6 +10029,7 @@ const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej
   merge: MergeSchema.default({ policy: "never", method: "squash" }),
   review: ReviewSchema.optional(),
   budget: BudgetSchema.optional(),
+  speculative: SpeculativeSchema.optional(),
   relay: RelaySchema.default({ item_chars: 300, max_chars: 4e3, scope: "fleet" })
 }).describe("A Fleet file: one directive applied to many targets.");
 
@@ -14059,6 +14077,13 @@ const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   usage: AgentUsage.nullable().optional().describe("What the lane's agent runs spent (attempts, lenses, dispositions, fix rounds), where the agent CLI reports it."),
   discoveries: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).optional().describe(`What the lane left for later lanes (FLEET_DISCOVERIES or a "Discoveries" section of the agent's answer), cut and deduplicated.`),
   relay: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ items: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0), from: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("The lanes whose discoveries it received.") }).nullable().optional().describe("The relay the lane received from earlier waves; absent when it received none."),
+  strategy: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+    group: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("The target tried several ways: the lane id its dependents name."),
+    label: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+    picked: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().nullable().describe("Whether this strategy is the pick; null when a person picks (every strategy opened a draft PR)."),
+    reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("Why the pick is what it is (the rule and what decided it)."),
+    diff_lines: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).nullable().describe("Lines added and removed by its change.")
+  }).optional().describe("For one strategy of a target tried several ways (speculative strategies)."),
   review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed.")
 });
 const LaneResult = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
@@ -14185,7 +14210,7 @@ function newLaneRecord(init) {
 /* harmony export */   o4: () => (/* binding */ shardWave),
 /* harmony export */   p4: () => (/* binding */ findCycles)
 /* harmony export */ });
-/* unused harmony exports MAX_SHARDS, dependentsOf, findCycle */
+/* unused harmony exports MAX_SHARDS, dependentsOf, findCycle, keepGroupsTogether */
 /* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9092);
 
 const MAX_SHARDS = 256;
@@ -14349,6 +14374,19 @@ function shardWave(index, laneIds, maxParallel, maxShards = MAX_SHARDS) {
     at += size;
   }
   return { shards, parallel: Math.min(Math.max(1, Math.floor(maxParallel)), count) };
+}
+function keepGroupsTogether(shards, specs) {
+  const home = /* @__PURE__ */ new Map();
+  const out = shards.map((s) => ({ ...s, lanes: [] }));
+  shards.forEach((s, i) => {
+    for (const id of s.lanes) {
+      const group = specs.get(id)?.strategy?.group;
+      const target = group ? home.get(group) ?? out[i] : out[i];
+      if (group && !home.has(group)) home.set(group, target);
+      target.lanes.push(id);
+    }
+  });
+  return out.filter((s) => s.lanes.length).map((s, i) => ({ ...s, id: `w${s.wave}-s${i}` }));
 }
 function describeScope(owns, glob) {
   return owns.length ? `"${glob}"` : "the whole repository (no owns:)";
@@ -14572,7 +14610,16 @@ function buildPlan(fleet, exclusions, opts) {
   const nonEmpty = new NextOpen();
   const withExclusive = new NextOpen();
   const withRepo = /* @__PURE__ */ new Map();
+  const groupWave = /* @__PURE__ */ new Map();
   for (const lane of order) {
+    const joined = lane.strategy ? groupWave.get(lane.strategy.group) : void 0;
+    if (joined !== void 0) {
+      const slot2 = slots[joined];
+      slot2.lanes.push(lane);
+      slot2.byRepo.get(lane.repo).add(lane, globsOf(lane).map((glob) => ({ glob, prefix: literalPrefix(glob) })));
+      waveOf.set(lane.id, joined);
+      continue;
+    }
     let wanted = 0;
     for (const d of lane.depends_on) wanted = Math.max(wanted, waveOf.get(d) + 1);
     const globs = globsOf(lane);
@@ -14619,6 +14666,7 @@ function buildPlan(fleet, exclusions, opts) {
     if (!same) slot.byRepo.set(lane.repo, same = new ScopeIndex());
     same.add(lane, scope);
     waveOf.set(lane.id, w);
+    if (lane.strategy) groupWave.set(lane.strategy.group, w);
     if (first) contention.push({ lane: lane.id, repo: lane.repo, wanted_wave: wanted, wave: w, because_of: first.by, reason: first.reason });
   }
   if (slots.length > opts.maxWaves) {
@@ -14641,7 +14689,8 @@ function buildPlan(fleet, exclusions, opts) {
   const waves = slots.map((slot, index) => {
     const ids = slot.lanes.map((l) => l.id).sort(byString);
     const { shards, parallel } = shardWave(index, ids, opts.maxParallel, opts.maxShards ?? MAX_SHARDS);
-    return { index, lanes: ids, exclusive: slot.exclusive !== void 0, shards, parallel };
+    const kept = keepGroupsTogether(shards, byId);
+    return { index, lanes: ids, exclusive: slot.exclusive !== void 0, shards: kept, parallel: Math.min(parallel, kept.length) };
   });
   const lanes = order.map((spec) => ({ spec, wave: waveOf.get(spec.id) })).sort((a, b) => a.wave - b.wave || byString(a.spec.id, b.spec.id));
   return { ok: true, plan: { lanes, waves, contention, excluded, skipped } };
@@ -14952,6 +15001,7 @@ function renderReport(m, opts) {
     lines.push("", "### Excluded", "", ...m.excluded.slice(0, max).map(exclusionLine));
     if (m.excluded.length > max) lines.push("", `${ELLIPSIS} and ${m.excluded.length - max} more excluded: see the manifest`);
   }
+  lines.push(...strategyLines(m));
   lines.push(...reviewLines(m, opts));
   lines.push(...relayLines(m));
   lines.push(...spendingLines(m, s, opts));
@@ -15003,6 +15053,30 @@ function reviewLines(m, opts) {
       out.push(`- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.lane)} ${f.id} (${f.severity}; ${f.lenses.map(_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq).join("+")}) ${findingWhere(f)}: ${sentence((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(firstLine(f.finding, MESSAGE_CHARS)))}`);
     }
     if (open.length > REVIEW_OPEN_LIMIT) out.push(`- ${ELLIPSIS} and ${open.length - REVIEW_OPEN_LIMIT} more: see the manifest`);
+  }
+  return out;
+}
+function strategyLines(m) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const l of m.lanes) if (l.strategy) groups.set(l.strategy.group, [...groups.get(l.strategy.group) ?? [], l]);
+  if (!groups.size) return [];
+  const out = ["", "### Strategies"];
+  for (const [group, members] of groups) {
+    const reason = members.find((x) => x.strategy.reason)?.strategy.reason;
+    out.push("", `${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(group)}: ${reason ? sentence((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(reason)) : "not settled."}`, "");
+    const rows = members.map((l) => [
+      `${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.strategy.label)}${l.strategy.picked ? " \u2705" : ""}`,
+      laneResult(l),
+      l.status === "completed" && l.phase !== "dry-run" ? "passed" : l.error?.class === "check-failed" ? "failed" : DASH,
+      orDash(l.ci_conclusion),
+      l.review ? String(l.review.open) : DASH,
+      countCell(l.strategy.diff_lines),
+      l.changed_files.length ? String(l.changed_files.length) : DASH,
+      durationCell(l.timings.total_ms == null ? null : Math.round(l.timings.total_ms / 1e3)),
+      costCell(l.usage?.cost_usd),
+      branchPrCell(l)
+    ]);
+    out.push(...table(["Strategy", "Result", "Checks", "CI", "Open findings", "Diff lines", "Files", "Duration", "Cost", "Branch / PR"], ["l", "l", "l", "l", "r", "r", "r", "r", "r", "l"], rows));
   }
   return out;
 }
@@ -15841,19 +15915,66 @@ function resolveFleet(ff, file) {
       }
     });
   }
+  const expanded = expandStrategies(lanes, ff, p);
   const excluded = [];
   ff.exclude.forEach((e, i) => {
     const kind = classifyRepo(e.repo);
     if (typeof kind !== "string") p(`exclude[${i}].repo`, kind.problem);
     const lane = defaultLaneId(e.repo);
-    if (lanes.some((l) => l.repo === e.repo)) {
-      for (const l of lanes.filter((x) => x.repo === e.repo)) excluded.push({ repo: l.repo, lane: l.id, reason: e.reason });
+    if (expanded.some((l) => l.repo === e.repo)) {
+      for (const l of expanded.filter((x) => x.repo === e.repo)) excluded.push({ repo: l.repo, lane: l.id, reason: e.reason });
     } else {
       excluded.push({ repo: e.repo, lane: byId.has(lane) ? fullSlug(e.repo) : lane, reason: e.reason });
     }
   });
   if (problems.length) return { ok: false, problems };
-  return { ok: true, fleet: { file: ff, lanes, excluded, notes } };
+  return { ok: true, fleet: { file: ff, lanes: expanded, excluded, notes } };
+}
+function strategiesOf(ff, target) {
+  if (target?.strategies) return target.strategies;
+  if (ff.speculative?.strategies) return ff.speculative.strategies;
+  const count = ff.speculative?.count ?? 0;
+  return Array.from({ length: count }, (_, i) => ({ label: `s${i + 1}` }));
+}
+function expandStrategies(lanes, ff, p) {
+  const out = [];
+  const groups = /* @__PURE__ */ new Map();
+  const taken = new Set(lanes.map((l) => l.id));
+  for (const lane of lanes) {
+    const target = lane.index >= 0 ? ff.targets[lane.index] : void 0;
+    const strategies = strategiesOf(ff, target);
+    if (!strategies.length) {
+      out.push(lane);
+      continue;
+    }
+    const at = target?.strategies ? `targets[${lane.index}].strategies` : "speculative";
+    const members = [];
+    strategies.forEach((st, j) => {
+      const id = `${lane.id}.${st.label}`;
+      if (strategies.findIndex((x) => x.label === st.label) !== j) {
+        p(`${at}[${j}].label`, `strategy "${st.label}" is listed twice for lane "${lane.id}": give each strategy a label of its own`);
+        return;
+      }
+      if (!_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .LANE_ID_PATTERN */ .kB.test(id) || taken.has(id)) {
+        p(`${at}[${j}].label`, taken.has(id) ? `strategy lane "${id}" is already a lane of this fleet: choose another label` : `strategy lane id "${id}" is longer than 100 characters: shorten the lane or the label`);
+        return;
+      }
+      taken.add(id);
+      members.push(id);
+      out.push({
+        ...lane,
+        id,
+        title: `${lane.title} (${st.label})`,
+        directive: st.directive ?? lane.directive,
+        run: st.run ?? lane.run,
+        branch: renderBranch(ff.branch, ff.name, `${lane.id}/${st.label}`),
+        strategy: { group: lane.id, label: st.label }
+      });
+    });
+    groups.set(lane.id, members);
+  }
+  if (!groups.size) return out;
+  return out.map((l) => ({ ...l, depends_on: [...new Set(l.depends_on.flatMap((d) => groups.get(d) ?? [d]))] }));
 }
 function addDiscoveredLanes(fleet, repos) {
   const ff = fleet.file;
@@ -15897,7 +16018,9 @@ function addDiscoveredLanes(fleet, repos) {
     });
   }
   if (repos.length) notes.push(`discovery found ${seen.size} repositor${seen.size === 1 ? "y" : "ies"} beyond the listed targets`);
-  return { file: ff, lanes, excluded, notes };
+  const found = lanes.slice(fleet.lanes.length);
+  const expanded = expandStrategies(found, ff, (field, message) => notes.push(`${field}: ${message}`));
+  return { file: ff, lanes: [...fleet.lanes, ...expanded], excluded, notes };
 }
 function formatProblems(problems) {
   const lines = problems.map((x) => `  ${(0,_text_js__WEBPACK_IMPORTED_MODULE_3__/* .showInvisibles */ .e4)(`${x.file}: ${x.field}: ${x.message}`)}`);
@@ -18069,7 +18192,7 @@ function firstAlias(doc, lines) {
   });
   return at === void 0 ? void 0 : lines.linePos(at);
 }
-async function loadFleetFile(path) {
+async function loadFleetFile(path, overrides = {}) {
   const read = await (0,fs/* readTextFile */.Gu)(path, limits/* MAX_FLEET_FILE_BYTES */.nF, "a fleet file");
   if (!read.ok) {
     const hint = read.message.includes("limit") ? ": list many targets in a targets_file, or find them with github.discover" : "";
@@ -18077,7 +18200,12 @@ async function loadFleetFile(path) {
   }
   const parsed = parseFleetText(read.text, path);
   if (!parsed.ok) return parsed;
-  const listed = await withTargetsFile(parsed.value, path);
+  const raw = parsed.value;
+  if (overrides.speculative !== void 0 && raw && typeof raw === "object") {
+    const given = raw.speculative && typeof raw.speculative === "object" ? raw.speculative : {};
+    raw.speculative = { ...given, count: overrides.speculative };
+  }
+  const listed = await withTargetsFile(raw, path);
   if (!listed.ok) return listed;
   const v = (0,validate/* validateFleetFile */.Xi)(listed.value, path);
   if (v.ok) return { ok: true, fleet: v.fleet, path };
@@ -18401,7 +18529,7 @@ function withoutShardsFor(plan, unchanged, maxParallel) {
 
 /***/ }),
 
-/***/ 9950:
+/***/ 7982:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
@@ -18939,7 +19067,46 @@ class UsageSum {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/core/strategies.js
+function isGreen(l) {
+  if (l.status !== "completed" || l.phase === "no-op" || l.phase === "dry-run") return false;
+  if (l.ci_conclusion !== null && l.ci_conclusion !== "success" && l.ci_conclusion !== "none") return false;
+  return !l.review || l.review.verdict === "clear";
+}
+const ended = (l) => l.ended_at ?? "";
+const openFindings = (l) => l.review?.open ?? 0;
+const diff = (l) => l.strategy?.diff_lines ?? Number.POSITIVE_INFINITY;
+function pickStrategy(rule, members) {
+  if (rule === "person") return { pick: null, reason: "a person picks: every strategy with a change opened a draft PR" };
+  const green = members.filter(isGreen);
+  if (!green.length) return { pick: null, reason: `no strategy ended green (${members.map((m) => `${m.strategy?.label ?? m.lane}: ${m.status}${m.error ? ` ${m.error.class}` : m.phase === "no-op" ? " no-op" : ""}`).join(", ")})` };
+  const byEnd = (a, b) => ended(a) < ended(b) ? -1 : ended(a) > ended(b) ? 1 : a.lane < b.lane ? -1 : 1;
+  const label = (l) => l.strategy?.label ?? l.lane;
+  switch (rule) {
+    case "smallest-green-diff": {
+      const best = [...green].sort((a, b) => diff(a) - diff(b) || a.changed_files.length - b.changed_files.length || byEnd(a, b))[0];
+      return { pick: best.lane, reason: `smallest green diff: ${label(best)} changes ${best.strategy?.diff_lines ?? "?"} line${best.strategy?.diff_lines === 1 ? "" : "s"} in ${best.changed_files.length} file${best.changed_files.length === 1 ? "" : "s"} (${green.length} of ${members.length} green)` };
+    }
+    case "fewest-open-findings": {
+      const best = [...green].sort((a, b) => openFindings(a) - openFindings(b) || diff(a) - diff(b) || byEnd(a, b))[0];
+      return { pick: best.lane, reason: `fewest open findings: ${label(best)} has ${openFindings(best)}, ${best.review?.findings.length ?? 0} raised (${green.length} of ${members.length} green)` };
+    }
+    case "first-green":
+    default: {
+      const best = [...green].sort(byEnd)[0];
+      return { pick: best.lane, reason: `first green: ${label(best)} ended green first (${green.length} of ${members.length} green)` };
+    }
+  }
+}
+function diffLines(patch) {
+  let n = 0;
+  for (const line of patch.split("\n")) if (line.startsWith("+") && !line.startsWith("+++") || line.startsWith("-") && !line.startsWith("---")) n++;
+  return n;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/steps/lane.js
+
 
 
 
@@ -18995,6 +19162,7 @@ class LaneRun {
     this.dir = laneDir(ctx.root, lane.id);
     this.repoDir = (0,external_node_path_.join)(this.dir, "repo");
     this.rec = { ...start, status: "running", started_at: ctx.clock.now().toISOString(), attempts: [], error: null, retry_count: 0 };
+    if (lane.strategy) this.rec.strategy = { group: lane.strategy.group, label: lane.strategy.label, picked: null, reason: null, diff_lines: null };
   }
   ctx;
   lane;
@@ -19072,13 +19240,13 @@ class LaneRun {
           this.rec.timings = { ...this.rec.timings, push_ms: 0 };
         }
         this.update({ phase: "pushed" }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
-        await this.publish(review);
+        if (!lane.strategy) await this.publish(review);
         if (review?.verdict === "needs-person") return await this.handOverReview(review);
         const ci = await this.readCi(commit);
         if (ci === "done") break;
         if (ci === "handed-over") return await this.finish();
       }
-      await applyMergePolicy(ctx, lane, () => this.rec, (patch, detail) => this.update(patch, detail));
+      if (!lane.strategy) await applyMergePolicy(ctx, lane, () => this.rec, (patch, detail) => this.update(patch, detail));
       this.update({ status: "completed", ended_at: ctx.clock.now().toISOString() }, `completed (${this.rec.phase})`);
       return await this.finish();
     } catch (err) {
@@ -19283,6 +19451,7 @@ ${firstLines(c.tail, 2e3)}`, final: false };
     this.rec.timings = { ...this.rec.timings, commit_ms: Date.now() - tCommit };
     const patchFile = (0,external_node_path_.join)(this.dir, "patch.diff");
     await (0,fs/* writeFileAtomic */.Zf)(patchFile, committed.patch);
+    if (this.rec.strategy) this.rec.strategy = { ...this.rec.strategy, diff_lines: diffLines(committed.patch) };
     this.rec.evidence = { ...this.rec.evidence, patch: this.rel(patchFile) };
     return { commit, upToDate };
   }
@@ -19298,7 +19467,7 @@ ${firstLines(c.tail, 2e3)}`, final: false };
     await confirmPushed(this.ctx, lane, commit);
   }
   /** Opens or updates the lane's PR (a draft, labelled for a person, when its review left findings open). */
-  async publish(review) {
+  async publish(review, draft = false) {
     const { ctx, lane } = this;
     const pr = ctx.file.pr;
     const handOver = review?.verdict === "needs-person" && lane.review ? lane.review.label : null;
@@ -19310,7 +19479,7 @@ ${firstLines(c.tail, 2e3)}`, final: false };
         record: this.rec,
         title: lane.title,
         body: prBody(ctx, lane, this.rec),
-        draft: pr.draft || handOver !== null,
+        draft: pr.draft || draft || handOver !== null,
         labels: handOver && !pr.labels.includes(handOver) ? [...pr.labels, handOver] : pr.labels,
         reviewers: pr.reviewers,
         team_reviewers: pr.team_reviewers,
@@ -19454,6 +19623,31 @@ function finalAnswer(preset, log) {
 }
 function fenceFeedback(what, message, lane) {
   return `${what}: ${message}. Change only files matching ${lane.owns.length ? lane.owns.join(", ") : "anything"} and never ${[...lane.never, ".git/**"].join(", ")}.`;
+}
+async function publishStrategy(ctx, lane, start, draft, others) {
+  let rec = start;
+  const update = (patch, detail) => {
+    rec = { ...rec, ...patch, updated_at: ctx.clock.now().toISOString() };
+    ctx.onUpdate(rec, detail);
+  };
+  const pr = ctx.file.pr;
+  const why = rec.strategy?.reason ? `${draft ? "A person picks among the strategies" : "Picked among the strategies"}: ${rec.strategy.reason}.` : "";
+  const body = [prBody(ctx, lane, rec), "", `**Strategy** ${(0,markdown/* codeSpan */.SS)(rec.strategy?.label ?? lane.id)}. ${(0,markdown/* escapeCell */.kq)(why)}`, ...others.length ? ["", "The other strategies stay as branches:", ...others.map((o) => `- ${o}`)] : []].join("\n");
+  try {
+    const published = await forgeCall(
+      "pr-failed",
+      "opening the pull request of the picked strategy",
+      () => ctx.forge.publish({ lane, record: rec, title: lane.title, body, draft: pr.draft || draft, labels: pr.labels, reviewers: pr.reviewers, team_reviewers: pr.team_reviewers, assignees: pr.assignees })
+    );
+    if (published.notes?.length) rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, ...published.notes] };
+    if (published.pr_url) update({ phase: "pr-open", pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? "updated" : "opened"} ${published.pr_url}`);
+    if (!draft) await applyMergePolicy(ctx, lane, () => rec, update);
+  } catch (err) {
+    const failure = err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", err.message);
+    update({ status: "failed", phase: "failed", error: { class: failure.errorClass, message: failure.message } }, `failed: ${failure.errorClass}`);
+  }
+  await writeLaneResult(ctx.root, ctx.fleet_id, rec);
+  return rec;
 }
 async function forgeCall(errorClass, what, call) {
   try {
@@ -19777,7 +19971,46 @@ async function reportStep(input) {
 
 // EXTERNAL MODULE: ./.build/src/steps/plan.js + 1 modules
 var steps_plan = __nccwpck_require__(3357);
+;// CONCATENATED MODULE: ./.build/src/steps/strategies.js
+
+
+
+
+function finishedGroups(laneIds, specs, records) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const id of laneIds) {
+    const group = specs.get(id)?.strategy?.group;
+    if (group) groups.set(group, [...groups.get(group) ?? [], id]);
+  }
+  for (const [group, ids] of groups) if (!ids.every((id) => model/* TERMINAL */.ff.has(records.get(id)?.status ?? "queued"))) groups.delete(group);
+  return groups;
+}
+async function settleStrategies(ctx, laneIds, specs, records) {
+  const rule = ctx.file.speculative?.pick ?? "first-green";
+  const out = [];
+  for (const ids of finishedGroups(laneIds, specs, records).values()) {
+    const members = ids.map((id) => records.get(id));
+    const { pick, reason } = pickStrategy(rule, members);
+    const settled = members.map((m) => ({ ...m, strategy: { ...m.strategy, picked: rule === "person" ? null : m.lane === pick, reason } }));
+    const branchOf = (m) => `${(0,markdown/* codeSpan */.SS)(m.branch ?? m.lane)} (${m.strategy.label}: ${m.status === "completed" ? m.phase === "no-op" ? "no change" : "green" : `${m.status}${m.error ? `, ${m.error.class}` : ""}`})`;
+    for (const m of settled) {
+      const others = settled.filter((o) => o.lane !== m.lane && o.commit && o.phase !== "dry-run").map(branchOf);
+      const publish = !ctx.dryRun && m.status === "completed" && m.phase === "pushed" && (rule === "person" || m.lane === pick);
+      const rec = publish ? await publishStrategy(ctx, specs.get(m.lane), m, rule === "person", others) : m;
+      if (!publish) {
+        ctx.onUpdate(rec, m.lane === pick ? `picked: ${reason}` : `not picked: ${reason}`);
+        await writeLaneResult(ctx.root, ctx.fleet_id, rec);
+      }
+      records.set(rec.lane, rec);
+      out.push(rec);
+    }
+  }
+  return out;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/steps/run.js
+
 
 
 
@@ -19963,6 +20196,13 @@ async function runLocked(opts, s) {
           });
         })
       );
+      if (!opts.signal?.aborted) {
+        const current = new Map(wave.lanes.map((id) => [id, verified.get(id) ?? records.get(id)]));
+        for (const rec of await settleStrategies(ctx, wave.lanes, specs, current)) {
+          if (verified.has(rec.lane)) verified.set(rec.lane, rec);
+          records.set(rec.lane, rec);
+        }
+      }
     }
   })();
   const stuck = await untilDoneOrGraceSpent(waves, opts.signal, opts.interruptGraceMs ?? INTERRUPT_GRACE_MS);
@@ -19985,6 +20225,31 @@ async function runLocked(opts, s) {
   await (0,fs/* writeJsonAtomic */.ZJ)(manifestPath(root), manifest);
   active = null;
   return { ok: true, manifest, root, plan, notes: s.notes };
+}
+function strategyPicks(depends_on, records, specs) {
+  const out = [];
+  const seen = /* @__PURE__ */ new Set();
+  for (const id of depends_on) {
+    const group = specs.get(id)?.strategy?.group;
+    if (!group) {
+      out.push(id);
+      continue;
+    }
+    if (seen.has(group)) continue;
+    seen.add(group);
+    const members = depends_on.filter((d) => specs.get(d)?.strategy?.group === group);
+    const recs = members.map((m) => records.get(m));
+    if (recs.some((r) => !r || !model/* TERMINAL */.ff.has(r.status))) {
+      return { class: "checkpoint-unmet", message: `dependency "${group}": not every strategy had finished when this lane's wave started` };
+    }
+    const picked = recs.find((r) => r.strategy?.picked === true || r.status === "unchanged" && r.strategy?.picked !== false);
+    if (!picked) {
+      const reason = recs.find((r) => r.strategy?.reason)?.strategy?.reason ?? "no strategy was picked";
+      return { class: "dependency-failed", message: `dependency "${group}" has no picked strategy (${reason}); this lane was not run against a missing checkpoint` };
+    }
+    out.push(picked.lane);
+  }
+  return out;
 }
 function ceilingReached(start, ceiling, spent, now) {
   const message = `not started: ${(0,spend/* budgetStop */.g3)(spend/* NO_USAGE */.yJ, void 0, { spent, ceiling })}`;
@@ -20095,7 +20360,9 @@ async function clearPreviousRun(root) {
   for (const f of ["events.jsonl", "plan.json", "report.md", "fleet-status.json"]) await (0,promises_.rm)((0,external_node_path_.join)(root, f), { force: true });
 }
 async function dependencyBlock(spec, records, specs, forge, checkpoint, dryRun) {
-  for (const depId of spec.depends_on) {
+  const deps = strategyPicks(spec.depends_on, records, specs);
+  if (!Array.isArray(deps)) return deps;
+  for (const depId of deps) {
     const dep = records.get(depId);
     if (!dep || !model/* TERMINAL */.ff.has(dep.status)) {
       return { class: "checkpoint-unmet", message: `dependency "${depId}" had not finished when this lane's wave started` };

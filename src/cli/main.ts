@@ -30,7 +30,7 @@ export const USAGE = `fleet — apply one directive across many repositories, in
 
 Usage:
   fleet plan <fleet-file> [--json] [--repos-root DIR] [--max-parallel N]
-  fleet run <fleet-file> [--max-parallel N] [--dry-run] [--workspace DIR]
+  fleet run <fleet-file> [--max-parallel N] [--dry-run] [--workspace DIR] [--speculative N]
                          [--resume MANIFEST | --since MANIFEST] [--repos-root DIR] [--quiet]
   fleet status <fleet-status.json>
   fleet report <fleet-status.json>
@@ -38,6 +38,8 @@ Usage:
 Options:
   --max-parallel N   lanes running at once (overrides max_parallel)
   --dry-run          run the directive and keep the patch; push nothing
+  --speculative N    try every lane N ways at once (strategies s1…sN of its own
+                     directive); only the pick opens a PR (speculative.pick)
   --workspace DIR    where clones, logs, results and the manifest go
                      (default _workspace/fleet/<fleet_id>, kept for audit)
   --resume MANIFEST  re-run only the lanes that did not complete in that run
@@ -208,6 +210,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
             'dry-run': { type: 'boolean' },
             quiet: { type: 'boolean' },
             'max-parallel': { type: 'string' },
+            speculative: { type: 'string' },
             workspace: { type: 'string' },
             resume: { type: 'string' },
             since: { type: 'string' },
@@ -236,7 +239,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     if (command !== 'plan' && command !== 'run') throw new UsageError(`unknown command "${command}"`);
 
     // Every problem of the input at once: the fleet file's and the flags'.
-    const loaded = await loadFleetFile(path);
+    const speculative = values.speculative === undefined ? undefined : positiveInt('speculative', values.speculative);
+    const loaded = await loadFleetFile(path, { speculative });
     const problems = loaded.ok ? [] : [...loaded.problems];
     const ws = command === 'run' && values.workspace ? await workspaceProblem(resolve(io.cwd, values.workspace)) : undefined;
     if (ws) problems.push(ws);

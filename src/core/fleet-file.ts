@@ -143,6 +143,30 @@ export const BudgetSchema = z
   })
   .describe('Spending caps for agent fleets; see docs/budgets.md.');
 
+/** A strategy label becomes part of a lane id (`<lane>.<label>`) and of a branch (`fleet/<name>/<lane>/<label>`). */
+export const STRATEGY_LABEL_PATTERN = /^[a-z0-9][a-z0-9_-]{0,30}$/;
+
+export const StrategySchema = z
+  .strictObject({
+    label: z.string().regex(STRATEGY_LABEL_PATTERN, 'use lowercase letters, digits, "_" or "-" (at most 31)'),
+    directive: z.string().min(1).optional().describe("This strategy's directive (the agent's prompt); default: the lane's."),
+    run: z.string().min(1).optional().describe("This strategy's command; default: the lane's."),
+  })
+  .describe('One way to try a hard change: it runs as its own lane on fleet/<name>/<lane>/<label>.');
+
+export const PICK_RULES = ['first-green', 'smallest-green-diff', 'fewest-open-findings', 'person'] as const;
+
+export const SpeculativeSchema = z
+  .strictObject({
+    pick: z
+      .enum(PICK_RULES)
+      .default('first-green')
+      .describe('How the winner is chosen once every strategy of a target has finished: the first to end green, the green one with the smallest diff, the green one with the fewest open review findings, or a person (every strategy opens a draft PR).'),
+    strategies: z.array(StrategySchema).min(2).max(10).optional().describe('Strategies for every target that lists none of its own.'),
+    count: z.number().int().min(2).max(10).optional().describe('Without strategies: this many copies of each lane\'s own directive (labels s1, s2, …): an agent tries the same change several times.'),
+  })
+  .describe('Speculative strategies: a hard change tried several ways at once; only the pick opens a PR. See docs/strategies.md.');
+
 export const MergeSchema = z
   .strictObject({
     policy: z
@@ -175,6 +199,7 @@ export const TargetSchema = z
     checks: z.array(z.string().min(1)).optional().describe('Overrides the fleet checks for this lane.'),
     base: z.string().min(1).optional().describe('Base branch; defaults to the repository default branch.'),
     review: TargetReviewSchema.optional(),
+    strategies: z.array(StrategySchema).min(2).max(10).optional().describe('Try this lane several ways at once (speculative.pick chooses the one that opens a PR).'),
   })
   .describe('One lane: a repository and, optionally, its scope and dependencies.');
 
@@ -267,6 +292,7 @@ export const FleetFileSchema = z
     merge: MergeSchema.default({ policy: 'never', method: 'squash' }),
     review: ReviewSchema.optional(),
     budget: BudgetSchema.optional(),
+    speculative: SpeculativeSchema.optional(),
     relay: RelaySchema.default({ item_chars: 300, max_chars: 4000, scope: 'fleet' }),
   })
   .describe('A Fleet file: one directive applied to many targets.');
@@ -279,4 +305,6 @@ export type AgentSpec = z.output<typeof AgentSchema>;
 export type ReviewSpec = z.output<typeof ReviewSchema>;
 export type RelaySpec = z.output<typeof RelaySchema>;
 export type BudgetSpec = z.output<typeof BudgetSchema>;
+export type StrategySpec = z.output<typeof StrategySchema>;
+export type PickRule = (typeof PICK_RULES)[number];
 export type TargetReviewSpec = z.output<typeof TargetReviewSchema>;

@@ -232,6 +232,16 @@ export const LaneRecord = z.strictObject({
     .nullable()
     .optional()
     .describe('The relay the lane received from earlier waves; absent when it received none.'),
+  strategy: z
+    .strictObject({
+      group: z.string().describe('The target tried several ways: the lane id its dependents name.'),
+      label: z.string(),
+      picked: z.boolean().nullable().describe('Whether this strategy is the pick; null when a person picks (every strategy opened a draft PR).'),
+      reason: z.string().nullable().describe('Why the pick is what it is (the rule and what decided it).'),
+      diff_lines: z.number().int().min(0).nullable().describe('Lines added and removed by its change.'),
+    })
+    .optional()
+    .describe('For one strategy of a target tried several ways (speculative strategies).'),
   review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed."),
 });
 export type LaneRecord = z.infer<typeof LaneRecord>;

@@ -267,6 +267,24 @@ export function shardWave(
   return { shards, parallel: Math.min(Math.max(1, Math.floor(maxParallel)), count) };
 }
 
+/**
+ * The strategies of one target in one shard (the leg that runs them compares them and publishes the pick): each
+ * joins the shard of its group's first strategy. A shard emptied by the move is dropped.
+ */
+export function keepGroupsTogether(shards: Shard[], specs: ReadonlyMap<string, { strategy?: { group: string } }>): Shard[] {
+  const home = new Map<string, Shard>();
+  const out = shards.map((s) => ({ ...s, lanes: [] as string[] }));
+  shards.forEach((s, i) => {
+    for (const id of s.lanes) {
+      const group = specs.get(id)?.strategy?.group;
+      const target = group ? (home.get(group) ?? out[i]!) : out[i]!;
+      if (group && !home.has(group)) home.set(group, target);
+      target.lanes.push(id);
+    }
+  });
+  return out.filter((s) => s.lanes.length).map((s, i) => ({ ...s, id: `w${s.wave}-s${i}` }));
+}
+
 // ---------------------------------------------------------------------------
 // The plan
 // ---------------------------------------------------------------------------
@@ -585,7 +603,18 @@ export function buildPlan(fleet: ResolvedFleet, exclusions: Exclusion[], opts: P
   const withRepo = new Map<string, NextOpen>(); // per repository, blocks waves holding one of its lanes
   type Block = { by: string; reason: string };
 
+  // The strategies of one target run side by side: the first placed decides the wave, the others join it whatever
+  // their scopes (they are the same change tried several ways, never merged together).
+  const groupWave = new Map<string, number>();
   for (const lane of order) {
+    const joined = lane.strategy ? groupWave.get(lane.strategy.group) : undefined;
+    if (joined !== undefined) {
+      const slot = slots[joined]!;
+      slot.lanes.push(lane);
+      slot.byRepo.get(lane.repo)!.add(lane, globsOf(lane).map((glob) => ({ glob, prefix: literalPrefix(glob) })));
+      waveOf.set(lane.id, joined);
+      continue;
+    }
     let wanted = 0;
     for (const d of lane.depends_on) wanted = Math.max(wanted, waveOf.get(d)! + 1);
     const globs = globsOf(lane);
@@ -634,6 +663,7 @@ export function buildPlan(fleet: ResolvedFleet, exclusions: Exclusion[], opts: P
     if (!same) slot.byRepo.set(lane.repo, (same = new ScopeIndex()));
     same.add(lane, scope);
     waveOf.set(lane.id, w);
+    if (lane.strategy) groupWave.set(lane.strategy.group, w);
     if (first) contention.push({ lane: lane.id, repo: lane.repo, wanted_wave: wanted, wave: w, because_of: first.by, reason: first.reason });
   }
 
@@ -667,7 +697,8 @@ export function buildPlan(fleet: ResolvedFleet, exclusions: Exclusion[], opts: P
   const waves: Wave[] = slots.map((slot, index) => {
     const ids = slot.lanes.map((l) => l.id).sort(byString);
     const { shards, parallel } = shardWave(index, ids, opts.maxParallel, opts.maxShards ?? MAX_SHARDS);
-    return { index, lanes: ids, exclusive: slot.exclusive !== undefined, shards, parallel };
+    const kept = keepGroupsTogether(shards, byId);
+    return { index, lanes: ids, exclusive: slot.exclusive !== undefined, shards: kept, parallel: Math.min(parallel, kept.length) };
   });
   const lanes: PlannedLane[] = order
     .map((spec) => ({ spec, wave: waveOf.get(spec.id)! }))

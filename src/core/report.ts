@@ -361,6 +361,7 @@ export function renderReport(m: Manifest, opts: ReportOptions): string {
     if (m.excluded.length > max) lines.push('', `${ELLIPSIS} and ${m.excluded.length - max} more excluded: see the manifest`);
   }
 
+  lines.push(...strategyLines(m));
   lines.push(...reviewLines(m, opts));
   lines.push(...relayLines(m));
   lines.push(...spendingLines(m, s, opts));
@@ -422,6 +423,32 @@ function reviewLines(m: Manifest, opts: ReportOptions): string[] {
       out.push(`- ${codeSpan(l.lane)} ${f.id} (${f.severity}; ${f.lenses.map(escapeCell).join('+')}) ${findingWhere(f)}: ${sentence(escapeCell(firstLine(f.finding, MESSAGE_CHARS)))}`);
     }
     if (open.length > REVIEW_OPEN_LIMIT) out.push(`- ${ELLIPSIS} and ${open.length - REVIEW_OPEN_LIMIT} more: see the manifest`);
+  }
+  return out;
+}
+
+/** The comparison of each target tried several ways: its strategies side by side, and which one was picked and why. */
+function strategyLines(m: Manifest): string[] {
+  const groups = new Map<string, LaneRecord[]>();
+  for (const l of m.lanes) if (l.strategy) groups.set(l.strategy.group, [...(groups.get(l.strategy.group) ?? []), l]);
+  if (!groups.size) return [];
+  const out = ['', '### Strategies'];
+  for (const [group, members] of groups) {
+    const reason = members.find((x) => x.strategy!.reason)?.strategy!.reason;
+    out.push('', `${codeSpan(group)}: ${reason ? sentence(escapeCell(reason)) : 'not settled.'}`, '');
+    const rows = members.map((l) => [
+      `${escapeCell(l.strategy!.label)}${l.strategy!.picked ? ' ✅' : ''}`,
+      laneResult(l),
+      l.status === 'completed' && l.phase !== 'dry-run' ? 'passed' : l.error?.class === 'check-failed' ? 'failed' : DASH,
+      orDash(l.ci_conclusion),
+      l.review ? String(l.review.open) : DASH,
+      countCell(l.strategy!.diff_lines),
+      l.changed_files.length ? String(l.changed_files.length) : DASH,
+      durationCell(l.timings.total_ms == null ? null : Math.round(l.timings.total_ms / 1000)),
+      costCell(l.usage?.cost_usd),
+      branchPrCell(l),
+    ]);
+    out.push(...table(['Strategy', 'Result', 'Checks', 'CI', 'Open findings', 'Diff lines', 'Files', 'Duration', 'Cost', 'Branch / PR'], ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'l'], rows));
   }
   return out;
 }

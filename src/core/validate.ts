@@ -3,7 +3,7 @@
  * Pure: the caller parses the file and hands over its text's value and its name.
  */
 import * as z from 'zod';
-import { FleetFileSchema, REVIEW_DEFAULTS, templateProblem, type FleetFile, type ReviewSpec, type TargetReviewSpec, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
+import { FleetFileSchema, REVIEW_DEFAULTS, templateProblem, type FleetFile, type ReviewSpec, type StrategySpec, type TargetReviewSpec, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
 import { BUILTIN_LENSES, type Severity } from './review.js';
 import { globProblem, matchesAny } from './glob.js';
 import { quoted, showInvisibles } from './text.js';
@@ -36,6 +36,11 @@ export interface LaneSpec {
   index: number;
   /** How the lane's change is reviewed before it counts (an agent lane with `review:`), or null: not reviewed. */
   review: ResolvedReview | null;
+  /**
+   * One strategy of a target tried several ways (`strategies:`): the lane id is `<group>.<label>`, and lanes that
+   * depend on the target depend on the group, whose checkpoint is its pick's.
+   */
+  strategy?: { group: string; label: string };
 }
 
 /** A lane's review settings with the fleet's and the target's merged and the panel cut to size. */
@@ -413,21 +418,79 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
     });
   }
 
+  const expanded = expandStrategies(lanes, ff, p);
+
   const excluded: ResolvedFleet['excluded'] = [];
   ff.exclude.forEach((e, i) => {
     const kind = classifyRepo(e.repo);
     if (typeof kind !== 'string') p(`exclude[${i}].repo`, kind.problem);
     const lane = defaultLaneId(e.repo);
-    if (lanes.some((l) => l.repo === e.repo)) {
+    if (expanded.some((l) => l.repo === e.repo)) {
       // Excluding a target that is also listed: the exclusion wins, and the lane is accounted for as excluded.
-      for (const l of lanes.filter((x) => x.repo === e.repo)) excluded.push({ repo: l.repo, lane: l.id, reason: e.reason });
+      for (const l of expanded.filter((x) => x.repo === e.repo)) excluded.push({ repo: l.repo, lane: l.id, reason: e.reason });
     } else {
       excluded.push({ repo: e.repo, lane: byId.has(lane) ? fullSlug(e.repo) : lane, reason: e.reason });
     }
   });
   if (problems.length) return { ok: false, problems };
   // Excluded lanes stay in the lane list so the planner can skip their dependents with a reason.
-  return { ok: true, fleet: { file: ff, lanes, excluded, notes } };
+  return { ok: true, fleet: { file: ff, lanes: expanded, excluded, notes } };
+}
+
+/**
+ * The strategies a lane is tried with: its target's, else the fleet's (`speculative.strategies`), else `count` copies
+ * of its own directive (`s1`, `s2`, …), else none.
+ */
+function strategiesOf(ff: FleetFile, target: TargetSpec | undefined): StrategySpec[] {
+  if (target?.strategies) return target.strategies;
+  if (ff.speculative?.strategies) return ff.speculative.strategies;
+  const count = ff.speculative?.count ?? 0;
+  return Array.from({ length: count }, (_, i) => ({ label: `s${i + 1}` }));
+}
+
+/**
+ * Each lane tried several ways becomes one lane per strategy (`<lane>.<label>` on `fleet/<name>/<lane>/<label>`), and
+ * a dependency on it becomes a dependency on all of them (the runner then waits for the group's pick).
+ */
+function expandStrategies(lanes: readonly LaneSpec[], ff: FleetFile, p: (field: string, message: string) => void): LaneSpec[] {
+  const out: LaneSpec[] = [];
+  const groups = new Map<string, string[]>();
+  const taken = new Set(lanes.map((l) => l.id));
+  for (const lane of lanes) {
+    const target = lane.index >= 0 ? ff.targets[lane.index] : undefined;
+    const strategies = strategiesOf(ff, target);
+    if (!strategies.length) {
+      out.push(lane);
+      continue;
+    }
+    const at = target?.strategies ? `targets[${lane.index}].strategies` : 'speculative';
+    const members: string[] = [];
+    strategies.forEach((st, j) => {
+      const id = `${lane.id}.${st.label}`;
+      if (strategies.findIndex((x) => x.label === st.label) !== j) {
+        p(`${at}[${j}].label`, `strategy "${st.label}" is listed twice for lane "${lane.id}": give each strategy a label of its own`);
+        return;
+      }
+      if (!LANE_ID_PATTERN.test(id) || taken.has(id)) {
+        p(`${at}[${j}].label`, taken.has(id) ? `strategy lane "${id}" is already a lane of this fleet: choose another label` : `strategy lane id "${id}" is longer than 100 characters: shorten the lane or the label`);
+        return;
+      }
+      taken.add(id);
+      members.push(id);
+      out.push({
+        ...lane,
+        id,
+        title: `${lane.title} (${st.label})`,
+        directive: st.directive ?? lane.directive,
+        run: st.run ?? lane.run,
+        branch: renderBranch(ff.branch, ff.name, `${lane.id}/${st.label}`),
+        strategy: { group: lane.id, label: st.label },
+      });
+    });
+    groups.set(lane.id, members);
+  }
+  if (!groups.size) return out;
+  return out.map((l) => ({ ...l, depends_on: [...new Set(l.depends_on.flatMap((d) => groups.get(d) ?? [d]))] }));
 }
 
 /**
@@ -480,7 +543,10 @@ export function addDiscoveredLanes(fleet: ResolvedFleet, repos: readonly string[
     });
   }
   if (repos.length) notes.push(`discovery found ${seen.size} repositor${seen.size === 1 ? 'y' : 'ies'} beyond the listed targets`);
-  return { file: ff, lanes, excluded, notes };
+  // Discovered lanes are tried the fleet's way too (speculative:); the listed ones were expanded when validated.
+  const found = lanes.slice(fleet.lanes.length);
+  const expanded = expandStrategies(found, ff, (field, message) => notes.push(`${field}: ${message}`));
+  return { file: ff, lanes: [...fleet.lanes, ...expanded], excluded, notes };
 }
 
 export function formatProblems(problems: Problem[]): string {

@@ -16,10 +16,11 @@ import { routePersonas, type Routing } from '../core/routing.js';
 import type { LaneSpec } from '../core/validate.js';
 import { agentAnswer, agentCommand, renderWorkerPrompt, type AgentInvocation } from '../local/agent.js';
 import { answerDiscoveries, buildRelay, MAX_DISCOVERIES_BYTES, parseDiscoveries, renderRelay, type DiscoveryEntry } from '../core/relay.js';
-import { pathSpan } from '../core/markdown.js';
+import { codeSpan, escapeCell, pathSpan } from '../core/markdown.js';
 import { reviewBodyLines } from '../core/report.js';
 import type { CloneResult, Clock, Executor, ExecResult, Forge, Workspace } from '../ports.js';
 import { reviewChange, scrub } from './review.js';
+import { diffLines } from '../core/strategies.js';
 import { readUntrustedText, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import type { Semaphore } from '../util/pool.js';
 
@@ -158,6 +159,7 @@ export class LaneRun {
     this.dir = laneDir(ctx.root, lane.id);
     this.repoDir = join(this.dir, 'repo');
     this.rec = { ...start, status: 'running', started_at: ctx.clock.now().toISOString(), attempts: [], error: null, retry_count: 0 };
+    if (lane.strategy) this.rec.strategy = { group: lane.strategy.group, label: lane.strategy.label, picked: null, reason: null, diff_lines: null };
   }
 
   update(patch: Partial<LaneRecord>, detail: string): void {
@@ -218,14 +220,15 @@ export class LaneRun {
           this.rec.timings = { ...this.rec.timings, push_ms: 0 };
         }
         this.update({ phase: 'pushed' }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
-        await this.publish(review);
+        // A strategy opens no PR of its own: once every strategy of its target has finished, only the pick does.
+        if (!lane.strategy) await this.publish(review);
         if (review?.verdict === 'needs-person') return await this.handOverReview(review);
 
         const ci = await this.readCi(commit);
         if (ci === 'done') break;
         if (ci === 'handed-over') return await this.finish();
       }
-      await applyMergePolicy(ctx, lane, () => this.rec, (patch, detail) => this.update(patch, detail));
+      if (!lane.strategy) await applyMergePolicy(ctx, lane, () => this.rec, (patch, detail) => this.update(patch, detail));
       this.update({ status: 'completed', ended_at: ctx.clock.now().toISOString() }, `completed (${this.rec.phase})`);
       return await this.finish();
     } catch (err) {
@@ -462,6 +465,7 @@ export class LaneRun {
     this.rec.timings = { ...this.rec.timings, commit_ms: Date.now() - tCommit };
     const patchFile = join(this.dir, 'patch.diff');
     await writeFileAtomic(patchFile, committed.patch);
+    if (this.rec.strategy) this.rec.strategy = { ...this.rec.strategy, diff_lines: diffLines(committed.patch) };
     this.rec.evidence = { ...this.rec.evidence, patch: this.rel(patchFile) };
     return { commit, upToDate };
   }
@@ -479,7 +483,7 @@ export class LaneRun {
   }
 
   /** Opens or updates the lane's PR (a draft, labelled for a person, when its review left findings open). */
-  private async publish(review: LaneReview | null): Promise<void> {
+  async publish(review: LaneReview | null, draft = false): Promise<void> {
     const { ctx, lane } = this;
     const pr = ctx.file.pr;
     const handOver = review?.verdict === 'needs-person' && lane.review ? lane.review.label : null;
@@ -489,7 +493,7 @@ export class LaneRun {
         record: this.rec,
         title: lane.title,
         body: prBody(ctx, lane, this.rec),
-        draft: pr.draft || handOver !== null,
+        draft: pr.draft || draft || handOver !== null,
         labels: handOver && !pr.labels.includes(handOver) ? [...pr.labels, handOver] : pr.labels,
         reviewers: pr.reviewers,
         team_reviewers: pr.team_reviewers,
@@ -652,6 +656,35 @@ function finalAnswer(preset: NonNullable<FleetFile['agent']>['preset'], log: str
 
 function fenceFeedback(what: string, message: string | undefined, lane: LaneSpec): string {
   return `${what}: ${message}. Change only files matching ${lane.owns.length ? lane.owns.join(', ') : 'anything'} and never ${[...lane.never, '.git/**'].join(', ')}.`;
+}
+
+/**
+ * Publishes one strategy of a target once its group is settled: the pick (its PR, then the merge policy), or, when a
+ * person picks, each strategy as a draft. `others` says in the PR body where the other strategies are. A forge call
+ * that fails leaves the lane failed, saying which step.
+ */
+export async function publishStrategy(ctx: LaneContext, lane: LaneSpec, start: LaneRecord, draft: boolean, others: string[]): Promise<LaneRecord> {
+  let rec = start;
+  const update = (patch: Partial<LaneRecord>, detail: string) => {
+    rec = { ...rec, ...patch, updated_at: ctx.clock.now().toISOString() };
+    ctx.onUpdate(rec, detail);
+  };
+  const pr = ctx.file.pr;
+  const why = rec.strategy?.reason ? `${draft ? 'A person picks among the strategies' : 'Picked among the strategies'}: ${rec.strategy.reason}.` : '';
+  const body = [prBody(ctx, lane, rec), '', `**Strategy** ${codeSpan(rec.strategy?.label ?? lane.id)}. ${escapeCell(why)}`, ...(others.length ? ['', 'The other strategies stay as branches:', ...others.map((o) => `- ${o}`)] : [])].join('\n');
+  try {
+    const published = await forgeCall('pr-failed', 'opening the pull request of the picked strategy', () =>
+      ctx.forge.publish({ lane, record: rec, title: lane.title, body, draft: pr.draft || draft, labels: pr.labels, reviewers: pr.reviewers, team_reviewers: pr.team_reviewers, assignees: pr.assignees }),
+    );
+    if (published.notes?.length) rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, ...published.notes] };
+    if (published.pr_url) update({ phase: 'pr-open', pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? 'updated' : 'opened'} ${published.pr_url}`);
+    if (!draft) await applyMergePolicy(ctx, lane, () => rec, update);
+  } catch (err) {
+    const failure = err instanceof LaneFailure ? err : new LaneFailure('lane-crashed', (err as Error).message);
+    update({ status: 'failed', phase: 'failed', error: { class: failure.errorClass, message: failure.message } }, `failed: ${failure.errorClass}`);
+  }
+  await writeLaneResult(ctx.root, ctx.fleet_id, rec);
+  return rec;
 }
 
 /** A forge call that fails is this lane's failure, with a class that says which step, never a crash of Fleet. */

@@ -88,7 +88,11 @@ function firstAlias(doc: Document, lines: LineCounter): { line: number; col: num
   return at === undefined ? undefined : lines.linePos(at);
 }
 
-export async function loadFleetFile(path: string): Promise<LoadResult> {
+/**
+ * `overrides`: fields the command line sets over the file's (`--speculative N` sets `speculative.count`), validated
+ * with the file so a bad one is reported like any other field.
+ */
+export async function loadFleetFile(path: string, overrides: { speculative?: number } = {}): Promise<LoadResult> {
   const read = await readTextFile(path, MAX_FLEET_FILE_BYTES, 'a fleet file');
   if (!read.ok) {
     const hint = read.message.includes('limit') ? ': list many targets in a targets_file, or find them with github.discover' : '';
@@ -96,7 +100,12 @@ export async function loadFleetFile(path: string): Promise<LoadResult> {
   }
   const parsed = parseFleetText(read.text, path);
   if (!parsed.ok) return parsed;
-  const listed = await withTargetsFile(parsed.value as Record<string, unknown>, path);
+  const raw = parsed.value as Record<string, unknown>;
+  if (overrides.speculative !== undefined && raw && typeof raw === 'object') {
+    const given = raw.speculative && typeof raw.speculative === 'object' ? (raw.speculative as Record<string, unknown>) : {};
+    raw.speculative = { ...given, count: overrides.speculative };
+  }
+  const listed = await withTargetsFile(raw, path);
   if (!listed.ok) return listed;
   const v = validateFleetFile(listed.value, path);
   if (v.ok) return { ok: true, fleet: v.fleet, path };

@@ -8,7 +8,7 @@ import { lstat, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { legPace, predecessorIndex, publishWrites, writeBudget, writesPerLane, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
 import { Manifest, type LaneRecord, type Shard } from '../core/model.js';
-import type { ResolvedFleet, Problem } from '../core/validate.js';
+import type { LaneSpec, ResolvedFleet, Problem } from '../core/validate.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, StoredArtifact, Workspace } from '../ports.js';
 import { readUntrustedText, writeJsonAtomic } from '../util/fs.js';
 import { RelayFile, type DiscoveryEntry } from '../core/relay.js';
@@ -16,6 +16,7 @@ import { mapLimit } from '../util/pool.js';
 import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
 import { planStep, type PlanStepOptions } from './plan.js';
 import { readLaneResult, reportStep } from './report.js';
+import { settleStrategies } from './strategies.js';
 import { ceilingReached, dependencyBlock, discoveryEntries } from './run.js';
 import { money } from '../core/spend.js';
 import { MissingResultExplainer } from './explain.js';
@@ -553,20 +554,32 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
     }
     records.set(id, rec);
     out.push(rec);
-    const agent = Boolean(fleet.file.agent) && spec.run === undefined;
-    await input.store.upload(laneArtifact(id, input.attempt ?? 1), await laneFiles(laneDir(input.root, id), rec, agent), input.root);
-    if (rec.usage?.cost_usd) {
-      const file = join(input.root, 'spent', `${id}.json`);
-      await writeJsonAtomic(file, rec.usage);
-      await input.store.upload(attemptName(`${SPENT_ARTIFACT_PREFIX}${id}.u${Math.round(rec.usage.cost_usd * 1e6)}`, input.attempt ?? 1), [file], input.root);
-    }
-    if (rec.discoveries?.length) {
-      const file = join(input.root, 'relay', `${id}.json`);
-      await writeJsonAtomic(file, { lane: id, discoveries: rec.discoveries } satisfies RelayFile);
-      await input.store.upload(attemptName(`${RELAY_ARTIFACT_PREFIX}${id}`, input.attempt ?? 1), [file], input.root);
-    }
+    // A strategy's artifact waits for its group's pick (an artifact name is written once per attempt).
+    if (!spec.strategy) await uploadLane(input, fleet, spec, rec);
+  }
+  const settled = await settleStrategies(ctx, shard.lanes, specs, records);
+  for (const rec of settled) {
+    out[out.findIndex((r) => r.lane === rec.lane)] = rec;
+    await uploadLane(input, fleet, specs.get(rec.lane)!, rec);
   }
   return out;
+}
+
+/** A lane's artifact, and beside it what later legs read without downloading it: its spending and its discoveries. */
+async function uploadLane(input: MatrixShardInput, fleet: ResolvedFleet, spec: LaneSpec, rec: LaneRecord): Promise<void> {
+  const id = spec.id;
+  const agent = Boolean(fleet.file.agent) && spec.run === undefined;
+  await input.store.upload(laneArtifact(id, input.attempt ?? 1), await laneFiles(laneDir(input.root, id), rec, agent), input.root);
+  if (rec.usage?.cost_usd) {
+    const file = join(input.root, 'spent', `${id}.json`);
+    await writeJsonAtomic(file, rec.usage);
+    await input.store.upload(attemptName(`${SPENT_ARTIFACT_PREFIX}${id}.u${Math.round(rec.usage.cost_usd * 1e6)}`, input.attempt ?? 1), [file], input.root);
+  }
+  if (rec.discoveries?.length) {
+    const file = join(input.root, 'relay', `${id}.json`);
+    await writeJsonAtomic(file, { lane: id, discoveries: rec.discoveries } satisfies RelayFile);
+    await input.store.upload(attemptName(`${RELAY_ARTIFACT_PREFIX}${id}`, input.attempt ?? 1), [file], input.root);
+  }
 }
 
 /**

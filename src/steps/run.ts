@@ -22,6 +22,7 @@ import { Semaphore } from '../util/pool.js';
 import { readLaneResult, reportStep, verifyLane } from './report.js';
 import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
 import { planStep, type PlanStepOptions } from './plan.js';
+import { settleStrategies } from './strategies.js';
 
 export interface FleetEvent {
   time: string;
@@ -269,6 +270,15 @@ async function runLocked(
           });
         }),
       );
+      // Targets tried several ways: once the wave is done, each group's pick opens its PR, before the next wave's
+      // lanes ask for their dependencies' checkpoints.
+      if (!opts.signal?.aborted) {
+        const current = new Map(wave.lanes.map((id) => [id, verified.get(id) ?? records.get(id)!] as const));
+        for (const rec of await settleStrategies(ctx, wave.lanes, specs, current)) {
+          if (verified.has(rec.lane)) verified.set(rec.lane, rec);
+          records.set(rec.lane, rec);
+        }
+      }
     }
   })();
 
@@ -294,6 +304,37 @@ async function runLocked(
   await writeJsonAtomic(manifestPath(root), manifest);
   active = null;
   return { ok: true, manifest, root, plan, notes: s.notes };
+}
+
+/**
+ * A lane's dependencies with each target tried several ways replaced by its pick: the group's checkpoint is the
+ * pick's. A group without a pick (none green, or a person picks) blocks the lane, saying why.
+ */
+function strategyPicks(depends_on: readonly string[], records: ReadonlyMap<string, LaneRecord>, specs: ReadonlyMap<string, LaneSpec>): string[] | NonNullable<LaneRecord['error']> {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const id of depends_on) {
+    const group = specs.get(id)?.strategy?.group;
+    if (!group) {
+      out.push(id);
+      continue;
+    }
+    if (seen.has(group)) continue;
+    seen.add(group);
+    const members = depends_on.filter((d) => specs.get(d)?.strategy?.group === group);
+    const recs = members.map((m) => records.get(m));
+    if (recs.some((r) => !r || !TERMINAL.has(r.status))) {
+      return { class: 'checkpoint-unmet', message: `dependency "${group}": not every strategy had finished when this lane's wave started` };
+    }
+    // An unchanged strategy carries the pick it had when it last ran.
+    const picked = recs.find((r) => r!.strategy?.picked === true || (r!.status === 'unchanged' && r!.strategy?.picked !== false));
+    if (!picked) {
+      const reason = recs.find((r) => r!.strategy?.reason)?.strategy?.reason ?? 'no strategy was picked';
+      return { class: 'dependency-failed', message: `dependency "${group}" has no picked strategy (${reason}); this lane was not run against a missing checkpoint` };
+    }
+    out.push(picked.lane);
+  }
+  return out;
 }
 
 /** A lane that did not start because the fleet's cost ceiling was reached: skipped, saying so. */
@@ -455,7 +496,9 @@ export async function dependencyBlock(
   checkpoint: Checkpoint,
   dryRun: boolean,
 ): Promise<LaneRecord['error'] | undefined> {
-  for (const depId of spec.depends_on) {
+  const deps = strategyPicks(spec.depends_on, records, specs);
+  if (!Array.isArray(deps)) return deps;
+  for (const depId of deps) {
     const dep = records.get(depId);
     if (!dep || !TERMINAL.has(dep.status)) {
       return { class: 'checkpoint-unmet', message: `dependency "${depId}" had not finished when this lane's wave started` };

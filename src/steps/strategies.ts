@@ -1,0 +1,46 @@
+/**
+ * Settling a target tried several ways (speculative strategies, issue 9): once every strategy of a group has finished,
+ * the fleet file's rule picks one from what the lanes left behind, only the pick opens a PR (or every strategy opens a
+ * draft when a person picks), and the others stay as branches, named in the PR and the report.
+ */
+import type { LaneRecord } from '../core/model.js';
+import { TERMINAL } from '../core/model.js';
+import { pickStrategy } from '../core/strategies.js';
+import type { LaneSpec } from '../core/validate.js';
+import { codeSpan } from '../core/markdown.js';
+import { publishStrategy, writeLaneResult, type LaneContext } from './lane.js';
+
+/** The groups among `laneIds` whose every strategy has finished, each with its members' ids in plan order. */
+export function finishedGroups(laneIds: readonly string[], specs: ReadonlyMap<string, LaneSpec>, records: ReadonlyMap<string, LaneRecord>): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const id of laneIds) {
+    const group = specs.get(id)?.strategy?.group;
+    if (group) groups.set(group, [...(groups.get(group) ?? []), id]);
+  }
+  for (const [group, ids] of groups) if (!ids.every((id) => TERMINAL.has(records.get(id)?.status ?? 'queued'))) groups.delete(group);
+  return groups;
+}
+
+/** Picks and publishes each finished group among `laneIds`; the members' records are updated in `records` (and their result files). */
+export async function settleStrategies(ctx: LaneContext, laneIds: readonly string[], specs: ReadonlyMap<string, LaneSpec>, records: Map<string, LaneRecord>): Promise<LaneRecord[]> {
+  const rule = ctx.file.speculative?.pick ?? 'first-green';
+  const out: LaneRecord[] = [];
+  for (const ids of finishedGroups(laneIds, specs, records).values()) {
+    const members = ids.map((id) => records.get(id)!);
+    const { pick, reason } = pickStrategy(rule, members);
+    const settled = members.map((m) => ({ ...m, strategy: { ...m.strategy!, picked: rule === 'person' ? null : m.lane === pick, reason } }));
+    const branchOf = (m: LaneRecord) => `${codeSpan(m.branch ?? m.lane)} (${m.strategy!.label}: ${m.status === 'completed' ? (m.phase === 'no-op' ? 'no change' : 'green') : `${m.status}${m.error ? `, ${m.error.class}` : ''}`})`;
+    for (const m of settled) {
+      const others = settled.filter((o) => o.lane !== m.lane && o.commit && o.phase !== 'dry-run').map(branchOf);
+      const publish = !ctx.dryRun && m.status === 'completed' && m.phase === 'pushed' && (rule === 'person' || m.lane === pick);
+      const rec = publish ? await publishStrategy(ctx, specs.get(m.lane)!, m, rule === 'person', others) : m;
+      if (!publish) {
+        ctx.onUpdate(rec, m.lane === pick ? `picked: ${reason}` : `not picked: ${reason}`);
+        await writeLaneResult(ctx.root, ctx.fleet_id, rec);
+      }
+      records.set(rec.lane, rec);
+      out.push(rec);
+    }
+  }
+  return out;
+}

@@ -135,6 +135,14 @@ export interface Workspace {
   push(dir: string, branch: string, commit: string, expected: string | null, env?: Record<string, string>, timeoutMs?: number): Promise<PushResult>;
   /** Tracked files of the working copy. */
   listFiles(dir: string): Promise<string[]>;
+  /** Fetches `branch` of the remote at `url`; its commit, or null when the remote has no such branch. */
+  fetchBranch(dir: string, url: string, branch: string, env?: Record<string, string>, timeoutMs?: number): Promise<string | null>;
+  /** Is `ancestor` reachable from `rev`? */
+  isAncestor(dir: string, ancestor: string, rev: string): Promise<boolean>;
+  /** The messages of the commits on `rev`'s first-parent history, newest first (at most `max`). */
+  commitMessages(dir: string, rev: string, max: number): Promise<string[]>;
+  /** Merges `commit` into the checked-out branch (a merge commit); a conflict is aborted and its paths returned. */
+  merge(dir: string, commit: string, message: string): Promise<{ ok: true; commit: string } | { ok: false; conflicts: string[] }>;
 }
 
 /** `auto`: isolate directives where the machine allows, say so where not; `required`: refuse to run a directive without; `off`: never. */

@@ -9320,7 +9320,7 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(7451);
 /* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(1162);
 /* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(3357);
-/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(7982);
+/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(5054);
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8177);
 /* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(1827);
 /* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(4674);
@@ -9852,7 +9852,7 @@ function renderWriteBudget(b) {
 /* harmony export */   Wj: () => (/* binding */ FleetFileSchema),
 /* harmony export */   kB: () => (/* binding */ LANE_ID_PATTERN)
 /* harmony export */ });
-/* unused harmony exports AgentSchema, BudgetSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, LensSchema, MergeSchema, PICK_RULES, PersonaSchema, PullRequestSchema, RelaySchema, ReviewSchema, STRATEGY_LABEL_PATTERN, SpeculativeSchema, StrategySchema, TargetReviewSchema, TargetSchema */
+/* unused harmony exports AgentSchema, BudgetSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, IntegrateSchema, LensSchema, MergeSchema, PICK_RULES, PersonaSchema, PullRequestSchema, RelaySchema, ReviewSchema, STRATEGY_LABEL_PATTERN, SpeculativeSchema, StrategySchema, TargetReviewSchema, TargetSchema */
 /* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(8816);
 /* harmony import */ var _review_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8111);
 
@@ -9952,6 +9952,13 @@ const SpeculativeSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .r
   strategies: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(StrategySchema).min(2).max(10).optional().describe("Strategies for every target that lists none of its own."),
   count: zod__WEBPACK_IMPORTED_MODULE_1__/* .number */ .aig().int().min(2).max(10).optional().describe("Without strategies: this many copies of each lane's own directive (labels s1, s2, \u2026): an agent tries the same change several times.")
 }).describe("Speculative strategies: a hard change tried several ways at once; only the pick opens a PR. See docs/strategies.md.");
+const IntegrateSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
+  branch: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).default("fleet/{name}/_integration").describe("The integration branch each wave's lanes are merged into, one at a time; {name} is the fleet name."),
+  release: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).default("fleet/{name}/_release").describe("The release branch cut from the last verified integration at the end, and the one PR's head."),
+  seam_checks: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)).default([]).describe("Commands that check a soft edge on the integrated tree; default: both lanes' checks."),
+  checks: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)).optional().describe("The global seam gate run on the release branch; default: every integrated lane's checks."),
+  title: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1).optional().describe('The title of the one PR; default "<name>: integrated".')
+}).describe("Integrate the lanes of each repository into one branch after every wave, and open one PR for the whole fleet at the end. See docs/integrate.md.");
 const MergeSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
   policy: zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(["never", "when-green"]).default("never").describe("never: leave the branch (or PR) for a person. when-green: merge once checks pass and the branch is mergeable."),
   method: zod__WEBPACK_IMPORTED_MODULE_1__/* ["enum"] */ .k5n(["merge", "squash", "rebase", "fast-forward"]).default("squash")
@@ -9962,6 +9969,7 @@ const TargetSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej({
   lane: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 100)').optional().describe("Lane id; defaults to the repository name. Needed to run several lanes in one repository."),
   title: zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().optional().describe("Title of the change (commit subject, PR title); defaults to the fleet name and lane."),
   depends_on: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)).default([]).describe("Lane ids that must reach their checkpoint first."),
+  soft_depends_on: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_1__/* .string */ .YjP().min(1)).default([]).describe("Lanes of the same repository this one may run beside (same wave) but must fit with: each is a seam checked on the integrated tree (needs integrate:)."),
   owns: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(glob).default([]).describe("Files this lane may change; empty means the whole repository."),
   never: zod__WEBPACK_IMPORTED_MODULE_1__/* .array */ .YOg(glob).default([]).describe("Files this lane must never change, even inside `owns`."),
   exclusive: zod__WEBPACK_IMPORTED_MODULE_1__/* .boolean */ .zMY().default(false).describe("Run this lane in a wave of its own."),
@@ -10030,6 +10038,7 @@ const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_1__/* .strictObject */ .rej
   review: ReviewSchema.optional(),
   budget: BudgetSchema.optional(),
   speculative: SpeculativeSchema.optional(),
+  integrate: IntegrateSchema.optional(),
   relay: RelaySchema.default({ item_chars: 300, max_chars: 4e3, scope: "fleet" })
 }).describe("A Fleet file: one directive applied to many targets.");
 
@@ -13915,7 +13924,7 @@ function pathSpan(path) {
 /* harmony export */   f$: () => (/* binding */ SCHEMA_VERSION),
 /* harmony export */   ff: () => (/* binding */ TERMINAL)
 /* harmony export */ });
-/* unused harmony exports AgentUsage, Attempt, ChainRun, CiConclusion, ContentionEntry, ErrorClass, Evidence, Exclusion, LaneError, LanePhase, LaneRecord, LaneReview, LaneStatus, LensRun, MergeStatus, ReviewFindingRecord, ReviewRound, Shard, Summary, Timings, Wave, emptyEvidence, emptyTimings */
+/* unused harmony exports AgentUsage, Attempt, ChainRun, CiConclusion, ContentionEntry, ErrorClass, Evidence, Exclusion, IntegrationRecord, LaneError, LanePhase, LaneRecord, LaneReview, LaneStatus, LensRun, MergeStatus, ReviewFindingRecord, ReviewRound, SeamResult, Shard, Summary, Timings, Wave, emptyEvidence, emptyTimings */
 /* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8816);
 
 const SCHEMA_VERSION = "1.2.0";
@@ -14077,6 +14086,13 @@ const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   usage: AgentUsage.nullable().optional().describe("What the lane's agent runs spent (attempts, lenses, dispositions, fix rounds), where the agent CLI reports it."),
   discoveries: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).optional().describe(`What the lane left for later lanes (FLEET_DISCOVERIES or a "Discoveries" section of the agent's answer), cut and deduplicated.`),
   relay: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ items: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0), from: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("The lanes whose discoveries it received.") }).nullable().optional().describe("The relay the lane received from earlier waves; absent when it received none."),
+  integration: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+    state: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["merged", "held"]).describe("merged: in the integration branch, its checks and seams green there; held: left out (a conflict, a failed check or seam), its dependents wait."),
+    wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
+    merge_commit: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+    conflicts: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("Files that conflicted, for a lane held by a conflict."),
+    reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable()
+  }).optional().describe("How the lane was integrated (integrate:); absent otherwise."),
   strategy: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
     group: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("The target tried several ways: the lane id its dependents name."),
     label: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
@@ -14141,6 +14157,37 @@ const ChainRun = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   first_wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
   last_wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).describe("Inclusive.")
 });
+const SeamResult = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  lanes: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("The soft edge (two lanes), or one lane whose own checks ran on the integrated tree."),
+  check: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  ok: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY(),
+  detail: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable()
+});
+const IntegrationRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  branch: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  base_branch: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  base_commit: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  head: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("The last verified integration commit (pushed to the branch)."),
+  waves: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(
+    zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+      wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
+      order: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("The lanes merged, in order."),
+      already: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("Lanes a previous run had merged already (not merged twice)."),
+      held: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(), conflicts: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()), reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP() })),
+      seams: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(SeamResult),
+      head: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable()
+    })
+  ),
+  release: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+    branch: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+    commit: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+    gate: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(SeamResult).describe("The global seam gate: the full checks on the release branch."),
+    ok: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY(),
+    pr_url: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+    pr_number: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().nullable()
+  }).nullable()
+});
 const Manifest = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   $schema: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional(),
   schema_version: zod__WEBPACK_IMPORTED_MODULE_0__/* .literal */ .euz(SCHEMA_VERSION),
@@ -14160,6 +14207,7 @@ const Manifest = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   excluded: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(Exclusion),
   lanes: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(LaneRecord),
   summary: Summary,
+  integration: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(IntegrationRecord).optional().describe("Per repository with integrate:, the integration of its lanes wave by wave and the release."),
   runs: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(ChainRun).optional().describe("On GitHub Actions, the workflow runs the fleet ran in, in order: more than one when its DAG is deeper than the workflow has wave jobs.")
 });
 function emptyEvidence() {
@@ -14485,11 +14533,11 @@ class ScopeIndex {
     }
   }
   /** The first lane whose globs can meet `scope`'s, with the pair that meets, or undefined. */
-  conflict(scope, overlaps) {
+  conflict(scope, overlaps, ignore = () => false) {
     for (const { glob, prefix } of scope) {
       let node = this.root;
       for (let i = 0; node; i++) {
-        for (const e of node.here) if (overlaps(glob, e.glob)) return { lane: e.lane, pair: [glob, e.glob] };
+        for (const e of node.here) if (!ignore(e.lane) && overlaps(glob, e.glob)) return { lane: e.lane, pair: [glob, e.glob] };
         if (i === prefix.length) break;
         node = node.children.get(prefix[i]);
       }
@@ -14497,7 +14545,7 @@ class ScopeIndex {
       const stack = [...node.children.values()];
       while (stack.length) {
         const n = stack.pop();
-        for (const e of n.here) if (overlaps(glob, e.glob)) return { lane: e.lane, pair: [glob, e.glob] };
+        for (const e of n.here) if (!ignore(e.lane) && overlaps(glob, e.glob)) return { lane: e.lane, pair: [glob, e.glob] };
         for (const c of n.children.values()) stack.push(c);
       }
     }
@@ -14645,7 +14693,9 @@ function buildPlan(fleet, exclusions, opts) {
       }
       const same2 = slot2.byRepo.get(lane.repo);
       if (!same2) break;
-      const hit = whole ? { lane: same2.lanes[0], pair: ["**", globsOf(same2.lanes[0])[0]] } : same2.conflict(scope, overlaps);
+      const soft = (other) => (lane.soft_depends_on ?? []).includes(other.id) || (other.soft_depends_on ?? []).includes(lane.id);
+      const firstHard = same2.lanes.find((o) => !soft(o));
+      const hit = whole ? firstHard && { lane: firstHard, pair: ["**", globsOf(firstHard)[0]] } : same2.conflict(scope, overlaps, soft);
       if (!hit) break;
       first ??= {
         by: hit.lane.id,
@@ -15002,6 +15052,7 @@ function renderReport(m, opts) {
     if (m.excluded.length > max) lines.push("", `${ELLIPSIS} and ${m.excluded.length - max} more excluded: see the manifest`);
   }
   lines.push(...strategyLines(m));
+  lines.push(...integrationLines(m));
   lines.push(...reviewLines(m, opts));
   lines.push(...relayLines(m));
   lines.push(...spendingLines(m, s, opts));
@@ -15055,6 +15106,30 @@ function reviewLines(m, opts) {
     if (open.length > REVIEW_OPEN_LIMIT) out.push(`- ${ELLIPSIS} and ${open.length - REVIEW_OPEN_LIMIT} more: see the manifest`);
   }
   return out;
+}
+function integrationLines(m) {
+  if (!m.integration?.length) return [];
+  const out = ["", "### Integration"];
+  for (const r of m.integration) {
+    out.push("", `${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(r.repo)} into ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(r.branch)}:`, "");
+    for (const w of r.waves) {
+      const parts = [`merged ${w.order.length ? w.order.map(_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS).join(" \u2192 ") : "nothing"}`];
+      if (w.already.length) parts.push(`already in: ${w.already.map(_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS).join(", ")}`);
+      for (const h of w.held) parts.push(`held ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(h.lane)}: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(firstLine(h.reason, MESSAGE_CHARS))}`);
+      const seams = w.seams.filter((x) => x.lanes.length === 2);
+      if (seams.length) parts.push(`seams ${seams.map((x) => `${x.lanes.map(_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS).join("\u2194")} ${x.ok ? "passed" : "failed"}`).join(", ")}`);
+      out.push(`- Wave ${w.wave + 1}: ${parts.join("; ")}.`);
+    }
+    const rel = r.release;
+    if (rel) {
+      const gate = rel.gate.length ? rel.gate.map((g) => `${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(g.check)} ${g.ok ? "passed" : "failed"}`).join(", ") : "no checks";
+      out.push(`- Release ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(rel.branch)}${rel.commit ? ` at ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(rel.commit.slice(0, 12))}` : ""}: global seam gate ${rel.ok ? "passed" : "failed"} (${gate})${rel.pr_url ? `; PR ${prLink(rel.pr_url, rel.pr_number)}` : ""}.`);
+    }
+  }
+  return out;
+}
+function prLink(url, n) {
+  return /^https?:\/\/[^\s()<>]+$/.test(url) ? `[#${n ?? "?"}](${url})` : (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(url);
 }
 function strategyLines(m) {
   const groups = /* @__PURE__ */ new Map();
@@ -15895,7 +15970,8 @@ function resolveFleet(ff, file) {
       branch,
       base: t.base,
       index,
-      review: resolveReview(ff.review, t.review, ff.agent !== void 0 && t.run === void 0)
+      review: resolveReview(ff.review, t.review, ff.agent !== void 0 && t.run === void 0),
+      ...t.soft_depends_on.length ? { soft_depends_on: [...new Set(t.soft_depends_on)] } : {}
     };
     lanes.push(lane);
     byId.set(id, lane);
@@ -15914,6 +15990,22 @@ function resolveFleet(ff, file) {
         p(`targets[${lane.index}].depends_on[${j}]`, `"${dep}" is not a lane of this fleet (lanes: ${known}${byId.size > 10 ? ", \u2026" : ""})`);
       }
     });
+  }
+  for (const lane of lanes) {
+    (lane.soft_depends_on ?? []).forEach((dep, j) => {
+      const at = `targets[${lane.index}].soft_depends_on[${j}]`;
+      const other = byId.get(dep);
+      if (!ff.integrate) p(at, "a soft edge is a seam checked on the integrated tree: it needs integrate: (or use depends_on:)");
+      else if (dep === lane.id) p(at, `lane "${lane.id}" cannot have a soft edge to itself`);
+      else if (!other) p(at, `"${dep}" is not a lane of this fleet`);
+      else if (other.repo !== lane.repo) p(at, `"${dep}" is a lane of ${other.repo}, not of ${lane.repo}: seams are checked on one repository's integrated tree`);
+    });
+  }
+  if (ff.integrate) {
+    for (const key of ["branch", "release"]) {
+      const why = branchProblem(ff.integrate[key].replaceAll("{name}", ff.name));
+      if (why) p(`integrate.${key}`, why);
+    }
   }
   const expanded = expandStrategies(lanes, ff, p);
   const excluded = [];
@@ -16596,8 +16688,10 @@ function waitForClose(child, ms) {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   $Y: () => (/* binding */ git),
+/* harmony export */   D_: () => (/* binding */ fetchBranch),
 /* harmony export */   E$: () => (/* binding */ redact),
 /* harmony export */   Fq: () => (/* binding */ GIT_LOCATING_ENV),
+/* harmony export */   QX: () => (/* binding */ isAncestor),
 /* harmony export */   Sk: () => (/* binding */ defaultBranchHead),
 /* harmony export */   TV: () => (/* binding */ pushBranch),
 /* harmony export */   Y8: () => (/* binding */ isLocalRemote),
@@ -16613,6 +16707,7 @@ function waitForClose(child, ms) {
 /* harmony export */   m1: () => (/* binding */ lsRemoteBranch),
 /* harmony export */   sg: () => (/* binding */ readRef),
 /* harmony export */   tj: () => (/* binding */ isGitRepo),
+/* harmony export */   uX: () => (/* binding */ mergeCommit),
 /* harmony export */   v3: () => (/* binding */ readGitFile),
 /* harmony export */   wV: () => (/* binding */ encodedForms),
 /* harmony export */   z0: () => (/* binding */ gitDirOf),
@@ -17308,6 +17403,26 @@ async function pushFastForward(dir, commit, baseBranch, expectedBaseCommit) {
   if (anc.code === 1) return { ok: false, reason: "rejected", detail: `${commit} is not a fast-forward of ${baseBranch} (${expectedBaseCommit})` };
   if (anc.code !== 0) return { ok: false, reason: "error", detail: redact(lastLines(anc.stderr, 4)) || "cannot compare commits" };
   return pushWithLease(dir, commit, `refs/heads/${baseBranch}`, expectedBaseCommit);
+}
+async function mergeCommit(dir, commit, message) {
+  const r = await git(["merge", "--quiet", "--no-ff", "--no-verify", "--no-gpg-sign", "--no-edit", "-m", message, commit], { cwd: dir, allowFail: true });
+  if (r.code === 0) return { ok: true, commit: (await git(["rev-parse", "HEAD"], { cwd: dir })).stdout.trim() };
+  const unmerged = await git(["diff", "--name-only", "-z", "--diff-filter=U"], { cwd: dir, allowFail: true });
+  await git(["merge", "--abort"], { cwd: dir, allowFail: true });
+  const conflicts = unmerged.stdout.split("\0").filter(Boolean).sort();
+  if (!conflicts.length) throw new GitError(["merge", commit], r.code, r.stderr);
+  return { ok: false, conflicts };
+}
+async function isAncestor(dir, ancestor, rev) {
+  return (await git(["merge-base", "--is-ancestor", ancestor, rev], { cwd: dir, allowFail: true })).code === 0;
+}
+async function fetchBranch(dir, url, branch, env, timeoutMs) {
+  const r = await networkGit(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", normalizeRemote(url), `+refs/heads/${branch}:refs/remotes/fleet/${branch}`], { cwd: dir, env, timeoutMs, allowFail: true });
+  if (r.code !== 0) {
+    if (/couldn't find remote ref|could not find remote ref/i.test(r.stderr)) return null;
+    throw new GitError(["fetch", url, branch], r.code, r.stderr);
+  }
+  return revParse(dir, `refs/remotes/fleet/${branch}`);
 }
 
 
@@ -18007,6 +18122,23 @@ const localWorkspace = {
     guard(dir);
     const r = await (0,git/* git */.$Y)(["ls-files", "-z"], { cwd: dir });
     return r.stdout.split("\0").filter(Boolean);
+  },
+  async fetchBranch(dir, url, branch, env, timeoutMs) {
+    guard(dir);
+    return (0,git/* fetchBranch */.D_)(dir, url, branch, env, timeoutMs);
+  },
+  async isAncestor(dir, ancestor, rev) {
+    guard(dir);
+    return (0,git/* isAncestor */.QX)(dir, ancestor, rev);
+  },
+  async commitMessages(dir, rev, max) {
+    guard(dir);
+    const r = await (0,git/* git */.$Y)(["log", "--first-parent", `--max-count=${max}`, "--format=%B%x00", rev], { cwd: dir });
+    return r.stdout.split("\0").map((m) => m.trim()).filter(Boolean);
+  },
+  async merge(dir, commit, message) {
+    guard(dir);
+    return (0,git/* mergeCommit */.uX)(dir, commit, message);
   }
 };
 const localExecutor = {
@@ -18529,7 +18661,7 @@ function withoutShardsFor(plan, unchanged, maxParallel) {
 
 /***/ }),
 
-/***/ 7982:
+/***/ 5054:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
@@ -19240,13 +19372,13 @@ class LaneRun {
           this.rec.timings = { ...this.rec.timings, push_ms: 0 };
         }
         this.update({ phase: "pushed" }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
-        if (!lane.strategy) await this.publish(review);
+        if (!lane.strategy && !ctx.file.integrate) await this.publish(review);
         if (review?.verdict === "needs-person") return await this.handOverReview(review);
         const ci = await this.readCi(commit);
         if (ci === "done") break;
         if (ci === "handed-over") return await this.finish();
       }
-      if (!lane.strategy) await applyMergePolicy(ctx, lane, () => this.rec, (patch, detail) => this.update(patch, detail));
+      if (!lane.strategy && !ctx.file.integrate) await applyMergePolicy(ctx, lane, () => this.rec, (patch, detail) => this.update(patch, detail));
       this.update({ status: "completed", ended_at: ctx.clock.now().toISOString() }, `completed (${this.rec.phase})`);
       return await this.finish();
     } catch (err) {
@@ -20009,7 +20141,277 @@ async function settleStrategies(ctx, laneIds, specs, records) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/steps/integrate.js
+
+
+
+
+
+
+class Integration {
+  constructor(ctx, specs, spec) {
+    this.ctx = ctx;
+    this.specs = specs;
+    this.spec = spec;
+  }
+  ctx;
+  specs;
+  spec;
+  repos = /* @__PURE__ */ new Map();
+  name(template) {
+    return template.replaceAll("{name}", this.ctx.file.name);
+  }
+  /** The branch a lane of `wave` starts from: its repository's integration once a wave before it was verified. */
+  baseFor(lane) {
+    const state = this.repos.get(lane.repo);
+    return state?.record.head && state.record.head !== state.record.base_commit ? state.record.branch : void 0;
+  }
+  records() {
+    return [...this.repos.values()].map((s) => s.record);
+  }
+  /** Integrates the completed lanes of `laneIds` (one wave); returns their records with `integration` set. */
+  async afterWave(wave, laneIds, records) {
+    const out = [];
+    const byRepo = /* @__PURE__ */ new Map();
+    for (const id of [...laneIds].sort()) {
+      const rec = records.get(id);
+      if (!rec || rec.status !== "completed" || !rec.commit || !rec.branch || rec.phase === "no-op" || rec.phase === "dry-run" || rec.strategy?.picked === false) continue;
+      const repo = this.specs.get(id).repo;
+      byRepo.set(repo, [...byRepo.get(repo) ?? [], id]);
+    }
+    for (const [repo, ids] of byRepo) {
+      const state = await this.open(repo, this.specs.get(ids[0]));
+      const done = await this.integrateWave(state, wave, ids, records);
+      out.push(...done);
+    }
+    return out;
+  }
+  async open(repo, spec) {
+    const known = this.repos.get(repo);
+    if (known) return known;
+    const { ctx } = this;
+    const dir = (0,external_node_path_.join)(ctx.root, "integration", repo.replace(/[^A-Za-z0-9._-]+/g, "_"));
+    const branch = this.name(this.spec.branch);
+    await (0,promises_.mkdir)(dir, { recursive: true });
+    const repoDir = (0,external_node_path_.join)(dir, "repo");
+    const cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(spec), repoDir, { base: spec.base, branch, env: ctx.forge.gitEnv(), timeoutMs: ctx.file.git_timeout_minutes * 6e4 });
+    if (cloned.remote_branch_commit) await ctx.workspace.reset(repoDir, cloned.remote_branch_commit);
+    const state = {
+      dir: repoDir,
+      spec,
+      cloned,
+      remote: cloned.remote_branch_commit,
+      merged: [],
+      record: { repo, branch, base_branch: cloned.base_branch, base_commit: cloned.base_commit, head: cloned.remote_branch_commit ?? cloned.base_commit, waves: [], release: null }
+    };
+    if (cloned.remote_branch_commit) state.merged.push(...await this.mergedBefore(repoDir, cloned.remote_branch_commit));
+    this.repos.set(repo, state);
+    return state;
+  }
+  /** The lanes of this fleet an earlier run merged into the integration branch, read from the merge commits' trailers. */
+  async mergedBefore(dir, head) {
+    const lanes = [];
+    for (const message of await this.ctx.workspace.commitMessages(dir, head, 1e4)) {
+      if (!message.includes(`Fleet-Id: ${this.ctx.file.name}
+`)) continue;
+      const lane = /^Fleet-Lane: (\S+)$/m.exec(message)?.[1];
+      if (lane && this.specs.has(lane) && !lanes.includes(lane)) lanes.push(lane);
+    }
+    return lanes.reverse();
+  }
+  /** One wave of one repository: merge, check, and if a lane fails, merge again without it; push what is verified. */
+  async integrateWave(state, wave, ids, records) {
+    const before = state.record.head;
+    let pass = await this.pass(state, wave, ids, records, /* @__PURE__ */ new Map());
+    const failed = new Map(pass.failing);
+    const failedSeams = pass.seams.filter((x) => !x.ok);
+    if (failed.size) pass = await this.pass(state, wave, ids, records, failed);
+    if (pass.failing.size) {
+      for (const [lane, why] of pass.failing) failed.set(lane, why);
+      for (const lane of pass.order) if (!failed.has(lane)) failed.set(lane, "held with the rest of its wave: the wave could not be verified without the lanes that failed");
+      await this.ctx.workspace.reset(state.dir, before);
+      pass = { ...pass, order: [], head: before };
+    }
+    const held = [...pass.held, ...[...failed].map(([lane, reason]) => ({ lane, conflicts: [], reason }))];
+    let head = pass.head;
+    if (head !== before) {
+      const pushed = await this.ctx.workspace.push(state.dir, state.record.branch, head, state.remote, this.ctx.forge.gitEnv(), this.ctx.file.git_timeout_minutes * 6e4);
+      if (pushed.ok) state.remote = head;
+      else {
+        for (const lane of pass.order) held.push({ lane, conflicts: [], reason: `the integration branch could not be pushed: ${gist(pushed.detail) || pushed.reason}` });
+        pass = { ...pass, order: [] };
+        await this.ctx.workspace.reset(state.dir, before);
+        head = before;
+      }
+    }
+    state.record.head = head;
+    for (const id of [...pass.order, ...pass.already]) if (!state.merged.includes(id)) state.merged.push(id);
+    state.record.waves.push({ wave, order: pass.order, already: pass.already, held, seams: [...failedSeams, ...pass.seams], head: head === before ? null : head });
+    const out = [];
+    for (const id of ids) {
+      const rec = records.get(id);
+      const h = held.find((x) => x.lane === id);
+      const integration = h ? { state: "held", wave, merge_commit: null, conflicts: h.conflicts, reason: h.reason } : { state: "merged", wave, merge_commit: pass.already.includes(id) ? null : head, conflicts: [], reason: pass.already.includes(id) ? "already in the integration branch" : null };
+      const next = { ...rec, integration };
+      this.ctx.onUpdate(next, h ? `held out of the integration: ${h.reason}` : `integrated into ${state.record.branch}`);
+      out.push(next);
+    }
+    return out;
+  }
+  /** Merges the wave's lanes (but `without`) one at a time onto the last verified integration, then runs checks and seams. */
+  async pass(state, wave, ids, records, without) {
+    const { ctx } = this;
+    const ws = ctx.workspace;
+    await ws.reset(state.dir, state.record.head);
+    const result = { order: [], already: [], held: [], seams: [], failing: /* @__PURE__ */ new Map(), head: state.record.head };
+    for (const id of ids) {
+      if (without.has(id)) continue;
+      const rec = records.get(id);
+      const fetched = await ws.fetchBranch(state.dir, ctx.forge.cloneUrl(this.specs.get(id)), rec.branch, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 6e4);
+      if (fetched !== rec.commit) {
+        result.held.push({ lane: id, conflicts: [], reason: `${rec.branch} is at ${fetched ? fetched.slice(0, 12) : "nothing"}, not at the lane's commit ${rec.commit.slice(0, 12)}` });
+        continue;
+      }
+      if (await ws.isAncestor(state.dir, rec.commit, result.head)) {
+        result.already.push(id);
+        continue;
+      }
+      const spec = this.specs.get(id);
+      const merged = await ws.merge(state.dir, rec.commit, `Integrate lane ${id}: ${spec.title}
+
+Fleet-Id: ${ctx.file.name}
+Fleet-Lane: ${id}
+Fleet-Wave: ${wave + 1}
+`);
+      if (!merged.ok) {
+        result.held.push({ lane: id, conflicts: merged.conflicts, reason: `merging it into ${state.record.branch} conflicts in ${merged.conflicts.slice(0, 5).join(", ")}${merged.conflicts.length > 5 ? ", \u2026" : ""}` });
+        continue;
+      }
+      result.order.push(id);
+      result.head = merged.commit;
+    }
+    if (!result.order.length) return result;
+    const log = (0,external_node_path_.join)(state.dir, "..", `wave-${wave + 1}.log`);
+    for (const id of result.order) {
+      for (const check of this.specs.get(id).checks) {
+        const r = await this.check(state, check, log, result.head);
+        result.seams.push({ lanes: [id], check, ok: r.ok, detail: r.detail });
+        if (!r.ok && !result.failing.has(id)) result.failing.set(id, `its check \`${check}\` fails on the integrated tree: ${r.detail}`);
+      }
+    }
+    const inTree = /* @__PURE__ */ new Set([...state.merged, ...result.order, ...result.already]);
+    for (const id of [...inTree].sort()) {
+      for (const other of this.specs.get(id)?.soft_depends_on ?? []) {
+        const resolved = this.memberInTree(other, inTree);
+        if (!resolved || !result.order.includes(id) && !result.order.includes(resolved)) continue;
+        const checks = this.spec.seam_checks.length ? this.spec.seam_checks : [.../* @__PURE__ */ new Set([...this.specs.get(id).checks, ...this.specs.get(resolved).checks])];
+        for (const check of checks) {
+          const r = await this.check(state, check, log, result.head);
+          result.seams.push({ lanes: [id, resolved], check, ok: r.ok, detail: r.detail });
+          const blamed = result.order.includes(id) ? id : resolved;
+          if (!r.ok && !result.failing.has(blamed)) result.failing.set(blamed, `the seam with ${id === blamed ? resolved : id} fails \`${check}\` on the integrated tree: ${r.detail}`);
+        }
+      }
+    }
+    return result;
+  }
+  /** A soft edge may name a target tried several ways: its pick, if that is in the tree. */
+  memberInTree(id, inTree) {
+    if (inTree.has(id)) return id;
+    return [...inTree].find((x) => this.specs.get(x)?.strategy?.group === id);
+  }
+  /** Runs one check in the integration working copy at `head`, and puts the copy back at `head` after it. */
+  async check(state, check, log, head) {
+    const { ctx } = this;
+    const env = { ...ctx.env, FLEET_ID: ctx.fleet_id, FLEET_NAME: ctx.file.name, FLEET_REPO: state.record.repo, FLEET_BRANCH: state.record.branch, FLEET_WORKSPACE: ctx.root };
+    const r = await ctx.exec.run(check, {
+      cwd: state.dir,
+      env,
+      timeoutMs: ctx.file.timeout_minutes * 6e4,
+      logFile: log,
+      isolation: ctx.file.isolation,
+      confine: { workspace: ctx.root, lane: (0,external_node_path_.join)(state.dir, "..") }
+    });
+    await ctx.workspace.reset(state.dir, head);
+    if (r.exitCode === 0 && !r.timedOut) return { ok: true, detail: null };
+    return { ok: false, detail: r.timedOut ? "timed out" : `exit ${r.exitCode ?? r.signal}${gist(r.tail) ? `: ${gist(r.tail)}` : ""}` };
+  }
+  /**
+   * The end of the fleet: for each repository whose integration moved, the release branch at the last verified
+   * integration, the global seam gate (the full checks) on it, and one PR for the whole fleet (a draft when the gate
+   * failed).
+   */
+  async release(records) {
+    const { ctx } = this;
+    for (const state of this.repos.values()) {
+      const head = state.record.head;
+      if (!head || head === state.record.base_commit) continue;
+      await ctx.workspace.reset(state.dir, head);
+      const checks = this.spec.checks ?? [...new Set(state.merged.flatMap((id) => this.specs.get(id).checks))];
+      const gate = [];
+      for (const check of checks) {
+        const r = await this.check(state, check, (0,external_node_path_.join)(state.dir, "..", "release.log"), head);
+        gate.push({ lanes: [...state.merged], check, ok: r.ok, detail: r.detail });
+      }
+      const ok = gate.every((g) => g.ok);
+      const branch = this.name(this.spec.release);
+      const releaseSpec = { ...state.spec, id: "_release", branch, title: this.spec.title ?? `${ctx.file.name}: integrated`, strategy: void 0 };
+      const release = { branch, commit: null, gate, ok, pr_url: null, pr_number: null };
+      state.record.release = release;
+      if (ctx.dryRun) continue;
+      const lease = await ctx.forge.branchHead(releaseSpec, branch).catch(() => null);
+      const pushed = lease === head ? { ok: true } : await ctx.workspace.push(state.dir, branch, head, lease, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 6e4);
+      if (!pushed.ok) {
+        release.ok = false;
+        gate.push({ lanes: [], check: `push ${branch}`, ok: false, detail: gist(pushed.detail) || pushed.reason });
+        continue;
+      }
+      release.commit = head;
+      const rec = { ...(0,model/* newLaneRecord */.Y_)({ repo: state.record.repo, lane: "_release", wave: null, branch, depends_on: [] }), base_branch: state.record.base_branch, base_commit: state.record.base_commit, commit: head };
+      try {
+        const published = await ctx.forge.publish({
+          lane: releaseSpec,
+          record: rec,
+          title: releaseSpec.title,
+          body: this.releaseBody(state, records, ok),
+          draft: !ok || ctx.file.pr.draft,
+          labels: ctx.file.pr.labels,
+          reviewers: ctx.file.pr.reviewers,
+          team_reviewers: ctx.file.pr.team_reviewers,
+          assignees: ctx.file.pr.assignees
+        });
+        release.pr_url = published.pr_url;
+        release.pr_number = published.pr_number;
+      } catch (err) {
+        release.ok = false;
+        gate.push({ lanes: [], check: "open the pull request", ok: false, detail: err.message });
+      }
+    }
+  }
+  /** The one PR's body: the gate, then a section per integrated lane (what it did, its findings, its follow-ups). */
+  releaseBody(state, records, ok) {
+    const out = [
+      `This PR integrates the lanes of the Fleet **${(0,markdown/* escapeCell */.kq)(this.ctx.file.name)}** in ${(0,markdown/* codeSpan */.SS)(state.record.repo)}, merged wave by wave into ${(0,markdown/* codeSpan */.SS)(state.record.branch)}.`,
+      "",
+      ok ? "**Global seam gate**: every check passed on this branch." : "**Global seam gate failed**: this PR is a draft until a person looks.",
+      ...(state.record.release?.gate ?? []).map((g) => `- ${(0,markdown/* codeSpan */.SS)(g.check)}: ${g.ok ? "passed" : `failed (${(0,markdown/* escapeCell */.kq)(g.detail ?? "")})`}`)
+    ];
+    const held = state.record.waves.flatMap((w) => w.held);
+    if (held.length) out.push("", `**Held out** (${held.length}): ${held.map((h) => `${(0,markdown/* codeSpan */.SS)(h.lane)} (${(0,markdown/* escapeCell */.kq)(h.reason)})`).join("; ")}`);
+    for (const id of state.merged) {
+      const rec = records.get(id);
+      const spec = this.specs.get(id);
+      out.push("", `### ${(0,markdown/* codeSpan */.SS)(id)}: ${(0,markdown/* escapeCell */.kq)(spec.title)}`, "", spec.directive.trim().split("\n").map((l) => `> ${l}`).join("\n"));
+      if (rec?.changed_files.length) out.push("", `Files (${rec.changed_files.length}): ${rec.changed_files.slice(0, 20).map(markdown/* pathSpan */.UY).join(", ")}${rec.changed_files.length > 20 ? ", \u2026" : ""}`);
+      if (rec?.review) out.push(...(0,report/* reviewBodyLines */.kT)(rec.review));
+    }
+    return out.join("\n");
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/steps/run.js
+
 
 
 
@@ -20136,6 +20538,7 @@ async function runLocked(opts, s) {
     fleetSpend: { spent: [...carried].reduce((sum, id) => sum + (records.get(id)?.usage?.cost_usd ?? 0), 0) }
   };
   const ceiling = opts.fleet.file.budget?.fleet?.cost_usd;
+  const integration = opts.fleet.file.integrate ? new Integration(ctx, specs, opts.fleet.file.integrate) : null;
   const cancelled = async (start) => {
     const rec = notStarted(start, opts.clock.now().toISOString());
     emit(rec, "cancelled");
@@ -20155,7 +20558,9 @@ async function runLocked(opts, s) {
       await Promise.all(
         wave.lanes.map(async (id) => {
           if (carried.has(id) || records.get(id)?.status === "unchanged") return;
-          const spec = specs.get(id);
+          const planned = specs.get(id);
+          const integratedBase = integration?.baseFor(planned);
+          const spec = integratedBase ? { ...planned, base: integratedBase } : planned;
           const start = records.get(id);
           if (opts.signal?.aborted) return cancelled(start);
           const blocked = await dependencyBlock(spec, records, specs, opts.forge, manifest.checkpoint, ctx.dryRun);
@@ -20201,6 +20606,12 @@ async function runLocked(opts, s) {
         for (const rec of await settleStrategies(ctx, wave.lanes, specs, current)) {
           if (verified.has(rec.lane)) verified.set(rec.lane, rec);
           records.set(rec.lane, rec);
+          current.set(rec.lane, rec);
+        }
+        for (const rec of await integration?.afterWave(wave.index, wave.lanes, current) ?? []) {
+          if (verified.has(rec.lane)) verified.set(rec.lane, rec);
+          records.set(rec.lane, rec);
+          await writeLaneResult(root, manifest.fleet_id, rec);
         }
       }
     }
@@ -20219,7 +20630,11 @@ async function runLocked(opts, s) {
     }
   }
   manifest = { ...manifest, lanes: manifest.lanes.map((l) => carried.has(l.lane) ? records.get(l.lane) : l) };
+  if (integration && !opts.signal?.aborted) {
+    await integration.release(new Map([...records].map(([id, r]) => [id, verified.get(id) ?? r])));
+  }
   manifest = await reportStep({ root, manifest, lanes: specs, forge: opts.forge, clock: opts.clock, verified, forgeReads: !opts.signal?.aborted });
+  if (integration) manifest = { ...manifest, integration: integration.records() };
   await events.flush().catch(() => void 0);
   await live.close();
   await (0,fs/* writeJsonAtomic */.ZJ)(manifestPath(root), manifest);
@@ -20371,6 +20786,9 @@ async function dependencyBlock(spec, records, specs, forge, checkpoint, dryRun) 
     if (dep.status !== "completed") {
       const why = dep.error ? `${dep.status} (${dep.error.class})` : dep.status;
       return { class: "dependency-failed", message: `dependency "${depId}" ${why}; this lane was not run against a missing checkpoint` };
+    }
+    if (dep.integration?.state === "held") {
+      return { class: "dependency-failed", message: `dependency "${depId}" is held out of the integration (${dep.integration.reason ?? "held"}); this lane was not run against a missing checkpoint` };
     }
     if (dep.phase === "no-op" || dryRun) continue;
     const depSpec = specs.get(depId);

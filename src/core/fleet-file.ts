@@ -167,6 +167,16 @@ export const SpeculativeSchema = z
   })
   .describe('Speculative strategies: a hard change tried several ways at once; only the pick opens a PR. See docs/strategies.md.');
 
+export const IntegrateSchema = z
+  .strictObject({
+    branch: z.string().min(1).default('fleet/{name}/_integration').describe('The integration branch each wave\'s lanes are merged into, one at a time; {name} is the fleet name.'),
+    release: z.string().min(1).default('fleet/{name}/_release').describe('The release branch cut from the last verified integration at the end, and the one PR\'s head.'),
+    seam_checks: z.array(z.string().min(1)).default([]).describe('Commands that check a soft edge on the integrated tree; default: both lanes\' checks.'),
+    checks: z.array(z.string().min(1)).optional().describe('The global seam gate run on the release branch; default: every integrated lane\'s checks.'),
+    title: z.string().min(1).optional().describe('The title of the one PR; default "<name>: integrated".'),
+  })
+  .describe('Integrate the lanes of each repository into one branch after every wave, and open one PR for the whole fleet at the end. See docs/integrate.md.');
+
 export const MergeSchema = z
   .strictObject({
     policy: z
@@ -191,6 +201,10 @@ export const TargetSchema = z
       .describe('Lane id; defaults to the repository name. Needed to run several lanes in one repository.'),
     title: z.string().optional().describe('Title of the change (commit subject, PR title); defaults to the fleet name and lane.'),
     depends_on: z.array(z.string().min(1)).default([]).describe('Lane ids that must reach their checkpoint first.'),
+    soft_depends_on: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('Lanes of the same repository this one may run beside (same wave) but must fit with: each is a seam checked on the integrated tree (needs integrate:).'),
     owns: z.array(glob).default([]).describe('Files this lane may change; empty means the whole repository.'),
     never: z.array(glob).default([]).describe('Files this lane must never change, even inside `owns`.'),
     exclusive: z.boolean().default(false).describe('Run this lane in a wave of its own.'),
@@ -293,6 +307,7 @@ export const FleetFileSchema = z
     review: ReviewSchema.optional(),
     budget: BudgetSchema.optional(),
     speculative: SpeculativeSchema.optional(),
+    integrate: IntegrateSchema.optional(),
     relay: RelaySchema.default({ item_chars: 300, max_chars: 4000, scope: 'fleet' }),
   })
   .describe('A Fleet file: one directive applied to many targets.');
@@ -307,4 +322,5 @@ export type RelaySpec = z.output<typeof RelaySchema>;
 export type BudgetSpec = z.output<typeof BudgetSchema>;
 export type StrategySpec = z.output<typeof StrategySchema>;
 export type PickRule = (typeof PICK_RULES)[number];
+export type IntegrateSpec = z.output<typeof IntegrateSchema>;
 export type TargetReviewSpec = z.output<typeof TargetReviewSchema>;

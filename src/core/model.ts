@@ -232,6 +232,16 @@ export const LaneRecord = z.strictObject({
     .nullable()
     .optional()
     .describe('The relay the lane received from earlier waves; absent when it received none.'),
+  integration: z
+    .strictObject({
+      state: z.enum(['merged', 'held']).describe('merged: in the integration branch, its checks and seams green there; held: left out (a conflict, a failed check or seam), its dependents wait.'),
+      wave: z.number().int().min(0),
+      merge_commit: z.string().nullable(),
+      conflicts: z.array(z.string()).describe('Files that conflicted, for a lane held by a conflict.'),
+      reason: z.string().nullable(),
+    })
+    .optional()
+    .describe('How the lane was integrated (integrate:); absent otherwise.'),
   strategy: z
     .strictObject({
       group: z.string().describe('The target tried several ways: the lane id its dependents name.'),
@@ -319,6 +329,43 @@ export const ChainRun = z.strictObject({
 });
 export type ChainRun = z.infer<typeof ChainRun>;
 
+export const SeamResult = z.strictObject({
+  lanes: z.array(z.string()).describe('The soft edge (two lanes), or one lane whose own checks ran on the integrated tree.'),
+  check: z.string(),
+  ok: z.boolean(),
+  detail: z.string().nullable(),
+});
+export type SeamResult = z.infer<typeof SeamResult>;
+
+export const IntegrationRecord = z.strictObject({
+  repo: z.string(),
+  branch: z.string(),
+  base_branch: z.string().nullable(),
+  base_commit: z.string().nullable(),
+  head: z.string().nullable().describe('The last verified integration commit (pushed to the branch).'),
+  waves: z.array(
+    z.strictObject({
+      wave: z.number().int().min(0),
+      order: z.array(z.string()).describe('The lanes merged, in order.'),
+      already: z.array(z.string()).describe('Lanes a previous run had merged already (not merged twice).'),
+      held: z.array(z.strictObject({ lane: z.string(), conflicts: z.array(z.string()), reason: z.string() })),
+      seams: z.array(SeamResult),
+      head: z.string().nullable(),
+    }),
+  ),
+  release: z
+    .strictObject({
+      branch: z.string(),
+      commit: z.string().nullable(),
+      gate: z.array(SeamResult).describe('The global seam gate: the full checks on the release branch.'),
+      ok: z.boolean(),
+      pr_url: z.string().nullable(),
+      pr_number: z.number().int().nullable(),
+    })
+    .nullable(),
+});
+export type IntegrationRecord = z.infer<typeof IntegrationRecord>;
+
 export const Manifest = z.strictObject({
   $schema: z.string().optional(),
   schema_version: z.literal(SCHEMA_VERSION),
@@ -338,6 +385,7 @@ export const Manifest = z.strictObject({
   excluded: z.array(Exclusion),
   lanes: z.array(LaneRecord),
   summary: Summary,
+  integration: z.array(IntegrationRecord).optional().describe('Per repository with integrate:, the integration of its lanes wave by wave and the release.'),
   runs: z
     .array(ChainRun)
     .optional()

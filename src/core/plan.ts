@@ -443,12 +443,12 @@ class ScopeIndex {
   }
 
   /** The first lane whose globs can meet `scope`'s, with the pair that meets, or undefined. */
-  conflict(scope: readonly ParsedGlob[], overlaps: (a: string, b: string) => boolean): { lane: LaneSpec; pair: [string, string] } | undefined {
+  conflict(scope: readonly ParsedGlob[], overlaps: (a: string, b: string) => boolean, ignore: (lane: LaneSpec) => boolean = () => false): { lane: LaneSpec; pair: [string, string] } | undefined {
     for (const { glob, prefix } of scope) {
       // Globs at the nodes along this glob's prefix (root included) …
       let node: TrieNode | undefined = this.root;
       for (let i = 0; node; i++) {
-        for (const e of node.here) if (overlaps(glob, e.glob)) return { lane: e.lane, pair: [glob, e.glob] };
+        for (const e of node.here) if (!ignore(e.lane) && overlaps(glob, e.glob)) return { lane: e.lane, pair: [glob, e.glob] };
         if (i === prefix.length) break;
         node = node.children.get(prefix[i]!);
       }
@@ -457,7 +457,7 @@ class ScopeIndex {
       const stack = [...node.children.values()];
       while (stack.length) {
         const n = stack.pop()!;
-        for (const e of n.here) if (overlaps(glob, e.glob)) return { lane: e.lane, pair: [glob, e.glob] };
+        for (const e of n.here) if (!ignore(e.lane) && overlaps(glob, e.glob)) return { lane: e.lane, pair: [glob, e.glob] };
         for (const c of n.children.values()) stack.push(c);
       }
     }
@@ -640,9 +640,12 @@ export function buildPlan(fleet: ResolvedFleet, exclusions: Exclusion[], opts: P
       }
       const same = slot.byRepo.get(lane.repo);
       if (!same) break;
+      // Lanes joined by a soft edge may share a wave whatever their scopes: the integration checks how they meet.
+      const soft = (other: LaneSpec) => (lane.soft_depends_on ?? []).includes(other.id) || (other.soft_depends_on ?? []).includes(lane.id);
+      const firstHard = same.lanes.find((o) => !soft(o));
       const hit = whole
-        ? { lane: same.lanes[0]!, pair: ['**', globsOf(same.lanes[0]!)[0]!] as [string, string] }
-        : same.conflict(scope, overlaps);
+        ? firstHard && { lane: firstHard, pair: ['**', globsOf(firstHard)[0]!] as [string, string] }
+        : same.conflict(scope, overlaps, soft);
       if (!hit) break;
       first ??= {
         by: hit.lane.id,

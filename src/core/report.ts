@@ -362,6 +362,7 @@ export function renderReport(m: Manifest, opts: ReportOptions): string {
   }
 
   lines.push(...strategyLines(m));
+  lines.push(...integrationLines(m));
   lines.push(...reviewLines(m, opts));
   lines.push(...relayLines(m));
   lines.push(...spendingLines(m, s, opts));
@@ -425,6 +426,33 @@ function reviewLines(m: Manifest, opts: ReportOptions): string[] {
     if (open.length > REVIEW_OPEN_LIMIT) out.push(`- ${ELLIPSIS} and ${open.length - REVIEW_OPEN_LIMIT} more: see the manifest`);
   }
   return out;
+}
+
+/** The integration of each repository: per wave, the merge order, held lanes with their conflicts, the seams; then the release. */
+function integrationLines(m: Manifest): string[] {
+  if (!m.integration?.length) return [];
+  const out = ['', '### Integration'];
+  for (const r of m.integration) {
+    out.push('', `${codeSpan(r.repo)} into ${codeSpan(r.branch)}:`, '');
+    for (const w of r.waves) {
+      const parts = [`merged ${w.order.length ? w.order.map(codeSpan).join(' → ') : 'nothing'}`];
+      if (w.already.length) parts.push(`already in: ${w.already.map(codeSpan).join(', ')}`);
+      for (const h of w.held) parts.push(`held ${codeSpan(h.lane)}: ${escapeCell(firstLine(h.reason, MESSAGE_CHARS))}`);
+      const seams = w.seams.filter((x) => x.lanes.length === 2);
+      if (seams.length) parts.push(`seams ${seams.map((x) => `${x.lanes.map(codeSpan).join('↔')} ${x.ok ? 'passed' : 'failed'}`).join(', ')}`);
+      out.push(`- Wave ${w.wave + 1}: ${parts.join('; ')}.`);
+    }
+    const rel = r.release;
+    if (rel) {
+      const gate = rel.gate.length ? rel.gate.map((g) => `${codeSpan(g.check)} ${g.ok ? 'passed' : 'failed'}`).join(', ') : 'no checks';
+      out.push(`- Release ${codeSpan(rel.branch)}${rel.commit ? ` at ${codeSpan(rel.commit.slice(0, 12))}` : ''}: global seam gate ${rel.ok ? 'passed' : 'failed'} (${gate})${rel.pr_url ? `; PR ${prLink(rel.pr_url, rel.pr_number)}` : ''}.`);
+    }
+  }
+  return out;
+}
+
+function prLink(url: string, n: number | null): string {
+  return /^https?:\/\/[^\s()<>]+$/.test(url) ? `[#${n ?? '?'}](${url})` : codeSpan(url);
 }
 
 /** The comparison of each target tried several ways: its strategies side by side, and which one was picked and why. */

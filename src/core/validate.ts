@@ -41,6 +41,8 @@ export interface LaneSpec {
    * depend on the target depend on the group, whose checkpoint is its pick's.
    */
   strategy?: { group: string; label: string };
+  /** Lanes of the same repository this one may run beside but must fit with: seams checked on the integrated tree. */
+  soft_depends_on?: string[];
 }
 
 /** A lane's review settings with the fleet's and the target's merged and the panel cut to size. */
@@ -394,6 +396,7 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
       base: t.base,
       index,
       review: resolveReview(ff.review, t.review, ff.agent !== undefined && t.run === undefined),
+      ...(t.soft_depends_on.length ? { soft_depends_on: [...new Set(t.soft_depends_on)] } : {}),
     };
     lanes.push(lane);
     byId.set(id, lane);
@@ -416,6 +419,23 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
         p(`targets[${lane.index}].depends_on[${j}]`, `"${dep}" is not a lane of this fleet (lanes: ${known}${byId.size > 10 ? ', …' : ''})`);
       }
     });
+  }
+
+  for (const lane of lanes) {
+    (lane.soft_depends_on ?? []).forEach((dep, j) => {
+      const at = `targets[${lane.index}].soft_depends_on[${j}]`;
+      const other = byId.get(dep);
+      if (!ff.integrate) p(at, 'a soft edge is a seam checked on the integrated tree: it needs integrate: (or use depends_on:)');
+      else if (dep === lane.id) p(at, `lane "${lane.id}" cannot have a soft edge to itself`);
+      else if (!other) p(at, `"${dep}" is not a lane of this fleet`);
+      else if (other.repo !== lane.repo) p(at, `"${dep}" is a lane of ${other.repo}, not of ${lane.repo}: seams are checked on one repository's integrated tree`);
+    });
+  }
+  if (ff.integrate) {
+    for (const key of ['branch', 'release'] as const) {
+      const why = branchProblem(ff.integrate[key].replaceAll('{name}', ff.name));
+      if (why) p(`integrate.${key}`, why);
+    }
   }
 
   const expanded = expandStrategies(lanes, ff, p);

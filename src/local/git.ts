@@ -1015,3 +1015,34 @@ export async function pushFastForward(dir: string, commit: string, baseBranch: s
   if (anc.code !== 0) return { ok: false, reason: 'error', detail: redact(lastLines(anc.stderr, 4)) || 'cannot compare commits' };
   return pushWithLease(dir, commit, `refs/heads/${baseBranch}`, expectedBaseCommit);
 }
+
+export type MergeOutcome = { ok: true; commit: string } | { ok: false; conflicts: string[] };
+
+/**
+ * Merges `commit` into the checked-out branch with a merge commit of its own (`--no-ff`: the integration keeps which
+ * lane brought what). A conflict is aborted, the branch left as it was, and the conflicting paths returned.
+ */
+export async function mergeCommit(dir: string, commit: string, message: string): Promise<MergeOutcome> {
+  const r = await git(['merge', '--quiet', '--no-ff', '--no-verify', '--no-gpg-sign', '--no-edit', '-m', message, commit], { cwd: dir, allowFail: true });
+  if (r.code === 0) return { ok: true, commit: (await git(['rev-parse', 'HEAD'], { cwd: dir })).stdout.trim() };
+  const unmerged = await git(['diff', '--name-only', '-z', '--diff-filter=U'], { cwd: dir, allowFail: true });
+  await git(['merge', '--abort'], { cwd: dir, allowFail: true });
+  const conflicts = unmerged.stdout.split('\0').filter(Boolean).sort();
+  if (!conflicts.length) throw new GitError(['merge', commit], r.code, r.stderr);
+  return { ok: false, conflicts };
+}
+
+/** Is `ancestor` reachable from `rev` (a lane's commit already merged into the integration)? */
+export async function isAncestor(dir: string, ancestor: string, rev: string): Promise<boolean> {
+  return (await git(['merge-base', '--is-ancestor', ancestor, rev], { cwd: dir, allowFail: true })).code === 0;
+}
+
+/** Fetches `branch` of `url` into refs/remotes/fleet/<branch>; its commit, or null when the remote has no such branch. */
+export async function fetchBranch(dir: string, url: string, branch: string, env?: Record<string, string>, timeoutMs?: number): Promise<string | null> {
+  const r = await networkGit(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', normalizeRemote(url), `+refs/heads/${branch}:refs/remotes/fleet/${branch}`], { cwd: dir, env, timeoutMs, allowFail: true });
+  if (r.code !== 0) {
+    if (/couldn't find remote ref|could not find remote ref/i.test(r.stderr)) return null;
+    throw new GitError(['fetch', url, branch], r.code, r.stderr);
+  }
+  return revParse(dir, `refs/remotes/fleet/${branch}`);
+}

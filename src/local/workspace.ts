@@ -8,7 +8,7 @@ import type { Executor, Workspace } from '../ports.js';
 import { runCommand } from './exec.js';
 import { privateTmp } from './private-tmp.js';
 import { sandboxFor } from './sandbox.js';
-import { changedFiles, cloneForLane, commitAll, committedChange, git, parentOf, pushBranch, readGitFile, readHead, treeOf } from './git.js';
+import { changedFiles, cloneForLane, commitAll, committedChange, fetchBranch, git, isAncestor, mergeCommit, parentOf, pushBranch, readGitFile, readHead, treeOf } from './git.js';
 
 /**
  * The repository configuration Fleet cloned, per working copy. A directive (or a
@@ -194,6 +194,27 @@ export const localWorkspace: Workspace = {
     guard(dir);
     const r = await git(['ls-files', '-z'], { cwd: dir });
     return r.stdout.split('\0').filter(Boolean);
+  },
+
+  async fetchBranch(dir, url, branch, env, timeoutMs) {
+    guard(dir);
+    return fetchBranch(dir, url, branch, env, timeoutMs);
+  },
+
+  async isAncestor(dir, ancestor, rev) {
+    guard(dir);
+    return isAncestor(dir, ancestor, rev);
+  },
+
+  async commitMessages(dir, rev, max) {
+    guard(dir);
+    const r = await git(['log', '--first-parent', `--max-count=${max}`, '--format=%B%x00', rev], { cwd: dir });
+    return r.stdout.split('\0').map((m) => m.trim()).filter(Boolean);
+  },
+
+  async merge(dir, commit, message) {
+    guard(dir);
+    return mergeCommit(dir, commit, message);
   },
 };
 

@@ -221,14 +221,15 @@ export class LaneRun {
         }
         this.update({ phase: 'pushed' }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
         // A strategy opens no PR of its own: once every strategy of its target has finished, only the pick does.
-        if (!lane.strategy) await this.publish(review);
+        // Integrated lanes open none either: one PR carries the whole fleet at the end (integrate:).
+        if (!lane.strategy && !ctx.file.integrate) await this.publish(review);
         if (review?.verdict === 'needs-person') return await this.handOverReview(review);
 
         const ci = await this.readCi(commit);
         if (ci === 'done') break;
         if (ci === 'handed-over') return await this.finish();
       }
-      if (!lane.strategy) await applyMergePolicy(ctx, lane, () => this.rec, (patch, detail) => this.update(patch, detail));
+      if (!lane.strategy && !ctx.file.integrate) await applyMergePolicy(ctx, lane, () => this.rec, (patch, detail) => this.update(patch, detail));
       this.update({ status: 'completed', ended_at: ctx.clock.now().toISOString() }, `completed (${this.rec.phase})`);
       return await this.finish();
     } catch (err) {

@@ -139,6 +139,13 @@ export async function matrixPlan(
 ): Promise<{ ok: true; manifest: Manifest; outputs: MatrixPlanOutputs; notes: string[]; budget?: WriteBudget } | { ok: false; problems: Problem[] }> {
   // A DAG deeper than the workflow's wave jobs continues in new runs of the workflow (matrixContinue): max_waves bounds it.
   const fleet = input.fleet;
+  if (fleet.file.integrate) {
+    // Each wave is its own job here, and nothing integrates between them yet: refused, never run without it.
+    return {
+      ok: false,
+      problems: [{ file: input.file, field: 'integrate', message: 'wave integration runs in the local runner (fleet run) only for now; through the reusable workflow each wave is its own job and nothing integrates between them yet: remove integrate: here, or run this fleet with fleet run' }],
+    };
+  }
   const planned = await planStep(fleet, input.forge, input.clock, {
     file: input.file,
     fleet_id: input.fleet_id,

@@ -23,6 +23,7 @@ import { readLaneResult, reportStep, verifyLane } from './report.js';
 import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
 import { planStep, type PlanStepOptions } from './plan.js';
 import { settleStrategies } from './strategies.js';
+import { Integration } from './integrate.js';
 
 export interface FleetEvent {
   time: string;
@@ -204,6 +205,7 @@ async function runLocked(
     fleetSpend: { spent: [...carried].reduce((sum, id) => sum + (records.get(id)?.usage?.cost_usd ?? 0), 0) },
   };
   const ceiling = opts.fleet.file.budget?.fleet?.cost_usd;
+  const integration = opts.fleet.file.integrate ? new Integration(ctx, specs, opts.fleet.file.integrate) : null;
   const cancelled = async (start: LaneRecord): Promise<void> => {
     const rec = notStarted(start, opts.clock.now().toISOString());
     emit(rec, 'cancelled');
@@ -227,7 +229,10 @@ async function runLocked(
       await Promise.all(
         wave.lanes.map(async (id) => {
           if (carried.has(id) || records.get(id)?.status === 'unchanged') return;
-          const spec = specs.get(id)!;
+          // A lane of a later wave builds on the integrated work of the waves before it.
+          const planned = specs.get(id)!;
+          const integratedBase = integration?.baseFor(planned);
+          const spec = integratedBase ? { ...planned, base: integratedBase } : planned;
           const start = records.get(id)!;
           if (opts.signal?.aborted) return cancelled(start);
           const blocked = await dependencyBlock(spec, records, specs, opts.forge, manifest.checkpoint, ctx.dryRun);
@@ -277,6 +282,12 @@ async function runLocked(
         for (const rec of await settleStrategies(ctx, wave.lanes, specs, current)) {
           if (verified.has(rec.lane)) verified.set(rec.lane, rec);
           records.set(rec.lane, rec);
+          current.set(rec.lane, rec);
+        }
+        for (const rec of (await integration?.afterWave(wave.index, wave.lanes, current)) ?? []) {
+          if (verified.has(rec.lane)) verified.set(rec.lane, rec);
+          records.set(rec.lane, rec);
+          await writeLaneResult(root, manifest.fleet_id, rec);
         }
       }
     }
@@ -298,7 +309,11 @@ async function runLocked(
   }
 
   manifest = { ...manifest, lanes: manifest.lanes.map((l) => (carried.has(l.lane) ? records.get(l.lane)! : l)) };
+  if (integration && !opts.signal?.aborted) {
+    await integration.release(new Map([...records].map(([id, r]) => [id, verified.get(id) ?? r])));
+  }
   manifest = await reportStep({ root, manifest, lanes: specs, forge: opts.forge, clock: opts.clock, verified, forgeReads: !opts.signal?.aborted });
+  if (integration) manifest = { ...manifest, integration: integration.records() };
   await events.flush().catch(() => undefined);
   await live.close();
   await writeJsonAtomic(manifestPath(root), manifest);
@@ -508,6 +523,9 @@ export async function dependencyBlock(
     if (dep.status !== 'completed') {
       const why = dep.error ? `${dep.status} (${dep.error.class})` : dep.status;
       return { class: 'dependency-failed', message: `dependency "${depId}" ${why}; this lane was not run against a missing checkpoint` };
+    }
+    if (dep.integration?.state === 'held') {
+      return { class: 'dependency-failed', message: `dependency "${depId}" is held out of the integration (${dep.integration.reason ?? 'held'}); this lane was not run against a missing checkpoint` };
     }
     if (dep.phase === 'no-op' || dryRun) continue;
     const depSpec = specs.get(depId)!;

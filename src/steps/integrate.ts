@@ -1,0 +1,311 @@
+/**
+ * Wave integration into one release branch (issue 9, "One repository, many tasks"). With `integrate:` in the fleet
+ * file, after every wave each repository's completed lane branches are merged into its integration branch one at a
+ * time, in lane order (never an octopus merge). A conflict holds that lane (its dependents wait) and not the others.
+ * Each merged lane's checks, and the seam of every soft edge (`soft_depends_on`), then run on the integrated tree;
+ * a lane whose check or seam fails is held too and the wave is integrated again without it. Only a verified
+ * integration is pushed, and lanes of later waves start from it. At the end the last verified integration becomes
+ * the release branch, the full checks run on it (the global seam gate), and one PR carries the whole fleet.
+ *
+ * A re-run integrates again on top of what the integration branch already holds: a lane already merged is not
+ * merged twice.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { IntegrateSpec } from '../core/fleet-file.js';
+import { newLaneRecord, type IntegrationRecord, type LaneRecord, type SeamResult } from '../core/model.js';
+import { codeSpan, escapeCell, pathSpan } from '../core/markdown.js';
+import type { LaneSpec } from '../core/validate.js';
+import { reviewBodyLines } from '../core/report.js';
+import type { CloneResult } from '../ports.js';
+import { gist, type LaneContext } from './lane.js';
+
+interface RepoState {
+  record: IntegrationRecord;
+  dir: string;
+  /** A lane of the repository, for the forge's calls (its clone URL, its base). */
+  spec: LaneSpec;
+  cloned: CloneResult | null;
+  /** Where the integration branch is on the remote: the lease of the next push. */
+  remote: string | null;
+  /** Lanes merged in some wave, in order. */
+  merged: string[];
+}
+
+type Pass = { order: string[]; already: string[]; held: { lane: string; conflicts: string[]; reason: string }[]; seams: SeamResult[]; failing: Map<string, string>; head: string };
+
+export class Integration {
+  private readonly repos = new Map<string, RepoState>();
+
+  constructor(
+    private readonly ctx: LaneContext,
+    private readonly specs: ReadonlyMap<string, LaneSpec>,
+    private readonly spec: IntegrateSpec,
+  ) {}
+
+  private name(template: string): string {
+    return template.replaceAll('{name}', this.ctx.file.name);
+  }
+
+  /** The branch a lane of `wave` starts from: its repository's integration once a wave before it was verified. */
+  baseFor(lane: LaneSpec): string | undefined {
+    const state = this.repos.get(lane.repo);
+    return state?.record.head && state.record.head !== state.record.base_commit ? state.record.branch : undefined;
+  }
+
+  records(): IntegrationRecord[] {
+    return [...this.repos.values()].map((s) => s.record);
+  }
+
+  /** Integrates the completed lanes of `laneIds` (one wave); returns their records with `integration` set. */
+  async afterWave(wave: number, laneIds: readonly string[], records: ReadonlyMap<string, LaneRecord>): Promise<LaneRecord[]> {
+    const out: LaneRecord[] = [];
+    const byRepo = new Map<string, string[]>();
+    for (const id of [...laneIds].sort()) {
+      const rec = records.get(id);
+      if (!rec || rec.status !== 'completed' || !rec.commit || !rec.branch || rec.phase === 'no-op' || rec.phase === 'dry-run' || rec.strategy?.picked === false) continue;
+      const repo = this.specs.get(id)!.repo;
+      byRepo.set(repo, [...(byRepo.get(repo) ?? []), id]);
+    }
+    for (const [repo, ids] of byRepo) {
+      const state = await this.open(repo, this.specs.get(ids[0]!)!);
+      const done = await this.integrateWave(state, wave, ids, records);
+      out.push(...done);
+    }
+    return out;
+  }
+
+  private async open(repo: string, spec: LaneSpec): Promise<RepoState> {
+    const known = this.repos.get(repo);
+    if (known) return known;
+    const { ctx } = this;
+    const dir = join(ctx.root, 'integration', repo.replace(/[^A-Za-z0-9._-]+/g, '_'));
+    const branch = this.name(this.spec.branch);
+    await mkdir(dir, { recursive: true });
+    const repoDir = join(dir, 'repo');
+    const cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(spec), repoDir, { base: spec.base, branch, env: ctx.forge.gitEnv(), timeoutMs: ctx.file.git_timeout_minutes * 60_000 });
+    // A re-run goes on from what the integration branch already holds.
+    if (cloned.remote_branch_commit) await ctx.workspace.reset(repoDir, cloned.remote_branch_commit);
+    const state: RepoState = {
+      dir: repoDir,
+      spec,
+      cloned,
+      remote: cloned.remote_branch_commit,
+      merged: [],
+      record: { repo, branch, base_branch: cloned.base_branch, base_commit: cloned.base_commit, head: cloned.remote_branch_commit ?? cloned.base_commit, waves: [], release: null },
+    };
+    // What earlier runs merged is in the tree: their seams with this run's lanes are checked like any other.
+    if (cloned.remote_branch_commit) state.merged.push(...(await this.mergedBefore(repoDir, cloned.remote_branch_commit)));
+    this.repos.set(repo, state);
+    return state;
+  }
+
+  /** The lanes of this fleet an earlier run merged into the integration branch, read from the merge commits' trailers. */
+  private async mergedBefore(dir: string, head: string): Promise<string[]> {
+    const lanes: string[] = [];
+    for (const message of await this.ctx.workspace.commitMessages(dir, head, 10_000)) {
+      if (!message.includes(`Fleet-Id: ${this.ctx.file.name}\n`)) continue;
+      const lane = /^Fleet-Lane: (\S+)$/m.exec(message)?.[1];
+      if (lane && this.specs.has(lane) && !lanes.includes(lane)) lanes.push(lane);
+    }
+    return lanes.reverse();
+  }
+
+  /** One wave of one repository: merge, check, and if a lane fails, merge again without it; push what is verified. */
+  private async integrateWave(state: RepoState, wave: number, ids: string[], records: ReadonlyMap<string, LaneRecord>): Promise<LaneRecord[]> {
+    const before = state.record.head!;
+    let pass = await this.pass(state, wave, ids, records, new Map());
+    const failed = new Map(pass.failing);
+    // The checks and seams that failed stay on record; the wave is integrated again without the lanes they held.
+    const failedSeams = pass.seams.filter((x) => !x.ok);
+    if (failed.size) pass = await this.pass(state, wave, ids, records, failed);
+    // A second pass that fails again holds every lane it merged: the integration stays where it was verified.
+    if (pass.failing.size) {
+      for (const [lane, why] of pass.failing) failed.set(lane, why);
+      for (const lane of pass.order) if (!failed.has(lane)) failed.set(lane, 'held with the rest of its wave: the wave could not be verified without the lanes that failed');
+      await this.ctx.workspace.reset(state.dir, before);
+      pass = { ...pass, order: [], head: before };
+    }
+    const held = [...pass.held, ...[...failed].map(([lane, reason]) => ({ lane, conflicts: [], reason }))];
+    let head = pass.head;
+    if (head !== before) {
+      const pushed = await this.ctx.workspace.push(state.dir, state.record.branch, head, state.remote, this.ctx.forge.gitEnv(), this.ctx.file.git_timeout_minutes * 60_000);
+      if (pushed.ok) state.remote = head;
+      else {
+        // Not on the forge, not verified for anyone: the wave's merges are held.
+        for (const lane of pass.order) held.push({ lane, conflicts: [], reason: `the integration branch could not be pushed: ${gist(pushed.detail) || pushed.reason}` });
+        pass = { ...pass, order: [] };
+        await this.ctx.workspace.reset(state.dir, before);
+        head = before;
+      }
+    }
+    state.record.head = head;
+    for (const id of [...pass.order, ...pass.already]) if (!state.merged.includes(id)) state.merged.push(id);
+    state.record.waves.push({ wave, order: pass.order, already: pass.already, held, seams: [...failedSeams, ...pass.seams], head: head === before ? null : head });
+    const out: LaneRecord[] = [];
+    for (const id of ids) {
+      const rec = records.get(id)!;
+      const h = held.find((x) => x.lane === id);
+      const integration = h
+        ? { state: 'held' as const, wave, merge_commit: null, conflicts: h.conflicts, reason: h.reason }
+        : { state: 'merged' as const, wave, merge_commit: pass.already.includes(id) ? null : head, conflicts: [], reason: pass.already.includes(id) ? 'already in the integration branch' : null };
+      const next = { ...rec, integration };
+      this.ctx.onUpdate(next, h ? `held out of the integration: ${h.reason}` : `integrated into ${state.record.branch}`);
+      out.push(next);
+    }
+    return out;
+  }
+
+  /** Merges the wave's lanes (but `without`) one at a time onto the last verified integration, then runs checks and seams. */
+  private async pass(state: RepoState, wave: number, ids: string[], records: ReadonlyMap<string, LaneRecord>, without: ReadonlyMap<string, string>): Promise<Pass> {
+    const { ctx } = this;
+    const ws = ctx.workspace;
+    await ws.reset(state.dir, state.record.head!);
+    const result: Pass = { order: [], already: [], held: [], seams: [], failing: new Map(), head: state.record.head! };
+    for (const id of ids) {
+      if (without.has(id)) continue;
+      const rec = records.get(id)!;
+      const fetched = await ws.fetchBranch(state.dir, ctx.forge.cloneUrl(this.specs.get(id)!), rec.branch!, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 60_000);
+      if (fetched !== rec.commit) {
+        result.held.push({ lane: id, conflicts: [], reason: `${rec.branch} is at ${fetched ? fetched.slice(0, 12) : 'nothing'}, not at the lane's commit ${rec.commit!.slice(0, 12)}` });
+        continue;
+      }
+      if (await ws.isAncestor(state.dir, rec.commit!, result.head)) {
+        result.already.push(id);
+        continue;
+      }
+      const spec = this.specs.get(id)!;
+      const merged = await ws.merge(state.dir, rec.commit!, `Integrate lane ${id}: ${spec.title}\n\nFleet-Id: ${ctx.file.name}\nFleet-Lane: ${id}\nFleet-Wave: ${wave + 1}\n`);
+      if (!merged.ok) {
+        result.held.push({ lane: id, conflicts: merged.conflicts, reason: `merging it into ${state.record.branch} conflicts in ${merged.conflicts.slice(0, 5).join(', ')}${merged.conflicts.length > 5 ? ', …' : ''}` });
+        continue;
+      }
+      result.order.push(id);
+      result.head = merged.commit;
+    }
+    if (!result.order.length) return result;
+    const log = join(state.dir, '..', `wave-${wave + 1}.log`);
+    // Each merged lane's own checks, on the integrated tree.
+    for (const id of result.order) {
+      for (const check of this.specs.get(id)!.checks) {
+        const r = await this.check(state, check, log, result.head);
+        result.seams.push({ lanes: [id], check, ok: r.ok, detail: r.detail });
+        if (!r.ok && !result.failing.has(id)) result.failing.set(id, `its check \`${check}\` fails on the integrated tree: ${r.detail}`);
+      }
+    }
+    // Every soft edge with an end merged now and the other merged now or before: a seam to check.
+    const inTree = new Set([...state.merged, ...result.order, ...result.already]);
+    for (const id of [...inTree].sort()) {
+      for (const other of this.specs.get(id)?.soft_depends_on ?? []) {
+        const resolved = this.memberInTree(other, inTree);
+        if (!resolved || (!result.order.includes(id) && !result.order.includes(resolved))) continue;
+        const checks = this.spec.seam_checks.length ? this.spec.seam_checks : [...new Set([...this.specs.get(id)!.checks, ...this.specs.get(resolved)!.checks])];
+        for (const check of checks) {
+          const r = await this.check(state, check, log, result.head);
+          result.seams.push({ lanes: [id, resolved], check, ok: r.ok, detail: r.detail });
+          // The lane that declared the edge is the one held: it was written to fit the other.
+          const blamed = result.order.includes(id) ? id : resolved;
+          if (!r.ok && !result.failing.has(blamed)) result.failing.set(blamed, `the seam with ${id === blamed ? resolved : id} fails \`${check}\` on the integrated tree: ${r.detail}`);
+        }
+      }
+    }
+    return result;
+  }
+
+  /** A soft edge may name a target tried several ways: its pick, if that is in the tree. */
+  private memberInTree(id: string, inTree: ReadonlySet<string>): string | undefined {
+    if (inTree.has(id)) return id;
+    return [...inTree].find((x) => this.specs.get(x)?.strategy?.group === id);
+  }
+
+  /** Runs one check in the integration working copy at `head`, and puts the copy back at `head` after it. */
+  private async check(state: RepoState, check: string, log: string, head: string): Promise<{ ok: boolean; detail: string | null }> {
+    const { ctx } = this;
+    const env = { ...ctx.env, FLEET_ID: ctx.fleet_id, FLEET_NAME: ctx.file.name, FLEET_REPO: state.record.repo, FLEET_BRANCH: state.record.branch, FLEET_WORKSPACE: ctx.root };
+    const r = await ctx.exec.run(check, {
+      cwd: state.dir,
+      env,
+      timeoutMs: ctx.file.timeout_minutes * 60_000,
+      logFile: log,
+      isolation: ctx.file.isolation,
+      confine: { workspace: ctx.root, lane: join(state.dir, '..') },
+    });
+    // A check may leave files behind: the next merge starts from the commit, not from them.
+    await ctx.workspace.reset(state.dir, head);
+    if (r.exitCode === 0 && !r.timedOut) return { ok: true, detail: null };
+    return { ok: false, detail: r.timedOut ? 'timed out' : `exit ${r.exitCode ?? r.signal}${gist(r.tail) ? `: ${gist(r.tail)}` : ''}` };
+  }
+
+  /**
+   * The end of the fleet: for each repository whose integration moved, the release branch at the last verified
+   * integration, the global seam gate (the full checks) on it, and one PR for the whole fleet (a draft when the gate
+   * failed).
+   */
+  async release(records: ReadonlyMap<string, LaneRecord>): Promise<void> {
+    const { ctx } = this;
+    for (const state of this.repos.values()) {
+      const head = state.record.head;
+      if (!head || head === state.record.base_commit) continue;
+      await ctx.workspace.reset(state.dir, head);
+      const checks = this.spec.checks ?? [...new Set(state.merged.flatMap((id) => this.specs.get(id)!.checks))];
+      const gate: SeamResult[] = [];
+      for (const check of checks) {
+        const r = await this.check(state, check, join(state.dir, '..', 'release.log'), head);
+        gate.push({ lanes: [...state.merged], check, ok: r.ok, detail: r.detail });
+      }
+      const ok = gate.every((g) => g.ok);
+      const branch = this.name(this.spec.release);
+      const releaseSpec: LaneSpec = { ...state.spec, id: '_release', branch, title: this.spec.title ?? `${ctx.file.name}: integrated`, strategy: undefined };
+      const release: NonNullable<IntegrationRecord['release']> = { branch, commit: null, gate, ok, pr_url: null, pr_number: null };
+      state.record.release = release;
+      if (ctx.dryRun) continue;
+      const lease = await ctx.forge.branchHead(releaseSpec, branch).catch(() => null);
+      const pushed = lease === head ? { ok: true as const } : await ctx.workspace.push(state.dir, branch, head, lease, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 60_000);
+      if (!pushed.ok) {
+        release.ok = false;
+        gate.push({ lanes: [], check: `push ${branch}`, ok: false, detail: gist(pushed.detail) || pushed.reason });
+        continue;
+      }
+      release.commit = head;
+      const rec = { ...newLaneRecord({ repo: state.record.repo, lane: '_release', wave: null, branch, depends_on: [] }), base_branch: state.record.base_branch, base_commit: state.record.base_commit, commit: head };
+      try {
+        const published = await ctx.forge.publish({
+          lane: releaseSpec,
+          record: rec,
+          title: releaseSpec.title,
+          body: this.releaseBody(state, records, ok),
+          draft: !ok || ctx.file.pr.draft,
+          labels: ctx.file.pr.labels,
+          reviewers: ctx.file.pr.reviewers,
+          team_reviewers: ctx.file.pr.team_reviewers,
+          assignees: ctx.file.pr.assignees,
+        });
+        release.pr_url = published.pr_url;
+        release.pr_number = published.pr_number;
+      } catch (err) {
+        release.ok = false;
+        gate.push({ lanes: [], check: 'open the pull request', ok: false, detail: (err as Error).message });
+      }
+    }
+  }
+
+  /** The one PR's body: the gate, then a section per integrated lane (what it did, its findings, its follow-ups). */
+  private releaseBody(state: RepoState, records: ReadonlyMap<string, LaneRecord>, ok: boolean): string {
+    const out = [
+      `This PR integrates the lanes of the Fleet **${escapeCell(this.ctx.file.name)}** in ${codeSpan(state.record.repo)}, merged wave by wave into ${codeSpan(state.record.branch)}.`,
+      '',
+      ok ? '**Global seam gate**: every check passed on this branch.' : '**Global seam gate failed**: this PR is a draft until a person looks.',
+      ...(state.record.release?.gate ?? []).map((g) => `- ${codeSpan(g.check)}: ${g.ok ? 'passed' : `failed (${escapeCell(g.detail ?? '')})`}`),
+    ];
+    const held = state.record.waves.flatMap((w) => w.held);
+    if (held.length) out.push('', `**Held out** (${held.length}): ${held.map((h) => `${codeSpan(h.lane)} (${escapeCell(h.reason)})`).join('; ')}`);
+    for (const id of state.merged) {
+      const rec = records.get(id);
+      const spec = this.specs.get(id)!;
+      out.push('', `### ${codeSpan(id)}: ${escapeCell(spec.title)}`, '', spec.directive.trim().split('\n').map((l) => `> ${l}`).join('\n'));
+      if (rec?.changed_files.length) out.push('', `Files (${rec.changed_files.length}): ${rec.changed_files.slice(0, 20).map(pathSpan).join(', ')}${rec.changed_files.length > 20 ? ', …' : ''}`);
+      if (rec?.review) out.push(...reviewBodyLines(rec.review));
+    }
+    return out.join('\n');
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Wave integration into one release branch, locally (issue 9): eight lanes of one repository over three waves, merged
+ * into the integration branch one at a time after each wave; a conflict holds one lane (its dependent is skipped) and
+ * not the others; a failed seam holds the lane that declared the soft edge; later waves start from the integration;
+ * at the end the release branch carries the last verified integration and passed the global gate. A re-run merges
+ * nothing twice.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createRepo, readRemoteFile } from '../support/repos.js';
+import { fleet, lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = tempDir();
+});
+afterEach(() => removeDir(dir));
+
+const w = (path: string, text: string) => `mkdir -p "$(dirname ${path})" && printf '%s\\n' "${text}" > ${path}`;
+
+const FLEET = {
+  name: 'int',
+  directive: 'Build the feature.',
+  run: 'true',
+  checks: ['test -f README.md'],
+  max_retries: 0,
+  integrate: { seam_checks: ['! grep -rq INCOMPATIBLE src/cli'] },
+  targets: [
+    // Wave 1: api and ui share src/routes.txt but a soft edge lets them run side by side; their merges conflict.
+    { repo: './mono.git', lane: 'api', owns: ['src/api/**', 'src/routes.txt'], run: `${w('src/api/index.txt', 'api')} && echo api >> src/routes.txt` },
+    { repo: './mono.git', lane: 'ui', owns: ['src/ui/**', 'src/routes.txt'], soft_depends_on: ['api'], run: `${w('src/ui/index.txt', 'ui')} && echo ui >> src/routes.txt` },
+    { repo: './mono.git', lane: 'docs', owns: ['docs/**'], run: w('docs/guide.md', 'guide') },
+    { repo: './mono.git', lane: 'lib', owns: ['src/lib/**'], run: w('src/lib/util.txt', 'v1') },
+    // Wave 2: svc builds on lib (it reads lib's file from the integration); cli's seam with svc fails; widget waits for ui.
+    { repo: './mono.git', lane: 'svc', owns: ['src/svc/**'], depends_on: ['lib'], run: 'mkdir -p src/svc && echo "uses $(cat src/lib/util.txt)" > src/svc/main.txt' },
+    { repo: './mono.git', lane: 'cli', owns: ['src/cli/**'], depends_on: ['lib'], soft_depends_on: ['svc'], run: w('src/cli/main.txt', 'INCOMPATIBLE') },
+    { repo: './mono.git', lane: 'widget', owns: ['src/widget/**'], depends_on: ['ui'], run: w('src/widget/w.txt', 'w') },
+    // Wave 3: app builds on svc.
+    { repo: './mono.git', lane: 'app', owns: ['src/app/**'], depends_on: ['svc'], run: 'mkdir -p src/app && cp src/svc/main.txt src/app/main.txt' },
+  ],
+};
+
+const gitOut = (...args: string[]) => execFileSync('git', ['--git-dir', join(dir, 'mono.git'), ...args], { encoding: 'utf8' });
+
+describe('wave integration', () => {
+  it('eight lanes over three waves: one conflict, one failed seam, a release branch through the gate; a re-run merges nothing twice', async () => {
+    await createRepo(dir, 'mono', { 'README.md': '# mono\n', 'src/routes.txt': 'home\n' }, { clone: false });
+    const file = writeFleetFile(dir, FLEET);
+    const r = await fleet(runArgs(file, join(dir, 'ws1')), { cwd: dir });
+    expect(r.code).toBe(1);
+    const m = readManifest(join(dir, 'ws1'));
+    expect(m.waves.map((x) => x.lanes)).toEqual([['api', 'docs', 'lib', 'ui'], ['cli', 'svc', 'widget'], ['app']]);
+    const integ = m.integration![0]!;
+    expect(integ.branch).toBe('fleet/int/_integration');
+    expect(integ.waves[0]).toMatchObject({ wave: 0, order: ['api', 'docs', 'lib'], held: [{ lane: 'ui', conflicts: ['src/routes.txt'] }] });
+    expect(lane(m, 'ui').integration).toMatchObject({ state: 'held', conflicts: ['src/routes.txt'] });
+    expect(lane(m, 'widget')).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed' } });
+    expect(lane(m, 'widget').error!.message).toContain('dependency "ui" is held out of the integration');
+    // The failed seam is on record; the wave was integrated again without the lane that declared the edge.
+    expect(integ.waves[1]!.order).toEqual(['svc']);
+    expect(integ.waves[1]!.held).toEqual([{ lane: 'cli', conflicts: [], reason: expect.stringContaining('the seam with svc fails `! grep -rq INCOMPATIBLE src/cli`') }]);
+    expect(integ.waves[1]!.seams).toContainEqual({ lanes: ['cli', 'svc'], check: '! grep -rq INCOMPATIBLE src/cli', ok: false, detail: 'exit 1' });
+    expect(integ.waves[2]!.order).toEqual(['app']);
+    // Later waves started from the integration: svc read lib's file, app read svc's.
+    expect(lane(m, 'svc').base_branch).toBe('fleet/int/_integration');
+    expect(await readRemoteFile(join(dir, 'mono.git'), 'fleet/int/svc', 'src/svc/main.txt')).toBe('uses v1\n');
+    // The release: the last verified integration, through the global gate (every lane's checks).
+    expect(integ.release).toMatchObject({ branch: 'fleet/int/_release', ok: true, gate: [{ check: 'test -f README.md', ok: true }] });
+    expect(integ.release!.commit).toBe(integ.head);
+    const files = gitOut('ls-tree', '-r', '--name-only', 'fleet/int/_release').trim().split('\n');
+    expect(files).toEqual(['README.md', 'docs/guide.md', 'src/api/index.txt', 'src/app/main.txt', 'src/lib/util.txt', 'src/routes.txt', 'src/svc/main.txt']);
+    // One merge commit per lane, two parents each: never an octopus.
+    const merges = gitOut('log', '--merges', '--format=%P', 'fleet/int/_release').trim().split('\n');
+    expect(merges).toHaveLength(5);
+    for (const parents of merges) expect(parents.split(' ')).toHaveLength(2);
+    const report = readFileSync(join(dir, 'ws1', 'report.md'), 'utf8');
+    expect(report).toContain('### Integration');
+    expect(report).toContain('- Wave 1: merged `api` → `docs` → `lib`; held `ui`: merging it into fleet/int/\\_integration conflicts in src/routes.txt.');
+    expect(report).toContain('- Wave 2: merged `svc`; held `cli`: the seam with svc fails');
+    expect(report).toContain('seams `cli`↔`svc` failed.');
+    expect(report).toMatch(/- Release `fleet\/int\/_release` at `[0-9a-f]{12}`: global seam gate passed \(`test -f README\.md` passed\)\./);
+
+    // A re-run: what is merged stays merged once.
+    const again = await fleet(runArgs(file, join(dir, 'ws2')), { cwd: dir });
+    expect(again.code).toBe(1);
+    const m2 = readManifest(join(dir, 'ws2'));
+    expect(m2.integration![0]!.waves[0]).toMatchObject({ order: [], already: ['api', 'docs', 'lib'] });
+    expect(gitOut('log', '--merges', '--format=%P', 'fleet/int/_integration').trim().split('\n')).toHaveLength(5);
+  });
+});

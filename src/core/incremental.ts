@@ -93,6 +93,8 @@ export interface PreviousOutcome {
   /** The run the lane last really ran in (an unchanged lane keeps its predecessor's). */
   ran_in: string;
   ended_at: string | null;
+  /** For a strategy: whether it was its target's pick (an unchanged group keeps its pick). */
+  strategy?: LaneRecord['strategy'];
 }
 
 export interface Outcomes {
@@ -123,6 +125,7 @@ export function outcomesOf(m: Manifest): Outcomes {
         base_commit: l.base_commit,
         branch: l.branch,
         commit: l.commit,
+        ...(l.strategy ? { strategy: l.strategy } : {}),
         changed_files: l.changed_files,
         pr_url: l.pr_url,
         pr_number: l.pr_number,
@@ -199,6 +202,7 @@ export function unchangedRecord(planned: LaneRecord, p: PreviousOutcome, digest:
     ci_conclusion: p.ci_conclusion,
     digest,
     unchanged_since: p.ran_in,
+    ...(p.strategy ? { strategy: p.strategy } : {}),
     evidence: { ...planned.evidence, notes: [`unchanged since ${p.ran_in} (${p.phase}): same base commit ${(p.base_commit ?? '').slice(0, 12)}, same digest`] },
   };
 }

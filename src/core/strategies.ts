@@ -6,10 +6,12 @@
 import type { PickRule } from './fleet-file.js';
 import type { LaneRecord } from './model.js';
 
-/** A strategy that may be picked: it completed with a change, its CI is green (or there is none), its review is clear. */
+/** A strategy that may be picked: it completed with a change, its CI is not red, its review is clear. */
 export function isGreen(l: LaneRecord): boolean {
   if (l.status !== 'completed' || l.phase === 'no-op' || l.phase === 'dry-run') return false;
-  if (l.ci_conclusion !== null && l.ci_conclusion !== 'success' && l.ci_conclusion !== 'none') return false;
+  // `pending` is not red: a strategy has no PR yet, so checks that run only on pull requests cannot report on its
+  // branch. The pick's PR runs them; `ci.wait` on the PR (or the merge policy) judges it there.
+  if (l.ci_conclusion !== null && l.ci_conclusion !== 'success' && l.ci_conclusion !== 'none' && l.ci_conclusion !== 'pending') return false;
   return !l.review || l.review.verdict === 'clear';
 }
 

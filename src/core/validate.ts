@@ -72,6 +72,8 @@ function reviewProblems(at: string, review: ReviewSpec | TargetReviewSpec | unde
   const seen = new Map<string, number>();
   review.lenses?.forEach((l, i) => {
     const name = typeof l === 'string' ? l : l.name;
+    // Fleet names its own review files after lenses: these names would share a file with its other agent runs.
+    if (name === 'dispositions' || name === 'fix' || name.endsWith('-again')) p(`${at}.lenses[${i}].name`, `"${name}" is a name Fleet keeps for its own review steps: name the lens otherwise`);
     const first = seen.get(name);
     if (first !== undefined) p(`${at}.lenses[${i}]`, `lens "${name}" is already in the panel at ${at}.lenses[${first}]: give a custom lens a name of its own`);
     else seen.set(name, i);
@@ -522,7 +524,8 @@ function expandStrategies(lanes: readonly LaneSpec[], ff: FleetFile, p: (field: 
 export function addDiscoveredLanes(fleet: ResolvedFleet, repos: readonly string[]): ResolvedFleet {
   const ff = fleet.file;
   const explicit = new Set(fleet.lanes.map((l) => l.repo.toLowerCase()));
-  const ids = new Set([...fleet.lanes.map((l) => l.id), ...fleet.excluded.map((e) => e.lane)]);
+  // A target tried several ways keeps its own id too (its strategies are <id>.<label>): no discovered lane takes it.
+  const ids = new Set([...fleet.lanes.map((l) => l.id), ...fleet.lanes.flatMap((l) => (l.strategy ? [l.strategy.group] : [])), ...fleet.excluded.map((e) => e.lane)]);
   const lanes = [...fleet.lanes];
   const excluded = [...fleet.excluded];
   const notes = [...fleet.notes];

@@ -351,11 +351,12 @@ export function agentAnswer(preset: AgentSpec['preset'], stdout: string): AgentA
     const last = stdout.trim().split('\n').at(-1) ?? '';
     try {
       const r = JSON.parse(last) as Record<string, unknown>;
-      if (r && typeof r === 'object' && r.type === 'result' && typeof r.result === 'string') {
+      // An error result (error_max_turns, error_max_budget_usd, …) carries no `result` but did spend: counted all the same.
+      if (r && typeof r === 'object' && r.type === 'result') {
         const usage = (r.usage ?? {}) as Record<string, unknown>;
         const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
         const int = (v: unknown) => (num(v) === null ? null : Math.round(v as number));
-        return { text: r.result, usage: { cost_usd: num(r.total_cost_usd), turns: int(r.num_turns), input_tokens: int(usage.input_tokens), output_tokens: int(usage.output_tokens) } };
+        return { text: typeof r.result === 'string' ? r.result : '', usage: { cost_usd: num(r.total_cost_usd), turns: int(r.num_turns), input_tokens: int(usage.input_tokens), output_tokens: int(usage.output_tokens) } };
       }
     } catch {
       // not Claude Code's result object: read as text

@@ -149,6 +149,8 @@ export class LaneRun {
   relayText = '';
   /** What the lane's agent runs spent so far. */
   spent: AgentUsage = { ...NO_USAGE };
+  /** The caps handed to the agent run going on (attempt or fix round). */
+  given: LaneCaps = {};
 
   constructor(
     readonly ctx: LaneContext,
@@ -322,7 +324,8 @@ export class LaneRun {
         });
 
       this.update({ phase: 'running' }, `attempt ${n}: running the directive`);
-      const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, { file: join(this.dir, `prompt-${n}.md`), feedback: this.feedback, relay: this.relayText, caps: this.caps() });
+      this.given = this.caps();
+      const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, { file: join(this.dir, `prompt-${n}.md`), feedback: this.feedback, relay: this.relayText, caps: this.given });
       const env = { ...laneEnv(ctx, lane, n, this.feedback, this.cloned.base_branch), ...agentEnv };
       const tried = await this.tryChange(command, env, log, note, `attempt ${n}`);
       if (tried.ok) return tried.changed;
@@ -347,7 +350,7 @@ export class LaneRun {
     const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
     this.directiveMs += Date.now() - tDirective;
     // Read before the checks write to the same log: what the agent CLI reported, not what a check printed.
-    if (runsAgent(ctx, lane)) this.charge(usageFromOutput(ctx.file.agent!.preset, await readUntrustedText(log, 256 * 1024, { tail: true })));
+    if (runsAgent(ctx, lane)) this.chargeRun(usageFromOutput(ctx.file.agent!.preset, await readUntrustedText(log, 256 * 1024, { tail: true })), this.given);
     if (ctx.signal?.aborted) {
       note(r, 'directive');
       stopIfCancelled(ctx);
@@ -601,9 +604,25 @@ export class LaneRun {
     return budgetStop(this.spent, this.ctx.file.budget?.lane, this.fleetCeiling());
   }
 
-  /** What is left of the caps, for an agent CLI that enforces them within a run. */
-  caps(): LaneCaps {
-    return remaining(this.spent, this.ctx.file.budget?.lane, this.fleetCeiling());
+  /**
+   * What is left of the caps for the next agent run, for an agent CLI that enforces them within a run; `share` runs
+   * going at once (a panel of lenses) split it.
+   */
+  caps(share = 1): LaneCaps {
+    const left = remaining(this.spent, this.ctx.file.budget?.lane, this.fleetCeiling());
+    return {
+      ...(left.turns !== undefined ? { turns: Math.max(1, Math.floor(left.turns / share)) } : {}),
+      ...(left.cost_usd !== undefined ? { cost_usd: Math.max(0.01, Math.floor((left.cost_usd / share) * 100) / 100) } : {}),
+    };
+  }
+
+  /**
+   * Counts what an agent run reported, never more than the cost it was allowed (`given`): a run that prints a
+   * made-up result line cannot spend the fleet's whole ceiling on paper and stop every other lane.
+   */
+  chargeRun(u: AgentUsage | null, given: LaneCaps): void {
+    if (u && given.cost_usd !== undefined && u.cost_usd !== null && u.cost_usd > given.cost_usd) u = { ...u, cost_usd: given.cost_usd };
+    this.charge(u);
   }
 
   /** Writes the relay of earlier waves where the lane reads it (FLEET_RELAY, and the agent prompt), and clears a stale discoveries file. */

@@ -454,8 +454,10 @@ async function laneFiles(dir: string, rec: LaneRecord, agent: boolean): Promise<
   if (agent) {
     names.add('agent-routing.json');
     for (let n = 1; n <= Math.max(0, ...attempts); n++) names.add(`prompt-${n}.md`);
-    // The review's agent runs: their logs (redacted as they were written), not their raw answers.
-    if (rec.review) for (const name of await readdir(join(dir, 'review')).catch(() => [])) names.add(`review/${name}`);
+    // The review's agent runs: their logs (redacted as they were written), not their raw answers; only from a review
+    // folder that is a folder (a link a directive left there is not followed).
+    const review = join(dir, 'review');
+    if (rec.review && (await lstat(review).catch(() => null))?.isDirectory()) for (const name of await readdir(review).catch(() => [])) names.add(`review/${name}`);
   }
   const out: string[] = [];
   for (const name of [...names].sort()) {
@@ -469,7 +471,7 @@ async function laneFiles(dir: string, rec: LaneRecord, agent: boolean): Promise<
 }
 
 /** The names Fleet gives the files it writes into a lane's folder. */
-const LANE_FILES = /^(result\.json|patch\.diff|agent-routing\.json|attempt-\d+\.log|prompt-\d+\.md|review\/r\d+-[a-z0-9._-]+\.log)$/;
+const LANE_FILES = /^(result\.json|patch\.diff|agent-routing\.json|attempt-\d+\.log|prompt-\d+\.md|review\/a\d+-r\d+-[a-z0-9._-]+\.log)$/;
 
 export interface MatrixShardInput {
   shard: string;

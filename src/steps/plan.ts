@@ -4,7 +4,7 @@
  * accounted for: runnable, excluded with a reason, or skipped with a reason.
  */
 import { randomBytes } from 'node:crypto';
-import { buildPlan, shardWave, type Plan } from '../core/plan.js';
+import { buildPlan, keepGroupsTogether, shardWave, type Plan } from '../core/plan.js';
 import { laneDigest, outcomesOf, outcomesProblem, unchangedLanes, unchangedRecord } from '../core/incremental.js';
 import { initManifest, summarize } from '../core/manifest.js';
 import type { Exclusion, Manifest } from '../core/model.js';
@@ -141,9 +141,12 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
  */
 function withoutShardsFor(plan: Plan, unchanged: ReadonlySet<string>, maxParallel: number): Plan {
   if (!unchanged.size) return plan;
+  const specs = new Map(plan.lanes.map((l) => [l.spec.id, l.spec]));
   const waves = plan.waves.map((w) => {
     const { shards, parallel } = shardWave(w.index, w.lanes.filter((id) => !unchanged.has(id)), maxParallel);
-    return { ...w, shards, parallel };
+    // A target's strategies stay in one shard here too: its leg compares them (keepGroupsTogether).
+    const kept = keepGroupsTogether(shards, specs);
+    return { ...w, shards: kept, parallel: Math.min(parallel, kept.length) };
   });
   return { ...plan, waves };
 }

@@ -7,7 +7,7 @@
  * working copy has its changes undone; a fix round whose change fails the fence or a check is undone too. The change
  * that leaves the review is always one that passed the fence and the checks.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { lstat, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ResolvedReview } from '../core/validate.js';
 import type { AgentUsage, LaneReview, LensRun, ReviewFindingRecord, ReviewRound } from '../core/model.js';
@@ -27,6 +27,7 @@ import {
   type ReviewFinding,
 } from '../core/review.js';
 import { agentAnswer, agentCommand, answerCommand, ANSWER_ENV } from '../local/agent.js';
+import { addUsage } from '../core/spend.js';
 import type { ExecResult } from '../ports.js';
 import { readUntrustedText, writeFileAtomic } from '../util/fs.js';
 import { directiveCommand, laneEnv, LaneFailure, type LaneRun } from './lane.js';
@@ -39,7 +40,7 @@ export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<
   const meta = new Map<string, { rounds: number[]; reason: string | null; forced: boolean }>();
   const rounds: ReviewRound[] = [];
   const usage = new UsageSum();
-  await mkdir(join(run.dir, 'review'), { recursive: true });
+  await freshReviewFolder(run);
   let snapshot = await takeSnapshot(run);
 
   let stopped: string | null = null;
@@ -49,8 +50,10 @@ export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<
     if (stopped) break;
     run.update({ phase: 'reviewing' }, `review round ${round}: ${spec.lenses.map((l) => l.name).join(', ')}`);
     const { files, patch } = await run.ctx.workspace.committed(run.repoDir, run.base, snapshot);
+    // The lenses run at once: each gets its share of what is left of the caps.
+    const share = spec.lenses.length;
     const lensRuns = await Promise.all(
-      spec.lenses.map((l) => runLens(run, round, l.name, lensPrompt({ lens: l.name, brief: l.brief, directive: run.lane.directive, diff: patch, files }), usage)),
+      spec.lenses.map((l) => runLens(run, round, l.name, lensPrompt({ lens: l.name, brief: l.brief, directive: run.lane.directive, diff: patch, files }), usage, share)),
     );
     snapshot = await keepSnapshot(run, snapshot, `a lens of review round ${round}`);
     const results = lensRuns.map((l) => l.result);
@@ -58,10 +61,11 @@ export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<
     const raised = carryIds(known, dedupeFindings(results));
 
     let dispositions: ReturnType<typeof parseDispositions> = { assigned: {}, reasons: {} };
-    if (raised.length) {
+    if (raised.length && !(stopped = run.budgetStop())) {
       dispositions = await askDispositions(run, round, raised, usage);
       snapshot = await keepSnapshot(run, snapshot, `the disposition step of review round ${round}`);
     }
+    if (stopped) dispositions = { assigned: {}, reasons: {}, problem: `not asked: ${stopped}` };
     const disposed = applyDispositions(raised, dispositions.assigned, spec.block);
     for (const f of disposed) remember(known, meta, f, round, dispositions.reasons[f.id] ?? null, spec.block.includes(f.severity));
 
@@ -75,19 +79,27 @@ export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<
       fix: null,
     };
     rounds.push(record);
-    if (verdict.verdict === 'clear' || verdict.verdict === 'needs-person') break;
+    if (verdict.verdict === 'clear' || verdict.verdict === 'needs-person' || stopped) break;
     if (verdict.verdict === 'fix') {
       stopped = run.budgetStop();
       if (stopped) break;
-      record.fix = await fixRound(run, round, verdict.open);
+      record.fix = await fixRound(run, round, verdict.open, usage);
       if (record.fix.ok) snapshot = await takeSnapshot(run);
       else await restore(run, snapshot);
     }
   }
 
   const last = rounds.length;
+  const answeredLast = new Set(rounds.at(-1)?.lenses.filter((l) => l.outcome !== 'failed').map((l) => l.lens) ?? []);
+  /**
+   * Not raised again is "fixed" only when it was looked at again: a fix round after it succeeded and every lens that
+   * raised it answered in the last round. Otherwise nobody checked, and it stays open.
+   */
+  const checked = (f: ReviewFinding, raisedIn: readonly number[]) =>
+    f.lenses.every((l) => answeredLast.has(l)) && rounds.some((r) => r.n >= Math.max(...raisedIn) && r.n < last && r.fix?.ok);
   const findings: ReviewFindingRecord[] = known.map((f) => {
     const m = meta.get(f.id)!;
+    const status = findingStatus(f.disposition ?? 'ACCEPT', m.rounds, last);
     return {
       id: f.id,
       severity: f.severity,
@@ -100,7 +112,7 @@ export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<
       forced: m.forced,
       reason: m.reason,
       rounds: m.rounds,
-      status: findingStatus(f.disposition ?? 'ACCEPT', m.rounds, last),
+      status: status === 'fixed' && !checked(f, m.rounds) ? 'open' : status,
     };
   });
   // The change leaves the review staged on the base, as a lane with checks leaves its attempts: the commit is made
@@ -135,18 +147,20 @@ function remember(known: ReviewFinding[], meta: Map<string, { rounds: number[]; 
 }
 
 /** One lens: its prompt, its answer read and validated, asked once more when unreadable, then a failed lens. */
-async function runLens(run: LaneRun, round: number, lens: string, prompt: string, usage: UsageSum): Promise<{ result: LensResult; record: LensRun }> {
+async function runLens(run: LaneRun, round: number, lens: string, prompt: string, usage: UsageSum, share: number): Promise<{ result: LensResult; record: LensRun }> {
   const t = Date.now();
-  const name = `r${round}-${lens}`;
-  let ran = await runForAnswer(run, name, prompt);
+  const name = `a${run.n}-r${round}-${lens}`;
+  let ran = await runForAnswer(run, name, prompt, share);
   usage.add(ran.usage);
-  let result = readLens(lens, ran);
+  let result = readLens(lens, ran, run.ctx.neverInChange);
   let askedAgain = false;
-  if (!result.ok) {
+  const stop = result.ok ? null : run.budgetStop();
+  if (stop && !result.ok) result = { ok: false, lens, problem: `${result.problem}; not asked again: ${stop}` };
+  else if (!result.ok) {
     askedAgain = true;
-    ran = await runForAnswer(run, `${name}-again`, `${prompt}\n\n${lensReaskPrompt(result.problem)}`);
+    ran = await runForAnswer(run, `${name}-again`, `${prompt}\n\n${lensReaskPrompt(result.problem)}`, share);
     usage.add(ran.usage);
-    result = readLens(lens, ran);
+    result = readLens(lens, ran, run.ctx.neverInChange);
   }
   return {
     result,
@@ -164,10 +178,14 @@ async function runLens(run: LaneRun, round: number, lens: string, prompt: string
   };
 }
 
-function readLens(lens: string, ran: Answered): LensResult {
+function readLens(lens: string, ran: Answered, secrets: readonly string[] | undefined): LensResult {
   if (ran.r.timedOut) return { ok: false, lens, problem: 'the lens ran past its timeout and was killed' };
   if (ran.r.exitCode !== 0) return { ok: false, lens, problem: `the lens exited with ${ran.r.exitCode ?? ran.r.signal}` };
-  return parseLensOutput(lens, ran.text);
+  const result = parseLensOutput(lens, ran.text);
+  if (!result.ok) return result;
+  // Scrubbed again once parsed: JSON can spell a credential with escapes (\u0073k-…) the raw text did not show.
+  const clean = (t: string) => scrub(t, secrets);
+  return { ...result, findings: result.findings.map((f) => ({ ...f, finding: clean(f.finding), suggested_fix: clean(f.suggested_fix), file: f.file === null ? null : clean(f.file) })) };
 }
 
 /** The worker's disposition step: every finding of the round, one disposition each (an unreadable answer: none, so all ACCEPT). */
@@ -180,24 +198,28 @@ async function askDispositions(run: LaneRun, round: number, raised: readonly Rev
     dispositionPrompt(raised),
     'Do not change any file in this step.',
   ].join('\n');
-  const ran = await runForAnswer(run, `r${round}-dispositions`, prompt);
+  const ran = await runForAnswer(run, `a${run.n}-r${round}-dispositions`, prompt);
   usage.add(ran.usage);
   if (ran.r.timedOut || ran.r.exitCode !== 0) {
     return { assigned: {}, reasons: {}, problem: `the disposition step ${ran.r.timedOut ? 'timed out' : `exited with ${ran.r.exitCode ?? ran.r.signal}`}` };
   }
-  return parseDispositions(ran.text, raised);
+  const read = parseDispositions(ran.text, raised);
+  return { ...read, reasons: Object.fromEntries(Object.entries(read.reasons).map(([id, why]) => [id, scrub(why, run.ctx.neverInChange)])) };
 }
 
 /** The worker fixes the ACCEPT findings still open, in the working copy as the review left it; fence and checks as for an attempt. */
-async function fixRound(run: LaneRun, round: number, open: readonly ReviewFinding[]): Promise<{ ok: boolean; detail: string; log: string }> {
+async function fixRound(run: LaneRun, round: number, open: readonly ReviewFinding[], usage: UsageSum): Promise<{ ok: boolean; detail: string; log: string }> {
   const { ctx, lane } = run;
-  const log = join(run.dir, 'review', `r${round}-fix.log`);
+  const log = join(run.dir, 'review', `a${run.n}-r${round}-fix.log`);
   run.update({ phase: 'running' }, `review round ${round}: the worker fixes ${open.length} finding${open.length > 1 ? 's' : ''}`);
-  const { command, env: agentEnv } = await directiveCommand(ctx, lane, run.routing, { file: join(run.dir, 'review', `r${round}-fix.md`), findings: fixPrompt(open), relay: run.relayText, caps: run.caps() });
+  run.given = run.caps();
+  const { command, env: agentEnv } = await directiveCommand(ctx, lane, run.routing, { file: join(run.dir, 'review', `a${run.n}-r${round}-fix.md`), findings: fixPrompt(open), relay: run.relayText, caps: run.given });
   const env = { ...laneEnv(ctx, lane, run.n, undefined, run.cloned.base_branch), ...agentEnv };
   const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
+  const before = run.spent;
   try {
     const tried = await run.tryChange(command, env, log, () => undefined, `review fix ${round}`);
+    usage.add(subtractUsage(run.spent, before));
     return tried.ok
       ? { ok: true, detail: `changed ${tried.changed.length} file${tried.changed.length === 1 ? '' : 's'}; fence and checks passed`, log: run.rel(log) }
       : { ok: false, detail: `${tried.failure.message}; the change before this fix round was kept`, log: run.rel(log) };
@@ -218,16 +240,17 @@ interface Answered {
  * what it answered on standard output. Text holding a credential the directive was handed is scrubbed before
  * Fleet keeps any of it (findings reach the manifest, the report and the PR body).
  */
-async function runForAnswer(run: LaneRun, name: string, prompt: string): Promise<Answered> {
+async function runForAnswer(run: LaneRun, name: string, prompt: string, share = 1): Promise<Answered> {
   const { ctx, lane } = run;
   const agent = ctx.file.agent!;
-  const folder = join(run.dir, 'review');
+  const folder = await reviewFolder(run);
   const promptFile = join(folder, `${name}.md`);
   const answerFile = join(folder, `${name}.out`);
   const log = join(folder, `${name}.log`);
   await writeFileAtomic(promptFile, prompt);
   await rm(answerFile, { force: true });
-  const inv = agentCommand(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch }, run.caps());
+  const given = run.caps(share);
+  const inv = agentCommand(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch }, given);
   const env = { ...laneEnv(ctx, lane, run.n, undefined, run.cloned.base_branch), ...inv.env, ...ctx.agentEnv, [ANSWER_ENV]: answerFile };
   const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
   let r: ExecResult;
@@ -239,8 +262,26 @@ async function runForAnswer(run: LaneRun, name: string, prompt: string): Promise
   }
   stopIfCancelled(run);
   const answer = agentAnswer(agent.preset, await readUntrustedText(answerFile, MAX_ANSWER_BYTES));
-  run.charge(answer.usage);
+  run.chargeRun(answer.usage, given);
   return { r, text: scrub(answer.text, ctx.neverInChange), usage: answer.usage, log: run.rel(log) };
+}
+
+/**
+ * The lane's review folder, made afresh by Fleet: whatever the directive left at that path (a link to another lane's
+ * folder, say) is removed first, so Fleet's prompts, answers and logs land in a folder of its own.
+ */
+async function freshReviewFolder(run: LaneRun): Promise<void> {
+  const folder = join(run.dir, 'review');
+  await rm(folder, { recursive: true, force: true });
+  await mkdir(folder);
+}
+
+/** The review folder, checked before each agent run: an agent that swapped it for a link stops the lane. */
+async function reviewFolder(run: LaneRun): Promise<string> {
+  const folder = join(run.dir, 'review');
+  const st = await lstat(folder).catch(() => null);
+  if (!st?.isDirectory()) throw new LaneFailure('workspace-corrupted', "the lane's review folder was replaced (by a link or a file) during the review; nothing was pushed");
+  return folder;
 }
 
 export function scrub(text: string, secrets: readonly string[] | undefined): string {
@@ -278,15 +319,18 @@ function stopIfCancelled(run: LaneRun): void {
   if (run.ctx.signal?.aborted) throw new LaneFailure('cancelled', 'the run was interrupted while this lane was being reviewed; nothing was pushed');
 }
 
+/** What a lane spent between two readings of its total (a fix round's share). */
+function subtractUsage(after: AgentUsage, before: AgentUsage): AgentUsage | null {
+  const out = { ...after };
+  for (const k of Object.keys(out) as (keyof AgentUsage)[]) out[k] = after[k] === null ? null : Math.max(0, (after[k] ?? 0) - (before[k] ?? 0));
+  return Object.values(out).some((v) => v) ? out : null;
+}
+
 /** What the review's agent runs spent, where the agent CLI said. */
 class UsageSum {
   private sum: AgentUsage = { cost_usd: null, turns: null, input_tokens: null, output_tokens: null };
   add(u: AgentUsage | null): void {
-    if (!u) return;
-    for (const k of Object.keys(this.sum) as (keyof AgentUsage)[]) {
-      const v = u[k];
-      if (v !== null) this.sum[k] = (this.sum[k] ?? 0) + v;
-    }
+    if (u) this.sum = addUsage(this.sum, u);
   }
   total(): AgentUsage {
     return { ...this.sum };

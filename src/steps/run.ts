@@ -342,7 +342,7 @@ function strategyPicks(depends_on: readonly string[], records: ReadonlyMap<strin
       return { class: 'checkpoint-unmet', message: `dependency "${group}": not every strategy had finished when this lane's wave started` };
     }
     // An unchanged strategy carries the pick it had when it last ran.
-    const picked = recs.find((r) => r!.strategy?.picked === true || (r!.status === 'unchanged' && r!.strategy?.picked !== false));
+    const picked = recs.find((r) => r!.strategy?.picked === true);
     if (!picked) {
       const reason = recs.find((r) => r!.strategy?.reason)?.strategy?.reason ?? 'no strategy was picked';
       return { class: 'dependency-failed', message: `dependency "${group}" has no picked strategy (${reason}); this lane was not run against a missing checkpoint` };

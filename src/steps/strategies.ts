@@ -10,12 +10,17 @@ import type { LaneSpec } from '../core/validate.js';
 import { codeSpan } from '../core/markdown.js';
 import { publishStrategy, writeLaneResult, type LaneContext } from './lane.js';
 
-/** The groups among `laneIds` whose every strategy has finished, each with its members' ids in plan order. */
+/**
+ * The groups with a strategy among `laneIds` whose every strategy (all of the fleet's, not only these) has finished,
+ * each with its members' ids in plan order. A group some of whose strategies this process has not seen is never
+ * settled here: one leg must not pick among a part of them.
+ */
 export function finishedGroups(laneIds: readonly string[], specs: ReadonlyMap<string, LaneSpec>, records: ReadonlyMap<string, LaneRecord>): Map<string, string[]> {
+  const wanted = new Set(laneIds.map((id) => specs.get(id)?.strategy?.group).filter((g) => g !== undefined));
   const groups = new Map<string, string[]>();
-  for (const id of laneIds) {
-    const group = specs.get(id)?.strategy?.group;
-    if (group) groups.set(group, [...(groups.get(group) ?? []), id]);
+  for (const spec of specs.values()) {
+    const group = spec.strategy?.group;
+    if (group && wanted.has(group)) groups.set(group, [...(groups.get(group) ?? []), spec.id]);
   }
   for (const [group, ids] of groups) if (!ids.every((id) => TERMINAL.has(records.get(id)?.status ?? 'queued'))) groups.delete(group);
   return groups;
@@ -27,6 +32,19 @@ export async function settleStrategies(ctx: LaneContext, laneIds: readonly strin
   const out: LaneRecord[] = [];
   for (const ids of finishedGroups(laneIds, specs, records).values()) {
     const members = ids.map((id) => records.get(id)!);
+    // A pick an earlier run (or attempt) made stands: its PR may be open or merged already, and a second pick would
+    // give one target two PRs.
+    const kept = members.find((m) => m.strategy?.picked === true && (m.status === 'unchanged' || (m.status === 'completed' && m.phase !== 'pushed')));
+    if (kept) {
+      for (const m of members) {
+        if (m.status === 'unchanged' || m.strategy?.picked !== null) continue;
+        const rec = { ...m, strategy: { ...m.strategy!, picked: false, reason: kept.strategy!.reason } };
+        await writeLaneResult(ctx.root, ctx.fleet_id, rec);
+        records.set(rec.lane, rec);
+        out.push(rec);
+      }
+      continue;
+    }
     const { pick, reason } = pickStrategy(rule, members);
     const settled = members.map((m) => ({ ...m, strategy: { ...m.strategy!, picked: rule === 'person' ? null : m.lane === pick, reason } }));
     const branchOf = (m: LaneRecord) => `${codeSpan(m.branch ?? m.lane)} (${m.strategy!.label}: ${m.status === 'completed' ? (m.phase === 'no-op' ? 'no change' : 'green') : `${m.status}${m.error ? `, ${m.error.class}` : ''}`})`;

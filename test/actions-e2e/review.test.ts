@@ -29,7 +29,7 @@ beforeAll(async () => {
     plan,
     JSON.stringify({
       write: { 'src/app.js': 'export const value = BUG;\n' },
-      lenses: { correctness: 'marker', security: 'leak' },
+      lenses: { correctness: 'marker', security: 'leak-escaped' },
       dispositions: { high: 'ACCEPT', low: 'FIX_LATER' },
       fix: 'fix',
       lanes: { stuck: { fix: 'cannot', lenses: { correctness: 'marker' } } },
@@ -67,8 +67,9 @@ describe('a reviewed agent fleet through the reusable workflow', () => {
     expect(fixes, explain(s)).toMatchObject({ status: 'completed', phase: 'pr-open' });
     expect(fixes.review).toMatchObject({ verdict: 'clear', open: 0 });
     expect(fixes.review!.rounds.map((r) => r.verdict)).toEqual(['fix', 'clear']);
-    // Claude Code's JSON results, summed: each round 2 lenses and a disposition step (the quoted key is raised again), 2 turns each.
-    expect(fixes.review!.usage.turns).toBe(12);
+    // Claude Code's JSON results, summed: each round 2 lenses and a disposition step (the quoted key is raised again),
+    // and the fix round between them: 7 runs of 2 turns.
+    expect(fixes.review!.usage.turns).toBe(14);
     const [pr] = w.emu.pullRequests('acme/fixes');
     expect(pr).toMatchObject({ draft: false, labels: [] });
     expect(pr!.body).toContain('**Follow-up work** (1)');
@@ -102,7 +103,7 @@ describe('a reviewed agent fleet through the reusable workflow', () => {
       }
       // The lens logs travel in the lane artifacts (redacted); their raw answers do not.
       const files = execFileSync('find', [dir, '-path', '*review*', '-type', 'f'], { encoding: 'utf8' });
-      expect(files).toContain('lanes/fixes/review/r1-security.log');
+      expect(files).toContain('lanes/fixes/review/a1-r1-security.log');
       expect(files).not.toContain('.out');
       const hits = execFileSync('sh', ['-c', `grep -rl -F -e "$K" "${dir}" | grep -v '\\.zip$' || true`], { env: { ...process.env, K: KEY }, encoding: 'utf8' }).trim();
       expect(hits).toBe('');

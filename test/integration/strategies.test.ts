@@ -86,6 +86,27 @@ describe('speculative strategies', () => {
     expect(picked[0]!.strategy!.reason).toMatch(/^first green: s\d ended green first \(3 of 3 green\)$/);
   });
 
+  it('an incremental sweep keeps a target\'s strategies in one shard, and a pick that opened its PR stands', async () => {
+    await createRepo(dir, 'svc', { 'README.md': '# svc\n' }, { clone: false });
+    await createRepo(dir, 'other', { 'README.md': '# other\n' }, { clone: false });
+    const spec = (n: number) => ({
+      name: 'spec',
+      directive: 'd',
+      run: 'true',
+      max_retries: 0,
+      targets: [{ repo: './other.git', run: 'echo o > O.md' }, { repo: './svc.git', strategies: [{ label: 'a', run: `echo a${n} > A.md` }, { label: 'b', run: `echo b${n} > B.md` }] }],
+    });
+    const first = await fleet(runArgs(writeFleetFile(dir, spec(1)), join(dir, 'ws1')), { cwd: dir });
+    expect(first.code, first.stderr).toBe(0);
+    // The strategies change (new commands), the other lane does not: it is left out of the shards, they stay together.
+    const second = await fleet([...runArgs(writeFleetFile(dir, spec(2)), join(dir, 'ws2')), '--since', join(dir, 'ws1', 'fleet-status.json')], { cwd: dir });
+    expect(second.code, second.stderr).toBe(0);
+    const m = readManifest(join(dir, 'ws2'));
+    expect(lane(m, 'other').status).toBe('unchanged');
+    expect(m.waves[0]!.shards.map((s) => s.lanes)).toEqual([['svc.a', 'svc.b']]);
+    expect(m.lanes.filter((l) => l.strategy?.picked).map((l) => l.lane)).toHaveLength(1);
+  });
+
   it('refuses a label written twice and a strategy lane id that is already a lane, every problem at once', async () => {
     await createRepo(dir, 'svc', { 'README.md': '# svc\n' }, { clone: false });
     const file = writeFleetFile(dir, {

@@ -22,6 +22,7 @@
 //   edit          appends to README.md (it was told not to), then refutes
 //   exit          exits 3
 //   leak          one low finding quoting $ANTHROPIC_API_KEY (a prompt-injected lens)
+//   leak-escaped  the same, the key's first letter written as a JSON \u escape
 // Fix behaviours: fix replaces BUG by OK in the changed files; cannot changes nothing; outside writes
 // OUTSIDE.txt (outside the fence); fail exits 4.
 //
@@ -77,6 +78,13 @@ if (lensMatch) {
     case 'exit':
       answer('lens crashed', 3);
       break;
+    case 'leak-escaped': {
+      // The key with its first letter as a JSON escape: the raw answer holds no copy of the key, the parsed finding does.
+      const key = process.env.ANTHROPIC_API_KEY;
+      const escaped = '\\u' + key.charCodeAt(0).toString(16).padStart(4, '0') + key.slice(1);
+      answer(JSON.stringify([{ severity: 'low', file: null, line: null, finding: `The key is ${key}.`, suggested_fix: 'None.', lens, refuted: false }]).replace(key, escaped));
+      break;
+    }
     case 'leak':
       answer(JSON.stringify([{ severity: 'low', file: null, line: null, finding: `The key is ${process.env.ANTHROPIC_API_KEY}.`, suggested_fix: 'None.', lens, refuted: false }]));
       break;

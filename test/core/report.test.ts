@@ -189,6 +189,68 @@ function tables(md: string): string[][] {
   return out;
 }
 
+const usage = (cost: number, turns: number) => ({ cost_usd: cost, turns, input_tokens: turns * 1000, output_tokens: turns * 100 });
+
+/** The representative fleet run by agents, with the parts issue 9 adds: a review per lane, a relay, spending, an integration. */
+function agentFleet(): Manifest {
+  const m = finished();
+  const finding = (id: string, over: Record<string, unknown>) => ({
+    id,
+    severity: 'high' as const,
+    file: 'src/routes.ts',
+    line: 41,
+    finding: 'The retry loop never stops on a 4xx.',
+    suggested_fix: 'Stop on 4xx.',
+    lenses: ['correctness', 'edge-cases'],
+    disposition: 'ACCEPT' as const,
+    forced: true,
+    reason: 'right',
+    rounds: [1, 2],
+    status: 'open' as const,
+    ...over,
+  });
+  const round = (n: number, verdict: 'fix' | 'clear' | 'needs-person') => ({
+    n,
+    lenses: [
+      { lens: 'correctness', outcome: 'findings' as const, findings: 1, asked_again: false, problem: null, exit_code: 0, duration_ms: 9000, log: `lanes/x/review/a1-r${n}-correctness.log`, usage: usage(0.02, 3) },
+      { lens: 'edge-cases', outcome: 'failed' as const, findings: 0, asked_again: true, problem: 'the answer holds no JSON list of findings', exit_code: 0, duration_ms: 7000, log: `lanes/x/review/a1-r${n}-edge-cases-again.log`, usage: null },
+    ],
+    raised: ['f1'],
+    verdict,
+    dispositions_problem: null,
+    fix: verdict === 'fix' ? { ok: true, detail: 'changed 1 file; fence and checks passed', log: 'lanes/x/review/a1-r1-fix.log' } : null,
+  });
+  const lanes = m.lanes.map((l): LaneRecord => {
+    if (l.lane === 'web') {
+      return { ...l, usage: usage(1.25, 40), review: { verdict: 'needs-person', rounds: [round(1, 'fix'), round(2, 'needs-person')], findings: [finding('f1', {})], open: 1, usage: usage(0.5, 12), stopped: null } };
+    }
+    if (l.lane === 'core-docs') {
+      return {
+        ...l,
+        usage: usage(0.4, 10),
+        discoveries: ['`docs/_sidebar.md` lists every page: add new pages there', 'The docs build needs Node 20.'],
+        review: { verdict: 'clear', rounds: [round(1, 'clear')], findings: [finding('f1', { severity: 'low', file: 'docs/use.md', line: 3, finding: 'A heading skips a level.', lenses: ['consistency'], disposition: 'FIX_LATER', forced: false, rounds: [1], status: 'follow-up' })], open: 0, usage: usage(0.1, 4), stopped: null },
+      };
+    }
+    if (l.lane === 'cli') return { ...l, relay: { items: 2, from: ['core-docs'] } };
+    return l;
+  });
+  const integration = [
+    {
+      repo: 'acme/core',
+      branch: 'fleet/upgrade/_integration',
+      base_branch: 'main',
+      base_commit: 'a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2',
+      head: 'f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1',
+      waves: [
+        { wave: 0, order: ['core', 'core-docs'], already: [], held: [{ lane: 'core-extra', conflicts: ['src/index.ts'], reason: 'merging it into fleet/upgrade/_integration conflicts in src/index.ts' }], seams: [{ lanes: ['core-docs', 'core'], check: 'npm test', ok: true, detail: null }], head: 'f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1' },
+      ],
+      release: { branch: 'fleet/upgrade/_release', commit: 'f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1', gate: [{ lanes: ['core', 'core-docs'], check: 'npm test', ok: true, detail: null }], ok: true, pr_url: 'https://github.com/acme/core/pull/77', pr_number: 77 },
+    },
+  ];
+  return finalizeManifest({ ...m, lanes, integration }, m.ended_at!);
+}
+
 describe('snapshots of a representative fleet', () => {
   it('status table mid-run', async () => {
     await expect(renderStatusTable(midRun(), { now: MID_NOW })).toMatchFileSnapshot('./__snapshots__/report.status.md');
@@ -196,6 +258,10 @@ describe('snapshots of a representative fleet', () => {
 
   it('final report', async () => {
     await expect(renderReport(finished(), { now: END, workspace: WORKSPACE })).toMatchFileSnapshot('./__snapshots__/report.final.md');
+  });
+
+  it('final report of an agent fleet: review, relay, spending, integration', async () => {
+    await expect(renderReport(agentFleet(), { now: END, workspace: WORKSPACE })).toMatchFileSnapshot('./__snapshots__/report.agents.md');
   });
 
   it('plan with mermaid graph', async () => {

@@ -16012,10 +16012,17 @@ function resolveFleet(ff, file) {
     });
   }
   if (ff.integrate) {
+    const names = { branch: ff.integrate.branch.replaceAll("{name}", ff.name), release: ff.integrate.release.replaceAll("{name}", ff.name) };
+    const laneBranches = lanes.map((l) => l.branch);
     for (const key of ["branch", "release"]) {
-      const why = branchProblem(ff.integrate[key].replaceAll("{name}", ff.name));
+      const why = branchProblem(names[key]);
       if (why) p(`integrate.${key}`, why);
+      else if (!ff.integrate[key].includes("{name}")) p(`integrate.${key}`, `"${ff.integrate[key]}" must contain {name}: Fleet force-moves this branch, so it must be the fleet's own (never a base branch such as main)`);
+      else if (laneBranches.some((b) => b === names[key] || b.startsWith(`${names[key]}/`) || names[key].startsWith(`${b}/`))) p(`integrate.${key}`, `"${names[key]}" is, or holds, a lane's branch: give it a name of its own`);
     }
+    if (names.branch === names.release) p("integrate.release", "the release branch must differ from the integration branch");
+    if (ff.checkpoint === "merged") p("checkpoint", "checkpoint: merged waits for a lane to reach its base branch, which integrated lanes reach only through the one PR at the end: use pushed or green with integrate:");
+    if (ff.speculative?.pick === "person") p("speculative.pick", "with integrate:, a person cannot pick between strategies before the next wave builds on one: choose a rule");
   }
   const expanded = expandStrategies(lanes, ff, p);
   const excluded = [];
@@ -20179,7 +20186,7 @@ async function settleStrategies(ctx, laneIds, specs, records) {
     const branchOf = (m) => `${(0,markdown/* codeSpan */.SS)(m.branch ?? m.lane)} (${m.strategy.label}: ${m.status === "completed" ? m.phase === "no-op" ? "no change" : "green" : `${m.status}${m.error ? `, ${m.error.class}` : ""}`})`;
     for (const m of settled) {
       const others = settled.filter((o) => o.lane !== m.lane && o.commit && o.phase !== "dry-run").map(branchOf);
-      const publish = !ctx.dryRun && m.status === "completed" && m.phase === "pushed" && (rule === "person" || m.lane === pick);
+      const publish = !ctx.dryRun && !ctx.file.integrate && m.status === "completed" && m.phase === "pushed" && (rule === "person" || m.lane === pick);
       const rec = publish ? await publishStrategy(ctx, specs.get(m.lane), m, rule === "person", others) : m;
       if (!publish) {
         ctx.onUpdate(rec, m.lane === pick ? `picked: ${reason}` : `not picked: ${reason}`);
@@ -20193,7 +20200,10 @@ async function settleStrategies(ctx, laneIds, specs, records) {
 }
 
 
+// EXTERNAL MODULE: external "node:crypto"
+var external_node_crypto_ = __nccwpck_require__(7598);
 ;// CONCATENATED MODULE: ./.build/src/steps/integrate.js
+
 
 
 
@@ -20227,14 +20237,30 @@ class Integration {
     const byRepo = /* @__PURE__ */ new Map();
     for (const id of [...laneIds].sort()) {
       const rec = records.get(id);
-      if (!rec || rec.status !== "completed" || !rec.commit || !rec.branch || rec.phase === "no-op" || rec.phase === "dry-run" || rec.strategy?.picked === false) continue;
+      if (!rec || rec.status !== "completed" || !rec.commit || !rec.branch || rec.phase === "no-op" || rec.phase === "dry-run") continue;
+      if (rec.strategy && rec.strategy.picked !== true) continue;
       const repo = this.specs.get(id).repo;
       byRepo.set(repo, [...byRepo.get(repo) ?? [], id]);
     }
+    if (this.ctx.dryRun) return out;
     for (const [repo, ids] of byRepo) {
-      const state = await this.open(repo, this.specs.get(ids[0]));
-      const done = await this.integrateWave(state, wave, ids, records);
-      out.push(...done);
+      try {
+        const state = await this.open(repo, this.specs.get(ids[0]));
+        if (state.broken) throw new Error(state.broken);
+        out.push(...await this.integrateWave(state, wave, ids, records));
+      } catch (err) {
+        const reason = `the integration of ${repo} failed: ${err.message}`;
+        const state = this.repos.get(repo);
+        if (state) {
+          state.broken ??= reason;
+          state.record.waves.push({ wave, order: [], already: [], held: ids.map((lane) => ({ lane, conflicts: [], reason })), seams: [], head: null });
+        }
+        for (const id of ids) {
+          const next = { ...records.get(id), integration: { state: "held", wave, merge_commit: null, conflicts: [], reason } };
+          this.ctx.onUpdate(next, `held out of the integration: ${reason}`);
+          out.push(next);
+        }
+      }
     }
     return out;
   }
@@ -20242,8 +20268,10 @@ class Integration {
     const known = this.repos.get(repo);
     if (known) return known;
     const { ctx } = this;
-    const dir = (0,external_node_path_.join)(ctx.root, "integration", repo.replace(/[^A-Za-z0-9._-]+/g, "_"));
+    const slug = `${repo.replace(/[^A-Za-z0-9._-]+/g, "_").slice(-60)}-${(0,external_node_crypto_.createHash)("sha256").update(repo).digest("hex").slice(0, 8)}`;
+    const dir = (0,external_node_path_.join)(ctx.root, "integration", slug);
     const branch = this.name(this.spec.branch);
+    await (0,promises_.rm)(dir, { recursive: true, force: true });
     await (0,promises_.mkdir)(dir, { recursive: true });
     const repoDir = (0,external_node_path_.join)(dir, "repo");
     const cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(spec), repoDir, { base: spec.base, branch, env: ctx.forge.gitEnv(), timeoutMs: ctx.file.git_timeout_minutes * 6e4 });
@@ -20256,17 +20284,18 @@ class Integration {
       merged: [],
       record: { repo, branch, base_branch: cloned.base_branch, base_commit: cloned.base_commit, head: cloned.remote_branch_commit ?? cloned.base_commit, waves: [], release: null }
     };
-    if (cloned.remote_branch_commit) state.merged.push(...await this.mergedBefore(repoDir, cloned.remote_branch_commit));
+    if (cloned.remote_branch_commit) state.merged.push(...await this.mergedBefore(repoDir, cloned.base_commit, cloned.remote_branch_commit));
     this.repos.set(repo, state);
     return state;
   }
   /** The lanes of this fleet an earlier run merged into the integration branch, read from the merge commits' trailers. */
-  async mergedBefore(dir, head) {
+  async mergedBefore(dir, base, head) {
     const lanes = [];
-    for (const message of await this.ctx.workspace.commitMessages(dir, head, 1e4)) {
-      if (!message.includes(`Fleet-Id: ${this.ctx.file.name}
+    for (const message of await this.ctx.workspace.commitMessages(dir, `${base}..${head}`, 1e4)) {
+      if (!message.startsWith("Integrate lane ") || !message.includes(`
+Fleet-Id: ${this.ctx.file.name}
 `)) continue;
-      const lane = /^Fleet-Lane: (\S+)$/m.exec(message)?.[1];
+      const lane = /\nFleet-Lane: (\S+)\n/.exec(message)?.[1];
       if (lane && this.specs.has(lane) && !lanes.includes(lane)) lanes.push(lane);
     }
     return lanes.reverse();
@@ -20318,6 +20347,7 @@ class Integration {
     const result = { order: [], already: [], held: [], seams: [], failing: /* @__PURE__ */ new Map(), head: state.record.head };
     for (const id of ids) {
       if (without.has(id)) continue;
+      if (ctx.signal?.aborted) throw new Error("the run was interrupted");
       const rec = records.get(id);
       const fetched = await ws.fetchBranch(state.dir, ctx.forge.cloneUrl(this.specs.get(id)), rec.branch, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 6e4);
       if (fetched !== rec.commit) {
@@ -20384,6 +20414,8 @@ Fleet-Wave: ${wave + 1}
       isolation: ctx.file.isolation,
       confine: { workspace: ctx.root, lane: (0,external_node_path_.join)(state.dir, "..") }
     });
+    if (ctx.signal?.aborted) throw new Error("the run was interrupted");
+    if (!await ctx.workspace.intact(state.dir)) throw new Error(`the check \`${check}\` broke the integration working copy's .git`);
     await ctx.workspace.reset(state.dir, head);
     if (r.exitCode === 0 && !r.timedOut) return { ok: true, detail: null };
     return { ok: false, detail: r.timedOut ? "timed out" : `exit ${r.exitCode ?? r.signal}${gist(r.tail) ? `: ${gist(r.tail)}` : ""}` };
@@ -20394,10 +20426,22 @@ Fleet-Wave: ${wave + 1}
    * failed).
    */
   async release(records) {
-    const { ctx } = this;
     for (const state of this.repos.values()) {
+      try {
+        await this.releaseRepo(state, records);
+      } catch (err) {
+        const release = state.record.release ?? { branch: this.name(this.spec.release), commit: null, gate: [], ok: false, pr_url: null, pr_number: null };
+        release.ok = false;
+        release.gate.push({ lanes: [], check: "release", ok: false, detail: err.message });
+        state.record.release = release;
+      }
+    }
+  }
+  async releaseRepo(state, records) {
+    const { ctx } = this;
+    {
       const head = state.record.head;
-      if (!head || head === state.record.base_commit) continue;
+      if (!head || head === state.record.base_commit || ctx.dryRun) return;
       await ctx.workspace.reset(state.dir, head);
       const checks = this.spec.checks ?? [...new Set(state.merged.flatMap((id) => this.specs.get(id).checks))];
       const gate = [];
@@ -20410,13 +20454,17 @@ Fleet-Wave: ${wave + 1}
       const releaseSpec = { ...state.spec, id: "_release", branch, title: this.spec.title ?? `${ctx.file.name}: integrated`, strategy: void 0 };
       const release = { branch, commit: null, gate, ok, pr_url: null, pr_number: null };
       state.record.release = release;
-      if (ctx.dryRun) continue;
-      const lease = await ctx.forge.branchHead(releaseSpec, branch).catch(() => null);
+      const lease = await ctx.workspace.fetchBranch(state.dir, ctx.forge.cloneUrl(state.spec), branch, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 6e4);
+      if (lease && lease !== head && !await ctx.workspace.isAncestor(state.dir, lease, head)) {
+        release.ok = false;
+        gate.push({ lanes: [], check: `push ${branch}`, ok: false, detail: `${branch} holds ${lease.slice(0, 12)}, which the integration does not contain (someone pushed to it): nothing was overwritten` });
+        return;
+      }
       const pushed = lease === head ? { ok: true } : await ctx.workspace.push(state.dir, branch, head, lease, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 6e4);
       if (!pushed.ok) {
         release.ok = false;
         gate.push({ lanes: [], check: `push ${branch}`, ok: false, detail: gist(pushed.detail) || pushed.reason });
-        continue;
+        return;
       }
       release.commit = head;
       const rec = { ...(0,model/* newLaneRecord */.Y_)({ repo: state.record.repo, lane: "_release", wave: null, branch, depends_on: [] }), base_branch: state.record.base_branch, base_commit: state.record.base_commit, commit: head };
@@ -20434,6 +20482,7 @@ Fleet-Wave: ${wave + 1}
         });
         release.pr_url = published.pr_url;
         release.pr_number = published.pr_number;
+        if (!ok && published.updated && published.pr_number !== null) await ctx.forge.setDraft(releaseSpec, published.pr_number, true);
       } catch (err) {
         release.ok = false;
         gate.push({ lanes: [], check: "open the pull request", ok: false, detail: err.message });
@@ -20876,7 +20925,7 @@ async function dependencyBlock(spec, records, specs, forge, checkpoint, dryRun) 
   return void 0;
 }
 function exitCodeFor(manifest) {
-  return manifest.lanes.some((l) => l.status === "failed" || l.status === "skipped") ? 1 : 0;
+  return manifest.lanes.some((l) => l.status === "failed" || l.status === "skipped" || l.integration?.state === "held") ? 1 : 0;
 }
 
 

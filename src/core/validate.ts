@@ -434,10 +434,18 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
     });
   }
   if (ff.integrate) {
+    const names = { branch: ff.integrate.branch.replaceAll('{name}', ff.name), release: ff.integrate.release.replaceAll('{name}', ff.name) };
+    const laneBranches = lanes.map((l) => l.branch);
     for (const key of ['branch', 'release'] as const) {
-      const why = branchProblem(ff.integrate[key].replaceAll('{name}', ff.name));
+      const why = branchProblem(names[key]);
       if (why) p(`integrate.${key}`, why);
+      // Fleet pushes these: they must be its own, never a base branch (main) nor a lane's.
+      else if (!ff.integrate[key].includes('{name}')) p(`integrate.${key}`, `"${ff.integrate[key]}" must contain {name}: Fleet force-moves this branch, so it must be the fleet's own (never a base branch such as main)`);
+      else if (laneBranches.some((b) => b === names[key] || b.startsWith(`${names[key]}/`) || names[key].startsWith(`${b}/`))) p(`integrate.${key}`, `"${names[key]}" is, or holds, a lane's branch: give it a name of its own`);
     }
+    if (names.branch === names.release) p('integrate.release', 'the release branch must differ from the integration branch');
+    if (ff.checkpoint === 'merged') p('checkpoint', 'checkpoint: merged waits for a lane to reach its base branch, which integrated lanes reach only through the one PR at the end: use pushed or green with integrate:');
+    if (ff.speculative?.pick === 'person') p('speculative.pick', 'with integrate:, a person cannot pick between strategies before the next wave builds on one: choose a rule');
   }
 
   const expanded = expandStrategies(lanes, ff, p);

@@ -10,7 +10,8 @@
  * A re-run integrates again on top of what the integration branch already holds: a lane already merged is not
  * merged twice.
  */
-import { mkdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { IntegrateSpec } from '../core/fleet-file.js';
 import { newLaneRecord, type IntegrationRecord, type LaneRecord, type SeamResult } from '../core/model.js';
@@ -30,6 +31,8 @@ interface RepoState {
   remote: string | null;
   /** Lanes merged in some wave, in order. */
   merged: string[];
+  /** Why this repository's integration stopped (a check broke its working copy, git failed): every later lane is held. */
+  broken?: string;
 }
 
 type Pass = { order: string[]; already: string[]; held: { lane: string; conflicts: string[]; reason: string }[]; seams: SeamResult[]; failing: Map<string, string>; head: string };
@@ -63,14 +66,33 @@ export class Integration {
     const byRepo = new Map<string, string[]>();
     for (const id of [...laneIds].sort()) {
       const rec = records.get(id);
-      if (!rec || rec.status !== 'completed' || !rec.commit || !rec.branch || rec.phase === 'no-op' || rec.phase === 'dry-run' || rec.strategy?.picked === false) continue;
+      if (!rec || rec.status !== 'completed' || !rec.commit || !rec.branch || rec.phase === 'no-op' || rec.phase === 'dry-run') continue;
+      // Of a target tried several ways, only its pick is integrated.
+      if (rec.strategy && rec.strategy.picked !== true) continue;
       const repo = this.specs.get(id)!.repo;
       byRepo.set(repo, [...(byRepo.get(repo) ?? []), id]);
     }
+    // A dry run pushes nothing, the integration branch included.
+    if (this.ctx.dryRun) return out;
     for (const [repo, ids] of byRepo) {
-      const state = await this.open(repo, this.specs.get(ids[0]!)!);
-      const done = await this.integrateWave(state, wave, ids, records);
-      out.push(...done);
+      try {
+        const state = await this.open(repo, this.specs.get(ids[0]!)!);
+        if (state.broken) throw new Error(state.broken);
+        out.push(...(await this.integrateWave(state, wave, ids, records)));
+      } catch (err) {
+        // One repository's integration failing (git, the network, an interrupt) holds its lanes, never the run.
+        const reason = `the integration of ${repo} failed: ${(err as Error).message}`;
+        const state = this.repos.get(repo);
+        if (state) {
+          state.broken ??= reason;
+          state.record.waves.push({ wave, order: [], already: [], held: ids.map((lane) => ({ lane, conflicts: [], reason })), seams: [], head: null });
+        }
+        for (const id of ids) {
+          const next = { ...records.get(id)!, integration: { state: 'held' as const, wave, merge_commit: null, conflicts: [], reason } };
+          this.ctx.onUpdate(next, `held out of the integration: ${reason}`);
+          out.push(next);
+        }
+      }
     }
     return out;
   }
@@ -79,8 +101,12 @@ export class Integration {
     const known = this.repos.get(repo);
     if (known) return known;
     const { ctx } = this;
-    const dir = join(ctx.root, 'integration', repo.replace(/[^A-Za-z0-9._-]+/g, '_'));
+    // A readable name and a hash (two repositories never share a folder), made afresh: a resumed run or a second run
+    // in the same workspace finds the folder of the last one.
+    const slug = `${repo.replace(/[^A-Za-z0-9._-]+/g, '_').slice(-60)}-${createHash('sha256').update(repo).digest('hex').slice(0, 8)}`;
+    const dir = join(ctx.root, 'integration', slug);
     const branch = this.name(this.spec.branch);
+    await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     const repoDir = join(dir, 'repo');
     const cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(spec), repoDir, { base: spec.base, branch, env: ctx.forge.gitEnv(), timeoutMs: ctx.file.git_timeout_minutes * 60_000 });
@@ -95,17 +121,19 @@ export class Integration {
       record: { repo, branch, base_branch: cloned.base_branch, base_commit: cloned.base_commit, head: cloned.remote_branch_commit ?? cloned.base_commit, waves: [], release: null },
     };
     // What earlier runs merged is in the tree: their seams with this run's lanes are checked like any other.
-    if (cloned.remote_branch_commit) state.merged.push(...(await this.mergedBefore(repoDir, cloned.remote_branch_commit)));
+    if (cloned.remote_branch_commit) state.merged.push(...(await this.mergedBefore(repoDir, cloned.base_commit, cloned.remote_branch_commit)));
     this.repos.set(repo, state);
     return state;
   }
 
   /** The lanes of this fleet an earlier run merged into the integration branch, read from the merge commits' trailers. */
-  private async mergedBefore(dir: string, head: string): Promise<string[]> {
+  private async mergedBefore(dir: string, base: string, head: string): Promise<string[]> {
     const lanes: string[] = [];
-    for (const message of await this.ctx.workspace.commitMessages(dir, head, 10_000)) {
-      if (!message.includes(`Fleet-Id: ${this.ctx.file.name}\n`)) continue;
-      const lane = /^Fleet-Lane: (\S+)$/m.exec(message)?.[1];
+    // Only the integration's own first-parent history (not the base branch's), and only Fleet's merge commits: a
+    // commit of the base whose message mimics the trailers says nothing.
+    for (const message of await this.ctx.workspace.commitMessages(dir, `${base}..${head}`, 10_000)) {
+      if (!message.startsWith('Integrate lane ') || !message.includes(`\nFleet-Id: ${this.ctx.file.name}\n`)) continue;
+      const lane = /\nFleet-Lane: (\S+)\n/.exec(message)?.[1];
       if (lane && this.specs.has(lane) && !lanes.includes(lane)) lanes.push(lane);
     }
     return lanes.reverse();
@@ -164,6 +192,7 @@ export class Integration {
     const result: Pass = { order: [], already: [], held: [], seams: [], failing: new Map(), head: state.record.head! };
     for (const id of ids) {
       if (without.has(id)) continue;
+      if (ctx.signal?.aborted) throw new Error('the run was interrupted');
       const rec = records.get(id)!;
       const fetched = await ws.fetchBranch(state.dir, ctx.forge.cloneUrl(this.specs.get(id)!), rec.branch!, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 60_000);
       if (fetched !== rec.commit) {
@@ -230,6 +259,9 @@ export class Integration {
       isolation: ctx.file.isolation,
       confine: { workspace: ctx.root, lane: join(state.dir, '..') },
     });
+    if (ctx.signal?.aborted) throw new Error('the run was interrupted');
+    // A check is a command on the lanes' code: one that broke the working copy's .git ends this repository's integration.
+    if (!(await ctx.workspace.intact(state.dir))) throw new Error(`the check \`${check}\` broke the integration working copy's .git`);
     // A check may leave files behind: the next merge starts from the commit, not from them.
     await ctx.workspace.reset(state.dir, head);
     if (r.exitCode === 0 && !r.timedOut) return { ok: true, detail: null };
@@ -242,10 +274,23 @@ export class Integration {
    * failed).
    */
   async release(records: ReadonlyMap<string, LaneRecord>): Promise<void> {
-    const { ctx } = this;
     for (const state of this.repos.values()) {
+      try {
+        await this.releaseRepo(state, records);
+      } catch (err) {
+        const release = state.record.release ?? { branch: this.name(this.spec.release), commit: null, gate: [], ok: false, pr_url: null, pr_number: null };
+        release.ok = false;
+        release.gate.push({ lanes: [], check: 'release', ok: false, detail: (err as Error).message });
+        state.record.release = release;
+      }
+    }
+  }
+
+  private async releaseRepo(state: RepoState, records: ReadonlyMap<string, LaneRecord>): Promise<void> {
+    const { ctx } = this;
+    {
       const head = state.record.head;
-      if (!head || head === state.record.base_commit) continue;
+      if (!head || head === state.record.base_commit || ctx.dryRun) return;
       await ctx.workspace.reset(state.dir, head);
       const checks = this.spec.checks ?? [...new Set(state.merged.flatMap((id) => this.specs.get(id)!.checks))];
       const gate: SeamResult[] = [];
@@ -258,13 +303,18 @@ export class Integration {
       const releaseSpec: LaneSpec = { ...state.spec, id: '_release', branch, title: this.spec.title ?? `${ctx.file.name}: integrated`, strategy: undefined };
       const release: NonNullable<IntegrationRecord['release']> = { branch, commit: null, gate, ok, pr_url: null, pr_number: null };
       state.record.release = release;
-      if (ctx.dryRun) continue;
-      const lease = await ctx.forge.branchHead(releaseSpec, branch).catch(() => null);
+      // The release branch moves only forward from what Fleet put there: a commit someone pushed onto it is never lost.
+      const lease = await ctx.workspace.fetchBranch(state.dir, ctx.forge.cloneUrl(state.spec), branch, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 60_000);
+      if (lease && lease !== head && !(await ctx.workspace.isAncestor(state.dir, lease, head))) {
+        release.ok = false;
+        gate.push({ lanes: [], check: `push ${branch}`, ok: false, detail: `${branch} holds ${lease.slice(0, 12)}, which the integration does not contain (someone pushed to it): nothing was overwritten` });
+        return;
+      }
       const pushed = lease === head ? { ok: true as const } : await ctx.workspace.push(state.dir, branch, head, lease, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 60_000);
       if (!pushed.ok) {
         release.ok = false;
         gate.push({ lanes: [], check: `push ${branch}`, ok: false, detail: gist(pushed.detail) || pushed.reason });
-        continue;
+        return;
       }
       release.commit = head;
       const rec = { ...newLaneRecord({ repo: state.record.repo, lane: '_release', wave: null, branch, depends_on: [] }), base_branch: state.record.base_branch, base_commit: state.record.base_commit, commit: head };
@@ -282,6 +332,8 @@ export class Integration {
         });
         release.pr_url = published.pr_url;
         release.pr_number = published.pr_number;
+        // Opening it again does not make an existing PR a draft: a gate that failed now must show.
+        if (!ok && published.updated && published.pr_number !== null) await ctx.forge.setDraft(releaseSpec, published.pr_number, true);
       } catch (err) {
         release.ok = false;
         gate.push({ lanes: [], check: 'open the pull request', ok: false, detail: (err as Error).message });

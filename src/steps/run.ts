@@ -566,5 +566,6 @@ export async function dependencyBlock(
 export function exitCodeFor(manifest: Manifest): 0 | 1 {
   // A skipped lane did not get the change either (its dependency failed, was excluded or never reached its
   // checkpoint), so it fails the run just as a failed lane does; an excluded target was refused on purpose.
-  return manifest.lanes.some((l) => l.status === 'failed' || l.status === 'skipped') ? 1 : 0;
+  // A lane held out of the integration did not get into the one PR either.
+  return manifest.lanes.some((l) => l.status === 'failed' || l.status === 'skipped' || l.integration?.state === 'held') ? 1 : 0;
 }

@@ -50,7 +50,8 @@ export async function settleStrategies(ctx: LaneContext, laneIds: readonly strin
     const branchOf = (m: LaneRecord) => `${codeSpan(m.branch ?? m.lane)} (${m.strategy!.label}: ${m.status === 'completed' ? (m.phase === 'no-op' ? 'no change' : 'green') : `${m.status}${m.error ? `, ${m.error.class}` : ''}`})`;
     for (const m of settled) {
       const others = settled.filter((o) => o.lane !== m.lane && o.commit && o.phase !== 'dry-run').map(branchOf);
-      const publish = !ctx.dryRun && m.status === 'completed' && m.phase === 'pushed' && (rule === 'person' || m.lane === pick);
+      // With integrate: the pick goes into the integration, never a PR or a merge of its own.
+      const publish = !ctx.dryRun && !ctx.file.integrate && m.status === 'completed' && m.phase === 'pushed' && (rule === 'person' || m.lane === pick);
       const rec = publish ? await publishStrategy(ctx, specs.get(m.lane)!, m, rule === 'person', others) : m;
       if (!publish) {
         ctx.onUpdate(rec, m.lane === pick ? `picked: ${reason}` : `not picked: ${reason}`);

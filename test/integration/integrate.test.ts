@@ -82,11 +82,40 @@ describe('wave integration', () => {
     expect(report).toContain('seams `cli`↔`svc` failed.');
     expect(report).toMatch(/- Release `fleet\/int\/_release` at `[0-9a-f]{12}`: global seam gate passed \(`test -f README\.md` passed\)\./);
 
-    // A re-run: what is merged stays merged once.
-    const again = await fleet(runArgs(file, join(dir, 'ws2')), { cwd: dir });
-    expect(again.code).toBe(1);
-    const m2 = readManifest(join(dir, 'ws2'));
+    // A re-run in the same workspace: what is merged stays merged once.
+    const again = await fleet(runArgs(file, join(dir, 'ws1')), { cwd: dir });
+    expect(again.code, again.stderr).toBe(1);
+    const m2 = readManifest(join(dir, 'ws1'));
     expect(m2.integration![0]!.waves[0]).toMatchObject({ order: [], already: ['api', 'docs', 'lib'] });
     expect(gitOut('log', '--merges', '--format=%P', 'fleet/int/_integration').trim().split('\n')).toHaveLength(5);
+  });
+
+  it('a check that breaks the integration copy holds its lanes; the run goes on and reports; names Fleet force-moves are refused', async () => {
+    await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'int',
+      directive: 'd',
+      run: 'true',
+      max_retries: 0,
+      integrate: {},
+      targets: [
+        // Its check passes in the lane, and breaks .git wherever the integration runs it.
+        { repo: './mono.git', lane: 'evil', owns: ['x/**'], run: 'mkdir -p x && echo x > x/a', checks: ['case "$PWD" in */integration/*) echo junk > .git/HEAD;; esac; true'] },
+        { repo: './mono.git', lane: 'after', owns: ['y/**'], depends_on: ['evil'], run: 'mkdir -p y && echo y > y/a' },
+      ],
+    });
+    const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
+    expect(r.code, r.stderr).toBe(1);
+    const m = readManifest(join(dir, 'ws'));
+    expect(lane(m, 'evil').integration).toMatchObject({ state: 'held', reason: expect.stringContaining("broke the integration working copy's .git") });
+    expect(lane(m, 'after')).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed' } });
+    expect(readFileSync(join(dir, 'ws', 'report.md'), 'utf8')).toContain('### Integration');
+
+    const bad = writeFleetFile(dir, { name: 'int', directive: 'd', run: 'true', checkpoint: 'merged', integrate: { branch: 'main', release: 'main' }, targets: [{ repo: './mono.git' }] }, 'bad.yml');
+    const refused = await fleet(['plan', bad], { cwd: dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('integrate.branch: "main" must contain {name}');
+    expect(refused.stderr).toContain('integrate.release: the release branch must differ from the integration branch');
+    expect(refused.stderr).toContain('checkpoint: checkpoint: merged waits for a lane to reach its base branch');
   });
 });

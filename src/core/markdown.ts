@@ -76,3 +76,10 @@ function fence(t: string): string {
 export function pathSpan(path: string): string {
   return path === '' ? '—' : fence(displayPath(path));
 }
+
+/** The largest run of backticks in `text`, plus one (at least three), so a code fence around it cannot be closed by it. */
+export function fenceFor(text: string): string {
+  let longest = 0;
+  for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  return '`'.repeat(Math.max(3, longest + 1));
+}

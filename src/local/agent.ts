@@ -27,6 +27,8 @@
  * inserted as written (it is the user's own shell text, like a template).
  */
 import { templateProblem, type AgentSpec } from '../core/fleet-file.js';
+import { fenceFor } from '../core/markdown.js';
+import { usageFromOutput } from '../core/spend.js';
 
 export interface AgentPromptInput {
   directive: string;
@@ -49,13 +51,6 @@ export interface AgentPromptInput {
 
 /** Feedback is the tail of a log: keep the prompt well under the kernel's limit for one argument (128 KiB). */
 export const MAX_FEEDBACK_CHARS = 16 * 1024;
-
-/** The largest run of backticks in `text`, plus one, so a fence around it cannot be closed by it. */
-function fenceFor(text: string): string {
-  let longest = 0;
-  for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
-  return '`'.repeat(Math.max(3, longest + 1));
-}
 
 function codeSpan(text: string): string {
   const ticks = fenceFor(text).length - 2; // at least one more than any run inside
@@ -330,18 +325,16 @@ export interface AgentAnswer {
  */
 export function agentAnswer(preset: AgentSpec['preset'], stdout: string): AgentAnswer {
   if (preset === 'claude') {
-    const last = stdout.trim().split('\n').at(-1) ?? '';
-    try {
-      const r = JSON.parse(last) as Record<string, unknown>;
-      // An error result (error_max_turns, error_max_budget_usd, …) carries no `result` but did spend: counted all the same.
-      if (r && typeof r === 'object' && r.type === 'result') {
-        const usage = (r.usage ?? {}) as Record<string, unknown>;
-        const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
-        const int = (v: unknown) => (num(v) === null ? null : Math.round(v as number));
-        return { text: typeof r.result === 'string' ? r.result : '', usage: { cost_usd: num(r.total_cost_usd), turns: int(r.num_turns), input_tokens: int(usage.input_tokens), output_tokens: int(usage.output_tokens) } };
+    // The last result object, wherever the output ends (a log has Fleet's footer after it). An error result
+    // (error_max_turns, error_max_budget_usd, …) carries no `result` but did spend: its usage counts all the same.
+    for (const line of stdout.split('\n').reverse()) {
+      if (!line.startsWith('{') || !line.includes('"type":"result"')) continue;
+      try {
+        const r = JSON.parse(line) as Record<string, unknown>;
+        if (r?.type === 'result') return { text: typeof r.result === 'string' ? r.result : '', usage: usageFromOutput(preset, line) };
+      } catch {
+        // not Claude Code's result object: read on
       }
-    } catch {
-      // not Claude Code's result object: read as text
     }
   }
   return { text: stdout, usage: null };

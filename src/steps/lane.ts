@@ -649,7 +649,7 @@ export class LaneRun {
     let fromAnswer: string[] = [];
     if (runsAgent(ctx, lane) && this.rec.log) {
       const log = await readUntrustedText(join(ctx.root, this.rec.log), MAX_DISCOVERIES_BYTES * 4, { tail: true });
-      fromAnswer = answerDiscoveries(finalAnswer(ctx.file.agent!.preset, log), relay.item_chars);
+      fromAnswer = answerDiscoveries(agentAnswer(ctx.file.agent!.preset, log).text, relay.item_chars);
     }
     const all = parseDiscoveries([...fromFile, ...fromAnswer].map((d) => scrub(d, ctx.neverInChange)).join('\n'), relay.item_chars);
     if (all.length) this.rec.discoveries = all;
@@ -662,17 +662,6 @@ export class LaneRun {
   }
 }
 
-/**
- * The agent's final answer in an attempt log: Claude Code's JSON result (the last `{"type":"result"…}` line), else
- * the whole log (a `command` agent's output, or Codex's last message).
- */
-function finalAnswer(preset: NonNullable<FleetFile['agent']>['preset'], log: string): string {
-  if (preset === 'claude') {
-    const line = log.split('\n').reverse().find((l) => l.startsWith('{') && l.includes('"type":"result"'));
-    if (line) return agentAnswer(preset, line).text;
-  }
-  return log;
-}
 
 function fenceFeedback(what: string, message: string | undefined, lane: LaneSpec): string {
   return `${what}: ${message}. Change only files matching ${lane.owns.length ? lane.owns.join(', ') : 'anything'} and never ${[...lane.never, '.git/**'].join(', ')}.`;

@@ -1,12 +1,17 @@
 /** Agent spending, pure (src/core/spend.ts): read from what the agent CLIs print, summed, and checked against caps. */
 import { describe, expect, it } from 'vitest';
 import { addUsage, budgetStop, money, NO_USAGE, remaining, usageFromOutput } from '../../src/core/spend.js';
+import { agentAnswer } from '../../src/local/agent.js';
 
 describe('what an agent run spent', () => {
   it("Claude Code: its last result object's cost, turns and tokens, whatever is printed around it", () => {
     const out = ['== fleet: running ==', JSON.stringify({ type: 'result', subtype: 'success', result: 'ok', total_cost_usd: 0.1234, num_turns: 7, usage: { input_tokens: 900, output_tokens: 120 } }), '== exit 0 =='].join('\n');
     expect(usageFromOutput('claude', out)).toEqual({ cost_usd: 0.1234, turns: 7, input_tokens: 900, output_tokens: 120 });
     expect(usageFromOutput('claude', 'no json here')).toBeNull();
+    // A run Claude Code stopped at its own cap reports no `result`, but it spent: counted all the same.
+    const capped = JSON.stringify({ type: 'result', subtype: 'error_max_budget_usd', is_error: true, total_cost_usd: 0.5, num_turns: 9, usage: { input_tokens: 1, output_tokens: 2 } });
+    expect(usageFromOutput('claude', capped)).toEqual({ cost_usd: 0.5, turns: 9, input_tokens: 1, output_tokens: 2 });
+    expect(agentAnswer('claude', `${capped}\n== exit 1 ==`)).toEqual({ text: '', usage: { cost_usd: 0.5, turns: 9, input_tokens: 1, output_tokens: 2 } });
   });
 
   it('Codex --json: the sum of its turn.completed events, a turn each, no cost', () => {

@@ -77,10 +77,25 @@ describe('budgets', () => {
     expect(l).toMatchObject({ status: 'failed', phase: 'draft', error: { class: 'budget-exceeded' } });
     expect(l.error!.message).toMatch(/^the review stopped after 1 round: the lane's cost cap of \$0\.04 is reached \(\$0\.04 spent\), with 1 ACCEPT finding open/);
     expect(l.review).toMatchObject({ verdict: 'needs-person', stopped: "the lane's cost cap of $0.04 is reached ($0.04 spent)" });
+    // The two lenses ran at once: each was handed half of the $0.03 left after the worker's run (cut to the cent).
+    const lensRuns = readFileSync(join(dir, 'run-svc.runs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { role: string; argv: string[] });
+    expect(lensRuns.filter((r) => r.role === 'correctness' || r.role === 'security').map((r) => flag(r.argv, '--max-budget-usd'))).toEqual(['0.01', '0.01']);
+    expect(flag(lensRuns.find((r) => r.role === 'worker')!.argv, '--max-budget-usd')).toBe('0.04');
     // The lane's spending holds its panel's: the worker's run, then two lenses and the disposition step.
     expect(l.usage).toMatchObject({ cost_usd: 0.04, turns: 8 });
     expect(l.review!.usage).toMatchObject({ cost_usd: 0.03, turns: 6 });
     expect(report).toMatch(/\| svc \| 8 \| \d+ \| \d+ \| \$0\.04 \| \$0\.03 \|/);
     expect(report).toContain('Stopped by a budget while running: `svc`.');
+  });
+
+  it('a run is never charged more than the cost it was handed: a made-up result line cannot spend the budget on paper', async () => {
+    // The agent claims $5 a run; the lane had $0.02 left, and that is what Fleet counts.
+    const { r, m } = await spend({ worker: 'fail', cost: 5 }, { max_retries: 3, budget: { lane: { cost_usd: 0.04 }, fleet: { cost_usd: 100 } } });
+    expect(r.code).toBe(1);
+    const l = lane(m, 'svc');
+    expect(l.attempts).toHaveLength(1);
+    expect(l.usage).toMatchObject({ cost_usd: 0.04 });
+    expect(l.error).toEqual({ class: 'budget-exceeded', message: "the lane's cost cap of $0.04 is reached ($0.04 spent): attempt 2 did not start" });
+    expect(m.summary.usage).toMatchObject({ cost_usd: 0.04 });
   });
 });

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRepo, readRemoteFile } from '../support/repos.js';
+import { commitToRemote, createRepo, readRemoteFile, remoteBranches } from '../support/repos.js';
 import { fleet, lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
 
 let dir: string;
@@ -48,6 +48,13 @@ describe('wave integration', () => {
   it('eight lanes over three waves: one conflict, one failed seam, a release branch through the gate; a re-run merges nothing twice', async () => {
     await createRepo(dir, 'mono', { 'README.md': '# mono\n', 'src/routes.txt': 'home\n' }, { clone: false });
     const file = writeFleetFile(dir, FLEET);
+    // A dry run integrates nothing: no integration or release branch appears.
+    const dry = await fleet([...runArgs(file, join(dir, 'ws0')), '--dry-run'], { cwd: dir });
+    expect(await remoteBranches(join(dir, 'mono.git'))).toEqual(['main']);
+    // Without an integration to build on, app finds no svc in its base: a dry run shows that too (exit 1).
+    expect(dry.code).toBe(1);
+    expect(lane(readManifest(join(dir, 'ws0')), 'app')).toMatchObject({ status: 'failed', error: { class: 'directive-failed' } });
+    expect(readManifest(join(dir, 'ws0')).integration![0]?.waves ?? []).toEqual([]);
     const r = await fleet(runArgs(file, join(dir, 'ws1')), { cwd: dir });
     expect(r.code).toBe(1);
     const m = readManifest(join(dir, 'ws1'));
@@ -82,12 +89,16 @@ describe('wave integration', () => {
     expect(report).toContain('seams `cli`↔`svc` failed.');
     expect(report).toMatch(/- Release `fleet\/int\/_release` at `[0-9a-f]{12}`: global seam gate passed \(`test -f README\.md` passed\)\./);
 
-    // A re-run in the same workspace: what is merged stays merged once.
+    // Someone pushes a fix onto the release branch; then a re-run in the same workspace: what is merged stays merged
+    // once, and the release branch is not moved back over the person's commit.
+    const fix = await commitToRemote(join(dir, 'mono.git'), 'fleet/int/_release', { 'FIX.md': 'by a person\n' });
     const again = await fleet(runArgs(file, join(dir, 'ws1')), { cwd: dir });
     expect(again.code, again.stderr).toBe(1);
     const m2 = readManifest(join(dir, 'ws1'));
     expect(m2.integration![0]!.waves[0]).toMatchObject({ order: [], already: ['api', 'docs', 'lib'] });
     expect(gitOut('log', '--merges', '--format=%P', 'fleet/int/_integration').trim().split('\n')).toHaveLength(5);
+    expect(gitOut('rev-parse', 'fleet/int/_release').trim()).toBe(fix);
+    expect(m2.integration![0]!.release).toMatchObject({ ok: false, gate: expect.arrayContaining([expect.objectContaining({ check: 'push fleet/int/_release', detail: expect.stringContaining('nothing was overwritten') })]) });
   });
 
   it('a check that breaks the integration copy holds its lanes; the run goes on and reports; names Fleet force-moves are refused', async () => {

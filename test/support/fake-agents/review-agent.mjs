@@ -27,7 +27,8 @@
 // OUTSIDE.txt (outside the fence); fail exits 4.
 //
 // Usage: review-agent.mjs --plan PLAN (--prompt-file F | -p PROMPT) [--output-format json]
-// With --output-format json it prints Claude Code's result object, cost 0.01 and 2 turns per run.
+// With --output-format json it prints Claude Code's result object, cost 0.01 (or the plan's "cost") and 2 turns per run.
+// With "record", every run's argv and part (worker, a lens, dispositions, fix) goes to <record>-<lane>.runs.jsonl.
 import { appendFileSync, readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 
@@ -39,9 +40,15 @@ const plan = { ...whole, ...(whole.lanes?.[process.env.FLEET_LANE] ?? {}) };
 const prompt = opt('--prompt-file') ? readFileSync(opt('--prompt-file'), 'utf8') : (opt('-p') ?? '');
 const json = opt('--output-format') === 'json';
 
+// Every run's argv, with the part it played, for tests of what Fleet handed each run.
+if (plan.record) {
+  const role = /^You review a change as the "([^"]+)" lens/.exec(prompt)?.[1] ?? (prompt.includes('Give each one a disposition') ? 'dispositions' : prompt.includes('## Review findings to fix') ? 'fix' : 'worker');
+  appendFileSync(`${plan.record}-${process.env.FLEET_LANE}.runs.jsonl`, JSON.stringify({ role, argv }) + '\n');
+}
+
 function answer(text, code = 0) {
   if (json) {
-    process.stdout.write(JSON.stringify({ type: 'result', subtype: code ? 'error_during_execution' : 'success', is_error: code !== 0, result: text, num_turns: 2, total_cost_usd: 0.01, usage: { input_tokens: prompt.length, output_tokens: text.length } }) + '\n');
+    process.stdout.write(JSON.stringify({ type: 'result', subtype: code ? 'error_during_execution' : 'success', is_error: code !== 0, result: text, num_turns: 2, total_cost_usd: plan.cost ?? 0.01, usage: { input_tokens: prompt.length, output_tokens: text.length } }) + '\n');
   } else {
     process.stdout.write(text + '\n');
   }

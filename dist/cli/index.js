@@ -13930,7 +13930,7 @@ function fenceFor(text) {
 /* harmony export */   f$: () => (/* binding */ SCHEMA_VERSION),
 /* harmony export */   ff: () => (/* binding */ TERMINAL)
 /* harmony export */ });
-/* unused harmony exports AgentUsage, Attempt, ChainRun, CiConclusion, ContentionEntry, ErrorClass, Evidence, Exclusion, IntegrationRecord, LaneError, LanePhase, LaneRecord, LaneReview, LaneStatus, LensRun, MergeStatus, ReviewFindingRecord, ReviewRound, SeamResult, Shard, Summary, Timings, Wave, emptyEvidence, emptyTimings */
+/* unused harmony exports AgentUsage, Attempt, ChainRun, CiConclusion, ContentionEntry, ErrorClass, Evidence, Exclusion, IntegrationRecord, LaneError, LaneIntegration, LanePhase, LaneRecord, LaneReview, LaneStatus, LensRun, MergeStatus, ReviewFindingRecord, ReviewRound, SeamResult, Shard, Summary, Timings, Wave, emptyEvidence, emptyTimings */
 /* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8816);
 
 const SCHEMA_VERSION = "1.2.0";
@@ -14060,6 +14060,13 @@ const LaneReview = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   usage: AgentUsage.describe("The panel, the dispositions and the fix rounds together."),
   stopped: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().optional().describe("Why the review stopped before its verdict (a budget reached); it then needs a person.")
 });
+const LaneIntegration = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  state: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["merged", "held"]).describe("merged: in the integration branch, its checks and seams green there; held: left out (a conflict, a failed check or seam), its dependents wait."),
+  wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
+  merge_commit: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
+  conflicts: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("Files that conflicted, for a lane held by a conflict."),
+  reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable()
+});
 const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
   lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
@@ -14092,13 +14099,7 @@ const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   usage: AgentUsage.nullable().optional().describe("What the lane's agent runs spent (attempts, lenses, dispositions, fix rounds), where the agent CLI reports it."),
   discoveries: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).optional().describe(`What the lane left for later lanes (FLEET_DISCOVERIES or a "Discoveries" section of the agent's answer), cut and deduplicated.`),
   relay: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ items: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0), from: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("The lanes whose discoveries it received.") }).nullable().optional().describe("The relay the lane received from earlier waves; absent when it received none."),
-  integration: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
-    state: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["merged", "held"]).describe("merged: in the integration branch, its checks and seams green there; held: left out (a conflict, a failed check or seam), its dependents wait."),
-    wave: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0),
-    merge_commit: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable(),
-    conflicts: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("Files that conflicted, for a lane held by a conflict."),
-    reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable()
-  }).optional().describe("How the lane was integrated (integrate:); absent otherwise."),
+  integration: LaneIntegration.optional().describe("How the lane was integrated (integrate:); absent otherwise."),
   strategy: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
     group: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe("The target tried several ways: the lane id its dependents name."),
     label: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
@@ -14786,7 +14787,7 @@ function longestChain(lanes, level) {
 /* harmony export */   dK: () => (/* binding */ renderStatusTable),
 /* harmony export */   kT: () => (/* binding */ reviewBodyLines)
 /* harmony export */ });
-/* unused harmony exports ANNOTATIONS_PER_REQUEST, CHECK_RUN_TEXT_LIMIT, checkRunConclusion, fitCheckRunText, formatDuration, laneAnnotations, laneResult, renderMermaid, renderShard, utf8Bytes */
+/* unused harmony exports ANNOTATIONS_PER_REQUEST, CHECK_RUN_TEXT_LIMIT, checkRunConclusion, fitCheckRunText, formatDuration, laneAnnotations, laneResult, renderIntegration, renderMermaid, renderShard, utf8Bytes */
 /* harmony import */ var _manifest_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9626);
 /* harmony import */ var _markdown_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9982);
 /* harmony import */ var _spend_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8075);
@@ -15116,8 +15117,17 @@ function reviewLines(m, opts) {
 }
 function integrationLines(m) {
   if (!m.integration?.length) return [];
-  const out = ["", "### Integration"];
-  for (const r of m.integration) {
+  return ["", "### Integration", ...integrationRecordLines(m.integration)];
+}
+function renderIntegration(wave, records) {
+  const lines = [`## Fleet integration after wave ${wave + 1}`];
+  if (records.length) lines.push(...integrationRecordLines(records));
+  else lines.push("", "No lane of this wave was ready to integrate.");
+  return finish(lines);
+}
+function integrationRecordLines(records) {
+  const out = [];
+  for (const r of records) {
     out.push("", `${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(r.repo)} into ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(r.branch)}:`, "");
     for (const w of r.waves) {
       const parts = [`merged ${w.order.length ? w.order.map(_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS).join(" \u2192 ") : "nothing"}`];
@@ -20202,26 +20212,41 @@ var external_node_crypto_ = __nccwpck_require__(7598);
 
 
 
+function integratedBase(records, repo) {
+  const r = records.find((x) => x.repo === repo);
+  return r?.head && r.head !== r.base_commit ? r.branch : void 0;
+}
+function integrable(rec) {
+  if (rec.status !== "completed" || !rec.commit || !rec.branch || rec.phase === "no-op" || rec.phase === "dry-run") return false;
+  return !rec.strategy || rec.strategy.picked === true;
+}
 class Integration {
-  constructor(ctx, specs, spec) {
+  /**
+   * `prior`: what earlier jobs integrated (on GitHub Actions each wave's integration is its own job, and a fleet
+   * deeper than the wave jobs goes on in a new run): each repository goes on from its record.
+   */
+  constructor(ctx, specs, spec, prior = []) {
     this.ctx = ctx;
     this.specs = specs;
     this.spec = spec;
+    this.prior = prior;
   }
   ctx;
   specs;
   spec;
+  prior;
   repos = /* @__PURE__ */ new Map();
   name(template) {
     return template.replaceAll("{name}", this.ctx.file.name);
   }
   /** The branch a lane of `wave` starts from: its repository's integration once a wave before it was verified. */
   baseFor(lane) {
-    const state = this.repos.get(lane.repo);
-    return state?.record.head && state.record.head !== state.record.base_commit ? state.record.branch : void 0;
+    return integratedBase(this.records(), lane.repo);
   }
+  /** Every repository's record: those this process integrated, and those earlier jobs did that it has not touched. */
   records() {
-    return [...this.repos.values()].map((s) => s.record);
+    const opened = [...this.repos.values()].map((s) => s.record);
+    return [...this.prior.filter((p) => !this.repos.has(p.repo)), ...opened];
   }
   /** Integrates the completed lanes of `laneIds` (one wave); returns their records with `integration` set. */
   async afterWave(wave, laneIds, records) {
@@ -20229,8 +20254,7 @@ class Integration {
     const byRepo = /* @__PURE__ */ new Map();
     for (const id of [...laneIds].sort()) {
       const rec = records.get(id);
-      if (!rec || rec.status !== "completed" || !rec.commit || !rec.branch || rec.phase === "no-op" || rec.phase === "dry-run") continue;
-      if (rec.strategy && rec.strategy.picked !== true) continue;
+      if (!rec || !integrable(rec)) continue;
       const repo = this.specs.get(id).repo;
       byRepo.set(repo, [...byRepo.get(repo) ?? [], id]);
     }
@@ -20268,17 +20292,21 @@ class Integration {
     const repoDir = (0,external_node_path_.join)(dir, "repo");
     const cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(spec), repoDir, { base: spec.base, branch, env: ctx.forge.gitEnv(), timeoutMs: ctx.file.git_timeout_minutes * 6e4 });
     if (cloned.remote_branch_commit) await ctx.workspace.reset(repoDir, cloned.remote_branch_commit);
-    const state = {
-      dir: repoDir,
-      spec,
-      cloned,
-      remote: cloned.remote_branch_commit,
-      merged: [],
-      record: { repo, branch, base_branch: cloned.base_branch, base_commit: cloned.base_commit, head: cloned.remote_branch_commit ?? cloned.base_commit, waves: [], release: null }
-    };
+    const state = { dir: repoDir, spec, cloned, remote: cloned.remote_branch_commit, merged: [], record: this.openRecord(repo, branch, cloned) };
     if (cloned.remote_branch_commit) state.merged.push(...await this.mergedBefore(repoDir, cloned.base_commit, cloned.remote_branch_commit));
     this.repos.set(repo, state);
     return state;
+  }
+  /**
+   * The repository's record as this job starts: an earlier job's goes on (its waves, the base it started from), at
+   * the head the forge has now (the branch is the truth; a record only says what was verified when it was written).
+   */
+  openRecord(repo, branch, cloned) {
+    const fresh = { repo, branch, base_branch: cloned.base_branch, base_commit: cloned.base_commit, head: cloned.remote_branch_commit ?? cloned.base_commit, waves: [], release: null };
+    const prior = this.prior.find((p) => p.repo === repo && p.branch === branch);
+    if (!prior) return fresh;
+    if (!cloned.remote_branch_commit) return { ...fresh, waves: [...prior.waves] };
+    return { ...prior, waves: [...prior.waves], head: cloned.remote_branch_commit };
   }
   /** The lanes of this fleet an earlier run merged into the integration branch, read from the merge commits' trailers. */
   async mergedBefore(dir, base, head) {

@@ -8,7 +8,8 @@ import { exitCodeFor } from '../steps/run.js';
 import { formatProblems } from '../core/validate.js';
 import type { Manifest } from '../core/model.js';
 import type { MatrixPlanOutputs } from '../steps/matrix.js';
-import { ANNOTATIONS_PER_REQUEST, checkRunConclusion, fitCheckRunText, laneAnnotations, renderPlan, renderReport, renderShard } from '../core/report.js';
+import { ANNOTATIONS_PER_REQUEST, checkRunConclusion, fitCheckRunText, laneAnnotations, renderIntegration, renderPlan, renderReport, renderShard } from '../core/report.js';
+import { matrixIntegrate } from '../steps/matrix-integrate.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, Workspace } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
 import { attemptName, continuesAfter, legPaceOf, waitForPredecessor, loadPlanBundle, matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
@@ -95,11 +96,12 @@ export async function runAction(deps: ActionDeps): Promise<number> {
       core.info(`Write budget: this leg writes at most ${burst > 1 ? `${burst} times, ${pace.gap_ms ?? pace.slot_ms} ms apart,` : 'once'} every ${pace.interval_ms} ms, in its own slots (phase ${pace.phase_ms} ms).`);
       pace.waitTurn = () => waitForPredecessor({ store: deps.store, root: settings.workspace, bundle, shard: settings.shard, attempt: settings.runAttempt, jobs: legJobs(deps, settings), log: (l) => core.info(l) });
     }
-    if (settings.mode === 'lane' && settings.app) {
+    // An integrate job runs the lanes' checks on the integrated tree: untrusted code, like a lane's.
+    if ((settings.mode === 'lane' || settings.mode === 'integrate') && settings.app) {
       const iso = deps.exec.isolation(bundle.fleet.file.isolation);
       const why = appIsolationProblem(bundle.fleet.file.isolation, iso.kind, iso.detail);
       if (why) {
-        core.setFailed(`Fleet lane: ${why}`);
+        core.setFailed(`Fleet ${settings.mode}: ${why}`);
         return 2;
       }
     }
@@ -109,6 +111,7 @@ export async function runAction(deps: ActionDeps): Promise<number> {
       return 2;
     }
     if (settings.mode === 'lane') return await lane(deps, settings, setup.forge, bundle);
+    if (settings.mode === 'integrate') return await integrate(deps, settings, setup.forge, bundle);
     return await report(deps, settings, setup.forge, bundle);
   } catch (err) {
     core.setFailed(`Fleet ${settings.mode} failed: ${redact((err as Error).message)}`);
@@ -184,6 +187,7 @@ async function planOutputs(deps: ActionDeps, settings: Settings, manifest: Manif
   deps.core.setOutput('lane-count', String(o.lane_count));
   deps.core.setOutput('plan-digest', o.plan_digest);
   o.waves.forEach((shards, i) => deps.core.setOutput(`wave-${i + 1}`, JSON.stringify(shards)));
+  deps.core.setOutput('integrate', String(o.integrate));
   // The approver reads this before the approval gate opens, with how long the plan's artifact lives.
   const kept = retentionNote(settings.retentionDays, ARTIFACT_RETENTION_DAYS, !!settings.approvalEnvironment, deps.clock.now());
   if (kept.warning) deps.core.warning(kept.warning);
@@ -255,6 +259,35 @@ async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: 
 }
 
 /**
+ * The job after a wave job, with integrate: in the fleet file: the wave's lanes merged into the integration branch
+ * (after the last wave, the release). A held lane is an outcome the report counts, not a failure of this job: only a
+ * set-up failure fails it, so "Re-run failed jobs" integrates again exactly when the integration did not run.
+ */
+async function integrate(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
+  const state = await matrixIntegrate({
+    bundle,
+    waveJob: settings.wave!,
+    store: deps.store,
+    root: settings.workspace,
+    forge,
+    workspace: deps.workspace,
+    exec: deps.exec,
+    clock: deps.clock,
+    env: deps.directiveEnv,
+    dryRun: settings.dryRun || undefined,
+    log: (line) => deps.core.info(line),
+    attempt: settings.runAttempt,
+  });
+  for (const [id, outcome] of Object.entries(state.lanes)) {
+    if (outcome.wave !== state.wave) continue;
+    if (outcome.state === 'held') deps.core.warning(`${id}: held out of the integration: ${outcome.reason ?? 'held'}`);
+    else deps.core.info(`${id}: integrated`);
+  }
+  await deps.core.summary.addRaw(renderIntegration(state.wave, state.records), true).write();
+  return 0;
+}
+
+/**
  * What an agent directive needs in this leg: the CLI (installed once per leg, through the Actions cache) first on its
  * PATH, and the credentials its CLI reads. The credentials are text no change may hold.
  */
@@ -304,8 +337,16 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
   // The summary and the artifact are written: a check run GitHub refuses is a warning, not a failed report.
   if (settings.repository && settings.sha) await postCheckRun(api, settings, manifest, text, artifact).catch((err: Error) => deps.core.warning(checkRunProblem(err)));
   const code = exitCodeFor(manifest);
-  if (code !== 0 && settings.failOnLaneFailure) deps.core.setFailed(`${manifest.summary.failed} lane(s) failed: see the report`);
+  if (code !== 0 && settings.failOnLaneFailure) deps.core.setFailed(`${failureLine(manifest)}: see the report`);
   return settings.failOnLaneFailure ? code : 0;
+}
+
+/** What made the run fail: failed lanes, and lanes held out of the integration (which a failed count alone would hide). */
+function failureLine(manifest: Manifest): string {
+  const held = manifest.lanes.filter((l) => l.integration?.state === 'held' && l.status !== 'failed').length;
+  const skipped = manifest.lanes.filter((l) => l.status === 'skipped').length;
+  const parts = [`${manifest.summary.failed} lane(s) failed`, ...(held ? [`${held} held out of the integration`] : []), ...(skipped ? [`${skipped} skipped`] : [])];
+  return parts.join(', ');
 }
 
 interface PriorRun {

@@ -29,7 +29,7 @@ const optionalInt = (min: number, max: number, dflt = '') =>
     });
 
 const SettingsSchema = z.object({
-  FLEET_MODE: z.enum(['plan', 'lane', 'report']),
+  FLEET_MODE: z.enum(['plan', 'lane', 'integrate', 'report']),
   FLEET_FILE: z.string().default(''),
   FLEET_DIRECTIVE_OVERRIDE: z.string().default(''),
   FLEET_TOKEN: z.string().default(''),
@@ -40,6 +40,7 @@ const SettingsSchema = z.object({
   FLEET_SHARD: z.string().default(''),
   FLEET_PLAN_DIGEST: z.string().default(''),
   FLEET_WAVE_JOBS: optionalInt(1, 64, '8'),
+  FLEET_WAVE: optionalInt(1, 64),
   FLEET_MAX_PARALLEL: optionalInt(1, 256),
   FLEET_DRY_RUN: bool('false'),
   FLEET_INCREMENTAL: bool('false'),
@@ -63,7 +64,7 @@ const SettingsSchema = z.object({
 });
 
 export interface Settings {
-  mode: 'plan' | 'lane' | 'report';
+  mode: 'plan' | 'lane' | 'integrate' | 'report';
   file: string;
   directive: string | undefined;
   /** The PAT (or a token minted by the caller); empty with App credentials, where Fleet mints its own. */
@@ -76,6 +77,8 @@ export interface Settings {
   /** The plan job's `plan-digest` output (lane and report jobs): the only plan they accept. */
   planDigest: string | undefined;
   waveJobs: number;
+  /** integrate mode: the wave job (1 … wave-jobs) whose wave this job integrates. */
+  wave: number | undefined;
   maxParallel: number | undefined;
   dryRun: boolean;
   /** Incremental sweep: the plan restores the previous sweep's outcomes, the report saves this one's. */
@@ -111,6 +114,7 @@ const INPUT_NAMES: Record<string, string> = {
   FLEET_SHARD: 'shard',
   FLEET_PLAN_DIGEST: 'plan-digest',
   FLEET_WAVE_JOBS: 'wave-jobs',
+  FLEET_WAVE: 'wave',
   FLEET_MAX_PARALLEL: 'max-parallel',
   FLEET_DRY_RUN: 'dry-run',
   FLEET_INCREMENTAL: 'incremental',
@@ -132,6 +136,7 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
   problems.push(...credentialProblems(e.FLEET_TOKEN, e.FLEET_APP_ID.trim(), e.FLEET_APP_PRIVATE_KEY));
   if (e.FLEET_MODE === 'plan' && !e.FLEET_FILE) problems.push('input fleet-file: the plan needs the path of the fleet file');
   if (e.FLEET_MODE === 'lane' && !e.FLEET_SHARD) problems.push('input shard: a lane job needs the shard id from the plan (matrix.shard)');
+  if (e.FLEET_MODE === 'integrate' && !e.FLEET_WAVE) problems.push('input wave: an integrate job needs the number of the wave job it follows (1 for wave-1)');
   if (problems.length) return { ok: false, problems };
   const [owner, repo] = e.GITHUB_REPOSITORY.split('/');
   const appOwner = e.FLEET_APP_OWNER.trim() || e.GITHUB_REPOSITORY_OWNER || owner || '';
@@ -148,6 +153,7 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
       shard: e.FLEET_SHARD,
       planDigest: e.FLEET_PLAN_DIGEST.trim() || undefined,
       waveJobs: e.FLEET_WAVE_JOBS ?? 8,
+      wave: e.FLEET_WAVE,
       maxParallel: e.FLEET_MAX_PARALLEL,
       dryRun: e.FLEET_DRY_RUN,
       incremental: e.FLEET_INCREMENTAL,

@@ -179,6 +179,16 @@ export const LaneReview = z.strictObject({
 });
 export type LaneReview = z.infer<typeof LaneReview>;
 
+/** How one lane went into its repository's integration branch (integrate:). */
+export const LaneIntegration = z.strictObject({
+  state: z.enum(['merged', 'held']).describe('merged: in the integration branch, its checks and seams green there; held: left out (a conflict, a failed check or seam), its dependents wait.'),
+  wave: z.number().int().min(0),
+  merge_commit: z.string().nullable(),
+  conflicts: z.array(z.string()).describe('Files that conflicted, for a lane held by a conflict.'),
+  reason: z.string().nullable(),
+});
+export type LaneIntegration = z.infer<typeof LaneIntegration>;
+
 export const LaneRecord = z.strictObject({
   repo: z.string(),
   lane: z.string(),
@@ -232,16 +242,7 @@ export const LaneRecord = z.strictObject({
     .nullable()
     .optional()
     .describe('The relay the lane received from earlier waves; absent when it received none.'),
-  integration: z
-    .strictObject({
-      state: z.enum(['merged', 'held']).describe('merged: in the integration branch, its checks and seams green there; held: left out (a conflict, a failed check or seam), its dependents wait.'),
-      wave: z.number().int().min(0),
-      merge_commit: z.string().nullable(),
-      conflicts: z.array(z.string()).describe('Files that conflicted, for a lane held by a conflict.'),
-      reason: z.string().nullable(),
-    })
-    .optional()
-    .describe('How the lane was integrated (integrate:); absent otherwise.'),
+  integration: LaneIntegration.optional().describe('How the lane was integrated (integrate:); absent otherwise.'),
   strategy: z
     .strictObject({
       group: z.string().describe('The target tried several ways: the lane id its dependents name.'),

@@ -8,7 +8,7 @@
  * `mermaidLabel`, so it stays on its line and inside its cell and cannot open HTML,
  * links or code spans of its own.
  */
-import type { LaneRecord, LaneStatus, Manifest } from './model.js';
+import type { IntegrationRecord, LaneRecord, LaneStatus, Manifest } from './model.js';
 import { durationSeconds, isDraft, needsAction, summarize } from './manifest.js';
 import { codeCell, codeSpan, escapeCell, mermaidLabel, oneLine } from './markdown.js';
 import { hasUsage, money } from './spend.js';
@@ -431,8 +431,20 @@ function reviewLines(m: Manifest, opts: ReportOptions): string[] {
 /** The integration of each repository: per wave, the merge order, held lanes with their conflicts, the seams; then the release. */
 function integrationLines(m: Manifest): string[] {
   if (!m.integration?.length) return [];
-  const out = ['', '### Integration'];
-  for (const r of m.integration) {
+  return ['', '### Integration', ...integrationRecordLines(m.integration)];
+}
+
+/** An integrate job's summary: what it merged and held, wave by wave, and the release if it cut one. */
+export function renderIntegration(wave: number, records: readonly IntegrationRecord[]): string {
+  const lines = [`## Fleet integration after wave ${wave + 1}`];
+  if (records.length) lines.push(...integrationRecordLines(records));
+  else lines.push('', 'No lane of this wave was ready to integrate.');
+  return finish(lines);
+}
+
+function integrationRecordLines(records: readonly IntegrationRecord[]): string[] {
+  const out: string[] = [];
+  for (const r of records) {
     out.push('', `${codeSpan(r.repo)} into ${codeSpan(r.branch)}:`, '');
     for (const w of r.waves) {
       const parts = [`merged ${w.order.length ? w.order.map(codeSpan).join(' → ') : 'nothing'}`];

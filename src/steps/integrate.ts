@@ -21,6 +21,18 @@ import { reviewBodyLines } from '../core/report.js';
 import type { CloneResult } from '../ports.js';
 import { gist, type LaneContext } from './lane.js';
 
+/** The branch a lane of `repo` starts from: the repository's integration branch once a wave was verified there. */
+export function integratedBase(records: readonly IntegrationRecord[], repo: string): string | undefined {
+  const r = records.find((x) => x.repo === repo);
+  return r?.head && r.head !== r.base_commit ? r.branch : undefined;
+}
+
+/** Whether a lane has a change to integrate: completed with a pushed commit; of a target tried several ways, the pick only. */
+export function integrable(rec: LaneRecord): boolean {
+  if (rec.status !== 'completed' || !rec.commit || !rec.branch || rec.phase === 'no-op' || rec.phase === 'dry-run') return false;
+  return !rec.strategy || rec.strategy.picked === true;
+}
+
 interface RepoState {
   record: IntegrationRecord;
   dir: string;
@@ -40,10 +52,15 @@ type Pass = { order: string[]; already: string[]; held: { lane: string; conflict
 export class Integration {
   private readonly repos = new Map<string, RepoState>();
 
+  /**
+   * `prior`: what earlier jobs integrated (on GitHub Actions each wave's integration is its own job, and a fleet
+   * deeper than the wave jobs goes on in a new run): each repository goes on from its record.
+   */
   constructor(
     private readonly ctx: LaneContext,
     private readonly specs: ReadonlyMap<string, LaneSpec>,
     private readonly spec: IntegrateSpec,
+    private readonly prior: readonly IntegrationRecord[] = [],
   ) {}
 
   private name(template: string): string {
@@ -52,12 +69,13 @@ export class Integration {
 
   /** The branch a lane of `wave` starts from: its repository's integration once a wave before it was verified. */
   baseFor(lane: LaneSpec): string | undefined {
-    const state = this.repos.get(lane.repo);
-    return state?.record.head && state.record.head !== state.record.base_commit ? state.record.branch : undefined;
+    return integratedBase(this.records(), lane.repo);
   }
 
+  /** Every repository's record: those this process integrated, and those earlier jobs did that it has not touched. */
   records(): IntegrationRecord[] {
-    return [...this.repos.values()].map((s) => s.record);
+    const opened = [...this.repos.values()].map((s) => s.record);
+    return [...this.prior.filter((p) => !this.repos.has(p.repo)), ...opened];
   }
 
   /** Integrates the completed lanes of `laneIds` (one wave); returns their records with `integration` set. */
@@ -66,9 +84,7 @@ export class Integration {
     const byRepo = new Map<string, string[]>();
     for (const id of [...laneIds].sort()) {
       const rec = records.get(id);
-      if (!rec || rec.status !== 'completed' || !rec.commit || !rec.branch || rec.phase === 'no-op' || rec.phase === 'dry-run') continue;
-      // Of a target tried several ways, only its pick is integrated.
-      if (rec.strategy && rec.strategy.picked !== true) continue;
+      if (!rec || !integrable(rec)) continue;
       const repo = this.specs.get(id)!.repo;
       byRepo.set(repo, [...(byRepo.get(repo) ?? []), id]);
     }
@@ -112,18 +128,24 @@ export class Integration {
     const cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(spec), repoDir, { base: spec.base, branch, env: ctx.forge.gitEnv(), timeoutMs: ctx.file.git_timeout_minutes * 60_000 });
     // A re-run goes on from what the integration branch already holds.
     if (cloned.remote_branch_commit) await ctx.workspace.reset(repoDir, cloned.remote_branch_commit);
-    const state: RepoState = {
-      dir: repoDir,
-      spec,
-      cloned,
-      remote: cloned.remote_branch_commit,
-      merged: [],
-      record: { repo, branch, base_branch: cloned.base_branch, base_commit: cloned.base_commit, head: cloned.remote_branch_commit ?? cloned.base_commit, waves: [], release: null },
-    };
+    const state: RepoState = { dir: repoDir, spec, cloned, remote: cloned.remote_branch_commit, merged: [], record: this.openRecord(repo, branch, cloned) };
     // What earlier runs merged is in the tree: their seams with this run's lanes are checked like any other.
     if (cloned.remote_branch_commit) state.merged.push(...(await this.mergedBefore(repoDir, cloned.base_commit, cloned.remote_branch_commit)));
     this.repos.set(repo, state);
     return state;
+  }
+
+  /**
+   * The repository's record as this job starts: an earlier job's goes on (its waves, the base it started from), at
+   * the head the forge has now (the branch is the truth; a record only says what was verified when it was written).
+   */
+  private openRecord(repo: string, branch: string, cloned: CloneResult): IntegrationRecord {
+    const fresh: IntegrationRecord = { repo, branch, base_branch: cloned.base_branch, base_commit: cloned.base_commit, head: cloned.remote_branch_commit ?? cloned.base_commit, waves: [], release: null };
+    const prior = this.prior.find((p) => p.repo === repo && p.branch === branch);
+    if (!prior) return fresh;
+    // An integration branch gone from the forge leaves nothing to build on: later waves start from the base again.
+    if (!cloned.remote_branch_commit) return { ...fresh, waves: [...prior.waves] };
+    return { ...prior, waves: [...prior.waves], head: cloned.remote_branch_commit };
   }
 
   /** The lanes of this fleet an earlier run merged into the integration branch, read from the merge commits' trailers. */

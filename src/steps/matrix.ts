@@ -20,6 +20,8 @@ import { settleStrategies } from './strategies.js';
 import { ceilingReached, dependencyBlock, discoveryEntries } from './run.js';
 import { money } from '../core/spend.js';
 import { MissingResultExplainer } from './explain.js';
+import { integratedBase } from './integrate.js';
+import { applyIntegration, integrationMissing, readIntegration } from './matrix-integrate.js';
 
 export const PLAN_ARTIFACT = 'fleet-plan';
 export const LANE_ARTIFACT_PREFIX = 'fleet-lane-';
@@ -132,6 +134,8 @@ export interface MatrixPlanOutputs {
    * runs is what the approver saw, whatever a directive uploads.
    */
   plan_digest: string;
+  /** Whether the wave jobs are followed by integrate jobs (integrate: in the fleet file, and not a dry run). */
+  integrate: boolean;
 }
 
 export async function matrixPlan(
@@ -139,13 +143,6 @@ export async function matrixPlan(
 ): Promise<{ ok: true; manifest: Manifest; outputs: MatrixPlanOutputs; notes: string[]; budget?: WriteBudget } | { ok: false; problems: Problem[] }> {
   // A DAG deeper than the workflow's wave jobs continues in new runs of the workflow (matrixContinue): max_waves bounds it.
   const fleet = input.fleet;
-  if (fleet.file.integrate) {
-    // Each wave is its own job here, and nothing integrates between them yet: refused, never run without it.
-    return {
-      ok: false,
-      problems: [{ file: input.file, field: 'integrate', message: 'wave integration runs in the local runner (fleet run) only for now; through the reusable workflow each wave is its own job and nothing integrates between them yet: remove integrate: here, or run this fleet with fleet run' }],
-    };
-  }
   const planned = await planStep(fleet, input.forge, input.clock, {
     file: input.file,
     fleet_id: input.fleet_id,
@@ -193,6 +190,7 @@ async function publishPlan(store: ArtifactStore, root: string, bundle: PlanBundl
     max_parallel: bundle.manifest.max_parallel,
     lane_count: laneCount,
     plan_digest: uploaded.digest ?? '',
+    integrate: Boolean(bundle.fleet.file.integrate) && !bundle.manifest.dry_run,
   };
 }
 
@@ -406,7 +404,7 @@ export async function loadPlanBundle(store: ArtifactStore, root: string, pin: Pl
  * in it (an earlier attempt's upload that this attempt does not list), the
  * complete listing of the run is read once.
  */
-async function fetchLaneResults(store: ArtifactStore, root: string, bundle: PlanBundle, lanes: Iterable<string>, attempt: number): Promise<Map<string, LaneRecord>> {
+export async function fetchLaneResults(store: ArtifactStore, root: string, bundle: PlanBundle, lanes: Iterable<string>, attempt: number): Promise<Map<string, LaneRecord>> {
   const wanted = new Set(lanes);
   const since = bundle.attempt ?? 1;
   const pick = async (all: boolean) => {
@@ -494,6 +492,24 @@ export interface MatrixShardInput {
   attempt?: number;
 }
 
+/** What a job of the fleet hands its lanes (and its integration): the plan's fleet, this job's adapters and log. */
+export function legContext(input: Omit<MatrixShardInput, 'shard' | 'store'>, bundle: PlanBundle): LaneContext {
+  return {
+    fleet_id: bundle.manifest.fleet_id,
+    file: bundle.fleet.file,
+    forge: input.forge,
+    workspace: input.workspace,
+    exec: input.exec,
+    clock: input.clock,
+    root: input.root,
+    dryRun: input.dryRun ?? bundle.manifest.dry_run,
+    env: input.env,
+    agentEnv: input.agentEnv,
+    neverInChange: input.neverInChange,
+    onUpdate: (rec, detail) => input.log?.(`${rec.lane}: ${rec.phase} (${detail})`),
+  };
+}
+
 /** One matrix leg: run the lanes of one shard, one after another, each leaving its own artifact. */
 export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]> {
   const bundle = input.bundle ?? (await loadPlanBundle(input.store, input.root));
@@ -509,20 +525,13 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
   for (const id of deps) if (planned.get(id)?.status === 'unchanged') records.set(id, planned.get(id)!);
   // Dependencies an earlier run of the chain ran are final in the plan's manifest (that run checked them against the forge).
   for (const l of manifest.lanes) if (!records.has(l.lane) && inEarlierRun(bundle, l)) records.set(l.lane, l);
-  const ctx: LaneContext = {
-    fleet_id: manifest.fleet_id,
-    file: fleet.file,
-    forge: input.forge,
-    workspace: input.workspace,
-    exec: input.exec,
-    clock: input.clock,
-    root: input.root,
-    dryRun: input.dryRun ?? manifest.dry_run,
-    env: input.env,
-    agentEnv: input.agentEnv,
-    neverInChange: input.neverInChange,
-    onUpdate: (rec, detail) => input.log?.(`${rec.lane}: ${rec.phase} (${detail})`),
-  };
+  const ctx = legContext(input, bundle);
+  // With integrate:, the lanes of a later wave start from the integration of the waves before it, and a dependency
+  // held out of it blocks them, as in the local runner.
+  const integration = fleet.file.integrate && !ctx.dryRun && shard.wave > 0 ? await readIntegration(input.store, input.root, bundle, shard.wave, input.attempt ?? 1) : undefined;
+  const noIntegration = integration && integrationMissing(integration, shard.wave);
+  if (noIntegration) input.log?.(`Integration: ${noIntegration}`);
+  for (const [id, outcome] of Object.entries(integration?.state.lanes ?? {})) if (records.has(id)) records.set(id, { ...records.get(id)!, integration: outcome });
   const ceiling = fleet.file.budget?.fleet?.cost_usd;
   if (ceiling !== undefined) {
     ctx.fleetSpend = { spent: await fleetSpent(input.store, bundle, input.attempt ?? 1) };
@@ -547,7 +556,9 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
       continue;
     }
     records.delete(id);
-    const blocked = await dependencyBlock(spec, records, specs, input.forge, manifest.checkpoint, ctx.dryRun);
+    const base = integration && integratedBase(integration.state.records, spec.repo);
+    const laneSpec = base ? { ...spec, base } : spec;
+    const blocked = noIntegration ? { class: 'checkpoint-unmet' as const, message: noIntegration } : await dependencyBlock(laneSpec, records, specs, input.forge, manifest.checkpoint, ctx.dryRun);
     let rec: LaneRecord;
     if (!blocked && ceiling !== undefined && ctx.fleetSpend!.spent >= ceiling) {
       rec = ceilingReached(start, ceiling, ctx.fleetSpend!.spent, input.clock.now().toISOString());
@@ -559,7 +570,7 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
       await writeLaneResult(input.root, manifest.fleet_id, rec);
       input.log?.(`${id}: skipped (${blocked.message})`);
     } else {
-      rec = await runLane(ctx, spec, start);
+      rec = await runLane(ctx, laneSpec, start);
     }
     records.set(id, rec);
     out.push(rec);
@@ -663,7 +674,15 @@ export async function matrixReport(input: MatrixReportInput): Promise<Manifest> 
   const { fleet, manifest } = bundle;
   // Lanes of earlier runs of the chain are final, and lanes of later ones have not run: both stand as the manifest has them.
   const elsewhere = new Map(manifest.lanes.filter((l) => inEarlierRun(bundle, l) || inLaterRun(bundle, l)).map((l) => [l.lane, l]));
-  await fetchLaneResults(input.store, input.root, bundle, manifest.lanes.filter((l) => !elsewhere.has(l.lane)).map((l) => l.lane), input.attempt ?? 1);
+  const here = manifest.lanes.filter((l) => !elsewhere.has(l.lane)).map((l) => l.lane);
+  await fetchLaneResults(input.store, input.root, bundle, here, input.attempt ?? 1);
+  const integration =
+    fleet.file.integrate && !manifest.dry_run
+      ? await applyIntegration(input.store, input.root, bundle, input.attempt ?? 1, here, async (id) => {
+          const read = await readLaneResult(input.root, id, manifest.fleet_id);
+          return read.ok ? read.record : undefined;
+        })
+      : undefined;
   const shardOf = new Map(manifest.waves.flatMap((w) => w.shards.flatMap((s) => s.lanes.map((l) => [l, s.id] as const))));
   const explainer = input.jobs ? new MissingResultExplainer(input.jobs) : undefined;
   const final = await reportStep({
@@ -675,7 +694,7 @@ export async function matrixReport(input: MatrixReportInput): Promise<Manifest> 
     verified: elsewhere,
     explainMissing: explainer ? (lane) => explainer.explain(shardOf.get(lane.lane)) : undefined,
   });
-  return final;
+  return integration ? { ...final, integration } : final;
 }
 
 function inEarlierRun(bundle: PlanBundle, l: LaneRecord): boolean {

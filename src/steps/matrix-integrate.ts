@@ -1,0 +1,168 @@
+/**
+ * Wave integration (integrate:) through the reusable workflow. Each wave is its own job there, so the integration of
+ * wave k is a job of its own too (`integrate-k`, between `wave-k` and `wave-(k+1)`): it merges the wave's verified
+ * lanes into each repository's integration branch, as the local runner does between waves, and leaves what it did
+ * as the `fleet-integration-w<wave>` artifact. The legs of later waves read it (which lanes were held, where their
+ * repository's integration is) and start from the integration; the report job puts it in the manifest. The job after
+ * the fleet's last wave also cuts the release branch and opens the one PR.
+ *
+ * The record is cumulative (every repository, every lane integrated so far), so a reader needs only the latest one.
+ * A fleet deeper than the wave jobs carries it to the next run in the manifest of the chain.
+ */
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as z from 'zod';
+import { IntegrationRecord, LaneIntegration, type LaneRecord } from '../core/model.js';
+import type { ArtifactStore, StoredArtifact } from '../ports.js';
+import { readUntrustedText, writeJsonAtomic } from '../util/fs.js';
+import { integrable, Integration } from './integrate.js';
+import { attemptName, fetchLaneResults, latestByAttempt, legContext, type MatrixShardInput, type PlanBundle } from './matrix.js';
+import { verifyLane } from './report.js';
+import { writeLaneResult } from './lane.js';
+
+export const INTEGRATION_ARTIFACT_PREFIX = 'fleet-integration-w';
+
+/** What an integrate job leaves: every repository's integration so far, and how each lane integrated so far went in. */
+export const IntegrationState = z.strictObject({
+  fleet_id: z.string(),
+  /** The last wave it covers. */
+  wave: z.number().int().min(0),
+  records: z.array(IntegrationRecord),
+  lanes: z.record(z.string(), LaneIntegration),
+});
+export type IntegrationState = z.infer<typeof IntegrationState>;
+
+/** The latest integration before a wave, and which wave it covers (null: no wave was integrated yet). */
+export interface SeenIntegration {
+  state: IntegrationState;
+  wave: number | null;
+  /** Why a record that was there could not be read, for the log. */
+  problem?: string;
+}
+
+/**
+ * The integration as it stood after the waves before `before`: the latest record of this run's integrate jobs (the
+ * latest attempt of each), else what an earlier run of the chain left in the plan's manifest.
+ */
+export async function readIntegration(store: ArtifactStore, root: string, bundle: PlanBundle, before: number, attempt: number): Promise<SeenIntegration> {
+  const first = bundle.first_wave ?? 0;
+  const since = bundle.attempt ?? 1;
+  let best: { artifact: StoredArtifact; wave: number } | undefined;
+  for (const [base, artifact] of latestByAttempt(await store.list(INTEGRATION_ARTIFACT_PREFIX, { complete: attempt > since }), since, attempt)) {
+    const m = /^fleet-integration-w(\d{1,4})$/.exec(base);
+    const wave = m ? Number(m[1]) : NaN;
+    if (wave >= first && wave < before && (!best || wave > best.wave)) best = { artifact, wave };
+  }
+  const carried = fromManifest(bundle);
+  if (!best) return carried;
+  const dir = join(root, '.integration', best.artifact.name);
+  try {
+    await store.download(best.artifact, dir);
+    const parsed = IntegrationState.safeParse(safeJson(await readUntrustedText(join(dir, 'integration', `w${best.wave}.json`), 8 * 1024 * 1024)));
+    // The plan names the fleet and the artifact name the wave: a record that says otherwise is not this one.
+    if (!parsed.success || parsed.data.fleet_id !== bundle.manifest.fleet_id || parsed.data.wave !== best.wave) {
+      return { ...carried, problem: `${best.artifact.name} is not a record of this fleet's integration of wave ${best.wave + 1}` };
+    }
+    return { state: parsed.data, wave: best.wave };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** What the runs before this one of a chain integrated: in the manifest they handed on. */
+function fromManifest(bundle: PlanBundle): SeenIntegration {
+  const { manifest } = bundle;
+  const first = bundle.first_wave ?? 0;
+  const lanes = Object.fromEntries(manifest.lanes.filter((l) => l.integration && l.wave !== null && l.wave < first).map((l) => [l.lane, l.integration!]));
+  return { state: { fleet_id: manifest.fleet_id, wave: Math.max(0, first - 1), records: manifest.integration ?? [], lanes }, wave: first > 0 ? first - 1 : null };
+}
+
+/** Why a lane of `wave` cannot start: the integration of the wave before it left no record. */
+export function integrationMissing(seen: SeenIntegration, wave: number): string | undefined {
+  if (wave === 0 || seen.wave === wave - 1) return undefined;
+  return `the integration of wave ${wave} left no record (its job failed or did not run${seen.problem ? `; ${seen.problem}` : ''}), so this lane cannot start from it: re-run the failed jobs`;
+}
+
+export interface MatrixIntegrateInput extends Omit<MatrixShardInput, 'shard' | 'bundle'> {
+  bundle: PlanBundle;
+  /** The wave job this job follows (1 … wave_jobs): it integrates wave first_wave + waveJob - 1. */
+  waveJob: number;
+}
+
+/**
+ * The integrate job after a wave job: the wave's lanes (checked against the forge first: a result file is a lane's
+ * word) merged into the integration; after the fleet's last wave, the release. Returns the record it uploaded.
+ */
+export async function matrixIntegrate(input: MatrixIntegrateInput): Promise<IntegrationState> {
+  const { bundle } = input;
+  const { fleet, manifest } = bundle;
+  const spec = fleet.file.integrate;
+  if (!spec) throw new Error('the fleet file has no integrate: section, so there is nothing to integrate');
+  const wave = (bundle.first_wave ?? 0) + input.waveJob - 1;
+  if (!manifest.waves[wave]) throw new Error(`the plan has no wave ${wave + 1} to integrate`);
+  const attempt = input.attempt ?? 1;
+  const seen = await readIntegration(input.store, input.root, bundle, wave, attempt);
+  const missing = integrationMissing(seen, wave);
+  if (missing) throw new Error(missing.replace(', so this lane cannot start from it', ', so this wave has nothing verified to build on'));
+  const specs = new Map(fleet.lanes.map((l) => [l.id, l]));
+  const ctx = legContext(input, bundle);
+  const integration = new Integration(ctx, specs, spec, seen.state.records);
+  const records = await verified(input, await fetchLaneResults(input.store, input.root, bundle, manifest.waves[wave]!.lanes, attempt));
+  const lanes = { ...seen.state.lanes };
+  for (const rec of await integration.afterWave(wave, manifest.waves[wave]!.lanes, records)) lanes[rec.lane] = rec.integration!;
+  if (wave === manifest.waves.length - 1) await integration.release(await integratedLanes(input, lanes, records));
+  const state: IntegrationState = { fleet_id: manifest.fleet_id, wave, records: integration.records(), lanes };
+  const file = join(input.root, 'integration', `w${wave}.json`);
+  await writeJsonAtomic(file, state);
+  await input.store.upload(attemptName(`${INTEGRATION_ARTIFACT_PREFIX}${wave}`, attempt), [file], input.root);
+  return state;
+}
+
+/** The wave's results, each completed lane checked against the forge as the report job will (its branch, its files, its fence). */
+async function verified(input: MatrixIntegrateInput, records: Map<string, LaneRecord>): Promise<Map<string, LaneRecord>> {
+  const specs = new Map(input.bundle.fleet.lanes.map((l) => [l.id, l]));
+  const now = input.clock.now().toISOString();
+  for (const [id, rec] of records) if (rec.status === 'completed' && specs.has(id)) records.set(id, await verifyLane(input.forge, specs.get(id)!, rec, now, input.bundle.manifest.dry_run));
+  return records;
+}
+
+/** The records of every lane in the integration, for the release PR's body: this wave's, this run's earlier ones, earlier runs'. */
+async function integratedLanes(input: MatrixIntegrateInput, lanes: Record<string, LaneIntegration>, wave: Map<string, LaneRecord>): Promise<Map<string, LaneRecord>> {
+  const merged = Object.entries(lanes).filter(([, i]) => i.state === 'merged').map(([id]) => id);
+  const out = new Map(input.bundle.manifest.lanes.filter((l) => merged.includes(l.lane) && l.wave !== null && l.wave < (input.bundle.first_wave ?? 0)).map((l) => [l.lane, l]));
+  const fetch = merged.filter((id) => !out.has(id) && !wave.has(id));
+  for (const [id, rec] of await fetchLaneResults(input.store, join(input.root, '.release'), input.bundle, fetch, input.attempt ?? 1)) out.set(id, rec);
+  for (const [id, rec] of wave) out.set(id, rec);
+  return out;
+}
+
+/**
+ * The report job's part: each lane of this run gets its integration outcome (the latest record), and a lane that
+ * should have been integrated but is in no record is held with the reason; the repositories' records go in the
+ * manifest. The lanes' result files in `root` are rewritten, so the report reads them as the local runner's.
+ */
+export async function applyIntegration(store: ArtifactStore, root: string, bundle: PlanBundle, attempt: number, laneIds: readonly string[], read: (id: string) => Promise<LaneRecord | undefined>): Promise<IntegrationRecord[]> {
+  const { manifest } = bundle;
+  const last = Math.min(manifest.waves.length, (bundle.first_wave ?? 0) + (bundle.wave_jobs ?? manifest.waves.length)) - 1;
+  const seen = await readIntegration(store, root, bundle, last + 1, attempt);
+  for (const id of laneIds) {
+    const rec = await read(id);
+    if (!rec) continue;
+    const outcome = seen.state.lanes[id];
+    if (outcome) {
+      await writeLaneResult(root, manifest.fleet_id, { ...rec, integration: outcome });
+    } else if (integrable(rec) && rec.wave !== null) {
+      const reason = `the integration of wave ${rec.wave + 1} left no record (its job failed or did not run${seen.problem ? `; ${seen.problem}` : ''}): this lane is not in the integration branch`;
+      await writeLaneResult(root, manifest.fleet_id, { ...rec, integration: { state: 'held', wave: rec.wave, merge_commit: null, conflicts: [], reason } });
+    }
+  }
+  return seen.state.records;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

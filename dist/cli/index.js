@@ -16034,6 +16034,13 @@ function resolveFleet(ff, file) {
       else if (laneBranches.some((b) => b === names[key] || b.startsWith(`${names[key]}/`) || names[key].startsWith(`${b}/`))) p(`integrate.${key}`, `"${names[key]}" is, or holds, a lane's branch: give it a name of its own`);
     }
     if (names.branch === names.release) p("integrate.release", "the release branch must differ from the integration branch");
+    const bases = /* @__PURE__ */ new Map();
+    for (const l of lanes) bases.set(l.repo, (bases.get(l.repo) ?? /* @__PURE__ */ new Map()).set(l.base ?? "(the default branch)", l.id));
+    for (const [repo, byBase] of bases) {
+      if (byBase.size < 2) continue;
+      const first = lanes.find((l) => l.repo === repo);
+      p(`targets[${first.index}].base`, `the lanes of ${repo} start from different bases (${[...byBase].map(([b, id]) => `${id}: ${b}`).join(", ")}): its integration branch has one base, so give every lane of ${repo} the same base:`);
+    }
     if (ff.checkpoint === "merged") p("checkpoint", "checkpoint: merged waits for a lane to reach its base branch, which integrated lanes reach only through the one PR at the end: use pushed or green with integrate:");
     if (ff.speculative?.pick === "person") p("speculative.pick", "with integrate:, a person cannot pick between strategies before the next wave builds on one: choose a rule");
   }
@@ -20217,7 +20224,7 @@ function integratedBase(records, repo) {
   return r?.head && r.head !== r.base_commit ? r.branch : void 0;
 }
 function integrable(rec) {
-  if (rec.status !== "completed" || !rec.commit || !rec.branch || rec.phase === "no-op" || rec.phase === "dry-run") return false;
+  if (rec.status !== "completed" && rec.status !== "unchanged" || !rec.commit || !rec.branch || rec.phase === "no-op" || rec.phase === "dry-run") return false;
   return !rec.strategy || rec.strategy.picked === true;
 }
 class Integration {
@@ -20320,18 +20327,19 @@ Fleet-Id: ${this.ctx.file.name}
     }
     return lanes.reverse();
   }
-  /** One wave of one repository: merge, check, and if a lane fails, merge again without it; push what is verified. */
+  /**
+   * One wave of one repository: merge, check, and while a check or seam fails, merge again without the lane that
+   * broke it (each pass holds at least one lane, so it ends); push what is verified.
+   */
   async integrateWave(state, wave, ids, records) {
     const before = state.record.head;
-    let pass = await this.pass(state, wave, ids, records, /* @__PURE__ */ new Map());
-    const failed = new Map(pass.failing);
-    const failedSeams = pass.seams.filter((x) => !x.ok);
-    if (failed.size) pass = await this.pass(state, wave, ids, records, failed);
-    if (pass.failing.size) {
+    const failed = /* @__PURE__ */ new Map();
+    const failedSeams = [];
+    let pass = await this.pass(state, wave, ids, records, failed);
+    while (pass.failing.size) {
+      failedSeams.push(...pass.seams.filter((x) => !x.ok));
       for (const [lane, why] of pass.failing) failed.set(lane, why);
-      for (const lane of pass.order) if (!failed.has(lane)) failed.set(lane, "held with the rest of its wave: the wave could not be verified without the lanes that failed");
-      await this.ctx.workspace.reset(state.dir, before);
-      pass = { ...pass, order: [], head: before };
+      pass = await this.pass(state, wave, ids, records, failed);
     }
     const held = [...pass.held, ...[...failed].map(([lane, reason]) => ({ lane, conflicts: [], reason }))];
     let head = pass.head;
@@ -20364,7 +20372,7 @@ Fleet-Id: ${this.ctx.file.name}
     const { ctx } = this;
     const ws = ctx.workspace;
     await ws.reset(state.dir, state.record.head);
-    const result = { order: [], already: [], held: [], seams: [], failing: /* @__PURE__ */ new Map(), head: state.record.head };
+    const result = { order: [], heads: [], already: [], held: [], seams: [], failing: /* @__PURE__ */ new Map(), head: state.record.head };
     for (const id of ids) {
       if (without.has(id)) continue;
       if (ctx.signal?.aborted) throw new Error("the run was interrupted");
@@ -20390,15 +20398,18 @@ Fleet-Wave: ${wave + 1}
         continue;
       }
       result.order.push(id);
+      result.heads.push(merged.commit);
       result.head = merged.commit;
     }
     if (!result.order.length) return result;
     const log = (0,external_node_path_.join)(state.dir, "..", `wave-${wave + 1}.log`);
-    for (const id of result.order) {
-      for (const check of this.specs.get(id).checks) {
-        const r = await this.check(state, check, log, result.head);
-        result.seams.push({ lanes: [id], check, ok: r.ok, detail: r.detail });
-        if (!r.ok && !result.failing.has(id)) result.failing.set(id, `its check \`${check}\` fails on the integrated tree: ${r.detail}`);
+    const byCheck = /* @__PURE__ */ new Map();
+    for (const id of result.order) for (const check of this.specs.get(id).checks) byCheck.set(check, [...byCheck.get(check) ?? [], id]);
+    for (const [check, lanes] of byCheck) {
+      const r = await this.check(state, check, log, result.head);
+      for (const id of lanes) result.seams.push({ lanes: [id], check, ok: r.ok, detail: r.detail });
+      if (!r.ok) {
+        for (const [lane, why] of await this.blame(state, check, lanes, result, log, r.detail)) if (!result.failing.has(lane)) result.failing.set(lane, why);
       }
     }
     const inTree = /* @__PURE__ */ new Set([...state.merged, ...result.order, ...result.already]);
@@ -20416,6 +20427,39 @@ Fleet-Wave: ${wave + 1}
       }
     }
     return result;
+  }
+  /**
+   * Which lane broke a check that fails on the integrated tree. A check several lanes share (a fleet-level `checks:`)
+   * says nothing about which of them broke it, so the wave's merges are bisected: the first merge after which it
+   * fails is the culprit, found in log2(merges) runs. The search starts at the first lane that has the check: before
+   * its merge a lane's own check has nothing to test. A check every merged lane shares that fails from the first
+   * merge on is run once more on the last verified integration: failing there too, it was broken before this wave,
+   * and every lane that has it is held for that.
+   */
+  async blame(state, check, lanes, pass, log, detail) {
+    const start = pass.order.indexOf(lanes[0]);
+    const fails = async (i) => {
+      const at = i < 0 ? state.record.head : pass.heads[i];
+      await this.ctx.workspace.reset(state.dir, at);
+      return !(await this.check(state, check, log, at)).ok;
+    };
+    let lo = start - 1;
+    let hi = pass.order.length - 1;
+    while (hi - lo > 1) {
+      const mid = lo + hi >> 1;
+      if (await fails(mid)) hi = mid;
+      else lo = mid;
+    }
+    let out;
+    if (hi === 0 && lanes.length === pass.order.length && pass.order.length > 1 && await fails(-1)) {
+      out = new Map(lanes.map((id) => [id, `the check \`${check}\` fails on the last verified integration already, before any lane of this wave is merged: ${detail}`]));
+    } else {
+      const culprit = pass.order[hi];
+      const alone = lanes.length === 1 || hi === start;
+      out = /* @__PURE__ */ new Map([[culprit, alone && lanes.includes(culprit) ? `its check \`${check}\` fails on the integrated tree: ${detail}` : `the check \`${check}\` fails on the integrated tree from its merge on (bisected over the wave's ${pass.order.length} merges): ${detail}`]]);
+    }
+    await this.ctx.workspace.reset(state.dir, pass.head);
+    return out;
   }
   /** A soft edge may name a target tried several ways: its pick, if that is in the tree. */
   memberInTree(id, inTree) {
@@ -20750,7 +20794,7 @@ async function runLocked(opts, s) {
       await writeLaneResult(root, manifest.fleet_id, cancelledRec).catch(() => void 0);
     }
   }
-  manifest = { ...manifest, lanes: manifest.lanes.map((l) => carried.has(l.lane) ? records.get(l.lane) : l) };
+  manifest = { ...manifest, lanes: manifest.lanes.map((l) => carried.has(l.lane) || l.status === "unchanged" ? records.get(l.lane) : l) };
   if (integration && !opts.signal?.aborted) {
     await integration.release(new Map([...records].map(([id, r]) => [id, verified.get(id) ?? r])));
   }

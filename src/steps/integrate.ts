@@ -27,9 +27,13 @@ export function integratedBase(records: readonly IntegrationRecord[], repo: stri
   return r?.head && r.head !== r.base_commit ? r.branch : undefined;
 }
 
-/** Whether a lane has a change to integrate: completed with a pushed commit; of a target tried several ways, the pick only. */
+/**
+ * Whether a lane has a change to integrate: completed with a pushed commit, or unchanged since the last sweep with
+ * one (an incremental sweep integrates it again, which finds it already in the integration branch, so later waves
+ * build on the integration and not on the bare base); of a target tried several ways, the pick only.
+ */
 export function integrable(rec: LaneRecord): boolean {
-  if (rec.status !== 'completed' || !rec.commit || !rec.branch || rec.phase === 'no-op' || rec.phase === 'dry-run') return false;
+  if ((rec.status !== 'completed' && rec.status !== 'unchanged') || !rec.commit || !rec.branch || rec.phase === 'no-op' || rec.phase === 'dry-run') return false;
   return !rec.strategy || rec.strategy.picked === true;
 }
 
@@ -47,7 +51,16 @@ interface RepoState {
   broken?: string;
 }
 
-type Pass = { order: string[]; already: string[]; held: { lane: string; conflicts: string[]; reason: string }[]; seams: SeamResult[]; failing: Map<string, string>; head: string };
+type Pass = {
+  order: string[];
+  /** The integration's head after each merge of `order`: the points a failing check is bisected over. */
+  heads: string[];
+  already: string[];
+  held: { lane: string; conflicts: string[]; reason: string }[];
+  seams: SeamResult[];
+  failing: Map<string, string>;
+  head: string;
+};
 
 export class Integration {
   private readonly repos = new Map<string, RepoState>();
@@ -161,20 +174,20 @@ export class Integration {
     return lanes.reverse();
   }
 
-  /** One wave of one repository: merge, check, and if a lane fails, merge again without it; push what is verified. */
+  /**
+   * One wave of one repository: merge, check, and while a check or seam fails, merge again without the lane that
+   * broke it (each pass holds at least one lane, so it ends); push what is verified.
+   */
   private async integrateWave(state: RepoState, wave: number, ids: string[], records: ReadonlyMap<string, LaneRecord>): Promise<LaneRecord[]> {
     const before = state.record.head!;
-    let pass = await this.pass(state, wave, ids, records, new Map());
-    const failed = new Map(pass.failing);
-    // The checks and seams that failed stay on record; the wave is integrated again without the lanes they held.
-    const failedSeams = pass.seams.filter((x) => !x.ok);
-    if (failed.size) pass = await this.pass(state, wave, ids, records, failed);
-    // A second pass that fails again holds every lane it merged: the integration stays where it was verified.
-    if (pass.failing.size) {
+    const failed = new Map<string, string>();
+    // The checks and seams that failed stay on record, whichever pass ran them.
+    const failedSeams: SeamResult[] = [];
+    let pass = await this.pass(state, wave, ids, records, failed);
+    while (pass.failing.size) {
+      failedSeams.push(...pass.seams.filter((x) => !x.ok));
       for (const [lane, why] of pass.failing) failed.set(lane, why);
-      for (const lane of pass.order) if (!failed.has(lane)) failed.set(lane, 'held with the rest of its wave: the wave could not be verified without the lanes that failed');
-      await this.ctx.workspace.reset(state.dir, before);
-      pass = { ...pass, order: [], head: before };
+      pass = await this.pass(state, wave, ids, records, failed);
     }
     const held = [...pass.held, ...[...failed].map(([lane, reason]) => ({ lane, conflicts: [], reason }))];
     let head = pass.head;
@@ -211,7 +224,7 @@ export class Integration {
     const { ctx } = this;
     const ws = ctx.workspace;
     await ws.reset(state.dir, state.record.head!);
-    const result: Pass = { order: [], already: [], held: [], seams: [], failing: new Map(), head: state.record.head! };
+    const result: Pass = { order: [], heads: [], already: [], held: [], seams: [], failing: new Map(), head: state.record.head! };
     for (const id of ids) {
       if (without.has(id)) continue;
       if (ctx.signal?.aborted) throw new Error('the run was interrupted');
@@ -232,17 +245,18 @@ export class Integration {
         continue;
       }
       result.order.push(id);
+      result.heads.push(merged.commit);
       result.head = merged.commit;
     }
     if (!result.order.length) return result;
     const log = join(state.dir, '..', `wave-${wave + 1}.log`);
-    // Each merged lane's own checks, on the integrated tree.
-    for (const id of result.order) {
-      for (const check of this.specs.get(id)!.checks) {
-        const r = await this.check(state, check, log, result.head);
-        result.seams.push({ lanes: [id], check, ok: r.ok, detail: r.detail });
-        if (!r.ok && !result.failing.has(id)) result.failing.set(id, `its check \`${check}\` fails on the integrated tree: ${r.detail}`);
-      }
+    // Each merged lane's own checks on the integrated tree, each distinct check once however many lanes share it.
+    const byCheck = new Map<string, string[]>();
+    for (const id of result.order) for (const check of this.specs.get(id)!.checks) byCheck.set(check, [...(byCheck.get(check) ?? []), id]);
+    for (const [check, lanes] of byCheck) {
+      const r = await this.check(state, check, log, result.head);
+      for (const id of lanes) result.seams.push({ lanes: [id], check, ok: r.ok, detail: r.detail });
+      if (!r.ok) for (const [lane, why] of await this.blame(state, check, lanes, result, log, r.detail)) if (!result.failing.has(lane)) result.failing.set(lane, why);
     }
     // Every soft edge with an end merged now and the other merged now or before: a seam to check.
     const inTree = new Set([...state.merged, ...result.order, ...result.already]);
@@ -261,6 +275,41 @@ export class Integration {
       }
     }
     return result;
+  }
+
+  /**
+   * Which lane broke a check that fails on the integrated tree. A check several lanes share (a fleet-level `checks:`)
+   * says nothing about which of them broke it, so the wave's merges are bisected: the first merge after which it
+   * fails is the culprit, found in log2(merges) runs. The search starts at the first lane that has the check: before
+   * its merge a lane's own check has nothing to test. A check every merged lane shares that fails from the first
+   * merge on is run once more on the last verified integration: failing there too, it was broken before this wave,
+   * and every lane that has it is held for that.
+   */
+  private async blame(state: RepoState, check: string, lanes: string[], pass: Pass, log: string, detail: string | null): Promise<Map<string, string>> {
+    const start = pass.order.indexOf(lanes[0]!);
+    const fails = async (i: number) => {
+      const at = i < 0 ? state.record.head! : pass.heads[i]!;
+      await this.ctx.workspace.reset(state.dir, at);
+      return !(await this.check(state, check, log, at)).ok;
+    };
+    // heads[last] fails; find the first index from `start` that does (a check that fails once broken stays broken).
+    let lo = start - 1;
+    let hi = pass.order.length - 1;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (await fails(mid)) hi = mid;
+      else lo = mid;
+    }
+    let out: Map<string, string>;
+    if (hi === 0 && lanes.length === pass.order.length && pass.order.length > 1 && (await fails(-1))) {
+      out = new Map(lanes.map((id) => [id, `the check \`${check}\` fails on the last verified integration already, before any lane of this wave is merged: ${detail}`]));
+    } else {
+      const culprit = pass.order[hi]!;
+      const alone = lanes.length === 1 || hi === start;
+      out = new Map([[culprit, alone && lanes.includes(culprit) ? `its check \`${check}\` fails on the integrated tree: ${detail}` : `the check \`${check}\` fails on the integrated tree from its merge on (bisected over the wave's ${pass.order.length} merges): ${detail}`]]);
+    }
+    await this.ctx.workspace.reset(state.dir, pass.head);
+    return out;
   }
 
   /** A soft edge may name a target tried several ways: its pick, if that is in the tree. */

@@ -108,6 +108,8 @@ export async function matrixIntegrate(input: MatrixIntegrateInput): Promise<Inte
   const ctx = legContext(input, bundle);
   const integration = new Integration(ctx, specs, spec, seen.state.records);
   const records = await verified(input, await fetchLaneResults(input.store, input.root, bundle, manifest.waves[wave]!.lanes, attempt));
+  // An unchanged lane did not run (no artifact): its record, with the commit of its last sweep, is in the plan.
+  for (const l of manifest.lanes) if (l.wave === wave && l.status === 'unchanged') records.set(l.lane, l);
   const lanes = { ...seen.state.lanes };
   for (const rec of await integration.afterWave(wave, manifest.waves[wave]!.lanes, records)) lanes[rec.lane] = rec.integration!;
   if (wave === manifest.waves.length - 1) await integration.release(await integratedLanes(input, lanes, records));
@@ -138,10 +140,11 @@ async function integratedLanes(input: MatrixIntegrateInput, lanes: Record<string
 
 /**
  * The report job's part: each lane of this run gets its integration outcome (the latest record), and a lane that
- * should have been integrated but is in no record is held with the reason; the repositories' records go in the
- * manifest. The lanes' result files in `root` are rewritten, so the report reads them as the local runner's.
+ * should have been integrated but is in no record is held with the reason. The lanes' result files in `root` are
+ * rewritten, so the report reads them as the local runner's; an unchanged lane has none (it did not run), so the
+ * caller sets its outcome from the returned state.
  */
-export async function applyIntegration(store: ArtifactStore, root: string, bundle: PlanBundle, attempt: number, laneIds: readonly string[], read: (id: string) => Promise<LaneRecord | undefined>): Promise<IntegrationRecord[]> {
+export async function applyIntegration(store: ArtifactStore, root: string, bundle: PlanBundle, attempt: number, laneIds: readonly string[], read: (id: string) => Promise<LaneRecord | undefined>): Promise<IntegrationState> {
   const { manifest } = bundle;
   const last = Math.min(manifest.waves.length, (bundle.first_wave ?? 0) + (bundle.wave_jobs ?? manifest.waves.length)) - 1;
   const seen = await readIntegration(store, root, bundle, last + 1, attempt);
@@ -156,7 +159,7 @@ export async function applyIntegration(store: ArtifactStore, root: string, bundl
       await writeLaneResult(root, manifest.fleet_id, { ...rec, integration: { state: 'held', wave: rec.wave, merge_commit: null, conflicts: [], reason } });
     }
   }
-  return seen.state.records;
+  return seen.state;
 }
 
 function safeJson(text: string): unknown {

@@ -134,8 +134,11 @@ export interface MatrixPlanOutputs {
    * runs is what the approver saw, whatever a directive uploads.
    */
   plan_digest: string;
-  /** Whether the wave jobs are followed by integrate jobs (integrate: in the fleet file, and not a dry run). */
-  integrate: boolean;
+  /**
+   * How many of the wave jobs an integrate job follows (integrate: in the fleet file, not a dry run): every wave job
+   * with a wave, even one whose lanes are all unchanged (no shard), so each wave's integration leaves its record.
+   */
+  integrate_jobs: number;
 }
 
 export async function matrixPlan(
@@ -190,7 +193,7 @@ async function publishPlan(store: ArtifactStore, root: string, bundle: PlanBundl
     max_parallel: bundle.manifest.max_parallel,
     lane_count: laneCount,
     plan_digest: uploaded.digest ?? '',
-    integrate: Boolean(bundle.fleet.file.integrate) && !bundle.manifest.dry_run,
+    integrate_jobs: bundle.fleet.file.integrate && !bundle.manifest.dry_run ? Math.max(0, Math.min(jobs, bundle.manifest.waves.length - first)) : 0,
   };
 }
 
@@ -694,7 +697,10 @@ export async function matrixReport(input: MatrixReportInput): Promise<Manifest> 
     verified: elsewhere,
     explainMissing: explainer ? (lane) => explainer.explain(shardOf.get(lane.lane)) : undefined,
   });
-  return integration ? { ...final, integration } : final;
+  if (!integration) return final;
+  // Unchanged lanes did not run and have no result file: their outcome comes from the record itself.
+  const lanes = final.lanes.map((l) => (l.status === 'unchanged' && integration.lanes[l.lane] ? { ...l, integration: integration.lanes[l.lane] } : l));
+  return { ...final, lanes, integration: integration.records };
 }
 
 function inEarlierRun(bundle: PlanBundle, l: LaneRecord): boolean {

@@ -308,7 +308,8 @@ async function runLocked(
     }
   }
 
-  manifest = { ...manifest, lanes: manifest.lanes.map((l) => (carried.has(l.lane) ? records.get(l.lane)! : l)) };
+  // Kept lanes, and unchanged ones (which did not run, but were integrated), stand as their records say.
+  manifest = { ...manifest, lanes: manifest.lanes.map((l) => (carried.has(l.lane) || l.status === 'unchanged' ? records.get(l.lane)! : l)) };
   if (integration && !opts.signal?.aborted) {
     await integration.release(new Map([...records].map(([id, r]) => [id, verified.get(id) ?? r])));
   }

@@ -139,7 +139,7 @@ describe('the plan job', () => {
       'wave-1': expect.any(String),
       'wave-2': expect.any(String),
       'wave-3': '[]',
-      integrate: 'false',
+      'integrate-jobs': '0',
     });
     expect(JSON.parse(plan.outputs['wave-1']!)).toHaveLength(2);
     expect(JSON.parse(plan.outputs['wave-2']!)).toHaveLength(1);

@@ -122,11 +122,68 @@ describe('wave integration', () => {
     expect(lane(m, 'after')).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed' } });
     expect(readFileSync(join(dir, 'ws', 'report.md'), 'utf8')).toContain('### Integration');
 
-    const bad = writeFleetFile(dir, { name: 'int', directive: 'd', run: 'true', checkpoint: 'merged', integrate: { branch: 'main', release: 'main' }, targets: [{ repo: './mono.git' }] }, 'bad.yml');
+    const bad = writeFleetFile(dir, { name: 'int', directive: 'd', run: 'true', checkpoint: 'merged', integrate: { branch: 'main', release: 'main' }, targets: [{ repo: './mono.git' }, { repo: './mono.git', lane: 'next', base: 'next', owns: ['n/**'] }] }, 'bad.yml');
     const refused = await fleet(['plan', bad], { cwd: dir });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('integrate.branch: "main" must contain {name}');
     expect(refused.stderr).toContain('integrate.release: the release branch must differ from the integration branch');
     expect(refused.stderr).toContain('checkpoint: checkpoint: merged waits for a lane to reach its base branch');
+    expect(refused.stderr).toContain('the lanes of ./mono.git start from different bases (mono: (the default branch), next: next): its integration branch has one base');
+  });
+
+  it('a check every lane shares that fails on the integrated tree is bisected to the lane that broke it; the others are merged', async () => {
+    await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'bis',
+      directive: 'd',
+      max_retries: 0,
+      // Passes in every lane alone: b and c do not fit together, and c is merged after b.
+      checks: ['! (test -f src/b.txt && test -f src/c.txt)'],
+      integrate: {},
+      targets: ['a', 'b', 'c', 'd'].map((x) => ({ repo: './mono.git', lane: x, owns: [`src/${x}.txt`], run: `mkdir -p src && echo ${x} > src/${x}.txt` })),
+    });
+    const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
+    expect(r.code, r.stderr).toBe(1);
+    const integ = readManifest(join(dir, 'ws')).integration![0]!;
+    expect(integ.waves[0]!.order).toEqual(['a', 'b', 'd']);
+    expect(integ.waves[0]!.held).toEqual([{ lane: 'c', conflicts: [], reason: expect.stringContaining("fails on the integrated tree from its merge on (bisected over the wave's 4 merges)") }]);
+    expect(gitOut('ls-tree', '-r', '--name-only', 'fleet/bis/_release').trim().split('\n')).toEqual(['README.md', 'src/a.txt', 'src/b.txt', 'src/d.txt']);
+  });
+
+  it('a shared check that fails on the integration before any merge holds every lane that has it, saying so', async () => {
+    await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'pre',
+      directive: 'd',
+      max_retries: 0,
+      // Passes in a lane, fails wherever the integration runs it, whatever is merged.
+      checks: ['test "$FLEET_BRANCH" != fleet/pre/_integration'],
+      integrate: {},
+      targets: ['a', 'b'].map((x) => ({ repo: './mono.git', lane: x, owns: [`${x}.txt`], run: `echo ${x} > ${x}.txt` })),
+    });
+    const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
+    expect(r.code, r.stderr).toBe(1);
+    const m = readManifest(join(dir, 'ws'));
+    for (const id of ['a', 'b']) expect(lane(m, id).integration).toMatchObject({ state: 'held', reason: expect.stringContaining('fails on the last verified integration already, before any lane of this wave is merged') });
+    expect(m.integration![0]!.release).toBeNull();
+  });
+
+  it('an incremental sweep whose first wave is unchanged starts the later waves from the integration, not the bare base', async () => {
+    await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
+    const lib = { repo: './mono.git', lane: 'lib', owns: ['lib/**'], run: 'mkdir -p lib && echo v1 > lib/util.txt' };
+    const svc = { repo: './mono.git', lane: 'svc', owns: ['svc/**'], depends_on: ['lib'], run: 'mkdir -p svc && echo "uses $(cat lib/util.txt)" > svc/main.txt' };
+    const spec = { name: 'inc', directive: 'd', max_retries: 0, integrate: {}, targets: [lib, svc] };
+    const file = writeFleetFile(dir, spec);
+    const first = await fleet(runArgs(file, join(dir, 'ws1')), { cwd: dir });
+    expect(first.code, first.stderr).toBe(0);
+    // The directive of svc changes; lib's does not, and its base has not moved: lib does not run again.
+    const changed = writeFleetFile(dir, { ...spec, targets: [lib, { ...svc, run: svc.run.replace('"uses', '"now uses') }] }, 'changed.yml');
+    const second = await fleet([...runArgs(changed, join(dir, 'ws2')), '--since', join(dir, 'ws1', 'fleet-status.json')], { cwd: dir });
+    expect(second.code, second.stderr).toBe(0);
+    const m = readManifest(join(dir, 'ws2'));
+    expect(lane(m, 'lib')).toMatchObject({ status: 'unchanged', integration: { state: 'merged', reason: 'already in the integration branch' } });
+    expect(m.integration![0]!.waves[0]).toMatchObject({ order: [], already: ['lib'] });
+    expect(lane(m, 'svc').base_branch).toBe('fleet/inc/_integration');
+    expect(await readRemoteFile(join(dir, 'mono.git'), 'fleet/inc/_release', 'svc/main.txt')).toBe('now uses v1\n');
   });
 });

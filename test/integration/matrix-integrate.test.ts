@@ -49,7 +49,7 @@ describe('integrate jobs', () => {
     const { file, fleet, forge, store } = await setup();
     const planned = await matrixPlan({ fleet, file, forge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-1', waveJobs: 8 });
     if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
-    expect(planned.outputs.integrate).toBe(true);
+    expect(planned.outputs.integrate_jobs).toBe(2);
     await matrixShard({ shard: planned.outputs.waves[0]![0]!, store, ...jobs(forge, join(dir, 'w1')) });
     // integrate-1 died before it uploaded anything: wave 2 must not build on an integration it cannot see.
     const wave2 = await matrixShard({ shard: planned.outputs.waves[1]![0]!, store, ...jobs(forge, join(dir, 'w2')) });
@@ -92,5 +92,38 @@ describe('integrate jobs', () => {
     ]);
     expect(m.integration![0]!.release?.commit).toBe(last.records[0]!.head);
     expect(exitCodeFor(m)).toBe(0);
+  });
+
+  it('an incremental sweep: a wave whose lanes are all unchanged has no leg, but its integrate job runs and the next wave starts from the integration', async () => {
+    const { file, fleet, forge, store } = await setup();
+    const planned = await matrixPlan({ fleet, file, forge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-3', waveJobs: 8 });
+    if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
+    const bundle = await loadPlanBundle(store, join(dir, 'b1'));
+    for (const [i, shards] of planned.outputs.waves.entries()) {
+      for (const shard of shards) await matrixShard({ shard, store, ...jobs(forge, join(dir, `w${i}-${shard}`)) });
+      if (i < planned.outputs.integrate_jobs) await matrixIntegrate({ bundle, waveJob: i + 1, store, ...jobs(forge, join(dir, `i${i}`)) });
+    }
+    const swept = await matrixReport({ bundle, store, root: join(dir, 'rep1'), forge, clock: systemClock });
+    expect(exitCodeFor(swept)).toBe(0);
+
+    // The next sweep, with svc's directive changed: lib is unchanged, so wave 1 has no shard; svc runs.
+    const store2 = new FolderArtifactStore(join(dir, 'artifacts-2'));
+    const changed = { ...fleet, lanes: fleet.lanes.map((l) => (l.id === 'svc' ? { ...l, run: l.run!.replace('"uses', '"now uses') } : l)) };
+    const next = await matrixPlan({ fleet: changed, file, forge, clock: systemClock, store: store2, root: join(dir, 'p2'), fleet_id: 'fleet-run-4', waveJobs: 8, since: swept });
+    if (!next.ok) throw new Error(JSON.stringify(next.problems));
+    expect(next.outputs.waves[0]).toEqual([]);
+    expect(next.outputs.integrate_jobs).toBe(2);
+    const bundle2 = await loadPlanBundle(store2, join(dir, 'b2'));
+    const first = await matrixIntegrate({ bundle: bundle2, waveJob: 1, store: store2, ...jobs(forge, join(dir, 'j0')) });
+    expect(first.lanes.lib).toMatchObject({ state: 'merged', reason: 'already in the integration branch' });
+    const [svc] = await matrixShard({ shard: next.outputs.waves[1]![0]!, store: store2, ...jobs(forge, join(dir, 'v1')) });
+    expect(svc).toMatchObject({ status: 'completed', base_branch: 'fleet/mi/_integration' });
+    await matrixIntegrate({ bundle: bundle2, waveJob: 2, store: store2, ...jobs(forge, join(dir, 'j1')) });
+    expect(await readRemoteFile(join(dir, 'mono.git'), 'fleet/mi/_release', 'svc/main.txt')).toBe('now uses v1\n');
+    const m = await matrixReport({ bundle: bundle2, store: store2, root: join(dir, 'rep2'), forge, clock: systemClock });
+    expect(m.lanes.map((l) => [l.lane, l.status, l.integration?.state])).toEqual([
+      ['lib', 'unchanged', 'merged'],
+      ['svc', 'completed', 'merged'],
+    ]);
   });
 });

@@ -143,6 +143,11 @@ export interface Workspace {
   commitMessages(dir: string, rev: string, max: number): Promise<string[]>;
   /** Merges `commit` into the checked-out branch (a merge commit); a conflict is aborted and its paths returned. */
   merge(dir: string, commit: string, message: string): Promise<{ ok: true; commit: string } | { ok: false; conflicts: string[] }>;
+  /**
+   * A copy of the repository in `dir` (its objects copied, never shared) checked out at `rev`, in `dest` (replaced):
+   * what runs there can rewrite its own objects and configuration, and never those of `dir`.
+   */
+  copyAt(dir: string, rev: string, dest: string): Promise<void>;
 }
 
 /** `auto`: isolate directives where the machine allows, say so where not; `required`: refuse to run a directive without; `off`: never. */

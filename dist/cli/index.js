@@ -16035,11 +16035,15 @@ function resolveFleet(ff, file) {
     }
     if (names.branch === names.release) p("integrate.release", "the release branch must differ from the integration branch");
     const bases = /* @__PURE__ */ new Map();
-    for (const l of lanes) bases.set(l.repo, (bases.get(l.repo) ?? /* @__PURE__ */ new Map()).set(l.base ?? "(the default branch)", l.id));
+    for (const l of lanes) {
+      if (l.base === void 0) continue;
+      const byBase = bases.get(l.repo) ?? /* @__PURE__ */ new Map();
+      bases.set(l.repo, byBase.set(l.base, [...byBase.get(l.base) ?? [], l.id]));
+    }
     for (const [repo, byBase] of bases) {
       if (byBase.size < 2) continue;
-      const first = lanes.find((l) => l.repo === repo);
-      p(`targets[${first.index}].base`, `the lanes of ${repo} start from different bases (${[...byBase].map(([b, id]) => `${id}: ${b}`).join(", ")}): its integration branch has one base, so give every lane of ${repo} the same base:`);
+      const first = lanes.find((l) => l.repo === repo && l.base !== void 0);
+      p(`targets[${first.index}].base`, `the lanes of ${repo} name different bases (${[...byBase].map(([b, ids]) => `${b}: ${ids.join(", ")}`).join("; ")}): its integration branch has one base, so give every lane of ${repo} the same base:`);
     }
     if (ff.checkpoint === "merged") p("checkpoint", "checkpoint: merged waits for a lane to reach its base branch, which integrated lanes reach only through the one PR at the end: use pushed or green with integrate:");
     if (ff.speculative?.pick === "person") p("speculative.pick", "with integrate:, a person cannot pick between strategies before the next wave builds on one: choose a rule");
@@ -18152,6 +18156,12 @@ const localWorkspace = {
   async merge(dir, commit, message) {
     guard(dir);
     return (0,git/* mergeCommit */.uX)(dir, commit, message);
+  },
+  async copyAt(dir, rev, dest) {
+    guard(dir);
+    (0,external_node_fs_.rmSync)(dest, { recursive: true, force: true });
+    await (0,git/* git */.$Y)(["clone", "--quiet", "--no-hardlinks", "--no-checkout", (0,external_node_path_.resolve)(dir), (0,external_node_path_.resolve)(dest)], { cwd: (0,external_node_path_.resolve)(dir) });
+    await (0,git/* git */.$Y)(["checkout", "--quiet", "--detach", rev], { cwd: dest });
   }
 };
 const localExecutor = {
@@ -20243,6 +20253,13 @@ class Integration {
   spec;
   prior;
   repos = /* @__PURE__ */ new Map();
+  /**
+   * What went wrong with the integration itself rather than with a lane (git failed, a push was refused): lanes held
+   * for these reasons may go in when it is tried again, so on Actions the integrate job fails and can be re-run.
+   */
+  problems = [];
+  /** Earlier jobs' records of repositories this job could not open, as this job leaves them (a release that failed). */
+  unopened = /* @__PURE__ */ new Map();
   name(template) {
     return template.replaceAll("{name}", this.ctx.file.name);
   }
@@ -20253,7 +20270,7 @@ class Integration {
   /** Every repository's record: those this process integrated, and those earlier jobs did that it has not touched. */
   records() {
     const opened = [...this.repos.values()].map((s) => s.record);
-    return [...this.prior.filter((p) => !this.repos.has(p.repo)), ...opened];
+    return [...this.prior.filter((p) => !this.repos.has(p.repo)).map((p) => this.unopened.get(p.repo) ?? p), ...opened];
   }
   /** Integrates the completed lanes of `laneIds` (one wave); returns their records with `integration` set. */
   async afterWave(wave, laneIds, records) {
@@ -20273,6 +20290,7 @@ class Integration {
         out.push(...await this.integrateWave(state, wave, ids, records));
       } catch (err) {
         const reason = `the integration of ${repo} failed: ${err.message}`;
+        this.problems.push(reason);
         const state = this.repos.get(repo);
         if (state) {
           state.broken ??= reason;
@@ -20313,7 +20331,10 @@ class Integration {
     const prior = this.prior.find((p) => p.repo === repo && p.branch === branch);
     if (!prior) return fresh;
     if (!cloned.remote_branch_commit) return { ...fresh, waves: [...prior.waves] };
-    return { ...prior, waves: [...prior.waves], head: cloned.remote_branch_commit };
+    if (prior.head && cloned.remote_branch_commit !== prior.head) {
+      throw new Error(`${branch} is at ${cloned.remote_branch_commit.slice(0, 12)}, not at ${prior.head.slice(0, 12)}, where the integration of an earlier wave left it (someone pushed to it): nothing is merged onto it`);
+    }
+    return { ...prior, base_branch: cloned.base_branch, waves: [...prior.waves], head: cloned.remote_branch_commit };
   }
   /** The lanes of this fleet an earlier run merged into the integration branch, read from the merge commits' trailers. */
   async mergedBefore(dir, base, head) {
@@ -20347,7 +20368,9 @@ Fleet-Id: ${this.ctx.file.name}
       const pushed = await this.ctx.workspace.push(state.dir, state.record.branch, head, state.remote, this.ctx.forge.gitEnv(), this.ctx.file.git_timeout_minutes * 6e4);
       if (pushed.ok) state.remote = head;
       else {
-        for (const lane of pass.order) held.push({ lane, conflicts: [], reason: `the integration branch could not be pushed: ${gist(pushed.detail) || pushed.reason}` });
+        const reason = `the integration branch could not be pushed: ${gist(pushed.detail) || pushed.reason}`;
+        this.problems.push(`${state.record.repo}: ${reason}`);
+        for (const lane of pass.order) held.push({ lane, conflicts: [], reason });
         pass = { ...pass, order: [] };
         await this.ctx.workspace.reset(state.dir, before);
         head = before;
@@ -20377,6 +20400,14 @@ Fleet-Id: ${this.ctx.file.name}
       if (without.has(id)) continue;
       if (ctx.signal?.aborted) throw new Error("the run was interrupted");
       const rec = records.get(id);
+      if (rec.base_branch && rec.base_branch !== state.record.base_branch && rec.base_branch !== state.record.branch) {
+        result.held.push({ lane: id, conflicts: [], reason: `it started from ${rec.base_branch}, and the integration of ${state.record.repo} is based on ${state.record.base_branch ?? "another branch"}: give the lanes of one repository the same base:` });
+        continue;
+      }
+      if (rec.base_branch === state.record.branch && rec.base_commit !== state.record.head) {
+        result.held.push({ lane: id, conflicts: [], reason: `it started from ${(rec.base_commit ?? "nothing").slice(0, 12)} on ${state.record.branch}, not from the verified integration ${state.record.head.slice(0, 12)} (someone pushed to the branch)` });
+        continue;
+      }
       const fetched = await ws.fetchBranch(state.dir, ctx.forge.cloneUrl(this.specs.get(id)), rec.branch, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 6e4);
       if (fetched !== rec.commit) {
         result.held.push({ lane: id, conflicts: [], reason: `${rec.branch} is at ${fetched ? fetched.slice(0, 12) : "nothing"}, not at the lane's commit ${rec.commit.slice(0, 12)}` });
@@ -20394,7 +20425,7 @@ Fleet-Lane: ${id}
 Fleet-Wave: ${wave + 1}
 `);
       if (!merged.ok) {
-        result.held.push({ lane: id, conflicts: merged.conflicts, reason: `merging it into ${state.record.branch} conflicts in ${merged.conflicts.slice(0, 5).join(", ")}${merged.conflicts.length > 5 ? ", \u2026" : ""}` });
+        result.held.push({ lane: id, conflicts: merged.conflicts, reason: `merging it into ${state.record.branch} conflicts in ${merged.conflicts.slice(0, 5).map((c) => JSON.stringify(c).slice(1, -1)).join(", ")}${merged.conflicts.length > 5 ? ", \u2026" : ""}` });
         continue;
       }
       result.order.push(id);
@@ -20438,11 +20469,7 @@ Fleet-Wave: ${wave + 1}
    */
   async blame(state, check, lanes, pass, log, detail) {
     const start = pass.order.indexOf(lanes[0]);
-    const fails = async (i) => {
-      const at = i < 0 ? state.record.head : pass.heads[i];
-      await this.ctx.workspace.reset(state.dir, at);
-      return !(await this.check(state, check, log, at)).ok;
-    };
+    const fails = async (i) => !(await this.check(state, check, log, i < 0 ? state.record.head : pass.heads[i])).ok;
     let lo = start - 1;
     let hi = pass.order.length - 1;
     while (hi - lo > 1) {
@@ -20458,7 +20485,6 @@ Fleet-Wave: ${wave + 1}
       const alone = lanes.length === 1 || hi === start;
       out = /* @__PURE__ */ new Map([[culprit, alone && lanes.includes(culprit) ? `its check \`${check}\` fails on the integrated tree: ${detail}` : `the check \`${check}\` fails on the integrated tree from its merge on (bisected over the wave's ${pass.order.length} merges): ${detail}`]]);
     }
-    await this.ctx.workspace.reset(state.dir, pass.head);
     return out;
   }
   /** A soft edge may name a target tried several ways: its pick, if that is in the tree. */
@@ -20466,23 +20492,32 @@ Fleet-Wave: ${wave + 1}
     if (inTree.has(id)) return id;
     return [...inTree].find((x) => this.specs.get(x)?.strategy?.group === id);
   }
-  /** Runs one check in the integration working copy at `head`, and puts the copy back at `head` after it. */
+  /**
+   * Runs one check on the integrated tree at `head`, in a copy of the integration made for it and removed after it. A
+   * check is code from the lanes: in the integration working copy itself it could rewrite the objects the next merge
+   * reads (and get files no fence allows onto the branch), or plant files where Fleet writes its logs. The sandbox
+   * confines it to the copy.
+   */
   async check(state, check, log, head) {
     const { ctx } = this;
+    const copy = (0,external_node_path_.join)(state.dir, "..", "check");
+    await ctx.workspace.copyAt(state.dir, head, copy);
     const env = { ...ctx.env, FLEET_ID: ctx.fleet_id, FLEET_NAME: ctx.file.name, FLEET_REPO: state.record.repo, FLEET_BRANCH: state.record.branch, FLEET_WORKSPACE: ctx.root };
-    const r = await ctx.exec.run(check, {
-      cwd: state.dir,
-      env,
-      timeoutMs: ctx.file.timeout_minutes * 6e4,
-      logFile: log,
-      isolation: ctx.file.isolation,
-      confine: { workspace: ctx.root, lane: (0,external_node_path_.join)(state.dir, "..") }
-    });
-    if (ctx.signal?.aborted) throw new Error("the run was interrupted");
-    if (!await ctx.workspace.intact(state.dir)) throw new Error(`the check \`${check}\` broke the integration working copy's .git`);
-    await ctx.workspace.reset(state.dir, head);
-    if (r.exitCode === 0 && !r.timedOut) return { ok: true, detail: null };
-    return { ok: false, detail: r.timedOut ? "timed out" : `exit ${r.exitCode ?? r.signal}${gist(r.tail) ? `: ${gist(r.tail)}` : ""}` };
+    try {
+      const r = await ctx.exec.run(check, {
+        cwd: copy,
+        env,
+        timeoutMs: ctx.file.timeout_minutes * 6e4,
+        logFile: log,
+        isolation: ctx.file.isolation,
+        confine: { workspace: ctx.root, lane: copy }
+      });
+      if (ctx.signal?.aborted) throw new Error("the run was interrupted");
+      if (r.exitCode === 0 && !r.timedOut) return { ok: true, detail: null };
+      return { ok: false, detail: r.timedOut ? "timed out" : `exit ${r.exitCode ?? r.signal}${gist(r.tail) ? `: ${gist(r.tail)}` : ""}` };
+    } finally {
+      await (0,promises_.rm)(copy, { recursive: true, force: true });
+    }
   }
   /**
    * The end of the fleet: for each repository whose integration moved, the release branch at the last verified
@@ -20490,16 +20525,27 @@ Fleet-Wave: ${wave + 1}
    * failed).
    */
   async release(records) {
+    for (const prior of this.prior) {
+      if (this.repos.has(prior.repo) || !prior.head || prior.head === prior.base_commit) continue;
+      const spec = [...this.specs.values()].find((l) => l.repo === prior.repo);
+      if (!spec) continue;
+      try {
+        await this.open(prior.repo, spec);
+      } catch (err) {
+        this.unopened.set(prior.repo, { ...prior, release: this.failedRelease(prior.release, `the integration branch could not be read: ${err.message}`) });
+      }
+    }
     for (const state of this.repos.values()) {
       try {
         await this.releaseRepo(state, records);
       } catch (err) {
-        const release = state.record.release ?? { branch: this.name(this.spec.release), commit: null, gate: [], ok: false, pr_url: null, pr_number: null };
-        release.ok = false;
-        release.gate.push({ lanes: [], check: "release", ok: false, detail: err.message });
-        state.record.release = release;
+        state.record.release = this.failedRelease(state.record.release, err.message);
       }
     }
+  }
+  failedRelease(release, detail) {
+    const out = release ?? { branch: this.name(this.spec.release), commit: null, gate: [], ok: false, pr_url: null, pr_number: null };
+    return { ...out, ok: false, gate: [...out.gate, { lanes: [], check: "release", ok: false, detail }] };
   }
   async releaseRepo(state, records) {
     const { ctx } = this;
@@ -20947,13 +20993,13 @@ async function dependencyBlock(spec, records, specs, forge, checkpoint, dryRun) 
     if (!dep || !model/* TERMINAL */.ff.has(dep.status)) {
       return { class: "checkpoint-unmet", message: `dependency "${depId}" had not finished when this lane's wave started` };
     }
+    if (dep.integration?.state === "held") {
+      return { class: "dependency-failed", message: `dependency "${depId}" is held out of the integration (${dep.integration.reason ?? "held"}); this lane was not run against a missing checkpoint` };
+    }
     if (dep.status === "unchanged") continue;
     if (dep.status !== "completed") {
       const why = dep.error ? `${dep.status} (${dep.error.class})` : dep.status;
       return { class: "dependency-failed", message: `dependency "${depId}" ${why}; this lane was not run against a missing checkpoint` };
-    }
-    if (dep.integration?.state === "held") {
-      return { class: "dependency-failed", message: `dependency "${depId}" is held out of the integration (${dep.integration.reason ?? "held"}); this lane was not run against a missing checkpoint` };
     }
     if (dep.phase === "no-op" || dryRun) continue;
     const depSpec = specs.get(depId);

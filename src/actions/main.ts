@@ -260,11 +260,11 @@ async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: 
 
 /**
  * The job after a wave job, with integrate: in the fleet file: the wave's lanes merged into the integration branch
- * (after the last wave, the release). A held lane is an outcome the report counts, not a failure of this job: only a
- * set-up failure fails it, so "Re-run failed jobs" integrates again exactly when the integration did not run.
+ * (after the last wave, the release). A lane held by a conflict or a failed check is an outcome the report counts,
+ * not a failure of this job; git or the forge failing is, so "Re-run failed jobs" tries the integration again.
  */
 async function integrate(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
-  const state = await matrixIntegrate({
+  const { state, problems } = await matrixIntegrate({
     bundle,
     waveJob: settings.wave!,
     store: deps.store,
@@ -284,6 +284,11 @@ async function integrate(deps: ActionDeps, settings: Settings, forge: Forge, bun
     else deps.core.info(`${id}: integrated`);
   }
   await deps.core.summary.addRaw(renderIntegration(state.wave, state.records), true).write();
+  // Git or the forge failed, not a lane: failing the job lets "Re-run failed jobs" try the integration again.
+  if (problems.length) {
+    deps.core.setFailed(`The integration could not be done: ${problems.map((p) => redact(p)).join('; ')}`);
+    return 1;
+  }
   return 0;
 }
 

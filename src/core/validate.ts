@@ -444,13 +444,19 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
       else if (laneBranches.some((b) => b === names[key] || b.startsWith(`${names[key]}/`) || names[key].startsWith(`${b}/`))) p(`integrate.${key}`, `"${names[key]}" is, or holds, a lane's branch: give it a name of its own`);
     }
     if (names.branch === names.release) p('integrate.release', 'the release branch must differ from the integration branch');
-    // One integration branch per repository, so one base: lanes started from different bases cannot be merged into it.
-    const bases = new Map<string, Map<string, string>>();
-    for (const l of lanes) bases.set(l.repo, (bases.get(l.repo) ?? new Map()).set(l.base ?? '(the default branch)', l.id));
+    // One integration branch per repository, so one base: lanes that name different bases cannot be merged into it.
+    // (A lane without base: starts from the default branch, which only the forge knows: the integration holds such a
+    // lane if that is not the others' base.)
+    const bases = new Map<string, Map<string, string[]>>();
+    for (const l of lanes) {
+      if (l.base === undefined) continue;
+      const byBase = bases.get(l.repo) ?? new Map<string, string[]>();
+      bases.set(l.repo, byBase.set(l.base, [...(byBase.get(l.base) ?? []), l.id]));
+    }
     for (const [repo, byBase] of bases) {
       if (byBase.size < 2) continue;
-      const first = lanes.find((l) => l.repo === repo)!;
-      p(`targets[${first.index}].base`, `the lanes of ${repo} start from different bases (${[...byBase].map(([b, id]) => `${id}: ${b}`).join(', ')}): its integration branch has one base, so give every lane of ${repo} the same base:`);
+      const first = lanes.find((l) => l.repo === repo && l.base !== undefined)!;
+      p(`targets[${first.index}].base`, `the lanes of ${repo} name different bases (${[...byBase].map(([b, ids]) => `${b}: ${ids.join(', ')}`).join('; ')}): its integration branch has one base, so give every lane of ${repo} the same base:`);
     }
     if (ff.checkpoint === 'merged') p('checkpoint', 'checkpoint: merged waits for a lane to reach its base branch, which integrated lanes reach only through the one PR at the end: use pushed or green with integrate:');
     if (ff.speculative?.pick === 'person') p('speculative.pick', 'with integrate:, a person cannot pick between strategies before the next wave builds on one: choose a rule');

@@ -216,6 +216,14 @@ export const localWorkspace: Workspace = {
     guard(dir);
     return mergeCommit(dir, commit, message);
   },
+
+  async copyAt(dir, rev, dest) {
+    guard(dir);
+    rmSync(dest, { recursive: true, force: true });
+    // --no-hardlinks: a local clone would otherwise link the object files, and a rewrite through a link reaches dir.
+    await git(['clone', '--quiet', '--no-hardlinks', '--no-checkout', resolve(dir), resolve(dest)], { cwd: resolve(dir) });
+    await git(['checkout', '--quiet', '--detach', rev], { cwd: dest });
+  },
 };
 
 export const localExecutor: Executor = {

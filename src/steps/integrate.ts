@@ -64,6 +64,13 @@ type Pass = {
 
 export class Integration {
   private readonly repos = new Map<string, RepoState>();
+  /**
+   * What went wrong with the integration itself rather than with a lane (git failed, a push was refused): lanes held
+   * for these reasons may go in when it is tried again, so on Actions the integrate job fails and can be re-run.
+   */
+  readonly problems: string[] = [];
+  /** Earlier jobs' records of repositories this job could not open, as this job leaves them (a release that failed). */
+  private readonly unopened = new Map<string, IntegrationRecord>();
 
   /**
    * `prior`: what earlier jobs integrated (on GitHub Actions each wave's integration is its own job, and a fleet
@@ -88,7 +95,7 @@ export class Integration {
   /** Every repository's record: those this process integrated, and those earlier jobs did that it has not touched. */
   records(): IntegrationRecord[] {
     const opened = [...this.repos.values()].map((s) => s.record);
-    return [...this.prior.filter((p) => !this.repos.has(p.repo)), ...opened];
+    return [...this.prior.filter((p) => !this.repos.has(p.repo)).map((p) => this.unopened.get(p.repo) ?? p), ...opened];
   }
 
   /** Integrates the completed lanes of `laneIds` (one wave); returns their records with `integration` set. */
@@ -111,6 +118,7 @@ export class Integration {
       } catch (err) {
         // One repository's integration failing (git, the network, an interrupt) holds its lanes, never the run.
         const reason = `the integration of ${repo} failed: ${(err as Error).message}`;
+        this.problems.push(reason);
         const state = this.repos.get(repo);
         if (state) {
           state.broken ??= reason;
@@ -158,7 +166,12 @@ export class Integration {
     if (!prior) return fresh;
     // An integration branch gone from the forge leaves nothing to build on: later waves start from the base again.
     if (!cloned.remote_branch_commit) return { ...fresh, waves: [...prior.waves] };
-    return { ...prior, waves: [...prior.waves], head: cloned.remote_branch_commit };
+    // A branch moved since the last job verified it holds what nobody verified (someone pushed to it): nothing is
+    // built on it.
+    if (prior.head && cloned.remote_branch_commit !== prior.head) {
+      throw new Error(`${branch} is at ${cloned.remote_branch_commit.slice(0, 12)}, not at ${prior.head.slice(0, 12)}, where the integration of an earlier wave left it (someone pushed to it): nothing is merged onto it`);
+    }
+    return { ...prior, base_branch: cloned.base_branch, waves: [...prior.waves], head: cloned.remote_branch_commit };
   }
 
   /** The lanes of this fleet an earlier run merged into the integration branch, read from the merge commits' trailers. */
@@ -196,7 +209,9 @@ export class Integration {
       if (pushed.ok) state.remote = head;
       else {
         // Not on the forge, not verified for anyone: the wave's merges are held.
-        for (const lane of pass.order) held.push({ lane, conflicts: [], reason: `the integration branch could not be pushed: ${gist(pushed.detail) || pushed.reason}` });
+        const reason = `the integration branch could not be pushed: ${gist(pushed.detail) || pushed.reason}`;
+        this.problems.push(`${state.record.repo}: ${reason}`);
+        for (const lane of pass.order) held.push({ lane, conflicts: [], reason });
         pass = { ...pass, order: [] };
         await this.ctx.workspace.reset(state.dir, before);
         head = before;
@@ -229,6 +244,18 @@ export class Integration {
       if (without.has(id)) continue;
       if (ctx.signal?.aborted) throw new Error('the run was interrupted');
       const rec = records.get(id)!;
+      // The integration has one base: a lane started from another branch (its default, where others name a base) would
+      // bring that branch's history in with it.
+      if (rec.base_branch && rec.base_branch !== state.record.base_branch && rec.base_branch !== state.record.branch) {
+        result.held.push({ lane: id, conflicts: [], reason: `it started from ${rec.base_branch}, and the integration of ${state.record.repo} is based on ${state.record.base_branch ?? 'another branch'}: give the lanes of one repository the same base:` });
+        continue;
+      }
+      // A lane that started from the integration branch started from the verified integration, or from something
+      // pushed onto the branch since: its change is judged against that commit, which nobody verified.
+      if (rec.base_branch === state.record.branch && rec.base_commit !== state.record.head) {
+        result.held.push({ lane: id, conflicts: [], reason: `it started from ${(rec.base_commit ?? 'nothing').slice(0, 12)} on ${state.record.branch}, not from the verified integration ${state.record.head!.slice(0, 12)} (someone pushed to the branch)` });
+        continue;
+      }
       const fetched = await ws.fetchBranch(state.dir, ctx.forge.cloneUrl(this.specs.get(id)!), rec.branch!, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 60_000);
       if (fetched !== rec.commit) {
         result.held.push({ lane: id, conflicts: [], reason: `${rec.branch} is at ${fetched ? fetched.slice(0, 12) : 'nothing'}, not at the lane's commit ${rec.commit!.slice(0, 12)}` });
@@ -241,7 +268,8 @@ export class Integration {
       const spec = this.specs.get(id)!;
       const merged = await ws.merge(state.dir, rec.commit!, `Integrate lane ${id}: ${spec.title}\n\nFleet-Id: ${ctx.file.name}\nFleet-Lane: ${id}\nFleet-Wave: ${wave + 1}\n`);
       if (!merged.ok) {
-        result.held.push({ lane: id, conflicts: merged.conflicts, reason: `merging it into ${state.record.branch} conflicts in ${merged.conflicts.slice(0, 5).join(', ')}${merged.conflicts.length > 5 ? ', …' : ''}` });
+        // Paths are the lanes' text: one line each, so a name cannot carry a line (a workflow command) into a log.
+        result.held.push({ lane: id, conflicts: merged.conflicts, reason: `merging it into ${state.record.branch} conflicts in ${merged.conflicts.slice(0, 5).map((c) => JSON.stringify(c).slice(1, -1)).join(', ')}${merged.conflicts.length > 5 ? ', …' : ''}` });
         continue;
       }
       result.order.push(id);
@@ -287,11 +315,7 @@ export class Integration {
    */
   private async blame(state: RepoState, check: string, lanes: string[], pass: Pass, log: string, detail: string | null): Promise<Map<string, string>> {
     const start = pass.order.indexOf(lanes[0]!);
-    const fails = async (i: number) => {
-      const at = i < 0 ? state.record.head! : pass.heads[i]!;
-      await this.ctx.workspace.reset(state.dir, at);
-      return !(await this.check(state, check, log, at)).ok;
-    };
+    const fails = async (i: number) => !(await this.check(state, check, log, i < 0 ? state.record.head! : pass.heads[i]!)).ok;
     // heads[last] fails; find the first index from `start` that does (a check that fails once broken stays broken).
     let lo = start - 1;
     let hi = pass.order.length - 1;
@@ -308,7 +332,6 @@ export class Integration {
       const alone = lanes.length === 1 || hi === start;
       out = new Map([[culprit, alone && lanes.includes(culprit) ? `its check \`${check}\` fails on the integrated tree: ${detail}` : `the check \`${check}\` fails on the integrated tree from its merge on (bisected over the wave's ${pass.order.length} merges): ${detail}`]]);
     }
-    await this.ctx.workspace.reset(state.dir, pass.head);
     return out;
   }
 
@@ -318,25 +341,32 @@ export class Integration {
     return [...inTree].find((x) => this.specs.get(x)?.strategy?.group === id);
   }
 
-  /** Runs one check in the integration working copy at `head`, and puts the copy back at `head` after it. */
+  /**
+   * Runs one check on the integrated tree at `head`, in a copy of the integration made for it and removed after it. A
+   * check is code from the lanes: in the integration working copy itself it could rewrite the objects the next merge
+   * reads (and get files no fence allows onto the branch), or plant files where Fleet writes its logs. The sandbox
+   * confines it to the copy.
+   */
   private async check(state: RepoState, check: string, log: string, head: string): Promise<{ ok: boolean; detail: string | null }> {
     const { ctx } = this;
+    const copy = join(state.dir, '..', 'check');
+    await ctx.workspace.copyAt(state.dir, head, copy);
     const env = { ...ctx.env, FLEET_ID: ctx.fleet_id, FLEET_NAME: ctx.file.name, FLEET_REPO: state.record.repo, FLEET_BRANCH: state.record.branch, FLEET_WORKSPACE: ctx.root };
-    const r = await ctx.exec.run(check, {
-      cwd: state.dir,
-      env,
-      timeoutMs: ctx.file.timeout_minutes * 60_000,
-      logFile: log,
-      isolation: ctx.file.isolation,
-      confine: { workspace: ctx.root, lane: join(state.dir, '..') },
-    });
-    if (ctx.signal?.aborted) throw new Error('the run was interrupted');
-    // A check is a command on the lanes' code: one that broke the working copy's .git ends this repository's integration.
-    if (!(await ctx.workspace.intact(state.dir))) throw new Error(`the check \`${check}\` broke the integration working copy's .git`);
-    // A check may leave files behind: the next merge starts from the commit, not from them.
-    await ctx.workspace.reset(state.dir, head);
-    if (r.exitCode === 0 && !r.timedOut) return { ok: true, detail: null };
-    return { ok: false, detail: r.timedOut ? 'timed out' : `exit ${r.exitCode ?? r.signal}${gist(r.tail) ? `: ${gist(r.tail)}` : ''}` };
+    try {
+      const r = await ctx.exec.run(check, {
+        cwd: copy,
+        env,
+        timeoutMs: ctx.file.timeout_minutes * 60_000,
+        logFile: log,
+        isolation: ctx.file.isolation,
+        confine: { workspace: ctx.root, lane: copy },
+      });
+      if (ctx.signal?.aborted) throw new Error('the run was interrupted');
+      if (r.exitCode === 0 && !r.timedOut) return { ok: true, detail: null };
+      return { ok: false, detail: r.timedOut ? 'timed out' : `exit ${r.exitCode ?? r.signal}${gist(r.tail) ? `: ${gist(r.tail)}` : ''}` };
+    } finally {
+      await rm(copy, { recursive: true, force: true });
+    }
   }
 
   /**
@@ -345,16 +375,30 @@ export class Integration {
    * failed).
    */
   async release(records: ReadonlyMap<string, LaneRecord>): Promise<void> {
+    // A repository an earlier job integrated and this one has not touched (none of its lanes in the last wave) is
+    // released too.
+    for (const prior of this.prior) {
+      if (this.repos.has(prior.repo) || !prior.head || prior.head === prior.base_commit) continue;
+      const spec = [...this.specs.values()].find((l) => l.repo === prior.repo);
+      if (!spec) continue;
+      try {
+        await this.open(prior.repo, spec);
+      } catch (err) {
+        this.unopened.set(prior.repo, { ...prior, release: this.failedRelease(prior.release, `the integration branch could not be read: ${(err as Error).message}`) });
+      }
+    }
     for (const state of this.repos.values()) {
       try {
         await this.releaseRepo(state, records);
       } catch (err) {
-        const release = state.record.release ?? { branch: this.name(this.spec.release), commit: null, gate: [], ok: false, pr_url: null, pr_number: null };
-        release.ok = false;
-        release.gate.push({ lanes: [], check: 'release', ok: false, detail: (err as Error).message });
-        state.record.release = release;
+        state.record.release = this.failedRelease(state.record.release, (err as Error).message);
       }
     }
+  }
+
+  private failedRelease(release: IntegrationRecord['release'], detail: string): NonNullable<IntegrationRecord['release']> {
+    const out = release ?? { branch: this.name(this.spec.release), commit: null, gate: [], ok: false, pr_url: null, pr_number: null };
+    return { ...out, ok: false, gate: [...out.gate, { lanes: [], check: 'release', ok: false, detail }] };
   }
 
   private async releaseRepo(state: RepoState, records: ReadonlyMap<string, LaneRecord>): Promise<void> {

@@ -16,7 +16,7 @@ import { IntegrationRecord, LaneIntegration, type LaneRecord } from '../core/mod
 import type { ArtifactStore, StoredArtifact } from '../ports.js';
 import { readUntrustedText, writeJsonAtomic } from '../util/fs.js';
 import { integrable, Integration } from './integrate.js';
-import { attemptName, fetchLaneResults, latestByAttempt, legContext, type MatrixShardInput, type PlanBundle } from './matrix.js';
+import { attemptName, fetchLaneResults, latestByAttempt, legContext, parseAttemptName, type MatrixShardInput, type PlanBundle } from './matrix.js';
 import { verifyLane } from './report.js';
 import { writeLaneResult } from './lane.js';
 
@@ -47,20 +47,27 @@ export interface SeenIntegration {
 export async function readIntegration(store: ArtifactStore, root: string, bundle: PlanBundle, before: number, attempt: number): Promise<SeenIntegration> {
   const first = bundle.first_wave ?? 0;
   const since = bundle.attempt ?? 1;
-  let best: { artifact: StoredArtifact; wave: number } | undefined;
+  const found: { artifact: StoredArtifact; wave: number; attempt: number }[] = [];
   for (const [base, artifact] of latestByAttempt(await store.list(INTEGRATION_ARTIFACT_PREFIX, { complete: attempt > since }), since, attempt)) {
     const m = /^fleet-integration-w(\d{1,4})$/.exec(base);
     const wave = m ? Number(m[1]) : NaN;
-    if (wave >= first && wave < before && (!best || wave > best.wave)) best = { artifact, wave };
+    if (wave >= first && wave < before) found.push({ artifact, wave, attempt: parseAttemptName(artifact.name).attempt });
   }
   const carried = fromManifest(bundle);
+  const best = found.sort((a, b) => b.wave - a.wave)[0];
   if (!best) return carried;
+  // "Re-run failed jobs" re-runs an integrate job and every job after it: a later wave's record older than an earlier
+  // wave's is from before the re-run (its own job did not run again, or died), and builds on an integration since redone.
+  const newer = found.find((f) => f.wave < best.wave && f.attempt > best.attempt);
+  if (newer) return { ...carried, problem: `${best.artifact.name} is older than ${newer.artifact.name}, the integration it built on was redone since` };
   const dir = join(root, '.integration', best.artifact.name);
   try {
     await store.download(best.artifact, dir);
     const parsed = IntegrationState.safeParse(safeJson(await readUntrustedText(join(dir, 'integration', `w${best.wave}.json`), 8 * 1024 * 1024)));
-    // The plan names the fleet and the artifact name the wave: a record that says otherwise is not this one.
-    if (!parsed.success || parsed.data.fleet_id !== bundle.manifest.fleet_id || parsed.data.wave !== best.wave) {
+    // The plan names the fleet and its integration branch, the artifact name the wave: a record that says otherwise
+    // is not this one (and its branch would never become a lane's base).
+    const branch = bundle.fleet.file.integrate?.branch.replaceAll('{name}', bundle.fleet.file.name);
+    if (!parsed.success || parsed.data.fleet_id !== bundle.manifest.fleet_id || parsed.data.wave !== best.wave || parsed.data.records.some((r) => r.branch !== branch)) {
       return { ...carried, problem: `${best.artifact.name} is not a record of this fleet's integration of wave ${best.wave + 1}` };
     }
     return { state: parsed.data, wave: best.wave };
@@ -91,9 +98,10 @@ export interface MatrixIntegrateInput extends Omit<MatrixShardInput, 'shard' | '
 
 /**
  * The integrate job after a wave job: the wave's lanes (checked against the forge first: a result file is a lane's
- * word) merged into the integration; after the fleet's last wave, the release. Returns the record it uploaded.
+ * word) merged into the integration; after the fleet's last wave, the release. Returns the record it uploaded, and
+ * what went wrong with the integration itself (not with a lane): git failing, a push refused.
  */
-export async function matrixIntegrate(input: MatrixIntegrateInput): Promise<IntegrationState> {
+export async function matrixIntegrate(input: MatrixIntegrateInput): Promise<{ state: IntegrationState; problems: string[] }> {
   const { bundle } = input;
   const { fleet, manifest } = bundle;
   const spec = fleet.file.integrate;
@@ -117,7 +125,7 @@ export async function matrixIntegrate(input: MatrixIntegrateInput): Promise<Inte
   const file = join(input.root, 'integration', `w${wave}.json`);
   await writeJsonAtomic(file, state);
   await input.store.upload(attemptName(`${INTEGRATION_ARTIFACT_PREFIX}${wave}`, attempt), [file], input.root);
-  return state;
+  return { state, problems: integration.problems };
 }
 
 /** The wave's results, each completed lane checked against the forge as the report job will (its branch, its files, its fence). */
@@ -141,25 +149,38 @@ async function integratedLanes(input: MatrixIntegrateInput, lanes: Record<string
 /**
  * The report job's part: each lane of this run gets its integration outcome (the latest record), and a lane that
  * should have been integrated but is in no record is held with the reason. The lanes' result files in `root` are
- * rewritten, so the report reads them as the local runner's; an unchanged lane has none (it did not run), so the
- * caller sets its outcome from the returned state.
+ * rewritten, so the report reads them as the local runner's; an unchanged lane has none (it did not run), so its
+ * outcome is returned with the repositories' records for the caller to set.
  */
-export async function applyIntegration(store: ArtifactStore, root: string, bundle: PlanBundle, attempt: number, laneIds: readonly string[], read: (id: string) => Promise<LaneRecord | undefined>): Promise<IntegrationState> {
+export async function applyIntegration(
+  store: ArtifactStore,
+  root: string,
+  bundle: PlanBundle,
+  attempt: number,
+  laneIds: readonly string[],
+  read: (id: string) => Promise<LaneRecord | undefined>,
+): Promise<{ records: IntegrationRecord[]; unchanged: Map<string, LaneIntegration> }> {
   const { manifest } = bundle;
   const last = Math.min(manifest.waves.length, (bundle.first_wave ?? 0) + (bundle.wave_jobs ?? manifest.waves.length)) - 1;
   const seen = await readIntegration(store, root, bundle, last + 1, attempt);
+  const planned = new Map(manifest.lanes.map((l) => [l.lane, l]));
+  const unchanged = new Map<string, LaneIntegration>();
   for (const id of laneIds) {
-    const rec = await read(id);
+    const fromFile = planned.get(id)?.status === 'unchanged' ? undefined : await read(id);
+    const rec = fromFile ?? (planned.get(id)?.status === 'unchanged' ? planned.get(id) : undefined);
     if (!rec) continue;
-    const outcome = seen.state.lanes[id];
-    if (outcome) {
-      await writeLaneResult(root, manifest.fleet_id, { ...rec, integration: outcome });
-    } else if (integrable(rec) && rec.wave !== null) {
-      const reason = `the integration of wave ${rec.wave + 1} left no record (its job failed or did not run${seen.problem ? `; ${seen.problem}` : ''}): this lane is not in the integration branch`;
-      await writeLaneResult(root, manifest.fleet_id, { ...rec, integration: { state: 'held', wave: rec.wave, merge_commit: null, conflicts: [], reason } });
-    }
+    const outcome = seen.state.lanes[id] ?? (integrable(rec) && rec.wave !== null ? notInRecord(rec.wave, seen.problem) : undefined);
+    if (!outcome) continue;
+    if (fromFile) await writeLaneResult(root, manifest.fleet_id, { ...fromFile, integration: outcome });
+    else unchanged.set(id, outcome);
   }
-  return seen.state;
+  return { records: seen.state.records, unchanged };
+}
+
+/** A lane that should have gone into the integration of its wave, which left no record. */
+function notInRecord(wave: number, problem: string | undefined): LaneIntegration {
+  const reason = `the integration of wave ${wave + 1} left no record (its job failed or did not run${problem ? `; ${problem}` : ''}): this lane is not in the integration branch`;
+  return { state: 'held', wave, merge_commit: null, conflicts: [], reason };
 }
 
 function safeJson(text: string): unknown {

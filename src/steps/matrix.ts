@@ -8,6 +8,7 @@ import { lstat, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { legPace, predecessorIndex, publishWrites, writeBudget, writesPerLane, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
 import { Manifest, type LaneRecord, type Shard } from '../core/model.js';
+import { finalizeManifest } from '../core/manifest.js';
 import type { LaneSpec, ResolvedFleet, Problem } from '../core/validate.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, StoredArtifact, Workspace } from '../ports.js';
 import { readUntrustedText, writeJsonAtomic } from '../util/fs.js';
@@ -699,8 +700,8 @@ export async function matrixReport(input: MatrixReportInput): Promise<Manifest> 
   });
   if (!integration) return final;
   // Unchanged lanes did not run and have no result file: their outcome comes from the record itself.
-  const lanes = final.lanes.map((l) => (l.status === 'unchanged' && integration.lanes[l.lane] ? { ...l, integration: integration.lanes[l.lane] } : l));
-  return { ...final, lanes, integration: integration.records };
+  const lanes = final.lanes.map((l) => (l.status === 'unchanged' && integration.unchanged.has(l.lane) ? { ...l, integration: integration.unchanged.get(l.lane) } : l));
+  return finalizeManifest({ ...final, lanes, integration: integration.records }, final.ended_at ?? input.clock.now().toISOString());
 }
 
 function inEarlierRun(bundle: PlanBundle, l: LaneRecord): boolean {

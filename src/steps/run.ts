@@ -519,14 +519,15 @@ export async function dependencyBlock(
     if (!dep || !TERMINAL.has(dep.status)) {
       return { class: 'checkpoint-unmet', message: `dependency "${depId}" had not finished when this lane's wave started` };
     }
+    // Held out of the integration (an unchanged lane too: it is integrated again), its work is not in the base.
+    if (dep.integration?.state === 'held') {
+      return { class: 'dependency-failed', message: `dependency "${depId}" is held out of the integration (${dep.integration.reason ?? 'held'}); this lane was not run against a missing checkpoint` };
+    }
     // An unchanged dependency's checkpoint was met when it last ran, and neither its base nor its inputs moved since.
     if (dep.status === 'unchanged') continue;
     if (dep.status !== 'completed') {
       const why = dep.error ? `${dep.status} (${dep.error.class})` : dep.status;
       return { class: 'dependency-failed', message: `dependency "${depId}" ${why}; this lane was not run against a missing checkpoint` };
-    }
-    if (dep.integration?.state === 'held') {
-      return { class: 'dependency-failed', message: `dependency "${depId}" is held out of the integration (${dep.integration.reason ?? 'held'}); this lane was not run against a missing checkpoint` };
     }
     if (dep.phase === 'no-op' || dryRun) continue;
     const depSpec = specs.get(depId)!;

@@ -6,8 +6,8 @@
  * nothing twice.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commitToRemote, createRepo, readRemoteFile, remoteBranches } from '../support/repos.js';
 import { fleet, lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
@@ -101,7 +101,7 @@ describe('wave integration', () => {
     expect(m2.integration![0]!.release).toMatchObject({ ok: false, gate: expect.arrayContaining([expect.objectContaining({ check: 'push fleet/int/_release', detail: expect.stringContaining('nothing was overwritten') })]) });
   });
 
-  it('a check that breaks the integration copy holds its lanes; the run goes on and reports; names Fleet force-moves are refused', async () => {
+  it('a check runs in a copy of its own: wrecking its .git changes nothing Fleet merges or pushes; names Fleet force-moves are refused', async () => {
     await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
     const file = writeFleetFile(dir, {
       name: 'int',
@@ -110,25 +110,26 @@ describe('wave integration', () => {
       max_retries: 0,
       integrate: {},
       targets: [
-        // Its check passes in the lane, and breaks .git wherever the integration runs it.
-        { repo: './mono.git', lane: 'evil', owns: ['x/**'], run: 'mkdir -p x && echo x > x/a', checks: ['case "$PWD" in */integration/*) echo junk > .git/HEAD;; esac; true'] },
+        // Its check passes in the lane, and wrecks .git (objects, HEAD) wherever the integration runs it.
+        { repo: './mono.git', lane: 'evil', owns: ['x/**'], run: 'mkdir -p x && echo x > x/a', checks: ['case "$PWD" in */integration/*) rm -rf .git/objects/* && echo junk > .git/HEAD;; esac; true'] },
         { repo: './mono.git', lane: 'after', owns: ['y/**'], depends_on: ['evil'], run: 'mkdir -p y && echo y > y/a' },
       ],
     });
     const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
-    expect(r.code, r.stderr).toBe(1);
+    expect(r.code, r.stderr).toBe(0);
     const m = readManifest(join(dir, 'ws'));
-    expect(lane(m, 'evil').integration).toMatchObject({ state: 'held', reason: expect.stringContaining("broke the integration working copy's .git") });
-    expect(lane(m, 'after')).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed' } });
+    expect(lane(m, 'evil').integration).toMatchObject({ state: 'merged' });
+    expect(lane(m, 'after').integration).toMatchObject({ state: 'merged', wave: 1 });
+    expect(gitOut('ls-tree', '-r', '--name-only', 'fleet/int/_release').trim().split('\n')).toEqual(['README.md', 'x/a', 'y/a']);
     expect(readFileSync(join(dir, 'ws', 'report.md'), 'utf8')).toContain('### Integration');
 
-    const bad = writeFleetFile(dir, { name: 'int', directive: 'd', run: 'true', checkpoint: 'merged', integrate: { branch: 'main', release: 'main' }, targets: [{ repo: './mono.git' }, { repo: './mono.git', lane: 'next', base: 'next', owns: ['n/**'] }] }, 'bad.yml');
+    const bad = writeFleetFile(dir, { name: 'int', directive: 'd', run: 'true', checkpoint: 'merged', integrate: { branch: 'main', release: 'main' }, targets: [{ repo: './mono.git', base: 'main' }, { repo: './mono.git', lane: 'next', base: 'next', owns: ['n/**'] }, { repo: './mono.git', lane: 'more', base: 'next', owns: ['m/**'] }] }, 'bad.yml');
     const refused = await fleet(['plan', bad], { cwd: dir });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('integrate.branch: "main" must contain {name}');
     expect(refused.stderr).toContain('integrate.release: the release branch must differ from the integration branch');
     expect(refused.stderr).toContain('checkpoint: checkpoint: merged waits for a lane to reach its base branch');
-    expect(refused.stderr).toContain('the lanes of ./mono.git start from different bases (mono: (the default branch), next: next): its integration branch has one base');
+    expect(refused.stderr).toContain('the lanes of ./mono.git name different bases (main: mono; next: next, more): its integration branch has one base');
   });
 
   it('a check every lane shares that fails on the integrated tree is bisected to the lane that broke it; the others are merged', async () => {
@@ -185,5 +186,88 @@ describe('wave integration', () => {
     expect(m.integration![0]!.waves[0]).toMatchObject({ order: [], already: ['lib'] });
     expect(lane(m, 'svc').base_branch).toBe('fleet/inc/_integration');
     expect(await readRemoteFile(join(dir, 'mono.git'), 'fleet/inc/_release', 'svc/main.txt')).toBe('now uses v1\n');
+  });
+
+  it('an unchanged lane held again in the next sweep still blocks its dependent', async () => {
+    await createRepo(dir, 'mono', { 'README.md': '# mono\n', 'routes.txt': 'home\n' }, { clone: false });
+    const api = { repo: './mono.git', lane: 'api', owns: ['api/**', 'routes.txt'], run: 'mkdir -p api && echo api > api/x && echo api >> routes.txt' };
+    const lib = { repo: './mono.git', lane: 'lib', owns: ['lib/**', 'routes.txt'], soft_depends_on: ['api'], run: 'mkdir -p lib && echo v1 > lib/util.txt && echo lib >> routes.txt' };
+    const svc = { repo: './mono.git', lane: 'svc', owns: ['svc/**'], depends_on: ['lib'], run: 'mkdir -p svc && echo "uses $(cat lib/util.txt)" > svc/main.txt' };
+    const file = writeFleetFile(dir, { name: 'inc', directive: 'd', max_retries: 0, integrate: {}, targets: [api, lib, svc] });
+    await fleet(runArgs(file, join(dir, 'ws1')), { cwd: dir });
+    expect(lane(readManifest(join(dir, 'ws1')), 'lib').integration).toMatchObject({ state: 'held', conflicts: ['routes.txt'] });
+    // The next sweep: lib did not change, so it does not run; integrated again, it conflicts again.
+    const second = await fleet([...runArgs(file, join(dir, 'ws2')), '--since', join(dir, 'ws1', 'fleet-status.json')], { cwd: dir });
+    expect(second.code).toBe(1);
+    const m = readManifest(join(dir, 'ws2'));
+    expect(lane(m, 'lib')).toMatchObject({ status: 'unchanged', integration: { state: 'held' } });
+    expect(lane(m, 'svc')).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed' } });
+  });
+
+  it('a lane started from another base than its repository\'s integration is held, saying which', async () => {
+    await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
+    await commitToRemote(join(dir, 'mono.git'), 'dev', { 'DEV.md': 'dev\n' });
+    const file = writeFleetFile(dir, {
+      name: 'two',
+      directive: 'd',
+      max_retries: 0,
+      integrate: {},
+      targets: [
+        { repo: './mono.git', lane: 'a', owns: ['a.txt'], run: 'echo a > a.txt' },
+        { repo: './mono.git', lane: 'b', base: 'dev', owns: ['b.txt'], run: 'echo b > b.txt' },
+      ],
+    });
+    const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
+    expect(r.code, r.stderr).toBe(1);
+    const m = readManifest(join(dir, 'ws'));
+    expect(lane(m, 'a').integration).toMatchObject({ state: 'merged' });
+    expect(lane(m, 'b').integration).toMatchObject({ state: 'held', reason: 'it started from dev, and the integration of ./mono.git is based on main: give the lanes of one repository the same base:' });
+    expect(gitOut('ls-tree', '-r', '--name-only', 'fleet/two/_release').trim().split('\n')).toEqual(['README.md', 'a.txt']);
+  });
+
+  it('bisects a check only some lanes have from the first of them, and checks the next check on the whole tree again', async () => {
+    await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'part',
+      directive: 'd',
+      max_retries: 0,
+      integrate: {},
+      targets: [
+        // a has no check; b, c and d share one that c breaks together with b; d also checks its own file.
+        { repo: './mono.git', lane: 'a', owns: ['a.txt'], run: 'echo a > a.txt' },
+        ...['b', 'c'].map((x) => ({ repo: './mono.git', lane: x, owns: [`${x}.txt`], run: `echo ${x} > ${x}.txt`, checks: ['! (test -f b.txt && test -f c.txt)'] })),
+        { repo: './mono.git', lane: 'd', owns: ['d.txt'], run: 'echo d > d.txt', checks: ['! (test -f b.txt && test -f c.txt)', 'test -f d.txt'] },
+      ],
+    });
+    const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
+    expect(r.code, r.stderr).toBe(1);
+    const integ = readManifest(join(dir, 'ws')).integration![0]!;
+    // Bisected from b (a has not the check): c's merge breaks it. d's own check ran on the tree at its head, not where the bisect left it.
+    expect(integ.waves[0]!.order).toEqual(['a', 'b', 'd']);
+    expect(integ.waves[0]!.held).toEqual([{ lane: 'c', conflicts: [], reason: expect.stringContaining("fails on the integrated tree from its merge on (bisected over the wave's 4 merges)") }]);
+  });
+
+  it('a push of the integration branch the forge refuses holds the wave\'s lanes with the reason; the run goes on', async () => {
+    await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
+    // The forge refuses the integration branch (a branch protection rule, say), nothing else.
+    const hook = join(dir, 'mono.git', 'hooks', 'pre-receive');
+    mkdirSync(dirname(hook), { recursive: true });
+    writeFileSync(hook, '#!/bin/sh\nwhile read old new ref; do case "$ref" in */_integration) echo "protected: $ref" >&2; exit 1;; esac; done\n', { mode: 0o755 });
+    const file = writeFleetFile(dir, {
+      name: 'ref',
+      directive: 'd',
+      max_retries: 0,
+      integrate: {},
+      targets: [
+        { repo: './mono.git', lane: 'lib', owns: ['lib.txt'], run: 'echo v1 > lib.txt' },
+        { repo: './mono.git', lane: 'svc', owns: ['svc.txt'], depends_on: ['lib'], run: 'cp lib.txt svc.txt' },
+      ],
+    });
+    const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
+    expect(r.code, r.stderr).toBe(1);
+    const m = readManifest(join(dir, 'ws'));
+    expect(lane(m, 'lib').integration).toMatchObject({ state: 'held', reason: expect.stringContaining('the integration branch could not be pushed') });
+    expect(lane(m, 'svc')).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed' } });
+    expect(await remoteBranches(join(dir, 'mono.git'))).not.toContain('fleet/ref/_integration');
   });
 });

@@ -223,11 +223,10 @@ async function gateProblem(deps: ActionDeps, settings: Settings): Promise<string
   return approvalGateProblem(deps.api(settings), settings.repository, settings.approvalEnvironment);
 }
 
-async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
-  const agent = await prepareAgent(deps, settings, bundle.fleet.file.agent);
-  const records = await matrixShard({
+/** What a lane or integrate job hands the steps: this job's adapters, the plan, and the environment for untrusted code. */
+function jobInput(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle) {
+  return {
     bundle,
-    shard: settings.shard,
     store: deps.store,
     root: settings.workspace,
     forge,
@@ -235,12 +234,15 @@ async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: 
     exec: deps.exec,
     clock: deps.clock,
     env: deps.directiveEnv,
-    agentEnv: agent.env,
-    neverInChange: agent.neverInChange,
     dryRun: settings.dryRun || undefined,
-    log: (line) => deps.core.info(line),
+    log: (line: string) => deps.core.info(line),
     attempt: settings.runAttempt,
-  });
+  };
+}
+
+async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
+  const agent = await prepareAgent(deps, settings, bundle.fleet.file.agent);
+  const records = await matrixShard({ ...jobInput(deps, settings, forge, bundle), shard: settings.shard, agentEnv: agent.env, neverInChange: agent.neverInChange });
   for (const r of records) {
     const line = `${r.lane}: ${r.status} (${r.phase})${r.error ? ` — ${r.error.class}: ${r.error.message}` : ''}`;
     if (r.status === 'failed') deps.core.warning(line);
@@ -264,20 +266,7 @@ async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: 
  * not a failure of this job; git or the forge failing is, so "Re-run failed jobs" tries the integration again.
  */
 async function integrate(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
-  const { state, problems } = await matrixIntegrate({
-    bundle,
-    waveJob: settings.wave!,
-    store: deps.store,
-    root: settings.workspace,
-    forge,
-    workspace: deps.workspace,
-    exec: deps.exec,
-    clock: deps.clock,
-    env: deps.directiveEnv,
-    dryRun: settings.dryRun || undefined,
-    log: (line) => deps.core.info(line),
-    attempt: settings.runAttempt,
-  });
+  const { state, problems } = await matrixIntegrate({ ...jobInput(deps, settings, forge, bundle), waveJob: settings.wave! });
   for (const [id, outcome] of Object.entries(state.lanes)) {
     if (outcome.wave !== state.wave) continue;
     if (outcome.state === 'held') deps.core.warning(`${id}: held out of the integration: ${outcome.reason ?? 'held'}`);

@@ -237,7 +237,16 @@ function jobInput(deps: ActionDeps, settings: Settings, forge: Forge, bundle: Pl
     dryRun: settings.dryRun || undefined,
     log: (line: string) => deps.core.info(line),
     attempt: settings.runAttempt,
+    integrationPins: integrationPins(settings, bundle),
   };
+}
+
+/**
+ * The integration records a job may read: in the reusable workflow, those the integrate jobs gave as outputs (none
+ * given, none read). Without integrate: there are none to read.
+ */
+function integrationPins(settings: Settings, bundle: PlanBundle): string[] | undefined {
+  return bundle.fleet.file.integrate ? settings.integrationDigests : undefined;
 }
 
 async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
@@ -266,7 +275,9 @@ async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: 
  * not a failure of this job; git or the forge failing is, so "Re-run failed jobs" tries the integration again.
  */
 async function integrate(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
-  const { state, problems } = await matrixIntegrate({ ...jobInput(deps, settings, forge, bundle), waveJob: settings.wave! });
+  const { state, problems, digest } = await matrixIntegrate({ ...jobInput(deps, settings, forge, bundle), waveJob: settings.wave! });
+  // The next wave job, the next integrate job and the report read this record and no other.
+  deps.core.setOutput('integration-digest', digest ?? '');
   for (const [id, outcome] of Object.entries(state.lanes)) {
     if (outcome.wave !== state.wave) continue;
     if (outcome.state === 'held') deps.core.warning(`${id}: held out of the integration: ${outcome.reason ?? 'held'}`);
@@ -314,6 +325,7 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
     clock: deps.clock,
     jobs: settings.repository && settings.runId ? runJobs(api, settings.repository, settings.runId) : undefined,
     attempt: settings.runAttempt,
+    integrationPins: integrationPins(settings, bundle),
   });
   manifest = await continueChain(deps, settings, bundle, manifest);
   const text = renderReport(manifest, { now: manifest.ended_at ?? deps.clock.now().toISOString() });

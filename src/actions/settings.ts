@@ -39,6 +39,7 @@ const SettingsSchema = z.object({
   FLEET_APP_OWNER: z.string().default(''),
   FLEET_SHARD: z.string().default(''),
   FLEET_PLAN_DIGEST: z.string().default(''),
+  FLEET_INTEGRATION_DIGEST: z.string().default(''),
   FLEET_WAVE_JOBS: optionalInt(1, 64, '8'),
   FLEET_WAVE: optionalInt(1, 64),
   FLEET_MAX_PARALLEL: optionalInt(1, 256),
@@ -76,6 +77,11 @@ export interface Settings {
   shard: string;
   /** The plan job's `plan-digest` output (lane and report jobs): the only plan they accept. */
   planDigest: string | undefined;
+  /**
+   * lane, integrate and report modes with integrate: — the integrate jobs' `integration-digest` outputs (space
+   * separated): the only integration records the job reads.
+   */
+  integrationDigests: string[];
   waveJobs: number;
   /** integrate mode: the wave job (1 … wave-jobs) whose wave this job integrates. */
   wave: number | undefined;
@@ -152,6 +158,7 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
       runToken: e.FLEET_RUN_TOKEN || e.FLEET_TOKEN,
       shard: e.FLEET_SHARD,
       planDigest: e.FLEET_PLAN_DIGEST.trim() || undefined,
+      integrationDigests: e.FLEET_INTEGRATION_DIGEST.split(/[\s,]+/).filter(Boolean),
       waveJobs: e.FLEET_WAVE_JOBS ?? 8,
       wave: e.FLEET_WAVE,
       maxParallel: e.FLEET_MAX_PARALLEL,

@@ -16,7 +16,7 @@ import { IntegrationRecord, LaneIntegration, type LaneRecord } from '../core/mod
 import type { ArtifactStore, StoredArtifact } from '../ports.js';
 import { readUntrustedText, writeJsonAtomic } from '../util/fs.js';
 import { integrable, Integration } from './integrate.js';
-import { attemptName, fetchLaneResults, latestByAttempt, legContext, parseAttemptName, type MatrixShardInput, type PlanBundle } from './matrix.js';
+import { attemptName, bareDigest, fetchLaneResults, latestByAttempt, legContext, parseAttemptName, type MatrixShardInput, type PlanBundle } from './matrix.js';
 import { verifyLane } from './report.js';
 import { writeLaneResult } from './lane.js';
 
@@ -44,11 +44,15 @@ export interface SeenIntegration {
  * The integration as it stood after the waves before `before`: the latest record of this run's integrate jobs (the
  * latest attempt of each), else what an earlier run of the chain left in the plan's manifest.
  */
-export async function readIntegration(store: ArtifactStore, root: string, bundle: PlanBundle, before: number, attempt: number): Promise<SeenIntegration> {
+export async function readIntegration(store: ArtifactStore, root: string, bundle: PlanBundle, before: number, attempt: number, pins?: readonly string[]): Promise<SeenIntegration> {
   const first = bundle.first_wave ?? 0;
   const since = bundle.attempt ?? 1;
   const found: { artifact: StoredArtifact; wave: number; attempt: number }[] = [];
-  for (const [base, artifact] of latestByAttempt(await store.list(INTEGRATION_ARTIFACT_PREFIX, { complete: attempt > since }), since, attempt)) {
+  // Pinned, only the records the integrate jobs gave as outputs (which no step but theirs can write) count: an upload
+  // under the same name by anything else in the run is not read.
+  const pinned = pins && new Set(pins.map(bareDigest).filter(Boolean));
+  const listed = (await store.list(INTEGRATION_ARTIFACT_PREFIX, { complete: attempt > since })).filter((a) => !pinned || pinned.has(bareDigest(a.digest)));
+  for (const [base, artifact] of latestByAttempt(listed, since, attempt)) {
     const m = /^fleet-integration-w(\d{1,4})$/.exec(base);
     const wave = m ? Number(m[1]) : NaN;
     if (wave >= first && wave < before) found.push({ artifact, wave, attempt: parseAttemptName(artifact.name).attempt });
@@ -101,7 +105,7 @@ export interface MatrixIntegrateInput extends Omit<MatrixShardInput, 'shard' | '
  * word) merged into the integration; after the fleet's last wave, the release. Returns the record it uploaded, and
  * what went wrong with the integration itself (not with a lane): git failing, a push refused.
  */
-export async function matrixIntegrate(input: MatrixIntegrateInput): Promise<{ state: IntegrationState; problems: string[] }> {
+export async function matrixIntegrate(input: MatrixIntegrateInput): Promise<{ state: IntegrationState; problems: string[]; digest: string | undefined }> {
   const { bundle } = input;
   const { fleet, manifest } = bundle;
   const spec = fleet.file.integrate;
@@ -109,7 +113,7 @@ export async function matrixIntegrate(input: MatrixIntegrateInput): Promise<{ st
   const wave = (bundle.first_wave ?? 0) + input.waveJob - 1;
   if (!manifest.waves[wave]) throw new Error(`the plan has no wave ${wave + 1} to integrate`);
   const attempt = input.attempt ?? 1;
-  const seen = await readIntegration(input.store, input.root, bundle, wave, attempt);
+  const seen = await readIntegration(input.store, input.root, bundle, wave, attempt, input.integrationPins);
   const missing = integrationMissing(seen, wave);
   if (missing) throw new Error(missing.replace(', so this lane cannot start from it', ', so this wave has nothing verified to build on'));
   const specs = new Map(fleet.lanes.map((l) => [l.id, l]));
@@ -124,8 +128,8 @@ export async function matrixIntegrate(input: MatrixIntegrateInput): Promise<{ st
   const state: IntegrationState = { fleet_id: manifest.fleet_id, wave, records: integration.records(), lanes };
   const file = join(input.root, 'integration', `w${wave}.json`);
   await writeJsonAtomic(file, state);
-  await input.store.upload(attemptName(`${INTEGRATION_ARTIFACT_PREFIX}${wave}`, attempt), [file], input.root);
-  return { state, problems: integration.problems };
+  const uploaded = await input.store.upload(attemptName(`${INTEGRATION_ARTIFACT_PREFIX}${wave}`, attempt), [file], input.root);
+  return { state, problems: integration.problems, digest: uploaded.digest };
 }
 
 /** The wave's results, each completed lane checked against the forge as the report job will (its branch, its files, its fence). */
@@ -157,12 +161,13 @@ export async function applyIntegration(
   root: string,
   bundle: PlanBundle,
   attempt: number,
+  pins: readonly string[] | undefined,
   laneIds: readonly string[],
   read: (id: string) => Promise<LaneRecord | undefined>,
 ): Promise<{ records: IntegrationRecord[]; unchanged: Map<string, LaneIntegration> }> {
   const { manifest } = bundle;
   const last = Math.min(manifest.waves.length, (bundle.first_wave ?? 0) + (bundle.wave_jobs ?? manifest.waves.length)) - 1;
-  const seen = await readIntegration(store, root, bundle, last + 1, attempt);
+  const seen = await readIntegration(store, root, bundle, last + 1, attempt, pins);
   const planned = new Map(manifest.lanes.map((l) => [l.lane, l]));
   const unchanged = new Map<string, LaneIntegration>();
   for (const id of laneIds) {

@@ -384,7 +384,7 @@ export interface PlanPin {
   attempt?: number;
 }
 
-const bareDigest = (d: string | undefined) => (d ?? '').replace(/^sha256:/, '');
+export const bareDigest = (d: string | undefined) => (d ?? '').replace(/^sha256:/, '');
 
 /** The plan of the latest attempt that planned (a partial re-run's jobs read the first attempt's plan), or the pinned one. */
 export async function loadPlanBundle(store: ArtifactStore, root: string, pin: PlanPin = {}): Promise<PlanBundle> {
@@ -494,6 +494,11 @@ export interface MatrixShardInput {
   bundle?: PlanBundle;
   /** The run attempt (GITHUB_RUN_ATTEMPT) this leg runs in; default 1. */
   attempt?: number;
+  /**
+   * The digests of the integration records this job may read (the integrate jobs' outputs, as the plan's digest
+   * pins the plan); undefined reads the latest by name (local runs, tests).
+   */
+  integrationPins?: readonly string[];
 }
 
 /** What a job of the fleet hands its lanes (and its integration): the plan's fleet, this job's adapters and log. */
@@ -532,7 +537,7 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
   const ctx = legContext(input, bundle);
   // With integrate:, the lanes of a later wave start from the integration of the waves before it, and a dependency
   // held out of it blocks them, as in the local runner.
-  const integration = fleet.file.integrate && !ctx.dryRun && shard.wave > 0 ? await readIntegration(input.store, input.root, bundle, shard.wave, input.attempt ?? 1) : undefined;
+  const integration = fleet.file.integrate && !ctx.dryRun && shard.wave > 0 ? await readIntegration(input.store, input.root, bundle, shard.wave, input.attempt ?? 1, input.integrationPins) : undefined;
   const noIntegration = integration && integrationMissing(integration, shard.wave);
   if (noIntegration) input.log?.(`Integration: ${noIntegration}`);
   for (const [id, outcome] of Object.entries(integration?.state.lanes ?? {})) if (records.has(id)) records.set(id, { ...records.get(id)!, integration: outcome });
@@ -659,6 +664,8 @@ function safeJson(text: string): unknown {
 }
 
 export interface MatrixReportInput {
+  /** See MatrixShardInput.integrationPins. */
+  integrationPins?: readonly string[];
   store: ArtifactStore;
   root: string;
   forge: Forge;
@@ -682,7 +689,7 @@ export async function matrixReport(input: MatrixReportInput): Promise<Manifest> 
   await fetchLaneResults(input.store, input.root, bundle, here, input.attempt ?? 1);
   const integration =
     fleet.file.integrate && !manifest.dry_run
-      ? await applyIntegration(input.store, input.root, bundle, input.attempt ?? 1, here, async (id) => {
+      ? await applyIntegration(input.store, input.root, bundle, input.attempt ?? 1, input.integrationPins, here, async (id) => {
           const read = await readLaneResult(input.root, id, manifest.fleet_id);
           return read.ok ? read.record : undefined;
         })

@@ -17,11 +17,12 @@ const CI_APP_TOKEN = 'ghs_ContinuousIntegrationApp0123456789ab';
 /**
  * Acts as the CI app of `repo`: once the forge has read the check runs of the
  * lane commit (and found them in_progress), completes them green through the
- * REST API. Resolves true when it did, false if no read came within 20 s.
+ * REST API. Resolves true when it did, false if no read came within 75 s (on a loaded 2-core machine the lanes have
+ * taken over 20 s to reach their CI).
  */
 async function finishAfterFirstRead(emu: Emulator, repo: string): Promise<boolean> {
   emu.addToken(CI_APP_TOKEN, { login: 'ci-app[bot]', default: 'push' });
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 75_000;
   while (Date.now() < deadline) {
     const read = emu.find({ route: '/repos/{owner}/{repo}/commits/{ref}/check-runs', method: 'GET' }).some((q) => q.path.startsWith(`/repos/${repo}/`));
     if (read) {

@@ -4,7 +4,7 @@
  * a fleet deeper than the workflow's wave jobs. The whole story through the reusable workflow is
  * test/actions-e2e/integrate.test.ts.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FolderArtifactStore } from '../../src/local/artifacts.js';
@@ -230,5 +230,28 @@ describe('integrate jobs', () => {
     expect(state.lanes.svc).toMatchObject({ state: 'held', reason: expect.stringContaining('someone pushed to it') });
     expect(problems).toHaveLength(1);
     expect(await readRemoteFile(join(dir, 'mono.git'), 'fleet/mi/_release', '.github/workflows/x.yml')).toBeNull();
+  });
+
+  it('pinned to the integrate jobs\' outputs, a leg reads no record but theirs, however well it is made', async () => {
+    const { file, fleet, forge, store } = await setup();
+    const planned = await matrixPlan({ fleet, file, forge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-10', waveJobs: 8 });
+    if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
+    const bundle = await loadPlanBundle(store, join(dir, 'b'));
+    await matrixShard({ shard: planned.outputs.waves[0]![0]!, store, ...jobs(forge, join(dir, 'w0')) });
+    const { digest } = await matrixIntegrate({ bundle, waveJob: 1, store, ...jobs(forge, join(dir, 'i0')) });
+    expect(digest).toBeTruthy();
+    // Something else in the run uploads a record of its own, as a later attempt's: it says lib was held.
+    const real = (await store.list('fleet-integration-w0')).find((a) => a.name === 'fleet-integration-w0.a1')!;
+    await store.download(real, join(dir, 'real'));
+    const state = JSON.parse(readFileSync(join(dir, 'real', 'integration', 'w0.json'), 'utf8')) as { lanes: Record<string, { state: string }> };
+    state.lanes.lib!.state = 'held';
+    mkdirSync(join(dir, 'forged', 'integration'), { recursive: true });
+    writeFileSync(join(dir, 'forged', 'integration', 'w0.json'), JSON.stringify(state));
+    await store.upload('fleet-integration-w0.a2', [join(dir, 'forged', 'integration', 'w0.json')], join(dir, 'forged'));
+    // Unpinned (a local run of the jobs), the latest by name is read: the pin is what keeps the forgery out.
+    const unpinned = await matrixShard({ shard: planned.outputs.waves[1]![0]!, store, attempt: 2, ...jobs(forge, join(dir, 'w1')) });
+    expect(unpinned[0]).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed' } });
+    const pinned = await matrixShard({ shard: planned.outputs.waves[1]![0]!, store, attempt: 3, integrationPins: [digest!], ...jobs(forge, join(dir, 'w1b')) });
+    expect(pinned[0]).toMatchObject({ status: 'completed', base_branch: 'fleet/mi/_integration' });
   });
 });

@@ -30,7 +30,9 @@ describe('readSettings', () => {
       runToken: 'tok',
       shard: '',
       planDigest: undefined,
+      integrationDigests: [],
       waveJobs: 8,
+      wave: undefined,
       maxParallel: undefined,
       dryRun: false,
       incremental: false,
@@ -64,6 +66,8 @@ describe('readSettings', () => {
       FLEET_RUN_TOKEN: 'run',
       FLEET_SHARD: 'w1-s3',
       FLEET_PLAN_DIGEST: ' sha256:abc ',
+      FLEET_INTEGRATION_DIGEST: ' sha256:d1  sha256:d2 ',
+      FLEET_WAVE: '3',
       FLEET_WAVE_JOBS: '64',
       FLEET_MAX_PARALLEL: '256',
       FLEET_DRY_RUN: 'true',
@@ -95,7 +99,9 @@ describe('readSettings', () => {
       runToken: 'run',
       shard: 'w1-s3',
       planDigest: 'sha256:abc',
+      integrationDigests: ['sha256:d1', 'sha256:d2'],
       waveJobs: 64,
+      wave: 3,
       maxParallel: 256,
       dryRun: true,
       incremental: true,
@@ -147,6 +153,8 @@ describe('readSettings', () => {
     ]);
     expect(problems({ FLEET_MODE: 'deploy', FLEET_SHARD: 'x', FLEET_PLAN_DIGEST: 'd' })).toEqual([expect.stringMatching(/^input mode: /)]);
     expect(problems({})).toEqual([expect.stringMatching(/^input mode: /)]);
+    expect(problems({ FLEET_MODE: 'integrate', FLEET_TOKEN: 't' })).toEqual(['input wave: an integrate job needs the number of the wave job it follows (1 for wave-1)']);
+    expect(problems({ FLEET_MODE: 'integrate', FLEET_TOKEN: 't', FLEET_WAVE: '65' })).toEqual(['input wave: must be a whole number from 1 to 64, got "65"']);
     expect(problems({ FLEET_MODE: 'report', FLEET_TOKEN: 't', FLEET_FAIL_ON_LANE_FAILURE: 'no' })).toEqual([expect.stringMatching(/^input fail-on-lane-failure: /)]);
   });
 

@@ -18162,6 +18162,7 @@ const localWorkspace = {
     (0,external_node_fs_.rmSync)(dest, { recursive: true, force: true });
     await (0,git/* git */.$Y)(["clone", "--quiet", "--no-hardlinks", "--no-checkout", (0,external_node_path_.resolve)(dir), (0,external_node_path_.resolve)(dest)], { cwd: (0,external_node_path_.resolve)(dir) });
     await (0,git/* git */.$Y)(["checkout", "--quiet", "--detach", rev], { cwd: dest });
+    await (0,git/* git */.$Y)(["remote", "remove", "origin"], { cwd: dest });
   }
 };
 const localExecutor = {
@@ -20317,7 +20318,7 @@ class Integration {
     const repoDir = (0,external_node_path_.join)(dir, "repo");
     const cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(spec), repoDir, { base: spec.base, branch, env: ctx.forge.gitEnv(), timeoutMs: ctx.file.git_timeout_minutes * 6e4 });
     if (cloned.remote_branch_commit) await ctx.workspace.reset(repoDir, cloned.remote_branch_commit);
-    const state = { dir: repoDir, spec, cloned, remote: cloned.remote_branch_commit, merged: [], record: this.openRecord(repo, branch, cloned) };
+    const state = { dir: repoDir, spec, remote: cloned.remote_branch_commit, merged: [], record: this.openRecord(repo, branch, cloned) };
     if (cloned.remote_branch_commit) state.merged.push(...await this.mergedBefore(repoDir, cloned.base_commit, cloned.remote_branch_commit));
     this.repos.set(repo, state);
     return state;
@@ -21052,6 +21053,7 @@ function exitCodeFor(manifest) {
 /* harmony export */   k4: () => (/* binding */ JsonLines),
 /* harmony export */   up: () => (/* binding */ readUntrustedText)
 /* harmony export */ });
+/* unused harmony export readUntrustedJson */
 /* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(3024);
 /* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1455);
 /* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(6760);
@@ -21153,6 +21155,14 @@ async function readUntrustedText(path, maxBytes, opts = {}) {
     return "";
   } finally {
     await fh.close();
+  }
+}
+async function readUntrustedJson(path, maxBytes) {
+  const text = await readUntrustedText(path, maxBytes);
+  try {
+    return JSON.parse(text);
+  } catch {
+    return void 0;
   }
 }
 

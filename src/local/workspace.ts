@@ -223,6 +223,8 @@ export const localWorkspace: Workspace = {
     // --no-hardlinks: a local clone would otherwise link the object files, and a rewrite through a link reaches dir.
     await git(['clone', '--quiet', '--no-hardlinks', '--no-checkout', resolve(dir), resolve(dest)], { cwd: resolve(dir) });
     await git(['checkout', '--quiet', '--detach', rev], { cwd: dest });
+    // Nothing in the copy points back at dir: not even a push to origin reaches it.
+    await git(['remote', 'remove', 'origin'], { cwd: dest });
   },
 };
 

@@ -42,12 +42,11 @@ interface RepoState {
   dir: string;
   /** A lane of the repository, for the forge's calls (its clone URL, its base). */
   spec: LaneSpec;
-  cloned: CloneResult | null;
   /** Where the integration branch is on the remote: the lease of the next push. */
   remote: string | null;
   /** Lanes merged in some wave, in order. */
   merged: string[];
-  /** Why this repository's integration stopped (a check broke its working copy, git failed): every later lane is held. */
+  /** Why this repository's integration stopped (git or the forge failed): every later lane of this run is held. */
   broken?: string;
 }
 
@@ -149,7 +148,7 @@ export class Integration {
     const cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(spec), repoDir, { base: spec.base, branch, env: ctx.forge.gitEnv(), timeoutMs: ctx.file.git_timeout_minutes * 60_000 });
     // A re-run goes on from what the integration branch already holds.
     if (cloned.remote_branch_commit) await ctx.workspace.reset(repoDir, cloned.remote_branch_commit);
-    const state: RepoState = { dir: repoDir, spec, cloned, remote: cloned.remote_branch_commit, merged: [], record: this.openRecord(repo, branch, cloned) };
+    const state: RepoState = { dir: repoDir, spec, remote: cloned.remote_branch_commit, merged: [], record: this.openRecord(repo, branch, cloned) };
     // What earlier runs merged is in the tree: their seams with this run's lanes are checked like any other.
     if (cloned.remote_branch_commit) state.merged.push(...(await this.mergedBefore(repoDir, cloned.base_commit, cloned.remote_branch_commit)));
     this.repos.set(repo, state);

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import * as z from 'zod';
 import { IntegrationRecord, LaneIntegration, type LaneRecord } from '../core/model.js';
 import type { ArtifactStore, StoredArtifact } from '../ports.js';
-import { readUntrustedText, writeJsonAtomic } from '../util/fs.js';
+import { readUntrustedJson, writeJsonAtomic } from '../util/fs.js';
 import { integrable, Integration } from './integrate.js';
 import { attemptName, bareDigest, fetchLaneResults, latestByAttempt, legContext, parseAttemptName, type MatrixShardInput, type PlanBundle } from './matrix.js';
 import { verifyLane } from './report.js';
@@ -67,7 +67,7 @@ export async function readIntegration(store: ArtifactStore, root: string, bundle
   const dir = join(root, '.integration', best.artifact.name);
   try {
     await store.download(best.artifact, dir);
-    const parsed = IntegrationState.safeParse(safeJson(await readUntrustedText(join(dir, 'integration', `w${best.wave}.json`), 8 * 1024 * 1024)));
+    const parsed = IntegrationState.safeParse(await readUntrustedJson(join(dir, 'integration', `w${best.wave}.json`), 8 * 1024 * 1024));
     // The plan names the fleet and its integration branch, the artifact name the wave: a record that says otherwise
     // is not this one (and its branch would never become a lane's base).
     const branch = bundle.fleet.file.integrate?.branch.replaceAll('{name}', bundle.fleet.file.name);
@@ -88,10 +88,10 @@ function fromManifest(bundle: PlanBundle): SeenIntegration {
   return { state: { fleet_id: manifest.fleet_id, wave: Math.max(0, first - 1), records: manifest.integration ?? [], lanes }, wave: first > 0 ? first - 1 : null };
 }
 
-/** Why a lane of `wave` cannot start: the integration of the wave before it left no record. */
-export function integrationMissing(seen: SeenIntegration, wave: number): string | undefined {
+/** Why `wave` cannot start (what cannot, `who`): the integration of the wave before it left no record. */
+export function integrationMissing(seen: SeenIntegration, wave: number, who = 'this lane cannot start from it'): string | undefined {
   if (wave === 0 || seen.wave === wave - 1) return undefined;
-  return `the integration of wave ${wave} left no record (its job failed or did not run${seen.problem ? `; ${seen.problem}` : ''}), so this lane cannot start from it: re-run the failed jobs`;
+  return `the integration of wave ${wave} left no record (its job failed or did not run${seen.problem ? `; ${seen.problem}` : ''}), so ${who}: re-run the failed jobs`;
 }
 
 export interface MatrixIntegrateInput extends Omit<MatrixShardInput, 'shard' | 'bundle'> {
@@ -114,8 +114,8 @@ export async function matrixIntegrate(input: MatrixIntegrateInput): Promise<{ st
   if (!manifest.waves[wave]) throw new Error(`the plan has no wave ${wave + 1} to integrate`);
   const attempt = input.attempt ?? 1;
   const seen = await readIntegration(input.store, input.root, bundle, wave, attempt, input.integrationPins);
-  const missing = integrationMissing(seen, wave);
-  if (missing) throw new Error(missing.replace(', so this lane cannot start from it', ', so this wave has nothing verified to build on'));
+  const missing = integrationMissing(seen, wave, 'this wave has nothing verified to build on');
+  if (missing) throw new Error(missing);
   const specs = new Map(fleet.lanes.map((l) => [l.id, l]));
   const ctx = legContext(input, bundle);
   const integration = new Integration(ctx, specs, spec, seen.state.records);
@@ -151,7 +151,7 @@ async function integratedLanes(input: MatrixIntegrateInput, lanes: Record<string
 }
 
 /**
- * The report job's part: each lane of this run gets its integration outcome (the latest record), and a lane that
+ * The report job's part: each lane of this run (`results`: those that left one) gets its integration outcome (the latest record), and a lane that
  * should have been integrated but is in no record is held with the reason. The lanes' result files in `root` are
  * rewritten, so the report reads them as the local runner's; an unchanged lane has none (it did not run), so its
  * outcome is returned with the repositories' records for the caller to set.
@@ -163,7 +163,7 @@ export async function applyIntegration(
   attempt: number,
   pins: readonly string[] | undefined,
   laneIds: readonly string[],
-  read: (id: string) => Promise<LaneRecord | undefined>,
+  results: ReadonlyMap<string, LaneRecord>,
 ): Promise<{ records: IntegrationRecord[]; unchanged: Map<string, LaneIntegration> }> {
   const { manifest } = bundle;
   const last = Math.min(manifest.waves.length, (bundle.first_wave ?? 0) + (bundle.wave_jobs ?? manifest.waves.length)) - 1;
@@ -171,7 +171,7 @@ export async function applyIntegration(
   const planned = new Map(manifest.lanes.map((l) => [l.lane, l]));
   const unchanged = new Map<string, LaneIntegration>();
   for (const id of laneIds) {
-    const fromFile = planned.get(id)?.status === 'unchanged' ? undefined : await read(id);
+    const fromFile = planned.get(id)?.status === 'unchanged' ? undefined : results.get(id);
     const rec = fromFile ?? (planned.get(id)?.status === 'unchanged' ? planned.get(id) : undefined);
     if (!rec) continue;
     const outcome = seen.state.lanes[id] ?? (integrable(rec) && rec.wave !== null ? notInRecord(rec.wave, seen.problem) : undefined);
@@ -186,12 +186,4 @@ export async function applyIntegration(
 function notInRecord(wave: number, problem: string | undefined): LaneIntegration {
   const reason = `the integration of wave ${wave + 1} left no record (its job failed or did not run${problem ? `; ${problem}` : ''}): this lane is not in the integration branch`;
   return { state: 'held', wave, merge_commit: null, conflicts: [], reason };
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }

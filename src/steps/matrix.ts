@@ -8,10 +8,9 @@ import { lstat, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { legPace, predecessorIndex, publishWrites, writeBudget, writesPerLane, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
 import { Manifest, type LaneRecord, type Shard } from '../core/model.js';
-import { finalizeManifest } from '../core/manifest.js';
 import type { LaneSpec, ResolvedFleet, Problem } from '../core/validate.js';
 import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, StoredArtifact, Workspace } from '../ports.js';
-import { readUntrustedText, writeJsonAtomic } from '../util/fs.js';
+import { readUntrustedJson, writeJsonAtomic } from '../util/fs.js';
 import { RelayFile, type DiscoveryEntry } from '../core/relay.js';
 import { mapLimit } from '../util/pool.js';
 import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
@@ -629,7 +628,7 @@ async function fetchRelay(store: ArtifactStore, root: string, bundle: PlanBundle
   await mapLimit(found.slice(0, MAX_RELAY_FILES), 8, async ({ lane, artifact }) => {
     const dir = join(root, '.relay', artifact.name);
     await store.download(artifact, dir);
-    const parsed = RelayFile.safeParse(safeJson(await readUntrustedText(join(dir, 'relay', `${lane}.json`), 1024 * 1024)));
+    const parsed = RelayFile.safeParse(await readUntrustedJson(join(dir, 'relay', `${lane}.json`), 1024 * 1024));
     await rm(dir, { recursive: true, force: true });
     if (!parsed.success || parsed.data.lane !== lane) return;
     const p = planned.get(lane)!;
@@ -655,13 +654,6 @@ async function fleetSpent(store: ArtifactStore, bundle: PlanBundle, attempt: num
   return micro / 1e6 + earlier;
 }
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
 
 export interface MatrixReportInput {
   /** See MatrixShardInput.integrationPins. */
@@ -686,14 +678,8 @@ export async function matrixReport(input: MatrixReportInput): Promise<Manifest> 
   // Lanes of earlier runs of the chain are final, and lanes of later ones have not run: both stand as the manifest has them.
   const elsewhere = new Map(manifest.lanes.filter((l) => inEarlierRun(bundle, l) || inLaterRun(bundle, l)).map((l) => [l.lane, l]));
   const here = manifest.lanes.filter((l) => !elsewhere.has(l.lane)).map((l) => l.lane);
-  await fetchLaneResults(input.store, input.root, bundle, here, input.attempt ?? 1);
-  const integration =
-    fleet.file.integrate && !manifest.dry_run
-      ? await applyIntegration(input.store, input.root, bundle, input.attempt ?? 1, input.integrationPins, here, async (id) => {
-          const read = await readLaneResult(input.root, id, manifest.fleet_id);
-          return read.ok ? read.record : undefined;
-        })
-      : undefined;
+  const fetched = await fetchLaneResults(input.store, input.root, bundle, here, input.attempt ?? 1);
+  const integration = fleet.file.integrate && !manifest.dry_run ? await applyIntegration(input.store, input.root, bundle, input.attempt ?? 1, input.integrationPins, here, fetched) : undefined;
   const shardOf = new Map(manifest.waves.flatMap((w) => w.shards.flatMap((s) => s.lanes.map((l) => [l, s.id] as const))));
   const explainer = input.jobs ? new MissingResultExplainer(input.jobs) : undefined;
   const final = await reportStep({
@@ -708,7 +694,7 @@ export async function matrixReport(input: MatrixReportInput): Promise<Manifest> 
   if (!integration) return final;
   // Unchanged lanes did not run and have no result file: their outcome comes from the record itself.
   const lanes = final.lanes.map((l) => (l.status === 'unchanged' && integration.unchanged.has(l.lane) ? { ...l, integration: integration.unchanged.get(l.lane) } : l));
-  return finalizeManifest({ ...final, lanes, integration: integration.records }, final.ended_at ?? input.clock.now().toISOString());
+  return { ...final, lanes, integration: integration.records };
 }
 
 function inEarlierRun(bundle: PlanBundle, l: LaneRecord): boolean {

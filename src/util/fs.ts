@@ -121,3 +121,13 @@ export async function readUntrustedText(path: string, maxBytes: number, opts: { 
     await fh.close();
   }
 }
+
+/** JSON from a file something untrusted may have written (see readUntrustedText): undefined when it is not JSON. */
+export async function readUntrustedJson(path: string, maxBytes: number): Promise<unknown> {
+  const text = await readUntrustedText(path, maxBytes);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

@@ -270,4 +270,25 @@ describe('wave integration', () => {
     expect(lane(m, 'svc')).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed' } });
     expect(await remoteBranches(join(dir, 'mono.git'))).not.toContain('fleet/ref/_integration');
   });
+
+  it('a conflicting path with a line break in its name is quoted on one line in the reason', async () => {
+    await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
+    const nasty = "printf '%s\\n' \"$FLEET_LANE\" > \"$(printf 'x\\n::error::forged')\"";
+    const file = writeFleetFile(dir, {
+      name: 'nl',
+      directive: 'd',
+      max_retries: 0,
+      integrate: {},
+      targets: [
+        { repo: './mono.git', lane: 'a', owns: ['**'], run: nasty },
+        { repo: './mono.git', lane: 'b', owns: ['**'], soft_depends_on: ['a'], run: nasty },
+      ],
+    });
+    const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
+    expect(r.code, r.stderr).toBe(1);
+    const b = lane(readManifest(join(dir, 'ws')), 'b');
+    expect(b.integration).toMatchObject({ state: 'held', conflicts: ['x\n::error::forged'] });
+    expect(b.integration!.reason).toContain('conflicts in x\\n::error::forged');
+    expect(b.integration!.reason).not.toContain('\n');
+  });
 });

@@ -4,6 +4,7 @@
  * a fleet deeper than the workflow's wave jobs. The whole story through the reusable workflow is
  * test/actions-e2e/integrate.test.ts.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -253,5 +254,22 @@ describe('integrate jobs', () => {
     expect(unpinned[0]).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed' } });
     const pinned = await matrixShard({ shard: planned.outputs.waves[1]![0]!, store, attempt: 3, integrationPins: [digest!], ...jobs(forge, join(dir, 'w1b')) });
     expect(pinned[0]).toMatchObject({ status: 'completed', base_branch: 'fleet/mi/_integration' });
+  });
+
+  it('a lane that started from a commit pushed onto the integration branch, since put back, is held: its base was never verified', async () => {
+    const { file, fleet, forge, store } = await setup();
+    const planned = await matrixPlan({ fleet, file, forge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-11', waveJobs: 8 });
+    if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
+    const bundle = await loadPlanBundle(store, join(dir, 'b'));
+    await matrixShard({ shard: planned.outputs.waves[0]![0]!, store, ...jobs(forge, join(dir, 'w0')) });
+    const { state: first } = await matrixIntegrate({ bundle, waveJob: 1, store, ...jobs(forge, join(dir, 'i0')) });
+    const remote = join(dir, 'mono.git');
+    await commitToRemote(remote, 'fleet/mi/_integration', { 'lib/util.txt': 'v0\n' });
+    const [svc] = await matrixShard({ shard: planned.outputs.waves[1]![0]!, store, ...jobs(forge, join(dir, 'w1')) });
+    expect(svc).toMatchObject({ status: 'completed', base_branch: 'fleet/mi/_integration' });
+    // The branch is put back where the integration left it before the next job looks.
+    execFileSync('git', ['--git-dir', remote, 'update-ref', 'refs/heads/fleet/mi/_integration', first.records[0]!.head!]);
+    const { state } = await matrixIntegrate({ bundle, waveJob: 2, store, ...jobs(forge, join(dir, 'i1')) });
+    expect(state.lanes.svc).toMatchObject({ state: 'held', reason: expect.stringContaining(`not from the verified integration ${first.records[0]!.head!.slice(0, 12)}`) });
   });
 });

@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { addActionsRestHandlers, type ActionsRestBackend } from './actions-rest.js';
+import { IssueTracker, type ClosedCommitMode, type IssueRecord } from './issues.js';
 import { addRunHandlers, type JobAnnotation, type RunControl } from './actions-runs.js';
 import * as g from './git.js';
 import { runHttpBackend } from './http-backend.js';
@@ -217,6 +218,8 @@ export class Emulator {
   private readonly users = new Map<string, UserRecord>();
   private readonly repos = new Map<string, RepoRecord>();
   private readonly pulls = new Map<string, PullRecord>();
+  private readonly tracker: IssueTracker<RestCtx>;
+  private closedCommitMode: ClosedCommitMode;
   private readonly statusesList: StatusRecord[] = [];
   private readonly checkRunsById = new Map<number, CheckRunRecord>();
   private readonly checkSuites = new Map<string, number>();
@@ -263,6 +266,23 @@ export class Emulator {
     this.mergeableNullReads = opts.mergeableNullReads ?? 0;
     this.contentLimiter = new ContentLimiter(contentWindows(opts.contentLimit));
     if (this.token) this.addToken(this.token, { login: this.login, default: 'admin' });
+    this.closedCommitMode = opts.closedEventCommit ?? 'null';
+    this.tracker = new IssueTracker<RestCtx>({
+      repoFor: (c, need) => this.repoFor(c, need),
+      paginate: (c, items) => this.paginate(c, items),
+      httpError: (status, body) => new HttpError(status, body),
+      semantic422: (c, errors, message) => this.semantic422(c, errors, message),
+      id: () => this.id(),
+      nodeId: (prefix, id) => shapes.nodeId(prefix, id),
+      apiUrl: () => this.url,
+      userShape: (login) => shapes.userShape(this.user(login), this.urls()),
+      labelShape: (l, r) => shapes.labelShape(l, r, this.urls()),
+      pull: (key, number) => this.pulls.get(`${key}#${number}`),
+      pulls: (key) => [...this.pulls.values()].filter((p) => p.repoKey === key),
+      pullIssueShape: async (p, c) => shapes.issueShape(await this.pullView(p, c.auth, false), this.urls()),
+      closedCommitMode: () => this.closedCommitMode,
+      now: () => nowIso(),
+    });
     this.handlers = this.buildHandlers();
   }
 
@@ -525,6 +545,49 @@ export class Emulator {
   pullRequests(fullName: string): PullRecord[] {
     const r = this.repoOrThrow(fullName);
     return [...this.pulls.values()].filter((p) => p.repoKey === repoKey(r.owner, r.name)).map((p) => ({ ...p }));
+  }
+
+  /** Opens an issue (not a PR) as `user` (default: the emulator's login); labels missing from the repository are created. */
+  createIssue(fullName: string, spec: { title: string; body?: string; labels?: string[]; user?: string }): IssueRecord {
+    const r = this.repos.get(fullName.toLowerCase());
+    if (!r) throw new Error(`no repository ${fullName}`);
+    return this.tracker.create(r, repoKey(r.owner, r.name), { ...spec, user: spec.user ?? this.login });
+  }
+
+  /** The issues (not PRs) of a repository, copies, by number. */
+  issues(fullName: string): IssueRecord[] {
+    const key = fullName.toLowerCase();
+    return [...this.tracker.issues.values()].filter((i) => i.repoKey === key).sort((a, b) => a.number - b.number).map((i) => structuredClone(i));
+  }
+
+  /**
+   * A person's change to an issue: its body, labels (replacing them), or state (`closed` without a PR, as a
+   * person closing it by hand does: no closing commit, no cross-reference).
+   */
+  editIssue(fullName: string, number: number, patch: { body?: string; title?: string; labels?: string[]; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned'; actor?: string }): void {
+    const i = this.tracker.get(fullName.toLowerCase(), number);
+    const r = this.repos.get(fullName.toLowerCase());
+    if (!i || !r) throw new Error(`no issue ${fullName}#${number}`);
+    const actor = patch.actor ?? 'a-person';
+    if (patch.body !== undefined) i.body = patch.body;
+    if (patch.title !== undefined) i.title = patch.title;
+    if (patch.labels) {
+      for (const l of patch.labels) if (!r.labels.has(l.toLowerCase())) this.createIssueLabel(r, l);
+      i.labels = patch.labels.map((l) => r.labels.get(l.toLowerCase())!.name);
+    }
+    if (patch.state === 'closed') this.tracker.close(i, actor, patch.stateReason ?? 'completed');
+    if (patch.state === 'open') this.tracker.reopen(i, actor);
+    i.updated_at = nowIso();
+  }
+
+  /** What the closed event of an issue closed by a merged PR carries (see issues.ts): `null` (default) or `merge-commit`. */
+  setClosedEventCommit(mode: ClosedCommitMode): void {
+    this.closedCommitMode = mode;
+  }
+
+  private createIssueLabel(r: RepoRecord, name: string): void {
+    const id = this.id();
+    r.labels.set(name.toLowerCase(), { id, node_id: shapes.nodeId('LA_', id), name, color: 'ededed', description: null, default: false });
   }
 
   checkRuns(fullName: string): CheckRunRecord[] {
@@ -1596,7 +1659,9 @@ export class Emulator {
   private async repoView(r: RepoRecord, auth: Auth | null): Promise<shapes.RepoView> {
     const empty = !(await g.hasBranchesFs(r.gitDir));
     const key = repoKey(r.owner, r.name);
-    const openIssues = [...this.pulls.values()].filter((p) => p.repoKey === key && p.state === 'open').length;
+    const openIssues =
+      [...this.pulls.values()].filter((p) => p.repoKey === key && p.state === 'open').length +
+      [...this.tracker.issues.values()].filter((i) => i.repoKey === key && i.state === 'open').length;
     return { repo: r, owner: this.user(r.owner), permission: auth?.spec ? this.permission(auth, r) : null, empty, openIssues };
   }
 
@@ -1977,6 +2042,13 @@ export class Emulator {
       if (!sha) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
       return ok(refShape(r, ref, sha));
     };
+    // "Returns an array of references from your Git database that match the supplied name": a prefix, [] when none.
+    H['git/list-matching-refs'] = async (c) => {
+      const { r } = this.repoFor(c);
+      const prefix = `refs/${c.params.ref ?? ''}`;
+      const refs = [...(await g.listRefs(r.gitDir, 'refs/')).entries()].filter(([ref]) => ref.startsWith(prefix)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      return ok(refs.map(([ref, sha]) => refShape(r, ref, sha)));
+    };
     H['git/create-ref'] = async (c) => {
       const { r } = this.repoFor(c);
       const body = c.body as { ref: string; sha: string };
@@ -2188,6 +2260,7 @@ export class Emulator {
       };
       this.pulls.set(`${key}#${number}`, p);
       this.nodes.set(p.node_id, { type: 'PullRequest', key: `${key}#${number}` });
+      this.tracker.pullReferenced(p, r, p.user);
       const view = await this.pullView(p, c.auth, false);
       view.detail = { ...(await this.pullView(p, c.auth, 'peek')).detail!, mergeable: null, mergeable_state: 'unknown' };
       return { status: 201, body: shapes.pullShape(view, U()) };
@@ -2260,6 +2333,7 @@ export class Emulator {
       }
       if (b.title !== undefined) p.title = b.title;
       if (b.body !== undefined) p.body = b.body;
+      if (b.body !== undefined) this.tracker.pullReferenced(p, r, c.auth.login ?? p.user);
       if (b.maintainer_can_modify !== undefined) p.maintainer_can_modify = b.maintainer_can_modify;
       p.updated_at = nowIso();
       return ok(shapes.pullShape(await this.pullView(p, c.auth, 'peek'), U()));
@@ -2341,6 +2415,7 @@ export class Emulator {
       p.merge_commit_sha = newSha;
       p.merged_by = merger.login;
       p.baseSha = newSha;
+      this.tracker.pullMerged(p, r, merger.login);
       await this.afterRefChanges(r, [{ ref: `refs/heads/${p.baseRef}`, before: baseSha, after: newSha }], 'merge', c.auth.login);
       return ok({ sha: newSha, merged: true, message: 'Pull Request successfully merged' });
     };
@@ -2623,6 +2698,10 @@ export class Emulator {
       apiUrl: () => this.url,
     });
     Object.assign(H, appHandlers(this.appsHost()));
+    Object.assign(
+      H,
+      this.tracker.handlers({ 'issues/get': H['issues/get']!, 'issues/add-labels': H['issues/add-labels']!, 'issues/list-labels-on-issue': H['issues/list-labels-on-issue']! }),
+    );
     return H;
   }
 

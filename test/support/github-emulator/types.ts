@@ -32,6 +32,11 @@ export interface EmulatorOptions {
   mergeableNullReads?: number;
   /** Check the emulator's own JSON responses against the OpenAPI response schemas (into `emu.responseProblems`). Default true. */
   validateResponses?: boolean;
+  /**
+   * The `commit_id` of the closed event when a merged PR closes an issue: `null` (default: what GitHub sends,
+   * PyGithub/PyGithub#1295) or `merge-commit` (what the issue-event docs describe).
+   */
+  closedEventCommit?: 'null' | 'merge-commit';
   /** Seconds GitHub's primary rate limit window lasts (default 3600). */
   rateLimitWindowSec?: number;
 }

@@ -3,7 +3,8 @@
  * src/local and src/github implement these; the steps never import an adapter.
  */
 import type { LaneSpec } from './core/validate.js';
-import type { CiConclusion, LaneRecord, MergeStatus } from './core/model.js';
+import type { CiConclusion, LaneRecord, MergeStatus, QueueBoard } from './core/model.js';
+import type { ResolvedFleet } from './core/validate.js';
 
 export interface Clock {
   now(): Date;
@@ -93,6 +94,32 @@ export interface Forge {
    */
   refreshCredential?(force?: boolean): Promise<boolean>;
 }
+
+/** One line of events.jsonl for the issue queue: a state an issue moved to, or something the run did to it. */
+export interface QueueEvent {
+  issue: number;
+  from: string | null;
+  to: string;
+  detail: string;
+}
+
+export interface QueueOutcome {
+  /** The lanes this run starts (new and resumed work items). */
+  lanes: LaneSpec[];
+  board: QueueBoard;
+  events: QueueEvent[];
+  /** Why the queue could not be read: the plan stops. */
+  problems: string[];
+}
+
+export interface QueueOptions {
+  /** Change nothing on the forge (a dry run, `fleet plan`): no merge, label, comment or close. */
+  readOnly: boolean;
+  now(): Date;
+}
+
+/** The issue queue of a fleet (source.issues): reads the forge's issues, keeps them in step, and says what starts. */
+export type QueueSource = (fleet: ResolvedFleet, opts: QueueOptions) => Promise<QueueOutcome>;
 
 export const systemClock: Clock = { now: () => new Date() };
 

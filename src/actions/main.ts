@@ -46,7 +46,7 @@ export interface GitHubApi {
   request(route: string, params?: Record<string, unknown>): Promise<{ data: unknown }>;
 }
 
-type ForgeChoice = { forge: Forge; discover?: PlanStepOptions['discover']; writeLimits?: WriteWindow[] } | { problem: string };
+type ForgeChoice = { forge: Forge; discover?: PlanStepOptions['discover']; queue?: PlanStepOptions['queue']; writeLimits?: WriteWindow[] } | { problem: string };
 
 export interface ActionDeps {
   env: NodeJS.ProcessEnv;
@@ -162,6 +162,7 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
     maxParallel: settings.maxParallel,
     dryRun: settings.dryRun,
     discover: setup.discover,
+    queue: setup.queue,
     attempt: settings.runAttempt,
     since,
     run: thisRun(settings),

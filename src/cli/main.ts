@@ -290,10 +290,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.stderr.write(`${path}: forge: ${setup.problem}\n`);
       return 2;
     }
-    const { forge, discover } = setup;
+    const { forge, discover, queue } = setup;
 
     if (command === 'plan') {
-      const planned = await planStep(loaded.fleet, forge, systemClock, { file: path, maxParallel, discover });
+      const planned = await planStep(loaded.fleet, forge, systemClock, { file: path, maxParallel, discover, queue, readOnly: true });
       if (!planned.ok) {
         io.stderr.write(`${formatProblems(planned.problems)}\n`);
         return 2;
@@ -342,6 +342,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       clock: systemClock,
       env: directiveEnv(io.env, setup.tokenVariable, [...(setup.secrets ?? []), ...(appEnv.app ? privateKeyParts(io.env.FLEET_APP_PRIVATE_KEY ?? '') : [])]),
       discover,
+      queue,
       root: values.workspace ? resolve(io.cwd, values.workspace) : undefined,
       cwd: io.cwd,
       maxParallel,

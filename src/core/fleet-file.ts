@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { BUILTIN_LENSES, SEVERITIES, type Severity } from './review.js';
+import { DEFAULT_PRIORITY_LABELS, DEFAULT_SPEC_PATTERNS } from './queue.js';
 
 /** A lane id doubles as a path segment and a branch segment, so it is kept to a safe alphabet. */
 export const LANE_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
@@ -235,6 +236,47 @@ export const GitHubSchema = z
   })
   .describe('GitHub-only settings: target discovery.');
 
+export const QUEUE_LABEL_DEFAULTS = { in_flight: 'fleet:in-flight', blocked: 'fleet:blocked', needs_person: 'fleet:needs-person' };
+
+export const IssueSourceSchema = z
+  .strictObject({
+    repo: z.string().min(1).describe('owner/name of the repository whose issues are the queue (its lanes run there).'),
+    label: z.string().min(1).default('fleet:ready').describe('The ready label: every open issue carrying it is in the queue. Only people with triage access can label, so this is the trust boundary.'),
+    priority: z
+      .array(z.string().min(1))
+      .default(DEFAULT_PRIORITY_LABELS)
+      .describe('Priority labels, most urgent first: ready issues start in this order, then lowest number first.'),
+    spec: z
+      .strictObject({
+        patterns: z
+          .array(z.string().min(1))
+          .min(1)
+          .default(DEFAULT_SPEC_PATTERNS)
+          .describe('Regular expressions (case-insensitive, per line): a body matching none says nothing about what done looks like (NO_SPEC). A `Spec: path` line pointing to a file on the base branch also counts.'),
+        comment: z.boolean().default(true).describe('Comment once on a NO_SPEC issue saying what is missing (never a second time).'),
+        unlabel: z.boolean().default(false).describe('Take the ready label off a NO_SPEC issue, so it leaves the queue until a person puts it back.'),
+      })
+      .default({ patterns: DEFAULT_SPEC_PATTERNS, comment: true, unlabel: false }),
+    labels: z
+      .strictObject({
+        in_flight: z.string().min(1).default(QUEUE_LABEL_DEFAULTS.in_flight).describe('Set while an issue has a lane or an open PR; Fleet\'s own.'),
+        blocked: z.string().min(1).default(QUEUE_LABEL_DEFAULTS.blocked).describe('Set while an issue waits on other work or a gate; Fleet\'s own.'),
+        needs_person: z
+          .string()
+          .min(1)
+          .default(QUEUE_LABEL_DEFAULTS.needs_person)
+          .describe('A person\'s label: an issue carrying it is BLOCKED_PERSON. Fleet sets it when a PR of the issue is closed without merging, and never removes it.'),
+      })
+      .default(QUEUE_LABEL_DEFAULTS),
+  })
+  .describe('A ready queue of GitHub issues: each open issue with the ready label becomes a lane (several with a "## Parallel plan"). See docs/issue-queue.md.');
+
+export const SourceSchema = z
+  .strictObject({
+    issues: IssueSourceSchema.optional(),
+  })
+  .describe('Sources of lanes besides targets: and github.discover.');
+
 export const PullRequestSchema = z
   .strictObject({
     labels: z.array(z.string().min(1)).default([]),
@@ -275,6 +317,7 @@ export const FleetFileSchema = z
       .optional()
       .describe('A file with one more target per line (# comments), relative to this file; each gets the fleet defaults.'),
     github: GitHubSchema.default({ discover: [], include: [], exclude: [], allow_forks: false }),
+    source: SourceSchema.optional(),
     pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false }),
     ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
     exclude: z.array(ExcludeSchema).default([]).describe('Targets to account for but never run, each with a reason.'),
@@ -323,4 +366,5 @@ export type BudgetSpec = z.output<typeof BudgetSchema>;
 export type StrategySpec = z.output<typeof StrategySchema>;
 export type PickRule = (typeof PICK_RULES)[number];
 export type IntegrateSpec = z.output<typeof IntegrateSchema>;
+export type IssueSourceSpec = z.output<typeof IssueSourceSchema>;
 export type TargetReviewSpec = z.output<typeof TargetReviewSchema>;

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 
-export const SCHEMA_VERSION = '1.2.0';
+export const SCHEMA_VERSION = '1.3.0';
 
 /**
  * `unchanged`: an incremental sweep found the target's base commit and the lane's digest as they were when the
@@ -367,6 +367,45 @@ export const IntegrationRecord = z.strictObject({
 });
 export type IntegrationRecord = z.infer<typeof IntegrationRecord>;
 
+export const QueueItemRecord = z.strictObject({
+  slot: z.string().nullable().describe('The slot of the issue\'s parallel plan, or null for the whole issue.'),
+  state: z.enum(['merged', 'open-pr', 'closed-pr', 'resume', 'ready', 'waiting']),
+  branch: z.string().nullable(),
+  pr: z.strictObject({ number: z.number().int(), state: z.enum(['open', 'merged', 'closed']), url: z.string(), created_at: z.string() }).nullable(),
+  owns: z.array(z.string()),
+  depends_on: z.array(z.string()),
+});
+
+export const QueueRow = z.strictObject({
+  issue: z.number().int(),
+  title: z.string(),
+  url: z.string(),
+  state: z.enum(['READY', 'IN_FLIGHT', 'BLOCKED_WORK', 'BLOCKED_PERSON', 'NO_SPEC']),
+  reason: z.string().describe('Why, quoted from the issue where it can be.'),
+  items: z.array(QueueItemRecord),
+  started: z.array(z.string()).describe('The lanes this run started for it.'),
+  priority: z.number().int(),
+  created_at: z.string(),
+  waiting_since: z.string().nullable().describe('Since when it has waited: its oldest open PR, or the issue itself when nothing of it is open.'),
+});
+
+export const QueueBoard = z
+  .strictObject({
+    repo: z.string(),
+    label: z.string(),
+    read_at: z.string(),
+    budget: z.number().int(),
+    rows: z.array(QueueRow),
+    /** What this run did to the queue before starting lanes: merges, closes, labels and comments. */
+    actions: z.array(z.string()),
+    events: z
+      .array(z.strictObject({ issue: z.number().int(), from: z.string().nullable(), to: z.string(), detail: z.string() }))
+      .describe('Each issue whose state moved since the last run (as Fleet\'s labels tell it), and each merge and close: the lines the local run writes to events.jsonl.'),
+    dry_run: z.boolean(),
+  })
+  .describe('The issue queue (source.issues) as this run found it: one row per ready-labelled issue, by state.');
+export type QueueBoard = z.infer<typeof QueueBoard>;
+
 export const Manifest = z.strictObject({
   $schema: z.string().optional(),
   schema_version: z.literal(SCHEMA_VERSION),
@@ -386,6 +425,7 @@ export const Manifest = z.strictObject({
   excluded: z.array(Exclusion),
   lanes: z.array(LaneRecord),
   summary: Summary,
+  queue: QueueBoard.optional(),
   integration: z.array(IntegrationRecord).optional().describe('Per repository with integrate:, the integration of its lanes wave by wave and the release.'),
   runs: z
     .array(ChainRun)

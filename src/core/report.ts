@@ -9,7 +9,7 @@
  * links or code spans of its own.
  */
 import type { IntegrationRecord, LaneRecord, LaneStatus, Manifest } from './model.js';
-import { durationSeconds, isDraft, needsAction, summarize } from './manifest.js';
+import { durationSeconds, isDraft, needsAction, parseTime, summarize } from './manifest.js';
 import { codeCell, codeSpan, escapeCell, mermaidLabel, oneLine } from './markdown.js';
 import { hasUsage, money } from './spend.js';
 
@@ -361,6 +361,7 @@ export function renderReport(m: Manifest, opts: ReportOptions): string {
     if (m.excluded.length > max) lines.push('', `${ELLIPSIS} and ${m.excluded.length - max} more excluded: see the manifest`);
   }
 
+  lines.push(...queueLines(m));
   lines.push(...strategyLines(m));
   lines.push(...integrationLines(m));
   lines.push(...reviewLines(m, opts));
@@ -426,6 +427,46 @@ function reviewLines(m: Manifest, opts: ReportOptions): string[] {
     if (open.length > REVIEW_OPEN_LIMIT) out.push(`- ${ELLIPSIS} and ${open.length - REVIEW_OPEN_LIMIT} more: see the manifest`);
   }
   return out;
+}
+
+/** The board's states, in the order a person reads them: what moves first, then what waits on whom. */
+const QUEUE_ORDER = ['IN_FLIGHT', 'READY', 'BLOCKED_WORK', 'BLOCKED_PERSON', 'NO_SPEC'] as const;
+const QUEUE_ROWS = 100;
+
+/** How long since `since`, in the largest whole unit (minutes, hours, days). */
+export function waited(since: string | null, now: string): string {
+  const a = parseTime(since);
+  const b = parseTime(now);
+  if (a === null || b === null || b < a) return DASH;
+  const min = Math.floor((b - a) / 60_000);
+  if (min < 60) return `${min} min`;
+  const h = Math.floor(min / 60);
+  return h < 48 ? `${h} h` : `${Math.floor(h / 24)} d`;
+}
+
+/**
+ * The issue queue's board: its issues by state, each with the reason quoted from it, its PRs and how long it has
+ * waited; the counts first, and what this run did to the queue after.
+ */
+export function queueLines(m: Manifest): string[] {
+  const q = m.queue;
+  if (!q) return [];
+  const counts = QUEUE_ORDER.map((st) => `${st} ${q.rows.filter((r) => r.state === st).length}`).join(' · ');
+  const lines = ['', '### Issue queue', '', `${codeSpan(q.repo)}, label ${codeSpan(q.label)}, budget ${q.budget}${q.dry_run ? ' (read only: nothing on GitHub was changed)' : ''}: ${counts}`, ''];
+  if (!q.rows.length) lines.push('No open issue carries the ready label.');
+  else {
+    const rows = [...q.rows]
+      .sort((a, b) => QUEUE_ORDER.indexOf(a.state) - QUEUE_ORDER.indexOf(b.state) || a.priority - b.priority || a.issue - b.issue)
+      .slice(0, QUEUE_ROWS)
+      .map((r) => {
+        const prs = r.items.filter((i) => i.pr).map((i) => `#${i.pr!.number}${i.pr!.state === 'open' ? '' : ` (${i.pr!.state})`}`);
+        return [`#${r.issue}`, escapeCell(truncate(oneLine(r.title), 60)), r.state, escapeCell(truncate(oneLine(r.reason), MESSAGE_CHARS)), prs.length ? prs.join(', ') : DASH, waited(r.waiting_since, q.read_at)];
+      });
+    lines.push(...table(['Issue', 'Title', 'State', 'Reason', 'PR', 'Waiting'], ['l', 'l', 'l', 'l', 'l', 'r'], rows));
+    if (q.rows.length > QUEUE_ROWS) lines.push('', `${ELLIPSIS} and ${q.rows.length - QUEUE_ROWS} more: see the manifest`);
+  }
+  if (q.actions.length) lines.push('', 'This run, before its lanes:', '', ...q.actions.slice(0, 30).map((a) => `- ${escapeCell(truncate(oneLine(a), MESSAGE_CHARS))}`));
+  return lines;
 }
 
 /** The integration of each repository: per wave, the merge order, held lanes with their conflicts, the seams; then the release. */
@@ -632,6 +673,7 @@ export function renderPlan(m: Manifest): string {
     lines.push('', '### Skipped', '', ...capped(skipped, PLAN_LIST_LIMIT, line, 'skipped'));
   }
 
+  lines.push(...queueLines(m));
   lines.push(...pullRequestLines(m));
   lines.push('', '### Graph', '', renderMermaid(m));
   return finish(lines);

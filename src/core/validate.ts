@@ -43,6 +43,17 @@ export interface LaneSpec {
   strategy?: { group: string; label: string };
   /** Lanes of the same repository this one may run beside but must fit with: seams checked on the integrated tree. */
   soft_depends_on?: string[];
+  /** A lane of the issue queue (source.issues): the issue it works on, which its PR closes (or is part of, for a slot). */
+  issue?: LaneIssue;
+}
+
+export interface LaneIssue {
+  number: number;
+  slot: string | null;
+  url: string;
+  title: string;
+  body: string;
+  spec: { path: string; text: string } | null;
 }
 
 /** A lane's review settings with the fleet's and the target's merged and the panel cut to size. */
@@ -59,7 +70,7 @@ export interface ResolvedReview {
  * review). Null when neither asks, when the target says `review: false`, or when the lane is not run by the agent
  * (a lane's own `run:`: there is no worker to give dispositions or fix).
  */
-function resolveReview(fleet: ReviewSpec | undefined, target: TargetReviewSpec | undefined, agentLane: boolean): ResolvedReview | null {
+export function resolveReview(fleet: ReviewSpec | undefined, target: TargetReviewSpec | undefined, agentLane: boolean): ResolvedReview | null {
   if (target === false || (!fleet && !target) || !agentLane) return null;
   const merged = { ...REVIEW_DEFAULTS, ...fleet, ...Object.fromEntries(Object.entries(target ?? {}).filter(([, v]) => v !== undefined)) };
   const lenses = merged.lenses.map((l) => (typeof l === 'string' ? { name: l, brief: BUILTIN_LENSES[l]! } : l));
@@ -253,15 +264,33 @@ export function validateFleetFile(raw: unknown, file: string): ValidationResult 
   return { ok: false, problems };
 }
 
+/** An issue queue reads GitHub, and its lanes' branches and labels are Fleet's: what would make them clash is refused. */
+function issueSourceProblems(ff: FleetFile, p: (field: string, message: string) => void): void {
+  const q = ff.source!.issues!;
+  if (ff.forge !== 'github') p('source.issues', 'an issue queue needs GitHub: set forge: github');
+  if (!GITHUB_NAME.test(q.repo)) p('source.issues.repo', `"${q.repo}" is not owner/name of a GitHub repository`);
+  q.spec.patterns.forEach((pattern, i) => {
+    try {
+      new RegExp(pattern, 'im');
+    } catch (err) {
+      p(`source.issues.spec.patterns[${i}]`, `not a regular expression: ${(err as Error).message}`);
+    }
+  });
+  const labels = [q.label, q.labels.in_flight, q.labels.blocked, q.labels.needs_person].map((l) => l.toLowerCase());
+  if (new Set(labels).size !== labels.length) p('source.issues.labels', 'the ready, in-flight, blocked and needs-person labels must be four different labels');
+  if (ff.targets.some((t) => /^issue-\d+/.test(t.lane ?? ''))) p('targets', 'lane ids "issue-<n>…" belong to the issue queue: rename the target\'s lane');
+}
+
 function resolveFleet(ff: FleetFile, file: string): ValidationResult {
   const problems: Problem[] = [];
   const notes: string[] = [];
   const p = (field: string, message: string) => problems.push({ file, field, message });
 
   if (!ff.directive.trim()) p('directive', 'the directive is empty: say what every lane should do');
-  if (ff.targets.length === 0 && ff.github.discover.length === 0) {
-    p('targets', 'a fleet needs at least one target: list them under targets:, or let github.discover find them');
+  if (ff.targets.length === 0 && ff.github.discover.length === 0 && !ff.source?.issues) {
+    p('targets', 'a fleet needs at least one target: list them under targets:, let github.discover find them, or take them from an issue queue (source.issues)');
   }
+  if (ff.source?.issues) issueSourceProblems(ff, p);
   if (ff.forge === 'local' && ff.github.discover.length) {
     p('github.discover', 'discovery needs GitHub: set forge: github (the local forge only runs the targets listed)');
   }

@@ -14,6 +14,7 @@ import { SCHEMA_VERSION, type AgentUsage, type Attempt, type ErrorClass, type La
 import { addUsage, budgetStop, hasUsage, NO_USAGE, remaining, usageFromOutput, type LaneCaps } from '../core/spend.js';
 import { routePersonas, type Routing } from '../core/routing.js';
 import type { LaneSpec } from '../core/validate.js';
+import { issueLink, issueMarkdown } from '../core/queue.js';
 import { agentAnswer, agentCommand, renderWorkerPrompt, type AgentInvocation } from '../local/agent.js';
 import { answerDiscoveries, buildRelay, MAX_DISCOVERIES_BYTES, parseDiscoveries, renderRelay, type DiscoveryEntry } from '../core/relay.js';
 import { codeSpan, escapeCell, pathSpan } from '../core/markdown.js';
@@ -81,6 +82,11 @@ export function resultPath(root: string, lane: string): string {
 /** Where a lane leaves its discoveries for later lanes (FLEET_DISCOVERIES), outside its working copy so nothing commits them. */
 export function discoveriesPath(root: string, lane: string): string {
   return join(laneDir(root, lane), 'discoveries.txt');
+}
+
+/** Where an issue-queue lane finds the issue it works on (FLEET_ISSUE_FILE): title, body and spec file, as markdown. */
+export function issuePath(root: string, lane: string): string {
+  return join(laneDir(root, lane), 'issue.md');
 }
 
 /** Where a lane finds the relay of earlier waves (FLEET_RELAY). */
@@ -184,6 +190,7 @@ export class LaneRun {
       this.checkIsolation();
       await this.clone();
       await this.receiveRelay();
+    if (this.lane.issue) await writeFileAtomic(issuePath(this.ctx.root, this.lane.id), issueMarkdown(this.lane.issue));
       if (ctx.file.agent) {
         this.routing = await route(ctx, lane, this.repoDir, this.dir);
         this.rec.routing = this.routing.selected;
@@ -874,6 +881,7 @@ export function laneEnv(ctx: LaneContext, lane: LaneSpec, attempt: number, feedb
     FLEET_ATTEMPT: String(attempt),
     FLEET_FEEDBACK: feedback ?? '',
     FLEET_DRY_RUN: ctx.dryRun ? '1' : '0',
+    ...(lane.issue ? { FLEET_ISSUE: String(lane.issue.number), FLEET_ISSUE_SLOT: lane.issue.slot ?? '', FLEET_ISSUE_FILE: issuePath(ctx.root, lane.id) } : {}),
     ...(ctx.file.relay !== false ? { FLEET_DISCOVERIES: discoveriesPath(ctx.root, lane.id), FLEET_RELAY: relayPath(ctx.root, lane.id) } : {}),
   };
 }
@@ -905,6 +913,7 @@ export async function directiveCommand(
     relay: opts.relay,
     discoveries: ctx.file.relay !== false,
     title: lane.title,
+    issue: lane.issue,
   });
   await writeFileAtomic(opts.file, prompt);
   return agentCommand(agent, { prompt_file: opts.file, repo: lane.repo, lane: lane.id, branch: lane.branch }, opts.caps);
@@ -943,6 +952,7 @@ export function prBody(ctx: LaneContext, lane: LaneSpec, rec: LaneRecord): strin
     `<!-- fleet:${ctx.file.name}:${lane.id} -->`,
     `This change was made by the Fleet **${ctx.file.name}** (lane \`${lane.id}\`).`,
     '',
+    ...(lane.issue ? [issueLink(lane.issue.number, lane.issue.slot), ''] : []),
     '**Directive**',
     '',
     lane.directive.trim().split('\n').map((l) => `> ${l}`).join('\n'),

@@ -112,6 +112,7 @@ export interface MatrixPlanInput {
   maxParallel?: number;
   dryRun?: boolean;
   discover?: PlanStepOptions['discover'];
+  queue?: PlanStepOptions['queue'];
   /** The run attempt (GITHUB_RUN_ATTEMPT); default 1. */
   attempt?: number;
   /** An incremental sweep: the previous sweep's manifest (restored from the Actions cache). */
@@ -152,6 +153,7 @@ export async function matrixPlan(
     maxParallel: input.maxParallel,
     dryRun: input.dryRun,
     discover: input.discover,
+    queue: input.queue,
     since: input.since,
   });
   if (!planned.ok) {

@@ -7,9 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { buildPlan, keepGroupsTogether, shardWave, type Plan } from '../core/plan.js';
 import { laneDigest, outcomesOf, outcomesProblem, unchangedLanes, unchangedRecord } from '../core/incremental.js';
 import { initManifest, summarize } from '../core/manifest.js';
-import type { Exclusion, Manifest } from '../core/model.js';
+import type { Exclusion, Manifest, QueueBoard } from '../core/model.js';
 import { addDiscoveredLanes, type Problem, type ResolvedFleet } from '../core/validate.js';
-import type { Clock, Forge } from '../ports.js';
+import type { Clock, Forge, QueueEvent, QueueSource } from '../ports.js';
 
 export interface PlanStepOptions {
   file: string;
@@ -23,11 +23,15 @@ export interface PlanStepOptions {
   since?: Manifest;
   /** Finds targets beyond the listed ones (github.discover); its problems stop the plan. */
   discover?(fleet: ResolvedFleet): Promise<{ repos: string[]; problems: string[] }>;
+  /** Reads the issue queue (source.issues) and starts its ready issues as lanes; its problems stop the plan. */
+  queue?: QueueSource;
+  /** Read the issue queue without changing it (`fleet plan`); a dry run never changes it either. */
+  readOnly?: boolean;
 }
 
 export type PlanStepResult =
   /** `fleet` is the fleet as planned: the listed lanes plus the discovered ones. */
-  | { ok: true; fleet: ResolvedFleet; plan: Plan; manifest: Manifest; base_branches: Map<string, string>; notes: string[] }
+  | { ok: true; fleet: ResolvedFleet; plan: Plan; manifest: Manifest; base_branches: Map<string, string>; notes: string[]; queue_events: QueueEvent[] }
   | { ok: false; problems: Problem[] };
 
 /**
@@ -51,6 +55,16 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
       return { ok: false, problems: found.problems.map((message) => ({ file: opts.file, field: 'github.discover', message })) };
     }
     fleet = addDiscoveredLanes(fleet, found.repos);
+  }
+  let queue: { board: QueueBoard; events: QueueEvent[] } | null = null;
+  if (fleet.file.source?.issues) {
+    if (!opts.queue) {
+      return { ok: false, problems: [{ file: opts.file, field: 'source.issues', message: 'this forge cannot read an issue queue: set forge: github' }] };
+    }
+    const read = await opts.queue(fleet, { readOnly: (opts.readOnly ?? false) || (opts.dryRun ?? false), now: () => clock.now() });
+    if (read.problems.length) return { ok: false, problems: read.problems.map((message) => ({ file: opts.file, field: 'source.issues', message })) };
+    fleet = { ...fleet, lanes: [...fleet.lanes, ...read.lanes] };
+    queue = { board: read.board, events: read.events };
   }
   const excludedByConfig = new Set(fleet.excluded.map((e) => e.lane));
   const toCheck = fleet.lanes.filter((l) => !excludedByConfig.has(l.id));
@@ -130,8 +144,18 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
       notes.push(`${same.size} of ${plan.lanes.length} lane${plan.lanes.length === 1 ? '' : 's'} unchanged since ${opts.since.fleet_id}: not run`);
     }
   }
-  const out: Manifest = { ...manifest, lanes, waves: plan.waves, summary: summarize(lanes, manifest.started_at, null) };
-  return { ok: true, fleet, plan, manifest: out, base_branches: baseBranches, notes };
+  const out: Manifest = { ...manifest, lanes, waves: plan.waves, summary: summarize(lanes, manifest.started_at, null), ...(queue ? { queue: queue.board } : {}) };
+  if (queue) notes.push(queueNote(queue.board));
+  return { ok: true, fleet, plan, manifest: out, base_branches: baseBranches, notes, queue_events: queue?.events ?? [] };
+}
+
+/** One line on the queue for the plan's notes: how many issues in each state, and what starts. */
+function queueNote(board: QueueBoard): string {
+  const counts = new Map<string, number>();
+  for (const r of board.rows) counts.set(r.state, (counts.get(r.state) ?? 0) + 1);
+  const started = board.rows.flatMap((r) => r.started);
+  const states = [...counts.entries()].map(([k, v]) => `${v} ${k}`).join(', ') || 'no ready-labelled issue';
+  return `issue queue ${board.repo} (${board.label}): ${states}; ${started.length ? `starting ${started.join(', ')}` : 'nothing starts'}`;
 }
 
 /**

@@ -11,7 +11,7 @@ import { LANE_ID_PATTERN } from '../core/fleet-file.js';
 import type { Plan } from '../core/plan.js';
 import { Manifest as ManifestSchema, TERMINAL, type LaneRecord, type LanePhase, type Manifest } from '../core/model.js';
 import type { LaneSpec, Problem, ResolvedFleet } from '../core/validate.js';
-import type { Checkpoint, Clock, Executor, Forge, Workspace } from '../ports.js';
+import type { Checkpoint, Clock, Executor, Forge, QueueEvent, Workspace } from '../ports.js';
 import { finalizeManifest, summarize } from '../core/manifest.js';
 import { renderReport } from '../core/report.js';
 import type { DiscoveryEntry } from '../core/relay.js';
@@ -34,6 +34,15 @@ export interface FleetEvent {
   detail: string;
 }
 
+/** An issue queue line of events.jsonl: an issue's state moved, or the run did something to it. */
+export interface QueueLogLine {
+  time: string;
+  issue: number;
+  from: string | null;
+  to: string;
+  detail: string;
+}
+
 export interface RunOptions {
   fleet: ResolvedFleet;
   /** The fleet file's path, for messages. */
@@ -51,6 +60,8 @@ export interface RunOptions {
   dryRun?: boolean;
   /** Target discovery (github.discover), when the forge can. */
   discover?: PlanStepOptions['discover'];
+  /** The issue queue (source.issues), when the forge can. */
+  queue?: PlanStepOptions['queue'];
   /** A previous manifest: lanes it shows completed are kept, the rest run again. */
   resume?: { manifest: Manifest; root: string };
   /** An incremental sweep: the previous run's manifest; lanes whose base commit and digest are unchanged do not run. */
@@ -98,6 +109,7 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
     maxParallel: opts.maxParallel,
     dryRun: opts.dryRun,
     discover: opts.discover,
+    queue: opts.queue,
     since: opts.since,
   });
   if (!planned.ok) return planned;
@@ -129,7 +141,7 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
   const lock = await lockWorkspace(root, manifest.fleet_id);
   if (!lock.ok) return { ok: false, problems: [{ file: join(root, LOCK_FILE), field: '(workspace)', message: lock.message }] };
   try {
-    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, notes: [...(lock.note ? [lock.note] : []), ...planned.notes] });
+    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, notes: [...(lock.note ? [lock.note] : []), ...planned.notes], queueEvents: planned.queue_events });
   } finally {
     active = null;
     await lock.release();
@@ -138,7 +150,7 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
 
 async function runLocked(
   opts: RunOptions,
-  s: { plan: Plan; manifest: Manifest; root: string; fleet: ResolvedFleet; notes: string[] },
+  s: { plan: Plan; manifest: Manifest; root: string; fleet: ResolvedFleet; notes: string[]; queueEvents?: QueueEvent[] },
 ): Promise<RunOutcome> {
   const { plan, root } = s;
   let manifest = s.manifest;
@@ -163,6 +175,10 @@ async function runLocked(
     opts.onEvent?.(event, records);
   };
 
+  // The issue queue's transitions come first: they are what decided which lanes run.
+  for (const q of s.queueEvents ?? []) {
+    events.append({ time: opts.clock.now().toISOString(), issue: q.issue, from: q.from, to: q.to, detail: q.detail } satisfies QueueLogLine).catch(() => undefined);
+  }
   for (const rec of manifest.lanes) {
     if (rec.status === 'excluded' || rec.status === 'skipped') emit(rec, rec.error?.message ?? rec.status);
     if (rec.status === 'unchanged') emit(rec, rec.evidence.notes[0] ?? 'unchanged');

@@ -24,6 +24,7 @@ const RUN_BY: Record<string, string> = {
   'fleet-scheduled.yml': 'sweeps.test.ts',
   'fleet-local.yml': 'local-template.test.ts',
   'fleet-app.yml': 'templates.test.ts',
+  'fleet-queue.yml': 'queue.test.ts',
 };
 
 let w: World | undefined;

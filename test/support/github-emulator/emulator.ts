@@ -1938,6 +1938,33 @@ export class Emulator {
     };
 
     // ---- branches & refs
+    // Files only (a folder, a symlink or a submodule is 404 here): https://docs.github.com/rest/repos/contents#get-repository-content
+    H['repos/get-content'] = async (c) => {
+      const { r } = this.repoFor(c);
+      const file = (c.params.path ?? '').replace(/^\/+|\/+$/g, '');
+      const ref = c.query.ref === undefined ? r.default_branch : String(c.query.ref);
+      const commit = await this.resolveCommit(r, ref, c).catch(() => null);
+      if (!commit) throw new HttpError(404, shapes.errorBody(`No commit found for the ref ${ref}`, c.op.docsUrl, 404));
+      const blob = file ? await g.readBlobAt(r.gitDir, commit, file) : null;
+      if (!blob) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+      const api = `${this.url}/repos/${r.owner}/${r.name}/contents/${file}?ref=${encodeURIComponent(ref)}`;
+      const html = `${this.url}/${r.owner}/${r.name}/blob/${ref}/${file}`;
+      const gitUrl = `${this.url}/repos/${r.owner}/${r.name}/git/blobs/${blob.sha}`;
+      return ok({
+        type: 'file',
+        encoding: 'base64',
+        size: blob.content.length,
+        name: file.split('/').pop(),
+        path: file,
+        content: blob.content.toString('base64').replace(/(.{60})/g, '$1\n'),
+        sha: blob.sha,
+        url: api,
+        git_url: gitUrl,
+        html_url: html,
+        download_url: null,
+        _links: { self: api, git: gitUrl, html },
+      });
+    };
     H['repos/get-branch'] = async (c) => {
       const { r, key } = this.repoFor(c);
       const branch = c.params.branch ?? '';

@@ -483,3 +483,20 @@ export async function hasBranchesFs(gitDir: string): Promise<boolean> {
     return false;
   }
 }
+
+/** A file's blob at `rev` as raw bytes, or null when `path` is not a file there (missing, a folder, a submodule). */
+export async function readBlobAt(gitDir: string, rev: string, path: string): Promise<{ sha: string; content: Buffer } | null> {
+  const ls = await git(gitDir, ['ls-tree', '-z', rev, '--', path], { allowFail: true });
+  const entry = ls.stdout.split('\0').find((e) => e.endsWith(`\t${path}`));
+  if (ls.code !== 0 || !entry) return null;
+  const [mode, type, sha] = entry.split('\t')[0]!.split(' ');
+  if (type !== 'blob' || mode === '120000') return null;
+  const out: Buffer[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn('git', ['--git-dir', gitDir, 'cat-file', 'blob', sha!], { stdio: ['ignore', 'pipe', 'ignore'] });
+    child.stdout!.on('data', (b: Buffer) => out.push(b));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`git cat-file blob ${sha} → ${code}`))));
+  });
+  return { sha: sha!, content: Buffer.concat(out) };
+}

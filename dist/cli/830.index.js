@@ -1,5 +1,5 @@
-export const id = 316;
-export const ids = [316];
+export const id = 830;
+export const ids = [830];
 export const modules = {
 
 /***/ 2846:
@@ -359,7 +359,7 @@ function createOctokit(opts) {
 
 /***/ }),
 
-/***/ 4316:
+/***/ 6830:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
 
@@ -492,6 +492,375 @@ async function discoverRepos(octokit, sources, opts = {}) {
     return x < y ? -1 : x > y ? 1 : 0;
   });
   return { repos, problems };
+}
+
+
+// EXTERNAL MODULE: ./.build/src/core/fence.js
+var core_fence = __webpack_require__(7238);
+// EXTERNAL MODULE: ./.build/src/core/model.js
+var model = __webpack_require__(754);
+// EXTERNAL MODULE: ./.build/src/core/queue.js
+var queue = __webpack_require__(5792);
+// EXTERNAL MODULE: ./.build/src/core/validate.js
+var validate = __webpack_require__(3173);
+;// CONCATENATED MODULE: ./.build/src/github/queue.js
+
+
+
+
+
+const SPEC_MAX_BYTES = 64 * 1024;
+function statusOf(err) {
+  return err.status ?? 0;
+}
+function messageOf(err) {
+  return (0,git/* redact */.E$)(String(err.message ?? err)).split("\n")[0].slice(0, 300);
+}
+const CLOSES = (n) => new RegExp(`\\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\\s*:?\\s+#${n}\\b`, "i");
+class IssueQueue {
+  constructor(octokit, forge, fleet, opts) {
+    this.octokit = octokit;
+    this.forge = forge;
+    this.fleet = fleet;
+    this.opts = opts;
+    this.q = fleet.file.source.issues;
+    [this.owner, this.repo] = this.q.repo.split("/");
+  }
+  octokit;
+  forge;
+  fleet;
+  opts;
+  owner;
+  repo;
+  q;
+  timelines = /* @__PURE__ */ new Map();
+  actions = [];
+  events = [];
+  async run() {
+    const base = await this.defaultBranch();
+    let issues = await this.readyIssues();
+    if (!this.opts.readOnly && this.fleet.file.merge.policy === "when-green") {
+      const merged = await this.mergeGreen(issues, base);
+      if (merged) {
+        this.timelines.clear();
+        issues = await this.readyIssues();
+      }
+    }
+    const settings = this.settings(base);
+    const facts = await Promise.all(issues.map((i) => this.facts(i, base)));
+    const decision = (0,queue/* decideQueue */.Ah)(facts, settings);
+    if (!this.opts.readOnly) await this.apply(decision, facts);
+    this.transitions(decision, issues);
+    const rows = decision.board.map((r) => ({ ...r, waiting_since: waitingSince(r) }));
+    const board = { repo: this.q.repo, label: this.q.label, read_at: this.opts.now().toISOString(), budget: settings.budget, rows, actions: this.actions, events: this.events, dry_run: this.opts.readOnly };
+    const lanes = decision.start.map((s) => this.lane(s, facts.find((f) => f.issue.number === s.issue)));
+    return { lanes, board, events: this.events, problems: [] };
+  }
+  settings(base) {
+    return {
+      name: this.fleet.file.name,
+      label: this.q.label,
+      priority: this.q.priority,
+      spec_patterns: this.q.spec.patterns,
+      needs_person: this.q.labels.needs_person,
+      budget: this.fleet.file.max_parallel,
+      base
+    };
+  }
+  async defaultBranch() {
+    const r = await this.octokit.request("GET /repos/{owner}/{repo}", { owner: this.owner, repo: this.repo });
+    return r.data.default_branch;
+  }
+  /** Open issues with the ready label, oldest first; PRs carrying the label are not issues of the queue. */
+  async readyIssues() {
+    const out = [];
+    const params = { owner: this.owner, repo: this.repo, state: "open", labels: this.q.label, sort: "created", direction: "asc", per_page: 100 };
+    for await (const page of this.octokit.paginate.iterator("GET /repos/{owner}/{repo}/issues", params)) {
+      for (const i of page.data) {
+        if (i.pull_request) continue;
+        out.push({ number: i.number, title: i.title, body: i.body ?? "", labels: i.labels.map((l) => typeof l === "string" ? l : l.name ?? "").filter(Boolean), created_at: i.created_at, html_url: i.html_url });
+      }
+    }
+    return out;
+  }
+  /** The PRs that mention an issue, read from its timeline: each cross-reference from a PR, as the PR is now. */
+  timeline(n) {
+    let t = this.timelines.get(n);
+    if (!t) {
+      t = (async () => {
+        const prs = /* @__PURE__ */ new Map();
+        const params = { owner: this.owner, repo: this.repo, issue_number: n, per_page: 100 };
+        for await (const page of this.octokit.paginate.iterator("GET /repos/{owner}/{repo}/issues/{issue_number}/timeline", params)) {
+          for (const e of page.data) {
+            const src = e.event === "cross-referenced" ? e.source?.issue : void 0;
+            if (!src?.pull_request) continue;
+            if (src.repository?.full_name && src.repository.full_name.toLowerCase() !== this.q.repo.toLowerCase()) continue;
+            const state = src.pull_request.merged_at ? "merged" : src.state === "open" ? "open" : "closed";
+            prs.set(src.number, { number: src.number, state, url: src.html_url, created_at: src.created_at, body: src.body ?? "" });
+          }
+        }
+        return [...prs.values()];
+      })();
+      this.timelines.set(n, t);
+    }
+    return t;
+  }
+  marker(lane) {
+    return `<!-- fleet:${this.fleet.file.name}:${lane} -->`;
+  }
+  /** The newest of Fleet's PRs for a work item (its body carries the lane's marker). */
+  async itemPr(issue, slot) {
+    const mine = (await this.timeline(issue)).filter((p) => p.body.includes(this.marker((0,queue/* itemLane */.Un)(issue, slot))));
+    return mine.sort((a, b) => a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : b.number - a.number)[0] ?? null;
+  }
+  branchesPromise = null;
+  /** The queue's branches on the forge, by lane (`fleet/<name>/issue-<n>[.<slot>]-<slug>`). */
+  branches() {
+    this.branchesPromise ??= (async () => {
+      const prefix = `fleet/${this.fleet.file.name}/issue-`;
+      const r = await this.octokit.request("GET /repos/{owner}/{repo}/git/matching-refs/{ref}", { owner: this.owner, repo: this.repo, ref: `heads/${prefix}` });
+      const out = /* @__PURE__ */ new Map();
+      for (const ref of r.data) {
+        const branch = ref.ref.slice("refs/heads/".length);
+        const m = /^issue-(\d+(?:\.[a-z0-9-]+)?)-/.exec(branch.slice(prefix.length - "issue-".length));
+        if (m) out.set(`issue-${m[1]}`, branch);
+      }
+      return out;
+    })();
+    return this.branchesPromise;
+  }
+  async facts(issue, base) {
+    const parsed = (0,queue/* parseIssue */.Zp)(issue.body);
+    const branches = await this.branches();
+    const items = /* @__PURE__ */ new Map();
+    for (const slot of parsed.plan?.map((s) => s.slot) ?? [null]) {
+      const pr = await this.itemPr(issue.number, slot);
+      items.set(slot ?? "", { branch: branches.get((0,queue/* itemLane */.Un)(issue.number, slot)) ?? null, pr: pr ? { number: pr.number, state: pr.state, url: pr.url, created_at: pr.created_at } : null });
+    }
+    const deps = /* @__PURE__ */ new Map();
+    for (const n of parsed.depends) deps.set(n, await this.dependency(n));
+    const spec_text = parsed.spec_file ? await this.specText(parsed.spec_file, base) : null;
+    return { issue, parsed, spec_text, deps, items };
+  }
+  /**
+   * Done only when closed and a merged PR of this repository closes it (a closing keyword, or Fleet's "Part of"
+   * for a parallel plan whose issue Fleet closed): the issue's state alone is not enough, nor the closed event's
+   * commit_id, which GitHub leaves empty for PR closes (PyGithub/PyGithub#1295).
+   */
+  async dependency(n) {
+    let issue;
+    try {
+      issue = (await this.octokit.request("GET /repos/{owner}/{repo}/issues/{issue_number}", { owner: this.owner, repo: this.repo, issue_number: n })).data;
+    } catch (err) {
+      if (statusOf(err) === 404 || statusOf(err) === 410) return { done: false, why: `#${n} does not exist in ${this.q.repo}` };
+      throw err;
+    }
+    if (issue.pull_request) return { done: false, why: `#${n} is a pull request, not an issue` };
+    if (issue.state === "open") return { done: false, why: `#${n} is open` };
+    const merged = (await this.timeline(n)).filter((p) => p.state === "merged" && (CLOSES(n).test(p.body) || p.body.includes(`Part of #${n} `)));
+    if (merged.length) return { done: true, why: `closed by #${merged[0].number}` };
+    return { done: false, why: `#${n} was closed${issue.state_reason ? ` (${issue.state_reason})` : ""} without a merged PR` };
+  }
+  async specText(file, base) {
+    try {
+      const r = await this.octokit.request("GET /repos/{owner}/{repo}/contents/{path}", { owner: this.owner, repo: this.repo, path: file.replace(/^\.?\//, ""), ref: base });
+      const data = r.data;
+      if (data.type !== "file" || data.content === void 0) return "missing";
+      return Buffer.from(data.content, "base64").subarray(0, SPEC_MAX_BYTES).toString("utf8");
+    } catch (err) {
+      if (statusOf(err) === 404) return "missing";
+      throw err;
+    }
+  }
+  /**
+   * Merges the queue's open PRs that are green, under the fleet's merge method, each only at a head Fleet made
+   * (its commit carries the lane's trailer) whose files keep to the lane's fence: someone else's push is never
+   * merged silently. Returns how many merged.
+   */
+  async mergeGreen(issues, base) {
+    let merged = 0;
+    for (const issue of issues) {
+      const parsed = (0,queue/* parseIssue */.Zp)(issue.body);
+      for (const slot of parsed.plan ?? [null]) {
+        const name = slot?.slot ?? null;
+        const pr = await this.itemPr(issue.number, name);
+        if (pr?.state !== "open") continue;
+        const lane = (0,queue/* itemLane */.Un)(issue.number, name);
+        const result = await this.mergeOne(issue, lane, pr.number, slot?.touches ?? this.fleet.file.owns, base);
+        this.actions.push(`#${issue.number} ${lane}: ${result.detail}`);
+        this.events.push({ issue: issue.number, from: "IN_FLIGHT", to: result.status === "merged" ? "MERGED" : "IN_FLIGHT", detail: result.detail });
+        if (result.status === "merged") merged++;
+      }
+    }
+    return merged;
+  }
+  async mergeOne(issue, lane, number, owns, base) {
+    const { owner, repo } = this;
+    const pull = (await this.octokit.request("GET /repos/{owner}/{repo}/pulls/{pull_number}", { owner, repo, pull_number: number })).data;
+    if (pull.base.ref !== base) return { status: "blocked", detail: `PR #${number} targets ${pull.base.ref}, not ${base}: not merged` };
+    const head = pull.head.sha;
+    const commit = (await this.octokit.request("GET /repos/{owner}/{repo}/git/commits/{commit_sha}", { owner, repo, commit_sha: head })).data;
+    if (!new RegExp(`^Fleet-Lane: ${lane.replace(/\./g, "\\.")}$`, "m").test(commit.message)) {
+      return { status: "blocked", detail: `PR #${number}'s head ${head.slice(0, 12)} is not a commit Fleet made for ${lane}: a person merges it` };
+    }
+    const spec = this.laneSpec(issue, lane, owns, pull.head.ref);
+    const files = await this.forge.changedFiles(spec, pull.base.sha, head);
+    if (files === null) return { status: "blocked", detail: `PR #${number}: the files it changes could not be read, so its fence could not be checked` };
+    const fence = (0,core_fence/* checkFence */.AH)(files, spec.owns, spec.never);
+    if (!fence.ok) return { status: "blocked", detail: `PR #${number} is outside its fence (${fence.message}): a person merges it` };
+    const record = { ...(0,model/* newLaneRecord */.Y_)({ repo: this.q.repo, lane, wave: null, branch: pull.head.ref, depends_on: [] }), commit: head, pr_number: number, base_branch: base };
+    try {
+      return await this.forge.merge(spec, record, this.fleet.file.merge.method);
+    } catch (err) {
+      return { status: "failed", detail: `PR #${number}: ${messageOf(err)}` };
+    }
+  }
+  laneSpec(issue, lane, owns, branch, spec = null, slot = null) {
+    const ff = this.fleet.file;
+    return {
+      id: lane,
+      repo: this.q.repo,
+      repo_kind: "github",
+      title: slot ? `${issue.title} (#${issue.number}, slot ${slot})` : `${issue.title} (#${issue.number})`,
+      directive: ff.directive,
+      run: ff.run,
+      checks: ff.checks,
+      depends_on: [],
+      owns,
+      never: [...new Set(ff.never)],
+      exclusive: false,
+      branch,
+      base: void 0,
+      index: -1,
+      review: (0,validate/* resolveReview */.pJ)(ff.review, void 0, ff.agent !== void 0 && ff.run === void 0),
+      issue: { number: issue.number, slot, url: issue.html_url, title: issue.title, body: issue.body, spec }
+    };
+  }
+  lane(s, f) {
+    const spec = f.parsed.spec_file && typeof f.spec_text === "string" && f.spec_text !== "missing" ? { path: f.parsed.spec_file, text: f.spec_text } : null;
+    return this.laneSpec(f.issue, s.lane, s.slot ? s.owns : this.fleet.file.owns, s.branch, spec, s.slot);
+  }
+  // ---- keeping GitHub in step with the decision
+  async apply(d, facts) {
+    const byNumber = new Map(facts.map((f) => [f.issue.number, f]));
+    const wanted = /* @__PURE__ */ new Set();
+    const plans = d.board.map((row) => ({ row, change: this.labelChange(row, byNumber.get(row.issue).issue) }));
+    for (const { change } of plans) for (const l of change.add) wanted.add(l);
+    await this.ensureLabels([...wanted]);
+    for (const { row, change } of plans) {
+      const issue = byNumber.get(row.issue).issue;
+      for (const l of change.add) await this.addLabel(issue.number, l);
+      for (const l of change.remove) await this.removeLabel(issue.number, l);
+      if (row.state === "NO_SPEC") await this.noSpec(issue, row.reason);
+    }
+    for (const n of d.close) await this.closeIssue(n, d.board.find((r) => r.issue === n));
+  }
+  /** The labels an issue should carry for its state: in-flight and blocked are Fleet's; needs-person is only ever added. */
+  labelChange(row, issue) {
+    const { in_flight, blocked, needs_person } = this.q.labels;
+    const has = (l) => issue.labels.some((x) => x.toLowerCase() === l.toLowerCase());
+    const want = /* @__PURE__ */ new Set();
+    if (row.state === "IN_FLIGHT") want.add(in_flight);
+    if (row.state === "BLOCKED_WORK" || row.state === "BLOCKED_PERSON" && !has(needs_person)) want.add(blocked);
+    if (row.state === "BLOCKED_PERSON" && row.items.some((i) => i.state === "closed-pr")) want.add(needs_person);
+    const add = [...want].filter((l) => !has(l));
+    const remove = [in_flight, blocked].filter((l) => !want.has(l) && has(l));
+    return { add, remove };
+  }
+  async ensureLabels(names) {
+    const colors = { [this.q.labels.in_flight]: "fbca04", [this.q.labels.blocked]: "c5def5", [this.q.labels.needs_person]: "d93f0b" };
+    for (const name of names) {
+      try {
+        await this.octokit.request("GET /repos/{owner}/{repo}/labels/{name}", { owner: this.owner, repo: this.repo, name });
+      } catch (err) {
+        if (statusOf(err) !== 404) throw err;
+        try {
+          await this.octokit.request("POST /repos/{owner}/{repo}/labels", { owner: this.owner, repo: this.repo, name, color: colors[name] ?? "ededed", description: "Set by Fleet's issue queue" });
+          this.actions.push(`created label "${name}"`);
+        } catch (e) {
+          if (statusOf(e) !== 422) throw e;
+        }
+      }
+    }
+  }
+  async addLabel(issue, name) {
+    await this.octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/labels", { owner: this.owner, repo: this.repo, issue_number: issue, labels: [name] });
+    this.actions.push(`#${issue}: labelled "${name}"`);
+  }
+  async removeLabel(issue, name) {
+    try {
+      await this.octokit.request("DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", { owner: this.owner, repo: this.repo, issue_number: issue, name });
+      this.actions.push(`#${issue}: label "${name}" removed`);
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err;
+    }
+  }
+  /** One comment per NO_SPEC issue, ever: a hidden marker finds it on every later run. */
+  async noSpec(issue, reason) {
+    if (this.q.spec.comment) {
+      const marker = `<!-- fleet:${this.fleet.file.name}:no-spec -->`;
+      if (!await this.hasComment(issue.number, marker)) {
+        const body = [
+          marker,
+          `Fleet's issue queue (**${this.fleet.file.name}**) cannot start this issue: ${reason}.`,
+          "",
+          'Add what done looks like (an "Acceptance criteria" or "Done when" section, a checklist, or steps to reproduce), or a `Spec: path/to/spec.md` line naming a file on the default branch. The next scheduled run picks it up.',
+          ...this.q.spec.unlabel ? ["", `The \`${this.q.label}\` label is taken off until then: put it back once the issue says what done is.`] : []
+        ].join("\n");
+        await this.octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { owner: this.owner, repo: this.repo, issue_number: issue.number, body });
+        this.actions.push(`#${issue.number}: commented what its spec lacks`);
+        this.events.push({ issue: issue.number, from: null, to: "NO_SPEC", detail: "commented what its spec lacks" });
+      }
+    }
+    if (this.q.spec.unlabel) await this.removeLabel(issue.number, this.q.label);
+  }
+  async hasComment(issue, marker) {
+    for await (const page of this.octokit.paginate.iterator("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", { owner: this.owner, repo: this.repo, issue_number: issue, per_page: 100 })) {
+      if (page.data.some((c) => (c.body ?? "").includes(marker))) return true;
+    }
+    return false;
+  }
+  /** Every slot of a parallel plan merged: the issue is done, and closed by Fleet with the PRs named. */
+  async closeIssue(n, row) {
+    const prs = row.items.map((i) => `#${i.pr?.number}`).join(", ");
+    const marker = `<!-- fleet:${this.fleet.file.name}:closed -->`;
+    if (!await this.hasComment(n, marker)) {
+      await this.octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { owner: this.owner, repo: this.repo, issue_number: n, body: `${marker}
+Every part of this issue has merged (${prs}): closed by Fleet's issue queue.` });
+    }
+    await this.octokit.request("PATCH /repos/{owner}/{repo}/issues/{issue_number}", { owner: this.owner, repo: this.repo, issue_number: n, state: "closed", state_reason: "completed" });
+    this.actions.push(`#${n}: closed, every part merged (${prs})`);
+    this.events.push({ issue: n, from: "IN_FLIGHT", to: "CLOSED", detail: `every part merged (${prs})` });
+  }
+  /** An issue's state before this run, as far as the labels Fleet keeps tell it. */
+  transitions(d, issues) {
+    const { in_flight, blocked, needs_person } = this.q.labels;
+    for (const row of d.board) {
+      const labels = (issues.find((i) => i.number === row.issue)?.labels ?? []).map((l) => l.toLowerCase());
+      const from = labels.includes(in_flight.toLowerCase()) ? "IN_FLIGHT" : labels.includes(needs_person.toLowerCase()) ? "BLOCKED_PERSON" : labels.includes(blocked.toLowerCase()) ? "BLOCKED" : null;
+      const same = from === row.state || from === "BLOCKED" && row.state.startsWith("BLOCKED");
+      if (!same || row.started.length) this.events.push({ issue: row.issue, from, to: row.state, detail: row.started.length ? `started ${row.started.join(", ")}` : row.reason });
+    }
+  }
+}
+function waitingSince(row) {
+  const open = row.items.filter((i) => i.pr?.state === "open").map((i) => i.pr.created_at).sort();
+  return open[0] ?? row.created_at;
+}
+async function runIssueQueue(octokit, forge, fleet, opts) {
+  const q = fleet.file.source.issues;
+  try {
+    return await new IssueQueue(octokit, forge, fleet, opts).run();
+  } catch (err) {
+    const s = statusOf(err);
+    const hint = s === 404 ? " (no such repository, or the token cannot see it)" : s === 403 ? " (the token lacks issues: write or pull-requests: write, or is rate limited)" : "";
+    return {
+      lanes: [],
+      board: { repo: q.repo, label: q.label, read_at: opts.now().toISOString(), budget: fleet.file.max_parallel, rows: [], actions: [], events: [], dry_run: opts.readOnly },
+      events: [],
+      problems: [`source.issues ${q.repo}: ${messageOf(err)}${hint}`]
+    };
+  }
 }
 
 
@@ -822,10 +1191,10 @@ class GitHubForgeError extends Error {
   status;
 }
 const MERGE_METHODS = ["merge", "squash", "rebase", "fast-forward"];
-function statusOf(err) {
+function forge_statusOf(err) {
   return err.status ?? 0;
 }
-function messageOf(err) {
+function forge_messageOf(err) {
   const e = err;
   const data = e.response?.data;
   const detail = data?.errors?.map((x) => typeof x === "string" ? x : x.message).filter(Boolean).join("; ");
@@ -919,7 +1288,7 @@ class GitHubForge {
       const r = await this.octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner, repo, ref: `heads/${branch}` });
       return r.data.object.sha;
     } catch (err) {
-      if (statusOf(err) === 404 || statusOf(err) === 409) return null;
+      if (forge_statusOf(err) === 404 || forge_statusOf(err) === 409) return null;
       throw this.error(lane, `reading branch ${branch}`, err);
     }
   }
@@ -941,9 +1310,9 @@ class GitHubForge {
       const r = await this.octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", { owner, repo, basehead: `${base}...${head}` });
       files = r.data.files ?? [];
     } catch (err) {
-      const s = statusOf(err);
+      const s = forge_statusOf(err);
       if (s === 404 || s === 422 || s === 409) {
-        this.logger.warn(`${lane.repo}: cannot compare ${what}: ${messageOf(err)}`);
+        this.logger.warn(`${lane.repo}: cannot compare ${what}: ${forge_messageOf(err)}`);
         return null;
       }
       throw this.error(lane, `comparing ${what}`, err);
@@ -983,7 +1352,7 @@ ${input.body}`;
       try {
         pr = await this.createPull(lane, input, body, input.draft, notes);
       } catch (err) {
-        if (statusOf(err) === 422 && /already exists/i.test(messageOf(err))) {
+        if (forge_statusOf(err) === 422 && /already exists/i.test(forge_messageOf(err))) {
           pr = await this.findPull(lane, record.branch, record.base_branch);
           updated = true;
         }
@@ -1045,8 +1414,8 @@ ${input.body}`;
       });
       return r.data;
     } catch (err) {
-      if (draft && statusOf(err) === 422 && /draft/i.test(messageOf(err))) {
-        notes.push(`opened as a regular PR: the repository does not allow drafts (${messageOf(err)})`);
+      if (draft && forge_statusOf(err) === 422 && /draft/i.test(forge_messageOf(err))) {
+        notes.push(`opened as a regular PR: the repository does not allow drafts (${forge_messageOf(err)})`);
         return this.createPull(lane, input, body, false, notes);
       }
       throw err;
@@ -1062,7 +1431,7 @@ ${input.body}`;
       try {
         await this.octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/labels", { owner, repo, issue_number: n, labels });
       } catch (err) {
-        notes.push(`labels ${labels.join(", ")} not added: ${messageOf(err)}`);
+        notes.push(`labels ${labels.join(", ")} not added: ${forge_messageOf(err)}`);
       }
     }
     const author = pr.user?.login.toLowerCase();
@@ -1079,7 +1448,7 @@ ${input.body}`;
         const reviewed = new Set(reviews.map((r) => r.user?.login.toLowerCase()).filter(Boolean));
         reviewers = reviewers.filter((r) => !reviewed.has(r.toLowerCase()));
       } catch (err) {
-        notes.push(`could not read the reviews: ${messageOf(err)}`);
+        notes.push(`could not read the reviews: ${forge_messageOf(err)}`);
       }
     }
     if (reviewers.length || teams.length) {
@@ -1092,7 +1461,7 @@ ${input.body}`;
           ...teams.length ? { team_reviewers: teams } : {}
         });
       } catch (err) {
-        notes.push(`review not requested from ${[...reviewers, ...teams.map((t) => `team ${t}`)].join(", ")}: ${messageOf(err)}`);
+        notes.push(`review not requested from ${[...reviewers, ...teams.map((t) => `team ${t}`)].join(", ")}: ${forge_messageOf(err)}`);
       }
     }
     const assigned = new Set((pr.assignees ?? []).map((u) => u.login.toLowerCase()));
@@ -1104,7 +1473,7 @@ ${input.body}`;
         const ignored = assignees.filter((a) => !now.has(a.toLowerCase()));
         if (ignored.length) notes.push(`GitHub did not assign ${ignored.join(", ")} (no access to the repository?)`);
       } catch (err) {
-        notes.push(`assignees ${assignees.join(", ")} not added: ${messageOf(err)}`);
+        notes.push(`assignees ${assignees.join(", ")} not added: ${forge_messageOf(err)}`);
       }
     }
   }
@@ -1235,13 +1604,13 @@ ${input.body}`;
       for (const c of rsc?.contexts ?? []) names.add(c);
       for (const c of rsc?.checks ?? []) names.add(c.context);
     } catch (err) {
-      if (statusOf(err) !== 404) throw this.error(lane, `reading the protection of ${base}`, err);
+      if (forge_statusOf(err) !== 404) throw this.error(lane, `reading the protection of ${base}`, err);
     }
     try {
       const rules = await this.octokit.paginate("GET /repos/{owner}/{repo}/rules/branches/{branch}", { owner, repo, branch: base, per_page: 100 });
       for (const rule of rules) if (rule.type === "required_status_checks") for (const c of rule.parameters?.required_status_checks ?? []) names.add(c.context);
     } catch (err) {
-      if (statusOf(err) !== 404) throw this.error(lane, `reading the rules of ${base}`, err);
+      if (forge_statusOf(err) !== 404) throw this.error(lane, `reading the rules of ${base}`, err);
     }
     return [...names].sort();
   }
@@ -1345,8 +1714,8 @@ ${input.body}`;
       if (!r.data.merged) return { status: "blocked", detail: `GitHub did not merge #${number}: ${(0,git/* redact */.E$)(r.data.message)}` };
       return { status: "merged", detail: `#${number} merged (${method}) as ${r.data.sha.slice(0, 12)}` };
     } catch (err) {
-      const s = statusOf(err);
-      const why = messageOf(err);
+      const s = forge_statusOf(err);
+      const why = forge_messageOf(err);
       if (s === 405) return { status: "blocked", detail: `GitHub refused to merge #${number} (405): ${why}` };
       if (s === 409) return { status: "blocked", detail: `#${number}'s head moved while merging (409): ${why}` };
       if (s === 422) return { status: "blocked", detail: `GitHub cannot merge #${number} by ${method} (422): ${why}` };
@@ -1360,8 +1729,8 @@ ${input.body}`;
       await this.octokit.request("PATCH /repos/{owner}/{repo}/git/refs/{ref}", { owner, repo, ref: `heads/${pr.base.ref}`, sha: commit, force: false });
       return { status: "merged", detail: `${pr.base.ref} fast-forwarded to ${commit.slice(0, 12)} (#${pr.number})` };
     } catch (err) {
-      const s = statusOf(err);
-      if (s === 422 || s === 409) return { status: "blocked", detail: `${pr.base.ref} cannot be fast-forwarded to ${commit.slice(0, 12)}: ${messageOf(err)}` };
+      const s = forge_statusOf(err);
+      if (s === 422 || s === 409) return { status: "blocked", detail: `${pr.base.ref} cannot be fast-forwarded to ${commit.slice(0, 12)}: ${forge_messageOf(err)}` };
       return { status: "failed", detail: this.error(lane, `fast-forwarding ${pr.base.ref}`, err).message };
     }
   }
@@ -1372,7 +1741,7 @@ ${input.body}`;
     return { owner, repo };
   }
   error(lane, action, err) {
-    return new GitHubForgeError(lane.repo, action, statusOf(err), messageOf(err));
+    return new GitHubForgeError(lane.repo, action, forge_statusOf(err), forge_messageOf(err));
   }
 }
 function unique(items) {
@@ -1392,6 +1761,7 @@ function defaultServerUrl(octokit) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/github/setup.js
+
 
 
 
@@ -1420,7 +1790,8 @@ function githubSetup(file, opts) {
   return {
     forge,
     secrets: [token, (0,github_octokit/* basicCredential */.gp)(token)],
-    discover: (fleet) => discoverRepos(octokit, fleet.file.github.discover, { allowForks: fleet.file.github.allow_forks })
+    discover: (fleet) => discoverRepos(octokit, fleet.file.github.discover, { allowForks: fleet.file.github.allow_forks }),
+    queue: (fleet, o) => runIssueQueue(octokit, forge, fleet, o)
   };
 }
 

@@ -9,7 +9,7 @@ import type { GitHubForgeOptions } from './github/forge.js';
 import type { Pacing } from './github/octokit.js';
 import type { TokenCredential } from './github/credential.js';
 import { LocalForge } from './local/forge.js';
-import type { Forge, Logger, QueueSource } from './ports.js';
+import type { Forge, Logger, QueueSettle, QueueSource } from './ports.js';
 
 /** Where Fleet looks for its GitHub token, in order. */
 export const TOKEN_VARIABLES = ['FLEET_GITHUB_TOKEN', 'GITHUB_TOKEN', 'GH_TOKEN'] as const;
@@ -90,6 +90,7 @@ export interface ForgeSetup {
   discover?(fleet: ResolvedFleet): Promise<{ repos: string[]; problems: string[] }>;
   /** The issue queue (source.issues): its lanes, board and events (GitHub only). */
   queue?: QueueSource;
+  settleQueue?: QueueSettle;
   /** The environment variable the token came from, withheld from directives. */
   tokenVariable?: string;
   /** The token and the basic-auth credential git sends: no variable holding either reaches a directive. */

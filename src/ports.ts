@@ -3,7 +3,7 @@
  * src/local and src/github implement these; the steps never import an adapter.
  */
 import type { LaneSpec } from './core/validate.js';
-import type { CiConclusion, LaneRecord, MergeStatus, QueueBoard } from './core/model.js';
+import type { CiConclusion, LaneRecord, Manifest, MergeStatus, QueueBoard } from './core/model.js';
 import type { ResolvedFleet } from './core/validate.js';
 
 export interface Clock {
@@ -110,16 +110,27 @@ export interface QueueOutcome {
   events: QueueEvent[];
   /** Why the queue could not be read: the plan stops. */
   problems: string[];
+  /**
+   * Brings the issues in step with the decision (labels, the NO_SPEC comment, closing an issue whose parts all
+   * merged), once the plan is known to hold: a plan refused for another reason changes nothing. The board and events
+   * then include what it did.
+   */
+  commit(): Promise<{ board: QueueBoard; events: QueueEvent[] }>;
 }
 
 export interface QueueOptions {
   /** Change nothing on the forge (a dry run, `fleet plan`): no merge, label, comment or close. */
   readOnly: boolean;
+  /** The run's concurrency budget (`max_parallel`, or what the command line or the workflow input set). */
+  budget: number;
   now(): Date;
 }
 
 /** The issue queue of a fleet (source.issues): reads the forge's issues, keeps them in step, and says what starts. */
 export type QueueSource = (fleet: ResolvedFleet, opts: QueueOptions) => Promise<QueueOutcome>;
+
+/** After a run: hands the issues whose lanes need a person to one (label and comment); what it did, for the board. */
+export type QueueSettle = (fleet: ResolvedFleet, manifest: Manifest) => Promise<string[]>;
 
 export const systemClock: Clock = { now: () => new Date() };
 

@@ -503,7 +503,13 @@ var model = __webpack_require__(754);
 var queue = __webpack_require__(5792);
 // EXTERNAL MODULE: ./.build/src/core/validate.js
 var validate = __webpack_require__(3173);
+// EXTERNAL MODULE: ./.build/src/core/fleet-file.js
+var fleet_file = __webpack_require__(9658);
+// EXTERNAL MODULE: ./.build/src/core/markdown.js
+var markdown = __webpack_require__(9982);
 ;// CONCATENATED MODULE: ./.build/src/github/queue.js
+
+
 
 
 
@@ -515,6 +521,9 @@ function statusOf(err) {
 }
 function messageOf(err) {
   return (0,git/* redact */.E$)(String(err.message ?? err)).split("\n")[0].slice(0, 300);
+}
+function escapeRe(s) {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 const CLOSES = (n) => new RegExp(`\\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\\s*:?\\s+#${n}\\b`, "i");
 class IssueQueue {
@@ -534,36 +543,55 @@ class IssueQueue {
   repo;
   q;
   timelines = /* @__PURE__ */ new Map();
+  pulls = /* @__PURE__ */ new Map();
   actions = [];
   events = [];
+  /** Issues this run closes (every part merged): they keep no in-flight label. */
+  closing = /* @__PURE__ */ new Set();
   async run() {
     const base = await this.defaultBranch();
+    const settings = this.settings(base);
     let issues = await this.readyIssues();
+    let facts = await this.allFacts(issues, base);
+    let decision = (0,queue/* decideQueue */.Ah)(facts, settings);
     if (!this.opts.readOnly && this.fleet.file.merge.policy === "when-green") {
-      const merged = await this.mergeGreen(issues, base);
+      const merged = await this.mergeGreen(decision, facts, base);
       if (merged) {
-        this.timelines.clear();
+        this.forget();
         issues = await this.readyIssues();
+        facts = await this.allFacts(issues, base);
+        decision = (0,queue/* decideQueue */.Ah)(facts, settings);
       }
     }
-    const settings = this.settings(base);
-    const facts = await Promise.all(issues.map((i) => this.facts(i, base)));
-    const decision = (0,queue/* decideQueue */.Ah)(facts, settings);
-    if (!this.opts.readOnly) await this.apply(decision, facts);
-    this.transitions(decision, issues);
     const rows = decision.board.map((r) => ({ ...r, waiting_since: waitingSince(r) }));
-    const board = { repo: this.q.repo, label: this.q.label, read_at: this.opts.now().toISOString(), budget: settings.budget, rows, actions: this.actions, events: this.events, dry_run: this.opts.readOnly };
+    const board = () => ({ repo: this.q.repo, label: this.q.label, read_at: this.opts.now().toISOString(), budget: settings.budget, rows, actions: [...this.actions], events: [...this.events], dry_run: this.opts.readOnly });
     const lanes = decision.start.map((s) => this.lane(s, facts.find((f) => f.issue.number === s.issue)));
-    return { lanes, board, events: this.events, problems: [] };
+    const commit = async () => {
+      if (!this.opts.readOnly) await this.apply(decision, facts);
+      this.transitions(decision, issues);
+      return { board: board(), events: [...this.events] };
+    };
+    return { lanes, board: board(), events: [...this.events], problems: [], commit };
+  }
+  async allFacts(issues, base) {
+    const out = [];
+    for (const i of issues) out.push(await this.facts(i, base));
+    return out;
+  }
+  forget() {
+    this.timelines.clear();
+    this.pulls.clear();
+    this.branchesPromise = null;
   }
   settings(base) {
     return {
       name: this.fleet.file.name,
+      owns: this.fleet.file.owns,
       label: this.q.label,
       priority: this.q.priority,
       spec_patterns: this.q.spec.patterns,
       needs_person: this.q.labels.needs_person,
-      budget: this.fleet.file.max_parallel,
+      budget: this.opts.budget,
       base
     };
   }
@@ -583,71 +611,108 @@ class IssueQueue {
     }
     return out;
   }
-  /** The PRs that mention an issue, read from its timeline: each cross-reference from a PR, as the PR is now. */
+  /**
+   * What an issue's timeline says: the PRs of this repository that mention it (each cross-reference, the PR as it is
+   * now) and when each label was last taken off.
+   */
   timeline(n) {
     let t = this.timelines.get(n);
     if (!t) {
       t = (async () => {
         const prs = /* @__PURE__ */ new Map();
+        const unlabeled = /* @__PURE__ */ new Map();
+        let reopened = false;
+        const own = `/repos/${this.q.repo}`.toLowerCase();
         const params = { owner: this.owner, repo: this.repo, issue_number: n, per_page: 100 };
         for await (const page of this.octokit.paginate.iterator("GET /repos/{owner}/{repo}/issues/{issue_number}/timeline", params)) {
           for (const e of page.data) {
+            if (e.event === "unlabeled" && e.label?.name && e.created_at) unlabeled.set(e.label.name.toLowerCase(), e.created_at);
+            if (e.event === "reopened") reopened = true;
             const src = e.event === "cross-referenced" ? e.source?.issue : void 0;
             if (!src?.pull_request) continue;
-            if (src.repository?.full_name && src.repository.full_name.toLowerCase() !== this.q.repo.toLowerCase()) continue;
+            if (!src.repository_url?.toLowerCase().endsWith(own)) continue;
             const state = src.pull_request.merged_at ? "merged" : src.state === "open" ? "open" : "closed";
             prs.set(src.number, { number: src.number, state, url: src.html_url, created_at: src.created_at, body: src.body ?? "" });
           }
         }
-        return [...prs.values()];
+        return { prs: [...prs.values()], unlabeled, reopened };
       })();
       this.timelines.set(n, t);
     }
     return t;
   }
+  /** A PR read afresh (cached for the run): its head repository and branch, base, labels and whether it merged. */
+  pull(n) {
+    let p = this.pulls.get(n);
+    if (!p) {
+      p = this.octokit.request("GET /repos/{owner}/{repo}/pulls/{pull_number}", { owner: this.owner, repo: this.repo, pull_number: n }).then((r) => ({
+        number: n,
+        head_repo: r.data.head.repo?.full_name ?? null,
+        head_ref: r.data.head.ref,
+        head_sha: r.data.head.sha,
+        base_ref: r.data.base.ref,
+        base_sha: r.data.base.sha,
+        merged: Boolean(r.data.merged_at),
+        closed_at: r.data.closed_at,
+        labels: r.data.labels.map((l) => l.name),
+        draft: Boolean(r.data.draft)
+      }));
+      this.pulls.set(n, p);
+    }
+    return p;
+  }
   marker(lane) {
     return `<!-- fleet:${this.fleet.file.name}:${lane} -->`;
   }
-  /** The newest of Fleet's PRs for a work item (its body carries the lane's marker). */
+  /**
+   * The newest of Fleet's PRs for a work item: its body carries the lane's marker, and (read from the PR itself) its
+   * head is a branch of this repository under the item's prefix. A marker alone proves nothing: anyone can copy it
+   * into a PR from a fork.
+   */
   async itemPr(issue, slot) {
-    const mine = (await this.timeline(issue)).filter((p) => p.body.includes(this.marker((0,queue/* itemLane */.Un)(issue, slot))));
-    return mine.sort((a, b) => a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : b.number - a.number)[0] ?? null;
+    const prefix = (0,queue/* itemBranchPrefix */.KV)(this.fleet.file.name, issue, slot);
+    const candidates = (await this.timeline(issue)).prs.filter((p) => p.body.includes(this.marker((0,queue/* itemLane */.Un)(issue, slot)))).sort((a, b) => a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : b.number - a.number);
+    for (const c of candidates) {
+      const pull = await this.pull(c.number);
+      if (pull.head_repo?.toLowerCase() === this.q.repo.toLowerCase() && pull.head_ref.startsWith(prefix)) return { ...c, pull };
+    }
+    return null;
   }
   branchesPromise = null;
-  /** The queue's branches on the forge, by lane (`fleet/<name>/issue-<n>[.<slot>]-<slug>`). */
+  /** The queue's branches on the forge (`fleet/<name>/issue-…`), found again by each work item's prefix. */
   branches() {
     this.branchesPromise ??= (async () => {
       const prefix = `fleet/${this.fleet.file.name}/issue-`;
       const r = await this.octokit.request("GET /repos/{owner}/{repo}/git/matching-refs/{ref}", { owner: this.owner, repo: this.repo, ref: `heads/${prefix}` });
-      const out = /* @__PURE__ */ new Map();
-      for (const ref of r.data) {
-        const branch = ref.ref.slice("refs/heads/".length);
-        const m = /^issue-(\d+(?:\.[a-z0-9-]+)?)-/.exec(branch.slice(prefix.length - "issue-".length));
-        if (m) out.set(`issue-${m[1]}`, branch);
-      }
-      return out;
+      return r.data.map((ref) => ref.ref.slice("refs/heads/".length));
     })();
     return this.branchesPromise;
   }
   async facts(issue, base) {
     const parsed = (0,queue/* parseIssue */.Zp)(issue.body);
     const branches = await this.branches();
+    const { unlabeled, reopened } = await this.timeline(issue.number);
     const items = /* @__PURE__ */ new Map();
     for (const slot of parsed.plan?.map((s) => s.slot) ?? [null]) {
       const pr = await this.itemPr(issue.number, slot);
-      items.set(slot ?? "", { branch: branches.get((0,queue/* itemLane */.Un)(issue.number, slot)) ?? null, pr: pr ? { number: pr.number, state: pr.state, url: pr.url, created_at: pr.created_at } : null });
+      const prefix = (0,queue/* itemBranchPrefix */.KV)(this.fleet.file.name, issue.number, slot);
+      const branch = branches.filter((b) => b.startsWith(prefix)).sort()[0] ?? null;
+      const cleared = pr?.state === "closed" && (unlabeled.get(this.q.labels.needs_person.toLowerCase()) ?? "") > (pr.pull.closed_at ?? "");
+      const kept = cleared && branch === pr.pull.head_ref ? null : branch;
+      const state = pr?.state === "merged" && pr.pull.base_ref !== base ? "closed" : pr?.state;
+      items.set(slot ?? "", { branch: kept, pr: pr ? { number: pr.number, state, url: pr.url, created_at: pr.created_at } : null, cleared });
     }
     const deps = /* @__PURE__ */ new Map();
-    for (const n of parsed.depends) deps.set(n, await this.dependency(n));
+    for (const n of parsed.depends) deps.set(n, await this.dependency(n, base));
     const spec_text = parsed.spec_file ? await this.specText(parsed.spec_file, base) : null;
-    return { issue, parsed, spec_text, deps, items };
+    return { issue, parsed, spec_text, deps, items, reopened };
   }
   /**
    * Done only when closed and a merged PR of this repository closes it (a closing keyword, or Fleet's "Part of"
    * for a parallel plan whose issue Fleet closed): the issue's state alone is not enough, nor the closed event's
    * commit_id, which GitHub leaves empty for PR closes (PyGithub/PyGithub#1295).
    */
-  async dependency(n) {
+  async dependency(n, base) {
     let issue;
     try {
       issue = (await this.octokit.request("GET /repos/{owner}/{repo}/issues/{issue_number}", { owner: this.owner, repo: this.repo, issue_number: n })).data;
@@ -657,9 +722,13 @@ class IssueQueue {
     }
     if (issue.pull_request) return { done: false, why: `#${n} is a pull request, not an issue` };
     if (issue.state === "open") return { done: false, why: `#${n} is open` };
-    const merged = (await this.timeline(n)).filter((p) => p.state === "merged" && (CLOSES(n).test(p.body) || p.body.includes(`Part of #${n} `)));
-    if (merged.length) return { done: true, why: `closed by #${merged[0].number}` };
-    return { done: false, why: `#${n} was closed${issue.state_reason ? ` (${issue.state_reason})` : ""} without a merged PR` };
+    if (issue.state_reason && issue.state_reason !== "completed") return { done: false, why: `#${n} was closed as ${issue.state_reason.replace("_", " ")}` };
+    for (const p of (await this.timeline(n)).prs) {
+      if (p.state !== "merged" || !(CLOSES(n).test(p.body) || p.body.includes(`Part of #${n} `))) continue;
+      const pull = await this.pull(p.number);
+      if (pull.merged && pull.base_ref === base) return { done: true, why: `closed by #${p.number}` };
+    }
+    return { done: false, why: `#${n} was closed without a merged PR that closes it` };
   }
   async specText(file, base) {
     try {
@@ -673,42 +742,47 @@ class IssueQueue {
     }
   }
   /**
-   * Merges the queue's open PRs that are green, under the fleet's merge method, each only at a head Fleet made
-   * (its commit carries the lane's trailer) whose files keep to the lane's fence: someone else's push is never
-   * merged silently. Returns how many merged.
+   * Merges the queue's open PRs that are green, under the fleet's merge method. Only issues the decision has not
+   * held: a gate, the needs-person label or a closed PR of the issue stops its merges too. Each PR only at a head
+   * Fleet made (its commit carries the lane's trailer, on the item's branch of this repository), whose files keep to
+   * the lane's fence, and not while it carries the review hand-off or needs-person label. Returns how many merged.
    */
-  async mergeGreen(issues, base) {
+  async mergeGreen(d, facts, base) {
     let merged = 0;
-    for (const issue of issues) {
-      const parsed = (0,queue/* parseIssue */.Zp)(issue.body);
-      for (const slot of parsed.plan ?? [null]) {
-        const name = slot?.slot ?? null;
-        const pr = await this.itemPr(issue.number, name);
-        if (pr?.state !== "open") continue;
-        const lane = (0,queue/* itemLane */.Un)(issue.number, name);
-        const result = await this.mergeOne(issue, lane, pr.number, slot?.touches ?? this.fleet.file.owns, base);
-        this.actions.push(`#${issue.number} ${lane}: ${result.detail}`);
-        this.events.push({ issue: issue.number, from: "IN_FLIGHT", to: result.status === "merged" ? "MERGED" : "IN_FLIGHT", detail: result.detail });
-        if (result.status === "merged") merged++;
+    for (const row of d.board) {
+      if (row.state !== "IN_FLIGHT" && row.state !== "READY") continue;
+      const f = facts.find((x) => x.issue.number === row.issue);
+      for (const item of row.items) {
+        if (item.state !== "open-pr") continue;
+        const lane = (0,queue/* itemLane */.Un)(row.issue, item.slot);
+        const owns = item.slot ? item.owns : this.fleet.file.owns;
+        const result = await this.mergeOne(f.issue, lane, item.pr.number, owns, base);
+        this.actions.push(`#${row.issue} ${lane}: ${result.detail}`);
+        if (result.status === "merged") {
+          merged++;
+          this.events.push({ issue: row.issue, from: "IN_FLIGHT", to: "MERGED", detail: result.detail });
+        }
       }
     }
     return merged;
   }
   async mergeOne(issue, lane, number, owns, base) {
-    const { owner, repo } = this;
-    const pull = (await this.octokit.request("GET /repos/{owner}/{repo}/pulls/{pull_number}", { owner, repo, pull_number: number })).data;
-    if (pull.base.ref !== base) return { status: "blocked", detail: `PR #${number} targets ${pull.base.ref}, not ${base}: not merged` };
-    const head = pull.head.sha;
-    const commit = (await this.octokit.request("GET /repos/{owner}/{repo}/git/commits/{commit_sha}", { owner, repo, commit_sha: head })).data;
-    if (!new RegExp(`^Fleet-Lane: ${lane.replace(/\./g, "\\.")}$`, "m").test(commit.message)) {
+    const pull = await this.pull(number);
+    if (pull.base_ref !== base) return { status: "blocked", detail: `PR #${number} targets ${pull.base_ref}, not ${base}: not merged` };
+    const held = [this.fleet.file.review?.label ?? fleet_file/* REVIEW_DEFAULTS */.O6.label, this.q.labels.needs_person].find((l) => pull.labels.some((x) => x.toLowerCase() === l.toLowerCase()));
+    if (held) return { status: "blocked", detail: `PR #${number} is labelled "${held}": a person merges it` };
+    const head = pull.head_sha;
+    const commit = (await this.octokit.request("GET /repos/{owner}/{repo}/git/commits/{commit_sha}", { owner: this.owner, repo: this.repo, commit_sha: head })).data;
+    if (!new RegExp(`^Fleet-Lane: ${lane.replace(/\./g, "\\.")}$`, "m").test(commit.message) || !new RegExp(`^Fleet-Id: ${escapeRe(this.fleet.file.name)}$`, "m").test(commit.message)) {
       return { status: "blocked", detail: `PR #${number}'s head ${head.slice(0, 12)} is not a commit Fleet made for ${lane}: a person merges it` };
     }
-    const spec = this.laneSpec(issue, lane, owns, pull.head.ref);
-    const files = await this.forge.changedFiles(spec, pull.base.sha, head);
+    const spec = this.laneSpec(issue, lane, owns, pull.head_ref);
+    const baseNow = await this.forge.branchHead(spec, base) ?? pull.base_sha;
+    const files = await this.forge.changedFiles(spec, baseNow, head);
     if (files === null) return { status: "blocked", detail: `PR #${number}: the files it changes could not be read, so its fence could not be checked` };
     const fence = (0,core_fence/* checkFence */.AH)(files, spec.owns, spec.never);
     if (!fence.ok) return { status: "blocked", detail: `PR #${number} is outside its fence (${fence.message}): a person merges it` };
-    const record = { ...(0,model/* newLaneRecord */.Y_)({ repo: this.q.repo, lane, wave: null, branch: pull.head.ref, depends_on: [] }), commit: head, pr_number: number, base_branch: base };
+    const record = { ...(0,model/* newLaneRecord */.Y_)({ repo: this.q.repo, lane, wave: null, branch: pull.head_ref, depends_on: [] }), commit: head, pr_number: number, base_branch: base };
     try {
       return await this.forge.merge(spec, record, this.fleet.file.merge.method);
     } catch (err) {
@@ -721,7 +795,7 @@ class IssueQueue {
       id: lane,
       repo: this.q.repo,
       repo_kind: "github",
-      title: slot ? `${issue.title} (#${issue.number}, slot ${slot})` : `${issue.title} (#${issue.number})`,
+      title: slot ? `${(0,queue/* neutralTitle */.WN)(issue.title)} (#${issue.number}, slot ${slot})` : `${(0,queue/* neutralTitle */.WN)(issue.title)} (#${issue.number})`,
       directive: ff.directive,
       run: ff.run,
       checks: ff.checks,
@@ -743,6 +817,7 @@ class IssueQueue {
   // ---- keeping GitHub in step with the decision
   async apply(d, facts) {
     const byNumber = new Map(facts.map((f) => [f.issue.number, f]));
+    for (const n of d.close) this.closing.add(n);
     const wanted = /* @__PURE__ */ new Set();
     const plans = d.board.map((row) => ({ row, change: this.labelChange(row, byNumber.get(row.issue).issue) }));
     for (const { change } of plans) for (const l of change.add) wanted.add(l);
@@ -760,9 +835,11 @@ class IssueQueue {
     const { in_flight, blocked, needs_person } = this.q.labels;
     const has = (l) => issue.labels.some((x) => x.toLowerCase() === l.toLowerCase());
     const want = /* @__PURE__ */ new Set();
-    if (row.state === "IN_FLIGHT") want.add(in_flight);
-    if (row.state === "BLOCKED_WORK" || row.state === "BLOCKED_PERSON" && !has(needs_person)) want.add(blocked);
-    if (row.state === "BLOCKED_PERSON" && row.items.some((i) => i.state === "closed-pr")) want.add(needs_person);
+    const handOff = row.state === "BLOCKED_PERSON" && row.items.some((i) => i.state === "closed-pr");
+    if (row.state === "IN_FLIGHT" || row.started.length || row.items.some((i) => i.state === "open-pr")) want.add(in_flight);
+    if (row.state === "BLOCKED_WORK" || row.state === "BLOCKED_PERSON" && !handOff && !has(needs_person)) want.add(blocked);
+    if (handOff) want.add(needs_person);
+    if (this.closing.has(row.issue)) want.delete(in_flight);
     const add = [...want].filter((l) => !has(l));
     const remove = [in_flight, blocked].filter((l) => !want.has(l) && has(l));
     return { add, remove };
@@ -802,7 +879,7 @@ class IssueQueue {
       if (!await this.hasComment(issue.number, marker)) {
         const body = [
           marker,
-          `Fleet's issue queue (**${this.fleet.file.name}**) cannot start this issue: ${reason}.`,
+          `Fleet's issue queue (**${this.fleet.file.name}**) cannot start this issue: ${(0,markdown/* codeSpan */.SS)(reason)}.`,
           "",
           'Add what done looks like (an "Acceptance criteria" or "Done when" section, a checklist, or steps to reproduce), or a `Spec: path/to/spec.md` line naming a file on the default branch. The next scheduled run picks it up.',
           ...this.q.spec.unlabel ? ["", `The \`${this.q.label}\` label is taken off until then: put it back once the issue says what done is.`] : []
@@ -839,7 +916,8 @@ Every part of this issue has merged (${prs}): closed by Fleet's issue queue.` })
       const labels = (issues.find((i) => i.number === row.issue)?.labels ?? []).map((l) => l.toLowerCase());
       const from = labels.includes(in_flight.toLowerCase()) ? "IN_FLIGHT" : labels.includes(needs_person.toLowerCase()) ? "BLOCKED_PERSON" : labels.includes(blocked.toLowerCase()) ? "BLOCKED" : null;
       const same = from === row.state || from === "BLOCKED" && row.state.startsWith("BLOCKED");
-      if (!same || row.started.length) this.events.push({ issue: row.issue, from, to: row.state, detail: row.started.length ? `started ${row.started.join(", ")}` : row.reason });
+      const unlabelledWait = from === null && (row.state === "READY" || row.state === "NO_SPEC");
+      if (!same && !unlabelledWait || row.started.length) this.events.push({ issue: row.issue, from, to: row.state, detail: row.started.length ? `started ${row.started.join(", ")}` : row.reason });
     }
   }
 }
@@ -850,16 +928,77 @@ function waitingSince(row) {
 async function runIssueQueue(octokit, forge, fleet, opts) {
   const q = fleet.file.source.issues;
   try {
-    return await new IssueQueue(octokit, forge, fleet, opts).run();
+    const out = await new IssueQueue(octokit, forge, fleet, opts).run();
+    return { ...out, commit: () => out.commit().catch((err) => Promise.reject(new Error(`source.issues ${q.repo}: ${messageOf(err)}`))) };
   } catch (err) {
     const s = statusOf(err);
     const hint = s === 404 ? " (no such repository, or the token cannot see it)" : s === 403 ? " (the token lacks issues: write or pull-requests: write, or is rate limited)" : "";
     return {
       lanes: [],
-      board: { repo: q.repo, label: q.label, read_at: opts.now().toISOString(), budget: fleet.file.max_parallel, rows: [], actions: [], events: [], dry_run: opts.readOnly },
+      board: { repo: q.repo, label: q.label, read_at: opts.now().toISOString(), budget: opts.budget, rows: [], actions: [], events: [], dry_run: opts.readOnly },
       events: [],
-      problems: [`source.issues ${q.repo}: ${messageOf(err)}${hint}`]
+      problems: [`source.issues ${q.repo}: ${messageOf(err)}${hint}`],
+      commit: () => Promise.reject(new Error("the issue queue could not be read"))
     };
+  }
+}
+const HAND_OFF = /* @__PURE__ */ new Set(["directive-failed", "directive-timeout", "check-failed", "fence-violation", "ci-failed", "code-review-needed", "budget-exceeded"]);
+function handOffReason(lane) {
+  if (lane.status === "failed" && lane.error && HAND_OFF.has(lane.error.class)) return `${lane.error.class}: ${lane.error.message}`;
+  if (lane.status === "completed" && lane.phase === "no-op") return "the lane changed nothing";
+  return null;
+}
+async function settleQueue(octokit, fleet, manifest) {
+  const q = fleet.file.source?.issues;
+  if (!q || !manifest.queue || manifest.dry_run) return [];
+  const [owner, repo] = q.repo.split("/");
+  const actions = [];
+  let labelReady = false;
+  for (const lane of manifest.lanes) {
+    const m = /^issue-(\d+)(?:\.|$)/.exec(lane.lane);
+    const why = m ? handOffReason(lane) : null;
+    if (!m || !why) continue;
+    const issue_number = Number(m[1]);
+    try {
+      if (!labelReady) {
+        await ensureLabel(octokit, owner, repo, q.labels.needs_person, "d93f0b");
+        labelReady = true;
+      }
+      const current = (await octokit.request("GET /repos/{owner}/{repo}/issues/{issue_number}", { owner, repo, issue_number })).data;
+      if (!current.labels.some((l) => (typeof l === "string" ? l : l.name)?.toLowerCase() === q.labels.needs_person.toLowerCase())) {
+        await octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/labels", { owner, repo, issue_number, labels: [q.labels.needs_person] });
+      }
+      const marker = `<!-- fleet:${fleet.file.name}:handoff:${manifest.fleet_id}:${lane.lane} -->`;
+      let seen = false;
+      for await (const page of octokit.paginate.iterator("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", { owner, repo, issue_number, per_page: 100 })) {
+        if (page.data.some((c) => (c.body ?? "").includes(marker))) seen = true;
+      }
+      if (!seen) {
+        const body = [
+          marker,
+          `Fleet's issue queue (**${fleet.file.name}**, run \`${manifest.fleet_id}\`) could not finish lane \`${lane.lane}\`: ${(0,markdown/* codeSpan */.SS)((0,git/* redact */.E$)(why).slice(0, 500))}.`,
+          "",
+          `The issue is labelled \`${q.labels.needs_person}\` so that the queue does not start it again on every run. Remove the label to let it try again (after changing the issue if that is what it needs).`
+        ].join("\n");
+        await octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { owner, repo, issue_number, body });
+      }
+      actions.push(`#${issue_number} ${lane.lane}: handed to a person (${why.split(":")[0]})`);
+    } catch (err) {
+      actions.push(`#${issue_number} ${lane.lane}: could not hand the issue to a person: ${messageOf(err)}`);
+    }
+  }
+  return actions;
+}
+async function ensureLabel(octokit, owner, repo, name, color) {
+  try {
+    await octokit.request("GET /repos/{owner}/{repo}/labels/{name}", { owner, repo, name });
+  } catch (err) {
+    if (statusOf(err) !== 404) throw err;
+    try {
+      await octokit.request("POST /repos/{owner}/{repo}/labels", { owner, repo, name, color, description: "Set by Fleet's issue queue" });
+    } catch (e) {
+      if (statusOf(e) !== 422) throw e;
+    }
   }
 }
 
@@ -1791,7 +1930,8 @@ function githubSetup(file, opts) {
     forge,
     secrets: [token, (0,github_octokit/* basicCredential */.gp)(token)],
     discover: (fleet) => discoverRepos(octokit, fleet.file.github.discover, { allowForks: fleet.file.github.allow_forks }),
-    queue: (fleet, o) => runIssueQueue(octokit, forge, fleet, o)
+    queue: (fleet, o) => runIssueQueue(octokit, forge, fleet, o),
+    settleQueue: (fleet, manifest) => settleQueue(octokit, fleet, manifest)
   };
 }
 

@@ -4,13 +4,13 @@
  * as arguments, so tests drive it without a runner. index.ts wires the real ones.
  */
 import { join } from 'node:path';
-import { exitCodeFor } from '../steps/run.js';
+import { exitCodeFor, handOffIssues } from '../steps/run.js';
 import { formatProblems } from '../core/validate.js';
 import type { Manifest } from '../core/model.js';
 import type { MatrixPlanOutputs } from '../steps/matrix.js';
 import { ANNOTATIONS_PER_REQUEST, checkRunConclusion, fitCheckRunText, laneAnnotations, renderIntegration, renderPlan, renderReport, renderShard } from '../core/report.js';
 import { matrixIntegrate } from '../steps/matrix-integrate.js';
-import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, Workspace } from '../ports.js';
+import type { ArtifactStore, Clock, Executor, Forge, QueueSettle, RunJob, RunJobs, Workspace } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
 import { attemptName, continuesAfter, legPaceOf, waitForPredecessor, loadPlanBundle, matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
 import { finalizeManifest } from '../core/manifest.js';
@@ -46,7 +46,7 @@ export interface GitHubApi {
   request(route: string, params?: Record<string, unknown>): Promise<{ data: unknown }>;
 }
 
-type ForgeChoice = { forge: Forge; discover?: PlanStepOptions['discover']; queue?: PlanStepOptions['queue']; writeLimits?: WriteWindow[] } | { problem: string };
+type ForgeChoice = { forge: Forge; discover?: PlanStepOptions['discover']; queue?: PlanStepOptions['queue']; settleQueue?: QueueSettle; writeLimits?: WriteWindow[] } | { problem: string };
 
 export interface ActionDeps {
   env: NodeJS.ProcessEnv;
@@ -112,7 +112,7 @@ export async function runAction(deps: ActionDeps): Promise<number> {
     }
     if (settings.mode === 'lane') return await lane(deps, settings, setup.forge, bundle);
     if (settings.mode === 'integrate') return await integrate(deps, settings, setup.forge, bundle);
-    return await report(deps, settings, setup.forge, bundle);
+    return await report(deps, settings, setup.forge, bundle, setup.settleQueue);
   } catch (err) {
     core.setFailed(`Fleet ${settings.mode} failed: ${redact((err as Error).message)}`);
     return 2;
@@ -316,7 +316,7 @@ function presetBinary(agent: AgentSpec): string | null {
   return agent.preset;
 }
 
-async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
+async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle, settleQueue?: QueueSettle): Promise<number> {
   const api = deps.api(settings);
   let manifest = await matrixReport({
     bundle,
@@ -329,6 +329,7 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
     integrationPins: integrationPins(settings, bundle),
   });
   manifest = await continueChain(deps, settings, bundle, manifest);
+  manifest = await handOffIssues(manifest, bundle.fleet, settleQueue);
   const text = renderReport(manifest, { now: manifest.ended_at ?? deps.clock.now().toISOString() });
   await writeJsonAtomic(join(settings.workspace, 'fleet-status.json'), manifest);
   await writeFileAtomic(join(settings.workspace, 'report.md'), `${text}\n`);

@@ -290,7 +290,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.stderr.write(`${path}: forge: ${setup.problem}\n`);
       return 2;
     }
-    const { forge, discover, queue } = setup;
+    const { forge, discover, queue, settleQueue } = setup;
 
     if (command === 'plan') {
       const planned = await planStep(loaded.fleet, forge, systemClock, { file: path, maxParallel, discover, queue, readOnly: true });
@@ -303,6 +303,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     }
 
     let resume: { manifest: Manifest; root: string } | undefined;
+    if (values.resume && loaded.fleet.file.source?.issues) {
+      io.stderr.write(`${path}: source.issues: an issue queue resumes by running again: the next run resumes every issue whose branch has no PR; run it without --resume\n`);
+      return 2;
+    }
     if (values.resume) {
       const mp = resolve(io.cwd, values.resume);
       const m = await readManifest(mp);
@@ -343,6 +347,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       env: directiveEnv(io.env, setup.tokenVariable, [...(setup.secrets ?? []), ...(appEnv.app ? privateKeyParts(io.env.FLEET_APP_PRIVATE_KEY ?? '') : [])]),
       discover,
       queue,
+      settleQueue,
       root: values.workspace ? resolve(io.cwd, values.workspace) : undefined,
       cwd: io.cwd,
       maxParallel,

@@ -10,16 +10,22 @@
  * - IN_FLIGHT: a PR of it is open, or its branch is being resumed;
  * - READY: nothing stands in its way (started now when a slot of the budget is free).
  */
+import { matchesAny } from './glob.js';
 
 export const ISSUE_STATES = ['READY', 'IN_FLIGHT', 'BLOCKED_WORK', 'BLOCKED_PERSON', 'NO_SPEC'] as const;
 export type IssueState = (typeof ISSUE_STATES)[number];
 
 /** Lines a body says done with unless the fleet file sets its own (`source.issues.spec.patterns`). */
 export const DEFAULT_SPEC_PATTERNS = [
-  '^#{1,6}\\s*(acceptance criteria|definition of done|done when|expected behaviou?r|steps to reproduce)\\b',
-  '^\\s*(acceptance criteria|done when|definition of done)\\s*:',
-  '^\\s*[-*]\\s+\\[[ xX]\\]\\s+\\S',
+  '^#{1,6}[ \\t]*(acceptance criteria|definition of done|done when|expected behaviou?r|steps to reproduce)\\b',
+  '^[ \\t]*(acceptance criteria|done when|definition of done)[ \\t]*:',
+  '^[ \\t]*[-*][ \\t]+\\[[ xX]\\][ \\t]+\\S',
 ];
+
+/** An issue body is read up to this many characters (GitHub allows 65,536). */
+export const BODY_MAX_CHARS = 65_536;
+/** A plan table's problems named in a reason, at most. */
+const PLAN_PROBLEMS_SHOWN = 5;
 
 export const DEFAULT_PRIORITY_LABELS = ['priority: critical', 'priority: high', 'priority: medium'];
 
@@ -41,6 +47,8 @@ export interface PlanSlot {
 export interface ParsedIssue {
   /** `Depends on #N` numbers, in order of appearance. */
   depends: number[];
+  /** `Depends on` references Fleet cannot follow (another repository's issue, a URL). */
+  foreign_depends: string[];
   /** Gate lines not ticked, quoted. */
   gates: string[];
   /** The file a `Spec:` line points to, or null. */
@@ -50,24 +58,37 @@ export interface ParsedIssue {
   plan_problem: string | null;
 }
 
-const DEPENDS = /^\s*(?:[-*]\s+)?depends\s+on\s*:?\s*(.+)$/gim;
-const GATE = /^\s*(?:[-*]\s+(?:\[( |x|X)\]\s+)?)?gate\s*:\s*(.+)$/gim;
-const SPEC_LINE = /^\s*spec\s*:\s*`?([^\s`]+)`?\s*$/im;
+// Per line, and [ \t] rather than \s: a \s* at a line start would run on over blank lines, quadratic in the body.
+const DEPENDS = /^[ \t]*(?:[-*][ \t]+)?depends[ \t]+on[ \t]*:?[ \t]*(.+)$/i;
+const GATE = /^[ \t]*(?:[-*][ \t]+(?:\[( |x|X)\][ \t]+)?)?gate[ \t]*:[ \t]*(.+)$/i;
+const SPEC_LINE = /^[ \t]*spec[ \t]*:[ \t]*`?([^\s`]+)`?[ \t]*$/i;
+
+function lines(body: string): string[] {
+  return body.slice(0, BODY_MAX_CHARS).split(/\r?\n/);
+}
 
 /** The body of an issue, read for the lines the queue acts on. */
 export function parseIssue(body: string): ParsedIssue {
   const depends: number[] = [];
-  for (const m of body.matchAll(DEPENDS)) {
-    for (const ref of m[1]!.matchAll(/(?:^|[^\w/])#(\d+)\b/g)) {
-      const n = Number(ref[1]);
-      if (!depends.includes(n)) depends.push(n);
-    }
-  }
+  const foreign: string[] = [];
   const gates: string[] = [];
-  for (const m of body.matchAll(GATE)) if (!m[1] || m[1] === ' ') gates.push(oneLine(m[2]!));
-  const spec = SPEC_LINE.exec(body);
+  let spec: RegExpExecArray | null = null;
+  for (const line of lines(body)) {
+    const d = DEPENDS.exec(line);
+    if (d) {
+      for (const ref of d[1]!.matchAll(/(?:^|[^\w/])#(\d+)\b/g)) {
+        const n = Number(ref[1]);
+        if (!depends.includes(n)) depends.push(n);
+      }
+      // A dependency Fleet cannot read (another repository's issue, a URL) must not be ignored silently.
+      for (const ref of d[1]!.matchAll(/[\w.-]+\/[\w.-]+#\d+|https?:\/\/\S+/g)) foreign.push(ref[0]);
+    }
+    const g = GATE.exec(line);
+    if (g && (!g[1] || g[1] === ' ')) gates.push(oneLine(g[2]!));
+    spec ??= SPEC_LINE.exec(line);
+  }
   const plan = parsePlan(body);
-  return { depends, gates, spec_file: spec ? spec[1]! : null, plan: 'slots' in plan ? plan.slots : null, plan_problem: 'problem' in plan ? plan.problem : null };
+  return { depends, foreign_depends: foreign, gates, spec_file: spec ? spec[1]! : null, plan: 'slots' in plan ? plan.slots : null, plan_problem: 'problem' in plan ? plan.problem : null };
 }
 
 function oneLine(s: string): string {
@@ -87,11 +108,11 @@ export function slotId(name: string): string {
 
 /** `## Parallel plan` and the markdown table under it: columns slot, touches (or owns), depends on. */
 export function parsePlan(body: string): { slots: PlanSlot[] } | { problem: string } | { none: true } {
-  const lines = body.split(/\r?\n/);
-  const start = lines.findIndex((l) => /^#{2,3}\s*parallel plan\s*$/i.test(l.trim()));
+  const all = lines(body);
+  const start = all.findIndex((l) => /^#{2,3}\s*parallel plan\s*$/i.test(l.trim()));
   if (start < 0) return { none: true };
   const rows: string[][] = [];
-  for (const line of lines.slice(start + 1)) {
+  for (const line of all.slice(start + 1)) {
     const t = line.trim();
     if (/^#{1,6}\s/.test(t)) break;
     if (!t.startsWith('|')) {
@@ -113,18 +134,84 @@ export function parsePlan(body: string): { slots: PlanSlot[] } | { problem: stri
     if (row.every((c) => /^:?-+:?$/.test(c) || c === '')) continue;
     const slot = slotId(row[slotCol] ?? '');
     if (!slot) {
-      problems.push(`a row has no slot name ("${oneLine(row.join(' | '))}")`);
+      problems.push(`a row has no slot name ("${oneLine(row.join(' | ')).slice(0, 80)}")`);
       continue;
     }
     if (slots.some((s) => s.slot === slot)) problems.push(`slot "${slot}" is listed twice`);
     const touches = cells(row[touchCol] ?? '');
     if (!touches.length) problems.push(`slot "${slot}" says nothing it touches`);
+    for (const t of touches) {
+      const why = touchProblem(t);
+      if (why) problems.push(`slot "${slot}" touches "${t.slice(0, 80)}": ${why}`);
+    }
     const deps = depCol < 0 ? [] : cells(row[depCol] ?? '').filter((d) => !/^(—|–|-|none|n\/a)$/i.test(d)).map(slotId);
     slots.push({ slot, touches, depends_on: deps });
   }
   for (const s of slots) for (const d of s.depends_on) if (!slots.some((o) => o.slot === d)) problems.push(`slot "${s.slot}" depends on "${d}", which the table does not list`);
-  if (problems.length) return { problem: `the "## Parallel plan" table: ${problems.join('; ')}` };
+  const cycle = planCycle(slots);
+  if (cycle) problems.push(`the slots depend on each other in a circle (${cycle.join(' → ')})`);
+  if (problems.length) {
+    const more = problems.length > PLAN_PROBLEMS_SHOWN ? `; and ${problems.length - PLAN_PROBLEMS_SHOWN} more` : '';
+    return { problem: `the "## Parallel plan" table: ${problems.slice(0, PLAN_PROBLEMS_SHOWN).join('; ')}${more}` };
+  }
   return { slots };
+}
+
+/** A circle of slot dependencies (its slots in order, the first repeated at the end), or null. */
+function planCycle(slots: PlanSlot[]): string[] | null {
+  const deps = new Map(slots.map((s) => [s.slot, s.depends_on]));
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (slot: string): string[] | null => {
+    if (state.get(slot) === 'done') return null;
+    if (state.get(slot) === 'open') return [...path.slice(path.indexOf(slot)), slot];
+    state.set(slot, 'open');
+    path.push(slot);
+    for (const d of deps.get(slot) ?? []) {
+      const found = visit(d);
+      if (found) return found;
+    }
+    path.pop();
+    state.set(slot, 'done');
+    return null;
+  };
+  for (const s of slots) {
+    const found = visit(s.slot);
+    if (found) return found;
+  }
+  return null;
+}
+
+/**
+ * Why a slot's "touches" cannot be its fence. The table is written in an issue, so it may narrow what a lane may
+ * change, never widen it: a pattern must start with a folder or file name (not `**`), stay in the repository, and
+ * have no braces (whose expansion is exponential).
+ */
+export function touchProblem(t: string): string | undefined {
+  if (/^[*?[{!/]/.test(t)) return 'a fence from an issue must start with a folder or file name (e.g. src/api/**)';
+  if (/(^|\/)\.\.(\/|$)/.test(t)) return 'a fence cannot leave the repository';
+  if (/[{}]/.test(t)) return 'braces are not allowed in a fence from an issue';
+  if (t.length > 200) return 'longer than 200 characters';
+  return undefined;
+}
+
+/**
+ * Whether a slot's touches lie inside the fleet's `owns` (everything, when it has none): a file name must match,
+ * and a folder pattern must have a file directly in its folder match. Conservative: a pattern it cannot place is
+ * outside, and the issue says so.
+ */
+export function insideOwns(touch: string, owns: readonly string[]): boolean {
+  if (!owns.length) return true;
+  const p = staticPrefix(touch);
+  if (p === touch) return matchesAny(touch, owns);
+  const folder = p.endsWith('/') ? p : p.slice(0, p.lastIndexOf('/') + 1);
+  return matchesAny(`${folder}fleet-probe`, owns);
+}
+
+/** The part of a glob before its first wildcard: `src/api/**` → `src/api/`. */
+export function staticPrefix(glob: string): string {
+  const i = glob.search(/[*?[]/);
+  return i < 0 ? glob : glob.slice(0, i);
 }
 
 function cells(text: string): string[] {
@@ -136,7 +223,19 @@ function cells(text: string): string[] {
 
 /** Whether a body says what done looks like: some line matches one of `patterns` (case-insensitive, per line). */
 export function hasSpec(body: string, patterns: readonly string[]): boolean {
-  return patterns.some((p) => new RegExp(p, 'im').test(body));
+  const res = patterns.map((p) => new RegExp(p, 'i'));
+  return lines(body).some((line) => res.some((re) => re.test(line)));
+}
+
+/**
+ * An issue title as a commit subject and PR title: a title such as "Fix #42" would close #42 when the squash
+ * commit reaches the default branch, so issue references become plain words.
+ */
+export function neutralTitle(title: string): string {
+  return oneLine(title)
+    .replace(/https?:\/\/\S+?\/(?:issues|pull)\/(\d+)\S*/gi, 'issue $1')
+    .replace(/#(\d+)/g, 'issue $1')
+    .slice(0, 200);
 }
 
 /** What the forge says about a dependency: done only when closed by a merged PR. */
@@ -151,10 +250,14 @@ export interface ItemFacts {
   /** Its branch on the forge, or null. */
   branch: string | null;
   pr: { number: number; state: 'open' | 'merged' | 'closed'; url: string; created_at: string } | null;
+  /** A person removed the needs-person label after the PR was closed unmerged: the item may start again. */
+  cleared?: boolean;
 }
 
 export interface IssueFacts {
   issue: QueueIssue;
+  /** A person reopened the issue: Fleet never closes it again by itself. */
+  reopened?: boolean;
   parsed: ParsedIssue;
   /** The spec file's text, `missing` when the `Spec:` file is not on the base branch, null without a `Spec:` line. */
   spec_text: string | 'missing' | null;
@@ -165,6 +268,8 @@ export interface IssueFacts {
 
 export interface QueueSettings {
   name: string;
+  /** The fleet's `owns`: a slot's touches must lie inside it (empty: the whole repository). */
+  owns: readonly string[];
   label: string;
   priority: readonly string[];
   spec_patterns: readonly string[];
@@ -272,7 +377,7 @@ function quote(s: string): string {
 function itemState(f: ItemFacts | undefined, slot: PlanSlot | null, all: Map<string, ItemFacts>): ItemState {
   if (f?.pr?.state === 'merged') return 'merged';
   if (f?.pr?.state === 'open') return 'open-pr';
-  if (f?.pr?.state === 'closed') return 'closed-pr';
+  if (f?.pr?.state === 'closed' && !f.cleared) return 'closed-pr';
   // A branch with no PR: the worker that pushed it died before publishing (or a dry run left it): resume it.
   if (f?.branch) return 'resume';
   if (slot && slot.depends_on.some((d) => all.get(d)?.pr?.state !== 'merged')) return 'waiting';
@@ -290,10 +395,15 @@ export function classify(f: IssueFacts, s: QueueSettings): Omit<BoardRow, 'start
   const row = { issue: issue.number, title: issue.title, url: issue.html_url, items, priority: priorityOf(issue.labels, s.priority), created_at: issue.created_at };
   const at = (state: IssueState, reason: string) => ({ ...row, state, reason });
 
-  const underway = items.filter((i) => i.state === 'open-pr' || i.state === 'resume' || i.state === 'merged');
+  // Only a PR is work on the forge; a bare branch (a worker that died, or anyone's push) is resumed only once the
+  // issue passes every check below.
+  const underway = items.filter((i) => i.state === 'open-pr' || i.state === 'merged');
   // Work already on the forge is never dropped: an issue whose spec changed under an open PR is still in flight.
   if (!underway.length) {
     if (parsed.plan_problem) return at('NO_SPEC', parsed.plan_problem);
+    const outside = (parsed.plan ?? []).flatMap((sl) => sl.touches.filter((t) => !insideOwns(t, s.owns)).map((t) => `slot ${sl.slot} touches ${t}`));
+    if (outside.length) return at('NO_SPEC', `the parallel plan reaches outside the fleet's owns: ${outside.slice(0, PLAN_PROBLEMS_SHOWN).join('; ')}`);
+    if (parsed.foreign_depends.length) return at('NO_SPEC', `"Depends on ${parsed.foreign_depends[0]!.slice(0, 80)}": Fleet follows only #N of this repository`);
     if (f.spec_text === 'missing') return at('NO_SPEC', `the issue points to ${quote(`Spec: ${parsed.spec_file}`)}, and ${parsed.spec_file} is not on ${s.base}`);
     if (f.spec_text === null && !hasSpec(issue.body, s.spec_patterns)) {
       return at('NO_SPEC', 'the body does not say what done looks like (no acceptance criteria, "Done when", checklist or steps to reproduce)');
@@ -315,13 +425,14 @@ export function classify(f: IssueFacts, s: QueueSettings): Omit<BoardRow, 'start
   if (open.length || resume.length) {
     const parts = [
       ...open.map((i) => `${describe(i)}: PR #${i.pr!.number} open`),
-      ...resume.map((i) => `${describe(i)}: branch ${i.branch} has no PR and no live run: resumed`),
+      ...resume.map((i) => `${describe(i)}: branch ${i.branch} has no PR and no live run: resumed when a slot is free`),
       ...waiting.map((i) => `slot ${i.slot} waits for ${i.depends_on.join(', ')} to merge`),
     ];
     return at(ready.length ? 'READY' : 'IN_FLIGHT', parts.join('; '));
   }
   if (ready.length) return at('READY', items.length > 1 ? `${ready.map(describe).join(', ')} ready` : 'every dependency merged, no gate');
   if (waiting.length) return at('BLOCKED_WORK', waiting.map((i) => `slot ${i.slot} waits for ${i.depends_on.join(', ')} to merge`).join('; '));
+  if (f.reopened) return at('BLOCKED_PERSON', 'a person reopened the issue after every PR of it merged: a person decides what is left');
   return at('IN_FLIGHT', 'every PR merged; the issue is closed by this run');
 }
 
@@ -333,7 +444,8 @@ export function classify(f: IssueFacts, s: QueueSettings): Omit<BoardRow, 'start
 export function decideQueue(facts: readonly IssueFacts[], s: QueueSettings): QueueDecision {
   const rows = facts.map((f) => classify(f, s));
   const order = [...rows].sort((a, b) => a.priority - b.priority || a.issue - b.issue);
-  const occupied = rows.reduce((n, r) => n + (r.state === 'NO_SPEC' || r.state.startsWith('BLOCKED') ? 0 : r.items.filter((i) => i.state === 'open-pr').length), 0);
+  // Every open PR of the queue holds a slot, whatever its issue's state now (a gate added later does not free it).
+  const occupied = rows.reduce((n, r) => n + r.items.filter((i) => i.state === 'open-pr').length, 0);
   let free = Math.max(0, s.budget - occupied);
   const start: StartItem[] = [];
   const byIssue = new Map(facts.map((f) => [f.issue.number, f]));
@@ -345,7 +457,7 @@ export function decideQueue(facts: readonly IssueFacts[], s: QueueSettings): Que
   const runnable = (r: (typeof rows)[number]) => r.state === 'READY' || r.state === 'IN_FLIGHT';
   for (const row of order) if (runnable(row)) for (const item of row.items) if (item.state === 'resume' && free > 0) take(row, item, true);
   for (const row of order) if (row.state === 'READY') for (const item of row.items) if (item.state === 'ready' && free > 0) take(row, item, false);
-  const close = rows.filter((r) => r.items.every((i) => i.state === 'merged')).map((r) => r.issue);
+  const close = rows.filter((r) => r.items.every((i) => i.state === 'merged') && !byIssue.get(r.issue)!.reopened).map((r) => r.issue);
   const board: BoardRow[] = rows.map((r) => {
     const started = start.filter((x) => x.issue === r.issue).map((x) => x.lane);
     const unstarted = r.items.filter((i) => i.state === 'ready' && !started.includes(itemLane(r.issue, i.slot))).length;

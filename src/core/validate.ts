@@ -278,6 +278,10 @@ function issueSourceProblems(ff: FleetFile, p: (field: string, message: string) 
   });
   const labels = [q.label, q.labels.in_flight, q.labels.blocked, q.labels.needs_person].map((l) => l.toLowerCase());
   if (new Set(labels).size !== labels.length) p('source.issues.labels', 'the ready, in-flight, blocked and needs-person labels must be four different labels');
+  // GitHub's issue listing reads labels=a,b as two labels.
+  if (q.label.includes(',')) p('source.issues.label', `"${q.label}" has a comma: GitHub's issue filter would read it as two labels`);
+  if (ff.integrate) p('integrate', 'an issue queue opens one PR per issue, and integration one PR per repository: use one or the other');
+  if (ff.pr.draft && ff.merge.policy === 'when-green') p('pr.draft', 'the queue merges green PRs, and a draft never merges: set pr.draft: false, or merge.policy: never');
   if (ff.targets.some((t) => /^issue-\d+/.test(t.lane ?? ''))) p('targets', 'lane ids "issue-<n>…" belong to the issue queue: rename the target\'s lane');
 }
 

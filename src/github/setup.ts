@@ -8,7 +8,8 @@ import type { FleetFile } from '../core/fleet-file.js';
 import type { ResolvedFleet } from '../core/validate.js';
 import type { Logger } from '../ports.js';
 import { discoverRepos } from './discover.js';
-import { runIssueQueue } from './queue.js';
+import { runIssueQueue, settleQueue } from './queue.js';
+import type { Manifest } from '../core/model.js';
 import type { QueueOptions } from '../ports.js';
 import { GitHubForge } from './forge.js';
 import { basicCredential, createOctokit, type FleetOctokit } from './octokit.js';
@@ -49,5 +50,6 @@ export function githubSetup(file: FleetFile, opts: { env: NodeJS.ProcessEnv; tok
     secrets: [token, basicCredential(token)],
     discover: (fleet: ResolvedFleet) => discoverRepos(octokit, fleet.file.github.discover, { allowForks: fleet.file.github.allow_forks }),
     queue: (fleet: ResolvedFleet, o: QueueOptions) => runIssueQueue(octokit, forge, fleet, o),
+    settleQueue: (fleet: ResolvedFleet, manifest: Manifest) => settleQueue(octokit, fleet, manifest),
   };
 }

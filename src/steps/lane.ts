@@ -190,7 +190,7 @@ export class LaneRun {
       this.checkIsolation();
       await this.clone();
       await this.receiveRelay();
-    if (this.lane.issue) await writeFileAtomic(issuePath(this.ctx.root, this.lane.id), issueMarkdown(this.lane.issue));
+      if (this.lane.issue) await writeFileAtomic(issuePath(this.ctx.root, this.lane.id), issueMarkdown(this.lane.issue));
       if (ctx.file.agent) {
         this.routing = await route(ctx, lane, this.repoDir, this.dir);
         this.rec.routing = this.routing.selected;

@@ -9,7 +9,7 @@ import { laneDigest, outcomesOf, outcomesProblem, unchangedLanes, unchangedRecor
 import { initManifest, summarize } from '../core/manifest.js';
 import type { Exclusion, Manifest, QueueBoard } from '../core/model.js';
 import { addDiscoveredLanes, type Problem, type ResolvedFleet } from '../core/validate.js';
-import type { Clock, Forge, QueueEvent, QueueSource } from '../ports.js';
+import type { Clock, Forge, QueueEvent, QueueOutcome, QueueSource } from '../ports.js';
 
 export interface PlanStepOptions {
   file: string;
@@ -56,15 +56,15 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
     }
     fleet = addDiscoveredLanes(fleet, found.repos);
   }
-  let queue: { board: QueueBoard; events: QueueEvent[] } | null = null;
+  let queue: { board: QueueBoard; events: QueueEvent[]; commit: QueueOutcome['commit'] } | null = null;
   if (fleet.file.source?.issues) {
     if (!opts.queue) {
       return { ok: false, problems: [{ file: opts.file, field: 'source.issues', message: 'this forge cannot read an issue queue: set forge: github' }] };
     }
-    const read = await opts.queue(fleet, { readOnly: (opts.readOnly ?? false) || (opts.dryRun ?? false), now: () => clock.now() });
+    const read = await opts.queue(fleet, { readOnly: (opts.readOnly ?? false) || (opts.dryRun ?? false), budget: opts.maxParallel ?? fleet.file.max_parallel, now: () => clock.now() });
     if (read.problems.length) return { ok: false, problems: read.problems.map((message) => ({ file: opts.file, field: 'source.issues', message })) };
     fleet = { ...fleet, lanes: [...fleet.lanes, ...read.lanes] };
-    queue = { board: read.board, events: read.events };
+    queue = { board: read.board, events: read.events, commit: read.commit };
   }
   const excludedByConfig = new Set(fleet.excluded.map((e) => e.lane));
   const toCheck = fleet.lanes.filter((l) => !excludedByConfig.has(l.id));
@@ -107,6 +107,14 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
   const built = buildPlan(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file });
   if (!built.ok) return { ok: false, problems: [...built.problems, ...branchProblems] };
   if (branchProblems.length) return { ok: false, problems: branchProblems };
+  if (queue) {
+    try {
+      const done = await queue.commit();
+      queue = { ...queue, board: done.board, events: done.events };
+    } catch (err) {
+      return { ok: false, problems: [{ file: opts.file, field: 'source.issues', message: (err as Error).message }] };
+    }
+  }
   let plan = built.plan;
   const now = clock.now();
   const byId = new Map(fleet.lanes.map((l) => [l.id, l]));
@@ -135,7 +143,8 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
     const problem = outcomesProblem(previous, fleet.file.name, opts.dryRun ?? false);
     if (problem) notes.push(`every lane runs: the previous outcomes (${opts.since.fleet_id}) cannot be used, ${problem}`);
     else {
-      const same = unchangedLanes({ lanes: plan.lanes.map((l) => l.spec), digests, baseCommits, previous });
+      // An issue lane runs because the queue started it: its issue (not in the digest) may have changed since.
+      const same = unchangedLanes({ lanes: plan.lanes.map((l) => l.spec).filter((l) => !l.issue), digests, baseCommits, previous });
       lanes = lanes.map((l) => {
         const p = same.get(l.lane);
         return p ? unchangedRecord(l, p, digests.get(l.lane)!, now.toISOString()) : l;

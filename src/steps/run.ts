@@ -11,7 +11,7 @@ import { LANE_ID_PATTERN } from '../core/fleet-file.js';
 import type { Plan } from '../core/plan.js';
 import { Manifest as ManifestSchema, TERMINAL, type LaneRecord, type LanePhase, type Manifest } from '../core/model.js';
 import type { LaneSpec, Problem, ResolvedFleet } from '../core/validate.js';
-import type { Checkpoint, Clock, Executor, Forge, QueueEvent, Workspace } from '../ports.js';
+import type { Checkpoint, Clock, Executor, Forge, QueueEvent, QueueSettle, Workspace } from '../ports.js';
 import { finalizeManifest, summarize } from '../core/manifest.js';
 import { renderReport } from '../core/report.js';
 import type { DiscoveryEntry } from '../core/relay.js';
@@ -62,6 +62,8 @@ export interface RunOptions {
   discover?: PlanStepOptions['discover'];
   /** The issue queue (source.issues), when the forge can. */
   queue?: PlanStepOptions['queue'];
+  /** After the run: hands the issues whose lanes need a person to one. */
+  settleQueue?: QueueSettle;
   /** A previous manifest: lanes it shows completed are kept, the rest run again. */
   resume?: { manifest: Manifest; root: string };
   /** An incremental sweep: the previous run's manifest; lanes whose base commit and digest are unchanged do not run. */
@@ -89,6 +91,16 @@ export type RunOutcome =
   /** `notes`: what the run wants a person to know that is not a lane's (a stale workspace lock taken over). */
   | { ok: true; manifest: Manifest; root: string; plan: Plan; notes: string[] }
   | { ok: false; problems: Problem[] };
+
+/**
+ * The issue queue's part of a run's end: an issue whose lane failed for a reason a retry will not change (or changed
+ * nothing) is handed to a person, and the board says so. A forge that cannot is a line on the board, not a failure.
+ */
+export async function handOffIssues(manifest: Manifest, fleet: ResolvedFleet, settle?: QueueSettle): Promise<Manifest> {
+  if (!settle || !manifest.queue) return manifest;
+  const done = await settle(fleet, manifest).catch((err: Error) => [`could not hand issues to a person: ${err.message}`]);
+  return done.length ? { ...manifest, queue: { ...manifest.queue, actions: [...manifest.queue.actions, ...done] } } : manifest;
+}
 
 export function manifestPath(root: string): string {
   return join(root, 'fleet-status.json');
@@ -331,6 +343,7 @@ async function runLocked(
   }
   manifest = await reportStep({ root, manifest, lanes: specs, forge: opts.forge, clock: opts.clock, verified, forgeReads: !opts.signal?.aborted });
   if (integration) manifest = { ...manifest, integration: integration.records() };
+  if (!opts.signal?.aborted) manifest = await handOffIssues(manifest, s.fleet, opts.settleQueue);
   await events.flush().catch(() => undefined);
   await live.close();
   await writeJsonAtomic(manifestPath(root), manifest);

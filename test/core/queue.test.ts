@@ -6,7 +6,9 @@ import {
   classify,
   decideQueue,
   hasSpec,
+  insideOwns,
   itemBranch,
+  neutralTitle,
   parseIssue,
   parsePlan,
   type IssueFacts,
@@ -14,7 +16,7 @@ import {
   type QueueSettings,
 } from '../../src/core/queue.js';
 
-const settings: QueueSettings = { name: 'q', label: 'fleet:ready', priority: DEFAULT_PRIORITY_LABELS, spec_patterns: DEFAULT_SPEC_PATTERNS, needs_person: 'fleet:needs-person', budget: 3, base: 'main' };
+const settings: QueueSettings = { name: 'q', owns: [], label: 'fleet:ready', priority: DEFAULT_PRIORITY_LABELS, spec_patterns: DEFAULT_SPEC_PATTERNS, needs_person: 'fleet:needs-person', budget: 3, base: 'main' };
 const SPEC = '## Acceptance criteria\n- it works\n';
 
 function facts(number: number, body: string, extra: Partial<IssueFacts> & { labels?: string[]; title?: string } = {}): IssueFacts {
@@ -53,6 +55,49 @@ describe('parseIssue', () => {
     const body = '## Parallel plan\n| slot | touches | depends on |\n|-|-|-|\n| a | | b |\n| a | x/** | |\n';
     const p = parsePlan(body);
     expect('problem' in p && p.problem).toMatch(/slot "a" says nothing it touches; slot "a" is listed twice; slot "a" depends on "b"/);
+  });
+});
+
+describe('what an issue may not do', () => {
+  it('a plan cannot widen a fence: touches must start with a name, stay inside the repository and have no braces', () => {
+    const body = '## Parallel plan\n| slot | touches |\n|-|-|\n| a | ** |\n| b | ../x/** |\n| c | src/{a,b}/** |\n| d | src/d/** |\n';
+    const p = parsePlan(body);
+    expect('problem' in p && p.problem).toMatch(/slot "a" touches "\*\*": .*start with a folder or file name[^;]*; slot "b" touches "..\/x\/\*\*": .*cannot leave the repository; slot "c" touches "src\/\{a": braces/);
+  });
+
+  it("a plan's touches must lie inside the fleet's owns", () => {
+    expect(insideOwns('src/api/**', ['src/**'])).toBe(true);
+    expect(insideOwns('src/api/index.ts', ['src/**'])).toBe(true);
+    expect(insideOwns('docs/**', ['src/**'])).toBe(false);
+    expect(insideOwns('docs/**', [])).toBe(true);
+    const body = `${SPEC}\n## Parallel plan\n| slot | touches |\n|-|-|\n| a | src/a/** |\n| b | infra/** |\n`;
+    expect(classify(facts(3, body), { ...settings, owns: ['src/**'] })).toMatchObject({ state: 'NO_SPEC', reason: "the parallel plan reaches outside the fleet's owns: slot b touches infra/**" });
+  });
+
+  it('a dependency Fleet cannot follow is said, not ignored', () => {
+    expect(classify(facts(4, `${SPEC}Depends on other/repo#5\n`), settings)).toMatchObject({ state: 'NO_SPEC', reason: expect.stringContaining('"Depends on other/repo#5"') });
+  });
+
+  it('a branch without a PR is resumed only when the issue passes every check', () => {
+    const items = new Map([['', { branch: 'fleet/q/issue-5-x', pr: null }]]);
+    expect(classify(facts(5, 'no spec here', { items }), settings).state).toBe('NO_SPEC');
+    expect(classify(facts(5, `${SPEC}Gate: wait`, { items }), settings).state).toBe('BLOCKED_PERSON');
+    expect(classify(facts(5, `${SPEC}Depends on #1`, { items, deps: new Map([[1, { done: false, why: '#1 is open' }]]) }), settings).state).toBe('BLOCKED_WORK');
+  });
+
+  it('a PR closed unmerged holds the issue until a person clears it', () => {
+    const closed = { branch: null, pr: pr(9, 'closed') };
+    expect(classify(facts(6, SPEC, { items: new Map([['', closed]]) }), settings).state).toBe('BLOCKED_PERSON');
+    expect(classify(facts(6, SPEC, { items: new Map([['', { ...closed, cleared: true }]]) }), settings).state).toBe('READY');
+  });
+
+  it('titles reach commits and PRs with no issue reference a closing keyword could act on', () => {
+    expect(neutralTitle('Fix #42 and fixes https://github.com/a/b/issues/7')).toBe('Fix issue 42 and fixes issue 7');
+  });
+
+  it('reads a body line by line: a Depends on line is not continued by the next', () => {
+    expect(parseIssue('Depends on\n#3 is unrelated').depends).toEqual([]);
+    expect(parseIssue(`${'\n'.repeat(10_000)}Depends on #3`).depends).toEqual([3]);
   });
 });
 

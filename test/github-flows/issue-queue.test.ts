@@ -204,3 +204,80 @@ describe('issue queue: a worker killed mid-run', () => {
     expect(flow.emu.count({ method: 'POST' }) + flow.emu.count({ method: 'DELETE' }) + flow.emu.count({ method: 'PATCH' })).toBe(before);
   });
 });
+
+describe('issue queue: what is left to a person', () => {
+  let flow: Flow;
+  beforeAll(async () => {
+    flow = await startFlow();
+    await flow.emu.createRepo({ owner: 'acme', name: 'app', files: { 'README.md': '# app\n' } });
+  }, 60_000);
+  afterAll(() => flow.close());
+
+  let runs = 0;
+  const run = async (file: string) => {
+    const ws = join(flow.dir, `ws-${++runs}`);
+    const r = await flow.run(file, ws);
+    await flow.emu.idle();
+    return { r, m: readManifest(ws) };
+  };
+  const row = (m: ReturnType<typeof readManifest>, issue: number) => m.queue!.rows.find((x) => x.issue === issue);
+
+  it('a lane that fails hands its issue to a person once, instead of starting it again every run', async () => {
+    const n = flow.emu.createIssue(REPO, { title: 'Cannot be done', body: SPEC, labels: ['fleet:ready'] }).number;
+    const file = queueFleet(flow, { run: `if [ "$FLEET_ISSUE" = ${n} ]; then echo "the build is broken" >&2; exit 3; fi; ${RUN}`, max_retries: 0 });
+    const first = await run(file);
+    expect(first.r.code).toBe(1);
+    expect(first.m.queue!.actions).toContainEqual(`#${n} issue-${n}: handed to a person (directive-failed)`);
+    const issue = () => flow.emu.issues(REPO).find((i) => i.number === n)!;
+    expect(issue().labels).toContain('fleet:needs-person');
+    expect(issue().comments).toHaveLength(1);
+    expect(issue().comments[0]!.body).toContain('could not finish lane `issue-' + n + '`');
+    // The next run leaves it to the person: no lane, no second comment.
+    const second = await run(file);
+    expect(second.r.code).toBe(0);
+    expect(row(second.m, n)).toMatchObject({ state: 'BLOCKED_PERSON', started: [], reason: 'labelled "fleet:needs-person"' });
+    expect(issue().comments).toHaveLength(1);
+    flow.emu.editIssue(REPO, n, { state: 'closed', stateReason: 'not_planned' });
+  });
+
+  it('a gate added while the PR is open stops the merge; ticking it lets the next run merge', async () => {
+    const n = flow.emu.createIssue(REPO, { title: 'Ship the flag', body: SPEC, labels: ['fleet:ready'] }).number;
+    const held = ci.held(ci.green(['test']), { until: 'finish' });
+    flow.emu.setCi(REPO, held);
+    const file = queueFleet(flow);
+    const first = await run(file);
+    expect(first.r.code, first.r.stderr).toBe(0);
+    expect(row(first.m, n)!.started).toEqual([`issue-${n}`]);
+    flow.emu.editIssue(REPO, n, { body: `${SPEC}- [ ] Gate: product signs off the launch\n` });
+    held.release();
+    await flow.emu.idle();
+    const second = await run(file);
+    expect(row(second.m, n)).toMatchObject({ state: 'BLOCKED_PERSON', reason: '"Gate: product signs off the launch"' });
+    expect(flow.emu.pullRequests(REPO).find((p) => p.body?.includes(`fleet:q:issue-${n} `))!.merged_at).toBeNull();
+    flow.emu.editIssue(REPO, n, { body: `${SPEC}- [x] Gate: product signs off the launch\n` });
+    await run(file);
+    expect(flow.emu.pullRequests(REPO).find((p) => p.body?.includes(`fleet:q:issue-${n} `))!.merged_at).not.toBeNull();
+    expect(flow.emu.issues(REPO).find((i) => i.number === n)!.state).toBe('closed');
+    flow.emu.setCi(REPO, null);
+  });
+
+  it("a PR that copies Fleet's marker from another branch is neither the issue's work nor merged", async () => {
+    const n = flow.emu.createIssue(REPO, { title: 'Tidy the docs', body: SPEC, labels: ['fleet:ready'] }).number;
+    await flow.emu.commit({ owner: 'acme', repo: 'app', branch: 'sneaky', from: 'main', files: { '.github/workflows/evil.yml': 'on: push\n' }, message: `Sneak\n\nFleet-Id: q\nFleet-Lane: issue-${n}\n` });
+    const { api } = await import('../emulator/helpers.js');
+    const forged = await api(flow.emu, 'POST', '/repos/acme/app/pulls', { body: { head: 'acme:sneaky', base: 'main', title: 'x', body: `<!-- fleet:q:issue-${n} -->\nCloses #${n}` } });
+    expect(forged.status).toBe(201);
+    const first = await run(queueFleet(flow));
+    expect(row(first.m, n)!.started).toEqual([`issue-${n}`]);
+    const sneaky = flow.emu.pullRequests(REPO).find((p) => p.headRef === 'sneaky')!;
+    expect(sneaky.merged_at).toBeNull();
+    expect(await flow.emu.branchSha(REPO, `fleet/q/issue-${n}-tidy-the-docs`)).not.toBeNull();
+  });
+
+  it('--resume is refused: the next run is how a queue resumes', async () => {
+    const { fleet } = await import('../integration/helpers.js');
+    const r = await fleet(['run', queueFleet(flow), '--resume', join(flow.dir, 'ws-1', 'fleet-status.json')], { cwd: flow.dir, env: flow.env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('an issue queue resumes by running again');
+  });
+});

@@ -761,6 +761,7 @@ class IssueQueue {
         if (result.status === "merged") {
           merged++;
           this.events.push({ issue: row.issue, from: "IN_FLIGHT", to: "MERGED", detail: result.detail });
+          if (!item.slot) await this.removeLabel(row.issue, this.q.labels.in_flight);
         }
       }
     }
@@ -847,17 +848,7 @@ class IssueQueue {
   async ensureLabels(names) {
     const colors = { [this.q.labels.in_flight]: "fbca04", [this.q.labels.blocked]: "c5def5", [this.q.labels.needs_person]: "d93f0b" };
     for (const name of names) {
-      try {
-        await this.octokit.request("GET /repos/{owner}/{repo}/labels/{name}", { owner: this.owner, repo: this.repo, name });
-      } catch (err) {
-        if (statusOf(err) !== 404) throw err;
-        try {
-          await this.octokit.request("POST /repos/{owner}/{repo}/labels", { owner: this.owner, repo: this.repo, name, color: colors[name] ?? "ededed", description: "Set by Fleet's issue queue" });
-          this.actions.push(`created label "${name}"`);
-        } catch (e) {
-          if (statusOf(e) !== 422) throw e;
-        }
-      }
+      if (await ensureLabel(this.octokit, this.owner, this.repo, name, colors[name] ?? "ededed")) this.actions.push(`created label "${name}"`);
     }
   }
   async addLabel(issue, name) {
@@ -955,10 +946,20 @@ async function settleQueue(octokit, fleet, manifest) {
   const actions = [];
   let labelReady = false;
   for (const lane of manifest.lanes) {
-    const m = /^issue-(\d+)(?:\.|$)/.exec(lane.lane);
-    const why = m ? handOffReason(lane) : null;
-    if (!m || !why) continue;
+    const m = /^issue-(\d+)(\.)?/.exec(lane.lane);
+    if (!m) continue;
     const issue_number = Number(m[1]);
+    if (lane.merge_status === "merged" && !m[2]) {
+      try {
+        await octokit.request("DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", { owner, repo, issue_number, name: q.labels.in_flight });
+        actions.push(`#${issue_number}: merged; label "${q.labels.in_flight}" removed`);
+      } catch (err) {
+        if (statusOf(err) !== 404) actions.push(`#${issue_number}: could not remove "${q.labels.in_flight}": ${messageOf(err)}`);
+      }
+      continue;
+    }
+    const why = handOffReason(lane);
+    if (!why) continue;
     try {
       if (!labelReady) {
         await ensureLabel(octokit, owner, repo, q.labels.needs_person, "d93f0b");
@@ -992,12 +993,15 @@ async function settleQueue(octokit, fleet, manifest) {
 async function ensureLabel(octokit, owner, repo, name, color) {
   try {
     await octokit.request("GET /repos/{owner}/{repo}/labels/{name}", { owner, repo, name });
+    return false;
   } catch (err) {
     if (statusOf(err) !== 404) throw err;
     try {
       await octokit.request("POST /repos/{owner}/{repo}/labels", { owner, repo, name, color, description: "Set by Fleet's issue queue" });
+      return true;
     } catch (e) {
       if (statusOf(e) !== 422) throw e;
+      return false;
     }
   }
 }

@@ -337,6 +337,8 @@ export class IssueQueue {
         if (result.status === 'merged') {
           merged++;
           this.events.push({ issue: row.issue, from: 'IN_FLIGHT', to: 'MERGED', detail: result.detail });
+          // Its PR closed a whole issue: it leaves the queue, and with it Fleet's in-flight label.
+          if (!item.slot) await this.removeLabel(row.issue, this.q.labels.in_flight);
         }
       }
     }
@@ -432,18 +434,7 @@ export class IssueQueue {
   private async ensureLabels(names: string[]): Promise<void> {
     const colors: Record<string, string> = { [this.q.labels.in_flight]: 'fbca04', [this.q.labels.blocked]: 'c5def5', [this.q.labels.needs_person]: 'd93f0b' };
     for (const name of names) {
-      try {
-        await this.octokit.request('GET /repos/{owner}/{repo}/labels/{name}', { owner: this.owner, repo: this.repo, name });
-      } catch (err) {
-        if (statusOf(err) !== 404) throw err;
-        try {
-          await this.octokit.request('POST /repos/{owner}/{repo}/labels', { owner: this.owner, repo: this.repo, name, color: colors[name] ?? 'ededed', description: 'Set by Fleet\'s issue queue' });
-          this.actions.push(`created label "${name}"`);
-        } catch (e) {
-          // Another run made it in between: what was wanted is there.
-          if (statusOf(e) !== 422) throw e;
-        }
-      }
+      if (await ensureLabel(this.octokit, this.owner, this.repo, name, colors[name] ?? 'ededed')) this.actions.push(`created label "${name}"`);
     }
   }
 
@@ -554,7 +545,7 @@ export function handOffReason(lane: Manifest['lanes'][number]): string | null {
 }
 
 /**
- * After a run: each queue lane that needs a person labels its issue needs-person and says why in one comment (one
+ * After a run: a whole issue whose PR merged loses the in-flight label, and each queue lane that needs a person labels its issue needs-person and says why in one comment (one
  * per run and lane: a re-run of the report job finds its marker). A person removes the label to let the queue try
  * the issue again. Returns what it did, for the board.
  */
@@ -565,10 +556,21 @@ export async function settleQueue(octokit: FleetOctokit, fleet: ResolvedFleet, m
   const actions: string[] = [];
   let labelReady = false;
   for (const lane of manifest.lanes) {
-    const m = /^issue-(\d+)(?:\.|$)/.exec(lane.lane);
-    const why = m ? handOffReason(lane) : null;
-    if (!m || !why) continue;
+    const m = /^issue-(\d+)(\.)?/.exec(lane.lane);
+    if (!m) continue;
     const issue_number = Number(m[1]);
+    // A whole issue's PR that merged in the run closed the issue: it leaves the queue, and with it the in-flight label.
+    if (lane.merge_status === 'merged' && !m[2]) {
+      try {
+        await octokit.request('DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}', { owner, repo, issue_number, name: q.labels.in_flight });
+        actions.push(`#${issue_number}: merged; label "${q.labels.in_flight}" removed`);
+      } catch (err) {
+        if (statusOf(err) !== 404) actions.push(`#${issue_number}: could not remove "${q.labels.in_flight}": ${messageOf(err)}`);
+      }
+      continue;
+    }
+    const why = handOffReason(lane);
+    if (!why) continue;
     try {
       if (!labelReady) {
         await ensureLabel(octokit, owner, repo, q.labels.needs_person, 'd93f0b');
@@ -600,15 +602,19 @@ export async function settleQueue(octokit: FleetOctokit, fleet: ResolvedFleet, m
   return actions;
 }
 
-async function ensureLabel(octokit: FleetOctokit, owner: string, repo: string, name: string, color: string): Promise<void> {
+/** Creates a label the repository lacks; true when this call created it. Another run making it in between is fine. */
+async function ensureLabel(octokit: FleetOctokit, owner: string, repo: string, name: string, color: string): Promise<boolean> {
   try {
     await octokit.request('GET /repos/{owner}/{repo}/labels/{name}', { owner, repo, name });
+    return false;
   } catch (err) {
     if (statusOf(err) !== 404) throw err;
     try {
       await octokit.request('POST /repos/{owner}/{repo}/labels', { owner, repo, name, color, description: "Set by Fleet's issue queue" });
+      return true;
     } catch (e) {
       if (statusOf(e) !== 422) throw e;
+      return false;
     }
   }
 }

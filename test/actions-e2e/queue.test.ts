@@ -63,7 +63,7 @@ describe('the issue-queue template', () => {
 
     held.release();
     const two = await scheduled();
-    expect(two.manifest.queue!.actions.filter((a) => a.includes('merged'))).toHaveLength(2);
+    expect(two.manifest.queue!.actions.filter((a) => a.includes('merged (squash)'))).toHaveLength(2);
     expect(two.manifest.queue!.rows.flatMap((r) => r.started)).toEqual([`issue-${second}`]);
 
     const three = await scheduled();

@@ -107,7 +107,11 @@ describe('issue queue: 15 issues over scheduled runs', () => {
 
     // Done by merged PRs: every other issue closed completed, its work on main.
     const issues = flow.emu.issues(REPO);
-    for (const i of issues.filter((x) => ![7, 8].includes(x.number))) expect(i.state_reason, `#${i.number}`).toBe('completed');
+    for (const i of issues.filter((x) => ![7, 8].includes(x.number))) {
+      expect(i.state_reason, `#${i.number}`).toBe('completed');
+      // Done issues keep none of Fleet's working labels.
+      expect(i.labels, `#${i.number}`).not.toContain('fleet:in-flight');
+    }
     const prs = flow.emu.pullRequests(REPO);
     const lanes = prs.map((p) => /<!-- fleet:q:([^ ]+) -->/.exec(p.body ?? '')?.[1]);
     expect(new Set(lanes).size).toBe(prs.length);

@@ -9554,7 +9554,7 @@ async function main(argv, io) {
 `) }
     });
     if ("problem" in setup) {
-      io.stderr.write(`${path}: forge: ${setup.problem}
+      io.stderr.write(`${path}: ${setup.problem}
 `);
       return 2;
     }
@@ -9652,6 +9652,8 @@ ${report}
 `);
       return EXIT_INTERRUPTED;
     }
+    if ((0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .nothingRan */ .NH)(outcome.manifest)) io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each
+`);
     return (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .exitCodeFor */ .Rr)(outcome.manifest);
   } catch (err) {
     if (err instanceof UsageError) {
@@ -19171,6 +19173,7 @@ function withoutShardsFor(plan, unchanged, maxParallel) {
 __nccwpck_require__.d(__webpack_exports__, {
   mA: () => (/* binding */ INTERRUPT_GRACE_MS),
   Rr: () => (/* binding */ exitCodeFor),
+  NH: () => (/* binding */ nothingRan),
   gI: () => (/* binding */ runFleet),
   j: () => (/* binding */ writeInterruptedState)
 });
@@ -21095,6 +21098,9 @@ async function handOffIssues(manifest, fleet, settle) {
   const done = await settle(fleet, manifest).catch((err) => [`could not hand issues to a person: ${err.message}`]);
   return done.length ? { ...manifest, queue: { ...manifest.queue, actions: [...manifest.queue.actions, ...done] } } : manifest;
 }
+function nothingRan(manifest) {
+  return manifest.lanes.length > 0 && manifest.lanes.every((l) => l.status === "excluded");
+}
 function manifestPath(root) {
   return (0,external_node_path_.join)(root, "fleet-status.json");
 }
@@ -21495,6 +21501,7 @@ async function dependencyBlock(spec, records, specs, forge, checkpoint, dryRun) 
   return void 0;
 }
 function exitCodeFor(manifest) {
+  if (nothingRan(manifest)) return 2;
   return manifest.lanes.some((l) => l.status === "failed" || l.status === "skipped" || l.integration?.state === "held") ? 1 : 0;
 }
 

@@ -4,7 +4,7 @@
  * as arguments, so tests drive it without a runner. index.ts wires the real ones.
  */
 import { join } from 'node:path';
-import { exitCodeFor, handOffIssues } from '../steps/run.js';
+import { exitCodeFor, handOffIssues, nothingRan } from '../steps/run.js';
 import { formatProblems } from '../core/validate.js';
 import type { Manifest } from '../core/model.js';
 import type { MatrixPlanOutputs } from '../steps/matrix.js';
@@ -353,6 +353,7 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
 function failureLine(manifest: Manifest): string {
   const held = manifest.lanes.filter((l) => l.integration?.state === 'held' && l.status !== 'failed').length;
   const skipped = manifest.lanes.filter((l) => l.status === 'skipped').length;
+  if (nothingRan(manifest)) return `no lane ran: every target was excluded (${manifest.lanes.length})`;
   const parts = [`${manifest.summary.failed} lane(s) failed`, ...(held ? [`${held} held out of the integration`] : []), ...(skipped ? [`${skipped} skipped`] : [])];
   return parts.join(', ');
 }

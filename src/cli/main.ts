@@ -17,7 +17,7 @@ import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
 import { planStep } from '../steps/plan.js';
-import { exitCodeFor, INTERRUPT_GRACE_MS, runFleet, writeInterruptedState } from '../steps/run.js';
+import { exitCodeFor, INTERRUPT_GRACE_MS, nothingRan, runFleet, writeInterruptedState } from '../steps/run.js';
 import { readTextFile, writeFileAtomic } from '../util/fs.js';
 import { MAX_FLEET_JSON_BYTES } from '../core/limits.js';
 import { LiveView } from './live.js';
@@ -287,7 +287,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       logger: { info: () => undefined, warn: (m) => void io.stderr.write(`warning: ${m}\n`), error: (m) => void io.stderr.write(`error: ${m}\n`) },
     });
     if ('problem' in setup) {
-      io.stderr.write(`${path}: forge: ${setup.problem}\n`);
+      // The problem names its own field (forge: …, or the environment variable at fault).
+      io.stderr.write(`${path}: ${setup.problem}\n`);
       return 2;
     }
     const { forge, discover, queue, settleQueue } = setup;
@@ -372,6 +373,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.stderr.write(`fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with: fleet run ${target} --resume ${resolve(outcome.root, 'fleet-status.json')}\n`);
       return EXIT_INTERRUPTED;
     }
+    if (nothingRan(outcome.manifest)) io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each\n`);
     return exitCodeFor(outcome.manifest);
   } catch (err) {
     if (err instanceof UsageError) {

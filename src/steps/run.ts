@@ -102,6 +102,11 @@ export async function handOffIssues(manifest: Manifest, fleet: ResolvedFleet, se
   return done.length ? { ...manifest, queue: { ...manifest.queue, actions: [...manifest.queue.actions, ...done] } } : manifest;
 }
 
+/** Every target of the fleet was excluded (a wrong path, an archived repository, `exclude:`): no lane ran. */
+export function nothingRan(manifest: Manifest): boolean {
+  return manifest.lanes.length > 0 && manifest.lanes.every((l) => l.status === 'excluded');
+}
+
 export function manifestPath(root: string): string {
   return join(root, 'fleet-status.json');
 }
@@ -593,8 +598,13 @@ export async function dependencyBlock(
   return undefined;
 }
 
-/** 0 when every lane completed (or had nothing to do), 1 when any lane failed or was skipped. */
-export function exitCodeFor(manifest: Manifest): 0 | 1 {
+/**
+ * 0 when every lane completed (or had nothing to do), 1 when any lane failed or was skipped, 2 when the fleet had
+ * targets and every one was excluded: a run in which no lane ran did nothing, and must not pass as done. (A fleet
+ * with no target at all, an issue queue with no ready issue, did what it was asked.)
+ */
+export function exitCodeFor(manifest: Manifest): 0 | 1 | 2 {
+  if (nothingRan(manifest)) return 2;
   // A skipped lane did not get the change either (its dependency failed, was excluded or never reached its
   // checkpoint), so it fails the run just as a failed lane does; an excluded target was refused on purpose.
   // A lane held out of the integration did not get into the one PR either.

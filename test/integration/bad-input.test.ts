@@ -255,4 +255,19 @@ describe('bad input', () => {
     expect(readFileSync(notDir, 'utf8')).toBe('mine\n');
     expect(existsSync(join(dir, '_workspace'))).toBe(false);
   });
+
+  it('forge: github without a token says so once, naming the field and the variables to set (issue 11)', async () => {
+    const file = writeFleetFile(dir, { ...base, forge: 'github', targets: [{ repo: 'acme/api' }] });
+    const r = await fleet(['run', file, '--workspace', ws, '--quiet'], { cwd: dir, env: { FLEET_GITHUB_TOKEN: undefined, GITHUB_TOKEN: undefined, GH_TOKEN: undefined } });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe(`${file}: forge: github needs a token: set FLEET_GITHUB_TOKEN, GITHUB_TOKEN, GH_TOKEN (a GitHub App installation token or a PAT that can push to the targets)\n`);
+  });
+
+  it('a fleet whose every target is excluded (all paths wrong) exits 2, not 0: no lane ran (issue 11)', async () => {
+    const file = writeFleetFile(dir, { ...base, targets: [{ repo: './nope-1' }, { repo: './nope-2' }] });
+    const r = await fleet(['run', file, '--workspace', ws, '--quiet'], { cwd: dir });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`${file}: no lane ran: every target was excluded (2); the report says why for each\n`);
+    expect(r.stdout).toContain('### Excluded');
+  });
 });

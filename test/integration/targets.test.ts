@@ -88,7 +88,9 @@ describe('targets', () => {
       targets: [{ repo: 'acme/widget' }],
     });
     const r1 = await fleet(runArgs(file, join(dir, 'ws1')), { cwd: dir });
-    expect(r1.code, r1.stderr).toBe(0);
+    // Its only target excluded, no lane ran: not a success (issue 11).
+    expect(r1.code, r1.stderr).toBe(2);
+    expect(r1.stderr).toContain('no lane ran: every target was excluded (1)');
     const m1 = readManifest(join(dir, 'ws1'));
     expect(m1.excluded).toEqual([expect.objectContaining({ lane: 'widget', reason: 'not-found' })]);
     expect(m1.excluded[0]!.detail).toMatch(/--repos-root/);

@@ -155,4 +155,9 @@ describe('exitCodeFor', () => {
     expect(exitCodeFor(lanes('completed', 'failed'))).toBe(1);
     expect(exitCodeFor(lanes('skipped', 'completed'))).toBe(1);
   });
+
+  it('2 when the fleet had targets and every one was excluded: no lane ran (issue 11); none at all is 0', () => {
+    expect(exitCodeFor(lanes('excluded', 'excluded'))).toBe(2);
+    expect(exitCodeFor(lanes())).toBe(0);
+  });
 });

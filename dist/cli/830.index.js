@@ -544,6 +544,7 @@ class IssueQueue {
   q;
   timelines = /* @__PURE__ */ new Map();
   pulls = /* @__PURE__ */ new Map();
+  deps = /* @__PURE__ */ new Map();
   actions = [];
   events = [];
   /** Issues this run closes (every part merged): they keep no in-flight label. */
@@ -581,6 +582,7 @@ class IssueQueue {
   forget() {
     this.timelines.clear();
     this.pulls.clear();
+    this.deps.clear();
     this.branchesPromise = null;
   }
   settings(base) {
@@ -703,7 +705,7 @@ class IssueQueue {
       items.set(slot ?? "", { branch: kept, pr: pr ? { number: pr.number, state, url: pr.url, created_at: pr.created_at } : null, cleared });
     }
     const deps = /* @__PURE__ */ new Map();
-    for (const n of parsed.depends) deps.set(n, await this.dependency(n, base));
+    for (const n of parsed.depends) deps.set(n, await this.dependencyOnce(n, base));
     const spec_text = parsed.spec_file ? await this.specText(parsed.spec_file, base) : null;
     return { issue, parsed, spec_text, deps, items, reopened };
   }
@@ -712,6 +714,15 @@ class IssueQueue {
    * for a parallel plan whose issue Fleet closed): the issue's state alone is not enough, nor the closed event's
    * commit_id, which GitHub leaves empty for PR closes (PyGithub/PyGithub#1295).
    */
+  /** Several issues naming one dependency read it once a run (forgotten after a merge, as the timelines are). */
+  dependencyOnce(n, base) {
+    let d = this.deps.get(n);
+    if (!d) {
+      d = this.dependency(n, base);
+      this.deps.set(n, d);
+    }
+    return d;
+  }
   async dependency(n, base) {
     let issue;
     try {

@@ -87,6 +87,7 @@ export class IssueQueue {
   private readonly q: IssueSourceSpec;
   private readonly timelines = new Map<number, Promise<Timeline>>();
   private readonly pulls = new Map<number, Promise<PullFacts>>();
+  private readonly deps = new Map<number, Promise<DependencyFact>>();
   private readonly actions: string[] = [];
   private readonly events: QueueEvent[] = [];
   /** Issues this run closes (every part merged): they keep no in-flight label. */
@@ -138,6 +139,7 @@ export class IssueQueue {
   private forget(): void {
     this.timelines.clear();
     this.pulls.clear();
+    this.deps.clear();
     this.branchesPromise = null;
   }
 
@@ -275,7 +277,7 @@ export class IssueQueue {
       items.set(slot ?? '', { branch: kept, pr: pr ? { number: pr.number, state: state!, url: pr.url, created_at: pr.created_at } : null, cleared });
     }
     const deps = new Map<number, DependencyFact>();
-    for (const n of parsed.depends) deps.set(n, await this.dependency(n, base));
+    for (const n of parsed.depends) deps.set(n, await this.dependencyOnce(n, base));
     const spec_text = parsed.spec_file ? await this.specText(parsed.spec_file, base) : null;
     return { issue, parsed, spec_text, deps, items, reopened };
   }
@@ -285,6 +287,16 @@ export class IssueQueue {
    * for a parallel plan whose issue Fleet closed): the issue's state alone is not enough, nor the closed event's
    * commit_id, which GitHub leaves empty for PR closes (PyGithub/PyGithub#1295).
    */
+  /** Several issues naming one dependency read it once a run (forgotten after a merge, as the timelines are). */
+  private dependencyOnce(n: number, base: string): Promise<DependencyFact> {
+    let d = this.deps.get(n);
+    if (!d) {
+      d = this.dependency(n, base);
+      this.deps.set(n, d);
+    }
+    return d;
+  }
+
   private async dependency(n: number, base: string): Promise<DependencyFact> {
     let issue: { state: string; state_reason?: string | null; pull_request?: unknown; closed_at?: string | null };
     try {

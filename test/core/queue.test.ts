@@ -26,6 +26,7 @@ function facts(number: number, body: string, extra: Partial<IssueFacts> & { labe
     spec_text: extra.spec_text ?? null,
     deps: extra.deps ?? new Map(),
     items: extra.items ?? new Map(),
+    reopened: extra.reopened,
   };
 }
 
@@ -162,6 +163,10 @@ describe('decideQueue', () => {
     expect(leadMerged.start.map((s) => s.lane)).toEqual(['issue-12.api', 'issue-12.web']);
     const all = new Map(['lead', 'api', 'web'].map((s, i) => [s, { branch: null, pr: pr(50 + i, 'merged' as const) }]));
     expect(decideQueue([facts(12, body, { items: all })], settings).close).toEqual([12]);
+    // Reopened by a person after every part merged: left to the person, never closed again.
+    const reopened = decideQueue([facts(12, body, { items: all, reopened: true })], settings);
+    expect(reopened.close).toEqual([]);
+    expect(reopened.board[0]).toMatchObject({ state: 'BLOCKED_PERSON', reason: expect.stringContaining('reopened') });
   });
 
   it('branch names carry the issue number and a slug of its title', () => {
@@ -185,6 +190,16 @@ describe('source.issues in the fleet file', () => {
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.problems.map((p) => p.field)).toEqual(['source.issues', 'source.issues.repo', 'source.issues.spec.patterns[0]', 'source.issues.labels', 'targets']);
+  });
+
+  it('refuses integrate:, a draft under when-green, and a ready label with a comma', () => {
+    const r = validateFleetFile(
+      { name: 'q', directive: 'd', run: 'true', forge: 'github', source: { issues: { repo: 'acme/app', label: 'a,b' } }, integrate: {}, pr: { draft: true }, merge: { policy: 'when-green' } },
+      'fleet.yml',
+    );
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems.map((p) => p.field)).toEqual(['source.issues.label', 'integrate', 'pr.draft']);
   });
 
   it('a queue alone is a fleet: no targets needed', () => {

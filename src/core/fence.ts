@@ -4,7 +4,7 @@
  * directory is always fenced off. Pure.
  */
 import { matchesAny } from './glob.js';
-import { displayPath } from './text.js';
+import { displayPath, quoted } from './text.js';
 
 export interface FenceVerdict {
   ok: boolean;
@@ -28,6 +28,23 @@ export const MESSAGE_FILE_LIMIT = 10;
  */
 export function isGitPath(path: string): boolean {
   return path.split('/').some((segment) => segment.toLowerCase() === '.git');
+}
+
+/**
+ * A glob without a wildcard (or an escape): it matches the one path it spells and nothing else. Changed files are
+ * files, so such a glob naming a folder (`packages/web`) matches none of the files in it; `packages/web/**` does.
+ */
+export function isLiteralGlob(pattern: string): boolean {
+  return !/[*?[\]{}()!+@\\]/.test(pattern);
+}
+
+/**
+ * Why files under a folder were found outside owns when owns names the folder itself (`packages/web` for
+ * `packages/web/index.ts`), with the glob that says what was meant; '' when no owns glob is such a folder name.
+ */
+function folderHint(outside: readonly string[], owns: readonly string[]): string {
+  const folders = owns.filter((g) => isLiteralGlob(g) && outside.some((f) => f.startsWith(`${g.replace(/\/+$/, '')}/`)));
+  return folders.map((g) => ` (${quoted(g)} matches only a file of that exact path, not the files in a folder of that name: write ${quoted(`${g.replace(/\/+$/, '')}/**`)} for everything under it)`).join('');
 }
 
 function plural(n: number): string {
@@ -55,7 +72,7 @@ export function checkFence(changed_files: string[], owns: string[], never: strin
   }
   const parts: string[] = [];
   if (outside_owns.length) {
-    parts.push(`${plural(outside_owns.length)} outside owns [${owns.join(', ')}]: ${names(outside_owns)}`);
+    parts.push(`${plural(outside_owns.length)} outside owns [${owns.join(', ')}]: ${names(outside_owns)}${folderHint(outside_owns, owns)}`);
   }
   if (in_never.length) {
     // Name the rules that were broken, not every never glob of the lane.

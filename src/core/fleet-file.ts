@@ -368,3 +368,75 @@ export type PickRule = (typeof PICK_RULES)[number];
 export type IntegrateSpec = z.output<typeof IntegrateSchema>;
 export type IssueSourceSpec = z.output<typeof IssueSourceSchema>;
 export type TargetReviewSpec = z.output<typeof TargetReviewSchema>;
+
+/** A schema without the wrappers that only say a value may be left out (optional, default, nullable). */
+function unwrapped(schema: z.ZodType): z.ZodType {
+  let s = schema;
+  while (s instanceof z.ZodOptional || s instanceof z.ZodDefault || s instanceof z.ZodNullable) s = s.unwrap() as z.ZodType;
+  return s;
+}
+
+/** The alternatives a value may take: each option of a union (unions of unions flattened), else the schema itself. */
+function alternatives(schema: z.ZodType): z.ZodType[] {
+  const s = unwrapped(schema);
+  return s instanceof z.ZodUnion ? (s.options as z.ZodType[]).flatMap(alternatives) : [s];
+}
+
+/**
+ * The schemas that may hold the value at `path` of a fleet file (`['targets', 2, 'owns']`), each unwrapped; several
+ * when a union is on the way (a target's `review` is `false` or a mapping), none when the path leads nowhere the
+ * schema knows. Messages about a value that does not fit read them: which fields a mapping has, what a list holds.
+ */
+export function schemasAt(path: readonly PropertyKey[], root: z.ZodType = FleetFileSchema): z.ZodType[] {
+  let here = alternatives(root);
+  for (const part of path) {
+    here = here.flatMap((s): z.ZodType[] => {
+      if (s instanceof z.ZodObject && typeof part === 'string' && part in s.shape) return alternatives(s.shape[part] as z.ZodType);
+      if (s instanceof z.ZodArray && typeof part === 'number') return alternatives(s.element as z.ZodType);
+      return [];
+    });
+  }
+  return here;
+}
+
+/** The field names a mapping at `path` may hold (of every alternative, in schema order), or none when no mapping is there. */
+export function fieldsAt(path: readonly PropertyKey[]): string[] {
+  const names = schemasAt(path).flatMap((s) => (s instanceof z.ZodObject ? Object.keys(s.shape) : []));
+  return [...new Set(names)];
+}
+
+/** What the reference says about the field at `path` (its `.describe()` text), if anything. */
+export function descriptionAt(path: readonly PropertyKey[]): string | undefined {
+  if (!path.length) return undefined;
+  for (const parent of schemasAt(path.slice(0, -1))) {
+    const last = path[path.length - 1]!;
+    let s: z.ZodType | undefined =
+      parent instanceof z.ZodObject && typeof last === 'string' ? (parent.shape[last] as z.ZodType | undefined) : parent instanceof z.ZodArray ? (parent.element as z.ZodType) : undefined;
+    // The description may sit on any wrapper: `.default([]).describe(…)` puts it on the outside.
+    while (s) {
+      if (s.description) return s.description;
+      s = s instanceof z.ZodOptional || s instanceof z.ZodDefault || s instanceof z.ZodNullable ? (s.unwrap() as z.ZodType) : undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Where in a fleet file a mapping has a field called `key`, as `pr` or `targets[].review` (`[]`: any entry of the
+ * list); the top level is ''. For an unknown field that is a known one written in the wrong place.
+ */
+export function fieldHomes(key: string): string[] {
+  const homes = new Set<string>();
+  const walk = (schema: z.ZodType, at: string, depth: number): void => {
+    if (depth > 6) return; // the fleet file nests four deep; this only guards a future recursive schema
+    for (const s of alternatives(schema)) {
+      if (s instanceof z.ZodArray) walk(s.element as z.ZodType, `${at}[]`, depth + 1);
+      if (!(s instanceof z.ZodObject)) continue;
+      if (key in s.shape) homes.add(at);
+      for (const [name, field] of Object.entries(s.shape as Record<string, z.ZodType>)) walk(field, at ? `${at}.${name}` : name, depth + 1);
+    }
+  };
+  walk(FleetFileSchema, '', 0);
+  // The nearest the top first: `pr` before `source.issues`.
+  return [...homes].sort((a, b) => a.split('.').length - b.split('.').length);
+}

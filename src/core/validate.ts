@@ -3,9 +3,10 @@
  * Pure: the caller parses the file and hands over its text's value and its name.
  */
 import * as z from 'zod';
-import { FleetFileSchema, REVIEW_DEFAULTS, templateProblem, type FleetFile, type ReviewSpec, type StrategySpec, type TargetReviewSpec, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
+import { FleetFileSchema, REVIEW_DEFAULTS, TargetSchema, templateProblem, type FleetFile, type ReviewSpec, type StrategySpec, type TargetReviewSpec, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
 import { BUILTIN_LENSES, type Severity } from './review.js';
 import { globProblem, matchesAny } from './glob.js';
+import { badOptionMessage, sizeMessage, unknownFieldMessage, wrongTypeMessage } from './suggest.js';
 import { quoted, showInvisibles } from './text.js';
 
 export interface Problem {
@@ -203,21 +204,39 @@ function likeliestBranch(branches: readonly (readonly z.core.$ZodIssue[])[]): re
   return [...branches].sort((a, b) => depth(b) - depth(a))[0]!;
 }
 
-function zodProblems(file: string, error: { issues: readonly z.core.$ZodIssue[] }): Problem[] {
-  return error.issues.flatMap((issue): Problem[] => {
+/** The value at `path` of the file as written, or undefined where there is none. */
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let at = raw;
+  for (const part of path) at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[part] : undefined;
+  return at;
+}
+
+/** Zod's own wording, which says what failed but not what to write ("Invalid input: expected array, received string"). */
+const ZOD_WORDING = /^(Invalid|Too small|Too big)\b/;
+
+/**
+ * One problem per schema issue, said with the user's value and the fix where one can be shown (suggest.ts). Messages the
+ * schema sets itself ("a glob cannot be empty") are kept as they are.
+ */
+function zodProblems(file: string, issues: readonly z.core.$ZodIssue[], raw: unknown): Problem[] {
+  const json = file.endsWith('.json');
+  return issues.flatMap((issue): Problem[] => {
     if (issue.code === 'invalid_union' && issue.errors.length) {
       const branch = likeliestBranch(issue.errors);
-      return zodProblems(file, { issues: branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })) });
+      return zodProblems(file, branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })), raw);
     }
     if (issue.code === 'unrecognized_keys') {
       // One problem per unknown field, named by its own path (`targets[0].ownz`).
-      return issue.keys.map((key) => ({
-        file,
-        field: zodPath([...issue.path, key]),
-        message: `unknown field "${key}": check the spelling against the fleet file reference (docs/fleet-file.md)`,
-      }));
+      return issue.keys.map((key) => ({ file, field: zodPath([...issue.path, key]), message: unknownFieldMessage(issue.path, key) }));
     }
-    return [{ file, field: zodPath(issue.path), message: issue.message }];
+    const value = valueAt(raw, issue.path);
+    let message = issue.message;
+    if (ZOD_WORDING.test(message)) {
+      if (issue.code === 'invalid_type') message = wrongTypeMessage(issue.expected, value, issue.path, json);
+      else if (issue.code === 'invalid_value' && issue.values.length > 1) message = badOptionMessage(issue.values, value);
+      else if (issue.code === 'too_small' || issue.code === 'too_big') message = sizeMessage(issue, value) ?? message;
+    }
+    return [{ file, field: zodPath(issue.path), message }];
   });
 }
 
@@ -248,26 +267,81 @@ function canonical(value: unknown): string {
   );
 }
 
+/**
+ * Checks a parsed fleet file and resolves its lanes, reporting every problem at once. A file that does not fit the
+ * schema (a missing `repo:`, a list written as text) is still checked: the schema's problems come first, then the
+ * problems the checks find in the parts that did fit (see salvage), so fixing one does not uncover the next.
+ */
 export function validateFleetFile(raw: unknown, file: string): ValidationResult {
   const parsed = FleetFileSchema.safeParse(raw);
   if (parsed.success) return resolveFleet(parsed.data, file);
-  const problems = zodProblems(file, parsed.error);
-  // When the only schema problems are unknown fields, the rest of the file can still be checked,
-  // so a misspelt field does not hide every other mistake.
-  if (parsed.error.issues.every((issue) => issue.code === 'unrecognized_keys')) {
-    const again = FleetFileSchema.safeParse(withoutUnknownKeys(raw, parsed.error.issues));
-    if (again.success) {
-      const rest = resolveFleet(again.data, file);
-      if (!rest.ok) problems.push(...rest.problems);
-    }
-  }
+  const problems = zodProblems(file, parsed.error.issues, raw);
+  const salvaged = salvage(raw, parsed.error.issues);
+  if (!salvaged) return { ok: false, problems };
+  const rest = resolveFleet(salvaged.ff, file, salvaged.unread);
+  // One problem per field: where the schema already named a field, its problem is the one to fix first.
+  const named = new Set(problems.map((p) => p.field));
+  if (!rest.ok) problems.push(...rest.problems.filter((p) => !named.has(p.field)));
   return { ok: false, problems };
 }
 
+/**
+ * A stand-in for a required field that did not parse (`name`, `directive`, a target's `repo`: all text). It is never
+ * reported or run: the checks that would read such a field skip it, as they are told by `unread`.
+ */
+const UNREAD = 'unread';
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * Each field of `value` parsed on its own by its schema in `shape`. A field that does not parse takes its default
+ * (UNREAD when it has none) and its name (`at` + key) goes into `unread`.
+ */
+function fieldByField(shape: Record<string, z.ZodType>, value: Record<string, unknown>, at: string, unread: Set<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(shape)) {
+    const parsed = schema.safeParse(value[key]);
+    if (parsed.success) {
+      out[key] = parsed.data;
+      continue;
+    }
+    unread.add(at ? `${at}.${key}` : key);
+    const fallback = schema.safeParse(undefined);
+    out[key] = fallback.success ? fallback.data : UNREAD;
+  }
+  return out;
+}
+
+/**
+ * What a file that does not fit the schema still says, for the checks of resolveFleet: the top-level fields and each
+ * target's fields parsed one by one, so one bad value does not hide the rest of the file. A field that did not parse
+ * falls back to its default and is named in `unread` (`agent`, `targets[0].repo`, or `targets[1]` for a target that is
+ * not a mapping), so the checks that would read it are skipped rather than report a consequence of the fallback.
+ * Undefined when the file is not a mapping at all.
+ */
+function salvage(raw: unknown, issues: readonly z.core.$ZodIssue[]): { ff: FleetFile; unread: ReadonlySet<string> } | undefined {
+  // Unknown fields are reported already; the fields beside them are checked as if they were not there.
+  const clean = withoutUnknownKeys(raw, issues);
+  if (!isMapping(clean)) return undefined;
+  const unread = new Set<string>();
+  const { targets, ...top } = clean;
+  const fleet = fieldByField(FleetFileSchema.shape, top, '', unread);
+  const listed = Array.isArray(targets) ? targets : [];
+  if (targets !== undefined && !Array.isArray(targets)) unread.add('targets');
+  const specs = listed.map((t, i) => {
+    if (isMapping(t)) return fieldByField(TargetSchema.shape, t, `targets[${i}]`, unread);
+    unread.add(`targets[${i}]`);
+    return TargetSchema.parse({ repo: UNREAD });
+  });
+  return { ff: { ...fleet, targets: specs } as FleetFile, unread };
+}
+
 /** An issue queue reads GitHub, and its lanes' branches and labels are Fleet's: what would make them clash is refused. */
-function issueSourceProblems(ff: FleetFile, p: (field: string, message: string) => void): void {
+function issueSourceProblems(ff: FleetFile, p: (field: string, message: string) => void, forgeRead: boolean): void {
   const q = ff.source!.issues!;
-  if (ff.forge !== 'github') p('source.issues', 'an issue queue needs GitHub: set forge: github');
+  if (forgeRead && ff.forge !== 'github') p('source.issues', 'an issue queue needs GitHub: set forge: github');
   if (!GITHUB_NAME.test(q.repo)) p('source.issues.repo', `"${q.repo}" is not owner/name of a GitHub repository`);
   q.spec.patterns.forEach((pattern, i) => {
     try {
@@ -285,33 +359,71 @@ function issueSourceProblems(ff: FleetFile, p: (field: string, message: string) 
   if (ff.targets.some((t) => /^issue-\d+/.test(t.lane ?? ''))) p('targets', 'lane ids "issue-<n>…" belong to the issue queue: rename the target\'s lane');
 }
 
-function resolveFleet(ff: FleetFile, file: string): ValidationResult {
+/** The lists of globs in a fleet file, as a negation message names them. */
+type GlobList = 'owns' | 'never' | 'github.include' | 'github.exclude' | 'applies_to';
+
+/** What a list of globs holds, and what to write instead of a negated glob (`rest`: the glob without its "!"). */
+const NEGATION: Record<GlobList, { holds: string; fix: (rest: string) => string }> = {
+  owns: { holds: 'files the lane may change', fix: (rest) => `to keep the lane out of ${rest}, put ${quoted(rest)} in never: instead` },
+  // "never: everything but docs" is owns: [docs/**]; an exception inside another never: glob is that glob, narrowed.
+  never: {
+    holds: 'files no lane may change (even inside owns)',
+    fix: (rest) => `to keep lanes to ${rest}, write owns: [${quoted(rest)}]; to let them change ${rest} inside another never: glob, narrow that glob`,
+  },
+  'github.include': { holds: 'repositories to keep', fix: (rest) => `to leave out ${rest}, put ${quoted(rest)} in github.exclude instead` },
+  'github.exclude': { holds: 'repositories to leave out', fix: (rest) => `to keep ${rest}, narrow the github.exclude glob that covers it` },
+  applies_to: { holds: 'files that select the persona', fix: (rest) => `list those files only, leaving ${rest} out` },
+};
+
+/**
+ * Why a glob of `list` is unusable. Fleet has no negated globs (glob.ts matches "!" as a plain character, and
+ * validation refuses a leading one), so the fix for a "!" depends on the list: in owns: it means never:, but in
+ * never: itself there is nowhere to move it.
+ */
+function listGlobProblem(list: GlobList, pattern: string): string | undefined {
+  if (pattern.length > 1 && pattern.startsWith('!')) {
+    const { holds, fix } = NEGATION[list];
+    return `${quoted(pattern)} is a negation, and ${list}: has none: it only lists ${holds}; ${fix(pattern.slice(1))}`;
+  }
+  return globProblem(pattern);
+}
+
+/**
+ * The checks beyond the schema, and the lanes. `unread` names the fields that did not fit the schema (see salvage):
+ * they hold a stand-in, so every check that would read one is skipped, and only true problems are reported.
+ */
+function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> = new Set()): ValidationResult {
   const problems: Problem[] = [];
   const notes: string[] = [];
   const p = (field: string, message: string) => problems.push({ file, field, message });
+  const read = (field: string) => !unread.has(field);
+  const targetRead = (index: number, key: string) => read(`targets[${index}]`) && read(`targets[${index}].${key}`);
 
   if (!ff.directive.trim()) p('directive', 'the directive is empty: say what every lane should do');
-  if (ff.targets.length === 0 && ff.github.discover.length === 0 && !ff.source?.issues) {
+  if (ff.targets.length === 0 && ff.github.discover.length === 0 && !ff.source?.issues && read('targets') && read('github') && read('source')) {
     p('targets', 'a fleet needs at least one target: list them under targets:, let github.discover find them, or take them from an issue queue (source.issues)');
   }
-  if (ff.source?.issues) issueSourceProblems(ff, p);
-  if (ff.forge === 'local' && ff.github.discover.length) {
+  if (ff.source?.issues) issueSourceProblems(ff, p, read('forge'));
+  if (read('forge') && ff.forge === 'local' && ff.github.discover.length) {
     p('github.discover', 'discovery needs GitHub: set forge: github (the local forge only runs the targets listed)');
   }
   (['include', 'exclude'] as const).forEach((key) =>
     ff.github[key].forEach((g, i) => {
-      const why = globProblem(g);
+      const why = listGlobProblem(`github.${key}`, g);
       if (why) p(`github.${key}[${i}]`, why);
     }),
   );
-  const noRunAnywhere = ff.run === undefined && ff.agent === undefined && ff.targets.every((t) => t.run === undefined);
+  // Whether a lane has a way to run is only known when every run: and agent: was read.
+  const runsRead = read('run') && read('agent') && ff.targets.every((_, i) => targetRead(i, 'run'));
+  const noRunAnywhere = runsRead && ff.run === undefined && ff.agent === undefined && ff.targets.every((t) => t.run === undefined);
   if (noRunAnywhere) {
     p('run', 'say how the directive runs: set `run:` (a shell command) or `agent:` (a coding agent)');
   }
-  if (ff.run !== undefined && ff.agent !== undefined) p('agent', 'set either `run:` or `agent:`, not both');
+  // Written both, even when one of them did not fit the schema.
+  if ((ff.run !== undefined || !read('run')) && (ff.agent !== undefined || !read('agent'))) p('agent', 'set either `run:` or `agent:`, not both');
   const fleetLenses = ff.review?.lenses.length ?? REVIEW_DEFAULTS.lenses.length;
   reviewProblems('review', ff.review, fleetLenses, p);
-  if (ff.review && !ff.agent) p('review', 'review needs agent: the lenses, the dispositions and the fix rounds are agent runs (a `run:` command cannot answer findings)');
+  if (ff.review && !ff.agent && read('agent')) p('review', 'review needs agent: the lenses, the dispositions and the fix rounds are agent runs (a `run:` command cannot answer findings)');
   if (ff.agent?.preset === 'command' && !ff.agent.command) {
     p('agent.command', 'preset "command" needs a command template, e.g. "my-agent --prompt-file {prompt_file}"');
   }
@@ -326,24 +438,24 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
     if (first !== undefined) p(`agent.personas[${i}].name`, `persona "${persona.name}" is already defined by agent.personas[${first}]`);
     else personaAt.set(persona.name, i);
     persona.applies_to.forEach((g, j) => {
-      const why = globProblem(g);
+      const why = listGlobProblem('applies_to', g);
       if (why) p(`agent.personas[${i}].applies_to[${j}]`, why);
     });
   });
   ff.owns.forEach((g, i) => {
-    const why = globProblem(g);
+    const why = listGlobProblem('owns', g);
     if (why) p(`owns[${i}]`, why);
   });
   ff.never.forEach((g, i) => {
-    const why = globProblem(g);
+    const why = listGlobProblem('never', g);
     if (why) p(`never[${i}]`, why);
   });
   if (!ff.branch.includes('{lane}')) p('branch', 'the branch template must contain {lane} so every lane gets its own branch');
 
   // Lane ids: explicit ids first; default ids fall back to a fuller slug when two repositories share a name.
   const basenameCount = new Map<string, number>();
-  for (const t of ff.targets) {
-    if (t.lane) continue;
+  for (const [i, t] of ff.targets.entries()) {
+    if (t.lane || !targetRead(i, 'repo')) continue;
     const id = defaultLaneId(t.repo);
     basenameCount.set(`${id}\u0000${t.repo}`, 1);
   }
@@ -358,27 +470,41 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
   const byId = new Map<string, LaneSpec>();
   const seenRepoLane = new Map<string, number>();
   const branchProblems = new Set<string>();
+  // Lanes of targets whose repo: or lane: did not fit the schema: their ids where written, else only that there are some.
+  const unreadLaneIds = new Set<string>();
+  let someLaneIdUnknown = false;
   ff.targets.forEach((t: TargetSpec, index) => {
     const at = `targets[${index}]`;
+    if (!read(at)) {
+      // Not a mapping at all: nothing of it to check, and its lane id cannot be known.
+      someLaneIdUnknown = true;
+      return;
+    }
     // Checks that do not depend on the lane id come first, so a bad repository does not hide them.
     if (t.directive !== undefined && !t.directive.trim()) p(`${at}.directive`, 'the lane directive is empty');
     t.owns.forEach((g, j) => {
-      const why = globProblem(g);
+      const why = listGlobProblem('owns', g);
       if (why) p(`${at}.owns[${j}]`, why);
     });
     t.never.forEach((g, j) => {
-      const why = globProblem(g);
+      const why = listGlobProblem('never', g);
       if (why) p(`${at}.never[${j}]`, why);
     });
     reviewProblems(`${at}.review`, t.review === false ? undefined : t.review, fleetLenses, p);
-    if (t.review && (!ff.agent || t.run !== undefined)) {
+    if (t.review && ((!ff.agent && read('agent')) || t.run !== undefined)) {
       p(`${at}.review`, `review needs the lane to be run by agent: (${t.run !== undefined ? 'this target has its own run:' : 'the fleet has no agent:'}); remove review: here or the run:`);
     }
-    if (!noRunAnywhere && ff.run === undefined && ff.agent === undefined && t.run === undefined) {
+    if (runsRead && !noRunAnywhere && ff.run === undefined && ff.agent === undefined && t.run === undefined) {
       p(`${at}.run`, 'this lane has no way to run: set run: here or at the top level, or agent:');
     }
+    if (!targetRead(index, 'repo') || !targetRead(index, 'lane')) {
+      // The lane id comes from lane: or repo:; without them the lane, its branch and its clashes cannot be checked.
+      if (targetRead(index, 'lane') && t.lane) unreadLaneIds.add(t.lane);
+      else someLaneIdUnknown = true;
+      return;
+    }
     const kind = classifyRepo(t.repo);
-    if (ff.forge === 'github' && kind !== 'github' && typeof kind === 'string') {
+    if (read('forge') && ff.forge === 'github' && kind !== 'github' && typeof kind === 'string') {
       p(`${at}.repo`, `"${t.repo}" is not an owner/repo name; with forge: github every target is a GitHub repository`);
     }
     if (typeof kind !== 'string') {
@@ -443,13 +569,16 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
     p('branch', firstBranchProblem + (branchProblems.size > 1 ? ` (and ${branchProblems.size - 1} more lane branch${branchProblems.size > 2 ? 'es' : ''})` : ''));
   }
 
+  // A dependency on a lane this file does not name is a problem only when every lane id is known: while a target's
+  // repo: or lane: is unread, it may name that target's lane (if it does not, this says so once the target is fixed).
+  const mayBeALane = (dep: string) => unreadLaneIds.has(dep) || someLaneIdUnknown;
   for (const lane of lanes) {
     // Index the file's own list, not the de-duplicated one, so the field points at the right entry.
     const written = ff.targets[lane.index]?.depends_on ?? lane.depends_on;
     written.forEach((dep, j) => {
       if (written.indexOf(dep) !== j) return;
       if (dep === lane.id) p(`targets[${lane.index}].depends_on[${j}]`, `lane "${lane.id}" cannot depend on itself`);
-      else if (!byId.has(dep)) {
+      else if (!byId.has(dep) && !mayBeALane(dep)) {
         const known = [...byId.keys()].slice(0, 10).join(', ');
         p(`targets[${lane.index}].depends_on[${j}]`, `"${dep}" is not a lane of this fleet (lanes: ${known}${byId.size > 10 ? ', …' : ''})`);
       }
@@ -460,10 +589,12 @@ function resolveFleet(ff: FleetFile, file: string): ValidationResult {
     (lane.soft_depends_on ?? []).forEach((dep, j) => {
       const at = `targets[${lane.index}].soft_depends_on[${j}]`;
       const other = byId.get(dep);
-      if (!ff.integrate) p(at, 'a soft edge is a seam checked on the integrated tree: it needs integrate: (or use depends_on:)');
-      else if (dep === lane.id) p(at, `lane "${lane.id}" cannot have a soft edge to itself`);
-      else if (!other) p(at, `"${dep}" is not a lane of this fleet`);
-      else if (other.repo !== lane.repo) p(at, `"${dep}" is a lane of ${other.repo}, not of ${lane.repo}: seams are checked on one repository's integrated tree`);
+      if (!ff.integrate) {
+        if (read('integrate')) p(at, 'a soft edge is a seam checked on the integrated tree: it needs integrate: (or use depends_on:)');
+      } else if (dep === lane.id) p(at, `lane "${lane.id}" cannot have a soft edge to itself`);
+      else if (!other) {
+        if (!mayBeALane(dep)) p(at, `"${dep}" is not a lane of this fleet`);
+      } else if (other.repo !== lane.repo) p(at, `"${dep}" is a lane of ${other.repo}, not of ${lane.repo}: seams are checked on one repository's integrated tree`);
     });
   }
   if (ff.integrate) {

@@ -827,7 +827,7 @@ describe('validateFleetFile: review', () => {
     // A lens that is neither built in nor {name, brief}: named where it stands, with the lenses there are.
     const unknown = problems(validateFleetFile(withAgent({ review: { lenses: ['speed'] }, targets: [{ repo: 'acme/api', review: { lenses: [{ name: 'perf' }] } }] }), FILE));
     expect(unknown).toEqual([
-      { file: FILE, field: 'targets[0].review.lenses[0].brief', message: expect.stringMatching(/expected string/i) },
+      { file: FILE, field: 'targets[0].review.lenses[0].brief', message: expect.stringMatching(/^missing: add brief:/) },
       { file: FILE, field: 'review.lenses[0]', message: 'not a built-in lens (correctness, completeness, security, edge-cases, consistency); a lens of your own is {name, brief}' },
     ]);
   });

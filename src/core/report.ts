@@ -111,11 +111,19 @@ function rowCap(maxRows: number | undefined, fallback: number): number {
   return Math.max(0, Math.floor(maxRows));
 }
 
-/** "… and 12 more (10 queued, 2 excluded)" */
+/** "… and 12 more (10 queued, 2 excluded)"; no-op lanes are counted apart from the completed ones, as in the counts above. */
 function moreLine(hidden: LaneRecord[]): string {
   const counts = new Map<LaneStatus, number>();
-  for (const l of hidden) counts.set(l.status, (counts.get(l.status) ?? 0) + 1);
-  const parts = STATUS_ORDER.filter((s) => counts.has(s)).map((s) => `${counts.get(s)} ${s}`);
+  let noOp = 0;
+  for (const l of hidden) {
+    if (l.status === 'completed' && l.phase === 'no-op') noOp++;
+    else counts.set(l.status, (counts.get(l.status) ?? 0) + 1);
+  }
+  const parts: string[] = [];
+  for (const s of STATUS_ORDER) {
+    if (counts.has(s)) parts.push(`${counts.get(s)} ${s}`);
+    if (s === 'completed' && noOp) parts.push(`${noOp} no-op`);
+  }
   return `${ELLIPSIS} and ${hidden.length} more (${parts.join(', ')})`;
 }
 
@@ -138,7 +146,7 @@ export function renderStatusTable(m: Manifest, opts: ReportOptions): string {
   const lines = [
     `## Fleet Status — ${escapeCell(m.fleet_id)}`,
     '',
-    `Elapsed: ${durationCell(elapsed)} | Active: ${s.running} / ${m.max_parallel} | Queued: ${s.queued} | Completed: ${s.completed} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}${s.unchanged ? ` | Unchanged: ${s.unchanged}` : ''}`,
+    `Elapsed: ${durationCell(elapsed)} | Active: ${s.running} / ${m.max_parallel} | Queued: ${s.queued} | Completed: ${s.completed - s.no_op} | No-op: ${s.no_op} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}${s.unchanged ? ` | Unchanged: ${s.unchanged}` : ''}`,
     '',
   ];
   if (m.lanes.length === 0) {
@@ -157,7 +165,7 @@ export function renderStatusTable(m: Manifest, opts: ReportOptions): string {
     waveLabel(l.wave),
     escapeCell(l.phase),
     prCell(l),
-    orDash(l.ci_conclusion),
+    ciCell(m, l),
     orDash(l.merge_status),
     String(l.retry_count),
     agoCell(l.updated_at, opts.now),
@@ -165,7 +173,7 @@ export function renderStatusTable(m: Manifest, opts: ReportOptions): string {
   if (rows.length > 0) {
     lines.push(
       ...table(
-        ['#', 'Repo', 'Lane', 'Wave', 'Phase', 'PR', 'CI', 'Merge', 'Retries', 'Last update'],
+        ['#', 'Repo', 'Lane', 'Wave', 'Phase', 'PR', ciHeader(m), 'Merge', 'Retries', 'Last update'],
         ['r', 'l', 'l', 'r', 'l', 'l', 'l', 'l', 'r', 'r'],
         rows,
       ),
@@ -208,6 +216,8 @@ function branchPrCell(l: LaneRecord): string {
   // The branch only means something once the lane pushed to it (a dry run commits but never pushes).
   const pushed = l.phase !== 'dry-run' && (l.commit != null || l.pr_url != null || l.pr_number != null);
   if (l.branch && pushed) parts.push(codeCell(l.branch));
+  // A dry run's change is its patch: say where it is.
+  if (l.phase === 'dry-run' && l.evidence.patch) parts.push(`patch ${codeCell(l.evidence.patch)}`);
   const pr = prCell(l);
   if (pr !== DASH) parts.push(pr);
   return parts.length ? parts.join(' · ') : DASH;
@@ -269,6 +279,57 @@ function dryRunLine(m: Manifest): string[] {
   return m.dry_run ? ['', '_Dry run: nothing is pushed, no pull request is opened._'] : [];
 }
 
+/** A dry run's report: what it did not do, and where its changes are (each lane's patch, in the lanes table too). */
+function dryRunPatchLines(m: Manifest, workspace: string | undefined): string[] {
+  if (!m.dry_run) return [];
+  if (!m.lanes.some((l) => l.phase === 'dry-run')) return ['', '_Dry run: nothing was pushed, no pull request was opened; no lane made a change, so there is no patch._'];
+  const where = workspace
+    ? codeSpan(joinPath(workspace, 'lanes/<lane>/patch.diff'))
+    : // Rendered without a workspace (the reusable workflow's report job): the patches travel in the lane artifacts.
+      `its ${codeSpan('patch.diff')} (${codeSpan('lanes/<lane>/patch.diff')} in the fleet workspace; on GitHub Actions, in the lane's ${codeSpan('fleet-lane-<lane>.a<attempt>')} artifact)`;
+  return ['', `_Dry run: nothing was pushed, no pull request was opened; each lane's change is in ${where}._`];
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * How many lanes a fleet has and where they are, in the same words wherever a header counts them (the plan, the
+ * report; the live view should too): "5 lanes in 3 waves", or "8 lanes: 6 in 3 waves, 1 skipped at plan time,
+ * 1 excluded". Every lane of the manifest counts, excluded targets included, as the report's Lanes row does.
+ */
+export function laneCount(m: Manifest): string {
+  const total = m.lanes.length;
+  const scheduled = m.lanes.filter((l) => l.wave != null).length;
+  const unchanged = m.lanes.filter((l) => l.wave != null && l.status === 'unchanged').length;
+  const planSkipped = m.lanes.filter((l) => l.wave == null && l.status === 'skipped').length;
+  const excluded = m.lanes.filter((l) => l.wave == null && l.status === 'excluded').length;
+  const waves = `in ${plural(m.waves.length, 'wave')}${unchanged ? ` (${unchanged} unchanged, not run)` : ''}`;
+  if (scheduled === total) return `${plural(total, 'lane')} ${waves}`;
+  const parts = [`${scheduled} ${waves}`];
+  if (planSkipped) parts.push(`${planSkipped} skipped at plan time`);
+  if (excluded) parts.push(`${excluded} excluded`);
+  return `${plural(total, 'lane')}: ${parts.join(', ')}`;
+}
+
+/** A local fleet has no CI: the lane's own `checks:` are shown as checks, never as a CI verdict. */
+function ciHeader(m: Manifest): string {
+  return m.forge === 'local' ? 'Checks' : 'CI';
+}
+
+/**
+ * The CI column, or for a local fleet the checks column. Locally the record's `ci_conclusion` stands for the
+ * lane's own checks (success: they ran and passed; none: the lane has none), so it is shown as what it is.
+ */
+function ciCell(m: Manifest, l: LaneRecord): string {
+  if (m.forge !== 'local') return orDash(l.ci_conclusion);
+  if (l.error?.class === 'check-failed') return 'failed';
+  if (l.ci_conclusion === 'success') return 'passed';
+  if (l.ci_conclusion === 'none') return 'no checks';
+  return DASH;
+}
+
 /** Unchanged lanes beyond this many are counted in one line instead of a row each. */
 const UNCHANGED_ROWS = 10;
 
@@ -304,11 +365,12 @@ function runsLines(m: Manifest): string[] {
 
 export function renderReport(m: Manifest, opts: ReportOptions): string {
   const s = summarize(m.lanes, m.started_at, m.ended_at ?? opts.now);
-  const lines = [`## Fleet Report — ${escapeCell(m.fleet_id)}`, '', directiveLine(m), ...dryRunLine(m), ...isolationLine(m), ...runsLines(m), ''];
+  const lines = [`## Fleet Report — ${escapeCell(m.fleet_id)}`, '', directiveLine(m), ...dryRunPatchLines(m, opts.workspace), ...isolationLine(m), ...runsLines(m), '', `${laneCount(m)}.`, ''];
 
   const metrics: [string, string][] = [
     ['Lanes', String(s.total)],
-    ['Completed', String(s.completed)],
+    // Completed lanes that changed something; the ones that had nothing to change are the next row, not in this one.
+    ['Completed', String(s.completed - s.no_op)],
     ['No-op', String(s.no_op)],
     ['Failed', String(s.failed)],
     ['Skipped', String(s.skipped)],
@@ -348,9 +410,9 @@ export function renderReport(m: Manifest, opts: ReportOptions): string {
     }
     const rows = shown.map((l) => {
       const result = laneResult(l);
-      return [escapeCell(l.lane), escapeCell(l.repo), waveLabel(l.wave), result, branchPrCell(l), orDash(l.ci_conclusion), notesCell(l, result)];
+      return [escapeCell(l.lane), escapeCell(l.repo), waveLabel(l.wave), result, branchPrCell(l), ciCell(m, l), notesCell(l, result)];
     });
-    if (rows.length > 0) lines.push(...table(['Lane', 'Repo', 'Wave', 'Result', 'Branch / PR', 'CI', 'Notes'], ['l', 'l', 'r', 'l', 'l', 'l', 'l'], rows));
+    if (rows.length > 0) lines.push(...table(['Lane', 'Repo', 'Wave', 'Result', 'Branch / PR', ciHeader(m), 'Notes'], ['l', 'l', 'r', 'l', 'l', 'l', 'l'], rows));
     if (hidden.length > 0) lines.push('', `${moreLine(hidden)}: see the manifest`);
     if (folded) lines.push('', unchangedLine(unchanged.length));
   }
@@ -521,7 +583,8 @@ function strategyLines(m: Manifest): string[] {
       `${escapeCell(l.strategy!.label)}${l.strategy!.picked ? ' ✅' : ''}`,
       laneResult(l),
       l.status === 'completed' && l.phase !== 'dry-run' ? 'passed' : l.error?.class === 'check-failed' ? 'failed' : DASH,
-      orDash(l.ci_conclusion),
+      // A local forge has no CI: what the lane's record calls its CI there is its own checks, in the column before.
+      m.forge === 'local' ? DASH : orDash(l.ci_conclusion),
       l.review ? String(l.review.open) : DASH,
       countCell(l.strategy!.diff_lines),
       l.changed_files.length ? String(l.changed_files.length) : DASH,
@@ -630,13 +693,10 @@ function capped<T>(items: T[], limit: number, render: (t: T) => string, noun: st
 }
 
 export function renderPlan(m: Manifest): string {
-  const scheduled = m.lanes.filter((l) => l.wave != null).length;
   const skipped = m.lanes.filter((l) => l.status === 'skipped');
-  const unchanged = m.lanes.filter((l) => l.status === 'unchanged').length;
   const lines = [`## Fleet Plan — ${escapeCell(m.fleet_id)}`, '', directiveLine(m), ...dryRunLine(m), ''];
   lines.push(
-    `Lanes: ${scheduled} in ${m.waves.length} ${m.waves.length === 1 ? 'wave' : 'waves'}${unchanged ? ` (${unchanged} unchanged, not run)` : ''} · Skipped: ${skipped.length} · Excluded: ${m.excluded.length} · ` +
-      `Max parallel: ${m.max_parallel} · Retries: ${m.max_retries} · Checkpoint: ${escapeCell(m.checkpoint)} · Merge: ${escapeCell(m.merge_policy)}`,
+    `${laneCount(m)} · Max parallel: ${m.max_parallel} · Retries: ${m.max_retries} · Checkpoint: ${escapeCell(m.checkpoint)} · Merge: ${escapeCell(m.merge_policy)}`,
     '',
     '### Waves',
     '',

@@ -219,7 +219,9 @@ export class LaneRun {
         stopIfCancelled(ctx);
         const { commit, upToDate } = await this.commitChange(changed, previous);
         if (ctx.dryRun) {
-          this.update({ status: 'completed', phase: 'dry-run', ended_at: ctx.clock.now().toISOString() }, 'dry run: patch kept, nothing pushed');
+          // Locally the lane's own checks stand for CI (readCi): they ran and passed in a dry run too.
+          const ci_conclusion = ctx.forge.kind === 'local' ? (lane.checks.length ? 'success' : 'none') : this.rec.ci_conclusion;
+          this.update({ status: 'completed', phase: 'dry-run', ci_conclusion, ended_at: ctx.clock.now().toISOString() }, `patch kept in ${this.rec.evidence.patch ?? 'the lane folder'}, nothing pushed`);
           return await this.finish();
         }
         if (!upToDate) {
@@ -228,7 +230,7 @@ export class LaneRun {
         } else {
           this.rec.timings = { ...this.rec.timings, push_ms: 0 };
         }
-        this.update({ phase: 'pushed' }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
+        this.update({ phase: 'pushed' }, upToDate ? `${lane.branch} already up to date` : `${lane.branch} at ${commit.slice(0, 12)}`);
         // A strategy opens no PR of its own: once every strategy of its target has finished, only the pick does.
         // Integrated lanes open none either: one PR carries the whole fleet at the end (integrate:).
         if (!lane.strategy && !ctx.file.integrate) await this.publish(review);
@@ -239,7 +241,8 @@ export class LaneRun {
         if (ci === 'handed-over') return await this.finish();
       }
       if (!lane.strategy && !ctx.file.integrate) await applyMergePolicy(ctx, lane, () => this.rec, (patch, detail) => this.update(patch, detail));
-      this.update({ status: 'completed', ended_at: ctx.clock.now().toISOString() }, `completed (${this.rec.phase})`);
+      // The phase says where the lane ended (pushed, pr-open, merged); the status says that it ended: each said once.
+      this.update({ status: 'completed', ended_at: ctx.clock.now().toISOString() }, 'completed');
       return await this.finish();
     } catch (err) {
       const failure =
@@ -251,7 +254,7 @@ export class LaneRun {
               ? err
               : new LaneFailure('lane-crashed', `Fleet itself failed in this lane: ${(err as Error).message ?? String(err)}`);
       const ended = failure.notStarted ? ('skipped' as const) : ('failed' as const);
-      this.update({ status: ended, phase: ended, ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } }, `${ended}: ${failure.errorClass}`);
+      this.update({ status: ended, phase: ended, ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } }, failure.errorClass);
       return await this.finish();
     }
   }
@@ -268,7 +271,7 @@ export class LaneRun {
     const { lane } = this;
     await rm(this.repoDir, { recursive: true, force: true });
     await mkdir(this.dir, { recursive: true });
-    this.update({ phase: 'cloning' }, 'cloning');
+    this.update({ phase: 'cloning' }, lane.base ? `${lane.repo} at ${lane.base}` : lane.repo);
     const tClone = Date.now();
     this.cloned = await cloneTarget(this.ctx, lane, this.repoDir);
     this.rec.timings = { ...this.rec.timings, clone_ms: Date.now() - tClone };
@@ -284,7 +287,7 @@ export class LaneRun {
   private async produceInBudget(): Promise<string[]> {
     const { ctx } = this;
     const tWait = Date.now();
-    if (ctx.slots && ctx.slots.active >= ctx.slots.size) this.update({ phase: 'waiting' }, 'waiting for a slot in the concurrency budget');
+    if (ctx.slots && ctx.slots.active >= ctx.slots.size) this.update({ phase: 'waiting' }, 'for a slot in the concurrency budget');
     const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
     this.rec.timings = { ...this.rec.timings, wait_ms: (this.rec.timings.wait_ms ?? 0) + Date.now() - tWait };
     try {
@@ -330,7 +333,7 @@ export class LaneRun {
           log: this.rel(log),
         });
 
-      this.update({ phase: 'running' }, `attempt ${n}: running the directive`);
+      this.update({ phase: 'running' }, `attempt ${n} of ${maxAttempts}`);
       this.given = this.caps();
       const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, { file: join(this.dir, `prompt-${n}.md`), feedback: this.feedback, relay: this.relayText, caps: this.given });
       const env = { ...laneEnv(ctx, lane, n, this.feedback, this.cloned.base_branch), ...agentEnv };
@@ -455,7 +458,7 @@ export class LaneRun {
   /** Commits the change (or keeps the commit already made), checks it once more and writes its patch. */
   private async commitChange(changed: string[], previous: string | null): Promise<{ commit: string; upToDate: boolean }> {
     const { ctx, lane, repoDir } = this;
-    this.update({ phase: 'committing' }, `committing ${changed.length} file${changed.length > 1 ? 's' : ''}`);
+    this.update({ phase: 'committing' }, `${changed.length} file${changed.length > 1 ? 's' : ''}`);
     const tCommit = Date.now();
     // The attempt number keeps a CI retry's commit distinct even when the directive produced the same tree.
     let commit = this.made?.commit ?? (await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, this.n)));
@@ -483,7 +486,7 @@ export class LaneRun {
 
   private async push(commit: string, previous: string | null): Promise<void> {
     const { lane } = this;
-    this.update({ phase: 'pushing' }, `pushing ${lane.branch}`);
+    this.update({ phase: 'pushing' }, `to ${lane.branch}`);
     const tPush = Date.now();
     try {
       await pushCommit(this.ctx, lane, this.repoDir, commit, previous);
@@ -560,6 +563,9 @@ export class LaneRun {
       this.rec.ci_conclusion = await forgeCall('ci-failed', 'reading CI', () => ctx.forge.ciConclusion(lane, commit));
       return 'done';
     }
+    // `ci` is a phase a lane passes through, never one it ends in: once CI has answered, the lane is back where it
+    // was (its PR open, or its branch pushed), so a finished lane never reads as still waiting.
+    const before = this.rec.phase;
     this.update({ phase: 'ci' }, `waiting for CI on ${commit.slice(0, 12)}`);
     const verdict = await forgeCall('ci-failed', 'waiting for CI', () => ctx.forge.waitForCi(lane, commit, ctx.file.ci.timeout_minutes * 60_000));
     this.rec.ci_conclusion = verdict.conclusion;
@@ -568,6 +574,7 @@ export class LaneRun {
       if (verdict.conclusion === 'success' && this.rec.pr_number !== null && !ctx.file.pr.draft) {
         await forgeCall('pr-failed', 'marking the pull request ready', () => ctx.forge.setDraft(lane, this.rec.pr_number!, false));
       }
+      this.update({ phase: before }, `CI ${verdict.conclusion}`);
       return 'done';
     }
     const n = this.n;
@@ -586,7 +593,7 @@ export class LaneRun {
           ended_at: ctx.clock.now().toISOString(),
           error: { class: 'code-review-needed', message: `CI is still red after ${n} attempt${n > 1 ? 's' : ''}: ${gist(verdict.failures) || 'see the PR checks'}` },
         },
-        'CI red, retries exhausted: PR turned into a draft',
+        'CI red, retries exhausted: handed to a person',
       );
       return 'handed-over';
     }
@@ -697,7 +704,7 @@ export async function publishStrategy(ctx: LaneContext, lane: LaneSpec, start: L
     if (!draft) await applyMergePolicy(ctx, lane, () => rec, update);
   } catch (err) {
     const failure = err instanceof LaneFailure ? err : new LaneFailure('lane-crashed', (err as Error).message);
-    update({ status: 'failed', phase: 'failed', error: { class: failure.errorClass, message: failure.message } }, `failed: ${failure.errorClass}`);
+    update({ status: 'failed', phase: 'failed', error: { class: failure.errorClass, message: failure.message } }, failure.errorClass);
   }
   await writeLaneResult(ctx.root, ctx.fleet_id, rec);
   return rec;
@@ -764,7 +771,7 @@ async function applyMergePolicy(ctx: LaneContext, lane: LaneSpec, current: () =>
   const ci = current().ci_conclusion;
   if (ci === 'success' || ci === 'none') {
     const before = current().phase;
-    update({ phase: 'merging' }, 'merging: the policy is when-green');
+    update({ phase: 'merging' }, 'the policy is when-green');
     const m = await ctx.forge.merge(lane, current(), ctx.file.merge.method);
     const rec = current();
     rec.merge_status = m.status;

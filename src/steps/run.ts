@@ -4,7 +4,7 @@
  * a failed lane; it never stops the others.
  */
 import { renameSync, writeFileSync } from 'node:fs';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LANE_ID_PATTERN } from '../core/fleet-file.js';
@@ -12,7 +12,8 @@ import type { Plan } from '../core/plan.js';
 import { Manifest as ManifestSchema, TERMINAL, type LaneRecord, type LanePhase, type Manifest } from '../core/model.js';
 import type { LaneSpec, Problem, ResolvedFleet } from '../core/validate.js';
 import type { Checkpoint, Clock, Executor, Forge, QueueEvent, QueueSettle, Workspace } from '../ports.js';
-import { finalizeManifest, summarize } from '../core/manifest.js';
+import { canonicalJson, laneDigestInput } from '../core/incremental.js';
+import { compareIds, finalizeManifest, summarize } from '../core/manifest.js';
 import { renderReport } from '../core/report.js';
 import type { DiscoveryEntry } from '../core/relay.js';
 import { budgetStop, NO_USAGE } from '../core/spend.js';
@@ -132,6 +133,15 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
   if (!planned.ok) return planned;
   const { plan } = planned;
   let manifest = planned.manifest;
+  const inputs = laneInputsOf(planned.fleet, plan);
+  if (opts.resume) {
+    // Before the workspace is touched: a resume the fleet file no longer matches is refused, or goes on saying what changed.
+    const resumed = resolve(opts.cwd ?? process.cwd(), opts.resume.root);
+    const previousInputs = await readLaneInputs(resumed);
+    const checked = resumeCheck({ file: opts.file, previous: opts.resume.manifest, previousInputs, manifest, inputs, dryRun: opts.dryRun ?? false, previousPath: manifestPath(resumed) });
+    if (checked.problems.length) return { ok: false, problems: checked.problems };
+    planned.notes.push(...checked.notes);
+  }
   const cwd = opts.cwd ?? process.cwd();
   let root: string;
   if (opts.resume || opts.root) {
@@ -158,7 +168,7 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
   const lock = await lockWorkspace(root, manifest.fleet_id);
   if (!lock.ok) return { ok: false, problems: [{ file: join(root, LOCK_FILE), field: '(workspace)', message: lock.message }] };
   try {
-    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, notes: [...(lock.note ? [lock.note] : []), ...planned.notes], queueEvents: planned.queue_events });
+    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, inputs, notes: [...(lock.note ? [lock.note] : []), ...planned.notes], queueEvents: planned.queue_events });
   } finally {
     active = null;
     await lock.release();
@@ -167,12 +177,14 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
 
 async function runLocked(
   opts: RunOptions,
-  s: { plan: Plan; manifest: Manifest; root: string; fleet: ResolvedFleet; notes: string[]; queueEvents?: QueueEvent[] },
+  s: { plan: Plan; manifest: Manifest; root: string; fleet: ResolvedFleet; inputs: LaneInputs; notes: string[]; queueEvents?: QueueEvent[] },
 ): Promise<RunOutcome> {
   const { plan, root } = s;
   let manifest = s.manifest;
   if (!opts.resume) await clearPreviousRun(root);
   await writeJsonAtomic(join(root, 'plan.json'), { fleet_id: manifest.fleet_id, waves: plan.waves, contention: plan.contention, excluded: plan.excluded, skipped: plan.skipped });
+  // What each lane ran with, field by field: a later --resume says what changed in the fleet file, not only that something did.
+  await writeJsonAtomic(join(root, LANE_INPUTS_FILE), { fleet_id: manifest.fleet_id, lanes: s.inputs.lanes } satisfies LaneInputs);
 
   const events = new JsonLines(join(root, 'events.jsonl'));
   const records = new Map(manifest.lanes.map((l) => [l.lane, l]));
@@ -215,6 +227,11 @@ async function runLocked(
       carried.add(rec.lane);
       emit({ ...read.record, wave: rec.wave }, 'kept from the previous run');
     }
+    // Every other lane's folder still holds the earlier run's files (attempt logs, result, patch, prompts): moved
+    // aside, so this run's attempt-1.log starts empty and nothing of the earlier run passes for this run's.
+    const current = new Set(manifest.lanes.map((l) => l.lane));
+    const stale = [...manifest.lanes.map((l) => l.lane).filter((id) => !carried.has(id)), ...opts.resume.manifest.lanes.map((l) => l.lane).filter((id) => !current.has(id))];
+    await setAsidePreviousFiles(root, stale);
   }
   // Written before any lane runs, with the lanes a resumed run keeps: an interrupted resume can itself be resumed.
   await live.now();
@@ -531,7 +548,157 @@ async function clearPreviousRun(root: string): Promise<void> {
   // Only ids of the lane alphabet name a folder: a hand-edited manifest cannot point rm elsewhere.
   const ids = previous.lanes.map((l) => l.lane).filter((id) => LANE_ID_PATTERN.test(id));
   await Promise.all(ids.map((id) => rm(laneDir(root, id), { recursive: true, force: true })));
-  for (const f of ['events.jsonl', 'plan.json', 'report.md', 'fleet-status.json']) await rm(join(root, f), { force: true });
+  for (const f of ['events.jsonl', 'plan.json', LANE_INPUTS_FILE, 'report.md', 'fleet-status.json']) await rm(join(root, f), { force: true });
+}
+
+/** Where, in a lane's folder, a resumed run puts the files of the runs before it: `previous/1/` (the first), `previous/2/`, … */
+export const PREVIOUS_DIR = 'previous';
+
+/**
+ * A resumed run's lanes that run again (or no longer run): the files the earlier run left in their folders are moved
+ * to `lanes/<lane>/previous/<n>/`, n one more than the last, so the folder holds this run's files alone and the
+ * earlier attempts stay readable. The earlier working copy is removed (a lane clones afresh anyway).
+ */
+export async function setAsidePreviousFiles(root: string, ids: readonly string[]): Promise<void> {
+  // Only ids of the lane alphabet name a folder: a hand-edited manifest cannot point a rename elsewhere.
+  const safe = ids.filter((id) => LANE_ID_PATTERN.test(id));
+  await Promise.all(
+    safe.map(async (id) => {
+      const dir = laneDir(root, id);
+      const entries = (await readdir(dir).catch(() => [] as string[])).filter((e) => e !== PREVIOUS_DIR);
+      if (entries.includes('repo')) await rm(join(dir, 'repo'), { recursive: true, force: true });
+      const rest = entries.filter((e) => e !== 'repo');
+      if (!rest.length) return;
+      const aside = join(dir, PREVIOUS_DIR);
+      await mkdir(aside, { recursive: true });
+      const taken = (await readdir(aside)).filter((e) => /^[1-9]\d*$/.test(e)).map(Number);
+      const dest = join(aside, String(Math.max(0, ...taken) + 1));
+      await mkdir(dest);
+      for (const e of rest) await rename(join(dir, e), join(dest, e));
+    }),
+  );
+}
+
+/** The file in the workspace that keeps what each lane ran with (its digest's input), for a later --resume. */
+export const LANE_INPUTS_FILE = 'lane-inputs.json';
+
+/** Per lane id, everything that decides its result (what its digest hashes), as plain JSON. */
+export interface LaneInputs {
+  fleet_id?: string;
+  lanes: Record<string, unknown>;
+}
+
+function laneInputsOf(fleet: ResolvedFleet, plan: Plan): LaneInputs {
+  const lanes: Record<string, unknown> = {};
+  for (const l of plan.lanes) lanes[l.spec.id] = laneDigestInput(fleet.file, l.spec);
+  return { lanes };
+}
+
+async function readLaneInputs(root: string): Promise<LaneInputs | null> {
+  try {
+    const raw = JSON.parse(await readFile(join(root, LANE_INPUTS_FILE), 'utf8')) as unknown;
+    if (raw && typeof raw === 'object' && 'lanes' in raw && raw.lanes && typeof raw.lanes === 'object' && !Array.isArray(raw.lanes)) return raw as LaneInputs;
+  } catch {
+    /* a workspace written before the file existed, or one it was removed from: digests alone then */
+  }
+  return null;
+}
+
+/** The fields of two lane inputs that differ: `run`, `checks`, `pr` …, and `Fleet's version`. */
+function changedFields(before: unknown, after: unknown): string[] {
+  const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+  const out: string[] = [];
+  if (canonicalJson(obj(before).fleet_version) !== canonicalJson(obj(after).fleet_version)) out.push("Fleet's version");
+  for (const part of ['lane', 'fleet']) {
+    const a = obj(obj(before)[part]);
+    const b = obj(obj(after)[part]);
+    for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort(compareIds)) {
+      if (canonicalJson(a[k]) !== canonicalJson(b[k]) && !out.includes(k)) out.push(k);
+    }
+  }
+  return out;
+}
+
+const quoted = (ids: readonly string[]) => ids.map((id) => `"${id}"`).join(', ');
+
+/**
+ * A resume against the fleet file as it is now. A lane the earlier run completed is kept as done: if what decides
+ * its result changed since (the directive, its command, its checks …), the manifest would report it done with
+ * inputs it never ran with, so that is refused, naming what changed. A change only to lanes that run again (and new
+ * or removed lanes) goes on, with a note saying what changed. So does a resume with --dry-run of a real run only when
+ * it keeps nothing that was pushed (its manifest would say nothing was).
+ */
+export function resumeCheck(input: {
+  file: string;
+  previous: Manifest;
+  previousInputs: LaneInputs | null;
+  manifest: Manifest;
+  inputs: LaneInputs;
+  dryRun: boolean;
+  previousPath: string;
+}): { problems: Problem[]; notes: string[] } {
+  const { previous, manifest } = input;
+  const since = `run ${previous.fleet_id}`;
+  const before = new Map(previous.lanes.map((l) => [l.lane, l]));
+  const now = new Map(manifest.lanes.map((l) => [l.lane, l]));
+  // The lanes the resumed run keeps as they ended (as runFleet decides, from the earlier manifest).
+  const kept = (l: LaneRecord) => l.status === 'completed' && (l.phase !== 'dry-run' || input.dryRun);
+  const changed: { lane: string; fields: string[] | null; kept: boolean }[] = [];
+  for (const [id, cur] of now) {
+    const prev = before.get(id);
+    if (!prev || !prev.digest || !cur.digest || prev.digest === cur.digest) continue;
+    const a = input.previousInputs?.lanes[id];
+    const b = input.inputs.lanes[id];
+    const fields = a !== undefined && b !== undefined ? changedFields(a, b) : null;
+    changed.push({ lane: id, fields: fields?.length ? fields : null, kept: kept(prev) });
+  }
+  const describe = (list: typeof changed) => {
+    const groups = new Map<string, string[]>();
+    for (const c of list) {
+      const what = c.fields ? c.fields.join(', ') : `fields that decide the result (this workspace has no ${LANE_INPUTS_FILE} to say which)`;
+      groups.set(what, [...(groups.get(what) ?? []), c.lane]);
+    }
+    return [...groups].map(([what, lanes]) => `${what} (lane${lanes.length === 1 ? '' : 's'} ${quoted(lanes)})`).join('; ');
+  };
+  const problems: Problem[] = [];
+  const notes: string[] = [];
+  const refused = changed.filter((c) => c.kept);
+  if (refused.length) {
+    problems.push({
+      file: input.file,
+      field: '--resume',
+      message:
+        `the fleet file changed since ${since}: ${describe(refused)}. ` +
+        `${refused.length === 1 ? 'That lane' : 'Those lanes'} completed in ${since} with the fleet file as it was, and a resumed run would report ${refused.length === 1 ? 'it' : 'them'} done with inputs ${refused.length === 1 ? 'it' : 'they'} never ran with. ` +
+        `Start a new run without --resume (every lane runs with the fleet file as it is), or with --since ${input.previousPath} (only the lanes whose inputs or base changed run)`,
+    });
+  }
+  if (input.dryRun && !previous.dry_run) {
+    const pushed = previous.lanes.filter((l) => l.status === 'completed' && l.phase !== 'no-op' && l.phase !== 'dry-run').map((l) => l.lane).sort(compareIds);
+    if (pushed.length) {
+      problems.push({
+        file: input.file,
+        field: '--dry-run',
+        message: `${since} was not a dry run, and lane${pushed.length === 1 ? '' : 's'} ${quoted(pushed.slice(0, 10))}${pushed.length > 10 ? ` and ${pushed.length - 10} more` : ''} pushed ${pushed.length === 1 ? 'its' : 'their'} change; resumed as a dry run, its manifest would say nothing was pushed. Resume without --dry-run, or start a new dry run without --resume`,
+      });
+    }
+  }
+  if (problems.length) return { problems, notes };
+  const rerun = changed.filter((c) => !c.kept);
+  if (rerun.length) notes.push(`the fleet file changed since ${since} for lanes that run again: ${describe(rerun)}; they run with the fleet file as it is now`);
+  const added = [...now.keys()].filter((id) => !before.has(id)).sort(compareIds);
+  if (added.length) notes.push(`lane${added.length === 1 ? '' : 's'} ${quoted(added)} ${added.length === 1 ? 'is' : 'are'} new since ${since}: ${added.length === 1 ? 'it runs' : 'they run'}`);
+  const removed = [...before.keys()].filter((id) => !now.has(id)).sort(compareIds);
+  if (removed.length) {
+    const done = removed.filter((id) => before.get(id)!.status === 'completed');
+    notes.push(
+      `lane${removed.length === 1 ? '' : 's'} ${quoted(removed)} of ${since} ${removed.length === 1 ? 'is' : 'are'} no longer in the fleet file: left out of this run's manifest${done.length ? ` (what ${quoted(done)} pushed stays on the forge)` : ''}; ${removed.length === 1 ? 'its' : 'their'} files are in lanes/<lane>/${PREVIOUS_DIR}/`,
+    );
+  }
+  for (const k of ['max_retries', 'max_parallel'] as const) {
+    if (previous[k] !== manifest[k]) notes.push(`${k} is ${manifest[k]} now, ${previous[k]} in ${since}: the lanes kept from it ran with ${previous[k]}`);
+  }
+  return { problems, notes };
 }
 
 /**

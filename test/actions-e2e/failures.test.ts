@@ -33,7 +33,7 @@ describe.each(['cancelled', 'timed_out'] as const)('lane jobs that die, a timed-
     for (const name of ['doomed', 'fine', 'slow']) await w.emu.createRepo({ owner: 'acme', name });
     const run = await w.runner.dispatch({ repo: CONTROL_REPO, workflow: '.github/workflows/fleet.yml', inputs: { directive: 'Stamp.', 'dry-run': false } });
     runId = run.id;
-    const running = (lane: string) => () => [...lines.values()].some((l) => l.includes(`${lane}: running (attempt 1: running the directive)`));
+    const running = (lane: string) => () => [...lines.values()].some((l) => l.includes(`${lane}: running (attempt 1 of 1)`));
     await until(running('doomed'), 'doomed to run its directive', 180_000);
     await until(running('slow'), 'slow to run its directive', 180_000);
     await until(() => w.emu.workflowRun(runId)!.jobs.some((j) => j.name === shardJobName(w, runId, 'fine') && j.status === 'completed'), 'fine to finish', 180_000);

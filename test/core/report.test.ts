@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { finalizeManifest, initManifest, mergeLaneRecords, type ManifestInit } from '../../src/core/manifest.js';
-import { newLaneRecord, type LaneRecord, type Manifest } from '../../src/core/model.js';
-import { escapeCell, laneAnnotations, laneResult, renderMermaid, renderPlan, renderReport, renderShard, renderStatusTable } from '../../src/core/report.js';
+import { emptyEvidence, newLaneRecord, type LaneRecord, type Manifest } from '../../src/core/model.js';
+import { escapeCell, laneAnnotations, laneCount, laneResult, renderMermaid, renderPlan, renderReport, renderShard, renderStatusTable } from '../../src/core/report.js';
 
 const T0 = '2026-04-20T07:15:00Z';
 const at = (seconds: number) => new Date(Date.parse(T0) + seconds * 1000).toISOString();
@@ -281,7 +281,8 @@ describe('snapshots of a representative fleet', () => {
 describe('renderStatusTable', () => {
   it('reports the counts and ages', () => {
     const md = renderStatusTable(midRun(), { now: MID_NOW });
-    expect(md).toContain('Elapsed: 00:12:34 | Active: 2 / 4 | Queued: 2 | Completed: 2 | Failed: 0 | Skipped: 1 | Excluded: 1');
+    // The no-op lane (docs) is counted as a no-op, not among the completed ones.
+    expect(md).toContain('Elapsed: 00:12:34 | Active: 2 / 4 | Queued: 2 | Completed: 1 | No-op: 1 | Failed: 0 | Skipped: 1 | Excluded: 1');
     const api = tableRows(md).find((r) => cells(r)[2] === 'api')!;
     expect(cells(api)).toEqual(['1', 'acme/api', 'api', '2', 'ci', '[#34](https://github.com/acme/api/pull/34)', 'pending', 'pending', '1', '00:00:42 ago']);
   });
@@ -382,13 +383,18 @@ describe('renderReport', () => {
     expect(md).not.toContain('### Excluded');
   });
 
-  it('reports a dry-run lane as such, without a branch it never pushed', () => {
+  it('reports a dry-run lane as such, without a branch it never pushed, and says where its patch is', () => {
     const m0 = initManifest(baseInit({ dry_run: true, lanes: [{ repo: 'acme/a', lane: 'a', wave: 0, branch: branch('a'), depends_on: [] }] }));
-    const m = mergeLaneRecords(m0, [rec(m0, 'a', { status: 'completed', phase: 'dry-run', commit: 'abc', updated_at: at(3) })]);
-    const md = renderReport(m, { now: at(4) });
-    expect(cells(tableRows(md).find((r) => cells(r)[0] === 'a')!)).toEqual(['a', 'acme/a', '1', 'dry-run', '—', '—', '—']);
-    expect(md).toContain('_Dry run: nothing is pushed, no pull request is opened._');
+    const m = mergeLaneRecords(m0, [rec(m0, 'a', { status: 'completed', phase: 'dry-run', commit: 'abc', updated_at: at(3), evidence: { ...emptyEvidence(), patch: 'lanes/a/patch.diff' } })]);
+    const md = renderReport(m, { now: at(4), workspace: '/work/ws' });
+    expect(cells(tableRows(md).find((r) => cells(r)[0] === 'a')!)).toEqual(['a', 'acme/a', '1', 'dry-run', 'patch `lanes/a/patch.diff`', '—', '—']);
+    expect(md).toContain("_Dry run: nothing was pushed, no pull request was opened; each lane's change is in `/work/ws/lanes/<lane>/patch.diff`._");
     expect(md).toContain('| Duration | 00:00:04 (running) |');
+    // A dry run in which no lane changed anything has no patch to point at, and says so.
+    const nothing = mergeLaneRecords(m0, [rec(m0, 'a', { status: 'completed', phase: 'no-op', updated_at: at(3) })]);
+    expect(renderReport(nothing, { now: at(4) })).toContain('_Dry run: nothing was pushed, no pull request was opened; no lane made a change, so there is no patch._');
+    // A real run says nothing of patches.
+    expect(renderReport(finished(), { now: END, workspace: WORKSPACE })).not.toMatch(/patch/);
   });
 
   it('caps the lanes table when asked, keeping lanes that need action', () => {
@@ -396,7 +402,7 @@ describe('renderReport', () => {
     const md = renderReport(m, { now: END, workspace: WORKSPACE, maxRows: 2 });
     const lanes = tableRows(md.slice(md.indexOf('### Lanes'))).slice(1);
     expect(lanes.map((r) => cells(r)[0])).toEqual(['api', 'web']);
-    expect(md).toContain('… and 6 more (3 completed, 2 skipped, 1 excluded): see the manifest');
+    expect(md).toContain('… and 6 more (2 completed, 1 no-op, 2 skipped, 1 excluded): see the manifest');
   });
 });
 
@@ -506,13 +512,13 @@ describe('an empty fleet', () => {
   it('status table: the counts and "No lanes."', () => {
     expect(renderStatusTable(empty(), { now: at(60) })).toBe(
       '## Fleet Status — fleet-20260420-071500\n\n' +
-        'Elapsed: 00:01:00 | Active: 0 / 4 | Queued: 0 | Completed: 0 | Failed: 0 | Skipped: 0 | Excluded: 0\n\nNo lanes.\n',
+        'Elapsed: 00:01:00 | Active: 0 / 4 | Queued: 0 | Completed: 0 | No-op: 0 | Failed: 0 | Skipped: 0 | Excluded: 0\n\nNo lanes.\n',
     );
   });
 
   it('report: zero metrics, "No lanes." and nothing to act on', () => {
     expect(renderReport(empty(), { now: at(60) })).toBe(
-      '## Fleet Report — fleet-20260420-071500\n\nDirective: do it\n\n' +
+      '## Fleet Report — fleet-20260420-071500\n\nDirective: do it\n\n0 lanes in 0 waves.\n\n' +
         '| Metric | Value |\n|---|---:|\n| Lanes | 0 |\n| Completed | 0 |\n| No-op | 0 |\n| Failed | 0 |\n| Skipped | 0 |\n| Excluded | 0 |\n' +
         '| Merged | 0 |\n| Draft | 0 |\n| Retries | 0 |\n| Duration | 00:01:00 (running) |\n\n' +
         '### Lanes\n\nNo lanes.\n\n### Action required\n\nNothing needs action.\n',
@@ -522,7 +528,7 @@ describe('an empty fleet', () => {
   it('plan: no waves, no contention, no graph, and no empty Excluded or Skipped sections', () => {
     expect(renderPlan(empty())).toBe(
       '## Fleet Plan — fleet-20260420-071500\n\nDirective: do it\n\n' +
-        'Lanes: 0 in 0 waves · Skipped: 0 · Excluded: 0 · Max parallel: 4 · Retries: 3 · Checkpoint: green · Merge: when-green\n\n' +
+        '0 lanes in 0 waves · Max parallel: 4 · Retries: 3 · Checkpoint: green · Merge: when-green\n\n' +
         '### Waves\n\nNo waves: nothing to run.\n\n### Contention\n\nNo contention.\n\n### Graph\n\n_No lanes._\n',
     );
   });
@@ -649,8 +655,10 @@ describe('laneResult', () => {
 describe('report notes above the tables', () => {
   it('puts the dry-run note on its own paragraph', () => {
     const md = renderReport(oneLane({ status: 'completed', phase: 'dry-run' }, { dry_run: true, directive: 'do it' }), { now: at(10) });
-    expect(md).toContain('Directive: do it\n\n_Dry run: nothing is pushed, no pull request is opened._\n\n| Metric | Value |');
-    expect(renderPlan(oneLane({}, { dry_run: true, directive: 'do it' }))).toContain('Directive: do it\n\n_Dry run: nothing is pushed, no pull request is opened._\n\nLanes: 1 in');
+    expect(md).toContain(
+      "Directive: do it\n\n_Dry run: nothing was pushed, no pull request was opened; each lane's change is in its `patch.diff` (`lanes/<lane>/patch.diff` in the fleet workspace; on GitHub Actions, in the lane's `fleet-lane-<lane>.a<attempt>` artifact)._\n\n1 lane in 0 waves.\n\n| Metric | Value |",
+    );
+    expect(renderPlan(oneLane({}, { dry_run: true, directive: 'do it' }))).toContain('Directive: do it\n\n_Dry run: nothing is pushed, no pull request is opened._\n\n1 lane in');
   });
 
   it('says how many lanes ran without isolation, and why, once', () => {
@@ -659,7 +667,7 @@ describe('report notes above the tables', () => {
     const m0 = initManifest(baseInit({ directive: 'do it', lanes: ids.map((id) => ({ repo: `acme/${id}`, lane: id, wave: 0, branch: branch(id), depends_on: [] })) }));
     const one = mergeLaneRecords(m0, [rec(m0, 'a', { status: 'running', phase: 'running', updated_at: at(3), isolation: none })]);
     expect(renderReport(one, { now: at(10) })).toContain(
-      "Directive: do it\n\n_Not isolated: the directives of 1 lane ran where they could see Fleet's processes (user namespaces are disabled); see docs/security.md._\n\n| Metric",
+      "Directive: do it\n\n_Not isolated: the directives of 1 lane ran where they could see Fleet's processes (user namespaces are disabled); see docs/security.md._\n\n3 lanes in 0 waves.\n\n| Metric",
     );
     const two = mergeLaneRecords(one, [
       rec(m0, 'b', { status: 'running', phase: 'running', updated_at: at(4), isolation: none }),
@@ -714,7 +722,7 @@ describe('renderReport metrics and caps', () => {
     );
     expect(renderStatusTable(m, { now: at(60), maxRows: 0 })).toBe(
       '## Fleet Status — fleet-20260420-071500\n\n' +
-        'Elapsed: 00:01:00 | Active: 0 / 4 | Queued: 1 | Completed: 0 | Failed: 0 | Skipped: 0 | Excluded: 1\n\n' +
+        'Elapsed: 00:01:00 | Active: 0 / 4 | Queued: 1 | Completed: 0 | No-op: 0 | Failed: 0 | Skipped: 0 | Excluded: 1\n\n' +
         '… and 2 more (1 queued, 1 excluded)\n',
     );
     const md = renderReport(m, { now: at(60), maxRows: 0 });
@@ -759,7 +767,7 @@ describe('renderPlan details', () => {
         }),
       ),
     );
-    expect(md).toContain('Lanes: 2 in 1 wave · Skipped: 0');
+    expect(md).toContain('2 lanes in 1 wave · Max parallel: 4');
     expect(tables(md)[1]!.slice(2).map(cells)).toEqual([['b', 'acme/a', '1 → 1', 'a', '—']]);
   });
 
@@ -963,3 +971,50 @@ describe('a wave leg\'s summary and the check run\'s annotations', () => {
   });
 });
 
+
+describe('counting and naming what lanes did (issue 11)', () => {
+  it('counts no-op lanes apart from the completed ones, in the report and the status table alike', () => {
+    const m0 = initManifest(baseInit({ lanes: ['a', 'b', 'c'].map((id) => ({ repo: `acme/${id}`, lane: id, wave: 0, branch: branch(id), depends_on: [] })) }));
+    const m = finalizeManifest(
+      mergeLaneRecords(m0, [
+        rec(m0, 'a', { status: 'completed', phase: 'pr-open', commit: 'abc', updated_at: at(3) }),
+        rec(m0, 'b', { status: 'completed', phase: 'no-op', updated_at: at(3) }),
+        rec(m0, 'c', { status: 'completed', phase: 'no-op', updated_at: at(3) }),
+      ]),
+      at(10),
+    );
+    expect(m.summary).toMatchObject({ completed: 3, no_op: 2 }); // the manifest's summary keeps its documented meaning
+    const md = renderReport(m, { now: at(10) });
+    const metrics = Object.fromEntries(tables(md)[0]!.slice(2).map((r) => cells(r)));
+    expect(metrics).toMatchObject({ Lanes: '3', Completed: '1', 'No-op': '2' });
+    expect(renderStatusTable(m, { now: at(10) })).toContain('| Completed: 1 | No-op: 2 |');
+  });
+
+  it('a local fleet has no CI: its lanes show their checks (passed, failed, none) in a Checks column', () => {
+    const local = { forge: 'local' as const };
+    const passed = renderReport(oneLane({ status: 'completed', phase: 'pushed', commit: 'abc', ci_conclusion: 'success' }, local), { now: at(10) });
+    expect(tables(passed)[1]![0]).toBe('| Lane | Repo | Wave | Result | Branch / PR | Checks | Notes |');
+    expect(laneRow(passed, 'a')[5]).toBe('passed');
+    expect(passed).not.toMatch(/\| success \|/);
+    expect(laneRow(renderReport(oneLane({ status: 'completed', phase: 'pushed', commit: 'abc', ci_conclusion: 'none' }, local), { now: at(10) }), 'a')[5]).toBe('no checks');
+    expect(laneRow(renderReport(oneLane({ status: 'failed', phase: 'failed', error: { class: 'check-failed', message: 'check `npm test` exited with 1' } }, local), { now: at(10) }), 'a')[5]).toBe('failed');
+    const status = renderStatusTable(oneLane({ status: 'completed', phase: 'pushed', commit: 'abc', ci_conclusion: 'success' }, local), { now: at(10) });
+    expect(tableRows(status)[0]).toBe('| # | Repo | Lane | Wave | Phase | PR | Checks | Merge | Retries | Last update |');
+    expect(cells(tableRows(status)[1]!)[6]).toBe('passed');
+    // On GitHub the column is the forge's CI verdict, as read there.
+    const gh = renderReport(oneLane({ status: 'completed', phase: 'pr-open', commit: 'abc', ci_conclusion: 'none' }), { now: at(10) });
+    expect(tables(gh)[1]![0]).toContain('| CI |');
+    expect(laneRow(gh, 'a')[5]).toBe('none');
+  });
+
+  it('the plan and the run report count lanes with the same words', () => {
+    const words = '8 lanes: 6 in 3 waves, 1 skipped at plan time, 1 excluded';
+    expect(laneCount(planned())).toBe(words);
+    expect(renderPlan(planned())).toContain(`\n${words} · Max parallel: 4`);
+    expect(renderReport(finished(), { now: END })).toContain(`\n${words}.\n`);
+    // A lane skipped at run time (cli: its dependency failed) is still one of the lanes in waves.
+    expect(laneCount(finished())).toBe(words);
+    const simple = oneLane({});
+    expect(laneCount(simple)).toBe('1 lane in 0 waves');
+  });
+});

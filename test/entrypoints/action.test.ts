@@ -264,7 +264,7 @@ describe('fail-on-lane-failure', () => {
     const good = lanes.find((l) => l.code === 0)!;
     expect(good.warnings).toEqual([]);
     // Its progress reaches the job's log as it happens, then its verdict.
-    expect(good.infos).toContain('good: cloning (cloning)');
+    expect(good.infos).toContain('good: cloning (./good.git)');
     expect(good.infos.at(-1)).toBe('good: completed (pushed)');
 
     const report = await wf.job('report', 'report', { FLEET_PLAN_DIGEST: digest });

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ci, type RequestRecord } from '../support/github-emulator/index.js';
-import { lane, readEvents, readManifest } from '../integration/helpers.js';
+import { fleet, lane, readEvents, readManifest } from '../integration/helpers.js';
 import { history, startFlow, type Flow } from './helpers.js';
 
 let flow: Flow | undefined;
@@ -54,6 +54,12 @@ describe('a dependency chain across three repositories on GitHub', () => {
     const m = readManifest(ws);
     expect(m.waves.map((w) => w.lanes)).toEqual([['core'], ['api'], ['web']]);
     expect(m.summary).toMatchObject({ total: 3, completed: 3 });
+    // Each lane waited for its CI (ci.wait) and then ended where it was, its PR open: `fleet status` never shows a
+    // finished lane as still in `ci`.
+    expect(m.lanes.map((l) => [l.lane, l.status, l.phase, l.ci_conclusion])).toEqual(CHAIN.map((id) => [id, 'completed', 'pr-open', 'success']));
+    const status = await fleet(['status', join(ws, 'fleet-status.json')], { cwd: flow.dir });
+    for (const id of CHAIN) expect(status.stdout).toMatch(new RegExp(`\\| acme/${id} \\| ${id} \\| \\d \\| pr-open \\|`));
+    expect(status.stdout).not.toMatch(/\| ci \|/);
     const events = readEvents(ws);
     for (const [dep, id] of [
       ['core', 'api'],

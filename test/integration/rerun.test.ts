@@ -250,6 +250,10 @@ describe('--dry-run', () => {
     }
     expect(await remoteBranches(a.remote)).toEqual(['main']);
     expect(await remoteBranches(b.remote)).toEqual(['main']);
-    expect(existsSync(join(ws, 'report.md'))).toBe(true);
+    // The report says where the changes are: the patch of each lane, under the workspace.
+    const report = readFileSync(join(ws, 'report.md'), 'utf8');
+    expect(report).toContain(`_Dry run: nothing was pushed, no pull request was opened; each lane's change is in \`${ws}/lanes/<lane>/patch.diff\`._`);
+    for (const id of ['a', 'b']) expect(report).toContain(`| ${id} | ./${id}.git | ${id === 'a' ? 1 : 2} | dry-run | patch \`lanes/${id}/patch.diff\` |`);
+    expect(r.stdout).toContain(`${ws}/lanes/<lane>/patch.diff`);
   });
 });

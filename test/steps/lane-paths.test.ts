@@ -46,7 +46,7 @@ describe('a push the remote refuses', () => {
     expect(rec.error!.message).toMatch(/^push refused: /);
     expect(rec.error!.message).toContain('policy: lane branches are frozen');
     expect(steps(rec)).toEqual([[1, 0, null, false]]);
-    expect(events).toContain(`pushing: pushing ${BRANCH}`);
+    expect(events).toContain(`pushing: to ${BRANCH}`);
     expect(rec.timings.push_ms).toBeGreaterThanOrEqual(0);
     expect(await remoteBranches(repo.remote)).toEqual(['main']);
   });
@@ -139,7 +139,7 @@ describe('feedback to the next attempt', () => {
       [2, 0, null, false],
     ]);
     expect(events).toContain('checking: retry 1 of 1');
-    expect(events).toContain('committing: committing 1 file');
+    expect(events).toContain('committing: 1 file');
     expect(await readRemoteFile(repo.remote, BRANCH, 'feedback.txt')).toBe(
       'check `[ "$FLEET_ATTEMPT" = 2 ] || { echo "lint error: bad" >&2; exit 5; }` exited with 5. Output:\nlint error: bad',
     );
@@ -286,7 +286,7 @@ describe('what a lane refuses before it starts', () => {
       isolation: { kind: 'none', detail: 'no user namespaces here' },
       error: { class: 'invalid-input', message: 'the fleet file says isolation: required, but directives cannot be isolated on this machine: no user namespaces here' },
     });
-    expect(events).toEqual(['failed: failed: invalid-input']);
+    expect(events).toEqual(['failed: invalid-input']);
     expect(existsSync(join(root, 'lanes', 'svc', 'repo'))).toBe(false);
   });
 
@@ -368,7 +368,7 @@ describe('the concurrency budget', () => {
       start,
     );
     await waited;
-    expect(events).toEqual(['cloning: cloning', 'waiting: waiting for a slot in the concurrency budget']);
+    expect(events).toEqual([`cloning: ${spec.repo}`, 'waiting: for a slot in the concurrency budget']);
     release();
     const rec = await lane;
     expect(rec.status).toBe('completed');

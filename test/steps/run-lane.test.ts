@@ -162,14 +162,15 @@ describe('runLane', () => {
   it('tells its progress: cloning, running, committing, pushing, pushed', async () => {
     const { ctx, spec, start, events } = await laneOf({ run: 'echo x >> README.md; echo y > NEW.md', checks: ['true', 'true'] });
     const rec = await runLane(ctx, spec, start);
+    // Each line says each thing once: the phase, then what the phase alone does not say.
     expect(events).toEqual([
-      'cloning: cloning',
-      'running: attempt 1: running the directive',
+      `cloning: ${spec.repo}`,
+      'running: attempt 1 of 1',
       'checking: attempt 1: running 2 checks',
-      'committing: committing 2 files',
-      'pushing: pushing fleet/lanes/svc',
-      `pushed: pushed ${rec.commit!.slice(0, 12)}`,
-      'pushed: completed (pushed)',
+      'committing: 2 files',
+      'pushing: to fleet/lanes/svc',
+      `pushed: fleet/lanes/svc at ${rec.commit!.slice(0, 12)}`,
+      'pushed: completed',
     ]);
   });
 

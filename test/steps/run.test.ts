@@ -8,7 +8,8 @@ import { validateFleetFile, type LaneSpec } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
 import { systemClock } from '../../src/ports.js';
 import { planStep } from '../../src/steps/plan.js';
-import { dependencyBlock, exitCodeFor } from '../../src/steps/run.js';
+import { dependencyBlock, exitCodeFor, resumeCheck } from '../../src/steps/run.js';
+import { initManifest } from '../../src/core/manifest.js';
 import { commitToRemote, createRepo } from '../support/repos.js';
 import { removeDir, tempDir } from '../integration/helpers.js';
 
@@ -159,5 +160,87 @@ describe('exitCodeFor', () => {
   it('2 when the fleet had targets and every one was excluded: no lane ran (issue 11); none at all is 0', () => {
     expect(exitCodeFor(lanes('excluded', 'excluded'))).toBe(2);
     expect(exitCodeFor(lanes())).toBe(0);
+  });
+});
+
+describe('resumeCheck: a fleet file changed since the run that is resumed (issue 11)', () => {
+  const manifestOf = (lanes: Array<Partial<LaneRecord> & { lane: string }>, over: Partial<Manifest> = {}): Manifest => {
+    const m = initManifest({
+      fleet_id: 'fleet-1',
+      name: 'f',
+      forge: 'local',
+      started_at: '2026-12-01T00:00:00Z',
+      directive: 'd',
+      max_parallel: 4,
+      max_retries: 0,
+      checkpoint: 'pushed',
+      merge_policy: 'never',
+      dry_run: false,
+      waves: [],
+      contention: [],
+      excluded: [],
+      lanes: lanes.map((l) => ({ repo: `./${l.lane}.git`, lane: l.lane, wave: 0, branch: `fleet/f/${l.lane}`, depends_on: [] })),
+      skipped: [],
+    });
+    const byId = new Map(lanes.map((l) => [l.lane, l]));
+    return { ...m, ...over, lanes: m.lanes.map((l) => ({ ...l, ...byId.get(l.lane) })) };
+  };
+  const input = (lane: Record<string, unknown>) => ({ fleet_version: '0.1.0', fleet: { name: 'f', pr: {} }, lane: { id: 'x', run: 'true', checks: [], ...lane } });
+  const check = (previous: Manifest, manifest: Manifest, prev: Record<string, unknown> | null, now: Record<string, unknown>, dryRun = false) =>
+    resumeCheck({ file: FILE, previous, previousInputs: prev ? { lanes: prev } : null, manifest, inputs: { lanes: now }, dryRun, previousPath: '/ws/fleet-status.json' });
+
+  it('accepts a resume with nothing changed, in silence', () => {
+    const prev = manifestOf([{ lane: 'a', status: 'completed', phase: 'pushed', digest: 'sha256:1' }]);
+    const now = manifestOf([{ lane: 'a', digest: 'sha256:1' }]);
+    expect(check(prev, now, { a: input({}) }, { a: input({}) })).toEqual({ problems: [], notes: [] });
+  });
+
+  it('refuses a change to a completed lane, naming the fields; without the inputs file, saying it cannot name them', () => {
+    const prev = manifestOf([
+      { lane: 'a', status: 'completed', phase: 'pushed', digest: 'sha256:1' },
+      { lane: 'b', status: 'completed', phase: 'no-op', digest: 'sha256:2' },
+    ]);
+    const now = manifestOf([
+      { lane: 'a', digest: 'sha256:1b' },
+      { lane: 'b', digest: 'sha256:2b' },
+    ]);
+    const named = check(prev, now, { a: input({}), b: input({}) }, { a: input({ run: 'false', checks: ['x'] }), b: input({ run: 'false', checks: ['x'] }) });
+    expect(named.problems).toHaveLength(1);
+    expect(named.problems[0]).toMatchObject({ file: FILE, field: '--resume' });
+    expect(named.problems[0]!.message).toMatch(/^the fleet file changed since run fleet-1: checks, run \(lanes "a", "b"\)\. Those lanes completed in run fleet-1 .* Start a new run without --resume .* --since \/ws\/fleet-status\.json/);
+    const unnamed = check(prev, now, null, { a: input({}), b: input({}) });
+    expect(unnamed.problems[0]!.message).toContain('fields that decide the result (this workspace has no lane-inputs.json to say which) (lanes "a", "b")');
+  });
+
+  it('goes on with notes when only lanes that run again changed, and names new and removed lanes and changed settings', () => {
+    const prev = manifestOf(
+      [
+        { lane: 'a', status: 'completed', phase: 'pushed', digest: 'sha256:1' },
+        { lane: 'b', status: 'failed', phase: 'failed', digest: 'sha256:2' },
+        { lane: 'gone', status: 'completed', phase: 'pushed', digest: 'sha256:3' },
+        // A dry run's lane runs again in a real resume: a change to it is no lie.
+        { lane: 'dry', status: 'completed', phase: 'dry-run', digest: 'sha256:4' },
+      ],
+      { max_retries: 2 },
+    );
+    const now = manifestOf([{ lane: 'a', digest: 'sha256:1' }, { lane: 'b', digest: 'sha256:2b' }, { lane: 'dry', digest: 'sha256:4b' }, { lane: 'new', digest: 'sha256:5' }]);
+    const out = check(prev, now, { b: input({}), dry: input({}) }, { b: input({ checks: ['npm test'] }), dry: input({ directive: 'other' }) });
+    expect(out.problems).toEqual([]);
+    expect(out.notes).toEqual([
+      'the fleet file changed since run fleet-1 for lanes that run again: checks (lane "b"); directive (lane "dry"); they run with the fleet file as it is now',
+      'lane "new" is new since run fleet-1: it runs',
+      'lane "gone" of run fleet-1 is no longer in the fleet file: left out of this run\'s manifest (what "gone" pushed stays on the forge); its files are in lanes/<lane>/previous/',
+      'max_retries is 0 now, 2 in run fleet-1: the lanes kept from it ran with 2',
+    ]);
+  });
+
+  it('refuses a dry resume of a run whose lanes pushed, and allows one of a run that pushed nothing', () => {
+    const pushed = manifestOf([{ lane: 'a', status: 'completed', phase: 'pushed', digest: 'sha256:1' }]);
+    const now = manifestOf([{ lane: 'a', digest: 'sha256:1' }], { dry_run: true });
+    expect(check(pushed, now, null, {}, true).problems).toEqual([
+      expect.objectContaining({ field: '--dry-run', message: expect.stringMatching(/^run fleet-1 was not a dry run, and lane "a" pushed its change/) }),
+    ]);
+    const nothing = manifestOf([{ lane: 'a', status: 'failed', phase: 'failed', digest: 'sha256:1' }]);
+    expect(check(nothing, now, null, {}, true).problems).toEqual([]);
   });
 });

@@ -5,6 +5,9 @@
 import type { LaneSpec } from './core/validate.js';
 import type { CiConclusion, LaneRecord, Manifest, MergeStatus, QueueBoard } from './core/model.js';
 import type { ResolvedFleet } from './core/validate.js';
+import type { PrView } from './core/prs.js';
+
+export type { PrView } from './core/prs.js';
 
 export interface Clock {
   now(): Date;
@@ -56,6 +59,27 @@ export interface MergeResult {
   detail: string;
 }
 
+/** What `Forge.closePr` did with a lane's PR and branch. */
+export interface CloseResult {
+  /**
+   * `closed`: the PR was open and is closed now; `already-closed`: it was closed (not merged) before; `merged`: it is
+   * merged, and was left alone (so was its branch); `none`: the forge has no PR of the lane (a local forge never has
+   * one): only its branch was looked at; `blocked`: nothing was closed, on purpose (`detail`: the branch moved past
+   * the lane's commit, is checked out, …); `failed`: the forge refused or could not be asked (`detail`). Locally,
+   * deleting the branch is the close: `closed`.
+   */
+  status: 'closed' | 'already-closed' | 'merged' | 'none' | 'blocked' | 'failed';
+  detail: string;
+  pr_number: number | null;
+  pr_url: string | null;
+  /** The PR's state afterwards (a PR closed before deleting its branch failed is `closed`); null: no PR. */
+  pr_state: 'open' | 'closed' | 'merged' | null;
+  /** This call deleted the lane branch. */
+  branch_deleted: boolean;
+  /** Where the lane branch is afterwards; null when it is gone (deleted now or before). */
+  branch_head: string | null;
+}
+
 /**
  * A forge holds the targets: local repositories on disk, or GitHub. Reads are
  * always fresh: the report and the dependency checkpoints trust the forge, not
@@ -67,6 +91,11 @@ export interface Forge {
   checkTargets(lanes: readonly LaneSpec[]): Promise<TargetCheck[]>;
   /** The URL a lane clones and pushes to; never carries a credential that would persist in .git/config. */
   cloneUrl(lane: LaneSpec): string;
+  /**
+   * The branch a lane clones when its target check found one other than what cloning the URL would check out (a
+   * working copy on disk with a WIP branch checked out); undefined: the URL's HEAD, or the lane's own `base:`.
+   */
+  baseBranch?(lane: LaneSpec): string | undefined;
   /** The commit a branch of the lane's repository points at now, or null. */
   branchHead(lane: LaneSpec, branch: string): Promise<string | null>;
   /** Files changed between two commits of the lane's repository, read from the forge. */
@@ -83,6 +112,19 @@ export interface Forge {
   merge(lane: LaneSpec, record: LaneRecord, method: string): Promise<MergeResult>;
   /** Is the lane's change in its base branch now (its PR merged; locally, the base contains its commit)? Read afresh. */
   isMerged(lane: LaneSpec, record: LaneRecord): Promise<boolean>;
+  /**
+   * The lane's PR as the forge shows it now (`fleet prs`): found by its head branch (`record.branch`, else the lane's),
+   * so a PR an earlier run opened is found even when the record has no number; open PRs first. State, draft, CI on
+   * its head (read afresh), review, mergeability, age. A branch with no PR is `state: branch` (always, locally: no
+   * PRs there). Null when the forge has neither a PR nor a branch of the lane.
+   */
+  readPr(lane: LaneSpec, record: LaneRecord): Promise<PrView | null>;
+  /**
+   * Closes the lane's open PR (found as readPr finds it) and, with `deleteBranch`, deletes the lane branch when it
+   * still holds the lane's commit (`record.commit`): a branch someone else pushed to is left, and so is a merged
+   * PR's. Idempotent: a closed PR and a missing branch are answers, not errors. Locally: deletes the branch.
+   */
+  closePr(lane: LaneSpec, record: LaneRecord, opts: { deleteBranch: boolean }): Promise<CloseResult>;
   /**
    * Environment for git commands against this forge (credentials as an extra header, never in a URL or
    * .git/config). Ask for it per git command: the credential may have been renewed since.

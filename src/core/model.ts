@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 
-export const SCHEMA_VERSION = '1.3.0';
+export const SCHEMA_VERSION = '1.4.0';
 
 /**
  * `unchanged`: an incremental sweep found the target's base commit and the lane's digest as they were when the
@@ -189,6 +189,19 @@ export const LaneIntegration = z.strictObject({
 });
 export type LaneIntegration = z.infer<typeof LaneIntegration>;
 
+/** What `fleet prs merge` / `fleet prs close` last found and did to a lane's PR, after the run (src/steps/prs.ts). */
+export const LanePrs = z.strictObject({
+  command: z.enum(['merge', 'close']).describe('The command that last changed this record.'),
+  outcome: z
+    .enum(['merged', 'closed', 'already-merged', 'already-closed', 'not-merged', 'not-closed', 'failed'])
+    .describe('merged / closed: that command did it; already-*: it found it so (a person, or an earlier command); not-* and failed: refused or could not, detail says why.'),
+  state: z.enum(['open', 'closed', 'merged', 'branch']).describe('The PR as the forge showed it afterwards (branch: a lane branch with no PR, as on the local forge; closed: locally, the branch deleted).'),
+  branch_deleted: z.boolean().describe('The lane branch is gone from the forge (close deletes it when it still holds the lane commit).'),
+  detail: z.string(),
+  at: z.string(),
+});
+export type LanePrs = z.infer<typeof LanePrs>;
+
 export const LaneRecord = z.strictObject({
   repo: z.string(),
   lane: z.string(),
@@ -254,6 +267,7 @@ export const LaneRecord = z.strictObject({
     .optional()
     .describe('For one strategy of a target tried several ways (speculative strategies).'),
   review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed."),
+  prs: LanePrs.optional().describe("What `fleet prs merge` or `fleet prs close` last found and did to the lane's PR (or branch) after the run; absent until one of them acted on it."),
 });
 export type LaneRecord = z.infer<typeof LaneRecord>;
 

@@ -11,9 +11,9 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { LaneSpec } from '../core/validate.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
-import type { CiVerdict, Forge, MergeResult, PublishInput, PublishResult, TargetCheck } from '../ports.js';
+import type { CiVerdict, CloseResult, Forge, MergeResult, PrView, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
-import { defaultBranchHead, git, gitDirOf, readGitFile, readHead, readRef, hasCommits, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, redact } from './git.js';
+import { defaultBranchHead, git, gitDirOf, readGitFile, readHead, readRef, hasCommits, isAncestor, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, redact } from './git.js';
 import { privateTmp } from './private-tmp.js';
 
 export interface LocalForgeOptions {
@@ -26,6 +26,8 @@ export interface LocalForgeOptions {
 export class LocalForge implements Forge {
   readonly kind = 'local' as const;
   private readonly urls = new Map<string, string>();
+  /** By repository: a working copy's default branch, when it is not the branch checked out there (lanes clone it, not HEAD). */
+  private readonly bases = new Map<string, string>();
 
   constructor(private readonly opts: LocalForgeOptions) {}
 
@@ -67,8 +69,11 @@ export class LocalForge implements Forge {
       // The common case in one git call: a repository with HEAD on a branch that has a commit.
       const quick = lane.base ? null : await defaultBranchOnDisk(url);
       if (quick) {
+        const chosen = checkoutDefault(url, quick);
+        if ('problem' in chosen) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'no-base-branch', detail: chosen.problem };
         this.urls.set(lane.id, url);
-        return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: quick.branch, base_commit: quick.commit };
+        if (chosen.branch !== quick.branch) this.bases.set(url, chosen.branch);
+        return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: chosen.branch, base_commit: chosen.commit };
       }
       const kind = await isGitRepo(url);
       if (kind === 'not-found') return { lane: lane.id, repo: lane.repo, ok: false, reason: 'not-found', detail: `${url} does not exist` };
@@ -97,6 +102,13 @@ export class LocalForge implements Forge {
     }
     this.urls.set(lane.id, url);
     return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: branch, base_commit: commit };
+  }
+
+  baseBranch(lane: LaneSpec): string | undefined {
+    if (lane.base) return lane.base;
+    // Keyed by the repository: the plan checks each repository once, for all of its lanes.
+    const where = this.locate(lane);
+    return 'url' in where ? this.bases.get(where.url) : undefined;
   }
 
   cloneUrl(lane: LaneSpec): string {
@@ -200,6 +212,84 @@ export class LocalForge implements Forge {
     if (upd.code !== 0) return { status: 'blocked', detail: `${record.base_branch} moved since the lane started; re-run the lane` };
     return { status: 'merged', detail: `${record.base_branch} fast-forwarded to ${record.commit.slice(0, 12)}` };
   }
+
+  /**
+   * No pull requests here: the lane's pushed branch stands for one (`state: branch`), `merged` once its head is in
+   * the base branch (Fleet's fast-forward `merge`, or a person's merge), and still `merged` after the branch was
+   * deleted when the lane's commit is in the base. `mergeable`: the base is an ancestor of the branch, so the
+   * fast-forward `merge` makes can apply (it also needs the base where the lane found it). No CI (`none`), no
+   * reviews; the age is the branch head's commit date. Repositories given by URL answer what `ls-remote` can say.
+   */
+  async readPr(lane: LaneSpec, record: LaneRecord): Promise<PrView | null> {
+    const branch = record.branch ?? lane.branch;
+    const base = record.base_branch ?? lane.base ?? null;
+    const head = await this.branchHead(lane, branch);
+    const baseHead = base ? await this.branchHead(lane, base) : null;
+    const dir = lane.repo_kind === 'url' ? null : this.cloneUrl(lane);
+    const inBase = async (commit: string): Promise<boolean> => baseHead !== null && (baseHead === commit || (dir !== null && (await isAncestor(dir, commit, baseHead))));
+    const view = (state: PrView['state'], sha: string | null): PrView => ({
+      number: null,
+      url: null,
+      state,
+      draft: false,
+      ci: 'none',
+      review: null,
+      mergeable: null,
+      mergeable_state: null,
+      created_at: null,
+      head_branch: branch,
+      head_sha: sha,
+      base_branch: base,
+      branch_head: head,
+    });
+    if (!head) return record.commit && (await inBase(record.commit)) ? view('merged', record.commit) : null;
+    if (await inBase(head)) return { ...view('merged', head), created_at: dir ? await commitDate(dir, head) : null };
+    const ff = dir && baseHead ? await isAncestor(dir, baseHead, head) : null;
+    return { ...view('branch', head), mergeable: ff, mergeable_state: ff === null ? null : ff ? 'fast-forward' : 'diverged', created_at: dir ? await commitDate(dir, head) : null };
+  }
+
+  /**
+   * Locally the branch is the change: closing deletes it from the repository on disk (`update-ref -d` against the
+   * lane's commit, so a branch that moved meanwhile is never deleted). A branch merged into its base is left; so is
+   * a branch checked out in a working copy, and one in a repository given by URL.
+   */
+  async closePr(lane: LaneSpec, record: LaneRecord, opts: { deleteBranch: boolean }): Promise<CloseResult> {
+    const branch = record.branch ?? lane.branch;
+    const out: CloseResult = { status: 'none', detail: '', pr_number: null, pr_url: null, pr_state: null, branch_deleted: false, branch_head: null };
+    let view: PrView | null;
+    try {
+      view = await this.readPr(lane, record);
+    } catch (err) {
+      return { ...out, status: 'failed', detail: redact((err as Error).message) };
+    }
+    if (!view || view.branch_head === null) {
+      return view?.state === 'merged' ? { ...out, status: 'merged', detail: `${branch} is merged into ${view.base_branch} and gone` } : { ...out, detail: `no branch ${branch}: nothing to close` };
+    }
+    out.branch_head = view.branch_head;
+    if (view.state === 'merged') return { ...out, status: 'merged', detail: `${branch} is merged into ${view.base_branch}: left as it is` };
+    if (!opts.deleteBranch) return { ...out, detail: `no pull requests locally: ${branch} kept` };
+    const short = (sha: string | null) => (sha ? sha.slice(0, 12) : 'none');
+    if (!record.commit || view.branch_head !== record.commit) {
+      return { ...out, status: 'blocked', detail: `${branch} left: it is at ${short(view.branch_head)}, not at the lane's commit ${short(record.commit)}` };
+    }
+    if (lane.repo_kind === 'url') return { ...out, status: 'blocked', detail: `the local forge deletes branches only in repositories on disk: delete ${branch} yourself` };
+    const repo = this.cloneUrl(lane);
+    if ((await isGitRepo(repo)) === 'repo') {
+      const checkedOut = await git(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd: repo, allowFail: true });
+      if (checkedOut.stdout.trim() === branch) return { ...out, status: 'blocked', detail: `${branch} is checked out in ${repo}: delete it there yourself` };
+    }
+    // With the old value, update-ref is a compare-and-delete: it fails if the branch moved since it was read.
+    const del = await git(['update-ref', '-d', `refs/heads/${branch}`, record.commit], { cwd: repo, allowFail: true });
+    if (del.code !== 0) return { ...out, status: 'blocked', detail: `${branch} moved while it was being deleted: left` };
+    return { ...out, status: 'closed', branch_deleted: true, branch_head: null, detail: `${branch} deleted (no pull requests locally: the branch was the change)` };
+  }
+}
+
+/** The committer date of `rev` in the repository at `dir`, as an ISO time; null when git cannot say. */
+async function commitDate(dir: string, rev: string): Promise<string | null> {
+  const r = await git(['show', '-s', '--format=%cI', '--end-of-options', rev], { cwd: dir, env: { GIT_CEILING_DIRECTORIES: dirname(dir) }, allowFail: true });
+  const t = Date.parse(r.stdout.trim());
+  return r.code === 0 && !Number.isNaN(t) ? new Date(t).toISOString() : null;
 }
 
 /**
@@ -226,6 +316,32 @@ async function defaultBranchOnDisk(p: string): Promise<{ branch: string; commit:
   const top = bare === 'true' || (inside === 'true' && prefix === '');
   if (!top || !commit || !/^[0-9a-f]{40,64}$/.test(commit) || !ref?.startsWith('refs/heads/')) return null;
   return { branch: ref.slice('refs/heads/'.length), commit };
+}
+
+/**
+ * The branch a lane of a working copy starts from. A working copy's HEAD is whatever its owner has checked out (a
+ * WIP branch, a review); the repository's default branch is the one its remote's HEAD names (origin/HEAD, set by
+ * `git clone`), and the lane starts from the local branch of that name. A working copy with no origin/HEAD (no
+ * remote, or one added by hand) has nothing else to go by: the branch checked out, which `base:` overrides. A bare
+ * repository's HEAD is its default branch, as on a server.
+ */
+function checkoutDefault(url: string, head: { branch: string; commit: string }): { branch: string; commit: string } | { problem: string } {
+  const gitDir = join(url, '.git');
+  let originHead: string;
+  try {
+    if (!statSync(gitDir).isDirectory()) return head; // a linked worktree or submodule: its HEAD, as before
+    originHead = readGitFile(join(gitDir, 'refs', 'remotes', 'origin', 'HEAD')).trim();
+  } catch {
+    return head;
+  }
+  const m = /^ref: refs\/remotes\/origin\/(.+)$/.exec(originHead);
+  if (!m || m[1] === head.branch) return head;
+  const branch = m[1]!;
+  const commit = readRef(gitDir, `refs/heads/${branch}`);
+  if (commit) return { branch, commit };
+  return {
+    problem: `${url} has ${head.branch} checked out, and its default branch ${branch} (origin/HEAD) has no local branch to start from: run \`git branch ${branch} origin/${branch}\` there, or set base: for this target`,
+  };
 }
 
 /**

@@ -724,7 +724,7 @@ async function cloneTarget(ctx: LaneContext, lane: LaneSpec, repoDir: string) {
   const timeoutMs = ctx.file.git_timeout_minutes * 60_000;
   try {
     // gitEnv() is read per attempt: the forge's credential may be renewed in between (a GitHub App token).
-    const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs });
+    const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base ?? ctx.forge.baseBranch?.(lane), branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs });
     const slotted = () => (ctx.gitSlots ? ctx.gitSlots.run(clone) : clone());
     await ctx.forge.refreshCredential?.();
     try {

@@ -17,7 +17,7 @@ __webpack_require__.r(__webpack_exports__);
 /* harmony export */ });
 /* harmony import */ var _actions_github_lib_utils__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(80846);
 /* harmony import */ var _octokit_auth_app__WEBPACK_IMPORTED_MODULE_6__ = __webpack_require__(76479);
-/* harmony import */ var _octokit_request__WEBPACK_IMPORTED_MODULE_4__ = __webpack_require__(57561);
+/* harmony import */ var _octokit_request__WEBPACK_IMPORTED_MODULE_4__ = __webpack_require__(2053);
 /* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(54335);
 /* harmony import */ var _octokit_js__WEBPACK_IMPORTED_MODULE_2__ = __webpack_require__(91586);
 /* harmony import */ var _app_key_js__WEBPACK_IMPORTED_MODULE_3__ = __webpack_require__(81590);

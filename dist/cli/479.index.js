@@ -15,8 +15,8 @@ __webpack_require__.d(__webpack_exports__, {
 
 // EXTERNAL MODULE: ./node_modules/universal-user-agent/index.js
 var universal_user_agent = __webpack_require__(6396);
-// EXTERNAL MODULE: ./node_modules/@octokit/request/dist-bundle/index.js + 3 modules
-var dist_bundle = __webpack_require__(7561);
+// EXTERNAL MODULE: ./node_modules/@octokit/request/dist-bundle/index.js + 2 modules
+var dist_bundle = __webpack_require__(2053);
 // EXTERNAL MODULE: ./node_modules/@octokit/request-error/dist-src/index.js
 var dist_src = __webpack_require__(1015);
 ;// CONCATENATED MODULE: ./node_modules/@octokit/oauth-methods/dist-bundle/index.js

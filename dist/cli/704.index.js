@@ -11,7 +11,7 @@ export const modules = {
 /* harmony export */ });
 /* harmony import */ var _actions_github_lib_utils__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(846);
 /* harmony import */ var _octokit_auth_app__WEBPACK_IMPORTED_MODULE_6__ = __webpack_require__(6479);
-/* harmony import */ var _octokit_request__WEBPACK_IMPORTED_MODULE_4__ = __webpack_require__(7561);
+/* harmony import */ var _octokit_request__WEBPACK_IMPORTED_MODULE_4__ = __webpack_require__(2053);
 /* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(4335);
 /* harmony import */ var _octokit_js__WEBPACK_IMPORTED_MODULE_2__ = __webpack_require__(2161);
 /* harmony import */ var _app_key_js__WEBPACK_IMPORTED_MODULE_3__ = __webpack_require__(1590);

@@ -1018,6 +1018,8 @@ async function ensureLabel(octokit, owner, repo, name, color) {
 }
 
 
+// EXTERNAL MODULE: ./.build/src/core/prs.js
+var prs = __webpack_require__(2240);
 ;// CONCATENATED MODULE: ./.build/src/github/ci.js
 const FAILED_CONCLUSIONS = /* @__PURE__ */ new Set(["failure", "cancelled", "timed_out", "action_required", "startup_failure", "stale"]);
 const GREEN_CONCLUSIONS = /* @__PURE__ */ new Set(["success", "neutral", "skipped"]);
@@ -1326,6 +1328,7 @@ async function checkRepos(octokit, lanes, opts) {
 
 
 ;// CONCATENATED MODULE: ./.build/src/github/forge.js
+
 
 
 
@@ -1887,6 +1890,175 @@ ${input.body}`;
       if (s === 422 || s === 409) return { status: "blocked", detail: `${pr.base.ref} cannot be fast-forwarded to ${commit.slice(0, 12)}: ${forge_messageOf(err)}` };
       return { status: "failed", detail: this.error(lane, `fast-forwarding ${pr.base.ref}`, err).message };
     }
+  }
+  // -------------------------------------------------------------------------
+  // After the run (`fleet prs`)
+  // -------------------------------------------------------------------------
+  /**
+   * The lane's PR in any state, found by its head branch as publish finds it (so one an earlier run opened is found
+   * without its number): open first, then the record's number, then into the lane's base, then ours by the marker;
+   * among open ones the oldest (publish's pick), among closed ones the newest. A PR from the branch carrying
+   * another fleet's marker is not this lane's. When the listing shows none, the record's number is read directly.
+   */
+  async locatePull(lane, record) {
+    const { owner, repo } = this.split(lane);
+    const branch = record.branch ?? lane.branch;
+    let pulls;
+    try {
+      pulls = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls", { owner, repo, head: `${owner}:${branch}`, state: "all", per_page: 100 });
+    } catch (err) {
+      throw this.error(lane, `looking for the pull request of ${branch}`, err);
+    }
+    pulls = pulls.filter((p) => p.head.ref === branch);
+    const mark = (p) => {
+      const m = MARKER.exec(p.body ?? "");
+      return m ? m[1] === this.opts.name && m[2] === lane.id ? 2 : 0 : 1;
+    };
+    const ours = pulls.filter((p) => mark(p) > 0);
+    if (pulls.length && !ours.length) {
+      const m = MARKER.exec(pulls[0].body ?? "");
+      throw new GitHubForgeError(lane.repo, "reading pull requests", 0, `pull request #${pulls[0].number} from ${branch} belongs to fleet ${m[1]} lane ${m[2]}, not to this lane`);
+    }
+    const base = record.base_branch ?? lane.base;
+    const open = (p) => Number(p.state === "open");
+    ours.sort(
+      (a, b) => open(b) - open(a) || Number(b.number === record.pr_number) - Number(a.number === record.pr_number) || Number(b.base.ref === base) - Number(a.base.ref === base) || mark(b) - mark(a) || (open(a) ? a.number - b.number : b.number - a.number)
+    );
+    if (ours.length) return ours[0];
+    if (record.pr_number === null) return null;
+    try {
+      const pr = (await this.octokit.request("GET /repos/{owner}/{repo}/pulls/{pull_number}", { owner, repo, pull_number: record.pr_number })).data;
+      return pr.head.ref === branch ? pr : null;
+    } catch (err) {
+      if (forge_statusOf(err) === 404) return null;
+      throw this.error(lane, `reading pull request #${record.pr_number}`, err);
+    }
+  }
+  async readPr(lane, record) {
+    const { owner, repo } = this.split(lane);
+    const branch = record.branch ?? lane.branch;
+    const found = await this.locatePull(lane, record);
+    if (!found) {
+      const head = await this.branchHead(lane, branch);
+      if (!head) return null;
+      const base = record.base_branch ?? lane.base ?? null;
+      return {
+        number: null,
+        url: null,
+        state: "branch",
+        draft: false,
+        ci: await this.ciConclusion(base ? { ...lane, base } : lane, head),
+        review: null,
+        mergeable: null,
+        mergeable_state: null,
+        created_at: null,
+        head_branch: branch,
+        head_sha: head,
+        base_branch: base,
+        branch_head: head
+      };
+    }
+    if (found.state !== "open") {
+      return {
+        number: found.number,
+        url: found.html_url,
+        state: found.merged || found.merged_at ? "merged" : "closed",
+        draft: Boolean(found.draft),
+        ci: null,
+        review: null,
+        mergeable: null,
+        mergeable_state: null,
+        created_at: found.created_at ?? null,
+        head_branch: branch,
+        head_sha: found.head.sha,
+        base_branch: found.base.ref,
+        branch_head: await this.branchHead(lane, branch)
+      };
+    }
+    let pr;
+    try {
+      pr = (await this.octokit.request("GET /repos/{owner}/{repo}/pulls/{pull_number}", { owner, repo, pull_number: found.number })).data;
+    } catch (err) {
+      throw this.error(lane, `reading pull request #${found.number}`, err);
+    }
+    let reviews;
+    try {
+      reviews = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", { owner, repo, pull_number: pr.number, per_page: 100 });
+    } catch (err) {
+      throw this.error(lane, `reading the reviews of #${pr.number}`, err);
+    }
+    const requested = (pr.requested_reviewers?.length ?? 0) + (pr.requested_teams?.length ?? 0);
+    return {
+      number: pr.number,
+      url: pr.html_url,
+      state: pr.merged || pr.merged_at ? "merged" : pr.state === "open" ? "open" : "closed",
+      draft: Boolean(pr.draft),
+      ci: await this.ciConclusion({ ...lane, base: pr.base.ref }, pr.head.sha),
+      review: (0,prs/* reviewState */.yL)(reviews, requested),
+      mergeable: pr.mergeable ?? null,
+      mergeable_state: pr.mergeable_state ?? null,
+      created_at: pr.created_at ?? null,
+      head_branch: branch,
+      head_sha: pr.head.sha,
+      base_branch: pr.base.ref,
+      branch_head: pr.state === "open" ? pr.head.sha : await this.branchHead(lane, branch)
+    };
+  }
+  /**
+   * Closes the lane's open PR (`PATCH …/pulls/{n}` with `state: closed`), then deletes its branch
+   * (`DELETE …/git/refs/heads/<branch>`) when it still holds the lane's commit. A merged PR is left as it is, and so is
+   * its branch; a branch someone else pushed to is left, and the detail says so.
+   */
+  async closePr(lane, record, opts) {
+    const { owner, repo } = this.split(lane);
+    const branch = record.branch ?? lane.branch;
+    const out = { status: "none", detail: "", pr_number: null, pr_url: null, pr_state: null, branch_deleted: false, branch_head: null };
+    let pr;
+    try {
+      pr = await this.locatePull(lane, record);
+      out.pr_number = pr?.number ?? null;
+      out.pr_url = pr?.html_url ?? null;
+      out.pr_state = pr ? pr.merged || pr.merged_at ? "merged" : pr.state === "open" ? "open" : "closed" : null;
+      out.branch_head = await this.branchHead(lane, branch);
+    } catch (err) {
+      return { ...out, status: "failed", detail: err.message };
+    }
+    if (pr && (pr.merged || pr.merged_at)) return { ...out, status: "merged", detail: `#${pr.number} is merged: nothing to close, ${branch} left as it is` };
+    const said = [];
+    if (pr?.state === "open") {
+      try {
+        await this.octokit.request("PATCH /repos/{owner}/{repo}/pulls/{pull_number}", { owner, repo, pull_number: pr.number, state: "closed" });
+      } catch (err) {
+        return { ...out, status: "failed", detail: this.error(lane, `closing pull request #${pr.number}`, err).message };
+      }
+      out.status = "closed";
+      out.pr_state = "closed";
+      said.push(`#${pr.number} closed`);
+    } else if (pr) {
+      out.status = "already-closed";
+      said.push(`#${pr.number} was already closed`);
+    } else said.push(`no pull request from ${branch}`);
+    const short = (sha) => sha ? sha.slice(0, 12) : "none";
+    if (!opts.deleteBranch || out.branch_head === null) {
+      if (out.branch_head === null) said.push(`${branch} is gone`);
+    } else if (!record.commit || out.branch_head !== record.commit) {
+      said.push(`${branch} left: it is at ${short(out.branch_head)}, not at the lane's commit ${short(record.commit)}`);
+    } else {
+      try {
+        await this.octokit.request("DELETE /repos/{owner}/{repo}/git/refs/{ref}", { owner, repo, ref: `heads/${branch}` });
+        out.branch_deleted = true;
+        out.branch_head = null;
+        said.push(`${branch} deleted`);
+      } catch (err) {
+        if (forge_statusOf(err) === 422 && await this.branchHead(lane, branch).catch(() => out.branch_head) === null) {
+          out.branch_head = null;
+          said.push(`${branch} is gone`);
+        } else {
+          return { ...out, status: "failed", detail: `${said.join("; ")}; but ${this.error(lane, `deleting ${branch}`, err).message}` };
+        }
+      }
+    }
+    return { ...out, detail: said.join("; ") };
   }
   // -------------------------------------------------------------------------
   split(lane) {

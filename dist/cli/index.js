@@ -2941,7 +2941,7 @@ __webpack_unused_export__ = parser.Parser;
 __webpack_unused_export__ = publicApi.parse;
 __webpack_unused_export__ = publicApi.parseAllDocuments;
 exports.Tp = publicApi.parseDocument;
-__webpack_unused_export__ = publicApi.stringify;
+exports.As = publicApi.stringify;
 exports.YR = visit.visit;
 __webpack_unused_export__ = visit.visitAsync;
 
@@ -8901,6 +8901,8 @@ class LocalForge {
   opts;
   kind = "local";
   urls = /* @__PURE__ */ new Map();
+  /** By repository: a working copy's default branch, when it is not the branch checked out there (lanes clone it, not HEAD). */
+  bases = /* @__PURE__ */ new Map();
   /** Where a target's repository is, or why it cannot be found. */
   locate(lane) {
     if (lane.repo_kind === "url") return { url: lane.repo };
@@ -8935,8 +8937,11 @@ class LocalForge {
     if (lane.repo_kind !== "url") {
       const quick = lane.base ? null : await defaultBranchOnDisk(url);
       if (quick) {
+        const chosen = checkoutDefault(url, quick);
+        if ("problem" in chosen) return { lane: lane.id, repo: lane.repo, ok: false, reason: "no-base-branch", detail: chosen.problem };
         this.urls.set(lane.id, url);
-        return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: quick.branch, base_commit: quick.commit };
+        if (chosen.branch !== quick.branch) this.bases.set(url, chosen.branch);
+        return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: chosen.branch, base_commit: chosen.commit };
       }
       const kind = await (0,git/* isGitRepo */.tj)(url);
       if (kind === "not-found") return { lane: lane.id, repo: lane.repo, ok: false, reason: "not-found", detail: `${url} does not exist` };
@@ -8964,6 +8969,11 @@ class LocalForge {
     }
     this.urls.set(lane.id, url);
     return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: branch, base_commit: commit };
+  }
+  baseBranch(lane) {
+    if (lane.base) return lane.base;
+    const where = this.locate(lane);
+    return "url" in where ? this.bases.get(where.url) : void 0;
   }
   cloneUrl(lane) {
     const known = this.urls.get(lane.id);
@@ -9051,6 +9061,79 @@ class LocalForge {
     if (upd.code !== 0) return { status: "blocked", detail: `${record.base_branch} moved since the lane started; re-run the lane` };
     return { status: "merged", detail: `${record.base_branch} fast-forwarded to ${record.commit.slice(0, 12)}` };
   }
+  /**
+   * No pull requests here: the lane's pushed branch stands for one (`state: branch`), `merged` once its head is in
+   * the base branch (Fleet's fast-forward `merge`, or a person's merge), and still `merged` after the branch was
+   * deleted when the lane's commit is in the base. `mergeable`: the base is an ancestor of the branch, so the
+   * fast-forward `merge` makes can apply (it also needs the base where the lane found it). No CI (`none`), no
+   * reviews; the age is the branch head's commit date. Repositories given by URL answer what `ls-remote` can say.
+   */
+  async readPr(lane, record) {
+    const branch = record.branch ?? lane.branch;
+    const base = record.base_branch ?? lane.base ?? null;
+    const head = await this.branchHead(lane, branch);
+    const baseHead = base ? await this.branchHead(lane, base) : null;
+    const dir = lane.repo_kind === "url" ? null : this.cloneUrl(lane);
+    const inBase = async (commit) => baseHead !== null && (baseHead === commit || dir !== null && await (0,git/* isAncestor */.QX)(dir, commit, baseHead));
+    const view = (state, sha) => ({
+      number: null,
+      url: null,
+      state,
+      draft: false,
+      ci: "none",
+      review: null,
+      mergeable: null,
+      mergeable_state: null,
+      created_at: null,
+      head_branch: branch,
+      head_sha: sha,
+      base_branch: base,
+      branch_head: head
+    });
+    if (!head) return record.commit && await inBase(record.commit) ? view("merged", record.commit) : null;
+    if (await inBase(head)) return { ...view("merged", head), created_at: dir ? await commitDate(dir, head) : null };
+    const ff = dir && baseHead ? await (0,git/* isAncestor */.QX)(dir, baseHead, head) : null;
+    return { ...view("branch", head), mergeable: ff, mergeable_state: ff === null ? null : ff ? "fast-forward" : "diverged", created_at: dir ? await commitDate(dir, head) : null };
+  }
+  /**
+   * Locally the branch is the change: closing deletes it from the repository on disk (`update-ref -d` against the
+   * lane's commit, so a branch that moved meanwhile is never deleted). A branch merged into its base is left; so is
+   * a branch checked out in a working copy, and one in a repository given by URL.
+   */
+  async closePr(lane, record, opts) {
+    const branch = record.branch ?? lane.branch;
+    const out = { status: "none", detail: "", pr_number: null, pr_url: null, pr_state: null, branch_deleted: false, branch_head: null };
+    let view;
+    try {
+      view = await this.readPr(lane, record);
+    } catch (err) {
+      return { ...out, status: "failed", detail: (0,git/* redact */.E$)(err.message) };
+    }
+    if (!view || view.branch_head === null) {
+      return view?.state === "merged" ? { ...out, status: "merged", detail: `${branch} is merged into ${view.base_branch} and gone` } : { ...out, detail: `no branch ${branch}: nothing to close` };
+    }
+    out.branch_head = view.branch_head;
+    if (view.state === "merged") return { ...out, status: "merged", detail: `${branch} is merged into ${view.base_branch}: left as it is` };
+    if (!opts.deleteBranch) return { ...out, detail: `no pull requests locally: ${branch} kept` };
+    const short = (sha) => sha ? sha.slice(0, 12) : "none";
+    if (!record.commit || view.branch_head !== record.commit) {
+      return { ...out, status: "blocked", detail: `${branch} left: it is at ${short(view.branch_head)}, not at the lane's commit ${short(record.commit)}` };
+    }
+    if (lane.repo_kind === "url") return { ...out, status: "blocked", detail: `the local forge deletes branches only in repositories on disk: delete ${branch} yourself` };
+    const repo = this.cloneUrl(lane);
+    if (await (0,git/* isGitRepo */.tj)(repo) === "repo") {
+      const checkedOut = await (0,git/* git */.$Y)(["symbolic-ref", "--quiet", "--short", "HEAD"], { cwd: repo, allowFail: true });
+      if (checkedOut.stdout.trim() === branch) return { ...out, status: "blocked", detail: `${branch} is checked out in ${repo}: delete it there yourself` };
+    }
+    const del = await (0,git/* git */.$Y)(["update-ref", "-d", `refs/heads/${branch}`, record.commit], { cwd: repo, allowFail: true });
+    if (del.code !== 0) return { ...out, status: "blocked", detail: `${branch} moved while it was being deleted: left` };
+    return { ...out, status: "closed", branch_deleted: true, branch_head: null, detail: `${branch} deleted (no pull requests locally: the branch was the change)` };
+  }
+}
+async function commitDate(dir, rev) {
+  const r = await (0,git/* git */.$Y)(["show", "-s", "--format=%cI", "--end-of-options", rev], { cwd: dir, env: { GIT_CEILING_DIRECTORIES: (0,external_node_path_.dirname)(dir) }, allowFail: true });
+  const t = Date.parse(r.stdout.trim());
+  return r.code === 0 && !Number.isNaN(t) ? new Date(t).toISOString() : null;
 }
 async function defaultBranchOnDisk(p) {
   let abs;
@@ -9071,6 +9154,24 @@ async function defaultBranchOnDisk(p) {
   const top = bare === "true" || inside === "true" && prefix === "";
   if (!top || !commit || !/^[0-9a-f]{40,64}$/.test(commit) || !ref?.startsWith("refs/heads/")) return null;
   return { branch: ref.slice("refs/heads/".length), commit };
+}
+function checkoutDefault(url, head) {
+  const gitDir = (0,external_node_path_.join)(url, ".git");
+  let originHead;
+  try {
+    if (!(0,external_node_fs_.statSync)(gitDir).isDirectory()) return head;
+    originHead = (0,git/* readGitFile */.v3)((0,external_node_path_.join)(gitDir, "refs", "remotes", "origin", "HEAD")).trim();
+  } catch {
+    return head;
+  }
+  const m = /^ref: refs\/remotes\/origin\/(.+)$/.exec(originHead);
+  if (!m || m[1] === head.branch) return head;
+  const branch = m[1];
+  const commit = (0,git/* readRef */.sg)(gitDir, `refs/heads/${branch}`);
+  if (commit) return { branch, commit };
+  return {
+    problem: `${url} has ${head.branch} checked out, and its default branch ${branch} (origin/HEAD) has no local branch to start from: run \`git branch ${branch} origin/${branch}\` there, or set base: for this target`
+  };
 }
 function defaultBranchFromFiles(abs) {
   try {
@@ -9161,6 +9262,60 @@ async function setupForge(file, opts) {
 
 /***/ }),
 
+/***/ 499:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   _V: () => (/* binding */ isAdhoc),
+/* harmony export */   kH: () => (/* binding */ adhocFleetFile),
+/* harmony export */   th: () => (/* binding */ FLAGS_FILE)
+/* harmony export */ });
+/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7598);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
+/* harmony import */ var yaml__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8815);
+/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(3173);
+
+
+
+
+const FLAGS_FILE = "(command line)";
+function isAdhoc(values) {
+  return !!(values.repo?.length || values.org || values.user || values.search || values.topic);
+}
+function adhocFleetFile(values, command, cwd, usage) {
+  const problems = [];
+  if (!command?.trim()) problems.push(`give the command after --: ${usage}`);
+  if (values.topic && !values.org) problems.push("--topic needs --org: the topic is looked for among the repositories of that owner");
+  const forge = values.forge ?? defaultForge(values);
+  if (forge !== "local" && forge !== "github") problems.push(`--forge takes local or github, got "${forge}"`);
+  if (forge === "local" && (values.org || values.user || values.search)) problems.push("--org, --user and --search find repositories on GitHub: drop --forge local");
+  if (problems.length) return { ok: false, problems };
+  const discover = [
+    ...values.org && !values.topic ? [{ org: values.org }] : [],
+    ...values.org && values.topic ? [{ topic: values.topic, owner: values.org }] : [],
+    ...values.user ? [{ user: values.user }] : [],
+    ...values.search ? [{ search: values.search }] : []
+  ];
+  const spec = {
+    name: values.name ?? `adhoc-${(0,node_crypto__WEBPACK_IMPORTED_MODULE_0__.createHash)("sha256").update(command).digest("hex").slice(0, 8)}`,
+    directive: command,
+    run: command,
+    ...forge === "github" ? { forge } : {},
+    targets: (values.repo ?? []).map((repo) => ({ repo })),
+    ...discover.length ? { github: { discover } } : {}
+  };
+  return { ok: true, path: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(cwd, FLAGS_FILE), text: (0,yaml__WEBPACK_IMPORTED_MODULE_2__/* .stringify */ .As)(spec) };
+}
+function defaultForge(values) {
+  if (values.org || values.user || values.search) return "github";
+  if (values["repos-root"]) return "local";
+  return (values.repo ?? []).some((r) => (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .classifyRepo */ .VH)(r) === "github") ? "github" : "local";
+}
+
+
+
+/***/ }),
+
 /***/ 8281:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
@@ -9217,6 +9372,261 @@ function appIsolationProblem(setting, kind, detail) {
 
 /***/ }),
 
+/***/ 6426:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   M0: () => (/* binding */ overview),
+/* harmony export */   RM: () => (/* binding */ parseCommand),
+/* harmony export */   U0: () => (/* binding */ usageLine),
+/* harmony export */   bD: () => (/* binding */ commandHelp),
+/* harmony export */   eb: () => (/* binding */ UsageError),
+/* harmony export */   k8: () => (/* binding */ unknownCommand),
+/* harmony export */   v: () => (/* binding */ commandNamed)
+/* harmony export */ });
+/* unused harmony export COMMANDS */
+/* harmony import */ var node_util__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7975);
+/* harmony import */ var _core_suggest_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6161);
+/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(1718);
+
+
+
+const ADHOC_FLAGS = [
+  ["--repo PATH_OR_OWNER/NAME", "a target (repeat it); with no fleet file, the flags build one"],
+  ["--org ORG", "every repository of a GitHub organization (with --topic: its repositories carrying the topic)"],
+  ["--user USER", "every repository a GitHub user owns"],
+  ["--topic TOPIC", "repositories of --org carrying the topic"],
+  ["--search QUERY", 'a GitHub repository search, e.g. "org:acme language:go"'],
+  ["--name NAME", "the fleet name (branches are fleet/<name>/<lane>); default: adhoc"],
+  ["--forge local|github", "default: github when a target is OWNER/NAME or found on GitHub, else local"]
+];
+const ADHOC_OPTIONS = {
+  repo: { type: "string", multiple: true },
+  org: { type: "string" },
+  user: { type: "string" },
+  topic: { type: "string" },
+  search: { type: "string" },
+  name: { type: "string" },
+  forge: { type: "string" }
+};
+const COMMANDS = [
+  {
+    name: "plan",
+    summary: "validate a fleet file and show its waves, contention and exclusions; changes nothing",
+    usage: "fleet plan <fleet-file> [--json] [--max-parallel N] [--repos-root DIR]",
+    flags: [
+      ["--json", "print the planned manifest as JSON"],
+      ["--max-parallel N", "lanes running at once (overrides max_parallel)"],
+      ["--repos-root DIR", "where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)"]
+    ],
+    options: { json: { type: "boolean" }, "max-parallel": { type: "string" }, "repos-root": { type: "string" } }
+  },
+  {
+    name: "run",
+    summary: "run a fleet: one branch (and on GitHub one PR) per lane, verified, with a report",
+    usage: "fleet run <fleet-file> [options]   or   fleet run --repo R [--repo R\u2026] [options] -- COMMAND",
+    flags: [
+      ["--dry-run", "run the directive and keep each patch; push nothing"],
+      ["--max-parallel N", "directives running at once (overrides max_parallel)"],
+      ["--workspace DIR", "where clones, logs, results and the manifest go (default: _workspace/fleet/<fleet_id> beside the fleet file)"],
+      ["--resume MANIFEST", "re-run only the lanes that did not complete in that run"],
+      ["--since MANIFEST", "incremental sweep: a lane whose target and inputs are unchanged since it completed there is not run again"],
+      ["--speculative N", "try every lane N ways at once; only the pick opens a PR"],
+      ["--repos-root DIR", "where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)"],
+      ["--quiet", "no live view; print only the final report"],
+      ["--json", "print the final manifest as JSON instead of the report (the report is still written)"],
+      ...ADHOC_FLAGS,
+      ["--print-fleet-file", "print the fleet file the flags build, and run nothing"]
+    ],
+    options: {
+      "dry-run": { type: "boolean" },
+      "max-parallel": { type: "string" },
+      workspace: { type: "string" },
+      resume: { type: "string" },
+      since: { type: "string" },
+      speculative: { type: "string" },
+      "repos-root": { type: "string" },
+      quiet: { type: "boolean" },
+      json: { type: "boolean" },
+      "print-fleet-file": { type: "boolean" },
+      ...ADHOC_OPTIONS
+    }
+  },
+  {
+    name: "exec",
+    summary: "run a read-only command in every target and collect its output per repository; nothing is committed",
+    usage: "fleet exec <fleet-file> [options] -- COMMAND   or   fleet exec --repo R [--repo R\u2026] [options] -- COMMAND",
+    flags: [
+      ["--max-parallel N", "commands running at once (overrides max_parallel)"],
+      ["--workspace DIR", "where clones and outputs go (default: _workspace/exec/<id> beside the fleet file, or here)"],
+      ["--repos-root DIR", "where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)"],
+      ["--json", "print every target's exit code and output as JSON"],
+      ...ADHOC_FLAGS
+    ],
+    options: {
+      "max-parallel": { type: "string" },
+      workspace: { type: "string" },
+      "repos-root": { type: "string" },
+      json: { type: "boolean" },
+      ...ADHOC_OPTIONS
+    }
+  },
+  {
+    name: "prs",
+    summary: "a fleet's PRs read live from the forge; merge the green ones, or close them all",
+    usage: "fleet prs [merge|close] <fleet-file | fleet-status.json | workspace> [--fleet FILE] [--dry-run] [--json]",
+    flags: [
+      ["merge", "merge every PR that may merge now (open, not a draft, CI green, no changes requested, no conflict)"],
+      ["close", "close every lane's open PR and delete its branch"],
+      ["--fleet FILE", "the fleet file, when the first argument is a manifest or a workspace folder"],
+      ["--workspace DIR", "the run's workspace, when it is not the default beside the fleet file"],
+      ["--method M", "merge, squash, rebase or fast-forward (default: merge.method, when merge.policy is when-green)"],
+      ["--dry-run", "say what would be merged or closed; change nothing"],
+      ["--json", "print the rows (and actions) as JSON"],
+      ["--repos-root DIR", "where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)"]
+    ],
+    options: {
+      fleet: { type: "string" },
+      workspace: { type: "string" },
+      method: { type: "string" },
+      "dry-run": { type: "boolean" },
+      json: { type: "boolean" },
+      "repos-root": { type: "string" }
+    }
+  },
+  {
+    name: "status",
+    summary: "a run's lanes as they stand (a run still going, or one that ended)",
+    usage: "fleet status <fleet-status.json | workspace folder | fleet-file> [--json]",
+    flags: [["--json", "print the manifest as JSON"]],
+    options: { json: { type: "boolean" } }
+  },
+  {
+    name: "report",
+    summary: "a run's report again; exits as the run did",
+    usage: "fleet report <fleet-status.json | workspace folder | fleet-file> [--json]",
+    flags: [["--json", "print the manifest as JSON"]],
+    options: { json: { type: "boolean" } }
+  }
+];
+const META = ["help", "version"];
+function commandNamed(name) {
+  return COMMANDS.find((c) => c.name === name);
+}
+class UsageError extends Error {
+  constructor(message, command) {
+    super(message);
+    this.command = command;
+  }
+  command;
+}
+function overview() {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    `fleet ${_version_js__WEBPACK_IMPORTED_MODULE_2__/* .VERSION */ .x} \u2014 apply one directive across many repositories, in dependency waves`,
+    "",
+    "Usage: fleet <command> [arguments] [options]",
+    "",
+    "Commands:",
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    "",
+    "fleet <command> --help shows its options; fleet --version its version.",
+    "Exit codes: 0 every lane completed or had nothing to do, 1 some lane failed or was skipped, 2 bad input or",
+    "set-up failure (or no lane ran: every target was excluded), 130 interrupted (the manifest is written; --resume",
+    "picks it up). Docs: docs/cli.md."
+  ].join("\n");
+}
+function commandHelp(c) {
+  const width = Math.max(...c.flags.map(([f]) => f.length));
+  return [`fleet ${c.name} \u2014 ${c.summary}`, "", `Usage: ${c.usage}`, "", "Options:", ...c.flags.map(([f, h]) => `  ${f.padEnd(width)}  ${h}`)].join("\n");
+}
+function usageLine(c) {
+  return c ? `usage: ${c.usage}
+       (fleet ${c.name} --help for every option)` : "usage: fleet <command> \u2026 (fleet --help lists the commands)";
+}
+function unknownCommand(name) {
+  const names = [...COMMANDS.map((c) => c.name), ...META];
+  const guess = (0,_core_suggest_js__WEBPACK_IMPORTED_MODULE_1__/* .nearest */ .pA)(name, names);
+  return `unknown command "${name}"${guess ? `: did you mean ${guess}?` : ""}
+commands: ${COMMANDS.map((c) => c.name).join(", ")}`;
+}
+function parseCommand(c, args) {
+  const dash = args.indexOf("--");
+  const own = dash === -1 ? args : args.slice(0, dash);
+  const after = dash === -1 ? void 0 : args.slice(dash + 1);
+  let parsed;
+  try {
+    parsed = (0,node_util__WEBPACK_IMPORTED_MODULE_0__.parseArgs)({ args: own, allowPositionals: true, strict: true, options: c.options });
+  } catch (err) {
+    throw new UsageError(flagMessage(c, err), c);
+  }
+  return {
+    values: parsed.values,
+    positionals: parsed.positionals,
+    command: after && after.length ? after.length === 1 ? after[0] : after.map(shellWord).join(" ") : void 0
+  };
+}
+function flagMessage(c, err) {
+  const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(err.message);
+  if (unknown) {
+    const flag = unknown[1];
+    const known = Object.keys(c.options).map((k) => `--${k}`);
+    const guess = (0,_core_suggest_js__WEBPACK_IMPORTED_MODULE_1__/* .nearest */ .pA)(flag, known);
+    const elsewhere = COMMANDS.filter((o) => o !== c && Object.keys(o.options).includes(flag.replace(/^-+/, ""))).map((o) => `fleet ${o.name}`);
+    return `unknown option ${flag}${guess ? `: did you mean ${guess}?` : elsewhere.length ? `: it belongs to ${elsewhere.join(", ")}` : ""}`;
+  }
+  const missing = /Option '(-{1,2}[^']+?)(?: <value>)?' argument missing/.exec(err.message);
+  if (missing) return `${missing[1]} needs a value`;
+  const typed = /Option '(-{1,2}[^']+?)' does not take an argument/.exec(err.message);
+  if (typed) return `${typed[1]} takes no value`;
+  return err.message;
+}
+function shellWord(w) {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
+
+
+/***/ }),
+
+/***/ 4011:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   K: () => (/* binding */ renderExec)
+/* harmony export */ });
+/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9112);
+
+function printable(line) {
+  return line.replace(/\r$/, "").split("	").map(_core_text_js__WEBPACK_IMPORTED_MODULE_0__/* .showInvisibles */ .e4).join("	");
+}
+function renderExec(command, rows, root) {
+  const ran = rows.filter((r) => r.status === "ran");
+  const failed = rows.filter((r) => r.status === "failed");
+  const excluded = rows.filter((r) => r.status === "excluded");
+  const out = [`fleet exec: ${printable(command)} in ${rows.length} target(s): ${ran.length} ran, ${failed.length} could not be asked, ${excluded.length} excluded`, ""];
+  for (const r of rows) {
+    const head = r.status === "ran" ? `exit ${r.exit_code}` : `${r.status}${r.detail ? `: ${r.detail}` : ""}`;
+    out.push(`\u2500\u2500 ${printable(r.lane)} (${printable(r.repo)}) \xB7 ${printable(head)}`);
+    const text = r.output.replace(/\n$/, "");
+    if (r.status !== "excluded") out.push(...text ? text.split("\n").map(printable) : ["(no output)"]);
+    out.push("");
+  }
+  const byCode = /* @__PURE__ */ new Map();
+  for (const r of ran) byCode.set(r.exit_code, [...byCode.get(r.exit_code) ?? [], r.lane]);
+  if (byCode.size) {
+    out.push("By exit code:");
+    for (const [code, lanes] of [...byCode].sort(([a], [b]) => a - b)) out.push(`  ${code}: ${lanes.map(printable).join(", ")}`);
+  }
+  if (failed.length) out.push(`Could not ask: ${failed.map((r) => printable(r.lane)).join(", ")}`);
+  out.push(`Each target's whole output: ${root}/targets/<lane>/output.log; all of it as JSON: ${root}/exec.json`);
+  return out.join("\n");
+}
+
+
+
+/***/ }),
+
 /***/ 1906:
 /***/ ((__webpack_module__, __unused_webpack___webpack_exports__, __nccwpck_require__) => {
 
@@ -9232,19 +9642,311 @@ __webpack_async_result__();
 
 /***/ }),
 
-/***/ 4674:
+/***/ 9404:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   O: () => (/* binding */ LiveView)
-/* harmony export */ });
-/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9626);
-/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(2001);
-/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9112);
+
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  O: () => (/* binding */ LiveView)
+});
+
+// EXTERNAL MODULE: ./.build/src/core/text.js
+var core_text = __nccwpck_require__(9112);
+// EXTERNAL MODULE: ./.build/src/core/report.js
+var report = __nccwpck_require__(2001);
+;// CONCATENATED MODULE: ./.build/src/cli/live-frame.js
+
+const MIN_TABLE_ROWS = 5;
+const ELLIPSIS = "\u2026";
+const SEP = " \xB7 ";
+function isWide(cp) {
+  return cp >= 4352 && (cp <= 4447 || cp === 9001 || cp === 9002 || cp >= 11904 && cp <= 12871 && cp !== 12351 || cp >= 12880 && cp <= 19903 || cp >= 19968 && cp <= 42182 || cp >= 43360 && cp <= 43388 || cp >= 44032 && cp <= 55203 || cp >= 63744 && cp <= 64255 || cp >= 65040 && cp <= 65049 || cp >= 65072 && cp <= 65131 || cp >= 65281 && cp <= 65376 || cp >= 65504 && cp <= 65510 || cp >= 110592 && cp <= 110593 || cp >= 127488 && cp <= 127569 || cp >= 127744 && cp <= 128591 || cp >= 129280 && cp <= 129535 || cp >= 131072 && cp <= 262141);
+}
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}]$/u;
+const EMOJI = /^\p{Emoji_Presentation}$/u;
+function charWidth(ch) {
+  if (ch === "\uFE0F") return 1;
+  if (ZERO_WIDTH.test(ch)) return 0;
+  const cp = ch.codePointAt(0);
+  return isWide(cp) || EMOJI.test(ch) ? 2 : 1;
+}
+function visibleWidth(s) {
+  let w = 0;
+  for (const ch of s) w += charWidth(ch);
+  return w;
+}
+function printable(s) {
+  return (0,core_text/* showInvisibles */.e4)(s);
+}
+function clip(s, width) {
+  const text = printable(s);
+  if (width <= 0) return "";
+  if (visibleWidth(text) <= width) return text;
+  let out = "";
+  let w = 0;
+  for (const ch of text) {
+    const cw = charWidth(ch);
+    if (w + cw > width - 1) break;
+    out += ch;
+    w += cw;
+  }
+  return out + ELLIPSIS;
+}
+function cell(s, width) {
+  const c = clip(s, width);
+  return c + " ".repeat(Math.max(0, width - visibleWidth(c)));
+}
+function pack(segments, width) {
+  const lines = [];
+  let line = "";
+  for (const raw of segments) {
+    const seg = printable(raw);
+    if (line && visibleWidth(line) + SEP.length + visibleWidth(seg) <= width) line += SEP + seg;
+    else {
+      if (line) lines.push(line);
+      line = seg;
+    }
+  }
+  if (line) lines.push(line);
+  return lines.map((l) => clip(l, width));
+}
+function clock(ms) {
+  const s = Math.max(0, Math.floor(ms / 1e3));
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${pad(Math.floor(s / 3600))}:${pad(Math.floor(s % 3600 / 60))}:${pad(s % 60)}`;
+}
+function roughly(ms) {
+  const s = Math.max(1, Math.round(ms / 1e3));
+  if (s < 120) return `about ${s}s`;
+  const m = Math.round(s / 60);
+  if (m < 60) return `about ${m}m`;
+  return `about ${Math.floor(m / 60)}h ${m % 60}m`;
+}
+function time(t) {
+  if (t == null) return null;
+  const v = Date.parse(t);
+  return Number.isNaN(v) ? null : v;
+}
+function budgetCounts(lanes, maxParallel) {
+  let directives = 0;
+  const c = { holding: 0, maxParallel, waiting: 0, reviewing: 0, git: 0, publishing: 0, ci: 0 };
+  for (const l of lanes) {
+    if (l.status !== "running") continue;
+    switch (l.phase) {
+      case "running":
+      case "checking":
+        directives++;
+        break;
+      case "waiting":
+        c.waiting++;
+        break;
+      case "reviewing":
+        c.reviewing++;
+        break;
+      case "queued":
+      // started, about to clone
+      case "cloning":
+      case "committing":
+      case "pushing":
+        c.git++;
+        break;
+      case "ci":
+        c.ci++;
+        break;
+      default:
+        c.publishing++;
+    }
+  }
+  c.holding = Math.min(directives, maxParallel);
+  c.waiting += directives - c.holding;
+  return c;
+}
+function budgetSegments(c) {
+  const inBudget = [`directives/checks running ${c.holding} / ${c.maxParallel} (the budget)`];
+  if (c.waiting) inBudget.push(`${c.waiting} waiting for a slot`);
+  if (c.reviewing) inBudget.push(`${c.reviewing} in review (review agents take slots too)`);
+  const outside = [
+    c.git ? `${c.git} cloning/pushing` : "",
+    c.publishing ? `${c.publishing} opening PR/merging` : "",
+    c.ci ? `${c.ci} waiting for CI` : ""
+  ].filter(Boolean);
+  if (!outside.length) return [inBudget];
+  outside[0] = `outside the budget: ${outside[0]}`;
+  return [inBudget, outside];
+}
+const FINISHED = /* @__PURE__ */ new Set(["completed", "failed", "skipped", "excluded", "unchanged"]);
+function progress(lanes, maxParallel) {
+  const n = { completed: 0, noop: 0, failed: 0, skipped: 0, excluded: 0, unchanged: 0, running: 0, queued: 0 };
+  const durations = [];
+  for (const l of lanes) {
+    if (l.status === "completed" && l.phase === "no-op") n.noop++;
+    else n[l.status]++;
+    if (l.status === "completed" || l.status === "failed") {
+      const a = time(l.started_at);
+      const b = time(l.ended_at);
+      if (a != null && b != null && b >= a) durations.push(b - a);
+    }
+  }
+  const done = lanes.filter((l) => FINISHED.has(l.status)).length;
+  const breakdown = [
+    [n.completed, "completed"],
+    [n.noop, "no-op"],
+    [n.failed, "failed"],
+    [n.skipped, "skipped"],
+    [n.excluded, "excluded"],
+    [n.unchanged, "unchanged"]
+  ].filter(([c]) => c > 0).map(([c, what]) => `${c} ${what}`).join(", ");
+  const left = lanes.length - done;
+  let estimate = "";
+  if (left > 0 && durations.length === 0) estimate = `estimating${ELLIPSIS}`;
+  else if (left > 0) {
+    const mean = durations.reduce((a, b) => a + b, 0) / durations.length;
+    estimate = `${roughly(mean * Math.max(1, left / Math.max(1, maxParallel)))} left`;
+  }
+  return { done, total: lanes.length, breakdown, inProgress: n.running, failed: n.failed, estimate };
+}
+function progressSegments(p) {
+  const segs = [`${p.done}/${p.total} lanes done${p.breakdown ? ` (${p.breakdown})` : ""}`];
+  if (p.inProgress) segs.push(`${p.inProgress} under way`);
+  if (p.estimate) segs.push(p.estimate);
+  return segs;
+}
+const RUNNING_LABEL = {
+  queued: "starting",
+  waiting: "waiting slot",
+  cloning: "cloning",
+  running: "directive",
+  checking: "checks",
+  reviewing: "reviewing",
+  committing: "committing",
+  pushing: "pushing",
+  pushed: "pushed",
+  pr: "opening PR",
+  "pr-open": "PR opened",
+  ci: "waiting CI",
+  merging: "merging"
+};
+const DONE_LABEL = {
+  "no-op": "done: no-op",
+  "dry-run": "done: dry run",
+  merged: "done: merged",
+  "pr-open": "done: PR open",
+  pushed: "done: pushed",
+  draft: "done: draft"
+};
+function stateLabel(l) {
+  switch (l.status) {
+    case "running":
+      return RUNNING_LABEL[l.phase] ?? l.phase;
+    case "completed":
+      return DONE_LABEL[l.phase] ?? "done";
+    case "failed":
+      return l.phase === "draft" ? "failed: draft" : "FAILED";
+    case "queued":
+      return "not started";
+    default:
+      return l.status;
+  }
+}
+const STATE_WIDTH = 13;
+function relevance(l) {
+  if (l.status === "running") return l.phase === "waiting" ? 2 : 0;
+  if (l.status === "failed") return 1;
+  if (l.status === "queued") return 2;
+  return 3;
+}
+function pickRows(lanes, room) {
+  const ranked = lanes.map((l, i) => ({ i, r: relevance(l), ended: time(l.ended_at) ?? time(l.updated_at) ?? 0 })).sort((a, b) => a.r - b.r || (a.r === 3 ? b.ended - a.ended : 0) || a.i - b.i);
+  return ranked.slice(0, Math.max(0, room)).map((x) => x.i).sort((a, b) => a - b);
+}
+function firstLine(message) {
+  const lines = message.split(/\r?\n/);
+  const i = lines.findIndex((s) => s.trim() !== "");
+  if (i < 0) return "";
+  return lines.slice(i + 1).some((s) => s.trim() !== "") ? `${lines[i].trim()} ${ELLIPSIS}` : lines[i].trim();
+}
+function details(l) {
+  const parts = [];
+  if ((l.status === "failed" || l.status === "skipped") && l.error) parts.push(firstLine(l.error.message));
+  if (l.pr_number != null) parts.push(`#${l.pr_number}`);
+  if (l.ci_conclusion && l.ci_conclusion !== "none") parts.push(`CI ${l.ci_conclusion}`);
+  if (l.retry_count > 0) parts.push(`retry ${l.retry_count}`);
+  if (l.repo !== l.lane) parts.push(l.repo);
+  return parts.filter(Boolean).join(SEP);
+}
+function laneTime(l, now) {
+  const a = time(l.started_at);
+  if (a == null || l.status === "queued") return "";
+  const b = FINISHED.has(l.status) ? time(l.ended_at) : now;
+  return b == null ? "" : clock(b - a);
+}
+function layout(lanes, width) {
+  let wave = 1;
+  let lane = 4;
+  for (const l of lanes) {
+    wave = Math.max(wave, l.wave == null ? 1 : `w${l.wave + 1}`.length);
+    lane = Math.max(lane, visibleWidth(printable(l.lane)));
+  }
+  return { wave, lane: Math.min(lane, Math.max(10, Math.floor(width / 3))) };
+}
+function row(l, cols, now, width) {
+  const wave = l.wave == null ? "-" : `w${l.wave + 1}`;
+  const line = [cell(wave, cols.wave), cell(l.lane, cols.lane), cell(stateLabel(l), STATE_WIDTH), cell(laneTime(l, now), 8), printable(details(l))].join("  ");
+  return clip(line.trimEnd(), width);
+}
+const HIDDEN_ORDER = [
+  ["running", "in progress"],
+  ["failed", "failed"],
+  ["queued", "not started"],
+  ["completed", "completed"],
+  ["skipped", "skipped"],
+  ["excluded", "excluded"],
+  ["unchanged", "unchanged"]
+];
+function moreLine(hidden, all) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const l of hidden) counts.set(l.status, (counts.get(l.status) ?? 0) + 1);
+  const parts = HIDDEN_ORDER.filter(([s]) => counts.has(s)).map(([s, word]) => `${counts.get(s)} ${word}`);
+  return `${ELLIPSIS} ${hidden.length} ${all ? "" : "more "}lane${hidden.length === 1 ? "" : "s"} (${parts.join(", ")})`;
+}
+function progressLine(input) {
+  const p = progress(input.lanes, input.maxParallel);
+  const c = budgetCounts(input.lanes, input.maxParallel);
+  const segs = [`${p.done}/${p.total} lanes done`, p.failed ? `${p.failed} failed` : "", p.estimate, `directives ${c.holding} / ${c.maxParallel} (budget)`].filter(Boolean);
+  return clip(segs.join(SEP), input.width);
+}
+function renderFrame(input) {
+  const width = Math.max(1, Math.floor(input.width));
+  const maxLines = Math.max(1, Math.floor(input.height) - 1);
+  if (input.height < MIN_TABLE_ROWS) return [progressLine({ ...input, width })];
+  const header = [
+    clip(`Fleet ${input.fleetId}${SEP}${clock(input.now - input.startedAt)} elapsed`, width),
+    ...budgetSegments(budgetCounts(input.lanes, input.maxParallel)).flatMap((group) => pack(group, width)),
+    ...pack(progressSegments(progress(input.lanes, input.maxParallel)), width)
+  ].slice(0, maxLines);
+  const room = maxLines - header.length;
+  const lanes = input.lanes;
+  if (room <= 0 || lanes.length === 0) return header;
+  const cols = layout(lanes, width);
+  if (lanes.length <= room) return [...header, ...lanes.map((l) => row(l, cols, input.now, width))];
+  const shown = pickRows(lanes, room - 1);
+  const shownSet = new Set(shown);
+  const hidden = lanes.filter((_, i) => !shownSet.has(i));
+  return [...header, ...shown.map((i) => row(lanes[i], cols, input.now, width)), clip(moreLine(hidden, shown.length === 0), width)];
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/cli/live.js
 
 
 
 const REDRAW_MS = 250;
+const TICK_MS = 1e3;
+const DEFAULT_COLUMNS = 80;
+const DEFAULT_ROWS = 24;
+const UP = (n) => `\x1B[${n}A`;
+const CLEAR_TO_END = "\x1B[0J";
 class LiveView {
   constructor(out) {
     this.out = out;
@@ -9253,16 +9955,25 @@ class LiveView {
   manifest;
   lanes = /* @__PURE__ */ new Map();
   timer;
-  drawnLines = 0;
+  /** The widths of the lines of the frame on screen, and the terminal width it was drawn for. */
+  drawn = [];
+  drawnColumns = 0;
+  lastDraw = 0;
   dirty = false;
+  onResize = () => {
+    this.dirty = true;
+    this.redraw();
+  };
   start(manifest, root) {
     this.manifest = manifest;
-    this.out.write(`Fleet ${manifest.fleet_id}: ${manifest.lanes.length} lanes in ${manifest.waves.length} wave(s), up to ${manifest.max_parallel} at once
+    const n = manifest.max_parallel;
+    this.out.write(`Fleet ${manifest.fleet_id}: ${(0,report/* laneCount */.S5)(manifest)}, up to ${n} directive${n === 1 ? "" : "s"} at once (the concurrency budget)
 Workspace: ${root}
 `);
     if (this.out.isTTY) {
       this.timer = setInterval(() => this.redraw(), REDRAW_MS);
       this.timer.unref();
+      this.out.on?.("resize", this.onResize);
     }
   }
   event(e, lanes) {
@@ -9272,26 +9983,142 @@ Workspace: ${root}
       return;
     }
     const clock = e.time.slice(11, 19);
-    this.out.write(`${clock} ${e.lane}: ${e.from} \u2192 ${e.to}${e.detail ? ` (${(0,_core_text_js__WEBPACK_IMPORTED_MODULE_2__/* .showInvisibles */ .e4)(e.detail)})` : ""}
+    this.out.write(`${clock} ${(0,core_text/* showInvisibles */.e4)(e.lane)}: ${e.from} \u2192 ${e.to}${e.detail ? ` (${(0,core_text/* showInvisibles */.e4)(e.detail)})` : ""}
 `);
   }
+  /**
+   * How many lines up the frame on screen starts. Each line was drawn no wider than the terminal was, so it took one
+   * row. A terminal made narrower since reflows a line wider than its new width onto several rows (most terminals
+   * do; one that cuts lines instead has the cursor moved up over a line or two of what came before the frame, never
+   * leaving a stale copy). One made shorter keeps the cursor on screen: moving up stops at the top row.
+   */
+  rowsOnScreen(columns) {
+    if (columns >= this.drawnColumns) return this.drawn.length;
+    return this.drawn.reduce((sum, w) => sum + Math.max(1, Math.ceil(w / columns)), 0);
+  }
   redraw() {
-    if (!this.dirty || !this.manifest) return;
+    if (!this.manifest) return;
+    const now = Date.now();
+    if (!this.dirty && now - this.lastDraw < TICK_MS) return;
+    if (!this.drawn.length && !this.dirty) return;
     this.dirty = false;
+    this.lastDraw = now;
+    const columns = positive(this.out.columns) ?? DEFAULT_COLUMNS;
+    const rows = positive(this.out.rows) ?? DEFAULT_ROWS;
     const lanes = this.manifest.lanes.map((l) => this.lanes.get(l.lane) ?? l);
-    const now = (/* @__PURE__ */ new Date()).toISOString();
-    const m = { ...this.manifest, lanes, summary: (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .summarize */ .eh)(lanes, this.manifest.started_at, null) };
-    const text = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_1__/* .renderStatusTable */ .dK)(m, { now, maxRows: 30 });
-    const up = this.drawnLines ? `\x1B[${this.drawnLines}A\x1B[0J` : "";
-    this.out.write(`${up}${text}
+    const started = Date.parse(this.manifest.started_at);
+    const frame = renderFrame({
+      fleetId: this.manifest.fleet_id,
+      maxParallel: this.manifest.max_parallel,
+      lanes,
+      width: columns,
+      height: rows,
+      now,
+      startedAt: Number.isNaN(started) ? now : started
+    });
+    const up = this.drawn.length ? `${UP(this.rowsOnScreen(columns))}${CLEAR_TO_END}` : "";
+    this.out.write(`${up}${frame.join("\n")}
 `);
-    this.drawnLines = text.split("\n").length;
+    this.drawn = frame.map(visibleWidth);
+    this.drawnColumns = columns;
   }
   stop() {
     if (this.timer) clearInterval(this.timer);
+    this.timer = void 0;
+    this.out.off?.("resize", this.onResize);
     this.dirty = true;
     if (this.out.isTTY) this.redraw();
   }
+}
+function positive(n) {
+  return typeof n === "number" && Number.isFinite(n) && n >= 1 ? Math.floor(n) : void 0;
+}
+
+
+
+/***/ }),
+
+/***/ 9918:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   QM: () => (/* binding */ locateManifest)
+/* harmony export */ });
+/* unused harmony exports MANIFEST_FILE, defaultWorkspaces */
+/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1455);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
+/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(1162);
+
+
+
+const MANIFEST_FILE = "fleet-status.json";
+function defaultWorkspaces(dir) {
+  return (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(dir, "_workspace", "fleet");
+}
+async function locateManifest(path) {
+  const kind = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.stat)(path).then(
+    (s) => s.isDirectory() ? "folder" : "file",
+    () => "missing"
+  );
+  if (kind === "missing") return { problem: { file: path, field: "(file)", message: "no such file: pass the fleet-status.json a run wrote, its workspace folder, or the fleet file" } };
+  if (kind === "folder") return inFolder(path);
+  if (!isFleetFileName(path) && !await looksLikeFleetFile(path)) return { path };
+  return latestRunOf(path);
+}
+async function inFolder(dir) {
+  const inside = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(dir, MANIFEST_FILE);
+  if (await exists(inside)) return { path: inside };
+  const latest = await latestRun(defaultWorkspaces(dir), () => true);
+  if (latest) return latest;
+  return {
+    problem: {
+      file: dir,
+      field: "(folder)",
+      message: `no ${MANIFEST_FILE} in this folder: pass a run's workspace (_workspace/fleet/<fleet_id>), its ${MANIFEST_FILE}, or the fleet file`
+    }
+  };
+}
+function isFleetFileName(path) {
+  return /\.ya?ml$/i.test(path);
+}
+async function looksLikeFleetFile(path) {
+  try {
+    const json = JSON.parse(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(path, "utf8"));
+    return typeof json === "object" && json !== null && !("fleet_id" in json) && "directive" in json;
+  } catch {
+    return false;
+  }
+}
+async function latestRunOf(file) {
+  const parsed = (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_2__/* .parseFleetText */ .x)(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(file, "utf8").catch(() => ""), file);
+  const name = parsed.ok ? parsed.value.name : void 0;
+  if (typeof name !== "string") {
+    return { problem: { file, field: "name", message: "this fleet file has no name, so its runs cannot be found: pass the fleet-status.json a run wrote" } };
+  }
+  const root = defaultWorkspaces((0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(file));
+  const latest = await latestRun(root, (m) => m.name === name);
+  if (latest) return latest;
+  return { problem: { file, field: "(runs)", message: `no run of fleet "${name}" in ${root}: run it first (fleet run ${file}), or pass the ${MANIFEST_FILE} of a run kept elsewhere (--workspace)` } };
+}
+async function latestRun(root, pick) {
+  const runs = [];
+  for (const id of await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readdir)(root).catch(() => [])) {
+    const path = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(root, id, MANIFEST_FILE);
+    try {
+      const m = JSON.parse(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(path, "utf8"));
+      if (pick(m)) runs.push({ path, started: typeof m.started_at === "string" ? m.started_at : "" });
+    } catch {
+    }
+  }
+  const latest = runs.sort((a, b) => b.started.localeCompare(a.started))[0];
+  if (!latest) return void 0;
+  return { path: latest.path, note: runs.length > 1 ? `The latest of ${runs.length} runs: ${latest.path}` : void 0 };
+}
+async function exists(path) {
+  return (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.stat)(path).then(
+    () => true,
+    () => false
+  );
 }
 
 
@@ -9305,27 +10132,34 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   ak: () => (/* binding */ runCli)
 /* harmony export */ });
-/* unused harmony exports EXIT_INTERRUPTED, USAGE, directiveEnv, main, withholdFromProcessEnv */
+/* unused harmony exports EXIT_INTERRUPTED, directiveEnv, main, withholdFromProcessEnv */
 /* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1455);
 /* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
-/* harmony import */ var node_util__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(7975);
-/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(3173);
-/* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(754);
-/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(2001);
-/* harmony import */ var _local_exec_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(4183);
-/* harmony import */ var _adapters_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(275);
-/* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(4335);
-/* harmony import */ var _local_launcher_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(2775);
-/* harmony import */ var _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(1977);
-/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(7451);
-/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(1162);
-/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(3357);
-/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(5611);
-/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8177);
-/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(1827);
-/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(4674);
-/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(8281);
-/* harmony import */ var _github_app_key_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(1590);
+/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(3173);
+/* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(754);
+/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(2001);
+/* harmony import */ var _local_exec_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(4183);
+/* harmony import */ var _adapters_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(275);
+/* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(4335);
+/* harmony import */ var _local_launcher_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(2775);
+/* harmony import */ var _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(1977);
+/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(7451);
+/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(1162);
+/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(8648);
+/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(8862);
+/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(8177);
+/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(1827);
+/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(9404);
+/* harmony import */ var _commands_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(6426);
+/* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(499);
+/* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(4011);
+/* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_20__ = __nccwpck_require__(3906);
+/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_21__ = __nccwpck_require__(404);
+/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_22__ = __nccwpck_require__(2240);
+/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(9918);
+/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(1718);
+/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(8281);
+/* harmony import */ var _github_app_key_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(1590);
 
 
 
@@ -9347,35 +10181,13 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 
 
 
-const USAGE = `fleet \u2014 apply one directive across many repositories, in dependency waves
 
-Usage:
-  fleet plan <fleet-file> [--json] [--repos-root DIR] [--max-parallel N]
-  fleet run <fleet-file> [--max-parallel N] [--dry-run] [--workspace DIR] [--speculative N]
-                         [--resume MANIFEST | --since MANIFEST] [--repos-root DIR] [--quiet]
-  fleet status <fleet-status.json>
-  fleet report <fleet-status.json>
 
-Options:
-  --max-parallel N   lanes running at once (overrides max_parallel)
-  --dry-run          run the directive and keep the patch; push nothing
-  --speculative N    try every lane N ways at once (strategies s1\u2026sN of its own
-                     directive); only the pick opens a PR (speculative.pick)
-  --workspace DIR    where clones, logs, results and the manifest go
-                     (default _workspace/fleet/<fleet_id>, kept for audit)
-  --resume MANIFEST  re-run only the lanes that did not complete in that run
-  --since MANIFEST   incremental sweep: a lane that completed (or was a no-op) in that
-                     run, whose target's base commit and digest are the same, ends
-                     unchanged without a clone
-  --repos-root DIR   where owner/repo targets live on disk (<DIR>/<owner>/<repo>)
-  --json             print the plan as JSON
-  --quiet            no live view; print only the final report
 
-Exit codes: 0 every lane completed or had nothing to do, 1 some lane failed or was skipped,
-2 bad input or set-up failure, 130 interrupted (Ctrl-C or SIGTERM; the
-manifest is written, running commands are stopped; --resume picks it up).`;
-class UsageError extends Error {
-}
+
+
+
+
 const EXIT_INTERRUPTED = 130;
 const WITHHELD_ENV = [
   "FLEET_GITHUB_TOKEN",
@@ -9405,20 +10217,20 @@ function directiveEnv(env, tokenVariable, secrets = []) {
   const held = secrets.filter((s) => typeof s === "string" && s.length >= 8);
   const out = {};
   for (const [k, v] of Object.entries(env)) {
-    if (v === void 0 || WITHHELD_ENV.includes(k) || RUNNER_COMMAND_FILES.includes(k) || _local_git_js__WEBPACK_IMPORTED_MODULE_8__/* .GIT_LOCATING_ENV */ .Fq.includes(k) || k === tokenVariable) continue;
+    if (v === void 0 || WITHHELD_ENV.includes(k) || RUNNER_COMMAND_FILES.includes(k) || _local_git_js__WEBPACK_IMPORTED_MODULE_7__/* .GIT_LOCATING_ENV */ .Fq.includes(k) || k === tokenVariable) continue;
     if (held.some((s) => v.includes(s))) continue;
     out[k] = v;
   }
   return out;
 }
-function positiveInt(flag, value) {
+function positiveInt(flag, value, command) {
   if (value === void 0) return void 0;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new UsageError(`--${flag} takes a whole number from 1 to 256, got "${value}"`);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
   return n;
 }
 async function readManifest(path) {
-  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_15__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_16__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
+  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_14__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_15__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
   if (!read.ok) {
     const message = read.message.startsWith("no such file") ? "no such file: pass the fleet-status.json a run wrote" : read.message;
     return [{ file: path, field: "(file)", message }];
@@ -9429,7 +10241,7 @@ async function readManifest(path) {
   } catch (err) {
     return [{ file: path, field: "(syntax)", message: `not valid JSON: ${err.message}` }];
   }
-  const parsed = _core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .Manifest */ ._8.safeParse(json);
+  const parsed = _core_model_js__WEBPACK_IMPORTED_MODULE_3__/* .Manifest */ ._8.safeParse(json);
   if (!parsed.success) {
     return parsed.error.issues.map((i) => ({ file: path, field: i.path.join(".") || "(top level)", message: i.message }));
   }
@@ -9440,7 +10252,7 @@ async function readSince(path) {
   if (!Array.isArray(m)) return m;
   try {
     const version = JSON.parse(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(path, "utf8")).schema_version;
-    if (typeof version === "string" && version !== _core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .SCHEMA_VERSION */ .f$) return `${path} was written by another Fleet (manifest version ${version}, this one writes ${_core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .SCHEMA_VERSION */ .f$})`;
+    if (typeof version === "string" && version !== _core_model_js__WEBPACK_IMPORTED_MODULE_3__/* .SCHEMA_VERSION */ .f$) return `${path} was written by another Fleet (manifest version ${version}, this one writes ${_core_model_js__WEBPACK_IMPORTED_MODULE_3__/* .SCHEMA_VERSION */ .f$})`;
   } catch {
   }
   return m;
@@ -9461,205 +10273,43 @@ async function workspaceProblem(dir) {
   }
 }
 async function main(argv, io) {
-  const [command, ...rest] = argv;
+  const [first, ...rest] = argv;
+  let spec;
   try {
-    if (!command || command === "help" || command === "--help" || command === "-h") {
-      io.stdout.write(`${USAGE}
-`);
-      return command ? 0 : 2;
-    }
-    const { values, positionals } = (() => {
-      try {
-        return (0,node_util__WEBPACK_IMPORTED_MODULE_2__.parseArgs)({
-          args: rest,
-          allowPositionals: true,
-          strict: true,
-          options: {
-            json: { type: "boolean" },
-            "dry-run": { type: "boolean" },
-            quiet: { type: "boolean" },
-            "max-parallel": { type: "string" },
-            speculative: { type: "string" },
-            workspace: { type: "string" },
-            resume: { type: "string" },
-            since: { type: "string" },
-            "repos-root": { type: "string" }
-          }
-        });
-      } catch (err) {
-        throw new UsageError(err.message);
-      }
-    })();
-    const target = positionals[0];
-    if (positionals.length !== 1 || !target) throw new UsageError(`fleet ${command} takes exactly one file, got ${positionals.length}`);
-    const path = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, target);
-    if (command === "status" || command === "report") {
-      const m = await readManifest(path);
-      if (Array.isArray(m)) {
-        io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(m)}
-`);
-        return 2;
-      }
-      const now = command === "status" ? _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString() : m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString();
-      const text = command === "status" ? (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderStatusTable */ .dK)(m, { now }) : (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(m, { now, workspace: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path) });
-      io.stdout.write(`${text}
-`);
-      return command === "report" ? (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .exitCodeFor */ .Rr)(m) : 0;
-    }
-    if (command !== "plan" && command !== "run") throw new UsageError(`unknown command "${command}"`);
-    const speculative = values.speculative === void 0 ? void 0 : positiveInt("speculative", values.speculative);
-    const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_12__/* .loadFleetFile */ .J)(path, { speculative });
-    const problems = loaded.ok ? [] : [...loaded.problems];
-    const ws = command === "run" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace)) : void 0;
-    if (ws) problems.push(ws);
-    const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appFromEnv */ .Nl)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .targetOwners */ .gH)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appFromEnv */ .Nl)(io.env, void 0, path);
-    problems.push(...appEnv.problems);
-    if (!loaded.ok || problems.length) {
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(problems)}
+    if (!first) {
+      io.stderr.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .overview */ .M0)()}
 `);
       return 2;
     }
-    for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}
-`);
-    const maxParallel = positiveInt("max-parallel", values["max-parallel"]);
-    let credential;
-    if (appEnv.app && command === "run") {
-      const iso = _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localExecutor */ .F.isolation(loaded.fleet.file.isolation);
-      const why = (0,_app_js__WEBPACK_IMPORTED_MODULE_18__/* .appIsolationProblem */ .TU)(loaded.fleet.file.isolation, iso.kind, iso.detail);
-      if (why) {
-        io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([{ file: path, field: "isolation", message: why }])}
-`);
-        return 2;
-      }
-    }
-    if (appEnv.app) {
-      (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_19__/* .maskPrivateKey */ .xr)(appEnv.app.privateKey, () => void 0);
-      try {
-        const token = await mintAppToken(appEnv.app, command === "plan", io.env);
-        MINTED.add(token);
-        credential = token;
-      } catch (err) {
-        io.stderr.write(`${path}: forge: ${(0,_local_git_js__WEBPACK_IMPORTED_MODULE_8__/* .redact */ .E$)(err.message)}
-`);
-        return 2;
-      }
-    }
-    const setup = await (0,_adapters_js__WEBPACK_IMPORTED_MODULE_7__/* .setupForge */ .$L)(loaded.fleet.file, {
-      env: io.env,
-      ...credential ? { token: credential.current(), credential } : {},
-      baseDir: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path),
-      reposRoot: values["repos-root"] ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values["repos-root"]) : void 0,
-      logger: { info: () => void 0, warn: (m) => void io.stderr.write(`warning: ${m}
-`), error: (m) => void io.stderr.write(`error: ${m}
-`) }
-    });
-    if ("problem" in setup) {
-      io.stderr.write(`${path}: ${setup.problem}
-`);
-      return 2;
-    }
-    const { forge, discover, queue, settleQueue } = setup;
-    if (command === "plan") {
-      const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_13__/* .planStep */ .e)(loaded.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m, { file: path, maxParallel, discover, queue, readOnly: true });
-      if (!planned.ok) {
-        io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(planned.problems)}
-`);
-        return 2;
-      }
-      io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}
-` : `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderPlan */ .EG)(planned.manifest)}
+    if (first === "--help" || first === "-h" || first === "help") {
+      const about = rest[0] ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .commandNamed */ .v)(rest[0]) : void 0;
+      if (rest[0] && !about) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .unknownCommand */ .k8)(rest[0]));
+      io.stdout.write(`${about ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .commandHelp */ .bD)(about) : (0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .overview */ .M0)()}
 `);
       return 0;
     }
-    let resume;
-    if (values.resume && loaded.fleet.file.source?.issues) {
-      io.stderr.write(`${path}: source.issues: an issue queue resumes by running again: the next run resumes every issue whose branch has no PR; run it without --resume
+    if (first === "--version" || first === "-V" || first === "version") {
+      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_26__/* .VERSION */ .x}
 `);
-      return 2;
+      return 0;
     }
-    if (values.resume) {
-      const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.resume);
-      const m = await readManifest(mp);
-      if (Array.isArray(m)) {
-        io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(m)}
+    spec = (0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .commandNamed */ .v)(first);
+    if (!spec) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .unknownCommand */ .k8)(first));
+    const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+    if (own.includes("--help") || own.includes("-h")) {
+      io.stdout.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .commandHelp */ .bD)(spec)}
 `);
-        return 2;
-      }
-      if (m.name !== loaded.fleet.file.name) {
-        io.stderr.write(`${mp}: this manifest is of fleet "${m.name}", not "${loaded.fleet.file.name}": resume it with its own fleet file
-`);
-        return 2;
-      }
-      resume = { manifest: m, root: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(mp) };
+      return 0;
     }
-    let since;
-    if (values.since) {
-      if (values.resume) throw new UsageError("--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run");
-      const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.since);
-      const read = await readSince(mp);
-      if (Array.isArray(read)) {
-        io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(read)}
-`);
-        return 2;
-      }
-      if (typeof read === "string") io.stderr.write(`note: every lane runs: ${read}
-`);
-      else if (read.name !== loaded.fleet.file.name) {
-        io.stderr.write(`${mp}: --since: this manifest is of fleet "${read.name}", not "${loaded.fleet.file.name}": pass a manifest of this fleet
-`);
-        return 2;
-      } else since = read;
-    }
-    const live = values.quiet ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_17__/* .LiveView */ .O(io.stdout);
-    const outcome = await (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .runFleet */ .gI)({
-      fleet: loaded.fleet,
-      file: path,
-      forge,
-      workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localWorkspace */ .r,
-      exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localExecutor */ .F,
-      clock: _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m,
-      env: directiveEnv(io.env, setup.tokenVariable, [...setup.secrets ?? [], ...appEnv.app ? (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_19__/* .privateKeyParts */ .vC)(io.env.FLEET_APP_PRIVATE_KEY ?? "") : []]),
-      discover,
-      queue,
-      settleQueue,
-      root: values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace) : void 0,
-      cwd: io.cwd,
-      maxParallel,
-      dryRun: values["dry-run"] ?? false,
-      resume,
-      since,
-      onPlan: (m, root) => live?.start(m, root),
-      onEvent: (e, lanes) => live?.event(e, lanes),
-      signal: io.signal,
-      interruptGraceMs: io.interruptGraceMs
-    });
-    live?.stop();
-    if (!outcome.ok) {
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(outcome.problems)}
-`);
-      return 2;
-    }
-    for (const note of outcome.notes) io.stderr.write(`note: ${note}
-`);
-    const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
-    await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_15__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, "report.md"), `${report}
-`);
-    io.stdout.write(`
-${report}
-`);
-    if (io.signal?.aborted) {
-      io.stderr.write(`fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with: fleet run ${target} --resume ${(0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, "fleet-status.json")}
-`);
-      return EXIT_INTERRUPTED;
-    }
-    if ((0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .nothingRan */ .NH)(outcome.manifest)) io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each
-`);
-    return (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .exitCodeFor */ .Rr)(outcome.manifest);
+    const parsed = (0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .parseCommand */ .RM)(spec, rest);
+    if (spec.name === "status" || spec.name === "report") return await showRun(spec, parsed, io);
+    if (spec.name === "prs") return await prs(spec, parsed, io);
+    return await planOrRun(spec, parsed, io);
   } catch (err) {
-    if (err instanceof UsageError) {
-      io.stderr.write(`fleet: ${err.message}
-
-${USAGE}
+    if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb) {
+      const about = err.command ?? spec;
+      io.stderr.write(`fleet${about ? ` ${about.name}` : ""}: ${err.message}
+${(0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .usageLine */ .U0)(about)}
 `);
       return 2;
     }
@@ -9671,6 +10321,331 @@ ${USAGE}
   } finally {
     if (await revokeMinted() > 0) io.stderr.write("warning: a GitHub App installation token could not be revoked; it expires within the hour\n");
   }
+}
+function oneFile(spec, parsed) {
+  const [file, ...more] = parsed.positionals;
+  if (!file) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`name the file: ${spec.usage.split("   or   ")[0]}`, spec);
+  if (more.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`, spec);
+  return file;
+}
+async function showRun(spec, parsed, io) {
+  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_23__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, oneFile(spec, parsed)));
+  if ("problem" in found) {
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)([found.problem])}
+`);
+    return 2;
+  }
+  const m = await readManifest(found.path);
+  if (Array.isArray(m)) {
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(m)}
+`);
+    return 2;
+  }
+  if (parsed.values.json) io.stdout.write(`${JSON.stringify(m, null, 2)}
+`);
+  else {
+    const now = spec.name === "status" ? _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString() : m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString();
+    const text = spec.name === "status" ? (0,_core_report_js__WEBPACK_IMPORTED_MODULE_4__/* .renderStatusTable */ .dK)(m, { now }) : (0,_core_report_js__WEBPACK_IMPORTED_MODULE_4__/* .renderReport */ .B1)(m, { now, workspace: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(found.path) });
+    io.stdout.write(`${found.note ? `${found.note}
+
+` : ""}${text}
+`);
+  }
+  return spec.name === "report" ? (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .exitCodeFor */ .Rr)(m) : 0;
+}
+function fleetInput(spec, parsed, io) {
+  const { values } = parsed;
+  if (!(0,_adhoc_js__WEBPACK_IMPORTED_MODULE_18__/* .isAdhoc */ ._V)(values)) {
+    if (spec.name === "run" && parsed.command !== void 0) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb("a command after -- makes an ad-hoc run, which names its targets with --repo (or --org, --user, --search); a fleet file has its own run:", spec);
+    if (values["print-fleet-file"]) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb("--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them", spec);
+    if (values.name || values.forge) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`--${values.name ? "name" : "forge"} belongs to an ad-hoc run (--repo \u2026); a fleet file sets its own`, spec);
+    const target = oneFile(spec, parsed);
+    return { path: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, target), again: `fleet ${spec.name} ${target}` };
+  }
+  if (parsed.positionals.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(" ")}`, spec);
+  const built = (0,_adhoc_js__WEBPACK_IMPORTED_MODULE_18__/* .adhocFleetFile */ .kH)(values, parsed.command, io.cwd, spec.usage.split("   or   ").pop());
+  if (!built.ok) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(built.problems.join("\n"), spec);
+  if (values["print-fleet-file"]) return { printed: built.text };
+  return { path: built.path, text: built.text, again: "the same command" };
+}
+async function planOrRun(spec, parsed, io) {
+  const input = fleetInput(spec, parsed, io);
+  if ("printed" in input) {
+    const checked = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_11__/* .loadFleetFile */ .J)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(io.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_18__/* .FLAGS_FILE */ .th), { text: input.printed });
+    if (!checked.ok) {
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(checked.problems)}
+`);
+      return 2;
+    }
+    io.stdout.write(input.printed);
+    return 0;
+  }
+  if (spec.name === "exec" && !parsed.command?.trim()) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`give the command after --: ${spec.usage.split("   or   ")[0]}`, spec);
+  const connected = await connect(spec, parsed.values, input, io, { writes: spec.name === "run" });
+  if (typeof connected === "number") return connected;
+  if (spec.name === "plan") return plan(connected, parsed.values, io);
+  if (spec.name === "exec") return execCommand(connected, parsed, io);
+  return run(spec, connected, parsed.values, io);
+}
+async function connect(spec, values, input, io, opts) {
+  const command = spec.name;
+  const { path } = input;
+  const speculative = values.speculative === void 0 ? void 0 : positiveInt("speculative", values.speculative, spec);
+  const maxParallel = positiveInt("max-parallel", values["max-parallel"], spec);
+  const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_11__/* .loadFleetFile */ .J)(path, { speculative, text: input.text });
+  const problems = loaded.ok ? [] : [...loaded.problems];
+  const ws = command !== "plan" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace)) : void 0;
+  if (ws) problems.push(ws);
+  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_24__/* .appFromEnv */ .Nl)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_24__/* .targetOwners */ .gH)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_24__/* .appFromEnv */ .Nl)(io.env, void 0, path);
+  problems.push(...appEnv.problems);
+  if (!loaded.ok || problems.length) {
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(problems)}
+`);
+    return 2;
+  }
+  for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}
+`);
+  let credential;
+  if (appEnv.app && command !== "plan" && command !== "prs") {
+    const iso = _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__/* .localExecutor */ .F.isolation(loaded.fleet.file.isolation);
+    const why = (0,_app_js__WEBPACK_IMPORTED_MODULE_24__/* .appIsolationProblem */ .TU)(loaded.fleet.file.isolation, iso.kind, iso.detail);
+    if (why) {
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)([{ file: path, field: "isolation", message: why }])}
+`);
+      return 2;
+    }
+  }
+  if (appEnv.app) {
+    (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_25__/* .maskPrivateKey */ .xr)(appEnv.app.privateKey, () => void 0);
+    try {
+      const token = await mintAppToken(appEnv.app, !opts.writes, io.env);
+      MINTED.add(token);
+      credential = token;
+    } catch (err) {
+      io.stderr.write(`${path}: forge: ${(0,_local_git_js__WEBPACK_IMPORTED_MODULE_7__/* .redact */ .E$)(err.message)}
+`);
+      return 2;
+    }
+  }
+  const setup = await (0,_adapters_js__WEBPACK_IMPORTED_MODULE_6__/* .setupForge */ .$L)(loaded.fleet.file, {
+    env: io.env,
+    ...credential ? { token: credential.current(), credential } : {},
+    baseDir: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path),
+    reposRoot: values["repos-root"] ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values["repos-root"]) : void 0,
+    logger: { info: () => void 0, warn: (m) => void io.stderr.write(`warning: ${m}
+`), error: (m) => void io.stderr.write(`error: ${m}
+`) }
+  });
+  if ("problem" in setup) {
+    io.stderr.write(`${path}: ${setup.problem}
+`);
+    return 2;
+  }
+  const env = {
+    ...directiveEnv(io.env, setup.tokenVariable, [...setup.secrets ?? [], ...appEnv.app ? (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_25__/* .privateKeyParts */ .vC)(io.env.FLEET_APP_PRIVATE_KEY ?? "") : []]),
+    // A directive's helper scripts live beside the fleet file: `run: $FLEET_FILE_DIR/scripts/fix.sh`.
+    FLEET_FILE_DIR: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path)
+  };
+  return { input, fleet: loaded.fleet, setup, directiveEnv: env, maxParallel };
+}
+async function plan(c, values, io) {
+  const { forge, discover, queue } = c.setup;
+  const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_12__/* .planStep */ .e)(c.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m, { file: c.input.path, maxParallel: c.maxParallel, discover, queue, readOnly: true });
+  if (!planned.ok) {
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(planned.problems)}
+`);
+    return 2;
+  }
+  io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}
+` : `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_4__/* .renderPlan */ .EG)(planned.manifest)}
+`);
+  return 0;
+}
+async function run(spec, c, values, io) {
+  const { path } = c.input;
+  const loaded = { fleet: c.fleet };
+  const { forge, discover, queue, settleQueue } = c.setup;
+  let resume;
+  if (values.resume && loaded.fleet.file.source?.issues) {
+    io.stderr.write(`${path}: source.issues: an issue queue resumes by running again: the next run resumes every issue whose branch has no PR; run it without --resume
+`);
+    return 2;
+  }
+  if (values.resume) {
+    const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.resume);
+    const m = await readManifest(mp);
+    if (Array.isArray(m)) {
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(m)}
+`);
+      return 2;
+    }
+    if (m.name !== loaded.fleet.file.name) {
+      io.stderr.write(`${mp}: this manifest is of fleet "${m.name}", not "${loaded.fleet.file.name}": resume it with its own fleet file
+`);
+      return 2;
+    }
+    resume = { manifest: m, root: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(mp) };
+  }
+  let since;
+  if (values.since) {
+    if (values.resume) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb("--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run", spec);
+    const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.since);
+    const read = await readSince(mp);
+    if (Array.isArray(read)) {
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(read)}
+`);
+      return 2;
+    }
+    if (typeof read === "string") io.stderr.write(`note: every lane runs: ${read}
+`);
+    else if (read.name !== loaded.fleet.file.name) {
+      io.stderr.write(`${mp}: --since: this manifest is of fleet "${read.name}", not "${loaded.fleet.file.name}": pass a manifest of this fleet
+`);
+      return 2;
+    } else since = read;
+  }
+  const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_16__/* .LiveView */ .O(io.stdout);
+  const outcome = await (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .runFleet */ .gI)({
+    fleet: loaded.fleet,
+    file: path,
+    forge,
+    workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__/* .localWorkspace */ .r,
+    exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__/* .localExecutor */ .F,
+    clock: _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m,
+    env: c.directiveEnv,
+    discover,
+    queue,
+    settleQueue,
+    root: values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace) : void 0,
+    // The default workspace goes beside the fleet file, so a run started from any folder lands in the same place.
+    cwd: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path),
+    maxParallel: c.maxParallel,
+    dryRun: values["dry-run"] ?? false,
+    resume,
+    since,
+    onPlan: (m, root) => live?.start(m, root),
+    onEvent: (e, lanes) => live?.event(e, lanes),
+    signal: io.signal,
+    interruptGraceMs: io.interruptGraceMs
+  });
+  live?.stop();
+  if (!outcome.ok) {
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(outcome.problems)}
+`);
+    return 2;
+  }
+  for (const note of outcome.notes) io.stderr.write(`note: ${note}
+`);
+  const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_4__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
+  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_14__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, "report.md"), `${report}
+`);
+  io.stdout.write(values.json ? `${JSON.stringify(outcome.manifest, null, 2)}
+` : `
+${report}
+`);
+  if (io.signal?.aborted) {
+    io.stderr.write(`fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with ${c.input.again} and --resume ${(0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, "fleet-status.json")}
+`);
+    return EXIT_INTERRUPTED;
+  }
+  if ((0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .nothingRan */ .NH)(outcome.manifest)) io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each
+`);
+  return (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .exitCodeFor */ .Rr)(outcome.manifest);
+}
+async function prs(spec, parsed, io) {
+  const { values } = parsed;
+  const [first, ...rest] = parsed.positionals;
+  const sub = first === "merge" || first === "close" || first === "list" ? first : "list";
+  const target = oneFile(spec, { ...parsed, positionals: sub === first ? rest : parsed.positionals });
+  if (sub === "list" && (values["dry-run"] || values.method)) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`--${values.method ? "method" : "dry-run"} is for fleet prs merge (or close): the list changes nothing`, spec);
+  if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
+  const named = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, target);
+  const fleetPath = values.fleet ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.fleet) : named;
+  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_23__/* .locateManifest */ .QM)(named);
+  if ("problem" in where) {
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)([where.problem])}
+`);
+    return 2;
+  }
+  if (!values.fleet && where.path === named) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
+  const connected = await connect(spec, values, { path: fleetPath, again: `fleet prs ${target}` }, io, { writes: sub !== "list" });
+  if (typeof connected === "number") return connected;
+  const file = connected.fleet.file;
+  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_22__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
+  if (method && "problem" in method) {
+    io.stderr.write(`${fleetPath}: merge: ${method.problem}
+`);
+    return 2;
+  }
+  const manifest = await readManifest(where.path);
+  if (Array.isArray(manifest)) {
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(manifest)}
+`);
+    return 2;
+  }
+  if (manifest.name !== file.name) {
+    io.stderr.write(`${where.path}: this manifest is of fleet "${manifest.name}", not "${file.name}": pass its own fleet file
+`);
+    return 2;
+  }
+  const dryRun = values["dry-run"] ?? false;
+  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_21__/* .prsCommand */ .he)(
+    { manifestPath: where.path, forge: connected.setup.forge, clock: _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m, lanes: connected.fleet.lanes },
+    sub === "list" ? { command: "list" } : sub === "merge" ? { command: "merge", method: method.method, dryRun } : { command: "close", dryRun }
+  );
+  if (!r.ok) {
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(r.problems)}
+`);
+    return 2;
+  }
+  const now = _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString();
+  if (r.command === "list") {
+    io.stdout.write(values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_22__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
+` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_22__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
+`);
+    return r.exitCode;
+  }
+  io.stdout.write(
+    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_22__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
+` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_22__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
+`
+  );
+  return r.exitCode;
+}
+async function execCommand(c, parsed, io) {
+  const command = parsed.command;
+  const stamp = _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
+  const root = parsed.values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, parsed.values.workspace) : (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(c.input.path), "_workspace", "exec", `${c.fleet.file.name}-${stamp}`);
+  const done = await (0,_steps_exec_js__WEBPACK_IMPORTED_MODULE_20__/* .execFleet */ .C_)({
+    fleet: c.fleet,
+    file: c.input.path,
+    command,
+    forge: c.setup.forge,
+    workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__/* .localWorkspace */ .r,
+    exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__/* .localExecutor */ .F,
+    clock: _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m,
+    env: c.directiveEnv,
+    root,
+    maxParallel: c.maxParallel,
+    discover: c.setup.discover,
+    signal: io.signal
+  });
+  if (!done.ok) {
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(done.problems)}
+`);
+    return 2;
+  }
+  const { rows } = done.outcome;
+  io.stdout.write(parsed.values.json ? `${JSON.stringify({ command, root, rows }, null, 2)}
+` : `${(0,_exec_view_js__WEBPACK_IMPORTED_MODULE_19__/* .renderExec */ .K)(command, rows, root)}
+`);
+  if (io.signal?.aborted) return EXIT_INTERRUPTED;
+  if (rows.length && rows.every((r) => r.status === "excluded")) {
+    io.stderr.write(`${c.input.path}: no target was asked: every target was excluded (${rows.length}); the output says why for each
+`);
+    return 2;
+  }
+  return rows.some((r) => r.status === "failed") ? 1 : 0;
 }
 const MINTED = /* @__PURE__ */ new Set();
 async function revokeMinted() {
@@ -9691,9 +10666,9 @@ async function runCli(argv) {
   const controller = new AbortController();
   let interrupts = 0;
   const exitNow = () => {
-    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
+    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_5__/* .killAllRunning */ .f)("SIGKILL");
     try {
-      const root = (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .writeInterruptedState */ .j)();
+      const root = (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .writeInterruptedState */ .j)();
       if (root) process.stderr.write(`fleet: stopped at once; the manifest and report as they stood are in ${root}
 `);
     } catch (err) {
@@ -9709,9 +10684,9 @@ async function runCli(argv) {
 fleet: ${signal}: stopping the running lanes (again to quit at once)\u2026
 `);
     controller.abort();
-    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGTERM");
-    setTimeout(() => (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL"), KILL_AFTER_MS).unref();
-    setTimeout(exitNow, _steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .INTERRUPT_GRACE_MS */ .mA + 2e4).unref();
+    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_5__/* .killAllRunning */ .f)("SIGTERM");
+    setTimeout(() => (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_5__/* .killAllRunning */ .f)("SIGKILL"), KILL_AFTER_MS).unref();
+    setTimeout(exitNow, _steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .INTERRUPT_GRACE_MS */ .mA + 2e4).unref();
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -9721,11 +10696,11 @@ fleet: ${signal}: stopping the running lanes (again to quit at once)\u2026
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
-    await (0,_local_launcher_js__WEBPACK_IMPORTED_MODULE_9__/* .closeGitLauncher */ .BY)();
+    await (0,_local_launcher_js__WEBPACK_IMPORTED_MODULE_8__/* .closeGitLauncher */ .BY)();
   }
   process.exitCode = code;
   if (controller.signal.aborted) {
-    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
+    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_5__/* .killAllRunning */ .f)("SIGKILL");
     await new Promise((r) => process.stdout.write("", () => r()));
     process.exit(code);
   }
@@ -9735,6 +10710,18 @@ if (/[/\\]cli[/\\]main\.[jt]s$/.test(process.argv[1] ?? "")) await runCli(proces
 
 __webpack_async_result__();
 } catch(e) { __webpack_async_result__(e); } }, 1);
+
+/***/ }),
+
+/***/ 1718:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   x: () => (/* binding */ VERSION)
+/* harmony export */ });
+const VERSION = "0.1.0";
+
+
 
 /***/ }),
 
@@ -9856,7 +10843,8 @@ function renderWriteBudget(b) {
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   AH: () => (/* binding */ checkFence)
+/* harmony export */   AH: () => (/* binding */ checkFence),
+/* harmony export */   MI: () => (/* binding */ isLiteralGlob)
 /* harmony export */ });
 /* unused harmony exports GIT_DIR_RULE, MESSAGE_FILE_LIMIT, isGitPath */
 /* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9092);
@@ -9867,6 +10855,13 @@ const GIT_DIR_RULE = ".git";
 const MESSAGE_FILE_LIMIT = 10;
 function isGitPath(path) {
   return path.split("/").some((segment) => segment.toLowerCase() === ".git");
+}
+function isLiteralGlob(pattern) {
+  return !/[*?[\]{}()!+@\\]/.test(pattern);
+}
+function folderHint(outside, owns) {
+  const folders = owns.filter((g) => isLiteralGlob(g) && outside.some((f) => f.startsWith(`${g.replace(/\/+$/, "")}/`)));
+  return folders.map((g) => ` (${(0,_text_js__WEBPACK_IMPORTED_MODULE_1__/* .quoted */ .TL)(g)} matches only a file of that exact path, not the files in a folder of that name: write ${(0,_text_js__WEBPACK_IMPORTED_MODULE_1__/* .quoted */ .TL)(`${g.replace(/\/+$/, "")}/**`)} for everything under it)`).join("");
 }
 function plural(n) {
   return `${n} file${n === 1 ? "" : "s"}`;
@@ -9884,7 +10879,7 @@ function checkFence(changed_files, owns, never) {
   }
   const parts = [];
   if (outside_owns.length) {
-    parts.push(`${plural(outside_owns.length)} outside owns [${owns.join(", ")}]: ${names(outside_owns)}`);
+    parts.push(`${plural(outside_owns.length)} outside owns [${owns.join(", ")}]: ${names(outside_owns)}${folderHint(outside_owns, owns)}`);
   }
   if (in_never.length) {
     const rules = never.filter((g) => in_never.some((f) => (0,_glob_js__WEBPACK_IMPORTED_MODULE_0__/* .matchesAny */ ._I)(f, [g])));
@@ -9902,12 +10897,17 @@ function checkFence(changed_files, owns, never) {
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   $5: () => (/* binding */ fieldsAt),
 /* harmony export */   MS: () => (/* binding */ templateProblem),
+/* harmony export */   Nd: () => (/* binding */ TargetSchema),
 /* harmony export */   O6: () => (/* binding */ REVIEW_DEFAULTS),
+/* harmony export */   UW: () => (/* binding */ schemasAt),
+/* harmony export */   V0: () => (/* binding */ fieldHomes),
 /* harmony export */   Wj: () => (/* binding */ FleetFileSchema),
+/* harmony export */   a6: () => (/* binding */ descriptionAt),
 /* harmony export */   kB: () => (/* binding */ LANE_ID_PATTERN)
 /* harmony export */ });
-/* unused harmony exports AgentSchema, BudgetSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, IntegrateSchema, IssueSourceSchema, LensSchema, MergeSchema, PICK_RULES, PersonaSchema, PullRequestSchema, QUEUE_LABEL_DEFAULTS, RelaySchema, ReviewSchema, STRATEGY_LABEL_PATTERN, SourceSchema, SpeculativeSchema, StrategySchema, TargetReviewSchema, TargetSchema */
+/* unused harmony exports AgentSchema, BudgetSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, IntegrateSchema, IssueSourceSchema, LensSchema, MergeSchema, PICK_RULES, PersonaSchema, PullRequestSchema, QUEUE_LABEL_DEFAULTS, RelaySchema, ReviewSchema, STRATEGY_LABEL_PATTERN, SourceSchema, SpeculativeSchema, StrategySchema, TargetReviewSchema */
 /* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8816);
 /* harmony import */ var _review_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8111);
 /* harmony import */ var _queue_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(5792);
@@ -10118,6 +11118,56 @@ const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej
   integrate: IntegrateSchema.optional(),
   relay: RelaySchema.default({ item_chars: 300, max_chars: 4e3, scope: "fleet" })
 }).describe("A Fleet file: one directive applied to many targets.");
+function unwrapped(schema) {
+  let s = schema;
+  while (s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodOptional */ .IiU || s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodDefault */ .XiL || s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodNullable */ .l1C) s = s.unwrap();
+  return s;
+}
+function alternatives(schema) {
+  const s = unwrapped(schema);
+  return s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodUnion */ .fZ7 ? s.options.flatMap(alternatives) : [s];
+}
+function schemasAt(path, root = FleetFileSchema) {
+  let here = alternatives(root);
+  for (const part of path) {
+    here = here.flatMap((s) => {
+      if (s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodObject */ .bvH && typeof part === "string" && part in s.shape) return alternatives(s.shape[part]);
+      if (s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodArray */ .naA && typeof part === "number") return alternatives(s.element);
+      return [];
+    });
+  }
+  return here;
+}
+function fieldsAt(path) {
+  const names = schemasAt(path).flatMap((s) => s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodObject */ .bvH ? Object.keys(s.shape) : []);
+  return [...new Set(names)];
+}
+function descriptionAt(path) {
+  if (!path.length) return void 0;
+  for (const parent of schemasAt(path.slice(0, -1))) {
+    const last = path[path.length - 1];
+    let s = parent instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodObject */ .bvH && typeof last === "string" ? parent.shape[last] : parent instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodArray */ .naA ? parent.element : void 0;
+    while (s) {
+      if (s.description) return s.description;
+      s = s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodOptional */ .IiU || s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodDefault */ .XiL || s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodNullable */ .l1C ? s.unwrap() : void 0;
+    }
+  }
+  return void 0;
+}
+function fieldHomes(key) {
+  const homes = /* @__PURE__ */ new Set();
+  const walk = (schema, at, depth) => {
+    if (depth > 6) return;
+    for (const s of alternatives(schema)) {
+      if (s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodArray */ .naA) walk(s.element, `${at}[]`, depth + 1);
+      if (!(s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodObject */ .bvH)) continue;
+      if (key in s.shape) homes.add(at);
+      for (const [name, field] of Object.entries(s.shape)) walk(field, at ? `${at}.${name}` : name, depth + 1);
+    }
+  };
+  walk(FleetFileSchema, "", 0);
+  return [...homes].sort((a, b) => a.split(".").length - b.split(".").length);
+}
 
 
 
@@ -13758,6 +14808,145 @@ function scopesOverlap(a, b) {
 
 /***/ }),
 
+/***/ 3211:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   BP: () => (/* binding */ unchangedRecord),
+/* harmony export */   RK: () => (/* binding */ outcomesOf),
+/* harmony export */   Ve: () => (/* binding */ unchangedLanes),
+/* harmony export */   Zl: () => (/* binding */ outcomesProblem),
+/* harmony export */   dj: () => (/* binding */ canonicalJson),
+/* harmony export */   t2: () => (/* binding */ laneDigestInput),
+/* harmony export */   z_: () => (/* binding */ laneDigest)
+/* harmony export */ });
+/* unused harmony export FLEET_VERSION */
+/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7598);
+/* harmony import */ var _model_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(754);
+
+
+const FLEET_VERSION = "0.1.0";
+function laneDigestInput(file, lane, version = FLEET_VERSION) {
+  return {
+    fleet_version: version,
+    fleet: {
+      name: file.name,
+      forge: file.forge,
+      agent: file.agent ?? null,
+      commit_message: file.commit_message ?? null,
+      pr: file.pr,
+      ci: file.ci,
+      merge: file.merge,
+      checkpoint: file.checkpoint,
+      isolation: file.isolation,
+      relay: file.relay
+    },
+    lane: {
+      id: lane.id,
+      repo: lane.repo,
+      title: lane.title,
+      directive: lane.directive,
+      run: lane.run ?? null,
+      checks: lane.checks,
+      owns: lane.owns,
+      never: lane.never,
+      branch: lane.branch,
+      base: lane.base ?? null,
+      depends_on: [...lane.depends_on].sort(),
+      review: lane.review
+    }
+  };
+}
+function laneDigest(file, lane, version = FLEET_VERSION) {
+  return `sha256:${(0,node_crypto__WEBPACK_IMPORTED_MODULE_0__.createHash)("sha256").update(canonicalJson(laneDigestInput(file, lane, version))).digest("hex")}`;
+}
+function canonicalJson(value) {
+  if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const entries = Object.entries(value).filter(([, v]) => v !== void 0).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+}
+function outcomesOf(m) {
+  return {
+    schema_version: _model_js__WEBPACK_IMPORTED_MODULE_1__/* .SCHEMA_VERSION */ .f$,
+    name: m.name,
+    fleet_id: m.fleet_id,
+    dry_run: m.dry_run,
+    lanes: m.lanes.filter((l) => l.status === "completed" || l.status === "unchanged").map((l) => ({
+      lane: l.lane,
+      repo: l.repo,
+      status: l.status,
+      phase: l.phase,
+      digest: l.digest ?? null,
+      base_branch: l.base_branch,
+      base_commit: l.base_commit,
+      branch: l.branch,
+      commit: l.commit,
+      ...l.strategy ? { strategy: l.strategy } : {},
+      changed_files: l.changed_files,
+      pr_url: l.pr_url,
+      pr_number: l.pr_number,
+      merge_status: l.merge_status,
+      ci_conclusion: l.ci_conclusion,
+      ran_in: l.status === "unchanged" && l.unchanged_since || m.fleet_id,
+      ended_at: l.ended_at
+    }))
+  };
+}
+function outcomesProblem(prev, name, dryRun) {
+  if (prev.schema_version !== _model_js__WEBPACK_IMPORTED_MODULE_1__/* .SCHEMA_VERSION */ .f$) return `they were written by another manifest version (${prev.schema_version}, this Fleet writes ${_model_js__WEBPACK_IMPORTED_MODULE_1__/* .SCHEMA_VERSION */ .f$})`;
+  if (prev.name !== name) return `they are fleet "${prev.name}"'s, not "${name}"'s`;
+  if (prev.dry_run) return "that run was a dry run: it pushed nothing";
+  if (dryRun) return "this run is a dry run: every lane runs to show its patch";
+  return null;
+}
+function reusable(p) {
+  if (p.status === "unchanged") return true;
+  if (p.status !== "completed") return false;
+  return p.phase !== "dry-run" && p.phase !== "draft" && p.merge_status !== "draft";
+}
+function unchangedLanes(input) {
+  const prev = new Map(input.previous.lanes.map((l) => [l.lane, l]));
+  const out = /* @__PURE__ */ new Map();
+  for (const lane of input.lanes) {
+    const p = prev.get(lane.id);
+    if (!p || !reusable(p) || p.repo !== lane.repo) continue;
+    const digest = input.digests.get(lane.id);
+    const base = input.baseCommits.get(lane.id);
+    if (!digest || !p.digest || digest !== p.digest) continue;
+    if (!base || !p.base_commit || base !== p.base_commit) continue;
+    if (!lane.depends_on.every((d) => out.has(d))) continue;
+    out.set(lane.id, p);
+  }
+  return out;
+}
+function unchangedRecord(planned, p, digest, now) {
+  return {
+    ...planned,
+    status: "unchanged",
+    phase: "unchanged",
+    updated_at: now,
+    ended_at: now,
+    base_branch: p.base_branch,
+    base_commit: p.base_commit,
+    branch: p.branch ?? planned.branch,
+    commit: p.commit,
+    changed_files: p.changed_files,
+    pr_url: p.pr_url,
+    pr_number: p.pr_number,
+    merge_status: p.merge_status,
+    ci_conclusion: p.ci_conclusion,
+    digest,
+    unchanged_since: p.ran_in,
+    ...p.strategy ? { strategy: p.strategy } : {},
+    evidence: { ...planned.evidence, notes: [`unchanged since ${p.ran_in} (${p.phase}): same base commit ${(p.base_commit ?? "").slice(0, 12)}, same digest`] }
+  };
+}
+
+
+
+/***/ }),
+
 /***/ 1827:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
@@ -13792,9 +14981,10 @@ function formatBytes(n) {
 /* harmony export */   eV: () => (/* binding */ finalizeManifest),
 /* harmony export */   eh: () => (/* binding */ summarize),
 /* harmony export */   o8: () => (/* binding */ durationSeconds),
-/* harmony export */   pe: () => (/* binding */ parseTime)
+/* harmony export */   pe: () => (/* binding */ parseTime),
+/* harmony export */   q3: () => (/* binding */ compareIds)
 /* harmony export */ });
-/* unused harmony exports applyLaneRecord, compareIds, resumableLanes */
+/* unused harmony exports applyLaneRecord, resumableLanes */
 /* harmony import */ var _spend_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8075);
 /* harmony import */ var _model_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(754);
 
@@ -14008,10 +15198,10 @@ function fenceFor(text) {
 /* harmony export */   f$: () => (/* binding */ SCHEMA_VERSION),
 /* harmony export */   ff: () => (/* binding */ TERMINAL)
 /* harmony export */ });
-/* unused harmony exports AgentUsage, Attempt, ChainRun, CiConclusion, ContentionEntry, ErrorClass, Evidence, Exclusion, IntegrationRecord, LaneError, LaneIntegration, LanePhase, LaneRecord, LaneReview, LaneStatus, LensRun, MergeStatus, QueueBoard, QueueItemRecord, QueueRow, ReviewFindingRecord, ReviewRound, SeamResult, Shard, Summary, Timings, Wave, emptyEvidence, emptyTimings */
+/* unused harmony exports AgentUsage, Attempt, ChainRun, CiConclusion, ContentionEntry, ErrorClass, Evidence, Exclusion, IntegrationRecord, LaneError, LaneIntegration, LanePhase, LanePrs, LaneRecord, LaneReview, LaneStatus, LensRun, MergeStatus, QueueBoard, QueueItemRecord, QueueRow, ReviewFindingRecord, ReviewRound, SeamResult, Shard, Summary, Timings, Wave, emptyEvidence, emptyTimings */
 /* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8816);
 
-const SCHEMA_VERSION = "1.3.0";
+const SCHEMA_VERSION = "1.4.0";
 const LaneStatus = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["queued", "running", "completed", "failed", "skipped", "excluded", "unchanged"]);
 const TERMINAL = /* @__PURE__ */ new Set(["completed", "failed", "skipped", "excluded", "unchanged"]);
 const LanePhase = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n([
@@ -14145,6 +15335,14 @@ const LaneIntegration = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej
   conflicts: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("Files that conflicted, for a lane held by a conflict."),
   reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable()
 });
+const LanePrs = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+  command: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["merge", "close"]).describe("The command that last changed this record."),
+  outcome: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["merged", "closed", "already-merged", "already-closed", "not-merged", "not-closed", "failed"]).describe("merged / closed: that command did it; already-*: it found it so (a person, or an earlier command); not-* and failed: refused or could not, detail says why."),
+  state: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["open", "closed", "merged", "branch"]).describe("The PR as the forge showed it afterwards (branch: a lane branch with no PR, as on the local forge; closed: locally, the branch deleted)."),
+  branch_deleted: zod__WEBPACK_IMPORTED_MODULE_0__/* .boolean */ .zMY().describe("The lane branch is gone from the forge (close deletes it when it still holds the lane commit)."),
+  detail: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
+  at: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()
+});
 const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
   lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
@@ -14185,7 +15383,8 @@ const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
     reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("Why the pick is what it is (the rule and what decided it)."),
     diff_lines: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).nullable().describe("Lines added and removed by its change.")
   }).optional().describe("For one strategy of a target tried several ways (speculative strategies)."),
-  review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed.")
+  review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed."),
+  prs: LanePrs.optional().describe("What `fleet prs merge` or `fleet prs close` last found and did to the lane's PR (or branch) after the run; absent until one of them acted on it.")
 });
 const LaneResult = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   schema_version: zod__WEBPACK_IMPORTED_MODULE_0__/* .literal */ .euz(SCHEMA_VERSION),
@@ -14888,6 +16087,218 @@ function longestChain(lanes, level) {
 
 /***/ }),
 
+/***/ 2240:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   HM: () => (/* binding */ rowFrom),
+/* harmony export */   HQ: () => (/* binding */ renderPrsActions),
+/* harmony export */   NE: () => (/* binding */ prsExitCode),
+/* harmony export */   iG: () => (/* binding */ renderPrsTable),
+/* harmony export */   jP: () => (/* binding */ mergeMethodFor),
+/* harmony export */   lJ: () => (/* binding */ mergeBlocker),
+/* harmony export */   mn: () => (/* binding */ prsJson),
+/* harmony export */   yL: () => (/* binding */ reviewState)
+/* harmony export */ });
+/* unused harmony exports PR_MERGE_METHODS, UNRESOLVED, formatAge, prsCounts */
+/* harmony import */ var _manifest_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9626);
+/* harmony import */ var _markdown_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9982);
+
+
+const DASH = "\u2014";
+const PR_MERGE_METHODS = ["merge", "squash", "rebase", "fast-forward"];
+function rowFrom(base, view, problem = null) {
+  return {
+    ...base,
+    pr: view?.number ?? null,
+    url: view?.url ?? null,
+    state: problem ? "unread" : view?.state ?? "none",
+    draft: view?.draft ?? false,
+    ci: view?.ci ?? null,
+    review: view?.review ?? null,
+    mergeable: view?.mergeable ?? null,
+    mergeable_state: view?.mergeable_state ?? null,
+    created_at: view?.created_at ?? null,
+    head_sha: view?.head_sha ?? null,
+    branch_head: view?.branch_head ?? null,
+    problem
+  };
+}
+function reviewState(reviews, requested) {
+  const latest = /* @__PURE__ */ new Map();
+  for (const r of reviews) {
+    const who = r.user?.login.toLowerCase();
+    if (!who) continue;
+    if (r.state === "APPROVED" || r.state === "CHANGES_REQUESTED") latest.set(who, r.state);
+    else if (r.state === "DISMISSED") latest.delete(who);
+  }
+  const verdicts = [...latest.values()];
+  if (verdicts.includes("CHANGES_REQUESTED")) return "changes_requested";
+  if (verdicts.includes("APPROVED")) return "approved";
+  return requested > 0 ? "review_required" : "none";
+}
+function mergeBlocker(view) {
+  const name = view.number !== null ? `#${view.number}` : view.head_branch;
+  if (view.state === "closed") return `${name} is closed`;
+  if (view.state === "merged") return `${name} is merged`;
+  if (view.draft) return `${name} is a draft`;
+  if (view.ci !== null && view.ci !== "success" && view.ci !== "none") return `CI is ${view.ci} on ${shortSha(view.head_sha)}`;
+  if (view.review === "changes_requested") return `a reviewer requested changes on ${name}`;
+  if (view.mergeable === false) {
+    const into = view.base_branch ?? "its base";
+    return !view.mergeable_state || view.mergeable_state === "dirty" ? `${name} conflicts with ${into}` : `${name} cannot merge into ${into} (${view.mergeable_state})`;
+  }
+  return null;
+}
+function mergeMethodFor(opts) {
+  const known = (m) => PR_MERGE_METHODS.includes(m ?? "");
+  if (opts.flag !== void 0) {
+    return known(opts.flag) ? { method: opts.flag } : { problem: `--method takes ${PR_MERGE_METHODS.join(", ")}, got "${opts.flag}"` };
+  }
+  if (opts.policy === "when-green" && known(opts.method)) return { method: opts.method };
+  return {
+    problem: `the fleet's merge.policy is ${opts.policy}: Fleet never merges unless told. Pass --method ${PR_MERGE_METHODS.join("|")} to merge the green PRs, or set merge: {policy: when-green} in the fleet file`
+  };
+}
+const UNRESOLVED = /* @__PURE__ */ new Set(["not-merged", "not-closed", "failed"]);
+function prsExitCode(actions) {
+  return actions.some((a) => UNRESOLVED.has(a.outcome)) ? 1 : 0;
+}
+function formatAge(since, now) {
+  const a = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .parseTime */ .pe)(since);
+  const b = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .parseTime */ .pe)(now);
+  if (a === null || b === null || b < a) return DASH;
+  const s = Math.floor((b - a) / 1e3);
+  if (s < 60) return `${s} s`;
+  const min = Math.floor(s / 60);
+  if (min < 60) return `${min} min`;
+  const h = Math.floor(min / 60);
+  return h < 48 ? `${h} h` : `${Math.floor(h / 24)} d`;
+}
+const SAFE_URL = /^https?:\/\/[^\s<>()[\]|`"'\\]+$/;
+function prCell(pr, url) {
+  if (pr === null) return DASH;
+  return url && SAFE_URL.test(url) ? `[#${pr}](${url})` : `#${pr}`;
+}
+function stateCell(r) {
+  switch (r.state) {
+    case "open":
+      return r.draft ? "open (draft)" : "open";
+    case "branch":
+      return "branch (no PR)";
+    case "none":
+      return DASH;
+    case "unread":
+      return "unread";
+    default:
+      return r.state;
+  }
+}
+function branchCell(r) {
+  if (!r.branch) return DASH;
+  const gone = (r.state === "closed" || r.state === "merged") && r.branch_head === null;
+  return `${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeCell */ .MZ)(r.branch)}${gone ? " (deleted)" : ""}`;
+}
+function mergeableCell(r) {
+  if (r.state !== "open" && r.state !== "branch") return DASH;
+  if (r.mergeable === null) return r.mergeable_state && r.mergeable_state !== "unknown" ? (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(r.mergeable_state) : "unknown";
+  const word = r.mergeable ? "yes" : "no";
+  return r.mergeable_state && r.mergeable_state !== "clean" ? `${word} (${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(r.mergeable_state)})` : word;
+}
+function cell(s) {
+  return s === null || s === "" ? DASH : (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(s);
+}
+function table(header, rows) {
+  return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.join(" | ")} |`)];
+}
+function plural(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+function prsCounts(rows) {
+  const count = (s) => rows.filter((r) => r.state === s).length;
+  const drafts = rows.filter((r) => r.state === "open" && r.draft).length;
+  const parts = [];
+  if (count("open")) parts.push(`${count("open")} open${drafts ? ` (${drafts} draft)` : ""}`);
+  if (count("branch")) parts.push(`${plural(count("branch"), "branch", "branches")} without a PR`);
+  if (count("merged")) parts.push(`${count("merged")} merged`);
+  if (count("closed")) parts.push(`${count("closed")} closed`);
+  if (count("none")) parts.push(`${count("none")} with nothing on the forge`);
+  if (count("unread")) parts.push(`${count("unread")} unread`);
+  return `${plural(rows.length, "lane")}${parts.length ? `: ${parts.join(", ")}` : ""}`;
+}
+function renderPrsTable(rows, opts) {
+  const lines = [`## Fleet PRs${opts.title ? ` \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(opts.title)}` : ""}`, ""];
+  if (rows.length === 0) {
+    lines.push("No lanes.");
+    return `${lines.join("\n")}
+`;
+  }
+  lines.push(
+    ...table(
+      ["Lane", "Repo", "Branch", "PR", "State", "CI", "Review", "Mergeable", "Age"],
+      rows.map((r) => [
+        (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(r.lane),
+        (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(r.repo),
+        branchCell(r),
+        prCell(r.pr, r.url),
+        stateCell(r),
+        cell(r.ci),
+        cell(r.review),
+        mergeableCell(r),
+        formatAge(r.created_at, opts.now)
+      ])
+    )
+  );
+  lines.push("", `${prsCounts(rows)}.`);
+  const unread = rows.filter((r) => r.problem);
+  if (unread.length) {
+    lines.push("", "Not read:");
+    for (const r of unread) lines.push(`- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(r.lane)}: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(r.problem)}`);
+  }
+  return `${lines.join("\n")}
+`;
+}
+function prsJson(rows, now) {
+  return rows.map((r) => ({ ...r, age_seconds: (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .durationSeconds */ .o8)(r.created_at, now) }));
+}
+const OUTCOME_WORDS = {
+  merged: "merged",
+  closed: "closed",
+  "would-merge": "would merge",
+  "would-close": "would close",
+  "already-merged": "already merged",
+  "already-closed": "already closed",
+  "not-merged": "not merged",
+  "not-closed": "not closed",
+  "no-pr": "no PR",
+  failed: "failed"
+};
+const OUTCOME_ORDER = ["merged", "closed", "would-merge", "would-close", "not-merged", "not-closed", "failed", "already-merged", "already-closed", "no-pr"];
+function renderPrsActions(actions, opts) {
+  const what = opts.command === "merge" ? `merge${opts.method ? ` (${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(opts.method)})` : ""}` : "close";
+  const lines = [`## Fleet PRs: ${what}${opts.title ? ` \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(opts.title)}` : ""}`, ""];
+  if (opts.dryRun) lines.push("Dry run: nothing was changed on the forge, in the manifest or in the events log.", "");
+  if (actions.length === 0) {
+    lines.push("No lanes.");
+    return `${lines.join("\n")}
+`;
+  }
+  lines.push(...table(["Lane", "Repo", "PR", "Outcome", "Detail"], actions.map((a) => [(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(a.lane), (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(a.repo), prCell(a.pr, a.url), OUTCOME_WORDS[a.outcome], cell(a.detail)])));
+  const counts = OUTCOME_ORDER.map((o) => [o, actions.filter((a) => a.outcome === o).length]).filter(([, n]) => n > 0);
+  lines.push("", `${counts.map(([o, n]) => `${OUTCOME_WORDS[o]}: ${n}`).join(" \xB7 ")}.`);
+  const left = actions.filter((a) => UNRESOLVED.has(a.outcome)).length;
+  if (left) lines.push("", `${plural(left, "lane")} left for a person (exit code 1).`);
+  return `${lines.join("\n")}
+`;
+}
+function shortSha(sha) {
+  return sha ? sha.slice(0, 12) : "its head";
+}
+
+
+
+/***/ }),
+
 /***/ 5792:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
@@ -15178,6 +16589,7 @@ function decideQueue(facts, s) {
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   B1: () => (/* binding */ renderReport),
 /* harmony export */   EG: () => (/* binding */ renderPlan),
+/* harmony export */   S5: () => (/* binding */ laneCount),
 /* harmony export */   dK: () => (/* binding */ renderStatusTable),
 /* harmony export */   kT: () => (/* binding */ reviewBodyLines)
 /* harmony export */ });
@@ -15254,8 +16666,16 @@ function rowCap(maxRows, fallback) {
 }
 function moreLine(hidden) {
   const counts = /* @__PURE__ */ new Map();
-  for (const l of hidden) counts.set(l.status, (counts.get(l.status) ?? 0) + 1);
-  const parts = STATUS_ORDER.filter((s) => counts.has(s)).map((s) => `${counts.get(s)} ${s}`);
+  let noOp = 0;
+  for (const l of hidden) {
+    if (l.status === "completed" && l.phase === "no-op") noOp++;
+    else counts.set(l.status, (counts.get(l.status) ?? 0) + 1);
+  }
+  const parts = [];
+  for (const s of STATUS_ORDER) {
+    if (counts.has(s)) parts.push(`${counts.get(s)} ${s}`);
+    if (s === "completed" && noOp) parts.push(`${noOp} no-op`);
+  }
   return `${ELLIPSIS} and ${hidden.length} more (${parts.join(", ")})`;
 }
 function table(header, align, rows) {
@@ -15273,7 +16693,7 @@ function renderStatusTable(m, opts) {
   const lines = [
     `## Fleet Status \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`,
     "",
-    `Elapsed: ${durationCell(elapsed)} | Active: ${s.running} / ${m.max_parallel} | Queued: ${s.queued} | Completed: ${s.completed} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}${s.unchanged ? ` | Unchanged: ${s.unchanged}` : ""}`,
+    `Elapsed: ${durationCell(elapsed)} | Active: ${s.running} / ${m.max_parallel} | Queued: ${s.queued} | Completed: ${s.completed - s.no_op} | No-op: ${s.no_op} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}${s.unchanged ? ` | Unchanged: ${s.unchanged}` : ""}`,
     ""
   ];
   if (m.lanes.length === 0) {
@@ -15291,7 +16711,7 @@ function renderStatusTable(m, opts) {
     waveLabel(l.wave),
     (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.phase),
     prCell(l),
-    orDash(l.ci_conclusion),
+    ciCell(m, l),
     orDash(l.merge_status),
     String(l.retry_count),
     agoCell(l.updated_at, opts.now)
@@ -15299,7 +16719,7 @@ function renderStatusTable(m, opts) {
   if (rows.length > 0) {
     lines.push(
       ...table(
-        ["#", "Repo", "Lane", "Wave", "Phase", "PR", "CI", "Merge", "Retries", "Last update"],
+        ["#", "Repo", "Lane", "Wave", "Phase", "PR", ciHeader(m), "Merge", "Retries", "Last update"],
         ["r", "l", "l", "r", "l", "l", "l", "l", "r", "r"],
         rows
       )
@@ -15333,6 +16753,7 @@ function branchPrCell(l) {
   const parts = [];
   const pushed = l.phase !== "dry-run" && (l.commit != null || l.pr_url != null || l.pr_number != null);
   if (l.branch && pushed) parts.push((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeCell */ .MZ)(l.branch));
+  if (l.phase === "dry-run" && l.evidence.patch) parts.push(`patch ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeCell */ .MZ)(l.evidence.patch)}`);
   const pr = prCell(l);
   if (pr !== DASH) parts.push(pr);
   return parts.length ? parts.join(" \xB7 ") : DASH;
@@ -15378,6 +16799,41 @@ function pullRequestLines(m) {
 function dryRunLine(m) {
   return m.dry_run ? ["", "_Dry run: nothing is pushed, no pull request is opened._"] : [];
 }
+function dryRunPatchLines(m, workspace) {
+  if (!m.dry_run) return [];
+  if (!m.lanes.some((l) => l.phase === "dry-run")) return ["", "_Dry run: nothing was pushed, no pull request was opened; no lane made a change, so there is no patch._"];
+  const where = workspace ? (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(joinPath(workspace, "lanes/<lane>/patch.diff")) : (
+    // Rendered without a workspace (the reusable workflow's report job): the patches travel in the lane artifacts.
+    `its ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)("patch.diff")} (${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)("lanes/<lane>/patch.diff")} in the fleet workspace; on GitHub Actions, in the lane's ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)("fleet-lane-<lane>.a<attempt>")} artifact)`
+  );
+  return ["", `_Dry run: nothing was pushed, no pull request was opened; each lane's change is in ${where}._`];
+}
+function plural(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+function laneCount(m) {
+  const total = m.lanes.length;
+  const scheduled = m.lanes.filter((l) => l.wave != null).length;
+  const unchanged = m.lanes.filter((l) => l.wave != null && l.status === "unchanged").length;
+  const planSkipped = m.lanes.filter((l) => l.wave == null && l.status === "skipped").length;
+  const excluded = m.lanes.filter((l) => l.wave == null && l.status === "excluded").length;
+  const waves = `in ${plural(m.waves.length, "wave")}${unchanged ? ` (${unchanged} unchanged, not run)` : ""}`;
+  if (scheduled === total) return `${plural(total, "lane")} ${waves}`;
+  const parts = [`${scheduled} ${waves}`];
+  if (planSkipped) parts.push(`${planSkipped} skipped at plan time`);
+  if (excluded) parts.push(`${excluded} excluded`);
+  return `${plural(total, "lane")}: ${parts.join(", ")}`;
+}
+function ciHeader(m) {
+  return m.forge === "local" ? "Checks" : "CI";
+}
+function ciCell(m, l) {
+  if (m.forge !== "local") return orDash(l.ci_conclusion);
+  if (l.error?.class === "check-failed") return "failed";
+  if (l.ci_conclusion === "success") return "passed";
+  if (l.ci_conclusion === "none") return "no checks";
+  return DASH;
+}
 const UNCHANGED_ROWS = 10;
 function unchangedLine(n) {
   return `${n} lane${n === 1 ? "" : "s"} unchanged since their last outcome (same base commit, same digest): not run, their branches and PRs left as they were; see the manifest.`;
@@ -15403,10 +16859,11 @@ function runsLines(m) {
 }
 function renderReport(m, opts) {
   const s = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .summarize */ .eh)(m.lanes, m.started_at, m.ended_at ?? opts.now);
-  const lines = [`## Fleet Report \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`, "", directiveLine(m), ...dryRunLine(m), ...isolationLine(m), ...runsLines(m), ""];
+  const lines = [`## Fleet Report \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`, "", directiveLine(m), ...dryRunPatchLines(m, opts.workspace), ...isolationLine(m), ...runsLines(m), "", `${laneCount(m)}.`, ""];
   const metrics = [
     ["Lanes", String(s.total)],
-    ["Completed", String(s.completed)],
+    // Completed lanes that changed something; the ones that had nothing to change are the next row, not in this one.
+    ["Completed", String(s.completed - s.no_op)],
     ["No-op", String(s.no_op)],
     ["Failed", String(s.failed)],
     ["Skipped", String(s.skipped)],
@@ -15442,9 +16899,9 @@ function renderReport(m, opts) {
     }
     const rows = shown.map((l) => {
       const result = laneResult(l);
-      return [(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.lane), (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.repo), waveLabel(l.wave), result, branchPrCell(l), orDash(l.ci_conclusion), notesCell(l, result)];
+      return [(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.lane), (0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.repo), waveLabel(l.wave), result, branchPrCell(l), ciCell(m, l), notesCell(l, result)];
     });
-    if (rows.length > 0) lines.push(...table(["Lane", "Repo", "Wave", "Result", "Branch / PR", "CI", "Notes"], ["l", "l", "r", "l", "l", "l", "l"], rows));
+    if (rows.length > 0) lines.push(...table(["Lane", "Repo", "Wave", "Result", "Branch / PR", ciHeader(m), "Notes"], ["l", "l", "r", "l", "l", "l", "l"], rows));
     if (hidden.length > 0) lines.push("", `${moreLine(hidden)}: see the manifest`);
     if (folded) lines.push("", unchangedLine(unchanged.length));
   }
@@ -15583,7 +17040,8 @@ function strategyLines(m) {
       `${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.strategy.label)}${l.strategy.picked ? " \u2705" : ""}`,
       laneResult(l),
       l.status === "completed" && l.phase !== "dry-run" ? "passed" : l.error?.class === "check-failed" ? "failed" : DASH,
-      orDash(l.ci_conclusion),
+      // A local forge has no CI: what the lane's record calls its CI there is its own checks, in the column before.
+      m.forge === "local" ? DASH : orDash(l.ci_conclusion),
       l.review ? String(l.review.open) : DASH,
       countCell(l.strategy.diff_lines),
       l.changed_files.length ? String(l.changed_files.length) : DASH,
@@ -15674,12 +17132,10 @@ function capped(items, limit, render, noun) {
   return out;
 }
 function renderPlan(m) {
-  const scheduled = m.lanes.filter((l) => l.wave != null).length;
   const skipped = m.lanes.filter((l) => l.status === "skipped");
-  const unchanged = m.lanes.filter((l) => l.status === "unchanged").length;
   const lines = [`## Fleet Plan \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`, "", directiveLine(m), ...dryRunLine(m), ""];
   lines.push(
-    `Lanes: ${scheduled} in ${m.waves.length} ${m.waves.length === 1 ? "wave" : "waves"}${unchanged ? ` (${unchanged} unchanged, not run)` : ""} \xB7 Skipped: ${skipped.length} \xB7 Excluded: ${m.excluded.length} \xB7 Max parallel: ${m.max_parallel} \xB7 Retries: ${m.max_retries} \xB7 Checkpoint: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.checkpoint)} \xB7 Merge: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.merge_policy)}`,
+    `${laneCount(m)} \xB7 Max parallel: ${m.max_parallel} \xB7 Retries: ${m.max_retries} \xB7 Checkpoint: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.checkpoint)} \xB7 Merge: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.merge_policy)}`,
     "",
     "### Waves",
     ""
@@ -16098,6 +17554,176 @@ function money(v) {
 
 /***/ }),
 
+/***/ 6161:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   D7: () => (/* binding */ wrongTypeMessage),
+/* harmony export */   ZT: () => (/* binding */ sizeMessage),
+/* harmony export */   i: () => (/* binding */ badOptionMessage),
+/* harmony export */   oO: () => (/* binding */ unknownFieldMessage),
+/* harmony export */   pA: () => (/* binding */ nearest)
+/* harmony export */ });
+/* unused harmony exports describeValue, editDistance */
+/* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8816);
+/* harmony import */ var _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9658);
+/* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9112);
+
+
+
+function editDistance(a, b) {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_2, j) => i === 0 ? j : j === 0 ? i : 0));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+function squashed(name) {
+  return name.toLowerCase().replace(/[-_]/g, "");
+}
+function nearest(word, known) {
+  const same = known.find((k) => squashed(k) === squashed(word));
+  if (same) return same;
+  const lower = word.toLowerCase();
+  const limit = Math.max(1, Math.floor(word.length / 3));
+  let best;
+  for (const k of known) {
+    const distance = editDistance(lower, k.toLowerCase());
+    if (distance <= limit && (!best || distance < best.distance)) best = { name: k, distance };
+  }
+  if (best) return best.name;
+  if (lower.length < 4) return void 0;
+  const containing = known.filter((k) => k.toLowerCase().split("_").includes(lower));
+  return containing.sort((a, b) => a.length - b.length)[0];
+}
+function named(path) {
+  return path.reduce((out, part) => typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part), "");
+}
+function unknownFieldMessage(path, key) {
+  const start = `unknown field "${key}"`;
+  const inTarget = path.length === 2 && path[0] === "targets" && typeof path[1] === "number";
+  if (path.length === 0 && !(0,_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .fieldsAt */ .$5)([]).includes(key) && (0,_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .fieldsAt */ .$5)(["targets", 0]).includes(key)) {
+    return `${start} at the top level: it is a field of each target (targets: [{ ${key === "repo" ? "repo: \u2026" : `repo: \u2026, ${key}: \u2026`} }])`;
+  }
+  if (inTarget && (0,_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .fieldsAt */ .$5)([]).includes(key)) return `${start} in a target: it is a setting of the whole fleet; write it at the top level`;
+  const known = (0,_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .fieldsAt */ .$5)(path);
+  const guess = nearest(key, known);
+  if (guess) return `${start}: did you mean ${guess}?`;
+  const homes = (0,_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .fieldHomes */ .V0)(key).filter((h) => h !== "" && h !== "targets[]");
+  if (homes.length) return `${start} here: it is a field of ${homes.slice(0, 3).join(", ")}${homes.length > 3 ? ", \u2026" : ""}`;
+  if (known.length && known.length <= 8) return `${start}: the fields of ${named(path) || "this mapping"} are ${known.join(", ")}`;
+  return `${start}: check the spelling against the fleet file reference (docs/fleet-file.md)`;
+}
+function describeValue(value) {
+  if (value === null || value === void 0) return "nothing";
+  if (typeof value === "string") return `the text ${shown(value)}`;
+  if (typeof value === "number" || typeof value === "bigint") return `the number ${String(value)}`;
+  if (typeof value === "boolean") return String(value);
+  if (Array.isArray(value)) return "a list";
+  return typeof value === "object" ? "a mapping" : `a ${typeof value}`;
+}
+const SHOWN_CHARS = 60;
+function shown(text) {
+  return (0,_text_js__WEBPACK_IMPORTED_MODULE_1__/* .quoted */ .TL)(text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS)}\u2026` : text);
+}
+const NOUNS = {
+  array: "a list",
+  object: "a mapping",
+  string: "text",
+  number: "a number",
+  int: "a whole number",
+  boolean: "true or false"
+};
+function written(path, value, json) {
+  const last = path[path.length - 1];
+  if (typeof last !== "string") return json ? value : `- ${value}`;
+  return json ? `${JSON.stringify(last)}: ${value}` : `${last}: ${value}`;
+}
+function inlineMapping(key, value, json) {
+  return json ? `{${JSON.stringify(key)}: ${value}}` : `{ ${key}: ${value} }`;
+}
+function listOfText(path) {
+  return (0,_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .schemasAt */ .UW)([...path, 0]).some((s) => s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodString */ .NDH || s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodEnum */ .Vb4);
+}
+function fieldForText(path, text) {
+  for (const s of (0,_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .schemasAt */ .UW)(path)) {
+    if (!(s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodObject */ .bvH)) continue;
+    const shape = s.shape;
+    const required = Object.keys(shape).filter((k) => !(shape[k] instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodOptional */ .IiU || shape[k] instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodDefault */ .XiL));
+    if (required.length === 1) return required[0];
+    const byOption = Object.keys(shape).find((k) => (0,_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .schemasAt */ .UW)([k], s).some((f) => f instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodEnum */ .Vb4 && f.options.includes(text)));
+    if (byOption) return byOption;
+  }
+  return void 0;
+}
+function described(path) {
+  const d = (0,_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .descriptionAt */ .a6)(path);
+  return d ? ` (${d.replace(/\.$/, "")})` : "";
+}
+function wrongTypeMessage(expected, value, path, json) {
+  const last = path[path.length - 1];
+  const field = typeof last === "string" ? last : void 0;
+  const noun = NOUNS[expected] ?? expected;
+  if (value === void 0 && field) return `missing: add ${field}:${described(path)}`;
+  if (value === null) return `empty: give ${field ? `${field}: ` : "it "}${expected === "string" ? "a value" : noun}${described(path)}`;
+  const not = `expected ${noun}, not ${describeValue(value)}`;
+  const scalar = typeof value === "string" || typeof value === "number" || typeof value === "boolean";
+  if (expected === "array" && scalar) {
+    if (!listOfText(path)) return `${not}: write a list of ${describeEntries(path)}${described(path)}`;
+    return `${not}: write it as a list: ${written(path, `[${typeof value === "string" ? shown(value) : (0,_text_js__WEBPACK_IMPORTED_MODULE_1__/* .quoted */ .TL)(String(value))}]`, json)}`;
+  }
+  if (expected === "object" && typeof value === "string") {
+    const key = fieldForText(path, value);
+    return key ? `${not}: write it as a mapping: ${written(path, inlineMapping(key, shown(value), json), json)}` : `${not}${described(path)}`;
+  }
+  if ((expected === "number" || expected === "int") && typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))) {
+    return `${not}: write it without quotes: ${written(path, String(Number(value)), json)}`;
+  }
+  if (expected === "int" && typeof value === "number") return `expected a whole number, not ${value}`;
+  if (expected === "boolean" && typeof value === "string" && /^(true|false|yes|no|on|off)$/i.test(value)) {
+    const b = /^(true|yes|on)$/i.test(value);
+    return `${not}: write ${written(path, String(b), json)} (without quotes)`;
+  }
+  if (expected === "string" && (typeof value === "number" || typeof value === "boolean")) {
+    return `${not}: quote it: ${written(path, (0,_text_js__WEBPACK_IMPORTED_MODULE_1__/* .quoted */ .TL)(String(value)), json)}`;
+  }
+  return `${not}${described(path)}`;
+}
+function describeEntries(path) {
+  const entries = (0,_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .schemasAt */ .UW)([...path, 0]);
+  if (entries.some((s) => s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodObject */ .bvH)) return "mappings";
+  return "values";
+}
+function badOptionMessage(options, value) {
+  const names = options.map((o) => typeof o === "string" ? o : JSON.stringify(o));
+  const start = `${typeof value === "string" ? shown(value) : describeValue(value)} is not one of ${names.join(", ")}`;
+  const guess = typeof value === "string" ? nearest(value, names) : void 0;
+  return guess ? `${start}: did you mean ${guess}?` : start;
+}
+function sizeMessage(issue, value) {
+  const small = issue.code === "too_small";
+  const bound = Number(small ? issue.minimum : issue.maximum);
+  if (issue.origin === "string" && small && bound === 1) return "is empty: give it a value, or leave the field out";
+  if (issue.origin === "number") {
+    const rule = small ? issue.inclusive ? `at least ${bound}` : `more than ${bound}` : issue.inclusive ? `at most ${bound}` : `less than ${bound}`;
+    return `must be ${rule}${typeof value === "number" ? `, not ${value}` : ""}`;
+  }
+  if (issue.origin === "array") {
+    const count = Array.isArray(value) ? ` (${value.length} listed)` : "";
+    return `list ${small ? "at least" : "at most"} ${bound} entr${bound === 1 ? "y" : "ies"}${count}`;
+  }
+  if (issue.origin === "string") return `${small ? "at least" : "at most"} ${bound} characters`;
+  return void 0;
+}
+
+
+
+/***/ }),
+
 /***/ 9112:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
@@ -16135,14 +17761,17 @@ function displayPath(p) {
 /* harmony export */   C5: () => (/* binding */ formatProblems),
 /* harmony export */   H7: () => (/* binding */ addDiscoveredLanes),
 /* harmony export */   LD: () => (/* binding */ defaultLaneId),
+/* harmony export */   VH: () => (/* binding */ classifyRepo),
 /* harmony export */   Xi: () => (/* binding */ validateFleetFile),
 /* harmony export */   pJ: () => (/* binding */ resolveReview)
 /* harmony export */ });
-/* unused harmony exports branchRuleBroken, classifyRepo, renderBranch */
+/* unused harmony exports branchRuleBroken, renderBranch */
 /* harmony import */ var _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9658);
 /* harmony import */ var _review_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(8111);
 /* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9092);
-/* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(9112);
+/* harmony import */ var _suggest_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(6161);
+/* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(9112);
+
 
 
 
@@ -16215,7 +17844,7 @@ function branchRuleBroken(branch) {
 }
 function branchProblem(branch) {
   const why = branchRuleBroken(branch);
-  return why ? `${(0,_text_js__WEBPACK_IMPORTED_MODULE_3__/* .quoted */ .TL)(branch)} is not a valid git branch name: ${why}` : void 0;
+  return why ? `${(0,_text_js__WEBPACK_IMPORTED_MODULE_4__/* .quoted */ .TL)(branch)} is not a valid git branch name: ${why}` : void 0;
 }
 function zodPath(path) {
   let out = "";
@@ -16229,20 +17858,30 @@ function likeliestBranch(branches) {
   const depth = (b) => Math.max(...b.map((i) => i.path.length + (i.code === "invalid_type" ? 0 : 0.5)));
   return [...branches].sort((a, b) => depth(b) - depth(a))[0];
 }
-function zodProblems(file, error) {
-  return error.issues.flatMap((issue) => {
+function valueAt(raw, path) {
+  let at = raw;
+  for (const part of path) at = at !== null && typeof at === "object" ? at[part] : void 0;
+  return at;
+}
+const ZOD_WORDING = /^(Invalid|Too small|Too big)\b/;
+function zodProblems(file, issues, raw) {
+  const json = file.endsWith(".json");
+  return issues.flatMap((issue) => {
     if (issue.code === "invalid_union" && issue.errors.length) {
       const branch = likeliestBranch(issue.errors);
-      return zodProblems(file, { issues: branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })) });
+      return zodProblems(file, branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })), raw);
     }
     if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({
-        file,
-        field: zodPath([...issue.path, key]),
-        message: `unknown field "${key}": check the spelling against the fleet file reference (docs/fleet-file.md)`
-      }));
+      return issue.keys.map((key) => ({ file, field: zodPath([...issue.path, key]), message: (0,_suggest_js__WEBPACK_IMPORTED_MODULE_3__/* .unknownFieldMessage */ .oO)(issue.path, key) }));
     }
-    return [{ file, field: zodPath(issue.path), message: issue.message }];
+    const value = valueAt(raw, issue.path);
+    let message = issue.message;
+    if (ZOD_WORDING.test(message)) {
+      if (issue.code === "invalid_type") message = (0,_suggest_js__WEBPACK_IMPORTED_MODULE_3__/* .wrongTypeMessage */ .D7)(issue.expected, value, issue.path, json);
+      else if (issue.code === "invalid_value" && issue.values.length > 1) message = (0,_suggest_js__WEBPACK_IMPORTED_MODULE_3__/* .badOptionMessage */ .i)(issue.values, value);
+      else if (issue.code === "too_small" || issue.code === "too_big") message = (0,_suggest_js__WEBPACK_IMPORTED_MODULE_3__/* .sizeMessage */ .ZT)(issue, value) ?? message;
+    }
+    return [{ file, field: zodPath(issue.path), message }];
   });
 }
 function withoutUnknownKeys(raw, issues) {
@@ -16270,19 +17909,50 @@ function canonical(value) {
 function validateFleetFile(raw, file) {
   const parsed = _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .FleetFileSchema */ .Wj.safeParse(raw);
   if (parsed.success) return resolveFleet(parsed.data, file);
-  const problems = zodProblems(file, parsed.error);
-  if (parsed.error.issues.every((issue) => issue.code === "unrecognized_keys")) {
-    const again = _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .FleetFileSchema */ .Wj.safeParse(withoutUnknownKeys(raw, parsed.error.issues));
-    if (again.success) {
-      const rest = resolveFleet(again.data, file);
-      if (!rest.ok) problems.push(...rest.problems);
-    }
-  }
+  const problems = zodProblems(file, parsed.error.issues, raw);
+  const salvaged = salvage(raw, parsed.error.issues);
+  if (!salvaged) return { ok: false, problems };
+  const rest = resolveFleet(salvaged.ff, file, salvaged.unread);
+  const named = new Set(problems.map((p) => p.field));
+  if (!rest.ok) problems.push(...rest.problems.filter((p) => !named.has(p.field)));
   return { ok: false, problems };
 }
-function issueSourceProblems(ff, p) {
+const UNREAD = "unread";
+function isMapping(value) {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+function fieldByField(shape, value, at, unread) {
+  const out = {};
+  for (const [key, schema] of Object.entries(shape)) {
+    const parsed = schema.safeParse(value[key]);
+    if (parsed.success) {
+      out[key] = parsed.data;
+      continue;
+    }
+    unread.add(at ? `${at}.${key}` : key);
+    const fallback = schema.safeParse(void 0);
+    out[key] = fallback.success ? fallback.data : UNREAD;
+  }
+  return out;
+}
+function salvage(raw, issues) {
+  const clean = withoutUnknownKeys(raw, issues);
+  if (!isMapping(clean)) return void 0;
+  const unread = /* @__PURE__ */ new Set();
+  const { targets, ...top } = clean;
+  const fleet = fieldByField(_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .FleetFileSchema */ .Wj.shape, top, "", unread);
+  const listed = Array.isArray(targets) ? targets : [];
+  if (targets !== void 0 && !Array.isArray(targets)) unread.add("targets");
+  const specs = listed.map((t, i) => {
+    if (isMapping(t)) return fieldByField(_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .TargetSchema */ .Nd.shape, t, `targets[${i}]`, unread);
+    unread.add(`targets[${i}]`);
+    return _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .TargetSchema */ .Nd.parse({ repo: UNREAD });
+  });
+  return { ff: { ...fleet, targets: specs }, unread };
+}
+function issueSourceProblems(ff, p, forgeRead) {
   const q = ff.source.issues;
-  if (ff.forge !== "github") p("source.issues", "an issue queue needs GitHub: set forge: github");
+  if (forgeRead && ff.forge !== "github") p("source.issues", "an issue queue needs GitHub: set forge: github");
   if (!GITHUB_NAME.test(q.repo)) p("source.issues.repo", `"${q.repo}" is not owner/name of a GitHub repository`);
   q.spec.patterns.forEach((pattern, i) => {
     try {
@@ -16298,32 +17968,53 @@ function issueSourceProblems(ff, p) {
   if (ff.pr.draft && ff.merge.policy === "when-green") p("pr.draft", "the queue merges green PRs, and a draft never merges: set pr.draft: false, or merge.policy: never");
   if (ff.targets.some((t) => /^issue-\d+/.test(t.lane ?? ""))) p("targets", `lane ids "issue-<n>\u2026" belong to the issue queue: rename the target's lane`);
 }
-function resolveFleet(ff, file) {
+const NEGATION = {
+  owns: { holds: "files the lane may change", fix: (rest) => `to keep the lane out of ${rest}, put ${(0,_text_js__WEBPACK_IMPORTED_MODULE_4__/* .quoted */ .TL)(rest)} in never: instead` },
+  // "never: everything but docs" is owns: [docs/**]; an exception inside another never: glob is that glob, narrowed.
+  never: {
+    holds: "files no lane may change (even inside owns)",
+    fix: (rest) => `to keep lanes to ${rest}, write owns: [${(0,_text_js__WEBPACK_IMPORTED_MODULE_4__/* .quoted */ .TL)(rest)}]; to let them change ${rest} inside another never: glob, narrow that glob`
+  },
+  "github.include": { holds: "repositories to keep", fix: (rest) => `to leave out ${rest}, put ${(0,_text_js__WEBPACK_IMPORTED_MODULE_4__/* .quoted */ .TL)(rest)} in github.exclude instead` },
+  "github.exclude": { holds: "repositories to leave out", fix: (rest) => `to keep ${rest}, narrow the github.exclude glob that covers it` },
+  applies_to: { holds: "files that select the persona", fix: (rest) => `list those files only, leaving ${rest} out` }
+};
+function listGlobProblem(list, pattern) {
+  if (pattern.length > 1 && pattern.startsWith("!")) {
+    const { holds, fix } = NEGATION[list];
+    return `${(0,_text_js__WEBPACK_IMPORTED_MODULE_4__/* .quoted */ .TL)(pattern)} is a negation, and ${list}: has none: it only lists ${holds}; ${fix(pattern.slice(1))}`;
+  }
+  return (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .globProblem */ .AI)(pattern);
+}
+function resolveFleet(ff, file, unread = /* @__PURE__ */ new Set()) {
   const problems = [];
   const notes = [];
   const p = (field, message) => problems.push({ file, field, message });
+  const read = (field) => !unread.has(field);
+  const targetRead = (index, key) => read(`targets[${index}]`) && read(`targets[${index}].${key}`);
   if (!ff.directive.trim()) p("directive", "the directive is empty: say what every lane should do");
-  if (ff.targets.length === 0 && ff.github.discover.length === 0 && !ff.source?.issues) {
+  if (ff.targets.length === 0 && ff.github.discover.length === 0 && !ff.source?.issues && read("targets") && read("github") && read("source")) {
     p("targets", "a fleet needs at least one target: list them under targets:, let github.discover find them, or take them from an issue queue (source.issues)");
   }
-  if (ff.source?.issues) issueSourceProblems(ff, p);
-  if (ff.forge === "local" && ff.github.discover.length) {
+  if (ff.source?.issues) issueSourceProblems(ff, p, read("forge"));
+  if (read("forge") && ff.forge === "local" && ff.github.discover.length) {
     p("github.discover", "discovery needs GitHub: set forge: github (the local forge only runs the targets listed)");
   }
   ["include", "exclude"].forEach(
     (key) => ff.github[key].forEach((g, i) => {
-      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .globProblem */ .AI)(g);
+      const why = listGlobProblem(`github.${key}`, g);
       if (why) p(`github.${key}[${i}]`, why);
     })
   );
-  const noRunAnywhere = ff.run === void 0 && ff.agent === void 0 && ff.targets.every((t) => t.run === void 0);
+  const runsRead = read("run") && read("agent") && ff.targets.every((_, i) => targetRead(i, "run"));
+  const noRunAnywhere = runsRead && ff.run === void 0 && ff.agent === void 0 && ff.targets.every((t) => t.run === void 0);
   if (noRunAnywhere) {
     p("run", "say how the directive runs: set `run:` (a shell command) or `agent:` (a coding agent)");
   }
-  if (ff.run !== void 0 && ff.agent !== void 0) p("agent", "set either `run:` or `agent:`, not both");
+  if ((ff.run !== void 0 || !read("run")) && (ff.agent !== void 0 || !read("agent"))) p("agent", "set either `run:` or `agent:`, not both");
   const fleetLenses = ff.review?.lenses.length ?? _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__/* .REVIEW_DEFAULTS */ .O6.lenses.length;
   reviewProblems("review", ff.review, fleetLenses, p);
-  if (ff.review && !ff.agent) p("review", "review needs agent: the lenses, the dispositions and the fix rounds are agent runs (a `run:` command cannot answer findings)");
+  if (ff.review && !ff.agent && read("agent")) p("review", "review needs agent: the lenses, the dispositions and the fix rounds are agent runs (a `run:` command cannot answer findings)");
   if (ff.agent?.preset === "command" && !ff.agent.command) {
     p("agent.command", 'preset "command" needs a command template, e.g. "my-agent --prompt-file {prompt_file}"');
   }
@@ -16338,22 +18029,22 @@ function resolveFleet(ff, file) {
     if (first !== void 0) p(`agent.personas[${i}].name`, `persona "${persona.name}" is already defined by agent.personas[${first}]`);
     else personaAt.set(persona.name, i);
     persona.applies_to.forEach((g, j) => {
-      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .globProblem */ .AI)(g);
+      const why = listGlobProblem("applies_to", g);
       if (why) p(`agent.personas[${i}].applies_to[${j}]`, why);
     });
   });
   ff.owns.forEach((g, i) => {
-    const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .globProblem */ .AI)(g);
+    const why = listGlobProblem("owns", g);
     if (why) p(`owns[${i}]`, why);
   });
   ff.never.forEach((g, i) => {
-    const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .globProblem */ .AI)(g);
+    const why = listGlobProblem("never", g);
     if (why) p(`never[${i}]`, why);
   });
   if (!ff.branch.includes("{lane}")) p("branch", "the branch template must contain {lane} so every lane gets its own branch");
   const basenameCount = /* @__PURE__ */ new Map();
-  for (const t of ff.targets) {
-    if (t.lane) continue;
+  for (const [i, t] of ff.targets.entries()) {
+    if (t.lane || !targetRead(i, "repo")) continue;
     const id = defaultLaneId(t.repo);
     basenameCount.set(`${id}\0${t.repo}`, 1);
   }
@@ -16367,26 +18058,37 @@ function resolveFleet(ff, file) {
   const byId = /* @__PURE__ */ new Map();
   const seenRepoLane = /* @__PURE__ */ new Map();
   const branchProblems = /* @__PURE__ */ new Set();
+  const unreadLaneIds = /* @__PURE__ */ new Set();
+  let someLaneIdUnknown = false;
   ff.targets.forEach((t, index) => {
     const at = `targets[${index}]`;
+    if (!read(at)) {
+      someLaneIdUnknown = true;
+      return;
+    }
     if (t.directive !== void 0 && !t.directive.trim()) p(`${at}.directive`, "the lane directive is empty");
     t.owns.forEach((g, j) => {
-      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .globProblem */ .AI)(g);
+      const why = listGlobProblem("owns", g);
       if (why) p(`${at}.owns[${j}]`, why);
     });
     t.never.forEach((g, j) => {
-      const why = (0,_glob_js__WEBPACK_IMPORTED_MODULE_2__/* .globProblem */ .AI)(g);
+      const why = listGlobProblem("never", g);
       if (why) p(`${at}.never[${j}]`, why);
     });
     reviewProblems(`${at}.review`, t.review === false ? void 0 : t.review, fleetLenses, p);
-    if (t.review && (!ff.agent || t.run !== void 0)) {
+    if (t.review && (!ff.agent && read("agent") || t.run !== void 0)) {
       p(`${at}.review`, `review needs the lane to be run by agent: (${t.run !== void 0 ? "this target has its own run:" : "the fleet has no agent:"}); remove review: here or the run:`);
     }
-    if (!noRunAnywhere && ff.run === void 0 && ff.agent === void 0 && t.run === void 0) {
+    if (runsRead && !noRunAnywhere && ff.run === void 0 && ff.agent === void 0 && t.run === void 0) {
       p(`${at}.run`, "this lane has no way to run: set run: here or at the top level, or agent:");
     }
+    if (!targetRead(index, "repo") || !targetRead(index, "lane")) {
+      if (targetRead(index, "lane") && t.lane) unreadLaneIds.add(t.lane);
+      else someLaneIdUnknown = true;
+      return;
+    }
     const kind = classifyRepo(t.repo);
-    if (ff.forge === "github" && kind !== "github" && typeof kind === "string") {
+    if (read("forge") && ff.forge === "github" && kind !== "github" && typeof kind === "string") {
       p(`${at}.repo`, `"${t.repo}" is not an owner/repo name; with forge: github every target is a GitHub repository`);
     }
     if (typeof kind !== "string") {
@@ -16447,12 +18149,13 @@ function resolveFleet(ff, file) {
   if (firstBranchProblem) {
     p("branch", firstBranchProblem + (branchProblems.size > 1 ? ` (and ${branchProblems.size - 1} more lane branch${branchProblems.size > 2 ? "es" : ""})` : ""));
   }
+  const mayBeALane = (dep) => unreadLaneIds.has(dep) || someLaneIdUnknown;
   for (const lane of lanes) {
     const written = ff.targets[lane.index]?.depends_on ?? lane.depends_on;
     written.forEach((dep, j) => {
       if (written.indexOf(dep) !== j) return;
       if (dep === lane.id) p(`targets[${lane.index}].depends_on[${j}]`, `lane "${lane.id}" cannot depend on itself`);
-      else if (!byId.has(dep)) {
+      else if (!byId.has(dep) && !mayBeALane(dep)) {
         const known = [...byId.keys()].slice(0, 10).join(", ");
         p(`targets[${lane.index}].depends_on[${j}]`, `"${dep}" is not a lane of this fleet (lanes: ${known}${byId.size > 10 ? ", \u2026" : ""})`);
       }
@@ -16462,10 +18165,12 @@ function resolveFleet(ff, file) {
     (lane.soft_depends_on ?? []).forEach((dep, j) => {
       const at = `targets[${lane.index}].soft_depends_on[${j}]`;
       const other = byId.get(dep);
-      if (!ff.integrate) p(at, "a soft edge is a seam checked on the integrated tree: it needs integrate: (or use depends_on:)");
-      else if (dep === lane.id) p(at, `lane "${lane.id}" cannot have a soft edge to itself`);
-      else if (!other) p(at, `"${dep}" is not a lane of this fleet`);
-      else if (other.repo !== lane.repo) p(at, `"${dep}" is a lane of ${other.repo}, not of ${lane.repo}: seams are checked on one repository's integrated tree`);
+      if (!ff.integrate) {
+        if (read("integrate")) p(at, "a soft edge is a seam checked on the integrated tree: it needs integrate: (or use depends_on:)");
+      } else if (dep === lane.id) p(at, `lane "${lane.id}" cannot have a soft edge to itself`);
+      else if (!other) {
+        if (!mayBeALane(dep)) p(at, `"${dep}" is not a lane of this fleet`);
+      } else if (other.repo !== lane.repo) p(at, `"${dep}" is a lane of ${other.repo}, not of ${lane.repo}: seams are checked on one repository's integrated tree`);
     });
   }
   if (ff.integrate) {
@@ -16600,7 +18305,7 @@ function addDiscoveredLanes(fleet, repos) {
   return { file: ff, lanes: [...fleet.lanes, ...expanded], excluded, notes };
 }
 function formatProblems(problems) {
-  const lines = problems.map((x) => `  ${(0,_text_js__WEBPACK_IMPORTED_MODULE_3__/* .showInvisibles */ .e4)(`${x.file}: ${x.field}: ${x.message}`)}`);
+  const lines = problems.map((x) => `  ${(0,_text_js__WEBPACK_IMPORTED_MODULE_4__/* .showInvisibles */ .e4)(`${x.file}: ${x.field}: ${x.message}`)}`);
   return `${problems.length} problem${problems.length === 1 ? "" : "s"} found:
 ${lines.join("\n")}`;
 }
@@ -18653,21 +20358,120 @@ const systemClock = { now: () => /* @__PURE__ */ new Date() };
 
 /***/ }),
 
+/***/ 3906:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   C_: () => (/* binding */ execFleet)
+/* harmony export */ });
+/* unused harmony exports OUTPUT_KEPT_BYTES, commandOutput */
+/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1455);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
+/* harmony import */ var _util_pool_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(9872);
+/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8177);
+/* harmony import */ var _plan_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(8648);
+
+
+
+
+
+const OUTPUT_KEPT_BYTES = 64 * 1024;
+async function execFleet(input) {
+  const { fleet, forge } = input;
+  if (fleet.file.source?.issues) return { ok: false, problems: [{ file: input.file, field: "source.issues", message: "fleet exec asks targets, not an issue queue: list targets" }] };
+  const planned = await (0,_plan_js__WEBPACK_IMPORTED_MODULE_3__/* .planStep */ .e)(fleet, forge, input.clock, { file: input.file, maxParallel: input.maxParallel, discover: input.discover, readOnly: true });
+  if (!planned.ok) return planned;
+  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.mkdir)(input.root, { recursive: true });
+  const excluded = new Map(planned.manifest.excluded.map((e) => [e.lane, e]));
+  const lanes = planned.plan.lanes.map((l) => l.spec);
+  const budget = input.maxParallel ?? fleet.file.max_parallel;
+  const rows = await (0,_util_pool_js__WEBPACK_IMPORTED_MODULE_4__/* .mapLimit */ .s)(lanes, budget, async (lane) => {
+    const gone = excluded.get(lane.id);
+    if (gone) return row(lane, { status: "excluded", detail: `${gone.reason}: ${gone.detail}` });
+    if (input.signal?.aborted) return row(lane, { status: "failed", detail: "interrupted before it ran" });
+    return askTarget(input, lane);
+  });
+  const seen = new Set(rows.map((r) => r.lane));
+  for (const e of planned.manifest.excluded) if (!seen.has(e.lane)) rows.push(row({ id: e.lane, repo: e.repo }, { status: "excluded", detail: `${e.reason}: ${e.detail}` }));
+  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_2__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(input.root, "exec.json"), `${JSON.stringify({ command: input.command, fleet: fleet.file.name, rows }, null, 2)}
+`);
+  return { ok: true, outcome: { root: input.root, rows } };
+}
+function row(lane, part) {
+  return { lane: lane.id, repo: lane.repo, exit_code: null, output: "", output_file: null, detail: null, duration_ms: 0, ...part };
+}
+async function askTarget(input, lane) {
+  const dir = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(input.root, "targets", lane.id);
+  const repoDir = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(dir, "repo");
+  const log = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(dir, "output.log");
+  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.rm)(dir, { recursive: true, force: true });
+  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.mkdir)(dir, { recursive: true });
+  const timeoutMs = input.fleet.file.timeout_minutes * 6e4;
+  try {
+    try {
+      await input.workspace.clone(input.forge.cloneUrl(lane), repoDir, {
+        base: lane.base ?? input.forge.baseBranch?.(lane),
+        branch: lane.branch,
+        env: input.forge.gitEnv(),
+        timeoutMs: input.fleet.file.git_timeout_minutes * 6e4
+      });
+    } catch (err) {
+      return row(lane, { status: "failed", detail: `clone failed: ${err.message.split("\n")[0]}` });
+    }
+    const env = { ...input.env, FLEET_NAME: input.fleet.file.name, FLEET_REPO: lane.repo, FLEET_LANE: lane.id };
+    const r = await input.exec.run(input.command, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: input.fleet.file.isolation, confine: { workspace: input.root, lane: dir } });
+    const output = commandOutput(await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_2__/* .readUntrustedText */ .up)(log, OUTPUT_KEPT_BYTES, { tail: true }), (await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.stat)(log)).size > OUTPUT_KEPT_BYTES);
+    const stopped = r.timedOut ? `timed out after ${input.fleet.file.timeout_minutes} min` : r.exitCode === null ? `killed by ${r.signal ?? "a signal"}` : null;
+    return row(lane, {
+      status: stopped ? "failed" : "ran",
+      exit_code: r.exitCode,
+      output,
+      output_file: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)("targets", lane.id, "output.log"),
+      detail: stopped,
+      duration_ms: r.durationMs
+    });
+  } finally {
+    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.rm)(repoDir, { recursive: true, force: true });
+  }
+}
+function commandOutput(log, cut) {
+  const lines = log.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  if (/^=== exit=/.test(lines.at(-1) ?? "")) lines.pop();
+  if (!cut && /^=== \d{4}-\d\d-\d\dT/.test(lines[0] ?? "") && /^=== cwd: /.test(lines[1] ?? "")) lines.splice(0, 2);
+  else if (cut) lines.splice(0, 1, `[\u2026 the start is cut: the last ${OUTPUT_KEPT_BYTES / 1024} KiB follow]`);
+  return lines.length ? `${lines.join("\n")}
+` : "";
+}
+
+
+
+/***/ }),
+
 /***/ 1162:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
 // EXPORTS
 __nccwpck_require__.d(__webpack_exports__, {
-  J: () => (/* binding */ loadFleetFile)
+  J: () => (/* binding */ loadFleetFile),
+  x: () => (/* binding */ parseFleetText)
 });
 
-// UNUSED EXPORTS: parseFleetText
-
+// EXTERNAL MODULE: external "node:fs"
+var external_node_fs_ = __nccwpck_require__(3024);
+// EXTERNAL MODULE: external "node:fs/promises"
+var promises_ = __nccwpck_require__(1455);
+// EXTERNAL MODULE: external "node:os"
+var external_node_os_ = __nccwpck_require__(8161);
 // EXTERNAL MODULE: external "node:path"
 var external_node_path_ = __nccwpck_require__(6760);
 // EXTERNAL MODULE: ./node_modules/yaml/dist/index.js
 var dist = __nccwpck_require__(8815);
+// EXTERNAL MODULE: ./.build/src/core/fence.js
+var fence = __nccwpck_require__(7238);
+// EXTERNAL MODULE: ./.build/src/core/glob.js + 9 modules
+var glob = __nccwpck_require__(9092);
 ;// CONCATENATED MODULE: ./.build/src/core/json-keys.js
 function child(parent) {
   if (!parent) return "";
@@ -18719,6 +20523,8 @@ var limits = __nccwpck_require__(1827);
 var plan = __nccwpck_require__(1884);
 // EXTERNAL MODULE: ./.build/src/core/validate.js
 var validate = __nccwpck_require__(3173);
+// EXTERNAL MODULE: ./.build/src/core/text.js
+var core_text = __nccwpck_require__(9112);
 // EXTERNAL MODULE: ./.build/src/util/fs.js
 var fs = __nccwpck_require__(8177);
 ;// CONCATENATED MODULE: ./.build/src/steps/load.js
@@ -18729,15 +20535,27 @@ var fs = __nccwpck_require__(8177);
 
 
 
+
+
+
+
+
+
 const MAX_YAML_ALIAS_COUNT = 100;
 function parseFleetText(text, file) {
+  const parsed = readFleetText(text, file);
+  if (!parsed.ok) return parsed;
+  return parsed.problems.length ? { ok: false, problems: parsed.problems } : { ok: true, value: parsed.value };
+}
+function readFleetText(text, file) {
   const parsed = file.endsWith(".json") ? parseJson(text, file) : parseYaml(text, file);
   if (!parsed.ok) return parsed;
   const value = parsed.value;
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return { ok: false, problems: [{ file, field: "(top level)", message: "a fleet file is a mapping with name, directive, run or agent, and targets" }] };
+    const notMapping = { file, field: "(top level)", message: "a fleet file is a mapping with name, directive, run or agent, and targets" };
+    return { ok: false, problems: parsed.problems.length ? parsed.problems : [notMapping] };
   }
-  return { ok: true, value };
+  return { ok: true, value, problems: parsed.problems };
 }
 function parseJson(text, file) {
   let value;
@@ -18746,39 +20564,30 @@ function parseJson(text, file) {
   } catch (err) {
     return { ok: false, problems: [{ file, field: "(syntax)", message: `not valid JSON: ${err.message}` }] };
   }
-  const dups = duplicateJsonKeys(text);
-  if (dups.length) {
-    return {
-      ok: false,
-      problems: dups.map((d) => ({
-        file,
-        field: d.path ? `${d.path}.${d.key}` : d.key,
-        message: `written twice (lines ${d.first_line} and ${d.line}); JSON would keep only the last: remove one`
-      }))
-    };
-  }
-  return { ok: true, value };
+  const dups = duplicateJsonKeys(text).map((d) => ({
+    file,
+    field: d.path ? `${d.path}.${d.key}` : d.key,
+    message: `written twice (lines ${d.first_line} and ${d.line}); JSON would keep only the last: remove one`
+  }));
+  return { ok: true, value, problems: dups };
 }
 function parseYaml(text, file) {
   const lineCounter = new dist/* LineCounter */.HN();
   const doc = (0,dist/* parseDocument */.Tp)(text, { prettyErrors: true, uniqueKeys: true, strict: true, lineCounter });
-  if (doc.errors.length) {
-    return {
-      ok: false,
-      problems: doc.errors.map((e) => ({
-        file,
-        field: e.linePos?.[0] ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : "(syntax)",
-        message: `YAML: ${e.message.split("\n")[0].replace(/\s+at line \d+, column \d+:?$/, "")}`
-      }))
-    };
-  }
+  const problems = doc.errors.map((e) => ({
+    file,
+    field: e.linePos?.[0] ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : "(syntax)",
+    message: `YAML: ${e.message.split("\n")[0].replace(/\s+at line \d+, column \d+:?$/, "")}`
+  }));
+  if (doc.errors.some((e) => e.code !== "DUPLICATE_KEY")) return { ok: false, problems };
   try {
-    return { ok: true, value: doc.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT }) };
+    return { ok: true, value: doc.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT }), problems };
   } catch (err) {
     const at = firstAlias(doc, lineCounter);
     return {
       ok: false,
       problems: [
+        ...problems,
         {
           file,
           field: at ? `line ${at.line}, column ${at.col}` : "(aliases)",
@@ -18799,12 +20608,12 @@ function firstAlias(doc, lines) {
   return at === void 0 ? void 0 : lines.linePos(at);
 }
 async function loadFleetFile(path, overrides = {}) {
-  const read = await (0,fs/* readTextFile */.Gu)(path, limits/* MAX_FLEET_FILE_BYTES */.nF, "a fleet file");
+  const read = overrides.text !== void 0 ? { ok: true, text: overrides.text } : await (0,fs/* readTextFile */.Gu)(path, limits/* MAX_FLEET_FILE_BYTES */.nF, "a fleet file");
   if (!read.ok) {
     const hint = read.message.includes("limit") ? ": list many targets in a targets_file, or find them with github.discover" : "";
     return { ok: false, problems: [{ file: path, field: "(file)", message: read.message + hint }] };
   }
-  const parsed = parseFleetText(read.text, path);
+  const parsed = readFleetText(read.text, path);
   if (!parsed.ok) return parsed;
   const raw = parsed.value;
   if (overrides.speculative !== void 0 && raw && typeof raw === "object") {
@@ -18814,9 +20623,59 @@ async function loadFleetFile(path, overrides = {}) {
   const listed = await withTargetsFile(raw, path);
   if (!listed.ok) return listed;
   const v = (0,validate/* validateFleetFile */.Xi)(listed.value, path);
-  if (v.ok) return { ok: true, fleet: v.fleet, path };
-  const problems = v.problems.map((p) => listed.where(p));
+  const folders = await folderGlobProblems(listed.value, path);
+  if (v.ok && !folders.length && !parsed.problems.length) return { ok: true, fleet: v.fleet, path };
+  const problems = [...parsed.problems, ...[...v.ok ? [] : v.problems, ...folders].map((p) => listed.where(p))];
   return { ok: false, problems: [...problems, ...cycleProblems(listed.value, path, problems)] };
+}
+function textEntries(list) {
+  return Array.isArray(list) ? list.flatMap((g, i) => typeof g === "string" ? [[g, i]] : []) : [];
+}
+async function folderGlobProblems(raw, path) {
+  if (raw.forge !== void 0 && raw.forge !== "local") return [];
+  const targets = Array.isArray(raw.targets) ? raw.targets : [];
+  const fleetOwns = textEntries(raw.owns);
+  const fleetNever = textEntries(raw.never);
+  const candidate = (g) => (0,fence/* isLiteralGlob */.MI)(g) && !(0,glob/* globProblem */.AI)(g);
+  if (![fleetOwns, fleetNever, ...targets.flatMap((t) => [textEntries(t?.owns), textEntries(t?.never)])].some((list) => list.some(([g]) => candidate(g)))) return [];
+  const found = /* @__PURE__ */ new Map();
+  const note = (field, list, glob, repo) => {
+    const seen = found.get(field);
+    if (seen) seen.more++;
+    else found.set(field, { list, glob, repo, more: 0 });
+  };
+  for (const [index, t] of targets.entries()) {
+    if (t === null || typeof t !== "object" || typeof t.repo !== "string" || (0,validate/* classifyRepo */.VH)(t.repo) !== "path") continue;
+    const dir = localPath(t.repo, (0,external_node_path_.dirname)(path));
+    if (!(0,external_node_fs_.existsSync)((0,external_node_path_.join)(dir, ".git"))) continue;
+    const ownOwns = Array.isArray(t.owns) && t.owns.length > 0;
+    const lists = [
+      ownOwns ? [`targets[${index}].owns`, "owns", textEntries(t.owns)] : ["owns", "owns", t.owns === void 0 || Array.isArray(t.owns) ? fleetOwns : []],
+      [`targets[${index}].never`, "never", textEntries(t.never)],
+      ["never", "never", fleetNever]
+    ];
+    for (const [at, list, globs] of lists) {
+      for (const [glob, j] of globs) {
+        if (candidate(glob) && await isFolder((0,external_node_path_.join)(dir, glob))) note(`${at}[${j}]`, list, glob, t.repo);
+      }
+    }
+  }
+  return [...found].map(([field, f]) => ({
+    file: path,
+    field,
+    message: `${(0,core_text/* quoted */.TL)(f.glob)} is a folder in ${f.repo}${f.more ? ` (and ${f.more} more target${f.more === 1 ? "" : "s"})` : ""}, and a glob without a wildcard matches only a file of exactly that path: ${f.list === "owns" ? "the lane could change nothing in it" : "nothing in it would be fenced off"}; write ${(0,core_text/* quoted */.TL)(`${f.glob}/**`)} for everything under it`
+  }));
+}
+function localPath(repo, baseDir) {
+  const raw = repo.startsWith("~") ? (0,external_node_path_.join)((0,external_node_os_.homedir)(), repo.slice(1)) : repo;
+  return (0,external_node_path_.isAbsolute)(raw) ? raw : (0,external_node_path_.resolve)(baseDir, raw);
+}
+async function isFolder(p) {
+  try {
+    return (await (0,promises_.lstat)(p)).isDirectory();
+  } catch {
+    return false;
+  }
 }
 async function withTargetsFile(raw, path) {
   const name = raw.targets_file;
@@ -18883,156 +20742,24 @@ function cycleProblems(raw, file, already) {
 
 /***/ }),
 
-/***/ 3357:
+/***/ 8648:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
-
-// EXPORTS
-__nccwpck_require__.d(__webpack_exports__, {
-  e: () => (/* binding */ planStep)
-});
-
-// UNUSED EXPORTS: fleetIdFor
-
-// EXTERNAL MODULE: external "node:crypto"
-var external_node_crypto_ = __nccwpck_require__(7598);
-// EXTERNAL MODULE: ./.build/src/core/plan.js
-var core_plan = __nccwpck_require__(1884);
-// EXTERNAL MODULE: ./.build/src/core/model.js
-var model = __nccwpck_require__(754);
-;// CONCATENATED MODULE: ./.build/src/core/incremental.js
-
-
-const FLEET_VERSION = "0.1.0";
-function laneDigestInput(file, lane, version = FLEET_VERSION) {
-  return {
-    fleet_version: version,
-    fleet: {
-      name: file.name,
-      forge: file.forge,
-      agent: file.agent ?? null,
-      commit_message: file.commit_message ?? null,
-      pr: file.pr,
-      ci: file.ci,
-      merge: file.merge,
-      checkpoint: file.checkpoint,
-      isolation: file.isolation,
-      relay: file.relay
-    },
-    lane: {
-      id: lane.id,
-      repo: lane.repo,
-      title: lane.title,
-      directive: lane.directive,
-      run: lane.run ?? null,
-      checks: lane.checks,
-      owns: lane.owns,
-      never: lane.never,
-      branch: lane.branch,
-      base: lane.base ?? null,
-      depends_on: [...lane.depends_on].sort(),
-      review: lane.review
-    }
-  };
-}
-function laneDigest(file, lane, version = FLEET_VERSION) {
-  return `sha256:${(0,external_node_crypto_.createHash)("sha256").update(canonicalJson(laneDigestInput(file, lane, version))).digest("hex")}`;
-}
-function canonicalJson(value) {
-  if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const entries = Object.entries(value).filter(([, v]) => v !== void 0).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-}
-function outcomesOf(m) {
-  return {
-    schema_version: model/* SCHEMA_VERSION */.f$,
-    name: m.name,
-    fleet_id: m.fleet_id,
-    dry_run: m.dry_run,
-    lanes: m.lanes.filter((l) => l.status === "completed" || l.status === "unchanged").map((l) => ({
-      lane: l.lane,
-      repo: l.repo,
-      status: l.status,
-      phase: l.phase,
-      digest: l.digest ?? null,
-      base_branch: l.base_branch,
-      base_commit: l.base_commit,
-      branch: l.branch,
-      commit: l.commit,
-      ...l.strategy ? { strategy: l.strategy } : {},
-      changed_files: l.changed_files,
-      pr_url: l.pr_url,
-      pr_number: l.pr_number,
-      merge_status: l.merge_status,
-      ci_conclusion: l.ci_conclusion,
-      ran_in: l.status === "unchanged" && l.unchanged_since || m.fleet_id,
-      ended_at: l.ended_at
-    }))
-  };
-}
-function outcomesProblem(prev, name, dryRun) {
-  if (prev.schema_version !== model/* SCHEMA_VERSION */.f$) return `they were written by another manifest version (${prev.schema_version}, this Fleet writes ${model/* SCHEMA_VERSION */.f$})`;
-  if (prev.name !== name) return `they are fleet "${prev.name}"'s, not "${name}"'s`;
-  if (prev.dry_run) return "that run was a dry run: it pushed nothing";
-  if (dryRun) return "this run is a dry run: every lane runs to show its patch";
-  return null;
-}
-function reusable(p) {
-  if (p.status === "unchanged") return true;
-  if (p.status !== "completed") return false;
-  return p.phase !== "dry-run" && p.phase !== "draft" && p.merge_status !== "draft";
-}
-function unchangedLanes(input) {
-  const prev = new Map(input.previous.lanes.map((l) => [l.lane, l]));
-  const out = /* @__PURE__ */ new Map();
-  for (const lane of input.lanes) {
-    const p = prev.get(lane.id);
-    if (!p || !reusable(p) || p.repo !== lane.repo) continue;
-    const digest = input.digests.get(lane.id);
-    const base = input.baseCommits.get(lane.id);
-    if (!digest || !p.digest || digest !== p.digest) continue;
-    if (!base || !p.base_commit || base !== p.base_commit) continue;
-    if (!lane.depends_on.every((d) => out.has(d))) continue;
-    out.set(lane.id, p);
-  }
-  return out;
-}
-function unchangedRecord(planned, p, digest, now) {
-  return {
-    ...planned,
-    status: "unchanged",
-    phase: "unchanged",
-    updated_at: now,
-    ended_at: now,
-    base_branch: p.base_branch,
-    base_commit: p.base_commit,
-    branch: p.branch ?? planned.branch,
-    commit: p.commit,
-    changed_files: p.changed_files,
-    pr_url: p.pr_url,
-    pr_number: p.pr_number,
-    merge_status: p.merge_status,
-    ci_conclusion: p.ci_conclusion,
-    digest,
-    unchanged_since: p.ran_in,
-    ...p.strategy ? { strategy: p.strategy } : {},
-    evidence: { ...planned.evidence, notes: [`unchanged since ${p.ran_in} (${p.phase}): same base commit ${(p.base_commit ?? "").slice(0, 12)}, same digest`] }
-  };
-}
-
-
-// EXTERNAL MODULE: ./.build/src/core/manifest.js
-var core_manifest = __nccwpck_require__(9626);
-// EXTERNAL MODULE: ./.build/src/core/validate.js
-var validate = __nccwpck_require__(3173);
-;// CONCATENATED MODULE: ./.build/src/steps/plan.js
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   e: () => (/* binding */ planStep)
+/* harmony export */ });
+/* unused harmony export fleetIdFor */
+/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7598);
+/* harmony import */ var _core_plan_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1884);
+/* harmony import */ var _core_incremental_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(3211);
+/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(9626);
+/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(3173);
 
 
 
 
 
-function fleetIdFor(date, random = (0,external_node_crypto_.randomBytes)(3).toString("hex")) {
+function fleetIdFor(date, random = (0,node_crypto__WEBPACK_IMPORTED_MODULE_0__.randomBytes)(3).toString("hex")) {
   const p = (n) => String(n).padStart(2, "0");
   return `fleet-${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}-${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}-${random}`;
 }
@@ -19046,7 +20773,7 @@ async function planStep(listed, forge, clock, opts) {
     if (found.problems.length) {
       return { ok: false, problems: found.problems.map((message) => ({ file: opts.file, field: "github.discover", message })) };
     }
-    fleet = (0,validate/* addDiscoveredLanes */.H7)(fleet, found.repos);
+    fleet = (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .addDiscoveredLanes */ .H7)(fleet, found.repos);
   }
   let queue = null;
   if (fleet.file.source?.issues) {
@@ -19091,7 +20818,7 @@ async function planStep(listed, forge, clock, opts) {
     }
   }
   const maxParallel = opts.maxParallel ?? fleet.file.max_parallel;
-  const built = (0,core_plan/* buildPlan */.Gg)(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file });
+  const built = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_1__/* .buildPlan */ .Gg)(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file });
   if (!built.ok) return { ok: false, problems: [...built.problems, ...branchProblems] };
   if (branchProblems.length) return { ok: false, problems: branchProblems };
   if (queue) {
@@ -19105,7 +20832,7 @@ async function planStep(listed, forge, clock, opts) {
   let plan = built.plan;
   const now = clock.now();
   const byId = new Map(fleet.lanes.map((l) => [l.id, l]));
-  const manifest = (0,core_manifest/* initManifest */.Mc)({
+  const manifest = (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_3__/* .initManifest */ .Mc)({
     fleet_id: opts.fleet_id ?? fleetIdFor(now),
     name: fleet.file.name,
     forge: forge.kind,
@@ -19122,24 +20849,24 @@ async function planStep(listed, forge, clock, opts) {
     lanes: plan.lanes.map((l) => ({ repo: l.spec.repo, lane: l.spec.id, wave: l.wave, branch: l.spec.branch, depends_on: l.spec.depends_on })),
     skipped: plan.skipped.map((s) => ({ repo: s.repo, lane: s.lane, reason: s.reason, depends_on: byId.get(s.lane)?.depends_on ?? [] }))
   });
-  const digests = new Map(plan.lanes.map((l) => [l.spec.id, laneDigest(fleet.file, l.spec)]));
+  const digests = new Map(plan.lanes.map((l) => [l.spec.id, (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_2__/* .laneDigest */ .z_)(fleet.file, l.spec)]));
   let lanes = manifest.lanes.map((l) => digests.has(l.lane) ? { ...l, digest: digests.get(l.lane) } : l);
   const notes = [];
   if (opts.since) {
-    const previous = outcomesOf(opts.since);
-    const problem = outcomesProblem(previous, fleet.file.name, opts.dryRun ?? false);
+    const previous = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_2__/* .outcomesOf */ .RK)(opts.since);
+    const problem = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_2__/* .outcomesProblem */ .Zl)(previous, fleet.file.name, opts.dryRun ?? false);
     if (problem) notes.push(`every lane runs: the previous outcomes (${opts.since.fleet_id}) cannot be used, ${problem}`);
     else {
-      const same = unchangedLanes({ lanes: plan.lanes.map((l) => l.spec).filter((l) => !l.issue), digests, baseCommits, previous });
+      const same = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_2__/* .unchangedLanes */ .Ve)({ lanes: plan.lanes.map((l) => l.spec).filter((l) => !l.issue), digests, baseCommits, previous });
       lanes = lanes.map((l) => {
         const p = same.get(l.lane);
-        return p ? unchangedRecord(l, p, digests.get(l.lane), now.toISOString()) : l;
+        return p ? (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_2__/* .unchangedRecord */ .BP)(l, p, digests.get(l.lane), now.toISOString()) : l;
       });
       plan = withoutShardsFor(plan, new Set(same.keys()), maxParallel);
       notes.push(`${same.size} of ${plan.lanes.length} lane${plan.lanes.length === 1 ? "" : "s"} unchanged since ${opts.since.fleet_id}: not run`);
     }
   }
-  const out = { ...manifest, lanes, waves: plan.waves, summary: (0,core_manifest/* summarize */.eh)(lanes, manifest.started_at, null), ...queue ? { queue: queue.board } : {} };
+  const out = { ...manifest, lanes, waves: plan.waves, summary: (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_3__/* .summarize */ .eh)(lanes, manifest.started_at, null), ...queue ? { queue: queue.board } : {} };
   if (queue) notes.push(queueNote(queue.board));
   return { ok: true, fleet, plan, manifest: out, base_branches: baseBranches, notes, queue_events: queue?.events ?? [] };
 }
@@ -19154,8 +20881,8 @@ function withoutShardsFor(plan, unchanged, maxParallel) {
   if (!unchanged.size) return plan;
   const specs = new Map(plan.lanes.map((l) => [l.spec.id, l.spec]));
   const waves = plan.waves.map((w) => {
-    const { shards, parallel } = (0,core_plan/* shardWave */.o4)(w.index, w.lanes.filter((id) => !unchanged.has(id)), maxParallel);
-    const kept = (0,core_plan/* keepGroupsTogether */.w8)(shards, specs);
+    const { shards, parallel } = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_1__/* .shardWave */ .o4)(w.index, w.lanes.filter((id) => !unchanged.has(id)), maxParallel);
+    const kept = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_1__/* .keepGroupsTogether */ .w8)(shards, specs);
     return { ...w, shards: kept, parallel: Math.min(parallel, kept.length) };
   });
   return { ...plan, waves };
@@ -19165,7 +20892,278 @@ function withoutShardsFor(plan, unchanged, maxParallel) {
 
 /***/ }),
 
-/***/ 5611:
+/***/ 404:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   he: () => (/* binding */ prsCommand)
+/* harmony export */ });
+/* unused harmony exports closePrs, laneSpecFor, listPrs, mergePrs, readManifestFile, savePrsResult */
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(6760);
+/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1827);
+/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9626);
+/* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(754);
+/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(2240);
+/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(3173);
+/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(8177);
+/* harmony import */ var _util_lock_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(917);
+/* harmony import */ var _util_pool_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(9872);
+
+
+
+
+
+
+
+
+
+function asked(rec) {
+  return rec.status !== "excluded" && rec.branch !== null;
+}
+function laneSpecFor(rec, lanes = []) {
+  const known = lanes.find((l) => l.id === rec.lane && l.repo === rec.repo);
+  const base = rec.base_branch ?? known?.base;
+  if (known) return { ...known, branch: rec.branch ?? known.branch, base };
+  const kind = (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_5__/* .classifyRepo */ .VH)(rec.repo);
+  if (typeof kind !== "string") return kind.problem;
+  return {
+    id: rec.lane,
+    repo: rec.repo,
+    repo_kind: kind,
+    title: rec.lane,
+    directive: "",
+    run: void 0,
+    checks: [],
+    depends_on: [...rec.depends_on],
+    owns: [],
+    never: [],
+    exclusive: false,
+    branch: rec.branch ?? "",
+    base,
+    index: -1,
+    review: null
+  };
+}
+function rowBase(rec) {
+  return { lane: rec.lane, repo: rec.repo, lane_status: rec.status, branch: rec.branch };
+}
+function messageOf(err) {
+  return (err?.message ?? String(err)).split("\n")[0].slice(0, 500);
+}
+async function readRow(ctx, rec) {
+  if (!asked(rec)) return { row: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_4__/* .rowFrom */ .HM)(rowBase(rec), null), view: null, spec: null };
+  const spec = laneSpecFor(rec, ctx.lanes);
+  if (typeof spec === "string") return { row: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_4__/* .rowFrom */ .HM)(rowBase(rec), null, spec), view: null, spec: null };
+  try {
+    const view = await ctx.forge.readPr(spec, rec);
+    return { row: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_4__/* .rowFrom */ .HM)(rowBase(rec), view), view, spec };
+  } catch (err) {
+    return { row: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_4__/* .rowFrom */ .HM)(rowBase(rec), null, `the forge could not be asked: ${messageOf(err)}`), view: null, spec };
+  }
+}
+async function listPrs(ctx) {
+  const read = await (0,_util_pool_js__WEBPACK_IMPORTED_MODULE_8__/* .mapLimit */ .s)(ctx.manifest.lanes, ctx.concurrency ?? 8, (rec) => readRow(ctx, rec));
+  return read.map((r) => r.row);
+}
+function action(rec, row, outcome, detail, extra = {}) {
+  return { lane: rec.lane, repo: rec.repo, pr: row.pr, url: row.url, outcome, detail, branch_deleted: false, ...extra };
+}
+function laneName(view) {
+  return view.number !== null ? `#${view.number}` : view.head_branch;
+}
+function notFleetsToMerge(rec) {
+  if (rec.status !== "completed" && rec.status !== "unchanged") {
+    return `the lane ${rec.status}${rec.error ? ` (${rec.error.class})` : ""}: Fleet merges only lanes its run completed; a person merges this one`;
+  }
+  if (rec.phase === "dry-run") return "the lane was a dry run: it pushed nothing";
+  if (!rec.commit) return "the manifest has no commit for the lane: Fleet merges only a commit its run pushed";
+  return null;
+}
+async function mergeStep(ctx, rec, method, dryRun) {
+  const { row, view, spec } = await readRow(ctx, rec);
+  if (row.problem) return { row, action: action(rec, row, "failed", row.problem), after: null };
+  if (!view || !spec) return { row, action: action(rec, row, "no-pr", asked(rec) ? "neither a PR nor a branch on the forge" : `the lane was ${rec.status}: nothing on the forge`), after: null };
+  const known = { pr: view.number, url: view.url, branch_gone: view.branch_head === null };
+  if (view.state === "merged") return { row, action: action(rec, row, "already-merged", `${laneName(view)} is merged`), after: { ...known, state: "merged" } };
+  if (view.state === "closed") return { row, action: action(rec, row, "already-closed", `${laneName(view)} is closed without merging: not merged`), after: { ...known, state: "closed" } };
+  const refuse = (why) => ({ row, action: action(rec, row, "not-merged", why), after: { ...known, state: view.state } });
+  const notOurs = notFleetsToMerge(rec);
+  if (notOurs) return refuse(notOurs);
+  const blocker = (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_4__/* .mergeBlocker */ .lJ)(view);
+  if (blocker) return refuse(blocker);
+  if (view.head_sha !== rec.commit) {
+    return refuse(`${laneName(view)}'s head is ${view.head_sha?.slice(0, 12) ?? "unknown"}, not the lane's ${rec.commit.slice(0, 12)}: someone pushed to ${view.head_branch}; a person merges it`);
+  }
+  if (dryRun) return { row, action: action(rec, row, "would-merge", `would merge ${laneName(view)} (${method})`), after: null };
+  let m;
+  try {
+    m = await ctx.forge.merge(spec, { ...rec, pr_number: view.number ?? rec.pr_number, pr_url: view.url ?? rec.pr_url }, method);
+  } catch (err) {
+    return { row, action: action(rec, row, "failed", messageOf(err)), after: { ...known, state: view.state } };
+  }
+  if (m.status === "merged") return { row, action: action(rec, row, "merged", m.detail), after: { ...known, state: "merged" } };
+  return { row, action: action(rec, row, m.status === "failed" ? "failed" : "not-merged", m.detail), after: { ...known, state: view.state } };
+}
+async function closeStep(ctx, rec, dryRun) {
+  const { row, view, spec } = await readRow(ctx, rec);
+  if (row.problem) return { row, action: action(rec, row, "failed", row.problem), after: null };
+  const closedBefore = rec.prs?.state === "closed";
+  if (!view || !spec) {
+    if (closedBefore) return { row, action: action(rec, row, "already-closed", "closed before: nothing of it is left on the forge"), after: { state: "closed", branch_gone: true, pr: rec.pr_number, url: rec.pr_url } };
+    return { row, action: action(rec, row, "no-pr", asked(rec) ? "neither a PR nor a branch on the forge" : `the lane was ${rec.status}: nothing on the forge`), after: null };
+  }
+  const known = { pr: view.number, url: view.url, branch_gone: view.branch_head === null };
+  if (view.state === "merged") return { row, action: action(rec, row, "already-merged", `${laneName(view)} is merged: left as it is`), after: { ...known, state: "merged" } };
+  const deletable = view.branch_head !== null && view.branch_head === rec.commit;
+  if (view.state === "closed" && !deletable) {
+    const branch = view.branch_head === null ? "its branch is gone" : `its branch is at ${view.branch_head.slice(0, 12)}, not at the lane's commit: left`;
+    return { row, action: action(rec, row, "already-closed", `${laneName(view)} is closed; ${branch}`), after: { ...known, state: "closed" } };
+  }
+  if (dryRun) {
+    const what = [view.state === "closed" ? null : view.number !== null ? `close #${view.number}` : null, deletable ? `delete ${view.head_branch}` : null].filter(Boolean);
+    const left = !deletable && view.branch_head !== null ? `; ${view.head_branch} would be left (it is at ${view.branch_head.slice(0, 12)}, not at the lane's commit)` : "";
+    if (!what.length) return { row, action: action(rec, row, "not-closed", `${view.head_branch} is at ${view.branch_head?.slice(0, 12) ?? "nothing"}, not at the lane's commit: it would be left`), after: null };
+    return { row, action: action(rec, row, "would-close", `would ${what.join(" and ")}${left}`), after: null };
+  }
+  let c;
+  try {
+    c = await ctx.forge.closePr(spec, { ...rec, pr_number: view.number ?? rec.pr_number }, { deleteBranch: true });
+  } catch (err) {
+    return { row, action: action(rec, row, "failed", messageOf(err)), after: { ...known, state: view.state } };
+  }
+  const after = { pr: c.pr_number ?? view.number, url: c.pr_url ?? view.url, branch_gone: c.branch_head === null };
+  const extra = { branch_deleted: c.branch_deleted, pr: after.pr, url: after.url };
+  switch (c.status) {
+    case "closed":
+      return { row, action: action(rec, row, "closed", c.detail, extra), after: { ...after, state: "closed" } };
+    case "already-closed":
+      return { row, action: action(rec, row, "already-closed", c.detail, extra), after: { ...after, state: "closed" } };
+    case "merged":
+      return { row, action: action(rec, row, "already-merged", c.detail, extra), after: { ...after, state: "merged" } };
+    case "none":
+      return c.branch_deleted ? { row, action: action(rec, row, "closed", c.detail, extra), after: { ...after, state: "closed" } } : { row, action: action(rec, row, "no-pr", c.detail, extra), after: null };
+    case "blocked":
+      return { row, action: action(rec, row, "not-closed", c.detail, extra), after: { ...after, state: view.state } };
+    default:
+      return { row, action: action(rec, row, "failed", c.detail, extra), after: { ...after, state: c.pr_state ?? view.state } };
+  }
+}
+const RECORDED = /* @__PURE__ */ new Set(["merged", "closed", "already-merged", "already-closed", "not-merged", "not-closed", "failed"]);
+function recordAfter(rec, step, command, now) {
+  const { action: a, after } = step;
+  if (!after || !RECORDED.has(a.outcome)) return null;
+  const next = {
+    command,
+    outcome: a.outcome,
+    state: after.state,
+    branch_deleted: after.branch_gone,
+    detail: a.detail,
+    at: now
+  };
+  const prev = rec.prs;
+  const already = a.outcome === "already-merged" || a.outcome === "already-closed";
+  const mergedNow = after.state === "merged" && rec.merge_status !== "merged";
+  const same = prev !== void 0 && prev.state === next.state && prev.branch_deleted === next.branch_deleted && (already || prev.outcome === next.outcome && prev.detail === next.detail);
+  if (same && !mergedNow && (rec.pr_number !== null || after.pr === null)) return null;
+  const out = { ...rec, prs: same ? prev : next, updated_at: now };
+  if (out.pr_number === null && after.pr !== null) {
+    out.pr_number = after.pr;
+    out.pr_url = after.url;
+  }
+  if (after.state === "merged") {
+    out.merge_status = "merged";
+    if (rec.status === "completed") out.phase = "merged";
+  }
+  return out;
+}
+function lineState(step) {
+  return step.after?.state ?? step.row.state;
+}
+async function act(ctx, command, dryRun, method, one) {
+  const now = ctx.clock.now().toISOString();
+  const byRepo = /* @__PURE__ */ new Map();
+  for (const rec of ctx.manifest.lanes) byRepo.set(rec.repo, [...byRepo.get(rec.repo) ?? [], rec]);
+  const steps = /* @__PURE__ */ new Map();
+  await (0,_util_pool_js__WEBPACK_IMPORTED_MODULE_8__/* .mapLimit */ .s)([...byRepo.values()], ctx.concurrency ?? 8, async (recs) => {
+    for (const rec of recs) steps.set(rec.lane, await one(rec));
+  });
+  const ordered = ctx.manifest.lanes.map((rec) => [rec, steps.get(rec.lane)]);
+  const events = [];
+  let lanes = ctx.manifest.lanes;
+  if (!dryRun) {
+    lanes = ordered.map(([rec, step]) => {
+      const updated = recordAfter(rec, step, command, now);
+      if (!updated) return rec;
+      events.push({ time: now, lane: rec.lane, command: `prs ${command}`, pr: step.action.pr, from: step.row.state, to: lineState(step), detail: step.action.detail });
+      return updated;
+    });
+  }
+  const changed = events.length > 0;
+  const manifest = changed ? { ...ctx.manifest, lanes, summary: (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_2__/* .summarize */ .eh)(lanes, ctx.manifest.started_at, ctx.manifest.ended_at) } : ctx.manifest;
+  const actions = ordered.map(([, s]) => s.action);
+  return { command, dryRun, method, rows: ordered.map(([, s]) => s.row), actions, manifest, events, changed, exitCode: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_4__/* .prsExitCode */ .NE)(actions) };
+}
+async function mergePrs(ctx, opts) {
+  return act(ctx, "merge", opts.dryRun, opts.method, (rec) => mergeStep(ctx, rec, opts.method, opts.dryRun));
+}
+async function closePrs(ctx, opts) {
+  return act(ctx, "close", opts.dryRun, null, (rec) => closeStep(ctx, rec, opts.dryRun));
+}
+async function savePrsResult(manifestPath, result) {
+  if (result.dryRun || !result.changed) return;
+  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_6__/* .writeJsonAtomic */ .ZJ)(manifestPath, result.manifest);
+  const log = new _util_fs_js__WEBPACK_IMPORTED_MODULE_6__/* .JsonLines */ .k4((0,node_path__WEBPACK_IMPORTED_MODULE_0__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_0__.dirname)(manifestPath), "events.jsonl"));
+  for (const e of result.events) void log.append(e);
+  await log.flush();
+}
+async function readManifestFile(path) {
+  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_6__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_1__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
+  if (!read.ok) {
+    const message = read.message.startsWith("no such file") ? "no such file: pass the fleet-status.json a run wrote" : read.message;
+    return { ok: false, problems: [{ file: path, field: "(file)", message }] };
+  }
+  let json;
+  try {
+    json = JSON.parse(read.text);
+  } catch (err) {
+    return { ok: false, problems: [{ file: path, field: "(syntax)", message: `not valid JSON: ${err.message}` }] };
+  }
+  const parsed = _core_model_js__WEBPACK_IMPORTED_MODULE_3__/* .Manifest */ ._8.safeParse(json);
+  if (!parsed.success) return { ok: false, problems: parsed.error.issues.map((i) => ({ file: path, field: i.path.join(".") || "(top level)", message: i.message })) };
+  return { ok: true, manifest: parsed.data };
+}
+async function prsCommand(input, opts) {
+  const first = await readManifestFile(input.manifestPath);
+  if (!first.ok) return first;
+  if (first.manifest.forge !== input.forge.kind) {
+    return { ok: false, problems: [{ file: input.manifestPath, field: "forge", message: `this manifest is of a fleet on ${first.manifest.forge}, and the fleet file says forge: ${input.forge.kind}: pass this fleet's own fleet file` }] };
+  }
+  const ctx = (manifest) => ({ manifest, forge: input.forge, clock: input.clock, lanes: input.lanes, concurrency: input.concurrency });
+  if (opts.command === "list") {
+    const rows = await listPrs(ctx(first.manifest));
+    return { ok: true, command: "list", manifestPath: input.manifestPath, manifest: first.manifest, rows, exitCode: rows.some((r) => r.state === "unread") ? 1 : 0 };
+  }
+  const run = (manifest) => opts.command === "merge" ? mergePrs(ctx(manifest), opts) : closePrs(ctx(manifest), opts);
+  if (opts.dryRun) return { ok: true, manifestPath: input.manifestPath, ...await run(first.manifest) };
+  const root = (0,node_path__WEBPACK_IMPORTED_MODULE_0__.dirname)(input.manifestPath);
+  const lock = await (0,_util_lock_js__WEBPACK_IMPORTED_MODULE_7__/* .lockWorkspace */ .Rn)(root, first.manifest.fleet_id);
+  if (!lock.ok) return { ok: false, problems: [{ file: (0,node_path__WEBPACK_IMPORTED_MODULE_0__.join)(root, ".fleet.lock"), field: "(workspace)", message: lock.message }] };
+  try {
+    const again = await readManifestFile(input.manifestPath);
+    if (!again.ok) return again;
+    const result = await run(again.manifest);
+    await savePrsResult(input.manifestPath, result);
+    return { ok: true, manifestPath: input.manifestPath, ...result };
+  } finally {
+    await lock.release();
+  }
+}
+
+
+
+/***/ }),
+
+/***/ 8862:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
@@ -19178,7 +21176,7 @@ __nccwpck_require__.d(__webpack_exports__, {
   j: () => (/* binding */ writeInterruptedState)
 });
 
-// UNUSED EXPORTS: ceilingReached, dependencyBlock, discoveryEntries, handOffIssues, manifestPath
+// UNUSED EXPORTS: LANE_INPUTS_FILE, PREVIOUS_DIR, ceilingReached, dependencyBlock, discoveryEntries, handOffIssues, manifestPath, resumeCheck, setAsidePreviousFiles
 
 // EXTERNAL MODULE: external "node:fs"
 var external_node_fs_ = __nccwpck_require__(3024);
@@ -19192,6 +21190,8 @@ var external_node_path_ = __nccwpck_require__(6760);
 var fleet_file = __nccwpck_require__(9658);
 // EXTERNAL MODULE: ./.build/src/core/model.js
 var model = __nccwpck_require__(754);
+// EXTERNAL MODULE: ./.build/src/core/incremental.js
+var incremental = __nccwpck_require__(3211);
 // EXTERNAL MODULE: ./.build/src/core/manifest.js
 var core_manifest = __nccwpck_require__(9626);
 // EXTERNAL MODULE: ./.build/src/core/report.js
@@ -19200,99 +21200,8 @@ var report = __nccwpck_require__(2001);
 var spend = __nccwpck_require__(8075);
 // EXTERNAL MODULE: ./.build/src/util/fs.js
 var fs = __nccwpck_require__(8177);
-;// CONCATENATED MODULE: ./.build/src/util/lock.js
-
-
-
-
-const LOCK_FILE = ".fleet.lock";
-function processStart(pid) {
-  try {
-    const stat = (0,external_node_fs_.readFileSync)(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-function holderAlive(h) {
-  if (h.host !== (0,external_node_os_.hostname)()) return true;
-  try {
-    process.kill(h.pid, 0);
-  } catch (err) {
-    if (err.code === "ESRCH") return false;
-  }
-  if (h.process_start === null) return true;
-  const now = processStart(h.pid);
-  return now === null ? process.platform !== "linux" : now === h.process_start;
-}
-function parseHolder(text) {
-  try {
-    const j = JSON.parse(text);
-    if (typeof j.pid !== "number" || !Number.isInteger(j.pid) || j.pid < 1 || typeof j.host !== "string") return null;
-    return { pid: j.pid, process_start: typeof j.process_start === "string" ? j.process_start : null, host: j.host, since: String(j.since ?? ""), fleet_id: String(j.fleet_id ?? "") };
-  } catch {
-    return null;
-  }
-}
-function describeHolder(h) {
-  return `pid ${h.pid} on ${h.host}${h.since ? `, since ${h.since}` : ""}${h.fleet_id ? `, fleet ${h.fleet_id}` : ""}`;
-}
-async function lockWorkspace(root, fleet_id) {
-  const path = (0,external_node_path_.join)(root, LOCK_FILE);
-  const me = { pid: process.pid, process_start: processStart(process.pid), host: (0,external_node_os_.hostname)(), since: (/* @__PURE__ */ new Date()).toISOString(), fleet_id };
-  const text = `${JSON.stringify(me)}
-`;
-  let note;
-  for (let tries = 0; tries < 5; tries++) {
-    try {
-      await (0,promises_.writeFile)(path, text, { flag: "wx" });
-      return { ok: true, release: releaser(path, text), note };
-    } catch (err) {
-      if (err.code !== "EEXIST") throw err;
-    }
-    const seen = await (0,promises_.readFile)(path, "utf8").catch(() => null);
-    if (seen === null) continue;
-    const holder = parseHolder(seen);
-    if (holder === null && seen.trim() !== "") {
-      return { ok: false, holder: null, message: `${path} is not a lock Fleet wrote; if no fleet runs here, remove it` };
-    }
-    if (holder === null || holderAlive(holder)) {
-      const who = holder ? describeHolder(holder) : "a run that is starting";
-      return { ok: false, holder, message: `another fleet run holds this workspace (${who}): wait for it to end or stop it, or give this run another --workspace` };
-    }
-    const aside = `${path}.stale-${process.pid}`;
-    try {
-      await (0,promises_.rename)(path, aside);
-    } catch {
-      continue;
-    }
-    const moved = await (0,promises_.readFile)(aside, "utf8").catch(() => null);
-    if (moved !== seen) {
-      await (0,promises_.link)(aside, path).catch(() => void 0);
-      await (0,promises_.unlink)(aside).catch(() => void 0);
-      continue;
-    }
-    await (0,promises_.unlink)(aside).catch(() => void 0);
-    note = `took over the lock of ${describeHolder(holder)}: that process is no longer running`;
-  }
-  return { ok: false, holder: null, message: `${path}: the lock changed hands too often to take; try again` };
-}
-function releaser(path, mine) {
-  const onExit = () => {
-    try {
-      if ((0,external_node_fs_.readFileSync)(path, "utf8") === mine) (0,external_node_fs_.unlinkSync)(path);
-    } catch {
-    }
-  };
-  process.on("exit", onExit);
-  return async () => {
-    process.off("exit", onExit);
-    const now = await (0,promises_.readFile)(path, "utf8").catch(() => null);
-    if (now === mine) await (0,promises_.unlink)(path).catch(() => void 0);
-  };
-}
-
-
+// EXTERNAL MODULE: ./.build/src/util/lock.js
+var util_lock = __nccwpck_require__(917);
 // EXTERNAL MODULE: ./.build/src/util/pool.js
 var pool = __nccwpck_require__(9872);
 // EXTERNAL MODULE: ./.build/src/core/limits.js
@@ -19869,7 +21778,8 @@ class LaneRun {
         lane_stopIfCancelled(ctx);
         const { commit, upToDate } = await this.commitChange(changed, previous);
         if (ctx.dryRun) {
-          this.update({ status: "completed", phase: "dry-run", ended_at: ctx.clock.now().toISOString() }, "dry run: patch kept, nothing pushed");
+          const ci_conclusion = ctx.forge.kind === "local" ? lane.checks.length ? "success" : "none" : this.rec.ci_conclusion;
+          this.update({ status: "completed", phase: "dry-run", ci_conclusion, ended_at: ctx.clock.now().toISOString() }, `patch kept in ${this.rec.evidence.patch ?? "the lane folder"}, nothing pushed`);
           return await this.finish();
         }
         if (!upToDate) {
@@ -19878,7 +21788,7 @@ class LaneRun {
         } else {
           this.rec.timings = { ...this.rec.timings, push_ms: 0 };
         }
-        this.update({ phase: "pushed" }, upToDate ? `${lane.branch} already up to date` : `pushed ${commit.slice(0, 12)}`);
+        this.update({ phase: "pushed" }, upToDate ? `${lane.branch} already up to date` : `${lane.branch} at ${commit.slice(0, 12)}`);
         if (!lane.strategy && !ctx.file.integrate) await this.publish(review);
         if (review?.verdict === "needs-person") return await this.handOverReview(review);
         const ci = await this.readCi(commit);
@@ -19886,12 +21796,12 @@ class LaneRun {
         if (ci === "handed-over") return await this.finish();
       }
       if (!lane.strategy && !ctx.file.integrate) await applyMergePolicy(ctx, lane, () => this.rec, (patch, detail) => this.update(patch, detail));
-      this.update({ status: "completed", ended_at: ctx.clock.now().toISOString() }, `completed (${this.rec.phase})`);
+      this.update({ status: "completed", ended_at: ctx.clock.now().toISOString() }, "completed");
       return await this.finish();
     } catch (err) {
       const failure = err instanceof LaneFailure && err.errorClass === "cancelled" ? err : ctx.signal?.aborted ? interrupted(this.rec, err) : err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
       const ended = failure.notStarted ? "skipped" : "failed";
-      this.update({ status: ended, phase: ended, ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } }, `${ended}: ${failure.errorClass}`);
+      this.update({ status: ended, phase: ended, ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } }, failure.errorClass);
       return await this.finish();
     }
   }
@@ -19906,7 +21816,7 @@ class LaneRun {
     const { lane } = this;
     await (0,promises_.rm)(this.repoDir, { recursive: true, force: true });
     await (0,promises_.mkdir)(this.dir, { recursive: true });
-    this.update({ phase: "cloning" }, "cloning");
+    this.update({ phase: "cloning" }, lane.base ? `${lane.repo} at ${lane.base}` : lane.repo);
     const tClone = Date.now();
     this.cloned = await cloneTarget(this.ctx, lane, this.repoDir);
     this.rec.timings = { ...this.rec.timings, clone_ms: Date.now() - tClone };
@@ -19920,7 +21830,7 @@ class LaneRun {
   async produceInBudget() {
     const { ctx } = this;
     const tWait = Date.now();
-    if (ctx.slots && ctx.slots.active >= ctx.slots.size) this.update({ phase: "waiting" }, "waiting for a slot in the concurrency budget");
+    if (ctx.slots && ctx.slots.active >= ctx.slots.size) this.update({ phase: "waiting" }, "for a slot in the concurrency budget");
     const release = ctx.slots ? await ctx.slots.acquire() : () => void 0;
     this.rec.timings = { ...this.rec.timings, wait_ms: (this.rec.timings.wait_ms ?? 0) + Date.now() - tWait };
     try {
@@ -19962,7 +21872,7 @@ class LaneRun {
         failed_step: step,
         log: this.rel(log)
       });
-      this.update({ phase: "running" }, `attempt ${n}: running the directive`);
+      this.update({ phase: "running" }, `attempt ${n} of ${maxAttempts}`);
       this.given = this.caps();
       const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, { file: (0,external_node_path_.join)(this.dir, `prompt-${n}.md`), feedback: this.feedback, relay: this.relayText, caps: this.given });
       const env = { ...laneEnv(ctx, lane, n, this.feedback, this.cloned.base_branch), ...agentEnv };
@@ -20076,7 +21986,7 @@ ${firstLines(c.tail, 2e3)}`, final: false };
   /** Commits the change (or keeps the commit already made), checks it once more and writes its patch. */
   async commitChange(changed, previous) {
     const { ctx, lane, repoDir } = this;
-    this.update({ phase: "committing" }, `committing ${changed.length} file${changed.length > 1 ? "s" : ""}`);
+    this.update({ phase: "committing" }, `${changed.length} file${changed.length > 1 ? "s" : ""}`);
     const tCommit = Date.now();
     let commit = this.made?.commit ?? await ctx.workspace.commit(repoDir, commitMessage(ctx, lane, this.n));
     const committed = this.made?.committed ?? await ctx.workspace.committed(repoDir, this.base, commit);
@@ -20097,7 +22007,7 @@ ${firstLines(c.tail, 2e3)}`, final: false };
   }
   async push(commit, previous) {
     const { lane } = this;
-    this.update({ phase: "pushing" }, `pushing ${lane.branch}`);
+    this.update({ phase: "pushing" }, `to ${lane.branch}`);
     const tPush = Date.now();
     try {
       await pushCommit(this.ctx, lane, this.repoDir, commit, previous);
@@ -20169,6 +22079,7 @@ ${firstLines(c.tail, 2e3)}`, final: false };
       this.rec.ci_conclusion = await forgeCall("ci-failed", "reading CI", () => ctx.forge.ciConclusion(lane, commit));
       return "done";
     }
+    const before = this.rec.phase;
     this.update({ phase: "ci" }, `waiting for CI on ${commit.slice(0, 12)}`);
     const verdict = await forgeCall("ci-failed", "waiting for CI", () => ctx.forge.waitForCi(lane, commit, ctx.file.ci.timeout_minutes * 6e4));
     this.rec.ci_conclusion = verdict.conclusion;
@@ -20176,6 +22087,7 @@ ${firstLines(c.tail, 2e3)}`, final: false };
       if (verdict.conclusion === "success" && this.rec.pr_number !== null && !ctx.file.pr.draft) {
         await forgeCall("pr-failed", "marking the pull request ready", () => ctx.forge.setDraft(lane, this.rec.pr_number, false));
       }
+      this.update({ phase: before }, `CI ${verdict.conclusion}`);
       return "done";
     }
     const n = this.n;
@@ -20193,7 +22105,7 @@ ${firstLines(c.tail, 2e3)}`, final: false };
           ended_at: ctx.clock.now().toISOString(),
           error: { class: "code-review-needed", message: `CI is still red after ${n} attempt${n > 1 ? "s" : ""}: ${gist(verdict.failures) || "see the PR checks"}` }
         },
-        "CI red, retries exhausted: PR turned into a draft"
+        "CI red, retries exhausted: handed to a person"
       );
       return "handed-over";
     }
@@ -20292,7 +22204,7 @@ async function publishStrategy(ctx, lane, start, draft, others) {
     if (!draft) await applyMergePolicy(ctx, lane, () => rec, update);
   } catch (err) {
     const failure = err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", err.message);
-    update({ status: "failed", phase: "failed", error: { class: failure.errorClass, message: failure.message } }, `failed: ${failure.errorClass}`);
+    update({ status: "failed", phase: "failed", error: { class: failure.errorClass, message: failure.message } }, failure.errorClass);
   }
   await writeLaneResult(ctx.root, ctx.fleet_id, rec);
   return rec;
@@ -20307,7 +22219,7 @@ async function forgeCall(errorClass, what, call) {
 async function cloneTarget(ctx, lane, repoDir) {
   const timeoutMs = ctx.file.git_timeout_minutes * 6e4;
   try {
-    const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base, branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs });
+    const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base ?? ctx.forge.baseBranch?.(lane), branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs });
     const slotted = () => ctx.gitSlots ? ctx.gitSlots.run(clone) : clone();
     await ctx.forge.refreshCredential?.();
     try {
@@ -20340,7 +22252,7 @@ async function applyMergePolicy(ctx, lane, current, update) {
   const ci = current().ci_conclusion;
   if (ci === "success" || ci === "none") {
     const before = current().phase;
-    update({ phase: "merging" }, "merging: the policy is when-green");
+    update({ phase: "merging" }, "the policy is when-green");
     const m = await ctx.forge.merge(lane, current(), ctx.file.merge.method);
     const rec = current();
     rec.merge_status = m.status;
@@ -20620,8 +22532,8 @@ async function reportStep(input) {
 }
 
 
-// EXTERNAL MODULE: ./.build/src/steps/plan.js + 1 modules
-var steps_plan = __nccwpck_require__(3357);
+// EXTERNAL MODULE: ./.build/src/steps/plan.js
+var steps_plan = __nccwpck_require__(8648);
 ;// CONCATENATED MODULE: ./.build/src/steps/strategies.js
 
 
@@ -21092,6 +23004,7 @@ Fleet-Wave: ${wave + 1}
 
 
 
+
 const INTERRUPT_GRACE_MS = 1e4;
 async function handOffIssues(manifest, fleet, settle) {
   if (!settle || !manifest.queue) return manifest;
@@ -21124,6 +23037,14 @@ async function runFleet(opts) {
   if (!planned.ok) return planned;
   const { plan } = planned;
   let manifest = planned.manifest;
+  const inputs = laneInputsOf(planned.fleet, plan);
+  if (opts.resume) {
+    const resumed = (0,external_node_path_.resolve)(opts.cwd ?? process.cwd(), opts.resume.root);
+    const previousInputs = await readLaneInputs(resumed);
+    const checked = resumeCheck({ file: opts.file, previous: opts.resume.manifest, previousInputs, manifest, inputs, dryRun: opts.dryRun ?? false, previousPath: manifestPath(resumed) });
+    if (checked.problems.length) return { ok: false, problems: checked.problems };
+    planned.notes.push(...checked.notes);
+  }
   const cwd = opts.cwd ?? process.cwd();
   let root;
   if (opts.resume || opts.root) {
@@ -21145,10 +23066,10 @@ async function runFleet(opts) {
       break;
     }
   }
-  const lock = await lockWorkspace(root, manifest.fleet_id);
-  if (!lock.ok) return { ok: false, problems: [{ file: (0,external_node_path_.join)(root, LOCK_FILE), field: "(workspace)", message: lock.message }] };
+  const lock = await (0,util_lock/* lockWorkspace */.Rn)(root, manifest.fleet_id);
+  if (!lock.ok) return { ok: false, problems: [{ file: (0,external_node_path_.join)(root, util_lock/* LOCK_FILE */.FI), field: "(workspace)", message: lock.message }] };
   try {
-    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, notes: [...lock.note ? [lock.note] : [], ...planned.notes], queueEvents: planned.queue_events });
+    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, inputs, notes: [...lock.note ? [lock.note] : [], ...planned.notes], queueEvents: planned.queue_events });
   } finally {
     active = null;
     await lock.release();
@@ -21159,6 +23080,7 @@ async function runLocked(opts, s) {
   let manifest = s.manifest;
   if (!opts.resume) await clearPreviousRun(root);
   await (0,fs/* writeJsonAtomic */.ZJ)((0,external_node_path_.join)(root, "plan.json"), { fleet_id: manifest.fleet_id, waves: plan.waves, contention: plan.contention, excluded: plan.excluded, skipped: plan.skipped });
+  await (0,fs/* writeJsonAtomic */.ZJ)((0,external_node_path_.join)(root, LANE_INPUTS_FILE), { fleet_id: manifest.fleet_id, lanes: s.inputs.lanes });
   const events = new fs/* JsonLines */.k4((0,external_node_path_.join)(root, "events.jsonl"));
   const records = new Map(manifest.lanes.map((l) => [l.lane, l]));
   const specs = new Map(s.fleet.lanes.map((l) => [l.id, l]));
@@ -21193,6 +23115,9 @@ async function runLocked(opts, s) {
       carried.add(rec.lane);
       emit({ ...read.record, wave: rec.wave }, "kept from the previous run");
     }
+    const current = new Set(manifest.lanes.map((l) => l.lane));
+    const stale = [...manifest.lanes.map((l) => l.lane).filter((id) => !carried.has(id)), ...opts.resume.manifest.lanes.map((l) => l.lane).filter((id) => !current.has(id))];
+    await setAsidePreviousFiles(root, stale);
   }
   await live.now();
   opts.onPlan?.(manifest, root);
@@ -21449,7 +23374,114 @@ async function clearPreviousRun(root) {
   }
   const ids = previous.lanes.map((l) => l.lane).filter((id) => fleet_file/* LANE_ID_PATTERN */.kB.test(id));
   await Promise.all(ids.map((id) => (0,promises_.rm)(laneDir(root, id), { recursive: true, force: true })));
-  for (const f of ["events.jsonl", "plan.json", "report.md", "fleet-status.json"]) await (0,promises_.rm)((0,external_node_path_.join)(root, f), { force: true });
+  for (const f of ["events.jsonl", "plan.json", LANE_INPUTS_FILE, "report.md", "fleet-status.json"]) await (0,promises_.rm)((0,external_node_path_.join)(root, f), { force: true });
+}
+const PREVIOUS_DIR = "previous";
+async function setAsidePreviousFiles(root, ids) {
+  const safe = ids.filter((id) => fleet_file/* LANE_ID_PATTERN */.kB.test(id));
+  await Promise.all(
+    safe.map(async (id) => {
+      const dir = laneDir(root, id);
+      const entries = (await (0,promises_.readdir)(dir).catch(() => [])).filter((e) => e !== PREVIOUS_DIR);
+      if (entries.includes("repo")) await (0,promises_.rm)((0,external_node_path_.join)(dir, "repo"), { recursive: true, force: true });
+      const rest = entries.filter((e) => e !== "repo");
+      if (!rest.length) return;
+      const aside = (0,external_node_path_.join)(dir, PREVIOUS_DIR);
+      await (0,promises_.mkdir)(aside, { recursive: true });
+      const taken = (await (0,promises_.readdir)(aside)).filter((e) => /^[1-9]\d*$/.test(e)).map(Number);
+      const dest = (0,external_node_path_.join)(aside, String(Math.max(0, ...taken) + 1));
+      await (0,promises_.mkdir)(dest);
+      for (const e of rest) await (0,promises_.rename)((0,external_node_path_.join)(dir, e), (0,external_node_path_.join)(dest, e));
+    })
+  );
+}
+const LANE_INPUTS_FILE = "lane-inputs.json";
+function laneInputsOf(fleet, plan) {
+  const lanes = {};
+  for (const l of plan.lanes) lanes[l.spec.id] = (0,incremental/* laneDigestInput */.t2)(fleet.file, l.spec);
+  return { lanes };
+}
+async function readLaneInputs(root) {
+  try {
+    const raw = JSON.parse(await (0,promises_.readFile)((0,external_node_path_.join)(root, LANE_INPUTS_FILE), "utf8"));
+    if (raw && typeof raw === "object" && "lanes" in raw && raw.lanes && typeof raw.lanes === "object" && !Array.isArray(raw.lanes)) return raw;
+  } catch {
+  }
+  return null;
+}
+function changedFields(before, after) {
+  const obj = (v) => v && typeof v === "object" && !Array.isArray(v) ? v : {};
+  const out = [];
+  if ((0,incremental/* canonicalJson */.dj)(obj(before).fleet_version) !== (0,incremental/* canonicalJson */.dj)(obj(after).fleet_version)) out.push("Fleet's version");
+  for (const part of ["lane", "fleet"]) {
+    const a = obj(obj(before)[part]);
+    const b = obj(obj(after)[part]);
+    for (const k of [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].sort(core_manifest/* compareIds */.q3)) {
+      if ((0,incremental/* canonicalJson */.dj)(a[k]) !== (0,incremental/* canonicalJson */.dj)(b[k]) && !out.includes(k)) out.push(k);
+    }
+  }
+  return out;
+}
+const quoted = (ids) => ids.map((id) => `"${id}"`).join(", ");
+function resumeCheck(input) {
+  const { previous, manifest } = input;
+  const since = `run ${previous.fleet_id}`;
+  const before = new Map(previous.lanes.map((l) => [l.lane, l]));
+  const now = new Map(manifest.lanes.map((l) => [l.lane, l]));
+  const kept = (l) => l.status === "completed" && (l.phase !== "dry-run" || input.dryRun);
+  const changed = [];
+  for (const [id, cur] of now) {
+    const prev = before.get(id);
+    if (!prev || !prev.digest || !cur.digest || prev.digest === cur.digest) continue;
+    const a = input.previousInputs?.lanes[id];
+    const b = input.inputs.lanes[id];
+    const fields = a !== void 0 && b !== void 0 ? changedFields(a, b) : null;
+    changed.push({ lane: id, fields: fields?.length ? fields : null, kept: kept(prev) });
+  }
+  const describe = (list) => {
+    const groups = /* @__PURE__ */ new Map();
+    for (const c of list) {
+      const what = c.fields ? c.fields.join(", ") : `fields that decide the result (this workspace has no ${LANE_INPUTS_FILE} to say which)`;
+      groups.set(what, [...groups.get(what) ?? [], c.lane]);
+    }
+    return [...groups].map(([what, lanes]) => `${what} (lane${lanes.length === 1 ? "" : "s"} ${quoted(lanes)})`).join("; ");
+  };
+  const problems = [];
+  const notes = [];
+  const refused = changed.filter((c) => c.kept);
+  if (refused.length) {
+    problems.push({
+      file: input.file,
+      field: "--resume",
+      message: `the fleet file changed since ${since}: ${describe(refused)}. ${refused.length === 1 ? "That lane" : "Those lanes"} completed in ${since} with the fleet file as it was, and a resumed run would report ${refused.length === 1 ? "it" : "them"} done with inputs ${refused.length === 1 ? "it" : "they"} never ran with. Start a new run without --resume (every lane runs with the fleet file as it is), or with --since ${input.previousPath} (only the lanes whose inputs or base changed run)`
+    });
+  }
+  if (input.dryRun && !previous.dry_run) {
+    const pushed = previous.lanes.filter((l) => l.status === "completed" && l.phase !== "no-op" && l.phase !== "dry-run").map((l) => l.lane).sort(core_manifest/* compareIds */.q3);
+    if (pushed.length) {
+      problems.push({
+        file: input.file,
+        field: "--dry-run",
+        message: `${since} was not a dry run, and lane${pushed.length === 1 ? "" : "s"} ${quoted(pushed.slice(0, 10))}${pushed.length > 10 ? ` and ${pushed.length - 10} more` : ""} pushed ${pushed.length === 1 ? "its" : "their"} change; resumed as a dry run, its manifest would say nothing was pushed. Resume without --dry-run, or start a new dry run without --resume`
+      });
+    }
+  }
+  if (problems.length) return { problems, notes };
+  const rerun = changed.filter((c) => !c.kept);
+  if (rerun.length) notes.push(`the fleet file changed since ${since} for lanes that run again: ${describe(rerun)}; they run with the fleet file as it is now`);
+  const added = [...now.keys()].filter((id) => !before.has(id)).sort(core_manifest/* compareIds */.q3);
+  if (added.length) notes.push(`lane${added.length === 1 ? "" : "s"} ${quoted(added)} ${added.length === 1 ? "is" : "are"} new since ${since}: ${added.length === 1 ? "it runs" : "they run"}`);
+  const removed = [...before.keys()].filter((id) => !now.has(id)).sort(core_manifest/* compareIds */.q3);
+  if (removed.length) {
+    const done = removed.filter((id) => before.get(id).status === "completed");
+    notes.push(
+      `lane${removed.length === 1 ? "" : "s"} ${quoted(removed)} of ${since} ${removed.length === 1 ? "is" : "are"} no longer in the fleet file: left out of this run's manifest${done.length ? ` (what ${quoted(done)} pushed stays on the forge)` : ""}; ${removed.length === 1 ? "its" : "their"} files are in lanes/<lane>/${PREVIOUS_DIR}/`
+    );
+  }
+  for (const k of ["max_retries", "max_parallel"]) {
+    if (previous[k] !== manifest[k]) notes.push(`${k} is ${manifest[k]} now, ${previous[k]} in ${since}: the lanes kept from it ran with ${previous[k]}`);
+  }
+  return { problems, notes };
 }
 async function dependencyBlock(spec, records, specs, forge, checkpoint, dryRun) {
   const deps = strategyPicks(spec.depends_on, records, specs);
@@ -21636,6 +23668,113 @@ async function readUntrustedJson(path, maxBytes) {
 
 /***/ }),
 
+/***/ 917:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   FI: () => (/* binding */ LOCK_FILE),
+/* harmony export */   Rn: () => (/* binding */ lockWorkspace)
+/* harmony export */ });
+/* unused harmony exports holderAlive, processStart */
+/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(3024);
+/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1455);
+/* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8161);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(6760);
+
+
+
+
+const LOCK_FILE = ".fleet.lock";
+function processStart(pid) {
+  try {
+    const stat = (0,node_fs__WEBPACK_IMPORTED_MODULE_0__.readFileSync)(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+function holderAlive(h) {
+  if (h.host !== (0,node_os__WEBPACK_IMPORTED_MODULE_2__.hostname)()) return true;
+  try {
+    process.kill(h.pid, 0);
+  } catch (err) {
+    if (err.code === "ESRCH") return false;
+  }
+  if (h.process_start === null) return true;
+  const now = processStart(h.pid);
+  return now === null ? process.platform !== "linux" : now === h.process_start;
+}
+function parseHolder(text) {
+  try {
+    const j = JSON.parse(text);
+    if (typeof j.pid !== "number" || !Number.isInteger(j.pid) || j.pid < 1 || typeof j.host !== "string") return null;
+    return { pid: j.pid, process_start: typeof j.process_start === "string" ? j.process_start : null, host: j.host, since: String(j.since ?? ""), fleet_id: String(j.fleet_id ?? "") };
+  } catch {
+    return null;
+  }
+}
+function describeHolder(h) {
+  return `pid ${h.pid} on ${h.host}${h.since ? `, since ${h.since}` : ""}${h.fleet_id ? `, fleet ${h.fleet_id}` : ""}`;
+}
+async function lockWorkspace(root, fleet_id) {
+  const path = (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(root, LOCK_FILE);
+  const me = { pid: process.pid, process_start: processStart(process.pid), host: (0,node_os__WEBPACK_IMPORTED_MODULE_2__.hostname)(), since: (/* @__PURE__ */ new Date()).toISOString(), fleet_id };
+  const text = `${JSON.stringify(me)}
+`;
+  let note;
+  for (let tries = 0; tries < 5; tries++) {
+    try {
+      await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.writeFile)(path, text, { flag: "wx" });
+      return { ok: true, release: releaser(path, text), note };
+    } catch (err) {
+      if (err.code !== "EEXIST") throw err;
+    }
+    const seen = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.readFile)(path, "utf8").catch(() => null);
+    if (seen === null) continue;
+    const holder = parseHolder(seen);
+    if (holder === null && seen.trim() !== "") {
+      return { ok: false, holder: null, message: `${path} is not a lock Fleet wrote; if no fleet runs here, remove it` };
+    }
+    if (holder === null || holderAlive(holder)) {
+      const who = holder ? describeHolder(holder) : "a run that is starting";
+      return { ok: false, holder, message: `another fleet run holds this workspace (${who}): wait for it to end or stop it, or give this run another --workspace` };
+    }
+    const aside = `${path}.stale-${process.pid}`;
+    try {
+      await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.rename)(path, aside);
+    } catch {
+      continue;
+    }
+    const moved = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.readFile)(aside, "utf8").catch(() => null);
+    if (moved !== seen) {
+      await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.link)(aside, path).catch(() => void 0);
+      await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.unlink)(aside).catch(() => void 0);
+      continue;
+    }
+    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.unlink)(aside).catch(() => void 0);
+    note = `took over the lock of ${describeHolder(holder)}: that process is no longer running`;
+  }
+  return { ok: false, holder: null, message: `${path}: the lock changed hands too often to take; try again` };
+}
+function releaser(path, mine) {
+  const onExit = () => {
+    try {
+      if ((0,node_fs__WEBPACK_IMPORTED_MODULE_0__.readFileSync)(path, "utf8") === mine) (0,node_fs__WEBPACK_IMPORTED_MODULE_0__.unlinkSync)(path);
+    } catch {
+    }
+  };
+  process.on("exit", onExit);
+  return async () => {
+    process.off("exit", onExit);
+    const now = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.readFile)(path, "utf8").catch(() => null);
+    if (now === mine) await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.unlink)(path).catch(() => void 0);
+  };
+}
+
+
+
+/***/ }),
+
 /***/ 9872:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
@@ -21691,6 +23830,14 @@ async function mapLimit(items, limit, fn) {
 
 // EXPORTS
 __nccwpck_require__.d(__webpack_exports__, {
+  naA: () => (/* binding */ ZodArray),
+  XiL: () => (/* binding */ ZodDefault),
+  Vb4: () => (/* binding */ ZodEnum),
+  l1C: () => (/* binding */ ZodNullable),
+  bvH: () => (/* binding */ ZodObject),
+  IiU: () => (/* binding */ ZodOptional),
+  NDH: () => (/* binding */ ZodString),
+  fZ7: () => (/* binding */ ZodUnion),
   YOg: () => (/* binding */ array),
   zMY: () => (/* binding */ schemas_boolean),
   k5n: () => (/* binding */ schemas_enum),
@@ -21701,7 +23848,7 @@ __nccwpck_require__.d(__webpack_exports__, {
   KCZ: () => (/* binding */ union)
 });
 
-// UNUSED EXPORTS: ZodAny, ZodArray, ZodBase64, ZodBase64URL, ZodBigInt, ZodBigIntFormat, ZodBoolean, ZodCIDRv4, ZodCIDRv6, ZodCUID, ZodCUID2, ZodCatch, ZodCodec, ZodCreditCard, ZodCustom, ZodCustomStringFormat, ZodDate, ZodDefault, ZodDiscriminatedUnion, ZodE164, ZodEmail, ZodEmoji, ZodEnum, ZodExactOptional, ZodFile, ZodFunction, ZodGUID, ZodIBAN, ZodIPv4, ZodIPv6, ZodISODate, ZodISODateTime, ZodISODuration, ZodISOTime, ZodInstanceOf, ZodIntersection, ZodJWT, ZodKSUID, ZodLazy, ZodLiteral, ZodMAC, ZodMap, ZodNaN, ZodNanoID, ZodNever, ZodNonOptional, ZodNull, ZodNullable, ZodNumber, ZodNumberFormat, ZodObject, ZodOptional, ZodPipe, ZodPrefault, ZodPreprocess, ZodPromise, ZodReadonly, ZodRecord, ZodSet, ZodString, ZodStringFormat, ZodSuccess, ZodSymbol, ZodTemplateLiteral, ZodTransform, ZodTuple, ZodType, ZodULID, ZodURL, ZodUUID, ZodUndefined, ZodUnion, ZodUnknown, ZodVoid, ZodXID, ZodXor, _ZodString, _default, _function, any, base64, base64url, bigint, catch, check, cidrv4, cidrv6, codec, creditCard, cuid, cuid2, currencyCode, custom, date, describe, discriminatedUnion, e164, email, emoji, exactOptional, file, float32, float64, function, guid, hash, hex, hostname, httpUrl, iban, instanceof, int, int32, int64, intersection, invertCodec, ipv4, ipv6, json, jwt, keyof, ksuid, lazy, looseObject, looseRecord, mac, map, meta, nan, nanoid, nativeEnum, never, nonoptional, null, nullable, nullish, object, optional, partialRecord, pipe, prefault, preprocess, promise, readonly, record, refine, set, stringFormat, stringbool, success, superRefine, symbol, templateLiteral, transform, tuple, uint32, uint64, ulid, undefined, unknown, url, uuid, uuidv4, uuidv6, uuidv7, void, xid, xor
+// UNUSED EXPORTS: ZodAny, ZodBase64, ZodBase64URL, ZodBigInt, ZodBigIntFormat, ZodBoolean, ZodCIDRv4, ZodCIDRv6, ZodCUID, ZodCUID2, ZodCatch, ZodCodec, ZodCreditCard, ZodCustom, ZodCustomStringFormat, ZodDate, ZodDiscriminatedUnion, ZodE164, ZodEmail, ZodEmoji, ZodExactOptional, ZodFile, ZodFunction, ZodGUID, ZodIBAN, ZodIPv4, ZodIPv6, ZodISODate, ZodISODateTime, ZodISODuration, ZodISOTime, ZodInstanceOf, ZodIntersection, ZodJWT, ZodKSUID, ZodLazy, ZodLiteral, ZodMAC, ZodMap, ZodNaN, ZodNanoID, ZodNever, ZodNonOptional, ZodNull, ZodNumber, ZodNumberFormat, ZodPipe, ZodPrefault, ZodPreprocess, ZodPromise, ZodReadonly, ZodRecord, ZodSet, ZodStringFormat, ZodSuccess, ZodSymbol, ZodTemplateLiteral, ZodTransform, ZodTuple, ZodType, ZodULID, ZodURL, ZodUUID, ZodUndefined, ZodUnknown, ZodVoid, ZodXID, ZodXor, _ZodString, _default, _function, any, base64, base64url, bigint, catch, check, cidrv4, cidrv6, codec, creditCard, cuid, cuid2, currencyCode, custom, date, describe, discriminatedUnion, e164, email, emoji, exactOptional, file, float32, float64, function, guid, hash, hex, hostname, httpUrl, iban, instanceof, int, int32, int64, intersection, invertCodec, ipv4, ipv6, json, jwt, keyof, ksuid, lazy, looseObject, looseRecord, mac, map, meta, nan, nanoid, nativeEnum, never, nonoptional, null, nullable, nullish, object, optional, partialRecord, pipe, prefault, preprocess, promise, readonly, record, refine, set, stringFormat, stringbool, success, superRefine, symbol, templateLiteral, transform, tuple, uint32, uint64, ulid, undefined, unknown, url, uuid, uuidv4, uuidv6, uuidv7, void, xid, xor
 
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
 

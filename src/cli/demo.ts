@@ -5,7 +5,7 @@
  * target, and a lane with nothing to do.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from './main.js';
@@ -93,7 +93,11 @@ targets:
 }
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('demo.ts') || process.argv[1]?.endsWith('demo.js')) {
-  const root = mkdtempSync(join(tmpdir(), 'fleet-demo-'));
+  // One folder, replaced by each run: the demo never leaves a trail of temporary folders behind (the last one stays,
+  // to look at its branches). Per user, so two users of one machine do not share it.
+  const root = join(tmpdir(), `fleet-demo-${process.getuid?.() ?? 'user'}`);
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(root, { mode: 0o700 });
   const fleetFile = createDemo(root);
   process.stdout.write(`Sample repositories and fleet file: ${root}\n\n`);
   const code = await main(['run', fleetFile, '--workspace', join(root, 'workspace')], {
@@ -105,7 +109,8 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith
   process.stdout.write(
     `\nThe demo is meant to show every outcome: "legacy" fails on purpose (its package.json is broken), "notes" is excluded (not a git repository), "docs-site" has nothing to do.\n` +
       `Look at a lane branch:  git -C ${join(root, 'remotes', 'api.git')} log --stat fleet/editorconfig/api\n` +
-      `Run it again (idempotent: no new commits):  node bin/fleet.js run ${fleetFile}\n`,
+      `Run it again (idempotent: no new commits):  node bin/fleet.js run ${fleetFile} --workspace ${join(root, 'workspace-2')}\n` +
+      `The next npm run demo replaces ${root}.\n`,
   );
   // Exit 1 is the expected outcome here (one lane fails by design); anything else means the demo itself broke.
   process.exitCode = code === 1 ? 0 : code === 0 ? 3 : code;

@@ -4,8 +4,7 @@
  * input or set-up failure).
  */
 import { readFile, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { dirname, join, resolve } from 'node:path';
 import { formatProblems, type Problem } from '../core/validate.js';
 import { Manifest, SCHEMA_VERSION } from '../core/model.js';
 import { renderPlan, renderReport, renderStatusTable } from '../core/report.js';
@@ -21,38 +20,19 @@ import { exitCodeFor, INTERRUPT_GRACE_MS, nothingRan, runFleet, writeInterrupted
 import { readTextFile, writeFileAtomic } from '../util/fs.js';
 import { MAX_FLEET_JSON_BYTES } from '../core/limits.js';
 import { LiveView } from './live.js';
+import { commandHelp, commandNamed, overview, parseCommand, unknownCommand, usageLine, UsageError, type CommandSpec, type Flags, type Parsed } from './commands.js';
+import { adhocFleetFile, FLAGS_FILE, isAdhoc } from './adhoc.js';
+import { renderExec } from './exec-view.js';
+import { execFleet } from '../steps/exec.js';
+import { prsCommand } from '../steps/prs.js';
+import { mergeMethodFor, prsJson, renderPrsActions, renderPrsTable } from '../core/prs.js';
+import type { ResolvedFleet } from '../core/validate.js';
+import { locateManifest } from './locate.js';
+import { VERSION } from './version.js';
 import { appFromEnv, appIsolationProblem, targetOwners, type CliApp } from './app.js';
 import { maskPrivateKey, privateKeyParts } from '../github/app-key.js';
 import type { TokenCredential } from '../github/credential.js';
 import { redact } from '../local/git.js';
-
-export const USAGE = `fleet — apply one directive across many repositories, in dependency waves
-
-Usage:
-  fleet plan <fleet-file> [--json] [--repos-root DIR] [--max-parallel N]
-  fleet run <fleet-file> [--max-parallel N] [--dry-run] [--workspace DIR] [--speculative N]
-                         [--resume MANIFEST | --since MANIFEST] [--repos-root DIR] [--quiet]
-  fleet status <fleet-status.json>
-  fleet report <fleet-status.json>
-
-Options:
-  --max-parallel N   lanes running at once (overrides max_parallel)
-  --dry-run          run the directive and keep the patch; push nothing
-  --speculative N    try every lane N ways at once (strategies s1…sN of its own
-                     directive); only the pick opens a PR (speculative.pick)
-  --workspace DIR    where clones, logs, results and the manifest go
-                     (default _workspace/fleet/<fleet_id>, kept for audit)
-  --resume MANIFEST  re-run only the lanes that did not complete in that run
-  --since MANIFEST   incremental sweep: a lane that completed (or was a no-op) in that
-                     run, whose target's base commit and digest are the same, ends
-                     unchanged without a clone
-  --repos-root DIR   where owner/repo targets live on disk (<DIR>/<owner>/<repo>)
-  --json             print the plan as JSON
-  --quiet            no live view; print only the final report
-
-Exit codes: 0 every lane completed or had nothing to do, 1 some lane failed or was skipped,
-2 bad input or set-up failure, 130 interrupted (Ctrl-C or SIGTERM; the
-manifest is written, running commands are stopped; --resume picks it up).`;
 
 export interface CliIo {
   stdout: { write(s: string): unknown; isTTY?: boolean; columns?: number };
@@ -64,8 +44,6 @@ export interface CliIo {
   /** After an interrupt, how long lanes get to stop before the run ends without them (default INTERRUPT_GRACE_MS). */
   interruptGraceMs?: number;
 }
-
-class UsageError extends Error {}
 
 /** 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C. */
 export const EXIT_INTERRUPTED = 130;
@@ -128,10 +106,10 @@ export function directiveEnv(env: NodeJS.ProcessEnv, tokenVariable?: string, sec
   return out;
 }
 
-function positiveInt(flag: string, value: string | undefined): number | undefined {
+function positiveInt(flag: string, value: unknown, command?: CommandSpec): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new UsageError(`--${flag} takes a whole number from 1 to 256, got "${value}"`);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new UsageError(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
   return n;
 }
 
@@ -193,191 +171,38 @@ async function workspaceProblem(dir: string): Promise<Problem | undefined> {
 }
 
 export async function main(argv: string[], io: CliIo): Promise<number> {
-  const [command, ...rest] = argv;
+  const [first, ...rest] = argv;
+  let spec: CommandSpec | undefined;
   try {
-    if (!command || command === 'help' || command === '--help' || command === '-h') {
-      io.stdout.write(`${USAGE}\n`);
-      return command ? 0 : 2;
-    }
-    const { values, positionals } = (() => {
-      try {
-        return parseArgs({
-          args: rest,
-          allowPositionals: true,
-          strict: true,
-          options: {
-            json: { type: 'boolean' },
-            'dry-run': { type: 'boolean' },
-            quiet: { type: 'boolean' },
-            'max-parallel': { type: 'string' },
-            speculative: { type: 'string' },
-            workspace: { type: 'string' },
-            resume: { type: 'string' },
-            since: { type: 'string' },
-            'repos-root': { type: 'string' },
-          },
-        });
-      } catch (err) {
-        throw new UsageError((err as Error).message);
-      }
-    })();
-    const target = positionals[0];
-    if (positionals.length !== 1 || !target) throw new UsageError(`fleet ${command} takes exactly one file, got ${positionals.length}`);
-    const path = resolve(io.cwd, target);
-
-    if (command === 'status' || command === 'report') {
-      const m = await readManifest(path);
-      if (Array.isArray(m)) {
-        io.stderr.write(`${formatProblems(m)}\n`);
-        return 2;
-      }
-      const now = command === 'status' ? systemClock.now().toISOString() : (m.ended_at ?? systemClock.now().toISOString());
-      const text = command === 'status' ? renderStatusTable(m, { now }) : renderReport(m, { now, workspace: dirname(path) });
-      io.stdout.write(`${text}\n`);
-      return command === 'report' ? exitCodeFor(m) : 0;
-    }
-    if (command !== 'plan' && command !== 'run') throw new UsageError(`unknown command "${command}"`);
-
-    // Every problem of the input at once: the fleet file's and the flags'.
-    const speculative = values.speculative === undefined ? undefined : positiveInt('speculative', values.speculative);
-    const loaded = await loadFleetFile(path, { speculative });
-    const problems = loaded.ok ? [] : [...loaded.problems];
-    const ws = command === 'run' && values.workspace ? await workspaceProblem(resolve(io.cwd, values.workspace)) : undefined;
-    if (ws) problems.push(ws);
-    // App credentials (FLEET_APP_*) serve a fleet on GitHub; a fleet file with problems still gets its credentials checked.
-    const appEnv = loaded.ok
-      ? loaded.fleet.file.forge === 'github'
-        ? appFromEnv(io.env, targetOwners(loaded.fleet), path)
-        : { problems: [] }
-      : appFromEnv(io.env, undefined, path);
-    problems.push(...appEnv.problems);
-    if (!loaded.ok || problems.length) {
-      io.stderr.write(`${formatProblems(problems)}\n`);
+    if (!first) {
+      io.stderr.write(`${overview()}\n`);
       return 2;
     }
-    for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}\n`);
-    const maxParallel = positiveInt('max-parallel', values['max-parallel']);
-    let credential: TokenCredential | undefined;
-    if (appEnv.app && command === 'run') {
-      const iso = localExecutor.isolation(loaded.fleet.file.isolation);
-      const why = appIsolationProblem(loaded.fleet.file.isolation, iso.kind, iso.detail);
-      if (why) {
-        io.stderr.write(`${formatProblems([{ file: path, field: 'isolation', message: why }])}\n`);
-        return 2;
-      }
-    }
-    if (appEnv.app) {
-      // Registers the key and each line of it with Fleet's redactor. No ::add-mask:: here: stdout is the report (mode: run
-      // copies it into the job summary), and on a runner the key comes from a secret the runner already masks.
-      maskPrivateKey(appEnv.app.privateKey, () => undefined);
-      try {
-        const token = await mintAppToken(appEnv.app, command === 'plan', io.env);
-        MINTED.add(token);
-        credential = token;
-      } catch (err) {
-        io.stderr.write(`${path}: forge: ${redact((err as Error).message)}\n`);
-        return 2;
-      }
-    }
-    const setup = await setupForge(loaded.fleet.file, {
-      env: io.env,
-      ...(credential ? { token: credential.current(), credential } : {}),
-      baseDir: dirname(path),
-      reposRoot: values['repos-root'] ? resolve(io.cwd, values['repos-root']) : undefined,
-      logger: { info: () => undefined, warn: (m) => void io.stderr.write(`warning: ${m}\n`), error: (m) => void io.stderr.write(`error: ${m}\n`) },
-    });
-    if ('problem' in setup) {
-      // The problem names its own field (forge: …, or the environment variable at fault).
-      io.stderr.write(`${path}: ${setup.problem}\n`);
-      return 2;
-    }
-    const { forge, discover, queue, settleQueue } = setup;
-
-    if (command === 'plan') {
-      const planned = await planStep(loaded.fleet, forge, systemClock, { file: path, maxParallel, discover, queue, readOnly: true });
-      if (!planned.ok) {
-        io.stderr.write(`${formatProblems(planned.problems)}\n`);
-        return 2;
-      }
-      io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}\n` : `${renderPlan(planned.manifest)}\n`);
+    if (first === '--help' || first === '-h' || first === 'help') {
+      const about = rest[0] ? commandNamed(rest[0]) : undefined;
+      if (rest[0] && !about) throw new UsageError(unknownCommand(rest[0]));
+      io.stdout.write(`${about ? commandHelp(about) : overview()}\n`);
       return 0;
     }
-
-    let resume: { manifest: Manifest; root: string } | undefined;
-    if (values.resume && loaded.fleet.file.source?.issues) {
-      io.stderr.write(`${path}: source.issues: an issue queue resumes by running again: the next run resumes every issue whose branch has no PR; run it without --resume\n`);
-      return 2;
+    if (first === '--version' || first === '-V' || first === 'version') {
+      io.stdout.write(`fleet ${VERSION}\n`);
+      return 0;
     }
-    if (values.resume) {
-      const mp = resolve(io.cwd, values.resume);
-      const m = await readManifest(mp);
-      if (Array.isArray(m)) {
-        io.stderr.write(`${formatProblems(m)}\n`);
-        return 2;
-      }
-      if (m.name !== loaded.fleet.file.name) {
-        io.stderr.write(`${mp}: this manifest is of fleet "${m.name}", not "${loaded.fleet.file.name}": resume it with its own fleet file\n`);
-        return 2;
-      }
-      resume = { manifest: m, root: dirname(mp) };
+    spec = commandNamed(first);
+    if (!spec) throw new UsageError(unknownCommand(first));
+    const own = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+    if (own.includes('--help') || own.includes('-h')) {
+      io.stdout.write(`${commandHelp(spec)}\n`);
+      return 0;
     }
-    let since: Manifest | undefined;
-    if (values.since) {
-      if (values.resume) throw new UsageError('--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run');
-      const mp = resolve(io.cwd, values.since);
-      const read = await readSince(mp);
-      if (Array.isArray(read)) {
-        io.stderr.write(`${formatProblems(read)}\n`);
-        return 2;
-      }
-      if (typeof read === 'string') io.stderr.write(`note: every lane runs: ${read}\n`);
-      else if (read.name !== loaded.fleet.file.name) {
-        io.stderr.write(`${mp}: --since: this manifest is of fleet "${read.name}", not "${loaded.fleet.file.name}": pass a manifest of this fleet\n`);
-        return 2;
-      } else since = read;
-    }
-
-    const live = values.quiet ? undefined : new LiveView(io.stdout);
-    const outcome = await runFleet({
-      fleet: loaded.fleet,
-      file: path,
-      forge,
-      workspace: localWorkspace,
-      exec: localExecutor,
-      clock: systemClock,
-      env: directiveEnv(io.env, setup.tokenVariable, [...(setup.secrets ?? []), ...(appEnv.app ? privateKeyParts(io.env.FLEET_APP_PRIVATE_KEY ?? '') : [])]),
-      discover,
-      queue,
-      settleQueue,
-      root: values.workspace ? resolve(io.cwd, values.workspace) : undefined,
-      cwd: io.cwd,
-      maxParallel,
-      dryRun: values['dry-run'] ?? false,
-      resume,
-      since,
-      onPlan: (m, root) => live?.start(m, root),
-      onEvent: (e, lanes) => live?.event(e, lanes),
-      signal: io.signal,
-      interruptGraceMs: io.interruptGraceMs,
-    });
-    live?.stop();
-    if (!outcome.ok) {
-      io.stderr.write(`${formatProblems(outcome.problems)}\n`);
-      return 2;
-    }
-    for (const note of outcome.notes) io.stderr.write(`note: ${note}\n`);
-    const report = renderReport(outcome.manifest, { now: outcome.manifest.ended_at!, workspace: outcome.root });
-    await writeFileAtomic(resolve(outcome.root, 'report.md'), `${report}\n`);
-    io.stdout.write(`\n${report}\n`);
-    if (io.signal?.aborted) {
-      io.stderr.write(`fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with: fleet run ${target} --resume ${resolve(outcome.root, 'fleet-status.json')}\n`);
-      return EXIT_INTERRUPTED;
-    }
-    if (nothingRan(outcome.manifest)) io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each\n`);
-    return exitCodeFor(outcome.manifest);
+    const parsed = parseCommand(spec, rest);
+    if (spec.name === 'status' || spec.name === 'report') return await showRun(spec, parsed, io);
+    if (spec.name === 'prs') return await prs(spec, parsed, io);
+    return await planOrRun(spec, parsed, io);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`fleet: ${err.message}\n\n${USAGE}\n`);
+      const about = err.command ?? spec;
+      io.stderr.write(`fleet${about ? ` ${about.name}` : ''}: ${err.message}\n${usageLine(about)}\n`);
       return 2;
     }
     // A failure nobody foresaw: its message for the user, the stack only on request (it helps a bug report, not a fix).
@@ -388,6 +213,342 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   } finally {
     if ((await revokeMinted()) > 0) io.stderr.write('warning: a GitHub App installation token could not be revoked; it expires within the hour\n');
   }
+}
+
+/** The one file a command takes. */
+function oneFile(spec: CommandSpec, parsed: Parsed): string {
+  const [file, ...more] = parsed.positionals;
+  if (!file) throw new UsageError(`name the file: ${spec.usage.split('   or   ')[0]}`, spec);
+  if (more.length) throw new UsageError(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(' ')}`, spec);
+  return file;
+}
+
+/** `fleet status` and `fleet report`: a run's manifest, found from itself, its workspace folder or its fleet file. */
+async function showRun(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<number> {
+  const found = await locateManifest(resolve(io.cwd, oneFile(spec, parsed)));
+  if ('problem' in found) {
+    io.stderr.write(`${formatProblems([found.problem])}\n`);
+    return 2;
+  }
+  const m = await readManifest(found.path);
+  if (Array.isArray(m)) {
+    io.stderr.write(`${formatProblems(m)}\n`);
+    return 2;
+  }
+  if (parsed.values.json) io.stdout.write(`${JSON.stringify(m, null, 2)}\n`);
+  else {
+    const now = spec.name === 'status' ? systemClock.now().toISOString() : (m.ended_at ?? systemClock.now().toISOString());
+    const text = spec.name === 'status' ? renderStatusTable(m, { now }) : renderReport(m, { now, workspace: dirname(found.path) });
+    io.stdout.write(`${found.note ? `${found.note}\n\n` : ''}${text}\n`);
+  }
+  return spec.name === 'report' ? exitCodeFor(m) : 0;
+}
+
+/** The fleet file a command works on: one named on the command line, or one the flags build (an ad-hoc run). */
+interface FleetInput {
+  path: string;
+  /** The text of a fleet file built from flags; undefined: read `path`. */
+  text?: string;
+  /** How to name this fleet in a hint to run it again. */
+  again: string;
+}
+
+function fleetInput(spec: CommandSpec, parsed: Parsed, io: CliIo): FleetInput | { printed: string } {
+  const { values } = parsed;
+  if (!isAdhoc(values)) {
+    if (spec.name === 'run' && parsed.command !== undefined) throw new UsageError('a command after -- makes an ad-hoc run, which names its targets with --repo (or --org, --user, --search); a fleet file has its own run:', spec);
+    if (values['print-fleet-file']) throw new UsageError('--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them', spec);
+    if (values.name || values.forge) throw new UsageError(`--${values.name ? 'name' : 'forge'} belongs to an ad-hoc run (--repo …); a fleet file sets its own`, spec);
+    const target = oneFile(spec, parsed);
+    return { path: resolve(io.cwd, target), again: `fleet ${spec.name} ${target}` };
+  }
+  if (parsed.positionals.length) throw new UsageError(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(' ')}`, spec);
+  const built = adhocFleetFile(values, parsed.command, io.cwd, spec.usage.split('   or   ').pop()!);
+  if (!built.ok) throw new UsageError(built.problems.join('\n'), spec);
+  if (values['print-fleet-file']) return { printed: built.text };
+  return { path: built.path, text: built.text, again: 'the same command' };
+}
+
+/** A fleet loaded, its credentials checked and its forge set up: what plan, run and exec share. */
+interface Connected {
+  input: FleetInput;
+  fleet: ResolvedFleet;
+  setup: Extract<Awaited<ReturnType<typeof setupForge>>, { forge: unknown }>;
+  directiveEnv: Record<string, string>;
+  maxParallel: number | undefined;
+}
+
+/** `fleet plan`, `fleet run` and `fleet exec`. */
+async function planOrRun(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<number> {
+  const input = fleetInput(spec, parsed, io);
+  if ('printed' in input) {
+    // Validated as a run of it would be, so what is printed runs.
+    const checked = await loadFleetFile(join(io.cwd, FLAGS_FILE), { text: input.printed });
+    if (!checked.ok) {
+      io.stderr.write(`${formatProblems(checked.problems)}\n`);
+      return 2;
+    }
+    io.stdout.write(input.printed);
+    return 0;
+  }
+  if (spec.name === 'exec' && !parsed.command?.trim()) throw new UsageError(`give the command after --: ${spec.usage.split('   or   ')[0]}`, spec);
+  const connected = await connect(spec, parsed.values, input, io, { writes: spec.name === 'run' });
+  if (typeof connected === 'number') return connected;
+  if (spec.name === 'plan') return plan(connected, parsed.values, io);
+  if (spec.name === 'exec') return execCommand(connected, parsed, io);
+  return run(spec, connected, parsed.values, io);
+}
+
+/** Loads the fleet file, checks the flags and credentials with it (every problem at once), and sets up the forge. */
+async function connect(spec: CommandSpec, values: Flags, input: FleetInput, io: CliIo, opts: { writes: boolean }): Promise<Connected | number> {
+  const command = spec.name;
+  const { path } = input;
+  // Every problem of the input at once: the fleet file's and the flags'.
+  const speculative = values.speculative === undefined ? undefined : positiveInt('speculative', values.speculative, spec);
+  const maxParallel = positiveInt('max-parallel', values['max-parallel'], spec);
+  const loaded = await loadFleetFile(path, { speculative, text: input.text });
+  const problems = loaded.ok ? [] : [...loaded.problems];
+  const ws = command !== 'plan' && values.workspace ? await workspaceProblem(resolve(io.cwd, values.workspace)) : undefined;
+  if (ws) problems.push(ws);
+  // App credentials (FLEET_APP_*) serve a fleet on GitHub; a fleet file with problems still gets its credentials checked.
+  const appEnv = loaded.ok
+    ? loaded.fleet.file.forge === 'github'
+      ? appFromEnv(io.env, targetOwners(loaded.fleet), path)
+      : { problems: [] }
+    : appFromEnv(io.env, undefined, path);
+  problems.push(...appEnv.problems);
+  if (!loaded.ok || problems.length) {
+    io.stderr.write(`${formatProblems(problems)}\n`);
+    return 2;
+  }
+  for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}\n`);
+  let credential: TokenCredential | undefined;
+  if (appEnv.app && command !== 'plan' && command !== 'prs') {
+    const iso = localExecutor.isolation(loaded.fleet.file.isolation);
+    const why = appIsolationProblem(loaded.fleet.file.isolation, iso.kind, iso.detail);
+    if (why) {
+      io.stderr.write(`${formatProblems([{ file: path, field: 'isolation', message: why }])}\n`);
+      return 2;
+    }
+  }
+  if (appEnv.app) {
+    // Registers the key and each line of it with Fleet's redactor. No ::add-mask:: here: stdout is the report (mode: run
+    // copies it into the job summary), and on a runner the key comes from a secret the runner already masks.
+    maskPrivateKey(appEnv.app.privateKey, () => undefined);
+    try {
+      // plan, exec and the list of PRs only read the targets: their token is read-only.
+      const token = await mintAppToken(appEnv.app, !opts.writes, io.env);
+      MINTED.add(token);
+      credential = token;
+    } catch (err) {
+      io.stderr.write(`${path}: forge: ${redact((err as Error).message)}\n`);
+      return 2;
+    }
+  }
+  const setup = await setupForge(loaded.fleet.file, {
+    env: io.env,
+    ...(credential ? { token: credential.current(), credential } : {}),
+    baseDir: dirname(path),
+    reposRoot: values['repos-root'] ? resolve(io.cwd, values['repos-root']) : undefined,
+    logger: { info: () => undefined, warn: (m) => void io.stderr.write(`warning: ${m}\n`), error: (m) => void io.stderr.write(`error: ${m}\n`) },
+  });
+  if ('problem' in setup) {
+    // The problem names its own field (forge: …, or the environment variable at fault).
+    io.stderr.write(`${path}: ${setup.problem}\n`);
+    return 2;
+  }
+  const env = {
+    ...directiveEnv(io.env, setup.tokenVariable, [...(setup.secrets ?? []), ...(appEnv.app ? privateKeyParts(io.env.FLEET_APP_PRIVATE_KEY ?? '') : [])]),
+    // A directive's helper scripts live beside the fleet file: `run: $FLEET_FILE_DIR/scripts/fix.sh`.
+    FLEET_FILE_DIR: dirname(path),
+  };
+  return { input, fleet: loaded.fleet, setup, directiveEnv: env, maxParallel };
+}
+
+async function plan(c: Connected, values: Flags, io: CliIo): Promise<number> {
+  const { forge, discover, queue } = c.setup;
+  const planned = await planStep(c.fleet, forge, systemClock, { file: c.input.path, maxParallel: c.maxParallel, discover, queue, readOnly: true });
+  if (!planned.ok) {
+    io.stderr.write(`${formatProblems(planned.problems)}\n`);
+    return 2;
+  }
+  io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}\n` : `${renderPlan(planned.manifest)}\n`);
+  return 0;
+}
+
+async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo): Promise<number> {
+  const { path } = c.input;
+  const loaded = { fleet: c.fleet };
+  const { forge, discover, queue, settleQueue } = c.setup;
+  let resume: { manifest: Manifest; root: string } | undefined;
+  if (values.resume && loaded.fleet.file.source?.issues) {
+    io.stderr.write(`${path}: source.issues: an issue queue resumes by running again: the next run resumes every issue whose branch has no PR; run it without --resume\n`);
+    return 2;
+  }
+  if (values.resume) {
+    const mp = resolve(io.cwd, values.resume);
+    const m = await readManifest(mp);
+    if (Array.isArray(m)) {
+      io.stderr.write(`${formatProblems(m)}\n`);
+      return 2;
+    }
+    if (m.name !== loaded.fleet.file.name) {
+      io.stderr.write(`${mp}: this manifest is of fleet "${m.name}", not "${loaded.fleet.file.name}": resume it with its own fleet file\n`);
+      return 2;
+    }
+    resume = { manifest: m, root: dirname(mp) };
+  }
+  let since: Manifest | undefined;
+  if (values.since) {
+    if (values.resume) throw new UsageError('--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run', spec);
+    const mp = resolve(io.cwd, values.since);
+    const read = await readSince(mp);
+    if (Array.isArray(read)) {
+      io.stderr.write(`${formatProblems(read)}\n`);
+      return 2;
+    }
+    if (typeof read === 'string') io.stderr.write(`note: every lane runs: ${read}\n`);
+    else if (read.name !== loaded.fleet.file.name) {
+      io.stderr.write(`${mp}: --since: this manifest is of fleet "${read.name}", not "${loaded.fleet.file.name}": pass a manifest of this fleet\n`);
+      return 2;
+    } else since = read;
+  }
+
+  // --json keeps stdout for the manifest alone.
+  const live = values.quiet || values.json ? undefined : new LiveView(io.stdout);
+  const outcome = await runFleet({
+    fleet: loaded.fleet,
+    file: path,
+    forge,
+    workspace: localWorkspace,
+    exec: localExecutor,
+    clock: systemClock,
+    env: c.directiveEnv,
+    discover,
+    queue,
+    settleQueue,
+    root: values.workspace ? resolve(io.cwd, values.workspace) : undefined,
+    // The default workspace goes beside the fleet file, so a run started from any folder lands in the same place.
+    cwd: dirname(path),
+    maxParallel: c.maxParallel,
+    dryRun: values['dry-run'] ?? false,
+    resume,
+    since,
+    onPlan: (m, root) => live?.start(m, root),
+    onEvent: (e, lanes) => live?.event(e, lanes),
+    signal: io.signal,
+    interruptGraceMs: io.interruptGraceMs,
+  });
+  live?.stop();
+  if (!outcome.ok) {
+    io.stderr.write(`${formatProblems(outcome.problems)}\n`);
+    return 2;
+  }
+  for (const note of outcome.notes) io.stderr.write(`note: ${note}\n`);
+  const report = renderReport(outcome.manifest, { now: outcome.manifest.ended_at!, workspace: outcome.root });
+  await writeFileAtomic(resolve(outcome.root, 'report.md'), `${report}\n`);
+  io.stdout.write(values.json ? `${JSON.stringify(outcome.manifest, null, 2)}\n` : `\n${report}\n`);
+  if (io.signal?.aborted) {
+    io.stderr.write(`fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with ${c.input.again} and --resume ${resolve(outcome.root, 'fleet-status.json')}\n`);
+    return EXIT_INTERRUPTED;
+  }
+  if (nothingRan(outcome.manifest)) io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each\n`);
+  return exitCodeFor(outcome.manifest);
+}
+
+/**
+ * `fleet prs [merge|close]`: the fleet's PRs read live from the forge, and acted on. The manifest says which lanes
+ * pushed what; the fleet file says which forge they are on and how to reach it: a fleet file finds its latest run,
+ * a manifest (or its workspace) needs the fleet file named with --fleet.
+ */
+async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<number> {
+  const { values } = parsed;
+  const [first, ...rest] = parsed.positionals;
+  const sub = first === 'merge' || first === 'close' || first === 'list' ? first : 'list';
+  const target = oneFile(spec, { ...parsed, positionals: sub === first ? rest : parsed.positionals });
+  if (sub === 'list' && (values['dry-run'] || values.method)) throw new UsageError(`--${values.method ? 'method' : 'dry-run'} is for fleet prs merge (or close): the list changes nothing`, spec);
+  if (sub === 'close' && values.method) throw new UsageError('--method is for fleet prs merge', spec);
+  const named = resolve(io.cwd, target);
+  const fleetPath = values.fleet ? resolve(io.cwd, values.fleet) : named;
+  const where = values.workspace ? { path: join(resolve(io.cwd, values.workspace), 'fleet-status.json') } : await locateManifest(named);
+  if ('problem' in where) {
+    io.stderr.write(`${formatProblems([where.problem])}\n`);
+    return 2;
+  }
+  if (!values.fleet && where.path === named) throw new UsageError(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
+  const connected = await connect(spec, values, { path: fleetPath, again: `fleet prs ${target}` }, io, { writes: sub !== 'list' });
+  if (typeof connected === 'number') return connected;
+  const file = connected.fleet.file;
+  const method = sub === 'merge' ? mergeMethodFor({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : undefined;
+  if (method && 'problem' in method) {
+    io.stderr.write(`${fleetPath}: merge: ${method.problem}\n`);
+    return 2;
+  }
+  const manifest = await readManifest(where.path);
+  if (Array.isArray(manifest)) {
+    io.stderr.write(`${formatProblems(manifest)}\n`);
+    return 2;
+  }
+  if (manifest.name !== file.name) {
+    io.stderr.write(`${where.path}: this manifest is of fleet "${manifest.name}", not "${file.name}": pass its own fleet file\n`);
+    return 2;
+  }
+  const dryRun = values['dry-run'] ?? false;
+  const r = await prsCommand(
+    { manifestPath: where.path, forge: connected.setup.forge, clock: systemClock, lanes: connected.fleet.lanes },
+    sub === 'list' ? { command: 'list' } : sub === 'merge' ? { command: 'merge', method: method!.method, dryRun } : { command: 'close', dryRun },
+  );
+  if (!r.ok) {
+    io.stderr.write(`${formatProblems(r.problems)}\n`);
+    return 2;
+  }
+  const now = systemClock.now().toISOString();
+  if (r.command === 'list') {
+    io.stdout.write(values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: prsJson(r.rows, now) }, null, 2)}\n` : `${renderPrsTable(r.rows, { now, title: r.manifest.name })}\n`);
+    return r.exitCode;
+  }
+  io.stdout.write(
+    values.json
+      ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: prsJson(r.rows, now), events: r.events }, null, 2)}\n`
+      : `${renderPrsActions(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? undefined, title: file.name })}\n`,
+  );
+  return r.exitCode;
+}
+
+/**
+ * `fleet exec`: the command in every target, its output per repository. Exit 0 when every target answered (whatever
+ * its exit code: grep's 1 is an answer), 1 when some could not be asked, 2 when none could be (all excluded).
+ */
+async function execCommand(c: Connected, parsed: Parsed, io: CliIo): Promise<number> {
+  const command = parsed.command!;
+  const stamp = systemClock.now().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  const root = parsed.values.workspace ? resolve(io.cwd, parsed.values.workspace) : join(dirname(c.input.path), '_workspace', 'exec', `${c.fleet.file.name}-${stamp}`);
+  const done = await execFleet({
+    fleet: c.fleet,
+    file: c.input.path,
+    command,
+    forge: c.setup.forge,
+    workspace: localWorkspace,
+    exec: localExecutor,
+    clock: systemClock,
+    env: c.directiveEnv,
+    root,
+    maxParallel: c.maxParallel,
+    discover: c.setup.discover,
+    signal: io.signal,
+  });
+  if (!done.ok) {
+    io.stderr.write(`${formatProblems(done.problems)}\n`);
+    return 2;
+  }
+  const { rows } = done.outcome;
+  io.stdout.write(parsed.values.json ? `${JSON.stringify({ command, root, rows }, null, 2)}\n` : `${renderExec(command, rows, root)}\n`);
+  if (io.signal?.aborted) return EXIT_INTERRUPTED;
+  if (rows.length && rows.every((r) => r.status === 'excluded')) {
+    io.stderr.write(`${c.input.path}: no target was asked: every target was excluded (${rows.length}); the output says why for each\n`);
+    return 2;
+  }
+  return rows.some((r) => r.status === 'failed') ? 1 : 0;
 }
 
 /** Installation tokens minted and not yet revoked: revoked when the command ends, or by an interrupt that cannot wait for it. */

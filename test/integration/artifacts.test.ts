@@ -213,7 +213,7 @@ describe('run artifacts', () => {
     const ws = join(dir, 'ws');
     const r = await fleet(['run', file, '--workspace', ws], { cwd: dir });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^Fleet fleet-\d{8}-\d{6}-[0-9a-f]{6}: 1 lanes in 1 wave\(s\)/m);
+    expect(r.stdout).toMatch(/^Fleet fleet-\d{8}-\d{6}-[0-9a-f]{6}: 1 lane in 1 wave, up to 8 directives at once/m);
     expect(r.stdout).toMatch(/\d\d:\d\d:\d\d a: queued → cloning/);
     expect(r.stdout).toMatch(/a: pushing → pushed/);
     expect(r.stdout).toContain('## Fleet Report');

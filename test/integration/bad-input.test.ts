@@ -158,7 +158,7 @@ describe('bad input', () => {
     const file = writeFleetFile(dir, { ...base, targets: [{ repo: './a' }] });
     const r = await runExpecting2(file, ['--paralel', '3']);
     expect(r.stderr).toMatch(/--paralel/);
-    expect(r.stderr).toMatch(/Usage:/);
+    expect(r.stderr).toMatch(/^usage: fleet run /m);
   });
 
   it('an unknown command and no command', async () => {

@@ -1955,6 +1955,7 @@ ${input.body}`;
         head_branch: branch,
         head_sha: head,
         base_branch: base,
+        marked: true,
         branch_head: head
       };
     }
@@ -1972,6 +1973,7 @@ ${input.body}`;
         head_branch: branch,
         head_sha: found.head.sha,
         base_branch: found.base.ref,
+        marked: this.carriesMarker(found, lane),
         branch_head: await this.branchHead(lane, branch)
       };
     }
@@ -2001,8 +2003,14 @@ ${input.body}`;
       head_branch: branch,
       head_sha: pr.head.sha,
       base_branch: pr.base.ref,
+      marked: this.carriesMarker(pr, lane),
       branch_head: pr.state === "open" ? pr.head.sha : await this.branchHead(lane, branch)
     };
+  }
+  /** The PR's body carries this fleet's marker for this lane: Fleet opened it (or updated it). */
+  carriesMarker(pr, lane) {
+    const m = MARKER.exec(pr.body ?? "");
+    return !!m && m[1] === this.opts.name && m[2] === lane.id;
   }
   /**
    * Closes the lane's open PR (`PATCH …/pulls/{n}` with `state: closed`), then deletes its branch

@@ -8885,7 +8885,10 @@ var pool = __nccwpck_require__(9872);
 var git = __nccwpck_require__(4335);
 // EXTERNAL MODULE: ./.build/src/local/private-tmp.js
 var private_tmp = __nccwpck_require__(1380);
+// EXTERNAL MODULE: ./.build/src/core/text.js
+var core_text = __nccwpck_require__(9112);
 ;// CONCATENATED MODULE: ./.build/src/local/forge.js
+
 
 
 
@@ -9088,6 +9091,7 @@ class LocalForge {
       head_branch: branch,
       head_sha: sha,
       base_branch: base,
+      marked: true,
       branch_head: head
     });
     if (!head) return record.commit && await inBase(record.commit) ? view("merged", record.commit) : null;
@@ -9160,18 +9164,26 @@ function checkoutDefault(url, head) {
   let originHead;
   try {
     if (!(0,external_node_fs_.statSync)(gitDir).isDirectory()) return head;
-    originHead = (0,git/* readGitFile */.v3)((0,external_node_path_.join)(gitDir, "refs", "remotes", "origin", "HEAD")).trim();
+    const symref = (0,external_node_path_.join)(gitDir, "refs", "remotes", "origin", "HEAD");
+    if (((0,external_node_fs_.lstatSync)(symref, { throwIfNoEntry: false })?.size ?? 0) > 4096) return head;
+    originHead = (0,git/* readGitFile */.v3)(symref).trim();
   } catch {
     return head;
   }
   const m = /^ref: refs\/remotes\/origin\/(.+)$/.exec(originHead);
   if (!m || m[1] === head.branch) return head;
   const branch = m[1];
+  if (!isBranchName(branch)) return { problem: `${url}: its origin/HEAD names ${(0,core_text/* quoted */.TL)(branch)}, which is no branch name: run \`git remote set-head origin --auto\` there, or set base: for this target` };
   const commit = (0,git/* readRef */.sg)(gitDir, `refs/heads/${branch}`);
   if (commit) return { branch, commit };
   return {
     problem: `${url} has ${head.branch} checked out, and its default branch ${branch} (origin/HEAD) has no local branch to start from: run \`git branch ${branch} origin/${branch}\` there, or set base: for this target`
   };
+}
+function isBranchName(name) {
+  if (name === "HEAD" || name.startsWith("-") || name.length > 255) return false;
+  if (/[\x00-\x20\x7f~^:?*[\\]|\.\.|@\{|\/\/|^\/|\/$|\.lock$|\.$|(^|\/)\./.test(name)) return false;
+  return name !== "@";
 }
 function defaultBranchFromFiles(abs) {
   try {
@@ -9609,7 +9621,7 @@ function renderExec(command, rows, root) {
     const head = r.status === "ran" ? `exit ${r.exit_code}` : `${r.status}${r.detail ? `: ${r.detail}` : ""}`;
     out.push(`\u2500\u2500 ${printable(r.lane)} (${printable(r.repo)}) \xB7 ${printable(head)}`);
     const text = r.output.replace(/\n$/, "");
-    if (r.status !== "excluded") out.push(...text ? text.split("\n").map(printable) : ["(no output)"]);
+    if (r.status !== "excluded") out.push(...text ? text.split("\n").map((l) => `  \u2502 ${printable(l)}`) : ["  (no output)"]);
     out.push("");
   }
   const byCode = /* @__PURE__ */ new Map();
@@ -10048,6 +10060,10 @@ function positive(n) {
 /* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1455);
 /* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
 /* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(1162);
+/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(1827);
+/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(8177);
+
+
 
 
 
@@ -10083,14 +10099,17 @@ function isFleetFileName(path) {
 }
 async function looksLikeFleetFile(path) {
   try {
-    const json = JSON.parse(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(path, "utf8"));
+    const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_4__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_3__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
+    if (!read.ok) return false;
+    const json = JSON.parse(read.text);
     return typeof json === "object" && json !== null && !("fleet_id" in json) && "directive" in json;
   } catch {
     return false;
   }
 }
 async function latestRunOf(file) {
-  const parsed = (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_2__/* .parseFleetText */ .x)(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(file, "utf8").catch(() => ""), file);
+  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_4__/* .readTextFile */ .Gu)(file, _core_limits_js__WEBPACK_IMPORTED_MODULE_3__/* .MAX_FLEET_FILE_BYTES */ .nF, "a fleet file");
+  const parsed = (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_2__/* .parseFleetText */ .x)(read.ok ? read.text : "", file);
   const name = parsed.ok ? parsed.value.name : void 0;
   if (typeof name !== "string") {
     return { problem: { file, field: "name", message: "this fleet file has no name, so its runs cannot be found: pass the fleet-status.json a run wrote" } };
@@ -10105,8 +10124,10 @@ async function latestRun(root, pick) {
   for (const id of await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readdir)(root).catch(() => [])) {
     const path = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(root, id, MANIFEST_FILE);
     try {
-      const m = JSON.parse(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(path, "utf8"));
-      if (pick(m)) runs.push({ path, started: typeof m.started_at === "string" ? m.started_at : "" });
+      const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_4__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_3__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
+      if (!read.ok) continue;
+      const m = JSON.parse(read.text);
+      if (m.fleet_id === id && pick(m)) runs.push({ path, started: typeof m.started_at === "string" ? m.started_at : "" });
     } catch {
     }
   }
@@ -10134,32 +10155,37 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony export */ });
 /* unused harmony exports EXIT_INTERRUPTED, directiveEnv, main, withholdFromProcessEnv */
 /* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1455);
-/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
-/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(3173);
-/* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(754);
-/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(2001);
-/* harmony import */ var _local_exec_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(4183);
-/* harmony import */ var _adapters_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(275);
-/* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(4335);
-/* harmony import */ var _local_launcher_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(2775);
-/* harmony import */ var _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(1977);
-/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(7451);
-/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(1162);
-/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(8648);
-/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(8862);
-/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(8177);
-/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(1827);
-/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(9404);
-/* harmony import */ var _commands_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(6426);
-/* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(499);
-/* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(4011);
-/* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_20__ = __nccwpck_require__(3906);
-/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_21__ = __nccwpck_require__(404);
-/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_22__ = __nccwpck_require__(2240);
-/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(9918);
-/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(1718);
-/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(8281);
-/* harmony import */ var _github_app_key_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(1590);
+/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(7598);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(6760);
+/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(3173);
+/* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(754);
+/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(2001);
+/* harmony import */ var _local_exec_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(4183);
+/* harmony import */ var _adapters_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(275);
+/* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(4335);
+/* harmony import */ var _local_launcher_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(2775);
+/* harmony import */ var _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(1977);
+/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(7451);
+/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(1162);
+/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(8648);
+/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(8862);
+/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8177);
+/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(1827);
+/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(9404);
+/* harmony import */ var _commands_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(6426);
+/* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(499);
+/* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_20__ = __nccwpck_require__(4011);
+/* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_21__ = __nccwpck_require__(3906);
+/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_22__ = __nccwpck_require__(404);
+/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(2240);
+/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(9918);
+/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_28__ = __nccwpck_require__(1718);
+/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(8281);
+/* harmony import */ var _github_app_key_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(1590);
+/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_27__ = __nccwpck_require__(9112);
+
+
+
 
 
 
@@ -10217,7 +10243,7 @@ function directiveEnv(env, tokenVariable, secrets = []) {
   const held = secrets.filter((s) => typeof s === "string" && s.length >= 8);
   const out = {};
   for (const [k, v] of Object.entries(env)) {
-    if (v === void 0 || WITHHELD_ENV.includes(k) || RUNNER_COMMAND_FILES.includes(k) || _local_git_js__WEBPACK_IMPORTED_MODULE_7__/* .GIT_LOCATING_ENV */ .Fq.includes(k) || k === tokenVariable) continue;
+    if (v === void 0 || WITHHELD_ENV.includes(k) || RUNNER_COMMAND_FILES.includes(k) || _local_git_js__WEBPACK_IMPORTED_MODULE_8__/* .GIT_LOCATING_ENV */ .Fq.includes(k) || k === tokenVariable) continue;
     if (held.some((s) => v.includes(s))) continue;
     out[k] = v;
   }
@@ -10226,11 +10252,11 @@ function directiveEnv(env, tokenVariable, secrets = []) {
 function positiveInt(flag, value, command) {
   if (value === void 0) return void 0;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
   return n;
 }
 async function readManifest(path) {
-  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_14__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_15__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
+  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_15__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_16__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
   if (!read.ok) {
     const message = read.message.startsWith("no such file") ? "no such file: pass the fleet-status.json a run wrote" : read.message;
     return [{ file: path, field: "(file)", message }];
@@ -10241,7 +10267,7 @@ async function readManifest(path) {
   } catch (err) {
     return [{ file: path, field: "(syntax)", message: `not valid JSON: ${err.message}` }];
   }
-  const parsed = _core_model_js__WEBPACK_IMPORTED_MODULE_3__/* .Manifest */ ._8.safeParse(json);
+  const parsed = _core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .Manifest */ ._8.safeParse(json);
   if (!parsed.success) {
     return parsed.error.issues.map((i) => ({ file: path, field: i.path.join(".") || "(top level)", message: i.message }));
   }
@@ -10252,20 +10278,20 @@ async function readSince(path) {
   if (!Array.isArray(m)) return m;
   try {
     const version = JSON.parse(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(path, "utf8")).schema_version;
-    if (typeof version === "string" && version !== _core_model_js__WEBPACK_IMPORTED_MODULE_3__/* .SCHEMA_VERSION */ .f$) return `${path} was written by another Fleet (manifest version ${version}, this one writes ${_core_model_js__WEBPACK_IMPORTED_MODULE_3__/* .SCHEMA_VERSION */ .f$})`;
+    if (typeof version === "string" && version !== _core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .SCHEMA_VERSION */ .f$) return `${path} was written by another Fleet (manifest version ${version}, this one writes ${_core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .SCHEMA_VERSION */ .f$})`;
   } catch {
   }
   return m;
 }
 async function workspaceProblem(dir) {
   const problem = (message) => ({ file: dir, field: "--workspace", message });
-  for (let p = dir; ; p = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(p)) {
+  for (let p = dir; ; p = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(p)) {
     let st;
     try {
       st = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.stat)(p);
     } catch (err) {
       const code = err.code;
-      if ((code === "ENOENT" || code === "ENOTDIR") && (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(p) !== p) continue;
+      if ((code === "ENOENT" || code === "ENOTDIR") && (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(p) !== p) continue;
       return problem(`cannot use it (${code ?? err.message})`);
     }
     if (st.isDirectory()) return void 0;
@@ -10277,39 +10303,40 @@ async function main(argv, io) {
   let spec;
   try {
     if (!first) {
-      io.stderr.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .overview */ .M0)()}
+      io.stderr.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .overview */ .M0)()}
 `);
       return 2;
     }
     if (first === "--help" || first === "-h" || first === "help") {
-      const about = rest[0] ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .commandNamed */ .v)(rest[0]) : void 0;
-      if (rest[0] && !about) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .unknownCommand */ .k8)(rest[0]));
-      io.stdout.write(`${about ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .commandHelp */ .bD)(about) : (0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .overview */ .M0)()}
+      const about = rest[0] ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .commandNamed */ .v)(rest[0]) : void 0;
+      if (rest[0] && !about) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .unknownCommand */ .k8)(rest[0]));
+      io.stdout.write(`${about ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .commandHelp */ .bD)(about) : (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .overview */ .M0)()}
 `);
       return 0;
     }
     if (first === "--version" || first === "-V" || first === "version") {
-      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_26__/* .VERSION */ .x}
+      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_28__/* .VERSION */ .x}
 `);
       return 0;
     }
-    spec = (0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .commandNamed */ .v)(first);
-    if (!spec) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .unknownCommand */ .k8)(first));
+    spec = (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .commandNamed */ .v)(first);
+    if (!spec) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .unknownCommand */ .k8)(first));
     const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
     if (own.includes("--help") || own.includes("-h")) {
-      io.stdout.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .commandHelp */ .bD)(spec)}
+      io.stdout.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .commandHelp */ .bD)(spec)}
 `);
       return 0;
     }
-    const parsed = (0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .parseCommand */ .RM)(spec, rest);
+    const parsed = (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .parseCommand */ .RM)(spec, rest);
     if (spec.name === "status" || spec.name === "report") return await showRun(spec, parsed, io);
     if (spec.name === "prs") return await prs(spec, parsed, io);
     return await planOrRun(spec, parsed, io);
   } catch (err) {
-    if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb) {
+    if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb) {
       const about = err.command ?? spec;
-      io.stderr.write(`fleet${about ? ` ${about.name}` : ""}: ${err.message}
-${(0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .usageLine */ .U0)(about)}
+      const message = err.message.split("\n").map(_core_text_js__WEBPACK_IMPORTED_MODULE_27__/* .showInvisibles */ .e4).join("\n");
+      io.stderr.write(`fleet${about ? ` ${about.name}` : ""}: ${message}
+${(0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .usageLine */ .U0)(about)}
 `);
       return 2;
     }
@@ -10324,63 +10351,63 @@ ${(0,_commands_js__WEBPACK_IMPORTED_MODULE_17__/* .usageLine */ .U0)(about)}
 }
 function oneFile(spec, parsed) {
   const [file, ...more] = parsed.positionals;
-  if (!file) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`name the file: ${spec.usage.split("   or   ")[0]}`, spec);
-  if (more.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`, spec);
+  if (!file) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`name the file: ${spec.usage.split("   or   ")[0]}`, spec);
+  if (more.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`, spec);
   return file;
 }
 async function showRun(spec, parsed, io) {
-  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_23__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, oneFile(spec, parsed)));
+  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_24__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, oneFile(spec, parsed)));
   if ("problem" in found) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)([found.problem])}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([found.problem])}
 `);
     return 2;
   }
   const m = await readManifest(found.path);
   if (Array.isArray(m)) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(m)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(m)}
 `);
     return 2;
   }
   if (parsed.values.json) io.stdout.write(`${JSON.stringify(m, null, 2)}
 `);
   else {
-    const now = spec.name === "status" ? _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString() : m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString();
-    const text = spec.name === "status" ? (0,_core_report_js__WEBPACK_IMPORTED_MODULE_4__/* .renderStatusTable */ .dK)(m, { now }) : (0,_core_report_js__WEBPACK_IMPORTED_MODULE_4__/* .renderReport */ .B1)(m, { now, workspace: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(found.path) });
+    const now = spec.name === "status" ? _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString() : m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString();
+    const text = spec.name === "status" ? (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderStatusTable */ .dK)(m, { now }) : (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(m, { now, workspace: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(found.path) });
     io.stdout.write(`${found.note ? `${found.note}
 
 ` : ""}${text}
 `);
   }
-  return spec.name === "report" ? (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .exitCodeFor */ .Rr)(m) : 0;
+  return spec.name === "report" ? (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .exitCodeFor */ .Rr)(m) : 0;
 }
 function fleetInput(spec, parsed, io) {
   const { values } = parsed;
-  if (!(0,_adhoc_js__WEBPACK_IMPORTED_MODULE_18__/* .isAdhoc */ ._V)(values)) {
-    if (spec.name === "run" && parsed.command !== void 0) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb("a command after -- makes an ad-hoc run, which names its targets with --repo (or --org, --user, --search); a fleet file has its own run:", spec);
-    if (values["print-fleet-file"]) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb("--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them", spec);
-    if (values.name || values.forge) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`--${values.name ? "name" : "forge"} belongs to an ad-hoc run (--repo \u2026); a fleet file sets its own`, spec);
+  if (!(0,_adhoc_js__WEBPACK_IMPORTED_MODULE_19__/* .isAdhoc */ ._V)(values)) {
+    if (spec.name === "run" && parsed.command !== void 0) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb("a command after -- makes an ad-hoc run, which names its targets with --repo (or --org, --user, --search); a fleet file has its own run:", spec);
+    if (values["print-fleet-file"]) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb("--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them", spec);
+    if (values.name || values.forge) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`--${values.name ? "name" : "forge"} belongs to an ad-hoc run (--repo \u2026); a fleet file sets its own`, spec);
     const target = oneFile(spec, parsed);
-    return { path: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, target), again: `fleet ${spec.name} ${target}` };
+    return { path: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, target), again: `fleet ${spec.name} ${target}` };
   }
-  if (parsed.positionals.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(" ")}`, spec);
-  const built = (0,_adhoc_js__WEBPACK_IMPORTED_MODULE_18__/* .adhocFleetFile */ .kH)(values, parsed.command, io.cwd, spec.usage.split("   or   ").pop());
-  if (!built.ok) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(built.problems.join("\n"), spec);
+  if (parsed.positionals.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(" ")}`, spec);
+  const built = (0,_adhoc_js__WEBPACK_IMPORTED_MODULE_19__/* .adhocFleetFile */ .kH)(values, parsed.command, io.cwd, spec.usage.split("   or   ").pop());
+  if (!built.ok) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(built.problems.join("\n"), spec);
   if (values["print-fleet-file"]) return { printed: built.text };
   return { path: built.path, text: built.text, again: "the same command" };
 }
 async function planOrRun(spec, parsed, io) {
   const input = fleetInput(spec, parsed, io);
   if ("printed" in input) {
-    const checked = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_11__/* .loadFleetFile */ .J)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(io.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_18__/* .FLAGS_FILE */ .th), { text: input.printed });
+    const checked = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_12__/* .loadFleetFile */ .J)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)(io.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_19__/* .FLAGS_FILE */ .th), { text: input.printed });
     if (!checked.ok) {
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(checked.problems)}
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(checked.problems)}
 `);
       return 2;
     }
     io.stdout.write(input.printed);
     return 0;
   }
-  if (spec.name === "exec" && !parsed.command?.trim()) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`give the command after --: ${spec.usage.split("   or   ")[0]}`, spec);
+  if (spec.name === "exec" && !parsed.command?.trim()) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`give the command after --: ${spec.usage.split("   or   ")[0]}`, spec);
   const connected = await connect(spec, parsed.values, input, io, { writes: spec.name === "run" });
   if (typeof connected === "number") return connected;
   if (spec.name === "plan") return plan(connected, parsed.values, io);
@@ -10392,14 +10419,14 @@ async function connect(spec, values, input, io, opts) {
   const { path } = input;
   const speculative = values.speculative === void 0 ? void 0 : positiveInt("speculative", values.speculative, spec);
   const maxParallel = positiveInt("max-parallel", values["max-parallel"], spec);
-  const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_11__/* .loadFleetFile */ .J)(path, { speculative, text: input.text });
+  const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_12__/* .loadFleetFile */ .J)(path, { speculative, text: input.text });
   const problems = loaded.ok ? [] : [...loaded.problems];
-  const ws = command !== "plan" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace)) : void 0;
+  const ws = command !== "plan" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace)) : void 0;
   if (ws) problems.push(ws);
-  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_24__/* .appFromEnv */ .Nl)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_24__/* .targetOwners */ .gH)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_24__/* .appFromEnv */ .Nl)(io.env, void 0, path);
+  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_25__/* .appFromEnv */ .Nl)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_25__/* .targetOwners */ .gH)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_25__/* .appFromEnv */ .Nl)(io.env, void 0, path);
   problems.push(...appEnv.problems);
   if (!loaded.ok || problems.length) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(problems)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(problems)}
 `);
     return 2;
   }
@@ -10407,31 +10434,31 @@ async function connect(spec, values, input, io, opts) {
 `);
   let credential;
   if (appEnv.app && command !== "plan" && command !== "prs") {
-    const iso = _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__/* .localExecutor */ .F.isolation(loaded.fleet.file.isolation);
-    const why = (0,_app_js__WEBPACK_IMPORTED_MODULE_24__/* .appIsolationProblem */ .TU)(loaded.fleet.file.isolation, iso.kind, iso.detail);
+    const iso = _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localExecutor */ .F.isolation(loaded.fleet.file.isolation);
+    const why = (0,_app_js__WEBPACK_IMPORTED_MODULE_25__/* .appIsolationProblem */ .TU)(loaded.fleet.file.isolation, iso.kind, iso.detail);
     if (why) {
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)([{ file: path, field: "isolation", message: why }])}
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([{ file: path, field: "isolation", message: why }])}
 `);
       return 2;
     }
   }
   if (appEnv.app) {
-    (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_25__/* .maskPrivateKey */ .xr)(appEnv.app.privateKey, () => void 0);
+    (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_26__/* .maskPrivateKey */ .xr)(appEnv.app.privateKey, () => void 0);
     try {
       const token = await mintAppToken(appEnv.app, !opts.writes, io.env);
       MINTED.add(token);
       credential = token;
     } catch (err) {
-      io.stderr.write(`${path}: forge: ${(0,_local_git_js__WEBPACK_IMPORTED_MODULE_7__/* .redact */ .E$)(err.message)}
+      io.stderr.write(`${path}: forge: ${(0,_local_git_js__WEBPACK_IMPORTED_MODULE_8__/* .redact */ .E$)(err.message)}
 `);
       return 2;
     }
   }
-  const setup = await (0,_adapters_js__WEBPACK_IMPORTED_MODULE_6__/* .setupForge */ .$L)(loaded.fleet.file, {
+  const setup = await (0,_adapters_js__WEBPACK_IMPORTED_MODULE_7__/* .setupForge */ .$L)(loaded.fleet.file, {
     env: io.env,
     ...credential ? { token: credential.current(), credential } : {},
-    baseDir: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path),
-    reposRoot: values["repos-root"] ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values["repos-root"]) : void 0,
+    baseDir: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path),
+    reposRoot: values["repos-root"] ? (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values["repos-root"]) : void 0,
     logger: { info: () => void 0, warn: (m) => void io.stderr.write(`warning: ${m}
 `), error: (m) => void io.stderr.write(`error: ${m}
 `) }
@@ -10442,22 +10469,22 @@ async function connect(spec, values, input, io, opts) {
     return 2;
   }
   const env = {
-    ...directiveEnv(io.env, setup.tokenVariable, [...setup.secrets ?? [], ...appEnv.app ? (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_25__/* .privateKeyParts */ .vC)(io.env.FLEET_APP_PRIVATE_KEY ?? "") : []]),
+    ...directiveEnv(io.env, setup.tokenVariable, [...setup.secrets ?? [], ...appEnv.app ? (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_26__/* .privateKeyParts */ .vC)(io.env.FLEET_APP_PRIVATE_KEY ?? "") : []]),
     // A directive's helper scripts live beside the fleet file: `run: $FLEET_FILE_DIR/scripts/fix.sh`.
-    FLEET_FILE_DIR: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path)
+    FLEET_FILE_DIR: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path)
   };
   return { input, fleet: loaded.fleet, setup, directiveEnv: env, maxParallel };
 }
 async function plan(c, values, io) {
   const { forge, discover, queue } = c.setup;
-  const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_12__/* .planStep */ .e)(c.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m, { file: c.input.path, maxParallel: c.maxParallel, discover, queue, readOnly: true });
+  const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_13__/* .planStep */ .e)(c.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m, { file: c.input.path, maxParallel: c.maxParallel, discover, queue, readOnly: true });
   if (!planned.ok) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(planned.problems)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(planned.problems)}
 `);
     return 2;
   }
   io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}
-` : `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_4__/* .renderPlan */ .EG)(planned.manifest)}
+` : `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderPlan */ .EG)(planned.manifest)}
 `);
   return 0;
 }
@@ -10472,10 +10499,10 @@ async function run(spec, c, values, io) {
     return 2;
   }
   if (values.resume) {
-    const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.resume);
+    const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.resume);
     const m = await readManifest(mp);
     if (Array.isArray(m)) {
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(m)}
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(m)}
 `);
       return 2;
     }
@@ -10484,15 +10511,15 @@ async function run(spec, c, values, io) {
 `);
       return 2;
     }
-    resume = { manifest: m, root: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(mp) };
+    resume = { manifest: m, root: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(mp) };
   }
   let since;
   if (values.since) {
-    if (values.resume) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb("--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run", spec);
-    const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.since);
+    if (values.resume) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb("--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run", spec);
+    const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.since);
     const read = await readSince(mp);
     if (Array.isArray(read)) {
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(read)}
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(read)}
 `);
       return 2;
     }
@@ -10504,21 +10531,21 @@ async function run(spec, c, values, io) {
       return 2;
     } else since = read;
   }
-  const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_16__/* .LiveView */ .O(io.stdout);
-  const outcome = await (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .runFleet */ .gI)({
+  const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_17__/* .LiveView */ .O(io.stdout);
+  const outcome = await (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .runFleet */ .gI)({
     fleet: loaded.fleet,
     file: path,
     forge,
-    workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__/* .localWorkspace */ .r,
-    exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__/* .localExecutor */ .F,
-    clock: _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m,
+    workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localWorkspace */ .r,
+    exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localExecutor */ .F,
+    clock: _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m,
     env: c.directiveEnv,
     discover,
     queue,
     settleQueue,
-    root: values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace) : void 0,
+    root: values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace) : void 0,
     // The default workspace goes beside the fleet file, so a run started from any folder lands in the same place.
-    cwd: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(path),
+    cwd: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path),
     maxParallel: c.maxParallel,
     dryRun: values["dry-run"] ?? false,
     resume,
@@ -10530,48 +10557,48 @@ async function run(spec, c, values, io) {
   });
   live?.stop();
   if (!outcome.ok) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(outcome.problems)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(outcome.problems)}
 `);
     return 2;
   }
   for (const note of outcome.notes) io.stderr.write(`note: ${note}
 `);
-  const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_4__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
-  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_14__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, "report.md"), `${report}
+  const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
+  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_15__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(outcome.root, "report.md"), `${report}
 `);
   io.stdout.write(values.json ? `${JSON.stringify(outcome.manifest, null, 2)}
 ` : `
 ${report}
 `);
   if (io.signal?.aborted) {
-    io.stderr.write(`fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with ${c.input.again} and --resume ${(0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(outcome.root, "fleet-status.json")}
+    io.stderr.write(`fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with ${c.input.again} and --resume ${(0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(outcome.root, "fleet-status.json")}
 `);
     return EXIT_INTERRUPTED;
   }
-  if ((0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .nothingRan */ .NH)(outcome.manifest)) io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each
+  if ((0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .nothingRan */ .NH)(outcome.manifest)) io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each
 `);
-  return (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .exitCodeFor */ .Rr)(outcome.manifest);
+  return (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .exitCodeFor */ .Rr)(outcome.manifest);
 }
 async function prs(spec, parsed, io) {
   const { values } = parsed;
   const [first, ...rest] = parsed.positionals;
   const sub = first === "merge" || first === "close" || first === "list" ? first : "list";
   const target = oneFile(spec, { ...parsed, positionals: sub === first ? rest : parsed.positionals });
-  if (sub === "list" && (values["dry-run"] || values.method)) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`--${values.method ? "method" : "dry-run"} is for fleet prs merge (or close): the list changes nothing`, spec);
-  if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
-  const named = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, target);
-  const fleetPath = values.fleet ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.fleet) : named;
-  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_23__/* .locateManifest */ .QM)(named);
+  if (sub === "list" && (values["dry-run"] || values.method)) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`--${values.method ? "method" : "dry-run"} is for fleet prs merge (or close): the list changes nothing`, spec);
+  if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
+  const named = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, target);
+  const fleetPath = values.fleet ? (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.fleet) : named;
+  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_24__/* .locateManifest */ .QM)(named);
   if ("problem" in where) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)([where.problem])}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([where.problem])}
 `);
     return 2;
   }
-  if (!values.fleet && where.path === named) throw new _commands_js__WEBPACK_IMPORTED_MODULE_17__/* .UsageError */ .eb(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
+  if (!values.fleet && where.path === named) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
   const connected = await connect(spec, values, { path: fleetPath, again: `fleet prs ${target}` }, io, { writes: sub !== "list" });
   if (typeof connected === "number") return connected;
   const file = connected.fleet.file;
-  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_22__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
+  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
   if (method && "problem" in method) {
     io.stderr.write(`${fleetPath}: merge: ${method.problem}
 `);
@@ -10579,7 +10606,7 @@ async function prs(spec, parsed, io) {
   }
   const manifest = await readManifest(where.path);
   if (Array.isArray(manifest)) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(manifest)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(manifest)}
 `);
     return 2;
   }
@@ -10588,42 +10615,51 @@ async function prs(spec, parsed, io) {
 `);
     return 2;
   }
+  if ("note" in where && where.note) io.stderr.write(`note: ${where.note}
+`);
   const dryRun = values["dry-run"] ?? false;
-  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_21__/* .prsCommand */ .he)(
-    { manifestPath: where.path, forge: connected.setup.forge, clock: _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m, lanes: connected.fleet.lanes },
+  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_22__/* .prsCommand */ .he)(
+    {
+      manifestPath: where.path,
+      forge: connected.setup.forge,
+      clock: _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m,
+      lanes: connected.fleet.lanes,
+      // Every lane branch of this fleet starts so: a manifest naming another branch is never acted on.
+      branchPrefix: (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .renderBranch */ .Jg)(file.branch.slice(0, file.branch.indexOf("{lane}")), file.name, "")
+    },
     sub === "list" ? { command: "list" } : sub === "merge" ? { command: "merge", method: method.method, dryRun } : { command: "close", dryRun }
   );
   if (!r.ok) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(r.problems)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(r.problems)}
 `);
     return 2;
   }
-  const now = _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString();
+  const now = _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString();
   if (r.command === "list") {
-    io.stdout.write(values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_22__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
-` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_22__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
+    io.stdout.write(values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
+` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
 `);
     return r.exitCode;
   }
   io.stdout.write(
-    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_22__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
-` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_22__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
+    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
+` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
 `
   );
   return r.exitCode;
 }
 async function execCommand(c, parsed, io) {
   const command = parsed.command;
-  const stamp = _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
-  const root = parsed.values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(io.cwd, parsed.values.workspace) : (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.dirname)(c.input.path), "_workspace", "exec", `${c.fleet.file.name}-${stamp}`);
-  const done = await (0,_steps_exec_js__WEBPACK_IMPORTED_MODULE_20__/* .execFleet */ .C_)({
+  const stamp = _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
+  const root = parsed.values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, parsed.values.workspace) : (0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(c.input.path), "_workspace", "exec", `${c.fleet.file.name}-${stamp}-${(0,node_crypto__WEBPACK_IMPORTED_MODULE_1__.randomBytes)(3).toString("hex")}`);
+  const done = await (0,_steps_exec_js__WEBPACK_IMPORTED_MODULE_21__/* .execFleet */ .C_)({
     fleet: c.fleet,
     file: c.input.path,
     command,
     forge: c.setup.forge,
-    workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__/* .localWorkspace */ .r,
-    exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_9__/* .localExecutor */ .F,
-    clock: _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m,
+    workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localWorkspace */ .r,
+    exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localExecutor */ .F,
+    clock: _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m,
     env: c.directiveEnv,
     root,
     maxParallel: c.maxParallel,
@@ -10631,13 +10667,15 @@ async function execCommand(c, parsed, io) {
     signal: io.signal
   });
   if (!done.ok) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_2__/* .formatProblems */ .C5)(done.problems)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(done.problems)}
 `);
     return 2;
   }
   const { rows } = done.outcome;
+  for (const note of done.outcome.notes) io.stderr.write(`note: ${note}
+`);
   io.stdout.write(parsed.values.json ? `${JSON.stringify({ command, root, rows }, null, 2)}
-` : `${(0,_exec_view_js__WEBPACK_IMPORTED_MODULE_19__/* .renderExec */ .K)(command, rows, root)}
+` : `${(0,_exec_view_js__WEBPACK_IMPORTED_MODULE_20__/* .renderExec */ .K)(command, rows, root)}
 `);
   if (io.signal?.aborted) return EXIT_INTERRUPTED;
   if (rows.length && rows.every((r) => r.status === "excluded")) {
@@ -10666,9 +10704,9 @@ async function runCli(argv) {
   const controller = new AbortController();
   let interrupts = 0;
   const exitNow = () => {
-    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_5__/* .killAllRunning */ .f)("SIGKILL");
+    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
     try {
-      const root = (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .writeInterruptedState */ .j)();
+      const root = (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .writeInterruptedState */ .j)();
       if (root) process.stderr.write(`fleet: stopped at once; the manifest and report as they stood are in ${root}
 `);
     } catch (err) {
@@ -10684,9 +10722,9 @@ async function runCli(argv) {
 fleet: ${signal}: stopping the running lanes (again to quit at once)\u2026
 `);
     controller.abort();
-    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_5__/* .killAllRunning */ .f)("SIGTERM");
-    setTimeout(() => (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_5__/* .killAllRunning */ .f)("SIGKILL"), KILL_AFTER_MS).unref();
-    setTimeout(exitNow, _steps_run_js__WEBPACK_IMPORTED_MODULE_13__/* .INTERRUPT_GRACE_MS */ .mA + 2e4).unref();
+    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGTERM");
+    setTimeout(() => (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL"), KILL_AFTER_MS).unref();
+    setTimeout(exitNow, _steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .INTERRUPT_GRACE_MS */ .mA + 2e4).unref();
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -10696,11 +10734,11 @@ fleet: ${signal}: stopping the running lanes (again to quit at once)\u2026
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
-    await (0,_local_launcher_js__WEBPACK_IMPORTED_MODULE_8__/* .closeGitLauncher */ .BY)();
+    await (0,_local_launcher_js__WEBPACK_IMPORTED_MODULE_9__/* .closeGitLauncher */ .BY)();
   }
   process.exitCode = code;
   if (controller.signal.aborted) {
-    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_5__/* .killAllRunning */ .f)("SIGKILL");
+    (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
     await new Promise((r) => process.stdout.write("", () => r()));
     process.exit(code);
   }
@@ -17760,12 +17798,13 @@ function displayPath(p) {
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   C5: () => (/* binding */ formatProblems),
 /* harmony export */   H7: () => (/* binding */ addDiscoveredLanes),
+/* harmony export */   Jg: () => (/* binding */ renderBranch),
 /* harmony export */   LD: () => (/* binding */ defaultLaneId),
 /* harmony export */   VH: () => (/* binding */ classifyRepo),
 /* harmony export */   Xi: () => (/* binding */ validateFleetFile),
 /* harmony export */   pJ: () => (/* binding */ resolveReview)
 /* harmony export */ });
-/* unused harmony exports branchRuleBroken, renderBranch */
+/* unused harmony export branchRuleBroken */
 /* harmony import */ var _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9658);
 /* harmony import */ var _review_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(8111);
 /* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9092);
@@ -20367,9 +20406,11 @@ const systemClock = { now: () => /* @__PURE__ */ new Date() };
 /* unused harmony exports OUTPUT_KEPT_BYTES, commandOutput */
 /* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1455);
 /* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
-/* harmony import */ var _util_pool_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(9872);
+/* harmony import */ var _util_pool_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(9872);
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8177);
 /* harmony import */ var _plan_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(8648);
+/* harmony import */ var _util_lock_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(917);
+
 
 
 
@@ -20379,23 +20420,42 @@ const OUTPUT_KEPT_BYTES = 64 * 1024;
 async function execFleet(input) {
   const { fleet, forge } = input;
   if (fleet.file.source?.issues) return { ok: false, problems: [{ file: input.file, field: "source.issues", message: "fleet exec asks targets, not an issue queue: list targets" }] };
+  const isolation = input.exec.isolation(fleet.file.isolation);
+  if (fleet.file.isolation === "required" && isolation.kind === "none") {
+    return { ok: false, problems: [{ file: input.file, field: "isolation", message: `required, but commands cannot be isolated on this machine: ${isolation.detail}` }] };
+  }
+  const notes = fleet.file.isolation !== "off" && isolation.kind === "none" ? [`the command ran without isolation in every target: ${isolation.detail}`] : [];
+  const unusable = await rootProblem(input.root);
+  if (unusable) return { ok: false, problems: [{ file: input.root, field: "--workspace", message: unusable }] };
   const planned = await (0,_plan_js__WEBPACK_IMPORTED_MODULE_3__/* .planStep */ .e)(fleet, forge, input.clock, { file: input.file, maxParallel: input.maxParallel, discover: input.discover, readOnly: true });
   if (!planned.ok) return planned;
   await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.mkdir)(input.root, { recursive: true });
-  const excluded = new Map(planned.manifest.excluded.map((e) => [e.lane, e]));
-  const lanes = planned.plan.lanes.map((l) => l.spec);
-  const budget = input.maxParallel ?? fleet.file.max_parallel;
-  const rows = await (0,_util_pool_js__WEBPACK_IMPORTED_MODULE_4__/* .mapLimit */ .s)(lanes, budget, async (lane) => {
-    const gone = excluded.get(lane.id);
-    if (gone) return row(lane, { status: "excluded", detail: `${gone.reason}: ${gone.detail}` });
-    if (input.signal?.aborted) return row(lane, { status: "failed", detail: "interrupted before it ran" });
-    return askTarget(input, lane);
-  });
-  const seen = new Set(rows.map((r) => r.lane));
-  for (const e of planned.manifest.excluded) if (!seen.has(e.lane)) rows.push(row({ id: e.lane, repo: e.repo }, { status: "excluded", detail: `${e.reason}: ${e.detail}` }));
-  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_2__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(input.root, "exec.json"), `${JSON.stringify({ command: input.command, fleet: fleet.file.name, rows }, null, 2)}
+  const lock = await (0,_util_lock_js__WEBPACK_IMPORTED_MODULE_4__/* .lockWorkspace */ .Rn)(input.root, `exec-${fleet.file.name}`);
+  if (!lock.ok) return { ok: false, problems: [{ file: input.root, field: "(workspace)", message: lock.message }] };
+  try {
+    const excluded = new Map(planned.manifest.excluded.map((e) => [e.lane, e]));
+    const lanes = planned.plan.lanes.map((l) => l.spec);
+    const budget = input.maxParallel ?? fleet.file.max_parallel;
+    const rows = await (0,_util_pool_js__WEBPACK_IMPORTED_MODULE_5__/* .mapLimit */ .s)(lanes, budget, async (lane) => {
+      const gone = excluded.get(lane.id);
+      if (gone) return row(lane, { status: "excluded", detail: `${gone.reason}: ${gone.detail}` });
+      if (input.signal?.aborted) return row(lane, { status: "failed", detail: "interrupted before it ran" });
+      return askTarget(input, lane);
+    });
+    const seen = new Set(rows.map((r) => r.lane));
+    for (const e of planned.manifest.excluded) if (!seen.has(e.lane)) rows.push(row({ id: e.lane, repo: e.repo }, { status: "excluded", detail: `${e.reason}: ${e.detail}` }));
+    await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_2__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(input.root, "exec.json"), `${JSON.stringify({ command: input.command, fleet: fleet.file.name, rows }, null, 2)}
 `);
-  return { ok: true, outcome: { root: input.root, rows } };
+    return { ok: true, outcome: { root: input.root, rows, notes } };
+  } finally {
+    await lock.release();
+  }
+}
+async function rootProblem(root) {
+  const entries = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readdir)(root).catch((err) => err.code === "ENOENT" ? [] : null);
+  if (entries === null) return "cannot be used as a folder: name a folder (it is created when missing)";
+  if (entries.length && !entries.includes("exec.json")) return "is a folder with files of its own: name an empty or new folder, or an earlier fleet exec's";
+  return void 0;
 }
 function row(lane, part) {
   return { lane: lane.id, repo: lane.repo, exit_code: null, output: "", output_file: null, detail: null, duration_ms: 0, ...part };
@@ -20420,7 +20480,8 @@ async function askTarget(input, lane) {
     }
     const env = { ...input.env, FLEET_NAME: input.fleet.file.name, FLEET_REPO: lane.repo, FLEET_LANE: lane.id };
     const r = await input.exec.run(input.command, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: input.fleet.file.isolation, confine: { workspace: input.root, lane: dir } });
-    const output = commandOutput(await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_2__/* .readUntrustedText */ .up)(log, OUTPUT_KEPT_BYTES, { tail: true }), (await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.stat)(log)).size > OUTPUT_KEPT_BYTES);
+    const size = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.stat)(log).then((st) => st.isFile() ? st.size : 0, () => 0);
+    const output = size ? commandOutput(await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_2__/* .readUntrustedText */ .up)(log, OUTPUT_KEPT_BYTES, { tail: true }), size > OUTPUT_KEPT_BYTES) : "";
     const stopped = r.timedOut ? `timed out after ${input.fleet.file.timeout_minutes} min` : r.exitCode === null ? `killed by ${r.signal ?? "a signal"}` : null;
     return row(lane, {
       status: stopped ? "failed" : "ran",
@@ -20431,14 +20492,28 @@ async function askTarget(input, lane) {
       duration_ms: r.durationMs
     });
   } finally {
-    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.rm)(repoDir, { recursive: true, force: true });
+    await removeClone(repoDir);
   }
+}
+async function removeClone(dir) {
+  try {
+    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.rm)(dir, { recursive: true, force: true });
+    return;
+  } catch {
+  }
+  const open = async (d) => {
+    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.chmod)(d, 448).catch(() => void 0);
+    for (const e of await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readdir)(d, { withFileTypes: true }).catch(() => [])) if (e.isDirectory()) await open((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(d, e.name));
+  };
+  await open(dir);
+  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.rm)(dir, { recursive: true, force: true }).catch(() => void 0);
 }
 function commandOutput(log, cut) {
   const lines = log.split("\n");
   if (lines.at(-1) === "") lines.pop();
   if (/^=== exit=/.test(lines.at(-1) ?? "")) lines.pop();
-  if (!cut && /^=== \d{4}-\d\d-\d\dT/.test(lines[0] ?? "") && /^=== cwd: /.test(lines[1] ?? "")) lines.splice(0, 2);
+  const cwdLine = lines.findIndex((l) => /^=== cwd: /.test(l));
+  if (!cut && /^=== \d{4}-\d\d-\d\dT/.test(lines[0] ?? "") && cwdLine >= 1) lines.splice(0, cwdLine + 1);
   else if (cut) lines.splice(0, 1, `[\u2026 the start is cut: the last ${OUTPUT_KEPT_BYTES / 1024} KiB follow]`);
   return lines.length ? `${lines.join("\n")}
 ` : "";
@@ -20944,6 +21019,15 @@ function laneSpecFor(rec, lanes = []) {
     review: null
   };
 }
+function foreignBranch(rec, ctx) {
+  const branch = rec.branch ?? "";
+  const known = ctx.lanes?.find((l) => l.id === rec.lane && l.repo === rec.repo);
+  const refuse = (why) => `the manifest names branch ${JSON.stringify(branch)} for this lane, ${why}: an edited or foreign manifest; nothing was asked or done`;
+  if (branch === rec.base_branch) return refuse("its base branch");
+  if (known && !rec.strategy && branch !== known.branch) return refuse(`and the fleet file gives ${JSON.stringify(known.branch)}`);
+  if (ctx.branchPrefix && !branch.startsWith(ctx.branchPrefix)) return refuse(`which does not start with the fleet's ${JSON.stringify(ctx.branchPrefix)}`);
+  return void 0;
+}
 function rowBase(rec) {
   return { lane: rec.lane, repo: rec.repo, lane_status: rec.status, branch: rec.branch };
 }
@@ -20952,7 +21036,8 @@ function messageOf(err) {
 }
 async function readRow(ctx, rec) {
   if (!asked(rec)) return { row: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_4__/* .rowFrom */ .HM)(rowBase(rec), null), view: null, spec: null };
-  const spec = laneSpecFor(rec, ctx.lanes);
+  const foreign = foreignBranch(rec, ctx);
+  const spec = foreign ?? laneSpecFor(rec, ctx.lanes);
   if (typeof spec === "string") return { row: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_4__/* .rowFrom */ .HM)(rowBase(rec), null, spec), view: null, spec: null };
   try {
     const view = await ctx.forge.readPr(spec, rec);
@@ -20979,6 +21064,15 @@ function notFleetsToMerge(rec) {
   if (!rec.commit) return "the manifest has no commit for the lane: Fleet merges only a commit its run pushed";
   return null;
 }
+function notTheLanesPr(view, rec) {
+  if (view.number !== null && !view.marked && view.number !== rec.pr_number) {
+    return `#${view.number} from ${view.head_branch} was not opened by this fleet's run (no marker of this lane, and the manifest names ${rec.pr_number === null ? "no PR" : `#${rec.pr_number}`}): a person decides`;
+  }
+  if (view.base_branch !== null && rec.base_branch !== null && view.base_branch !== rec.base_branch) {
+    return `${laneName(view)} is into ${view.base_branch}, and the lane's base is ${rec.base_branch}: a person decides`;
+  }
+  return null;
+}
 async function mergeStep(ctx, rec, method, dryRun) {
   const { row, view, spec } = await readRow(ctx, rec);
   if (row.problem) return { row, action: action(rec, row, "failed", row.problem), after: null };
@@ -20987,7 +21081,7 @@ async function mergeStep(ctx, rec, method, dryRun) {
   if (view.state === "merged") return { row, action: action(rec, row, "already-merged", `${laneName(view)} is merged`), after: { ...known, state: "merged" } };
   if (view.state === "closed") return { row, action: action(rec, row, "already-closed", `${laneName(view)} is closed without merging: not merged`), after: { ...known, state: "closed" } };
   const refuse = (why) => ({ row, action: action(rec, row, "not-merged", why), after: { ...known, state: view.state } });
-  const notOurs = notFleetsToMerge(rec);
+  const notOurs = notFleetsToMerge(rec) ?? notTheLanesPr(view, rec);
   if (notOurs) return refuse(notOurs);
   const blocker = (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_4__/* .mergeBlocker */ .lJ)(view);
   if (blocker) return refuse(blocker);
@@ -21014,6 +21108,8 @@ async function closeStep(ctx, rec, dryRun) {
   }
   const known = { pr: view.number, url: view.url, branch_gone: view.branch_head === null };
   if (view.state === "merged") return { row, action: action(rec, row, "already-merged", `${laneName(view)} is merged: left as it is`), after: { ...known, state: "merged" } };
+  const notOurs = notTheLanesPr(view, rec);
+  if (notOurs) return { row, action: action(rec, row, "not-closed", notOurs), after: { ...known, state: view.state } };
   const deletable = view.branch_head !== null && view.branch_head === rec.commit;
   if (view.state === "closed" && !deletable) {
     const branch = view.branch_head === null ? "its branch is gone" : `its branch is at ${view.branch_head.slice(0, 12)}, not at the lane's commit: left`;
@@ -21138,7 +21234,7 @@ async function prsCommand(input, opts) {
   if (first.manifest.forge !== input.forge.kind) {
     return { ok: false, problems: [{ file: input.manifestPath, field: "forge", message: `this manifest is of a fleet on ${first.manifest.forge}, and the fleet file says forge: ${input.forge.kind}: pass this fleet's own fleet file` }] };
   }
-  const ctx = (manifest) => ({ manifest, forge: input.forge, clock: input.clock, lanes: input.lanes, concurrency: input.concurrency });
+  const ctx = (manifest) => ({ manifest, forge: input.forge, clock: input.clock, lanes: input.lanes, concurrency: input.concurrency, branchPrefix: input.branchPrefix });
   if (opts.command === "list") {
     const rows = await listPrs(ctx(first.manifest));
     return { ok: true, command: "list", manifestPath: input.manifestPath, manifest: first.manifest, rows, exitCode: rows.some((r) => r.state === "unread") ? 1 : 0 };

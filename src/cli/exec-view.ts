@@ -20,7 +20,8 @@ export function renderExec(command: string, rows: readonly ExecRow[], root: stri
     const head = r.status === 'ran' ? `exit ${r.exit_code}` : `${r.status}${r.detail ? `: ${r.detail}` : ''}`;
     out.push(`── ${printable(r.lane)} (${printable(r.repo)}) · ${printable(head)}`);
     const text = r.output.replace(/\n$/, '');
-    if (r.status !== 'excluded') out.push(...(text ? text.split('\n').map(printable) : ['(no output)']));
+    // Every output line is indented under a bar, so a target's output can never pass for a heading of Fleet's.
+    if (r.status !== 'excluded') out.push(...(text ? text.split('\n').map((l) => `  │ ${printable(l)}`) : ['  (no output)']));
     out.push('');
   }
   const byCode = new Map<number, string[]>();

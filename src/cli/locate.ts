@@ -2,10 +2,12 @@
  * The manifest `fleet status` and `fleet report` read, from whatever a user naturally names: the manifest itself,
  * the run's workspace folder, or the fleet file (its latest run, in the default workspace beside it).
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Problem } from '../core/validate.js';
 import { parseFleetText } from '../steps/load.js';
+import { MAX_FLEET_FILE_BYTES, MAX_FLEET_JSON_BYTES } from '../core/limits.js';
+import { readTextFile } from '../util/fs.js';
 
 export const MANIFEST_FILE = 'fleet-status.json';
 
@@ -49,7 +51,10 @@ function isFleetFileName(path: string): boolean {
 /** A .json fleet file has a directive and no fleet_id; a manifest has a fleet_id. */
 async function looksLikeFleetFile(path: string): Promise<boolean> {
   try {
-    const json = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+    // Bounded, and never blocking on a pipe planted where a file should be.
+    const read = await readTextFile(path, MAX_FLEET_JSON_BYTES, 'a manifest');
+    if (!read.ok) return false;
+    const json = JSON.parse(read.text) as Record<string, unknown>;
     return typeof json === 'object' && json !== null && !('fleet_id' in json) && 'directive' in json;
   } catch {
     return false;
@@ -58,7 +63,8 @@ async function looksLikeFleetFile(path: string): Promise<boolean> {
 
 /** The newest run of a fleet file in its default workspace: by name, then by when it started. */
 async function latestRunOf(file: string): Promise<Located> {
-  const parsed = parseFleetText(await readFile(file, 'utf8').catch(() => ''), file);
+  const read = await readTextFile(file, MAX_FLEET_FILE_BYTES, 'a fleet file');
+  const parsed = parseFleetText(read.ok ? read.text : '', file);
   const name = parsed.ok ? (parsed.value as { name?: unknown }).name : undefined;
   if (typeof name !== 'string') {
     return { problem: { file, field: 'name', message: 'this fleet file has no name, so its runs cannot be found: pass the fleet-status.json a run wrote' } };
@@ -75,8 +81,11 @@ async function latestRun(root: string, pick: (m: { name?: unknown }) => boolean)
   for (const id of await readdir(root).catch(() => [] as string[])) {
     const path = join(root, id, MANIFEST_FILE);
     try {
-      const m = JSON.parse(await readFile(path, 'utf8')) as { name?: unknown; started_at?: unknown };
-      if (pick(m)) runs.push({ path, started: typeof m.started_at === 'string' ? m.started_at : '' });
+      const read = await readTextFile(path, MAX_FLEET_JSON_BYTES, 'a manifest');
+      if (!read.ok) continue;
+      const m = JSON.parse(read.text) as { name?: unknown; started_at?: unknown; fleet_id?: unknown };
+      // A run's manifest names its own folder: a copy, or one planted under another name, is not a run of it.
+      if (m.fleet_id === id && pick(m)) runs.push({ path, started: typeof m.started_at === 'string' ? m.started_at : '' });
     } catch {
       // a folder without a manifest (a run that never planned), or another file: not a run
     }

@@ -4,6 +4,7 @@
  * input or set-up failure).
  */
 import { readFile, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { formatProblems, type Problem } from '../core/validate.js';
 import { Manifest, SCHEMA_VERSION } from '../core/model.js';
@@ -26,13 +27,14 @@ import { renderExec } from './exec-view.js';
 import { execFleet } from '../steps/exec.js';
 import { prsCommand } from '../steps/prs.js';
 import { mergeMethodFor, prsJson, renderPrsActions, renderPrsTable } from '../core/prs.js';
-import type { ResolvedFleet } from '../core/validate.js';
+import { renderBranch, type ResolvedFleet } from '../core/validate.js';
 import { locateManifest } from './locate.js';
 import { VERSION } from './version.js';
 import { appFromEnv, appIsolationProblem, targetOwners, type CliApp } from './app.js';
 import { maskPrivateKey, privateKeyParts } from '../github/app-key.js';
 import type { TokenCredential } from '../github/credential.js';
 import { redact } from '../local/git.js';
+import { showInvisibles } from '../core/text.js';
 
 export interface CliIo {
   stdout: { write(s: string): unknown; isTTY?: boolean; columns?: number };
@@ -202,7 +204,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   } catch (err) {
     if (err instanceof UsageError) {
       const about = err.command ?? spec;
-      io.stderr.write(`fleet${about ? ` ${about.name}` : ''}: ${err.message}\n${usageLine(about)}\n`);
+      // The message may quote what the user typed: its controls are written out, never sent to the terminal.
+      const message = err.message.split('\n').map(showInvisibles).join('\n');
+      io.stderr.write(`fleet${about ? ` ${about.name}` : ''}: ${message}\n${usageLine(about)}\n`);
       return 2;
     }
     // A failure nobody foresaw: its message for the user, the stack only on request (it helps a bug report, not a fix).
@@ -493,9 +497,17 @@ async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<number
     io.stderr.write(`${where.path}: this manifest is of fleet "${manifest.name}", not "${file.name}": pass its own fleet file\n`);
     return 2;
   }
+  if ('note' in where && where.note) io.stderr.write(`note: ${where.note}\n`);
   const dryRun = values['dry-run'] ?? false;
   const r = await prsCommand(
-    { manifestPath: where.path, forge: connected.setup.forge, clock: systemClock, lanes: connected.fleet.lanes },
+    {
+      manifestPath: where.path,
+      forge: connected.setup.forge,
+      clock: systemClock,
+      lanes: connected.fleet.lanes,
+      // Every lane branch of this fleet starts so: a manifest naming another branch is never acted on.
+      branchPrefix: renderBranch(file.branch.slice(0, file.branch.indexOf('{lane}')), file.name, ''),
+    },
     sub === 'list' ? { command: 'list' } : sub === 'merge' ? { command: 'merge', method: method!.method, dryRun } : { command: 'close', dryRun },
   );
   if (!r.ok) {
@@ -522,7 +534,8 @@ async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<number
 async function execCommand(c: Connected, parsed: Parsed, io: CliIo): Promise<number> {
   const command = parsed.command!;
   const stamp = systemClock.now().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
-  const root = parsed.values.workspace ? resolve(io.cwd, parsed.values.workspace) : join(dirname(c.input.path), '_workspace', 'exec', `${c.fleet.file.name}-${stamp}`);
+  // A folder of its own per run (the time, and a random part for two started in the same second).
+  const root = parsed.values.workspace ? resolve(io.cwd, parsed.values.workspace) : join(dirname(c.input.path), '_workspace', 'exec', `${c.fleet.file.name}-${stamp}-${randomBytes(3).toString('hex')}`);
   const done = await execFleet({
     fleet: c.fleet,
     file: c.input.path,
@@ -542,6 +555,7 @@ async function execCommand(c: Connected, parsed: Parsed, io: CliIo): Promise<num
     return 2;
   }
   const { rows } = done.outcome;
+  for (const note of done.outcome.notes) io.stderr.write(`note: ${note}\n`);
   io.stdout.write(parsed.values.json ? `${JSON.stringify({ command, root, rows }, null, 2)}\n` : `${renderExec(command, rows, root)}\n`);
   if (io.signal?.aborted) return EXIT_INTERRUPTED;
   if (rows.length && rows.every((r) => r.status === 'excluded')) {

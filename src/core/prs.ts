@@ -47,6 +47,11 @@ export interface PrView {
   /** The PR's head commit (locally: the branch's). */
   head_sha: string | null;
   base_branch: string | null;
+  /**
+   * The PR carries this fleet's and lane's marker (Fleet opened it); true for a branch (a forge without PRs). A PR
+   * someone else opened from the lane's branch is shown, never merged or closed unless the run recorded its number.
+   */
+  marked: boolean;
   /** Where the head branch is now; null when it no longer exists (deleted). */
   branch_head: string | null;
 }

@@ -766,6 +766,7 @@ export class GitHubForge implements Forge {
         head_branch: branch,
         head_sha: head,
         base_branch: base,
+        marked: true,
         branch_head: head,
       };
     }
@@ -783,6 +784,7 @@ export class GitHubForge implements Forge {
         head_branch: branch,
         head_sha: found.head.sha,
         base_branch: found.base.ref,
+        marked: this.carriesMarker(found, lane),
         branch_head: await this.branchHead(lane, branch),
       };
     }
@@ -813,8 +815,15 @@ export class GitHubForge implements Forge {
       head_branch: branch,
       head_sha: pr.head.sha,
       base_branch: pr.base.ref,
+      marked: this.carriesMarker(pr, lane),
       branch_head: pr.state === 'open' ? pr.head.sha : await this.branchHead(lane, branch),
     };
+  }
+
+  /** The PR's body carries this fleet's marker for this lane: Fleet opened it (or updated it). */
+  private carriesMarker(pr: Pull, lane: LaneSpec): boolean {
+    const m = MARKER.exec(pr.body ?? '');
+    return !!m && m[1] === this.opts.name && m[2] === lane.id;
   }
 
   /**

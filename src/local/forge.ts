@@ -15,6 +15,7 @@ import type { CiVerdict, CloseResult, Forge, MergeResult, PrView, PublishInput, 
 import { mapLimit } from '../util/pool.js';
 import { defaultBranchHead, git, gitDirOf, readGitFile, readHead, readRef, hasCommits, isAncestor, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, redact } from './git.js';
 import { privateTmp } from './private-tmp.js';
+import { quoted } from '../core/text.js';
 
 export interface LocalForgeOptions {
   /** Relative target paths resolve against this folder (the fleet file's folder). */
@@ -240,6 +241,7 @@ export class LocalForge implements Forge {
       head_branch: branch,
       head_sha: sha,
       base_branch: base,
+      marked: true,
       branch_head: head,
     });
     if (!head) return record.commit && (await inBase(record.commit)) ? view('merged', record.commit) : null;
@@ -330,18 +332,32 @@ function checkoutDefault(url: string, head: { branch: string; commit: string }):
   let originHead: string;
   try {
     if (!statSync(gitDir).isDirectory()) return head; // a linked worktree or submodule: its HEAD, as before
-    originHead = readGitFile(join(gitDir, 'refs', 'remotes', 'origin', 'HEAD')).trim();
+    const symref = join(gitDir, 'refs', 'remotes', 'origin', 'HEAD');
+    // A symbolic ref is one short line; anything bigger is not one git wrote.
+    if ((lstatSync(symref, { throwIfNoEntry: false })?.size ?? 0) > 4096) return head;
+    originHead = readGitFile(symref).trim();
   } catch {
     return head;
   }
   const m = /^ref: refs\/remotes\/origin\/(.+)$/.exec(originHead);
   if (!m || m[1] === head.branch) return head;
   const branch = m[1]!;
+  // The file is the checkout owner's (or a hostile repository's): only a name git itself could have written is used,
+  // or shown in the command the message suggests.
+  if (!isBranchName(branch)) return { problem: `${url}: its origin/HEAD names ${quoted(branch)}, which is no branch name: run \`git remote set-head origin --auto\` there, or set base: for this target` };
   const commit = readRef(gitDir, `refs/heads/${branch}`);
   if (commit) return { branch, commit };
   return {
     problem: `${url} has ${head.branch} checked out, and its default branch ${branch} (origin/HEAD) has no local branch to start from: run \`git branch ${branch} origin/${branch}\` there, or set base: for this target`,
   };
+}
+
+/** A branch name as git check-ref-format accepts one (and not HEAD, nor one git would read as an option). */
+function isBranchName(name: string): boolean {
+  if (name === 'HEAD' || name.startsWith('-') || name.length > 255) return false;
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x20\x7f~^:?*[\\]|\.\.|@\{|\/\/|^\/|\/$|\.lock$|\.$|(^|\/)\./.test(name)) return false;
+  return name !== '@';
 }
 
 /**

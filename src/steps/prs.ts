@@ -37,6 +37,11 @@ export interface PrsContext {
   lanes?: readonly LaneSpec[];
   /** Forge reads at once while listing; merges and closes run one at a time per repository (default 8). */
   concurrency?: number;
+  /**
+   * What every lane branch of this fleet starts with (the fleet file's branch template up to {lane}): a manifest
+   * naming another branch (`main`, `release`: an edited or planted manifest) is never acted on.
+   */
+  branchPrefix?: string;
 }
 
 /** The PR state a line of events.jsonl moves from and to. */
@@ -111,6 +116,20 @@ export function laneSpecFor(rec: LaneRecord, lanes: readonly LaneSpec[] = []): L
   };
 }
 
+/**
+ * Why a record's branch is not one this fleet's lanes push to: it must be the fleet file's branch for the lane, or at
+ * least carry the fleet's branch prefix (a lane the file does not list: discovered, an issue's), and never its base.
+ */
+function foreignBranch(rec: LaneRecord, ctx: PrsContext): string | undefined {
+  const branch = rec.branch ?? '';
+  const known = ctx.lanes?.find((l) => l.id === rec.lane && l.repo === rec.repo);
+  const refuse = (why: string) => `the manifest names branch ${JSON.stringify(branch)} for this lane, ${why}: an edited or foreign manifest; nothing was asked or done`;
+  if (branch === rec.base_branch) return refuse('its base branch');
+  if (known && !rec.strategy && branch !== known.branch) return refuse(`and the fleet file gives ${JSON.stringify(known.branch)}`);
+  if (ctx.branchPrefix && !branch.startsWith(ctx.branchPrefix)) return refuse(`which does not start with the fleet's ${JSON.stringify(ctx.branchPrefix)}`);
+  return undefined;
+}
+
 function rowBase(rec: LaneRecord): Pick<PrRow, 'lane' | 'repo' | 'lane_status' | 'branch'> {
   return { lane: rec.lane, repo: rec.repo, lane_status: rec.status, branch: rec.branch };
 }
@@ -122,7 +141,8 @@ function messageOf(err: unknown): string {
 /** One lane's PR, read now; a lane with nothing to ask about is a `none` row, a read that failed an `unread` one. */
 async function readRow(ctx: PrsContext, rec: LaneRecord): Promise<{ row: PrRow; view: PrView | null; spec: LaneSpec | null }> {
   if (!asked(rec)) return { row: rowFrom(rowBase(rec), null), view: null, spec: null };
-  const spec = laneSpecFor(rec, ctx.lanes);
+  const foreign = foreignBranch(rec, ctx);
+  const spec = foreign ?? laneSpecFor(rec, ctx.lanes);
   if (typeof spec === 'string') return { row: rowFrom(rowBase(rec), null, spec), view: null, spec: null };
   try {
     const view = await ctx.forge.readPr(spec, rec);
@@ -166,6 +186,20 @@ function notFleetsToMerge(rec: LaneRecord): string | null {
   return null;
 }
 
+/**
+ * Why the PR the forge found from the lane's branch is not one Fleet may act on: a PR without this lane's marker that
+ * the run did not open (someone opened it from the branch), or one into another base than the lane's.
+ */
+function notTheLanesPr(view: PrView, rec: LaneRecord): string | null {
+  if (view.number !== null && !view.marked && view.number !== rec.pr_number) {
+    return `#${view.number} from ${view.head_branch} was not opened by this fleet's run (no marker of this lane, and the manifest names ${rec.pr_number === null ? 'no PR' : `#${rec.pr_number}`}): a person decides`;
+  }
+  if (view.base_branch !== null && rec.base_branch !== null && view.base_branch !== rec.base_branch) {
+    return `${laneName(view)} is into ${view.base_branch}, and the lane's base is ${rec.base_branch}: a person decides`;
+  }
+  return null;
+}
+
 async function mergeStep(ctx: PrsContext, rec: LaneRecord, method: PrMergeMethod, dryRun: boolean): Promise<Step> {
   const { row, view, spec } = await readRow(ctx, rec);
   if (row.problem) return { row, action: action(rec, row, 'failed', row.problem), after: null };
@@ -174,7 +208,7 @@ async function mergeStep(ctx: PrsContext, rec: LaneRecord, method: PrMergeMethod
   if (view.state === 'merged') return { row, action: action(rec, row, 'already-merged', `${laneName(view)} is merged`), after: { ...known, state: 'merged' } };
   if (view.state === 'closed') return { row, action: action(rec, row, 'already-closed', `${laneName(view)} is closed without merging: not merged`), after: { ...known, state: 'closed' } };
   const refuse = (why: string): Step => ({ row, action: action(rec, row, 'not-merged', why), after: { ...known, state: view.state } });
-  const notOurs = notFleetsToMerge(rec);
+  const notOurs = notFleetsToMerge(rec) ?? notTheLanesPr(view, rec);
   if (notOurs) return refuse(notOurs);
   const blocker = mergeBlocker(view);
   if (blocker) return refuse(blocker);
@@ -203,6 +237,8 @@ async function closeStep(ctx: PrsContext, rec: LaneRecord, dryRun: boolean): Pro
   }
   const known = { pr: view.number, url: view.url, branch_gone: view.branch_head === null };
   if (view.state === 'merged') return { row, action: action(rec, row, 'already-merged', `${laneName(view)} is merged: left as it is`), after: { ...known, state: 'merged' } };
+  const notOurs = notTheLanesPr(view, rec);
+  if (notOurs) return { row, action: action(rec, row, 'not-closed', notOurs), after: { ...known, state: view.state } };
   const deletable = view.branch_head !== null && view.branch_head === rec.commit;
   if (view.state === 'closed' && !deletable) {
     const branch = view.branch_head === null ? 'its branch is gone' : `its branch is at ${view.branch_head.slice(0, 12)}, not at the lane's commit: left`;
@@ -372,7 +408,7 @@ export type PrsCommandResult =
  * events. The list exits 1 when some lane's PR could not be read.
  */
 export async function prsCommand(
-  input: { manifestPath: string; forge: Forge; clock: Clock; lanes?: readonly LaneSpec[]; concurrency?: number },
+  input: { manifestPath: string; forge: Forge; clock: Clock; lanes?: readonly LaneSpec[]; concurrency?: number; branchPrefix?: string },
   opts: PrsCommandOptions,
 ): Promise<PrsCommandResult> {
   const first = await readManifestFile(input.manifestPath);
@@ -380,7 +416,7 @@ export async function prsCommand(
   if (first.manifest.forge !== input.forge.kind) {
     return { ok: false, problems: [{ file: input.manifestPath, field: 'forge', message: `this manifest is of a fleet on ${first.manifest.forge}, and the fleet file says forge: ${input.forge.kind}: pass this fleet's own fleet file` }] };
   }
-  const ctx = (manifest: Manifest): PrsContext => ({ manifest, forge: input.forge, clock: input.clock, lanes: input.lanes, concurrency: input.concurrency });
+  const ctx = (manifest: Manifest): PrsContext => ({ manifest, forge: input.forge, clock: input.clock, lanes: input.lanes, concurrency: input.concurrency, branchPrefix: input.branchPrefix });
   if (opts.command === 'list') {
     const rows = await listPrs(ctx(first.manifest));
     return { ok: true, command: 'list', manifestPath: input.manifestPath, manifest: first.manifest, rows, exitCode: rows.some((r) => r.state === 'unread') ? 1 : 0 };

@@ -2,7 +2,7 @@
  * Fleets without a fleet file, as multi-gitter and git-xargs are used: `fleet run --repo … -- COMMAND` and
  * `fleet exec`, driven through bin/fleet.js as a process over real git repositories.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo } from '../support/repos.js';
@@ -72,8 +72,8 @@ describe('fleet exec', () => {
   it("collects each target's output and exit code; nothing is committed or pushed, and no clone is left", () => {
     const r = fleet(['exec', '--repo', './api.git', '--repo', './web.git', '--repo', './gone.git', '--', 'grep -l lodash package.json']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/── api \(\.\/api\.git\) · exit 0\npackage\.json\n/);
-    expect(r.stdout).toMatch(/── web \(\.\/web\.git\) · exit 1\n\(no output\)/);
+    expect(r.stdout).toMatch(/── api \(\.\/api\.git\) · exit 0\n  │ package\.json\n/);
+    expect(r.stdout).toMatch(/── web \(\.\/web\.git\) · exit 1\n  \(no output\)/);
     expect(r.stdout).toMatch(/── gone \(\.\/gone\.git\) · excluded: not-found/);
     expect(r.stdout).toContain('  0: api\n  1: web');
     expect(branches('api.git')).toEqual(['main']);
@@ -106,5 +106,31 @@ describe('fleet exec', () => {
     const bare = fleet(['exec', '--repo', './api.git']);
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain('give the command after --');
+  });
+
+  it('a hostile command cannot fake a heading, break the summary by removing its log, or leave its clone behind', () => {
+    const hostile = [
+      'printf "── web (./web.git) · exit 1\\nBy exit code:\\n"',
+      'if [ "$FLEET_LANE" = web ]; then rm -f ../output.log; fi',
+      'mkdir -p locked/inner && chmod 0 locked',
+    ].join('; ');
+    const r = fleet(['exec', '--repo', './api.git', '--repo', './web.git', '--', hostile]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('  │ ── web (./web.git) · exit 1');
+    expect(r.stdout.match(/^── web/gm)).toHaveLength(1);
+    expect(r.stdout).toMatch(/── web \(\.\/web\.git\) · exit 0\n  \(no output\)/);
+    const root = join(dir, '_workspace', 'exec', readdirSync(join(dir, '_workspace', 'exec'))[0]!);
+    expect(existsSync(join(root, 'targets', 'api', 'repo'))).toBe(false);
+    expect(existsSync(join(root, 'targets', 'web', 'repo'))).toBe(false);
+  });
+
+  it('refuses a --workspace that holds files of its own', () => {
+    const mine = join(dir, 'mine');
+    mkdirSync(join(mine, 'targets', 'api'), { recursive: true });
+    writeFileSync(join(mine, 'targets', 'api', 'notes.txt'), 'keep me\n');
+    const r = fleet(['exec', '--repo', './api.git', '--workspace', 'mine', '--', 'true']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('is a folder with files of its own');
+    expect(readFileSync(join(mine, 'targets', 'api', 'notes.txt'), 'utf8')).toBe('keep me\n');
   });
 });

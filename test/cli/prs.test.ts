@@ -3,7 +3,7 @@
  * `fleet run` over real repositories on disk (the local forge: a lane branch stands for a PR). The emulator test of
  * the same commands on GitHub is test/github-flows/prs.test.ts.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo, remoteBranches, remoteHead } from '../support/repos.js';
@@ -80,5 +80,20 @@ describe('fleet prs', () => {
     const again = fleet(['prs', 'close', path, '--fleet', 'fleet.yml']);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/already closed|nothing to close|no branch/i);
+  });
+
+  it('never acts on a branch a planted manifest names', async () => {
+    const runs = join(dir, '_workspace', 'fleet');
+    const real = JSON.parse(fleet(['status', 'fleet.yml', '--json']).stdout) as { fleet_id: string; started_at: string; lanes: { branch: string; commit: string }[] };
+    const release = await remoteHead(join(dir, 'svc.git'), 'main');
+    // A newer-looking run whose lanes name main, at main's own commit.
+    const planted = { ...real, fleet_id: 'zzz', started_at: '9999-01-01T00:00:00.000Z', lanes: real.lanes.map((l) => ({ ...l, branch: 'main', commit: release })) };
+    mkdirSync(join(runs, 'zzz'), { recursive: true });
+    writeFileSync(join(runs, 'zzz', 'fleet-status.json'), JSON.stringify(planted));
+    const r = fleet(['prs', 'close', 'fleet.yml']);
+    expect(r.stderr).toContain('note: The latest of 2 runs');
+    expect(r.stdout).toContain('an edited or foreign manifest');
+    expect(r.code).toBe(1);
+    expect(await remoteBranches(join(dir, 'svc.git'))).toContain('main');
   });
 });

@@ -27,6 +27,7 @@ function view(extra: Partial<PrView> = {}): PrView {
     draft: false,
     ci: 'success',
     review: 'none',
+    marked: true,
     mergeable: true,
     mergeable_state: 'clean',
     created_at: '2026-12-01T12:00:00.000Z',

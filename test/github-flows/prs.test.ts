@@ -271,4 +271,27 @@ describe('fleet prs on GitHub', () => {
     expect(emu.pullRequests('acme/web')[0]!.state).toBe('closed');
     emu.assertNoViolations();
   }, 180_000);
+
+  it("never merges or closes a PR someone else opened from the lane's branch, nor one into another base", async () => {
+    flow = await startFlow();
+    const { emu } = flow;
+    const { forge, ws, manifestPath } = await ranFleet(flow);
+    const ran = readManifest(ws);
+    const kit = createOctokit({ token: flow.token, apiUrl: emu.url, pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 } });
+    // A person closes the fleet's PR of api (a decision against it), then opens one of their own from the same
+    // branch into another base.
+    await kit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { owner: 'acme', repo: 'api', pull_number: lane(ran, 'api').pr_number!, state: 'closed' });
+    const production = await emu.commit({ owner: 'acme', repo: 'api', branch: 'production', files: { 'PROD.md': 'production\n' } });
+    const theirs = (await kit.request('POST /repos/{owner}/{repo}/pulls', { owner: 'acme', repo: 'api', head: 'fleet/stamp/api', base: 'production', title: 'ship it', body: 'by hand' })).data.number;
+    const merged = acted(await prsCommand({ manifestPath, forge, clock: systemClock }, { command: 'merge', method: 'merge', dryRun: false }));
+    const api = merged.actions.find((a) => a.lane === 'api')!;
+    expect(api.outcome).toBe('not-merged');
+    expect(api.detail).toContain(`#${theirs} from fleet/stamp/api was not opened by this fleet's run`);
+    expect(await emu.branchSha('acme/api', 'production')).toBe(production);
+    const closed = acted(await prsCommand({ manifestPath, forge, clock: systemClock }, { command: 'close', dryRun: false }));
+    expect(closed.actions.find((a) => a.lane === 'api')!.outcome).toBe('not-closed');
+    expect(emu.pullRequests('acme/api').find((p) => p.number === theirs)!.state).toBe('open');
+    expect(await emu.branchSha('acme/api', 'fleet/stamp/api')).toBe(lane(ran, 'api').commit);
+    emu.assertNoViolations();
+  }, 180_000);
 });

@@ -9439,6 +9439,7 @@ const COMMANDS = [
     usage: "fleet run <fleet-file> [options]   or   fleet run --repo R [--repo R\u2026] [options] -- COMMAND",
     flags: [
       ["--dry-run", "run the directive and keep each patch; push nothing"],
+      ["--push-only", "push each lane branch and open no PR (pr.open: false)"],
       ["--max-parallel N", "directives running at once (overrides max_parallel)"],
       ["--workspace DIR", "where clones, logs, results and the manifest go (default: _workspace/fleet/<fleet_id> beside the fleet file)"],
       ["--resume MANIFEST", "re-run only the lanes that did not complete in that run"],
@@ -9452,6 +9453,7 @@ const COMMANDS = [
     ],
     options: {
       "dry-run": { type: "boolean" },
+      "push-only": { type: "boolean" },
       "max-parallel": { type: "string" },
       workspace: { type: "string" },
       resume: { type: "string" },
@@ -10419,7 +10421,7 @@ async function connect(spec, values, input, io, opts) {
   const { path } = input;
   const speculative = values.speculative === void 0 ? void 0 : positiveInt("speculative", values.speculative, spec);
   const maxParallel = positiveInt("max-parallel", values["max-parallel"], spec);
-  const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_12__/* .loadFleetFile */ .J)(path, { speculative, text: input.text });
+  const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_12__/* .loadFleetFile */ .J)(path, { speculative, pushOnly: values["push-only"], text: input.text });
   const problems = loaded.ok ? [] : [...loaded.problems];
   const ws = command !== "plan" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace)) : void 0;
   if (ws) problems.push(ws);
@@ -10777,7 +10779,7 @@ const GITHUB_WRITE_LIMITS = [
 ];
 const BUDGET_SHARE = 0.9;
 function writesPerLane(file, dryRun) {
-  if (dryRun) return 0;
+  if (dryRun || !file.pr.open) return 0;
   const { pr } = file;
   return 1 + (pr.labels.length ? 1 : 0) + (pr.reviewers.length || pr.team_reviewers.length ? 1 : 0) + (pr.assignees.length ? 1 : 0) + (file.merge.policy === "when-green" ? 1 : 0);
 }
@@ -11111,7 +11113,8 @@ const PullRequestSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .r
   reviewers: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]),
   team_reviewers: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]),
   assignees: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]),
-  draft: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(false).describe("Open every PR as a draft.")
+  draft: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(false).describe("Open every PR as a draft."),
+  open: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(true).describe("false: push-only mode: each lane pushes (and is verified by) its branch, and no PR is opened; people or another tool open them. `fleet run --push-only` sets it.")
 }).describe("How lane pull requests are opened on GitHub.");
 const CiSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
   wait: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(false).describe("Wait for CI on the pushed commit; a red CI with retries left runs the directive again with the failure fed back."),
@@ -11133,7 +11136,7 @@ const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej
   targets_file: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).optional().describe("A file with one more target per line (# comments), relative to this file; each gets the fleet defaults."),
   github: GitHubSchema.default({ discover: [], include: [], exclude: [], allow_forks: false }),
   source: SourceSchema.optional(),
-  pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false }),
+  pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false, open: true }),
   ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
   exclude: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(ExcludeSchema).default([]).describe("Targets to account for but never run, each with a reason."),
   owns: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(glob).default([]).describe("Default `owns` for every lane."),
@@ -18007,6 +18010,12 @@ function issueSourceProblems(ff, p, forgeRead) {
   if (ff.pr.draft && ff.merge.policy === "when-green") p("pr.draft", "the queue merges green PRs, and a draft never merges: set pr.draft: false, or merge.policy: never");
   if (ff.targets.some((t) => /^issue-\d+/.test(t.lane ?? ""))) p("targets", `lane ids "issue-<n>\u2026" belong to the issue queue: rename the target's lane`);
 }
+function pushOnlyProblems(ff, p, read) {
+  const why = "pr.open is false (push-only: no PR is opened)";
+  if (read("merge") && ff.merge.policy === "when-green") p("merge.policy", `${why}, and when-green merges PRs: set merge.policy: never, or let PRs open`);
+  if (read("integrate") && ff.integrate) p("integrate", `${why}, and integration opens one PR per repository: drop one of the two`);
+  if (read("source") && ff.source?.issues) p("source.issues", `${why}, and the issue queue follows each issue through its PR: drop one of the two`);
+}
 const NEGATION = {
   owns: { holds: "files the lane may change", fix: (rest) => `to keep the lane out of ${rest}, put ${(0,_text_js__WEBPACK_IMPORTED_MODULE_4__/* .quoted */ .TL)(rest)} in never: instead` },
   // "never: everything but docs" is owns: [docs/**]; an exception inside another never: glob is that glob, narrowed.
@@ -18081,6 +18090,7 @@ function resolveFleet(ff, file, unread = /* @__PURE__ */ new Set()) {
     if (why) p(`never[${i}]`, why);
   });
   if (!ff.branch.includes("{lane}")) p("branch", "the branch template must contain {lane} so every lane gets its own branch");
+  if (!ff.pr.open && read("pr")) pushOnlyProblems(ff, p, read);
   const basenameCount = /* @__PURE__ */ new Map();
   for (const [i, t] of ff.targets.entries()) {
     if (t.lane || !targetRead(i, "repo")) continue;
@@ -20695,6 +20705,10 @@ async function loadFleetFile(path, overrides = {}) {
     const given = raw.speculative && typeof raw.speculative === "object" ? raw.speculative : {};
     raw.speculative = { ...given, count: overrides.speculative };
   }
+  if (overrides.pushOnly && raw && typeof raw === "object") {
+    const given = raw.pr && typeof raw.pr === "object" ? raw.pr : {};
+    raw.pr = { ...given, open: false };
+  }
   const listed = await withTargetsFile(raw, path);
   if (!listed.ok) return listed;
   const v = (0,validate/* validateFleetFile */.Xi)(listed.value, path);
@@ -22116,6 +22130,7 @@ ${firstLines(c.tail, 2e3)}`, final: false };
   async publish(review, draft = false) {
     const { ctx, lane } = this;
     const pr = ctx.file.pr;
+    if (!pr.open) return;
     const handOver = review?.verdict === "needs-person" && lane.review ? lane.review.label : null;
     const published = await forgeCall(
       "pr-failed",
@@ -22287,6 +22302,7 @@ async function publishStrategy(ctx, lane, start, draft, others) {
     ctx.onUpdate(rec, detail);
   };
   const pr = ctx.file.pr;
+  if (!pr.open) return rec;
   const why = rec.strategy?.reason ? `${draft ? "A person picks among the strategies" : "Picked among the strategies"}: ${rec.strategy.reason}.` : "";
   const body = [prBody(ctx, lane, rec), "", `**Strategy** ${(0,markdown/* codeSpan */.SS)(rec.strategy?.label ?? lane.id)}. ${(0,markdown/* escapeCell */.kq)(why)}`, ...others.length ? ["", "The other strategies stay as branches:", ...others.map((o) => `- ${o}`)] : []].join("\n");
   try {

@@ -57,6 +57,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     usage: 'fleet run <fleet-file> [options]   or   fleet run --repo R [--repo R…] [options] -- COMMAND',
     flags: [
       ['--dry-run', 'run the directive and keep each patch; push nothing'],
+      ['--push-only', 'push each lane branch and open no PR (pr.open: false)'],
       ['--max-parallel N', 'directives running at once (overrides max_parallel)'],
       ['--workspace DIR', 'where clones, logs, results and the manifest go (default: _workspace/fleet/<fleet_id> beside the fleet file)'],
       ['--resume MANIFEST', 're-run only the lanes that did not complete in that run'],
@@ -70,6 +71,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     options: {
       'dry-run': { type: 'boolean' },
+      'push-only': { type: 'boolean' },
       'max-parallel': { type: 'string' },
       workspace: { type: 'string' },
       resume: { type: 'string' },
@@ -195,6 +197,7 @@ export function unknownCommand(name: string): string {
 export interface Flags {
   json?: boolean;
   'dry-run'?: boolean;
+  'push-only'?: boolean;
   quiet?: boolean;
   'print-fleet-file'?: boolean;
   'max-parallel'?: string;

@@ -310,7 +310,7 @@ async function connect(spec: CommandSpec, values: Flags, input: FleetInput, io: 
   // Every problem of the input at once: the fleet file's and the flags'.
   const speculative = values.speculative === undefined ? undefined : positiveInt('speculative', values.speculative, spec);
   const maxParallel = positiveInt('max-parallel', values['max-parallel'], spec);
-  const loaded = await loadFleetFile(path, { speculative, text: input.text });
+  const loaded = await loadFleetFile(path, { speculative, pushOnly: values['push-only'], text: input.text });
   const problems = loaded.ok ? [] : [...loaded.problems];
   const ws = command !== 'plan' && values.workspace ? await workspaceProblem(resolve(io.cwd, values.workspace)) : undefined;
   if (ws) problems.push(ws);

@@ -103,7 +103,8 @@ export interface LegPace {
  * share whatever the count, so this only decides which limit binds.
  */
 export function writesPerLane(file: Pick<FleetFile, 'pr' | 'merge'>, dryRun: boolean): number {
-  if (dryRun) return 0;
+  // A dry run writes nothing; push-only opens no PR (and merges none: validation refuses when-green there).
+  if (dryRun || !file.pr.open) return 0;
   const { pr } = file;
   return (
     1 +

@@ -284,6 +284,10 @@ export const PullRequestSchema = z
     team_reviewers: z.array(z.string().min(1)).default([]),
     assignees: z.array(z.string().min(1)).default([]),
     draft: z.boolean().default(false).describe('Open every PR as a draft.'),
+    open: z
+      .boolean()
+      .default(true)
+      .describe('false: push-only mode: each lane pushes (and is verified by) its branch, and no PR is opened; people or another tool open them. `fleet run --push-only` sets it.'),
   })
   .describe('How lane pull requests are opened on GitHub.');
 
@@ -318,7 +322,7 @@ export const FleetFileSchema = z
       .describe('A file with one more target per line (# comments), relative to this file; each gets the fleet defaults.'),
     github: GitHubSchema.default({ discover: [], include: [], exclude: [], allow_forks: false }),
     source: SourceSchema.optional(),
-    pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false }),
+    pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false, open: true }),
     ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
     exclude: z.array(ExcludeSchema).default([]).describe('Targets to account for but never run, each with a reason.'),
     owns: z.array(glob).default([]).describe('Default `owns` for every lane.'),

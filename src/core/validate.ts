@@ -359,6 +359,14 @@ function issueSourceProblems(ff: FleetFile, p: (field: string, message: string) 
   if (ff.targets.some((t) => /^issue-\d+/.test(t.lane ?? ''))) p('targets', 'lane ids "issue-<n>…" belong to the issue queue: rename the target\'s lane');
 }
 
+/** Push-only mode (pr.open: false) with what needs a PR: merging, an integration PR, the issue queue. */
+function pushOnlyProblems(ff: FleetFile, p: (field: string, message: string) => void, read: (field: string) => boolean): void {
+  const why = 'pr.open is false (push-only: no PR is opened)';
+  if (read('merge') && ff.merge.policy === 'when-green') p('merge.policy', `${why}, and when-green merges PRs: set merge.policy: never, or let PRs open`);
+  if (read('integrate') && ff.integrate) p('integrate', `${why}, and integration opens one PR per repository: drop one of the two`);
+  if (read('source') && ff.source?.issues) p('source.issues', `${why}, and the issue queue follows each issue through its PR: drop one of the two`);
+}
+
 /** The lists of globs in a fleet file, as a negation message names them. */
 type GlobList = 'owns' | 'never' | 'github.include' | 'github.exclude' | 'applies_to';
 
@@ -451,6 +459,7 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
     if (why) p(`never[${i}]`, why);
   });
   if (!ff.branch.includes('{lane}')) p('branch', 'the branch template must contain {lane} so every lane gets its own branch');
+  if (!ff.pr.open && read('pr')) pushOnlyProblems(ff, p, read);
 
   // Lane ids: explicit ids first; default ids fall back to a fuller slug when two repositories share a name.
   const basenameCount = new Map<string, number>();

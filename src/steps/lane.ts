@@ -500,6 +500,8 @@ export class LaneRun {
   async publish(review: LaneReview | null, draft = false): Promise<void> {
     const { ctx, lane } = this;
     const pr = ctx.file.pr;
+    // Push-only mode: the pushed branch is the lane's checkpoint and its whole outcome; no PR is opened.
+    if (!pr.open) return;
     const handOver = review?.verdict === 'needs-person' && lane.review ? lane.review.label : null;
     const published = await forgeCall('pr-failed', 'opening or updating the pull request', () =>
       ctx.forge.publish({
@@ -693,6 +695,7 @@ export async function publishStrategy(ctx: LaneContext, lane: LaneSpec, start: L
     ctx.onUpdate(rec, detail);
   };
   const pr = ctx.file.pr;
+  if (!pr.open) return rec;
   const why = rec.strategy?.reason ? `${draft ? 'A person picks among the strategies' : 'Picked among the strategies'}: ${rec.strategy.reason}.` : '';
   const body = [prBody(ctx, lane, rec), '', `**Strategy** ${codeSpan(rec.strategy?.label ?? lane.id)}. ${escapeCell(why)}`, ...(others.length ? ['', 'The other strategies stay as branches:', ...others.map((o) => `- ${o}`)] : [])].join('\n');
   try {

@@ -104,7 +104,7 @@ function firstAlias(doc: Document, lines: LineCounter): { line: number; col: num
  * `overrides`: fields the command line sets over the file's (`--speculative N` sets `speculative.count`), validated
  * with the file so a bad one is reported like any other field; or the file's whole text.
  */
-export async function loadFleetFile(path: string, overrides: { speculative?: number; text?: string } = {}): Promise<LoadResult> {
+export async function loadFleetFile(path: string, overrides: { speculative?: number; pushOnly?: boolean; text?: string } = {}): Promise<LoadResult> {
   // `text`: a fleet file built in memory (`fleet run --repo … -- CMD`); `path` then only names it and its folder.
   const read = overrides.text !== undefined ? { ok: true as const, text: overrides.text } : await readTextFile(path, MAX_FLEET_FILE_BYTES, 'a fleet file');
   if (!read.ok) {
@@ -117,6 +117,10 @@ export async function loadFleetFile(path: string, overrides: { speculative?: num
   if (overrides.speculative !== undefined && raw && typeof raw === 'object') {
     const given = raw.speculative && typeof raw.speculative === 'object' ? (raw.speculative as Record<string, unknown>) : {};
     raw.speculative = { ...given, count: overrides.speculative };
+  }
+  if (overrides.pushOnly && raw && typeof raw === 'object') {
+    const given = raw.pr && typeof raw.pr === 'object' ? (raw.pr as Record<string, unknown>) : {};
+    raw.pr = { ...given, open: false };
   }
   const listed = await withTargetsFile(raw, path);
   if (!listed.ok) return listed;

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { GITHUB_WRITE_LIMITS, legPace, nextSlot, predecessorIndex, publishWrites, renderWriteBudget, writeBudget, writesPerLane, type LegPace } from '../../src/core/budget.js';
 import { ContentLimiter } from '../support/github-emulator/limits.js';
 
-const pr = { labels: [] as string[], reviewers: [] as string[], team_reviewers: [] as string[], assignees: [] as string[], draft: false };
+const pr = { labels: [] as string[], reviewers: [] as string[], team_reviewers: [] as string[], assignees: [] as string[], draft: false, open: true };
 
 describe('writes a lane makes', () => {
   it('counts the PR, then labels, a review request, assignees and a merge when the fleet file asks for them', () => {
@@ -22,6 +22,8 @@ describe('writes a lane makes', () => {
     expect(publishWrites({ pr: { ...pr, labels: ['a', 'b'], team_reviewers: ['acme/t'], assignees: ['x'] }, merge: { policy: 'when-green', method: 'squash' } }, false)).toBe(4);
     expect(publishWrites({ pr, merge: { policy: 'never', method: 'squash' } }, false)).toBe(1);
     expect(publishWrites({ pr, merge: { policy: 'never', method: 'squash' } }, true)).toBe(0);
+    // Push-only: no PR, so nothing to publish.
+    expect(publishWrites({ pr: { ...pr, labels: ['a'], open: false }, merge: { policy: 'never', method: 'squash' } }, false)).toBe(0);
   });
 });
 

@@ -77,6 +77,10 @@ describe('fleet prs', () => {
     const bare = fleet(['prs', path]);
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain('--fleet FILE');
+    writeFileSync(join(dir, 'other.yml'), 'name: other\ndirective: x\nrun: "true"\ntargets:\n  - repo: ./svc.git\n');
+    const wrong = fleet(['prs', path, '--fleet', 'other.yml']);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('this manifest is of fleet "stamp", not "other"');
     const again = fleet(['prs', 'close', path, '--fleet', 'fleet.yml']);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/already closed|nothing to close|no branch/i);

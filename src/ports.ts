@@ -6,6 +6,7 @@ import type { LaneSpec } from './core/validate.js';
 import type { CiConclusion, LaneRecord, Manifest, MergeStatus, QueueBoard } from './core/model.js';
 import type { ResolvedFleet } from './core/validate.js';
 import type { PrView } from './core/prs.js';
+import type { BranchCommit } from './core/branch-conflict.js';
 
 export type { PrView } from './core/prs.js';
 
@@ -221,6 +222,13 @@ export interface Workspace {
   isAncestor(dir: string, ancestor: string, rev: string): Promise<boolean>;
   /** The messages of the commits on `rev`'s first-parent history, newest first (at most `max`). */
   commitMessages(dir: string, rev: string, max: number): Promise<string[]>;
+  /** The commits `head` holds that `base` lacks, oldest first, at most `max` (the newest). */
+  branchCommits(dir: string, base: string, head: string, max: number): Promise<BranchCommit[]>;
+  /**
+   * Puts `commits` (oldest first) on the checked-out branch: as they are where they sit on its head already, else
+   * cherry-picked; one whose change the branch holds already is dropped. A conflict is aborted and reported.
+   */
+  replay(dir: string, commits: readonly BranchCommit[]): Promise<{ ok: true; head: string } | { ok: false; commit: string; conflicts: string[] }>;
   /** Merges `commit` into the checked-out branch (a merge commit); a conflict is aborted and its paths returned. */
   merge(dir: string, commit: string, message: string): Promise<{ ok: true; commit: string } | { ok: false; conflicts: string[] }>;
   /**

@@ -9440,6 +9440,8 @@ const COMMANDS = [
     flags: [
       ["--dry-run", "run the directive and keep each patch; push nothing"],
       ["--push-only", "push each lane branch and open no PR (pr.open: false)"],
+      ["--branch-conflict MODE", "a lane branch holding commits Fleet did not make: fail (default), replace or rebase (branch_conflict)"],
+      ['--author "NAME <EMAIL>"', "author and committer of the lanes' commits (commit_author; default: your git identity)"],
       ["--max-parallel N", "directives running at once (overrides max_parallel)"],
       ["--workspace DIR", "where clones, logs, results and the manifest go (default: _workspace/fleet/<fleet_id> beside the fleet file)"],
       ["--resume MANIFEST", "re-run only the lanes that did not complete in that run"],
@@ -9454,6 +9456,8 @@ const COMMANDS = [
     options: {
       "dry-run": { type: "boolean" },
       "push-only": { type: "boolean" },
+      "branch-conflict": { type: "string" },
+      author: { type: "string" },
       "max-parallel": { type: "string" },
       workspace: { type: "string" },
       resume: { type: "string" },
@@ -10165,26 +10169,30 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _local_exec_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(4183);
 /* harmony import */ var _adapters_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(275);
 /* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(4335);
-/* harmony import */ var _local_launcher_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(2775);
-/* harmony import */ var _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(1977);
-/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(7451);
-/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(1162);
-/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(8648);
-/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(8862);
-/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8177);
-/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(1827);
-/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(9404);
-/* harmony import */ var _commands_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(6426);
-/* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(499);
-/* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_20__ = __nccwpck_require__(4011);
-/* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_21__ = __nccwpck_require__(3906);
-/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_22__ = __nccwpck_require__(404);
-/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(2240);
-/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(9918);
-/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_28__ = __nccwpck_require__(1718);
-/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(8281);
-/* harmony import */ var _github_app_key_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(1590);
-/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_27__ = __nccwpck_require__(9112);
+/* harmony import */ var _local_commit_setup_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(2950);
+/* harmony import */ var _core_commit_identity_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(153);
+/* harmony import */ var _local_launcher_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(2775);
+/* harmony import */ var _local_workspace_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(1977);
+/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(7451);
+/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(1162);
+/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8648);
+/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(377);
+/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(8177);
+/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(1827);
+/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(9404);
+/* harmony import */ var _commands_js__WEBPACK_IMPORTED_MODULE_20__ = __nccwpck_require__(6426);
+/* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_21__ = __nccwpck_require__(499);
+/* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_22__ = __nccwpck_require__(4011);
+/* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(3906);
+/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(404);
+/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(2240);
+/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(9918);
+/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_30__ = __nccwpck_require__(1718);
+/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_27__ = __nccwpck_require__(8281);
+/* harmony import */ var _github_app_key_js__WEBPACK_IMPORTED_MODULE_28__ = __nccwpck_require__(1590);
+/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_29__ = __nccwpck_require__(9112);
+
+
 
 
 
@@ -10254,11 +10262,19 @@ function directiveEnv(env, tokenVariable, secrets = []) {
 function positiveInt(flag, value, command) {
   if (value === void 0) return void 0;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
   return n;
 }
+function branchConflictFlag(value, command) {
+  if (value === void 0 || ["fail", "replace", "rebase"].includes(value)) return value;
+  throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb(`--branch-conflict takes fail, replace or rebase, got ${JSON.stringify(value)}`, command);
+}
+function authorFlag(value, command) {
+  if (value === void 0 || (0,_core_commit_identity_js__WEBPACK_IMPORTED_MODULE_10__/* .parseAuthor */ .RV)(value)) return value;
+  throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb(`--author takes "Name <email>", as git shows an author, got ${JSON.stringify(value)}`, command);
+}
 async function readManifest(path) {
-  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_15__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_16__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
+  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_17__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_18__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
   if (!read.ok) {
     const message = read.message.startsWith("no such file") ? "no such file: pass the fleet-status.json a run wrote" : read.message;
     return [{ file: path, field: "(file)", message }];
@@ -10305,40 +10321,40 @@ async function main(argv, io) {
   let spec;
   try {
     if (!first) {
-      io.stderr.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .overview */ .M0)()}
+      io.stderr.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_20__/* .overview */ .M0)()}
 `);
       return 2;
     }
     if (first === "--help" || first === "-h" || first === "help") {
-      const about = rest[0] ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .commandNamed */ .v)(rest[0]) : void 0;
-      if (rest[0] && !about) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .unknownCommand */ .k8)(rest[0]));
-      io.stdout.write(`${about ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .commandHelp */ .bD)(about) : (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .overview */ .M0)()}
+      const about = rest[0] ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_20__/* .commandNamed */ .v)(rest[0]) : void 0;
+      if (rest[0] && !about) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_20__/* .unknownCommand */ .k8)(rest[0]));
+      io.stdout.write(`${about ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_20__/* .commandHelp */ .bD)(about) : (0,_commands_js__WEBPACK_IMPORTED_MODULE_20__/* .overview */ .M0)()}
 `);
       return 0;
     }
     if (first === "--version" || first === "-V" || first === "version") {
-      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_28__/* .VERSION */ .x}
+      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_30__/* .VERSION */ .x}
 `);
       return 0;
     }
-    spec = (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .commandNamed */ .v)(first);
-    if (!spec) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .unknownCommand */ .k8)(first));
+    spec = (0,_commands_js__WEBPACK_IMPORTED_MODULE_20__/* .commandNamed */ .v)(first);
+    if (!spec) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_20__/* .unknownCommand */ .k8)(first));
     const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
     if (own.includes("--help") || own.includes("-h")) {
-      io.stdout.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .commandHelp */ .bD)(spec)}
+      io.stdout.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_20__/* .commandHelp */ .bD)(spec)}
 `);
       return 0;
     }
-    const parsed = (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .parseCommand */ .RM)(spec, rest);
+    const parsed = (0,_commands_js__WEBPACK_IMPORTED_MODULE_20__/* .parseCommand */ .RM)(spec, rest);
     if (spec.name === "status" || spec.name === "report") return await showRun(spec, parsed, io);
     if (spec.name === "prs") return await prs(spec, parsed, io);
     return await planOrRun(spec, parsed, io);
   } catch (err) {
-    if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb) {
+    if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb) {
       const about = err.command ?? spec;
-      const message = err.message.split("\n").map(_core_text_js__WEBPACK_IMPORTED_MODULE_27__/* .showInvisibles */ .e4).join("\n");
+      const message = err.message.split("\n").map(_core_text_js__WEBPACK_IMPORTED_MODULE_29__/* .showInvisibles */ .e4).join("\n");
       io.stderr.write(`fleet${about ? ` ${about.name}` : ""}: ${message}
-${(0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .usageLine */ .U0)(about)}
+${(0,_commands_js__WEBPACK_IMPORTED_MODULE_20__/* .usageLine */ .U0)(about)}
 `);
       return 2;
     }
@@ -10353,12 +10369,12 @@ ${(0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .usageLine */ .U0)(about)}
 }
 function oneFile(spec, parsed) {
   const [file, ...more] = parsed.positionals;
-  if (!file) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`name the file: ${spec.usage.split("   or   ")[0]}`, spec);
-  if (more.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`, spec);
+  if (!file) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb(`name the file: ${spec.usage.split("   or   ")[0]}`, spec);
+  if (more.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`, spec);
   return file;
 }
 async function showRun(spec, parsed, io) {
-  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_24__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, oneFile(spec, parsed)));
+  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_26__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, oneFile(spec, parsed)));
   if ("problem" in found) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([found.problem])}
 `);
@@ -10373,34 +10389,34 @@ async function showRun(spec, parsed, io) {
   if (parsed.values.json) io.stdout.write(`${JSON.stringify(m, null, 2)}
 `);
   else {
-    const now = spec.name === "status" ? _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString() : m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString();
+    const now = spec.name === "status" ? _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString() : m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString();
     const text = spec.name === "status" ? (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderStatusTable */ .dK)(m, { now }) : (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(m, { now, workspace: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(found.path) });
     io.stdout.write(`${found.note ? `${found.note}
 
 ` : ""}${text}
 `);
   }
-  return spec.name === "report" ? (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .exitCodeFor */ .Rr)(m) : 0;
+  return spec.name === "report" ? (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_16__/* .exitCodeFor */ .Rr)(m) : 0;
 }
 function fleetInput(spec, parsed, io) {
   const { values } = parsed;
-  if (!(0,_adhoc_js__WEBPACK_IMPORTED_MODULE_19__/* .isAdhoc */ ._V)(values)) {
-    if (spec.name === "run" && parsed.command !== void 0) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb("a command after -- makes an ad-hoc run, which names its targets with --repo (or --org, --user, --search); a fleet file has its own run:", spec);
-    if (values["print-fleet-file"]) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb("--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them", spec);
-    if (values.name || values.forge) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`--${values.name ? "name" : "forge"} belongs to an ad-hoc run (--repo \u2026); a fleet file sets its own`, spec);
+  if (!(0,_adhoc_js__WEBPACK_IMPORTED_MODULE_21__/* .isAdhoc */ ._V)(values)) {
+    if (spec.name === "run" && parsed.command !== void 0) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb("a command after -- makes an ad-hoc run, which names its targets with --repo (or --org, --user, --search); a fleet file has its own run:", spec);
+    if (values["print-fleet-file"]) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb("--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them", spec);
+    if (values.name || values.forge) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb(`--${values.name ? "name" : "forge"} belongs to an ad-hoc run (--repo \u2026); a fleet file sets its own`, spec);
     const target = oneFile(spec, parsed);
     return { path: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, target), again: `fleet ${spec.name} ${target}` };
   }
-  if (parsed.positionals.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(" ")}`, spec);
-  const built = (0,_adhoc_js__WEBPACK_IMPORTED_MODULE_19__/* .adhocFleetFile */ .kH)(values, parsed.command, io.cwd, spec.usage.split("   or   ").pop());
-  if (!built.ok) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(built.problems.join("\n"), spec);
+  if (parsed.positionals.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(" ")}`, spec);
+  const built = (0,_adhoc_js__WEBPACK_IMPORTED_MODULE_21__/* .adhocFleetFile */ .kH)(values, parsed.command, io.cwd, spec.usage.split("   or   ").pop());
+  if (!built.ok) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb(built.problems.join("\n"), spec);
   if (values["print-fleet-file"]) return { printed: built.text };
   return { path: built.path, text: built.text, again: "the same command" };
 }
 async function planOrRun(spec, parsed, io) {
   const input = fleetInput(spec, parsed, io);
   if ("printed" in input) {
-    const checked = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_12__/* .loadFleetFile */ .J)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)(io.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_19__/* .FLAGS_FILE */ .th), { text: input.printed });
+    const checked = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_14__/* .loadFleetFile */ .J)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)(io.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_21__/* .FLAGS_FILE */ .th), { text: input.printed });
     if (!checked.ok) {
       io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(checked.problems)}
 `);
@@ -10409,7 +10425,7 @@ async function planOrRun(spec, parsed, io) {
     io.stdout.write(input.printed);
     return 0;
   }
-  if (spec.name === "exec" && !parsed.command?.trim()) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`give the command after --: ${spec.usage.split("   or   ")[0]}`, spec);
+  if (spec.name === "exec" && !parsed.command?.trim()) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb(`give the command after --: ${spec.usage.split("   or   ")[0]}`, spec);
   const connected = await connect(spec, parsed.values, input, io, { writes: spec.name === "run" });
   if (typeof connected === "number") return connected;
   if (spec.name === "plan") return plan(connected, parsed.values, io);
@@ -10421,11 +10437,12 @@ async function connect(spec, values, input, io, opts) {
   const { path } = input;
   const speculative = values.speculative === void 0 ? void 0 : positiveInt("speculative", values.speculative, spec);
   const maxParallel = positiveInt("max-parallel", values["max-parallel"], spec);
-  const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_12__/* .loadFleetFile */ .J)(path, { speculative, pushOnly: values["push-only"], text: input.text });
+  const fields = { branch_conflict: branchConflictFlag(values["branch-conflict"], spec), commit_author: authorFlag(values.author, spec) };
+  const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_14__/* .loadFleetFile */ .J)(path, { speculative, pushOnly: values["push-only"], text: input.text, fields });
   const problems = loaded.ok ? [] : [...loaded.problems];
   const ws = command !== "plan" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace)) : void 0;
   if (ws) problems.push(ws);
-  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_25__/* .appFromEnv */ .Nl)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_25__/* .targetOwners */ .gH)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_25__/* .appFromEnv */ .Nl)(io.env, void 0, path);
+  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_27__/* .appFromEnv */ .Nl)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_27__/* .targetOwners */ .gH)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_27__/* .appFromEnv */ .Nl)(io.env, void 0, path);
   problems.push(...appEnv.problems);
   if (!loaded.ok || problems.length) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(problems)}
@@ -10434,10 +10451,18 @@ async function connect(spec, values, input, io, opts) {
   }
   for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}
 `);
+  if (command === "run") {
+    const commits = await (0,_local_commit_setup_js__WEBPACK_IMPORTED_MODULE_9__/* .adoptCommitSetup */ .Z)(loaded.fleet.file, io.env);
+    if (!commits.ok) {
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([{ file: path, field: "sign_commits", message: commits.problem }])}
+`);
+      return 2;
+    }
+  }
   let credential;
   if (appEnv.app && command !== "plan" && command !== "prs") {
-    const iso = _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localExecutor */ .F.isolation(loaded.fleet.file.isolation);
-    const why = (0,_app_js__WEBPACK_IMPORTED_MODULE_25__/* .appIsolationProblem */ .TU)(loaded.fleet.file.isolation, iso.kind, iso.detail);
+    const iso = _local_workspace_js__WEBPACK_IMPORTED_MODULE_12__/* .localExecutor */ .F.isolation(loaded.fleet.file.isolation);
+    const why = (0,_app_js__WEBPACK_IMPORTED_MODULE_27__/* .appIsolationProblem */ .TU)(loaded.fleet.file.isolation, iso.kind, iso.detail);
     if (why) {
       io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([{ file: path, field: "isolation", message: why }])}
 `);
@@ -10445,7 +10470,7 @@ async function connect(spec, values, input, io, opts) {
     }
   }
   if (appEnv.app) {
-    (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_26__/* .maskPrivateKey */ .xr)(appEnv.app.privateKey, () => void 0);
+    (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_28__/* .maskPrivateKey */ .xr)(appEnv.app.privateKey, () => void 0);
     try {
       const token = await mintAppToken(appEnv.app, !opts.writes, io.env);
       MINTED.add(token);
@@ -10471,7 +10496,7 @@ async function connect(spec, values, input, io, opts) {
     return 2;
   }
   const env = {
-    ...directiveEnv(io.env, setup.tokenVariable, [...setup.secrets ?? [], ...appEnv.app ? (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_26__/* .privateKeyParts */ .vC)(io.env.FLEET_APP_PRIVATE_KEY ?? "") : []]),
+    ...directiveEnv(io.env, setup.tokenVariable, [...setup.secrets ?? [], ...appEnv.app ? (0,_github_app_key_js__WEBPACK_IMPORTED_MODULE_28__/* .privateKeyParts */ .vC)(io.env.FLEET_APP_PRIVATE_KEY ?? "") : []]),
     // A directive's helper scripts live beside the fleet file: `run: $FLEET_FILE_DIR/scripts/fix.sh`.
     FLEET_FILE_DIR: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path)
   };
@@ -10479,7 +10504,7 @@ async function connect(spec, values, input, io, opts) {
 }
 async function plan(c, values, io) {
   const { forge, discover, queue } = c.setup;
-  const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_13__/* .planStep */ .e)(c.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m, { file: c.input.path, maxParallel: c.maxParallel, discover, queue, readOnly: true });
+  const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_15__/* .planStep */ .e)(c.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m, { file: c.input.path, maxParallel: c.maxParallel, discover, queue, readOnly: true });
   if (!planned.ok) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(planned.problems)}
 `);
@@ -10517,7 +10542,7 @@ async function run(spec, c, values, io) {
   }
   let since;
   if (values.since) {
-    if (values.resume) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb("--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run", spec);
+    if (values.resume) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb("--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run", spec);
     const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.since);
     const read = await readSince(mp);
     if (Array.isArray(read)) {
@@ -10533,14 +10558,14 @@ async function run(spec, c, values, io) {
       return 2;
     } else since = read;
   }
-  const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_17__/* .LiveView */ .O(io.stdout);
-  const outcome = await (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .runFleet */ .gI)({
+  const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_19__/* .LiveView */ .O(io.stdout);
+  const outcome = await (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_16__/* .runFleet */ .gI)({
     fleet: loaded.fleet,
     file: path,
     forge,
-    workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localWorkspace */ .r,
-    exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localExecutor */ .F,
-    clock: _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m,
+    workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_12__/* .localWorkspace */ .r,
+    exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_12__/* .localExecutor */ .F,
+    clock: _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m,
     env: c.directiveEnv,
     discover,
     queue,
@@ -10566,7 +10591,7 @@ async function run(spec, c, values, io) {
   for (const note of outcome.notes) io.stderr.write(`note: ${note}
 `);
   const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
-  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_15__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(outcome.root, "report.md"), `${report}
+  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_17__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(outcome.root, "report.md"), `${report}
 `);
   io.stdout.write(values.json ? `${JSON.stringify(outcome.manifest, null, 2)}
 ` : `
@@ -10577,30 +10602,30 @@ ${report}
 `);
     return EXIT_INTERRUPTED;
   }
-  if ((0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .nothingRan */ .NH)(outcome.manifest)) io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each
+  if ((0,_steps_run_js__WEBPACK_IMPORTED_MODULE_16__/* .nothingRan */ .NH)(outcome.manifest)) io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each
 `);
-  return (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .exitCodeFor */ .Rr)(outcome.manifest);
+  return (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_16__/* .exitCodeFor */ .Rr)(outcome.manifest);
 }
 async function prs(spec, parsed, io) {
   const { values } = parsed;
   const [first, ...rest] = parsed.positionals;
   const sub = first === "merge" || first === "close" || first === "list" ? first : "list";
   const target = oneFile(spec, { ...parsed, positionals: sub === first ? rest : parsed.positionals });
-  if (sub === "list" && (values["dry-run"] || values.method)) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`--${values.method ? "method" : "dry-run"} is for fleet prs merge (or close): the list changes nothing`, spec);
-  if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
+  if (sub === "list" && (values["dry-run"] || values.method)) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb(`--${values.method ? "method" : "dry-run"} is for fleet prs merge (or close): the list changes nothing`, spec);
+  if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
   const named = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, target);
   const fleetPath = values.fleet ? (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.fleet) : named;
-  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_24__/* .locateManifest */ .QM)(named);
+  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_26__/* .locateManifest */ .QM)(named);
   if ("problem" in where) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([where.problem])}
 `);
     return 2;
   }
-  if (!values.fleet && where.path === named) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
+  if (!values.fleet && where.path === named) throw new _commands_js__WEBPACK_IMPORTED_MODULE_20__/* .UsageError */ .eb(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
   const connected = await connect(spec, values, { path: fleetPath, again: `fleet prs ${target}` }, io, { writes: sub !== "list" });
   if (typeof connected === "number") return connected;
   const file = connected.fleet.file;
-  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
+  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_25__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
   if (method && "problem" in method) {
     io.stderr.write(`${fleetPath}: merge: ${method.problem}
 `);
@@ -10620,11 +10645,11 @@ async function prs(spec, parsed, io) {
   if ("note" in where && where.note) io.stderr.write(`note: ${where.note}
 `);
   const dryRun = values["dry-run"] ?? false;
-  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_22__/* .prsCommand */ .he)(
+  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_24__/* .prsCommand */ .he)(
     {
       manifestPath: where.path,
       forge: connected.setup.forge,
-      clock: _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m,
+      clock: _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m,
       lanes: connected.fleet.lanes,
       // Every lane branch of this fleet starts so: a manifest naming another branch is never acted on.
       branchPrefix: (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .renderBranch */ .Jg)(file.branch.slice(0, file.branch.indexOf("{lane}")), file.name, "")
@@ -10636,32 +10661,32 @@ async function prs(spec, parsed, io) {
 `);
     return 2;
   }
-  const now = _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString();
+  const now = _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString();
   if (r.command === "list") {
-    io.stdout.write(values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
-` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
+    io.stdout.write(values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_25__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
+` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_25__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
 `);
     return r.exitCode;
   }
   io.stdout.write(
-    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
-` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
+    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_25__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
+` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_25__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
 `
   );
   return r.exitCode;
 }
 async function execCommand(c, parsed, io) {
   const command = parsed.command;
-  const stamp = _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m.now().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
+  const stamp = _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
   const root = parsed.values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, parsed.values.workspace) : (0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(c.input.path), "_workspace", "exec", `${c.fleet.file.name}-${stamp}-${(0,node_crypto__WEBPACK_IMPORTED_MODULE_1__.randomBytes)(3).toString("hex")}`);
-  const done = await (0,_steps_exec_js__WEBPACK_IMPORTED_MODULE_21__/* .execFleet */ .C_)({
+  const done = await (0,_steps_exec_js__WEBPACK_IMPORTED_MODULE_23__/* .execFleet */ .C_)({
     fleet: c.fleet,
     file: c.input.path,
     command,
     forge: c.setup.forge,
-    workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localWorkspace */ .r,
-    exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_10__/* .localExecutor */ .F,
-    clock: _ports_js__WEBPACK_IMPORTED_MODULE_11__/* .systemClock */ .m,
+    workspace: _local_workspace_js__WEBPACK_IMPORTED_MODULE_12__/* .localWorkspace */ .r,
+    exec: _local_workspace_js__WEBPACK_IMPORTED_MODULE_12__/* .localExecutor */ .F,
+    clock: _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m,
     env: c.directiveEnv,
     root,
     maxParallel: c.maxParallel,
@@ -10677,7 +10702,7 @@ async function execCommand(c, parsed, io) {
   for (const note of done.outcome.notes) io.stderr.write(`note: ${note}
 `);
   io.stdout.write(parsed.values.json ? `${JSON.stringify({ command, root, rows }, null, 2)}
-` : `${(0,_exec_view_js__WEBPACK_IMPORTED_MODULE_20__/* .renderExec */ .K)(command, rows, root)}
+` : `${(0,_exec_view_js__WEBPACK_IMPORTED_MODULE_22__/* .renderExec */ .K)(command, rows, root)}
 `);
   if (io.signal?.aborted) return EXIT_INTERRUPTED;
   if (rows.length && rows.every((r) => r.status === "excluded")) {
@@ -10708,7 +10733,7 @@ async function runCli(argv) {
   const exitNow = () => {
     (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
     try {
-      const root = (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .writeInterruptedState */ .j)();
+      const root = (0,_steps_run_js__WEBPACK_IMPORTED_MODULE_16__/* .writeInterruptedState */ .j)();
       if (root) process.stderr.write(`fleet: stopped at once; the manifest and report as they stood are in ${root}
 `);
     } catch (err) {
@@ -10726,7 +10751,7 @@ fleet: ${signal}: stopping the running lanes (again to quit at once)\u2026
     controller.abort();
     (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGTERM");
     setTimeout(() => (0,_local_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL"), KILL_AFTER_MS).unref();
-    setTimeout(exitNow, _steps_run_js__WEBPACK_IMPORTED_MODULE_14__/* .INTERRUPT_GRACE_MS */ .mA + 2e4).unref();
+    setTimeout(exitNow, _steps_run_js__WEBPACK_IMPORTED_MODULE_16__/* .INTERRUPT_GRACE_MS */ .mA + 2e4).unref();
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -10736,7 +10761,7 @@ fleet: ${signal}: stopping the running lanes (again to quit at once)\u2026
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
-    await (0,_local_launcher_js__WEBPACK_IMPORTED_MODULE_9__/* .closeGitLauncher */ .BY)();
+    await (0,_local_launcher_js__WEBPACK_IMPORTED_MODULE_11__/* .closeGitLauncher */ .BY)();
   }
   process.exitCode = code;
   if (controller.signal.aborted) {
@@ -10873,6 +10898,44 @@ function renderWriteBudget(b) {
     );
   }
   return lines.join("\n");
+}
+
+
+
+/***/ }),
+
+/***/ 153:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   RV: () => (/* binding */ parseAuthor),
+/* harmony export */   Vk: () => (/* binding */ commitSetup),
+/* harmony export */   iF: () => (/* binding */ describeCommitSetup),
+/* harmony export */   rl: () => (/* binding */ DEFAULT_COMMIT_IDENTITY)
+/* harmony export */ });
+const DEFAULT_COMMIT_IDENTITY = Object.freeze({ name: "Fleet", email: "fleet@users.noreply.github.com" });
+const DEFAULT_PROGRAM = { openpgp: "gpg", ssh: "ssh-keygen", x509: "gpgsm" };
+function parseAuthor(text) {
+  const m = /^([^<>\n]*[^<>\s][^<>\n]*?)\s*<([^<>\s]+)>$/.exec(text.trim());
+  return m ? { name: m[1].trim(), email: m[2] } : null;
+}
+function commitSetup(author, sign, user) {
+  const given = author === void 0 ? null : parseAuthor(author);
+  const identity = given ?? (user.name && user.email ? { name: user.name, email: user.email } : { ...DEFAULT_COMMIT_IDENTITY });
+  const identitySource = given ? "commit_author" : user.name && user.email ? "your git configuration" : "the default";
+  if (sign === "off" || sign === "auto" && !user.gpgsign) return { ok: true, setup: { identity, identitySource, signing: null } };
+  const format = (user.format ?? "openpgp").toLowerCase();
+  if (format !== "openpgp" && format !== "ssh" && format !== "x509") {
+    return { ok: false, problem: `your git configuration signs commits in gpg.format ${JSON.stringify(user.format)}, which git does not know: set it to openpgp, ssh or x509, or sign_commits: off` };
+  }
+  if (format === "ssh" && !user.signingKey) {
+    return { ok: false, problem: "signing commits in gpg.format ssh needs a key: set user.signingkey (git config --global user.signingkey ~/.ssh/id_ed25519.pub), or sign_commits: off" };
+  }
+  return { ok: true, setup: { identity, identitySource, signing: { format, key: user.signingKey ?? null, program: user.program || DEFAULT_PROGRAM[format] } } };
+}
+function describeCommitSetup(setup) {
+  const who = `${setup.identity.name} <${setup.identity.email}>`;
+  return `commits by ${who} (${setup.identitySource})${setup.signing ? `, signed (${setup.signing.format})` : ""}`;
 }
 
 
@@ -11151,6 +11214,15 @@ const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej
   max_waves: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().int().min(1).max(1e3).default(20).describe("The planner refuses a DAG deeper than this."),
   branch: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).default("fleet/{name}/{lane}").describe("Branch name template; {name} and {lane} are replaced."),
   commit_message: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().optional().describe("Commit message; defaults to the lane title followed by the directive."),
+  commit_author: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().regex(/^[^<>\n]*[^<>\s][^<>\n]* <[^<>\s]+>$/, 'write it as "Name <email>", as git shows an author').optional().describe(
+    'Author and committer of the lanes\' commits, as "Name <email>" (`fleet run --author` sets it). Default: your own git identity (user.name and user.email of your git configuration), else Fleet <fleet@users.noreply.github.com>.'
+  ),
+  sign_commits: zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(["auto", "required", "off"]).default("auto").describe(
+    "auto: sign the lanes' commits when your git configuration signs commits (commit.gpgsign), with its key and format; required: sign them, and fail a lane whose commit could not be signed; off: never sign."
+  ),
+  branch_conflict: zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(["fail", "replace", "rebase"]).default("fail").describe(
+    "What a lane does when its branch holds commits Fleet did not make for it (a person pushed a fix between runs). fail: the lane fails (branch-conflict) before anything runs, their commits untouched; replace: the lane's new commit replaces them (force-push with a lease); rebase: they are replayed onto the base and the directive runs on top, so the branch keeps them under Fleet's commit (a replay that conflicts fails the lane)."
+  ),
   checkpoint: CheckpointSchema.default("pushed"),
   merge: MergeSchema.default({ policy: "never", method: "squash" }),
   review: ReviewSchema.optional(),
@@ -15242,7 +15314,7 @@ function fenceFor(text) {
 /* unused harmony exports AgentUsage, Attempt, ChainRun, CiConclusion, ContentionEntry, ErrorClass, Evidence, Exclusion, IntegrationRecord, LaneError, LaneIntegration, LanePhase, LanePrs, LaneRecord, LaneReview, LaneStatus, LensRun, MergeStatus, QueueBoard, QueueItemRecord, QueueRow, ReviewFindingRecord, ReviewRound, SeamResult, Shard, Summary, Timings, Wave, emptyEvidence, emptyTimings */
 /* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8816);
 
-const SCHEMA_VERSION = "1.4.0";
+const SCHEMA_VERSION = "1.5.0";
 const LaneStatus = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["queued", "running", "completed", "failed", "skipped", "excluded", "unchanged"]);
 const TERMINAL = /* @__PURE__ */ new Set(["completed", "failed", "skipped", "excluded", "unchanged"]);
 const LanePhase = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n([
@@ -15288,7 +15360,8 @@ const ErrorClass = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n([
   "no-result",
   "cancelled",
   "excluded",
-  "budget-exceeded"
+  "budget-exceeded",
+  "branch-conflict"
 ]);
 const LaneError = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({ class: ErrorClass, message: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP() });
 const MergeStatus = zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["not-requested", "pending", "merged", "draft", "blocked", "failed"]);
@@ -15425,6 +15498,11 @@ const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
     diff_lines: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).nullable().describe("Lines added and removed by its change.")
   }).optional().describe("For one strategy of a target tried several ways (speculative strategies)."),
   review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed."),
+  branch_conflict: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
+    strategy: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["replace", "rebase"]),
+    commits: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("The commits others had pushed to the lane branch, as the branch held them when the lane began (oldest first)."),
+    start: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable().describe("rebase: the commit the lane's change was made on (those commits, replayed onto the base where they did not sit on it already); null for replace.")
+  }).optional().describe("What the lane did with commits others had pushed to its branch (branch_conflict: replace or rebase); absent when the branch held none."),
   prs: LanePrs.optional().describe("What `fleet prs merge` or `fleet prs close` last found and did to the lane's PR (or branch) after the run; absent until one of them acted on it.")
 });
 const LaneResult = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
@@ -18653,6 +18731,29 @@ function agentAnswer(preset, stdout) {
 
 /***/ }),
 
+/***/ 2950:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Z: () => (/* binding */ adoptCommitSetup)
+/* harmony export */ });
+/* harmony import */ var _core_commit_identity_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(153);
+/* harmony import */ var _git_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(4335);
+
+
+async function adoptCommitSetup(file, env) {
+  const decided = (0,_core_commit_identity_js__WEBPACK_IMPORTED_MODULE_0__/* .commitSetup */ .Vk)(file.commit_author, file.sign_commits, await (0,_git_js__WEBPACK_IMPORTED_MODULE_1__/* .readUserGitConfig */ .mu)(env));
+  if (!decided.ok) return decided;
+  const problem = (0,_git_js__WEBPACK_IMPORTED_MODULE_1__/* .setGitSigning */ .eM)(decided.setup.signing);
+  if (problem) return { ok: false, problem };
+  (0,_git_js__WEBPACK_IMPORTED_MODULE_1__/* .setGitIdentity */ .pf)(decided.setup.identity);
+  return { ok: true, line: (0,_core_commit_identity_js__WEBPACK_IMPORTED_MODULE_0__/* .describeCommitSetup */ .iF)(decided.setup) };
+}
+
+
+
+/***/ }),
+
 /***/ 4183:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
@@ -18909,6 +19010,7 @@ function waitForClose(child, ms) {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   $Y: () => (/* binding */ git),
+/* harmony export */   $q: () => (/* binding */ commitsBetween),
 /* harmony export */   D_: () => (/* binding */ fetchBranch),
 /* harmony export */   E$: () => (/* binding */ redact),
 /* harmony export */   Fq: () => (/* binding */ GIT_LOCATING_ENV),
@@ -18917,15 +19019,19 @@ function waitForClose(child, ms) {
 /* harmony export */   TV: () => (/* binding */ pushBranch),
 /* harmony export */   Y8: () => (/* binding */ isLocalRemote),
 /* harmony export */   Y_: () => (/* binding */ changedFiles),
+/* harmony export */   aY: () => (/* binding */ replayCommits),
 /* harmony export */   cl: () => (/* binding */ registerSecret),
 /* harmony export */   d5: () => (/* binding */ cloneForLane),
 /* harmony export */   e$: () => (/* binding */ normalizeRemote),
+/* harmony export */   eM: () => (/* binding */ setGitSigning),
 /* harmony export */   fi: () => (/* binding */ commitAll),
 /* harmony export */   fz: () => (/* binding */ committedChange),
 /* harmony export */   g7: () => (/* binding */ treeOf),
 /* harmony export */   gN: () => (/* binding */ parentOf),
 /* harmony export */   hh: () => (/* binding */ hasCommits),
 /* harmony export */   m1: () => (/* binding */ lsRemoteBranch),
+/* harmony export */   mu: () => (/* binding */ readUserGitConfig),
+/* harmony export */   pf: () => (/* binding */ setGitIdentity),
 /* harmony export */   sg: () => (/* binding */ readRef),
 /* harmony export */   tj: () => (/* binding */ isGitRepo),
 /* harmony export */   uX: () => (/* binding */ mergeCommit),
@@ -18934,14 +19040,16 @@ function waitForClose(child, ms) {
 /* harmony export */   z0: () => (/* binding */ gitDirOf),
 /* harmony export */   zy: () => (/* binding */ readHead)
 /* harmony export */ });
-/* unused harmony exports DEFAULT_GIT_IDENTITY, DEFAULT_GIT_TIMEOUT_MS, GitError, NETWORK_ATTEMPTS, backoffMs, changedBetween, clearSecrets, defaultBranch, diffPatch, diffPatchBuffer, getGitIdentity, isTransientGitFailure, pushFastForward, revParse, setGitIdentity */
+/* unused harmony exports DEFAULT_GIT_IDENTITY, DEFAULT_GIT_TIMEOUT_MS, GitError, NETWORK_ATTEMPTS, backoffMs, changedBetween, clearSecrets, defaultBranch, diffPatch, diffPatchBuffer, getGitIdentity, isTransientGitFailure, pushFastForward, revParse */
 /* harmony import */ var node_child_process__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1421);
 /* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3024);
 /* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(1455);
 /* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(8161);
 /* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(6760);
-/* harmony import */ var _launcher_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(2775);
-/* harmony import */ var _processes_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(7106);
+/* harmony import */ var _core_commit_identity_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(153);
+/* harmony import */ var _launcher_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(2775);
+/* harmony import */ var _processes_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(7106);
+
 
 
 
@@ -18983,13 +19091,57 @@ function redact(text) {
   out = out.replace(/(authorization:\s*(?:basic|bearer|token)\s+)[^\s'"]+/gi, "$1***");
   return out;
 }
-const DEFAULT_GIT_IDENTITY = Object.freeze({ name: "Fleet", email: "fleet@users.noreply.github.com" });
+const DEFAULT_GIT_IDENTITY = _core_commit_identity_js__WEBPACK_IMPORTED_MODULE_5__/* .DEFAULT_COMMIT_IDENTITY */ .rl;
 let identity = { ...DEFAULT_GIT_IDENTITY };
 function setGitIdentity(id) {
   identity = id ? { name: id.name ?? DEFAULT_GIT_IDENTITY.name, email: id.email ?? DEFAULT_GIT_IDENTITY.email } : { ...DEFAULT_GIT_IDENTITY };
 }
 function getGitIdentity() {
   return { ...identity };
+}
+let signing = null;
+function setGitSigning(s) {
+  if (!s) {
+    signing = null;
+    return null;
+  }
+  const program = s.program.includes("/") ? node_path__WEBPACK_IMPORTED_MODULE_4__.resolve(s.program) : (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .pinnedProgram */ .l0)(s.program);
+  if (!program.startsWith("/") || !(0,node_fs__WEBPACK_IMPORTED_MODULE_1__.existsSync)(program)) {
+    return `signing commits (${s.format}) runs ${s.program}, which is not installed here: install it, or set sign_commits: off`;
+  }
+  const key = s.key && s.format === "ssh" && !s.key.startsWith("key::") ? s.key.startsWith("~/") ? node_path__WEBPACK_IMPORTED_MODULE_4__.join(node_os__WEBPACK_IMPORTED_MODULE_3__.homedir(), s.key.slice(2)) : node_path__WEBPACK_IMPORTED_MODULE_4__.resolve(s.key) : s.key;
+  signing = { format: s.format, key, program };
+  return null;
+}
+function signConfig() {
+  if (!signing) return [];
+  const key = signing.key === null ? [] : ["-c", `user.signingkey=${signing.key}`];
+  return ["-c", "commit.gpgsign=true", "-c", `gpg.format=${signing.format}`, "-c", `gpg.${signing.format}.program=${signing.program}`, ...key];
+}
+const USER_CONFIG_KEYS = /^(user\.(name|email|signingkey)|commit\.gpgsign|gpg\.(format|program)|gpg\.(openpgp|ssh|x509)\.program)$/;
+async function readUserGitConfig(env = process.env) {
+  const userEnv = {};
+  for (const [k, v] of Object.entries(env)) if (v !== void 0 && !GIT_LOCATING_ENV.includes(k)) userEnv[k] = v;
+  userEnv.GIT_DIR = "/dev/null/no-repository";
+  const r = await git(["config", "--includes", "--show-scope", "--null", "--get-regexp", USER_CONFIG_KEYS.source], { cwd: node_os__WEBPACK_IMPORTED_MODULE_3__.homedir(), userEnv, allowFail: true });
+  const values = /* @__PURE__ */ new Map();
+  const fields = r.stdout.split("\0");
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] === "command") continue;
+    const entry = fields[i + 1];
+    const nl = entry.indexOf("\n");
+    if (nl > 0) values.set(entry.slice(0, nl).toLowerCase(), entry.slice(nl + 1));
+  }
+  const format = (values.get("gpg.format") ?? "openpgp").toLowerCase();
+  const gpgsign = values.get("commit.gpgsign");
+  return {
+    name: env.GIT_AUTHOR_NAME || values.get("user.name") || void 0,
+    email: env.GIT_AUTHOR_EMAIL || values.get("user.email") || void 0,
+    gpgsign: gpgsign === void 0 ? void 0 : /^(true|yes|on|1)$/i.test(gpgsign.trim()),
+    format: values.get("gpg.format"),
+    signingKey: values.get("user.signingkey") || void 0,
+    program: values.get(`gpg.${format}.program`) || (format === "openpgp" ? values.get("gpg.program") : void 0) || void 0
+  };
 }
 const GIT_LOCATING_ENV = [
   "GIT_DIR",
@@ -19052,7 +19204,7 @@ const ISOLATED_ENV = {
   GIT_CONFIG_GLOBAL: "/dev/null",
   GIT_NO_REPLACE_OBJECTS: "1"
 };
-const gitProgram = () => (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .pinnedProgram */ .l0)("git");
+const gitProgram = () => (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .pinnedProgram */ .l0)("git");
 function gitEnv(extra) {
   const env = { ...process.env, ...ISOLATED_ENV };
   for (const k of STRIPPED_ENV) delete env[k];
@@ -19087,13 +19239,13 @@ class GitError extends Error {
   }
 }
 function runGit(args, opts) {
-  const launcher = (0,_launcher_js__WEBPACK_IMPORTED_MODULE_5__/* .gitLauncher */ .Lo)();
+  const launcher = (0,_launcher_js__WEBPACK_IMPORTED_MODULE_6__/* .gitLauncher */ .Lo)();
   return launcher ? runLaunched(launcher, args, opts) : runSpawned(args, opts);
 }
 function endGroup(pgid) {
   if (pgid === void 0) return;
-  (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroup */ .i0)(pgid, "SIGKILL");
-  (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .untrackGroup */ .eY)(pgid);
+  (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .killGroup */ .i0)(pgid, "SIGKILL");
+  (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .untrackGroup */ .eY)(pgid);
 }
 function settle(args, opts, end) {
   const { exit, signal, stderr } = end;
@@ -19107,17 +19259,17 @@ function settle(args, opts, end) {
   return { stdout: end.stdout, stderr, code: exit };
 }
 async function runLaunched(launcher, args, opts) {
-  const launched = launcher.launch({ file: gitProgram(), args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: gitEnv(opts.env), sharedEnv: () => gitEnv(), input: opts.input });
+  const launched = launcher.launch({ file: gitProgram(), args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: opts.userEnv ?? gitEnv(opts.env), sharedEnv: () => gitEnv(), input: opts.input });
   let timedOut = false;
   let timer;
   const pgid = await launched.pgid;
   if (pgid !== void 0) {
-    (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .trackGroup */ .Tq)(pgid);
-    if ((0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroupOrLeader */ .Gw)(pgid, "SIGKILL");
+    (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .trackGroup */ .Tq)(pgid);
+    if ((0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .isInterrupted */ .fT)()) (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .killGroupOrLeader */ .Gw)(pgid, "SIGKILL");
     if (opts.timeoutMs !== void 0 && opts.timeoutMs > 0) {
       timer = setTimeout(() => {
         timedOut = true;
-        (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroupOrLeader */ .Gw)(pgid, "SIGKILL");
+        (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .killGroupOrLeader */ .Gw)(pgid, "SIGKILL");
       }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
     }
   }
@@ -19125,7 +19277,7 @@ async function runLaunched(launcher, args, opts) {
   if (timer) clearTimeout(timer);
   endGroup(pgid);
   if (r.startError !== void 0) throw new GitError(args, -1, r.stderr, `could not run git: ${r.startError}`);
-  const signalled = r.status > 128 && (timedOut || (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) ? (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .signalName */ .yD)(r.status - 128) ?? `signal ${r.status - 128}` : null;
+  const signalled = r.status > 128 && (timedOut || (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .isInterrupted */ .fT)()) ? (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .signalName */ .yD)(r.status - 128) ?? `signal ${r.status - 128}` : null;
   return settle(args, opts, { exit: signalled ? -1 : r.status, signal: signalled, timedOut, stdout: r.stdout, stderr: r.stderr });
 }
 function runSpawned(args, opts) {
@@ -19134,7 +19286,7 @@ function runSpawned(args, opts) {
     try {
       child = (0,node_child_process__WEBPACK_IMPORTED_MODULE_0__.spawn)(gitProgram(), [...BASE_CONFIG, ...args], {
         cwd: opts.cwd,
-        env: gitEnv(opts.env),
+        env: opts.userEnv ?? gitEnv(opts.env),
         stdio: [opts.input === void 0 ? "ignore" : "pipe", "pipe", "pipe"],
         windowsHide: true,
         detached: true
@@ -19144,7 +19296,7 @@ function runSpawned(args, opts) {
       return;
     }
     const pgid = child.pid;
-    if (pgid !== void 0) (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .trackGroup */ .Tq)(pgid);
+    if (pgid !== void 0) (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .trackGroup */ .Tq)(pgid);
     const out = [];
     const errOut = [];
     let timer;
@@ -19179,7 +19331,7 @@ function runSpawned(args, opts) {
     if (opts.timeoutMs !== void 0 && opts.timeoutMs > 0) {
       timer = setTimeout(() => {
         timedOut = true;
-        if (pgid === void 0 || !(0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .killGroup */ .i0)(pgid, "SIGKILL")) child.kill("SIGKILL");
+        if (pgid === void 0 || !(0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .killGroup */ .i0)(pgid, "SIGKILL")) child.kill("SIGKILL");
       }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
     }
   });
@@ -19238,7 +19390,7 @@ async function networkGit(args, opts) {
       if (!(err instanceof GitError) || !isTransientGitFailure(err.message) || err.killedBy !== null) throw err;
       failure = err;
     }
-    if (attempt >= NETWORK_ATTEMPTS || (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) {
+    if (attempt >= NETWORK_ATTEMPTS || (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .isInterrupted */ .fT)()) {
       if (failure instanceof GitError) throw failure;
       return failure;
     }
@@ -19532,7 +19684,7 @@ function changedFromEntries(entries) {
 async function commitAll(dir, message, opts = {}) {
   if (!opts.staged) await git(["add", "--all"], { cwd: dir });
   const empty = opts.allowEmpty ? ["--allow-empty"] : [];
-  await git(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "--cleanup=whitespace", ...empty, "--file=-"], { cwd: dir, input: message });
+  await git([...signConfig(), "commit", "--quiet", "--no-verify", "--cleanup=whitespace", ...empty, "--file=-"], { cwd: dir, input: message });
   const head = readHead(node_path__WEBPACK_IMPORTED_MODULE_4__.join(dir, ".git"));
   if (head?.commit) return head.commit;
   const r = await git(["rev-parse", "HEAD"], { cwd: dir });
@@ -19605,7 +19757,7 @@ async function pushWithLease(dir, src, dstRef, expected, env, timeoutMs = DEFAUL
     } else {
       last = { ok: false, reason: "error", detail: detail || `git push exited with ${r.code}` };
     }
-    if (!transient || (0,_processes_js__WEBPACK_IMPORTED_MODULE_6__/* .isInterrupted */ .fT)()) return last;
+    if (!transient || (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .isInterrupted */ .fT)()) return last;
     if (attempt < NETWORK_ATTEMPTS) await sleep(backoffMs(attempt));
   }
   return last;
@@ -19626,13 +19778,50 @@ async function pushFastForward(dir, commit, baseBranch, expectedBaseCommit) {
   return pushWithLease(dir, commit, `refs/heads/${baseBranch}`, expectedBaseCommit);
 }
 async function mergeCommit(dir, commit, message) {
-  const r = await git(["merge", "--quiet", "--no-ff", "--no-verify", "--no-gpg-sign", "--no-edit", "-m", message, commit], { cwd: dir, allowFail: true });
+  const r = await git([...signConfig(), "merge", "--quiet", "--no-ff", "--no-verify", "--no-edit", "-m", message, commit], { cwd: dir, allowFail: true });
   if (r.code === 0) return { ok: true, commit: (await git(["rev-parse", "HEAD"], { cwd: dir })).stdout.trim() };
   const unmerged = await git(["diff", "--name-only", "-z", "--diff-filter=U"], { cwd: dir, allowFail: true });
   await git(["merge", "--abort"], { cwd: dir, allowFail: true });
   const conflicts = unmerged.stdout.split("\0").filter(Boolean).sort();
   if (!conflicts.length) throw new GitError(["merge", commit], r.code, r.stderr);
   return { ok: false, conflicts };
+}
+async function commitsBetween(dir, base, head, max) {
+  const r = await git(["log", "--topo-order", `--max-count=${max}`, "--format=%H%x1f%P%x1f%an <%ae>%x1f%B%x00", `${base}..${head}`, "--"], { cwd: dir });
+  const out = [];
+  for (const entry of r.stdout.split("\0")) {
+    const [commit, parents, author, message] = entry.replace(/^\n/, "").split("");
+    if (!commit || parents === void 0 || author === void 0 || message === void 0) continue;
+    out.push({ commit, parents: parents.split(" ").filter(Boolean), author, message: message.trim() });
+  }
+  return out.reverse();
+}
+async function replayCommits(dir, commits) {
+  let head = (await git(["rev-parse", "HEAD"], { cwd: dir })).stdout.trim();
+  for (const c of commits) {
+    if (c.parents[0] === head && c.parents.length === 1) {
+      await git(["reset", "--quiet", "--hard", c.commit], { cwd: dir });
+      head = c.commit;
+      continue;
+    }
+    const args = [...signConfig(), "cherry-pick", "--allow-empty", ...c.parents.length > 1 ? ["-m", "1"] : [], c.commit];
+    const r = await git(args, { cwd: dir, allowFail: true });
+    if (r.code !== 0) {
+      const unmerged = await git(["diff", "--name-only", "-z", "--diff-filter=U"], { cwd: dir, allowFail: true });
+      const conflicts = unmerged.stdout.split("\0").filter(Boolean).sort();
+      if (conflicts.length) {
+        await git(["cherry-pick", "--abort"], { cwd: dir, allowFail: true });
+        return { ok: false, commit: c.commit, conflicts };
+      }
+      const empty = (await git(["diff", "--cached", "--quiet", "HEAD"], { cwd: dir, allowFail: true })).code === 0;
+      if (!empty) throw new GitError(args, r.code, r.stderr);
+      await git(["cherry-pick", "--skip"], { cwd: dir, allowFail: true });
+      await git(["reset", "--quiet", "--hard", head], { cwd: dir });
+      continue;
+    }
+    head = (await git(["rev-parse", "HEAD"], { cwd: dir })).stdout.trim();
+  }
+  return { ok: true, head };
 }
 async function isAncestor(dir, ancestor, rev) {
   return (await git(["merge-base", "--is-ancestor", ancestor, rev], { cwd: dir, allowFail: true })).code === 0;
@@ -20357,6 +20546,14 @@ const localWorkspace = {
     const r = await (0,git/* git */.$Y)(["log", "--first-parent", `--max-count=${max}`, "--format=%B%x00", rev], { cwd: dir });
     return r.stdout.split("\0").map((m) => m.trim()).filter(Boolean);
   },
+  async branchCommits(dir, base, head, max) {
+    guard(dir);
+    return (0,git/* commitsBetween */.$q)(dir, base, head, max);
+  },
+  async replay(dir, commits) {
+    guard(dir);
+    return (0,git/* replayCommits */.aY)(dir, commits);
+  },
   async merge(dir, commit, message) {
     guard(dir);
     return (0,git/* mergeCommit */.uX)(dir, commit, message);
@@ -20709,6 +20906,7 @@ async function loadFleetFile(path, overrides = {}) {
     const given = raw.pr && typeof raw.pr === "object" ? raw.pr : {};
     raw.pr = { ...given, open: false };
   }
+  for (const [field, value] of Object.entries(overrides.fields ?? {})) if (value !== void 0 && raw && typeof raw === "object") raw[field] = value;
   const listed = await withTargetsFile(raw, path);
   if (!listed.ok) return listed;
   const v = (0,validate/* validateFleetFile */.Xi)(listed.value, path);
@@ -21273,7 +21471,7 @@ async function prsCommand(input, opts) {
 
 /***/ }),
 
-/***/ 8862:
+/***/ 377:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
@@ -21318,6 +21516,44 @@ var pool = __nccwpck_require__(9872);
 var limits = __nccwpck_require__(1827);
 // EXTERNAL MODULE: ./.build/src/core/fence.js
 var core_fence = __nccwpck_require__(7238);
+// EXTERNAL MODULE: ./.build/src/core/markdown.js
+var markdown = __nccwpck_require__(9982);
+;// CONCATENATED MODULE: ./.build/src/core/branch-conflict.js
+
+const MAX_BRANCH_COMMITS = 200;
+function trailer(message, key) {
+  const m = new RegExp(`^${key}: (.*)$`, "m").exec(message);
+  return m ? m[1].trim() : null;
+}
+function isFleetCommit(c, fleet, lane) {
+  return trailer(c.message, "Fleet-Id") === fleet && trailer(c.message, "Fleet-Lane") === lane;
+}
+function othersCommits(commits, fleet, lane) {
+  const onBranch = new Set(commits.map((c) => c.commit));
+  const bringsBase = (c) => c.parents.length > 1 && c.parents.slice(1).every((p) => !onBranch.has(p));
+  return commits.filter((c) => !isFleetCommit(c, fleet, lane) && !bringsBase(c));
+}
+function subject(message) {
+  const first = message.split("\n", 1)[0].trim();
+  return first.length > 60 ? `${first.slice(0, 59)}\u2026` : first;
+}
+function describeCommits(commits, max = 3) {
+  const shown = commits.slice(0, max).map((c) => `${c.commit.slice(0, 12)} ${JSON.stringify(subject(c.message))} (${c.author})`);
+  const more = commits.length > max ? `, and ${commits.length - max} more` : "";
+  return shown.join(", ") + more;
+}
+function conflictRefusal(branch, others, truncated) {
+  const n = truncated ? `more than ${others.length}` : String(others.length);
+  return `${branch} holds ${n} commit${others.length === 1 && !truncated ? "" : "s"} Fleet did not make for this lane: ${describeCommits(others)}. Nothing ran and nothing was pushed. To keep them, set branch_conflict: rebase (Fleet replays them onto the base and runs the directive on top); to drop them, branch_conflict: replace (or fleet run --branch-conflict rebase|replace); or delete the branch`;
+}
+function conflictBodyLines(strategy, commits) {
+  const list = commits.slice(0, 20).map((c) => `- ${(0,markdown/* codeSpan */.SS)(c.slice(0, 12))}`);
+  const more = commits.length > 20 ? [`- \u2026 and ${commits.length - 20} more`] : [];
+  const head = strategy === "rebase" ? `**Kept** ${commits.length} commit${commits.length === 1 ? "" : "s"} others pushed to this branch, replayed onto the base before the directive ran (Fleet's own change is the last commit):` : `**Replaced** ${commits.length} commit${commits.length === 1 ? "" : "s"} others had pushed to this branch (branch_conflict: replace):`;
+  return ["", head, "", ...list, ...more];
+}
+
+
 // EXTERNAL MODULE: ./.build/src/core/glob.js + 9 modules
 var glob = __nccwpck_require__(9092);
 ;// CONCATENATED MODULE: ./.build/src/core/routing.js
@@ -21456,8 +21692,6 @@ function discoveryKey(s) {
 }
 
 
-// EXTERNAL MODULE: ./.build/src/core/markdown.js
-var markdown = __nccwpck_require__(9982);
 // EXTERNAL MODULE: ./.build/src/core/review.js
 var review = __nccwpck_require__(8111);
 ;// CONCATENATED MODULE: ./.build/src/steps/review.js
@@ -21773,6 +22007,7 @@ function diffLines(patch) {
 
 
 
+
 function laneDir(root, lane) {
   return (0,external_node_path_.join)(root, "lanes", lane);
 }
@@ -21851,8 +22086,9 @@ class LaneRun {
   rel(p) {
     return p.slice(this.ctx.root.length + 1);
   }
+  /** The commit the lane's change is made on: the base, or the commits of others it kept on top (branch_conflict: rebase). */
   get base() {
-    return this.cloned.base_commit;
+    return this.rec.branch_conflict?.start ?? this.cloned.base_commit;
   }
   async run() {
     const { ctx, lane } = this;
@@ -21935,6 +22171,47 @@ class LaneRun {
     if (this.cloned.base_branch === lane.branch) {
       throw new LaneFailure("invalid-input", `the lane branch ${lane.branch} is the base branch: Fleet never commits straight onto a base branch`);
     }
+    await this.meetOthersCommits();
+  }
+  /**
+   * Commits others pushed to the lane branch (src/core/branch-conflict.ts), met before anything runs: the lane is
+   * refused (`fail`), or they are dropped by the push (`replace`), or replayed onto the base for the directive to
+   * work on top of (`rebase`). They are replayed here, before any directive could touch the working copy's objects.
+   */
+  async meetOthersCommits() {
+    const { ctx, lane, repoDir } = this;
+    const remote = this.cloned.remote_branch_commit;
+    if (!remote || remote === this.cloned.base_commit) return;
+    const listed = await ctx.workspace.branchCommits(repoDir, this.cloned.base_commit, remote, MAX_BRANCH_COMMITS + 1);
+    const truncated = listed.length > MAX_BRANCH_COMMITS;
+    const others = othersCommits(truncated ? listed.slice(1) : listed, ctx.file.name, lane.id);
+    if (!others.length) return;
+    const strategy = ctx.file.branch_conflict;
+    const commits = others.map((c) => c.commit);
+    if (strategy === "fail") throw new LaneFailure("branch-conflict", conflictRefusal(lane.branch, others, truncated));
+    if (strategy === "replace") {
+      this.rec.branch_conflict = { strategy, commits, start: null };
+      this.addNote(`branch_conflict: replace: the push replaces ${describeCommits(others)} on ${lane.branch}`);
+      return;
+    }
+    const onto = this.cloned.base_branch;
+    if (truncated) {
+      throw new LaneFailure("branch-conflict", `${lane.branch} holds more than ${MAX_BRANCH_COMMITS} commits ${onto} lacks: too many to replay; rebase the branch by hand, or use branch_conflict: replace`);
+    }
+    const replayed = await ctx.workspace.replay(repoDir, others);
+    if (!replayed.ok) {
+      const paths = replayed.conflicts.slice(0, 5).join(", ") + (replayed.conflicts.length > 5 ? ", \u2026" : "");
+      throw new LaneFailure(
+        "branch-conflict",
+        `replaying ${replayed.commit.slice(0, 12)} (pushed to ${lane.branch} by someone else) onto ${onto} conflicts in ${paths}: nothing ran and nothing was pushed. Rebase the branch onto ${onto} by hand, or use branch_conflict: replace`
+      );
+    }
+    this.rec.branch_conflict = { strategy, commits, start: replayed.head };
+    const moved = replayed.head !== commits.at(-1);
+    this.addNote(`branch_conflict: rebase: kept ${describeCommits(others)}${moved ? `, replayed onto ${onto}` : ""}; the lane's change goes on top`);
+  }
+  addNote(note) {
+    this.rec.evidence = { ...this.rec.evidence, notes: [...this.rec.evidence.notes, note] };
   }
   /** The attempts, inside one slot of the concurrency budget. */
   async produceInBudget() {
@@ -22523,7 +22800,8 @@ function prBody(ctx, lane, rec) {
     `**Files changed** (${rec.changed_files.length})`,
     "",
     files + more,
-    ...rec.review ? (0,report/* reviewBodyLines */.kT)(rec.review) : []
+    ...rec.review ? (0,report/* reviewBodyLines */.kT)(rec.review) : [],
+    ...rec.branch_conflict ? conflictBodyLines(rec.branch_conflict.strategy, rec.branch_conflict.commits) : []
   ].join("\n");
 }
 function refusedCredential(text) {
@@ -22581,7 +22859,7 @@ async function checkOnForge(forge, lane, rec, now, dryRun) {
   const head = await forge.branchHead(lane, rec.branch);
   const headMatches = head === rec.commit || rec.merge_status === "merged" && head === null;
   if (!headMatches) notes.push(head ? `${rec.branch} points at ${head.slice(0, 12)}, not the lane's ${rec.commit.slice(0, 12)}` : `${rec.branch} is not on the forge`);
-  const files = await forge.changedFiles(lane, rec.base_commit, rec.commit);
+  const files = await forge.changedFiles(lane, rec.branch_conflict?.start ?? rec.base_commit, rec.commit);
   const want = [...rec.changed_files].sort();
   const filesMatch = files !== null && files.length === want.length && files.every((f, i) => f === want[i]);
   if (files === null) notes.push("the forge could not diff the lane commit against its base");

@@ -12,6 +12,7 @@ import { privateKeyParts } from '../github/app-key.js';
 import { staticToken, type TokenCredential } from '../github/credential.js';
 import { basicCredential, resolveApiUrl } from '../github/octokit.js';
 import { encodedForms, registerSecret } from '../local/git.js';
+import { adoptCommitSetup } from '../local/commit-setup.js';
 import { githubClient } from '../github/setup.js';
 import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock, type ArtifactStore, type Logger } from '../ports.js';
@@ -77,6 +78,7 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
       return clientOf(credentialFor(s), s);
     },
     directiveEnv: withheld,
+    adoptCommitSetup: (file) => adoptCommitSetup(file, env),
     // At the job's end every token Fleet minted is revoked (DELETE /installation/token), as
     // create-github-app-token's post step does: a token outliving its job is a token to steal.
     async finish() {

@@ -70,6 +70,11 @@ export interface ActionDeps {
   secretForms?(secret: string): string[];
   /** Where incremental sweeps keep their outcomes (the Actions cache). */
   sweepCache?: SweepCache;
+  /**
+   * Sets who the lanes' commits are by and how they are signed, from the fleet file and the runner's git as an earlier
+   * step left it (a `git config --global user.name`), before any directive runs: one line for the log, or the problem.
+   */
+  adoptCommitSetup?(file: FleetFile): Promise<{ ok: true; line: string } | { ok: false; problem: string }>;
   /** At the job's end, whatever the outcome: revokes the installation tokens Fleet minted. */
   finish?(): Promise<void>;
 }
@@ -104,6 +109,14 @@ export async function runAction(deps: ActionDeps): Promise<number> {
         core.setFailed(`Fleet ${settings.mode}: ${why}`);
         return 2;
       }
+    }
+    if ((settings.mode === 'lane' || settings.mode === 'integrate') && deps.adoptCommitSetup) {
+      const commits = await deps.adoptCommitSetup(bundle.fleet.file);
+      if (!commits.ok) {
+        core.setFailed(`Fleet ${settings.mode}: sign_commits: ${commits.problem}`);
+        return 2;
+      }
+      core.info(`Fleet ${settings.mode}: ${commits.line}`);
     }
     const setup = await deps.setupForge(settings, bundle.fleet.file, pace);
     if ('problem' in setup) {

@@ -58,6 +58,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: [
       ['--dry-run', 'run the directive and keep each patch; push nothing'],
       ['--push-only', 'push each lane branch and open no PR (pr.open: false)'],
+      ['--branch-conflict MODE', 'a lane branch holding commits Fleet did not make: fail (default), replace or rebase (branch_conflict)'],
+      ['--author "NAME <EMAIL>"', "author and committer of the lanes' commits (commit_author; default: your git identity)"],
       ['--max-parallel N', 'directives running at once (overrides max_parallel)'],
       ['--workspace DIR', 'where clones, logs, results and the manifest go (default: _workspace/fleet/<fleet_id> beside the fleet file)'],
       ['--resume MANIFEST', 're-run only the lanes that did not complete in that run'],
@@ -72,6 +74,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: {
       'dry-run': { type: 'boolean' },
       'push-only': { type: 'boolean' },
+      'branch-conflict': { type: 'string' },
+      author: { type: 'string' },
       'max-parallel': { type: 'string' },
       workspace: { type: 'string' },
       resume: { type: 'string' },
@@ -198,6 +202,8 @@ export interface Flags {
   json?: boolean;
   'dry-run'?: boolean;
   'push-only'?: boolean;
+  'branch-conflict'?: string;
+  author?: string;
   quiet?: boolean;
   'print-fleet-file'?: boolean;
   'max-parallel'?: string;

@@ -12,6 +12,8 @@ import { renderPlan, renderReport, renderStatusTable } from '../core/report.js';
 import { killAllRunning } from '../local/exec.js';
 import { setupForge } from '../adapters.js';
 import { GIT_LOCATING_ENV } from '../local/git.js';
+import { adoptCommitSetup } from '../local/commit-setup.js';
+import { parseAuthor } from '../core/commit-identity.js';
 import { closeGitLauncher } from '../local/launcher.js';
 import { localExecutor, localWorkspace } from '../local/workspace.js';
 import { systemClock } from '../ports.js';
@@ -113,6 +115,16 @@ function positiveInt(flag: string, value: unknown, command?: CommandSpec): numbe
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 256) throw new UsageError(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
   return n;
+}
+
+function branchConflictFlag(value: string | undefined, command: CommandSpec): string | undefined {
+  if (value === undefined || ['fail', 'replace', 'rebase'].includes(value)) return value;
+  throw new UsageError(`--branch-conflict takes fail, replace or rebase, got ${JSON.stringify(value)}`, command);
+}
+
+function authorFlag(value: string | undefined, command: CommandSpec): string | undefined {
+  if (value === undefined || parseAuthor(value)) return value;
+  throw new UsageError(`--author takes "Name <email>", as git shows an author, got ${JSON.stringify(value)}`, command);
 }
 
 async function readManifest(path: string): Promise<Manifest | Problem[]> {
@@ -310,7 +322,8 @@ async function connect(spec: CommandSpec, values: Flags, input: FleetInput, io: 
   // Every problem of the input at once: the fleet file's and the flags'.
   const speculative = values.speculative === undefined ? undefined : positiveInt('speculative', values.speculative, spec);
   const maxParallel = positiveInt('max-parallel', values['max-parallel'], spec);
-  const loaded = await loadFleetFile(path, { speculative, pushOnly: values['push-only'], text: input.text });
+  const fields = { branch_conflict: branchConflictFlag(values['branch-conflict'], spec), commit_author: authorFlag(values.author, spec) };
+  const loaded = await loadFleetFile(path, { speculative, pushOnly: values['push-only'], text: input.text, fields });
   const problems = loaded.ok ? [] : [...loaded.problems];
   const ws = command !== 'plan' && values.workspace ? await workspaceProblem(resolve(io.cwd, values.workspace)) : undefined;
   if (ws) problems.push(ws);
@@ -326,6 +339,13 @@ async function connect(spec: CommandSpec, values: Flags, input: FleetInput, io: 
     return 2;
   }
   for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}\n`);
+  if (command === 'run') {
+    const commits = await adoptCommitSetup(loaded.fleet.file, io.env);
+    if (!commits.ok) {
+      io.stderr.write(`${formatProblems([{ file: path, field: 'sign_commits', message: commits.problem }])}\n`);
+      return 2;
+    }
+  }
   let credential: TokenCredential | undefined;
   if (appEnv.app && command !== 'plan' && command !== 'prs') {
     const iso = localExecutor.isolation(loaded.fleet.file.isolation);

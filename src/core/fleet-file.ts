@@ -349,6 +349,25 @@ export const FleetFileSchema = z
       .default('fleet/{name}/{lane}')
       .describe('Branch name template; {name} and {lane} are replaced.'),
     commit_message: z.string().optional().describe('Commit message; defaults to the lane title followed by the directive.'),
+    commit_author: z
+      .string()
+      .regex(/^[^<>\n]*[^<>\s][^<>\n]* <[^<>\s]+>$/, 'write it as "Name <email>", as git shows an author')
+      .optional()
+      .describe(
+        "Author and committer of the lanes' commits, as \"Name <email>\" (`fleet run --author` sets it). Default: your own git identity (user.name and user.email of your git configuration), else Fleet <fleet@users.noreply.github.com>.",
+      ),
+    sign_commits: z
+      .enum(['auto', 'required', 'off'])
+      .default('auto')
+      .describe(
+        "auto: sign the lanes' commits when your git configuration signs commits (commit.gpgsign), with its key and format; required: sign them, and fail a lane whose commit could not be signed; off: never sign.",
+      ),
+    branch_conflict: z
+      .enum(['fail', 'replace', 'rebase'])
+      .default('fail')
+      .describe(
+        "What a lane does when its branch holds commits Fleet did not make for it (a person pushed a fix between runs). fail: the lane fails (branch-conflict) before anything runs, their commits untouched; replace: the lane's new commit replaces them (force-push with a lease); rebase: they are replayed onto the base and the directive runs on top, so the branch keeps them under Fleet's commit (a replay that conflicts fails the lane).",
+      ),
     checkpoint: CheckpointSchema.default('pushed'),
     merge: MergeSchema.default({ policy: 'never', method: 'squash' }),
     review: ReviewSchema.optional(),

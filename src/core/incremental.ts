@@ -21,7 +21,8 @@ export const FLEET_VERSION = '0.1.0';
  * checks, owns and never fences, branch, base and review settings; the fleet's name (in branch names and the PR marker), agent
  * settings, commit message, PR settings, CI waiting, merge policy and method, checkpoint, isolation, relay settings and forge;
  * the lanes it depends on; Fleet's version. Out, on purpose: scheduling (max_parallel, max_waves, exclusive,
- * timeouts, max_retries, budget: a lane that completed within them completes again), the other targets, exclude:,
+ * timeouts, max_retries, budget: a lane that completed within them completes again), branch_conflict (how a lane meets
+ * commits others pushed to its branch: one that completed met none, or settled them), the other targets, exclude:,
  * discovery settings, and the fleet-wide directive where a lane has its own.
  */
 export function laneDigestInput(file: FleetFile, lane: LaneSpec, version: string = FLEET_VERSION): unknown {

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 
-export const SCHEMA_VERSION = '1.4.0';
+export const SCHEMA_VERSION = '1.5.0';
 
 /**
  * `unchanged`: an incremental sweep found the target's base commit and the lane's digest as they were when the
@@ -67,6 +67,7 @@ export const ErrorClass = z.enum([
   'cancelled',
   'excluded',
   'budget-exceeded',
+  'branch-conflict',
 ]);
 export type ErrorClass = z.infer<typeof ErrorClass>;
 
@@ -267,6 +268,17 @@ export const LaneRecord = z.strictObject({
     .optional()
     .describe('For one strategy of a target tried several ways (speculative strategies).'),
   review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed."),
+  branch_conflict: z
+    .strictObject({
+      strategy: z.enum(['replace', 'rebase']),
+      commits: z.array(z.string()).describe('The commits others had pushed to the lane branch, as the branch held them when the lane began (oldest first).'),
+      start: z
+        .string()
+        .nullable()
+        .describe("rebase: the commit the lane's change was made on (those commits, replayed onto the base where they did not sit on it already); null for replace."),
+    })
+    .optional()
+    .describe('What the lane did with commits others had pushed to its branch (branch_conflict: replace or rebase); absent when the branch held none.'),
   prs: LanePrs.optional().describe("What `fleet prs merge` or `fleet prs close` last found and did to the lane's PR (or branch) after the run; absent until one of them acted on it."),
 });
 export type LaneRecord = z.infer<typeof LaneRecord>;

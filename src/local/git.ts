@@ -17,6 +17,7 @@ import { closeSync, constants as fsConstants, existsSync, fstatSync, mkdirSync, 
 import { mkdir, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_COMMIT_IDENTITY, type CommitSigning, type UserGitConfig } from '../core/commit-identity.js';
 import { gitLauncher, type GitLauncher } from './launcher.js';
 import { isInterrupted, killGroup, killGroupOrLeader, pinnedProgram, signalName, trackGroup, untrackGroup } from './processes.js';
 
@@ -88,7 +89,7 @@ export interface GitIdentity {
   email: string;
 }
 
-export const DEFAULT_GIT_IDENTITY: Readonly<GitIdentity> = Object.freeze({ name: 'Fleet', email: 'fleet@users.noreply.github.com' });
+export const DEFAULT_GIT_IDENTITY: Readonly<GitIdentity> = DEFAULT_COMMIT_IDENTITY;
 let identity: GitIdentity = { ...DEFAULT_GIT_IDENTITY };
 
 /** Sets the author and committer of every commit Fleet makes; `null` restores the default ("Fleet"). A per-call `env` still wins. */
@@ -98,6 +99,69 @@ export function setGitIdentity(id: Partial<GitIdentity> | null): void {
 
 export function getGitIdentity(): GitIdentity {
   return { ...identity };
+}
+
+let signing: { format: string; key: string | null; program: string } | null = null;
+
+/**
+ * Signs every commit Fleet makes from now on (null: none), the way the user's git would: its format, key and program.
+ * The program is pinned to its absolute path now, before any directive could put another of that name on PATH.
+ * Returns why signing cannot be set up (the program is not installed), or null.
+ */
+export function setGitSigning(s: CommitSigning | null): string | null {
+  if (!s) {
+    signing = null;
+    return null;
+  }
+  const program = s.program.includes('/') ? path.resolve(s.program) : pinnedProgram(s.program);
+  if (!program.startsWith('/') || !existsSync(program)) {
+    return `signing commits (${s.format}) runs ${s.program}, which is not installed here: install it, or set sign_commits: off`;
+  }
+  // git reads user.signingkey as a path for ssh: `~/` as the user meant it, a relative path against where Fleet started.
+  const key = s.key && s.format === 'ssh' && !s.key.startsWith('key::') ? (s.key.startsWith('~/') ? path.join(os.homedir(), s.key.slice(2)) : path.resolve(s.key)) : s.key;
+  signing = { format: s.format, key, program };
+  return null;
+}
+
+/** The configuration a commit-making git call gets: signing as set by setGitSigning (BASE_CONFIG turns it off). */
+function signConfig(): string[] {
+  if (!signing) return [];
+  const key = signing.key === null ? [] : ['-c', `user.signingkey=${signing.key}`];
+  return ['-c', 'commit.gpgsign=true', '-c', `gpg.format=${signing.format}`, '-c', `gpg.${signing.format}.program=${signing.program}`, ...key];
+}
+
+const USER_CONFIG_KEYS = /^(user\.(name|email|signingkey)|commit\.gpgsign|gpg\.(format|program)|gpg\.(openpgp|ssh|x509)\.program)$/;
+
+/**
+ * The user's own git identity and signing set-up, read from their system and global configuration (never a
+ * repository's) and git's identity variables. Read once, before any directive runs: Fleet's git never reads these
+ * files afterwards, since a directive runs as the same user and could rewrite them.
+ */
+export async function readUserGitConfig(env: NodeJS.ProcessEnv = process.env): Promise<UserGitConfig> {
+  const userEnv: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && !(GIT_LOCATING_ENV as readonly string[]).includes(k)) userEnv[k] = v;
+  // A GIT_DIR that cannot exist: git reads the system and global files and no repository's; one call for both.
+  userEnv.GIT_DIR = '/dev/null/no-repository';
+  const r = await git(['config', '--includes', '--show-scope', '--null', '--get-regexp', USER_CONFIG_KEYS.source], { cwd: os.homedir(), userEnv, allowFail: true });
+  const values = new Map<string, string>();
+  const fields = r.stdout.split('\0');
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    // The `-c` options Fleet passes every git (BASE_CONFIG) are the "command" scope: not the user's.
+    if (fields[i] === 'command') continue;
+    const entry = fields[i + 1]!;
+    const nl = entry.indexOf('\n');
+    if (nl > 0) values.set(entry.slice(0, nl).toLowerCase(), entry.slice(nl + 1));
+  }
+  const format = (values.get('gpg.format') ?? 'openpgp').toLowerCase();
+  const gpgsign = values.get('commit.gpgsign');
+  return {
+    name: env.GIT_AUTHOR_NAME || values.get('user.name') || undefined,
+    email: env.GIT_AUTHOR_EMAIL || values.get('user.email') || undefined,
+    gpgsign: gpgsign === undefined ? undefined : /^(true|yes|on|1)$/i.test(gpgsign.trim()),
+    format: values.get('gpg.format'),
+    signingKey: values.get('user.signingkey') || undefined,
+    program: values.get(`gpg.${format}.program`) || (format === 'openpgp' ? values.get('gpg.program') : undefined) || undefined,
+  };
 }
 
 /**
@@ -235,6 +299,11 @@ export interface GitOptions {
   allowFail?: boolean;
   /** Kill git (SIGKILL) after this long; the call then fails with exit code -1. */
   timeoutMs?: number;
+  /**
+   * The whole environment instead of the isolated one Fleet gives its git: only for reading the user's own
+   * configuration (readUserGitConfig), before any directive ran.
+   */
+  userEnv?: NodeJS.ProcessEnv;
 }
 
 export interface GitResult {
@@ -277,7 +346,7 @@ function settle(args: readonly string[], opts: GitOptions, end: { exit: number; 
 
 /** Starts git from a launcher shell (launcher.ts: far cheaper than a fork of Node on a busy machine). */
 async function runLaunched(launcher: GitLauncher, args: readonly string[], opts: GitOptions): Promise<RawResult> {
-  const launched = launcher.launch({ file: gitProgram(), args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: gitEnv(opts.env), sharedEnv: () => gitEnv(), input: opts.input });
+  const launched = launcher.launch({ file: gitProgram(), args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: opts.userEnv ?? gitEnv(opts.env), sharedEnv: () => gitEnv(), input: opts.input });
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
   const pgid = await launched.pgid;
@@ -312,7 +381,7 @@ function runSpawned(args: readonly string[], opts: GitOptions): Promise<RawResul
       // transport helper left behind would keep the forge's credential header in its environment.
       child = spawn(gitProgram(), [...BASE_CONFIG, ...args], {
         cwd: opts.cwd,
-        env: gitEnv(opts.env),
+        env: opts.userEnv ?? gitEnv(opts.env),
         stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
         windowsHide: true,
         detached: true,
@@ -876,7 +945,7 @@ export interface CommitOptions {
 export async function commitAll(dir: string, message: string, opts: CommitOptions = {}): Promise<string> {
   if (!opts.staged) await git(['add', '--all'], { cwd: dir });
   const empty = opts.allowEmpty ? ['--allow-empty'] : [];
-  await git(['commit', '--quiet', '--no-verify', '--no-gpg-sign', '--cleanup=whitespace', ...empty, '--file=-'], { cwd: dir, input: message });
+  await git([...signConfig(), 'commit', '--quiet', '--no-verify', '--cleanup=whitespace', ...empty, '--file=-'], { cwd: dir, input: message });
   const head = readHead(path.join(dir, '.git'));
   if (head?.commit) return head.commit;
   const r = await git(['rev-parse', 'HEAD'], { cwd: dir });
@@ -1023,13 +1092,69 @@ export type MergeOutcome = { ok: true; commit: string } | { ok: false; conflicts
  * lane brought what). A conflict is aborted, the branch left as it was, and the conflicting paths returned.
  */
 export async function mergeCommit(dir: string, commit: string, message: string): Promise<MergeOutcome> {
-  const r = await git(['merge', '--quiet', '--no-ff', '--no-verify', '--no-gpg-sign', '--no-edit', '-m', message, commit], { cwd: dir, allowFail: true });
+  const r = await git([...signConfig(), 'merge', '--quiet', '--no-ff', '--no-verify', '--no-edit', '-m', message, commit], { cwd: dir, allowFail: true });
   if (r.code === 0) return { ok: true, commit: (await git(['rev-parse', 'HEAD'], { cwd: dir })).stdout.trim() };
   const unmerged = await git(['diff', '--name-only', '-z', '--diff-filter=U'], { cwd: dir, allowFail: true });
   await git(['merge', '--abort'], { cwd: dir, allowFail: true });
   const conflicts = unmerged.stdout.split('\0').filter(Boolean).sort();
   if (!conflicts.length) throw new GitError(['merge', commit], r.code, r.stderr);
   return { ok: false, conflicts };
+}
+
+/** A commit on a branch beyond its base (see src/core/branch-conflict.ts). */
+export interface BranchCommitInfo {
+  commit: string;
+  parents: string[];
+  author: string;
+  message: string;
+}
+
+/** The commits `head` holds that `base` lacks, oldest first: at most `max` (the newest `max` when there are more). */
+export async function commitsBetween(dir: string, base: string, head: string, max: number): Promise<BranchCommitInfo[]> {
+  const r = await git(['log', '--topo-order', `--max-count=${max}`, '--format=%H%x1f%P%x1f%an <%ae>%x1f%B%x00', `${base}..${head}`, '--'], { cwd: dir });
+  const out: BranchCommitInfo[] = [];
+  for (const entry of r.stdout.split('\0')) {
+    const [commit, parents, author, message] = entry.replace(/^\n/, '').split('\x1f');
+    if (!commit || parents === undefined || author === undefined || message === undefined) continue;
+    out.push({ commit, parents: parents.split(' ').filter(Boolean), author, message: message.trim() });
+  }
+  return out.reverse();
+}
+
+/**
+ * Puts `commits` (oldest first) on the checked-out branch: a commit whose first parent is the branch's head already is
+ * taken as it is (fast-forward), any other is cherry-picked (a merge as its change against its first parent), one
+ * whose change the branch already holds is dropped. A conflict is aborted, the branch left where it was before that
+ * commit, and the commit and its paths returned.
+ */
+export async function replayCommits(dir: string, commits: readonly BranchCommitInfo[]): Promise<{ ok: true; head: string } | { ok: false; commit: string; conflicts: string[] }> {
+  let head = (await git(['rev-parse', 'HEAD'], { cwd: dir })).stdout.trim();
+  for (const c of commits) {
+    if (c.parents[0] === head && c.parents.length === 1) {
+      await git(['reset', '--quiet', '--hard', c.commit], { cwd: dir });
+      head = c.commit;
+      continue;
+    }
+    const args = [...signConfig(), 'cherry-pick', '--allow-empty', ...(c.parents.length > 1 ? ['-m', '1'] : []), c.commit];
+    const r = await git(args, { cwd: dir, allowFail: true });
+    if (r.code !== 0) {
+      const unmerged = await git(['diff', '--name-only', '-z', '--diff-filter=U'], { cwd: dir, allowFail: true });
+      const conflicts = unmerged.stdout.split('\0').filter(Boolean).sort();
+      if (conflicts.length) {
+        await git(['cherry-pick', '--abort'], { cwd: dir, allowFail: true });
+        return { ok: false, commit: c.commit, conflicts };
+      }
+      // --allow-empty keeps a commit that was empty to begin with; one whose change the base took meanwhile stops
+      // the cherry-pick as "now empty": dropped.
+      const empty = (await git(['diff', '--cached', '--quiet', 'HEAD'], { cwd: dir, allowFail: true })).code === 0;
+      if (!empty) throw new GitError(args, r.code, r.stderr);
+      await git(['cherry-pick', '--skip'], { cwd: dir, allowFail: true });
+      await git(['reset', '--quiet', '--hard', head], { cwd: dir });
+      continue;
+    }
+    head = (await git(['rev-parse', 'HEAD'], { cwd: dir })).stdout.trim();
+  }
+  return { ok: true, head };
 }
 
 /** Is `ancestor` reachable from `rev` (a lane's commit already merged into the integration)? */

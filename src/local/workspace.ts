@@ -8,7 +8,7 @@ import type { Executor, Workspace } from '../ports.js';
 import { runCommand } from './exec.js';
 import { privateTmp } from './private-tmp.js';
 import { sandboxFor } from './sandbox.js';
-import { changedFiles, cloneForLane, commitAll, committedChange, fetchBranch, git, isAncestor, mergeCommit, parentOf, pushBranch, readGitFile, readHead, treeOf } from './git.js';
+import { changedFiles, cloneForLane, commitAll, commitsBetween, committedChange, fetchBranch, git, isAncestor, mergeCommit, parentOf, pushBranch, readGitFile, readHead, replayCommits, treeOf } from './git.js';
 
 /**
  * The repository configuration Fleet cloned, per working copy. A directive (or a
@@ -210,6 +210,16 @@ export const localWorkspace: Workspace = {
     guard(dir);
     const r = await git(['log', '--first-parent', `--max-count=${max}`, '--format=%B%x00', rev], { cwd: dir });
     return r.stdout.split('\0').map((m) => m.trim()).filter(Boolean);
+  },
+
+  async branchCommits(dir, base, head, max) {
+    guard(dir);
+    return commitsBetween(dir, base, head, max);
+  },
+
+  async replay(dir, commits) {
+    guard(dir);
+    return replayCommits(dir, commits);
   },
 
   async merge(dir, commit, message) {

@@ -9,6 +9,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FleetFile } from '../core/fleet-file.js';
 import { checkFence } from '../core/fence.js';
+import { conflictBodyLines, conflictRefusal, describeCommits, MAX_BRANCH_COMMITS, othersCommits } from '../core/branch-conflict.js';
 import { matchesAny } from '../core/glob.js';
 import { SCHEMA_VERSION, type AgentUsage, type Attempt, type ErrorClass, type LaneRecord, type LaneResult, type LaneReview } from '../core/model.js';
 import { addUsage, budgetStop, hasUsage, NO_USAGE, remaining, usageFromOutput, type LaneCaps } from '../core/spend.js';
@@ -180,8 +181,9 @@ export class LaneRun {
     return p.slice(this.ctx.root.length + 1);
   }
 
+  /** The commit the lane's change is made on: the base, or the commits of others it kept on top (branch_conflict: rebase). */
   get base(): string {
-    return this.cloned.base_commit;
+    return this.rec.branch_conflict?.start ?? this.cloned.base_commit;
   }
 
   async run(): Promise<LaneRecord> {
@@ -281,6 +283,49 @@ export class LaneRun {
       // The planner refuses this; a lane run on its own (a matrix job) must not push onto its base either.
       throw new LaneFailure('invalid-input', `the lane branch ${lane.branch} is the base branch: Fleet never commits straight onto a base branch`);
     }
+    await this.meetOthersCommits();
+  }
+
+  /**
+   * Commits others pushed to the lane branch (src/core/branch-conflict.ts), met before anything runs: the lane is
+   * refused (`fail`), or they are dropped by the push (`replace`), or replayed onto the base for the directive to
+   * work on top of (`rebase`). They are replayed here, before any directive could touch the working copy's objects.
+   */
+  private async meetOthersCommits(): Promise<void> {
+    const { ctx, lane, repoDir } = this;
+    const remote = this.cloned.remote_branch_commit;
+    if (!remote || remote === this.cloned.base_commit) return;
+    const listed = await ctx.workspace.branchCommits(repoDir, this.cloned.base_commit, remote, MAX_BRANCH_COMMITS + 1);
+    const truncated = listed.length > MAX_BRANCH_COMMITS;
+    const others = othersCommits(truncated ? listed.slice(1) : listed, ctx.file.name, lane.id);
+    if (!others.length) return;
+    const strategy = ctx.file.branch_conflict;
+    const commits = others.map((c) => c.commit);
+    if (strategy === 'fail') throw new LaneFailure('branch-conflict', conflictRefusal(lane.branch, others, truncated));
+    if (strategy === 'replace') {
+      this.rec.branch_conflict = { strategy, commits, start: null };
+      this.addNote(`branch_conflict: replace: the push replaces ${describeCommits(others)} on ${lane.branch}`);
+      return;
+    }
+    const onto = this.cloned.base_branch;
+    if (truncated) {
+      throw new LaneFailure('branch-conflict', `${lane.branch} holds more than ${MAX_BRANCH_COMMITS} commits ${onto} lacks: too many to replay; rebase the branch by hand, or use branch_conflict: replace`);
+    }
+    const replayed = await ctx.workspace.replay(repoDir, others);
+    if (!replayed.ok) {
+      const paths = replayed.conflicts.slice(0, 5).join(', ') + (replayed.conflicts.length > 5 ? ', …' : '');
+      throw new LaneFailure(
+        'branch-conflict',
+        `replaying ${replayed.commit.slice(0, 12)} (pushed to ${lane.branch} by someone else) onto ${onto} conflicts in ${paths}: nothing ran and nothing was pushed. Rebase the branch onto ${onto} by hand, or use branch_conflict: replace`,
+      );
+    }
+    this.rec.branch_conflict = { strategy, commits, start: replayed.head };
+    const moved = replayed.head !== commits.at(-1);
+    this.addNote(`branch_conflict: rebase: kept ${describeCommits(others)}${moved ? `, replayed onto ${onto}` : ''}; the lane's change goes on top`);
+  }
+
+  private addNote(note: string): void {
+    this.rec.evidence = { ...this.rec.evidence, notes: [...this.rec.evidence.notes, note] };
   }
 
   /** The attempts, inside one slot of the concurrency budget. */
@@ -971,6 +1016,7 @@ export function prBody(ctx: LaneContext, lane: LaneSpec, rec: LaneRecord): strin
     '',
     files + more,
     ...(rec.review ? reviewBodyLines(rec.review) : []),
+    ...(rec.branch_conflict ? conflictBodyLines(rec.branch_conflict.strategy, rec.branch_conflict.commits) : []),
   ].join('\n');
 }
 

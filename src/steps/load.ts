@@ -104,7 +104,10 @@ function firstAlias(doc: Document, lines: LineCounter): { line: number; col: num
  * `overrides`: fields the command line sets over the file's (`--speculative N` sets `speculative.count`), validated
  * with the file so a bad one is reported like any other field; or the file's whole text.
  */
-export async function loadFleetFile(path: string, overrides: { speculative?: number; pushOnly?: boolean; text?: string } = {}): Promise<LoadResult> {
+export async function loadFleetFile(
+  path: string,
+  overrides: { speculative?: number; pushOnly?: boolean; text?: string; fields?: Record<string, string | undefined> } = {},
+): Promise<LoadResult> {
   // `text`: a fleet file built in memory (`fleet run --repo … -- CMD`); `path` then only names it and its folder.
   const read = overrides.text !== undefined ? { ok: true as const, text: overrides.text } : await readTextFile(path, MAX_FLEET_FILE_BYTES, 'a fleet file');
   if (!read.ok) {
@@ -122,6 +125,8 @@ export async function loadFleetFile(path: string, overrides: { speculative?: num
     const given = raw.pr && typeof raw.pr === 'object' ? (raw.pr as Record<string, unknown>) : {};
     raw.pr = { ...given, open: false };
   }
+  // Top-level fields a flag sets (`--branch-conflict`, `--author`): over the file's, validated with it.
+  for (const [field, value] of Object.entries(overrides.fields ?? {})) if (value !== undefined && raw && typeof raw === 'object') raw[field] = value;
   const listed = await withTargetsFile(raw, path);
   if (!listed.ok) return listed;
   const v = validateFleetFile(listed.value, path);

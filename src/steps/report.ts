@@ -65,7 +65,8 @@ async function checkOnForge(forge: Forge, lane: LaneSpec, rec: LaneRecord, now: 
   // A merged lane's branch may have been deleted or moved on; the base branch then holds the commit.
   const headMatches = head === rec.commit || (rec.merge_status === 'merged' && head === null);
   if (!headMatches) notes.push(head ? `${rec.branch} points at ${head.slice(0, 12)}, not the lane's ${rec.commit.slice(0, 12)}` : `${rec.branch} is not on the forge`);
-  const files = await forge.changedFiles(lane, rec.base_commit, rec.commit);
+  // A lane that kept commits others pushed (branch_conflict: rebase) answers for its own change on top of them.
+  const files = await forge.changedFiles(lane, rec.branch_conflict?.start ?? rec.base_commit, rec.commit);
   const want = [...rec.changed_files].sort();
   const filesMatch = files !== null && files.length === want.length && files.every((f, i) => f === want[i]);
   if (files === null) notes.push('the forge could not diff the lane commit against its base');

@@ -62,8 +62,9 @@ describe('the cost of a lane', () => {
     expect(lane(m, 'one').evidence).toMatchObject({ head_matches: true, files_match: true, fence_ok: true });
     // plan: the target is read from its files; clone (the lane branch is written as files); the directive;
     // add + commit; diff-tree (the committed tree, which the fence judges, and the patch at once); push (confirmed
-    // by reading the remote's ref); diff in the remote (the forge's own view of the lane).
-    expect(calls).toEqual(['clone', 'add', 'commit', 'diff-tree', 'push', 'diff']);
+    // by reading the remote's ref); diff in the remote (the forge's own view of the lane). Once per run, not per lane,
+    // before it all: config (the user's identity and signing, src/local/commit-setup.ts).
+    expect(calls).toEqual(['config', 'clone', 'add', 'commit', 'diff-tree', 'push', 'diff']);
     expect(git(join(dir, 'one.git'), 'diff', '--name-only', 'main', 'fleet/cost/one').trim()).toBe('f.txt');
     expect(readFileSync(join(ws, 'lanes', 'one', 'patch.diff'), 'utf8').trim()).toBe(
       git(join(dir, 'one.git'), 'diff', '--binary', '--no-color', '--src-prefix=a/', '--dst-prefix=b/', '-M', 'main', 'fleet/cost/one'),
@@ -73,7 +74,7 @@ describe('the cost of a lane', () => {
   it('with checks, the fence also looks at the staged change before they run and again after: 9 git processes', async () => {
     const { ws, calls } = await countedRun('two', { checks: ['test -f f.txt'] });
     expect(lane(readManifest(ws), 'two')).toMatchObject({ status: 'completed', phase: 'pushed', changed_files: ['f.txt'] });
-    expect(calls).toEqual(['clone', 'add', 'diff', 'add', 'diff', 'commit', 'diff-tree', 'push', 'diff']);
+    expect(calls).toEqual(['config', 'clone', 'add', 'diff', 'add', 'diff', 'commit', 'diff-tree', 'push', 'diff']);
   });
 });
 

@@ -110,8 +110,8 @@ describe('pushing', () => {
   it('a lane branch moved on the remote (after an earlier run) while the directive ran: push-rejected, the foreign commit kept', async () => {
     const repo = await createRepo(dir, 'race', files, { clone: false });
     const branch = 'fleet/race2/race';
-    // An earlier run left the branch; someone then pushes on top of it during this run.
-    const earlier = await commitToRemote(repo.remote, branch, { 'README.md': '# r\nold\n' }, { from: repo.commit });
+    // An earlier run left the branch (its commit carries the lane's trailers); someone then pushes on top of it during this run.
+    const earlier = await commitToRemote(repo.remote, branch, { 'README.md': '# r\nold\n' }, { from: repo.commit, message: 'edit\n\nedit\n\nFleet-Id: race2\nFleet-Lane: race\n' });
     const file = writeFleetFile(dir, {
       name: 'race2',
       directive: 'edit',

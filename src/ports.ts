@@ -97,7 +97,17 @@ export interface Forge {
    * working copy on disk with a WIP branch checked out); undefined: the URL's HEAD, or the lane's own `base:`.
    */
   baseBranch?(lane: LaneSpec): string | undefined;
-  /** The commit a branch of the lane's repository points at now, or null. */
+  /**
+   * Where the lane branch lives when it is not the target itself: the fork it is pushed to (`pr.fork`), `owner/name`
+   * and URL, made on first use; with `create: false` (a dry run) an existing fork only. Undefined: the target.
+   */
+  headRepo?(lane: LaneSpec, opts: { create: boolean }): Promise<{ repo: string; url: string } | undefined>;
+  /**
+   * Tells the forge where a lane's branch lives, as its record says (`head_repo`: a fork an earlier process pushed
+   * to), before reads about the lane; whatever the fleet file says now.
+   */
+  useHeadRepo?(lane: LaneSpec, repo: string): void;
+  /** The commit a lane branch points at now (in the fork, with `pr.fork`), or null. */
   branchHead(lane: LaneSpec, branch: string): Promise<string | null>;
   /** Files changed between two commits of the lane's repository, read from the forge. */
   changedFiles(lane: LaneSpec, base: string, head: string): Promise<string[] | null>;
@@ -189,7 +199,8 @@ export type PushResult = { ok: true } | { ok: false; reason: 'stale' | 'rejected
 /** Git working copies: the same implementation serves local and GitHub lanes. */
 export interface Workspace {
   /** `timeoutMs`: per try of the clone and fetch (transient failures are tried again). */
-  clone(url: string, dir: string, opts: { base?: string; branch: string; env?: Record<string, string>; timeoutMs?: number }): Promise<CloneResult>;
+  /** `headUrl`: where the lane branch lives when not at `url` (a fork): its state is read there, and pushes go there. */
+  clone(url: string, dir: string, opts: { base?: string; branch: string; env?: Record<string, string>; timeoutMs?: number; headUrl?: string }): Promise<CloneResult>;
   /** Is the working copy still a git repository on the lane branch? (A directive may have deleted .git.) */
   intact(dir: string): Promise<boolean>;
   /** Put the lane branch back on `base` with every change kept as uncommitted work (undoes commits a directive made). */

@@ -1251,7 +1251,7 @@ function batches(items, size = BATCH_SIZE) {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
-function judgeRepo(repo, node, errors, baseAliases, allowForks) {
+function judgeRepo(repo, node, errors, baseAliases, allowForks, forkMode = false) {
   if (!node) {
     const err = errors[0];
     if (!err || err.type === "NOT_FOUND") {
@@ -1264,11 +1264,11 @@ function judgeRepo(repo, node, errors, baseAliases, allowForks) {
   if (node.isArchived) return { ok: false, reason: "archived", detail: `${node.nameWithOwner} is archived (read-only)` };
   if (node.isFork && !allowForks) return { ok: false, reason: "fork", detail: `${node.nameWithOwner} is a fork (set github.allow_forks: true to include forks)` };
   if (node.isEmpty || !node.defaultBranchRef) return { ok: false, reason: "empty", detail: `${node.nameWithOwner} has no commits yet` };
-  if (!node.viewerPermission || !PUSH_PERMISSIONS.has(node.viewerPermission)) {
+  if (!forkMode && (!node.viewerPermission || !PUSH_PERMISSIONS.has(node.viewerPermission))) {
     return {
       ok: false,
       reason: "no-push-permission",
-      detail: `the token has ${node.viewerPermission ? `${node.viewerPermission.toLowerCase()} permission` : "no permission"} on ${node.nameWithOwner}; it needs write`
+      detail: `the token has ${node.viewerPermission ? `${node.viewerPermission.toLowerCase()} permission` : "no permission"} on ${node.nameWithOwner}; it needs write, or fork mode (pr.fork: true, fleet run --fork) to push to a fork instead`
     };
   }
   const missingBases = baseAliases.filter((b) => !node[b.alias]).map((b) => b.branch);
@@ -1306,7 +1306,7 @@ async function checkRepos(octokit, lanes, opts) {
       const { data, errors } = await runBatch(octokit, batch);
       for (const { alias, repo, baseAliases } of batch.repos) {
         const own = errors.filter((e) => e.path?.[0] === alias);
-        verdicts.set(repo.repo.toLowerCase(), judgeRepo(repo.repo, data[alias], own, baseAliases, opts.allowForks ?? false));
+        verdicts.set(repo.repo.toLowerCase(), judgeRepo(repo.repo, data[alias], own, baseAliases, opts.allowForks ?? false, opts.forkMode ?? false));
       }
     }
   };
@@ -1390,6 +1390,11 @@ class GitHubForge {
   defaultBranches = /* @__PURE__ */ new Map();
   /** Required checks per repository and base, for CI verdicts (a merge reads them afresh). */
   requiredSeen = /* @__PURE__ */ new Map();
+  /** Each target's fork (pr.fork), once this process made or found it: where lanes push and open PRs from. */
+  forks = /* @__PURE__ */ new Map();
+  /** Forks lanes' records name (useHeadRepo), by lane: read there, checked first, never pushed to. */
+  recorded = /* @__PURE__ */ new Map();
+  login;
   /**
    * Before a git command: an App token near its end is renewed first (`force`: git was refused, 401, so renew
    * now). True when git may try again with a new credential; a PAT never changes.
@@ -1407,7 +1412,7 @@ class GitHubForge {
   // Targets and git
   // -------------------------------------------------------------------------
   checkTargets(lanes) {
-    return checkRepos(this.octokit, lanes, { allowForks: this.opts.allowForks ?? false, cloneUrl: (repo) => this.urlOf(repo) });
+    return checkRepos(this.octokit, lanes, { allowForks: this.opts.allowForks ?? false, forkMode: this.opts.fork !== void 0, cloneUrl: (repo) => this.urlOf(repo) });
   }
   cloneUrl(lane) {
     if (lane.repo_kind !== "github") throw new Error((0,git/* redact */.E$)(`${lane.repo} is not an owner/repo name: forge: github runs GitHub repositories only`));
@@ -1415,6 +1420,113 @@ class GitHubForge {
   }
   urlOf(repo) {
     return `${this.serverUrl}/${repo}.git`;
+  }
+  async headRepo(lane, opts) {
+    if (!this.opts.fork) return void 0;
+    const fork = opts.create ? await this.makeFork(lane) : await this.ownFork(lane);
+    return fork ? { repo: `${fork.owner}/${fork.repo}`, url: this.urlOf(`${fork.owner}/${fork.repo}`) } : void 0;
+  }
+  /**
+   * A lane's record names the fork its branch was pushed to. A record is a file anyone could have edited, so the fork
+   * is believed only for reading about that lane, and only once GitHub says it is a fork of the target owned by whom
+   * Fleet forks into (pr.fork_owner, else the token's user); until then, or when it is not, every read about the lane
+   * fails, and the lane is not verified. It never decides where anything is pushed or a PR is opened from.
+   */
+  useHeadRepo(lane, repo) {
+    const key = `${lane.id}\0${lane.repo}`.toLowerCase();
+    const [owner, name] = repo.split("/");
+    if (!owner || !name || repo.toLowerCase() === lane.repo.toLowerCase() || this.recorded.has(key)) return;
+    const checked = this.forkOfTarget(lane, owner, name);
+    checked.catch(() => void 0);
+    this.recorded.set(key, checked);
+  }
+  async forkOfTarget(lane, owner, repo) {
+    const expected = this.opts.fork?.owner ?? await this.tokenLogin(lane);
+    let r;
+    try {
+      r = (await this.octokit.request("GET /repos/{owner}/{repo}", { owner, repo })).data;
+    } catch (err) {
+      throw this.error(lane, `reading ${owner}/${repo}, the fork the lane's record names`, err);
+    }
+    if (!isForkOf(r, lane.repo) || r.owner.login.toLowerCase() !== expected.toLowerCase()) {
+      throw new GitHubForgeError(lane.repo, "reading the lane branch", 0, `${owner}/${repo}, named by the lane's record, is not a fork of ${lane.repo} owned by ${expected}`);
+    }
+    return { owner: r.owner.login, repo: r.name };
+  }
+  /**
+   * The repository a lane branch is read in: the fork the lane's record names (useHeadRepo), else the target, or in
+   * fork mode the fork this run made or finds (null when there is none: a dry run makes none).
+   */
+  async branchRepo(lane) {
+    const recorded = this.recorded.get(`${lane.id}\0${lane.repo}`.toLowerCase());
+    if (recorded) return recorded;
+    return this.opts.fork ? this.ownFork(lane) : this.split(lane);
+  }
+  /**
+   * In fork mode, the fork of the lane's target this process made, else the one under the fork owner named as the
+   * target (GitHub names a fork otherwise, `-1`, only when the owner has that name taken: only a run that asks for the
+   * fork learns that name). Null when there is none.
+   */
+  async ownFork(lane) {
+    const known = this.forks.get(lane.repo.toLowerCase());
+    if (known) return known;
+    const { repo } = this.split(lane);
+    const owner = this.opts.fork?.owner ?? await this.tokenLogin(lane);
+    try {
+      const r = (await this.octokit.request("GET /repos/{owner}/{repo}", { owner, repo })).data;
+      if (!isForkOf(r, lane.repo)) return null;
+      const found = { owner: r.owner.login, repo: r.name };
+      if (!this.forks.has(lane.repo.toLowerCase())) this.forks.set(lane.repo.toLowerCase(), Promise.resolve(found));
+      return found;
+    } catch (err) {
+      if (forge_statusOf(err) === 404) return null;
+      throw this.error(lane, `looking for the fork of ${lane.repo} in ${owner}`, err);
+    }
+  }
+  tokenLogin(lane) {
+    this.login ??= this.octokit.request("GET /user").then((r) => r.data.login);
+    return this.login.catch((err) => {
+      this.login = void 0;
+      throw this.error(lane, "reading the token's user (fork mode forks into it; set pr.fork_owner to fork into an organization)", err);
+    });
+  }
+  /**
+   * Forks the lane's target, once per run (`POST …/forks` answers with the fork that exists already, under whatever
+   * name it has), and waits until the fork shows its default branch: GitHub makes forks asynchronously.
+   */
+  makeFork(lane) {
+    const key = lane.repo.toLowerCase();
+    let made = this.forks.get(key);
+    if (!made) {
+      made = this.forkNow(lane);
+      this.forks.set(key, made);
+      made.catch(() => this.forks.delete(key));
+    }
+    return made;
+  }
+  async forkNow(lane) {
+    const { owner, repo } = this.split(lane);
+    let fork;
+    try {
+      const organization = this.opts.fork?.owner;
+      const r = await this.octokit.request("POST /repos/{owner}/{repo}/forks", { owner, repo, default_branch_only: true, ...organization ? { organization } : {} });
+      fork = r.data;
+    } catch (err) {
+      throw this.error(lane, "forking", err);
+    }
+    if (!isForkOf(fork, lane.repo)) throw new GitHubForgeError(lane.repo, "forking", 0, `GitHub answered with ${fork.owner.login}/${fork.name}, which is not a fork of ${lane.repo}`);
+    const made = { owner: fork.owner.login, repo: fork.name };
+    const deadline = this.now() + (this.opts.forkReadyMs ?? 6e4);
+    for (let wait = 1e3; ; wait = Math.min(wait * 2, 1e4)) {
+      try {
+        await this.octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { ...made, ref: `heads/${fork.default_branch}` });
+        return made;
+      } catch (err) {
+        if (forge_statusOf(err) !== 404 && forge_statusOf(err) !== 409) throw this.error(lane, `reading the new fork ${made.owner}/${made.repo}`, err);
+        if (this.now() >= deadline) throw new GitHubForgeError(lane.repo, "forking", 0, `the fork ${made.owner}/${made.repo} showed no branch within ${Math.round((this.opts.forkReadyMs ?? 6e4) / 1e3)} s; run again later`);
+        await this.sleep(wait);
+      }
+    }
   }
   /**
    * The token as an `http.<origin>/.extraheader` through GIT_CONFIG_COUNT /
@@ -1440,7 +1552,9 @@ class GitHubForge {
   // Reads
   // -------------------------------------------------------------------------
   async branchHead(lane, branch) {
-    const { owner, repo } = this.split(lane);
+    const head = await this.branchRepo(lane);
+    if (!head) return null;
+    const { owner, repo } = head;
     try {
       const r = await this.octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner, repo, ref: `heads/${branch}` });
       return r.data.object.sha;
@@ -1459,7 +1573,7 @@ class GitHubForge {
    * of more than 100,000 entries).
    */
   async changedFiles(lane, base, head) {
-    const { owner, repo } = this.split(lane);
+    const { owner, repo } = await this.branchRepo(lane) ?? this.split(lane);
     const COMPARE_CAP = 300;
     const what = `${base.slice(0, 12)}...${head.slice(0, 12)}`;
     let files;
@@ -1537,13 +1651,15 @@ ${input.body}`;
   /** The open PR of a lane branch: the one into the lane's base carrying this lane's marker first. */
   async findPull(lane, branch, base) {
     const { owner, repo } = this.split(lane);
+    const head = await this.branchRepo(lane);
+    if (!head) return null;
     let pulls;
     try {
-      pulls = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls", { owner, repo, head: `${owner}:${branch}`, state: "open", per_page: 100 });
+      pulls = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls", { owner, repo, head: `${head.owner}:${branch}`, state: "open", per_page: 100 });
     } catch (err) {
       throw this.error(lane, `looking for the pull request of ${branch}`, err);
     }
-    pulls = pulls.filter((p) => p.head.ref === branch);
+    pulls = pulls.filter((p) => p.head.ref === branch && fromRepo(p, head, lane));
     if (!pulls.length) return null;
     const ours = (p) => {
       const m = MARKER.exec(p.body ?? "");
@@ -1559,15 +1675,19 @@ ${input.body}`;
   }
   async createPull(lane, input, body, draft, notes) {
     const { owner, repo } = this.split(lane);
+    const fork = this.opts.fork ? await this.ownFork(lane) : null;
+    if (this.opts.fork && !fork) throw new GitHubForgeError(lane.repo, "opening a pull request", 0, "fork mode, and the target has no fork to open it from");
     try {
       const r = await this.octokit.request("POST /repos/{owner}/{repo}/pulls", {
         owner,
         repo,
         title: input.title,
-        head: input.record.branch,
+        // From a fork: owner:branch, and the target's maintainers may push to it (GitHub's default for the web form).
+        head: fork ? `${fork.owner}:${input.record.branch}` : input.record.branch,
         base: input.record.base_branch,
         body,
-        draft
+        draft,
+        ...fork ? { maintainer_can_modify: true } : {}
       });
       return r.data;
     } catch (err) {
@@ -1903,13 +2023,15 @@ ${input.body}`;
   async locatePull(lane, record) {
     const { owner, repo } = this.split(lane);
     const branch = record.branch ?? lane.branch;
+    const head = await this.branchRepo(lane);
+    if (!head) return null;
     let pulls;
     try {
-      pulls = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls", { owner, repo, head: `${owner}:${branch}`, state: "all", per_page: 100 });
+      pulls = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls", { owner, repo, head: `${head.owner}:${branch}`, state: "all", per_page: 100 });
     } catch (err) {
       throw this.error(lane, `looking for the pull request of ${branch}`, err);
     }
-    pulls = pulls.filter((p) => p.head.ref === branch);
+    pulls = pulls.filter((p) => p.head.ref === branch && fromRepo(p, head, lane));
     const mark = (p) => {
       const m = MARKER.exec(p.body ?? "");
       return m ? m[1] === this.opts.name && m[2] === lane.id ? 2 : 0 : 1;
@@ -1928,7 +2050,7 @@ ${input.body}`;
     if (record.pr_number === null) return null;
     try {
       const pr = (await this.octokit.request("GET /repos/{owner}/{repo}/pulls/{pull_number}", { owner, repo, pull_number: record.pr_number })).data;
-      return pr.head.ref === branch ? pr : null;
+      return pr.head.ref === branch && fromRepo(pr, head, lane) ? pr : null;
     } catch (err) {
       if (forge_statusOf(err) === 404) return null;
       throw this.error(lane, `reading pull request #${record.pr_number}`, err);
@@ -2053,7 +2175,9 @@ ${input.body}`;
       said.push(`${branch} left: it is at ${short(out.branch_head)}, not at the lane's commit ${short(record.commit)}`);
     } else {
       try {
-        await this.octokit.request("DELETE /repos/{owner}/{repo}/git/refs/{ref}", { owner, repo, ref: `heads/${branch}` });
+        const head = await this.branchRepo(lane);
+        if (!head) throw new GitHubForgeError(lane.repo, `deleting ${branch}`, 0, "the fork holding it is gone");
+        await this.octokit.request("DELETE /repos/{owner}/{repo}/git/refs/{ref}", { ...head, ref: `heads/${branch}` });
         out.branch_deleted = true;
         out.branch_head = null;
         said.push(`${branch} deleted`);
@@ -2077,6 +2201,15 @@ ${input.body}`;
   error(lane, action, err) {
     return new GitHubForgeError(lane.repo, action, forge_statusOf(err), forge_messageOf(err));
   }
+}
+function isForkOf(r, target) {
+  const t = target.toLowerCase();
+  return r.fork === true && (r.parent?.full_name?.toLowerCase() === t || r.source?.full_name?.toLowerCase() === t);
+}
+function fromRepo(pr, head, lane) {
+  const full = pr.head.repo?.full_name;
+  const wanted = `${head.owner}/${head.repo}`.toLowerCase();
+  return full === void 0 || full === null ? wanted === lane.repo.toLowerCase() : full.toLowerCase() === wanted;
 }
 function unique(items) {
   const seen = /* @__PURE__ */ new Set();
@@ -2117,6 +2250,7 @@ function githubSetup(file, opts) {
     credential,
     name: file.name,
     allowForks: file.github.allow_forks,
+    ...file.pr.fork ? { fork: file.pr.fork_owner ? { owner: file.pr.fork_owner } : {} } : {},
     serverUrl: env.GITHUB_SERVER_URL,
     logger,
     ...tuning.forge

@@ -9440,6 +9440,7 @@ const COMMANDS = [
     flags: [
       ["--dry-run", "run the directive and keep each patch; push nothing"],
       ["--push-only", "push each lane branch and open no PR (pr.open: false)"],
+      ["--fork", "push each lane branch to a fork of its target and open the PR from there (pr.fork), for repositories the token cannot push to"],
       ["--branch-conflict MODE", "a lane branch holding commits Fleet did not make: fail (default), replace or rebase (branch_conflict)"],
       ['--author "NAME <EMAIL>"', "author and committer of the lanes' commits (commit_author; default: your git identity)"],
       ["--max-parallel N", "directives running at once (overrides max_parallel)"],
@@ -9456,6 +9457,7 @@ const COMMANDS = [
     options: {
       "dry-run": { type: "boolean" },
       "push-only": { type: "boolean" },
+      fork: { type: "boolean" },
       "branch-conflict": { type: "string" },
       author: { type: "string" },
       "max-parallel": { type: "string" },
@@ -10438,7 +10440,7 @@ async function connect(spec, values, input, io, opts) {
   const speculative = values.speculative === void 0 ? void 0 : positiveInt("speculative", values.speculative, spec);
   const maxParallel = positiveInt("max-parallel", values["max-parallel"], spec);
   const fields = { branch_conflict: branchConflictFlag(values["branch-conflict"], spec), commit_author: authorFlag(values.author, spec) };
-  const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_14__/* .loadFleetFile */ .J)(path, { speculative, pushOnly: values["push-only"], text: input.text, fields });
+  const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_14__/* .loadFleetFile */ .J)(path, { speculative, pushOnly: values["push-only"], fork: values.fork, text: input.text, fields });
   const problems = loaded.ok ? [] : [...loaded.problems];
   const ws = command !== "plan" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace)) : void 0;
   if (ws) problems.push(ws);
@@ -10458,6 +10460,8 @@ async function connect(spec, values, input, io, opts) {
 `);
       return 2;
     }
+    for (const note of commits.notes) io.stderr.write(`note: ${note}
+`);
   }
   let credential;
   if (appEnv.app && command !== "plan" && command !== "prs") {
@@ -10804,13 +10808,15 @@ const GITHUB_WRITE_LIMITS = [
 ];
 const BUDGET_SHARE = 0.9;
 function writesPerLane(file, dryRun) {
-  if (dryRun || !file.pr.open) return 0;
+  if (dryRun) return 0;
+  const fork = file.pr.fork ? 1 : 0;
+  if (!file.pr.open) return fork;
   const { pr } = file;
-  return 1 + (pr.labels.length ? 1 : 0) + (pr.reviewers.length || pr.team_reviewers.length ? 1 : 0) + (pr.assignees.length ? 1 : 0) + (file.merge.policy === "when-green" ? 1 : 0);
+  return fork + 1 + (pr.labels.length ? 1 : 0) + (pr.reviewers.length || pr.team_reviewers.length ? 1 : 0) + (pr.assignees.length ? 1 : 0) + (file.merge.policy === "when-green" ? 1 : 0);
 }
 function publishWrites(file, dryRun) {
   if (dryRun) return 0;
-  return writesPerLane(file, dryRun) - (file.merge.policy === "when-green" ? 1 : 0);
+  return writesPerLane(file, dryRun) - (file.merge.policy === "when-green" ? 1 : 0) - (file.pr.fork ? 1 : 0);
 }
 function usable(w) {
   return Math.max(1, Math.floor(w.max * BUDGET_SHARE));
@@ -10923,15 +10929,20 @@ function commitSetup(author, sign, user) {
   const given = author === void 0 ? null : parseAuthor(author);
   const identity = given ?? (user.name && user.email ? { name: user.name, email: user.email } : { ...DEFAULT_COMMIT_IDENTITY });
   const identitySource = given ? "commit_author" : user.name && user.email ? "your git configuration" : "the default";
-  if (sign === "off" || sign === "auto" && !user.gpgsign) return { ok: true, setup: { identity, identitySource, signing: null } };
+  const unsigned = (notes = []) => ({ ok: true, setup: { identity, identitySource, signing: null, notes } });
+  if (sign === "off" || sign === "auto" && !user.gpgsign) return unsigned();
+  const cannot = (why) => sign === "required" ? { ok: false, problem: why } : unsigned([`commits are not signed: ${why}`]);
   const format = (user.format ?? "openpgp").toLowerCase();
   if (format !== "openpgp" && format !== "ssh" && format !== "x509") {
-    return { ok: false, problem: `your git configuration signs commits in gpg.format ${JSON.stringify(user.format)}, which git does not know: set it to openpgp, ssh or x509, or sign_commits: off` };
+    return cannot(`your git configuration signs commits in gpg.format ${JSON.stringify(user.format)}, which git does not know: set it to openpgp, ssh or x509, or sign_commits: off`);
   }
   if (format === "ssh" && !user.signingKey) {
-    return { ok: false, problem: "signing commits in gpg.format ssh needs a key: set user.signingkey (git config --global user.signingkey ~/.ssh/id_ed25519.pub), or sign_commits: off" };
+    return cannot("signing commits in gpg.format ssh needs a key: set user.signingkey (git config --global user.signingkey ~/.ssh/id_ed25519.pub), or sign_commits: off");
   }
-  return { ok: true, setup: { identity, identitySource, signing: { format, key: user.signingKey ?? null, program: user.program || DEFAULT_PROGRAM[format] } } };
+  if (sign === "auto" && format !== "ssh") {
+    return unsigned([`commits are not signed: your git signs with ${format === "x509" ? "gpgsm" : "gpg"}, which starts programs its own configuration names, and a directive can rewrite that configuration; sign with gpg.format ssh, or set sign_commits: required to sign with ${format} anyway (docs/security.md)`]);
+  }
+  return { ok: true, setup: { identity, identitySource, signing: { format, key: user.signingKey ?? null, program: user.program || DEFAULT_PROGRAM[format] }, notes: [] } };
 }
 function describeCommitSetup(setup) {
   const who = `${setup.identity.name} <${setup.identity.email}>`;
@@ -11177,7 +11188,11 @@ const PullRequestSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .r
   team_reviewers: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]),
   assignees: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]),
   draft: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(false).describe("Open every PR as a draft."),
-  open: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(true).describe("false: push-only mode: each lane pushes (and is verified by) its branch, and no PR is opened; people or another tool open them. `fleet run --push-only` sets it.")
+  open: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(true).describe("false: push-only mode: each lane pushes (and is verified by) its branch, and no PR is opened; people or another tool open them. `fleet run --push-only` sets it."),
+  fork: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(false).describe(
+    "Fork mode, for repositories the token cannot push to: each target is forked (once; an existing fork is reused), the lane branch is pushed to the fork, and the PR is opened from it into the target. `fleet run --fork` sets it."
+  ),
+  fork_owner: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, "an organization name, as GitHub spells it").optional().describe("The organization the forks go to; default: the token's own user.")
 }).describe("How lane pull requests are opened on GitHub.");
 const CiSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
   wait: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(false).describe("Wait for CI on the pushed commit; a red CI with retries left runs the directive again with the failure fed back."),
@@ -11199,7 +11214,7 @@ const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej
   targets_file: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).optional().describe("A file with one more target per line (# comments), relative to this file; each gets the fleet defaults."),
   github: GitHubSchema.default({ discover: [], include: [], exclude: [], allow_forks: false }),
   source: SourceSchema.optional(),
-  pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false, open: true }),
+  pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false, open: true, fork: false }),
   ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
   exclude: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(ExcludeSchema).default([]).describe("Targets to account for but never run, each with a reason."),
   owns: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(glob).default([]).describe("Default `owns` for every lane."),
@@ -15498,6 +15513,7 @@ const LaneRecord = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
     diff_lines: zod__WEBPACK_IMPORTED_MODULE_0__/* .number */ .aig().int().min(0).nullable().describe("Lines added and removed by its change.")
   }).optional().describe("For one strategy of a target tried several ways (speculative strategies)."),
   review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed."),
+  head_repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().optional().describe("owner/name of the fork the lane branch was pushed to (pr.fork); absent: the target itself."),
   branch_conflict: zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
     strategy: zod__WEBPACK_IMPORTED_MODULE_0__/* ["enum"] */ .k5n(["replace", "rebase"]),
     commits: zod__WEBPACK_IMPORTED_MODULE_0__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP()).describe("The commits others had pushed to the lane branch, as the branch held them when the lane began (oldest first)."),
@@ -18094,6 +18110,13 @@ function pushOnlyProblems(ff, p, read) {
   if (read("integrate") && ff.integrate) p("integrate", `${why}, and integration opens one PR per repository: drop one of the two`);
   if (read("source") && ff.source?.issues) p("source.issues", `${why}, and the issue queue follows each issue through its PR: drop one of the two`);
 }
+function forkProblems(ff, p, read) {
+  if (!ff.pr.fork) p("pr.fork_owner", "names where forks go, but pr.fork is false: set pr.fork: true, or drop pr.fork_owner");
+  else if (ff.forge !== "github") p("pr.fork", "forks are made on GitHub: set forge: github, or drop pr.fork");
+  if (!ff.pr.fork) return;
+  if (read("integrate") && ff.integrate) p("integrate", "fork mode pushes lane branches to forks, and integration builds a branch in each target: drop one of the two");
+  if (read("source") && ff.source?.issues) p("source.issues", "fork mode pushes to forks, and the issue queue keeps the target's own branches and labels: drop one of the two");
+}
 const NEGATION = {
   owns: { holds: "files the lane may change", fix: (rest) => `to keep the lane out of ${rest}, put ${(0,_text_js__WEBPACK_IMPORTED_MODULE_4__/* .quoted */ .TL)(rest)} in never: instead` },
   // "never: everything but docs" is owns: [docs/**]; an exception inside another never: glob is that glob, narrowed.
@@ -18169,6 +18192,7 @@ function resolveFleet(ff, file, unread = /* @__PURE__ */ new Set()) {
   });
   if (!ff.branch.includes("{lane}")) p("branch", "the branch template must contain {lane} so every lane gets its own branch");
   if (!ff.pr.open && read("pr")) pushOnlyProblems(ff, p, read);
+  if ((ff.pr.fork || ff.pr.fork_owner) && read("pr")) forkProblems(ff, p, read);
   const basenameCount = /* @__PURE__ */ new Map();
   for (const [i, t] of ff.targets.entries()) {
     if (t.lane || !targetRead(i, "repo")) continue;
@@ -18744,10 +18768,15 @@ function agentAnswer(preset, stdout) {
 async function adoptCommitSetup(file, env) {
   const decided = (0,_core_commit_identity_js__WEBPACK_IMPORTED_MODULE_0__/* .commitSetup */ .Vk)(file.commit_author, file.sign_commits, await (0,_git_js__WEBPACK_IMPORTED_MODULE_1__/* .readUserGitConfig */ .mu)(env));
   if (!decided.ok) return decided;
+  const notes = [...decided.setup.notes];
   const problem = (0,_git_js__WEBPACK_IMPORTED_MODULE_1__/* .setGitSigning */ .eM)(decided.setup.signing);
-  if (problem) return { ok: false, problem };
+  if (problem) {
+    if (file.sign_commits === "required") return { ok: false, problem };
+    (0,_git_js__WEBPACK_IMPORTED_MODULE_1__/* .setGitSigning */ .eM)(null);
+    notes.push(`commits are not signed: ${problem}`);
+  }
   (0,_git_js__WEBPACK_IMPORTED_MODULE_1__/* .setGitIdentity */ .pf)(decided.setup.identity);
-  return { ok: true, line: (0,_core_commit_identity_js__WEBPACK_IMPORTED_MODULE_0__/* .describeCommitSetup */ .iF)(decided.setup) };
+  return { ok: true, line: (0,_core_commit_identity_js__WEBPACK_IMPORTED_MODULE_0__/* .describeCommitSetup */ .iF)({ ...decided.setup, signing: problem ? null : decided.setup.signing }), notes };
 }
 
 
@@ -19105,11 +19134,13 @@ function setGitSigning(s) {
     signing = null;
     return null;
   }
-  const program = s.program.includes("/") ? node_path__WEBPACK_IMPORTED_MODULE_4__.resolve(s.program) : (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .pinnedProgram */ .l0)(s.program);
+  const named = s.program.startsWith("~/") ? node_path__WEBPACK_IMPORTED_MODULE_4__.join(node_os__WEBPACK_IMPORTED_MODULE_3__.homedir(), s.program.slice(2)) : s.program;
+  const program = named.includes("/") ? node_path__WEBPACK_IMPORTED_MODULE_4__.resolve(named) : (0,_processes_js__WEBPACK_IMPORTED_MODULE_7__/* .pinnedProgram */ .l0)(named);
   if (!program.startsWith("/") || !(0,node_fs__WEBPACK_IMPORTED_MODULE_1__.existsSync)(program)) {
     return `signing commits (${s.format}) runs ${s.program}, which is not installed here: install it, or set sign_commits: off`;
   }
-  const key = s.key && s.format === "ssh" && !s.key.startsWith("key::") ? s.key.startsWith("~/") ? node_path__WEBPACK_IMPORTED_MODULE_4__.join(node_os__WEBPACK_IMPORTED_MODULE_3__.homedir(), s.key.slice(2)) : node_path__WEBPACK_IMPORTED_MODULE_4__.resolve(s.key) : s.key;
+  const literal = !s.key || s.key.startsWith("key::") || s.key.startsWith("ssh-");
+  const key = s.format === "ssh" && !literal ? s.key.startsWith("~/") ? node_path__WEBPACK_IMPORTED_MODULE_4__.join(node_os__WEBPACK_IMPORTED_MODULE_3__.homedir(), s.key.slice(2)) : node_path__WEBPACK_IMPORTED_MODULE_4__.resolve(s.key) : s.key;
   signing = { format: s.format, key, program };
   return null;
 }
@@ -19131,6 +19162,7 @@ async function readUserGitConfig(env = process.env) {
     const entry = fields[i + 1];
     const nl = entry.indexOf("\n");
     if (nl > 0) values.set(entry.slice(0, nl).toLowerCase(), entry.slice(nl + 1));
+    else if (entry) values.set(entry.toLowerCase(), "true");
   }
   const format = (values.get("gpg.format") ?? "openpgp").toLowerCase();
   const gpgsign = values.get("commit.gpgsign");
@@ -19535,8 +19567,9 @@ async function cloneForLane(url, dir, opts) {
   args.push("--", src, target);
   const clean = () => (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.rm)(target, { recursive: true, force: true });
   await networkGit(args, { cwd: node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(target), env: opts.env, timeoutMs: opts.timeoutMs, before: clean });
+  if (opts.headUrl) await git(["remote", "set-url", "origin", normalizeRemote(opts.headUrl)], { cwd: target });
   const wanted = opts.base === void 0 || opts.branch !== opts.base;
-  const onDisk = wanted && isLocalRemote(src) && !/^file:/i.test(src);
+  const onDisk = wanted && !opts.headUrl && isLocalRemote(src) && !/^file:/i.test(src);
   let exists = wanted;
   if (onDisk) {
     const onRemote = readRef(gitDirOf(src), `refs/heads/${opts.branch}`);
@@ -19794,6 +19827,11 @@ async function commitsBetween(dir, base, head, max) {
     if (!commit || parents === void 0 || author === void 0 || message === void 0) continue;
     out.push({ commit, parents: parents.split(" ").filter(Boolean), author, message: message.trim() });
   }
+  for (const c of out) {
+    if (c.parents.length !== 2) continue;
+    const merged = await git(["merge-tree", "--write-tree", "--", c.parents[0], c.parents[1]], { cwd: dir, allowFail: true });
+    c.cleanMerge = merged.code === 0 && merged.stdout.split("\n", 1)[0] === await treeOf(dir, c.commit);
+  }
   return out.reverse();
 }
 async function replayCommits(dir, commits) {
@@ -19804,7 +19842,7 @@ async function replayCommits(dir, commits) {
       head = c.commit;
       continue;
     }
-    const args = [...signConfig(), "cherry-pick", "--allow-empty", ...c.parents.length > 1 ? ["-m", "1"] : [], c.commit];
+    const args = ["cherry-pick", "--allow-empty", ...c.parents.length > 1 ? ["-m", "1"] : [], c.commit];
     const r = await git(args, { cwd: dir, allowFail: true });
     if (r.code !== 0) {
       const unmerged = await git(["diff", "--name-only", "-z", "--diff-filter=U"], { cwd: dir, allowFail: true });
@@ -20902,9 +20940,9 @@ async function loadFleetFile(path, overrides = {}) {
     const given = raw.speculative && typeof raw.speculative === "object" ? raw.speculative : {};
     raw.speculative = { ...given, count: overrides.speculative };
   }
-  if (overrides.pushOnly && raw && typeof raw === "object") {
+  if ((overrides.pushOnly || overrides.fork) && raw && typeof raw === "object") {
     const given = raw.pr && typeof raw.pr === "object" ? raw.pr : {};
-    raw.pr = { ...given, open: false };
+    raw.pr = { ...given, ...overrides.pushOnly ? { open: false } : {}, ...overrides.fork ? { fork: true } : {} };
   }
   for (const [field, value] of Object.entries(overrides.fields ?? {})) if (value !== void 0 && raw && typeof raw === "object") raw[field] = value;
   const listed = await withTargetsFile(raw, path);
@@ -21252,6 +21290,7 @@ async function readRow(ctx, rec) {
   const spec = foreign ?? laneSpecFor(rec, ctx.lanes);
   if (typeof spec === "string") return { row: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_4__/* .rowFrom */ .HM)(rowBase(rec), null, spec), view: null, spec: null };
   try {
+    if (rec.head_repo) ctx.forge.useHeadRepo?.(spec, rec.head_repo);
     const view = await ctx.forge.readPr(spec, rec);
     return { row: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_4__/* .rowFrom */ .HM)(rowBase(rec), view), view, spec };
   } catch (err) {
@@ -21530,7 +21569,7 @@ function isFleetCommit(c, fleet, lane) {
 }
 function othersCommits(commits, fleet, lane) {
   const onBranch = new Set(commits.map((c) => c.commit));
-  const bringsBase = (c) => c.parents.length > 1 && c.parents.slice(1).every((p) => !onBranch.has(p));
+  const bringsBase = (c) => c.parents.length > 1 && c.cleanMerge === true && c.parents.slice(1).every((p) => !onBranch.has(p));
   return commits.filter((c) => !isFleetCommit(c, fleet, lane) && !bringsBase(c));
 }
 function subject(message) {
@@ -22164,7 +22203,9 @@ class LaneRun {
     await (0,promises_.mkdir)(this.dir, { recursive: true });
     this.update({ phase: "cloning" }, lane.base ? `${lane.repo} at ${lane.base}` : lane.repo);
     const tClone = Date.now();
-    this.cloned = await cloneTarget(this.ctx, lane, this.repoDir);
+    const { cloned, headRepo } = await cloneTarget(this.ctx, lane, this.repoDir);
+    this.cloned = cloned;
+    if (headRepo) this.rec.head_repo = headRepo;
     this.rec.timings = { ...this.rec.timings, clone_ms: Date.now() - tClone };
     this.rec.base_branch = this.cloned.base_branch;
     this.rec.base_commit = this.cloned.base_commit;
@@ -22608,15 +22649,17 @@ async function forgeCall(errorClass, what, call) {
 async function cloneTarget(ctx, lane, repoDir) {
   const timeoutMs = ctx.file.git_timeout_minutes * 6e4;
   try {
-    const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base ?? ctx.forge.baseBranch?.(lane), branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs });
+    const head = await forgeCall("clone-failed", "finding or making the fork the lane pushes to", async () => ctx.forge.headRepo?.(lane, { create: !ctx.dryRun }));
+    const headUrl = head?.url;
+    const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base ?? ctx.forge.baseBranch?.(lane), branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs, headUrl });
     const slotted = () => ctx.gitSlots ? ctx.gitSlots.run(clone) : clone();
     await ctx.forge.refreshCredential?.();
     try {
-      return await slotted();
+      return { cloned: await slotted(), headRepo: head?.repo };
     } catch (err) {
       if (!refusedCredential(err.message) || !await ctx.forge.refreshCredential?.(true)) throw err;
       await (0,promises_.rm)(repoDir, { recursive: true, force: true });
-      return await slotted();
+      return { cloned: await slotted(), headRepo: head?.repo };
     }
   } catch (err) {
     throw new LaneFailure("clone-failed", err.message);
@@ -22636,6 +22679,12 @@ async function pushCommit(ctx, lane, repoDir, commit, previous) {
 async function applyMergePolicy(ctx, lane, current, update) {
   if (ctx.file.merge.policy !== "when-green") {
     current().merge_status = "not-requested";
+    return;
+  }
+  if (current().branch_conflict?.strategy === "rebase") {
+    const rec = current();
+    rec.merge_status = "blocked";
+    rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, "not merged: the branch keeps commits others pushed (branch_conflict: rebase), which no fence judged; a person merges it"] };
     return;
   }
   const ci = current().ci_conclusion;
@@ -22856,6 +22905,7 @@ async function verifyLane(forge, lane, rec, now, dryRun) {
 async function checkOnForge(forge, lane, rec, now, dryRun) {
   if (rec.status !== "completed" || !rec.commit || !rec.branch || !rec.base_commit || dryRun || rec.phase === "dry-run") return rec;
   const notes = [...rec.evidence.notes];
+  if (rec.head_repo) forge.useHeadRepo?.(lane, rec.head_repo);
   const head = await forge.branchHead(lane, rec.branch);
   const headMatches = head === rec.commit || rec.merge_status === "merged" && head === null;
   if (!headMatches) notes.push(head ? `${rec.branch} points at ${head.slice(0, 12)}, not the lane's ${rec.commit.slice(0, 12)}` : `${rec.branch} is not on the forge`);
@@ -23913,6 +23963,7 @@ async function dependencyBlock(spec, records, specs, forge, checkpoint, dryRun) 
     }
     if (dep.branch && dep.commit) {
       const branch = dep.branch;
+      if (dep.head_repo) forge.useHeadRepo?.(depSpec, dep.head_repo);
       const head = await asked(`where ${branch} is`, () => forge.branchHead(depSpec, branch));
       if (head !== null && typeof head === "object") return head;
       if (head !== dep.commit) {

@@ -74,7 +74,7 @@ export interface ActionDeps {
    * Sets who the lanes' commits are by and how they are signed, from the fleet file and the runner's git as an earlier
    * step left it (a `git config --global user.name`), before any directive runs: one line for the log, or the problem.
    */
-  adoptCommitSetup?(file: FleetFile): Promise<{ ok: true; line: string } | { ok: false; problem: string }>;
+  adoptCommitSetup?(file: FleetFile): Promise<{ ok: true; line: string; notes: string[] } | { ok: false; problem: string }>;
   /** At the job's end, whatever the outcome: revokes the installation tokens Fleet minted. */
   finish?(): Promise<void>;
 }
@@ -117,6 +117,7 @@ export async function runAction(deps: ActionDeps): Promise<number> {
         return 2;
       }
       core.info(`Fleet ${settings.mode}: ${commits.line}`);
+      for (const note of commits.notes) core.warning(`Fleet ${settings.mode}: ${note}`);
     }
     const setup = await deps.setupForge(settings, bundle.fleet.file, pace);
     if ('problem' in setup) {

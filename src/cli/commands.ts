@@ -58,6 +58,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: [
       ['--dry-run', 'run the directive and keep each patch; push nothing'],
       ['--push-only', 'push each lane branch and open no PR (pr.open: false)'],
+      ['--fork', 'push each lane branch to a fork of its target and open the PR from there (pr.fork), for repositories the token cannot push to'],
       ['--branch-conflict MODE', 'a lane branch holding commits Fleet did not make: fail (default), replace or rebase (branch_conflict)'],
       ['--author "NAME <EMAIL>"', "author and committer of the lanes' commits (commit_author; default: your git identity)"],
       ['--max-parallel N', 'directives running at once (overrides max_parallel)'],
@@ -74,6 +75,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: {
       'dry-run': { type: 'boolean' },
       'push-only': { type: 'boolean' },
+      fork: { type: 'boolean' },
       'branch-conflict': { type: 'string' },
       author: { type: 'string' },
       'max-parallel': { type: 'string' },
@@ -202,6 +204,7 @@ export interface Flags {
   json?: boolean;
   'dry-run'?: boolean;
   'push-only'?: boolean;
+  fork?: boolean;
   'branch-conflict'?: string;
   author?: string;
   quiet?: boolean;

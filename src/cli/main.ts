@@ -323,7 +323,7 @@ async function connect(spec: CommandSpec, values: Flags, input: FleetInput, io: 
   const speculative = values.speculative === undefined ? undefined : positiveInt('speculative', values.speculative, spec);
   const maxParallel = positiveInt('max-parallel', values['max-parallel'], spec);
   const fields = { branch_conflict: branchConflictFlag(values['branch-conflict'], spec), commit_author: authorFlag(values.author, spec) };
-  const loaded = await loadFleetFile(path, { speculative, pushOnly: values['push-only'], text: input.text, fields });
+  const loaded = await loadFleetFile(path, { speculative, pushOnly: values['push-only'], fork: values.fork, text: input.text, fields });
   const problems = loaded.ok ? [] : [...loaded.problems];
   const ws = command !== 'plan' && values.workspace ? await workspaceProblem(resolve(io.cwd, values.workspace)) : undefined;
   if (ws) problems.push(ws);
@@ -345,6 +345,7 @@ async function connect(spec: CommandSpec, values: Flags, input: FleetInput, io: 
       io.stderr.write(`${formatProblems([{ file: path, field: 'sign_commits', message: commits.problem }])}\n`);
       return 2;
     }
+    for (const note of commits.notes) io.stderr.write(`note: ${note}\n`);
   }
   let credential: TokenCredential | undefined;
   if (appEnv.app && command !== 'plan' && command !== 'prs') {

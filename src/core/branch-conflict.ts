@@ -16,6 +16,8 @@ export interface BranchCommit {
   /** `Name <email>` */
   author: string;
   message: string;
+  /** A merge whose tree is what merging its parents gives, no more (no conflict resolved by hand, no edit). */
+  cleanMerge?: boolean;
 }
 
 /** Commits listed at most; a branch with more is taken as someone else's work without listing the rest. */
@@ -33,12 +35,13 @@ export function isFleetCommit(c: BranchCommit, fleet: string, lane: string): boo
 
 /**
  * The commits on the lane branch (oldest first, as `base..branch` lists them) that are someone else's: neither Fleet's
- * own for the lane nor a merge whose other parents the base already holds (GitHub's "Update branch" button, a `git
- * merge main`), which the lane's fresh start on the base makes moot.
+ * own for the lane nor a clean merge whose other parents the base already holds (GitHub's "Update branch" button, a
+ * `git merge main`), which the lane's fresh start on the base makes moot. A merge that resolved a conflict or changed
+ * anything else is someone's work.
  */
 export function othersCommits(commits: readonly BranchCommit[], fleet: string, lane: string): BranchCommit[] {
   const onBranch = new Set(commits.map((c) => c.commit));
-  const bringsBase = (c: BranchCommit) => c.parents.length > 1 && c.parents.slice(1).every((p) => !onBranch.has(p));
+  const bringsBase = (c: BranchCommit) => c.parents.length > 1 && c.cleanMerge === true && c.parents.slice(1).every((p) => !onBranch.has(p));
   return commits.filter((c) => !isFleetCommit(c, fleet, lane) && !bringsBase(c));
 }
 

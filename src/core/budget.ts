@@ -103,10 +103,14 @@ export interface LegPace {
  * share whatever the count, so this only decides which limit binds.
  */
 export function writesPerLane(file: Pick<FleetFile, 'pr' | 'merge'>, dryRun: boolean): number {
-  // A dry run writes nothing; push-only opens no PR (and merges none: validation refuses when-green there).
-  if (dryRun || !file.pr.open) return 0;
+  // A dry run writes nothing (it makes no fork either); push-only opens no PR (and merges none: validation refuses
+  // when-green there). Fork mode asks for the fork first (POST …/forks answers with an existing one too).
+  if (dryRun) return 0;
+  const fork = file.pr.fork ? 1 : 0;
+  if (!file.pr.open) return fork;
   const { pr } = file;
   return (
+    fork +
     1 +
     (pr.labels.length ? 1 : 0) +
     (pr.reviewers.length || pr.team_reviewers.length ? 1 : 0) +
@@ -121,7 +125,8 @@ export function writesPerLane(file: Pick<FleetFile, 'pr' | 'merge'>, dryRun: boo
  */
 export function publishWrites(file: Pick<FleetFile, 'pr' | 'merge'>, dryRun: boolean): number {
   if (dryRun) return 0;
-  return writesPerLane(file, dryRun) - (file.merge.policy === 'when-green' ? 1 : 0);
+  // The fork is asked for before the clone, long before the PR.
+  return writesPerLane(file, dryRun) - (file.merge.policy === 'when-green' ? 1 : 0) - (file.pr.fork ? 1 : 0);
 }
 
 /** The writes a window allows the fleet: BUDGET_SHARE of it, at least one. */

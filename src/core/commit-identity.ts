@@ -40,6 +40,8 @@ export interface CommitSetup {
   /** Where the identity came from, for the run's header. */
   identitySource: 'commit_author' | 'your git configuration' | 'the default';
   signing: CommitSigning | null;
+  /** Why commits are not signed although the user's git signs them (sign_commits: auto). */
+  notes: string[];
 }
 
 const DEFAULT_PROGRAM: Record<SigningFormat, string> = { openpgp: 'gpg', ssh: 'ssh-keygen', x509: 'gpgsm' };
@@ -58,15 +60,24 @@ export function commitSetup(author: string | undefined, sign: 'auto' | 'required
   const given = author === undefined ? null : parseAuthor(author);
   const identity = given ?? (user.name && user.email ? { name: user.name, email: user.email } : { ...DEFAULT_COMMIT_IDENTITY });
   const identitySource = given ? 'commit_author' : user.name && user.email ? 'your git configuration' : 'the default';
-  if (sign === 'off' || (sign === 'auto' && !user.gpgsign)) return { ok: true, setup: { identity, identitySource, signing: null } };
+  const unsigned = (notes: string[] = []) => ({ ok: true as const, setup: { identity, identitySource, signing: null, notes } satisfies CommitSetup });
+  if (sign === 'off' || (sign === 'auto' && !user.gpgsign)) return unsigned();
+  // Under auto a set-up Fleet cannot use leaves the commits unsigned, with a note; under required it stops the run.
+  const cannot = (why: string) => (sign === 'required' ? { ok: false as const, problem: why } : unsigned([`commits are not signed: ${why}`]));
   const format = (user.format ?? 'openpgp').toLowerCase();
   if (format !== 'openpgp' && format !== 'ssh' && format !== 'x509') {
-    return { ok: false, problem: `your git configuration signs commits in gpg.format ${JSON.stringify(user.format)}, which git does not know: set it to openpgp, ssh or x509, or sign_commits: off` };
+    return cannot(`your git configuration signs commits in gpg.format ${JSON.stringify(user.format)}, which git does not know: set it to openpgp, ssh or x509, or sign_commits: off`);
   }
   if (format === 'ssh' && !user.signingKey) {
-    return { ok: false, problem: 'signing commits in gpg.format ssh needs a key: set user.signingkey (git config --global user.signingkey ~/.ssh/id_ed25519.pub), or sign_commits: off' };
+    return cannot('signing commits in gpg.format ssh needs a key: set user.signingkey (git config --global user.signingkey ~/.ssh/id_ed25519.pub), or sign_commits: off');
   }
-  return { ok: true, setup: { identity, identitySource, signing: { format, key: user.signingKey ?? null, program: user.program || DEFAULT_PROGRAM[format] } } };
+  // gpg and gpgsm start programs their own configuration files name (agent-program, pinentry-program), and those
+  // files are the user's, which a directive can rewrite: they would run outside the directive's isolation. SSH
+  // signing (ssh-keygen with a key file or the agent) reads no such file, so auto signs with it alone.
+  if (sign === 'auto' && format !== 'ssh') {
+    return unsigned([`commits are not signed: your git signs with ${format === 'x509' ? 'gpgsm' : 'gpg'}, which starts programs its own configuration names, and a directive can rewrite that configuration; sign with gpg.format ssh, or set sign_commits: required to sign with ${format} anyway (docs/security.md)`]);
+  }
+  return { ok: true, setup: { identity, identitySource, signing: { format, key: user.signingKey ?? null, program: user.program || DEFAULT_PROGRAM[format] }, notes: [] } };
 }
 
 /** One line for the run's header: `commits by Ada <ada@example.com> (your git configuration), signed (ssh)`. */

@@ -288,6 +288,17 @@ export const PullRequestSchema = z
       .boolean()
       .default(true)
       .describe('false: push-only mode: each lane pushes (and is verified by) its branch, and no PR is opened; people or another tool open them. `fleet run --push-only` sets it.'),
+    fork: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Fork mode, for repositories the token cannot push to: each target is forked (once; an existing fork is reused), the lane branch is pushed to the fork, and the PR is opened from it into the target. `fleet run --fork` sets it.",
+      ),
+    fork_owner: z
+      .string()
+      .regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, 'an organization name, as GitHub spells it')
+      .optional()
+      .describe("The organization the forks go to; default: the token's own user."),
   })
   .describe('How lane pull requests are opened on GitHub.');
 
@@ -322,7 +333,7 @@ export const FleetFileSchema = z
       .describe('A file with one more target per line (# comments), relative to this file; each gets the fleet defaults.'),
     github: GitHubSchema.default({ discover: [], include: [], exclude: [], allow_forks: false }),
     source: SourceSchema.optional(),
-    pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false, open: true }),
+    pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false, open: true, fork: false }),
     ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
     exclude: z.array(ExcludeSchema).default([]).describe('Targets to account for but never run, each with a reason.'),
     owns: z.array(glob).default([]).describe('Default `owns` for every lane.'),

@@ -268,6 +268,10 @@ export const LaneRecord = z.strictObject({
     .optional()
     .describe('For one strategy of a target tried several ways (speculative strategies).'),
   review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed."),
+  head_repo: z
+    .string()
+    .optional()
+    .describe('owner/name of the fork the lane branch was pushed to (pr.fork); absent: the target itself.'),
   branch_conflict: z
     .strictObject({
       strategy: z.enum(['replace', 'rebase']),

@@ -367,6 +367,15 @@ function pushOnlyProblems(ff: FleetFile, p: (field: string, message: string) => 
   if (read('source') && ff.source?.issues) p('source.issues', `${why}, and the issue queue follows each issue through its PR: drop one of the two`);
 }
 
+/** Fork mode (pr.fork) with what it cannot do: a local forge, an integration branch, the issue queue. */
+function forkProblems(ff: FleetFile, p: (field: string, message: string) => void, read: (field: string) => boolean): void {
+  if (!ff.pr.fork) p('pr.fork_owner', 'names where forks go, but pr.fork is false: set pr.fork: true, or drop pr.fork_owner');
+  else if (ff.forge !== 'github') p('pr.fork', 'forks are made on GitHub: set forge: github, or drop pr.fork');
+  if (!ff.pr.fork) return;
+  if (read('integrate') && ff.integrate) p('integrate', 'fork mode pushes lane branches to forks, and integration builds a branch in each target: drop one of the two');
+  if (read('source') && ff.source?.issues) p('source.issues', "fork mode pushes to forks, and the issue queue keeps the target's own branches and labels: drop one of the two");
+}
+
 /** The lists of globs in a fleet file, as a negation message names them. */
 type GlobList = 'owns' | 'never' | 'github.include' | 'github.exclude' | 'applies_to';
 
@@ -460,6 +469,7 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
   });
   if (!ff.branch.includes('{lane}')) p('branch', 'the branch template must contain {lane} so every lane gets its own branch');
   if (!ff.pr.open && read('pr')) pushOnlyProblems(ff, p, read);
+  if ((ff.pr.fork || ff.pr.fork_owner) && read('pr')) forkProblems(ff, p, read);
 
   // Lane ids: explicit ids first; default ids fall back to a fuller slug when two repositories share a name.
   const basenameCount = new Map<string, number>();

@@ -34,6 +34,13 @@ export interface GitHubForgeOptions {
    */
   serverUrl?: string;
   allowForks?: boolean;
+  /**
+   * Fork mode (pr.fork): each lane branch is pushed to a fork of its target (in `owner`, an organization, or the
+   * token's user) and its PR opened from there.
+   */
+  fork?: { owner?: string };
+  /** How long a new fork may take to show its branch before the lane gives up (default 60 s). */
+  forkReadyMs?: number;
   logger?: Logger;
   /** How long `merge` waits for GitHub to compute `mergeable` (default 60 s). */
   mergeableWaitMs?: number;
@@ -81,7 +88,7 @@ type Pull = {
   mergeable_state?: string;
   merge_commit_sha?: string | null;
   created_at?: string;
-  head: { sha: string; ref: string };
+  head: { sha: string; ref: string; repo?: { full_name: string } | null };
   base: { ref: string };
   user: { login: string } | null;
   labels: Array<{ name?: string } | string>;
@@ -129,6 +136,11 @@ export class GitHubForge implements Forge {
   private readonly defaultBranches = new Map<string, Promise<string>>();
   /** Required checks per repository and base, for CI verdicts (a merge reads them afresh). */
   private readonly requiredSeen = new Map<string, Promise<string[]>>();
+  /** Each target's fork (pr.fork), once this process made or found it: where lanes push and open PRs from. */
+  private readonly forks = new Map<string, Promise<Repo>>();
+  /** Forks lanes' records name (useHeadRepo), by lane: read there, checked first, never pushed to. */
+  private readonly recorded = new Map<string, Promise<Repo>>();
+  private login: Promise<string> | undefined;
 
   constructor(private readonly opts: GitHubForgeOptions) {
     if (!opts.token) throw new Error('the GitHub forge needs a token');
@@ -160,7 +172,7 @@ export class GitHubForge implements Forge {
   // -------------------------------------------------------------------------
 
   checkTargets(lanes: readonly LaneSpec[]): Promise<TargetCheck[]> {
-    return checkRepos(this.octokit, lanes, { allowForks: this.opts.allowForks ?? false, cloneUrl: (repo) => this.urlOf(repo) });
+    return checkRepos(this.octokit, lanes, { allowForks: this.opts.allowForks ?? false, forkMode: this.opts.fork !== undefined, cloneUrl: (repo) => this.urlOf(repo) });
   }
 
   cloneUrl(lane: LaneSpec): string {
@@ -170,6 +182,121 @@ export class GitHubForge implements Forge {
 
   private urlOf(repo: string): string {
     return `${this.serverUrl}/${repo}.git`;
+  }
+
+  async headRepo(lane: LaneSpec, opts: { create: boolean }): Promise<{ repo: string; url: string } | undefined> {
+    if (!this.opts.fork) return undefined;
+    const fork = opts.create ? await this.makeFork(lane) : await this.ownFork(lane);
+    return fork ? { repo: `${fork.owner}/${fork.repo}`, url: this.urlOf(`${fork.owner}/${fork.repo}`) } : undefined;
+  }
+
+  /**
+   * A lane's record names the fork its branch was pushed to. A record is a file anyone could have edited, so the fork
+   * is believed only for reading about that lane, and only once GitHub says it is a fork of the target owned by whom
+   * Fleet forks into (pr.fork_owner, else the token's user); until then, or when it is not, every read about the lane
+   * fails, and the lane is not verified. It never decides where anything is pushed or a PR is opened from.
+   */
+  useHeadRepo(lane: LaneSpec, repo: string): void {
+    const key = `${lane.id}\u0000${lane.repo}`.toLowerCase();
+    const [owner, name] = repo.split('/');
+    if (!owner || !name || repo.toLowerCase() === lane.repo.toLowerCase() || this.recorded.has(key)) return;
+    const checked = this.forkOfTarget(lane, owner, name);
+    checked.catch(() => undefined);
+    this.recorded.set(key, checked);
+  }
+
+  private async forkOfTarget(lane: LaneSpec, owner: string, repo: string): Promise<Repo> {
+    const expected = this.opts.fork?.owner ?? (await this.tokenLogin(lane));
+    let r: ForkAnswer;
+    try {
+      r = (await this.octokit.request('GET /repos/{owner}/{repo}', { owner, repo })).data as unknown as ForkAnswer;
+    } catch (err) {
+      throw this.error(lane, `reading ${owner}/${repo}, the fork the lane's record names`, err);
+    }
+    if (!isForkOf(r, lane.repo) || r.owner.login.toLowerCase() !== expected.toLowerCase()) {
+      throw new GitHubForgeError(lane.repo, 'reading the lane branch', 0, `${owner}/${repo}, named by the lane's record, is not a fork of ${lane.repo} owned by ${expected}`);
+    }
+    return { owner: r.owner.login, repo: r.name };
+  }
+
+  /**
+   * The repository a lane branch is read in: the fork the lane's record names (useHeadRepo), else the target, or in
+   * fork mode the fork this run made or finds (null when there is none: a dry run makes none).
+   */
+  private async branchRepo(lane: LaneSpec): Promise<Repo | null> {
+    const recorded = this.recorded.get(`${lane.id}\u0000${lane.repo}`.toLowerCase());
+    if (recorded) return recorded;
+    return this.opts.fork ? this.ownFork(lane) : this.split(lane);
+  }
+
+  /**
+   * In fork mode, the fork of the lane's target this process made, else the one under the fork owner named as the
+   * target (GitHub names a fork otherwise, `-1`, only when the owner has that name taken: only a run that asks for the
+   * fork learns that name). Null when there is none.
+   */
+  private async ownFork(lane: LaneSpec): Promise<Repo | null> {
+    const known = this.forks.get(lane.repo.toLowerCase());
+    if (known) return known;
+    const { repo } = this.split(lane);
+    const owner = this.opts.fork?.owner ?? (await this.tokenLogin(lane));
+    try {
+      const r = (await this.octokit.request('GET /repos/{owner}/{repo}', { owner, repo })).data as unknown as ForkAnswer;
+      if (!isForkOf(r, lane.repo)) return null;
+      const found = { owner: r.owner.login, repo: r.name };
+      if (!this.forks.has(lane.repo.toLowerCase())) this.forks.set(lane.repo.toLowerCase(), Promise.resolve(found));
+      return found;
+    } catch (err) {
+      if (statusOf(err) === 404) return null;
+      throw this.error(lane, `looking for the fork of ${lane.repo} in ${owner}`, err);
+    }
+  }
+
+  private tokenLogin(lane: LaneSpec): Promise<string> {
+    this.login ??= this.octokit.request('GET /user').then((r) => (r.data as { login: string }).login);
+    return this.login.catch((err: unknown) => {
+      this.login = undefined;
+      throw this.error(lane, "reading the token's user (fork mode forks into it; set pr.fork_owner to fork into an organization)", err);
+    });
+  }
+
+  /**
+   * Forks the lane's target, once per run (`POST …/forks` answers with the fork that exists already, under whatever
+   * name it has), and waits until the fork shows its default branch: GitHub makes forks asynchronously.
+   */
+  private makeFork(lane: LaneSpec): Promise<Repo> {
+    const key = lane.repo.toLowerCase();
+    let made = this.forks.get(key);
+    if (!made) {
+      made = this.forkNow(lane);
+      this.forks.set(key, made);
+      made.catch(() => this.forks.delete(key));
+    }
+    return made;
+  }
+
+  private async forkNow(lane: LaneSpec): Promise<Repo> {
+    const { owner, repo } = this.split(lane);
+    let fork: ForkAnswer & { default_branch: string };
+    try {
+      const organization = this.opts.fork?.owner;
+      const r = await this.octokit.request('POST /repos/{owner}/{repo}/forks', { owner, repo, default_branch_only: true, ...(organization ? { organization } : {}) });
+      fork = r.data as unknown as typeof fork;
+    } catch (err) {
+      throw this.error(lane, 'forking', err);
+    }
+    if (!isForkOf(fork, lane.repo)) throw new GitHubForgeError(lane.repo, 'forking', 0, `GitHub answered with ${fork.owner.login}/${fork.name}, which is not a fork of ${lane.repo}`);
+    const made = { owner: fork.owner.login, repo: fork.name };
+    const deadline = this.now() + (this.opts.forkReadyMs ?? 60_000);
+    for (let wait = 1_000; ; wait = Math.min(wait * 2, 10_000)) {
+      try {
+        await this.octokit.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { ...made, ref: `heads/${fork.default_branch}` });
+        return made;
+      } catch (err) {
+        if (statusOf(err) !== 404 && statusOf(err) !== 409) throw this.error(lane, `reading the new fork ${made.owner}/${made.repo}`, err);
+        if (this.now() >= deadline) throw new GitHubForgeError(lane.repo, 'forking', 0, `the fork ${made.owner}/${made.repo} showed no branch within ${Math.round((this.opts.forkReadyMs ?? 60_000) / 1000)} s; run again later`);
+        await this.sleep(wait);
+      }
+    }
   }
 
   /**
@@ -198,7 +325,9 @@ export class GitHubForge implements Forge {
   // -------------------------------------------------------------------------
 
   async branchHead(lane: LaneSpec, branch: string): Promise<string | null> {
-    const { owner, repo } = this.split(lane);
+    const head = await this.branchRepo(lane);
+    if (!head) return null;
+    const { owner, repo } = head;
     try {
       const r = await this.octokit.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { owner, repo, ref: `heads/${branch}` });
       return r.data.object.sha;
@@ -219,7 +348,8 @@ export class GitHubForge implements Forge {
    * of more than 100,000 entries).
    */
   async changedFiles(lane: LaneSpec, base: string, head: string): Promise<string[] | null> {
-    const { owner, repo } = this.split(lane);
+    // In fork mode the fork holds both commits (the push carried the base along); the target may hold neither yet.
+    const { owner, repo } = (await this.branchRepo(lane)) ?? this.split(lane);
     const COMPARE_CAP = 300;
     const what = `${base.slice(0, 12)}...${head.slice(0, 12)}`;
     let files: Array<{ filename: string; previous_filename?: string }>;
@@ -302,14 +432,16 @@ export class GitHubForge implements Forge {
   /** The open PR of a lane branch: the one into the lane's base carrying this lane's marker first. */
   private async findPull(lane: LaneSpec, branch: string, base: string): Promise<Pull | null> {
     const { owner, repo } = this.split(lane);
+    const head = await this.branchRepo(lane);
+    if (!head) return null;
     let pulls: Pull[];
     try {
-      pulls = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls', { owner, repo, head: `${owner}:${branch}`, state: 'open', per_page: 100 })) as unknown as Pull[];
+      pulls = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls', { owner, repo, head: `${head.owner}:${branch}`, state: 'open', per_page: 100 })) as unknown as Pull[];
     } catch (err) {
       throw this.error(lane, `looking for the pull request of ${branch}`, err);
     }
-    // Defensive: only PRs whose head really is this branch.
-    pulls = pulls.filter((p) => p.head.ref === branch);
+    // Defensive: only PRs whose head really is this branch (of the fork, in fork mode).
+    pulls = pulls.filter((p) => p.head.ref === branch && fromRepo(p, head, lane));
     if (!pulls.length) return null;
     const ours = (p: Pull) => {
       const m = MARKER.exec(p.body ?? '');
@@ -326,15 +458,20 @@ export class GitHubForge implements Forge {
 
   private async createPull(lane: LaneSpec, input: PublishInput, body: string, draft: boolean, notes: string[]): Promise<Pull> {
     const { owner, repo } = this.split(lane);
+    // In fork mode the fork this lane pushed to; a fork a record names never decides where a PR comes from.
+    const fork = this.opts.fork ? await this.ownFork(lane) : null;
+    if (this.opts.fork && !fork) throw new GitHubForgeError(lane.repo, 'opening a pull request', 0, 'fork mode, and the target has no fork to open it from');
     try {
       const r = await this.octokit.request('POST /repos/{owner}/{repo}/pulls', {
         owner,
         repo,
         title: input.title,
-        head: input.record.branch!,
+        // From a fork: owner:branch, and the target's maintainers may push to it (GitHub's default for the web form).
+        head: fork ? `${fork.owner}:${input.record.branch!}` : input.record.branch!,
         base: input.record.base_branch!,
         body,
         draft,
+        ...(fork ? { maintainer_can_modify: true } : {}),
       });
       return r.data as unknown as Pull;
     } catch (err) {
@@ -707,13 +844,15 @@ export class GitHubForge implements Forge {
   private async locatePull(lane: LaneSpec, record: LaneRecord): Promise<Pull | null> {
     const { owner, repo } = this.split(lane);
     const branch = record.branch ?? lane.branch;
+    const head = await this.branchRepo(lane);
+    if (!head) return null;
     let pulls: Pull[];
     try {
-      pulls = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls', { owner, repo, head: `${owner}:${branch}`, state: 'all', per_page: 100 })) as unknown as Pull[];
+      pulls = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls', { owner, repo, head: `${head.owner}:${branch}`, state: 'all', per_page: 100 })) as unknown as Pull[];
     } catch (err) {
       throw this.error(lane, `looking for the pull request of ${branch}`, err);
     }
-    pulls = pulls.filter((p) => p.head.ref === branch);
+    pulls = pulls.filter((p) => p.head.ref === branch && fromRepo(p, head, lane));
     const mark = (p: Pull): number => {
       const m = MARKER.exec(p.body ?? '');
       return m ? (m[1] === this.opts.name && m[2] === lane.id ? 2 : 0) : 1;
@@ -737,7 +876,7 @@ export class GitHubForge implements Forge {
     if (record.pr_number === null) return null;
     try {
       const pr = (await this.octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: record.pr_number })).data as unknown as Pull;
-      return pr.head.ref === branch ? pr : null;
+      return pr.head.ref === branch && fromRepo(pr, head, lane) ? pr : null;
     } catch (err) {
       if (statusOf(err) === 404) return null;
       throw this.error(lane, `reading pull request #${record.pr_number}`, err);
@@ -868,7 +1007,10 @@ export class GitHubForge implements Forge {
       said.push(`${branch} left: it is at ${short(out.branch_head)}, not at the lane's commit ${short(record.commit)}`);
     } else {
       try {
-        await this.octokit.request('DELETE /repos/{owner}/{repo}/git/refs/{ref}', { owner, repo, ref: `heads/${branch}` });
+        // The lane branch lives in the fork in fork mode (branch_head was read there, so the fork is known).
+        const head = await this.branchRepo(lane);
+        if (!head) throw new GitHubForgeError(lane.repo, `deleting ${branch}`, 0, 'the fork holding it is gone');
+        await this.octokit.request('DELETE /repos/{owner}/{repo}/git/refs/{ref}', { ...head, ref: `heads/${branch}` });
         out.branch_deleted = true;
         out.branch_head = null;
         said.push(`${branch} deleted`);
@@ -896,6 +1038,27 @@ export class GitHubForge implements Forge {
   private error(lane: LaneSpec, action: string, err: unknown): GitHubForgeError {
     return new GitHubForgeError(lane.repo, action, statusOf(err), messageOf(err));
   }
+}
+
+type Repo = { owner: string; repo: string };
+
+/** What GitHub says about a repository that may be a fork (GET …/repos/{owner}/{repo}, POST …/forks). */
+type ForkAnswer = { fork?: boolean; parent?: { full_name?: string }; source?: { full_name?: string }; owner: { login: string }; name: string };
+
+/** A fork of `target`: its parent, or the root of its network (a fork of a fork GitHub answered with), is the target. */
+function isForkOf(r: ForkAnswer, target: string): boolean {
+  const t = target.toLowerCase();
+  return r.fork === true && (r.parent?.full_name?.toLowerCase() === t || r.source?.full_name?.toLowerCase() === t);
+}
+
+/**
+ * Is the PR's head branch in `head` (a PR from a fork of the same name is another PR)? A PR whose head repository is
+ * gone (a deleted fork) shows `head.repo: null`: it counts only where the branch is looked for in the target itself.
+ */
+function fromRepo(pr: Pull, head: Repo, lane: LaneSpec): boolean {
+  const full = pr.head.repo?.full_name;
+  const wanted = `${head.owner}/${head.repo}`.toLowerCase();
+  return full === undefined || full === null ? wanted === lane.repo.toLowerCase() : full.toLowerCase() === wanted;
 }
 
 function unique(items: readonly string[]): string[] {

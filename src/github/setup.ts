@@ -41,6 +41,7 @@ export function githubSetup(file: FleetFile, opts: { env: NodeJS.ProcessEnv; tok
     credential,
     name: file.name,
     allowForks: file.github.allow_forks,
+    ...(file.pr.fork ? { fork: file.pr.fork_owner ? { owner: file.pr.fork_owner } : {} } : {}),
     serverUrl: env.GITHUB_SERVER_URL,
     logger,
     ...tuning.forge,

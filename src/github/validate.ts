@@ -116,6 +116,8 @@ export function judgeRepo(
   errors: readonly GraphqlErrorLike[],
   baseAliases: ReadonlyArray<{ alias: string; branch: string }>,
   allowForks: boolean,
+  /** Fork mode: lanes push to forks, so reading the target is enough. */
+  forkMode = false,
 ): RepoVerdict {
   if (!node) {
     const err = errors[0];
@@ -129,11 +131,11 @@ export function judgeRepo(
   if (node.isArchived) return { ok: false, reason: 'archived', detail: `${node.nameWithOwner} is archived (read-only)` };
   if (node.isFork && !allowForks) return { ok: false, reason: 'fork', detail: `${node.nameWithOwner} is a fork (set github.allow_forks: true to include forks)` };
   if (node.isEmpty || !node.defaultBranchRef) return { ok: false, reason: 'empty', detail: `${node.nameWithOwner} has no commits yet` };
-  if (!node.viewerPermission || !PUSH_PERMISSIONS.has(node.viewerPermission)) {
+  if (!forkMode && (!node.viewerPermission || !PUSH_PERMISSIONS.has(node.viewerPermission))) {
     return {
       ok: false,
       reason: 'no-push-permission',
-      detail: `the token has ${node.viewerPermission ? `${node.viewerPermission.toLowerCase()} permission` : 'no permission'} on ${node.nameWithOwner}; it needs write`,
+      detail: `the token has ${node.viewerPermission ? `${node.viewerPermission.toLowerCase()} permission` : 'no permission'} on ${node.nameWithOwner}; it needs write, or fork mode (pr.fork: true, fleet run --fork) to push to a fork instead`,
     };
   }
   const missingBases = baseAliases.filter((b) => !node[b.alias]).map((b) => b.branch);
@@ -171,6 +173,8 @@ async function runBatch(octokit: FleetOctokit, batch: BatchQuery): Promise<{ dat
 
 export interface CheckReposOptions {
   allowForks?: boolean;
+  /** Fork mode (pr.fork): a target the token can only read is fine. */
+  forkMode?: boolean;
   /** The clone URL of a repository (the forge's `cloneUrl`). */
   cloneUrl: (repo: string) => string;
   /** Batches in flight at once (default 1: GraphQL requests count against the secondary limits like writes). */
@@ -193,7 +197,7 @@ export async function checkRepos(octokit: FleetOctokit, lanes: readonly LaneSpec
       const { data, errors } = await runBatch(octokit, batch);
       for (const { alias, repo, baseAliases } of batch.repos) {
         const own = errors.filter((e) => e.path?.[0] === alias);
-        verdicts.set(repo.repo.toLowerCase(), judgeRepo(repo.repo, data[alias], own, baseAliases, opts.allowForks ?? false));
+        verdicts.set(repo.repo.toLowerCase(), judgeRepo(repo.repo, data[alias], own, baseAliases, opts.allowForks ?? false, opts.forkMode ?? false));
       }
     }
   };

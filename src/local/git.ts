@@ -113,12 +113,16 @@ export function setGitSigning(s: CommitSigning | null): string | null {
     signing = null;
     return null;
   }
-  const program = s.program.includes('/') ? path.resolve(s.program) : pinnedProgram(s.program);
+  // git expands a leading ~/ in gpg.program (a pathname); a bare name is looked up on PATH, now.
+  const named = s.program.startsWith('~/') ? path.join(os.homedir(), s.program.slice(2)) : s.program;
+  const program = named.includes('/') ? path.resolve(named) : pinnedProgram(named);
   if (!program.startsWith('/') || !existsSync(program)) {
     return `signing commits (${s.format}) runs ${s.program}, which is not installed here: install it, or set sign_commits: off`;
   }
   // git reads user.signingkey as a path for ssh: `~/` as the user meant it, a relative path against where Fleet started.
-  const key = s.key && s.format === 'ssh' && !s.key.startsWith('key::') ? (s.key.startsWith('~/') ? path.join(os.homedir(), s.key.slice(2)) : path.resolve(s.key)) : s.key;
+  // A literal key (`key::…`, or git's older `ssh-…` form) is passed as it is.
+  const literal = !s.key || s.key.startsWith('key::') || s.key.startsWith('ssh-');
+  const key = s.format === 'ssh' && !literal ? (s.key!.startsWith('~/') ? path.join(os.homedir(), s.key!.slice(2)) : path.resolve(s.key!)) : s.key;
   signing = { format: s.format, key, program };
   return null;
 }
@@ -150,7 +154,9 @@ export async function readUserGitConfig(env: NodeJS.ProcessEnv = process.env): P
     if (fields[i] === 'command') continue;
     const entry = fields[i + 1]!;
     const nl = entry.indexOf('\n');
+    // A key with no value (`[commit] gpgsign`) is true, and --null prints it without the newline.
     if (nl > 0) values.set(entry.slice(0, nl).toLowerCase(), entry.slice(nl + 1));
+    else if (entry) values.set(entry.toLowerCase(), 'true');
   }
   const format = (values.get('gpg.format') ?? 'openpgp').toLowerCase();
   const gpgsign = values.get('commit.gpgsign');
@@ -704,6 +710,11 @@ export interface CloneForLaneOptions {
   env?: Record<string, string>;
   /** How long the clone (and the fetch) may take, each try; default DEFAULT_GIT_TIMEOUT_MS. */
   timeoutMs?: number;
+  /**
+   * Where the lane branch lives when not in the cloned repository (a fork): `origin` then points there, so the lane
+   * branch's state is read from it and the push goes to it, while the base came from `url`.
+   */
+  headUrl?: string;
 }
 
 export interface CloneForLaneResult {
@@ -734,8 +745,9 @@ export async function cloneForLane(url: string, dir: string, opts: CloneForLaneO
   // The lane branch's remote state is fetched while HEAD is read and the lane
   // branch checked out: they touch different refs, and fetch not the index.
   // On a remote on disk, a lane branch that does not exist yet (the usual first run) needs no fetch at all.
+  if (opts.headUrl) await git(['remote', 'set-url', 'origin', normalizeRemote(opts.headUrl)], { cwd: target });
   const wanted = opts.base === undefined || opts.branch !== opts.base;
-  const onDisk = wanted && isLocalRemote(src) && !/^file:/i.test(src);
+  const onDisk = wanted && !opts.headUrl && isLocalRemote(src) && !/^file:/i.test(src);
   let exists = wanted;
   if (onDisk) {
     const onRemote = readRef(gitDirOf(src), `refs/heads/${opts.branch}`);
@@ -1107,6 +1119,7 @@ export interface BranchCommitInfo {
   parents: string[];
   author: string;
   message: string;
+  cleanMerge?: boolean;
 }
 
 /** The commits `head` holds that `base` lacks, oldest first: at most `max` (the newest `max` when there are more). */
@@ -1118,6 +1131,12 @@ export async function commitsBetween(dir: string, base: string, head: string, ma
     if (!commit || parents === undefined || author === undefined || message === undefined) continue;
     out.push({ commit, parents: parents.split(' ').filter(Boolean), author, message: message.trim() });
   }
+  // A merge is Fleet's to redo only when it changed nothing beyond merging (merge-tree needs git 2.38; older: not clean).
+  for (const c of out) {
+    if (c.parents.length !== 2) continue;
+    const merged = await git(['merge-tree', '--write-tree', '--', c.parents[0]!, c.parents[1]!], { cwd: dir, allowFail: true });
+    c.cleanMerge = merged.code === 0 && merged.stdout.split('\n', 1)[0] === (await treeOf(dir, c.commit));
+  }
   return out.reverse();
 }
 
@@ -1125,7 +1144,7 @@ export async function commitsBetween(dir: string, base: string, head: string, ma
  * Puts `commits` (oldest first) on the checked-out branch: a commit whose first parent is the branch's head already is
  * taken as it is (fast-forward), any other is cherry-picked (a merge as its change against its first parent), one
  * whose change the branch already holds is dropped. A conflict is aborted, the branch left where it was before that
- * commit, and the commit and its paths returned.
+ * commit, and the commit and its paths returned. Replayed commits are never signed (see signConfig).
  */
 export async function replayCommits(dir: string, commits: readonly BranchCommitInfo[]): Promise<{ ok: true; head: string } | { ok: false; commit: string; conflicts: string[] }> {
   let head = (await git(['rev-parse', 'HEAD'], { cwd: dir })).stdout.trim();
@@ -1135,7 +1154,8 @@ export async function replayCommits(dir: string, commits: readonly BranchCommitI
       head = c.commit;
       continue;
     }
-    const args = [...signConfig(), 'cherry-pick', '--allow-empty', ...(c.parents.length > 1 ? ['-m', '1'] : []), c.commit];
+    // Not signed: the commit is someone else's work, which Fleet's key should not vouch for.
+    const args = ['cherry-pick', '--allow-empty', ...(c.parents.length > 1 ? ['-m', '1'] : []), c.commit];
     const r = await git(args, { cwd: dir, allowFail: true });
     if (r.code !== 0) {
       const unmerged = await git(['diff', '--name-only', '-z', '--diff-filter=U'], { cwd: dir, allowFail: true });

@@ -275,7 +275,9 @@ export class LaneRun {
     await mkdir(this.dir, { recursive: true });
     this.update({ phase: 'cloning' }, lane.base ? `${lane.repo} at ${lane.base}` : lane.repo);
     const tClone = Date.now();
-    this.cloned = await cloneTarget(this.ctx, lane, this.repoDir);
+    const { cloned, headRepo } = await cloneTarget(this.ctx, lane, this.repoDir);
+    this.cloned = cloned;
+    if (headRepo) this.rec.head_repo = headRepo;
     this.rec.timings = { ...this.rec.timings, clone_ms: Date.now() - tClone };
     this.rec.base_branch = this.cloned.base_branch;
     this.rec.base_commit = this.cloned.base_commit;
@@ -771,16 +773,19 @@ async function forgeCall<T>(errorClass: ErrorClass, what: string, call: () => Pr
 async function cloneTarget(ctx: LaneContext, lane: LaneSpec, repoDir: string) {
   const timeoutMs = ctx.file.git_timeout_minutes * 60_000;
   try {
+    // A fork the lane pushes to (pr.fork) is made before the clone reads the lane branch's state there; a dry run makes none.
+    const head = await forgeCall('clone-failed', 'finding or making the fork the lane pushes to', async () => ctx.forge.headRepo?.(lane, { create: !ctx.dryRun }));
+    const headUrl = head?.url;
     // gitEnv() is read per attempt: the forge's credential may be renewed in between (a GitHub App token).
-    const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base ?? ctx.forge.baseBranch?.(lane), branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs });
+    const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base ?? ctx.forge.baseBranch?.(lane), branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs, headUrl });
     const slotted = () => (ctx.gitSlots ? ctx.gitSlots.run(clone) : clone());
     await ctx.forge.refreshCredential?.();
     try {
-      return await slotted();
+      return { cloned: await slotted(), headRepo: head?.repo };
     } catch (err) {
       if (!refusedCredential((err as Error).message) || !(await ctx.forge.refreshCredential?.(true))) throw err;
       await rm(repoDir, { recursive: true, force: true });
-      return await slotted();
+      return { cloned: await slotted(), headRepo: head?.repo };
     }
   } catch (err) {
     throw new LaneFailure('clone-failed', (err as Error).message);
@@ -814,6 +819,13 @@ async function pushCommit(ctx: LaneContext, lane: LaneSpec, repoDir: string, com
 async function applyMergePolicy(ctx: LaneContext, lane: LaneSpec, current: () => LaneRecord, update: (patch: Partial<LaneRecord>, detail: string) => void): Promise<void> {
   if (ctx.file.merge.policy !== 'when-green') {
     current().merge_status = 'not-requested';
+    return;
+  }
+  // Commits others pushed (kept by branch_conflict: rebase) were never judged by the lane's fence: a person merges.
+  if (current().branch_conflict?.strategy === 'rebase') {
+    const rec = current();
+    rec.merge_status = 'blocked';
+    rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, 'not merged: the branch keeps commits others pushed (branch_conflict: rebase), which no fence judged; a person merges it'] };
     return;
   }
   const ci = current().ci_conclusion;

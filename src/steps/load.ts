@@ -106,7 +106,7 @@ function firstAlias(doc: Document, lines: LineCounter): { line: number; col: num
  */
 export async function loadFleetFile(
   path: string,
-  overrides: { speculative?: number; pushOnly?: boolean; text?: string; fields?: Record<string, string | undefined> } = {},
+  overrides: { speculative?: number; pushOnly?: boolean; fork?: boolean; text?: string; fields?: Record<string, string | undefined> } = {},
 ): Promise<LoadResult> {
   // `text`: a fleet file built in memory (`fleet run --repo … -- CMD`); `path` then only names it and its folder.
   const read = overrides.text !== undefined ? { ok: true as const, text: overrides.text } : await readTextFile(path, MAX_FLEET_FILE_BYTES, 'a fleet file');
@@ -121,9 +121,9 @@ export async function loadFleetFile(
     const given = raw.speculative && typeof raw.speculative === 'object' ? (raw.speculative as Record<string, unknown>) : {};
     raw.speculative = { ...given, count: overrides.speculative };
   }
-  if (overrides.pushOnly && raw && typeof raw === 'object') {
+  if ((overrides.pushOnly || overrides.fork) && raw && typeof raw === 'object') {
     const given = raw.pr && typeof raw.pr === 'object' ? (raw.pr as Record<string, unknown>) : {};
-    raw.pr = { ...given, open: false };
+    raw.pr = { ...given, ...(overrides.pushOnly ? { open: false } : {}), ...(overrides.fork ? { fork: true } : {}) };
   }
   // Top-level fields a flag sets (`--branch-conflict`, `--author`): over the file's, validated with it.
   for (const [field, value] of Object.entries(overrides.fields ?? {})) if (value !== undefined && raw && typeof raw === 'object') raw[field] = value;

@@ -145,6 +145,8 @@ async function readRow(ctx: PrsContext, rec: LaneRecord): Promise<{ row: PrRow; 
   const spec = foreign ?? laneSpecFor(rec, ctx.lanes);
   if (typeof spec === 'string') return { row: rowFrom(rowBase(rec), null, spec), view: null, spec: null };
   try {
+    // A lane that pushed to a fork (pr.fork, or fleet run --fork) has its branch and its PR's head there.
+    if (rec.head_repo) ctx.forge.useHeadRepo?.(spec, rec.head_repo);
     const view = await ctx.forge.readPr(spec, rec);
     return { row: rowFrom(rowBase(rec), view), view, spec };
   } catch (err) {

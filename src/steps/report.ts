@@ -61,6 +61,8 @@ export async function verifyLane(forge: Forge, lane: LaneSpec, rec: LaneRecord, 
 async function checkOnForge(forge: Forge, lane: LaneSpec, rec: LaneRecord, now: string, dryRun: boolean): Promise<LaneRecord> {
   if (rec.status !== 'completed' || !rec.commit || !rec.branch || !rec.base_commit || dryRun || rec.phase === 'dry-run') return rec;
   const notes = [...rec.evidence.notes];
+  // The lane pushed to a fork (pr.fork): its branch is read there, even by a report job that made no fork itself.
+  if (rec.head_repo) forge.useHeadRepo?.(lane, rec.head_repo);
   const head = await forge.branchHead(lane, rec.branch);
   // A merged lane's branch may have been deleted or moved on; the base branch then holds the commit.
   const headMatches = head === rec.commit || (rec.merge_status === 'merged' && head === null);

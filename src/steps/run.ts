@@ -755,6 +755,8 @@ export async function dependencyBlock(
     }
     if (dep.branch && dep.commit) {
       const branch = dep.branch;
+      // A dependency in fork mode pushed to its fork (a lane job of its own may have made it).
+      if (dep.head_repo) forge.useHeadRepo?.(depSpec, dep.head_repo);
       const head = await asked(`where ${branch} is`, () => forge.branchHead(depSpec, branch));
       if (head !== null && typeof head === 'object') return head;
       if (head !== dep.commit) {

@@ -78,6 +78,17 @@ describe('a lane branch someone else pushed to', () => {
     expect(lastLane(again.stdout).branch_conflict).toMatchObject({ strategy: 'rebase', start: conflict.start });
   });
 
+  it('rebase: a branch that keeps commits others pushed is never merged by when-green: no fence judged them', async () => {
+    await commitToRemote(remote, BRANCH, { '.github/workflows/ci.yml': 'on: push\n' }, { message: 'Add a workflow\n' });
+    writeFileSync(join(dir, 'fleet.yml'), `${readFileSync(join(dir, 'fleet.yml'), 'utf8')}merge:\n  policy: when-green\n  method: merge\n`);
+    const r = fleet(['run', 'fleet.yml', '--json', '--branch-conflict', 'rebase']);
+    expect(r.code, r.stderr).toBe(0);
+    const lane = lastLane(r.stdout);
+    expect(lane).toMatchObject({ status: 'completed', merge_status: 'blocked' });
+    expect((lane.evidence as { notes: string[] }).notes.join('\n')).toContain('which no fence judged; a person merges it');
+    expect(await readRemoteFile(remote, 'main', 'STAMP.md')).toBeNull();
+  });
+
   it('rebase: a commit that cannot be replayed fails the lane, naming the paths, and pushes nothing', async () => {
     const theirs = await commitToRemote(remote, BRANCH, { 'NOTES.md': 'theirs\n' }, { message: 'Theirs\n' });
     await commitToRemote(remote, 'main', { 'NOTES.md': 'main changed the same line\n' }, { message: 'main moves\n' });
@@ -112,6 +123,20 @@ describe('a lane branch someone else pushed to', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(lastLane(r.stdout).branch_conflict).toBeUndefined();
     expect(await log(BRANCH)).toEqual(['T|stamp: svc', 'Test Author|main moves', 'Test Author|initial commit']);
+  });
+
+  it('takes an "Update branch" merge that also changed a file as someone\'s work', async () => {
+    const fleetCommit = (await remoteHead(remote, BRANCH))!;
+    const moved = await commitToRemote(remote, 'main', { 'README.md': '# moved\n' }, { message: 'main moves\n' });
+    // The merge's tree carries an edit beyond what merging gives: NOTES.md changed in the merge itself.
+    const edited = await commitToRemote(remote, 'scratch', { 'README.md': '# moved\n', 'NOTES.md': 'edited in the merge\n' }, { from: fleetCommit });
+    const tree = (await tgit(['-C', remote, 'rev-parse', `${edited}^{tree}`])).stdout.trim();
+    const merge = (await tgit(['-C', remote, 'commit-tree', tree, '-p', fleetCommit, '-p', moved, '-m', "Merge branch 'main' into fleet/stamp/svc"])).stdout.trim();
+    await tgit(['-C', remote, 'update-ref', `refs/heads/${BRANCH}`, merge]);
+    const r = fleet(['run', 'fleet.yml', '--json']);
+    expect(r.code).toBe(1);
+    expect(lastLane(r.stdout).error).toMatchObject({ class: 'branch-conflict', message: expect.stringContaining(merge.slice(0, 12)) });
+    expect(await remoteHead(remote, BRANCH)).toBe(merge);
   });
 
   it('refuses a --branch-conflict it does not know, and a bad branch_conflict in the file, with exit 2', () => {

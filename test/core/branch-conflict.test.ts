@@ -17,11 +17,14 @@ describe('othersCommits', () => {
     expect(isFleetCommit(c('x', [], 'see Fleet-Id: stamp\nFleet-Lane: svc'), 'stamp', 'svc')).toBe(false);
   });
 
-  it('takes a merge of the base ("Update branch") as moot, and a merge of another branch as theirs', () => {
-    const update = c('m1', ['f1', 'base2'], "Merge branch 'main'");
-    const feature = [c('x1', ['b'], 'feature work'), c('m2', ['m1', 'x1'], "Merge branch 'feature'")];
+  it('takes a clean merge of the base ("Update branch") as moot, and a merge of another branch, or one that changed more, as theirs', () => {
+    const update = { ...c('m1', ['f1', 'base2'], "Merge branch 'main'"), cleanMerge: true };
+    const feature = [c('x1', ['b'], 'feature work'), { ...c('m2', ['m1', 'x1'], "Merge branch 'feature'"), cleanMerge: true }];
     const commits = [c('f1', ['b'], fleetMsg('stamp', 'svc')), update, ...feature];
     expect(othersCommits(commits, 'stamp', 'svc').map((x) => x.commit)).toEqual(['x1', 'm2']);
+    // A conflict resolved by hand, or an edit made in the merge: someone's work, even though it merges the base.
+    const resolved = { ...c('m3', ['f1', 'base3'], "Merge branch 'main'"), cleanMerge: false };
+    expect(othersCommits([c('f1', ['b'], fleetMsg('stamp', 'svc')), resolved], 'stamp', 'svc').map((x) => x.commit)).toEqual(['m3']);
   });
 });
 

@@ -9,13 +9,17 @@ import { describe, expect, it } from 'vitest';
 import { GITHUB_WRITE_LIMITS, legPace, nextSlot, predecessorIndex, publishWrites, renderWriteBudget, writeBudget, writesPerLane, type LegPace } from '../../src/core/budget.js';
 import { ContentLimiter } from '../support/github-emulator/limits.js';
 
-const pr = { labels: [] as string[], reviewers: [] as string[], team_reviewers: [] as string[], assignees: [] as string[], draft: false, open: true };
+const pr = { labels: [] as string[], reviewers: [] as string[], team_reviewers: [] as string[], assignees: [] as string[], draft: false, open: true, fork: false };
 
 describe('writes a lane makes', () => {
   it('counts the PR, then labels, a review request, assignees and a merge when the fleet file asks for them', () => {
     expect(writesPerLane({ pr, merge: { policy: 'never', method: 'squash' } }, false)).toBe(1);
     expect(writesPerLane({ pr: { ...pr, labels: ['a', 'b'], team_reviewers: ['acme/t'], assignees: ['x'] }, merge: { policy: 'when-green', method: 'squash' } }, false)).toBe(5);
     expect(writesPerLane({ pr: { ...pr, labels: ['a'] }, merge: { policy: 'when-green', method: 'squash' } }, true)).toBe(0);
+    // Fork mode asks for the fork first, push-only too; a dry run makes none.
+    expect(writesPerLane({ pr: { ...pr, fork: true }, merge: { policy: 'never', method: 'squash' } }, false)).toBe(2);
+    expect(writesPerLane({ pr: { ...pr, fork: true, open: false }, merge: { policy: 'never', method: 'squash' } }, false)).toBe(1);
+    expect(writesPerLane({ pr: { ...pr, fork: true }, merge: { policy: 'never', method: 'squash' } }, true)).toBe(0);
   });
 
   it('counts as back to back only the publishing writes: a merge waits for CI', () => {
@@ -24,6 +28,7 @@ describe('writes a lane makes', () => {
     expect(publishWrites({ pr, merge: { policy: 'never', method: 'squash' } }, true)).toBe(0);
     // Push-only: no PR, so nothing to publish.
     expect(publishWrites({ pr: { ...pr, labels: ['a'], open: false }, merge: { policy: 'never', method: 'squash' } }, false)).toBe(0);
+    expect(publishWrites({ pr: { ...pr, fork: true }, merge: { policy: 'never', method: 'squash' } }, false)).toBe(1);
   });
 });
 

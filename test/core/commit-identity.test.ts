@@ -20,16 +20,24 @@ describe('commitSetup', () => {
 
   it('signs under auto only when the user signs, always under required, never under off', () => {
     const signs = { ...user, gpgsign: true, format: 'ssh', signingKey: '~/.ssh/id.pub' };
-    expect(commitSetup(undefined, 'auto', { ...signs, gpgsign: false })).toMatchObject({ ok: true, setup: { signing: null } });
+    expect(commitSetup(undefined, 'auto', { ...signs, gpgsign: false })).toMatchObject({ ok: true, setup: { signing: null, notes: [] } });
     expect(commitSetup(undefined, 'auto', signs)).toMatchObject({ ok: true, setup: { signing: { format: 'ssh', key: '~/.ssh/id.pub', program: 'ssh-keygen' } } });
     expect(commitSetup(undefined, 'off', signs)).toMatchObject({ ok: true, setup: { signing: null } });
     expect(commitSetup(undefined, 'required', user)).toMatchObject({ ok: true, setup: { signing: { format: 'openpgp', key: null, program: 'gpg' } } });
     expect(commitSetup(undefined, 'required', { ...user, format: 'X509', program: '/opt/gpgsm' })).toMatchObject({ ok: true, setup: { signing: { format: 'x509', program: '/opt/gpgsm' } } });
   });
 
-  it('refuses what git could not sign with, saying how to fix it', () => {
+  it('required: refuses what git could not sign with, saying how to fix it; auto: leaves commits unsigned, saying why', () => {
     expect(commitSetup(undefined, 'required', { format: 'ssh' })).toMatchObject({ ok: false, problem: expect.stringMatching(/needs a key: set user\.signingkey/) });
-    expect(commitSetup(undefined, 'auto', { gpgsign: true, format: 'pgp' })).toMatchObject({ ok: false, problem: expect.stringMatching(/gpg\.format "pgp".*openpgp, ssh or x509/) });
+    expect(commitSetup(undefined, 'required', { gpgsign: true, format: 'pgp' })).toMatchObject({ ok: false, problem: expect.stringMatching(/gpg\.format "pgp".*openpgp, ssh or x509/) });
+    expect(commitSetup(undefined, 'auto', { gpgsign: true, format: 'pgp' })).toMatchObject({ ok: true, setup: { signing: null, notes: [expect.stringMatching(/^commits are not signed: .*gpg\.format "pgp"/)] } });
+    expect(commitSetup(undefined, 'auto', { gpgsign: true, format: 'ssh' })).toMatchObject({ ok: true, setup: { signing: null, notes: [expect.stringMatching(/needs a key/)] } });
+  });
+
+  it('auto signs with ssh alone: gpg starts programs its own (rewritable) configuration names', () => {
+    const r = commitSetup(undefined, 'auto', { ...user, gpgsign: true });
+    expect(r).toMatchObject({ ok: true, setup: { signing: null, notes: [expect.stringMatching(/your git signs with gpg, which starts programs.*sign_commits: required/)] } });
+    expect(commitSetup(undefined, 'auto', { ...user, gpgsign: true, format: 'x509' })).toMatchObject({ ok: true, setup: { signing: null, notes: [expect.stringMatching(/gpgsm/)] } });
   });
 
   it('describes itself in one line', () => {

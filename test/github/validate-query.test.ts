@@ -83,8 +83,10 @@ describe('judgeRepo', () => {
     expect(detail(judgeRepo('acme/api', node({ isEmpty: true, defaultBranchRef: null }), [], [], false))).toBe('empty: acme/api has no commits yet');
     // No default branch to clone is as good as empty, whatever isEmpty says.
     expect(detail(judgeRepo('acme/api', node({ defaultBranchRef: null }), [], [], false))).toBe('empty: acme/api has no commits yet');
-    expect(detail(judgeRepo('acme/api', node({ viewerPermission: null }), [], [], false))).toBe('no-push-permission: the token has no permission on acme/api; it needs write');
-    expect(detail(judgeRepo('acme/api', node({ viewerPermission: 'TRIAGE' }), [], [], false))).toBe('no-push-permission: the token has triage permission on acme/api; it needs write');
+    expect(detail(judgeRepo('acme/api', node({ viewerPermission: null }), [], [], false))).toBe('no-push-permission: the token has no permission on acme/api; it needs write, or fork mode (pr.fork: true, fleet run --fork) to push to a fork instead');
+    expect(detail(judgeRepo('acme/api', node({ viewerPermission: 'TRIAGE' }), [], [], false))).toBe('no-push-permission: the token has triage permission on acme/api; it needs write, or fork mode (pr.fork: true, fleet run --fork) to push to a fork instead');
+    // Fork mode pushes to a fork: reading the target is enough.
+    expect(judgeRepo('acme/api', node({ viewerPermission: 'READ' }), [], [], false, true)).toMatchObject({ ok: true });
   });
 
   it('reports bases that do not exist', () => {

@@ -74,7 +74,7 @@ describe('checkTargets', () => {
     });
     const ok = checks.find((c) => c.lane === 'api');
     expect(ok).toMatchObject({ ok: true, clone_url: `${h.emu.url}/git/acme/api.git` });
-    expect(checks.find((c) => c.lane === 'readonly')).toMatchObject({ detail: 'the token has read permission on acme/readonly; it needs write' });
+    expect(checks.find((c) => c.lane === 'readonly')).toMatchObject({ detail: 'the token has read permission on acme/readonly; it needs write, or fork mode (pr.fork: true, fleet run --fork) to push to a fork instead' });
     expect(checks.find((c) => c.lane === 'api-gone')).toMatchObject({ detail: 'acme/api has no branch no-such-branch' });
     expect(checks.find((c) => c.lane === 'local')).toMatchObject({ detail: './local-path is not an owner/repo name; forge: github runs GitHub repositories only' });
     // The same query reads the commit each base branch is at (Ref.target.oid: https://docs.github.com/en/graphql/reference/objects#ref),

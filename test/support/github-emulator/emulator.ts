@@ -489,6 +489,7 @@ export class Emulator {
       archived: spec.archived ?? false,
       disabled: spec.disabled ?? false,
       fork: spec.fork ?? false,
+      parentKey: null,
       visibility: spec.visibility ?? 'public',
       topics: [...(spec.topics ?? [])],
       created_at: t,
@@ -1474,6 +1475,18 @@ export class Emulator {
 
   // ================================================================ pushes & CI
 
+  /** The CI policy of `r` (or '*') applied to a commit, as a push or a PR from a fork starts it. */
+  private async runCi(r: RepoRecord, spec: { branch: string; sha: string; before: string | null; pushCount: number; source: PushEvent['source'] }): Promise<void> {
+    const policy = this.ci.get(repoKey(r.owner, r.name)) ?? this.ci.get('*');
+    if (!policy) return;
+    try {
+      const plan = typeof policy === 'function' ? await policy({ owner: r.owner, repo: r.name, ...spec }) : policy;
+      if (plan) this.applyCi(r, spec.sha, plan);
+    } catch (e) {
+      this.errors.push(e instanceof Error ? e : new Error(String(e)));
+    }
+  }
+
   private async afterRefChanges(
     r: RepoRecord,
     changes: Array<{ ref: string; before: string | null; after: string | null }>,
@@ -1497,29 +1510,29 @@ export class Emulator {
         pusher,
       };
       if (branch) {
+        const count = c.after !== null ? (r.pushCounts.get(branch) ?? 0) + 1 : 0;
         for (const p of this.pulls.values()) {
-          if (p.repoKey !== key || p.state !== 'open') continue;
-          if (p.headRef === branch || p.baseRef === branch) {
-            if (c.after === null) {
-              p.state = 'closed';
-              p.closed_at = nowIso();
-            } else if (p.headRef === branch) p.headSha = c.after;
-            else p.baseSha = c.after;
-            p.updated_at = nowIso();
-          }
+          if (p.state !== 'open') continue;
+          const headHere = p.headRepoKey === key && p.headRef === branch;
+          const baseHere = p.repoKey === key && p.baseRef === branch;
+          if (!headHere && !baseHere) continue;
+          if (c.after === null) {
+            p.state = 'closed';
+            p.closed_at = nowIso();
+          } else if (headHere) {
+            p.headSha = c.after;
+            // A push to a fork's PR branch: the parent keeps the commit and runs its CI on it (pull_request).
+            if (p.repoKey !== key) {
+              await this.pullHeadIntoBase(p);
+              await this.runCi(this.repos.get(p.repoKey)!, { branch, sha: c.after, before: c.before, pushCount: count, source });
+            }
+          } else p.baseSha = c.after;
+          p.updated_at = nowIso();
         }
         if (c.after !== null) {
-          const count = (r.pushCounts.get(branch) ?? 0) + 1;
           r.pushCounts.set(branch, count);
-          const policy = this.ci.get(key) ?? this.ci.get('*');
-          if (policy) {
-            try {
-              const plan = typeof policy === 'function' ? await policy({ owner: r.owner, repo: r.name, branch, sha: c.after, before: c.before, pushCount: count, source }) : policy;
-              if (plan) this.applyCi(r, c.after, plan);
-            } catch (e) {
-              this.errors.push(e instanceof Error ? e : new Error(String(e)));
-            }
-          }
+          // Actions is off in a fork until its owner turns it on (GitHub's default): a fork runs no CI of its own.
+          if (!r.fork || r.parentKey === null) await this.runCi(r, { branch, sha: c.after, before: c.before, pushCount: count, source });
         }
       }
       for (const hook of this.hooks) {
@@ -1656,6 +1669,19 @@ export class Emulator {
     return { r, perm, key: repoKey(r.owner, r.name) };
   }
 
+  /** A repository as GET …/repos/{owner}/{repo} shows it: a fork names its parent and the root of its network. */
+  private async fullRepoView(r: RepoRecord, auth: Auth | null): Promise<shapes.RepoView> {
+    const view = await this.repoView(r, auth);
+    const parent = r.parentKey ? this.repos.get(r.parentKey) : undefined;
+    if (parent) {
+      let root = parent;
+      while (root.parentKey && this.repos.has(root.parentKey)) root = this.repos.get(root.parentKey)!;
+      view.parent = await this.repoView(parent, auth);
+      view.source = await this.repoView(root, auth);
+    }
+    return view;
+  }
+
   private async repoView(r: RepoRecord, auth: Auth | null): Promise<shapes.RepoView> {
     const empty = !(await g.hasBranchesFs(r.gitDir));
     const key = repoKey(r.owner, r.name);
@@ -1698,6 +1724,22 @@ export class Emulator {
     return { items: slice, headers: rels.length ? { link: rels.join(', ') } : {} };
   }
 
+  /** Where a PR's head branch lives: its own repository, or the fork it was opened from (gone: its own). */
+  private headRepoOf(p: PullRecord): RepoRecord {
+    return this.repos.get(p.headRepoKey) ?? this.repos.get(p.repoKey)!;
+  }
+
+  /**
+   * A fork's head commit, copied into the parent as refs/pull/<n>/head, as GitHub keeps it: the parent can then diff,
+   * merge and run CI on a commit that was pushed to the fork only.
+   */
+  private async pullHeadIntoBase(p: PullRecord): Promise<void> {
+    if (p.headRepoKey === p.repoKey) return;
+    const base = this.repos.get(p.repoKey)!;
+    const head = this.headRepoOf(p);
+    await g.git(base.gitDir, ['fetch', '--quiet', '--no-tags', head.gitDir, `+refs/heads/${p.headRef}:refs/pull/${p.number}/head`], { allowFail: true });
+  }
+
   private liveHead(p: PullRecord): Promise<string> {
     return this.refreshPull(p).then(() => p.headSha);
   }
@@ -1706,7 +1748,7 @@ export class Emulator {
   private async refreshPull(p: PullRecord): Promise<void> {
     if (p.state !== 'open') return;
     const r = this.repos.get(p.repoKey)!;
-    const head = await g.readRefFs(r.gitDir, `refs/heads/${p.headRef}`);
+    const head = await g.readRefFs(this.headRepoOf(p).gitDir, `refs/heads/${p.headRef}`);
     const base = await g.readRefFs(r.gitDir, `refs/heads/${p.baseRef}`);
     if (head) p.headSha = head;
     if (base) p.baseSha = base;
@@ -1725,6 +1767,7 @@ export class Emulator {
       labels: p.labels.map((l) => r.labels.get(l.toLowerCase())).filter((l): l is LabelRecord => !!l),
       headSha: p.headSha,
       baseSha: p.baseSha,
+      ...(p.headRepoKey !== p.repoKey && this.repos.has(p.headRepoKey) ? { headRepo: await this.repoView(this.headRepoOf(p), auth) } : {}),
     };
     if (detail) {
       const mb = (await g.mergeBase(r.gitDir, p.baseSha, p.headSha)) ?? p.baseSha;
@@ -1859,7 +1902,7 @@ export class Emulator {
 
     H['repos/get'] = async (c) => {
       const { r } = this.repoFor(c);
-      return ok(shapes.fullRepoShape(await this.repoView(r, c.auth), U()));
+      return ok(shapes.fullRepoShape(await this.fullRepoView(r, c.auth), U()));
     };
 
     const listOwnerRepos = async (c: RestCtx, owner: string, orgOnly: boolean): Promise<Reply> => {
@@ -2225,31 +2268,73 @@ export class Emulator {
       );
     };
 
+    // ---- forks
+    H['repos/create-fork'] = async (c) => {
+      // Anyone who can read a repository can fork it; the fork belongs to the token's user or the organization named.
+      const { r, key } = this.repoFor(c, 'pull');
+      if (!c.auth.spec || !c.auth.login) throw new HttpError(401, shapes.errorBody('Requires authentication', c.op.docsUrl, 401));
+      const b = (c.body ?? {}) as { organization?: string; name?: string; default_branch_only?: boolean };
+      const owner = b.organization ?? c.auth.login;
+      if (b.organization !== undefined && this.users.get(b.organization.toLowerCase())?.type !== 'Organization') {
+        throw this.semantic422(c, [{ resource: 'Fork', field: 'organization', code: 'invalid', message: `${b.organization} is not an organization` }]);
+      }
+      // Forking again answers with the fork the owner has already.
+      let fork = [...this.repos.values()].find((x) => x.parentKey === key && x.owner.toLowerCase() === owner.toLowerCase());
+      if (!fork) {
+        let name = b.name ?? r.name;
+        for (let n = 1; this.repos.has(repoKey(owner, name)); n++) name = `${b.name ?? r.name}-${n}`;
+        await this.createRepo({ owner, name, empty: true, defaultBranch: r.default_branch, visibility: r.visibility, description: r.description ?? undefined });
+        fork = this.repos.get(repoKey(owner, name))!;
+        fork.fork = true;
+        fork.parentKey = key;
+        const refs = b.default_branch_only ? [`+refs/heads/${r.default_branch}:refs/heads/${r.default_branch}`] : ['+refs/heads/*:refs/heads/*'];
+        await g.git(fork.gitDir, ['fetch', '--quiet', '--no-tags', r.gitDir, ...refs]);
+      }
+      return { status: 202, body: shapes.fullRepoShape(await this.fullRepoView(fork, c.auth), U()) };
+    };
+
     // ---- pulls
     H['pulls/create'] = async (c) => {
-      const { r, key } = this.repoFor(c);
-      const b = c.body as { title?: string; head: string; base: string; body?: string; draft?: boolean; maintainer_can_modify?: boolean; issue?: number };
+      // A PR from a fork needs no write access to the base repository: reading it is enough (for a personal token).
+      const { r, key, perm } = this.repoFor(c, 'pull');
+      if (!c.auth.spec) throw new HttpError(401, shapes.errorBody('Requires authentication', c.op.docsUrl, 401));
+      if (r.archived) throw new HttpError(403, shapes.errorBody('Repository was archived so is read-only.', c.op.docsUrl, 403));
+      const b = c.body as { title?: string; head: string; base: string; body?: string; draft?: boolean; maintainer_can_modify?: boolean; issue?: number; head_repo?: string };
       let head = b.head;
+      let headRepo = r;
       const colon = head.indexOf(':');
       if (colon >= 0) {
         const owner = head.slice(0, colon);
-        if (owner.toLowerCase() !== r.owner.toLowerCase()) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
         head = head.slice(colon + 1);
+        if (owner.toLowerCase() !== r.owner.toLowerCase()) {
+          // owner:branch names a branch of the fork `owner` has of this repository.
+          const fork = [...this.repos.values()].find((x) => x.parentKey === key && x.owner.toLowerCase() === owner.toLowerCase());
+          if (!fork) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
+          headRepo = fork;
+        }
       }
+      // An installation token needs write access (pull_requests: write) to open a PR anywhere; a personal token does not.
+      if (PERM_RANK[perm] < PERM_RANK.push && c.auth.spec.type !== 'pat') {
+        throw new HttpError(403, shapes.errorBody('Resource not accessible by integration', c.op.docsUrl, 403));
+      }
+      const headKey = repoKey(headRepo.owner, headRepo.name);
       if (b.title === undefined && b.issue === undefined) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'title', code: 'missing_field' }]);
       if (b.issue !== undefined) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'issue', code: 'invalid', message: 'the emulator has no issues to convert' }]);
-      const headSha = head.startsWith('-') ? null : await g.readRefFs(r.gitDir, `refs/heads/${head}`);
+      const headSha = head.startsWith('-') ? null : await g.readRefFs(headRepo.gitDir, `refs/heads/${head}`);
       const baseSha = b.base.startsWith('-') ? null : await g.readRefFs(r.gitDir, `refs/heads/${b.base}`);
       const errs: GitHubFieldError[] = [];
       if (!headSha) errs.push({ resource: 'PullRequest', field: 'head', code: 'invalid' });
       if (!baseSha) errs.push({ resource: 'PullRequest', field: 'base', code: 'invalid' });
       if (errs.length) throw this.semantic422(c, errs);
       for (const p of this.pulls.values()) {
-        if (p.repoKey === key && p.state === 'open' && p.headRef === head && p.baseRef === b.base) {
-          throw this.semantic422(c, [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${r.owner}:${head}.` }]);
+        if (p.repoKey === key && p.state === 'open' && p.headRef === head && p.headRepoKey === headKey && p.baseRef === b.base) {
+          throw this.semantic422(c, [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${headRepo.owner}:${head}.` }]);
         }
       }
+      const pending = `refs/pull/${r.nextNumber}/head`;
+      if (headRepo !== r) await g.git(r.gitDir, ['fetch', '--quiet', '--no-tags', headRepo.gitDir, `+refs/heads/${head}:${pending}`]);
       if ((await g.countCommits(r.gitDir, `${baseSha}..${headSha}`)) === 0) {
+        if (headRepo !== r) await g.deleteRef(r.gitDir, pending);
         throw this.semantic422(c, [{ resource: 'PullRequest', code: 'custom', message: `No commits between ${b.base} and ${head}` }]);
       }
       const id = this.id();
@@ -2266,6 +2351,7 @@ export class Emulator {
         draft: b.draft ?? false,
         locked: false,
         headRef: head,
+        headRepoKey: headKey,
         headSha: headSha!,
         baseRef: b.base,
         baseSha: baseSha!,
@@ -2288,6 +2374,8 @@ export class Emulator {
       this.pulls.set(`${key}#${number}`, p);
       this.nodes.set(p.node_id, { type: 'PullRequest', key: `${key}#${number}` });
       this.tracker.pullReferenced(p, r, p.user);
+      // GitHub runs the base repository's workflows on a PR from a fork (pull_request), on the fork's head commit.
+      if (headRepo !== r) await this.runCi(r, { branch: head, sha: headSha!, before: null, pushCount: 1, source: 'api' });
       const view = await this.pullView(p, c.auth, false);
       view.detail = { ...(await this.pullView(p, c.auth, 'peek')).detail!, mergeable: null, mergeable_state: 'unknown' };
       return { status: 201, body: shapes.pullShape(view, U()) };
@@ -2314,7 +2402,7 @@ export class Emulator {
         } else {
           const owner = head.slice(0, i).toLowerCase();
           const branch = head.slice(i + 1);
-          list = list.filter((p) => owner === r.owner.toLowerCase() && p.headRef === branch);
+          list = list.filter((p) => owner === this.headRepoOf(p).owner.toLowerCase() && p.headRef === branch);
         }
       }
       if (c.query.base !== undefined) list = list.filter((p) => p.baseRef === String(c.query.base));
@@ -2339,8 +2427,14 @@ export class Emulator {
     };
 
     H['pulls/update'] = async (c) => {
-      const { r, key } = this.repoFor(c);
+      // The PR's author edits and closes it with read access (a PR from a fork); anyone else needs write access.
+      const { r, key, perm } = this.repoFor(c, 'pull');
+      if (!c.auth.spec) throw new HttpError(401, shapes.errorBody('Requires authentication', c.op.docsUrl, 401));
+      if (r.archived) throw new HttpError(403, shapes.errorBody('Repository was archived so is read-only.', c.op.docsUrl, 403));
       const p = this.getPull(c, key, c.params.pull_number);
+      if (PERM_RANK[perm] < PERM_RANK.push && (c.auth.spec.type !== 'pat' || c.auth.login?.toLowerCase() !== p.user.toLowerCase())) {
+        throw new HttpError(403, shapes.errorBody(c.auth.spec.type === 'pat' ? 'Resource not accessible by personal access token' : 'Resource not accessible by integration', c.op.docsUrl, 403));
+      }
       const b = c.body as { title?: string; body?: string; state?: 'open' | 'closed'; base?: string; maintainer_can_modify?: boolean };
       if (b.base !== undefined && b.base !== p.baseRef) {
         const sha = b.base.startsWith('-') ? null : await g.readRefFs(r.gitDir, `refs/heads/${b.base}`);
@@ -2350,7 +2444,7 @@ export class Emulator {
       }
       if (b.state === 'open' && p.state === 'closed') {
         if (p.merged_at) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'state', code: 'invalid', message: 'state cannot be changed. The pull request cannot be reopened' }]);
-        if (!(await g.readRefFs(r.gitDir, `refs/heads/${p.headRef}`))) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'state', code: 'invalid', message: 'state cannot be changed. The head branch is gone' }]);
+        if (!(await g.readRefFs(this.headRepoOf(p).gitDir, `refs/heads/${p.headRef}`))) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'state', code: 'invalid', message: 'state cannot be changed. The head branch is gone' }]);
         p.state = 'open';
         p.closed_at = null;
       } else if (b.state === 'closed' && p.state === 'open') {
@@ -2401,7 +2495,8 @@ export class Emulator {
       if (p.merged_at) throw notMergeable('Pull Request is not mergeable');
       if (p.state !== 'open') throw notMergeable('Pull Request is not mergeable');
       await this.refreshPull(p);
-      if (!(await g.readRefFs(r.gitDir, `refs/heads/${p.headRef}`))) throw notMergeable('Head branch was deleted');
+      if (!(await g.readRefFs(this.headRepoOf(p).gitDir, `refs/heads/${p.headRef}`))) throw notMergeable('Head branch was deleted');
+      await this.pullHeadIntoBase(p);
       if (b.sha !== undefined && b.sha !== p.headSha) throw new HttpError(409, shapes.errorBody('Head branch was modified. Review and try the merge again.', c.op.docsUrl, 409));
       if (p.draft) throw notMergeable('Pull Request is still a draft');
       const missing = this.missingRequiredChecks(p, this.permission(c.auth, r) === 'admin');
@@ -2415,7 +2510,7 @@ export class Emulator {
       const who = { name: merger.login, email: `${merger.id}+${merger.login}@users.noreply.github.com` };
       let newSha: string | null;
       if (method === 'merge') {
-        const title = b.commit_title ?? `Merge pull request #${p.number} from ${r.owner}/${p.headRef}`;
+        const title = b.commit_title ?? `Merge pull request #${p.number} from ${this.headRepoOf(p).owner}/${p.headRef}`;
         const msg = `${title}\n\n${b.commit_message ?? p.title}`;
         newSha = await g.commitTree(r.gitDir, mt.tree, [baseSha, headSha], msg, who);
       } else if (method === 'squash') {

@@ -108,6 +108,9 @@ export interface RepoView {
   permission: Permission | null;
   empty: boolean;
   openIssues: number;
+  /** A fork's parent and the root of its network (GET /repos/{owner}/{repo} shows them). */
+  parent?: RepoView;
+  source?: RepoView;
 }
 
 /** `minimal-repository` (lists). */
@@ -165,6 +168,8 @@ export function minimalRepoShape(v: RepoView, urls: Urls): Record<string, unknow
 export function fullRepoShape(v: RepoView, urls: Urls): Record<string, unknown> {
   return {
     ...minimalRepoShape(v, urls),
+    // A fork names the repository it was forked from (parent) and the root of its network (source).
+    ...(v.parent ? { parent: repoShape(v.parent, urls), source: repoShape(v.source ?? v.parent, urls) } : {}),
     network_count: 0,
     subscribers_count: 0,
     allow_squash_merge: true,
@@ -267,6 +272,8 @@ export function labelShape(l: LabelRecord, repo: RepoRecord, urls: Urls): Record
 export interface PullView {
   pull: PullRecord;
   repo: RepoView;
+  /** The repository of the head branch when it is not `repo` (a PR from a fork). */
+  headRepo?: RepoView;
   user: UserRecord;
   mergedBy: UserRecord | null;
   assignees: UserRecord[];
@@ -324,7 +331,9 @@ export function pullShape(v: PullView, urls: Urls): Record<string, unknown> {
     assignees: v.assignees.map((u) => userShape(u, urls)),
     requested_reviewers: v.reviewers.map((u) => userShape(u, urls)),
     requested_teams: p.requested_teams.map((t) => teamShape(r.owner, t, urls)),
-    head: { label: `${r.owner}:${p.headRef}`, ref: p.headRef, sha: v.headSha, user: owner, repo: repoObj },
+    head: v.headRepo
+      ? { label: `${v.headRepo.repo.owner}:${p.headRef}`, ref: p.headRef, sha: v.headSha, user: userShape(v.headRepo.owner, urls), repo: repoShape(v.headRepo, urls) }
+      : { label: `${r.owner}:${p.headRef}`, ref: p.headRef, sha: v.headSha, user: owner, repo: repoObj },
     base: { label: `${r.owner}:${p.baseRef}`, ref: p.baseRef, sha: v.baseSha, user: owner, repo: repoObj },
     _links: {
       self: { href: `${a}/pulls/${p.number}` },

@@ -55,6 +55,8 @@ export interface RepoRecord {
   archived: boolean;
   disabled: boolean;
   fork: boolean;
+  /** The repository this one was forked from (POST /repos/{owner}/{repo}/forks), or null. */
+  parentKey: string | null;
   visibility: 'public' | 'private' | 'internal';
   topics: string[];
   created_at: string;
@@ -87,6 +89,8 @@ export interface PullRecord {
   draft: boolean;
   locked: boolean;
   headRef: string;
+  /** The repository the head branch lives in: the PR's own, or a fork of it in the same network. */
+  headRepoKey: string;
   /** The head commit last seen (kept when the branch is deleted or the PR closed). */
   headSha: string;
   baseRef: string;

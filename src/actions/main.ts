@@ -3,7 +3,8 @@
  * pattern): `core`, the artifact store, the forge and the GitHub API come in
  * as arguments, so tests drive it without a runner. index.ts wires the real ones.
  */
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { exitCodeFor, handOffIssues, nothingRan } from '../steps/run.js';
 import { formatProblems } from '../core/validate.js';
 import type { Manifest } from '../core/model.js';
@@ -248,12 +249,22 @@ function jobInput(deps: ActionDeps, settings: Settings, forge: Forge, bundle: Pl
     workspace: deps.workspace,
     exec: deps.exec,
     clock: deps.clock,
-    env: deps.directiveEnv,
+    env: { ...deps.directiveEnv, ...fleetFileDir(settings) },
     dryRun: settings.dryRun || undefined,
     log: (line: string) => deps.core.info(line),
     attempt: settings.runAttempt,
     integrationPins: integrationPins(settings, bundle),
   };
+}
+
+/**
+ * FLEET_FILE_DIR for directives and checks, as the CLI gives it: the fleet file's folder in the caller's checkout (the
+ * reusable workflow checks it out in every lane and integrate job, and passes the fleet file's path). None without it.
+ */
+function fleetFileDir(settings: Settings): Record<string, string> {
+  if (!settings.file) return {};
+  const dir = dirname(resolve(settings.file));
+  return existsSync(dir) ? { FLEET_FILE_DIR: dir } : {};
 }
 
 /**

@@ -2,7 +2,7 @@
  * One lane run on its own (as a matrix job runs it) on real repositories, with the local workspace and executor:
  * what the directive sees, what the lane records of each attempt, and the refusals only a lane on its own can meet.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LaneRecord } from '../../src/core/model.js';
@@ -204,10 +204,17 @@ describe('runLane', () => {
   });
 
   it('an interrupt while the directive runs: the attempt is recorded, the lane cancelled, nothing pushed', async () => {
-    const { ctx, spec, start, repo } = await laneOf({ run: 'sleep 1; echo x >> README.md' });
+    // The interrupt comes once the directive has started (it leaves a marker), not after a fixed time: on a busy
+    // machine the clone alone has taken longer than a fixed delay.
+    const marker = join(dir, 'started');
+    const { ctx, spec, start, repo } = await laneOf({ run: `touch '${marker}'; sleep 2; echo x >> README.md` });
     const stop = new AbortController();
-    setTimeout(() => stop.abort(), 300);
+    const started = (async () => {
+      for (let i = 0; i < 600 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 25));
+      stop.abort();
+    })();
     const rec = await runLane({ ...ctx, signal: stop.signal }, spec, start);
+    await started;
     expect(rec).toMatchObject({ status: 'failed', error: { class: 'cancelled', message: 'the run was interrupted while this lane ran; nothing was pushed' } });
     expect(rec.attempts.map((a) => [a.n, a.exit_code, a.failed_step])).toEqual([[1, 0, 'directive']]);
     expect(await remoteBranches(repo.remote)).toEqual(['main']);

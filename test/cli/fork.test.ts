@@ -52,6 +52,11 @@ describe('fleet run --push-only', () => {
 
 describe('fleet run --fork', () => {
   it('pushes to a fork and opens the PR from it; fleet prs finds it from the manifest and closes it', async () => {
+    // A dry run makes no fork.
+    const dry = await fleet(['run', 'fleet.yml', '--fork', '--dry-run', '--json']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(emu.repo('octo/core')).toBeNull();
+
     const run = await fleet(['run', 'fleet.yml', '--fork', '--json']);
     expect(run.code, run.stderr).toBe(0);
     const lane = (JSON.parse(run.stdout) as { lanes: Record<string, unknown>[] }).lanes[0]!;

@@ -13,7 +13,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { ExecResult } from '../ports.js';
-import { constants as fsConstants, createWriteStream, openSync, type WriteStream } from 'node:fs';
+import { closeSync, constants as fsConstants, createWriteStream, fstatSync, openSync, rmSync, type WriteStream } from 'node:fs';
 import { mkdir, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -125,6 +125,28 @@ class LineRedactor {
   }
 }
 
+const LOG_FLAGS = fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
+
+/**
+ * Opens a log in the lane's folder, which a directive can write, for appending. What it may have planted at the
+ * path is never written through: not a link (to a file of its choosing), not a FIFO (the open would wait for a
+ * reader for ever, and with it the whole of Fleet: non-blocking, it fails or returns at once), not a device, not a
+ * second name of another file (a hard link: Fleet as root would append to a file of root's). Such a thing is
+ * removed and the log made anew, exclusively.
+ */
+function openLog(file: string): number {
+  try {
+    const fd = openSync(file, LOG_FLAGS, 0o644);
+    const st = fstatSync(fd);
+    if (st.isFile() && st.nlink === 1) return fd;
+    closeSync(fd);
+  } catch {
+    // ELOOP (a link), ENXIO (a FIFO nobody reads), EISDIR: removed below
+  }
+  rmSync(file, { recursive: true, force: true });
+  return openSync(file, LOG_FLAGS | fsConstants.O_EXCL, 0o644);
+}
+
 export async function runCommand(command: string | string[], opts: ExecOptions): Promise<ExecResult> {
   const started = performance.now();
   const killGraceMs = opts.killGraceMs ?? 2000;
@@ -149,10 +171,7 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
   let log: WriteStream | null = null;
   try {
     await mkdir(path.dirname(path.resolve(opts.logFile)), { recursive: true });
-    // Not through a link: the log sits in the lane's folder, which a directive can write, and a link planted at the
-    // next attempt's log would have Fleet append the directive's output to a file of the link's choosing.
-    const fd = openSync(opts.logFile, fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o644);
-    log = createWriteStream('', { fd });
+    log = createWriteStream('', { fd: openLog(opts.logFile) });
     log.on('error', () => {
       /* a log that cannot be written must not fail the command */
     });

@@ -18883,6 +18883,18 @@ class LineRedactor {
     this.pending = "";
   }
 }
+const LOG_FLAGS = external_node_fs_.constants.O_WRONLY | external_node_fs_.constants.O_APPEND | external_node_fs_.constants.O_CREAT | external_node_fs_.constants.O_NOFOLLOW | external_node_fs_.constants.O_NONBLOCK;
+function openLog(file) {
+  try {
+    const fd = (0,external_node_fs_.openSync)(file, LOG_FLAGS, 420);
+    const st = (0,external_node_fs_.fstatSync)(fd);
+    if (st.isFile() && st.nlink === 1) return fd;
+    (0,external_node_fs_.closeSync)(fd);
+  } catch {
+  }
+  (0,external_node_fs_.rmSync)(file, { recursive: true, force: true });
+  return (0,external_node_fs_.openSync)(file, LOG_FLAGS | external_node_fs_.constants.O_EXCL, 420);
+}
 async function runCommand(command, opts) {
   const started = performance.now();
   const killGraceMs = opts.killGraceMs ?? 2e3;
@@ -18904,8 +18916,7 @@ async function runCommand(command, opts) {
   let log = null;
   try {
     await (0,promises_.mkdir)(external_node_path_.dirname(external_node_path_.resolve(opts.logFile)), { recursive: true });
-    const fd = (0,external_node_fs_.openSync)(opts.logFile, external_node_fs_.constants.O_WRONLY | external_node_fs_.constants.O_APPEND | external_node_fs_.constants.O_CREAT | external_node_fs_.constants.O_NOFOLLOW, 420);
-    log = (0,external_node_fs_.createWriteStream)("", { fd });
+    log = (0,external_node_fs_.createWriteStream)("", { fd: openLog(opts.logFile) });
     log.on("error", () => {
     });
   } catch {
@@ -19229,7 +19240,12 @@ const BASE_CONFIG = [
   "-c",
   "gc.auto=0",
   "-c",
-  "maintenance.auto=false"
+  "maintenance.auto=false",
+  // Where Fleet runs as root its directives run as nobody, in working copies made theirs (sandbox.ts): git would
+  // refuse them as owned by someone else. What that check guards against, a repository's own configuration
+  // running programs, Fleet's git is kept from anyway: .git/config is put back as cloned before each call.
+  "-c",
+  "safe.directory=*"
 ];
 const ISOLATED_ENV = {
   GIT_CONFIG_NOSYSTEM: "1",
@@ -20262,11 +20278,17 @@ var private_tmp = __nccwpck_require__(1380);
 var external_node_child_process_ = __nccwpck_require__(1421);
 // EXTERNAL MODULE: external "node:crypto"
 var external_node_crypto_ = __nccwpck_require__(7598);
+// EXTERNAL MODULE: external "node:fs/promises"
+var promises_ = __nccwpck_require__(1455);
 // EXTERNAL MODULE: external "node:os"
 var external_node_os_ = __nccwpck_require__(8161);
+// EXTERNAL MODULE: external "node:url"
+var external_node_url_ = __nccwpck_require__(3136);
 // EXTERNAL MODULE: ./.build/src/local/agent.js
 var agent = __nccwpck_require__(1146);
 ;// CONCATENATED MODULE: ./.build/src/local/sandbox.js
+
+
 
 
 
@@ -20278,11 +20300,11 @@ const RUNNER_COMMAND_FILES = ["GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GIT
 const INIT = [
   "n=4",
   'while [ "$1" != -- ]; do case $1 in',
-  '  -k) [ -d "$2" ] && [ $n -lt 9 ] || exit 125; n=$((n+1)); eval "exec $n<"\\$2""; shift 2;;',
-  '  -t) [ -f "$2" ] || exit 125; exec 4<"$2"; mount -a -c -T /proc/self/fd/4 || exit 125; exec 4<&-; shift 2;;',
+  '  -k) [ -d "$2" ] && [ $n -lt 9 ] || { echo "fleet-sandbox: no folder $2 to mount back" >&2; exit 125; }; n=$((n+1)); eval "exec $n<"\\$2""; shift 2;;',
+  '  -t) [ -f "$2" ] || { echo "fleet-sandbox: no mount table $2" >&2; exit 125; }; exec 4<"$2"; mount -a -c -T /proc/self/fd/4 || exit 125; exec 4<&-; shift 2;;',
   '  -r) mount -c -o remount,bind,ro "$2" || exit 125; shift 2;;',
   '  -c) cd -- "$2" || exit 125; shift 2;;',
-  '  *) mount -t tmpfs -o size=4k,mode=0555,ro fleet-masked "$1" || exit 125; shift;;',
+  "  *) exit 125;;",
   "esac; done; shift",
   'while [ $n -gt 4 ]; do eval "exec $n<&-"; n=$((n-1)); done',
   "exec 3<&0",
@@ -20314,12 +20336,14 @@ function onPath(program, env = process.env) {
   }
   return null;
 }
+const NOBODY = { uid: 65534, gid: 65534 };
 function strategies(opts) {
   const { unshare, setpriv, sudo, uid, gid, masks } = opts;
   const setup = [...NAMESPACES, "--", "/bin/sh", "-c", INIT, "fleet-sandbox"];
   const out = [];
   if (uid === 0) {
-    if (setpriv) out.push({ via: "unshare as root", prefix: [unshare, ...setup], masks, drop: [setpriv, "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--"] });
+    const drop = [setpriv, `--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, "--clear-groups", "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--"];
+    if (setpriv) out.push({ via: `unshare as root, directives as uid ${NOBODY.uid}`, prefix: [unshare, ...setup], masks, drop, runsAs: NOBODY });
     return out;
   }
   out.push({
@@ -20347,29 +20371,157 @@ function mountTable(text, dir) {
   }
   return file;
 }
-function initArgs(opts = {}, masks = [], tableDir) {
-  const hide = (opts.hide ?? []).map((d) => external_node_path_.resolve(d));
-  const inside = (d, h) => d.startsWith(h.endsWith("/") ? h : `${h}/`);
-  const keep = (opts.keep ?? []).map((d) => external_node_path_.resolve(d)).filter((k) => hide.some((h) => inside(k, h)));
-  if (keep.length > 5) throw new RangeError("the sandbox keeps at most 5 folders visible inside hidden ones");
-  const out = [];
-  if (hide.length === 0) {
-    out.push(...masks);
-  } else {
-    for (const k of keep) out.push("-k", k);
-    const holds = (h) => keep.some((k) => inside(k, h));
-    const rows = [
-      ...[...masks, ...hide.filter((h) => !holds(h))].map((d) => `fleet-masked ${fstabField(d)} tmpfs size=4k,mode=0555,ro 0 0`),
-      // Writable until the kept folders' mount points are made in it (X-mount.mkdir), then read-only (-r).
-      ...hide.filter(holds).map((h) => `fleet-masked ${fstabField(h)} tmpfs size=4k,mode=0555 0 0`),
-      ...keep.map((k, i) => `/proc/self/fd/${5 + i} ${fstabField(k)} none rbind,X-mount.mkdir 0 0`)
-    ];
-    out.push("-t", mountTable(`${rows.join("\n")}
-`, tableDir));
-    for (const h of hide.filter(holds)) out.push("-r", h);
+const RANK = { hide: 0, keep: 1, ro: 2 };
+const within = (d, h) => d !== h && d.startsWith(h === "/" ? "/" : `${h}/`);
+function planLayers(layers) {
+  const byPath = /* @__PURE__ */ new Map();
+  for (const l of layers) {
+    const p = external_node_path_.resolve(l.path);
+    const had = byPath.get(p);
+    if (!had || RANK[l.kind] > RANK[had.kind]) byPath.set(p, { ...l, path: p });
   }
-  if (opts.cwd !== void 0) out.push("-c", external_node_path_.resolve(opts.cwd));
+  const depth = (p) => p === "/" ? 0 : p.split("/").length - 1;
+  const sorted = [...byPath.values()].sort((x, y) => depth(x.path) - depth(y.path) || x.path.localeCompare(y.path));
+  const kept = [];
+  for (const layer of sorted) {
+    let around;
+    for (const k of kept) if (within(layer.path, k.layer.path) && (!around || within(k.layer.path, around.layer.path))) around = k;
+    const a = around?.layer.kind;
+    const covered = a === "hide";
+    if (layer.kind === "hide" && covered) continue;
+    if (layer.kind === "ro" && (covered || a === "ro")) continue;
+    if (layer.kind === "keep" && (a === void 0 || a === "keep")) continue;
+    if (around && covered) around.holds = true;
+    kept.push({ layer, mkdir: covered, holds: false });
+  }
+  return kept;
+}
+function initArgs(layers, cwd, tableDir) {
+  const plan = planLayers(layers);
+  const out = [];
+  const rows = [];
+  let fds = 0;
+  for (const { layer, mkdir: mkdir2, holds } of plan) {
+    const at = fstabField(layer.path);
+    if (layer.kind === "hide") {
+      rows.push(`fleet-masked ${at} tmpfs size=4k,mode=0555${holds ? "" : ",ro"} 0 0`);
+      continue;
+    }
+    if (layer.kind === "ro") {
+      rows.push(`${at} ${at} none rbind,ro 0 0`);
+      continue;
+    }
+    if (fds === 5) throw new RangeError("the sandbox mounts at most 5 folders back inside hidden ones");
+    out.push("-k", layer.path);
+    rows.push(`/proc/self/fd/${5 + fds++} ${at} none rbind${mkdir2 ? ",X-mount.mkdir" : ""} 0 0`);
+  }
+  if (rows.length) out.push("-t", mountTable(`${rows.join("\n")}
+`, tableDir));
+  for (const { layer, holds } of plan) if (layer.kind === "hide" && holds) out.push("-r", layer.path);
+  if (cwd !== void 0) out.push("-c", external_node_path_.resolve(cwd));
   return out;
+}
+function searchable(dir, who) {
+  try {
+    const st = (0,external_node_fs_.statSync)(dir);
+    if (st.uid === who.uid) return (st.mode & 64) !== 0;
+    if (st.gid === who.gid) return (st.mode & 8) !== 0;
+    return (st.mode & 1) !== 0;
+  } catch {
+    return false;
+  }
+}
+function writable(dir, who) {
+  try {
+    const st = (0,external_node_fs_.statSync)(dir);
+    if (!st.isDirectory()) return false;
+    if (st.uid === who.uid) return (st.mode & 192) === 192;
+    if (st.gid === who.gid) return (st.mode & 24) === 24;
+    return (st.mode & 3) === 3;
+  } catch {
+    return false;
+  }
+}
+function programFolders() {
+  const fleet = external_node_path_.resolve(external_node_path_.dirname((0,external_node_url_.fileURLToPath)(import.meta.url)), "..", "..");
+  let node = external_node_path_.dirname(external_node_path_.dirname(process.execPath));
+  try {
+    node = external_node_path_.dirname(external_node_path_.dirname((0,external_node_fs_.realpathSync)(process.execPath)));
+  } catch {
+  }
+  return [.../* @__PURE__ */ new Set([fleet, node])].filter((dir) => {
+    try {
+      const st = (0,external_node_fs_.statSync)(dir);
+      return st.uid !== 0 || (st.mode & 18) !== 0;
+    } catch {
+      return false;
+    }
+  });
+}
+function privateHomes(privateDir, key) {
+  const dir = external_node_path_.join(privateDir, "homes", (0,external_node_crypto_.createHash)("sha256").update(external_node_path_.resolve(key)).digest("hex").slice(0, 16));
+  return { dir, home: external_node_path_.join(dir, "home"), tmp: external_node_path_.join(dir, "tmp") };
+}
+function closedOnTheWay(from, to, who) {
+  let at = from;
+  for (const step of external_node_path_.relative(from, to).split(external_node_path_.sep).slice(0, -1)) {
+    at = external_node_path_.join(at, step);
+    if (!searchable(at, who)) return at;
+  }
+  return void 0;
+}
+const MAX_KEPT = 5;
+function viewFor(s, opts, env, privateDir, readOnly = programFolders()) {
+  const layers = [
+    ...[...s.masks, ...opts.hide ?? []].map((p) => ({ kind: "hide", path: p })),
+    ...(opts.keep ?? []).map((p) => ({ kind: "keep", path: p })),
+    ...readOnly.map((p) => ({ kind: "ro", path: p }))
+  ];
+  const who = s.runsAs;
+  if (!who) return { layers, env: {} };
+  for (const p of opts.reach ?? []) if (searchable(p, who)) layers.push({ kind: "keep", path: p });
+  const own = privateHomes(privateDir(), opts.keep?.[0] ?? opts.cwd ?? "/");
+  const set = { HOME: own.home };
+  layers.push({ kind: "keep", path: own.dir });
+  const tmp = env?.TMPDIR;
+  if (tmp && !(external_node_path_.isAbsolute(tmp) && writable(tmp, who))) set.TMPDIR = own.tmp;
+  const keeps = () => new Set(layers.filter((l) => l.kind === "keep").map((l) => external_node_path_.resolve(l.path))).size;
+  for (const dir of (env?.PATH ?? "").split(":")) {
+    if (keeps() >= MAX_KEPT) break;
+    if (!external_node_path_.isAbsolute(dir) || !(0,external_node_fs_.existsSync)(dir)) continue;
+    const closed = closedOnTheWay("/", external_node_path_.join(dir, "x"), who);
+    if (closed === void 0) continue;
+    const inner = external_node_path_.join(closed, external_node_path_.relative(closed, dir).split(external_node_path_.sep)[0]);
+    if (searchable(inner, who)) layers.push({ kind: "keep", path: inner });
+  }
+  const kept = layers.filter((l) => l.kind === "keep").map((l) => external_node_path_.resolve(l.path));
+  for (const p of kept) {
+    const around = kept.filter((q) => within(p, q)).sort((x, y) => y.length - x.length)[0] ?? "/";
+    const closed = closedOnTheWay(around, p, who);
+    if (closed !== void 0) layers.push({ kind: "hide", path: closed });
+  }
+  return { layers, env: set };
+}
+async function makeOwn(dir, who) {
+  const one = async (p) => {
+    const st = await (0,promises_.lstat)(p).catch(() => void 0);
+    if (!st || st.isSymbolicLink()) return;
+    if (st.isFile() && st.nlink > 1) return;
+    if (st.uid !== who.uid || st.gid !== who.gid) await (0,promises_.lchown)(p, who.uid, who.gid);
+    if (!st.isDirectory()) return;
+    const names = await (0,promises_.readdir)(p).catch(() => []);
+    await Promise.all(names.map((n) => one(external_node_path_.join(p, n))));
+  };
+  await one(dir);
+}
+async function makeHomes(homes, who) {
+  await (0,promises_.mkdir)(homes.dir, { recursive: true, mode: 493 });
+  for (const p of [homes.home, homes.tmp]) {
+    await (0,promises_.mkdir)(p, { mode: 448 }).catch((err) => {
+      if (err.code !== "EEXIST") throw err;
+    });
+    await (0,promises_.lchown)(p, who.uid, who.gid);
+  }
 }
 function works(s, masks) {
   let scratch;
@@ -20377,8 +20529,22 @@ function works(s, masks) {
     scratch = (0,external_node_fs_.mkdtempSync)(external_node_path_.join(external_node_os_.tmpdir(), "fleet-probe-"));
     const hidden = external_node_path_.join(scratch, "hidden");
     const kept = external_node_path_.join(hidden, "lanes", "kept");
+    const programs = external_node_path_.join(scratch, "programs");
+    const own = external_node_path_.join(scratch, "own");
     (0,external_node_fs_.mkdirSync)(kept, { recursive: true });
+    (0,external_node_fs_.mkdirSync)(programs);
+    (0,external_node_fs_.chmodSync)(programs, 511);
     (0,external_node_fs_.writeFileSync)(external_node_path_.join(hidden, "other"), "");
+    if (s.runsAs) {
+      const homes = privateHomes(own, kept);
+      (0,external_node_fs_.mkdirSync)(homes.dir, { recursive: true });
+      (0,external_node_fs_.chmodSync)(homes.dir, 493);
+      for (const p of [homes.home, homes.tmp]) {
+        (0,external_node_fs_.mkdirSync)(p, { mode: 448 });
+        (0,external_node_fs_.chownSync)(p, s.runsAs.uid, s.runsAs.gid);
+      }
+      (0,external_node_fs_.chownSync)(kept, s.runsAs.uid, s.runsAs.gid);
+    }
     const pidHidden = process.pid > 50 ? `[ ! -e /proc/${process.pid} ]` : '[ "$(ls /proc | grep -c "^[0-9]")" -lt 10 ]';
     const probe = [
       "grep -q fleet-sandbox /proc/1/cmdline",
@@ -20387,10 +20553,13 @@ function works(s, masks) {
       `[ ! -e ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(hidden, "other"))} ] && [ ! -e ../../other ] && [ "$(ls -A ..)" = kept ]`,
       // `true`, not `:`: a failed redirection of a special built-in ends the shell.
       `true > written && ! { true > ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(hidden, "added"))}; } 2>/dev/null`,
-      // Not root again through a passwordless sudo (root itself stays root, without capabilities).
-      ...process.getuid?.() === 0 ? [] : ["! sudo -n true 2>/dev/null"]
+      `! { true > ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(programs, "planted"))}; } 2>/dev/null`,
+      // Root runs its commands as nobody, in a HOME of their own; a user is not made root again by a passwordless sudo.
+      ...s.runsAs ? [`[ "$(id -u)" = ${s.runsAs.uid} ] && true > "$HOME/written"`] : ["! sudo -n true 2>/dev/null"]
     ].join(" && ");
-    const args = [...s.prefix.slice(1), ...initArgs({ cwd: kept, hide: [hidden], keep: [kept] }, s.masks, scratch), "--", ...s.drop, "/bin/sh", "-c", probe];
+    const view = viewFor(s, { hide: [hidden], keep: [kept] }, {}, () => own, [programs]);
+    const setEnv = Object.keys(view.env).length ? ["/usr/bin/env", ...Object.entries(view.env).map(([k, v]) => `${k}=${v}`)] : [];
+    const args = [...s.prefix.slice(1), ...initArgs(view.layers, kept, scratch), "--", ...s.drop, ...setEnv, "/bin/sh", "-c", probe];
     const r = (0,external_node_child_process_.spawnSync)(s.prefix[0], args, { cwd: kept, stdio: "ignore", timeout: 1e4 });
     return r.status === 0 && (0,external_node_fs_.existsSync)(external_node_path_.join(kept, "written"));
   } catch {
@@ -20399,7 +20568,8 @@ function works(s, masks) {
     if (scratch) (0,external_node_fs_.rmSync)(scratch, { recursive: true, force: true });
   }
 }
-const NONE = (detail) => ({ kind: "none", detail, wrap: (file, args) => ({ file, args: [...args] }) });
+const NONE = (detail) => ({ kind: "none", detail, wrap: (file, args) => ({ file, args: [...args] }), prepare: async () => {
+} });
 function detectSandbox(opts = {}) {
   if (process.platform !== "linux") return NONE(`process isolation needs Linux namespaces; this is ${process.platform}`);
   const unshare = onPath("unshare");
@@ -20415,12 +20585,20 @@ function detectSandbox(opts = {}) {
   return NONE(`no way to start a PID namespace here (tried ${tried}); unprivileged user namespaces may be turned off, and sudo needs a password or is missing`);
 }
 function sandboxOf(s) {
+  const readOnly = programFolders();
   return {
     kind: "pid-namespace",
     detail: s.via,
-    wrap: (file, args, env, opts) => {
-      const restore = s.restoresEnv ? ["/usr/bin/env", ...["PATH", "HOME"].flatMap((k) => env?.[k] !== void 0 ? [`${k}=${env[k]}`] : [])] : [];
-      return { file: s.prefix[0], args: [...s.prefix.slice(1), ...initArgs(opts, s.masks), "--", ...s.drop, ...restore, file, ...args] };
+    wrap: (file, args, env, opts = {}) => {
+      const view = viewFor(s, opts, env, private_tmp/* privateTmp */.F, readOnly);
+      const restore = s.restoresEnv ? Object.fromEntries(["PATH", "HOME"].flatMap((k) => env?.[k] !== void 0 ? [[k, env[k]]] : [])) : {};
+      const set = Object.entries({ ...restore, ...view.env }).map(([k, v]) => `${k}=${v}`);
+      return { file: s.prefix[0], args: [...s.prefix.slice(1), ...initArgs(view.layers, opts.cwd), "--", ...s.drop, ...set.length ? ["/usr/bin/env", ...set] : [], file, ...args] };
+    },
+    prepare: async (opts = {}) => {
+      if (!s.runsAs) return;
+      await makeHomes(privateHomes((0,private_tmp/* privateTmp */.F)(), opts.keep?.[0] ?? opts.cwd ?? "/"), s.runsAs);
+      for (const k of opts.keep ?? []) await makeOwn(k, s.runsAs);
     }
   };
 }
@@ -20618,7 +20796,11 @@ const localExecutor = {
       hide.push(opts.confine.workspace);
       keep.push(opts.confine.lane);
     }
-    return (0,exec/* runCommand */.d)(command, { ...opts, wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide, keep }) });
+    const reach = opts.env.FLEET_FILE_DIR ? [opts.env.FLEET_FILE_DIR] : [];
+    return sandbox.prepare({ cwd: opts.cwd, keep }).then(
+      () => (0,exec/* runCommand */.d)(command, { ...opts, wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide, keep, reach }) }),
+      (err) => ({ exitCode: 125, signal: null, timedOut: false, durationMs: 0, tail: `fleet: the sandbox could not be prepared: ${err.message}` })
+    );
   },
   isolation: (setting) => {
     const { kind, detail } = sandboxFor(setting);

@@ -230,6 +230,10 @@ const BASE_CONFIG = [
   '-c', 'tag.gpgsign=false',
   '-c', 'gc.auto=0',
   '-c', 'maintenance.auto=false',
+  // Where Fleet runs as root its directives run as nobody, in working copies made theirs (sandbox.ts): git would
+  // refuse them as owned by someone else. What that check guards against, a repository's own configuration
+  // running programs, Fleet's git is kept from anyway: .git/config is put back as cloned before each call.
+  '-c', 'safe.directory=*',
 ];
 
 /**

@@ -16,9 +16,15 @@
  * temporary folder (workspace.ts). That costs the same few mounts (two masks,
  * the lane's folder mounted back, a remount read-only) whatever the number of lanes.
  *
+ * What Fleet runs after a command (its own installation, the Node it runs on) is
+ * mounted read-only in the command's view, whoever Fleet runs as.
+ *
  * How, in the order tried (the first whose probe works is kept for the process):
- * - Fleet is root: `unshare` directly; the directive then runs as root without
- *   capabilities (it cannot unmount the masks or load a module).
+ * - Fleet is root: `unshare` directly; the directive then runs as nobody, without
+ *   capabilities: root without them would still own every program Fleet runs
+ *   next. Its lane's folder is made nobody's, it gets a HOME of its own, and the
+ *   folders on its way that nobody could not pass are masked, the way down made
+ *   anew (viewFor).
  * - An unprivileged user namespace: `unshare --user --map-root-user` sets up
  *   the namespaces, then a nested user namespace maps the directive back to
  *   Fleet's own uid, so files it writes are Fleet's user's and it holds no
@@ -28,16 +34,18 @@
  *   back to Fleet's uid and groups.
  * Otherwise directives run without isolation, and the report says so.
  *
- * The directive keeps its HOME and environment: an agent CLI's login under the
- * user's home still works. Fleet's own configuration needs no hiding: its git
- * reads none of the user's (see git.ts), and its credentials live only in
- * its memory and in the environment of its own git calls.
+ * The directive keeps its HOME (but as nobody) and environment: an agent CLI's
+ * login under the user's home still works. Fleet's own configuration needs no
+ * hiding: its git reads none of the user's (see git.ts), and its credentials
+ * live only in its memory and in the environment of its own git calls.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lchown, lstat, mkdir, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { IsolationInfo, IsolationSetting } from '../ports.js';
 import { shellQuote } from './agent.js';
 import { privateTmp } from './private-tmp.js';
@@ -52,12 +60,22 @@ export interface WrapOptions {
   hide?: readonly string[];
   /** Folders inside a hidden one that stay visible at the same path, as they are (writable where they were). */
   keep?: readonly string[];
+  /**
+   * Folders the command reads but does not own (the fleet file's folder): where the command runs as another user
+   * than Fleet, kept reachable through folders that user could not pass, never made its own.
+   */
+  reach?: readonly string[];
 }
 
 /** How one command is started inside the sandbox. */
 export interface Sandbox extends IsolationInfo {
   /** The program and arguments to spawn instead of `file args…` with `env`; identity when there is no isolation. */
   wrap(file: string, args: readonly string[], env?: Record<string, string | undefined>, opts?: WrapOptions): { file: string; args: string[] };
+  /**
+   * Before `wrap`, where the command runs as another user than Fleet (Fleet is root): its kept folders are made that
+   * user's, so that it can write its working copy and nothing else of Fleet's.
+   */
+  prepare(opts?: WrapOptions): Promise<void>;
 }
 
 /** The variables that name the runner's command files (Fleet withholds them; the folder they sit in is masked too). */
@@ -88,11 +106,11 @@ const RUNNER_COMMAND_FILES = ['GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GIT
 const INIT = [
   'n=4',
   'while [ "$1" != -- ]; do case $1 in',
-  '  -k) [ -d "$2" ] && [ $n -lt 9 ] || exit 125; n=$((n+1)); eval "exec $n<\"\\$2\""; shift 2;;',
-  '  -t) [ -f "$2" ] || exit 125; exec 4<"$2"; mount -a -c -T /proc/self/fd/4 || exit 125; exec 4<&-; shift 2;;',
+  '  -k) [ -d "$2" ] && [ $n -lt 9 ] || { echo "fleet-sandbox: no folder $2 to mount back" >&2; exit 125; }; n=$((n+1)); eval "exec $n<\"\\$2\""; shift 2;;',
+  '  -t) [ -f "$2" ] || { echo "fleet-sandbox: no mount table $2" >&2; exit 125; }; exec 4<"$2"; mount -a -c -T /proc/self/fd/4 || exit 125; exec 4<&-; shift 2;;',
   '  -r) mount -c -o remount,bind,ro "$2" || exit 125; shift 2;;',
   '  -c) cd -- "$2" || exit 125; shift 2;;',
-  '  *) mount -t tmpfs -o size=4k,mode=0555,ro fleet-masked "$1" || exit 125; shift;;',
+  '  *) exit 125;;',
   'esac; done; shift',
   'while [ $n -gt 4 ]; do eval "exec $n<&-"; n=$((n-1)); done',
   'exec 3<&0',
@@ -140,6 +158,14 @@ function onPath(program: string, env: NodeJS.ProcessEnv = process.env): string |
   return null;
 }
 
+/**
+ * Who a directive runs as when Fleet is root: nobody. As root without capabilities it would still own every file
+ * root owns: the git, setsid, node and Fleet's own code that Fleet runs after it, /etc/ld.so.preload, the sysctls
+ * under /proc/sys. Dropped to an unprivileged uid it can write only what is made its own (its lane's folder) and
+ * a private HOME.
+ */
+export const NOBODY = { uid: 65534, gid: 65534 } as const;
+
 /** How each way in starts a command: `prefix`, INIT's arguments (`masks` and the command's own), `--`, `drop`, the command. */
 export interface Strategy {
   via: string;
@@ -151,6 +177,8 @@ export interface Strategy {
   drop: string[];
   /** sudo resets PATH (secure_path) and may reset HOME: they are set again for the command. */
   restoresEnv?: boolean;
+  /** The user the command runs as, when not Fleet's own (Fleet is root): see NOBODY. */
+  runsAs?: { uid: number; gid: number };
 }
 
 export function strategies(opts: { unshare: string; setpriv: string | null; sudo: string | null; uid: number; gid: number; masks: string[] }): Strategy[] {
@@ -158,7 +186,8 @@ export function strategies(opts: { unshare: string; setpriv: string | null; sudo
   const setup = [...NAMESPACES, '--', '/bin/sh', '-c', INIT, 'fleet-sandbox'];
   const out: Strategy[] = [];
   if (uid === 0) {
-    if (setpriv) out.push({ via: 'unshare as root', prefix: [unshare, ...setup], masks, drop: [setpriv, '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all', '--'] });
+    const drop = [setpriv!, `--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, '--clear-groups', '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all', '--'];
+    if (setpriv) out.push({ via: `unshare as root, directives as uid ${NOBODY.uid}`, prefix: [unshare, ...setup], masks, drop, runsAs: NOBODY });
     return out;
   }
   out.push({
@@ -200,40 +229,239 @@ function mountTable(text: string, dir?: string): string {
 }
 
 /**
- * INIT's arguments for one command (see INIT), given the sandbox's own masks. Without folders to hide, each mask
- * is a `mount` of its own; with them, one `mount -a` of a table makes every mask and mounts the kept folders back,
- * and one more makes the masks they sit in read-only: two `mount` calls however many folders. Throws when asked
- * for what INIT cannot do. `tableDir`: where the table goes, if not in Fleet's private folder (the probe's own).
+ * One mount a command's view gets:
+ * - `hide`: an empty read-only tmpfs over the folder;
+ * - `keep`: the folder itself, mounted back (writable where it was) inside a hidden or read-only one;
+ * - `ro`: the folder itself, read-only (Fleet's installation, Node's).
  */
-export function initArgs(opts: WrapOptions = {}, masks: readonly string[] = [], tableDir?: string): string[] {
-  const hide = (opts.hide ?? []).map((d) => path.resolve(d));
-  const inside = (d: string, h: string) => d.startsWith(h.endsWith('/') ? h : `${h}/`);
-  // A kept folder not inside a hidden one is visible anyway.
-  const keep = (opts.keep ?? []).map((d) => path.resolve(d)).filter((k) => hide.some((h) => inside(k, h)));
-  if (keep.length > 5) throw new RangeError('the sandbox keeps at most 5 folders visible inside hidden ones');
-  const out: string[] = [];
-  if (hide.length === 0) {
-    out.push(...masks);
-  } else {
-    for (const k of keep) out.push('-k', k);
-    const holds = (h: string) => keep.some((k) => inside(k, h));
-    const rows = [
-      ...[...masks, ...hide.filter((h) => !holds(h))].map((d) => `fleet-masked ${fstabField(d)} tmpfs size=4k,mode=0555,ro 0 0`),
-      // Writable until the kept folders' mount points are made in it (X-mount.mkdir), then read-only (-r).
-      ...hide.filter(holds).map((h) => `fleet-masked ${fstabField(h)} tmpfs size=4k,mode=0555 0 0`),
-      ...keep.map((k, i) => `/proc/self/fd/${5 + i} ${fstabField(k)} none rbind,X-mount.mkdir 0 0`),
-    ];
-    out.push('-t', mountTable(`${rows.join('\n')}\n`, tableDir));
-    for (const h of hide.filter(holds)) out.push('-r', h);
+export interface Layer {
+  kind: 'hide' | 'keep' | 'ro';
+  path: string;
+}
+
+/** At one path, the layer that wins: read-only over writable, what is kept over a mask. */
+const RANK = { hide: 0, keep: 1, ro: 2 } as const;
+const within = (d: string, h: string) => d !== h && d.startsWith(h === '/' ? '/' : `${h}/`);
+
+/**
+ * The layers that change what the command sees, shallower first, each with whether its mount point must be made
+ * (it sits in a hidden folder: made in the mask's fresh tmpfs, never on a disk a command can write) and whether a
+ * mask must stay writable until what sits in it is mounted. A mask or read-only folder inside a mask adds nothing; so
+ * does a kept folder already visible as it is.
+ */
+export function planLayers(layers: readonly Layer[]): { layer: Layer; mkdir: boolean; holds: boolean }[] {
+  const byPath = new Map<string, Layer>();
+  for (const l of layers) {
+    const p = path.resolve(l.path);
+    const had = byPath.get(p);
+    if (!had || RANK[l.kind] > RANK[had.kind]) byPath.set(p, { ...l, path: p });
   }
-  if (opts.cwd !== undefined) out.push('-c', path.resolve(opts.cwd));
+  const depth = (p: string) => (p === '/' ? 0 : p.split('/').length - 1);
+  const sorted = [...byPath.values()].sort((x, y) => depth(x.path) - depth(y.path) || x.path.localeCompare(y.path));
+  const kept: { layer: Layer; mkdir: boolean; holds: boolean }[] = [];
+  for (const layer of sorted) {
+    let around: { layer: Layer; holds: boolean } | undefined;
+    for (const k of kept) if (within(layer.path, k.layer.path) && (!around || within(k.layer.path, around.layer.path))) around = k;
+    const a = around?.layer.kind;
+    const covered = a === 'hide';
+    if (layer.kind === 'hide' && covered) continue;
+    if (layer.kind === 'ro' && (covered || a === 'ro')) continue;
+    if (layer.kind === 'keep' && (a === undefined || a === 'keep')) continue;
+    if (around && covered) around.holds = true;
+    kept.push({ layer, mkdir: covered, holds: false });
+  }
+  return kept;
+}
+
+/**
+ * INIT's arguments for one command (see INIT): one `mount -a` of a table that makes every layer, shallowest first,
+ * the folders mounted back opened beforehand; a remount read-only of each mask something was mounted inside; the
+ * folder to start in. Throws when asked for what INIT cannot do. `tableDir`: where the table goes, if not in
+ * Fleet's private folder (the probe's own).
+ */
+export function initArgs(layers: readonly Layer[], cwd?: string, tableDir?: string): string[] {
+  const plan = planLayers(layers);
+  const out: string[] = [];
+  const rows: string[] = [];
+  let fds = 0;
+  for (const { layer, mkdir, holds } of plan) {
+    const at = fstabField(layer.path);
+    if (layer.kind === 'hide') {
+      rows.push(`fleet-masked ${at} tmpfs size=4k,mode=0555${holds ? '' : ',ro'} 0 0`);
+      continue;
+    }
+    if (layer.kind === 'ro') {
+      rows.push(`${at} ${at} none rbind,ro 0 0`);
+      continue;
+    }
+    // A folder mounted back is opened before any mount: by then its path may lead into a mask.
+    if (fds === 5) throw new RangeError('the sandbox mounts at most 5 folders back inside hidden ones');
+    out.push('-k', layer.path);
+    rows.push(`/proc/self/fd/${5 + fds++} ${at} none rbind${mkdir ? ',X-mount.mkdir' : ''} 0 0`);
+  }
+  if (rows.length) out.push('-t', mountTable(`${rows.join('\n')}\n`, tableDir));
+  for (const { layer, holds } of plan) if (layer.kind === 'hide' && holds) out.push('-r', layer.path);
+  if (cwd !== undefined) out.push('-c', path.resolve(cwd));
   return out;
+}
+
+/** True when `who` may pass through folder `dir` (search permission), as the kernel decides for an unprivileged user. */
+function searchable(dir: string, who: { uid: number; gid: number }): boolean {
+  try {
+    const st = statSync(dir);
+    if (st.uid === who.uid) return (st.mode & 0o100) !== 0;
+    if (st.gid === who.gid) return (st.mode & 0o010) !== 0;
+    return (st.mode & 0o001) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** True when `who` may make files in `dir`. */
+function writable(dir: string, who: { uid: number; gid: number }): boolean {
+  try {
+    const st = statSync(dir);
+    if (!st.isDirectory()) return false;
+    if (st.uid === who.uid) return (st.mode & 0o300) === 0o300;
+    if (st.gid === who.gid) return (st.mode & 0o030) === 0o030;
+    return (st.mode & 0o003) === 0o003;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The folders a command must not be able to change, since Fleet runs what is in them after it: Fleet's own
+ * installation (the folder holding dist/ or src/: a global npm install, the npx cache, a runner's actions folder)
+ * and Node's (on a runner, its own node, which later steps of the job run too), where they belong to a user (or
+ * others may write them). A folder of root's that only root writes needs no mount: no directive is root (as root,
+ * Fleet runs them as nobody), and neither does everything else Fleet runs, the system's programs.
+ */
+export function programFolders(): string[] {
+  const fleet = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+  let node = path.dirname(path.dirname(process.execPath));
+  try {
+    node = path.dirname(path.dirname(realpathSync(process.execPath)));
+  } catch {
+    /* the path as started */
+  }
+  return [...new Set([fleet, node])].filter((dir) => {
+    try {
+      const st = statSync(dir);
+      return st.uid !== 0 || (st.mode & 0o022) !== 0;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Where a command run as another user keeps its HOME and TMPDIR: two folders of that user's, one pair per lane (per
+ * kept folder), in Fleet's private folder. Per lane, so that one lane's directive cannot leave an `.npmrc` or an
+ * agent's settings for another's.
+ */
+export function privateHomes(privateDir: string, key: string): { dir: string; home: string; tmp: string } {
+  const dir = path.join(privateDir, 'homes', createHash('sha256').update(path.resolve(key)).digest('hex').slice(0, 16));
+  return { dir, home: path.join(dir, 'home'), tmp: path.join(dir, 'tmp') };
+}
+
+/** The first folder on the way from `from` (exclusive) down to `to` (exclusive) that `who` cannot pass, if any. */
+function closedOnTheWay(from: string, to: string, who: { uid: number; gid: number }): string | undefined {
+  let at = from;
+  for (const step of path.relative(from, to).split(path.sep).slice(0, -1)) {
+    at = path.join(at, step);
+    if (!searchable(at, who)) return at;
+  }
+  return undefined;
+}
+
+/** How many folders INIT can mount back (descriptors 5 to 9: the shell's redirections take one digit). */
+const MAX_KEPT = 5;
+
+/**
+ * What one command sees: the sandbox's own masks, the folders the command hides and keeps, the program folders
+ * read-only; and, where it runs as another user (`runsAs`), a HOME of its own (and TMPDIR, where that user cannot
+ * write the one it was given), kept visible at their own paths in Fleet's private folder and named in `env`, and
+ * every folder it must reach made passable: the highest folder on the way that the user could not pass is hidden,
+ * and the way down made anew inside the mask.
+ */
+export function viewFor(
+  s: Pick<Strategy, 'masks' | 'runsAs'>,
+  opts: WrapOptions,
+  env: Record<string, string | undefined> | undefined,
+  privateDir: () => string,
+  readOnly: readonly string[] = programFolders(),
+): { layers: Layer[]; env: Record<string, string> } {
+  const layers: Layer[] = [
+    ...[...s.masks, ...(opts.hide ?? [])].map((p) => ({ kind: 'hide' as const, path: p })),
+    ...(opts.keep ?? []).map((p) => ({ kind: 'keep' as const, path: p })),
+    ...readOnly.map((p) => ({ kind: 'ro' as const, path: p })),
+  ];
+  const who = s.runsAs;
+  if (!who) return { layers, env: {} };
+  // A folder the user cannot pass itself is of no use kept, and would stand in the way of what is kept inside it.
+  for (const p of opts.reach ?? []) if (searchable(p, who)) layers.push({ kind: 'keep', path: p });
+  const own = privateHomes(privateDir(), opts.keep?.[0] ?? opts.cwd ?? '/');
+  const set: Record<string, string> = { HOME: own.home };
+  layers.push({ kind: 'keep', path: own.dir });
+  const tmp = env?.TMPDIR;
+  if (tmp && !(path.isAbsolute(tmp) && writable(tmp, who))) set.TMPDIR = own.tmp;
+  // Programs on the command's PATH that sit under a folder the user cannot pass (what is installed in root's home:
+  // the agent CLI a runner's leg installed, pyenv, rustup): the folder just inside the closed one is kept visible, as
+  // far as INIT can keep folders, the first on PATH first.
+  const keeps = () => new Set(layers.filter((l) => l.kind === 'keep').map((l) => path.resolve(l.path))).size;
+  for (const dir of (env?.PATH ?? '').split(':')) {
+    if (keeps() >= MAX_KEPT) break;
+    if (!path.isAbsolute(dir) || !existsSync(dir)) continue;
+    const closed = closedOnTheWay('/', path.join(dir, 'x'), who);
+    if (closed === undefined) continue;
+    const inner = path.join(closed, path.relative(closed, dir).split(path.sep)[0]!);
+    if (searchable(inner, who)) layers.push({ kind: 'keep', path: inner });
+  }
+  const kept = layers.filter((l) => l.kind === 'keep').map((l) => path.resolve(l.path));
+  for (const p of kept) {
+    // From the deepest folder kept around p (its content is what that mount shows), down to p.
+    const around = kept.filter((q) => within(p, q)).sort((x, y) => y.length - x.length)[0] ?? '/';
+    const closed = closedOnTheWay(around, p, who);
+    if (closed !== undefined) layers.push({ kind: 'hide', path: closed });
+  }
+  return { layers, env: set };
+}
+
+/**
+ * Makes `dir` and everything in it `who`'s own, before a command that runs as `who`: never through a link, and never a
+ * file with more than one name (a hard link to a file of root's, planted where a kernel allows it, would make that
+ * file the command's). Nothing of `who`'s runs meanwhile: a sandboxed command's processes end with it.
+ */
+export async function makeOwn(dir: string, who: { uid: number; gid: number }): Promise<void> {
+  const one = async (p: string): Promise<void> => {
+    const st = await lstat(p).catch(() => undefined);
+    if (!st || st.isSymbolicLink()) return;
+    if (st.isFile() && st.nlink > 1) return;
+    if (st.uid !== who.uid || st.gid !== who.gid) await lchown(p, who.uid, who.gid);
+    if (!st.isDirectory()) return;
+    const names = await readdir(p).catch(() => [] as string[]);
+    await Promise.all(names.map((n) => one(path.join(p, n))));
+  };
+  await one(dir);
+}
+
+/** Makes the private HOME and TMPDIR of privateHomes, `who`'s, in folders of root's that `who` cannot change. */
+async function makeHomes(homes: { dir: string; home: string; tmp: string }, who: { uid: number; gid: number }): Promise<void> {
+  await mkdir(homes.dir, { recursive: true, mode: 0o755 });
+  for (const p of [homes.home, homes.tmp]) {
+    await mkdir(p, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+    await lchown(p, who.uid, who.gid);
+  }
 }
 
 /**
  * True when the strategy starts a command as the first child of a new namespace's PID 1, whose /proc shows only
- * them, with every mask in place, and with a folder hidden but for a folder kept inside it: what the command sees
- * there, and from its working folder, is only the kept folder, written through, and nothing can be added beside it.
+ * them, with every mask in place, with a folder hidden but for a folder kept inside it (what the command sees
+ * there, and from its working folder, is only the kept folder, written through, and nothing can be added beside it),
+ * and a program folder it cannot write; as root, run as nobody, with a private HOME of its own.
  */
 export function works(s: Strategy, masks: string[]): boolean {
   let scratch: string | undefined;
@@ -241,8 +469,22 @@ export function works(s: Strategy, masks: string[]): boolean {
     scratch = mkdtempSync(path.join(os.tmpdir(), 'fleet-probe-'));
     const hidden = path.join(scratch, 'hidden');
     const kept = path.join(hidden, 'lanes', 'kept');
+    const programs = path.join(scratch, 'programs');
+    const own = path.join(scratch, 'own');
     mkdirSync(kept, { recursive: true });
+    mkdirSync(programs);
+    chmodSync(programs, 0o777); // only the mount stops a write
     writeFileSync(path.join(hidden, 'other'), '');
+    if (s.runsAs) {
+      const homes = privateHomes(own, kept);
+      mkdirSync(homes.dir, { recursive: true });
+      chmodSync(homes.dir, 0o755);
+      for (const p of [homes.home, homes.tmp]) {
+        mkdirSync(p, { mode: 0o700 });
+        chownSync(p, s.runsAs.uid, s.runsAs.gid);
+      }
+      chownSync(kept, s.runsAs.uid, s.runsAs.gid);
+    }
     // A password prompt would wait for ever: sudo -n fails instead, and the probe has a timeout besides.
     // Fleet's own pid must be missing from the namespace's /proc (a pid that small could exist there too: then count).
     const pidHidden = process.pid > 50 ? `[ ! -e /proc/${process.pid} ]` : '[ "$(ls /proc | grep -c "^[0-9]")" -lt 10 ]';
@@ -253,10 +495,13 @@ export function works(s: Strategy, masks: string[]): boolean {
       `[ ! -e ${shellQuote(path.join(hidden, 'other'))} ] && [ ! -e ../../other ] && [ "$(ls -A ..)" = kept ]`,
       // `true`, not `:`: a failed redirection of a special built-in ends the shell.
       `true > written && ! { true > ${shellQuote(path.join(hidden, 'added'))}; } 2>/dev/null`,
-      // Not root again through a passwordless sudo (root itself stays root, without capabilities).
-      ...(process.getuid?.() === 0 ? [] : ['! sudo -n true 2>/dev/null']),
+      `! { true > ${shellQuote(path.join(programs, 'planted'))}; } 2>/dev/null`,
+      // Root runs its commands as nobody, in a HOME of their own; a user is not made root again by a passwordless sudo.
+      ...(s.runsAs ? [`[ "$(id -u)" = ${s.runsAs.uid} ] && true > "$HOME/written"`] : ['! sudo -n true 2>/dev/null']),
     ].join(' && ');
-    const args = [...s.prefix.slice(1), ...initArgs({ cwd: kept, hide: [hidden], keep: [kept] }, s.masks, scratch), '--', ...s.drop, '/bin/sh', '-c', probe];
+    const view = viewFor(s, { hide: [hidden], keep: [kept] }, {}, () => own, [programs]);
+    const setEnv = Object.keys(view.env).length ? ['/usr/bin/env', ...Object.entries(view.env).map(([k, v]) => `${k}=${v}`)] : [];
+    const args = [...s.prefix.slice(1), ...initArgs(view.layers, kept, scratch), '--', ...s.drop, ...setEnv, '/bin/sh', '-c', probe];
     const r = spawnSync(s.prefix[0]!, args, { cwd: kept, stdio: 'ignore', timeout: 10_000 });
     return r.status === 0 && existsSync(path.join(kept, 'written'));
   } catch {
@@ -267,7 +512,7 @@ export function works(s: Strategy, masks: string[]): boolean {
 }
 
 
-const NONE = (detail: string): Sandbox => ({ kind: 'none', detail, wrap: (file, args) => ({ file, args: [...args] }) });
+const NONE = (detail: string): Sandbox => ({ kind: 'none', detail, wrap: (file, args) => ({ file, args: [...args] }), prepare: async () => {} });
 
 /** Finds the first way in that works on this machine, or says why there is none. */
 export function detectSandbox(opts: SandboxOptions = {}): Sandbox {
@@ -287,12 +532,21 @@ export function detectSandbox(opts: SandboxOptions = {}): Sandbox {
 
 /** The sandbox a strategy gives. */
 export function sandboxOf(s: Strategy): Sandbox {
+  const readOnly = programFolders();
   return {
     kind: 'pid-namespace',
     detail: s.via,
-    wrap: (file, args, env, opts) => {
-      const restore = s.restoresEnv ? ['/usr/bin/env', ...(['PATH', 'HOME'] as const).flatMap((k) => (env?.[k] !== undefined ? [`${k}=${env[k]}`] : []))] : [];
-      return { file: s.prefix[0]!, args: [...s.prefix.slice(1), ...initArgs(opts, s.masks), '--', ...s.drop, ...restore, file, ...args] };
+    wrap: (file, args, env, opts = {}) => {
+      const view = viewFor(s, opts, env, privateTmp, readOnly);
+      // sudo resets PATH (secure_path) and may reset HOME; nobody gets a HOME (and TMPDIR) of its own.
+      const restore = s.restoresEnv ? Object.fromEntries((['PATH', 'HOME'] as const).flatMap((k) => (env?.[k] !== undefined ? [[k, env[k]!]] : []))) : {};
+      const set = Object.entries({ ...restore, ...view.env }).map(([k, v]) => `${k}=${v}`);
+      return { file: s.prefix[0]!, args: [...s.prefix.slice(1), ...initArgs(view.layers, opts.cwd), '--', ...s.drop, ...(set.length ? ['/usr/bin/env', ...set] : []), file, ...args] };
+    },
+    prepare: async (opts = {}) => {
+      if (!s.runsAs) return;
+      await makeHomes(privateHomes(privateTmp(), opts.keep?.[0] ?? opts.cwd ?? '/'), s.runsAs);
+      for (const k of opts.keep ?? []) await makeOwn(k, s.runsAs);
     },
   };
 }

@@ -255,7 +255,13 @@ export const localExecutor: Executor = {
       hide.push(opts.confine.workspace);
       keep.push(opts.confine.lane);
     }
-    return runCommand(command, { ...opts, wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide, keep }) });
+    // The fleet file's folder (templates, scripts the directive runs): where root's commands run as nobody, kept
+    // reachable through folders nobody cannot pass.
+    const reach = opts.env.FLEET_FILE_DIR ? [opts.env.FLEET_FILE_DIR] : [];
+    return sandbox.prepare({ cwd: opts.cwd, keep }).then(
+      () => runCommand(command, { ...opts, wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide, keep, reach }) }),
+      (err: Error) => ({ exitCode: 125, signal: null, timedOut: false, durationMs: 0, tail: `fleet: the sandbox could not be prepared: ${err.message}` }),
+    );
   },
   isolation: (setting) => {
     const { kind, detail } = sandboxFor(setting);

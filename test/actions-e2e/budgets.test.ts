@@ -4,8 +4,8 @@
  * later wave adds up one listing of them before its lanes start. The agent is review-agent.mjs under the claude preset
  * (each run reports $0.01, as Claude Code's JSON result does).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tempDir } from '../integration/helpers.js';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FAKE_AGENTS } from '../support/repos.js';
@@ -20,7 +20,8 @@ let s: RunSummary;
 let planDir: string;
 
 beforeAll(async () => {
-  planDir = mkdtempSync(join(tmpdir(), 'fleet-budget-plan-'));
+  // Read by the fake agents, which run as nobody where the suite runs as root: open to every user.
+  planDir = tempDir('fleet-budget-plan-');
   const plan = join(planDir, 'plan.json');
   writeFileSync(plan, JSON.stringify({ write: { 'NOTES.md': 'spent\n' } }));
   w = await startWorld({

@@ -3,9 +3,9 @@
  * waves in a relay artifact (`fleet-relay-<lane>.a<attempt>`) its leg uploads beside the lane's artifact, and a leg of
  * a later wave job downloads the relay artifacts of earlier waves before its lanes start.
  */
+import { tempDir } from '../integration/helpers.js';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FAKE_AGENTS } from '../support/repos.js';
@@ -20,7 +20,8 @@ let s: RunSummary;
 let planDir: string;
 
 beforeAll(async () => {
-  planDir = mkdtempSync(join(tmpdir(), 'fleet-relay-plan-'));
+  // Read by the fake agents, which run as nobody where the suite runs as root: open to every user.
+  planDir = tempDir('fleet-relay-plan-');
   const plan = join(planDir, 'plan.json');
   writeFileSync(plan, JSON.stringify({ write: { 'NOTES.md': 'b\n' }, discoveries: ['The config lives in conf/app.json.', 'Tests need TZ=UTC.'], record: join(planDir, 'prompt') }));
   w = await startWorld({

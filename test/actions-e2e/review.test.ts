@@ -4,6 +4,7 @@
  * reaches its cap hands a draft PR to a person and its dependent does not start; the report job's summary shows the
  * review; and a lens that quotes the agent key gets it scrubbed before Fleet keeps a word of it.
  */
+import { tempDir } from '../integration/helpers.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,7 +24,8 @@ let s: RunSummary;
 let planDir: string;
 
 beforeAll(async () => {
-  planDir = mkdtempSync(join(tmpdir(), 'fleet-review-plan-'));
+  // Read by the fake agents, which run as nobody where the suite runs as root: open to every user.
+  planDir = tempDir('fleet-review-plan-');
   const plan = join(planDir, 'plan.json');
   writeFileSync(
     plan,

@@ -120,7 +120,9 @@ describe("a lane commit's signature", () => {
     writeFileSync(join(home, '.gitconfig'), `[user]\n\tname = Ada\n\temail = ada@example.com\n\tsigningkey = ${key}.pub\n[gpg]\n\tformat = ssh\n[commit]\n\tgpgsign = true\n`);
     const hostile = `[user]\n\tname = Mallory\n\temail = mallory@example.com\n\tsigningkey = ${planted}.pub\n[gpg]\n\tformat = ssh\n[gpg "ssh"]\n\tprogram = ${evil}\n[commit]\n\tgpgsign = true\n`;
     writeFileSync(join(dir, 'hostile.gitconfig'), hostile);
-    writeFileSync(join(dir, 'fleet.yml'), 'name: stamp\ndirective: stamp\nrun: cp "$FLEET_FILE_DIR/hostile.gitconfig" "$HOME/.gitconfig" && echo stamped > STAMP.md\ntargets:\n  - repo: ./svc.git\n');
+    // isolation: off: the directive writes Fleet's own HOME, as it can wherever Fleet does not run as root (as root
+    // it gets a HOME of its own). What is under test is Fleet's git, which reads the configuration once, at the start.
+    writeFileSync(join(dir, 'fleet.yml'), 'name: stamp\ndirective: stamp\nisolation: off\nrun: cp "$FLEET_FILE_DIR/hostile.gitconfig" "$HOME/.gitconfig" && echo stamped > STAMP.md\ntargets:\n  - repo: ./svc.git\n');
     const r = fleet(['run', 'fleet.yml', '--quiet']);
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(join(home, '.gitconfig'), 'utf8')).toBe(hostile);

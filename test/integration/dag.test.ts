@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo, readRemoteFile, remoteHead } from '../support/repos.js';
-import { fleet, lane, readEvents, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
+import { fleet, lane, readEvents, readManifest, removeDir, runArgs, tempDir, TRUST_REPOS, writeFleetFile } from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -17,7 +17,7 @@ describe('dependency chain', () => {
   it('a → b → c across three repositories: each starts after the one before is pushed; waves 0,1,2 (1,2,3 in the report)', async () => {
     const repos = { a: await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false }), b: await createRepo(dir, 'b', { 'README.md': '# b\n' }, { clone: false }), c: await createRepo(dir, 'c', { 'README.md': '# c\n' }, { clone: false }) };
     // Each directive records what it can see of its dependency's branch on the remote when it runs.
-    const see = (dep: string) => `git ls-remote ${join(dir, `${dep}.git`)} refs/heads/fleet/chain/${dep} | cut -f1 > SEEN-${dep}`;
+    const see = (dep: string) => `${TRUST_REPOS}; git ls-remote ${join(dir, `${dep}.git`)} refs/heads/fleet/chain/${dep} | cut -f1 > SEEN-${dep}`;
     const file = writeFleetFile(dir, {
       name: 'chain',
       directive: 'append',

@@ -4,7 +4,7 @@
  * behind (manifest, events, lane results, remotes) with real git.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -43,14 +43,35 @@ export function tsxLoader(): string {
   return pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 }
 
-/** A fresh temporary folder (realpath'd, so paths compare equal on macOS too). */
+/**
+ * A fresh temporary folder (realpath'd, so paths compare equal on macOS too), open to every user: where the suite
+ * runs as root, Fleet runs directives as nobody (docs/security.md), and the tests' directives and fake agents read
+ * and write files of the test's here, as a user's directives do in a folder they share.
+ */
 export function tempDir(prefix = 'fleet-it-'): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  chmodSync(dir, 0o777);
+  return dir;
 }
 
 export function removeDir(dir: string | undefined): void {
   if (dir) rmSync(dir, { recursive: true, force: true });
 }
+
+/**
+ * Lets a test's directives write `path` (a remote they push to as someone else would): where the suite runs as root,
+ * they run as nobody. Their git then needs TRUST_REPOS for a repository of root's.
+ */
+export function openToDirectives(path: string): void {
+  execFileSync('chmod', ['-R', 'a+rwX', path]);
+}
+
+/**
+ * Shell text a test's directive starts with to use a repository of the test's with its own git: where the suite runs
+ * as root the directive runs as nobody, and git refuses a repository of someone else's unless told in its global
+ * configuration (a `-c` does not reach the git on the other side of a local clone or push).
+ */
+export const TRUST_REPOS = 'export GIT_CONFIG_GLOBAL="$FLEET_LANE_DIR/test.gitconfig"; git config --global safe.directory "*"';
 
 /** Writes a fleet file as YAML and returns its path. */
 export function writeFleetFile(dir: string, spec: Record<string, unknown>, name = 'fleet.yml'): string {
@@ -69,7 +90,8 @@ export function git(cwd: string, ...args: string[]): string {
     GIT_COMMITTER_EMAIL: 'test@example.invalid',
   };
   for (const k of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_CEILING_DIRECTORIES']) delete env[k];
-  return execFileSync('git', ['-c', 'commit.gpgsign=false', '-c', 'init.defaultBranch=main', ...args], {
+  // safe.directory: where the suite runs as root, the working copies Fleet's directives ran in are nobody's.
+  return execFileSync('git', ['-c', 'commit.gpgsign=false', '-c', 'init.defaultBranch=main', '-c', 'safe.directory=*', ...args], {
     cwd,
     env,
     encoding: 'utf8',

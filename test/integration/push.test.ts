@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commitToRemote, createRepo, readRemoteFile, remoteBranches, remoteHead } from '../support/repos.js';
-import { commitFiles, fleet, lane, readEvents, readManifest, removeDir, runArgs, sq, tempDir, writeFleetFile } from './helpers.js';
+import { commitFiles, fleet, lane, openToDirectives, readEvents, TRUST_REPOS, readManifest, removeDir, runArgs, sq, tempDir, writeFleetFile } from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -19,6 +19,7 @@ const files = { 'README.md': '# r\n', 'src/a.js': 'a\n', 'docs/guide.md': 'guide
 function foreignPush(remote: string, branch: string, from: 'base' | 'branch'): string {
   const clone = `"$FLEET_LANE_DIR/foreign"`;
   return [
+    TRUST_REPOS,
     `git clone -q ${sq(remote)} ${clone}`,
     `cd ${clone}`,
     from === 'branch' ? `git checkout -q -B ${sq(branch)} origin/${sq(branch)}` : `git checkout -q -b ${sq(branch)}`,
@@ -87,6 +88,7 @@ describe('pushing', () => {
   it('a lane branch created on the remote by someone else while the directive ran: push-rejected, the foreign commit kept', async () => {
     const repo = await createRepo(dir, 'race', files, { clone: false });
     const branch = 'fleet/race/race';
+    openToDirectives(repo.remote);
     const file = writeFleetFile(dir, {
       name: 'race',
       directive: 'edit',
@@ -112,6 +114,7 @@ describe('pushing', () => {
     const branch = 'fleet/race2/race';
     // An earlier run left the branch (its commit carries the lane's trailers); someone then pushes on top of it during this run.
     const earlier = await commitToRemote(repo.remote, branch, { 'README.md': '# r\nold\n' }, { from: repo.commit, message: 'edit\n\nedit\n\nFleet-Id: race2\nFleet-Lane: race\n' });
+    openToDirectives(repo.remote);
     const file = writeFleetFile(dir, {
       name: 'race2',
       directive: 'edit',

@@ -132,7 +132,9 @@ describe('secrets', () => {
     mkdirSync(home);
     const leak = join(dir, 'leak-global');
     const run = `git config --global core.fsmonitor ${sq(`env >> ${leak}; exit 1`)} && echo changed >> README.md`;
-    const file = writeFleetFile(dir, { name: 'global', directive: 'meddle', run, max_retries: 0, targets: [{ repo: './r.git' }] });
+    // isolation: off: the directive writes Fleet's own HOME, as it can wherever Fleet does not run as root (as root it
+    // gets a HOME of its own). What is under test is Fleet's git, which reads none of the user's configuration.
+    const file = writeFleetFile(dir, { name: 'global', directive: 'meddle', run, max_retries: 0, isolation: 'off', targets: [{ repo: './r.git' }] });
     const ws = join(dir, 'ws');
     const root = resolve(import.meta.dirname, '../..');
     const loader = tsxLoader();

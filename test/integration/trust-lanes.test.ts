@@ -97,10 +97,12 @@ describe.runIf(process.platform === 'linux' && processSandbox().kind !== 'none')
       expect(out, who).toContain('B-LOG:[0]');
       expect(out, who).not.toContain('B-WRITTEN');
       expect(out, who).not.toContain('WS-WRITTEN');
-      // Fleet's private folder is there, as an empty folder nothing can be written to.
+      // Fleet's private folder is there, as an empty folder nothing can be written to; as root, but for the way down
+      // to the lane's own HOME there (test/integration/trust-programs.test.ts).
       const folders = out.match(/^GIT-FOLDER:\[.*\]$/gm) ?? [];
       expect(folders.length, `${who}: ${out}`).toBeGreaterThan(0);
-      expect(folders.every((f) => f === 'GIT-FOLDER:[]'), `${who}: ${out}`).toBe(true);
+      const empty = process.getuid?.() === 0 ? 'GIT-FOLDER:[homes ]' : 'GIT-FOLDER:[]';
+      expect(folders.every((f) => f === empty), `${who}: ${out}`).toBe(true);
       expect(out, who).not.toContain('GIT-WRITTEN');
       // Its own working copy, folder, HOME and temp folders as before.
       expect(out, who).toContain('OWN:[# a]');
@@ -109,7 +111,9 @@ describe.runIf(process.platform === 'linux' && processSandbox().kind !== 'none')
     expect(readFileSync(join(ws, 'lanes', 'b', 'repo', 'secret.txt'), 'utf8')).toBe(`${B_FILE}\n`);
     expect(existsSync(join(ws, 'planted'))).toBe(false);
     expect(filesUnder(tmp).filter((f) => f.endsWith('planted'))).toEqual([]);
-    expect(readFileSync(join(home, 'h-directive.txt'), 'utf8')).toBe('mine\n');
+    // As root the directive runs as nobody, in a HOME of its own (test/integration/trust-programs.test.ts); else in Fleet's.
+    if (process.getuid?.() === 0) expect(existsSync(join(home, 'h-directive.txt'))).toBe(false);
+    else expect(readFileSync(join(home, 'h-directive.txt'), 'utf8')).toBe('mine\n');
     expect(readFileSync(join(tmp, 't-check.txt'), 'utf8')).toBe('mine\n');
   });
 });
@@ -188,7 +192,9 @@ describe("a git a directive plants on Fleet's PATH", () => {
     await createRepo(dir, 'app', { 'README.md': '# app\n' }, { clone: false });
     const plant = (name: string) =>
       `printf '#!/bin/sh\\necho "%s $*" >> "%s"\\nexec /usr/bin/${name} "$@"\\n' ${name} '${marker}' > "$HOME/.local/bin/${name}"; chmod +x "$HOME/.local/bin/${name}"`;
-    const file = writeFleetFile(dir, { name: 'pin', directive: 'Plant a git.', run: `${plant('git')}; ${plant('setsid')}; echo x > STAMP`, targets: [{ repo: './app.git' }] });
+    // isolation: off: the directive writes Fleet's own HOME, as it can wherever Fleet does not run as root (as root it
+    // gets a HOME of its own, test/integration/trust-programs.test.ts).
+    const file = writeFleetFile(dir, { name: 'pin', directive: 'Plant a git.', isolation: 'off', run: `${plant('git')}; ${plant('setsid')}; echo x > STAMP`, targets: [{ repo: './app.git' }] });
     const { spawnSync } = await import('node:child_process');
     const { resolve } = await import('node:path');
     const { tsxLoader } = await import('./helpers.js');

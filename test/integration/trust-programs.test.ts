@@ -1,11 +1,13 @@
 /**
- * What Fleet opens in a lane's folder after a directive stays what it was: the next attempt's log. Each attack is a
- * hostile directive run for real, through a real CLI process (docs/security.md, "Links a directive plants").
+ * What Fleet runs after a directive stays what it was: the git it commits and pushes with, its own installation,
+ * and the logs it opens in the lane's folder. Each attack is a hostile directive run for real, through a real CLI
+ * process (docs/security.md, "Fleet's own programs" and "Faults end cleanly").
  */
-import { spawn } from 'node:child_process';
-import { chmodSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { processSandbox } from '../../src/local/sandbox.js';
 import { createRepo } from '../support/repos.js';
 import { lane, readManifest, removeDir, runArgs, tempDir, tsxLoader, writeFleetFile } from './helpers.js';
 
@@ -19,6 +21,7 @@ beforeEach(() => {
 afterEach(() => removeDir(dir));
 
 const isRoot = process.getuid?.() === 0;
+const isolated = process.platform === 'linux' && processSandbox().kind !== 'none';
 
 /** A real CLI process (from the sources), awaited by its exit: a Fleet that stalls fails the test by its timeout. */
 function cli(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number | null; out: string }> {
@@ -38,6 +41,202 @@ const running = new Set<ReturnType<typeof spawn>>();
 afterEach(() => {
   for (const c of running) c.kill('SIGKILL');
   running.clear();
+});
+
+describe.runIf(isRoot && isolated)('Fleet as root: a directive cannot replace the programs Fleet runs after it', () => {
+  /**
+   * The attack of issue 28: as root without capabilities a directive still owns every file root owns, /usr/bin/git
+   * among them, and Fleet's own commit and push ran the wrapper it left there, credential header in its environment.
+   * Here the git Fleet pins is a root-owned program in a root-owned folder first on PATH (the system's own is not
+   * put at stake by a test that could fail).
+   */
+  it("a directive's wrapper over the git Fleet pinned is refused; Fleet's commit and push run the git it started with", async () => {
+    const bin = join(dir, 'bin');
+    mkdirSync(bin, { mode: 0o755 });
+    const realGit = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
+    const gitText = `#!/bin/sh\nexec ${realGit} "$@"\n`;
+    writeFileSync(join(bin, 'git'), gitText, { mode: 0o755 });
+    const marker = join(dir, 'wrapper-ran');
+    await createRepo(dir, 'app', { 'README.md': '# app\n' }, { clone: false });
+    const wrapper = `#!/bin/sh\\nenv > ${marker}\\nexec ${realGit} "$@"\\n`;
+    const file = writeFleetFile(dir, {
+      name: 'replace',
+      directive: 'Replace git.',
+      isolation: 'required',
+      run: [
+        `echo "uid=$(id -u)"`,
+        `printf '${wrapper}' > ${bin}/git 2>/dev/null && echo REPLACED-GIT`,
+        `printf 'x' >> ${bin}/git 2>/dev/null && echo APPENDED-GIT`,
+        `mv ${bin}/git ${bin}/git.old 2>/dev/null && echo MOVED-GIT`,
+        'echo x > STAMP',
+      ].join('\n'),
+      targets: [{ repo: './app.git' }],
+    });
+    const ws = join(dir, 'ws');
+    const home = join(dir, 'home');
+    mkdirSync(home);
+    const r = await cli(runArgs(file, ws), { ...process.env, HOME: home, PATH: `${bin}:${process.env.PATH ?? ''}` }, dir);
+    expect(r.code, r.out).toBe(0);
+    expect(lane(readManifest(ws), 'app')).toMatchObject({ status: 'completed', isolation: { kind: 'pid-namespace' } });
+    const log = readFileSync(join(ws, 'lanes', 'app', 'attempt-1.log'), 'utf8');
+    expect(log).toContain('uid=65534');
+    for (const done of ['REPLACED-GIT', 'APPENDED-GIT', 'MOVED-GIT']) expect(log).not.toMatch(new RegExp(`^${done}$`, 'm'));
+    expect(readFileSync(join(bin, 'git'), 'utf8')).toBe(gitText);
+    expect(existsSync(marker)).toBe(false);
+    // The lane's branch was pushed by Fleet's git all the same, with the directive's change.
+    expect(spawnSync('git', ['-C', join(dir, 'app.git'), 'show', 'fleet/replace/app:STAMP'], { encoding: 'utf8' }).stdout).toBe('x\n');
+  });
+
+  it("a directive writes its working copy and a HOME of its own, never root's HOME nor another lane's", async () => {
+    await createRepo(dir, 'app', { 'README.md': '# app\n' }, { clone: false });
+    await createRepo(dir, 'next', { 'README.md': '# next\n' }, { clone: false });
+    const home = join(dir, 'home');
+    mkdirSync(home, { mode: 0o700 });
+    writeFileSync(join(home, '.gitconfig'), '[user]\n\tname = Root\n');
+    const file = writeFleetFile(dir, {
+      name: 'home',
+      directive: 'Write home.',
+      isolation: 'required',
+      run: ['echo "home=[$(ls -A "$HOME" | tr "\\n" " ")]"', 'echo "[core]\n\tfsmonitor = /tmp/evil" >> "$HOME/.gitconfig" && echo HOME-WRITTEN', 'echo mine > "$HOME/.npmrc" && cat "$HOME/.npmrc"', 'echo changed >> README.md'].join('\n'),
+      checks: ['test -w README.md && touch "$HOME/from-check"'],
+      targets: [{ repo: './app.git' }, { repo: './next.git', depends_on: ['app'], run: 'echo "home=[$(ls -A "$HOME" | tr "\\n" " ")]"; echo x >> README.md', checks: [] }],
+    });
+    const ws = join(dir, 'ws');
+    const r = await cli(runArgs(file, ws), { ...process.env, HOME: home }, dir);
+    expect(r.code, r.out).toBe(0);
+    expect(lane(readManifest(ws), 'app')).toMatchObject({ status: 'completed' });
+    const log = readFileSync(join(ws, 'lanes', 'app', 'attempt-1.log'), 'utf8');
+    // A private, empty HOME the directive can write: the agent CLI's config, npm's cache.
+    expect(log).toContain('home=[]');
+    expect(log).toContain('HOME-WRITTEN');
+    expect(log).toContain('mine');
+    expect(readFileSync(join(home, '.gitconfig'), 'utf8')).toBe('[user]\n\tname = Root\n');
+    expect(existsSync(join(home, '.npmrc'))).toBe(false);
+    expect(existsSync(join(home, 'from-check'))).toBe(false);
+    // The check wrote the lane's HOME (else the lane would have failed); the next lane starts with an empty one.
+    expect(readFileSync(join(ws, 'lanes', 'next', 'attempt-1.log'), 'utf8')).toContain('home=[]');
+  });
+});
+
+describe.runIf(isRoot && isolated)('Fleet as root: the folders on the way to a lane', () => {
+  it("a fleet kept under a folder closed to other users (as /root is): the directive reaches its lane and the fleet file's folder, and nothing else there", async () => {
+    const closed = join(dir, 'closed');
+    mkdirSync(closed, { mode: 0o700 });
+    writeFileSync(join(closed, 'secret.txt'), 'SECRET\n');
+    const fleets = join(closed, 'fleets');
+    mkdirSync(fleets, { mode: 0o755 });
+    writeFileSync(join(fleets, 'template.txt'), 'TEMPLATE\n');
+    await createRepo(fleets, 'app', { 'README.md': '# app\n' }, { clone: false });
+    const file = writeFleetFile(fleets, {
+      name: 'closed',
+      directive: 'Copy the template.',
+      isolation: 'required',
+      run: [`echo "closed=[$(ls -A ${closed} | tr '\n' ' ')]"`, `echo "secret=[$(cat ${join(closed, 'secret.txt')} 2>/dev/null)]"`, 'cp "$FLEET_FILE_DIR/template.txt" T.txt'].join('\n'),
+      targets: [{ repo: './app.git' }],
+    });
+    const ws = join(fleets, 'ws');
+    const r = await cli(runArgs(file, ws), { ...process.env, HOME: dir }, fleets);
+    expect(r.code, r.out).toBe(0);
+    const log = readFileSync(join(ws, 'lanes', 'app', 'attempt-1.log'), 'utf8');
+    expect(log).toContain('closed=[fleets ]');
+    expect(log).toContain('secret=[]');
+    expect(spawnSync('git', ['-C', join(fleets, 'app.git'), 'show', 'fleet/closed/app:T.txt'], { encoding: 'utf8' }).stdout).toBe('TEMPLATE\n');
+  });
+});
+
+describe.runIf(isRoot && isolated)('Fleet as root: programs installed in a closed folder', () => {
+  it("a tool on the directive's PATH under root's home (the agent CLI a leg installed, pyenv) runs; the rest of that home stays out of sight", async () => {
+    const rootHome = join(dir, 'roothome');
+    const bin = join(rootHome, '.tools', 'bin');
+    mkdirSync(bin, { recursive: true });
+    chmodSync(rootHome, 0o700);
+    writeFileSync(join(rootHome, 'secret.txt'), 'SECRET\n');
+    writeFileSync(join(bin, 'hello-tool'), '#!/bin/sh\necho "hello from the tool"\n', { mode: 0o755 });
+    await createRepo(dir, 'app', { 'README.md': '# app\n' }, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'tools',
+      directive: 'Run a tool.',
+      isolation: 'required',
+      run: [`hello-tool > HELLO.txt`, `echo "home=[$(ls -A ${rootHome} | tr '\n' ' ')]"`, `echo "secret=[$(cat ${join(rootHome, 'secret.txt')} 2>/dev/null)]"`].join('\n'),
+      targets: [{ repo: './app.git' }],
+    });
+    const ws = join(dir, 'ws');
+    const r = await cli(runArgs(file, ws), { ...process.env, HOME: rootHome, PATH: `${bin}:${process.env.PATH ?? ''}` }, dir);
+    expect(r.code, r.out).toBe(0);
+    const log = readFileSync(join(ws, 'lanes', 'app', 'attempt-1.log'), 'utf8');
+    expect(log).toContain('home=[.tools ]');
+    expect(log).toContain('secret=[]');
+    expect(spawnSync('git', ['-C', join(dir, 'app.git'), 'show', 'fleet/tools/app:HELLO.txt'], { encoding: 'utf8' }).stdout).toBe('hello from the tool\n');
+  });
+});
+
+/**
+ * A persistent installation of Fleet (a global npm install, the npx cache, a runner's tool folder) holds the code the
+ * next run executes with the next fleet's token: a directive that appends to it would own every later run. The copy
+ * here is installed as npm installs a package: bin/, dist/ and package.json.
+ */
+function install(owner?: number): { root: string; bundle: string; text: string } {
+  const root = join(dir, 'install', 'fleet');
+  mkdirSync(root, { recursive: true });
+  for (const part of ['bin', 'dist', 'package.json']) cpSync(resolve(part), join(root, part), { recursive: true });
+  if (owner !== undefined) spawnSync('chown', ['-R', `${owner}:${owner}`, join(dir, 'install')]);
+  const bundle = join(root, 'dist', 'cli', 'index.js');
+  return { root, bundle, text: readFileSync(bundle, 'utf8') };
+}
+
+async function rewriteInstall(as: 'root' | 'user'): Promise<{ log: string; bundle: string; text: string; code: number | null; out: string }> {
+  const uid = as === 'user' ? 65534 : undefined;
+  const inst = install(uid);
+  await createRepo(dir, 'app', { 'README.md': '# app\n' }, { clone: false });
+  const home = join(dir, 'home');
+  mkdirSync(home);
+  const file = writeFleetFile(dir, {
+    name: 'rewrite',
+    directive: 'Rewrite Fleet.',
+    isolation: 'required',
+    run: [`echo 'process.exit(99);' >> ${inst.bundle} && echo REWROTE-FLEET`, `mv ${inst.root}/dist ${inst.root}/dist.old 2>/dev/null && echo MOVED-FLEET`, 'echo x > STAMP'].join('\n'),
+    targets: [{ repo: './app.git' }],
+  });
+  const ws = join(dir, 'ws');
+  if (uid !== undefined) {
+    for (const p of [dir, join(dir, 'app.git'), home, file]) spawnSync('chown', ['-R', `${uid}:${uid}`, p]);
+    chmodSync(dir, 0o755);
+  }
+  const env = { PATH: process.env.PATH ?? '', HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.invalid' };
+  const node = [process.execPath, join(inst.root, 'bin', 'fleet.js'), ...runArgs(file, ws)];
+  const argv = uid === undefined ? node : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...node];
+  const r = await new Promise<{ code: number | null; out: string }>((done) => {
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b));
+    child.stderr.on('data', (b: Buffer) => (out += b));
+    running.add(child);
+    child.on('exit', (code) => {
+      running.delete(child);
+      done({ code, out });
+    });
+  });
+  const log = existsSync(join(ws, 'lanes', 'app', 'attempt-1.log')) ? readFileSync(join(ws, 'lanes', 'app', 'attempt-1.log'), 'utf8') : '';
+  return { log, bundle: inst.bundle, text: inst.text, ...r };
+}
+
+describe.runIf(isolated && isRoot)("Fleet's own installation is read-only to every directive", () => {
+  it('as an ordinary user who owns the installation (a user-wide npm install): the directive cannot append to it or move it', async () => {
+    const r = await rewriteInstall('user');
+    expect(r.code, r.out + r.log).toBe(0);
+    expect(r.log).toMatch(/Read-only file system/);
+    expect(r.log).not.toMatch(/^REWROTE-FLEET$/m);
+    expect(r.log).not.toMatch(/^MOVED-FLEET$/m);
+    expect(readFileSync(r.bundle, 'utf8')).toBe(r.text);
+  });
+
+  it('as root: the same', async () => {
+    const r = await rewriteInstall('root');
+    expect(r.code, r.out + r.log).toBe(0);
+    expect(r.log).not.toMatch(/^REWROTE-FLEET$/m);
+    expect(r.log).not.toMatch(/^MOVED-FLEET$/m);
+    expect(readFileSync(r.bundle, 'utf8')).toBe(r.text);
+  });
 });
 
 describe.runIf(process.platform === 'linux')("what a directive plants at the next attempt's log", () => {

@@ -127,7 +127,9 @@ describe("Fleet's git reads only configuration Fleet wrote", () => {
       `printf '%s\\n' ${sq(config)} > "$XDG_CONFIG_HOME/git/config"`,
       'echo b >> src/a.js',
     ].join(' && ');
-    const file = writeFleetFile(dir, { name: 'cfg', directive: 'edit', max_retries: 0, targets: [{ repo: './app.git' }], run: write });
+    // isolation: off: the directive writes Fleet's own HOME, as it can wherever Fleet does not run as root (as root it
+    // gets a HOME of its own). What is under test is Fleet's git, which reads none of the user's configuration.
+    const file = writeFleetFile(dir, { name: 'cfg', directive: 'edit', max_retries: 0, isolation: 'off', targets: [{ repo: './app.git' }], run: write });
     const ws = join(dir, 'ws');
     const r = await fleet(runArgs(file, ws), { cwd: dir });
     expect(r.code, r.stdout + r.stderr).toBe(0);

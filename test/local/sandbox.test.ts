@@ -6,12 +6,12 @@
  * user (through a user namespace), each checked from inside.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/local/exec.js';
-import { detectSandbox, runnerCommandFolders, sandboxFor, strategies, works } from '../../src/local/sandbox.js';
+import { detectSandbox, makeOwn, NOBODY, planLayers, runnerCommandFolders, sandboxFor, strategies, works } from '../../src/local/sandbox.js';
 
 let dir: string;
 beforeEach(() => {
@@ -80,11 +80,12 @@ function expectOnlyOwnLane(tail: string, l: ReturnType<typeof laneLayout>): void
   expect(existsSync(join(l.priv, 'planted'))).toBe(false);
 }
 
-async function inside(script: string, masks: string[] = [], opts: { cwd?: string; hide?: string[]; keep?: string[] } = {}) {
+async function inside(script: string, masks: string[] = [], opts: { cwd?: string; hide?: string[]; keep?: string[]; env?: Record<string, string> } = {}) {
   const sandbox = detectSandbox({ masks });
+  await sandbox.prepare({ cwd: opts.cwd ?? dir, keep: opts.keep });
   const r = await runCommand(script, {
     cwd: opts.cwd ?? dir,
-    env: { PATH: process.env.PATH!, SECRET_OF_NOBODY: 'x' },
+    env: { PATH: process.env.PATH!, SECRET_OF_NOBODY: 'x', ...opts.env },
     timeoutMs: 20_000,
     logFile: join(dir, 'log'),
     wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide: opts.hide, keep: opts.keep }),
@@ -96,13 +97,13 @@ async function inside(script: string, masks: string[] = [], opts: { cwd?: string
  * Runs `body` (a module body that may use `sandbox` and `runCommand` from the sources, and ends by printing one
  * JSON line) as the unprivileged user nobody, and returns that line parsed.
  */
-function asNobody(name: string, body: string): Record<string, unknown> & { tail: string; code: number | null } {
+function asNobody(name: string, body: string, node = process.execPath): Record<string, unknown> & { tail: string; code: number | null } {
   const probe = join(dir, `${name}.mjs`);
   const sandboxUrl = new URL('../../src/local/sandbox.ts', import.meta.url).href;
   const execUrl = new URL('../../src/local/exec.ts', import.meta.url).href;
   writeFileSync(probe, `import * as sandbox from ${JSON.stringify(sandboxUrl)};\nimport { runCommand } from ${JSON.stringify(execUrl)};\n${body}`);
   const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
-  const p = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, '--import', tsx, probe], {
+  const p = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', node, '--import', tsx, probe], {
     cwd: dir,
     env: { PATH: process.env.PATH, HOME: dir },
     encoding: 'utf8',
@@ -114,13 +115,63 @@ function asNobody(name: string, body: string): Record<string, unknown> & { tail:
 
 describe('the sandbox', () => {
   it.runIf(isRoot)("as root: the directive is the first child of its own namespace's init, sees no other process and holds no capability", async () => {
-    const { sandbox, r } = await inside(`echo "pid=$$"; ls /proc | grep -c '^[0-9]' ; test -e /proc/${process.pid} && echo SEES-FLEET; grep CapEff /proc/self/status; mount -t tmpfs x /mnt 2>/dev/null && echo MOUNTED; true`);
-    expect(sandbox).toMatchObject({ kind: 'pid-namespace', detail: 'unshare as root' });
+    const { sandbox, r } = await inside(`echo "pid=$$ ppid=$PPID"; ls /proc | grep -c '^[0-9]' ; test -e /proc/${process.pid} && echo SEES-FLEET; grep CapEff /proc/self/status; mount -t tmpfs x /mnt 2>/dev/null && echo MOUNTED; true`);
+    expect(sandbox).toMatchObject({ kind: 'pid-namespace', detail: 'unshare as root, directives as uid 65534' });
     expect(r.exitCode, r.tail).toBe(0);
-    expect(r.tail).toMatch(/pid=[23]\n/);
+    // The directive is init's own child (what mount -a started before it took the pids below).
+    expect(r.tail).toMatch(/ppid=1\n/);
     expect(r.tail).not.toContain('SEES-FLEET');
     expect(r.tail).toMatch(/CapEff:\s+0+\n/);
     expect(r.tail).not.toContain('MOUNTED');
+  });
+
+  it.runIf(isRoot)("as root: the command runs as nobody, in a HOME and TMPDIR of its own, and writes no program of root's", async () => {
+    const programs = join(dir, 'programs');
+    mkdirSync(programs, { mode: 0o755 });
+    writeFileSync(join(programs, 'git'), '#!/bin/sh\n', { mode: 0o755 });
+    // Root's HOME and a TMPDIR nobody may not write, both holding what root keeps there.
+    const home = join(dir, 'root-home');
+    const tmp = join(dir, 'root-tmp');
+    for (const d of [home, tmp]) {
+      mkdirSync(d, { mode: 0o700 });
+      writeFileSync(join(d, 'kept'), 'root');
+    }
+    const { r } = await inside(
+      [
+        'echo "uid=$(id -u) gid=$(id -g) groups=$(id -G)"',
+        `echo evil > ${join(programs, 'git')} 2>/dev/null && echo WROTE-PROGRAM`,
+        `touch ${join(programs, 'new')} 2>/dev/null && echo ADDED-PROGRAM`,
+        'echo "home=[$(ls -A "$HOME")] tmp=[$(ls -A "$TMPDIR")]"',
+        'echo mine > "$HOME/mine" && echo mine > "$TMPDIR/mine" && echo WROTE-OWN',
+        'true',
+      ].join('; '),
+      [],
+      { env: { HOME: home, TMPDIR: tmp } },
+    );
+    expect(r.exitCode, r.tail).toBe(0);
+    expect(r.tail).toContain('uid=65534 gid=65534 groups=65534');
+    expect(r.tail).not.toContain('WROTE-PROGRAM');
+    expect(r.tail).not.toContain('ADDED-PROGRAM');
+    expect(r.tail).toContain('home=[] tmp=[]');
+    expect(r.tail).toContain('WROTE-OWN');
+    expect(readFileSync(join(programs, 'git'), 'utf8')).toBe('#!/bin/sh\n');
+    for (const d of [home, tmp]) expect(readdirSync(d)).toEqual(['kept']);
+  });
+
+  it.runIf(isRoot)("as root: a lane's folder is made nobody's, but never a file through a link or a file with a second name", async () => {
+    const lane = join(dir, 'lane');
+    const victim = join(dir, 'root-file');
+    writeFileSync(victim, 'root');
+    mkdirSync(join(lane, 'repo', '.git'), { recursive: true });
+    writeFileSync(join(lane, 'repo', 'README.md'), '# x');
+    writeFileSync(join(lane, 'prompt-1.md'), 'prompt');
+    symlinkSync(victim, join(lane, 'repo', 'link'));
+    linkSync(victim, join(lane, 'repo', 'hard'));
+    await makeOwn(lane, NOBODY);
+    const owner = (p: string) => lstatSync(p).uid;
+    for (const p of [lane, join(lane, 'repo'), join(lane, 'repo', '.git'), join(lane, 'repo', 'README.md'), join(lane, 'prompt-1.md')]) expect(owner(p), p).toBe(65534);
+    expect(owner(victim)).toBe(0);
+    expect(owner(join(lane, 'repo', 'link'))).toBe(0);
   });
 
   it.runIf(isRoot)("hides the runner's command files under an empty folder the directive cannot unmount", async () => {
@@ -229,6 +280,63 @@ console.log(JSON.stringify({ probed, tail: r.tail, code: r.exitCode, lanes: lane
     } finally {
       rmSync(sudoers, { force: true });
     }
+  });
+
+  it.runIf(isRoot)("as a user who owns the Node Fleet runs on (nvm, a runner's own node): the command cannot replace it", () => {
+    // Later steps of a runner's job run that node too, with the job's tokens in their environment.
+    const prefix = join(dir, 'node');
+    mkdirSync(join(prefix, 'bin'), { recursive: true });
+    copyFileSync(process.execPath, join(prefix, 'bin', 'node'));
+    chmodSync(join(prefix, 'bin', 'node'), 0o755);
+    spawnSync('chown', ['-R', '65534:65534', prefix]);
+    const node = join(prefix, 'bin', 'node');
+    const out = asNobody(
+      'probe-node',
+      `const s = sandbox.detectSandbox({ masks: [] });
+const r = await runCommand('echo evil >> ${node} || echo REFUSED; touch ${join(prefix, 'bin', 'npx')} || echo REFUSED-NEW; true', { cwd: ${JSON.stringify(dir)}, env: { PATH: process.env.PATH }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-node'))}, wrap: s.wrap });
+console.log(JSON.stringify({ detail: s.detail, tail: r.tail, code: r.exitCode }));`,
+      node,
+    );
+    expect(out).toMatchObject({ detail: 'unshare in a user namespace', code: 0 });
+    expect(out.tail).toMatch(/Read-only file system/);
+    expect(out.tail).toContain('REFUSED\n');
+    expect(out.tail).toContain('REFUSED-NEW');
+    expect(readFileSync(node).equals(readFileSync(process.execPath))).toBe(true);
+  });
+
+  it('plans the mounts of a view: shallower first, nothing made twice, a kept folder only where it would not be seen', () => {
+    const plan = (layers: Parameters<typeof planLayers>[0]) => planLayers(layers).map(({ layer, mkdir, holds }) => `${layer.kind} ${layer.path}${mkdir ? ' mkdir' : ''}${holds ? ' holds' : ''}`);
+    expect(
+      plan([
+        { kind: 'keep', path: '/w/ws/lanes/a' },
+        { kind: 'hide', path: '/w/ws' },
+        { kind: 'hide', path: '/w' },
+        { kind: 'ro', path: '/w/fleet' },
+        { kind: 'ro', path: '/usr' },
+        { kind: 'ro', path: '/usr/lib/git-core' },
+        { kind: 'keep', path: '/srv/shown' },
+        { kind: 'hide', path: '/root' },
+        { kind: 'keep', path: '/root' },
+        { kind: 'hide', path: '/home/x' },
+        { kind: 'keep', path: '/home/x/fleets' },
+        { kind: 'hide', path: '/home/x/fleets/ws' },
+        { kind: 'keep', path: '/home/x/fleets/ws/lanes/b' },
+      ]),
+    ).toEqual([
+      // A mask with something mounted inside stays writable until it is (then remounted read-only); a mask or a
+      // read-only folder inside a mask adds nothing; a kept folder nothing hides is seen anyway.
+      'ro /usr',
+      'hide /w holds',
+      // At one path, a kept folder over a mask: as if neither were there.
+      'hide /home/x holds',
+      'keep /home/x/fleets mkdir',
+      // A mask inside a kept folder inside a mask: the kept folder's own content, hidden again.
+      'hide /home/x/fleets/ws holds',
+      'keep /w/ws/lanes/a mkdir',
+      'keep /home/x/fleets/ws/lanes/b mkdir',
+    ]);
+    // At one path: read-only over writable; a kept folder inside a read-only one is mounted back writable.
+    expect(plan([{ kind: 'keep', path: '/opt/fleet' }, { kind: 'ro', path: '/opt/fleet' }, { kind: 'keep', path: '/opt/fleet/ws/lanes/a' }])).toEqual(['ro /opt/fleet', 'keep /opt/fleet/ws/lanes/a']);
   });
 
   it('isolation: off runs commands as they are, and says so', () => {

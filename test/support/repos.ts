@@ -6,7 +6,7 @@
  * one process per commit, no working copy.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -29,7 +29,8 @@ const TEST_ENV: NodeJS.ProcessEnv = (() => {
 /** Runs git for a test helper; rejects with stderr on failure. */
 export function tgit(args: string[], opts: { cwd?: string; input?: string | Buffer; allowFail?: boolean } = {}): Promise<{ stdout: string; stderr: string; code: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'commit.gpgsign=false', ...args], {
+    // safe.directory: where the suite runs as root, the working copies Fleet's directives ran in are nobody's.
+    const child = spawn('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'commit.gpgsign=false', '-c', 'safe.directory=*', ...args], {
       cwd: opts.cwd ?? os.tmpdir(),
       env: TEST_ENV,
       stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
@@ -48,9 +49,11 @@ export function tgit(args: string[], opts: { cwd?: string; input?: string | Buff
   });
 }
 
-/** A fresh temp dir (real path, so comparisons with git's output hold). */
+/** A fresh temp dir (real path, so comparisons with git's output hold), open to every user as tempDir in test/integration/helpers.ts says why. */
 export async function makeTempDir(prefix = 'fleet-test-'): Promise<string> {
-  return realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
+  const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
+  await chmod(dir, 0o777);
+  return dir;
 }
 
 export async function removeDir(dir: string): Promise<void> {

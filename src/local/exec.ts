@@ -34,7 +34,7 @@ export interface ExecOptions {
   /** Between SIGTERM and SIGKILL; default 2000. */
   killGraceMs?: number;
   /** Starts the command some other way (inside a sandbox, see sandbox.ts), from `cwd`; the log still names the command itself. */
-  wrap?: (file: string, args: readonly string[], env: Record<string, string>, opts: { cwd: string }) => { file: string; args: string[] };
+  wrap?: (file: string, args: readonly string[], env: Record<string, string>, opts: { cwd: string }) => { file: string; args: string[]; cwd?: string };
 }
 
 /** exitCode is null when killed by a signal and 127 when the command could not be started; tail is the last ~4 KB, redacted. */
@@ -143,7 +143,9 @@ function openLog(file: string): number {
   } catch {
     // ELOOP (a link), ENXIO (a FIFO nobody reads), EISDIR: removed below
   }
-  rmSync(file, { recursive: true, force: true });
+  // Not recursively: a folder planted there stays, and the attempt has no log (root removing a tree a user can still
+  // change is a walk a link can turn elsewhere).
+  rmSync(file, { force: true });
   return openSync(file, LOG_FLAGS | fsConstants.O_EXCL, 0o644);
 }
 
@@ -200,9 +202,10 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
   let spawnError: Error | null = null;
   try {
     // Inside the try: a sandbox that cannot be set up (its mount table not written) fails this command, logged.
-    if (opts.wrap) ({ file, args } = opts.wrap(file, args, env, { cwd: opts.cwd }));
+    let cwd = opts.cwd;
+    if (opts.wrap) ({ file, args, cwd = opts.cwd } = opts.wrap(file, args, env, { cwd: opts.cwd }));
     child = spawn(file, args, {
-      cwd: opts.cwd,
+      cwd,
       env,
       detached: true,
       stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

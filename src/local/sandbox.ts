@@ -41,8 +41,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { lchown, lstat, mkdir, readdir } from 'node:fs/promises';
+import { chmodSync, chownSync, constants as fsConstants, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lchown, lstat, mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,8 +69,11 @@ export interface WrapOptions {
 
 /** How one command is started inside the sandbox. */
 export interface Sandbox extends IsolationInfo {
-  /** The program and arguments to spawn instead of `file args…` with `env`; identity when there is no isolation. */
-  wrap(file: string, args: readonly string[], env?: Record<string, string | undefined>, opts?: WrapOptions): { file: string; args: string[] };
+  /**
+   * The program and arguments to spawn instead of `file args…` with `env`, and the folder to spawn them in (the
+   * command enters its own); identity when there is no isolation.
+   */
+  wrap(file: string, args: readonly string[], env?: Record<string, string | undefined>, opts?: WrapOptions): { file: string; args: string[]; cwd?: string };
   /**
    * Before `wrap`, where the command runs as another user than Fleet (Fleet is root): its kept folders are made that
    * user's, so that it can write its working copy and nothing else of Fleet's.
@@ -84,19 +87,17 @@ const RUNNER_COMMAND_FILES = ['GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GIT
 /**
  * PID 1 of the namespace. Its arguments before `--` (as root in the new mount
  * namespace, so only the directive sees what it mounts), acted on in order:
- * - `DIR`: an empty read-only tmpfs over DIR (the runner's command files, when
- *   the command hides nothing else);
  * - `-k DIR`: DIR is opened on the next descriptor from 5 up, to stay visible
  *   inside a folder about to be hidden;
  * - `-t FILE`: one `mount -a` of the table in FILE (see mountTable): the masks,
  *   then the kept folders mounted back at their own paths from those
  *   descriptors (recursively, so a mask under one comes along);
  * - `-r DIR`: the mask on DIR, writable while the kept folders' mount points
- *   were made in it, made read-only;
- * - `-c DIR`: the folder to enter last: the working folder the command was
- *   started in is still the one under the mounts, and `..` from it would walk
- *   into the hidden folder's real contents.
- * A failure ends it with 125 before the command runs. Then it runs the rest as its child and waits: the directive is not
+ *   were made in it, made read-only.
+ * It starts in `/`, and the command enters its working folder itself (ENTER),
+ * once it is the user it runs as, through the mounts: a folder it was started
+ * in would be the one under them, where `..` walks the hidden folder's real
+ * contents. A failure ends it with 125 before the command runs. Then it runs the rest as its child and waits: the directive is not
  * PID 1 itself, so it keeps ordinary signal semantics (`kill -9 $$`, a SIGTERM
  * on timeout) and orphans have a parent. Signals Fleet sends are passed on; the
  * child's standard input is handed over explicitly, since an asynchronous
@@ -109,7 +110,6 @@ const INIT = [
   '  -k) [ -d "$2" ] && [ $n -lt 9 ] || { echo "fleet-sandbox: no folder $2 to mount back" >&2; exit 125; }; n=$((n+1)); eval "exec $n<\"\\$2\""; shift 2;;',
   '  -t) [ -f "$2" ] || { echo "fleet-sandbox: no mount table $2" >&2; exit 125; }; exec 4<"$2"; mount -a -c -T /proc/self/fd/4 || exit 125; exec 4<&-; shift 2;;',
   '  -r) mount -c -o remount,bind,ro "$2" || exit 125; shift 2;;',
-  '  -c) cd -- "$2" || exit 125; shift 2;;',
   '  *) exit 125;;',
   'esac; done; shift',
   'while [ $n -gt 4 ]; do eval "exec $n<&-"; n=$((n-1)); done',
@@ -159,12 +159,32 @@ function onPath(program: string, env: NodeJS.ProcessEnv = process.env): string |
 }
 
 /**
- * Who a directive runs as when Fleet is root: nobody. As root without capabilities it would still own every file
- * root owns: the git, setsid, node and Fleet's own code that Fleet runs after it, /etc/ld.so.preload, the sysctls
- * under /proc/sys. Dropped to an unprivileged uid it can write only what is made its own (its lane's folder) and
- * a private HOME.
+ * Who a directive runs as when Fleet is root: a user of its own per lane, nobody on the machine. As root without
+ * capabilities it would still own every file root owns: the git, setsid, node and Fleet's own code that Fleet runs
+ * after it, /etc/ld.so.preload, the sysctls under /proc/sys. As an unprivileged user it can write only what is made
+ * its own (its lane's folder) and a private HOME. One user per lane, not one for all: lanes run at once, and one
+ * lane's process handed a descriptor of its folder to another (a unix socket needs no path) would otherwise let
+ * that one change the folder while Fleet, as root, works in it. The uid is taken from the lane's folder, in a range
+ * no distribution gives its users (2^30 and up: above the subordinate ranges of /etc/subuid too).
  */
-export const NOBODY = { uid: 65534, gid: 65534 } as const;
+export const LANE_USERS = { first: 0x40000000, count: 0x10000000 } as const;
+
+export function laneUser(key: string): { uid: number; gid: number } {
+  const id = LANE_USERS.first + (createHash('sha256').update(path.resolve(key)).digest().readUInt32BE(0) % LANE_USERS.count);
+  return { uid: id, gid: id };
+}
+
+/** setpriv's arguments that make `who` of root for good: no groups, no capabilities, no new privileges. */
+function dropTo(setpriv: string, who: { uid: number; gid: number }): string[] {
+  return [setpriv, `--reuid=${who.uid}`, `--regid=${who.gid}`, '--clear-groups', '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all', '--'];
+}
+
+/**
+ * The last step before the command: into its working folder, as the user it runs as and in its own view. As root,
+ * the way there could lead through a link the command's lane left (a `repo` swapped for a link to a folder closed
+ * to it): a user's `cd` is refused where root's would follow.
+ */
+const ENTER = ['/bin/sh', '-c', 'cd -- "$0" || exit 125; exec "$@"'];
 
 /** How each way in starts a command: `prefix`, INIT's arguments (`masks` and the command's own), `--`, `drop`, the command. */
 export interface Strategy {
@@ -173,12 +193,12 @@ export interface Strategy {
   prefix: string[];
   /** The folders hidden from every command (the runner's command files). */
   masks: string[];
-  /** What INIT runs the command through, to give up its privileges. */
+  /** What INIT runs the command through, to give up its privileges (where it is the same for every command). */
   drop: string[];
   /** sudo resets PATH (secure_path) and may reset HOME: they are set again for the command. */
   restoresEnv?: boolean;
-  /** The user the command runs as, when not Fleet's own (Fleet is root): see NOBODY. */
-  runsAs?: { uid: number; gid: number };
+  /** Fleet is root: each lane's commands run as a user of the lane's own (laneUser), through this setpriv. */
+  perLane?: { setpriv: string };
 }
 
 export function strategies(opts: { unshare: string; setpriv: string | null; sudo: string | null; uid: number; gid: number; masks: string[] }): Strategy[] {
@@ -186,8 +206,7 @@ export function strategies(opts: { unshare: string; setpriv: string | null; sudo
   const setup = [...NAMESPACES, '--', '/bin/sh', '-c', INIT, 'fleet-sandbox'];
   const out: Strategy[] = [];
   if (uid === 0) {
-    const drop = [setpriv!, `--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, '--clear-groups', '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all', '--'];
-    if (setpriv) out.push({ via: `unshare as root, directives as uid ${NOBODY.uid}`, prefix: [unshare, ...setup], masks, drop, runsAs: NOBODY });
+    if (setpriv) out.push({ via: 'unshare as root, each lane as a user of its own', prefix: [unshare, ...setup], masks, drop: [], perLane: { setpriv } });
     return out;
   }
   out.push({
@@ -200,8 +219,7 @@ export function strategies(opts: { unshare: string; setpriv: string | null; sudo
     // Back as the user, for good: no new privileges (the runner user's passwordless sudo would otherwise make the
     // directive root again, free to unmount its /proc and read Fleet's environment), no capabilities, and none of the
     // user's supplementary groups (the runner user is in `docker`, another way to root).
-    const drop = [setpriv, `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all', '--'];
-    out.push({ via: 'sudo unshare', prefix: [sudo, '-n', '-E', '--', unshare, ...setup], masks, drop, restoresEnv: true });
+    out.push({ via: 'sudo unshare', prefix: [sudo, '-n', '-E', '--', unshare, ...setup], masks, drop: dropTo(setpriv, { uid, gid }), restoresEnv: true });
   }
   return out;
 }
@@ -275,11 +293,10 @@ export function planLayers(layers: readonly Layer[]): { layer: Layer; mkdir: boo
 
 /**
  * INIT's arguments for one command (see INIT): one `mount -a` of a table that makes every layer, shallowest first,
- * the folders mounted back opened beforehand; a remount read-only of each mask something was mounted inside; the
- * folder to start in. Throws when asked for what INIT cannot do. `tableDir`: where the table goes, if not in
+ * the folders mounted back opened beforehand; a remount read-only of each mask something was mounted inside. Throws when asked for what INIT cannot do. `tableDir`: where the table goes, if not in
  * Fleet's private folder (the probe's own).
  */
-export function initArgs(layers: readonly Layer[], cwd?: string, tableDir?: string): string[] {
+export function initArgs(layers: readonly Layer[], tableDir?: string): string[] {
   const plan = planLayers(layers);
   const out: string[] = [];
   const rows: string[] = [];
@@ -301,7 +318,6 @@ export function initArgs(layers: readonly Layer[], cwd?: string, tableDir?: stri
   }
   if (rows.length) out.push('-t', mountTable(`${rows.join('\n')}\n`, tableDir));
   for (const { layer, holds } of plan) if (layer.kind === 'hide' && holds) out.push('-r', layer.path);
-  if (cwd !== undefined) out.push('-c', path.resolve(cwd));
   return out;
 }
 
@@ -380,13 +396,14 @@ const MAX_KEPT = 5;
 
 /**
  * What one command sees: the sandbox's own masks, the folders the command hides and keeps, the program folders
- * read-only; and, where it runs as another user (`runsAs`), a HOME of its own (and TMPDIR, where that user cannot
+ * read-only; and, where it runs as another user (`who`: Fleet is root), a HOME of its own (and TMPDIR, where that user cannot
  * write the one it was given), kept visible at their own paths in Fleet's private folder and named in `env`, and
  * every folder it must reach made passable: the highest folder on the way that the user could not pass is hidden,
  * and the way down made anew inside the mask.
  */
 export function viewFor(
-  s: Pick<Strategy, 'masks' | 'runsAs'>,
+  s: Pick<Strategy, 'masks'>,
+  who: { uid: number; gid: number } | undefined,
   opts: WrapOptions,
   env: Record<string, string | undefined> | undefined,
   privateDir: () => string,
@@ -397,7 +414,6 @@ export function viewFor(
     ...(opts.keep ?? []).map((p) => ({ kind: 'keep' as const, path: p })),
     ...readOnly.map((p) => ({ kind: 'ro' as const, path: p })),
   ];
-  const who = s.runsAs;
   if (!who) return { layers, env: {} };
   // A folder the user cannot pass itself is of no use kept, and would stand in the way of what is kept inside it.
   for (const p of opts.reach ?? []) if (searchable(p, who)) layers.push({ kind: 'keep', path: p });
@@ -429,21 +445,45 @@ export function viewFor(
 }
 
 /**
- * Makes `dir` and everything in it `who`'s own, before a command that runs as `who`: never through a link, and never a
- * file with more than one name (a hard link to a file of root's, planted where a kernel allows it, would make that
- * file the command's). Nothing of `who`'s runs meanwhile: a sandboxed command's processes end with it.
+ * Makes `dir` and everything in it `who`'s own, and `dir` closed to every other user, before a command that runs as
+ * `who`: never through a link, and never a file with more than one name (a hard link to a file of root's, planted
+ * where a kernel allows it, would make that file the command's). Each folder is held open and what is in it reached
+ * through that descriptor (/proc/self/fd/N/name), so a folder swapped for a link on the way is never followed: the
+ * walk is root's, in a tree a user wrote.
  */
 export async function makeOwn(dir: string, who: { uid: number; gid: number }): Promise<void> {
-  const one = async (p: string): Promise<void> => {
-    const st = await lstat(p).catch(() => undefined);
-    if (!st || st.isSymbolicLink()) return;
-    if (st.isFile() && st.nlink > 1) return;
-    if (st.uid !== who.uid || st.gid !== who.gid) await lchown(p, who.uid, who.gid);
-    if (!st.isDirectory()) return;
-    const names = await readdir(p).catch(() => [] as string[]);
-    await Promise.all(names.map((n) => one(path.join(p, n))));
+  const NOFOLLOW_DIR = fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW;
+  const folder = async (at: string, top: boolean): Promise<void> => {
+    let fh: FileHandle;
+    try {
+      fh = await open(at, NOFOLLOW_DIR);
+    } catch {
+      return; // gone, or a link now: not followed
+    }
+    try {
+      const st = await fh.stat();
+      if (st.uid !== who.uid || st.gid !== who.gid) await fh.chown(who.uid, who.gid);
+      if (top && (st.mode & 0o077) !== 0) await fh.chmod(st.mode & 0o700);
+      const base = `/proc/self/fd/${fh.fd}`;
+      const names = await readdir(base).catch(() => [] as string[]);
+      const dirs: string[] = [];
+      await Promise.all(
+        names.map(async (n) => {
+          const p = `${base}/${n}`;
+          const e = await lstat(p).catch(() => undefined);
+          if (!e || e.isSymbolicLink()) return;
+          if (e.isDirectory()) return void dirs.push(p);
+          if (e.isFile() && e.nlink > 1) return;
+          if (e.uid !== who.uid || e.gid !== who.gid) await lchown(p, who.uid, who.gid).catch(() => undefined);
+        }),
+      );
+      // One folder open at a time below this one: a wide tree does not run out of descriptors.
+      for (const d of dirs) await folder(d, false);
+    } finally {
+      await fh.close();
+    }
   };
-  await one(dir);
+  await folder(dir, true);
 }
 
 /** Makes the private HOME and TMPDIR of privateHomes, `who`'s, in folders of root's that `who` cannot change. */
@@ -475,15 +515,16 @@ export function works(s: Strategy, masks: string[]): boolean {
     mkdirSync(programs);
     chmodSync(programs, 0o777); // only the mount stops a write
     writeFileSync(path.join(hidden, 'other'), '');
-    if (s.runsAs) {
+    const who = s.perLane ? laneUser(kept) : undefined;
+    if (who) {
       const homes = privateHomes(own, kept);
       mkdirSync(homes.dir, { recursive: true });
       chmodSync(homes.dir, 0o755);
       for (const p of [homes.home, homes.tmp]) {
         mkdirSync(p, { mode: 0o700 });
-        chownSync(p, s.runsAs.uid, s.runsAs.gid);
+        chownSync(p, who.uid, who.gid);
       }
-      chownSync(kept, s.runsAs.uid, s.runsAs.gid);
+      chownSync(kept, who.uid, who.gid);
     }
     // A password prompt would wait for ever: sudo -n fails instead, and the probe has a timeout besides.
     // Fleet's own pid must be missing from the namespace's /proc (a pid that small could exist there too: then count).
@@ -496,13 +537,15 @@ export function works(s: Strategy, masks: string[]): boolean {
       // `true`, not `:`: a failed redirection of a special built-in ends the shell.
       `true > written && ! { true > ${shellQuote(path.join(hidden, 'added'))}; } 2>/dev/null`,
       `! { true > ${shellQuote(path.join(programs, 'planted'))}; } 2>/dev/null`,
-      // Root runs its commands as nobody, in a HOME of their own; a user is not made root again by a passwordless sudo.
-      ...(s.runsAs ? [`[ "$(id -u)" = ${s.runsAs.uid} ] && true > "$HOME/written"`] : ['! sudo -n true 2>/dev/null']),
+      // Root runs its commands as the lane's user, in a HOME of their own; a user is not made root again by a
+      // passwordless sudo.
+      ...(who ? [`[ "$(id -u)" = ${who.uid} ] && true > "$HOME/written"`] : ['! sudo -n true 2>/dev/null']),
     ].join(' && ');
-    const view = viewFor(s, { hide: [hidden], keep: [kept] }, {}, () => own, [programs]);
+    const view = viewFor(s, who, { hide: [hidden], keep: [kept] }, {}, () => own, [programs]);
     const setEnv = Object.keys(view.env).length ? ['/usr/bin/env', ...Object.entries(view.env).map(([k, v]) => `${k}=${v}`)] : [];
-    const args = [...s.prefix.slice(1), ...initArgs(view.layers, kept, scratch), '--', ...s.drop, ...setEnv, '/bin/sh', '-c', probe];
-    const r = spawnSync(s.prefix[0]!, args, { cwd: kept, stdio: 'ignore', timeout: 10_000 });
+    const drop = who ? dropTo(s.perLane!.setpriv, who) : s.drop;
+    const args = [...s.prefix.slice(1), ...initArgs(view.layers, scratch), '--', ...drop, ...setEnv, ...ENTER, kept, '/bin/sh', '-c', probe];
+    const r = spawnSync(s.prefix[0]!, args, { cwd: '/', stdio: 'ignore', timeout: 10_000 });
     return r.status === 0 && existsSync(path.join(kept, 'written'));
   } catch {
     return false;
@@ -537,16 +580,22 @@ export function sandboxOf(s: Strategy): Sandbox {
     kind: 'pid-namespace',
     detail: s.via,
     wrap: (file, args, env, opts = {}) => {
-      const view = viewFor(s, opts, env, privateTmp, readOnly);
-      // sudo resets PATH (secure_path) and may reset HOME; nobody gets a HOME (and TMPDIR) of its own.
+      const key = opts.keep?.[0] ?? opts.cwd ?? '/';
+      const who = s.perLane ? laneUser(key) : undefined;
+      const view = viewFor(s, who, opts, env, privateTmp, readOnly);
+      // sudo resets PATH (secure_path) and may reset HOME; a lane's own user gets a HOME (and TMPDIR) of its own.
       const restore = s.restoresEnv ? Object.fromEntries((['PATH', 'HOME'] as const).flatMap((k) => (env?.[k] !== undefined ? [[k, env[k]!]] : []))) : {};
       const set = Object.entries({ ...restore, ...view.env }).map(([k, v]) => `${k}=${v}`);
-      return { file: s.prefix[0]!, args: [...s.prefix.slice(1), ...initArgs(view.layers, opts.cwd), '--', ...s.drop, ...(set.length ? ['/usr/bin/env', ...set] : []), file, ...args] };
+      const drop = who ? dropTo(s.perLane!.setpriv, who) : s.drop;
+      const enter = opts.cwd === undefined ? [] : [...ENTER, path.resolve(opts.cwd)];
+      return { file: s.prefix[0]!, args: [...s.prefix.slice(1), ...initArgs(view.layers), '--', ...drop, ...(set.length ? ['/usr/bin/env', ...set] : []), ...enter, file, ...args], cwd: '/' };
     },
     prepare: async (opts = {}) => {
-      if (!s.runsAs) return;
-      await makeHomes(privateHomes(privateTmp(), opts.keep?.[0] ?? opts.cwd ?? '/'), s.runsAs);
-      for (const k of opts.keep ?? []) await makeOwn(k, s.runsAs);
+      if (!s.perLane) return;
+      const key = opts.keep?.[0] ?? opts.cwd ?? '/';
+      const who = laneUser(key);
+      await makeHomes(privateHomes(privateTmp(), key), who);
+      for (const k of opts.keep ?? []) await makeOwn(k, who);
     },
   };
 }

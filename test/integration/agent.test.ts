@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo, FAKE_AGENTS, readRemoteFile, remoteBranches } from '../support/repos.js';
-import { fleet, lane, readManifest, removeDir, runArgs, tempDir, walkFiles, writeFleetFile } from './helpers.js';
+import { fleet, lane, readManifest, removeDir, runArgs, sharedFile, tempDir, walkFiles, writeFleetFile } from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -25,7 +25,8 @@ describe('agent lanes', () => {
   it('the claude preset edits README as the agent does; routing and the prompt are written per lane', async () => {
     const web = await createRepo(dir, 'web', { 'README.md': '# web\n', 'app.js': 'x\n' }, { clone: false });
     const api = await createRepo(dir, 'api', { 'README.md': '# api\n', 'docs/use.md': 'use\n' }, { clone: false });
-    const record = join(dir, 'received-prompt.txt');
+    const record = sharedFile(join(dir, 'received-prompt.txt'));
+    sharedFile(`${record}.argv.json`);
     const file = writeFleetFile(dir, {
       name: 'agents',
       directive: 'Add a Support section to the README.\nKeep it short.',

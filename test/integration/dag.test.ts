@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo, readRemoteFile, remoteHead } from '../support/repos.js';
-import { fleet, lane, readEvents, readManifest, removeDir, runArgs, tempDir, TRUST_REPOS, writeFleetFile } from './helpers.js';
+import { fleet, lane, readEvents, readManifest, removeDir, runArgs, sharedFile, tempDir, TRUST_REPOS, writeFleetFile } from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -102,7 +102,7 @@ describe('dependency chain', () => {
   it('the global budget: never more lanes at once than --max-parallel, and that many when there is work', async () => {
     const names = ['p1', 'p2', 'p3', 'p4', 'p5'];
     for (const n of names) await createRepo(dir, n, { 'README.md': `# ${n}\n` }, { clone: false });
-    const trace = join(dir, 'trace.log');
+    const trace = sharedFile(join(dir, 'trace.log'));
     const file = writeFleetFile(dir, {
       name: 'budget',
       directive: 'append',

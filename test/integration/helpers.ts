@@ -73,6 +73,16 @@ export function openToDirectives(path: string): void {
  */
 export const TRUST_REPOS = 'export GIT_CONFIG_GLOBAL="$FLEET_LANE_DIR/test.gitconfig"; git config --global safe.directory "*"';
 
+/**
+ * An empty file every lane's directive may write (a trace, what a fake agent received): where the suite runs as root,
+ * each lane runs as a user of its own, and a file one lane made would be closed to the next.
+ */
+export function sharedFile(path: string): string {
+  writeFileSync(path, '');
+  chmodSync(path, 0o666);
+  return path;
+}
+
 /** Writes a fleet file as YAML and returns its path. */
 export function writeFleetFile(dir: string, spec: Record<string, unknown>, name = 'fleet.yml'): string {
   const path = join(dir, name);

@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { processSandbox } from '../../src/local/sandbox.js';
+import { laneUser, processSandbox } from '../../src/local/sandbox.js';
 import { createRepo } from '../support/repos.js';
 import { lane, readManifest, removeDir, runArgs, tempDir, tsxLoader, writeFleetFile } from './helpers.js';
 
@@ -79,7 +79,7 @@ describe.runIf(isRoot && isolated)('Fleet as root: a directive cannot replace th
     expect(r.code, r.out).toBe(0);
     expect(lane(readManifest(ws), 'app')).toMatchObject({ status: 'completed', isolation: { kind: 'pid-namespace' } });
     const log = readFileSync(join(ws, 'lanes', 'app', 'attempt-1.log'), 'utf8');
-    expect(log).toContain('uid=65534');
+    expect(log).toContain(`uid=${laneUser(join(ws, 'lanes', 'app')).uid}`);
     for (const done of ['REPLACED-GIT', 'APPENDED-GIT', 'MOVED-GIT']) expect(log).not.toMatch(new RegExp(`^${done}$`, 'm'));
     expect(readFileSync(join(bin, 'git'), 'utf8')).toBe(gitText);
     expect(existsSync(marker)).toBe(false);
@@ -115,6 +115,90 @@ describe.runIf(isRoot && isolated)('Fleet as root: a directive cannot replace th
     expect(existsSync(join(home, 'from-check'))).toBe(false);
     // The check wrote the lane's HOME (else the lane would have failed); the next lane starts with an empty one.
     expect(readFileSync(join(ws, 'lanes', 'next', 'attempt-1.log'), 'utf8')).toContain('home=[]');
+  });
+});
+
+/**
+ * A process of one lane that hands a descriptor of its folder to another lane's, over a unix socket (which needs no
+ * path, so no mask stops it): with one user for every lane, the other could change the folder while Fleet, as root,
+ * walks it to make it the lane's, and turn that walk onto a program of root's (found by attacking this very change).
+ * Each lane's user is its own, and its folder closed to every other.
+ */
+const PASS_FD = `
+import os, socket, sys, time
+name = b"\\0fleet-pass-" + sys.argv[2].encode()
+if sys.argv[1] == "send":
+    fd = os.open(os.environ["FLEET_LANE_DIR"], os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(400):
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(name); break
+        except OSError:
+            time.sleep(0.05)
+    socket.send_fds(s, [b"x"], [fd]); s.recv(1)
+else:
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); srv.bind(name); srv.listen(1)
+    c, _ = srv.accept()
+    _, fds, _, _ = socket.recv_fds(c, 1, 1)
+    d = "/proc/self/fd/%d" % fds[0]
+    try:
+        print("LISTED:" + ",".join(sorted(os.listdir(d))))
+    except OSError as e:
+        print("LIST-REFUSED:" + e.strerror)
+    try:
+        open(d + "/planted", "w").write("x"); print("WROTE-INTO-OTHER-LANE")
+    except OSError as e:
+        print("WRITE-REFUSED:" + e.strerror)
+    c.send(b"k")
+`;
+
+describe.runIf(isRoot && isolated)('Fleet as root: one lane against another', () => {
+  it("a descriptor of one lane's folder handed to another lane's process opens nothing there", async () => {
+    writeFileSync(join(dir, 'pass.py'), PASS_FD);
+    await createRepo(dir, 'app', { 'README.md': '# app\n' }, { clone: false });
+    await createRepo(dir, 'next', { 'README.md': '# next\n' }, { clone: false });
+    const tag = String(process.pid);
+    const file = writeFleetFile(dir, {
+      name: 'pass',
+      directive: 'Pass a descriptor.',
+      isolation: 'required',
+      max_parallel: 2,
+      targets: [
+        { repo: './app.git', run: `/usr/bin/python3 ${join(dir, 'pass.py')} send ${tag}; echo a >> README.md` },
+        { repo: './next.git', run: `/usr/bin/python3 ${join(dir, 'pass.py')} receive ${tag}; echo n >> README.md` },
+      ],
+    });
+    const ws = join(dir, 'ws');
+    const r = await cli(runArgs(file, ws), { ...process.env, HOME: dir }, dir);
+    expect(r.code, r.out).toBe(0);
+    const log = readFileSync(join(ws, 'lanes', 'next', 'attempt-1.log'), 'utf8');
+    expect(log).toMatch(/^LIST-REFUSED:Permission denied$/m);
+    expect(log).toMatch(/^WRITE-REFUSED:Permission denied$/m);
+    expect(log).not.toMatch(/^WROTE-INTO-OTHER-LANE$/m);
+    expect(existsSync(join(ws, 'lanes', 'app', 'planted'))).toBe(false);
+  });
+
+  it("a check that swaps its working copy for a link to a folder closed to it does not get the next check in", async () => {
+    // Root entered the working folder before dropping to the lane's user: through the link, into the closed folder.
+    const closed = join(dir, 'closed');
+    mkdirSync(join(closed, 'sub'), { recursive: true, mode: 0o755 });
+    chmodSync(closed, 0o700);
+    writeFileSync(join(closed, 'sub', 'secret.txt'), 'TOPSECRET\n');
+    await createRepo(dir, 'app', { 'README.md': '# app\n' }, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'swap',
+      directive: 'Swap.',
+      isolation: 'required',
+      max_retries: 0,
+      run: 'echo x >> README.md',
+      checks: [`cd .. && mv repo repo.real && ln -s ${join(closed, 'sub')} repo`, 'echo "secret=[$(cat secret.txt 2>/dev/null)]"'],
+      targets: [{ repo: './app.git' }],
+    });
+    const ws = join(dir, 'ws');
+    const r = await cli(runArgs(file, ws), { ...process.env, HOME: dir }, dir);
+    expect(r.code, r.out).toBe(1);
+    const log = readFileSync(join(ws, 'lanes', 'app', 'attempt-1.log'), 'utf8');
+    expect(log).not.toContain('TOPSECRET');
+    expect(lane(readManifest(ws), 'app')).toMatchObject({ status: 'failed' });
   });
 });
 

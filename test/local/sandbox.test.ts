@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/local/exec.js';
-import { detectSandbox, makeOwn, NOBODY, planLayers, runnerCommandFolders, sandboxFor, strategies, works } from '../../src/local/sandbox.js';
+import { detectSandbox, laneUser, makeOwn, planLayers, runnerCommandFolders, sandboxFor, strategies, works } from '../../src/local/sandbox.js';
 
 let dir: string;
 beforeEach(() => {
@@ -116,7 +116,7 @@ function asNobody(name: string, body: string, node = process.execPath): Record<s
 describe('the sandbox', () => {
   it.runIf(isRoot)("as root: the directive is the first child of its own namespace's init, sees no other process and holds no capability", async () => {
     const { sandbox, r } = await inside(`echo "pid=$$ ppid=$PPID"; ls /proc | grep -c '^[0-9]' ; test -e /proc/${process.pid} && echo SEES-FLEET; grep CapEff /proc/self/status; mount -t tmpfs x /mnt 2>/dev/null && echo MOUNTED; true`);
-    expect(sandbox).toMatchObject({ kind: 'pid-namespace', detail: 'unshare as root, directives as uid 65534' });
+    expect(sandbox).toMatchObject({ kind: 'pid-namespace', detail: 'unshare as root, each lane as a user of its own' });
     expect(r.exitCode, r.tail).toBe(0);
     // The directive is init's own child (what mount -a started before it took the pids below).
     expect(r.tail).toMatch(/ppid=1\n/);
@@ -125,7 +125,7 @@ describe('the sandbox', () => {
     expect(r.tail).not.toContain('MOUNTED');
   });
 
-  it.runIf(isRoot)("as root: the command runs as nobody, in a HOME and TMPDIR of its own, and writes no program of root's", async () => {
+  it.runIf(isRoot)("as root: the command runs as its lane's own user, in a HOME and TMPDIR of its own, and writes no program of root's", async () => {
     const programs = join(dir, 'programs');
     mkdirSync(programs, { mode: 0o755 });
     writeFileSync(join(programs, 'git'), '#!/bin/sh\n', { mode: 0o755 });
@@ -149,7 +149,10 @@ describe('the sandbox', () => {
       { env: { HOME: home, TMPDIR: tmp } },
     );
     expect(r.exitCode, r.tail).toBe(0);
-    expect(r.tail).toContain('uid=65534 gid=65534 groups=65534');
+    // Without a kept folder, the lane is its working folder: the user is the one laneUser gives it, nobody's on this machine.
+    const { uid } = laneUser(dir);
+    expect(uid).toBeGreaterThanOrEqual(2 ** 30);
+    expect(r.tail).toContain(`uid=${uid} gid=${uid} groups=${uid}`);
     expect(r.tail).not.toContain('WROTE-PROGRAM');
     expect(r.tail).not.toContain('ADDED-PROGRAM');
     expect(r.tail).toContain('home=[] tmp=[]');
@@ -158,7 +161,7 @@ describe('the sandbox', () => {
     for (const d of [home, tmp]) expect(readdirSync(d)).toEqual(['kept']);
   });
 
-  it.runIf(isRoot)("as root: a lane's folder is made nobody's, but never a file through a link or a file with a second name", async () => {
+  it.runIf(isRoot)("as root: a lane's folder is made its user's and closed to others, but never a file through a link or a file with a second name", async () => {
     const lane = join(dir, 'lane');
     const victim = join(dir, 'root-file');
     writeFileSync(victim, 'root');
@@ -167,9 +170,12 @@ describe('the sandbox', () => {
     writeFileSync(join(lane, 'prompt-1.md'), 'prompt');
     symlinkSync(victim, join(lane, 'repo', 'link'));
     linkSync(victim, join(lane, 'repo', 'hard'));
-    await makeOwn(lane, NOBODY);
+    const who = laneUser(lane);
+    await makeOwn(lane, who);
     const owner = (p: string) => lstatSync(p).uid;
-    for (const p of [lane, join(lane, 'repo'), join(lane, 'repo', '.git'), join(lane, 'repo', 'README.md'), join(lane, 'prompt-1.md')]) expect(owner(p), p).toBe(65534);
+    for (const p of [lane, join(lane, 'repo'), join(lane, 'repo', '.git'), join(lane, 'repo', 'README.md'), join(lane, 'prompt-1.md')]) expect(owner(p), p).toBe(who.uid);
+    // Closed to every other user: another lane's process handed a descriptor of it can do nothing with it.
+    expect(lstatSync(lane).mode & 0o777).toBe(0o700);
     expect(owner(victim)).toBe(0);
     expect(owner(join(lane, 'repo', 'link'))).toBe(0);
   });

@@ -10178,7 +10178,7 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(7451);
 /* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(1162);
 /* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8648);
-/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(377);
+/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(1632);
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(8177);
 /* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(1827);
 /* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(9404);
@@ -18718,6 +18718,7 @@ function agentCommand(spec, vars, caps = {}) {
         ...caps.turns !== void 0 && !given("--max-turns") ? ["--max-turns", String(caps.turns)] : [],
         ...caps.cost_usd !== void 0 && !given("--max-budget-usd") ? ["--max-budget-usd", String(caps.cost_usd)] : []
       ];
+      env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1";
       return { command: [bin, "-p", promptArg, "--output-format", "json", "--permission-mode", "acceptEdits", ...limits, ...args].join(" "), env };
     }
     case "codex": {
@@ -18892,7 +18893,7 @@ function openLog(file) {
     (0,external_node_fs_.closeSync)(fd);
   } catch {
   }
-  (0,external_node_fs_.rmSync)(file, { recursive: true, force: true });
+  (0,external_node_fs_.rmSync)(file, { force: true });
   return (0,external_node_fs_.openSync)(file, LOG_FLAGS | external_node_fs_.constants.O_EXCL, 420);
 }
 async function runCommand(command, opts) {
@@ -18942,9 +18943,10 @@ async function runCommand(command, opts) {
   let child;
   let spawnError = null;
   try {
-    if (opts.wrap) ({ file, args } = opts.wrap(file, args, env, { cwd: opts.cwd }));
+    let cwd = opts.cwd;
+    if (opts.wrap) ({ file, args, cwd = opts.cwd } = opts.wrap(file, args, env, { cwd: opts.cwd }));
     child = (0,external_node_child_process_.spawn)(file, args, {
-      cwd: opts.cwd,
+      cwd,
       env,
       detached: true,
       stdio: [opts.input === void 0 ? "ignore" : "pipe", "pipe", "pipe"],
@@ -20303,7 +20305,6 @@ const INIT = [
   '  -k) [ -d "$2" ] && [ $n -lt 9 ] || { echo "fleet-sandbox: no folder $2 to mount back" >&2; exit 125; }; n=$((n+1)); eval "exec $n<"\\$2""; shift 2;;',
   '  -t) [ -f "$2" ] || { echo "fleet-sandbox: no mount table $2" >&2; exit 125; }; exec 4<"$2"; mount -a -c -T /proc/self/fd/4 || exit 125; exec 4<&-; shift 2;;',
   '  -r) mount -c -o remount,bind,ro "$2" || exit 125; shift 2;;',
-  '  -c) cd -- "$2" || exit 125; shift 2;;',
   "  *) exit 125;;",
   "esac; done; shift",
   'while [ $n -gt 4 ]; do eval "exec $n<&-"; n=$((n-1)); done',
@@ -20336,14 +20337,21 @@ function onPath(program, env = process.env) {
   }
   return null;
 }
-const NOBODY = { uid: 65534, gid: 65534 };
+const LANE_USERS = { first: 1073741824, count: 268435456 };
+function laneUser(key) {
+  const id = LANE_USERS.first + (0,external_node_crypto_.createHash)("sha256").update(external_node_path_.resolve(key)).digest().readUInt32BE(0) % LANE_USERS.count;
+  return { uid: id, gid: id };
+}
+function dropTo(setpriv, who) {
+  return [setpriv, `--reuid=${who.uid}`, `--regid=${who.gid}`, "--clear-groups", "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--"];
+}
+const ENTER = ["/bin/sh", "-c", 'cd -- "$0" || exit 125; exec "$@"'];
 function strategies(opts) {
   const { unshare, setpriv, sudo, uid, gid, masks } = opts;
   const setup = [...NAMESPACES, "--", "/bin/sh", "-c", INIT, "fleet-sandbox"];
   const out = [];
   if (uid === 0) {
-    const drop = [setpriv, `--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, "--clear-groups", "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--"];
-    if (setpriv) out.push({ via: `unshare as root, directives as uid ${NOBODY.uid}`, prefix: [unshare, ...setup], masks, drop, runsAs: NOBODY });
+    if (setpriv) out.push({ via: "unshare as root, each lane as a user of its own", prefix: [unshare, ...setup], masks, drop: [], perLane: { setpriv } });
     return out;
   }
   out.push({
@@ -20353,8 +20361,7 @@ function strategies(opts) {
     drop: [unshare, "--user", `--map-user=${uid}`, `--map-group=${gid}`, "--"]
   });
   if (sudo && setpriv) {
-    const drop = [setpriv, `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups", "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--"];
-    out.push({ via: "sudo unshare", prefix: [sudo, "-n", "-E", "--", unshare, ...setup], masks, drop, restoresEnv: true });
+    out.push({ via: "sudo unshare", prefix: [sudo, "-n", "-E", "--", unshare, ...setup], masks, drop: dropTo(setpriv, { uid, gid }), restoresEnv: true });
   }
   return out;
 }
@@ -20396,7 +20403,7 @@ function planLayers(layers) {
   }
   return kept;
 }
-function initArgs(layers, cwd, tableDir) {
+function initArgs(layers, tableDir) {
   const plan = planLayers(layers);
   const out = [];
   const rows = [];
@@ -20418,7 +20425,6 @@ function initArgs(layers, cwd, tableDir) {
   if (rows.length) out.push("-t", mountTable(`${rows.join("\n")}
 `, tableDir));
   for (const { layer, holds } of plan) if (layer.kind === "hide" && holds) out.push("-r", layer.path);
-  if (cwd !== void 0) out.push("-c", external_node_path_.resolve(cwd));
   return out;
 }
 function searchable(dir, who) {
@@ -20471,13 +20477,12 @@ function closedOnTheWay(from, to, who) {
   return void 0;
 }
 const MAX_KEPT = 5;
-function viewFor(s, opts, env, privateDir, readOnly = programFolders()) {
+function viewFor(s, who, opts, env, privateDir, readOnly = programFolders()) {
   const layers = [
     ...[...s.masks, ...opts.hide ?? []].map((p) => ({ kind: "hide", path: p })),
     ...(opts.keep ?? []).map((p) => ({ kind: "keep", path: p })),
     ...readOnly.map((p) => ({ kind: "ro", path: p }))
   ];
-  const who = s.runsAs;
   if (!who) return { layers, env: {} };
   for (const p of opts.reach ?? []) if (searchable(p, who)) layers.push({ kind: "keep", path: p });
   const own = privateHomes(privateDir(), opts.keep?.[0] ?? opts.cwd ?? "/");
@@ -20503,16 +20508,37 @@ function viewFor(s, opts, env, privateDir, readOnly = programFolders()) {
   return { layers, env: set };
 }
 async function makeOwn(dir, who) {
-  const one = async (p) => {
-    const st = await (0,promises_.lstat)(p).catch(() => void 0);
-    if (!st || st.isSymbolicLink()) return;
-    if (st.isFile() && st.nlink > 1) return;
-    if (st.uid !== who.uid || st.gid !== who.gid) await (0,promises_.lchown)(p, who.uid, who.gid);
-    if (!st.isDirectory()) return;
-    const names = await (0,promises_.readdir)(p).catch(() => []);
-    await Promise.all(names.map((n) => one(external_node_path_.join(p, n))));
+  const NOFOLLOW_DIR = external_node_fs_.constants.O_RDONLY | external_node_fs_.constants.O_DIRECTORY | external_node_fs_.constants.O_NOFOLLOW;
+  const folder = async (at, top) => {
+    let fh;
+    try {
+      fh = await (0,promises_.open)(at, NOFOLLOW_DIR);
+    } catch {
+      return;
+    }
+    try {
+      const st = await fh.stat();
+      if (st.uid !== who.uid || st.gid !== who.gid) await fh.chown(who.uid, who.gid);
+      if (top && (st.mode & 63) !== 0) await fh.chmod(st.mode & 448);
+      const base = `/proc/self/fd/${fh.fd}`;
+      const names = await (0,promises_.readdir)(base).catch(() => []);
+      const dirs = [];
+      await Promise.all(
+        names.map(async (n) => {
+          const p = `${base}/${n}`;
+          const e = await (0,promises_.lstat)(p).catch(() => void 0);
+          if (!e || e.isSymbolicLink()) return;
+          if (e.isDirectory()) return void dirs.push(p);
+          if (e.isFile() && e.nlink > 1) return;
+          if (e.uid !== who.uid || e.gid !== who.gid) await (0,promises_.lchown)(p, who.uid, who.gid).catch(() => void 0);
+        })
+      );
+      for (const d of dirs) await folder(d, false);
+    } finally {
+      await fh.close();
+    }
   };
-  await one(dir);
+  await folder(dir, true);
 }
 async function makeHomes(homes, who) {
   await (0,promises_.mkdir)(homes.dir, { recursive: true, mode: 493 });
@@ -20535,15 +20561,16 @@ function works(s, masks) {
     (0,external_node_fs_.mkdirSync)(programs);
     (0,external_node_fs_.chmodSync)(programs, 511);
     (0,external_node_fs_.writeFileSync)(external_node_path_.join(hidden, "other"), "");
-    if (s.runsAs) {
+    const who = s.perLane ? laneUser(kept) : void 0;
+    if (who) {
       const homes = privateHomes(own, kept);
       (0,external_node_fs_.mkdirSync)(homes.dir, { recursive: true });
       (0,external_node_fs_.chmodSync)(homes.dir, 493);
       for (const p of [homes.home, homes.tmp]) {
         (0,external_node_fs_.mkdirSync)(p, { mode: 448 });
-        (0,external_node_fs_.chownSync)(p, s.runsAs.uid, s.runsAs.gid);
+        (0,external_node_fs_.chownSync)(p, who.uid, who.gid);
       }
-      (0,external_node_fs_.chownSync)(kept, s.runsAs.uid, s.runsAs.gid);
+      (0,external_node_fs_.chownSync)(kept, who.uid, who.gid);
     }
     const pidHidden = process.pid > 50 ? `[ ! -e /proc/${process.pid} ]` : '[ "$(ls /proc | grep -c "^[0-9]")" -lt 10 ]';
     const probe = [
@@ -20554,13 +20581,15 @@ function works(s, masks) {
       // `true`, not `:`: a failed redirection of a special built-in ends the shell.
       `true > written && ! { true > ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(hidden, "added"))}; } 2>/dev/null`,
       `! { true > ${(0,agent/* shellQuote */.ZL)(external_node_path_.join(programs, "planted"))}; } 2>/dev/null`,
-      // Root runs its commands as nobody, in a HOME of their own; a user is not made root again by a passwordless sudo.
-      ...s.runsAs ? [`[ "$(id -u)" = ${s.runsAs.uid} ] && true > "$HOME/written"`] : ["! sudo -n true 2>/dev/null"]
+      // Root runs its commands as the lane's user, in a HOME of their own; a user is not made root again by a
+      // passwordless sudo.
+      ...who ? [`[ "$(id -u)" = ${who.uid} ] && true > "$HOME/written"`] : ["! sudo -n true 2>/dev/null"]
     ].join(" && ");
-    const view = viewFor(s, { hide: [hidden], keep: [kept] }, {}, () => own, [programs]);
+    const view = viewFor(s, who, { hide: [hidden], keep: [kept] }, {}, () => own, [programs]);
     const setEnv = Object.keys(view.env).length ? ["/usr/bin/env", ...Object.entries(view.env).map(([k, v]) => `${k}=${v}`)] : [];
-    const args = [...s.prefix.slice(1), ...initArgs(view.layers, kept, scratch), "--", ...s.drop, ...setEnv, "/bin/sh", "-c", probe];
-    const r = (0,external_node_child_process_.spawnSync)(s.prefix[0], args, { cwd: kept, stdio: "ignore", timeout: 1e4 });
+    const drop = who ? dropTo(s.perLane.setpriv, who) : s.drop;
+    const args = [...s.prefix.slice(1), ...initArgs(view.layers, scratch), "--", ...drop, ...setEnv, ...ENTER, kept, "/bin/sh", "-c", probe];
+    const r = (0,external_node_child_process_.spawnSync)(s.prefix[0], args, { cwd: "/", stdio: "ignore", timeout: 1e4 });
     return r.status === 0 && (0,external_node_fs_.existsSync)(external_node_path_.join(kept, "written"));
   } catch {
     return false;
@@ -20590,15 +20619,21 @@ function sandboxOf(s) {
     kind: "pid-namespace",
     detail: s.via,
     wrap: (file, args, env, opts = {}) => {
-      const view = viewFor(s, opts, env, private_tmp/* privateTmp */.F, readOnly);
+      const key = opts.keep?.[0] ?? opts.cwd ?? "/";
+      const who = s.perLane ? laneUser(key) : void 0;
+      const view = viewFor(s, who, opts, env, private_tmp/* privateTmp */.F, readOnly);
       const restore = s.restoresEnv ? Object.fromEntries(["PATH", "HOME"].flatMap((k) => env?.[k] !== void 0 ? [[k, env[k]]] : [])) : {};
       const set = Object.entries({ ...restore, ...view.env }).map(([k, v]) => `${k}=${v}`);
-      return { file: s.prefix[0], args: [...s.prefix.slice(1), ...initArgs(view.layers, opts.cwd), "--", ...s.drop, ...set.length ? ["/usr/bin/env", ...set] : [], file, ...args] };
+      const drop = who ? dropTo(s.perLane.setpriv, who) : s.drop;
+      const enter = opts.cwd === void 0 ? [] : [...ENTER, external_node_path_.resolve(opts.cwd)];
+      return { file: s.prefix[0], args: [...s.prefix.slice(1), ...initArgs(view.layers), "--", ...drop, ...set.length ? ["/usr/bin/env", ...set] : [], ...enter, file, ...args], cwd: "/" };
     },
     prepare: async (opts = {}) => {
-      if (!s.runsAs) return;
-      await makeHomes(privateHomes((0,private_tmp/* privateTmp */.F)(), opts.keep?.[0] ?? opts.cwd ?? "/"), s.runsAs);
-      for (const k of opts.keep ?? []) await makeOwn(k, s.runsAs);
+      if (!s.perLane) return;
+      const key = opts.keep?.[0] ?? opts.cwd ?? "/";
+      const who = laneUser(key);
+      await makeHomes(privateHomes((0,private_tmp/* privateTmp */.F)(), key), who);
+      for (const k of opts.keep ?? []) await makeOwn(k, who);
     }
   };
 }
@@ -21692,7 +21727,7 @@ async function prsCommand(input, opts) {
 
 /***/ }),
 
-/***/ 377:
+/***/ 1632:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
@@ -22211,7 +22246,51 @@ function diffLines(patch) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/core/agent-outcome.js
+function claudeOutcome(output) {
+  const r = lastResult(output);
+  if (!r || r.is_error !== true) return null;
+  const said = words(r);
+  const status = typeof r.api_error_status === "number" ? r.api_error_status : null;
+  if (r.subtype === "error_max_turns") {
+    return { class: "budget-exceeded", message: `the agent reached its turn cap with the change unfinished (${said})`, final: false };
+  }
+  if (r.subtype === "error_max_budget_usd") {
+    return { class: "budget-exceeded", message: `the agent reached its spending cap with the change unfinished (${said})`, final: false };
+  }
+  if (status === 401 || status === 403) {
+    return { class: "directive-failed", message: `the agent's model API refused its credentials (${status}: ${said}): check the key the agent gets (ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN)`, final: true };
+  }
+  if (/not logged in/i.test(said)) {
+    return { class: "directive-failed", message: `the agent CLI has no credentials (${said}): give it ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN`, final: true };
+  }
+  if (status !== null) {
+    return { class: "directive-failed", message: `the agent's model API kept failing after the CLI's own retries (${status}: ${said})`, final: false };
+  }
+  return { class: "directive-failed", message: `the agent stopped on an error (${r.subtype ?? r.terminal_reason ?? "error"}: ${said})`, final: false };
+}
+function words(r) {
+  const errors = Array.isArray(r.errors) ? r.errors.filter((e) => typeof e === "string") : [];
+  const text = [typeof r.result === "string" ? r.result : "", ...errors].filter(Boolean).join("; ");
+  return (text || "no message").replace(/\s+/g, " ").slice(0, 300);
+}
+function lastResult(output) {
+  const lines = output.split("\n");
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i].trim();
+    if (!line.startsWith("{") || !line.includes('"type":"result"')) continue;
+    try {
+      const v = JSON.parse(line);
+      if (v && typeof v === "object" && v.type === "result") return v;
+    } catch {
+    }
+  }
+  return null;
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/steps/lane.js
+
 
 
 
@@ -22506,7 +22585,8 @@ class LaneRun {
     const tDirective = Date.now();
     const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
     this.directiveMs += Date.now() - tDirective;
-    if (runsAgent(ctx, lane)) this.chargeRun((0,spend/* usageFromOutput */.tY)(ctx.file.agent.preset, await (0,fs/* readUntrustedText */.up)(log, 256 * 1024, { tail: true })), this.given);
+    const said = runsAgent(ctx, lane) ? await (0,fs/* readUntrustedText */.up)(log, 256 * 1024, { tail: true }) : "";
+    if (runsAgent(ctx, lane)) this.chargeRun((0,spend/* usageFromOutput */.tY)(ctx.file.agent.preset, said), this.given);
     if (ctx.signal?.aborted) {
       note(r, "directive");
       lane_stopIfCancelled(ctx);
@@ -22514,6 +22594,11 @@ class LaneRun {
     if (!await this.intact()) {
       note(r, "directive");
       throw new LaneFailure("workspace-corrupted", "the directive removed or broke the working copy's .git; nothing was pushed");
+    }
+    const failed = runsAgent(ctx, lane) && ctx.file.agent.preset === "claude" && !r.timedOut ? claudeOutcome(said) : null;
+    if (failed) {
+      note(r, "directive");
+      return { ok: false, failure: new LaneFailure(failed.class, failed.message), feedback: `The last run failed: ${failed.message}.`, final: failed.final };
     }
     if (r.timedOut || r.exitCode !== 0) {
       note(r, "directive");
@@ -22536,7 +22621,7 @@ ${firstLines(r.tail, 2e3)}`,
     if (lane.checks.length && changed.length) {
       this.update({ phase: "checking" }, `${what}: running ${lane.checks.length} check${lane.checks.length > 1 ? "s" : ""}`);
       const tChecks = Date.now();
-      let failed;
+      let failed2;
       for (const check of lane.checks) {
         const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
         if (ctx.signal?.aborted) {
@@ -22544,18 +22629,18 @@ ${firstLines(r.tail, 2e3)}`,
           lane_stopIfCancelled(ctx);
         }
         if (c.timedOut || c.exitCode !== 0) {
-          failed = { c, check };
+          failed2 = { c, check };
           break;
         }
       }
       this.checksMs += Date.now() - tChecks;
       if (!await this.intact()) {
-        note(failed?.c ?? r, "check");
+        note(failed2?.c ?? r, "check");
         throw new LaneFailure("workspace-corrupted", "a check removed or broke the working copy's .git; nothing was pushed");
       }
-      if (failed) {
-        note(failed.c, "check");
-        const { c, check } = failed;
+      if (failed2) {
+        note(failed2.c, "check");
+        const { c, check } = failed2;
         const why = c.timedOut ? `check \`${check}\` timed out` : `check \`${check}\` exited with ${c.exitCode ?? c.signal}`;
         return { ok: false, failure: new LaneFailure("check-failed", `${why}${gist(c.tail) ? `: ${gist(c.tail)}` : ""}`), feedback: `${why}. Output:
 ${firstLines(c.tail, 2e3)}`, final: false };

@@ -292,6 +292,9 @@ export function agentCommand(spec: AgentSpec, vars: AgentVars, caps: { turns?: n
         ...(caps.turns !== undefined && !given('--max-turns') ? ['--max-turns', String(caps.turns)] : []),
         ...(caps.cost_usd !== undefined && !given('--max-budget-usd') ? ['--max-budget-usd', String(caps.cost_usd)] : []),
       ];
+      // No telemetry, error reports or update checks from a lane: only the model API is reached
+      // (https://code.claude.com/docs/en/env-vars).
+      env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = '1';
       return { command: [bin, '-p', promptArg, '--output-format', 'json', '--permission-mode', 'acceptEdits', ...limits, ...args].join(' '), env };
     }
     case 'codex': {

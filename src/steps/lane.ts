@@ -24,6 +24,7 @@ import type { CloneResult, Clock, Executor, ExecResult, Forge, Workspace } from 
 import { reviewChange, scrub } from './review.js';
 import { diffLines } from '../core/strategies.js';
 import { readUntrustedText, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
+import { claudeOutcome } from '../core/agent-outcome.js';
 import type { Semaphore } from '../util/pool.js';
 
 export interface LaneContext {
@@ -407,7 +408,8 @@ export class LaneRun {
     const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
     this.directiveMs += Date.now() - tDirective;
     // Read before the checks write to the same log: what the agent CLI reported, not what a check printed.
-    if (runsAgent(ctx, lane)) this.chargeRun(usageFromOutput(ctx.file.agent!.preset, await readUntrustedText(log, 256 * 1024, { tail: true })), this.given);
+    const said = runsAgent(ctx, lane) ? await readUntrustedText(log, 256 * 1024, { tail: true }) : '';
+    if (runsAgent(ctx, lane)) this.chargeRun(usageFromOutput(ctx.file.agent!.preset, said), this.given);
     if (ctx.signal?.aborted) {
       note(r, 'directive');
       stopIfCancelled(ctx);
@@ -416,6 +418,12 @@ export class LaneRun {
     if (!(await this.intact())) {
       note(r, 'directive');
       throw new LaneFailure('workspace-corrupted', "the directive removed or broke the working copy's .git; nothing was pushed");
+    }
+    // Claude Code exits 0 or 1 whatever happened: its result object says whether the run failed, and why.
+    const failed = runsAgent(ctx, lane) && ctx.file.agent!.preset === 'claude' && !r.timedOut ? claudeOutcome(said) : null;
+    if (failed) {
+      note(r, 'directive');
+      return { ok: false, failure: new LaneFailure(failed.class, failed.message), feedback: `The last run failed: ${failed.message}.`, final: failed.final };
     }
     if (r.timedOut || r.exitCode !== 0) {
       note(r, 'directive');

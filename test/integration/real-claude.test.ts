@@ -1,0 +1,202 @@
+/**
+ * The real Claude Code CLI (the exact version pinned in package.json) in Fleet's lanes, as a user runs Fleet
+ * (bin/fleet.js, a process of its own), against the model-API emulator (test/support/model-api/): its flags, its
+ * tools editing the working copy inside Fleet's sandbox, its JSON result read for spending and for failures.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { claudeEnv, startModelApi, toolResults, workingDirectory, type ModelApi, type Turn } from '../support/model-api/index.js';
+import { createRepo } from '../support/repos.js';
+import { lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
+
+const BIN = resolve('bin/fleet.js');
+const CLAUDE_BIN = resolve('node_modules/.bin');
+const CLAUDE_VERSION = (JSON.parse(readFileSync(resolve('package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['@anthropic-ai/claude-code'];
+
+let dir: string;
+let api: ModelApi;
+let home: string;
+beforeEach(async () => {
+  dir = tempDir('fleet-claude-');
+  home = join(dir, 'home');
+  mkdirSync(home);
+  api = await startModelApi();
+});
+afterEach(async () => {
+  await api.close();
+  removeDir(dir);
+});
+
+/** `fleet run` as a process, the real `claude` first on PATH; awaited by its exit (the emulator answers meanwhile). */
+function fleet(file: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [BIN, ...runArgs(file, join(dir, 'ws'))], {
+      cwd: dir,
+      env: { PATH: `${CLAUDE_BIN}:${process.env.PATH ?? ''}`, HOME: home, GIT_CONFIG_NOSYSTEM: '1', ...claudeEnv(api), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b));
+    child.stderr.on('data', (b: Buffer) => (out += b));
+    child.on('exit', (code) => done({ code, out }));
+  });
+}
+
+/** The agent's tools, as the model calls them: paths absolute, from the working directory the CLI announced. */
+const at = (req: Parameters<typeof workingDirectory>[0], file: string) => `${workingDirectory(req)}/${file}`;
+
+async function oneLane(spec: Record<string, unknown>, turns: (Turn | ((req: Parameters<typeof workingDirectory>[0]) => Turn))[]) {
+  await createRepo(dir, 'app', { 'README.md': '# app\n' }, { clone: false });
+  api.converse({ name: 'app', match: 'LANE-APP', turns });
+  return writeFleetFile(dir, { name: 'real', directive: 'Add a Support section to README.md. LANE-APP', agent: { preset: 'claude', install: false }, targets: [{ repo: './app.git' }], ...spec });
+}
+
+describe(`the real Claude Code ${CLAUDE_VERSION} in a lane`, () => {
+  it('edits the working copy with its own tools; the checks judge it; the branch holds it; its spending is read from its JSON', async () => {
+    const file = await oneLane({ checks: ['grep -q "## Support" README.md'] }, [
+      (req) => ({ blocks: [{ text: 'Reading the README.' }, { tool: 'Read', input: { file_path: at(req, 'README.md') } }] }),
+      (req) => ({ blocks: [{ tool: 'Edit', input: { file_path: at(req, 'README.md'), old_string: '# app\n', new_string: '# app\n\n## Support\n\nAsk in #help.\n' } }] }),
+      (req) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'NOTES.md'), content: 'Support section added.\n' } }] }),
+      { blocks: [{ text: 'Added a Support section.' }] },
+    ]);
+    const r = await fleet(file);
+    expect(r.code, r.out).toBe(0);
+    const l = lane(readManifest(join(dir, 'ws')), 'app');
+    expect(l).toMatchObject({ status: 'completed', changed_files: ['NOTES.md', 'README.md'] });
+    expect(spawnSync('git', ['-C', join(dir, 'app.git'), 'show', 'fleet/real/app:README.md'], { encoding: 'utf8' }).stdout).toBe('# app\n\n## Support\n\nAsk in #help.\n');
+    // Spending from the CLI's own result: four turns, a cost the CLI computed from the emulator's token counts.
+    expect(l.usage).toMatchObject({ turns: 4 });
+    expect(l.usage!.cost_usd).toBeGreaterThan(0);
+    expect(l.usage!.input_tokens).toBeGreaterThan(0);
+    // What the agent was told and what its tools showed it.
+    const talk = api.of('app');
+    expect(talk.map((q) => q.turn)).toEqual([0, 1, 2, 3]);
+    expect(JSON.stringify(talk[0]!.body!.messages[0])).toContain('Add a Support section to README.md.');
+    expect(talk[0]!.body!.tools!.map((t) => t.name)).toEqual(expect.arrayContaining(['Read', 'Edit', 'Write', 'Bash']));
+    expect(toolResults(talk[1]!.body!)[0]!.text).toContain('# app');
+    // Only the messages: with nonessential traffic off (Fleet sets it for the preset), not even the CLI's
+    // connectivity check (HEAD /api/hello, which it makes otherwise).
+    expect(new Set(api.requests.map((q) => q.path.split('?')[0]))).toEqual(new Set(['/v1/messages']));
+  });
+
+  it('two lanes at once against one emulator: each conversation keeps its own turns, and a retried request gets the same answer', async () => {
+    await createRepo(dir, 'web', { 'README.md': '# web\n' }, { clone: false });
+    api.converse({ name: 'web', match: 'LANE-WEB', turns: [(req) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'WEB.md'), content: 'web\n' } }] }), { fail: { status: 529 }, times: 2, blocks: [{ text: 'Done.' }] }] });
+    const file = await oneLane({ max_parallel: 2, targets: [{ repo: './app.git' }, { repo: './web.git', directive: 'Add WEB.md. LANE-WEB' }] }, [(req) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'APP.md'), content: 'app\n' } }] }), { blocks: [{ text: 'Done.' }] }]);
+    const r = await fleet(file);
+    expect(r.code, r.out).toBe(0);
+    const m = readManifest(join(dir, 'ws'));
+    expect(lane(m, 'app')).toMatchObject({ status: 'completed', changed_files: ['APP.md'] });
+    expect(lane(m, 'web')).toMatchObject({ status: 'completed', changed_files: ['WEB.md'] });
+    expect(api.of('app').map((q) => q.turn)).toEqual([0, 1]);
+    expect(api.of('web').map((q) => q.turn)).toEqual([0, 1, 1, 1]);
+  });
+
+  it.runIf(process.getuid?.() === 0)("as root, runs as its lane's user in a HOME of its own: its state never lands in Fleet's HOME", async () => {
+    const file = await oneLane({}, [(req) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'NOTES.md'), content: 'x\n' } }] }), { blocks: [{ text: 'Done.' }] }]);
+    const r = await fleet(file);
+    expect(r.code, r.out).toBe(0);
+    expect(lane(readManifest(join(dir, 'ws')), 'app')).toMatchObject({ status: 'completed', changed_files: ['NOTES.md'] });
+    expect(existsSync(join(home, '.claude.json'))).toBe(false);
+    expect(existsSync(join(home, '.claude'))).toBe(false);
+    // The CLI told the model where its memory lives: in the lane's own HOME, not Fleet's.
+    const system = JSON.stringify(api.of('app')[0]!.body!.system);
+    expect(system).not.toContain(home);
+  });
+});
+
+describe('what the real CLI reports when a run fails', () => {
+  it('a key the API refuses: the lane fails saying so, and is not retried', async () => {
+    const file = await oneLane({ max_retries: 2 }, [{ blocks: [{ text: 'never reached' }] }]);
+    // Its own retries cut short: a refused key is refused every time.
+    const r = await fleet(file, { ...claudeEnv(api, 'sk-ant-not-this-one'), CLAUDE_CODE_MAX_RETRIES: '1' });
+    expect(r.code, r.out).toBe(1);
+    const l = lane(readManifest(join(dir, 'ws')), 'app');
+    expect(l).toMatchObject({ status: 'failed', retry_count: 0, error: { class: 'directive-failed' } });
+    expect(l.error!.message).toMatch(/model API refused its credentials \(401: Invalid API key/);
+    expect(l.error!.message).toContain('ANTHROPIC_API_KEY');
+    expect(api.requests.filter((q) => q.status === 401).length).toBeGreaterThan(0);
+  });
+
+  it('no key at all: the lane fails saying the CLI has no credentials, and is not retried', async () => {
+    const file = await oneLane({ max_retries: 2 }, [{ blocks: [{ text: 'never reached' }] }]);
+    const r = await fleet(file, { ANTHROPIC_API_KEY: '' });
+    expect(r.code, r.out).toBe(1);
+    const l = lane(readManifest(join(dir, 'ws')), 'app');
+    expect(l).toMatchObject({ status: 'failed', retry_count: 0, error: { class: 'directive-failed' } });
+    expect(l.error!.message).toMatch(/the agent CLI has no credentials \(Not logged in/);
+    expect(api.of('app')).toEqual([]);
+  });
+
+  it("the lane's turn cap: Claude Code stops itself at --max-turns, and the lane fails as over budget, nothing pushed", async () => {
+    const loop = (req: Parameters<typeof workingDirectory>[0]) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'NOTES.md'), content: `turn ${req.messages.length}\n` } }] });
+    const file = await oneLane({ budget: { lane: { turns: 2 } } }, [loop, loop, loop, loop, loop]);
+    const r = await fleet(file);
+    expect(r.code, r.out).toBe(1);
+    const l = lane(readManifest(join(dir, 'ws')), 'app');
+    // The run failed at its cap (not a change); the next attempt is not started, the lane's cap being spent.
+    expect(l).toMatchObject({ status: 'failed', error: { class: 'budget-exceeded' } });
+    expect(l.error!.message).toMatch(/the lane's cap of 2 agent turns is reached \(\d+ taken\): attempt 2 did not start/);
+    expect(readFileSync(join(dir, 'ws', 'lanes', 'app', 'attempt-1.log'), 'utf8')).toContain('"subtype":"error_max_turns"');
+    // The CLI took no more turns than it was given.
+    expect(api.of('app').length).toBeLessThanOrEqual(3);
+    expect(spawnSync('git', ['-C', join(dir, 'app.git'), 'branch', '--list'], { encoding: 'utf8' }).stdout.trim()).toBe('* main');
+  });
+
+  it("the lane's cost cap: Claude Code stops itself at --max-budget-usd, and the lane fails as over budget", async () => {
+    const loop = (req: Parameters<typeof workingDirectory>[0]) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'NOTES.md'), content: `turn ${req.messages.length}\n` } }] });
+    // A cent: the CLI prices the emulator's token counts at its model's list price, several cents a turn.
+    const file = await oneLane({ budget: { lane: { cost_usd: 0.01 } } }, [loop, loop, loop, loop, loop]);
+    const r = await fleet(file);
+    expect(r.code, r.out).toBe(1);
+    const l = lane(readManifest(join(dir, 'ws')), 'app');
+    expect(l).toMatchObject({ status: 'failed', error: { class: 'budget-exceeded' } });
+    expect(readFileSync(join(dir, 'ws', 'lanes', 'app', 'attempt-1.log'), 'utf8')).toContain('"subtype":"error_max_budget_usd"');
+    expect(api.of('app').length).toBeLessThan(5);
+  });
+
+  it('an API overloaded on every request: the CLI retries, then the attempt fails saying so, and is retried', async () => {
+    const file = await oneLane({ max_retries: 1 }, [{ fail: { status: 529 }, times: Infinity }]);
+    const r = await fleet(file, { CLAUDE_CODE_MAX_RETRIES: '1' });
+    expect(r.code, r.out).toBe(1);
+    const l = lane(readManifest(join(dir, 'ws')), 'app');
+    expect(l).toMatchObject({ status: 'failed', retry_count: 1, error: { class: 'directive-failed' } });
+    expect(l.error!.message).toMatch(/kept failing after the CLI's own retries \(529/);
+  });
+});
+
+describe('what the agent may run', () => {
+  /**
+   * The claude preset runs with `--permission-mode acceptEdits`: file edits, and read-only commands. A command that
+   * runs code (the repository's tests, a build) is refused in print mode, and the CLI says so in its result
+   * (`permission_denials`). `agent.args` widens it.
+   */
+  const runNode = (req: Parameters<typeof workingDirectory>[0]): Turn => ({ blocks: [{ tool: 'Bash', input: { command: `node -e "require('fs').writeFileSync('${at(req, 'RAN.txt')}', 'ran')"`, description: 'run node' } }] });
+
+  it('by default, a command that only reads, not one that runs code: the change is the edits alone', async () => {
+    const readOnly: Turn = { blocks: [{ tool: 'Bash', input: { command: 'cat README.md', description: 'read' } }] };
+    const file = await oneLane({}, [readOnly, runNode, (req) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'NOTES.md'), content: 'x\n' } }] }), { blocks: [{ text: 'Done.' }] }]);
+    const r = await fleet(file);
+    expect(r.code, r.out).toBe(0);
+    expect(lane(readManifest(join(dir, 'ws')), 'app')).toMatchObject({ status: 'completed', changed_files: ['NOTES.md'] });
+    expect(toolResults(api.of('app')[1]!.body!)[0]).toMatchObject({ error: false, text: expect.stringContaining('# app') });
+    expect(toolResults(api.of('app')[2]!.body!)[0]).toMatchObject({ error: true });
+  });
+
+  it.runIf(process.getuid?.() === 0)('as root, --permission-mode bypassPermissions works: the agent runs as its lane\'s user, not root', async () => {
+    const file = await oneLane({ agent: { preset: 'claude', install: false, args: ['--permission-mode', 'bypassPermissions'] } }, [runNode, { blocks: [{ text: 'Done.' }] }]);
+    const r = await fleet(file);
+    expect(r.code, r.out).toBe(0);
+    expect(lane(readManifest(join(dir, 'ws')), 'app')).toMatchObject({ status: 'completed', changed_files: ['RAN.txt'] });
+  });
+
+  it('with agent.args --allowedTools "Bash(node:*)", that command runs, inside the sandbox', async () => {
+    const file = await oneLane({ agent: { preset: 'claude', install: false, args: ['--allowedTools', 'Bash(node:*)'] } }, [runNode, { blocks: [{ text: 'Done.' }] }]);
+    const r = await fleet(file);
+    expect(r.code, r.out).toBe(0);
+    expect(lane(readManifest(join(dir, 'ws')), 'app')).toMatchObject({ status: 'completed', changed_files: ['RAN.txt'] });
+    expect(toolResults(api.of('app')[1]!.body!)[0]).toMatchObject({ error: false });
+  });
+});

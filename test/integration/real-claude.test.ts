@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { claudeEnv, startModelApi, toolResults, workingDirectory, type ModelApi, type Turn } from '../support/model-api/index.js';
+import { claudeEnv, startModelApi, textOf, toolResults, workingDirectory, type ModelApi, type Turn } from '../support/model-api/index.js';
 import { createRepo } from '../support/repos.js';
 import { lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
 
@@ -198,5 +198,66 @@ describe('what the agent may run', () => {
     expect(r.code, r.out).toBe(0);
     expect(lane(readManifest(join(dir, 'ws')), 'app')).toMatchObject({ status: 'completed', changed_files: ['RAN.txt'] });
     expect(toolResults(api.of('app')[1]!.body!)[0]).toMatchObject({ error: false });
+  });
+});
+
+describe('review with the real Claude Code: lenses, dispositions and a fix round (docs/review.md)', () => {
+  /** The text Fleet handed this run (the prompt file), as the CLI sent it. */
+  const asked = (req: Parameters<typeof workingDirectory>[0]) => textOf(req.messages[0]?.content);
+
+  it('a lens answers badly once, then in the schema; the worker accepts its finding and fixes it; the next round is clear', async () => {
+    await createRepo(dir, 'svc', { 'README.md': '# svc\n', 'src/app.js': 'export const value = 1;\n' }, { clone: false });
+    // Registered first: every run's prompt quotes the directive, the worker's conversation matches it last.
+    api.converse({
+      name: 'lens',
+      match: 'You review a change as the "correctness" lens',
+      turns: [
+        (req) => {
+          const p = asked(req);
+          if (!p.includes('Your answer could not be read') && p.includes('+export const value = BUG;')) return { blocks: [{ text: 'It looks mostly fine, but I would need more context.' }] };
+          const finding = p.includes('+export const value = BUG;')
+            ? [{ severity: 'high', file: 'src/app.js', line: 1, finding: 'A BUG marker is left in the code.', suggested_fix: 'Set it to OK.', lens: 'correctness', refuted: false }]
+            : [{ severity: 'low', file: null, line: null, finding: 'Nothing wrong found.', suggested_fix: '', lens: 'correctness', refuted: true }];
+          return { blocks: [{ text: JSON.stringify(finding) }] };
+        },
+      ],
+    });
+    api.converse({
+      name: 'dispositions',
+      match: 'Give each one a disposition',
+      turns: [(req) => ({ blocks: [{ text: JSON.stringify([...asked(req).matchAll(/^- (f\d+) \[/gm)].map((m) => ({ id: m[1], disposition: 'ACCEPT', reason: 'It is right.' }))) }] })],
+    });
+    const edit = (from: string, to: string) => [
+      (req: Parameters<typeof workingDirectory>[0]): Turn => ({ blocks: [{ tool: 'Read', input: { file_path: at(req, 'src/app.js') } }] }),
+      (req: Parameters<typeof workingDirectory>[0]): Turn => ({ blocks: [{ tool: 'Edit', input: { file_path: at(req, 'src/app.js'), old_string: from, new_string: to } }] }),
+      { blocks: [{ text: 'Done.' }] },
+    ];
+    api.converse({ name: 'fix', match: '## Review findings to fix', turns: edit('BUG', 'OK') });
+    api.converse({ name: 'worker', match: 'Set the value.', turns: edit('= 1;', '= BUG;') });
+    const file = writeFleetFile(dir, {
+      name: 'rev',
+      directive: 'Set the value.',
+      agent: { preset: 'claude', install: false },
+      owns: ['src/**'],
+      max_retries: 0,
+      review: { lenses: ['correctness'], rounds: 2 },
+      targets: [{ repo: './svc.git' }],
+    });
+    const r = await fleet(file);
+    expect(r.code, r.out).toBe(0);
+    const l = lane(readManifest(join(dir, 'ws')), 'svc');
+    expect(l).toMatchObject({ status: 'completed', changed_files: ['src/app.js'] });
+    expect(spawnSync('git', ['-C', join(dir, 'svc.git'), 'show', 'fleet/rev/svc:src/app.js'], { encoding: 'utf8' }).stdout).toBe('export const value = OK;\n');
+    const review = l.review!;
+    expect(review.verdict).toBe('clear');
+    expect(review.rounds.map((x) => x.verdict)).toEqual(['fix', 'clear']);
+    expect(review.rounds[0]!.lenses).toEqual([expect.objectContaining({ lens: 'correctness', outcome: 'findings', asked_again: true })]);
+    expect(review.findings).toEqual([expect.objectContaining({ id: 'f1', severity: 'high', file: 'src/app.js', disposition: 'ACCEPT', status: 'fixed' })]);
+    // Every run was the real CLI: the worker, the lens three times (asked again once), the dispositions, the fix.
+    expect(api.of('lens').length).toBe(3);
+    expect(api.of('dispositions').length).toBe(1);
+    expect(api.of('fix').length).toBe(3);
+    // The panel's spending is the CLIs' own, read from their results.
+    expect(review.usage.cost_usd).toBeGreaterThan(0);
   });
 });

@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { claudeEnv, startModelApi, textOf, toolResults, workingDirectory, type ModelApi, type Turn } from '../support/model-api/index.js';
+import { claudeEnv, startModelApi, textOf, toolResults, workingDirectory, type MessagesRequest, type ModelApi, type Turn } from '../support/model-api/index.js';
 import { createRepo } from '../support/repos.js';
 import { lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
 
@@ -45,9 +45,12 @@ function fleet(file: string, env: Record<string, string> = {}): Promise<{ code: 
 }
 
 /** The agent's tools, as the model calls them: paths absolute, from the working directory the CLI announced. */
-const at = (req: Parameters<typeof workingDirectory>[0], file: string) => `${workingDirectory(req)}/${file}`;
+const at = (req: MessagesRequest, file: string) => `${workingDirectory(req)}/${file}`;
 
-async function oneLane(spec: Record<string, unknown>, turns: (Turn | ((req: Parameters<typeof workingDirectory>[0]) => Turn))[]) {
+/** A model that never finishes: another edit every turn. */
+const loop = (req: MessagesRequest): Turn => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'NOTES.md'), content: `turn ${req.messages.length}\n` } }] });
+
+async function oneLane(spec: Record<string, unknown>, turns: (Turn | ((req: MessagesRequest) => Turn))[]) {
   await createRepo(dir, 'app', { 'README.md': '# app\n' }, { clone: false });
   api.converse({ name: 'app', match: 'LANE-APP', turns });
   return writeFleetFile(dir, { name: 'real', directive: 'Add a Support section to README.md. LANE-APP', agent: { preset: 'claude', install: false }, targets: [{ repo: './app.git' }], ...spec });
@@ -131,7 +134,6 @@ describe('what the real CLI reports when a run fails', () => {
   });
 
   it("the lane's turn cap: Claude Code stops itself at --max-turns, and the lane fails as over budget, nothing pushed", async () => {
-    const loop = (req: Parameters<typeof workingDirectory>[0]) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'NOTES.md'), content: `turn ${req.messages.length}\n` } }] });
     const file = await oneLane({ budget: { lane: { turns: 2 } } }, [loop, loop, loop, loop, loop]);
     const r = await fleet(file);
     expect(r.code, r.out).toBe(1);
@@ -146,7 +148,6 @@ describe('what the real CLI reports when a run fails', () => {
   });
 
   it("the lane's cost cap: Claude Code stops itself at --max-budget-usd, and the lane fails as over budget", async () => {
-    const loop = (req: Parameters<typeof workingDirectory>[0]) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'NOTES.md'), content: `turn ${req.messages.length}\n` } }] });
     // A cent: the CLI prices the emulator's token counts at its model's list price, several cents a turn.
     const file = await oneLane({ budget: { lane: { cost_usd: 0.01 } } }, [loop, loop, loop, loop, loop]);
     const r = await fleet(file);
@@ -173,7 +174,7 @@ describe('what the agent may run', () => {
    * runs code (the repository's tests, a build) is refused in print mode, and the CLI says so in its result
    * (`permission_denials`). `agent.args` widens it.
    */
-  const runNode = (req: Parameters<typeof workingDirectory>[0]): Turn => ({ blocks: [{ tool: 'Bash', input: { command: `node -e "require('fs').writeFileSync('${at(req, 'RAN.txt')}', 'ran')"`, description: 'run node' } }] });
+  const runNode = (req: MessagesRequest): Turn => ({ blocks: [{ tool: 'Bash', input: { command: `node -e "require('fs').writeFileSync('${at(req, 'RAN.txt')}', 'ran')"`, description: 'run node' } }] });
 
   it('by default, a command that only reads, not one that runs code: the change is the edits alone', async () => {
     const readOnly: Turn = { blocks: [{ tool: 'Bash', input: { command: 'cat README.md', description: 'read' } }] };
@@ -203,7 +204,7 @@ describe('what the agent may run', () => {
 
 describe('review with the real Claude Code: lenses, dispositions and a fix round (docs/review.md)', () => {
   /** The text Fleet handed this run (the prompt file), as the CLI sent it. */
-  const asked = (req: Parameters<typeof workingDirectory>[0]) => textOf(req.messages[0]?.content);
+  const asked = (req: MessagesRequest) => textOf(req.messages[0]?.content);
 
   it('a lens answers badly once, then in the schema; the worker accepts its finding and fixes it; the next round is clear', async () => {
     await createRepo(dir, 'svc', { 'README.md': '# svc\n', 'src/app.js': 'export const value = 1;\n' }, { clone: false });
@@ -228,8 +229,8 @@ describe('review with the real Claude Code: lenses, dispositions and a fix round
       turns: [(req) => ({ blocks: [{ text: JSON.stringify([...asked(req).matchAll(/^- (f\d+) \[/gm)].map((m) => ({ id: m[1], disposition: 'ACCEPT', reason: 'It is right.' }))) }] })],
     });
     const edit = (from: string, to: string) => [
-      (req: Parameters<typeof workingDirectory>[0]): Turn => ({ blocks: [{ tool: 'Read', input: { file_path: at(req, 'src/app.js') } }] }),
-      (req: Parameters<typeof workingDirectory>[0]): Turn => ({ blocks: [{ tool: 'Edit', input: { file_path: at(req, 'src/app.js'), old_string: from, new_string: to } }] }),
+      (req: MessagesRequest): Turn => ({ blocks: [{ tool: 'Read', input: { file_path: at(req, 'src/app.js') } }] }),
+      (req: MessagesRequest): Turn => ({ blocks: [{ tool: 'Edit', input: { file_path: at(req, 'src/app.js'), old_string: from, new_string: to } }] }),
       { blocks: [{ text: 'Done.' }] },
     ];
     api.converse({ name: 'fix', match: '## Review findings to fix', turns: edit('BUG', 'OK') });

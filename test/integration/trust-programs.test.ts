@@ -23,10 +23,10 @@ afterEach(() => removeDir(dir));
 const isRoot = process.getuid?.() === 0;
 const isolated = process.platform === 'linux' && processSandbox().kind !== 'none';
 
-/** A real CLI process (from the sources), awaited by its exit: a Fleet that stalls fails the test by its timeout. */
-function cli(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number | null; out: string }> {
+/** A process awaited by its exit: a Fleet that stalls fails the test by its timeout (and is killed after it). */
+function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number | null; out: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', tsxLoader(), resolve('src/cli/index.ts'), ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b));
     child.stderr.on('data', (b: Buffer) => (out += b));
@@ -37,6 +37,9 @@ function cli(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ cod
     });
   });
 }
+
+/** The real CLI, from the sources, as a process of its own. */
+const cli = (args: string[], env: NodeJS.ProcessEnv, cwd: string) => run([process.execPath, '--import', tsxLoader(), resolve('src/cli/index.ts'), ...args], env, cwd);
 const running = new Set<ReturnType<typeof spawn>>();
 afterEach(() => {
   for (const c of running) c.kill('SIGKILL');
@@ -289,17 +292,7 @@ async function rewriteInstall(as: 'root' | 'user'): Promise<{ log: string; bundl
   const env = { PATH: process.env.PATH ?? '', HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.invalid' };
   const node = [process.execPath, join(inst.root, 'bin', 'fleet.js'), ...runArgs(file, ws)];
   const argv = uid === undefined ? node : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...node];
-  const r = await new Promise<{ code: number | null; out: string }>((done) => {
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (b: Buffer) => (out += b));
-    child.stderr.on('data', (b: Buffer) => (out += b));
-    running.add(child);
-    child.on('exit', (code) => {
-      running.delete(child);
-      done({ code, out });
-    });
-  });
+  const r = await run(argv, env, dir);
   const log = existsSync(join(ws, 'lanes', 'app', 'attempt-1.log')) ? readFileSync(join(ws, 'lanes', 'app', 'attempt-1.log'), 'utf8') : '';
   return { log, bundle: inst.bundle, text: inst.text, ...r };
 }

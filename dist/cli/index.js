@@ -10178,7 +10178,7 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(7451);
 /* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(1162);
 /* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8648);
-/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(1632);
+/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(377);
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(8177);
 /* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(1827);
 /* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(9404);
@@ -10789,6 +10789,98 @@ __webpack_async_result__();
 /* harmony export */   x: () => (/* binding */ VERSION)
 /* harmony export */ });
 const VERSION = "0.1.0";
+
+
+
+/***/ }),
+
+/***/ 5107:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   c9: () => (/* binding */ codexOutcome),
+/* harmony export */   "do": () => (/* binding */ claudeOutcome),
+/* harmony export */   zo: () => (/* binding */ lastCodexMessage)
+/* harmony export */ });
+/* unused harmony export lastResult */
+function claudeOutcome(output) {
+  const r = lastResult(output);
+  if (!r || r.is_error !== true) return null;
+  const said = words(r);
+  const status = typeof r.api_error_status === "number" ? r.api_error_status : null;
+  if (r.subtype === "error_max_turns") {
+    return { class: "budget-exceeded", message: `the agent reached its turn cap with the change unfinished (${said})`, final: false };
+  }
+  if (r.subtype === "error_max_budget_usd") {
+    return { class: "budget-exceeded", message: `the agent reached its spending cap with the change unfinished (${said})`, final: false };
+  }
+  if (status === 401 || status === 403) {
+    return { class: "directive-failed", message: `the agent's model API refused its credentials (${status}: ${said}): check the key the agent gets (ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN)`, final: true };
+  }
+  if (/not logged in/i.test(said)) {
+    return { class: "directive-failed", message: `the agent CLI has no credentials (${said}): give it ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN`, final: true };
+  }
+  if (status !== null) {
+    return { class: "directive-failed", message: `the agent's model API kept failing after the CLI's own retries (${status}: ${said})`, final: false };
+  }
+  return { class: "directive-failed", message: `the agent stopped on an error (${r.subtype ?? r.terminal_reason ?? "error"}: ${said})`, final: false };
+}
+function words(r) {
+  const errors = Array.isArray(r.errors) ? r.errors.filter((e) => typeof e === "string") : [];
+  const text = [typeof r.result === "string" ? r.result : "", ...errors].filter(Boolean).join("; ");
+  return (text || "no message").replace(/\s+/g, " ").slice(0, 300);
+}
+function lastResult(output) {
+  const lines = output.split("\n");
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i].trim();
+    if (!line.startsWith("{") || !line.includes('"type":"result"')) continue;
+    try {
+      const v = JSON.parse(line);
+      if (v && typeof v === "object" && v.type === "result") return v;
+    } catch {
+    }
+  }
+  return null;
+}
+function codexOutcome(output) {
+  let failed = null;
+  for (const e of events(output)) {
+    if (e.type === "turn.failed") {
+      const err = e.error;
+      failed = typeof err?.message === "string" ? err.message : "no message";
+    }
+  }
+  if (failed === null) return null;
+  const said = failed.replace(/\s+/g, " ").slice(0, 300);
+  if (/\b(401|403)\b|invalid_api_key|Incorrect API key/i.test(said)) {
+    return { class: "directive-failed", message: `the agent's model API refused its credentials (${said}): check the key the agent gets (OPENAI_API_KEY or CODEX_API_KEY)`, final: true };
+  }
+  if (/quota/i.test(said)) return { class: "directive-failed", message: `the agent's model API account is out of quota (${said})`, final: true };
+  if (/status|stream disconnected|retry limit|high demand/i.test(said)) {
+    return { class: "directive-failed", message: `the agent's model API kept failing after the CLI's own retries (${said})`, final: false };
+  }
+  return { class: "directive-failed", message: `the agent stopped on an error (${said})`, final: false };
+}
+function lastCodexMessage(output) {
+  let text = null;
+  for (const e of events(output)) {
+    const item = e.item;
+    if (e.type === "item.completed" && item?.type === "agent_message" && typeof item.text === "string") text = item.text;
+  }
+  return text;
+}
+function* events(output) {
+  for (const line of output.split("\n")) {
+    const t = line.trim();
+    if (!t.startsWith("{")) continue;
+    try {
+      const v = JSON.parse(t);
+      if (v && typeof v === "object") yield v;
+    } catch {
+    }
+  }
+}
 
 
 
@@ -18533,7 +18625,9 @@ function appCredentialProblems(appId, key, n) {
 /* harmony import */ var _core_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9658);
 /* harmony import */ var _core_markdown_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9982);
 /* harmony import */ var _core_queue_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(5792);
+/* harmony import */ var _core_agent_outcome_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(5107);
 /* harmony import */ var _core_spend_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(8075);
+
 
 
 
@@ -18723,7 +18817,9 @@ function agentCommand(spec, vars, caps = {}) {
     }
     case "codex": {
       const bin = spec.command ?? "codex";
-      return { command: [bin, "exec", "--sandbox", "workspace-write", ...args, "--", promptArg, "</dev/null"].join(" "), env };
+      const given = (flag) => (spec.args ?? []).includes(flag);
+      const quiet = ["--disable", "plugins", "-c", "analytics.enabled=false"];
+      return { command: [bin, "exec", ...given("--json") ? [] : ["--json"], "--sandbox", "workspace-write", ...quiet, ...args, "--", promptArg, "</dev/null"].join(" "), env };
     }
     case "command":
     default: {
@@ -18739,6 +18835,10 @@ function answerCommand(command) {
 } > "\${${ANSWER_ENV}}"`;
 }
 function agentAnswer(preset, stdout) {
+  if (preset === "codex") {
+    const text = (0,_core_agent_outcome_js__WEBPACK_IMPORTED_MODULE_4__/* .lastCodexMessage */ .zo)(stdout);
+    if (text !== null) return { text, usage: (0,_core_spend_js__WEBPACK_IMPORTED_MODULE_3__/* .usageFromOutput */ .tY)(preset, stdout) };
+  }
   if (preset === "claude") {
     for (const line of stdout.split("\n").reverse()) {
       if (!line.startsWith("{") || !line.includes('"type":"result"')) continue;
@@ -21727,7 +21827,7 @@ async function prsCommand(input, opts) {
 
 /***/ }),
 
-/***/ 1632:
+/***/ 377:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
@@ -22246,49 +22346,8 @@ function diffLines(patch) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/core/agent-outcome.js
-function claudeOutcome(output) {
-  const r = lastResult(output);
-  if (!r || r.is_error !== true) return null;
-  const said = words(r);
-  const status = typeof r.api_error_status === "number" ? r.api_error_status : null;
-  if (r.subtype === "error_max_turns") {
-    return { class: "budget-exceeded", message: `the agent reached its turn cap with the change unfinished (${said})`, final: false };
-  }
-  if (r.subtype === "error_max_budget_usd") {
-    return { class: "budget-exceeded", message: `the agent reached its spending cap with the change unfinished (${said})`, final: false };
-  }
-  if (status === 401 || status === 403) {
-    return { class: "directive-failed", message: `the agent's model API refused its credentials (${status}: ${said}): check the key the agent gets (ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN)`, final: true };
-  }
-  if (/not logged in/i.test(said)) {
-    return { class: "directive-failed", message: `the agent CLI has no credentials (${said}): give it ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN`, final: true };
-  }
-  if (status !== null) {
-    return { class: "directive-failed", message: `the agent's model API kept failing after the CLI's own retries (${status}: ${said})`, final: false };
-  }
-  return { class: "directive-failed", message: `the agent stopped on an error (${r.subtype ?? r.terminal_reason ?? "error"}: ${said})`, final: false };
-}
-function words(r) {
-  const errors = Array.isArray(r.errors) ? r.errors.filter((e) => typeof e === "string") : [];
-  const text = [typeof r.result === "string" ? r.result : "", ...errors].filter(Boolean).join("; ");
-  return (text || "no message").replace(/\s+/g, " ").slice(0, 300);
-}
-function lastResult(output) {
-  const lines = output.split("\n");
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i].trim();
-    if (!line.startsWith("{") || !line.includes('"type":"result"')) continue;
-    try {
-      const v = JSON.parse(line);
-      if (v && typeof v === "object" && v.type === "result") return v;
-    } catch {
-    }
-  }
-  return null;
-}
-
-
+// EXTERNAL MODULE: ./.build/src/core/agent-outcome.js
+var agent_outcome = __nccwpck_require__(5107);
 ;// CONCATENATED MODULE: ./.build/src/steps/lane.js
 
 
@@ -22595,7 +22654,8 @@ class LaneRun {
       note(r, "directive");
       throw new LaneFailure("workspace-corrupted", "the directive removed or broke the working copy's .git; nothing was pushed");
     }
-    const failed = runsAgent(ctx, lane) && ctx.file.agent.preset === "claude" && !r.timedOut ? claudeOutcome(said) : null;
+    const preset = runsAgent(ctx, lane) && !r.timedOut ? ctx.file.agent.preset : null;
+    const failed = preset === "claude" ? (0,agent_outcome/* claudeOutcome */["do"])(said) : preset === "codex" ? (0,agent_outcome/* codexOutcome */.c9)(said) : null;
     if (failed) {
       note(r, "directive");
       return { ok: false, failure: new LaneFailure(failed.class, failed.message), feedback: `The last run failed: ${failed.message}.`, final: failed.final };

@@ -11,7 +11,7 @@
  *   arbitrary commands. `--dangerously-skip-permissions` (= bypassPermissions)
  *   is documented for isolated containers only and is left to the user:
  *   widen with `args`, e.g. ["--allowedTools", "Bash(npm test)"].
- * - codex: `codex exec --sandbox workspace-write <args> -- "$(cat "$FLEET_PROMPT_FILE")"`
+ * - codex: `codex exec --json --sandbox workspace-write --disable plugins -c analytics.enabled=false <args> -- "$(cat "$FLEET_PROMPT_FILE")"`
  *   `codex exec` is Codex's non-interactive mode (read-only by default; it never
  *   asks for approvals). `--sandbox workspace-write` lets it edit the working
  *   directory. The older `--full-auto` alias was deprecated in codex 0.128 and
@@ -29,6 +29,7 @@
 import { templateProblem, type AgentSpec } from '../core/fleet-file.js';
 import { fenceFor } from '../core/markdown.js';
 import { issueMarkdown } from '../core/queue.js';
+import { lastCodexMessage } from '../core/agent-outcome.js';
 import { usageFromOutput } from '../core/spend.js';
 
 export interface AgentPromptInput {
@@ -299,7 +300,11 @@ export function agentCommand(spec: AgentSpec, vars: AgentVars, caps: { turns?: n
     }
     case 'codex': {
       const bin = spec.command ?? 'codex';
-      return { command: [bin, 'exec', '--sandbox', 'workspace-write', ...args, '--', promptArg, '</dev/null'].join(' '), env };
+      // --json: its events, for what it spent (turn.completed), how it failed (turn.failed) and what it answered (the
+      // last agent_message). No plugin sync or analytics from a lane: only the model API is reached.
+      const given = (flag: string) => (spec.args ?? []).includes(flag);
+      const quiet = ['--disable', 'plugins', '-c', 'analytics.enabled=false'];
+      return { command: [bin, 'exec', ...(given('--json') ? [] : ['--json']), '--sandbox', 'workspace-write', ...quiet, ...args, '--', promptArg, '</dev/null'].join(' '), env };
     }
     case 'command':
     default: {
@@ -334,6 +339,11 @@ export interface AgentAnswer {
  * Any other agent's output is the answer as it stands.
  */
 export function agentAnswer(preset: AgentSpec['preset'], stdout: string): AgentAnswer {
+  if (preset === 'codex') {
+    // `codex exec --json`: what it answered is its last agent_message; what it spent, its turn.completed events.
+    const text = lastCodexMessage(stdout);
+    if (text !== null) return { text, usage: usageFromOutput(preset, stdout) };
+  }
   if (preset === 'claude') {
     // The last result object, wherever the output ends (a log has Fleet's footer after it). An error result
     // (error_max_turns, error_max_budget_usd, …) carries no `result` but did spend: its usage counts all the same.

@@ -24,7 +24,7 @@ import type { CloneResult, Clock, Executor, ExecResult, Forge, Workspace } from 
 import { reviewChange, scrub } from './review.js';
 import { diffLines } from '../core/strategies.js';
 import { readUntrustedText, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
-import { claudeOutcome } from '../core/agent-outcome.js';
+import { claudeOutcome, codexOutcome } from '../core/agent-outcome.js';
 import type { Semaphore } from '../util/pool.js';
 
 export interface LaneContext {
@@ -419,8 +419,9 @@ export class LaneRun {
       note(r, 'directive');
       throw new LaneFailure('workspace-corrupted', "the directive removed or broke the working copy's .git; nothing was pushed");
     }
-    // Claude Code exits 0 or 1 whatever happened: its result object says whether the run failed, and why.
-    const failed = runsAgent(ctx, lane) && ctx.file.agent!.preset === 'claude' && !r.timedOut ? claudeOutcome(said) : null;
+    // Claude Code exits 0 or 1 whatever happened, Codex 1 for any failure: what they printed says why.
+    const preset = runsAgent(ctx, lane) && !r.timedOut ? ctx.file.agent!.preset : null;
+    const failed = preset === 'claude' ? claudeOutcome(said) : preset === 'codex' ? codexOutcome(said) : null;
     if (failed) {
       note(r, 'directive');
       return { ok: false, failure: new LaneFailure(failed.class, failed.message), feedback: `The last run failed: ${failed.message}.`, final: failed.final };

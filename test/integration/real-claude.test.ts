@@ -64,7 +64,7 @@ describe(`the real Claude Code ${CLAUDE_VERSION} in a lane`, () => {
       (req) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'NOTES.md'), content: 'Support section added.\n' } }] }),
       { blocks: [{ text: 'Added a Support section.' }] },
     ]);
-    const r = await fleet(file);
+    const r = await fleet(file, { HTTPS_PROXY: api.url, HTTP_PROXY: api.url, NO_PROXY: '127.0.0.1' });
     expect(r.code, r.out).toBe(0);
     const l = lane(readManifest(join(dir, 'ws')), 'app');
     expect(l).toMatchObject({ status: 'completed', changed_files: ['NOTES.md', 'README.md'] });
@@ -82,6 +82,8 @@ describe(`the real Claude Code ${CLAUDE_VERSION} in a lane`, () => {
     // Only the messages: with nonessential traffic off (Fleet sets it for the preset), not even the CLI's
     // connectivity check (HEAD /api/hello, which it makes otherwise).
     expect(new Set(api.requests.map((q) => q.path.split('?')[0]))).toEqual(new Set(['/v1/messages']));
+    // And no other host: every one it would call went through the emulator as its proxy, and there were none.
+    expect(api.tunnels()).toEqual([]);
   });
 
   it('two lanes at once against one emulator: each conversation keeps its own turns, and a retried request gets the same answer', async () => {

@@ -224,7 +224,7 @@ describe('agentCommand', () => {
       `claude -p "$(cat "\${FLEET_PROMPT_FILE}")" --output-format json --permission-mode acceptEdits --model sonnet --allowedTools 'Bash(npm test)'`,
     );
     const codex = line(agent({ preset: 'codex', args: ['-m', 'gpt-5'] }));
-    expect(codex).toBe('codex exec --sandbox workspace-write -m gpt-5 -- "$(cat "${FLEET_PROMPT_FILE}")" </dev/null');
+    expect(codex).toBe('codex exec --json --sandbox workspace-write --disable plugins -c analytics.enabled=false -m gpt-5 -- "$(cat "${FLEET_PROMPT_FILE}")" </dev/null');
     expect(codex).not.toContain('--full-auto');
     expect(line(agent({ preset: 'claude', command: '/opt/bin/claude' }))).toMatch(/^\/opt\/bin\/claude -p /);
     expect(line(agent({ preset: 'command', command: 'my-agent --task-file {prompt_file} --repo {repo}', args: ['--x y'] }))).toBe(

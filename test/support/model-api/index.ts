@@ -1,6 +1,7 @@
 /**
  * A model API for the real agent CLIs to talk to, scripted by the test: Anthropic's Messages API as Claude Code
- * calls it (ANTHROPIC_BASE_URL). See README.md for what it reproduces and what it does not.
+ * calls it (ANTHROPIC_BASE_URL), and OpenAI's Responses API as `codex exec` calls it (a model provider in its
+ * config.toml). See README.md for what it reproduces and what it does not.
  *
  * A test registers conversations: each is matched by what the agent was asked (its first user message), and answers
  * turn by turn, the turn being the number of assistant messages the request already carries (the CLI sends the whole
@@ -9,6 +10,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** One block of an assistant message: text, or a call of one of the CLI's tools (Write, Edit, Bash, Read…). */
 export type Block = { text: string } | { tool: string; input: Record<string, unknown> };
@@ -39,8 +42,17 @@ export interface Conversation {
   name: string;
   /** A text the agent's first user message holds (the prompt Fleet wrote: the lane, the lens, the round). */
   match: string | RegExp;
-  /** Turn n answers the request that carries n assistant messages; past the end, "Done." */
+  /** Turn n answers the request that carries n assistant messages (or tool calls); past the end, "Done." */
   turns: (Turn | ((req: MessagesRequest) => Turn))[];
+}
+
+/** The part of a Responses API request body the emulator reads (`codex exec`). */
+export interface ResponsesRequest {
+  model: string;
+  stream?: boolean;
+  instructions?: string;
+  input: ({ type?: string; role?: string; content?: string | { type: string; text?: string }[]; call_id?: string; output?: unknown; name?: string; arguments?: string } & Record<string, unknown>)[];
+  tools?: { name?: string; type?: string }[];
 }
 
 /** The part of a Messages API request body the emulator reads. */
@@ -60,7 +72,9 @@ export interface LoggedRequest {
   path: string;
   /** The request's headers, the credential replaced by whether it was the one expected. */
   headers: Record<string, string>;
+  /** A Messages API request; a Responses API request is in `responses`. */
   body?: MessagesRequest;
+  responses?: ResponsesRequest;
   /** The conversation and turn it was answered from, if any. */
   conversation?: string;
   turn?: number;
@@ -68,7 +82,7 @@ export interface LoggedRequest {
 }
 
 export interface ModelApiOptions {
-  /** API keys the API accepts (x-api-key); default ['sk-ant-emulated']. */
+  /** API keys the API accepts (x-api-key; for the Responses API, Authorization: Bearer); default ['sk-ant-emulated']. */
   keys?: string[];
   /** OAuth tokens it accepts (Authorization: Bearer, as CLAUDE_CODE_OAUTH_TOKEN sends). */
   tokens?: string[];
@@ -76,6 +90,8 @@ export interface ModelApiOptions {
 
 export interface ModelApi {
   url: string;
+  /** The hosts a CLI tried to reach through it as a proxy (HTTPS_PROXY): every other host it called. */
+  tunnels(): string[];
   /** The first key it accepts. */
   key: string;
   requests: LoggedRequest[];
@@ -101,6 +117,19 @@ export function toolResults(req: MessagesRequest): { id: string; text: string; e
   return last.content.filter((b): b is Extract<ContentBlock, { type: 'tool_result' }> => b.type === 'tool_result').map((b) => ({ id: b.tool_use_id, text: textOf(b.content as ContentBlock[]), error: b.is_error === true }));
 }
 
+/** The text of the user's (and the developer's) messages of a Responses API request: Fleet's prompt is among them. */
+export function responsesText(req: ResponsesRequest): string {
+  return req.input
+    .filter((i) => (i.type === undefined || i.type === 'message') && i.role !== 'assistant')
+    .map((i) => (typeof i.content === 'string' ? i.content : (i.content ?? []).map((c) => c.text ?? '').join('\n')))
+    .join('\n');
+}
+
+/** What the tools returned to the last answer of a Responses API request (its function_call_output items). */
+export function responsesToolResults(req: ResponsesRequest): { id: string; text: string }[] {
+  return req.input.filter((i) => i.type === 'function_call_output').map((i) => ({ id: String(i.call_id), text: typeof i.output === 'string' ? i.output : JSON.stringify(i.output) }));
+}
+
 /** The folder the CLI works in, as its system prompt names it ("Primary working directory: …"). */
 export function workingDirectory(req: MessagesRequest): string | undefined {
   return /[Ww]orking directory: ([^\s\\"]+)/.exec(JSON.stringify({ system: req.system, messages: req.messages }))?.[1];
@@ -121,6 +150,23 @@ const ERROR_TYPES: Record<number, [string, string]> = {
   529: ['overloaded_error', 'Overloaded'],
 };
 
+/** OpenAI's error shape and types (https://platform.openai.com/docs/guides/error-codes). */
+const OPENAI_ERRORS: Record<number, [string, string, string | null]> = {
+  400: ['invalid_request_error', 'Invalid request.', null],
+  401: ['invalid_request_error', 'Incorrect API key provided.', 'invalid_api_key'],
+  403: ['invalid_request_error', 'You are not allowed to use this model.', null],
+  404: ['invalid_request_error', 'The model does not exist.', 'model_not_found'],
+  413: ['invalid_request_error', 'Request too large.', null],
+  429: ['requests', 'Rate limit reached for requests.', 'rate_limit_exceeded'],
+  500: ['server_error', 'The server had an error while processing your request.', null],
+  529: ['server_error', 'The engine is currently overloaded, please try again later.', null],
+};
+
+function openaiError(status: number, message?: string): string {
+  const [type, text, code] = OPENAI_ERRORS[status] ?? OPENAI_ERRORS[500]!;
+  return JSON.stringify({ error: { message: message ?? text, type, param: null, code } });
+}
+
 export async function startModelApi(opts: ModelApiOptions = {}): Promise<ModelApi> {
   const keys = opts.keys ?? ['sk-ant-emulated'];
   const tokens = opts.tokens ?? [];
@@ -137,40 +183,47 @@ export async function startModelApi(opts: ModelApiOptions = {}): Promise<ModelAp
     return status;
   };
 
-  const answer = (req: MessagesRequest, res: ServerResponse, log: LoggedRequest): number => {
-    const first = textOf(req.messages[0]?.content);
-    // The agent's own loop offers tools; a side request (a title, a summary) gets a plain answer.
-    const c = req.tools?.length ? conversations.find((x) => (typeof x.match === 'string' ? first.includes(x.match) : x.match.test(first))) : undefined;
-    const n = req.messages.filter((m) => m.role === 'assistant').length;
+  /**
+   * The turn a request is answered from: the conversation its asked text matches (the agent's own loop offers tools;
+   * a side request, a title or a summary, gets a plain answer), the turn its count of earlier answers names, and
+   * whether a scripted failure is still to be served.
+   */
+  const resolve = (asked: string, offersTools: boolean, n: number, req: unknown, log: LoggedRequest): { turn: Turn; failing?: Failure } => {
+    const c = offersTools ? conversations.find((x) => (typeof x.match === 'string' ? asked.includes(x.match) : x.match.test(asked))) : undefined;
     let turn = DONE;
     if (c) {
       log.conversation = c.name;
       log.turn = n;
       const t = c.turns[n];
-      turn = t === undefined ? DONE : typeof t === 'function' ? t(req) : t;
-    } else if (!req.tools?.length) {
+      turn = t === undefined ? DONE : typeof t === 'function' ? t(req as MessagesRequest) : t;
+    } else if (!offersTools) {
       turn = { blocks: [{ text: 'OK' }] };
     }
-    if (turn.fail) {
-      const key = `${c?.name}:${n}`;
-      const seen = served.get(key) ?? 0;
-      if (seen < (turn.times ?? 1)) {
-        served.set(key, seen + 1);
-        const f = turn.fail;
-        if ('hang' in f) {
-          hanging.add(res);
-          return 0;
-        }
-        if ('status' in f) {
-          const [type, message] = ERROR_TYPES[f.status]!;
-          return send(res, f.status, errorBody(f.type ?? type, f.message ?? message), f.retryAfter !== undefined ? { 'retry-after': String(f.retryAfter) } : {});
-        }
-        // A cut: the stream starts, then the connection drops.
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(`event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: message(req, [], null, { input_tokens: 1, output_tokens: 1 }) })}\n\n`);
-        res.socket?.destroy();
-        return 200;
+    if (!turn.fail) return { turn };
+    const key = `${c?.name}:${n}`;
+    const seen = served.get(key) ?? 0;
+    if (seen >= (turn.times ?? 1)) return { turn };
+    served.set(key, seen + 1);
+    return { turn, failing: turn.fail };
+  };
+
+  const answer = (req: MessagesRequest, res: ServerResponse, log: LoggedRequest): number => {
+    const n = req.messages.filter((m) => m.role === 'assistant').length;
+    const { turn, failing } = resolve(textOf(req.messages[0]?.content), !!req.tools?.length, n, req, log);
+    if (failing) {
+      if ('hang' in failing) {
+        hanging.add(res);
+        return 0;
       }
+      if ('status' in failing) {
+        const [type, message] = ERROR_TYPES[failing.status]!;
+        return send(res, failing.status, errorBody(failing.type ?? type, failing.message ?? message), failing.retryAfter !== undefined ? { 'retry-after': String(failing.retryAfter) } : {});
+      }
+      // A cut: the stream starts, then the connection drops.
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: message(req, [], null, { input_tokens: 1, output_tokens: 1 }) })}\n\n`);
+      res.socket?.destroy();
+      return 200;
     }
     const blocks = (turn.blocks ?? []).map((b) => ('text' in b ? { type: 'text', text: b.text } : { type: 'tool_use', id: `toolu_emulated_${++ids}`, name: b.tool, input: b.input }));
     const stop = turn.stop ?? (blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
@@ -199,8 +252,61 @@ export async function startModelApi(opts: ModelApiOptions = {}): Promise<ModelAp
     return 200;
   };
 
+  /**
+   * A Responses API answer, streamed as `codex exec` reads it: response.created, each output item added and done (a
+   * message, or a function_call whose arguments are the tool's input as JSON), response.completed with usage.
+   */
+  const answerResponses = (req: ResponsesRequest, res: ServerResponse, log: LoggedRequest): number => {
+    const n = req.input.filter((i) => i.type === 'function_call' || (i.type === 'message' && i.role === 'assistant')).length;
+    const { turn, failing } = resolve(responsesText(req), !!req.tools?.length, n, req, log);
+    if (failing) {
+      if ('hang' in failing) {
+        hanging.add(res);
+        return 0;
+      }
+      if ('status' in failing) return send(res, failing.status, openaiError(failing.status, failing.message), failing.retryAfter !== undefined ? { 'retry-after': String(failing.retryAfter) } : {});
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`event: response.created\ndata: ${JSON.stringify({ type: 'response.created', response: { id: 'resp_cut' } })}\n\n`);
+      res.socket?.destroy();
+      return 200;
+    }
+    const id = `resp_emulated_${++ids}`;
+    const items = (turn.blocks ?? []).map((b) =>
+      'text' in b
+        ? { type: 'message', role: 'assistant', id: `msg_${ids}_${Math.random().toString(36).slice(2, 8)}`, content: [{ type: 'output_text', text: b.text, annotations: [] }] }
+        : { type: 'function_call', id: `fc_${ids}_${Math.random().toString(36).slice(2, 8)}`, call_id: `call_emulated_${++ids}`, name: b.tool, arguments: JSON.stringify(b.input) },
+    );
+    const chars = JSON.stringify(req.input).length + (req.instructions ?? '').length;
+    const input_tokens = turn.usage?.input_tokens ?? Math.ceil(chars / 4);
+    const output_tokens = turn.usage?.output_tokens ?? Math.max(1, Math.ceil(JSON.stringify(items).length / 4));
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const event = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    event('response.created', { response: { id, status: 'in_progress' } });
+    items.forEach((item, output_index) => {
+      event('response.output_item.added', { output_index, item: item.type === 'message' ? { ...item, content: [] } : { ...item, arguments: '' } });
+      if (item.type === 'message') event('response.output_text.delta', { item_id: item.id, output_index, content_index: 0, delta: (item.content as { text: string }[])[0]!.text });
+      event('response.output_item.done', { output_index, item });
+    });
+    event('response.completed', { response: { id, status: 'completed', usage: { input_tokens, input_tokens_details: { cached_tokens: 0 }, output_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input_tokens + output_tokens } } });
+    res.end();
+    return 200;
+  };
+
   const handle = (req: IncomingMessage, res: ServerResponse, raw: string, log: LoggedRequest): number => {
     const path = (req.url ?? '/').split('?')[0]!;
+    if (req.method === 'POST' && path === '/v1/responses') {
+      const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+      if (!bearer || !keys.includes(bearer)) return send(res, 401, openaiError(401, `Incorrect API key provided: ${bearer ? `${bearer.slice(0, 3)}***` : '(none)'}.`));
+      let body: ResponsesRequest;
+      try {
+        body = JSON.parse(raw) as ResponsesRequest;
+      } catch {
+        return send(res, 400, openaiError(400, 'We could not parse the JSON body of your request.'));
+      }
+      if (!Array.isArray(body.input) || typeof body.model !== 'string') return send(res, 400, openaiError(400, "Missing required parameter: 'input'."));
+      log.responses = body;
+      return answerResponses(body, res, log);
+    }
     // Claude Code checks that the API is reachable before it starts.
     if (path === '/api/hello') return send(res, 200, '{}');
     if (req.method !== 'POST' || (path !== '/v1/messages' && path !== '/v1/messages/count_tokens')) return send(res, 404, errorBody('not_found_error', `Not found: ${req.method} ${path}`));
@@ -232,6 +338,14 @@ export async function startModelApi(opts: ModelApiOptions = {}): Promise<ModelAp
       log.status = handle(req, res, Buffer.concat(chunks).toString('utf8'), log);
     });
   });
+  // As a proxy (HTTPS_PROXY pointed here), it logs and refuses every tunnel: a CLI's traffic to any other host.
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    requests.push({ method: 'CONNECT', path: req.url ?? '', headers: {}, status: 403 });
+    socket.on('error', () => {
+      /* the CLI gave up on its tunnel first */
+    });
+    socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+  });
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -243,6 +357,7 @@ export async function startModelApi(opts: ModelApiOptions = {}): Promise<ModelAp
     key: keys[0]!,
     requests,
     converse: (c) => conversations.push(c),
+    tunnels: () => requests.filter((r) => r.method === 'CONNECT').map((r) => r.path),
     of: (name) => requests.filter((r) => r.conversation === name),
     close: () =>
       new Promise<void>((r) => {
@@ -263,4 +378,34 @@ function message(req: MessagesRequest, content: unknown[], stop: string | null, 
  */
 export function claudeEnv(api: ModelApi, key = api.key): Record<string, string> {
   return { ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: key, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' };
+}
+
+/**
+ * What a real `codex exec` needs to talk to `api` and to nothing else: CODEX_HOME (made in `dir`, open to every user,
+ * for the lane's user writes its state there) holding a config.toml whose model provider is the emulator, the key in
+ * OPENAI_API_KEY (the provider's env_key: codex ignores OPENAI_BASE_URL), and no analytics. `retries` caps the CLI's
+ * own stream and request retries (its defaults: 5 streams of 5 requests each).
+ */
+export function codexEnv(api: ModelApi, dir: string, opts: { key?: string; retries?: number } = {}): Record<string, string> {
+  const home = join(dir, 'codex-home');
+  mkdirSync(home, { recursive: true });
+  chmodSync(home, 0o777);
+  const retries = opts.retries === undefined ? [] : [`request_max_retries = ${opts.retries}`, `stream_max_retries = ${opts.retries}`];
+  writeFileSync(
+    join(home, 'config.toml'),
+    [
+      'model = "emulated-model"',
+      'model_provider = "emulator"',
+      '[analytics]',
+      'enabled = false',
+      '[model_providers.emulator]',
+      'name = "Model-API emulator"',
+      `base_url = "${api.url}/v1"`,
+      'env_key = "OPENAI_API_KEY"',
+      'wire_api = "responses"',
+      ...retries,
+      '',
+    ].join('\n'),
+  );
+  return { CODEX_HOME: home, OPENAI_API_KEY: opts.key ?? api.key };
 }

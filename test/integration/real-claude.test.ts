@@ -327,3 +327,40 @@ describe('prompt injection through the real Claude Code', () => {
   });
   }
 });
+
+describe('what reaches the real Claude Code, and what Fleet takes from its answer', () => {
+  it("a persona routed to the lane reaches the model in the prompt; the discoveries its answer lists reach the next wave's agent", async () => {
+    await createRepo(dir, 'lib', { 'README.md': '# lib\n' }, { clone: false });
+    await createRepo(dir, 'app', { 'README.md': '# app\n' }, { clone: false });
+    api.converse({ name: 'lib', match: 'LANE-LIB', turns: [(req) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'LIB.md'), content: 'lib\n' } }] }), { blocks: [{ text: 'Done.\n\n## Discoveries\n- the lib build needs Node 22' }] }] });
+    api.converse({ name: 'app', match: 'LANE-APP', turns: [(req) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'APP.md'), content: 'app\n' } }] }), { blocks: [{ text: 'Done.' }] }] });
+    const file = writeFleetFile(dir, {
+      name: 'relay',
+      directive: 'Document the build.',
+      agent: { preset: 'claude', install: false, personas: [{ name: 'docs-writer', keywords: ['document'], prompt: 'PERSONA-RULE: keep the voice of the existing docs.' }] },
+      targets: [
+        { repo: './lib.git', directive: 'Document the build. LANE-LIB' },
+        { repo: './app.git', directive: 'Document the build. LANE-APP', depends_on: ['lib'] },
+      ],
+    });
+    const r = await fleet(file);
+    expect(r.code, r.out).toBe(0);
+    const m = readManifest(join(dir, 'ws'));
+    expect(lane(m, 'app')).toMatchObject({ status: 'completed' });
+    const first = (name: string) => textOf(api.of(name)[0]!.body!.messages[0]!.content);
+    // The persona is in the prompt Fleet wrote, which the CLI sent as the user's message.
+    expect(first('lib')).toContain('PERSONA-RULE: keep the voice of the existing docs.');
+    // What lib's agent listed under Discoveries reached app's agent, in wave 2.
+    expect(first('app')).toContain('the lib build needs Node 22');
+    expect(first('lib')).not.toContain('the lib build needs Node 22');
+  });
+
+  it("a model API that never answers: the lane's timeout ends the run, and the attempt says so", async () => {
+    const file = await oneLane({ timeout_minutes: 0.05, max_retries: 0 }, [{ fail: { hang: true }, times: Infinity }]);
+    const r = await fleet(file);
+    expect(r.code, r.out).toBe(1);
+    const l = lane(readManifest(join(dir, 'ws')), 'app');
+    expect(l).toMatchObject({ status: 'failed', error: { class: 'directive-timeout' } });
+    expect(l.error!.message).toMatch(/ran past its timeout of 0\.05 min/);
+  });
+});

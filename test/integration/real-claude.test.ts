@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { claudeEnv, startModelApi, textOf, toolResults, workingDirectory, type MessagesRequest, type ModelApi, type Turn } from '../support/model-api/index.js';
+import { claudeEnv, startModelApi, textOf, toolResults, workingDirectory, type Conversation, type MessagesRequest, type ModelApi, type Turn } from '../support/model-api/index.js';
 import { createRepo } from '../support/repos.js';
 import { lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
 
@@ -362,5 +362,35 @@ describe('what reaches the real Claude Code, and what Fleet takes from its answe
     const l = lane(readManifest(join(dir, 'ws')), 'app');
     expect(l).toMatchObject({ status: 'failed', error: { class: 'directive-timeout' } });
     expect(l.error!.message).toMatch(/ran past its timeout of 0\.05 min/);
+  });
+});
+
+describe('speculative strategies whose attempts are real Claude Code runs (docs/strategies.md)', () => {
+  it('two strategies, each its own agent run and conversation: the smaller green change is picked', async () => {
+    await createRepo(dir, 'svc', { 'README.md': '# svc\n', 'src/app.js': 'export const a = 1;\nexport const b = 2;\n' }, { clone: false });
+    const edit = (from: string, to: string): Conversation['turns'] => [
+      (req) => ({ blocks: [{ tool: 'Read', input: { file_path: at(req, 'src/app.js') } }] }),
+      (req) => ({ blocks: [{ tool: 'Edit', input: { file_path: at(req, 'src/app.js'), old_string: from, new_string: to } }] }),
+      { blocks: [{ text: 'Done.' }] },
+    ];
+    api.converse({ name: 'minimal', match: 'STRATEGY-MINIMAL', turns: edit('a = 1;', 'a = 10;') });
+    api.converse({ name: 'rewrite', match: 'STRATEGY-REWRITE', turns: edit('export const a = 1;\nexport const b = 2;\n', 'export const a = 10;\nexport const b = 20;\nexport const c = 30;\n') });
+    const file = writeFleetFile(dir, {
+      name: 'spec',
+      directive: 'Make the values right.',
+      agent: { preset: 'claude', install: false },
+      owns: ['src/**'],
+      max_retries: 0,
+      speculative: { pick: 'smallest-green-diff' },
+      targets: [{ repo: './svc.git', strategies: [{ label: 'minimal', directive: 'Change a only. STRATEGY-MINIMAL' }, { label: 'rewrite', directive: 'Rewrite the file. STRATEGY-REWRITE' }] }],
+    });
+    const r = await fleet(file);
+    expect(r.code, r.out).toBe(0);
+    const m = readManifest(join(dir, 'ws'));
+    expect(lane(m, 'svc.minimal')).toMatchObject({ status: 'completed', strategy: { picked: true, diff_lines: 2 } });
+    expect(lane(m, 'svc.rewrite')).toMatchObject({ status: 'completed', strategy: { picked: false } });
+    expect(api.of('minimal').length).toBe(3);
+    expect(api.of('rewrite').length).toBe(3);
+    expect(spawnSync('git', ['-C', join(dir, 'svc.git'), 'show', 'fleet/spec/svc/minimal:src/app.js'], { encoding: 'utf8' }).stdout).toBe('export const a = 10;\nexport const b = 2;\n');
   });
 });

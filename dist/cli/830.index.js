@@ -503,8 +503,8 @@ var model = __webpack_require__(754);
 var queue = __webpack_require__(5792);
 // EXTERNAL MODULE: ./.build/src/core/validate.js
 var validate = __webpack_require__(3173);
-// EXTERNAL MODULE: ./.build/src/core/fleet-file.js
-var fleet_file = __webpack_require__(9658);
+// EXTERNAL MODULE: ./.build/src/core/fleet-file.js + 1 modules
+var fleet_file = __webpack_require__(9738);
 // EXTERNAL MODULE: ./.build/src/core/markdown.js
 var markdown = __webpack_require__(9982);
 ;// CONCATENATED MODULE: ./.build/src/github/queue.js

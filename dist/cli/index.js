@@ -11099,73 +11099,126 @@ function checkFence(changed_files, owns, never) {
 
 /***/ }),
 
-/***/ 9658:
+/***/ 9738:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   $5: () => (/* binding */ fieldsAt),
-/* harmony export */   MS: () => (/* binding */ templateProblem),
-/* harmony export */   Nd: () => (/* binding */ TargetSchema),
-/* harmony export */   O6: () => (/* binding */ REVIEW_DEFAULTS),
-/* harmony export */   UW: () => (/* binding */ schemasAt),
-/* harmony export */   V0: () => (/* binding */ fieldHomes),
-/* harmony export */   Wj: () => (/* binding */ FleetFileSchema),
-/* harmony export */   a6: () => (/* binding */ descriptionAt),
-/* harmony export */   kB: () => (/* binding */ LANE_ID_PATTERN)
-/* harmony export */ });
-/* unused harmony exports AgentSchema, BudgetSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, IntegrateSchema, IssueSourceSchema, LensSchema, MergeSchema, PICK_RULES, PersonaSchema, PullRequestSchema, QUEUE_LABEL_DEFAULTS, RelaySchema, ReviewSchema, STRATEGY_LABEL_PATTERN, SourceSchema, SpeculativeSchema, StrategySchema, TargetReviewSchema */
-/* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8816);
-/* harmony import */ var _review_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(8111);
-/* harmony import */ var _queue_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(5792);
+
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  Wj: () => (/* binding */ FleetFileSchema),
+  kB: () => (/* binding */ LANE_ID_PATTERN),
+  O6: () => (/* binding */ REVIEW_DEFAULTS),
+  Nd: () => (/* binding */ TargetSchema),
+  a6: () => (/* binding */ descriptionAt),
+  V0: () => (/* binding */ fieldHomes),
+  $5: () => (/* binding */ fieldsAt),
+  UW: () => (/* binding */ schemasAt),
+  MS: () => (/* binding */ templateProblem)
+});
+
+// UNUSED EXPORTS: AgentSchema, BudgetSchema, CheckpointSchema, CiSchema, DiscoverSourceSchema, ExcludeSchema, FLEET_NAME_PATTERN, GitHubSchema, IntegrateSchema, IssueSourceSchema, LensSchema, MergeSchema, PICK_RULES, PersonaSchema, PullRequestSchema, QUEUE_LABEL_DEFAULTS, RelaySchema, ReviewSchema, STRATEGY_LABEL_PATTERN, SourceSchema, SpeculativeSchema, StrategySchema, TargetReviewSchema, agentEnvProblem
+
+// EXTERNAL MODULE: ./node_modules/zod/v4/classic/schemas.js + 17 modules
+var schemas = __nccwpck_require__(8816);
+// EXTERNAL MODULE: ./.build/src/core/review.js
+var review = __nccwpck_require__(8111);
+// EXTERNAL MODULE: ./.build/src/core/queue.js
+var queue = __nccwpck_require__(5792);
+;// CONCATENATED MODULE: ./.build/src/core/agent-setup.js
+const PRESET_PACKAGES = {
+  claude: "@anthropic-ai/claude-code",
+  codex: "@openai/codex"
+};
+function agentPackage(agent) {
+  if (!agent || agent.install === false) return null;
+  if (agent.install) return agent.install;
+  return agent.preset === "command" ? null : PRESET_PACKAGES[agent.preset];
+}
+const AGENT_CREDENTIALS = [
+  { input: "anthropic-api-key", fleetVariable: "FLEET_AGENT_ANTHROPIC_API_KEY", variables: ["ANTHROPIC_API_KEY"], presets: ["claude", "command"] },
+  { input: "claude-code-oauth-token", fleetVariable: "FLEET_AGENT_CLAUDE_CODE_OAUTH_TOKEN", variables: ["CLAUDE_CODE_OAUTH_TOKEN"], presets: ["claude", "command"] },
+  { input: "openai-api-key", fleetVariable: "FLEET_AGENT_OPENAI_API_KEY", variables: ["CODEX_API_KEY", "OPENAI_API_KEY"], presets: ["codex", "command"] }
+];
+function agentCredentialEnv(agent, given) {
+  const out = {};
+  if (!agent) return out;
+  for (const c of AGENT_CREDENTIALS) {
+    const value = given[c.fleetVariable];
+    if (!value || !c.presets.includes(agent.preset)) continue;
+    for (const v of c.variables) out[v] = value;
+  }
+  return out;
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/core/fleet-file.js
+
 
 
 
 const LANE_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
 const FLEET_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-const glob = zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1, "a glob cannot be empty");
-const PersonaSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  name: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-"'),
-  description: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().optional(),
-  applies_to: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(glob).default([]).describe("Globs over changed files; each that matches one adds 2 to the score."),
-  keywords: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]).describe("Case-insensitive substrings of the lane title and body; each found adds 1."),
-  prompt: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().optional().describe("Extra instructions handed to the agent when this persona is selected.")
+const glob = schemas/* string */.YjP().min(1, "a glob cannot be empty");
+const PersonaSchema = schemas/* strictObject */.rej({
+  name: schemas/* string */.YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-"'),
+  description: schemas/* string */.YjP().optional(),
+  applies_to: schemas/* array */.YOg(glob).default([]).describe("Globs over changed files; each that matches one adds 2 to the score."),
+  keywords: schemas/* array */.YOg(schemas/* string */.YjP().min(1)).default([]).describe("Case-insensitive substrings of the lane title and body; each found adds 1."),
+  prompt: schemas/* string */.YjP().optional().describe("Extra instructions handed to the agent when this persona is selected.")
 }).describe("A specialised agent persona, routed to lanes by file globs and keywords.");
+function agentEnvProblem(name) {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return 'a variable name is letters, digits and "_", not starting with a digit';
+  const credential = AGENT_CREDENTIALS.find((c) => c.variables.includes(name));
+  if (credential) return `${name} is the agent's credential, which never belongs in the fleet file: pass it as the ${credential.input} secret of the reusable workflow (locally: set it in Fleet's environment)`;
+  if (/^(FLEET|GITHUB|ACTIONS|RUNNER|GIT)_/.test(name) || ["PATH", "HOME", "TMPDIR", "SHELL", "USER", "LOGNAME"].includes(name)) {
+    return `${name} is set by Fleet, git or the runner for every lane and cannot be changed for the agent`;
+  }
+  return void 0;
+}
 function templateProblem(template) {
   if (/\{prompt\}/.test(template)) {
     return '{prompt} is not a placeholder: the prompt is untrusted text and never becomes part of a shell command; read it from the file {prompt_file} names (e.g. "my-agent --prompt-file {prompt_file}", or "my-agent < {prompt_file}" for standard input)';
   }
   return void 0;
 }
-const AgentSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  preset: zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(["claude", "codex", "command"]).default("command").describe("claude: `claude -p <prompt> --output-format json`; codex: `codex exec <prompt>`; command: the `command` template."),
-  command: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).optional().describe(
+const AgentSchema = schemas/* strictObject */.rej({
+  preset: schemas/* enum */.k5n(["claude", "codex", "command"]).default("command").describe("claude: `claude -p <prompt> --output-format json`; codex: `codex exec <prompt>`; command: the `command` template."),
+  command: schemas/* string */.YjP().min(1).optional().describe(
     "Command template for preset `command` (or to override a preset binary). Placeholders: {prompt_file}, {repo}, {lane}, {branch}, each read from an environment variable (FLEET_PROMPT_FILE, FLEET_REPO, FLEET_LANE, FLEET_BRANCH); the prompt itself only ever arrives as the file {prompt_file}. Runs in a shell in the working copy."
   ),
-  args: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP()).default([]).describe("Extra arguments appended to a preset command."),
-  personas: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(PersonaSchema).default([]),
-  top_k: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().int().min(0).default(2).describe("How many personas to select per lane; 0 disables routing."),
-  fallback: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().optional().describe("Persona used when none scores above zero."),
-  install: zod__WEBPACK_IMPORTED_MODULE_2__/* .union */ .KCZ([zod__WEBPACK_IMPORTED_MODULE_2__/* .literal */ .euz(false), zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)]).optional().describe(
+  args: schemas/* array */.YOg(schemas/* string */.YjP()).default([]).describe("Extra arguments appended to a preset command."),
+  personas: schemas/* array */.YOg(PersonaSchema).default([]),
+  top_k: schemas/* number */.aig().int().min(0).default(2).describe("How many personas to select per lane; 0 disables routing."),
+  fallback: schemas/* string */.YjP().optional().describe("Persona used when none scores above zero."),
+  install: schemas/* union */.KCZ([schemas/* literal */.euz(false), schemas/* string */.YjP().min(1)]).optional().describe(
     "On GitHub Actions legs: the npm package spec that provides the agent CLI, installed once per leg and cached (default for claude: @anthropic-ai/claude-code, for codex: @openai/codex; none for command). false: use the CLI the runner already has. Pin a version (e.g. @anthropic-ai/claude-code@2.1.100) so every leg runs the same agent."
+  ),
+  env: schemas/* record */.g1P(schemas/* string */.YjP(), schemas/* string */.YjP()).default({}).superRefine((vars, ctx) => {
+    for (const name of Object.keys(vars)) {
+      const problem = agentEnvProblem(name);
+      if (problem) ctx.addIssue({ code: "custom", path: [name], message: problem });
+    }
+  }).describe(
+    "Variables every agent run gets (the worker, each lens, each fix round), locally and on every Actions leg: e.g. ANTHROPIC_BASE_URL for a gateway, ANTHROPIC_MODEL, CLAUDE_CODE_USE_BEDROCK. Not secrets: the fleet file is committed; a credential is a secret of the workflow."
   )
 }).describe("Run the directive as a prompt for a headless coding agent.");
-const BUILTIN_LENS_NAMES = Object.keys(_review_js__WEBPACK_IMPORTED_MODULE_0__/* .BUILTIN_LENSES */ .lG);
-const LensSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .union */ .KCZ([
-  zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(BUILTIN_LENS_NAMES, { error: () => `not a built-in lens (${BUILTIN_LENS_NAMES.join(", ")}); a lens of your own is {name, brief}` }).describe(`A built-in lens: ${BUILTIN_LENS_NAMES.join(", ")}.`),
-  zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-    name: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-"'),
-    brief: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1, "say what this lens looks for").describe("What the lens doubts, in words: it is told to look for reasons the change is wrong from this angle.")
+const BUILTIN_LENS_NAMES = Object.keys(review/* BUILTIN_LENSES */.lG);
+const LensSchema = schemas/* union */.KCZ([
+  schemas/* enum */.k5n(BUILTIN_LENS_NAMES, { error: () => `not a built-in lens (${BUILTIN_LENS_NAMES.join(", ")}); a lens of your own is {name, brief}` }).describe(`A built-in lens: ${BUILTIN_LENS_NAMES.join(", ")}.`),
+  schemas/* strictObject */.rej({
+    name: schemas/* string */.YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-"'),
+    brief: schemas/* string */.YjP().min(1, "say what this lens looks for").describe("What the lens doubts, in words: it is told to look for reasons the change is wrong from this angle.")
   })
 ]).describe("One reviewer of a lane's change: a built-in lens by name, or {name, brief}.");
 const reviewFields = {
-  lenses: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(LensSchema).min(1, "list at least one lens, or set review: false").describe("The lenses to draw the panel from, in order."),
-  panel: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().int().min(1).max(10).describe("How many lenses review each change (the first ones of `lenses`); default: all of them."),
-  rounds: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().int().min(1).max(10).describe("The round cap: review rounds (each after the first follows a fix round) before the lane goes to a person."),
-  block: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(_review_js__WEBPACK_IMPORTED_MODULE_0__/* .SEVERITIES */ .oC)).describe("Severities that must be fixed: a finding of these is ACCEPT whatever the worker says. Lower ones the worker may mark FIX_LATER or DEFER."),
-  label: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).describe("The label of a PR whose review reached the round cap with findings open (it is also made a draft).")
+  lenses: schemas/* array */.YOg(LensSchema).min(1, "list at least one lens, or set review: false").describe("The lenses to draw the panel from, in order."),
+  panel: schemas/* number */.aig().int().min(1).max(10).describe("How many lenses review each change (the first ones of `lenses`); default: all of them."),
+  rounds: schemas/* number */.aig().int().min(1).max(10).describe("The round cap: review rounds (each after the first follows a fix round) before the lane goes to a person."),
+  block: schemas/* array */.YOg(schemas/* enum */.k5n(review/* SEVERITIES */.oC)).describe("Severities that must be fixed: a finding of these is ACCEPT whatever the worker says. Lower ones the worker may mark FIX_LATER or DEFER."),
+  label: schemas/* string */.YjP().min(1).describe("The label of a PR whose review reached the round cap with findings open (it is also made a draft).")
 };
 const REVIEW_DEFAULTS = { lenses: [...BUILTIN_LENS_NAMES], rounds: 2, block: ["critical", "high"], label: "fleet:needs-person" };
-const ReviewSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
+const ReviewSchema = schemas/* strictObject */.rej({
   lenses: reviewFields.lenses.default(REVIEW_DEFAULTS.lenses),
   panel: reviewFields.panel.optional(),
   rounds: reviewFields.rounds.default(REVIEW_DEFAULTS.rounds),
@@ -11174,9 +11227,9 @@ const ReviewSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
 }).describe(
   "Review each agent lane's change before it counts: a panel of lenses (agent runs told to look for reasons the change is wrong) raises findings, the worker gives each a disposition (ACCEPT, FIX_LATER, DEFER) and fixes the ACCEPT ones, up to `rounds` rounds. See docs/review.md."
 );
-const TargetReviewSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .union */ .KCZ([
-  zod__WEBPACK_IMPORTED_MODULE_2__/* .literal */ .euz(false),
-  zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
+const TargetReviewSchema = schemas/* union */.KCZ([
+  schemas/* literal */.euz(false),
+  schemas/* strictObject */.rej({
     lenses: reviewFields.lenses.optional(),
     panel: reviewFields.panel.optional(),
     rounds: reviewFields.rounds.optional(),
@@ -11184,150 +11237,150 @@ const TargetReviewSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .union */ .KCZ([
     label: reviewFields.label.optional()
   })
 ]).describe("false: this lane is not reviewed. An object: the fleet's review settings with these fields replaced (the built-in defaults where the fleet has no review:).");
-const RelaySchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .union */ .KCZ([
-  zod__WEBPACK_IMPORTED_MODULE_2__/* .literal */ .euz(false),
-  zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-    item_chars: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().int().min(40).max(2e3).default(300).describe("Each discovery is cut to this many characters."),
-    max_chars: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().int().min(200).max(32e3).default(4e3).describe("The whole relay a lane receives stays within this many characters."),
-    scope: zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(["fleet", "repository"]).default("fleet").describe("fleet: every later lane receives what any earlier lane found; repository: only lanes of the same repository (keeps one repository's findings out of another's prompts).")
+const RelaySchema = schemas/* union */.KCZ([
+  schemas/* literal */.euz(false),
+  schemas/* strictObject */.rej({
+    item_chars: schemas/* number */.aig().int().min(40).max(2e3).default(300).describe("Each discovery is cut to this many characters."),
+    max_chars: schemas/* number */.aig().int().min(200).max(32e3).default(4e3).describe("The whole relay a lane receives stays within this many characters."),
+    scope: schemas/* enum */.k5n(["fleet", "repository"]).default("fleet").describe("fleet: every later lane receives what any earlier lane found; repository: only lanes of the same repository (keeps one repository's findings out of another's prompts).")
   })
 ]).describe(
   `The discovery relay between waves: what lanes leave in $FLEET_DISCOVERIES (or a "Discoveries" section of the agent's final answer) reaches the lanes of later waves, in the agent prompt and as the file $FLEET_RELAY. On by default; false turns it off. See docs/relay.md.`
 );
-const BudgetSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  lane: zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-    turns: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().int().min(1).optional().describe("Agent turns one lane may take, over all its agent runs (attempts, lenses, dispositions, fix rounds), where the agent CLI reports them."),
-    cost_usd: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().positive().optional().describe("Dollars one lane may spend, over all its agent runs, where the agent CLI reports cost (Claude Code).")
+const BudgetSchema = schemas/* strictObject */.rej({
+  lane: schemas/* strictObject */.rej({
+    turns: schemas/* number */.aig().int().min(1).optional().describe("Agent turns one lane may take, over all its agent runs (attempts, lenses, dispositions, fix rounds), where the agent CLI reports them."),
+    cost_usd: schemas/* number */.aig().positive().optional().describe("Dollars one lane may spend, over all its agent runs, where the agent CLI reports cost (Claude Code).")
   }).optional(),
-  fleet: zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-    cost_usd: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().positive().optional().describe("The fleet's cost ceiling: once reached, no new lane, attempt or lens starts.")
+  fleet: schemas/* strictObject */.rej({
+    cost_usd: schemas/* number */.aig().positive().optional().describe("The fleet's cost ceiling: once reached, no new lane, attempt or lens starts.")
   }).optional()
 }).describe("Spending caps for agent fleets; see docs/budgets.md.");
 const STRATEGY_LABEL_PATTERN = /^[a-z0-9][a-z0-9_-]{0,30}$/;
-const StrategySchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  label: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().regex(STRATEGY_LABEL_PATTERN, 'use lowercase letters, digits, "_" or "-" (at most 31)'),
-  directive: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).optional().describe("This strategy's directive (the agent's prompt); default: the lane's."),
-  run: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).optional().describe("This strategy's command; default: the lane's.")
+const StrategySchema = schemas/* strictObject */.rej({
+  label: schemas/* string */.YjP().regex(STRATEGY_LABEL_PATTERN, 'use lowercase letters, digits, "_" or "-" (at most 31)'),
+  directive: schemas/* string */.YjP().min(1).optional().describe("This strategy's directive (the agent's prompt); default: the lane's."),
+  run: schemas/* string */.YjP().min(1).optional().describe("This strategy's command; default: the lane's.")
 }).describe("One way to try a hard change: it runs as its own lane on fleet/<name>/<lane>/<label>.");
 const PICK_RULES = ["first-green", "smallest-green-diff", "fewest-open-findings", "person"];
-const SpeculativeSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  pick: zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(PICK_RULES).default("first-green").describe("How the winner is chosen once every strategy of a target has finished: the first to end green, the green one with the smallest diff, the green one with the fewest open review findings, or a person (every strategy opens a draft PR)."),
-  strategies: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(StrategySchema).min(2).max(10).optional().describe("Strategies for every target that lists none of its own."),
-  count: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().int().min(2).max(10).optional().describe("Without strategies: this many copies of each lane's own directive (labels s1, s2, \u2026): an agent tries the same change several times.")
+const SpeculativeSchema = schemas/* strictObject */.rej({
+  pick: schemas/* enum */.k5n(PICK_RULES).default("first-green").describe("How the winner is chosen once every strategy of a target has finished: the first to end green, the green one with the smallest diff, the green one with the fewest open review findings, or a person (every strategy opens a draft PR)."),
+  strategies: schemas/* array */.YOg(StrategySchema).min(2).max(10).optional().describe("Strategies for every target that lists none of its own."),
+  count: schemas/* number */.aig().int().min(2).max(10).optional().describe("Without strategies: this many copies of each lane's own directive (labels s1, s2, \u2026): an agent tries the same change several times.")
 }).describe("Speculative strategies: a hard change tried several ways at once; only the pick opens a PR. See docs/strategies.md.");
-const IntegrateSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  branch: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).default("fleet/{name}/_integration").describe("The integration branch each wave's lanes are merged into, one at a time; {name} is the fleet name."),
-  release: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).default("fleet/{name}/_release").describe("The release branch cut from the last verified integration at the end, and the one PR's head."),
-  seam_checks: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]).describe("Commands that check a soft edge on the integrated tree; default: both lanes' checks."),
-  checks: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).optional().describe("The global seam gate run on the release branch; default: every integrated lane's checks."),
-  title: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).optional().describe('The title of the one PR; default "<name>: integrated".')
+const IntegrateSchema = schemas/* strictObject */.rej({
+  branch: schemas/* string */.YjP().min(1).default("fleet/{name}/_integration").describe("The integration branch each wave's lanes are merged into, one at a time; {name} is the fleet name."),
+  release: schemas/* string */.YjP().min(1).default("fleet/{name}/_release").describe("The release branch cut from the last verified integration at the end, and the one PR's head."),
+  seam_checks: schemas/* array */.YOg(schemas/* string */.YjP().min(1)).default([]).describe("Commands that check a soft edge on the integrated tree; default: both lanes' checks."),
+  checks: schemas/* array */.YOg(schemas/* string */.YjP().min(1)).optional().describe("The global seam gate run on the release branch; default: every integrated lane's checks."),
+  title: schemas/* string */.YjP().min(1).optional().describe('The title of the one PR; default "<name>: integrated".')
 }).describe("Integrate the lanes of each repository into one branch after every wave, and open one PR for the whole fleet at the end. See docs/integrate.md.");
-const MergeSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  policy: zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(["never", "when-green"]).default("never").describe("never: leave the branch (or PR) for a person. when-green: merge once checks pass and the branch is mergeable."),
-  method: zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(["merge", "squash", "rebase", "fast-forward"]).default("squash")
+const MergeSchema = schemas/* strictObject */.rej({
+  policy: schemas/* enum */.k5n(["never", "when-green"]).default("never").describe("never: leave the branch (or PR) for a person. when-green: merge once checks pass and the branch is mergeable."),
+  method: schemas/* enum */.k5n(["merge", "squash", "rebase", "fast-forward"]).default("squash")
 }).describe("Fleet never merges unless this says so.");
-const CheckpointSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(["pushed", "green", "merged"]).describe("What a dependency must reach before its dependents start: its branch pushed, its PR green, or merged.");
-const TargetSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  repo: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).describe("owner/repo on GitHub, a local path (./x, /x, ~/x) or a git URL."),
-  lane: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 100)').optional().describe("Lane id; defaults to the repository name. Needed to run several lanes in one repository."),
-  title: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().optional().describe("Title of the change (commit subject, PR title); defaults to the fleet name and lane."),
-  depends_on: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]).describe("Lane ids that must reach their checkpoint first."),
-  soft_depends_on: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]).describe("Lanes of the same repository this one may run beside (same wave) but must fit with: each is a seam checked on the integrated tree (needs integrate:)."),
-  owns: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(glob).default([]).describe("Files this lane may change; empty means the whole repository."),
-  never: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(glob).default([]).describe("Files this lane must never change, even inside `owns`."),
-  exclusive: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(false).describe("Run this lane in a wave of its own."),
-  directive: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().optional().describe("Overrides the fleet directive for this lane."),
-  run: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).optional().describe("Overrides the fleet `run` command for this lane."),
-  checks: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).optional().describe("Overrides the fleet checks for this lane."),
-  base: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).optional().describe("Base branch; defaults to the repository default branch."),
+const CheckpointSchema = schemas/* enum */.k5n(["pushed", "green", "merged"]).describe("What a dependency must reach before its dependents start: its branch pushed, its PR green, or merged.");
+const TargetSchema = schemas/* strictObject */.rej({
+  repo: schemas/* string */.YjP().min(1).describe("owner/repo on GitHub, a local path (./x, /x, ~/x) or a git URL."),
+  lane: schemas/* string */.YjP().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 100)').optional().describe("Lane id; defaults to the repository name. Needed to run several lanes in one repository."),
+  title: schemas/* string */.YjP().optional().describe("Title of the change (commit subject, PR title); defaults to the fleet name and lane."),
+  depends_on: schemas/* array */.YOg(schemas/* string */.YjP().min(1)).default([]).describe("Lane ids that must reach their checkpoint first."),
+  soft_depends_on: schemas/* array */.YOg(schemas/* string */.YjP().min(1)).default([]).describe("Lanes of the same repository this one may run beside (same wave) but must fit with: each is a seam checked on the integrated tree (needs integrate:)."),
+  owns: schemas/* array */.YOg(glob).default([]).describe("Files this lane may change; empty means the whole repository."),
+  never: schemas/* array */.YOg(glob).default([]).describe("Files this lane must never change, even inside `owns`."),
+  exclusive: schemas/* boolean */.zMY().default(false).describe("Run this lane in a wave of its own."),
+  directive: schemas/* string */.YjP().optional().describe("Overrides the fleet directive for this lane."),
+  run: schemas/* string */.YjP().min(1).optional().describe("Overrides the fleet `run` command for this lane."),
+  checks: schemas/* array */.YOg(schemas/* string */.YjP().min(1)).optional().describe("Overrides the fleet checks for this lane."),
+  base: schemas/* string */.YjP().min(1).optional().describe("Base branch; defaults to the repository default branch."),
   review: TargetReviewSchema.optional(),
-  strategies: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(StrategySchema).min(2).max(10).optional().describe("Try this lane several ways at once (speculative.pick chooses the one that opens a PR).")
+  strategies: schemas/* array */.YOg(StrategySchema).min(2).max(10).optional().describe("Try this lane several ways at once (speculative.pick chooses the one that opens a PR).")
 }).describe("One lane: a repository and, optionally, its scope and dependencies.");
-const DiscoverSourceSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .union */ .KCZ([
-  zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({ org: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).describe("Every repository of this organization.") }),
-  zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({ user: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).describe("Every repository this user owns.") }),
-  zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({ topic: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1), owner: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).describe("Repositories of this owner carrying the topic.") }),
-  zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({ search: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).describe('A GitHub repository search query, e.g. "org:acme language:go".') })
+const DiscoverSourceSchema = schemas/* union */.KCZ([
+  schemas/* strictObject */.rej({ org: schemas/* string */.YjP().min(1).describe("Every repository of this organization.") }),
+  schemas/* strictObject */.rej({ user: schemas/* string */.YjP().min(1).describe("Every repository this user owns.") }),
+  schemas/* strictObject */.rej({ topic: schemas/* string */.YjP().min(1), owner: schemas/* string */.YjP().min(1).describe("Repositories of this owner carrying the topic.") }),
+  schemas/* strictObject */.rej({ search: schemas/* string */.YjP().min(1).describe('A GitHub repository search query, e.g. "org:acme language:go".') })
 ]).describe("Where to find more targets on GitHub.");
-const GitHubSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  discover: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(DiscoverSourceSchema).default([]).describe("Sources of targets besides the explicit list."),
-  include: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(glob).default([]).describe("Keep only discovered owner/repo names matching one of these globs."),
-  exclude: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(glob).default([]).describe("Drop discovered owner/repo names matching one of these globs (accounted for as excluded)."),
-  allow_forks: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(false).describe("Run on forks too (they are excluded by default).")
+const GitHubSchema = schemas/* strictObject */.rej({
+  discover: schemas/* array */.YOg(DiscoverSourceSchema).default([]).describe("Sources of targets besides the explicit list."),
+  include: schemas/* array */.YOg(glob).default([]).describe("Keep only discovered owner/repo names matching one of these globs."),
+  exclude: schemas/* array */.YOg(glob).default([]).describe("Drop discovered owner/repo names matching one of these globs (accounted for as excluded)."),
+  allow_forks: schemas/* boolean */.zMY().default(false).describe("Run on forks too (they are excluded by default).")
 }).describe("GitHub-only settings: target discovery.");
 const QUEUE_LABEL_DEFAULTS = { in_flight: "fleet:in-flight", blocked: "fleet:blocked", needs_person: "fleet:needs-person" };
-const IssueSourceSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  repo: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).describe("owner/name of the repository whose issues are the queue (its lanes run there)."),
-  label: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).default("fleet:ready").describe("The ready label: every open issue carrying it is in the queue. Only people with triage access can label, so this is the trust boundary."),
-  priority: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default(_queue_js__WEBPACK_IMPORTED_MODULE_1__/* .DEFAULT_PRIORITY_LABELS */ .Ft).describe("Priority labels, most urgent first: ready issues start in this order, then lowest number first."),
-  spec: zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-    patterns: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).min(1).default(_queue_js__WEBPACK_IMPORTED_MODULE_1__/* .DEFAULT_SPEC_PATTERNS */ .Aw).describe("Regular expressions (case-insensitive, per line): a body matching none says nothing about what done looks like (NO_SPEC). A `Spec: path` line pointing to a file on the base branch also counts."),
-    comment: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(true).describe("Comment once on a NO_SPEC issue saying what is missing (never a second time)."),
-    unlabel: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(false).describe("Take the ready label off a NO_SPEC issue, so it leaves the queue until a person puts it back.")
-  }).default({ patterns: _queue_js__WEBPACK_IMPORTED_MODULE_1__/* .DEFAULT_SPEC_PATTERNS */ .Aw, comment: true, unlabel: false }),
-  labels: zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-    in_flight: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).default(QUEUE_LABEL_DEFAULTS.in_flight).describe("Set while an issue has a lane or an open PR; Fleet's own."),
-    blocked: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).default(QUEUE_LABEL_DEFAULTS.blocked).describe("Set while an issue waits on other work or a gate; Fleet's own."),
-    needs_person: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).default(QUEUE_LABEL_DEFAULTS.needs_person).describe("A person's label: an issue carrying it is BLOCKED_PERSON. Fleet sets it when a PR of the issue is closed without merging, and never removes it.")
+const IssueSourceSchema = schemas/* strictObject */.rej({
+  repo: schemas/* string */.YjP().min(1).describe("owner/name of the repository whose issues are the queue (its lanes run there)."),
+  label: schemas/* string */.YjP().min(1).default("fleet:ready").describe("The ready label: every open issue carrying it is in the queue. Only people with triage access can label, so this is the trust boundary."),
+  priority: schemas/* array */.YOg(schemas/* string */.YjP().min(1)).default(queue/* DEFAULT_PRIORITY_LABELS */.Ft).describe("Priority labels, most urgent first: ready issues start in this order, then lowest number first."),
+  spec: schemas/* strictObject */.rej({
+    patterns: schemas/* array */.YOg(schemas/* string */.YjP().min(1)).min(1).default(queue/* DEFAULT_SPEC_PATTERNS */.Aw).describe("Regular expressions (case-insensitive, per line): a body matching none says nothing about what done looks like (NO_SPEC). A `Spec: path` line pointing to a file on the base branch also counts."),
+    comment: schemas/* boolean */.zMY().default(true).describe("Comment once on a NO_SPEC issue saying what is missing (never a second time)."),
+    unlabel: schemas/* boolean */.zMY().default(false).describe("Take the ready label off a NO_SPEC issue, so it leaves the queue until a person puts it back.")
+  }).default({ patterns: queue/* DEFAULT_SPEC_PATTERNS */.Aw, comment: true, unlabel: false }),
+  labels: schemas/* strictObject */.rej({
+    in_flight: schemas/* string */.YjP().min(1).default(QUEUE_LABEL_DEFAULTS.in_flight).describe("Set while an issue has a lane or an open PR; Fleet's own."),
+    blocked: schemas/* string */.YjP().min(1).default(QUEUE_LABEL_DEFAULTS.blocked).describe("Set while an issue waits on other work or a gate; Fleet's own."),
+    needs_person: schemas/* string */.YjP().min(1).default(QUEUE_LABEL_DEFAULTS.needs_person).describe("A person's label: an issue carrying it is BLOCKED_PERSON. Fleet sets it when a PR of the issue is closed without merging, and never removes it.")
   }).default(QUEUE_LABEL_DEFAULTS)
 }).describe('A ready queue of GitHub issues: each open issue with the ready label becomes a lane (several with a "## Parallel plan"). See docs/issue-queue.md.');
-const SourceSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
+const SourceSchema = schemas/* strictObject */.rej({
   issues: IssueSourceSchema.optional()
 }).describe("Sources of lanes besides targets: and github.discover.");
-const PullRequestSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  labels: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]),
-  reviewers: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]),
-  team_reviewers: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]),
-  assignees: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]),
-  draft: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(false).describe("Open every PR as a draft."),
-  open: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(true).describe("false: push-only mode: each lane pushes (and is verified by) its branch, and no PR is opened; people or another tool open them. `fleet run --push-only` sets it."),
-  fork: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(false).describe(
+const PullRequestSchema = schemas/* strictObject */.rej({
+  labels: schemas/* array */.YOg(schemas/* string */.YjP().min(1)).default([]),
+  reviewers: schemas/* array */.YOg(schemas/* string */.YjP().min(1)).default([]),
+  team_reviewers: schemas/* array */.YOg(schemas/* string */.YjP().min(1)).default([]),
+  assignees: schemas/* array */.YOg(schemas/* string */.YjP().min(1)).default([]),
+  draft: schemas/* boolean */.zMY().default(false).describe("Open every PR as a draft."),
+  open: schemas/* boolean */.zMY().default(true).describe("false: push-only mode: each lane pushes (and is verified by) its branch, and no PR is opened; people or another tool open them. `fleet run --push-only` sets it."),
+  fork: schemas/* boolean */.zMY().default(false).describe(
     "Fork mode, for repositories the token cannot push to: each target is forked (once; an existing fork is reused), the lane branch is pushed to the fork, and the PR is opened from it into the target. `fleet run --fork` sets it."
   ),
-  fork_owner: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, "an organization name, as GitHub spells it").optional().describe("The organization the forks go to; default: the token's own user.")
+  fork_owner: schemas/* string */.YjP().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, "an organization name, as GitHub spells it").optional().describe("The organization the forks go to; default: the token's own user.")
 }).describe("How lane pull requests are opened on GitHub.");
-const CiSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  wait: zod__WEBPACK_IMPORTED_MODULE_2__/* .boolean */ .zMY().default(false).describe("Wait for CI on the pushed commit; a red CI with retries left runs the directive again with the failure fed back."),
-  timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().positive().max(360).default(30)
+const CiSchema = schemas/* strictObject */.rej({
+  wait: schemas/* boolean */.zMY().default(false).describe("Wait for CI on the pushed commit; a red CI with retries left runs the directive again with the failure fed back."),
+  timeout_minutes: schemas/* number */.aig().positive().max(360).default(30)
 }).describe("Waiting for the target repositories' own CI (GitHub).");
-const ExcludeSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  repo: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1),
-  reason: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).default("excluded-by-config")
+const ExcludeSchema = schemas/* strictObject */.rej({
+  repo: schemas/* string */.YjP().min(1),
+  reason: schemas/* string */.YjP().min(1).default("excluded-by-config")
 });
-const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej({
-  $schema: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().optional(),
-  name: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().regex(FLEET_NAME_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 64); it is used in branch names'),
-  directive: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().describe("What every lane does, in words. Handed to the worker as FLEET_DIRECTIVE and to agents as the prompt."),
-  run: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).optional().describe("Shell command run in each working copy (sh -c). Exactly one of run and agent."),
+const FleetFileSchema = schemas/* strictObject */.rej({
+  $schema: schemas/* string */.YjP().optional(),
+  name: schemas/* string */.YjP().regex(FLEET_NAME_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 64); it is used in branch names'),
+  directive: schemas/* string */.YjP().describe("What every lane does, in words. Handed to the worker as FLEET_DIRECTIVE and to agents as the prompt."),
+  run: schemas/* string */.YjP().min(1).optional().describe("Shell command run in each working copy (sh -c). Exactly one of run and agent."),
   agent: AgentSchema.optional(),
-  checks: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1)).default([]).describe("Commands run after the directive; a non-zero exit fails the attempt."),
-  forge: zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(["local", "github"]).default("local").describe("local: repositories on disk or git URLs; github: owner/repo targets on GitHub (or GitHub Enterprise via GITHUB_API_URL)."),
-  targets: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(TargetSchema).default([]).describe("The lanes. At least one, unless targets_file or github.discover gives them."),
-  targets_file: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).optional().describe("A file with one more target per line (# comments), relative to this file; each gets the fleet defaults."),
+  checks: schemas/* array */.YOg(schemas/* string */.YjP().min(1)).default([]).describe("Commands run after the directive; a non-zero exit fails the attempt."),
+  forge: schemas/* enum */.k5n(["local", "github"]).default("local").describe("local: repositories on disk or git URLs; github: owner/repo targets on GitHub (or GitHub Enterprise via GITHUB_API_URL)."),
+  targets: schemas/* array */.YOg(TargetSchema).default([]).describe("The lanes. At least one, unless targets_file or github.discover gives them."),
+  targets_file: schemas/* string */.YjP().min(1).optional().describe("A file with one more target per line (# comments), relative to this file; each gets the fleet defaults."),
   github: GitHubSchema.default({ discover: [], include: [], exclude: [], allow_forks: false }),
   source: SourceSchema.optional(),
   pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false, open: true, fork: false }),
   ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
-  exclude: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(ExcludeSchema).default([]).describe("Targets to account for but never run, each with a reason."),
-  owns: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(glob).default([]).describe("Default `owns` for every lane."),
-  never: zod__WEBPACK_IMPORTED_MODULE_2__/* .array */ .YOg(glob).default([]).describe("Globs no lane may change, added to each lane's own `never`."),
-  max_parallel: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().int().min(1).max(256).default(8).describe("The global concurrency budget: lanes running at once."),
-  max_retries: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().int().min(0).max(10).default(2).describe("Extra attempts after a failing directive or check."),
-  timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().positive().max(360).default(30).describe("Per attempt of the directive (and of each check)."),
-  isolation: zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(["auto", "required", "off"]).default("auto").describe(
+  exclude: schemas/* array */.YOg(ExcludeSchema).default([]).describe("Targets to account for but never run, each with a reason."),
+  owns: schemas/* array */.YOg(glob).default([]).describe("Default `owns` for every lane."),
+  never: schemas/* array */.YOg(glob).default([]).describe("Globs no lane may change, added to each lane's own `never`."),
+  max_parallel: schemas/* number */.aig().int().min(1).max(256).default(8).describe("The global concurrency budget: lanes running at once."),
+  max_retries: schemas/* number */.aig().int().min(0).max(10).default(2).describe("Extra attempts after a failing directive or check."),
+  timeout_minutes: schemas/* number */.aig().positive().max(360).default(30).describe("Per attempt of the directive (and of each check)."),
+  isolation: schemas/* enum */.k5n(["auto", "required", "off"]).default("auto").describe(
     "Run each directive and check in a PID namespace of its own, where Fleet's processes (and the credentials in their environment) cannot be seen. auto: where the machine allows, and the report says where it did not; required: a lane fails rather than run a directive without; off: never (see docs/security.md)."
   ),
-  git_timeout_minutes: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().positive().max(360).default(10).describe("Per try of each git clone, fetch and push; a stalled remote is cut off here and tried again (3 tries in all)."),
-  max_waves: zod__WEBPACK_IMPORTED_MODULE_2__/* .number */ .aig().int().min(1).max(1e3).default(20).describe("The planner refuses a DAG deeper than this."),
-  branch: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().min(1).default("fleet/{name}/{lane}").describe("Branch name template; {name} and {lane} are replaced."),
-  commit_message: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().optional().describe("Commit message; defaults to the lane title followed by the directive."),
-  commit_author: zod__WEBPACK_IMPORTED_MODULE_2__/* .string */ .YjP().regex(/^[^<>\n]*[^<>\s][^<>\n]* <[^<>\s]+>$/, 'write it as "Name <email>", as git shows an author').optional().describe(
+  git_timeout_minutes: schemas/* number */.aig().positive().max(360).default(10).describe("Per try of each git clone, fetch and push; a stalled remote is cut off here and tried again (3 tries in all)."),
+  max_waves: schemas/* number */.aig().int().min(1).max(1e3).default(20).describe("The planner refuses a DAG deeper than this."),
+  branch: schemas/* string */.YjP().min(1).default("fleet/{name}/{lane}").describe("Branch name template; {name} and {lane} are replaced."),
+  commit_message: schemas/* string */.YjP().optional().describe("Commit message; defaults to the lane title followed by the directive."),
+  commit_author: schemas/* string */.YjP().regex(/^[^<>\n]*[^<>\s][^<>\n]* <[^<>\s]+>$/, 'write it as "Name <email>", as git shows an author').optional().describe(
     'Author and committer of the lanes\' commits, as "Name <email>" (`fleet run --author` sets it). Default: your own git identity (user.name and user.email of your git configuration), else Fleet <fleet@users.noreply.github.com>.'
   ),
-  sign_commits: zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(["auto", "required", "off"]).default("auto").describe(
+  sign_commits: schemas/* enum */.k5n(["auto", "required", "off"]).default("auto").describe(
     "auto: sign the lanes' commits when your git configuration signs commits (commit.gpgsign), with its key and format; required: sign them, and fail a lane whose commit could not be signed; off: never sign."
   ),
-  branch_conflict: zod__WEBPACK_IMPORTED_MODULE_2__/* ["enum"] */ .k5n(["fail", "replace", "rebase"]).default("fail").describe(
+  branch_conflict: schemas/* enum */.k5n(["fail", "replace", "rebase"]).default("fail").describe(
     "What a lane does when its branch holds commits Fleet did not make for it (a person pushed a fix between runs). fail: the lane fails (branch-conflict) before anything runs, their commits untouched; replace: the lane's new commit replaces them (force-push with a lease); rebase: they are replayed onto the base and the directive runs on top, so the branch keeps them under Fleet's commit (a replay that conflicts fails the lane)."
   ),
   checkpoint: CheckpointSchema.default("pushed"),
@@ -11340,36 +11393,36 @@ const FleetFileSchema = zod__WEBPACK_IMPORTED_MODULE_2__/* .strictObject */ .rej
 }).describe("A Fleet file: one directive applied to many targets.");
 function unwrapped(schema) {
   let s = schema;
-  while (s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodOptional */ .IiU || s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodDefault */ .XiL || s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodNullable */ .l1C) s = s.unwrap();
+  while (s instanceof schemas/* ZodOptional */.IiU || s instanceof schemas/* ZodDefault */.XiL || s instanceof schemas/* ZodNullable */.l1C) s = s.unwrap();
   return s;
 }
 function alternatives(schema) {
   const s = unwrapped(schema);
-  return s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodUnion */ .fZ7 ? s.options.flatMap(alternatives) : [s];
+  return s instanceof schemas/* ZodUnion */.fZ7 ? s.options.flatMap(alternatives) : [s];
 }
 function schemasAt(path, root = FleetFileSchema) {
   let here = alternatives(root);
   for (const part of path) {
     here = here.flatMap((s) => {
-      if (s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodObject */ .bvH && typeof part === "string" && part in s.shape) return alternatives(s.shape[part]);
-      if (s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodArray */ .naA && typeof part === "number") return alternatives(s.element);
+      if (s instanceof schemas/* ZodObject */.bvH && typeof part === "string" && part in s.shape) return alternatives(s.shape[part]);
+      if (s instanceof schemas/* ZodArray */.naA && typeof part === "number") return alternatives(s.element);
       return [];
     });
   }
   return here;
 }
 function fieldsAt(path) {
-  const names = schemasAt(path).flatMap((s) => s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodObject */ .bvH ? Object.keys(s.shape) : []);
+  const names = schemasAt(path).flatMap((s) => s instanceof schemas/* ZodObject */.bvH ? Object.keys(s.shape) : []);
   return [...new Set(names)];
 }
 function descriptionAt(path) {
   if (!path.length) return void 0;
   for (const parent of schemasAt(path.slice(0, -1))) {
     const last = path[path.length - 1];
-    let s = parent instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodObject */ .bvH && typeof last === "string" ? parent.shape[last] : parent instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodArray */ .naA ? parent.element : void 0;
+    let s = parent instanceof schemas/* ZodObject */.bvH && typeof last === "string" ? parent.shape[last] : parent instanceof schemas/* ZodArray */.naA ? parent.element : void 0;
     while (s) {
       if (s.description) return s.description;
-      s = s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodOptional */ .IiU || s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodDefault */ .XiL || s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodNullable */ .l1C ? s.unwrap() : void 0;
+      s = s instanceof schemas/* ZodOptional */.IiU || s instanceof schemas/* ZodDefault */.XiL || s instanceof schemas/* ZodNullable */.l1C ? s.unwrap() : void 0;
     }
   }
   return void 0;
@@ -11379,8 +11432,8 @@ function fieldHomes(key) {
   const walk = (schema, at, depth) => {
     if (depth > 6) return;
     for (const s of alternatives(schema)) {
-      if (s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodArray */ .naA) walk(s.element, `${at}[]`, depth + 1);
-      if (!(s instanceof zod__WEBPACK_IMPORTED_MODULE_2__/* .ZodObject */ .bvH)) continue;
+      if (s instanceof schemas/* ZodArray */.naA) walk(s.element, `${at}[]`, depth + 1);
+      if (!(s instanceof schemas/* ZodObject */.bvH)) continue;
       if (key in s.shape) homes.add(at);
       for (const [name, field] of Object.entries(s.shape)) walk(field, at ? `${at}.${name}` : name, depth + 1);
     }
@@ -17793,7 +17846,7 @@ function money(v) {
 /* harmony export */ });
 /* unused harmony exports describeValue, editDistance */
 /* harmony import */ var zod__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(8816);
-/* harmony import */ var _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9658);
+/* harmony import */ var _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9738);
 /* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9112);
 
 
@@ -17994,7 +18047,7 @@ function displayPath(p) {
 /* harmony export */   pJ: () => (/* binding */ resolveReview)
 /* harmony export */ });
 /* unused harmony export branchRuleBroken */
-/* harmony import */ var _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9658);
+/* harmony import */ var _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9738);
 /* harmony import */ var _review_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(8111);
 /* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9092);
 /* harmony import */ var _suggest_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(6161);
@@ -18622,7 +18675,7 @@ function appCredentialProblems(appId, key, n) {
 /* harmony export */   zA: () => (/* binding */ agentCommand)
 /* harmony export */ });
 /* unused harmony exports MAX_FEEDBACK_CHARS, PLACEHOLDER_ENV, renderCommandTemplate */
-/* harmony import */ var _core_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9658);
+/* harmony import */ var _core_fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9738);
 /* harmony import */ var _core_markdown_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9982);
 /* harmony import */ var _core_queue_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(5792);
 /* harmony import */ var _core_agent_outcome_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(5107);
@@ -18800,7 +18853,7 @@ function renderCommandTemplate(template) {
   return out;
 }
 function agentCommand(spec, vars, caps = {}) {
-  const env = {};
+  const env = { ...spec.env };
   for (const [k, name] of Object.entries(PLACEHOLDER_ENV)) env[name] = vars[k];
   const args = (spec.args ?? []).map(shellQuote);
   const promptArg = `"$(cat "\${${PLACEHOLDER_ENV.prompt_file}}")"`;
@@ -21850,8 +21903,8 @@ var promises_ = __nccwpck_require__(1455);
 var external_node_os_ = __nccwpck_require__(8161);
 // EXTERNAL MODULE: external "node:path"
 var external_node_path_ = __nccwpck_require__(6760);
-// EXTERNAL MODULE: ./.build/src/core/fleet-file.js
-var fleet_file = __nccwpck_require__(9658);
+// EXTERNAL MODULE: ./.build/src/core/fleet-file.js + 1 modules
+var fleet_file = __nccwpck_require__(9738);
 // EXTERNAL MODULE: ./.build/src/core/model.js
 var model = __nccwpck_require__(754);
 // EXTERNAL MODULE: ./.build/src/core/incremental.js
@@ -24611,12 +24664,13 @@ __nccwpck_require__.d(__webpack_exports__, {
   k5n: () => (/* binding */ schemas_enum),
   euz: () => (/* binding */ literal),
   aig: () => (/* binding */ schemas_number),
+  g1P: () => (/* binding */ record),
   rej: () => (/* binding */ strictObject),
   YjP: () => (/* binding */ schemas_string),
   KCZ: () => (/* binding */ union)
 });
 
-// UNUSED EXPORTS: ZodAny, ZodBase64, ZodBase64URL, ZodBigInt, ZodBigIntFormat, ZodBoolean, ZodCIDRv4, ZodCIDRv6, ZodCUID, ZodCUID2, ZodCatch, ZodCodec, ZodCreditCard, ZodCustom, ZodCustomStringFormat, ZodDate, ZodDiscriminatedUnion, ZodE164, ZodEmail, ZodEmoji, ZodExactOptional, ZodFile, ZodFunction, ZodGUID, ZodIBAN, ZodIPv4, ZodIPv6, ZodISODate, ZodISODateTime, ZodISODuration, ZodISOTime, ZodInstanceOf, ZodIntersection, ZodJWT, ZodKSUID, ZodLazy, ZodLiteral, ZodMAC, ZodMap, ZodNaN, ZodNanoID, ZodNever, ZodNonOptional, ZodNull, ZodNumber, ZodNumberFormat, ZodPipe, ZodPrefault, ZodPreprocess, ZodPromise, ZodReadonly, ZodRecord, ZodSet, ZodStringFormat, ZodSuccess, ZodSymbol, ZodTemplateLiteral, ZodTransform, ZodTuple, ZodType, ZodULID, ZodURL, ZodUUID, ZodUndefined, ZodUnknown, ZodVoid, ZodXID, ZodXor, _ZodString, _default, _function, any, base64, base64url, bigint, catch, check, cidrv4, cidrv6, codec, creditCard, cuid, cuid2, currencyCode, custom, date, describe, discriminatedUnion, e164, email, emoji, exactOptional, file, float32, float64, function, guid, hash, hex, hostname, httpUrl, iban, instanceof, int, int32, int64, intersection, invertCodec, ipv4, ipv6, json, jwt, keyof, ksuid, lazy, looseObject, looseRecord, mac, map, meta, nan, nanoid, nativeEnum, never, nonoptional, null, nullable, nullish, object, optional, partialRecord, pipe, prefault, preprocess, promise, readonly, record, refine, set, stringFormat, stringbool, success, superRefine, symbol, templateLiteral, transform, tuple, uint32, uint64, ulid, undefined, unknown, url, uuid, uuidv4, uuidv6, uuidv7, void, xid, xor
+// UNUSED EXPORTS: ZodAny, ZodBase64, ZodBase64URL, ZodBigInt, ZodBigIntFormat, ZodBoolean, ZodCIDRv4, ZodCIDRv6, ZodCUID, ZodCUID2, ZodCatch, ZodCodec, ZodCreditCard, ZodCustom, ZodCustomStringFormat, ZodDate, ZodDiscriminatedUnion, ZodE164, ZodEmail, ZodEmoji, ZodExactOptional, ZodFile, ZodFunction, ZodGUID, ZodIBAN, ZodIPv4, ZodIPv6, ZodISODate, ZodISODateTime, ZodISODuration, ZodISOTime, ZodInstanceOf, ZodIntersection, ZodJWT, ZodKSUID, ZodLazy, ZodLiteral, ZodMAC, ZodMap, ZodNaN, ZodNanoID, ZodNever, ZodNonOptional, ZodNull, ZodNumber, ZodNumberFormat, ZodPipe, ZodPrefault, ZodPreprocess, ZodPromise, ZodReadonly, ZodRecord, ZodSet, ZodStringFormat, ZodSuccess, ZodSymbol, ZodTemplateLiteral, ZodTransform, ZodTuple, ZodType, ZodULID, ZodURL, ZodUUID, ZodUndefined, ZodUnknown, ZodVoid, ZodXID, ZodXor, _ZodString, _default, _function, any, base64, base64url, bigint, catch, check, cidrv4, cidrv6, codec, creditCard, cuid, cuid2, currencyCode, custom, date, describe, discriminatedUnion, e164, email, emoji, exactOptional, file, float32, float64, function, guid, hash, hex, hostname, httpUrl, iban, instanceof, int, int32, int64, intersection, invertCodec, ipv4, ipv6, json, jwt, keyof, ksuid, lazy, looseObject, looseRecord, mac, map, meta, nan, nanoid, nativeEnum, never, nonoptional, null, nullable, nullish, object, optional, partialRecord, pipe, prefault, preprocess, promise, readonly, refine, set, stringFormat, stringbool, success, superRefine, symbol, templateLiteral, transform, tuple, uint32, uint64, ulid, undefined, unknown, url, uuid, uuidv4, uuidv6, uuidv7, void, xid, xor
 
 ;// CONCATENATED MODULE: ./node_modules/zod/v4/core/util.js
 
@@ -28391,13 +28445,13 @@ function handleTupleResults(itemResults, final, items, input, optoutStart) {
     }
     return final;
 }
-const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("$ZodRecord", (inst, def) => {
+const $ZodRecord = /*@__PURE__*/ $constructor("$ZodRecord", (inst, def) => {
     $ZodType.init(inst, def);
-    const memo = core.globalConfig.memoizer;
+    const memo = globalConfig.memoizer;
     memo?.attach(inst);
     inst._zod.parse = (payload, ctx) => {
         const input = payload.value;
-        if (!util.isPlainObject(input)) {
+        if (!isPlainObject(input)) {
             payload.issues.push({
                 expected: "record",
                 code: "invalid_type",
@@ -28426,7 +28480,7 @@ const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && 
                         payload.issues.push({
                             code: "invalid_key",
                             origin: "record",
-                            issues: keyResult.issues.map((iss) => util.finalizeIssue(iss, ctx, core.config())),
+                            issues: keyResult.issues.map((iss) => finalizeIssue(iss, ctx, config())),
                             input: key,
                             path: [key],
                             inst,
@@ -28440,14 +28494,14 @@ const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && 
                     if (result instanceof Promise) {
                         proms.push(result.then((result) => {
                             if (result.issues.length) {
-                                payload.issues.push(...util.prefixIssues(key, result.issues));
+                                payload.issues.push(...prefixIssues(key, result.issues));
                             }
                             payload.value[outKey] = result.value;
                         }));
                     }
                     else {
                         if (result.issues.length) {
-                            payload.issues.push(...util.prefixIssues(key, result.issues));
+                            payload.issues.push(...prefixIssues(key, result.issues));
                         }
                         payload.value[outKey] = result.value;
                     }
@@ -28493,7 +28547,7 @@ const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && 
                     throw new Error("Async schemas not supported in object keys currently");
                 }
                 // Numeric string fallback: if key is a numeric string and failed, retry with Number(key). This handles z.number(), z.literal([1, 2, 3]), and unions containing numeric literals
-                const checkNumericKey = typeof key === "string" && regexes.number.test(key) && keyResult.issues.length;
+                const checkNumericKey = typeof key === "string" && number.test(key) && keyResult.issues.length;
                 if (checkNumericKey) {
                     const retryResult = def.keyType._zod.run({ value: Number(key), issues: [] }, ctx);
                     if (retryResult instanceof Promise) {
@@ -28517,7 +28571,7 @@ const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && 
                         payload.issues.push({
                             code: "invalid_key",
                             origin: "record",
-                            issues: keyResult.issues.map((iss) => util.finalizeIssue(iss, ctx, core.config())),
+                            issues: keyResult.issues.map((iss) => finalizeIssue(iss, ctx, config())),
                             input: key,
                             path: [key],
                             inst,
@@ -28533,14 +28587,14 @@ const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && 
                 if (result instanceof Promise) {
                     proms.push(result.then((result) => {
                         if (result.issues.length) {
-                            payload.issues.push(...util.prefixIssues(key, result.issues));
+                            payload.issues.push(...prefixIssues(key, result.issues));
                         }
                         payload.value[outKey] = result.value;
                     }));
                 }
                 else {
                     if (result.issues.length) {
-                        payload.issues.push(...util.prefixIssues(key, result.issues));
+                        payload.issues.push(...prefixIssues(key, result.issues));
                     }
                     payload.value[outKey] = result.value;
                 }
@@ -28560,7 +28614,7 @@ const $ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && 
         }
         return payload;
     };
-})));
+});
 const $ZodMap = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("$ZodMap", (inst, def) => {
     $ZodType.init(inst, def);
     const memo = core.globalConfig.memoizer;
@@ -33631,14 +33685,14 @@ function tuple(items, _paramsOrRest, _params) {
         ...util.normalizeParams(params),
     });
 }
-const ZodRecord = /*@__PURE__*/ (/* unused pure expression or super */ null && (core.$constructor("ZodRecord", (inst, def) => {
+const ZodRecord = /*@__PURE__*/ $constructor("ZodRecord", (inst, def) => {
     _ensureDefaultMemoizer();
-    core.$ZodRecord.init(inst, def);
+    $ZodRecord.init(inst, def);
     ZodType.init(inst, def);
-    inst._zod.processJSONSchema = (ctx, json, params) => processors.recordProcessor(inst, ctx, json, params);
+    inst._zod.processJSONSchema = (ctx, json, params) => recordProcessor(inst, ctx, json, params);
     inst.keyType = def.keyType;
     inst.valueType = def.valueType;
-})));
+});
 function record(keyType, valueType, params) {
     // v3-compat: z.record(valueType, params?) — defaults keyType to z.string()
     if (!valueType || !valueType._zod) {
@@ -33646,14 +33700,14 @@ function record(keyType, valueType, params) {
             type: "record",
             keyType: schemas_string(),
             valueType: keyType,
-            ...util.normalizeParams(valueType),
+            ...normalizeParams(valueType),
         });
     }
     return new ZodRecord({
         type: "record",
         keyType,
         valueType: valueType,
-        ...util.normalizeParams(params),
+        ...normalizeParams(params),
     });
 }
 // type alksjf = core.output<core.$ZodRecordKey>;

@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import { BUILTIN_LENSES, SEVERITIES, type Severity } from './review.js';
 import { DEFAULT_PRIORITY_LABELS, DEFAULT_SPEC_PATTERNS } from './queue.js';
+import { AGENT_CREDENTIALS } from './agent-setup.js';
 
 /** A lane id doubles as a path segment and a branch segment, so it is kept to a safe alphabet. */
 export const LANE_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;
@@ -22,6 +23,21 @@ export const PersonaSchema = z
     prompt: z.string().optional().describe('Extra instructions handed to the agent when this persona is selected.'),
   })
   .describe('A specialised agent persona, routed to lanes by file globs and keywords.');
+
+/**
+ * Why a variable cannot be set in `agent.env`, or undefined. The fleet file is committed and travels in the plan
+ * artifact, so it holds no secret (a credential is a secret of the workflow); and the variables Fleet, git, the runner
+ * and the sandbox own are not the agent's to set.
+ */
+export function agentEnvProblem(name: string): string | undefined {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return 'a variable name is letters, digits and "_", not starting with a digit';
+  const credential = AGENT_CREDENTIALS.find((c) => c.variables.includes(name));
+  if (credential) return `${name} is the agent's credential, which never belongs in the fleet file: pass it as the ${credential.input} secret of the reusable workflow (locally: set it in Fleet's environment)`;
+  if (/^(FLEET|GITHUB|ACTIONS|RUNNER|GIT)_/.test(name) || ['PATH', 'HOME', 'TMPDIR', 'SHELL', 'USER', 'LOGNAME'].includes(name)) {
+    return `${name} is set by Fleet, git or the runner for every lane and cannot be changed for the agent`;
+  }
+  return undefined;
+}
 
 /**
  * Why an agent command template cannot be used, or undefined: checked when
@@ -56,6 +72,18 @@ export const AgentSchema = z
       .optional()
       .describe(
         'On GitHub Actions legs: the npm package spec that provides the agent CLI, installed once per leg and cached (default for claude: @anthropic-ai/claude-code, for codex: @openai/codex; none for command). false: use the CLI the runner already has. Pin a version (e.g. @anthropic-ai/claude-code@2.1.100) so every leg runs the same agent.',
+      ),
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .superRefine((vars, ctx) => {
+        for (const name of Object.keys(vars)) {
+          const problem = agentEnvProblem(name);
+          if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+        }
+      })
+      .describe(
+        'Variables every agent run gets (the worker, each lens, each fix round), locally and on every Actions leg: e.g. ANTHROPIC_BASE_URL for a gateway, ANTHROPIC_MODEL, CLAUDE_CODE_USE_BEDROCK. Not secrets: the fleet file is committed; a credential is a secret of the workflow.',
       ),
   })
   .describe('Run the directive as a prompt for a headless coding agent.');

@@ -280,7 +280,8 @@ export function renderCommandTemplate(template: string): string {
  * a file (never as shell text), and every other value through the environment.
  */
 export function agentCommand(spec: AgentSpec, vars: AgentVars, caps: { turns?: number; cost_usd?: number } = {}): AgentInvocation {
-  const env: Record<string, string> = {};
+  // The fleet's own variables first (a gateway, a model): what Fleet sets below is Fleet's to set.
+  const env: Record<string, string> = { ...spec.env };
   for (const [k, name] of Object.entries(PLACEHOLDER_ENV)) env[name] = vars[k as Placeholder];
   const args = (spec.args ?? []).map(shellQuote);
   const promptArg = `"$(cat "\${${PLACEHOLDER_ENV.prompt_file}}")"`;

@@ -190,6 +190,17 @@ describe('validateFleetFile: a valid file', () => {
     expect(fleet.lanes[0]?.run).toBeUndefined();
   });
 
+  it("takes agent.env, the variables every agent run gets (a gateway, a model), and refuses a credential or Fleet's own, all at once", () => {
+    const env = { ANTHROPIC_BASE_URL: 'https://llm-gateway.example/anthropic', ANTHROPIC_MODEL: 'claude-sonnet-4-5' };
+    expect(ok(validateFleetFile(base({ run: undefined, agent: { preset: 'claude', env } }), FILE)).file.agent?.env).toEqual(env);
+    const refused = validateFleetFile(base({ run: undefined, agent: { preset: 'claude', env: { ANTHROPIC_API_KEY: 'sk-ant-x', FLEET_TOKEN: 'x', PATH: '/x', '1BAD': 'x' } } }), FILE);
+    expect(fields(refused).sort()).toEqual(['agent.env.1BAD', 'agent.env.ANTHROPIC_API_KEY', 'agent.env.FLEET_TOKEN', 'agent.env.PATH']);
+    expect(problemAt(refused, 'agent.env.ANTHROPIC_API_KEY').message).toMatch(/never belongs in the fleet file: pass it as the anthropic-api-key secret/);
+    expect(problemAt(refused, 'agent.env.PATH').message).toMatch(/set by Fleet, git or the runner/);
+    // The refused value is a secret the user put where it does not belong: never echoed back.
+    expect(JSON.stringify(problems(refused))).not.toContain('sk-ant-x');
+  });
+
   it('accepts a run on every target and none at the top', () => {
     const raw = base({ run: undefined, targets: [{ repo: 'acme/api', run: 'make a' }, { repo: 'acme/web', run: 'make b' }] });
     expect(ok(validateFleetFile(raw, FILE)).lanes.map((l) => l.run)).toEqual(['make a', 'make b']);

@@ -233,6 +233,15 @@ describe('agentCommand', () => {
     expect(() => line(agent({ preset: 'command' }))).toThrow(/command/);
   });
 
+  it("gives every preset the fleet's agent.env, under what Fleet sets itself", () => {
+    const env = { ANTHROPIC_BASE_URL: 'https://gw.example', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '0', FLEET_REPO_X: 'kept' };
+    for (const preset of ['claude', 'codex', 'command'] as const) {
+      const got = agentCommand({ ...agent({ preset, command: preset === 'command' ? 'a' : undefined }), env }, v('/tmp/p.md')).env;
+      expect(got).toMatchObject({ ANTHROPIC_BASE_URL: 'https://gw.example', FLEET_PROMPT_FILE: '/tmp/p.md' });
+    }
+    expect(agentCommand({ ...agent({ preset: 'claude' }), env }, v('/tmp/p.md')).env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC).toBe('1');
+  });
+
   it('runs fake-claude through the claude preset: the prompt arrives byte-identical and README.md is edited', async () => {
     const dir = await laneRepo('claude');
     const promptDir = path.join(tmp, `prompts ${++n}`, "lane's");

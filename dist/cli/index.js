@@ -10178,7 +10178,7 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(7451);
 /* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(1162);
 /* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8648);
-/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(377);
+/* harmony import */ var _steps_run_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(5773);
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(8177);
 /* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(1827);
 /* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(9404);
@@ -21880,7 +21880,7 @@ async function prsCommand(input, opts) {
 
 /***/ }),
 
-/***/ 377:
+/***/ 5773:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
@@ -22015,6 +22015,80 @@ ${input.body}`;
 var queue = __nccwpck_require__(5792);
 // EXTERNAL MODULE: ./.build/src/local/agent.js
 var local_agent = __nccwpck_require__(1146);
+;// CONCATENATED MODULE: ./.build/src/local/agent-state.js
+
+
+
+
+const STATES = {
+  claude: { variable: "CLAUDE_CONFIG_DIR", home: ".claude", seed: [".credentials.json"] },
+  codex: { variable: "CODEX_HOME", home: ".codex", seed: ["config.toml", "auth.json"] }
+};
+const MAX_SEED_BYTES = 1024 * 1024;
+const making = /* @__PURE__ */ new Map();
+function agentStateEnv(laneDir, agent, env) {
+  let p = making.get(laneDir);
+  if (!p) {
+    p = makeState(laneDir, agent, env).finally(() => making.delete(laneDir));
+    making.set(laneDir, p);
+  }
+  return p;
+}
+async function makeState(laneDir, agent, env) {
+  const root = (0,external_node_path_.join)(laneDir, "agent-state");
+  const specs = agent.preset === "command" ? Object.values(STATES) : [STATES[agent.preset]];
+  const out = {};
+  for (const s of specs) out[s.variable] = (0,external_node_path_.join)(root, s.home.slice(1));
+  if (!await fresh(root)) return out;
+  for (const s of specs) {
+    const dir = out[s.variable];
+    await (0,promises_.mkdir)(dir, { mode: 448 });
+    const from = agent.env?.[s.variable] || env[s.variable] || (0,external_node_path_.join)(env.HOME || (0,external_node_os_.homedir)(), s.home);
+    for (const name of s.seed) await copySeed((0,external_node_path_.join)(from, name), (0,external_node_path_.join)(dir, name));
+  }
+  return out;
+}
+async function fresh(dir) {
+  try {
+    await (0,promises_.mkdir)(dir, { mode: 448 });
+    return true;
+  } catch (err) {
+    if (err.code !== "EEXIST") throw err;
+    const st = await (0,promises_.lstat)(dir);
+    if (!st.isDirectory()) throw new Error(`${dir} is not a folder (a directive replaced it): the lane's agent has no state folder`);
+    return false;
+  }
+}
+async function copySeed(from, to) {
+  let real;
+  try {
+    real = await (0,promises_.realpath)(from);
+  } catch {
+    return;
+  }
+  if (/^\/(proc|sys|dev)(\/|$)/.test(real)) return;
+  let src;
+  try {
+    src = await (0,promises_.open)(from, external_node_fs_.constants.O_RDONLY | external_node_fs_.constants.O_NOFOLLOW | external_node_fs_.constants.O_NONBLOCK);
+  } catch {
+    return;
+  }
+  try {
+    const st = await src.stat();
+    if (!st.isFile() || st.size > MAX_SEED_BYTES) return;
+    const bytes = await src.readFile();
+    const dst = await (0,promises_.open)(to, external_node_fs_.constants.O_WRONLY | external_node_fs_.constants.O_CREAT | external_node_fs_.constants.O_EXCL | external_node_fs_.constants.O_NOFOLLOW, 384);
+    try {
+      await dst.writeFile(bytes);
+    } finally {
+      await dst.close();
+    }
+  } finally {
+    await src.close();
+  }
+}
+
+
 // EXTERNAL MODULE: ./node_modules/zod/v4/classic/schemas.js + 17 modules
 var schemas = __nccwpck_require__(8816);
 ;// CONCATENATED MODULE: ./.build/src/core/relay.js
@@ -22293,7 +22367,7 @@ async function runForAnswer(run, name, prompt, share = 1) {
   await (0,promises_.rm)(answerFile, { force: true });
   const given = run.caps(share);
   const inv = (0,local_agent/* agentCommand */.zA)(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch }, given);
-  const env = { ...laneEnv(ctx, lane, run.n, void 0, run.cloned.base_branch), ...inv.env, ...ctx.agentEnv, [local_agent/* ANSWER_ENV */.nq]: answerFile };
+  const env = { ...laneEnv(ctx, lane, run.n, void 0, run.cloned.base_branch), ...inv.env, ...await agentRunEnv(ctx, run.dir), [local_agent/* ANSWER_ENV */.nq]: answerFile };
   const release = ctx.slots ? await ctx.slots.acquire() : () => void 0;
   let r;
   try {
@@ -22402,6 +22476,7 @@ function diffLines(patch) {
 // EXTERNAL MODULE: ./.build/src/core/agent-outcome.js
 var agent_outcome = __nccwpck_require__(5107);
 ;// CONCATENATED MODULE: ./.build/src/steps/lane.js
+
 
 
 
@@ -22695,7 +22770,7 @@ class LaneRun {
     const timeoutMs = ctx.file.timeout_minutes * 6e4;
     const confine = { workspace: ctx.root, lane: this.dir };
     const tDirective = Date.now();
-    const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
+    const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...await agentRunEnv(ctx, this.dir) } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
     this.directiveMs += Date.now() - tDirective;
     const said = runsAgent(ctx, lane) ? await (0,fs/* readUntrustedText */.up)(log, 256 * 1024, { tail: true }) : "";
     if (runsAgent(ctx, lane)) this.chargeRun((0,spend/* usageFromOutput */.tY)(ctx.file.agent.preset, said), this.given);
@@ -23135,6 +23210,9 @@ async function writeLaneResult(root, fleet_id, rec) {
 }
 function runsAgent(ctx, lane) {
   return lane.run === void 0 && ctx.file.agent !== void 0;
+}
+async function agentRunEnv(ctx, laneFolder) {
+  return { ...ctx.agentEnv, ...await agentStateEnv(laneFolder, ctx.file.agent, { ...ctx.env, ...ctx.agentEnv }) };
 }
 function refuseHeldSecrets(ctx, patch) {
   for (const secret of ctx.neverInChange ?? []) {

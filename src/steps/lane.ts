@@ -17,6 +17,7 @@ import { routePersonas, type Routing } from '../core/routing.js';
 import type { LaneSpec } from '../core/validate.js';
 import { issueLink, issueMarkdown } from '../core/queue.js';
 import { agentAnswer, agentCommand, renderWorkerPrompt, type AgentInvocation } from '../local/agent.js';
+import { agentStateEnv } from '../local/agent-state.js';
 import { answerDiscoveries, buildRelay, MAX_DISCOVERIES_BYTES, parseDiscoveries, renderRelay, type DiscoveryEntry } from '../core/relay.js';
 import { codeSpan, escapeCell, pathSpan } from '../core/markdown.js';
 import { reviewBodyLines } from '../core/report.js';
@@ -405,7 +406,7 @@ export class LaneRun {
     // Isolated, the directive sees of the workspace only this lane's folder.
     const confine = { workspace: ctx.root, lane: this.dir };
     const tDirective = Date.now();
-    const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...ctx.agentEnv } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
+    const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...(await agentRunEnv(ctx, this.dir)) } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
     this.directiveMs += Date.now() - tDirective;
     // Read before the checks write to the same log: what the agent CLI reported, not what a check printed.
     const said = runsAgent(ctx, lane) ? await readUntrustedText(log, 256 * 1024, { tail: true }) : '';
@@ -931,6 +932,11 @@ export async function writeLaneResult(root: string, fleet_id: string, rec: LaneR
 
 export function runsAgent(ctx: LaneContext, lane: LaneSpec): boolean {
   return lane.run === undefined && ctx.file.agent !== undefined;
+}
+
+/** What every agent run of the lane adds to its environment: the leg's CLI and credentials, and the lane's own agent state. */
+export async function agentRunEnv(ctx: LaneContext, laneFolder: string): Promise<Record<string, string>> {
+  return { ...ctx.agentEnv, ...(await agentStateEnv(laneFolder, ctx.file.agent!, { ...ctx.env, ...ctx.agentEnv })) };
 }
 
 /** A change that holds a credential the directive was handed (a prompt-injected agent writing its key into a file) goes nowhere. */

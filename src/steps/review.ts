@@ -30,7 +30,7 @@ import { agentAnswer, agentCommand, answerCommand, ANSWER_ENV } from '../local/a
 import { addUsage } from '../core/spend.js';
 import type { ExecResult } from '../ports.js';
 import { readUntrustedText, writeFileAtomic } from '../util/fs.js';
-import { directiveCommand, laneEnv, LaneFailure, type LaneRun } from './lane.js';
+import { agentRunEnv, directiveCommand, laneEnv, LaneFailure, type LaneRun } from './lane.js';
 
 /** The most of an agent's answer Fleet reads: findings and dispositions are short; more is not an answer. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
@@ -251,7 +251,7 @@ async function runForAnswer(run: LaneRun, name: string, prompt: string, share = 
   await rm(answerFile, { force: true });
   const given = run.caps(share);
   const inv = agentCommand(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch }, given);
-  const env = { ...laneEnv(ctx, lane, run.n, undefined, run.cloned.base_branch), ...inv.env, ...ctx.agentEnv, [ANSWER_ENV]: answerFile };
+  const env = { ...laneEnv(ctx, lane, run.n, undefined, run.cloned.base_branch), ...inv.env, ...(await agentRunEnv(ctx, run.dir)), [ANSWER_ENV]: answerFile };
   const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
   let r: ExecResult;
   try {

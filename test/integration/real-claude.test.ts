@@ -365,6 +365,58 @@ describe('what reaches the real Claude Code, and what Fleet takes from its answe
   });
 });
 
+describe("the real Claude Code's own state (docs/fleet-file.md#the-claude-preset)", () => {
+  /**
+   * Fleet run as a user, not root (here: nobody, where the suite runs as root), as a new user runs it: its lanes run as
+   * that one user, in that user's HOME. Claude Code keeps every session's transcript (the repository's code, the
+   * prompt) under its configuration folder; lane b's agent, prompt-injected, looks for every transcript it can read.
+   */
+  it("as a user, each lane's agent keeps its sessions in a folder of the lane's: the next lane's agent finds none of the last one's", async () => {
+    const asUser = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] : [];
+    for (const name of ['one', 'two']) await createRepo(dir, name, { 'README.md': `# ${name}\n` }, { clone: false });
+    const write = (name: string): Conversation['turns'] => [(req) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, name), content: 'x\n' } }] }), { blocks: [{ text: 'Done.' }] }];
+    api.converse({ name: 'one', match: 'LANE-ONE', turns: write('ONE.md') });
+    api.converse({
+      name: 'two',
+      match: 'LANE-TWO',
+      turns: [{ blocks: [{ tool: 'Bash', input: { command: 'find / -name "*.jsonl" -path "*projects*" 2>/dev/null', description: 'look for transcripts' } }] }, ...write('TWO.md')],
+    });
+    const file = writeFleetFile(dir, {
+      name: 'state',
+      directive: 'Add a file.',
+      // Claude Code's own rules keep even an allowed command's paths in the working copy; a fleet that lifts them (and
+      // the repository's own code, its tests, which read anything) leaves the sandbox as the only fence.
+      agent: { preset: 'claude', install: false, args: ['--permission-mode', 'bypassPermissions'] },
+      max_retries: 0,
+      targets: [{ repo: './one.git', directive: 'Add ONE.md. LANE-ONE' }, { repo: './two.git', directive: 'Add TWO.md. LANE-TWO', depends_on: ['one'] }],
+    });
+    if (asUser.length) spawnSync('chown', ['-R', '65534:65534', dir]);
+    const r = await new Promise<{ code: number | null; out: string }>((done) => {
+      const child = spawn(asUser[0] ?? process.execPath, [...asUser.slice(1), ...(asUser.length ? [process.execPath] : []), BIN, ...runArgs(file, join(dir, 'ws'))], {
+        cwd: dir,
+        env: { PATH: `${CLAUDE_BIN}:${process.env.PATH ?? ''}`, HOME: home, GIT_CONFIG_NOSYSTEM: '1', ...claudeEnv(api) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (b: Buffer) => (out += b));
+      child.stderr.on('data', (b: Buffer) => (out += b));
+      child.on('exit', (code) => done({ code, out }));
+    });
+    expect(r.code, r.out).toBe(0);
+    const m = readManifest(join(dir, 'ws'));
+    expect(lane(m, 'one')).toMatchObject({ status: 'completed', changed_files: ['ONE.md'] });
+    expect(lane(m, 'two')).toMatchObject({ status: 'completed', changed_files: ['TWO.md'] });
+    // What lane two's agent found: its own transcript (so the search works), nothing of lane one's.
+    const found = toolResults(api.of('two')[1]!.body!)[0]!;
+    expect(found.error, found.text).toBe(false);
+    expect(found.text).toContain(join(dir, 'ws', 'lanes', 'two', 'agent-state'));
+    expect(found.text).not.toMatch(/lanes[-/]one/);
+    // Lane one's transcripts are in its own folder, none in the user's home.
+    expect(spawnSync('find', [join(dir, 'ws', 'lanes', 'one', 'agent-state'), '-name', '*.jsonl'], { encoding: 'utf8' }).stdout).toMatch(/\.jsonl/);
+    expect(existsSync(join(home, '.claude'))).toBe(false);
+  });
+});
+
 describe('speculative strategies whose attempts are real Claude Code runs (docs/strategies.md)', () => {
   it('two strategies, each its own agent run and conversation: the smaller green change is picked', async () => {
     await createRepo(dir, 'svc', { 'README.md': '# svc\n', 'src/app.js': 'export const a = 1;\nexport const b = 2;\n' }, { clone: false });

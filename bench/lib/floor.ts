@@ -72,8 +72,8 @@ export interface FloorResult {
 }
 
 
-/** Runs one process tree to its end; fails with its output's tail when it does not exit 0. */
-function measure(what: string, file: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Measured & { output: string }> {
+/** Runs one process tree to its end; fails with its output's tail when it does not exit 0. (Also used by bench/lib/agents.ts.) */
+export function measure(what: string, file: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Measured & { output: string }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const c0 = cpuTimes()?.children_s ?? null;

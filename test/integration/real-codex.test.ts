@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { codexEnv, responsesText, responsesToolResults, startModelApi, type ModelApi, type Turn } from '../support/model-api/index.js';
+import { codexEnv, responsesText, responsesToolResults, startModelApi, type ModelApi, type ResponsesRequest, type Turn } from '../support/model-api/index.js';
 import { createRepo } from '../support/repos.js';
 import { lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
 
@@ -95,5 +95,54 @@ describe('what the real Codex reports when a run fails', () => {
     const l = lane(readManifest(join(dir, 'ws')), 'app');
     expect(l).toMatchObject({ status: 'failed', retry_count: 1, error: { class: 'directive-failed' } });
     expect(l.error!.message).toMatch(/kept failing after the CLI's own retries/);
+  });
+});
+
+describe('review with the real Codex: a lens, the dispositions and a fix round (docs/review.md)', () => {
+  it("each run's answer is read from its last agent message: the lens's finding is accepted, fixed, and the next round is clear", async () => {
+    await createRepo(dir, 'svc', { 'README.md': '# svc\n', 'src/app.js': 'export const value = 1;\n' }, { clone: false });
+    const asked = (req: unknown) => responsesText(req as ResponsesRequest);
+    const patch = (from: string, to: string) => run(`apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/app.js\n@@\n-export const value = ${from};\n+export const value = ${to};\n*** End Patch\nEOF\n`);
+    // Registered first: every run's prompt quotes the directive, the worker's conversation matches it last.
+    api.converse({
+      name: 'lens',
+      match: 'You review a change as the "correctness" lens',
+      turns: [
+        (req) => {
+          const finding = asked(req).includes('+export const value = BUG;')
+            ? [{ severity: 'high', file: 'src/app.js', line: 1, finding: 'A BUG marker is left in the code.', suggested_fix: 'Set it to OK.', lens: 'correctness', refuted: false }]
+            : [{ severity: 'low', file: null, line: null, finding: 'Nothing wrong found.', suggested_fix: '', lens: 'correctness', refuted: true }];
+          return { blocks: [{ text: JSON.stringify(finding) }] };
+        },
+      ],
+    });
+    api.converse({
+      name: 'dispositions',
+      match: 'Give each one a disposition',
+      turns: [(req) => ({ blocks: [{ text: JSON.stringify([...asked(req).matchAll(/^- (f\d+) \[/gm)].map((m) => ({ id: m[1], disposition: 'ACCEPT', reason: 'It is right.' }))) }] })],
+    });
+    api.converse({ name: 'fix', match: '## Review findings to fix', turns: [patch('BUG', 'OK'), { blocks: [{ text: 'Fixed.' }] }] });
+    api.converse({ name: 'worker', match: 'Set the value.', turns: [patch('1', 'BUG'), { blocks: [{ text: 'Done.' }] }] });
+    const file = writeFleetFile(dir, {
+      name: 'rev',
+      directive: 'Set the value.',
+      agent: { preset: 'codex', install: false },
+      owns: ['src/**'],
+      max_retries: 0,
+      review: { lenses: ['correctness'], rounds: 2 },
+      targets: [{ repo: './svc.git' }],
+    });
+    const r = await fleet(file);
+    expect(r.code, r.out).toBe(0);
+    const l = lane(readManifest(join(dir, 'ws')), 'svc');
+    expect(l).toMatchObject({ status: 'completed', changed_files: ['src/app.js'] });
+    expect(spawnSync('git', ['-C', join(dir, 'svc.git'), 'show', 'fleet/rev/svc:src/app.js'], { encoding: 'utf8' }).stdout).toBe('export const value = OK;\n');
+    expect(l.review?.verdict).toBe('clear');
+    expect(l.review?.rounds.map((x) => x.verdict)).toEqual(['fix', 'clear']);
+    expect(l.review?.findings).toEqual([expect.objectContaining({ severity: 'high', file: 'src/app.js', disposition: 'ACCEPT', status: 'fixed' })]);
+    expect(api.of('lens').length).toBe(2);
+    expect(api.of('dispositions').length).toBe(1);
+    // Codex reports tokens, not dollars: the panel's spending is its tokens.
+    expect(l.review?.usage.input_tokens).toBeGreaterThan(0);
   });
 });

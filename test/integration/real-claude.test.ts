@@ -160,6 +160,22 @@ describe('what the real CLI reports when a run fails', () => {
     expect(api.of('app').length).toBeLessThan(5);
   });
 
+  it("the fleet's cost ceiling: Claude Code stops itself at what is left of it, and the next lane does not start", async () => {
+    await createRepo(dir, 'web', { 'README.md': '# web\n' }, { clone: false });
+    api.converse({ name: 'web', match: 'LANE-WEB', turns: [(req) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'WEB.md'), content: 'web\n' } }] }), { blocks: [{ text: 'Done.' }] }] });
+    const file = await oneLane(
+      { max_parallel: 1, budget: { fleet: { cost_usd: 0.0001 } }, targets: [{ repo: './app.git' }, { repo: './web.git', directive: 'Add WEB.md. LANE-WEB' }] },
+      [(req) => ({ blocks: [{ tool: 'Write', input: { file_path: at(req, 'APP.md'), content: 'app\n' } }] }), { blocks: [{ text: 'Done.' }] }],
+    );
+    const r = await fleet(file);
+    const m = readManifest(join(dir, 'ws'));
+    expect(lane(m, 'app').usage?.cost_usd, r.out).toBeGreaterThan(0.0001);
+    expect(lane(m, 'app')).toMatchObject({ status: 'failed', error: { class: 'budget-exceeded' } });
+    expect(readFileSync(join(dir, 'ws', 'lanes', 'app', 'attempt-1.log'), 'utf8')).toContain('"subtype":"error_max_budget_usd"');
+    expect(lane(m, 'web')).toMatchObject({ status: 'skipped', error: { class: 'budget-exceeded', message: expect.stringContaining("the fleet's cost ceiling of $0.0001 is reached") } });
+    expect(api.of('web')).toEqual([]);
+  });
+
   it('an API overloaded on every request: the CLI retries, then the attempt fails saying so, and is retried', async () => {
     const file = await oneLane({ max_retries: 1 }, [{ fail: { status: 529 }, times: Infinity }]);
     const r = await fleet(file, { CLAUDE_CODE_MAX_RETRIES: '1' });

@@ -401,16 +401,4 @@ jobs:
     expect(make.log).toContain('repository=acme/app workflow_repository=acme/shared');
     expect(s.jobs.find((j) => j.name === 'use')!.log).toContain('got web.tgz');
   });
-
-  it('an undeclared secret or a missing required input is refused before the called jobs run', async () => {
-    a = await startActions();
-    await repoWith(a.emu, 'acme/shared', { '.github/workflows/b.yml': `on: { workflow_call: { inputs: { target: { type: string, required: true } } } }\njobs:\n  j: { runs-on: ubuntu-latest, steps: [ { run: echo } ] }\n` });
-    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': `on: workflow_dispatch\njobs:\n  call:\n    uses: acme/shared/.github/workflows/b.yml@main\n    secrets: { nope: x }\n` });
-    const s = await a.runner.finish(await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' }));
-    expect(s.conclusion).toBe('failure');
-    const job = a.emu.workflowRun(s.id)!.jobs.find((j) => j.name === 'call')!;
-    const notes = await octokit(a).request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', { owner: 'acme', repo: 'app', check_run_id: job.id });
-    expect(notes.data[0]!.message).toContain('Invalid secret, nope is not defined in the referenced workflow.');
-    expect(notes.data[0]!.message).toContain('Input target is required, but not provided while calling.');
-  });
 });

@@ -14,6 +14,7 @@ import { TokenType } from '@actions/expressions/lexer';
 import type { FunctionDefinition } from '@actions/expressions/funcs/info';
 import type { BasicExpressionToken } from '@actions/workflow-parser/templates/tokens/basic-expression-token';
 import type { TemplateToken } from '@actions/workflow-parser/templates/tokens/template-token';
+import { TokenType as TemplateTokenType } from '@actions/workflow-parser/templates/tokens/types';
 import {
   isBasicExpression,
   isBoolean,
@@ -162,24 +163,39 @@ export function asString(v: Json): string {
 
 /**
  * A block scalar (`run: |`) with expressions. The parser of
- * @actions/workflow-parser builds its `format()` from the raw YAML source
- * (indentation and all), which suits an editor but not a runner; here the
- * block's value is rebuilt as YAML defines it (indentation removed, chomping
- * by its header) and each `${{ }}` in it is evaluated in place.
+ * @actions/workflow-parser builds its expression from the raw YAML source
+ * (indentation and all, also inside an expression that spans lines), which
+ * suits an editor but not a runner. Here, as GitHub's TemplateReader.cs
+ * (ParseScalar) does, the block's value (indentation removed, chomping by its
+ * header) is split into text and `${{ }}` expressions: a value that is exactly
+ * one expression keeps its type (a matrix vector from fromJSON), anything else
+ * is the text with each expression's value in place.
  */
-function evaluateBlockScalar(token: BasicExpressionToken, env: EvalEnv): string {
-  const text = blockValue(token.source ?? '', token.blockScalarHeader ?? '|');
-  let out = '';
+function evaluateBlockScalar(token: BasicExpressionToken, env: EvalEnv): Json {
+  const parts = scalarSegments(blockValue(token.source ?? '', token.blockScalarHeader ?? '|'));
+  const only = parts.length === 1 ? parts[0]! : undefined;
+  if (only && typeof only !== 'string') return evaluate(only.expression, env);
+  return parts.map((p) => (typeof p === 'string' ? p : asString(evaluate(p.expression, env)))).join('');
+}
+
+/** Text and expressions of a scalar's value; `}}` inside a '…' string literal does not close an expression (TemplateReader.cs). */
+function scalarSegments(raw: string): Array<string | { expression: string }> {
+  const out: Array<string | { expression: string }> = [];
   let at = 0;
-  for (const part of token.originalExpressions ?? []) {
-    const open = text.indexOf('${{', at);
-    const inner = text.indexOf(part.expression, open + 3);
-    const close = text.indexOf('}}', inner + part.expression.length);
-    if (open < 0 || inner < 0 || close < 0) throw new ExpressionFailure(`cannot place expression ${part.expression} in its block`);
-    out += text.slice(at, open) + asString(evaluate(part.expression, env));
-    at = close + 2;
+  for (let open = raw.indexOf('${{'); open >= 0; open = raw.indexOf('${{', at)) {
+    if (open > at) out.push(raw.slice(at, open));
+    let inString = false;
+    let close = open + 3;
+    for (; close < raw.length; close++) {
+      if (raw[close] === "'") inString = !inString;
+      else if (!inString && raw[close] === '}' && raw[close - 1] === '}') break;
+    }
+    if (close >= raw.length) throw new ExpressionFailure(`The expression is not closed: ${raw.slice(open)}`);
+    out.push({ expression: raw.slice(open + 3, close - 1).trim() });
+    at = close + 1;
   }
-  return out + text.slice(at);
+  if (at < raw.length) out.push(raw.slice(at));
+  return out;
 }
 
 /** A YAML block scalar's value from its source lines (literal `|` or folded `>`, with `-`/`+` chomping). */
@@ -219,14 +235,28 @@ export function evaluateToken(token: TemplateToken | undefined, env: EvalEnv): J
   if (isString(token)) return token.value;
   if (isNumber(token)) return token.value;
   if (isBoolean(token)) return token.value;
+  // What GitHub's TemplateUnraveler.cs does: an item that is an expression yielding a sequence is spliced into its
+  // sequence, and a `${{ insert }}` key merges the mapping its value yields into the mapping that holds it.
   if (isSequence(token)) {
     const out: Json[] = [];
-    for (const item of token) out.push(evaluateToken(item, env));
+    for (const item of token) {
+      const value = evaluateToken(item, env);
+      if (isBasicExpression(item) && Array.isArray(value)) out.push(...value);
+      else out.push(value);
+    }
     return out;
   }
   if (isMapping(token)) {
     const out: Record<string, Json> = {};
-    for (const pair of token) out[asString(evaluateToken(pair.key, env))] = evaluateToken(pair.value, env);
+    for (const pair of token) {
+      if (pair.key.templateTokenType !== TemplateTokenType.InsertExpression) {
+        out[asString(evaluateToken(pair.key, env))] = evaluateToken(pair.value, env);
+        continue;
+      }
+      const inserted = evaluateToken(pair.value, env);
+      if (inserted === null || typeof inserted !== 'object' || Array.isArray(inserted)) throw new ExpressionFailure(`Expected a mapping for \${{ insert }}, got ${asString(inserted)}`);
+      Object.assign(out, inserted);
+    }
     return out;
   }
   return null;
@@ -237,6 +267,13 @@ export function condition(token: TemplateToken | undefined, env: EvalEnv, fallba
   if (!token) return truthy(evaluate(fallback, env));
   if (isBasicExpression(token)) return truthy(evaluate(token.expression, env));
   return truthy(evaluateToken(token, env));
+}
+
+/** A mapping of strings (`env:`, a step's `with:`), evaluated whole as GitHub does: its keys do not see each other. */
+export function evaluateStrings(token: TemplateToken | undefined, env: EvalEnv): Record<string, string> {
+  const value = evaluateToken(token, env);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, asString(v)]));
 }
 
 /** A string field that may contain expressions (a step's `run`, `with` values, names). */

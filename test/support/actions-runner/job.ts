@@ -11,7 +11,7 @@ import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { isBasicExpression, isString } from '@actions/workflow-parser';
 import type { TemplateToken } from '@actions/workflow-parser/templates/tokens/template-token';
 import { Masker, parseCommand, parseKeyValueFile, STEP_SUMMARY_LIMIT, type WorkflowCommand } from './commands.js';
-import { condition, evaluateString, evaluateToken, ExpressionFailure, type EvalEnv, type Json } from './expressions.js';
+import { condition, evaluateString, evaluateStrings, evaluateToken, ExpressionFailure, type EvalEnv, type Json } from './expressions.js';
 import type { Builtin, BuiltinStep } from './builtin/types.js';
 import { endJobProcesses, runProcess } from './process.js';
 import type { Annotation, Conclusion, LegResult, Permissions, RunFacts, RunnerClock, StepRecord } from './types.js';
@@ -73,6 +73,8 @@ export interface LegContext {
   status: 'success' | 'failure';
   addedEnv: Record<string, string>;
   addedPath: string[];
+  /** `defaults.run` of the job (`shell`, `working-directory`), evaluated at its start. */
+  runDefaults: Record<string, string>;
   groups: Set<number>;
   posts: Array<() => Promise<void>>;
   node20: Set<string>;
@@ -177,7 +179,16 @@ function runnerContext(ctx: LegContext): Record<string, Json> {
 function jobEnv(ctx: LegContext, base: EvalEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const source of [prop(ctx.spec.workflow.root, 'env'), prop(ctx.spec.def.raw, 'env')]) {
-    for (const [k, v] of entries(source)) out[k] = evaluateString(v, { ...base, contexts: { ...base.contexts, env: { ...out } } });
+    Object.assign(out, evaluateStrings(source, { ...base, contexts: { ...base.contexts, env: { ...out } } }));
+  }
+  return out;
+}
+
+/** `defaults.run` (job keys over workflow keys), evaluated once at job start with the job's env, as JobExtension.cs does. */
+function runDefaults(ctx: LegContext, base: EvalEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const source of [prop(ctx.spec.workflow.root, 'defaults'), prop(ctx.spec.def.raw, 'defaults')]) {
+    for (const [k, v] of Object.entries(evaluateStrings(prop(source, 'run'), base))) if (v) out[k] = v;
   }
   return out;
 }
@@ -302,19 +313,55 @@ function collectStepFiles(ctx: LegContext, files: StepFiles): { outputs: Record<
   return { outputs, state };
 }
 
+/** What a step's workflow commands read and change while it runs. */
+interface CommandState {
+  /** The token of `::stop-commands::`, until it comes back. */
+  stopToken: string | null;
+  outputs: Record<string, string>;
+  /** The step's process environment (ACTIONS_ALLOW_UNSECURE_COMMANDS is read from it). */
+  env: Record<string, string>;
+  /** A command could not be processed: the step fails (ActionCommandManager.cs sets CommandResult). */
+  failed: boolean;
+}
+
 /** Handles one line of a step's output: a workflow command, or a log line. */
-function onStepLine(ctx: LegContext, line: string, stopToken: { value: string | null }, outputs: Record<string, string>): void {
+function onStepLine(ctx: LegContext, line: string, state: CommandState): void {
   const cmd = parseCommand(line);
-  if (stopToken.value) {
-    if (cmd && cmd.name === stopToken.value.toLowerCase()) stopToken.value = null;
+  if (state.stopToken) {
+    if (cmd && cmd.name === state.stopToken.toLowerCase()) state.stopToken = null;
     else logLine(ctx, line);
     return;
   }
   if (!cmd) return logLine(ctx, line);
-  applyCommand(ctx, cmd, stopToken, outputs, line);
+  applyCommand(ctx, cmd, state, line);
 }
 
-function applyCommand(ctx: LegContext, cmd: WorkflowCommand, stopToken: { value: string | null }, outputs: Record<string, string>, raw: string): void {
+const UNSECURE_DISABLED =
+  'The `{0}` command is disabled. Please upgrade to using Environment Files or opt into unsecure command execution by setting the `ACTIONS_ALLOW_UNSECURE_COMMANDS` environment variable to `true`. For more information see: https://github.blog/changelog/2020-10-01-github-actions-deprecating-set-env-and-add-path-commands/';
+
+/**
+ * `::set-env::` and `::add-path::`, as ActionCommandManager.cs handles them: honoured only when
+ * ACTIONS_ALLOW_UNSECURE_COMMANDS is `true`, otherwise refused, which fails the step.
+ */
+function unsecureCommand(ctx: LegContext, cmd: WorkflowCommand, state: CommandState, raw: string): void {
+  const refuse = (why: string) => {
+    annotate(ctx, { level: 'error', message: `Unable to process command '${raw}' successfully.` });
+    annotate(ctx, { level: 'error', message: why });
+    state.failed = true;
+  };
+  if (!/^\s*true\s*$/i.test(state.env.ACTIONS_ALLOW_UNSECURE_COMMANDS ?? '')) return refuse(UNSECURE_DISABLED.replace('{0}', cmd.name));
+  if (cmd.name === 'add-path') {
+    if (!cmd.message) return refuse("Value cannot be null. (Parameter 'path')");
+    ctx.addedPath = [cmd.message, ...ctx.addedPath.filter((p) => p !== cmd.message)];
+    return;
+  }
+  const name = cmd.properties.name;
+  if (!name) return refuse("Required field 'name' is missing in ##[set-env] command.");
+  if (name.toUpperCase() === 'NODE_OPTIONS') return annotate(ctx, { level: 'error', message: "Can't update NODE_OPTIONS environment variable using ::set-env:: command." });
+  ctx.addedEnv[name] = cmd.message;
+}
+
+function applyCommand(ctx: LegContext, cmd: WorkflowCommand, state: CommandState, raw: string): void {
   switch (cmd.name) {
     case 'add-mask':
       ctx.masker.add(cmd.message);
@@ -335,10 +382,13 @@ function applyCommand(ctx: LegContext, cmd: WorkflowCommand, stopToken: { value:
     case 'debug':
       return;
     case 'stop-commands':
-      stopToken.value = cmd.message;
+      state.stopToken = cmd.message;
       return;
+    case 'set-env':
+    case 'add-path':
+      return unsecureCommand(ctx, cmd, state, raw);
     case 'set-output':
-      outputs[cmd.properties.name ?? ''] = cmd.message;
+      state.outputs[cmd.properties.name ?? ''] = cmd.message;
       annotate(ctx, { level: 'warning', message: 'The `set-output` command is deprecated and will be disabled soon. Please upgrade to using Environment Files.' });
       return;
     default:
@@ -361,8 +411,8 @@ async function runStepProcess(
   files: StepFiles,
   timeoutMs: number,
 ): Promise<StepOutcome & { state: Record<string, string> }> {
-  const outputs: Record<string, string> = {};
-  const stopToken = { value: null as string | null };
+  const commands: CommandState = { stopToken: null, outputs: {}, env, failed: false };
+  const outputs = commands.outputs;
   const stepStop = new AbortController();
   const onJobStop = () => stepStop.abort();
   ctx.spec.stop.addEventListener('abort', onJobStop, { once: true });
@@ -380,7 +430,7 @@ async function runStepProcess(
       env: { ...env, PATH: path },
       signal: stepStop.signal,
       groups: ctx.groups,
-      onLine: (line) => onStepLine(ctx, line, stopToken, outputs),
+      onLine: (line) => onStepLine(ctx, line, commands),
     });
     const collected = collectStepFiles(ctx, files);
     Object.assign(outputs, collected.outputs);
@@ -392,7 +442,7 @@ async function runStepProcess(
       if (!ctx.spec.stop.aborted) annotate(ctx, { level: 'error', message: `Process completed with exit code ${result.exitCode ?? 1}.` });
       return { outcome: ctx.spec.stop.aborted ? 'cancelled' : 'failure', outputs, state: collected.state };
     }
-    return { outcome: 'success', outputs, state: collected.state };
+    return { outcome: commands.failed ? 'failure' : 'success', outputs, state: collected.state };
   } finally {
     clearInterval(watch);
     ctx.spec.stop.removeEventListener('abort', onJobStop);
@@ -415,23 +465,14 @@ function shellCommand(shell: string, file: string): [string, string[]] {
 
 function stepEnv(ctx: LegContext, jobEnvVars: Record<string, string>, stepToken: TemplateToken | undefined, base: EvalEnv): Record<string, string> {
   const env: Record<string, string> = { ...jobEnvVars, ...ctx.addedEnv };
-  for (const [k, v] of entries(prop(stepToken, 'env'))) env[k] = evaluateString(v, { ...base, contexts: { ...base.contexts, env: { ...env } } });
-  return env;
-}
-
-function defaultRun(ctx: LegContext, key: 'shell' | 'working-directory'): string | undefined {
-  for (const source of [prop(ctx.spec.def.raw, 'defaults'), prop(ctx.spec.workflow.root, 'defaults')]) {
-    const v = prop(prop(source, 'run'), key);
-    if (v && isString(v)) return v.value;
-  }
-  return undefined;
+  return { ...env, ...evaluateStrings(prop(stepToken, 'env'), { ...base, contexts: { ...base.contexts, env } }) };
 }
 
 /** A `run:` step. */
 async function runScript(ctx: LegContext, token: TemplateToken, env: Record<string, string>, base: EvalEnv, action?: { path: string; repository?: string; ref?: string }): Promise<StepOutcome> {
   const script = evaluateString(prop(token, 'run'), base);
-  const shell = evaluateString(prop(token, 'shell'), base) || (action ? '' : defaultRun(ctx, 'shell')) || 'bash';
-  const wd = evaluateString(prop(token, 'working-directory'), base) || (action ? '' : defaultRun(ctx, 'working-directory')) || '';
+  const shell = evaluateString(prop(token, 'shell'), base) || (action ? '' : ctx.runDefaults.shell) || 'bash';
+  const wd = evaluateString(prop(token, 'working-directory'), base) || (action ? '' : ctx.runDefaults['working-directory']) || '';
   const file = join(ctx.temp, `${randomUUID()}.sh`);
   writeFileSync(file, script);
   const [command, args] = shellCommand(shell, file);
@@ -450,8 +491,7 @@ function stepTimeoutMs(token: TemplateToken, base: EvalEnv): number {
 
 /** `with:` evaluated, then the action's defaults for what it did not set; warnings as the runner gives them. */
 function actionInputs(ctx: LegContext, action: ResolvedAction, token: TemplateToken, base: EvalEnv): Record<string, string> {
-  const given: Record<string, string> = {};
-  for (const [k, v] of entries(prop(token, 'with'))) given[k] = evaluateString(v, base);
+  const given = evaluateStrings(prop(token, 'with'), base);
   const defs = action.loaded.template.inputs ?? [];
   const known = new Set(defs.map((d) => d.id.toLowerCase()));
   const unexpected = Object.keys(given).filter((k) => !known.has(k.toLowerCase()));
@@ -508,9 +548,9 @@ async function runBuiltin(ctx: LegContext, impl: Builtin, step: BuiltinStep, ste
   const r = await impl.main(step);
   if (r.addPath) ctx.addedPath.unshift(r.addPath);
   if (impl.post) {
-    ctx.posts.unshift(async () => {
-      logLine(ctx, `Post ${stepName}`);
+    addPost(ctx, stepName, async () => {
       await impl.post!(step);
+      return 'success';
     });
   }
   if (r.ok) return { outcome: 'success', outputs: r.outputs };
@@ -519,13 +559,33 @@ async function runBuiltin(ctx: LegContext, impl: Builtin, step: BuiltinStep, ste
 }
 
 function registerPost(ctx: LegContext, action: Extract<ResolvedAction, { kind: 'node' }>, post: string, env: Record<string, string>, state: Record<string, string>, stepName: string): void {
-  ctx.posts.unshift(async () => {
-    const base = evalEnv(ctx, env);
-    if (!condition(undefined, base, action.postIf ?? 'always()')) return;
-    logLine(ctx, `Post ${stepName}`);
+  const when = () => condition(undefined, evalEnv(ctx, env), action.postIf ?? 'always()');
+  addPost(ctx, stepName, async () => {
     const files = newStepFiles(ctx);
     const stateEnv = Object.fromEntries(Object.entries(state).map(([k, v]) => [`STATE_${k}`, v]));
-    await runStepProcess(ctx, process.execPath, [join(action.dir, post)], ctx.workspace, { ...env, ...runnerVariables(ctx, files, { path: action.dir, name: stepName }), ...stateEnv }, files, Infinity);
+    const r = await runStepProcess(ctx, process.execPath, [join(action.dir, post)], ctx.workspace, { ...env, ...runnerVariables(ctx, files, { path: action.dir, name: stepName }), ...stateEnv }, files, Infinity);
+    return r.outcome;
+  }, when);
+}
+
+/**
+ * Post steps are job steps (StepsRunner.cs queues them after the main steps):
+ * each is listed as `Post <step>`, and one that fails fails the job.
+ */
+function addPost(ctx: LegContext, stepName: string, run: () => Promise<Conclusion>, when: () => boolean = () => true): void {
+  const name = `Post ${stepName}`;
+  ctx.posts.unshift(async () => {
+    if (!when()) {
+      ctx.records.push({ id: '', name, outcome: 'skipped', conclusion: 'skipped', outputs: {} });
+      return;
+    }
+    logLine(ctx, name);
+    const outcome = await run().catch((err: Error) => {
+      annotate(ctx, { level: 'error', message: err.message });
+      return 'failure' as const;
+    });
+    ctx.records.push({ id: '', name, outcome, conclusion: outcome, outputs: {} });
+    if (outcome === 'failure') ctx.status = 'failure';
   });
 }
 
@@ -588,14 +648,15 @@ async function runOneStep(ctx: LegContext, model: StepModel, raw: TemplateToken,
   };
   let name = model.id;
   try {
-    name = stepDisplayName(model, raw, base);
-    if (!condition(model.if, base)) {
+    // The condition sees the env the step will run with: job env, GITHUB_ENV, then the step's own (StepsRunner.cs).
+    const senv = stepEnv(ctx, env, raw, base);
+    const sbase = { ...base, contexts: { ...base.contexts, env: senv } };
+    name = stepDisplayName(model, raw, sbase);
+    if (!condition(model.if, sbase)) {
       record('skipped', 'skipped', {}, name);
       return 'skipped';
     }
     logLine(ctx, `##[group]${name}`);
-    const senv = stepEnv(ctx, env, raw, base);
-    const sbase = { ...base, contexts: { ...base.contexts, env: senv } };
     const uses = prop(raw, 'uses');
     const r = uses && isString(uses) ? await runAction(ctx, uses.value, raw, senv, sbase, name) : await runScript(ctx, raw, senv, sbase, action);
     logLine(ctx, '##[endgroup]');
@@ -658,6 +719,7 @@ function newContext(spec: LegSpec, host: RunnerHost): LegContext {
     status: 'success',
     addedEnv: {},
     addedPath: [],
+    runDefaults: {},
     groups: new Set(),
     posts: [],
     node20: new Set(),
@@ -683,6 +745,7 @@ export async function runLeg(spec: LegSpec, host: RunnerHost): Promise<LegResult
   let env: Record<string, string> = {};
   try {
     env = jobEnv(ctx, evalEnv(ctx, {}));
+    ctx.runDefaults = runDefaults(ctx, evalEnv(ctx, env));
   } catch (err) {
     annotate(ctx, { level: 'error', message: (err as Error).message });
     ctx.status = 'failure';
@@ -691,7 +754,7 @@ export async function runLeg(spec: LegSpec, host: RunnerHost): Promise<LegResult
     if (spec.stopReason() === 'runner-lost') break;
     await runOneStep(ctx, steps[i] as StepModel, rawSteps[i]!, env, evalEnv(ctx, env));
   }
-  if (spec.stopReason() !== 'runner-lost') for (const post of ctx.posts) await post().catch((err: Error) => annotate(ctx, { level: 'error', message: err.message }));
+  if (spec.stopReason() !== 'runner-lost') for (const post of ctx.posts) await post();
   endJobProcesses(ctx.groups, ctx.trackingId);
   if (ctx.node20.size) annotate(ctx, { level: 'warning', message: NODE20_MESSAGE.replace('{0}', [...ctx.node20].join(', ')) });
   const reason = spec.stopReason();

@@ -59,12 +59,33 @@ function defaultValue(def: InputDef, env: EvalEnv): Json {
   return evaluateToken(def.default, env);
 }
 
-/** The `inputs` of a called workflow from the caller job's `with:`. */
+/**
+ * What GitHub checks of a call before the run starts, so that a bad call is the run's startup failure and no
+ * job runs (WorkflowTemplateConverter.cs, ValidateWorkflowJobTrigger): inputs and secrets the called workflow
+ * does not declare, and required ones the caller does not give.
+ */
+export function callProblems(called: LoadedWorkflow, callerJob: TemplateToken, inheritSecrets: boolean): string[] {
+  const problems: string[] = [];
+  const given = new Set(entries(prop(callerJob, 'with')).map(([k]) => k));
+  const defs = inputDefs(called, 'workflow_call');
+  for (const k of given) if (!defs.has(k)) problems.push(`Invalid input, ${k} is not defined in the referenced workflow.`);
+  for (const [name, def] of defs) if (def.required && !def.default && !given.has(name)) problems.push(`Input ${name} is required, but not provided while calling.`);
+  if (inheritSecrets) return problems;
+  const passed = new Set(entries(prop(callerJob, 'secrets')).map(([k]) => k));
+  const declared = new Map(entries(prop(prop(prop(called.root, 'on'), 'workflow_call'), 'secrets')));
+  for (const k of passed) if (!declared.has(k)) problems.push(`Invalid secret, ${k} is not defined in the referenced workflow.`);
+  for (const [name, def] of declared) {
+    const required = prop(def, 'required');
+    if (required && isBoolean(required) && required.value && !passed.has(name)) problems.push(`Secret ${name} is required, but not provided while calling.`);
+  }
+  return problems;
+}
+
+/** The `inputs` of a called workflow from the caller job's `with:` (`callProblems` has already refused a bad call). */
 export function callInputs(called: LoadedWorkflow, withToken: TemplateToken | undefined, callerEnv: EvalEnv, calleeEnv: EvalEnv, where: string): Record<string, Json> {
   const defs = inputDefs(called, 'workflow_call');
   const given = new Map(entries(withToken).map(([k, v]) => [k, evaluateToken(v, callerEnv)]));
   const problems: string[] = [];
-  for (const k of given.keys()) if (!defs.has(k)) problems.push(`Invalid input, ${k} is not defined in the referenced workflow.`);
   const out: Record<string, Json> = {};
   for (const [name, def] of defs) {
     if (given.has(name)) {
@@ -73,8 +94,7 @@ export function callInputs(called: LoadedWorkflow, withToken: TemplateToken | un
       } catch (err) {
         problems.push((err as Error).message);
       }
-    } else if (def.required && !def.default) problems.push(`Input ${name} is required, but not provided while calling.`);
-    else out[name] = defaultValue(def, calleeEnv);
+    } else out[name] = defaultValue(def, calleeEnv);
   }
   if (problems.length) throw new CallError(`${where}: ${problems.join(' ')}`);
   return out;
@@ -94,29 +114,13 @@ export function dispatchInputs(wf: LoadedWorkflow, given: Record<string, string 
   return out;
 }
 
-/** The `secrets` of a called workflow: `inherit`, or the caller's mapping checked against what it declares. */
-export function callSecrets(
-  called: LoadedWorkflow,
-  secretsToken: TemplateToken | undefined,
-  inherit: boolean,
-  callerSecrets: Record<string, string>,
-  callerEnv: EvalEnv,
-  where: string,
-): Record<string, string> {
+/** The `secrets` of a called workflow: `inherit`, or the caller's mapping of what it declares (`callProblems` refused the rest). */
+export function callSecrets(called: LoadedWorkflow, secretsToken: TemplateToken | undefined, inherit: boolean, callerSecrets: Record<string, string>, callerEnv: EvalEnv): Record<string, string> {
   const declared = new Map(entries(prop(prop(prop(called.root, 'on'), 'workflow_call'), 'secrets')));
   const github = { GITHUB_TOKEN: callerSecrets.GITHUB_TOKEN ?? '' };
   if (inherit) return { ...callerSecrets, ...github };
   const out: Record<string, string> = { ...github };
-  const problems: string[] = [];
-  for (const [k, v] of entries(secretsToken)) {
-    if (!declared.has(k)) problems.push(`Invalid secret, ${k} is not defined in the referenced workflow.`);
-    else out[k] = asString(evaluateToken(v, callerEnv));
-  }
-  for (const [name, def] of declared) {
-    const required = prop(def, 'required');
-    if (required && isBoolean(required) && required.value && !out[name]) problems.push(`Secret ${name} is required, but not provided while calling.`);
-  }
-  if (problems.length) throw new CallError(`${where}: ${problems.join(' ')}`);
+  for (const [k, v] of entries(secretsToken)) if (declared.has(k)) out[k] = asString(evaluateToken(v, callerEnv));
   return out;
 }
 

@@ -14,7 +14,7 @@ import { ancestors, nextAttemptNodes, type JobNode, type Leg, type Scope } from 
 import { githubContextOf, runLeg, type RunnerHost } from './job.js';
 import { expandMatrix, legName, MatrixError } from './matrix.js';
 import { effectivePermissions, exceeding, readPermissions } from './permissions.js';
-import { callInputs, callOutputs, callSecrets, CallError } from './reusable.js';
+import { callInputs, callOutputs, callProblems, callSecrets } from './reusable.js';
 import { readConcurrency, type ConcurrencyGroups } from './concurrency.js';
 import type { Annotation, Conclusion, LegResult, Permissions, RunFacts } from './types.js';
 import { prop, type LoadedWorkflow } from './workflow.js';
@@ -268,7 +268,7 @@ export class WorkflowRun {
     this.services.jobs.updateRun(this.id, { status: 'completed', conclusion });
   }
 
-  /** GitHub refuses some runs before any job starts: permissions a called workflow asks for beyond the caller's. */
+  /** GitHub refuses some runs before any job starts: a bad call, permissions a called workflow asks for beyond the caller's. */
   private async validateStartup(attempt: AttemptState): Promise<string | undefined> {
     const problems: string[] = [];
     const check = async (wf: LoadedWorkflow, allowed: Permissions, depth: number): Promise<void> => {
@@ -277,6 +277,7 @@ export class WorkflowRun {
         if (depth > 0 && own) problems.push(...exceeding(own, allowed, `The nested job '${job.id}'`));
         if (job.model.type === 'reusableWorkflowJob') {
           const called = await this.services.loadCalled(job.model.ref.value, wf);
+          problems.push(...callProblems(called, job.raw, job.model['inherit-secrets'] ?? false));
           const callerPerms = effectivePermissions(job.raw, wf.root, allowed);
           await check(called, callerPerms, depth + 1);
         }
@@ -356,19 +357,9 @@ export class WorkflowRun {
       const inherit = node.def.model['inherit-secrets'] ?? false;
       const nameToken = prop(node.def.raw, 'name');
       const label = nameToken ? evaluateString(nameToken, env) : node.def.id;
-      // Every problem with the call at once, as GitHub lists them.
-      const problems: string[] = [];
-      const collect = <T>(fn: () => T, fallback: T): T => {
-        try {
-          return fn();
-        } catch (err) {
-          problems.push((err as Error).message.replace(`${where}: `, ''));
-          return fallback;
-        }
-      };
-      const inputs = collect(() => callInputs(called, prop(node.def.raw, 'with'), env, calleeEnv, where), {});
-      const secrets = collect(() => callSecrets(called, prop(node.def.raw, 'secrets'), inherit, node.scope.secrets, env, where), {});
-      if (problems.length) throw new CallError(`${where}: ${problems.join(' ')}`);
+      // Values of the wrong type are known only now: they fail this call (undeclared or missing ones failed the run at start).
+      const inputs = callInputs(called, prop(node.def.raw, 'with'), env, calleeEnv, where);
+      const secrets = callSecrets(called, prop(node.def.raw, 'secrets'), inherit, node.scope.secrets, env);
       const scope: Scope = {
         displayPrefix: `${node.scope.displayPrefix}${label} / `,
         keyPrefix: `${node.key}/`,

@@ -16,7 +16,11 @@ import {
   type WorkflowTemplate,
 } from '@actions/workflow-parser';
 import type { TemplateToken } from '@actions/workflow-parser/templates/tokens/template-token';
-import { convertActionTemplate, parseAction, type ActionTemplate } from '@actions/workflow-parser/actions/index';
+import { convertActionTemplate, type ActionTemplate } from '@actions/workflow-parser/actions/index';
+import { getActionSchema } from '@actions/workflow-parser/actions/action-schema';
+import { TemplateContext, TemplateValidationErrors } from '@actions/workflow-parser/templates/template-context';
+import { readTemplate } from '@actions/workflow-parser/templates/template-reader';
+import { YamlObjectReader } from '@actions/workflow-parser/workflows/yaml-object-reader';
 import type { WorkflowJob } from '@actions/workflow-parser/model/workflow-template';
 import type { MappingToken } from '@actions/workflow-parser/templates/tokens/mapping-token';
 
@@ -83,10 +87,16 @@ export async function loadWorkflow(origin: FileOrigin, content: string): Promise
   if (problems.length || !parsed.value) throw new WorkflowFileError(display, problems.length ? problems : ['empty workflow']);
   // fetchReusableWorkflowDepth 0: each called workflow is loaded and validated on its own when its caller job runs.
   const template = await convertWorkflowTemplate(parsed.context, parsed.value, undefined, { fetchReusableWorkflowDepth: 0 });
-  const converted = [...parsed.context.errors.getErrors().map((e) => e.message), ...(template.errors ?? []).map((e) => e.Message)];
-  if (converted.length) throw new WorkflowFileError(display, [...new Set(converted)]);
   const root = parsed.value as MappingToken;
   const rawJobs = new Map(entries(prop(root, 'jobs')));
+  for (const raw of rawJobs.values()) {
+    for (const step of items(prop(raw, 'steps'))) {
+      const uses = prop(step, 'uses');
+      if (uses && isString(uses) && !validUses(uses.value)) parsed.context.error(uses, new Error(`Expected format {org}/{repo}[/path]@ref. Actual '${uses.value}'`));
+    }
+  }
+  const converted = [...parsed.context.errors.getErrors().map((e) => e.message), ...(template.errors ?? []).map((e) => e.Message)];
+  if (converted.length) throw new WorkflowFileError(display, [...new Set(converted)]);
   const jobs = template.jobs.map((model) => ({
     id: model.id.value,
     model,
@@ -97,6 +107,17 @@ export async function loadWorkflow(origin: FileOrigin, content: string): Promise
   return { origin, name: nameToken && isString(nameToken) ? nameToken.value : origin.path, template, root, jobs };
 }
 
+/**
+ * A step's `uses:` as GitHub's converter accepts it (WorkflowTemplateConverter.cs, which the
+ * language service's converter does not check): `./path`, `docker://image`, or
+ * `{org}/{repo}[/path]@ref`.
+ */
+function validUses(uses: string): boolean {
+  if (uses.startsWith('docker://') || uses.startsWith('./') || uses.startsWith('.\\')) return true;
+  const [path = '', ref, ...rest] = uses.split('@');
+  return rest.length === 0 && !!ref && path.split(/[/\\]/).filter(Boolean).length >= 2;
+}
+
 export interface LoadedAction {
   template: ActionTemplate;
   root: MappingToken;
@@ -104,13 +125,24 @@ export interface LoadedAction {
   rawSteps: TemplateToken[];
 }
 
+/**
+ * An action.yml as the runner reads it. `parseAction` validates against
+ * "action-root-strict" (the editor's schema: `name`, `description` required);
+ * GitHub's runner reads "action-root", where both are optional and only a
+ * missing `runs:` is an error (ActionManifestManager.cs).
+ */
 export function loadAction(display: string, content: string): LoadedAction {
-  const parsed = parseAction({ name: display, content }, new NoOperationTraceWriter());
-  const problems = parsed.context.errors.getErrors().map((e) => e.message);
-  if (problems.length || !parsed.value) throw new WorkflowFileError(display, problems.length ? problems : ['empty action']);
-  const template = convertActionTemplate(parsed.context, parsed.value);
-  const after = parsed.context.errors.getErrors().map((e) => e.message);
+  const context = new TemplateContext(new TemplateValidationErrors(), getActionSchema(), new NoOperationTraceWriter());
+  const fileId = context.getFileId(display);
+  const reader = new YamlObjectReader(fileId, content);
+  for (const e of reader.errors) context.error(fileId, e.message, e.range);
+  const value = reader.errors.length ? undefined : readTemplate(context, 'action-root', reader, fileId);
+  const problems = context.errors.getErrors().map((e) => e.message);
+  if (problems.length || !value) throw new WorkflowFileError(display, problems.length ? problems : ['empty action']);
+  const template = convertActionTemplate(context, value);
+  const after = context.errors.getErrors().map((e) => e.message);
   if (after.length) throw new WorkflowFileError(display, after);
-  const root = parsed.value as MappingToken;
+  if (!template.runs) throw new WorkflowFileError(display, [`Top level 'runs:' section is required for ${display}`]);
+  const root = value as MappingToken;
   return { template, root, rawSteps: items(prop(prop(root, 'runs'), 'steps')) };
 }

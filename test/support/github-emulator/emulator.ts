@@ -30,6 +30,7 @@ import {
   toGitHubErrors,
   type GitHubFieldError,
   type OpenApiOperation,
+  type RouteMatch,
 } from './openapi.js';
 import { buildSchema, type GqlBackend } from './graphql-schema.js';
 import { execute, prepare, type GraphQLErrorJson } from './graphql.js';
@@ -163,6 +164,8 @@ interface RestCtx {
   body: unknown;
   auth: Auth;
   op: OpenApiOperation;
+  /** The request's Accept header ('' when absent): the contents endpoint answers a raw media type. */
+  accept: string;
 }
 
 interface Reply {
@@ -967,6 +970,8 @@ export class Emulator {
       // The emulator clock's time: @octokit/auth-app corrects its JWT clock from this header.
       date: new Date(this.clock.now()).toUTCString(),
       ...base,
+      // On every answer, a 204 too (octokit/fixtures git-refs); a raw answer names its own.
+      'x-github-media-type': 'github.v3; format=json',
       ...reply.headers,
     };
     if (reply.status === 204 || reply.status === 304 || reply.body === undefined) {
@@ -974,9 +979,8 @@ export class Emulator {
       res.end();
       return;
     }
-    const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
+    const text = Buffer.isBuffer(reply.body) || typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
     headers['content-type'] ??= typeof reply.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8';
-    headers['x-github-media-type'] = 'github.v3; format=json';
     headers['content-length'] = String(Buffer.byteLength(text));
     res.writeHead(reply.status, headers);
     res.end(text);
@@ -1014,7 +1018,7 @@ export class Emulator {
         jsonError = (e as Error).message;
       }
     }
-    const match = matchRoute(method, p);
+    const match = this.matchRest(method, p);
     const route = match?.route.template ?? null;
     const op = match?.operation ?? null;
     const bucket = this.rateBucket(auth, route === '/search/repositories' || route?.startsWith('/search/') ? 'search' : 'core');
@@ -1098,18 +1102,19 @@ export class Emulator {
       this.violation({ kind: 'unimplemented', method, path: p, route, operationId: op.operationId, status: 501, message: `the emulator does not implement ${op.operationId}` });
       return finish({ status: 501, body: shapes.errorBody(`Not implemented by the GitHub emulator: ${op.operationId}`, op.docsUrl, 501) });
     }
-    const ctx: RestCtx = { method, path: p, url, params: match.params, query: v.query, rawQuery: url.searchParams, body: bodyJson ?? {}, auth, op };
+    const ctx: RestCtx = { method, path: p, url, params: match.params, query: v.query, rawQuery: url.searchParams, body: bodyJson ?? {}, auth, op, accept: req.headers.accept ?? '' };
     let reply: Reply;
     try {
       reply = await handler(ctx);
     } catch (e) {
       if (e instanceof HttpError) {
         let b = e.body;
-        if (b && typeof b === 'object' && !('documentation_url' in b)) b = { ...b, documentation_url: op.docsUrl };
+        // GitHub's error bodies carry the status as a string beside the message (github/rest-api-description#3726).
+        if (b && typeof b === 'object') b = { ...b, documentation_url: b.documentation_url ?? op.docsUrl, status: b.status ?? String(e.status) };
         reply = { status: e.status, body: b ?? undefined, headers: e.headers };
       } else throw e;
     }
-    if (this.opts.validateResponses !== false && reply.body !== undefined && typeof reply.body !== 'string') {
+    if (this.opts.validateResponses !== false && reply.body !== undefined && typeof reply.body !== 'string' && !Buffer.isBuffer(reply.body)) {
       const rv = responseValidator(op, reply.status);
       if (rv && !rv(reply.body)) {
         const errors = (rv.errors ?? []).filter((e) => !KNOWN_SCHEMA_INACCURACIES.some((k) => k.keyword === e.keyword && k.instancePath.test(e.instancePath)));
@@ -1124,6 +1129,24 @@ export class Emulator {
       }
     }
     finish(reply);
+  }
+
+  /**
+   * The route of a REST path, with two forms GitHub answers that the description does not template: a
+   * repository by id (`/repositories/{id}/…`, what its `Link` headers name, and clients follow them), and
+   * contents with the path omitted (`…/contents`, `…/contents/`: "If you omit the path parameter, you will
+   * receive the contents of the repository's root directory").
+   */
+  private matchRest(method: string, p: string): RouteMatch | null {
+    const match = matchRoute(method, p);
+    if (match) return match;
+    const byId = /^\/repositories\/(\d+)(\/.*)?$/.exec(p);
+    const r = byId && [...this.repos.values()].find((x) => x.id === Number(byId[1]));
+    if (r) return this.matchRest(method, `/repos/${r.owner}/${r.name}${byId![2] ?? ''}`);
+    const root = /^(\/repos\/[^/]+\/[^/]+\/contents)\/?$/.exec(p);
+    // Matched with a stand-in path, which is then emptied: the handler lists the root for ''.
+    const contents = root && matchRoute(method, `${root[1]}/.`);
+    return contents ? { ...contents, params: { ...contents.params, path: '' } } : null;
   }
 
   /**
@@ -1711,11 +1734,14 @@ export class Emulator {
     const page = Math.max(1, Number(c.query.page ?? 1) || 1);
     const last = Math.max(1, Math.ceil(items.length / perPage));
     const slice = items.slice((page - 1) * perPage, page * perPage);
+    // GitHub's links name a repository by id (`https://api.github.com/repositories/1296269/issues?per_page=3&page=2`),
+    // keep the request's query and set `page` alone.
+    const r = c.params.owner !== undefined && c.params.repo !== undefined ? this.repos.get(repoKey(c.params.owner, c.params.repo)) : undefined;
+    const where = r ? c.path.replace(/^\/(?:repos\/[^/]+\/[^/]+|repositories\/\d+)(?=\/|$)/, `/repositories/${r.id}`) : c.path;
     const link = (n: number): string => {
-      const u = new URL(c.url.toString());
-      u.searchParams.set('page', String(n));
-      u.searchParams.set('per_page', String(perPage));
-      return `<${this.url}${c.path}?${u.searchParams.toString()}>`;
+      const q = new URLSearchParams(c.url.search);
+      q.set('page', String(n));
+      return `<${this.url}${where}?${q.toString()}>`;
     };
     const rels: string[] = [];
     if (page > 1) rels.push(`${link(page - 1)}; rel="prev"`);
@@ -1981,32 +2007,32 @@ export class Emulator {
     };
 
     // ---- branches & refs
-    // Files only (a folder, a symlink or a submodule is 404 here): https://docs.github.com/rest/repos/contents#get-repository-content
+    // A file, or a folder's listing (the root when the path is omitted); a symlink or a submodule is 404 here:
+    // https://docs.github.com/rest/repos/contents#get-repository-content
     H['repos/get-content'] = async (c) => {
       const { r } = this.repoFor(c);
       const file = (c.params.path ?? '').replace(/^\/+|\/+$/g, '');
       const ref = c.query.ref === undefined ? r.default_branch : String(c.query.ref);
       const commit = await this.resolveCommit(r, ref, c).catch(() => null);
       if (!commit) throw new HttpError(404, shapes.errorBody(`No commit found for the ref ${ref}`, c.op.docsUrl, 404));
+      const a = `${this.url}/repos/${r.owner}/${r.name}`;
+      // What a file and a folder entry share (octokit/fixtures get-content: `url` names the ref even when the request did not).
+      const entry = (type: g.FolderEntry['type'], p: string, sha: string, size: number): Record<string, unknown> => {
+        const self = `${a}/contents/${p}?ref=${encodeURIComponent(ref)}`;
+        const gitUrl = type === 'dir' ? `${a}/git/trees/${sha}` : `${a}/git/blobs/${sha}`;
+        const html = `${this.url}/${r.owner}/${r.name}/${type === 'dir' ? 'tree' : 'blob'}/${ref}/${p}`;
+        // No raw host here: download_url stays null (GitHub's points at raw.githubusercontent.com).
+        return { name: p.split('/').pop(), path: p, sha, size, url: self, html_url: html, git_url: gitUrl, download_url: null, type, _links: { self, git: gitUrl, html } };
+      };
+      const folder = await g.readFolderAt(r.gitDir, commit, file);
+      // "Directories and submodules do not support custom media types": a folder is listed whatever the Accept.
+      if (folder) return ok(folder.map((e) => entry(e.type, e.path, e.sha, e.size)));
       const blob = file ? await g.readBlobAt(r.gitDir, commit, file) : null;
       if (!blob) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
-      const api = `${this.url}/repos/${r.owner}/${r.name}/contents/${file}?ref=${encodeURIComponent(ref)}`;
-      const html = `${this.url}/${r.owner}/${r.name}/blob/${ref}/${file}`;
-      const gitUrl = `${this.url}/repos/${r.owner}/${r.name}/git/blobs/${blob.sha}`;
-      return ok({
-        type: 'file',
-        encoding: 'base64',
-        size: blob.content.length,
-        name: file.split('/').pop(),
-        path: file,
-        content: blob.content.toString('base64').replace(/(.{60})/g, '$1\n'),
-        sha: blob.sha,
-        url: api,
-        git_url: gitUrl,
-        html_url: html,
-        download_url: null,
-        _links: { self: api, git: gitUrl, html },
-      });
+      const raw = /application\/vnd\.github(?:\.v3)?\.raw(?:\+json)?/.exec(c.accept)?.[0];
+      if (raw) return { status: 200, body: blob.content, headers: { 'content-type': `${raw}; charset=utf-8`, 'x-github-media-type': 'github.v3; param=raw' } };
+      const { _links, ...meta } = entry('file', file, blob.sha, blob.content.length);
+      return ok({ type: 'file', encoding: 'base64', ...meta, content: blob.content.toString('base64').replace(/(.{60})/g, '$1\n'), _links });
     };
     H['repos/get-branch'] = async (c) => {
       const { r, key } = this.repoFor(c);
@@ -2126,7 +2152,7 @@ export class Emulator {
       if (!(await g.objectExists(r.gitDir, body.sha))) throw this.semantic422(c, [], 'Object does not exist');
       if (!(await g.updateRef(r.gitDir, body.ref, body.sha, null))) throw this.semantic422(c, [], 'Reference already exists');
       await this.afterRefChanges(r, [{ ref: body.ref, before: null, after: body.sha }], 'api', c.auth.login);
-      return { status: 201, body: refShape(r, body.ref, body.sha) };
+      return shapes.created(refShape(r, body.ref, body.sha));
     };
     H['git/update-ref'] = async (c) => {
       const { r } = this.repoFor(c);
@@ -2672,7 +2698,7 @@ export class Emulator {
         updated_at: t,
       };
       this.statusesList.push(rec);
-      return { status: 201, body: shapes.statusShape(rec, this.user(rec.creator), r, U()) };
+      return shapes.created(shapes.statusShape(rec, this.user(rec.creator), r, U()));
     };
     H['repos/get-combined-status-for-ref'] = async (c) => {
       const { r, key } = this.repoFor(c);

@@ -500,3 +500,28 @@ export async function readBlobAt(gitDir: string, rev: string, path: string): Pro
   });
   return { sha: sha!, content: Buffer.concat(out) };
 }
+
+export interface FolderEntry {
+  /** GitHub's contents type: a submodule (a gitlink) is `submodule`, a symlink (mode 120000) `symlink`. */
+  type: 'file' | 'dir' | 'symlink' | 'submodule';
+  sha: string;
+  size: number;
+  path: string;
+}
+
+/** The entries of the folder `path` ('' for the root) at `rev`, in git's order; null when it is no folder there. */
+export async function readFolderAt(gitDir: string, rev: string, path: string): Promise<FolderEntry[] | null> {
+  const ls = await git(gitDir, ['ls-tree', '-z', '-l', rev, '--', ...(path ? [`${path}/`] : [])], { allowFail: true });
+  if (ls.code !== 0) return null;
+  const entries = ls.stdout
+    .split('\0')
+    .filter(Boolean)
+    .map((line) => {
+      const tab = line.indexOf('\t');
+      const [mode, kind, sha, size] = line.slice(0, tab).split(/ +/);
+      const type = kind === 'tree' ? 'dir' : kind === 'commit' ? 'submodule' : mode === '120000' ? 'symlink' : 'file';
+      return { type, sha: sha!, size: type === 'file' || type === 'symlink' ? Number(size) : 0, path: line.slice(tab + 1) } as FolderEntry;
+    });
+  // git has no empty folders: nothing listed under `path/` means a file or nothing there.
+  return entries.length || !path ? entries : null;
+}

@@ -6,6 +6,7 @@
  * https://docs.github.com/rest/issues, https://docs.github.com/rest/using-the-rest-api/issue-event-types,
  * https://docs.github.com/issues/tracking-your-work-with-issues/using-issues/linking-a-pull-request-to-an-issue
  */
+import { created, reactionsShape } from './shapes.js';
 import type { LabelRecord, PullRecord, RepoRecord } from './state.js';
 
 export interface IssueComment {
@@ -103,6 +104,10 @@ function numbersIn(text: string | null, re: RegExp, fullName: string): number[] 
 /** The issues a PR body closes on merge (same repository only; the emulator has no cross-repository links). */
 export function closingNumbers(body: string | null, fullName: string): number[] {
   return numbersIn(body, CLOSING, fullName);
+}
+
+function withoutClosedBy({ closed_by: _, ...issue }: Record<string, unknown>): Record<string, unknown> {
+  return issue;
 }
 
 export class IssueTracker<C extends IssueCtx> {
@@ -253,6 +258,9 @@ export class IssueTracker<C extends IssueCtx> {
       updated_at: i.updated_at,
       closed_by: i.closed_by ? this.h.userShape(i.closed_by) : null,
       author_association: 'MEMBER',
+      timeline_url: `${a}/issues/${i.number}/timeline`,
+      performed_via_github_app: null,
+      reactions: reactionsShape(`${a}/issues/${i.number}/reactions`),
     };
   }
 
@@ -342,7 +350,7 @@ export class IssueTracker<C extends IssueCtx> {
         const { r, key } = h.repoFor(c, 'push');
         const b = c.body as { title: string | number; body?: string | null; labels?: Array<string | { name: string }>; assignees?: string[] };
         const issue = this.create(r, key, { title: String(b.title), body: b.body ?? null, labels: labelNames(b), assignees: b.assignees, user: login(c) });
-        return { status: 201, body: this.shape(r, issue) };
+        return created(this.shape(r, issue));
       },
       'issues/get': either('issues/get', (_c, r, i) => ok(this.shape(r, i))),
       'issues/update': plainOnly((c, r, i) => {
@@ -388,7 +396,8 @@ export class IssueTracker<C extends IssueCtx> {
         });
         const page = h.paginate(c, list);
         const items = [];
-        for (const x of page.items) items.push(await x.render());
+        // A listed issue has no closed_by: GitHub sends it on one issue only (octokit/fixtures paginate-issues).
+        for (const x of page.items) items.push(withoutClosedBy(await x.render()));
         return ok(items, page.headers);
       },
       'issues/add-labels': either('issues/add-labels', (c, r, i) => {
@@ -420,7 +429,7 @@ export class IssueTracker<C extends IssueCtx> {
         const id = h.id();
         const l: LabelRecord = { id, node_id: h.nodeId('LA_', id), name: b.name, color: (b.color ?? 'ededed').toLowerCase(), description: b.description ?? null, default: false };
         r.labels.set(b.name.toLowerCase(), l);
-        return { status: 201, body: h.labelShape(l, r) };
+        return created(h.labelShape(l, r));
       },
       'issues/get-label': async (c) => {
         const { r } = h.repoFor(c);

@@ -182,6 +182,10 @@ export function fullRepoShape(v: RepoView, urls: Urls): Record<string, unknown> 
     squash_merge_commit_message: 'COMMIT_MESSAGES',
     merge_commit_title: 'MERGE_MESSAGE',
     merge_commit_message: 'PR_TITLE',
+    // Deprecated in the description in favour of squash_merge_commit_title; sent in 2022 (octokit/fixtures get-repository).
+    use_squash_pr_title_as_default: false,
+    // GitHub's token for cloning a private repository over HTTPS for a while; the emulator issues none, as for a public one.
+    temp_clone_token: '',
     ...(v.owner.type === 'Organization' ? { organization: userShape(v.owner, urls) } : {}),
   };
 }
@@ -408,25 +412,17 @@ export function issueShape(v: PullView, urls: Urls): Record<string, unknown> {
     draft: p.draft,
     closed_by: null,
     author_association: 'MEMBER',
-    reactions: {
-      url: `${a}/issues/${p.number}/reactions`,
-      total_count: 0,
-      '+1': 0,
-      '-1': 0,
-      laugh: 0,
-      confused: 0,
-      heart: 0,
-      hooray: 0,
-      eyes: 0,
-      rocket: 0,
-    },
+    timeline_url: `${a}/issues/${p.number}/timeline`,
+    performed_via_github_app: null,
+    reactions: reactionsShape(`${a}/issues/${p.number}/reactions`),
   };
 }
 
 export function statusShape(s: StatusRecord, creator: UserRecord, repo: RepoRecord, urls: Urls): Record<string, unknown> {
   return {
     url: `${urls.api}/repos/${repo.owner}/${repo.name}/statuses/${s.sha}`,
-    avatar_url: null,
+    // The creator's avatar (octokit/fixtures create-status).
+    avatar_url: `${urls.html}/avatars/${creator.login}`,
     id: s.id,
     node_id: s.node_id,
     state: s.state,
@@ -585,6 +581,19 @@ export function jobShape(job: WorkflowJobRecord, run: WorkflowRunRecord, repo: R
   };
 }
 
+/**
+ * A 201 naming the new resource: GitHub's `Location` is the resource's API URL, the body's `url` (recorded for an
+ * issue, a label, a commit status (by its commit) and a ref in octokit/fixtures, 2022).
+ */
+export function created(body: Record<string, unknown>): { status: 201; body: Record<string, unknown>; headers: Record<string, string> } {
+  return { status: 201, body, headers: { location: String(body.url) } };
+}
+
+/** An issue's `reactions` rollup: the emulator has no reactions, so every count is 0. */
+export function reactionsShape(url: string): Record<string, unknown> {
+  return { url, total_count: 0, '+1': 0, '-1': 0, laugh: 0, confused: 0, heart: 0, hooray: 0, eyes: 0, rocket: 0 };
+}
+
 export function errorBody(message: string, docs = 'https://docs.github.com/rest', status?: number, extra?: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { message, documentation_url: docs, ...extra };
   if (status !== undefined) out.status = String(status);
@@ -597,7 +606,7 @@ export function simpleStatus(s: StatusRecord, repo: RepoRecord, urls: Urls): Rec
     id: s.id,
     node_id: s.node_id,
     url: `${urls.api}/repos/${repo.owner}/${repo.name}/statuses/${s.sha}`,
-    avatar_url: null,
+    avatar_url: `${urls.html}/avatars/${s.creator}`,
     state: s.state,
     description: s.description,
     target_url: s.target_url,

@@ -95,7 +95,7 @@ import { LocalForge } from '../src/local/forge.js';
 import { localExecutor, localWorkspace } from '../src/local/workspace.js';
 import { systemClock, type Logger } from '../src/ports.js';
 import { runFleet, type FleetEvent } from '../src/steps/run.js';
-import { directiveEnv } from '../src/cli/main.js';
+import { directiveEnv } from '../src/util/directive-env.js';
 import type { Pacing } from '../src/github/octokit.js';
 import { planStep } from '../src/steps/plan.js';
 import type { LoggedRequest, RemoteEmulator } from './lib/emulator-client.js';

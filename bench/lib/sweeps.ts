@@ -27,7 +27,7 @@ import { sealKey } from '../../src/actions/settings.js';
 import { localExecutor, localWorkspace } from '../../src/local/workspace.js';
 import { systemClock, type Logger } from '../../src/ports.js';
 import { runFleet } from '../../src/steps/run.js';
-import { directiveEnv } from '../../src/cli/main.js';
+import { directiveEnv } from '../../src/util/directive-env.js';
 import type { Manifest } from '../../src/core/model.js';
 import type { ActionsServices } from '../../test/support/actions-services/index.js';
 import { round } from './stats.js';

@@ -18,7 +18,7 @@ __webpack_require__.r(__webpack_exports__);
 /* harmony import */ var _actions_github_lib_utils__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(80846);
 /* harmony import */ var _octokit_auth_app__WEBPACK_IMPORTED_MODULE_6__ = __webpack_require__(76479);
 /* harmony import */ var _octokit_request__WEBPACK_IMPORTED_MODULE_4__ = __webpack_require__(2053);
-/* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(54335);
+/* harmony import */ var _util_secrets_js__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(20897);
 /* harmony import */ var _octokit_js__WEBPACK_IMPORTED_MODULE_2__ = __webpack_require__(91586);
 /* harmony import */ var _app_key_js__WEBPACK_IMPORTED_MODULE_3__ = __webpack_require__(81590);
 /* harmony import */ var _credential_js__WEBPACK_IMPORTED_MODULE_5__ = __webpack_require__(2846);
@@ -85,7 +85,7 @@ class AppInstallationToken {
       ({ data } = await auth.hook(request, "GET /users/{username}/installation", { username: creds.owner }));
     } catch (err) {
       const status = err.status;
-      const hint = status === 404 && /Integration not found/i.test(err.message) ? `GitHub knows no App with id ${creds.appId} (app-id is the App's id from its settings page)` : status === 404 ? `the App is not installed on ${creds.owner} (install it there, or set app-owner to the account it is installed on)` : status === 401 ? "GitHub refused the App's JWT (is app-id the id of the App this private key belongs to?)" : (0,_local_git_js__WEBPACK_IMPORTED_MODULE_1__/* .redact */ .E$)(err.message);
+      const hint = status === 404 && /Integration not found/i.test(err.message) ? `GitHub knows no App with id ${creds.appId} (app-id is the App's id from its settings page)` : status === 404 ? `the App is not installed on ${creds.owner} (install it there, or set app-owner to the account it is installed on)` : status === 401 ? "GitHub refused the App's JWT (is app-id the id of the App this private key belongs to?)" : (0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_1__/* .redact */ .E$)(err.message);
       throw new Error(`GitHub App ${creds.appId}: could not find its installation on ${creds.owner} (${status ?? "error"}): ${hint}`);
     }
     const token = new AppInstallationToken(creds, data.id, opts, request, creds.permissions ?? (creds.readOnly ? readOnly(data.permissions ?? {}) : void 0));
@@ -175,7 +175,7 @@ class AppInstallationToken {
   mintError(err) {
     const status = err.status;
     const hint = status === 422 ? ": the App lacks a permission this job asks for (see the permissions in docs/github-actions.md)" : "";
-    return new Error(`GitHub App ${this.creds.appId}: minting an installation token on ${this.creds.owner} failed (${status ?? "error"}: ${(0,_local_git_js__WEBPACK_IMPORTED_MODULE_1__/* .redact */ .E$)(err.message)})${hint}`);
+    return new Error(`GitHub App ${this.creds.appId}: minting an installation token on ${this.creds.owner} failed (${status ?? "error"}: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_1__/* .redact */ .E$)(err.message)})${hint}`);
   }
   skewSeconds() {
     return Math.round(this.skewMs / 1e3);

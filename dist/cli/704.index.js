@@ -12,7 +12,7 @@ export const modules = {
 /* harmony import */ var _actions_github_lib_utils__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(846);
 /* harmony import */ var _octokit_auth_app__WEBPACK_IMPORTED_MODULE_6__ = __webpack_require__(6479);
 /* harmony import */ var _octokit_request__WEBPACK_IMPORTED_MODULE_4__ = __webpack_require__(2053);
-/* harmony import */ var _local_git_js__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(4335);
+/* harmony import */ var _util_secrets_js__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(897);
 /* harmony import */ var _octokit_js__WEBPACK_IMPORTED_MODULE_2__ = __webpack_require__(2161);
 /* harmony import */ var _app_key_js__WEBPACK_IMPORTED_MODULE_3__ = __webpack_require__(1590);
 /* harmony import */ var _credential_js__WEBPACK_IMPORTED_MODULE_5__ = __webpack_require__(2846);
@@ -79,7 +79,7 @@ class AppInstallationToken {
       ({ data } = await auth.hook(request, "GET /users/{username}/installation", { username: creds.owner }));
     } catch (err) {
       const status = err.status;
-      const hint = status === 404 && /Integration not found/i.test(err.message) ? `GitHub knows no App with id ${creds.appId} (app-id is the App's id from its settings page)` : status === 404 ? `the App is not installed on ${creds.owner} (install it there, or set app-owner to the account it is installed on)` : status === 401 ? "GitHub refused the App's JWT (is app-id the id of the App this private key belongs to?)" : (0,_local_git_js__WEBPACK_IMPORTED_MODULE_1__/* .redact */ .E$)(err.message);
+      const hint = status === 404 && /Integration not found/i.test(err.message) ? `GitHub knows no App with id ${creds.appId} (app-id is the App's id from its settings page)` : status === 404 ? `the App is not installed on ${creds.owner} (install it there, or set app-owner to the account it is installed on)` : status === 401 ? "GitHub refused the App's JWT (is app-id the id of the App this private key belongs to?)" : (0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_1__/* .redact */ .E$)(err.message);
       throw new Error(`GitHub App ${creds.appId}: could not find its installation on ${creds.owner} (${status ?? "error"}): ${hint}`);
     }
     const token = new AppInstallationToken(creds, data.id, opts, request, creds.permissions ?? (creds.readOnly ? readOnly(data.permissions ?? {}) : void 0));
@@ -169,7 +169,7 @@ class AppInstallationToken {
   mintError(err) {
     const status = err.status;
     const hint = status === 422 ? ": the App lacks a permission this job asks for (see the permissions in docs/github-actions.md)" : "";
-    return new Error(`GitHub App ${this.creds.appId}: minting an installation token on ${this.creds.owner} failed (${status ?? "error"}: ${(0,_local_git_js__WEBPACK_IMPORTED_MODULE_1__/* .redact */ .E$)(err.message)})${hint}`);
+    return new Error(`GitHub App ${this.creds.appId}: minting an installation token on ${this.creds.owner} failed (${status ?? "error"}: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_1__/* .redact */ .E$)(err.message)})${hint}`);
   }
   skewSeconds() {
     return Math.round(this.skewMs / 1e3);
@@ -234,8 +234,8 @@ var dist_bundle = __webpack_require__(9735);
 var plugin_throttling_dist_bundle = __webpack_require__(6856);
 // EXTERNAL MODULE: ./node_modules/bottleneck/light.js
 var light = __webpack_require__(3251);
-// EXTERNAL MODULE: ./.build/src/local/git.js
-var git = __webpack_require__(4335);
+// EXTERNAL MODULE: ./.build/src/util/secrets.js
+var secrets = __webpack_require__(897);
 // EXTERNAL MODULE: ./.build/src/core/budget.js
 var budget = __webpack_require__(3582);
 ;// CONCATENATED MODULE: ./.build/src/github/pacer.js
@@ -347,7 +347,7 @@ function secondaryLimitMessagePlugin(retries) {
           const o = options;
           const why = (
             // The error's request has the URL with its parameters filled in; the options still hold the route's template.
-            ` (Fleet: ${(0,git/* redact */.E$)(`${o.method ?? ""} ${pathOf(e.request?.url ?? o.url)}`)} was still refused by GitHub's secondary rate limit after ${retries} ${retries === 1 ? "retry" : "retries"}, each after GitHub's retry-after plus jitter. The limit is per account and every leg of the fleet shares it: lower max_parallel, or check what else writes as this account)`
+            ` (Fleet: ${(0,secrets/* redact */.E$)(`${o.method ?? ""} ${pathOf(e.request?.url ?? o.url)}`)} was still refused by GitHub's secondary rate limit after ${retries} ${retries === 1 ? "retry" : "retries"}, each after GitHub's retry-after plus jitter. The limit is per account and every leg of the fleet shares it: lower max_parallel, or check what else writes as this account)`
           );
           const data = e.response?.data;
           if (data && typeof data.message === "string" && !data.message.includes("(Fleet:")) data.message = `${data.message.split("\n")[0]}${why}`;
@@ -372,9 +372,9 @@ function secondaryLimitMessagePlugin(retries) {
 const stderrLogger = {
   info: () => {
   },
-  warn: (m) => process.stderr.write(`${(0,git/* redact */.E$)(m)}
+  warn: (m) => process.stderr.write(`${(0,secrets/* redact */.E$)(m)}
 `),
-  error: (m) => process.stderr.write(`${(0,git/* redact */.E$)(m)}
+  error: (m) => process.stderr.write(`${(0,secrets/* redact */.E$)(m)}
 `)
 };
 function resolveApiUrl(apiUrl) {
@@ -407,11 +407,11 @@ function basicCredential(token) {
 const masked = /* @__PURE__ */ new Set();
 function maskToken(token) {
   const basic = basicCredential(token);
-  (0,git/* registerSecret */.cl)(token);
-  (0,git/* registerSecret */.cl)(basic);
+  (0,secrets/* registerSecret */.cl)(token);
+  (0,secrets/* registerSecret */.cl)(basic);
   if (process.env.GITHUB_ACTIONS === "true" && !masked.has(token)) {
     masked.add(token);
-    for (const form of /* @__PURE__ */ new Set([...(0,git/* encodedForms */.wV)(token), basic])) core/* setSecret */.Pq(form);
+    for (const form of /* @__PURE__ */ new Set([...(0,secrets/* encodedForms */.wV)(token), basic])) core/* setSecret */.Pq(form);
   }
 }
 const CLIENT_ERRORS = Array.from({ length: 100 }, (_, i) => 400 + i);
@@ -427,7 +427,7 @@ function describe(options) {
     path = new URL(path, "http://x").pathname;
   } catch {
   }
-  return (0,git/* redact */.E$)(`${options.method ?? "GET"} ${path}`);
+  return (0,secrets/* redact */.E$)(`${options.method ?? "GET"} ${path}`);
 }
 function attemptLogger(logger) {
   const plugin = (octokit) => {
@@ -439,7 +439,7 @@ function attemptLogger(logger) {
         if (status >= 500 || status === 0) {
           const o = options;
           const attempt = (o.request?.retryCount ?? 0) + 1;
-          logger.warn(`GitHub: ${describe(o)} failed on attempt ${attempt} (${status || "network error"}: ${(0,git/* redact */.E$)(String(err.message ?? err)).slice(0, 200)})`);
+          logger.warn(`GitHub: ${describe(o)} failed on attempt ${attempt} (${status || "network error"}: ${(0,secrets/* redact */.E$)(String(err.message ?? err)).slice(0, 200)})`);
         }
         throw err;
       }
@@ -516,7 +516,7 @@ function createOctokit(opts) {
       ...opts.fetch ? { request: { fetch: opts.fetch } } : {},
       log: { debug: () => {
       }, info: () => {
-      }, warn: (m) => logger.warn((0,git/* redact */.E$)(m)), error: (m) => logger.error((0,git/* redact */.E$)(m)) },
+      }, warn: (m) => logger.warn((0,secrets/* redact */.E$)(m)), error: (m) => logger.error((0,secrets/* redact */.E$)(m)) },
       throttle: {
         onRateLimit: onLimit("primary"),
         onSecondaryRateLimit: onLimit("secondary"),

@@ -44,8 +44,8 @@ var dist_bundle = __webpack_require__(9735);
 var plugin_throttling_dist_bundle = __webpack_require__(6856);
 // EXTERNAL MODULE: ./node_modules/bottleneck/light.js
 var light = __webpack_require__(3251);
-// EXTERNAL MODULE: ./.build/src/local/git.js
-var git = __webpack_require__(4335);
+// EXTERNAL MODULE: ./.build/src/util/secrets.js
+var secrets = __webpack_require__(897);
 // EXTERNAL MODULE: ./.build/src/core/budget.js
 var budget = __webpack_require__(3582);
 ;// CONCATENATED MODULE: ./.build/src/github/pacer.js
@@ -157,7 +157,7 @@ function secondaryLimitMessagePlugin(retries) {
           const o = options;
           const why = (
             // The error's request has the URL with its parameters filled in; the options still hold the route's template.
-            ` (Fleet: ${(0,git/* redact */.E$)(`${o.method ?? ""} ${pathOf(e.request?.url ?? o.url)}`)} was still refused by GitHub's secondary rate limit after ${retries} ${retries === 1 ? "retry" : "retries"}, each after GitHub's retry-after plus jitter. The limit is per account and every leg of the fleet shares it: lower max_parallel, or check what else writes as this account)`
+            ` (Fleet: ${(0,secrets/* redact */.E$)(`${o.method ?? ""} ${pathOf(e.request?.url ?? o.url)}`)} was still refused by GitHub's secondary rate limit after ${retries} ${retries === 1 ? "retry" : "retries"}, each after GitHub's retry-after plus jitter. The limit is per account and every leg of the fleet shares it: lower max_parallel, or check what else writes as this account)`
           );
           const data = e.response?.data;
           if (data && typeof data.message === "string" && !data.message.includes("(Fleet:")) data.message = `${data.message.split("\n")[0]}${why}`;
@@ -182,9 +182,9 @@ function secondaryLimitMessagePlugin(retries) {
 const stderrLogger = {
   info: () => {
   },
-  warn: (m) => process.stderr.write(`${(0,git/* redact */.E$)(m)}
+  warn: (m) => process.stderr.write(`${(0,secrets/* redact */.E$)(m)}
 `),
-  error: (m) => process.stderr.write(`${(0,git/* redact */.E$)(m)}
+  error: (m) => process.stderr.write(`${(0,secrets/* redact */.E$)(m)}
 `)
 };
 function resolveApiUrl(apiUrl) {
@@ -217,11 +217,11 @@ function basicCredential(token) {
 const masked = /* @__PURE__ */ new Set();
 function maskToken(token) {
   const basic = basicCredential(token);
-  (0,git/* registerSecret */.cl)(token);
-  (0,git/* registerSecret */.cl)(basic);
+  (0,secrets/* registerSecret */.cl)(token);
+  (0,secrets/* registerSecret */.cl)(basic);
   if (process.env.GITHUB_ACTIONS === "true" && !masked.has(token)) {
     masked.add(token);
-    for (const form of /* @__PURE__ */ new Set([...(0,git/* encodedForms */.wV)(token), basic])) core/* setSecret */.Pq(form);
+    for (const form of /* @__PURE__ */ new Set([...(0,secrets/* encodedForms */.wV)(token), basic])) core/* setSecret */.Pq(form);
   }
 }
 const CLIENT_ERRORS = Array.from({ length: 100 }, (_, i) => 400 + i);
@@ -237,7 +237,7 @@ function describe(options) {
     path = new URL(path, "http://x").pathname;
   } catch {
   }
-  return (0,git/* redact */.E$)(`${options.method ?? "GET"} ${path}`);
+  return (0,secrets/* redact */.E$)(`${options.method ?? "GET"} ${path}`);
 }
 function attemptLogger(logger) {
   const plugin = (octokit) => {
@@ -249,7 +249,7 @@ function attemptLogger(logger) {
         if (status >= 500 || status === 0) {
           const o = options;
           const attempt = (o.request?.retryCount ?? 0) + 1;
-          logger.warn(`GitHub: ${describe(o)} failed on attempt ${attempt} (${status || "network error"}: ${(0,git/* redact */.E$)(String(err.message ?? err)).slice(0, 200)})`);
+          logger.warn(`GitHub: ${describe(o)} failed on attempt ${attempt} (${status || "network error"}: ${(0,secrets/* redact */.E$)(String(err.message ?? err)).slice(0, 200)})`);
         }
         throw err;
       }
@@ -326,7 +326,7 @@ function createOctokit(opts) {
       ...opts.fetch ? { request: { fetch: opts.fetch } } : {},
       log: { debug: () => {
       }, info: () => {
-      }, warn: (m) => logger.warn((0,git/* redact */.E$)(m)), error: (m) => logger.error((0,git/* redact */.E$)(m)) },
+      }, warn: (m) => logger.warn((0,secrets/* redact */.E$)(m)), error: (m) => logger.error((0,secrets/* redact */.E$)(m)) },
       throttle: {
         onRateLimit: onLimit("primary"),
         onSecondaryRateLimit: onLimit("secondary"),
@@ -372,8 +372,8 @@ __webpack_require__.d(__webpack_exports__, {
 
 // EXTERNAL MODULE: ./.build/src/adapters.js + 1 modules
 var adapters = __webpack_require__(275);
-// EXTERNAL MODULE: ./.build/src/local/git.js
-var git = __webpack_require__(4335);
+// EXTERNAL MODULE: ./.build/src/util/secrets.js
+var secrets = __webpack_require__(897);
 ;// CONCATENATED MODULE: ./.build/src/github/discover.js
 
 const SEARCH_CAP = 1e3;
@@ -394,7 +394,7 @@ function discover_status(err) {
   return err.status ?? 0;
 }
 function message(err) {
-  return (0,git/* redact */.E$)(String(err.message ?? err)).split("\n")[0].slice(0, 300);
+  return (0,secrets/* redact */.E$)(String(err.message ?? err)).split("\n")[0].slice(0, 300);
 }
 function viewerLogin(ctx) {
   ctx.viewer ??= ctx.octokit.request("GET /user").then((r) => r.data.login).catch(() => null);
@@ -504,7 +504,7 @@ var queue = __webpack_require__(5792);
 // EXTERNAL MODULE: ./.build/src/core/validate.js
 var validate = __webpack_require__(3173);
 // EXTERNAL MODULE: ./.build/src/core/fleet-file.js + 1 modules
-var fleet_file = __webpack_require__(9738);
+var fleet_file = __webpack_require__(5850);
 // EXTERNAL MODULE: ./.build/src/core/markdown.js
 var markdown = __webpack_require__(9982);
 ;// CONCATENATED MODULE: ./.build/src/github/queue.js
@@ -520,7 +520,7 @@ function statusOf(err) {
   return err.status ?? 0;
 }
 function messageOf(err) {
-  return (0,git/* redact */.E$)(String(err.message ?? err)).split("\n")[0].slice(0, 300);
+  return (0,secrets/* redact */.E$)(String(err.message ?? err)).split("\n")[0].slice(0, 300);
 }
 function escapeRe(s) {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -988,7 +988,7 @@ async function settleQueue(octokit, fleet, manifest) {
       if (!seen) {
         const body = [
           marker,
-          `Fleet's issue queue (**${fleet.file.name}**, run \`${manifest.fleet_id}\`) could not finish lane \`${lane.lane}\`: ${(0,markdown/* codeSpan */.SS)((0,git/* redact */.E$)(why).slice(0, 500))}.`,
+          `Fleet's issue queue (**${fleet.file.name}**, run \`${manifest.fleet_id}\`) could not finish lane \`${lane.lane}\`: ${(0,markdown/* codeSpan */.SS)((0,secrets/* redact */.E$)(why).slice(0, 500))}.`,
           "",
           `The issue is labelled \`${q.labels.needs_person}\` so that the queue does not start it again on every run. Remove the label to let it try again (after changing the issue if that is what it needs).`
         ].join("\n");
@@ -1257,8 +1257,8 @@ function judgeRepo(repo, node, errors, baseAliases, allowForks, forkMode = false
     if (!err || err.type === "NOT_FOUND") {
       return { ok: false, reason: "not-found", detail: `${repo} does not exist, or the token cannot see it` };
     }
-    if (err.type === "FORBIDDEN") return { ok: false, reason: "forbidden", detail: `${repo}: ${(0,git/* redact */.E$)(err.message)}` };
-    return { ok: false, reason: "unreachable", detail: `${repo}: ${(0,git/* redact */.E$)(err.message)}` };
+    if (err.type === "FORBIDDEN") return { ok: false, reason: "forbidden", detail: `${repo}: ${(0,secrets/* redact */.E$)(err.message)}` };
+    return { ok: false, reason: "unreachable", detail: `${repo}: ${(0,secrets/* redact */.E$)(err.message)}` };
   }
   if (node.isDisabled) return { ok: false, reason: "disabled", detail: `${node.nameWithOwner} is disabled` };
   if (node.isArchived) return { ok: false, reason: "archived", detail: `${node.nameWithOwner} is archived (read-only)` };
@@ -1291,7 +1291,7 @@ async function runBatch(octokit, batch) {
     if (e.data && typeof e.data === "object" && Array.isArray(e.errors)) return { data: e.data, errors: e.errors };
     const names = batch.repos.map((r) => r.repo.repo);
     const which = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
-    throw new Error((0,git/* redact */.E$)(`validating ${which} on GitHub failed: ${e.status ? `${e.status} ` : ""}${String(e.message ?? err).split("\n")[0]}`));
+    throw new Error((0,secrets/* redact */.E$)(`validating ${which} on GitHub failed: ${e.status ? `${e.status} ` : ""}${String(e.message ?? err).split("\n")[0]}`));
   }
 }
 async function checkRepos(octokit, lanes, opts) {
@@ -1313,7 +1313,7 @@ async function checkRepos(octokit, lanes, opts) {
   await Promise.all(Array.from({ length: Math.min(width, queue.length) }, worker));
   return lanes.map((lane) => {
     if (lane.repo_kind !== "github") {
-      return { lane: lane.id, repo: lane.repo, ok: false, reason: "not-a-github-repository", detail: (0,git/* redact */.E$)(`${lane.repo} is not an owner/repo name; forge: github runs GitHub repositories only`) };
+      return { lane: lane.id, repo: lane.repo, ok: false, reason: "not-a-github-repository", detail: (0,secrets/* redact */.E$)(`${lane.repo} is not an owner/repo name; forge: github runs GitHub repositories only`) };
     }
     const v = verdicts.get(lane.repo.toLowerCase());
     if (!v) return { lane: lane.id, repo: lane.repo, ok: false, reason: "unreachable", detail: `${lane.repo} was not checked` };
@@ -1337,7 +1337,7 @@ async function checkRepos(octokit, lanes, opts) {
 
 class GitHubForgeError extends Error {
   constructor(repo, action, status, detail) {
-    super((0,git/* redact */.E$)(`${repo}: ${action} failed${status ? ` (${status})` : ""}: ${detail}`));
+    super((0,secrets/* redact */.E$)(`${repo}: ${action} failed${status ? ` (${status})` : ""}: ${detail}`));
     this.repo = repo;
     this.action = action;
     this.status = status;
@@ -1356,7 +1356,7 @@ function forge_messageOf(err) {
   const data = e.response?.data;
   const detail = data?.errors?.map((x) => typeof x === "string" ? x : x.message).filter(Boolean).join("; ");
   const msg = data?.message ? `${data.message}${detail ? `: ${detail}` : ""}` : String(e.message ?? err);
-  return (0,git/* redact */.E$)(msg.split("\n")[0].replace(/\s*-\s*https:\/\/docs\.github\.com\S*/g, "")).slice(0, 500);
+  return (0,secrets/* redact */.E$)(msg.split("\n")[0].replace(/\s*-\s*https:\/\/docs\.github\.com\S*/g, "")).slice(0, 500);
 }
 const defaultSleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 function markerFor(name, lane) {
@@ -1415,7 +1415,7 @@ class GitHubForge {
     return checkRepos(this.octokit, lanes, { allowForks: this.opts.allowForks ?? false, forkMode: this.opts.fork !== void 0, cloneUrl: (repo) => this.urlOf(repo) });
   }
   cloneUrl(lane) {
-    if (lane.repo_kind !== "github") throw new Error((0,git/* redact */.E$)(`${lane.repo} is not an owner/repo name: forge: github runs GitHub repositories only`));
+    if (lane.repo_kind !== "github") throw new Error((0,secrets/* redact */.E$)(`${lane.repo} is not an owner/repo name: forge: github runs GitHub repositories only`));
     return this.urlOf(lane.repo);
   }
   urlOf(repo) {
@@ -1988,7 +1988,7 @@ ${input.body}`;
         merge_method: method,
         sha: record.commit
       });
-      if (!r.data.merged) return { status: "blocked", detail: `GitHub did not merge #${number}: ${(0,git/* redact */.E$)(r.data.message)}` };
+      if (!r.data.merged) return { status: "blocked", detail: `GitHub did not merge #${number}: ${(0,secrets/* redact */.E$)(r.data.message)}` };
       return { status: "merged", detail: `#${number} merged (${method}) as ${r.data.sha.slice(0, 12)}` };
     } catch (err) {
       const s = forge_statusOf(err);
@@ -2195,7 +2195,7 @@ ${input.body}`;
   // -------------------------------------------------------------------------
   split(lane) {
     const [owner, repo] = lane.repo.split("/");
-    if (lane.repo_kind !== "github" || !owner || !repo) throw new Error((0,git/* redact */.E$)(`${lane.repo} is not an owner/repo name`));
+    if (lane.repo_kind !== "github" || !owner || !repo) throw new Error((0,secrets/* redact */.E$)(`${lane.repo} is not an owner/repo name`));
     return { owner, repo };
   }
   error(lane, action, err) {

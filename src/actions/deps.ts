@@ -5,13 +5,13 @@
  */
 import { dirname, resolve } from 'node:path';
 import { setupForge } from '../adapters.js';
-import { directiveEnv } from '../cli/main.js';
-import { AGENT_CREDENTIALS } from '../core/agent-setup.js';
+import { directiveEnv } from '../util/directive-env.js';
+import { AGENT_CREDENTIALS } from '../core/agent-credentials.js';
 import type { AppInstallationToken } from '../github/app-token.js';
 import { privateKeyParts } from '../github/app-key.js';
 import { staticToken, type TokenCredential } from '../github/credential.js';
 import { basicCredential, resolveApiUrl } from '../github/octokit.js';
-import { encodedForms, registerSecret } from '../local/git.js';
+import { encodedForms, registerSecret } from '../util/secrets.js';
 import { adoptCommitSetup } from '../local/commit-setup.js';
 import { githubClient } from '../github/setup.js';
 import { localExecutor, localWorkspace } from '../local/workspace.js';

@@ -4,7 +4,7 @@
  */
 import './env-defaults.js';
 import * as core from '@actions/core';
-import { withholdFromProcessEnv } from '../cli/main.js';
+import { withholdFromProcessEnv } from '../util/directive-env.js';
 import { closeGitLauncher } from '../local/launcher.js';
 import { killAllRunning } from '../local/processes.js';
 import { ActionsArtifactStore, type FindBy } from './artifact-store.js';

@@ -16,7 +16,7 @@ import { loadFleetFile } from '../steps/load.js';
 import { attemptName, continuesAfter, legPaceOf, waitForPredecessor, loadPlanBundle, matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
 import { finalizeManifest } from '../core/manifest.js';
 import { readFile } from 'node:fs/promises';
-import { appIsolationProblem } from '../cli/app.js';
+import { appIsolationProblem } from '../core/isolation.js';
 import { renderWriteBudget, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
 import type { PlanStepOptions } from '../steps/plan.js';
 import type { AgentSpec, FleetFile } from '../core/fleet-file.js';
@@ -26,7 +26,7 @@ import { readSettings, sealKey, type Settings } from './settings.js';
 import { readPreviousSweep, saveSweep } from './sweep.js';
 import type { SweepCache } from './sweep-cache.js';
 import { maskPrivateKey } from '../github/app-key.js';
-import { redact } from '../local/git.js';
+import { redact } from '../util/secrets.js';
 import { approvalGateProblem, ARTIFACT_RETENTION_DAYS, retentionNote } from './gate.js';
 
 /** GitHub's limit for one step's summary: 1 MiB; a larger one is dropped whole, so the report is cut below it. */

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import { AGENT_CREDENTIALS } from '../core/agent-setup.js';
+import { AGENT_CREDENTIALS } from '../core/agent-credentials.js';
 import { appCredentialProblems, normalizePrivateKey } from '../github/app-key.js';
 import type { AppCredentials } from '../github/app-token.js';
 

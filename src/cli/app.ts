@@ -9,7 +9,6 @@
  */
 import type { ResolvedFleet } from '../core/validate.js';
 import type { Problem } from '../core/validate.js';
-import type { IsolationInfo, IsolationSetting } from '../ports.js';
 import { appCredentialProblems, normalizePrivateKey } from '../github/app-key.js';
 
 export interface CliApp {
@@ -62,14 +61,4 @@ export function appFromEnv(env: NodeJS.ProcessEnv, owners: readonly string[] | u
   }
   if (problems.length) return { problems: problems.map((message) => ({ file, field: '(environment)', message })) };
   return { app: { appId, privateKey: normalizePrivateKey(key), owner }, problems: [] };
-}
-
-/**
- * With App credentials, Fleet's own environment holds the App's private key: a directive that is not isolated can
- * read it from /proc (docs/security.md). Under `isolation: auto` a machine that cannot isolate is therefore a set-up
- * failure when App credentials are given; `isolation: off` says the user accepts that, and the report says so.
- */
-export function appIsolationProblem(setting: IsolationSetting, kind: IsolationInfo['kind'], detail: string): string | null {
-  if (setting !== 'auto' || kind !== 'none') return null;
-  return `with GitHub App credentials directives must be isolated (the App's private key is in Fleet's environment, which an unisolated directive can read from /proc), but they cannot be isolated here: ${detail}. Run where user namespaces or sudo are available, use a token instead, or set isolation: off in the fleet file to accept the risk`;
 }

@@ -12,6 +12,7 @@
  *   https://developers.openai.com/codex/environment-variables
  */
 import type { AgentSpec } from './fleet-file.js';
+import { AGENT_CREDENTIALS } from './agent-credentials.js';
 
 /** The npm package each preset's CLI comes from. */
 export const PRESET_PACKAGES: Readonly<Record<'claude' | 'codex', string>> = {
@@ -26,22 +27,6 @@ export function agentPackage(agent: AgentSpec | undefined): string | null {
   return agent.preset === 'command' ? null : PRESET_PACKAGES[agent.preset];
 }
 
-/** An agent credential as the reusable workflow takes it (a secret) and the variables the CLI reads it from. */
-export interface AgentCredential {
-  /** The reusable workflow's secret and the action's input. */
-  input: 'anthropic-api-key' | 'claude-code-oauth-token' | 'openai-api-key';
-  /** How it reaches Fleet's process (action.yml passes each input as one of these). */
-  fleetVariable: string;
-  /** The variables the directive gets it in. */
-  variables: readonly string[];
-  presets: ReadonlyArray<AgentSpec['preset']>;
-}
-
-export const AGENT_CREDENTIALS: readonly AgentCredential[] = [
-  { input: 'anthropic-api-key', fleetVariable: 'FLEET_AGENT_ANTHROPIC_API_KEY', variables: ['ANTHROPIC_API_KEY'], presets: ['claude', 'command'] },
-  { input: 'claude-code-oauth-token', fleetVariable: 'FLEET_AGENT_CLAUDE_CODE_OAUTH_TOKEN', variables: ['CLAUDE_CODE_OAUTH_TOKEN'], presets: ['claude', 'command'] },
-  { input: 'openai-api-key', fleetVariable: 'FLEET_AGENT_OPENAI_API_KEY', variables: ['CODEX_API_KEY', 'OPENAI_API_KEY'], presets: ['codex', 'command'] },
-];
 
 /**
  * The variables the directive of this agent gets, from the credentials Fleet was given: only those its CLI reads

@@ -26,11 +26,11 @@
  * `spec.command` on a preset replaces the binary (`claude`, `codex`); it is
  * inserted as written (it is the user's own shell text, like a template).
  */
-import { templateProblem, type AgentSpec } from '../core/fleet-file.js';
-import { fenceFor } from '../core/markdown.js';
-import { issueMarkdown } from '../core/queue.js';
-import { lastCodexMessage } from '../core/agent-outcome.js';
-import { usageFromOutput } from '../core/spend.js';
+import { templateProblem, type AgentSpec } from './fleet-file.js';
+import { fenceFor } from './markdown.js';
+import { issueMarkdown } from './queue.js';
+import { lastCodexMessage } from './agent-outcome.js';
+import { usageFromOutput } from './spend.js';
 
 export interface AgentPromptInput {
   directive: string;

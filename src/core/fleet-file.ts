@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import { BUILTIN_LENSES, SEVERITIES, type Severity } from './review.js';
 import { DEFAULT_PRIORITY_LABELS, DEFAULT_SPEC_PATTERNS } from './queue.js';
-import { AGENT_CREDENTIALS } from './agent-setup.js';
+import { AGENT_CREDENTIALS } from './agent-credentials.js';
 
 /** A lane id doubles as a path segment and a branch segment, so it is kept to a safe alphabet. */
 export const LANE_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,99}$/;

@@ -3,7 +3,7 @@
  * (src/github/app-token.ts and @octokit/auth-app), which only jobs with App credentials load.
  */
 import { createPrivateKey } from 'node:crypto';
-import { registerSecret } from '../local/git.js';
+import { registerSecret } from '../util/secrets.js';
 
 /** A private key as the runner may hand it over: a secret pasted with `\n` for its newlines, or with CRLF. */
 export function normalizePrivateKey(key: string): string {

@@ -19,7 +19,7 @@ import { defaults as actionsDefaults } from '@actions/github/lib/utils';
 import { createAppAuth } from '@octokit/auth-app';
 import { request as octokitRequest } from '@octokit/request';
 import type { Logger } from '../ports.js';
-import { redact } from '../local/git.js';
+import { redact } from '../util/secrets.js';
 import { maskToken } from './octokit.js';
 import { normalizePrivateKey } from './app-key.js';
 import { RENEW_MARGIN_MS, type TokenCredential } from './credential.js';

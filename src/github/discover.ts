@@ -7,7 +7,7 @@
  */
 import type { DiscoverSourceSchema } from '../core/fleet-file.js';
 import type * as z from 'zod';
-import { redact } from '../local/git.js';
+import { redact } from '../util/secrets.js';
 import type { FleetOctokit } from './octokit.js';
 
 export type DiscoverSource = z.output<typeof DiscoverSourceSchema>;

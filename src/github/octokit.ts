@@ -18,7 +18,7 @@ import Bottleneck from 'bottleneck/light.js';
 import type { Logger } from '../ports.js';
 import type { TokenCredential } from './credential.js';
 import type { LegPace } from '../core/budget.js';
-import { encodedForms, redact, registerSecret } from '../local/git.js';
+import { encodedForms, redact, registerSecret } from '../util/secrets.js';
 import { secondaryLimitMessagePlugin, secondaryResetPlugin, WritePacer, writePacerPlugin } from './pacer.js';
 
 export type FleetOctokit = ReturnType<typeof getOctokit>;

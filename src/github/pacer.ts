@@ -9,7 +9,7 @@
  * emulator, leave those alone too).
  */
 import { nextSlot, type LegPace } from '../core/budget.js';
-import { redact } from '../local/git.js';
+import { redact } from '../util/secrets.js';
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 /** Token endpoints (plugin-throttling's `isAuthRequest`): no content, and not to be held behind writes. */

@@ -25,7 +25,7 @@ import {
 import { resolveReview, type LaneSpec, type ResolvedFleet } from '../core/validate.js';
 import { REVIEW_DEFAULTS } from '../core/fleet-file.js';
 import { codeSpan } from '../core/markdown.js';
-import { redact } from '../local/git.js';
+import { redact } from '../util/secrets.js';
 import type { Forge, QueueOptions, QueueOutcome, QueueEvent } from '../ports.js';
 import type { FleetOctokit } from './octokit.js';
 

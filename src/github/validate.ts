@@ -8,7 +8,7 @@
  */
 import type { LaneSpec } from '../core/validate.js';
 import type { TargetCheck } from '../ports.js';
-import { redact } from '../local/git.js';
+import { redact } from '../util/secrets.js';
 import type { FleetOctokit } from './octokit.js';
 
 export const BATCH_SIZE = 100;

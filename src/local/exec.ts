@@ -17,7 +17,7 @@ import { closeSync, constants as fsConstants, createWriteStream, fstatSync, open
 import { mkdir, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { redact } from './git.js';
+import { redact } from '../util/secrets.js';
 import { killGroup, signalName, trackGroup, untrackGroup } from './processes.js';
 
 export interface ExecOptions {

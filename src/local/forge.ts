@@ -13,7 +13,8 @@ import type { LaneSpec } from '../core/validate.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
 import type { CiVerdict, CloseResult, Forge, MergeResult, PrView, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
-import { defaultBranchHead, git, gitDirOf, readGitFile, readHead, readRef, hasCommits, isAncestor, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, redact } from './git.js';
+import { defaultBranchHead, git, gitDirOf, readGitFile, readHead, readRef, hasCommits, isAncestor, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote } from './git.js';
+import { redact } from '../util/secrets.js';
 import { privateTmp } from './private-tmp.js';
 import { quoted } from '../core/text.js';
 

@@ -19,66 +19,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_COMMIT_IDENTITY, type CommitSigning, type UserGitConfig } from '../core/commit-identity.js';
 import { gitLauncher, type GitLauncher } from './launcher.js';
+import { redact } from '../util/secrets.js';
+import { GIT_LOCATING_ENV } from '../util/directive-env.js';
 import { isInterrupted, killGroup, killGroupOrLeader, pinnedProgram, signalName, trackGroup, untrackGroup } from './processes.js';
-
-// ---------------------------------------------------------------------------
-// Redaction
-// ---------------------------------------------------------------------------
-
-const secrets = new Set<string>();
-let sortedSecrets: string[] = [];
-
-/**
- * The forms a secret takes when something encodes it on its way out: URL
- * encoding, and base64 (an `Authorization: Basic` header, a config value, a
- * directive that hides what it found). Base64 of a secret inside a longer
- * text depends on where it starts modulo 3, so each of the three alignments
- * is given by the part that does not depend on its neighbours.
- */
-export function encodedForms(secret: string): string[] {
-  const forms = new Set([secret, encodeURIComponent(secret)]);
-  const bytes = Buffer.from(secret, 'utf8');
-  for (let pad = 0; pad < 3; pad++) {
-    const b64 = Buffer.concat([Buffer.alloc(pad), bytes]).toString('base64');
-    // Characters that mix in the padding (at the start) or whatever follows (at the end) are dropped.
-    const start = pad === 0 ? 0 : Math.ceil((pad * 4) / 3);
-    const end = Math.floor(((pad + bytes.length) * 4) / 3);
-    const stable = b64.slice(start, end);
-    if (stable.length >= 8) forms.add(stable);
-  }
-  return [...forms];
-}
-
-/** Registers a value (a token, a password), in every encoded form, that `redact` replaces by `***` wherever it appears. Values shorter than 4 characters are ignored. */
-export function registerSecret(secret: string | null | undefined): void {
-  if (!secret || secret.length < 4) return;
-  for (const form of encodedForms(secret)) secrets.add(form);
-  sortedSecrets = [...secrets].sort((a, b) => b.length - a.length);
-}
-
-/** Forgets every registered secret (for tests). */
-export function clearSecrets(): void {
-  secrets.clear();
-  sortedSecrets = [];
-}
-
-/**
- * Removes credentials from text: registered secrets, the userinfo of http(s)
- * URLs (`https://user:token@host` → `https://***@host`), `user:password@` of
- * any other URL, `x-access-token:<token>@`, GitHub token shapes (ghp_, ghs_,
- * github_pat_, …) and `Authorization: basic|bearer|token <value>` headers.
- */
-export function redact(text: string): string {
-  if (!text) return text;
-  let out = text;
-  for (const s of sortedSecrets) if (out.includes(s)) out = out.split(s).join('***');
-  out = out.replace(/\b(https?:\/\/)[^\s/@'"]+@/gi, '$1***@');
-  out = out.replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s/@:'"]*):[^\s/@'"]+@/gi, '$1:***@');
-  out = out.replace(/x-access-token:[^\s@'"]+@/gi, 'x-access-token:***@');
-  out = out.replace(/\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b/g, '***');
-  out = out.replace(/(authorization:\s*(?:basic|bearer|token)\s+)[^\s'"]+/gi, '$1***');
-  return out;
-}
 
 // ---------------------------------------------------------------------------
 // Identity and environment
@@ -170,23 +113,6 @@ export async function readUserGitConfig(env: NodeJS.ProcessEnv = process.env): P
   };
 }
 
-/**
- * Set when Fleet runs inside a git process (a hook, an alias): they point git at
- * that repository instead of the one named. Stripped from Fleet's own git calls
- * and from a directive's environment.
- */
-export const GIT_LOCATING_ENV = [
-  'GIT_DIR',
-  'GIT_WORK_TREE',
-  'GIT_INDEX_FILE',
-  'GIT_OBJECT_DIRECTORY',
-  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-  'GIT_COMMON_DIR',
-  'GIT_NAMESPACE',
-  'GIT_PREFIX',
-  'GIT_QUARANTINE_PATH',
-  'GIT_CONFIG_PARAMETERS',
-] as const;
 
 /**
  * Fleet's own git calls also drop a ceiling or dates they did not set, and the

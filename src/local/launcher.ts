@@ -27,7 +27,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { shellQuote } from './agent.js';
+import { shellQuote } from '../core/agent.js';
 import { privateTmp } from './private-tmp.js';
 import { pinnedProgram } from './processes.js';
 

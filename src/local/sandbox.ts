@@ -47,7 +47,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IsolationInfo, IsolationSetting } from '../ports.js';
-import { shellQuote } from './agent.js';
+import { shellQuote } from '../core/agent.js';
 import { privateTmp } from './private-tmp.js';
 
 export type { IsolationInfo, IsolationSetting } from '../ports.js';

@@ -16,8 +16,8 @@ import { addUsage, budgetStop, hasUsage, NO_USAGE, remaining, usageFromOutput, t
 import { routePersonas, type Routing } from '../core/routing.js';
 import type { LaneSpec } from '../core/validate.js';
 import { issueLink, issueMarkdown } from '../core/queue.js';
-import { agentAnswer, agentCommand, renderWorkerPrompt, type AgentInvocation } from '../local/agent.js';
-import { agentStateEnv } from '../local/agent-state.js';
+import { agentAnswer, agentCommand, renderWorkerPrompt, type AgentInvocation } from '../core/agent.js';
+import { agentStateEnv } from './agent-state.js';
 import { answerDiscoveries, buildRelay, MAX_DISCOVERIES_BYTES, parseDiscoveries, renderRelay, type DiscoveryEntry } from '../core/relay.js';
 import { codeSpan, escapeCell, pathSpan } from '../core/markdown.js';
 import { reviewBodyLines } from '../core/report.js';

@@ -26,7 +26,7 @@ import {
   type LensResult,
   type ReviewFinding,
 } from '../core/review.js';
-import { agentAnswer, agentCommand, answerCommand, ANSWER_ENV } from '../local/agent.js';
+import { agentAnswer, agentCommand, answerCommand, ANSWER_ENV } from '../core/agent.js';
 import { addUsage } from '../core/spend.js';
 import type { ExecResult } from '../ports.js';
 import { readUntrustedText, writeFileAtomic } from '../util/fs.js';

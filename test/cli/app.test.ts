@@ -4,7 +4,8 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { appFromEnv, appIsolationProblem, targetOwners } from '../../src/cli/app.js';
+import { appFromEnv, targetOwners } from '../../src/cli/app.js';
+import { appIsolationProblem } from '../../src/core/isolation.js';
 
 const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
 const fleet = (repos: string[], discover: object[] = []) => ({ lanes: repos.map((repo) => ({ repo })), file: { github: { discover } } }) as never;

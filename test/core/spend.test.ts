@@ -1,7 +1,7 @@
 /** Agent spending, pure (src/core/spend.ts): read from what the agent CLIs print, summed, and checked against caps. */
 import { describe, expect, it } from 'vitest';
 import { addUsage, budgetStop, money, NO_USAGE, remaining, usageFromOutput } from '../../src/core/spend.js';
-import { agentAnswer } from '../../src/local/agent.js';
+import { agentAnswer } from '../../src/core/agent.js';
 
 describe('what an agent run spent', () => {
   it("Claude Code: its last result object's cost, turns and tokens, whatever is printed around it", () => {

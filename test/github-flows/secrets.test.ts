@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ci } from '../support/github-emulator/index.js';
 import { git, lane, readManifest, walkFiles } from '../integration/helpers.js';
 import { basicCredential } from '../../src/github/octokit.js';
-import { encodedForms } from '../../src/local/git.js';
+import { encodedForms } from '../../src/util/secrets.js';
 import { startFlow, type Flow } from './helpers.js';
 
 let flow: Flow | undefined;

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { newLaneRecord } from '../../src/core/model.js';
-import { clearSecrets } from '../../src/local/git.js';
+import { clearSecrets } from '../../src/util/secrets.js';
 import { GitHubForge, GitHubForgeError } from '../../src/github/forge.js';
 import { createOctokit } from '../../src/github/octokit.js';
 import { lane } from './helpers.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { clearSecrets, redact } from '../../src/local/git.js';
+import { clearSecrets, redact } from '../../src/util/secrets.js';
 import { GitHubForge } from '../../src/github/forge.js';
 import { basicCredential, createOctokit, graphqlUrlFor, resolveGraphqlUrl, serverUrlFor } from '../../src/github/octokit.js';
 import { topicQuery } from '../../src/github/discover.js';

@@ -8,7 +8,7 @@
  * The key and the tokens reach no directive, output or pushed file.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clearSecrets } from '../../src/local/git.js';
+import { clearSecrets } from '../../src/util/secrets.js';
 import { startEmulator, type AddedApp, type Emulator } from '../support/github-emulator/index.js';
 import { fleet, lane, readManifest, removeDir, runArgs, tempDir, tsxLoader, writeFleetFile } from './helpers.js';
 import { spawnSync } from 'node:child_process';

@@ -2,7 +2,7 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentSchema, type AgentSpec } from '../../src/core/fleet-file.js';
-import { agentCommand, renderCommandTemplate, renderWorkerPrompt, shellQuote, type AgentPromptInput, type AgentVars } from '../../src/local/agent.js';
+import { agentCommand, renderCommandTemplate, renderWorkerPrompt, shellQuote, type AgentPromptInput, type AgentVars } from '../../src/core/agent.js';
 import { runCommand } from '../../src/local/exec.js';
 import { changedFiles, cloneForLane } from '../../src/local/git.js';
 import { FAKE_AGENTS, createRepo, makeTempDir, removeDir } from '../support/repos.js';

@@ -1,32 +1,8 @@
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  GitError,
-  changedFiles,
-  clearSecrets,
-  cloneForLane,
-  changedBetween,
-  commitAll,
-  committedChange,
-  defaultBranch,
-  diffPatch,
-  diffPatchBuffer,
-  git,
-  hasCommits,
-  isGitRepo,
-  isLocalRemote,
-  lsRemoteBranch,
-  normalizeRemote,
-  parentOf,
-  pushBranch,
-  pushFastForward,
-  redact,
-  registerSecret,
-  revParse,
-  setGitIdentity,
-  treeOf,
-} from '../../src/local/git.js';
+import { GitError, changedFiles, cloneForLane, changedBetween, commitAll, committedChange, defaultBranch, diffPatch, diffPatchBuffer, git, hasCommits, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, parentOf, pushBranch, pushFastForward, revParse, setGitIdentity, treeOf } from '../../src/local/git.js';
+import { clearSecrets, redact, registerSecret } from '../../src/util/secrets.js';
 import {
   commitToRemote,
   createEmptyRemote,

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { agentStateEnv } from '../../src/local/agent-state.js';
+import { agentStateEnv } from '../../src/steps/agent-state.js';
 import { AgentSchema } from '../../src/core/fleet-file.js';
 import { removeDir, tempDir } from '../integration/helpers.js';
 

@@ -11,7 +11,7 @@
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startModelApi, textOf, workingDirectory, type Conversation, type MessagesRequest, type ModelApi, type Turn } from '../support/model-api/index.js';
+import { reviewPanel, startModelApi, textOf, workingDirectory, type Conversation, type MessagesRequest, type ModelApi, type Turn } from '../support/model-api/index.js';
 import type { RunSummary } from '../support/actions-runner/index.js';
 import { artifactsOf, CONTROL_REPO, dispatchFleet, explain, reportArtifact, startWorld, type World } from './world.js';
 
@@ -36,24 +36,7 @@ const edit = (from: string, to: string): Conversation['turns'] => [
 beforeAll(async () => {
   api = await startModelApi();
   // Registered first: every run's prompt quotes the directive, so the workers' conversations match last.
-  api.converse({
-    name: 'lens',
-    match: 'You review a change as the "correctness" lens',
-    turns: [
-      (req) => {
-        const bug = asked(req).includes('+export const value = BUG;');
-        const finding = bug
-          ? [{ severity: 'high', file: 'src/app.js', line: 1, finding: 'A BUG marker is left in the code.', suggested_fix: 'Set it to OK.', lens: 'correctness', refuted: false }]
-          : [{ severity: 'low', file: null, line: null, finding: 'Nothing wrong found.', suggested_fix: '', lens: 'correctness', refuted: true }];
-        return { blocks: [{ text: JSON.stringify(finding) }] };
-      },
-    ],
-  });
-  api.converse({
-    name: 'dispositions',
-    match: 'Give each one a disposition',
-    turns: [(req) => ({ blocks: [{ text: JSON.stringify([...asked(req).matchAll(/^- (f\d+) \[/gm)].map((m) => ({ id: m[1], disposition: 'ACCEPT', reason: 'It is right.' }))) }] })],
-  });
+  reviewPanel(api, (req) => asked(req as MessagesRequest));
   api.converse({ name: 'fix', match: '## Review findings to fix', turns: edit('BUG', 'OK') });
   api.converse({ name: 'minimal', match: 'STRATEGY-MINIMAL', turns: edit('value = 1;', 'value = 10;') });
   api.converse({ name: 'rewrite', match: 'STRATEGY-REWRITE', turns: edit('export const value = 1;\n', 'export const value = 10;\nexport const other = 20;\n') });

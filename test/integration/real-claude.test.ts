@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { claudeEnv, startModelApi, textOf, toolResults, workingDirectory, type Conversation, type MessagesRequest, type ModelApi, type Turn } from '../support/model-api/index.js';
+import { claudeEnv, reviewPanel, startModelApi, textOf, toolResults, workingDirectory, type Conversation, type MessagesRequest, type ModelApi, type Turn } from '../support/model-api/index.js';
 import { createRepo } from '../support/repos.js';
 import { lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
 
@@ -29,10 +29,14 @@ afterEach(async () => {
   removeDir(dir);
 });
 
-/** `fleet run` as a process, the real `claude` first on PATH; awaited by its exit (the emulator answers meanwhile). */
-function fleet(file: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string }> {
+/**
+ * `fleet run` as a process, the real `claude` first on PATH; awaited by its exit (the emulator answers meanwhile).
+ * `as` is a command it runs under (setpriv, to run Fleet as another user).
+ */
+function fleet(file: string, env: Record<string, string> = {}, as: string[] = []): Promise<{ code: number | null; out: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [BIN, ...runArgs(file, join(dir, 'ws'))], {
+    const [cmd, ...args] = [...as, process.execPath, BIN, ...runArgs(file, join(dir, 'ws'))];
+    const child = spawn(cmd!, args, {
       cwd: dir,
       env: { PATH: `${CLAUDE_BIN}:${process.env.PATH ?? ''}`, HOME: home, GIT_CONFIG_NOSYSTEM: '1', ...claudeEnv(api), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -169,11 +173,13 @@ describe('what the real CLI reports when a run fails', () => {
     );
     const r = await fleet(file);
     const m = readManifest(join(dir, 'ws'));
-    expect(lane(m, 'app').usage?.cost_usd, r.out).toBeGreaterThan(0.0001);
-    expect(lane(m, 'app')).toMatchObject({ status: 'failed', error: { class: 'budget-exceeded' } });
-    expect(readFileSync(join(dir, 'ws', 'lanes', 'app', 'attempt-1.log'), 'utf8')).toContain('"subtype":"error_max_budget_usd"');
-    expect(lane(m, 'web')).toMatchObject({ status: 'skipped', error: { class: 'budget-exceeded', message: expect.stringContaining("the fleet's cost ceiling of $0.0001 is reached") } });
-    expect(api.of('web')).toEqual([]);
+    // One lane at a time, in no promised order: the first spends past the ceiling, the other never starts.
+    const [first, second] = lane(m, 'app').status === 'skipped' ? ['web', 'app'] : ['app', 'web'];
+    expect(lane(m, first).usage?.cost_usd, r.out).toBeGreaterThan(0.0001);
+    expect(lane(m, first)).toMatchObject({ status: 'failed', error: { class: 'budget-exceeded' } });
+    expect(readFileSync(join(dir, 'ws', 'lanes', first, 'attempt-1.log'), 'utf8')).toContain('"subtype":"error_max_budget_usd"');
+    expect(lane(m, second)).toMatchObject({ status: 'skipped', error: { class: 'budget-exceeded', message: expect.stringContaining("the fleet's cost ceiling of $0.0001 is reached") } });
+    expect(api.of(second)).toEqual([]);
   });
 
   it('an API overloaded on every request: the CLI retries, then the attempt fails saying so, and is retried', async () => {
@@ -227,25 +233,7 @@ describe('review with the real Claude Code: lenses, dispositions and a fix round
   it('a lens answers badly once, then in the schema; the worker accepts its finding and fixes it; the next round is clear', async () => {
     await createRepo(dir, 'svc', { 'README.md': '# svc\n', 'src/app.js': 'export const value = 1;\n' }, { clone: false });
     // Registered first: every run's prompt quotes the directive, the worker's conversation matches it last.
-    api.converse({
-      name: 'lens',
-      match: 'You review a change as the "correctness" lens',
-      turns: [
-        (req) => {
-          const p = asked(req);
-          if (!p.includes('Your answer could not be read') && p.includes('+export const value = BUG;')) return { blocks: [{ text: 'It looks mostly fine, but I would need more context.' }] };
-          const finding = p.includes('+export const value = BUG;')
-            ? [{ severity: 'high', file: 'src/app.js', line: 1, finding: 'A BUG marker is left in the code.', suggested_fix: 'Set it to OK.', lens: 'correctness', refuted: false }]
-            : [{ severity: 'low', file: null, line: null, finding: 'Nothing wrong found.', suggested_fix: '', lens: 'correctness', refuted: true }];
-          return { blocks: [{ text: JSON.stringify(finding) }] };
-        },
-      ],
-    });
-    api.converse({
-      name: 'dispositions',
-      match: 'Give each one a disposition',
-      turns: [(req) => ({ blocks: [{ text: JSON.stringify([...asked(req).matchAll(/^- (f\d+) \[/gm)].map((m) => ({ id: m[1], disposition: 'ACCEPT', reason: 'It is right.' }))) }] })],
-    });
+    reviewPanel(api, (req) => asked(req as MessagesRequest), { proseOnce: true });
     const edit = (from: string, to: string) => [
       (req: MessagesRequest): Turn => ({ blocks: [{ tool: 'Read', input: { file_path: at(req, 'src/app.js') } }] }),
       (req: MessagesRequest): Turn => ({ blocks: [{ tool: 'Edit', input: { file_path: at(req, 'src/app.js'), old_string: from, new_string: to } }] }),
@@ -407,17 +395,7 @@ describe("the real Claude Code's own state (docs/fleet-file.md#the-claude-preset
       targets: [{ repo: './one.git', directive: 'Add ONE.md. LANE-ONE' }, { repo: './two.git', directive: 'Add TWO.md. LANE-TWO', depends_on: ['one'] }],
     });
     if (asUser.length) spawnSync('chown', ['-R', '65534:65534', dir]);
-    const r = await new Promise<{ code: number | null; out: string }>((done) => {
-      const child = spawn(asUser[0] ?? process.execPath, [...asUser.slice(1), ...(asUser.length ? [process.execPath] : []), BIN, ...runArgs(file, join(dir, 'ws'))], {
-        cwd: dir,
-        env: { PATH: `${CLAUDE_BIN}:${process.env.PATH ?? ''}`, HOME: home, GIT_CONFIG_NOSYSTEM: '1', ...claudeEnv(api) },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      child.stdout.on('data', (b: Buffer) => (out += b));
-      child.stderr.on('data', (b: Buffer) => (out += b));
-      child.on('exit', (code) => done({ code, out }));
-    });
+    const r = await fleet(file, {}, asUser);
     expect(r.code, r.out).toBe(0);
     const m = readManifest(join(dir, 'ws'));
     expect(lane(m, 'one')).toMatchObject({ status: 'completed', changed_files: ['ONE.md'] });

@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { codexEnv, responsesText, responsesToolResults, startModelApi, type ModelApi, type ResponsesRequest, type Turn } from '../support/model-api/index.js';
+import { codexEnv, responsesText, reviewPanel, responsesToolResults, startModelApi, type ModelApi, type ResponsesRequest, type Turn } from '../support/model-api/index.js';
 import { createRepo } from '../support/repos.js';
 import { lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
 
@@ -104,23 +104,7 @@ describe('review with the real Codex: a lens, the dispositions and a fix round (
     const asked = (req: unknown) => responsesText(req as ResponsesRequest);
     const patch = (from: string, to: string) => run(`apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/app.js\n@@\n-export const value = ${from};\n+export const value = ${to};\n*** End Patch\nEOF\n`);
     // Registered first: every run's prompt quotes the directive, the worker's conversation matches it last.
-    api.converse({
-      name: 'lens',
-      match: 'You review a change as the "correctness" lens',
-      turns: [
-        (req) => {
-          const finding = asked(req).includes('+export const value = BUG;')
-            ? [{ severity: 'high', file: 'src/app.js', line: 1, finding: 'A BUG marker is left in the code.', suggested_fix: 'Set it to OK.', lens: 'correctness', refuted: false }]
-            : [{ severity: 'low', file: null, line: null, finding: 'Nothing wrong found.', suggested_fix: '', lens: 'correctness', refuted: true }];
-          return { blocks: [{ text: JSON.stringify(finding) }] };
-        },
-      ],
-    });
-    api.converse({
-      name: 'dispositions',
-      match: 'Give each one a disposition',
-      turns: [(req) => ({ blocks: [{ text: JSON.stringify([...asked(req).matchAll(/^- (f\d+) \[/gm)].map((m) => ({ id: m[1], disposition: 'ACCEPT', reason: 'It is right.' }))) }] })],
-    });
+    reviewPanel(api, asked);
     api.converse({ name: 'fix', match: '## Review findings to fix', turns: [patch('BUG', 'OK'), { blocks: [{ text: 'Fixed.' }] }] });
     api.converse({ name: 'worker', match: 'Set the value.', turns: [patch('1', 'BUG'), { blocks: [{ text: 'Done.' }] }] });
     const file = writeFleetFile(dir, {

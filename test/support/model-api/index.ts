@@ -409,3 +409,32 @@ export function codexEnv(api: ModelApi, dir: string, opts: { key?: string; retri
   );
   return { CODEX_HOME: home, OPENAI_API_KEY: opts.key ?? api.key };
 }
+
+/**
+ * A review panel's scripted models (docs/review.md), as the review tests script them: a "correctness" lens that finds
+ * the `BUG` marker a diff adds to src/app.js (answering in prose first, with `proseOnce`, so Fleet has to ask again)
+ * and refutes any other change, and a disposition step that ACCEPTs every finding. `asked` reads the prompt Fleet wrote
+ * from a request of the CLI's API. Registered before the workers', whose prompts the panel's quote.
+ */
+export function reviewPanel(api: ModelApi, asked: (req: unknown) => string, opts: { proseOnce?: boolean } = {}): void {
+  api.converse({
+    name: 'lens',
+    match: 'You review a change as the "correctness" lens',
+    turns: [
+      (req) => {
+        const p = asked(req);
+        const bug = p.includes('+export const value = BUG;');
+        if (opts.proseOnce && bug && !p.includes('Your answer could not be read')) return { blocks: [{ text: 'It looks mostly fine, but I would need more context.' }] };
+        const finding = bug
+          ? [{ severity: 'high', file: 'src/app.js', line: 1, finding: 'A BUG marker is left in the code.', suggested_fix: 'Set it to OK.', lens: 'correctness', refuted: false }]
+          : [{ severity: 'low', file: null, line: null, finding: 'Nothing wrong found.', suggested_fix: '', lens: 'correctness', refuted: true }];
+        return { blocks: [{ text: JSON.stringify(finding) }] };
+      },
+    ],
+  });
+  api.converse({
+    name: 'dispositions',
+    match: 'Give each one a disposition',
+    turns: [(req) => ({ blocks: [{ text: JSON.stringify([...asked(req).matchAll(/^- (f\d+) \[/gm)].map((m) => ({ id: m[1], disposition: 'ACCEPT', reason: 'It is right.' }))) }] })],
+  });
+}

@@ -92,7 +92,7 @@ import { finalizeManifest, initManifest, mergeLaneRecords, type ManifestInit } f
 import { renderPlan, renderReport, renderStatusTable } from '../src/core/report.js';
 import type { LaneRecord, Manifest } from '../src/core/model.js';
 import { LocalForge } from '../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../src/local/workspace.js';
+import { localExecutor, localWorkspace } from '../src/workspace/workspace.js';
 import { systemClock, type Logger } from '../src/ports.js';
 import { runFleet, type FleetEvent } from '../src/steps/run.js';
 import { directiveEnv } from '../src/util/directive-env.js';

@@ -1,8 +1,8 @@
 /**
  * What the steps (plan, lane, report) need from the world. Adapters in
- * src/local and src/github implement these; the steps never import an adapter.
+ * src/workspace, src/local and src/github implement these; the steps never import an adapter.
  */
-import type { LaneSpec } from './core/validate.js';
+import type { LaneSpec } from './core/model.js';
 import type { CiConclusion, LaneRecord, Manifest, MergeStatus, QueueBoard } from './core/model.js';
 import type { ResolvedFleet } from './core/validate.js';
 import type { PrView } from './core/prs.js';

@@ -16,11 +16,14 @@ const ALLOWED: Record<string, readonly string[]> = {
   ports: ['core'],
   steps: ['core', 'ports', 'util'],
   github: ['core', 'ports', 'util'],
-  local: ['core', 'ports', 'util'],
+  // What every runner uses to work on a clone: git, exec, the sandbox, the launcher, the workspace.
+  workspace: ['core', 'ports', 'util'],
+  // The local forge and artifact store, on git repositories on disk.
+  local: ['core', 'ports', 'util', 'workspace'],
   // The adapters' builder: the one place that knows every adapter.
-  adapters: ['core', 'ports', 'util', 'github', 'local'],
-  cli: ['core', 'ports', 'util', 'steps', 'adapters', 'github', 'local'],
-  actions: ['core', 'ports', 'util', 'steps', 'adapters', 'github', 'local'],
+  adapters: ['core', 'ports', 'util', 'github', 'local', 'workspace'],
+  cli: ['core', 'ports', 'util', 'steps', 'adapters', 'github', 'local', 'workspace'],
+  actions: ['core', 'ports', 'util', 'steps', 'adapters', 'github', 'local', 'workspace'],
 };
 
 /** Still to remove (issue 25: one session builder, the lane's phases as modules, the drivers apart). */

@@ -24,7 +24,7 @@ import { validateFleetFile } from '../../src/core/validate.js';
 import { SWEEP_FILE, actionsSweepCache, sweepKey } from '../../src/actions/sweep-cache.js';
 import { sealedSweep } from '../../src/actions/sweep.js';
 import { sealKey } from '../../src/actions/settings.js';
-import { localExecutor, localWorkspace } from '../../src/local/workspace.js';
+import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock, type Logger } from '../../src/ports.js';
 import { runFleet } from '../../src/steps/run.js';
 import { directiveEnv } from '../../src/util/directive-env.js';

@@ -5,8 +5,8 @@
 import './env-defaults.js';
 import * as core from '@actions/core';
 import { withholdFromProcessEnv } from '../util/directive-env.js';
-import { closeGitLauncher } from '../local/launcher.js';
-import { killAllRunning } from '../local/processes.js';
+import { closeGitLauncher } from '../workspace/launcher.js';
+import { killAllRunning } from '../workspace/processes.js';
 import { ActionsArtifactStore, type FindBy } from './artifact-store.js';
 import { actionDeps } from './deps.js';
 import { runAction } from './main.js';

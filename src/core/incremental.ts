@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { FleetFile } from './fleet-file.js';
 import { SCHEMA_VERSION, type LaneRecord, type Manifest } from './model.js';
-import type { LaneSpec } from './validate.js';
+import type { LaneSpec } from './model.js';
 
 /**
  * Fleet's version, part of every digest: a new Fleet may do a lane differently, so it runs every lane again.

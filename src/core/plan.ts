@@ -14,7 +14,8 @@
  * Every graph walk is iterative, so 10,000 lanes deep does not blow the stack.
  */
 import { globsOverlap } from './glob.js';
-import type { LaneSpec, Problem, ResolvedFleet } from './validate.js';
+import type { Problem, ResolvedFleet } from './validate.js';
+import type { LaneSpec } from './model.js';
 import type { ContentionEntry, Exclusion, Shard, Wave } from './model.js';
 
 export interface PlannedLane {

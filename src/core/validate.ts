@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import { FleetFileSchema, REVIEW_DEFAULTS, TargetSchema, templateProblem, type FleetFile, type ReviewSpec, type StrategySpec, type TargetReviewSpec, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
 import { BUILTIN_LENSES, type Severity } from './review.js';
+import type { LaneIssue, LaneSpec, RepoKind, ResolvedReview } from './model.js';
 import { globProblem, matchesAny } from './glob.js';
 import { badOptionMessage, sizeMessage, unknownFieldMessage, wrongTypeMessage } from './suggest.js';
 import { quoted, showInvisibles } from './text.js';
@@ -15,55 +16,6 @@ export interface Problem {
   /** Dotted path of the field, e.g. `targets[2].depends_on[0]`. */
   field: string;
   message: string;
-}
-
-export type RepoKind = 'github' | 'path' | 'url';
-
-export interface LaneSpec {
-  id: string;
-  repo: string;
-  repo_kind: RepoKind;
-  title: string;
-  directive: string;
-  run: string | undefined;
-  checks: string[];
-  depends_on: string[];
-  owns: string[];
-  never: string[];
-  exclusive: boolean;
-  branch: string;
-  base: string | undefined;
-  /** Index in the fleet file's `targets`, for error messages. */
-  index: number;
-  /** How the lane's change is reviewed before it counts (an agent lane with `review:`), or null: not reviewed. */
-  review: ResolvedReview | null;
-  /**
-   * One strategy of a target tried several ways (`strategies:`): the lane id is `<group>.<label>`, and lanes that
-   * depend on the target depend on the group, whose checkpoint is its pick's.
-   */
-  strategy?: { group: string; label: string };
-  /** Lanes of the same repository this one may run beside but must fit with: seams checked on the integrated tree. */
-  soft_depends_on?: string[];
-  /** A lane of the issue queue (source.issues): the issue it works on, which its PR closes (or is part of, for a slot). */
-  issue?: LaneIssue;
-}
-
-export interface LaneIssue {
-  number: number;
-  slot: string | null;
-  url: string;
-  title: string;
-  body: string;
-  spec: { path: string; text: string } | null;
-}
-
-/** A lane's review settings with the fleet's and the target's merged and the panel cut to size. */
-export interface ResolvedReview {
-  /** The panel: the lenses that review each change, each with its brief. */
-  lenses: { name: string; brief: string }[];
-  rounds: number;
-  block: Severity[];
-  label: string;
 }
 
 /**

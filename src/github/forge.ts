@@ -7,7 +7,7 @@
  * of opening another. Every read is fresh: the report and the dependency
  * checkpoints trust GitHub, not what a lane said about itself.
  */
-import type { LaneSpec } from '../core/validate.js';
+import type { LaneSpec } from '../core/model.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
 import type { CiVerdict, CloseResult, Forge, Logger, MergeResult, PrView, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { reviewState, type ReviewLike } from '../core/prs.js';

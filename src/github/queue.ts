@@ -22,7 +22,8 @@ import {
   type QueueSettings,
   type StartItem,
 } from '../core/queue.js';
-import { resolveReview, type LaneSpec, type ResolvedFleet } from '../core/validate.js';
+import { resolveReview, type ResolvedFleet } from '../core/validate.js';
+import type { LaneSpec } from '../core/model.js';
 import { REVIEW_DEFAULTS } from '../core/fleet-file.js';
 import { codeSpan } from '../core/markdown.js';
 import { redact } from '../util/secrets.js';

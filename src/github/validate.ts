@@ -6,7 +6,7 @@
  * `null` with a NOT_FOUND error beside the other results: partial errors never
  * fail the batch.
  */
-import type { LaneSpec } from '../core/validate.js';
+import type { LaneSpec } from '../core/model.js';
 import type { TargetCheck } from '../ports.js';
 import { redact } from '../util/secrets.js';
 import type { FleetOctokit } from './octokit.js';

@@ -9,13 +9,13 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { existsSync, lstatSync, statSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { LaneSpec } from '../core/validate.js';
+import type { LaneSpec } from '../core/model.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
 import type { CiVerdict, CloseResult, Forge, MergeResult, PrView, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
-import { defaultBranchHead, git, gitDirOf, readGitFile, readHead, readRef, hasCommits, isAncestor, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote } from './git.js';
+import { defaultBranchHead, git, gitDirOf, readGitFile, readHead, readRef, hasCommits, isAncestor, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote } from '../workspace/git.js';
 import { redact } from '../util/secrets.js';
-import { privateTmp } from './private-tmp.js';
+import { privateTmp } from '../workspace/private-tmp.js';
 import { quoted } from '../core/text.js';
 
 export interface LocalForgeOptions {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import type { IntegrateSpec } from '../core/fleet-file.js';
 import { newLaneRecord, type IntegrationRecord, type LaneRecord, type SeamResult } from '../core/model.js';
 import { codeSpan, escapeCell, pathSpan } from '../core/markdown.js';
-import type { LaneSpec } from '../core/validate.js';
+import type { LaneSpec } from '../core/model.js';
 import { reviewBodyLines } from '../core/report.js';
 import type { CloneResult } from '../ports.js';
 import { gist, type LaneContext } from './lane.js';

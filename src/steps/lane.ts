@@ -14,7 +14,7 @@ import { matchesAny } from '../core/glob.js';
 import { SCHEMA_VERSION, type AgentUsage, type Attempt, type ErrorClass, type LaneRecord, type LaneResult, type LaneReview } from '../core/model.js';
 import { addUsage, budgetStop, hasUsage, NO_USAGE, remaining, usageFromOutput, type LaneCaps } from '../core/spend.js';
 import { routePersonas, type Routing } from '../core/routing.js';
-import type { LaneSpec } from '../core/validate.js';
+import type { LaneSpec } from '../core/model.js';
 import { issueLink, issueMarkdown } from '../core/queue.js';
 import { agentAnswer, agentCommand, renderWorkerPrompt, type AgentInvocation } from '../core/agent.js';
 import { agentStateEnv } from './agent-state.js';

@@ -20,7 +20,8 @@ import {
   type PrRow,
   type PrView,
 } from '../core/prs.js';
-import { classifyRepo, type LaneSpec, type Problem } from '../core/validate.js';
+import { classifyRepo, type Problem } from '../core/validate.js';
+import type { LaneSpec } from '../core/model.js';
 import type { Clock, Forge } from '../ports.js';
 import { JsonLines, readTextFile, writeJsonAtomic } from '../util/fs.js';
 import { lockWorkspace } from '../util/lock.js';

@@ -8,7 +8,7 @@ import { readTextFile } from '../util/fs.js';
 import { checkFence } from '../core/fence.js';
 import { finalizeManifest, mergeLaneRecords } from '../core/manifest.js';
 import { LaneResult, TERMINAL, type LaneRecord, type Manifest } from '../core/model.js';
-import type { LaneSpec } from '../core/validate.js';
+import type { LaneSpec } from '../core/model.js';
 import type { Clock, Forge } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
 import { resultPath } from './lane.js';

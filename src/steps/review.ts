@@ -9,7 +9,7 @@
  */
 import { lstat, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ResolvedReview } from '../core/validate.js';
+import type { ResolvedReview } from '../core/model.js';
 import type { AgentUsage, LaneReview, LensRun, ReviewFindingRecord, ReviewRound } from '../core/model.js';
 import {
   applyDispositions,

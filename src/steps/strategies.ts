@@ -6,7 +6,7 @@
 import type { LaneRecord } from '../core/model.js';
 import { TERMINAL } from '../core/model.js';
 import { pickStrategy } from '../core/strategies.js';
-import type { LaneSpec } from '../core/validate.js';
+import type { LaneSpec } from '../core/model.js';
 import { codeSpan } from '../core/markdown.js';
 import { publishStrategy, writeLaneResult, type LaneContext } from './lane.js';
 

@@ -13,7 +13,8 @@ import {
 } from '../../src/core/incremental.js';
 import { initManifest, summarize } from '../../src/core/manifest.js';
 import { SCHEMA_VERSION, newLaneRecord, type LaneRecord } from '../../src/core/model.js';
-import { validateFleetFile, type LaneSpec, type ResolvedFleet } from '../../src/core/validate.js';
+import { validateFleetFile, type ResolvedFleet } from '../../src/core/validate.js';
+import type { LaneSpec } from '../../src/core/model.js';
 
 function fleet(extra: Record<string, unknown> = {}, target: Record<string, unknown> = {}): ResolvedFleet {
   const r = validateFleetFile({ name: 'sweep', directive: 'bump it', run: 'make bump', targets: [{ repo: 'acme/api', ...target }], ...extra }, 'fleet.yml');

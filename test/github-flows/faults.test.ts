@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import type { LaneSpec } from '../../src/core/validate.js';
+import type { LaneSpec } from '../../src/core/model.js';
 import { GitHubForge } from '../../src/github/forge.js';
 import { basicCredential, createOctokit } from '../../src/github/octokit.js';
 import { git, lane, processWithEnv, readManifest, runArgs } from '../integration/helpers.js';

@@ -13,7 +13,7 @@ import { setupForge } from '../../src/adapters.js';
 import { renderPrsActions, renderPrsTable } from '../../src/core/prs.js';
 import { validateFleetFile } from '../../src/core/validate.js';
 import { createOctokit } from '../../src/github/octokit.js';
-import { localExecutor, localWorkspace } from '../../src/local/workspace.js';
+import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock, type Forge } from '../../src/ports.js';
 import { laneSpecFor, prsCommand, type PrsCommandResult, type PrsEventLine } from '../../src/steps/prs.js';
 import { runFleet } from '../../src/steps/run.js';

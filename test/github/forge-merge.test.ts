@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LaneRecord } from '../../src/core/model.js';
-import type { LaneSpec } from '../../src/core/validate.js';
+import type { LaneSpec } from '../../src/core/model.js';
 import { GitHubForgeError, type GitHubForge } from '../../src/github/forge.js';
 import { ci, type CiPolicy } from '../support/github-emulator/index.js';
 import { harness, lane, publishInput, pushLaneCommit, type Harness } from './helpers.js';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { newLaneRecord, type LaneRecord } from '../../src/core/model.js';
-import type { LaneSpec } from '../../src/core/validate.js';
+import type { LaneSpec } from '../../src/core/model.js';
 import { GitHubForgeError, markerFor, type GitHubForgeOptions } from '../../src/github/forge.js';
 import { basicCredential, createOctokit } from '../../src/github/octokit.js';
 import { ci } from '../support/github-emulator/index.js';

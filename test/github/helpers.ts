@@ -1,6 +1,6 @@
 import { newLaneRecord, type LaneRecord } from '../../src/core/model.js';
-import type { LaneSpec } from '../../src/core/validate.js';
-import { localWorkspace } from '../../src/local/workspace.js';
+import type { LaneSpec } from '../../src/core/model.js';
+import { localWorkspace } from '../../src/workspace/workspace.js';
 import type { PublishInput } from '../../src/ports.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../support/github-emulator/index.js';
 import { createOctokit, type CreateOctokitOptions, type FleetOctokit } from '../../src/github/octokit.js';

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo } from '../support/repos.js';
 import { fleet, git, lane, readManifest, removeDir, tempDir, tsxLoader, writeFleetFile } from './helpers.js';
-import { unpinPrograms } from '../../src/local/processes.js';
+import { unpinPrograms } from '../../src/workspace/processes.js';
 
 let dir: string;
 let savedPath: string | undefined;
@@ -63,7 +63,7 @@ describe('the cost of a lane', () => {
     // plan: the target is read from its files; clone (the lane branch is written as files); the directive;
     // add + commit; diff-tree (the committed tree, which the fence judges, and the patch at once); push (confirmed
     // by reading the remote's ref); diff in the remote (the forge's own view of the lane). Once per run, not per lane,
-    // before it all: config (the user's identity and signing, src/local/commit-setup.ts).
+    // before it all: config (the user's identity and signing, src/workspace/commit-setup.ts).
     expect(calls).toEqual(['config', 'clone', 'add', 'commit', 'diff-tree', 'push', 'diff']);
     expect(git(join(dir, 'one.git'), 'diff', '--name-only', 'main', 'fleet/cost/one').trim()).toBe('f.txt');
     expect(readFileSync(join(ws, 'lanes', 'one', 'patch.diff'), 'utf8').trim()).toBe(

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FolderArtifactStore } from '../../src/local/artifacts.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/local/workspace.js';
+import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { loadFleetFile } from '../../src/steps/load.js';
 import { matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, loadPlanBundle } from '../../src/steps/matrix.js';

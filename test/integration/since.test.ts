@@ -10,9 +10,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pathToFileURL } from 'node:url';
 import { commitToRemote, createRepo, remoteHead } from '../support/repos.js';
 import { LocalForge } from '../../src/local/forge.js';
-import type { LaneSpec } from '../../src/core/validate.js';
+import type { LaneSpec } from '../../src/core/model.js';
 import { fleet, lane, readEvents, readManifest, removeDir, tempDir, writeFleetFile } from './helpers.js';
-import { unpinPrograms } from '../../src/local/processes.js';
+import { unpinPrograms } from '../../src/workspace/processes.js';
 
 let dir: string;
 let savedPath: string | undefined;

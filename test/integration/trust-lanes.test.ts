@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo } from '../support/repos.js';
 import { fleet, git, lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
-import { processSandbox } from '../../src/local/sandbox.js';
+import { processSandbox } from '../../src/workspace/sandbox.js';
 
 let dir: string;
 beforeEach(() => {

@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { laneUser, processSandbox } from '../../src/local/sandbox.js';
+import { laneUser, processSandbox } from '../../src/workspace/sandbox.js';
 import { createRepo } from '../support/repos.js';
 import { lane, readManifest, removeDir, runArgs, tempDir, tsxLoader, writeFleetFile } from './helpers.js';
 

@@ -1,5 +1,5 @@
 /**
- * Each lane's agent state folder (src/local/agent-state.ts): made afresh, seeded with the user's login and Codex's
+ * Each lane's agent state folder (src/steps/agent-state.ts): made afresh, seeded with the user's login and Codex's
  * config alone, and never by reading through a link, a FIFO or a pseudo file a directive of an earlier lane planted,
  * nor by writing where a directive of this lane pointed the folder. The real CLIs using it are in
  * test/integration/real-claude.test.ts ("own state") and real-codex.test.ts.

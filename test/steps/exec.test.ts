@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { validateFleetFile } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/local/workspace.js';
+import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { execFleet } from '../../src/steps/exec.js';
 import { lockWorkspace } from '../../src/util/lock.js';

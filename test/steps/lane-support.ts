@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { LaneRecord } from '../../src/core/model.js';
 import { validateFleetFile } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/local/workspace.js';
+import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock, type Forge } from '../../src/ports.js';
 import type { LaneContext } from '../../src/steps/lane.js';
 import { planStep } from '../../src/steps/plan.js';
@@ -15,7 +15,7 @@ export const FILE = 'fleet.yml';
 
 export interface PlannedLane {
   ctx: LaneContext;
-  spec: import('../../src/core/validate.js').LaneSpec;
+  spec: import('../../src/core/model.js').LaneSpec;
   start: LaneRecord;
   /** `<phase>: <detail>` of every update, in order. */
   events: string[];

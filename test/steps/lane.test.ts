@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { LaneRecord } from '../../src/core/model.js';
 import { validateFleetFile } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/local/workspace.js';
+import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { gist, laneDir, prBody, resultPath, type LaneContext } from '../../src/steps/lane.js';
 

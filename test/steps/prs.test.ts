@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { validateFleetFile } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/local/workspace.js';
+import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { closePrs, laneSpecFor, listPrs, mergePrs, prsCommand, type PrsEventLine } from '../../src/steps/prs.js';
 import { runFleet } from '../../src/steps/run.js';

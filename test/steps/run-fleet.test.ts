@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/core/model.js';
 import { validateFleetFile, type ResolvedFleet } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/local/workspace.js';
+import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { exitCodeFor, manifestPath, runFleet, writeInterruptedState, type FleetEvent, type RunOptions } from '../../src/steps/run.js';
 import { lockWorkspace } from '../../src/util/lock.js';

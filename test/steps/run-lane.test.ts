@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LaneRecord } from '../../src/core/model.js';
 import { validateFleetFile, type ResolvedFleet } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/local/workspace.js';
+import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { runLane, type LaneContext } from '../../src/steps/lane.js';
 import { planStep } from '../../src/steps/plan.js';

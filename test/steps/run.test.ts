@@ -4,7 +4,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LaneRecord, Manifest } from '../../src/core/model.js';
-import { validateFleetFile, type LaneSpec } from '../../src/core/validate.js';
+import { validateFleetFile } from '../../src/core/validate.js';
+import type { LaneSpec } from '../../src/core/model.js';
 import { LocalForge } from '../../src/local/forge.js';
 import { systemClock } from '../../src/ports.js';
 import { planStep } from '../../src/steps/plan.js';

@@ -1,5 +1,5 @@
 /**
- * The git launcher (src/local/launcher.ts): long-lived shells that start Fleet's git instead of a fork of Node.
+ * The git launcher (src/workspace/launcher.ts): long-lived shells that start Fleet's git instead of a fork of Node.
  * What it must keep from a direct spawn: arguments and environment exactly as given (no shell ever interprets
  * them), a process group per command, per-call credentials never in an argv nor in a shell's own environment,
  * clear errors for a missing folder or program, and no shell left behind.
@@ -8,10 +8,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { GitLauncher, gitLauncher } from '../../src/local/launcher.js';
-import { privateTmp } from '../../src/local/private-tmp.js';
-import { git } from '../../src/local/git.js';
-import { killGroup } from '../../src/local/processes.js';
+import { GitLauncher, gitLauncher } from '../../src/workspace/launcher.js';
+import { privateTmp } from '../../src/workspace/private-tmp.js';
+import { git } from '../../src/workspace/git.js';
+import { killGroup } from '../../src/workspace/processes.js';
 import { tsxLoader } from '../integration/helpers.js';
 import { spawnSync } from 'node:child_process';
 
@@ -169,7 +169,7 @@ describe.skipIf(process.platform !== 'linux' || !gitLauncher())('git launcher', 
 
   it('removes the output folder even when Fleet is killed outright (SIGKILL, no exit event)', async () => {
     const script = [
-      `import { GitLauncher } from ${JSON.stringify(path.resolve('src/local/launcher.ts'))};`,
+      `import { GitLauncher } from ${JSON.stringify(path.resolve('src/workspace/launcher.ts'))};`,
       'const l = new GitLauncher();',
       `await l.launch({ file: 'true', args: [], cwd: ${JSON.stringify(tmp)}, env: { PATH: ${JSON.stringify(PATH)} } }).result;`,
       'process.stdout.write(JSON.stringify(l.folders()) + "\\n");',

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand, type ExecOptions } from '../../src/local/exec.js';
+import { runCommand, type ExecOptions } from '../../src/workspace/exec.js';
 import { clearSecrets, registerSecret } from '../../src/util/secrets.js';
 import { makeTempDir, removeDir } from '../support/repos.js';
 

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentSchema, type AgentSpec } from '../../src/core/fleet-file.js';
 import { agentCommand, renderCommandTemplate, renderWorkerPrompt, shellQuote, type AgentPromptInput, type AgentVars } from '../../src/core/agent.js';
-import { runCommand } from '../../src/local/exec.js';
-import { changedFiles, cloneForLane } from '../../src/local/git.js';
+import { runCommand } from '../../src/workspace/exec.js';
+import { changedFiles, cloneForLane } from '../../src/workspace/git.js';
 import { FAKE_AGENTS, createRepo, makeTempDir, removeDir } from '../support/repos.js';
 
 let tmp: string;

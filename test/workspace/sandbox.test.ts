@@ -10,8 +10,8 @@ import { chmodSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, mk
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCommand } from '../../src/local/exec.js';
-import { detectSandbox, laneUser, makeOwn, planLayers, runnerCommandFolders, sandboxFor, strategies, works } from '../../src/local/sandbox.js';
+import { runCommand } from '../../src/workspace/exec.js';
+import { detectSandbox, laneUser, makeOwn, planLayers, runnerCommandFolders, sandboxFor, strategies, works } from '../../src/workspace/sandbox.js';
 
 let dir: string;
 beforeEach(() => {
@@ -99,8 +99,8 @@ async function inside(script: string, masks: string[] = [], opts: { cwd?: string
  */
 function asNobody(name: string, body: string, node = process.execPath): Record<string, unknown> & { tail: string; code: number | null } {
   const probe = join(dir, `${name}.mjs`);
-  const sandboxUrl = new URL('../../src/local/sandbox.ts', import.meta.url).href;
-  const execUrl = new URL('../../src/local/exec.ts', import.meta.url).href;
+  const sandboxUrl = new URL('../../src/workspace/sandbox.ts', import.meta.url).href;
+  const execUrl = new URL('../../src/workspace/exec.ts', import.meta.url).href;
   writeFileSync(probe, `import * as sandbox from ${JSON.stringify(sandboxUrl)};\nimport { runCommand } from ${JSON.stringify(execUrl)};\n${body}`);
   const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
   const p = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', node, '--import', tsx, probe], {

@@ -1,7 +1,7 @@
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { GitError, changedFiles, cloneForLane, changedBetween, commitAll, committedChange, defaultBranch, diffPatch, diffPatchBuffer, git, hasCommits, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, parentOf, pushBranch, pushFastForward, revParse, setGitIdentity, treeOf } from '../../src/local/git.js';
+import { GitError, changedFiles, cloneForLane, changedBetween, commitAll, committedChange, defaultBranch, diffPatch, diffPatchBuffer, git, hasCommits, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, parentOf, pushBranch, pushFastForward, revParse, setGitIdentity, treeOf } from '../../src/workspace/git.js';
 import { clearSecrets, redact, registerSecret } from '../../src/util/secrets.js';
 import {
   commitToRemote,
@@ -472,7 +472,7 @@ describe('pushFastForward (local merge)', () => {
 
 describe('network failures worth another try', () => {
   it('tells a transient failure (5xx, dropped connection, timeout, ref lock) from a final one (auth, missing repository, hook)', async () => {
-    const { isTransientGitFailure } = await import('../../src/local/git.js');
+    const { isTransientGitFailure } = await import('../../src/workspace/git.js');
     for (const t of [
       'fatal: unable to access \'https://h/o/r.git/\': The requested URL returned error: 502',
       'error: RPC failed; HTTP 503 curl 22 The requested URL returned error: 503',
@@ -493,7 +493,7 @@ describe('network failures worth another try', () => {
   });
 
   it('backs off exponentially with jitter', async () => {
-    const { backoffMs } = await import('../../src/local/git.js');
+    const { backoffMs } = await import('../../src/workspace/git.js');
     for (let retry = 1; retry <= 3; retry++) {
       const cap = 1000 * 2 ** (retry - 1);
       const seen = Array.from({ length: 200 }, () => backoffMs(retry, 1000));

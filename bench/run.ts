@@ -164,7 +164,13 @@ interface Metric {
 const metrics: Record<string, Metric> = {};
 const details: Record<string, unknown> = {};
 
-function metric(name: string, reps: number[], unit: string, target: Metric['target'], opts: { value?: number; note?: string; samples?: Record<string, number>; lowerIsBetter?: boolean } = {}): void {
+function metric(
+  name: string,
+  reps: number[],
+  unit: string,
+  target: Metric['target'],
+  opts: { value?: number; note?: string; samples?: Record<string, number>; lowerIsBetter?: boolean } = {},
+): void {
   const value = opts.value ?? median(reps);
   let pass: boolean | null = null;
   if (target && target.op !== 'info') {
@@ -250,18 +256,34 @@ function benchPlan(): PlanOut {
   metric('validate_10k_ms', validate, 'ms', { op: 'info', value: 0 });
   metric('build_plan_10k_ms', build, 'ms', { op: 'info', value: 0 });
   const rssSamples: Record<string, number> = { before: before.rss / MiB, after_first_plan: afterFirst!.rss / MiB, after_all_reps: afterAll.rss / MiB };
-  metric('plan_10k_rss_mb', [], 'MiB', { op: 'info', value: 0 }, {
-    value: afterFirst!.rss / MiB,
-    samples: rssSamples,
-    note: 'value: RSS after the first (cold) validate + plan, with the generated input, the resolved fleet and the plan alive',
-  });
-  const heapSamples: Record<string, number> = { before: before.heapUsed / MiB, after_first_plan: afterFirst!.heapUsed / MiB, after_all_reps: afterAll.heapUsed / MiB };
+  metric(
+    'plan_10k_rss_mb',
+    [],
+    'MiB',
+    { op: 'info', value: 0 },
+    {
+      value: afterFirst!.rss / MiB,
+      samples: rssSamples,
+      note: 'value: RSS after the first (cold) validate + plan, with the generated input, the resolved fleet and the plan alive',
+    },
+  );
+  const heapSamples: Record<string, number> = {
+    before: before.heapUsed / MiB,
+    after_first_plan: afterFirst!.heapUsed / MiB,
+    after_all_reps: afterAll.heapUsed / MiB,
+  };
   if (gc) heapSamples.live_after_gc = live.heapUsed / MiB;
-  metric('plan_10k_heap_used_mb', [], 'MiB', { op: 'info', value: 0 }, {
-    value: afterFirst!.heapUsed / MiB,
-    samples: heapSamples,
-    note: 'value: heapUsed after the first plan; live_after_gc: after a full GC with the last input, fleet and plan alive',
-  });
+  metric(
+    'plan_10k_heap_used_mb',
+    [],
+    'MiB',
+    { op: 'info', value: 0 },
+    {
+      value: afterFirst!.heapUsed / MiB,
+      samples: heapSamples,
+      note: 'value: heapUsed after the first plan; live_after_gc: after a full GC with the last input, fleet and plan alive',
+    },
+  );
 
   const plan = out!.plan;
   details.plan_10k = {
@@ -309,7 +331,14 @@ function benchReport(input: PlanOut): void {
   const init = manifestInit(input.fleet, input.plan);
   const records: LaneRecord[] = makeLaneRecords(initManifest(init), 7);
   const now = '2025-01-01T03:00:00.000Z';
-  const parts: Record<string, number[]> = { initManifest: [], mergeLaneRecords: [], finalizeManifest: [], renderReport: [], renderStatusTable: [], renderPlan: [] };
+  const parts: Record<string, number[]> = {
+    initManifest: [],
+    mergeLaneRecords: [],
+    finalizeManifest: [],
+    renderReport: [],
+    renderStatusTable: [],
+    renderPlan: [],
+  };
   const total: number[] = [];
   let last: { m: Manifest; sizes: Record<string, number> } | undefined;
   for (let r = 0; r < REPS; r++) {
@@ -352,7 +381,6 @@ interface FleetRun {
 }
 
 let seedRepo: string | undefined;
-
 
 function cpuDelta(a: CpuTimes | null, b: CpuTimes | null): CpuTimes | null {
   return a && b ? { self_s: round(b.self_s - a.self_s, 2), children_s: round(b.children_s - a.children_s, 2) } : null;
@@ -401,7 +429,12 @@ async function runLocalFleet(tag: string, n: number, run: string, maxParallel: n
   if (!outcome.ok) throw new Error(`bench fleet did not plan: ${JSON.stringify(outcome.problems)}`);
   const bad = outcome.manifest.lanes.filter((l) => l.status !== 'completed' || l.phase !== 'pushed');
   if (bad.length) {
-    throw new Error(`bench fleet ${tag}: ${bad.length} lane(s) did not end pushed: ${bad.slice(0, 3).map((l) => `${l.lane} ${l.status}/${l.phase} ${l.error?.message ?? ''}`).join('; ')}`);
+    throw new Error(
+      `bench fleet ${tag}: ${bad.length} lane(s) did not end pushed: ${bad
+        .slice(0, 3)
+        .map((l) => `${l.lane} ${l.status}/${l.phase} ${l.error?.message ?? ''}`)
+        .join('; ')}`,
+    );
   }
   // The repositories are not needed any more; keep the temp dir small between reps.
   if (!argv.keep) rmSync(dir, { recursive: true, force: true });
@@ -441,7 +474,12 @@ async function benchOverhead(PARALLEL = 1, name = 'lane_overhead_ms'): Promise<v
   const LANES = 32;
   const repMedians: number[] = [];
   const all: { over: number[]; clone: number[]; commit: number[]; push: number[]; directive: number[]; total: number[] } = {
-    over: [], clone: [], commit: [], push: [], directive: [], total: [],
+    over: [],
+    clone: [],
+    commit: [],
+    push: [],
+    directive: [],
+    total: [],
   };
   const runs: Record<string, number>[] = [];
   for (let r = 0; r < FLEET_REPS; r++) {
@@ -455,21 +493,45 @@ async function benchOverhead(PARALLEL = 1, name = 'lane_overhead_ms'): Promise<v
     all.directive.push(...t.map((x) => x.directive_ms!));
     all.total.push(...t.map((x) => x.total_ms!));
     repMedians.push(median(over));
-    runs.push({ wall_ms: round(f.wall_ms), cpu_self_s: f.cpu?.self_s ?? -1, cpu_children_s: f.cpu?.children_s ?? -1, cpu_others_s: f.cpu?.others_s ?? -1, plan_ms: round(f.plan_ms), lanes_ms: round(f.lanes_ms), report_ms: round(f.report_ms), overhead_median_ms: median(over), overhead_p90_ms: percentile(over, 90) });
-    log(`  overhead rep ${r + 1}/${FLEET_REPS}: wall ${f.wall_ms.toFixed(0)} ms, cpu ${f.cpu ? `${f.cpu.self_s}s node + ${f.cpu.children_s}s children, others ${f.cpu.others_s ?? '?'}s` : '?'}; per-lane overhead median ${median(over)} ms, p90 ${percentile(over, 90)} ms`);
+    runs.push({
+      wall_ms: round(f.wall_ms),
+      cpu_self_s: f.cpu?.self_s ?? -1,
+      cpu_children_s: f.cpu?.children_s ?? -1,
+      cpu_others_s: f.cpu?.others_s ?? -1,
+      plan_ms: round(f.plan_ms),
+      lanes_ms: round(f.lanes_ms),
+      report_ms: round(f.report_ms),
+      overhead_median_ms: median(over),
+      overhead_p90_ms: percentile(over, 90),
+    });
+    log(
+      `  overhead rep ${r + 1}/${FLEET_REPS}: wall ${f.wall_ms.toFixed(0)} ms, cpu ${f.cpu ? `${f.cpu.self_s}s node + ${f.cpu.children_s}s children, others ${f.cpu.others_s ?? '?'}s` : '?'}; per-lane overhead median ${median(over)} ms, p90 ${percentile(over, 90)} ms`,
+    );
   }
   if (name !== 'lane_overhead_ms') {
     metric(name, repMedians, 'ms', { op: 'info', value: 0 }, { note: `the same at max_parallel ${PARALLEL} (CPU contention included)` });
     details[name] = { lanes: LANES, max_parallel: PARALLEL, runs };
     return;
   }
-  metric('lane_overhead_ms', repMedians, 'ms', { op: '<=', value: 250 }, { note: 'max_parallel 1; value: median of the per-run medians over 32 lanes; reps: each run\'s median' });
+  metric(
+    'lane_overhead_ms',
+    repMedians,
+    'ms',
+    { op: '<=', value: 250 },
+    { note: "max_parallel 1; value: median of the per-run medians over 32 lanes; reps: each run's median" },
+  );
   metric('lane_overhead_p90_ms', [percentile(all.over, 90)], 'ms', { op: 'info', value: 0 }, { note: `p90 over all ${all.over.length} lanes of every run` });
   for (const k of ['clone', 'commit', 'push', 'directive'] as const) {
     metric(`lane_${k}_ms`, [median(all[k])], 'ms', { op: 'info', value: 0 }, { note: `median over all ${all[k].length} lanes of every run` });
   }
   const other = all.over.map((o, i) => o - all.clone[i]! - all.commit[i]! - all.push[i]!);
-  metric('lane_other_ms', [median(other)], 'ms', { op: 'info', value: 0 }, { note: 'overhead − clone − commit − push: rm/mkdir, fence, settle, staging, patch, result file, per lane (median)' });
+  metric(
+    'lane_other_ms',
+    [median(other)],
+    'ms',
+    { op: 'info', value: 0 },
+    { note: 'overhead − clone − commit − push: rm/mkdir, fence, settle, staging, patch, result file, per lane (median)' },
+  );
   details.lane_overhead = { lanes: LANES, max_parallel: PARALLEL, runs, total_ms_median: median(all.total) };
 }
 
@@ -478,16 +540,46 @@ async function benchOverhead(PARALLEL = 1, name = 'lane_overhead_ms'): Promise<v
 
 async function benchFloorSuite(): Promise<void> {
   seedRepo ??= makeSeedRepo(tmpRoot);
-  const f = await benchFloor({ root: REPO_ROOT, tmp: tmpRoot, seed: seedRepo, reps: FLEET_REPS, repositories: 32, parallel: 8, cli: FLOOR_CLI as 'src' | 'dist', keep: !!argv.keep, log });
+  const f = await benchFloor({
+    root: REPO_ROOT,
+    tmp: tmpRoot,
+    seed: seedRepo,
+    reps: FLEET_REPS,
+    repositories: 32,
+    parallel: 8,
+    cli: FLOOR_CLI as 'src' | 'dist',
+    keep: !!argv.keep,
+    log,
+  });
   const m = floorMedians(f.reps);
   const where = `32 fresh bare repositories a side, max_parallel 8 / xargs -P 8, a one-file change; ${f.cli}`;
   const iso = f.isolation ? `isolation ${f.isolation.kind} (${f.isolation.detail})` : 'isolation unknown';
-  metric('fleet_vs_git_floor', f.reps.map((r) => r.wall_ratio), 'ratio', { op: '<=', value: 1.3 }, { lowerIsBetter: true, note: `fleet run ÷ a git shell loop doing the same clone, change, commit, push: wall time; ${where}; ${iso}` });
+  metric(
+    'fleet_vs_git_floor',
+    f.reps.map((r) => r.wall_ratio),
+    'ratio',
+    { op: '<=', value: 1.3 },
+    { lowerIsBetter: true, note: `fleet run ÷ a git shell loop doing the same clone, change, commit, push: wall time; ${where}; ${iso}` },
+  );
   const cpu = f.reps.map((r) => r.cpu_ratio).filter((x): x is number => x !== null);
-  if (cpu.length) metric('fleet_vs_git_floor_cpu', cpu, 'ratio', { op: '<=', value: 1.3 }, { lowerIsBetter: true, note: 'the same, CPU time of each whole process tree (user + system, from /proc/self/stat cutime + cstime)' });
-  metric('fleet_vs_git_floor_isolation_off', f.reps.map((r) => r.wall_ratio_off), 'ratio', { op: 'info', value: 0 }, { lowerIsBetter: true, note: 'wall ratio of the same fleet with isolation: off (the sandbox\'s share is the difference)' });
+  if (cpu.length)
+    metric(
+      'fleet_vs_git_floor_cpu',
+      cpu,
+      'ratio',
+      { op: '<=', value: 1.3 },
+      { lowerIsBetter: true, note: 'the same, CPU time of each whole process tree (user + system, from /proc/self/stat cutime + cstime)' },
+    );
+  metric(
+    'fleet_vs_git_floor_isolation_off',
+    f.reps.map((r) => r.wall_ratio_off),
+    'ratio',
+    { op: 'info', value: 0 },
+    { lowerIsBetter: true, note: "wall ratio of the same fleet with isolation: off (the sandbox's share is the difference)" },
+  );
   const cpuOff = f.reps.map((r) => r.cpu_ratio_off).filter((x): x is number => x !== null);
-  if (cpuOff.length) metric('fleet_vs_git_floor_cpu_isolation_off', cpuOff, 'ratio', { op: 'info', value: 0 }, { lowerIsBetter: true, note: 'CPU ratio with isolation: off' });
+  if (cpuOff.length)
+    metric('fleet_vs_git_floor_cpu_isolation_off', cpuOff, 'ratio', { op: 'info', value: 0 }, { lowerIsBetter: true, note: 'CPU ratio with isolation: off' });
   details.fleet_vs_git_floor = { ...f, medians: m };
 }
 
@@ -509,18 +601,44 @@ async function benchAgentsSuite(): Promise<void> {
   const where = `claude ${a.claude_version}, ${a.cli}, isolation ${a.isolation ? `${a.isolation.kind} (${a.isolation.detail})` : 'unknown'}`;
   // The value is the difference of the two medians (one noisy pairing does not decide it); each repetition's own
   // difference is kept as its reps.
-  metric('agent_lane_overhead_ms', s.map((r) => r.fleet.wall_ms - r.bare.wall_ms), 'ms', { op: 'info', value: 0 }, {
-    value: fleetMs - bareMs,
-    note: `median one-lane fleet run ${round(fleetMs)} ms − median bare claude run ${round(bareMs)} ms (reps: each repetition's difference); CPU ${fleetCpu ?? '?'} − ${bareCpu ?? '?'} = ${cpuOver ?? '?'} cpu-s; ${where}`,
-  });
-  metric('agent_lane_fleet_ms', s.map((r) => r.fleet.wall_ms), 'ms', { op: 'info', value: 0 }, { note: `\`node bin/fleet.js run\`, one lane, spawn → exit; the agent run inside it took a median ${median(s.map((r) => r.lane_directive_ms))} ms (the manifest's directive_ms)` });
-  metric('agent_lane_bare_cli_ms', s.map((r) => r.bare.wall_ms), 'ms', { op: 'info', value: 0 }, { note: '`claude -p <prompt> --output-format json --permission-mode acceptEdits` alone in a plain clone, spawn → exit' });
+  metric(
+    'agent_lane_overhead_ms',
+    s.map((r) => r.fleet.wall_ms - r.bare.wall_ms),
+    'ms',
+    { op: 'info', value: 0 },
+    {
+      value: fleetMs - bareMs,
+      note: `median one-lane fleet run ${round(fleetMs)} ms − median bare claude run ${round(bareMs)} ms (reps: each repetition's difference); CPU ${fleetCpu ?? '?'} − ${bareCpu ?? '?'} = ${cpuOver ?? '?'} cpu-s; ${where}`,
+    },
+  );
+  metric(
+    'agent_lane_fleet_ms',
+    s.map((r) => r.fleet.wall_ms),
+    'ms',
+    { op: 'info', value: 0 },
+    {
+      note: `\`node bin/fleet.js run\`, one lane, spawn → exit; the agent run inside it took a median ${median(s.map((r) => r.lane_directive_ms))} ms (the manifest's directive_ms)`,
+    },
+  );
+  metric(
+    'agent_lane_bare_cli_ms',
+    s.map((r) => r.bare.wall_ms),
+    'ms',
+    { op: 'info', value: 0 },
+    { note: '`claude -p <prompt> --output-format json --permission-mode acceptEdits` alone in a plain clone, spawn → exit' },
+  );
 
   const f = a.fleet32;
   const cpus = os.cpus().length;
-  metric('agent_fleet_32_s', [f.run.wall_ms / 1000], 's', { op: 'info', value: 0 }, {
-    note: `\`fleet run\`, ${f.lanes} lanes, max_parallel ${f.parallel}, a real claude making one edit in each, one emulator, spawn → exit; once; ${f.run.cpu_s ?? '?'} cpu-s on ${cpus} CPU(s)`,
-  });
+  metric(
+    'agent_fleet_32_s',
+    [f.run.wall_ms / 1000],
+    's',
+    { op: 'info', value: 0 },
+    {
+      note: `\`fleet run\`, ${f.lanes} lanes, max_parallel ${f.parallel}, a real claude making one edit in each, one emulator, spawn → exit; once; ${f.run.cpu_s ?? '?'} cpu-s on ${cpus} CPU(s)`,
+    },
+  );
   // The ideal is the agent runs' own durations (as slowed by each other) packed 8 at a time: a slot of the
   // concurrency budget holds a lane's attempts only, its clone and push run outside (produceInBudget in
   // src/steps/lane.ts), so whole lanes summed ÷ 8 is no bound (it came to 1.07 × the wall time). Not 32 × a lane run
@@ -528,12 +646,25 @@ async function benchAgentsSuite(): Promise<void> {
   // (it is kept in the note and the details).
   const ideal = f.directive_ms.reduce((x, y) => x + y, 0) / f.parallel;
   const vsAlone = (f.lanes * fleetMs) / f.parallel / f.run.wall_ms;
-  metric('agent_fleet_32_compression', [ideal / f.run.wall_ms], 'ratio', { op: 'info', value: 0 }, {
-    note: `ideal ÷ measured, ideal = the lanes' agent runs (directive_ms, from the manifest) summed ÷ ${f.parallel} = ${round(ideal / 1000, 2)} s; with 32 × the one-lane fleet run alone ÷ ${f.parallel} as the ideal instead: ${round(vsAlone, 3)}`,
-  });
+  metric(
+    'agent_fleet_32_compression',
+    [ideal / f.run.wall_ms],
+    'ratio',
+    { op: 'info', value: 0 },
+    {
+      note: `ideal ÷ measured, ideal = the lanes' agent runs (directive_ms, from the manifest) summed ÷ ${f.parallel} = ${round(ideal / 1000, 2)} s; with 32 × the one-lane fleet run alone ÷ ${f.parallel} as the ideal instead: ${round(vsAlone, 3)}`,
+    },
+  );
   details.agents = {
     ...a,
-    medians: { fleet_ms: round(fleetMs), bare_cli_ms: round(bareMs), overhead_ms: round(fleetMs - bareMs), fleet_cpu_s: fleetCpu, bare_cli_cpu_s: bareCpu, overhead_cpu_s: cpuOver },
+    medians: {
+      fleet_ms: round(fleetMs),
+      bare_cli_ms: round(bareMs),
+      overhead_ms: round(fleetMs - bareMs),
+      fleet_cpu_s: fleetCpu,
+      bare_cli_cpu_s: bareCpu,
+      overhead_cpu_s: cpuOver,
+    },
     fleet32_ideal_ms: round(ideal),
     fleet32_cpu_bound_s: f.run.cpu_s === null ? null : round(f.run.cpu_s / cpus, 2),
     fleet32_lane_ms_median: median(f.lane_ms),
@@ -594,7 +725,13 @@ async function benchGithubPlan(emu: RemoteEmulator, mix: ReturnType<typeof targe
     const got = new Map<string, string>(planned.plan.lanes.map((l) => [l.spec.id, 'ok']));
     for (const e of planned.plan.excluded) got.set(e.lane, e.reason);
     const wrong = [...mix.expected].filter(([id, want]) => got.get(id) !== want);
-    if (wrong.length) throw new Error(`plan verdicts differ from the mix for ${wrong.length} lanes, e.g. ${wrong.slice(0, 3).map(([id, w]) => `${id}: want ${w}, got ${got.get(id)}`).join('; ')}`);
+    if (wrong.length)
+      throw new Error(
+        `plan verdicts differ from the mix for ${wrong.length} lanes, e.g. ${wrong
+          .slice(0, 3)
+          .map(([id, w]) => `${id}: want ${w}, got ${got.get(id)}`)
+          .join('; ')}`,
+      );
     const verdicts: Record<string, number> = {};
     for (const x of got.values()) verdicts[x] = (verdicts[x] ?? 0) + 1;
     counts.push(byKind(reqs, 'graphql').length);
@@ -614,10 +751,27 @@ async function benchGithubPlan(emu: RemoteEmulator, mix: ReturnType<typeof targe
 
   const { reqs, verdicts } = last!;
   const gql = byKind(reqs, 'graphql');
-  metric('graphql_requests_1000_targets', counts, 'requests', { op: '<=', value: 10 }, { note: 'plan step (planStep → forge.checkTargets) over 1,000 targets; reps: each run' });
-  metric('graphql_requests_per_100_targets', counts.map((c) => (c * 100) / mix.targets.length), 'requests', { op: 'info', value: 0 });
+  metric(
+    'graphql_requests_1000_targets',
+    counts,
+    'requests',
+    { op: '<=', value: 10 },
+    { note: 'plan step (planStep → forge.checkTargets) over 1,000 targets; reps: each run' },
+  );
+  metric(
+    'graphql_requests_per_100_targets',
+    counts.map((c) => (c * 100) / mix.targets.length),
+    'requests',
+    { op: 'info', value: 0 },
+  );
   metric('plan_1000_targets_ms', times, 'ms', { op: 'info', value: 0 }, { note: 'the whole plan step against the emulator, no pacing' });
-  metric('plan_1000_targets_paced_s', [pacedS], 's', { op: 'info', value: 0 }, { note: 'once, with the throttling plugin\'s default pacing (1 s between GraphQL queries), as `fleet plan` runs on github.com' });
+  metric(
+    'plan_1000_targets_paced_s',
+    [pacedS],
+    's',
+    { op: 'info', value: 0 },
+    { note: "once, with the throttling plugin's default pacing (1 s between GraphQL queries), as `fleet plan` runs on github.com" },
+  );
   details.github_plan_1000 = {
     targets: mix.targets.length,
     repositories_created: mix.repos.length,
@@ -660,10 +814,17 @@ interface GithubFleetSpec {
 }
 
 const GH_PARALLEL = 8;
-const GH_FILES = { 'README.md': '# bench\n', 'package.json': `${JSON.stringify({ name: 'bench', version: '1.0.0' }, null, 2)}\n`, 'src/index.js': 'export const x = 1;\n' };
+const GH_FILES = {
+  'README.md': '# bench\n',
+  'package.json': `${JSON.stringify({ name: 'bench', version: '1.0.0' }, null, 2)}\n`,
+  'src/index.js': 'export const x = 1;\n',
+};
 
 /** One fleet of `spec.lanes` lanes (one per repository) through runFleet and the GitHub forge; checked, timed, its requests attributed. */
-async function runGithubFleet(emu: RemoteEmulator, spec: GithubFleetSpec): Promise<{ run: GithubFleetRun; lanes: LaneCalls[]; sentBy: Map<string, Set<string>> }> {
+async function runGithubFleet(
+  emu: RemoteEmulator,
+  spec: GithubFleetSpec,
+): Promise<{ run: GithubFleetRun; lanes: LaneCalls[]; sentBy: Map<string, Set<string>> }> {
   const names = Array.from({ length: spec.lanes }, (_, i) => `svc-${String(i).padStart(2, '0')}`);
   const repos = names.map((n) => `${spec.owner}/${n}`);
   if (!spec.rerun) await emu.createRepos(names.map((name) => ({ owner: spec.owner, name, files: GH_FILES })));
@@ -722,7 +883,12 @@ async function runGithubFleet(emu: RemoteEmulator, spec: GithubFleetSpec): Promi
   if (!outcome.ok) throw new Error(`the GitHub bench fleet did not plan: ${JSON.stringify(outcome.problems.slice(0, 3))}`);
   const bad = outcome.manifest.lanes.filter((l) => l.status !== 'completed' || l.phase !== 'pr-open' || !l.evidence.head_matches || !l.evidence.files_match);
   if (bad.length) {
-    throw new Error(`GitHub bench fleet ${spec.name}: ${bad.length} lane(s) did not end with a verified open PR: ${bad.slice(0, 3).map((l) => `${l.lane} ${l.status}/${l.phase} ${l.error?.message ?? ''}`).join('; ')}`);
+    throw new Error(
+      `GitHub bench fleet ${spec.name}: ${bad.length} lane(s) did not end with a verified open PR: ${bad
+        .slice(0, 3)
+        .map((l) => `${l.lane} ${l.status}/${l.phase} ${l.error?.message ?? ''}`)
+        .join('; ')}`,
+    );
   }
   const open = await emu.openPulls(repos);
   if (open.some((n) => n !== 1)) throw new Error(`GitHub bench fleet ${spec.name}: expected one open PR per repository, got ${JSON.stringify(open)}`);
@@ -802,23 +968,85 @@ async function benchGithubFleet(emu: RemoteEmulator): Promise<void> {
     const f = await runGithubFleet(emu, spec);
     variants[tag] = f.run;
     variantRoutes[tag] = routeTable(f.lanes, f.sentBy);
-    log(`  github fleet (${tag}, ${VARIANT_LANES} lanes): wall ${(f.run.wall_ms / 1000).toFixed(2)} s; per lane median: ${f.run.rest_median} REST (${f.run.content_median} content-creating), ${f.run.git_median} git`);
+    log(
+      `  github fleet (${tag}, ${VARIANT_LANES} lanes): wall ${(f.run.wall_ms / 1000).toFixed(2)} s; per lane median: ${f.run.rest_median} REST (${f.run.content_median} content-creating), ${f.run.git_median} git`,
+    );
   }
   const problems = await emu.problems();
   if (problems.violations.length || problems.errors.length) {
-    log(`  the emulator refused ${problems.violations.length} request(s) as GitHub would, and failed on ${problems.errors.length}: ${[...problems.violations, ...problems.errors].slice(0, 3).join('; ')}`);
+    log(
+      `  the emulator refused ${problems.violations.length} request(s) as GitHub would, and failed on ${problems.errors.length}: ${[...problems.violations, ...problems.errors].slice(0, 3).join('; ')}`,
+    );
   }
 
-  metric('rest_calls_per_lane', runs.map((x) => x.rest_median), 'calls', { op: '<=', value: 6 }, { note: 'median REST requests per lane (by repository path in the emulator log), open-PR path, no CI wait; reps: each run\'s median' });
-  metric('content_creating_calls_per_lane', runs.map((x) => x.content_median), 'calls', { op: '<=', value: 3 }, { note: 'median POST/PATCH/PUT/DELETE REST requests per lane' });
-  metric('git_requests_per_lane', runs.map((x) => x.git_median), 'requests', { op: 'info', value: 0 }, { note: 'git smart-HTTP requests per lane (clone + push), not REST' });
-  metric('emulated_fleet_100_s', runs.map((x) => x.wall_ms / 1000), 's', { op: 'info', value: 0 }, { note: `runFleet, ${LANES} lanes, max_parallel ${GH_PARALLEL}, a one-file edit, PRs opened, no CI wait` });
-  metric('emulated_fleet_100_plan_s', runs.map((x) => x.plan_ms / 1000), 's', { op: 'info', value: 0 });
-  metric('emulated_fleet_100_lanes_s', runs.map((x) => x.lanes_ms / 1000), 's', { op: 'info', value: 0 });
-  metric('emulated_fleet_100_report_s', runs.map((x) => x.report_ms / 1000), 's', { op: 'info', value: 0 }, { note: 'from the last lane\'s end to runFleet\'s return: the last lanes\' verification, then reportStep' });
-  metric('rest_calls_per_lane_decorated', [variants.decorated!.rest_median], 'calls', { op: 'info', value: 0 }, { note: `the same with pr: labels, reviewers and assignees (one each), ${VARIANT_LANES} lanes, once` });
-  metric('content_creating_calls_per_lane_decorated', [variants.decorated!.content_median], 'calls', { op: 'info', value: 0 }, { note: 'content-creating requests of that fleet' });
-  metric('rest_calls_per_lane_rerun', [variants.rerun!.rest_median], 'calls', { op: 'info', value: 0 }, { note: 'that fleet run again: branches and PRs exist, nothing to push' });
+  metric(
+    'rest_calls_per_lane',
+    runs.map((x) => x.rest_median),
+    'calls',
+    { op: '<=', value: 6 },
+    { note: "median REST requests per lane (by repository path in the emulator log), open-PR path, no CI wait; reps: each run's median" },
+  );
+  metric(
+    'content_creating_calls_per_lane',
+    runs.map((x) => x.content_median),
+    'calls',
+    { op: '<=', value: 3 },
+    { note: 'median POST/PATCH/PUT/DELETE REST requests per lane' },
+  );
+  metric(
+    'git_requests_per_lane',
+    runs.map((x) => x.git_median),
+    'requests',
+    { op: 'info', value: 0 },
+    { note: 'git smart-HTTP requests per lane (clone + push), not REST' },
+  );
+  metric(
+    'emulated_fleet_100_s',
+    runs.map((x) => x.wall_ms / 1000),
+    's',
+    { op: 'info', value: 0 },
+    { note: `runFleet, ${LANES} lanes, max_parallel ${GH_PARALLEL}, a one-file edit, PRs opened, no CI wait` },
+  );
+  metric(
+    'emulated_fleet_100_plan_s',
+    runs.map((x) => x.plan_ms / 1000),
+    's',
+    { op: 'info', value: 0 },
+  );
+  metric(
+    'emulated_fleet_100_lanes_s',
+    runs.map((x) => x.lanes_ms / 1000),
+    's',
+    { op: 'info', value: 0 },
+  );
+  metric(
+    'emulated_fleet_100_report_s',
+    runs.map((x) => x.report_ms / 1000),
+    's',
+    { op: 'info', value: 0 },
+    { note: "from the last lane's end to runFleet's return: the last lanes' verification, then reportStep" },
+  );
+  metric(
+    'rest_calls_per_lane_decorated',
+    [variants.decorated!.rest_median],
+    'calls',
+    { op: 'info', value: 0 },
+    { note: `the same with pr: labels, reviewers and assignees (one each), ${VARIANT_LANES} lanes, once` },
+  );
+  metric(
+    'content_creating_calls_per_lane_decorated',
+    [variants.decorated!.content_median],
+    'calls',
+    { op: 'info', value: 0 },
+    { note: 'content-creating requests of that fleet' },
+  );
+  metric(
+    'rest_calls_per_lane_rerun',
+    [variants.rerun!.rest_median],
+    'calls',
+    { op: 'info', value: 0 },
+    { note: 'that fleet run again: branches and PRs exist, nothing to push' },
+  );
 
   const routes = routeTable(allLanes, sentBy);
   githubRoutes = routes;
@@ -830,7 +1058,9 @@ async function benchGithubFleet(emu: RemoteEmulator): Promise<void> {
     runs,
     calls_per_lane_by_route: routes,
     other_requests_sent_by: Object.fromEntries([...sentBy].filter(([k]) => !routes.some((x) => x.route === k)).map(([k, v]) => [k, [...v]])),
-    variants: Object.fromEntries(Object.entries(variants).map(([k, run]) => [k, { lanes: VARIANT_LANES, pr: decoratedPr, run, calls_per_lane_by_route: variantRoutes[k] }])),
+    variants: Object.fromEntries(
+      Object.entries(variants).map(([k, run]) => [k, { lanes: VARIANT_LANES, pr: decoratedPr, run, calls_per_lane_by_route: variantRoutes[k] }]),
+    ),
     emulator_violations: problems.violations.slice(0, 20),
     emulator_errors: problems.errors.slice(0, 20),
     forge_warnings: ghWarnings.slice(0, 20),
@@ -865,13 +1095,33 @@ async function benchGithub(): Promise<void> {
 async function benchSweeps(): Promise<void> {
   const r = await runSweepsInChild({ root: REPO_ROOT, tmp: tmpRoot, targets: 1000, changed: 20, jobs: ACTIONS_JOBS });
   const where = `${r.targets} targets, ${r.cpus} CPU(s), at most ${r.jobs} jobs at once`;
-  metric('sweep_unchanged_1000_clones', [r.unchanged.clones], 'clones', { op: '<=', value: 0 }, { note: `${where}: clones of target repositories by a scheduled sweep where nothing changed (${r.unchanged.legs} legs ran)` });
-  metric('sweep_unchanged_1000_api_requests', [r.unchanged.fleet_requests], 'requests', { op: '<=', value: 12 }, {
-    note: `the fleet token's API requests in that sweep, every job: ${Object.entries(r.unchanged.fleet_requests_by_route).map(([k, n]) => `${k} ×${n}`).join(', ')}`,
-  });
-  metric('sweep_20_changed_of_1000_s', [r.changed_run.wall_s], 's', { op: 'info', value: 0 }, {
-    note: `${where}: schedule → end of run, ${r.changed} changed targets each opening a PR (${r.changed_run.legs} legs, ${r.changed_run.jobs} jobs); the unchanged sweep took ${r.unchanged.wall_s.toFixed(1)} s; once`,
-  });
+  metric(
+    'sweep_unchanged_1000_clones',
+    [r.unchanged.clones],
+    'clones',
+    { op: '<=', value: 0 },
+    { note: `${where}: clones of target repositories by a scheduled sweep where nothing changed (${r.unchanged.legs} legs ran)` },
+  );
+  metric(
+    'sweep_unchanged_1000_api_requests',
+    [r.unchanged.fleet_requests],
+    'requests',
+    { op: '<=', value: 12 },
+    {
+      note: `the fleet token's API requests in that sweep, every job: ${Object.entries(r.unchanged.fleet_requests_by_route)
+        .map(([k, n]) => `${k} ×${n}`)
+        .join(', ')}`,
+    },
+  );
+  metric(
+    'sweep_20_changed_of_1000_s',
+    [r.changed_run.wall_s],
+    's',
+    { op: 'info', value: 0 },
+    {
+      note: `${where}: schedule → end of run, ${r.changed} changed targets each opening a PR (${r.changed_run.legs} legs, ${r.changed_run.jobs} jobs); the unchanged sweep took ${r.unchanged.wall_s.toFixed(1)} s; once`,
+    },
+  );
   details.sweeps = r;
 }
 
@@ -883,10 +1133,22 @@ async function benchActions(suites: ActionsSuite[]): Promise<void> {
   const r = await runActionsInChild({ suites, root: REPO_ROOT, tmp: tmpRoot, reps: REPS, jobs: ACTIONS_JOBS, ...(profileDir ? { profileDir } : {}) });
   if (r.node_start_ms && r.cold_start) {
     const c = r.cold_start;
-    metric('node_start_ms', r.node_start_ms, 'ms', { op: 'info', value: 0 }, { note: "`node -e ''`, spawn → exit: this machine's floor under any Node.js process" });
-    metric('action_cold_start_ms', c.first_request_ms, 'ms', { op: 'info', value: 0 }, {
-      note: `spawn of node dist/action/index.js in plan mode (a plan job's environment) → the emulator's first request (${c.first_request}); compare node_start_ms`,
-    });
+    metric(
+      'node_start_ms',
+      r.node_start_ms,
+      'ms',
+      { op: 'info', value: 0 },
+      { note: "`node -e ''`, spawn → exit: this machine's floor under any Node.js process" },
+    );
+    metric(
+      'action_cold_start_ms',
+      c.first_request_ms,
+      'ms',
+      { op: 'info', value: 0 },
+      {
+        note: `spawn of node dist/action/index.js in plan mode (a plan job's environment) → the emulator's first request (${c.first_request}); compare node_start_ms`,
+      },
+    );
     details.action_cold_start = {
       first_request: c.first_request,
       first_request_ms: c.first_request_ms,
@@ -897,35 +1159,81 @@ async function benchActions(suites: ActionsSuite[]): Promise<void> {
     };
   }
   if (r.dist) {
-    metric('dist_bytes', [], 'bytes', { op: 'info', value: 0 }, { value: r.dist.total, samples: r.dist.bundles, note: 'every file of dist/; samples: per bundle' });
+    metric(
+      'dist_bytes',
+      [],
+      'bytes',
+      { op: 'info', value: 0 },
+      { value: r.dist.total, samples: r.dist.bundles, note: 'every file of dist/; samples: per bundle' },
+    );
     details.dist = r.dist;
   }
   if (r.fleet_300) {
     const f = r.fleet_300;
     const where = `${f.jobs_run} jobs on ${f.cpus} CPU(s), at most ${f.max_concurrent_jobs} at once`;
-    metric('simulated_fleet_300_s', [f.wall_ms / 1000], 's', { op: 'info', value: 0 }, {
-      note: `${where}; dispatch → end of run through the workflow runner, ${f.lanes} lanes (wave 1: ${f.jobs_by_wave['wave 1']} legs, ${f.two_lane_shards} of two lanes), once`,
-    });
-    metric('simulated_fleet_300_jobs', [f.jobs_run], 'jobs', { op: 'info', value: 0 }, { note: `jobs run: ${Object.entries(f.jobs_by_wave).map(([k, v]) => `${k} ${v}`).join(', ')}` });
-    metric('simulated_fleet_300_s_per_job', [f.wall_ms / 1000 / f.jobs_run], 's', { op: 'info', value: 0 }, {
-      note: `run wall ÷ jobs run (${where}); one job itself: median ${(f.job_ms.median / 1000).toFixed(2)} s`,
-    });
+    metric(
+      'simulated_fleet_300_s',
+      [f.wall_ms / 1000],
+      's',
+      { op: 'info', value: 0 },
+      {
+        note: `${where}; dispatch → end of run through the workflow runner, ${f.lanes} lanes (wave 1: ${f.jobs_by_wave['wave 1']} legs, ${f.two_lane_shards} of two lanes), once`,
+      },
+    );
+    metric(
+      'simulated_fleet_300_jobs',
+      [f.jobs_run],
+      'jobs',
+      { op: 'info', value: 0 },
+      {
+        note: `jobs run: ${Object.entries(f.jobs_by_wave)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+      },
+    );
+    metric(
+      'simulated_fleet_300_s_per_job',
+      [f.wall_ms / 1000 / f.jobs_run],
+      's',
+      { op: 'info', value: 0 },
+      {
+        note: `run wall ÷ jobs run (${where}); one job itself: median ${(f.job_ms.median / 1000).toFixed(2)} s`,
+      },
+    );
     details.simulated_fleet_300 = { ...f, wall_s: round(f.wall_ms / 1000, 2), took_s: r.took_s.fleet_300 };
   }
   if (r.agent_install) {
     const a = r.agent_install;
     const ratio = median(a.cached_s) / median(a.uncached_s);
-    metric('agent_install_cached_s', a.cached_s, 's', { op: 'info', value: 0 }, {
-      note: `a leg restoring its agent CLI from the Actions cache, as the leg logs it; npm install of the same package: median ${median(a.uncached_s)} s (cached ÷ npm ${ratio.toFixed(2)}); the real Claude Code package (186 MB native binary) from a local registry: npm's work and the bytes, not the network`,
-    });
-    metric('agent_install_uncached_s', a.uncached_s, 's', { op: 'info', value: 0 }, { note: 'the first leg: npm install of the real Claude Code package from a local registry, then saved to the cache' });
+    metric(
+      'agent_install_cached_s',
+      a.cached_s,
+      's',
+      { op: 'info', value: 0 },
+      {
+        note: `a leg restoring its agent CLI from the Actions cache, as the leg logs it; npm install of the same package: median ${median(a.uncached_s)} s (cached ÷ npm ${ratio.toFixed(2)}); the real Claude Code package (186 MB native binary) from a local registry: npm's work and the bytes, not the network`,
+      },
+    );
+    metric(
+      'agent_install_uncached_s',
+      a.uncached_s,
+      's',
+      { op: 'info', value: 0 },
+      { note: 'the first leg: npm install of the real Claude Code package from a local registry, then saved to the cache' },
+    );
     details.agent_install = { ...a, cached_over_npm: round(ratio, 3), took_s: r.took_s.agent_install };
   }
   if (r.report_1000) {
     const x = r.report_1000;
-    metric('report_job_1000_lanes_s', [x.report_ms / 1000], 's', { op: 'info', value: 0 }, {
-      note: `the report job (bundle, report mode), spawn → exit, over ${x.artifacts} lane artifacts of ${x.shards} lane jobs; once`,
-    });
+    metric(
+      'report_job_1000_lanes_s',
+      [x.report_ms / 1000],
+      's',
+      { op: 'info', value: 0 },
+      {
+        note: `the report job (bundle, report mode), spawn → exit, over ${x.artifacts} lane artifacts of ${x.shards} lane jobs; once`,
+      },
+    );
     details.report_job_1000_lanes = { ...x, took_s: r.took_s.report_1000 };
   }
   details.actions_took_s = r.took_s;
@@ -939,9 +1247,15 @@ async function benchWriteBudget(): Promise<void> {
   const r = await runWriteBudgetInChild({ ...WRITE_BUDGET_DEFAULTS, jobs: Math.max(ACTIONS_JOBS, WRITE_BUDGET_DEFAULTS.jobs) }, tmpRoot, REPO_ROOT);
   const where = `${r.legs} legs opening and labelling a PR each through the workflow runner (max-parallel ${r.parallel}, ${r.jobs} jobs at once, ${r.cpus} CPUs); compressed: ${r.compression}`;
   metric('secondary_limit_rejections_256_legs', [r.rejections], 'requests', { op: '<=', value: 0 }, { note: `${where}; once` });
-  metric('write_budget_use', [r.use], 'ratio', { op: '>=', value: 0.8 }, {
-    note: `${r.writes} writes in ${(r.first_to_last_ms / 1000).toFixed(1)} s, first → last, ÷ ${r.limit.max} per ${r.limit.windowMs / 1000} s (Fleet plans 90%: 0.9 is the most it takes); busiest window ${r.busiest_window}; ${where}`,
-  });
+  metric(
+    'write_budget_use',
+    [r.use],
+    'ratio',
+    { op: '>=', value: 0.8 },
+    {
+      note: `${r.writes} writes in ${(r.first_to_last_ms / 1000).toFixed(1)} s, first → last, ÷ ${r.limit.max} per ${r.limit.windowMs / 1000} s (Fleet plans 90%: 0.9 is the most it takes); busiest window ${r.busiest_window}; ${where}`,
+    },
+  );
   details.write_budget = r;
 }
 
@@ -1065,11 +1379,13 @@ async function main(): Promise<number> {
     m.reps.length > 1
       ? m.reps.join(', ')
       : m.samples
-        ? Object.entries(m.samples).map(([k, v]) => `${k} ${v}`).join(', ')
+        ? Object.entries(m.samples)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')
         : (m.note?.split(';')[0] ?? ''),
   ]);
   const noise = [details.compression, details.lane_overhead, details.github_fleet_100]
-    .flatMap((d) => ((d as { runs?: { cpu?: CpuTimes | null; cpu_others_s?: number }[] } | undefined)?.runs ?? []))
+    .flatMap((d) => (d as { runs?: { cpu?: CpuTimes | null; cpu_others_s?: number }[] } | undefined)?.runs ?? [])
     .map((r) => r.cpu?.others_s ?? r.cpu_others_s)
     .filter((x): x is number => typeof x === 'number' && x >= 0);
   const out = [
@@ -1089,7 +1405,15 @@ async function main(): Promise<number> {
           '',
           textTable(
             ['route', 'kind', 'median', 'min', 'max', 'total', 'sent by (Forge method)'],
-            githubRoutes.map((x) => [x.route, x.kind === 'git' ? 'git' : x.content ? 'REST write' : 'REST read', String(x.median), String(x.min), String(x.max), String(x.total), x.sent_by.join(', ')]),
+            githubRoutes.map((x) => [
+              x.route,
+              x.kind === 'git' ? 'git' : x.content ? 'REST write' : 'REST read',
+              String(x.median),
+              String(x.min),
+              String(x.max),
+              String(x.total),
+              x.sent_by.join(', '),
+            ]),
           ),
           '',
         ]

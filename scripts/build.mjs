@@ -16,12 +16,26 @@ const entries = {
 const STAGE = '.build';
 
 function sources(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 function ncc(entry, out) {
   return new Promise((resolve, reject) => {
-    const args = ['node_modules/@vercel/ncc/dist/ncc/cli.js', 'build', entry, '-o', out, '--quiet', '--no-source-map-register', '--license', '[name].licenses.txt', '--target', 'es2022'];
+    const args = [
+      'node_modules/@vercel/ncc/dist/ncc/cli.js',
+      'build',
+      entry,
+      '-o',
+      out,
+      '--quiet',
+      '--no-source-map-register',
+      '--license',
+      '[name].licenses.txt',
+      '--target',
+      'es2022',
+    ];
     const child = spawn(process.execPath, args, { stdio: 'inherit' });
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`ncc build ${entry} exited with ${code}`))));
@@ -33,7 +47,9 @@ function ncc(entry, out) {
  * listed only the smallest chunk's packages. Each chunk now gets its own (`[name].licenses.txt`), joined here.
  */
 function joinLicenses(out) {
-  const parts = readdirSync(out).filter((f) => f.endsWith('.licenses.txt')).sort((a, b) => (a === 'main.licenses.txt' ? -1 : b === 'main.licenses.txt' ? 1 : a.localeCompare(b)));
+  const parts = readdirSync(out)
+    .filter((f) => f.endsWith('.licenses.txt'))
+    .sort((a, b) => (a === 'main.licenses.txt' ? -1 : b === 'main.licenses.txt' ? 1 : a.localeCompare(b)));
   writeFileSync(join(out, 'licenses.txt'), parts.map((f) => readFileSync(join(out, f), 'utf8').trimEnd()).join('\n\n') + '\n');
   for (const f of parts) rmSync(join(out, f));
 }
@@ -41,7 +57,16 @@ function joinLicenses(out) {
 rmSync('dist', { recursive: true, force: true });
 rmSync(STAGE, { recursive: true, force: true });
 try {
-  await build({ entryPoints: sources('src'), outdir: join(STAGE, 'src'), outbase: 'src', format: 'esm', platform: 'node', target: 'es2022', bundle: false, logLevel: 'warning' });
+  await build({
+    entryPoints: sources('src'),
+    outdir: join(STAGE, 'src'),
+    outbase: 'src',
+    format: 'esm',
+    platform: 'node',
+    target: 'es2022',
+    bundle: false,
+    logLevel: 'warning',
+  });
   // Node (and so ncc) reads the staged .js as ESM only under a "type": "module" package.json.
   writeFileSync(join(STAGE, 'package.json'), '{ "type": "module" }\n');
   await Promise.all(

@@ -64,7 +64,9 @@ let shown = 0;
 const timer = setInterval(() => {
   for (; shown < emu.requests.length; shown++) {
     const r = emu.requests[shown]!;
-    console.log(`${new Date(r.time).toISOString()} ${r.kind.padEnd(7)} ${r.method.padEnd(6)} ${r.status} ${r.path}${r.query ? `?${r.query}` : ''}${r.fault ? ` [${r.fault}]` : ''}`);
+    console.log(
+      `${new Date(r.time).toISOString()} ${r.kind.padEnd(7)} ${r.method.padEnd(6)} ${r.status} ${r.path}${r.query ? `?${r.query}` : ''}${r.fault ? ` [${r.fault}]` : ''}`,
+    );
   }
   for (; emu.violations.length; ) {
     const v = emu.violations.shift()!;

@@ -57,7 +57,9 @@ export function writeLimitsFrom(raw: string | undefined, pacingOff: boolean): Wr
     const max = Number(m?.[1]);
     const window_ms = Number(m?.[2]);
     if (!m || max < 1 || window_ms < 100 || window_ms > 86_400_000) {
-      return { problem: `FLEET_GITHUB_WRITE_BUDGET must be "off" or MAX/WINDOW_MS pairs separated by commas (e.g. "80/60000,500/3600000"; MAX ≥ 1, WINDOW_MS from 100 to 86400000), got "${text}"` };
+      return {
+        problem: `FLEET_GITHUB_WRITE_BUDGET must be "off" or MAX/WINDOW_MS pairs separated by commas (e.g. "80/60000,500/3600000"; MAX ≥ 1, WINDOW_MS from 100 to 86400000), got "${text}"`,
+      };
     }
     out.push({ max, window_ms });
   }
@@ -111,10 +113,16 @@ export async function setupForge(
   const tokenVariable = opts.token ? undefined : TOKEN_VARIABLES.find((k) => opts.env[k]);
   const token = opts.token ?? (tokenVariable ? opts.env[tokenVariable] : undefined);
   if (!token) {
-    return { problem: `forge: github needs a token: set ${TOKEN_VARIABLES.join(', ')} (a GitHub App installation token or a PAT that can push to the targets)` };
+    return {
+      problem: `forge: github needs a token: set ${TOKEN_VARIABLES.join(', ')} (a GitHub App installation token or a PAT that can push to the targets)`,
+    };
   }
   const tuning = githubTuning(opts.env);
   if ('problem' in tuning) return tuning;
   const { githubSetup } = await import('./github/setup.js');
-  return { ...githubSetup(file, { env: opts.env, token, credential: opts.credential, tuning, logger: opts.logger, writePace: opts.writePace }), tokenVariable, writeLimits: tuning.writeLimits };
+  return {
+    ...githubSetup(file, { env: opts.env, token, credential: opts.credential, tuning, logger: opts.logger, writePace: opts.writePace }),
+    tokenVariable,
+    writeLimits: tuning.writeLimits,
+  };
 }

@@ -200,7 +200,11 @@ export type PushResult = { ok: true } | { ok: false; reason: 'stale' | 'rejected
 export interface Workspace {
   /** `timeoutMs`: per try of the clone and fetch (transient failures are tried again). */
   /** `headUrl`: where the lane branch lives when not at `url` (a fork): its state is read there, and pushes go there. */
-  clone(url: string, dir: string, opts: { base?: string; branch: string; env?: Record<string, string>; timeoutMs?: number; headUrl?: string }): Promise<CloneResult>;
+  clone(
+    url: string,
+    dir: string,
+    opts: { base?: string; branch: string; env?: Record<string, string>; timeoutMs?: number; headUrl?: string },
+  ): Promise<CloneResult>;
   /** Is the working copy still a git repository on the lane branch? (A directive may have deleted .git.) */
   intact(dir: string): Promise<boolean>;
   /** Put the lane branch back on `base` with every change kept as uncommitted work (undoes commits a directive made). */

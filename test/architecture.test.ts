@@ -42,7 +42,9 @@ function imports(): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const file of sources(SRC)) {
     const text = readFileSync(file, 'utf8');
-    const to = [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+'(\.[^']+)'/gm)].map((m) => relative(SRC, resolve(dirname(file), m[1]!.replace(/\.js$/, '.ts'))));
+    const to = [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+'(\.[^']+)'/gm)].map((m) =>
+      relative(SRC, resolve(dirname(file), m[1]!.replace(/\.js$/, '.ts'))),
+    );
     out.set(relative(SRC, file), to);
   }
   return out;

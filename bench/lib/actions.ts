@@ -189,8 +189,24 @@ async function startRig(fleetFile: Record<string, unknown>): Promise<Rig> {
 
 /** A workflow run of the control repository, known to the emulator (REST) and to the Actions services (artifacts). */
 async function startRun(rig: Rig): Promise<number> {
-  const { id } = await rig.emu.startWorkflowRun({ owner: CONTROL.owner, repo: CONTROL.repo, name: 'Fleet (dispatch)', path: '.github/workflows/fleet.yml', headBranch: 'main', headSha: rig.controlSha, event: 'workflow_dispatch' });
-  rig.services.startAttempt({ repo: `${CONTROL.owner}/${CONTROL.repo}`, runId: id, attempt: 1, kind: 'first', ref: 'refs/heads/main', headSha: rig.controlSha, headBranch: 'main' });
+  const { id } = await rig.emu.startWorkflowRun({
+    owner: CONTROL.owner,
+    repo: CONTROL.repo,
+    name: 'Fleet (dispatch)',
+    path: '.github/workflows/fleet.yml',
+    headBranch: 'main',
+    headSha: rig.controlSha,
+    event: 'workflow_dispatch',
+  });
+  rig.services.startAttempt({
+    repo: `${CONTROL.owner}/${CONTROL.repo}`,
+    runId: id,
+    attempt: 1,
+    kind: 'first',
+    ref: 'refs/heads/main',
+    headSha: rig.controlSha,
+    headBranch: 'main',
+  });
   return id;
 }
 
@@ -224,7 +240,16 @@ export function parseOutputFile(text: string): Record<string, string> {
  */
 async function runFleetJob(
   rig: Rig,
-  spec: { root: string; dir: string; runId: number; name: string; permissions: Partial<Record<Scope, Access>>; fleet: Record<string, string>; files?: Record<string, string>; profileDir?: string },
+  spec: {
+    root: string;
+    dir: string;
+    runId: number;
+    name: string;
+    permissions: Partial<Record<Scope, Access>>;
+    fleet: Record<string, string>;
+    files?: Record<string, string>;
+    profileDir?: string;
+  },
 ): Promise<JobRun> {
   const dir = spec.dir;
   const work = join(dir, 'work');
@@ -236,7 +261,13 @@ async function runFleetJob(
     mkdirSync(join(work, f, '..'), { recursive: true });
     writeFileSync(join(work, f), text);
   }
-  const files = { GITHUB_OUTPUT: join(cmd, 'set_output'), GITHUB_STEP_SUMMARY: join(cmd, 'step_summary'), GITHUB_ENV: join(cmd, 'set_env'), GITHUB_PATH: join(cmd, 'add_path'), GITHUB_STATE: join(cmd, 'save_state') };
+  const files = {
+    GITHUB_OUTPUT: join(cmd, 'set_output'),
+    GITHUB_STEP_SUMMARY: join(cmd, 'step_summary'),
+    GITHUB_ENV: join(cmd, 'set_env'),
+    GITHUB_PATH: join(cmd, 'add_path'),
+    GITHUB_STATE: join(cmd, 'save_state'),
+  };
   for (const f of Object.values(files)) writeFileSync(f, '');
   const repo = `${CONTROL.owner}/${CONTROL.repo}`;
   const job = rig.services.registerJob({ repo, runId: spec.runId, runAttempt: 1, jobName: spec.name });
@@ -272,7 +303,9 @@ async function runFleetJob(
     ...spec.fleet,
   };
   try {
-    const profile = spec.profileDir ? ['--cpu-prof', '--cpu-prof-dir', spec.profileDir, '--cpu-prof-name', `${spec.name.replace(/\W+/g, '-')}-${Date.now()}.cpuprofile`] : [];
+    const profile = spec.profileDir
+      ? ['--cpu-prof', '--cpu-prof-dir', spec.profileDir, '--cpu-prof-name', `${spec.name.replace(/\W+/g, '-')}-${Date.now()}.cpuprofile`]
+      : [];
     const x = await runProcess(process.execPath, [...profile, join(spec.root, 'dist', 'action', 'index.js')], { cwd: work, env });
     rig.emu.updateWorkflowJob(jobId, { status: 'completed', conclusion: x.code === 0 ? 'success' : 'failure' });
     return { ...x, outputs: parseOutputFile(readFileSync(files.GITHUB_OUTPUT, 'utf8')), workspace };
@@ -337,7 +370,9 @@ export async function actionColdStart(opts: { root: string; tmp: string; reps: n
       out.first_request_ms.push(first.time - x.spawnedAt);
       out.plan_exit_ms.push(x.ms);
       out.first_request = `${first.method} ${first.route ?? first.path}`;
-      opts.log(`  cold start rep ${r + 1}/${opts.reps}: first request ${first.time - x.spawnedAt} ms after spawn (${out.first_request}), plan job exited after ${x.ms.toFixed(0)} ms`);
+      opts.log(
+        `  cold start rep ${r + 1}/${opts.reps}: first request ${first.time - x.spawnedAt} ms after spawn (${out.first_request}), plan job exited after ${x.ms.toFixed(0)} ms`,
+      );
     }
     return out;
   } finally {
@@ -372,7 +407,14 @@ export interface ReportJobRun {
 export async function reportJob(opts: { root: string; tmp: string; lanes: number; jobs: number; log: Log; profileDir?: string }): Promise<ReportJobRun> {
   const width = String(opts.lanes).length;
   const names = Array.from({ length: opts.lanes }, (_, i) => `r-${pad(i + 1, width)}`);
-  const fleetFile = { name: 'report-bench', forge: 'github', directive: 'Change nothing.', run: 'true', max_retries: 0, targets: names.map((n) => ({ repo: `acme/${n}` })) };
+  const fleetFile = {
+    name: 'report-bench',
+    forge: 'github',
+    directive: 'Change nothing.',
+    run: 'true',
+    max_retries: 0,
+    targets: names.map((n) => ({ repo: `acme/${n}` })),
+  };
   const rig = await startRig(fleetFile);
   try {
     const repos_ms = await makeRepos(rig.emu, names);
@@ -393,7 +435,9 @@ export async function reportJob(opts: { root: string; tmp: string; lanes: number
     );
     const shards = JSON.parse(plan.outputs['wave-1'] ?? '[]') as string[];
     if (plan.outputs['wave-count'] !== '1' || plan.outputs['lane-count'] !== String(opts.lanes)) {
-      throw new Error(`report bench: expected ${opts.lanes} lanes in one wave, the plan says ${plan.outputs['lane-count']} lanes in ${plan.outputs['wave-count']} wave(s)`);
+      throw new Error(
+        `report bench: expected ${opts.lanes} lanes in one wave, the plan says ${plan.outputs['lane-count']} lanes in ${plan.outputs['wave-count']} wave(s)`,
+      );
     }
     opts.log(`  plan job: ${(plan.ms / 1000).toFixed(1)} s, ${shards.length} shards`);
     // The reusable workflow hands the plan job's plan-digest output to every later job (when the plan job gives one).
@@ -437,7 +481,8 @@ export async function reportJob(opts: { root: string; tmp: string; lanes: number
     if (manifest.lanes.length !== opts.lanes || s.total !== opts.lanes || s.completed !== opts.lanes || s.failed !== 0) {
       throw new Error(`report bench: the report's manifest is not ${opts.lanes} completed lanes: ${manifest.lanes.length} lanes, summary ${JSON.stringify(s)}`);
     }
-    if (!rig.services.artifacts({ runId }).some((a) => a.name === 'fleet-report.a1')) throw new Error('report bench: the report job uploaded no fleet-report.a1');
+    if (!rig.services.artifacts({ runId }).some((a) => a.name === 'fleet-report.a1'))
+      throw new Error('report bench: the report job uploaded no fleet-report.a1');
     return {
       lanes: opts.lanes,
       shards: shards.length,
@@ -500,7 +545,9 @@ function routeStats(reqs: Array<{ key: string; ms: number }>): RouteStats {
 function requestsBetween(emu: Emulator, services: ActionsServices, from: number, to: number): RouteStats {
   const gh = emu.requests.filter((q) => q.time >= from && q.time <= to).map((q) => ({ key: `${q.method} ${q.route ?? q.path}`, ms: q.durationMs }));
   // The services log no duration: only counts.
-  const svc = services.requests.filter((q) => q.time >= from && q.time <= to).map((q) => ({ key: q.kind === 'twirp' ? `twirp ${q.rpc}` : `blob ${q.method}`, ms: 0 }));
+  const svc = services.requests
+    .filter((q) => q.time >= from && q.time <= to)
+    .map((q) => ({ key: q.kind === 'twirp' ? `twirp ${q.rpc}` : `blob ${q.method}`, ms: 0 }));
   return routeStats([...gh, ...svc]);
 }
 
@@ -546,7 +593,11 @@ export async function simulatedFleet(opts: { root: string; lanes: number; depend
   let published: string;
   for (let attempt = 1; ; attempt++) {
     await distSettled(opts.root);
-    w = await startWorld({ emulator: { contentLimit: false, validateResponses: false }, runner: { maxConcurrentJobs: opts.jobs, extraEnv: KNOBS, onLog }, fleetFile });
+    w = await startWorld({
+      emulator: { contentLimit: false, validateResponses: false },
+      runner: { maxConcurrentJobs: opts.jobs, extraEnv: KNOBS, onLog },
+      fleetFile,
+    });
     published = sha256(execFileSync('git', ['--git-dir', join(w.emu.reposDir, 'acme', 'fleet.git'), 'show', `v1:${BUNDLE}`], { maxBuffer: 64 * 1024 * 1024 }));
     if (existsSync(join(opts.root, BUNDLE)) && published === sha256(readFileSync(join(opts.root, BUNDLE)))) break;
     await w.close();
@@ -555,7 +606,9 @@ export async function simulatedFleet(opts: { root: string; lanes: number; depend
   try {
     const repos_ms = await makeRepos(w.emu, names);
     const world_ms = performance.now() - w0;
-    opts.log(`  world and ${opts.lanes} repositories ready in ${(world_ms / 1000).toFixed(1)} s; dispatching (at most ${opts.jobs} jobs at once, ${os.cpus().length} CPUs)`);
+    opts.log(
+      `  world and ${opts.lanes} repositories ready in ${(world_ms / 1000).toFixed(1)} s; dispatching (at most ${opts.jobs} jobs at once, ${os.cpus().length} CPUs)`,
+    );
     const dispatchedAt = Date.now();
     const t0 = performance.now();
     const progress = setInterval(() => opts.log(`  … ${traces.size} jobs started, ${((performance.now() - t0) / 1000).toFixed(0)} s`), 30_000);
@@ -583,12 +636,19 @@ export async function simulatedFleet(opts: { root: string; lanes: number; depend
     const plan = planOf(w, runId).manifest;
     const shards1 = plan.waves[0]?.shards ?? [];
     const two = shards1.filter((x) => x.lanes.length === 2).length;
-    if (plan.waves.length !== 2 || shards1.length !== legs1 || two !== Math.max(0, inWave1 - 256)) fail(`the plan has ${plan.waves.length} waves, ${shards1.length} shards in wave 1 (${two} of two lanes)`);
+    if (plan.waves.length !== 2 || shards1.length !== legs1 || two !== Math.max(0, inWave1 - 256))
+      fail(`the plan has ${plan.waves.length} waves, ${shards1.length} shards in wave 1 (${two} of two lanes)`);
     const { manifest } = reportArtifact(w, runId);
     const sm = manifest.summary;
     if (sm.total !== opts.lanes || sm.completed !== opts.lanes || sm.failed !== 0 || sm.no_op !== 0) fail(`the report says ${JSON.stringify(sm)}`);
     const unverified = manifest.lanes.filter((l) => l.status !== 'completed' || !l.commit || !l.evidence.head_matches || !l.evidence.files_match);
-    if (unverified.length) fail(`${unverified.length} lane(s) not completed and verified: ${unverified.slice(0, 3).map((l) => `${l.lane} ${l.status}/${l.phase}`).join(', ')}`);
+    if (unverified.length)
+      fail(
+        `${unverified.length} lane(s) not completed and verified: ${unverified
+          .slice(0, 3)
+          .map((l) => `${l.lane} ${l.status}/${l.phase}`)
+          .join(', ')}`,
+      );
     const prs = names.filter((n) => w.emu.pullRequests(`acme/${n}`).filter((p) => p.state === 'open').length !== 1);
     if (prs.length) fail(`${prs.length} repositories do not have exactly one open PR (${prs.slice(0, 5).join(', ')})`);
     if (w.emu.checkRuns(CONTROL_REPO).length !== 1) fail('the report job posted no check run');
@@ -693,7 +753,9 @@ export async function runActionsSuites(req: ActionsRequest, log: Log): Promise<A
   }
   if (req.suites.includes('report-1000')) {
     log('report_job_1000_lanes_s …');
-    out.report_1000 = await timed('report_1000', () => reportJob({ root: fleetRoot, tmp: req.tmp, lanes: 1000, jobs: req.jobs, log, profileDir: req.profileDir }));
+    out.report_1000 = await timed('report_1000', () =>
+      reportJob({ root: fleetRoot, tmp: req.tmp, lanes: 1000, jobs: req.jobs, log, profileDir: req.profileDir }),
+    );
   }
   if (req.suites.includes('fleet-300')) {
     log('simulated_fleet_300_s …');

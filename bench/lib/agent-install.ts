@@ -30,7 +30,9 @@ const RESTORED = /Agent CLI \S+: restored from the Actions cache \(\S+\) in ([\d
 export async function agentInstall(opts: { reps: number; log: (s: string) => void }): Promise<AgentInstallRun> {
   const version = (JSON.parse(readFileSync(resolve('package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[NAME]!;
   const dir = mkdtempSync(join(tmpdir(), 'bench-agent-install-'));
-  const registry = await startNpmRegistry({ tarballs: packFromNpmCache([`${NAME}@${version}`, `${NAME}-${process.platform}-${process.arch}@${version}`], dir) });
+  const registry = await startNpmRegistry({
+    tarballs: packFromNpmCache([`${NAME}@${version}`, `${NAME}-${process.platform}-${process.arch}@${version}`], dir),
+  });
   // A model API that answers "Done." at once: the lane ends as soon as the CLI it installed has run.
   const api = await startModelApi();
   try {
@@ -49,12 +51,22 @@ async function repetition(r: number, spec: string, registry: string, api: ModelA
   const { startWorld, dispatchFleet, explain, CONTROL_REPO, KNOBS } = await import('../../test/actions-e2e/world.js');
   const w = await startWorld({
     runner: { extraEnv: { ...KNOBS, npm_config_registry: registry } },
-    fleetFile: { name: 'agent-bench', forge: 'github', directive: 'Mention the fleet.', agent: { preset: 'claude', install: spec, env: { ANTHROPIC_BASE_URL: api.url } }, max_retries: 0, targets: [{ repo: 'acme/one' }] },
+    fleetFile: {
+      name: 'agent-bench',
+      forge: 'github',
+      directive: 'Mention the fleet.',
+      agent: { preset: 'claude', install: spec, env: { ANTHROPIC_BASE_URL: api.url } },
+      max_retries: 0,
+      targets: [{ repo: 'acme/one' }],
+    },
   });
   try {
     await w.emu.createRepo({ owner: 'acme', name: 'one', files: { 'README.md': '# one\n' } });
     w.runner.setSecret(CONTROL_REPO, 'ANTHROPIC_API_KEY', api.key);
-    for (const [i, pattern, into] of [[1, INSTALLED, out.uncached_s], [2, RESTORED, out.cached_s]] as const) {
+    for (const [i, pattern, into] of [
+      [1, INSTALLED, out.uncached_s],
+      [2, RESTORED, out.cached_s],
+    ] as const) {
       const { s } = await dispatchFleet(w, { directive: 'Mention the fleet.' });
       const leg = s.jobs.find((j) => j.name.startsWith('fleet / wave 1 ('));
       const m = leg ? pattern.exec(leg.log) : null;

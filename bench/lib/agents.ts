@@ -77,10 +77,19 @@ function checkTurns(api: ModelApi, name: string): void {
   if (turns.join() !== '0,1,2') throw new Error(`agents bench: conversation ${name} took turns [${turns.join(', ')}], not [0, 1, 2]`);
 }
 
-export async function benchAgents(opts: { root: string; reps: number; lanes: number; parallel: number; keep: boolean; log: (s: string) => void }): Promise<AgentsResult> {
+export async function benchAgents(opts: {
+  root: string;
+  reps: number;
+  lanes: number;
+  parallel: number;
+  keep: boolean;
+  log: (s: string) => void;
+}): Promise<AgentsResult> {
   const bin = join(opts.root, 'bin', 'fleet.js');
   const claude = join(opts.root, 'node_modules', '.bin', 'claude');
-  const version = (JSON.parse(readFileSync(join(opts.root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['@anthropic-ai/claude-code']!;
+  const version = (JSON.parse(readFileSync(join(opts.root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[
+    '@anthropic-ai/claude-code'
+  ]!;
   // Open to every user (tempDir): as root, Fleet runs the agent as a lane user of its own.
   const dir = tempDir('fleet-bench-agents-');
   const api = await startModelApi();
@@ -90,7 +99,10 @@ export async function benchAgents(opts: { root: string; reps: number; lanes: num
     const d = join(dir, `${++runs}-${tag.replace(/\W+/g, '-')}`);
     const home = join(d, 'home');
     mkdirSync(home, { recursive: true });
-    return { d, env: { PATH: `${join(opts.root, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`, HOME: home, GIT_CONFIG_NOSYSTEM: '1', ...claudeEnv(api) } };
+    return {
+      d,
+      env: { PATH: `${join(opts.root, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`, HOME: home, GIT_CONFIG_NOSYSTEM: '1', ...claudeEnv(api) },
+    };
   };
 
   /** `fleet run` over fresh repositories named `names`; checked lane by lane. */
@@ -112,7 +124,9 @@ export async function benchAgents(opts: { root: string; reps: number; lanes: num
     const manifest = readManifest(ws);
     const bad = manifest.lanes.filter((l) => l.status !== 'completed' || l.changed_files.join() !== 'README.md');
     if (bad.length || manifest.lanes.length !== names.length) {
-      throw new Error(`agents bench: ${bad.length} of ${manifest.lanes.length} lanes of ${tag} did not end completed with README.md changed (${bad[0]?.lane} ${bad[0]?.status}: ${bad[0]?.error?.message ?? ''})`);
+      throw new Error(
+        `agents bench: ${bad.length} of ${manifest.lanes.length} lanes of ${tag} did not end completed with README.md changed (${bad[0]?.lane} ${bad[0]?.status}: ${bad[0]?.error?.message ?? ''})`,
+      );
     }
     for (const n of names) checkTurns(api, n);
     return { wall_ms: m.wall_ms, cpu_s: m.cpu_s, ws, manifest };
@@ -125,8 +139,14 @@ export async function benchAgents(opts: { root: string; reps: number; lanes: num
     api.converse(oneEdit(name));
     const m = await measure(`claude (${tag})`, claude, ['-p', prompt, '--output-format', 'json', '--permission-mode', 'acceptEdits'], { cwd: repo.dir, env });
     // Its result is one JSON line on stdout (stderr shares the output here: the last line that is an object).
-    const result = JSON.parse(m.output.trim().split('\n').findLast((l) => l.startsWith('{')) ?? '{}') as { is_error?: boolean };
-    if (result.is_error !== false || readFileSync(join(repo.dir, 'README.md'), 'utf8') !== EDITED) throw new Error(`agents bench: the bare claude run ${tag} did not make its edit:\n${m.output.slice(-2000)}`);
+    const result = JSON.parse(
+      m.output
+        .trim()
+        .split('\n')
+        .findLast((l) => l.startsWith('{')) ?? '{}',
+    ) as { is_error?: boolean };
+    if (result.is_error !== false || readFileSync(join(repo.dir, 'README.md'), 'utf8') !== EDITED)
+      throw new Error(`agents bench: the bare claude run ${tag} did not make its edit:\n${m.output.slice(-2000)}`);
     checkTurns(api, name);
     return { wall_ms: m.wall_ms, cpu_s: m.cpu_s };
   };
@@ -137,7 +157,8 @@ export async function benchAgents(opts: { root: string; reps: number; lanes: num
     const solo = (r: number | 'wu', side: 'fleet' | 'bare') => `agent-solo-${typeof r === 'number' ? String(r).padStart(2, '0') : r}${side[0]}`;
     const warm = await fleetRun('warm-up', [solo('wu', 'fleet')], 1);
     const template = readFileSync(join(warm.ws, 'lanes', solo('wu', 'fleet'), 'prompt-1.md'), 'utf8');
-    if (!template.includes(solo('wu', 'fleet'))) throw new Error("agents bench: Fleet's prompt does not name the repository; the conversations cannot be told apart");
+    if (!template.includes(solo('wu', 'fleet')))
+      throw new Error("agents bench: Fleet's prompt does not name the repository; the conversations cannot be told apart");
     const promptFor = (name: string) => template.replaceAll(solo('wu', 'fleet'), name);
     await bareRun('warm-up bare', solo('wu', 'bare'), promptFor(solo('wu', 'bare')));
     opts.log(`  warm-up: fleet ${(warm.wall_ms / 1000).toFixed(2)} s, then the bare CLI once`);
@@ -154,7 +175,13 @@ export async function benchAgents(opts: { root: string; reps: number; lanes: num
         else bare = await bareRun(`rep ${r + 1} bare`, names.bare, promptFor(names.bare));
       }
       const t = lane(fleet!.manifest, names.fleet).timings;
-      single.push({ first, fleet: { wall_ms: fleet!.wall_ms, cpu_s: fleet!.cpu_s }, bare: bare!, lane_directive_ms: t.directive_ms ?? 0, lane_total_ms: t.total_ms ?? 0 });
+      single.push({
+        first,
+        fleet: { wall_ms: fleet!.wall_ms, cpu_s: fleet!.cpu_s },
+        bare: bare!,
+        lane_directive_ms: t.directive_ms ?? 0,
+        lane_total_ms: t.total_ms ?? 0,
+      });
       opts.log(
         `  agent lane rep ${r + 1}/${opts.reps} (${first} first): fleet ${fleet!.wall_ms.toFixed(0)} ms / ${fleet!.cpu_s ?? '?'} cpu-s ` +
           `(lane ${t.total_ms} ms, agent ${t.directive_ms} ms); bare claude ${bare!.wall_ms.toFixed(0)} ms / ${bare!.cpu_s ?? '?'} cpu-s; ` +
@@ -168,7 +195,9 @@ export async function benchAgents(opts: { root: string; reps: number; lanes: num
     const lanes = names.map((n) => lane(big.manifest, n));
     const lane_ms = lanes.map((l) => (l.timings.total_ms ?? 0) - (l.timings.wait_ms ?? 0));
     const directive_ms = lanes.map((l) => l.timings.directive_ms ?? 0);
-    opts.log(`  ${opts.lanes} agent lanes: ${(big.wall_ms / 1000).toFixed(2)} s, ${big.cpu_s ?? '?'} cpu-s; agent runs ${(directive_ms.reduce((a, b) => a + b, 0) / 1000).toFixed(1)} s in all`);
+    opts.log(
+      `  ${opts.lanes} agent lanes: ${(big.wall_ms / 1000).toFixed(2)} s, ${big.cpu_s ?? '?'} cpu-s; agent runs ${(directive_ms.reduce((a, b) => a + b, 0) / 1000).toFixed(1)} s in all`,
+    );
     if (opts.keep) opts.log(`  kept: ${dir}`);
 
     return {

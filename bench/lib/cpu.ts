@@ -13,7 +13,10 @@ export function cpuTimes(): CpuTimes | null {
   try {
     const stat = readFileSync('/proc/self/stat', 'utf8');
     // Fields after the command name (which may contain spaces) start at field 3.
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    const f = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     const hz = 100; // USER_HZ: 100 on every Linux Node supports
     return { self_s: (f[11]! + f[12]!) / hz, children_s: (f[13]! + f[14]!) / hz };
   } catch {

@@ -38,7 +38,10 @@ function cpu(): { self_s: number; children_s: number | null; rss_mb: number } {
   const rss_mb = process.memoryUsage().rss / 1024 / 1024;
   try {
     const stat = readFileSync('/proc/self/stat', 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    const f = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     return { self_s: (f[11]! + f[12]!) / 100, children_s: (f[13]! + f[14]!) / 100, rss_mb };
   } catch {
     const u = process.cpuUsage();

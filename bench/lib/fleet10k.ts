@@ -107,10 +107,7 @@ export function makeFleet10k(opts: Fleet10kOptions = DEFAULT_10K): Fleet10k {
     max_retries: 2,
     max_waves: 1000,
     never: ['.github/CODEOWNERS'],
-    exclude: [
-      { repo: 'acme-0/legacy-monolith', reason: 'archived' },
-      { repo: 'acme-1/forked-tool' },
-    ],
+    exclude: [{ repo: 'acme-0/legacy-monolith', reason: 'archived' }, { repo: 'acme-1/forked-tool' }],
     targets,
   };
   return {
@@ -131,9 +128,15 @@ export function makeFleet10k(opts: Fleet10kOptions = DEFAULT_10K): Fleet10k {
 const SHA = (rng: Rng) => Array.from({ length: 40 }, () => '0123456789abcdef'[int(rng, 16)]).join('');
 
 const FAILURES: { class: 'directive-failed' | 'check-failed' | 'push-rejected' | 'directive-timeout' | 'fence-violation'; message: string }[] = [
-  { class: 'directive-failed', message: 'the directive exited with 1: npm ERR! code E404\nnpm ERR! 404 Not Found - GET https://registry.npmjs.org/@acme%2fcodemod' },
+  {
+    class: 'directive-failed',
+    message: 'the directive exited with 1: npm ERR! code E404\nnpm ERR! 404 Not Found - GET https://registry.npmjs.org/@acme%2fcodemod',
+  },
   { class: 'check-failed', message: 'check `npm test --silent` exited with 1: FAIL src/api/handler.test.ts › returns 200 | expected `ok` got <undefined>' },
-  { class: 'push-rejected', message: 'fleet/bench-10k/lane moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten' },
+  {
+    class: 'push-rejected',
+    message: 'fleet/bench-10k/lane moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten',
+  },
   { class: 'directive-timeout', message: 'the directive ran past its timeout of 30 min and was killed: Error: still waiting for lock *package-lock.json*' },
   { class: 'fence-violation', message: 'changed 2 files outside owns: packages/pkg-3/index.ts, docs/[draft].md' },
 ];
@@ -161,7 +164,16 @@ export function makeLaneRecords(m: Manifest, seed: number): LaneRecord[] {
       base_commit: SHA(rng),
       log: `lanes/${l.lane}/attempt-1.log`,
       attempts: [
-        { n: 1, started_at: start, duration_ms: directive, exit_code: 0, signal: null, timed_out: false, failed_step: null, log: `lanes/${l.lane}/attempt-1.log` },
+        {
+          n: 1,
+          started_at: start,
+          duration_ms: directive,
+          exit_code: 0,
+          signal: null,
+          timed_out: false,
+          failed_step: null,
+          log: `lanes/${l.lane}/attempt-1.log`,
+        },
       ],
     } satisfies LaneRecord;
     const x = rng();
@@ -209,7 +221,15 @@ export function makeLaneRecords(m: Manifest, seed: number): LaneRecord[] {
         error: { class: f.class, message: f.message },
         attempts: [1, 2, 3].map((n) => ({ ...base.attempts[0]!, n, exit_code: 1, failed_step: 'directive' as const, log: `lanes/${l.lane}/attempt-${n}.log` })),
         log: `lanes/${l.lane}/attempt-3.log`,
-        timings: { wait_ms: 0, clone_ms: clone, directive_ms: directive * 3, checks_ms: 0, commit_ms: null, push_ms: null, total_ms: clone + directive * 3 + 50 },
+        timings: {
+          wait_ms: 0,
+          clone_ms: clone,
+          directive_ms: directive * 3,
+          checks_ms: 0,
+          commit_ms: null,
+          push_ms: null,
+          total_ms: clone + directive * 3 + 50,
+        },
       };
     }
     const dep = l.depends_on[0] ?? 'lane-00000';

@@ -71,7 +71,6 @@ export interface FloorResult {
   parallel: number;
 }
 
-
 /** Runs one process tree to its end; fails with its output's tail when it does not exit 0. (Also used by bench/lib/agents.ts.) */
 export function measure(what: string, file: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Measured & { output: string }> {
   return new Promise((resolve, reject) => {
@@ -141,12 +140,33 @@ async function runFloor(dir: string, repos: string[], parallel: number): Promise
   const loop = `xargs -P ${parallel} -n 1 sh -c '${FLOOR_SCRIPT.replace(/'/g, `'\\''`)}' floor < "$1"`;
   const m = await measure('the git floor', '/bin/sh', ['-c', loop, 'floor', list], { cwd: work, env: gitEnv() });
   // Every repository must have its branch: a loop that skipped work would look fast.
-  const missing = repos.filter((r) => !existsSync(join(r, 'refs', 'heads', 'fleet', 'floor', r.split('/').at(-1)!.replace(/\.git$/, ''))));
+  const missing = repos.filter(
+    (r) =>
+      !existsSync(
+        join(
+          r,
+          'refs',
+          'heads',
+          'fleet',
+          'floor',
+          r
+            .split('/')
+            .at(-1)!
+            .replace(/\.git$/, ''),
+        ),
+      ),
+  );
   if (missing.length) throw new Error(`the git floor did not push ${missing.length} branch(es), e.g. to ${missing[0]}`);
   return { wall_ms: m.wall_ms, cpu_s: m.cpu_s };
 }
 
-async function runFleetCli(cli: string[], dir: string, repos: string[], parallel: number, isolation: 'auto' | 'off'): Promise<Measured & { isolation: { kind: string; detail: string } | null }> {
+async function runFleetCli(
+  cli: string[],
+  dir: string,
+  repos: string[],
+  parallel: number,
+  isolation: 'auto' | 'off',
+): Promise<Measured & { isolation: { kind: string; detail: string } | null }> {
   const file = join(dir, 'fleet.yml');
   const fleet = {
     name: 'bench-floor',
@@ -160,13 +180,18 @@ async function runFleetCli(cli: string[], dir: string, repos: string[], parallel
   };
   writeFileSync(file, `${JSON.stringify(fleet, null, 2)}\n`);
   const ws = join(dir, 'workspace');
-  const m = await measure(`fleet run (isolation: ${isolation})`, process.execPath, [...cli, 'run', file, '--quiet', '--workspace', ws], { cwd: dir, env: gitEnv() });
+  const m = await measure(`fleet run (isolation: ${isolation})`, process.execPath, [...cli, 'run', file, '--quiet', '--workspace', ws], {
+    cwd: dir,
+    env: gitEnv(),
+  });
   const manifest = JSON.parse(readFileSync(join(ws, 'fleet-status.json'), 'utf8')) as {
     lanes: { lane: string; status: string; phase: string; isolation?: { kind: string; detail: string } }[];
   };
   const bad = manifest.lanes.filter((l) => l.status !== 'completed' || l.phase !== 'pushed');
   if (bad.length || manifest.lanes.length !== repos.length) {
-    throw new Error(`fleet run (isolation: ${isolation}): ${bad.length} of ${manifest.lanes.length} lanes did not end pushed (${bad[0]?.lane} ${bad[0]?.status}/${bad[0]?.phase})`);
+    throw new Error(
+      `fleet run (isolation: ${isolation}): ${bad.length} of ${manifest.lanes.length} lanes did not end pushed (${bad[0]?.lane} ${bad[0]?.status}/${bad[0]?.phase})`,
+    );
   }
   return { wall_ms: m.wall_ms, cpu_s: m.cpu_s, isolation: manifest.lanes[0]?.isolation ?? null };
 }
@@ -188,7 +213,10 @@ export async function benchFloor(opts: {
   const sides = ['floor', 'fleet', 'fleet_off'] as const;
   for (let r = 0; r < opts.reps; r++) {
     const base = join(opts.tmp, `floor${r}`);
-    const repos = Object.fromEntries(sides.map((s) => [s, makeBareRepos(opts.seed, join(base, s, 'remotes'), opts.repositories)])) as Record<(typeof sides)[number], string[]>;
+    const repos = Object.fromEntries(sides.map((s) => [s, makeBareRepos(opts.seed, join(base, s, 'remotes'), opts.repositories)])) as Record<
+      (typeof sides)[number],
+      string[]
+    >;
     const order = sides.map((_, i) => sides[(i + r) % sides.length]!);
     const got: Partial<Record<(typeof sides)[number], Measured>> = {};
     const b0 = machineBusy();

@@ -84,7 +84,11 @@ export async function sweepsBench(req: SweepsRequest, log: Log): Promise<SweepsR
     max_parallel: 8,
     targets: names.map((n) => ({ repo: `acme/${n}` })),
   };
-  const w = await startWorld({ emulator: { contentLimit: false, validateResponses: false }, runner: { maxConcurrentJobs: req.jobs, extraEnv: KNOBS }, caller: template('fleet-scheduled.yml') });
+  const w = await startWorld({
+    emulator: { contentLimit: false, validateResponses: false },
+    runner: { maxConcurrentJobs: req.jobs, extraEnv: KNOBS },
+    caller: template('fleet-scheduled.yml'),
+  });
   try {
     const r0 = performance.now();
     let next = 0;
@@ -105,7 +109,16 @@ export async function sweepsBench(req: SweepsRequest, log: Log): Promise<SweepsR
     const octokit = createOctokit({ token: PAT, apiUrl: w.emu.url, logger: quiet, pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 } });
     const forge = new GitHubForge({ octokit, token: PAT, name: FLEET, serverUrl: `${w.emu.url}/git`, logger: quiet });
     const seedDir = join(req.tmp, 'sweep-seed');
-    const seeded = await runFleet({ fleet: v.fleet, file: 'fleets/weekly-sweep.yml', forge, workspace: localWorkspace, exec: localExecutor, clock: systemClock, env: directiveEnv(process.env), root: join(seedDir, 'ws') });
+    const seeded = await runFleet({
+      fleet: v.fleet,
+      file: 'fleets/weekly-sweep.yml',
+      forge,
+      workspace: localWorkspace,
+      exec: localExecutor,
+      clock: systemClock,
+      env: directiveEnv(process.env),
+      root: join(seedDir, 'ws'),
+    });
     if (!seeded.ok) throw new Error(`the seed sweep did not plan: ${JSON.stringify(seeded.problems.slice(0, 3))}`);
     if (seeded.manifest.summary.completed !== req.targets) throw new Error(`the seed sweep: ${JSON.stringify(seeded.manifest.summary)}`);
     await saveAsPreviousSweep(w.services, CONTROL_REPO, seedDir, seeded.manifest, PAT);
@@ -125,38 +138,58 @@ export async function sweepsBench(req: SweepsRequest, log: Log): Promise<SweepsR
       const clones = w.emu.requests.filter((q) => q.operationId === 'git-upload-pack' && q.method === 'POST' && q.path.startsWith('/acme/sw-')).length;
       const { manifest } = reportArtifact(w, run.id);
       const legs = s.jobs.filter((j) => / \/ wave \d/.test(j.name) && j.conclusion !== 'skipped').length;
-      return { wall_s, clones, fleet_requests: mine.length, fleet_requests_by_route: byRoute, legs, jobs: s.jobs.filter((j) => j.conclusion !== 'skipped').length, summary: manifest.summary, manifest };
+      return {
+        wall_s,
+        clones,
+        fleet_requests: mine.length,
+        fleet_requests_by_route: byRoute,
+        legs,
+        jobs: s.jobs.filter((j) => j.conclusion !== 'skipped').length,
+        summary: manifest.summary,
+        manifest,
+      };
     };
 
     const { manifest: m1, ...unchanged } = await sweep();
-    if (m1.summary.unchanged !== req.targets) throw new Error(`the unchanged sweep left ${m1.summary.unchanged} of ${req.targets} lanes unchanged: ${JSON.stringify(m1.summary)}`);
-    log(`  unchanged: ${unchanged.wall_s.toFixed(1)} s, ${unchanged.clones} clones, ${unchanged.fleet_requests} fleet-token requests; ${req.changed} targets change …`);
+    if (m1.summary.unchanged !== req.targets)
+      throw new Error(`the unchanged sweep left ${m1.summary.unchanged} of ${req.targets} lanes unchanged: ${JSON.stringify(m1.summary)}`);
+    log(
+      `  unchanged: ${unchanged.wall_s.toFixed(1)} s, ${unchanged.clones} clones, ${unchanged.fleet_requests} fleet-token requests; ${req.changed} targets change …`,
+    );
 
     const step = Math.floor(req.targets / req.changed);
     const changed = names.filter((_, i) => i % step === 0).slice(0, req.changed);
     for (const n of changed) await w.emu.commit({ owner: 'acme', repo: n, branch: 'main', files: { WANTS_STAMP: 'yes\n' } });
     const { manifest: m2, ...changedRun } = await sweep();
-    const ran = m2.lanes.filter((l) => l.status === 'completed').map((l) => l.repo.slice('acme/'.length)).sort();
+    const ran = m2.lanes
+      .filter((l) => l.status === 'completed')
+      .map((l) => l.repo.slice('acme/'.length))
+      .sort();
     if (JSON.stringify(ran) !== JSON.stringify([...changed].sort()) || m2.summary.unchanged !== req.targets - req.changed) {
-      throw new Error(`the changed sweep ran ${ran.length} lanes (${ran.slice(0, 5).join(', ')}…), expected exactly the ${req.changed} changed: ${JSON.stringify(m2.summary)}`);
+      throw new Error(
+        `the changed sweep ran ${ran.length} lanes (${ran.slice(0, 5).join(', ')}…), expected exactly the ${req.changed} changed: ${JSON.stringify(m2.summary)}`,
+      );
     }
     const prs_opened = changed.filter((n) => w.emu.pullRequests(`acme/${n}`).length === 1).length;
     if (prs_opened !== req.changed) throw new Error(`only ${prs_opened} of the ${req.changed} changed targets have a PR`);
     log(`  ${req.changed} changed: ${changedRun.wall_s.toFixed(1)} s, ${changedRun.legs} legs, ${changedRun.clones} clones`);
-    return { targets: req.targets, changed: req.changed, cpus: os.cpus().length, jobs: req.jobs, repos_s: round(repos_s, 1), seed_s: round(seed_s, 1), unchanged, changed_run: { ...changedRun, prs_opened } };
+    return {
+      targets: req.targets,
+      changed: req.changed,
+      cpus: os.cpus().length,
+      jobs: req.jobs,
+      repos_s: round(repos_s, 1),
+      seed_s: round(seed_s, 1),
+      unchanged,
+      changed_run: { ...changedRun, prs_opened },
+    };
   } finally {
     await w.close();
   }
 }
 
 /** Saves `manifest` as a scheduled run's report job would: same file, key and client, in the default branch's scope. */
-async function saveAsPreviousSweep(
-  services: ActionsServices,
-  repo: string,
-  dir: string,
-  manifest: Manifest,
-  seal: string,
-): Promise<void> {
+async function saveAsPreviousSweep(services: ActionsServices, repo: string, dir: string, manifest: Manifest, seal: string): Promise<void> {
   services.startAttempt({ repo, runId: SEED_RUN_ID, attempt: 1, kind: 'first', ref: 'refs/heads/main', defaultBranch: 'main' });
   const job = services.registerJob({ repo, runId: SEED_RUN_ID, runAttempt: 1, jobName: 'fleet / report' });
   const workspace = join(dir, 'job');
@@ -184,7 +217,10 @@ async function saveAsPreviousSweep(
 /** Runs the bench in a child process of its own: the emulator, runner and services hold a lot of memory. */
 export async function runSweepsInChild(req: SweepsRequest): Promise<SweepsResults> {
   const outFile = join(req.tmp, 'sweeps-results.json');
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), JSON.stringify(req), outFile], { cwd: req.root, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), JSON.stringify(req), outFile], {
+    cwd: req.root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const code = await new Promise<number | null>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (c, signal) => resolve(c ?? (signal ? 128 : null)));

@@ -90,11 +90,15 @@ async function measure(req: WriteBudgetRequest, log: (s: string) => void): Promi
   try {
     for (const n of names) await w.emu.createRepo({ owner: 'acme', name: n });
     w.emu.resetLog();
-    log(`  ${req.legs} repositories; dispatching (${req.legs} legs, max-parallel ${req.parallel}, the runner ${req.jobs} jobs at once, limit ${req.limit.max} writes per ${req.limit.windowMs} ms)`);
+    log(
+      `  ${req.legs} repositories; dispatching (${req.legs} legs, max-parallel ${req.parallel}, the runner ${req.jobs} jobs at once, limit ${req.limit.max} writes per ${req.limit.windowMs} ms)`,
+    );
     const t0 = performance.now();
     const progress = setInterval(() => {
       const done = w.emu.requests.filter((q) => q.method === 'POST' && q.route === '/repos/{owner}/{repo}/pulls' && q.status === 201).length;
-      const labelled = w.emu.requests.filter((q) => q.method === 'POST' && q.route === '/repos/{owner}/{repo}/issues/{issue_number}/labels' && q.status === 200).length;
+      const labelled = w.emu.requests.filter(
+        (q) => q.method === 'POST' && q.route === '/repos/{owner}/{repo}/issues/{issue_number}/labels' && q.status === 200,
+      ).length;
       log(`  … ${done} PRs, ${labelled} labelled, ${((performance.now() - t0) / 1000).toFixed(0)} s`);
     }, 30_000);
     let run: Awaited<ReturnType<typeof dispatchFleet>>;
@@ -105,17 +109,21 @@ async function measure(req: WriteBudgetRequest, log: (s: string) => void): Promi
     }
     const run_s = (performance.now() - t0) / 1000;
     const { manifest } = reportArtifact(w, run.runId);
-    if (manifest.summary.completed !== req.legs) throw new Error(`write-budget bench: ${manifest.summary.completed}/${req.legs} lanes completed\n${explain(run.s).slice(-4000)}`);
+    if (manifest.summary.completed !== req.legs)
+      throw new Error(`write-budget bench: ${manifest.summary.completed}/${req.legs} lanes completed\n${explain(run.s).slice(-4000)}`);
     const plan = artifactsOf(w, run.runId).get('fleet-plan.a1');
     const budget = plan ? (JSON.parse(artifactFile(w, plan, 'fleet.json')) as { budget?: WriteBudget }).budget : undefined;
     // The PAT's writes (every leg's): the report's check run goes as the run's GITHUB_TOKEN, another account.
     // REST writes only: a git push is no content-creating API request, and GraphQL queries are not writes (Fleet sends no mutation here).
     const writes = w.emu.requests.filter((q) => q.kind === 'rest' && ['POST', 'PATCH', 'PUT', 'DELETE'].includes(q.method) && q.login === 'platform-bot');
     const rejections = writes.filter((q) => q.fault === 'content-limit').length;
-    const landed = writes.filter((q) => q.fault !== 'content-limit').map((q) => q.time).sort((a, b) => a - b);
+    const landed = writes
+      .filter((q) => q.fault !== 'content-limit')
+      .map((q) => q.time)
+      .sort((a, b) => a - b);
     const span = landed.at(-1)! - landed[0]!;
     // n writes over a span hold n − 1 gaps: (n − 1) / span writes per ms, × windowMs per window.
-    const use = ((landed.length - 1) / span) * req.limit.windowMs / req.limit.max;
+    const use = (((landed.length - 1) / span) * req.limit.windowMs) / req.limit.max;
     let busiest = 0;
     for (let i = 0, j = 0; i < landed.length; i++) {
       while (landed[j]! <= landed[i]! - req.limit.windowMs) j++;
@@ -165,7 +173,10 @@ function timelineOf(all: readonly Logged[], writes: readonly Logged[], landed: n
     legs.set(repo, l);
   }
   const legs_alive = per_window.map((_, i) => [...legs.values()].filter((l) => l.first < t0 + (i + 1) * windowMs && l.last >= t0 + i * windowMs).length);
-  const toPr = [...legs.values()].filter((l) => l.pr !== undefined).map((l) => l.pr! - l.first).sort((a, b) => a - b);
+  const toPr = [...legs.values()]
+    .filter((l) => l.pr !== undefined)
+    .map((l) => l.pr! - l.first)
+    .sort((a, b) => a - b);
   const pick = (f: number) => Math.round(toPr[Math.min(toPr.length - 1, Math.floor(f * toPr.length))] ?? 0);
   return {
     per_window,
@@ -176,14 +187,22 @@ function timelineOf(all: readonly Logged[], writes: readonly Logged[], landed: n
     last_legs: [...legs.entries()]
       .sort((a, b) => (b[1].label ?? 0) - (a[1].label ?? 0))
       .slice(0, 8)
-      .map(([repo, l]) => ({ repo, first: l.first - t0, ...(l.pr !== undefined ? { pr: l.pr - t0 } : {}), ...(l.label !== undefined ? { label: l.label - t0 } : {}) })),
+      .map(([repo, l]) => ({
+        repo,
+        first: l.first - t0,
+        ...(l.pr !== undefined ? { pr: l.pr - t0 } : {}),
+        ...(l.label !== undefined ? { label: l.label - t0 } : {}),
+      })),
   };
 }
 
 /** Runs the bench in a child process (the runner's jobs and the emulator hold memory the bench's own RSS figures must not show). */
 export async function runWriteBudgetInChild(req: WriteBudgetRequest, tmp: string, root: string): Promise<WriteBudgetResult> {
   const outFile = join(tmp, 'write-budget-results.json');
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), JSON.stringify(req), outFile], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), JSON.stringify(req), outFile], {
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const code = await new Promise<number | null>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (c, signal) => resolve(c ?? (signal ? 128 : null)));

@@ -54,7 +54,10 @@ export async function installAgent(input: AgentInstallInput): Promise<AgentInsta
   // tomorrow under the same key: installed afresh, never from the cache.
   const cache = exact ? input.cache : undefined;
   if (!exact && input.cache) input.log(`Agent CLI ${input.spec}: not resolved to one version, so not cached: installing with npm`);
-  const id = createHash('sha256').update(`${resolved}\n${process.platform}-${process.arch}\nnode${process.versions.node.split('.')[0]}`).digest('hex').slice(0, 20);
+  const id = createHash('sha256')
+    .update(`${resolved}\n${process.platform}-${process.arch}\nnode${process.versions.node.split('.')[0]}`)
+    .digest('hex')
+    .slice(0, 20);
   // Written with "~" so the cache's version (a digest of the path strings) is the same in every job.
   const cachePath = `~/.fleet-agent/${id}`;
   const dir = join(homedir(), '.fleet-agent', id);
@@ -68,7 +71,9 @@ export async function installAgent(input: AgentInstallInput): Promise<AgentInsta
   }
   await npm(['install', '--prefix', dir, '--no-audit', '--no-fund', '--no-save', '--loglevel=error', input.spec], input.env);
   if (!usable(binDir, input.bin)) {
-    throw new Error(`the package ${input.spec} installed no \`${input.bin}\` command; set agent.install to the package that provides it, or agent.command to the binary`);
+    throw new Error(
+      `the package ${input.spec} installed no \`${input.bin}\` command; set agent.install to the package that provides it, or agent.command to the binary`,
+    );
   }
   const installedIn = seconds();
   if (cache) await saved(cache, cachePath, key, input.log);
@@ -105,11 +110,15 @@ async function saved(cache: CacheLike, path: string, key: string, log: (line: st
 async function resolveSpec(spec: string, env: Record<string, string>): Promise<{ resolved: string; exact: boolean }> {
   if (spec.startsWith('file:')) {
     const file = spec.slice('file:'.length);
-    return existsSync(file) ? { resolved: `${spec}#sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}`, exact: true } : { resolved: spec, exact: false };
+    return existsSync(file)
+      ? { resolved: `${spec}#sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}`, exact: true }
+      : { resolved: spec, exact: false };
   }
   if (/^(git\+|https?:|github:)/.test(spec)) return { resolved: spec, exact: false };
   try {
-    const out = JSON.parse(await npm(['view', spec, 'name', 'version', '--json'], env)) as { name: string; version: string } | Array<{ name: string; version: string }>;
+    const out = JSON.parse(await npm(['view', spec, 'name', 'version', '--json'], env)) as
+      | { name: string; version: string }
+      | Array<{ name: string; version: string }>;
     const last = Array.isArray(out) ? out.at(-1) : out;
     return last ? { resolved: `${last.name}@${last.version}`, exact: true } : { resolved: spec, exact: false };
   } catch {
@@ -126,6 +135,8 @@ function npm(args: string[], env: Record<string, string>): Promise<string> {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-2000)));
     child.on('error', (e) => reject(new Error(`npm could not be started (${e.message}): the runner needs Node.js with npm`)));
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`npm ${args[0]} exited with ${code}: ${err.trim().split('\n').slice(-5).join(' ')}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`npm ${args[0]} exited with ${code}: ${err.trim().split('\n').slice(-5).join(' ')}`)),
+    );
   });
 }

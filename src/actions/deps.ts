@@ -38,13 +38,17 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
   const apps: AppInstallationToken[] = [];
   const mint = (app: NonNullable<Settings['app']>, why: string): Promise<AppInstallationToken> =>
     // The App code (and @octokit/auth-app) is loaded only by jobs that have App credentials.
-    import('../github/app-token.js').then(({ AppInstallationToken }) => AppInstallationToken.start(app, { apiUrl: resolveApiUrl(env.GITHUB_API_URL), logger })).then((t) => {
-      apps.push(t);
-      logger.info(`GitHub App ${app.appId}: installation token minted for ${app.owner} (${why}); Fleet renews it while this job runs`);
-      return t;
-    });
+    import('../github/app-token.js')
+      .then(({ AppInstallationToken }) => AppInstallationToken.start(app, { apiUrl: resolveApiUrl(env.GITHUB_API_URL), logger }))
+      .then((t) => {
+        apps.push(t);
+        logger.info(`GitHub App ${app.appId}: installation token minted for ${app.owner} (${why}); Fleet renews it while this job runs`);
+        return t;
+      });
   const credentialFor = (s: Settings): Promise<TokenCredential> =>
-    (credential ??= s.app ? mint(s.mode === 'lane' ? s.app : { ...s.app, readOnly: true }, s.mode === 'lane' ? 'the lanes' : 'read-only') : Promise.resolve(staticToken(s.token)));
+    (credential ??= s.app
+      ? mint(s.mode === 'lane' ? s.app : { ...s.app, readOnly: true }, s.mode === 'lane' ? 'the lanes' : 'read-only')
+      : Promise.resolve(staticToken(s.token)));
   const clientOf = (cred: Promise<TokenCredential>, s: Settings) => {
     const client = cred.then((c) => {
       const octokit = githubClient(env, c.current(), logger, s.app ? c : undefined);
@@ -88,8 +92,15 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
       }
     },
     // Dispatching the next run of a chained fleet: the PAT, or an App token with Actions write and nothing else.
-    fleetApi: (s) => clientOf(s.app ? mint({ ...s.app, permissions: { actions: 'write' } }, 'Actions write, to continue the fleet in a new run') : Promise.resolve(staticToken(s.token)), s),
-    runStore: (s, runId) => new OtherRunArtifactStore({ token: s.runToken, workflowRunId: runId, repositoryOwner: s.repository!.owner, repositoryName: s.repository!.repo }),
+    fleetApi: (s) =>
+      clientOf(
+        s.app
+          ? mint({ ...s.app, permissions: { actions: 'write' } }, 'Actions write, to continue the fleet in a new run')
+          : Promise.resolve(staticToken(s.token)),
+        s,
+      ),
+    runStore: (s, runId) =>
+      new OtherRunArtifactStore({ token: s.runToken, workflowRunId: runId, repositoryOwner: s.repository!.owner, repositoryName: s.repository!.repo }),
     installAgent: async (spec, bin) => {
       const { installAgent } = await import('./agent-install.js');
       return installAgent({ spec, bin, env: withheld, log: logger.info, cache: await actionsCache() });

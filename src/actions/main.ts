@@ -9,11 +9,33 @@ import { exitCodeFor, handOffIssues, nothingRan } from '../steps/run.js';
 import { formatProblems } from '../core/validate.js';
 import type { Manifest } from '../core/model.js';
 import type { MatrixPlanOutputs } from '../steps/matrix.js';
-import { ANNOTATIONS_PER_REQUEST, checkRunConclusion, fitCheckRunText, laneAnnotations, renderIntegration, renderPlan, renderReport, renderShard } from '../core/report.js';
+import {
+  ANNOTATIONS_PER_REQUEST,
+  checkRunConclusion,
+  fitCheckRunText,
+  laneAnnotations,
+  renderIntegration,
+  renderPlan,
+  renderReport,
+  renderShard,
+} from '../core/report.js';
 import { matrixIntegrate } from '../steps/matrix-integrate.js';
 import type { ArtifactStore, Clock, Executor, Forge, QueueSettle, RunJob, RunJobs, Workspace } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
-import { attemptName, continuesAfter, legPaceOf, waitForPredecessor, loadPlanBundle, matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, REPORT_ARTIFACT, type PlanBundle } from '../steps/matrix.js';
+import {
+  attemptName,
+  continuesAfter,
+  legPaceOf,
+  waitForPredecessor,
+  loadPlanBundle,
+  matrixContinue,
+  matrixPlan,
+  matrixReport,
+  matrixShard,
+  publishChain,
+  REPORT_ARTIFACT,
+  type PlanBundle,
+} from '../steps/matrix.js';
 import { finalizeManifest } from '../core/manifest.js';
 import { readFile } from 'node:fs/promises';
 import { appIsolationProblem } from '../core/isolation.js';
@@ -47,7 +69,9 @@ export interface GitHubApi {
   request(route: string, params?: Record<string, unknown>): Promise<{ data: unknown }>;
 }
 
-type ForgeChoice = { forge: Forge; discover?: PlanStepOptions['discover']; queue?: PlanStepOptions['queue']; settleQueue?: QueueSettle; writeLimits?: WriteWindow[] } | { problem: string };
+type ForgeChoice =
+  | { forge: Forge; discover?: PlanStepOptions['discover']; queue?: PlanStepOptions['queue']; settleQueue?: QueueSettle; writeLimits?: WriteWindow[] }
+  | { problem: string };
 
 export interface ActionDeps {
   env: NodeJS.ProcessEnv;
@@ -99,8 +123,19 @@ export async function runAction(deps: ActionDeps): Promise<number> {
     const pace = settings.mode === 'lane' ? legPaceOf(bundle, settings.shard) : undefined;
     if (pace) {
       const burst = pace.burst ?? 1;
-      core.info(`Write budget: this leg writes at most ${burst > 1 ? `${burst} times, ${pace.gap_ms ?? pace.slot_ms} ms apart,` : 'once'} every ${pace.interval_ms} ms, in its own slots (phase ${pace.phase_ms} ms).`);
-      pace.waitTurn = () => waitForPredecessor({ store: deps.store, root: settings.workspace, bundle, shard: settings.shard, attempt: settings.runAttempt, jobs: legJobs(deps, settings), log: (l) => core.info(l) });
+      core.info(
+        `Write budget: this leg writes at most ${burst > 1 ? `${burst} times, ${pace.gap_ms ?? pace.slot_ms} ms apart,` : 'once'} every ${pace.interval_ms} ms, in its own slots (phase ${pace.phase_ms} ms).`,
+      );
+      pace.waitTurn = () =>
+        waitForPredecessor({
+          store: deps.store,
+          root: settings.workspace,
+          bundle,
+          shard: settings.shard,
+          attempt: settings.runAttempt,
+          jobs: legJobs(deps, settings),
+          log: (l) => core.info(l),
+        });
     }
     // An integrate job runs the lanes' checks on the integrated tree: untrusted code, like a lane's.
     if ((settings.mode === 'lane' || settings.mode === 'integrate') && settings.app) {
@@ -224,18 +259,30 @@ async function continuePlan(deps: ActionDeps, settings: Settings, runId: number)
   const { data } = await deps.api(settings).request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { ...settings.repository, run_id: runId });
   const why = notContinuable(data as PriorRun, settings);
   if (why) {
-    deps.core.setFailed(`input continue-run: run ${runId} ${why}: a fleet continues only from a run of the same workflow, started by hand, on a schedule or by Fleet, on this branch of this repository`);
+    deps.core.setFailed(
+      `input continue-run: run ${runId} ${why}: a fleet continues only from a run of the same workflow, started by hand, on a schedule or by Fleet, on this branch of this repository`,
+    );
     return 2;
   }
-  const out = await matrixContinue({ previous: deps.runStore(settings, runId), store: deps.store, root: settings.workspace, waveJobs: settings.waveJobs, attempt: settings.runAttempt, run: thisRun(settings) });
-  deps.core.info(`Continuing ${out.manifest.fleet_id} from run ${runId}: waves ${(out.manifest.runs?.at(-1)?.first_wave ?? 0) + 1}–${(out.manifest.runs?.at(-1)?.last_wave ?? 0) + 1} of ${out.manifest.waves.length}.`);
+  const out = await matrixContinue({
+    previous: deps.runStore(settings, runId),
+    store: deps.store,
+    root: settings.workspace,
+    waveJobs: settings.waveJobs,
+    attempt: settings.runAttempt,
+    run: thisRun(settings),
+  });
+  deps.core.info(
+    `Continuing ${out.manifest.fleet_id} from run ${runId}: waves ${(out.manifest.runs?.at(-1)?.first_wave ?? 0) + 1}–${(out.manifest.runs?.at(-1)?.last_wave ?? 0) + 1} of ${out.manifest.waves.length}.`,
+  );
   await planOutputs(deps, settings, out.manifest, out.outputs);
   return 0;
 }
 
 async function gateProblem(deps: ActionDeps, settings: Settings): Promise<string | undefined> {
   if (!settings.approvalEnvironment) return undefined;
-  if (!settings.repository) return 'input approval-environment: GITHUB_REPOSITORY is not set, so the environment cannot be checked (the plan mode runs in a workflow job)';
+  if (!settings.repository)
+    return 'input approval-environment: GITHUB_REPOSITORY is not set, so the environment cannot be checked (the plan mode runs in a workflow job)';
   return approvalGateProblem(deps.api(settings), settings.repository, settings.approvalEnvironment);
 }
 
@@ -277,7 +324,12 @@ function integrationPins(settings: Settings, bundle: PlanBundle): string[] | und
 
 async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
   const agent = await prepareAgent(deps, settings, bundle.fleet.file.agent);
-  const records = await matrixShard({ ...jobInput(deps, settings, forge, bundle), shard: settings.shard, agentEnv: agent.env, neverInChange: agent.neverInChange });
+  const records = await matrixShard({
+    ...jobInput(deps, settings, forge, bundle),
+    shard: settings.shard,
+    agentEnv: agent.env,
+    neverInChange: agent.neverInChange,
+  });
   for (const r of records) {
     const line = `${r.lane}: ${r.status} (${r.phase})${r.error ? ` — ${r.error.class}: ${r.error.message}` : ''}`;
     if (r.status === 'failed') deps.core.warning(line);
@@ -322,7 +374,11 @@ async function integrate(deps: ActionDeps, settings: Settings, forge: Forge, bun
  * What an agent directive needs in this leg: the CLI (installed once per leg, through the Actions cache) first on its
  * PATH, and the credentials its CLI reads. The credentials are text no change may hold.
  */
-async function prepareAgent(deps: ActionDeps, settings: Settings, agent: AgentSpec | undefined): Promise<{ env: Record<string, string>; neverInChange: string[] }> {
+async function prepareAgent(
+  deps: ActionDeps,
+  settings: Settings,
+  agent: AgentSpec | undefined,
+): Promise<{ env: Record<string, string>; neverInChange: string[] }> {
   const env = agentCredentialEnv(agent, settings.agentCredentials);
   const neverInChange = [...new Set(Object.values(env))].flatMap((v) => deps.secretForms?.(v) ?? [v]);
   const spec = agentPackage(agent);
@@ -368,7 +424,8 @@ async function report(deps: ActionDeps, settings: Settings, forge: Forge, bundle
   deps.core.setOutput('report-artifact', artifact);
   if (settings.incremental) await saveSweep(deps, settings, manifest, sealKey(settings));
   // The summary and the artifact are written: a check run GitHub refuses is a warning, not a failed report.
-  if (settings.repository && settings.sha) await postCheckRun(api, settings, manifest, text, artifact).catch((err: Error) => deps.core.warning(checkRunProblem(err)));
+  if (settings.repository && settings.sha)
+    await postCheckRun(api, settings, manifest, text, artifact).catch((err: Error) => deps.core.warning(checkRunProblem(err)));
   const code = exitCodeFor(manifest);
   if (code !== 0 && settings.failOnLaneFailure) deps.core.setFailed(`${failureLine(manifest)}: see the report`);
   return settings.failOnLaneFailure ? code : 0;
@@ -379,7 +436,11 @@ function failureLine(manifest: Manifest): string {
   const held = manifest.lanes.filter((l) => l.integration?.state === 'held' && l.status !== 'failed').length;
   const skipped = manifest.lanes.filter((l) => l.status === 'skipped').length;
   if (nothingRan(manifest)) return `no lane ran: every target was excluded (${manifest.lanes.length})`;
-  const parts = [`${manifest.summary.failed} lane(s) failed`, ...(held ? [`${held} held out of the integration`] : []), ...(skipped ? [`${skipped} skipped`] : [])];
+  const parts = [
+    `${manifest.summary.failed} lane(s) failed`,
+    ...(held ? [`${held} held out of the integration`] : []),
+    ...(skipped ? [`${skipped} skipped`] : []),
+  ];
   return parts.join(', ');
 }
 
@@ -399,7 +460,8 @@ interface PriorRun {
  */
 function notContinuable(run: PriorRun, settings: Settings): string | null {
   const here = `${settings.repository!.owner}/${settings.repository!.repo}`;
-  if (run.repository?.full_name !== here || run.path !== settings.caller!.path) return `is a run of ${run.repository?.full_name ?? '?'}/${run.path ?? '?'}, not of ${here}/${settings.caller!.path}`;
+  if (run.repository?.full_name !== here || run.path !== settings.caller!.path)
+    return `is a run of ${run.repository?.full_name ?? '?'}/${run.path ?? '?'}, not of ${here}/${settings.caller!.path}`;
   if (run.event !== 'workflow_dispatch' && run.event !== 'schedule') return `was started by a ${run.event ?? 'unknown'} event`;
   if (run.head_repository?.full_name !== here) return `ran the code of ${run.head_repository?.full_name ?? 'another repository'}`;
   if (run.head_branch !== settings.caller!.ref) return `ran on ${run.head_branch ?? 'no branch'}, not on ${settings.caller!.ref}`;
@@ -416,7 +478,12 @@ async function continueChain(deps: ActionDeps, settings: Settings, bundle: PlanB
   if (next === null) return manifest;
   try {
     if (!settings.repository || !settings.caller || !settings.runId) throw new Error('this is not a run of GitHub Actions');
-    await publishChain(deps.store, settings.workspace, { fleet: bundle.fleet, manifest, next_wave: next, ...(bundle.budget ? { budget: bundle.budget } : {}) }, settings.runAttempt);
+    await publishChain(
+      deps.store,
+      settings.workspace,
+      { fleet: bundle.fleet, manifest, next_wave: next, ...(bundle.budget ? { budget: bundle.budget } : {}) },
+      settings.runAttempt,
+    );
     const inputs = { ...(await dispatchedInputs(settings.caller)), [CONTINUE_INPUT]: String(settings.runId) };
     await dispatchNext(deps, settings, inputs);
     deps.core.info(`The fleet goes on from wave ${next + 1} in a new run of ${settings.caller.path} (${CONTINUE_INPUT}: ${settings.runId}).`);
@@ -426,7 +493,9 @@ async function continueChain(deps: ActionDeps, settings: Settings, bundle: PlanB
     deps.core.warning(why);
     const now = deps.clock.now().toISOString();
     const lanes = manifest.lanes.map((l) =>
-      l.wave !== null && l.wave >= next && l.status === 'queued' ? { ...l, status: 'skipped' as const, phase: 'skipped' as const, updated_at: now, ended_at: now, error: { class: 'no-result' as const, message: why } } : l,
+      l.wave !== null && l.wave >= next && l.status === 'queued'
+        ? { ...l, status: 'skipped' as const, phase: 'skipped' as const, updated_at: now, ended_at: now, error: { class: 'no-result' as const, message: why } }
+        : l,
     );
     return finalizeManifest({ ...manifest, lanes }, now);
   }
@@ -439,7 +508,11 @@ export const CONTINUE_INPUT = 'fleet-continue';
 async function dispatchedInputs(caller: NonNullable<Settings['caller']>): Promise<Record<string, string>> {
   if (caller.event !== 'workflow_dispatch' || !caller.eventPath) return {};
   const event = JSON.parse(await readFile(caller.eventPath, 'utf8')) as { inputs?: Record<string, unknown> | null };
-  return Object.fromEntries(Object.entries(event.inputs ?? {}).filter(([k]) => k !== CONTINUE_INPUT).map(([k, v]) => [k, String(v)]));
+  return Object.fromEntries(
+    Object.entries(event.inputs ?? {})
+      .filter(([k]) => k !== CONTINUE_INPUT)
+      .map(([k, v]) => [k, String(v)]),
+  );
 }
 
 /**
@@ -489,7 +562,13 @@ export function runJobs(api: GitHubApi, repo: { owner: string; repo: string }, r
     async list(): Promise<RunJob[]> {
       const jobs: RunJob[] = [];
       for (let page = 1; ; page++) {
-        const { data } = await api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', { ...repo, run_id: runId, filter: 'latest', per_page: 100, page });
+        const { data } = await api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', {
+          ...repo,
+          run_id: runId,
+          filter: 'latest',
+          per_page: 100,
+          page,
+        });
         const batch = (data as { jobs: RunJob[]; total_count: number }).jobs;
         jobs.push(...batch.map((j) => ({ id: j.id, name: j.name, status: j.status, conclusion: j.conclusion, html_url: j.html_url })));
         if (batch.length < 100 || jobs.length >= (data as { total_count: number }).total_count) break;
@@ -502,14 +581,18 @@ export function runJobs(api: GitHubApi, repo: { owner: string; repo: string }, r
     },
     async rejection() {
       const { data } = await api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/approvals', { ...repo, run_id: runId });
-      const rejected = (data as Array<{ state: string; comment: string; user: { login: string }; environments: Array<{ name?: string }> }>).find((r) => r.state === 'rejected');
+      const rejected = (data as Array<{ state: string; comment: string; user: { login: string }; environments: Array<{ name?: string }> }>).find(
+        (r) => r.state === 'rejected',
+      );
       return rejected ? { environment: rejected.environments.map((e) => e.name).join(', '), reviewer: rejected.user.login, comment: rejected.comment } : null;
     },
   };
 }
 
 async function postCheckRun(api: GitHubApi, settings: Settings, manifest: Manifest, text: string, artifact: string): Promise<void> {
-  const pointer = settings.runUrl ? `The full report is the \`${artifact}\` artifact of ${settings.runUrl}.` : `The full report is the \`${artifact}\` artifact.`;
+  const pointer = settings.runUrl
+    ? `The full report is the \`${artifact}\` artifact of ${settings.runUrl}.`
+    : `The full report is the \`${artifact}\` artifact.`;
   const s = manifest.summary;
   const output = {
     title: `${s.completed} completed, ${s.failed} failed, ${s.skipped} skipped, ${s.excluded} excluded${s.unchanged ? `, ${s.unchanged} unchanged` : ''} of ${s.total}`,
@@ -517,7 +600,9 @@ async function postCheckRun(api: GitHubApi, settings: Settings, manifest: Manife
   };
   // One annotation per lane a person must look at, 50 a request: the rest are appended by updates of the same check run.
   const notes = laneAnnotations(manifest, settings.file || 'fleet.yml');
-  const batches = Array.from({ length: Math.ceil(notes.length / ANNOTATIONS_PER_REQUEST) }, (_, i) => notes.slice(i * ANNOTATIONS_PER_REQUEST, (i + 1) * ANNOTATIONS_PER_REQUEST));
+  const batches = Array.from({ length: Math.ceil(notes.length / ANNOTATIONS_PER_REQUEST) }, (_, i) =>
+    notes.slice(i * ANNOTATIONS_PER_REQUEST, (i + 1) * ANNOTATIONS_PER_REQUEST),
+  );
   const { data } = await api.request('POST /repos/{owner}/{repo}/check-runs', {
     ...settings.repository,
     name: `${settings.checkName}: ${manifest.name}`,
@@ -529,6 +614,10 @@ async function postCheckRun(api: GitHubApi, settings: Settings, manifest: Manife
   });
   const id = (data as { id: number }).id;
   for (const batch of batches.slice(1)) {
-    await api.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', { ...settings.repository, check_run_id: id, output: { ...output, annotations: batch } });
+    await api.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
+      ...settings.repository,
+      check_run_id: id,
+      output: { ...output, annotations: batch },
+    });
   }
 }

@@ -205,10 +205,14 @@ function credentialProblems(token: string, appId: string, key: string): string[]
   const problems: string[] = [];
   const keyGiven = key.trim() !== '';
   if (!token && !appId && !keyGiven) {
-    return ['input token: a token is required: a PAT that can push to the targets (the `token` secret), or GitHub App credentials (the `app-id` input and the `app-private-key` secret)'];
+    return [
+      'input token: a token is required: a PAT that can push to the targets (the `token` secret), or GitHub App credentials (the `app-id` input and the `app-private-key` secret)',
+    ];
   }
   if (token && (appId || keyGiven)) {
-    problems.push('inputs token and app-id/app-private-key: give a token or GitHub App credentials, not both (with App credentials Fleet mints its own tokens: leave the token secret unset)');
+    problems.push(
+      'inputs token and app-id/app-private-key: give a token or GitHub App credentials, not both (with App credentials Fleet mints its own tokens: leave the token secret unset)',
+    );
   }
   problems.push(
     ...appCredentialProblems(appId, key, {

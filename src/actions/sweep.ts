@@ -48,7 +48,9 @@ export async function readPreviousSweep(deps: Pick<ActionDeps, 'core' | 'sweepCa
     const got = Buffer.from(typeof sealed.mac === 'string' ? sealed.mac : '', 'hex');
     // Any job of the default branch can write the cache: only outcomes sealed with this fleet's credential count.
     if (sealed.format !== 'fleet-sweep-sealed/1' || got.length !== want.length || !timingSafeEqual(got, want)) {
-      core.warning(`incremental: cache entry ${key} is not sealed with this fleet's credential (written by another job, or before the credential changed); every lane runs`);
+      core.warning(
+        `incremental: cache entry ${key} is not sealed with this fleet's credential (written by another job, or before the credential changed); every lane runs`,
+      );
       return undefined;
     }
     json = JSON.parse(String(sealed.manifest));
@@ -59,7 +61,9 @@ export async function readPreviousSweep(deps: Pick<ActionDeps, 'core' | 'sweepCa
   const parsed = Manifest.safeParse(json);
   if (!parsed.success) {
     const version = (json as { schema_version?: unknown } | null)?.schema_version;
-    core.info(`incremental: cache entry ${key} was written by ${version !== SCHEMA_VERSION ? `another Fleet (manifest version ${String(version)})` : 'a Fleet this one cannot read'}; every lane runs`);
+    core.info(
+      `incremental: cache entry ${key} was written by ${version !== SCHEMA_VERSION ? `another Fleet (manifest version ${String(version)})` : 'a Fleet this one cannot read'}; every lane runs`,
+    );
     return undefined;
   }
   core.info(`incremental: comparing with ${parsed.data.fleet_id} (cache entry ${key})`);
@@ -80,7 +84,6 @@ export async function saveSweep(deps: Pick<ActionDeps, 'core' | 'sweepCache'>, s
     deps.core.warning(`incremental: saving the outcomes failed (${(err as Error).message}); the next sweep compares with an earlier one`);
   }
 }
-
 
 /** The sweep file's text: the manifest, sealed with the fleet credential's key. */
 export function sealedSweep(manifest: Manifest, seal: Buffer): string {

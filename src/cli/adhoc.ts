@@ -29,7 +29,8 @@ export function adhocFleetFile(values: Flags, command: string | undefined, cwd: 
   if (values.topic && !values.org) problems.push('--topic needs --org: the topic is looked for among the repositories of that owner');
   const forge = values.forge ?? defaultForge(values);
   if (forge !== 'local' && forge !== 'github') problems.push(`--forge takes local or github, got "${forge}"`);
-  if (forge === 'local' && (values.org || values.user || values.search)) problems.push('--org, --user and --search find repositories on GitHub: drop --forge local');
+  if (forge === 'local' && (values.org || values.user || values.search))
+    problems.push('--org, --user and --search find repositories on GitHub: drop --forge local');
   if (problems.length) return { ok: false, problems };
 
   const discover = [

@@ -52,11 +52,13 @@ export function appFromEnv(env: NodeJS.ProcessEnv, owners: readonly string[] | u
     idShort: ID,
     howToGiveKey: `export the key's text, e.g. ${KEY}="$(cat my-app.private-key.pem)"`,
   });
-  if (env.FLEET_GITHUB_TOKEN) problems.push(`FLEET_GITHUB_TOKEN and ${ID}: give a token or GitHub App credentials, not both (with App credentials Fleet mints its own tokens)`);
+  if (env.FLEET_GITHUB_TOKEN)
+    problems.push(`FLEET_GITHUB_TOKEN and ${ID}: give a token or GitHub App credentials, not both (with App credentials Fleet mints its own tokens)`);
   let owner = env[OWNER]?.trim() ?? '';
   if (!owner && owners) {
     if (owners.length === 1) owner = owners[0]!;
-    else if (owners.length > 1) problems.push(`${OWNER}: the targets belong to ${owners.join(', ')}: set the account the App is installed on (one App installation per fleet)`);
+    else if (owners.length > 1)
+      problems.push(`${OWNER}: the targets belong to ${owners.join(', ')}: set the account the App is installed on (one App installation per fleet)`);
     else problems.push(`${OWNER}: no target names its owner: set the account the App is installed on`);
   }
   if (problems.length) return { problems: problems.map((message) => ({ file, field: '(environment)', message })) };

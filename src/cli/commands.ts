@@ -98,7 +98,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       ['--max-parallel N', 'commands running at once (overrides max_parallel)'],
       ['--workspace DIR', 'where clones and outputs go (default: _workspace/exec/<id> beside the fleet file, or here)'],
       ['--repos-root DIR', 'where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)'],
-      ['--json', 'print every target\'s exit code and output as JSON'],
+      ['--json', "print every target's exit code and output as JSON"],
       ...ADHOC_FLAGS,
     ],
     options: {

@@ -4,18 +4,17 @@ import type { ExecRow } from '../steps/exec.js';
 
 /** A line of a target's output made safe for a terminal: its escapes and controls written out, tabs kept. */
 function printable(line: string): string {
-  return line
-    .replace(/\r$/, '')
-    .split('\t')
-    .map(showInvisibles)
-    .join('\t');
+  return line.replace(/\r$/, '').split('\t').map(showInvisibles).join('\t');
 }
 
 export function renderExec(command: string, rows: readonly ExecRow[], root: string): string {
   const ran = rows.filter((r) => r.status === 'ran');
   const failed = rows.filter((r) => r.status === 'failed');
   const excluded = rows.filter((r) => r.status === 'excluded');
-  const out = [`fleet exec: ${printable(command)} in ${rows.length} target(s): ${ran.length} ran, ${failed.length} could not be asked, ${excluded.length} excluded`, ''];
+  const out = [
+    `fleet exec: ${printable(command)} in ${rows.length} target(s): ${ran.length} ran, ${failed.length} could not be asked, ${excluded.length} excluded`,
+    '',
+  ];
   for (const r of rows) {
     const head = r.status === 'ran' ? `exit ${r.exit_code}` : `${r.status}${r.detail ? `: ${r.detail}` : ''}`;
     out.push(`── ${printable(r.lane)} (${printable(r.repo)}) · ${printable(head)}`);

@@ -435,7 +435,12 @@ function moreLine(hidden: readonly LaneRecord[], all: boolean): string {
 export function progressLine(input: FrameInput): string {
   const p = progress(input.lanes, input.maxParallel);
   const c = budgetCounts(input.lanes, input.maxParallel);
-  const segs = [`${p.done}/${p.total} lanes done`, p.failed ? `${p.failed} failed` : '', p.estimate, `directives ${c.holding} / ${c.maxParallel} (budget)`].filter(Boolean);
+  const segs = [
+    `${p.done}/${p.total} lanes done`,
+    p.failed ? `${p.failed} failed` : '',
+    p.estimate,
+    `directives ${c.holding} / ${c.maxParallel} (budget)`,
+  ].filter(Boolean);
   return clip(segs.join(SEP), input.width);
 }
 

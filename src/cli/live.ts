@@ -52,7 +52,9 @@ export class LiveView {
     this.manifest = manifest;
     const n = manifest.max_parallel;
     // The plan's and the report's own words for the count (laneCount), so the three never disagree.
-    this.out.write(`Fleet ${manifest.fleet_id}: ${laneCount(manifest)}, up to ${n} directive${n === 1 ? '' : 's'} at once (the concurrency budget)\nWorkspace: ${root}\n`);
+    this.out.write(
+      `Fleet ${manifest.fleet_id}: ${laneCount(manifest)}, up to ${n} directive${n === 1 ? '' : 's'} at once (the concurrency budget)\nWorkspace: ${root}\n`,
+    );
     if (this.out.isTTY) {
       this.timer = setInterval(() => this.redraw(), REDRAW_MS);
       this.timer.unref();

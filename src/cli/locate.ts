@@ -23,7 +23,10 @@ export async function locateManifest(path: string): Promise<Located> {
     (s) => (s.isDirectory() ? 'folder' : 'file'),
     () => 'missing',
   );
-  if (kind === 'missing') return { problem: { file: path, field: '(file)', message: 'no such file: pass the fleet-status.json a run wrote, its workspace folder, or the fleet file' } };
+  if (kind === 'missing')
+    return {
+      problem: { file: path, field: '(file)', message: 'no such file: pass the fleet-status.json a run wrote, its workspace folder, or the fleet file' },
+    };
   if (kind === 'folder') return inFolder(path);
   if (!isFleetFileName(path) && !(await looksLikeFleetFile(path))) return { path };
   return latestRunOf(path);
@@ -72,7 +75,13 @@ async function latestRunOf(file: string): Promise<Located> {
   const root = defaultWorkspaces(dirname(file));
   const latest = await latestRun(root, (m) => m.name === name);
   if (latest) return latest;
-  return { problem: { file, field: '(runs)', message: `no run of fleet "${name}" in ${root}: run it first (fleet run ${file}), or pass the ${MANIFEST_FILE} of a run kept elsewhere (--workspace)` } };
+  return {
+    problem: {
+      file,
+      field: '(runs)',
+      message: `no run of fleet "${name}" in ${root}: run it first (fleet run ${file}), or pass the ${MANIFEST_FILE} of a run kept elsewhere (--workspace)`,
+    },
+  };
 }
 
 /** The newest run in a folder of workspaces whose manifest `pick` accepts, by when it started; undefined: none. */

@@ -23,7 +23,18 @@ import { exitCodeFor, INTERRUPT_GRACE_MS, nothingRan, runFleet, writeInterrupted
 import { readTextFile, writeFileAtomic } from '../util/fs.js';
 import { MAX_FLEET_JSON_BYTES } from '../core/limits.js';
 import { LiveView } from './live.js';
-import { commandHelp, commandNamed, overview, parseCommand, unknownCommand, usageLine, UsageError, type CommandSpec, type Flags, type Parsed } from './commands.js';
+import {
+  commandHelp,
+  commandNamed,
+  overview,
+  parseCommand,
+  unknownCommand,
+  usageLine,
+  UsageError,
+  type CommandSpec,
+  type Flags,
+  type Parsed,
+} from './commands.js';
 import { adhocFleetFile, FLAGS_FILE, isAdhoc } from './adhoc.js';
 import { renderExec } from './exec-view.js';
 import { execFleet } from '../steps/exec.js';
@@ -52,7 +63,6 @@ export interface CliIo {
 
 /** 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C. */
 export const EXIT_INTERRUPTED = 130;
-
 
 function positiveInt(flag: string, value: unknown, command?: CommandSpec): number | undefined {
   if (value === undefined) return undefined;
@@ -99,7 +109,8 @@ async function readSince(path: string): Promise<Manifest | Problem[] | string> {
   if (!Array.isArray(m)) return m;
   try {
     const version = (JSON.parse(await readFile(path, 'utf8')) as { schema_version?: unknown }).schema_version;
-    if (typeof version === 'string' && version !== SCHEMA_VERSION) return `${path} was written by another Fleet (manifest version ${version}, this one writes ${SCHEMA_VERSION})`;
+    if (typeof version === 'string' && version !== SCHEMA_VERSION)
+      return `${path} was written by another Fleet (manifest version ${version}, this one writes ${SCHEMA_VERSION})`;
   } catch {
     // readManifest already said what is wrong with the file
   }
@@ -216,13 +227,20 @@ interface FleetInput {
 function fleetInput(spec: CommandSpec, parsed: Parsed, io: CliIo): FleetInput | { printed: string } {
   const { values } = parsed;
   if (!isAdhoc(values)) {
-    if (spec.name === 'run' && parsed.command !== undefined) throw new UsageError('a command after -- makes an ad-hoc run, which names its targets with --repo (or --org, --user, --search); a fleet file has its own run:', spec);
-    if (values['print-fleet-file']) throw new UsageError('--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them', spec);
-    if (values.name || values.forge) throw new UsageError(`--${values.name ? 'name' : 'forge'} belongs to an ad-hoc run (--repo …); a fleet file sets its own`, spec);
+    if (spec.name === 'run' && parsed.command !== undefined)
+      throw new UsageError(
+        'a command after -- makes an ad-hoc run, which names its targets with --repo (or --org, --user, --search); a fleet file has its own run:',
+        spec,
+      );
+    if (values['print-fleet-file'])
+      throw new UsageError('--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them', spec);
+    if (values.name || values.forge)
+      throw new UsageError(`--${values.name ? 'name' : 'forge'} belongs to an ad-hoc run (--repo …); a fleet file sets its own`, spec);
     const target = oneFile(spec, parsed);
     return { path: resolve(io.cwd, target), again: `fleet ${spec.name} ${target}` };
   }
-  if (parsed.positionals.length) throw new UsageError(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(' ')}`, spec);
+  if (parsed.positionals.length)
+    throw new UsageError(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(' ')}`, spec);
   const built = adhocFleetFile(values, parsed.command, io.cwd, spec.usage.split('   or   ').pop()!);
   if (!built.ok) throw new UsageError(built.problems.join('\n'), spec);
   if (values['print-fleet-file']) return { printed: built.text };
@@ -351,7 +369,9 @@ async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo): P
   const { forge, discover, queue, settleQueue } = c.setup;
   let resume: { manifest: Manifest; root: string } | undefined;
   if (values.resume && loaded.fleet.file.source?.issues) {
-    io.stderr.write(`${path}: source.issues: an issue queue resumes by running again: the next run resumes every issue whose branch has no PR; run it without --resume\n`);
+    io.stderr.write(
+      `${path}: source.issues: an issue queue resumes by running again: the next run resumes every issue whose branch has no PR; run it without --resume\n`,
+    );
     return 2;
   }
   if (values.resume) {
@@ -369,7 +389,11 @@ async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo): P
   }
   let since: Manifest | undefined;
   if (values.since) {
-    if (values.resume) throw new UsageError('--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run', spec);
+    if (values.resume)
+      throw new UsageError(
+        '--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run',
+        spec,
+      );
     const mp = resolve(io.cwd, values.since);
     const read = await readSince(mp);
     if (Array.isArray(read)) {
@@ -418,10 +442,13 @@ async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo): P
   await writeFileAtomic(resolve(outcome.root, 'report.md'), `${report}\n`);
   io.stdout.write(values.json ? `${JSON.stringify(outcome.manifest, null, 2)}\n` : `\n${report}\n`);
   if (io.signal?.aborted) {
-    io.stderr.write(`fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with ${c.input.again} and --resume ${resolve(outcome.root, 'fleet-status.json')}\n`);
+    io.stderr.write(
+      `fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with ${c.input.again} and --resume ${resolve(outcome.root, 'fleet-status.json')}\n`,
+    );
     return EXIT_INTERRUPTED;
   }
-  if (nothingRan(outcome.manifest)) io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each\n`);
+  if (nothingRan(outcome.manifest))
+    io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each\n`);
   return exitCodeFor(outcome.manifest);
 }
 
@@ -435,7 +462,8 @@ async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<number
   const [first, ...rest] = parsed.positionals;
   const sub = first === 'merge' || first === 'close' || first === 'list' ? first : 'list';
   const target = oneFile(spec, { ...parsed, positionals: sub === first ? rest : parsed.positionals });
-  if (sub === 'list' && (values['dry-run'] || values.method)) throw new UsageError(`--${values.method ? 'method' : 'dry-run'} is for fleet prs merge (or close): the list changes nothing`, spec);
+  if (sub === 'list' && (values['dry-run'] || values.method))
+    throw new UsageError(`--${values.method ? 'method' : 'dry-run'} is for fleet prs merge (or close): the list changes nothing`, spec);
   if (sub === 'close' && values.method) throw new UsageError('--method is for fleet prs merge', spec);
   const named = resolve(io.cwd, target);
   const fleetPath = values.fleet ? resolve(io.cwd, values.fleet) : named;
@@ -444,7 +472,8 @@ async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<number
     io.stderr.write(`${formatProblems([where.problem])}\n`);
     return 2;
   }
-  if (!values.fleet && where.path === named) throw new UsageError(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
+  if (!values.fleet && where.path === named)
+    throw new UsageError(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
   const connected = await connect(spec, values, { path: fleetPath, again: `fleet prs ${target}` }, io, { writes: sub !== 'list' });
   if (typeof connected === 'number') return connected;
   const file = connected.fleet.file;
@@ -481,7 +510,11 @@ async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<number
   }
   const now = systemClock.now().toISOString();
   if (r.command === 'list') {
-    io.stdout.write(values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: prsJson(r.rows, now) }, null, 2)}\n` : `${renderPrsTable(r.rows, { now, title: r.manifest.name })}\n`);
+    io.stdout.write(
+      values.json
+        ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: prsJson(r.rows, now) }, null, 2)}\n`
+        : `${renderPrsTable(r.rows, { now, title: r.manifest.name })}\n`,
+    );
     return r.exitCode;
   }
   io.stdout.write(
@@ -500,7 +533,9 @@ async function execCommand(c: Connected, parsed: Parsed, io: CliIo): Promise<num
   const command = parsed.command!;
   const stamp = systemClock.now().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   // A folder of its own per run (the time, and a random part for two started in the same second).
-  const root = parsed.values.workspace ? resolve(io.cwd, parsed.values.workspace) : join(dirname(c.input.path), '_workspace', 'exec', `${c.fleet.file.name}-${stamp}-${randomBytes(3).toString('hex')}`);
+  const root = parsed.values.workspace
+    ? resolve(io.cwd, parsed.values.workspace)
+    : join(dirname(c.input.path), '_workspace', 'exec', `${c.fleet.file.name}-${stamp}-${randomBytes(3).toString('hex')}`);
   const done = await execFleet({
     fleet: c.fleet,
     file: c.input.path,

@@ -16,6 +16,11 @@ export interface AgentCredential {
 
 export const AGENT_CREDENTIALS: readonly AgentCredential[] = [
   { input: 'anthropic-api-key', fleetVariable: 'FLEET_AGENT_ANTHROPIC_API_KEY', variables: ['ANTHROPIC_API_KEY'], presets: ['claude', 'command'] },
-  { input: 'claude-code-oauth-token', fleetVariable: 'FLEET_AGENT_CLAUDE_CODE_OAUTH_TOKEN', variables: ['CLAUDE_CODE_OAUTH_TOKEN'], presets: ['claude', 'command'] },
+  {
+    input: 'claude-code-oauth-token',
+    fleetVariable: 'FLEET_AGENT_CLAUDE_CODE_OAUTH_TOKEN',
+    variables: ['CLAUDE_CODE_OAUTH_TOKEN'],
+    presets: ['claude', 'command'],
+  },
   { input: 'openai-api-key', fleetVariable: 'FLEET_AGENT_OPENAI_API_KEY', variables: ['CODEX_API_KEY', 'OPENAI_API_KEY'], presets: ['codex', 'command'] },
 ];

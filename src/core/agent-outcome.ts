@@ -32,10 +32,18 @@ export function claudeOutcome(output: string): AgentOutcome | null {
     return { class: 'budget-exceeded', message: `the agent reached its spending cap with the change unfinished (${said})`, final: false };
   }
   if (status === 401 || status === 403) {
-    return { class: 'directive-failed', message: `the agent's model API refused its credentials (${status}: ${said}): check the key the agent gets (ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN)`, final: true };
+    return {
+      class: 'directive-failed',
+      message: `the agent's model API refused its credentials (${status}: ${said}): check the key the agent gets (ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN)`,
+      final: true,
+    };
   }
   if (/not logged in/i.test(said)) {
-    return { class: 'directive-failed', message: `the agent CLI has no credentials (${said}): give it ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN`, final: true };
+    return {
+      class: 'directive-failed',
+      message: `the agent CLI has no credentials (${said}): give it ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN`,
+      final: true,
+    };
   }
   if (status !== null) {
     return { class: 'directive-failed', message: `the agent's model API kept failing after the CLI's own retries (${status}: ${said})`, final: false };
@@ -77,7 +85,11 @@ export function codexOutcome(output: string): AgentOutcome | null {
   if (failed === null) return null;
   const said = failed.replace(/\s+/g, ' ').slice(0, 300);
   if (/\b(401|403)\b|invalid_api_key|Incorrect API key/i.test(said)) {
-    return { class: 'directive-failed', message: `the agent's model API refused its credentials (${said}): check the key the agent gets (OPENAI_API_KEY or CODEX_API_KEY)`, final: true };
+    return {
+      class: 'directive-failed',
+      message: `the agent's model API refused its credentials (${said}): check the key the agent gets (OPENAI_API_KEY or CODEX_API_KEY)`,
+      final: true,
+    };
   }
   if (/quota/i.test(said)) return { class: 'directive-failed', message: `the agent's model API account is out of quota (${said})`, final: true };
   if (/status|stream disconnected|retry limit|high demand/i.test(said)) {

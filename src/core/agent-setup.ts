@@ -27,7 +27,6 @@ export function agentPackage(agent: AgentSpec | undefined): string | null {
   return agent.preset === 'command' ? null : PRESET_PACKAGES[agent.preset];
 }
 
-
 /**
  * The variables the directive of this agent gets, from the credentials Fleet was given: only those its CLI reads
  * (a `command` template may run either CLI, so it gets every one that was given). Never for checks.

@@ -168,7 +168,11 @@ export function writeBudget(input: { limits: readonly WriteWindow[]; legsAtOnce:
     binding: { ...binding },
     slot_ms,
     leg_interval_ms,
-    leg_share: input.limits.map((w) => ({ window_ms: w.window_ms, writes: Math.floor(((w.window_ms * burst) / leg_interval_ms) * 1000) / 1000, fits: total <= usable(w) })),
+    leg_share: input.limits.map((w) => ({
+      window_ms: w.window_ms,
+      writes: Math.floor(((w.window_ms * burst) / leg_interval_ms) * 1000) / 1000,
+      fits: total <= usable(w),
+    })),
     writes_ms: total * slot_ms,
   };
 }
@@ -244,7 +248,9 @@ export function renderWriteBudget(b: WriteBudget): string {
   ];
   const shortest = Math.min(...b.limits.map((w) => w.window_ms));
   if (b.binding.window_ms === shortest) {
-    lines.push(`The writes fit under every longer limit: only the ${named(b.binding.window_ms)} limit sets the pace (the writes alone take about ${formatDuration(b.writes_ms)}).`);
+    lines.push(
+      `The writes fit under every longer limit: only the ${named(b.binding.window_ms)} limit sets the pace (the writes alone take about ${formatDuration(b.writes_ms)}).`,
+    );
   } else {
     lines.push(
       `**The writes do not fit under the ${named(b.binding.window_ms)} limit of ${b.binding.max}**: at that limit they take about ${formatDuration(b.writes_ms)}. Make sure the legs' \`lane-timeout-minutes\` covers their share of that, or split the fleet.`,

@@ -56,7 +56,11 @@ export function parseAuthor(text: string): CommitIdentity | null {
  * The identity and signing of the lanes' commits. `author`: the fleet file's `commit_author` (or `--author`);
  * `sign`: its `sign_commits`. A problem (signing required and impossible) stops the run before anything ran.
  */
-export function commitSetup(author: string | undefined, sign: 'auto' | 'required' | 'off', user: UserGitConfig): { ok: true; setup: CommitSetup } | { ok: false; problem: string } {
+export function commitSetup(
+  author: string | undefined,
+  sign: 'auto' | 'required' | 'off',
+  user: UserGitConfig,
+): { ok: true; setup: CommitSetup } | { ok: false; problem: string } {
   const given = author === undefined ? null : parseAuthor(author);
   const identity = given ?? (user.name && user.email ? { name: user.name, email: user.email } : { ...DEFAULT_COMMIT_IDENTITY });
   const identitySource = given ? 'commit_author' : user.name && user.email ? 'your git configuration' : 'the default';
@@ -66,18 +70,27 @@ export function commitSetup(author: string | undefined, sign: 'auto' | 'required
   const cannot = (why: string) => (sign === 'required' ? { ok: false as const, problem: why } : unsigned([`commits are not signed: ${why}`]));
   const format = (user.format ?? 'openpgp').toLowerCase();
   if (format !== 'openpgp' && format !== 'ssh' && format !== 'x509') {
-    return cannot(`your git configuration signs commits in gpg.format ${JSON.stringify(user.format)}, which git does not know: set it to openpgp, ssh or x509, or sign_commits: off`);
+    return cannot(
+      `your git configuration signs commits in gpg.format ${JSON.stringify(user.format)}, which git does not know: set it to openpgp, ssh or x509, or sign_commits: off`,
+    );
   }
   if (format === 'ssh' && !user.signingKey) {
-    return cannot('signing commits in gpg.format ssh needs a key: set user.signingkey (git config --global user.signingkey ~/.ssh/id_ed25519.pub), or sign_commits: off');
+    return cannot(
+      'signing commits in gpg.format ssh needs a key: set user.signingkey (git config --global user.signingkey ~/.ssh/id_ed25519.pub), or sign_commits: off',
+    );
   }
   // gpg and gpgsm start programs their own configuration files name (agent-program, pinentry-program), and those
   // files are the user's, which a directive can rewrite: they would run outside the directive's isolation. SSH
   // signing (ssh-keygen with a key file or the agent) reads no such file, so auto signs with it alone.
   if (sign === 'auto' && format !== 'ssh') {
-    return unsigned([`commits are not signed: your git signs with ${format === 'x509' ? 'gpgsm' : 'gpg'}, which starts programs its own configuration names, and a directive can rewrite that configuration; sign with gpg.format ssh, or set sign_commits: required to sign with ${format} anyway (docs/security.md)`]);
+    return unsigned([
+      `commits are not signed: your git signs with ${format === 'x509' ? 'gpgsm' : 'gpg'}, which starts programs its own configuration names, and a directive can rewrite that configuration; sign with gpg.format ssh, or set sign_commits: required to sign with ${format} anyway (docs/security.md)`,
+    ]);
   }
-  return { ok: true, setup: { identity, identitySource, signing: { format, key: user.signingKey ?? null, program: user.program || DEFAULT_PROGRAM[format] }, notes: [] } };
+  return {
+    ok: true,
+    setup: { identity, identitySource, signing: { format, key: user.signingKey ?? null, program: user.program || DEFAULT_PROGRAM[format] }, notes: [] },
+  };
 }
 
 /** One line for the run's header: `commits by Ada <ada@example.com> (your git configuration), signed (ssh)`. */

@@ -44,7 +44,12 @@ export function isLiteralGlob(pattern: string): boolean {
  */
 function folderHint(outside: readonly string[], owns: readonly string[]): string {
   const folders = owns.filter((g) => isLiteralGlob(g) && outside.some((f) => f.startsWith(`${g.replace(/\/+$/, '')}/`)));
-  return folders.map((g) => ` (${quoted(g)} matches only a file of that exact path, not the files in a folder of that name: write ${quoted(`${g.replace(/\/+$/, '')}/**`)} for everything under it)`).join('');
+  return folders
+    .map(
+      (g) =>
+        ` (${quoted(g)} matches only a file of that exact path, not the files in a folder of that name: write ${quoted(`${g.replace(/\/+$/, '')}/**`)} for everything under it)`,
+    )
+    .join('');
 }
 
 function plural(n: number): string {

@@ -32,7 +32,8 @@ export const PersonaSchema = z
 export function agentEnvProblem(name: string): string | undefined {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return 'a variable name is letters, digits and "_", not starting with a digit';
   const credential = AGENT_CREDENTIALS.find((c) => c.variables.includes(name));
-  if (credential) return `${name} is the agent's credential, which never belongs in the fleet file: pass it as the ${credential.input} secret of the reusable workflow (locally: set it in Fleet's environment)`;
+  if (credential)
+    return `${name} is the agent's credential, which never belongs in the fleet file: pass it as the ${credential.input} secret of the reusable workflow (locally: set it in Fleet's environment)`;
   if (/^(FLEET|GITHUB|ACTIONS|RUNNER|GIT)_/.test(name) || ['PATH', 'HOME', 'TMPDIR', 'SHELL', 'USER', 'LOGNAME'].includes(name)) {
     return `${name} is set by Fleet, git or the runner for every lane and cannot be changed for the agent`;
   }
@@ -97,10 +98,13 @@ export const LensSchema = z
       .describe(`A built-in lens: ${BUILTIN_LENS_NAMES.join(', ')}.`),
     z.strictObject({
       name: z.string().regex(LANE_ID_PATTERN, 'use lowercase letters, digits, ".", "_" or "-"'),
-      brief: z.string().min(1, 'say what this lens looks for').describe('What the lens doubts, in words: it is told to look for reasons the change is wrong from this angle.'),
+      brief: z
+        .string()
+        .min(1, 'say what this lens looks for')
+        .describe('What the lens doubts, in words: it is told to look for reasons the change is wrong from this angle.'),
     }),
   ])
-  .describe('One reviewer of a lane\'s change: a built-in lens by name, or {name, brief}.');
+  .describe("One reviewer of a lane's change: a built-in lens by name, or {name, brief}.");
 
 /** The review settings a target may override one by one (none has a default here: an unset field keeps the fleet's). */
 const reviewFields = {
@@ -138,7 +142,9 @@ export const TargetReviewSchema = z
       label: reviewFields.label.optional(),
     }),
   ])
-  .describe("false: this lane is not reviewed. An object: the fleet's review settings with these fields replaced (the built-in defaults where the fleet has no review:).");
+  .describe(
+    "false: this lane is not reviewed. An object: the fleet's review settings with these fields replaced (the built-in defaults where the fleet has no review:).",
+  );
 
 export const RelaySchema = z
   .union([
@@ -149,7 +155,9 @@ export const RelaySchema = z
       scope: z
         .enum(['fleet', 'repository'])
         .default('fleet')
-        .describe("fleet: every later lane receives what any earlier lane found; repository: only lanes of the same repository (keeps one repository's findings out of another's prompts)."),
+        .describe(
+          "fleet: every later lane receives what any earlier lane found; repository: only lanes of the same repository (keeps one repository's findings out of another's prompts).",
+        ),
     }),
   ])
   .describe(
@@ -160,13 +168,22 @@ export const BudgetSchema = z
   .strictObject({
     lane: z
       .strictObject({
-        turns: z.number().int().min(1).optional().describe("Agent turns one lane may take, over all its agent runs (attempts, lenses, dispositions, fix rounds), where the agent CLI reports them."),
-        cost_usd: z.number().positive().optional().describe('Dollars one lane may spend, over all its agent runs, where the agent CLI reports cost (Claude Code).'),
+        turns: z
+          .number()
+          .int()
+          .min(1)
+          .optional()
+          .describe('Agent turns one lane may take, over all its agent runs (attempts, lenses, dispositions, fix rounds), where the agent CLI reports them.'),
+        cost_usd: z
+          .number()
+          .positive()
+          .optional()
+          .describe('Dollars one lane may spend, over all its agent runs, where the agent CLI reports cost (Claude Code).'),
       })
       .optional(),
     fleet: z
       .strictObject({
-        cost_usd: z.number().positive().optional().describe('The fleet\'s cost ceiling: once reached, no new lane, attempt or lens starts.'),
+        cost_usd: z.number().positive().optional().describe("The fleet's cost ceiling: once reached, no new lane, attempt or lens starts."),
       })
       .optional(),
   })
@@ -190,18 +207,34 @@ export const SpeculativeSchema = z
     pick: z
       .enum(PICK_RULES)
       .default('first-green')
-      .describe('How the winner is chosen once every strategy of a target has finished: the first to end green, the green one with the smallest diff, the green one with the fewest open review findings, or a person (every strategy opens a draft PR).'),
+      .describe(
+        'How the winner is chosen once every strategy of a target has finished: the first to end green, the green one with the smallest diff, the green one with the fewest open review findings, or a person (every strategy opens a draft PR).',
+      ),
     strategies: z.array(StrategySchema).min(2).max(10).optional().describe('Strategies for every target that lists none of its own.'),
-    count: z.number().int().min(2).max(10).optional().describe('Without strategies: this many copies of each lane\'s own directive (labels s1, s2, …): an agent tries the same change several times.'),
+    count: z
+      .number()
+      .int()
+      .min(2)
+      .max(10)
+      .optional()
+      .describe("Without strategies: this many copies of each lane's own directive (labels s1, s2, …): an agent tries the same change several times."),
   })
   .describe('Speculative strategies: a hard change tried several ways at once; only the pick opens a PR. See docs/strategies.md.');
 
 export const IntegrateSchema = z
   .strictObject({
-    branch: z.string().min(1).default('fleet/{name}/_integration').describe('The integration branch each wave\'s lanes are merged into, one at a time; {name} is the fleet name.'),
-    release: z.string().min(1).default('fleet/{name}/_release').describe('The release branch cut from the last verified integration at the end, and the one PR\'s head.'),
-    seam_checks: z.array(z.string().min(1)).default([]).describe('Commands that check a soft edge on the integrated tree; default: both lanes\' checks.'),
-    checks: z.array(z.string().min(1)).optional().describe('The global seam gate run on the release branch; default: every integrated lane\'s checks.'),
+    branch: z
+      .string()
+      .min(1)
+      .default('fleet/{name}/_integration')
+      .describe("The integration branch each wave's lanes are merged into, one at a time; {name} is the fleet name."),
+    release: z
+      .string()
+      .min(1)
+      .default('fleet/{name}/_release')
+      .describe("The release branch cut from the last verified integration at the end, and the one PR's head."),
+    seam_checks: z.array(z.string().min(1)).default([]).describe("Commands that check a soft edge on the integrated tree; default: both lanes' checks."),
+    checks: z.array(z.string().min(1)).optional().describe("The global seam gate run on the release branch; default: every integrated lane's checks."),
     title: z.string().min(1).optional().describe('The title of the one PR; default "<name>: integrated".'),
   })
   .describe('Integrate the lanes of each repository into one branch after every wave, and open one PR for the whole fleet at the end. See docs/integrate.md.');
@@ -233,7 +266,9 @@ export const TargetSchema = z
     soft_depends_on: z
       .array(z.string().min(1))
       .default([])
-      .describe('Lanes of the same repository this one may run beside (same wave) but must fit with: each is a seam checked on the integrated tree (needs integrate:).'),
+      .describe(
+        'Lanes of the same repository this one may run beside (same wave) but must fit with: each is a seam checked on the integrated tree (needs integrate:).',
+      ),
     owns: z.array(glob).default([]).describe('Files this lane may change; empty means the whole repository.'),
     never: z.array(glob).default([]).describe('Files this lane must never change, even inside `owns`.'),
     exclusive: z.boolean().default(false).describe('Run this lane in a wave of its own.'),
@@ -242,7 +277,12 @@ export const TargetSchema = z
     checks: z.array(z.string().min(1)).optional().describe('Overrides the fleet checks for this lane.'),
     base: z.string().min(1).optional().describe('Base branch; defaults to the repository default branch.'),
     review: TargetReviewSchema.optional(),
-    strategies: z.array(StrategySchema).min(2).max(10).optional().describe('Try this lane several ways at once (speculative.pick chooses the one that opens a PR).'),
+    strategies: z
+      .array(StrategySchema)
+      .min(2)
+      .max(10)
+      .optional()
+      .describe('Try this lane several ways at once (speculative.pick chooses the one that opens a PR).'),
   })
   .describe('One lane: a repository and, optionally, its scope and dependencies.');
 
@@ -269,7 +309,11 @@ export const QUEUE_LABEL_DEFAULTS = { in_flight: 'fleet:in-flight', blocked: 'fl
 export const IssueSourceSchema = z
   .strictObject({
     repo: z.string().min(1).describe('owner/name of the repository whose issues are the queue (its lanes run there).'),
-    label: z.string().min(1).default('fleet:ready').describe('The ready label: every open issue carrying it is in the queue. Only people with triage access can label, so this is the trust boundary.'),
+    label: z
+      .string()
+      .min(1)
+      .default('fleet:ready')
+      .describe('The ready label: every open issue carrying it is in the queue. Only people with triage access can label, so this is the trust boundary.'),
     priority: z
       .array(z.string().min(1))
       .default(DEFAULT_PRIORITY_LABELS)
@@ -280,24 +324,30 @@ export const IssueSourceSchema = z
           .array(z.string().min(1))
           .min(1)
           .default(DEFAULT_SPEC_PATTERNS)
-          .describe('Regular expressions (case-insensitive, per line): a body matching none says nothing about what done looks like (NO_SPEC). A `Spec: path` line pointing to a file on the base branch also counts.'),
+          .describe(
+            'Regular expressions (case-insensitive, per line): a body matching none says nothing about what done looks like (NO_SPEC). A `Spec: path` line pointing to a file on the base branch also counts.',
+          ),
         comment: z.boolean().default(true).describe('Comment once on a NO_SPEC issue saying what is missing (never a second time).'),
         unlabel: z.boolean().default(false).describe('Take the ready label off a NO_SPEC issue, so it leaves the queue until a person puts it back.'),
       })
       .default({ patterns: DEFAULT_SPEC_PATTERNS, comment: true, unlabel: false }),
     labels: z
       .strictObject({
-        in_flight: z.string().min(1).default(QUEUE_LABEL_DEFAULTS.in_flight).describe('Set while an issue has a lane or an open PR; Fleet\'s own.'),
-        blocked: z.string().min(1).default(QUEUE_LABEL_DEFAULTS.blocked).describe('Set while an issue waits on other work or a gate; Fleet\'s own.'),
+        in_flight: z.string().min(1).default(QUEUE_LABEL_DEFAULTS.in_flight).describe("Set while an issue has a lane or an open PR; Fleet's own."),
+        blocked: z.string().min(1).default(QUEUE_LABEL_DEFAULTS.blocked).describe("Set while an issue waits on other work or a gate; Fleet's own."),
         needs_person: z
           .string()
           .min(1)
           .default(QUEUE_LABEL_DEFAULTS.needs_person)
-          .describe('A person\'s label: an issue carrying it is BLOCKED_PERSON. Fleet sets it when a PR of the issue is closed without merging, and never removes it.'),
+          .describe(
+            "A person's label: an issue carrying it is BLOCKED_PERSON. Fleet sets it when a PR of the issue is closed without merging, and never removes it.",
+          ),
       })
       .default(QUEUE_LABEL_DEFAULTS),
   })
-  .describe('A ready queue of GitHub issues: each open issue with the ready label becomes a lane (several with a "## Parallel plan"). See docs/issue-queue.md.');
+  .describe(
+    'A ready queue of GitHub issues: each open issue with the ready label becomes a lane (several with a "## Parallel plan"). See docs/issue-queue.md.',
+  );
 
 export const SourceSchema = z
   .strictObject({
@@ -315,12 +365,14 @@ export const PullRequestSchema = z
     open: z
       .boolean()
       .default(true)
-      .describe('false: push-only mode: each lane pushes (and is verified by) its branch, and no PR is opened; people or another tool open them. `fleet run --push-only` sets it.'),
+      .describe(
+        'false: push-only mode: each lane pushes (and is verified by) its branch, and no PR is opened; people or another tool open them. `fleet run --push-only` sets it.',
+      ),
     fork: z
       .boolean()
       .default(false)
       .describe(
-        "Fork mode, for repositories the token cannot push to: each target is forked (once; an existing fork is reused), the lane branch is pushed to the fork, and the PR is opened from it into the target. `fleet run --fork` sets it.",
+        'Fork mode, for repositories the token cannot push to: each target is forked (once; an existing fork is reused), the lane branch is pushed to the fork, and the PR is opened from it into the target. `fleet run --fork` sets it.',
       ),
     fork_owner: z
       .string()
@@ -332,10 +384,13 @@ export const PullRequestSchema = z
 
 export const CiSchema = z
   .strictObject({
-    wait: z.boolean().default(false).describe('Wait for CI on the pushed commit; a red CI with retries left runs the directive again with the failure fed back.'),
+    wait: z
+      .boolean()
+      .default(false)
+      .describe('Wait for CI on the pushed commit; a red CI with retries left runs the directive again with the failure fed back.'),
     timeout_minutes: z.number().positive().max(360).default(30),
   })
-  .describe('Waiting for the target repositories\' own CI (GitHub).');
+  .describe("Waiting for the target repositories' own CI (GitHub).");
 
 export const ExcludeSchema = z.strictObject({
   repo: z.string().min(1),
@@ -345,14 +400,15 @@ export const ExcludeSchema = z.strictObject({
 export const FleetFileSchema = z
   .strictObject({
     $schema: z.string().optional(),
-    name: z
-      .string()
-      .regex(FLEET_NAME_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 64); it is used in branch names'),
+    name: z.string().regex(FLEET_NAME_PATTERN, 'use lowercase letters, digits, ".", "_" or "-" (at most 64); it is used in branch names'),
     directive: z.string().describe('What every lane does, in words. Handed to the worker as FLEET_DIRECTIVE and to agents as the prompt.'),
     run: z.string().min(1).optional().describe('Shell command run in each working copy (sh -c). Exactly one of run and agent.'),
     agent: AgentSchema.optional(),
     checks: z.array(z.string().min(1)).default([]).describe('Commands run after the directive; a non-zero exit fails the attempt.'),
-    forge: z.enum(['local', 'github']).default('local').describe('local: repositories on disk or git URLs; github: owner/repo targets on GitHub (or GitHub Enterprise via GITHUB_API_URL).'),
+    forge: z
+      .enum(['local', 'github'])
+      .default('local')
+      .describe('local: repositories on disk or git URLs; github: owner/repo targets on GitHub (or GitHub Enterprise via GITHUB_API_URL).'),
     targets: z.array(TargetSchema).default([]).describe('The lanes. At least one, unless targets_file or github.discover gives them.'),
     targets_file: z
       .string()
@@ -365,7 +421,7 @@ export const FleetFileSchema = z
     ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
     exclude: z.array(ExcludeSchema).default([]).describe('Targets to account for but never run, each with a reason.'),
     owns: z.array(glob).default([]).describe('Default `owns` for every lane.'),
-    never: z.array(glob).default([]).describe('Globs no lane may change, added to each lane\'s own `never`.'),
+    never: z.array(glob).default([]).describe("Globs no lane may change, added to each lane's own `never`."),
     max_parallel: z.number().int().min(1).max(256).default(8).describe('The global concurrency budget: lanes running at once.'),
     max_retries: z.number().int().min(0).max(10).default(2).describe('Extra attempts after a failing directive or check.'),
     timeout_minutes: z.number().positive().max(360).default(30).describe('Per attempt of the directive (and of each check).'),
@@ -382,18 +438,14 @@ export const FleetFileSchema = z
       .default(10)
       .describe('Per try of each git clone, fetch and push; a stalled remote is cut off here and tried again (3 tries in all).'),
     max_waves: z.number().int().min(1).max(1000).default(20).describe('The planner refuses a DAG deeper than this.'),
-    branch: z
-      .string()
-      .min(1)
-      .default('fleet/{name}/{lane}')
-      .describe('Branch name template; {name} and {lane} are replaced.'),
+    branch: z.string().min(1).default('fleet/{name}/{lane}').describe('Branch name template; {name} and {lane} are replaced.'),
     commit_message: z.string().optional().describe('Commit message; defaults to the lane title followed by the directive.'),
     commit_author: z
       .string()
       .regex(/^[^<>\n]*[^<>\s][^<>\n]* <[^<>\s]+>$/, 'write it as "Name <email>", as git shows an author')
       .optional()
       .describe(
-        "Author and committer of the lanes' commits, as \"Name <email>\" (`fleet run --author` sets it). Default: your own git identity (user.name and user.email of your git configuration), else Fleet <fleet@users.noreply.github.com>.",
+        'Author and committer of the lanes\' commits, as "Name <email>" (`fleet run --author` sets it). Default: your own git identity (user.name and user.email of your git configuration), else Fleet <fleet@users.noreply.github.com>.',
       ),
     sign_commits: z
       .enum(['auto', 'required', 'off'])
@@ -473,7 +525,11 @@ export function descriptionAt(path: readonly PropertyKey[]): string | undefined 
   for (const parent of schemasAt(path.slice(0, -1))) {
     const last = path[path.length - 1]!;
     let s: z.ZodType | undefined =
-      parent instanceof z.ZodObject && typeof last === 'string' ? (parent.shape[last] as z.ZodType | undefined) : parent instanceof z.ZodArray ? (parent.element as z.ZodType) : undefined;
+      parent instanceof z.ZodObject && typeof last === 'string'
+        ? (parent.shape[last] as z.ZodType | undefined)
+        : parent instanceof z.ZodArray
+          ? (parent.element as z.ZodType)
+          : undefined;
     // The description may sit on any wrapper: `.default([]).describe(…)` puts it on the outside.
     while (s) {
       if (s.description) return s.description;

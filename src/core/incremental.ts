@@ -59,7 +59,9 @@ export function laneDigestInput(file: FleetFile, lane: LaneSpec, version: string
 
 /** `sha256:<hex>` of the lane's digest input, as canonical JSON (keys sorted at every level). */
 export function laneDigest(file: FleetFile, lane: LaneSpec, version: string = FLEET_VERSION): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(laneDigestInput(file, lane, version))).digest('hex')}`;
+  return `sha256:${createHash('sha256')
+    .update(canonicalJson(laneDigestInput(file, lane, version)))
+    .digest('hex')}`;
 }
 
 /** JSON with object keys sorted, so two equal values always hash alike whatever order their keys were written in. */
@@ -140,7 +142,8 @@ export function outcomesOf(m: Manifest): Outcomes {
 
 /** Why previous outcomes cannot be used at all, or null when they can. */
 export function outcomesProblem(prev: Outcomes, name: string, dryRun: boolean): string | null {
-  if (prev.schema_version !== SCHEMA_VERSION) return `they were written by another manifest version (${prev.schema_version}, this Fleet writes ${SCHEMA_VERSION})`;
+  if (prev.schema_version !== SCHEMA_VERSION)
+    return `they were written by another manifest version (${prev.schema_version}, this Fleet writes ${SCHEMA_VERSION})`;
   if (prev.name !== name) return `they are fleet "${prev.name}"'s, not "${name}"'s`;
   if (prev.dry_run) return 'that run was a dry run: it pushed nothing';
   if (dryRun) return 'this run is a dry run: every lane runs to show its patch';

@@ -4,16 +4,7 @@
  * touches its input; times come in as ISO strings.
  */
 import { addUsage, hasUsage } from './spend.js';
-import {
-  SCHEMA_VERSION,
-  newLaneRecord,
-  type Manifest,
-  type LaneRecord,
-  type Summary,
-  type Wave,
-  type ContentionEntry,
-  type Exclusion,
-} from './model.js';
+import { SCHEMA_VERSION, newLaneRecord, type Manifest, type LaneRecord, type Summary, type Wave, type ContentionEntry, type Exclusion } from './model.js';
 
 export interface ManifestInit {
   fleet_id: string;
@@ -143,7 +134,10 @@ export function mergeLaneRecords(m: Manifest, recs: LaneRecord[]): Manifest {
   const unknown = [...unknownSet];
   if (unknown.length === 1) throw unknownLane(unknown[0]!, m.fleet_id);
   if (unknown.length > 1) {
-    const shown = unknown.slice(0, 10).map((l) => `"${l}"`).join(', ');
+    const shown = unknown
+      .slice(0, 10)
+      .map((l) => `"${l}"`)
+      .join(', ');
     const more = unknown.length > 10 ? ` and ${unknown.length - 10} more` : '';
     throw new Error(`unknown lanes ${shown}${more}: fleet ${m.fleet_id} has no lanes with those ids`);
   }

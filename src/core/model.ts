@@ -89,7 +89,7 @@ export const Attempt = z.strictObject({
   signal: z.string().nullable(),
   timed_out: z.boolean(),
   failed_step: z.enum(['directive', 'check', 'fence', 'ci']).nullable(),
-  log: z.string().describe('Path of this attempt\'s log, relative to the fleet workspace.'),
+  log: z.string().describe("Path of this attempt's log, relative to the fleet workspace."),
 });
 export type Attempt = z.infer<typeof Attempt>;
 
@@ -129,7 +129,9 @@ export type AgentUsage = z.infer<typeof AgentUsage>;
 /** One lens run of a review round: what it answered, or why its answer could not be read. */
 export const LensRun = z.strictObject({
   lens: z.string(),
-  outcome: z.enum(['findings', 'refuted', 'failed']).describe('findings: it raised some; refuted: it looked and said it found nothing; failed: no readable answer, even when asked again.'),
+  outcome: z
+    .enum(['findings', 'refuted', 'failed'])
+    .describe('findings: it raised some; refuted: it looked and said it found nothing; failed: no readable answer, even when asked again.'),
   findings: z.number().int().min(0),
   asked_again: z.boolean().describe('Its first answer did not validate and it was asked once more.'),
   problem: z.string().nullable().describe('Why its (last) answer could not be read, for a failed lens.'),
@@ -172,7 +174,9 @@ export const ReviewFindingRecord = z.strictObject({
 export type ReviewFindingRecord = z.infer<typeof ReviewFindingRecord>;
 
 export const LaneReview = z.strictObject({
-  verdict: z.enum(['clear', 'needs-person']).describe('clear: no ACCEPT finding open; needs-person: the round cap was reached with findings open or lenses failing.'),
+  verdict: z
+    .enum(['clear', 'needs-person'])
+    .describe('clear: no ACCEPT finding open; needs-person: the round cap was reached with findings open or lenses failing.'),
   rounds: z.array(ReviewRound),
   findings: z.array(ReviewFindingRecord),
   open: z.number().int().min(0),
@@ -183,7 +187,9 @@ export type LaneReview = z.infer<typeof LaneReview>;
 
 /** How one lane went into its repository's integration branch (integrate:). */
 export const LaneIntegration = z.strictObject({
-  state: z.enum(['merged', 'held']).describe('merged: in the integration branch, its checks and seams green there; held: left out (a conflict, a failed check or seam), its dependents wait.'),
+  state: z
+    .enum(['merged', 'held'])
+    .describe('merged: in the integration branch, its checks and seams green there; held: left out (a conflict, a failed check or seam), its dependents wait.'),
   wave: z.number().int().min(0),
   merge_commit: z.string().nullable(),
   conflicts: z.array(z.string()).describe('Files that conflicted, for a lane held by a conflict.'),
@@ -196,8 +202,12 @@ export const LanePrs = z.strictObject({
   command: z.enum(['merge', 'close']).describe('The command that last changed this record.'),
   outcome: z
     .enum(['merged', 'closed', 'already-merged', 'already-closed', 'not-merged', 'not-closed', 'failed'])
-    .describe('merged / closed: that command did it; already-*: it found it so (a person, or an earlier command); not-* and failed: refused or could not, detail says why.'),
-  state: z.enum(['open', 'closed', 'merged', 'branch']).describe('The PR as the forge showed it afterwards (branch: a lane branch with no PR, as on the local forge; closed: locally, the branch deleted).'),
+    .describe(
+      'merged / closed: that command did it; already-*: it found it so (a person, or an earlier command); not-* and failed: refused or could not, detail says why.',
+    ),
+  state: z
+    .enum(['open', 'closed', 'merged', 'branch'])
+    .describe('The PR as the forge showed it afterwards (branch: a lane branch with no PR, as on the local forge; closed: locally, the branch deleted).'),
   branch_deleted: z.boolean().describe('The lane branch is gone from the forge (close deletes it when it still holds the lane commit).'),
   detail: z.string(),
   at: z.string(),
@@ -227,7 +237,7 @@ export const LaneRecord = z.strictObject({
   error: LaneError.nullable(),
   depends_on: z.array(z.string()),
   routing: z.array(z.string()).nullable().describe('Personas selected for this lane, when an agent runs it.'),
-  log: z.string().nullable().describe('Path of the lane\'s last log, relative to the fleet workspace.'),
+  log: z.string().nullable().describe("Path of the lane's last log, relative to the fleet workspace."),
   evidence: Evidence,
   timings: Timings,
   isolation: z
@@ -239,7 +249,9 @@ export const LaneRecord = z.strictObject({
     .string()
     .nullable()
     .optional()
-    .describe("sha256 of everything that decides the lane's result (directive, command, checks, the fleet-file fields that matter, Fleet's version): with base_commit, what an incremental sweep compares."),
+    .describe(
+      "sha256 of everything that decides the lane's result (directive, command, checks, the fleet-file fields that matter, Fleet's version): with base_commit, what an incremental sweep compares.",
+    ),
   unchanged_since: z
     .string()
     .nullable()
@@ -268,11 +280,10 @@ export const LaneRecord = z.strictObject({
     })
     .optional()
     .describe('For one strategy of a target tried several ways (speculative strategies).'),
-  review: LaneReview.nullable().optional().describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed."),
-  head_repo: z
-    .string()
+  review: LaneReview.nullable()
     .optional()
-    .describe('owner/name of the fork the lane branch was pushed to (pr.fork); absent: the target itself.'),
+    .describe("The review of the lane's last change by a panel of lenses (review: in the fleet file); absent when not reviewed."),
+  head_repo: z.string().optional().describe('owner/name of the fork the lane branch was pushed to (pr.fork); absent: the target itself.'),
   branch_conflict: z
     .strictObject({
       strategy: z.enum(['replace', 'rebase']),
@@ -280,11 +291,15 @@ export const LaneRecord = z.strictObject({
       start: z
         .string()
         .nullable()
-        .describe("rebase: the commit the lane's change was made on (those commits, replayed onto the base where they did not sit on it already); null for replace."),
+        .describe(
+          "rebase: the commit the lane's change was made on (those commits, replayed onto the base where they did not sit on it already); null for replace.",
+        ),
     })
     .optional()
     .describe('What the lane did with commits others had pushed to its branch (branch_conflict: replace or rebase); absent when the branch held none.'),
-  prs: LanePrs.optional().describe("What `fleet prs merge` or `fleet prs close` last found and did to the lane's PR (or branch) after the run; absent until one of them acted on it."),
+  prs: LanePrs.optional().describe(
+    "What `fleet prs merge` or `fleet prs close` last found and did to the lane's PR (or branch) after the run; absent until one of them acted on it.",
+  ),
 });
 export type LaneRecord = z.infer<typeof LaneRecord>;
 
@@ -399,7 +414,7 @@ export const IntegrationRecord = z.strictObject({
 export type IntegrationRecord = z.infer<typeof IntegrationRecord>;
 
 export const QueueItemRecord = z.strictObject({
-  slot: z.string().nullable().describe('The slot of the issue\'s parallel plan, or null for the whole issue.'),
+  slot: z.string().nullable().describe("The slot of the issue's parallel plan, or null for the whole issue."),
   state: z.enum(['merged', 'open-pr', 'closed-pr', 'resume', 'ready', 'waiting']),
   branch: z.string().nullable(),
   pr: z.strictObject({ number: z.number().int(), state: z.enum(['open', 'merged', 'closed']), url: z.string(), created_at: z.string() }).nullable(),
@@ -431,7 +446,9 @@ export const QueueBoard = z
     actions: z.array(z.string()),
     events: z
       .array(z.strictObject({ issue: z.number().int(), from: z.string().nullable(), to: z.string(), detail: z.string() }))
-      .describe('Each issue whose state moved since the last run (as Fleet\'s labels tell it), and each merge and close: the lines the local run writes to events.jsonl.'),
+      .describe(
+        "Each issue whose state moved since the last run (as Fleet's labels tell it), and each merge and close: the lines the local run writes to events.jsonl.",
+      ),
     dry_run: z.boolean(),
   })
   .describe('The issue queue (source.issues) as this run found it: one row per ready-labelled issue, by state.');

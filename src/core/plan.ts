@@ -247,12 +247,7 @@ export function dependentsOf(lanes: { id: string; depends_on: string[] }[], id: 
  * order (sizes differ by at most one; the larger ones first). `parallel` is how many shards run
  * at once: the matrix max-parallel.
  */
-export function shardWave(
-  index: number,
-  laneIds: string[],
-  maxParallel: number,
-  maxShards: number = MAX_SHARDS,
-): { shards: Shard[]; parallel: number } {
+export function shardWave(index: number, laneIds: string[], maxParallel: number, maxShards: number = MAX_SHARDS): { shards: Shard[]; parallel: number } {
   const n = laneIds.length;
   if (n === 0) return { shards: [], parallel: 0 };
   const count = Math.min(n, Math.max(1, Math.floor(maxShards)));
@@ -370,9 +365,7 @@ function skipDependents(lanes: readonly LaneSpec[], excluded: ReadonlyMap<string
     const top = root.get(id)!;
     const cause = excluded.get(top)!;
     const reason =
-      from === top
-        ? `dependency "${top}" was excluded (${cause.reason})`
-        : `dependency "${top}" was excluded (${cause.reason}), reached through "${from}"`;
+      from === top ? `dependency "${top}" was excluded (${cause.reason})` : `dependency "${top}" was excluded (${cause.reason}), reached through "${from}"`;
     skipped.push({ lane: id, repo: repoOf.get(id)!, reason, because_of: top });
   }
   return skipped.sort((a, b) => byString(a.lane, b.lane));
@@ -444,7 +437,11 @@ class ScopeIndex {
   }
 
   /** The first lane whose globs can meet `scope`'s, with the pair that meets, or undefined. */
-  conflict(scope: readonly ParsedGlob[], overlaps: (a: string, b: string) => boolean, ignore: (lane: LaneSpec) => boolean = () => false): { lane: LaneSpec; pair: [string, string] } | undefined {
+  conflict(
+    scope: readonly ParsedGlob[],
+    overlaps: (a: string, b: string) => boolean,
+    ignore: (lane: LaneSpec) => boolean = () => false,
+  ): { lane: LaneSpec; pair: [string, string] } | undefined {
     for (const { glob, prefix } of scope) {
       // Globs at the nodes along this glob's prefix (root included) …
       let node: TrieNode | undefined = this.root;
@@ -612,7 +609,10 @@ export function buildPlan(fleet: ResolvedFleet, exclusions: Exclusion[], opts: P
     if (joined !== undefined) {
       const slot = slots[joined]!;
       slot.lanes.push(lane);
-      slot.byRepo.get(lane.repo)!.add(lane, globsOf(lane).map((glob) => ({ glob, prefix: literalPrefix(glob) })));
+      slot.byRepo.get(lane.repo)!.add(
+        lane,
+        globsOf(lane).map((glob) => ({ glob, prefix: literalPrefix(glob) })),
+      );
       waveOf.set(lane.id, joined);
       continue;
     }
@@ -644,9 +644,7 @@ export function buildPlan(fleet: ResolvedFleet, exclusions: Exclusion[], opts: P
       // Lanes joined by a soft edge may share a wave whatever their scopes: the integration checks how they meet.
       const soft = (other: LaneSpec) => (lane.soft_depends_on ?? []).includes(other.id) || (other.soft_depends_on ?? []).includes(lane.id);
       const firstHard = same.lanes.find((o) => !soft(o));
-      const hit = whole
-        ? firstHard && { lane: firstHard, pair: ['**', globsOf(firstHard)[0]!] as [string, string] }
-        : same.conflict(scope, overlaps, soft);
+      const hit = whole ? firstHard && { lane: firstHard, pair: ['**', globsOf(firstHard)[0]!] as [string, string] } : same.conflict(scope, overlaps, soft);
       if (!hit) break;
       first ??= {
         by: hit.lane.id,
@@ -704,9 +702,7 @@ export function buildPlan(fleet: ResolvedFleet, exclusions: Exclusion[], opts: P
     const kept = keepGroupsTogether(shards, byId);
     return { index, lanes: ids, exclusive: slot.exclusive !== undefined, shards: kept, parallel: Math.min(parallel, kept.length) };
   });
-  const lanes: PlannedLane[] = order
-    .map((spec) => ({ spec, wave: waveOf.get(spec.id)! }))
-    .sort((a, b) => a.wave - b.wave || byString(a.spec.id, b.spec.id));
+  const lanes: PlannedLane[] = order.map((spec) => ({ spec, wave: waveOf.get(spec.id)! })).sort((a, b) => a.wave - b.wave || byString(a.spec.id, b.spec.id));
 
   return { ok: true, plan: { lanes, waves, contention, excluded, skipped } };
 }

@@ -136,7 +136,9 @@ export function mergeBlocker(view: PrView): string | null {
   if (view.review === 'changes_requested') return `a reviewer requested changes on ${name}`;
   if (view.mergeable === false) {
     const into = view.base_branch ?? 'its base';
-    return !view.mergeable_state || view.mergeable_state === 'dirty' ? `${name} conflicts with ${into}` : `${name} cannot merge into ${into} (${view.mergeable_state})`;
+    return !view.mergeable_state || view.mergeable_state === 'dirty'
+      ? `${name} conflicts with ${into}`
+      : `${name} cannot merge into ${into} (${view.mergeable_state})`;
   }
   return null;
 }
@@ -327,7 +329,18 @@ const OUTCOME_WORDS: Record<PrOutcome, string> = {
 };
 
 /** The order outcomes are counted in the line under the table: what was done, then what was left, then nothing. */
-const OUTCOME_ORDER: readonly PrOutcome[] = ['merged', 'closed', 'would-merge', 'would-close', 'not-merged', 'not-closed', 'failed', 'already-merged', 'already-closed', 'no-pr'];
+const OUTCOME_ORDER: readonly PrOutcome[] = [
+  'merged',
+  'closed',
+  'would-merge',
+  'would-close',
+  'not-merged',
+  'not-closed',
+  'failed',
+  'already-merged',
+  'already-closed',
+  'no-pr',
+];
 
 /**
  * What `fleet prs merge` or `fleet prs close` did, per lane, and a line that counts it: said plainly, so a merge is
@@ -341,7 +354,12 @@ export function renderPrsActions(actions: readonly PrAction[], opts: { command: 
     lines.push('No lanes.');
     return `${lines.join('\n')}\n`;
   }
-  lines.push(...table(['Lane', 'Repo', 'PR', 'Outcome', 'Detail'], actions.map((a) => [escapeCell(a.lane), escapeCell(a.repo), prCell(a.pr, a.url), OUTCOME_WORDS[a.outcome], cell(a.detail)])));
+  lines.push(
+    ...table(
+      ['Lane', 'Repo', 'PR', 'Outcome', 'Detail'],
+      actions.map((a) => [escapeCell(a.lane), escapeCell(a.repo), prCell(a.pr, a.url), OUTCOME_WORDS[a.outcome], cell(a.detail)]),
+    ),
+  );
   const counts = OUTCOME_ORDER.map((o) => [o, actions.filter((a) => a.outcome === o).length] as const).filter(([, n]) => n > 0);
   lines.push('', `${counts.map(([o, n]) => `${OUTCOME_WORDS[o]}: ${n}`).join(' · ')}.`);
   const left = actions.filter((a) => UNRESOLVED.has(a.outcome)).length;

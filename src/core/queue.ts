@@ -88,7 +88,14 @@ export function parseIssue(body: string): ParsedIssue {
     spec ??= SPEC_LINE.exec(line);
   }
   const plan = parsePlan(body);
-  return { depends, foreign_depends: foreign, gates, spec_file: spec ? spec[1]! : null, plan: 'slots' in plan ? plan.slots : null, plan_problem: 'problem' in plan ? plan.problem : null };
+  return {
+    depends,
+    foreign_depends: foreign,
+    gates,
+    spec_file: spec ? spec[1]! : null,
+    plan: 'slots' in plan ? plan.slots : null,
+    plan_problem: 'problem' in plan ? plan.problem : null,
+  };
 }
 
 function oneLine(s: string): string {
@@ -119,7 +126,12 @@ export function parsePlan(body: string): { slots: PlanSlot[] } | { problem: stri
       if (rows.length && t === '') break;
       continue;
     }
-    rows.push(t.replace(/^\||\|$/g, '').split('|').map((c) => c.trim()));
+    rows.push(
+      t
+        .replace(/^\||\|$/g, '')
+        .split('|')
+        .map((c) => c.trim()),
+    );
   }
   if (rows.length < 3) return { problem: 'the "## Parallel plan" section has no table with a header and at least one slot' };
   const header = rows[0]!.map((h) => h.toLowerCase().replace(/[`*]/g, ''));
@@ -144,10 +156,16 @@ export function parsePlan(body: string): { slots: PlanSlot[] } | { problem: stri
       const why = touchProblem(t);
       if (why) problems.push(`slot "${slot}" touches "${t.slice(0, 80)}": ${why}`);
     }
-    const deps = depCol < 0 ? [] : cells(row[depCol] ?? '').filter((d) => !/^(—|–|-|none|n\/a)$/i.test(d)).map(slotId);
+    const deps =
+      depCol < 0
+        ? []
+        : cells(row[depCol] ?? '')
+            .filter((d) => !/^(—|–|-|none|n\/a)$/i.test(d))
+            .map(slotId);
     slots.push({ slot, touches, depends_on: deps });
   }
-  for (const s of slots) for (const d of s.depends_on) if (!slots.some((o) => o.slot === d)) problems.push(`slot "${s.slot}" depends on "${d}", which the table does not list`);
+  for (const s of slots)
+    for (const d of s.depends_on) if (!slots.some((o) => o.slot === d)) problems.push(`slot "${s.slot}" depends on "${d}", which the table does not list`);
   const cycle = planCycle(slots);
   if (cycle) problems.push(`the slots depend on each other in a circle (${cycle.join(' → ')})`);
   if (problems.length) {
@@ -325,7 +343,14 @@ export function issueLink(issue: number, slot: string | null): string {
 }
 
 /** The issue as a lane reads it (FLEET_ISSUE_FILE, and the agent prompt): title, link, body and spec file. */
-export function issueMarkdown(issue: { number: number; slot: string | null; url: string; title: string; body: string; spec: { path: string; text: string } | null }): string {
+export function issueMarkdown(issue: {
+  number: number;
+  slot: string | null;
+  url: string;
+  title: string;
+  body: string;
+  spec: { path: string; text: string } | null;
+}): string {
   return [
     `# #${issue.number}: ${issue.title}`,
     '',
@@ -390,9 +415,23 @@ export function classify(f: IssueFacts, s: QueueSettings): Omit<BoardRow, 'start
   const slots: Array<PlanSlot | null> = parsed.plan ?? [null];
   const items: BoardItem[] = slots.map((slot) => {
     const facts = f.items.get(slot?.slot ?? '');
-    return { slot: slot?.slot ?? null, state: itemState(facts, slot, f.items), branch: facts?.branch ?? null, pr: facts?.pr ?? null, owns: slot?.touches ?? [], depends_on: slot?.depends_on ?? [] };
+    return {
+      slot: slot?.slot ?? null,
+      state: itemState(facts, slot, f.items),
+      branch: facts?.branch ?? null,
+      pr: facts?.pr ?? null,
+      owns: slot?.touches ?? [],
+      depends_on: slot?.depends_on ?? [],
+    };
   });
-  const row = { issue: issue.number, title: issue.title, url: issue.html_url, items, priority: priorityOf(issue.labels, s.priority), created_at: issue.created_at };
+  const row = {
+    issue: issue.number,
+    title: issue.title,
+    url: issue.html_url,
+    items,
+    priority: priorityOf(issue.labels, s.priority),
+    created_at: issue.created_at,
+  };
   const at = (state: IssueState, reason: string) => ({ ...row, state, reason });
 
   // Only a PR is work on the forge; a bare branch (a worker that died, or anyone's push) is resumed only once the
@@ -403,8 +442,10 @@ export function classify(f: IssueFacts, s: QueueSettings): Omit<BoardRow, 'start
     if (parsed.plan_problem) return at('NO_SPEC', parsed.plan_problem);
     const outside = (parsed.plan ?? []).flatMap((sl) => sl.touches.filter((t) => !insideOwns(t, s.owns)).map((t) => `slot ${sl.slot} touches ${t}`));
     if (outside.length) return at('NO_SPEC', `the parallel plan reaches outside the fleet's owns: ${outside.slice(0, PLAN_PROBLEMS_SHOWN).join('; ')}`);
-    if (parsed.foreign_depends.length) return at('NO_SPEC', `"Depends on ${parsed.foreign_depends[0]!.slice(0, 80)}": Fleet follows only #N of this repository`);
-    if (f.spec_text === 'missing') return at('NO_SPEC', `the issue points to ${quote(`Spec: ${parsed.spec_file}`)}, and ${parsed.spec_file} is not on ${s.base}`);
+    if (parsed.foreign_depends.length)
+      return at('NO_SPEC', `"Depends on ${parsed.foreign_depends[0]!.slice(0, 80)}": Fleet follows only #N of this repository`);
+    if (f.spec_text === 'missing')
+      return at('NO_SPEC', `the issue points to ${quote(`Spec: ${parsed.spec_file}`)}, and ${parsed.spec_file} is not on ${s.base}`);
     if (f.spec_text === null && !hasSpec(issue.body, s.spec_patterns)) {
       return at('NO_SPEC', 'the body does not say what done looks like (no acceptance criteria, "Done when", checklist or steps to reproduce)');
     }
@@ -451,7 +492,14 @@ export function decideQueue(facts: readonly IssueFacts[], s: QueueSettings): Que
   const byIssue = new Map(facts.map((f) => [f.issue.number, f]));
   const take = (row: (typeof rows)[number], item: BoardItem, resume: boolean) => {
     const issue = byIssue.get(row.issue)!.issue;
-    start.push({ issue: row.issue, slot: item.slot, lane: itemLane(row.issue, item.slot), branch: item.branch ?? itemBranch(s.name, issue, item.slot), resume, owns: item.owns });
+    start.push({
+      issue: row.issue,
+      slot: item.slot,
+      lane: itemLane(row.issue, item.slot),
+      branch: item.branch ?? itemBranch(s.name, issue, item.slot),
+      resume,
+      owns: item.owns,
+    });
     free--;
   };
   const runnable = (r: (typeof rows)[number]) => r.state === 'READY' || r.state === 'IN_FLIGHT';
@@ -462,7 +510,13 @@ export function decideQueue(facts: readonly IssueFacts[], s: QueueSettings): Que
     const started = start.filter((x) => x.issue === r.issue).map((x) => x.lane);
     const unstarted = r.items.filter((i) => i.state === 'ready' && !started.includes(itemLane(r.issue, i.slot))).length;
     if (r.state !== 'READY') return { ...r, started };
-    if (started.length) return { ...r, state: 'IN_FLIGHT' as const, reason: `started ${started.join(', ')}${unstarted ? `; ${unstarted} more wait for a free slot` : ''}${r.reason.includes('PR #') ? `; ${r.reason}` : ''}`, started };
+    if (started.length)
+      return {
+        ...r,
+        state: 'IN_FLIGHT' as const,
+        reason: `started ${started.join(', ')}${unstarted ? `; ${unstarted} more wait for a free slot` : ''}${r.reason.includes('PR #') ? `; ${r.reason}` : ''}`,
+        started,
+      };
     return { ...r, reason: `${r.reason}; waits for a free slot (all ${s.budget} of max_parallel are in use)`, started };
   });
   return { board, start, close };

@@ -106,7 +106,9 @@ export function buildRelay(entries: readonly DiscoveryEntry[], wave: number, rep
       }
     }
   }
-  const ranked = [...byKey.values()].sort((a, b) => b.lanes.length - a.lanes.length || b.wave - a.wave || (a.ended < b.ended ? 1 : a.ended > b.ended ? -1 : 0) || a.order - b.order);
+  const ranked = [...byKey.values()].sort(
+    (a, b) => b.lanes.length - a.lanes.length || b.wave - a.wave || (a.ended < b.ended ? 1 : a.ended > b.ended ? -1 : 0) || a.order - b.order,
+  );
   const out: RelayItem[] = [];
   let used = 0;
   for (const item of ranked) {
@@ -130,7 +132,10 @@ export const RelayFile = z.strictObject({
 export type RelayFile = z.infer<typeof RelayFile>;
 
 function oneLine(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return s
+    .replace(/[\u0000-\u001f\u007f]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function cutTo(s: string, max: number): string {
@@ -139,5 +144,9 @@ function cutTo(s: string, max: number): string {
 
 /** The same discovery with other case, spacing or a final full stop is the same discovery. */
 function discoveryKey(s: string): string {
-  return s.toLowerCase().replace(/\s+/g, ' ').replace(/[.!\s]+$/, '').trim();
+  return s
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .replace(/[.!\s]+$/, '')
+    .trim();
 }

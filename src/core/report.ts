@@ -39,7 +39,12 @@ const MERMAID_MAX_EDGES = 500;
 function truncate(s: string, max: number): string {
   const cps = Array.from(s);
   if (cps.length <= max) return s;
-  return cps.slice(0, Math.max(0, max - 1)).join('').trimEnd() + ELLIPSIS;
+  return (
+    cps
+      .slice(0, Math.max(0, max - 1))
+      .join('')
+      .trimEnd() + ELLIPSIS
+  );
 }
 
 /** The first non-blank line, at most `max` code points; an ellipsis marks anything left out. */
@@ -134,7 +139,10 @@ function table(header: string[], align: ('l' | 'r')[], rows: string[][]): string
 }
 
 function finish(lines: string[]): string {
-  return `${lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }
 
 // ---------------------------------------------------------------------------
@@ -254,7 +262,10 @@ function isolationLine(m: Manifest): string[] {
   const open = m.lanes.filter((l) => l.isolation?.kind === 'none');
   if (open.length === 0) return [];
   const why = oneLine(open[0]!.isolation!.detail);
-  return ['', `_Not isolated: the directives of ${open.length} lane${open.length > 1 ? 's' : ''} ran where they could see Fleet's processes (${escapeCell(why)}); see docs/security.md._`];
+  return [
+    '',
+    `_Not isolated: the directives of ${open.length} lane${open.length > 1 ? 's' : ''} ran where they could see Fleet's processes (${escapeCell(why)}); see docs/security.md._`,
+  ];
 }
 
 /** What an approver must know before saying yes: which repositories get a branch pushed and a pull request opened. */
@@ -282,7 +293,8 @@ function dryRunLine(m: Manifest): string[] {
 /** A dry run's report: what it did not do, and where its changes are (each lane's patch, in the lanes table too). */
 function dryRunPatchLines(m: Manifest, workspace: string | undefined): string[] {
   if (!m.dry_run) return [];
-  if (!m.lanes.some((l) => l.phase === 'dry-run')) return ['', '_Dry run: nothing was pushed, no pull request was opened; no lane made a change, so there is no patch._'];
+  if (!m.lanes.some((l) => l.phase === 'dry-run'))
+    return ['', '_Dry run: nothing was pushed, no pull request was opened; no lane made a change, so there is no patch._'];
   const where = workspace
     ? codeSpan(joinPath(workspace, 'lanes/<lane>/patch.diff'))
     : // Rendered without a workspace (the reusable workflow's report job): the patches travel in the lane artifacts.
@@ -358,14 +370,27 @@ function runsLines(m: Manifest): string[] {
   const more = last.last_wave + 1 < m.waves.length;
   if (runs.length === 1 && !more) return [];
   const link = (r: (typeof runs)[number]) => (r.url ? `[run ${r.run_id}](${r.url})` : `run ${r.run_id}`);
-  const out = ['', `Ran in ${runs.length} workflow run${runs.length > 1 ? 's' : ''}${more ? ' so far' : ''}: ${runs.map((r) => `${link(r)} (waves ${r.first_wave + 1}–${r.last_wave + 1})`).join(', ')}.`];
+  const out = [
+    '',
+    `Ran in ${runs.length} workflow run${runs.length > 1 ? 's' : ''}${more ? ' so far' : ''}: ${runs.map((r) => `${link(r)} (waves ${r.first_wave + 1}–${r.last_wave + 1})`).join(', ')}.`,
+  ];
   if (more) out.push(`Waves ${last.last_wave + 2}–${m.waves.length} go on in a new run of the workflow; its report covers the whole fleet.`);
   return out;
 }
 
 export function renderReport(m: Manifest, opts: ReportOptions): string {
   const s = summarize(m.lanes, m.started_at, m.ended_at ?? opts.now);
-  const lines = [`## Fleet Report — ${escapeCell(m.fleet_id)}`, '', directiveLine(m), ...dryRunPatchLines(m, opts.workspace), ...isolationLine(m), ...runsLines(m), '', `${laneCount(m)}.`, ''];
+  const lines = [
+    `## Fleet Report — ${escapeCell(m.fleet_id)}`,
+    '',
+    directiveLine(m),
+    ...dryRunPatchLines(m, opts.workspace),
+    ...isolationLine(m),
+    ...runsLines(m),
+    '',
+    `${laneCount(m)}.`,
+    '',
+  ];
 
   const metrics: [string, string][] = [
     ['Lanes', String(s.total)],
@@ -412,7 +437,8 @@ export function renderReport(m: Manifest, opts: ReportOptions): string {
       const result = laneResult(l);
       return [escapeCell(l.lane), escapeCell(l.repo), waveLabel(l.wave), result, branchPrCell(l), ciCell(m, l), notesCell(l, result)];
     });
-    if (rows.length > 0) lines.push(...table(['Lane', 'Repo', 'Wave', 'Result', 'Branch / PR', ciHeader(m), 'Notes'], ['l', 'l', 'r', 'l', 'l', 'l', 'l'], rows));
+    if (rows.length > 0)
+      lines.push(...table(['Lane', 'Repo', 'Wave', 'Result', 'Branch / PR', ciHeader(m), 'Notes'], ['l', 'l', 'r', 'l', 'l', 'l', 'l'], rows));
     if (hidden.length > 0) lines.push('', `${moreLine(hidden)}: see the manifest`);
     if (folded) lines.push('', unchangedLine(unchanged.length));
   }
@@ -478,13 +504,20 @@ function reviewLines(m: Manifest, opts: ReportOptions): string[] {
       failed.size ? [...failed].map(escapeCell).join(', ') : DASH,
     ];
   });
-  const out = ['', '### Review', '', ...table(['Lane', 'Rounds', 'Verdict', 'Findings', 'By lens', 'Open', 'Follow-up', 'Failed lenses'], ['l', 'r', 'l', 'l', 'l', 'r', 'r', 'l'], rows)];
+  const out = [
+    '',
+    '### Review',
+    '',
+    ...table(['Lane', 'Rounds', 'Verdict', 'Findings', 'By lens', 'Open', 'Follow-up', 'Failed lenses'], ['l', 'r', 'l', 'l', 'l', 'r', 'r', 'l'], rows),
+  ];
   if (reviewed.length > max) out.push('', `${ELLIPSIS} and ${reviewed.length - max} more reviewed lanes: see the manifest`);
   const open = reviewed.flatMap((l) => l.review!.findings.filter((f) => f.status === 'open').map((f) => ({ l, f })));
   if (open.length) {
     out.push('', 'Open findings (ACCEPT, not fixed by the round cap):', '');
     for (const { l, f } of open.slice(0, REVIEW_OPEN_LIMIT)) {
-      out.push(`- ${codeSpan(l.lane)} ${f.id} (${f.severity}; ${f.lenses.map(escapeCell).join('+')}) ${findingWhere(f)}: ${sentence(escapeCell(firstLine(f.finding, MESSAGE_CHARS)))}`);
+      out.push(
+        `- ${codeSpan(l.lane)} ${f.id} (${f.severity}; ${f.lenses.map(escapeCell).join('+')}) ${findingWhere(f)}: ${sentence(escapeCell(firstLine(f.finding, MESSAGE_CHARS)))}`,
+      );
     }
     if (open.length > REVIEW_OPEN_LIMIT) out.push(`- ${ELLIPSIS} and ${open.length - REVIEW_OPEN_LIMIT} more: see the manifest`);
   }
@@ -514,7 +547,13 @@ export function queueLines(m: Manifest): string[] {
   const q = m.queue;
   if (!q) return [];
   const counts = QUEUE_ORDER.map((st) => `${st} ${q.rows.filter((r) => r.state === st).length}`).join(' · ');
-  const lines = ['', '### Issue queue', '', `${codeSpan(q.repo)}, label ${codeSpan(q.label)}, budget ${q.budget}${q.dry_run ? ' (read only: nothing on GitHub was changed)' : ''}: ${counts}`, ''];
+  const lines = [
+    '',
+    '### Issue queue',
+    '',
+    `${codeSpan(q.repo)}, label ${codeSpan(q.label)}, budget ${q.budget}${q.dry_run ? ' (read only: nothing on GitHub was changed)' : ''}: ${counts}`,
+    '',
+  ];
   if (!q.rows.length) lines.push('No open issue carries the ready label.');
   else {
     const rows = [...q.rows]
@@ -522,12 +561,20 @@ export function queueLines(m: Manifest): string[] {
       .slice(0, QUEUE_ROWS)
       .map((r) => {
         const prs = r.items.filter((i) => i.pr).map((i) => `#${i.pr!.number}${i.pr!.state === 'open' ? '' : ` (${i.pr!.state})`}`);
-        return [`#${r.issue}`, escapeCell(truncate(oneLine(r.title), 60)), r.state, escapeCell(truncate(oneLine(r.reason), MESSAGE_CHARS)), prs.length ? prs.join(', ') : DASH, waited(r.waiting_since, q.read_at)];
+        return [
+          `#${r.issue}`,
+          escapeCell(truncate(oneLine(r.title), 60)),
+          r.state,
+          escapeCell(truncate(oneLine(r.reason), MESSAGE_CHARS)),
+          prs.length ? prs.join(', ') : DASH,
+          waited(r.waiting_since, q.read_at),
+        ];
       });
     lines.push(...table(['Issue', 'Title', 'State', 'Reason', 'PR', 'Waiting'], ['l', 'l', 'l', 'l', 'l', 'r'], rows));
     if (q.rows.length > QUEUE_ROWS) lines.push('', `${ELLIPSIS} and ${q.rows.length - QUEUE_ROWS} more: see the manifest`);
   }
-  if (q.actions.length) lines.push('', 'This run, before its lanes:', '', ...q.actions.slice(0, 30).map((a) => `- ${escapeCell(truncate(oneLine(a), MESSAGE_CHARS))}`));
+  if (q.actions.length)
+    lines.push('', 'This run, before its lanes:', '', ...q.actions.slice(0, 30).map((a) => `- ${escapeCell(truncate(oneLine(a), MESSAGE_CHARS))}`));
   return lines;
 }
 
@@ -560,7 +607,9 @@ function integrationRecordLines(records: readonly IntegrationRecord[]): string[]
     const rel = r.release;
     if (rel) {
       const gate = rel.gate.length ? rel.gate.map((g) => `${codeSpan(g.check)} ${g.ok ? 'passed' : 'failed'}`).join(', ') : 'no checks';
-      out.push(`- Release ${codeSpan(rel.branch)}${rel.commit ? ` at ${codeSpan(rel.commit.slice(0, 12))}` : ''}: global seam gate ${rel.ok ? 'passed' : 'failed'} (${gate})${rel.pr_url ? `; PR ${prLink(rel.pr_url, rel.pr_number)}` : ''}.`);
+      out.push(
+        `- Release ${codeSpan(rel.branch)}${rel.commit ? ` at ${codeSpan(rel.commit.slice(0, 12))}` : ''}: global seam gate ${rel.ok ? 'passed' : 'failed'} (${gate})${rel.pr_url ? `; PR ${prLink(rel.pr_url, rel.pr_number)}` : ''}.`,
+      );
     }
   }
   return out;
@@ -592,7 +641,13 @@ function strategyLines(m: Manifest): string[] {
       costCell(l.usage?.cost_usd),
       branchPrCell(l),
     ]);
-    out.push(...table(['Strategy', 'Result', 'Checks', 'CI', 'Open findings', 'Diff lines', 'Files', 'Duration', 'Cost', 'Branch / PR'], ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'l'], rows));
+    out.push(
+      ...table(
+        ['Strategy', 'Result', 'Checks', 'CI', 'Open findings', 'Diff lines', 'Files', 'Duration', 'Cost', 'Branch / PR'],
+        ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'l'],
+        rows,
+      ),
+    );
   }
   return out;
 }
@@ -616,16 +671,25 @@ function spendingLines(m: Manifest, s: ReturnType<typeof summarize>, opts: Repor
   const out = ['', '### Spending', ''];
   if (spent.length) {
     const max = rowCap(opts.maxRows, Number.POSITIVE_INFINITY);
-    const rows = spent.slice(0, max).map((l) => [
-      escapeCell(l.lane),
-      countCell(l.usage!.turns),
-      countCell(l.usage!.input_tokens),
-      countCell(l.usage!.output_tokens),
-      costCell(l.usage!.cost_usd),
-      costCell(l.review?.usage.cost_usd),
-    ]);
+    const rows = spent
+      .slice(0, max)
+      .map((l) => [
+        escapeCell(l.lane),
+        countCell(l.usage!.turns),
+        countCell(l.usage!.input_tokens),
+        countCell(l.usage!.output_tokens),
+        costCell(l.usage!.cost_usd),
+        costCell(l.review?.usage.cost_usd),
+      ]);
     const t = s.usage;
-    rows.push(['**Fleet**', countCell(t?.turns), countCell(t?.input_tokens), countCell(t?.output_tokens), costCell(t?.cost_usd), costCell(spent.reduce<number | null>((sum, l) => (l.review?.usage.cost_usd == null ? sum : (sum ?? 0) + l.review.usage.cost_usd), null))]);
+    rows.push([
+      '**Fleet**',
+      countCell(t?.turns),
+      countCell(t?.input_tokens),
+      countCell(t?.output_tokens),
+      costCell(t?.cost_usd),
+      costCell(spent.reduce<number | null>((sum, l) => (l.review?.usage.cost_usd == null ? sum : (sum ?? 0) + l.review.usage.cost_usd), null)),
+    ]);
     out.push(...table(['Lane', 'Turns', 'Tokens in', 'Tokens out', 'Cost', 'Of which review'], ['l', 'r', 'r', 'r', 'r', 'r'], rows));
     if (spent.length > max) out.push('', `${ELLIPSIS} and ${spent.length - max} more lanes: see the manifest`);
     out.push('', 'As the agent CLIs reported it (Claude Code reports cost, turns and tokens; Codex tokens with `--json`); — where an agent reported nothing.');
@@ -633,8 +697,22 @@ function spendingLines(m: Manifest, s: ReturnType<typeof summarize>, opts: Repor
   if (stopped.length) {
     const notRun = stopped.filter((l) => l.status === 'skipped');
     const cut = stopped.filter((l) => l.status !== 'skipped');
-    if (notRun.length) out.push('', `Did not start (the fleet's cost ceiling was reached): ${notRun.slice(0, RELAY_LIST_LIMIT).map((l) => codeSpan(l.lane)).join(', ')}${notRun.length > RELAY_LIST_LIMIT ? `, and ${notRun.length - RELAY_LIST_LIMIT} more` : ''}.`);
-    if (cut.length) out.push('', `Stopped by a budget while running: ${cut.slice(0, RELAY_LIST_LIMIT).map((l) => codeSpan(l.lane)).join(', ')}${cut.length > RELAY_LIST_LIMIT ? `, and ${cut.length - RELAY_LIST_LIMIT} more` : ''}.`);
+    if (notRun.length)
+      out.push(
+        '',
+        `Did not start (the fleet's cost ceiling was reached): ${notRun
+          .slice(0, RELAY_LIST_LIMIT)
+          .map((l) => codeSpan(l.lane))
+          .join(', ')}${notRun.length > RELAY_LIST_LIMIT ? `, and ${notRun.length - RELAY_LIST_LIMIT} more` : ''}.`,
+      );
+    if (cut.length)
+      out.push(
+        '',
+        `Stopped by a budget while running: ${cut
+          .slice(0, RELAY_LIST_LIMIT)
+          .map((l) => codeSpan(l.lane))
+          .join(', ')}${cut.length > RELAY_LIST_LIMIT ? `, and ${cut.length - RELAY_LIST_LIMIT} more` : ''}.`,
+      );
   }
   return out;
 }
@@ -656,7 +734,8 @@ function relayLines(m: Manifest): string[] {
       `Wave ${wave + 1} learned ${found.size} thing${found.size === 1 ? '' : 's'}; ${receivers.length ? `received by ${receivers.length} lane${receivers.length === 1 ? '' : 's'}: ${receivers.slice(0, RELAY_LIST_LIMIT).map(codeSpan).join(', ')}${receivers.length > RELAY_LIST_LIMIT ? ', …' : ''}` : 'no later lane received it'}.`,
       '',
     );
-    for (const [text, from] of [...found].slice(0, RELAY_LIST_LIMIT)) out.push(`- ${escapeCell(firstLine(text, MESSAGE_CHARS))} (${from.map(codeSpan).join(', ')})`);
+    for (const [text, from] of [...found].slice(0, RELAY_LIST_LIMIT))
+      out.push(`- ${escapeCell(firstLine(text, MESSAGE_CHARS))} (${from.map(codeSpan).join(', ')})`);
     if (found.size > RELAY_LIST_LIMIT) out.push(`- ${ELLIPSIS} and ${found.size - RELAY_LIST_LIMIT} more: see the manifest`);
     out.push('');
   }

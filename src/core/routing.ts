@@ -84,7 +84,10 @@ export function routePersonas(input: RoutingInput): Routing {
   }
 
   const k = Number.isFinite(input.k) ? Math.max(0, Math.floor(input.k)) : all_scores.length;
-  const selected = all_scores.filter((s) => s.score > 0).slice(0, k).map((s) => s.agent);
+  const selected = all_scores
+    .filter((s) => s.score > 0)
+    .slice(0, k)
+    .map((s) => s.agent);
   if (selected.length === 0 && input.fallback && input.personas.some((x) => x.name === input.fallback)) {
     return { ...base, selected: [input.fallback], disabled: false, fallback_used: true };
   }

@@ -87,7 +87,8 @@ export interface LaneCaps {
  */
 export function budgetStop(spent: AgentUsage, caps: LaneCaps | undefined, fleet: { spent: number; ceiling: number } | null): string | null {
   if (fleet && fleet.spent >= fleet.ceiling) return `the fleet's cost ceiling of $${money(fleet.ceiling)} is reached ($${money(fleet.spent)} spent)`;
-  if (caps?.cost_usd !== undefined && (spent.cost_usd ?? 0) >= caps.cost_usd) return `the lane's cost cap of $${money(caps.cost_usd)} is reached ($${money(spent.cost_usd ?? 0)} spent)`;
+  if (caps?.cost_usd !== undefined && (spent.cost_usd ?? 0) >= caps.cost_usd)
+    return `the lane's cost cap of $${money(caps.cost_usd)} is reached ($${money(spent.cost_usd ?? 0)} spent)`;
   if (caps?.turns !== undefined && (spent.turns ?? 0) >= caps.turns) return `the lane's cap of ${caps.turns} agent turns is reached (${spent.turns} taken)`;
   return null;
 }

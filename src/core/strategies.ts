@@ -29,17 +29,27 @@ const diff = (l: LaneRecord) => l.strategy?.diff_lines ?? Number.POSITIVE_INFINI
 export function pickStrategy(rule: PickRule, members: readonly LaneRecord[]): Pick {
   if (rule === 'person') return { pick: null, reason: 'a person picks: every strategy with a change opened a draft PR' };
   const green = members.filter(isGreen);
-  if (!green.length) return { pick: null, reason: `no strategy ended green (${members.map((m) => `${m.strategy?.label ?? m.lane}: ${m.status}${m.error ? ` ${m.error.class}` : m.phase === 'no-op' ? ' no-op' : ''}`).join(', ')})` };
+  if (!green.length)
+    return {
+      pick: null,
+      reason: `no strategy ended green (${members.map((m) => `${m.strategy?.label ?? m.lane}: ${m.status}${m.error ? ` ${m.error.class}` : m.phase === 'no-op' ? ' no-op' : ''}`).join(', ')})`,
+    };
   const byEnd = (a: LaneRecord, b: LaneRecord) => (ended(a) < ended(b) ? -1 : ended(a) > ended(b) ? 1 : a.lane < b.lane ? -1 : 1);
   const label = (l: LaneRecord) => l.strategy?.label ?? l.lane;
   switch (rule) {
     case 'smallest-green-diff': {
       const best = [...green].sort((a, b) => diff(a) - diff(b) || a.changed_files.length - b.changed_files.length || byEnd(a, b))[0]!;
-      return { pick: best.lane, reason: `smallest green diff: ${label(best)} changes ${best.strategy?.diff_lines ?? '?'} line${best.strategy?.diff_lines === 1 ? '' : 's'} in ${best.changed_files.length} file${best.changed_files.length === 1 ? '' : 's'} (${green.length} of ${members.length} green)` };
+      return {
+        pick: best.lane,
+        reason: `smallest green diff: ${label(best)} changes ${best.strategy?.diff_lines ?? '?'} line${best.strategy?.diff_lines === 1 ? '' : 's'} in ${best.changed_files.length} file${best.changed_files.length === 1 ? '' : 's'} (${green.length} of ${members.length} green)`,
+      };
     }
     case 'fewest-open-findings': {
       const best = [...green].sort((a, b) => openFindings(a) - openFindings(b) || diff(a) - diff(b) || byEnd(a, b))[0]!;
-      return { pick: best.lane, reason: `fewest open findings: ${label(best)} has ${openFindings(best)}, ${best.review?.findings.length ?? 0} raised (${green.length} of ${members.length} green)` };
+      return {
+        pick: best.lane,
+        reason: `fewest open findings: ${label(best)} has ${openFindings(best)}, ${best.review?.findings.length ?? 0} raised (${green.length} of ${members.length} green)`,
+      };
     }
     case 'first-green':
     default: {

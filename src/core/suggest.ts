@@ -193,7 +193,10 @@ export function badOptionMessage(options: readonly unknown[], value: unknown): s
 }
 
 /** Zod's own words for a size limit ("Too small: expected string to have >=1 characters"), said the way a person would. */
-export function sizeMessage(issue: { code: 'too_small' | 'too_big'; origin: string; inclusive?: boolean; minimum?: unknown; maximum?: unknown }, value: unknown): string | undefined {
+export function sizeMessage(
+  issue: { code: 'too_small' | 'too_big'; origin: string; inclusive?: boolean; minimum?: unknown; maximum?: unknown },
+  value: unknown,
+): string | undefined {
   const small = issue.code === 'too_small';
   const bound = Number(small ? issue.minimum : issue.maximum);
   if (issue.origin === 'string' && small && bound === 1) return 'is empty: give it a value, or leave the field out';

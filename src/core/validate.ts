@@ -2,8 +2,19 @@
  * Turns a parsed fleet file into resolved lanes, collecting every problem at once.
  * Pure: the caller parses the file and hands over its text's value and its name.
  */
-import * as z from 'zod';
-import { FleetFileSchema, REVIEW_DEFAULTS, TargetSchema, templateProblem, type FleetFile, type ReviewSpec, type StrategySpec, type TargetReviewSpec, type TargetSpec, LANE_ID_PATTERN } from './fleet-file.js';
+import type * as z from 'zod';
+import {
+  FleetFileSchema,
+  REVIEW_DEFAULTS,
+  TargetSchema,
+  templateProblem,
+  type FleetFile,
+  type ReviewSpec,
+  type StrategySpec,
+  type TargetReviewSpec,
+  type TargetSpec,
+  LANE_ID_PATTERN,
+} from './fleet-file.js';
 import { BUILTIN_LENSES, type Severity } from './review.js';
 import type { LaneIssue, LaneSpec, RepoKind, ResolvedReview } from './model.js';
 import { globProblem, matchesAny } from './glob.js';
@@ -37,14 +48,18 @@ function reviewProblems(at: string, review: ReviewSpec | TargetReviewSpec | unde
   review.lenses?.forEach((l, i) => {
     const name = typeof l === 'string' ? l : l.name;
     // Fleet names its own review files after lenses: these names would share a file with its other agent runs.
-    if (name === 'dispositions' || name === 'fix' || name.endsWith('-again')) p(`${at}.lenses[${i}].name`, `"${name}" is a name Fleet keeps for its own review steps: name the lens otherwise`);
+    if (name === 'dispositions' || name === 'fix' || name.endsWith('-again'))
+      p(`${at}.lenses[${i}].name`, `"${name}" is a name Fleet keeps for its own review steps: name the lens otherwise`);
     const first = seen.get(name);
     if (first !== undefined) p(`${at}.lenses[${i}]`, `lens "${name}" is already in the panel at ${at}.lenses[${first}]: give a custom lens a name of its own`);
     else seen.set(name, i);
   });
   const available = review.lenses?.length ?? fleetLenses;
   if (review.panel !== undefined && review.panel > available) {
-    p(`${at}.panel`, `a panel of ${review.panel} needs at least ${review.panel} lenses, and ${available} ${available === 1 ? 'is' : 'are'} listed: list more lenses or lower panel`);
+    p(
+      `${at}.panel`,
+      `a panel of ${review.panel} needs at least ${review.panel} lenses, and ${available} ${available === 1 ? 'is' : 'are'} listed: list more lenses or lower panel`,
+    );
   }
 }
 
@@ -175,7 +190,11 @@ function zodProblems(file: string, issues: readonly z.core.$ZodIssue[], raw: unk
   return issues.flatMap((issue): Problem[] => {
     if (issue.code === 'invalid_union' && issue.errors.length) {
       const branch = likeliestBranch(issue.errors);
-      return zodProblems(file, branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })), raw);
+      return zodProblems(
+        file,
+        branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })),
+        raw,
+      );
     }
     if (issue.code === 'unrecognized_keys') {
       // One problem per unknown field, named by its own path (`targets[0].ownz`).
@@ -307,7 +326,8 @@ function issueSourceProblems(ff: FleetFile, p: (field: string, message: string) 
   // GitHub's issue listing reads labels=a,b as two labels.
   if (q.label.includes(',')) p('source.issues.label', `"${q.label}" has a comma: GitHub's issue filter would read it as two labels`);
   if (ff.integrate) p('integrate', 'an issue queue opens one PR per issue, and integration one PR per repository: use one or the other');
-  if (ff.pr.draft && ff.merge.policy === 'when-green') p('pr.draft', 'the queue merges green PRs, and a draft never merges: set pr.draft: false, or merge.policy: never');
+  if (ff.pr.draft && ff.merge.policy === 'when-green')
+    p('pr.draft', 'the queue merges green PRs, and a draft never merges: set pr.draft: false, or merge.policy: never');
   if (ff.targets.some((t) => /^issue-\d+/.test(t.lane ?? ''))) p('targets', 'lane ids "issue-<n>…" belong to the issue queue: rename the target\'s lane');
 }
 
@@ -324,8 +344,10 @@ function forkProblems(ff: FleetFile, p: (field: string, message: string) => void
   if (!ff.pr.fork) p('pr.fork_owner', 'names where forks go, but pr.fork is false: set pr.fork: true, or drop pr.fork_owner');
   else if (ff.forge !== 'github') p('pr.fork', 'forks are made on GitHub: set forge: github, or drop pr.fork');
   if (!ff.pr.fork) return;
-  if (read('integrate') && ff.integrate) p('integrate', 'fork mode pushes lane branches to forks, and integration builds a branch in each target: drop one of the two');
-  if (read('source') && ff.source?.issues) p('source.issues', "fork mode pushes to forks, and the issue queue keeps the target's own branches and labels: drop one of the two");
+  if (read('integrate') && ff.integrate)
+    p('integrate', 'fork mode pushes lane branches to forks, and integration builds a branch in each target: drop one of the two');
+  if (read('source') && ff.source?.issues)
+    p('source.issues', "fork mode pushes to forks, and the issue queue keeps the target's own branches and labels: drop one of the two");
 }
 
 /** The lists of globs in a fleet file, as a negation message names them. */
@@ -370,7 +392,10 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
 
   if (!ff.directive.trim()) p('directive', 'the directive is empty: say what every lane should do');
   if (ff.targets.length === 0 && ff.github.discover.length === 0 && !ff.source?.issues && read('targets') && read('github') && read('source')) {
-    p('targets', 'a fleet needs at least one target: list them under targets:, let github.discover find them, or take them from an issue queue (source.issues)');
+    p(
+      'targets',
+      'a fleet needs at least one target: list them under targets:, let github.discover find them, or take them from an issue queue (source.issues)',
+    );
   }
   if (ff.source?.issues) issueSourceProblems(ff, p, read('forge'));
   if (read('forge') && ff.forge === 'local' && ff.github.discover.length) {
@@ -392,7 +417,8 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
   if ((ff.run !== undefined || !read('run')) && (ff.agent !== undefined || !read('agent'))) p('agent', 'set either `run:` or `agent:`, not both');
   const fleetLenses = ff.review?.lenses.length ?? REVIEW_DEFAULTS.lenses.length;
   reviewProblems('review', ff.review, fleetLenses, p);
-  if (ff.review && !ff.agent && read('agent')) p('review', 'review needs agent: the lenses, the dispositions and the fix rounds are agent runs (a `run:` command cannot answer findings)');
+  if (ff.review && !ff.agent && read('agent'))
+    p('review', 'review needs agent: the lenses, the dispositions and the fix rounds are agent runs (a `run:` command cannot answer findings)');
   if (ff.agent?.preset === 'command' && !ff.agent.command) {
     p('agent.command', 'preset "command" needs a command template, e.g. "my-agent --prompt-file {prompt_file}"');
   }
@@ -463,7 +489,10 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
     });
     reviewProblems(`${at}.review`, t.review === false ? undefined : t.review, fleetLenses, p);
     if (t.review && ((!ff.agent && read('agent')) || t.run !== undefined)) {
-      p(`${at}.review`, `review needs the lane to be run by agent: (${t.run !== undefined ? 'this target has its own run:' : 'the fleet has no agent:'}); remove review: here or the run:`);
+      p(
+        `${at}.review`,
+        `review needs the lane to be run by agent: (${t.run !== undefined ? 'this target has its own run:' : 'the fleet has no agent:'}); remove review: here or the run:`,
+      );
     }
     if (runsRead && !noRunAnywhere && ff.run === undefined && ff.agent === undefined && t.run === undefined) {
       p(`${at}.run`, 'this lane has no way to run: set run: here or at the top level, or agent:');
@@ -537,7 +566,10 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
   // A bad template usually breaks every lane's branch the same way: report the first only.
   const [firstBranchProblem] = branchProblems;
   if (firstBranchProblem) {
-    p('branch', firstBranchProblem + (branchProblems.size > 1 ? ` (and ${branchProblems.size - 1} more lane branch${branchProblems.size > 2 ? 'es' : ''})` : ''));
+    p(
+      'branch',
+      firstBranchProblem + (branchProblems.size > 1 ? ` (and ${branchProblems.size - 1} more lane branch${branchProblems.size > 2 ? 'es' : ''})` : ''),
+    );
   }
 
   // A dependency on a lane this file does not name is a problem only when every lane id is known: while a target's
@@ -565,7 +597,8 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
       } else if (dep === lane.id) p(at, `lane "${lane.id}" cannot have a soft edge to itself`);
       else if (!other) {
         if (!mayBeALane(dep)) p(at, `"${dep}" is not a lane of this fleet`);
-      } else if (other.repo !== lane.repo) p(at, `"${dep}" is a lane of ${other.repo}, not of ${lane.repo}: seams are checked on one repository's integrated tree`);
+      } else if (other.repo !== lane.repo)
+        p(at, `"${dep}" is a lane of ${other.repo}, not of ${lane.repo}: seams are checked on one repository's integrated tree`);
     });
   }
   if (ff.integrate) {
@@ -575,8 +608,13 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
       const why = branchProblem(names[key]);
       if (why) p(`integrate.${key}`, why);
       // Fleet pushes these: they must be its own, never a base branch (main) nor a lane's.
-      else if (!ff.integrate[key].includes('{name}')) p(`integrate.${key}`, `"${ff.integrate[key]}" must contain {name}: Fleet force-moves this branch, so it must be the fleet's own (never a base branch such as main)`);
-      else if (laneBranches.some((b) => b === names[key] || b.startsWith(`${names[key]}/`) || names[key].startsWith(`${b}/`))) p(`integrate.${key}`, `"${names[key]}" is, or holds, a lane's branch: give it a name of its own`);
+      else if (!ff.integrate[key].includes('{name}'))
+        p(
+          `integrate.${key}`,
+          `"${ff.integrate[key]}" must contain {name}: Fleet force-moves this branch, so it must be the fleet's own (never a base branch such as main)`,
+        );
+      else if (laneBranches.some((b) => b === names[key] || b.startsWith(`${names[key]}/`) || names[key].startsWith(`${b}/`)))
+        p(`integrate.${key}`, `"${names[key]}" is, or holds, a lane's branch: give it a name of its own`);
     }
     if (names.branch === names.release) p('integrate.release', 'the release branch must differ from the integration branch');
     // One integration branch per repository, so one base: lanes that name different bases cannot be merged into it.
@@ -591,10 +629,18 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
     for (const [repo, byBase] of bases) {
       if (byBase.size < 2) continue;
       const first = lanes.find((l) => l.repo === repo && l.base !== undefined)!;
-      p(`targets[${first.index}].base`, `the lanes of ${repo} name different bases (${[...byBase].map(([b, ids]) => `${b}: ${ids.join(', ')}`).join('; ')}): its integration branch has one base, so give every lane of ${repo} the same base:`);
+      p(
+        `targets[${first.index}].base`,
+        `the lanes of ${repo} name different bases (${[...byBase].map(([b, ids]) => `${b}: ${ids.join(', ')}`).join('; ')}): its integration branch has one base, so give every lane of ${repo} the same base:`,
+      );
     }
-    if (ff.checkpoint === 'merged') p('checkpoint', 'checkpoint: merged waits for a lane to reach its base branch, which integrated lanes reach only through the one PR at the end: use pushed or green with integrate:');
-    if (ff.speculative?.pick === 'person') p('speculative.pick', 'with integrate:, a person cannot pick between strategies before the next wave builds on one: choose a rule');
+    if (ff.checkpoint === 'merged')
+      p(
+        'checkpoint',
+        'checkpoint: merged waits for a lane to reach its base branch, which integrated lanes reach only through the one PR at the end: use pushed or green with integrate:',
+      );
+    if (ff.speculative?.pick === 'person')
+      p('speculative.pick', 'with integrate:, a person cannot pick between strategies before the next wave builds on one: choose a rule');
   }
 
   const expanded = expandStrategies(lanes, ff, p);
@@ -651,7 +697,12 @@ function expandStrategies(lanes: readonly LaneSpec[], ff: FleetFile, p: (field: 
         return;
       }
       if (!LANE_ID_PATTERN.test(id) || taken.has(id)) {
-        p(`${at}[${j}].label`, taken.has(id) ? `strategy lane "${id}" is already a lane of this fleet: choose another label` : `strategy lane id "${id}" is longer than 100 characters: shorten the lane or the label`);
+        p(
+          `${at}[${j}].label`,
+          taken.has(id)
+            ? `strategy lane "${id}" is already a lane of this fleet: choose another label`
+            : `strategy lane id "${id}" is longer than 100 characters: shorten the lane or the label`,
+        );
         return;
       }
       taken.add(id);
@@ -682,7 +733,11 @@ export function addDiscoveredLanes(fleet: ResolvedFleet, repos: readonly string[
   const ff = fleet.file;
   const explicit = new Set(fleet.lanes.map((l) => l.repo.toLowerCase()));
   // A target tried several ways keeps its own id too (its strategies are <id>.<label>): no discovered lane takes it.
-  const ids = new Set([...fleet.lanes.map((l) => l.id), ...fleet.lanes.flatMap((l) => (l.strategy ? [l.strategy.group] : [])), ...fleet.excluded.map((e) => e.lane)]);
+  const ids = new Set([
+    ...fleet.lanes.map((l) => l.id),
+    ...fleet.lanes.flatMap((l) => (l.strategy ? [l.strategy.group] : [])),
+    ...fleet.excluded.map((e) => e.lane),
+  ]);
   const lanes = [...fleet.lanes];
   const excluded = [...fleet.excluded];
   const notes = [...fleet.notes];

@@ -26,7 +26,10 @@ export function privateKeyProblem(key: string): string | null {
  */
 export function privateKeyParts(key: string): string[] {
   const pem = normalizePrivateKey(key);
-  const lines = pem.split('\n').map((l) => l.trim()).filter((l) => l.length >= 8 && !/^-----(BEGIN|END) /.test(l));
+  const lines = pem
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length >= 8 && !/^-----(BEGIN|END) /.test(l));
   return [...new Set([key, pem, ...lines])];
 }
 
@@ -60,7 +63,8 @@ export function appCredentialProblems(appId: string, key: string, n: AppCredenti
   const keyGiven = key.trim() !== '';
   if (appId && !keyGiven) problems.push(`${n.key}: ${n.idShort} is set but the App's private key is empty: ${n.howToGiveKey}`);
   if (!appId && keyGiven) problems.push(`${n.id}: an App private key was given without the App's id: set ${n.idShort} (the App's settings page shows it)`);
-  if (appId && !/^(\d+|Iv[0-9A-Za-z.]+)$/.test(appId)) problems.push(`${n.id}: must be the App's numeric id (or its client id, Iv…), as the App's settings page shows it`);
+  if (appId && !/^(\d+|Iv[0-9A-Za-z.]+)$/.test(appId))
+    problems.push(`${n.id}: must be the App's numeric id (or its client id, Iv…), as the App's settings page shows it`);
   if (keyGiven) {
     const bad = privateKeyProblem(key);
     if (bad) problems.push(`${n.key}: the key ${bad}`);

@@ -46,7 +46,6 @@ export interface AppCredentials {
   permissions?: Record<string, 'read' | 'write'>;
 }
 
-
 export interface AppTokenOptions {
   /** REST base URL (GITHUB_API_URL). */
   apiUrl: string;
@@ -128,10 +127,10 @@ export class AppInstallationToken implements TokenCredential {
         status === 404 && /Integration not found/i.test((err as Error).message)
           ? `GitHub knows no App with id ${creds.appId} (app-id is the App's id from its settings page)`
           : status === 404
-          ? `the App is not installed on ${creds.owner} (install it there, or set app-owner to the account it is installed on)`
-          : status === 401
-            ? 'GitHub refused the App\'s JWT (is app-id the id of the App this private key belongs to?)'
-            : redact((err as Error).message);
+            ? `the App is not installed on ${creds.owner} (install it there, or set app-owner to the account it is installed on)`
+            : status === 401
+              ? "GitHub refused the App's JWT (is app-id the id of the App this private key belongs to?)"
+              : redact((err as Error).message);
       throw new Error(`GitHub App ${creds.appId}: could not find its installation on ${creds.owner} (${status ?? 'error'}): ${hint}`);
     }
     const token = new AppInstallationToken(creds, data.id, opts, request, creds.permissions ?? (creds.readOnly ? readOnly(data.permissions ?? {}) : undefined));
@@ -235,7 +234,9 @@ export class AppInstallationToken implements TokenCredential {
   private mintError(err: unknown): Error {
     const status = (err as { status?: number }).status;
     const hint = status === 422 ? ': the App lacks a permission this job asks for (see the permissions in docs/github-actions.md)' : '';
-    return new Error(`GitHub App ${this.creds.appId}: minting an installation token on ${this.creds.owner} failed (${status ?? 'error'}: ${redact((err as Error).message)})${hint}`);
+    return new Error(
+      `GitHub App ${this.creds.appId}: minting an installation token on ${this.creds.owner} failed (${status ?? 'error'}: ${redact((err as Error).message)})${hint}`,
+    );
   }
 
   private skewSeconds(): number {
@@ -245,7 +246,11 @@ export class AppInstallationToken implements TokenCredential {
 
 /** The installation's permissions, each at read: a token that can look at everything the App can, and change nothing. */
 function readOnly(granted: Record<string, string>): Record<string, 'read'> {
-  return Object.fromEntries(Object.entries(granted).filter(([, level]) => level === 'read' || level === 'write' || level === 'admin').map(([name]) => [name, 'read' as const]));
+  return Object.fromEntries(
+    Object.entries(granted)
+      .filter(([, level]) => level === 'read' || level === 'write' || level === 'admin')
+      .map(([name]) => [name, 'read' as const]),
+  );
 }
 
 function appAuth(creds: AppCredentials, request: typeof octokitRequest, timeDifference: number, logger?: Logger) {

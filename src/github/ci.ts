@@ -114,7 +114,11 @@ export function combineRequired(runs: readonly CheckRunLike[], statuses: readonl
 
 function clip(text: string | null | undefined, maxLines: number, maxChars: number): string {
   if (!text) return '';
-  const lines = text.replace(/\r\n/g, '\n').split('\n').map((l) => l.trimEnd()).filter((l) => l.trim());
+  const lines = text
+    .replace(/\r\n/g, '\n')
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim());
   let out = lines.slice(0, maxLines).join('\n');
   if (out.length > maxChars) out = `${out.slice(0, maxChars - 1)}…`;
   else if (lines.length > maxLines) out += '\n…';
@@ -169,8 +173,12 @@ export function describeFailures(runs: readonly CheckRunLike[], statuses: readon
 /** The names of checks still running (and required checks not reported yet), for a `pending` verdict. */
 export function describePending(runs: readonly CheckRunLike[], statuses: readonly StatusLike[], required: readonly string[] = []): string {
   const names = [
-    ...latestPerName(runs).filter((r) => runSignal(r) === 'pending').map((r) => `${r.name} (${r.status})`),
-    ...latestPerContext(statuses).filter((s) => statusSignal(s) === 'pending').map((s) => `${s.context} (pending)`),
+    ...latestPerName(runs)
+      .filter((r) => runSignal(r) === 'pending')
+      .map((r) => `${r.name} (${r.status})`),
+    ...latestPerContext(statuses)
+      .filter((s) => statusSignal(s) === 'pending')
+      .map((s) => `${s.context} (pending)`),
     ...missingRequired(runs, statuses, required).map((name) => `${name} (required, not reported)`),
   ];
   if (!names.length) return '';

@@ -49,7 +49,9 @@ function status(err: unknown): number {
 }
 
 function message(err: unknown): string {
-  return redact(String((err as Error).message ?? err)).split('\n')[0]!.slice(0, 300);
+  return redact(String((err as Error).message ?? err))
+    .split('\n')[0]!
+    .slice(0, 300);
 }
 
 interface Ctx {
@@ -113,7 +115,9 @@ async function discoverOne(ctx: Ctx, source: DiscoverSource, problems: string[])
         return await listAll(ctx, { kind: 'list', route: 'GET /orgs/{org}/repos', params: { org: source.org, type: 'all', per_page: 100 } });
       } catch (err) {
         if (status(err) !== 404) throw err;
-        problems.push(`${label}: no organization "${source.org}" (or the token cannot see it)${(await ownerType(ctx, source.org)) === 'User' ? `; ${source.org} is a user: write {user: ${source.org}}` : ''}`);
+        problems.push(
+          `${label}: no organization "${source.org}" (or the token cannot see it)${(await ownerType(ctx, source.org)) === 'User' ? `; ${source.org} is a user: write {user: ${source.org}}` : ''}`,
+        );
         return [];
       }
     }
@@ -155,11 +159,7 @@ async function discoverOne(ctx: Ctx, source: DiscoverSource, problems: string[])
  * and returns the owner/repo names, deduplicated case-insensitively (first
  * spelling kept) and sorted.
  */
-export async function discoverRepos(
-  octokit: FleetOctokit,
-  sources: readonly DiscoverSource[],
-  opts: { allowForks?: boolean } = {},
-): Promise<DiscoveryResult> {
+export async function discoverRepos(octokit: FleetOctokit, sources: readonly DiscoverSource[], opts: { allowForks?: boolean } = {}): Promise<DiscoveryResult> {
   const ctx: Ctx = { octokit, includeForks: opts.allowForks ?? false, viewer: undefined };
   const problems: string[] = [];
   const seen = new Map<string, string>();

@@ -111,7 +111,10 @@ function statusOf(err: unknown): number {
 function messageOf(err: unknown): string {
   const e = err as { message?: string; response?: { data?: { message?: string; errors?: Array<{ message?: string } | string> } } };
   const data = e.response?.data;
-  const detail = data?.errors?.map((x) => (typeof x === 'string' ? x : x.message)).filter(Boolean).join('; ');
+  const detail = data?.errors
+    ?.map((x) => (typeof x === 'string' ? x : x.message))
+    .filter(Boolean)
+    .join('; ');
   const msg = data?.message ? `${data.message}${detail ? `: ${detail}` : ''}` : String(e.message ?? err);
   return redact(msg.split('\n')[0]!.replace(/\s*-\s*https:\/\/docs\.github\.com\S*/g, '')).slice(0, 500);
 }
@@ -172,7 +175,11 @@ export class GitHubForge implements Forge {
   // -------------------------------------------------------------------------
 
   checkTargets(lanes: readonly LaneSpec[]): Promise<TargetCheck[]> {
-    return checkRepos(this.octokit, lanes, { allowForks: this.opts.allowForks ?? false, forkMode: this.opts.fork !== undefined, cloneUrl: (repo) => this.urlOf(repo) });
+    return checkRepos(this.octokit, lanes, {
+      allowForks: this.opts.allowForks ?? false,
+      forkMode: this.opts.fork !== undefined,
+      cloneUrl: (repo) => this.urlOf(repo),
+    });
   }
 
   cloneUrl(lane: LaneSpec): string {
@@ -214,7 +221,12 @@ export class GitHubForge implements Forge {
       throw this.error(lane, `reading ${owner}/${repo}, the fork the lane's record names`, err);
     }
     if (!isForkOf(r, lane.repo) || r.owner.login.toLowerCase() !== expected.toLowerCase()) {
-      throw new GitHubForgeError(lane.repo, 'reading the lane branch', 0, `${owner}/${repo}, named by the lane's record, is not a fork of ${lane.repo} owned by ${expected}`);
+      throw new GitHubForgeError(
+        lane.repo,
+        'reading the lane branch',
+        0,
+        `${owner}/${repo}, named by the lane's record, is not a fork of ${lane.repo} owned by ${expected}`,
+      );
     }
     return { owner: r.owner.login, repo: r.name };
   }
@@ -279,12 +291,18 @@ export class GitHubForge implements Forge {
     let fork: ForkAnswer & { default_branch: string };
     try {
       const organization = this.opts.fork?.owner;
-      const r = await this.octokit.request('POST /repos/{owner}/{repo}/forks', { owner, repo, default_branch_only: true, ...(organization ? { organization } : {}) });
+      const r = await this.octokit.request('POST /repos/{owner}/{repo}/forks', {
+        owner,
+        repo,
+        default_branch_only: true,
+        ...(organization ? { organization } : {}),
+      });
       fork = r.data as unknown as typeof fork;
     } catch (err) {
       throw this.error(lane, 'forking', err);
     }
-    if (!isForkOf(fork, lane.repo)) throw new GitHubForgeError(lane.repo, 'forking', 0, `GitHub answered with ${fork.owner.login}/${fork.name}, which is not a fork of ${lane.repo}`);
+    if (!isForkOf(fork, lane.repo))
+      throw new GitHubForgeError(lane.repo, 'forking', 0, `GitHub answered with ${fork.owner.login}/${fork.name}, which is not a fork of ${lane.repo}`);
     const made = { owner: fork.owner.login, repo: fork.name };
     const deadline = this.now() + (this.opts.forkReadyMs ?? 60_000);
     for (let wait = 1_000; ; wait = Math.min(wait * 2, 10_000)) {
@@ -293,7 +311,13 @@ export class GitHubForge implements Forge {
         return made;
       } catch (err) {
         if (statusOf(err) !== 404 && statusOf(err) !== 409) throw this.error(lane, `reading the new fork ${made.owner}/${made.repo}`, err);
-        if (this.now() >= deadline) throw new GitHubForgeError(lane.repo, 'forking', 0, `the fork ${made.owner}/${made.repo} showed no branch within ${Math.round((this.opts.forkReadyMs ?? 60_000) / 1000)} s; run again later`);
+        if (this.now() >= deadline)
+          throw new GitHubForgeError(
+            lane.repo,
+            'forking',
+            0,
+            `the fork ${made.owner}/${made.repo} showed no branch within ${Math.round((this.opts.forkReadyMs ?? 60_000) / 1000)} s; run again later`,
+          );
         await this.sleep(wait);
       }
     }
@@ -436,7 +460,13 @@ export class GitHubForge implements Forge {
     if (!head) return null;
     let pulls: Pull[];
     try {
-      pulls = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls', { owner, repo, head: `${head.owner}:${branch}`, state: 'open', per_page: 100 })) as unknown as Pull[];
+      pulls = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls', {
+        owner,
+        repo,
+        head: `${head.owner}:${branch}`,
+        state: 'open',
+        per_page: 100,
+      })) as unknown as Pull[];
     } catch (err) {
       throw this.error(lane, `looking for the pull request of ${branch}`, err);
     }
@@ -451,7 +481,12 @@ export class GitHubForge implements Forge {
     const best = ranked[0]!;
     if (ours(best) === 0) {
       const m = MARKER.exec(best.body ?? '')!;
-      throw new GitHubForgeError(lane.repo, 'publishing', 0, `pull request #${best.number} from ${branch} belongs to fleet ${m[1]} lane ${m[2]}; give this fleet another name or branch template`);
+      throw new GitHubForgeError(
+        lane.repo,
+        'publishing',
+        0,
+        `pull request #${best.number} from ${branch} belongs to fleet ${m[1]} lane ${m[2]}; give this fleet another name or branch template`,
+      );
     }
     return best;
   }
@@ -510,7 +545,12 @@ export class GitHubForge implements Forge {
     if (updated && reviewers.length) {
       // On a re-run, do not ask again people who already reviewed (GitHub drops them from requested_reviewers).
       try {
-        const reviews = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { owner, repo, pull_number: n, per_page: 100 })) as Array<{ user: { login: string } | null }>;
+        const reviews = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
+          owner,
+          repo,
+          pull_number: n,
+          per_page: 100,
+        })) as Array<{ user: { login: string } | null }>;
         const reviewed = new Set(reviews.map((r) => r.user?.login.toLowerCase()).filter(Boolean));
         reviewers = reviewers.filter((r) => !reviewed.has(r.toLowerCase()));
       } catch (err) {
@@ -550,7 +590,8 @@ export class GitHubForge implements Forge {
     if (record.pr_number === null) return false;
     const { owner, repo } = this.split(lane);
     try {
-      const pr = (await this.octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: record.pr_number })).data as unknown as Pull;
+      const pr = (await this.octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: record.pr_number }))
+        .data as unknown as Pull;
       return pr.merged === true;
     } catch (err) {
       throw this.error(lane, `reading pull request #${record.pr_number}`, err);
@@ -585,7 +626,13 @@ export class GitHubForge implements Forge {
     const { owner, repo } = this.split(lane);
     let runs: CheckRunLike[];
     try {
-      runs = (await this.octokit.paginate('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', { owner, repo, ref: sha, filter: 'latest', per_page: 100 })) as CheckRunLike[];
+      runs = (await this.octokit.paginate('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
+        owner,
+        repo,
+        ref: sha,
+        filter: 'latest',
+        per_page: 100,
+      })) as CheckRunLike[];
     } catch (err) {
       throw this.error(lane, `reading the check runs of ${sha.slice(0, 12)}`, err);
     }
@@ -716,12 +763,21 @@ export class GitHubForge implements Forge {
     }
     const { runs, statuses } = ci;
     const conclusion = combineRequired(runs, statuses, required);
-    if (conclusion === 'failure') return { status: 'blocked', detail: `#${number} not merged: CI failed on ${short}: ${describeFailures(runs, statuses, 300).split('\n')[0]}` };
+    if (conclusion === 'failure')
+      return { status: 'blocked', detail: `#${number} not merged: CI failed on ${short}: ${describeFailures(runs, statuses, 300).split('\n')[0]}` };
     const missing = missingRequired(runs, statuses, required);
-    if (missing.length) return { status: 'pending', detail: `#${number} not merged: required check${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${base} ha${missing.length > 1 ? 've' : 's'} not reported on ${short}` };
-    if (conclusion === 'pending') return { status: 'pending', detail: `#${number} not merged: CI is still running on ${short} (${describePending(runs, statuses)})` };
+    if (missing.length)
+      return {
+        status: 'pending',
+        detail: `#${number} not merged: required check${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${base} ha${missing.length > 1 ? 've' : 's'} not reported on ${short}`,
+      };
+    if (conclusion === 'pending')
+      return { status: 'pending', detail: `#${number} not merged: CI is still running on ${short} (${describePending(runs, statuses)})` };
     if (conclusion === 'none' && (await this.expectsCi(lane, commit))) {
-      return { status: 'pending', detail: `#${number} not merged: no CI has reported on ${short} yet, and the repository has workflows or CI on earlier commits` };
+      return {
+        status: 'pending',
+        detail: `#${number} not merged: no CI has reported on ${short} yet, and the repository has workflows or CI on earlier commits`,
+      };
     }
     return null;
   }
@@ -755,7 +811,8 @@ export class GitHubForge implements Forge {
   async merge(lane: LaneSpec, record: LaneRecord, method: string): Promise<MergeResult> {
     const { owner, repo } = this.split(lane);
     if (!record.commit || !record.branch) return { status: 'failed', detail: 'nothing to merge: the lane has no commit' };
-    if (!(MERGE_METHODS as readonly string[]).includes(method)) return { status: 'failed', detail: `unknown merge method ${method} (merge, squash, rebase or fast-forward)` };
+    if (!(MERGE_METHODS as readonly string[]).includes(method))
+      return { status: 'failed', detail: `unknown merge method ${method} (merge, squash, rebase or fast-forward)` };
     const short = record.commit.slice(0, 12);
 
     let number = record.pr_number;
@@ -786,7 +843,10 @@ export class GitHubForge implements Forge {
       if (pr.draft) return { status: 'blocked', detail: `#${number} is a draft` };
       if (pr.mergeable !== null && pr.mergeable !== undefined) break;
       if (this.now() >= deadline) {
-        return { status: 'pending', detail: `GitHub had not worked out whether #${number} can merge after ${Math.round((this.opts.mergeableWaitMs ?? 60_000) / 1000)}s` };
+        return {
+          status: 'pending',
+          detail: `GitHub had not worked out whether #${number} can merge after ${Math.round((this.opts.mergeableWaitMs ?? 60_000) / 1000)}s`,
+        };
       }
       await this.sleep(this.opts.pollMs ?? 2000);
     }
@@ -848,7 +908,13 @@ export class GitHubForge implements Forge {
     if (!head) return null;
     let pulls: Pull[];
     try {
-      pulls = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls', { owner, repo, head: `${head.owner}:${branch}`, state: 'all', per_page: 100 })) as unknown as Pull[];
+      pulls = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls', {
+        owner,
+        repo,
+        head: `${head.owner}:${branch}`,
+        state: 'all',
+        per_page: 100,
+      })) as unknown as Pull[];
     } catch (err) {
       throw this.error(lane, `looking for the pull request of ${branch}`, err);
     }
@@ -860,7 +926,12 @@ export class GitHubForge implements Forge {
     const ours = pulls.filter((p) => mark(p) > 0);
     if (pulls.length && !ours.length) {
       const m = MARKER.exec(pulls[0]!.body ?? '')!;
-      throw new GitHubForgeError(lane.repo, 'reading pull requests', 0, `pull request #${pulls[0]!.number} from ${branch} belongs to fleet ${m[1]} lane ${m[2]}, not to this lane`);
+      throw new GitHubForgeError(
+        lane.repo,
+        'reading pull requests',
+        0,
+        `pull request #${pulls[0]!.number} from ${branch} belongs to fleet ${m[1]} lane ${m[2]}, not to this lane`,
+      );
     }
     const base = record.base_branch ?? lane.base;
     const open = (p: Pull) => Number(p.state === 'open');
@@ -875,7 +946,8 @@ export class GitHubForge implements Forge {
     if (ours.length) return ours[0]!;
     if (record.pr_number === null) return null;
     try {
-      const pr = (await this.octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: record.pr_number })).data as unknown as Pull;
+      const pr = (await this.octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: record.pr_number }))
+        .data as unknown as Pull;
       return pr.head.ref === branch && fromRepo(pr, head, lane) ? pr : null;
     } catch (err) {
       if (statusOf(err) === 404) return null;
@@ -936,7 +1008,12 @@ export class GitHubForge implements Forge {
     }
     let reviews: ReviewLike[];
     try {
-      reviews = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { owner, repo, pull_number: pr.number, per_page: 100 })) as ReviewLike[];
+      reviews = (await this.octokit.paginate('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
+        owner,
+        repo,
+        pull_number: pr.number,
+        per_page: 100,
+      })) as ReviewLike[];
     } catch (err) {
       throw this.error(lane, `reading the reviews of #${pr.number}`, err);
     }

@@ -169,7 +169,9 @@ function describe(options: { method?: string; url?: string; [k: string]: unknown
  * (retryCount + 1)² back-off units after a failure, so the attempt number says which back-off follows.
  */
 function attemptLogger(logger: Logger) {
-  const plugin = (octokit: { hook: { wrap: (name: 'request', fn: (request: (o: never) => Promise<unknown>, options: never) => Promise<unknown>) => void } }) => {
+  const plugin = (octokit: {
+    hook: { wrap: (name: 'request', fn: (request: (o: never) => Promise<unknown>, options: never) => Promise<unknown>) => void };
+  }) => {
     octokit.hook.wrap('request', async (request, options) => {
       try {
         return await request(options);
@@ -178,7 +180,9 @@ function attemptLogger(logger: Logger) {
         if (status >= 500 || status === 0) {
           const o = options as { method?: string; url?: string; request?: { retryCount?: number }; [k: string]: unknown };
           const attempt = (o.request?.retryCount ?? 0) + 1;
-          logger.warn(`GitHub: ${describe(o)} failed on attempt ${attempt} (${status || 'network error'}: ${redact(String((err as Error).message ?? err)).slice(0, 200)})`);
+          logger.warn(
+            `GitHub: ${describe(o)} failed on attempt ${attempt} (${status || 'network error'}: ${redact(String((err as Error).message ?? err)).slice(0, 200)})`,
+          );
         }
         throw err;
       }
@@ -195,10 +199,16 @@ function attemptLogger(logger: Logger) {
  * (innermost), so the throttling and retry plugins see one request.
  */
 function renewingAuth(credential: TokenCredential) {
-  const dateOf = (r: unknown) => (r as { response?: { headers?: Record<string, string> }; headers?: Record<string, string> }).headers?.date ?? (r as { response?: { headers?: Record<string, string> } }).response?.headers?.date;
+  const dateOf = (r: unknown) =>
+    (r as { response?: { headers?: Record<string, string> }; headers?: Record<string, string> }).headers?.date ??
+    (r as { response?: { headers?: Record<string, string> } }).response?.headers?.date;
   return () =>
     Object.assign(async () => ({ type: 'token', tokenType: 'installation', token: credential.current() }), {
-      hook: async (request: ((o: unknown) => Promise<unknown>) & { endpoint: { merge(route: unknown, params?: unknown): { headers: Record<string, string> } } }, route: unknown, parameters?: unknown) => {
+      hook: async (
+        request: ((o: unknown) => Promise<unknown>) & { endpoint: { merge(route: unknown, params?: unknown): { headers: Record<string, string> } } },
+        route: unknown,
+        parameters?: unknown,
+      ) => {
         const endpoint = request.endpoint.merge(route, parameters);
         const send = async (token: string) => {
           endpoint.headers.authorization = `token ${token}`;
@@ -237,7 +247,8 @@ export function createOctokit(opts: CreateOctokitOptions): FleetOctokit {
   const random = opts.random ?? Math.random;
   // Every leg refused in the same second is told the same retry-after: each waits a random part of it more
   // (at least one retry-after unit), so their retries spread out instead of arriving together again.
-  const onLimit = (kind: 'primary' | 'secondary') =>
+  const onLimit =
+    (kind: 'primary' | 'secondary') =>
     async (retryAfter: number, options: { method?: string; url?: string; [k: string]: unknown }, _octokit: unknown, retryCount: number): Promise<boolean> => {
       const what = describe(options);
       if (retryCount >= maxRetries) {
@@ -285,7 +296,15 @@ export function createOctokit(opts: CreateOctokitOptions): FleetOctokit {
     attemptLogger(logger) as never,
     secondaryResetPlugin() as never,
     // Inside throttling: a retried write waits for a write slot again.
-    ...(opts.writePace ? [writePacerPlugin(new WritePacer(opts.writePace, undefined, undefined, opts.writePace.waitTurn, (err) => logger.warn(`Write budget: waiting for this leg's slots failed (${err.message}); writing in them now`))) as never] : []),
+    ...(opts.writePace
+      ? [
+          writePacerPlugin(
+            new WritePacer(opts.writePace, undefined, undefined, opts.writePace.waitTurn, (err) =>
+              logger.warn(`Write budget: waiting for this leg's slots failed (${err.message}); writing in them now`),
+            ),
+          ) as never,
+        ]
+      : []),
     throttling,
     retry,
     secondaryLimitMessagePlugin(maxRetries) as never,

@@ -132,7 +132,13 @@ export function secondaryResetPlugin(now: () => number = Date.now) {
       } catch (err) {
         const headers = (err as { response?: { headers?: Record<string, string | undefined> } }).response?.headers;
         const e = err as { status?: number; message?: string };
-        if (headers && (e.status === 403 || e.status === 429) && SECONDARY.test(String(e.message)) && !headers['retry-after'] && headers['x-ratelimit-remaining'] === '0') {
+        if (
+          headers &&
+          (e.status === 403 || e.status === 429) &&
+          SECONDARY.test(String(e.message)) &&
+          !headers['retry-after'] &&
+          headers['x-ratelimit-remaining'] === '0'
+        ) {
           const reset = Number(headers['x-ratelimit-reset']);
           if (Number.isFinite(reset) && reset > 0) headers['retry-after'] = String(Math.max(1, Math.ceil(reset - now() / 1000)));
         }

@@ -52,7 +52,17 @@ interface TimelineEvent {
   event?: string;
   created_at?: string;
   label?: { name?: string };
-  source?: { issue?: { number: number; state: string; html_url: string; created_at: string; body?: string | null; repository_url?: string; pull_request?: { merged_at?: string | null } } };
+  source?: {
+    issue?: {
+      number: number;
+      state: string;
+      html_url: string;
+      created_at: string;
+      body?: string | null;
+      repository_url?: string;
+      pull_request?: { merged_at?: string | null };
+    };
+  };
 }
 
 interface PullFacts {
@@ -73,7 +83,9 @@ function statusOf(err: unknown): number {
 }
 
 function messageOf(err: unknown): string {
-  return redact(String((err as Error).message ?? err)).split('\n')[0]!.slice(0, 300);
+  return redact(String((err as Error).message ?? err))
+    .split('\n')[0]!
+    .slice(0, 300);
 }
 
 function escapeRe(s: string): string {
@@ -121,7 +133,16 @@ export class IssueQueue {
       }
     }
     const rows = decision.board.map((r) => ({ ...r, waiting_since: waitingSince(r) }));
-    const board = (): QueueBoard => ({ repo: this.q.repo, label: this.q.label, read_at: this.opts.now().toISOString(), budget: settings.budget, rows, actions: [...this.actions], events: [...this.events], dry_run: this.opts.readOnly });
+    const board = (): QueueBoard => ({
+      repo: this.q.repo,
+      label: this.q.label,
+      read_at: this.opts.now().toISOString(),
+      budget: settings.budget,
+      rows,
+      actions: [...this.actions],
+      events: [...this.events],
+      dry_run: this.opts.readOnly,
+    });
     const lanes = decision.start.map((s) => this.lane(s, facts.find((f) => f.issue.number === s.issue)!));
     const commit = async () => {
       if (!this.opts.readOnly) await this.apply(decision, facts);
@@ -165,11 +186,26 @@ export class IssueQueue {
   /** Open issues with the ready label, oldest first; PRs carrying the label are not issues of the queue. */
   private async readyIssues(): Promise<QueueIssue[]> {
     const out: QueueIssue[] = [];
-    const params = { owner: this.owner, repo: this.repo, state: 'open' as const, labels: this.q.label, sort: 'created' as const, direction: 'asc' as const, per_page: 100 };
+    const params = {
+      owner: this.owner,
+      repo: this.repo,
+      state: 'open' as const,
+      labels: this.q.label,
+      sort: 'created' as const,
+      direction: 'asc' as const,
+      per_page: 100,
+    };
     for await (const page of this.octokit.paginate.iterator('GET /repos/{owner}/{repo}/issues', params)) {
       for (const i of page.data) {
         if (i.pull_request) continue;
-        out.push({ number: i.number, title: i.title, body: i.body ?? '', labels: i.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean), created_at: i.created_at, html_url: i.html_url });
+        out.push({
+          number: i.number,
+          title: i.title,
+          body: i.body ?? '',
+          labels: i.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean),
+          created_at: i.created_at,
+          html_url: i.html_url,
+        });
       }
     }
     return out;
@@ -320,7 +356,12 @@ export class IssueQueue {
 
   private async specText(file: string, base: string): Promise<string | 'missing'> {
     try {
-      const r = await this.octokit.request('GET /repos/{owner}/{repo}/contents/{path}', { owner: this.owner, repo: this.repo, path: file.replace(/^\.?\//, ''), ref: base });
+      const r = await this.octokit.request('GET /repos/{owner}/{repo}/contents/{path}', {
+        owner: this.owner,
+        repo: this.repo,
+        path: file.replace(/^\.?\//, ''),
+        ref: base,
+      });
       const data = r.data as { type?: string; content?: string; encoding?: string };
       if (data.type !== 'file' || data.content === undefined) return 'missing';
       return Buffer.from(data.content, 'base64').subarray(0, SPEC_MAX_BYTES).toString('utf8');
@@ -361,11 +402,17 @@ export class IssueQueue {
   private async mergeOne(issue: QueueIssue, lane: string, number: number, owns: string[], base: string): Promise<{ status: string; detail: string }> {
     const pull = await this.pull(number);
     if (pull.base_ref !== base) return { status: 'blocked', detail: `PR #${number} targets ${pull.base_ref}, not ${base}: not merged` };
-    const held = [this.fleet.file.review?.label ?? REVIEW_DEFAULTS.label, this.q.labels.needs_person].find((l) => pull.labels.some((x) => x.toLowerCase() === l.toLowerCase()));
+    const held = [this.fleet.file.review?.label ?? REVIEW_DEFAULTS.label, this.q.labels.needs_person].find((l) =>
+      pull.labels.some((x) => x.toLowerCase() === l.toLowerCase()),
+    );
     if (held) return { status: 'blocked', detail: `PR #${number} is labelled "${held}": a person merges it` };
     const head = pull.head_sha;
-    const commit = (await this.octokit.request('GET /repos/{owner}/{repo}/git/commits/{commit_sha}', { owner: this.owner, repo: this.repo, commit_sha: head })).data;
-    if (!new RegExp(`^Fleet-Lane: ${lane.replace(/\./g, '\\.')}$`, 'm').test(commit.message) || !new RegExp(`^Fleet-Id: ${escapeRe(this.fleet.file.name)}$`, 'm').test(commit.message)) {
+    const commit = (await this.octokit.request('GET /repos/{owner}/{repo}/git/commits/{commit_sha}', { owner: this.owner, repo: this.repo, commit_sha: head }))
+      .data;
+    if (
+      !new RegExp(`^Fleet-Lane: ${lane.replace(/\./g, '\\.')}$`, 'm').test(commit.message) ||
+      !new RegExp(`^Fleet-Id: ${escapeRe(this.fleet.file.name)}$`, 'm').test(commit.message)
+    ) {
       return { status: 'blocked', detail: `PR #${number}'s head ${head.slice(0, 12)} is not a commit Fleet made for ${lane}: a person merges it` };
     }
     const spec = this.laneSpec(issue, lane, owns, pull.head_ref);
@@ -375,7 +422,12 @@ export class IssueQueue {
     if (files === null) return { status: 'blocked', detail: `PR #${number}: the files it changes could not be read, so its fence could not be checked` };
     const fence = checkFence(files, spec.owns, spec.never);
     if (!fence.ok) return { status: 'blocked', detail: `PR #${number} is outside its fence (${fence.message}): a person merges it` };
-    const record = { ...newLaneRecord({ repo: this.q.repo, lane, wave: null, branch: pull.head_ref, depends_on: [] }), commit: head, pr_number: number, base_branch: base };
+    const record = {
+      ...newLaneRecord({ repo: this.q.repo, lane, wave: null, branch: pull.head_ref, depends_on: [] }),
+      commit: head,
+      pr_number: number,
+      base_branch: base,
+    };
     try {
       return await this.forge.merge(spec, record, this.fleet.file.merge.method);
     } catch (err) {
@@ -383,7 +435,14 @@ export class IssueQueue {
     }
   }
 
-  private laneSpec(issue: QueueIssue, lane: string, owns: string[], branch: string, spec: { path: string; text: string } | null = null, slot: string | null = null): LaneSpec {
+  private laneSpec(
+    issue: QueueIssue,
+    lane: string,
+    owns: string[],
+    branch: string,
+    spec: { path: string; text: string } | null = null,
+    slot: string | null = null,
+  ): LaneSpec {
     const ff = this.fleet.file;
     return {
       id: lane,
@@ -452,13 +511,23 @@ export class IssueQueue {
   }
 
   private async addLabel(issue: number, name: string): Promise<void> {
-    await this.octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/labels', { owner: this.owner, repo: this.repo, issue_number: issue, labels: [name] });
+    await this.octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/labels', {
+      owner: this.owner,
+      repo: this.repo,
+      issue_number: issue,
+      labels: [name],
+    });
     this.actions.push(`#${issue}: labelled "${name}"`);
   }
 
   private async removeLabel(issue: number, name: string): Promise<void> {
     try {
-      await this.octokit.request('DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}', { owner: this.owner, repo: this.repo, issue_number: issue, name });
+      await this.octokit.request('DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}', {
+        owner: this.owner,
+        repo: this.repo,
+        issue_number: issue,
+        name,
+      });
       this.actions.push(`#${issue}: label "${name}" removed`);
     } catch (err) {
       if (statusOf(err) !== 404) throw err;
@@ -477,7 +546,12 @@ export class IssueQueue {
           'Add what done looks like (an "Acceptance criteria" or "Done when" section, a checklist, or steps to reproduce), or a `Spec: path/to/spec.md` line naming a file on the default branch. The next scheduled run picks it up.',
           ...(this.q.spec.unlabel ? ['', `The \`${this.q.label}\` label is taken off until then: put it back once the issue says what done is.`] : []),
         ].join('\n');
-        await this.octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { owner: this.owner, repo: this.repo, issue_number: issue.number, body });
+        await this.octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+          owner: this.owner,
+          repo: this.repo,
+          issue_number: issue.number,
+          body,
+        });
         this.actions.push(`#${issue.number}: commented what its spec lacks`);
         this.events.push({ issue: issue.number, from: null, to: 'NO_SPEC', detail: 'commented what its spec lacks' });
       }
@@ -486,7 +560,12 @@ export class IssueQueue {
   }
 
   private async hasComment(issue: number, marker: string): Promise<boolean> {
-    for await (const page of this.octokit.paginate.iterator('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { owner: this.owner, repo: this.repo, issue_number: issue, per_page: 100 })) {
+    for await (const page of this.octokit.paginate.iterator('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+      owner: this.owner,
+      repo: this.repo,
+      issue_number: issue,
+      per_page: 100,
+    })) {
       if (page.data.some((c) => (c.body ?? '').includes(marker))) return true;
     }
     return false;
@@ -497,9 +576,20 @@ export class IssueQueue {
     const prs = row.items.map((i) => `#${i.pr?.number}`).join(', ');
     const marker = `<!-- fleet:${this.fleet.file.name}:closed -->`;
     if (!(await this.hasComment(n, marker))) {
-      await this.octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { owner: this.owner, repo: this.repo, issue_number: n, body: `${marker}\nEvery part of this issue has merged (${prs}): closed by Fleet's issue queue.` });
+      await this.octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+        owner: this.owner,
+        repo: this.repo,
+        issue_number: n,
+        body: `${marker}\nEvery part of this issue has merged (${prs}): closed by Fleet's issue queue.`,
+      });
     }
-    await this.octokit.request('PATCH /repos/{owner}/{repo}/issues/{issue_number}', { owner: this.owner, repo: this.repo, issue_number: n, state: 'closed', state_reason: 'completed' });
+    await this.octokit.request('PATCH /repos/{owner}/{repo}/issues/{issue_number}', {
+      owner: this.owner,
+      repo: this.repo,
+      issue_number: n,
+      state: 'closed',
+      state_reason: 'completed',
+    });
     this.actions.push(`#${n}: closed, every part merged (${prs})`);
     this.events.push({ issue: n, from: 'IN_FLIGHT', to: 'CLOSED', detail: `every part merged (${prs})` });
   }
@@ -509,18 +599,28 @@ export class IssueQueue {
     const { in_flight, blocked, needs_person } = this.q.labels;
     for (const row of d.board) {
       const labels = (issues.find((i) => i.number === row.issue)?.labels ?? []).map((l) => l.toLowerCase());
-      const from = labels.includes(in_flight.toLowerCase()) ? 'IN_FLIGHT' : labels.includes(needs_person.toLowerCase()) ? 'BLOCKED_PERSON' : labels.includes(blocked.toLowerCase()) ? 'BLOCKED' : null;
+      const from = labels.includes(in_flight.toLowerCase())
+        ? 'IN_FLIGHT'
+        : labels.includes(needs_person.toLowerCase())
+          ? 'BLOCKED_PERSON'
+          : labels.includes(blocked.toLowerCase())
+            ? 'BLOCKED'
+            : null;
       const same = from === row.state || (from === 'BLOCKED' && row.state.startsWith('BLOCKED'));
       // An issue that waits unlabelled (READY without a slot, NO_SPEC already commented) has no earlier state to move from.
       const unlabelledWait = from === null && (row.state === 'READY' || row.state === 'NO_SPEC');
-      if ((!same && !unlabelledWait) || row.started.length) this.events.push({ issue: row.issue, from, to: row.state, detail: row.started.length ? `started ${row.started.join(', ')}` : row.reason });
+      if ((!same && !unlabelledWait) || row.started.length)
+        this.events.push({ issue: row.issue, from, to: row.state, detail: row.started.length ? `started ${row.started.join(', ')}` : row.reason });
     }
   }
 }
 
 /** How long an issue has waited: since its oldest open PR, or since it was opened when nothing of it is open. */
 function waitingSince(row: BoardRow): string {
-  const open = row.items.filter((i) => i.pr?.state === 'open').map((i) => i.pr!.created_at).sort();
+  const open = row.items
+    .filter((i) => i.pr?.state === 'open')
+    .map((i) => i.pr!.created_at)
+    .sort();
   return open[0] ?? row.created_at;
 }
 
@@ -532,10 +632,24 @@ export async function runIssueQueue(octokit: FleetOctokit, forge: Forge, fleet: 
     return { ...out, commit: () => out.commit().catch((err: unknown) => Promise.reject(new Error(`source.issues ${q.repo}: ${messageOf(err)}`))) };
   } catch (err) {
     const s = statusOf(err);
-    const hint = s === 404 ? ' (no such repository, or the token cannot see it)' : s === 403 ? ' (the token lacks issues: write or pull-requests: write, or is rate limited)' : '';
+    const hint =
+      s === 404
+        ? ' (no such repository, or the token cannot see it)'
+        : s === 403
+          ? ' (the token lacks issues: write or pull-requests: write, or is rate limited)'
+          : '';
     return {
       lanes: [],
-      board: { repo: q.repo, label: q.label, read_at: opts.now().toISOString(), budget: opts.budget, rows: [], actions: [], events: [], dry_run: opts.readOnly },
+      board: {
+        repo: q.repo,
+        label: q.label,
+        read_at: opts.now().toISOString(),
+        budget: opts.budget,
+        rows: [],
+        actions: [],
+        events: [],
+        dry_run: opts.readOnly,
+      },
       events: [],
       problems: [`source.issues ${q.repo}: ${messageOf(err)}${hint}`],
       commit: () => Promise.reject(new Error('the issue queue could not be read')),
@@ -549,7 +663,15 @@ export async function runIssueQueue(octokit: FleetOctokit, forge: Forge, fleet: 
  * Such an issue goes to a person (needs-person) instead of being started again on every run; a lane stopped by
  * the infrastructure (a clone, a push race, a lost runner, a cancel) is simply tried again by the next run.
  */
-const HAND_OFF: ReadonlySet<string> = new Set(['directive-failed', 'directive-timeout', 'check-failed', 'fence-violation', 'ci-failed', 'code-review-needed', 'budget-exceeded']);
+const HAND_OFF: ReadonlySet<string> = new Set([
+  'directive-failed',
+  'directive-timeout',
+  'check-failed',
+  'fence-violation',
+  'ci-failed',
+  'code-review-needed',
+  'budget-exceeded',
+]);
 
 export function handOffReason(lane: Manifest['lanes'][number]): string | null {
   if (lane.status === 'failed' && lane.error && HAND_OFF.has(lane.error.class)) return `${lane.error.class}: ${lane.error.message}`;
@@ -595,7 +717,12 @@ export async function settleQueue(octokit: FleetOctokit, fleet: ResolvedFleet, m
       }
       const marker = `<!-- fleet:${fleet.file.name}:handoff:${manifest.fleet_id}:${lane.lane} -->`;
       let seen = false;
-      for await (const page of octokit.paginate.iterator('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { owner, repo, issue_number, per_page: 100 })) {
+      for await (const page of octokit.paginate.iterator('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+        owner,
+        repo,
+        issue_number,
+        per_page: 100,
+      })) {
         if (page.data.some((c) => (c.body ?? '').includes(marker))) seen = true;
       }
       if (!seen) {

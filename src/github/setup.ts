@@ -26,12 +26,22 @@ export function githubClient(env: NodeJS.ProcessEnv, token: string, logger?: Log
   return octokitFor(env, token, tuning, logger, credential);
 }
 
-function octokitFor(env: NodeJS.ProcessEnv, token: string, tuning: GitHubTuning, logger?: Logger, credential?: TokenCredential, writePace?: LegPace): FleetOctokit {
+function octokitFor(
+  env: NodeJS.ProcessEnv,
+  token: string,
+  tuning: GitHubTuning,
+  logger?: Logger,
+  credential?: TokenCredential,
+  writePace?: LegPace,
+): FleetOctokit {
   return createOctokit({ token, credential, logger, apiUrl: env.GITHUB_API_URL, graphqlUrl: env.GITHUB_GRAPHQL_URL, pacing: tuning.pacing, writePace });
 }
 
 /** The GitHub forge, its target discovery and the secrets no directive may see, for a token already found. */
-export function githubSetup(file: FleetFile, opts: { env: NodeJS.ProcessEnv; token: string; credential?: TokenCredential; tuning: GitHubTuning; logger?: Logger; writePace?: LegPace }) {
+export function githubSetup(
+  file: FleetFile,
+  opts: { env: NodeJS.ProcessEnv; token: string; credential?: TokenCredential; tuning: GitHubTuning; logger?: Logger; writePace?: LegPace },
+) {
   const { env, token, credential, tuning, logger } = opts;
   // A leg's writes wait for its slots of the fleet's write budget (the plan's share for this leg).
   const octokit = octokitFor(env, token, tuning, logger, credential, opts.writePace);

@@ -78,7 +78,8 @@ async function diffTrees(octokit: FleetOctokit, a: string | null, b: string | nu
   }
   // Too big to list whole: one level, then only into what differs.
   const [la, lb] = await Promise.all([a ? readTree(octokit, a, false, opts) : null, b ? readTree(octokit, b, false, opts) : null]);
-  if (la?.truncated || lb?.truncated) throw new TreeTooLarge(`a folder${prefix ? ` (${prefix.slice(0, -1)})` : ''} has more entries than GitHub lists in one tree`);
+  if (la?.truncated || lb?.truncated)
+    throw new TreeTooLarge(`a folder${prefix ? ` (${prefix.slice(0, -1)})` : ''} has more entries than GitHub lists in one tree`);
   const byName = (t: Tree | null) => new Map((t?.entries ?? []).map((e) => [e.path, e]));
   const ma = byName(la);
   const mb = byName(lb);

@@ -129,7 +129,8 @@ export function judgeRepo(
   }
   if (node.isDisabled) return { ok: false, reason: 'disabled', detail: `${node.nameWithOwner} is disabled` };
   if (node.isArchived) return { ok: false, reason: 'archived', detail: `${node.nameWithOwner} is archived (read-only)` };
-  if (node.isFork && !allowForks) return { ok: false, reason: 'fork', detail: `${node.nameWithOwner} is a fork (set github.allow_forks: true to include forks)` };
+  if (node.isFork && !allowForks)
+    return { ok: false, reason: 'fork', detail: `${node.nameWithOwner} is a fork (set github.allow_forks: true to include forks)` };
   if (node.isEmpty || !node.defaultBranchRef) return { ok: false, reason: 'empty', detail: `${node.nameWithOwner} has no commits yet` };
   if (!forkMode && (!node.viewerPermission || !PUSH_PERMISSIONS.has(node.viewerPermission))) {
     return {
@@ -205,7 +206,13 @@ export async function checkRepos(octokit: FleetOctokit, lanes: readonly LaneSpec
 
   return lanes.map((lane): TargetCheck => {
     if (lane.repo_kind !== 'github') {
-      return { lane: lane.id, repo: lane.repo, ok: false, reason: 'not-a-github-repository', detail: redact(`${lane.repo} is not an owner/repo name; forge: github runs GitHub repositories only`) };
+      return {
+        lane: lane.id,
+        repo: lane.repo,
+        ok: false,
+        reason: 'not-a-github-repository',
+        detail: redact(`${lane.repo} is not an owner/repo name; forge: github runs GitHub repositories only`),
+      };
     }
     const v = verdicts.get(lane.repo.toLowerCase());
     if (!v) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'unreachable', detail: `${lane.repo} was not checked` };

@@ -15,7 +15,11 @@ async function digestOf(dir: string): Promise<string> {
       const p = join(d, entry.name);
       if (entry.isDirectory()) await walk(p);
       else {
-        hash.update(relative(dir, p)).update('\0').update(await readFile(p)).update('\0');
+        hash
+          .update(relative(dir, p))
+          .update('\0')
+          .update(await readFile(p))
+          .update('\0');
       }
     }
   };

@@ -13,7 +13,20 @@ import type { LaneSpec } from '../core/model.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
 import type { CiVerdict, CloseResult, Forge, MergeResult, PrView, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
-import { defaultBranchHead, git, gitDirOf, readGitFile, readHead, readRef, hasCommits, isAncestor, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote } from '../workspace/git.js';
+import {
+  defaultBranchHead,
+  git,
+  gitDirOf,
+  readGitFile,
+  readHead,
+  readRef,
+  hasCommits,
+  isAncestor,
+  isGitRepo,
+  isLocalRemote,
+  lsRemoteBranch,
+  normalizeRemote,
+} from '../workspace/git.js';
 import { redact } from '../util/secrets.js';
 import { privateTmp } from '../workspace/private-tmp.js';
 import { quoted } from '../core/text.js';
@@ -80,7 +93,13 @@ export class LocalForge implements Forge {
       const kind = await isGitRepo(url);
       if (kind === 'not-found') return { lane: lane.id, repo: lane.repo, ok: false, reason: 'not-found', detail: `${url} does not exist` };
       if (kind === 'not-a-repository') {
-        return { lane: lane.id, repo: lane.repo, ok: false, reason: 'not-a-repository', detail: `${url} is not a git repository (run git init there, or fix the path)` };
+        return {
+          lane: lane.id,
+          repo: lane.repo,
+          ok: false,
+          reason: 'not-a-repository',
+          detail: `${url} is not a git repository (run git init there, or fix the path)`,
+        };
       }
       if (!(await hasCommits(url))) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'empty', detail: `${url} has no commits yet` };
     }
@@ -148,7 +167,11 @@ export class LocalForge implements Forge {
     try {
       if (scratch) {
         await git(['init', '--quiet', '--bare', '--template=', scratch], { cwd: tmpdir() });
-        const f = await git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--depth=1', '--', url, base, head], { cwd: scratch, allowFail: true, env: this.gitEnv() });
+        const f = await git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--depth=1', '--', url, base, head], {
+          cwd: scratch,
+          allowFail: true,
+          env: this.gitEnv(),
+        });
         if (f.code !== 0) return null;
       }
       const r = await git(['diff', '--name-only', '-z', '--no-renames', base, head], { cwd: (local ?? scratch)!, allowFail: true });
@@ -228,7 +251,8 @@ export class LocalForge implements Forge {
     const head = await this.branchHead(lane, branch);
     const baseHead = base ? await this.branchHead(lane, base) : null;
     const dir = lane.repo_kind === 'url' ? null : this.cloneUrl(lane);
-    const inBase = async (commit: string): Promise<boolean> => baseHead !== null && (baseHead === commit || (dir !== null && (await isAncestor(dir, commit, baseHead))));
+    const inBase = async (commit: string): Promise<boolean> =>
+      baseHead !== null && (baseHead === commit || (dir !== null && (await isAncestor(dir, commit, baseHead))));
     const view = (state: PrView['state'], sha: string | null): PrView => ({
       number: null,
       url: null,
@@ -248,7 +272,12 @@ export class LocalForge implements Forge {
     if (!head) return record.commit && (await inBase(record.commit)) ? view('merged', record.commit) : null;
     if (await inBase(head)) return { ...view('merged', head), created_at: dir ? await commitDate(dir, head) : null };
     const ff = dir && baseHead ? await isAncestor(dir, baseHead, head) : null;
-    return { ...view('branch', head), mergeable: ff, mergeable_state: ff === null ? null : ff ? 'fast-forward' : 'diverged', created_at: dir ? await commitDate(dir, head) : null };
+    return {
+      ...view('branch', head),
+      mergeable: ff,
+      mergeable_state: ff === null ? null : ff ? 'fast-forward' : 'diverged',
+      created_at: dir ? await commitDate(dir, head) : null,
+    };
   }
 
   /**
@@ -266,7 +295,9 @@ export class LocalForge implements Forge {
       return { ...out, status: 'failed', detail: redact((err as Error).message) };
     }
     if (!view || view.branch_head === null) {
-      return view?.state === 'merged' ? { ...out, status: 'merged', detail: `${branch} is merged into ${view.base_branch} and gone` } : { ...out, detail: `no branch ${branch}: nothing to close` };
+      return view?.state === 'merged'
+        ? { ...out, status: 'merged', detail: `${branch} is merged into ${view.base_branch} and gone` }
+        : { ...out, detail: `no branch ${branch}: nothing to close` };
     }
     out.branch_head = view.branch_head;
     if (view.state === 'merged') return { ...out, status: 'merged', detail: `${branch} is merged into ${view.base_branch}: left as it is` };
@@ -275,7 +306,8 @@ export class LocalForge implements Forge {
     if (!record.commit || view.branch_head !== record.commit) {
       return { ...out, status: 'blocked', detail: `${branch} left: it is at ${short(view.branch_head)}, not at the lane's commit ${short(record.commit)}` };
     }
-    if (lane.repo_kind === 'url') return { ...out, status: 'blocked', detail: `the local forge deletes branches only in repositories on disk: delete ${branch} yourself` };
+    if (lane.repo_kind === 'url')
+      return { ...out, status: 'blocked', detail: `the local forge deletes branches only in repositories on disk: delete ${branch} yourself` };
     const repo = this.cloneUrl(lane);
     if ((await isGitRepo(repo)) === 'repo') {
       const checkedOut = await git(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd: repo, allowFail: true });
@@ -284,7 +316,13 @@ export class LocalForge implements Forge {
     // With the old value, update-ref is a compare-and-delete: it fails if the branch moved since it was read.
     const del = await git(['update-ref', '-d', `refs/heads/${branch}`, record.commit], { cwd: repo, allowFail: true });
     if (del.code !== 0) return { ...out, status: 'blocked', detail: `${branch} moved while it was being deleted: left` };
-    return { ...out, status: 'closed', branch_deleted: true, branch_head: null, detail: `${branch} deleted (no pull requests locally: the branch was the change)` };
+    return {
+      ...out,
+      status: 'closed',
+      branch_deleted: true,
+      branch_head: null,
+      detail: `${branch} deleted (no pull requests locally: the branch was the change)`,
+    };
   }
 }
 
@@ -345,7 +383,10 @@ function checkoutDefault(url: string, head: { branch: string; commit: string }):
   const branch = m[1]!;
   // The file is the checkout owner's (or a hostile repository's): only a name git itself could have written is used,
   // or shown in the command the message suggests.
-  if (!isBranchName(branch)) return { problem: `${url}: its origin/HEAD names ${quoted(branch)}, which is no branch name: run \`git remote set-head origin --auto\` there, or set base: for this target` };
+  if (!isBranchName(branch))
+    return {
+      problem: `${url}: its origin/HEAD names ${quoted(branch)}, which is no branch name: run \`git remote set-head origin --auto\` there, or set base: for this target`,
+    };
   const commit = readRef(gitDir, `refs/heads/${branch}`);
   if (commit) return { branch, commit };
   return {

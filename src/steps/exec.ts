@@ -55,11 +55,15 @@ export interface ExecInput {
 
 export async function execFleet(input: ExecInput): Promise<{ ok: true; outcome: ExecOutcome } | { ok: false; problems: Problem[] }> {
   const { fleet, forge } = input;
-  if (fleet.file.source?.issues) return { ok: false, problems: [{ file: input.file, field: 'source.issues', message: 'fleet exec asks targets, not an issue queue: list targets' }] };
+  if (fleet.file.source?.issues)
+    return { ok: false, problems: [{ file: input.file, field: 'source.issues', message: 'fleet exec asks targets, not an issue queue: list targets' }] };
   // As fleet run does, before anything is cloned: a fleet that requires isolation on a machine that cannot give it.
   const isolation = input.exec.isolation(fleet.file.isolation);
   if (fleet.file.isolation === 'required' && isolation.kind === 'none') {
-    return { ok: false, problems: [{ file: input.file, field: 'isolation', message: `required, but commands cannot be isolated on this machine: ${isolation.detail}` }] };
+    return {
+      ok: false,
+      problems: [{ file: input.file, field: 'isolation', message: `required, but commands cannot be isolated on this machine: ${isolation.detail}` }],
+    };
   }
   const notes = fleet.file.isolation !== 'off' && isolation.kind === 'none' ? [`the command ran without isolation in every target: ${isolation.detail}`] : [];
   const unusable = await rootProblem(input.root);
@@ -82,7 +86,8 @@ export async function execFleet(input: ExecInput): Promise<{ ok: true; outcome: 
     });
     // Targets the plan excluded before they became lanes (an unreadable repository) are accounted for too.
     const seen = new Set(rows.map((r) => r.lane));
-    for (const e of planned.manifest.excluded) if (!seen.has(e.lane)) rows.push(row({ id: e.lane, repo: e.repo }, { status: 'excluded', detail: `${e.reason}: ${e.detail}` }));
+    for (const e of planned.manifest.excluded)
+      if (!seen.has(e.lane)) rows.push(row({ id: e.lane, repo: e.repo }, { status: 'excluded', detail: `${e.reason}: ${e.detail}` }));
     await writeFileAtomic(join(input.root, 'exec.json'), `${JSON.stringify({ command: input.command, fleet: fleet.file.name, rows }, null, 2)}\n`);
     return { ok: true, outcome: { root: input.root, rows, notes } };
   } finally {
@@ -97,7 +102,7 @@ export async function execFleet(input: ExecInput): Promise<{ ok: true; outcome: 
 async function rootProblem(root: string): Promise<string | undefined> {
   const entries: string[] | null = await readdir(root).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : null));
   if (entries === null) return 'cannot be used as a folder: name a folder (it is created when missing)';
-  if (entries.length && !entries.includes('exec.json')) return 'is a folder with files of its own: name an empty or new folder, or an earlier fleet exec\'s';
+  if (entries.length && !entries.includes('exec.json')) return "is a folder with files of its own: name an empty or new folder, or an earlier fleet exec's";
   return undefined;
 }
 
@@ -127,9 +132,19 @@ async function askTarget(input: ExecInput, lane: ResolvedFleet['lanes'][number])
       return row(lane, { status: 'failed', detail: `clone failed: ${(err as Error).message.split('\n')[0]}` });
     }
     const env = { ...input.env, FLEET_NAME: input.fleet.file.name, FLEET_REPO: lane.repo, FLEET_LANE: lane.id };
-    const r = await input.exec.run(input.command, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: input.fleet.file.isolation, confine: { workspace: input.root, lane: dir } });
+    const r = await input.exec.run(input.command, {
+      cwd: repoDir,
+      env,
+      timeoutMs,
+      logFile: log,
+      isolation: input.fleet.file.isolation,
+      confine: { workspace: input.root, lane: dir },
+    });
     // The command may have removed or replaced its own log (it runs beside it): then there is no output to keep.
-    const size = await stat(log).then((st) => (st.isFile() ? st.size : 0), () => 0);
+    const size = await stat(log).then(
+      (st) => (st.isFile() ? st.size : 0),
+      () => 0,
+    );
     const output = size ? commandOutput(await readUntrustedText(log, OUTPUT_KEPT_BYTES, { tail: true }), size > OUTPUT_KEPT_BYTES) : '';
     const stopped = r.timedOut ? `timed out after ${input.fleet.file.timeout_minutes} min` : r.exitCode === null ? `killed by ${r.signal ?? 'a signal'}` : null;
     return row(lane, {

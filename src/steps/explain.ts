@@ -40,7 +40,8 @@ export class MissingResultExplainer {
       const after = timeout ? ` after ${timeout[1]} minutes (the wave job's timeout-minutes)` : '';
       return failed('no-result', `job "${job.name}" timed out${after} before the lane left a result${where}`);
     }
-    if (notes.some((n) => RUNNER_LOST.test(n))) return failed('lane-crashed', `job "${job.name}" lost its runner before the lane left a result: ${notes.find((n) => RUNNER_LOST.test(n))}${where}`);
+    if (notes.some((n) => RUNNER_LOST.test(n)))
+      return failed('lane-crashed', `job "${job.name}" lost its runner before the lane left a result: ${notes.find((n) => RUNNER_LOST.test(n))}${where}`);
     if (job.conclusion === 'cancelled') return failed('cancelled', `job "${job.name}" was cancelled before the lane left a result${where}`);
     if (job.status !== 'completed') return failed('no-result', `job "${job.name}" is still ${job.status}${where}`);
     const detail = notes.length ? `: ${notes[0]}` : '';
@@ -52,7 +53,13 @@ export class MissingResultExplainer {
     if (this.rejection) {
       const r = this.rejection;
       const said = r.comment ? `: "${r.comment}"` : '';
-      return { status: 'skipped', error: { class: 'cancelled', message: `the plan was rejected at the approval gate (environment ${r.environment}) by ${r.reviewer}${said}; no lane ran` } };
+      return {
+        status: 'skipped',
+        error: {
+          class: 'cancelled',
+          message: `the plan was rejected at the approval gate (environment ${r.environment}) by ${r.reviewer}${said}; no lane ran`,
+        },
+      };
     }
     return failed('no-result', `no job ran shard ${shard ?? '?'} (its wave job was skipped or never started)`);
   }

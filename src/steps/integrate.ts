@@ -33,7 +33,8 @@ export function integratedBase(records: readonly IntegrationRecord[], repo: stri
  * build on the integration and not on the bare base); of a target tried several ways, the pick only.
  */
 export function integrable(rec: LaneRecord): boolean {
-  if ((rec.status !== 'completed' && rec.status !== 'unchanged') || !rec.commit || !rec.branch || rec.phase === 'no-op' || rec.phase === 'dry-run') return false;
+  if ((rec.status !== 'completed' && rec.status !== 'unchanged') || !rec.commit || !rec.branch || rec.phase === 'no-op' || rec.phase === 'dry-run')
+    return false;
   return !rec.strategy || rec.strategy.picked === true;
 }
 
@@ -145,7 +146,12 @@ export class Integration {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     const repoDir = join(dir, 'repo');
-    const cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(spec), repoDir, { base: spec.base, branch, env: ctx.forge.gitEnv(), timeoutMs: ctx.file.git_timeout_minutes * 60_000 });
+    const cloned = await ctx.workspace.clone(ctx.forge.cloneUrl(spec), repoDir, {
+      base: spec.base,
+      branch,
+      env: ctx.forge.gitEnv(),
+      timeoutMs: ctx.file.git_timeout_minutes * 60_000,
+    });
     // A re-run goes on from what the integration branch already holds.
     if (cloned.remote_branch_commit) await ctx.workspace.reset(repoDir, cloned.remote_branch_commit);
     const state: RepoState = { dir: repoDir, spec, remote: cloned.remote_branch_commit, merged: [], record: this.openRecord(repo, branch, cloned) };
@@ -160,7 +166,15 @@ export class Integration {
    * the head the forge has now (the branch is the truth; a record only says what was verified when it was written).
    */
   private openRecord(repo: string, branch: string, cloned: CloneResult): IntegrationRecord {
-    const fresh: IntegrationRecord = { repo, branch, base_branch: cloned.base_branch, base_commit: cloned.base_commit, head: cloned.remote_branch_commit ?? cloned.base_commit, waves: [], release: null };
+    const fresh: IntegrationRecord = {
+      repo,
+      branch,
+      base_branch: cloned.base_branch,
+      base_commit: cloned.base_commit,
+      head: cloned.remote_branch_commit ?? cloned.base_commit,
+      waves: [],
+      release: null,
+    };
     const prior = this.prior.find((p) => p.repo === repo && p.branch === branch);
     if (!prior) return fresh;
     // An integration branch gone from the forge leaves nothing to build on: later waves start from the base again.
@@ -168,7 +182,9 @@ export class Integration {
     // A branch moved since the last job verified it holds what nobody verified (someone pushed to it): nothing is
     // built on it.
     if (prior.head && cloned.remote_branch_commit !== prior.head) {
-      throw new Error(`${branch} is at ${cloned.remote_branch_commit.slice(0, 12)}, not at ${prior.head.slice(0, 12)}, where the integration of an earlier wave left it (someone pushed to it): nothing is merged onto it`);
+      throw new Error(
+        `${branch} is at ${cloned.remote_branch_commit.slice(0, 12)}, not at ${prior.head.slice(0, 12)}, where the integration of an earlier wave left it (someone pushed to it): nothing is merged onto it`,
+      );
     }
     return { ...prior, base_branch: cloned.base_branch, waves: [...prior.waves], head: cloned.remote_branch_commit };
   }
@@ -204,7 +220,14 @@ export class Integration {
     const held = [...pass.held, ...[...failed].map(([lane, reason]) => ({ lane, conflicts: [], reason }))];
     let head = pass.head;
     if (head !== before) {
-      const pushed = await this.ctx.workspace.push(state.dir, state.record.branch, head, state.remote, this.ctx.forge.gitEnv(), this.ctx.file.git_timeout_minutes * 60_000);
+      const pushed = await this.ctx.workspace.push(
+        state.dir,
+        state.record.branch,
+        head,
+        state.remote,
+        this.ctx.forge.gitEnv(),
+        this.ctx.file.git_timeout_minutes * 60_000,
+      );
       if (pushed.ok) state.remote = head;
       else {
         // Not on the forge, not verified for anyone: the wave's merges are held.
@@ -218,14 +241,27 @@ export class Integration {
     }
     state.record.head = head;
     for (const id of [...pass.order, ...pass.already]) if (!state.merged.includes(id)) state.merged.push(id);
-    state.record.waves.push({ wave, order: pass.order, already: pass.already, held, seams: [...failedSeams, ...pass.seams], head: head === before ? null : head });
+    state.record.waves.push({
+      wave,
+      order: pass.order,
+      already: pass.already,
+      held,
+      seams: [...failedSeams, ...pass.seams],
+      head: head === before ? null : head,
+    });
     const out: LaneRecord[] = [];
     for (const id of ids) {
       const rec = records.get(id)!;
       const h = held.find((x) => x.lane === id);
       const integration = h
         ? { state: 'held' as const, wave, merge_commit: null, conflicts: h.conflicts, reason: h.reason }
-        : { state: 'merged' as const, wave, merge_commit: pass.already.includes(id) ? null : head, conflicts: [], reason: pass.already.includes(id) ? 'already in the integration branch' : null };
+        : {
+            state: 'merged' as const,
+            wave,
+            merge_commit: pass.already.includes(id) ? null : head,
+            conflicts: [],
+            reason: pass.already.includes(id) ? 'already in the integration branch' : null,
+          };
       const next = { ...rec, integration };
       this.ctx.onUpdate(next, h ? `held out of the integration: ${h.reason}` : `integrated into ${state.record.branch}`);
       out.push(next);
@@ -234,7 +270,13 @@ export class Integration {
   }
 
   /** Merges the wave's lanes (but `without`) one at a time onto the last verified integration, then runs checks and seams. */
-  private async pass(state: RepoState, wave: number, ids: string[], records: ReadonlyMap<string, LaneRecord>, without: ReadonlyMap<string, string>): Promise<Pass> {
+  private async pass(
+    state: RepoState,
+    wave: number,
+    ids: string[],
+    records: ReadonlyMap<string, LaneRecord>,
+    without: ReadonlyMap<string, string>,
+  ): Promise<Pass> {
     const { ctx } = this;
     const ws = ctx.workspace;
     await ws.reset(state.dir, state.record.head!);
@@ -246,18 +288,36 @@ export class Integration {
       // The integration has one base: a lane started from another branch (its default, where others name a base) would
       // bring that branch's history in with it.
       if (rec.base_branch && rec.base_branch !== state.record.base_branch && rec.base_branch !== state.record.branch) {
-        result.held.push({ lane: id, conflicts: [], reason: `it started from ${rec.base_branch}, and the integration of ${state.record.repo} is based on ${state.record.base_branch ?? 'another branch'}: give the lanes of one repository the same base:` });
+        result.held.push({
+          lane: id,
+          conflicts: [],
+          reason: `it started from ${rec.base_branch}, and the integration of ${state.record.repo} is based on ${state.record.base_branch ?? 'another branch'}: give the lanes of one repository the same base:`,
+        });
         continue;
       }
       // A lane that started from the integration branch started from the verified integration, or from something
       // pushed onto the branch since: its change is judged against that commit, which nobody verified.
       if (rec.base_branch === state.record.branch && rec.base_commit !== state.record.head) {
-        result.held.push({ lane: id, conflicts: [], reason: `it started from ${(rec.base_commit ?? 'nothing').slice(0, 12)} on ${state.record.branch}, not from the verified integration ${state.record.head!.slice(0, 12)} (someone pushed to the branch)` });
+        result.held.push({
+          lane: id,
+          conflicts: [],
+          reason: `it started from ${(rec.base_commit ?? 'nothing').slice(0, 12)} on ${state.record.branch}, not from the verified integration ${state.record.head!.slice(0, 12)} (someone pushed to the branch)`,
+        });
         continue;
       }
-      const fetched = await ws.fetchBranch(state.dir, ctx.forge.cloneUrl(this.specs.get(id)!), rec.branch!, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 60_000);
+      const fetched = await ws.fetchBranch(
+        state.dir,
+        ctx.forge.cloneUrl(this.specs.get(id)!),
+        rec.branch!,
+        ctx.forge.gitEnv(),
+        ctx.file.git_timeout_minutes * 60_000,
+      );
       if (fetched !== rec.commit) {
-        result.held.push({ lane: id, conflicts: [], reason: `${rec.branch} is at ${fetched ? fetched.slice(0, 12) : 'nothing'}, not at the lane's commit ${rec.commit!.slice(0, 12)}` });
+        result.held.push({
+          lane: id,
+          conflicts: [],
+          reason: `${rec.branch} is at ${fetched ? fetched.slice(0, 12) : 'nothing'}, not at the lane's commit ${rec.commit!.slice(0, 12)}`,
+        });
         continue;
       }
       if (await ws.isAncestor(state.dir, rec.commit!, result.head)) {
@@ -265,10 +325,21 @@ export class Integration {
         continue;
       }
       const spec = this.specs.get(id)!;
-      const merged = await ws.merge(state.dir, rec.commit!, `Integrate lane ${id}: ${spec.title}\n\nFleet-Id: ${ctx.file.name}\nFleet-Lane: ${id}\nFleet-Wave: ${wave + 1}\n`);
+      const merged = await ws.merge(
+        state.dir,
+        rec.commit!,
+        `Integrate lane ${id}: ${spec.title}\n\nFleet-Id: ${ctx.file.name}\nFleet-Lane: ${id}\nFleet-Wave: ${wave + 1}\n`,
+      );
       if (!merged.ok) {
         // Paths are the lanes' text: one line each, so a name cannot carry a line (a workflow command) into a log.
-        result.held.push({ lane: id, conflicts: merged.conflicts, reason: `merging it into ${state.record.branch} conflicts in ${merged.conflicts.slice(0, 5).map((c) => JSON.stringify(c).slice(1, -1)).join(', ')}${merged.conflicts.length > 5 ? ', …' : ''}` });
+        result.held.push({
+          lane: id,
+          conflicts: merged.conflicts,
+          reason: `merging it into ${state.record.branch} conflicts in ${merged.conflicts
+            .slice(0, 5)
+            .map((c) => JSON.stringify(c).slice(1, -1))
+            .join(', ')}${merged.conflicts.length > 5 ? ', …' : ''}`,
+        });
         continue;
       }
       result.order.push(id);
@@ -283,7 +354,8 @@ export class Integration {
     for (const [check, lanes] of byCheck) {
       const r = await this.check(state, check, log, result.head);
       for (const id of lanes) result.seams.push({ lanes: [id], check, ok: r.ok, detail: r.detail });
-      if (!r.ok) for (const [lane, why] of await this.blame(state, check, lanes, result, log, r.detail)) if (!result.failing.has(lane)) result.failing.set(lane, why);
+      if (!r.ok)
+        for (const [lane, why] of await this.blame(state, check, lanes, result, log, r.detail)) if (!result.failing.has(lane)) result.failing.set(lane, why);
     }
     // Every soft edge with an end merged now and the other merged now or before: a seam to check.
     const inTree = new Set([...state.merged, ...result.order, ...result.already]);
@@ -291,13 +363,16 @@ export class Integration {
       for (const other of this.specs.get(id)?.soft_depends_on ?? []) {
         const resolved = this.memberInTree(other, inTree);
         if (!resolved || (!result.order.includes(id) && !result.order.includes(resolved))) continue;
-        const checks = this.spec.seam_checks.length ? this.spec.seam_checks : [...new Set([...this.specs.get(id)!.checks, ...this.specs.get(resolved)!.checks])];
+        const checks = this.spec.seam_checks.length
+          ? this.spec.seam_checks
+          : [...new Set([...this.specs.get(id)!.checks, ...this.specs.get(resolved)!.checks])];
         for (const check of checks) {
           const r = await this.check(state, check, log, result.head);
           result.seams.push({ lanes: [id, resolved], check, ok: r.ok, detail: r.detail });
           // The lane that declared the edge is the one held: it was written to fit the other.
           const blamed = result.order.includes(id) ? id : resolved;
-          if (!r.ok && !result.failing.has(blamed)) result.failing.set(blamed, `the seam with ${id === blamed ? resolved : id} fails \`${check}\` on the integrated tree: ${r.detail}`);
+          if (!r.ok && !result.failing.has(blamed))
+            result.failing.set(blamed, `the seam with ${id === blamed ? resolved : id} fails \`${check}\` on the integrated tree: ${r.detail}`);
         }
       }
     }
@@ -325,11 +400,20 @@ export class Integration {
     }
     let out: Map<string, string>;
     if (hi === 0 && lanes.length === pass.order.length && pass.order.length > 1 && (await fails(-1))) {
-      out = new Map(lanes.map((id) => [id, `the check \`${check}\` fails on the last verified integration already, before any lane of this wave is merged: ${detail}`]));
+      out = new Map(
+        lanes.map((id) => [id, `the check \`${check}\` fails on the last verified integration already, before any lane of this wave is merged: ${detail}`]),
+      );
     } else {
       const culprit = pass.order[hi]!;
       const alone = lanes.length === 1 || hi === start;
-      out = new Map([[culprit, alone && lanes.includes(culprit) ? `its check \`${check}\` fails on the integrated tree: ${detail}` : `the check \`${check}\` fails on the integrated tree from its merge on (bisected over the wave's ${pass.order.length} merges): ${detail}`]]);
+      out = new Map([
+        [
+          culprit,
+          alone && lanes.includes(culprit)
+            ? `its check \`${check}\` fails on the integrated tree: ${detail}`
+            : `the check \`${check}\` fails on the integrated tree from its merge on (bisected over the wave's ${pass.order.length} merges): ${detail}`,
+        ],
+      ]);
     }
     return out;
   }
@@ -350,7 +434,14 @@ export class Integration {
     const { ctx } = this;
     const copy = join(state.dir, '..', 'check');
     await ctx.workspace.copyAt(state.dir, head, copy);
-    const env = { ...ctx.env, FLEET_ID: ctx.fleet_id, FLEET_NAME: ctx.file.name, FLEET_REPO: state.record.repo, FLEET_BRANCH: state.record.branch, FLEET_WORKSPACE: ctx.root };
+    const env = {
+      ...ctx.env,
+      FLEET_ID: ctx.fleet_id,
+      FLEET_NAME: ctx.file.name,
+      FLEET_REPO: state.record.repo,
+      FLEET_BRANCH: state.record.branch,
+      FLEET_WORKSPACE: ctx.root,
+    };
     try {
       const r = await ctx.exec.run(check, {
         cwd: copy,
@@ -383,7 +474,10 @@ export class Integration {
       try {
         await this.open(prior.repo, spec);
       } catch (err) {
-        this.unopened.set(prior.repo, { ...prior, release: this.failedRelease(prior.release, `the integration branch could not be read: ${(err as Error).message}`) });
+        this.unopened.set(prior.repo, {
+          ...prior,
+          release: this.failedRelease(prior.release, `the integration branch could not be read: ${(err as Error).message}`),
+        });
       }
     }
     for (const state of this.repos.values()) {
@@ -418,20 +512,39 @@ export class Integration {
       const release: NonNullable<IntegrationRecord['release']> = { branch, commit: null, gate, ok, pr_url: null, pr_number: null };
       state.record.release = release;
       // The release branch moves only forward from what Fleet put there: a commit someone pushed onto it is never lost.
-      const lease = await ctx.workspace.fetchBranch(state.dir, ctx.forge.cloneUrl(state.spec), branch, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 60_000);
+      const lease = await ctx.workspace.fetchBranch(
+        state.dir,
+        ctx.forge.cloneUrl(state.spec),
+        branch,
+        ctx.forge.gitEnv(),
+        ctx.file.git_timeout_minutes * 60_000,
+      );
       if (lease && lease !== head && !(await ctx.workspace.isAncestor(state.dir, lease, head))) {
         release.ok = false;
-        gate.push({ lanes: [], check: `push ${branch}`, ok: false, detail: `${branch} holds ${lease.slice(0, 12)}, which the integration does not contain (someone pushed to it): nothing was overwritten` });
+        gate.push({
+          lanes: [],
+          check: `push ${branch}`,
+          ok: false,
+          detail: `${branch} holds ${lease.slice(0, 12)}, which the integration does not contain (someone pushed to it): nothing was overwritten`,
+        });
         return;
       }
-      const pushed = lease === head ? { ok: true as const } : await ctx.workspace.push(state.dir, branch, head, lease, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 60_000);
+      const pushed =
+        lease === head
+          ? { ok: true as const }
+          : await ctx.workspace.push(state.dir, branch, head, lease, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 60_000);
       if (!pushed.ok) {
         release.ok = false;
         gate.push({ lanes: [], check: `push ${branch}`, ok: false, detail: gist(pushed.detail) || pushed.reason });
         return;
       }
       release.commit = head;
-      const rec = { ...newLaneRecord({ repo: state.record.repo, lane: '_release', wave: null, branch, depends_on: [] }), base_branch: state.record.base_branch, base_commit: state.record.base_commit, commit: head };
+      const rec = {
+        ...newLaneRecord({ repo: state.record.repo, lane: '_release', wave: null, branch, depends_on: [] }),
+        base_branch: state.record.base_branch,
+        base_commit: state.record.base_commit,
+        commit: head,
+      };
       try {
         const published = await ctx.forge.publish({
           lane: releaseSpec,
@@ -468,8 +581,21 @@ export class Integration {
     for (const id of state.merged) {
       const rec = records.get(id);
       const spec = this.specs.get(id)!;
-      out.push('', `### ${codeSpan(id)}: ${escapeCell(spec.title)}`, '', spec.directive.trim().split('\n').map((l) => `> ${l}`).join('\n'));
-      if (rec?.changed_files.length) out.push('', `Files (${rec.changed_files.length}): ${rec.changed_files.slice(0, 20).map(pathSpan).join(', ')}${rec.changed_files.length > 20 ? ', …' : ''}`);
+      out.push(
+        '',
+        `### ${codeSpan(id)}: ${escapeCell(spec.title)}`,
+        '',
+        spec.directive
+          .trim()
+          .split('\n')
+          .map((l) => `> ${l}`)
+          .join('\n'),
+      );
+      if (rec?.changed_files.length)
+        out.push(
+          '',
+          `Files (${rec.changed_files.length}): ${rec.changed_files.slice(0, 20).map(pathSpan).join(', ')}${rec.changed_files.length > 20 ? ', …' : ''}`,
+        );
       if (rec?.review) out.push(...reviewBodyLines(rec.review));
     }
     return out.join('\n');

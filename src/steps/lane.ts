@@ -115,7 +115,10 @@ function firstLines(text: string, max = 600): string {
 
 /** The one line of a failing command's output a person wants first: the last that names an error, else the last. */
 export function gist(tail: string): string {
-  const lines = tail.split('\n').map((l) => l.trim()).filter((l) => l && !/^node\.js v\d/i.test(l) && !/^at\s/.test(l));
+  const lines = tail
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !/^node\.js v\d/i.test(l) && !/^at\s/.test(l));
   const line = [...lines].reverse().find((l) => /\b(error|fatal|failed|exception|denied|not found)\b/i.test(l)) ?? lines.at(-1) ?? '';
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
@@ -204,7 +207,10 @@ export class LaneRun {
         let changed = await this.produceInBudget();
         this.rec.changed_files = changed;
         if (!changed.length) {
-          this.update({ status: 'completed', phase: 'no-op', ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null }, 'nothing changed');
+          this.update(
+            { status: 'completed', phase: 'no-op', ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null },
+            'nothing changed',
+          );
           return await this.finish();
         }
         let review: LaneReview | null = null;
@@ -215,7 +221,10 @@ export class LaneRun {
           changed = reviewed.changed;
           this.rec.changed_files = changed;
           if (!changed.length) {
-            this.update({ status: 'completed', phase: 'no-op', ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null }, 'nothing changed after review');
+            this.update(
+              { status: 'completed', phase: 'no-op', ended_at: ctx.clock.now().toISOString(), ci_conclusion: null, merge_status: null },
+              'nothing changed after review',
+            );
             return await this.finish();
           }
         }
@@ -225,7 +234,10 @@ export class LaneRun {
         if (ctx.dryRun) {
           // Locally the lane's own checks stand for CI (readCi): they ran and passed in a dry run too.
           const ci_conclusion = ctx.forge.kind === 'local' ? (lane.checks.length ? 'success' : 'none') : this.rec.ci_conclusion;
-          this.update({ status: 'completed', phase: 'dry-run', ci_conclusion, ended_at: ctx.clock.now().toISOString() }, `patch kept in ${this.rec.evidence.patch ?? 'the lane folder'}, nothing pushed`);
+          this.update(
+            { status: 'completed', phase: 'dry-run', ci_conclusion, ended_at: ctx.clock.now().toISOString() },
+            `patch kept in ${this.rec.evidence.patch ?? 'the lane folder'}, nothing pushed`,
+          );
           return await this.finish();
         }
         if (!upToDate) {
@@ -244,7 +256,13 @@ export class LaneRun {
         if (ci === 'done') break;
         if (ci === 'handed-over') return await this.finish();
       }
-      if (!lane.strategy && !ctx.file.integrate) await applyMergePolicy(ctx, lane, () => this.rec, (patch, detail) => this.update(patch, detail));
+      if (!lane.strategy && !ctx.file.integrate)
+        await applyMergePolicy(
+          ctx,
+          lane,
+          () => this.rec,
+          (patch, detail) => this.update(patch, detail),
+        );
       // The phase says where the lane ended (pushed, pr-open, merged); the status says that it ended: each said once.
       this.update({ status: 'completed', ended_at: ctx.clock.now().toISOString() }, 'completed');
       return await this.finish();
@@ -258,7 +276,10 @@ export class LaneRun {
               ? err
               : new LaneFailure('lane-crashed', `Fleet itself failed in this lane: ${(err as Error).message ?? String(err)}`);
       const ended = failure.notStarted ? ('skipped' as const) : ('failed' as const);
-      this.update({ status: ended, phase: ended, ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } }, failure.errorClass);
+      this.update(
+        { status: ended, phase: ended, ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },
+        failure.errorClass,
+      );
       return await this.finish();
     }
   }
@@ -313,7 +334,10 @@ export class LaneRun {
     }
     const onto = this.cloned.base_branch;
     if (truncated) {
-      throw new LaneFailure('branch-conflict', `${lane.branch} holds more than ${MAX_BRANCH_COMMITS} commits ${onto} lacks: too many to replay; rebase the branch by hand, or use branch_conflict: replace`);
+      throw new LaneFailure(
+        'branch-conflict',
+        `${lane.branch} holds more than ${MAX_BRANCH_COMMITS} commits ${onto} lacks: too many to replay; rebase the branch by hand, or use branch_conflict: replace`,
+      );
     }
     const replayed = await ctx.workspace.replay(repoDir, others);
     if (!replayed.ok) {
@@ -384,7 +408,12 @@ export class LaneRun {
 
       this.update({ phase: 'running' }, `attempt ${n} of ${maxAttempts}`);
       this.given = this.caps();
-      const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, { file: join(this.dir, `prompt-${n}.md`), feedback: this.feedback, relay: this.relayText, caps: this.given });
+      const { command, env: agentEnv } = await directiveCommand(ctx, lane, this.routing, {
+        file: join(this.dir, `prompt-${n}.md`),
+        feedback: this.feedback,
+        relay: this.relayText,
+        caps: this.given,
+      });
       const env = { ...laneEnv(ctx, lane, n, this.feedback, this.cloned.base_branch), ...agentEnv };
       const tried = await this.tryChange(command, env, log, note, `attempt ${n}`);
       if (tried.ok) return tried.changed;
@@ -406,7 +435,14 @@ export class LaneRun {
     // Isolated, the directive sees of the workspace only this lane's folder.
     const confine = { workspace: ctx.root, lane: this.dir };
     const tDirective = Date.now();
-    const r = await ctx.exec.run(command, { cwd: repoDir, env: runsAgent(ctx, lane) ? { ...env, ...(await agentRunEnv(ctx, this.dir)) } : env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
+    const r = await ctx.exec.run(command, {
+      cwd: repoDir,
+      env: runsAgent(ctx, lane) ? { ...env, ...(await agentRunEnv(ctx, this.dir)) } : env,
+      timeoutMs,
+      logFile: log,
+      isolation: ctx.file.isolation,
+      confine,
+    });
     this.directiveMs += Date.now() - tDirective;
     // Read before the checks write to the same log: what the agent CLI reported, not what a check printed.
     const said = runsAgent(ctx, lane) ? await readUntrustedText(log, 256 * 1024, { tail: true }) : '';
@@ -429,7 +465,9 @@ export class LaneRun {
     }
     if (r.timedOut || r.exitCode !== 0) {
       note(r, 'directive');
-      const why = r.timedOut ? `the directive ran past its timeout of ${ctx.file.timeout_minutes} min and was killed` : `the directive exited with ${r.exitCode ?? r.signal}`;
+      const why = r.timedOut
+        ? `the directive ran past its timeout of ${ctx.file.timeout_minutes} min and was killed`
+        : `the directive exited with ${r.exitCode ?? r.signal}`;
       return {
         ok: false,
         failure: new LaneFailure(r.timedOut ? 'directive-timeout' : 'directive-failed', `${why}${gist(r.tail) ? `: ${gist(r.tail)}` : ''}`),
@@ -444,7 +482,12 @@ export class LaneRun {
     if (!fence.ok) {
       note(r, 'fence');
       // A shell command does the same thing every time; only an agent can act on the feedback.
-      return { ok: false, failure: new LaneFailure('fence-violation', fence.message ?? 'changed files outside the fence'), feedback: fenceFeedback('The change touched files it may not', fence.message, lane), final: !ctx.file.agent };
+      return {
+        ok: false,
+        failure: new LaneFailure('fence-violation', fence.message ?? 'changed files outside the fence'),
+        feedback: fenceFeedback('The change touched files it may not', fence.message, lane),
+        final: !ctx.file.agent,
+      };
     }
 
     if (lane.checks.length && changed.length) {
@@ -472,7 +515,12 @@ export class LaneRun {
         note(failed.c, 'check');
         const { c, check } = failed;
         const why = c.timedOut ? `check \`${check}\` timed out` : `check \`${check}\` exited with ${c.exitCode ?? c.signal}`;
-        return { ok: false, failure: new LaneFailure('check-failed', `${why}${gist(c.tail) ? `: ${gist(c.tail)}` : ''}`), feedback: `${why}. Output:\n${firstLines(c.tail, 2000)}`, final: false };
+        return {
+          ok: false,
+          failure: new LaneFailure('check-failed', `${why}${gist(c.tail) ? `: ${gist(c.tail)}` : ''}`),
+          feedback: `${why}. Output:\n${firstLines(c.tail, 2000)}`,
+          final: false,
+        };
       }
       // A check is a command too (a formatter, lint-staged): what it changed, staged or committed goes into the
       // commit, so the fence looks again at exactly what will be committed.
@@ -527,8 +575,12 @@ export class LaneRun {
     refuseHeldSecrets(ctx, committed.patch);
     // Idempotent re-runs: when the remote lane branch already holds this exact change on this base, keep its commit.
     let upToDate = false;
-    if (this.n === 1 && previous && (await ctx.workspace.parent(repoDir, previous)) === this.base &&
-      (await ctx.workspace.tree(repoDir, previous)) === (await ctx.workspace.tree(repoDir, commit))) {
+    if (
+      this.n === 1 &&
+      previous &&
+      (await ctx.workspace.parent(repoDir, previous)) === this.base &&
+      (await ctx.workspace.tree(repoDir, previous)) === (await ctx.workspace.tree(repoDir, commit))
+    ) {
       commit = previous;
       upToDate = true;
     }
@@ -575,7 +627,10 @@ export class LaneRun {
     );
     if (published.notes?.length) this.rec.evidence = { ...this.rec.evidence, notes: [...this.rec.evidence.notes, ...published.notes] };
     if (published.pr_url) {
-      this.update({ phase: 'pr-open', pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? 'updated' : 'opened'} ${published.pr_url}`);
+      this.update(
+        { phase: 'pr-open', pr_url: published.pr_url, pr_number: published.pr_number },
+        `${published.updated ? 'updated' : 'opened'} ${published.pr_url}`,
+      );
     }
     // An existing PR is not made a draft by publishing it again.
     if (handOver && published.updated && this.rec.pr_number !== null) {
@@ -587,12 +642,26 @@ export class LaneRun {
   /** The review reached its round cap with findings open: the lane is handed to a person and does not reach its checkpoint. */
   private async handOverReview(review: LaneReview): Promise<LaneRecord> {
     const open = review.findings.filter((f) => f.status === 'open');
-    const failed = review.rounds.at(-1)?.lenses.filter((l) => l.outcome === 'failed').map((l) => l.lens) ?? [];
+    const failed =
+      review.rounds
+        .at(-1)
+        ?.lenses.filter((l) => l.outcome === 'failed')
+        .map((l) => l.lens) ?? [];
     const what = [
-      open.length ? `${open.length} ACCEPT finding${open.length > 1 ? 's' : ''} open (${open.slice(0, 3).map((f) => `${f.id} ${f.file ?? ''}${f.line ? `:${f.line}` : ''} ${f.finding}`.trim()).join('; ')}${open.length > 3 ? '; …' : ''})` : '',
+      open.length
+        ? `${open.length} ACCEPT finding${open.length > 1 ? 's' : ''} open (${open
+            .slice(0, 3)
+            .map((f) => `${f.id} ${f.file ?? ''}${f.line ? `:${f.line}` : ''} ${f.finding}`.trim())
+            .join('; ')}${open.length > 3 ? '; …' : ''})`
+        : '',
       failed.length ? `lens${failed.length > 1 ? 'es' : ''} ${failed.join(', ')} gave no readable answer` : '',
-    ].filter(Boolean).join(', and ');
-    const where = this.ctx.forge.kind === 'github' && this.rec.pr_number !== null ? `; PR #${this.rec.pr_number} is a draft labelled ${this.lane.review!.label}` : `; the branch ${this.lane.branch} is pushed`;
+    ]
+      .filter(Boolean)
+      .join(', and ');
+    const where =
+      this.ctx.forge.kind === 'github' && this.rec.pr_number !== null
+        ? `; PR #${this.rec.pr_number} is a draft labelled ${this.lane.review!.label}`
+        : `; the branch ${this.lane.branch} is pushed`;
     const rounds = `${review.rounds.length} round${review.rounds.length === 1 ? '' : 's'}`;
     const error = review.stopped
       ? { class: 'budget-exceeded' as const, message: `the review stopped after ${rounds}: ${review.stopped}${what ? `, with ${what}` : ''}${where}` }
@@ -637,7 +706,16 @@ export class LaneRun {
       return 'done';
     }
     const n = this.n;
-    this.rec.attempts.push({ n, started_at: ctx.clock.now().toISOString(), duration_ms: 0, exit_code: null, signal: null, timed_out: false, failed_step: 'ci', log: this.rec.log ?? '' });
+    this.rec.attempts.push({
+      n,
+      started_at: ctx.clock.now().toISOString(),
+      duration_ms: 0,
+      exit_code: null,
+      signal: null,
+      timed_out: false,
+      failed_step: 'ci',
+      log: this.rec.log ?? '',
+    });
     if (n >= ctx.file.max_retries + 1) {
       // Out of retries: hand the PR to a person as a draft instead of leaving a red PR that looks ready.
       if (this.rec.pr_number !== null) {
@@ -650,7 +728,10 @@ export class LaneRun {
           phase: 'draft',
           merge_status: 'draft',
           ended_at: ctx.clock.now().toISOString(),
-          error: { class: 'code-review-needed', message: `CI is still red after ${n} attempt${n > 1 ? 's' : ''}: ${gist(verdict.failures) || 'see the PR checks'}` },
+          error: {
+            class: 'code-review-needed',
+            message: `CI is still red after ${n} attempt${n > 1 ? 's' : ''}: ${gist(verdict.failures) || 'see the PR checks'}`,
+          },
         },
         'CI red, retries exhausted: handed to a person',
       );
@@ -735,7 +816,6 @@ export class LaneRun {
   }
 }
 
-
 function fenceFeedback(what: string, message: string | undefined, lane: LaneSpec): string {
   return `${what}: ${message}. Change only files matching ${lane.owns.length ? lane.owns.join(', ') : 'anything'} and never ${[...lane.never, '.git/**'].join(', ')}.`;
 }
@@ -754,13 +834,29 @@ export async function publishStrategy(ctx: LaneContext, lane: LaneSpec, start: L
   const pr = ctx.file.pr;
   if (!pr.open) return rec;
   const why = rec.strategy?.reason ? `${draft ? 'A person picks among the strategies' : 'Picked among the strategies'}: ${rec.strategy.reason}.` : '';
-  const body = [prBody(ctx, lane, rec), '', `**Strategy** ${codeSpan(rec.strategy?.label ?? lane.id)}. ${escapeCell(why)}`, ...(others.length ? ['', 'The other strategies stay as branches:', ...others.map((o) => `- ${o}`)] : [])].join('\n');
+  const body = [
+    prBody(ctx, lane, rec),
+    '',
+    `**Strategy** ${codeSpan(rec.strategy?.label ?? lane.id)}. ${escapeCell(why)}`,
+    ...(others.length ? ['', 'The other strategies stay as branches:', ...others.map((o) => `- ${o}`)] : []),
+  ].join('\n');
   try {
     const published = await forgeCall('pr-failed', 'opening the pull request of the picked strategy', () =>
-      ctx.forge.publish({ lane, record: rec, title: lane.title, body, draft: pr.draft || draft, labels: pr.labels, reviewers: pr.reviewers, team_reviewers: pr.team_reviewers, assignees: pr.assignees }),
+      ctx.forge.publish({
+        lane,
+        record: rec,
+        title: lane.title,
+        body,
+        draft: pr.draft || draft,
+        labels: pr.labels,
+        reviewers: pr.reviewers,
+        team_reviewers: pr.team_reviewers,
+        assignees: pr.assignees,
+      }),
     );
     if (published.notes?.length) rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, ...published.notes] };
-    if (published.pr_url) update({ phase: 'pr-open', pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? 'updated' : 'opened'} ${published.pr_url}`);
+    if (published.pr_url)
+      update({ phase: 'pr-open', pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? 'updated' : 'opened'} ${published.pr_url}`);
     if (!draft) await applyMergePolicy(ctx, lane, () => rec, update);
   } catch (err) {
     const failure = err instanceof LaneFailure ? err : new LaneFailure('lane-crashed', (err as Error).message);
@@ -784,10 +880,19 @@ async function cloneTarget(ctx: LaneContext, lane: LaneSpec, repoDir: string) {
   const timeoutMs = ctx.file.git_timeout_minutes * 60_000;
   try {
     // A fork the lane pushes to (pr.fork) is made before the clone reads the lane branch's state there; a dry run makes none.
-    const head = await forgeCall('clone-failed', 'finding or making the fork the lane pushes to', async () => ctx.forge.headRepo?.(lane, { create: !ctx.dryRun }));
+    const head = await forgeCall('clone-failed', 'finding or making the fork the lane pushes to', async () =>
+      ctx.forge.headRepo?.(lane, { create: !ctx.dryRun }),
+    );
     const headUrl = head?.url;
     // gitEnv() is read per attempt: the forge's credential may be renewed in between (a GitHub App token).
-    const clone = () => ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, { base: lane.base ?? ctx.forge.baseBranch?.(lane), branch: lane.branch, env: ctx.forge.gitEnv(), timeoutMs, headUrl });
+    const clone = () =>
+      ctx.workspace.clone(ctx.forge.cloneUrl(lane), repoDir, {
+        base: lane.base ?? ctx.forge.baseBranch?.(lane),
+        branch: lane.branch,
+        env: ctx.forge.gitEnv(),
+        timeoutMs,
+        headUrl,
+      });
     const slotted = () => (ctx.gitSlots ? ctx.gitSlots.run(clone) : clone());
     await ctx.forge.refreshCredential?.();
     try {
@@ -826,7 +931,12 @@ async function pushCommit(ctx: LaneContext, lane: LaneSpec, repoDir: string, com
  * The merge policy, once the lane's PR is open and its CI read: merge when green, or say why not. `current` reads the
  * lane's record as it stands: `update` replaces it.
  */
-async function applyMergePolicy(ctx: LaneContext, lane: LaneSpec, current: () => LaneRecord, update: (patch: Partial<LaneRecord>, detail: string) => void): Promise<void> {
+async function applyMergePolicy(
+  ctx: LaneContext,
+  lane: LaneSpec,
+  current: () => LaneRecord,
+  update: (patch: Partial<LaneRecord>, detail: string) => void,
+): Promise<void> {
   if (ctx.file.merge.policy !== 'when-green') {
     current().merge_status = 'not-requested';
     return;
@@ -835,7 +945,10 @@ async function applyMergePolicy(ctx: LaneContext, lane: LaneSpec, current: () =>
   if (current().branch_conflict?.strategy === 'rebase') {
     const rec = current();
     rec.merge_status = 'blocked';
-    rec.evidence = { ...rec.evidence, notes: [...rec.evidence.notes, 'not merged: the branch keeps commits others pushed (branch_conflict: rebase), which no fence judged; a person merges it'] };
+    rec.evidence = {
+      ...rec.evidence,
+      notes: [...rec.evidence.notes, 'not merged: the branch keeps commits others pushed (branch_conflict: rebase), which no fence judged; a person merges it'],
+    };
     return;
   }
   const ci = current().ci_conclusion;
@@ -943,7 +1056,10 @@ export async function agentRunEnv(ctx: LaneContext, laneFolder: string): Promise
 function refuseHeldSecrets(ctx: LaneContext, patch: string): void {
   for (const secret of ctx.neverInChange ?? []) {
     if (secret.length >= 8 && patch.includes(secret)) {
-      throw new LaneFailure('fence-violation', 'the change holds one of the agent credentials the directive was given (plain or encoded); nothing was pushed and no patch was kept');
+      throw new LaneFailure(
+        'fence-violation',
+        'the change holds one of the agent credentials the directive was given (plain or encoded); nothing was pushed and no patch was kept',
+      );
     }
   }
 }
@@ -1028,7 +1144,10 @@ function commitMessage(ctx: LaneContext, lane: LaneSpec, attempt: number): strin
 
 /** The PR body carries a hidden marker so a re-run finds its own PR and a person sees where it came from. */
 export function prBody(ctx: LaneContext, lane: LaneSpec, rec: LaneRecord): string {
-  const files = rec.changed_files.slice(0, 50).map((f) => `- ${pathSpan(f)}`).join('\n');
+  const files = rec.changed_files
+    .slice(0, 50)
+    .map((f) => `- ${pathSpan(f)}`)
+    .join('\n');
   const more = rec.changed_files.length > 50 ? `\n- … and ${rec.changed_files.length - 50} more` : '';
   return [
     `<!-- fleet:${ctx.file.name}:${lane.id} -->`,
@@ -1037,7 +1156,11 @@ export function prBody(ctx: LaneContext, lane: LaneSpec, rec: LaneRecord): strin
     ...(lane.issue ? [issueLink(lane.issue.number, lane.issue.slot), ''] : []),
     '**Directive**',
     '',
-    lane.directive.trim().split('\n').map((l) => `> ${l}`).join('\n'),
+    lane.directive
+      .trim()
+      .split('\n')
+      .map((l) => `> ${l}`)
+      .join('\n'),
     '',
     `**Files changed** (${rec.changed_files.length})`,
     '',

@@ -159,7 +159,8 @@ async function folderGlobProblems(raw: Record<string, unknown>, path: string): P
   const fleetOwns = textEntries(raw.owns);
   const fleetNever = textEntries(raw.never);
   const candidate = (g: string) => isLiteralGlob(g) && !globProblem(g);
-  if (![fleetOwns, fleetNever, ...targets.flatMap((t) => [textEntries(t?.owns), textEntries(t?.never)])].some((list) => list.some(([g]) => candidate(g)))) return [];
+  if (![fleetOwns, fleetNever, ...targets.flatMap((t) => [textEntries(t?.owns), textEntries(t?.never)])].some((list) => list.some(([g]) => candidate(g))))
+    return [];
 
   // A fleet-wide glob is reported once, at its own field, naming the first target where it is a folder.
   const found = new Map<string, { list: 'owns' | 'never'; glob: string; repo: string; more: number }>();

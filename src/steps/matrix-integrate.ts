@@ -44,7 +44,14 @@ export interface SeenIntegration {
  * The integration as it stood after the waves before `before`: the latest record of this run's integrate jobs (the
  * latest attempt of each), else what an earlier run of the chain left in the plan's manifest.
  */
-export async function readIntegration(store: ArtifactStore, root: string, bundle: PlanBundle, before: number, attempt: number, pins?: readonly string[]): Promise<SeenIntegration> {
+export async function readIntegration(
+  store: ArtifactStore,
+  root: string,
+  bundle: PlanBundle,
+  before: number,
+  attempt: number,
+  pins?: readonly string[],
+): Promise<SeenIntegration> {
   const first = bundle.first_wave ?? 0;
   const since = bundle.attempt ?? 1;
   const found: { artifact: StoredArtifact; wave: number; attempt: number }[] = [];
@@ -71,7 +78,12 @@ export async function readIntegration(store: ArtifactStore, root: string, bundle
     // The plan names the fleet and its integration branch, the artifact name the wave: a record that says otherwise
     // is not this one (and its branch would never become a lane's base).
     const branch = bundle.fleet.file.integrate?.branch.replaceAll('{name}', bundle.fleet.file.name);
-    if (!parsed.success || parsed.data.fleet_id !== bundle.manifest.fleet_id || parsed.data.wave !== best.wave || parsed.data.records.some((r) => r.branch !== branch)) {
+    if (
+      !parsed.success ||
+      parsed.data.fleet_id !== bundle.manifest.fleet_id ||
+      parsed.data.wave !== best.wave ||
+      parsed.data.records.some((r) => r.branch !== branch)
+    ) {
       return { ...carried, problem: `${best.artifact.name} is not a record of this fleet's integration of wave ${best.wave + 1}` };
     }
     return { state: parsed.data, wave: best.wave };
@@ -85,7 +97,10 @@ function fromManifest(bundle: PlanBundle): SeenIntegration {
   const { manifest } = bundle;
   const first = bundle.first_wave ?? 0;
   const lanes = Object.fromEntries(manifest.lanes.filter((l) => l.integration && l.wave !== null && l.wave < first).map((l) => [l.lane, l.integration!]));
-  return { state: { fleet_id: manifest.fleet_id, wave: Math.max(0, first - 1), records: manifest.integration ?? [], lanes }, wave: first > 0 ? first - 1 : null };
+  return {
+    state: { fleet_id: manifest.fleet_id, wave: Math.max(0, first - 1), records: manifest.integration ?? [], lanes },
+    wave: first > 0 ? first - 1 : null,
+  };
 }
 
 /** Why `wave` cannot start (what cannot, `who`): the integration of the wave before it left no record. */
@@ -136,14 +151,23 @@ export async function matrixIntegrate(input: MatrixIntegrateInput): Promise<{ st
 async function verified(input: MatrixIntegrateInput, records: Map<string, LaneRecord>): Promise<Map<string, LaneRecord>> {
   const specs = new Map(input.bundle.fleet.lanes.map((l) => [l.id, l]));
   const now = input.clock.now().toISOString();
-  for (const [id, rec] of records) if (rec.status === 'completed' && specs.has(id)) records.set(id, await verifyLane(input.forge, specs.get(id)!, rec, now, input.bundle.manifest.dry_run));
+  for (const [id, rec] of records)
+    if (rec.status === 'completed' && specs.has(id)) records.set(id, await verifyLane(input.forge, specs.get(id)!, rec, now, input.bundle.manifest.dry_run));
   return records;
 }
 
 /** The records of every lane in the integration, for the release PR's body: this wave's, this run's earlier ones, earlier runs'. */
-async function integratedLanes(input: MatrixIntegrateInput, lanes: Record<string, LaneIntegration>, wave: Map<string, LaneRecord>): Promise<Map<string, LaneRecord>> {
-  const merged = Object.entries(lanes).filter(([, i]) => i.state === 'merged').map(([id]) => id);
-  const out = new Map(input.bundle.manifest.lanes.filter((l) => merged.includes(l.lane) && l.wave !== null && l.wave < (input.bundle.first_wave ?? 0)).map((l) => [l.lane, l]));
+async function integratedLanes(
+  input: MatrixIntegrateInput,
+  lanes: Record<string, LaneIntegration>,
+  wave: Map<string, LaneRecord>,
+): Promise<Map<string, LaneRecord>> {
+  const merged = Object.entries(lanes)
+    .filter(([, i]) => i.state === 'merged')
+    .map(([id]) => id);
+  const out = new Map(
+    input.bundle.manifest.lanes.filter((l) => merged.includes(l.lane) && l.wave !== null && l.wave < (input.bundle.first_wave ?? 0)).map((l) => [l.lane, l]),
+  );
   const fetch = merged.filter((id) => !out.has(id) && !wave.has(id));
   for (const [id, rec] of await fetchLaneResults(input.store, join(input.root, '.release'), input.bundle, fetch, input.attempt ?? 1)) out.set(id, rec);
   for (const [id, rec] of wave) out.set(id, rec);

@@ -162,7 +162,10 @@ export async function matrixPlan(
       ok: false,
       problems: planned.problems.map((p) =>
         p.field === 'max_waves'
-          ? { ...p, message: `${p.message} (this workflow has ${input.waveJobs} wave jobs: a deeper DAG continues in a new run of it every ${input.waveJobs} waves)` }
+          ? {
+              ...p,
+              message: `${p.message} (this workflow has ${input.waveJobs} wave jobs: a deeper DAG continues in a new run of it every ${input.waveJobs} waves)`,
+            }
           : p,
       ),
     };
@@ -170,8 +173,21 @@ export async function matrixPlan(
   const budget = input.writeLimits?.length ? fleetBudget(planned.manifest, planned.fleet, input.writeLimits) : undefined;
   const manifest = withRun(planned.manifest, input.run, 0, input.waveJobs);
   // The budget is in the bundle, so the plan digest covers it: no leg can give itself a larger share.
-  const bundle: PlanBundle = { fleet: planned.fleet, manifest, attempt: input.attempt ?? 1, first_wave: 0, wave_jobs: input.waveJobs, ...(budget ? { budget } : {}) };
-  return { ok: true, manifest, notes: planned.notes, ...(budget ? { budget } : {}), outputs: await publishPlan(input.store, input.root, bundle, planned.plan.lanes.length) };
+  const bundle: PlanBundle = {
+    fleet: planned.fleet,
+    manifest,
+    attempt: input.attempt ?? 1,
+    first_wave: 0,
+    wave_jobs: input.waveJobs,
+    ...(budget ? { budget } : {}),
+  };
+  return {
+    ok: true,
+    manifest,
+    notes: planned.notes,
+    ...(budget ? { budget } : {}),
+    outputs: await publishPlan(input.store, input.root, bundle, planned.plan.lanes.length),
+  };
 }
 
 /** Adds this run to the manifest's runs, with the waves its wave jobs cover. */
@@ -246,10 +262,19 @@ export async function matrixContinue(input: MatrixContinueInput): Promise<{ mani
   // The manifest is checked like any manifest Fleet reads; the fleet, by the run checks in continuePlan (main.ts).
   const parsed = Manifest.safeParse(state.manifest);
   if (!parsed.success || !Number.isInteger(state.next_wave) || state.next_wave < 1 || state.next_wave >= parsed.data.waves.length) {
-    throw new Error(`the ${CHAIN_ARTIFACT} artifact of the run to continue is not a fleet's state: ${parsed.success ? `next_wave ${String(state.next_wave)}` : parsed.error.issues[0]?.message}`);
+    throw new Error(
+      `the ${CHAIN_ARTIFACT} artifact of the run to continue is not a fleet's state: ${parsed.success ? `next_wave ${String(state.next_wave)}` : parsed.error.issues[0]?.message}`,
+    );
   }
   const manifest = withRun(state.manifest, input.run, state.next_wave, input.waveJobs);
-  const bundle: PlanBundle = { fleet: state.fleet, manifest, attempt: input.attempt ?? 1, first_wave: state.next_wave, wave_jobs: input.waveJobs, ...(state.budget ? { budget: state.budget } : {}) };
+  const bundle: PlanBundle = {
+    fleet: state.fleet,
+    manifest,
+    attempt: input.attempt ?? 1,
+    first_wave: state.next_wave,
+    wave_jobs: input.waveJobs,
+    ...(state.budget ? { budget: state.budget } : {}),
+  };
   return { manifest, outputs: await publishPlan(input.store, input.root, bundle, state.fleet.lanes.length) };
 }
 
@@ -391,11 +416,16 @@ export const bareDigest = (d: string | undefined) => (d ?? '').replace(/^sha256:
 /** The plan of the latest attempt that planned (a partial re-run's jobs read the first attempt's plan), or the pinned one. */
 export async function loadPlanBundle(store: ArtifactStore, root: string, pin: PlanPin = {}): Promise<PlanBundle> {
   const plans = async (complete: boolean) =>
-    (await store.list(PLAN_ARTIFACT, { complete })).filter((a) => parseAttemptName(a.name).base === PLAN_ARTIFACT && parseAttemptName(a.name).attempt <= (pin.attempt ?? Infinity));
-  const pick = (list: StoredArtifact[]) => (pin.digest ? list.find((a) => bareDigest(a.digest) === bareDigest(pin.digest)) : latestByAttempt(list).get(PLAN_ARTIFACT));
+    (await store.list(PLAN_ARTIFACT, { complete })).filter(
+      (a) => parseAttemptName(a.name).base === PLAN_ARTIFACT && parseAttemptName(a.name).attempt <= (pin.attempt ?? Infinity),
+    );
+  const pick = (list: StoredArtifact[]) =>
+    pin.digest ? list.find((a) => bareDigest(a.digest) === bareDigest(pin.digest)) : latestByAttempt(list).get(PLAN_ARTIFACT);
   const artifact = pick(await plans(false)) ?? pick(await plans(true));
   if (!artifact && pin.digest) {
-    throw new Error(`no ${PLAN_ARTIFACT} artifact in this run has the digest the plan job gave (${pin.digest}): refusing to run a plan other than the one planned (and approved)`);
+    throw new Error(
+      `no ${PLAN_ARTIFACT} artifact in this run has the digest the plan job gave (${pin.digest}): refusing to run a plan other than the one planned (and approved)`,
+    );
   }
   if (!artifact) throw new Error(`no ${PLAN_ARTIFACT} artifact in this run: the plan job must run first`);
   const dir = join(root, 'plan');
@@ -410,7 +440,13 @@ export async function loadPlanBundle(store: ArtifactStore, root: string, pin: Pl
  * in it (an earlier attempt's upload that this attempt does not list), the
  * complete listing of the run is read once.
  */
-export async function fetchLaneResults(store: ArtifactStore, root: string, bundle: PlanBundle, lanes: Iterable<string>, attempt: number): Promise<Map<string, LaneRecord>> {
+export async function fetchLaneResults(
+  store: ArtifactStore,
+  root: string,
+  bundle: PlanBundle,
+  lanes: Iterable<string>,
+  attempt: number,
+): Promise<Map<string, LaneRecord>> {
   const wanted = new Set(lanes);
   const since = bundle.attempt ?? 1;
   const pick = async (all: boolean) => {
@@ -461,7 +497,8 @@ async function laneFiles(dir: string, rec: LaneRecord, agent: boolean): Promise<
     // The review's agent runs: their logs (redacted as they were written), not their raw answers; only from a review
     // folder that is a folder (a link a directive left there is not followed).
     const review = join(dir, 'review');
-    if (rec.review && (await lstat(review).catch(() => null))?.isDirectory()) for (const name of await readdir(review).catch(() => [])) names.add(`review/${name}`);
+    if (rec.review && (await lstat(review).catch(() => null))?.isDirectory())
+      for (const name of await readdir(review).catch(() => [])) names.add(`review/${name}`);
   }
   const out: string[] = [];
   for (const name of [...names].sort()) {
@@ -539,10 +576,14 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
   const ctx = legContext(input, bundle);
   // With integrate:, the lanes of a later wave start from the integration of the waves before it, and a dependency
   // held out of it blocks them, as in the local runner.
-  const integration = fleet.file.integrate && !ctx.dryRun && shard.wave > 0 ? await readIntegration(input.store, input.root, bundle, shard.wave, input.attempt ?? 1, input.integrationPins) : undefined;
+  const integration =
+    fleet.file.integrate && !ctx.dryRun && shard.wave > 0
+      ? await readIntegration(input.store, input.root, bundle, shard.wave, input.attempt ?? 1, input.integrationPins)
+      : undefined;
   const noIntegration = integration && integrationMissing(integration, shard.wave);
   if (noIntegration) input.log?.(`Integration: ${noIntegration}`);
-  for (const [id, outcome] of Object.entries(integration?.state.lanes ?? {})) if (records.has(id)) records.set(id, { ...records.get(id)!, integration: outcome });
+  for (const [id, outcome] of Object.entries(integration?.state.lanes ?? {}))
+    if (records.has(id)) records.set(id, { ...records.get(id)!, integration: outcome });
   const ceiling = fleet.file.budget?.fleet?.cost_usd;
   if (ceiling !== undefined) {
     ctx.fleetSpend = { spent: await fleetSpent(input.store, bundle, input.attempt ?? 1) };
@@ -569,7 +610,9 @@ export async function matrixShard(input: MatrixShardInput): Promise<LaneRecord[]
     records.delete(id);
     const base = integration && integratedBase(integration.state.records, spec.repo);
     const laneSpec = base ? { ...spec, base } : spec;
-    const blocked = noIntegration ? { class: 'checkpoint-unmet' as const, message: noIntegration } : await dependencyBlock(laneSpec, records, specs, input.forge, manifest.checkpoint, ctx.dryRun);
+    const blocked = noIntegration
+      ? { class: 'checkpoint-unmet' as const, message: noIntegration }
+      : await dependencyBlock(laneSpec, records, specs, input.forge, manifest.checkpoint, ctx.dryRun);
     let rec: LaneRecord;
     if (!blocked && ceiling !== undefined && ctx.fleetSpend!.spent >= ceiling) {
       rec = ceilingReached(start, ceiling, ctx.fleetSpend!.spent, input.clock.now().toISOString());
@@ -622,7 +665,11 @@ async function fetchRelay(store: ArtifactStore, root: string, bundle: PlanBundle
   const planned = new Map(bundle.manifest.lanes.map((l) => [l.lane, l]));
   const entries = discoveryEntries(bundle.manifest.lanes.filter((l) => inEarlierRun(bundle, l)));
   const found: { lane: string; artifact: StoredArtifact; wave: number }[] = [];
-  for (const [base, artifact] of latestByAttempt(await store.list(RELAY_ARTIFACT_PREFIX, { complete: attempt > (bundle.attempt ?? 1) }), bundle.attempt ?? 1, attempt)) {
+  for (const [base, artifact] of latestByAttempt(
+    await store.list(RELAY_ARTIFACT_PREFIX, { complete: attempt > (bundle.attempt ?? 1) }),
+    bundle.attempt ?? 1,
+    attempt,
+  )) {
     const lane = base.slice(RELAY_ARTIFACT_PREFIX.length);
     const p = planned.get(lane);
     if (base.startsWith(RELAY_ARTIFACT_PREFIX) && p?.wave != null && p.wave < wave && !inEarlierRun(bundle, p)) found.push({ lane, artifact, wave: p.wave });
@@ -657,7 +704,6 @@ async function fleetSpent(store: ArtifactStore, bundle: PlanBundle, attempt: num
   return micro / 1e6 + earlier;
 }
 
-
 export interface MatrixReportInput {
   /** See MatrixShardInput.integrationPins. */
   integrationPins?: readonly string[];
@@ -682,7 +728,10 @@ export async function matrixReport(input: MatrixReportInput): Promise<Manifest> 
   const elsewhere = new Map(manifest.lanes.filter((l) => inEarlierRun(bundle, l) || inLaterRun(bundle, l)).map((l) => [l.lane, l]));
   const here = manifest.lanes.filter((l) => !elsewhere.has(l.lane)).map((l) => l.lane);
   const fetched = await fetchLaneResults(input.store, input.root, bundle, here, input.attempt ?? 1);
-  const integration = fleet.file.integrate && !manifest.dry_run ? await applyIntegration(input.store, input.root, bundle, input.attempt ?? 1, input.integrationPins, here, fetched) : undefined;
+  const integration =
+    fleet.file.integrate && !manifest.dry_run
+      ? await applyIntegration(input.store, input.root, bundle, input.attempt ?? 1, input.integrationPins, here, fetched)
+      : undefined;
   const shardOf = new Map(manifest.waves.flatMap((w) => w.shards.flatMap((s) => s.lanes.map((l) => [l, s.id] as const))));
   const explainer = input.jobs ? new MissingResultExplainer(input.jobs) : undefined;
   const final = await reportStep({
@@ -696,7 +745,9 @@ export async function matrixReport(input: MatrixReportInput): Promise<Manifest> 
   });
   if (!integration) return final;
   // Unchanged lanes did not run and have no result file: their outcome comes from the record itself.
-  const lanes = final.lanes.map((l) => (l.status === 'unchanged' && integration.unchanged.has(l.lane) ? { ...l, integration: integration.unchanged.get(l.lane) } : l));
+  const lanes = final.lanes.map((l) =>
+    l.status === 'unchanged' && integration.unchanged.has(l.lane) ? { ...l, integration: integration.unchanged.get(l.lane) } : l,
+  );
   return { ...final, lanes, integration: integration.records };
 }
 

@@ -61,7 +61,11 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
     if (!opts.queue) {
       return { ok: false, problems: [{ file: opts.file, field: 'source.issues', message: 'this forge cannot read an issue queue: set forge: github' }] };
     }
-    const read = await opts.queue(fleet, { readOnly: (opts.readOnly ?? false) || (opts.dryRun ?? false), budget: opts.maxParallel ?? fleet.file.max_parallel, now: () => clock.now() });
+    const read = await opts.queue(fleet, {
+      readOnly: (opts.readOnly ?? false) || (opts.dryRun ?? false),
+      budget: opts.maxParallel ?? fleet.file.max_parallel,
+      now: () => clock.now(),
+    });
     if (read.problems.length) return { ok: false, problems: read.problems.map((message) => ({ file: opts.file, field: 'source.issues', message })) };
     fleet = { ...fleet, lanes: [...fleet.lanes, ...read.lanes] };
     queue = { board: read.board, events: read.events, commit: read.commit };
@@ -153,7 +157,13 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
       notes.push(`${same.size} of ${plan.lanes.length} lane${plan.lanes.length === 1 ? '' : 's'} unchanged since ${opts.since.fleet_id}: not run`);
     }
   }
-  const out: Manifest = { ...manifest, lanes, waves: plan.waves, summary: summarize(lanes, manifest.started_at, null), ...(queue ? { queue: queue.board } : {}) };
+  const out: Manifest = {
+    ...manifest,
+    lanes,
+    waves: plan.waves,
+    summary: summarize(lanes, manifest.started_at, null),
+    ...(queue ? { queue: queue.board } : {}),
+  };
   if (queue) notes.push(queueNote(queue.board));
   return { ok: true, fleet, plan, manifest: out, base_branches: baseBranches, notes, queue_events: queue?.events ?? [] };
 }
@@ -176,7 +186,11 @@ function withoutShardsFor(plan: Plan, unchanged: ReadonlySet<string>, maxParalle
   if (!unchanged.size) return plan;
   const specs = new Map(plan.lanes.map((l) => [l.spec.id, l.spec]));
   const waves = plan.waves.map((w) => {
-    const { shards, parallel } = shardWave(w.index, w.lanes.filter((id) => !unchanged.has(id)), maxParallel);
+    const { shards, parallel } = shardWave(
+      w.index,
+      w.lanes.filter((id) => !unchanged.has(id)),
+      maxParallel,
+    );
     // A target's strategies stay in one shard here too: its leg compares them (keepGroupsTogether).
     const kept = keepGroupsTogether(shards, specs);
     return { ...w, shards: kept, parallel: Math.min(parallel, kept.length) };

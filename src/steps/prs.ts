@@ -10,16 +10,7 @@ import { dirname, join } from 'node:path';
 import { MAX_FLEET_JSON_BYTES } from '../core/limits.js';
 import { summarize } from '../core/manifest.js';
 import { Manifest as ManifestSchema, type LanePrs, type LaneRecord, type Manifest } from '../core/model.js';
-import {
-  mergeBlocker,
-  prsExitCode,
-  rowFrom,
-  type PrAction,
-  type PrMergeMethod,
-  type PrOutcome,
-  type PrRow,
-  type PrView,
-} from '../core/prs.js';
+import { mergeBlocker, prsExitCode, rowFrom, type PrAction, type PrMergeMethod, type PrOutcome, type PrRow, type PrView } from '../core/prs.js';
 import { classifyRepo, type Problem } from '../core/validate.js';
 import type { LaneSpec } from '../core/model.js';
 import type { Clock, Forge } from '../ports.js';
@@ -124,7 +115,8 @@ export function laneSpecFor(rec: LaneRecord, lanes: readonly LaneSpec[] = []): L
 function foreignBranch(rec: LaneRecord, ctx: PrsContext): string | undefined {
   const branch = rec.branch ?? '';
   const known = ctx.lanes?.find((l) => l.id === rec.lane && l.repo === rec.repo);
-  const refuse = (why: string) => `the manifest names branch ${JSON.stringify(branch)} for this lane, ${why}: an edited or foreign manifest; nothing was asked or done`;
+  const refuse = (why: string) =>
+    `the manifest names branch ${JSON.stringify(branch)} for this lane, ${why}: an edited or foreign manifest; nothing was asked or done`;
   if (branch === rec.base_branch) return refuse('its base branch');
   if (known && !rec.strategy && branch !== known.branch) return refuse(`and the fleet file gives ${JSON.stringify(known.branch)}`);
   if (ctx.branchPrefix && !branch.startsWith(ctx.branchPrefix)) return refuse(`which does not start with the fleet's ${JSON.stringify(ctx.branchPrefix)}`);
@@ -206,17 +198,25 @@ function notTheLanesPr(view: PrView, rec: LaneRecord): string | null {
 async function mergeStep(ctx: PrsContext, rec: LaneRecord, method: PrMergeMethod, dryRun: boolean): Promise<Step> {
   const { row, view, spec } = await readRow(ctx, rec);
   if (row.problem) return { row, action: action(rec, row, 'failed', row.problem), after: null };
-  if (!view || !spec) return { row, action: action(rec, row, 'no-pr', asked(rec) ? 'neither a PR nor a branch on the forge' : `the lane was ${rec.status}: nothing on the forge`), after: null };
+  if (!view || !spec)
+    return {
+      row,
+      action: action(rec, row, 'no-pr', asked(rec) ? 'neither a PR nor a branch on the forge' : `the lane was ${rec.status}: nothing on the forge`),
+      after: null,
+    };
   const known = { pr: view.number, url: view.url, branch_gone: view.branch_head === null };
   if (view.state === 'merged') return { row, action: action(rec, row, 'already-merged', `${laneName(view)} is merged`), after: { ...known, state: 'merged' } };
-  if (view.state === 'closed') return { row, action: action(rec, row, 'already-closed', `${laneName(view)} is closed without merging: not merged`), after: { ...known, state: 'closed' } };
+  if (view.state === 'closed')
+    return { row, action: action(rec, row, 'already-closed', `${laneName(view)} is closed without merging: not merged`), after: { ...known, state: 'closed' } };
   const refuse = (why: string): Step => ({ row, action: action(rec, row, 'not-merged', why), after: { ...known, state: view.state } });
   const notOurs = notFleetsToMerge(rec) ?? notTheLanesPr(view, rec);
   if (notOurs) return refuse(notOurs);
   const blocker = mergeBlocker(view);
   if (blocker) return refuse(blocker);
   if (view.head_sha !== rec.commit) {
-    return refuse(`${laneName(view)}'s head is ${view.head_sha?.slice(0, 12) ?? 'unknown'}, not the lane's ${rec.commit!.slice(0, 12)}: someone pushed to ${view.head_branch}; a person merges it`);
+    return refuse(
+      `${laneName(view)}'s head is ${view.head_sha?.slice(0, 12) ?? 'unknown'}, not the lane's ${rec.commit!.slice(0, 12)}: someone pushed to ${view.head_branch}; a person merges it`,
+    );
   }
   if (dryRun) return { row, action: action(rec, row, 'would-merge', `would merge ${laneName(view)} (${method})`), after: null };
   let m;
@@ -235,11 +235,21 @@ async function closeStep(ctx: PrsContext, rec: LaneRecord, dryRun: boolean): Pro
   const closedBefore = rec.prs?.state === 'closed';
   if (!view || !spec) {
     // Locally a closed lane is a deleted branch: the forge then knows nothing of it, the manifest does.
-    if (closedBefore) return { row, action: action(rec, row, 'already-closed', 'closed before: nothing of it is left on the forge'), after: { state: 'closed', branch_gone: true, pr: rec.pr_number, url: rec.pr_url } };
-    return { row, action: action(rec, row, 'no-pr', asked(rec) ? 'neither a PR nor a branch on the forge' : `the lane was ${rec.status}: nothing on the forge`), after: null };
+    if (closedBefore)
+      return {
+        row,
+        action: action(rec, row, 'already-closed', 'closed before: nothing of it is left on the forge'),
+        after: { state: 'closed', branch_gone: true, pr: rec.pr_number, url: rec.pr_url },
+      };
+    return {
+      row,
+      action: action(rec, row, 'no-pr', asked(rec) ? 'neither a PR nor a branch on the forge' : `the lane was ${rec.status}: nothing on the forge`),
+      after: null,
+    };
   }
   const known = { pr: view.number, url: view.url, branch_gone: view.branch_head === null };
-  if (view.state === 'merged') return { row, action: action(rec, row, 'already-merged', `${laneName(view)} is merged: left as it is`), after: { ...known, state: 'merged' } };
+  if (view.state === 'merged')
+    return { row, action: action(rec, row, 'already-merged', `${laneName(view)} is merged: left as it is`), after: { ...known, state: 'merged' } };
   const notOurs = notTheLanesPr(view, rec);
   if (notOurs) return { row, action: action(rec, row, 'not-closed', notOurs), after: { ...known, state: view.state } };
   const deletable = view.branch_head !== null && view.branch_head === rec.commit;
@@ -248,9 +258,25 @@ async function closeStep(ctx: PrsContext, rec: LaneRecord, dryRun: boolean): Pro
     return { row, action: action(rec, row, 'already-closed', `${laneName(view)} is closed; ${branch}`), after: { ...known, state: 'closed' } };
   }
   if (dryRun) {
-    const what = [view.state === 'closed' ? null : view.number !== null ? `close #${view.number}` : null, deletable ? `delete ${view.head_branch}` : null].filter(Boolean);
-    const left = !deletable && view.branch_head !== null ? `; ${view.head_branch} would be left (it is at ${view.branch_head.slice(0, 12)}, not at the lane's commit)` : '';
-    if (!what.length) return { row, action: action(rec, row, 'not-closed', `${view.head_branch} is at ${view.branch_head?.slice(0, 12) ?? 'nothing'}, not at the lane's commit: it would be left`), after: null };
+    const what = [
+      view.state === 'closed' ? null : view.number !== null ? `close #${view.number}` : null,
+      deletable ? `delete ${view.head_branch}` : null,
+    ].filter(Boolean);
+    const left =
+      !deletable && view.branch_head !== null
+        ? `; ${view.head_branch} would be left (it is at ${view.branch_head.slice(0, 12)}, not at the lane's commit)`
+        : '';
+    if (!what.length)
+      return {
+        row,
+        action: action(
+          rec,
+          row,
+          'not-closed',
+          `${view.head_branch} is at ${view.branch_head?.slice(0, 12) ?? 'nothing'}, not at the lane's commit: it would be left`,
+        ),
+        after: null,
+      };
     return { row, action: action(rec, row, 'would-close', `would ${what.join(' and ')}${left}`), after: null };
   }
   let c;
@@ -301,7 +327,11 @@ function recordAfter(rec: LaneRecord, step: Step, command: 'merge' | 'close', no
   const prev = rec.prs;
   const already = a.outcome === 'already-merged' || a.outcome === 'already-closed';
   const mergedNow = after.state === 'merged' && rec.merge_status !== 'merged';
-  const same = prev !== undefined && prev.state === next.state && prev.branch_deleted === next.branch_deleted && (already || (prev.outcome === next.outcome && prev.detail === next.detail));
+  const same =
+    prev !== undefined &&
+    prev.state === next.state &&
+    prev.branch_deleted === next.branch_deleted &&
+    (already || (prev.outcome === next.outcome && prev.detail === next.detail));
   if (same && !mergedNow && (rec.pr_number !== null || after.pr === null)) return null;
   const out: LaneRecord = { ...rec, prs: same ? prev : next, updated_at: now };
   if (out.pr_number === null && after.pr !== null) {
@@ -319,7 +349,13 @@ function lineState(step: Step): PrLineState {
   return step.after?.state ?? step.row.state;
 }
 
-async function act(ctx: PrsContext, command: 'merge' | 'close', dryRun: boolean, method: PrMergeMethod | null, one: (rec: LaneRecord) => Promise<Step>): Promise<PrsResult> {
+async function act(
+  ctx: PrsContext,
+  command: 'merge' | 'close',
+  dryRun: boolean,
+  method: PrMergeMethod | null,
+  one: (rec: LaneRecord) => Promise<Step>,
+): Promise<PrsResult> {
   const now = ctx.clock.now().toISOString();
   // One repository's lanes one after another (a merge moves the base the next one merges into); repositories at once.
   const byRepo = new Map<string, LaneRecord[]>();
@@ -335,7 +371,15 @@ async function act(ctx: PrsContext, command: 'merge' | 'close', dryRun: boolean,
     lanes = ordered.map(([rec, step]) => {
       const updated = recordAfter(rec, step, command, now);
       if (!updated) return rec;
-      events.push({ time: now, lane: rec.lane, command: `prs ${command}`, pr: step.action.pr, from: step.row.state, to: lineState(step), detail: step.action.detail });
+      events.push({
+        time: now,
+        lane: rec.lane,
+        command: `prs ${command}`,
+        pr: step.action.pr,
+        from: step.row.state,
+        to: lineState(step),
+        detail: step.action.detail,
+      });
       return updated;
     });
   }
@@ -390,14 +434,12 @@ export async function readManifestFile(path: string): Promise<{ ok: true; manife
     return { ok: false, problems: [{ file: path, field: '(syntax)', message: `not valid JSON: ${(err as Error).message}` }] };
   }
   const parsed = ManifestSchema.safeParse(json);
-  if (!parsed.success) return { ok: false, problems: parsed.error.issues.map((i) => ({ file: path, field: i.path.join('.') || '(top level)', message: i.message })) };
+  if (!parsed.success)
+    return { ok: false, problems: parsed.error.issues.map((i) => ({ file: path, field: i.path.join('.') || '(top level)', message: i.message })) };
   return { ok: true, manifest: parsed.data };
 }
 
-export type PrsCommandOptions =
-  | { command: 'list' }
-  | { command: 'merge'; method: PrMergeMethod; dryRun: boolean }
-  | { command: 'close'; dryRun: boolean };
+export type PrsCommandOptions = { command: 'list' } | { command: 'merge'; method: PrMergeMethod; dryRun: boolean } | { command: 'close'; dryRun: boolean };
 
 export type PrsCommandResult =
   | { ok: true; command: 'list'; manifestPath: string; manifest: Manifest; rows: PrRow[]; exitCode: 0 | 1 }
@@ -417,12 +459,35 @@ export async function prsCommand(
   const first = await readManifestFile(input.manifestPath);
   if (!first.ok) return first;
   if (first.manifest.forge !== input.forge.kind) {
-    return { ok: false, problems: [{ file: input.manifestPath, field: 'forge', message: `this manifest is of a fleet on ${first.manifest.forge}, and the fleet file says forge: ${input.forge.kind}: pass this fleet's own fleet file` }] };
+    return {
+      ok: false,
+      problems: [
+        {
+          file: input.manifestPath,
+          field: 'forge',
+          message: `this manifest is of a fleet on ${first.manifest.forge}, and the fleet file says forge: ${input.forge.kind}: pass this fleet's own fleet file`,
+        },
+      ],
+    };
   }
-  const ctx = (manifest: Manifest): PrsContext => ({ manifest, forge: input.forge, clock: input.clock, lanes: input.lanes, concurrency: input.concurrency, branchPrefix: input.branchPrefix });
+  const ctx = (manifest: Manifest): PrsContext => ({
+    manifest,
+    forge: input.forge,
+    clock: input.clock,
+    lanes: input.lanes,
+    concurrency: input.concurrency,
+    branchPrefix: input.branchPrefix,
+  });
   if (opts.command === 'list') {
     const rows = await listPrs(ctx(first.manifest));
-    return { ok: true, command: 'list', manifestPath: input.manifestPath, manifest: first.manifest, rows, exitCode: rows.some((r) => r.state === 'unread') ? 1 : 0 };
+    return {
+      ok: true,
+      command: 'list',
+      manifestPath: input.manifestPath,
+      manifest: first.manifest,
+      rows,
+      exitCode: rows.some((r) => r.state === 'unread') ? 1 : 0,
+    };
   }
   const run = (manifest: Manifest) => (opts.command === 'merge' ? mergePrs(ctx(manifest), opts) : closePrs(ctx(manifest), opts));
   if (opts.dryRun) return { ok: true, manifestPath: input.manifestPath, ...(await run(first.manifest)) };

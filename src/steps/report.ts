@@ -29,7 +29,10 @@ export async function readLaneResult(root: string, lane: string, fleet_id: strin
   }
   const parsed = LaneResult.safeParse(json);
   if (!parsed.success) {
-    const first = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    const first = parsed.error.issues
+      .slice(0, 3)
+      .map((i) => `${i.path.join('.')}: ${i.message}`)
+      .join('; ');
     return { ok: false, reason: 'invalid', detail: `result.json does not match the lane result schema (${first})` };
   }
   if (parsed.data.fleet_id !== fleet_id || parsed.data.lane.lane !== lane) {
@@ -66,7 +69,8 @@ async function checkOnForge(forge: Forge, lane: LaneSpec, rec: LaneRecord, now: 
   const head = await forge.branchHead(lane, rec.branch);
   // A merged lane's branch may have been deleted or moved on; the base branch then holds the commit.
   const headMatches = head === rec.commit || (rec.merge_status === 'merged' && head === null);
-  if (!headMatches) notes.push(head ? `${rec.branch} points at ${head.slice(0, 12)}, not the lane's ${rec.commit.slice(0, 12)}` : `${rec.branch} is not on the forge`);
+  if (!headMatches)
+    notes.push(head ? `${rec.branch} points at ${head.slice(0, 12)}, not the lane's ${rec.commit.slice(0, 12)}` : `${rec.branch} is not on the forge`);
   // A lane that kept commits others pushed (branch_conflict: rebase) answers for its own change on top of them.
   const files = await forge.changedFiles(lane, rec.branch_conflict?.start ?? rec.base_commit, rec.commit);
   const want = [...rec.changed_files].sort();

@@ -53,7 +53,9 @@ export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<
     // The lenses run at once: each gets its share of what is left of the caps.
     const share = spec.lenses.length;
     const lensRuns = await Promise.all(
-      spec.lenses.map((l) => runLens(run, round, l.name, lensPrompt({ lens: l.name, brief: l.brief, directive: run.lane.directive, diff: patch, files }), usage, share)),
+      spec.lenses.map((l) =>
+        runLens(run, round, l.name, lensPrompt({ lens: l.name, brief: l.brief, directive: run.lane.directive, diff: patch, files }), usage, share),
+      ),
     );
     snapshot = await keepSnapshot(run, snapshot, `a lens of review round ${round}`);
     const results = lensRuns.map((l) => l.result);
@@ -90,7 +92,12 @@ export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<
   }
 
   const last = rounds.length;
-  const answeredLast = new Set(rounds.at(-1)?.lenses.filter((l) => l.outcome !== 'failed').map((l) => l.lens) ?? []);
+  const answeredLast = new Set(
+    rounds
+      .at(-1)
+      ?.lenses.filter((l) => l.outcome !== 'failed')
+      .map((l) => l.lens) ?? [],
+  );
   /**
    * Not raised again is "fixed" only when it was looked at again: a fix round after it succeeded and every lens that
    * raised it answered in the last round. Otherwise nobody checked, and it stays open.
@@ -133,7 +140,14 @@ export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<
 }
 
 /** Keeps the lane's latest word on a finding: its severity, every lens that ever raised it, its disposition. */
-function remember(known: ReviewFinding[], meta: Map<string, { rounds: number[]; reason: string | null; forced: boolean }>, f: ReviewFinding, round: number, reason: string | null, forced: boolean): void {
+function remember(
+  known: ReviewFinding[],
+  meta: Map<string, { rounds: number[]; reason: string | null; forced: boolean }>,
+  f: ReviewFinding,
+  round: number,
+  reason: string | null,
+  forced: boolean,
+): void {
   const seen = known.find((k) => k.id === f.id);
   if (seen) {
     seen.severity = f.severity;
@@ -147,7 +161,14 @@ function remember(known: ReviewFinding[], meta: Map<string, { rounds: number[]; 
 }
 
 /** One lens: its prompt, its answer read and validated, asked once more when unreadable, then a failed lens. */
-async function runLens(run: LaneRun, round: number, lens: string, prompt: string, usage: UsageSum, share: number): Promise<{ result: LensResult; record: LensRun }> {
+async function runLens(
+  run: LaneRun,
+  round: number,
+  lens: string,
+  prompt: string,
+  usage: UsageSum,
+  share: number,
+): Promise<{ result: LensResult; record: LensRun }> {
   const t = Date.now();
   const name = `a${run.n}-r${round}-${lens}`;
   let ran = await runForAnswer(run, name, prompt, share);
@@ -185,7 +206,15 @@ function readLens(lens: string, ran: Answered, secrets: readonly string[] | unde
   if (!result.ok) return result;
   // Scrubbed again once parsed: JSON can spell a credential with escapes (\u0073k-…) the raw text did not show.
   const clean = (t: string) => scrub(t, secrets);
-  return { ...result, findings: result.findings.map((f) => ({ ...f, finding: clean(f.finding), suggested_fix: clean(f.suggested_fix), file: f.file === null ? null : clean(f.file) })) };
+  return {
+    ...result,
+    findings: result.findings.map((f) => ({
+      ...f,
+      finding: clean(f.finding),
+      suggested_fix: clean(f.suggested_fix),
+      file: f.file === null ? null : clean(f.file),
+    })),
+  };
 }
 
 /** The worker's disposition step: every finding of the round, one disposition each (an unreadable answer: none, so all ACCEPT). */
@@ -213,7 +242,12 @@ async function fixRound(run: LaneRun, round: number, open: readonly ReviewFindin
   const log = join(run.dir, 'review', `a${run.n}-r${round}-fix.log`);
   run.update({ phase: 'running' }, `review round ${round}: the worker fixes ${open.length} finding${open.length > 1 ? 's' : ''}`);
   run.given = run.caps();
-  const { command, env: agentEnv } = await directiveCommand(ctx, lane, run.routing, { file: join(run.dir, 'review', `a${run.n}-r${round}-fix.md`), findings: fixPrompt(open), relay: run.relayText, caps: run.given });
+  const { command, env: agentEnv } = await directiveCommand(ctx, lane, run.routing, {
+    file: join(run.dir, 'review', `a${run.n}-r${round}-fix.md`),
+    findings: fixPrompt(open),
+    relay: run.relayText,
+    caps: run.given,
+  });
   const env = { ...laneEnv(ctx, lane, run.n, undefined, run.cloned.base_branch), ...agentEnv };
   const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
   const before = run.spent;
@@ -256,7 +290,14 @@ async function runForAnswer(run: LaneRun, name: string, prompt: string, share = 
   let r: ExecResult;
   try {
     const confine = { workspace: ctx.root, lane: run.dir };
-    r = await ctx.exec.run(answerCommand(inv.command), { cwd: run.repoDir, env, timeoutMs: ctx.file.timeout_minutes * 60_000, logFile: log, isolation: ctx.file.isolation, confine });
+    r = await ctx.exec.run(answerCommand(inv.command), {
+      cwd: run.repoDir,
+      env,
+      timeoutMs: ctx.file.timeout_minutes * 60_000,
+      logFile: log,
+      isolation: ctx.file.isolation,
+      confine,
+    });
   } finally {
     release();
   }
@@ -280,7 +321,8 @@ async function freshReviewFolder(run: LaneRun): Promise<void> {
 async function reviewFolder(run: LaneRun): Promise<string> {
   const folder = join(run.dir, 'review');
   const st = await lstat(folder).catch(() => null);
-  if (!st?.isDirectory()) throw new LaneFailure('workspace-corrupted', "the lane's review folder was replaced (by a link or a file) during the review; nothing was pushed");
+  if (!st?.isDirectory())
+    throw new LaneFailure('workspace-corrupted', "the lane's review folder was replaced (by a link or a file) during the review; nothing was pushed");
   return folder;
 }
 
@@ -293,7 +335,8 @@ export function scrub(text: string, secrets: readonly string[] | undefined): str
 /** Commits the working copy as it stands (on top of whatever HEAD is) and puts the branch back on the base, the change staged. */
 async function takeSnapshot(run: LaneRun): Promise<string> {
   const ws = run.ctx.workspace;
-  if (!(await run.intact())) throw new LaneFailure('workspace-corrupted', "an agent run of the review removed or broke the working copy's .git; nothing was pushed");
+  if (!(await run.intact()))
+    throw new LaneFailure('workspace-corrupted', "an agent run of the review removed or broke the working copy's .git; nothing was pushed");
   const commit = await ws.commitEverything(run.repoDir, 'fleet: review snapshot');
   await ws.settle(run.repoDir, run.lane.branch, run.base);
   return commit;
@@ -311,7 +354,10 @@ async function keepSnapshot(run: LaneRun, snapshot: string, who: string): Promis
   const now = await takeSnapshot(run);
   if ((await ws.tree(run.repoDir, now)) === (await ws.tree(run.repoDir, snapshot))) return snapshot;
   await restore(run, snapshot);
-  run.rec.evidence = { ...run.rec.evidence, notes: [...run.rec.evidence.notes, `${who} changed the working copy, which it was told not to do; its changes were undone`] };
+  run.rec.evidence = {
+    ...run.rec.evidence,
+    notes: [...run.rec.evidence.notes, `${who} changed the working copy, which it was told not to do; its changes were undone`],
+  };
   return snapshot;
 }
 

@@ -91,8 +91,7 @@ export const INTERRUPT_GRACE_MS = 10_000;
 
 export type RunOutcome =
   /** `notes`: what the run wants a person to know that is not a lane's (a stale workspace lock taken over). */
-  | { ok: true; manifest: Manifest; root: string; plan: Plan; notes: string[] }
-  | { ok: false; problems: Problem[] };
+  { ok: true; manifest: Manifest; root: string; plan: Plan; notes: string[] } | { ok: false; problems: Problem[] };
 
 /**
  * The issue queue's part of a run's end: an issue whose lane failed for a reason a retry will not change (or changed
@@ -119,7 +118,13 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
   if (opts.fleet.file.isolation === 'required' && isolation.kind === 'none') {
     return {
       ok: false,
-      problems: [{ file: opts.file, field: 'isolation', message: `required, but directives cannot be isolated on this machine: ${isolation.detail}. Run where user namespaces or sudo are available, or set isolation: auto` }],
+      problems: [
+        {
+          file: opts.file,
+          field: 'isolation',
+          message: `required, but directives cannot be isolated on this machine: ${isolation.detail}. Run where user namespaces or sudo are available, or set isolation: auto`,
+        },
+      ],
     };
   }
   const planned = await planStep(opts.fleet, opts.forge, opts.clock, {
@@ -139,7 +144,15 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
     // Before the workspace is touched: a resume the fleet file no longer matches is refused, or goes on saying what changed.
     const resumed = resolve(opts.cwd ?? process.cwd(), opts.resume.root);
     const previousInputs = await readLaneInputs(resumed);
-    const checked = resumeCheck({ file: opts.file, previous: opts.resume.manifest, previousInputs, manifest, inputs, dryRun: opts.dryRun ?? false, previousPath: manifestPath(resumed) });
+    const checked = resumeCheck({
+      file: opts.file,
+      previous: opts.resume.manifest,
+      previousInputs,
+      manifest,
+      inputs,
+      dryRun: opts.dryRun ?? false,
+      previousPath: manifestPath(resumed),
+    });
     if (checked.problems.length) return { ok: false, problems: checked.problems };
     planned.notes.push(...checked.notes);
   }
@@ -169,7 +182,15 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
   const lock = await lockWorkspace(root, manifest.fleet_id);
   if (!lock.ok) return { ok: false, problems: [{ file: join(root, LOCK_FILE), field: '(workspace)', message: lock.message }] };
   try {
-    return await runLocked(opts, { plan, manifest, root, fleet: planned.fleet, inputs, notes: [...(lock.note ? [lock.note] : []), ...planned.notes], queueEvents: planned.queue_events });
+    return await runLocked(opts, {
+      plan,
+      manifest,
+      root,
+      fleet: planned.fleet,
+      inputs,
+      notes: [...(lock.note ? [lock.note] : []), ...planned.notes],
+      queueEvents: planned.queue_events,
+    });
   } finally {
     active = null;
     await lock.release();
@@ -183,7 +204,13 @@ async function runLocked(
   const { plan, root } = s;
   let manifest = s.manifest;
   if (!opts.resume) await clearPreviousRun(root);
-  await writeJsonAtomic(join(root, 'plan.json'), { fleet_id: manifest.fleet_id, waves: plan.waves, contention: plan.contention, excluded: plan.excluded, skipped: plan.skipped });
+  await writeJsonAtomic(join(root, 'plan.json'), {
+    fleet_id: manifest.fleet_id,
+    waves: plan.waves,
+    contention: plan.contention,
+    excluded: plan.excluded,
+    skipped: plan.skipped,
+  });
   // What each lane ran with, field by field: a later --resume says what changed in the fleet file, not only that something did.
   await writeJsonAtomic(join(root, LANE_INPUTS_FILE), { fleet_id: manifest.fleet_id, lanes: s.inputs.lanes } satisfies LaneInputs);
 
@@ -198,7 +225,14 @@ async function runLocked(
   const emit = (rec: LaneRecord, detail: string) => {
     const before = records.get(rec.lane);
     records.set(rec.lane, rec);
-    const event: FleetEvent = { time: opts.clock.now().toISOString(), lane: rec.lane, from: before?.phase ?? 'queued', to: rec.phase, status: rec.status, detail };
+    const event: FleetEvent = {
+      time: opts.clock.now().toISOString(),
+      lane: rec.lane,
+      from: before?.phase ?? 'queued',
+      to: rec.phase,
+      status: rec.status,
+      detail,
+    };
     // The events log is an audit trail: a failed write (disk full, folder removed) must not take the run down.
     events.append(event).catch(() => undefined);
     live.changed();
@@ -207,7 +241,9 @@ async function runLocked(
 
   // The issue queue's transitions come first: they are what decided which lanes run.
   for (const q of s.queueEvents ?? []) {
-    events.append({ time: opts.clock.now().toISOString(), issue: q.issue, from: q.from, to: q.to, detail: q.detail } satisfies QueueLogLine).catch(() => undefined);
+    events
+      .append({ time: opts.clock.now().toISOString(), issue: q.issue, from: q.from, to: q.to, detail: q.detail } satisfies QueueLogLine)
+      .catch(() => undefined);
   }
   for (const rec of manifest.lanes) {
     if (rec.status === 'excluded' || rec.status === 'skipped') emit(rec, rec.error?.message ?? rec.status);
@@ -231,7 +267,10 @@ async function runLocked(
     // Every other lane's folder still holds the earlier run's files (attempt logs, result, patch, prompts): moved
     // aside, so this run's attempt-1.log starts empty and nothing of the earlier run passes for this run's.
     const current = new Set(manifest.lanes.map((l) => l.lane));
-    const stale = [...manifest.lanes.map((l) => l.lane).filter((id) => !carried.has(id)), ...opts.resume.manifest.lanes.map((l) => l.lane).filter((id) => !current.has(id))];
+    const stale = [
+      ...manifest.lanes.map((l) => l.lane).filter((id) => !carried.has(id)),
+      ...opts.resume.manifest.lanes.map((l) => l.lane).filter((id) => !current.has(id)),
+    ];
     await setAsidePreviousFiles(root, stale);
   }
   // Written before any lane runs, with the lanes a resumed run keeps: an interrupted resume can itself be resumed.
@@ -378,7 +417,11 @@ async function runLocked(
  * A lane's dependencies with each target tried several ways replaced by its pick: the group's checkpoint is the
  * pick's. A group without a pick (none green, or a person picks) blocks the lane, saying why.
  */
-function strategyPicks(depends_on: readonly string[], records: ReadonlyMap<string, LaneRecord>, specs: ReadonlyMap<string, LaneSpec>): string[] | NonNullable<LaneRecord['error']> {
+function strategyPicks(
+  depends_on: readonly string[],
+  records: ReadonlyMap<string, LaneRecord>,
+  specs: ReadonlyMap<string, LaneSpec>,
+): string[] | NonNullable<LaneRecord['error']> {
   const out: string[] = [];
   const seen = new Set<string>();
   for (const id of depends_on) {
@@ -398,7 +441,10 @@ function strategyPicks(depends_on: readonly string[], records: ReadonlyMap<strin
     const picked = recs.find((r) => r!.strategy?.picked === true);
     if (!picked) {
       const reason = recs.find((r) => r!.strategy?.reason)?.strategy?.reason ?? 'no strategy was picked';
-      return { class: 'dependency-failed', message: `dependency "${group}" has no picked strategy (${reason}); this lane was not run against a missing checkpoint` };
+      return {
+        class: 'dependency-failed',
+        message: `dependency "${group}" has no picked strategy (${reason}); this lane was not run against a missing checkpoint`,
+      };
     }
     out.push(picked.lane);
   }
@@ -675,7 +721,10 @@ export function resumeCheck(input: {
     });
   }
   if (input.dryRun && !previous.dry_run) {
-    const pushed = previous.lanes.filter((l) => l.status === 'completed' && l.phase !== 'no-op' && l.phase !== 'dry-run').map((l) => l.lane).sort(compareIds);
+    const pushed = previous.lanes
+      .filter((l) => l.status === 'completed' && l.phase !== 'no-op' && l.phase !== 'dry-run')
+      .map((l) => l.lane)
+      .sort(compareIds);
     if (pushed.length) {
       problems.push({
         file: input.file,
@@ -688,7 +737,10 @@ export function resumeCheck(input: {
   const rerun = changed.filter((c) => !c.kept);
   if (rerun.length) notes.push(`the fleet file changed since ${since} for lanes that run again: ${describe(rerun)}; they run with the fleet file as it is now`);
   const added = [...now.keys()].filter((id) => !before.has(id)).sort(compareIds);
-  if (added.length) notes.push(`lane${added.length === 1 ? '' : 's'} ${quoted(added)} ${added.length === 1 ? 'is' : 'are'} new since ${since}: ${added.length === 1 ? 'it runs' : 'they run'}`);
+  if (added.length)
+    notes.push(
+      `lane${added.length === 1 ? '' : 's'} ${quoted(added)} ${added.length === 1 ? 'is' : 'are'} new since ${since}: ${added.length === 1 ? 'it runs' : 'they run'}`,
+    );
   const removed = [...before.keys()].filter((id) => !now.has(id)).sort(compareIds);
   if (removed.length) {
     const done = removed.filter((id) => before.get(id)!.status === 'completed');
@@ -723,7 +775,10 @@ export async function dependencyBlock(
     }
     // Held out of the integration (an unchanged lane too: it is integrated again), its work is not in the base.
     if (dep.integration?.state === 'held') {
-      return { class: 'dependency-failed', message: `dependency "${depId}" is held out of the integration (${dep.integration.reason ?? 'held'}); this lane was not run against a missing checkpoint` };
+      return {
+        class: 'dependency-failed',
+        message: `dependency "${depId}" is held out of the integration (${dep.integration.reason ?? 'held'}); this lane was not run against a missing checkpoint`,
+      };
     }
     // An unchanged dependency's checkpoint was met when it last ran, and neither its base nor its inputs moved since.
     if (dep.status === 'unchanged') continue;
@@ -761,7 +816,10 @@ export async function dependencyBlock(
       const head = await asked(`where ${branch} is`, () => forge.branchHead(depSpec, branch));
       if (head !== null && typeof head === 'object') return head;
       if (head !== dep.commit) {
-        return { class: 'checkpoint-unmet', message: `dependency "${depId}": ${dep.branch} is at ${head?.slice(0, 12) ?? 'nothing'} on the forge, not ${dep.commit.slice(0, 12)}` };
+        return {
+          class: 'checkpoint-unmet',
+          message: `dependency "${depId}": ${dep.branch} is at ${head?.slice(0, 12) ?? 'nothing'} on the forge, not ${dep.commit.slice(0, 12)}`,
+        };
       }
     }
   }

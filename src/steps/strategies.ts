@@ -15,7 +15,11 @@ import { publishStrategy, writeLaneResult, type LaneContext } from './lane.js';
  * each with its members' ids in plan order. A group some of whose strategies this process has not seen is never
  * settled here: one leg must not pick among a part of them.
  */
-export function finishedGroups(laneIds: readonly string[], specs: ReadonlyMap<string, LaneSpec>, records: ReadonlyMap<string, LaneRecord>): Map<string, string[]> {
+export function finishedGroups(
+  laneIds: readonly string[],
+  specs: ReadonlyMap<string, LaneSpec>,
+  records: ReadonlyMap<string, LaneRecord>,
+): Map<string, string[]> {
   const wanted = new Set(laneIds.map((id) => specs.get(id)?.strategy?.group).filter((g) => g !== undefined));
   const groups = new Map<string, string[]>();
   for (const spec of specs.values()) {
@@ -27,7 +31,12 @@ export function finishedGroups(laneIds: readonly string[], specs: ReadonlyMap<st
 }
 
 /** Picks and publishes each finished group among `laneIds`; the members' records are updated in `records` (and their result files). */
-export async function settleStrategies(ctx: LaneContext, laneIds: readonly string[], specs: ReadonlyMap<string, LaneSpec>, records: Map<string, LaneRecord>): Promise<LaneRecord[]> {
+export async function settleStrategies(
+  ctx: LaneContext,
+  laneIds: readonly string[],
+  specs: ReadonlyMap<string, LaneSpec>,
+  records: Map<string, LaneRecord>,
+): Promise<LaneRecord[]> {
   const rule = ctx.file.speculative?.pick ?? 'first-green';
   const out: LaneRecord[] = [];
   for (const ids of finishedGroups(laneIds, specs, records).values()) {
@@ -47,7 +56,8 @@ export async function settleStrategies(ctx: LaneContext, laneIds: readonly strin
     }
     const { pick, reason } = pickStrategy(rule, members);
     const settled = members.map((m) => ({ ...m, strategy: { ...m.strategy!, picked: rule === 'person' ? null : m.lane === pick, reason } }));
-    const branchOf = (m: LaneRecord) => `${codeSpan(m.branch ?? m.lane)} (${m.strategy!.label}: ${m.status === 'completed' ? (m.phase === 'no-op' ? 'no change' : 'green') : `${m.status}${m.error ? `, ${m.error.class}` : ''}`})`;
+    const branchOf = (m: LaneRecord) =>
+      `${codeSpan(m.branch ?? m.lane)} (${m.strategy!.label}: ${m.status === 'completed' ? (m.phase === 'no-op' ? 'no change' : 'green') : `${m.status}${m.error ? `, ${m.error.class}` : ''}`})`;
     for (const m of settled) {
       const others = settled.filter((o) => o.lane !== m.lane && o.commit && o.phase !== 'dry-run').map(branchOf);
       // With integrate: the pick goes into the integration, never a PR or a merge of its own.

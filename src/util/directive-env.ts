@@ -28,11 +28,22 @@ export const GIT_LOCATING_ENV = [
  * under a name of the user's choosing.
  */
 const WITHHELD_ENV = [
-  'FLEET_GITHUB_TOKEN', 'GITHUB_TOKEN', 'GH_TOKEN', 'FLEET_TOKEN', 'FLEET_RUN_TOKEN', 'INPUT_TOKEN', 'INPUT_GITHUB-TOKEN',
-  'FLEET_APP_PRIVATE_KEY', 'INPUT_APP-PRIVATE-KEY', 'INPUT_PRIVATE-KEY',
-  'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
+  'FLEET_GITHUB_TOKEN',
+  'GITHUB_TOKEN',
+  'GH_TOKEN',
+  'FLEET_TOKEN',
+  'FLEET_RUN_TOKEN',
+  'INPUT_TOKEN',
+  'INPUT_GITHUB-TOKEN',
+  'FLEET_APP_PRIVATE_KEY',
+  'INPUT_APP-PRIVATE-KEY',
+  'INPUT_PRIVATE-KEY',
+  'ACTIONS_RUNTIME_TOKEN',
+  'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
   // Agent credentials given to the action: they reach an agent directive under the CLI's own names, and nothing else.
-  'FLEET_AGENT_ANTHROPIC_API_KEY', 'FLEET_AGENT_CLAUDE_CODE_OAUTH_TOKEN', 'FLEET_AGENT_OPENAI_API_KEY',
+  'FLEET_AGENT_ANTHROPIC_API_KEY',
+  'FLEET_AGENT_CLAUDE_CODE_OAUTH_TOKEN',
+  'FLEET_AGENT_OPENAI_API_KEY',
 ];
 
 /**
@@ -58,7 +69,6 @@ export function withholdFromProcessEnv(keep: readonly string[] = []): NodeJS.Pro
   return original;
 }
 
-
 /**
  * The environment a directive gets: the caller's, less Fleet's credentials (and
  * the variable the forge token came from), and less any variable whose value
@@ -71,7 +81,14 @@ export function directiveEnv(env: NodeJS.ProcessEnv, tokenVariable?: string, sec
   const held = secrets.filter((s): s is string => typeof s === 'string' && s.length >= 8);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
-    if (v === undefined || WITHHELD_ENV.includes(k) || RUNNER_COMMAND_FILES.includes(k) || (GIT_LOCATING_ENV as readonly string[]).includes(k) || k === tokenVariable) continue;
+    if (
+      v === undefined ||
+      WITHHELD_ENV.includes(k) ||
+      RUNNER_COMMAND_FILES.includes(k) ||
+      (GIT_LOCATING_ENV as readonly string[]).includes(k) ||
+      k === tokenVariable
+    )
+      continue;
     if (held.some((s) => v.includes(s))) continue;
     out[k] = v;
   }

@@ -37,15 +37,17 @@ export class JsonLines {
     this.pending.push(`${JSON.stringify(value)}\n`);
     if (this.pending.length > 1) return this.chain; // a write is already queued: this line goes with it
     // A failed append must not poison every later one: each starts from a settled chain.
-    this.chain = this.chain.catch(() => undefined).then(async () => {
-      const lines = this.pending.join('');
-      this.pending = [];
-      if (!this.folderMade) {
-        await mkdir(dirname(this.path), { recursive: true });
-        this.folderMade = true;
-      }
-      await appendFile(this.path, lines);
-    });
+    this.chain = this.chain
+      .catch(() => undefined)
+      .then(async () => {
+        const lines = this.pending.join('');
+        this.pending = [];
+        if (!this.folderMade) {
+          await mkdir(dirname(this.path), { recursive: true });
+          this.folderMade = true;
+        }
+        await appendFile(this.path, lines);
+      });
     return this.chain;
   }
 

@@ -23,9 +23,7 @@ export interface LockHolder {
   fleet_id: string;
 }
 
-export type LockResult =
-  | { ok: true; release(): Promise<void>; note?: string }
-  | { ok: false; holder: LockHolder | null; message: string };
+export type LockResult = { ok: true; release(): Promise<void>; note?: string } | { ok: false; holder: LockHolder | null; message: string };
 
 /** The start time of a process (field 22 of /proc/<pid>/stat), or null off Linux or when it is gone. */
 export function processStart(pid: number): string | null {
@@ -54,7 +52,13 @@ function parseHolder(text: string): LockHolder | null {
   try {
     const j = JSON.parse(text) as Partial<LockHolder>;
     if (typeof j.pid !== 'number' || !Number.isInteger(j.pid) || j.pid < 1 || typeof j.host !== 'string') return null;
-    return { pid: j.pid, process_start: typeof j.process_start === 'string' ? j.process_start : null, host: j.host, since: String(j.since ?? ''), fleet_id: String(j.fleet_id ?? '') };
+    return {
+      pid: j.pid,
+      process_start: typeof j.process_start === 'string' ? j.process_start : null,
+      host: j.host,
+      since: String(j.since ?? ''),
+      fleet_id: String(j.fleet_id ?? ''),
+    };
   } catch {
     return null;
   }
@@ -90,7 +94,11 @@ export async function lockWorkspace(root: string, fleet_id: string): Promise<Loc
     }
     if (holder === null || holderAlive(holder)) {
       const who = holder ? describeHolder(holder) : 'a run that is starting';
-      return { ok: false, holder, message: `another fleet run holds this workspace (${who}): wait for it to end or stop it, or give this run another --workspace` };
+      return {
+        ok: false,
+        holder,
+        message: `another fleet run holds this workspace (${who}): wait for it to end or stop it, or give this run another --workspace`,
+      };
     }
     // Stale. Move it aside under a name of our own, and make sure what we moved is the stale lock we read:
     // a run that took it over a moment before us must keep its fresh lock.

@@ -244,10 +244,13 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
         child.stdin.end(opts.input);
       }
       if (pgid !== undefined && Number.isFinite(opts.timeoutMs) && opts.timeoutMs > 0) {
-        timer = setTimeout(() => {
-          timedOut = true;
-          void terminateGroup(pgid, killGraceMs);
-        }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
+        timer = setTimeout(
+          () => {
+            timedOut = true;
+            void terminateGroup(pgid, killGraceMs);
+          },
+          Math.min(opts.timeoutMs, 2 ** 31 - 1),
+        );
       }
     });
 
@@ -291,7 +294,6 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
   const tail = redact(tailBuf).slice(-TAIL_CHARS);
   return { exitCode, signal, timedOut, durationMs, tail };
 }
-
 
 function waitForClose(child: ChildProcess, ms: number): Promise<void> {
   const streams = [child.stdout, child.stderr].filter((s): s is NonNullable<typeof s> => s !== null && !s.destroyed && !s.readableEnded);

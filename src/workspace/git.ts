@@ -89,7 +89,11 @@ export async function readUserGitConfig(env: NodeJS.ProcessEnv = process.env): P
   for (const [k, v] of Object.entries(env)) if (v !== undefined && !(GIT_LOCATING_ENV as readonly string[]).includes(k)) userEnv[k] = v;
   // A GIT_DIR that cannot exist: git reads the system and global files and no repository's; one call for both.
   userEnv.GIT_DIR = '/dev/null/no-repository';
-  const r = await git(['config', '--includes', '--show-scope', '--null', '--get-regexp', USER_CONFIG_KEYS.source], { cwd: os.homedir(), userEnv, allowFail: true });
+  const r = await git(['config', '--includes', '--show-scope', '--null', '--get-regexp', USER_CONFIG_KEYS.source], {
+    cwd: os.homedir(),
+    userEnv,
+    allowFail: true,
+  });
   const values = new Map<string, string>();
   const fields = r.stdout.split('\0');
   for (let i = 0; i + 1 < fields.length; i += 2) {
@@ -112,7 +116,6 @@ export async function readUserGitConfig(env: NodeJS.ProcessEnv = process.env): P
     program: values.get(`gpg.${format}.program`) || (format === 'openpgp' ? values.get('gpg.program') : undefined) || undefined,
   };
 }
-
 
 /**
  * Fleet's own git calls also drop a ceiling or dates they did not set, and the
@@ -141,25 +144,41 @@ const STRIPPED_ENV = [
  * commits depends on the target repository alone, the same on every machine.
  */
 const BASE_CONFIG = [
-  '-c', 'protocol.allow=never',
-  '-c', 'protocol.file.allow=always',
-  '-c', 'protocol.https.allow=always',
-  '-c', 'protocol.http.allow=always',
-  '-c', 'protocol.ssh.allow=always',
-  '-c', 'protocol.git.allow=always',
-  '-c', 'core.attributesFile=/dev/null',
-  '-c', 'core.excludesFile=/dev/null',
-  '-c', 'core.hooksPath=/dev/null',
-  '-c', 'advice.detachedHead=false',
-  '-c', 'core.quotePath=false',
-  '-c', 'commit.gpgsign=false',
-  '-c', 'tag.gpgsign=false',
-  '-c', 'gc.auto=0',
-  '-c', 'maintenance.auto=false',
+  '-c',
+  'protocol.allow=never',
+  '-c',
+  'protocol.file.allow=always',
+  '-c',
+  'protocol.https.allow=always',
+  '-c',
+  'protocol.http.allow=always',
+  '-c',
+  'protocol.ssh.allow=always',
+  '-c',
+  'protocol.git.allow=always',
+  '-c',
+  'core.attributesFile=/dev/null',
+  '-c',
+  'core.excludesFile=/dev/null',
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'advice.detachedHead=false',
+  '-c',
+  'core.quotePath=false',
+  '-c',
+  'commit.gpgsign=false',
+  '-c',
+  'tag.gpgsign=false',
+  '-c',
+  'gc.auto=0',
+  '-c',
+  'maintenance.auto=false',
   // Where Fleet runs as root its directives run as nobody, in working copies made theirs (sandbox.ts): git would
   // refuse them as owned by someone else. What that check guards against, a repository's own configuration
   // running programs, Fleet's git is kept from anyway: .git/config is put back as cloned before each call.
-  '-c', 'safe.directory=*',
+  '-c',
+  'safe.directory=*',
 ];
 
 /**
@@ -267,7 +286,11 @@ function endGroup(pgid: number | undefined): void {
 }
 
 /** The verdict on a finished git, shared by both ways of starting it. */
-function settle(args: readonly string[], opts: GitOptions, end: { exit: number; signal: string | null; timedOut: boolean; stdout: Buffer; stderr: string }): RawResult {
+function settle(
+  args: readonly string[],
+  opts: GitOptions,
+  end: { exit: number; signal: string | null; timedOut: boolean; stdout: Buffer; stderr: string },
+): RawResult {
   const { exit, signal, stderr } = end;
   if (end.timedOut) throw new GitError(args, -1, stderr, `timed out after ${opts.timeoutMs} ms`);
   if (signal) {
@@ -282,7 +305,14 @@ function settle(args: readonly string[], opts: GitOptions, end: { exit: number; 
 
 /** Starts git from a launcher shell (launcher.ts: far cheaper than a fork of Node on a busy machine). */
 async function runLaunched(launcher: GitLauncher, args: readonly string[], opts: GitOptions): Promise<RawResult> {
-  const launched = launcher.launch({ file: gitProgram(), args: [...BASE_CONFIG, ...args], cwd: opts.cwd, env: opts.userEnv ?? gitEnv(opts.env), sharedEnv: () => gitEnv(), input: opts.input });
+  const launched = launcher.launch({
+    file: gitProgram(),
+    args: [...BASE_CONFIG, ...args],
+    cwd: opts.cwd,
+    env: opts.userEnv ?? gitEnv(opts.env),
+    sharedEnv: () => gitEnv(),
+    input: opts.input,
+  });
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
   const pgid = await launched.pgid;
@@ -291,10 +321,13 @@ async function runLaunched(launcher: GitLauncher, args: readonly string[], opts:
     // An interrupt that came while git was starting did not see its group yet.
     if (isInterrupted()) killGroupOrLeader(pgid, 'SIGKILL');
     if (opts.timeoutMs !== undefined && opts.timeoutMs > 0) {
-      timer = setTimeout(() => {
-        timedOut = true;
-        killGroupOrLeader(pgid, 'SIGKILL');
-      }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
+      timer = setTimeout(
+        () => {
+          timedOut = true;
+          killGroupOrLeader(pgid, 'SIGKILL');
+        },
+        Math.min(opts.timeoutMs, 2 ** 31 - 1),
+      );
     }
   }
   const r = await launched.result;
@@ -361,10 +394,13 @@ function runSpawned(args: readonly string[], opts: GitOptions): Promise<RawResul
       child.stdin!.end(opts.input);
     }
     if (opts.timeoutMs !== undefined && opts.timeoutMs > 0) {
-      timer = setTimeout(() => {
-        timedOut = true;
-        if (pgid === undefined || !killGroup(pgid, 'SIGKILL')) child.kill('SIGKILL');
-      }, Math.min(opts.timeoutMs, 2 ** 31 - 1));
+      timer = setTimeout(
+        () => {
+          timedOut = true;
+          if (pgid === undefined || !killGroup(pgid, 'SIGKILL')) child.kill('SIGKILL');
+        },
+        Math.min(opts.timeoutMs, 2 ** 31 - 1),
+      );
     }
   });
 }
@@ -393,12 +429,30 @@ export const NETWORK_ATTEMPTS = 3;
  */
 const TRANSIENT_NETWORK = new RegExp(
   [
-    'cannot lock ref', 'failed to lock', 'unable to create [^\\n]*\\.lock',
-    'returned error: 5\\d\\d', 'HTTP 5\\d\\d', 'RPC failed',
-    'remote end hung up', 'early EOF', 'unexpected disconnect', 'Empty reply from server',
-    'Connection reset', 'Connection refused', 'Connection timed out', 'Operation timed out', 'timed out after \\d+ ms',
-    'transfer closed with', 'SSL_ERROR_SYSCALL', 'GnuTLS recv error', 'Recv failure', 'Send failure',
-    'Internal Server Error', 'Service Unavailable', 'Bad Gateway', 'Gateway Time-?out',
+    'cannot lock ref',
+    'failed to lock',
+    'unable to create [^\\n]*\\.lock',
+    'returned error: 5\\d\\d',
+    'HTTP 5\\d\\d',
+    'RPC failed',
+    'remote end hung up',
+    'early EOF',
+    'unexpected disconnect',
+    'Empty reply from server',
+    'Connection reset',
+    'Connection refused',
+    'Connection timed out',
+    'Operation timed out',
+    'timed out after \\d+ ms',
+    'transfer closed with',
+    'SSL_ERROR_SYSCALL',
+    'GnuTLS recv error',
+    'Recv failure',
+    'Send failure',
+    'Internal Server Error',
+    'Service Unavailable',
+    'Bad Gateway',
+    'Gateway Time-?out',
   ].join('|'),
   'i',
 );
@@ -441,13 +495,19 @@ async function networkGit(args: string[], opts: GitOptions & { before?: () => Pr
 }
 
 function lastLines(text: string, n: number): string {
-  const lines = text.split('\n').map((l) => l.trimEnd()).filter((l) => l.length > 0 && l !== 'remote:');
+  const lines = text
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.length > 0 && l !== 'remote:');
   return lines.slice(-n).join('\n');
 }
 
 /** The lines of git's stderr that say what went wrong (error:, fatal:, rejected, denied…), else its last lines. */
 function errorLines(text: string, n: number): string {
-  const lines = text.split('\n').map((l) => l.trimEnd()).filter((l) => l.length > 0 && l !== 'remote:');
+  const lines = text
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.length > 0 && l !== 'remote:');
   const errors = lines.filter((l) => /\b(error|fatal|rejected|denied|refused|declined)\b/i.test(l));
   return (errors.length > 0 ? errors : lines).slice(-n).join('\n');
 }
@@ -683,25 +743,29 @@ export async function cloneForLane(url: string, dir: string, opts: CloneForLaneO
     const onRemote = readRef(gitDirOf(src), `refs/heads/${opts.branch}`);
     exists =
       onRemote === undefined
-        ? (await git(['rev-parse', '--verify', '--quiet', `refs/heads/${opts.branch}`], { cwd: src, env: { GIT_CEILING_DIRECTORIES: path.dirname(src) }, allowFail: true })).code === 0
+        ? (
+            await git(['rev-parse', '--verify', '--quiet', `refs/heads/${opts.branch}`], {
+              cwd: src,
+              env: { GIT_CEILING_DIRECTORIES: path.dirname(src) },
+              allowFail: true,
+            })
+          ).code === 0
         : onRemote !== null;
   }
-  const fetching =
-    exists
-      ? networkGit(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', 'origin', `+refs/heads/${opts.branch}:refs/remotes/origin/${opts.branch}`], {
-          cwd: target,
-          allowFail: true,
-          env: opts.env,
-          timeoutMs: opts.timeoutMs,
-        })
-      : null;
+  const fetching = exists
+    ? networkGit(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', 'origin', `+refs/heads/${opts.branch}:refs/remotes/origin/${opts.branch}`], {
+        cwd: target,
+        allowFail: true,
+        env: opts.env,
+        timeoutMs: opts.timeoutMs,
+      })
+    : null;
   const checkingOut = (async () => {
     // The commit and the branch HEAD points at: from the files when they say, else one call ("HEAD" when detached, e.g. a tag as base).
     const fromFiles = readHead(path.join(target, '.git'));
-    const head =
-      fromFiles?.commit
-        ? { code: 0, stdout: `${fromFiles.commit}\n${fromFiles.ref.slice('refs/heads/'.length)}\n`, stderr: '' }
-        : await git(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD'], { cwd: target, allowFail: true });
+    const head = fromFiles?.commit
+      ? { code: 0, stdout: `${fromFiles.commit}\n${fromFiles.ref.slice('refs/heads/'.length)}\n`, stderr: '' }
+      : await git(['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD'], { cwd: target, allowFail: true });
     const [commit, abbrev] = head.stdout.trim().split('\n');
     if (head.code !== 0 || !commit || !abbrev) {
       throw new GitError(['clone', '--', src, target], 128, head.stderr, 'the remote repository has no commits (empty repository)');
@@ -817,8 +881,22 @@ export interface CommittedChange extends ChangedFiles {
 export async function committedChange(dir: string, from: string, to: string): Promise<CommittedChange> {
   const r = await runGit(
     [
-      'diff-tree', '-r', '-z', '--raw', '-p', '-M', '--binary', '--no-color', '--no-ext-diff', '--no-textconv',
-      '--src-prefix=a/', '--dst-prefix=b/', '--end-of-options', from, to, '--',
+      'diff-tree',
+      '-r',
+      '-z',
+      '--raw',
+      '-p',
+      '-M',
+      '--binary',
+      '--no-color',
+      '--no-ext-diff',
+      '--no-textconv',
+      '--src-prefix=a/',
+      '--dst-prefix=b/',
+      '--end-of-options',
+      from,
+      to,
+      '--',
     ],
     { cwd: dir },
   );
@@ -949,20 +1027,39 @@ function pushDetail(line: PorcelainLine | null, stderr: string): string {
     .map((l) => l.replace(/^remote:\s*/, ''))
     .join(' ');
   const first = [line ? `${line.flag} ${line.summary}` : '', said].filter(Boolean).join(': ');
-  const errors = errorLines(stderr.split('\n').filter((l) => !l.startsWith('remote:')).join('\n'), 4);
+  const errors = errorLines(
+    stderr
+      .split('\n')
+      .filter((l) => !l.startsWith('remote:'))
+      .join('\n'),
+    4,
+  );
   return redact([first, errors].filter(Boolean).join('\n'));
 }
 
-async function pushWithLease(dir: string, src: string, dstRef: string, expected: string | null, env?: Record<string, string>, timeoutMs = DEFAULT_GIT_TIMEOUT_MS): Promise<PushResult> {
+async function pushWithLease(
+  dir: string,
+  src: string,
+  dstRef: string,
+  expected: string | null,
+  env?: Record<string, string>,
+  timeoutMs = DEFAULT_GIT_TIMEOUT_MS,
+): Promise<PushResult> {
   let last: PushResult = { ok: false, reason: 'error', detail: 'push was not attempted' };
   for (let attempt = 1; attempt <= NETWORK_ATTEMPTS; attempt++) {
     let r: GitResult;
     try {
       r = await git(
         [
-          'push', '--porcelain', '--no-verify', '--no-signed', '--no-follow-tags', '--recurse-submodules=no',
+          'push',
+          '--porcelain',
+          '--no-verify',
+          '--no-signed',
+          '--no-follow-tags',
+          '--recurse-submodules=no',
           `--force-with-lease=${dstRef}:${expected ?? ''}`,
-          'origin', `${src}:${dstRef}`,
+          'origin',
+          `${src}:${dstRef}`,
         ],
         { cwd: dir, allowFail: true, env, timeoutMs },
       );
@@ -997,7 +1094,13 @@ async function pushWithLease(dir: string, src: string, dstRef: string, expected:
 async function landed(dir: string, src: string, dstRef: string, env: Record<string, string> | undefined, timeoutMs: number): Promise<boolean> {
   const mine = await revParse(dir, src);
   const r = await git(['ls-remote', 'origin', dstRef], { cwd: dir, env, allowFail: true, timeoutMs }).catch(() => null);
-  const theirs = r?.code === 0 ? r.stdout.split('\n').find((l) => l.endsWith(`\t${dstRef}`))?.split('\t')[0] : undefined;
+  const theirs =
+    r?.code === 0
+      ? r.stdout
+          .split('\n')
+          .find((l) => l.endsWith(`\t${dstRef}`))
+          ?.split('\t')[0]
+      : undefined;
   return mine !== null && theirs === mine;
 }
 
@@ -1010,7 +1113,11 @@ async function landed(dir: string, src: string, dstRef: string, env: Record<stri
  * (a 5xx, a dropped connection, a timeout, a ref lock) are tried again, up to
  * 3 tries, with exponential backoff and jitter.
  */
-export async function pushBranch(dir: string, branch: string, opts: { commit?: string; expected: string | null; env?: Record<string, string>; timeoutMs?: number }): Promise<PushResult> {
+export async function pushBranch(
+  dir: string,
+  branch: string,
+  opts: { commit?: string; expected: string | null; env?: Record<string, string>; timeoutMs?: number },
+): Promise<PushResult> {
   // `commit`: the very commit the caller judged, not whatever HEAD names by the time git reads it.
   return pushWithLease(dir, opts.commit ?? 'HEAD', `refs/heads/${branch}`, opts.expected, opts.env, opts.timeoutMs);
 }
@@ -1076,7 +1183,10 @@ export async function commitsBetween(dir: string, base: string, head: string, ma
  * whose change the branch already holds is dropped. A conflict is aborted, the branch left where it was before that
  * commit, and the commit and its paths returned. Replayed commits are never signed (see signConfig).
  */
-export async function replayCommits(dir: string, commits: readonly BranchCommitInfo[]): Promise<{ ok: true; head: string } | { ok: false; commit: string; conflicts: string[] }> {
+export async function replayCommits(
+  dir: string,
+  commits: readonly BranchCommitInfo[],
+): Promise<{ ok: true; head: string } | { ok: false; commit: string; conflicts: string[] }> {
   let head = (await git(['rev-parse', 'HEAD'], { cwd: dir })).stdout.trim();
   for (const c of commits) {
     if (c.parents[0] === head && c.parents.length === 1) {
@@ -1114,7 +1224,10 @@ export async function isAncestor(dir: string, ancestor: string, rev: string): Pr
 
 /** Fetches `branch` of `url` into refs/remotes/fleet/<branch>; its commit, or null when the remote has no such branch. */
 export async function fetchBranch(dir: string, url: string, branch: string, env?: Record<string, string>, timeoutMs?: number): Promise<string | null> {
-  const r = await networkGit(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', normalizeRemote(url), `+refs/heads/${branch}:refs/remotes/fleet/${branch}`], { cwd: dir, env, timeoutMs, allowFail: true });
+  const r = await networkGit(
+    ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', normalizeRemote(url), `+refs/heads/${branch}:refs/remotes/fleet/${branch}`],
+    { cwd: dir, env, timeoutMs, allowFail: true },
+  );
   if (r.code !== 0) {
     if (/couldn't find remote ref|could not find remote ref/i.test(r.stderr)) return null;
     throw new GitError(['fetch', url, branch], r.code, r.stderr);

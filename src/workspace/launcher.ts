@@ -61,7 +61,6 @@ export interface Launched {
   readonly result: Promise<LaunchResult>;
 }
 
-
 /** Names sh can export; others (rare: `ProgramFiles(x86)`, `a.b`) cannot be set by a shell and are left out. */
 const SH_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -236,7 +235,8 @@ export class GitLauncher {
       if (line === null || !/^\d+$/.test(line)) return { status: -1, stdout, stderr, startError: 'the shell that starts git ended unexpectedly' };
       const code = Number(line);
       if (code === 127 && stderr.startsWith(NO_DIR)) return { status: -1, stdout, stderr: '', startError: `${req.cwd} does not exist` };
-      if (code === 127 && /failed to execute|not found/.test(stderr)) return { status: -1, stdout, stderr, startError: `${req.file} is not installed or not on PATH` };
+      if (code === 127 && /failed to execute|not found/.test(stderr))
+        return { status: -1, stdout, stderr, startError: `${req.file} is not installed or not on PATH` };
       return { status: code, stdout, stderr };
     });
     return { pgid, result };

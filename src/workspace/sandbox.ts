@@ -107,7 +107,7 @@ const RUNNER_COMMAND_FILES = ['GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GIT
 const INIT = [
   'n=4',
   'while [ "$1" != -- ]; do case $1 in',
-  '  -k) [ -d "$2" ] && [ $n -lt 9 ] || { echo "fleet-sandbox: no folder $2 to mount back" >&2; exit 125; }; n=$((n+1)); eval "exec $n<\"\\$2\""; shift 2;;',
+  '  -k) [ -d "$2" ] && [ $n -lt 9 ] || { echo "fleet-sandbox: no folder $2 to mount back" >&2; exit 125; }; n=$((n+1)); eval "exec $n<"\\$2""; shift 2;;',
   '  -t) [ -f "$2" ] || { echo "fleet-sandbox: no mount table $2" >&2; exit 125; }; exec 4<"$2"; mount -a -c -T /proc/self/fd/4 || exit 125; exec 4<&-; shift 2;;',
   '  -r) mount -c -o remount,bind,ro "$2" || exit 125; shift 2;;',
   '  *) exit 125;;',
@@ -554,7 +554,6 @@ export function works(s: Strategy, masks: string[]): boolean {
   }
 }
 
-
 const NONE = (detail: string): Sandbox => ({ kind: 'none', detail, wrap: (file, args) => ({ file, args: [...args] }), prepare: async () => {} });
 
 /** Finds the first way in that works on this machine, or says why there is none. */
@@ -588,7 +587,11 @@ export function sandboxOf(s: Strategy): Sandbox {
       const set = Object.entries({ ...restore, ...view.env }).map(([k, v]) => `${k}=${v}`);
       const drop = who ? dropTo(s.perLane!.setpriv, who) : s.drop;
       const enter = opts.cwd === undefined ? [] : [...ENTER, path.resolve(opts.cwd)];
-      return { file: s.prefix[0]!, args: [...s.prefix.slice(1), ...initArgs(view.layers), '--', ...drop, ...(set.length ? ['/usr/bin/env', ...set] : []), ...enter, file, ...args], cwd: '/' };
+      return {
+        file: s.prefix[0]!,
+        args: [...s.prefix.slice(1), ...initArgs(view.layers), '--', ...drop, ...(set.length ? ['/usr/bin/env', ...set] : []), ...enter, file, ...args],
+        cwd: '/',
+      };
     },
     prepare: async (opts = {}) => {
       if (!s.perLane) return;

@@ -8,7 +8,23 @@ import type { Executor, Workspace } from '../ports.js';
 import { runCommand } from './exec.js';
 import { privateTmp } from './private-tmp.js';
 import { sandboxFor } from './sandbox.js';
-import { changedFiles, cloneForLane, commitAll, commitsBetween, committedChange, fetchBranch, git, isAncestor, mergeCommit, parentOf, pushBranch, readGitFile, readHead, replayCommits, treeOf } from './git.js';
+import {
+  changedFiles,
+  cloneForLane,
+  commitAll,
+  commitsBetween,
+  committedChange,
+  fetchBranch,
+  git,
+  isAncestor,
+  mergeCommit,
+  parentOf,
+  pushBranch,
+  readGitFile,
+  readHead,
+  replayCommits,
+  treeOf,
+} from './git.js';
 
 /**
  * The repository configuration Fleet cloned, per working copy. A directive (or a
@@ -114,7 +130,10 @@ function isGitDir(gitDir: string): boolean {
   try {
     const head = readGitFile(join(gitDir, 'HEAD')).trim();
     if (!/^ref:\s*refs\//.test(head) && !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(head)) return false;
-    return !!statSync(join(gitDir, 'objects'), { throwIfNoEntry: false })?.isDirectory() && !!statSync(join(gitDir, 'refs'), { throwIfNoEntry: false })?.isDirectory();
+    return (
+      !!statSync(join(gitDir, 'objects'), { throwIfNoEntry: false })?.isDirectory() &&
+      !!statSync(join(gitDir, 'refs'), { throwIfNoEntry: false })?.isDirectory()
+    );
   } catch {
     return false;
   }
@@ -209,7 +228,10 @@ export const localWorkspace: Workspace = {
   async commitMessages(dir, rev, max) {
     guard(dir);
     const r = await git(['log', '--first-parent', `--max-count=${max}`, '--format=%B%x00', rev], { cwd: dir });
-    return r.stdout.split('\0').map((m) => m.trim()).filter(Boolean);
+    return r.stdout
+      .split('\0')
+      .map((m) => m.trim())
+      .filter(Boolean);
   },
 
   async branchCommits(dir, base, head, max) {
@@ -244,7 +266,13 @@ export const localExecutor: Executor = {
     checked.delete(resolve(opts.cwd));
     const sandbox = sandboxFor(opts.isolation ?? 'off');
     if (opts.isolation === 'required' && sandbox.kind === 'none') {
-      return Promise.resolve({ exitCode: 125, signal: null, timedOut: false, durationMs: 0, tail: `fleet: isolation is required but unavailable: ${sandbox.detail}` });
+      return Promise.resolve({
+        exitCode: 125,
+        signal: null,
+        timedOut: false,
+        durationMs: 0,
+        tail: `fleet: isolation is required but unavailable: ${sandbox.detail}`,
+      });
     }
     if (sandbox.kind === 'none') return runCommand(command, { ...opts, wrap: undefined });
     // Hidden from the command: Fleet's private temporary folder (its git's output for every lane), and the

@@ -48,10 +48,20 @@ afterAll(async () => {
 describe("the fleet's cost ceiling through the reusable workflow", () => {
   it('a later wave job counts what earlier ones spent: the lane past the ceiling does not start', () => {
     const { manifest, report } = reportArtifact(w, runId);
-    expect(manifest.lanes.map((l) => [l.lane, l.status]), explain(s)).toEqual([['a', 'completed'], ['b', 'completed'], ['c', 'skipped']]);
+    expect(
+      manifest.lanes.map((l) => [l.lane, l.status]),
+      explain(s),
+    ).toEqual([
+      ['a', 'completed'],
+      ['b', 'completed'],
+      ['c', 'skipped'],
+    ]);
     expect(manifest.lanes[2]!.error).toEqual({ class: 'budget-exceeded', message: "not started: the fleet's cost ceiling of $0.02 is reached ($0.02 spent)" });
     expect(manifest.summary.usage).toMatchObject({ cost_usd: 0.02, turns: 4 });
-    expect([...artifactsOf(w, runId).keys()].filter((n) => n.startsWith('fleet-spent-')).sort()).toEqual(['fleet-spent-a.u10000.a1', 'fleet-spent-b.u10000.a1']);
+    expect([...artifactsOf(w, runId).keys()].filter((n) => n.startsWith('fleet-spent-')).sort()).toEqual([
+      'fleet-spent-a.u10000.a1',
+      'fleet-spent-b.u10000.a1',
+    ]);
     expect(s.jobs.find((j) => j.name === shardJobName(w, runId, 'c'))!.log).toContain('Budget: the fleet has spent $0.02 of its $0.02 ceiling before this leg');
     expect(report).toContain("Did not start (the fleet's cost ceiling was reached): `c`.");
     expect(w.emu.pullRequests('acme/c')).toEqual([]);

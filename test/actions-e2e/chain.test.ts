@@ -86,13 +86,20 @@ describe('a chain whose caller cannot be dispatched again', () => {
     // A caller copied before the fleet-continue input existed: GitHub refuses the unknown input with 422.
     const { template, ungated } = await import('./world.js');
     const old = ungated(template('fleet-dispatch.yml'))
-      .replace(/      fleet-continue:\n(        .*\n)+/, '')
-      .replace(/      continue-run: .*\n/, '');
+      .replace(/ {6}fleet-continue:\n( {8}.*\n)+/, '')
+      .replace(/ {6}continue-run: .*\n/, '');
     expect(old).not.toContain('fleet-continue');
     const deep = names.slice(0, 9);
     v = await startWorld({
       caller: old,
-      fleetFile: { name: 'chain', forge: 'github', directive: 'Stamp.', run: 'echo x > STAMP', max_retries: 0, targets: deep.map((n, i) => ({ repo: `acme/${n}`, ...(i > 0 ? { depends_on: [deep[i - 1]!] } : {}) })) },
+      fleetFile: {
+        name: 'chain',
+        forge: 'github',
+        directive: 'Stamp.',
+        run: 'echo x > STAMP',
+        max_retries: 0,
+        targets: deep.map((n, i) => ({ repo: `acme/${n}`, ...(i > 0 ? { depends_on: [deep[i - 1]!] } : {}) })),
+      },
     });
     for (const n of deep) await v.emu.createRepo({ owner: 'acme', name: n });
     const { runId, s } = await dispatchFleet(v, { directive: 'Stamp.' });
@@ -117,7 +124,13 @@ describe('a continue-run that names a run Fleet must not trust', () => {
     // A pull_request run runs the workflow file as the PR wrote it, and could have uploaded any fleet-chain it liked.
     v = await startWorld({ fleetFile: { name: 'chain', forge: 'github', directive: 'Stamp.', run: 'true', targets: [{ repo: 'acme/c01' }] } });
     await v.emu.createRepo({ owner: 'acme', name: 'c01' });
-    const forged = await v.emu.addWorkflowRun({ owner: 'acme', repo: 'control', path: '.github/workflows/fleet.yml', event: 'pull_request', jobs: [{ name: 'upload', status: 'completed', conclusion: 'success' }] });
+    const forged = await v.emu.addWorkflowRun({
+      owner: 'acme',
+      repo: 'control',
+      path: '.github/workflows/fleet.yml',
+      event: 'pull_request',
+      jobs: [{ name: 'upload', status: 'completed', conclusion: 'success' }],
+    });
     const { s } = await dispatchFleet(v, { directive: 'Stamp.', 'fleet-continue': String(forged.id) });
     const plan = s.jobs.find((j) => j.name === 'fleet / plan')!;
     expect(plan.conclusion).toBe('failure');

@@ -25,7 +25,10 @@ const dispatch = (world: World, directive: string) =>
 
 describe('one run of a fleet at a time', () => {
   it('a second and a third dispatch wait, in order, while the first waits at its gate and runs; none is cancelled', async () => {
-    w = await startWorld({ caller: template('fleet-dispatch.yml'), fleetFile: { name: 'serial', forge: 'github', directive: 'x', run: 'echo "$FLEET_DIRECTIVE" >> LOG', targets: [{ repo: 'acme/one' }] } });
+    w = await startWorld({
+      caller: template('fleet-dispatch.yml'),
+      fleetFile: { name: 'serial', forge: 'github', directive: 'x', run: 'echo "$FLEET_DIRECTIVE" >> LOG', targets: [{ repo: 'acme/one' }] },
+    });
     await w.emu.createRepo({ owner: 'acme', name: 'one' });
     w.runner.setEnvironment(CONTROL_REPO, 'fleet-approval', { reviewers: ['lead'] });
     const world = w;
@@ -63,7 +66,7 @@ describe('one run of a fleet at a time', () => {
 });
 
 describe('outputs for a caller that chains work after the fleet', () => {
-  it('a job that needs the fleet reads its counts and the report artifact\'s name, also when a lane failed', async () => {
+  it("a job that needs the fleet reads its counts and the report artifact's name, also when a lane failed", async () => {
     const caller = `${ungated(template('fleet-dispatch.yml'))}
   after:
     needs: fleet

@@ -42,7 +42,11 @@ beforeAll(async () => {
   for (const name of ['core', 'api', 'web', 'flaky', ...SERVICES]) await w.emu.createRepo({ owner: 'acme', name });
   await w.emu.createRepo({ owner: 'acme', name: 'legacy', archived: true });
   w.emu.setCi('*', ci.onBranches(/^fleet\//, ci.green(['test'])));
-  const run = await w.runner.dispatch({ repo: CONTROL_REPO, workflow: '.github/workflows/fleet.yml', inputs: { directive: 'Add CODEOWNERS.', 'dry-run': false } });
+  const run = await w.runner.dispatch({
+    repo: CONTROL_REPO,
+    workflow: '.github/workflows/fleet.yml',
+    inputs: { directive: 'Add CODEOWNERS.', 'dry-run': false },
+  });
   runId = run.id;
   first = await w.runner.finish(run);
 });
@@ -71,7 +75,12 @@ describe('a dispatched fleet of 12 targets', () => {
       expect(prs).toHaveLength(1);
       expect(prs[0]).toMatchObject({ number: lane.pr_number, headRef: lane.branch, headSha: lane.commit, state: 'open' });
       expect(lane.ci_conclusion).toBe('success');
-      expect(w.emu.checkRuns(repo).filter((c) => c.head_sha === lane.commit).map((c) => c.conclusion)).toEqual(['success']);
+      expect(
+        w.emu
+          .checkRuns(repo)
+          .filter((c) => c.head_sha === lane.commit)
+          .map((c) => c.conclusion),
+      ).toEqual(['success']);
     }
     const flaky = manifest.lanes.find((l) => l.lane === 'flaky')!;
     expect(flaky).toMatchObject({ status: 'failed', error: { class: 'directive-failed' } });
@@ -86,7 +95,11 @@ describe('a dispatched fleet of 12 targets', () => {
   it('the check run on the calling commit and the job summaries say the same', () => {
     const checks = w.emu.checkRuns(CONTROL_REPO);
     expect(checks).toHaveLength(1);
-    expect(checks[0]).toMatchObject({ name: 'Fleet: codeowners', conclusion: 'failure', output: { title: '10 completed, 1 failed, 0 skipped, 1 excluded of 12' } });
+    expect(checks[0]).toMatchObject({
+      name: 'Fleet: codeowners',
+      conclusion: 'failure',
+      output: { title: '10 completed, 1 failed, 0 skipped, 1 excluded of 12' },
+    });
     const { report } = reportArtifact(w, runId);
     const summary = first.jobs.find((j) => j.name === 'fleet / report')!.summary.trim();
     expect(summary).toBe(report.trim());

@@ -36,7 +36,11 @@ describe.each(['cancelled', 'timed_out'] as const)('lane jobs that die, a timed-
     const running = (lane: string) => () => [...lines.values()].some((l) => l.includes(`${lane}: running (attempt 1 of 1)`));
     await until(running('doomed'), 'doomed to run its directive', 180_000);
     await until(running('slow'), 'slow to run its directive', 180_000);
-    await until(() => w.emu.workflowRun(runId)!.jobs.some((j) => j.name === shardJobName(w, runId, 'fine') && j.status === 'completed'), 'fine to finish', 180_000);
+    await until(
+      () => w.emu.workflowRun(runId)!.jobs.some((j) => j.name === shardJobName(w, runId, 'fine') && j.status === 'completed'),
+      'fine to finish',
+      180_000,
+    );
     expect(run.killJob(shardJobName(w, runId, 'doomed'))).toBe(true);
     // The wave jobs' timeout-minutes (120 by default) passes on the runner's clock while slow's directive still runs.
     w.runner.clock.advance(121 * 60_000);
@@ -52,14 +56,18 @@ describe.each(['cancelled', 'timed_out'] as const)('lane jobs that die, a timed-
       expect(s.jobs.find((j) => j.name === 'fleet / report')!.conclusion).toBe('failure');
     });
 
-    it('the report explains each lane from the run\'s jobs and their annotations, and keeps the one that finished', () => {
+    it("the report explains each lane from the run's jobs and their annotations, and keeps the one that finished", () => {
       const { manifest } = reportArtifact(w, runId);
       const lane = (id: string) => manifest.lanes.find((l) => l.lane === id)!;
       expect(lane('fine').status).toBe('completed');
       expect(lane('doomed')).toMatchObject({ status: 'failed', error: { class: 'lane-crashed' } });
-      expect(lane('doomed').error!.message).toContain(`job "${shardJobName(w, runId, 'doomed')}" lost its runner before the lane left a result: The runner has received a shutdown signal.`);
+      expect(lane('doomed').error!.message).toContain(
+        `job "${shardJobName(w, runId, 'doomed')}" lost its runner before the lane left a result: The runner has received a shutdown signal.`,
+      );
       expect(lane('slow')).toMatchObject({ status: 'failed', error: { class: 'no-result' } });
-      expect(lane('slow').error!.message).toContain(`job "${shardJobName(w, runId, 'slow')}" timed out after 120 minutes (the wave job's timeout-minutes) before the lane left a result`);
+      expect(lane('slow').error!.message).toContain(
+        `job "${shardJobName(w, runId, 'slow')}" timed out after 120 minutes (the wave job's timeout-minutes) before the lane left a result`,
+      );
     });
   });
 });

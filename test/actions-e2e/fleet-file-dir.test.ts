@@ -43,7 +43,9 @@ describe('FLEET_FILE_DIR in the reusable workflow', () => {
       ['b', 'completed', ['STAMP.md']],
     ]);
     for (const name of ['a', 'b']) {
-      const stamp = execFileSync('git', ['--git-dir', join(w.emu.reposDir, `acme/${name}.git`), 'show', `fleet/helpers/${name}:STAMP.md`], { encoding: 'utf8' });
+      const stamp = execFileSync('git', ['--git-dir', join(w.emu.reposDir, `acme/${name}.git`), 'show', `fleet/helpers/${name}:STAMP.md`], {
+        encoding: 'utf8',
+      });
       expect(stamp).toBe('stamped from source\n');
     }
   });

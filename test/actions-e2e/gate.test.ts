@@ -19,7 +19,14 @@ afterEach(async () => {
   w = undefined;
 });
 
-const FLEET = { name: 'gate', forge: 'github', directive: 'Stamp.', run: 'echo stamped > STAMP', max_retries: 0, targets: [{ repo: 'acme/one' }, { repo: 'acme/two', depends_on: ['one'] }] };
+const FLEET = {
+  name: 'gate',
+  forge: 'github',
+  directive: 'Stamp.',
+  run: 'echo stamped > STAMP',
+  max_retries: 0,
+  targets: [{ repo: 'acme/one' }, { repo: 'acme/two', depends_on: ['one'] }],
+};
 
 const DAY = 86_400_000;
 
@@ -153,7 +160,9 @@ describe('the report job', () => {
     const report = s.jobs.find((j) => j.name === 'fleet / report')!;
     expect(report.conclusion, explain(s)).toBe('success');
     expect(report.summary).toContain('## Fleet Report');
-    expect(report.annotations.map((a) => a.message).join('\n')).toMatch(/The report's check run could not be posted \(422: .*\); the job summary and the report artifact have the full report\./);
+    expect(report.annotations.map((a) => a.message).join('\n')).toMatch(
+      /The report's check run could not be posted \(422: .*\); the job summary and the report artifact have the full report\./,
+    );
     expect(reportArtifact(w, runId).manifest.summary.completed).toBe(1);
   });
 });

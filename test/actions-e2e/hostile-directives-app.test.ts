@@ -61,7 +61,9 @@ beforeAll(async () => {
     id: 4242,
     slug: 'fleet-app',
     privateKey: pem,
-    installations: [{ account: 'acme', permissions: { contents: 'write', 'pull-requests': 'write', issues: 'write', checks: 'read', statuses: 'read', actions: 'read' } }],
+    installations: [
+      { account: 'acme', permissions: { contents: 'write', 'pull-requests': 'write', issues: 'write', checks: 'read', statuses: 'read', actions: 'read' } },
+    ],
   });
   w.runner.setVariable(CONTROL_REPO, 'FLEET_APP_ID', String(app.id));
   w.runner.setSecret(CONTROL_REPO, 'FLEET_APP_PRIVATE_KEY', pem);
@@ -104,7 +106,11 @@ describe('what the run leaves behind', () => {
   });
 
   it('no job log holds a line of the key or a minted token', () => {
-    const logs = w.runner.runs.get(runId)!.summary().jobs.map((j) => `${j.log}\n${j.summary ?? ''}\n${j.annotations.map((a) => a.message).join('\n')}`).join('\n');
+    const logs = w.runner.runs
+      .get(runId)!
+      .summary()
+      .jobs.map((j) => `${j.log}\n${j.summary ?? ''}\n${j.annotations.map((a) => a.message).join('\n')}`)
+      .join('\n');
     for (const line of keyLines) expect(logs.includes(line), 'a line of the private key is in a job log').toBe(false);
     for (const token of mintedTokens()) expect(logs.includes(token), 'a minted token is in a job log').toBe(false);
     expect(logs).not.toMatch(/ghs_[A-Za-z0-9]{36}/);

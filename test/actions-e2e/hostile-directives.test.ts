@@ -107,20 +107,29 @@ describe('a directive looking around', () => {
     expect(found).toContain('+git-config: 0');
   });
 
-  it('finds no token variable by name, and not the runner\'s command files either', () => {
+  it("finds no token variable by name, and not the runner's command files either", () => {
     const names = /\+env-names: (.*)/.exec(patchOf('look'))![1]!.trim().split(' ').filter(Boolean);
-    for (const held of ['ACTIONS_RUNTIME_TOKEN', 'INPUT_GITHUB-TOKEN', 'GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GITHUB_STATE', 'GITHUB_STEP_SUMMARY']) expect(names).not.toContain(held);
+    for (const held of ['ACTIONS_RUNTIME_TOKEN', 'INPUT_GITHUB-TOKEN', 'GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GITHUB_STATE', 'GITHUB_STEP_SUMMARY'])
+      expect(names).not.toContain(held);
     expect(names.filter((n) => n.startsWith('FLEET_') && n.includes('TOKEN'))).toEqual([]);
   });
 
-  it('cannot write the wave job\'s summary', () => {
-    const summaries = w.runner.runs.get(runId)!.summary().jobs.map((j) => j.summary).join('\n');
+  it("cannot write the wave job's summary", () => {
+    const summaries = w.runner.runs
+      .get(runId)!
+      .summary()
+      .jobs.map((j) => j.summary)
+      .join('\n');
     expect(summaries).not.toContain('every lane completed, nothing to review');
   });
 
   it('gets a dispatch input with ${{ }}, $(…), a newline and quotes exactly as typed', () => {
     const patch = patchOf('look');
-    expect(patch).toContain(NASTY.split('\n').map((l) => `+${l}`).join('\n'));
+    expect(patch).toContain(
+      NASTY.split('\n')
+        .map((l) => `+${l}`)
+        .join('\n'),
+    );
     expect(patch).not.toContain(PAT);
   });
 });
@@ -130,7 +139,11 @@ describe('a directive leaving a link in its lane folder', () => {
     const zip = w.services.artifactContent(artifactsOf(w, runId).get('fleet-lane-link.a1')!.id)!;
     const dir = execFileSync('mktemp', ['-d'], { encoding: 'utf8' }).trim();
     execFileSync('sh', ['-c', 'cat > "$1/a.zip" && unzip -q -o "$1/a.zip" -d "$1/x"', 'unzip', dir], { input: zip });
-    const files = execFileSync('find', [join(dir, 'x'), '-type', 'f'], { encoding: 'utf8' }).trim().split('\n').map((f) => f.slice(join(dir, 'x').length + 1)).sort();
+    const files = execFileSync('find', [join(dir, 'x'), '-type', 'f'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map((f) => f.slice(join(dir, 'x').length + 1))
+      .sort();
     expect(files).toEqual(['lanes/link/attempt-1.log', 'lanes/link/patch.diff', 'lanes/link/result.json']);
     execFileSync('rm', ['-rf', dir]);
   });

@@ -28,11 +28,23 @@ const FLEET = {
   targets: [
     // Wave 1: api and ui share src/routes.txt but a soft edge lets them run side by side; their merges conflict.
     { repo: 'acme/mono', lane: 'api', owns: ['src/api/**', 'src/routes.txt'], run: `${w8('src/api/index.txt', 'api')} && echo api >> src/routes.txt` },
-    { repo: 'acme/mono', lane: 'ui', owns: ['src/ui/**', 'src/routes.txt'], soft_depends_on: ['api'], run: `${w8('src/ui/index.txt', 'ui')} && echo ui >> src/routes.txt` },
+    {
+      repo: 'acme/mono',
+      lane: 'ui',
+      owns: ['src/ui/**', 'src/routes.txt'],
+      soft_depends_on: ['api'],
+      run: `${w8('src/ui/index.txt', 'ui')} && echo ui >> src/routes.txt`,
+    },
     { repo: 'acme/mono', lane: 'docs', owns: ['docs/**'], run: w8('docs/guide.md', 'guide') },
     { repo: 'acme/mono', lane: 'lib', owns: ['src/lib/**'], run: w8('src/lib/util.txt', 'v1') },
     // Wave 2: svc builds on lib (it reads lib's file from the integration); cli's seam with svc fails; widget waits for ui.
-    { repo: 'acme/mono', lane: 'svc', owns: ['src/svc/**'], depends_on: ['lib'], run: 'mkdir -p src/svc && echo "uses $(cat src/lib/util.txt)" > src/svc/main.txt' },
+    {
+      repo: 'acme/mono',
+      lane: 'svc',
+      owns: ['src/svc/**'],
+      depends_on: ['lib'],
+      run: 'mkdir -p src/svc && echo "uses $(cat src/lib/util.txt)" > src/svc/main.txt',
+    },
     { repo: 'acme/mono', lane: 'cli', owns: ['src/cli/**'], depends_on: ['lib'], soft_depends_on: ['svc'], run: w8('src/cli/main.txt', 'INCOMPATIBLE') },
     { repo: 'acme/mono', lane: 'widget', owns: ['src/widget/**'], depends_on: ['ui'], run: w8('src/widget/w.txt', 'w') },
     // Wave 3: app builds on svc.
@@ -62,14 +74,26 @@ const remote = () => join(w.emu.reposDir, 'acme/mono.git');
 describe('wave integration through the reusable workflow', () => {
   it('runs an integrate job after each wave job that had lanes, and none after the empty ones', () => {
     const integrateJobs = s.jobs.filter((j) => j.name.startsWith('fleet / integrate wave'));
-    expect(integrateJobs.map((j) => [j.name, j.conclusion]), explain(s)).toEqual([
+    expect(
+      integrateJobs.map((j) => [j.name, j.conclusion]),
+      explain(s),
+    ).toEqual([
       ['fleet / integrate wave 1', 'success'],
       ['fleet / integrate wave 2', 'success'],
       ['fleet / integrate wave 3', 'success'],
     ]);
-    expect(w.emu.workflowRun(runId)!.jobs.filter((j) => j.name === 'fleet / integrate wave 4').map((j) => j.conclusion)).toEqual(['skipped']);
+    expect(
+      w.emu
+        .workflowRun(runId)!
+        .jobs.filter((j) => j.name === 'fleet / integrate wave 4')
+        .map((j) => j.conclusion),
+    ).toEqual(['skipped']);
     // Each integrate job leaves its record, cumulative, for the legs after it and the report.
-    expect([...artifactsOf(w, runId).keys()].filter((n) => n.startsWith('fleet-integration-')).sort()).toEqual(['fleet-integration-w0.a1', 'fleet-integration-w1.a1', 'fleet-integration-w2.a1']);
+    expect([...artifactsOf(w, runId).keys()].filter((n) => n.startsWith('fleet-integration-')).sort()).toEqual([
+      'fleet-integration-w0.a1',
+      'fleet-integration-w1.a1',
+      'fleet-integration-w2.a1',
+    ]);
     expect(s.jobs.find((j) => j.name === 'fleet / integrate wave 2')!.summary).toContain('## Fleet integration after wave 2');
   });
 
@@ -83,7 +107,9 @@ describe('wave integration through the reusable workflow', () => {
     expect(lane('widget')).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed' } });
     expect(lane('widget').error!.message).toContain('dependency "ui" is held out of the integration');
     expect(integ.waves[1]!.order).toEqual(['svc']);
-    expect(integ.waves[1]!.held).toEqual([{ lane: 'cli', conflicts: [], reason: expect.stringContaining('the seam with svc fails `! grep -rq INCOMPATIBLE src/cli`') }]);
+    expect(integ.waves[1]!.held).toEqual([
+      { lane: 'cli', conflicts: [], reason: expect.stringContaining('the seam with svc fails `! grep -rq INCOMPATIBLE src/cli`') },
+    ]);
     expect(integ.waves[2]!.order).toEqual(['app']);
     expect(lane('app').integration).toMatchObject({ state: 'merged', wave: 2 });
     // svc started from the integration (lib's file was there), and app from svc's.

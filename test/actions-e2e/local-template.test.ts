@@ -35,7 +35,14 @@ let s: RunSummary;
 beforeAll(async () => {
   w = await startWorld({ caller });
   await w.commitControl({
-    'fleet.yml': stringify({ name: 'local', forge: 'local', directive: 'Touch a file.', run: STEAL, max_retries: 0, targets: [{ repo: '.', owns: ['STOLEN'] }] }),
+    'fleet.yml': stringify({
+      name: 'local',
+      forge: 'local',
+      directive: 'Touch a file.',
+      run: STEAL,
+      max_retries: 0,
+      targets: [{ repo: '.', owns: ['STOLEN'] }],
+    }),
   });
   const run = await w.runner.dispatch({ repo: CONTROL_REPO, workflow: '.github/workflows/fleet.yml', inputs: { 'fleet-file': 'fleet.yml', 'dry-run': true } });
   s = await w.runner.finish(run);
@@ -47,6 +54,11 @@ describe('the fleet-local template', () => {
     expect(s.conclusion, explain(s)).toBe('success');
     expect(await w.emu.branchSha(CONTROL_REPO, 'pwned'), explain(s)).toBeNull();
     // It tried (with nothing): GitHub refused.
-    expect(w.emu.find({ route: '/repos/{owner}/{repo}/git/refs', method: 'POST' }).map((r) => r.status).filter((st) => st < 400)).toEqual([]);
+    expect(
+      w.emu
+        .find({ route: '/repos/{owner}/{repo}/git/refs', method: 'POST' })
+        .map((r) => r.status)
+        .filter((st) => st < 400),
+    ).toEqual([]);
   });
 });

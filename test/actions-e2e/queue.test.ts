@@ -37,7 +37,8 @@ describe('the issue-queue template', () => {
     // the start of the next scheduled run, which closes their issues and makes the dependent ready.
     const held = ci.held(ci.green(['test']), { until: 'finish' });
     w.emu.setCi(CONTROL_REPO, held);
-    const make = (title: string, body: string, labels: string[] = []) => w!.emu.createIssue(CONTROL_REPO, { title, body, labels: ['fleet:ready', ...labels] }).number;
+    const make = (title: string, body: string, labels: string[] = []) =>
+      w!.emu.createIssue(CONTROL_REPO, { title, body, labels: ['fleet:ready', ...labels] }).number;
     const first = make('First', SPEC);
     const second = make('Second', `${SPEC}Depends on #${first}\n`);
     const urgent = make('Urgent', SPEC, ['priority: high']);
@@ -54,7 +55,10 @@ describe('the issue-queue template', () => {
     const one = await scheduled();
     // Two slots: the high-priority issue and the lowest-numbered other one; the dependent and the vague one wait.
     expect(one.manifest.queue!.rows.flatMap((r) => r.started).sort()).toEqual([`issue-${first}`, `issue-${urgent}`].sort());
-    expect(one.manifest.queue!.rows.find((r) => r.issue === second)).toMatchObject({ state: 'BLOCKED_WORK', reason: `"Depends on #${first}": #${first} is open` });
+    expect(one.manifest.queue!.rows.find((r) => r.issue === second)).toMatchObject({
+      state: 'BLOCKED_WORK',
+      reason: `"Depends on #${first}": #${first} is open`,
+    });
     expect(one.report).toContain('### Issue queue');
     const report = one.s.jobs.find((j) => /report/i.test(j.name))!;
     expect(report.summary).toMatch(new RegExp(`\\| #${vague} +\\| Vague +\\| NO_SPEC`));
@@ -68,7 +72,10 @@ describe('the issue-queue template', () => {
 
     const three = await scheduled();
     expect(three.manifest.queue!.rows.map((r) => [r.issue, r.state])).toEqual([[vague, 'NO_SPEC']]);
-    const open = w.emu.issues(CONTROL_REPO).filter((i) => i.state === 'open').map((i) => i.number);
+    const open = w.emu
+      .issues(CONTROL_REPO)
+      .filter((i) => i.state === 'open')
+      .map((i) => i.number);
     expect(open).toEqual([vague]);
     expect(w.emu.issues(CONTROL_REPO).find((i) => i.number === vague)!.comments).toHaveLength(1);
     expect(w.emu.pullRequests(CONTROL_REPO).filter((p) => p.merged_at)).toHaveLength(3);

@@ -32,7 +32,13 @@ function otherPlatforms(): PackageManifest[] {
   const lock = JSON.parse(readFileSync(resolve('package-lock.json'), 'utf8')) as { packages: Record<string, Record<string, unknown>> };
   return Object.entries(lock.packages)
     .filter(([path]) => path.startsWith(`node_modules/${NAME}-`) && path !== `node_modules/${NATIVE}`)
-    .map(([path, p]) => ({ name: path.slice('node_modules/'.length), version: String(p.version), ...(p.os ? { os: p.os } : {}), ...(p.cpu ? { cpu: p.cpu } : {}), ...(p.libc ? { libc: p.libc } : {}) }));
+    .map(([path, p]) => ({
+      name: path.slice('node_modules/'.length),
+      version: String(p.version),
+      ...(p.os ? { os: p.os } : {}),
+      ...(p.cpu ? { cpu: p.cpu } : {}),
+      ...(p.libc ? { libc: p.libc } : {}),
+    }));
 }
 
 beforeAll(async () => {
@@ -42,7 +48,10 @@ beforeAll(async () => {
   api.converse({
     name: 'worker',
     match: 'Add a Support section',
-    turns: [(req: MessagesRequest) => ({ blocks: [{ tool: 'Write', input: { file_path: `${workingDirectory(req)}/SUPPORT.md`, content: '# Support\n' } }] }), { blocks: [{ text: 'Done.' }] }],
+    turns: [
+      (req: MessagesRequest) => ({ blocks: [{ tool: 'Write', input: { file_path: `${workingDirectory(req)}/SUPPORT.md`, content: '# Support\n' } }] }),
+      { blocks: [{ text: 'Done.' }] },
+    ],
   });
   w = await startWorld({
     // The runner machine's npm configuration, as a self-hosted runner's environment or image would give it.
@@ -72,7 +81,11 @@ const legLog = (s: RunSummary) => s.jobs.find((j) => j.name.startsWith('fleet / 
 describe(`the real ${NAME} ${VERSION} installed on a wave leg`, () => {
   it('the first leg installs it from the configured registry with npm and saves it to the Actions cache; its agent does the work', () => {
     const { s, runId } = runs[0]!;
-    expect(legLog(s), explain(s)).toMatch(new RegExp(`Agent CLI ${NAME}@${VERSION}: installed with npm in [\\d.]+ s and saved to the Actions cache as fleet-agent-${process.platform}-${process.arch}-[0-9a-f]{20}`));
+    expect(legLog(s), explain(s)).toMatch(
+      new RegExp(
+        `Agent CLI ${NAME}@${VERSION}: installed with npm in [\\d.]+ s and saved to the Actions cache as fleet-agent-${process.platform}-${process.arch}-[0-9a-f]{20}`,
+      ),
+    );
     expect(reportArtifact(w, runId).manifest.lanes[0]).toMatchObject({ status: 'completed', changed_files: ['SUPPORT.md'] });
     // The registry's own bytes: npm checked each tarball against the integrity the registry gave.
     expect(registry.downloads(NAME)).toBe(1);
@@ -88,6 +101,8 @@ describe(`the real ${NAME} ${VERSION} installed on a wave leg`, () => {
     expect(registry.downloads(NATIVE)).toBe(1);
     // Both runs' agents were the real CLI: each conversation reached the model API with the secret as its key.
     expect(api.of('worker').filter((r) => r.headers['x-api-key'] === '<the key>').length).toBeGreaterThanOrEqual(4);
-    expect(execFileSync('git', ['--git-dir', join(w.emu.reposDir, 'acme/one.git'), 'show', 'fleet/install/one:SUPPORT.md'], { encoding: 'utf8' })).toBe('# Support\n');
+    expect(execFileSync('git', ['--git-dir', join(w.emu.reposDir, 'acme/one.git'), 'show', 'fleet/install/one:SUPPORT.md'], { encoding: 'utf8' })).toBe(
+      '# Support\n',
+    );
   });
 });

@@ -11,7 +11,16 @@
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { reviewPanel, startModelApi, textOf, workingDirectory, type Conversation, type MessagesRequest, type ModelApi, type Turn } from '../support/model-api/index.js';
+import {
+  reviewPanel,
+  startModelApi,
+  textOf,
+  workingDirectory,
+  type Conversation,
+  type MessagesRequest,
+  type ModelApi,
+  type Turn,
+} from '../support/model-api/index.js';
 import type { RunSummary } from '../support/actions-runner/index.js';
 import { artifactsOf, CONTROL_REPO, dispatchFleet, explain, reportArtifact, startWorld, type World } from './world.js';
 
@@ -39,7 +48,11 @@ beforeAll(async () => {
   reviewPanel(api, (req) => asked(req as MessagesRequest));
   api.converse({ name: 'fix', match: '## Review findings to fix', turns: edit('BUG', 'OK') });
   api.converse({ name: 'minimal', match: 'STRATEGY-MINIMAL', turns: edit('value = 1;', 'value = 10;') });
-  api.converse({ name: 'rewrite', match: 'STRATEGY-REWRITE', turns: edit('export const value = 1;\n', 'export const value = 10;\nexport const other = 20;\n') });
+  api.converse({
+    name: 'rewrite',
+    match: 'STRATEGY-REWRITE',
+    turns: edit('export const value = 1;\n', 'export const value = 10;\nexport const other = 20;\n'),
+  });
   api.converse({ name: 'worker', match: 'Set the value.', turns: edit('= 1;', '= BUG;') });
 
   w = await startWorld({
@@ -54,11 +67,18 @@ beforeAll(async () => {
       speculative: { pick: 'smallest-green-diff' },
       targets: [
         { repo: 'acme/svc' },
-        { repo: 'acme/spec', strategies: [{ label: 'minimal', directive: 'Change the value only. STRATEGY-MINIMAL' }, { label: 'rewrite', directive: 'Rewrite the file. STRATEGY-REWRITE' }] },
+        {
+          repo: 'acme/spec',
+          strategies: [
+            { label: 'minimal', directive: 'Change the value only. STRATEGY-MINIMAL' },
+            { label: 'rewrite', directive: 'Rewrite the file. STRATEGY-REWRITE' },
+          ],
+        },
       ],
     },
   });
-  for (const name of ['svc', 'spec']) await w.emu.createRepo({ owner: 'acme', name, files: { 'README.md': `# ${name}\n`, 'src/app.js': 'export const value = 1;\n' } });
+  for (const name of ['svc', 'spec'])
+    await w.emu.createRepo({ owner: 'acme', name, files: { 'README.md': `# ${name}\n`, 'src/app.js': 'export const value = 1;\n' } });
   w.runner.setSecret(CONTROL_REPO, 'ANTHROPIC_API_KEY', api.key);
   const r = await dispatchFleet(w, { directive: 'Set the value.' });
   runId = r.runId;
@@ -78,7 +98,9 @@ describe('the real Claude Code in the legs of the reusable workflow', () => {
     expect(l.review?.verdict).toBe('clear');
     expect(l.review?.rounds.map((x) => x.verdict)).toEqual(['fix', 'clear']);
     expect(l.review?.findings).toEqual([expect.objectContaining({ severity: 'high', file: 'src/app.js', disposition: 'ACCEPT', status: 'fixed' })]);
-    expect(execFileSync('git', ['--git-dir', join(w.emu.reposDir, 'acme/svc.git'), 'show', 'fleet/real/svc:src/app.js'], { encoding: 'utf8' })).toBe('export const value = OK;\n');
+    expect(execFileSync('git', ['--git-dir', join(w.emu.reposDir, 'acme/svc.git'), 'show', 'fleet/real/svc:src/app.js'], { encoding: 'utf8' })).toBe(
+      'export const value = OK;\n',
+    );
     // The panel's spending is the CLI's own, read from its results in the leg.
     expect(l.review?.usage.cost_usd).toBeGreaterThan(0);
     expect(api.of('dispositions').length).toBe(1);

@@ -23,7 +23,14 @@ beforeAll(async () => {
   // Read by the fake agents, which run as nobody where the suite runs as root: open to every user.
   planDir = tempDir('fleet-relay-plan-');
   const plan = join(planDir, 'plan.json');
-  writeFileSync(plan, JSON.stringify({ write: { 'NOTES.md': 'b\n' }, discoveries: ['The config lives in conf/app.json.', 'Tests need TZ=UTC.'], record: join(planDir, 'prompt') }));
+  writeFileSync(
+    plan,
+    JSON.stringify({
+      write: { 'NOTES.md': 'b\n' },
+      discoveries: ['The config lives in conf/app.json.', 'Tests need TZ=UTC.'],
+      record: join(planDir, 'prompt'),
+    }),
+  );
   w = await startWorld({
     fleetFile: {
       name: 'relay',

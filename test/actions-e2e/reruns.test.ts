@@ -25,8 +25,16 @@ const FLEET = {
 };
 
 const VARIANTS: Array<[string, Partial<ArtifactRules>, { rerunAll: boolean }]> = [
-  ['a re-upload of a name is refused, ids follow attempts, a job lists only its own attempt', { reuploadAcrossAttempts: 'conflict', artifactIds: 'ascending', internalList: 'attempt', earlierAttemptAccess: 'not-found' }, { rerunAll: false }],
-  ['everything allowed: both uploads kept, the older one with the higher id, every attempt listed and signed', { reuploadAcrossAttempts: 'allow', artifactIds: 'unordered', internalList: 'run', earlierAttemptAccess: 'allow' }, { rerunAll: true }],
+  [
+    'a re-upload of a name is refused, ids follow attempts, a job lists only its own attempt',
+    { reuploadAcrossAttempts: 'conflict', artifactIds: 'ascending', internalList: 'attempt', earlierAttemptAccess: 'not-found' },
+    { rerunAll: false },
+  ],
+  [
+    'everything allowed: both uploads kept, the older one with the higher id, every attempt listed and signed',
+    { reuploadAcrossAttempts: 'allow', artifactIds: 'unordered', internalList: 'run', earlierAttemptAccess: 'allow' },
+    { rerunAll: true },
+  ],
 ];
 
 describe.each(VARIANTS)('re-running a fleet when %s', (_, artifacts, then) => {

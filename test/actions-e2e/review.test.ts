@@ -50,7 +50,8 @@ beforeAll(async () => {
       targets: [{ repo: 'acme/fixes' }, { repo: 'acme/stuck' }, { repo: 'acme/after', depends_on: ['stuck'] }],
     },
   });
-  for (const name of ['fixes', 'stuck', 'after']) await w.emu.createRepo({ owner: 'acme', name, files: { 'README.md': `# ${name}\n`, 'src/app.js': 'export const value = 1;\n' } });
+  for (const name of ['fixes', 'stuck', 'after'])
+    await w.emu.createRepo({ owner: 'acme', name, files: { 'README.md': `# ${name}\n`, 'src/app.js': 'export const value = 1;\n' } });
   w.runner.setSecret(CONTROL_REPO, 'ANTHROPIC_API_KEY', KEY);
   const r = await dispatchFleet(w, { directive: 'Set the value.' });
   runId = r.runId;
@@ -75,7 +76,9 @@ describe('a reviewed agent fleet through the reusable workflow', () => {
     const [pr] = w.emu.pullRequests('acme/fixes');
     expect(pr).toMatchObject({ draft: false, labels: [] });
     expect(pr!.body).toContain('**Follow-up work** (1)');
-    expect(execFileSync('git', ['--git-dir', join(w.emu.reposDir, 'acme/fixes.git'), 'show', 'fleet/rev/fixes:src/app.js'], { encoding: 'utf8' })).toBe('export const value = OK;\n');
+    expect(execFileSync('git', ['--git-dir', join(w.emu.reposDir, 'acme/fixes.git'), 'show', 'fleet/rev/fixes:src/app.js'], { encoding: 'utf8' })).toBe(
+      'export const value = OK;\n',
+    );
   });
 
   it('a lane at the round cap hands a draft PR, labelled, to a person; its dependent does not start', () => {
@@ -107,7 +110,10 @@ describe('a reviewed agent fleet through the reusable workflow', () => {
       const files = execFileSync('find', [dir, '-path', '*review*', '-type', 'f'], { encoding: 'utf8' });
       expect(files).toContain('lanes/fixes/review/a1-r1-security.log');
       expect(files).not.toContain('.out');
-      const hits = execFileSync('sh', ['-c', `grep -rl -F -e "$K" "${dir}" | grep -v '\\.zip$' || true`], { env: { ...process.env, K: KEY }, encoding: 'utf8' }).trim();
+      const hits = execFileSync('sh', ['-c', `grep -rl -F -e "$K" "${dir}" | grep -v '\\.zip$' || true`], {
+        env: { ...process.env, K: KEY },
+        encoding: 'utf8',
+      }).trim();
       expect(hits).toBe('');
     } finally {
       rmSync(dir, { recursive: true, force: true });

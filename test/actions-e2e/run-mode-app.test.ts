@@ -44,7 +44,13 @@ let keyBody: string;
 beforeAll(async () => {
   w = await startWorld({ caller });
   for (const name of ['one', 'two']) await w.emu.createRepo({ owner: 'acme', name, files: { 'README.md': `# ${name}\n` } });
-  const app = w.emu.addApp({ id: 4545, slug: 'fleet-run', installations: [{ account: 'acme', permissions: { contents: 'write', 'pull-requests': 'write', issues: 'write', checks: 'read', statuses: 'read', metadata: 'read' } }] });
+  const app = w.emu.addApp({
+    id: 4545,
+    slug: 'fleet-run',
+    installations: [
+      { account: 'acme', permissions: { contents: 'write', 'pull-requests': 'write', issues: 'write', checks: 'read', statuses: 'read', metadata: 'read' } },
+    ],
+  });
   keyBody = app.privateKeyPem.split('\n')[1]!;
   w.runner.setVariable(CONTROL_REPO, 'FLEET_APP_ID', String(app.id));
   w.runner.setSecret(CONTROL_REPO, 'FLEET_APP_PRIVATE_KEY', app.privateKeyPem);

@@ -25,7 +25,14 @@ beforeAll(async () => {
       max_parallel: 8,
       speculative: { pick: 'smallest-green-diff' },
       targets: [
-        { repo: 'acme/svc', strategies: [{ label: 'wide', run: 'printf "a\\nb\\nc\\n" > app.txt' }, { label: 'narrow', run: 'echo a > app.txt' }, { label: 'broken', run: 'exit 2' }] },
+        {
+          repo: 'acme/svc',
+          strategies: [
+            { label: 'wide', run: 'printf "a\\nb\\nc\\n" > app.txt' },
+            { label: 'narrow', run: 'echo a > app.txt' },
+            { label: 'broken', run: 'exit 2' },
+          ],
+        },
         { repo: 'acme/app', depends_on: ['svc'], run: 'echo x > X.md' },
       ],
     },
@@ -40,7 +47,7 @@ afterAll(async () => {
 });
 
 describe('strategies through the reusable workflow', () => {
-  it('runs a target\'s strategies in one leg, opens a PR for the pick only, and starts the dependent from it', () => {
+  it("runs a target's strategies in one leg, opens a PR for the pick only, and starts the dependent from it", () => {
     const plan = planOf(w, runId).manifest;
     expect(plan.waves[0]!.shards.map((sh) => sh.lanes)).toEqual([['svc.broken', 'svc.narrow', 'svc.wide']]);
     const { manifest, report } = reportArtifact(w, runId);

@@ -25,7 +25,15 @@ describe('a scheduled sweep', () => {
   it('runs the committed fleet file from the scheduled template on the default branch', async () => {
     w = await startWorld({ caller: template('fleet-scheduled.yml') });
     await w.emu.createRepo({ owner: 'acme', name: 'svc' });
-    await w.commitControl({ 'fleets/weekly-sweep.yml': stringify({ name: 'sweep', forge: 'github', directive: 'Weekly stamp.', run: 'date -u +%G-W%V > WEEK', targets: [{ repo: 'acme/svc' }] }) });
+    await w.commitControl({
+      'fleets/weekly-sweep.yml': stringify({
+        name: 'sweep',
+        forge: 'github',
+        directive: 'Weekly stamp.',
+        run: 'date -u +%G-W%V > WEEK',
+        targets: [{ repo: 'acme/svc' }],
+      }),
+    });
     const run = await w.runner.schedule({ repo: CONTROL_REPO, workflow: '.github/workflows/fleet.yml', cron: '17 6 * * 1' });
     const s = await w.runner.finish(run);
     expect(s.conclusion, explain(s)).toBe('success');
@@ -42,15 +50,31 @@ describe('an incremental sweep (the scheduled template, incremental: true)', () 
     w = await startWorld({ caller: template('fleet-scheduled.yml') });
     const repos = ['s0', 's1', 's2'];
     for (const name of repos) await w.emu.createRepo({ owner: 'acme', name });
-    await w.commitControl({ 'fleets/weekly-sweep.yml': stringify({ name: 'sweep', forge: 'github', directive: 'Stamp.', run: 'echo stamped > STAMP', targets: repos.map((r) => ({ repo: `acme/${r}` })) }) });
+    await w.commitControl({
+      'fleets/weekly-sweep.yml': stringify({
+        name: 'sweep',
+        forge: 'github',
+        directive: 'Stamp.',
+        run: 'echo stamped > STAMP',
+        targets: repos.map((r) => ({ repo: `acme/${r}` })),
+      }),
+    });
     const sweep = async () => {
       w!.emu.resetLog();
       const run = await w!.runner.schedule({ repo: CONTROL_REPO, workflow: '.github/workflows/fleet.yml', cron: '17 6 * * 1' });
       const s = await w!.runner.finish(run);
       expect(s.conclusion, explain(s)).toBe('success');
       const fleetRequests = w!.emu.requests.filter((r) => r.token === PAT);
-      const clones = (repo: string) => w!.emu.requests.filter((r) => r.operationId === 'git-upload-pack' && r.path.startsWith(`/${repo}.git/`) && r.method === 'POST').length;
-      return { s, manifest: reportArtifact(w!, run.id).manifest, report: reportArtifact(w!, run.id).report, fleetRequests, clones, legs: s.jobs.filter((j) => / \/ wave \d/.test(j.name)) };
+      const clones = (repo: string) =>
+        w!.emu.requests.filter((r) => r.operationId === 'git-upload-pack' && r.path.startsWith(`/${repo}.git/`) && r.method === 'POST').length;
+      return {
+        s,
+        manifest: reportArtifact(w!, run.id).manifest,
+        report: reportArtifact(w!, run.id).report,
+        fleetRequests,
+        clones,
+        legs: s.jobs.filter((j) => / \/ wave \d/.test(j.name)),
+      };
     };
 
     const first = await sweep();
@@ -135,7 +159,7 @@ describe('refused before any lane runs', () => {
   });
 
   it('a caller without a permissions block, on a repository whose default token is read-only: GitHub refuses the run at start', async () => {
-    const withoutPermissions = template('fleet-dispatch.yml').replace(/\npermissions:\n(  .*\n)+/, '\n');
+    const withoutPermissions = template('fleet-dispatch.yml').replace(/\npermissions:\n( {2}.*\n)+/, '\n');
     expect(withoutPermissions).not.toMatch(/^permissions:/m);
     w = await startWorld({ caller: withoutPermissions });
     const run = await w.runner.dispatch({ repo: CONTROL_REPO, workflow: '.github/workflows/fleet.yml', inputs: { directive: 'x' } });

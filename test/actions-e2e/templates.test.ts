@@ -80,9 +80,12 @@ describe('the metadata of every starter workflow', () => {
 });
 
 describe('every starter workflow', () => {
-  it('parses with GitHub\'s workflow parser', async () => {
+  it("parses with GitHub's workflow parser", async () => {
     for (const t of TEMPLATES) {
-      const wf = await loadWorkflow({ repo: 'acme/control', sha: '0'.repeat(40), ref: 'refs/heads/main', path: `.github/workflows/${t}` }, readFileSync(join(DIR, t), 'utf8'));
+      const wf = await loadWorkflow(
+        { repo: 'acme/control', sha: '0'.repeat(40), ref: 'refs/heads/main', path: `.github/workflows/${t}` },
+        readFileSync(join(DIR, t), 'utf8'),
+      );
       expect(wf.jobs.length, t).toBeGreaterThan(0);
     }
   });
@@ -99,10 +102,17 @@ describe('every starter workflow', () => {
 describe('the GitHub App caller (fleet-app.yml)', () => {
   const APP_SCOPES = { contents: 'write', 'pull-requests': 'write', issues: 'write', checks: 'read', statuses: 'read', actions: 'read' } as const;
 
-  it('runs the fleet with the App\'s tokens only, and its outcome job reads the counts and the report\'s name', async () => {
+  it("runs the fleet with the App's tokens only, and its outcome job reads the counts and the report's name", async () => {
     w = await startWorld({
       caller: template('fleet-app.yml'),
-      fleetFile: { name: 'app', forge: 'github', directive: 'x', run: 'if [ "$FLEET_LANE" = bad ]; then exit 3; fi; echo ok > OK', max_retries: 0, targets: [{ repo: 'acme/good' }, { repo: 'acme/bad' }] },
+      fleetFile: {
+        name: 'app',
+        forge: 'github',
+        directive: 'x',
+        run: 'if [ "$FLEET_LANE" = bad ]; then exit 3; fi; echo ok > OK',
+        max_retries: 0,
+        targets: [{ repo: 'acme/good' }, { repo: 'acme/bad' }],
+      },
     });
     for (const name of ['good', 'bad']) await w.emu.createRepo({ owner: 'acme', name });
     const app = w.emu.addApp({ id: 5151, slug: 'fleet-app', installations: [{ account: 'acme', permissions: APP_SCOPES }] });

@@ -74,7 +74,10 @@ describe('a fleet longer than an hour', () => {
     world = await startWorld({
       fleetFile: { name: 'agents', forge: 'github', directive: 'Stamp.', run: 'echo stamped > STAMP', max_retries: 0, targets: [{ repo: 'acme/solo' }] },
       // A leg of agent lanes may run for hours: the wave job's own timeout is raised above the two hours.
-      caller: ungated(template('fleet-dispatch.yml')).replace('app-id: ${{ vars.FLEET_APP_ID }}', 'app-id: ${{ vars.FLEET_APP_ID }}\n      lane-timeout-minutes: 360'),
+      caller: ungated(template('fleet-dispatch.yml')).replace(
+        'app-id: ${{ vars.FLEET_APP_ID }}',
+        'app-id: ${{ vars.FLEET_APP_ID }}\n      lane-timeout-minutes: 360',
+      ),
       runner: {
         onLog: (job, line) => {
           const phase = /^solo: (cloning|committing|pushing) \(/.exec(line)?.[1];
@@ -126,7 +129,10 @@ describe('a fleet longer than an hour', () => {
     const lane = (id: string) => manifest.lanes.find((l) => l.lane === id)!;
     // Wave 1 pushed at +40 minutes; at +80 wave 2 cannot even read where wave 1 left its branch, and at +120 the
     // report cannot confirm wave 1's work: every answer is 401 Bad credentials.
-    expect(lane('one').error).toEqual({ class: 'unverified', message: 'the forge could not be asked to confirm this lane: acme/one: reading branch fleet/long/one failed (401): Bad credentials' });
+    expect(lane('one').error).toEqual({
+      class: 'unverified',
+      message: 'the forge could not be asked to confirm this lane: acme/one: reading branch fleet/long/one failed (401): Bad credentials',
+    });
     expect(lane('two')).toMatchObject({ status: 'skipped', error: { class: 'checkpoint-unmet' } });
     expect(lane('two').error!.message).toContain('(401): Bad credentials');
     expect(lane('three')).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed' } });

@@ -68,7 +68,15 @@ export interface World extends Actions {
   commitControl(files: Record<string, string>): Promise<void>;
 }
 
-export async function startWorld(opts: { emulator?: EmulatorOptions; runner?: Partial<RunnerOptions>; fleetFile?: Record<string, unknown>; caller?: string; services?: ActionsServicesOptions } = {}): Promise<World> {
+export async function startWorld(
+  opts: {
+    emulator?: EmulatorOptions;
+    runner?: Partial<RunnerOptions>;
+    fleetFile?: Record<string, unknown>;
+    caller?: string;
+    services?: ActionsServicesOptions;
+  } = {},
+): Promise<World> {
   // Responses are checked against GitHub's schemas here too: a job that reads a field the emulator answers wrongly would pass for the wrong reason.
   const a = await startActions({ emulator: { ...opts.emulator }, runner: { extraEnv: KNOBS, ...opts.runner }, services: opts.services });
   a.emu.addToken(PAT, { login: 'platform-bot', type: 'pat', default: 'push' });
@@ -88,7 +96,8 @@ export async function startWorld(opts: { emulator?: EmulatorOptions; runner?: Pa
     async close() {
       const problems = a.emu.responseProblems.map((p) => `${p.operationId} ${p.status} ${p.path} ${JSON.stringify(p.errors.slice(0, 3))}`);
       await a.close();
-      if (problems.length) throw new Error(`the GitHub emulator answered ${problems.length} response(s) GitHub's schema would not allow:\n  ${problems.join('\n  ')}`);
+      if (problems.length)
+        throw new Error(`the GitHub emulator answered ${problems.length} response(s) GitHub's schema would not allow:\n  ${problems.join('\n  ')}`);
     },
     async commitControl(files) {
       await a.emu.commit({ owner: 'acme', repo: 'control', branch: 'main', files });
@@ -122,12 +131,21 @@ export function reportArtifact(w: Actions, runId: number, attempt = 1): { manife
 
 /** A job's log, annotations and conclusion, for an assertion message. */
 export function explain(s: RunSummary): string {
-  return s.jobs.map((j) => `=== ${j.name} (attempt ${j.attempt}): ${j.conclusion}\n${j.annotations.map((x) => `[${x.level}] ${x.message}`).join('\n')}\n${j.log.split('\n').slice(-40).join('\n')}`).join('\n');
+  return s.jobs
+    .map(
+      (j) =>
+        `=== ${j.name} (attempt ${j.attempt}): ${j.conclusion}\n${j.annotations.map((x) => `[${x.level}] ${x.message}`).join('\n')}\n${j.log.split('\n').slice(-40).join('\n')}`,
+    )
+    .join('\n');
 }
 
 /** Dispatches the control repository's caller (the dispatch template) and waits for the run. */
 export async function dispatchFleet(w: World, inputs: Record<string, string | boolean> = {}): Promise<{ runId: number; s: RunSummary }> {
-  const run = await w.runner.dispatch({ repo: CONTROL_REPO, workflow: '.github/workflows/fleet.yml', inputs: { directive: 'Apply the fleet.', 'dry-run': false, ...inputs } });
+  const run = await w.runner.dispatch({
+    repo: CONTROL_REPO,
+    workflow: '.github/workflows/fleet.yml',
+    inputs: { directive: 'Apply the fleet.', 'dry-run': false, ...inputs },
+  });
   return { runId: run.id, s: await w.runner.finish(run) };
 }
 

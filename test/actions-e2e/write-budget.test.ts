@@ -93,7 +93,14 @@ afterAll(() => w?.close());
 describe(`${LEGS} legs opening PRs at once under a compressed secondary limit (${WINDOW.max} writes in ${WINDOW.windowMs / 1000} s)`, () => {
   it('plans a share per leg: the fleet paces 14 writes a window (90%), each leg its PR and label in its 2 slots of every 48, in the digest-pinned plan', () => {
     const { budget } = bundleOf(wide.runId);
-    expect(budget).toMatchObject({ legs_at_once: LEGS, writes_per_lane: 2, burst: 2, total_writes: 2 * LEGS, slot_ms: Math.ceil(12_000 / 14), binding: { max: 16, window_ms: 12_000 } });
+    expect(budget).toMatchObject({
+      legs_at_once: LEGS,
+      writes_per_lane: 2,
+      burst: 2,
+      total_writes: 2 * LEGS,
+      slot_ms: Math.ceil(12_000 / 14),
+      binding: { max: 16, window_ms: 12_000 },
+    });
     expect(budget!.leg_interval_ms).toBe(LEGS * 2 * budget!.slot_ms);
   });
 
@@ -126,7 +133,8 @@ describe('12 legs, 4 at once, under the same limit', () => {
     expect(narrowWrites.filter((q) => q.fault === 'content-limit')).toEqual([]);
     const repoOf = new Map(manifest.lanes.map((l) => [l.lane, l.repo]));
     const shards = manifest.waves[0]!.shards;
-    const times = (shard: number) => narrowWrites.filter((q) => shards[shard]!.lanes.some((l) => q.path.startsWith(`/repos/${repoOf.get(l)}/`))).map((q) => q.time);
+    const times = (shard: number) =>
+      narrowWrites.filter((q) => shards[shard]!.lanes.some((l) => q.path.startsWith(`/repos/${repoOf.get(l)}/`))).map((q) => q.time);
     for (let k = 4; k < shards.length; k++) {
       expect(times(k).length, shards[k]!.id).toBe(2);
       expect(Math.min(...times(k)), `${shards[k]!.id} after ${shards[k - 4]!.id}`).toBeGreaterThan(Math.max(...times(k - 4)));

@@ -13,7 +13,9 @@ export interface Actions {
   close(): Promise<void>;
 }
 
-export async function startActions(opts: { emulator?: EmulatorOptions; runner?: Partial<RunnerOptions>; services?: Parameters<typeof startActionsServices>[0] } = {}): Promise<Actions> {
+export async function startActions(
+  opts: { emulator?: EmulatorOptions; runner?: Partial<RunnerOptions>; services?: Parameters<typeof startActionsServices>[0] } = {},
+): Promise<Actions> {
   const emu = await startEmulator({ validateResponses: true, ...opts.emulator });
   const services = await startActionsServices({ now: () => emu.clock.now(), ...opts.services });
   const runner = new ActionsRunner({ emulator: emu, services, ...opts.runner });

@@ -103,7 +103,7 @@ jobs:
     for (const n of [1, 2, 3]) expect(job(`m (${n})`)!.log).toContain('running beside me: 0');
   });
 
-  it('an empty matrix fails the job before any leg runs, with GitHub\'s message', async () => {
+  it("an empty matrix fails the job before any leg runs, with GitHub's message", async () => {
     const { s } = await runWorkflow(`
 on: workflow_dispatch
 jobs:
@@ -116,13 +116,17 @@ jobs:
 `);
     expect(s.conclusion).toBe('failure');
     const job = a!.emu.workflowRun(s.id)!.jobs.find((j) => j.name === 'm')!;
-    const { data } = await fetch(`${a!.emu.url}/repos/acme/app/check-runs/${job.id}/annotations`, { headers: { authorization: `token ${a!.emu.token}` } }).then(async (r) => ({ data: (await r.json()) as Array<{ message: string }> }));
-    expect(data[0]!.message).toMatch(/Error when evaluating 'strategy' for job 'm'\. acme\/app\/\.github\/workflows\/w\.yml@refs\/heads\/main: Matrix vector 'shard' does not contain any values/);
+    const { data } = await fetch(`${a!.emu.url}/repos/acme/app/check-runs/${job.id}/annotations`, { headers: { authorization: `token ${a!.emu.token}` } }).then(
+      async (r) => ({ data: (await r.json()) as Array<{ message: string }> }),
+    );
+    expect(data[0]!.message).toMatch(
+      /Error when evaluating 'strategy' for job 'm'\. acme\/app\/\.github\/workflows\/w\.yml@refs\/heads\/main: Matrix vector 'shard' does not contain any values/,
+    );
   });
 });
 
 describe('timeout-minutes', () => {
-  it('a job past its timeout on the runner\'s clock is killed; GitHub annotates it and lists it cancelled', async () => {
+  it("a job past its timeout on the runner's clock is killed; GitHub annotates it and lists it cancelled", async () => {
     a = await startActions();
     await repoWith(a.emu, 'acme/app', {
       '.github/workflows/w.yml': `
@@ -145,12 +149,14 @@ jobs:
     expect(slow.conclusion).toBe('cancelled');
     expect(slow.log).toContain('started');
     expect(slow.log.split('\n')).not.toContain('finished');
-    expect(slow.annotations.map((x) => x.message)).toContain('The job running on runner ' + slow.log.match(/on runner (GitHub Actions \d+)/)![1] + ' has exceeded the maximum execution time of 5 minutes.');
+    expect(slow.annotations.map((x) => x.message)).toContain(
+      'The job running on runner ' + slow.log.match(/on runner (GitHub Actions \d+)/)![1] + ' has exceeded the maximum execution time of 5 minutes.',
+    );
   });
 });
 
 describe('GITHUB_TOKEN', () => {
-  it('has the job\'s permissions: checks: write may post a check run; without it GitHub answers 403', async () => {
+  it("has the job's permissions: checks: write may post a check run; without it GitHub answers 403", async () => {
     const { job } = await runWorkflow(`
 on: workflow_dispatch
 permissions:
@@ -179,7 +185,7 @@ jobs:
     expect(job('refused')!.log).toContain('Resource not accessible by integration');
   });
 
-  it('a reusable workflow cannot ask for more than its caller grants: the run fails at start, in GitHub\'s words', async () => {
+  it("a reusable workflow cannot ask for more than its caller grants: the run fails at start, in GitHub's words", async () => {
     a = await startActions();
     await repoWith(a.emu, 'acme/shared', {
       '.github/workflows/reusable.yml': `
@@ -207,7 +213,7 @@ jobs:
 });
 
 describe('workflow files and the dispatch form', () => {
-  it('a file GitHub would refuse fails with the parser\'s messages', async () => {
+  it("a file GitHub would refuse fails with the parser's messages", async () => {
     a = await startActions();
     await repoWith(a.emu, 'acme/app', {
       '.github/workflows/w.yml': `
@@ -248,8 +254,12 @@ jobs:
 `,
     });
     await expect(a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' })).rejects.toThrow("Required input 'who' not provided");
-    await expect(a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml', inputs: { who: 'x', extra: '1' } })).rejects.toThrow('Unexpected inputs provided: ["extra"]');
-    await expect(a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml', inputs: { who: 'x', level: 'mid' } })).rejects.toThrow("Provided value 'mid' for input 'level' not in the list of allowed values");
+    await expect(a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml', inputs: { who: 'x', extra: '1' } })).rejects.toThrow(
+      'Unexpected inputs provided: ["extra"]',
+    );
+    await expect(a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml', inputs: { who: 'x', level: 'mid' } })).rejects.toThrow(
+      "Provided value 'mid' for input 'level' not in the list of allowed values",
+    );
     const s = await a.runner.finish(await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml', inputs: { who: 'fleet', loud: true } }));
     // The inputs context keeps booleans; github.event.inputs holds strings.
     expect(s.jobs[0]!.log).toContain('fleet low true true');

@@ -17,7 +17,13 @@ describe('matrix expansion (docs: "Using a matrix for your jobs")', () => {
       {
         fruit: ['apple', 'pear'],
         animal: ['cat', 'dog'],
-        include: [{ color: 'green' }, { color: 'pink', animal: 'cat' }, { fruit: 'apple', shape: 'circle' }, { fruit: 'banana' }, { fruit: 'banana', animal: 'cat' }],
+        include: [
+          { color: 'green' },
+          { color: 'pink', animal: 'cat' },
+          { fruit: 'apple', shape: 'circle' },
+          { fruit: 'banana' },
+          { fruit: 'banana', animal: 'cat' },
+        ],
       },
       'x',
     );
@@ -32,7 +38,18 @@ describe('matrix expansion (docs: "Using a matrix for your jobs")', () => {
   });
 
   it('"Excluding matrix configurations": a partial match removes every combination it matches', () => {
-    const combos = expandMatrix({ os: ['macos', 'windows'], version: [12, 14, 16], environment: ['staging', 'production'], exclude: [{ os: 'macos', version: 12, environment: 'production' }, { os: 'windows', version: 16 }] }, 'x');
+    const combos = expandMatrix(
+      {
+        os: ['macos', 'windows'],
+        version: [12, 14, 16],
+        environment: ['staging', 'production'],
+        exclude: [
+          { os: 'macos', version: 12, environment: 'production' },
+          { os: 'windows', version: 16 },
+        ],
+      },
+      'x',
+    );
     expect(combos).toHaveLength(12 - 1 - 2);
     expect(combos.some((c) => c.os === 'windows' && c.version === 16)).toBe(false);
   });

@@ -71,7 +71,12 @@ jobs:
     expect(byName.get('after')!.attempt).toBe(2);
 
     const latest = await gh.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', { owner: 'acme', repo: 'app', run_id: run.id });
-    expect(latest.data.jobs.map((j) => `${j.name}#${j.run_attempt}:${j.conclusion}`).sort()).toEqual(['after#2:success', 'legs (1)#1:success', 'legs (2)#2:success', 'prep#1:success']);
+    expect(latest.data.jobs.map((j) => `${j.name}#${j.run_attempt}:${j.conclusion}`).sort()).toEqual([
+      'after#2:success',
+      'legs (1)#1:success',
+      'legs (2)#2:success',
+      'prep#1:success',
+    ]);
     const all = await gh.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', { owner: 'acme', repo: 'app', run_id: run.id, filter: 'all' });
     expect(all.data.total_count).toBe(6);
     const runView = await gh.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { owner: 'acme', repo: 'app', run_id: run.id });
@@ -81,9 +86,13 @@ jobs:
 
   it('"Re-run all jobs" runs everything again in a new attempt; a run still in progress cannot be re-run', async () => {
     a = await startActions();
-    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': `on: workflow_dispatch\njobs:\n  one: { runs-on: ubuntu-latest, steps: [ { run: "echo attempt \${{ github.run_attempt }}; sleep 0.5" } ] }\n` });
+    await repoWith(a.emu, 'acme/app', {
+      '.github/workflows/w.yml': `on: workflow_dispatch\njobs:\n  one: { runs-on: ubuntu-latest, steps: [ { run: "echo attempt \${{ github.run_attempt }}; sleep 0.5" } ] }\n`,
+    });
     const run = await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' });
-    await expect(octokit(a).request('POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun', { owner: 'acme', repo: 'app', run_id: run.id })).rejects.toMatchObject({ status: 403 });
+    await expect(
+      octokit(a).request('POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun', { owner: 'acme', repo: 'app', run_id: run.id }),
+    ).rejects.toMatchObject({ status: 403 });
     await a.runner.finish(run);
     a.runner.rerunAll(run.id);
     const s = await a.runner.finish(run);
@@ -114,7 +123,9 @@ jobs:
 
   it('a runner lost mid-job fails the job at once, with the annotation GitHub gives it', async () => {
     a = await startActions();
-    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': `on: workflow_dispatch\njobs:\n  work: { runs-on: ubuntu-latest, steps: [ { run: "echo begun; sleep 30" }, { if: always(), run: echo cleanup } ] }\n` });
+    await repoWith(a.emu, 'acme/app', {
+      '.github/workflows/w.yml': `on: workflow_dispatch\njobs:\n  work: { runs-on: ubuntu-latest, steps: [ { run: "echo begun; sleep 30" }, { if: always(), run: echo cleanup } ] }\n`,
+    });
     const run = await a.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' });
     await until(() => run.runningJobs().includes('work'), 'the job to start');
     await new Promise((r) => setTimeout(r, 200));
@@ -123,7 +134,9 @@ jobs:
     const job = s.jobs[0]!;
     expect(job.conclusion).toBe('failure');
     expect(job.log).not.toContain('cleanup');
-    expect(job.annotations.map((x) => x.message)).toContain('The runner has received a shutdown signal. This can happen when the runner service is stopped, or a manually started runner is canceled.');
+    expect(job.annotations.map((x) => x.message)).toContain(
+      'The runner has received a shutdown signal. This can happen when the runner service is stopped, or a manually started runner is canceled.',
+    );
   });
 });
 
@@ -153,7 +166,14 @@ jobs:
     expect(pending.data[0]!.environment.name).toBe('production');
     expect(pending.data[0]!.current_user_can_approve).toBe(true);
     expect(a.emu.workflowRun(run.id)!.jobs.find((j) => j.name === 'gate')!.status).toBe('waiting');
-    await alice.request('POST /repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments', { owner: 'acme', repo: 'app', run_id: run.id, environment_ids: [Number(pending.data[0]!.environment.id)], state: 'approved', comment: 'ship it' });
+    await alice.request('POST /repos/{owner}/{repo}/actions/runs/{run_id}/pending_deployments', {
+      owner: 'acme',
+      repo: 'app',
+      run_id: run.id,
+      environment_ids: [Number(pending.data[0]!.environment.id)],
+      state: 'approved',
+      comment: 'ship it',
+    });
     const s = await a.runner.finish(run);
     expect(s.conclusion).toBe('success');
     expect(s.jobs.find((j) => j.name === 'gate')!.log).toContain('deploying');
@@ -173,7 +193,7 @@ jobs:
     expect(reviews.data).toMatchObject([{ state: 'rejected', comment: 'not on a Friday', user: { login: 'alice' } }]);
   });
 
-  it('left waiting, the job fails after 30 days of the runner\'s clock', async () => {
+  it("left waiting, the job fails after 30 days of the runner's clock", async () => {
     a = await startActions();
     await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': workflow });
     a.runner.setEnvironment('acme/app', 'production', { reviewers: ['alice'] });
@@ -189,14 +209,20 @@ jobs:
 });
 
 describe('GET …/environments/{name} (https://docs.github.com/rest/deployments/environments#get-an-environment)', () => {
-  it('answers from the runner\'s environments in GitHub\'s shape: required reviewers as a protection rule, 404 for a missing one', async () => {
+  it("answers from the runner's environments in GitHub's shape: required reviewers as a protection rule, 404 for a missing one", async () => {
     a = await startActions();
-    await repoWith(a.emu, 'acme/app', { '.github/workflows/w.yml': 'on: workflow_dispatch\njobs:\n  j: { runs-on: ubuntu-latest, steps: [ { run: "true" } ] }\n' });
+    await repoWith(a.emu, 'acme/app', {
+      '.github/workflows/w.yml': 'on: workflow_dispatch\njobs:\n  j: { runs-on: ubuntu-latest, steps: [ { run: "true" } ] }\n',
+    });
     a.runner.setEnvironment('acme/app', 'production', { reviewers: ['alice'] });
     a.runner.setEnvironment('acme/app', 'staging', { reviewers: [] });
-    const get = (name: string) => octokit(a!).request('GET /repos/{owner}/{repo}/environments/{environment_name}', { owner: 'acme', repo: 'app', environment_name: name });
+    const get = (name: string) =>
+      octokit(a!).request('GET /repos/{owner}/{repo}/environments/{environment_name}', { owner: 'acme', repo: 'app', environment_name: name });
     const prod = (await get('production')).data;
-    expect(prod).toMatchObject({ name: 'production', protection_rules: [{ type: 'required_reviewers', prevent_self_review: false, reviewers: [{ type: 'User', reviewer: { login: 'alice' } }] }] });
+    expect(prod).toMatchObject({
+      name: 'production',
+      protection_rules: [{ type: 'required_reviewers', prevent_self_review: false, reviewers: [{ type: 'User', reviewer: { login: 'alice' } }] }],
+    });
     expect((await get('staging')).data.protection_rules).toEqual([]);
     await expect(get('nowhere')).rejects.toMatchObject({ status: 404 });
     a.emu.assertNoViolations();
@@ -234,7 +260,11 @@ jobs:
     expect(s.jobs.find((j) => j.name === 'gate')!.log).toContain('ran');
     expect(s.jobs.find((j) => j.name === 'read')!.log).toMatch(/^200$/m);
     expect(s.jobs.find((j) => j.name === 'denied')!.log).toMatch(/^403$/m);
-    const fresh = await octokit(a).request('GET /repos/{owner}/{repo}/environments/{environment_name}', { owner: 'acme', repo: 'app', environment_name: 'fresh' });
+    const fresh = await octokit(a).request('GET /repos/{owner}/{repo}/environments/{environment_name}', {
+      owner: 'acme',
+      repo: 'app',
+      environment_name: 'fresh',
+    });
     expect(fresh.data.protection_rules).toEqual([]);
   });
 });
@@ -264,7 +294,7 @@ jobs:
   });
 });
 
-describe('concurrency of a called workflow (taken by the calling job, in the caller\'s run)', () => {
+describe("concurrency of a called workflow (taken by the calling job, in the caller's run)", () => {
   const called = (queue = '') => `
 on:
   workflow_call:
@@ -296,7 +326,7 @@ jobs:
   const dispatch = () => a!.runner.dispatch({ repo: 'acme/app', workflow: '.github/workflows/w.yml' });
   const jobsOf = (id: number) => a!.emu.workflowRun(id)!.jobs.map((j) => j.name);
 
-  it('a second run\'s call waits until the first run\'s called jobs are done; the first is never cancelled', async () => {
+  it("a second run's call waits until the first run's called jobs are done; the first is never cancelled", async () => {
     await world();
     const first = await dispatch();
     await until(() => first.waitingEnvironments().includes('hold'), 'the first run at its gate');
@@ -319,14 +349,21 @@ jobs:
       const second = await dispatch();
       await until(() => a!.runner.waitingForConcurrency(second.id).length > 0, 'the second run in the queue');
       const third = await dispatch();
-      await until(() => a!.runner.waitingForConcurrency(third.id).length > 0 || a!.emu.workflowRun(second.id)!.conclusion === 'cancelled', 'the third run in the queue');
+      await until(
+        () => a!.runner.waitingForConcurrency(third.id).length > 0 || a!.emu.workflowRun(second.id)!.conclusion === 'cancelled',
+        'the third run in the queue',
+      );
       a!.runner.review(first.id, 'hold', 'approved', 'alice');
       await a!.runner.finish(first);
       if (!queue) {
         await a!.runner.finish(second);
         const job = a!.emu.workflowRun(second.id)!.jobs.find((j) => j.name === 'call')!;
         expect(job.conclusion).toBe('cancelled');
-        const notes = await octokit(a!).request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', { owner: 'acme', repo: 'app', check_run_id: job.id });
+        const notes = await octokit(a!).request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', {
+          owner: 'acme',
+          repo: 'app',
+          check_run_id: job.id,
+        });
         expect(notes.data[0]!.message).toContain("Canceling since a higher priority waiting request for 'lib-acme/app-main' exists");
       } else {
         await until(() => second.waitingEnvironments().includes('hold'), 'the second run at its gate');
@@ -347,8 +384,14 @@ jobs:
     const s = await a!.runner.finish(await dispatch());
     expect(s.conclusion).toBe('failure');
     const job = a!.emu.workflowRun(s.id)!.jobs.find((j) => j.name === 'call')!;
-    const notes = await octokit(a!).request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', { owner: 'acme', repo: 'app', check_run_id: job.id });
-    expect(notes.data[0]!.message).toBe("Canceling since a deadlock was detected for concurrency group: 'lib-acme/app-main' between a top level workflow and 'call'");
+    const notes = await octokit(a!).request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', {
+      owner: 'acme',
+      repo: 'app',
+      check_run_id: job.id,
+    });
+    expect(notes.data[0]!.message).toBe(
+      "Canceling since a deadlock was detected for concurrency group: 'lib-acme/app-main' between a top level workflow and 'call'",
+    );
   });
 });
 

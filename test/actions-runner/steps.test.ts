@@ -163,13 +163,17 @@ describe('environment files', () => {
     expect(log).toContain('tool-on-path');
     expect(log).toContain('level=job');
   });
-  it('GITHUB_STATE: a JavaScript action\'s post step gets what its main step saved, as STATE_*', () => {
+  it("GITHUB_STATE: a JavaScript action's post step gets what its main step saved, as STATE_*", () => {
     expect(job('files').log).toContain('post sees state from-main');
   });
-  it('GITHUB_STEP_SUMMARY: kept per step; over 1 MiB the runner drops that step\'s summary and says so', () => {
+  it("GITHUB_STEP_SUMMARY: kept per step; over 1 MiB the runner drops that step's summary and says so", () => {
     expect(job('files').summary).toContain('# Summary of files');
     expect(job('files').summary).not.toContain('xxxx');
-    expect(job('files').annotations.map((x) => x.message).join('\n')).toMatch(/\$GITHUB_STEP_SUMMARY upload aborted, supports content up to a size of 1024k, got 107\dk/);
+    expect(
+      job('files')
+        .annotations.map((x) => x.message)
+        .join('\n'),
+    ).toMatch(/\$GITHUB_STEP_SUMMARY upload aborted, supports content up to a size of 1024k, got 107\dk/);
   });
 });
 
@@ -193,7 +197,7 @@ describe('job outputs', () => {
     expect(big.outputs).toEqual({});
     expect(big.annotations.map((x) => x.message).join('\n')).toMatch(/a job's outputs are limited to 1 MB/);
   });
-  it('setup-node puts the runner\'s Node.js on PATH', () => {
+  it("setup-node puts the runner's Node.js on PATH", () => {
     expect(job('big-output').log).toContain(`v${process.versions.node}`);
   });
 });

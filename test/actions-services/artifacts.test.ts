@@ -55,7 +55,9 @@ describe('upload, list, download (toolkit: upload/upload-artifact.js, find/list-
     const stored = world.services.artifactContent(id)!;
     expect(stored.length).toBe(up.size);
     expect(`sha256:${createHash('sha256').update(stored).digest('hex')}`).toBe(digest);
-    expect(world.services.artifacts({ runId: RUN })).toMatchObject([{ id, name: 'lane-1', attempt: 1, finalized: true, size: up.size, digest, mimeType: 'application/zip' }]);
+    expect(world.services.artifacts({ runId: RUN })).toMatchObject([
+      { id, name: 'lane-1', attempt: 1, finalized: true, size: up.size, digest, mimeType: 'application/zip' },
+    ]);
     // Create, Put Block, Put Block List, Finalize.
     expect(world.services.requests.map((r) => `${r.kind}:${r.rpc ?? r.method}`)).toEqual([
       'twirp:ArtifactService/CreateArtifact',
@@ -65,7 +67,7 @@ describe('upload, list, download (toolkit: upload/upload-artifact.js, find/list-
     ]);
   });
 
-  it('lists the run attempt\'s artifacts for another job with its digest (internal ListArtifacts)', async () => {
+  it("lists the run attempt's artifacts for another job with its digest (internal ListArtifacts)", async () => {
     const { artifacts } = await asJob(newJob('report'), () => clients.artifact.listArtifacts());
     expect(artifacts).toEqual([{ name: 'lane-1', id, size: expect.any(Number), createdAt: expect.any(Date), digest }]);
   });
@@ -109,7 +111,7 @@ describe('upload, list, download (toolkit: upload/upload-artifact.js, find/list-
   });
 });
 
-describe('GitHub\'s rules', () => {
+describe("GitHub's rules", () => {
   it('refuses a second CreateArtifact of a name in the same attempt: 409 (actions/upload-artifact#478, k0rdent/kcm#1636)', async () => {
     await upload(newJob(), 'taken', { 'a.txt': 'a' });
     await expect(upload(newJob(), 'taken', { 'b.txt': 'b' })).rejects.toThrow(
@@ -164,7 +166,9 @@ describe('GitHub\'s rules', () => {
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
     claims.ac = JSON.stringify([{ Scope: 'refs/heads/release', Permission: 3 }]);
     const edited = `${head}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${sig}`;
-    await expect(asJob({ ...job, env: { ...job.env, ACTIONS_RUNTIME_TOKEN: edited } }, () => clients.artifact.listArtifacts())).rejects.toThrow('(401) Unauthorized');
+    await expect(asJob({ ...job, env: { ...job.env, ACTIONS_RUNTIME_TOKEN: edited } }, () => clients.artifact.listArtifacts())).rejects.toThrow(
+      '(401) Unauthorized',
+    );
     world.services.endJob(job.runtimeToken);
     await expect(asJob(job, () => clients.artifact.listArtifacts())).rejects.toThrow('(401) Unauthorized: token is no longer valid');
   });
@@ -177,7 +181,12 @@ describe('REST artifact operations (docs.github.com/rest/actions/artifacts), res
     const one = await octokit.rest.actions.listWorkflowRunArtifacts({ ...own, run_id: RUN, name: 'lane-1' });
     expect(one.data.total_count).toBe(1);
     const a = one.data.artifacts[0]!;
-    expect(a).toMatchObject({ name: 'lane-1', expired: false, digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), workflow_run: { id: RUN, head_branch: 'main', head_sha: 'a'.repeat(40) } });
+    expect(a).toMatchObject({
+      name: 'lane-1',
+      expired: false,
+      digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      workflow_run: { id: RUN, head_branch: 'main', head_sha: 'a'.repeat(40) },
+    });
     expect(a.archive_download_url).toBe(`${world.emu.url}/repos/acme/api/actions/artifacts/${a.id}/zip`);
     const paged = await octokit.rest.actions.listWorkflowRunArtifacts({ ...own, run_id: RUN, per_page: 2 });
     expect(paged.data.artifacts).toHaveLength(2);
@@ -192,7 +201,10 @@ describe('REST artifact operations (docs.github.com/rest/actions/artifacts), res
     const mint = (actions: 'read' | 'write' | 'none') => world.emu.mintInstallationToken({ repositories: [REPO], scopes: { contents: 'read', actions } });
     const { artifacts } = await clients.artifact.listArtifacts({ findBy: findBy(mint('read')) });
     expect(artifacts.length).toBeGreaterThan(0);
-    await expect(clients.artifact.listArtifacts({ findBy: findBy(mint('none')) })).rejects.toMatchObject({ status: 403, message: expect.stringContaining('Resource not accessible by integration') });
+    await expect(clients.artifact.listArtifacts({ findBy: findBy(mint('none')) })).rejects.toMatchObject({
+      status: 403,
+      message: expect.stringContaining('Resource not accessible by integration'),
+    });
     await upload(newJob(), 'scoped-delete', { 'a.txt': 'a' });
     await expect(clients.artifact.deleteArtifact('scoped-delete', { findBy: findBy(mint('read')) })).rejects.toMatchObject({ status: 403 });
     await clients.artifact.deleteArtifact('scoped-delete', { findBy: findBy(mint('write')) });
@@ -201,16 +213,28 @@ describe('REST artifact operations (docs.github.com/rest/actions/artifacts), res
   it('answers download with a 302 to a signed blob URL (Range works on it), only for archive_format zip', async () => {
     const octokit = clients.getOctokit(READER);
     const [a] = world.services.artifacts({ runId: RUN }).filter((x) => x.name === 'lane-1');
-    const res = await octokit.rest.actions.downloadArtifact({ owner: 'acme', repo: 'api', artifact_id: a!.id, archive_format: 'zip', request: { redirect: 'manual' } });
+    const res = await octokit.rest.actions.downloadArtifact({
+      owner: 'acme',
+      repo: 'api',
+      artifact_id: a!.id,
+      archive_format: 'zip',
+      request: { redirect: 'manual' },
+    });
     expect(res.status).toBe(302);
     const blob = await fetch(String(res.headers.location));
     expect(Buffer.from(await blob.arrayBuffer()).equals(world.services.artifactContent(a!.id)!)).toBe(true);
     const part = await fetch(String(res.headers.location), { headers: { range: 'bytes=0-3' } });
-    expect([part.status, part.headers.get('content-range'), Buffer.from(await part.arrayBuffer()).toString('hex')]).toEqual([206, `bytes 0-3/${a!.size}`, '504b0304']);
+    expect([part.status, part.headers.get('content-range'), Buffer.from(await part.arrayBuffer()).toString('hex')]).toEqual([
+      206,
+      `bytes 0-3/${a!.size}`,
+      '504b0304',
+    ]);
     const tampered = new URL(String(res.headers.location));
     tampered.searchParams.set('se', '2099-01-01T00:00:00Z');
     expect((await fetch(tampered)).status).toBe(403);
-    await expect(octokit.rest.actions.downloadArtifact({ owner: 'acme', repo: 'api', artifact_id: a!.id, archive_format: 'tar' })).rejects.toMatchObject({ status: 404 });
+    await expect(octokit.rest.actions.downloadArtifact({ owner: 'acme', repo: 'api', artifact_id: a!.id, archive_format: 'tar' })).rejects.toMatchObject({
+      status: 404,
+    });
   });
 });
 
@@ -220,7 +244,13 @@ describe('expiry on the emulator clock', () => {
     const job = world.services.registerJob({ repo: REPO, runId: RUN, runAttempt: 1, jobName: 'short', ttlSec: 60 });
     const up = await upload(job, 'short-lived', { 'a.txt': 'a' });
     const octokit = clients.getOctokit(READER);
-    const res = await octokit.rest.actions.downloadArtifact({ owner: 'acme', repo: 'api', artifact_id: up.id!, archive_format: 'zip', request: { redirect: 'manual' } });
+    const res = await octokit.rest.actions.downloadArtifact({
+      owner: 'acme',
+      repo: 'api',
+      artifact_id: up.id!,
+      archive_format: 'zip',
+      request: { redirect: 'manual' },
+    });
     world.emu.clock.advance(61_000);
     await expect(asJob(job, () => clients.artifact.listArtifacts())).rejects.toThrow('(401) Unauthorized: token is expired');
     // The REST redirect is signed for one minute ("This URL expires after 1 minute").
@@ -237,7 +267,9 @@ describe('expiry on the emulator clock', () => {
     const octokit = clients.getOctokit(READER);
     const get = (id: number) => octokit.rest.actions.getArtifact({ owner: 'acme', repo: 'api', artifact_id: id }).then((r) => r.data.expired);
     expect([await get(up.id!), await get(short.id!)]).toEqual([false, true]);
-    await expect(octokit.rest.actions.downloadArtifact({ owner: 'acme', repo: 'api', artifact_id: short.id!, archive_format: 'zip' })).rejects.toMatchObject({ status: 410 });
+    await expect(octokit.rest.actions.downloadArtifact({ owner: 'acme', repo: 'api', artifact_id: short.id!, archive_format: 'zip' })).rejects.toMatchObject({
+      status: 410,
+    });
     expect((await asJob(newJob(), () => clients.artifact.listArtifacts())).artifacts.some((a) => a.id === short.id)).toBe(false);
   });
 });

@@ -45,7 +45,12 @@ async function save(job: RegisteredJob, key: string, content: string, paths = [d
 }
 
 /** Restores into an emptied `deps/`: the matched key (or undefined) and what `deps/lib.txt` then holds. */
-async function restore(job: RegisteredJob, key: string, restoreKeys: string[] = [], paths = [deps]): Promise<{ key: string | undefined; content: string | null }> {
+async function restore(
+  job: RegisteredJob,
+  key: string,
+  restoreKeys: string[] = [],
+  paths = [deps],
+): Promise<{ key: string | undefined; content: string | null }> {
   await rm(deps, { recursive: true, force: true });
   const hit = await asJob(job, () => clients.cache.restoreCache(paths, key, restoreKeys));
   const content = await readFile(path.join(deps, 'lib.txt'), 'utf8').catch(() => null);
@@ -92,7 +97,7 @@ describe('keys and versions (docs: "Cache key matching")', () => {
 });
 
 describe('scopes (docs: "Restrictions for accessing a cache")', () => {
-  it('lets a branch restore its own and the default branch\'s caches, and the default branch not the branch\'s', async () => {
+  it("lets a branch restore its own and the default branch's caches, and the default branch not the branch's", async () => {
     expect(await save(jobOn(), 'scoped-main', 'from main')).toBeGreaterThan(0);
     const feature = jobOn({ ref: 'refs/heads/feature' });
     expect(await restore(feature, 'scoped-main')).toEqual({ key: 'scoped-main', content: 'from main' });
@@ -110,7 +115,7 @@ describe('scopes (docs: "Restrictions for accessing a cache")', () => {
     expect((await restore(jobOn(), 'shadowed')).content).toBe('main copy');
   });
 
-  it('lets a pull request run read its base branch\'s caches', async () => {
+  it("lets a pull request run read its base branch's caches", async () => {
     expect(await save(jobOn({ ref: 'refs/heads/release' }), 'release-deps', 'release')).toBeGreaterThan(0);
     const pr = jobOn({ ref: 'refs/pull/7/merge', baseRef: 'release' });
     expect((await restore(pr, 'release-deps')).content).toBe('release');
@@ -126,7 +131,11 @@ describe('REST cache operations (docs.github.com/rest/actions/cache), response s
     const octokit = clients.getOctokit(READER);
     const byPrefix = await octokit.rest.actions.getActionsCacheList({ ...own, key: 'deps-linux-', sort: 'created_at', direction: 'asc' });
     expect(byPrefix.data.actions_caches.map((c) => c.key)).toEqual(['deps-linux-aaa', 'deps-linux-bbb']);
-    expect(byPrefix.data.actions_caches[0]).toMatchObject({ ref: 'refs/heads/main', version: expect.stringMatching(/^[0-9a-f]{64}$/), size_in_bytes: expect.any(Number) });
+    expect(byPrefix.data.actions_caches[0]).toMatchObject({
+      ref: 'refs/heads/main',
+      version: expect.stringMatching(/^[0-9a-f]{64}$/),
+      size_in_bytes: expect.any(Number),
+    });
     const feature = await octokit.rest.actions.getActionsCacheList({ ...own, ref: 'refs/heads/feature' });
     expect(feature.data.actions_caches.map((c) => c.key)).toEqual(['scoped-feature']);
     const all = await octokit.rest.actions.getActionsCacheList({ ...own, per_page: 100 });

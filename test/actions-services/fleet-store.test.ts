@@ -20,7 +20,11 @@ let world: World;
 /** An artifact made the way the client makes one (create, upload to the signed URL, finalize), minus the zip. */
 async function artifact(job: RegisteredJob, name: string): Promise<void> {
   const created = await twirp(job, 'ArtifactService/CreateArtifact', { name, version: 7 });
-  const put = await fetch(String(created.signed_upload_url ?? created.signedUploadUrl), { method: 'PUT', headers: { 'x-ms-blob-type': 'BlockBlob' }, body: 'x' });
+  const put = await fetch(String(created.signed_upload_url ?? created.signedUploadUrl), {
+    method: 'PUT',
+    headers: { 'x-ms-blob-type': 'BlockBlob' },
+    body: 'x',
+  });
   expect(put.status).toBe(201);
   expect((await twirp(job, 'ArtifactService/FinalizeArtifact', { name, size: '1' })).ok).toBe(true);
 }
@@ -38,7 +42,7 @@ beforeAll(async () => {
 afterAll(() => world?.close());
 
 describe("Fleet's artifact store", () => {
-  it('lists every artifact of a run past 1,000 through REST (the entrypoint raises the toolkit\'s limit before the client loads)', async () => {
+  it("lists every artifact of a run past 1,000 through REST (the entrypoint raises the toolkit's limit before the client loads)", async () => {
     const { ActionsArtifactStore } = await import('../../src/actions/artifact-store.js');
     world.services.startAttempt({ repo: REPO, runId: RUN, attempt: 2, kind: 'rerun-failed' });
     const reporter = world.services.registerJob({ repo: REPO, runId: RUN, runAttempt: 2, jobName: 'report' });
@@ -55,6 +59,8 @@ describe("Fleet's artifact store", () => {
     const { ActionsArtifactStore } = await import('../../src/actions/artifact-store.js');
     const job = world.services.registerJob({ repo: REPO, runId: RUN, runAttempt: 1, jobName: 'on GHES' });
     const store = new ActionsArtifactStore();
-    await expect(asJob({ ...job, env: { ...job.env, GITHUB_SERVER_URL: 'https://ghes.example.com' } }, () => store.list('fleet-'))).rejects.toThrow('@actions/artifact v2.0.0+, upload-artifact@v4+ and download-artifact@v4+ are not currently supported on GHES.');
+    await expect(asJob({ ...job, env: { ...job.env, GITHUB_SERVER_URL: 'https://ghes.example.com' } }, () => store.list('fleet-'))).rejects.toThrow(
+      '@actions/artifact v2.0.0+, upload-artifact@v4+ and download-artifact@v4+ are not currently supported on GHES.',
+    );
   });
 });

@@ -78,11 +78,24 @@ describe("a lane's artifact", () => {
     const store = new ActionsArtifactStore();
 
     const planJob = services.registerJob({ repo: REPO, runId: RUN, runAttempt: 1, jobName: 'plan' });
-    const planned = await asJob(planJob, () => matrixPlan({ fleet: loaded.fleet, file, forge, clock: systemClock, store, root: join(work, 'plan-runner'), fleet_id: `fleet-${RUN}`, waveJobs: 1 }));
+    const planned = await asJob(planJob, () =>
+      matrixPlan({ fleet: loaded.fleet, file, forge, clock: systemClock, store, root: join(work, 'plan-runner'), fleet_id: `fleet-${RUN}`, waveJobs: 1 }),
+    );
     if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
     const shard = planned.outputs.waves[0]![0]!;
     const laneJob = services.registerJob({ repo: REPO, runId: RUN, runAttempt: 1, jobName: `wave 1 (${shard})` });
-    const [rec] = await asJob(laneJob, () => matrixShard({ shard, store, root: join(work, 'lane-runner'), forge, workspace: localWorkspace, exec: localExecutor, clock: systemClock, env: { PATH: process.env.PATH ?? '' } }));
+    const [rec] = await asJob(laneJob, () =>
+      matrixShard({
+        shard,
+        store,
+        root: join(work, 'lane-runner'),
+        forge,
+        workspace: localWorkspace,
+        exec: localExecutor,
+        clock: systemClock,
+        env: { PATH: process.env.PATH ?? '' },
+      }),
+    );
     expect(rec, JSON.stringify(rec?.error)).toMatchObject({ status: 'completed', phase: 'pr-open', retry_count: 1, changed_files: ['CHANGED.md'] });
     // The working copy is there, in the lane's folder, beside what the directive left.
     expect(readdirSync(join(work, 'lane-runner', 'lanes', 'secret')).sort()).toEqual(
@@ -105,7 +118,10 @@ describe("a lane's artifact", () => {
     // The zip as stored holds those four entries and nothing else (no folders, no links).
     const [stored] = services.artifacts({ runId: RUN }).filter((a) => a.name === 'fleet-lane-secret.a1');
     writeFileSync(join(work, 'lane.zip'), services.artifactContent(stored!.id)!);
-    const entries = execFileSync('unzip', ['-Z1', join(work, 'lane.zip')], { encoding: 'utf8' }).trim().split('\n').sort();
+    const entries = execFileSync('unzip', ['-Z1', join(work, 'lane.zip')], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .sort();
     expect(entries).toEqual(['lanes/secret/attempt-1.log', 'lanes/secret/attempt-2.log', 'lanes/secret/patch.diff', 'lanes/secret/result.json']);
     // A whole lane (clone, two attempts, push, PR) and two artifact round trips: more than the default 30 s on a loaded machine.
   }, 120_000);

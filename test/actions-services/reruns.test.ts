@@ -67,10 +67,13 @@ describe('re-run failed jobs (default rules)', () => {
   it('lets the re-run job upload the name attempt 1 uploaded, and keeps both (Kong/insomnia#10253)', async () => {
     lane2 = (await upload(job(world.services, 2, 'lane-a'), 'lane-a', '{"status":"ok"}')).id!;
     const laneA = world.services.artifacts({ runId: RUN }).filter((a) => a.name === 'lane-a');
-    expect(laneA.map((a) => [a.attempt, a.finalized])).toEqual([[1, true], [2, true]]);
+    expect(laneA.map((a) => [a.attempt, a.finalized])).toEqual([
+      [1, true],
+      [2, true],
+    ]);
   });
 
-  it('gives attempt 1\'s upload the higher id, so listArtifacts({ latest: true }) returns the older one (MeshWeaver#4303, orleans#11328)', async () => {
+  it("gives attempt 1's upload the higher id, so listArtifacts({ latest: true }) returns the older one (MeshWeaver#4303, orleans#11328)", async () => {
     expect(lane1).toBeGreaterThan(lane2);
     const report = job(world.services, 2, 'report');
     const internal = await asJob(report, () => clients.artifact.listArtifacts({ latest: true }));
@@ -91,7 +94,7 @@ describe('re-run failed jobs (default rules)', () => {
     expect(await readFile(path.join(world.work, 'dl-2', 'result.json'), 'utf8')).toBe('{"status":"ok"}');
   });
 
-  it('downloads attempt 1\'s artifact through the REST path, findBy (MeshInspector/MeshLib#6474)', async () => {
+  it("downloads attempt 1's artifact through the REST path, findBy (MeshInspector/MeshLib#6474)", async () => {
     await clients.artifact.downloadArtifact(other1, { path: path.join(world.work, 'dl-3'), findBy });
     expect(await readFile(path.join(world.work, 'dl-3', 'result.json'), 'utf8')).toBe('{"status":"ok"}');
   });
@@ -104,7 +107,9 @@ describe('re-run failed jobs (default rules)', () => {
     await upload(job(s, 3, 'lane-a'), 'lane-a', '{"status":"ok","attempt":3}');
     expect(names((await asJob(fresh, () => clients.artifact.listArtifacts())).artifacts)).toEqual(['lane-a']);
     s.startAttempt({ repo: REPO, runId: RUN, attempt: 4, kind: 'rerun-failed' });
-    const attempts = (await asJob(job(s, 4, 'report'), () => clients.artifact.listArtifacts())).artifacts.map((a) => s.artifacts().find((x) => x.id === a.id)!.attempt);
+    const attempts = (await asJob(job(s, 4, 'report'), () => clients.artifact.listArtifacts())).artifacts.map(
+      (a) => s.artifacts().find((x) => x.id === a.id)!.attempt,
+    );
     expect(attempts).toEqual([3]);
     // REST is run-scoped: every attempt's uploads.
     const rest = await clients.artifact.listArtifacts({ findBy });
@@ -128,11 +133,13 @@ describe('the switches (ArtifactRules)', () => {
 
   it('reuploadAcrossAttempts: conflict answers the re-upload 409 (the behaviour super-productivity#9611 describes)', async () => {
     await twoAttempts({ reuploadAcrossAttempts: 'conflict' }, async (s) => {
-      await expect(upload(job(s, 2, 'lane-a', 1), 'lane-a', '{"attempt":2}')).rejects.toThrow('(409) Conflict: an artifact with this name already exists on the workflow run');
+      await expect(upload(job(s, 2, 'lane-a', 1), 'lane-a', '{"attempt":2}')).rejects.toThrow(
+        '(409) Conflict: an artifact with this name already exists on the workflow run',
+      );
     });
   });
 
-  it('artifactIds: ascending makes latest: true pick the re-run\'s upload', async () => {
+  it("artifactIds: ascending makes latest: true pick the re-run's upload", async () => {
     await twoAttempts({ artifactIds: 'ascending' }, async (s, first) => {
       const second = (await upload(job(s, 2, 'lane-a', 1), 'lane-a', '{"attempt":2}')).id!;
       expect(second).toBeGreaterThan(first);
@@ -141,7 +148,7 @@ describe('the switches (ArtifactRules)', () => {
     });
   });
 
-  it('earlierAttemptAccess: allow signs a URL for attempt 1\'s artifact', async () => {
+  it("earlierAttemptAccess: allow signs a URL for attempt 1's artifact", async () => {
     await twoAttempts({ earlierAttemptAccess: 'allow' }, async (s, first) => {
       const out = path.join(world.work, `allow-${++n}`);
       await asJob(job(s, 2, 'report', 1), () => clients.artifact.downloadArtifact(first, { path: out }));

@@ -72,8 +72,8 @@ describe('fleet exec', () => {
   it("collects each target's output and exit code; nothing is committed or pushed, and no clone is left", () => {
     const r = fleet(['exec', '--repo', './api.git', '--repo', './web.git', '--repo', './gone.git', '--', 'grep -l lodash package.json']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/── api \(\.\/api\.git\) · exit 0\n  │ package\.json\n/);
-    expect(r.stdout).toMatch(/── web \(\.\/web\.git\) · exit 1\n  \(no output\)/);
+    expect(r.stdout).toMatch(/── api \(\.\/api\.git\) · exit 0\n {2}│ package\.json\n/);
+    expect(r.stdout).toMatch(/── web \(\.\/web\.git\) · exit 1\n {2}\(no output\)/);
     expect(r.stdout).toMatch(/── gone \(\.\/gone\.git\) · excluded: not-found/);
     expect(r.stdout).toContain('  0: api\n  1: web');
     expect(branches('api.git')).toEqual(['main']);
@@ -118,7 +118,7 @@ describe('fleet exec', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('  │ ── web (./web.git) · exit 1');
     expect(r.stdout.match(/^── web/gm)).toHaveLength(1);
-    expect(r.stdout).toMatch(/── web \(\.\/web\.git\) · exit 0\n  \(no output\)/);
+    expect(r.stdout).toMatch(/── web \(\.\/web\.git\) · exit 0\n {2}\(no output\)/);
     const root = join(dir, '_workspace', 'exec', readdirSync(join(dir, '_workspace', 'exec'))[0]!);
     expect(existsSync(join(root, 'targets', 'api', 'repo'))).toBe(false);
     expect(existsSync(join(root, 'targets', 'web', 'repo'))).toBe(false);

@@ -10,10 +10,14 @@ import { appIsolationProblem } from '../../src/core/isolation.js';
 const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
 const fleet = (repos: string[], discover: object[] = []) => ({ lanes: repos.map((repo) => ({ repo })), file: { github: { discover } } }) as never;
 
-describe('the accounts a fleet\'s targets belong to', () => {
-  it('are the explicit targets\' owners and the discovery sources\', without local paths', () => {
+describe("the accounts a fleet's targets belong to", () => {
+  it("are the explicit targets' owners and the discovery sources', without local paths", () => {
     expect(targetOwners(fleet(['acme/api', 'acme/web', './local.git']))).toEqual(['acme']);
-    expect(targetOwners(fleet(['acme/api'], [{ org: 'octo' }, { user: 'mona' }, { topic: 't', owner: 'acme' }, { search: 'x' }]))).toEqual(['acme', 'mona', 'octo']);
+    expect(targetOwners(fleet(['acme/api'], [{ org: 'octo' }, { user: 'mona' }, { topic: 't', owner: 'acme' }, { search: 'x' }]))).toEqual([
+      'acme',
+      'mona',
+      'octo',
+    ]);
   });
 });
 
@@ -22,7 +26,7 @@ describe('App credentials from the environment', () => {
     expect(appFromEnv({}, ['acme'], 'f.yml')).toEqual({ problems: [] });
   });
 
-  it('an id and a key: the App of the targets\' one owner, the key with real newlines', () => {
+  it("an id and a key: the App of the targets' one owner, the key with real newlines", () => {
     const r = appFromEnv({ FLEET_APP_ID: ' 42 ', FLEET_APP_PRIVATE_KEY: pem.replace(/\n/g, '\\n') }, ['acme'], 'f.yml');
     expect(r.problems).toEqual([]);
     expect(r.app).toMatchObject({ appId: '42', owner: 'acme' });
@@ -34,7 +38,7 @@ describe('App credentials from the environment', () => {
     const r = appFromEnv({ FLEET_APP_PRIVATE_KEY: 'secret-not-a-key', FLEET_GITHUB_TOKEN: 't' }, [], 'f.yml');
     const messages = r.problems.map((p) => p.message);
     expect(messages).toEqual([
-      expect.stringContaining('FLEET_APP_ID: an App private key was given without the App\'s id'),
+      expect.stringContaining("FLEET_APP_ID: an App private key was given without the App's id"),
       expect.stringContaining('FLEET_APP_PRIVATE_KEY: the key is not a PEM private key'),
       expect.stringContaining('FLEET_GITHUB_TOKEN and FLEET_APP_ID'),
       expect.stringContaining('FLEET_APP_OWNER: no target names its owner'),
@@ -46,7 +50,9 @@ describe('App credentials from the environment', () => {
 
 describe('App credentials and isolation', () => {
   it('under isolation: auto, a machine that cannot isolate is refused: the key would be readable from /proc', () => {
-    expect(appIsolationProblem('auto', 'none', 'unshare is not installed')).toMatch(/directives must be isolated .* cannot be isolated here: unshare is not installed\. .*isolation: off/);
+    expect(appIsolationProblem('auto', 'none', 'unshare is not installed')).toMatch(
+      /directives must be isolated .* cannot be isolated here: unshare is not installed\. .*isolation: off/,
+    );
     expect(appIsolationProblem('auto', 'pid-namespace', 'userns')).toBeNull();
     // off: the user accepted it (the report says directives were not isolated); required: refused by the run itself.
     expect(appIsolationProblem('off', 'none', 'off')).toBeNull();

@@ -8,7 +8,13 @@ export const BIN = resolve('bin/fleet.js');
  * `fleet …` from `cwd`, with HOME in `home`, a fixed git identity and no token but what `extraEnv` adds; `bin`: another
  * installed `fleet`.
  */
-export function fleetProcess(args: string[], cwd: string, home: string, bin = BIN, extraEnv: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
+export function fleetProcess(
+  args: string[],
+  cwd: string,
+  home: string,
+  bin = BIN,
+  extraEnv: Record<string, string> = {},
+): { code: number | null; stdout: string; stderr: string } {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? '',
     HOME: home,

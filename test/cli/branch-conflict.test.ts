@@ -95,7 +95,10 @@ describe('a lane branch someone else pushed to', () => {
     writeFileSync(join(dir, 'fleet.yml'), `${readFileSync(join(dir, 'fleet.yml'), 'utf8')}branch_conflict: rebase\n`);
     const r = fleet(['run', 'fleet.yml', '--json']);
     expect(r.code, r.stderr).toBe(1);
-    expect(lastLane(r.stdout).error).toMatchObject({ class: 'branch-conflict', message: expect.stringMatching(/conflicts in NOTES\.md: nothing ran and nothing was pushed/) });
+    expect(lastLane(r.stdout).error).toMatchObject({
+      class: 'branch-conflict',
+      message: expect.stringMatching(/conflicts in NOTES\.md: nothing ran and nothing was pushed/),
+    });
     expect(await remoteHead(remote, BRANCH)).toBe(theirs);
   });
 
@@ -109,7 +112,7 @@ describe('a lane branch someone else pushed to', () => {
     expect(await log(BRANCH)).toEqual(['T|stamp: svc', 'Test Author|initial commit']);
   });
 
-  it("takes Fleet's own earlier commit and an \"Update branch\" merge of the base as Fleet's to redo: no conflict", async () => {
+  it('takes Fleet\'s own earlier commit and an "Update branch" merge of the base as Fleet\'s to redo: no conflict', async () => {
     const fleetCommit = (await remoteHead(remote, BRANCH))!;
     const moved = await commitToRemote(remote, 'main', { 'README.md': '# moved\n' }, { message: 'main moves\n' });
     // What GitHub's "Update branch" button leaves: a merge of the base into the lane branch, by a person.
@@ -117,7 +120,9 @@ describe('a lane branch someone else pushed to', () => {
     const merged = await tgit(['-C', remote, 'merge-tree', '--write-tree', fleetCommit, moved]);
     const mergeTree = merged.stdout.trim().split('\n')[0]!;
     expect(mergeTree).not.toBe(tree);
-    const merge = (await tgit(['-C', remote, 'commit-tree', mergeTree, '-p', fleetCommit, '-p', moved, '-m', "Merge branch 'main' into fleet/stamp/svc"])).stdout.trim();
+    const merge = (
+      await tgit(['-C', remote, 'commit-tree', mergeTree, '-p', fleetCommit, '-p', moved, '-m', "Merge branch 'main' into fleet/stamp/svc"])
+    ).stdout.trim();
     await tgit(['-C', remote, 'update-ref', `refs/heads/${BRANCH}`, merge]);
     const r = fleet(['run', 'fleet.yml', '--json']);
     expect(r.code, r.stderr).toBe(0);
@@ -131,7 +136,9 @@ describe('a lane branch someone else pushed to', () => {
     // The merge's tree carries an edit beyond what merging gives: NOTES.md changed in the merge itself.
     const edited = await commitToRemote(remote, 'scratch', { 'README.md': '# moved\n', 'NOTES.md': 'edited in the merge\n' }, { from: fleetCommit });
     const tree = (await tgit(['-C', remote, 'rev-parse', `${edited}^{tree}`])).stdout.trim();
-    const merge = (await tgit(['-C', remote, 'commit-tree', tree, '-p', fleetCommit, '-p', moved, '-m', "Merge branch 'main' into fleet/stamp/svc"])).stdout.trim();
+    const merge = (
+      await tgit(['-C', remote, 'commit-tree', tree, '-p', fleetCommit, '-p', moved, '-m', "Merge branch 'main' into fleet/stamp/svc"])
+    ).stdout.trim();
     await tgit(['-C', remote, 'update-ref', `refs/heads/${BRANCH}`, merge]);
     const r = fleet(['run', 'fleet.yml', '--json']);
     expect(r.code).toBe(1);

@@ -36,7 +36,10 @@ describe('the CLI bundle', () => {
       // @octokit/core is bundled in a chunk in the CLI and in the entry of the action; zod in the entry of both.
       expect(licenses, bundle).toMatch(/^@octokit\/core$/m);
       expect(licenses, bundle).toMatch(/^zod$/m);
-      expect(readdirSync(resolve('dist', bundle)).filter((f) => f.endsWith('.licenses.txt')), bundle).toEqual([]);
+      expect(
+        readdirSync(resolve('dist', bundle)).filter((f) => f.endsWith('.licenses.txt')),
+        bundle,
+      ).toEqual([]);
     }
   });
 
@@ -51,7 +54,11 @@ describe('the CLI bundle', () => {
     expect(planned.stdout).toContain('one');
 
     const github = writeFleetFile(dir, { name: 'gh', directive: 'x', run: 'true', forge: 'github', targets: [{ repo: 'octo/one' }] }, 'github.yml');
-    const refused = spawnSync(process.execPath, [entry, 'plan', github], { cwd: dir, env: { ...env, GITHUB_TOKEN: 'ghp_test', GITHUB_API_URL: 'http://127.0.0.1:9' }, encoding: 'utf8' });
+    const refused = spawnSync(process.execPath, [entry, 'plan', github], {
+      cwd: dir,
+      env: { ...env, GITHUB_TOKEN: 'ghp_test', GITHUB_API_URL: 'http://127.0.0.1:9' },
+      encoding: 'utf8',
+    });
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toMatch(/Cannot find module|ERR_MODULE_NOT_FOUND/);
   });

@@ -84,9 +84,12 @@ describe("a lane commit's author and committer", () => {
 });
 
 describe("a lane commit's signature", () => {
-  it('is made the way the user\'s git signs (commit.gpgsign, gpg.format ssh, user.signingkey)', async () => {
+  it("is made the way the user's git signs (commit.gpgsign, gpg.format ssh, user.signingkey)", async () => {
     const key = await sshKey('signing');
-    writeFileSync(join(home, '.gitconfig'), `[user]\n\tname = Ada\n\temail = ada@example.com\n\tsigningkey = ${key}.pub\n[gpg]\n\tformat = ssh\n[commit]\n\tgpgsign = true\n`);
+    writeFileSync(
+      join(home, '.gitconfig'),
+      `[user]\n\tname = Ada\n\temail = ada@example.com\n\tsigningkey = ${key}.pub\n[gpg]\n\tformat = ssh\n[commit]\n\tgpgsign = true\n`,
+    );
     const r = fleet(['run', 'fleet.yml', '--quiet']);
     expect(r.code, r.stderr).toBe(0);
     expect(await verifiedBy(key)).toBe(true);
@@ -111,18 +114,24 @@ describe("a lane commit's signature", () => {
     expect(r.stderr).toMatch(/sign_commits: .*needs a key: set user\.signingkey/);
   });
 
-  it("ignores a ~/.gitconfig a directive rewrote: another key, another signing program, another identity", async () => {
+  it('ignores a ~/.gitconfig a directive rewrote: another key, another signing program, another identity', async () => {
     const key = await sshKey('signing');
     const planted = await sshKey('planted');
     const marker = join(dir, 'PROGRAM-RAN');
     const evil = join(home, 'evil-sign.sh');
     writeFileSync(evil, `#!/bin/sh\ntouch ${marker}\nexec ssh-keygen "$@"\n`, { mode: 0o755 });
-    writeFileSync(join(home, '.gitconfig'), `[user]\n\tname = Ada\n\temail = ada@example.com\n\tsigningkey = ${key}.pub\n[gpg]\n\tformat = ssh\n[commit]\n\tgpgsign = true\n`);
+    writeFileSync(
+      join(home, '.gitconfig'),
+      `[user]\n\tname = Ada\n\temail = ada@example.com\n\tsigningkey = ${key}.pub\n[gpg]\n\tformat = ssh\n[commit]\n\tgpgsign = true\n`,
+    );
     const hostile = `[user]\n\tname = Mallory\n\temail = mallory@example.com\n\tsigningkey = ${planted}.pub\n[gpg]\n\tformat = ssh\n[gpg "ssh"]\n\tprogram = ${evil}\n[commit]\n\tgpgsign = true\n`;
     writeFileSync(join(dir, 'hostile.gitconfig'), hostile);
     // isolation: off: the directive writes Fleet's own HOME, as it can wherever Fleet does not run as root (as root
     // it gets a HOME of its own). What is under test is Fleet's git, which reads the configuration once, at the start.
-    writeFileSync(join(dir, 'fleet.yml'), 'name: stamp\ndirective: stamp\nisolation: off\nrun: cp "$FLEET_FILE_DIR/hostile.gitconfig" "$HOME/.gitconfig" && echo stamped > STAMP.md\ntargets:\n  - repo: ./svc.git\n');
+    writeFileSync(
+      join(dir, 'fleet.yml'),
+      'name: stamp\ndirective: stamp\nisolation: off\nrun: cp "$FLEET_FILE_DIR/hostile.gitconfig" "$HOME/.gitconfig" && echo stamped > STAMP.md\ntargets:\n  - repo: ./svc.git\n',
+    );
     const r = fleet(['run', 'fleet.yml', '--quiet']);
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(join(home, '.gitconfig'), 'utf8')).toBe(hostile);

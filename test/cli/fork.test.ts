@@ -31,7 +31,10 @@ afterEach(async () => {
 
 function fleet(args: string[], token = READER): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env = { PATH: process.env.PATH ?? '', HOME: dir, GIT_CONFIG_NOSYSTEM: '1', ...githubEnv(emu, token) };
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: dir,
+    env: Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

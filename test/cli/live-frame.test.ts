@@ -14,9 +14,16 @@ function lane(id: string, wave: number, patch: Partial<LaneRecord> = {}): LaneRe
 function twenty(): LaneRecord[] {
   const lanes = Array.from({ length: 20 }, (_, i) => lane(`service-${String(i + 1).padStart(2, '0')}`, i < 12 ? 0 : 1));
   const set = (i: number, p: Partial<LaneRecord>) => (lanes[i] = { ...lanes[i]!, ...p });
-  for (let i = 0; i < 6; i++) set(i, { status: 'completed', phase: 'pr-open', started_at: iso(i * 20), ended_at: iso(i * 20 + 150), pr_number: 100 + i, ci_conclusion: 'success' });
+  for (let i = 0; i < 6; i++)
+    set(i, { status: 'completed', phase: 'pr-open', started_at: iso(i * 20), ended_at: iso(i * 20 + 150), pr_number: 100 + i, ci_conclusion: 'success' });
   set(3, { phase: 'no-op', pr_number: null, ci_conclusion: null });
-  set(6, { status: 'failed', phase: 'failed', started_at: iso(100), ended_at: iso(200), error: { class: 'check-failed', message: 'check `npm test` exited with 1: 3 tests failed' } });
+  set(6, {
+    status: 'failed',
+    phase: 'failed',
+    started_at: iso(100),
+    ended_at: iso(200),
+    error: { class: 'check-failed', message: 'check `npm test` exited with 1: 3 tests failed' },
+  });
   set(7, { status: 'running', phase: 'running', started_at: iso(200) });
   set(8, { status: 'running', phase: 'checking', started_at: iso(210), retry_count: 1 });
   set(9, { status: 'running', phase: 'ci', started_at: iso(220), pr_number: 109 });
@@ -126,11 +133,14 @@ describe('the counters', () => {
   });
 
   it('estimate the time left as the mean finished lane times the lanes left over the budget, at least one mean', () => {
-    const done = (id: string, secs: number, status: 'completed' | 'failed' = 'completed') => lane(id, 0, { status, phase: status === 'failed' ? 'failed' : 'pr-open', started_at: iso(0), ended_at: iso(secs) });
+    const done = (id: string, secs: number, status: 'completed' | 'failed' = 'completed') =>
+      lane(id, 0, { status, phase: status === 'failed' ? 'failed' : 'pr-open', started_at: iso(0), ended_at: iso(secs) });
     const queued = (id: string) => lane(id, 0);
     expect(progress([queued('a'), queued('b')], 2).estimate).toBe('estimating…');
     // A skipped lane did not run: it says nothing about how long a lane takes.
-    expect(progress([lane('s', 0, { status: 'skipped', phase: 'skipped', started_at: iso(0), ended_at: iso(9000) }), queued('a')], 2).estimate).toBe('estimating…');
+    expect(progress([lane('s', 0, { status: 'skipped', phase: 'skipped', started_at: iso(0), ended_at: iso(9000) }), queued('a')], 2).estimate).toBe(
+      'estimating…',
+    );
     // mean 300 s; 8 left, 2 at a time: 1200 s.
     expect(progress([done('a', 200), done('b', 400, 'failed'), ...'cdefghij'.split('').map(queued)], 2).estimate).toBe('about 20m left');
     // one left: one mean, not half of one.

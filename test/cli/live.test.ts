@@ -107,7 +107,14 @@ describe('the live view on a pipe', () => {
     let out = '';
     const view = new LiveView({ write: (s: string) => (out += s), isTTY: false });
     view.event(
-      { time: '2026-01-01T00:00:07.000Z', lane: 'a', from: 'running', to: 'failed', status: 'failed', detail: 'exited 1: \u001b]52;c;ZXZpbA==\u0007\u001b[2J\n::warning::fake' },
+      {
+        time: '2026-01-01T00:00:07.000Z',
+        lane: 'a',
+        from: 'running',
+        to: 'failed',
+        status: 'failed',
+        detail: 'exited 1: \u001b]52;c;ZXZpbA==\u0007\u001b[2J\n::warning::fake',
+      },
       new Map(),
     );
     expect(out).toBe('00:00:07 a: running → failed (exited 1: \\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\n::warning::fake)\n');
@@ -132,7 +139,13 @@ describe('the live view on a terminal', () => {
     const names = [...ids(8, 'payments-service-with-a-rather-long-name'), '決済サービス-日本語の長いレーン名', 'z'];
     const run = new Run(fleet(names), term);
     run.set(names[0]!, { status: 'running', phase: 'running', started_at: iso(10) });
-    run.set(names[1]!, { status: 'failed', phase: 'failed', started_at: iso(10), ended_at: iso(90), error: { class: 'check-failed', message: 'check `npm test` exited with 1: '.padEnd(200, 'x') } });
+    run.set(names[1]!, {
+      status: 'failed',
+      phase: 'failed',
+      started_at: iso(10),
+      ended_at: iso(90),
+      error: { class: 'check-failed', message: 'check `npm test` exited with 1: '.padEnd(200, 'x') },
+    });
     run.set(names[8]!, { status: 'running', phase: 'ci', started_at: iso(20), pr_number: 1234 });
     run.tick();
     term.columns = 20;
@@ -151,8 +164,15 @@ describe('the live view on a terminal', () => {
   it('fits a short terminal: at most rows - 1 lines, the counters first, the lanes that matter, a line for the rest', () => {
     const term = new Term(80, 12);
     const run = new Run(fleet(ids(20)), term);
-    for (let i = 0; i < 6; i++) run.set(ids(20)[i]!, { status: 'completed', phase: 'pr-open', started_at: iso(i * 20), ended_at: iso(i * 20 + 150), pr_number: 100 + i });
-    run.set('service-07', { status: 'failed', phase: 'failed', started_at: iso(100), ended_at: iso(200), error: { class: 'check-failed', message: 'check failed' } });
+    for (let i = 0; i < 6; i++)
+      run.set(ids(20)[i]!, { status: 'completed', phase: 'pr-open', started_at: iso(i * 20), ended_at: iso(i * 20 + 150), pr_number: 100 + i });
+    run.set('service-07', {
+      status: 'failed',
+      phase: 'failed',
+      started_at: iso(100),
+      ended_at: iso(200),
+      error: { class: 'check-failed', message: 'check failed' },
+    });
     run.set('service-08', { status: 'running', phase: 'running', started_at: iso(200) });
     run.set('service-09', { status: 'running', phase: 'checking', started_at: iso(210) });
     run.set('service-10', { status: 'running', phase: 'ci', started_at: iso(220) });
@@ -248,7 +268,8 @@ describe('the live view on a terminal', () => {
     run.tick();
     expect(term.last().join('\n')).toContain('2/6 lanes done (1 completed, 1 no-op) · 1 under way · about 3m left');
     // The last lane left: at least one mean lane, not a fraction of one.
-    for (const id of ['service-03', 'service-04', 'service-05']) run.set(id, { status: 'failed', phase: 'failed', started_at: iso(0), ended_at: iso(90), error: { class: 'directive-failed', message: 'exit 1' } });
+    for (const id of ['service-03', 'service-04', 'service-05'])
+      run.set(id, { status: 'failed', phase: 'failed', started_at: iso(0), ended_at: iso(90), error: { class: 'directive-failed', message: 'exit 1' } });
     run.tick();
     expect(term.last().join('\n')).toContain('5/6 lanes done (1 completed, 1 no-op, 3 failed) · about 90s left');
   });
@@ -257,10 +278,20 @@ describe('the live view on a terminal', () => {
     const term = new Term(200, 40);
     const evil = 'evil\u001b]52;c;ZXZpbA==\u0007\u001b[2J\u202egnp.exe';
     const run = new Run(fleet([evil, 'ok']), term);
-    run.set(evil, { status: 'failed', phase: 'failed', started_at: iso(0), ended_at: iso(5), repo: 'acme/\u001b[31mred', error: { class: 'directive-failed', message: 'exited 1:\r\u001b[1A\u001b[2Kfake line\u009b2J' } });
+    run.set(evil, {
+      status: 'failed',
+      phase: 'failed',
+      started_at: iso(0),
+      ended_at: iso(5),
+      repo: 'acme/\u001b[31mred',
+      error: { class: 'directive-failed', message: 'exited 1:\r\u001b[1A\u001b[2Kfake line\u009b2J' },
+    });
     run.tick();
     run.view.stop();
-    const sent = term.writes.slice(1).join('').replace(/\x1b\[\d+A\x1b\[0J/g, '');
+    const sent = term.writes
+      .slice(1)
+      .join('')
+      .replace(/\x1b\[\d+A\x1b\[0J/g, '');
     expect(sent).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/);
     expect(sent).toContain('evil\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\u202egnp.exe');
     expect(sent).toContain('exited 1:\\r\\x1b[1A\\x1b[2Kfake line\\x9b2J');

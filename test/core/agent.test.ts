@@ -224,7 +224,9 @@ describe('agentCommand', () => {
       `claude -p "$(cat "\${FLEET_PROMPT_FILE}")" --output-format json --permission-mode acceptEdits --model sonnet --allowedTools 'Bash(npm test)'`,
     );
     const codex = line(agent({ preset: 'codex', args: ['-m', 'gpt-5'] }));
-    expect(codex).toBe('codex exec --json --sandbox workspace-write --disable plugins -c analytics.enabled=false -m gpt-5 -- "$(cat "${FLEET_PROMPT_FILE}")" </dev/null');
+    expect(codex).toBe(
+      'codex exec --json --sandbox workspace-write --disable plugins -c analytics.enabled=false -m gpt-5 -- "$(cat "${FLEET_PROMPT_FILE}")" </dev/null',
+    );
     expect(codex).not.toContain('--full-auto');
     expect(line(agent({ preset: 'claude', command: '/opt/bin/claude' }))).toMatch(/^\/opt\/bin\/claude -p /);
     expect(line(agent({ preset: 'command', command: 'my-agent --task-file {prompt_file} --repo {repo}', args: ['--x y'] }))).toBe(
@@ -251,15 +253,33 @@ describe('agentCommand', () => {
     await writeFile(promptFile, prompt);
     const record = path.join(tmp, `record-${n}.txt`);
 
-    const spec = agent({ preset: 'claude', command: path.join(FAKE_AGENTS, 'fake-claude'), args: ['--allowedTools', 'Bash(npm test) Read', '--append-system-prompt', "it's $(touch PWNED_ARG)"] });
+    const spec = agent({
+      preset: 'claude',
+      command: path.join(FAKE_AGENTS, 'fake-claude'),
+      args: ['--allowedTools', 'Bash(npm test) Read', '--append-system-prompt', "it's $(touch PWNED_ARG)"],
+    });
     const run = agentCommand(spec, { prompt_file: promptFile, repo: 'acme/app', lane: 'app', branch: 'fleet/t/claude' });
-    const r = await runCommand(run.command, { cwd: dir, env: { ...ENV, ...run.env, FAKE_AGENT_RECORD: record }, timeoutMs: 20_000, logFile: path.join(tmp, 'logs', 'claude.log') });
+    const r = await runCommand(run.command, {
+      cwd: dir,
+      env: { ...ENV, ...run.env, FAKE_AGENT_RECORD: record },
+      timeoutMs: 20_000,
+      logFile: path.join(tmp, 'logs', 'claude.log'),
+    });
     expect(r.exitCode, r.tail).toBe(0);
 
     // "$(cat f)" drops trailing newlines, nothing else.
     expect(await readFile(record, 'utf8')).toBe(prompt.replace(/\n+$/, ''));
     const argv = JSON.parse(await readFile(`${record}.argv.json`, 'utf8')) as string[];
-    expect(argv.slice(2)).toEqual(['--output-format', 'json', '--permission-mode', 'acceptEdits', '--allowedTools', 'Bash(npm test) Read', '--append-system-prompt', "it's $(touch PWNED_ARG)"]);
+    expect(argv.slice(2)).toEqual([
+      '--output-format',
+      'json',
+      '--permission-mode',
+      'acceptEdits',
+      '--allowedTools',
+      'Bash(npm test) Read',
+      '--append-system-prompt',
+      "it's $(touch PWNED_ARG)",
+    ]);
 
     const result = JSON.parse(r.tail.trim()) as { type: string; is_error: boolean; result: string };
     expect(result).toMatchObject({ type: 'result', is_error: false });
@@ -280,7 +300,12 @@ describe('agentCommand', () => {
       lane: 'app',
       branch: 'fleet/t/codex',
     });
-    const r = await runCommand(run.command, { cwd: dir, env: { ...ENV, ...run.env, FAKE_AGENT_RECORD: record }, timeoutMs: 20_000, logFile: path.join(tmp, 'logs', 'codex.log') });
+    const r = await runCommand(run.command, {
+      cwd: dir,
+      env: { ...ENV, ...run.env, FAKE_AGENT_RECORD: record },
+      timeoutMs: 20_000,
+      logFile: path.join(tmp, 'logs', 'codex.log'),
+    });
     expect(r.exitCode, r.tail).toBe(0);
     expect(await readFile(record, 'utf8')).toBe(prompt.replace(/\n+$/, ''));
     expect(await readFile(path.join(dir, 'README.md'), 'utf8')).toBe("# app\nfake-codex: Note Codex's visit in the README; $(touch PWNED_CODEX)\n");
@@ -310,7 +335,12 @@ describe('agentCommand', () => {
       lane: 'app',
       branch: 'b',
     });
-    const r = await runCommand(run.command, { cwd: dir, env: { ...ENV, ...run.env, FAKE_AGENT_EXIT: '4' }, timeoutMs: 20_000, logFile: path.join(tmp, 'logs', 'fail.log') });
+    const r = await runCommand(run.command, {
+      cwd: dir,
+      env: { ...ENV, ...run.env, FAKE_AGENT_EXIT: '4' },
+      timeoutMs: 20_000,
+      logFile: path.join(tmp, 'logs', 'fail.log'),
+    });
     expect(r.exitCode).toBe(4);
     expect(JSON.parse(r.tail.trim())).toMatchObject({ is_error: true });
     expect((await changedFiles(dir)).files).toEqual([]);

@@ -6,7 +6,12 @@ const c = (commit: string, parents: string[], message: string, author = 'Ada <ad
 
 describe('othersCommits', () => {
   it("leaves out Fleet's own commits for this lane, and keeps another fleet's or another lane's", () => {
-    const commits = [c('f1', ['b'], fleetMsg('stamp', 'svc')), c('f2', ['f1'], fleetMsg('stamp', 'lib')), c('f3', ['f2'], fleetMsg('other', 'svc')), c('p1', ['f3'], 'Fix by hand')];
+    const commits = [
+      c('f1', ['b'], fleetMsg('stamp', 'svc')),
+      c('f2', ['f1'], fleetMsg('stamp', 'lib')),
+      c('f3', ['f2'], fleetMsg('other', 'svc')),
+      c('p1', ['f3'], 'Fix by hand'),
+    ];
     expect(othersCommits(commits, 'stamp', 'svc').map((x) => x.commit)).toEqual(['f2', 'f3', 'p1']);
   });
 
@@ -32,12 +37,16 @@ describe('what a person reads', () => {
   const three = [c('a'.repeat(40), [], 'One'), c('b'.repeat(40), [], 'Two'), c('c'.repeat(40), [], 'Three'), c('d'.repeat(40), [], 'x'.repeat(80))];
 
   it('names the first commits by short id, subject and author, and counts the rest', () => {
-    expect(describeCommits(three)).toBe(`${'a'.repeat(12)} "One" (Ada <ada@example.com>), ${'b'.repeat(12)} "Two" (Ada <ada@example.com>), ${'c'.repeat(12)} "Three" (Ada <ada@example.com>), and 1 more`);
+    expect(describeCommits(three)).toBe(
+      `${'a'.repeat(12)} "One" (Ada <ada@example.com>), ${'b'.repeat(12)} "Two" (Ada <ada@example.com>), ${'c'.repeat(12)} "Three" (Ada <ada@example.com>), and 1 more`,
+    );
     expect(describeCommits(three.slice(3))).toContain(`"${'x'.repeat(59)}…"`);
   });
 
   it('says how to go on when a lane is refused, and "more than" when the list was cut', () => {
-    expect(conflictRefusal('fleet/x/svc', three.slice(0, 1), false)).toMatch(/^fleet\/x\/svc holds 1 commit Fleet did not make for this lane: .*branch_conflict: rebase.*branch_conflict: replace/);
+    expect(conflictRefusal('fleet/x/svc', three.slice(0, 1), false)).toMatch(
+      /^fleet\/x\/svc holds 1 commit Fleet did not make for this lane: .*branch_conflict: rebase.*branch_conflict: replace/,
+    );
     expect(conflictRefusal('fleet/x/svc', three, true)).toMatch(/holds more than 4 commits/);
   });
 

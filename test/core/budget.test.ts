@@ -6,15 +6,38 @@
  * — divided among the legs that run at once, and the slots each leg writes in.
  */
 import { describe, expect, it } from 'vitest';
-import { GITHUB_WRITE_LIMITS, legPace, nextSlot, predecessorIndex, publishWrites, renderWriteBudget, writeBudget, writesPerLane, type LegPace } from '../../src/core/budget.js';
+import {
+  GITHUB_WRITE_LIMITS,
+  legPace,
+  nextSlot,
+  predecessorIndex,
+  publishWrites,
+  renderWriteBudget,
+  writeBudget,
+  writesPerLane,
+  type LegPace,
+} from '../../src/core/budget.js';
 import { ContentLimiter } from '../support/github-emulator/limits.js';
 
-const pr = { labels: [] as string[], reviewers: [] as string[], team_reviewers: [] as string[], assignees: [] as string[], draft: false, open: true, fork: false };
+const pr = {
+  labels: [] as string[],
+  reviewers: [] as string[],
+  team_reviewers: [] as string[],
+  assignees: [] as string[],
+  draft: false,
+  open: true,
+  fork: false,
+};
 
 describe('writes a lane makes', () => {
   it('counts the PR, then labels, a review request, assignees and a merge when the fleet file asks for them', () => {
     expect(writesPerLane({ pr, merge: { policy: 'never', method: 'squash' } }, false)).toBe(1);
-    expect(writesPerLane({ pr: { ...pr, labels: ['a', 'b'], team_reviewers: ['acme/t'], assignees: ['x'] }, merge: { policy: 'when-green', method: 'squash' } }, false)).toBe(5);
+    expect(
+      writesPerLane(
+        { pr: { ...pr, labels: ['a', 'b'], team_reviewers: ['acme/t'], assignees: ['x'] }, merge: { policy: 'when-green', method: 'squash' } },
+        false,
+      ),
+    ).toBe(5);
     expect(writesPerLane({ pr: { ...pr, labels: ['a'] }, merge: { policy: 'when-green', method: 'squash' } }, true)).toBe(0);
     // Fork mode asks for the fork first, push-only too; a dry run makes none.
     expect(writesPerLane({ pr: { ...pr, fork: true }, merge: { policy: 'never', method: 'squash' } }, false)).toBe(2);
@@ -23,7 +46,12 @@ describe('writes a lane makes', () => {
   });
 
   it('counts as back to back only the publishing writes: a merge waits for CI', () => {
-    expect(publishWrites({ pr: { ...pr, labels: ['a', 'b'], team_reviewers: ['acme/t'], assignees: ['x'] }, merge: { policy: 'when-green', method: 'squash' } }, false)).toBe(4);
+    expect(
+      publishWrites(
+        { pr: { ...pr, labels: ['a', 'b'], team_reviewers: ['acme/t'], assignees: ['x'] }, merge: { policy: 'when-green', method: 'squash' } },
+        false,
+      ),
+    ).toBe(4);
     expect(publishWrites({ pr, merge: { policy: 'never', method: 'squash' } }, false)).toBe(1);
     expect(publishWrites({ pr, merge: { policy: 'never', method: 'squash' } }, true)).toBe(0);
     // Push-only: no PR, so nothing to publish.
@@ -55,7 +83,7 @@ describe('shares of the budget', () => {
     expect(writeBudget({ limits: GITHUB_WRITE_LIMITS, legsAtOnce: 8, lanes: 451, writesPerLane: 1 }).binding.window_ms).toBe(3_600_000);
   });
 
-  it('the legs\' shares add up to at most 90% of every limit, unless all the fleet\'s writes fit under it', () => {
+  it("the legs' shares add up to at most 90% of every limit, unless all the fleet's writes fit under it", () => {
     for (const legs of [1, 3, 32, 256]) {
       for (const lanes of [10, 100, 1000]) {
         const b = writeBudget({ limits: GITHUB_WRITE_LIMITS, legsAtOnce: legs, lanes, writesPerLane: 2 });
@@ -105,7 +133,7 @@ describe('pacer schedule', () => {
     expect(slots.sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 
-  it('tiles every round without overlap for any number of legs and writes, at GitHub\'s pace and the hourly one', () => {
+  it("tiles every round without overlap for any number of legs and writes, at GitHub's pace and the hourly one", () => {
     for (const limits of [GITHUB_WRITE_LIMITS, [{ max: 500, window_ms: 3_600_000 }]]) {
       for (const legs of [1, 2, 3, 5, 64, 100]) {
         for (const burst of [1, 2, 3, 4]) {
@@ -136,12 +164,12 @@ describe('pacer schedule', () => {
     expect(predecessorIndex(b, 200)).toBe(136);
   });
 
-  it('keeps 48 legs that start together, each writing whenever it is ready, under a limit of 8 in 6 s (the emulator\'s counter refuses none)', () => {
+  it("keeps 48 legs that start together, each writing whenever it is ready, under a limit of 8 in 6 s (the emulator's counter refuses none)", () => {
     const limiter = new ContentLimiter([{ max: 8, windowMs: 6000 }]);
     const b = writeBudget({ limits: [{ max: 8, window_ms: 6000 }], legsAtOnce: 48, lanes: 48, writesPerLane: 3 });
     // Deterministic "random" readiness: each leg is ready for a write at an odd time after its last one.
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const writes: number[] = [];
     for (let leg = 0; leg < 48; leg++) {
       const pace: LegPace = legPace(b, leg);

@@ -72,7 +72,10 @@ describe('the lane digest', () => {
     ];
     for (const [what, f] of same) expect(digestOf(f), what).toBe(base);
     // Another target beside this one leaves this lane's digest alone.
-    const two = validateFleetFile({ name: 'sweep', directive: 'bump it', run: 'make bump', targets: [{ repo: 'acme/api' }, { repo: 'acme/web' }] }, 'fleet.yml');
+    const two = validateFleetFile(
+      { name: 'sweep', directive: 'bump it', run: 'make bump', targets: [{ repo: 'acme/api' }, { repo: 'acme/web' }] },
+      'fleet.yml',
+    );
     if (!two.ok) throw new Error('invalid');
     expect(laneDigest(two.fleet.file, two.fleet.lanes.find((l) => l.repo === 'acme/api')!)).toBe(base);
   });
@@ -108,7 +111,23 @@ function outcome(lane: string, extra: Partial<PreviousOutcome> = {}): PreviousOu
 }
 
 function spec(id: string, depends_on: string[] = []): LaneSpec {
-  return { id, repo: `acme/${id}`, repo_kind: 'github', title: id, directive: 'd', run: 'true', checks: [], depends_on, owns: [], never: [], exclusive: false, branch: `fleet/sweep/${id}`, base: undefined, index: 0, review: null };
+  return {
+    id,
+    repo: `acme/${id}`,
+    repo_kind: 'github',
+    title: id,
+    directive: 'd',
+    run: 'true',
+    checks: [],
+    depends_on,
+    owns: [],
+    never: [],
+    exclusive: false,
+    branch: `fleet/sweep/${id}`,
+    base: undefined,
+    index: 0,
+    review: null,
+  };
 }
 
 function prev(lanes: PreviousOutcome[]): Outcomes {
@@ -123,7 +142,12 @@ function decide(lanes: LaneSpec[], previous: PreviousOutcome[], over: { digests?
 
 describe('which lanes are unchanged', () => {
   it('same digest, same base commit, completed or a no-op last time: unchanged', () => {
-    expect(decide([spec('a'), spec('b'), spec('c')], [outcome('a'), outcome('b', { phase: 'no-op', commit: null }), outcome('c', { status: 'unchanged', phase: 'unchanged' })])).toEqual(['a', 'b', 'c']);
+    expect(
+      decide(
+        [spec('a'), spec('b'), spec('c')],
+        [outcome('a'), outcome('b', { phase: 'no-op', commit: null }), outcome('c', { status: 'unchanged', phase: 'unchanged' })],
+      ),
+    ).toEqual(['a', 'b', 'c']);
   });
 
   it('any doubt runs the lane', () => {
@@ -163,7 +187,15 @@ describe('outcomes carried forward', () => {
   it('an unchanged lane keeps its PR and base, and names the run it last ran in; the next sweep reads that back', () => {
     const planned: LaneRecord = { ...newLaneRecord({ repo: 'acme/a', lane: 'a', wave: 0, branch: 'fleet/sweep/a', depends_on: [] }), digest: 'd-a' };
     const rec = unchangedRecord(planned, outcome('a', { ran_in: 'fleet-0' }), 'd-a', '2026-02-01T00:00:00Z');
-    expect(rec).toMatchObject({ status: 'unchanged', phase: 'unchanged', pr_number: 1, base_commit: SHA('a'), commit: SHA('c'), digest: 'd-a', unchanged_since: 'fleet-0' });
+    expect(rec).toMatchObject({
+      status: 'unchanged',
+      phase: 'unchanged',
+      pr_number: 1,
+      base_commit: SHA('a'),
+      commit: SHA('c'),
+      digest: 'd-a',
+      unchanged_since: 'fleet-0',
+    });
     const m = initManifest({
       fleet_id: 'fleet-2',
       name: 'sweep',
@@ -178,7 +210,10 @@ describe('outcomes carried forward', () => {
       waves: [],
       contention: [],
       excluded: [],
-      lanes: [{ repo: 'acme/a', lane: 'a', wave: 0, branch: 'fleet/sweep/a', depends_on: [] }, { repo: 'acme/b', lane: 'b', wave: 0, branch: 'fleet/sweep/b', depends_on: [] }],
+      lanes: [
+        { repo: 'acme/a', lane: 'a', wave: 0, branch: 'fleet/sweep/a', depends_on: [] },
+        { repo: 'acme/b', lane: 'b', wave: 0, branch: 'fleet/sweep/b', depends_on: [] },
+      ],
       skipped: [],
     });
     const lanes = [rec, { ...m.lanes[1]!, status: 'failed' as const, phase: 'failed' as const }];

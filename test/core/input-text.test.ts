@@ -12,7 +12,8 @@ import { branchRuleBroken, formatProblems } from '../../src/core/validate.js';
 
 describe('duplicateJsonKeys', () => {
   it('finds a key written twice at any depth, by the path validation names it with, and its lines', () => {
-    const text = '{"owns": ["a"],\n "targets": [{"repo": "x"}, {"repo": "y",\n "repo": "z", "github": {"k": 1, "k": 2}}],\n "owns": [], "we\\"ird key": 1, "we\\"ird key": 2}';
+    const text =
+      '{"owns": ["a"],\n "targets": [{"repo": "x"}, {"repo": "y",\n "repo": "z", "github": {"k": 1, "k": 2}}],\n "owns": [], "we\\"ird key": 1, "we\\"ird key": 2}';
     expect(JSON.parse(text)).toBeTruthy();
     expect(duplicateJsonKeys(text)).toEqual([
       { path: 'targets[1]', key: 'repo', first_line: 2, line: 3 },
@@ -31,8 +32,38 @@ describe('duplicateJsonKeys', () => {
 
 describe('branch names', () => {
   const NAMES = [
-    'fleet/x/a', 'a/-x', '-x', '-', 'HEAD', 'a/HEAD', 'x.lock', 'a/x.lock/b', 'a.lock.b', 'a/.b', '.a', 'a..b', 'a/', '/a', 'a//b',
-    'a.', 'a b', 'a\tb', 'a\u0001b', 'a\u007fb', 'a~b', 'a^b', 'a:b', 'a?b', 'a*b', 'a[b', 'a\\b', 'a@{b', 'a@b', '@', 'é/ü', 'fleet/x/ok-1.2_3',
+    'fleet/x/a',
+    'a/-x',
+    '-x',
+    '-',
+    'HEAD',
+    'a/HEAD',
+    'x.lock',
+    'a/x.lock/b',
+    'a.lock.b',
+    'a/.b',
+    '.a',
+    'a..b',
+    'a/',
+    '/a',
+    'a//b',
+    'a.',
+    'a b',
+    'a\tb',
+    'a\u0001b',
+    'a\u007fb',
+    'a~b',
+    'a^b',
+    'a:b',
+    'a?b',
+    'a*b',
+    'a[b',
+    'a\\b',
+    'a@{b',
+    'a@b',
+    '@',
+    'é/ü',
+    'fleet/x/ok-1.2_3',
   ];
 
   it('refuses exactly what `git check-ref-format --branch` refuses', () => {
@@ -84,8 +115,19 @@ describe('file names in messages and markdown', () => {
   it('the report shows that message whole and escaped, in its cell and in the action list', () => {
     const message = checkFence([EVIL], ['src/**'], []).message!;
     const m0 = initManifest({
-      fleet_id: 'fleet-1', name: 'n', forge: 'local', started_at: '2026-01-01T00:00:00Z', directive: 'd', max_parallel: 1, max_retries: 0,
-      checkpoint: 'pushed', merge_policy: 'never', dry_run: false, contention: [], excluded: [], skipped: [],
+      fleet_id: 'fleet-1',
+      name: 'n',
+      forge: 'local',
+      started_at: '2026-01-01T00:00:00Z',
+      directive: 'd',
+      max_parallel: 1,
+      max_retries: 0,
+      checkpoint: 'pushed',
+      merge_policy: 'never',
+      dry_run: false,
+      contention: [],
+      excluded: [],
+      skipped: [],
       waves: [{ index: 0, lanes: ['a'], exclusive: false, shards: [{ id: 'w0-s0', wave: 0, lanes: ['a'] }], parallel: 1 }],
       lanes: [{ repo: 'acme/a', lane: 'a', wave: 0, branch: 'fleet/n/a', depends_on: [] }],
     });

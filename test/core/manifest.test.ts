@@ -94,7 +94,11 @@ describe('initManifest', () => {
       ['old-lib', null, 'excluded'],
     ]);
     const legacy = m.lanes.find((l) => l.lane === 'legacy')!;
-    expect(legacy).toMatchObject({ phase: 'skipped', depends_on: ['old-lib'], error: { class: 'dependency-failed', message: 'depends on excluded lane old-lib' } });
+    expect(legacy).toMatchObject({
+      phase: 'skipped',
+      depends_on: ['old-lib'],
+      error: { class: 'dependency-failed', message: 'depends on excluded lane old-lib' },
+    });
     const oldLib = m.lanes.find((l) => l.lane === 'old-lib')!;
     expect(oldLib).toMatchObject({ phase: 'excluded', wave: null, branch: null, error: { class: 'excluded', message: 'archived: repository is archived' } });
     expect(m.ended_at).toBeNull();
@@ -225,7 +229,9 @@ describe('mergeLaneRecords', () => {
     const base = { ...m, lanes: m.lanes.map(counted) };
     const recs = [...ids]
       .reverse()
-      .map((id, i) => counted(fresh(id, { status: i % 10 === 0 ? 'failed' : 'completed', phase: i % 10 === 0 ? 'failed' : 'pushed', updated_at: at(60), retry_count: 1 })));
+      .map((id, i) =>
+        counted(fresh(id, { status: i % 10 === 0 ? 'failed' : 'completed', phase: i % 10 === 0 ? 'failed' : 'pushed', updated_at: at(60), retry_count: 1 })),
+      );
     // Every tenth lane also gets a stale record that must lose.
     const stale = ids.filter((_, i) => i % 10 === 0).map((id) => counted(fresh(id, { status: 'running', updated_at: at(30) })));
     reads = 0;
@@ -269,7 +275,9 @@ describe('merging records, in detail', () => {
   it('names one unknown lane in the singular, several in the plural, and at most ten', () => {
     const m = initManifest(init());
     expect(() => mergeLaneRecords(m, [stranger('x1')])).toThrow(/^unknown lane "x1": fleet fleet-20260420-071500 has no lane with that id$/);
-    expect(() => mergeLaneRecords(m, [stranger('x1'), stranger('x2'), stranger('x1')])).toThrow(/^unknown lanes "x1", "x2": fleet fleet-20260420-071500 has no lanes with those ids$/);
+    expect(() => mergeLaneRecords(m, [stranger('x1'), stranger('x2'), stranger('x1')])).toThrow(
+      /^unknown lanes "x1", "x2": fleet fleet-20260420-071500 has no lanes with those ids$/,
+    );
     const twelve = Array.from({ length: 12 }, (_, i) => stranger(`x${i}`));
     const message = (() => {
       try {
@@ -279,7 +287,12 @@ describe('merging records, in detail', () => {
         return (err as Error).message;
       }
     })();
-    expect(message).toBe(`unknown lanes ${twelve.slice(0, 10).map((r) => `"${r.lane}"`).join(', ')} and 2 more: fleet fleet-20260420-071500 has no lanes with those ids`);
+    expect(message).toBe(
+      `unknown lanes ${twelve
+        .slice(0, 10)
+        .map((r) => `"${r.lane}"`)
+        .join(', ')} and 2 more: fleet fleet-20260420-071500 has no lanes with those ids`,
+    );
     // Nothing was merged: the known record came with unknown ones.
     expect(m.lanes.find((l) => l.lane === 'core')!.status).toBe('queued');
   });

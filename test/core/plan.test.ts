@@ -64,7 +64,14 @@ describe('waves by longest path', () => {
   });
 
   it('gives the same plan whatever the order of the targets', () => {
-    const targets = [t('a'), t('b', ['a']), t('c', ['a']), t('d', ['b', 'c']), { repo: 'o/x', lane: 'x1', owns: ['src/**'] }, { repo: 'o/x', lane: 'x2', owns: ['src/api/**'] }];
+    const targets = [
+      t('a'),
+      t('b', ['a']),
+      t('c', ['a']),
+      t('d', ['b', 'c']),
+      { repo: 'o/x', lane: 'x1', owns: ['src/**'] },
+      { repo: 'o/x', lane: 'x2', owns: ['src/api/**'] },
+    ];
     const strip = (p: Plan) => ({ ...p, lanes: p.lanes.map((l) => [l.spec.id, l.wave]) });
     expect(strip(plan(targets))).toEqual(strip(plan([...targets].reverse())));
   });
@@ -95,7 +102,13 @@ describe('cycles', () => {
   });
 
   it('reports both loops of a figure eight sharing one lane', () => {
-    expect(findCycles([{ id: 'a', depends_on: ['b', 'c'] }, { id: 'b', depends_on: ['a'] }, { id: 'c', depends_on: ['a'] }])).toEqual([
+    expect(
+      findCycles([
+        { id: 'a', depends_on: ['b', 'c'] },
+        { id: 'b', depends_on: ['a'] },
+        { id: 'c', depends_on: ['a'] },
+      ]),
+    ).toEqual([
       ['a', 'b', 'a'],
       ['a', 'c', 'a'],
     ]);
@@ -108,8 +121,19 @@ describe('cycles', () => {
   });
 
   it('findCycle returns one cycle path or undefined', () => {
-    expect(findCycle([{ id: 'a', depends_on: [] }, { id: 'b', depends_on: ['a'] }])).toBeUndefined();
-    expect(findCycle([{ id: 'c', depends_on: ['a'] }, { id: 'b', depends_on: ['c'] }, { id: 'a', depends_on: ['b'] }])).toEqual(['a', 'b', 'c', 'a']);
+    expect(
+      findCycle([
+        { id: 'a', depends_on: [] },
+        { id: 'b', depends_on: ['a'] },
+      ]),
+    ).toBeUndefined();
+    expect(
+      findCycle([
+        { id: 'c', depends_on: ['a'] },
+        { id: 'b', depends_on: ['c'] },
+        { id: 'a', depends_on: ['b'] },
+      ]),
+    ).toEqual(['a', 'b', 'c', 'a']);
     expect(findCycle([{ id: 's', depends_on: ['s'] }])).toEqual(['s', 's']);
     // unknown dependencies are validate.ts's business: ignored here
     expect(findCycle([{ id: 'a', depends_on: ['ghost'] }])).toBeUndefined();
@@ -203,13 +227,7 @@ describe('contention', () => {
   });
 
   it('gives an exclusive lane a wave of its own and places its dependents after it', () => {
-    const p = plan([
-      t('a'),
-      t('b'),
-      t('solo', [], { exclusive: true }),
-      t('c', ['solo']),
-      t('d'),
-    ]);
+    const p = plan([t('a'), t('b'), t('solo', [], { exclusive: true }), t('c', ['solo']), t('d')]);
     const w = waveMap(p);
     expect(w).toEqual({ a: 0, b: 0, d: 0, solo: 1, c: 2 });
     expect(p.waves[1]).toMatchObject({ lanes: ['solo'], exclusive: true });
@@ -282,10 +300,13 @@ describe('exclusions', () => {
   });
 
   it('names the nearest excluded root when a lane hangs off two', () => {
-    const p = plan([t('a'), t('b'), t('c', ['a']), t('d', ['c', 'b'])], [
-      { repo: 'o/a', lane: 'a', reason: 'archived', detail: null },
-      { repo: 'o/b', lane: 'b', reason: 'fork', detail: null },
-    ]);
+    const p = plan(
+      [t('a'), t('b'), t('c', ['a']), t('d', ['c', 'b'])],
+      [
+        { repo: 'o/a', lane: 'a', reason: 'archived', detail: null },
+        { repo: 'o/b', lane: 'b', reason: 'fork', detail: null },
+      ],
+    );
     expect(p.skipped.map((s) => [s.lane, s.because_of])).toEqual([
       ['c', 'a'],
       ['d', 'b'],
@@ -302,7 +323,15 @@ describe('exclusions', () => {
     const lanes = graph.map((x) => ({ id: x.lane!, depends_on: x.depends_on ?? [] }));
     expect(dependentsOf(lanes, 'base')).toEqual(['mid', 'top']);
     expect(dependentsOf(lanes, 'top')).toEqual([]);
-    expect(dependentsOf([{ id: 'a', depends_on: ['b'] }, { id: 'b', depends_on: ['a'] }], 'a')).toEqual(['b']);
+    expect(
+      dependentsOf(
+        [
+          { id: 'a', depends_on: ['b'] },
+          { id: 'b', depends_on: ['a'] },
+        ],
+        'a',
+      ),
+    ).toEqual(['b']);
   });
 });
 
@@ -322,7 +351,15 @@ describe('max_waves', () => {
   });
 
   it('says when contention, not the dependencies, made the plan too deep', () => {
-    const r = buildPlan(fleetOf([{ repo: 'o/r', lane: 'a' }, { repo: 'o/r', lane: 'b' }, { repo: 'o/r', lane: 'c' }]), [], { ...OPTS, maxWaves: 2 });
+    const r = buildPlan(
+      fleetOf([
+        { repo: 'o/r', lane: 'a' },
+        { repo: 'o/r', lane: 'b' },
+        { repo: 'o/r', lane: 'c' },
+      ]),
+      [],
+      { ...OPTS, maxWaves: 2 },
+    );
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.problems[0]!.message).toContain('needs 3 waves');
@@ -357,7 +394,10 @@ describe('sharding', () => {
   });
 
   it('honours a smaller maxShards and an empty wave', () => {
-    expect(shardWave(1, ['a', 'b', 'c', 'd', 'e'], 8, 2).shards.map((s) => s.lanes)).toEqual([['a', 'b', 'c'], ['d', 'e']]);
+    expect(shardWave(1, ['a', 'b', 'c', 'd', 'e'], 8, 2).shards.map((s) => s.lanes)).toEqual([
+      ['a', 'b', 'c'],
+      ['d', 'e'],
+    ]);
     expect(shardWave(1, ['a', 'b', 'c', 'd', 'e'], 8, 2).parallel).toBe(2);
     expect(shardWave(2, [], 8)).toEqual({ shards: [], parallel: 0 });
   });
@@ -504,7 +544,7 @@ function referenceWaves(fleet: ResolvedFleet): Map<string, { wave: number; wante
   for (const lane of order) {
     const wanted = lane.depends_on.reduce((m, d) => Math.max(m, out.get(d)!.wave + 1), 0);
     let w = wanted;
-    for (;; w++) {
+    for (; ; w++) {
       const inWave = placed.filter((p) => p.wave === w);
       if (inWave.some((p) => p.lane.exclusive)) continue;
       if (lane.exclusive && inWave.length) continue;
@@ -518,7 +558,20 @@ function referenceWaves(fleet: ResolvedFleet): Map<string, { wave: number; wante
 }
 
 describe('agrees with the plain rules', () => {
-  const globs = ['src/**', 'src/api/**', 'src/*.ts', 'docs/**', '**/*.md', '*.md', 'README.md', '{docs,src}/**', 'src/api/*.ts', 'test/**/*.spec.ts', 'packages/*/package.json', 'packages/a/**'];
+  const globs = [
+    'src/**',
+    'src/api/**',
+    'src/*.ts',
+    'docs/**',
+    '**/*.md',
+    '*.md',
+    'README.md',
+    '{docs,src}/**',
+    'src/api/*.ts',
+    'test/**/*.spec.ts',
+    'packages/*/package.json',
+    'packages/a/**',
+  ];
 
   it('places every lane as a pairwise check would, on 300 random fleets', () => {
     const rand = rng(7);
@@ -540,7 +593,10 @@ describe('agrees with the plain rules', () => {
       const got = new Map(r.plan.lanes.map((l) => [l.spec.id, l.wave]));
       const spec = new Map(fleet.lanes.map((l) => [l.id, l]));
       for (const [id, e] of expected) expect({ round, id, wave: got.get(id) }).toEqual({ round, id, wave: e.wave });
-      const pushed = [...expected].filter(([, e]) => e.wave > e.wanted).map(([id, e]) => [id, e.wanted, e.wave]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+      const pushed = [...expected]
+        .filter(([, e]) => e.wave > e.wanted)
+        .map(([id, e]) => [id, e.wanted, e.wave])
+        .sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
       expect(r.plan.contention.map((c) => [c.lane, c.wanted_wave, c.wave])).toEqual(pushed);
       // The named culprit really is in the wanted wave and really blocks.
       for (const c of r.plan.contention) {
@@ -561,16 +617,31 @@ describe('agrees with the plain rules', () => {
     ]);
     expect(waveMap(p)).toEqual({ api: 0, docs: 0, ts: 0, md: 1 });
     expect(p.contention).toEqual([
-      { lane: 'md', repo: 'o/r', wanted_wave: 0, wave: 1, because_of: 'docs', reason: 'owns "**/*.md" overlaps "docs/**" of lane "docs" in the same repository' },
+      {
+        lane: 'md',
+        repo: 'o/r',
+        wanted_wave: 0,
+        wave: 1,
+        because_of: 'docs',
+        reason: 'owns "**/*.md" overlaps "docs/**" of lane "docs" in the same repository',
+      },
     ]);
   });
 
   it('copes with 10,000 lanes in one repository', () => {
     const n = scale(10_000, 600);
-    const disjoint = plan(Array.from({ length: n }, (_, i) => ({ repo: 'o/mono', lane: `l${i}`, owns: [`pkg${i}/**`] })), [], { maxWaves: n });
+    const disjoint = plan(
+      Array.from({ length: n }, (_, i) => ({ repo: 'o/mono', lane: `l${i}`, owns: [`pkg${i}/**`] })),
+      [],
+      { maxWaves: n },
+    );
     expect(disjoint.waves).toHaveLength(1);
     expect(disjoint.waves[0]!.shards).toHaveLength(256);
-    const whole = plan(Array.from({ length: n }, (_, i) => ({ repo: 'o/mono', lane: `l${i}` })), [], { maxWaves: n });
+    const whole = plan(
+      Array.from({ length: n }, (_, i) => ({ repo: 'o/mono', lane: `l${i}` })),
+      [],
+      { maxWaves: n },
+    );
     expect(whole.waves).toHaveLength(n);
     expect(whole.waves.every((w) => w.lanes.length === 1)).toBe(true);
     expect(whole.contention).toHaveLength(n - 1);
@@ -617,7 +688,11 @@ describe('messages a person acts on', () => {
     const pairs = Array.from({ length: 51 }, (_, i) => [t(id('a', i), [id('b', i)]), t(id('b', i), [id('a', i)])]).flat();
     const problems = problemsOf(buildPlan(fleetOf(pairs), [], OPTS));
     expect(problems.filter((p) => p.message.startsWith('dependency cycle'))).toHaveLength(50);
-    expect(problems.at(-1)).toEqual({ file: FILE, field: 'targets', message: 'more dependency cycles were found than the 50 listed; fix these and plan again' });
+    expect(problems.at(-1)).toEqual({
+      file: FILE,
+      field: 'targets',
+      message: 'more dependency cycles were found than the 50 listed; fix these and plan again',
+    });
     expect(problems).toHaveLength(51);
     // Exactly 50 cycles: all listed, no "more".
     expect(problemsOf(buildPlan(fleetOf(pairs.slice(0, 100)), [], OPTS))).toHaveLength(50);
@@ -645,7 +720,16 @@ describe('messages a person acts on', () => {
     const [twelve] = problemsOf(buildPlan(fleetOf(chain.slice(0, 12)), [], { ...OPTS, maxWaves: 3 }));
     expect(twelve!.message).toContain(`(12 lanes): ${ids.slice(0, 12).join(' → ')}.`);
 
-    const [one] = problemsOf(buildPlan(fleetOf([{ repo: 'o/r', lane: 'a' }, { repo: 'o/r', lane: 'b' }]), [], { ...OPTS, maxWaves: 1 }));
+    const [one] = problemsOf(
+      buildPlan(
+        fleetOf([
+          { repo: 'o/r', lane: 'a' },
+          { repo: 'o/r', lane: 'b' },
+        ]),
+        [],
+        { ...OPTS, maxWaves: 1 },
+      ),
+    );
     expect(one!.message).toBe(
       'the plan needs 2 waves but max_waves is 1; the dependencies alone need 1, contention and exclusive lanes add 1 (1 lane pushed). ' +
         'Longest dependency chain (1 lane): a. ' +
@@ -655,7 +739,17 @@ describe('messages a person acts on', () => {
   });
 
   it('the longest chain named is the first by lane id among equally long ones, followed through its first dependency', () => {
-    const fleet = fleetOf([t('z1'), t('z2', ['z1']), t('a1'), t('a2', ['a1']), t('m', ['a2', 'z2']), { repo: 'o/x', lane: 'x1' }, { repo: 'o/x', lane: 'x2' }, { repo: 'o/x', lane: 'x3' }, { repo: 'o/x', lane: 'x4' }]);
+    const fleet = fleetOf([
+      t('z1'),
+      t('z2', ['z1']),
+      t('a1'),
+      t('a2', ['a1']),
+      t('m', ['a2', 'z2']),
+      { repo: 'o/x', lane: 'x1' },
+      { repo: 'o/x', lane: 'x2' },
+      { repo: 'o/x', lane: 'x3' },
+      { repo: 'o/x', lane: 'x4' },
+    ]);
     const [p] = problemsOf(buildPlan(fleet, [], { ...OPTS, maxWaves: 3 }));
     expect(p!.message).toContain('Longest dependency chain (3 lanes): a1 → a2 → m.');
     expect(p!.message).toContain('the dependencies alone need 3, contention and exclusive lanes add 1 (3 lanes pushed)');
@@ -664,11 +758,14 @@ describe('messages a person acts on', () => {
 
 describe('exclusions, matched to lanes', () => {
   it('keeps a missing detail as null, not undefined, in every form of exclusion', () => {
-    const p = plan([t('a'), { repo: 'o/r', lane: 'r1', owns: ['x/**'] }], [
-      { repo: 'o/a', lane: 'a', reason: 'archived' } as unknown as Exclusion,
-      { repo: 'o/r', lane: 'r', reason: 'fork' } as unknown as Exclusion,
-      { repo: 'o/gone', lane: 'gone', reason: 'not-found' } as unknown as Exclusion,
-    ]);
+    const p = plan(
+      [t('a'), { repo: 'o/r', lane: 'r1', owns: ['x/**'] }],
+      [
+        { repo: 'o/a', lane: 'a', reason: 'archived' } as unknown as Exclusion,
+        { repo: 'o/r', lane: 'r', reason: 'fork' } as unknown as Exclusion,
+        { repo: 'o/gone', lane: 'gone', reason: 'not-found' } as unknown as Exclusion,
+      ],
+    );
     expect(p.excluded).toEqual([
       { repo: 'o/a', lane: 'a', reason: 'archived', detail: null },
       { repo: 'o/gone', lane: 'gone', reason: 'not-found', detail: null },
@@ -677,16 +774,22 @@ describe('exclusions, matched to lanes', () => {
   });
 
   it('the first reason given for a lane wins; later ones for it are dropped', () => {
-    const p = plan([t('a'), t('b', ['a'])], [
-      { repo: 'o/a', lane: 'a', reason: 'archived', detail: 'first' },
-      { repo: 'o/a', lane: 'a', reason: 'fork', detail: 'second' },
-    ]);
+    const p = plan(
+      [t('a'), t('b', ['a'])],
+      [
+        { repo: 'o/a', lane: 'a', reason: 'archived', detail: 'first' },
+        { repo: 'o/a', lane: 'a', reason: 'fork', detail: 'second' },
+      ],
+    );
     expect(p.excluded).toEqual([{ repo: 'o/a', lane: 'a', reason: 'archived', detail: 'first' }]);
     expect(p.skipped).toEqual([{ lane: 'b', repo: 'o/b', reason: 'dependency "a" was excluded (archived)', because_of: 'a' }]);
   });
 
   it('skipped lanes come sorted by id whatever the order of the targets', () => {
-    const p = plan([t('root'), t('zeta', ['root']), t('alpha', ['root']), t('mu', ['zeta'])], [{ repo: 'o/root', lane: 'root', reason: 'archived', detail: null }]);
+    const p = plan(
+      [t('root'), t('zeta', ['root']), t('alpha', ['root']), t('mu', ['zeta'])],
+      [{ repo: 'o/root', lane: 'root', reason: 'archived', detail: null }],
+    );
     expect(p.skipped.map((s) => s.lane)).toEqual(['alpha', 'mu', 'zeta']);
   });
 });

@@ -45,7 +45,7 @@ function row(lane: string, v: PrView | null, problem: string | null = null): PrR
 
 describe('reviewState', () => {
   const r = (login: string, state: string) => ({ user: { login }, state });
-  it('counts each reviewer\'s latest verdict: a change request anywhere wins, then an approval', () => {
+  it("counts each reviewer's latest verdict: a change request anywhere wins, then an approval", () => {
     expect(reviewState([r('ann', 'APPROVED'), r('bob', 'CHANGES_REQUESTED')], 0)).toBe('changes_requested');
     // Bob changed his mind: his approval replaces his change request.
     expect(reviewState([r('bob', 'CHANGES_REQUESTED'), r('bob', 'APPROVED')], 0)).toBe('approved');
@@ -79,7 +79,9 @@ describe('mergeBlocker', () => {
     expect(mergeBlocker(view({ ci: 'pending' }))).toBe(`CI is pending on ${SHA.slice(0, 12)}`);
     expect(mergeBlocker(view({ review: 'changes_requested' }))).toBe('a reviewer requested changes on #7');
     expect(mergeBlocker(view({ mergeable: false, mergeable_state: 'dirty' }))).toBe('#7 conflicts with main');
-    expect(mergeBlocker(view({ number: null, state: 'branch', mergeable: false, mergeable_state: 'diverged' }))).toBe('fleet/n/api cannot merge into main (diverged)');
+    expect(mergeBlocker(view({ number: null, state: 'branch', mergeable: false, mergeable_state: 'diverged' }))).toBe(
+      'fleet/n/api cannot merge into main (diverged)',
+    );
   });
 });
 
@@ -87,9 +89,11 @@ describe('mergeMethodFor', () => {
   it('--method wins and must be a method', () => {
     expect(mergeMethodFor({ flag: 'rebase', policy: 'never' })).toEqual({ method: 'rebase' });
     expect(mergeMethodFor({ flag: 'rebase', policy: 'when-green', method: 'squash' })).toEqual({ method: 'rebase' });
-    expect(mergeMethodFor({ flag: 'octopus', policy: 'when-green', method: 'squash' })).toEqual({ problem: '--method takes merge, squash, rebase, fast-forward, got "octopus"' });
+    expect(mergeMethodFor({ flag: 'octopus', policy: 'when-green', method: 'squash' })).toEqual({
+      problem: '--method takes merge, squash, rebase, fast-forward, got "octopus"',
+    });
   });
-  it('without it, the fleet file\'s method when its policy is when-green; under never, a refusal that says what to do', () => {
+  it("without it, the fleet file's method when its policy is when-green; under never, a refusal that says what to do", () => {
     expect(mergeMethodFor({ policy: 'when-green', method: 'merge' })).toEqual({ method: 'merge' });
     const r = mergeMethodFor({ policy: 'never', method: 'squash' });
     expect('problem' in r && r.problem).toMatch(/merge\.policy is never: Fleet never merges unless told\. Pass --method merge\|squash\|rebase\|fast-forward/);
@@ -114,8 +118,23 @@ describe('renderPrsTable', () => {
   it('one row per lane with the PR as the forge shows it, the counts, and the lanes that could not be read', () => {
     const rows = [
       row('api', view()),
-      row('web', view({ number: 8, url: 'https://github.com/acme/web/pull/8', draft: true, ci: 'failure', review: 'changes_requested', mergeable: true, mergeable_state: 'unstable', created_at: '2026-12-03T09:00:00.000Z' })),
-      row('db', view({ number: 9, url: 'javascript:alert(1)', state: 'closed', ci: null, review: null, mergeable: null, mergeable_state: null, branch_head: null })),
+      row(
+        'web',
+        view({
+          number: 8,
+          url: 'https://github.com/acme/web/pull/8',
+          draft: true,
+          ci: 'failure',
+          review: 'changes_requested',
+          mergeable: true,
+          mergeable_state: 'unstable',
+          created_at: '2026-12-03T09:00:00.000Z',
+        }),
+      ),
+      row(
+        'db',
+        view({ number: 9, url: 'javascript:alert(1)', state: 'closed', ci: null, review: null, mergeable: null, mergeable_state: null, branch_head: null }),
+      ),
       row('cli', view({ number: 10, state: 'merged', ci: null, review: null, mergeable: null, branch_head: SHA })),
       row('docs', null),
       row('x|y', null, 'the forge could not be asked: 502 <bad gateway>'),
@@ -163,10 +182,22 @@ describe('prsJson and prsCounts', () => {
 });
 
 describe('renderPrsActions and prsExitCode', () => {
-  const a = (lane: string, outcome: PrAction['outcome'], detail: string, pr: number | null = 1): PrAction => ({ lane, repo: `acme/${lane}`, pr, url: null, outcome, detail, branch_deleted: false });
+  const a = (lane: string, outcome: PrAction['outcome'], detail: string, pr: number | null = 1): PrAction => ({
+    lane,
+    repo: `acme/${lane}`,
+    pr,
+    url: null,
+    outcome,
+    detail,
+    branch_deleted: false,
+  });
 
   it('says what it did per lane, counts it, and names what is left for a person', () => {
-    const actions = [a('api', 'merged', '#1 merged (squash) as 0123456789ab'), a('web', 'not-merged', 'CI is failure on 0123456789ab', 2), a('docs', 'no-pr', 'neither a PR nor a branch on the forge', null)];
+    const actions = [
+      a('api', 'merged', '#1 merged (squash) as 0123456789ab'),
+      a('web', 'not-merged', 'CI is failure on 0123456789ab', 2),
+      a('docs', 'no-pr', 'neither a PR nor a branch on the forge', null),
+    ];
     expect(renderPrsActions(actions, { command: 'merge', dryRun: false, method: 'squash', title: 'node20' })).toBe(
       [
         '## Fleet PRs: merge (squash) — node20',
@@ -189,7 +220,11 @@ describe('renderPrsActions and prsExitCode', () => {
   it('a dry run says first that it changed nothing; nothing unresolved exits 0', () => {
     const actions = [a('api', 'would-close', 'would close #1 and delete fleet/n/api'), a('cli', 'already-merged', '#3 is merged: left as it is', 3)];
     const text = renderPrsActions(actions, { command: 'close', dryRun: true });
-    expect(text.split('\n').slice(0, 3)).toEqual(['## Fleet PRs: close', '', 'Dry run: nothing was changed on the forge, in the manifest or in the events log.']);
+    expect(text.split('\n').slice(0, 3)).toEqual([
+      '## Fleet PRs: close',
+      '',
+      'Dry run: nothing was changed on the forge, in the manifest or in the events log.',
+    ]);
     expect(text).toContain('would close: 1 · already merged: 1.');
     expect(text).not.toContain('left for a person');
     expect(prsExitCode(actions)).toBe(0);

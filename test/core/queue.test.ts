@@ -16,12 +16,28 @@ import {
   type QueueSettings,
 } from '../../src/core/queue.js';
 
-const settings: QueueSettings = { name: 'q', owns: [], label: 'fleet:ready', priority: DEFAULT_PRIORITY_LABELS, spec_patterns: DEFAULT_SPEC_PATTERNS, needs_person: 'fleet:needs-person', budget: 3, base: 'main' };
+const settings: QueueSettings = {
+  name: 'q',
+  owns: [],
+  label: 'fleet:ready',
+  priority: DEFAULT_PRIORITY_LABELS,
+  spec_patterns: DEFAULT_SPEC_PATTERNS,
+  needs_person: 'fleet:needs-person',
+  budget: 3,
+  base: 'main',
+};
 const SPEC = '## Acceptance criteria\n- it works\n';
 
 function facts(number: number, body: string, extra: Partial<IssueFacts> & { labels?: string[]; title?: string } = {}): IssueFacts {
   return {
-    issue: { number, title: extra.title ?? `Issue ${number}`, body, labels: extra.labels ?? ['fleet:ready'], created_at: '2026-12-01T00:00:00Z', html_url: `https://x/${number}` },
+    issue: {
+      number,
+      title: extra.title ?? `Issue ${number}`,
+      body,
+      labels: extra.labels ?? ['fleet:ready'],
+      created_at: '2026-12-01T00:00:00Z',
+      html_url: `https://x/${number}`,
+    },
     parsed: parseIssue(body),
     spec_text: extra.spec_text ?? null,
     deps: extra.deps ?? new Map(),
@@ -30,11 +46,18 @@ function facts(number: number, body: string, extra: Partial<IssueFacts> & { labe
   };
 }
 
-const pr = (number: number, state: 'open' | 'merged' | 'closed'): ItemFacts['pr'] => ({ number, state, url: `https://x/pull/${number}`, created_at: '2026-12-01T00:00:00Z' });
+const pr = (number: number, state: 'open' | 'merged' | 'closed'): ItemFacts['pr'] => ({
+  number,
+  state,
+  url: `https://x/pull/${number}`,
+  created_at: '2026-12-01T00:00:00Z',
+});
 
 describe('parseIssue', () => {
   it('reads Depends on lines (several numbers, a list item), gates not ticked, and a Spec: file', () => {
-    const p = parseIssue('Depends on #3\n- depends on: #4, #5 and #3\nGate: security review by @sec\n- [x] Gate: done already\n- [ ] Gate: product sign-off\nSpec: `docs/specs/12.md`\nMentions #9 elsewhere.');
+    const p = parseIssue(
+      'Depends on #3\n- depends on: #4, #5 and #3\nGate: security review by @sec\n- [x] Gate: done already\n- [ ] Gate: product sign-off\nSpec: `docs/specs/12.md`\nMentions #9 elsewhere.',
+    );
     expect(p.depends).toEqual([3, 4, 5]);
     expect(p.gates).toEqual(['security review by @sec', 'product sign-off']);
     expect(p.spec_file).toBe('docs/specs/12.md');
@@ -42,7 +65,20 @@ describe('parseIssue', () => {
   });
 
   it('reads a parallel plan table into slots with their fences and dependencies', () => {
-    const body = ['Intro', '', '## Parallel plan', '', '| Slot | Touches | Depends on |', '|---|---|---|', '| lead | `src/core/**` | — |', '| API | `src/api/**`, `docs/api.md` | lead |', '| web | src/web/** | lead |', '', '## Acceptance criteria', '- x'].join('\n');
+    const body = [
+      'Intro',
+      '',
+      '## Parallel plan',
+      '',
+      '| Slot | Touches | Depends on |',
+      '|---|---|---|',
+      '| lead | `src/core/**` | — |',
+      '| API | `src/api/**`, `docs/api.md` | lead |',
+      '| web | src/web/** | lead |',
+      '',
+      '## Acceptance criteria',
+      '- x',
+    ].join('\n');
     expect(parsePlan(body)).toEqual({
       slots: [
         { slot: 'lead', touches: ['src/core/**'], depends_on: [] },
@@ -63,7 +99,9 @@ describe('what an issue may not do', () => {
   it('a plan cannot widen a fence: touches must start with a name, stay inside the repository and have no braces', () => {
     const body = '## Parallel plan\n| slot | touches |\n|-|-|\n| a | ** |\n| b | ../x/** |\n| c | src/{a,b}/** |\n| d | src/d/** |\n';
     const p = parsePlan(body);
-    expect('problem' in p && p.problem).toMatch(/slot "a" touches "\*\*": .*start with a folder or file name[^;]*; slot "b" touches "..\/x\/\*\*": .*cannot leave the repository; slot "c" touches "src\/\{a": braces/);
+    expect('problem' in p && p.problem).toMatch(
+      /slot "a" touches "\*\*": .*start with a folder or file name[^;]*; slot "b" touches "..\/x\/\*\*": .*cannot leave the repository; slot "c" touches "src\/\{a": braces/,
+    );
   });
 
   it("a plan's touches must lie inside the fleet's owns", () => {
@@ -72,18 +110,26 @@ describe('what an issue may not do', () => {
     expect(insideOwns('docs/**', ['src/**'])).toBe(false);
     expect(insideOwns('docs/**', [])).toBe(true);
     const body = `${SPEC}\n## Parallel plan\n| slot | touches |\n|-|-|\n| a | src/a/** |\n| b | infra/** |\n`;
-    expect(classify(facts(3, body), { ...settings, owns: ['src/**'] })).toMatchObject({ state: 'NO_SPEC', reason: "the parallel plan reaches outside the fleet's owns: slot b touches infra/**" });
+    expect(classify(facts(3, body), { ...settings, owns: ['src/**'] })).toMatchObject({
+      state: 'NO_SPEC',
+      reason: "the parallel plan reaches outside the fleet's owns: slot b touches infra/**",
+    });
   });
 
   it('a dependency Fleet cannot follow is said, not ignored', () => {
-    expect(classify(facts(4, `${SPEC}Depends on other/repo#5\n`), settings)).toMatchObject({ state: 'NO_SPEC', reason: expect.stringContaining('"Depends on other/repo#5"') });
+    expect(classify(facts(4, `${SPEC}Depends on other/repo#5\n`), settings)).toMatchObject({
+      state: 'NO_SPEC',
+      reason: expect.stringContaining('"Depends on other/repo#5"'),
+    });
   });
 
   it('a branch without a PR is resumed only when the issue passes every check', () => {
     const items = new Map([['', { branch: 'fleet/q/issue-5-x', pr: null }]]);
     expect(classify(facts(5, 'no spec here', { items }), settings).state).toBe('NO_SPEC');
     expect(classify(facts(5, `${SPEC}Gate: wait`, { items }), settings).state).toBe('BLOCKED_PERSON');
-    expect(classify(facts(5, `${SPEC}Depends on #1`, { items, deps: new Map([[1, { done: false, why: '#1 is open' }]]) }), settings).state).toBe('BLOCKED_WORK');
+    expect(classify(facts(5, `${SPEC}Depends on #1`, { items, deps: new Map([[1, { done: false, why: '#1 is open' }]]) }), settings).state).toBe(
+      'BLOCKED_WORK',
+    );
   });
 
   it('a PR closed unmerged holds the issue until a person clears it', () => {
@@ -104,7 +150,8 @@ describe('what an issue may not do', () => {
 
 describe('spec rule', () => {
   it('the default patterns accept acceptance criteria, "Done when:", a checklist and steps to reproduce, and refuse prose', () => {
-    for (const body of [SPEC, 'Done when: the test passes', 'Do it\n- [ ] a box', '### Steps to reproduce\n1. run']) expect(hasSpec(body, DEFAULT_SPEC_PATTERNS)).toBe(true);
+    for (const body of [SPEC, 'Done when: the test passes', 'Do it\n- [ ] a box', '### Steps to reproduce\n1. run'])
+      expect(hasSpec(body, DEFAULT_SPEC_PATTERNS)).toBe(true);
     expect(hasSpec('Make it faster, please. It is slow.', DEFAULT_SPEC_PATTERNS)).toBe(false);
   });
 });
@@ -113,16 +160,25 @@ describe('classify', () => {
   it('gives each issue one state, with the reason quoted from it', () => {
     expect(classify(facts(1, 'just do it'), settings)).toMatchObject({ state: 'NO_SPEC' });
     expect(classify(facts(2, `${SPEC}Gate: legal approves`), settings)).toMatchObject({ state: 'BLOCKED_PERSON', reason: '"Gate: legal approves"' });
-    expect(classify(facts(3, SPEC, { labels: ['fleet:ready', 'Fleet:Needs-Person'] }), settings)).toMatchObject({ state: 'BLOCKED_PERSON', reason: 'labelled "fleet:needs-person"' });
+    expect(classify(facts(3, SPEC, { labels: ['fleet:ready', 'Fleet:Needs-Person'] }), settings)).toMatchObject({
+      state: 'BLOCKED_PERSON',
+      reason: 'labelled "fleet:needs-person"',
+    });
     const deps = new Map([
       [1, { done: false, why: '#1 is open' }],
       [4, { done: true, why: '' }],
     ]);
     expect(classify(facts(5, `${SPEC}Depends on #1, #4`, { deps }), settings)).toMatchObject({ state: 'BLOCKED_WORK', reason: '"Depends on #1": #1 is open' });
     expect(classify(facts(6, `${SPEC}Depends on #4`, { deps }), settings)).toMatchObject({ state: 'READY' });
-    expect(classify(facts(7, SPEC, { items: new Map([['', { branch: 'fleet/q/issue-7-x', pr: pr(20, 'open') }]]) }), settings)).toMatchObject({ state: 'IN_FLIGHT', reason: 'the issue: PR #20 open' });
+    expect(classify(facts(7, SPEC, { items: new Map([['', { branch: 'fleet/q/issue-7-x', pr: pr(20, 'open') }]]) }), settings)).toMatchObject({
+      state: 'IN_FLIGHT',
+      reason: 'the issue: PR #20 open',
+    });
     expect(classify(facts(8, SPEC, { items: new Map([['', { branch: null, pr: pr(21, 'closed') }]]) }), settings)).toMatchObject({ state: 'BLOCKED_PERSON' });
-    expect(classify(facts(9, 'Spec: docs/9.md', { spec_text: 'missing' }), settings)).toMatchObject({ state: 'NO_SPEC', reason: 'the issue points to "Spec: docs/9.md", and docs/9.md is not on main' });
+    expect(classify(facts(9, 'Spec: docs/9.md', { spec_text: 'missing' }), settings)).toMatchObject({
+      state: 'NO_SPEC',
+      reason: 'the issue points to "Spec: docs/9.md", and docs/9.md is not on main',
+    });
     expect(classify(facts(10, 'Spec: docs/10.md', { spec_text: 'the spec' }), settings)).toMatchObject({ state: 'READY' });
   });
 
@@ -148,7 +204,10 @@ describe('decideQueue', () => {
   });
 
   it('resumes a branch without a PR before anything new, on its own branch name', () => {
-    const d = decideQueue([facts(1, SPEC), facts(9, SPEC, { items: new Map([['', { branch: 'fleet/q/issue-9-old-title', pr: null }]]) })], { ...settings, budget: 1 });
+    const d = decideQueue([facts(1, SPEC), facts(9, SPEC, { items: new Map([['', { branch: 'fleet/q/issue-9-old-title', pr: null }]]) })], {
+      ...settings,
+      budget: 1,
+    });
     expect(d.start).toEqual([{ issue: 9, slot: null, lane: 'issue-9', branch: 'fleet/q/issue-9-old-title', resume: true, owns: [] }]);
   });
 
@@ -170,7 +229,9 @@ describe('decideQueue', () => {
   });
 
   it('branch names carry the issue number and a slug of its title', () => {
-    expect(itemBranch('q', { number: 7, title: 'Fix: the `login` page (again)!', body: '', labels: [], created_at: '', html_url: '' }, null)).toBe('fleet/q/issue-7-fix-the-login-page-again');
+    expect(itemBranch('q', { number: 7, title: 'Fix: the `login` page (again)!', body: '', labels: [], created_at: '', html_url: '' }, null)).toBe(
+      'fleet/q/issue-7-fix-the-login-page-again',
+    );
     expect(itemBranch('q', { number: 7, title: '', body: '', labels: [], created_at: '', html_url: '' }, 'api')).toBe('fleet/q/issue-7.api-work');
   });
 });
@@ -189,12 +250,27 @@ describe('source.issues in the fleet file', () => {
     );
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.problems.map((p) => p.field)).toEqual(['source.issues', 'source.issues.repo', 'source.issues.spec.patterns[0]', 'source.issues.labels', 'targets']);
+    expect(r.problems.map((p) => p.field)).toEqual([
+      'source.issues',
+      'source.issues.repo',
+      'source.issues.spec.patterns[0]',
+      'source.issues.labels',
+      'targets',
+    ]);
   });
 
   it('refuses integrate:, a draft under when-green, and a ready label with a comma', () => {
     const r = validateFleetFile(
-      { name: 'q', directive: 'd', run: 'true', forge: 'github', source: { issues: { repo: 'acme/app', label: 'a,b' } }, integrate: {}, pr: { draft: true }, merge: { policy: 'when-green' } },
+      {
+        name: 'q',
+        directive: 'd',
+        run: 'true',
+        forge: 'github',
+        source: { issues: { repo: 'acme/app', label: 'a,b' } },
+        integrate: {},
+        pr: { draft: true },
+        merge: { policy: 'when-green' },
+      },
       'fleet.yml',
     );
     expect(r.ok).toBe(false);

@@ -7,7 +7,8 @@ import { answerDiscoveries, buildRelay, parseDiscoveries, renderRelay, type Disc
 
 describe('what a lane left', () => {
   it('one discovery per line, list markers dropped, blank and # lines skipped, duplicates once, each cut to the item size', () => {
-    const text = '# notes\n- `src/util/retry.ts` already has a backoff helper\n\n* The CI config is in .ci/run.\n1. the ci config is in .ci/run\n' + 'x'.repeat(500);
+    const text =
+      '# notes\n- `src/util/retry.ts` already has a backoff helper\n\n* The CI config is in .ci/run.\n1. the ci config is in .ci/run\n' + 'x'.repeat(500);
     expect(parseDiscoveries(text, 100)).toEqual(['`src/util/retry.ts` already has a backoff helper', 'The CI config is in .ci/run.', `${'x'.repeat(99)}…`]);
   });
 
@@ -25,7 +26,13 @@ describe('what a lane left', () => {
 });
 
 describe('the relay a lane receives', () => {
-  const e = (lane: string, wave: number, discoveries: string[], repo = 'acme/a', ended_at: string | null = null): DiscoveryEntry => ({ lane, repo, wave, ended_at, discoveries });
+  const e = (lane: string, wave: number, discoveries: string[], repo = 'acme/a', ended_at: string | null = null): DiscoveryEntry => ({
+    lane,
+    repo,
+    wave,
+    ended_at,
+    discoveries,
+  });
   const limits = { max_chars: 4000, scope: 'fleet' as const };
 
   it('only earlier waves; most-cited first, then the newest wave; every lane that left it kept', () => {

@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { finalizeManifest, initManifest, mergeLaneRecords, type ManifestInit } from '../../src/core/manifest.js';
 import { emptyEvidence, newLaneRecord, type LaneRecord, type Manifest } from '../../src/core/model.js';
-import { escapeCell, laneAnnotations, laneCount, laneResult, renderMermaid, renderPlan, renderReport, renderShard, renderStatusTable } from '../../src/core/report.js';
+import {
+  escapeCell,
+  laneAnnotations,
+  laneCount,
+  laneResult,
+  renderMermaid,
+  renderPlan,
+  renderReport,
+  renderShard,
+  renderStatusTable,
+} from '../../src/core/report.js';
 
 const T0 = '2026-04-20T07:15:00Z';
 const at = (seconds: number) => new Date(Date.parse(T0) + seconds * 1000).toISOString();
@@ -212,8 +222,28 @@ function agentFleet(): Manifest {
   const round = (n: number, verdict: 'fix' | 'clear' | 'needs-person') => ({
     n,
     lenses: [
-      { lens: 'correctness', outcome: 'findings' as const, findings: 1, asked_again: false, problem: null, exit_code: 0, duration_ms: 9000, log: `lanes/x/review/a1-r${n}-correctness.log`, usage: usage(0.02, 3) },
-      { lens: 'edge-cases', outcome: 'failed' as const, findings: 0, asked_again: true, problem: 'the answer holds no JSON list of findings', exit_code: 0, duration_ms: 7000, log: `lanes/x/review/a1-r${n}-edge-cases-again.log`, usage: null },
+      {
+        lens: 'correctness',
+        outcome: 'findings' as const,
+        findings: 1,
+        asked_again: false,
+        problem: null,
+        exit_code: 0,
+        duration_ms: 9000,
+        log: `lanes/x/review/a1-r${n}-correctness.log`,
+        usage: usage(0.02, 3),
+      },
+      {
+        lens: 'edge-cases',
+        outcome: 'failed' as const,
+        findings: 0,
+        asked_again: true,
+        problem: 'the answer holds no JSON list of findings',
+        exit_code: 0,
+        duration_ms: 7000,
+        log: `lanes/x/review/a1-r${n}-edge-cases-again.log`,
+        usage: null,
+      },
     ],
     raised: ['f1'],
     verdict,
@@ -222,14 +252,44 @@ function agentFleet(): Manifest {
   });
   const lanes = m.lanes.map((l): LaneRecord => {
     if (l.lane === 'web') {
-      return { ...l, usage: usage(1.25, 40), review: { verdict: 'needs-person', rounds: [round(1, 'fix'), round(2, 'needs-person')], findings: [finding('f1', {})], open: 1, usage: usage(0.5, 12), stopped: null } };
+      return {
+        ...l,
+        usage: usage(1.25, 40),
+        review: {
+          verdict: 'needs-person',
+          rounds: [round(1, 'fix'), round(2, 'needs-person')],
+          findings: [finding('f1', {})],
+          open: 1,
+          usage: usage(0.5, 12),
+          stopped: null,
+        },
+      };
     }
     if (l.lane === 'core-docs') {
       return {
         ...l,
         usage: usage(0.4, 10),
         discoveries: ['`docs/_sidebar.md` lists every page: add new pages there', 'The docs build needs Node 20.'],
-        review: { verdict: 'clear', rounds: [round(1, 'clear')], findings: [finding('f1', { severity: 'low', file: 'docs/use.md', line: 3, finding: 'A heading skips a level.', lenses: ['consistency'], disposition: 'FIX_LATER', forced: false, rounds: [1], status: 'follow-up' })], open: 0, usage: usage(0.1, 4), stopped: null },
+        review: {
+          verdict: 'clear',
+          rounds: [round(1, 'clear')],
+          findings: [
+            finding('f1', {
+              severity: 'low',
+              file: 'docs/use.md',
+              line: 3,
+              finding: 'A heading skips a level.',
+              lenses: ['consistency'],
+              disposition: 'FIX_LATER',
+              forced: false,
+              rounds: [1],
+              status: 'follow-up',
+            }),
+          ],
+          open: 0,
+          usage: usage(0.1, 4),
+          stopped: null,
+        },
       };
     }
     if (l.lane === 'cli') return { ...l, relay: { items: 2, from: ['core-docs'] } };
@@ -243,9 +303,23 @@ function agentFleet(): Manifest {
       base_commit: 'a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2',
       head: 'f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1',
       waves: [
-        { wave: 0, order: ['core', 'core-docs'], already: [], held: [{ lane: 'core-extra', conflicts: ['src/index.ts'], reason: 'merging it into fleet/upgrade/_integration conflicts in src/index.ts' }], seams: [{ lanes: ['core-docs', 'core'], check: 'npm test', ok: true, detail: null }], head: 'f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1' },
+        {
+          wave: 0,
+          order: ['core', 'core-docs'],
+          already: [],
+          held: [{ lane: 'core-extra', conflicts: ['src/index.ts'], reason: 'merging it into fleet/upgrade/_integration conflicts in src/index.ts' }],
+          seams: [{ lanes: ['core-docs', 'core'], check: 'npm test', ok: true, detail: null }],
+          head: 'f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1',
+        },
       ],
-      release: { branch: 'fleet/upgrade/_release', commit: 'f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1', gate: [{ lanes: ['core', 'core-docs'], check: 'npm test', ok: true, detail: null }], ok: true, pr_url: 'https://github.com/acme/core/pull/77', pr_number: 77 },
+      release: {
+        branch: 'fleet/upgrade/_release',
+        commit: 'f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1',
+        gate: [{ lanes: ['core', 'core-docs'], check: 'npm test', ok: true, detail: null }],
+        ok: true,
+        pr_url: 'https://github.com/acme/core/pull/77',
+        pr_number: 77,
+      },
     },
   ];
   return finalizeManifest({ ...m, lanes, integration }, m.ended_at!);
@@ -325,7 +399,13 @@ describe('escaping', () => {
     );
     return finalizeManifest(
       mergeLaneRecords(m0, [
-        rec(m0, 'nasty', { status: 'failed', phase: 'failed', updated_at: at(5), error: { class: 'directive-failed', message: NASTY }, log: 'lanes/nasty/attempt-1.log' }),
+        rec(m0, 'nasty', {
+          status: 'failed',
+          phase: 'failed',
+          updated_at: at(5),
+          error: { class: 'directive-failed', message: NASTY },
+          log: 'lanes/nasty/attempt-1.log',
+        }),
       ]),
       at(10),
     );
@@ -343,9 +423,7 @@ describe('escaping', () => {
     const lane = tableRows(report).find((r) => cells(r)[0] === 'nasty')!;
     expect(cells(lane)).toHaveLength(7);
     expect(cells(lane)[1]).toBe('acme/a\\|b');
-    expect(cells(lane)[6]).toBe(
-      'directive-failed: boom \\| pipe &lt;script&gt;alert(1)&lt;/script&gt; \\`tick\\` \\[x\\](http://evil) \\*em\\* …',
-    );
+    expect(cells(lane)[6]).toBe('directive-failed: boom \\| pipe &lt;script&gt;alert(1)&lt;/script&gt; \\`tick\\` \\[x\\](http://evil) \\*em\\* …');
     expect(report).toContain('Directive: Run &lt;img src=x onerror=alert(1)&gt; \\| and \\`this\\`');
     // In the action list the repo sits in a code span (literal there) and the message is escaped.
     expect(report).toContain(
@@ -367,7 +445,9 @@ describe('escaping', () => {
 
   it('truncates the directive to its first line and 200 characters', () => {
     const m = initManifest(baseInit({ directive: `${'x'.repeat(300)}\nmore` }));
-    const line = renderReport(m, { now: T0 }).split('\n').find((l) => l.startsWith('Directive: '))!;
+    const line = renderReport(m, { now: T0 })
+      .split('\n')
+      .find((l) => l.startsWith('Directive: '))!;
     expect(Array.from(line.slice('Directive: '.length))).toHaveLength(200);
     expect(line.endsWith('x…')).toBe(true);
   });
@@ -385,14 +465,18 @@ describe('renderReport', () => {
 
   it('reports a dry-run lane as such, without a branch it never pushed, and says where its patch is', () => {
     const m0 = initManifest(baseInit({ dry_run: true, lanes: [{ repo: 'acme/a', lane: 'a', wave: 0, branch: branch('a'), depends_on: [] }] }));
-    const m = mergeLaneRecords(m0, [rec(m0, 'a', { status: 'completed', phase: 'dry-run', commit: 'abc', updated_at: at(3), evidence: { ...emptyEvidence(), patch: 'lanes/a/patch.diff' } })]);
+    const m = mergeLaneRecords(m0, [
+      rec(m0, 'a', { status: 'completed', phase: 'dry-run', commit: 'abc', updated_at: at(3), evidence: { ...emptyEvidence(), patch: 'lanes/a/patch.diff' } }),
+    ]);
     const md = renderReport(m, { now: at(4), workspace: '/work/ws' });
     expect(cells(tableRows(md).find((r) => cells(r)[0] === 'a')!)).toEqual(['a', 'acme/a', '1', 'dry-run', 'patch `lanes/a/patch.diff`', '—', '—']);
     expect(md).toContain("_Dry run: nothing was pushed, no pull request was opened; each lane's change is in `/work/ws/lanes/<lane>/patch.diff`._");
     expect(md).toContain('| Duration | 00:00:04 (running) |');
     // A dry run in which no lane changed anything has no patch to point at, and says so.
     const nothing = mergeLaneRecords(m0, [rec(m0, 'a', { status: 'completed', phase: 'no-op', updated_at: at(3) })]);
-    expect(renderReport(nothing, { now: at(4) })).toContain('_Dry run: nothing was pushed, no pull request was opened; no lane made a change, so there is no patch._');
+    expect(renderReport(nothing, { now: at(4) })).toContain(
+      '_Dry run: nothing was pushed, no pull request was opened; no lane made a change, so there is no patch._',
+    );
     // A real run says nothing of patches.
     expect(renderReport(finished(), { now: END, workspace: WORKSPACE })).not.toMatch(/patch/);
   });
@@ -634,14 +718,23 @@ describe('pull request and branch cells', () => {
   });
 
   it('reads completed for a lane that opened its PR and was not asked to merge', () => {
-    const md = renderReport(oneLane({ status: 'completed', phase: 'pr-open', commit: 'abc', merge_status: 'not-requested', ...pr('acme/a', 7) }), { now: at(10) });
+    const md = renderReport(oneLane({ status: 'completed', phase: 'pr-open', commit: 'abc', merge_status: 'not-requested', ...pr('acme/a', 7) }), {
+      now: at(10),
+    });
     expect(laneRow(md, 'a')[3]).toBe('completed');
   });
 });
 
 describe('laneResult', () => {
   it('reports failed for a merged lane the forge did not confirm', () => {
-    const m = oneLane({ status: 'failed', phase: 'failed', merge_status: 'merged', commit: 'abc', ...pr('acme/a', 7), error: { class: 'unverified', message: 'the forge does not confirm this lane: head differs' } });
+    const m = oneLane({
+      status: 'failed',
+      phase: 'failed',
+      merge_status: 'merged',
+      commit: 'abc',
+      ...pr('acme/a', 7),
+      error: { class: 'unverified', message: 'the forge does not confirm this lane: head differs' },
+    });
     expect(laneResult(m.lanes[0]!)).toBe('failed');
     expect(laneRow(renderReport(m, { now: at(10) }), 'a')[3]).toBe('failed');
   });
@@ -658,13 +751,17 @@ describe('report notes above the tables', () => {
     expect(md).toContain(
       "Directive: do it\n\n_Dry run: nothing was pushed, no pull request was opened; each lane's change is in its `patch.diff` (`lanes/<lane>/patch.diff` in the fleet workspace; on GitHub Actions, in the lane's `fleet-lane-<lane>.a<attempt>` artifact)._\n\n1 lane in 0 waves.\n\n| Metric | Value |",
     );
-    expect(renderPlan(oneLane({}, { dry_run: true, directive: 'do it' }))).toContain('Directive: do it\n\n_Dry run: nothing is pushed, no pull request is opened._\n\n1 lane in');
+    expect(renderPlan(oneLane({}, { dry_run: true, directive: 'do it' }))).toContain(
+      'Directive: do it\n\n_Dry run: nothing is pushed, no pull request is opened._\n\n1 lane in',
+    );
   });
 
   it('says how many lanes ran without isolation, and why, once', () => {
     const none = { kind: 'none' as const, detail: 'user namespaces are\ndisabled' };
     const ids = ['a', 'b', 'c'];
-    const m0 = initManifest(baseInit({ directive: 'do it', lanes: ids.map((id) => ({ repo: `acme/${id}`, lane: id, wave: 0, branch: branch(id), depends_on: [] })) }));
+    const m0 = initManifest(
+      baseInit({ directive: 'do it', lanes: ids.map((id) => ({ repo: `acme/${id}`, lane: id, wave: 0, branch: branch(id), depends_on: [] })) }),
+    );
     const one = mergeLaneRecords(m0, [rec(m0, 'a', { status: 'running', phase: 'running', updated_at: at(3), isolation: none })]);
     expect(renderReport(one, { now: at(10) })).toContain(
       "Directive: do it\n\n_Not isolated: the directives of 1 lane ran where they could see Fleet's processes (user namespaces are disabled); see docs/security.md._\n\n3 lanes in 0 waves.\n\n| Metric",
@@ -703,7 +800,10 @@ describe('renderReport metrics and caps', () => {
       rec(m0, 'f-draft', { status: 'completed', phase: 'draft', merge_status: 'draft', updated_at: at(1) }),
       rec(m0, 'g-failed', { status: 'failed', phase: 'failed', updated_at: at(1) }),
     ]);
-    const kept = (maxRows: number) => tableRows(renderReport(m, { now: at(10), maxRows }).split('### Lanes')[1]!).slice(1).map((r) => cells(r)[0]);
+    const kept = (maxRows: number) =>
+      tableRows(renderReport(m, { now: at(10), maxRows }).split('### Lanes')[1]!)
+        .slice(1)
+        .map((r) => cells(r)[0]);
     expect(kept(2)).toEqual(['f-draft', 'g-failed']);
     expect(kept(3)).toEqual(['e-running', 'f-draft', 'g-failed']);
     expect(kept(4)).toEqual(['d-skipped', 'e-running', 'f-draft', 'g-failed']);
@@ -776,7 +876,11 @@ describe('renderPlan details', () => {
     const shuffled: Manifest = { ...m, waves: [m.waves[2]!, m.waves[0]!, m.waves[1]!] };
     const before = structuredClone(shuffled);
     const md = renderPlan(shuffled);
-    expect(tables(md)[0]!.slice(2).map((r) => cells(r).slice(0, 2))).toEqual([
+    expect(
+      tables(md)[0]!
+        .slice(2)
+        .map((r) => cells(r).slice(0, 2)),
+    ).toEqual([
       ['1', 'core, docs'],
       ['2', 'api, core-docs, web'],
       ['3', 'cli'],
@@ -827,7 +931,12 @@ describe('renderMermaid details', () => {
   });
 
   it('draws each edge once and leaves out dependencies the manifest does not hold', () => {
-    const g = renderMermaid(lanes([['a', 0, []], ['b', 1, ['a', 'a', 'gone']]]));
+    const g = renderMermaid(
+      lanes([
+        ['a', 0, []],
+        ['b', 1, ['a', 'a', 'gone']],
+      ]),
+    );
     expect(g.split('\n').filter((l) => l.includes('-->'))).toEqual(['  n_a --> n_b']);
   });
 
@@ -843,7 +952,11 @@ describe('renderMermaid details', () => {
   });
 
   it('classes several lanes of a status in one comma-separated list', () => {
-    const m0 = lanes([['a', 0, []], ['b', 0, []], ['c', 0, []]]);
+    const m0 = lanes([
+      ['a', 0, []],
+      ['b', 0, []],
+      ['c', 0, []],
+    ]);
     const m = mergeLaneRecords(m0, [
       rec(m0, 'a', { status: 'failed', phase: 'failed', updated_at: at(1) }),
       rec(m0, 'c', { status: 'failed', phase: 'failed', updated_at: at(1) }),
@@ -878,7 +991,14 @@ describe('fitting a check run', async () => {
   it('cuts a text without line breaks as late as the limit allows, counting UTF-8 bytes per character', () => {
     const limit = 400;
     // One character of each UTF-8 width at its boundaries: 1 byte (< U+0080), 2 (from U+0080), 3 (from U+0800), 4 (from U+10000).
-    for (const [ch, width] of [['x', 1], ['\u0080', 2], ['\u07ff', 2], ['\u0800', 3], ['\uffff', 3], ['\u{10000}', 4]] as const) {
+    for (const [ch, width] of [
+      ['x', 1],
+      ['\u0080', 2],
+      ['\u07ff', 2],
+      ['\u0800', 3],
+      ['\uffff', 3],
+      ['\u{10000}', 4],
+    ] as const) {
       const text = ch.repeat(1000);
       const size = utf8Bytes(text);
       const room = limit - utf8Bytes(tail(size, limit)) - SLACK;
@@ -914,7 +1034,12 @@ describe('checkRunConclusion', async () => {
     expect(checkRunConclusion(initManifest(baseInit()))).toBe('neutral');
     const mixed = initManifest(baseInit({ excluded: [{ repo: 'acme/old', lane: 'old', reason: 'archived', detail: null }] }));
     expect(checkRunConclusion(mixed)).toBe('neutral');
-    const m0 = initManifest(baseInit({ lanes: [{ repo: 'acme/a', lane: 'a', wave: 0, branch: branch('a'), depends_on: [] }], excluded: [{ repo: 'acme/old', lane: 'old', reason: 'archived', detail: null }] }));
+    const m0 = initManifest(
+      baseInit({
+        lanes: [{ repo: 'acme/a', lane: 'a', wave: 0, branch: branch('a'), depends_on: [] }],
+        excluded: [{ repo: 'acme/old', lane: 'old', reason: 'archived', detail: null }],
+      }),
+    );
     expect(checkRunConclusion(mergeLaneRecords(m0, [rec(m0, 'a', { status: 'completed', phase: 'merged', updated_at: at(1) })]))).toBe('success');
   });
 });
@@ -947,10 +1072,13 @@ describe('unchanged lanes (incremental sweeps)', () => {
     expect(renderPlan(sweep(500))).toContain('(500 unchanged, not run)');
   });
 });
-describe('a wave leg\'s summary and the check run\'s annotations', () => {
+describe("a wave leg's summary and the check run's annotations", () => {
   it('renderShard: one row per lane of the leg, with how it ended, its branch and PR, and why', () => {
     const m = finished();
-    const text = renderShard('w1-s0', m.lanes.filter((l) => ['api', 'web'].includes(l.lane)));
+    const text = renderShard(
+      'w1-s0',
+      m.lanes.filter((l) => ['api', 'web'].includes(l.lane)),
+    );
     expect(text.split('\n')[0]).toBe('## Fleet shard w1-s0');
     const rows = tableRows(text).slice(1).map(cells);
     expect(rows.map((r) => r.slice(0, 3))).toEqual([
@@ -967,10 +1095,11 @@ describe('a wave leg\'s summary and the check run\'s annotations', () => {
       expect.objectContaining({ path: 'fleets/bump.yml', start_line: 1, end_line: 1, annotation_level: 'failure', title: 'api (acme/api): failed' }),
       expect.objectContaining({ annotation_level: 'warning', title: 'web (acme/web): draft' }),
     ]);
-    expect(notes[0]!.message).toMatch(/^ci-failed: CI failed after 2 retries: 3 tests fail in test\/routes\.test\.ts … https:\/\/github\.com\/acme\/api\/pull\/34$/);
+    expect(notes[0]!.message).toMatch(
+      /^ci-failed: CI failed after 2 retries: 3 tests fail in test\/routes\.test\.ts … https:\/\/github\.com\/acme\/api\/pull\/34$/,
+    );
   });
 });
-
 
 describe('counting and naming what lanes did (issue 11)', () => {
   it('counts no-op lanes apart from the completed ones, in the report and the status table alike', () => {
@@ -985,7 +1114,11 @@ describe('counting and naming what lanes did (issue 11)', () => {
     );
     expect(m.summary).toMatchObject({ completed: 3, no_op: 2 }); // the manifest's summary keeps its documented meaning
     const md = renderReport(m, { now: at(10) });
-    const metrics = Object.fromEntries(tables(md)[0]!.slice(2).map((r) => cells(r)));
+    const metrics = Object.fromEntries(
+      tables(md)[0]!
+        .slice(2)
+        .map((r) => cells(r)),
+    );
     expect(metrics).toMatchObject({ Lanes: '3', Completed: '1', 'No-op': '2' });
     expect(renderStatusTable(m, { now: at(10) })).toContain('| Completed: 1 | No-op: 2 |');
   });
@@ -996,8 +1129,17 @@ describe('counting and naming what lanes did (issue 11)', () => {
     expect(tables(passed)[1]![0]).toBe('| Lane | Repo | Wave | Result | Branch / PR | Checks | Notes |');
     expect(laneRow(passed, 'a')[5]).toBe('passed');
     expect(passed).not.toMatch(/\| success \|/);
-    expect(laneRow(renderReport(oneLane({ status: 'completed', phase: 'pushed', commit: 'abc', ci_conclusion: 'none' }, local), { now: at(10) }), 'a')[5]).toBe('no checks');
-    expect(laneRow(renderReport(oneLane({ status: 'failed', phase: 'failed', error: { class: 'check-failed', message: 'check `npm test` exited with 1' } }, local), { now: at(10) }), 'a')[5]).toBe('failed');
+    expect(laneRow(renderReport(oneLane({ status: 'completed', phase: 'pushed', commit: 'abc', ci_conclusion: 'none' }, local), { now: at(10) }), 'a')[5]).toBe(
+      'no checks',
+    );
+    expect(
+      laneRow(
+        renderReport(oneLane({ status: 'failed', phase: 'failed', error: { class: 'check-failed', message: 'check `npm test` exited with 1' } }, local), {
+          now: at(10),
+        }),
+        'a',
+      )[5],
+    ).toBe('failed');
     const status = renderStatusTable(oneLane({ status: 'completed', phase: 'pushed', commit: 'abc', ci_conclusion: 'success' }, local), { now: at(10) });
     expect(tableRows(status)[0]).toBe('| # | Repo | Lane | Wave | Phase | PR | Checks | Merge | Retries | Last update |');
     expect(cells(tableRows(status)[1]!)[6]).toBe('passed');

@@ -3,9 +3,34 @@
  * their provenance, dispositions given, and the verdict after each round.
  */
 import { describe, expect, it } from 'vitest';
-import { applyDispositions, BUILTIN_LENSES, carryIds, dedupeFindings, dispositionPrompt, findingStatus, fixPrompt, LENS_DIFF_LIMIT, lensPrompt, lensReaskPrompt, parseDispositions, parseLensOutput, reviewVerdict, type LensRecord, type ReviewFinding } from '../../src/core/review.js';
+import {
+  applyDispositions,
+  BUILTIN_LENSES,
+  carryIds,
+  dedupeFindings,
+  dispositionPrompt,
+  findingStatus,
+  fixPrompt,
+  LENS_DIFF_LIMIT,
+  lensPrompt,
+  lensReaskPrompt,
+  parseDispositions,
+  parseLensOutput,
+  reviewVerdict,
+  type LensRecord,
+  type ReviewFinding,
+} from '../../src/core/review.js';
 
-const rec = (over: Partial<LensRecord> = {}): LensRecord => ({ severity: 'high', file: 'src/a.ts', line: 3, finding: 'Off by one in the loop.', suggested_fix: 'Use <.', lens: 'x', refuted: false, ...over });
+const rec = (over: Partial<LensRecord> = {}): LensRecord => ({
+  severity: 'high',
+  file: 'src/a.ts',
+  line: 3,
+  finding: 'Off by one in the loop.',
+  suggested_fix: 'Use <.',
+  lens: 'x',
+  refuted: false,
+  ...over,
+});
 
 describe('a lens answer', () => {
   it('reads a JSON list, a fenced block after prose, or the last list in the text; the lens Fleet asked is the provenance', () => {
@@ -18,15 +43,24 @@ describe('a lens answer', () => {
   });
 
   it('refuted: true, alone, is the explicit "found nothing"', () => {
-    const r = parseLensOutput('correctness', JSON.stringify([rec({ refuted: true, finding: 'Nothing wrong found.', file: null, line: null, severity: 'low' })]));
+    const r = parseLensOutput(
+      'correctness',
+      JSON.stringify([rec({ refuted: true, finding: 'Nothing wrong found.', file: null, line: null, severity: 'low' })]),
+    );
     expect(r).toEqual({ ok: true, lens: 'correctness', refuted: true, findings: [] });
   });
 
   it('an empty list, prose, or a record off the schema is a failed answer, never "no findings"', () => {
     expect(parseLensOutput('a', '[]')).toMatchObject({ ok: false, problem: expect.stringContaining('at least one record') });
     expect(parseLensOutput('a', 'Looks good to me!')).toMatchObject({ ok: false, problem: 'the answer holds no JSON list of findings' });
-    expect(parseLensOutput('a', JSON.stringify([{ ...rec(), severity: 'blocker' }]))).toMatchObject({ ok: false, problem: expect.stringContaining('0.severity') });
-    expect(parseLensOutput('a', JSON.stringify([{ ...rec(), refuted: undefined }]))).toMatchObject({ ok: false, problem: expect.stringContaining('0.refuted') });
+    expect(parseLensOutput('a', JSON.stringify([{ ...rec(), severity: 'blocker' }]))).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('0.severity'),
+    });
+    expect(parseLensOutput('a', JSON.stringify([{ ...rec(), refuted: undefined }]))).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('0.refuted'),
+    });
     expect(parseLensOutput('a', JSON.stringify([{ ...rec(), line: 0 }])).ok).toBe(false);
   });
 
@@ -35,14 +69,22 @@ describe('a lens answer', () => {
   });
 });
 
-describe('the panel\'s findings', () => {
+describe("the panel's findings", () => {
   it('are one per file, line and finding, keeping every lens that raised it and the gravest severity', () => {
     const a = parseLensOutput('correctness', JSON.stringify([rec({ severity: 'medium' }), rec({ line: 9, finding: 'Unchecked null.' })]));
     const b = parseLensOutput('edge-cases', JSON.stringify([rec({ finding: 'off by ONE in the  loop', severity: 'critical', suggested_fix: '' })]));
     const c = parseLensOutput('security', 'no json here');
     const merged = dedupeFindings([a, b, c]);
     expect(merged).toEqual([
-      { id: 'f1', severity: 'critical', file: 'src/a.ts', line: 3, finding: 'Off by one in the loop.', suggested_fix: 'Use <.', lenses: ['correctness', 'edge-cases'] },
+      {
+        id: 'f1',
+        severity: 'critical',
+        file: 'src/a.ts',
+        line: 3,
+        finding: 'Off by one in the loop.',
+        suggested_fix: 'Use <.',
+        lenses: ['correctness', 'edge-cases'],
+      },
       { id: 'f2', severity: 'high', file: 'src/a.ts', line: 9, finding: 'Unchecked null.', suggested_fix: 'Use <.', lenses: ['correctness'] },
     ]);
     // Another line is another finding.
@@ -51,9 +93,18 @@ describe('the panel\'s findings', () => {
 });
 
 describe('dispositions and the verdict', () => {
-  const findings = dedupeFindings([parseLensOutput('correctness', JSON.stringify([rec({ severity: 'critical' }), rec({ line: 7, severity: 'low', finding: 'Name is vague.' }), rec({ line: 8, severity: 'medium', finding: 'No test.' })]))]);
+  const findings = dedupeFindings([
+    parseLensOutput(
+      'correctness',
+      JSON.stringify([
+        rec({ severity: 'critical' }),
+        rec({ line: 7, severity: 'low', finding: 'Name is vague.' }),
+        rec({ line: 8, severity: 'medium', finding: 'No test.' }),
+      ]),
+    ),
+  ]);
 
-  it('the worker\'s, a forced severity is ACCEPT whatever it said, and a finding it left out is ACCEPT', () => {
+  it("the worker's, a forced severity is ACCEPT whatever it said, and a finding it left out is ACCEPT", () => {
     const d = applyDispositions(findings, { f1: 'DEFER', f2: 'FIX_LATER' }, ['critical']);
     expect(d.map((f) => [f.id, f.disposition])).toEqual([
       ['f1', 'ACCEPT'],
@@ -104,7 +155,15 @@ describe('what the agents are asked', () => {
 });
 
 describe('carryIds and findingStatus', () => {
-  const f = (id: string, finding: string, line = 1): ReviewFinding => ({ id, severity: 'high', file: 'a.ts', line, finding, suggested_fix: '', lenses: ['correctness'] });
+  const f = (id: string, finding: string, line = 1): ReviewFinding => ({
+    id,
+    severity: 'high',
+    file: 'a.ts',
+    line,
+    finding,
+    suggested_fix: '',
+    lenses: ['correctness'],
+  });
   it('keeps the id of a finding raised again (same file, line, wording up to case and a full stop) and numbers new ones on', () => {
     const known = [f('f1', 'Off by one.'), f('f2', 'Null deref.', 9)];
     expect(carryIds(known, [f('f1', 'null deref', 9), f('f2', 'A new one.'), f('f3', 'off by one')]).map((x) => x.id)).toEqual(['f2', 'f3', 'f1']);

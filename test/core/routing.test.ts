@@ -123,7 +123,11 @@ describe('routePersonas', () => {
     const zeta = persona('zeta', ['**/*.go'], []);
     const alpha = persona('alpha', ['cmd/**'], []);
     const mid = persona('mid', ['**/main.go'], []);
-    for (const personas of [[zeta, alpha, mid], [mid, zeta, alpha], [alpha, mid, zeta]]) {
+    for (const personas of [
+      [zeta, alpha, mid],
+      [mid, zeta, alpha],
+      [alpha, mid, zeta],
+    ]) {
       const r = routePersonas({
         personas,
         k: 2,

@@ -5,24 +5,52 @@ import { agentAnswer } from '../../src/core/agent.js';
 
 describe('what an agent run spent', () => {
   it("Claude Code: its last result object's cost, turns and tokens, whatever is printed around it", () => {
-    const out = ['== fleet: running ==', JSON.stringify({ type: 'result', subtype: 'success', result: 'ok', total_cost_usd: 0.1234, num_turns: 7, usage: { input_tokens: 900, output_tokens: 120 } }), '== exit 0 =='].join('\n');
+    const out = [
+      '== fleet: running ==',
+      JSON.stringify({
+        type: 'result',
+        subtype: 'success',
+        result: 'ok',
+        total_cost_usd: 0.1234,
+        num_turns: 7,
+        usage: { input_tokens: 900, output_tokens: 120 },
+      }),
+      '== exit 0 ==',
+    ].join('\n');
     expect(usageFromOutput('claude', out)).toEqual({ cost_usd: 0.1234, turns: 7, input_tokens: 900, output_tokens: 120 });
     expect(usageFromOutput('claude', 'no json here')).toBeNull();
     // A run Claude Code stopped at its own cap reports no `result`, but it spent: counted all the same.
-    const capped = JSON.stringify({ type: 'result', subtype: 'error_max_budget_usd', is_error: true, total_cost_usd: 0.5, num_turns: 9, usage: { input_tokens: 1, output_tokens: 2 } });
+    const capped = JSON.stringify({
+      type: 'result',
+      subtype: 'error_max_budget_usd',
+      is_error: true,
+      total_cost_usd: 0.5,
+      num_turns: 9,
+      usage: { input_tokens: 1, output_tokens: 2 },
+    });
     expect(usageFromOutput('claude', capped)).toEqual({ cost_usd: 0.5, turns: 9, input_tokens: 1, output_tokens: 2 });
     expect(agentAnswer('claude', `${capped}\n== exit 1 ==`)).toEqual({ text: '', usage: { cost_usd: 0.5, turns: 9, input_tokens: 1, output_tokens: 2 } });
   });
 
   it('Codex --json: the sum of its turn.completed events, a turn each, no cost', () => {
     const ev = (u: object) => JSON.stringify({ type: 'turn.completed', usage: u });
-    const out = [JSON.stringify({ type: 'thread.started', thread_id: 't' }), ev({ input_tokens: 100, cached_input_tokens: 50, output_tokens: 10 }), 'noise', ev({ input_tokens: 30, output_tokens: 5 })].join('\n');
+    const out = [
+      JSON.stringify({ type: 'thread.started', thread_id: 't' }),
+      ev({ input_tokens: 100, cached_input_tokens: 50, output_tokens: 10 }),
+      'noise',
+      ev({ input_tokens: 30, output_tokens: 5 }),
+    ].join('\n');
     expect(usageFromOutput('codex', out)).toEqual({ cost_usd: null, turns: 2, input_tokens: 130, output_tokens: 15 });
   });
 
   it('a command agent reports nothing; a field nobody reported stays null when summed', () => {
     expect(usageFromOutput('command', JSON.stringify({ type: 'result', total_cost_usd: 1 }))).toBeNull();
-    expect(addUsage({ ...NO_USAGE, turns: 2 }, { ...NO_USAGE, turns: 3, cost_usd: 0.1 + 0.2 })).toEqual({ cost_usd: 0.3, turns: 5, input_tokens: null, output_tokens: null });
+    expect(addUsage({ ...NO_USAGE, turns: 2 }, { ...NO_USAGE, turns: 3, cost_usd: 0.1 + 0.2 })).toEqual({
+      cost_usd: 0.3,
+      turns: 5,
+      input_tokens: null,
+      output_tokens: null,
+    });
   });
 });
 

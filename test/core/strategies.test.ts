@@ -15,7 +15,9 @@ function member(label: string, over: Partial<LaneRecord> & { diff?: number; open
     changed_files: ['a.ts'],
     ended_at: '2026-01-01T00:00:10Z',
     strategy: { group: 'svc', label, picked: null, reason: null, diff_lines: diff },
-    ...(open === undefined ? {} : { review: { verdict: 'clear', rounds: [], findings: [], open, usage: { cost_usd: null, turns: null, input_tokens: null, output_tokens: null } } }),
+    ...(open === undefined
+      ? {}
+      : { review: { verdict: 'clear', rounds: [], findings: [], open, usage: { cost_usd: null, turns: null, input_tokens: null, output_tokens: null } } }),
     ...rest,
   };
 }
@@ -33,7 +35,12 @@ describe('the pick', () => {
   });
 
   it('smallest green diff, then fewer files; fewest open findings, then the smaller diff', () => {
-    const members = [member('a', { diff: 30 }), member('b', { diff: 12, changed_files: ['a', 'b'] }), member('c', { diff: 12 }), member('d', { diff: 2, status: 'failed' })];
+    const members = [
+      member('a', { diff: 30 }),
+      member('b', { diff: 12, changed_files: ['a', 'b'] }),
+      member('c', { diff: 12 }),
+      member('d', { diff: 2, status: 'failed' }),
+    ];
     expect(pickStrategy('smallest-green-diff', members).pick).toBe('svc.c');
     const reviewed = [member('a', { open: 0, diff: 50 }), member('b', { open: 0, diff: 5 }), member('c', { open: 1, diff: 1 })];
     // An open finding keeps a review from clearing: only strategies whose review is clear are green at all.
@@ -42,7 +49,10 @@ describe('the pick', () => {
   });
 
   it('no green strategy, or a person picks: no pick, and why', () => {
-    expect(pickStrategy('first-green', [member('a', { status: 'failed', error: { class: 'check-failed', message: 'x' } })])).toEqual({ pick: null, reason: 'no strategy ended green (a: failed check-failed)' });
+    expect(pickStrategy('first-green', [member('a', { status: 'failed', error: { class: 'check-failed', message: 'x' } })])).toEqual({
+      pick: null,
+      reason: 'no strategy ended green (a: failed check-failed)',
+    });
     expect(pickStrategy('person', [member('a')]).pick).toBeNull();
   });
 
@@ -53,7 +63,11 @@ describe('the pick', () => {
 
 describe('keepGroupsTogether', () => {
   it("moves every strategy into its group's first shard and drops shards left empty, renumbering them", () => {
-    const specs = new Map([['svc.a', { strategy: { group: 'svc' } }], ['svc.b', { strategy: { group: 'svc' } }], ['z', {}]]);
+    const specs = new Map([
+      ['svc.a', { strategy: { group: 'svc' } }],
+      ['svc.b', { strategy: { group: 'svc' } }],
+      ['z', {}],
+    ]);
     const shards = [
       { id: 'w0-s0', wave: 0, lanes: ['svc.a'] },
       { id: 'w0-s1', wave: 0, lanes: ['svc.b'] },

@@ -47,7 +47,13 @@ describe('a structural problem hides no other problem', () => {
 
   it('checks each target on its own: the other fields of a target without repo:, and the targets after it', () => {
     const raw = base({ targets: [{ directive: '', owns: ['/abs/**'] }, 'acme/web', { repo: 'acme/x', never: ['../up'] }] });
-    expect(fields(validateFleetFile(raw, FILE)).sort()).toEqual(['targets[0].directive', 'targets[0].owns[0]', 'targets[0].repo', 'targets[1]', 'targets[2].never[0]']);
+    expect(fields(validateFleetFile(raw, FILE)).sort()).toEqual([
+      'targets[0].directive',
+      'targets[0].owns[0]',
+      'targets[0].repo',
+      'targets[1]',
+      'targets[2].never[0]',
+    ]);
   });
 
   it('checks the top-level fields beside one of the wrong type', () => {
@@ -64,7 +70,20 @@ describe('a structural problem hides no other problem', () => {
   it('reports no consequence of a field that did not fit', () => {
     // An empty run: is reported as empty, not as "say how the directive runs" or "this lane has no way to run".
     expect(fields(validateFleetFile(base({ run: '' }), FILE))).toEqual(['run']);
-    expect(fields(validateFleetFile(base({ run: undefined, targets: [{ repo: 'acme/a', run: '' }, { repo: 'acme/b', run: 'make' }] }), FILE))).toEqual(['targets[0].run']);
+    expect(
+      fields(
+        validateFleetFile(
+          base({
+            run: undefined,
+            targets: [
+              { repo: 'acme/a', run: '' },
+              { repo: 'acme/b', run: 'make' },
+            ],
+          }),
+          FILE,
+        ),
+      ),
+    ).toEqual(['targets[0].run']);
     // A broken agent: is no missing agent: review and a lane's review do not "need agent".
     const review = base({ run: undefined, agent: { preset: 'claud' }, review: {}, targets: [{ repo: 'acme/api', review: { rounds: 1 } }] });
     expect(fields(validateFleetFile(review, FILE))).toEqual(['agent.preset']);
@@ -73,7 +92,13 @@ describe('a structural problem hides no other problem', () => {
     expect(fields(validateFleetFile(base({ targets: [], github: { discover: [{ org: 'acme' }], allow_forks: 'yes' } }), FILE))).toEqual(['github.allow_forks']);
     expect(fields(validateFleetFile(base({ forge: 'gitlab', github: { discover: [{ org: 'acme' }] } }), FILE))).toEqual(['forge']);
     // A broken integrate: is no missing one for soft edges.
-    const soft = base({ targets: [{ repo: 'acme/api', lane: 'a', soft_depends_on: ['b'] }, { repo: 'acme/api', lane: 'b' }], integrate: { branch: 5 } });
+    const soft = base({
+      targets: [
+        { repo: 'acme/api', lane: 'a', soft_depends_on: ['b'] },
+        { repo: 'acme/api', lane: 'b' },
+      ],
+      integrate: { branch: 5 },
+    });
     expect(fields(validateFleetFile(soft, FILE))).toEqual(['integrate.branch']);
   });
 
@@ -115,11 +140,15 @@ describe('unknown fields: the nearest known one', () => {
     expect(messageAt(validateFleetFile(base({ colour: 'blue' }), FILE), 'colour')).toBe(
       'unknown field "colour": check the spelling against the fleet file reference (docs/fleet-file.md)',
     );
-    expect(messageAt(validateFleetFile(base({ merge: { strategy: 'squash' } }), FILE), 'merge.strategy')).toBe('unknown field "strategy": the fields of merge are policy, method');
+    expect(messageAt(validateFleetFile(base({ merge: { strategy: 'squash' } }), FILE), 'merge.strategy')).toBe(
+      'unknown field "strategy": the fields of merge are policy, method',
+    );
   });
 
   it('says where a field written in the wrong place belongs', () => {
-    expect(messageAt(validateFleetFile(base({ repo: './a' }), FILE), 'repo')).toBe('unknown field "repo" at the top level: it is a field of each target (targets: [{ repo: … }])');
+    expect(messageAt(validateFleetFile(base({ repo: './a' }), FILE), 'repo')).toBe(
+      'unknown field "repo" at the top level: it is a field of each target (targets: [{ repo: … }])',
+    );
     expect(messageAt(validateFleetFile(base({ depends_on: ['a'] }), FILE), 'depends_on')).toContain('it is a field of each target');
     expect(messageAt(validateFleetFile(base({ targets: [{ repo: 'acme/api', max_parallel: 2 }] }), FILE), 'targets[0].max_parallel')).toBe(
       'unknown field "max_parallel" in a target: it is a setting of the whole fleet; write it at the top level',
@@ -158,7 +187,11 @@ describe('a value of the wrong type: the right form, with the user’s value', (
     [{ pr: { labels: 'fleet' } }, 'pr.labels', 'write it as a list: labels: ["fleet"]'],
     [{ max_parallel: '8' }, 'max_parallel', 'expected a number, not the text "8": write it without quotes: max_parallel: 8'],
     [{ max_parallel: 1.5 }, 'max_parallel', 'expected a whole number, not 1.5'],
-    [{ targets: [{ repo: 'acme/api', exclusive: 'yes' }] }, 'targets[0].exclusive', 'expected true or false, not the text "yes": write exclusive: true (without quotes)'],
+    [
+      { targets: [{ repo: 'acme/api', exclusive: 'yes' }] },
+      'targets[0].exclusive',
+      'expected true or false, not the text "yes": write exclusive: true (without quotes)',
+    ],
     [{ targets: ['acme/api'] }, 'targets[0]', 'expected a mapping, not the text "acme/api": write it as a mapping: - { repo: "acme/api" }'],
     [{ run: undefined, agent: 'claude' }, 'agent', 'write it as a mapping: agent: { preset: "claude" }'],
     [{ merge: 'when-green' }, 'merge', 'write it as a mapping: merge: { policy: "when-green" }'],
@@ -211,7 +244,9 @@ describe('negated globs: a message that is true for the list it is in', () => {
 
 describe('a glob naming a folder', () => {
   it('ending in / is refused, with the glob that covers the folder', () => {
-    expect(messageAt(validateFleetFile(base({ targets: [{ repo: 'acme/api', owns: ['packages/web/'] }] }), FILE), 'targets[0].owns[0]')).toContain('write packages/web/** for everything under it');
+    expect(messageAt(validateFleetFile(base({ targets: [{ repo: 'acme/api', owns: ['packages/web/'] }] }), FILE), 'targets[0].owns[0]')).toContain(
+      'write packages/web/** for everything under it',
+    );
   });
 
   it('without a wildcard: the fence says why the files in the folder are outside owns, and what to write', () => {

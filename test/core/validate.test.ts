@@ -183,7 +183,10 @@ describe('validateFleetFile: a valid file', () => {
   });
 
   it('accepts an agent instead of run', () => {
-    const raw = base({ run: undefined, agent: { preset: 'claude', personas: [{ name: 'code-reviewer', applies_to: ['**/*.ts'] }], fallback: 'code-reviewer' } });
+    const raw = base({
+      run: undefined,
+      agent: { preset: 'claude', personas: [{ name: 'code-reviewer', applies_to: ['**/*.ts'] }], fallback: 'code-reviewer' },
+    });
     const fleet = ok(validateFleetFile(raw, FILE));
     expect(fleet.file.agent).toMatchObject({ preset: 'claude', top_k: 2, args: [] });
     expect(fleet.file.agent?.personas[0]).toEqual({ name: 'code-reviewer', applies_to: ['**/*.ts'], keywords: [] });
@@ -193,7 +196,10 @@ describe('validateFleetFile: a valid file', () => {
   it("takes agent.env, the variables every agent run gets (a gateway, a model), and refuses a credential or Fleet's own, all at once", () => {
     const env = { ANTHROPIC_BASE_URL: 'https://llm-gateway.example/anthropic', ANTHROPIC_MODEL: 'claude-sonnet-4-5' };
     expect(ok(validateFleetFile(base({ run: undefined, agent: { preset: 'claude', env } }), FILE)).file.agent?.env).toEqual(env);
-    const refused = validateFleetFile(base({ run: undefined, agent: { preset: 'claude', env: { ANTHROPIC_API_KEY: 'sk-ant-x', FLEET_TOKEN: 'x', PATH: '/x', '1BAD': 'x' } } }), FILE);
+    const refused = validateFleetFile(
+      base({ run: undefined, agent: { preset: 'claude', env: { ANTHROPIC_API_KEY: 'sk-ant-x', FLEET_TOKEN: 'x', PATH: '/x', '1BAD': 'x' } } }),
+      FILE,
+    );
     expect(fields(refused).sort()).toEqual(['agent.env.1BAD', 'agent.env.ANTHROPIC_API_KEY', 'agent.env.FLEET_TOKEN', 'agent.env.PATH']);
     expect(problemAt(refused, 'agent.env.ANTHROPIC_API_KEY').message).toMatch(/never belongs in the fleet file: pass it as the anthropic-api-key secret/);
     expect(problemAt(refused, 'agent.env.PATH').message).toMatch(/set by Fleet, git or the runner/);
@@ -202,7 +208,13 @@ describe('validateFleetFile: a valid file', () => {
   });
 
   it('accepts a run on every target and none at the top', () => {
-    const raw = base({ run: undefined, targets: [{ repo: 'acme/api', run: 'make a' }, { repo: 'acme/web', run: 'make b' }] });
+    const raw = base({
+      run: undefined,
+      targets: [
+        { repo: 'acme/api', run: 'make a' },
+        { repo: 'acme/web', run: 'make b' },
+      ],
+    });
     expect(ok(validateFleetFile(raw, FILE)).lanes.map((l) => l.run)).toEqual(['make a', 'make b']);
   });
 
@@ -277,7 +289,12 @@ describe('validateFleetFile: lane ids', () => {
   });
 
   it('reports a duplicate lane id across different repositories', () => {
-    const raw = base({ targets: [{ repo: 'acme/api', lane: 'svc' }, { repo: 'acme/web', lane: 'svc' }] });
+    const raw = base({
+      targets: [
+        { repo: 'acme/api', lane: 'svc' },
+        { repo: 'acme/web', lane: 'svc' },
+      ],
+    });
     const p = problemAt(validateFleetFile(raw, FILE), 'targets[1].lane');
     expect(p.message).toContain('"svc"');
     expect(p.message).toContain('targets[0] (acme/api)');
@@ -302,7 +319,12 @@ describe('validateFleetFile: lane ids', () => {
 
   it('reports two different targets that would share one lane', () => {
     // Forgetting lane: when splitting a repository by scope would otherwise drop half the work.
-    const raw = base({ targets: [{ repo: 'acme/mono', owns: ['web/**'] }, { repo: 'acme/mono', owns: ['api/**'] }] });
+    const raw = base({
+      targets: [
+        { repo: 'acme/mono', owns: ['web/**'] },
+        { repo: 'acme/mono', owns: ['api/**'] },
+      ],
+    });
     const p = problemAt(validateFleetFile(raw, FILE), 'targets[1].lane');
     expect(p.message).toContain('targets[0]');
     expect(p.message).toContain('distinct lane');
@@ -552,7 +574,9 @@ describe('agent command templates', () => {
     const r = validateFleetFile(base({ run: undefined, agent: { preset: 'command', command: 'my-agent --prompt {prompt}' } }), FILE);
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.problems).toEqual([expect.objectContaining({ file: FILE, field: 'agent.command', message: expect.stringMatching(/^\{prompt\} is not a placeholder: .*\{prompt_file\}/) })]);
+    expect(r.problems).toEqual([
+      expect.objectContaining({ file: FILE, field: 'agent.command', message: expect.stringMatching(/^\{prompt\} is not a placeholder: .*\{prompt_file\}/) }),
+    ]);
     ok(validateFleetFile(base({ run: undefined, agent: { preset: 'command', command: 'my-agent --prompt-file {prompt_file}' } }), FILE));
   });
 });
@@ -697,7 +721,9 @@ describe('validateFleetFile: more problems, with their messages', () => {
       'the lane directive is empty',
     );
     const noRun = base({ run: undefined, targets: [{ repo: 'acme/api', run: 'make' }, { repo: 'acme/web' }] });
-    expect(problemAt(validateFleetFile(noRun, FILE), 'targets[1].run').message).toBe('this lane has no way to run: set run: here or at the top level, or agent:');
+    expect(problemAt(validateFleetFile(noRun, FILE), 'targets[1].run').message).toBe(
+      'this lane has no way to run: set run: here or at the top level, or agent:',
+    );
   });
 
   it('accepts a fallback that is one of several personas', () => {
@@ -766,14 +792,24 @@ describe('addDiscoveredLanes: ids and what it keeps', () => {
     const out = addDiscoveredLanes(fleet, ['acme/web', 'other/web']);
     expect(out.lanes.map((l) => l.id)).toEqual(['acme-web', 'acme-web-2', 'other-web']);
     expect(new Set(out.lanes.map((l) => l.branch)).size).toBe(3);
-    const taken = fleetOf({ targets: [{ repo: 'acme/api', lane: 'acme-web' }, { repo: 'acme/cli', lane: 'acme-web-2' }] });
+    const taken = fleetOf({
+      targets: [
+        { repo: 'acme/api', lane: 'acme-web' },
+        { repo: 'acme/cli', lane: 'acme-web-2' },
+      ],
+    });
     expect(addDiscoveredLanes(taken, ['acme/web', 'other/web']).lanes.map((l) => l.id)).toEqual(['acme-web', 'acme-web-2', 'acme-web-3', 'other-web']);
   });
 
   it('keeps a numbered id of a long name within the 100 characters a lane id may have', () => {
     const name = 'x'.repeat(96);
     // Both the short id (the name) and the full one (its last 100 characters) are taken by listed targets.
-    const fleet = fleetOf({ targets: [{ repo: 'acme/api', lane: name }, { repo: 'acme/cli', lane: `cme-${name}` }] });
+    const fleet = fleetOf({
+      targets: [
+        { repo: 'acme/api', lane: name },
+        { repo: 'acme/cli', lane: `cme-${name}` },
+      ],
+    });
     const id = addDiscoveredLanes(fleet, [`acme/${name}`]).lanes[2]!.id;
     expect(id).toBe(`cme-${'x'.repeat(91)}-2`);
     expect(id).toMatch(/^[a-z0-9][a-z0-9._-]{0,99}$/);
@@ -804,7 +840,15 @@ describe('validateFleetFile: review', () => {
       ),
     );
     const [api, web, doc] = fleet.lanes;
-    expect(api!.review).toEqual({ lenses: [{ name: 'security', brief: BUILTIN_LENSES.security }, { name: 'perf', brief: 'Look for slow paths.' }], rounds: 2, block: ['critical'], label: 'fleet:needs-person' });
+    expect(api!.review).toEqual({
+      lenses: [
+        { name: 'security', brief: BUILTIN_LENSES.security },
+        { name: 'perf', brief: 'Look for slow paths.' },
+      ],
+      rounds: 2,
+      block: ['critical'],
+      label: 'fleet:needs-person',
+    });
     expect(web!.review!.rounds).toBe(5);
     expect(web!.review!.lenses.map((l) => l.name)).toEqual(['security', 'perf', 'correctness']);
     expect(doc!.review).toBeNull();
@@ -825,21 +869,32 @@ describe('validateFleetFile: review', () => {
       validateFleetFile(
         withAgent({
           review: { lenses: ['correctness', { name: 'correctness', brief: 'again' }], panel: 3 },
-          targets: [{ repo: 'acme/api', run: 'true', review: { rounds: 1 } }, { repo: 'acme/web', review: { lenses: ['security', 'security'] } }],
+          targets: [
+            { repo: 'acme/api', run: 'true', review: { rounds: 1 } },
+            { repo: 'acme/web', review: { lenses: ['security', 'security'] } },
+          ],
         }),
         FILE,
       ),
     );
     const fields = many.map((p) => p.field);
     expect(fields).toEqual(expect.arrayContaining(['review.lenses[1]', 'review.panel', 'targets[0].review', 'targets[1].review.lenses[1]']));
-    expect(many.find((p) => p.field === 'review.panel')!.message).toBe('a panel of 3 needs at least 3 lenses, and 2 are listed: list more lenses or lower panel');
+    expect(many.find((p) => p.field === 'review.panel')!.message).toBe(
+      'a panel of 3 needs at least 3 lenses, and 2 are listed: list more lenses or lower panel',
+    );
     expect(many.find((p) => p.field === 'targets[0].review')!.message).toContain('this target has its own run:');
 
     // A lens that is neither built in nor {name, brief}: named where it stands, with the lenses there are.
-    const unknown = problems(validateFleetFile(withAgent({ review: { lenses: ['speed'] }, targets: [{ repo: 'acme/api', review: { lenses: [{ name: 'perf' }] } }] }), FILE));
+    const unknown = problems(
+      validateFleetFile(withAgent({ review: { lenses: ['speed'] }, targets: [{ repo: 'acme/api', review: { lenses: [{ name: 'perf' }] } }] }), FILE),
+    );
     expect(unknown).toEqual([
       { file: FILE, field: 'targets[0].review.lenses[0].brief', message: expect.stringMatching(/^missing: add brief:/) },
-      { file: FILE, field: 'review.lenses[0]', message: 'not a built-in lens (correctness, completeness, security, edge-cases, consistency); a lens of your own is {name, brief}' },
+      {
+        file: FILE,
+        field: 'review.lenses[0]',
+        message: 'not a built-in lens (correctness, completeness, security, edge-cases, consistency); a lens of your own is {name, brief}',
+      },
     ]);
   });
 });

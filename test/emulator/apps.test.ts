@@ -47,7 +47,10 @@ afterAll(async () => {
 const jwt = (claims: Parameters<typeof signAppJwt>[2] = {}): string => signAppJwt(app.id, app.privateKeyPem, { nowSec: emu.clock.nowSec(), ...claims });
 
 /** What actions/create-github-app-token does for `owner`/`repositories`: look the installation up, then mint. */
-async function createAppToken(repositories: string[], permissions?: Record<string, string>): Promise<{ token: string; expires_at: string; installationId: number; body: any }> {
+async function createAppToken(
+  repositories: string[],
+  permissions?: Record<string, string>,
+): Promise<{ token: string; expires_at: string; installationId: number; body: any }> {
   const octokit = getOctokit(jwt(), { baseUrl: emu.url });
   const inst = await octokit.rest.apps.getRepoInstallation({ owner: 'acme', repo: repositories[0]! });
   const res = await octokit.rest.apps.createInstallationAccessToken({ installation_id: inst.data.id, repositories, ...(permissions ? { permissions } : {}) });
@@ -73,7 +76,10 @@ describe('app registration and JWT authentication', () => {
     const own = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const b = emu.addApp({ id: 77, slug: 'own-key', clientId: 'Iv1.own', privateKey: own, installations: [{ account: 'acme' }] });
     expect(b.privateKeyPem).toBe(own);
-    const r = await api(emu, 'GET', '/app', { token: null, headers: { authorization: `Bearer ${signAppJwt('Iv1.own', own, { nowSec: emu.clock.nowSec() })}` } });
+    const r = await api(emu, 'GET', '/app', {
+      token: null,
+      headers: { authorization: `Bearer ${signAppJwt('Iv1.own', own, { nowSec: emu.clock.nowSec() })}` },
+    });
     expect(r.status).toBe(200);
     expect(r.body.slug).toBe('own-key');
   });
@@ -119,7 +125,13 @@ describe('installations', () => {
   it('finds the installation of a repository, an organization and a user account; 404 where the app is not installed', async () => {
     const octokit = getOctokit(jwt(), { baseUrl: emu.url });
     const byRepo = await octokit.rest.apps.getRepoInstallation({ owner: 'acme', repo: 'web' });
-    expect(byRepo.data).toMatchObject({ id: app.installationIds[0], app_id: 4242, app_slug: 'fleet-app', repository_selection: 'all', target_type: 'Organization' });
+    expect(byRepo.data).toMatchObject({
+      id: app.installationIds[0],
+      app_id: 4242,
+      app_slug: 'fleet-app',
+      repository_selection: 'all',
+      target_type: 'Organization',
+    });
     expect(byRepo.data.account).toMatchObject({ login: 'acme' });
     expect((await octokit.rest.apps.getOrgInstallation({ org: 'other' })).data).toMatchObject({ id: app.installationIds[1], repository_selection: 'selected' });
     expect((await octokit.rest.apps.getUserInstallation({ username: 'acme' })).data.id).toBe(app.installationIds[0]);
@@ -144,12 +156,17 @@ describe('installation tokens', () => {
     await octokit.rest.git.createRef({ owner: 'acme', repo: 'api', ref: 'refs/heads/app-made', sha: (await emu.branchSha('acme/api', 'main'))! });
     expect(emu.find({ route: '/repos/{owner}/{repo}/git/refs' }).at(-1)!.login).toBe('fleet-app[bot]');
     // Narrowed: not the other repository of the installation, and not a permission it did not ask for.
-    await expect(octokit.rest.git.createRef({ owner: 'acme', repo: 'web', ref: 'refs/heads/x', sha: (await emu.branchSha('acme/web', 'main'))! })).rejects.toMatchObject({ status: 403 });
-    const check = await api(emu, 'POST', '/repos/acme/api/check-runs', { token: t.token, body: { name: 'c', head_sha: (await emu.branchSha('acme/api', 'main'))! } });
+    await expect(
+      octokit.rest.git.createRef({ owner: 'acme', repo: 'web', ref: 'refs/heads/x', sha: (await emu.branchSha('acme/web', 'main'))! }),
+    ).rejects.toMatchObject({ status: 403 });
+    const check = await api(emu, 'POST', '/repos/acme/api/check-runs', {
+      token: t.token,
+      body: { name: 'c', head_sha: (await emu.branchSha('acme/api', 'main'))! },
+    });
     expect([check.status, check.headers.get('x-accepted-github-permissions')]).toEqual([403, 'checks=write']);
   });
 
-  it('without narrowing, the token has the installation\'s repositories and permissions', async () => {
+  it("without narrowing, the token has the installation's repositories and permissions", async () => {
     const octokit = getOctokit(jwt(), { baseUrl: emu.url });
     const res = await octokit.rest.apps.createInstallationAccessToken({ installation_id: app.installationIds[0]! });
     expect(res.data.repository_selection).toBe('all');
@@ -192,7 +209,7 @@ describe('installation tokens', () => {
     expect([info.status, info.headers.get('www-authenticate')]).toEqual([401, 'Basic realm="GitHub"']);
   });
 
-  it('DELETE /installation/token revokes the caller\'s token (204), after which it is Bad credentials', async () => {
+  it("DELETE /installation/token revokes the caller's token (204), after which it is Bad credentials", async () => {
     const t = await createAppToken(['api']);
     const octokit = getOctokit(t.token, { baseUrl: emu.url });
     expect((await octokit.rest.apps.revokeInstallationAccessToken()).status).toBe(204);
@@ -206,8 +223,18 @@ describe('installation tokens', () => {
       const a = await createAppToken(['api']);
       const b = await createAppToken(['web']);
       const branch = async (token: string, repo: string, ref: string): Promise<number> =>
-        (await api(emu, 'POST', `/repos/acme/${repo}/git/refs`, { token, body: { ref: `refs/heads/${ref}`, sha: (await emu.branchSha(`acme/${repo}`, 'main'))! } })).status;
-      expect([await branch(a.token, 'api', 'l1'), await branch(a.token, 'api', 'l2'), await branch(b.token, 'web', 'l3'), await branch(b.token, 'web', 'l4')]).toEqual([201, 201, 201, 403]);
+        (
+          await api(emu, 'POST', `/repos/acme/${repo}/git/refs`, {
+            token,
+            body: { ref: `refs/heads/${ref}`, sha: (await emu.branchSha(`acme/${repo}`, 'main'))! },
+          })
+        ).status;
+      expect([
+        await branch(a.token, 'api', 'l1'),
+        await branch(a.token, 'api', 'l2'),
+        await branch(b.token, 'web', 'l3'),
+        await branch(b.token, 'web', 'l4'),
+      ]).toEqual([201, 201, 201, 403]);
       expect(emu.requests.at(-1)!.fault).toBe('content-limit');
       // A second app installed on the same organization counts on its own.
       const second = emu.addApp({ id: 5151, slug: 'second-app', installations: [{ account: 'acme' }] });

@@ -154,7 +154,8 @@ describe('git smart HTTP', () => {
     await emu.createRepo({ owner: 'acme', name: 'big' });
     const big: Record<string, string> = {};
     // ~5 MB of incompressible-ish content in 20 files (several pack chunks each way).
-    for (let i = 0; i < 20; i++) big[`blob-${i}.txt`] = Array.from({ length: 10_000 }, (_, j) => `${i}:${j}:${Math.random().toString(36)}${Math.random().toString(36)}`).join('\n');
+    for (let i = 0; i < 20; i++)
+      big[`blob-${i}.txt`] = Array.from({ length: 10_000 }, (_, j) => `${i}:${j}:${Math.random().toString(36)}${Math.random().toString(36)}`).join('\n');
     const sha = await pushFiles(emu, work, { owner: 'acme', repo: 'big', branch: 'main', files: big });
     expect(await emu.branchSha('acme/big', 'main')).toBe(sha);
     const clone = path.join(work, 'big-clone');

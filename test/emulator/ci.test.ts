@@ -69,7 +69,10 @@ describe('CI policies', () => {
     const s2 = await pushFiles(emu, work, { owner: 'acme', repo: fn, branch: 'b', files: { 'b.txt': '2\n' } });
     expect(seen).toEqual([`b@${s1.slice(0, 7)}#1:git`, `b@${s2.slice(0, 7)}#2:git`]);
     expect((await api(emu, 'GET', `/repos/acme/${fn}/commits/${s1}/status`)).body).toMatchObject({ state: 'failure', total_count: 1 });
-    expect((await api(emu, 'GET', `/repos/acme/${fn}/commits/${s2}/status`)).body).toMatchObject({ state: 'success', statuses: [{ context: 'ci/legacy', state: 'success' }] });
+    expect((await api(emu, 'GET', `/repos/acme/${fn}/commits/${s2}/status`)).body).toMatchObject({
+      state: 'success',
+      statuses: [{ context: 'ci/legacy', state: 'success' }],
+    });
   });
 
   it('with a delay, checks run in_progress first and conclude later', async () => {
@@ -85,7 +88,10 @@ describe('CI policies', () => {
 
   it('late CI: until its start delay the commit has no check run and no status at all, then they run and conclude', async () => {
     const repo = await newRepo();
-    emu.setCi(`acme/${repo}`, ci.late(1000, { checks: [{ name: 'test', conclusion: 'success' }], statuses: [{ context: 'ci/legacy', state: 'success' }], delayMs: 50 }));
+    emu.setCi(
+      `acme/${repo}`,
+      ci.late(1000, { checks: [{ name: 'test', conclusion: 'success' }], statuses: [{ context: 'ci/legacy', state: 'success' }], delayMs: 50 }),
+    );
     const sha = await pushFiles(emu, work, { owner: 'acme', repo, branch: 'lane', files: { 'a.txt': '1\n' } });
     // The push has returned: GitHub has queued the workflow, nothing has reported yet.
     expect(await checksOf(repo, sha)).toEqual([]);
@@ -169,7 +175,16 @@ describe('push hooks', () => {
     off();
     await pushFiles(emu, work, { owner: 'acme', repo, branch: 'ignored', files: { 'i.txt': 'i\n' } });
     expect(events).toEqual([
-      expect.objectContaining({ ref: 'refs/heads/feature', branch: 'feature', before: null, after: sha, created: true, deleted: false, source: 'git', pusher: 'fleet-bot' }),
+      expect.objectContaining({
+        ref: 'refs/heads/feature',
+        branch: 'feature',
+        before: null,
+        after: sha,
+        created: true,
+        deleted: false,
+        source: 'git',
+        pusher: 'fleet-bot',
+      }),
       expect.objectContaining({ ref: 'refs/heads/feature', before: sha, after: null, deleted: true, source: 'api' }),
     ]);
   });
@@ -183,7 +198,9 @@ describe('concurrent pushes', () => {
       if (e.repo === repo) events.push(`${e.branch}:${e.created}`);
     });
     emu.setCi(`acme/${repo}`, ci.green(['build']));
-    const shas = await Promise.all([1, 2, 3, 4, 5].map((i) => pushFiles(emu, work, { owner: 'acme', repo, branch: `p${i}`, files: { [`p${i}.txt`]: `${i}\n` } })));
+    const shas = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => pushFiles(emu, work, { owner: 'acme', repo, branch: `p${i}`, files: { [`p${i}.txt`]: `${i}\n` } })),
+    );
     off();
     expect(events.sort()).toEqual(['p1:true', 'p2:true', 'p3:true', 'p4:true', 'p5:true']);
     for (const sha of shas) expect(await checksOf(repo, sha)).toEqual([['build', 'completed', 'success']]);
@@ -195,11 +212,22 @@ describe('check runs and statuses through the API', () => {
   it('creates, updates and reads a check run; lists the latest per name', async () => {
     const repo = await newRepo();
     const sha = (await emu.branchSha(`acme/${repo}`, 'main'))!;
-    const created = await api(emu, 'POST', `/repos/acme/${repo}/check-runs`, { body: { name: 'fleet', head_sha: sha, status: 'in_progress', output: { title: 'Fleet', summary: 'running' } } });
+    const created = await api(emu, 'POST', `/repos/acme/${repo}/check-runs`, {
+      body: { name: 'fleet', head_sha: sha, status: 'in_progress', output: { title: 'Fleet', summary: 'running' } },
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'fleet', head_sha: sha, status: 'in_progress', conclusion: null, output: { summary: 'running' }, app: { slug: 'github-actions' } });
+    expect(created.body).toMatchObject({
+      name: 'fleet',
+      head_sha: sha,
+      status: 'in_progress',
+      conclusion: null,
+      output: { summary: 'running' },
+      app: { slug: 'github-actions' },
+    });
     const id = created.body.id;
-    const updated = await api(emu, 'PATCH', `/repos/acme/${repo}/check-runs/${id}`, { body: { conclusion: 'success', output: { title: 'Fleet', summary: 'done', text: 'all good' } } });
+    const updated = await api(emu, 'PATCH', `/repos/acme/${repo}/check-runs/${id}`, {
+      body: { conclusion: 'success', output: { title: 'Fleet', summary: 'done', text: 'all good' } },
+    });
     expect(updated.body).toMatchObject({ status: 'completed', conclusion: 'success', output: { summary: 'done', text: 'all good' } });
     expect(updated.body.completed_at).toMatch(/Z$/);
     expect((await api(emu, 'GET', `/repos/acme/${repo}/check-runs/${id}`)).body.conclusion).toBe('success');
@@ -264,7 +292,11 @@ describe('workflow runs and jobs', () => {
   });
 
   it('lists workflow files found on the default branch', async () => {
-    await emu.createRepo({ owner: 'acme', name: 'with-ci', files: { '.github/workflows/ci.yml': 'on: push\n', '.github/workflows/release.yaml': 'on: push\n', 'README.md': 'x' } });
+    await emu.createRepo({
+      owner: 'acme',
+      name: 'with-ci',
+      files: { '.github/workflows/ci.yml': 'on: push\n', '.github/workflows/release.yaml': 'on: push\n', 'README.md': 'x' },
+    });
     const wf = await api(emu, 'GET', '/repos/acme/with-ci/actions/workflows');
     expect(wf.body.workflows.map((w: { path: string }) => w.path)).toEqual(['.github/workflows/ci.yml', '.github/workflows/release.yaml']);
   });
@@ -288,7 +320,14 @@ describe('request log', () => {
     expect(emu.count({ kind: 'git' })).toBeGreaterThanOrEqual(4);
     expect(emu.count({ path: /\/pulls$/ })).toBe(3);
     const create = emu.find({ operationId: 'pulls/create' })[0]!;
-    expect(create).toMatchObject({ kind: 'rest', method: 'POST', path: `/repos/acme/${repo}/pulls`, token: emu.token, login: 'fleet-bot', body: { head: 'x', base: 'main', title: 'T' } });
+    expect(create).toMatchObject({
+      kind: 'rest',
+      method: 'POST',
+      path: `/repos/acme/${repo}/pulls`,
+      token: emu.token,
+      login: 'fleet-bot',
+      body: { head: 'x', base: 'main', title: 'T' },
+    });
     expect(create.time).toBeLessThanOrEqual(Date.now());
     expect(create.durationMs).toBeGreaterThanOrEqual(0);
     expect(emu.find({ route: '/repos/{owner}/{repo}/pulls', method: 'GET' }).map((r) => r.query)).toEqual(['state=all', '']);

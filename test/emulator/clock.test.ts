@@ -47,7 +47,7 @@ describe('EmulatorClock', () => {
     expect(() => c.advance(-1)).toThrow(/non-negative/);
   });
 
-  it('the emulator answers with the clock\'s time in the date header (what @octokit/auth-app corrects JWT skew from)', async () => {
+  it("the emulator answers with the clock's time in the date header (what @octokit/auth-app corrects JWT skew from)", async () => {
     const before = Date.parse((await api(emu, 'GET', '/rate_limit')).headers.get('date')!);
     emu.clock.advance(2 * 3_600_000);
     const after = Date.parse((await api(emu, 'GET', '/rate_limit')).headers.get('date')!);
@@ -55,7 +55,7 @@ describe('EmulatorClock', () => {
   });
 });
 
-describe('a job\'s GITHUB_TOKEN (emu.mintInstallationToken) expires on the clock', () => {
+describe("a job's GITHUB_TOKEN (emu.mintInstallationToken) expires on the clock", () => {
   it('works until expiresInMs has passed, then REST and GraphQL answer 401 Bad credentials and git asks for credentials', async () => {
     const token = emu.mintInstallationToken({ repositories: ['acme/api'], scopes: { contents: 'read', metadata: 'read' }, expiresInMs: 30 * 60_000 });
     expect((await api(emu, 'GET', '/repos/acme/api', { token })).status).toBe(200);

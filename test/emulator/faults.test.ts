@@ -37,7 +37,8 @@ describe('rate-limit headers', () => {
   it('are on every response, counting down per token, with the resource', async () => {
     const a = await api(emu, 'GET', '/repos/acme/api');
     const b = await api(emu, 'GET', '/repos/acme/api');
-    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-used', 'x-ratelimit-resource']) expect(a.headers.get(h)).not.toBeNull();
+    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-used', 'x-ratelimit-resource'])
+      expect(a.headers.get(h)).not.toBeNull();
     expect(a.headers.get('x-ratelimit-limit')).toBe('5000');
     expect(Number(b.headers.get('x-ratelimit-remaining'))).toBe(Number(a.headers.get('x-ratelimit-remaining')) - 1);
     expect(a.headers.get('x-ratelimit-resource')).toBe('core');
@@ -62,7 +63,7 @@ describe('rate-limit headers', () => {
 });
 
 describe('faults', () => {
-  it('secondary-rate-limit: 403 with retry-after and GitHub\'s message, `times` times', async () => {
+  it("secondary-rate-limit: 403 with retry-after and GitHub's message, `times` times", async () => {
     const f = emu.fault({ kind: 'secondary-rate-limit', match: { method: 'GET', path: '/repos/{owner}/{repo}' }, times: 2, retryAfterSec: 7 });
     const r1 = await api(emu, 'GET', '/repos/acme/api');
     expect(r1.status).toBe(403);
@@ -153,7 +154,8 @@ describe('content-creation limit', () => {
   it('answers the 81st content-creating request in a minute with the secondary limit, per token', async () => {
     const sha = (await emu.branchSha('acme/api', 'main'))!;
     const codes: number[] = [];
-    for (let i = 0; i < 81; i++) codes.push((await api(emu, 'POST', `/repos/acme/api/statuses/${sha}`, { body: { state: 'success', context: `c${i}` } })).status);
+    for (let i = 0; i < 81; i++)
+      codes.push((await api(emu, 'POST', `/repos/acme/api/statuses/${sha}`, { body: { state: 'success', context: `c${i}` } })).status);
     expect(codes.slice(0, 80).every((c) => c === 201)).toBe(true);
     expect(codes[80]).toBe(403);
     const last = emu.requests.at(-1)!;

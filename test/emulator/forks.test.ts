@@ -42,7 +42,9 @@ describe('forks', () => {
     const read = await api(emu, 'GET', '/repos/octo/core', { token: OUTSIDER });
     expect(read.body).toMatchObject({ fork: true, parent: { full_name: 'acme/core' }, source: { full_name: 'acme/core' } });
     expect(await emu.branchSha('octo/core', 'main')).toBe(await emu.branchSha('acme/core', 'main'));
-    await expect(pushFiles(emu, work, { owner: 'acme', repo: 'core', branch: 'x', files: { 'x.txt': 'x\n' }, token: OUTSIDER })).rejects.toThrow(/403|denied|not accessible/i);
+    await expect(pushFiles(emu, work, { owner: 'acme', repo: 'core', branch: 'x', files: { 'x.txt': 'x\n' }, token: OUTSIDER })).rejects.toThrow(
+      /403|denied|not accessible/i,
+    );
   });
 
   it('opens a PR from owner:branch of the fork, lists it by that head, runs the base CI on it and follows pushes', async () => {
@@ -55,9 +57,17 @@ describe('forks', () => {
 
     const bad = await api(emu, 'POST', '/repos/acme/api/pulls', { token: OUTSIDER, body: { head: 'nobody:fix', base: 'main', title: 'x' } });
     expect(bad.status).toBe(422);
-    const pr = await api(emu, 'POST', '/repos/acme/api/pulls', { token: OUTSIDER, body: { head: 'octo:fix', base: 'main', title: 'Fix', maintainer_can_modify: true } });
+    const pr = await api(emu, 'POST', '/repos/acme/api/pulls', {
+      token: OUTSIDER,
+      body: { head: 'octo:fix', base: 'main', title: 'Fix', maintainer_can_modify: true },
+    });
     expect(pr.status).toBe(201);
-    expect(pr.body).toMatchObject({ head: { label: 'octo:fix', ref: 'fix', sha: first, repo: { full_name: 'octo/api' } }, base: { repo: { full_name: 'acme/api' } }, commits: 1, changed_files: 1 });
+    expect(pr.body).toMatchObject({
+      head: { label: 'octo:fix', ref: 'fix', sha: first, repo: { full_name: 'octo/api' } },
+      base: { repo: { full_name: 'acme/api' } },
+      commits: 1,
+      changed_files: 1,
+    });
     const listed = await api(emu, 'GET', '/repos/acme/api/pulls?head=octo:fix', { token: OUTSIDER });
     expect(listed.body.map((p: { number: number }) => p.number)).toEqual([pr.body.number]);
     expect((await api(emu, 'GET', '/repos/acme/api/pulls?head=acme:fix', { token: OUTSIDER })).body).toEqual([]);
@@ -67,7 +77,9 @@ describe('forks', () => {
     const second = await pushFiles(emu, work, { owner: 'octo', repo: 'api', branch: 'fix', files: { 'fix.txt': '2\n' }, token: OUTSIDER });
     const now = await api(emu, 'GET', `/repos/acme/api/pulls/${pr.body.number}`, { token: OUTSIDER });
     expect(now.body.head.sha).toBe(second);
-    expect((await api(emu, 'GET', `/repos/acme/api/compare/main...${second}`, { token: OUTSIDER })).body.files.map((f: { filename: string }) => f.filename)).toEqual(['fix.txt']);
+    expect(
+      (await api(emu, 'GET', `/repos/acme/api/compare/main...${second}`, { token: OUTSIDER })).body.files.map((f: { filename: string }) => f.filename),
+    ).toEqual(['fix.txt']);
     expect((await api(emu, 'GET', `/repos/acme/api/commits/${second}/check-runs`, { token: OUTSIDER })).body.total_count).toBe(1);
 
     // Its author edits it without write access; a maintainer merges it.

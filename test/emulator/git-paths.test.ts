@@ -26,7 +26,7 @@ afterAll(async () => {
   await removeDir(work);
 });
 
-describe('git at GitHub\'s paths', () => {
+describe("git at GitHub's paths", () => {
   it('clones and pushes at ${url}/owner/repo.git and at ${url}/owner/repo; REST sees the push', async () => {
     const dir = path.join(work, 'dotgit');
     await mustGit(['clone', '--quiet', `${emu.url}/acme/api.git`, dir], { env: emu.gitEnv() });

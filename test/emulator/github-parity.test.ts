@@ -50,7 +50,12 @@ describe('contents (https://docs.github.com/rest/repos/contents#get-repository-c
     }
     // Octokit asks for it with mediaType.format, and gets the text as data.
     const octokit = getOctokit(emu.token!, { baseUrl: emu.url });
-    const { data } = await octokit.request('GET /repos/{owner}/{repo}/contents/{path}', { owner: 'acme', repo: 'api', path: 'README.md', mediaType: { format: 'raw' } });
+    const { data } = await octokit.request('GET /repos/{owner}/{repo}/contents/{path}', {
+      owner: 'acme',
+      repo: 'api',
+      path: 'README.md',
+      mediaType: { format: 'raw' },
+    });
     expect(data).toBe('# api\n');
   });
 
@@ -118,10 +123,17 @@ describe('error bodies (github/rest-api-description#3726, 2024: message, documen
       await api(emu, 'GET', '/no/such/path'),
     ];
     for (const r of answers) {
-      expect(r.body).toMatchObject({ message: expect.any(String), documentation_url: expect.stringMatching(/^https:\/\/docs\.github\.com\//), status: String(r.status) });
+      expect(r.body).toMatchObject({
+        message: expect.any(String),
+        documentation_url: expect.stringMatching(/^https:\/\/docs\.github\.com\//),
+        status: String(r.status),
+      });
     }
     expect(answers.map((r) => r.status)).toEqual([404, 404, 422, 400, 404, 404]);
-    await expect(bad.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'api' })).rejects.toMatchObject({ status: 401, response: { data: { status: '401' } } });
+    await expect(bad.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'api' })).rejects.toMatchObject({
+      status: 401,
+      response: { data: { status: '401' } },
+    });
     emu.resetViolations();
   });
 });
@@ -134,7 +146,18 @@ describe('fields the description names (@octokit/openapi 23 `issue`, `full-repos
       timeline_url: `${emu.url}/repos/acme/api/issues/${issue.number}/timeline`,
       performed_via_github_app: null,
       closed_by: null,
-      reactions: { url: `${emu.url}/repos/acme/api/issues/${issue.number}/reactions`, total_count: 0, '+1': 0, '-1': 0, laugh: 0, hooray: 0, confused: 0, heart: 0, rocket: 0, eyes: 0 },
+      reactions: {
+        url: `${emu.url}/repos/acme/api/issues/${issue.number}/reactions`,
+        total_count: 0,
+        '+1': 0,
+        '-1': 0,
+        laugh: 0,
+        hooray: 0,
+        confused: 0,
+        heart: 0,
+        rocket: 0,
+        eyes: 0,
+      },
     });
     const closed = await api(emu, 'PATCH', `/repos/acme/api/issues/${issue.number}`, { body: { state: 'closed' } });
     expect(closed.body.closed_by.login).toBe(emu.login);

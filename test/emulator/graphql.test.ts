@@ -67,10 +67,12 @@ describe('repository batches', () => {
     expect(emu.violations).toEqual([]);
   });
 
-  it('takes variables, and reports the viewer\'s permission per token', async () => {
+  it("takes variables, and reports the viewer's permission per token", async () => {
     const q = `query($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { nameWithOwner isFork isPrivate viewerPermission visibility } }`;
     const admin = await graphql(emu, q, { owner: 'acme', name: 'forked' });
-    expect(admin.body).toEqual({ data: { repository: { nameWithOwner: 'acme/forked', isFork: true, isPrivate: true, viewerPermission: 'ADMIN', visibility: 'PRIVATE' } } });
+    expect(admin.body).toEqual({
+      data: { repository: { nameWithOwner: 'acme/forked', isFork: true, isPrivate: true, viewerPermission: 'ADMIN', visibility: 'PRIVATE' } },
+    });
     const reader = await graphql(emu, q, { owner: 'acme', name: 'svc-1' }, READER);
     expect(reader.body.data.repository.viewerPermission).toBe('READ');
     const missingVar = await graphql(emu, q, { owner: 'acme' });
@@ -94,7 +96,16 @@ describe('repository batches', () => {
     expect(r.body.data.repository).toEqual({
       repositoryTopics: { totalCount: 3, nodes: [{ topic: { name: 'a' } }, { topic: { name: 'b' } }] },
       ref: { name: 'lane', prefix: 'refs/heads/', target: { oid: sha, abbreviatedOid: sha.slice(0, 7) } },
-      pullRequest: { number: 1, isDraft: false, state: 'OPEN', headRefName: 'lane', headRefOid: sha, baseRefName: 'main', id: pr.body.node_id, __typename: 'PullRequest' },
+      pullRequest: {
+        number: 1,
+        isDraft: false,
+        state: 'OPEN',
+        headRefName: 'lane',
+        headRefOid: sha,
+        baseRefName: 'main',
+        id: pr.body.node_id,
+        __typename: 'PullRequest',
+      },
     });
   });
 });
@@ -104,12 +115,18 @@ describe('draft mutations', () => {
     await emu.createRepo({ owner: 'acme', name: 'drafty' });
     await pushFiles(emu, work, { owner: 'acme', repo: 'drafty', branch: 'lane', files: { 'x.txt': 'x\n' } });
     const pr = (await api(emu, 'POST', '/repos/acme/drafty/pulls', { body: { head: 'acme:lane', base: 'main', title: 't' } })).body;
-    const toDraft = await graphql(emu, 'mutation($id: ID!) { convertPullRequestToDraft(input: { pullRequestId: $id }) { pullRequest { isDraft number } } }', { id: pr.node_id });
+    const toDraft = await graphql(emu, 'mutation($id: ID!) { convertPullRequestToDraft(input: { pullRequestId: $id }) { pullRequest { isDraft number } } }', {
+      id: pr.node_id,
+    });
     expect(toDraft.body).toEqual({ data: { convertPullRequestToDraft: { pullRequest: { isDraft: true, number: pr.number } } } });
     expect((await api(emu, 'GET', `/repos/acme/drafty/pulls/${pr.number}`)).body.draft).toBe(true);
-    const ready = await graphql(emu, 'mutation($input: MarkPullRequestReadyForReviewInput!) { markPullRequestReadyForReview(input: $input) { clientMutationId pullRequest { isDraft } } }', {
-      input: { pullRequestId: pr.node_id, clientMutationId: 'abc' },
-    });
+    const ready = await graphql(
+      emu,
+      'mutation($input: MarkPullRequestReadyForReviewInput!) { markPullRequestReadyForReview(input: $input) { clientMutationId pullRequest { isDraft } } }',
+      {
+        input: { pullRequestId: pr.node_id, clientMutationId: 'abc' },
+      },
+    );
     expect(ready.body).toEqual({ data: { markPullRequestReadyForReview: { clientMutationId: 'abc', pullRequest: { isDraft: false } } } });
     expect(emu.pullRequests('acme/drafty')[0]!.draft).toBe(false);
   });
@@ -118,7 +135,12 @@ describe('draft mutations', () => {
     const missing = await graphql(emu, 'mutation { convertPullRequestToDraft(input: { pullRequestId: "PR_nope" }) { pullRequest { isDraft } } }');
     expect(missing.body).toMatchObject({ data: { convertPullRequestToDraft: null }, errors: [{ type: 'NOT_FOUND', path: ['convertPullRequestToDraft'] }] });
     const pr = emu.pullRequests('acme/drafty')[0]!;
-    const forbidden = await graphql(emu, 'mutation($id: ID!) { convertPullRequestToDraft(input: { pullRequestId: $id }) { pullRequest { isDraft } } }', { id: pr.node_id }, READER);
+    const forbidden = await graphql(
+      emu,
+      'mutation($id: ID!) { convertPullRequestToDraft(input: { pullRequestId: $id }) { pullRequest { isDraft } } }',
+      { id: pr.node_id },
+      READER,
+    );
     expect(forbidden.body.errors[0]).toMatchObject({ type: 'FORBIDDEN', message: 'Resource not accessible by integration' });
     expect(emu.pullRequests('acme/drafty')[0]!.draft).toBe(false);
   });
@@ -185,7 +207,9 @@ describe('parsing and validation', () => {
       }
       mutation Other { convertPullRequestToDraft(input: { pullRequestId: "x" }) { clientMutationId } }`;
     const r = await api(emu, 'POST', '/graphql', { body: { query: q, operationName: 'Validate' } });
-    expect(r.body).toEqual({ data: { a: { name: 'svc-1', nameWithOwner: 'acme/svc-1' }, b: { name: 'svc-2' }, rateLimit: { cost: 1 }, t: { repositoryTopics: { totalCount: 0 } } } });
+    expect(r.body).toEqual({
+      data: { a: { name: 'svc-1', nameWithOwner: 'acme/svc-1' }, b: { name: 'svc-2' }, rateLimit: { cost: 1 }, t: { repositoryTopics: { totalCount: 0 } } },
+    });
     const ambiguous = await api(emu, 'POST', '/graphql', { body: { query: q } });
     expect(ambiguous.body.errors[0].message).toMatch(/operation name is required/);
   });

@@ -41,7 +41,12 @@ export async function api<T = any>(
   return { status: res.status, headers: res.headers, body: parsed as T };
 }
 
-export async function graphql<T = any>(emu: Emulator, query: string, variables?: Record<string, unknown>, token: string | null = emu.token): Promise<ApiResponse<T>> {
+export async function graphql<T = any>(
+  emu: Emulator,
+  query: string,
+  variables?: Record<string, unknown>,
+  token: string | null = emu.token,
+): Promise<ApiResponse<T>> {
   return api<T>(emu, 'POST', '/graphql', { body: { query, variables }, token });
 }
 
@@ -109,7 +114,9 @@ export async function pushFiles(
   const dir = path.join(work, `${spec.repo}-${Math.random().toString(36).slice(2)}`);
   await mustGit(['clone', '--quiet', emu.gitUrl(spec.owner, spec.repo), dir], { env });
   const exists = await git(['rev-parse', '--verify', '--quiet', `refs/remotes/origin/${spec.branch}`], { cwd: dir });
-  await mustGit(exists.code === 0 ? ['checkout', '--quiet', '-B', spec.branch, `origin/${spec.branch}`] : ['checkout', '--quiet', '-b', spec.branch], { cwd: dir });
+  await mustGit(exists.code === 0 ? ['checkout', '--quiet', '-B', spec.branch, `origin/${spec.branch}`] : ['checkout', '--quiet', '-b', spec.branch], {
+    cwd: dir,
+  });
   for (const [f, content] of Object.entries(spec.files)) {
     await mkdir(path.dirname(path.join(dir, f)), { recursive: true });
     await writeFile(path.join(dir, f), content);

@@ -53,7 +53,13 @@ describe('check-run output is limited in bytes (github/docs#35252)', () => {
 
   it('refuses it on update and for text too; exactly 65,535 bytes passes', async () => {
     const octokit = getOctokit(emu.token!, { baseUrl: emu.url });
-    const run = await octokit.rest.checks.create({ owner: 'acme', repo: 'api', name: 'fleet', head_sha: sha, output: { title: 't', summary: 'x'.repeat(65_535) } });
+    const run = await octokit.rest.checks.create({
+      owner: 'acme',
+      repo: 'api',
+      name: 'fleet',
+      head_sha: sha,
+      output: { title: 't', summary: 'x'.repeat(65_535) },
+    });
     await expect(
       octokit.rest.checks.update({ owner: 'acme', repo: 'api', check_run_id: run.data.id, output: { title: 't', summary: 's', text: 'é'.repeat(40_000) } }),
     ).rejects.toMatchObject({ status: 422, response: { data: bytesizeError('text') } });
@@ -65,12 +71,21 @@ describe('check-run output is limited in bytes (github/docs#35252)', () => {
     emu.assertNoViolations();
   });
 
-  it('annotations go at most 50 per request, on create and update (the description\'s maxItems, in GitHub\'s words)', async () => {
-    const annotations = (n: number) => Array.from({ length: n }, (_, i) => ({ path: 'a.ts', start_line: i + 1, end_line: i + 1, annotation_level: 'warning', message: 'm' }));
+  it("annotations go at most 50 per request, on create and update (the description's maxItems, in GitHub's words)", async () => {
+    const annotations = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ path: 'a.ts', start_line: i + 1, end_line: i + 1, annotation_level: 'warning', message: 'm' }));
     const octokit = getOctokit(emu.token!, { baseUrl: emu.url });
-    const run = await octokit.rest.checks.create({ owner: 'acme', repo: 'api', name: 'lint', head_sha: sha, output: { title: 't', summary: 's', annotations: annotations(50) as never } });
+    const run = await octokit.rest.checks.create({
+      owner: 'acme',
+      repo: 'api',
+      name: 'lint',
+      head_sha: sha,
+      output: { title: 't', summary: 's', annotations: annotations(50) as never },
+    });
     expect(run.data.output.annotations_count).toBe(50);
-    const more = await api(emu, 'PATCH', `/repos/acme/api/check-runs/${run.data.id}`, { body: { output: { title: 't', summary: 's', annotations: annotations(51) } } });
+    const more = await api(emu, 'PATCH', `/repos/acme/api/check-runs/${run.data.id}`, {
+      body: { output: { title: 't', summary: 's', annotations: annotations(51) } },
+    });
     expect([more.status, more.body.message]).toEqual([422, 'Invalid request.\n\nNo more than 50 items are allowed; 51 were supplied.']);
     // The description rejects it, so it is recorded.
     expect(emu.violations.map((v) => v.operationId)).toEqual(['checks/update']);
@@ -80,7 +95,10 @@ describe('check-run output is limited in bytes (github/docs#35252)', () => {
 
 describe('secondary content limit, per account', () => {
   it('defaults to 80 a minute and 500 an hour; the older { max, windowMs } form is one window', () => {
-    expect(contentWindows(undefined)).toEqual([{ max: 80, windowMs: 60_000 }, { max: 500, windowMs: 3_600_000 }]);
+    expect(contentWindows(undefined)).toEqual([
+      { max: 80, windowMs: 60_000 },
+      { max: 500, windowMs: 3_600_000 },
+    ]);
     expect(contentWindows({ max: 3, windowMs: 300 })).toEqual([{ max: 3, windowMs: 300 }]);
     expect(contentWindows(false)).toEqual([]);
   });
@@ -91,7 +109,8 @@ describe('secondary content limit, per account', () => {
     emu.addToken(a, { login: 'lane-bot' });
     emu.addToken(b, { login: 'lane-bot' });
     const codes: number[] = [];
-    for (let i = 0; i < 81; i++) codes.push((await api(emu, 'POST', `/repos/acme/api/statuses/${sha}`, { token: i % 2 ? a : b, body: { state: 'success', context: `c${i}` } })).status);
+    for (let i = 0; i < 81; i++)
+      codes.push((await api(emu, 'POST', `/repos/acme/api/statuses/${sha}`, { token: i % 2 ? a : b, body: { state: 'success', context: `c${i}` } })).status);
     expect(codes.filter((c) => c === 201)).toHaveLength(80);
     expect(codes[80]).toBe(403);
     expect(emu.requests.at(-1)).toMatchObject({ fault: 'content-limit', login: 'lane-bot' });
@@ -128,7 +147,7 @@ describe('secondary content limit, per account', () => {
     expect(Number(reset.headers.get('x-ratelimit-reset')) - Math.ceil(emu.clock.now() / 1000)).toBeGreaterThanOrEqual(29);
   });
 
-  it('500 an hour: once the minute passes writes resume until the hour\'s budget is spent; retry-after counts to the hour\'s end (emulator clock)', async () => {
+  it("500 an hour: once the minute passes writes resume until the hour's budget is spent; retry-after counts to the hour's end (emulator clock)", async () => {
     emu.setContentLimit({ perMinute: 3, perHour: 5 });
     const post = async (): Promise<[number, string | null]> => {
       const r = await api(emu, 'POST', `/repos/acme/api/statuses/${sha}`, { body: { state: 'pending', context: 'h' } });

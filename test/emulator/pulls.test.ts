@@ -32,13 +32,15 @@ async function repoWithBranch(files: Record<string, string> = { 'lane.txt': 'lan
 }
 
 async function openPr(repo: string, branch: string, extra: Record<string, unknown> = {}): Promise<any> {
-  const r = await api(emu, 'POST', `/repos/acme/${repo}/pulls`, { body: { head: `acme:${branch}`, base: 'main', title: `Fleet: ${repo}`, body: 'made by fleet', ...extra } });
+  const r = await api(emu, 'POST', `/repos/acme/${repo}/pulls`, {
+    body: { head: `acme:${branch}`, base: 'main', title: `Fleet: ${repo}`, body: 'made by fleet', ...extra },
+  });
   expect(r.status).toBe(201);
   return r.body;
 }
 
 describe('pull requests', () => {
-  it('creates a PR shaped like GitHub\'s, with the pushed head', async () => {
+  it("creates a PR shaped like GitHub's, with the pushed head", async () => {
     const { repo, sha, branch } = await repoWithBranch();
     const pr = await openPr(repo, branch, { draft: true });
     expect(pr).toMatchObject({
@@ -140,7 +142,9 @@ describe('pull requests', () => {
   it('requests reviewers and teams, adds labels and assignees', async () => {
     const { repo, branch } = await repoWithBranch();
     const pr = await openPr(repo, branch);
-    const rr = await api(emu, 'POST', `/repos/acme/${repo}/pulls/${pr.number}/requested_reviewers`, { body: { reviewers: ['octocat'], team_reviewers: ['platform'] } });
+    const rr = await api(emu, 'POST', `/repos/acme/${repo}/pulls/${pr.number}/requested_reviewers`, {
+      body: { reviewers: ['octocat'], team_reviewers: ['platform'] },
+    });
     expect(rr.status).toBe(201);
     expect(rr.body.requested_reviewers.map((u: { login: string }) => u.login)).toEqual(['octocat']);
     expect(rr.body.requested_teams.map((t: { slug: string }) => t.slug)).toEqual(['platform']);
@@ -156,7 +160,11 @@ describe('pull requests', () => {
     expect(assignees.status).toBe(201);
     expect(assignees.body).toMatchObject({ number: pr.number, assignees: [{ login: 'hubot' }], pull_request: { url: expect.any(String) } });
     const again = await api(emu, 'GET', `/repos/acme/${repo}/pulls/${pr.number}`);
-    expect(again.body).toMatchObject({ labels: [{ name: 'fleet' }, { name: 'automated' }, { name: 'deps' }], assignee: { login: 'hubot' }, requested_reviewers: [{ login: 'octocat' }] });
+    expect(again.body).toMatchObject({
+      labels: [{ name: 'fleet' }, { name: 'automated' }, { name: 'deps' }],
+      assignee: { login: 'hubot' },
+      requested_reviewers: [{ login: 'octocat' }],
+    });
   });
 });
 
@@ -164,10 +172,12 @@ describe('reviews', () => {
   const OCTOCAT = 'ghs_emulatorOctocatReviewerToken000001';
   beforeAll(() => emu.addToken(OCTOCAT, { login: 'octocat', default: 'pull' }));
 
-  it('lists and creates reviews; a submitted review answers the request, a pending one is its author\'s only', async () => {
+  it("lists and creates reviews; a submitted review answers the request, a pending one is its author's only", async () => {
     const { repo, branch, sha } = await repoWithBranch();
     const pr = await openPr(repo, branch);
-    await api(emu, 'POST', `/repos/acme/${repo}/pulls/${pr.number}/requested_reviewers`, { body: { reviewers: ['octocat', 'hubot'], team_reviewers: ['platform'] } });
+    await api(emu, 'POST', `/repos/acme/${repo}/pulls/${pr.number}/requested_reviewers`, {
+      body: { reviewers: ['octocat', 'hubot'], team_reviewers: ['platform'] },
+    });
     const requested = await api(emu, 'GET', `/repos/acme/${repo}/pulls/${pr.number}/requested_reviewers`);
     expect(requested.status).toBe(200);
     expect(requested.body.users.map((u: { login: string }) => u.login)).toEqual(['octocat', 'hubot']);
@@ -245,7 +255,9 @@ describe('required status checks', () => {
     emu.protectBranch(`acme/${r2.repo}`, 'main', { requiredChecks: ['build'], via: 'ruleset' });
     const rules = await api(emu, 'GET', `/repos/acme/${r2.repo}/rules/branches/main`, { token: PUSHER });
     expect(rules.status).toBe(200);
-    expect(rules.body).toMatchObject([{ type: 'required_status_checks', parameters: { required_status_checks: [{ context: 'build' }] }, ruleset_source_type: 'Repository' }]);
+    expect(rules.body).toMatchObject([
+      { type: 'required_status_checks', parameters: { required_status_checks: [{ context: 'build' }] }, ruleset_source_type: 'Repository' },
+    ]);
     // A ruleset does not show as classic protection.
     expect((await api(emu, 'GET', `/repos/acme/${r2.repo}/branches/main`)).body.protected).toBe(false);
     const pr2 = await openPr(r2.repo, r2.branch);

@@ -68,7 +68,12 @@ afterAll(async () => {
 
 /** A Link header's form: its relations, each URL by repository id or by name, and the query's keys. */
 function linkForm(link: string | null): string | null {
-  return link?.replace(/<([^>]*)>/g, (_, u: string) => `<${/\/repositories\/\d+\//.test(u) ? 'by id' : 'by name'}?${[...new URL(u).searchParams.keys()].join('&')}>`) ?? null;
+  return (
+    link?.replace(
+      /<([^>]*)>/g,
+      (_, u: string) => `<${/\/repositories\/\d+\//.test(u) ? 'by id' : 'by name'}?${[...new URL(u).searchParams.keys()].join('&')}>`,
+    ) ?? null
+  );
 }
 
 /**
@@ -112,7 +117,13 @@ let subst: Array<[string | RegExp, string]>;
 
 beforeAll(async () => {
   emu = await startEmulator({ validateResponses: true });
-  await emu.createRepo({ owner: 'octokit-fixture-org', name: 'hello-world', ownerType: 'Organization', defaultBranch: 'master', files: { 'README.md': '# hello-world' } });
+  await emu.createRepo({
+    owner: 'octokit-fixture-org',
+    name: 'hello-world',
+    ownerType: 'Organization',
+    defaultBranch: 'master',
+    files: { 'README.md': '# hello-world' },
+  });
   const scratch = await emu.createRepo({ owner: 'octokit-fixture-org', name: 'scratch', ownerType: 'Organization', files: { '1.md': '# git-refs' } });
   const second = await emu.commit({ owner: 'octokit-fixture-org', repo: 'scratch', branch: 'second', files: { '2.md': '# 2nd commit' } });
   subst = [
@@ -164,7 +175,41 @@ describe('recorded answers of api.github.com (octokit/fixtures at b33a6c6, recor
   it('POST …/statuses/{sha} and GET …/commits/{ref}/status (create-status)', async () => {
     // The combined status's repository: GitHub sent a simple-repository in 2022; the description now names a
     // minimal-repository, which the emulator sends (the extra keys), and a status's `required`.
-    const minimal = ['git_url', 'ssh_url', 'clone_url', 'svn_url', 'mirror_url', 'homepage', 'language', 'forks_count', 'stargazers_count', 'watchers_count', 'size', 'default_branch', 'open_issues_count', 'is_template', 'topics', 'has_issues', 'has_projects', 'has_wiki', 'has_pages', 'has_downloads', 'has_discussions', 'archived', 'disabled', 'visibility', 'pushed_at', 'created_at', 'updated_at', 'allow_forking', 'web_commit_signoff_required', 'license', 'forks', 'open_issues', 'watchers'];
+    const minimal = [
+      'git_url',
+      'ssh_url',
+      'clone_url',
+      'svn_url',
+      'mirror_url',
+      'homepage',
+      'language',
+      'forks_count',
+      'stargazers_count',
+      'watchers_count',
+      'size',
+      'default_branch',
+      'open_issues_count',
+      'is_template',
+      'topics',
+      'has_issues',
+      'has_projects',
+      'has_wiki',
+      'has_pages',
+      'has_downloads',
+      'has_discussions',
+      'archived',
+      'disabled',
+      'visibility',
+      'pushed_at',
+      'created_at',
+      'updated_at',
+      'allow_forking',
+      'web_commit_signoff_required',
+      'license',
+      'forks',
+      'open_issues',
+      'watchers',
+    ];
     await replayAll('create-status', [
       { since: [`.creator.${USER_SINCE}`] },
       { since: ['.statuses[0].required', ...minimal.map((k) => `.repository.${k}`), `.repository.owner.${USER_SINCE}`] },

@@ -16,7 +16,13 @@ beforeAll(async () => {
   emu = await startEmulator({ validateResponses: true });
   work = await tempDir();
   emu.addToken(PULL_ONLY, { login: 'reader', default: 'pull' });
-  await emu.createRepo({ owner: 'acme', name: 'api', files: { 'README.md': '# api\n', 'src/index.ts': 'export {};\n', 'src/lib/util.ts': 'export const u = 1;\n' }, topics: ['service', 'node'], description: 'The API' });
+  await emu.createRepo({
+    owner: 'acme',
+    name: 'api',
+    files: { 'README.md': '# api\n', 'src/index.ts': 'export {};\n', 'src/lib/util.ts': 'export const u = 1;\n' },
+    topics: ['service', 'node'],
+    description: 'The API',
+  });
   await emu.createRepo({ owner: 'acme', name: 'web', topics: ['service'] });
   await emu.createRepo({ owner: 'acme', name: 'old', archived: true, topics: ['service'] });
   await emu.createRepo({ owner: 'acme', name: 'fork-of-x', fork: true, topics: ['service'] });
@@ -41,7 +47,7 @@ describe('repositories', () => {
     expect(await mustGit(['--git-dir', r.gitDir, 'symbolic-ref', 'HEAD'])).toBe('refs/heads/main');
   });
 
-  it('GET /repos/{owner}/{repo} answers the full repository with this token\'s permissions', async () => {
+  it("GET /repos/{owner}/{repo} answers the full repository with this token's permissions", async () => {
     const r = await api(emu, 'GET', '/repos/acme/api');
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({
@@ -96,7 +102,7 @@ describe('repositories', () => {
 });
 
 describe('listings', () => {
-  it('lists an organization\'s repositories with per_page and Link headers', async () => {
+  it("lists an organization's repositories with per_page and Link headers", async () => {
     const page1 = await api(emu, 'GET', '/orgs/acme/repos?per_page=3');
     expect(page1.status).toBe(200);
     expect(page1.body.map((r: { name: string }) => r.name)).toEqual(['api', 'blank', 'fork-of-x']);
@@ -121,7 +127,7 @@ describe('listings', () => {
     expect(names).toContain('api');
   });
 
-  it('lists a user\'s repositories; /orgs/{user}/repos is 404', async () => {
+  it("lists a user's repositories; /orgs/{user}/repos is 404", async () => {
     expect((await api(emu, 'GET', '/users/octocat/repos')).body.map((r: { full_name: string }) => r.full_name)).toEqual(['octocat/hello']);
     expect((await api(emu, 'GET', '/orgs/octocat/repos')).status).toBe(404);
     expect((await api(emu, 'GET', '/orgs/nobody/repos')).status).toBe(404);
@@ -163,12 +169,19 @@ describe('branches, refs and compare', () => {
   });
 
   it('compares two refs with git: status, counts, commits and files', async () => {
-    const sha = await pushFiles(emu, work, { owner: 'acme', repo: 'api', branch: 'lane', files: { 'src/index.ts': 'export const x = 1;\n', 'docs/new.md': 'new\n' } });
+    const sha = await pushFiles(emu, work, {
+      owner: 'acme',
+      repo: 'api',
+      branch: 'lane',
+      files: { 'src/index.ts': 'export const x = 1;\n', 'docs/new.md': 'new\n' },
+    });
     const r = await api(emu, 'GET', '/repos/acme/api/compare/main...lane');
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ status: 'ahead', ahead_by: 1, behind_by: 0, total_commits: 1 });
     expect(r.body.commits.map((c: { sha: string }) => c.sha)).toEqual([sha]);
-    expect(r.body.files.map((f: { filename: string; status: string; additions: number; deletions: number }) => [f.filename, f.status, f.additions, f.deletions])).toEqual([
+    expect(
+      r.body.files.map((f: { filename: string; status: string; additions: number; deletions: number }) => [f.filename, f.status, f.additions, f.deletions]),
+    ).toEqual([
       ['docs/new.md', 'added', 1, 0],
       ['src/index.ts', 'modified', 1, 1],
     ]);
@@ -196,7 +209,7 @@ describe('branches, refs and compare', () => {
     ]);
   });
 
-  it('lists the emulator\'s state helpers consistently with the API', async () => {
+  it("lists the emulator's state helpers consistently with the API", async () => {
     const created = await emu.createRepo({ owner: 'acme', name: 'helpers', branches: { dev: { 'x.txt': 'x\n', 'README.md': null } } });
     expect(created).toMatchObject({ fullName: 'acme/helpers', defaultBranch: 'main', cloneUrl: emu.gitUrl('acme', 'helpers') });
     expect(await emu.branchSha('acme/helpers', 'main')).toBe(created.headSha);

@@ -26,13 +26,19 @@ beforeEach(() => {
 
 describe('routing', () => {
   it('matches path templates, literal segments before parameters, and ref-like parameters across slashes', () => {
-    expect(matchRoute('GET', '/repos/o/r/pulls/7')).toMatchObject({ route: { template: '/repos/{owner}/{repo}/pulls/{pull_number}' }, params: { pull_number: '7' } });
+    expect(matchRoute('GET', '/repos/o/r/pulls/7')).toMatchObject({
+      route: { template: '/repos/{owner}/{repo}/pulls/{pull_number}' },
+      params: { pull_number: '7' },
+    });
     expect(matchRoute('GET', '/repos/o/r/pulls/comments')?.route.template).toBe('/repos/{owner}/{repo}/pulls/comments');
     expect(matchRoute('GET', '/repos/o/r/git/ref/heads/fleet/x/y')?.params.ref).toBe('heads/fleet/x/y');
     expect(matchRoute('DELETE', '/repos/o/r/git/refs/heads/fleet%2Fx')?.params.ref).toBe('heads/fleet/x');
     expect(matchRoute('GET', '/repos/o/r/branches/fleet/lane-1')?.params.branch).toBe('fleet/lane-1');
     expect(matchRoute('GET', '/repos/o/r/compare/main...fleet/a')?.params.basehead).toBe('main...fleet/a');
-    expect(matchRoute('GET', '/repos/o/r/commits/fleet/a/status')).toMatchObject({ route: { template: '/repos/{owner}/{repo}/commits/{ref}/status' }, params: { ref: 'fleet/a' } });
+    expect(matchRoute('GET', '/repos/o/r/commits/fleet/a/status')).toMatchObject({
+      route: { template: '/repos/{owner}/{repo}/commits/{ref}/status' },
+      params: { ref: 'fleet/a' },
+    });
     expect(matchRoute('GET', '/nope')).toBeNull();
     const m = matchRoute('POST', '/repos/o/r/pulls/1');
     expect(m?.route.template).toBe('/repos/{owner}/{repo}/pulls/{pull_number}');
@@ -45,10 +51,12 @@ describe('routing', () => {
     expect(stats!.paths).toBeGreaterThan(500);
     expect(stats!.operations).toBeGreaterThan(800);
     // Printed for the record (parse time and resident memory after the load).
-    console.log(`openapi: ${stats!.bytes} bytes, ${stats!.paths} paths, ${stats!.operations} operations, loaded in ${stats!.ms} ms; RSS ${stats!.rssBeforeMB} → ${stats!.rssAfterMB} MB`);
+    console.log(
+      `openapi: ${stats!.bytes} bytes, ${stats!.paths} paths, ${stats!.operations} operations, loaded in ${stats!.ms} ms; RSS ${stats!.rssBeforeMB} → ${stats!.rssAfterMB} MB`,
+    );
   });
 
-  it('answers an unknown path 404 with GitHub\'s body, and records it', async () => {
+  it("answers an unknown path 404 with GitHub's body, and records it", async () => {
     const r = await api(emu, 'GET', '/repos/acme/api/no-such-thing');
     expect(r.status).toBe(404);
     expect(r.body).toMatchObject({ message: 'Not Found', documentation_url: expect.stringContaining('docs.github.com') });
@@ -91,7 +99,9 @@ describe('request bodies', () => {
     expect(created.status).toBe(201);
     const bad = await api(emu, 'PATCH', `/repos/acme/api/pulls/${created.body.number}`, { body: { state: 'merged' } });
     expect(bad.status).toBe(422);
-    expect(bad.body.errors).toEqual([expect.objectContaining({ resource: 'PullRequest', field: 'state', code: 'invalid', message: 'state must be one of: open, closed' })]);
+    expect(bad.body.errors).toEqual([
+      expect.objectContaining({ resource: 'PullRequest', field: 'state', code: 'invalid', message: 'state must be one of: open, closed' }),
+    ]);
     const merge = await api(emu, 'PUT', `/repos/acme/api/pulls/${created.body.number}/merge`, { body: { merge_method: 'fast-forward' } });
     expect(merge.status).toBe(422);
     expect(emu.violations.map((v) => v.kind)).toEqual(['body', 'body', 'body']);
@@ -117,7 +127,9 @@ describe('request bodies', () => {
     expect(long.status).toBe(422);
     expect(long.body.message).toBe('Invalid request.\n\nOnly 65535 characters are allowed; 65536 were supplied.');
     const annotations = Array.from({ length: 51 }, (_, i) => ({ path: 'a', start_line: i + 1, end_line: i + 1, annotation_level: 'notice', message: 'm' }));
-    const many = await api(emu, 'POST', '/repos/acme/api/check-runs', { body: { name: 'report', head_sha: sha, output: { title: 't', summary: 's', annotations } } });
+    const many = await api(emu, 'POST', '/repos/acme/api/check-runs', {
+      body: { name: 'report', head_sha: sha, output: { title: 't', summary: 's', annotations } },
+    });
     expect(many.status).toBe(422);
     expect(many.body.message).toBe('Invalid request.\n\nNo more than 50 items are allowed; 51 were supplied.');
     // Both are still recorded: the description itself rejects them.
@@ -176,7 +188,7 @@ describe('parameters', () => {
     expect(emu.violations).toEqual([expect.objectContaining({ kind: 'unimplemented', operationId: 'repos/list-releases' })]);
   });
 
-  it('valid requests record nothing, and the emulator\'s answers match the response schemas', async () => {
+  it("valid requests record nothing, and the emulator's answers match the response schemas", async () => {
     emu.resetViolations();
     expect((await api(emu, 'GET', '/repos/acme/api')).status).toBe(200);
     expect((await api(emu, 'GET', '/repos/acme/api/pulls?state=all&per_page=5')).status).toBe(200);

@@ -45,11 +45,18 @@ describe('REST: each operation needs its permission (Permissions required for Gi
     const octokit = getOctokit(token, { baseUrl: emu.url });
     expect((await octokit.rest.repos.getBranch({ owner: 'acme', repo: 'api', branch: 'main' })).data.commit.sha).toBe(mainSha);
     expect((await octokit.rest.repos.compareCommitsWithBasehead({ owner: 'acme', repo: 'api', basehead: 'main...lane' })).data.ahead_by).toBe(1);
-    await expect(octokit.rest.pulls.list({ owner: 'acme', repo: 'api' })).rejects.toMatchObject({ status: 403, message: expect.stringMatching(/^Resource not accessible by integration/) });
+    await expect(octokit.rest.pulls.list({ owner: 'acme', repo: 'api' })).rejects.toMatchObject({
+      status: 403,
+      message: expect.stringMatching(/^Resource not accessible by integration/),
+    });
 
     const raw = await api(emu, 'GET', '/repos/acme/api/pulls', { token });
     expect(raw.status).toBe(403);
-    expect(raw.body).toEqual({ message: 'Resource not accessible by integration', documentation_url: expect.stringMatching(/^https:\/\/docs\.github\.com\/rest\/pulls/), status: '403' });
+    expect(raw.body).toEqual({
+      message: 'Resource not accessible by integration',
+      documentation_url: expect.stringMatching(/^https:\/\/docs\.github\.com\/rest\/pulls/),
+      status: '403',
+    });
     expect(raw.headers.get('x-accepted-github-permissions')).toBe('pull_requests=read');
     expect(emu.find({ token, denied: true }).map((r) => [r.operationId, r.status, r.denied])).toEqual([
       ['pulls/list', 403, 'pull_requests=read'],
@@ -71,7 +78,15 @@ describe('REST: each operation needs its permission (Permissions required for Gi
     const octokit = getOctokit(token, { baseUrl: emu.url });
     const pr = await octokit.rest.pulls.create({ owner: 'acme', repo: 'api', head: 'acme:lane', base: 'main', title: 'lane' });
     expect(pr.data.user?.login).toBe('github-actions[bot]');
-    await octokit.rest.checks.create({ owner: 'acme', repo: 'api', name: 'fleet', head_sha: mainSha, status: 'completed', conclusion: 'success', output: { title: 't', summary: 's' } });
+    await octokit.rest.checks.create({
+      owner: 'acme',
+      repo: 'api',
+      name: 'fleet',
+      head_sha: mainSha,
+      status: 'completed',
+      conclusion: 'success',
+      output: { title: 't', summary: 's' },
+    });
     await octokit.rest.repos.createCommitStatus({ owner: 'acme', repo: 'api', sha: mainSha, state: 'success', context: 'fleet' });
     // …but reading statuses alone does not let it write code.
     const ref = await api(emu, 'POST', '/repos/acme/api/git/refs', { token, body: { ref: 'refs/heads/nope', sha: mainSha } });
@@ -99,11 +114,14 @@ describe('REST: each operation needs its permission (Permissions required for Gi
     expect(prOnly.headers.get('x-accepted-github-permissions')).toBe('contents=write');
     // Reading a PR accepts either permission.
     expect((await api(emu, 'GET', `/repos/acme/api/pulls/${open!.number}`, { token: jobToken({ contents: 'read' }) })).status).toBe(200);
-    const merged = await api(emu, 'PUT', `/repos/acme/api/pulls/${open!.number}/merge`, { token: jobToken({ contents: 'write' }), body: { merge_method: 'squash' } });
+    const merged = await api(emu, 'PUT', `/repos/acme/api/pulls/${open!.number}/merge`, {
+      token: jobToken({ contents: 'write' }),
+      body: { merge_method: 'squash' },
+    });
     expect(merged.status).toBe(200);
   });
 
-  it('actions: read lists a run\'s jobs; without it 403', async () => {
+  it("actions: read lists a run's jobs; without it 403", async () => {
     const run = await emu.addWorkflowRun({ owner: 'acme', repo: 'api', jobs: [{ name: 'lane (1)' }] });
     expect((await api(emu, 'GET', `/repos/acme/api/actions/runs/${run.id}/jobs`, { token: jobToken({ actions: 'read' }) })).status).toBe(200);
     const r = await api(emu, 'GET', `/repos/acme/api/actions/runs/${run.id}/jobs`, { token: jobToken({ contents: 'write' }) });
@@ -153,7 +171,7 @@ describe('REST: each operation needs its permission (Permissions required for Gi
   });
 
   it('refuses an unknown scope name when the token is registered (a typo would silently grant nothing)', () => {
-    expect(() => emu.mintInstallationToken({ scopes: { 'pull_requests': 'write' } as never })).toThrow(/unknown scope 'pull_requests'/);
+    expect(() => emu.mintInstallationToken({ scopes: { pull_requests: 'write' } as never })).toThrow(/unknown scope 'pull_requests'/);
   });
 });
 
@@ -167,7 +185,9 @@ describe('GraphQL: fields need the same permissions', () => {
     const r = await graphql(emu, query, { owner: 'acme', name: 'api' }, token);
     expect(r.status).toBe(200);
     expect(r.body.data.repository).toEqual({ nameWithOwner: 'acme/api', defaultBranchRef: { name: 'main' }, pullRequest: null });
-    expect(r.body.errors).toEqual([expect.objectContaining({ type: 'FORBIDDEN', path: ['repository', 'pullRequest'], message: 'Resource not accessible by integration' })]);
+    expect(r.body.errors).toEqual([
+      expect.objectContaining({ type: 'FORBIDDEN', path: ['repository', 'pullRequest'], message: 'Resource not accessible by integration' }),
+    ]);
     expect(emu.find({ kind: 'graphql', token }).at(-1)!.denied).toBe('pull_requests=read');
     const full = await graphql(emu, query, { owner: 'acme', name: 'api' }, jobToken({ contents: 'read', 'pull-requests': 'read' }));
     expect(full.body.errors).toBeUndefined();

@@ -34,7 +34,11 @@ describe('npm run emulator', () => {
   it('prints an environment under which a four-lane fleet runs against it, pacing and polling set for an emulator', async () => {
     const printed = await startScript();
     const env = Object.fromEntries([...printed.matchAll(/^export (\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
-    expect(env).toMatchObject({ FLEET_GITHUB_PACING_MS: '0', FLEET_GITHUB_POLL_MS: expect.stringMatching(/^\d+$/), FLEET_GITHUB_CI_GRACE_MS: expect.stringMatching(/^\d+$/) });
+    expect(env).toMatchObject({
+      FLEET_GITHUB_PACING_MS: '0',
+      FLEET_GITHUB_POLL_MS: expect.stringMatching(/^\d+$/),
+      FLEET_GITHUB_CI_GRACE_MS: expect.stringMatching(/^\d+$/),
+    });
     expect(Number(env.FLEET_GITHUB_POLL_MS)).toBeLessThan(1000);
     dir = tempDir('fleet-emu-script-');
     const file = join(dir, 'fleet.yml');
@@ -46,6 +50,11 @@ describe('npm run emulator', () => {
     const r = fleetProcess(['run', file, '--json', '--quiet'], dir, dir, undefined, env);
     expect(r.code, r.stderr).toBe(0);
     const m = JSON.parse(r.stdout) as { lanes: { lane: string; status: string }[] };
-    expect(Object.fromEntries(m.lanes.map((l) => [l.lane, l.status]))).toEqual({ 'core-lib': 'completed', api: 'completed', web: 'completed', legacy: 'excluded' });
+    expect(Object.fromEntries(m.lanes.map((l) => [l.lane, l.status]))).toEqual({
+      'core-lib': 'completed',
+      api: 'completed',
+      web: 'completed',
+      legacy: 'excluded',
+    });
   });
 });

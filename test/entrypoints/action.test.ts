@@ -83,7 +83,7 @@ async function repos(...names: string[]) {
 }
 
 describe('the directive input (workflow_dispatch)', () => {
-  it('replaces the fleet file\'s directive in every lane that inherits it, and not in a lane that sets its own', async () => {
+  it("replaces the fleet file's directive in every lane that inherits it, and not in a lane that sets its own", async () => {
     await repos('api', 'web');
     const file = writeFleetFile(dir, {
       name: 'dispatch',
@@ -104,7 +104,7 @@ describe('the directive input (workflow_dispatch)', () => {
     expect(await readRemoteFile(join(dir, 'web.git'), 'fleet/dispatch/web', 'DIRECTIVE.txt')).toBe('web keeps its own\n');
   });
 
-  it('left empty (or blank), keeps the fleet file\'s directive', async () => {
+  it("left empty (or blank), keeps the fleet file's directive", async () => {
     await repos('api');
     const file = writeFleetFile(dir, {
       name: 'dispatch',
@@ -168,14 +168,14 @@ describe('the plan job', () => {
 });
 
 describe('set-up failures', () => {
-  it('masks the fleet\'s token and the run\'s token, each once', async () => {
+  it("masks the fleet's token and the run's token, each once", async () => {
     await repos('api');
     const file = writeFleetFile(dir, { name: 'mask', directive: 'd', run: 'true', targets: [{ repo: './api.git' }] });
     expect((await workflow(file).job('plan', 'plan')).secrets).toEqual([TOKEN]);
     expect((await workflow(file, { FLEET_RUN_TOKEN: 'ghs_OtherRunToken' }).job('plan', 'plan')).secrets).toEqual([TOKEN, 'ghs_OtherRunToken']);
   });
 
-  it('a GitHub setting the forge refuses fails the plan job with exit 2 and the forge\'s message', async () => {
+  it("a GitHub setting the forge refuses fails the plan job with exit 2 and the forge's message", async () => {
     const file = writeFleetFile(dir, { name: 'gh', directive: 'd', run: 'true', forge: 'github', targets: [{ repo: 'acme/api' }] });
     const plan = await workflow(file, { FLEET_GITHUB_PACING_MS: 'fast' }).job('plan', 'plan');
     expect(plan.code).toBe(2);
@@ -200,7 +200,10 @@ describe('set-up failures', () => {
       const plan = await workflow(file, gh).job('plan', 'plan');
       expect(plan.code, plan.failures.join('\n')).toBe(0);
       const shard = (JSON.parse(plan.outputs['wave-1']!) as string[])[0]!;
-      const lane = await workflow(file, { ...gh, FLEET_GITHUB_POLL_MS: '-1' }).job('lane', shard, { FLEET_SHARD: shard, FLEET_PLAN_DIGEST: plan.outputs['plan-digest']! });
+      const lane = await workflow(file, { ...gh, FLEET_GITHUB_POLL_MS: '-1' }).job('lane', shard, {
+        FLEET_SHARD: shard,
+        FLEET_PLAN_DIGEST: plan.outputs['plan-digest']!,
+      });
       expect(lane.code).toBe(2);
       expect(lane.failures).toEqual(['FLEET_GITHUB_POLL_MS must be a whole number of milliseconds (0 to 3600000), got "-1"']);
     } finally {
@@ -210,7 +213,7 @@ describe('set-up failures', () => {
 });
 
 describe('what a directive sees in a lane job', () => {
-  it('no variable holding the fleet\'s token, the run\'s token or their git credential form', async () => {
+  it("no variable holding the fleet's token, the run's token or their git credential form", async () => {
     await repos('api');
     const file = writeFleetFile(dir, { name: 'env', directive: 'd', run: 'env > ENV.txt', max_retries: 0, targets: [{ repo: './api.git' }] });
     const run = 'ghs_RunTokenSeenByNoDirective0123456';
@@ -287,7 +290,7 @@ describe('fail-on-lane-failure', () => {
     expect(report.summaries[0]).toContain('## Fleet Report');
   });
 
-  it('anything but true or false is refused with the input\'s name, before any work', async () => {
+  it("anything but true or false is refused with the input's name, before any work", async () => {
     const file = await fleetWithAFailedLane();
     const plan = await workflow(file, { FLEET_FAIL_ON_LANE_FAILURE: 'no', FLEET_WAVE_JOBS: '0' }).job('plan', 'plan');
     expect(plan.code).toBe(2);
@@ -299,7 +302,7 @@ describe('fail-on-lane-failure', () => {
   });
 });
 
-describe('the report job on the run\'s own repository', () => {
+describe("the report job on the run's own repository", () => {
   const RUN_TOKEN = 'ghs_RunsOwnToken0123456789abcdefghijKL';
   let emu: Emulator | undefined;
   afterEach(async () => {
@@ -319,7 +322,15 @@ describe('the report job on the run\'s own repository', () => {
       max_retries: 0,
       targets: [{ repo: './good.git' }, { repo: './bad.git', run: 'exit 3' }],
     });
-    const run = await emu.addWorkflowRun({ owner: 'acme', repo: 'control', name: 'Fleet', event: 'workflow_dispatch', status: 'in_progress', conclusion: null, jobs });
+    const run = await emu.addWorkflowRun({
+      owner: 'acme',
+      repo: 'control',
+      name: 'Fleet',
+      event: 'workflow_dispatch',
+      status: 'in_progress',
+      conclusion: null,
+      jobs,
+    });
     const wf = workflow(file, {
       GITHUB_REPOSITORY: 'acme/control',
       GITHUB_SHA: control.headSha!,
@@ -333,7 +344,7 @@ describe('the report job on the run\'s own repository', () => {
     return { wf, run, control };
   }
 
-  it('posts one check run on the run\'s commit with the run\'s token: named, concluded, titled, linked to the run', async () => {
+  it("posts one check run on the run's commit with the run's token: named, concluded, titled, linked to the run", async () => {
     const { wf, run, control } = await runWithJobs([{ name: 'fleet / plan', conclusion: 'success' }], { FLEET_CHECK_NAME: 'Platform fleet' });
     const { digest } = await wf.planAndLanes();
     const report = await wf.job('report', 'report', { FLEET_PLAN_DIGEST: digest });
@@ -353,7 +364,7 @@ describe('the report job on the run\'s own repository', () => {
     emu!.assertNoViolations();
   });
 
-  it('explains a shard whose job was cancelled from the run\'s jobs', async () => {
+  it("explains a shard whose job was cancelled from the run's jobs", async () => {
     const { wf } = await runWithJobs([]);
     const plan = await wf.job('plan', 'plan');
     const shards = JSON.parse(plan.outputs['wave-1']!) as string[];
@@ -388,7 +399,9 @@ describe('the report job on the run\'s own repository', () => {
     expect(report.failures).toEqual([]);
     expect(report.outputs.failed).toBe('1');
     expect(report.warnings).toHaveLength(1);
-    expect(report.warnings[0]).toMatch(/^The report's check run could not be posted \(403: Resource not accessible by integration.*\); the job summary and the report artifact have the full report\. The report job needs `permissions: checks: write`/);
+    expect(report.warnings[0]).toMatch(
+      /^The report's check run could not be posted \(403: Resource not accessible by integration.*\); the job summary and the report artifact have the full report\. The report job needs `permissions: checks: write`/,
+    );
     expect(report.summaries[0]).toContain('## Fleet Report');
     expect(emu!.checkRuns('acme/control')).toEqual([]);
   });
@@ -409,14 +422,19 @@ describe('GitHub App credentials as inputs', () => {
     for (const line of broken.split('\n').filter((l) => l.length > 8 && !l.startsWith('-----'))) expect(plan.failures[0]).not.toContain(line.slice(0, 16));
     const noKey = await workflow(file, { FLEET_TOKEN: '', FLEET_APP_ID: '4242' }).job('plan', 'plan');
     expect(noKey.code).toBe(2);
-    expect(noKey.failures[0]).toContain('input app-private-key: app-id is set but the App\'s private key is empty');
+    expect(noKey.failures[0]).toContain("input app-private-key: app-id is set but the App's private key is empty");
     expect(noKey.outputs).toEqual({});
   });
 
   it('a lane job withholds the App key from the directive, by name and by value (a copy under another name too)', async () => {
     const { generateKeyPairSync } = await import('node:crypto');
     const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
-    const { directiveEnv } = actionDeps({ FLEET_APP_PRIVATE_KEY: pem, MY_KEY: pem, ONE_LINE: pem.split('\n')[3]!, ESCAPED: pem.replace(/\n/g, '\\n'), KEEP_ME: 'visible' }, fakeCore().core, new FolderArtifactStore(join(dir, 'a')), { info: () => {}, warn: () => {}, error: () => {} });
+    const { directiveEnv } = actionDeps(
+      { FLEET_APP_PRIVATE_KEY: pem, MY_KEY: pem, ONE_LINE: pem.split('\n')[3]!, ESCAPED: pem.replace(/\n/g, '\\n'), KEEP_ME: 'visible' },
+      fakeCore().core,
+      new FolderArtifactStore(join(dir, 'a')),
+      { info: () => {}, warn: () => {}, error: () => {} },
+    );
     expect(directiveEnv).toEqual({ KEEP_ME: 'visible' });
   });
 });

@@ -20,12 +20,18 @@ afterAll(async () => {
 });
 
 const client = (actions: 'read' | 'none') =>
-  createOctokit({ token: emu.mintInstallationToken({ repositories: ['acme/control'], scopes: { contents: 'read', actions } }), apiUrl: emu.url, pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 } });
+  createOctokit({
+    token: emu.mintInstallationToken({ repositories: ['acme/control'], scopes: { contents: 'read', actions } }),
+    apiUrl: emu.url,
+    pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 },
+  });
 
 describe('the approval gate check', () => {
   it('without actions: read, refuses and says the calling workflow must grant it', async () => {
     const why = await approvalGateProblem(client('none'), { owner: 'acme', repo: 'control' }, 'fleet-approval');
-    expect(why).toMatch(/^input approval-environment: the approval gate would not hold the lanes: the plan job could not read environment "fleet-approval" of acme\/control \(403: /);
+    expect(why).toMatch(
+      /^input approval-environment: the approval gate would not hold the lanes: the plan job could not read environment "fleet-approval" of acme\/control \(403: /,
+    );
     expect(why).toContain('needs `actions: read`; the calling workflow must grant it');
   });
 });

@@ -53,11 +53,30 @@ describe('readSettings', () => {
   });
 
   it('an input set to the empty string (how action.yml passes an unset input) is its default too', () => {
-    const s = read({ FLEET_MODE: 'plan', FLEET_FILE: 'f.yml', FLEET_TOKEN: 't', FLEET_WAVE_JOBS: '', FLEET_MAX_PARALLEL: ' ', FLEET_DRY_RUN: '', FLEET_FAIL_ON_LANE_FAILURE: '', FLEET_DIRECTIVE_OVERRIDE: '', FLEET_PLAN_DIGEST: '  ', FLEET_RUN_TOKEN: '' });
-    expect(s).toMatchObject({ waveJobs: 8, maxParallel: undefined, dryRun: false, failOnLaneFailure: true, directive: undefined, planDigest: undefined, runToken: 't' });
+    const s = read({
+      FLEET_MODE: 'plan',
+      FLEET_FILE: 'f.yml',
+      FLEET_TOKEN: 't',
+      FLEET_WAVE_JOBS: '',
+      FLEET_MAX_PARALLEL: ' ',
+      FLEET_DRY_RUN: '',
+      FLEET_FAIL_ON_LANE_FAILURE: '',
+      FLEET_DIRECTIVE_OVERRIDE: '',
+      FLEET_PLAN_DIGEST: '  ',
+      FLEET_RUN_TOKEN: '',
+    });
+    expect(s).toMatchObject({
+      waveJobs: 8,
+      maxParallel: undefined,
+      dryRun: false,
+      failOnLaneFailure: true,
+      directive: undefined,
+      planDigest: undefined,
+      runToken: 't',
+    });
   });
 
-  it('reads every input and the runner\'s variables', () => {
+  it("reads every input and the runner's variables", () => {
     const s = read({
       FLEET_MODE: 'lane',
       FLEET_FILE: 'ops/fleet.yml',
@@ -128,12 +147,17 @@ describe('readSettings', () => {
   });
 
   it('a run attempt or run id that is not a positive number falls back (attempt 1, no run)', () => {
-    for (const attempt of ['0', '-2', 'x', '']) expect(read({ FLEET_MODE: 'report', FLEET_TOKEN: 't', GITHUB_RUN_ATTEMPT: attempt }).runAttempt, attempt).toBe(1);
+    for (const attempt of ['0', '-2', 'x', ''])
+      expect(read({ FLEET_MODE: 'report', FLEET_TOKEN: 't', GITHUB_RUN_ATTEMPT: attempt }).runAttempt, attempt).toBe(1);
     const s = read({ FLEET_MODE: 'report', FLEET_TOKEN: 't', GITHUB_RUN_ID: 'abc', GITHUB_REPOSITORY: 'acme/control' });
     expect(s.runId).toBeUndefined();
     expect(s.runUrl).toBeUndefined();
     expect(s.repository).toEqual({ owner: 'acme', repo: 'control' });
-    expect(read({ FLEET_MODE: 'report', FLEET_TOKEN: 't', GITHUB_RUN_ID: '5', GITHUB_REPOSITORY: 'acme' })).toMatchObject({ repository: undefined, runUrl: undefined, runId: 5 });
+    expect(read({ FLEET_MODE: 'report', FLEET_TOKEN: 't', GITHUB_RUN_ID: '5', GITHUB_REPOSITORY: 'acme' })).toMatchObject({
+      repository: undefined,
+      runUrl: undefined,
+      runId: 5,
+    });
   });
 
   it('reports every problem at once, each naming the input as the workflow writes it', () => {
@@ -153,9 +177,13 @@ describe('readSettings', () => {
     ]);
     expect(problems({ FLEET_MODE: 'deploy', FLEET_SHARD: 'x', FLEET_PLAN_DIGEST: 'd' })).toEqual([expect.stringMatching(/^input mode: /)]);
     expect(problems({})).toEqual([expect.stringMatching(/^input mode: /)]);
-    expect(problems({ FLEET_MODE: 'integrate', FLEET_TOKEN: 't' })).toEqual(['input wave: an integrate job needs the number of the wave job it follows (1 for wave-1)']);
+    expect(problems({ FLEET_MODE: 'integrate', FLEET_TOKEN: 't' })).toEqual([
+      'input wave: an integrate job needs the number of the wave job it follows (1 for wave-1)',
+    ]);
     expect(problems({ FLEET_MODE: 'integrate', FLEET_TOKEN: 't', FLEET_WAVE: '65' })).toEqual(['input wave: must be a whole number from 1 to 64, got "65"']);
-    expect(problems({ FLEET_MODE: 'report', FLEET_TOKEN: 't', FLEET_FAIL_ON_LANE_FAILURE: 'no' })).toEqual([expect.stringMatching(/^input fail-on-lane-failure: /)]);
+    expect(problems({ FLEET_MODE: 'report', FLEET_TOKEN: 't', FLEET_FAIL_ON_LANE_FAILURE: 'no' })).toEqual([
+      expect.stringMatching(/^input fail-on-lane-failure: /),
+    ]);
   });
 
   describe('GitHub App credentials', () => {
@@ -163,9 +191,19 @@ describe('readSettings', () => {
     const keyLines = KEY.split('\n').filter((l) => l && !l.startsWith('-----'));
 
     it('app-id and a private key replace the token; the App is installed on the repository owner unless app-owner says', () => {
-      const s = read({ FLEET_MODE: 'plan', FLEET_FILE: 'f.yml', FLEET_APP_ID: ' 4242 ', FLEET_APP_PRIVATE_KEY: KEY, GITHUB_REPOSITORY: 'acme/control', GITHUB_REPOSITORY_OWNER: 'acme' });
+      const s = read({
+        FLEET_MODE: 'plan',
+        FLEET_FILE: 'f.yml',
+        FLEET_APP_ID: ' 4242 ',
+        FLEET_APP_PRIVATE_KEY: KEY,
+        GITHUB_REPOSITORY: 'acme/control',
+        GITHUB_REPOSITORY_OWNER: 'acme',
+      });
       expect(s).toMatchObject({ token: '', runToken: '', app: { appId: '4242', privateKey: KEY, owner: 'acme' } });
-      expect(read({ FLEET_MODE: 'report', FLEET_APP_ID: '4242', FLEET_APP_PRIVATE_KEY: KEY, FLEET_APP_OWNER: 'other', GITHUB_REPOSITORY: 'acme/control' }).app!.owner).toBe('other');
+      expect(
+        read({ FLEET_MODE: 'report', FLEET_APP_ID: '4242', FLEET_APP_PRIVATE_KEY: KEY, FLEET_APP_OWNER: 'other', GITHUB_REPOSITORY: 'acme/control' }).app!
+          .owner,
+      ).toBe('other');
       // A key pasted with \n for its newlines is read as the same key.
       expect(read({ FLEET_MODE: 'report', FLEET_APP_ID: 'Iv1.abc123', FLEET_APP_PRIVATE_KEY: KEY.replace(/\n/g, '\\n') }).app!.appId).toBe('Iv1.abc123');
     });

@@ -24,7 +24,23 @@ afterEach(() => {
   removeDir(dir);
 });
 
-const manifest = initManifest({ fleet_id: 'fleet-run-1', name: 'web', forge: 'github', started_at: '2026-12-01T00:00:00Z', directive: 'x', max_parallel: 8, max_retries: 0, checkpoint: 'pushed', merge_policy: 'never', dry_run: false, waves: [], contention: [], excluded: [], lanes: [], skipped: [] });
+const manifest = initManifest({
+  fleet_id: 'fleet-run-1',
+  name: 'web',
+  forge: 'github',
+  started_at: '2026-12-01T00:00:00Z',
+  directive: 'x',
+  max_parallel: 8,
+  max_retries: 0,
+  checkpoint: 'pushed',
+  merge_policy: 'never',
+  dry_run: false,
+  waves: [],
+  contention: [],
+  excluded: [],
+  lanes: [],
+  skipped: [],
+});
 
 /** A cache holding one entry whose file has `text`. */
 function cacheWith(text: string): SweepCache {

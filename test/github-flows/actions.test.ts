@@ -54,7 +54,7 @@ async function job(env: NodeJS.ProcessEnv, store: FolderArtifactStore) {
 }
 
 describe('the fleet as Actions jobs against GitHub', () => {
-  it('plan → a lane job per shard → report: PRs on the targets, a cancelled shard explained from the run\'s jobs, a check run on the run\'s commit', async () => {
+  it("plan → a lane job per shard → report: PRs on the targets, a cancelled shard explained from the run's jobs, a check run on the run's commit", async () => {
     flow = await startFlow();
     const { emu, dir } = flow;
     const runToken = flow.token; // the run's GITHUB_TOKEN: an installation token
@@ -140,7 +140,10 @@ describe('the fleet as Actions jobs against GitHub', () => {
     for (const shard of ['w0-s0', 'w0-s2', 'w1-s0']) {
       const leg = await job(envFor('lane', shard, { FLEET_SHARD: shard }), store);
       expect(leg.code, `${shard}: ${leg.failures.join('\n')}`).toBe(0);
-      expect(leg.log.filter((l) => l.startsWith('warning:')), shard).toEqual([]);
+      expect(
+        leg.log.filter((l) => l.startsWith('warning:')),
+        shard,
+      ).toEqual([]);
       // The leg's job summary: its lanes and how each ended.
       expect(leg.summaries).toEqual([expect.stringContaining(`## Fleet shard ${shard}\n`)]);
       expect(leg.summaries[0]).toMatch(/\| Lane \| Repo \| Result \| Branch \/ PR \| Notes \|/);
@@ -174,7 +177,9 @@ describe('the fleet as Actions jobs against GitHub', () => {
     expect(docs.error?.message).toContain('"fleet / wave 1 (w0-s1)" was cancelled');
     expect(emu.pullRequests('acme/docs')).toEqual([]);
     const jobReads = emu.find({ route: '/repos/{owner}/{repo}/actions/runs/{run_id}/jobs', method: 'GET' });
-    expect(jobReads.map((q) => [q.path, q.status, q.token])).toEqual(Array.from({ length: 21 }, () => [`/repos/acme/control/actions/runs/${run.id}/jobs`, 200, runToken]));
+    expect(jobReads.map((q) => [q.path, q.status, q.token])).toEqual(
+      Array.from({ length: 21 }, () => [`/repos/acme/control/actions/runs/${run.id}/jobs`, 200, runToken]),
+    );
 
     // The check run on the run's commit: failure, its summary the report cut to fit, with a pointer to the artifact.
     const text = readFileSync(join(dir, 'runners', 'report', 'report.md'), 'utf8');
@@ -197,7 +202,13 @@ describe('the fleet as Actions jobs against GitHub', () => {
     expect(report.summaries).toEqual([text.slice(0, -1)]);
 
     // Every job left only what it should in the artifact store.
-    expect((await store.list('fleet-')).map((a) => a.name)).toEqual(['fleet-lane-api.a1', 'fleet-lane-core.a1', 'fleet-lane-tool.a1', 'fleet-plan.a1', 'fleet-report.a1']);
+    expect((await store.list('fleet-')).map((a) => a.name)).toEqual([
+      'fleet-lane-api.a1',
+      'fleet-lane-core.a1',
+      'fleet-lane-tool.a1',
+      'fleet-plan.a1',
+      'fleet-report.a1',
+    ]);
     for (const f of walkFiles(join(dir, 'artifacts'))) {
       const content = readFileSync(join(dir, 'artifacts', f), 'latin1');
       for (const secret of [PAT, runToken, basicCredential(PAT)]) expect(content.includes(secret), f).toBe(false);
@@ -208,7 +219,7 @@ describe('the fleet as Actions jobs against GitHub', () => {
   // https://docs.github.com/rest/checks/runs#update-a-check-run: "The Checks API limits the number of annotations to a
   // maximum of 50 per API request. To create more than 50 annotations, you have to make multiple requests to the Update
   // a check run endpoint. Each time you update the check run, annotations are appended".
-  it('the report\'s check run carries one annotation per lane that needs action: 50 with the create, the rest appended by updates', async () => {
+  it("the report's check run carries one annotation per lane that needs action: 50 with the create, the rest appended by updates", async () => {
     flow = await startFlow();
     const { emu, dir } = flow;
     const runToken = flow.token;
@@ -218,10 +229,32 @@ describe('the fleet as Actions jobs against GitHub', () => {
     const control = await emu.createRepo({ owner: 'acme', name: 'control', files: { 'fleet.yml': '# the fleet lives here\n' } });
     const file = flow.fleetFile({ name: 'many', directive: 'x', run: 'true', max_retries: 0, targets: [...names, 'fine'].map((n) => ({ repo: `acme/${n}` })) });
     // Only the shard of `fine` ran: the other 53 lanes are failures the report explains from the run's jobs.
-    const run = await emu.addWorkflowRun({ owner: 'acme', repo: 'control', name: 'Fleet', path: '.github/workflows/fleet.yml', event: 'workflow_dispatch', status: 'in_progress', conclusion: null, jobs: [{ name: 'fleet / plan', conclusion: 'success' }] });
+    const run = await emu.addWorkflowRun({
+      owner: 'acme',
+      repo: 'control',
+      name: 'Fleet',
+      path: '.github/workflows/fleet.yml',
+      event: 'workflow_dispatch',
+      status: 'in_progress',
+      conclusion: null,
+      jobs: [{ name: 'fleet / plan', conclusion: 'success' }],
+    });
     const store = new FolderArtifactStore(join(dir, 'artifacts'));
     const env = (mode: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
-      const e: NodeJS.ProcessEnv = { ...process.env, ...githubEnv(emu, PAT), FLEET_GITHUB_TOKEN: undefined, FLEET_TOKEN: PAT, FLEET_RUN_TOKEN: runToken, FLEET_FILE: file, GITHUB_REPOSITORY: 'acme/control', GITHUB_SHA: control.headSha!, GITHUB_RUN_ID: String(run.id), FLEET_MODE: mode, FLEET_WORKSPACE_DIR: join(dir, 'runners', mode), ...extra };
+      const e: NodeJS.ProcessEnv = {
+        ...process.env,
+        ...githubEnv(emu, PAT),
+        FLEET_GITHUB_TOKEN: undefined,
+        FLEET_TOKEN: PAT,
+        FLEET_RUN_TOKEN: runToken,
+        FLEET_FILE: file,
+        GITHUB_REPOSITORY: 'acme/control',
+        GITHUB_SHA: control.headSha!,
+        GITHUB_RUN_ID: String(run.id),
+        FLEET_MODE: mode,
+        FLEET_WORKSPACE_DIR: join(dir, 'runners', mode),
+        ...extra,
+      };
       for (const [k, v] of Object.entries(e)) if (v === undefined) delete e[k];
       return e;
     };
@@ -230,7 +263,9 @@ describe('the fleet as Actions jobs against GitHub', () => {
     const planned = Manifest.parse(JSON.parse(readFileSync(join(dir, 'runners', 'plan', 'plan', 'fleet.json'), 'utf8')).manifest);
     const fineShard = planned.waves[0]!.shards.find((x) => x.lanes.includes('fine'))!.id;
     // The run was cancelled after the plan: every other shard's job ended before it ran.
-    for (const shard of planned.waves[0]!.shards) if (shard.id !== fineShard) emu.addWorkflowJob(run.id, { name: `fleet / wave 1 (${shard.id})`, attempt: 1, status: 'completed', conclusion: 'cancelled' });
+    for (const shard of planned.waves[0]!.shards)
+      if (shard.id !== fineShard)
+        emu.addWorkflowJob(run.id, { name: `fleet / wave 1 (${shard.id})`, attempt: 1, status: 'completed', conclusion: 'cancelled' });
     expect((await job(env('lane', { FLEET_SHARD: fineShard, FLEET_WORKSPACE_DIR: join(dir, 'runners', 'leg') }), store)).code).toBe(0);
     const report = await job(env('report'), store);
     expect(report.code, report.failures.join('\n')).toBe(1);
@@ -242,7 +277,12 @@ describe('the fleet as Actions jobs against GitHub', () => {
     expect(create.map((q) => q.status)).toEqual([201]);
     expect(updates.map((q) => q.status)).toEqual([200]);
     // Read back as a person would: every failed lane once, on the fleet file, as a failure; the completed lane has none.
-    const listed = await getOctokit(runToken, { baseUrl: emu.url }).paginate('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', { owner: 'acme', repo: 'control', check_run_id: check!.id, per_page: 100 });
+    const listed = await getOctokit(runToken, { baseUrl: emu.url }).paginate('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', {
+      owner: 'acme',
+      repo: 'control',
+      check_run_id: check!.id,
+      per_page: 100,
+    });
     expect(listed).toHaveLength(53);
     expect(listed.map((a) => a.title).sort()).toEqual(names.map((n) => `${n} (acme/${n}): failed`));
     for (const a of listed) {

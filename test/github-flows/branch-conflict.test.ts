@@ -19,14 +19,27 @@ describe('a PR branch someone else pushed to, on GitHub', () => {
     flow = await startFlow();
     const { emu } = flow;
     await emu.createRepo({ owner: 'acme', name: 'core', files: { 'README.md': '# core\n', 'NOTES.md': 'notes\n' } });
-    const file = flow.fleetFile({ name: 'note', directive: 'Add a note.', run: 'echo "note $FLEET_ATTEMPT" > NOTE.md', max_retries: 0, owns: ['NOTE.md'], targets: [{ repo: 'acme/core' }] });
+    const file = flow.fleetFile({
+      name: 'note',
+      directive: 'Add a note.',
+      run: 'echo "note $FLEET_ATTEMPT" > NOTE.md',
+      max_retries: 0,
+      owns: ['NOTE.md'],
+      targets: [{ repo: 'acme/core' }],
+    });
     const first = await flow.run(file, join(flow.dir, 'ws1'));
     expect(first.code, first.stderr).toBe(0);
     const [pr] = emu.pullRequests('acme/core');
     expect(pr).toBeDefined();
 
     // A reviewer fixes something outside the lane's fence, on the PR branch, through the web editor.
-    const theirs = await emu.commit({ owner: 'acme', repo: 'core', branch: 'fleet/note/core', files: { 'NOTES.md': 'fixed by a reviewer\n' }, message: 'Fix the notes' });
+    const theirs = await emu.commit({
+      owner: 'acme',
+      repo: 'core',
+      branch: 'fleet/note/core',
+      files: { 'NOTES.md': 'fixed by a reviewer\n' },
+      message: 'Fix the notes',
+    });
     await emu.commit({ owner: 'acme', repo: 'core', branch: 'main', files: { 'README.md': '# core, moved on\n' }, message: 'main moves' });
 
     const refused = await flow.run(file, join(flow.dir, 'ws2'));
@@ -38,7 +51,12 @@ describe('a PR branch someone else pushed to, on GitHub', () => {
     const rebased = await flow.run(file, ws, ['--branch-conflict', 'rebase']);
     expect(rebased.code, rebased.stderr).toBe(0);
     const lane = readManifest(ws).lanes[0]!;
-    expect(lane).toMatchObject({ status: 'completed', pr_number: pr!.number, changed_files: ['NOTE.md'], branch_conflict: { strategy: 'rebase', commits: [theirs] } });
+    expect(lane).toMatchObject({
+      status: 'completed',
+      pr_number: pr!.number,
+      changed_files: ['NOTE.md'],
+      branch_conflict: { strategy: 'rebase', commits: [theirs] },
+    });
     // Verified on GitHub: the lane's own change (NOTE.md, inside its fence) on top of what it kept (NOTES.md, outside).
     expect(lane.evidence).toMatchObject({ verified_by: 'github', head_matches: true, files_match: true, fence_ok: true });
     const prs = emu.pullRequests('acme/core');

@@ -41,7 +41,7 @@ function firstTouch(requests: RequestRecord[], repo: string): RequestRecord {
 }
 
 describe('a dependency chain across three repositories on GitHub', () => {
-  it('checkpoint: pushed — each lane starts after its dependency\'s branch is on the forge at the dependency\'s commit', async () => {
+  it("checkpoint: pushed — each lane starts after its dependency's branch is on the forge at the dependency's commit", async () => {
     flow = await startFlow();
     const { emu } = flow;
     await chainRepos(flow);
@@ -67,7 +67,9 @@ describe('a dependency chain across three repositories on GitHub', () => {
     ] as const) {
       const d = lane(m, dep);
       // The dependency's push reached the forge (receive-pack done) …
-      const push = emu.find({ kind: 'git', operationId: 'git-receive-pack', method: 'POST', status: 200 }).find((q) => q.path === `/git/acme/${dep}.git/git-receive-pack`)!;
+      const push = emu
+        .find({ kind: 'git', operationId: 'git-receive-pack', method: 'POST', status: 200 })
+        .find((q) => q.path === `/git/acme/${dep}.git/git-receive-pack`)!;
       expect(push).toBeDefined();
       // … then the runner read the dependency's branch on the forge, and found it at the dependency's commit …
       const touch = firstTouch(emu.requests, `acme/${id}`);
@@ -91,7 +93,7 @@ describe('a dependency chain across three repositories on GitHub', () => {
     emu.assertNoViolations();
   });
 
-  it('checkpoint: merged with merge: when-green (squash) — each lane starts after its dependency\'s PR is merged; the bases hold the squash commits', async () => {
+  it("checkpoint: merged with merge: when-green (squash) — each lane starts after its dependency's PR is merged; the bases hold the squash commits", async () => {
     // GitHub answers `mergeable: null` at first after a push: the forge polls (FLEET_GITHUB_POLL_MS) until it knows.
     flow = await startFlow({ mergeableNullReads: 2 });
     const { emu } = flow;

@@ -22,7 +22,15 @@ describe('failure isolation on GitHub', () => {
     const { emu } = flow;
     const repos = await createRepos(emu, 'acme', 'app', 8);
     emu.setCi('*', ci.onBranches(/^fleet\//, ci.green(['build', 'test'], 20)));
-    emu.setCi('acme/app-5', ci.onBranches(/^fleet\//, { checks: [{ name: 'build', conclusion: 'success' }, { name: 'test', conclusion: 'failure', summary: '3 tests failed in app-5' }] }));
+    emu.setCi(
+      'acme/app-5',
+      ci.onBranches(/^fleet\//, {
+        checks: [
+          { name: 'build', conclusion: 'success' },
+          { name: 'test', conclusion: 'failure', summary: '3 tests failed in app-5' },
+        ],
+      }),
+    );
 
     const file = flow.fleetFile({
       name: 'bump',
@@ -86,7 +94,9 @@ describe('rate limits on GitHub', () => {
     const limited = emu.fault({ match: { method: 'POST', path: '/repos/{owner}/{repo}/pulls' }, kind: 'secondary-rate-limit', retryAfterSec: 1, times: 3 });
     // One 502 for each of four repositories' first GET: a burst shared by all could answer a retry too when the
     // lanes start staggered (a busy machine), and then no request would be sure to succeed on its first retry.
-    const bursts = repos.slice(0, 4).map((repo) => emu.fault({ match: { method: 'GET', kind: 'rest', path: new RegExp(`^/repos/${repo}/`) }, kind: '5xx', status: 502, times: 1 }));
+    const bursts = repos
+      .slice(0, 4)
+      .map((repo) => emu.fault({ match: { method: 'GET', kind: 'rest', path: new RegExp(`^/repos/${repo}/`) }, kind: '5xx', status: 502, times: 1 }));
 
     const file = flow.fleetFile({
       name: 'limits',

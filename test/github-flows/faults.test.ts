@@ -41,7 +41,11 @@ function cli(argv: string[], cwd: string, env: Record<string, string | undefined
     if (v === undefined) delete childEnv[k];
     else childEnv[k] = v;
   }
-  const child = spawn(process.execPath, ['--import', loader, join(root, 'src/cli/index.ts'), ...argv], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', loader, join(root, 'src/cli/index.ts'), ...argv], {
+    cwd,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (b) => (out += b));
   child.stderr.on('data', (b) => (out += b));
@@ -50,7 +54,7 @@ function cli(argv: string[], cwd: string, env: Record<string, string | undefined
 }
 
 describe('an interrupt while lanes are outside a directive', () => {
-  it('SIGTERM during a stalled clone and a directive that ignores TERM: exit 130, a final manifest and report, no git of Fleet\'s left', async () => {
+  it("SIGTERM during a stalled clone and a directive that ignores TERM: exit 130, a final manifest and report, no git of Fleet's left", async () => {
     flow = await startFlow();
     const { emu, dir } = flow;
     await emu.createRepo({ owner: 'acme', name: 'stalled', files: { 'README.md': '# stalled\n' } });
@@ -69,7 +73,10 @@ describe('an interrupt while lanes are outside a directive', () => {
     const run = cli(runArgs(file, ws), dir, { ...flow.env, [marker]: '1' });
     try {
       const events = join(ws, 'events.jsonl');
-      await until('the clone stalls and the stubborn directive runs', () => stall.hits > 0 && existsSync(events) && /"lane":"stubborn","from":"cloning","to":"running"/.test(readFileSync(events, 'utf8')));
+      await until(
+        'the clone stalls and the stubborn directive runs',
+        () => stall.hits > 0 && existsSync(events) && /"lane":"stubborn","from":"cloning","to":"running"/.test(readFileSync(events, 'utf8')),
+      );
       // The stalled clone is a git of Fleet's holding the credential header.
       expect(processWithEnv(basicCredential(flow.token)).length).toBeGreaterThan(0);
       run.child.kill('SIGTERM');
@@ -78,7 +85,7 @@ describe('an interrupt while lanes are outside a directive', () => {
       if (run.child.exitCode === null) run.child.kill('SIGKILL');
     }
     // A process SIGKILLed as Fleet exits may take a moment to leave /proc; none may stay.
-    await until('no process of Fleet\'s is left', () => processWithEnv(marker).length === 0, 5_000).catch(() => undefined);
+    await until("no process of Fleet's is left", () => processWithEnv(marker).length === 0, 5_000).catch(() => undefined);
     expect(processWithEnv(marker), 'processes of Fleet left running').toEqual([]);
     expect(processWithEnv(basicCredential(flow.token)), 'processes holding the credential').toEqual([]);
 
@@ -104,7 +111,13 @@ describe('an interrupt while lanes are outside a directive', () => {
     await emu.createRepo({ owner: 'acme', name: 'two', files: { 'README.md': '# two\n' } });
     // Both lanes push, then wait on a PR request that never returns: the run cannot end by itself for 10 s.
     const stall = emu.fault({ match: { kind: 'rest', method: 'POST', path: '/repos/{owner}/{repo}/pulls' }, kind: 'stall', times: Infinity });
-    const file = flow.fleetFile({ name: 'twice', directive: 'append', run: 'echo x >> README.md', max_retries: 0, targets: [{ repo: 'acme/one' }, { repo: 'acme/two' }] });
+    const file = flow.fleetFile({
+      name: 'twice',
+      directive: 'append',
+      run: 'echo x >> README.md',
+      max_retries: 0,
+      targets: [{ repo: 'acme/one' }, { repo: 'acme/two' }],
+    });
     const ws = join(dir, 'ws');
     const marker = `FLEET_TEST_MARKER_${process.pid}_${Date.now()}`;
     const run = cli(runArgs(file, ws), dir, { ...flow.env, [marker]: '1' });
@@ -118,7 +131,7 @@ describe('an interrupt while lanes are outside a directive', () => {
       if (run.child.exitCode === null) run.child.kill('SIGKILL');
     }
     expect(run.output()).toContain(`fleet: stopped at once; the manifest and report as they stood are in ${ws}`);
-    await until('no process of Fleet\'s is left', () => processWithEnv(marker).length === 0, 5_000).catch(() => undefined);
+    await until("no process of Fleet's is left", () => processWithEnv(marker).length === 0, 5_000).catch(() => undefined);
     expect(processWithEnv(marker)).toEqual([]);
     const m = readManifest(ws);
     expect(m.ended_at).not.toBeNull();
@@ -178,7 +191,14 @@ describe('git against a remote that stalls or fails', () => {
     const fiveHundred = emu.fault({ match: { kind: 'git', method: 'GET', path: '/git/acme/flaky.git/info/refs' }, kind: '5xx', status: 502, times: 1 });
     const dropped = emu.fault({ match: { kind: 'git', method: 'POST', path: '/git/acme/flaky.git/git-receive-pack' }, kind: 'drop', times: 1 });
     // 0.02 min: 1.2 s per try.
-    const file = flow.fleetFile({ name: 'flaky', directive: 'append', run: 'echo x >> README.md', max_retries: 0, git_timeout_minutes: 0.02, targets: [{ repo: 'acme/flaky' }] });
+    const file = flow.fleetFile({
+      name: 'flaky',
+      directive: 'append',
+      run: 'echo x >> README.md',
+      max_retries: 0,
+      git_timeout_minutes: 0.02,
+      targets: [{ repo: 'acme/flaky' }],
+    });
     const r = await flow.run(file, join(dir, 'ws'));
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect([fiveHundred.hits, stall.hits, dropped.hits]).toEqual([1, 1, 1]);
@@ -193,7 +213,14 @@ describe('git against a remote that stalls or fails', () => {
     const { emu, dir } = flow;
     await emu.createRepo({ owner: 'acme', name: 'dead', files: { 'README.md': '# dead\n' } });
     const stall = emu.fault({ match: { kind: 'git', method: 'POST', path: '/git/acme/dead.git/git-upload-pack' }, kind: 'stall', times: Infinity });
-    const file = flow.fleetFile({ name: 'dead', directive: 'append', run: 'echo x >> README.md', max_retries: 0, git_timeout_minutes: 0.01, targets: [{ repo: 'acme/dead' }] });
+    const file = flow.fleetFile({
+      name: 'dead',
+      directive: 'append',
+      run: 'echo x >> README.md',
+      max_retries: 0,
+      git_timeout_minutes: 0.01,
+      targets: [{ repo: 'acme/dead' }],
+    });
     const r = await flow.run(file, join(dir, 'ws'));
     expect(r.code, r.stdout + r.stderr).toBe(1);
     expect(stall.hits).toBe(3);
@@ -205,7 +232,8 @@ describe('git against a remote that stalls or fails', () => {
 
 describe('verifying a lane of any size', () => {
   // GitHub's compare lists 300 files and a commit 3,000 (test/emulator/listing-limits.test.ts); trees have no such cap.
-  const many = 'mkdir -p gen && for d in 0 1 2 3 4 5 6; do mkdir -p gen/$d; for i in $(seq 1 500); do echo $d-$i > gen/$d/f$i.txt; done; done; git mv README.md README.txt; git rm -q old/gone.txt; echo 1 > keep/same.txt';
+  const many =
+    'mkdir -p gen && for d in 0 1 2 3 4 5 6; do mkdir -p gen/$d; for i in $(seq 1 500); do echo $d-$i > gen/$d/f$i.txt; done; done; git mv README.md README.txt; git rm -q old/gone.txt; echo 1 > keep/same.txt';
 
   it('a lane changing 3,500 files, with a rename and a deletion, is confirmed by the forge and completes', async () => {
     flow = await startFlow();
@@ -223,7 +251,13 @@ describe('verifying a lane of any size', () => {
     expect(l.pr_number).not.toBeNull();
 
     // The list is the forge's own, not the lane's word: one more file on the branch among the 3,500 shows.
-    const forged = await emu.commit({ owner: 'acme', repo: 'mono', branch: 'fleet/big/mono', files: { '.github/workflows/evil.yml': 'on: push\n' }, from: l.commit! });
+    const forged = await emu.commit({
+      owner: 'acme',
+      repo: 'mono',
+      branch: 'fleet/big/mono',
+      files: { '.github/workflows/evil.yml': 'on: push\n' },
+      from: l.commit!,
+    });
     const octokit = createOctokit({ token: flow.token, apiUrl: emu.url, graphqlUrl: emu.graphqlUrl, pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 } });
     const forge = new GitHubForge({ octokit, token: flow.token, name: 'big', serverUrl: `${emu.url}/git` });
     const seen = await forge.changedFiles({ repo: 'acme/mono', repo_kind: 'github' } as LaneSpec, l.base_commit!, forged);
@@ -249,5 +283,4 @@ describe('verifying a lane of any size', () => {
     expect(trees.some((t) => t.endsWith(vendor))).toBe(false);
     expect(trees.some((t) => t.endsWith(git(emu.repo('acme/mono')!.gitDir, 'rev-parse', 'fleet/big/mono:gen')))).toBe(true);
   });
-
 });

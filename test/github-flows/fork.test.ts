@@ -40,7 +40,10 @@ describe('fork mode on GitHub', () => {
     // Without fork mode every target is excluded up front, saying that fork mode would do.
     const refused = await flow.run(flow.fleetFile(spec), join(flow.dir, 'ws0'), [], env);
     expect(refused.code).toBe(2);
-    expect(readManifest(join(flow.dir, 'ws0')).lanes[0]).toMatchObject({ status: 'excluded', error: { message: expect.stringContaining('or fork mode (pr.fork: true, fleet run --fork)') } });
+    expect(readManifest(join(flow.dir, 'ws0')).lanes[0]).toMatchObject({
+      status: 'excluded',
+      error: { message: expect.stringContaining('or fork mode (pr.fork: true, fleet run --fork)') },
+    });
 
     const file = flow.fleetFile(spec);
     const ws = join(flow.dir, 'ws1');
@@ -49,7 +52,11 @@ describe('fork mode on GitHub', () => {
     const m = readManifest(ws);
     for (const name of ['core', 'api']) {
       const lane = m.lanes.find((l) => l.lane === name)!;
-      expect(lane, JSON.stringify([lane.error, lane.evidence.notes])).toMatchObject({ status: "completed", ci_conclusion: "success", changed_files: ["NOTE.md"] });
+      expect(lane, JSON.stringify([lane.error, lane.evidence.notes])).toMatchObject({
+        status: 'completed',
+        ci_conclusion: 'success',
+        changed_files: ['NOTE.md'],
+      });
       expect(lane.evidence).toMatchObject({ verified_by: 'github', head_matches: true, files_match: true, fence_ok: true });
       // The branch is in the fork, not in the target.
       expect(emu.repo(`octo/${name}`)).toMatchObject({ fork: true });
@@ -84,7 +91,7 @@ describe('fork mode on GitHub', () => {
     planted.lanes.find((l) => l.lane === 'core')!.head_repo = 'octo/api';
     writeFileSync(manifestPath, JSON.stringify(planted));
     const refusedClose = await fleet(['prs', 'close', join(flow.dir, 'ws2'), '--fleet', again], { cwd: flow.dir, env: { ...flow.env, ...env } });
-    expect(refusedClose.stdout + refusedClose.stderr).toContain('octo/api, named by the lane\'s record, is not a fork of acme/core');
+    expect(refusedClose.stdout + refusedClose.stderr).toContain("octo/api, named by the lane's record, is not a fork of acme/core");
     expect(emu.pullRequests('acme/core')[0]).toMatchObject({ state: 'open' });
     expect(emu.pullRequests('acme/api')[0]).toMatchObject({ state: 'closed' });
     writeFileSync(manifestPath, honest);
@@ -100,10 +107,23 @@ describe('fork mode on GitHub', () => {
 
   it('refuses fork mode where it cannot work: a local forge, an integration branch, the issue queue; pr.fork_owner alone', async () => {
     flow = await startFlow();
-    const integrate = await flow.run(flow.fleetFile({ name: 'x', directive: 'x', run: 'true', pr: { fork: true }, integrate: { branch: 'fleet/x/integration' }, targets: [{ repo: 'acme/core' }] }), join(flow.dir, 'ws'));
+    const integrate = await flow.run(
+      flow.fleetFile({
+        name: 'x',
+        directive: 'x',
+        run: 'true',
+        pr: { fork: true },
+        integrate: { branch: 'fleet/x/integration' },
+        targets: [{ repo: 'acme/core' }],
+      }),
+      join(flow.dir, 'ws'),
+    );
     expect(integrate.code).toBe(2);
     expect(integrate.stderr).toContain('integrate: fork mode pushes lane branches to forks');
-    const owner = await flow.run(flow.fleetFile({ name: 'x', directive: 'x', run: 'true', pr: { fork_owner: 'forkers' }, targets: [{ repo: 'acme/core' }] }), join(flow.dir, 'ws'));
+    const owner = await flow.run(
+      flow.fleetFile({ name: 'x', directive: 'x', run: 'true', pr: { fork_owner: 'forkers' }, targets: [{ repo: 'acme/core' }] }),
+      join(flow.dir, 'ws'),
+    );
     expect(owner.code).toBe(2);
     expect(owner.stderr).toContain('pr.fork_owner: names where forks go, but pr.fork is false');
   });

@@ -51,7 +51,11 @@ describe('issue queue: 15 issues over scheduled runs', () => {
   let flow: Flow;
   beforeAll(async () => {
     flow = await startFlow();
-    await flow.emu.createRepo({ owner: 'acme', name: 'app', files: { 'README.md': '# app\n', 'docs/specs/10.md': '# Spec 10\nDone when the file exists.\n', 'src/core/a.ts': 'export {};\n' } });
+    await flow.emu.createRepo({
+      owner: 'acme',
+      name: 'app',
+      files: { 'README.md': '# app\n', 'docs/specs/10.md': '# Spec 10\nDone when the file exists.\n', 'src/core/a.ts': 'export {};\n' },
+    });
     // CI is still running when a lane ends, so its PR merges at the start of the next run, as on a schedule.
     flow.emu.setCi(REPO, ci.green(['test'], 50));
     const issue = (title: string, body: string, labels: string[] = []) => flow.emu.createIssue(REPO, { title, body, labels: ['fleet:ready', ...labels] });
@@ -128,7 +132,8 @@ describe('issue queue: 15 issues over scheduled runs', () => {
     expect(gated.labels).toEqual(['fleet:ready', 'fleet:blocked']);
     expect(gated.events.filter((e) => e.kind === 'labeled' && e.label === 'fleet:blocked')).toHaveLength(1);
     const byLabel = new Map<string, number>();
-    for (const i of issues) for (const e of i.events) if (e.kind === 'labeled') byLabel.set(`${i.number}:${e.label}`, (byLabel.get(`${i.number}:${e.label}`) ?? 0) + 1);
+    for (const i of issues)
+      for (const e of i.events) if (e.kind === 'labeled') byLabel.set(`${i.number}:${e.label}`, (byLabel.get(`${i.number}:${e.label}`) ?? 0) + 1);
     expect([...byLabel.values()].every((n) => n === 1)).toBe(true);
     const labels = flow.emu.repo(REPO)!.labels;
     expect([...labels.keys()].filter((k) => k.startsWith('fleet:')).sort()).toEqual(['fleet:blocked', 'fleet:in-flight', 'fleet:ready']);
@@ -267,9 +272,18 @@ describe('issue queue: what is left to a person', () => {
 
   it("a PR that copies Fleet's marker from another branch is neither the issue's work nor merged", async () => {
     const n = flow.emu.createIssue(REPO, { title: 'Tidy the docs', body: SPEC, labels: ['fleet:ready'] }).number;
-    await flow.emu.commit({ owner: 'acme', repo: 'app', branch: 'sneaky', from: 'main', files: { '.github/workflows/evil.yml': 'on: push\n' }, message: `Sneak\n\nFleet-Id: q\nFleet-Lane: issue-${n}\n` });
+    await flow.emu.commit({
+      owner: 'acme',
+      repo: 'app',
+      branch: 'sneaky',
+      from: 'main',
+      files: { '.github/workflows/evil.yml': 'on: push\n' },
+      message: `Sneak\n\nFleet-Id: q\nFleet-Lane: issue-${n}\n`,
+    });
     const { api } = await import('../emulator/helpers.js');
-    const forged = await api(flow.emu, 'POST', '/repos/acme/app/pulls', { body: { head: 'acme:sneaky', base: 'main', title: 'x', body: `<!-- fleet:q:issue-${n} -->\nCloses #${n}` } });
+    const forged = await api(flow.emu, 'POST', '/repos/acme/app/pulls', {
+      body: { head: 'acme:sneaky', base: 'main', title: 'x', body: `<!-- fleet:q:issue-${n} -->\nCloses #${n}` },
+    });
     expect(forged.status).toBe(201);
     const first = await run(queueFleet(flow));
     expect(row(first.m, n)!.started).toEqual([`issue-${n}`]);

@@ -66,7 +66,11 @@ describe('merge: when-green with CI that starts seconds after the push', () => {
     await emu.createRepo({ owner: 'acme', name: 'guarded', files: { 'README.md': '# guarded\n' } });
     emu.protectBranch('acme/guarded', 'main', { requiredChecks: ['test'], via: 'ruleset' });
     // No required checks, but a workflow that runs on pull requests.
-    await emu.createRepo({ owner: 'acme', name: 'actions', files: { 'README.md': '# actions\n', '.github/workflows/ci.yml': 'on: [pull_request]\njobs: {}\n' } });
+    await emu.createRepo({
+      owner: 'acme',
+      name: 'actions',
+      files: { 'README.md': '# actions\n', '.github/workflows/ci.yml': 'on: [pull_request]\njobs: {}\n' },
+    });
     // No CI, no protection: nothing to wait for.
     await emu.createRepo({ owner: 'acme', name: 'bare', files: { 'README.md': '# bare\n' } });
     // CI that starts long after this run has ended: whatever the machine's load, nothing has reported when Fleet decides.

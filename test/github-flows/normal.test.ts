@@ -103,7 +103,9 @@ describe('a fleet of 8 repositories on GitHub', () => {
 
     // svc-8's CI was still running when the lane first read it: the forge read it again until it concluded.
     const slow = lane(m, 'svc-8');
-    const ciReads = emu.find({ route: '/repos/{owner}/{repo}/commits/{ref}/check-runs', method: 'GET' }).filter((x) => x.path === `/repos/acme/svc-8/commits/${slow.commit}/check-runs`);
+    const ciReads = emu
+      .find({ route: '/repos/{owner}/{repo}/commits/{ref}/check-runs', method: 'GET' })
+      .filter((x) => x.path === `/repos/acme/svc-8/commits/${slow.commit}/check-runs`);
     expect(ciReads.length).toBeGreaterThan(1);
     const finished = emu.find({ route: '/repos/{owner}/{repo}/check-runs/{check_run_id}', method: 'PATCH', status: 200 });
     expect(finished).toHaveLength(1);
@@ -136,7 +138,9 @@ describe('a fleet of 8 repositories on GitHub', () => {
     expect(commitsAhead(emu, 'acme/svc-3', 'main', flaky.branch!)).toEqual([flaky.commit]);
     // One PR for the lane: the second push updated it.
     expect(prsOpened(emu, 'acme/svc-3')).toBe(1);
-    const events = readEvents(ws).filter((e) => e.lane === 'svc-3').map((e) => e.detail);
+    const events = readEvents(ws)
+      .filter((e) => e.lane === 'svc-3')
+      .map((e) => e.detail);
     expect(events.some((d) => /retry 1 of 1/.test(d))).toBe(true);
 
     emu.assertNoViolations();

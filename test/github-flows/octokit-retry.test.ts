@@ -21,7 +21,13 @@ it('each request backs off on its own: concurrent 5xx retries all wait the first
   // counter shows as a failure on attempt 2 or later where every request failed only once. (Read from the log,
   // not the clock: a shared machine stretches any wall-clock bound.)
   const warnings: string[] = [];
-  const octokit = createOctokit({ token: 'ghs_retryIsolation0123456789abcdefghij', apiUrl: emu.url, retryAfterBaseValue: 50, pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 }, logger: { info() {}, warn: (m) => warnings.push(m), error() {} } });
+  const octokit = createOctokit({
+    token: 'ghs_retryIsolation0123456789abcdefghij',
+    apiUrl: emu.url,
+    retryAfterBaseValue: 50,
+    pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 },
+    logger: { info() {}, warn: (m) => warnings.push(m), error() {} },
+  });
   for (const round of [1, 2]) {
     emu.fault({ match: { method: 'GET' }, kind: '5xx', times: 3 });
     await Promise.all(['a', 'b', 'c'].map((repo) => octokit.paginate('GET /repos/{owner}/{repo}/pulls', { owner: 'o', repo, per_page: 100 })));

@@ -57,7 +57,10 @@ describe('pre-flight exclusion on GitHub', () => {
       expect(rec.wave, id).toBeNull();
       expect(m.excluded.some((x) => x.lane === id && x.reason === reason)).toBe(true);
       // Never touched: no clone, no push, no PR, no REST call at all.
-      expect(emu.find({}).filter((q) => q.path.includes(`/acme/${id}/`) || q.path.includes(`/acme/${id}.git`)), id).toEqual([]);
+      expect(
+        emu.find({}).filter((q) => q.path.includes(`/acme/${id}/`) || q.path.includes(`/acme/${id}.git`)),
+        id,
+      ).toEqual([]);
       expect(emu.pullRequests(`acme/${id}`)).toEqual([]);
     }
     for (const repo of repos) {

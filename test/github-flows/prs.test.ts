@@ -110,16 +110,22 @@ describe('fleet prs on GitHub', () => {
     await forge.setDraft(laneSpecFor(lane(ran, 'docs'), lanes.fleet.lanes) as never, number('docs'), true);
     const reviewer = 'ghs_ReviewerOfFleetPrs0123456789abcdEF';
     emu.addToken(reviewer, { login: 'octocat', default: 'pull' });
-    await createOctokit({ token: reviewer, apiUrl: emu.url, pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 } }).request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
-      owner: 'acme',
-      repo: 'cli',
-      pull_number: number('cli'),
-      event: 'REQUEST_CHANGES',
-      body: 'Not like this.',
-    });
+    await createOctokit({ token: reviewer, apiUrl: emu.url, pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 } }).request(
+      'POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews',
+      {
+        owner: 'acme',
+        repo: 'cli',
+        pull_number: number('cli'),
+        event: 'REQUEST_CHANGES',
+        body: 'Not like this.',
+      },
+    );
     // The manifest lost api's PR number (say the run was interrupted after opening it): found by its branch.
     const apiNumber = number('api');
-    writeFileSync(manifestPath, `${JSON.stringify({ ...ran, lanes: ran.lanes.map((l) => (l.lane === 'api' ? { ...l, pr_number: null, pr_url: null } : l)) }, null, 2)}\n`);
+    writeFileSync(
+      manifestPath,
+      `${JSON.stringify({ ...ran, lanes: ran.lanes.map((l) => (l.lane === 'api' ? { ...l, pr_number: null, pr_url: null } : l)) }, null, 2)}\n`,
+    );
 
     // ---- list
     const input = { manifestPath, forge, clock: systemClock };
@@ -171,7 +177,12 @@ describe('fleet prs on GitHub', () => {
     expect(pull('acme/api').merged_at).not.toBeNull();
     for (const repo of ['acme/cli', 'acme/docs', 'acme/web']) expect(pull(repo)).toMatchObject({ state: 'open', merged_at: null });
     const m1 = readManifest(ws);
-    expect(lane(m1, 'api')).toMatchObject({ pr_number: apiNumber, merge_status: 'merged', phase: 'merged', prs: { command: 'merge', outcome: 'merged', state: 'merged' } });
+    expect(lane(m1, 'api')).toMatchObject({
+      pr_number: apiNumber,
+      merge_status: 'merged',
+      phase: 'merged',
+      prs: { command: 'merge', outcome: 'merged', state: 'merged' },
+    });
     expect(lane(m1, 'web').prs).toMatchObject({ outcome: 'not-merged', state: 'open', detail: `CI is failure on ${headOf('web')}` });
     expect(m1.summary.merged).toBe(1);
     expect(prsLines(ws).map((e) => [e.lane, e.command, e.pr, e.from, e.to])).toEqual([
@@ -225,7 +236,11 @@ describe('fleet prs on GitHub', () => {
     const m2 = readManifest(ws);
     expect(lane(m2, 'web').prs).toMatchObject({ command: 'close', outcome: 'closed', state: 'closed', branch_deleted: true });
     expect(lane(m2, 'api').prs).toMatchObject({ command: 'merge', outcome: 'merged' });
-    expect(prsLines(ws).slice(4).map((e) => [e.lane, e.command, e.from, e.to])).toEqual([
+    expect(
+      prsLines(ws)
+        .slice(4)
+        .map((e) => [e.lane, e.command, e.from, e.to]),
+    ).toEqual([
       ['cli', 'prs close', 'open', 'closed'],
       ['docs', 'prs close', 'open', 'closed'],
       ['web', 'prs close', 'open', 'closed'],
@@ -266,7 +281,9 @@ describe('fleet prs on GitHub', () => {
     const r = acted(await prsCommand({ manifestPath, forge, clock: systemClock }, { command: 'close', dryRun: false }));
     const web = r.actions.find((a) => a.lane === 'web')!;
     expect(web).toMatchObject({ outcome: 'closed', branch_deleted: false });
-    expect(web.detail).toBe(`#${lane(ran, 'web').pr_number} closed; fleet/stamp/web left: it is at ${sha.slice(0, 12)}, not at the lane's commit ${lane(ran, 'web').commit!.slice(0, 12)}`);
+    expect(web.detail).toBe(
+      `#${lane(ran, 'web').pr_number} closed; fleet/stamp/web left: it is at ${sha.slice(0, 12)}, not at the lane's commit ${lane(ran, 'web').commit!.slice(0, 12)}`,
+    );
     expect(await emu.branchSha('acme/web', 'fleet/stamp/web')).toBe(sha);
     expect(emu.pullRequests('acme/web')[0]!.state).toBe('closed');
     emu.assertNoViolations();
@@ -280,9 +297,23 @@ describe('fleet prs on GitHub', () => {
     const kit = createOctokit({ token: flow.token, apiUrl: emu.url, pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 } });
     // A person closes the fleet's PR of api (a decision against it), then opens one of their own from the same
     // branch into another base.
-    await kit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { owner: 'acme', repo: 'api', pull_number: lane(ran, 'api').pr_number!, state: 'closed' });
+    await kit.request('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', {
+      owner: 'acme',
+      repo: 'api',
+      pull_number: lane(ran, 'api').pr_number!,
+      state: 'closed',
+    });
     const production = await emu.commit({ owner: 'acme', repo: 'api', branch: 'production', files: { 'PROD.md': 'production\n' } });
-    const theirs = (await kit.request('POST /repos/{owner}/{repo}/pulls', { owner: 'acme', repo: 'api', head: 'fleet/stamp/api', base: 'production', title: 'ship it', body: 'by hand' })).data.number;
+    const theirs = (
+      await kit.request('POST /repos/{owner}/{repo}/pulls', {
+        owner: 'acme',
+        repo: 'api',
+        head: 'fleet/stamp/api',
+        base: 'production',
+        title: 'ship it',
+        body: 'by hand',
+      })
+    ).data.number;
     const merged = acted(await prsCommand({ manifestPath, forge, clock: systemClock }, { command: 'merge', method: 'merge', dryRun: false }));
     const api = merged.actions.find((a) => a.lane === 'api')!;
     expect(api.outcome).toBe('not-merged');

@@ -45,7 +45,14 @@ describe('push-only mode on GitHub', () => {
 
   it('refuses what needs a PR: merging when green, every problem at once', async () => {
     flow = await startFlow();
-    const file = flow.fleetFile({ name: 'quiet', directive: 'x', run: 'true', merge: { policy: 'when-green' }, pr: { open: false }, targets: [{ repo: 'acme/core' }] });
+    const file = flow.fleetFile({
+      name: 'quiet',
+      directive: 'x',
+      run: 'true',
+      merge: { policy: 'when-green' },
+      pr: { open: false },
+      targets: [{ repo: 'acme/core' }],
+    });
     const r = await flow.run(file, join(flow.dir, 'ws'));
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('merge.policy: pr.open is false (push-only: no PR is opened), and when-green merges PRs');

@@ -74,8 +74,14 @@ describe('re-running a finished fleet on GitHub', () => {
       expect(pulls, id).toHaveLength(1);
       expect(pulls[0]).toEqual(was.pulls[0]);
       expect(pulls[0]!.labels).toEqual(['fleet', 'license']);
-      expect(events.some((e) => e.lane === id && e.to === 'pushed' && /already up to date/.test(e.detail)), id).toBe(true);
-      expect(events.some((e) => e.lane === id && /^updated /.test(e.detail)), id).toBe(true);
+      expect(
+        events.some((e) => e.lane === id && e.to === 'pushed' && /already up to date/.test(e.detail)),
+        id,
+      ).toBe(true);
+      expect(
+        events.some((e) => e.lane === id && /^updated /.test(e.detail)),
+        id,
+      ).toBe(true);
     }
     emu.assertNoViolations();
   });

@@ -33,7 +33,15 @@ describe('a reviewed lane on GitHub', () => {
     });
 
     // Run 1: the worker fixes the BUG it accepted; the nitpick is follow-up work.
-    writeFileSync(plan, JSON.stringify({ write: { 'src/app.js': 'export const value = BUG;\n' }, lenses: { correctness: 'marker', completeness: 'nitpick' }, dispositions: { high: 'ACCEPT', low: 'FIX_LATER' }, fix: 'fix' }));
+    writeFileSync(
+      plan,
+      JSON.stringify({
+        write: { 'src/app.js': 'export const value = BUG;\n' },
+        lenses: { correctness: 'marker', completeness: 'nitpick' },
+        dispositions: { high: 'ACCEPT', low: 'FIX_LATER' },
+        fix: 'fix',
+      }),
+    );
     const first = await flow.run(file, join(dir, 'ws1'));
     expect(first.code, first.stdout + first.stderr).toBe(0);
     const ready = lane(readManifest(join(dir, 'ws1')), 'svc');
@@ -53,7 +61,9 @@ describe('a reviewed lane on GitHub', () => {
     expect(held.error!.message).toContain(`PR #${pr!.number} is a draft labelled fleet:needs-person`);
     const [after] = emu.pullRequests('acme/svc');
     expect(after).toMatchObject({ number: pr!.number, draft: true, labels: ['fleet:needs-person'] });
-    expect(after!.body).toContain('**Open findings** (1)\n\n- `src/app.js:1` (high; correctness): A BUG marker is left in the code. Suggested: Replace BUG by OK.');
+    expect(after!.body).toContain(
+      '**Open findings** (1)\n\n- `src/app.js:1` (high; correctness): A BUG marker is left in the code. Suggested: Replace BUG by OK.',
+    );
     expect(prsOpened(emu)).toBe(1);
     emu.assertNoViolations();
   });

@@ -31,7 +31,7 @@ const SNOOP = [
 ].join('; ');
 
 describe('the token on GitHub', () => {
-  it('is not in the directive\'s or a check\'s reach, any workspace file, the output, the pushed change, the PR, or .git/config', async () => {
+  it("is not in the directive's or a check's reach, any workspace file, the output, the pushed change, the PR, or .git/config", async () => {
     flow = await startFlow();
     const { emu, token } = flow;
     const basic = basicCredential(token);

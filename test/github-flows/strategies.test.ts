@@ -24,7 +24,14 @@ describe('strategies on GitHub', () => {
     flow = await startFlow();
     const { emu, dir } = flow;
     await emu.createRepo({ owner: 'acme', name: 'svc', files: { 'README.md': '# svc\n' } });
-    const file = flow.fleetFile({ name: 'spec', directive: 'Write the app.', run: 'true', max_retries: 0, speculative: { pick: 'smallest-green-diff' }, targets: [{ repo: 'acme/svc', strategies: STRATEGIES }] });
+    const file = flow.fleetFile({
+      name: 'spec',
+      directive: 'Write the app.',
+      run: 'true',
+      max_retries: 0,
+      speculative: { pick: 'smallest-green-diff' },
+      targets: [{ repo: 'acme/svc', strategies: STRATEGIES }],
+    });
     const r = await flow.run(file, join(dir, 'ws'));
     expect(r.code).toBe(1);
     const m = readManifest(join(dir, 'ws'));
@@ -50,11 +57,19 @@ describe('strategies on GitHub', () => {
       run: 'true',
       max_retries: 0,
       speculative: { pick: 'person' },
-      targets: [{ repo: 'acme/svc', strategies: STRATEGIES }, { repo: 'acme/app', depends_on: ['svc'], run: 'echo x > X.md' }],
+      targets: [
+        { repo: 'acme/svc', strategies: STRATEGIES },
+        { repo: 'acme/app', depends_on: ['svc'], run: 'echo x > X.md' },
+      ],
     });
     await flow.run(file, join(dir, 'ws'));
     const m = readManifest(join(dir, 'ws'));
-    expect(emu.pullRequests('acme/svc').map((p) => [p.headRef, p.draft]).sort()).toEqual([
+    expect(
+      emu
+        .pullRequests('acme/svc')
+        .map((p) => [p.headRef, p.draft])
+        .sort(),
+    ).toEqual([
       ['fleet/spec/svc/narrow', true],
       ['fleet/spec/svc/wide', true],
     ]);

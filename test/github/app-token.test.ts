@@ -45,7 +45,8 @@ afterEach(() => clearSecrets());
 
 const creds = () => ({ appId: String(app.id), privateKey: app.privateKeyPem, owner: 'acme' });
 const start = () => AppInstallationToken.start(creds(), { apiUrl: emu.url });
-const octokitWith = (t: AppInstallationToken) => createOctokit({ token: t.current(), credential: t, apiUrl: emu.url, pacing: NO_PACING, serverErrorRetries: 0 });
+const octokitWith = (t: AppInstallationToken) =>
+  createOctokit({ token: t.current(), credential: t, apiUrl: emu.url, pacing: NO_PACING, serverErrorRetries: 0 });
 const readRepo = (o: ReturnType<typeof createOctokit>) => o.request('GET /repos/{owner}/{repo}', { owner: 'acme', repo: 'api' });
 
 describe('an App installation token Fleet mints itself', () => {
@@ -59,7 +60,7 @@ describe('an App installation token Fleet mints itself', () => {
     expect(emu.find({ route: '/repos/{owner}/{repo}' }).map((r) => r.login)).toEqual(['fleet-app[bot]']);
   });
 
-  it('renews when less than 10 minutes are left by GitHub\'s clock, read from the date header', async () => {
+  it("renews when less than 10 minutes are left by GitHub's clock, read from the date header", async () => {
     const t = await start();
     const octokit = octokitWith(t);
     const first = t.current();
@@ -75,7 +76,7 @@ describe('an App installation token Fleet mints itself', () => {
     expect(t.current()).not.toBe(first);
   });
 
-  it('handles a runner clock hours behind GitHub\'s: the JWT is corrected from the date header, the token renewed in time', async () => {
+  it("handles a runner clock hours behind GitHub's: the JWT is corrected from the date header, the token renewed in time", async () => {
     emu.clock.advance(3 * 60 * 60_000);
     const t = await start();
     // auth-app's JWT was refused once for its time, then signed for GitHub's clock.
@@ -100,12 +101,15 @@ describe('an App installation token Fleet mints itself', () => {
     emu.clock.advance(61 * 60_000);
     const res = await readRepo(octokit);
     expect(res.status).toBe(200);
-    expect(emu.find({ route: '/repos/{owner}/{repo}' }).map((r) => [r.status, r.token])).toEqual([[401, first], [200, t.current()]]);
+    expect(emu.find({ route: '/repos/{owner}/{repo}' }).map((r) => [r.status, r.token])).toEqual([
+      [401, first],
+      [200, t.current()],
+    ]);
     // The mint's own JWT was signed for a clock an hour behind: refused for its exp, then signed again from the 401's date.
     expect(emu.find(MINT).map((r) => r.status)).toEqual([201, 201]);
   });
 
-  it('renews by GitHub\'s clock even when no answer came in between: the JWT refusal corrects it', async () => {
+  it("renews by GitHub's clock even when no answer came in between: the JWT refusal corrects it", async () => {
     const t = await start();
     emu.clock.advance(2 * 60 * 60_000);
     const renewed = await t.renew(t.current());
@@ -156,7 +160,10 @@ describe('an App installation token Fleet mints itself', () => {
     await t.renew(t.current());
     const [a, b] = t.minted.map((m) => m.token);
     expect(await t.revoke()).toEqual({ revoked: 2, failed: 0 });
-    expect(emu.find({ route: '/installation/token', method: 'DELETE' }).map((r) => [r.status, r.token])).toEqual([[204, a], [204, b]]);
+    expect(emu.find({ route: '/installation/token', method: 'DELETE' }).map((r) => [r.status, r.token])).toEqual([
+      [204, a],
+      [204, b],
+    ]);
     const after = createOctokit({ token: b!, apiUrl: emu.url, pacing: NO_PACING });
     await expect(readRepo(after)).rejects.toMatchObject({ status: 401 });
   });
@@ -165,12 +172,16 @@ describe('an App installation token Fleet mints itself', () => {
     const t = await AppInstallationToken.start({ ...creds(), readOnly: true }, { apiUrl: emu.url });
     const octokit = octokitWith(t);
     const { data } = await octokit.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { owner: 'acme', repo: 'api', ref: 'heads/main' });
-    await expect(octokit.request('POST /repos/{owner}/{repo}/git/refs', { owner: 'acme', repo: 'api', ref: 'refs/heads/x', sha: data.object.sha })).rejects.toMatchObject({ status: 403 });
+    await expect(
+      octokit.request('POST /repos/{owner}/{repo}/git/refs', { owner: 'acme', repo: 'api', ref: 'refs/heads/x', sha: data.object.sha }),
+    ).rejects.toMatchObject({ status: 403 });
     expect(emu.find(MINT)[0]!.body).toEqual({ permissions: { contents: 'read', pull_requests: 'read', metadata: 'read' } });
   });
 
   it('names the owner when the App is not installed there, and the id when GitHub knows no such App', async () => {
-    await expect(AppInstallationToken.start({ ...creds(), owner: 'nobody' }, { apiUrl: emu.url })).rejects.toThrow(/GitHub App 4242.*nobody.*not installed on nobody/);
+    await expect(AppInstallationToken.start({ ...creds(), owner: 'nobody' }, { apiUrl: emu.url })).rejects.toThrow(
+      /GitHub App 4242.*nobody.*not installed on nobody/,
+    );
     await expect(AppInstallationToken.start({ ...creds(), appId: '999' }, { apiUrl: emu.url })).rejects.toThrow('GitHub knows no App with id 999');
   });
 });

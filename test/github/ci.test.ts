@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { combineCi, combineRequired, describeFailures, describePending, latestPerName, missingRequired, type CheckRunLike, type StatusLike } from '../../src/github/ci.js';
+import {
+  combineCi,
+  combineRequired,
+  describeFailures,
+  describePending,
+  latestPerName,
+  missingRequired,
+  type CheckRunLike,
+  type StatusLike,
+} from '../../src/github/ci.js';
 
 let id = 1;
 const run = (name: string, status: string, conclusion: string | null, extra: Partial<CheckRunLike> = {}): CheckRunLike => ({
@@ -18,7 +27,9 @@ describe('combineCi', () => {
   });
 
   it('is success when every run and status is green (neutral and skipped count as green)', () => {
-    expect(combineCi([run('a', 'completed', 'success'), run('b', 'completed', 'neutral'), run('c', 'completed', 'skipped')], [status('ci/x', 'success')])).toBe('success');
+    expect(combineCi([run('a', 'completed', 'success'), run('b', 'completed', 'neutral'), run('c', 'completed', 'skipped')], [status('ci/x', 'success')])).toBe(
+      'success',
+    );
   });
 
   it('is failure when anything is red, even with others pending', () => {
@@ -92,7 +103,9 @@ describe('describeFailures', () => {
   });
 
   it('stays under its size budget and says how many were left out', () => {
-    const runs = Array.from({ length: 50 }, (_, i) => run(`check-${i}`, 'completed', 'failure', { output: { title: 'x'.repeat(150), summary: 'y'.repeat(500) } }));
+    const runs = Array.from({ length: 50 }, (_, i) =>
+      run(`check-${i}`, 'completed', 'failure', { output: { title: 'x'.repeat(150), summary: 'y'.repeat(500) } }),
+    );
     const text = describeFailures(runs, [], 2000);
     expect(text.length).toBeLessThan(2100);
     expect(text).toMatch(/… and \d+ more failing checks/);
@@ -166,7 +179,12 @@ describe('the verdict in detail', () => {
 
   it('names at most ten pending checks and counts the rest', () => {
     const runs = Array.from({ length: 13 }, (_, i) => run(`c${String(i).padStart(2, '0')}`, 'in_progress', null));
-    expect(describePending(runs, [])).toBe(`still running: ${runs.slice(0, 10).map((r) => `${r.name} (in_progress)`).join(', ')} and 3 more`);
+    expect(describePending(runs, [])).toBe(
+      `still running: ${runs
+        .slice(0, 10)
+        .map((r) => `${r.name} (in_progress)`)
+        .join(', ')} and 3 more`,
+    );
     expect(describePending(runs.slice(0, 10), [])).not.toContain('more');
   });
 });

@@ -57,6 +57,8 @@ describe('search discovery', () => {
     const { repos, problems } = await discoverRepos(octokit, [{ search: 'org:huge' }]);
     expect(repos).toHaveLength(250);
     expect(server.pages).toEqual([1, 2, 3]);
-    expect(problems).toEqual(['github.discover search "org:huge": GitHub\'s search timed out and returned incomplete results; run the plan again or narrow the query']);
+    expect(problems).toEqual([
+      'github.discover search "org:huge": GitHub\'s search timed out and returned incomplete results; run the plan again or narrow the query',
+    ]);
   });
 });

@@ -42,7 +42,11 @@ describe('discoverRepos', () => {
   });
 
   it('follows the Link header across pages', async () => {
-    await mapLimit(Array.from({ length: 105 }, (_, i) => i), 8, (i) => h.emu.createRepo({ owner: 'paged', name: `svc-${String(i).padStart(3, '0')}`, empty: true }));
+    await mapLimit(
+      Array.from({ length: 105 }, (_, i) => i),
+      8,
+      (i) => h.emu.createRepo({ owner: 'paged', name: `svc-${String(i).padStart(3, '0')}`, empty: true }),
+    );
     h.emu.resetLog();
     const { repos, problems } = await discoverRepos(h.octokit, [{ org: 'paged' }]);
     expect(problems).toEqual([]);
@@ -88,7 +92,11 @@ describe('discoverRepos', () => {
   });
 
   it('stops paging a search at total_count: a full last page is not followed by an empty one', async () => {
-    await mapLimit(Array.from({ length: 200 }, (_, i) => i), 8, (i) => h.emu.createRepo({ owner: 'bulk', name: `m-${String(i).padStart(3, '0')}`, empty: true, topics: ['bulk'] }));
+    await mapLimit(
+      Array.from({ length: 200 }, (_, i) => i),
+      8,
+      (i) => h.emu.createRepo({ owner: 'bulk', name: `m-${String(i).padStart(3, '0')}`, empty: true, topics: ['bulk'] }),
+    );
     h.emu.resetLog();
     const { repos, problems } = await discoverRepos(h.octokit, [{ search: 'topic:bulk' }]);
     expect(problems).toEqual([]);
@@ -102,7 +110,13 @@ describe('discoverRepos', () => {
   });
 
   it('reports an unknown owner as a problem and keeps the other sources', async () => {
-    const { repos, problems } = await discoverRepos(h.octokit, [{ org: 'nope' }, { topic: 'x', owner: 'nobody' }, { user: 'ghost-user' }, { org: 'octocat' }, { org: 'acme' }]);
+    const { repos, problems } = await discoverRepos(h.octokit, [
+      { org: 'nope' },
+      { topic: 'x', owner: 'nobody' },
+      { user: 'ghost-user' },
+      { org: 'octocat' },
+      { org: 'acme' },
+    ]);
     expect(repos).toHaveLength(5);
     expect(problems).toEqual([
       'github.discover org nope: no organization "nope" (or the token cannot see it)',
@@ -114,11 +128,16 @@ describe('discoverRepos', () => {
 });
 
 describe('discovery that GitHub refuses', () => {
-  it('reports each source the token cannot read with GitHub\'s message, and still reads a topic as user: when the owner type is unknown', async () => {
+  it("reports each source the token cannot read with GitHub's message, and still reads a topic as user: when the owner type is unknown", async () => {
     // An unknown token: GitHub answers 401 "Bad credentials" to every request (https://docs.github.com/en/rest/authentication/authenticating-to-the-rest-api#failed-login-limit).
     const client = createOctokit({ token: 'ghp_notATokenGitHubKnows00000000001', apiUrl: h.emu.url, pacing: NO_PACING });
     h.emu.resetLog();
-    const { repos, problems } = await discoverRepos(client, [{ org: 'acme' }, { user: 'octocat' }, { topic: 'terraform', owner: 'acme' }, { search: 'topic:service' }]);
+    const { repos, problems } = await discoverRepos(client, [
+      { org: 'acme' },
+      { user: 'octocat' },
+      { topic: 'terraform', owner: 'acme' },
+      { search: 'topic:service' },
+    ]);
     expect(repos).toEqual([]);
     expect(problems).toEqual([
       'github.discover org acme: Bad credentials - https://docs.github.com/rest (the token is not valid)',
@@ -127,7 +146,10 @@ describe('discovery that GitHub refuses', () => {
       'github.discover search "topic:service": Bad credentials - https://docs.github.com/rest (the token is not valid)',
     ]);
     // The owner's type could not be read (401, not 404): the topic is still searched, with user:.
-    expect(h.emu.find({ route: '/search/repositories' }).map((r) => new URLSearchParams(r.query).get('q'))).toEqual(['topic:terraform user:acme', 'topic:service']);
+    expect(h.emu.find({ route: '/search/repositories' }).map((r) => new URLSearchParams(r.query).get('q'))).toEqual([
+      'topic:terraform user:acme',
+      'topic:service',
+    ]);
   });
 
   it('says when GitHub rejected a search (422) or refused it for a rate limit (403)', async () => {
@@ -139,7 +161,9 @@ describe('discovery that GitHub refuses', () => {
     h.emu.fault({ kind: 'secondary-rate-limit', match: { method: 'GET', path: '/orgs/{org}/repos' }, times: 1 });
     const limited = await discoverRepos(h.client({ maxRetries: 0 }), [{ org: 'acme' }, { user: 'octocat' }]);
     expect(limited.repos).toEqual(['octocat/dotfiles', 'octocat/hello-world']);
-    expect(limited.problems).toEqual([expect.stringMatching(/^github\.discover org acme: You have exceeded a secondary rate limit.* \(forbidden or rate limited\)$/)]);
+    expect(limited.problems).toEqual([
+      expect.stringMatching(/^github\.discover org acme: You have exceeded a secondary rate limit.* \(forbidden or rate limited\)$/),
+    ]);
     // Any other failure (a server error once retries are spent) is GitHub's message alone.
     h.emu.fault({ kind: '5xx', status: 502, match: { method: 'GET', path: '/search/repositories' }, times: 1 });
     const failed = await discoverRepos(h.client({ serverErrorRetries: 0 }), [{ search: 'topic:service' }]);
@@ -176,4 +200,3 @@ describe('discovery through the fleet file', () => {
     ]);
   });
 });
-

@@ -89,11 +89,16 @@ describe('the merge gate', () => {
     const { l, rec } = await lanePr();
     h.emu.fault({ kind: '5xx', status: 502, match: { method: 'GET', path: '/repos/{owner}/{repo}/branches/{branch}' } });
     const m = await direct.merge(l, rec, 'squash');
-    expect(m).toEqual({ status: 'pending', detail: `#1 not merged: could not read its CI and the required checks of main (${l.repo}: reading the protection of main failed (502): Server Error)` });
+    expect(m).toEqual({
+      status: 'pending',
+      detail: `#1 not merged: could not read its CI and the required checks of main (${l.repo}: reading the protection of main failed (502): Server Error)`,
+    });
     h.emu.fault({ kind: '5xx', status: 502, match: { method: 'GET', path: '/repos/{owner}/{repo}/rules/branches/{branch}' } });
     await expect(direct.requiredChecks(l, 'main')).rejects.toThrow(new GitHubForgeError(l.repo, 'reading the rules of main', 502, 'Server Error'));
     h.emu.fault({ kind: '5xx', status: 502, match: { method: 'GET', path: '/repos/{owner}/{repo}/commits/{ref}/check-runs' } });
-    expect((await direct.merge(l, rec, 'squash')).detail).toBe(`#1 not merged: could not read its CI and the required checks of main (${l.repo}: reading the check runs of ${rec.commit!.slice(0, 12)} failed (502): Server Error)`);
+    expect((await direct.merge(l, rec, 'squash')).detail).toBe(
+      `#1 not merged: could not read its CI and the required checks of main (${l.repo}: reading the check runs of ${rec.commit!.slice(0, 12)} failed (502): Server Error)`,
+    );
     expect(h.emu.pullRequests(l.repo)[0]!.merged_at).toBeNull();
   });
 
@@ -109,9 +114,22 @@ describe('the merge gate', () => {
     const [owner, repo] = l.repo.split('/') as [string, string];
     // The base commit (the lane commit's parent) carries a status: this repository has CI.
     await h.octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', { owner, repo, sha: rec.base_commit!, state: 'success', context: 'ci/legacy' });
-    const pub = await h.forge.publish({ lane: l, record: rec, title: 't', body: 'b', draft: false, labels: [], reviewers: [], team_reviewers: [], assignees: [] });
+    const pub = await h.forge.publish({
+      lane: l,
+      record: rec,
+      title: 't',
+      body: 'b',
+      draft: false,
+      labels: [],
+      reviewers: [],
+      team_reviewers: [],
+      assignees: [],
+    });
     const m = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash');
-    expect(m).toEqual({ status: 'pending', detail: `#1 not merged: no CI has reported on ${short} yet, and the repository has workflows or CI on earlier commits` });
+    expect(m).toEqual({
+      status: 'pending',
+      detail: `#1 not merged: no CI has reported on ${short} yet, and the repository has workflows or CI on earlier commits`,
+    });
 
     // No sign of CI, but GitHub does not answer the question: assume CI may come.
     const quiet = await lanePr();
@@ -150,7 +168,10 @@ describe('GitHub’s answer to a merge', () => {
     h.emu.fault({ kind: '5xx', status: 502, match: { method: 'PATCH', path: '/repos/{owner}/{repo}/git/refs/{ref}' } });
     expect(await direct.merge(l, rec, 'fast-forward')).toEqual({ status: 'failed', detail: `${l.repo}: fast-forwarding main failed (502): Server Error` });
     h.emu.fault({ kind: '5xx', status: 409, match: { method: 'PATCH', path: '/repos/{owner}/{repo}/git/refs/{ref}' } });
-    expect(await direct.merge(l, rec, 'fast-forward')).toEqual({ status: 'blocked', detail: `main cannot be fast-forwarded to ${rec.commit!.slice(0, 12)}: Server Error` });
+    expect(await direct.merge(l, rec, 'fast-forward')).toEqual({
+      status: 'blocked',
+      detail: `main cannot be fast-forwarded to ${rec.commit!.slice(0, 12)}: Server Error`,
+    });
     expect(await direct.merge(l, rec, 'fast-forward')).toEqual({ status: 'merged', detail: `main fast-forwarded to ${rec.commit!.slice(0, 12)} (#1)` });
   });
 
@@ -178,14 +199,23 @@ describe('GitHub’s answer to a merge', () => {
     const { l, rec, short } = await lanePr();
     const [owner, repo] = l.repo.split('/') as [string, string];
     const theirs = await h.emu.commit({ owner, repo, branch: l.branch, files: { 'y.txt': 'y\n' } });
-    expect(await h.forge.merge(l, rec, 'merge')).toEqual({ status: 'blocked', detail: `#1's head is ${theirs.slice(0, 12)}, not the lane's ${short}: someone pushed to ${l.branch}` });
-    expect(await h.forge.merge(l, { ...rec, pr_number: 99 }, 'merge')).toEqual({ status: 'failed', detail: `${l.repo}: reading pull request #99 failed (404): Not Found` });
+    expect(await h.forge.merge(l, rec, 'merge')).toEqual({
+      status: 'blocked',
+      detail: `#1's head is ${theirs.slice(0, 12)}, not the lane's ${short}: someone pushed to ${l.branch}`,
+    });
+    expect(await h.forge.merge(l, { ...rec, pr_number: 99 }, 'merge')).toEqual({
+      status: 'failed',
+      detail: `${l.repo}: reading pull request #99 failed (404): Not Found`,
+    });
   });
 
   it('finds no pull request to merge without a number or a base branch', async () => {
     const { l, rec } = await lanePr();
     h.emu.resetLog();
-    expect(await h.forge.merge(l, { ...rec, pr_number: null, base_branch: null }, 'merge')).toEqual({ status: 'blocked', detail: `no open pull request from ${l.branch}` });
+    expect(await h.forge.merge(l, { ...rec, pr_number: null, base_branch: null }, 'merge')).toEqual({
+      status: 'blocked',
+      detail: `no open pull request from ${l.branch}`,
+    });
     expect(h.emu.count({})).toBe(0);
     await expect(h.forge.merge(lane('./here', { repo_kind: 'url' }), rec, 'merge')).rejects.toThrow('./here is not an owner/repo name');
   });
@@ -225,7 +255,10 @@ describe('what CI verdicts read', () => {
 
   it('reads every page of the commit statuses, and no page more', async () => {
     const statuses = (k: number, failing?: number) =>
-      Array.from({ length: k }, (_, i) => ({ context: `ci/${String(i).padStart(3, '0')}`, state: i === failing ? ('failure' as const) : ('success' as const) }));
+      Array.from({ length: k }, (_, i) => ({
+        context: `ci/${String(i).padStart(3, '0')}`,
+        state: i === failing ? ('failure' as const) : ('success' as const),
+      }));
     const full = await lanePr({ ci: { statuses: statuses(100) }, publish: false });
     h.emu.resetLog();
     expect(await h.forge.ciConclusion(full.l, full.rec.commit!)).toBe('success');
@@ -237,7 +270,9 @@ describe('what CI verdicts read', () => {
     expect(verdict.failures).toContain('✗ ci/120: failure');
     expect(h.emu.count({ route: '/repos/{owner}/{repo}/commits/{ref}/status' })).toBe(2);
     h.emu.fault({ kind: '5xx', status: 502, match: { method: 'GET', path: '/repos/{owner}/{repo}/commits/{ref}/status' } });
-    await expect(direct.ciConclusion(more.l, more.rec.commit!)).rejects.toThrow(new GitHubForgeError(more.l.repo, `reading the commit status of ${more.rec.commit!.slice(0, 12)}`, 502, 'Server Error'));
+    await expect(direct.ciConclusion(more.l, more.rec.commit!)).rejects.toThrow(
+      new GitHubForgeError(more.l.repo, `reading the commit status of ${more.rec.commit!.slice(0, 12)}`, 502, 'Server Error'),
+    );
   });
 });
 
@@ -246,7 +281,14 @@ describe('the CI wait, on the forge’s own clock', () => {
   async function quietLane(): Promise<Pushed> {
     const p = await lanePr({ publish: false });
     const [owner, repo] = p.l.repo.split('/') as [string, string];
-    await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', { owner, repo, name: 'test', head_sha: p.rec.base_commit!, status: 'completed', conclusion: 'success' });
+    await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', {
+      owner,
+      repo,
+      name: 'test',
+      head_sha: p.rec.base_commit!,
+      status: 'completed',
+      conclusion: 'success',
+    });
     return p;
   }
 
@@ -254,7 +296,14 @@ describe('the CI wait, on the forge’s own clock', () => {
   function clocked(t0: number, opts: Parameters<Harness['makeForge']>[0] = {}) {
     let t = t0;
     const sleeps: number[] = [];
-    const forge = h.makeForge({ ciPollMs: undefined, ciMaxPollMs: undefined, ciStartGraceMs: undefined, ...opts, now: () => t, sleep: async (ms) => void (sleeps.push(ms), (t += ms)) });
+    const forge = h.makeForge({
+      ciPollMs: undefined,
+      ciMaxPollMs: undefined,
+      ciStartGraceMs: undefined,
+      ...opts,
+      now: () => t,
+      sleep: async (ms) => void (sleeps.push(ms), (t += ms)),
+    });
     return { forge, sleeps, elapsed: () => t - t0 };
   }
 
@@ -277,4 +326,3 @@ describe('the CI wait, on the forge’s own clock', () => {
     expect(c.elapsed()).toBe(4_500);
   });
 });
-

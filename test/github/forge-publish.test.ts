@@ -56,7 +56,14 @@ describe('opening the pull request', () => {
     const racing: typeof fetch = async (url, init) => {
       if (!raced && init?.method === 'POST' && String(url).endsWith(`/repos/${owner}/${repo}/pulls`)) {
         raced = true;
-        await h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: 'the other run', head: l.branch, base: 'main', body: 'no marker yet' });
+        await h.octokit.request('POST /repos/{owner}/{repo}/pulls', {
+          owner,
+          repo,
+          title: 'the other run',
+          head: l.branch,
+          base: 'main',
+          body: 'no marker yet',
+        });
       }
       return fetch(url, init);
     };
@@ -76,7 +83,12 @@ describe('opening the pull request', () => {
   it('fails with GitHub’s words when it refuses the pull request for another reason', async () => {
     const { l, rec, owner, repo } = await pushedLane();
     // A lane branch with no commit beyond its base: "No commits between …" (422).
-    await h.octokit.request('POST /repos/{owner}/{repo}/git/refs', { owner, repo, ref: 'refs/heads/same', sha: (await h.emu.branchSha(`${owner}/${repo}`, 'main'))! });
+    await h.octokit.request('POST /repos/{owner}/{repo}/git/refs', {
+      owner,
+      repo,
+      ref: 'refs/heads/same',
+      sha: (await h.emu.branchSha(`${owner}/${repo}`, 'main'))!,
+    });
     h.emu.resetLog();
     const err = await h.forge.publish(input(l, { ...rec, branch: 'same' })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GitHubForgeError);
@@ -89,7 +101,10 @@ describe('opening the pull request', () => {
   it('needs the lane’s branch and base branch, and asks GitHub nothing without them', async () => {
     const { l, rec } = await pushedLane();
     h.emu.resetLog();
-    for (const record of [{ ...rec, base_branch: null }, { ...rec, branch: '' }]) {
+    for (const record of [
+      { ...rec, base_branch: null },
+      { ...rec, branch: '' },
+    ]) {
       const err = await h.forge.publish(input(l, record)).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(GitHubForgeError);
       expect((err as Error).message).toBe(`${l.repo}: opening a pull request failed: the lane has no branch or base branch`);
@@ -102,14 +117,21 @@ describe('opening the pull request', () => {
     const { l, rec, owner, repo } = await pushedLane();
     const noDrafts: typeof fetch = async (url, init) => {
       if (init?.method === 'POST' && String(url).endsWith(`/repos/${owner}/${repo}/pulls`) && JSON.parse(String(init.body)).draft === true) {
-        const body = { message: 'Validation Failed', errors: [{ resource: 'PullRequest', code: 'custom', message: 'Draft pull requests are not supported in this repository.' }], documentation_url: 'https://docs.github.com/rest/pulls/pulls#create-a-pull-request', status: '422' };
+        const body = {
+          message: 'Validation Failed',
+          errors: [{ resource: 'PullRequest', code: 'custom', message: 'Draft pull requests are not supported in this repository.' }],
+          documentation_url: 'https://docs.github.com/rest/pulls/pulls#create-a-pull-request',
+          status: '422',
+        };
         return new Response(JSON.stringify(body), { status: 422, headers: { 'content-type': 'application/json; charset=utf-8' } });
       }
       return fetch(url, init);
     };
     const forge = h.makeForge({ octokit: h.client({ fetch: noDrafts }) });
     const r = await forge.publish(input(l, rec, { draft: true }));
-    expect(r.notes).toEqual(['opened as a regular PR: the repository does not allow drafts (Validation Failed: Draft pull requests are not supported in this repository.)']);
+    expect(r.notes).toEqual([
+      'opened as a regular PR: the repository does not allow drafts (Validation Failed: Draft pull requests are not supported in this repository.)',
+    ]);
     expect(h.emu.pullRequests(`${owner}/${repo}`)).toMatchObject([{ number: r.pr_number, draft: false }]);
     expect(h.log).toContain(`${l.repo}#${r.pr_number}: ${r.notes[0]}`);
     // Any other refusal of a draft is not taken for that one.
@@ -136,9 +158,15 @@ describe('a pull request that exists', () => {
 
   it('prefers the pull request into the lane’s base, then its own marker, then the oldest', async () => {
     const { l, rec, owner, repo } = await pushedLane();
-    const open = (base: string, body: string) => h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: base, head: l.branch, base, body });
+    const open = (base: string, body: string) =>
+      h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: base, head: l.branch, base, body });
     // Two PRs from the lane branch, neither into main: #1 unmarked into develop, #2 ours into release.
-    await h.octokit.request('POST /repos/{owner}/{repo}/git/refs', { owner, repo, ref: 'refs/heads/release', sha: (await h.emu.branchSha(`${owner}/${repo}`, 'main'))! });
+    await h.octokit.request('POST /repos/{owner}/{repo}/git/refs', {
+      owner,
+      repo,
+      ref: 'refs/heads/release',
+      sha: (await h.emu.branchSha(`${owner}/${repo}`, 'main'))!,
+    });
     await open('develop', 'by hand');
     await open('release', `${markerFor('demo', l.id)}\nours`);
     h.emu.resetLog();
@@ -153,21 +181,43 @@ describe('a pull request that exists', () => {
   });
 
   it('refuses a pull request marked for another lane of this fleet, or for this lane id in another fleet', async () => {
-    for (const [fleet, laneId] of [['demo', 'another-lane'], ['other', null]] as const) {
+    for (const [fleet, laneId] of [
+      ['demo', 'another-lane'],
+      ['other', null],
+    ] as const) {
       const { l, rec, owner, repo } = await pushedLane();
       const id = laneId ?? l.id;
-      await h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: 'theirs', head: l.branch, base: 'main', body: `${markerFor(fleet, id)}\ntheirs` });
+      await h.octokit.request('POST /repos/{owner}/{repo}/pulls', {
+        owner,
+        repo,
+        title: 'theirs',
+        head: l.branch,
+        base: 'main',
+        body: `${markerFor(fleet, id)}\ntheirs`,
+      });
       const err = await h.forge.publish(input(l, rec)).catch((e: unknown) => e);
-      expect((err as Error).message, `${fleet}:${id}`).toBe(`${l.repo}: publishing failed: pull request #1 from ${l.branch} belongs to fleet ${fleet} lane ${id}; give this fleet another name or branch template`);
+      expect((err as Error).message, `${fleet}:${id}`).toBe(
+        `${l.repo}: publishing failed: pull request #1 from ${l.branch} belongs to fleet ${fleet} lane ${id}; give this fleet another name or branch template`,
+      );
       expect(h.emu.pullRequests(`${owner}/${repo}`)[0]!.title).toBe('theirs');
     }
   });
 
   it('prefers the pull request into the lane’s base to one carrying its marker into another base, older or newer', async () => {
-    for (const order of [['main', 'develop'], ['develop', 'main']] as const) {
+    for (const order of [
+      ['main', 'develop'],
+      ['develop', 'main'],
+    ] as const) {
       const { l, rec, owner, repo } = await pushedLane();
       for (const base of order) {
-        await h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: base, head: l.branch, base, body: base === 'main' ? 'by hand' : `${markerFor('demo', l.id)}\nours` });
+        await h.octokit.request('POST /repos/{owner}/{repo}/pulls', {
+          owner,
+          repo,
+          title: base,
+          head: l.branch,
+          base,
+          body: base === 'main' ? 'by hand' : `${markerFor('demo', l.id)}\nours`,
+        });
       }
       const r = await h.forge.publish(input(l, rec));
       expect(r.pr_number, order.join(',')).toBe(order.indexOf('main') + 1);
@@ -176,8 +226,14 @@ describe('a pull request that exists', () => {
 
   it('takes the older of two pull requests that are equally the lane’s', async () => {
     const { l, rec, owner, repo } = await pushedLane();
-    await h.octokit.request('POST /repos/{owner}/{repo}/git/refs', { owner, repo, ref: 'refs/heads/release', sha: (await h.emu.branchSha(`${owner}/${repo}`, 'main'))! });
-    for (const base of ['develop', 'release']) await h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: base, head: l.branch, base, body: 'by hand' });
+    await h.octokit.request('POST /repos/{owner}/{repo}/git/refs', {
+      owner,
+      repo,
+      ref: 'refs/heads/release',
+      sha: (await h.emu.branchSha(`${owner}/${repo}`, 'main'))!,
+    });
+    for (const base of ['develop', 'release'])
+      await h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: base, head: l.branch, base, body: 'by hand' });
     const r = await h.forge.publish(input(l, rec));
     expect(r.pr_number).toBe(1);
   });
@@ -186,10 +242,14 @@ describe('a pull request that exists', () => {
     const { l, rec } = await pushedLane();
     const forge = h.makeForge({ octokit: h.client({ serverErrorRetries: 0 }) });
     h.emu.fault({ kind: '5xx', status: 502, match: { method: 'GET', path: PULLS } });
-    await expect(forge.publish(input(l, rec))).rejects.toThrow(new GitHubForgeError(l.repo, `looking for the pull request of ${l.branch}`, 502, 'Server Error'));
+    await expect(forge.publish(input(l, rec))).rejects.toThrow(
+      new GitHubForgeError(l.repo, `looking for the pull request of ${l.branch}`, 502, 'Server Error'),
+    );
     const first = await forge.publish(input(l, rec));
     h.emu.fault({ kind: '5xx', status: 502, match: { method: 'PATCH', path: '/repos/{owner}/{repo}/pulls/{pull_number}' } });
-    await expect(forge.publish(input(l, rec, { title: 'a new title' }))).rejects.toThrow(new GitHubForgeError(l.repo, `updating pull request #${first.pr_number}`, 502, 'Server Error'));
+    await expect(forge.publish(input(l, rec, { title: 'a new title' }))).rejects.toThrow(
+      new GitHubForgeError(l.repo, `updating pull request #${first.pr_number}`, 502, 'Server Error'),
+    );
   });
 });
 
@@ -197,10 +257,21 @@ describe('labels, reviewers and assignees', () => {
   it('asks once for a label or a person named twice in different case', async () => {
     const { l, rec } = await pushedLane();
     h.emu.resetLog();
-    await h.forge.publish(input(l, rec, { labels: ['fleet', 'Fleet'], reviewers: ['octocat', 'OctoCat'], team_reviewers: ['acme/platform', 'Platform'], assignees: ['hubot', 'HUBOT'] }));
+    await h.forge.publish(
+      input(l, rec, {
+        labels: ['fleet', 'Fleet'],
+        reviewers: ['octocat', 'OctoCat'],
+        team_reviewers: ['acme/platform', 'Platform'],
+        assignees: ['hubot', 'HUBOT'],
+      }),
+    );
     expect(h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/issues/{issue_number}/labels' }).map((q) => q.body)).toEqual([{ labels: ['fleet'] }]);
-    expect(h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers' }).map((q) => q.body)).toEqual([{ reviewers: ['octocat'], team_reviewers: ['platform'] }]);
-    expect(h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/issues/{issue_number}/assignees' }).map((q) => q.body)).toEqual([{ assignees: ['hubot'] }]);
+    expect(h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers' }).map((q) => q.body)).toEqual([
+      { reviewers: ['octocat'], team_reviewers: ['platform'] },
+    ]);
+    expect(h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/issues/{issue_number}/assignees' }).map((q) => q.body)).toEqual([
+      { assignees: ['hubot'] },
+    ]);
   });
 
   it('asks only for teams when no person is missing, and for no one when nobody is', async () => {
@@ -208,7 +279,9 @@ describe('labels, reviewers and assignees', () => {
     await h.forge.publish(input(l, rec, { reviewers: ['octocat'] }));
     h.emu.resetLog();
     await h.forge.publish(input(l, rec, { reviewers: ['octocat'], team_reviewers: ['platform'] }));
-    expect(h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers' }).map((q) => q.body)).toEqual([{ team_reviewers: ['platform'] }]);
+    expect(h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers' }).map((q) => q.body)).toEqual([
+      { team_reviewers: ['platform'] },
+    ]);
     h.emu.resetLog();
     await h.forge.publish(input(l, rec, { reviewers: ['octocat'], team_reviewers: ['platform'] }));
     expect(h.emu.count({ method: 'POST' })).toBe(0);
@@ -230,7 +303,9 @@ describe('labels, reviewers and assignees', () => {
     refuse('POST', '/repos/{owner}/{repo}/issues/{issue_number}/labels');
     refuse('POST', '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers');
     refuse('POST', '/repos/{owner}/{repo}/issues/{issue_number}/assignees');
-    const r = await h.forge.publish(input(l, rec, { labels: ['fleet', 'deps'], reviewers: ['octocat', 'monalisa'], team_reviewers: ['platform'], assignees: ['hubot', 'dev01'] }));
+    const r = await h.forge.publish(
+      input(l, rec, { labels: ['fleet', 'deps'], reviewers: ['octocat', 'monalisa'], team_reviewers: ['platform'], assignees: ['hubot', 'dev01'] }),
+    );
     expect(r.pr_number).toBe(1);
     expect(r.notes).toEqual([
       'labels fleet, deps not added: Server Error',

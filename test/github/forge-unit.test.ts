@@ -19,7 +19,10 @@ const token = 'ghs_unitTestTokenForTheForge0000001';
 /** A forge whose every request is answered `status` with `body` (no retries). */
 function answering(status: number, body: unknown): GitHubForge {
   const fetch = (async () =>
-    new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers: { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json' } })) as typeof globalThis.fetch;
+    new Response(typeof body === 'string' ? body : JSON.stringify(body), {
+      status,
+      headers: { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json' },
+    })) as typeof globalThis.fetch;
   const octokit = createOctokit({ token, apiUrl: 'https://api.github.com', pacing: { writeMs: 0 }, serverErrorRetries: 0, fetch });
   return new GitHubForge({ octokit, token, name: 'demo' });
 }
@@ -28,11 +31,18 @@ const api = lane('acme/api');
 
 describe('construction', () => {
   it('needs a token', () => {
-    expect(() => new GitHubForge({ octokit: createOctokit({ token, apiUrl: 'https://api.github.com' }), token: '', name: 'demo' })).toThrow('the GitHub forge needs a token');
+    expect(() => new GitHubForge({ octokit: createOctokit({ token, apiUrl: 'https://api.github.com' }), token: '', name: 'demo' })).toThrow(
+      'the GitHub forge needs a token',
+    );
   });
 
   it('clones from the server URL it is given, without trailing slashes', () => {
-    const forge = new GitHubForge({ octokit: createOctokit({ token, apiUrl: 'https://api.github.com' }), token, name: 'demo', serverUrl: 'https://git.acme.com/mirror//' });
+    const forge = new GitHubForge({
+      octokit: createOctokit({ token, apiUrl: 'https://api.github.com' }),
+      token,
+      name: 'demo',
+      serverUrl: 'https://git.acme.com/mirror//',
+    });
     expect(forge.serverUrl).toBe('https://git.acme.com/mirror');
     expect(forge.cloneUrl(api)).toBe('https://git.acme.com/mirror/acme/api.git');
   });
@@ -48,7 +58,9 @@ describe('construction', () => {
 
   it('refuses to clone a lane that is not an owner/repo name', () => {
     const forge = answering(200, {});
-    expect(() => forge.cloneUrl(lane('./local', { repo_kind: 'url' }))).toThrow('./local is not an owner/repo name: forge: github runs GitHub repositories only');
+    expect(() => forge.cloneUrl(lane('./local', { repo_kind: 'url' }))).toThrow(
+      './local is not an owner/repo name: forge: github runs GitHub repositories only',
+    );
   });
 
   it('starts its git config entries at 0 when the inherited count is not a positive whole number', () => {
@@ -68,11 +80,28 @@ describe('the pull request of a branch', () => {
     const seen: string[] = [];
     const fetch = (async (url: string | URL | Request) => {
       seen.push(String(url));
-      const list = [{ number: 7, node_id: 'PR_7', html_url: 'https://github.com/acme/api/pull/7', title: 't', body: null, state: 'open', head: { sha: 'a'.repeat(40), ref: 'someone/else' }, base: { ref: 'main' }, user: null, labels: [] }];
+      const list = [
+        {
+          number: 7,
+          node_id: 'PR_7',
+          html_url: 'https://github.com/acme/api/pull/7',
+          title: 't',
+          body: null,
+          state: 'open',
+          head: { sha: 'a'.repeat(40), ref: 'someone/else' },
+          base: { ref: 'main' },
+          user: null,
+          labels: [],
+        },
+      ];
       return new Response(JSON.stringify(list), { status: 200, headers: { 'content-type': 'application/json' } });
     }) as typeof globalThis.fetch;
     const forge = new GitHubForge({ octokit: createOctokit({ token, apiUrl: 'https://api.github.com', pacing: { writeMs: 0 }, fetch }), token, name: 'demo' });
-    const record = { ...newLaneRecord({ repo: 'acme/api', lane: 'api', wave: 0, branch: 'fleet/t/api', depends_on: [] }), base_branch: 'main', commit: 'b'.repeat(40) };
+    const record = {
+      ...newLaneRecord({ repo: 'acme/api', lane: 'api', wave: 0, branch: 'fleet/t/api', depends_on: [] }),
+      base_branch: 'main',
+      commit: 'b'.repeat(40),
+    };
     expect(await forge.merge(api, record, 'merge')).toEqual({ status: 'blocked', detail: 'no open pull request from fleet/t/api' });
     expect(seen).toHaveLength(1);
   });
@@ -84,9 +113,16 @@ describe('required checks', () => {
     const fetch = (async (url: string | URL | Request) => {
       const path = new URL(String(url)).pathname;
       const hit = Object.entries(routes).find(([suffix]) => path === `/repos/acme/api${suffix}`);
-      return new Response(JSON.stringify(hit ? hit[1] : { message: 'Not Found' }), { status: hit ? 200 : 404, headers: { 'content-type': 'application/json' } });
+      return new Response(JSON.stringify(hit ? hit[1] : { message: 'Not Found' }), {
+        status: hit ? 200 : 404,
+        headers: { 'content-type': 'application/json' },
+      });
     }) as typeof globalThis.fetch;
-    return new GitHubForge({ octokit: createOctokit({ token, apiUrl: 'https://api.github.com', pacing: { writeMs: 0 }, serverErrorRetries: 0, fetch }), token, name: 'demo' });
+    return new GitHubForge({
+      octokit: createOctokit({ token, apiUrl: 'https://api.github.com', pacing: { writeMs: 0 }, serverErrorRetries: 0, fetch }),
+      token,
+      name: 'demo',
+    });
   }
 
   // Older servers list only `contexts` (checks came later), and a rule may come without parameters.
@@ -125,12 +161,15 @@ describe('errors', () => {
     const fetch = (async () => {
       throw new TypeError('fetch failed');
     }) as typeof globalThis.fetch;
-    const forge = new GitHubForge({ octokit: createOctokit({ token, apiUrl: 'https://api.github.com', pacing: { writeMs: 0 }, serverErrorRetries: 0, fetch }), token, name: 'demo' });
+    const forge = new GitHubForge({
+      octokit: createOctokit({ token, apiUrl: 'https://api.github.com', pacing: { writeMs: 0 }, serverErrorRetries: 0, fetch }),
+      token,
+      name: 'demo',
+    });
     const err = await forge.branchHead(api, 'main').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GitHubForgeError);
     expect((err as Error).message).toMatch(/^acme\/api: reading branch main failed \(500\): fetch failed/);
   });
-
 
   it('name the repository, the action and the status (none when there is no status)', () => {
     expect(new GitHubForgeError('acme/api', 'reading x', 404, 'Not Found').message).toBe('acme/api: reading x failed (404): Not Found');
@@ -159,9 +198,13 @@ describe('errors', () => {
   });
 
   it('fall back to the error’s own message, cut to 500 characters', async () => {
-    const text = await answering(418, 'I am a teapot').branchHead(api, 'main').catch((e: unknown) => e);
+    const text = await answering(418, 'I am a teapot')
+      .branchHead(api, 'main')
+      .catch((e: unknown) => e);
     expect((text as Error).message).toBe('acme/api: reading branch main failed (418): I am a teapot');
-    const long = await answering(422, { message: 'x'.repeat(600) }).branchHead(api, 'main').catch((e: unknown) => e);
+    const long = await answering(422, { message: 'x'.repeat(600) })
+      .branchHead(api, 'main')
+      .catch((e: unknown) => e);
     expect((long as Error).message).toBe(`acme/api: reading branch main failed (422): ${'x'.repeat(500)}`);
   });
 });

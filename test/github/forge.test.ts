@@ -65,7 +65,6 @@ const edit = (file: string, text: string) => async (dir: string) => {
   await writeFile(path.join(dir, file), text);
 };
 
-
 describe('git access', () => {
   it('clones and pushes with the token only in the environment, and reads the branch back', async () => {
     const l = await repoWithLane();
@@ -147,13 +146,21 @@ describe('publish', () => {
     const l = await repoWithLane();
     const rec = await pushLane(l, edit('src/a.ts', 'export const a = 3;\n'));
     h.emu.resetLog();
-    const first = await h.forge.publish(publishInput(l, rec, { labels: ['fleet', 'automated'], reviewers: ['octocat'], team_reviewers: ['acme/platform'], assignees: ['hubot'] }));
+    const first = await h.forge.publish(
+      publishInput(l, rec, { labels: ['fleet', 'automated'], reviewers: ['octocat'], team_reviewers: ['acme/platform'], assignees: ['hubot'] }),
+    );
     expect(first).toMatchObject({ pr_number: 1, updated: false, notes: [] });
     expect(first.pr_url).toBe(`${h.emu.url}/${l.repo}/pull/1`);
 
     const again = await pushLane(l, edit('src/a.ts', 'export const a = 4;\n'), rec);
     const second = await h.forge.publish(
-      publishInput(l, again, { title: `demo: ${l.id} (again)`, labels: ['fleet', 'automated'], reviewers: ['octocat'], team_reviewers: ['acme/platform'], assignees: ['hubot'] }),
+      publishInput(l, again, {
+        title: `demo: ${l.id} (again)`,
+        labels: ['fleet', 'automated'],
+        reviewers: ['octocat'],
+        team_reviewers: ['acme/platform'],
+        assignees: ['hubot'],
+      }),
     );
     expect(second).toMatchObject({ pr_number: 1, pr_url: first.pr_url, updated: true });
 
@@ -200,7 +207,9 @@ describe('publish', () => {
     const octocat = 'ghs_octocatReviewsForFleetTests000001';
     h.emu.addToken(octocat, { login: 'octocat', default: 'pull' });
     const [owner, repo] = l.repo.split('/') as [string, string];
-    await h.client({ token: octocat }).request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { owner, repo, pull_number: pub.pr_number!, event: 'COMMENT', body: 'one question' });
+    await h
+      .client({ token: octocat })
+      .request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { owner, repo, pull_number: pub.pr_number!, event: 'COMMENT', body: 'one question' });
     expect(h.emu.pullRequests(l.repo)[0]!.requested_reviewers).toEqual(['hubot']);
 
     const again = await pushLane(l, edit('x.txt', 'y\n'), rec);
@@ -212,7 +221,9 @@ describe('publish', () => {
     expect(h.emu.pullRequests(l.repo)[0]!.requested_reviewers).toEqual(['hubot']);
     // Someone new is still asked.
     await h.forge.publish(publishInput(l, again, { reviewers: ['octocat', 'hubot', 'monalisa'] }));
-    expect(h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers' }).map((q) => q.body)).toEqual([{ reviewers: ['monalisa'] }]);
+    expect(h.emu.find({ method: 'POST', route: '/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers' }).map((q) => q.body)).toEqual([
+      { reviewers: ['monalisa'] },
+    ]);
     h.emu.assertNoViolations();
   });
 
@@ -295,7 +306,13 @@ describe('publish', () => {
 describe('CI', () => {
   it('is green from the check runs and statuses the CI made for the pushed commit', async () => {
     const l = await repoWithLane();
-    h.emu.setCi(l.repo, { checks: [{ name: 'test', conclusion: 'success' }, { name: 'lint', conclusion: 'skipped' }], statuses: [{ context: 'ci/legacy', state: 'success' }] });
+    h.emu.setCi(l.repo, {
+      checks: [
+        { name: 'test', conclusion: 'success' },
+        { name: 'lint', conclusion: 'skipped' },
+      ],
+      statuses: [{ context: 'ci/legacy', state: 'success' }],
+    });
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
     await h.emu.idle();
     expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('success');
@@ -352,7 +369,6 @@ describe('CI', () => {
     expect(verdict).toEqual({ conclusion: 'pending', failures: 'still running: e2e (in_progress)' });
     expect(c.elapsed()).toBe(300_000);
     expect(c.sleeps.length).toBeGreaterThan(2);
-
   });
 
   it('judges the latest run of each check: a re-run that passed replaces the failure', async () => {
@@ -362,7 +378,14 @@ describe('CI', () => {
     await h.emu.idle();
     expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('failure');
     const [owner, repo] = l.repo.split('/') as [string, string];
-    await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', { owner, repo, name: 'test', head_sha: rec.commit!, status: 'completed', conclusion: 'success' });
+    await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', {
+      owner,
+      repo,
+      name: 'test',
+      head_sha: rec.commit!,
+      status: 'completed',
+      conclusion: 'success',
+    });
     expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('success');
   });
 
@@ -376,9 +399,12 @@ describe('CI', () => {
       // No workflows, no checks on the parent: without the required check this would be `none` at once.
       expect(await h.forge.ciConclusion(l, rec.commit!)).toBe('pending');
       // No start grace at all; CI starts during the forge's second wait.
-      const c = clockedForge(async (n) => {
-        if (n === 2) late.release();
-      }, { ciStartGraceMs: 0 });
+      const c = clockedForge(
+        async (n) => {
+          if (n === 2) late.release();
+        },
+        { ciStartGraceMs: 0 },
+      );
       const verdict = await c.forge.waitForCi(l, rec.commit!, 30 * 60_000);
       expect(verdict, via).toEqual({ conclusion: 'success', failures: '' });
       expect(c.sleeps, via).toHaveLength(2);
@@ -441,7 +467,14 @@ describe('CI', () => {
   async function repoWithCiHistory(): Promise<LaneSpec> {
     const l = await repoWithLane();
     const [owner, repo] = l.repo.split('/') as [string, string];
-    await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', { owner, repo, name: 'test', head_sha: (await h.emu.branchSha(l.repo, 'main'))!, status: 'completed', conclusion: 'success' });
+    await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', {
+      owner,
+      repo,
+      name: 'test',
+      head_sha: (await h.emu.branchSha(l.repo, 'main'))!,
+      status: 'completed',
+      conclusion: 'success',
+    });
     return l;
   }
 
@@ -453,7 +486,15 @@ describe('CI', () => {
     const [owner, repo] = l.repo.split('/') as [string, string];
     // CI starts during the second wait (tens of seconds after the push on the forge's clock), and fails.
     const c = clockedForge(async (n) => {
-      if (n === 2) await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', { owner, repo, name: 'test', head_sha: rec.commit!, status: 'completed', conclusion: 'failure' });
+      if (n === 2)
+        await h.octokit.request('POST /repos/{owner}/{repo}/check-runs', {
+          owner,
+          repo,
+          name: 'test',
+          head_sha: rec.commit!,
+          status: 'completed',
+          conclusion: 'failure',
+        });
     });
     const verdict = await c.forge.waitForCi(l, rec.commit!, 30 * 60_000);
     expect(verdict.conclusion).toBe('failure');
@@ -555,7 +596,10 @@ describe('merge', () => {
     const pub = await h.forge.publish(publishInput(l, rec));
     h.emu.resetLog();
     const early = await h.forge.merge(l, { ...rec, pr_number: pub.pr_number }, 'squash');
-    expect(early).toEqual({ status: 'pending', detail: `#${pub.pr_number} not merged: required check test of main has not reported on ${rec.commit!.slice(0, 12)}` });
+    expect(early).toEqual({
+      status: 'pending',
+      detail: `#${pub.pr_number} not merged: required check test of main has not reported on ${rec.commit!.slice(0, 12)}`,
+    });
     expect(h.emu.count({ method: 'PUT' })).toBe(0);
     expect(h.emu.pullRequests(l.repo)[0]!.merged_at).toBeNull();
     // Now CI reports, green.
@@ -605,7 +649,10 @@ describe('merge refusals', () => {
     const rec = newLaneRecord({ repo: l.repo, lane: l.id, wave: 0, branch: l.branch, depends_on: [] });
     h.emu.resetLog();
     expect(await h.forge.merge(l, rec, 'squash')).toEqual({ status: 'failed', detail: 'nothing to merge: the lane has no commit' });
-    expect(await h.forge.merge(l, { ...rec, commit: 'a'.repeat(40) }, 'octopus')).toEqual({ status: 'failed', detail: 'unknown merge method octopus (merge, squash, rebase or fast-forward)' });
+    expect(await h.forge.merge(l, { ...rec, commit: 'a'.repeat(40) }, 'octopus')).toEqual({
+      status: 'failed',
+      detail: 'unknown merge method octopus (merge, squash, rebase or fast-forward)',
+    });
     expect(h.emu.count({})).toBe(0);
   });
 
@@ -655,10 +702,19 @@ describe('the pull request of a lane', () => {
     const l = await repoWithLane();
     const rec = await pushLane(l, edit('x.txt', 'x\n'));
     const [owner, repo] = l.repo.split('/') as [string, string];
-    await h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: 'theirs', head: l.branch, base: 'main', body: `${markerFor('other', 'api')}\nanother fleet` });
+    await h.octokit.request('POST /repos/{owner}/{repo}/pulls', {
+      owner,
+      repo,
+      title: 'theirs',
+      head: l.branch,
+      base: 'main',
+      body: `${markerFor('other', 'api')}\nanother fleet`,
+    });
     const err = await h.forge.publish(publishInput(l, rec)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GitHubForgeError);
-    expect((err as Error).message).toBe(`${l.repo}: publishing failed: pull request #1 from ${l.branch} belongs to fleet other lane api; give this fleet another name or branch template`);
+    expect((err as Error).message).toBe(
+      `${l.repo}: publishing failed: pull request #1 from ${l.branch} belongs to fleet other lane api; give this fleet another name or branch template`,
+    );
     expect(h.emu.pullRequests(l.repo)).toHaveLength(1);
   });
 

@@ -50,8 +50,7 @@ export async function harness(emuOpts: EmulatorOptions = {}, clientOpts: Partial
   const emu = await startEmulator({ ...emuOpts, token });
   const log: string[] = [];
   const logger: Logger = { info: () => {}, warn: (m) => log.push(m), error: (m) => log.push(m) };
-  const client = (opts: Partial<CreateOctokitOptions> = {}) =>
-    createOctokit({ token, apiUrl: emu.url, logger, pacing: NO_PACING, ...clientOpts, ...opts });
+  const client = (opts: Partial<CreateOctokitOptions> = {}) => createOctokit({ token, apiUrl: emu.url, logger, pacing: NO_PACING, ...clientOpts, ...opts });
   const octokit = client();
   const makeForge = (opts: Partial<GitHubForgeOptions> = {}) =>
     new GitHubForge({

@@ -46,7 +46,13 @@ describe('URLs', () => {
     expect(seen).toEqual(['https://ghes.acme.com/api/v3/user', 'https://ghes.acme.com/api/graphql']);
 
     seen.length = 0;
-    const custom = createOctokit({ token: 'ghp_test_token_value_1234', apiUrl: 'https://ghes.acme.com/api/v3', graphqlUrl: 'https://gql.acme.com/graphql', pacing: { writeMs: 0 }, fetch });
+    const custom = createOctokit({
+      token: 'ghp_test_token_value_1234',
+      apiUrl: 'https://ghes.acme.com/api/v3',
+      graphqlUrl: 'https://gql.acme.com/graphql',
+      pacing: { writeMs: 0 },
+      fetch,
+    });
     await custom.graphql('query { viewer { login } }');
     expect(seen).toEqual(['https://gql.acme.com/graphql']);
   });

@@ -36,9 +36,14 @@ describe('the limits a plan divides (FLEET_GITHUB_WRITE_BUDGET, a test knob)', (
   it("are GitHub's unless pacing is off; a test gives compressed windows, or turns them off", () => {
     expect(limitsOf({})).toEqual(GITHUB_WRITE_LIMITS);
     expect(limitsOf({ FLEET_GITHUB_PACING_MS: '0' })).toEqual([]);
-    expect(limitsOf({ FLEET_GITHUB_PACING_MS: '0', FLEET_GITHUB_WRITE_BUDGET: '8/6000, 50/60000' })).toEqual([{ max: 8, window_ms: 6000 }, { max: 50, window_ms: 60_000 }]);
+    expect(limitsOf({ FLEET_GITHUB_PACING_MS: '0', FLEET_GITHUB_WRITE_BUDGET: '8/6000, 50/60000' })).toEqual([
+      { max: 8, window_ms: 6000 },
+      { max: 50, window_ms: 60_000 },
+    ]);
     expect(limitsOf({ FLEET_GITHUB_WRITE_BUDGET: 'off' })).toEqual([]);
-    expect(limitsOf({ FLEET_GITHUB_WRITE_BUDGET: '8 a minute' })).toMatch(/^FLEET_GITHUB_WRITE_BUDGET must be "off" or MAX\/WINDOW_MS pairs .* got "8 a minute"$/);
+    expect(limitsOf({ FLEET_GITHUB_WRITE_BUDGET: '8 a minute' })).toMatch(
+      /^FLEET_GITHUB_WRITE_BUDGET must be "off" or MAX\/WINDOW_MS pairs .* got "8 a minute"$/,
+    );
     expect(limitsOf({ FLEET_GITHUB_WRITE_BUDGET: '0/6000' })).toMatch(/^FLEET_GITHUB_WRITE_BUDGET must be/);
   });
 });
@@ -57,10 +62,10 @@ describe('which requests are content-creating', () => {
 });
 
 describe('the pacer', () => {
-  it('hands out the leg\'s own slots, one interval apart, on the real clock', async () => {
+  it("hands out the leg's own slots, one interval apart, on the real clock", async () => {
     const pacer = new WritePacer({ interval_ms: 120, phase_ms: 40 });
     const slots = await Promise.all([pacer.take(), pacer.take(), pacer.take()]);
-    for (const s of slots) expect(((s - 40) % 120 + 120) % 120).toBe(0);
+    for (const s of slots) expect((((s - 40) % 120) + 120) % 120).toBe(0);
     expect(slots[1]! - slots[0]!).toBe(120);
     expect(slots[2]! - slots[1]!).toBe(120);
     expect(Date.now()).toBeGreaterThanOrEqual(slots[2]!);
@@ -71,7 +76,12 @@ describe('the pacer', () => {
     let turns = 0;
     let release!: () => void;
     const turn = new Promise<void>((r) => (release = r));
-    const pacer = new WritePacer({ interval_ms: 100, phase_ms: 0 }, () => clock, async (ms) => void (clock += ms), () => (turns++, turn));
+    const pacer = new WritePacer(
+      { interval_ms: 100, phase_ms: 0 },
+      () => clock,
+      async (ms) => void (clock += ms),
+      () => (turns++, turn),
+    );
     const first = pacer.take();
     let done = false;
     void first.then(() => (done = true));
@@ -87,10 +97,14 @@ describe('the pacer', () => {
   it('lets a slot go when a busy runner wakes it too late for it, and takes its next own one', async () => {
     let clock = 0;
     let overshoot = 70; // the first sleep ends 70 ms late: past half of a 100 ms slot
-    const pacer = new WritePacer({ interval_ms: 400, phase_ms: 100, slot_ms: 100, burst: 1 }, () => clock, async (ms) => {
-      clock += ms + overshoot;
-      overshoot = 0;
-    });
+    const pacer = new WritePacer(
+      { interval_ms: 400, phase_ms: 100, slot_ms: 100, burst: 1 },
+      () => clock,
+      async (ms) => {
+        clock += ms + overshoot;
+        overshoot = 0;
+      },
+    );
     expect(await pacer.take()).toBe(500);
     expect(pacer.stats.late).toBe(1);
     expect(await pacer.take()).toBe(900);
@@ -101,7 +115,13 @@ describe('the pacer', () => {
     const budget = writeBudget({ limits: [{ max: 4, window_ms: 2000 }], legsAtOnce: 2, lanes: 2, writesPerLane: 3 });
     const legs = [A, B].map((token, i) => createOctokit({ token, apiUrl: emu.url, pacing: NO_PACING, maxRetries: 0, writePace: legPace(budget, i) }));
     const burst = (octokits: typeof legs, tag: string) =>
-      Promise.allSettled(octokits.flatMap((o, i) => [0, 1, 2].map((k) => o.request('POST /repos/{owner}/{repo}/statuses/{sha}', { owner: 'acme', repo: 'paced', sha, state: 'success', context: `${tag}-${i}-${k}` }))));
+      Promise.allSettled(
+        octokits.flatMap((o, i) =>
+          [0, 1, 2].map((k) =>
+            o.request('POST /repos/{owner}/{repo}/statuses/{sha}', { owner: 'acme', repo: 'paced', sha, state: 'success', context: `${tag}-${i}-${k}` }),
+          ),
+        ),
+      );
 
     emu.setContentLimit(limit);
     emu.resetLog();
@@ -109,7 +129,10 @@ describe('the pacer', () => {
     expect(paced.filter((r) => r.status === 'rejected')).toEqual([]);
     expect(emu.requests.filter((q) => q.fault === 'content-limit')).toHaveLength(0);
     // Six writes took at least five slots (2000/3 ms each): the legs took turns.
-    const times = emu.requests.filter((q) => q.method === 'POST').map((q) => q.time).sort((x, y) => x - y);
+    const times = emu.requests
+      .filter((q) => q.method === 'POST')
+      .map((q) => q.time)
+      .sort((x, y) => x - y);
     expect(times.at(-1)! - times[0]!).toBeGreaterThan(5 * budget.slot_ms - 300);
 
     emu.setContentLimit(limit);
@@ -127,12 +150,23 @@ describe('a write refused by a secondary limit', () => {
     const logs: string[] = [];
     const logger = { info: () => {}, warn: (m: string) => logs.push(m), error: (m: string) => logs.push(m) };
     // Both legs are refused once at the same moment with the same retry-after (1 s at 100 ms a second).
-    const fault = emu.fault({ kind: 'secondary-rate-limit', match: { method: 'POST', path: '/repos/{owner}/{repo}/statuses/{sha}' }, times: 2, retryAfterSec: 1 });
+    const fault = emu.fault({
+      kind: 'secondary-rate-limit',
+      match: { method: 'POST', path: '/repos/{owner}/{repo}/statuses/{sha}' },
+      times: 2,
+      retryAfterSec: 1,
+    });
     // Each leg draws its own jitter; fixed draws here, so the two can never happen to agree (1 time in 100 at random).
     const draws = [0.1, 0.7];
-    const legs = [A, B].map((token, i) => createOctokit({ token, apiUrl: emu.url, pacing: NO_PACING, logger, retryAfterBaseValue: 100, random: () => draws[i]! }));
+    const legs = [A, B].map((token, i) =>
+      createOctokit({ token, apiUrl: emu.url, pacing: NO_PACING, logger, retryAfterBaseValue: 100, random: () => draws[i]! }),
+    );
     emu.resetLog();
-    await Promise.all(legs.map((o, i) => o.request('POST /repos/{owner}/{repo}/statuses/{sha}', { owner: 'acme', repo: 'paced', sha, state: 'success', context: `retry-${i}` })));
+    await Promise.all(
+      legs.map((o, i) =>
+        o.request('POST /repos/{owner}/{repo}/statuses/{sha}', { owner: 'acme', repo: 'paced', sha, state: 'success', context: `retry-${i}` }),
+      ),
+    );
     expect(fault.hits).toBe(2);
     const ok = emu.requests.filter((q) => q.method === 'POST' && q.status === 201);
     expect(ok).toHaveLength(2);
@@ -147,30 +181,62 @@ describe('a write refused by a secondary limit', () => {
 
   it('answered with x-ratelimit-reset instead of retry-after, is retried at that reset, not after a fixed minute', async () => {
     emu.setContentLimit(false);
-    const fault = emu.fault({ kind: 'secondary-rate-limit', status: 429, resetInSec: 2, match: { method: 'POST', path: '/repos/{owner}/{repo}/statuses/{sha}' }, times: 1 });
+    const fault = emu.fault({
+      kind: 'secondary-rate-limit',
+      status: 429,
+      resetInSec: 2,
+      match: { method: 'POST', path: '/repos/{owner}/{repo}/statuses/{sha}' },
+      times: 1,
+    });
     const logs: string[] = [];
     // 50 ms a second: the reset (about 2 s) is waited as about 100 ms; the plugin's fixed 60 s would be 3 s.
-    const o = createOctokit({ token: A, apiUrl: emu.url, pacing: NO_PACING, retryAfterBaseValue: 50, logger: { info: () => {}, warn: (m) => logs.push(m), error: () => {} } });
+    const o = createOctokit({
+      token: A,
+      apiUrl: emu.url,
+      pacing: NO_PACING,
+      retryAfterBaseValue: 50,
+      logger: { info: () => {}, warn: (m) => logs.push(m), error: () => {} },
+    });
     emu.resetLog();
     await o.request('POST /repos/{owner}/{repo}/statuses/{sha}', { owner: 'acme', repo: 'paced', sha, state: 'success', context: 'reset' });
     expect(fault.hits).toBe(1);
     const [refused, landed] = emu.requests.filter((q) => q.method === 'POST');
     expect([refused!.status, landed!.status]).toEqual([429, 201]);
     // The wait logged is the reset's (about 2 s), not the plugin's fixed minute.
-    expect(logs.some((m) => /secondary rate limit on POST .*: retry 1\/3 in [123]s/.test(m)), logs.join("\n")).toBe(true);
+    expect(
+      logs.some((m) => /secondary rate limit on POST .*: retry 1\/3 in [123]s/.test(m)),
+      logs.join('\n'),
+    ).toBe(true);
     expect(logs.some((m) => /in 60s/.test(m))).toBe(false);
   });
 
-  it('given up on, fails with GitHub\'s words and what they mean for the fleet', async () => {
+  it("given up on, fails with GitHub's words and what they mean for the fleet", async () => {
     emu.setContentLimit(false);
-    emu.fault({ kind: 'secondary-rate-limit', status: 429, match: { method: 'POST', path: '/repos/{owner}/{repo}/statuses/{sha}' }, times: Infinity, retryAfterSec: 1 });
-    const o = createOctokit({ token: A, apiUrl: emu.url, pacing: NO_PACING, retryAfterBaseValue: 10, maxRetries: 2, logger: { info: () => {}, warn: () => {}, error: () => {} } });
-    const err = (await o.request('POST /repos/{owner}/{repo}/statuses/{sha}', { owner: 'acme', repo: 'paced', sha, state: 'success', context: 'never' }).catch((e: unknown) => e)) as Error & {
+    emu.fault({
+      kind: 'secondary-rate-limit',
+      status: 429,
+      match: { method: 'POST', path: '/repos/{owner}/{repo}/statuses/{sha}' },
+      times: Infinity,
+      retryAfterSec: 1,
+    });
+    const o = createOctokit({
+      token: A,
+      apiUrl: emu.url,
+      pacing: NO_PACING,
+      retryAfterBaseValue: 10,
+      maxRetries: 2,
+      logger: { info: () => {}, warn: () => {}, error: () => {} },
+    });
+    const err = (await o
+      .request('POST /repos/{owner}/{repo}/statuses/{sha}', { owner: 'acme', repo: 'paced', sha, state: 'success', context: 'never' })
+      .catch((e: unknown) => e)) as Error & {
       status: number;
       response: { data: { message: string } };
     };
     expect(err.status).toBe(429);
-    expect(err.response.data.message).toMatch(/^You have exceeded a secondary rate limit.*\(Fleet: POST \/repos\/acme\/paced\/statuses\/[0-9a-f]{40} was still refused by GitHub's secondary rate limit after 2 retries/);
+    expect(err.response.data.message).toMatch(
+      /^You have exceeded a secondary rate limit.*\(Fleet: POST \/repos\/acme\/paced\/statuses\/[0-9a-f]{40} was still refused by GitHub's secondary rate limit after 2 retries/,
+    );
     expect(err.message).toMatch(/every leg of the fleet shares it: lower max_parallel/);
     emu.clearFaults();
   });

@@ -30,8 +30,12 @@ describe('GraphQL batch query building', () => {
   it('builds one aliased query with every name as a variable', () => {
     const q = buildBatchQuery(groupRepos([lane('acme/api'), lane('acme/web', { base: 'release/1.0' })]));
     expect(q.query).toContain('query FleetTargets($o0: String!, $n0: String!, $o1: String!, $n1: String!, $b1_0: String!)');
-    expect(q.query).toContain('r0: repository(owner: $o0, name: $n0) { nameWithOwner isArchived isDisabled isFork isEmpty viewerPermission defaultBranchRef { name target { oid } } }');
-    expect(q.query).toContain('r1: repository(owner: $o1, name: $n1) { nameWithOwner isArchived isDisabled isFork isEmpty viewerPermission defaultBranchRef { name target { oid } } b0: ref(qualifiedName: $b1_0) { name target { oid } } }');
+    expect(q.query).toContain(
+      'r0: repository(owner: $o0, name: $n0) { nameWithOwner isArchived isDisabled isFork isEmpty viewerPermission defaultBranchRef { name target { oid } } }',
+    );
+    expect(q.query).toContain(
+      'r1: repository(owner: $o1, name: $n1) { nameWithOwner isArchived isDisabled isFork isEmpty viewerPermission defaultBranchRef { name target { oid } } b0: ref(qualifiedName: $b1_0) { name target { oid } } }',
+    );
     expect(q.variables).toEqual({ o0: 'acme', n0: 'api', o1: 'acme', n1: 'web', b1_0: 'refs/heads/release/1.0' });
     // Names never appear in the query text (no injection through a repository name).
     expect(q.query).not.toContain('acme');
@@ -52,7 +56,10 @@ describe('GraphQL batch query building', () => {
 
 describe('judgeRepo', () => {
   it('gives the reason codes', () => {
-    expect(judgeRepo('acme/x', null, [{ type: 'NOT_FOUND', path: ['r0'], message: 'Could not resolve' }], [], false)).toMatchObject({ ok: false, reason: 'not-found' });
+    expect(judgeRepo('acme/x', null, [{ type: 'NOT_FOUND', path: ['r0'], message: 'Could not resolve' }], [], false)).toMatchObject({
+      ok: false,
+      reason: 'not-found',
+    });
     expect(judgeRepo('acme/x', null, [], [], false)).toMatchObject({ ok: false, reason: 'not-found' });
     expect(judgeRepo('acme/x', null, [{ type: 'FORBIDDEN', message: 'SAML enforcement' }], [], false)).toMatchObject({ ok: false, reason: 'forbidden' });
     expect(judgeRepo('acme/api', node({ isArchived: true }), [], [], false)).toMatchObject({ ok: false, reason: 'archived' });
@@ -75,22 +82,39 @@ describe('judgeRepo', () => {
       'forbidden: acme/x: Resource protected by organization SAML enforcement.',
     );
     // Any other error is neither "not found" nor "forbidden": the repository could not be checked.
-    expect(detail(judgeRepo('acme/x', null, [{ type: 'SERVICE_UNAVAILABLE', message: 'Something went wrong' }], [], false))).toBe('unreachable: acme/x: Something went wrong');
+    expect(detail(judgeRepo('acme/x', null, [{ type: 'SERVICE_UNAVAILABLE', message: 'Something went wrong' }], [], false))).toBe(
+      'unreachable: acme/x: Something went wrong',
+    );
     expect(detail(judgeRepo('acme/x', null, [{ message: 'timeout' }], [], false))).toBe('unreachable: acme/x: timeout');
     expect(detail(judgeRepo('acme/api', node({ isDisabled: true }), [], [], false))).toBe('disabled: acme/api is disabled');
     expect(detail(judgeRepo('acme/api', node({ isArchived: true }), [], [], false))).toBe('archived: acme/api is archived (read-only)');
-    expect(detail(judgeRepo('acme/api', node({ isFork: true }), [], [], false))).toBe('fork: acme/api is a fork (set github.allow_forks: true to include forks)');
+    expect(detail(judgeRepo('acme/api', node({ isFork: true }), [], [], false))).toBe(
+      'fork: acme/api is a fork (set github.allow_forks: true to include forks)',
+    );
     expect(detail(judgeRepo('acme/api', node({ isEmpty: true, defaultBranchRef: null }), [], [], false))).toBe('empty: acme/api has no commits yet');
     // No default branch to clone is as good as empty, whatever isEmpty says.
     expect(detail(judgeRepo('acme/api', node({ defaultBranchRef: null }), [], [], false))).toBe('empty: acme/api has no commits yet');
-    expect(detail(judgeRepo('acme/api', node({ viewerPermission: null }), [], [], false))).toBe('no-push-permission: the token has no permission on acme/api; it needs write, or fork mode (pr.fork: true, fleet run --fork) to push to a fork instead');
-    expect(detail(judgeRepo('acme/api', node({ viewerPermission: 'TRIAGE' }), [], [], false))).toBe('no-push-permission: the token has triage permission on acme/api; it needs write, or fork mode (pr.fork: true, fleet run --fork) to push to a fork instead');
+    expect(detail(judgeRepo('acme/api', node({ viewerPermission: null }), [], [], false))).toBe(
+      'no-push-permission: the token has no permission on acme/api; it needs write, or fork mode (pr.fork: true, fleet run --fork) to push to a fork instead',
+    );
+    expect(detail(judgeRepo('acme/api', node({ viewerPermission: 'TRIAGE' }), [], [], false))).toBe(
+      'no-push-permission: the token has triage permission on acme/api; it needs write, or fork mode (pr.fork: true, fleet run --fork) to push to a fork instead',
+    );
     // Fork mode pushes to a fork: reading the target is enough.
     expect(judgeRepo('acme/api', node({ viewerPermission: 'READ' }), [], [], false, true)).toMatchObject({ ok: true });
   });
 
   it('reports bases that do not exist', () => {
-    const v = judgeRepo('acme/api', node({ b0: { name: 'develop' }, b1: null }), [], [{ alias: 'b0', branch: 'develop' }, { alias: 'b1', branch: 'nope' }], false);
+    const v = judgeRepo(
+      'acme/api',
+      node({ b0: { name: 'develop' }, b1: null }),
+      [],
+      [
+        { alias: 'b0', branch: 'develop' },
+        { alias: 'b1', branch: 'nope' },
+      ],
+      false,
+    );
     expect(v).toEqual({ ok: true, nameWithOwner: 'acme/api', defaultBranch: 'main', missingBases: ['nope'], heads: {} });
   });
 

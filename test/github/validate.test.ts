@@ -74,9 +74,13 @@ describe('checkTargets', () => {
     });
     const ok = checks.find((c) => c.lane === 'api');
     expect(ok).toMatchObject({ ok: true, clone_url: `${h.emu.url}/git/acme/api.git` });
-    expect(checks.find((c) => c.lane === 'readonly')).toMatchObject({ detail: 'the token has read permission on acme/readonly; it needs write, or fork mode (pr.fork: true, fleet run --fork) to push to a fork instead' });
+    expect(checks.find((c) => c.lane === 'readonly')).toMatchObject({
+      detail: 'the token has read permission on acme/readonly; it needs write, or fork mode (pr.fork: true, fleet run --fork) to push to a fork instead',
+    });
     expect(checks.find((c) => c.lane === 'api-gone')).toMatchObject({ detail: 'acme/api has no branch no-such-branch' });
-    expect(checks.find((c) => c.lane === 'local')).toMatchObject({ detail: './local-path is not an owner/repo name; forge: github runs GitHub repositories only' });
+    expect(checks.find((c) => c.lane === 'local')).toMatchObject({
+      detail: './local-path is not an owner/repo name; forge: github runs GitHub repositories only',
+    });
     // The same query reads the commit each base branch is at (Ref.target.oid: https://docs.github.com/en/graphql/reference/objects#ref),
     // for incremental sweeps: no request per target.
     expect(ok).toMatchObject({ base_commit: await h.emu.branchSha('acme/api', 'main') });
@@ -103,7 +107,11 @@ describe('checkTargets', () => {
   it("names three repositories of a failed query, and counts the rest, with GitHub's message", async () => {
     const token = 'ghs_unknownTokenValue0000000000002';
     const forge = h.makeForge({ octokit: createOctokit({ token, apiUrl: h.emu.url, pacing: NO_PACING }), token });
-    const fail = (n: number) => forge.checkTargets(Array.from({ length: n }, (_, i) => lane(`acme/r${i}`))).then(() => 'no error', (e: Error) => e.message);
+    const fail = (n: number) =>
+      forge.checkTargets(Array.from({ length: n }, (_, i) => lane(`acme/r${i}`))).then(
+        () => 'no error',
+        (e: Error) => e.message,
+      );
     expect(await fail(3)).toBe('validating acme/r0, acme/r1, acme/r2 on GitHub failed: 401 Bad credentials - https://docs.github.com/graphql');
     expect(await fail(5)).toBe('validating acme/r0, acme/r1, acme/r2 and 2 more on GitHub failed: 401 Bad credentials - https://docs.github.com/graphql');
   });
@@ -112,8 +120,10 @@ describe('checkTargets', () => {
 describe('at scale', () => {
   it('validates 1,000 targets with 10 GraphQL requests', async () => {
     // 1,000 targets: 100 repositories that exist (a mix), 900 that do not — every batch carries partial errors.
-    await mapLimit(Array.from({ length: 100 }, (_, i) => i), 8, (i) =>
-      h.emu.createRepo({ owner: 'big', name: `svc-${i}`, empty: i % 5 === 1, archived: i % 5 === 2 }),
+    await mapLimit(
+      Array.from({ length: 100 }, (_, i) => i),
+      8,
+      (i) => h.emu.createRepo({ owner: 'big', name: `svc-${i}`, empty: i % 5 === 1, archived: i % 5 === 2 }),
     );
     const lanes = Array.from({ length: 1000 }, (_, i) => lane(`big/svc-${i}`, { id: `svc-${i}` }));
     h.emu.resetLog();

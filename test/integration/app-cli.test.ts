@@ -24,7 +24,13 @@ let dir: string;
 beforeAll(async () => {
   emu = await startEmulator({ validateResponses: true });
   await emu.createRepo({ owner: 'acme', name: 'api', ownerType: 'Organization', files: { 'README.md': '# api\n' } });
-  app = emu.addApp({ id: 4343, slug: 'fleet-cli', installations: [{ account: 'acme', permissions: { contents: 'write', 'pull-requests': 'write', issues: 'write', checks: 'read', statuses: 'read', metadata: 'read' } }] });
+  app = emu.addApp({
+    id: 4343,
+    slug: 'fleet-cli',
+    installations: [
+      { account: 'acme', permissions: { contents: 'write', 'pull-requests': 'write', issues: 'write', checks: 'read', statuses: 'read', metadata: 'read' } },
+    ],
+  });
   dir = tempDir();
 });
 afterAll(async () => {
@@ -49,13 +55,23 @@ const PRINT_ENV = 'env | sort > ENV.txt';
 
 describe('fleet run with GitHub App credentials', () => {
   it('mints the installation token, opens the PR as the App, revokes the token, and leaks neither key nor token', async () => {
-    const file = writeFleetFile(dir, { name: 'app-cli', forge: 'github', directive: 'print', run: PRINT_ENV, max_retries: 0, targets: [{ repo: 'acme/api' }] }, 'run.yml');
+    const file = writeFleetFile(
+      dir,
+      { name: 'app-cli', forge: 'github', directive: 'print', run: PRINT_ENV, max_retries: 0, targets: [{ repo: 'acme/api' }] },
+      'run.yml',
+    );
     const ws = join(dir, 'ws');
     emu.resetLog();
     // FLEET_APP_OWNER unset: the targets' one owner is the App's account. GITHUB_TOKEN (another account's) is ignored.
     const r = await fleet(runArgs(file, ws), {
       cwd: dir,
-      env: { ...gh(), GITHUB_TOKEN: 'ghp_someone_elses_token_000000000000000', FLEET_APP_ID: String(app.id), FLEET_APP_PRIVATE_KEY: app.privateKeyPem, COPY_OF_KEY: app.privateKeyPem },
+      env: {
+        ...gh(),
+        GITHUB_TOKEN: 'ghp_someone_elses_token_000000000000000',
+        FLEET_APP_ID: String(app.id),
+        FLEET_APP_PRIVATE_KEY: app.privateKeyPem,
+        COPY_OF_KEY: app.privateKeyPem,
+      },
     });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(lane(readManifest(ws), 'api').status).toBe('completed');
@@ -82,7 +98,10 @@ describe('fleet run with GitHub App credentials', () => {
   it('fleet plan asks for a read-only token', async () => {
     const file = writeFleetFile(dir, { name: 'app-plan', forge: 'github', directive: 'd', run: 'true', targets: [{ repo: 'acme/api' }] }, 'plan.yml');
     emu.resetLog();
-    const r = await fleet(['plan', file], { cwd: dir, env: { ...gh(), FLEET_APP_ID: String(app.id), FLEET_APP_PRIVATE_KEY: app.privateKeyPem, FLEET_APP_OWNER: 'acme' } });
+    const r = await fleet(['plan', file], {
+      cwd: dir,
+      env: { ...gh(), FLEET_APP_ID: String(app.id), FLEET_APP_PRIVATE_KEY: app.privateKeyPem, FLEET_APP_OWNER: 'acme' },
+    });
     expect(r.code, r.stderr).toBe(0);
     const mint = emu.requests.find((q) => q.route === '/app/installations/{installation_id}/access_tokens')!;
     const asked = (mint.body as { permissions?: Record<string, string> }).permissions!;
@@ -91,11 +110,18 @@ describe('fleet run with GitHub App credentials', () => {
   });
 
   it('bad credentials: every problem at once, each naming its variable, exit 2, no key text and nothing minted', async () => {
-    const file = writeFleetFile(dir, { name: 'app-bad', forge: 'github', directive: 'd', run: 'true', targets: [{ repo: 'acme/api' }, { repo: 'other/web' }] }, 'bad.yml');
+    const file = writeFleetFile(
+      dir,
+      { name: 'app-bad', forge: 'github', directive: 'd', run: 'true', targets: [{ repo: 'acme/api' }, { repo: 'other/web' }] },
+      'bad.yml',
+    );
     emu.resetLog();
-    const r = await fleet(['run', file], { cwd: dir, env: { ...gh(), FLEET_APP_ID: 'my-app', FLEET_APP_PRIVATE_KEY: 'not a key', FLEET_GITHUB_TOKEN: 'ghp_x' } });
+    const r = await fleet(['run', file], {
+      cwd: dir,
+      env: { ...gh(), FLEET_APP_ID: 'my-app', FLEET_APP_PRIVATE_KEY: 'not a key', FLEET_GITHUB_TOKEN: 'ghp_x' },
+    });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('FLEET_APP_ID: must be the App\'s numeric id');
+    expect(r.stderr).toContain("FLEET_APP_ID: must be the App's numeric id");
     expect(r.stderr).toContain('FLEET_APP_PRIVATE_KEY: the key is not a PEM private key');
     expect(r.stderr).toContain('FLEET_GITHUB_TOKEN and FLEET_APP_ID: give a token or GitHub App credentials, not both');
     expect(r.stderr).toContain('FLEET_APP_OWNER: the targets belong to acme, other');
@@ -104,12 +130,15 @@ describe('fleet run with GitHub App credentials', () => {
 
     const noKey = await fleet(['run', file], { cwd: dir, env: { ...gh(), FLEET_APP_ID: '4343', FLEET_APP_OWNER: 'acme' } });
     expect(noKey.code).toBe(2);
-    expect(noKey.stderr).toContain('FLEET_APP_PRIVATE_KEY: FLEET_APP_ID is set but the App\'s private key is empty');
+    expect(noKey.stderr).toContain("FLEET_APP_PRIVATE_KEY: FLEET_APP_ID is set but the App's private key is empty");
   });
 
-  it('an App not installed on the owner: exit 2 with GitHub\'s answer and what to do', async () => {
+  it("an App not installed on the owner: exit 2 with GitHub's answer and what to do", async () => {
     const file = writeFleetFile(dir, { name: 'app-missing', forge: 'github', directive: 'd', run: 'true', targets: [{ repo: 'acme/api' }] }, 'missing.yml');
-    const r = await fleet(['run', file], { cwd: dir, env: { ...gh(), FLEET_APP_ID: String(app.id), FLEET_APP_PRIVATE_KEY: app.privateKeyPem, FLEET_APP_OWNER: 'nobody' } });
+    const r = await fleet(['run', file], {
+      cwd: dir,
+      env: { ...gh(), FLEET_APP_ID: String(app.id), FLEET_APP_PRIVATE_KEY: app.privateKeyPem, FLEET_APP_OWNER: 'nobody' },
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/forge: .*not installed on nobody/);
   });
@@ -125,7 +154,15 @@ describe('fleet run with GitHub App credentials', () => {
     const root = resolve(import.meta.dirname, '../..');
     const p = spawnSync(process.execPath, ['--import', tsxLoader(), join(root, 'src/cli/index.ts'), 'run', file, '--workspace', join(dir, 'ws-open')], {
       cwd: dir,
-      env: { PATH: bin, HOME: dir, GITHUB_API_URL: emu.url, GITHUB_GRAPHQL_URL: emu.graphqlUrl, GITHUB_SERVER_URL: `${emu.url}/git`, FLEET_APP_ID: String(app.id), FLEET_APP_PRIVATE_KEY: app.privateKeyPem },
+      env: {
+        PATH: bin,
+        HOME: dir,
+        GITHUB_API_URL: emu.url,
+        GITHUB_GRAPHQL_URL: emu.graphqlUrl,
+        GITHUB_SERVER_URL: `${emu.url}/git`,
+        FLEET_APP_ID: String(app.id),
+        FLEET_APP_PRIVATE_KEY: app.privateKeyPem,
+      },
       encoding: 'utf8',
       timeout: 30_000,
     });

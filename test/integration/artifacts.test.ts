@@ -133,7 +133,12 @@ describe('run artifacts', () => {
     // api owns the whole of api.git, so api-docs (same repository) is pushed to a wave of its own.
     expect(planned.waves.map((w) => w.lanes)).toEqual([['broken', 'core', 'same'], ['api'], ['api-docs']]);
     expect(planned.contention).toEqual([expect.objectContaining({ lane: 'api-docs', because_of: 'api', wanted_wave: 1, wave: 2 })]);
-    expect(planned.lanes.filter((l) => l.status === 'queued').map((l) => l.lane).sort()).toEqual(['api', 'api-docs', 'broken', 'core', 'same']);
+    expect(
+      planned.lanes
+        .filter((l) => l.status === 'queued')
+        .map((l) => l.lane)
+        .sort(),
+    ).toEqual(['api', 'api-docs', 'broken', 'core', 'same']);
     expect(lane(planned, 'gone')).toMatchObject({ status: 'excluded' });
     // Planning writes nothing.
     expect(existsSync(join(dir, '_workspace'))).toBe(false);
@@ -171,7 +176,10 @@ describe('run artifacts', () => {
       max_retries: 0,
       // Isolated, a directive does not see the events log (test/integration/trust-lanes.test.ts); without isolation it can break it.
       isolation: 'off',
-      targets: [{ repo: './a.git', run: 'e="$FLEET_WORKSPACE/events.jsonl"; until [ -d "$e" ]; do rm -f "$e"; mkdir "$e" 2>/dev/null; done; echo x >> README.md' }, { repo: './b.git', depends_on: ['a'] }],
+      targets: [
+        { repo: './a.git', run: 'e="$FLEET_WORKSPACE/events.jsonl"; until [ -d "$e" ]; do rm -f "$e"; mkdir "$e" 2>/dev/null; done; echo x >> README.md' },
+        { repo: './b.git', depends_on: ['a'] },
+      ],
     });
     const ws = join(dir, 'ws');
     const r = await fleet(runArgs(file, ws), { cwd: dir });

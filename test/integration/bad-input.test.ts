@@ -91,12 +91,7 @@ describe('bad input', () => {
   it('a dependency cycle is named, lane by lane', async () => {
     const file = writeFleetFile(dir, {
       ...base,
-      targets: [
-        { repo: './a', depends_on: ['c'] },
-        { repo: './b', depends_on: ['a'] },
-        { repo: './c', depends_on: ['b'] },
-        { repo: './d' },
-      ],
+      targets: [{ repo: './a', depends_on: ['c'] }, { repo: './b', depends_on: ['a'] }, { repo: './c', depends_on: ['b'] }, { repo: './d' }],
     });
     const r = await runExpecting2(file);
     expect(r.stderr).toContain(file);
@@ -179,7 +174,12 @@ describe('bad input', () => {
   it('a YAML alias bomb: a file/line error at once, no stack trace', async () => {
     const file = join(dir, 'fleet.yml');
     const levels = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
-    for (let i = 1; i < 9; i++) levels.push(`l${i}: &l${i} [${Array(10).fill(i === 1 ? '*a' : `*l${i - 1}`).join(',')}]`);
+    for (let i = 1; i < 9; i++)
+      levels.push(
+        `l${i}: &l${i} [${Array(10)
+          .fill(i === 1 ? '*a' : `*l${i - 1}`)
+          .join(',')}]`,
+      );
     writeFileSync(file, `name: bomb\ndirective: x\nrun: "true"\n${levels.join('\n')}\ntargets:\n  - repo: ./a\n`);
     const r = await runExpecting2(file);
     expect(r.stderr).toContain(`${file}: line 5, column `);
@@ -228,7 +228,9 @@ describe('bad input', () => {
     const targets = Array.from({ length: 60_000 }, (_, i) => `  - repo: acme/repo-${i}`).join('\n');
     writeFileSync(file, `name: big\ndirective: x\nrun: "true"\ntargets:\n${targets}\n`);
     const r = await runExpecting2(file);
-    expect(r.stderr).toMatch(new RegExp(`${file}: \\(file\\): it is 1\\.\\d MiB, over Fleet's limit of 1 MiB for a fleet file: list many targets in a targets_file`));
+    expect(r.stderr).toMatch(
+      new RegExp(`${file}: \\(file\\): it is 1\\.\\d MiB, over Fleet's limit of 1 MiB for a fleet file: list many targets in a targets_file`),
+    );
   });
 
   it('a fleet file that is a pipe or a folder is refused, never waited on', async () => {
@@ -240,7 +242,7 @@ describe('bad input', () => {
     expect(r2.stderr).toContain(`${dir}: (file): it is a folder, not a file`);
   });
 
-  it('--workspace naming a file: a --workspace error with the fleet file\'s problems, no stack trace, nothing written', async () => {
+  it("--workspace naming a file: a --workspace error with the fleet file's problems, no stack trace, nothing written", async () => {
     const file = writeFleetFile(dir, { ...base, retries: 3, targets: [{ repo: './a' }] });
     const notDir = join(dir, 'notes.txt');
     writeFileSync(notDir, 'mine\n');
@@ -258,9 +260,14 @@ describe('bad input', () => {
 
   it('forge: github without a token says so once, naming the field and the variables to set (issue 11)', async () => {
     const file = writeFleetFile(dir, { ...base, forge: 'github', targets: [{ repo: 'acme/api' }] });
-    const r = await fleet(['run', file, '--workspace', ws, '--quiet'], { cwd: dir, env: { FLEET_GITHUB_TOKEN: undefined, GITHUB_TOKEN: undefined, GH_TOKEN: undefined } });
+    const r = await fleet(['run', file, '--workspace', ws, '--quiet'], {
+      cwd: dir,
+      env: { FLEET_GITHUB_TOKEN: undefined, GITHUB_TOKEN: undefined, GH_TOKEN: undefined },
+    });
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toBe(`${file}: forge: github needs a token: set FLEET_GITHUB_TOKEN, GITHUB_TOKEN, GH_TOKEN (a GitHub App installation token or a PAT that can push to the targets)\n`);
+    expect(r.stderr).toBe(
+      `${file}: forge: github needs a token: set FLEET_GITHUB_TOKEN, GITHUB_TOKEN, GH_TOKEN (a GitHub App installation token or a PAT that can push to the targets)\n`,
+    );
   });
 
   it('a fleet whose every target is excluded (all paths wrong) exits 2, not 0: no lane ran (issue 11)', async () => {

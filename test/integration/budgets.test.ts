@@ -34,7 +34,11 @@ async function spend(plan: Record<string, unknown>, extra: Record<string, unknow
   return { r, m: readManifest(ws), report: readFileSync(join(ws, 'report.md'), 'utf8') };
 }
 
-const argvOf = (id: string) => readFileSync(join(dir, `run-${id}.argv.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+const argvOf = (id: string) =>
+  readFileSync(join(dir, `run-${id}.argv.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as string[]);
 const flag = (argv: string[], name: string) => argv[argv.indexOf(name) + 1];
 
 describe('budgets', () => {
@@ -57,12 +61,20 @@ describe('budgets', () => {
     const { r, m, report } = await spend({}, { budget: { fleet: { cost_usd: 0.02 } } }, ['a', 'b', 'c', 'd']);
     // Not every lane completed: the fleet did not do its work (exit 1).
     expect(r.code).toBe(1);
-    expect(m.lanes.map((l) => [l.lane, l.status])).toEqual([['a', 'completed'], ['b', 'completed'], ['c', 'skipped'], ['d', 'skipped']]);
+    expect(m.lanes.map((l) => [l.lane, l.status])).toEqual([
+      ['a', 'completed'],
+      ['b', 'completed'],
+      ['c', 'skipped'],
+      ['d', 'skipped'],
+    ]);
     expect(lane(m, 'a').usage).toMatchObject({ cost_usd: 0.01, turns: 2 });
-    for (const id of ['c', 'd']) expect(lane(m, id).error).toEqual({ class: 'budget-exceeded', message: "not started: the fleet's cost ceiling of $0.02 is reached ($0.02 spent)" });
+    for (const id of ['c', 'd'])
+      expect(lane(m, id).error).toEqual({ class: 'budget-exceeded', message: "not started: the fleet's cost ceiling of $0.02 is reached ($0.02 spent)" });
     expect(m.summary.usage).toMatchObject({ cost_usd: 0.02, turns: 4 });
     expect(report).toContain('| Agent cost | $0.02 |');
-    expect(report).toMatch(/### Spending\n\n\| Lane \| Turns \| Tokens in \| Tokens out \| Cost \| Of which review \|\n[^\n]+\n\| a \| 2 \| \d+ \| \d+ \| \$0\.01 \| — \|/);
+    expect(report).toMatch(
+      /### Spending\n\n\| Lane \| Turns \| Tokens in \| Tokens out \| Cost \| Of which review \|\n[^\n]+\n\| a \| 2 \| \d+ \| \d+ \| \$0\.01 \| — \|/,
+    );
     expect(report).toMatch(/\| \*\*Fleet\*\* \| 4 \| \d+ \| \d+ \| \$0\.02 \| — \|/);
     expect(report).toContain("Did not start (the fleet's cost ceiling was reached): `c`, `d`.");
   });
@@ -75,10 +87,15 @@ describe('budgets', () => {
     expect(r.code).toBe(1);
     const l = lane(m, 'svc');
     expect(l).toMatchObject({ status: 'failed', phase: 'draft', error: { class: 'budget-exceeded' } });
-    expect(l.error!.message).toMatch(/^the review stopped after 1 round: the lane's cost cap of \$0\.04 is reached \(\$0\.04 spent\), with 1 ACCEPT finding open/);
+    expect(l.error!.message).toMatch(
+      /^the review stopped after 1 round: the lane's cost cap of \$0\.04 is reached \(\$0\.04 spent\), with 1 ACCEPT finding open/,
+    );
     expect(l.review).toMatchObject({ verdict: 'needs-person', stopped: "the lane's cost cap of $0.04 is reached ($0.04 spent)" });
     // The two lenses ran at once: each was handed half of the $0.03 left after the worker's run (cut to the cent).
-    const lensRuns = readFileSync(join(dir, 'run-svc.runs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { role: string; argv: string[] });
+    const lensRuns = readFileSync(join(dir, 'run-svc.runs.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { role: string; argv: string[] });
     expect(lensRuns.filter((r) => r.role === 'correctness' || r.role === 'security').map((r) => flag(r.argv, '--max-budget-usd'))).toEqual(['0.01', '0.01']);
     expect(flag(lensRuns.find((r) => r.role === 'worker')!.argv, '--max-budget-usd')).toBe('0.04');
     // The lane's spending holds its panel's: the worker's run, then two lenses and the disposition step.

@@ -40,7 +40,14 @@ function gitShim(log: string): string {
 /** Runs a one-target fleet with `git` replaced by the shim; returns the workspace and the git subcommands, in order. */
 async function countedRun(repo: string, fields: Record<string, unknown>): Promise<{ ws: string; calls: string[] }> {
   await createRepo(dir, repo, { 'README.md': `# ${repo}\n` }, { clone: false });
-  const file = writeFleetFile(dir, { name: 'cost', directive: 'add a file', run: 'echo x > f.txt', isolation: 'off', ...fields, targets: [{ repo: `./${repo}.git` }] });
+  const file = writeFleetFile(dir, {
+    name: 'cost',
+    directive: 'add a file',
+    run: 'echo x > f.txt',
+    isolation: 'off',
+    ...fields,
+    targets: [{ repo: `./${repo}.git` }],
+  });
   const log = join(dir, 'git.log');
   writeFileSync(log, '');
   const path = `${gitShim(log)}:${savedPath ?? ''}`;

@@ -15,7 +15,11 @@ afterEach(() => removeDir(dir));
 
 describe('dependency chain', () => {
   it('a → b → c across three repositories: each starts after the one before is pushed; waves 0,1,2 (1,2,3 in the report)', async () => {
-    const repos = { a: await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false }), b: await createRepo(dir, 'b', { 'README.md': '# b\n' }, { clone: false }), c: await createRepo(dir, 'c', { 'README.md': '# c\n' }, { clone: false }) };
+    const repos = {
+      a: await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false }),
+      b: await createRepo(dir, 'b', { 'README.md': '# b\n' }, { clone: false }),
+      c: await createRepo(dir, 'c', { 'README.md': '# c\n' }, { clone: false }),
+    };
     // Each directive records what it can see of its dependency's branch on the remote when it runs.
     const see = (dep: string) => `${TRUST_REPOS}; git ls-remote ${join(dir, `${dep}.git`)} refs/heads/fleet/chain/${dep} | cut -f1 > SEEN-${dep}`;
     const file = writeFleetFile(dir, {
@@ -62,9 +66,21 @@ describe('dependency chain', () => {
 
     // Waves are 0-based in the manifest, 1-based for people.
     const row = (id: string) => r.stdout.split('\n').find((l) => l.startsWith(`| ${id} |`))!;
-    expect(row('a').split('|').map((c) => c.trim())[3]).toBe('1');
-    expect(row('b').split('|').map((c) => c.trim())[3]).toBe('2');
-    expect(row('c').split('|').map((c) => c.trim())[3]).toBe('3');
+    expect(
+      row('a')
+        .split('|')
+        .map((c) => c.trim())[3],
+    ).toBe('1');
+    expect(
+      row('b')
+        .split('|')
+        .map((c) => c.trim())[3],
+    ).toBe('2');
+    expect(
+      row('c')
+        .split('|')
+        .map((c) => c.trim())[3],
+    ).toBe('3');
   });
 
   it('a dependency whose pushed branch is moved before its dependent starts: the dependent is not run against it', async () => {
@@ -143,7 +159,10 @@ describe('dependency chain', () => {
     const r = await fleet(runArgs(file, ws), { cwd: dir });
     expect(r.code, r.stdout).toBe(0);
     const m = readManifest(ws);
-    for (const [id, repo] of [['a', a], ['b', b]] as const) {
+    for (const [id, repo] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
       const l = lane(m, id);
       expect(l).toMatchObject({ status: 'completed', phase: 'merged', merge_status: 'merged', ci_conclusion: 'success' });
       expect(await remoteHead(repo.remote, 'main')).toBe(l.commit);

@@ -6,7 +6,21 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo, readRemoteFile, remoteBranches, remoteHead, tgit } from '../support/repos.js';
-import { fleet, git, isDir, lane, processWithEnv, processWithMarker, readManifest, removeDir, runArgs, sq, tempDir, walkFiles, writeFleetFile } from './helpers.js';
+import {
+  fleet,
+  git,
+  isDir,
+  lane,
+  processWithEnv,
+  processWithMarker,
+  readManifest,
+  removeDir,
+  runArgs,
+  sq,
+  tempDir,
+  walkFiles,
+  writeFleetFile,
+} from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -207,7 +221,11 @@ describe('failing lanes', () => {
     const ws = join(outer, 'ws');
     const r = await fleet(runArgs(file, ws), { cwd: outer });
     const m = readManifest(ws);
-    for (const [id, repo] of [['a', a], ['c', c], ['d', d]] as const) {
+    for (const [id, repo] of [
+      ['a', a],
+      ['c', c],
+      ['d', d],
+    ] as const) {
       expect(lane(m, id).error?.class, id).toBe('workspace-corrupted');
       expect(await remoteBranches(repo.remote)).toEqual(['main']);
     }
@@ -263,7 +281,10 @@ describe('failing lanes', () => {
     expect(lane(m, 'gitfile').error?.class).toBe('workspace-corrupted');
     expect(await remoteBranches(link.remote)).toEqual(['main']);
     expect(await remoteBranches(gitfile.remote)).toEqual(['main']);
-    for (const [id, repo] of [['cfg', cfg], ['refs', refs]] as const) {
+    for (const [id, repo] of [
+      ['cfg', cfg],
+      ['refs', refs],
+    ] as const) {
       expect(lane(m, id).error?.class, id).toBe('workspace-corrupted');
       expect(await remoteBranches(repo.remote)).toEqual(['main']);
     }
@@ -290,7 +311,7 @@ describe('failing lanes', () => {
     expect(await remoteBranches(repo.remote)).toEqual(['main']);
   });
 
-  it('run from inside a git hook (GIT_DIR, GIT_INDEX_FILE… set): the directive\'s own git commands stay in its working copy', async () => {
+  it("run from inside a git hook (GIT_DIR, GIT_INDEX_FILE… set): the directive's own git commands stay in its working copy", async () => {
     const outer = dir;
     git(outer, 'init', '-q');
     writeFileSync(join(outer, 'outer.txt'), 'outer\n');
@@ -309,7 +330,13 @@ describe('failing lanes', () => {
     const gitDir = join(outer, '.git');
     const r = await fleet(runArgs(file, ws), {
       cwd: outer,
-      env: { GIT_DIR: gitDir, GIT_WORK_TREE: outer, GIT_INDEX_FILE: join(gitDir, 'index'), GIT_PREFIX: '', GIT_CONFIG_PARAMETERS: "'core.hookspath'='/nonexistent'" },
+      env: {
+        GIT_DIR: gitDir,
+        GIT_WORK_TREE: outer,
+        GIT_INDEX_FILE: join(gitDir, 'index'),
+        GIT_PREFIX: '',
+        GIT_CONFIG_PARAMETERS: "'core.hookspath'='/nonexistent'",
+      },
     });
     expect(r.code, r.stdout).toBe(0);
     const l = lane(readManifest(ws), 'hooked');

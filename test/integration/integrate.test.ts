@@ -30,11 +30,23 @@ const FLEET = {
   targets: [
     // Wave 1: api and ui share src/routes.txt but a soft edge lets them run side by side; their merges conflict.
     { repo: './mono.git', lane: 'api', owns: ['src/api/**', 'src/routes.txt'], run: `${w('src/api/index.txt', 'api')} && echo api >> src/routes.txt` },
-    { repo: './mono.git', lane: 'ui', owns: ['src/ui/**', 'src/routes.txt'], soft_depends_on: ['api'], run: `${w('src/ui/index.txt', 'ui')} && echo ui >> src/routes.txt` },
+    {
+      repo: './mono.git',
+      lane: 'ui',
+      owns: ['src/ui/**', 'src/routes.txt'],
+      soft_depends_on: ['api'],
+      run: `${w('src/ui/index.txt', 'ui')} && echo ui >> src/routes.txt`,
+    },
     { repo: './mono.git', lane: 'docs', owns: ['docs/**'], run: w('docs/guide.md', 'guide') },
     { repo: './mono.git', lane: 'lib', owns: ['src/lib/**'], run: w('src/lib/util.txt', 'v1') },
     // Wave 2: svc builds on lib (it reads lib's file from the integration); cli's seam with svc fails; widget waits for ui.
-    { repo: './mono.git', lane: 'svc', owns: ['src/svc/**'], depends_on: ['lib'], run: 'mkdir -p src/svc && echo "uses $(cat src/lib/util.txt)" > src/svc/main.txt' },
+    {
+      repo: './mono.git',
+      lane: 'svc',
+      owns: ['src/svc/**'],
+      depends_on: ['lib'],
+      run: 'mkdir -p src/svc && echo "uses $(cat src/lib/util.txt)" > src/svc/main.txt',
+    },
     { repo: './mono.git', lane: 'cli', owns: ['src/cli/**'], depends_on: ['lib'], soft_depends_on: ['svc'], run: w('src/cli/main.txt', 'INCOMPATIBLE') },
     { repo: './mono.git', lane: 'widget', owns: ['src/widget/**'], depends_on: ['ui'], run: w('src/widget/w.txt', 'w') },
     // Wave 3: app builds on svc.
@@ -67,7 +79,9 @@ describe('wave integration', () => {
     expect(lane(m, 'widget').error!.message).toContain('dependency "ui" is held out of the integration');
     // The failed seam is on record; the wave was integrated again without the lane that declared the edge.
     expect(integ.waves[1]!.order).toEqual(['svc']);
-    expect(integ.waves[1]!.held).toEqual([{ lane: 'cli', conflicts: [], reason: expect.stringContaining('the seam with svc fails `! grep -rq INCOMPATIBLE src/cli`') }]);
+    expect(integ.waves[1]!.held).toEqual([
+      { lane: 'cli', conflicts: [], reason: expect.stringContaining('the seam with svc fails `! grep -rq INCOMPATIBLE src/cli`') },
+    ]);
     expect(integ.waves[1]!.seams).toContainEqual({ lanes: ['cli', 'svc'], check: '! grep -rq INCOMPATIBLE src/cli', ok: false, detail: 'exit 1' });
     expect(integ.waves[2]!.order).toEqual(['app']);
     // Later waves started from the integration: svc read lib's file, app read svc's.
@@ -98,7 +112,10 @@ describe('wave integration', () => {
     expect(m2.integration![0]!.waves[0]).toMatchObject({ order: [], already: ['api', 'docs', 'lib'] });
     expect(gitOut('log', '--merges', '--format=%P', 'fleet/int/_integration').trim().split('\n')).toHaveLength(5);
     expect(gitOut('rev-parse', 'fleet/int/_release').trim()).toBe(fix);
-    expect(m2.integration![0]!.release).toMatchObject({ ok: false, gate: expect.arrayContaining([expect.objectContaining({ check: 'push fleet/int/_release', detail: expect.stringContaining('nothing was overwritten') })]) });
+    expect(m2.integration![0]!.release).toMatchObject({
+      ok: false,
+      gate: expect.arrayContaining([expect.objectContaining({ check: 'push fleet/int/_release', detail: expect.stringContaining('nothing was overwritten') })]),
+    });
   });
 
   it('a check runs in a copy of its own: wrecking its .git changes nothing Fleet merges or pushes; names Fleet force-moves are refused', async () => {
@@ -111,7 +128,13 @@ describe('wave integration', () => {
       integrate: {},
       targets: [
         // Its check passes in the lane, and wrecks .git (objects, HEAD) wherever the integration runs it.
-        { repo: './mono.git', lane: 'evil', owns: ['x/**'], run: 'mkdir -p x && echo x > x/a', checks: ['case "$PWD" in */integration/*) rm -rf .git/objects/* && echo junk > .git/HEAD;; esac; true'] },
+        {
+          repo: './mono.git',
+          lane: 'evil',
+          owns: ['x/**'],
+          run: 'mkdir -p x && echo x > x/a',
+          checks: ['case "$PWD" in */integration/*) rm -rf .git/objects/* && echo junk > .git/HEAD;; esac; true'],
+        },
         { repo: './mono.git', lane: 'after', owns: ['y/**'], depends_on: ['evil'], run: 'mkdir -p y && echo y > y/a' },
       ],
     });
@@ -123,7 +146,22 @@ describe('wave integration', () => {
     expect(gitOut('ls-tree', '-r', '--name-only', 'fleet/int/_release').trim().split('\n')).toEqual(['README.md', 'x/a', 'y/a']);
     expect(readFileSync(join(dir, 'ws', 'report.md'), 'utf8')).toContain('### Integration');
 
-    const bad = writeFleetFile(dir, { name: 'int', directive: 'd', run: 'true', checkpoint: 'merged', integrate: { branch: 'main', release: 'main' }, targets: [{ repo: './mono.git', base: 'main' }, { repo: './mono.git', lane: 'next', base: 'next', owns: ['n/**'] }, { repo: './mono.git', lane: 'more', base: 'next', owns: ['m/**'] }] }, 'bad.yml');
+    const bad = writeFleetFile(
+      dir,
+      {
+        name: 'int',
+        directive: 'd',
+        run: 'true',
+        checkpoint: 'merged',
+        integrate: { branch: 'main', release: 'main' },
+        targets: [
+          { repo: './mono.git', base: 'main' },
+          { repo: './mono.git', lane: 'next', base: 'next', owns: ['n/**'] },
+          { repo: './mono.git', lane: 'more', base: 'next', owns: ['m/**'] },
+        ],
+      },
+      'bad.yml',
+    );
     const refused = await fleet(['plan', bad], { cwd: dir });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('integrate.branch: "main" must contain {name}');
@@ -147,7 +185,9 @@ describe('wave integration', () => {
     expect(r.code, r.stderr).toBe(1);
     const integ = readManifest(join(dir, 'ws')).integration![0]!;
     expect(integ.waves[0]!.order).toEqual(['a', 'b', 'd']);
-    expect(integ.waves[0]!.held).toEqual([{ lane: 'c', conflicts: [], reason: expect.stringContaining("fails on the integrated tree from its merge on (bisected over the wave's 4 merges)") }]);
+    expect(integ.waves[0]!.held).toEqual([
+      { lane: 'c', conflicts: [], reason: expect.stringContaining("fails on the integrated tree from its merge on (bisected over the wave's 4 merges)") },
+    ]);
     expect(gitOut('ls-tree', '-r', '--name-only', 'fleet/bis/_release').trim().split('\n')).toEqual(['README.md', 'src/a.txt', 'src/b.txt', 'src/d.txt']);
   });
 
@@ -165,14 +205,24 @@ describe('wave integration', () => {
     const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
     expect(r.code, r.stderr).toBe(1);
     const m = readManifest(join(dir, 'ws'));
-    for (const id of ['a', 'b']) expect(lane(m, id).integration).toMatchObject({ state: 'held', reason: expect.stringContaining('fails on the last verified integration already, before any lane of this wave is merged') });
+    for (const id of ['a', 'b'])
+      expect(lane(m, id).integration).toMatchObject({
+        state: 'held',
+        reason: expect.stringContaining('fails on the last verified integration already, before any lane of this wave is merged'),
+      });
     expect(m.integration![0]!.release).toBeNull();
   });
 
   it('an incremental sweep whose first wave is unchanged starts the later waves from the integration, not the bare base', async () => {
     await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
     const lib = { repo: './mono.git', lane: 'lib', owns: ['lib/**'], run: 'mkdir -p lib && echo v1 > lib/util.txt' };
-    const svc = { repo: './mono.git', lane: 'svc', owns: ['svc/**'], depends_on: ['lib'], run: 'mkdir -p svc && echo "uses $(cat lib/util.txt)" > svc/main.txt' };
+    const svc = {
+      repo: './mono.git',
+      lane: 'svc',
+      owns: ['svc/**'],
+      depends_on: ['lib'],
+      run: 'mkdir -p svc && echo "uses $(cat lib/util.txt)" > svc/main.txt',
+    };
     const spec = { name: 'inc', directive: 'd', max_retries: 0, integrate: {}, targets: [lib, svc] };
     const file = writeFleetFile(dir, spec);
     const first = await fleet(runArgs(file, join(dir, 'ws1')), { cwd: dir });
@@ -191,8 +241,20 @@ describe('wave integration', () => {
   it('an unchanged lane held again in the next sweep still blocks its dependent', async () => {
     await createRepo(dir, 'mono', { 'README.md': '# mono\n', 'routes.txt': 'home\n' }, { clone: false });
     const api = { repo: './mono.git', lane: 'api', owns: ['api/**', 'routes.txt'], run: 'mkdir -p api && echo api > api/x && echo api >> routes.txt' };
-    const lib = { repo: './mono.git', lane: 'lib', owns: ['lib/**', 'routes.txt'], soft_depends_on: ['api'], run: 'mkdir -p lib && echo v1 > lib/util.txt && echo lib >> routes.txt' };
-    const svc = { repo: './mono.git', lane: 'svc', owns: ['svc/**'], depends_on: ['lib'], run: 'mkdir -p svc && echo "uses $(cat lib/util.txt)" > svc/main.txt' };
+    const lib = {
+      repo: './mono.git',
+      lane: 'lib',
+      owns: ['lib/**', 'routes.txt'],
+      soft_depends_on: ['api'],
+      run: 'mkdir -p lib && echo v1 > lib/util.txt && echo lib >> routes.txt',
+    };
+    const svc = {
+      repo: './mono.git',
+      lane: 'svc',
+      owns: ['svc/**'],
+      depends_on: ['lib'],
+      run: 'mkdir -p svc && echo "uses $(cat lib/util.txt)" > svc/main.txt',
+    };
     const file = writeFleetFile(dir, { name: 'inc', directive: 'd', max_retries: 0, integrate: {}, targets: [api, lib, svc] });
     await fleet(runArgs(file, join(dir, 'ws1')), { cwd: dir });
     expect(lane(readManifest(join(dir, 'ws1')), 'lib').integration).toMatchObject({ state: 'held', conflicts: ['routes.txt'] });
@@ -204,7 +266,7 @@ describe('wave integration', () => {
     expect(lane(m, 'svc')).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed' } });
   });
 
-  it('a lane started from another base than its repository\'s integration is held, saying which', async () => {
+  it("a lane started from another base than its repository's integration is held, saying which", async () => {
     await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
     await commitToRemote(join(dir, 'mono.git'), 'dev', { 'DEV.md': 'dev\n' });
     const file = writeFleetFile(dir, {
@@ -221,7 +283,10 @@ describe('wave integration', () => {
     expect(r.code, r.stderr).toBe(1);
     const m = readManifest(join(dir, 'ws'));
     expect(lane(m, 'a').integration).toMatchObject({ state: 'merged' });
-    expect(lane(m, 'b').integration).toMatchObject({ state: 'held', reason: 'it started from dev, and the integration of ./mono.git is based on main: give the lanes of one repository the same base:' });
+    expect(lane(m, 'b').integration).toMatchObject({
+      state: 'held',
+      reason: 'it started from dev, and the integration of ./mono.git is based on main: give the lanes of one repository the same base:',
+    });
     expect(gitOut('ls-tree', '-r', '--name-only', 'fleet/two/_release').trim().split('\n')).toEqual(['README.md', 'a.txt']);
   });
 
@@ -235,7 +300,13 @@ describe('wave integration', () => {
       targets: [
         // a has no check; b, c and d share one that c breaks together with b; d also checks its own file.
         { repo: './mono.git', lane: 'a', owns: ['a.txt'], run: 'echo a > a.txt' },
-        ...['b', 'c'].map((x) => ({ repo: './mono.git', lane: x, owns: [`${x}.txt`], run: `echo ${x} > ${x}.txt`, checks: ['! (test -f b.txt && test -f c.txt)'] })),
+        ...['b', 'c'].map((x) => ({
+          repo: './mono.git',
+          lane: x,
+          owns: [`${x}.txt`],
+          run: `echo ${x} > ${x}.txt`,
+          checks: ['! (test -f b.txt && test -f c.txt)'],
+        })),
         { repo: './mono.git', lane: 'd', owns: ['d.txt'], run: 'echo d > d.txt', checks: ['! (test -f b.txt && test -f c.txt)', 'test -f d.txt'] },
       ],
     });
@@ -244,15 +315,19 @@ describe('wave integration', () => {
     const integ = readManifest(join(dir, 'ws')).integration![0]!;
     // Bisected from b (a has not the check): c's merge breaks it. d's own check ran on the tree at its head, not where the bisect left it.
     expect(integ.waves[0]!.order).toEqual(['a', 'b', 'd']);
-    expect(integ.waves[0]!.held).toEqual([{ lane: 'c', conflicts: [], reason: expect.stringContaining("fails on the integrated tree from its merge on (bisected over the wave's 4 merges)") }]);
+    expect(integ.waves[0]!.held).toEqual([
+      { lane: 'c', conflicts: [], reason: expect.stringContaining("fails on the integrated tree from its merge on (bisected over the wave's 4 merges)") },
+    ]);
   });
 
-  it('a push of the integration branch the forge refuses holds the wave\'s lanes with the reason; the run goes on', async () => {
+  it("a push of the integration branch the forge refuses holds the wave's lanes with the reason; the run goes on", async () => {
     await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
     // The forge refuses the integration branch (a branch protection rule, say), nothing else.
     const hook = join(dir, 'mono.git', 'hooks', 'pre-receive');
     mkdirSync(dirname(hook), { recursive: true });
-    writeFileSync(hook, '#!/bin/sh\nwhile read old new ref; do case "$ref" in */_integration) echo "protected: $ref" >&2; exit 1;; esac; done\n', { mode: 0o755 });
+    writeFileSync(hook, '#!/bin/sh\nwhile read old new ref; do case "$ref" in */_integration) echo "protected: $ref" >&2; exit 1;; esac; done\n', {
+      mode: 0o755,
+    });
     const file = writeFleetFile(dir, {
       name: 'ref',
       directive: 'd',
@@ -273,7 +348,7 @@ describe('wave integration', () => {
 
   it('a conflicting path with a line break in its name is quoted on one line in the reason', async () => {
     await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
-    const nasty = "printf '%s\\n' \"$FLEET_LANE\" > \"$(printf 'x\\n::error::forged')\"";
+    const nasty = 'printf \'%s\\n\' "$FLEET_LANE" > "$(printf \'x\\n::error::forged\')"';
     const file = writeFleetFile(dir, {
       name: 'nl',
       directive: 'd',

@@ -26,16 +26,15 @@ describe('interrupting a run', () => {
       directive: 'append',
       run: 'echo x >> README.md',
       max_retries: 2,
-      targets: [
-        { repo: './hang.git', run: 'sleep 600 & sleep 600' },
-        { repo: './quick.git' },
-        { repo: './later.git', depends_on: ['hang'] },
-      ],
+      targets: [{ repo: './hang.git', run: 'sleep 600 & sleep 600' }, { repo: './quick.git' }, { repo: './later.git', depends_on: ['hang'] }],
     });
     const ws = join(dir, 'ws');
     const root = resolve(import.meta.dirname, '../..');
     const loader = tsxLoader();
-    const child = spawn(process.execPath, ['--import', loader, join(root, 'src/cli/index.ts'), ...runArgs(file, ws)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', loader, join(root, 'src/cli/index.ts'), ...runArgs(file, ws)], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (b) => (out += b));
     child.stderr.on('data', (b) => (out += b));

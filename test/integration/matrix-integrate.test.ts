@@ -58,17 +58,25 @@ describe('integrate jobs', () => {
     expect(wave2.map((r) => [r.lane, r.status, r.error?.class])).toEqual([['svc', 'skipped', 'checkpoint-unmet']]);
     expect(wave2[0]!.error!.message).toContain('the integration of wave 1 left no record');
     const m = await matrixReport({ store, root: join(dir, 'rep'), forge, clock: systemClock });
-    expect(m.lanes.find((l) => l.lane === 'lib')!.integration).toMatchObject({ state: 'held', reason: expect.stringContaining('the integration of wave 1 left no record') });
+    expect(m.lanes.find((l) => l.lane === 'lib')!.integration).toMatchObject({
+      state: 'held',
+      reason: expect.stringContaining('the integration of wave 1 left no record'),
+    });
     expect(exitCodeFor(m)).toBe(1);
   });
 
-  it('a record that names another branch is not this fleet\'s: the next wave does not start from it', async () => {
+  it("a record that names another branch is not this fleet's: the next wave does not start from it", async () => {
     const { file, fleet, forge, store } = await setup();
     const planned = await matrixPlan({ fleet, file, forge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-5', waveJobs: 8 });
     if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
     await matrixShard({ shard: planned.outputs.waves[0]![0]!, store, ...jobs(forge, join(dir, 'w1')) });
     // Shaped like the integrate job's record, with main as "the integration": svc would build on (and claim) main.
-    const forged = { fleet_id: 'fleet-run-5', wave: 0, records: [{ repo: './mono.git', branch: 'main', base_branch: 'main', base_commit: 'a'.repeat(40), head: 'b'.repeat(40), waves: [], release: null }], lanes: {} };
+    const forged = {
+      fleet_id: 'fleet-run-5',
+      wave: 0,
+      records: [{ repo: './mono.git', branch: 'main', base_branch: 'main', base_commit: 'a'.repeat(40), head: 'b'.repeat(40), waves: [], release: null }],
+      lanes: {},
+    };
     mkdirSync(join(dir, 'forged', 'integration'), { recursive: true });
     writeFileSync(join(dir, 'forged', 'integration', 'w0.json'), JSON.stringify(forged));
     await store.upload('fleet-integration-w0.a1', [join(dir, 'forged', 'integration', 'w0.json')], join(dir, 'forged'));
@@ -126,7 +134,17 @@ describe('integrate jobs', () => {
     // The next sweep, with svc's directive changed: lib is unchanged, so wave 1 has no shard; svc runs.
     const store2 = new FolderArtifactStore(join(dir, 'artifacts-2'));
     const changed = { ...fleet, lanes: fleet.lanes.map((l) => (l.id === 'svc' ? { ...l, run: l.run!.replace('"uses', '"now uses') } : l)) };
-    const next = await matrixPlan({ fleet: changed, file, forge, clock: systemClock, store: store2, root: join(dir, 'p2'), fleet_id: 'fleet-run-4', waveJobs: 8, since: swept });
+    const next = await matrixPlan({
+      fleet: changed,
+      file,
+      forge,
+      clock: systemClock,
+      store: store2,
+      root: join(dir, 'p2'),
+      fleet_id: 'fleet-run-4',
+      waveJobs: 8,
+      since: swept,
+    });
     if (!next.ok) throw new Error(JSON.stringify(next.problems));
     expect(next.outputs.waves[0]).toEqual([]);
     expect(next.outputs.integrate_jobs).toBe(2);
@@ -163,7 +181,16 @@ describe('integrate jobs', () => {
     if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
     const forge = new LocalForge({ baseDir: dir });
     const store = new FolderArtifactStore(join(dir, 'artifacts'));
-    const planned = await matrixPlan({ fleet: loaded.fleet, file, forge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-6', waveJobs: 8 });
+    const planned = await matrixPlan({
+      fleet: loaded.fleet,
+      file,
+      forge,
+      clock: systemClock,
+      store,
+      root: join(dir, 'p'),
+      fleet_id: 'fleet-run-6',
+      waveJobs: 8,
+    });
     if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
     const bundle = await loadPlanBundle(store, join(dir, 'b'));
     for (const [i, shards] of planned.outputs.waves.entries()) {
@@ -187,7 +214,14 @@ describe('integrate jobs', () => {
       ...fleet,
       lanes: [
         ...fleet.lanes.map((l) => (l.id === 'lib' ? { ...l, run: `test -f ${marker} && ${l.run!}` } : l)),
-        { ...fleet.lanes.find((l) => l.id === 'svc')!, id: 'app', owns: ['app/**'], depends_on: ['svc'], branch: 'fleet/mi/app', run: 'mkdir -p app && cp svc/main.txt app/main.txt' },
+        {
+          ...fleet.lanes.find((l) => l.id === 'svc')!,
+          id: 'app',
+          owns: ['app/**'],
+          depends_on: ['svc'],
+          branch: 'fleet/mi/app',
+          run: 'mkdir -p app && cp svc/main.txt app/main.txt',
+        },
       ],
     };
     const planned = await matrixPlan({ fleet: three, file, forge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-7', waveJobs: 8 });
@@ -212,7 +246,17 @@ describe('integrate jobs', () => {
 
   it('a dry run has no integrate job', async () => {
     const { file, fleet, forge, store } = await setup();
-    const planned = await matrixPlan({ fleet, file, forge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-8', waveJobs: 8, dryRun: true });
+    const planned = await matrixPlan({
+      fleet,
+      file,
+      forge,
+      clock: systemClock,
+      store,
+      root: join(dir, 'p'),
+      fleet_id: 'fleet-run-8',
+      waveJobs: 8,
+      dryRun: true,
+    });
     if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
     expect(planned.outputs.integrate_jobs).toBe(0);
   });
@@ -233,7 +277,7 @@ describe('integrate jobs', () => {
     expect(await readRemoteFile(join(dir, 'mono.git'), 'fleet/mi/_release', '.github/workflows/x.yml')).toBeNull();
   });
 
-  it('pinned to the integrate jobs\' outputs, a leg reads no record but theirs, however well it is made', async () => {
+  it("pinned to the integrate jobs' outputs, a leg reads no record but theirs, however well it is made", async () => {
     const { file, fleet, forge, store } = await setup();
     const planned = await matrixPlan({ fleet, file, forge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-10', waveJobs: 8 });
     if (!planned.ok) throw new Error(JSON.stringify(planned.problems));
@@ -270,6 +314,9 @@ describe('integrate jobs', () => {
     // The branch is put back where the integration left it before the next job looks.
     execFileSync('git', ['--git-dir', remote, 'update-ref', 'refs/heads/fleet/mi/_integration', first.records[0]!.head!]);
     const { state } = await matrixIntegrate({ bundle, waveJob: 2, store, ...jobs(forge, join(dir, 'i1')) });
-    expect(state.lanes.svc).toMatchObject({ state: 'held', reason: expect.stringContaining(`not from the verified integration ${first.records[0]!.head!.slice(0, 12)}`) });
+    expect(state.lanes.svc).toMatchObject({
+      state: 'held',
+      reason: expect.stringContaining(`not from the verified integration ${first.records[0]!.head!.slice(0, 12)}`),
+    });
   });
 });

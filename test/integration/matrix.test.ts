@@ -62,8 +62,20 @@ describe('matrix jobs', () => {
     // Each shard runs in a workspace of its own; dependencies come only from artifacts.
     for (const [i, shards] of planned.outputs.waves.entries()) {
       for (const shard of shards) {
-        const recs = await matrixShard({ shard, store, root: join(dir, `runner-w${i}-${shard}`), forge, workspace: localWorkspace, exec: localExecutor, clock: systemClock, env: { PATH: process.env.PATH ?? '' } });
-        expect(recs.every((r) => r.status === 'completed'), JSON.stringify(recs.map((r) => r.error))).toBe(true);
+        const recs = await matrixShard({
+          shard,
+          store,
+          root: join(dir, `runner-w${i}-${shard}`),
+          forge,
+          workspace: localWorkspace,
+          exec: localExecutor,
+          clock: systemClock,
+          env: { PATH: process.env.PATH ?? '' },
+        });
+        expect(
+          recs.every((r) => r.status === 'completed'),
+          JSON.stringify(recs.map((r) => r.error)),
+        ).toBe(true);
       }
     }
     const lanes = (await store.list(LANE_ARTIFACT_PREFIX)).map((a) => a.name);
@@ -78,20 +90,40 @@ describe('matrix jobs', () => {
     }
   });
 
-  it('a shard whose job died leaves no artifact: the report names the cause from the run\'s jobs, and its dependent was skipped', async () => {
+  it("a shard whose job died leaves no artifact: the report names the cause from the run's jobs, and its dependent was skipped", async () => {
     const { file, fleet, forge, store } = await setup();
     const planned = await matrixPlan({ fleet, file, forge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-7', waveJobs: 8 });
     if (!planned.ok) throw new Error('plan failed');
     const libShard = planned.manifest.waves[0]!.shards.find((s) => s.lanes.includes('lib'))!.id;
     // Wave 1 runs every shard but lib's (its runner was cancelled); then wave 2 runs.
     for (const shard of planned.outputs.waves[0]!.filter((s) => s !== libShard)) {
-      await matrixShard({ shard, store, root: join(dir, `r-${shard}`), forge, workspace: localWorkspace, exec: localExecutor, clock: systemClock, env: { PATH: process.env.PATH ?? '' } });
+      await matrixShard({
+        shard,
+        store,
+        root: join(dir, `r-${shard}`),
+        forge,
+        workspace: localWorkspace,
+        exec: localExecutor,
+        clock: systemClock,
+        env: { PATH: process.env.PATH ?? '' },
+      });
     }
     for (const shard of planned.outputs.waves[1]!) {
-      const recs = await matrixShard({ shard, store, root: join(dir, `r-${shard}`), forge, workspace: localWorkspace, exec: localExecutor, clock: systemClock, env: { PATH: process.env.PATH ?? '' } });
+      const recs = await matrixShard({
+        shard,
+        store,
+        root: join(dir, `r-${shard}`),
+        forge,
+        workspace: localWorkspace,
+        exec: localExecutor,
+        clock: systemClock,
+        env: { PATH: process.env.PATH ?? '' },
+      });
       expect(recs.map((r) => [r.lane, r.status, r.error?.class])).toEqual([['api', 'skipped', 'checkpoint-unmet']]);
     }
-    const jobs = { list: async () => [{ name: `wave 1 (${libShard})`, status: 'completed', conclusion: 'cancelled', html_url: 'https://github.example/run/7/job/1' }] };
+    const jobs = {
+      list: async () => [{ name: `wave 1 (${libShard})`, status: 'completed', conclusion: 'cancelled', html_url: 'https://github.example/run/7/job/1' }],
+    };
     const m = await matrixReport({ store, root: join(dir, 'rep'), forge, clock: systemClock, jobs });
     const lib = m.lanes.find((l) => l.lane === 'lib')!;
     expect(lib.status).toBe('failed');
@@ -108,12 +140,34 @@ describe('re-running a shard', () => {
   it('keeps the lanes an earlier attempt completed and runs only the others', async () => {
     const { file, fleet, forge, store } = await setup();
     const counter = join(dir, 'runs.txt');
-    const counted = { ...fleet, file: { ...fleet.file }, lanes: fleet.lanes.map((l) => ({ ...l, run: `echo "$FLEET_LANE" >> ${counter} && echo x >> README.md` })) };
+    const counted = {
+      ...fleet,
+      file: { ...fleet.file },
+      lanes: fleet.lanes.map((l) => ({ ...l, run: `echo "$FLEET_LANE" >> ${counter} && echo x >> README.md` })),
+    };
     const planned = await matrixPlan({ fleet: counted, file, forge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-3', waveJobs: 8 });
     if (!planned.ok) throw new Error('plan failed');
     const shard = planned.outputs.waves[0]![0]!;
-    const first = await matrixShard({ shard, store, root: join(dir, 'attempt-1'), forge, workspace: localWorkspace, exec: localExecutor, clock: systemClock, env: { PATH: process.env.PATH ?? '' } });
-    const again = await matrixShard({ shard, store, root: join(dir, 'attempt-2'), forge, workspace: localWorkspace, exec: localExecutor, clock: systemClock, env: { PATH: process.env.PATH ?? '' } });
+    const first = await matrixShard({
+      shard,
+      store,
+      root: join(dir, 'attempt-1'),
+      forge,
+      workspace: localWorkspace,
+      exec: localExecutor,
+      clock: systemClock,
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    const again = await matrixShard({
+      shard,
+      store,
+      root: join(dir, 'attempt-2'),
+      forge,
+      workspace: localWorkspace,
+      exec: localExecutor,
+      clock: systemClock,
+      env: { PATH: process.env.PATH ?? '' },
+    });
     expect(again).toEqual(first);
     const { readFileSync } = await import('node:fs');
     expect(readFileSync(counter, 'utf8').trim().split('\n')).toEqual(first.map((r) => r.lane));
@@ -125,17 +179,33 @@ describe('artifacts a directive might forge', () => {
   async function forge(store: FolderArtifactStore, name: string, files: Record<string, string>) {
     const root = join(dir, 'forged', name);
     for (const [f, text] of Object.entries(files)) writeFileAtomicSync(join(root, f), text);
-    return store.upload(name, Object.keys(files).map((f) => join(root, f)), root);
+    return store.upload(
+      name,
+      Object.keys(files).map((f) => join(root, f)),
+      root,
+    );
   }
 
-  it('a name from a later attempt than the reader\'s is ignored: the forged fleet-lane-tool.a9 is not the report\'s', async () => {
+  it("a name from a later attempt than the reader's is ignored: the forged fleet-lane-tool.a9 is not the report's", async () => {
     const { file, fleet, forge: gitForge, store } = await setup();
     const planned = await matrixPlan({ fleet, file, forge: gitForge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-5', waveJobs: 8 });
     if (!planned.ok) throw new Error('plan failed');
     for (const shard of planned.outputs.waves.flat()) {
-      await matrixShard({ shard, store, root: join(dir, `r-${shard}`), forge: gitForge, workspace: localWorkspace, exec: localExecutor, clock: systemClock, env: { PATH: process.env.PATH ?? '' }, attempt: 1 });
+      await matrixShard({
+        shard,
+        store,
+        root: join(dir, `r-${shard}`),
+        forge: gitForge,
+        workspace: localWorkspace,
+        exec: localExecutor,
+        clock: systemClock,
+        env: { PATH: process.env.PATH ?? '' },
+        attempt: 1,
+      });
     }
-    const real = JSON.parse(readFileSync(join(dir, `r-${planned.manifest.waves[0]!.shards.find((x) => x.lanes.includes('tool'))!.id}`, 'lanes', 'tool', 'result.json'), 'utf8'));
+    const real = JSON.parse(
+      readFileSync(join(dir, `r-${planned.manifest.waves[0]!.shards.find((x) => x.lanes.includes('tool'))!.id}`, 'lanes', 'tool', 'result.json'), 'utf8'),
+    );
     const lie = { ...real, lane: { ...real.lane, status: 'failed', phase: 'failed', error: { class: 'directive-failed', message: 'forged' } } };
     await forge(store, 'fleet-lane-tool.a9', { 'lanes/tool/result.json': JSON.stringify(lie) });
     expect(latestByAttempt(await store.list('fleet-lane-tool'), 1, 1).get('fleet-lane-tool')!.name).toBe('fleet-lane-tool.a1');
@@ -143,7 +213,7 @@ describe('artifacts a directive might forge', () => {
     expect(m.lanes.find((l) => l.lane === 'tool')).toMatchObject({ status: 'completed', error: null });
   });
 
-  it('a plan other than the plan job\'s (by its digest output) is refused, whatever its name says', async () => {
+  it("a plan other than the plan job's (by its digest output) is refused, whatever its name says", async () => {
     const { file, fleet, forge: gitForge, store } = await setup();
     const planned = await matrixPlan({ fleet, file, forge: gitForge, clock: systemClock, store, root: join(dir, 'p'), fleet_id: 'fleet-run-6', waveJobs: 8 });
     if (!planned.ok) throw new Error('plan failed');
@@ -156,7 +226,9 @@ describe('artifacts a directive might forge', () => {
     const pinned = await loadPlanBundle(store, join(dir, 'pinned'), { digest: planned.outputs.plan_digest, attempt: 2 });
     expect(pinned.fleet.file.merge.policy).toBe('never');
     // Pinned to what no plan has: refused with a reason.
-    await expect(loadPlanBundle(store, join(dir, 'nope'), { digest: 'sha256:' + '0'.repeat(64), attempt: 1 })).rejects.toThrow(/refusing to run a plan other than the one planned/);
+    await expect(loadPlanBundle(store, join(dir, 'nope'), { digest: 'sha256:' + '0'.repeat(64), attempt: 1 })).rejects.toThrow(
+      /refusing to run a plan other than the one planned/,
+    );
     expect(forged.digest).not.toBe(planned.outputs.plan_digest);
   });
 });
@@ -199,7 +271,14 @@ describe('runAction', () => {
     const { file } = await setup();
     const c = fakeCore();
     const code = await runAction({
-      env: { FLEET_MODE: 'plan', FLEET_FILE: file, FLEET_TOKEN: 'ghs_0123456789abcdefghijABCDEFGHIJ', GITHUB_RUN_ID: '99', FLEET_WORKSPACE_DIR: join(dir, 'w'), FLEET_DIRECTIVE_OVERRIDE: 'stamp harder' },
+      env: {
+        FLEET_MODE: 'plan',
+        FLEET_FILE: file,
+        FLEET_TOKEN: 'ghs_0123456789abcdefghijABCDEFGHIJ',
+        GITHUB_RUN_ID: '99',
+        FLEET_WORKSPACE_DIR: join(dir, 'w'),
+        FLEET_DIRECTIVE_OVERRIDE: 'stamp harder',
+      },
       core: c.core,
       store: new FolderArtifactStore(join(dir, 'a')),
       clock: systemClock,

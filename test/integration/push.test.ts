@@ -5,7 +5,20 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commitToRemote, createRepo, readRemoteFile, remoteBranches, remoteHead } from '../support/repos.js';
-import { commitFiles, fleet, lane, openToDirectives, readEvents, TRUST_REPOS, readManifest, removeDir, runArgs, sq, tempDir, writeFleetFile } from './helpers.js';
+import {
+  commitFiles,
+  fleet,
+  lane,
+  openToDirectives,
+  readEvents,
+  TRUST_REPOS,
+  readManifest,
+  removeDir,
+  runArgs,
+  sq,
+  tempDir,
+  writeFleetFile,
+} from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -113,7 +126,12 @@ describe('pushing', () => {
     const repo = await createRepo(dir, 'race', files, { clone: false });
     const branch = 'fleet/race2/race';
     // An earlier run left the branch (its commit carries the lane's trailers); someone then pushes on top of it during this run.
-    const earlier = await commitToRemote(repo.remote, branch, { 'README.md': '# r\nold\n' }, { from: repo.commit, message: 'edit\n\nedit\n\nFleet-Id: race2\nFleet-Lane: race\n' });
+    const earlier = await commitToRemote(
+      repo.remote,
+      branch,
+      { 'README.md': '# r\nold\n' },
+      { from: repo.commit, message: 'edit\n\nedit\n\nFleet-Id: race2\nFleet-Lane: race\n' },
+    );
     openToDirectives(repo.remote);
     const file = writeFleetFile(dir, {
       name: 'race2',

@@ -6,7 +6,21 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commitToRemote, createRepo, readRemoteFile, remoteBranches, remoteHead } from '../support/repos.js';
-import { commitFiles, fleet, git, lane, readEvents, readLaneResult, readManifest, removeDir, revCount, runArgs, sq, tempDir, writeFleetFile } from './helpers.js';
+import {
+  commitFiles,
+  fleet,
+  git,
+  lane,
+  readEvents,
+  readLaneResult,
+  readManifest,
+  removeDir,
+  revCount,
+  runArgs,
+  sq,
+  tempDir,
+  writeFleetFile,
+} from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -183,9 +197,17 @@ describe('--resume', () => {
     expect(lane(m2, 'ok1').attempts).toEqual(ok1Before.attempts);
     expect(lane(m2, 'ok1').commit).toBe(lane(m1, 'ok1').commit);
     const events = readEvents(ws);
-    const clonedAgain = events.slice(events.findIndex((e) => e.detail === 'kept from the previous run')).filter((e) => e.to === 'cloning').map((e) => e.lane);
+    const clonedAgain = events
+      .slice(events.findIndex((e) => e.detail === 'kept from the previous run'))
+      .filter((e) => e.to === 'cloning')
+      .map((e) => e.lane);
     expect(clonedAgain.sort()).toEqual(['after', 'flaky']);
-    expect(events.filter((e) => e.detail === 'kept from the previous run').map((e) => e.lane).sort()).toEqual(['ok1', 'ok2']);
+    expect(
+      events
+        .filter((e) => e.detail === 'kept from the previous run')
+        .map((e) => e.lane)
+        .sort(),
+    ).toEqual(['ok1', 'ok2']);
     expect(await readRemoteFile(join(dir, 'flaky.git'), 'fleet/resume/flaky', 'README.md')).toBe('# r\nflaky\n');
     expect(await readRemoteFile(join(dir, 'after.git'), 'fleet/resume/after', 'README.md')).toBe('# r\nafter\n');
     expect(await remoteHead(join(dir, 'ok1.git'), 'fleet/resume/ok1')).toBe(lane(m1, 'ok1').commit);

@@ -29,7 +29,10 @@ async function failedOnce(extra: Record<string, unknown> = {}) {
     max_retries: 1,
     targets: [
       { repo: './ok.git' },
-      { repo: './flaky.git', run: `if [ -f ${sq(marker)} ]; then echo "second run"; echo flaky >> README.md; else echo "first run: attempt $FLEET_ATTEMPT"; exit 3; fi` },
+      {
+        repo: './flaky.git',
+        run: `if [ -f ${sq(marker)} ]; then echo "second run"; echo flaky >> README.md; else echo "first run: attempt $FLEET_ATTEMPT"; exit 3; fi`,
+      },
     ],
     ...extra,
     ...over,
@@ -43,8 +46,8 @@ async function failedOnce(extra: Record<string, unknown> = {}) {
 
 const resume = (file: string, manifest: string, ...extra: string[]) => fleet(['run', file, '--resume', manifest, '--quiet', ...extra], { cwd: dir });
 
-describe('a resumed lane\'s folder', () => {
-  it('holds this run\'s logs alone: the earlier run\'s attempts, result and patch are in previous/1/, its working copy gone', async () => {
+describe("a resumed lane's folder", () => {
+  it("holds this run's logs alone: the earlier run's attempts, result and patch are in previous/1/, its working copy gone", async () => {
     const { file, ws, marker, manifest } = await failedOnce();
     const laneDir = join(ws, 'lanes', 'flaky');
     // The earlier run tried twice (max_retries 1).
@@ -72,7 +75,7 @@ describe('a resumed lane\'s folder', () => {
     expect(readdirSync(join(ws, 'lanes', 'ok')).sort()).toEqual(['attempt-1.log', 'patch.diff', 'relay.md', 'repo', 'result.json']);
   });
 
-  it('a second resume moves the first resume\'s files to previous/2/', async () => {
+  it("a second resume moves the first resume's files to previous/2/", async () => {
     const { file, ws, manifest } = await failedOnce();
     const again = await resume(file, manifest);
     expect(again.code).toBe(1);
@@ -97,7 +100,9 @@ describe('a fleet file changed since the run', () => {
     const r = await resume(file, manifest);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${file}: --resume: the fleet file changed since run ${readManifest(ws).fleet_id}: run (lane "ok")`);
-    expect(r.stderr).toMatch(/completed in run fleet-[\w-]+ with the fleet file as it was, and a resumed run would report it done with inputs it never ran with/);
+    expect(r.stderr).toMatch(
+      /completed in run fleet-[\w-]+ with the fleet file as it was, and a resumed run would report it done with inputs it never ran with/,
+    );
     expect(r.stderr).toContain(`Start a new run without --resume`);
     expect(r.stderr).toContain(`--since ${manifest}`);
     // Nothing ran and nothing was written: the manifest, the events and the lane folders are as the run left them.
@@ -125,7 +130,9 @@ describe('a fleet file changed since the run', () => {
     writeFleetFile(dir, { ...changed, targets: [...targets, { repo: './extra.git' }] });
     const r = await resume(file, manifest);
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/note: the fleet file changed since run fleet-[\w-]+ for lanes that run again: checks \(lane "flaky"\); they run with the fleet file as it is now/);
+    expect(r.stderr).toMatch(
+      /note: the fleet file changed since run fleet-[\w-]+ for lanes that run again: checks \(lane "flaky"\); they run with the fleet file as it is now/,
+    );
     expect(r.stderr).toMatch(/note: lane "extra" is new since run fleet-[\w-]+: it runs/);
     const m = readManifest(ws);
     expect(m.lanes.map((l) => [l.lane, l.status])).toEqual([
@@ -142,6 +149,8 @@ describe('a fleet file changed since the run', () => {
     const { file, manifest } = await failedOnce();
     const r = await resume(file, manifest, '--dry-run');
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--dry-run: run fleet-[\w-]+ was not a dry run, and lane "ok" pushed its change; resumed as a dry run, its manifest would say nothing was pushed/);
+    expect(r.stderr).toMatch(
+      /--dry-run: run fleet-[\w-]+ was not a dry run, and lane "ok" pushed its change; resumed as a dry run, its manifest would say nothing was pushed/,
+    );
   });
 });

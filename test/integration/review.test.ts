@@ -62,8 +62,25 @@ describe('review lenses', () => {
     expect(review.rounds.map((x) => x.verdict)).toEqual(['fix', 'clear']);
     // Three lenses raised the BUG line (one said medium): one finding, every lens kept, the gravest severity.
     expect(review.findings).toEqual([
-      expect.objectContaining({ id: 'f1', severity: 'high', file: 'src/app.js', line: 1, lenses: ['correctness', 'security', 'consistency'], disposition: 'ACCEPT', status: 'fixed', rounds: [1] }),
-      expect.objectContaining({ id: 'f2', severity: 'low', lenses: ['completeness'], disposition: 'FIX_LATER', reason: 'planned for low', status: 'follow-up', rounds: [1, 2] }),
+      expect.objectContaining({
+        id: 'f1',
+        severity: 'high',
+        file: 'src/app.js',
+        line: 1,
+        lenses: ['correctness', 'security', 'consistency'],
+        disposition: 'ACCEPT',
+        status: 'fixed',
+        rounds: [1],
+      }),
+      expect.objectContaining({
+        id: 'f2',
+        severity: 'low',
+        lenses: ['completeness'],
+        disposition: 'FIX_LATER',
+        reason: 'planned for low',
+        status: 'follow-up',
+        rounds: [1, 2],
+      }),
     ]);
     expect(review.open).toBe(0);
     const first = review.rounds[0]!;
@@ -76,10 +93,17 @@ describe('review lenses', () => {
     ]);
     expect(first.fix).toMatchObject({ ok: true });
     // Round 2 saw the fixed change: the marker lenses refuted it, the nitpick stayed a follow-up.
-    expect(review.rounds[1]!.lenses.filter((x) => x.outcome === 'refuted').map((x) => x.lens)).toEqual(['correctness', 'security', 'edge-cases', 'consistency']);
+    expect(review.rounds[1]!.lenses.filter((x) => x.outcome === 'refuted').map((x) => x.lens)).toEqual([
+      'correctness',
+      'security',
+      'edge-cases',
+      'consistency',
+    ]);
     // Each lens had its own prompt with the diff; the fix round had the findings it accepted.
     expect(readFileSync(join(ws, 'lanes/svc/review/a1-r1-correctness.md'), 'utf8')).toContain('+export const value = BUG;');
-    expect(readFileSync(join(ws, 'lanes/svc/review/a1-r1-fix.md'), 'utf8')).toMatch(/## Review findings to fix[\s\S]*f1 src\/app\.js:1: A BUG marker is left in the code\./);
+    expect(readFileSync(join(ws, 'lanes/svc/review/a1-r1-fix.md'), 'utf8')).toMatch(
+      /## Review findings to fix[\s\S]*f1 src\/app\.js:1: A BUG marker is left in the code\./,
+    );
     expect(report).toContain('### Review');
     expect(report).toMatch(/\| svc \| 2 \| clear \| 1 high · 1 low \| correctness 1 · security 1 · consistency 1 · completeness 1 \| 0 \| 1 \| — \|/);
   });
@@ -96,13 +120,20 @@ describe('review lenses', () => {
   });
 
   it('a worker that cannot fix: at the round cap the change is pushed for a person with its finding open', async () => {
-    const { repo, r, l, report } = await reviewed({ write: BUGGY, lenses: { correctness: 'marker' }, fix: 'cannot' }, { lenses: ['correctness', 'security'], rounds: 2 });
+    const { repo, r, l, report } = await reviewed(
+      { write: BUGGY, lenses: { correctness: 'marker' }, fix: 'cannot' },
+      { lenses: ['correctness', 'security'], rounds: 2 },
+    );
     expect(r.code).toBe(1);
     expect(l).toMatchObject({ status: 'failed', phase: 'draft', merge_status: 'draft', error: { class: 'code-review-needed' } });
-    expect(l.error!.message).toMatch(/review reached its cap of 2 rounds with 1 ACCEPT finding open \(f1 src\/app\.js:1 A BUG marker is left in the code\.\); the branch fleet\/rev\/svc is pushed/);
+    expect(l.error!.message).toMatch(
+      /review reached its cap of 2 rounds with 1 ACCEPT finding open \(f1 src\/app\.js:1 A BUG marker is left in the code\.\); the branch fleet\/rev\/svc is pushed/,
+    );
     expect(l.review!.findings).toEqual([expect.objectContaining({ id: 'f1', status: 'open', rounds: [1, 2] })]);
     expect(await readRemoteFile(repo.remote, 'fleet/rev/svc', 'src/app.js')).toBe('export const value = BUG;\n');
-    expect(report).toContain('Open findings (ACCEPT, not fixed by the round cap):\n\n- `svc` f1 (high; correctness) `src/app.js:1`: A BUG marker is left in the code.');
+    expect(report).toContain(
+      'Open findings (ACCEPT, not fixed by the round cap):\n\n- `svc` f1 (high; correctness) `src/app.js:1`: A BUG marker is left in the code.',
+    );
   });
 
   it('a blocking severity is ACCEPT whatever the worker says; a lower one it may defer', async () => {
@@ -117,15 +148,21 @@ describe('review lenses', () => {
     ]);
   });
 
-  it('unreadable dispositions count as ACCEPT: only the worker\'s word lets a finding pass unfixed', async () => {
-    const { l } = await reviewed({ write: BUGGY, lenses: { completeness: 'nitpick' }, dispositions: 'garbage', fix: 'cannot' }, { lenses: ['completeness'], rounds: 2 });
+  it("unreadable dispositions count as ACCEPT: only the worker's word lets a finding pass unfixed", async () => {
+    const { l } = await reviewed(
+      { write: BUGGY, lenses: { completeness: 'nitpick' }, dispositions: 'garbage', fix: 'cannot' },
+      { lenses: ['completeness'], rounds: 2 },
+    );
     expect(l.status).toBe('failed');
     expect(l.review!.rounds[0]!.dispositions_problem).toBe('the answer holds no JSON list of dispositions');
     expect(l.review!.findings[0]).toMatchObject({ severity: 'low', disposition: 'ACCEPT', status: 'open' });
   });
 
   it('a fix round outside the fence is undone and the change before it kept; a lens that edits has its edit undone', async () => {
-    const { repo, r, l } = await reviewed({ write: BUGGY, lenses: { correctness: 'marker', security: 'edit' }, fix: 'outside' }, { lenses: ['correctness', 'security'], rounds: 2 });
+    const { repo, r, l } = await reviewed(
+      { write: BUGGY, lenses: { correctness: 'marker', security: 'edit' }, fix: 'outside' },
+      { lenses: ['correctness', 'security'], rounds: 2 },
+    );
     expect(r.code).toBe(1);
     expect(l.review!.rounds[0]!.fix).toMatchObject({ ok: false, detail: expect.stringContaining('OUTSIDE.txt') });
     expect(l.review!.rounds[0]!.fix!.detail).toContain('the change before this fix round was kept');
@@ -150,9 +187,16 @@ describe('review lenses', () => {
 
   it('a lane with review: false, and a lane whose own run: is a script, are not reviewed', async () => {
     await createRepo(dir, 'other', { 'README.md': '# other\n' }, { clone: false });
-    const { l, m } = await reviewed({ write: BUGGY, lenses: { correctness: 'marker' } }, { lenses: ['correctness'] }, {
-      targets: [{ repo: './svc.git', review: false }, { repo: './other.git', run: 'echo x > src-x.txt', owns: ['**'] }],
-    });
+    const { l, m } = await reviewed(
+      { write: BUGGY, lenses: { correctness: 'marker' } },
+      { lenses: ['correctness'] },
+      {
+        targets: [
+          { repo: './svc.git', review: false },
+          { repo: './other.git', run: 'echo x > src-x.txt', owns: ['**'] },
+        ],
+      },
+    );
     expect(l).toMatchObject({ status: 'completed' });
     expect(l.review ?? null).toBeNull();
     expect(lane(m, 'other').review ?? null).toBeNull();

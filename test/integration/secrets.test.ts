@@ -90,7 +90,7 @@ describe('secrets', () => {
     assertNowhere({ stdout: p.stdout, stderr: p.stderr, ...(await everything(ws, repo.remote)) });
   });
 
-  it('a directive that configures git to run its programs or to push elsewhere reaches neither Fleet\'s environment nor another remote', async () => {
+  it("a directive that configures git to run its programs or to push elsewhere reaches neither Fleet's environment nor another remote", async () => {
     const repo = await createRepo(dir, 'r', { 'README.md': '# r\n' }, { clone: false });
     const evil = await createRepo(dir, 'evil', { 'README.md': '# evil\n' }, { clone: false });
     const leak = join(dir, 'leak');
@@ -125,7 +125,7 @@ describe('secrets', () => {
     assertNowhere({ stdout: p.stdout, stderr: p.stderr });
   });
 
-  it('a directive that writes the global git config cannot make Fleet\'s git calls hand over Fleet\'s secrets', async () => {
+  it("a directive that writes the global git config cannot make Fleet's git calls hand over Fleet's secrets", async () => {
     await createRepo(dir, 'r', { 'README.md': '# r\n' }, { clone: false });
     const home = join(dir, 'home');
     const { mkdirSync } = await import('node:fs');
@@ -174,7 +174,14 @@ echo changed >> README.md
     const leak = join(dir, 'leak-proc');
     const script = join(dir, 'snoop.sh');
     writeFileSync(script, PROC_SNOOP);
-    const file = writeFleetFile(dir, { name: 'proc', directive: 'read /proc', run: `sh ${sq(script)}`, isolation, max_retries: 0, targets: [{ repo: './r.git' }] });
+    const file = writeFleetFile(dir, {
+      name: 'proc',
+      directive: 'read /proc',
+      run: `sh ${sq(script)}`,
+      isolation,
+      max_retries: 0,
+      targets: [{ repo: './r.git' }],
+    });
     const ws = join(dir, 'ws');
     const root = resolve(import.meta.dirname, '../..');
     const loader = tsxLoader();
@@ -189,7 +196,7 @@ echo changed >> README.md
     return { p, repo, leak, ws };
   }
 
-  it('a directive reading /proc/*/environ, its ancestors\' and, from a process left behind, later ones finds no credential', async () => {
+  it("a directive reading /proc/*/environ, its ancestors' and, from a process left behind, later ones finds no credential", async () => {
     const { p, repo, leak, ws } = await procRun('auto');
     expect(p.status, p.stdout + p.stderr).toBe(0);
     const snooped = readFileSync(leak, 'utf8');
@@ -214,7 +221,14 @@ describe('isolation: required', () => {
   it('on a machine that cannot isolate (no unshare on PATH) is a set-up failure naming the field, and nothing runs', async () => {
     await createRepo(dir, 'r', { 'README.md': '# r\n' }, { clone: false });
     const marker = join(dir, 'ran');
-    const file = writeFleetFile(dir, { name: 'req', directive: 'd', run: `touch ${sq(marker)}`, isolation: 'required', max_retries: 0, targets: [{ repo: './r.git' }] });
+    const file = writeFleetFile(dir, {
+      name: 'req',
+      directive: 'd',
+      run: `touch ${sq(marker)}`,
+      isolation: 'required',
+      max_retries: 0,
+      targets: [{ repo: './r.git' }],
+    });
     // A PATH with git and a shell only: no unshare, so no way into a namespace.
     const bin = join(dir, 'bin');
     mkdirSync(bin);

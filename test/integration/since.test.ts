@@ -47,7 +47,9 @@ async function sweep(file: string, ws: string, ...extra: string[]) {
   unpinPrograms();
   try {
     const r = await fleet(['run', file, '--workspace', join(dir, ws), '--quiet', ...extra], { cwd: dir, env: { PATH: shimmed } });
-    const clones = readFileSync(log, 'utf8').split('\n').filter((c) => c === 'clone').length;
+    const clones = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((c) => c === 'clone').length;
     return { ...r, ws: join(dir, ws), clones, manifest: join(dir, ws, 'fleet-status.json') };
   } finally {
     process.env.PATH = savedPath;
@@ -91,7 +93,12 @@ describe('fleet run --since', () => {
     expect(m2.summary).toMatchObject({ total: 4, unchanged: 4, completed: 0, failed: 0 });
     expect(lane(m2, 'a')).toMatchObject({ commit: lane(m1, 'a').commit, base_commit: lane(m1, 'a').base_commit, unchanged_since: m1.fleet_id });
     for (const id of ['a', 'b', 'c', 'd']) expect(existsSync(join(second.ws, 'lanes', id, 'repo')), id).toBe(false);
-    expect(readEvents(second.ws).filter((e) => e.status === 'unchanged').map((e) => e.lane).sort()).toEqual(['a', 'b', 'c', 'd']);
+    expect(
+      readEvents(second.ws)
+        .filter((e) => e.status === 'unchanged')
+        .map((e) => e.lane)
+        .sort(),
+    ).toEqual(['a', 'b', 'c', 'd']);
     expect(second.stdout).toMatch(/\| Unchanged \| 4 \|/);
     expect(second.stderr).toMatch(/4 of 4 lanes unchanged since/);
 
@@ -135,7 +142,14 @@ describe('fleet run --since', () => {
 
   it('any doubt runs the lane: a dry run, a failed lane, a manifest of another fleet version', async () => {
     for (const r of ['a', 'b']) await createRepo(dir, r, { 'README.md': `# ${r}\n` }, { clone: false });
-    const file = writeFleetFile(dir, { name: 'sweep', directive: 'd', run: 'test -f FAIL && exit 1; echo x > f.txt', isolation: 'off', max_retries: 0, targets: [{ repo: './a.git' }, { repo: './b.git' }] });
+    const file = writeFleetFile(dir, {
+      name: 'sweep',
+      directive: 'd',
+      run: 'test -f FAIL && exit 1; echo x > f.txt',
+      isolation: 'off',
+      max_retries: 0,
+      targets: [{ repo: './a.git' }, { repo: './b.git' }],
+    });
     await commitToRemote(join(dir, 'b.git'), 'main', { FAIL: '1\n' });
     const first = await sweep(file, 'ws1');
     expect(first.code).toBe(1);
@@ -169,7 +183,7 @@ describe('fleet run --since', () => {
     expect(fromOld.stderr).toMatch(/note: every lane runs: .*manifest version 1\.0\.0/);
   });
 
-  it('bad input: a missing manifest, another fleet\'s, or --since with --resume exit 2', async () => {
+  it("bad input: a missing manifest, another fleet's, or --since with --resume exit 2", async () => {
     await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
     const file = writeFleetFile(dir, { name: 'sweep', directive: 'd', run: 'true', isolation: 'off', targets: [{ repo: './a.git' }] });
     const missing = await sweep(file, 'ws1', '--since', join(dir, 'nope.json'));
@@ -185,11 +199,25 @@ describe('fleet run --since', () => {
     expect(both.stderr).toMatch(/--since and --resume cannot be used together/);
   });
 
-  it('the local forge reads each target\'s base commit in its one check: from the files, from ls-remote, for a base: branch', async () => {
+  it("the local forge reads each target's base commit in its one check: from the files, from ls-remote, for a base: branch", async () => {
     const a = await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
     const dev = await commitToRemote(a.remote, 'develop', { 'DEV.md': 'dev\n' });
     const spec = (id: string, repo: string, repo_kind: LaneSpec['repo_kind'], base?: string): LaneSpec => ({
-      id, repo, repo_kind, title: id, directive: 'd', run: 'true', checks: [], depends_on: [], owns: [], never: [], exclusive: false, branch: `fleet/x/${id}`, base, index: 0, review: null,
+      id,
+      repo,
+      repo_kind,
+      title: id,
+      directive: 'd',
+      run: 'true',
+      checks: [],
+      depends_on: [],
+      owns: [],
+      never: [],
+      exclusive: false,
+      branch: `fleet/x/${id}`,
+      base,
+      index: 0,
+      review: null,
     });
     const checks = await new LocalForge({ baseDir: dir }).checkTargets([
       spec('files', './a.git', 'path'),

@@ -42,7 +42,10 @@ describe('speculative strategies', () => {
   it('three strategies, two green: the smallest green diff is picked, in one wave despite one scope; the dependent builds on the pick', async () => {
     const { r, m, report } = await tried({
       speculative: { pick: 'smallest-green-diff' },
-      targets: [{ repo: './svc.git', strategies: THREE }, { repo: './app.git', owns: ['**'], depends_on: ['svc'], run: 'echo "$FLEET_LANE" > DEP.md' }],
+      targets: [
+        { repo: './svc.git', strategies: THREE },
+        { repo: './app.git', owns: ['**'], depends_on: ['svc'], run: 'echo "$FLEET_LANE" > DEP.md' },
+      ],
     });
     // One strategy failed: the fleet did not complete every lane (exit 1), but its target has a pick.
     expect(r.code).toBe(1);
@@ -68,13 +71,21 @@ describe('speculative strategies', () => {
   it('no green strategy: the target has no pick, and its dependent is skipped saying so', async () => {
     const { m } = await tried({
       targets: [
-        { repo: './svc.git', strategies: [{ label: 'a', run: 'exit 1' }, { label: 'b', run: 'echo BROKEN >> src/app.js' }] },
+        {
+          repo: './svc.git',
+          strategies: [
+            { label: 'a', run: 'exit 1' },
+            { label: 'b', run: 'echo BROKEN >> src/app.js' },
+          ],
+        },
         { repo: './app.git', owns: ['**'], depends_on: ['svc'] },
       ],
     });
     expect(lane(m, 'svc.b')).toMatchObject({ status: 'failed', error: { class: 'check-failed' }, strategy: { picked: false } });
     expect(lane(m, 'app')).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed' } });
-    expect(lane(m, 'app').error!.message).toBe('dependency "svc" has no picked strategy (no strategy ended green (a: failed directive-failed, b: failed check-failed)); this lane was not run against a missing checkpoint');
+    expect(lane(m, 'app').error!.message).toBe(
+      'dependency "svc" has no picked strategy (no strategy ended green (a: failed directive-failed, b: failed check-failed)); this lane was not run against a missing checkpoint',
+    );
   });
 
   it('--speculative 3 tries every lane three times with its own directive; the first green is picked', async () => {
@@ -87,7 +98,7 @@ describe('speculative strategies', () => {
     expect(picked[0]!.strategy!.reason).toMatch(/^first green: s\d ended green first \(3 of 3 green\)$/);
   });
 
-  it('an incremental sweep keeps a target\'s strategies in one shard, and a pick that opened its PR stands', async () => {
+  it("an incremental sweep keeps a target's strategies in one shard, and a pick that opened its PR stands", async () => {
     await createRepo(dir, 'svc', { 'README.md': '# svc\n' }, { clone: false });
     await createRepo(dir, 'other', { 'README.md': '# other\n' }, { clone: false });
     const spec = (n: number) => ({
@@ -95,7 +106,16 @@ describe('speculative strategies', () => {
       directive: 'd',
       run: 'true',
       max_retries: 0,
-      targets: [{ repo: './other.git', run: 'echo o > O.md' }, { repo: './svc.git', strategies: [{ label: 'a', run: `echo a${n} > A.md` }, { label: 'b', run: `echo b${n} > B.md` }] }],
+      targets: [
+        { repo: './other.git', run: 'echo o > O.md' },
+        {
+          repo: './svc.git',
+          strategies: [
+            { label: 'a', run: `echo a${n} > A.md` },
+            { label: 'b', run: `echo b${n} > B.md` },
+          ],
+        },
+      ],
     });
     const first = await fleet(runArgs(writeFleetFile(dir, spec(1)), join(dir, 'ws1')), { cwd: dir });
     expect(first.code, first.stderr).toBe(0);
@@ -114,7 +134,10 @@ describe('speculative strategies', () => {
       name: 'spec',
       directive: 'd',
       run: 'true',
-      targets: [{ repo: './svc.git', strategies: [{ label: 'x' }, { label: 'x' }, { label: 'y' }] }, { repo: './svc.git', lane: 'svc.y' }],
+      targets: [
+        { repo: './svc.git', strategies: [{ label: 'x' }, { label: 'x' }, { label: 'y' }] },
+        { repo: './svc.git', lane: 'svc.y' },
+      ],
     });
     const r = await fleet(['plan', file], { cwd: dir });
     expect(r.code).toBe(2);

@@ -15,7 +15,14 @@ describe('targets_file', () => {
   it('runs the listed targets after the explicit ones', async () => {
     for (const n of ['a', 'b', 'c']) await createRepo(dir, n, { 'README.md': `# ${n}\n` }, { clone: false });
     writeFileSync(join(dir, 'repos.txt'), '# the rest of the fleet\n./b.git\n\n./c.git   # owned by team c\n');
-    const file = writeFleetFile(dir, { name: 'listed', directive: 'x', run: 'echo x >> README.md', max_retries: 0, targets: [{ repo: './a.git' }], targets_file: 'repos.txt' });
+    const file = writeFleetFile(dir, {
+      name: 'listed',
+      directive: 'x',
+      run: 'echo x >> README.md',
+      max_retries: 0,
+      targets: [{ repo: './a.git' }],
+      targets_file: 'repos.txt',
+    });
     const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
     expect(r.code, r.stderr).toBe(0);
     expect(readManifest(join(dir, 'ws')).lanes.map((l) => [l.lane, l.status])).toEqual([

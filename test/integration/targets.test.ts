@@ -75,7 +75,11 @@ describe('targets', () => {
     }
     // Every lane appears in the events log, the excluded and skipped ones too.
     const events = readEvents(ws);
-    for (const id of ['missing', 'plain', 'other', 'good-2', 'good']) expect(events.some((e) => e.lane === id), id).toBe(true);
+    for (const id of ['missing', 'plain', 'other', 'good-2', 'good'])
+      expect(
+        events.some((e) => e.lane === id),
+        id,
+      ).toBe(true);
   });
 
   it('an owner/repo target without --repos-root is excluded as not-found; with it, it runs', async () => {
@@ -133,7 +137,14 @@ describe('targets', () => {
 
   it('a lane branch that is the base branch is refused before anything runs: Fleet never pushes onto a base branch', async () => {
     const repo = await createRepo(dir, 'main', { 'README.md': '# m\n' }, { clone: false });
-    const file = writeFleetFile(dir, { name: 'onbase', directive: 'x', branch: '{lane}', run: 'echo x >> README.md', max_retries: 0, targets: [{ repo: './main.git' }] });
+    const file = writeFleetFile(dir, {
+      name: 'onbase',
+      directive: 'x',
+      branch: '{lane}',
+      run: 'echo x >> README.md',
+      max_retries: 0,
+      targets: [{ repo: './main.git' }],
+    });
     const ws = join(dir, 'ws');
     const r = await fleet(runArgs(file, ws), { cwd: dir });
     expect(r.code).toBe(2);
@@ -151,7 +162,11 @@ describe('targets', () => {
     // A real git daemon on a free port (try a few).
     for (let i = 0; i < 5 && !daemon; i++) {
       port = 20_000 + Math.floor(Math.random() * 20_000);
-      const d = spawn('git', ['daemon', '--export-all', '--enable=receive-pack', `--base-path=${served}`, '--listen=127.0.0.1', `--port=${port}`, '--reuseaddr'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const d = spawn(
+        'git',
+        ['daemon', '--export-all', '--enable=receive-pack', `--base-path=${served}`, '--listen=127.0.0.1', `--port=${port}`, '--reuseaddr'],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
       const ok = await new Promise<boolean>((res) => {
         const timer = setTimeout(() => res(true), 400);
         d.on('exit', () => {

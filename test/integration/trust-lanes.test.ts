@@ -87,7 +87,7 @@ function filesUnder(d: string): string[] {
 }
 
 describe.runIf(process.platform === 'linux' && processSandbox().kind !== 'none')('an isolated lane sees only its own folder of the fleet', () => {
-  it('a directive and a check in one lane get nothing of another lane, the manifest, the events log or Fleet\'s git output, and keep their own folders', async () => {
+  it("a directive and a check in one lane get nothing of another lane, the manifest, the events log or Fleet's git output, and keep their own folders", async () => {
     const { ws, home, directive, check } = await run('auto');
     for (const [who, out] of Object.entries({ directive, check })) {
       // The workspace shows only the way to the lane's own folder.
@@ -102,7 +102,10 @@ describe.runIf(process.platform === 'linux' && processSandbox().kind !== 'none')
       const folders = out.match(/^GIT-FOLDER:\[.*\]$/gm) ?? [];
       expect(folders.length, `${who}: ${out}`).toBeGreaterThan(0);
       const empty = process.getuid?.() === 0 ? 'GIT-FOLDER:[homes ]' : 'GIT-FOLDER:[]';
-      expect(folders.every((f) => f === empty), `${who}: ${out}`).toBe(true);
+      expect(
+        folders.every((f) => f === empty),
+        `${who}: ${out}`,
+      ).toBe(true);
       expect(out, who).not.toContain('GIT-WRITTEN');
       // Its own working copy, folder, HOME and temp folders as before.
       expect(out, who).toContain('OWN:[# a]');
@@ -119,7 +122,7 @@ describe.runIf(process.platform === 'linux' && processSandbox().kind !== 'none')
 });
 
 describe.runIf(process.platform === 'linux')('with isolation off', () => {
-  it('the same directive reads the other lane, the manifest and Fleet\'s git output folder, as docs/security.md says', async () => {
+  it("the same directive reads the other lane, the manifest and Fleet's git output folder, as docs/security.md says", async () => {
     const { directive, check } = await run('off');
     for (const out of [directive, check]) {
       expect(out).toContain(`B-FILE:[${B_FILE}`);
@@ -142,7 +145,11 @@ describe.runIf(process.platform === 'linux')("links planted in the lane's own fo
       targets: [
         { repo: './b.git', run: 'echo b >> README.md' },
         // In lane a, after b: its `repo` becomes a link to b's working copy, with a change in it for Fleet to commit.
-        { repo: './a.git', depends_on: ['b'], run: 'cd .. && mv repo repo.old && ln -s "$FLEET_WORKSPACE/lanes/b/repo" repo && echo stolen >> repo/secret.txt' },
+        {
+          repo: './a.git',
+          depends_on: ['b'],
+          run: 'cd .. && mv repo repo.old && ln -s "$FLEET_WORKSPACE/lanes/b/repo" repo && echo stolen >> repo/secret.txt',
+        },
       ],
     });
     const ws = join(dir, 'ws');
@@ -168,7 +175,12 @@ describe.runIf(process.platform === 'linux')("links planted in the lane's own fo
       directive: 'x',
       max_retries: 1,
       isolation: 'off',
-      targets: [{ repo: './a.git', run: `[ -e "$FLEET_LANE_DIR/attempt-2.log" ] || ln -s ${victim} "$FLEET_LANE_DIR/attempt-2.log"; echo OUTPUT-OF-THE-DIRECTIVE; exit 1` }],
+      targets: [
+        {
+          repo: './a.git',
+          run: `[ -e "$FLEET_LANE_DIR/attempt-2.log" ] || ln -s ${victim} "$FLEET_LANE_DIR/attempt-2.log"; echo OUTPUT-OF-THE-DIRECTIVE; exit 1`,
+        },
+      ],
     });
     const ws = join(dir, 'ws');
     const r = await fleet(runArgs(file, ws), { cwd: dir, env: { HOME: dir } });
@@ -194,7 +206,13 @@ describe("a git a directive plants on Fleet's PATH", () => {
       `printf '#!/bin/sh\\necho "%s $*" >> "%s"\\nexec /usr/bin/${name} "$@"\\n' ${name} '${marker}' > "$HOME/.local/bin/${name}"; chmod +x "$HOME/.local/bin/${name}"`;
     // isolation: off: the directive writes Fleet's own HOME, as it can wherever Fleet does not run as root (as root it
     // gets a HOME of its own, test/integration/trust-programs.test.ts).
-    const file = writeFleetFile(dir, { name: 'pin', directive: 'Plant a git.', isolation: 'off', run: `${plant('git')}; ${plant('setsid')}; echo x > STAMP`, targets: [{ repo: './app.git' }] });
+    const file = writeFleetFile(dir, {
+      name: 'pin',
+      directive: 'Plant a git.',
+      isolation: 'off',
+      run: `${plant('git')}; ${plant('setsid')}; echo x > STAMP`,
+      targets: [{ repo: './app.git' }],
+    });
     const { spawnSync } = await import('node:child_process');
     const { resolve } = await import('node:path');
     const { tsxLoader } = await import('./helpers.js');

@@ -39,7 +39,8 @@ function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ cod
 }
 
 /** The real CLI, from the sources, as a process of its own. */
-const cli = (args: string[], env: NodeJS.ProcessEnv, cwd: string) => run([process.execPath, '--import', tsxLoader(), resolve('src/cli/index.ts'), ...args], env, cwd);
+const cli = (args: string[], env: NodeJS.ProcessEnv, cwd: string) =>
+  run([process.execPath, '--import', tsxLoader(), resolve('src/cli/index.ts'), ...args], env, cwd);
 const running = new Set<ReturnType<typeof spawn>>();
 afterEach(() => {
   for (const c of running) c.kill('SIGKILL');
@@ -100,9 +101,17 @@ describe.runIf(isRoot && isolated)('Fleet as root: a directive cannot replace th
       name: 'home',
       directive: 'Write home.',
       isolation: 'required',
-      run: ['echo "home=[$(ls -A "$HOME" | tr "\\n" " ")]"', 'echo "[core]\n\tfsmonitor = /tmp/evil" >> "$HOME/.gitconfig" && echo HOME-WRITTEN', 'echo mine > "$HOME/.npmrc" && cat "$HOME/.npmrc"', 'echo changed >> README.md'].join('\n'),
+      run: [
+        'echo "home=[$(ls -A "$HOME" | tr "\\n" " ")]"',
+        'echo "[core]\n\tfsmonitor = /tmp/evil" >> "$HOME/.gitconfig" && echo HOME-WRITTEN',
+        'echo mine > "$HOME/.npmrc" && cat "$HOME/.npmrc"',
+        'echo changed >> README.md',
+      ].join('\n'),
       checks: ['test -w README.md && touch "$HOME/from-check"'],
-      targets: [{ repo: './app.git' }, { repo: './next.git', depends_on: ['app'], run: 'echo "home=[$(ls -A "$HOME" | tr "\\n" " ")]"; echo x >> README.md', checks: [] }],
+      targets: [
+        { repo: './app.git' },
+        { repo: './next.git', depends_on: ['app'], run: 'echo "home=[$(ls -A "$HOME" | tr "\\n" " ")]"; echo x >> README.md', checks: [] },
+      ],
     });
     const ws = join(dir, 'ws');
     const r = await cli(runArgs(file, ws), { ...process.env, HOME: home }, dir);
@@ -180,7 +189,7 @@ describe.runIf(isRoot && isolated)('Fleet as root: one lane against another', ()
     expect(existsSync(join(ws, 'lanes', 'app', 'planted'))).toBe(false);
   });
 
-  it("a check that swaps its working copy for a link to a folder closed to it does not get the next check in", async () => {
+  it('a check that swaps its working copy for a link to a folder closed to it does not get the next check in', async () => {
     // Root entered the working folder before dropping to the lane's user: through the link, into the closed folder.
     const closed = join(dir, 'closed');
     mkdirSync(join(closed, 'sub'), { recursive: true, mode: 0o755 });
@@ -218,7 +227,11 @@ describe.runIf(isRoot && isolated)('Fleet as root: the folders on the way to a l
       name: 'closed',
       directive: 'Copy the template.',
       isolation: 'required',
-      run: [`echo "closed=[$(ls -A ${closed} | tr '\n' ' ')]"`, `echo "secret=[$(cat ${join(closed, 'secret.txt')} 2>/dev/null)]"`, 'cp "$FLEET_FILE_DIR/template.txt" T.txt'].join('\n'),
+      run: [
+        `echo "closed=[$(ls -A ${closed} | tr '\n' ' ')]"`,
+        `echo "secret=[$(cat ${join(closed, 'secret.txt')} 2>/dev/null)]"`,
+        'cp "$FLEET_FILE_DIR/template.txt" T.txt',
+      ].join('\n'),
       targets: [{ repo: './app.git' }],
     });
     const ws = join(fleets, 'ws');
@@ -244,7 +257,11 @@ describe.runIf(isRoot && isolated)('Fleet as root: programs installed in a close
       name: 'tools',
       directive: 'Run a tool.',
       isolation: 'required',
-      run: [`hello-tool > HELLO.txt`, `echo "home=[$(ls -A ${rootHome} | tr '\n' ' ')]"`, `echo "secret=[$(cat ${join(rootHome, 'secret.txt')} 2>/dev/null)]"`].join('\n'),
+      run: [
+        `hello-tool > HELLO.txt`,
+        `echo "home=[$(ls -A ${rootHome} | tr '\n' ' ')]"`,
+        `echo "secret=[$(cat ${join(rootHome, 'secret.txt')} 2>/dev/null)]"`,
+      ].join('\n'),
       targets: [{ repo: './app.git' }],
     });
     const ws = join(dir, 'ws');
@@ -281,7 +298,11 @@ async function rewriteInstall(as: 'root' | 'user'): Promise<{ log: string; bundl
     name: 'rewrite',
     directive: 'Rewrite Fleet.',
     isolation: 'required',
-    run: [`echo 'process.exit(99);' >> ${inst.bundle} && echo REWROTE-FLEET`, `mv ${inst.root}/dist ${inst.root}/dist.old 2>/dev/null && echo MOVED-FLEET`, 'echo x > STAMP'].join('\n'),
+    run: [
+      `echo 'process.exit(99);' >> ${inst.bundle} && echo REWROTE-FLEET`,
+      `mv ${inst.root}/dist ${inst.root}/dist.old 2>/dev/null && echo MOVED-FLEET`,
+      'echo x > STAMP',
+    ].join('\n'),
     targets: [{ repo: './app.git' }],
   });
   const ws = join(dir, 'ws');
@@ -289,7 +310,15 @@ async function rewriteInstall(as: 'root' | 'user'): Promise<{ log: string; bundl
     for (const p of [dir, join(dir, 'app.git'), home, file]) spawnSync('chown', ['-R', `${uid}:${uid}`, p]);
     chmodSync(dir, 0o755);
   }
-  const env = { PATH: process.env.PATH ?? '', HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.invalid' };
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_AUTHOR_NAME: 'T',
+    GIT_AUTHOR_EMAIL: 't@example.invalid',
+    GIT_COMMITTER_NAME: 'T',
+    GIT_COMMITTER_EMAIL: 't@example.invalid',
+  };
   const node = [process.execPath, join(inst.root, 'bin', 'fleet.js'), ...runArgs(file, ws)];
   const argv = uid === undefined ? node : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...node];
   const r = await run(argv, env, dir);
@@ -331,7 +360,10 @@ describe.runIf(process.platform === 'linux')("what a directive plants at the nex
         max_retries: 1,
         isolation,
         targets: [
-          { repo: './a.git', run: `if [ -e "$FLEET_LANE_DIR/attempt-2.log" ]; then echo SECOND-ATTEMPT; else mkfifo "$FLEET_LANE_DIR/attempt-2.log"; fi; exit 1` },
+          {
+            repo: './a.git',
+            run: `if [ -e "$FLEET_LANE_DIR/attempt-2.log" ]; then echo SECOND-ATTEMPT; else mkfifo "$FLEET_LANE_DIR/attempt-2.log"; fi; exit 1`,
+          },
           { repo: './b.git', run: 'echo b >> README.md' },
         ],
       });
@@ -358,7 +390,12 @@ describe.runIf(process.platform === 'linux')("what a directive plants at the nex
       directive: 'x',
       max_retries: 1,
       isolation: 'off',
-      targets: [{ repo: './a.git', run: `[ -e "$FLEET_LANE_DIR/attempt-2.log" ] || ln ${victim} "$FLEET_LANE_DIR/attempt-2.log"; echo OUTPUT-OF-THE-DIRECTIVE; exit 1` }],
+      targets: [
+        {
+          repo: './a.git',
+          run: `[ -e "$FLEET_LANE_DIR/attempt-2.log" ] || ln ${victim} "$FLEET_LANE_DIR/attempt-2.log"; echo OUTPUT-OF-THE-DIRECTIVE; exit 1`,
+        },
+      ],
     });
     const ws = join(dir, 'ws');
     const r = await cli(runArgs(file, ws), { ...process.env, HOME: dir }, dir);

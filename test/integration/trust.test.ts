@@ -100,7 +100,7 @@ describe("Fleet's git reads only configuration Fleet wrote", () => {
     else process.env.XDG_CONFIG_HOME = xdg;
   });
 
-  it('a directive that writes ~/.gitconfig and the XDG config runs nothing in Fleet\'s git and cannot redirect its push', async () => {
+  it("a directive that writes ~/.gitconfig and the XDG config runs nothing in Fleet's git and cannot redirect its push", async () => {
     const repo = await createRepo(dir, 'app', files, { clone: false });
     const decoy = await createRepo(dir, 'decoy', { 'README.md': '# decoy\n' }, { clone: false });
     const fakeHome = join(dir, 'home');
@@ -160,13 +160,20 @@ describe('files a directive plants in .git', () => {
     expect(lane(readManifest(ws), 'app')).toMatchObject({ status: 'completed', phase: 'pushed', changed_files: ['src/a.js'] });
     const clone = join(ws, 'lanes', 'app', 'repo', '.git');
     expect(existsSync(join(clone, 'HEAD'))).toBe(true);
-    for (const f of ['commondir', 'config.worktree', join('info', 'grafts'), join('objects', 'info', 'alternates')]) expect(existsSync(join(clone, f)), f).toBe(false);
+    for (const f of ['commondir', 'config.worktree', join('info', 'grafts'), join('objects', 'info', 'alternates')])
+      expect(existsSync(join(clone, f)), f).toBe(false);
     expect(await remoteBranches(repo.remote)).toEqual(['fleet/plant/app', 'main']);
   });
 
   it('a FIFO in place of .git/HEAD neither stalls Fleet nor is read: the lane fails as a broken working copy, nothing pushed', async () => {
     const repo = await createRepo(dir, 'app', files, { clone: false });
-    const file = writeFleetFile(dir, { name: 'fifo', directive: 'edit src', max_retries: 0, targets: [{ repo: './app.git' }], run: 'echo b >> src/a.js && rm .git/HEAD && mkfifo .git/HEAD' });
+    const file = writeFleetFile(dir, {
+      name: 'fifo',
+      directive: 'edit src',
+      max_retries: 0,
+      targets: [{ repo: './app.git' }],
+      run: 'echo b >> src/a.js && rm .git/HEAD && mkfifo .git/HEAD',
+    });
     const ws = join(dir, 'ws');
     const r = await fleet(runArgs(file, ws), { cwd: dir });
     expect(r.code, r.stdout + r.stderr).toBe(1);

@@ -86,7 +86,11 @@ describe('a glob without a wildcard naming a folder of a local target', () => {
     expect(more.map((p) => p.split(':')[0]).sort()).toEqual(['checks', 'directive', 'never[0]', 'targets[0].owns[0]']);
 
     // Written as the message says, the plan goes through.
-    const fixed = writeFleetFile(dir, { ...spec, never: ['secrets/**'], targets: [{ repo: './mono', owns: ['packages/web/**', 'Makefile'] }, { repo: './svc' }] });
+    const fixed = writeFleetFile(dir, {
+      ...spec,
+      never: ['secrets/**'],
+      targets: [{ repo: './mono', owns: ['packages/web/**', 'Makefile'] }, { repo: './svc' }],
+    });
     const ok = await fleet(['plan', fixed], { cwd: dir });
     expect(ok.code, ok.stderr).toBe(0);
   });

@@ -66,7 +66,9 @@ describe('the workspace lock', () => {
     writeFileSync(join(ws, LOCK_FILE), JSON.stringify(holder));
     const r = await fleet(runArgs(file, ws), { cwd: dir });
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(r.stderr).toContain(`note: took over the lock of pid ${dead} on ${hostname()}, since 2026-01-01T00:00:00.000Z, fleet fleet-old: that process is no longer running`);
+    expect(r.stderr).toContain(
+      `note: took over the lock of pid ${dead} on ${hostname()}, since 2026-01-01T00:00:00.000Z, fleet fleet-old: that process is no longer running`,
+    );
 
     // This very process, but with another start time: the pid was reused, the run that wrote the lock is gone.
     const reused = { ...holder, pid: process.pid, process_start: String(Number(processStart(process.pid)) - 1) };

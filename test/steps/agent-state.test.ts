@@ -49,7 +49,10 @@ describe("a lane's agent state", () => {
     expect(readdirSync(env.CODEX_HOME!).sort()).toEqual(['auth.json', 'config.toml']);
     const other = join(dir, 'ws', 'lanes', 'b');
     mkdirSync(other);
-    expect(Object.keys(await agentStateEnv(other, AgentSchema.parse({ preset: 'command', command: 'x' }), { HOME: home })).sort()).toEqual(['CLAUDE_CONFIG_DIR', 'CODEX_HOME']);
+    expect(Object.keys(await agentStateEnv(other, AgentSchema.parse({ preset: 'command', command: 'x' }), { HOME: home })).sort()).toEqual([
+      'CLAUDE_CONFIG_DIR',
+      'CODEX_HOME',
+    ]);
   });
 
   it('reads no login through a link, from /proc, or from a FIFO an earlier directive planted', async () => {

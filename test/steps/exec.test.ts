@@ -24,14 +24,33 @@ afterEach(() => removeDir(dir));
 function input(isolation: 'auto' | 'required', kind: 'none' | 'pid-namespace') {
   const v = validateFleetFile({ name: 'ask', directive: 'x', run: 'true', isolation, targets: [{ repo: './a.git' }] }, join(dir, 'fleet.yml'));
   if (!v.ok) throw new Error(JSON.stringify(v.problems));
-  const exec = { ...localExecutor, isolation: () => ({ kind, detail: 'no namespaces here' }), run: (c: string, o: Parameters<typeof localExecutor.run>[1]) => localExecutor.run(c, { ...o, isolation: 'off' }) };
-  return { fleet: v.fleet, file: join(dir, 'fleet.yml'), command: 'cat README.md', forge: new LocalForge({ baseDir: dir }), workspace: localWorkspace, exec, clock: systemClock, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir }, root: join(dir, 'out') };
+  const exec = {
+    ...localExecutor,
+    isolation: () => ({ kind, detail: 'no namespaces here' }),
+    run: (c: string, o: Parameters<typeof localExecutor.run>[1]) => localExecutor.run(c, { ...o, isolation: 'off' }),
+  };
+  return {
+    fleet: v.fleet,
+    file: join(dir, 'fleet.yml'),
+    command: 'cat README.md',
+    forge: new LocalForge({ baseDir: dir }),
+    workspace: localWorkspace,
+    exec,
+    clock: systemClock,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },
+    root: join(dir, 'out'),
+  };
 }
 
 describe('execFleet', () => {
   it('isolation: required on a machine without it is refused before anything is cloned', async () => {
     const r = await execFleet(input('required', 'none'));
-    expect(r).toEqual({ ok: false, problems: [{ file: join(dir, 'fleet.yml'), field: 'isolation', message: 'required, but commands cannot be isolated on this machine: no namespaces here' }] });
+    expect(r).toEqual({
+      ok: false,
+      problems: [
+        { file: join(dir, 'fleet.yml'), field: 'isolation', message: 'required, but commands cannot be isolated on this machine: no namespaces here' },
+      ],
+    });
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 

@@ -21,13 +21,26 @@ beforeAll(async () => {
   const none = () => {
     throw new Error('not part of these tests');
   };
-  emu.onRunControl({ rerun: none, cancel: none, dispatch: none, pendingDeployments: () => [], review: none, reviews: (id) => reviews.get(id) ?? [], environment: () => undefined });
+  emu.onRunControl({
+    rerun: none,
+    cancel: none,
+    dispatch: none,
+    pendingDeployments: () => [],
+    review: none,
+    reviews: (id) => reviews.get(id) ?? [],
+    environment: () => undefined,
+  });
 });
 afterAll(async () => {
   await emu.close();
 });
 
-type JobSpec = { name: string; status?: 'queued' | 'in_progress' | 'completed'; conclusion?: 'success' | 'failure' | 'cancelled' | 'timed_out' | null; notes?: string[] };
+type JobSpec = {
+  name: string;
+  status?: 'queued' | 'in_progress' | 'completed';
+  conclusion?: 'success' | 'failure' | 'cancelled' | 'timed_out' | null;
+  notes?: string[];
+};
 
 /** A run of acme/control with these jobs (and their annotations); the explainer reads it over REST. */
 async function explainerFor(jobs: JobSpec[], rejected?: RunReviewRecord[], token = TOKEN) {
@@ -40,7 +53,11 @@ async function explainerFor(jobs: JobSpec[], rejected?: RunReviewRecord[], token
     jobs: jobs.map(({ notes: _notes, ...j }) => j),
   });
   jobs.forEach((j, i) => {
-    if (j.notes) emu.setJobAnnotations(run.jobIds[i]!, j.notes.map((message) => ({ level: 'error' as const, message })));
+    if (j.notes)
+      emu.setJobAnnotations(
+        run.jobIds[i]!,
+        j.notes.map((message) => ({ level: 'error' as const, message })),
+      );
   });
   if (rejected) reviews.set(run.id, rejected);
   const api = githubClient({ GITHUB_API_URL: emu.url, FLEET_GITHUB_PACING_MS: '0' }, token);
@@ -74,11 +91,18 @@ describe('MissingResultExplainer', () => {
   it('a job GitHub killed at its timeout-minutes: no-result, with the minutes from its annotation and a link', async () => {
     const { explainer, url } = await explainerFor([
       { name: 'fleet / plan', conclusion: 'success' },
-      { name: 'fleet / wave 1 (w0-s1)', conclusion: 'failure', notes: ['The job running on runner GitHub Actions 3 has exceeded the maximum execution time of 45 minutes.'] },
+      {
+        name: 'fleet / wave 1 (w0-s1)',
+        conclusion: 'failure',
+        notes: ['The job running on runner GitHub Actions 3 has exceeded the maximum execution time of 45 minutes.'],
+      },
     ]);
     expect(await explainer.explain('w0-s1')).toEqual({
       status: 'failed',
-      error: { class: 'no-result', message: `job "fleet / wave 1 (w0-s1)" timed out after 45 minutes (the wave job's timeout-minutes) before the lane left a result (${url(1)})` },
+      error: {
+        class: 'no-result',
+        message: `job "fleet / wave 1 (w0-s1)" timed out after 45 minutes (the wave job's timeout-minutes) before the lane left a result (${url(1)})`,
+      },
     });
   });
 
@@ -90,7 +114,7 @@ describe('MissingResultExplainer', () => {
     });
   });
 
-  it('a job whose runner went away: lane-crashed, quoting GitHub\'s annotation', async () => {
+  it("a job whose runner went away: lane-crashed, quoting GitHub's annotation", async () => {
     const lost = 'The runner has received a shutdown signal. This can happen when the runner service is stopped.';
     const { explainer, url } = await explainerFor([
       { name: 'fleet / wave 1 (w0-s1)', conclusion: 'failure', notes: ['Process completed with exit code 1.', lost] },
@@ -124,13 +148,18 @@ describe('MissingResultExplainer', () => {
     ]);
     expect(await explainer.explain('w0-s1')).toEqual({
       status: 'failed',
-      error: { class: 'no-result', message: `job "fleet / wave 1 (w0-s1)" ended failure before uploading the lane result: Unable to download artifact (${url(0)})` },
+      error: {
+        class: 'no-result',
+        message: `job "fleet / wave 1 (w0-s1)" ended failure before uploading the lane result: Unable to download artifact (${url(0)})`,
+      },
     });
     expect((await explainer.explain('w0-s2')).error.message).toBe(`job "fleet / wave 1 (w0-s2)" ended failure before uploading the lane result (${url(1)})`);
   });
 
   it('a successful job is not asked for annotations: what it says is not why a lane is missing', async () => {
-    const { explainer, url } = await explainerFor([{ name: 'fleet / wave 1 (w0-s1)', conclusion: 'success', notes: ['exceeded the maximum execution time of 5 minutes'] }]);
+    const { explainer, url } = await explainerFor([
+      { name: 'fleet / wave 1 (w0-s1)', conclusion: 'success', notes: ['exceeded the maximum execution time of 5 minutes'] },
+    ]);
     const asked = () => emu.find({ route: '/repos/{owner}/{repo}/check-runs/{check_run_id}/annotations' }).length;
     const before = asked();
     expect(await explainer.explain('w0-s1')).toEqual({
@@ -143,14 +172,18 @@ describe('MissingResultExplainer', () => {
   it('a token that may not read annotations still explains the job, from its conclusion alone', async () => {
     const noChecks = 'ghs_RunTokenWithoutChecksRead0123456789';
     emu.addToken(noChecks, { login: 'github-actions[bot]', scopes: { actions: 'read', contents: 'read' } });
-    const { explainer, url } = await explainerFor([{ name: 'fleet / wave 1 (w0-s1)', conclusion: 'failure', notes: ['Unable to download artifact'] }], undefined, noChecks);
+    const { explainer, url } = await explainerFor(
+      [{ name: 'fleet / wave 1 (w0-s1)', conclusion: 'failure', notes: ['Unable to download artifact'] }],
+      undefined,
+      noChecks,
+    );
     expect(await explainer.explain('w0-s1')).toEqual({
       status: 'failed',
       error: { class: 'no-result', message: `job "fleet / wave 1 (w0-s1)" ended failure before uploading the lane result (${url(0)})` },
     });
   });
 
-  it('reads the run\'s jobs once, and each job\'s annotations once, however many lanes it explains', async () => {
+  it("reads the run's jobs once, and each job's annotations once, however many lanes it explains", async () => {
     const { explainer } = await explainerFor([{ name: 'fleet / wave 1 (w0-s1)', conclusion: 'failure', notes: ['boom'] }]);
     const jobsRoute = '/repos/{owner}/{repo}/actions/runs/{run_id}/jobs';
     const notesRoute = '/repos/{owner}/{repo}/check-runs/{check_run_id}/annotations';
@@ -170,10 +203,13 @@ describe('MissingResultExplainer', () => {
   });
 
   it('a plan rejected at the approval gate: every lane skipped as cancelled, naming the environment, reviewer and comment', async () => {
-    const { explainer } = await explainerFor([{ name: 'fleet / plan', conclusion: 'success' }], [
-      { state: 'approved', comment: 'fine by me', environments: [{ id: 1, name: 'staging' }], reviewer: 'alice' },
-      { state: 'rejected', comment: 'not this week', environments: [{ id: 2, name: 'fleet-approval' }], reviewer: 'bob' },
-    ]);
+    const { explainer } = await explainerFor(
+      [{ name: 'fleet / plan', conclusion: 'success' }],
+      [
+        { state: 'approved', comment: 'fine by me', environments: [{ id: 1, name: 'staging' }], reviewer: 'alice' },
+        { state: 'rejected', comment: 'not this week', environments: [{ id: 2, name: 'fleet-approval' }], reviewer: 'bob' },
+      ],
+    );
     const want = {
       status: 'skipped',
       error: { class: 'cancelled', message: 'the plan was rejected at the approval gate (environment fleet-approval) by bob: "not this week"; no lane ran' },
@@ -184,6 +220,8 @@ describe('MissingResultExplainer', () => {
 
   it('a rejection without a comment ends after the reviewer', async () => {
     const { explainer } = await explainerFor([], [{ state: 'rejected', comment: '', environments: [{ id: 2, name: 'fleet-approval' }], reviewer: 'bob' }]);
-    expect((await explainer.explain('w0-s1')).error.message).toBe('the plan was rejected at the approval gate (environment fleet-approval) by bob; no lane ran');
+    expect((await explainer.explain('w0-s1')).error.message).toBe(
+      'the plan was rejected at the approval gate (environment fleet-approval) by bob; no lane ran',
+    );
   });
 });

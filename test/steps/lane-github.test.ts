@@ -80,7 +80,7 @@ describe('the pull request', () => {
     expect(h.emu.pullRequests(repo)).toMatchObject([{ number: rec.pr_number, draft: true }]);
   });
 
-  it('that cannot be opened: pr-failed, with the step and GitHub\'s answer; the branch stays pushed', async () => {
+  it("that cannot be opened: pr-failed, with the step and GitHub's answer; the branch stays pushed", async () => {
     const { ctx, spec, start, repo } = await laneOf({ run: 'echo x >> README.md' });
     h.emu.fault({ match: { method: 'POST', path: '/repos/{owner}/{repo}/pulls' }, kind: '5xx', status: 502, times: Infinity });
     const rec = await runLane(ctx, spec, start);
@@ -304,23 +304,36 @@ describe('the draft hand-off', () => {
 });
 
 describe('a lane whose directive outlives its GitHub App token', () => {
-  it('has its push refused once (401), renews the token and pushes again; the PR is the App\'s', async () => {
+  it("has its push refused once (401), renews the token and pushes again; the PR is the App's", async () => {
     const { AppInstallationToken } = await import('../../src/github/app-token.js');
     const { createOctokit } = await import('../../src/github/octokit.js');
     const { localExecutor } = await import('../../src/workspace/workspace.js');
-    const app = h.emu.addApp({ id: 777, slug: 'long-lanes', installations: [{ account: 'acme', permissions: { contents: 'write', 'pull-requests': 'write', issues: 'write', checks: 'read', statuses: 'read' } }] });
+    const app = h.emu.addApp({
+      id: 777,
+      slug: 'long-lanes',
+      installations: [{ account: 'acme', permissions: { contents: 'write', 'pull-requests': 'write', issues: 'write', checks: 'read', statuses: 'read' } }],
+    });
     const token = await AppInstallationToken.start({ appId: String(app.id), privateKey: app.privateKeyPem, owner: 'acme' }, { apiUrl: h.emu.url });
-    const octokit = createOctokit({ token: token.current(), credential: token, apiUrl: h.emu.url, pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 }, serverErrorRetries: 0 });
+    const octokit = createOctokit({
+      token: token.current(),
+      credential: token,
+      apiUrl: h.emu.url,
+      pacing: { writeMs: 0, searchMs: 0, notificationsMs: 0 },
+      serverErrorRetries: 0,
+    });
     const forge = h.makeForge({ octokit, token: token.current(), credential: token, name: 'lanes' });
     const name = `svc-${++n}`;
     await h.emu.createRepo({ owner: 'acme', name, files: { 'README.md': `# ${name}\n` } });
     const { ctx, spec, start } = await planLane(dir, forge, { forge: 'github', run: 'echo x >> README.md' }, { repo: `acme/${name}` });
     // The directive runs for 61 minutes of GitHub's clock: with no answer in between, Fleet still thinks the token fresh.
-    ctx.exec = { ...localExecutor, run: async (command, opts) => {
-      const r = await localExecutor.run(command, opts);
-      h.emu.clock.advance(61 * 60_000);
-      return r;
-    } };
+    ctx.exec = {
+      ...localExecutor,
+      run: async (command, opts) => {
+        const r = await localExecutor.run(command, opts);
+        h.emu.clock.advance(61 * 60_000);
+        return r;
+      },
+    };
     h.emu.resetLog();
     const rec = await runLane(ctx, spec, start);
     expect(rec).toMatchObject({ status: 'completed', phase: 'pr-open' });

@@ -38,7 +38,7 @@ function hook(remote: string, name: string, body: string): void {
 const steps = (rec: LaneRecord) => rec.attempts.map((a) => [a.n, a.exit_code, a.failed_step, a.timed_out]);
 
 describe('a push the remote refuses', () => {
-  it('by a hook: push-rejected with the remote\'s words, nothing on the remote', async () => {
+  it("by a hook: push-rejected with the remote's words, nothing on the remote", async () => {
     const { ctx, spec, start, repo, events } = await laneOf({ run: 'echo x >> README.md' });
     hook(repo.remote, 'pre-receive', 'echo "policy: lane branches are frozen" >&2; exit 1');
     const rec = await runLane(ctx, spec, start);
@@ -78,7 +78,9 @@ describe('a push the remote refuses', () => {
     hook(repo.remote, 'post-receive', `git update-ref -d refs/heads/${BRANCH}`);
     const rec = await runLane(ctx, spec, start);
     expect(rec.error?.class).toBe('push-rejected');
-    expect(rec.error?.message).toMatch(new RegExp(`^after the push, ${BRANCH} in \\./svc\\.git is at nothing, not at the lane's commit ${rec.commit!.slice(0, 12)}:`));
+    expect(rec.error?.message).toMatch(
+      new RegExp(`^after the push, ${BRANCH} in \\./svc\\.git is at nothing, not at the lane's commit ${rec.commit!.slice(0, 12)}:`),
+    );
   });
 });
 
@@ -92,7 +94,7 @@ describe('a broken working copy', () => {
     expect(await remoteBranches(repo.remote)).toEqual(['main']);
   });
 
-  it('a check that removes .git: workspace-corrupted, the failing check\'s attempt recorded', async () => {
+  it("a check that removes .git: workspace-corrupted, the failing check's attempt recorded", async () => {
     const { ctx, spec, start, repo } = await laneOf({ max_retries: 2, run: 'echo x >> README.md', checks: ['rm -rf .git; exit 3'] });
     const rec = await runLane(ctx, spec, start);
     expect(rec.error).toEqual({ class: 'workspace-corrupted', message: "a check removed or broke the working copy's .git; nothing was pushed" });
@@ -100,7 +102,7 @@ describe('a broken working copy', () => {
     expect(await remoteBranches(repo.remote)).toEqual(['main']);
   });
 
-  it('a check that exits 0 but removes .git: the directive\'s own result is recorded', async () => {
+  it("a check that exits 0 but removes .git: the directive's own result is recorded", async () => {
     const { ctx, spec, start } = await laneOf({ run: 'echo x >> README.md', checks: ['rm -rf .git'] });
     const rec = await runLane(ctx, spec, start);
     expect(rec.error?.class).toBe('workspace-corrupted');
@@ -156,7 +158,10 @@ describe('feedback to the next attempt', () => {
   /** An agent (a `command` preset) that keeps what it is handed, and writes `out-<attempt>` (a path) each attempt. */
   function agent(script: string) {
     const file = join(dir, 'agent.sh');
-    writeFileSync(file, `#!/bin/sh\nprintf "%s" "$FLEET_FEEDBACK" > "$FLEET_LANE_DIR/feedback-$FLEET_ATTEMPT.txt"\ncp "$1" "$FLEET_LANE_DIR/handed-$FLEET_ATTEMPT.md"\n${script}\n`);
+    writeFileSync(
+      file,
+      `#!/bin/sh\nprintf "%s" "$FLEET_FEEDBACK" > "$FLEET_LANE_DIR/feedback-$FLEET_ATTEMPT.txt"\ncp "$1" "$FLEET_LANE_DIR/handed-$FLEET_ATTEMPT.md"\n${script}\n`,
+    );
     chmodSync(file, 0o755);
     return { preset: 'command', command: `${file} {prompt_file}` };
   }
@@ -172,7 +177,8 @@ describe('feedback to the next attempt', () => {
       [1, 0, 'fence', false],
       [2, 0, null, false],
     ]);
-    const feedback = 'The change touched files it may not: 1 file outside owns [README.md, docs/**]: OUT.md. Change only files matching README.md, docs/** and never docs/secret/**, .git/**.';
+    const feedback =
+      'The change touched files it may not: 1 file outside owns [README.md, docs/**]: OUT.md. Change only files matching README.md, docs/** and never docs/secret/**, .git/**.';
     expect(readFileSync(join(root, 'lanes', 'svc', 'feedback-2.txt'), 'utf8')).toBe(feedback);
     expect(readFileSync(join(root, 'lanes', 'svc', 'prompt-2.md'), 'utf8')).toContain(feedback);
     expect(readFileSync(join(root, 'lanes', 'svc', 'feedback-1.txt'), 'utf8')).toBe('');
@@ -206,7 +212,7 @@ describe('feedback to the next attempt', () => {
     );
   });
 
-  it('a lane-level run wins over the fleet\'s agent: no prompt is written', async () => {
+  it("a lane-level run wins over the fleet's agent: no prompt is written", async () => {
     const { ctx, spec, start, repo, root } = await laneOf({ agent: agent('echo agent > AGENT.md') }, { run: 'echo scripted > SCRIPTED.md' });
     const rec = await runLane(ctx, spec, start);
     expect(rec).toMatchObject({ status: 'completed', changed_files: ['SCRIPTED.md'] });
@@ -271,7 +277,9 @@ describe('the output handed back', () => {
   it('the commit message quotes the directive trimmed', async () => {
     const { ctx, spec, start, repo } = await laneOf({ directive: '  Stamp it.\n\n', run: 'echo x >> README.md' });
     expect((await runLane(ctx, spec, start)).status).toBe('completed');
-    expect((await tgit(['-C', repo.remote, 'log', '-1', '--format=%B', BRANCH])).stdout).toBe('lanes: svc\n\nStamp it.\n\nFleet-Id: lanes\nFleet-Lane: svc\n\n');
+    expect((await tgit(['-C', repo.remote, 'log', '-1', '--format=%B', BRANCH])).stdout).toBe(
+      'lanes: svc\n\nStamp it.\n\nFleet-Id: lanes\nFleet-Lane: svc\n\n',
+    );
   });
 });
 
@@ -284,7 +292,10 @@ describe('what a lane refuses before it starts', () => {
       status: 'failed',
       phase: 'failed',
       isolation: { kind: 'none', detail: 'no user namespaces here' },
-      error: { class: 'invalid-input', message: 'the fleet file says isolation: required, but directives cannot be isolated on this machine: no user namespaces here' },
+      error: {
+        class: 'invalid-input',
+        message: 'the fleet file says isolation: required, but directives cannot be isolated on this machine: no user namespaces here',
+      },
     });
     expect(events).toEqual(['failed: invalid-input']);
     expect(existsSync(join(root, 'lanes', 'svc', 'repo'))).toBe(false);
@@ -321,7 +332,7 @@ describe('what a lane refuses before it starts', () => {
 });
 
 describe('a lane that crashes', () => {
-  it('Fleet\'s own failure inside a lane: lane-crashed, with what failed, the result written', async () => {
+  it("Fleet's own failure inside a lane: lane-crashed, with what failed, the result written", async () => {
     const { ctx, spec, start, root } = await laneOf({ run: 'echo x >> README.md' });
     for (const [thrown, said] of [
       [new Error('the view broke'), 'the view broke'],
@@ -443,7 +454,7 @@ describe('what a lane records', () => {
     for (const a of rec.attempts) expect(a.duration_ms).toBeLessThanOrEqual(Date.now() - before);
   });
 
-  it('timings: each step non-negative, and together no more than the lane\'s total', async () => {
+  it("timings: each step non-negative, and together no more than the lane's total", async () => {
     const { ctx, spec, start } = await laneOf({ run: 'echo x >> README.md; sleep 0.2', checks: ['sleep 0.2'] });
     const before = Date.now();
     const rec = await runLane({ ...ctx, slots: new Semaphore(1) }, spec, start);
@@ -462,7 +473,7 @@ describe('what a lane records', () => {
     expect(t.total_ms).toBeGreaterThanOrEqual(parts.reduce((a, b) => a! + b!, 0)!);
   });
 
-  it('a retry\'s time is added to the directive\'s, not restarted', async () => {
+  it("a retry's time is added to the directive's, not restarted", async () => {
     const { ctx, spec, start } = await laneOf({ max_retries: 1, run: 'sleep 0.2; [ "$FLEET_ATTEMPT" = 2 ] || exit 1; echo x >> README.md' });
     const rec = await runLane(ctx, spec, start);
     expect(rec.status).toBe('completed');

@@ -54,7 +54,10 @@ describe('laneDir and resultPath', () => {
 });
 
 describe('prBody', () => {
-  const v = validateFleetFile({ name: 'node20', directive: 'Require Node 20.\nUpdate the engines field.\n', run: 'true', targets: [{ repo: './svc', lane: 'svc' }] }, 'fleet.yml');
+  const v = validateFleetFile(
+    { name: 'node20', directive: 'Require Node 20.\nUpdate the engines field.\n', run: 'true', targets: [{ repo: './svc', lane: 'svc' }] },
+    'fleet.yml',
+  );
   if (!v.ok) throw new Error(JSON.stringify(v.problems));
   const fleet = v.fleet;
   const lane = fleet.lanes[0]!;

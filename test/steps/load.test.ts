@@ -29,7 +29,10 @@ describe('parseFleetText', () => {
   });
 
   it('a file that is not a mapping is refused at the top level, whatever its syntax', () => {
-    const want = { ok: false, problems: [{ file: 'f', field: '(top level)', message: 'a fleet file is a mapping with name, directive, run or agent, and targets' }] };
+    const want = {
+      ok: false,
+      problems: [{ file: 'f', field: '(top level)', message: 'a fleet file is a mapping with name, directive, run or agent, and targets' }],
+    };
     expect(parseFleetText('- a\n- b\n', 'f')).toEqual(want);
     expect(parseFleetText('just words\n', 'f')).toEqual(want);
     expect(parseFleetText('', 'f')).toEqual(want);
@@ -37,7 +40,7 @@ describe('parseFleetText', () => {
     expect(parseFleetText('null', 'g.json')).toEqual({ ...want, problems: [{ ...want.problems[0], file: 'g.json' }] });
   });
 
-  it('JSON that does not parse: (syntax), with the parser\'s words', () => {
+  it("JSON that does not parse: (syntax), with the parser's words", () => {
     const r = parseFleetText('{"name": ', 'f.json');
     expect(r.ok).toBe(false);
     if (r.ok) return;
@@ -75,7 +78,13 @@ describe('parseFleetText', () => {
   });
 
   it('an alias bomb is refused at its first alias, saying what it is', () => {
-    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]', 'e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]'].join('\n');
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]',
+      'e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]',
+    ].join('\n');
     expect(parseFleetText(bomb, 'f.yml')).toEqual({
       ok: false,
       problems: [
@@ -164,7 +173,10 @@ describe('loadFleetFile', () => {
     it('must name a file', async () => {
       for (const value of ['""', '"  "', '3', '[a.txt]']) {
         const path = write('fleet.yml', `${HEAD}targets_file: ${value}\n`);
-        expect(await loadFleetFile(path)).toEqual({ ok: false, problems: [{ file: path, field: 'targets_file', message: 'give the path of a file with one target per line' }] });
+        expect(await loadFleetFile(path)).toEqual({
+          ok: false,
+          problems: [{ file: path, field: 'targets_file', message: 'give the path of a file with one target per line' }],
+        });
       }
     });
 
@@ -182,7 +194,10 @@ describe('loadFleetFile', () => {
 
   describe('dependency cycles in a file that has other problems', () => {
     it('are named with the other problems, lane by lane, with the edge to remove', async () => {
-      const path = write('fleet.yml', 'name: n\nrun: "true"\ntargets:\n  - { repo: ./a, depends_on: [b] }\n  - { repo: ./b, depends_on: [c] }\n  - { repo: ./c, depends_on: [a] }\n');
+      const path = write(
+        'fleet.yml',
+        'name: n\nrun: "true"\ntargets:\n  - { repo: ./a, depends_on: [b] }\n  - { repo: ./b, depends_on: [c] }\n  - { repo: ./c, depends_on: [a] }\n',
+      );
       const r = await loadFleetFile(path);
       expect(r.ok).toBe(false);
       if (r.ok) return;
@@ -205,7 +220,9 @@ describe('loadFleetFile', () => {
       expect(r.ok).toBe(false);
       if (r.ok) return;
       // "first" is the lane id written (not core, derived from the repository); the second "first" is left out.
-      expect(r.problems.filter((p) => p.message.includes('cycle')).map((p) => [p.field, p.message.split(':')[0]])).toEqual([['targets[2].depends_on', 'dependency cycle api → first → api']]);
+      expect(r.problems.filter((p) => p.message.includes('cycle')).map((p) => [p.field, p.message.split(':')[0]])).toEqual([
+        ['targets[2].depends_on', 'dependency cycle api → first → api'],
+      ]);
     });
 
     it('a lane depending on itself is named once', async () => {

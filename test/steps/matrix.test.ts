@@ -26,7 +26,13 @@ describe('artifact names', () => {
 
 describe('latestByAttempt', () => {
   it('picks, per base name, the highest attempt, whatever the ids say', () => {
-    const picked = latestByAttempt([art('fleet-lane-a.a2', 5), art('fleet-lane-a.a3', 1), art('fleet-lane-a.a1', 9), art('fleet-lane-b', 4), art('fleet-lane-b.a2', 2)]);
+    const picked = latestByAttempt([
+      art('fleet-lane-a.a2', 5),
+      art('fleet-lane-a.a3', 1),
+      art('fleet-lane-a.a1', 9),
+      art('fleet-lane-b', 4),
+      art('fleet-lane-b.a2', 2),
+    ]);
     expect([...picked].map(([base, a]) => [base, a.name, a.id]).sort()).toEqual([
       ['fleet-lane-a', 'fleet-lane-a.a3', 1],
       ['fleet-lane-b', 'fleet-lane-b.a2', 2],
@@ -37,7 +43,7 @@ describe('latestByAttempt', () => {
     expect(latestByAttempt([art('fleet-lane-a.a2', 7), art('fleet-lane-a.a2', 8)]).get('fleet-lane-a')!.id).toBe(7);
   });
 
-  it('ignores attempts before `since` (an earlier plan\'s) and after `until` (a name from the future), bounds included', () => {
+  it("ignores attempts before `since` (an earlier plan's) and after `until` (a name from the future), bounds included", () => {
     const all = [art('fleet-lane-a.a1', 1), art('fleet-lane-a.a2', 2), art('fleet-lane-a.a3', 3), art('fleet-lane-a.a4', 4)];
     expect(latestByAttempt(all, 2, 3).get('fleet-lane-a')!.name).toBe('fleet-lane-a.a3');
     expect(latestByAttempt(all, 4, 4).get('fleet-lane-a')!.name).toBe('fleet-lane-a.a4');

@@ -117,13 +117,17 @@ describe('planStep on local repositories', () => {
 
   it('takes --max-parallel and --dry-run over the file, and names a fleet from the clock when not told', async () => {
     await createRepo(dir, 'core', { 'README.md': '# core\n' }, { clone: false });
-    const r = await planStep(localFleet({ targets: [{ repo: './core.git' }] }), new LocalForge({ baseDir: dir }), clock, { file: FILE, maxParallel: 5, dryRun: true });
+    const r = await planStep(localFleet({ targets: [{ repo: './core.git' }] }), new LocalForge({ baseDir: dir }), clock, {
+      file: FILE,
+      maxParallel: 5,
+      dryRun: true,
+    });
     if (!r.ok) throw new Error(JSON.stringify(r.problems));
     expect(r.manifest).toMatchObject({ max_parallel: 5, dry_run: true });
     expect(r.manifest.fleet_id).toMatch(/^fleet-20260304-050607-[0-9a-f]{6}$/);
   });
 
-  it('checks each repository and base once, and excludes each lane of one that fails with the forge\'s reason', async () => {
+  it("checks each repository and base once, and excludes each lane of one that fails with the forge's reason", async () => {
     await createRepo(dir, 'mono', { 'web/a': 'a\n', 'api/b': 'b\n' }, { clone: false });
     const fleet = localFleet({
       targets: [
@@ -165,14 +169,20 @@ describe('planStep on local repositories', () => {
 
   it('refuses a lane whose branch is its base branch, at `branch` or at the lane when the template names the fleet', async () => {
     await createRepo(dir, 'svc', { 'README.md': '# svc\n' }, { clone: false, branch: 'steps-main' });
-    const plain = await planStep(localFleet({ branch: '{lane}', targets: [{ repo: './svc.git', lane: 'steps-main' }] }), new LocalForge({ baseDir: dir }), clock, { file: FILE });
+    const plain = await planStep(
+      localFleet({ branch: '{lane}', targets: [{ repo: './svc.git', lane: 'steps-main' }] }),
+      new LocalForge({ baseDir: dir }),
+      clock,
+      { file: FILE },
+    );
     expect(plain).toEqual({
       ok: false,
       problems: [
         {
           file: FILE,
           field: 'branch',
-          message: 'lane "steps-main" would work on branch "steps-main", which is the base branch of ./svc.git: Fleet never commits straight onto a base branch; change `branch:` or the lane id',
+          message:
+            'lane "steps-main" would work on branch "steps-main", which is the base branch of ./svc.git: Fleet never commits straight onto a base branch; change `branch:` or the lane id',
         },
       ],
     });
@@ -187,7 +197,7 @@ describe('planStep on local repositories', () => {
     expect(named.problems.map((p) => p.field)).toEqual(['targets[1].lane']);
   });
 
-  it('reports the planner\'s problems and the base-branch ones together', async () => {
+  it("reports the planner's problems and the base-branch ones together", async () => {
     await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false, branch: 'a' });
     await createRepo(dir, 'b', { 'README.md': '# b\n' }, { clone: false });
     const fleet = localFleet({ branch: '{lane}', max_waves: 1, targets: [{ repo: './a.git' }, { repo: './b.git', depends_on: ['a'] }] });

@@ -30,7 +30,10 @@ function bundle(attempt = 1): PlanBundle {
     first_wave: 0,
     wave_jobs: 8,
     fleet: {} as PlanBundle['fleet'],
-    manifest: { fleet_id: 'fleet-1', waves: [{ index: 0, lanes: shards.flatMap((s) => s.lanes), exclusive: false, shards, parallel: 2 }] } as unknown as PlanBundle['manifest'],
+    manifest: {
+      fleet_id: 'fleet-1',
+      waves: [{ index: 0, lanes: shards.flatMap((s) => s.lanes), exclusive: false, shards, parallel: 2 }],
+    } as unknown as PlanBundle['manifest'],
     budget: { legs_at_once: 2 } as PlanBundle['budget'],
   };
 }
@@ -80,10 +83,10 @@ describe('the shard before a leg in its write slots', () => {
     await waitForPredecessor({ store, root: tmp(), bundle: bundle(), shard: 'w0-s3', attempt: 1, ...w, log: (l) => lines.push(l), pollMs: 1000 });
     expect(w.sleeps).toBe(3);
     expect(lines[0]).toContain('waiting for shard w0-s1');
-    expect(lines.at(-1)).toContain('shard w0-s1 finished; this leg\'s writes start (waited 3 s)');
+    expect(lines.at(-1)).toContain("shard w0-s1 finished; this leg's writes start (waited 3 s)");
   });
 
-  it('does not take an earlier attempt\'s artifact for this attempt\'s', async () => {
+  it("does not take an earlier attempt's artifact for this attempt's", async () => {
     const store = new FolderArtifactStore(tmp());
     await finish(store, 'l0a', 1, 'failed');
     await finish(store, 'l0b', 1);
@@ -104,7 +107,7 @@ describe('the shard before a leg in its write slots', () => {
     expect(w.sleeps).toBe(0);
   });
 
-  it('stops waiting when the run\'s jobs show that shard\'s job ended without its artifacts (a lost runner)', async () => {
+  it("stops waiting when the run's jobs show that shard's job ended without its artifacts (a lost runner)", async () => {
     const store = new FolderArtifactStore(tmp());
     let asked = 0;
     const jobs = {
@@ -115,7 +118,18 @@ describe('the shard before a leg in its write slots', () => {
     };
     const lines: string[] = [];
     const w = world();
-    await waitForPredecessor({ store, root: tmp(), bundle: bundle(), shard: 'w0-s3', attempt: 1, jobs, jobsAfterMs: 10_000, pollMs: 1000, ...w, log: (l) => lines.push(l) });
+    await waitForPredecessor({
+      store,
+      root: tmp(),
+      bundle: bundle(),
+      shard: 'w0-s3',
+      attempt: 1,
+      jobs,
+      jobsAfterMs: 10_000,
+      pollMs: 1000,
+      ...w,
+      log: (l) => lines.push(l),
+    });
     // Asked after 10 s, then (backing off) after 20 s: the second answer frees the slots.
     expect(asked).toBe(2);
     expect(w.now()).toBe(20_000);

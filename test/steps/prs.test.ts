@@ -68,7 +68,10 @@ async function ranFleet() {
 }
 
 function events(ws: string): Array<Record<string, unknown>> {
-  return readFileSync(join(ws, 'events.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(join(ws, 'events.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 function prsLines(ws: string): PrsEventLine[] {
@@ -123,14 +126,20 @@ describe('fleet prs on the local forge', () => {
     const by = new Map(r.actions.map((a) => [a.lane, a]));
     expect(by.get('svc')).toMatchObject({ outcome: 'merged', detail: `main fast-forwarded to ${svcCommit.slice(0, 12)}` });
     expect(by.get('lib')).toMatchObject({ outcome: 'not-merged' });
-    expect(by.get('lib')!.detail).toContain(`head is ${foreign.slice(0, 12)}, not the lane's ${lane(before, 'lib').commit!.slice(0, 12)}: someone pushed to fleet/stamp/lib`);
+    expect(by.get('lib')!.detail).toContain(
+      `head is ${foreign.slice(0, 12)}, not the lane's ${lane(before, 'lib').commit!.slice(0, 12)}: someone pushed to fleet/stamp/lib`,
+    );
     expect(by.get('web')).toMatchObject({ outcome: 'not-merged', detail: 'fleet/stamp/web cannot merge into main (diverged)' });
     // On the forge: only svc's base moved, to the lane's commit.
     expect(await remoteHead(repos.svc.remote, 'main')).toBe(svcCommit);
     expect(await remoteHead(repos.lib.remote, 'main')).toBe(repos.lib.commit);
     // In the manifest, as written.
     const after = readManifest(ws);
-    expect(lane(after, 'svc')).toMatchObject({ merge_status: 'merged', phase: 'merged', prs: { command: 'merge', outcome: 'merged', state: 'merged', branch_deleted: false } });
+    expect(lane(after, 'svc')).toMatchObject({
+      merge_status: 'merged',
+      phase: 'merged',
+      prs: { command: 'merge', outcome: 'merged', state: 'merged', branch_deleted: false },
+    });
     expect(lane(after, 'web').prs).toMatchObject({ outcome: 'not-merged', state: 'branch', detail: 'fleet/stamp/web cannot merge into main (diverged)' });
     expect(lane(after, 'lib').merge_status).not.toBe('merged');
     expect(after.summary.merged).toBe(1);
@@ -207,7 +216,10 @@ describe('fleet prs on the local forge', () => {
 
   it('merge and close wait for no run: a live run holding the workspace lock refuses them; a dry run still reads', async () => {
     const { ws, manifestPath, forge } = await ranFleet();
-    writeFileSync(join(ws, '.fleet.lock'), JSON.stringify({ pid: process.pid, process_start: processStart(process.pid), host: hostname(), since: new Date().toISOString(), fleet_id: 'other' }));
+    writeFileSync(
+      join(ws, '.fleet.lock'),
+      JSON.stringify({ pid: process.pid, process_start: processStart(process.pid), host: hostname(), since: new Date().toISOString(), fleet_id: 'other' }),
+    );
     const r = await prsCommand({ manifestPath, forge, clock: systemClock }, { command: 'close', dryRun: false });
     expect(r.ok).toBe(false);
     expect(!r.ok && r.problems[0]!.message).toMatch(/another fleet run holds this workspace/);

@@ -99,7 +99,10 @@ describe('verifyLane', () => {
   it('files the forge does not show as the lane said: failed, unverified, with both counts', async () => {
     const { forge, spec, rec } = await pushedLane();
     const checked = await verifyLane(forge, spec, { ...rec, changed_files: ['README.md', 'src/a.ts'] }, NOW, false);
-    expect(checked.error).toEqual({ class: 'unverified', message: 'the forge does not confirm this lane: the forge shows 1 changed files, the lane reported 2' });
+    expect(checked.error).toEqual({
+      class: 'unverified',
+      message: 'the forge does not confirm this lane: the forge shows 1 changed files, the lane reported 2',
+    });
     expect(checked.evidence).toMatchObject({ head_matches: true, files_match: false, fence_ok: true });
     // The same count with another file is no match either.
     const other = await verifyLane(forge, spec, { ...rec, changed_files: ['src/a.ts'] }, NOW, false);
@@ -127,7 +130,9 @@ describe('verifyLane', () => {
     const checked = await verifyLane(forge, spec, { ...rec, branch: 'gone', changed_files: ['README.md', 'x.md'] }, NOW, false);
     expect(checked.evidence.notes).toHaveLength(3);
     expect(checked.error?.message).toBe(`the forge does not confirm this lane: ${checked.evidence.notes.join('; ')}`);
-    expect(checked.error?.message).toMatch(/^the forge does not confirm this lane: gone is not on the forge; the forge shows 1 changed files, the lane reported 2; fence: /);
+    expect(checked.error?.message).toMatch(
+      /^the forge does not confirm this lane: gone is not on the forge; the forge shows 1 changed files, the lane reported 2; fence: /,
+    );
   });
 
   it('files listed in another order still match: the forge lists them sorted', async () => {
@@ -164,7 +169,13 @@ describe('verifyLane', () => {
 
   it('keeps the notes the lane already had, before its own', async () => {
     const { forge, spec, rec } = await pushedLane();
-    const checked = await verifyLane(forge, spec, { ...rec, branch: 'gone', evidence: { ...rec.evidence, notes: ['reviewer x could not be requested'] } }, NOW, false);
+    const checked = await verifyLane(
+      forge,
+      spec,
+      { ...rec, branch: 'gone', evidence: { ...rec.evidence, notes: ['reviewer x could not be requested'] } },
+      NOW,
+      false,
+    );
     expect(checked.evidence.notes).toEqual(['reviewer x could not be requested', 'gone is not on the forge']);
   });
 
@@ -207,14 +218,22 @@ describe('readLaneResult', () => {
     expect(await readLaneResult(dir, 'svc', 'fleet-report-1')).toEqual({ ok: false, reason: 'missing', detail: 'the lane left no result file' });
   });
 
-  it('refuses another fleet\'s result, and another lane\'s', async () => {
+  it("refuses another fleet's result, and another lane's", async () => {
     const { rec } = await pushedLane();
     await writeLaneResult(dir, 'fleet-report-1', rec);
-    expect(await readLaneResult(dir, 'svc', 'fleet-other')).toEqual({ ok: false, reason: 'invalid', detail: 'result.json belongs to fleet-report-1/svc, not fleet-other/svc' });
+    expect(await readLaneResult(dir, 'svc', 'fleet-other')).toEqual({
+      ok: false,
+      reason: 'invalid',
+      detail: 'result.json belongs to fleet-report-1/svc, not fleet-other/svc',
+    });
     await writeLaneResult(dir, 'fleet-report-1', { ...rec, lane: 'api' });
     mkdirSync(join(dir, 'lanes', 'web'), { recursive: true });
     writeFileSync(resultPath(dir, 'web'), JSON.stringify({ schema_version: SCHEMA_VERSION, fleet_id: 'fleet-report-1', lane: { ...rec, lane: 'api' } }));
-    expect(await readLaneResult(dir, 'web', 'fleet-report-1')).toEqual({ ok: false, reason: 'invalid', detail: 'result.json belongs to fleet-report-1/api, not fleet-report-1/web' });
+    expect(await readLaneResult(dir, 'web', 'fleet-report-1')).toEqual({
+      ok: false,
+      reason: 'invalid',
+      detail: 'result.json belongs to fleet-report-1/api, not fleet-report-1/web',
+    });
   });
 
   it('not JSON, or not a lane result: invalid, saying what is wrong (at most three schema issues, with their paths)', async () => {
@@ -225,7 +244,10 @@ describe('readLaneResult', () => {
     expect(!notJson.ok && notJson.detail).toMatch(/^result\.json is not JSON: /);
 
     const { rec } = await pushedLane();
-    writeFileSync(resultPath(dir, 'svc'), JSON.stringify({ schema_version: SCHEMA_VERSION, fleet_id: 'f', lane: { ...rec, status: 'great', wave: 'x', retry_count: -1, commit: 5 } }));
+    writeFileSync(
+      resultPath(dir, 'svc'),
+      JSON.stringify({ schema_version: SCHEMA_VERSION, fleet_id: 'f', lane: { ...rec, status: 'great', wave: 'x', retry_count: -1, commit: 5 } }),
+    );
     const bad = await readLaneResult(dir, 'svc', 'f');
     expect(bad).toMatchObject({ ok: false, reason: 'invalid' });
     const detail = bad.ok ? '' : bad.detail;
@@ -247,7 +269,7 @@ describe('reportStep', () => {
     return reportStep({ root: dir, manifest, lanes: new Map([[spec.id, spec]]), forge, clock, ...opts });
   }
 
-  it('checks a lane\'s own result against the forge and finalizes the manifest', async () => {
+  it("checks a lane's own result against the forge and finalizes the manifest", async () => {
     const { forge, spec, rec, manifest } = await pushedLane();
     await writeLaneResult(dir, manifest.fleet_id, rec);
     const m = await reportOf(manifest, spec, forge);
@@ -284,17 +306,24 @@ describe('reportStep', () => {
     const m = await reportOf(manifest, spec, forge, { explainMissing: async (lane) => (asked.push(lane.lane), null) });
     expect(asked).toEqual([]);
     expect(m.lanes[0]!.error?.class).toBe('no-result');
-    expect(m.lanes[0]!.error?.message).toMatch(/^result\.json does not match the lane result schema .*; the lane did not finish \(crashed, killed or cancelled\)$/);
+    expect(m.lanes[0]!.error?.message).toMatch(
+      /^result\.json does not match the lane result schema .*; the lane did not finish \(crashed, killed or cancelled\)$/,
+    );
   });
 
   it('a lane whose result stopped mid-way is failed no-result, naming the phase', async () => {
     const { forge, spec, rec, manifest } = await pushedLane();
     await writeLaneResult(dir, manifest.fleet_id, { ...rec, status: 'running', phase: 'checking' });
     const m = await reportOf(manifest, spec, forge);
-    expect(m.lanes[0]).toMatchObject({ status: 'failed', phase: 'failed', updated_at: NOW, error: { class: 'no-result', message: 'the lane stopped while checking' } });
+    expect(m.lanes[0]).toMatchObject({
+      status: 'failed',
+      phase: 'failed',
+      updated_at: NOW,
+      error: { class: 'no-result', message: 'the lane stopped while checking' },
+    });
   });
 
-  it('takes the runner\'s own checked record over the file, and asks nothing more of the forge for it', async () => {
+  it("takes the runner's own checked record over the file, and asks nothing more of the forge for it", async () => {
     const { forge, spec, rec, manifest } = await pushedLane();
     await writeLaneResult(dir, manifest.fleet_id, { ...rec, branch: 'nowhere' });
     const verified = { ...rec, evidence: { ...rec.evidence, notes: ['checked as it finished'] } };
@@ -306,7 +335,10 @@ describe('reportStep', () => {
     const { forge, spec, rec, manifest } = await pushedLane();
     await writeLaneResult(dir, manifest.fleet_id, { ...rec, branch: 'nowhere' });
     const m = await reportOf(manifest, spec, forge, { forgeReads: false });
-    expect(m.lanes[0]).toMatchObject({ status: 'completed', evidence: { verified_at: null, notes: ['not checked against the forge again: the run was interrupted'] } });
+    expect(m.lanes[0]).toMatchObject({
+      status: 'completed',
+      evidence: { verified_at: null, notes: ['not checked against the forge again: the run was interrupted'] },
+    });
     // A failed lane is reported as it is either way.
     await writeLaneResult(dir, manifest.fleet_id, { ...rec, status: 'failed', phase: 'failed', error: { class: 'check-failed', message: 'x' } });
     const failed = await reportOf(manifest, spec, forge, { forgeReads: false });
@@ -318,7 +350,10 @@ describe('reportStep', () => {
     const { forge, spec, manifest, rec } = await pushedLane();
     const excluded: Manifest = { ...manifest, lanes: [{ ...manifest.lanes[0]!, status: 'excluded', phase: 'excluded' }] };
     expect((await reportOf(excluded, spec, forge)).lanes[0]).toMatchObject({ status: 'excluded', error: null });
-    const skipped: Manifest = { ...manifest, lanes: [{ ...manifest.lanes[0]!, status: 'skipped', phase: 'skipped', error: { class: 'dependency-failed', message: 'dep' } }] };
+    const skipped: Manifest = {
+      ...manifest,
+      lanes: [{ ...manifest.lanes[0]!, status: 'skipped', phase: 'skipped', error: { class: 'dependency-failed', message: 'dep' } }],
+    };
     expect((await reportOf(skipped, spec, forge)).lanes[0]).toMatchObject({ status: 'skipped', error: { class: 'dependency-failed', message: 'dep' } });
     // Even with a result file written there, an excluded lane is not read.
     await writeLaneResult(dir, manifest.fleet_id, rec);

@@ -92,7 +92,13 @@ describe('a run', () => {
     expect(exitCodeFor(out.manifest)).toBe(0);
     // The plan is handed over before any lane moves.
     expect(planned).toMatchObject({ root, events: 0, manifest: { fleet_id: out.manifest.fleet_id } });
-    expect(readJson(root, 'plan.json')).toEqual({ fleet_id: out.manifest.fleet_id, waves: out.plan.waves, contention: out.plan.contention, excluded: out.plan.excluded, skipped: out.plan.skipped });
+    expect(readJson(root, 'plan.json')).toEqual({
+      fleet_id: out.manifest.fleet_id,
+      waves: out.plan.waves,
+      contention: out.plan.contention,
+      excluded: out.plan.excluded,
+      skipped: out.plan.skipped,
+    });
     expect(readJson(manifestPath(root))).toEqual(JSON.parse(JSON.stringify(out.manifest)));
     // And stays so: no write of the live view lands after the final one (it comes at most 250 ms after a change).
     await new Promise((resolve) => setTimeout(resolve, 600));
@@ -131,14 +137,15 @@ describe('a run', () => {
         {
           file: FILE,
           field: 'isolation',
-          message: 'required, but directives cannot be isolated on this machine: no namespaces. Run where user namespaces or sudo are available, or set isolation: auto',
+          message:
+            'required, but directives cannot be isolated on this machine: no namespaces. Run where user namespaces or sudo are available, or set isolation: auto',
         },
       ],
     });
     expect(existsSync(join(dir, 'ws'))).toBe(false);
   });
 
-  it('a fleet that cannot be planned: the planner\'s problems, no workspace', async () => {
+  it("a fleet that cannot be planned: the planner's problems, no workspace", async () => {
     const fleet = await fleetOf({ run: 'true' }, [{ name: 'a' }]);
     const onBase: ResolvedFleet = { ...fleet, lanes: [{ ...fleet.lanes[0]!, branch: 'main' }] };
     const out = await runFleet(options(onBase));
@@ -161,7 +168,10 @@ describe('a run', () => {
     expect(refused.problems[0]!.message).toMatch(/^another fleet run holds this workspace/);
     await held.release();
 
-    writeFileSync(join(root, '.fleet.lock'), `${JSON.stringify({ pid: 2 ** 22 + 7, process_start: '1', host: hostname(), since: new Date().toISOString(), fleet_id: 'fleet-gone' })}\n`);
+    writeFileSync(
+      join(root, '.fleet.lock'),
+      `${JSON.stringify({ pid: 2 ** 22 + 7, process_start: '1', host: hostname(), since: new Date().toISOString(), fleet_id: 'fleet-gone' })}\n`,
+    );
     const out = await ran(options(fleet));
     expect(out.notes).toHaveLength(1);
     expect(out.notes[0]).toMatch(/^took over the lock of .*no longer running$/);
@@ -172,12 +182,17 @@ describe('a run', () => {
   it('a target the plan excludes is recorded with its reason, and the others run', async () => {
     const fleet = await fleetOf({ run: 'echo x >> README.md' }, [{ name: 'a' }]);
     const gone = { ...fleet.lanes[0]!, id: 'gone', repo: './gone.git', branch: 'fleet/run/gone', index: 1 };
-    const withMissing: ResolvedFleet = { ...fleet, lanes: [...fleet.lanes, gone, { ...gone, id: 'needs-gone', repo: './a.git', branch: 'fleet/run/needs-gone', depends_on: ['gone'], index: 2 }] };
+    const withMissing: ResolvedFleet = {
+      ...fleet,
+      lanes: [...fleet.lanes, gone, { ...gone, id: 'needs-gone', repo: './a.git', branch: 'fleet/run/needs-gone', depends_on: ['gone'], index: 2 }],
+    };
     const seen: FleetEvent[] = [];
     const out = await ran(options(withMissing, { onEvent: (e) => seen.push(e) }));
     const excluded = lane(out.manifest, 'gone');
     expect(excluded.status).toBe('excluded');
-    expect(seen.filter((e) => e.lane === 'gone')).toEqual([expect.objectContaining({ from: 'excluded', to: 'excluded', status: 'excluded', detail: excluded.error!.message })]);
+    expect(seen.filter((e) => e.lane === 'gone')).toEqual([
+      expect.objectContaining({ from: 'excluded', to: 'excluded', status: 'excluded', detail: excluded.error!.message }),
+    ]);
     // A lane that depends on an excluded target is skipped by the plan, and said so too.
     const skipped = lane(out.manifest, 'needs-gone');
     expect(skipped.status).toBe('skipped');
@@ -213,7 +228,11 @@ describe('a run', () => {
 
   it('isolation: required where the machine can isolate: the lanes run', async () => {
     const fleet = await fleetOf({ run: 'echo x >> README.md', isolation: 'required' }, [{ name: 'a' }]);
-    const exec = { ...localExecutor, isolation: () => ({ kind: 'pid-namespace' as const, detail: 'in a test' }), run: (c: string, o: Parameters<typeof localExecutor.run>[1]) => localExecutor.run(c, { ...o, isolation: 'off' }) };
+    const exec = {
+      ...localExecutor,
+      isolation: () => ({ kind: 'pid-namespace' as const, detail: 'in a test' }),
+      run: (c: string, o: Parameters<typeof localExecutor.run>[1]) => localExecutor.run(c, { ...o, isolation: 'off' }),
+    };
     const out = await ran(options(fleet, { exec }));
     expect(lane(out.manifest, 'a')).toMatchObject({ status: 'completed', isolation: { kind: 'pid-namespace' } });
   });
@@ -236,12 +255,16 @@ describe('a lane that crashes', () => {
     // What the lane recorded before it crashed is kept.
     expect(lane(out.manifest, 'a').started_at).not.toBeNull();
     expect(lane(out.manifest, 'b')).toMatchObject({ status: 'completed', phase: 'pushed' });
-    expect(readEvents(out.root).filter((e) => e.lane === 'a').at(-1)).toMatchObject({ to: 'failed', status: 'failed', detail: 'crashed' });
+    expect(
+      readEvents(out.root)
+        .filter((e) => e.lane === 'a')
+        .at(-1),
+    ).toMatchObject({ to: 'failed', status: 'failed', detail: 'crashed' });
   });
 });
 
 describe('a workspace that holds an earlier run', () => {
-  it('a new run clears that run\'s own files (lane folders, events, plan, report, manifest) and nothing else', async () => {
+  it("a new run clears that run's own files (lane folders, events, plan, report, manifest) and nothing else", async () => {
     const fleet = await fleetOf({ run: 'echo x >> README.md' }, [{ name: 'a' }]);
     const root = join(dir, 'ws');
     const first = await ran(options(fleet));
@@ -265,7 +288,10 @@ describe('a workspace that holds an earlier run', () => {
     const root = join(dir, 'ws');
     const first = await ran(options(fleet));
     // A lane outside the lanes folder, and one whose folder is already gone.
-    const edited = { ...first.manifest, lanes: [...first.manifest.lanes, { ...first.manifest.lanes[0]!, lane: '../precious' }, { ...first.manifest.lanes[0]!, lane: 'ghost' }] };
+    const edited = {
+      ...first.manifest,
+      lanes: [...first.manifest.lanes, { ...first.manifest.lanes[0]!, lane: '../precious' }, { ...first.manifest.lanes[0]!, lane: 'ghost' }],
+    };
     writeFileSync(manifestPath(root), JSON.stringify(edited));
     mkdirSync(join(root, 'precious'), { recursive: true });
     writeFileSync(join(root, 'precious', 'data.txt'), 'keep');
@@ -301,7 +327,7 @@ describe('waves', () => {
     expect(exitCodeFor(out.manifest)).toBe(1);
   });
 
-  it('a lane runs only after its dependency\'s wave ended, and against the dependency\'s pushed checkpoint', async () => {
+  it("a lane runs only after its dependency's wave ended, and against the dependency's pushed checkpoint", async () => {
     const fleet = await fleetOf({ run: 'echo x >> README.md' }, [{ name: 'lib' }, { name: 'app', depends_on: ['lib'] }]);
     const out = await ran(options(fleet));
     const lib = lane(out.manifest, 'lib');
@@ -398,7 +424,7 @@ describe('resume', () => {
     expect(readFileSync(join(dir, 'ran'), 'utf8').split('\n').filter(Boolean).sort()).toEqual(['a', 'a', 'b', 'b']);
   });
 
-  it('a dry run\'s lanes run again when resumed for real, and are kept when resumed dry', async () => {
+  it("a dry run's lanes run again when resumed for real, and are kept when resumed dry", async () => {
     const fleet = await fleetOf({ run: `echo "$FLEET_LANE" >> ${JSON.stringify(join(dir, 'ran'))}; echo x >> README.md` }, [{ name: 'a' }]);
     const root = join(dir, 'ws');
     const dry = await ran(options(fleet, { dryRun: true }));
@@ -433,7 +459,11 @@ describe('interrupts', () => {
     stop.abort();
     const out = await ran(options(fleet, { signal: stop.signal }));
     for (const id of ['a', 'b']) {
-      expect(lane(out.manifest, id)).toMatchObject({ status: 'skipped', phase: 'skipped', error: { class: 'cancelled', message: 'the run was interrupted before this lane started' } });
+      expect(lane(out.manifest, id)).toMatchObject({
+        status: 'skipped',
+        phase: 'skipped',
+        error: { class: 'cancelled', message: 'the run was interrupted before this lane started' },
+      });
       expect(readLaneResult(out.root, id).error?.class).toBe('cancelled');
       expect(await remoteBranches(join(dir, `${id}.git`))).toEqual(['main']);
     }
@@ -452,11 +482,19 @@ describe('interrupts', () => {
         },
       }),
     );
-    expect(lane(out.manifest, 'a')).toMatchObject({ status: 'failed', error: { class: 'cancelled', message: 'the run was interrupted while this lane ran; nothing was pushed' } });
+    expect(lane(out.manifest, 'a')).toMatchObject({
+      status: 'failed',
+      error: { class: 'cancelled', message: 'the run was interrupted while this lane ran; nothing was pushed' },
+    });
   });
 
   it('after an interrupt, a lane waiting for the budget and the next wave do not start', async () => {
-    const fleet = await fleetOf({ run: 'sleep 0.5; echo x >> README.md', max_parallel: 1 }, [{ name: 'a' }, { name: 'b' }, { name: 'c' }, { name: 'd', depends_on: ['a'] }]);
+    const fleet = await fleetOf({ run: 'sleep 0.5; echo x >> README.md', max_parallel: 1 }, [
+      { name: 'a' },
+      { name: 'b' },
+      { name: 'c' },
+      { name: 'd', depends_on: ['a'] },
+    ]);
     const stop = new AbortController();
     const seen: FleetEvent[] = [];
     const out = await ran(
@@ -479,7 +517,12 @@ describe('interrupts', () => {
       ['skipped', before],
     ]);
     expect(outcome('d')).toEqual(['skipped', before]);
-    expect(seen.filter((e) => e.to === 'skipped' && e.detail === 'cancelled').map((e) => e.lane).sort()).toEqual([...['a', 'b', 'c'].filter((id) => lane(out.manifest, id).status === 'skipped'), 'd'].sort());
+    expect(
+      seen
+        .filter((e) => e.to === 'skipped' && e.detail === 'cancelled')
+        .map((e) => e.lane)
+        .sort(),
+    ).toEqual([...['a', 'b', 'c'].filter((id) => lane(out.manifest, id).status === 'skipped'), 'd'].sort());
   });
 
   it('a lane stuck pushing: whether it pushed is unknown', async () => {
@@ -500,7 +543,8 @@ describe('interrupts', () => {
     );
     expect(lane(out.manifest, 'p').error).toEqual({
       class: 'cancelled',
-      message: 'the run was interrupted while this lane was pushing, and the lane did not stop within 1 s (a git or forge call that did not answer); whether it pushed is unknown',
+      message:
+        'the run was interrupted while this lane was pushing, and the lane did not stop within 1 s (a git or forge call that did not answer); whether it pushed is unknown',
     });
   });
 
@@ -508,7 +552,10 @@ describe('interrupts', () => {
     const h = await harness();
     try {
       await h.emu.createRepo({ owner: 'acme', name: 'svc', files: { 'README.md': '# svc\n' } });
-      const v = validateFleetFile({ name: 'run', forge: 'github', directive: 'Stamp it.', isolation: 'off', run: 'echo x >> README.md', targets: [{ repo: 'acme/svc' }] }, FILE);
+      const v = validateFleetFile(
+        { name: 'run', forge: 'github', directive: 'Stamp it.', isolation: 'off', run: 'echo x >> README.md', targets: [{ repo: 'acme/svc' }] },
+        FILE,
+      );
       if (!v.ok) throw new Error(JSON.stringify(v.problems));
       h.emu.fault({ match: { kind: 'rest', method: 'POST', path: '/repos/{owner}/{repo}/pulls' }, kind: 'stall', times: Infinity });
       const stop = new AbortController();
@@ -524,7 +571,8 @@ describe('interrupts', () => {
       );
       expect(out.manifest.lanes[0]!.error).toEqual({
         class: 'cancelled',
-        message: 'the run was interrupted while this lane was pushed, and the lane did not stop within 1 s (a git or forge call that did not answer); what it pushed stays on the forge',
+        message:
+          'the run was interrupted while this lane was pushed, and the lane did not stop within 1 s (a git or forge call that did not answer); what it pushed stays on the forge',
       });
     } finally {
       h.emu.clearFaults();
@@ -536,7 +584,10 @@ describe('interrupts', () => {
     const h = await harness();
     try {
       await h.emu.createRepo({ owner: 'acme', name: 'svc', files: { 'README.md': '# svc\n' } });
-      const v = validateFleetFile({ name: 'run', forge: 'github', directive: 'Stamp it.', isolation: 'off', run: 'echo x >> README.md', targets: [{ repo: 'acme/svc' }] }, FILE);
+      const v = validateFleetFile(
+        { name: 'run', forge: 'github', directive: 'Stamp it.', isolation: 'off', run: 'echo x >> README.md', targets: [{ repo: 'acme/svc' }] },
+        FILE,
+      );
       if (!v.ok) throw new Error(JSON.stringify(v.problems));
       // The runner's own check of the lane compares the commit with its base; that answer never comes.
       h.emu.fault({ match: { kind: 'rest', method: 'GET', path: '/repos/{owner}/{repo}/compare/{basehead}' }, kind: 'stall', times: Infinity });
@@ -565,7 +616,10 @@ describe('interrupts', () => {
     const run = 'case $FLEET_LANE in done) echo x >> README.md;; bad) exit 3;; *) sleep 30;; esac';
     const fleet = await fleetOf({ run, max_parallel: 3 }, [{ name: 'done' }, { name: 'bad' }, { name: 'slow' }]);
     const gone = { ...fleet.lanes[0]!, id: 'gone', repo: './gone.git', branch: 'fleet/run/gone', run, index: 3 };
-    const more: ResolvedFleet = { ...fleet, lanes: [...fleet.lanes, gone, { ...gone, id: 'needs-gone', repo: './done.git', branch: 'fleet/run/needs-gone', depends_on: ['gone'], index: 4 }] };
+    const more: ResolvedFleet = {
+      ...fleet,
+      lanes: [...fleet.lanes, gone, { ...gone, id: 'needs-gone', repo: './done.git', branch: 'fleet/run/needs-gone', depends_on: ['gone'], index: 4 }],
+    };
     const stop = new AbortController();
     const seen: FleetEvent[] = [];
     const out = await ran(
@@ -625,15 +679,22 @@ describe('interrupts', () => {
 describe('writeInterruptedState', () => {
   it('keeps the lanes that ended failed, skipped or excluded as they are', async () => {
     // c runs in the second wave, once bad has failed and ok has completed.
-    const fleet = await fleetOf({ run: '[ "$FLEET_LANE" = bad ] && exit 3; sleep 0.3; echo x >> README.md' }, [{ name: 'bad' }, { name: 'ok' }, { name: 'c', depends_on: ['ok'] }]);
+    const fleet = await fleetOf({ run: '[ "$FLEET_LANE" = bad ] && exit 3; sleep 0.3; echo x >> README.md' }, [
+      { name: 'bad' },
+      { name: 'ok' },
+      { name: 'c', depends_on: ['ok'] },
+    ]);
     const gone = { ...fleet.lanes[0]!, id: 'gone', repo: './gone.git', branch: 'fleet/run/gone', depends_on: [], index: 3 };
     let written: Manifest | undefined;
     await ran(
-      options({ ...fleet, lanes: [...fleet.lanes, gone] }, {
-        onEvent: (e) => {
-          if (!written && e.lane === 'c' && e.to === 'running') written = readJson(manifestPath(writeInterruptedState()!));
+      options(
+        { ...fleet, lanes: [...fleet.lanes, gone] },
+        {
+          onEvent: (e) => {
+            if (!written && e.lane === 'c' && e.to === 'running') written = readJson(manifestPath(writeInterruptedState()!));
+          },
         },
-      }),
+      ),
     );
     expect(lane(written!, 'bad')).toMatchObject({ status: 'failed', error: { class: 'directive-failed' } });
     expect(lane(written!, 'gone')).toMatchObject({ status: 'excluded' });
@@ -645,7 +706,11 @@ describe('writeInterruptedState', () => {
   });
 
   it('while a fleet runs: writes its manifest and report at once, lanes not ended as cancelled', async () => {
-    const fleet = await fleetOf({ run: 'echo x >> README.md', max_parallel: 1 }, [{ name: 'a' }, { name: 'b', depends_on: ['a'] }, { name: 'c', depends_on: ['b'] }]);
+    const fleet = await fleetOf({ run: 'echo x >> README.md', max_parallel: 1 }, [
+      { name: 'a' },
+      { name: 'b', depends_on: ['a'] },
+      { name: 'c', depends_on: ['b'] },
+    ]);
     let written: { root: string | null; manifest: Manifest; report: string } | undefined;
     let unconfirmed: Manifest | undefined;
     const now = new Date('2026-12-01T12:00:00.000Z');

@@ -25,7 +25,10 @@ afterEach(() => removeDir(dir));
 /** The fleet `spec` over ./svc.git (created), planned; returns what runLane needs for its first lane. */
 async function laneOf(spec: Record<string, unknown>, target: Record<string, unknown> = {}) {
   const repo = await createRepo(dir, 'svc', { 'README.md': '# svc\n', 'src/a.ts': 'a\n' }, { clone: false });
-  const v = validateFleetFile({ name: 'lanes', directive: 'Stamp it.', isolation: 'off', max_retries: 0, ...spec, targets: [{ repo: './svc.git', ...target }] }, FILE);
+  const v = validateFleetFile(
+    { name: 'lanes', directive: 'Stamp it.', isolation: 'off', max_retries: 0, ...spec, targets: [{ repo: './svc.git', ...target }] },
+    FILE,
+  );
   if (!v.ok) throw new Error(JSON.stringify(v.problems));
   const fleet: ResolvedFleet = v.fleet;
   const forge = new LocalForge({ baseDir: dir });
@@ -98,7 +101,11 @@ describe('runLane', () => {
   it('a directive that fails every attempt: directive-failed with the gist of its output', async () => {
     const { ctx, spec, start } = await laneOf({ run: 'echo working; echo "Error: no such thing" >&2; echo bye; exit 2' });
     const rec = await runLane(ctx, spec, start);
-    expect(rec).toMatchObject({ status: 'failed', phase: 'failed', error: { class: 'directive-failed', message: 'the directive exited with 2: Error: no such thing' } });
+    expect(rec).toMatchObject({
+      status: 'failed',
+      phase: 'failed',
+      error: { class: 'directive-failed', message: 'the directive exited with 2: Error: no such thing' },
+    });
   });
 
   it('the first commit has no attempt trailer, and a commit_message replaces the title', async () => {
@@ -119,7 +126,7 @@ describe('runLane', () => {
     expect(await remoteBranches(repo.remote)).toEqual(['main']);
   });
 
-  it('a repository that cannot be cloned: clone-failed, with git\'s words', async () => {
+  it("a repository that cannot be cloned: clone-failed, with git's words", async () => {
     const { ctx, spec, start } = await laneOf({ run: 'true' });
     const rec = await runLane({ ...ctx, forge: new LocalForge({ baseDir: join(dir, 'elsewhere') }) }, spec, start);
     expect(rec.status).toBe('failed');
@@ -135,9 +142,15 @@ describe('runLane', () => {
   });
 
   it('a check that fails names the check and its exit code; the lane is not pushed', async () => {
-    const { ctx, spec, start, repo } = await laneOf({ run: 'echo x >> README.md', checks: ['true', 'echo "lint failed: 3 problems"; exit 7', 'touch never-ran'] });
+    const { ctx, spec, start, repo } = await laneOf({
+      run: 'echo x >> README.md',
+      checks: ['true', 'echo "lint failed: 3 problems"; exit 7', 'touch never-ran'],
+    });
     const rec = await runLane(ctx, spec, start);
-    expect(rec).toMatchObject({ status: 'failed', error: { class: 'check-failed', message: 'check `echo "lint failed: 3 problems"; exit 7` exited with 7: lint failed: 3 problems' } });
+    expect(rec).toMatchObject({
+      status: 'failed',
+      error: { class: 'check-failed', message: 'check `echo "lint failed: 3 problems"; exit 7` exited with 7: lint failed: 3 problems' },
+    });
     expect(rec.attempts.map((a) => [a.exit_code, a.failed_step])).toEqual([[7, 'check']]);
     expect(await remoteBranches(repo.remote)).toEqual(['main']);
   });
@@ -148,7 +161,7 @@ describe('runLane', () => {
     expect(events.some((e) => e.startsWith('checking'))).toBe(false);
   });
 
-  it('locally, a lane\'s own checks are its CI: success when it has checks, none without; not merged unless asked', async () => {
+  it("locally, a lane's own checks are its CI: success when it has checks, none without; not merged unless asked", async () => {
     const withChecks = await laneOf({ run: 'echo x >> README.md', checks: ['true'] });
     const rec = await runLane(withChecks.ctx, withChecks.spec, withChecks.start);
     expect(rec).toMatchObject({ status: 'completed', phase: 'pushed', ci_conclusion: 'success', merge_status: 'not-requested' });

@@ -29,7 +29,10 @@ async function fleetOfTwo() {
   const lib = await createRepo(dir, 'lib', { 'README.md': '# lib\n' }, { clone: false });
   await createRepo(dir, 'app', { 'README.md': '# app\n' }, { clone: false });
   const commit = await commitToRemote(lib.remote, 'fleet/deps/lib', { 'README.md': '# lib, stamped\n' }, { from: lib.commit });
-  const v = validateFleetFile({ name: 'deps', directive: 'stamp', run: 'true', targets: [{ repo: './lib.git' }, { repo: './app.git', depends_on: ['lib'] }] }, FILE);
+  const v = validateFleetFile(
+    { name: 'deps', directive: 'stamp', run: 'true', targets: [{ repo: './lib.git' }, { repo: './app.git', depends_on: ['lib'] }] },
+    FILE,
+  );
   if (!v.ok) throw new Error(JSON.stringify(v.problems));
   const forge = new LocalForge({ baseDir: dir });
   const planned = await planStep(v.fleet, forge, systemClock, { file: FILE });
@@ -100,7 +103,7 @@ describe('dependencyBlock', () => {
     expect(await dependencyBlock(app, new Map([['lib', { ...libRec, ci_conclusion: 'failure' }]]), specs, forge, 'pushed', false)).toBeUndefined();
   });
 
-  it('checkpoint green: locally, the dependency\'s own checks are its CI', async () => {
+  it("checkpoint green: locally, the dependency's own checks are its CI", async () => {
     const { forge, specs, app, libRec } = await fleetOfTwo();
     for (const ci of ['success', 'none'] as const) {
       expect(await dependencyBlock(app, new Map([['lib', { ...libRec, ci_conclusion: ci }]]), specs, forge, 'green', false)).toBeUndefined();
@@ -113,10 +116,12 @@ describe('dependencyBlock', () => {
       'dependency "lib" CI is unknown (checkpoint: green)',
     );
     // Green CI does not excuse a branch that moved.
-    expect((await dependencyBlock(app, new Map([['lib', { ...libRec, branch: 'fleet/deps/gone' }]]), specs, forge, 'green', false))?.class).toBe('checkpoint-unmet');
+    expect((await dependencyBlock(app, new Map([['lib', { ...libRec, branch: 'fleet/deps/gone' }]]), specs, forge, 'green', false))?.class).toBe(
+      'checkpoint-unmet',
+    );
   });
 
-  it('checkpoint merged: the dependency\'s commit must be in its base branch on the forge', async () => {
+  it("checkpoint merged: the dependency's commit must be in its base branch on the forge", async () => {
     const { lib, forge, specs, app, libRec, commit } = await fleetOfTwo();
     expect(await dependencyBlock(app, new Map([['lib', libRec]]), specs, forge, 'merged', false)).toEqual({
       class: 'checkpoint-unmet',
@@ -186,9 +191,21 @@ describe('resumeCheck: a fleet file changed since the run that is resumed (issue
     const byId = new Map(lanes.map((l) => [l.lane, l]));
     return { ...m, ...over, lanes: m.lanes.map((l) => ({ ...l, ...byId.get(l.lane) })) };
   };
-  const input = (lane: Record<string, unknown>) => ({ fleet_version: '0.1.0', fleet: { name: 'f', pr: {} }, lane: { id: 'x', run: 'true', checks: [], ...lane } });
+  const input = (lane: Record<string, unknown>) => ({
+    fleet_version: '0.1.0',
+    fleet: { name: 'f', pr: {} },
+    lane: { id: 'x', run: 'true', checks: [], ...lane },
+  });
   const check = (previous: Manifest, manifest: Manifest, prev: Record<string, unknown> | null, now: Record<string, unknown>, dryRun = false) =>
-    resumeCheck({ file: FILE, previous, previousInputs: prev ? { lanes: prev } : null, manifest, inputs: { lanes: now }, dryRun, previousPath: '/ws/fleet-status.json' });
+    resumeCheck({
+      file: FILE,
+      previous,
+      previousInputs: prev ? { lanes: prev } : null,
+      manifest,
+      inputs: { lanes: now },
+      dryRun,
+      previousPath: '/ws/fleet-status.json',
+    });
 
   it('accepts a resume with nothing changed, in silence', () => {
     const prev = manifestOf([{ lane: 'a', status: 'completed', phase: 'pushed', digest: 'sha256:1' }]);
@@ -208,7 +225,9 @@ describe('resumeCheck: a fleet file changed since the run that is resumed (issue
     const named = check(prev, now, { a: input({}), b: input({}) }, { a: input({ run: 'false', checks: ['x'] }), b: input({ run: 'false', checks: ['x'] }) });
     expect(named.problems).toHaveLength(1);
     expect(named.problems[0]).toMatchObject({ file: FILE, field: '--resume' });
-    expect(named.problems[0]!.message).toMatch(/^the fleet file changed since run fleet-1: checks, run \(lanes "a", "b"\)\. Those lanes completed in run fleet-1 .* Start a new run without --resume .* --since \/ws\/fleet-status\.json/);
+    expect(named.problems[0]!.message).toMatch(
+      /^the fleet file changed since run fleet-1: checks, run \(lanes "a", "b"\)\. Those lanes completed in run fleet-1 .* Start a new run without --resume .* --since \/ws\/fleet-status\.json/,
+    );
     const unnamed = check(prev, now, null, { a: input({}), b: input({}) });
     expect(unnamed.problems[0]!.message).toContain('fields that decide the result (this workspace has no lane-inputs.json to say which) (lanes "a", "b")');
   });
@@ -224,7 +243,12 @@ describe('resumeCheck: a fleet file changed since the run that is resumed (issue
       ],
       { max_retries: 2 },
     );
-    const now = manifestOf([{ lane: 'a', digest: 'sha256:1' }, { lane: 'b', digest: 'sha256:2b' }, { lane: 'dry', digest: 'sha256:4b' }, { lane: 'new', digest: 'sha256:5' }]);
+    const now = manifestOf([
+      { lane: 'a', digest: 'sha256:1' },
+      { lane: 'b', digest: 'sha256:2b' },
+      { lane: 'dry', digest: 'sha256:4b' },
+      { lane: 'new', digest: 'sha256:5' },
+    ]);
     const out = check(prev, now, { b: input({}), dry: input({}) }, { b: input({ checks: ['npm test'] }), dry: input({ directive: 'other' }) });
     expect(out.problems).toEqual([]);
     expect(out.notes).toEqual([

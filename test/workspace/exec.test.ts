@@ -100,7 +100,10 @@ describe('runCommand', () => {
 
   it('SIGKILLs a command that ignores SIGTERM after the grace period', async () => {
     const pidFile = path.join(tmp, 'stubborn.pid');
-    const r = await runCommand(`trap '' TERM; (trap '' TERM; sleep 1000) & echo $! > '${pidFile}'; while :; do sleep 0.05; done`, opts({ timeoutMs: 200, killGraceMs: 300 }));
+    const r = await runCommand(
+      `trap '' TERM; (trap '' TERM; sleep 1000) & echo $! > '${pidFile}'; while :; do sleep 0.05; done`,
+      opts({ timeoutMs: 200, killGraceMs: 300 }),
+    );
     expect(r.timedOut).toBe(true);
     expect(r.signal).toBe('SIGKILL');
     expect(await gone(await pidFrom(pidFile))).toBe(true);

@@ -1,7 +1,29 @@
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { GitError, changedFiles, cloneForLane, changedBetween, commitAll, committedChange, defaultBranch, diffPatch, diffPatchBuffer, git, hasCommits, isGitRepo, isLocalRemote, lsRemoteBranch, normalizeRemote, parentOf, pushBranch, pushFastForward, revParse, setGitIdentity, treeOf } from '../../src/workspace/git.js';
+import {
+  GitError,
+  changedFiles,
+  cloneForLane,
+  changedBetween,
+  commitAll,
+  committedChange,
+  defaultBranch,
+  diffPatch,
+  diffPatchBuffer,
+  git,
+  hasCommits,
+  isGitRepo,
+  isLocalRemote,
+  lsRemoteBranch,
+  normalizeRemote,
+  parentOf,
+  pushBranch,
+  pushFastForward,
+  revParse,
+  setGitIdentity,
+  treeOf,
+} from '../../src/workspace/git.js';
 import { clearSecrets, redact, registerSecret } from '../../src/util/secrets.js';
 import {
   commitToRemote,
@@ -361,9 +383,7 @@ describe('changedFiles', () => {
     await writeFile(path.join(dir, 'debug.log'), 'ignored\n'); // ignored
 
     const r = await changedFiles(dir);
-    expect(r.files).toEqual(
-      ['README.md', 'docs/gone.md', 'données/été.txt', 'new dir/深い/ファイル 1.md', 'quote"and\\back.txt', 'src/new name.ts'].sort(),
-    );
+    expect(r.files).toEqual(['README.md', 'docs/gone.md', 'données/été.txt', 'new dir/深い/ファイル 1.md', 'quote"and\\back.txt', 'src/new name.ts'].sort());
     expect(r.renamed_from).toEqual(['src/old name.ts']);
     const byPath = Object.fromEntries(r.entries.map((e) => [e.path, e]));
     expect(byPath['docs/gone.md']!.status).toBe('D');
@@ -474,22 +494,24 @@ describe('network failures worth another try', () => {
   it('tells a transient failure (5xx, dropped connection, timeout, ref lock) from a final one (auth, missing repository, hook)', async () => {
     const { isTransientGitFailure } = await import('../../src/workspace/git.js');
     for (const t of [
-      'fatal: unable to access \'https://h/o/r.git/\': The requested URL returned error: 502',
+      "fatal: unable to access 'https://h/o/r.git/': The requested URL returned error: 502",
       'error: RPC failed; HTTP 503 curl 22 The requested URL returned error: 503',
       'fatal: the remote end hung up unexpectedly',
       'fatal: early EOF',
       'error: RPC failed; curl 56 Recv failure: Connection reset by peer',
-      'fatal: unable to access \'https://h/\': Empty reply from server',
+      "fatal: unable to access 'https://h/': Empty reply from server",
       'git clone failed (exit -1): timed out after 600 ms',
-      '! refs/heads/x:refs/heads/x [remote rejected] (cannot lock ref \'refs/heads/x\': is at 1 but expected 2)',
-    ]) expect(isTransientGitFailure(t), t).toBe(true);
+      "! refs/heads/x:refs/heads/x [remote rejected] (cannot lock ref 'refs/heads/x': is at 1 but expected 2)",
+    ])
+      expect(isTransientGitFailure(t), t).toBe(true);
     for (const t of [
-      'remote: Repository not found.\nfatal: repository \'https://h/o/r.git/\' not found',
-      'fatal: Authentication failed for \'https://h/o/r.git/\'',
-      'fatal: unable to access \'https://h/\': The requested URL returned error: 403',
+      "remote: Repository not found.\nfatal: repository 'https://h/o/r.git/' not found",
+      "fatal: Authentication failed for 'https://h/o/r.git/'",
+      "fatal: unable to access 'https://h/': The requested URL returned error: 403",
       '! HEAD:refs/heads/x [remote rejected] (pre-receive hook declined)',
       '! HEAD:refs/heads/x [rejected] (stale info)',
-    ]) expect(isTransientGitFailure(t), t).toBe(false);
+    ])
+      expect(isTransientGitFailure(t), t).toBe(false);
   });
 
   it('backs off exponentially with jitter', async () => {

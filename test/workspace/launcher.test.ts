@@ -41,7 +41,7 @@ function descendants(): { pid: number; cmdline: string; environ: string }[] {
   const mine = new Set([process.pid]);
   for (let grew = true; grew; ) {
     grew = false;
-    for (const [pid, ppid] of parents) if (mine.has(ppid) && !mine.has(pid)) (mine.add(pid), (grew = true));
+    for (const [pid, ppid] of parents) if (mine.has(ppid) && !mine.has(pid)) mine.add(pid), (grew = true);
   }
   mine.delete(process.pid);
   const out = [];
@@ -69,7 +69,13 @@ describe.skipIf(process.platform !== 'linux' || !gitLauncher())('git launcher', 
 
   it('runs each command in the folder given, with exactly the environment given (unset what the shell started with)', async () => {
     launcher = new GitLauncher();
-    const first = await launcher.launch({ file: 'env', args: [], cwd: tmp, env: { PATH, KEEP: '1', DROP: '1' }, sharedEnv: () => ({ PATH, KEEP: '1', DROP: '1' }) }).result;
+    const first = await launcher.launch({
+      file: 'env',
+      args: [],
+      cwd: tmp,
+      env: { PATH, KEEP: '1', DROP: '1' },
+      sharedEnv: () => ({ PATH, KEEP: '1', DROP: '1' }),
+    }).result;
     expect(first.stdout.toString('utf8')).toMatch(/^DROP=1$/m);
     // The same shell, a request without DROP: it must not leak from the shell's own environment.
     const second = await launcher.launch({ file: 'sh', args: ['-c', 'pwd; env'], cwd: path.join(tmp), env: { PATH, KEEP: '2' } }).result;

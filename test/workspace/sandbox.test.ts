@@ -6,7 +6,20 @@
  * user (through a user namespace), each checked from inside.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -43,7 +56,8 @@ function laneLayout(): { ws: string; own: string; priv: string; runner: string; 
   writeFileSync(join(priv, 'sh-1', '1.out'), 'git output');
   writeFileSync(join(runner, 'set_env_1'), '');
   // Every user may reach them (the unprivileged cases run as nobody); the hiding is the mounts' alone.
-  for (const d of [ws, join(ws, 'lanes'), own, join(own, 'repo'), join(ws, 'lanes', 'b'), join(ws, 'lanes', 'b', 'repo'), priv, join(priv, 'sh-1'), runner]) chmodSync(d, 0o777);
+  for (const d of [ws, join(ws, 'lanes'), own, join(own, 'repo'), join(ws, 'lanes', 'b'), join(ws, 'lanes', 'b', 'repo'), priv, join(priv, 'sh-1'), runner])
+    chmodSync(d, 0o777);
   const q = (p: string) => `"${p}"`;
   const report = [
     `echo "WS=[$(ls -A ${q(ws)} | tr "\\n" " ")]"`,
@@ -115,7 +129,9 @@ function asNobody(name: string, body: string, node = process.execPath): Record<s
 
 describe('the sandbox', () => {
   it.runIf(isRoot)("as root: the directive is the first child of its own namespace's init, sees no other process and holds no capability", async () => {
-    const { sandbox, r } = await inside(`echo "pid=$$ ppid=$PPID"; ls /proc | grep -c '^[0-9]' ; test -e /proc/${process.pid} && echo SEES-FLEET; grep CapEff /proc/self/status; mount -t tmpfs x /mnt 2>/dev/null && echo MOUNTED; true`);
+    const { sandbox, r } = await inside(
+      `echo "pid=$$ ppid=$PPID"; ls /proc | grep -c '^[0-9]' ; test -e /proc/${process.pid} && echo SEES-FLEET; grep CapEff /proc/self/status; mount -t tmpfs x /mnt 2>/dev/null && echo MOUNTED; true`,
+    );
     expect(sandbox).toMatchObject({ kind: 'pid-namespace', detail: 'unshare as root, each lane as a user of its own' });
     expect(r.exitCode, r.tail).toBe(0);
     // The directive is init's own child (what mount -a started before it took the pids below).
@@ -161,30 +177,37 @@ describe('the sandbox', () => {
     for (const d of [home, tmp]) expect(readdirSync(d)).toEqual(['kept']);
   });
 
-  it.runIf(isRoot)("as root: a lane's folder is made its user's and closed to others, but never a file through a link or a file with a second name", async () => {
-    const lane = join(dir, 'lane');
-    const victim = join(dir, 'root-file');
-    writeFileSync(victim, 'root');
-    mkdirSync(join(lane, 'repo', '.git'), { recursive: true });
-    writeFileSync(join(lane, 'repo', 'README.md'), '# x');
-    writeFileSync(join(lane, 'prompt-1.md'), 'prompt');
-    symlinkSync(victim, join(lane, 'repo', 'link'));
-    linkSync(victim, join(lane, 'repo', 'hard'));
-    const who = laneUser(lane);
-    await makeOwn(lane, who);
-    const owner = (p: string) => lstatSync(p).uid;
-    for (const p of [lane, join(lane, 'repo'), join(lane, 'repo', '.git'), join(lane, 'repo', 'README.md'), join(lane, 'prompt-1.md')]) expect(owner(p), p).toBe(who.uid);
-    // Closed to every other user: another lane's process handed a descriptor of it can do nothing with it.
-    expect(lstatSync(lane).mode & 0o777).toBe(0o700);
-    expect(owner(victim)).toBe(0);
-    expect(owner(join(lane, 'repo', 'link'))).toBe(0);
-  });
+  it.runIf(isRoot)(
+    "as root: a lane's folder is made its user's and closed to others, but never a file through a link or a file with a second name",
+    async () => {
+      const lane = join(dir, 'lane');
+      const victim = join(dir, 'root-file');
+      writeFileSync(victim, 'root');
+      mkdirSync(join(lane, 'repo', '.git'), { recursive: true });
+      writeFileSync(join(lane, 'repo', 'README.md'), '# x');
+      writeFileSync(join(lane, 'prompt-1.md'), 'prompt');
+      symlinkSync(victim, join(lane, 'repo', 'link'));
+      linkSync(victim, join(lane, 'repo', 'hard'));
+      const who = laneUser(lane);
+      await makeOwn(lane, who);
+      const owner = (p: string) => lstatSync(p).uid;
+      for (const p of [lane, join(lane, 'repo'), join(lane, 'repo', '.git'), join(lane, 'repo', 'README.md'), join(lane, 'prompt-1.md')])
+        expect(owner(p), p).toBe(who.uid);
+      // Closed to every other user: another lane's process handed a descriptor of it can do nothing with it.
+      expect(lstatSync(lane).mode & 0o777).toBe(0o700);
+      expect(owner(victim)).toBe(0);
+      expect(owner(join(lane, 'repo', 'link'))).toBe(0);
+    },
+  );
 
   it.runIf(isRoot)("hides the runner's command files under an empty folder the directive cannot unmount", async () => {
     const files = join(dir, '_runner_file_commands');
     mkdirSync(files);
     writeFileSync(join(files, 'set_env_1234'), '');
-    const { r } = await inside(`echo "LIST:[$(ls -A ${files})]"; echo 'NODE_OPTIONS=--require /tmp/evil.js' >> ${files}/set_env_1234 || echo DENIED; umount ${files} 2>/dev/null && echo UNMOUNTED; true`, [files]);
+    const { r } = await inside(
+      `echo "LIST:[$(ls -A ${files})]"; echo 'NODE_OPTIONS=--require /tmp/evil.js' >> ${files}/set_env_1234 || echo DENIED; umount ${files} 2>/dev/null && echo UNMOUNTED; true`,
+      [files],
+    );
     expect(r.exitCode, r.tail).toBe(0);
     expect(r.tail).toContain('LIST:[]');
     expect(r.tail).toContain('DENIED');
@@ -228,7 +251,7 @@ describe('the sandbox', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
-  it.runIf(isRoot)('as an unprivileged user, through a user namespace: the same isolation, and files written stay the user\'s', () => {
+  it.runIf(isRoot)("as an unprivileged user, through a user namespace: the same isolation, and files written stay the user's", () => {
     const l = laneLayout();
     // A real unprivileged process: this very check, run as nobody.
     const out = asNobody(
@@ -253,40 +276,43 @@ console.log(JSON.stringify({ kind: s.kind, detail: s.detail, tail: r.tail, code:
    * user with a sudoers entry like the runner's; sudo's secure_path must not
    * change the directive's PATH. Needs sudo installed (CI installs it).
    */
-  it.runIf(isRoot && existsSync('/usr/bin/sudo'))('through sudo, as on GitHub\'s runners: the same isolation, back as the user, with the user\'s PATH and HOME', () => {
-    const sudoers = '/etc/sudoers.d/zz-fleet-sandbox-test';
-    writeFileSync(sudoers, 'nobody ALL=(ALL:ALL) NOPASSWD: ALL\n', { mode: 0o440 });
-    const l = laneLayout();
-    try {
-      const out = asNobody(
-        'probe-sudo',
-        `const way = sandbox.strategies({ unshare: '/usr/bin/unshare', setpriv: '/usr/bin/setpriv', sudo: '/usr/bin/sudo', uid: 65534, gid: 65534, masks: [] }).find((s) => s.via === 'sudo unshare');
+  it.runIf(isRoot && existsSync('/usr/bin/sudo'))(
+    "through sudo, as on GitHub's runners: the same isolation, back as the user, with the user's PATH and HOME",
+    () => {
+      const sudoers = '/etc/sudoers.d/zz-fleet-sandbox-test';
+      writeFileSync(sudoers, 'nobody ALL=(ALL:ALL) NOPASSWD: ALL\n', { mode: 0o440 });
+      const l = laneLayout();
+      try {
+        const out = asNobody(
+          'probe-sudo',
+          `const way = sandbox.strategies({ unshare: '/usr/bin/unshare', setpriv: '/usr/bin/setpriv', sudo: '/usr/bin/sudo', uid: 65534, gid: 65534, masks: [] }).find((s) => s.via === 'sudo unshare');
 const s = sandbox.sandboxOf(way);
 const probed = sandbox.works(way, []);
 const r = await runCommand('echo "pid=$$"; sudo -n umount /proc 2>/dev/null && echo UNMOUNTED-PROC; sudo -n true 2>/dev/null && echo ROOT-AGAIN; test -e /proc/' + process.pid + ' && echo SEES-FLEET; echo "uid=$(id -u)"; echo "groups=$(id -G)"; echo "path=$PATH"; echo "home=$HOME"; grep CapEff /proc/self/status; touch written', { cwd: ${JSON.stringify(dir)}, env: { PATH: '/opt/fleet-test/bin:' + process.env.PATH, HOME: ${JSON.stringify(dir)} }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-sudo'))}, wrap: s.wrap });
 const lanes = await runCommand(${JSON.stringify(l.report)}, { cwd: ${JSON.stringify(join(l.own, 'repo'))}, env: { PATH: process.env.PATH }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-sudo-lanes'))}, wrap: (f, a, e, o) => s.wrap(f, a, e, { ...o, ...${JSON.stringify(l.opts)} }) });
 console.log(JSON.stringify({ probed, tail: r.tail, code: r.exitCode, lanes: lanes.tail, lanesCode: lanes.exitCode }));`,
-      );
-      // The probe Fleet decides by takes this way in (on the runners, where it is the only one).
-      expect(out.probed).toBe(true);
-      expect(out.lanesCode, String(out.lanes)).toBe(0);
-      expectOnlyOwnLane(String(out.lanes), l);
-      expect(out.code, out.tail).toBe(0);
-      expect(out.tail).toMatch(/pid=[23]\n/);
-      expect(out.tail).not.toContain('SEES-FLEET');
-      // The runner user's passwordless sudo does not make the directive root again (it would unmount its /proc).
-      expect(out.tail).not.toContain('UNMOUNTED-PROC');
-      expect(out.tail).not.toContain('ROOT-AGAIN');
-      expect(out.tail).toContain('groups=65534\n');
-      expect(out.tail).toContain('uid=65534');
-      expect(out.tail).toContain(`path=/opt/fleet-test/bin:${process.env.PATH}`);
-      expect(out.tail).toContain(`home=${dir}`);
-      expect(out.tail).toMatch(/CapEff:\s+0+\n/);
-      expect(spawnSync('stat', ['-c', '%u', join(dir, 'written')], { encoding: 'utf8' }).stdout.trim()).toBe('65534');
-    } finally {
-      rmSync(sudoers, { force: true });
-    }
-  });
+        );
+        // The probe Fleet decides by takes this way in (on the runners, where it is the only one).
+        expect(out.probed).toBe(true);
+        expect(out.lanesCode, String(out.lanes)).toBe(0);
+        expectOnlyOwnLane(String(out.lanes), l);
+        expect(out.code, out.tail).toBe(0);
+        expect(out.tail).toMatch(/pid=[23]\n/);
+        expect(out.tail).not.toContain('SEES-FLEET');
+        // The runner user's passwordless sudo does not make the directive root again (it would unmount its /proc).
+        expect(out.tail).not.toContain('UNMOUNTED-PROC');
+        expect(out.tail).not.toContain('ROOT-AGAIN');
+        expect(out.tail).toContain('groups=65534\n');
+        expect(out.tail).toContain('uid=65534');
+        expect(out.tail).toContain(`path=/opt/fleet-test/bin:${process.env.PATH}`);
+        expect(out.tail).toContain(`home=${dir}`);
+        expect(out.tail).toMatch(/CapEff:\s+0+\n/);
+        expect(spawnSync('stat', ['-c', '%u', join(dir, 'written')], { encoding: 'utf8' }).stdout.trim()).toBe('65534');
+      } finally {
+        rmSync(sudoers, { force: true });
+      }
+    },
+  );
 
   it.runIf(isRoot)("as a user who owns the Node Fleet runs on (nvm, a runner's own node): the command cannot replace it", () => {
     // Later steps of a runner's job run that node too, with the job's tokens in their environment.
@@ -311,7 +337,8 @@ console.log(JSON.stringify({ detail: s.detail, tail: r.tail, code: r.exitCode })
   });
 
   it('plans the mounts of a view: shallower first, nothing made twice, a kept folder only where it would not be seen', () => {
-    const plan = (layers: Parameters<typeof planLayers>[0]) => planLayers(layers).map(({ layer, mkdir, holds }) => `${layer.kind} ${layer.path}${mkdir ? ' mkdir' : ''}${holds ? ' holds' : ''}`);
+    const plan = (layers: Parameters<typeof planLayers>[0]) =>
+      planLayers(layers).map(({ layer, mkdir, holds }) => `${layer.kind} ${layer.path}${mkdir ? ' mkdir' : ''}${holds ? ' holds' : ''}`);
     expect(
       plan([
         { kind: 'keep', path: '/w/ws/lanes/a' },
@@ -342,16 +369,29 @@ console.log(JSON.stringify({ detail: s.detail, tail: r.tail, code: r.exitCode })
       'keep /home/x/fleets/ws/lanes/b mkdir',
     ]);
     // At one path: read-only over writable; a kept folder inside a read-only one is mounted back writable.
-    expect(plan([{ kind: 'keep', path: '/opt/fleet' }, { kind: 'ro', path: '/opt/fleet' }, { kind: 'keep', path: '/opt/fleet/ws/lanes/a' }])).toEqual(['ro /opt/fleet', 'keep /opt/fleet/ws/lanes/a']);
+    expect(
+      plan([
+        { kind: 'keep', path: '/opt/fleet' },
+        { kind: 'ro', path: '/opt/fleet' },
+        { kind: 'keep', path: '/opt/fleet/ws/lanes/a' },
+      ]),
+    ).toEqual(['ro /opt/fleet', 'keep /opt/fleet/ws/lanes/a']);
   });
 
   it('isolation: off runs commands as they are, and says so', () => {
     expect(sandboxFor('off')).toMatchObject({ kind: 'none', detail: 'turned off in the fleet file (isolation: off)' });
   });
 
-  it('finds the folders of the runner\'s command files from the environment, those that exist only', () => {
+  it("finds the folders of the runner's command files from the environment, those that exist only", () => {
     const files = join(dir, '_runner_file_commands');
     mkdirSync(files);
-    expect(runnerCommandFolders({ GITHUB_ENV: join(files, 'set_env_1'), GITHUB_OUTPUT: join(files, 'set_output_1'), GITHUB_PATH: '/nowhere/add_path_1', GITHUB_STATE: 'relative/x' })).toEqual([files]);
+    expect(
+      runnerCommandFolders({
+        GITHUB_ENV: join(files, 'set_env_1'),
+        GITHUB_OUTPUT: join(files, 'set_output_1'),
+        GITHUB_PATH: '/nowhere/add_path_1',
+        GITHUB_STATE: 'relative/x',
+      }),
+    ).toEqual([files]);
   });
 });

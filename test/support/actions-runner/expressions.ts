@@ -15,14 +15,7 @@ import type { FunctionDefinition } from '@actions/expressions/funcs/info';
 import type { BasicExpressionToken } from '@actions/workflow-parser/templates/tokens/basic-expression-token';
 import type { TemplateToken } from '@actions/workflow-parser/templates/tokens/template-token';
 import { TokenType as TemplateTokenType } from '@actions/workflow-parser/templates/tokens/types';
-import {
-  isBasicExpression,
-  isBoolean,
-  isMapping,
-  isNumber,
-  isSequence,
-  isString,
-} from '@actions/workflow-parser';
+import { isBasicExpression, isBoolean, isMapping, isNumber, isSequence, isString } from '@actions/workflow-parser';
 import { minimatch } from 'minimatch';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -50,10 +43,7 @@ export class ExpressionFailure extends Error {}
 const STATUS_FUNCTIONS = ['success', 'failure', 'cancelled', 'always'] as const;
 
 function functionInfos() {
-  return [
-    ...STATUS_FUNCTIONS.map((name) => ({ name, minArgs: 0, maxArgs: 0 })),
-    { name: 'hashFiles', minArgs: 1, maxArgs: 255 },
-  ];
+  return [...STATUS_FUNCTIONS.map((name) => ({ name, minArgs: 0, maxArgs: 0 })), { name: 'hashFiles', minArgs: 1, maxArgs: 255 }];
 }
 
 function functionsFor(env: EvalEnv): Map<string, FunctionDefinition> {
@@ -68,7 +58,13 @@ function functionsFor(env: EvalEnv): Map<string, FunctionDefinition> {
       name: 'hashFiles',
       minArgs: 1,
       maxArgs: 255,
-      call: (...patterns) => new data.StringData(hashFiles(env.workspace ?? process.cwd(), patterns.map((p) => p.coerceString()))),
+      call: (...patterns) =>
+        new data.StringData(
+          hashFiles(
+            env.workspace ?? process.cwd(),
+            patterns.map((p) => p.coerceString()),
+          ),
+        ),
     },
   ];
   return new Map(defs.map((d) => [d.name.toLowerCase(), d]));
@@ -88,7 +84,12 @@ export function hashFiles(workspace: string, patterns: string[]): string {
     .sort();
   if (!files.length) return '';
   const outer = createHash('sha256');
-  for (const f of files) outer.update(createHash('sha256').update(readFileSync(join(workspace, f))).digest());
+  for (const f of files)
+    outer.update(
+      createHash('sha256')
+        .update(readFileSync(join(workspace, f)))
+        .digest(),
+    );
   return outer.digest('hex');
 }
 
@@ -254,7 +255,8 @@ export function evaluateToken(token: TemplateToken | undefined, env: EvalEnv): J
         continue;
       }
       const inserted = evaluateToken(pair.value, env);
-      if (inserted === null || typeof inserted !== 'object' || Array.isArray(inserted)) throw new ExpressionFailure(`Expected a mapping for \${{ insert }}, got ${asString(inserted)}`);
+      if (inserted === null || typeof inserted !== 'object' || Array.isArray(inserted))
+        throw new ExpressionFailure(`Expected a mapping for \${{ insert }}, got ${asString(inserted)}`);
       Object.assign(out, inserted);
     }
     return out;

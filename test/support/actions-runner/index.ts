@@ -13,10 +13,10 @@ import type { ActionsServices } from '../actions-services/index.js';
 import type { Emulator } from '../github-emulator/index.js';
 import { RunControlError, type PendingDeployment, type RunControl, type RunReviewRecord } from '../github-emulator/actions-runs.js';
 import { evaluateString, type Json } from './expressions.js';
-import { type LegContext, type ResolvedAction, type RunnerHost } from './job.js';
+import type { LegContext, ResolvedAction, RunnerHost } from './job.js';
 import { defaultPermissions, type DefaultPermissions } from './permissions.js';
 import { RepoFiles } from './repo-files.js';
-import { dispatchInputs, CallError } from './reusable.js';
+import { dispatchInputs, type CallError } from './reusable.js';
 import { checkout } from './builtin/checkout.js';
 import { setupNode } from './builtin/setup-node.js';
 import type { Builtin } from './builtin/types.js';
@@ -140,7 +140,11 @@ export class ActionsRunner {
     } catch (err) {
       throw new RunControlError(422, (err as CallError).message);
     }
-    const payload = { inputs: Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])), ref: loaded.origin.ref, workflow: loaded.origin.path };
+    const payload = {
+      inputs: Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])),
+      ref: loaded.origin.ref,
+      workflow: loaded.origin.path,
+    };
     return this.startRun(loaded, 'workflow_dispatch', payload, inputs, spec.actor ?? 'octocat');
   }
 
@@ -186,13 +190,41 @@ export class ActionsRunner {
     return loadWorkflow({ repo, sha, ref: branch.startsWith('refs/') ? branch : `refs/heads/${branch}`, path }, content);
   }
 
-  private async startRun(entry: LoadedWorkflow, event: string, payload: Record<string, Json>, inputs: Record<string, Json>, actor: string): Promise<WorkflowRun> {
+  private async startRun(
+    entry: LoadedWorkflow,
+    event: string,
+    payload: Record<string, Json>,
+    inputs: Record<string, Json>,
+    actor: string,
+  ): Promise<WorkflowRun> {
     const emu = this.opts.emulator;
     const [owner, name] = entry.origin.repo.split('/') as [string, string];
     const record = emu.repo(entry.origin.repo);
     if (!record) throw new Error(`no repository ${entry.origin.repo}`);
-    const { id, runNumber } = await emu.startWorkflowRun({ owner, repo: name, name: entry.name, path: entry.origin.path, headBranch: entry.origin.ref.replace(/^refs\/heads\//, ''), headSha: entry.origin.sha, event });
-    const facts = { id, number: runNumber, attempt: 1, repo: entry.origin.repo, repoId: record.id, ownerId: 1, event, eventPayload: payload, ref: entry.origin.ref, sha: entry.origin.sha, actor, entry, retentionDays: this.retention.get(entry.origin.repo) ?? 90 };
+    const { id, runNumber } = await emu.startWorkflowRun({
+      owner,
+      repo: name,
+      name: entry.name,
+      path: entry.origin.path,
+      headBranch: entry.origin.ref.replace(/^refs\/heads\//, ''),
+      headSha: entry.origin.sha,
+      event,
+    });
+    const facts = {
+      id,
+      number: runNumber,
+      attempt: 1,
+      repo: entry.origin.repo,
+      repoId: record.id,
+      ownerId: 1,
+      event,
+      eventPayload: payload,
+      ref: entry.origin.ref,
+      sha: entry.origin.sha,
+      actor,
+      entry,
+      retentionDays: this.retention.get(entry.origin.repo) ?? 90,
+    };
     const run = new WorkflowRun(facts, this.runServices(entry.origin.repo), inputs);
     run.defaultPermissions = defaultPermissions(this.opts.defaultPermissions ?? 'restricted');
     this.runs.set(id, run);
@@ -203,7 +235,15 @@ export class ActionsRunner {
   /** Starts an attempt, telling the Actions services what kind it is (artifacts across attempts depend on it). */
   private launch(run: WorkflowRun, kind: 'first' | 'rerun-failed' | 'rerun-all'): void {
     const attempt = run.attempts.length + 1;
-    this.opts.services.startAttempt({ repo: run.facts.repo, runId: run.id, attempt, kind, ref: run.facts.ref, headSha: run.facts.sha, headBranch: run.facts.ref.replace(/^refs\/heads\//, '') });
+    this.opts.services.startAttempt({
+      repo: run.facts.repo,
+      runId: run.id,
+      attempt,
+      kind,
+      ref: run.facts.ref,
+      headSha: run.facts.sha,
+      headBranch: run.facts.ref.replace(/^refs\/heads\//, ''),
+    });
     if (kind === 'first') run.start();
     else if (kind === 'rerun-failed') run.rerunFailed();
     else run.rerunAll();
@@ -228,7 +268,13 @@ export class ActionsRunner {
 
   /** Workflow-level `concurrency` of the run's own workflow (concurrency.ts): the run starts, waits, or is replaced. */
   private queueByConcurrency(run: WorkflowRun, start: () => void): void {
-    const env = { contexts: { github: { repository: run.facts.repo, ref: run.facts.ref, workflow: run.facts.entry.name, event_name: run.facts.event, run_id: String(run.id) }, inputs: run.inputs, vars: { ...this.vars.get(run.facts.repo) } } };
+    const env = {
+      contexts: {
+        github: { repository: run.facts.repo, ref: run.facts.ref, workflow: run.facts.entry.name, event_name: run.facts.event, run_id: String(run.id) },
+        inputs: run.inputs,
+        vars: { ...this.vars.get(run.facts.repo) },
+      },
+    };
     const spec = readConcurrency(prop(run.facts.entry.root, 'concurrency'), env);
     if (!spec) return start();
     const holder = { runId: run.id, topLevel: true, label: 'top level workflow', cancel: () => run.cancel() };
@@ -289,7 +335,8 @@ export class ActionsRunner {
     if (uses.startsWith('./')) {
       const path = uses.slice(2);
       const content = await this.files.read(caller.origin.repo, caller.origin.sha, path);
-      if (content === null) throw new Error(`${caller.origin.path}: error parsing called workflow "${uses}": failed to fetch workflow: workflow was not found.`);
+      if (content === null)
+        throw new Error(`${caller.origin.path}: error parsing called workflow "${uses}": failed to fetch workflow: workflow was not found.`);
       return loadWorkflow({ ...caller.origin, path }, content);
     }
     const m = /^([^/]+\/[^/]+)\/(.+)@(.+)$/.exec(uses);
@@ -297,8 +344,9 @@ export class ActionsRunner {
     const [, repo, path, ref] = m as unknown as [string, string, string, string];
     const sha = await this.files.resolve(repo, ref);
     const content = sha ? await this.files.read(repo, sha, path) : null;
-    if (!sha || content === null) throw new Error(`${caller.origin.path}: error parsing called workflow "${uses}": failed to fetch workflow: workflow was not found.`);
-    return loadWorkflow({ repo, sha, ref: /^[0-9a-f]{40}$/.test(ref) ? ref : (await this.refKind(repo, ref)), path }, content);
+    if (!sha || content === null)
+      throw new Error(`${caller.origin.path}: error parsing called workflow "${uses}": failed to fetch workflow: workflow was not found.`);
+    return loadWorkflow({ repo, sha, ref: /^[0-9a-f]{40}$/.test(ref) ? ref : await this.refKind(repo, ref), path }, content);
   }
 
   private async refKind(repo: string, ref: string): Promise<string> {
@@ -335,19 +383,32 @@ export class ActionsRunner {
     const key = `${repo}@${sha}`;
     if (!this.actionCache.has(key)) {
       const dir = join(this.workDir, '_actions', owner, name, sha);
-      this.actionCache.set(key, this.files.export(repo, sha, dir).then(() => dir));
+      this.actionCache.set(
+        key,
+        this.files.export(repo, sha, dir).then(() => dir),
+      );
     }
     return this.actionAt(join(await this.actionCache.get(key)!, sub), uses);
   }
 
   private actionAt(dir: string, uses: string): ResolvedAction {
     const file = ['action.yml', 'action.yaml'].map((f) => join(dir, f)).find((f) => existsSync(f));
-    if (!file) throw new Error(`Can't find 'action.yml' or 'action.yaml' under '${dir}'. Did you forget to run actions/checkout before running your local action?`);
+    if (!file)
+      throw new Error(`Can't find 'action.yml' or 'action.yaml' under '${dir}'. Did you forget to run actions/checkout before running your local action?`);
     const loaded: LoadedAction = loadAction(uses, readFileSync(file, 'utf8'));
     const runs = loaded.template.runs;
     if (runs.using === 'composite') return { kind: 'composite', ref: uses, dir, loaded };
     if (runs.using === 'docker') throw new Error(`Docker actions are not supported by the emulated runner: ${uses}`);
-    return { kind: 'node', ref: uses, dir, loaded, using: runs.using, main: runs.main, ...(runs.post ? { post: runs.post } : {}), ...(runs.postIf ? { postIf: runs.postIf } : {}) };
+    return {
+      kind: 'node',
+      ref: uses,
+      dir,
+      loaded,
+      using: runs.using,
+      main: runs.main,
+      ...(runs.post ? { post: runs.post } : {}),
+      ...(runs.postIf ? { postIf: runs.postIf } : {}),
+    };
   }
 
   // ---------------------------------------------------------------- REST run controls
@@ -385,7 +446,8 @@ export class ActionsRunner {
 
   private environmentsById(run: WorkflowRun, ids: number[]): string[] {
     const out: string[] = [];
-    for (const [key, rule] of this.environments) if (key.startsWith(`${run.facts.repo}:`) && ids.includes(rule.id)) out.push(key.slice(run.facts.repo.length + 1));
+    for (const [key, rule] of this.environments)
+      if (key.startsWith(`${run.facts.repo}:`) && ids.includes(rule.id)) out.push(key.slice(run.facts.repo.length + 1));
     if (out.length !== ids.length) throw new RunControlError(422, 'environment_ids: not all environments are waiting on this run');
     return out;
   }
@@ -395,12 +457,17 @@ export class ActionsRunner {
     if (!run) return [];
     return run.reviews
       .filter((r) => r.reviewer)
-      .map((r) => ({ state: r.state, comment: r.comment, reviewer: r.reviewer, environments: [{ id: this.environments.get(`${run.facts.repo}:${r.environment}`)?.id ?? 0, name: r.environment }] }));
+      .map((r) => ({
+        state: r.state,
+        comment: r.comment,
+        reviewer: r.reviewer,
+        environments: [{ id: this.environments.get(`${run.facts.repo}:${r.environment}`)?.id ?? 0, name: r.environment }],
+      }));
   }
 }
 
 function hasEvent(wf: LoadedWorkflow, event: string): boolean {
-  return Object.prototype.hasOwnProperty.call(wf.template.events, event);
+  return Object.hasOwn(wf.template.events, event);
 }
 
 /** Starts the runner over an emulator and its Actions services. */

@@ -102,7 +102,17 @@ function stopped(ctx: LegContext): boolean {
 
 /** The `github` context of this job. */
 export function githubContext(ctx: LegContext, extra: Record<string, Json> = {}): Record<string, Json> {
-  return githubContextOf({ facts: ctx.spec.facts, host: ctx.host, job: ctx.spec.def.id, token: ctx.spec.token, workspace: ctx.workspace, eventPath: join(ctx.spec.dir, 'event.json') }, extra);
+  return githubContextOf(
+    {
+      facts: ctx.spec.facts,
+      host: ctx.host,
+      job: ctx.spec.def.id,
+      token: ctx.spec.token,
+      workspace: ctx.workspace,
+      eventPath: join(ctx.spec.dir, 'event.json'),
+    },
+    extra,
+  );
 }
 
 /** The `github` context from the run's facts (job-level `if:` and `name:` see it before any runner exists). */
@@ -172,7 +182,15 @@ function jobContext(ctx: LegContext, status: string): Record<string, Json> {
 }
 
 function runnerContext(ctx: LegContext): Record<string, Json> {
-  return { os: 'Linux', arch: 'X64', name: ctx.spec.runnerName, temp: ctx.temp, tool_cache: join(ctx.spec.dir, 'toolcache'), environment: 'github-hosted', debug: '' };
+  return {
+    os: 'Linux',
+    arch: 'X64',
+    name: ctx.spec.runnerName,
+    temp: ctx.temp,
+    tool_cache: join(ctx.spec.dir, 'toolcache'),
+    environment: 'github-hosted',
+    debug: '',
+  };
 }
 
 /** Workflow `env:` then job `env:` (each may use expressions), as strings. */
@@ -215,7 +233,11 @@ export function evalEnv(ctx: LegContext, env: Record<string, string>, extraGithu
 }
 
 /** The variables every step's process gets from the runner (not the `env` context). */
-export function runnerVariables(ctx: LegContext, files: StepFiles, action?: { path?: string; repository?: string; ref?: string; name: string }): Record<string, string> {
+export function runnerVariables(
+  ctx: LegContext,
+  files: StepFiles,
+  action?: { path?: string; repository?: string; ref?: string; name: string },
+): Record<string, string> {
   const f = ctx.spec.facts;
   const g = githubContext(ctx);
   const vars: Record<string, string> = {
@@ -357,7 +379,8 @@ function unsecureCommand(ctx: LegContext, cmd: WorkflowCommand, state: CommandSt
   }
   const name = cmd.properties.name;
   if (!name) return refuse("Required field 'name' is missing in ##[set-env] command.");
-  if (name.toUpperCase() === 'NODE_OPTIONS') return annotate(ctx, { level: 'error', message: "Can't update NODE_OPTIONS environment variable using ::set-env:: command." });
+  if (name.toUpperCase() === 'NODE_OPTIONS')
+    return annotate(ctx, { level: 'error', message: "Can't update NODE_OPTIONS environment variable using ::set-env:: command." });
   ctx.addedEnv[name] = cmd.message;
 }
 
@@ -389,7 +412,10 @@ function applyCommand(ctx: LegContext, cmd: WorkflowCommand, state: CommandState
       return unsecureCommand(ctx, cmd, state, raw);
     case 'set-output':
       state.outputs[cmd.properties.name ?? ''] = cmd.message;
-      annotate(ctx, { level: 'warning', message: 'The `set-output` command is deprecated and will be disabled soon. Please upgrade to using Environment Files.' });
+      annotate(ctx, {
+        level: 'warning',
+        message: 'The `set-output` command is deprecated and will be disabled soon. Please upgrade to using Environment Files.',
+      });
       return;
     default:
       logLine(ctx, raw);
@@ -469,7 +495,13 @@ function stepEnv(ctx: LegContext, jobEnvVars: Record<string, string>, stepToken:
 }
 
 /** A `run:` step. */
-async function runScript(ctx: LegContext, token: TemplateToken, env: Record<string, string>, base: EvalEnv, action?: { path: string; repository?: string; ref?: string }): Promise<StepOutcome> {
+async function runScript(
+  ctx: LegContext,
+  token: TemplateToken,
+  env: Record<string, string>,
+  base: EvalEnv,
+  action?: { path: string; repository?: string; ref?: string },
+): Promise<StepOutcome> {
   const script = evaluateString(prop(token, 'run'), base);
   const shell = evaluateString(prop(token, 'shell'), base) || (action ? '' : ctx.runDefaults.shell) || 'bash';
   const wd = evaluateString(prop(token, 'working-directory'), base) || (action ? '' : ctx.runDefaults['working-directory']) || '';
@@ -496,7 +528,10 @@ function actionInputs(ctx: LegContext, action: ResolvedAction, token: TemplateTo
   const known = new Set(defs.map((d) => d.id.toLowerCase()));
   const unexpected = Object.keys(given).filter((k) => !known.has(k.toLowerCase()));
   if (unexpected.length) {
-    annotate(ctx, { level: 'warning', message: `Unexpected input(s) '${unexpected.join("', '")}', valid inputs are ['${defs.map((d) => d.id).join("', '")}']` });
+    annotate(ctx, {
+      level: 'warning',
+      message: `Unexpected input(s) '${unexpected.join("', '")}', valid inputs are ['${defs.map((d) => d.id).join("', '")}']`,
+    });
   }
   const out: Record<string, string> = {};
   for (const d of defs) {
@@ -517,7 +552,14 @@ function inputVariables(inputs: Record<string, string>): Record<string, string> 
 }
 
 /** A `uses:` step: a JavaScript action (a process on this Node.js) or a composite action (its steps, here). */
-async function runAction(ctx: LegContext, uses: string, token: TemplateToken, env: Record<string, string>, base: EvalEnv, stepName: string): Promise<StepOutcome> {
+async function runAction(
+  ctx: LegContext,
+  uses: string,
+  token: TemplateToken,
+  env: Record<string, string>,
+  base: EvalEnv,
+  stepName: string,
+): Promise<StepOutcome> {
   const action = await ctx.host.resolveAction(uses, ctx);
   const [repository, ref] = uses.startsWith('./') ? ['', ''] : uses.split('@');
   const ghExtra = { action_path: action.dir, action_repository: repository ?? '', action_ref: ref ?? '', action: stepName };
@@ -527,9 +569,19 @@ async function runAction(ctx: LegContext, uses: string, token: TemplateToken, en
   if (action.using === 'node20' || action.using === 'node16' || action.using === 'node12') ctx.node20.add(uses);
   const files = newStepFiles(ctx);
   if (action.kind === 'builtin') {
-    const stepEnvVars = { ...runnerVariables(ctx, files, { path: action.dir, repository: repository ?? '', ref: ref ?? '', name: stepName }), ...ctx.spec.runtime, ...env, ...inputVariables(inputs) };
+    const stepEnvVars = {
+      ...runnerVariables(ctx, files, { path: action.dir, repository: repository ?? '', ref: ref ?? '', name: stepName }),
+      ...ctx.spec.runtime,
+      ...env,
+      ...inputVariables(inputs),
+    };
     stepEnvVars.PATH = [...ctx.addedPath, env.PATH ?? HOST_PATH].join(delimiter);
-    return runBuiltin(ctx, action.impl, { inputs, env: stepEnvVars, workspace: ctx.workspace, log: (l) => logLine(ctx, l), mask: (v) => ctx.masker.add(v), state: {} }, stepName);
+    return runBuiltin(
+      ctx,
+      action.impl,
+      { inputs, env: stepEnvVars, workspace: ctx.workspace, log: (l) => logLine(ctx, l), mask: (v) => ctx.masker.add(v), state: {} },
+      stepName,
+    );
   }
   const processEnv = {
     ...runnerVariables(ctx, files, { path: action.dir, repository: repository ?? '', ref: ref ?? '', name: stepName }),
@@ -558,14 +610,34 @@ async function runBuiltin(ctx: LegContext, impl: Builtin, step: BuiltinStep, ste
   return { outcome: 'failure', outputs: r.outputs };
 }
 
-function registerPost(ctx: LegContext, action: Extract<ResolvedAction, { kind: 'node' }>, post: string, env: Record<string, string>, state: Record<string, string>, stepName: string): void {
+function registerPost(
+  ctx: LegContext,
+  action: Extract<ResolvedAction, { kind: 'node' }>,
+  post: string,
+  env: Record<string, string>,
+  state: Record<string, string>,
+  stepName: string,
+): void {
   const when = () => condition(undefined, evalEnv(ctx, env), action.postIf ?? 'always()');
-  addPost(ctx, stepName, async () => {
-    const files = newStepFiles(ctx);
-    const stateEnv = Object.fromEntries(Object.entries(state).map(([k, v]) => [`STATE_${k}`, v]));
-    const r = await runStepProcess(ctx, process.execPath, [join(action.dir, post)], ctx.workspace, { ...env, ...runnerVariables(ctx, files, { path: action.dir, name: stepName }), ...stateEnv }, files, Infinity);
-    return r.outcome;
-  }, when);
+  addPost(
+    ctx,
+    stepName,
+    async () => {
+      const files = newStepFiles(ctx);
+      const stateEnv = Object.fromEntries(Object.entries(state).map(([k, v]) => [`STATE_${k}`, v]));
+      const r = await runStepProcess(
+        ctx,
+        process.execPath,
+        [join(action.dir, post)],
+        ctx.workspace,
+        { ...env, ...runnerVariables(ctx, files, { path: action.dir, name: stepName }), ...stateEnv },
+        files,
+        Infinity,
+      );
+      return r.outcome;
+    },
+    when,
+  );
 }
 
 /**
@@ -590,7 +662,13 @@ function addPost(ctx: LegContext, stepName: string, run: () => Promise<Conclusio
 }
 
 /** A composite action: its steps, with `inputs` and `github.action_path`; its outputs from its steps. */
-async function runComposite(ctx: LegContext, action: Extract<ResolvedAction, { kind: 'composite' }>, inputs: Record<string, string>, env: Record<string, string>, base: EvalEnv): Promise<StepOutcome> {
+async function runComposite(
+  ctx: LegContext,
+  action: Extract<ResolvedAction, { kind: 'composite' }>,
+  inputs: Record<string, string>,
+  env: Record<string, string>,
+  base: EvalEnv,
+): Promise<StepOutcome> {
   const runs = action.loaded.template.runs;
   if (runs.using !== 'composite') throw new Error('not a composite action');
   const saved = { steps: ctx.steps, status: ctx.status };
@@ -603,7 +681,10 @@ async function runComposite(ctx: LegContext, action: Extract<ResolvedAction, { k
   };
   try {
     for (let i = 0; i < runs.steps.length; i++) {
-      await runOneStep(ctx, runs.steps[i] as StepModel, action.loaded.rawSteps[i]!, env, scoped(), { path: action.dir, ...(action.ref ? { repository: action.ref } : {}) });
+      await runOneStep(ctx, runs.steps[i] as StepModel, action.loaded.rawSteps[i]!, env, scoped(), {
+        path: action.dir,
+        ...(action.ref ? { repository: action.ref } : {}),
+      });
     }
     const outputs: Record<string, string> = {};
     const final = scoped();
@@ -640,7 +721,14 @@ function continueOnError(model: StepModel, base: EvalEnv): boolean {
 }
 
 /** Runs one step (if its condition holds) and records it; 'failed' when it fails the job. */
-async function runOneStep(ctx: LegContext, model: StepModel, raw: TemplateToken, env: Record<string, string>, base: EvalEnv, action?: { path: string; repository?: string }): Promise<'ok' | 'failed' | 'skipped'> {
+async function runOneStep(
+  ctx: LegContext,
+  model: StepModel,
+  raw: TemplateToken,
+  env: Record<string, string>,
+  base: EvalEnv,
+  action?: { path: string; repository?: string },
+): Promise<'ok' | 'failed' | 'skipped'> {
   if (ctx.spec.stopReason() === 'runner-lost') return 'skipped';
   const record = (outcome: Conclusion, conclusion: Conclusion, outputs: Record<string, string>, name: string) => {
     ctx.steps[model.id] = { outputs, outcome, conclusion };
@@ -758,13 +846,27 @@ export async function runLeg(spec: LegSpec, host: RunnerHost): Promise<LegResult
   endJobProcesses(ctx.groups, ctx.trackingId);
   if (ctx.node20.size) annotate(ctx, { level: 'warning', message: NODE20_MESSAGE.replace('{0}', [...ctx.node20].join(', ')) });
   const reason = spec.stopReason();
-  if (reason === 'timeout') annotate(ctx, { level: 'error', message: `The job running on runner ${spec.runnerName} has exceeded the maximum execution time of ${spec.timeoutMinutes} minutes.` });
+  if (reason === 'timeout')
+    annotate(ctx, {
+      level: 'error',
+      message: `The job running on runner ${spec.runnerName} has exceeded the maximum execution time of ${spec.timeoutMinutes} minutes.`,
+    });
   if (reason === 'runner-lost') {
-    annotate(ctx, { level: 'error', message: 'The runner has received a shutdown signal. This can happen when the runner service is stopped, or a manually started runner is canceled.' });
+    annotate(ctx, {
+      level: 'error',
+      message: 'The runner has received a shutdown signal. This can happen when the runner service is stopped, or a manually started runner is canceled.',
+    });
   }
   if (reason === 'cancel') annotate(ctx, { level: 'error', message: 'The operation was canceled.' });
   const outputs = reason === 'runner-lost' ? {} : jobOutputs(ctx, evalEnv(ctx, env));
   const conclusion: Conclusion = reason === 'runner-lost' ? 'failure' : spec.stop.aborted ? 'cancelled' : ctx.status;
-  return { conclusion, ...(reason ? { stoppedBy: reason } : {}), outputs, steps: ctx.records, log: ctx.log.join('\n'), summary: ctx.summaries.join('\n'), annotations: ctx.annotations };
+  return {
+    conclusion,
+    ...(reason ? { stoppedBy: reason } : {}),
+    outputs,
+    steps: ctx.records,
+    log: ctx.log.join('\n'),
+    summary: ctx.summaries.join('\n'),
+    annotations: ctx.annotations,
+  };
 }
-

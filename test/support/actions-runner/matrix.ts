@@ -48,7 +48,8 @@ function applyIncludes(base: Combo[], includes: Combo[]): Combo[] {
 /** Expands an evaluated `strategy.matrix`; `where` names the job and file for the error, as GitHub's message does. */
 export function expandMatrix(matrix: Json, where: string): Combo[] {
   if (matrix === null || matrix === undefined) return [{}];
-  if (typeof matrix !== 'object' || Array.isArray(matrix)) throw new MatrixError(`Error when evaluating 'strategy' for job ${where}: Unexpected value '${String(matrix)}'`);
+  if (typeof matrix !== 'object' || Array.isArray(matrix))
+    throw new MatrixError(`Error when evaluating 'strategy' for job ${where}: Unexpected value '${String(matrix)}'`);
   const vectors: Array<[string, Json[]]> = [];
   let include: Combo[] = [];
   let exclude: Combo[] = [];
@@ -65,7 +66,9 @@ export function expandMatrix(matrix: Json, where: string): Combo[] {
   const base = vectors.length ? product(vectors).filter((c) => !exclude.some((e) => matches(c, e))) : [];
   const combos = applyIncludes(base, include);
   if (combos.length > MATRIX_LIMIT) {
-    throw new MatrixError(`Error when evaluating 'strategy' for job ${where}: the matrix produces ${combos.length} jobs; a matrix can generate at most ${MATRIX_LIMIT} jobs per workflow run`);
+    throw new MatrixError(
+      `Error when evaluating 'strategy' for job ${where}: the matrix produces ${combos.length} jobs; a matrix can generate at most ${MATRIX_LIMIT} jobs per workflow run`,
+    );
   }
   return combos;
 }

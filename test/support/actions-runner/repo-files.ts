@@ -54,6 +54,8 @@ export class RepoFiles {
   /** Writes the tree of a commit (or a folder of it) into `dest`, as the runner unpacks an action's tarball. */
   async export(repo: string, sha: string, dest: string): Promise<void> {
     await run('mkdir', ['-p', dest]);
-    await run('sh', ['-c', 'git --git-dir "$1" archive --format=tar "$2" | tar -x -C "$3"', 'export', this.gitDir(repo), sha, dest], { maxBuffer: 64 * 1024 * 1024 });
+    await run('sh', ['-c', 'git --git-dir "$1" archive --format=tar "$2" | tar -x -C "$3"', 'export', this.gitDir(repo), sha, dest], {
+      maxBuffer: 64 * 1024 * 1024,
+    });
   }
 }

@@ -69,7 +69,8 @@ export function callProblems(called: LoadedWorkflow, callerJob: TemplateToken, i
   const given = new Set(entries(prop(callerJob, 'with')).map(([k]) => k));
   const defs = inputDefs(called, 'workflow_call');
   for (const k of given) if (!defs.has(k)) problems.push(`Invalid input, ${k} is not defined in the referenced workflow.`);
-  for (const [name, def] of defs) if (def.required && !def.default && !given.has(name)) problems.push(`Input ${name} is required, but not provided while calling.`);
+  for (const [name, def] of defs)
+    if (def.required && !def.default && !given.has(name)) problems.push(`Input ${name} is required, but not provided while calling.`);
   if (inheritSecrets) return problems;
   const passed = new Set(entries(prop(callerJob, 'secrets')).map(([k]) => k));
   const declared = new Map(entries(prop(prop(prop(called.root, 'on'), 'workflow_call'), 'secrets')));
@@ -82,7 +83,13 @@ export function callProblems(called: LoadedWorkflow, callerJob: TemplateToken, i
 }
 
 /** The `inputs` of a called workflow from the caller job's `with:` (`callProblems` has already refused a bad call). */
-export function callInputs(called: LoadedWorkflow, withToken: TemplateToken | undefined, callerEnv: EvalEnv, calleeEnv: EvalEnv, where: string): Record<string, Json> {
+export function callInputs(
+  called: LoadedWorkflow,
+  withToken: TemplateToken | undefined,
+  callerEnv: EvalEnv,
+  calleeEnv: EvalEnv,
+  where: string,
+): Record<string, Json> {
   const defs = inputDefs(called, 'workflow_call');
   const given = new Map(entries(withToken).map(([k, v]) => [k, evaluateToken(v, callerEnv)]));
   const problems: string[] = [];
@@ -115,7 +122,13 @@ export function dispatchInputs(wf: LoadedWorkflow, given: Record<string, string 
 }
 
 /** The `secrets` of a called workflow: `inherit`, or the caller's mapping of what it declares (`callProblems` refused the rest). */
-export function callSecrets(called: LoadedWorkflow, secretsToken: TemplateToken | undefined, inherit: boolean, callerSecrets: Record<string, string>, callerEnv: EvalEnv): Record<string, string> {
+export function callSecrets(
+  called: LoadedWorkflow,
+  secretsToken: TemplateToken | undefined,
+  inherit: boolean,
+  callerSecrets: Record<string, string>,
+  callerEnv: EvalEnv,
+): Record<string, string> {
   const declared = new Map(entries(prop(prop(prop(called.root, 'on'), 'workflow_call'), 'secrets')));
   const github = { GITHUB_TOKEN: callerSecrets.GITHUB_TOKEN ?? '' };
   if (inherit) return { ...callerSecrets, ...github };

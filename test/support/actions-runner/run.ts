@@ -48,7 +48,10 @@ export interface RunServices {
 /** The emulator's view of the run's jobs (REST `actions/list-jobs-for-workflow-run`). */
 export interface JobsRecorder {
   addJob(runId: number, job: { name: string; attempt: number; status: 'queued' | 'waiting' | 'in_progress' | 'completed'; conclusion?: string | null }): number;
-  updateJob(jobId: number, patch: { status?: string; conclusion?: string | null; steps?: Array<{ name: string; conclusion: string }>; runnerName?: string }): void;
+  updateJob(
+    jobId: number,
+    patch: { status?: string; conclusion?: string | null; steps?: Array<{ name: string; conclusion: string }>; runnerName?: string },
+  ): void;
   setAnnotations(jobId: number, annotations: Annotation[]): void;
   updateRun(runId: number, patch: { status?: string; conclusion?: string | null; attempt?: number }): void;
 }
@@ -119,7 +122,17 @@ export interface RunSummary {
   attempt: number;
   conclusion: Conclusion;
   startupFailure?: string;
-  jobs: Array<{ key: string; name: string; conclusion: Conclusion; attempt: number; outputs: Record<string, string>; log: string; summary: string; annotations: Annotation[]; steps: LegResult['steps'] }>;
+  jobs: Array<{
+    key: string;
+    name: string;
+    conclusion: Conclusion;
+    attempt: number;
+    outputs: Record<string, string>;
+    log: string;
+    summary: string;
+    annotations: Annotation[];
+    steps: LegResult['steps'];
+  }>;
   outputs: Record<string, string>;
 }
 
@@ -177,7 +190,14 @@ export class WorkflowRun {
 
   rerunAll(): AttemptState {
     this.assertEnded();
-    const scope: Scope = { displayPrefix: '', keyPrefix: '', workflow: this.facts.entry, inputs: this.inputs, secrets: { ...this.services.secrets }, inherited: this.defaultPermissions };
+    const scope: Scope = {
+      displayPrefix: '',
+      keyPrefix: '',
+      workflow: this.facts.entry,
+      inputs: this.inputs,
+      secrets: { ...this.services.secrets },
+      inherited: this.defaultPermissions,
+    };
     return this.launch('rerun-all', nodesOf(scope));
   }
 
@@ -317,7 +337,14 @@ export class WorkflowRun {
     return {
       status: this.statusFor(attempt, node),
       contexts: {
-        github: githubContextOf({ facts: { ...this.facts, attempt: attempt.number }, host: this.services.host, job: node.def.id, token: '', workspace: '', eventPath: '' }),
+        github: githubContextOf({
+          facts: { ...this.facts, attempt: attempt.number },
+          host: this.services.host,
+          job: node.def.id,
+          token: '',
+          workspace: '',
+          eventPath: '',
+        }),
         inputs: node.scope.inputs,
         vars: this.services.vars,
         secrets: node.scope.secrets,
@@ -403,7 +430,12 @@ export class WorkflowRun {
   private enterGroup(node: JobNode, spec: NonNullable<ReturnType<typeof readConcurrency>>): Promise<(() => void) | string> {
     return new Promise((resolve) => {
       const holder = { runId: this.id, topLevel: false, label: node.def.id, cancel: () => this.cancel() };
-      this.services.concurrency.request(spec, holder, (release) => resolve(release), (reason) => resolve(reason));
+      this.services.concurrency.request(
+        spec,
+        holder,
+        (release) => resolve(release),
+        (reason) => resolve(reason),
+      );
     });
   }
 
@@ -497,7 +529,12 @@ export class WorkflowRun {
     const strategy = prop(node.def.raw, 'strategy');
     const ff = prop(strategy, 'fail-fast');
     const mp = evaluateToken(prop(strategy, 'max-parallel'), env);
-    return { 'fail-fast': ff ? truthy(evaluateToken(ff, env)) : true, 'job-index': leg.index, 'job-total': total, 'max-parallel': typeof mp === 'number' ? mp : total };
+    return {
+      'fail-fast': ff ? truthy(evaluateToken(ff, env)) : true,
+      'job-index': leg.index,
+      'job-total': total,
+      'max-parallel': typeof mp === 'number' ? mp : total,
+    };
   }
 
   private async runOneLeg(attempt: AttemptState, node: JobNode, leg: Leg, legCount: number, env: EvalEnv, group: Set<LiveLeg>): Promise<void> {
@@ -509,7 +546,11 @@ export class WorkflowRun {
       if (review && review.state !== 'approved') {
         leg.conclusion = attempt.cancelled ? 'cancelled' : 'failure';
         this.services.jobs.updateJob(emuJobId, { status: 'completed', conclusion: leg.conclusion });
-        const why = attempt.cancelled ? 'The run was canceled.' : review.comment === 'timeout' ? `The deployment to environment '${environment}' waited longer than 30 days for approval.` : `Deployment to environment '${environment}' was rejected by ${review.reviewer}${review.comment ? `: ${review.comment}` : ''}`;
+        const why = attempt.cancelled
+          ? 'The run was canceled.'
+          : review.comment === 'timeout'
+            ? `The deployment to environment '${environment}' waited longer than 30 days for approval.`
+            : `Deployment to environment '${environment}' was rejected by ${review.reviewer}${review.comment ? `: ${review.comment}` : ''}`;
         this.services.jobs.setAnnotations(emuJobId, [{ level: 'error', message: why }]);
         return;
       }
@@ -608,7 +649,10 @@ export class WorkflowRun {
       const timer = setInterval(() => {
         if (clock.now() > deadline) {
           clearInterval(timer);
-          this.waiting.set(environment, (this.waiting.get(environment) ?? []).filter((r) => r !== done));
+          this.waiting.set(
+            environment,
+            (this.waiting.get(environment) ?? []).filter((r) => r !== done),
+          );
           resolve({ environment, state: 'rejected', reviewer: '', comment: 'timeout' });
         }
       }, 25);
@@ -640,7 +684,13 @@ export class WorkflowRun {
       }
     }
     const top = [...a.nodes.values()].filter((n) => !n.scope.caller);
-    const conclusion: Conclusion = a.cancelled ? 'cancelled' : a.startupFailure ? 'failure' : top.some((n) => n.result === 'failure' || n.result === 'cancelled') ? 'failure' : 'success';
+    const conclusion: Conclusion = a.cancelled
+      ? 'cancelled'
+      : a.startupFailure
+        ? 'failure'
+        : top.some((n) => n.result === 'failure' || n.result === 'cancelled')
+          ? 'failure'
+          : 'success';
     const outputs = Object.assign({}, ...top.map((n) => n.outputs)) as Record<string, string>;
     return { id: this.id, attempt: a.number, conclusion, ...(a.startupFailure ? { startupFailure: a.startupFailure } : {}), jobs, outputs };
   }
@@ -655,4 +705,3 @@ export function nodesOf(scope: Scope): Map<string, JobNode> {
   }
   return out;
 }
-

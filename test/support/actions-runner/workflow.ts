@@ -92,7 +92,8 @@ export async function loadWorkflow(origin: FileOrigin, content: string): Promise
   for (const raw of rawJobs.values()) {
     for (const step of items(prop(raw, 'steps'))) {
       const uses = prop(step, 'uses');
-      if (uses && isString(uses) && !validUses(uses.value)) parsed.context.error(uses, new Error(`Expected format {org}/{repo}[/path]@ref. Actual '${uses.value}'`));
+      if (uses && isString(uses) && !validUses(uses.value))
+        parsed.context.error(uses, new Error(`Expected format {org}/{repo}[/path]@ref. Actual '${uses.value}'`));
     }
   }
   const converted = [...parsed.context.errors.getErrors().map((e) => e.message), ...(template.errors ?? []).map((e) => e.Message)];

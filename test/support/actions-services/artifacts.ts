@@ -94,13 +94,16 @@ export class ArtifactStore {
     const attempt = this.ownAttempt(job, body);
     const name = str(body, 'name');
     // Posted in qualcomm-linux/meta-qcom#1540.
-    if (name.length < 1 || name.length > 256) throw new TwirpError('invalid_argument', 'name invalid length for artifact name: must be between 1 and 256 characters');
+    if (name.length < 1 || name.length > 256)
+      throw new TwirpError('invalid_argument', 'name invalid length for artifact name: must be between 1 and 256 characters');
     // Reported limit (actions/upload-artifact#470); GitHub's status and message for it were not found.
-    if (job.artifactsCreated >= this.deps.maxPerJob) throw new TwirpError('failed_precondition', `maximum number of artifacts (${this.deps.maxPerJob}) created for this job`);
+    if (job.artifactsCreated >= this.deps.maxPerJob)
+      throw new TwirpError('failed_precondition', `maximum number of artifacts (${this.deps.maxPerJob}) created for this job`);
     // A name is taken from CreateArtifact on, finalized or not: a retry after a
     // failed FinalizeArtifact hits the 409 (QIICR/dcmqi#562, camunda/camunda#62965).
     if (this.records.some((r) => r.workflowRunBackendId === attempt.backendId && r.name === name)) throw new TwirpError('already_exists', NAME_TAKEN);
-    if (this.deps.rules.reuploadAcrossAttempts === 'conflict' && this.inRun(attempt).some((r) => r.name === name)) throw new TwirpError('already_exists', NAME_TAKEN);
+    if (this.deps.rules.reuploadAcrossAttempts === 'conflict' && this.inRun(attempt).some((r) => r.name === name))
+      throw new TwirpError('already_exists', NAME_TAKEN);
     job.artifactsCreated++;
     const record = this.newRecord(job, name, str(body, 'mime_type') || null, str(body, 'expires_at'));
     this.records.push(record);

@@ -103,14 +103,16 @@ export class BlobStore {
     if (denied) return denied;
     const slot = this.slots.get(name);
     if (method === 'GET' || method === 'HEAD') return this.read(slot, header(headers, 'x-ms-range') ?? header(headers, 'range'), method === 'HEAD');
-    if (method !== 'PUT') return azureError(405, 'UnsupportedHttpVerb', 'The resource doesn\'t support specified Http Verb.');
+    if (method !== 'PUT') return azureError(405, 'UnsupportedHttpVerb', "The resource doesn't support specified Http Verb.");
     if (!slot) return azureError(404, 'ContainerNotFound', 'The specified container does not exist.');
     if (slot.sealed) return azureError(409, 'BlobAlreadyExists', 'The specified blob already exists.');
     const comp = url.searchParams.get('comp');
     if (comp === 'block') return this.putBlock(slot, url.searchParams.get('blockid'), body);
     if (comp === 'blocklist') return this.putBlockList(slot, body, headers);
-    if (comp) return azureError(400, 'InvalidQueryParameterValue', `Value for one of the query parameters specified in the request URI is invalid: comp=${comp}`);
-    if (header(headers, 'x-ms-blob-type') !== 'BlockBlob') return azureError(400, 'MissingRequiredHeader', 'An HTTP header that\'s mandatory for this request is not specified: x-ms-blob-type');
+    if (comp)
+      return azureError(400, 'InvalidQueryParameterValue', `Value for one of the query parameters specified in the request URI is invalid: comp=${comp}`);
+    if (header(headers, 'x-ms-blob-type') !== 'BlockBlob')
+      return azureError(400, 'MissingRequiredHeader', "An HTTP header that's mandatory for this request is not specified: x-ms-blob-type");
     return this.commit(slot, body, headers);
   }
 
@@ -125,15 +127,18 @@ export class BlobStore {
     const sig = Buffer.from(url.searchParams.get('sig') ?? '', 'base64');
     const expected = Buffer.from(this.signature(sp, se, url.pathname), 'base64');
     const authFailed = 'Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.';
-    if (sig.length !== expected.length || !timingSafeEqual(sig, expected)) return azureError(403, 'AuthenticationFailed', `${authFailed}\nAuthenticationErrorDetail:Signature did not match.`);
-    if (!(Date.parse(se) > this.now())) return azureError(403, 'AuthenticationFailed', `${authFailed}\nAuthenticationErrorDetail:Signed expiry time [${se}] has to be after signed start time`);
+    if (sig.length !== expected.length || !timingSafeEqual(sig, expected))
+      return azureError(403, 'AuthenticationFailed', `${authFailed}\nAuthenticationErrorDetail:Signature did not match.`);
+    if (!(Date.parse(se) > this.now()))
+      return azureError(403, 'AuthenticationFailed', `${authFailed}\nAuthenticationErrorDetail:Signed expiry time [${se}] has to be after signed start time`);
     const needed = method === 'PUT' ? 'w' : 'r';
-    if (!sp.includes(needed)) return azureError(403, 'AuthorizationPermissionMismatch', 'This request is not authorized to perform this operation using this permission.');
+    if (!sp.includes(needed))
+      return azureError(403, 'AuthorizationPermissionMismatch', 'This request is not authorized to perform this operation using this permission.');
     return null;
   }
 
   private putBlock(slot: Slot, blockId: string | null, body: Buffer): BlobReply {
-    if (!blockId) return azureError(400, 'MissingRequiredQueryParameter', 'A query parameter that\'s mandatory for this request is not specified: blockid');
+    if (!blockId) return azureError(400, 'MissingRequiredQueryParameter', "A query parameter that's mandatory for this request is not specified: blockid");
     slot.blocks.set(blockId, body);
     return { status: 201, headers: { 'x-ms-request-server-encrypted': 'true', 'content-md5': md5(body) } };
   }

@@ -101,7 +101,18 @@ export class CacheStore {
       throw new TwirpError('already_exists', 'cache entry with the same key, version, and scope already exists');
     }
     const now = isoTime(this.deps.now());
-    const entry: CacheRecord = { id: this.nextId++, repo, scope, key, version, size: 0, finalized: false, createdAt: now, lastAccessedAt: now, blobName: this.deps.blobs.reserve('caches', '') };
+    const entry: CacheRecord = {
+      id: this.nextId++,
+      repo,
+      scope,
+      key,
+      version,
+      size: 0,
+      finalized: false,
+      createdAt: now,
+      lastAccessedAt: now,
+      blobName: this.deps.blobs.reserve('caches', ''),
+    };
     this.entries.push(entry);
     return { ok: true, signedUploadUrl: this.deps.blobs.sign(entry.blobName, 'cw', this.deps.urlTtlSec) };
   }

@@ -106,7 +106,14 @@ export class ActionsServices {
   registerJob(spec: RegisterJobSpec): RegisteredJob {
     const attempt = this.runs.get(runKey(spec.repo, spec.runId))?.attempts.get(spec.runAttempt);
     if (!attempt) throw new Error(`attempt ${spec.runAttempt} of run ${spec.repo}#${spec.runId} is not started: call startAttempt first`);
-    const job: JobState = { attempt, jobName: spec.jobName, jobId: spec.jobId ?? null, backendId: spec.workflowJobRunBackendId ?? randomUUID(), artifactsCreated: 0, ended: false };
+    const job: JobState = {
+      attempt,
+      jobName: spec.jobName,
+      jobId: spec.jobId ?? null,
+      backendId: spec.workflowJobRunBackendId ?? randomUUID(),
+      artifactsCreated: 0,
+      ended: false,
+    };
     this.jobs.set(job.backendId, job);
     const runtimeToken = this.mintToken(job, spec.ttlSec ?? SIX_HOURS_SEC, spec.cacheWrite ?? true);
     return { runtimeToken, workflowRunBackendId: attempt.backendId, workflowJobRunBackendId: job.backendId, env: this.jobEnv(runtimeToken) };
@@ -351,4 +358,3 @@ function flipLastByte(data: Buffer): Buffer {
   if (data.length) data[data.length - 1] = data[data.length - 1]! ^ 0xff;
   return data;
 }
-

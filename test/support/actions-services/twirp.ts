@@ -11,7 +11,15 @@
  * canonical lowerCamel names.
  */
 
-export type TwirpCode = 'invalid_argument' | 'unauthenticated' | 'permission_denied' | 'not_found' | 'already_exists' | 'failed_precondition' | 'bad_route' | 'internal';
+export type TwirpCode =
+  | 'invalid_argument'
+  | 'unauthenticated'
+  | 'permission_denied'
+  | 'not_found'
+  | 'already_exists'
+  | 'failed_precondition'
+  | 'bad_route'
+  | 'internal';
 
 const STATUS: Record<TwirpCode, number> = {
   invalid_argument: 400,

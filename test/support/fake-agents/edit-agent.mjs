@@ -6,7 +6,10 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path';
 
 const argv = process.argv.slice(2);
-const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
+const opt = (name) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
 const promptFile = opt('--prompt-file');
 if (!promptFile) {
   process.stderr.write('usage: edit-agent.mjs --prompt-file F [--record R] [--fail]\n');

@@ -33,7 +33,10 @@ import { appendFileSync, readFileSync, writeFileSync, mkdirSync, existsSync } fr
 import path from 'node:path';
 
 const argv = process.argv.slice(2);
-const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
+const opt = (name) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
 const whole = JSON.parse(readFileSync(opt('--plan'), 'utf8'));
 // "lanes": {"<lane>": {…}} overrides the plan for one lane (FLEET_LANE), so one plan serves a whole fleet.
 const plan = { ...whole, ...(whole.lanes?.[process.env.FLEET_LANE] ?? {}) };
@@ -42,13 +45,25 @@ const json = opt('--output-format') === 'json';
 
 // Every run's argv, with the part it played, for tests of what Fleet handed each run.
 if (plan.record) {
-  const role = /^You review a change as the "([^"]+)" lens/.exec(prompt)?.[1] ?? (prompt.includes('Give each one a disposition') ? 'dispositions' : prompt.includes('## Review findings to fix') ? 'fix' : 'worker');
+  const role =
+    /^You review a change as the "([^"]+)" lens/.exec(prompt)?.[1] ??
+    (prompt.includes('Give each one a disposition') ? 'dispositions' : prompt.includes('## Review findings to fix') ? 'fix' : 'worker');
   appendFileSync(`${plan.record}-${process.env.FLEET_LANE}.runs.jsonl`, JSON.stringify({ role, argv }) + '\n');
 }
 
 function answer(text, code = 0) {
   if (json) {
-    process.stdout.write(JSON.stringify({ type: 'result', subtype: code ? 'error_during_execution' : 'success', is_error: code !== 0, result: text, num_turns: 2, total_cost_usd: plan.cost ?? 0.01, usage: { input_tokens: prompt.length, output_tokens: text.length } }) + '\n');
+    process.stdout.write(
+      JSON.stringify({
+        type: 'result',
+        subtype: code ? 'error_during_execution' : 'success',
+        is_error: code !== 0,
+        result: text,
+        num_turns: 2,
+        total_cost_usd: plan.cost ?? 0.01,
+        usage: { input_tokens: prompt.length, output_tokens: text.length },
+      }) + '\n',
+    );
   } else {
     process.stdout.write(text + '\n');
   }
@@ -62,11 +77,19 @@ function markers() {
   let line = 0;
   for (const l of prompt.split('\n')) {
     const f = /^\+\+\+ b\/(.+)$/.exec(l);
-    if (f) { file = f[1]; continue; }
+    if (f) {
+      file = f[1];
+      continue;
+    }
     const h = /^@@ -\d+(?:,\d+)? \+(\d+)/.exec(l);
-    if (h) { line = Number(h[1]) - 1; continue; }
-    if (l.startsWith('+')) { line++; if (l.includes('BUG')) found.push({ file, line }); }
-    else if (l.startsWith(' ')) line++;
+    if (h) {
+      line = Number(h[1]) - 1;
+      continue;
+    }
+    if (l.startsWith('+')) {
+      line++;
+      if (l.includes('BUG')) found.push({ file, line });
+    } else if (l.startsWith(' ')) line++;
   }
   return found;
 }
@@ -89,11 +112,20 @@ if (lensMatch) {
       // The key with its first letter as a JSON escape: the raw answer holds no copy of the key, the parsed finding does.
       const key = process.env.ANTHROPIC_API_KEY;
       const escaped = '\\u' + key.charCodeAt(0).toString(16).padStart(4, '0') + key.slice(1);
-      answer(JSON.stringify([{ severity: 'low', file: null, line: null, finding: `The key is ${key}.`, suggested_fix: 'None.', lens, refuted: false }]).replace(key, escaped));
+      answer(
+        JSON.stringify([{ severity: 'low', file: null, line: null, finding: `The key is ${key}.`, suggested_fix: 'None.', lens, refuted: false }]).replace(
+          key,
+          escaped,
+        ),
+      );
       break;
     }
     case 'leak':
-      answer(JSON.stringify([{ severity: 'low', file: null, line: null, finding: `The key is ${process.env.ANTHROPIC_API_KEY}.`, suggested_fix: 'None.', lens, refuted: false }]));
+      answer(
+        JSON.stringify([
+          { severity: 'low', file: null, line: null, finding: `The key is ${process.env.ANTHROPIC_API_KEY}.`, suggested_fix: 'None.', lens, refuted: false },
+        ]),
+      );
       break;
     case 'edit':
       appendFileSync('README.md', 'a lens was here\n');
@@ -101,7 +133,11 @@ if (lensMatch) {
       break;
     case 'nitpick': {
       const file = /^Files changed: ([^,\n]+)/m.exec(prompt)?.[1] ?? null;
-      answer('Here is what I found:\n```json\n' + JSON.stringify([{ severity: 'low', file, line: 1, finding: 'The name could say more.', suggested_fix: 'Rename it.', lens, refuted: false }]) + '\n```');
+      answer(
+        'Here is what I found:\n```json\n' +
+          JSON.stringify([{ severity: 'low', file, line: 1, finding: 'The name could say more.', suggested_fix: 'Rename it.', lens, refuted: false }]) +
+          '\n```',
+      );
       break;
     }
     case 'marker':
@@ -109,7 +145,19 @@ if (lensMatch) {
       const found = markers();
       if (!found.length) answer(JSON.stringify(refuted));
       const severity = behaviour === 'marker' ? 'high' : 'medium';
-      answer(JSON.stringify(found.map((m) => ({ severity, file: m.file, line: m.line, finding: 'A BUG marker is left in the code.', suggested_fix: 'Replace BUG by OK.', lens, refuted: false }))));
+      answer(
+        JSON.stringify(
+          found.map((m) => ({
+            severity,
+            file: m.file,
+            line: m.line,
+            finding: 'A BUG marker is left in the code.',
+            suggested_fix: 'Replace BUG by OK.',
+            lens,
+            refuted: false,
+          })),
+        ),
+      );
       break;
     }
     default:
@@ -120,14 +168,18 @@ if (lensMatch) {
 if (prompt.includes('Give each one a disposition')) {
   if (plan.dispositions === 'garbage') answer('They all look fine to me.');
   const out = [];
-  for (const m of prompt.matchAll(/^- (f\d+) \[(\w+);/gm)) out.push({ id: m[1], disposition: plan.dispositions?.[m[2]] ?? 'ACCEPT', reason: `planned for ${m[2]}` });
+  for (const m of prompt.matchAll(/^- (f\d+) \[(\w+);/gm))
+    out.push({ id: m[1], disposition: plan.dispositions?.[m[2]] ?? 'ACCEPT', reason: `planned for ${m[2]}` });
   answer(JSON.stringify(out));
 }
 
 if (prompt.includes('## Review findings to fix')) {
   const fix = plan.fix ?? 'fix';
   if (fix === 'fail') answer('cannot fix', 4);
-  if (fix === 'outside') { writeFileSync('OUTSIDE.txt', 'x\n'); answer('fixed (outside)'); }
+  if (fix === 'outside') {
+    writeFileSync('OUTSIDE.txt', 'x\n');
+    answer('fixed (outside)');
+  }
   if (fix === 'fix') {
     for (const p of Object.keys(plan.write ?? {})) if (existsSync(p)) writeFileSync(p, readFileSync(p, 'utf8').replaceAll('BUG', 'OK'));
   }

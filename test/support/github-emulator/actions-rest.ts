@@ -182,12 +182,17 @@ export function addActionsRestHandlers<C extends ActionsRestCtx>(H: Record<strin
   H['actions/get-actions-cache-usage'] = async (c) => {
     const { r, key } = repo(c, false);
     const list = cachesOf(key);
-    return ok({ full_name: `${r.owner}/${r.name}`, active_caches_size_in_bytes: list.reduce((n, x) => n + x.sizeInBytes, 0), active_caches_count: list.length });
+    return ok({
+      full_name: `${r.owner}/${r.name}`,
+      active_caches_size_in_bytes: list.reduce((n, x) => n + x.sizeInBytes, 0),
+      active_caches_count: list.length,
+    });
   };
 }
 
 function sortCaches(list: ActionsCacheView[], sort: string, direction: string): ActionsCacheView[] {
-  const value = (x: ActionsCacheView): number => (sort === 'size_in_bytes' ? x.sizeInBytes : Date.parse(sort === 'created_at' ? x.createdAt : x.lastAccessedAt));
+  const value = (x: ActionsCacheView): number =>
+    sort === 'size_in_bytes' ? x.sizeInBytes : Date.parse(sort === 'created_at' ? x.createdAt : x.lastAccessedAt);
   const sign = direction === 'asc' ? 1 : -1;
   // Ties (same second) fall back to the id, so the order is stable.
   return [...list].sort((a, b) => sign * (value(a) - value(b) || a.id - b.id));

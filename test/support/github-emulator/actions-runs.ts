@@ -187,7 +187,8 @@ export function addRunHandlers<C extends Ctx>(H: Record<string, Handler<C>>, h: 
   };
   H['actions/cancel-workflow-run'] = async (c) => {
     const run = runOf(c, 'push');
-    if (run.status === 'completed') throw h.httpError(409, { message: 'Cannot cancel a workflow run that is completed.', documentation_url: c.op.docsUrl, status: '409' });
+    if (run.status === 'completed')
+      throw h.httpError(409, { message: 'Cannot cancel a workflow run that is completed.', documentation_url: c.op.docsUrl, status: '409' });
     await guard(c, () => control(c).cancel(run.id));
     return { status: 202, body: {} };
   };
@@ -202,7 +203,13 @@ export function addRunHandlers<C extends Ctx>(H: Record<string, Handler<C>>, h: 
     const body = control(c)
       .pendingDeployments(run.id)
       .map((p) => ({
-        environment: { id: p.environmentId, node_id: Buffer.from(`EN${p.environmentId}`).toString('base64'), name: p.environment, url: `${h.apiUrl()}/repos/${run.repoKey}/environments/${encodeURIComponent(p.environment)}`, html_url: `${h.htmlUrl()}/${run.repoKey}/deployments/activity_log?environments_filter=${encodeURIComponent(p.environment)}` },
+        environment: {
+          id: p.environmentId,
+          node_id: Buffer.from(`EN${p.environmentId}`).toString('base64'),
+          name: p.environment,
+          url: `${h.apiUrl()}/repos/${run.repoKey}/environments/${encodeURIComponent(p.environment)}`,
+          html_url: `${h.htmlUrl()}/${run.repoKey}/deployments/activity_log?environments_filter=${encodeURIComponent(p.environment)}`,
+        },
         wait_timer: 0,
         wait_timer_started_at: p.waitingSince,
         current_user_can_approve: c.auth.login ? p.reviewers.includes(c.auth.login) : false,
@@ -223,7 +230,15 @@ export function addRunHandlers<C extends Ctx>(H: Record<string, Handler<C>>, h: 
     const env = control(c).environment(key, String(c.params.environment_name));
     if (!env) throw notFound(c);
     const rules = env.reviewers.length
-      ? [{ id: env.id * 10, node_id: Buffer.from(`GA${env.id * 10}`).toString('base64'), prevent_self_review: false, type: 'required_reviewers', reviewers: env.reviewers.map((login) => ({ type: 'User', reviewer: h.userShape(login) })) }]
+      ? [
+          {
+            id: env.id * 10,
+            node_id: Buffer.from(`GA${env.id * 10}`).toString('base64'),
+            prevent_self_review: false,
+            type: 'required_reviewers',
+            reviewers: env.reviewers.map((login) => ({ type: 'User', reviewer: h.userShape(login) })),
+          },
+        ]
       : [];
     return {
       status: 200,
@@ -246,7 +261,15 @@ export function addRunHandlers<C extends Ctx>(H: Record<string, Handler<C>>, h: 
       .map((r) => ({
         state: r.state,
         comment: r.comment,
-        environments: r.environments.map((e) => ({ id: e.id, node_id: Buffer.from(`EN${e.id}`).toString('base64'), name: e.name, url: `${h.apiUrl()}/repos/${run.repoKey}/environments/${encodeURIComponent(e.name)}`, html_url: `${h.htmlUrl()}/${run.repoKey}/deployments/activity_log?environments_filter=${encodeURIComponent(e.name)}`, created_at: run.created_at, updated_at: run.updated_at })),
+        environments: r.environments.map((e) => ({
+          id: e.id,
+          node_id: Buffer.from(`EN${e.id}`).toString('base64'),
+          name: e.name,
+          url: `${h.apiUrl()}/repos/${run.repoKey}/environments/${encodeURIComponent(e.name)}`,
+          html_url: `${h.htmlUrl()}/${run.repoKey}/deployments/activity_log?environments_filter=${encodeURIComponent(e.name)}`,
+          created_at: run.created_at,
+          updated_at: run.updated_at,
+        })),
         user: h.userShape(r.reviewer),
       }));
     return { status: 200, body };

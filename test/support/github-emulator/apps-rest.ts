@@ -70,16 +70,21 @@ const fail = (c: AppsCtx, status: number, message: string): AppsReply => ({
 
 export function appHandlers(host: AppsHost): Record<string, AppsHandler> {
   const H: Record<string, AppsHandler> = {};
-  const withApp = (fn: (c: AppsCtx, app: AppRecord) => Promise<AppsReply>): AppsHandler => async (c) => {
-    // Anything but a verified JWT on an app endpoint: what GitHub answers a token there.
-    if (!c.auth.app) return { status: 401, body: { message: JWT_MESSAGES.undecodable, documentation_url: 'https://docs.github.com/rest', status: '401' } };
-    return fn(c, c.auth.app);
-  };
+  const withApp =
+    (fn: (c: AppsCtx, app: AppRecord) => Promise<AppsReply>): AppsHandler =>
+    async (c) => {
+      // Anything but a verified JWT on an app endpoint: what GitHub answers a token there.
+      if (!c.auth.app) return { status: 401, body: { message: JWT_MESSAGES.undecodable, documentation_url: 'https://docs.github.com/rest', status: '401' } };
+      return fn(c, c.auth.app);
+    };
   const installationReply = (c: AppsCtx, app: AppRecord, inst: InstallationRecord | null): AppsReply =>
     inst && inst.appId === app.id ? { status: 200, body: installationShape(host, app, inst) } : fail(c, 404, 'Not Found');
 
   H['apps/get-authenticated'] = withApp(async (_c, app) => ({ status: 200, body: integrationShape(host, app) }));
-  H['apps/list-installations'] = withApp(async (_c, app) => ({ status: 200, body: host.apps.installationsOf(app.id).map((i) => installationShape(host, app, i)) }));
+  H['apps/list-installations'] = withApp(async (_c, app) => ({
+    status: 200,
+    body: host.apps.installationsOf(app.id).map((i) => installationShape(host, app, i)),
+  }));
   H['apps/get-installation'] = withApp(async (c, app) => installationReply(c, app, host.apps.installation(Number(c.params.installation_id))));
   H['apps/get-org-installation'] = withApp(async (c, app) => {
     const org = c.params.org ?? '';

@@ -134,7 +134,15 @@ export class AppRegistry {
     const privateKeyPem = spec.privateKey ?? generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
     const clientId = spec.clientId ?? `Iv23li${String(spec.id).padStart(14, '0')}`;
     const owner = spec.owner ?? spec.installations[0]?.account ?? 'github';
-    this.apps.set(spec.id, { id: spec.id, slug: spec.slug, name: spec.name ?? spec.slug, clientId, owner, publicKey: createPublicKey(privateKeyPem), created_at: createdAt });
+    this.apps.set(spec.id, {
+      id: spec.id,
+      slug: spec.slug,
+      name: spec.name ?? spec.slug,
+      clientId,
+      owner,
+      publicKey: createPublicKey(privateKeyPem),
+      created_at: createdAt,
+    });
     const installationIds = spec.installations.map((i) => this.install(spec.id, i, createdAt));
     return { id: spec.id, slug: spec.slug, clientId, privateKeyPem, installationIds };
   }
@@ -143,7 +151,14 @@ export class AppRegistry {
     if (spec.permissions) assertScopes(spec.permissions);
     const id = this.nextInstallationId++;
     const repositories = spec.repositories?.map((r) => (r.includes('/') ? r : `${spec.account}/${r}`).toLowerCase()) ?? null;
-    this.installations.set(id, { id, appId, account: spec.account, repositories, permissions: { ...(spec.permissions ?? DEFAULT_INSTALLATION_SCOPES) }, created_at: createdAt });
+    this.installations.set(id, {
+      id,
+      appId,
+      account: spec.account,
+      repositories,
+      permissions: { ...(spec.permissions ?? DEFAULT_INSTALLATION_SCOPES) },
+      created_at: createdAt,
+    });
     return id;
   }
 

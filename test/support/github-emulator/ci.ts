@@ -21,13 +21,22 @@ export const ci: {
   /** Every push: each named check fails. */
   red: (names: string[] = ['test'], delayMs?: number): CiPlan => checks(names, 'failure', delayMs),
   /** The first push of each branch fails, every later push succeeds. */
-  flakyOnce: (names: string[] = ['test'], delayMs?: number): CiPolicy => (ctx) => checks(names, ctx.pushCount === 1 ? 'failure' : 'success', delayMs),
+  flakyOnce:
+    (names: string[] = ['test'], delayMs?: number): CiPolicy =>
+    (ctx) =>
+      checks(names, ctx.pushCount === 1 ? 'failure' : 'success', delayMs),
   /** Fails the first `n` pushes of each branch, then succeeds. */
-  failFirst: (n: number, names: string[] = ['test'], delayMs?: number): CiPolicy => (ctx) => checks(names, ctx.pushCount <= n ? 'failure' : 'success', delayMs),
+  failFirst:
+    (n: number, names: string[] = ['test'], delayMs?: number): CiPolicy =>
+    (ctx) =>
+      checks(names, ctx.pushCount <= n ? 'failure' : 'success', delayMs),
   /** Checks that start and never finish. */
   hanging: (names: string[] = ['test']): CiPlan => ({ checks: names.map((name) => ({ name, conclusion: 'success' as const, hang: true })) }),
   /** Only pushes to branches matching `pattern` get `policy`'s checks (e.g. not the default branch). */
-  onBranches: (pattern: RegExp, policy: CiPolicy): CiPolicy => async (ctx) => (pattern.test(ctx.branch) ? (typeof policy === 'function' ? policy(ctx) : policy) : null),
+  onBranches:
+    (pattern: RegExp, policy: CiPolicy): CiPolicy =>
+    async (ctx) =>
+      pattern.test(ctx.branch) ? (typeof policy === 'function' ? policy(ctx) : policy) : null,
   late: (startDelayMs, policy) => late(startDelayMs, policy),
   /** `policy`, held until the test calls `release()`: CI that starts (or finishes) exactly when the test says. */
   held: (policy, opts) => held(policy, opts?.until ?? 'start'),

@@ -345,7 +345,10 @@ export class Emulator {
   }
 
   /** Adds a job to a run (one matrix leg, one attempt); returns its id, which is also its check run id. */
-  addWorkflowJob(runId: number, job: { name: string; attempt: number; status: 'queued' | 'waiting' | 'in_progress' | 'completed'; conclusion?: string | null; labels?: string[] }): number {
+  addWorkflowJob(
+    runId: number,
+    job: { name: string; attempt: number; status: 'queued' | 'waiting' | 'in_progress' | 'completed'; conclusion?: string | null; labels?: string[] },
+  ): number {
     const run = this.runs.get(runId);
     if (!run) throw new Error(`no workflow run ${runId}`);
     const id = this.id();
@@ -366,7 +369,10 @@ export class Emulator {
     return id;
   }
 
-  updateWorkflowJob(jobId: number, patch: { status?: string; conclusion?: string | null; steps?: Array<{ name: string; conclusion: string }>; runnerName?: string }): void {
+  updateWorkflowJob(
+    jobId: number,
+    patch: { status?: string; conclusion?: string | null; steps?: Array<{ name: string; conclusion: string }>; runnerName?: string },
+  ): void {
     for (const run of this.runs.values()) {
       const job = run.jobs.find((j) => j.id === jobId);
       if (!job) continue;
@@ -383,7 +389,10 @@ export class Emulator {
 
   /** The annotations a job left (its check run's, listed by `checks/list-annotations`). */
   setJobAnnotations(jobId: number, annotations: JobAnnotation[]): void {
-    this.jobAnnotations.set(jobId, annotations.map((a) => ({ ...a })));
+    this.jobAnnotations.set(
+      jobId,
+      annotations.map((a) => ({ ...a })),
+    );
   }
 
   /** The live record of a workflow run (tests read jobs and attempts from it). */
@@ -515,7 +524,10 @@ export class Emulator {
   }
 
   /** Changes repository metadata (archive it, make it private, …). */
-  updateRepo(fullName: string, patch: Partial<Pick<RepoRecord, 'archived' | 'disabled' | 'fork' | 'visibility' | 'topics' | 'description' | 'default_branch'>>): void {
+  updateRepo(
+    fullName: string,
+    patch: Partial<Pick<RepoRecord, 'archived' | 'disabled' | 'fork' | 'visibility' | 'topics' | 'description' | 'default_branch'>>,
+  ): void {
     const r = this.repoOrThrow(fullName);
     Object.assign(r, patch, { updated_at: nowIso() });
   }
@@ -561,14 +573,21 @@ export class Emulator {
   /** The issues (not PRs) of a repository, copies, by number. */
   issues(fullName: string): IssueRecord[] {
     const key = fullName.toLowerCase();
-    return [...this.tracker.issues.values()].filter((i) => i.repoKey === key).sort((a, b) => a.number - b.number).map((i) => structuredClone(i));
+    return [...this.tracker.issues.values()]
+      .filter((i) => i.repoKey === key)
+      .sort((a, b) => a.number - b.number)
+      .map((i) => structuredClone(i));
   }
 
   /**
    * A person's change to an issue: its body, labels (replacing them), or state (`closed` without a PR, as a
    * person closing it by hand does: no closing commit, no cross-reference).
    */
-  editIssue(fullName: string, number: number, patch: { body?: string; title?: string; labels?: string[]; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned'; actor?: string }): void {
+  editIssue(
+    fullName: string,
+    number: number,
+    patch: { body?: string; title?: string; labels?: string[]; state?: 'open' | 'closed'; stateReason?: 'completed' | 'not_planned'; actor?: string },
+  ): void {
     const i = this.tracker.get(fullName.toLowerCase(), number);
     const r = this.repos.get(fullName.toLowerCase());
     if (!i || !r) throw new Error(`no issue ${fullName}#${number}`);
@@ -596,7 +615,9 @@ export class Emulator {
 
   checkRuns(fullName: string): CheckRunRecord[] {
     const r = this.repoOrThrow(fullName);
-    return [...this.checkRunsById.values()].filter((c) => c.repoKey === repoKey(r.owner, r.name)).map((c) => ({ ...c, ...(c.annotations ? { annotations: c.annotations.map((a) => ({ ...a })) } : {}) }));
+    return [...this.checkRunsById.values()]
+      .filter((c) => c.repoKey === repoKey(r.owner, r.name))
+      .map((c) => ({ ...c, ...(c.annotations ? { annotations: c.annotations.map((a) => ({ ...a })) } : {}) }));
   }
 
   statuses(fullName: string): StatusRecord[] {
@@ -908,7 +929,13 @@ export class Emulator {
         const reset = Math.floor(Date.now() / 1000) + (s.resetInSec ?? 1);
         return {
           status: 403,
-          body: shapes.errorBody('API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID ' + randomUUID().slice(0, 8).toUpperCase() + '.', PRIMARY_DOCS, 403),
+          body: shapes.errorBody(
+            'API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID ' +
+              randomUUID().slice(0, 8).toUpperCase() +
+              '.',
+            PRIMARY_DOCS,
+            403,
+          ),
           headers: { ...this.rateHeaders({ ...bucket, used: bucket.limit, reset }, 'core'), 'x-ratelimit-remaining': '0' },
         };
       }
@@ -1056,7 +1083,15 @@ export class Emulator {
       return finish({ status: 403, body: shapes.errorBody(`API rate limit exceeded for ${auth.login ?? '127.0.0.1'}.`, PRIMARY_DOCS, 403) });
     }
     if (!match) {
-      this.violation({ kind: 'unknown-route', method, path: p, route: null, operationId: null, status: 404, message: 'no such path in the OpenAPI description' });
+      this.violation({
+        kind: 'unknown-route',
+        method,
+        path: p,
+        route: null,
+        operationId: null,
+        status: 404,
+        message: 'no such path in the OpenAPI description',
+      });
       return finish({ status: 404, body: shapes.errorBody('Not Found', DOCS, 404) });
     }
     if (!op) {
@@ -1069,7 +1104,11 @@ export class Emulator {
         status: 405,
         message: `${method} is not an operation of ${route} (has ${[...match.route.operations.keys()].join(', ')})`,
       });
-      return finish({ status: 405, body: shapes.errorBody('Method Not Allowed', DOCS, 405), headers: { allow: [...match.route.operations.keys()].join(', ') } });
+      return finish({
+        status: 405,
+        body: shapes.errorBody('Method Not Allowed', DOCS, 405),
+        headers: { allow: [...match.route.operations.keys()].join(', ') },
+      });
     }
     // Validation against the description comes first, so a malformed request is recorded even when a fault answers it.
     const v = this.validateRest(method, p, url, op, match.params, bodyJson, jsonError, raw.length > 0);
@@ -1099,10 +1138,29 @@ export class Emulator {
     }
     const handler = this.handlers[op.operationId];
     if (!handler) {
-      this.violation({ kind: 'unimplemented', method, path: p, route, operationId: op.operationId, status: 501, message: `the emulator does not implement ${op.operationId}` });
+      this.violation({
+        kind: 'unimplemented',
+        method,
+        path: p,
+        route,
+        operationId: op.operationId,
+        status: 501,
+        message: `the emulator does not implement ${op.operationId}`,
+      });
       return finish({ status: 501, body: shapes.errorBody(`Not implemented by the GitHub emulator: ${op.operationId}`, op.docsUrl, 501) });
     }
-    const ctx: RestCtx = { method, path: p, url, params: match.params, query: v.query, rawQuery: url.searchParams, body: bodyJson ?? {}, auth, op, accept: req.headers.accept ?? '' };
+    const ctx: RestCtx = {
+      method,
+      path: p,
+      url,
+      params: match.params,
+      query: v.query,
+      rawQuery: url.searchParams,
+      body: bodyJson ?? {},
+      auth,
+      op,
+      accept: req.headers.accept ?? '',
+    };
     let reply: Reply;
     try {
       reply = await handler(ctx);
@@ -1193,7 +1251,8 @@ export class Emulator {
     const pv = paramsValidator(op, 'path');
     if (pv) {
       const obj: Record<string, unknown> = {};
-      for (const prm of params.filter((x) => x.in === 'path')) if (pathParams[prm.name] !== undefined) obj[prm.name] = coerceParam(prm.schema, pathParams[prm.name]!);
+      for (const prm of params.filter((x) => x.in === 'path'))
+        if (pathParams[prm.name] !== undefined) obj[prm.name] = coerceParam(prm.schema, pathParams[prm.name]!);
       if (!pv(obj)) {
         const errors = toGitHubErrors(resource, pv.errors, obj as never);
         this.violation({ ...base, kind: 'path-param', status: 404, message: 'path parameter does not match its schema', errors });
@@ -1223,7 +1282,10 @@ export class Emulator {
     if (rb) {
       if (!hasBody && rb.required) {
         this.violation({ ...base, kind: 'body', status: 422, message: 'a request body is required' });
-        return { reply: { status: 422, body: shapes.errorBody('Validation Failed', op.docsUrl, 422, { errors: [{ resource, code: 'missing', field: '(body)' }] }) }, query };
+        return {
+          reply: { status: 422, body: shapes.errorBody('Validation Failed', op.docsUrl, 422, { errors: [{ resource, code: 'missing', field: '(body)' }] }) },
+          query,
+        };
       }
       if (hasBody && rb.validate && !rb.validate(body)) {
         const errors = toGitHubErrors(resource, rb.validate.errors, body as never);
@@ -1267,14 +1329,31 @@ export class Emulator {
       this.log(rec, started);
     };
     const gqlViolation = (status: number, message: string, errors?: GraphQLErrorJson[]): void =>
-      this.violation({ kind: 'graphql', method, path: '/graphql', route: '/graphql', operationId: 'graphql', status, message, ...(errors ? { errors: errors as unknown as Record<string, unknown>[] } : {}) });
+      this.violation({
+        kind: 'graphql',
+        method,
+        path: '/graphql',
+        route: '/graphql',
+        operationId: 'graphql',
+        status,
+        message,
+        ...(errors ? { errors: errors as unknown as Record<string, unknown>[] } : {}),
+      });
 
     if (method !== 'POST') {
       gqlViolation(404, `GraphQL takes POST, not ${method}`);
       return finish({ status: 404, body: shapes.errorBody('Not Found', 'https://docs.github.com/graphql', 404) });
     }
     if (auth.invalid) return finish({ status: 401, body: shapes.errorBody('Bad credentials', 'https://docs.github.com/graphql', 401) });
-    if (!auth.spec) return finish({ status: 401, body: shapes.errorBody('This endpoint requires you to be authenticated.', 'https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql', 401) });
+    if (!auth.spec)
+      return finish({
+        status: 401,
+        body: shapes.errorBody(
+          'This endpoint requires you to be authenticated.',
+          'https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql',
+          401,
+        ),
+      });
     try {
       parsedBody = JSON.parse(raw.toString('utf8'));
     } catch {
@@ -1352,7 +1431,9 @@ export class Emulator {
         const ref = qualified.startsWith('refs/') ? qualified : `refs/heads/${qualified}`;
         if (ref.startsWith('-')) return null;
         const sha = await g.revParse(r.gitDir, ref);
-        return sha ? { name: ref.replace(/^refs\/(heads|tags)\//, ''), prefix: ref.slice(0, ref.length - ref.replace(/^refs\/(heads|tags)\//, '').length), sha } : null;
+        return sha
+          ? { name: ref.replace(/^refs\/(heads|tags)\//, ''), prefix: ref.slice(0, ref.length - ref.replace(/^refs\/(heads|tags)\//, '').length), sha }
+          : null;
       },
       isEmpty: async (r) => !(await g.hasBranchesFs(r.gitDir)),
       pull: (r, number) => self().pulls.get(`${repoKey(r.owner, r.name)}#${number}`) ?? null,
@@ -1386,7 +1467,8 @@ export class Emulator {
     const method = (req.method ?? 'GET').toUpperCase();
     const auth = this.parseAuth(req);
     const m = /^(?:\/git)?\/([^/]+)\/([^/]+?)(?:\.git)?(\/.*)?$/.exec(p);
-    const service = url.searchParams.get('service') ?? (p.endsWith('/git-receive-pack') ? 'git-receive-pack' : p.endsWith('/git-upload-pack') ? 'git-upload-pack' : null);
+    const service =
+      url.searchParams.get('service') ?? (p.endsWith('/git-receive-pack') ? 'git-receive-pack' : p.endsWith('/git-upload-pack') ? 'git-upload-pack' : null);
     const write = service === 'git-receive-pack';
     let fault: string | undefined;
     let denied: string | undefined;
@@ -1427,7 +1509,11 @@ export class Emulator {
       else {
         fault = f.spec.kind;
         const status = f.spec.kind === '5xx' ? (f.spec.status ?? 502) : 403;
-        return text(status, f.spec.kind === '5xx' ? 'Server Error' : 'You have exceeded a secondary rate limit.', f.spec.kind === 'secondary-rate-limit' ? { 'retry-after': String(f.spec.retryAfterSec ?? 1) } : {});
+        return text(
+          status,
+          f.spec.kind === '5xx' ? 'Server Error' : 'You have exceeded a secondary rate limit.',
+          f.spec.kind === 'secondary-rate-limit' ? { 'retry-after': String(f.spec.retryAfterSec ?? 1) } : {},
+        );
       }
     }
     if (auth.invalid) return askAuth();
@@ -1499,7 +1585,10 @@ export class Emulator {
   // ================================================================ pushes & CI
 
   /** The CI policy of `r` (or '*') applied to a commit, as a push or a PR from a fork starts it. */
-  private async runCi(r: RepoRecord, spec: { branch: string; sha: string; before: string | null; pushCount: number; source: PushEvent['source'] }): Promise<void> {
+  private async runCi(
+    r: RepoRecord,
+    spec: { branch: string; sha: string; before: string | null; pushCount: number; source: PushEvent['source'] },
+  ): Promise<void> {
     const policy = this.ci.get(repoKey(r.owner, r.name)) ?? this.ci.get('*');
     if (!policy) return;
     try {
@@ -1576,8 +1665,10 @@ export class Emulator {
     const held = plan.gate?.stage === 'start' ? plan.gate.gate : null;
     const start = (startDelay: number, fn: () => void): void => (held ? held.when(() => !this.closed && timed(startDelay, fn)) : timed(startDelay, fn));
     const finish = plan.gate?.stage === 'finish' ? plan.gate.gate : undefined;
-    for (const c of plan.checks ?? []) start(c.startDelayMs ?? plan.startDelayMs ?? 0, () => this.runCiCheck(r, key, sha, c, c.delayMs ?? plan.delayMs ?? 0, finish));
-    for (const s of plan.statuses ?? []) start(s.startDelayMs ?? plan.startDelayMs ?? 0, () => this.runCiStatus(r, key, sha, s, s.delayMs ?? plan.delayMs ?? 0, finish));
+    for (const c of plan.checks ?? [])
+      start(c.startDelayMs ?? plan.startDelayMs ?? 0, () => this.runCiCheck(r, key, sha, c, c.delayMs ?? plan.delayMs ?? 0, finish));
+    for (const s of plan.statuses ?? [])
+      start(s.startDelayMs ?? plan.startDelayMs ?? 0, () => this.runCiStatus(r, key, sha, s, s.delayMs ?? plan.delayMs ?? 0, finish));
   }
 
   private runCiCheck(r: RepoRecord, key: string, sha: string, c: CiCheck, delay: number, finish?: CiGate): void {
@@ -1853,7 +1944,8 @@ export class Emulator {
     const statuses = this.latestStatuses(key, sha);
     if (!checks.length && !statuses.length) return 'none';
     const bad = new Set(['failure', 'cancelled', 'timed_out', 'action_required', 'stale']);
-    if (checks.some((c) => c.status === 'completed' && bad.has(c.conclusion ?? '')) || statuses.some((s) => s.state === 'failure' || s.state === 'error')) return 'failure';
+    if (checks.some((c) => c.status === 'completed' && bad.has(c.conclusion ?? '')) || statuses.some((s) => s.state === 'failure' || s.state === 'error'))
+      return 'failure';
     if (checks.some((c) => c.status !== 'completed') || statuses.some((s) => s.state === 'pending')) return 'pending';
     return 'success';
   }
@@ -1943,8 +2035,14 @@ export class Emulator {
       const sort = String(c.query.sort ?? 'full_name');
       const direction = String(c.query.direction ?? (sort === 'full_name' ? 'asc' : 'desc'));
       list.sort((a, b) => {
-        const ka = sort === 'full_name' ? `${a.owner}/${a.name}`.toLowerCase() : String((a as unknown as Record<string, unknown>)[`${sort}_at`] ?? a.created_at) + String(a.id).padStart(12, '0');
-        const kb = sort === 'full_name' ? `${b.owner}/${b.name}`.toLowerCase() : String((b as unknown as Record<string, unknown>)[`${sort}_at`] ?? b.created_at) + String(b.id).padStart(12, '0');
+        const ka =
+          sort === 'full_name'
+            ? `${a.owner}/${a.name}`.toLowerCase()
+            : String((a as unknown as Record<string, unknown>)[`${sort}_at`] ?? a.created_at) + String(a.id).padStart(12, '0');
+        const kb =
+          sort === 'full_name'
+            ? `${b.owner}/${b.name}`.toLowerCase()
+            : String((b as unknown as Record<string, unknown>)[`${sort}_at`] ?? b.created_at) + String(b.id).padStart(12, '0');
         return (ka < kb ? -1 : ka > kb ? 1 : 0) * (direction === 'asc' ? 1 : -1);
       });
       const page = this.paginate(c, list);
@@ -1955,7 +2053,9 @@ export class Emulator {
     H['repos/list-for-user'] = (c) => listOwnerRepos(c, c.params.username ?? '', false);
     H['repos/list-for-authenticated-user'] = async (c) => {
       if (!c.auth.spec) throw new HttpError(401, shapes.errorBody('Requires authentication', c.op.docsUrl, 401));
-      const list = [...this.repos.values()].filter((r) => this.permission(c.auth, r) !== 'none').sort((a, b) => `${a.owner}/${a.name}`.localeCompare(`${b.owner}/${b.name}`));
+      const list = [...this.repos.values()]
+        .filter((r) => this.permission(c.auth, r) !== 'none')
+        .sort((a, b) => `${a.owner}/${a.name}`.localeCompare(`${b.owner}/${b.name}`));
       const page = this.paginate(c, list);
       return ok(await Promise.all(page.items.map(async (r) => shapes.repoShape(await this.repoView(r, c.auth), U()))), page.headers);
     };
@@ -1972,7 +2072,15 @@ export class Emulator {
       const known = new Set(['org', 'user', 'topic', 'archived', 'fork', 'is', 'in', 'repo']);
       for (const [k] of quals) {
         if (!known.has(k.replace(/^-/, ''))) {
-          this.violation({ kind: 'semantic', method: c.method, path: c.path, route: c.op.template, operationId: c.op.operationId, status: 200, message: `search qualifier ${k}: is not emulated (ignored)` });
+          this.violation({
+            kind: 'semantic',
+            method: c.method,
+            path: c.path,
+            route: c.op.template,
+            operationId: c.op.operationId,
+            status: 200,
+            message: `search qualifier ${k}: is not emulated (ignored)`,
+          });
         }
       }
       let forkMode: 'exclude' | 'include' | 'only' = 'exclude';
@@ -1997,7 +2105,10 @@ export class Emulator {
       if (forkMode === 'only') list = list.filter((r) => r.fork);
       const inName = quals.some(([k, v]) => k === 'in' && v.toLowerCase() === 'name');
       for (const t of terms) {
-        list = list.filter((r) => r.name.toLowerCase().includes(t) || (!inName && ((r.description ?? '').toLowerCase().includes(t) || r.topics.some((x) => x.toLowerCase() === t))));
+        list = list.filter(
+          (r) =>
+            r.name.toLowerCase().includes(t) || (!inName && ((r.description ?? '').toLowerCase().includes(t) || r.topics.some((x) => x.toLowerCase() === t))),
+        );
       }
       list.sort((a, b) => `${a.owner}/${a.name}`.localeCompare(`${b.owner}/${b.name}`));
       const capped = list.slice(0, 1000);
@@ -2022,7 +2133,18 @@ export class Emulator {
         const gitUrl = type === 'dir' ? `${a}/git/trees/${sha}` : `${a}/git/blobs/${sha}`;
         const html = `${this.url}/${r.owner}/${r.name}/${type === 'dir' ? 'tree' : 'blob'}/${ref}/${p}`;
         // No raw host here: download_url stays null (GitHub's points at raw.githubusercontent.com).
-        return { name: p.split('/').pop(), path: p, sha, size, url: self, html_url: html, git_url: gitUrl, download_url: null, type, _links: { self, git: gitUrl, html } };
+        return {
+          name: p.split('/').pop(),
+          path: p,
+          sha,
+          size,
+          url: self,
+          html_url: html,
+          git_url: gitUrl,
+          download_url: null,
+          type,
+          _links: { self, git: gitUrl, html },
+        };
       };
       const folder = await g.readFolderAt(r.gitDir, commit, file);
       // "Directories and submodules do not support custom media types": a folder is listed whatever the Accept.
@@ -2048,7 +2170,14 @@ export class Emulator {
         _links: { self: `${a}/branches/${encodeURIComponent(branch)}`, html: `${this.url}/${r.owner}/${r.name}/tree/${branch}` },
         protected: !!rule,
         protection: rule
-          ? { enabled: true, required_status_checks: { enforcement_level: 'non_admins', contexts: rule.requiredChecks, checks: rule.requiredChecks.map((n) => ({ context: n, app_id: null })) } }
+          ? {
+              enabled: true,
+              required_status_checks: {
+                enforcement_level: 'non_admins',
+                contexts: rule.requiredChecks,
+                checks: rule.requiredChecks.map((n) => ({ context: n, app_id: null })),
+              },
+            }
           : { enabled: false, required_status_checks: { enforcement_level: 'off', contexts: [], checks: [] } },
         protection_url: `${a}/branches/${encodeURIComponent(branch)}/protection`,
       });
@@ -2060,7 +2189,11 @@ export class Emulator {
       const page = this.paginate(c, list);
       const a = `${this.url}/repos/${r.owner}/${r.name}`;
       return ok(
-        page.items.map((b) => ({ name: b.name, commit: { sha: b.sha, url: `${a}/commits/${b.sha}` }, protected: (this.protections.get(`${key}#${b.name}`)?.via ?? 'protection') === 'protection' && this.protections.has(`${key}#${b.name}`) })),
+        page.items.map((b) => ({
+          name: b.name,
+          commit: { sha: b.sha, url: `${a}/commits/${b.sha}` },
+          protected: (this.protections.get(`${key}#${b.name}`)?.via ?? 'protection') === 'protection' && this.protections.has(`${key}#${b.name}`),
+        })),
         page.headers,
       );
     };
@@ -2142,13 +2275,15 @@ export class Emulator {
     H['git/list-matching-refs'] = async (c) => {
       const { r } = this.repoFor(c);
       const prefix = `refs/${c.params.ref ?? ''}`;
-      const refs = [...(await g.listRefs(r.gitDir, 'refs/')).entries()].filter(([ref]) => ref.startsWith(prefix)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const refs = [...(await g.listRefs(r.gitDir, 'refs/')).entries()]
+        .filter(([ref]) => ref.startsWith(prefix))
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       return ok(refs.map(([ref, sha]) => refShape(r, ref, sha)));
     };
     H['git/create-ref'] = async (c) => {
       const { r } = this.repoFor(c);
       const body = c.body as { ref: string; sha: string };
-      if (!/^refs\/.+\/.+/.test(body.ref)) throw this.semantic422(c, [], 'Reference name must start with \'refs/\' and have at least two slashes.');
+      if (!/^refs\/.+\/.+/.test(body.ref)) throw this.semantic422(c, [], "Reference name must start with 'refs/' and have at least two slashes.");
       if (!(await g.objectExists(r.gitDir, body.sha))) throw this.semantic422(c, [], 'Object does not exist');
       if (!(await g.updateRef(r.gitDir, body.ref, body.sha, null))) throw this.semantic422(c, [], 'Reference already exists');
       await this.afterRefChanges(r, [{ ref: body.ref, before: null, after: body.sha }], 'api', c.auth.login);
@@ -2255,7 +2390,8 @@ export class Emulator {
         try {
           return await this.resolveCommit(r, strip(s), c);
         } catch (e) {
-          if (e instanceof HttpError && e.status === 422) throw new HttpError(404, shapes.errorBody(`No common ancestor between ${m[1]} and ${m[3]}.`, c.op.docsUrl, 404));
+          if (e instanceof HttpError && e.status === 422)
+            throw new HttpError(404, shapes.errorBody(`No common ancestor between ${m[1]} and ${m[3]}.`, c.op.docsUrl, 404));
           throw e;
         }
       };
@@ -2325,7 +2461,16 @@ export class Emulator {
       const { r, key, perm } = this.repoFor(c, 'pull');
       if (!c.auth.spec) throw new HttpError(401, shapes.errorBody('Requires authentication', c.op.docsUrl, 401));
       if (r.archived) throw new HttpError(403, shapes.errorBody('Repository was archived so is read-only.', c.op.docsUrl, 403));
-      const b = c.body as { title?: string; head: string; base: string; body?: string; draft?: boolean; maintainer_can_modify?: boolean; issue?: number; head_repo?: string };
+      const b = c.body as {
+        title?: string;
+        head: string;
+        base: string;
+        body?: string;
+        draft?: boolean;
+        maintainer_can_modify?: boolean;
+        issue?: number;
+        head_repo?: string;
+      };
       let head = b.head;
       let headRepo = r;
       const colon = head.indexOf(':');
@@ -2345,7 +2490,8 @@ export class Emulator {
       }
       const headKey = repoKey(headRepo.owner, headRepo.name);
       if (b.title === undefined && b.issue === undefined) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'title', code: 'missing_field' }]);
-      if (b.issue !== undefined) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'issue', code: 'invalid', message: 'the emulator has no issues to convert' }]);
+      if (b.issue !== undefined)
+        throw this.semantic422(c, [{ resource: 'PullRequest', field: 'issue', code: 'invalid', message: 'the emulator has no issues to convert' }]);
       const headSha = head.startsWith('-') ? null : await g.readRefFs(headRepo.gitDir, `refs/heads/${head}`);
       const baseSha = b.base.startsWith('-') ? null : await g.readRefFs(r.gitDir, `refs/heads/${b.base}`);
       const errs: GitHubFieldError[] = [];
@@ -2459,18 +2605,32 @@ export class Emulator {
       if (r.archived) throw new HttpError(403, shapes.errorBody('Repository was archived so is read-only.', c.op.docsUrl, 403));
       const p = this.getPull(c, key, c.params.pull_number);
       if (PERM_RANK[perm] < PERM_RANK.push && (c.auth.spec.type !== 'pat' || c.auth.login?.toLowerCase() !== p.user.toLowerCase())) {
-        throw new HttpError(403, shapes.errorBody(c.auth.spec.type === 'pat' ? 'Resource not accessible by personal access token' : 'Resource not accessible by integration', c.op.docsUrl, 403));
+        throw new HttpError(
+          403,
+          shapes.errorBody(
+            c.auth.spec.type === 'pat' ? 'Resource not accessible by personal access token' : 'Resource not accessible by integration',
+            c.op.docsUrl,
+            403,
+          ),
+        );
       }
       const b = c.body as { title?: string; body?: string; state?: 'open' | 'closed'; base?: string; maintainer_can_modify?: boolean };
       if (b.base !== undefined && b.base !== p.baseRef) {
         const sha = b.base.startsWith('-') ? null : await g.readRefFs(r.gitDir, `refs/heads/${b.base}`);
-        if (!sha) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'base', code: 'invalid', message: `Proposed base branch '${b.base}' was not found` }]);
+        if (!sha)
+          throw this.semantic422(c, [{ resource: 'PullRequest', field: 'base', code: 'invalid', message: `Proposed base branch '${b.base}' was not found` }]);
         p.baseRef = b.base;
         p.baseSha = sha;
       }
       if (b.state === 'open' && p.state === 'closed') {
-        if (p.merged_at) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'state', code: 'invalid', message: 'state cannot be changed. The pull request cannot be reopened' }]);
-        if (!(await g.readRefFs(this.headRepoOf(p).gitDir, `refs/heads/${p.headRef}`))) throw this.semantic422(c, [{ resource: 'PullRequest', field: 'state', code: 'invalid', message: 'state cannot be changed. The head branch is gone' }]);
+        if (p.merged_at)
+          throw this.semantic422(c, [
+            { resource: 'PullRequest', field: 'state', code: 'invalid', message: 'state cannot be changed. The pull request cannot be reopened' },
+          ]);
+        if (!(await g.readRefFs(this.headRepoOf(p).gitDir, `refs/heads/${p.headRef}`)))
+          throw this.semantic422(c, [
+            { resource: 'PullRequest', field: 'state', code: 'invalid', message: 'state cannot be changed. The head branch is gone' },
+          ]);
         p.state = 'open';
         p.closed_at = null;
       } else if (b.state === 'closed' && p.state === 'open') {
@@ -2493,7 +2653,10 @@ export class Emulator {
       const mb = (await g.mergeBase(r.gitDir, p.baseSha, p.headSha)) ?? p.baseSha;
       const files = (await g.diffFiles(r.gitDir, mb, p.headSha)).slice(0, 3000);
       const page = this.paginate(c, files);
-      return ok(page.items.map((f) => shapes.diffEntryShape(f, r, U(), p.headSha)), page.headers);
+      return ok(
+        page.items.map((f) => shapes.diffEntryShape(f, r, U(), p.headSha)),
+        page.headers,
+      );
     };
 
     H['pulls/list-commits'] = async (c) => {
@@ -2503,7 +2666,10 @@ export class Emulator {
       const mb = (await g.mergeBase(r.gitDir, p.baseSha, p.headSha)) ?? p.baseSha;
       const commits = await g.logRange(r.gitDir, `${mb}..${p.headSha}`, 250);
       const page = this.paginate(c, commits);
-      return ok(page.items.map((ci) => shapes.commitShape(ci, r, U(), () => null)), page.headers);
+      return ok(
+        page.items.map((ci) => shapes.commitShape(ci, r, U(), () => null)),
+        page.headers,
+      );
     };
 
     H['pulls/check-if-merged'] = async (c) => {
@@ -2523,7 +2689,8 @@ export class Emulator {
       await this.refreshPull(p);
       if (!(await g.readRefFs(this.headRepoOf(p).gitDir, `refs/heads/${p.headRef}`))) throw notMergeable('Head branch was deleted');
       await this.pullHeadIntoBase(p);
-      if (b.sha !== undefined && b.sha !== p.headSha) throw new HttpError(409, shapes.errorBody('Head branch was modified. Review and try the merge again.', c.op.docsUrl, 409));
+      if (b.sha !== undefined && b.sha !== p.headSha)
+        throw new HttpError(409, shapes.errorBody('Head branch was modified. Review and try the merge again.', c.op.docsUrl, 409));
       if (p.draft) throw notMergeable('Pull Request is still a draft');
       const missing = this.missingRequiredChecks(p, this.permission(c.auth, r) === 'admin');
       if (missing.length) throw notMergeable(`Required status check "${missing[0]}" is expected.`);
@@ -2547,10 +2714,10 @@ export class Emulator {
         newSha = await g.commitTree(r.gitDir, mt.tree, [baseSha], msg, who);
       } else {
         const commits = await g.logRange(r.gitDir, `${baseSha}..${headSha}`);
-        if (commits.some((ci) => ci.parents.length > 1)) throw notMergeable('This branch can\'t be rebased');
+        if (commits.some((ci) => ci.parents.length > 1)) throw notMergeable("This branch can't be rebased");
         const mb = (await g.mergeBase(r.gitDir, baseSha, headSha)) ?? baseSha;
         newSha = await g.replayCommits(r.gitDir, baseSha, mb, headSha);
-        if (!newSha) throw notMergeable('This branch can\'t be rebased');
+        if (!newSha) throw notMergeable("This branch can't be rebased");
       }
       if (!(await g.updateRef(r.gitDir, `refs/heads/${p.baseRef}`, newSha, baseSha))) {
         throw notMergeable('Base branch was modified. Review and try the merge again.');
@@ -2585,7 +2752,10 @@ export class Emulator {
     H['pulls/list-requested-reviewers'] = async (c) => {
       const { r, key } = this.repoFor(c);
       const p = this.getPull(c, key, c.params.pull_number);
-      return ok({ users: p.requested_reviewers.map((l) => shapes.userShape(this.user(l), U())), teams: p.requested_teams.map((t) => shapes.teamShape(r.owner, t, U())) });
+      return ok({
+        users: p.requested_reviewers.map((l) => shapes.userShape(this.user(l), U())),
+        teams: p.requested_teams.map((t) => shapes.teamShape(r.owner, t, U())),
+      });
     };
 
     // ---- reviews
@@ -2612,7 +2782,10 @@ export class Emulator {
       // A pending review is visible to its author only.
       const list = p.reviews.filter((rv) => rv.state !== 'PENDING' || rv.user.toLowerCase() === (c.auth.login ?? '').toLowerCase());
       const page = this.paginate(c, list);
-      return ok(page.items.map((rv) => reviewShape(r, p, rv)), page.headers);
+      return ok(
+        page.items.map((rv) => reviewShape(r, p, rv)),
+        page.headers,
+      );
     };
     H['pulls/create-review'] = async (c) => {
       const { r, key } = this.repoFor(c, 'pull');
@@ -2625,11 +2798,21 @@ export class Emulator {
       if (own && b.event === 'APPROVE') throw refuse('Review Can not approve your own pull request');
       if (own && b.event === 'REQUEST_CHANGES') throw refuse('Review Can not request changes on your own pull request');
       if ((b.event === 'REQUEST_CHANGES' || b.event === 'COMMENT') && !b.body) throw refuse(`Review Body is required for ${b.event}`);
-      if (p.reviews.some((rv) => rv.state === 'PENDING' && rv.user.toLowerCase() === login.toLowerCase())) throw refuse('Review User can only have one pending review per pull request');
+      if (p.reviews.some((rv) => rv.state === 'PENDING' && rv.user.toLowerCase() === login.toLowerCase()))
+        throw refuse('Review User can only have one pending review per pull request');
       await this.refreshPull(p);
       const id = this.id();
-      const state: ReviewRecord['state'] = b.event === 'APPROVE' ? 'APPROVED' : b.event === 'REQUEST_CHANGES' ? 'CHANGES_REQUESTED' : b.event === 'COMMENT' ? 'COMMENTED' : 'PENDING';
-      const rv: ReviewRecord = { id, node_id: shapes.nodeId('PRR', id), user: login, body: b.body ?? '', state, commit_id: b.commit_id ?? p.headSha, submitted_at: state === 'PENDING' ? null : nowIso() };
+      const state: ReviewRecord['state'] =
+        b.event === 'APPROVE' ? 'APPROVED' : b.event === 'REQUEST_CHANGES' ? 'CHANGES_REQUESTED' : b.event === 'COMMENT' ? 'COMMENTED' : 'PENDING';
+      const rv: ReviewRecord = {
+        id,
+        node_id: shapes.nodeId('PRR', id),
+        user: login,
+        body: b.body ?? '',
+        state,
+        commit_id: b.commit_id ?? p.headSha,
+        submitted_at: state === 'PENDING' ? null : nowIso(),
+      };
       p.reviews.push(rv);
       // A submitted review answers the request: GitHub drops the reviewer from requested_reviewers.
       if (state !== 'PENDING') p.requested_reviewers = p.requested_reviewers.filter((x) => x.toLowerCase() !== login.toLowerCase());
@@ -2662,7 +2845,10 @@ export class Emulator {
       const { r, key } = this.repoFor(c);
       const p = this.getPull(c, key, c.params.issue_number);
       const page = this.paginate(c, p.labels);
-      return ok(page.items.map((l) => shapes.labelShape(r.labels.get(l.toLowerCase())!, r, U())), page.headers);
+      return ok(
+        page.items.map((l) => shapes.labelShape(r.labels.get(l.toLowerCase())!, r, U())),
+        page.headers,
+      );
     };
     H['issues/add-assignees'] = async (c) => {
       const { key } = this.repoFor(c);
@@ -2681,7 +2867,10 @@ export class Emulator {
       if (!full) throw this.semantic422(c, [], `No commit found for SHA: ${sha}`);
       const b = c.body as { state: StatusRecord['state']; target_url?: string | null; description?: string | null; context?: string };
       const same = this.statusesList.filter((s) => s.repoKey === key && s.sha === full);
-      if (same.length >= 1000) throw this.semantic422(c, [{ resource: 'Status', code: 'custom', field: 'sha', message: 'This SHA and context has reached the maximum number of statuses.' }]);
+      if (same.length >= 1000)
+        throw this.semantic422(c, [
+          { resource: 'Status', code: 'custom', field: 'sha', message: 'This SHA and context has reached the maximum number of statuses.' },
+        ]);
       const id = this.id();
       const t = nowIso();
       const rec: StatusRecord = {
@@ -2704,7 +2893,14 @@ export class Emulator {
       const { r, key } = this.repoFor(c);
       const sha = await this.resolveCommit(r, c.params.ref ?? '', c);
       const latest = this.latestStatuses(key, sha).sort((a, b) => a.context.localeCompare(b.context));
-      const state = latest.length === 0 ? 'pending' : latest.some((s) => s.state === 'failure' || s.state === 'error') ? 'failure' : latest.some((s) => s.state === 'pending') ? 'pending' : 'success';
+      const state =
+        latest.length === 0
+          ? 'pending'
+          : latest.some((s) => s.state === 'failure' || s.state === 'error')
+            ? 'failure'
+            : latest.some((s) => s.state === 'pending')
+              ? 'pending'
+              : 'success';
       const page = this.paginate(c, latest);
       return ok(
         {
@@ -2724,7 +2920,10 @@ export class Emulator {
       const sha = await this.resolveCommit(r, c.params.ref ?? '', c);
       const list = this.statusesList.filter((s) => s.repoKey === key && s.sha === sha).reverse();
       const page = this.paginate(c, list);
-      return ok(page.items.map((s) => shapes.statusShape(s, this.user(s.creator), r, U())), page.headers);
+      return ok(
+        page.items.map((s) => shapes.statusShape(s, this.user(s.creator), r, U())),
+        page.headers,
+      );
     };
 
     // ---- checks
@@ -2744,7 +2943,8 @@ export class Emulator {
       };
       const full = /^[0-9a-f]{40}$/i.test(b.head_sha) ? await g.revParse(r.gitDir, b.head_sha) : null;
       if (!full) throw this.semantic422(c, [{ resource: 'CheckRun', field: 'head_sha', code: 'invalid', message: `No commit found for SHA: ${b.head_sha}` }]);
-      if ((b.status === 'completed' || b.completed_at) && !b.conclusion) throw this.semantic422(c, [{ resource: 'CheckRun', field: 'conclusion', code: 'missing_field' }]);
+      if ((b.status === 'completed' || b.completed_at) && !b.conclusion)
+        throw this.semantic422(c, [{ resource: 'CheckRun', field: 'conclusion', code: 'missing_field' }]);
       const tooBig = checkOutputByteError(b.output);
       if (tooBig) throw this.semantic422(c, [tooBig]);
       const run = this.newCheckRun(key, full, b.name, 'github-actions');
@@ -2756,7 +2956,8 @@ export class Emulator {
       const run = this.checkRunsById.get(Number(c.params.check_run_id));
       if (!run || run.repoKey !== key) throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
       const b = c.body as Parameters<Emulator['applyCheckUpdate']>[1];
-      if ((b.status === 'completed' || b.completed_at) && !b.conclusion && run.conclusion === null) throw this.semantic422(c, [{ resource: 'CheckRun', field: 'conclusion', code: 'missing_field' }]);
+      if ((b.status === 'completed' || b.completed_at) && !b.conclusion && run.conclusion === null)
+        throw this.semantic422(c, [{ resource: 'CheckRun', field: 'conclusion', code: 'missing_field' }]);
       const tooBig = checkOutputByteError(b.output);
       if (tooBig) throw this.semantic422(c, [tooBig]);
       this.applyCheckUpdate(run, b);
@@ -2811,7 +3012,10 @@ export class Emulator {
       for (const run of this.runs.values()) if (run.repoKey === key && !byPath.has(run.path)) byPath.set(run.path, run.name);
       const list = [...byPath].sort(([a], [b]) => a.localeCompare(b));
       const page = this.paginate(c, list);
-      return ok({ total_count: list.length, workflows: page.items.map(([p, name]) => shapes.workflowShape(r, workflowId(key, p), p, name, U())) }, page.headers);
+      return ok(
+        { total_count: list.length, workflows: page.items.map(([p, name]) => shapes.workflowShape(r, workflowId(key, p), p, name, U())) },
+        page.headers,
+      );
     };
     H['actions/get-job-for-workflow-run'] = async (c) => {
       const { r, key } = this.repoFor(c);
@@ -2848,7 +3052,11 @@ export class Emulator {
     Object.assign(H, appHandlers(this.appsHost()));
     Object.assign(
       H,
-      this.tracker.handlers({ 'issues/get': H['issues/get']!, 'issues/add-labels': H['issues/add-labels']!, 'issues/list-labels-on-issue': H['issues/list-labels-on-issue']! }),
+      this.tracker.handlers({
+        'issues/get': H['issues/get']!,
+        'issues/add-labels': H['issues/add-labels']!,
+        'issues/list-labels-on-issue': H['issues/list-labels-on-issue']!,
+      }),
     );
     return H;
   }
@@ -2908,7 +3116,8 @@ export class Emulator {
       };
       // "Each time you update the check run, annotations are appended to the list of annotations that already exist"
       // (https://docs.github.com/rest/checks/runs#update-a-check-run).
-      if (b.output.annotations?.length) run.annotations = [...(run.annotations ?? []), ...(b.output.annotations as CheckRunAnnotation[]).map((a) => ({ ...a }))];
+      if (b.output.annotations?.length)
+        run.annotations = [...(run.annotations ?? []), ...(b.output.annotations as CheckRunAnnotation[]).map((a) => ({ ...a }))];
     }
   }
 
@@ -2974,7 +3183,6 @@ function workflowId(key: string, wfPath: string): number {
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
-
 
 function matchesFilter(r: RequestRecord, f: RequestFilter): boolean {
   if (f.kind && r.kind !== f.kind) return false;

@@ -301,18 +301,10 @@ export async function mergeTree(gitDir: string, ours: string, theirs: string): P
   throw new Error(`git merge-tree failed: ${r.stderr}`);
 }
 
-export async function commitTree(
-  gitDir: string,
-  tree: string,
-  parents: string[],
-  message: string,
-  who?: { name: string; email: string },
-): Promise<string> {
+export async function commitTree(gitDir: string, tree: string, parents: string[], message: string, who?: { name: string; email: string }): Promise<string> {
   const args = ['commit-tree', tree];
   for (const p of parents) args.push('-p', p);
-  const env: NodeJS.ProcessEnv = who
-    ? { GIT_AUTHOR_NAME: who.name, GIT_AUTHOR_EMAIL: who.email }
-    : {};
+  const env: NodeJS.ProcessEnv = who ? { GIT_AUTHOR_NAME: who.name, GIT_AUTHOR_EMAIL: who.email } : {};
   const r = await git(gitDir, args, { input: message.endsWith('\n') ? message : `${message}\n`, env });
   return r.stdout.trim();
 }
@@ -360,7 +352,6 @@ export async function objectExists(gitDir: string, sha: string): Promise<boolean
 // Repository creation and ref reads are on every test's hot path (a test of
 // 1,000 targets creates 1,000 repositories): they are done with the file
 // system, writing loose objects exactly as git does.
-
 
 async function writeObject(gitDir: string, type: 'blob' | 'tree' | 'commit', content: Buffer): Promise<string> {
   const data = Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content]);

@@ -204,10 +204,17 @@ export function buildSchema(b: GqlBackend): Schema {
             args: { first: 'Int', last: 'Int', after: 'String', before: 'String' },
             resolve: (p, args) => {
               if (args.first === undefined && args.last === undefined) {
-                throw new FieldError('You must provide a `first` or `last` value to properly paginate the `repositoryTopics` connection.', 'MISSING_PAGINATION_BOUNDARIES');
+                throw new FieldError(
+                  'You must provide a `first` or `last` value to properly paginate the `repositoryTopics` connection.',
+                  'MISSING_PAGINATION_BOUNDARIES',
+                );
               }
               const n = Number(args.first ?? args.last);
-              if (n < 0 || n > 100) throw new FieldError(`Requesting ${n} records on the \`repositoryTopics\` connection exceeds the \`first\` limit of 100 records.`, 'EXCESSIVE_PAGINATION');
+              if (n < 0 || n > 100)
+                throw new FieldError(
+                  `Requesting ${n} records on the \`repositoryTopics\` connection exceeds the \`first\` limit of 100 records.`,
+                  'EXCESSIVE_PAGINATION',
+                );
               const all = repo(p).r.topics;
               return { total: all.length, nodes: args.first !== undefined ? all.slice(0, n) : all.slice(-n) };
             },

@@ -422,7 +422,11 @@ function validate(schema: Schema, op: OperationNode): GraphQLErrorJson[] {
   for (const v of op.variables) {
     const n = namedType(v.type);
     if (!SCALARS.has(n) && !schema.types[n]) {
-      errors.push({ message: `${n} isn't a defined input type (on $${v.name})`, locations: [v.loc], extensions: { code: 'variableRequiresValidType', typeName: n, variableName: v.name } });
+      errors.push({
+        message: `${n} isn't a defined input type (on $${v.name})`,
+        locations: [v.loc],
+        extensions: { code: 'variableRequiresValidType', typeName: n, variableName: v.name },
+      });
     }
   }
   const used = new Set<string>();
@@ -430,7 +434,12 @@ function validate(schema: Schema, op: OperationNode): GraphQLErrorJson[] {
     if (val.kind === 'var') {
       used.add(val.name);
       if (!declared.has(val.name)) {
-        errors.push({ message: `Variable $${val.name} is used by ${op.name ?? 'anonymous ' + op.kind} but not declared`, locations: [val.loc], path, extensions: { code: 'variableNotDefined', variableName: val.name } });
+        errors.push({
+          message: `Variable $${val.name} is used by ${op.name ?? 'anonymous ' + op.kind} but not declared`,
+          locations: [val.loc],
+          path,
+          extensions: { code: 'variableNotDefined', variableName: val.name },
+        });
       }
     } else if (val.kind === 'list') val.values.forEach((v) => checkValue(v, path));
     else if (val.kind === 'object') val.fields.forEach((f) => checkValue(f.value, path));
@@ -448,7 +457,12 @@ function validate(schema: Schema, op: OperationNode): GraphQLErrorJson[] {
       }
       seenAliases.set(key, f);
       if (f.name === '__typename') {
-        if (f.selections) errors.push({ message: `Selections can't be made on scalars (field '__typename' returns String but has selections)`, locations: [f.loc], path: fpath });
+        if (f.selections)
+          errors.push({
+            message: `Selections can't be made on scalars (field '__typename' returns String but has selections)`,
+            locations: [f.loc],
+            path: fpath,
+          });
         continue;
       }
       const def = type.fields[f.name];
@@ -487,15 +501,31 @@ function validate(schema: Schema, op: OperationNode): GraphQLErrorJson[] {
       const rdef = schema.types[rt];
       const isObject = rdef?.kind === 'object';
       if (isObject && !f.selections) {
-        errors.push({ message: `Field must have selections (field '${f.name}' returns ${rt} but has no selections. Did you mean '${f.name} { ... }'?)`, locations: [f.loc], path: fpath, extensions: { code: 'selectionMismatch', nodeName: `field '${f.name}'`, typeName: rt } });
+        errors.push({
+          message: `Field must have selections (field '${f.name}' returns ${rt} but has no selections. Did you mean '${f.name} { ... }'?)`,
+          locations: [f.loc],
+          path: fpath,
+          extensions: { code: 'selectionMismatch', nodeName: `field '${f.name}'`, typeName: rt },
+        });
       } else if (!isObject && f.selections) {
-        errors.push({ message: `Selections can't be made on scalars (field '${f.name}' returns ${rt} but has selections [${f.selections.map((s) => s.name).join(', ')}])`, locations: [f.loc], path: fpath, extensions: { code: 'selectionMismatch', nodeName: `field '${f.name}'`, typeName: rt } });
+        errors.push({
+          message: `Selections can't be made on scalars (field '${f.name}' returns ${rt} but has selections [${f.selections.map((s) => s.name).join(', ')}])`,
+          locations: [f.loc],
+          path: fpath,
+          extensions: { code: 'selectionMismatch', nodeName: `field '${f.name}'`, typeName: rt },
+        });
       } else if (isObject && f.selections) walk(rt, f.selections, fpath);
     }
   };
   walk(op.kind === 'query' ? schema.query : schema.mutation, op.selections, [op.kind]);
   for (const v of op.variables) {
-    if (!used.has(v.name)) errors.push({ message: `Variable $${v.name} is declared by ${op.name ?? 'anonymous ' + op.kind} but not used`, locations: [v.loc], path: [op.kind], extensions: { code: 'variableNotUsed', variableName: v.name } });
+    if (!used.has(v.name))
+      errors.push({
+        message: `Variable $${v.name} is declared by ${op.name ?? 'anonymous ' + op.kind} but not used`,
+        locations: [v.loc],
+        path: [op.kind],
+        extensions: { code: 'variableNotUsed', variableName: v.name },
+      });
   }
   return errors;
 }
@@ -522,10 +552,12 @@ function coerce(schema: Schema, type: TypeRef, value: unknown, what: string): un
       if (typeof value !== 'string') throw new CoercionError(`${what}: Could not coerce value ${JSON.stringify(value)} to ${n}`);
       return value;
     case 'ID':
-      if (typeof value !== 'string' && !(typeof value === 'number' && Number.isInteger(value))) throw new CoercionError(`${what}: Could not coerce value ${JSON.stringify(value)} to ID`);
+      if (typeof value !== 'string' && !(typeof value === 'number' && Number.isInteger(value)))
+        throw new CoercionError(`${what}: Could not coerce value ${JSON.stringify(value)} to ID`);
       return String(value);
     case 'Int':
-      if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > 2 ** 31) throw new CoercionError(`${what}: Could not coerce value ${JSON.stringify(value)} to Int`);
+      if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > 2 ** 31)
+        throw new CoercionError(`${what}: Could not coerce value ${JSON.stringify(value)} to Int`);
       return value;
     case 'Float':
       if (typeof value !== 'number') throw new CoercionError(`${what}: Could not coerce value ${JSON.stringify(value)} to Float`);
@@ -536,7 +568,8 @@ function coerce(schema: Schema, type: TypeRef, value: unknown, what: string): un
   }
   const def = schema.types[n];
   if (def?.kind === 'enum') {
-    if (typeof value !== 'string' || !def.values.includes(value)) throw new CoercionError(`${what}: Expected ${JSON.stringify(value)} to be one of: ${def.values.join(', ')}`);
+    if (typeof value !== 'string' || !def.values.includes(value))
+      throw new CoercionError(`${what}: Expected ${JSON.stringify(value)} to be one of: ${def.values.join(', ')}`);
     return value;
   }
   if (def?.kind === 'input') {
@@ -594,7 +627,11 @@ export function prepare(schema: Schema, req: ExecOptions): ParsedRequest | { err
   if (req.operationName) op = ops.find((o) => o.name === req.operationName);
   else if (ops.length === 1) op = ops[0];
   if (!op) {
-    return { errors: [{ message: req.operationName ? `No operation named "${req.operationName}"` : 'An operation name is required when the document has several operations' }] };
+    return {
+      errors: [
+        { message: req.operationName ? `No operation named "${req.operationName}"` : 'An operation name is required when the document has several operations' },
+      ],
+    };
   }
   const errors = validate(schema, op);
   if (errors.length) return { errors };
@@ -607,7 +644,15 @@ export function prepare(schema: Schema, req: ExecOptions): ParsedRequest | { err
       vars[d.name] = coerce(schema, d.type, v, `Variable $${d.name} of type ${typeToString(d.type)}`);
     } catch (e) {
       if (!(e instanceof CoercionError)) throw e;
-      return { errors: [{ message: `Variable $${d.name} of type ${typeToString(d.type)} was provided invalid value`, locations: [d.loc], extensions: { value: v ?? null, problems: [{ path: [], explanation: e.message }] } }] };
+      return {
+        errors: [
+          {
+            message: `Variable $${d.name} of type ${typeToString(d.type)} was provided invalid value`,
+            locations: [d.loc],
+            extensions: { value: v ?? null, problems: [{ path: [], explanation: e.message }] },
+          },
+        ],
+      };
     }
   }
   return { op, vars };
@@ -653,7 +698,12 @@ export async function execute(schema: Schema, prepared: ParsedRequest, root: unk
         }
       } catch (e) {
         if (!(e instanceof CoercionError)) throw e;
-        errors.push({ message: e.message, path: fpath, locations: [f.loc], extensions: { code: 'argumentLiteralsIncompatible', typeName: 'Field', argumentName: f.name } });
+        errors.push({
+          message: e.message,
+          path: fpath,
+          locations: [f.loc],
+          extensions: { code: 'argumentLiteralsIncompatible', typeName: 'Field', argumentName: f.name },
+        });
         out[key] = null;
         continue;
       }

@@ -284,7 +284,13 @@ export class IssueTracker<C extends IssueCtx> {
     const a = `${this.h.apiUrl()}/repos/${r.owner}/${r.name}`;
     if (e.kind === 'cross-referenced') {
       const p = this.h.pull(i.repoKey, e.pull)!;
-      return { event: 'cross-referenced', actor: this.h.userShape(e.actor), created_at: e.created_at, updated_at: e.created_at, source: { type: 'issue', issue: await this.h.pullIssueShape(p, c) } };
+      return {
+        event: 'cross-referenced',
+        actor: this.h.userShape(e.actor),
+        created_at: e.created_at,
+        updated_at: e.created_at,
+        source: { type: 'issue', issue: await this.h.pullIssueShape(p, c) },
+      };
     }
     if (e.kind === 'commented') {
       const cm = i.comments.find((x) => x.id === e.comment)!;
@@ -301,7 +307,8 @@ export class IssueTracker<C extends IssueCtx> {
       created_at: e.created_at,
       performed_via_github_app: null,
     };
-    if (e.kind === 'labeled' || e.kind === 'unlabeled') return { ...common, label: { name: e.label, color: r.labels.get(e.label.toLowerCase())?.color ?? 'ededed' } };
+    if (e.kind === 'labeled' || e.kind === 'unlabeled')
+      return { ...common, label: { name: e.label, color: r.labels.get(e.label.toLowerCase())?.color ?? 'ededed' } };
     if (e.kind === 'closed') return { ...common, state_reason: e.state_reason };
     return common;
   }
@@ -322,23 +329,27 @@ export class IssueTracker<C extends IssueCtx> {
     const h = this.h;
     const ok = (body: unknown, headers?: Record<string, string>): IssueReply => ({ status: 200, body, ...(headers ? { headers } : {}) });
     const login = (c: C): string => c.auth.login ?? 'ghost';
-    const either = (op: string, plain: (c: C, r: RepoRecord, i: IssueRecord) => Promise<IssueReply> | IssueReply): Handler<C> => async (c) => {
-      const { r, key } = h.repoFor(c);
-      const i = this.issueOf(c, key);
-      if (i) return plain(c, r, i);
-      if (pull[op]) return pull[op]!(c);
-      throw this.notFound(c);
-    };
-    const plainOnly = (plain: (c: C, r: RepoRecord, i: IssueRecord) => Promise<IssueReply> | IssueReply) => async (c: C): Promise<IssueReply> => {
-      const { r, key } = h.repoFor(c);
-      const i = this.issueOf(c, key);
-      if (!i) {
-        // A PR's own comments and timeline are not emulated: an empty list rather than a 404 GitHub would not give.
-        if (c.method === 'GET' && h.pull(key, Number(c.params.issue_number))) return ok([]);
+    const either =
+      (op: string, plain: (c: C, r: RepoRecord, i: IssueRecord) => Promise<IssueReply> | IssueReply): Handler<C> =>
+      async (c) => {
+        const { r, key } = h.repoFor(c);
+        const i = this.issueOf(c, key);
+        if (i) return plain(c, r, i);
+        if (pull[op]) return pull[op]!(c);
         throw this.notFound(c);
-      }
-      return plain(c, r, i);
-    };
+      };
+    const plainOnly =
+      (plain: (c: C, r: RepoRecord, i: IssueRecord) => Promise<IssueReply> | IssueReply) =>
+      async (c: C): Promise<IssueReply> => {
+        const { r, key } = h.repoFor(c);
+        const i = this.issueOf(c, key);
+        if (!i) {
+          // A PR's own comments and timeline are not emulated: an empty list rather than a 404 GitHub would not give.
+          if (c.method === 'GET' && h.pull(key, Number(c.params.issue_number))) return ok([]);
+          throw this.notFound(c);
+        }
+        return plain(c, r, i);
+      };
     const labelNames = (raw: unknown): string[] => {
       const b = raw as { labels?: Array<string | { name: string }> } | Array<string | { name: string }> | undefined;
       const list = Array.isArray(b) ? b : (b?.labels ?? []);
@@ -354,7 +365,13 @@ export class IssueTracker<C extends IssueCtx> {
       },
       'issues/get': either('issues/get', (_c, r, i) => ok(this.shape(r, i))),
       'issues/update': plainOnly((c, r, i) => {
-        const b = c.body as { title?: string | number | null; body?: string | null; state?: 'open' | 'closed'; state_reason?: 'completed' | 'not_planned' | 'duplicate' | 'reopened' | null; labels?: Array<string | { name: string }> };
+        const b = c.body as {
+          title?: string | number | null;
+          body?: string | null;
+          state?: 'open' | 'closed';
+          state_reason?: 'completed' | 'not_planned' | 'duplicate' | 'reopened' | null;
+          labels?: Array<string | { name: string }>;
+        };
         if (b.title !== undefined && b.title !== null) i.title = String(b.title);
         if (b.body !== undefined) i.body = b.body;
         if (b.labels !== undefined) {
@@ -373,16 +390,46 @@ export class IssueTracker<C extends IssueCtx> {
       'issues/list-for-repo': async (c) => {
         const { r, key } = h.repoFor(c);
         const state = String(c.query.state ?? 'open');
-        const wanted = c.query.labels === undefined ? [] : String(c.query.labels).split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
-        type Row = { number: number; created: string; updated: string; comments: number; render: () => Promise<Record<string, unknown>>; state: string; labels: string[] };
+        const wanted =
+          c.query.labels === undefined
+            ? []
+            : String(c.query.labels)
+                .split(',')
+                .map((s) => s.trim().toLowerCase())
+                .filter(Boolean);
+        type Row = {
+          number: number;
+          created: string;
+          updated: string;
+          comments: number;
+          render: () => Promise<Record<string, unknown>>;
+          state: string;
+          labels: string[];
+        };
         const rows: Row[] = [];
         for (const i of this.issues.values()) {
           if (i.repoKey !== key) continue;
-          rows.push({ number: i.number, created: i.created_at, updated: i.updated_at, comments: i.comments.length, state: i.state, labels: i.labels, render: async () => this.shape(r, i) });
+          rows.push({
+            number: i.number,
+            created: i.created_at,
+            updated: i.updated_at,
+            comments: i.comments.length,
+            state: i.state,
+            labels: i.labels,
+            render: async () => this.shape(r, i),
+          });
         }
         // "GitHub's REST API considers every pull request an issue": the listing holds PRs too.
         for (const p of h.pulls(key)) {
-          rows.push({ number: p.number, created: p.created_at, updated: p.updated_at, comments: 0, state: p.state, labels: p.labels, render: () => h.pullIssueShape(p, c) });
+          rows.push({
+            number: p.number,
+            created: p.created_at,
+            updated: p.updated_at,
+            comments: 0,
+            state: p.state,
+            labels: p.labels,
+            render: () => h.pullIssueShape(p, c),
+          });
         }
         let list = rows.filter((x) => state === 'all' || x.state === state);
         if (wanted.length) list = list.filter((x) => wanted.every((w) => x.labels.some((l) => l.toLowerCase() === w)));
@@ -406,7 +453,10 @@ export class IssueTracker<C extends IssueCtx> {
       }),
       'issues/list-labels-on-issue': either('issues/list-labels-on-issue', (c, r, i) => {
         const page = h.paginate(c, i.labels);
-        return ok(page.items.map((l) => h.labelShape(r.labels.get(l.toLowerCase())!, r)), page.headers);
+        return ok(
+          page.items.map((l) => h.labelShape(r.labels.get(l.toLowerCase())!, r)),
+          page.headers,
+        );
       }),
       'issues/remove-label': async (c) => {
         const { r, key } = h.repoFor(c, 'push');
@@ -417,7 +467,12 @@ export class IssueTracker<C extends IssueCtx> {
         const name = c.params.name ?? '';
         // "Removes the specified label from the issue … Returns a 404 Not Found status if the label does not exist."
         const labels = i ? i.labels : p!.labels;
-        const removed = i ? this.removeLabel(i, name, login(c)) : labels.splice(labels.findIndex((x) => x.toLowerCase() === name.toLowerCase()), labels.some((x) => x.toLowerCase() === name.toLowerCase()) ? 1 : 0).length > 0;
+        const removed = i
+          ? this.removeLabel(i, name, login(c))
+          : labels.splice(
+              labels.findIndex((x) => x.toLowerCase() === name.toLowerCase()),
+              labels.some((x) => x.toLowerCase() === name.toLowerCase()) ? 1 : 0,
+            ).length > 0;
         if (!removed) throw h.httpError(404, { message: 'Label does not exist', documentation_url: c.op.docsUrl, status: '404' });
         return ok(labels.map((l) => h.labelShape(r.labels.get(l.toLowerCase())!, r)));
       },
@@ -427,7 +482,14 @@ export class IssueTracker<C extends IssueCtx> {
         if (r.labels.has(b.name.toLowerCase())) throw h.semantic422(c, [{ resource: 'Label', code: 'already_exists', field: 'name' }]);
         if (b.color !== undefined && !/^[0-9a-f]{6}$/i.test(b.color)) throw h.semantic422(c, [{ resource: 'Label', code: 'invalid', field: 'color' }]);
         const id = h.id();
-        const l: LabelRecord = { id, node_id: h.nodeId('LA_', id), name: b.name, color: (b.color ?? 'ededed').toLowerCase(), description: b.description ?? null, default: false };
+        const l: LabelRecord = {
+          id,
+          node_id: h.nodeId('LA_', id),
+          name: b.name,
+          color: (b.color ?? 'ededed').toLowerCase(),
+          description: b.description ?? null,
+          default: false,
+        };
         r.labels.set(b.name.toLowerCase(), l);
         return created(h.labelShape(l, r));
       },
@@ -439,8 +501,14 @@ export class IssueTracker<C extends IssueCtx> {
       },
       'issues/list-labels-for-repo': async (c) => {
         const { r } = h.repoFor(c);
-        const page = h.paginate(c, [...r.labels.values()].sort((a, b) => a.id - b.id));
-        return ok(page.items.map((l) => h.labelShape(l, r)), page.headers);
+        const page = h.paginate(
+          c,
+          [...r.labels.values()].sort((a, b) => a.id - b.id),
+        );
+        return ok(
+          page.items.map((l) => h.labelShape(l, r)),
+          page.headers,
+        );
       },
       'issues/create-comment': async (c) => {
         const { r, key } = h.repoFor(c);
@@ -451,8 +519,14 @@ export class IssueTracker<C extends IssueCtx> {
       },
       'issues/list-comments': plainOnly((c, r, i) => {
         const since = c.query.since === undefined ? null : String(c.query.since);
-        const page = h.paginate(c, i.comments.filter((cm) => since === null || cm.updated_at >= since));
-        return ok(page.items.map((cm) => this.commentShape(r, i, cm)), page.headers);
+        const page = h.paginate(
+          c,
+          i.comments.filter((cm) => since === null || cm.updated_at >= since),
+        );
+        return ok(
+          page.items.map((cm) => this.commentShape(r, i, cm)),
+          page.headers,
+        );
       }),
       'issues/list-events-for-timeline': plainOnly(async (c, r, i) => {
         const page = h.paginate(c, i.events);

@@ -91,7 +91,10 @@ export function checkOutputByteError(output: { summary?: unknown; text?: unknown
  * and "Invalid request.\n\nNo more than 50 items are allowed; 53 were supplied."
  * (qiniu/reviewbot#258, dorny/test-reporter#194). Null for other errors.
  */
-export function invalidRequestMessage(errors: Array<{ keyword: string; instancePath: string; params: Record<string, unknown> }> | null | undefined, body: unknown): string | null {
+export function invalidRequestMessage(
+  errors: Array<{ keyword: string; instancePath: string; params: Record<string, unknown> }> | null | undefined,
+  body: unknown,
+): string | null {
   for (const e of errors ?? []) {
     const data = at(body, e.instancePath);
     if (e.keyword === 'maxLength' && typeof data === 'string') {

@@ -87,13 +87,7 @@ export function loadSpec(): Spec {
     const params = segments.flatMap((s) => ('param' in s ? [s.param] : []));
     const hasMulti = params.some((p) => MULTI_SEGMENT_PARAMS.has(p));
     const multi = hasMulti
-      ? new RegExp(
-          '^/' +
-            segments
-              .map((s) => ('param' in s ? (MULTI_SEGMENT_PARAMS.has(s.param) ? '(.+?)' : '([^/]+)') : escapeRe(s.literal)))
-              .join('/') +
-            '$',
-        )
+      ? new RegExp('^/' + segments.map((s) => ('param' in s ? (MULTI_SEGMENT_PARAMS.has(s.param) ? '(.+?)' : '([^/]+)') : escapeRe(s.literal))).join('/') + '$')
       : null;
     const route: RouteTemplate = {
       template,
@@ -460,7 +454,9 @@ function retarget(node: Json): Json {
 }
 
 export function declaredStatuses(op: OpenApiOperation): number[] {
-  return Object.keys((op.raw.responses as JsonObject | undefined) ?? {}).map(Number).filter(Number.isFinite);
+  return Object.keys((op.raw.responses as JsonObject | undefined) ?? {})
+    .map(Number)
+    .filter(Number.isFinite);
 }
 
 export interface GitHubFieldError {
@@ -490,7 +486,10 @@ export function resourceOf(op: OpenApiOperation): string {
 }
 
 function fieldOf(instancePath: string, extra?: string): string {
-  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extra !== undefined) parts.push(extra);
   return parts.join('.').replace(/\.(\d+)(?=\.|$)/g, '[$1]');
 }

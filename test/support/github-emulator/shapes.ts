@@ -336,7 +336,13 @@ export function pullShape(v: PullView, urls: Urls): Record<string, unknown> {
     requested_reviewers: v.reviewers.map((u) => userShape(u, urls)),
     requested_teams: p.requested_teams.map((t) => teamShape(r.owner, t, urls)),
     head: v.headRepo
-      ? { label: `${v.headRepo.repo.owner}:${p.headRef}`, ref: p.headRef, sha: v.headSha, user: userShape(v.headRepo.owner, urls), repo: repoShape(v.headRepo, urls) }
+      ? {
+          label: `${v.headRepo.repo.owner}:${p.headRef}`,
+          ref: p.headRef,
+          sha: v.headSha,
+          user: userShape(v.headRepo.owner, urls),
+          repo: repoShape(v.headRepo, urls),
+        }
       : { label: `${r.owner}:${p.headRef}`, ref: p.headRef, sha: v.headSha, user: owner, repo: repoObj },
     base: { label: `${r.owner}:${p.baseRef}`, ref: p.baseRef, sha: v.baseSha, user: owner, repo: repoObj },
     _links: {

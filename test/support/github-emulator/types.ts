@@ -101,16 +101,7 @@ export interface RequestFilter {
   denied?: true | string;
 }
 
-export type ViolationKind =
-  | 'unknown-route'
-  | 'method-not-allowed'
-  | 'path-param'
-  | 'query'
-  | 'body'
-  | 'json'
-  | 'graphql'
-  | 'semantic'
-  | 'unimplemented';
+export type ViolationKind = 'unknown-route' | 'method-not-allowed' | 'path-param' | 'query' | 'body' | 'json' | 'graphql' | 'semantic' | 'unimplemented';
 
 export interface Violation {
   kind: ViolationKind;

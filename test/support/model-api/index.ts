@@ -51,7 +51,15 @@ export interface ResponsesRequest {
   model: string;
   stream?: boolean;
   instructions?: string;
-  input: ({ type?: string; role?: string; content?: string | { type: string; text?: string }[]; call_id?: string; output?: unknown; name?: string; arguments?: string } & Record<string, unknown>)[];
+  input: ({
+    type?: string;
+    role?: string;
+    content?: string | { type: string; text?: string }[];
+    call_id?: string;
+    output?: unknown;
+    name?: string;
+    arguments?: string;
+  } & Record<string, unknown>)[];
   tools?: { name?: string; type?: string }[];
 }
 
@@ -65,7 +73,11 @@ export interface MessagesRequest {
   tools?: { name: string }[];
 }
 
-type ContentBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown } | { type: 'tool_result'; tool_use_id: string; content: unknown; is_error?: boolean } | { type: string; [k: string]: unknown };
+type ContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'tool_result'; tool_use_id: string; content: unknown; is_error?: boolean }
+  | { type: string; [k: string]: unknown };
 
 export interface LoggedRequest {
   method: string;
@@ -107,14 +119,20 @@ const DONE: Turn = { blocks: [{ text: 'Done.' }] };
 export function textOf(content: string | ContentBlock[] | undefined): string {
   if (content === undefined) return '';
   if (typeof content === 'string') return content;
-  return content.map((b) => (b.type === 'text' ? (b as { text: string }).text : b.type === 'tool_result' ? textOf((b as { content: string | ContentBlock[] }).content) : '')).join('\n');
+  return content
+    .map((b) =>
+      b.type === 'text' ? (b as { text: string }).text : b.type === 'tool_result' ? textOf((b as { content: string | ContentBlock[] }).content) : '',
+    )
+    .join('\n');
 }
 
 /** What the tools returned to the last assistant message (the tool_result blocks of the last user message). */
 export function toolResults(req: MessagesRequest): { id: string; text: string; error: boolean }[] {
   const last = req.messages.at(-1);
   if (!last || typeof last.content === 'string') return [];
-  return last.content.filter((b): b is Extract<ContentBlock, { type: 'tool_result' }> => b.type === 'tool_result').map((b) => ({ id: b.tool_use_id, text: textOf(b.content as ContentBlock[]), error: b.is_error === true }));
+  return last.content
+    .filter((b): b is Extract<ContentBlock, { type: 'tool_result' }> => b.type === 'tool_result')
+    .map((b) => ({ id: b.tool_use_id, text: textOf(b.content as ContentBlock[]), error: b.is_error === true }));
 }
 
 /** The text of the user's (and the developer's) messages of a Responses API request: Fleet's prompt is among them. */
@@ -127,7 +145,9 @@ export function responsesText(req: ResponsesRequest): string {
 
 /** What the tools returned to the last answer of a Responses API request (its function_call_output items). */
 export function responsesToolResults(req: ResponsesRequest): { id: string; text: string }[] {
-  return req.input.filter((i) => i.type === 'function_call_output').map((i) => ({ id: String(i.call_id), text: typeof i.output === 'string' ? i.output : JSON.stringify(i.output) }));
+  return req.input
+    .filter((i) => i.type === 'function_call_output')
+    .map((i) => ({ id: String(i.call_id), text: typeof i.output === 'string' ? i.output : JSON.stringify(i.output) }));
 }
 
 /** The folder the CLI works in, as its system prompt names it ("Primary working directory: …"). */
@@ -217,18 +237,30 @@ export async function startModelApi(opts: ModelApiOptions = {}): Promise<ModelAp
       }
       if ('status' in failing) {
         const [type, message] = ERROR_TYPES[failing.status]!;
-        return send(res, failing.status, errorBody(failing.type ?? type, failing.message ?? message), failing.retryAfter !== undefined ? { 'retry-after': String(failing.retryAfter) } : {});
+        return send(
+          res,
+          failing.status,
+          errorBody(failing.type ?? type, failing.message ?? message),
+          failing.retryAfter !== undefined ? { 'retry-after': String(failing.retryAfter) } : {},
+        );
       }
       // A cut: the stream starts, then the connection drops.
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: message(req, [], null, { input_tokens: 1, output_tokens: 1 }) })}\n\n`);
+      res.write(
+        `event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: message(req, [], null, { input_tokens: 1, output_tokens: 1 }) })}\n\n`,
+      );
       res.socket?.destroy();
       return 200;
     }
-    const blocks = (turn.blocks ?? []).map((b) => ('text' in b ? { type: 'text', text: b.text } : { type: 'tool_use', id: `toolu_emulated_${++ids}`, name: b.tool, input: b.input }));
+    const blocks = (turn.blocks ?? []).map((b) =>
+      'text' in b ? { type: 'text', text: b.text } : { type: 'tool_use', id: `toolu_emulated_${++ids}`, name: b.tool, input: b.input },
+    );
     const stop = turn.stop ?? (blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
     const chars = JSON.stringify(req.messages).length + JSON.stringify(req.system ?? '').length;
-    const usage = { input_tokens: turn.usage?.input_tokens ?? Math.ceil(chars / 4), output_tokens: turn.usage?.output_tokens ?? Math.max(1, Math.ceil(JSON.stringify(blocks).length / 4)) };
+    const usage = {
+      input_tokens: turn.usage?.input_tokens ?? Math.ceil(chars / 4),
+      output_tokens: turn.usage?.output_tokens ?? Math.max(1, Math.ceil(JSON.stringify(blocks).length / 4)),
+    };
     if (!req.stream) return send(res, 200, JSON.stringify(message(req, blocks, stop, usage)));
     // Server-sent events, as https://docs.claude.com/en/docs/build-with-claude/streaming lays them out.
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -242,7 +274,8 @@ export async function startModelApi(opts: ModelApiOptions = {}): Promise<ModelAp
         event('content_block_start', { index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
         const json = JSON.stringify(b.input);
         // The input arrives as partial JSON, in pieces.
-        for (let i = 0; i < json.length; i += 64) event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(i, i + 64) } });
+        for (let i = 0; i < json.length; i += 64)
+          event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: json.slice(i, i + 64) } });
       }
       event('content_block_stop', { index });
     });
@@ -264,7 +297,13 @@ export async function startModelApi(opts: ModelApiOptions = {}): Promise<ModelAp
         hanging.add(res);
         return 0;
       }
-      if ('status' in failing) return send(res, failing.status, openaiError(failing.status, failing.message), failing.retryAfter !== undefined ? { 'retry-after': String(failing.retryAfter) } : {});
+      if ('status' in failing)
+        return send(
+          res,
+          failing.status,
+          openaiError(failing.status, failing.message),
+          failing.retryAfter !== undefined ? { 'retry-after': String(failing.retryAfter) } : {},
+        );
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(`event: response.created\ndata: ${JSON.stringify({ type: 'response.created', response: { id: 'resp_cut' } })}\n\n`);
       res.socket?.destroy();
@@ -273,8 +312,19 @@ export async function startModelApi(opts: ModelApiOptions = {}): Promise<ModelAp
     const id = `resp_emulated_${++ids}`;
     const items = (turn.blocks ?? []).map((b) =>
       'text' in b
-        ? { type: 'message', role: 'assistant', id: `msg_${ids}_${Math.random().toString(36).slice(2, 8)}`, content: [{ type: 'output_text', text: b.text, annotations: [] }] }
-        : { type: 'function_call', id: `fc_${ids}_${Math.random().toString(36).slice(2, 8)}`, call_id: `call_emulated_${++ids}`, name: b.tool, arguments: JSON.stringify(b.input) },
+        ? {
+            type: 'message',
+            role: 'assistant',
+            id: `msg_${ids}_${Math.random().toString(36).slice(2, 8)}`,
+            content: [{ type: 'output_text', text: b.text, annotations: [] }],
+          }
+        : {
+            type: 'function_call',
+            id: `fc_${ids}_${Math.random().toString(36).slice(2, 8)}`,
+            call_id: `call_emulated_${++ids}`,
+            name: b.tool,
+            arguments: JSON.stringify(b.input),
+          },
     );
     const chars = JSON.stringify(req.input).length + (req.instructions ?? '').length;
     const input_tokens = turn.usage?.input_tokens ?? Math.ceil(chars / 4);
@@ -284,10 +334,23 @@ export async function startModelApi(opts: ModelApiOptions = {}): Promise<ModelAp
     event('response.created', { response: { id, status: 'in_progress' } });
     items.forEach((item, output_index) => {
       event('response.output_item.added', { output_index, item: item.type === 'message' ? { ...item, content: [] } : { ...item, arguments: '' } });
-      if (item.type === 'message') event('response.output_text.delta', { item_id: item.id, output_index, content_index: 0, delta: (item.content as { text: string }[])[0]!.text });
+      if (item.type === 'message')
+        event('response.output_text.delta', { item_id: item.id, output_index, content_index: 0, delta: (item.content as { text: string }[])[0]!.text });
       event('response.output_item.done', { output_index, item });
     });
-    event('response.completed', { response: { id, status: 'completed', usage: { input_tokens, input_tokens_details: { cached_tokens: 0 }, output_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input_tokens + output_tokens } } });
+    event('response.completed', {
+      response: {
+        id,
+        status: 'completed',
+        usage: {
+          input_tokens,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: input_tokens + output_tokens,
+        },
+      },
+    });
     res.end();
     return 200;
   };
@@ -296,7 +359,8 @@ export async function startModelApi(opts: ModelApiOptions = {}): Promise<ModelAp
     const path = (req.url ?? '/').split('?')[0]!;
     if (req.method === 'POST' && path === '/v1/responses') {
       const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
-      if (!bearer || !keys.includes(bearer)) return send(res, 401, openaiError(401, `Incorrect API key provided: ${bearer ? `${bearer.slice(0, 3)}***` : '(none)'}.`));
+      if (!bearer || !keys.includes(bearer))
+        return send(res, 401, openaiError(401, `Incorrect API key provided: ${bearer ? `${bearer.slice(0, 3)}***` : '(none)'}.`));
       let body: ResponsesRequest;
       try {
         body = JSON.parse(raw) as ResponsesRequest;
@@ -309,10 +373,12 @@ export async function startModelApi(opts: ModelApiOptions = {}): Promise<ModelAp
     }
     // Claude Code checks that the API is reachable before it starts.
     if (path === '/api/hello') return send(res, 200, '{}');
-    if (req.method !== 'POST' || (path !== '/v1/messages' && path !== '/v1/messages/count_tokens')) return send(res, 404, errorBody('not_found_error', `Not found: ${req.method} ${path}`));
+    if (req.method !== 'POST' || (path !== '/v1/messages' && path !== '/v1/messages/count_tokens'))
+      return send(res, 404, errorBody('not_found_error', `Not found: ${req.method} ${path}`));
     const key = req.headers['x-api-key'];
     const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
-    if (!(typeof key === 'string' && keys.includes(key)) && !(bearer && tokens.includes(bearer))) return send(res, 401, errorBody('authentication_error', 'invalid x-api-key'));
+    if (!(typeof key === 'string' && keys.includes(key)) && !(bearer && tokens.includes(bearer)))
+      return send(res, 401, errorBody('authentication_error', 'invalid x-api-key'));
     if (!req.headers['anthropic-version']) return send(res, 400, errorBody('invalid_request_error', 'anthropic-version: header is required'));
     let body: MessagesRequest;
     try {
@@ -368,8 +434,22 @@ export async function startModelApi(opts: ModelApiOptions = {}): Promise<ModelAp
   };
 }
 
-function message(req: MessagesRequest, content: unknown[], stop: string | null, usage: { input_tokens: number; output_tokens: number }): Record<string, unknown> {
-  return { id: `msg_emulated_${Math.random().toString(36).slice(2, 12)}`, type: 'message', role: 'assistant', model: req.model, content, stop_reason: stop, stop_sequence: null, usage };
+function message(
+  req: MessagesRequest,
+  content: unknown[],
+  stop: string | null,
+  usage: { input_tokens: number; output_tokens: number },
+): Record<string, unknown> {
+  return {
+    id: `msg_emulated_${Math.random().toString(36).slice(2, 12)}`,
+    type: 'message',
+    role: 'assistant',
+    model: req.model,
+    content,
+    stop_reason: stop,
+    stop_sequence: null,
+    usage,
+  };
 }
 
 /**
@@ -424,9 +504,20 @@ export function reviewPanel(api: ModelApi, asked: (req: unknown) => string, opts
       (req) => {
         const p = asked(req);
         const bug = p.includes('+export const value = BUG;');
-        if (opts.proseOnce && bug && !p.includes('Your answer could not be read')) return { blocks: [{ text: 'It looks mostly fine, but I would need more context.' }] };
+        if (opts.proseOnce && bug && !p.includes('Your answer could not be read'))
+          return { blocks: [{ text: 'It looks mostly fine, but I would need more context.' }] };
         const finding = bug
-          ? [{ severity: 'high', file: 'src/app.js', line: 1, finding: 'A BUG marker is left in the code.', suggested_fix: 'Set it to OK.', lens: 'correctness', refuted: false }]
+          ? [
+              {
+                severity: 'high',
+                file: 'src/app.js',
+                line: 1,
+                finding: 'A BUG marker is left in the code.',
+                suggested_fix: 'Set it to OK.',
+                lens: 'correctness',
+                refuted: false,
+              },
+            ]
           : [{ severity: 'low', file: null, line: null, finding: 'Nothing wrong found.', suggested_fix: '', lens: 'correctness', refuted: true }];
         return { blocks: [{ text: JSON.stringify(finding) }] };
       },
@@ -435,6 +526,12 @@ export function reviewPanel(api: ModelApi, asked: (req: unknown) => string, opts
   api.converse({
     name: 'dispositions',
     match: 'Give each one a disposition',
-    turns: [(req) => ({ blocks: [{ text: JSON.stringify([...asked(req).matchAll(/^- (f\d+) \[/gm)].map((m) => ({ id: m[1], disposition: 'ACCEPT', reason: 'It is right.' }))) }] })],
+    turns: [
+      (req) => ({
+        blocks: [
+          { text: JSON.stringify([...asked(req).matchAll(/^- (f\d+) \[/gm)].map((m) => ({ id: m[1], disposition: 'ACCEPT', reason: 'It is right.' }))) },
+        ],
+      }),
+    ],
   });
 }

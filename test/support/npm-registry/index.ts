@@ -81,7 +81,10 @@ export async function startNpmRegistry(opts: { tarballs: string[]; manifests?: P
     const doc = req.method === 'GET' ? docs.get(path.slice(1)) : undefined;
     if (!doc) return send(404, JSON.stringify({ error: 'Not found' }));
     const versions = Object.keys(doc.versions);
-    return send(200, JSON.stringify({ _id: doc.name, name: doc.name, 'dist-tags': { latest: versions.at(-1) }, versions: doc.versions, modified: new Date(0).toISOString() }));
+    return send(
+      200,
+      JSON.stringify({ _id: doc.name, name: doc.name, 'dist-tags': { latest: versions.at(-1) }, versions: doc.versions, modified: new Date(0).toISOString() }),
+    );
   }
 
   return {
@@ -98,6 +101,10 @@ export async function startNpmRegistry(opts: { tarballs: string[]; manifests?: P
  * a package runs its `prepare`, which Claude Code's refuses outside its release pipeline.
  */
 export function packFromNpmCache(specs: string[], dir: string): string[] {
-  const out = execFileSync('npm', ['pack', ...specs, '--prefer-offline', '--ignore-scripts', '--json', '--pack-destination', dir], { encoding: 'utf8', maxBuffer: 16 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = execFileSync('npm', ['pack', ...specs, '--prefer-offline', '--ignore-scripts', '--json', '--pack-destination', dir], {
+    encoding: 'utf8',
+    maxBuffer: 16 << 20,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return (JSON.parse(out) as { filename: string }[]).map((p) => `${dir}/${p.filename}`);
 }

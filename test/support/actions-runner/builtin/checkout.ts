@@ -17,7 +17,11 @@ const run = promisify(execFile);
 
 async function git(step: BuiltinStep, cwd: string, args: string[]): Promise<string> {
   step.log(`[command]/usr/bin/git ${args.map((a) => a.replace(/AUTHORIZATION: basic \S+/, 'AUTHORIZATION: basic ***')).join(' ')}`);
-  const { stdout } = await run('git', args, { cwd, env: { PATH: step.env.PATH ?? '', HOME: step.env.HOME ?? '', GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run('git', args, {
+    cwd,
+    env: { PATH: step.env.PATH ?? '', HOME: step.env.HOME ?? '', GIT_TERMINAL_PROMPT: '0' },
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return stdout.trim();
 }
 
@@ -32,7 +36,8 @@ export const checkout: Builtin = {
     const repository = inputs.repository || env.GITHUB_REPOSITORY || '';
     const workspace = resolve(step.workspace);
     const dest = resolve(workspace, inputs.path || '.');
-    if (dest !== workspace && !dest.startsWith(workspace + sep)) return { ok: false, outputs: {}, error: `Repository path '${dest}' is not under '${workspace}'` };
+    if (dest !== workspace && !dest.startsWith(workspace + sep))
+      return { ok: false, outputs: {}, error: `Repository path '${dest}' is not under '${workspace}'` };
     const server = new URL(env.GITHUB_SERVER_URL ?? '');
     const url = `${server.origin}${server.pathname.replace(/\/$/, '')}/${repository}.git`;
     const basic = Buffer.from(`x-access-token:${inputs.token ?? ''}`).toString('base64');
@@ -45,16 +50,29 @@ export const checkout: Builtin = {
       await mkdir(dest, { recursive: true });
       await git(step, dest, ['init', '-q']);
       await git(step, dest, ['remote', 'add', 'origin', url]);
-      await git(step, dest, ['-c', `${key}=${header}`, 'fetch', '--no-tags', '--prune', ...(depth > 0 ? [`--depth=${depth}`] : []), 'origin', target(inputs.ref ?? '', own, env.GITHUB_SHA ?? '')]);
+      await git(step, dest, [
+        '-c',
+        `${key}=${header}`,
+        'fetch',
+        '--no-tags',
+        '--prune',
+        ...(depth > 0 ? [`--depth=${depth}`] : []),
+        'origin',
+        target(inputs.ref ?? '', own, env.GITHUB_SHA ?? ''),
+      ]);
       const commit = await git(step, dest, ['rev-parse', 'FETCH_HEAD']);
       await git(step, dest, ['checkout', '-q', '--force', commit]);
       if ((inputs['persist-credentials'] ?? 'true') === 'true') await git(step, dest, ['config', '--local', key, header]);
       step.state.repositoryPath = dest;
       step.state.configKey = key;
-      return { ok: true, outputs: { ref: inputs.ref || (own ? env.GITHUB_REF ?? '' : 'HEAD'), commit } };
+      return { ok: true, outputs: { ref: inputs.ref || (own ? (env.GITHUB_REF ?? '') : 'HEAD'), commit } };
     } catch (err) {
       const e = err as Error & { stderr?: string };
-      return { ok: false, outputs: {}, error: `${e.message}${e.stderr ? `\n${e.stderr}` : ''}`.replace(/AUTHORIZATION: basic \S+/g, 'AUTHORIZATION: basic ***') };
+      return {
+        ok: false,
+        outputs: {},
+        error: `${e.message}${e.stderr ? `\n${e.stderr}` : ''}`.replace(/AUTHORIZATION: basic \S+/g, 'AUTHORIZATION: basic ***'),
+      };
     }
   },
   async post(step) {

@@ -20,7 +20,12 @@ function jwt(appId, privateKey) {
 async function api(base, path, token, init = {}) {
   const res = await fetch(`${base}${path}`, {
     ...init,
-    headers: { accept: 'application/vnd.github+json', authorization: `Bearer ${token}`, 'content-type': 'application/json', 'user-agent': 'actions/create-github-app-token' },
+    headers: {
+      accept: 'application/vnd.github+json',
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      'user-agent': 'actions/create-github-app-token',
+    },
   });
   const text = await res.text();
   if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path} failed with ${res.status}: ${text}`);
@@ -34,7 +39,11 @@ try {
   const base = (core.getInput('github-api-url') || process.env.GITHUB_API_URL).replace(/\/$/, '');
   const [repoOwner, repoName] = (process.env.GITHUB_REPOSITORY ?? '/').split('/');
   const owner = core.getInput('owner') || repoOwner;
-  let repositories = core.getInput('repositories').split(/[\n,]+/).map((s) => s.trim()).filter(Boolean);
+  let repositories = core
+    .getInput('repositories')
+    .split(/[\n,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!core.getInput('owner') && repositories.length === 0) repositories = [repoName];
   const permissions = {};
   for (const scope of ['contents', 'pull-requests', 'checks', 'actions', 'metadata', 'statuses', 'issues']) {

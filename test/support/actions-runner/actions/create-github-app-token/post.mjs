@@ -8,7 +8,10 @@ if (!token) core.info('Token revocation was skipped');
 else if (expiresAt && Date.parse(expiresAt) < now) core.info('Token expired, skipping token revocation');
 else {
   const base = (process.env.GITHUB_API_URL ?? '').replace(/\/$/, '');
-  const res = await fetch(`${base}/installation/token`, { method: 'DELETE', headers: { authorization: `Bearer ${token}`, accept: 'application/vnd.github+json' } });
+  const res = await fetch(`${base}/installation/token`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${token}`, accept: 'application/vnd.github+json' },
+  });
   if (res.status === 204) core.info('Token revoked');
   else core.warning(`Token revocation failed: ${res.status}`);
 }

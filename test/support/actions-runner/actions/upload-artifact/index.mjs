@@ -32,15 +32,24 @@ try {
     else if (how === 'warn') core.warning(msg);
     else core.info(msg);
   } else {
-    const root = searchRoots.length === 1 && statSync(searchRoots[0]).isDirectory() ? searchRoots[0] : commonRoot(searchRoots.map((p) => (statSync(p, { throwIfNoEntry: false })?.isDirectory() ? p : dirname(p))));
+    const root =
+      searchRoots.length === 1 && statSync(searchRoots[0]).isDirectory()
+        ? searchRoots[0]
+        : commonRoot(searchRoots.map((p) => (statSync(p, { throwIfNoEntry: false })?.isDirectory() ? p : dirname(p))));
     const client = new DefaultArtifactClient();
     if (core.getBooleanInput('overwrite')) await client.deleteArtifact(name).catch(() => undefined);
     const days = core.getInput('retention-days');
-    const r = await client.uploadArtifact(name, files, root, { ...(days ? { retentionDays: Number(days) } : {}), compressionLevel: Number(core.getInput('compression-level') || '6') });
+    const r = await client.uploadArtifact(name, files, root, {
+      ...(days ? { retentionDays: Number(days) } : {}),
+      compressionLevel: Number(core.getInput('compression-level') || '6'),
+    });
     core.info(`Uploaded ${files.length} file(s) from ${relative(process.env.GITHUB_WORKSPACE ?? '.', root) || '.'} as ${name}`);
     core.setOutput('artifact-id', String(r.id));
     core.setOutput('artifact-digest', r.digest ?? '');
-    core.setOutput('artifact-url', `${process.env.GITHUB_SERVER_URL}/${process.env.GITHUB_REPOSITORY}/actions/runs/${process.env.GITHUB_RUN_ID}/artifacts/${r.id}`);
+    core.setOutput(
+      'artifact-url',
+      `${process.env.GITHUB_SERVER_URL}/${process.env.GITHUB_REPOSITORY}/actions/runs/${process.env.GITHUB_RUN_ID}/artifacts/${r.id}`,
+    );
   }
 } catch (err) {
   core.setFailed(err.message);

@@ -6,6 +6,9 @@
  * Everything the agents do is checked from what they leave behind: a lens or a disposition run that changes the
  * working copy has its changes undone; a fix round whose change fails the fence or a check is undone too. The change
  * that leaves the review is always one that passed the fence and the checks.
+ *
+ * The review sees the lane only through a `ReviewHandle` (below), which the lane builds (review-phase.ts): this module
+ * imports nothing of the lane's state, so the two never import each other.
  */
 import { lstat, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';

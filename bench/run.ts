@@ -641,7 +641,7 @@ async function benchAgentsSuite(): Promise<void> {
   );
   // The ideal is the agent runs' own durations (as slowed by each other) packed 8 at a time: a slot of the
   // concurrency budget holds a lane's attempts only, its clone and push run outside (produceInBudget in
-  // src/steps/lane.ts), so whole lanes summed ÷ 8 is no bound (it came to 1.07 × the wall time). Not 32 × a lane run
+  // src/steps/lane/attempts.ts), so whole lanes summed ÷ 8 is no bound (it came to 1.07 × the wall time). Not 32 × a lane run
   // alone ÷ 8 either: with fewer cores than agents at once that figure measures the machine, not Fleet's scheduling
   // (it is kept in the note and the details).
   const ideal = f.directive_ms.reduce((x, y) => x + y, 0) / f.parallel;

@@ -23,8 +23,8 @@ const FOLDERS = {
   github: { mutate: ['src/github/**/*.ts'], tests: ['test/github'] },
   // Not a folder: the lane and run orchestration against the fast tests of test/steps alone (real git, the GitHub
   // emulator; about a second a test), without the CLI suites of test/integration that take minutes per mutant.
-  // `npm run mutate -- steps-unit src/steps/lane.ts` names the files; alone, it runs both.
-  'steps-unit': { src: 'steps', mutate: ['src/steps/lane.ts', 'src/steps/run.ts'], tests: ['test/steps'] },
+  // `npm run mutate -- steps-unit src/steps/lane/attempts.ts` names the files; alone, it runs the lane's phases and run.ts.
+  'steps-unit': { src: 'steps', mutate: ['src/steps/lane/**/*.ts', 'src/steps/run.ts'], tests: ['test/steps'] },
 };
 
 const args = process.argv.slice(2);
@@ -35,7 +35,7 @@ const extra = firstOption < 0 ? [] : args.slice(firstOption).filter((a, i) => i 
 
 /**
  * A folder name, or a file under src/<folder>/: the runs to make, each with its globs and a report name. A
- * selection named just before files (`steps-unit src/steps/lane.ts`) runs those files against its own tests.
+ * selection named just before files (`steps-unit src/steps/lane/attempts.ts`) runs those files against its own tests.
  */
 function runsFor(list) {
   const runs = [];

@@ -82,12 +82,31 @@ export interface CloseResult {
 }
 
 /**
+ * What a forge can do, named after what the steps decide by it: a step asks what the forge can do, never which forge
+ * it is.
+ */
+export interface ForgeCapabilities {
+  /**
+   * Who says whether a lane's commit is green. `lane-checks`: the forge runs no CI, so the lane's own checks stand for
+   * it (green when they ran and passed, `none` when it has none) and the forge is neither asked nor waited for;
+   * `forge`: the forge's CI on the pushed commit, read or waited for.
+   */
+  readonly ci: 'lane-checks' | 'forge';
+  /** The forge has pull requests: a lane handed to a person is a draft PR with a label, not only its pushed branch. */
+  readonly pullRequests: boolean;
+  /** Who the report names as having confirmed a lane's branch, files and fence (its evidence's `verified_by`). */
+  readonly verifiedBy: 'local-git' | 'github';
+}
+
+/**
  * A forge holds the targets: local repositories on disk, or GitHub. Reads are
  * always fresh: the report and the dependency checkpoints trust the forge, not
  * what a lane said about itself.
  */
 export interface Forge {
+  /** Which forge, as a manifest records it (`forge:`): a manifest is only read again with a fleet file on the same forge. */
   readonly kind: 'local' | 'github';
+  readonly capabilities: ForgeCapabilities;
   /** Validate every lane's target; each lane comes back exactly once, excluded ones with a reason code. */
   checkTargets(lanes: readonly LaneSpec[]): Promise<TargetCheck[]>;
   /** The URL a lane clones and pushes to; never carries a credential that would persist in .git/config. */

@@ -9,7 +9,7 @@
  */
 import type { LaneSpec } from '../core/model.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
-import type { CiVerdict, CloseResult, Forge, Logger, MergeResult, PrView, PublishInput, PublishResult, TargetCheck } from '../ports.js';
+import type { CiVerdict, CloseResult, Forge, ForgeCapabilities, Logger, MergeResult, PrView, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { reviewState, type ReviewLike } from '../core/prs.js';
 import { redact } from '../util/secrets.js';
 import { combineCi, combineRequired, describeFailures, describePending, missingRequired, type CheckRunLike, type StatusLike } from './ci.js';
@@ -129,6 +129,7 @@ const MARKER = /<!-- fleet:([^:\s]+):([^\s]+) -->/;
 
 export class GitHubForge implements Forge {
   readonly kind = 'github' as const;
+  readonly capabilities: ForgeCapabilities = { ci: 'forge', pullRequests: true, verifiedBy: 'github' };
   readonly serverUrl: string;
   private readonly octokit: FleetOctokit;
   private readonly logger: Logger;

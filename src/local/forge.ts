@@ -11,7 +11,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { LaneSpec } from '../core/model.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
-import type { CiVerdict, CloseResult, Forge, MergeResult, PrView, PublishInput, PublishResult, TargetCheck } from '../ports.js';
+import type { CiVerdict, CloseResult, Forge, ForgeCapabilities, MergeResult, PrView, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
 import {
   defaultBranchHead,
@@ -40,6 +40,8 @@ export interface LocalForgeOptions {
 
 export class LocalForge implements Forge {
   readonly kind = 'local' as const;
+  // No CI and no pull requests on repositories on disk: a lane's own checks are its CI, its pushed branch its outcome.
+  readonly capabilities: ForgeCapabilities = { ci: 'lane-checks', pullRequests: false, verifiedBy: 'local-git' };
   private readonly urls = new Map<string, string>();
   /** By repository: a working copy's default branch, when it is not the branch checked out there (lanes clone it, not HEAD). */
   private readonly bases = new Map<string, string>();

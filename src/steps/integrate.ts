@@ -19,7 +19,7 @@ import { codeSpan, escapeCell, pathSpan } from '../core/markdown.js';
 import type { LaneSpec } from '../core/model.js';
 import { reviewBodyLines } from '../core/report.js';
 import type { CloneResult } from '../ports.js';
-import { gist, type LaneContext } from './lane.js';
+import { gist, type LaneContext } from './lane/index.js';
 
 /** The branch a lane of `repo` starts from: the repository's integration branch once a wave was verified there. */
 export function integratedBase(records: readonly IntegrationRecord[], repo: string): string | undefined {

@@ -18,7 +18,7 @@ import { readUntrustedJson, writeJsonAtomic } from '../util/fs.js';
 import { integrable, Integration } from './integrate.js';
 import { attemptName, bareDigest, fetchLaneResults, latestByAttempt, legContext, parseAttemptName, type MatrixShardInput, type PlanBundle } from './matrix.js';
 import { verifyLane } from './report.js';
-import { writeLaneResult } from './lane.js';
+import { writeLaneResult } from './lane/index.js';
 
 export const INTEGRATION_ARTIFACT_PREFIX = 'fleet-integration-w';
 

@@ -14,7 +14,7 @@ import type { ArtifactStore, Clock, Executor, Forge, RunJob, RunJobs, StoredArti
 import { readUntrustedJson, writeJsonAtomic } from '../util/fs.js';
 import { RelayFile, type DiscoveryEntry } from '../core/relay.js';
 import { mapLimit } from '../util/pool.js';
-import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
+import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane/index.js';
 import { planStep, type PlanStepOptions } from './plan.js';
 import { readLaneResult, reportStep } from './report.js';
 import { settleStrategies } from './strategies.js';

@@ -11,7 +11,7 @@ import { LaneResult, TERMINAL, type LaneRecord, type Manifest } from '../core/mo
 import type { LaneSpec } from '../core/model.js';
 import type { Clock, Forge } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
-import { resultPath } from './lane.js';
+import { resultPath } from './lane/index.js';
 
 export type ResultRead = { ok: true; record: LaneRecord } | { ok: false; reason: 'missing' | 'invalid'; detail: string };
 
@@ -84,7 +84,7 @@ async function checkOnForge(forge: Forge, lane: LaneSpec, rec: LaneRecord, now: 
     evidence: {
       ...rec.evidence,
       verified_at: now,
-      verified_by: forge.kind === 'local' ? 'local-git' : 'github',
+      verified_by: forge.capabilities.verifiedBy,
       branch_head: head,
       head_matches: headMatches,
       files_match: filesMatch,

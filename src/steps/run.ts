@@ -22,7 +22,7 @@ import { JsonLines, writeJsonAtomic } from '../util/fs.js';
 import { LOCK_FILE, lockWorkspace } from '../util/lock.js';
 import { Semaphore } from '../util/pool.js';
 import { readLaneResult, reportStep, verifyLane } from './report.js';
-import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane.js';
+import { laneDir, runLane, writeLaneResult, type LaneContext } from './lane/index.js';
 import { planStep, type PlanStepOptions } from './plan.js';
 import { settleStrategies } from './strategies.js';
 import { Integration } from './integrate.js';

@@ -8,7 +8,7 @@ import { TERMINAL } from '../core/model.js';
 import { pickStrategy } from '../core/strategies.js';
 import type { LaneSpec } from '../core/model.js';
 import { codeSpan } from '../core/markdown.js';
-import { publishStrategy, writeLaneResult, type LaneContext } from './lane.js';
+import { publishStrategy, writeLaneResult, type LaneContext } from './lane/index.js';
 
 /**
  * The groups with a strategy among `laneIds` whose every strategy (all of the fleet's, not only these) has finished,

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LaneRecord } from '../../src/core/model.js';
-import { runLane } from '../../src/steps/lane.js';
+import { runLane } from '../../src/steps/lane/index.js';
 import { ci } from '../support/github-emulator/index.js';
 import { harness, type Harness } from '../github/helpers.js';
 import { removeDir, tempDir } from '../integration/helpers.js';

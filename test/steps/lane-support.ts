@@ -8,7 +8,7 @@ import { validateFleetFile } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
 import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock, type Forge } from '../../src/ports.js';
-import type { LaneContext } from '../../src/steps/lane.js';
+import type { LaneContext } from '../../src/steps/lane/index.js';
 import { planStep } from '../../src/steps/plan.js';
 
 export const FILE = 'fleet.yml';

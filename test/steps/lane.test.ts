@@ -8,7 +8,7 @@ import { validateFleetFile } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
 import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
-import { gist, laneDir, prBody, resultPath, type LaneContext } from '../../src/steps/lane.js';
+import { gist, laneDir, prBody, resultPath, type LaneContext } from '../../src/steps/lane/index.js';
 
 describe('gist', () => {
   it('takes the last line that names an error, not the last line', () => {

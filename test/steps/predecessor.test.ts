@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { newLaneRecord, type LaneRecord } from '../../src/core/model.js';
 import { FolderArtifactStore } from '../../src/local/artifacts.js';
 import type { RunJob } from '../../src/ports.js';
-import { writeLaneResult } from '../../src/steps/lane.js';
+import { writeLaneResult } from '../../src/steps/lane/index.js';
 import { laneArtifact, predecessorOf, waitForPredecessor, type PlanBundle } from '../../src/steps/matrix.js';
 
 const dirs: string[] = [];

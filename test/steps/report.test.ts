@@ -11,7 +11,7 @@ import { validateFleetFile } from '../../src/core/validate.js';
 import type { LaneSpec } from '../../src/core/model.js';
 import { LocalForge } from '../../src/local/forge.js';
 import type { Clock } from '../../src/ports.js';
-import { resultPath, writeLaneResult } from '../../src/steps/lane.js';
+import { resultPath, writeLaneResult } from '../../src/steps/lane/index.js';
 import { planStep } from '../../src/steps/plan.js';
 import { readLaneResult, reportStep, verifyLane } from '../../src/steps/report.js';
 import { commitToRemote, createRepo } from '../support/repos.js';

@@ -10,7 +10,7 @@ import { validateFleetFile, type ResolvedFleet } from '../../src/core/validate.j
 import { LocalForge } from '../../src/local/forge.js';
 import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
-import { runLane, type LaneContext } from '../../src/steps/lane.js';
+import { runLane, type LaneContext } from '../../src/steps/lane/index.js';
 import { planStep } from '../../src/steps/plan.js';
 import { createRepo, readRemoteFile, remoteBranches, tgit } from '../support/repos.js';
 import { removeDir, tempDir } from '../integration/helpers.js';

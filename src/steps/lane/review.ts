@@ -6,11 +6,15 @@
  * Everything the agents do is checked from what they leave behind: a lens or a disposition run that changes the
  * working copy has its changes undone; a fix round whose change fails the fence or a check is undone too. The change
  * that leaves the review is always one that passed the fence and the checks.
+ *
+ * The review sees the lane only through a `ReviewHandle` (below), which the lane builds (review-phase.ts): this module
+ * imports nothing of the lane's state, so the two never import each other.
  */
 import { lstat, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ResolvedReview } from '../core/model.js';
-import type { AgentUsage, LaneReview, LensRun, ReviewFindingRecord, ReviewRound } from '../core/model.js';
+import { agentAnswer, agentCommand, type AgentInvocation } from '../../core/agent.js';
+import type { AgentSpec } from '../../core/fleet-file.js';
+import type { AgentUsage, LaneReview, LaneSpec, LensRun, ResolvedReview, ReviewFindingRecord, ReviewRound } from '../../core/model.js';
 import {
   applyDispositions,
   carryIds,
@@ -25,17 +29,65 @@ import {
   reviewVerdict,
   type LensResult,
   type ReviewFinding,
-} from '../core/review.js';
-import { agentAnswer, agentCommand, answerCommand, ANSWER_ENV } from '../core/agent.js';
-import { addUsage } from '../core/spend.js';
-import type { ExecResult } from '../ports.js';
-import { readUntrustedText, writeFileAtomic } from '../util/fs.js';
-import { agentRunEnv, directiveCommand, laneEnv, LaneFailure, type LaneRun } from './lane.js';
+} from '../../core/review.js';
+import { addUsage, type LaneCaps } from '../../core/spend.js';
+import type { ExecResult, Workspace } from '../../ports.js';
+import { readUntrustedText, writeFileAtomic } from '../../util/fs.js';
+import { LaneFailure } from './failure.js';
+import { scrub } from './secrets.js';
+
+/**
+ * The lane as its review sees it: what it reads of the lane, and the few things it may ask of it. The lane builds it
+ * (review-phase.ts); the review never reaches into the lane's own state, and the lane's phases never into the review's.
+ */
+export interface ReviewHandle {
+  readonly lane: LaneSpec;
+  readonly agent: AgentSpec;
+  readonly workspace: Workspace;
+  /** The lane's working copy, the change staged on `base`. */
+  readonly repoDir: string;
+  /** The commit the change is made on. */
+  readonly base: string;
+  /** The lane's folder: the review keeps its prompts, answers and logs in `review/` there. */
+  readonly dir: string;
+  /** The directive attempt whose change is reviewed: it names the review's files. */
+  readonly attempt: number;
+  /** Credentials no text Fleet keeps may hold. */
+  readonly neverInChange: readonly string[] | undefined;
+  readonly signal: AbortSignal | undefined;
+  /** Moves the lane to `phase`, saying what it does (the events log, the live view). */
+  phase(phase: 'reviewing' | 'running', detail: string): void;
+  /** Adds a note to the lane's evidence. */
+  note(text: string): void;
+  /** A path as the lane records it. */
+  rel(path: string): string;
+  /** Is the working copy still a git repository on the lane branch? */
+  intact(): Promise<boolean>;
+  /** Why no further agent run of the lane may start (a cap or the fleet's ceiling reached), or null. */
+  budgetStop(): string | null;
+  /** What is left of the caps for an agent run, `share` of them going at once. */
+  caps(share: number): LaneCaps;
+  /** Counts what an agent run reported against the lane and the fleet, never more than it was `given`. */
+  chargeRun(u: AgentUsage | null, given: LaneCaps): void;
+  /**
+   * Runs the agent invocation `inv` in the working copy, its standard output to `answerFile`, with the lane's
+   * environment and the agent's, inside one slot of the concurrency budget, as isolated as the lane's directives.
+   */
+  answer(inv: AgentInvocation, opts: { log: string; answerFile: string }): Promise<ExecResult>;
+  /**
+   * A fix round: the worker, prompted with `findings` (written to `promptFile`), changes the working copy as the
+   * review left it, then the fence and the checks as for an attempt; what it came to and what it spent.
+   */
+  fix(opts: { findings: string; promptFile: string; log: string; what: string }): Promise<{
+    tried: { ok: true; changed: string[] } | { ok: false; failure: LaneFailure };
+    spent: AgentUsage | null;
+  }>;
+}
 
 /** The most of an agent's answer Fleet reads: findings and dispositions are short; more is not an answer. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
 
-export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<{ review: LaneReview; changed: string[] }> {
+export async function reviewChange(run: ReviewHandle, spec: ResolvedReview): Promise<{ review: LaneReview; changed: string[] }> {
   const known: ReviewFinding[] = [];
   const meta = new Map<string, { rounds: number[]; reason: string | null; forced: boolean }>();
   const rounds: ReviewRound[] = [];
@@ -48,8 +100,8 @@ export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<
     stopIfCancelled(run);
     stopped = run.budgetStop();
     if (stopped) break;
-    run.update({ phase: 'reviewing' }, `review round ${round}: ${spec.lenses.map((l) => l.name).join(', ')}`);
-    const { files, patch } = await run.ctx.workspace.committed(run.repoDir, run.base, snapshot);
+    run.phase('reviewing', `review round ${round}: ${spec.lenses.map((l) => l.name).join(', ')}`);
+    const { files, patch } = await run.workspace.committed(run.repoDir, run.base, snapshot);
     // The lenses run at once: each gets its share of what is left of the caps.
     const share = spec.lenses.length;
     const lensRuns = await Promise.all(
@@ -124,8 +176,7 @@ export async function reviewChange(run: LaneRun, spec: ResolvedReview): Promise<
   });
   // The change leaves the review staged on the base, as a lane with checks leaves its attempts: the commit is made
   // from it and checked once more against what the review saw.
-  run.made = null;
-  const changed = await run.ctx.workspace.changedFiles(run.repoDir);
+  const changed = await run.workspace.changedFiles(run.repoDir);
   return {
     review: {
       verdict: !stopped && rounds.at(-1)?.verdict === 'clear' ? 'clear' : 'needs-person',
@@ -162,7 +213,7 @@ function remember(
 
 /** One lens: its prompt, its answer read and validated, asked once more when unreadable, then a failed lens. */
 async function runLens(
-  run: LaneRun,
+  run: ReviewHandle,
   round: number,
   lens: string,
   prompt: string,
@@ -170,10 +221,10 @@ async function runLens(
   share: number,
 ): Promise<{ result: LensResult; record: LensRun }> {
   const t = Date.now();
-  const name = `a${run.n}-r${round}-${lens}`;
+  const name = `a${run.attempt}-r${round}-${lens}`;
   let ran = await runForAnswer(run, name, prompt, share);
   usage.add(ran.usage);
-  let result = readLens(lens, ran, run.ctx.neverInChange);
+  let result = readLens(lens, ran, run.neverInChange);
   let askedAgain = false;
   const stop = result.ok ? null : run.budgetStop();
   if (stop && !result.ok) result = { ok: false, lens, problem: `${result.problem}; not asked again: ${stop}` };
@@ -181,7 +232,7 @@ async function runLens(
     askedAgain = true;
     ran = await runForAnswer(run, `${name}-again`, `${prompt}\n\n${lensReaskPrompt(result.problem)}`, share);
     usage.add(ran.usage);
-    result = readLens(lens, ran, run.ctx.neverInChange);
+    result = readLens(lens, ran, run.neverInChange);
   }
   return {
     result,
@@ -218,7 +269,12 @@ function readLens(lens: string, ran: Answered, secrets: readonly string[] | unde
 }
 
 /** The worker's disposition step: every finding of the round, one disposition each (an unreadable answer: none, so all ACCEPT). */
-async function askDispositions(run: LaneRun, round: number, raised: readonly ReviewFinding[], usage: UsageSum): Promise<ReturnType<typeof parseDispositions>> {
+async function askDispositions(
+  run: ReviewHandle,
+  round: number,
+  raised: readonly ReviewFinding[],
+  usage: UsageSum,
+): Promise<ReturnType<typeof parseDispositions>> {
   const prompt = [
     `You made a change in ${run.lane.repo} (lane ${run.lane.id}) for this directive:`,
     '',
@@ -227,39 +283,34 @@ async function askDispositions(run: LaneRun, round: number, raised: readonly Rev
     dispositionPrompt(raised),
     'Do not change any file in this step.',
   ].join('\n');
-  const ran = await runForAnswer(run, `a${run.n}-r${round}-dispositions`, prompt);
+  const ran = await runForAnswer(run, `a${run.attempt}-r${round}-dispositions`, prompt);
   usage.add(ran.usage);
   if (ran.r.timedOut || ran.r.exitCode !== 0) {
     return { assigned: {}, reasons: {}, problem: `the disposition step ${ran.r.timedOut ? 'timed out' : `exited with ${ran.r.exitCode ?? ran.r.signal}`}` };
   }
   const read = parseDispositions(ran.text, raised);
-  return { ...read, reasons: Object.fromEntries(Object.entries(read.reasons).map(([id, why]) => [id, scrub(why, run.ctx.neverInChange)])) };
+  return { ...read, reasons: Object.fromEntries(Object.entries(read.reasons).map(([id, why]) => [id, scrub(why, run.neverInChange)])) };
 }
 
 /** The worker fixes the ACCEPT findings still open, in the working copy as the review left it; fence and checks as for an attempt. */
-async function fixRound(run: LaneRun, round: number, open: readonly ReviewFinding[], usage: UsageSum): Promise<{ ok: boolean; detail: string; log: string }> {
-  const { ctx, lane } = run;
-  const log = join(run.dir, 'review', `a${run.n}-r${round}-fix.log`);
-  run.update({ phase: 'running' }, `review round ${round}: the worker fixes ${open.length} finding${open.length > 1 ? 's' : ''}`);
-  run.given = run.caps();
-  const { command, env: agentEnv } = await directiveCommand(ctx, lane, run.routing, {
-    file: join(run.dir, 'review', `a${run.n}-r${round}-fix.md`),
+async function fixRound(
+  run: ReviewHandle,
+  round: number,
+  open: readonly ReviewFinding[],
+  usage: UsageSum,
+): Promise<{ ok: boolean; detail: string; log: string }> {
+  const log = join(run.dir, 'review', `a${run.attempt}-r${round}-fix.log`);
+  run.phase('running', `review round ${round}: the worker fixes ${open.length} finding${open.length > 1 ? 's' : ''}`);
+  const { tried, spent } = await run.fix({
     findings: fixPrompt(open),
-    relay: run.relayText,
-    caps: run.given,
+    promptFile: join(run.dir, 'review', `a${run.attempt}-r${round}-fix.md`),
+    log,
+    what: `review fix ${round}`,
   });
-  const env = { ...laneEnv(ctx, lane, run.n, undefined, run.cloned.base_branch), ...agentEnv };
-  const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
-  const before = run.spent;
-  try {
-    const tried = await run.tryChange(command, env, log, () => undefined, `review fix ${round}`);
-    usage.add(subtractUsage(run.spent, before));
-    return tried.ok
-      ? { ok: true, detail: `changed ${tried.changed.length} file${tried.changed.length === 1 ? '' : 's'}; fence and checks passed`, log: run.rel(log) }
-      : { ok: false, detail: `${tried.failure.message}; the change before this fix round was kept`, log: run.rel(log) };
-  } finally {
-    release();
-  }
+  usage.add(spent);
+  return tried.ok
+    ? { ok: true, detail: `changed ${tried.changed.length} file${tried.changed.length === 1 ? '' : 's'}; fence and checks passed`, log: run.rel(log) }
+    : { ok: false, detail: `${tried.failure.message}; the change before this fix round was kept`, log: run.rel(log) };
 }
 
 interface Answered {
@@ -274,9 +325,8 @@ interface Answered {
  * what it answered on standard output. Text holding a credential the directive was handed is scrubbed before
  * Fleet keeps any of it (findings reach the manifest, the report and the PR body).
  */
-async function runForAnswer(run: LaneRun, name: string, prompt: string, share = 1): Promise<Answered> {
-  const { ctx, lane } = run;
-  const agent = ctx.file.agent!;
+async function runForAnswer(run: ReviewHandle, name: string, prompt: string, share = 1): Promise<Answered> {
+  const { lane, agent } = run;
   const folder = await reviewFolder(run);
   const promptFile = join(folder, `${name}.md`);
   const answerFile = join(folder, `${name}.out`);
@@ -285,40 +335,25 @@ async function runForAnswer(run: LaneRun, name: string, prompt: string, share = 
   await rm(answerFile, { force: true });
   const given = run.caps(share);
   const inv = agentCommand(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch }, given);
-  const env = { ...laneEnv(ctx, lane, run.n, undefined, run.cloned.base_branch), ...inv.env, ...(await agentRunEnv(ctx, run.dir)), [ANSWER_ENV]: answerFile };
-  const release = ctx.slots ? await ctx.slots.acquire() : () => undefined;
-  let r: ExecResult;
-  try {
-    const confine = { workspace: ctx.root, lane: run.dir };
-    r = await ctx.exec.run(answerCommand(inv.command), {
-      cwd: run.repoDir,
-      env,
-      timeoutMs: ctx.file.timeout_minutes * 60_000,
-      logFile: log,
-      isolation: ctx.file.isolation,
-      confine,
-    });
-  } finally {
-    release();
-  }
+  const r = await run.answer(inv, { log, answerFile });
   stopIfCancelled(run);
   const answer = agentAnswer(agent.preset, await readUntrustedText(answerFile, MAX_ANSWER_BYTES));
   run.chargeRun(answer.usage, given);
-  return { r, text: scrub(answer.text, ctx.neverInChange), usage: answer.usage, log: run.rel(log) };
+  return { r, text: scrub(answer.text, run.neverInChange), usage: answer.usage, log: run.rel(log) };
 }
 
 /**
  * The lane's review folder, made afresh by Fleet: whatever the directive left at that path (a link to another lane's
  * folder, say) is removed first, so Fleet's prompts, answers and logs land in a folder of its own.
  */
-async function freshReviewFolder(run: LaneRun): Promise<void> {
+async function freshReviewFolder(run: ReviewHandle): Promise<void> {
   const folder = join(run.dir, 'review');
   await rm(folder, { recursive: true, force: true });
   await mkdir(folder);
 }
 
 /** The review folder, checked before each agent run: an agent that swapped it for a link stops the lane. */
-async function reviewFolder(run: LaneRun): Promise<string> {
+async function reviewFolder(run: ReviewHandle): Promise<string> {
   const folder = join(run.dir, 'review');
   const st = await lstat(folder).catch(() => null);
   if (!st?.isDirectory())
@@ -326,15 +361,9 @@ async function reviewFolder(run: LaneRun): Promise<string> {
   return folder;
 }
 
-export function scrub(text: string, secrets: readonly string[] | undefined): string {
-  let out = text;
-  for (const s of secrets ?? []) if (s.length >= 8) out = out.split(s).join('***');
-  return out;
-}
-
 /** Commits the working copy as it stands (on top of whatever HEAD is) and puts the branch back on the base, the change staged. */
-async function takeSnapshot(run: LaneRun): Promise<string> {
-  const ws = run.ctx.workspace;
+async function takeSnapshot(run: ReviewHandle): Promise<string> {
+  const ws = run.workspace;
   if (!(await run.intact()))
     throw new LaneFailure('workspace-corrupted', "an agent run of the review removed or broke the working copy's .git; nothing was pushed");
   const commit = await ws.commitEverything(run.repoDir, 'fleet: review snapshot');
@@ -343,33 +372,23 @@ async function takeSnapshot(run: LaneRun): Promise<string> {
 }
 
 /** Puts the working copy back to `snapshot`, the change staged on the base. */
-async function restore(run: LaneRun, snapshot: string): Promise<void> {
-  await run.ctx.workspace.reset(run.repoDir, snapshot);
-  await run.ctx.workspace.settle(run.repoDir, run.lane.branch, run.base);
+async function restore(run: ReviewHandle, snapshot: string): Promise<void> {
+  await run.workspace.reset(run.repoDir, snapshot);
+  await run.workspace.settle(run.repoDir, run.lane.branch, run.base);
 }
 
 /** After an agent run that was told to change nothing: anything it changed is undone (and noted), the snapshot kept. */
-async function keepSnapshot(run: LaneRun, snapshot: string, who: string): Promise<string> {
-  const ws = run.ctx.workspace;
+async function keepSnapshot(run: ReviewHandle, snapshot: string, who: string): Promise<string> {
+  const ws = run.workspace;
   const now = await takeSnapshot(run);
   if ((await ws.tree(run.repoDir, now)) === (await ws.tree(run.repoDir, snapshot))) return snapshot;
   await restore(run, snapshot);
-  run.rec.evidence = {
-    ...run.rec.evidence,
-    notes: [...run.rec.evidence.notes, `${who} changed the working copy, which it was told not to do; its changes were undone`],
-  };
+  run.note(`${who} changed the working copy, which it was told not to do; its changes were undone`);
   return snapshot;
 }
 
-function stopIfCancelled(run: LaneRun): void {
-  if (run.ctx.signal?.aborted) throw new LaneFailure('cancelled', 'the run was interrupted while this lane was being reviewed; nothing was pushed');
-}
-
-/** What a lane spent between two readings of its total (a fix round's share). */
-function subtractUsage(after: AgentUsage, before: AgentUsage): AgentUsage | null {
-  const out = { ...after };
-  for (const k of Object.keys(out) as (keyof AgentUsage)[]) out[k] = after[k] === null ? null : Math.max(0, (after[k] ?? 0) - (before[k] ?? 0));
-  return Object.values(out).some((v) => v) ? out : null;
+function stopIfCancelled(run: ReviewHandle): void {
+  if (run.signal?.aborted) throw new LaneFailure('cancelled', 'the run was interrupted while this lane was being reviewed; nothing was pushed');
 }
 
 /** What the review's agent runs spent, where the agent CLI said. */

@@ -94,7 +94,7 @@ import type { LaneRecord, Manifest } from '../src/core/model.js';
 import { LocalForge } from '../src/local/forge.js';
 import { localExecutor, localWorkspace } from '../src/workspace/workspace.js';
 import { systemClock, type Logger } from '../src/ports.js';
-import { runFleet, type FleetEvent } from '../src/steps/run.js';
+import { runFleet, type FleetEvent } from '../src/steps/drivers/process.js';
 import { directiveEnv } from '../src/util/directive-env.js';
 import type { Pacing } from '../src/github/octokit.js';
 import { planStep } from '../src/steps/plan.js';

@@ -21,10 +21,15 @@ const FOLDERS = {
   actions: { mutate: ['src/actions/main.ts', 'src/actions/settings.ts', 'src/actions/deps.ts'], tests: ['test/entrypoints'] },
   steps: { mutate: ['src/steps/**/*.ts'], tests: ['test/steps', 'test/entrypoints', 'test/integration'] },
   github: { mutate: ['src/github/**/*.ts'], tests: ['test/github'] },
-  // Not a folder: the lane and run orchestration against the fast tests of test/steps alone (real git, the GitHub
-  // emulator; about a second a test), without the CLI suites of test/integration that take minutes per mutant.
-  // `npm run mutate -- steps-unit src/steps/lane/attempts.ts` names the files; alone, it runs the lane's phases and run.ts.
-  'steps-unit': { src: 'steps', mutate: ['src/steps/lane/**/*.ts', 'src/steps/run.ts'], tests: ['test/steps'] },
+  // Not a folder: the lane and the one-process driver (what src/steps/run.ts held: the driver, the lane-admission
+  // rule, the run's end) against the fast tests of test/steps alone (real git, the GitHub emulator; about a second a
+  // test), without the CLI suites of test/integration that take minutes per mutant.
+  // `npm run mutate -- steps-unit src/steps/lane/attempts.ts` names the files; alone, it runs them all.
+  'steps-unit': {
+    src: 'steps',
+    mutate: ['src/steps/lane/**/*.ts', 'src/steps/drivers/process*.ts', 'src/steps/admission.ts', 'src/steps/outcome.ts', 'src/core/admission.ts'],
+    tests: ['test/steps'],
+  },
 };
 
 const args = process.argv.slice(2);

@@ -26,7 +26,7 @@ import { sealedSweep } from '../../src/actions/sweep.js';
 import { sealKey } from '../../src/actions/settings.js';
 import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock, type Logger } from '../../src/ports.js';
-import { runFleet } from '../../src/steps/run.js';
+import { runFleet } from '../../src/steps/drivers/process.js';
 import { directiveEnv } from '../../src/util/directive-env.js';
 import type { Manifest } from '../../src/core/model.js';
 import type { ActionsServices } from '../../test/support/actions-services/index.js';

@@ -5,10 +5,10 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { exitCodeFor, handOffIssues, nothingRan } from '../steps/run.js';
+import { exitCodeFor, handOffIssues, nothingRan } from '../steps/outcome.js';
 import { formatProblems } from '../core/validate.js';
 import type { Manifest } from '../core/model.js';
-import type { MatrixPlanOutputs } from '../steps/matrix.js';
+import type { MatrixPlanOutputs } from '../steps/drivers/matrix.js';
 import {
   ANNOTATIONS_PER_REQUEST,
   checkRunConclusion,
@@ -19,23 +19,12 @@ import {
   renderReport,
   renderShard,
 } from '../core/report.js';
-import { matrixIntegrate } from '../steps/matrix-integrate.js';
+import { matrixIntegrate } from '../steps/drivers/matrix-integrate.js';
 import type { ArtifactStore, Clock, Executor, Forge, QueueSettle, RunJob, RunJobs, Workspace } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
-import {
-  attemptName,
-  continuesAfter,
-  legPaceOf,
-  waitForPredecessor,
-  loadPlanBundle,
-  matrixContinue,
-  matrixPlan,
-  matrixReport,
-  matrixShard,
-  publishChain,
-  REPORT_ARTIFACT,
-  type PlanBundle,
-} from '../steps/matrix.js';
+import { attemptName, continuesAfter, loadPlanBundle, REPORT_ARTIFACT, type PlanBundle } from '../steps/drivers/matrix-artifacts.js';
+import { legPaceOf, waitForPredecessor } from '../steps/drivers/matrix-pace.js';
+import { matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain } from '../steps/drivers/matrix.js';
 import { finalizeManifest } from '../core/manifest.js';
 import { readFile } from 'node:fs/promises';
 import { appIsolationProblem } from '../core/isolation.js';

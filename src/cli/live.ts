@@ -8,7 +8,7 @@
  */
 import type { LaneRecord, Manifest } from '../core/model.js';
 import { showInvisibles } from '../core/text.js';
-import type { FleetEvent } from '../steps/run.js';
+import type { FleetEvent } from '../steps/drivers/process.js';
 import { laneCount } from '../core/report.js';
 import { renderFrame, visibleWidth } from './live-frame.js';
 

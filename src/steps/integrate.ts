@@ -87,11 +87,6 @@ export class Integration {
     return template.replaceAll('{name}', this.ctx.file.name);
   }
 
-  /** The branch a lane of `wave` starts from: its repository's integration once a wave before it was verified. */
-  baseFor(lane: LaneSpec): string | undefined {
-    return integratedBase(this.records(), lane.repo);
-  }
-
   /** Every repository's record: those this process integrated, and those earlier jobs did that it has not touched. */
   records(): IntegrationRecord[] {
     const opened = [...this.repos.values()].map((s) => s.record);

@@ -17,7 +17,8 @@ import { createOctokit } from '../../src/github/octokit.js';
 import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { loadFleetFile } from '../../src/steps/load.js';
-import { LANE_ARTIFACT_PREFIX, matrixPlan, matrixShard } from '../../src/steps/matrix.js';
+import { LANE_ARTIFACT_PREFIX } from '../../src/steps/drivers/matrix-artifacts.js';
+import { matrixPlan, matrixShard } from '../../src/steps/drivers/matrix.js';
 import { writeFleetFile } from '../integration/helpers.js';
 import { asJob, startWorld, type World } from './helpers.js';
 

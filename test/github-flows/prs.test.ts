@@ -16,7 +16,7 @@ import { createOctokit } from '../../src/github/octokit.js';
 import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock, type Forge } from '../../src/ports.js';
 import { laneSpecFor, prsCommand, type PrsCommandResult, type PrsEventLine } from '../../src/steps/prs.js';
-import { runFleet } from '../../src/steps/run.js';
+import { runFleet } from '../../src/steps/drivers/process.js';
 import { ci } from '../support/github-emulator/index.js';
 import { lane, readManifest } from '../integration/helpers.js';
 import { startFlow, type Flow } from './helpers.js';

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { main } from '../../src/cli/main.js';
 import { LaneResult, Manifest, type LaneRecord } from '../../src/core/model.js';
-import type { FleetEvent } from '../../src/steps/run.js';
+import type { FleetEvent } from '../../src/steps/drivers/process.js';
 
 export interface CliRun {
   code: number;

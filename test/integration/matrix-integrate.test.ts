@@ -13,9 +13,10 @@ import { LocalForge } from '../../src/local/forge.js';
 import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { loadFleetFile } from '../../src/steps/load.js';
-import { matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, loadPlanBundle } from '../../src/steps/matrix.js';
-import { matrixIntegrate } from '../../src/steps/matrix-integrate.js';
-import { exitCodeFor } from '../../src/steps/run.js';
+import { matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain } from '../../src/steps/drivers/matrix.js';
+import { loadPlanBundle } from '../../src/steps/drivers/matrix-artifacts.js';
+import { matrixIntegrate } from '../../src/steps/drivers/matrix-integrate.js';
+import { exitCodeFor } from '../../src/steps/outcome.js';
 import { commitToRemote, createRepo, readRemoteFile } from '../support/repos.js';
 import { removeDir, tempDir, writeFleetFile } from './helpers.js';
 

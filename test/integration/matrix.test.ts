@@ -10,7 +10,8 @@ import { LocalForge } from '../../src/local/forge.js';
 import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { loadFleetFile } from '../../src/steps/load.js';
-import { LANE_ARTIFACT_PREFIX, latestByAttempt, loadPlanBundle, matrixPlan, matrixReport, matrixShard } from '../../src/steps/matrix.js';
+import { LANE_ARTIFACT_PREFIX, latestByAttempt, loadPlanBundle } from '../../src/steps/drivers/matrix-artifacts.js';
+import { matrixPlan, matrixReport, matrixShard } from '../../src/steps/drivers/matrix.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 

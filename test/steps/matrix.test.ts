@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { StoredArtifact } from '../../src/ports.js';
-import { attemptName, laneArtifact, latestByAttempt, parseAttemptName } from '../../src/steps/matrix.js';
+import { attemptName, laneArtifact, latestByAttempt, parseAttemptName } from '../../src/steps/drivers/matrix-artifacts.js';
 
 const art = (name: string, id: number): StoredArtifact => ({ name, id });
 

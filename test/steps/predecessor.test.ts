@@ -10,7 +10,8 @@ import { newLaneRecord, type LaneRecord } from '../../src/core/model.js';
 import { FolderArtifactStore } from '../../src/local/artifacts.js';
 import type { RunJob } from '../../src/ports.js';
 import { writeLaneResult } from '../../src/steps/lane/index.js';
-import { laneArtifact, predecessorOf, waitForPredecessor, type PlanBundle } from '../../src/steps/matrix.js';
+import { laneArtifact, type PlanBundle } from '../../src/steps/drivers/matrix-artifacts.js';
+import { predecessorOf, waitForPredecessor } from '../../src/steps/drivers/matrix-pace.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -12,7 +12,7 @@ import { LocalForge } from '../../src/local/forge.js';
 import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { closePrs, laneSpecFor, listPrs, mergePrs, prsCommand, type PrsEventLine } from '../../src/steps/prs.js';
-import { runFleet } from '../../src/steps/run.js';
+import { runFleet } from '../../src/steps/drivers/process.js';
 import { processStart } from '../../src/util/lock.js';
 import { commitToRemote, createRepo, remoteBranches, remoteHead } from '../support/repos.js';
 import { lane, readManifest, removeDir, tempDir } from '../integration/helpers.js';

@@ -14,7 +14,10 @@ import { validateFleetFile, type ResolvedFleet } from '../../src/core/validate.j
 import { LocalForge } from '../../src/local/forge.js';
 import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
-import { exitCodeFor, manifestPath, runFleet, writeInterruptedState, type FleetEvent, type RunOptions } from '../../src/steps/run.js';
+import { exitCodeFor } from '../../src/steps/outcome.js';
+import { runFleet, type FleetEvent, type RunOptions } from '../../src/steps/drivers/process.js';
+import { writeInterruptedState } from '../../src/steps/drivers/process-interrupt.js';
+import { manifestPath } from '../../src/steps/drivers/process-workspace.js';
 import { lockWorkspace } from '../../src/util/lock.js';
 import { createRepo, remoteBranches, remoteHead } from '../support/repos.js';
 import { lane, readEvents, readLaneResult, removeDir, tempDir } from '../integration/helpers.js';

@@ -12,13 +12,23 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { IntegrationRecord, LaneIntegration, type LaneRecord } from '../core/model.js';
-import type { ArtifactStore, StoredArtifact } from '../ports.js';
-import { readUntrustedJson, writeJsonAtomic } from '../util/fs.js';
-import { integrable, Integration } from './integrate.js';
-import { attemptName, bareDigest, fetchLaneResults, latestByAttempt, legContext, parseAttemptName, type MatrixShardInput, type PlanBundle } from './matrix.js';
-import { verifyLane } from './report.js';
-import { writeLaneResult } from './lane/index.js';
+import { IntegrationRecord, LaneIntegration, type LaneRecord } from '../../core/model.js';
+import type { ArtifactStore, StoredArtifact } from '../../ports.js';
+import { readUntrustedJson, writeJsonAtomic } from '../../util/fs.js';
+import { Integration, integrable } from '../integrate.js';
+import { writeLaneResult } from '../lane/index.js';
+import { verifyLane } from '../report.js';
+import { integrateWave } from '../settle.js';
+import {
+  attemptName,
+  bareDigest,
+  fetchLaneResults,
+  type JobInput,
+  latestByAttempt,
+  legContext,
+  parseAttemptName,
+  type PlanBundle,
+} from './matrix-artifacts.js';
 
 export const INTEGRATION_ARTIFACT_PREFIX = 'fleet-integration-w';
 
@@ -109,7 +119,7 @@ export function integrationMissing(seen: SeenIntegration, wave: number, who = 't
   return `the integration of wave ${wave} left no record (its job failed or did not run${seen.problem ? `; ${seen.problem}` : ''}), so ${who}: re-run the failed jobs`;
 }
 
-export interface MatrixIntegrateInput extends Omit<MatrixShardInput, 'shard' | 'bundle'> {
+export interface MatrixIntegrateInput extends Omit<JobInput, 'bundle'> {
   bundle: PlanBundle;
   /** The wave job this job follows (1 … wave_jobs): it integrates wave first_wave + waveJob - 1. */
   waveJob: number;
@@ -138,7 +148,7 @@ export async function matrixIntegrate(input: MatrixIntegrateInput): Promise<{ st
   // An unchanged lane did not run (no artifact): its record, with the commit of its last sweep, is in the plan.
   for (const l of manifest.lanes) if (l.wave === wave && l.status === 'unchanged') records.set(l.lane, l);
   const lanes = { ...seen.state.lanes };
-  for (const rec of await integration.afterWave(wave, manifest.waves[wave]!.lanes, records)) lanes[rec.lane] = rec.integration!;
+  for (const rec of await integrateWave(integration, wave, manifest.waves[wave]!.lanes, records)) lanes[rec.lane] = rec.integration!;
   if (wave === manifest.waves.length - 1) await integration.release(await integratedLanes(input, lanes, records));
   const state: IntegrationState = { fleet_id: manifest.fleet_id, wave, records: integration.records(), lanes };
   const file = join(input.root, 'integration', `w${wave}.json`);

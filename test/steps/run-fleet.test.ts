@@ -443,8 +443,9 @@ describe('resume', () => {
 describe('the live manifest', () => {
   it('shows a lane running while its directive runs', async () => {
     const live = join(dir, 'ws', 'fleet-status.json');
-    // The directive waits (at most 20 s) for the live manifest to show it running, then keeps a copy.
-    const run = `for i in $(seq 1 400); do grep -q '"status": "running"' ${JSON.stringify(live)} && break; sleep 0.05; done; cp ${JSON.stringify(live)} "$FLEET_LANE_DIR/live.json"`;
+    // The directive waits for the live manifest to show its lane in the running phase (an event, not a time: under
+    // load the write of the cloning phase can still be the latest when the directive starts), then keeps a copy.
+    const run = `until grep -q '"phase": "running"' ${JSON.stringify(live)}; do sleep 0.05; done; cp ${JSON.stringify(live)} "$FLEET_LANE_DIR/live.json"`;
     const fleet = await fleetOf({ run }, [{ name: 'a' }]);
     const out = await ran(options(fleet));
     const seen: Manifest = readJson(out.root, 'lanes', 'a', 'live.json');

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FolderArtifactStore } from '../../src/local/artifacts.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
+import { GitWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { loadFleetFile } from '../../src/steps/load.js';
 import { matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain, loadPlanBundle } from '../../src/steps/matrix.js';
@@ -18,6 +18,9 @@ import { matrixIntegrate } from '../../src/steps/matrix-integrate.js';
 import { exitCodeFor } from '../../src/steps/run.js';
 import { commitToRemote, createRepo, readRemoteFile } from '../support/repos.js';
 import { removeDir, tempDir, writeFleetFile } from './helpers.js';
+
+const localWorkspace = new GitWorkspace();
+const localExecutor = localWorkspace.executor;
 
 let dir: string;
 beforeEach(() => {

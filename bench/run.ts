@@ -92,7 +92,7 @@ import { finalizeManifest, initManifest, mergeLaneRecords, type ManifestInit } f
 import { renderPlan, renderReport, renderStatusTable } from '../src/core/report.js';
 import type { LaneRecord, Manifest } from '../src/core/model.js';
 import { LocalForge } from '../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../src/workspace/workspace.js';
+import { GitWorkspace } from '../src/workspace/workspace.js';
 import { systemClock, type Logger } from '../src/ports.js';
 import { runFleet, type FleetEvent } from '../src/steps/drivers/process.js';
 import { directiveEnv } from '../src/util/directive-env.js';
@@ -109,6 +109,9 @@ import { runWriteBudgetInChild, WRITE_BUDGET_DEFAULTS } from './lib/write-budget
 import { benchFloor, floorMedians } from './lib/floor.js';
 import { benchAgents } from './lib/agents.js';
 import { cpuTimes, machineBusy, type CpuTimes } from './lib/cpu.js';
+
+const localWorkspace = new GitWorkspace();
+const localExecutor = localWorkspace.executor;
 
 // ---------------------------------------------------------------------------
 // Options, results

@@ -24,13 +24,16 @@ import { validateFleetFile } from '../../src/core/validate.js';
 import { SWEEP_FILE, actionsSweepCache, sweepKey } from '../../src/actions/sweep-cache.js';
 import { sealedSweep } from '../../src/actions/sweep.js';
 import { sealKey } from '../../src/actions/settings.js';
-import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
+import { GitWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock, type Logger } from '../../src/ports.js';
 import { runFleet } from '../../src/steps/drivers/process.js';
 import { directiveEnv } from '../../src/util/directive-env.js';
 import type { Manifest } from '../../src/core/model.js';
 import type { ActionsServices } from '../../test/support/actions-services/index.js';
 import { round } from './stats.js';
+
+const localWorkspace = new GitWorkspace();
+const localExecutor = localWorkspace.executor;
 
 type Log = (s: string) => void;
 

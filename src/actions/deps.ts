@@ -14,7 +14,7 @@ import { basicCredential, resolveApiUrl } from '../github/octokit.js';
 import { encodedForms, registerSecret } from '../util/secrets.js';
 import { adoptCommitSetup } from '../workspace/commit-setup.js';
 import { githubClient } from '../github/setup.js';
-import { localExecutor, localWorkspace } from '../workspace/workspace.js';
+import { GitWorkspace } from '../workspace/workspace.js';
 import { systemClock, type ArtifactStore, type Logger } from '../ports.js';
 import type { CacheLike } from './agent-install.js';
 import { OtherRunArtifactStore } from './artifact-store.js';
@@ -58,13 +58,20 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
     return { request: async (route: string, params?: Record<string, unknown>) => (await client).request(route, params) };
   };
 
+  // The job's working copies and commands, one for all its lanes: built again once adoptCommitSetup has decided who
+  // the lanes' commits are by (runAction asks before any lane runs).
+  let workspace = new GitWorkspace();
   return {
     env,
     core,
     store,
     clock: systemClock,
-    workspace: localWorkspace,
-    exec: localExecutor,
+    get workspace() {
+      return workspace;
+    },
+    get exec() {
+      return workspace.executor;
+    },
     setupForge: async (s, file, writePace) => {
       const baseDir = s.file ? dirname(resolve(s.file)) : process.cwd();
       if (file.forge === 'local') return setupForge(file, { env, baseDir, token: s.token, logger, writePace });
@@ -82,7 +89,11 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
       return clientOf(credentialFor(s), s);
     },
     directiveEnv: withheld,
-    adoptCommitSetup: (file) => adoptCommitSetup(file, env),
+    adoptCommitSetup: async (file) => {
+      const adopted = await adoptCommitSetup(file, env);
+      if (adopted.ok) workspace = new GitWorkspace({ commit: adopted.commit });
+      return adopted;
+    },
     // At the job's end every token Fleet minted is revoked (DELETE /installation/token), as
     // create-github-app-token's post step does: a token outliving its job is a token to steal.
     async finish() {

@@ -15,7 +15,7 @@ import { directiveEnv, withholdFromProcessEnv } from '../util/directive-env.js';
 import { adoptCommitSetup } from '../workspace/commit-setup.js';
 import { parseAuthor } from '../core/commit-identity.js';
 import { closeGitLauncher } from '../workspace/launcher.js';
-import { localExecutor, localWorkspace } from '../workspace/workspace.js';
+import { GitWorkspace } from '../workspace/workspace.js';
 import { systemClock } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
 import { planStep } from '../steps/plan.js';
@@ -256,6 +256,8 @@ interface Connected {
   setup: Extract<Awaited<ReturnType<typeof setupForge>>, { forge: unknown }>;
   directiveEnv: Record<string, string>;
   maxParallel: number | undefined;
+  /** The run's working copies and commands: one for all its lanes, its commits as adoptCommitSetup decided. */
+  workspace: GitWorkspace;
 }
 
 /** `fleet plan`, `fleet run` and `fleet exec`. */
@@ -303,6 +305,7 @@ async function connect(spec: CommandSpec, values: Flags, input: FleetInput, io: 
     return 2;
   }
   for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}\n`);
+  let workspace = new GitWorkspace();
   if (command === 'run') {
     const commits = await adoptCommitSetup(loaded.fleet.file, io.env);
     if (!commits.ok) {
@@ -310,10 +313,11 @@ async function connect(spec: CommandSpec, values: Flags, input: FleetInput, io: 
       return 2;
     }
     for (const note of commits.notes) io.stderr.write(`note: ${note}\n`);
+    workspace = new GitWorkspace({ commit: commits.commit });
   }
   let credential: TokenCredential | undefined;
   if (appEnv.app && command !== 'plan' && command !== 'prs') {
-    const iso = localExecutor.isolation(loaded.fleet.file.isolation);
+    const iso = workspace.executor.isolation(loaded.fleet.file.isolation);
     const why = appIsolationProblem(loaded.fleet.file.isolation, iso.kind, iso.detail);
     if (why) {
       io.stderr.write(`${formatProblems([{ file: path, field: 'isolation', message: why }])}\n`);
@@ -351,7 +355,7 @@ async function connect(spec: CommandSpec, values: Flags, input: FleetInput, io: 
     // A directive's helper scripts live beside the fleet file: `run: $FLEET_FILE_DIR/scripts/fix.sh`.
     FLEET_FILE_DIR: dirname(path),
   };
-  return { input, fleet: loaded.fleet, setup, directiveEnv: env, maxParallel };
+  return { input, fleet: loaded.fleet, setup, directiveEnv: env, maxParallel, workspace };
 }
 
 async function plan(c: Connected, values: Flags, io: CliIo): Promise<number> {
@@ -415,8 +419,8 @@ async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo): P
     fleet: loaded.fleet,
     file: path,
     forge,
-    workspace: localWorkspace,
-    exec: localExecutor,
+    workspace: c.workspace,
+    exec: c.workspace.executor,
     clock: systemClock,
     env: c.directiveEnv,
     discover,
@@ -543,8 +547,8 @@ async function execCommand(c: Connected, parsed: Parsed, io: CliIo): Promise<num
     file: c.input.path,
     command,
     forge: c.setup.forge,
-    workspace: localWorkspace,
-    exec: localExecutor,
+    workspace: c.workspace,
+    exec: c.workspace.executor,
     clock: systemClock,
     env: c.directiveEnv,
     root,

@@ -1,7 +1,7 @@
 /**
  * Who Fleet's commits are by, and whether they are signed: decided once, before any directive runs, from the fleet
  * file (or its flags), the user's own git configuration as it was then, and the documented default. Fleet's git never
- * reads the user's configuration itself (a directive could have rewritten it by then, see src/workspace/git.ts).
+ * reads the user's configuration itself (a directive could have rewritten it by then, see src/workspace/git/env.ts).
  */
 
 export interface CommitIdentity {

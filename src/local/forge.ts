@@ -13,23 +13,17 @@ import type { LaneSpec } from '../core/model.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
 import type { CiVerdict, CloseResult, Forge, ForgeCapabilities, MergeResult, PrView, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
-import {
-  defaultBranchHead,
-  git,
-  gitDirOf,
-  readGitFile,
-  readHead,
-  readRef,
-  hasCommits,
-  isAncestor,
-  isGitRepo,
-  isLocalRemote,
-  lsRemoteBranch,
-  normalizeRemote,
-} from '../workspace/git.js';
+import { Git } from '../workspace/git/git.js';
+import { gitDirOf, isLocalRemote, normalizeRemote, readGitFile, readHead, readRef } from '../workspace/git/refs.js';
 import { redact } from '../util/secrets.js';
 import { privateTmp } from '../workspace/private-tmp.js';
 import { quoted } from '../core/text.js';
+
+/**
+ * The local forge's own git: it reads the targets and moves their branches (a merge, a deleted lane branch), and makes
+ * no commit, so Fleet's default identity and no signing; the process's launcher shells.
+ */
+const git = new Git();
 
 export interface LocalForgeOptions {
   /** Relative target paths resolve against this folder (the fleet file's folder). */
@@ -92,7 +86,7 @@ export class LocalForge implements Forge {
         if (chosen.branch !== quick.branch) this.bases.set(url, chosen.branch);
         return { lane: lane.id, repo: lane.repo, ok: true, clone_url: url, default_branch: chosen.branch, base_commit: chosen.commit };
       }
-      const kind = await isGitRepo(url);
+      const kind = await git.isGitRepo(url);
       if (kind === 'not-found') return { lane: lane.id, repo: lane.repo, ok: false, reason: 'not-found', detail: `${url} does not exist` };
       if (kind === 'not-a-repository') {
         return {
@@ -103,13 +97,13 @@ export class LocalForge implements Forge {
           detail: `${url} is not a git repository (run git init there, or fix the path)`,
         };
       }
-      if (!(await hasCommits(url))) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'empty', detail: `${url} has no commits yet` };
+      if (!(await git.hasCommits(url))) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'empty', detail: `${url} has no commits yet` };
     }
     // The base commit comes from the same ls-remote that finds the branch (incremental sweeps compare it).
-    const head = lane.base ? null : await defaultBranchHead(url);
+    const head = lane.base ? null : await git.defaultBranchHead(url);
     const branch = lane.base ?? head?.branch;
     if (!branch) {
-      const heads = await git(['ls-remote', '--heads', '--', normalizeRemote(url)], { cwd: tmpdir() });
+      const heads = await git.run(['ls-remote', '--heads', '--', normalizeRemote(url)], { cwd: tmpdir() });
       if (!heads.stdout.trim()) return { lane: lane.id, repo: lane.repo, ok: false, reason: 'empty', detail: `${url} has no branches yet` };
       return {
         lane: lane.id,
@@ -119,7 +113,7 @@ export class LocalForge implements Forge {
         detail: `HEAD of ${url} is not on a branch (detached), so it has no default branch: set base: for this target`,
       };
     }
-    const commit = lane.base ? await lsRemoteBranch(url, lane.base) : (head?.commit ?? null);
+    const commit = lane.base ? await git.lsRemoteBranch(url, lane.base) : (head?.commit ?? null);
     if (lane.base && !commit) {
       return { lane: lane.id, repo: lane.repo, ok: false, reason: 'no-base-branch', detail: `${url} has no branch ${lane.base}` };
     }
@@ -148,7 +142,7 @@ export class LocalForge implements Forge {
       const dir = this.cloneUrl(lane);
       const fromFiles = readRef(gitDirOf(dir), `refs/heads/${branch}`);
       if (fromFiles !== undefined) return fromFiles;
-      const r = await git(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}^{commit}`], {
+      const r = await git.run(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}^{commit}`], {
         cwd: dir,
         env: { GIT_CEILING_DIRECTORIES: dirname(dir) },
         allowFail: true,
@@ -156,7 +150,7 @@ export class LocalForge implements Forge {
       if (r.code === 0) return r.stdout.trim() || null;
       if (r.code === 1) return null;
     }
-    return lsRemoteBranch(this.cloneUrl(lane), branch);
+    return git.lsRemoteBranch(this.cloneUrl(lane), branch);
   }
 
   async changedFiles(lane: LaneSpec, base: string, head: string): Promise<string[] | null> {
@@ -168,15 +162,15 @@ export class LocalForge implements Forge {
     const scratch = local ? null : await mkdtemp(join(privateTmp(), 'forge-'));
     try {
       if (scratch) {
-        await git(['init', '--quiet', '--bare', '--template=', scratch], { cwd: tmpdir() });
-        const f = await git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--depth=1', '--', url, base, head], {
+        await git.run(['init', '--quiet', '--bare', '--template=', scratch], { cwd: tmpdir() });
+        const f = await git.run(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--depth=1', '--', url, base, head], {
           cwd: scratch,
           allowFail: true,
           env: this.gitEnv(),
         });
         if (f.code !== 0) return null;
       }
-      const r = await git(['diff', '--name-only', '-z', '--no-renames', base, head], { cwd: (local ?? scratch)!, allowFail: true });
+      const r = await git.run(['diff', '--name-only', '-z', '--no-renames', base, head], { cwd: (local ?? scratch)!, allowFail: true });
       if (r.code !== 0) return null;
       return r.stdout.split('\0').filter(Boolean).sort();
     } catch {
@@ -212,7 +206,7 @@ export class LocalForge implements Forge {
     if (!base) return false;
     if (base === record.commit) return true;
     if (lane.repo_kind === 'url') return false;
-    const r = await git(['merge-base', '--is-ancestor', record.commit, base], { cwd: this.cloneUrl(lane), allowFail: true });
+    const r = await git.run(['merge-base', '--is-ancestor', record.commit, base], { cwd: this.cloneUrl(lane), allowFail: true });
     return r.code === 0;
   }
 
@@ -225,17 +219,17 @@ export class LocalForge implements Forge {
     }
     if (lane.repo_kind === 'url') return { status: 'blocked', detail: 'the local forge merges only repositories on disk' };
     const repo = this.cloneUrl(lane);
-    const kind = await isGitRepo(repo);
+    const kind = await git.isGitRepo(repo);
     if (kind === 'repo') {
-      const head = await git(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd: repo, allowFail: true });
+      const head = await git.run(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd: repo, allowFail: true });
       if (head.stdout.trim() === record.base_branch) {
         return { status: 'blocked', detail: `${record.base_branch} is checked out in ${repo}; merge ${record.branch} there yourself` };
       }
     }
-    const ff = await git(['merge-base', '--is-ancestor', record.base_commit, record.commit], { cwd: repo, allowFail: true });
+    const ff = await git.run(['merge-base', '--is-ancestor', record.base_commit, record.commit], { cwd: repo, allowFail: true });
     if (ff.code !== 0) return { status: 'blocked', detail: `${record.commit.slice(0, 12)} does not descend from ${record.base_branch}` };
     // update-ref with the old value is a compare-and-swap: it fails if the base moved since the lane cloned it.
-    const upd = await git(['update-ref', `refs/heads/${record.base_branch}`, record.commit, record.base_commit], { cwd: repo, allowFail: true });
+    const upd = await git.run(['update-ref', `refs/heads/${record.base_branch}`, record.commit, record.base_commit], { cwd: repo, allowFail: true });
     if (upd.code !== 0) return { status: 'blocked', detail: `${record.base_branch} moved since the lane started; re-run the lane` };
     return { status: 'merged', detail: `${record.base_branch} fast-forwarded to ${record.commit.slice(0, 12)}` };
   }
@@ -254,7 +248,7 @@ export class LocalForge implements Forge {
     const baseHead = base ? await this.branchHead(lane, base) : null;
     const dir = lane.repo_kind === 'url' ? null : this.cloneUrl(lane);
     const inBase = async (commit: string): Promise<boolean> =>
-      baseHead !== null && (baseHead === commit || (dir !== null && (await isAncestor(dir, commit, baseHead))));
+      baseHead !== null && (baseHead === commit || (dir !== null && (await git.isAncestor(dir, commit, baseHead))));
     const view = (state: PrView['state'], sha: string | null): PrView => ({
       number: null,
       url: null,
@@ -273,7 +267,7 @@ export class LocalForge implements Forge {
     });
     if (!head) return record.commit && (await inBase(record.commit)) ? view('merged', record.commit) : null;
     if (await inBase(head)) return { ...view('merged', head), created_at: dir ? await commitDate(dir, head) : null };
-    const ff = dir && baseHead ? await isAncestor(dir, baseHead, head) : null;
+    const ff = dir && baseHead ? await git.isAncestor(dir, baseHead, head) : null;
     return {
       ...view('branch', head),
       mergeable: ff,
@@ -311,12 +305,12 @@ export class LocalForge implements Forge {
     if (lane.repo_kind === 'url')
       return { ...out, status: 'blocked', detail: `the local forge deletes branches only in repositories on disk: delete ${branch} yourself` };
     const repo = this.cloneUrl(lane);
-    if ((await isGitRepo(repo)) === 'repo') {
-      const checkedOut = await git(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd: repo, allowFail: true });
+    if ((await git.isGitRepo(repo)) === 'repo') {
+      const checkedOut = await git.run(['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd: repo, allowFail: true });
       if (checkedOut.stdout.trim() === branch) return { ...out, status: 'blocked', detail: `${branch} is checked out in ${repo}: delete it there yourself` };
     }
     // With the old value, update-ref is a compare-and-delete: it fails if the branch moved since it was read.
-    const del = await git(['update-ref', '-d', `refs/heads/${branch}`, record.commit], { cwd: repo, allowFail: true });
+    const del = await git.run(['update-ref', '-d', `refs/heads/${branch}`, record.commit], { cwd: repo, allowFail: true });
     if (del.code !== 0) return { ...out, status: 'blocked', detail: `${branch} moved while it was being deleted: left` };
     return {
       ...out,
@@ -330,7 +324,11 @@ export class LocalForge implements Forge {
 
 /** The committer date of `rev` in the repository at `dir`, as an ISO time; null when git cannot say. */
 async function commitDate(dir: string, rev: string): Promise<string | null> {
-  const r = await git(['show', '-s', '--format=%cI', '--end-of-options', rev], { cwd: dir, env: { GIT_CEILING_DIRECTORIES: dirname(dir) }, allowFail: true });
+  const r = await git.run(['show', '-s', '--format=%cI', '--end-of-options', rev], {
+    cwd: dir,
+    env: { GIT_CEILING_DIRECTORIES: dirname(dir) },
+    allowFail: true,
+  });
   const t = Date.parse(r.stdout.trim());
   return r.code === 0 && !Number.isNaN(t) ? new Date(t).toISOString() : null;
 }
@@ -349,7 +347,7 @@ async function defaultBranchOnDisk(p: string): Promise<{ branch: string; commit:
   }
   const fromFiles = defaultBranchFromFiles(abs);
   if (fromFiles !== undefined) return fromFiles;
-  const r = await git(['rev-parse', '--is-bare-repository', '--is-inside-work-tree', '--show-prefix', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD'], {
+  const r = await git.run(['rev-parse', '--is-bare-repository', '--is-inside-work-tree', '--show-prefix', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD'], {
     cwd: abs,
     env: { GIT_CEILING_DIRECTORIES: dirname(abs) },
     allowFail: true,
@@ -412,7 +410,7 @@ function isBranchName(name: string): boolean {
  * not looked for: the lane's clone fails on it and says so.
  */
 function defaultBranchFromFiles(abs: string): { branch: string; commit: string } | null | undefined {
-  // Synchronous reads, as git.ts's readRef: a handful of small files, once per target.
+  // Synchronous reads, as git/refs.ts's readRef: a handful of small files, once per target.
   try {
     const dotGit = lstatSync(join(abs, '.git'), { throwIfNoEntry: false });
     let gitDir: string;

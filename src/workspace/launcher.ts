@@ -21,7 +21,7 @@
  *   shell's folder sits in Fleet's private temporary folder (private-tmp.ts, 0700), which one mount hides from
  *   every isolated directive, and which goes when Fleet does.
  *
- * Where /bin/sh or setsid is missing (Windows, a minimal image), `gitLauncher()` is null and git.ts spawns
+ * Where /bin/sh or setsid is missing (Windows, a minimal image), `gitLauncher()` is null and git/run.ts spawns
  * directly, as before. A shell that dies fails its command (exit -1) and is replaced by a new one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -299,7 +299,7 @@ export async function closeGitLauncher(): Promise<void> {
   await l?.closeAndWait();
 }
 
-/** The process's launcher, or null where this machine has no /bin/sh with setsid (git.ts then spawns directly). */
+/** The process's launcher, or null where this machine has no /bin/sh with setsid (git/run.ts then spawns directly). */
 export function gitLauncher(): GitLauncher | null {
   if (launcher !== undefined) return launcher;
   launcher = null;

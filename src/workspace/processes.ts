@@ -1,6 +1,6 @@
 /**
  * Every process group Fleet started and has not seen end: directives and
- * checks (exec.ts) and Fleet's own git (git.ts). An interrupt must reach all
+ * checks (exec.ts) and Fleet's own git (git/run.ts). An interrupt must reach all
  * of them: a `git clone` left running after Fleet exits still holds the
  * forge's credential header in its environment.
  */

@@ -36,7 +36,7 @@
  *
  * The directive keeps its HOME (but as nobody) and environment: an agent CLI's
  * login under the user's home still works. Fleet's own configuration needs no
- * hiding: its git reads none of the user's (see git.ts), and its credentials
+ * hiding: its git reads none of the user's (see git/env.ts), and its credentials
  * live only in its memory and in the environment of its own git calls.
  */
 import { spawnSync } from 'node:child_process';

@@ -14,13 +14,16 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GitHubForge } from '../../src/github/forge.js';
 import { createOctokit } from '../../src/github/octokit.js';
-import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
+import { GitWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { loadFleetFile } from '../../src/steps/load.js';
 import { LANE_ARTIFACT_PREFIX } from '../../src/steps/drivers/matrix-artifacts.js';
 import { matrixPlan, matrixShard } from '../../src/steps/drivers/matrix.js';
 import { writeFleetFile } from '../integration/helpers.js';
 import { asJob, startWorld, type World } from './helpers.js';
+
+const localWorkspace = new GitWorkspace();
+const localExecutor = localWorkspace.executor;
 
 const RUN = 77;
 const REPO = 'acme/control';

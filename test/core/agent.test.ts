@@ -4,8 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentSchema, type AgentSpec } from '../../src/core/fleet-file.js';
 import { agentCommand, renderCommandTemplate, renderWorkerPrompt, shellQuote, type AgentPromptInput, type AgentVars } from '../../src/core/agent.js';
 import { runCommand } from '../../src/workspace/exec.js';
-import { changedFiles, cloneForLane } from '../../src/workspace/git.js';
+import { Git } from '../../src/workspace/git/git.js';
 import { FAKE_AGENTS, createRepo, makeTempDir, removeDir } from '../support/repos.js';
+
+const { changedFiles, cloneForLane } = new Git();
 
 let tmp: string;
 let n = 0;

@@ -13,13 +13,16 @@ import { setupForge } from '../../src/adapters.js';
 import { renderPrsActions, renderPrsTable } from '../../src/core/prs.js';
 import { validateFleetFile } from '../../src/core/validate.js';
 import { createOctokit } from '../../src/github/octokit.js';
-import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
+import { GitWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock, type Forge } from '../../src/ports.js';
 import { laneSpecFor, prsCommand, type PrsCommandResult, type PrsEventLine } from '../../src/steps/prs.js';
 import { runFleet } from '../../src/steps/drivers/process.js';
 import { ci } from '../support/github-emulator/index.js';
 import { lane, readManifest } from '../integration/helpers.js';
 import { startFlow, type Flow } from './helpers.js';
+
+const localWorkspace = new GitWorkspace();
+const localExecutor = localWorkspace.executor;
 
 let flow: Flow | undefined;
 afterEach(async () => {

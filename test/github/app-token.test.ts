@@ -22,10 +22,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { AppInstallationToken, maskPrivateKey, privateKeyProblem, RENEW_MARGIN_MS, staticToken } from '../../src/github/app-token.js';
 import { GitHubForge } from '../../src/github/forge.js';
 import { createOctokit } from '../../src/github/octokit.js';
-import { git } from '../../src/workspace/git.js';
+import { Git } from '../../src/workspace/git/git.js';
 import { clearSecrets, redact } from '../../src/util/secrets.js';
 import { startEmulator, type AddedApp, type Emulator } from '../support/github-emulator/index.js';
 import { NO_PACING } from './helpers.js';
+
+const { run: git } = new Git();
 
 let emu: Emulator;
 let app: AddedApp;

@@ -1,11 +1,13 @@
 import { newLaneRecord, type LaneRecord } from '../../src/core/model.js';
 import type { LaneSpec } from '../../src/core/model.js';
-import { localWorkspace } from '../../src/workspace/workspace.js';
+import { GitWorkspace } from '../../src/workspace/workspace.js';
 import type { PublishInput } from '../../src/ports.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../support/github-emulator/index.js';
 import { createOctokit, type CreateOctokitOptions, type FleetOctokit } from '../../src/github/octokit.js';
 import { GitHubForge, markerFor, type GitHubForgeOptions } from '../../src/github/forge.js';
 import type { Logger } from '../../src/ports.js';
+
+const localWorkspace = new GitWorkspace();
 
 /** A GitHub lane with the fleet's defaults. */
 export function lane(repo: string, extra: Partial<LaneSpec> = {}): LaneSpec {

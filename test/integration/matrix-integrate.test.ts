@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FolderArtifactStore } from '../../src/local/artifacts.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
+import { GitWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { loadFleetFile } from '../../src/steps/load.js';
 import { matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain } from '../../src/steps/drivers/matrix.js';
@@ -19,6 +19,9 @@ import { matrixIntegrate } from '../../src/steps/drivers/matrix-integrate.js';
 import { exitCodeFor } from '../../src/steps/outcome.js';
 import { commitToRemote, createRepo, readRemoteFile } from '../support/repos.js';
 import { removeDir, tempDir, writeFleetFile } from './helpers.js';
+
+const localWorkspace = new GitWorkspace();
+const localExecutor = localWorkspace.executor;
 
 let dir: string;
 beforeEach(() => {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FolderArtifactStore } from '../../src/local/artifacts.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
+import { GitWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { loadFleetFile } from '../../src/steps/load.js';
 import { LANE_ARTIFACT_PREFIX, latestByAttempt, loadPlanBundle } from '../../src/steps/drivers/matrix-artifacts.js';
@@ -22,6 +22,9 @@ function writeFileAtomicSync(path: string, text: string): void {
 import { runAction, type CoreLike } from '../../src/actions/main.js';
 import { createRepo, remoteHead } from '../support/repos.js';
 import { removeDir, tempDir, writeFleetFile } from './helpers.js';
+
+const localWorkspace = new GitWorkspace();
+const localExecutor = localWorkspace.executor;
 
 let dir: string;
 beforeEach(() => {

@@ -7,12 +7,15 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { validateFleetFile } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
+import { GitWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { execFleet } from '../../src/steps/exec.js';
 import { lockWorkspace } from '../../src/util/lock.js';
 import { createRepo } from '../support/repos.js';
 import { removeDir, tempDir } from '../integration/helpers.js';
+
+const localWorkspace = new GitWorkspace();
+const localExecutor = localWorkspace.executor;
 
 let dir: string;
 beforeEach(async () => {

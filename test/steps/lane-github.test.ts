@@ -307,7 +307,7 @@ describe('a lane whose directive outlives its GitHub App token', () => {
   it("has its push refused once (401), renews the token and pushes again; the PR is the App's", async () => {
     const { AppInstallationToken } = await import('../../src/github/app-token.js');
     const { createOctokit } = await import('../../src/github/octokit.js');
-    const { localExecutor } = await import('../../src/workspace/workspace.js');
+    const { localExecutor } = await import('./lane-support.js');
     const app = h.emu.addApp({
       id: 777,
       slug: 'long-lanes',

@@ -7,12 +7,11 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION, type LaneRecord } from '../../src/core/model.js';
-import { localExecutor } from '../../src/workspace/workspace.js';
 import { runLane } from '../../src/steps/lane/index.js';
 import { Semaphore } from '../../src/util/pool.js';
 import { createRepo, readRemoteFile, remoteBranches, remoteHead, tgit } from '../support/repos.js';
 import { removeDir, tempDir } from '../integration/helpers.js';
-import { localForge, planLane } from './lane-support.js';
+import { localExecutor, localForge, planLane } from './lane-support.js';
 
 let dir: string;
 beforeEach(() => {

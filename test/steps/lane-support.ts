@@ -6,10 +6,14 @@ import { join } from 'node:path';
 import type { LaneRecord } from '../../src/core/model.js';
 import { validateFleetFile } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
+import { GitWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock, type Forge } from '../../src/ports.js';
 import type { LaneContext } from '../../src/steps/lane/index.js';
 import { planStep } from '../../src/steps/plan.js';
+
+/** One workspace for the lanes of these tests, as a run has; its executor is the one a test wraps (lane-paths.test.ts). */
+export const localWorkspace = new GitWorkspace();
+export const localExecutor = localWorkspace.executor;
 
 export const FILE = 'fleet.yml';
 

@@ -6,9 +6,12 @@ import { describe, expect, it } from 'vitest';
 import type { LaneRecord } from '../../src/core/model.js';
 import { validateFleetFile } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
+import { GitWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { gist, laneDir, prBody, resultPath, type LaneContext } from '../../src/steps/lane/index.js';
+
+const localWorkspace = new GitWorkspace();
+const localExecutor = localWorkspace.executor;
 
 describe('gist', () => {
   it('takes the last line that names an error, not the last line', () => {

@@ -9,13 +9,16 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { validateFleetFile } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
+import { GitWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { closePrs, laneSpecFor, listPrs, mergePrs, prsCommand, type PrsEventLine } from '../../src/steps/prs.js';
 import { runFleet } from '../../src/steps/drivers/process.js';
 import { processStart } from '../../src/util/lock.js';
 import { commitToRemote, createRepo, remoteBranches, remoteHead } from '../support/repos.js';
 import { lane, readManifest, removeDir, tempDir } from '../integration/helpers.js';
+
+const localWorkspace = new GitWorkspace();
+const localExecutor = localWorkspace.executor;
 
 let dir: string;
 beforeEach(() => {

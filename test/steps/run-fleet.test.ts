@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/core/model.js';
 import { validateFleetFile, type ResolvedFleet } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
+import { GitWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { exitCodeFor } from '../../src/steps/outcome.js';
 import { runFleet, type FleetEvent, type RunOptions } from '../../src/steps/drivers/process.js';
@@ -22,6 +22,9 @@ import { lockWorkspace } from '../../src/util/lock.js';
 import { createRepo, remoteBranches, remoteHead } from '../support/repos.js';
 import { lane, readEvents, readLaneResult, removeDir, tempDir } from '../integration/helpers.js';
 import { harness } from '../github/helpers.js';
+
+const localWorkspace = new GitWorkspace();
+const localExecutor = localWorkspace.executor;
 
 const FILE = 'fleet.yml';
 let dir: string;

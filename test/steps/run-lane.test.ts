@@ -8,12 +8,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LaneRecord } from '../../src/core/model.js';
 import { validateFleetFile, type ResolvedFleet } from '../../src/core/validate.js';
 import { LocalForge } from '../../src/local/forge.js';
-import { localExecutor, localWorkspace } from '../../src/workspace/workspace.js';
+import { GitWorkspace } from '../../src/workspace/workspace.js';
 import { systemClock } from '../../src/ports.js';
 import { runLane, type LaneContext } from '../../src/steps/lane/index.js';
 import { planStep } from '../../src/steps/plan.js';
 import { createRepo, readRemoteFile, remoteBranches, tgit } from '../support/repos.js';
 import { removeDir, tempDir } from '../integration/helpers.js';
+
+const localWorkspace = new GitWorkspace();
+const localExecutor = localWorkspace.executor;
 
 const FILE = 'fleet.yml';
 let dir: string;

@@ -1,5 +1,5 @@
 /**
- * Real git repositories for tests, in temp dirs. Independent of src/workspace/git.ts
+ * Real git repositories for tests, in temp dirs. Independent of src/workspace/git/
  * (they drive git directly), so they can check what the code under test did.
  *
  * Commits are written with `git fast-import` straight into a bare repository:

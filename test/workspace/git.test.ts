@@ -1,29 +1,9 @@
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  GitError,
-  changedFiles,
-  cloneForLane,
-  changedBetween,
-  commitAll,
-  committedChange,
-  defaultBranch,
-  diffPatch,
-  diffPatchBuffer,
-  git,
-  hasCommits,
-  isGitRepo,
-  isLocalRemote,
-  lsRemoteBranch,
-  normalizeRemote,
-  parentOf,
-  pushBranch,
-  pushFastForward,
-  revParse,
-  setGitIdentity,
-  treeOf,
-} from '../../src/workspace/git.js';
+import { Git } from '../../src/workspace/git/git.js';
+import { isLocalRemote, normalizeRemote } from '../../src/workspace/git/refs.js';
+import { GitError } from '../../src/workspace/git/run.js';
 import { clearSecrets, redact, registerSecret } from '../../src/util/secrets.js';
 import {
   commitToRemote,
@@ -38,6 +18,26 @@ import {
   tgit,
 } from '../support/repos.js';
 
+const {
+  changedFiles,
+  cloneForLane,
+  changedBetween,
+  commitAll,
+  committedChange,
+  defaultBranch,
+  diffPatch,
+  diffPatchBuffer,
+  run: git,
+  hasCommits,
+  isGitRepo,
+  lsRemoteBranch,
+  parentOf,
+  pushBranch,
+  pushFastForward,
+  revParse,
+  treeOf,
+} = new Git();
+
 let tmp: string;
 let n = 0;
 /** A fresh lane directory under the suite's temp dir. */
@@ -51,7 +51,6 @@ afterAll(async () => {
 });
 afterEach(() => {
   clearSecrets();
-  setGitIdentity(null);
 });
 
 describe('redact', () => {
@@ -345,9 +344,9 @@ describe('a lane: clone, change, commit, push', () => {
     const { remote } = await createRepo(tmp, 'ident', { 'a.txt': 'a\n' }, { clone: false });
     const dir = laneDir();
     await cloneForLane(remote, dir, { branch: 'fleet/x/ident' });
-    setGitIdentity({ name: 'Fleet Bot', email: 'bot@example.com' });
+    const bot = new Git({ identity: { name: 'Fleet Bot', email: 'bot@example.com' } });
     await writeFile(path.join(dir, 'b.txt'), 'b\n');
-    const sha = await commitAll(dir, 'who');
+    const sha = await bot.commitAll(dir, 'who');
     expect((await git(['show', '-s', '--format=%an <%ae>', sha], { cwd: dir })).stdout.trim()).toBe('Fleet Bot <bot@example.com>');
   });
 
@@ -492,7 +491,7 @@ describe('pushFastForward (local merge)', () => {
 
 describe('network failures worth another try', () => {
   it('tells a transient failure (5xx, dropped connection, timeout, ref lock) from a final one (auth, missing repository, hook)', async () => {
-    const { isTransientGitFailure } = await import('../../src/workspace/git.js');
+    const { isTransientGitFailure } = await import('../../src/workspace/git/run.js');
     for (const t of [
       "fatal: unable to access 'https://h/o/r.git/': The requested URL returned error: 502",
       'error: RPC failed; HTTP 503 curl 22 The requested URL returned error: 503',
@@ -515,7 +514,7 @@ describe('network failures worth another try', () => {
   });
 
   it('backs off exponentially with jitter', async () => {
-    const { backoffMs } = await import('../../src/workspace/git.js');
+    const { backoffMs } = await import('../../src/workspace/git/run.js');
     for (let retry = 1; retry <= 3; retry++) {
       const cap = 1000 * 2 ** (retry - 1);
       const seen = Array.from({ length: 200 }, () => backoffMs(retry, 1000));

@@ -10,10 +10,12 @@ import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { GitLauncher, gitLauncher } from '../../src/workspace/launcher.js';
 import { privateTmp } from '../../src/workspace/private-tmp.js';
-import { git } from '../../src/workspace/git.js';
+import { Git } from '../../src/workspace/git/git.js';
 import { killGroup } from '../../src/workspace/processes.js';
 import { tsxLoader } from '../integration/helpers.js';
 import { spawnSync } from 'node:child_process';
+
+const { run: git } = new Git();
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'fleet-launcher-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -200,7 +202,7 @@ describe.skipIf(process.platform !== 'linux' || !gitLauncher())('git launcher', 
     expect(descendants().filter((p) => p.cmdline.startsWith('/bin/sh\0-s'))).toEqual([]);
   });
 
-  it('through git.ts: a usage error (exit 129) is an exit code, not a signal', async () => {
+  it('through git/run.ts: a usage error (exit 129) is an exit code, not a signal', async () => {
     const r = await git(['--no-such-option'], { cwd: tmp, allowFail: true });
     expect(r.code).toBe(129);
     await expect(git(['--no-such-option'], { cwd: tmp })).rejects.toThrow(/failed \(exit 129\)/);

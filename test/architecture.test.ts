@@ -20,15 +20,16 @@ const ALLOWED: Record<string, readonly string[]> = {
   workspace: ['core', 'ports', 'util'],
   // The local forge and artifact store, on git repositories on disk.
   local: ['core', 'ports', 'util', 'workspace'],
-  // The adapters' builder: the one place that knows every adapter.
-  adapters: ['core', 'ports', 'util', 'github', 'local', 'workspace'],
-  cli: ['core', 'ports', 'util', 'steps', 'adapters', 'github', 'local', 'workspace'],
-  actions: ['core', 'ports', 'util', 'steps', 'adapters', 'github', 'local', 'workspace'],
+  // The session builder: credentials, forge, workspace, commit setup, withheld environment, close and interrupts, for
+  // every entrypoint; the one place that knows every adapter.
+  session: ['core', 'ports', 'util', 'github', 'local', 'workspace'],
+  cli: ['core', 'ports', 'util', 'steps', 'session', 'github', 'local', 'workspace'],
+  actions: ['core', 'ports', 'util', 'steps', 'session', 'github', 'local', 'workspace'],
 };
 
 /** Still to remove (issue 25: one session builder, the lane's phases as modules, the drivers apart). */
-const KNOWN_EDGES = ['github/setup.ts -> adapters.ts'];
-const KNOWN_CYCLES = ['actions/gate.ts -> actions/main.ts', 'steps/lane.ts -> steps/review.ts', 'steps/matrix-integrate.ts -> steps/matrix.ts'];
+const KNOWN_EDGES: string[] = [];
+const KNOWN_CYCLES = ['steps/lane.ts -> steps/review.ts', 'steps/matrix-integrate.ts -> steps/matrix.ts'];
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {

@@ -65,10 +65,6 @@ export class Session {
     open.add(this);
   }
 
-  get env(): NodeJS.ProcessEnv {
-    return this.opts.env;
-  }
-
   /** Sets up what the fleet file needs, checking in this order: isolation, commit setup, credential, forge. */
   async connect(file: FleetFile, needs: FleetNeeds): Promise<Connection | SessionProblem> {
     const { env } = this.opts;

@@ -5,7 +5,7 @@
  */
 import { ci, specLoadStats, startEmulator } from '../test/support/github-emulator/index.js';
 
-/** The tuning that suits the emulator (src/adapters.ts TUNING_VARIABLES): never for github.com. */
+/** The tuning that suits the emulator (src/github/tuning.ts TUNING_VARIABLES): never for github.com. */
 const EMULATOR_TUNING = { FLEET_GITHUB_PACING_MS: '0', FLEET_GITHUB_POLL_MS: '200', FLEET_GITHUB_CI_GRACE_MS: '2000' };
 
 function arg(name: string): string | undefined {

@@ -4,18 +4,13 @@
  * so what they drive is wired exactly as the action is.
  */
 import { dirname, resolve } from 'node:path';
-import { setupForge } from '../adapters.js';
-import { directiveEnv } from '../util/directive-env.js';
 import { AGENT_CREDENTIALS } from '../core/agent-credentials.js';
-import type { AppInstallationToken } from '../github/app-token.js';
-import { privateKeyParts } from '../github/app-key.js';
-import { staticToken, type TokenCredential } from '../github/credential.js';
-import { basicCredential, resolveApiUrl } from '../github/octokit.js';
-import { encodedForms, registerSecret } from '../util/secrets.js';
-import { adoptCommitSetup } from '../workspace/commit-setup.js';
 import { githubClient } from '../github/setup.js';
-import { GitWorkspace } from '../workspace/workspace.js';
+import { basicCredential } from '../github/octokit.js';
+import { openSession, withheldEnv, type Session } from '../session/session.js';
+import { encodedForms, registerSecret } from '../util/secrets.js';
 import { systemClock, type ArtifactStore, type Logger } from '../ports.js';
+import type { TokenCredential } from '../github/credential.js';
 import type { CacheLike } from './agent-install.js';
 import { OtherRunArtifactStore } from './artifact-store.js';
 import type { ActionDeps, CoreLike } from './main.js';
@@ -26,29 +21,15 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
   // Any variable holding a token, plain or as the basic credential git sends, is withheld from directives; so is
   // one holding the App's private key (or a line of it). Tokens Fleet mints later live in no variable at all.
   const tokens = [env.FLEET_TOKEN, env.FLEET_RUN_TOKEN].flatMap((t) => (t ? [t, basicCredential(t)] : []));
-  const keyParts = env.FLEET_APP_PRIVATE_KEY?.trim() ? privateKeyParts(env.FLEET_APP_PRIVATE_KEY) : [];
   // Agent credentials too: only an agent directive gets them, under its CLI's names (see prepareAgent in main.ts).
   const agentCredentials = AGENT_CREDENTIALS.map((c) => env[c.fleetVariable]?.trim()).filter((v): v is string => !!v);
   for (const credential of agentCredentials) registerSecret(credential);
-  const withheld = directiveEnv(env, undefined, [...tokens, ...keyParts, ...agentCredentials]);
+  const withheld = withheldEnv(env, { secrets: [...tokens, ...agentCredentials], privateKey: env.FLEET_APP_PRIVATE_KEY });
 
-  // One credential per job: the PAT as given, or the App's installation token, minted at the first need and renewed.
-  // Least privilege: the plan and report jobs only read the targets, so their tokens are read-only.
-  let credential: Promise<TokenCredential> | undefined;
-  const apps: AppInstallationToken[] = [];
-  const mint = (app: NonNullable<Settings['app']>, why: string): Promise<AppInstallationToken> =>
-    // The App code (and @octokit/auth-app) is loaded only by jobs that have App credentials.
-    import('../github/app-token.js')
-      .then(({ AppInstallationToken }) => AppInstallationToken.start(app, { apiUrl: resolveApiUrl(env.GITHUB_API_URL), logger }))
-      .then((t) => {
-        apps.push(t);
-        logger.info(`GitHub App ${app.appId}: installation token minted for ${app.owner} (${why}); Fleet renews it while this job runs`);
-        return t;
-      });
-  const credentialFor = (s: Settings): Promise<TokenCredential> =>
-    (credential ??= s.app
-      ? mint(s.mode === 'lane' ? s.app : { ...s.app, readOnly: true }, s.mode === 'lane' ? 'the lanes' : 'read-only')
-      : Promise.resolve(staticToken(s.token)));
+  // One session per job, with one credential: the PAT as given, or the App's installation token, minted at the first
+  // need and renewed. Least privilege: only the lane jobs write to the targets; the others' tokens are read-only.
+  let session: Session | undefined;
+  const sessionFor = (s: Settings): Session => (session ??= openSession({ env, app: s.app, token: s.token, writes: s.mode === 'lane', logger }));
   const clientOf = (cred: Promise<TokenCredential>, s: Settings) => {
     const client = cred.then((c) => {
       const octokit = githubClient(env, c.current(), logger, s.app ? c : undefined);
@@ -58,26 +39,31 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
     return { request: async (route: string, params?: Record<string, unknown>) => (await client).request(route, params) };
   };
 
-  // The job's working copies and commands, one for all its lanes: built again once adoptCommitSetup has decided who
-  // the lanes' commits are by (runAction asks before any lane runs).
-  let workspace = new GitWorkspace();
   return {
     env,
     core,
     store,
     clock: systemClock,
-    get workspace() {
-      return workspace;
-    },
-    get exec() {
-      return workspace.executor;
-    },
     setupForge: async (s, file, writePace) => {
-      const baseDir = s.file ? dirname(resolve(s.file)) : process.cwd();
-      if (file.forge === 'local') return setupForge(file, { env, baseDir, token: s.token, logger, writePace });
-      const cred = await credentialFor(s);
-      // A PAT goes through the client as before; only an App token needs the renewing auth.
-      return setupForge(file, { env, baseDir, token: cred.current(), credential: s.app ? cred : undefined, logger, writePace });
+      const job = s.mode === 'lane' || s.mode === 'integrate';
+      const connected = await sessionFor(s).connect(file, {
+        baseDir: s.file ? dirname(resolve(s.file)) : process.cwd(),
+        writePace,
+        logger,
+        // An integrate job runs the lanes' checks on the integrated tree: untrusted code, like a lane's.
+        runsCode: job,
+        commits: job,
+        onCommits: (line, notes) => {
+          core.info(`Fleet ${s.mode}: ${line}`);
+          for (const note of notes) core.warning(`Fleet ${s.mode}: ${note}`);
+        },
+      });
+      if (!('problem' in connected)) return connected;
+      if (connected.part === 'isolation') return { problem: `Fleet ${s.mode}: ${connected.problem}` };
+      if (connected.part === 'sign_commits') return { problem: `Fleet ${s.mode}: sign_commits: ${connected.problem}` };
+      // A token that cannot be minted fails the job as any other failure of it does.
+      if (connected.part === 'credential') throw new Error(connected.problem);
+      return { problem: connected.problem };
     },
     api: (s) => {
       // The run's own repository: the job's GITHUB_TOKEN (github-token input); the App's token when there is none.
@@ -86,30 +72,15 @@ export function actionDeps(env: NodeJS.ProcessEnv, core: CoreLike, store: Artifa
         if ('problem' in client) throw new Error(client.problem);
         return client;
       }
-      return clientOf(credentialFor(s), s);
+      return clientOf(sessionFor(s).credentials.credential(), s);
     },
     directiveEnv: withheld,
-    adoptCommitSetup: async (file) => {
-      const adopted = await adoptCommitSetup(file, env);
-      if (adopted.ok) workspace = new GitWorkspace({ commit: adopted.commit });
-      return adopted;
-    },
-    // At the job's end every token Fleet minted is revoked (DELETE /installation/token), as
-    // create-github-app-token's post step does: a token outliving its job is a token to steal.
+    // At the job's end every token Fleet minted is revoked.
     async finish() {
-      for (const app of apps) {
-        const { revoked, failed } = await app.revoke();
-        logger.info(`GitHub App: ${revoked} installation token(s) revoked${failed ? `, ${failed} could not be` : ''}`);
-      }
+      await session?.close();
     },
     // Dispatching the next run of a chained fleet: the PAT, or an App token with Actions write and nothing else.
-    fleetApi: (s) =>
-      clientOf(
-        s.app
-          ? mint({ ...s.app, permissions: { actions: 'write' } }, 'Actions write, to continue the fleet in a new run')
-          : Promise.resolve(staticToken(s.token)),
-        s,
-      ),
+    fleetApi: (s) => clientOf(sessionFor(s).credentials.narrowed({ actions: 'write' }, 'Actions write, to continue the fleet in a new run'), s),
     runStore: (s, runId) =>
       new OtherRunArtifactStore({ token: s.runToken, workflowRunId: runId, repositoryOwner: s.repository!.owner, repositoryName: s.repository!.repo }),
     installAgent: async (spec, bin) => {

@@ -10,7 +10,7 @@
  * And a gate can wait 30 days, a run lasts at most 35: the plan artifact must
  * outlive that, which the repository's artifact retention may not allow.
  */
-import type { GitHubApi } from './main.js';
+import { environmentRules, type EnvironmentRule, type GitHubApi } from '../github/actions-run.js';
 
 const MANAGE_ENVIRONMENTS = 'https://docs.github.com/actions/how-tos/deploy/configure-and-manage-deployments/manage-environments';
 const RETENTION_SETTINGS =
@@ -36,19 +36,13 @@ function howTo(environment: string, repo: string): string {
   );
 }
 
-interface RuleShape {
-  type?: string;
-  reviewers?: unknown[];
-}
-
 /** Undefined when `environment` holds the waves for a reviewer; otherwise why it would not, and how to fix it. */
 export async function approvalGateProblem(api: GitHubApi, repo: { owner: string; repo: string }, environment: string): Promise<string | undefined> {
   const full = `${repo.owner}/${repo.repo}`;
   const head = `input approval-environment: the approval gate would not hold the lanes:`;
-  let rules: RuleShape[];
+  let rules: EnvironmentRule[];
   try {
-    const { data } = await api.request('GET /repos/{owner}/{repo}/environments/{environment_name}', { ...repo, environment_name: environment });
-    rules = ((data as { protection_rules?: RuleShape[] }).protection_rules ?? []) as RuleShape[];
+    rules = await environmentRules(api, repo, environment);
   } catch (err) {
     const status = (err as { status?: number }).status;
     if (status === 404) {

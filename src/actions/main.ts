@@ -20,17 +20,17 @@ import {
   renderShard,
 } from '../core/report.js';
 import { matrixIntegrate } from '../steps/drivers/matrix-integrate.js';
-import type { ArtifactStore, Clock, Executor, Forge, QueueSettle, RunJob, RunJobs, Workspace } from '../ports.js';
+import type { ArtifactStore, Clock, Executor, Forge, QueueSettle, RunJobs, Workspace } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
 import { attemptName, continuesAfter, loadPlanBundle, REPORT_ARTIFACT, type PlanBundle } from '../steps/drivers/matrix-artifacts.js';
 import { legPaceOf, waitForPredecessor } from '../steps/drivers/matrix-pace.js';
 import { matrixContinue, matrixPlan, matrixReport, matrixShard, publishChain } from '../steps/drivers/matrix.js';
 import { finalizeManifest } from '../core/manifest.js';
 import { readFile } from 'node:fs/promises';
-import { appIsolationProblem } from '../core/isolation.js';
 import { renderWriteBudget, type LegPace, type WriteBudget, type WriteWindow } from '../core/budget.js';
 import type { PlanStepOptions } from '../steps/plan.js';
 import type { AgentSpec, FleetFile } from '../core/fleet-file.js';
+import { createCheckRun, dispatchWorkflow, getWorkflowRun, runJobs, updateCheckRun, type GitHubApi, type WorkflowRun } from '../github/actions-run.js';
 import { agentCredentialEnv, agentPackage } from '../core/agent-setup.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { readSettings, sealKey, type Settings } from './settings.js';
@@ -53,23 +53,32 @@ export interface CoreLike {
   summary: { addRaw(text: string, addEOL?: boolean): { write(): Promise<unknown> } };
 }
 
-/** The slice of Octokit the action uses for the run's own repository. */
-export interface GitHubApi {
-  request(route: string, params?: Record<string, unknown>): Promise<{ data: unknown }>;
+/** What a job works with: the forge (and its discovery, issue queue), and for lane and integrate jobs the workspace and executor. */
+interface JobSetup {
+  forge: Forge;
+  discover?: PlanStepOptions['discover'];
+  queue?: PlanStepOptions['queue'];
+  settleQueue?: QueueSettle;
+  writeLimits?: WriteWindow[];
+  workspace?: Workspace;
+  exec?: Executor;
 }
 
-type ForgeChoice =
-  | { forge: Forge; discover?: PlanStepOptions['discover']; queue?: PlanStepOptions['queue']; settleQueue?: QueueSettle; writeLimits?: WriteWindow[] }
-  | { problem: string };
+type ForgeChoice = JobSetup | { problem: string };
 
 export interface ActionDeps {
   env: NodeJS.ProcessEnv;
   core: CoreLike;
   store: ArtifactStore;
   clock: Clock;
-  workspace: Workspace;
-  exec: Executor;
-  /** The forge the fleet file names (and its target discovery, on GitHub); a lane job's writes keep to `writePace`. */
+  /** The workspace and executor of a job whose setupForge gives none (deps a test builds by hand). */
+  workspace?: Workspace;
+  exec?: Executor;
+  /**
+   * The job's session for the fleet file (src/session/session.ts): the forge it names (and its target discovery, on
+   * GitHub), whose writes keep to `writePace` in a lane job; in lane and integrate jobs, the isolation App credentials
+   * need and the commit setup checked first, and the workspace and executor.
+   */
   setupForge(settings: Settings, file: FleetFile, writePace?: LegPace): ForgeChoice | Promise<ForgeChoice>;
   api(settings: Settings): GitHubApi;
   /** The same API with the fleet token (the run token may not dispatch a workflow). */
@@ -84,11 +93,6 @@ export interface ActionDeps {
   secretForms?(secret: string): string[];
   /** Where incremental sweeps keep their outcomes (the Actions cache). */
   sweepCache?: SweepCache;
-  /**
-   * Sets who the lanes' commits are by and how they are signed, from the fleet file and the runner's git as an earlier
-   * step left it (a `git config --global user.name`), before any directive runs: one line for the log, or the problem.
-   */
-  adoptCommitSetup?(file: FleetFile): Promise<{ ok: true; line: string; notes: string[] } | { ok: false; problem: string }>;
   /** At the job's end, whatever the outcome: revokes the installation tokens Fleet minted. */
   finish?(): Promise<void>;
 }
@@ -126,31 +130,13 @@ export async function runAction(deps: ActionDeps): Promise<number> {
           log: (l) => core.info(l),
         });
     }
-    // An integrate job runs the lanes' checks on the integrated tree: untrusted code, like a lane's.
-    if ((settings.mode === 'lane' || settings.mode === 'integrate') && settings.app) {
-      const iso = deps.exec.isolation(bundle.fleet.file.isolation);
-      const why = appIsolationProblem(bundle.fleet.file.isolation, iso.kind, iso.detail);
-      if (why) {
-        core.setFailed(`Fleet ${settings.mode}: ${why}`);
-        return 2;
-      }
-    }
-    if ((settings.mode === 'lane' || settings.mode === 'integrate') && deps.adoptCommitSetup) {
-      const commits = await deps.adoptCommitSetup(bundle.fleet.file);
-      if (!commits.ok) {
-        core.setFailed(`Fleet ${settings.mode}: sign_commits: ${commits.problem}`);
-        return 2;
-      }
-      core.info(`Fleet ${settings.mode}: ${commits.line}`);
-      for (const note of commits.notes) core.warning(`Fleet ${settings.mode}: ${note}`);
-    }
     const setup = await deps.setupForge(settings, bundle.fleet.file, pace);
     if ('problem' in setup) {
       core.setFailed(setup.problem);
       return 2;
     }
-    if (settings.mode === 'lane') return await lane(deps, settings, setup.forge, bundle);
-    if (settings.mode === 'integrate') return await integrate(deps, settings, setup.forge, bundle);
+    if (settings.mode === 'lane') return await lane(deps, settings, setup, bundle);
+    if (settings.mode === 'integrate') return await integrate(deps, settings, setup, bundle);
     return await report(deps, settings, setup.forge, bundle, setup.settleQueue);
   } catch (err) {
     core.setFailed(`Fleet ${settings.mode} failed: ${redact((err as Error).message)}`);
@@ -245,8 +231,7 @@ async function continuePlan(deps: ActionDeps, settings: Settings, runId: number)
     deps.core.setFailed('input continue-run: a fleet continues only in a run of GitHub Actions (GITHUB_REPOSITORY and GITHUB_WORKFLOW_REF are not set)');
     return 2;
   }
-  const { data } = await deps.api(settings).request('GET /repos/{owner}/{repo}/actions/runs/{run_id}', { ...settings.repository, run_id: runId });
-  const why = notContinuable(data as PriorRun, settings);
+  const why = notContinuable(await getWorkflowRun(deps.api(settings), settings.repository, runId), settings);
   if (why) {
     deps.core.setFailed(
       `input continue-run: run ${runId} ${why}: a fleet continues only from a run of the same workflow, started by hand, on a schedule or by Fleet, on this branch of this repository`,
@@ -276,14 +261,15 @@ async function gateProblem(deps: ActionDeps, settings: Settings): Promise<string
 }
 
 /** What a lane or integrate job hands the steps: this job's adapters, the plan, and the environment for untrusted code. */
-function jobInput(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle) {
+function jobInput(deps: ActionDeps, settings: Settings, setup: JobSetup, bundle: PlanBundle) {
   return {
     bundle,
     store: deps.store,
     root: settings.workspace,
-    forge,
-    workspace: deps.workspace,
-    exec: deps.exec,
+    forge: setup.forge,
+    // The session's; deps a test builds by hand give their own.
+    workspace: (setup.workspace ?? deps.workspace)!,
+    exec: (setup.exec ?? deps.exec)!,
     clock: deps.clock,
     env: { ...deps.directiveEnv, ...fleetFileDir(settings) },
     dryRun: settings.dryRun || undefined,
@@ -311,10 +297,10 @@ function integrationPins(settings: Settings, bundle: PlanBundle): string[] | und
   return bundle.fleet.file.integrate ? settings.integrationDigests : undefined;
 }
 
-async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
+async function lane(deps: ActionDeps, settings: Settings, setup: JobSetup, bundle: PlanBundle): Promise<number> {
   const agent = await prepareAgent(deps, settings, bundle.fleet.file.agent);
   const records = await matrixShard({
-    ...jobInput(deps, settings, forge, bundle),
+    ...jobInput(deps, settings, setup, bundle),
     shard: settings.shard,
     agentEnv: agent.env,
     neverInChange: agent.neverInChange,
@@ -341,8 +327,8 @@ async function lane(deps: ActionDeps, settings: Settings, forge: Forge, bundle: 
  * (after the last wave, the release). A lane held by a conflict or a failed check is an outcome the report counts,
  * not a failure of this job; git or the forge failing is, so "Re-run failed jobs" tries the integration again.
  */
-async function integrate(deps: ActionDeps, settings: Settings, forge: Forge, bundle: PlanBundle): Promise<number> {
-  const { state, problems, digest } = await matrixIntegrate({ ...jobInput(deps, settings, forge, bundle), waveJob: settings.wave! });
+async function integrate(deps: ActionDeps, settings: Settings, setup: JobSetup, bundle: PlanBundle): Promise<number> {
+  const { state, problems, digest } = await matrixIntegrate({ ...jobInput(deps, settings, setup, bundle), waveJob: settings.wave! });
   // The next wave job, the next integrate job and the report read this record and no other.
   deps.core.setOutput('integration-digest', digest ?? '');
   for (const [id, outcome] of Object.entries(state.lanes)) {
@@ -433,21 +419,13 @@ function failureLine(manifest: Manifest): string {
   return parts.join(', ');
 }
 
-interface PriorRun {
-  path?: string;
-  event?: string;
-  head_branch?: string | null;
-  repository?: { full_name?: string };
-  head_repository?: { full_name?: string } | null;
-}
-
 /**
  * Why a run's fleet-chain artifact is not to be trusted, or null. Its workflow file must be this one, in this
  * repository, on this branch, and it must have been started by workflow_dispatch or schedule: a pull_request run
  * (a fork's, or a branch's own edit of the workflow file) runs the workflow as the PR wrote it, and could upload any
  * chain it likes.
  */
-function notContinuable(run: PriorRun, settings: Settings): string | null {
+function notContinuable(run: WorkflowRun, settings: Settings): string | null {
   const here = `${settings.repository!.owner}/${settings.repository!.repo}`;
   if (run.repository?.full_name !== here || run.path !== settings.caller!.path)
     return `is a run of ${run.repository?.full_name ?? '?'}/${run.path ?? '?'}, not of ${here}/${settings.caller!.path}`;
@@ -509,9 +487,8 @@ async function dispatchedInputs(caller: NonNullable<Settings['caller']>): Promis
  * the job's GITHUB_TOKEN has actions: read only, so that callers of fleets that never chain need not grant more.
  */
 async function dispatchNext(deps: ActionDeps, settings: Settings, inputs: Record<string, string>): Promise<void> {
-  const params = { ...settings.repository!, workflow_id: settings.caller!.path.split('/').pop()!, ref: settings.caller!.ref, inputs };
   try {
-    await (deps.fleetApi ?? deps.api)(settings).request('POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches', params);
+    await dispatchWorkflow((deps.fleetApi ?? deps.api)(settings), settings.repository!, settings.caller!.path.split('/').pop()!, settings.caller!.ref, inputs);
   } catch (err) {
     throw dispatchProblem(err as Error);
   }
@@ -545,39 +522,6 @@ function legJobs(deps: ActionDeps, settings: Settings): RunJobs | undefined {
   }
 }
 
-/** The run's jobs (every page: a big fleet has thousands), their annotations, and the approval gate's verdict. */
-export function runJobs(api: GitHubApi, repo: { owner: string; repo: string }, runId: number): RunJobs {
-  return {
-    async list(): Promise<RunJob[]> {
-      const jobs: RunJob[] = [];
-      for (let page = 1; ; page++) {
-        const { data } = await api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs', {
-          ...repo,
-          run_id: runId,
-          filter: 'latest',
-          per_page: 100,
-          page,
-        });
-        const batch = (data as { jobs: RunJob[]; total_count: number }).jobs;
-        jobs.push(...batch.map((j) => ({ id: j.id, name: j.name, status: j.status, conclusion: j.conclusion, html_url: j.html_url })));
-        if (batch.length < 100 || jobs.length >= (data as { total_count: number }).total_count) break;
-      }
-      return jobs;
-    },
-    async annotations(jobId: number): Promise<string[]> {
-      const { data } = await api.request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations', { ...repo, check_run_id: jobId, per_page: 50 });
-      return (data as Array<{ message: string }>).map((a) => a.message);
-    },
-    async rejection() {
-      const { data } = await api.request('GET /repos/{owner}/{repo}/actions/runs/{run_id}/approvals', { ...repo, run_id: runId });
-      const rejected = (data as Array<{ state: string; comment: string; user: { login: string }; environments: Array<{ name?: string }> }>).find(
-        (r) => r.state === 'rejected',
-      );
-      return rejected ? { environment: rejected.environments.map((e) => e.name).join(', '), reviewer: rejected.user.login, comment: rejected.comment } : null;
-    },
-  };
-}
-
 async function postCheckRun(api: GitHubApi, settings: Settings, manifest: Manifest, text: string, artifact: string): Promise<void> {
   const pointer = settings.runUrl
     ? `The full report is the \`${artifact}\` artifact of ${settings.runUrl}.`
@@ -592,21 +536,13 @@ async function postCheckRun(api: GitHubApi, settings: Settings, manifest: Manife
   const batches = Array.from({ length: Math.ceil(notes.length / ANNOTATIONS_PER_REQUEST) }, (_, i) =>
     notes.slice(i * ANNOTATIONS_PER_REQUEST, (i + 1) * ANNOTATIONS_PER_REQUEST),
   );
-  const { data } = await api.request('POST /repos/{owner}/{repo}/check-runs', {
-    ...settings.repository,
+  const repo = settings.repository!;
+  const id = await createCheckRun(api, repo, {
     name: `${settings.checkName}: ${manifest.name}`,
-    head_sha: settings.sha,
-    status: 'completed',
+    headSha: settings.sha,
     conclusion: checkRunConclusion(manifest),
-    ...(settings.runUrl ? { details_url: settings.runUrl } : {}),
+    detailsUrl: settings.runUrl,
     output: { ...output, ...(batches[0] ? { annotations: batches[0] } : {}) },
   });
-  const id = (data as { id: number }).id;
-  for (const batch of batches.slice(1)) {
-    await api.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
-      ...settings.repository,
-      check_run_id: id,
-      output: { ...output, annotations: batch },
-    });
-  }
+  for (const batch of batches.slice(1)) await updateCheckRun(api, repo, id, { ...output, annotations: batch });
 }

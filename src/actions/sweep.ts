@@ -8,8 +8,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Manifest, SCHEMA_VERSION } from '../core/model.js';
-import type { ActionDeps } from './main.js';
 import type { Settings } from './settings.js';
+import { SWEEP_FILE, sweepKey, sweepKeyPrefix, type SweepCache } from './sweep-cache.js';
 
 /** The sweep file: the manifest as text, and its MAC under the fleet credential's seal key (see sealKey). */
 interface Sealed {
@@ -19,10 +19,15 @@ interface Sealed {
 }
 
 const mac = (key: Buffer, text: string) => createHmac('sha256', key).update(text).digest('hex');
-import { SWEEP_FILE, sweepKey, sweepKeyPrefix } from './sweep-cache.js';
+
+/** What of the action's deps a sweep uses: the log, and the cache the outcomes live in. */
+interface SweepDeps {
+  core: { info(message: string): void; warning(message: string): void };
+  sweepCache?: SweepCache;
+}
 
 /** The previous sweep's manifest, or undefined (first sweep, nothing usable); says which in the log. */
-export async function readPreviousSweep(deps: Pick<ActionDeps, 'core' | 'sweepCache'>, fleetName: string, seal: Buffer): Promise<Manifest | undefined> {
+export async function readPreviousSweep(deps: SweepDeps, fleetName: string, seal: Buffer): Promise<Manifest | undefined> {
   const { core } = deps;
   if (!deps.sweepCache) {
     core.warning('incremental: no cache service in this job; every lane runs');
@@ -71,7 +76,7 @@ export async function readPreviousSweep(deps: Pick<ActionDeps, 'core' | 'sweepCa
 }
 
 /** Saves this sweep's manifest under a key of its own; a dry run saves nothing (it pushed nothing). */
-export async function saveSweep(deps: Pick<ActionDeps, 'core' | 'sweepCache'>, settings: Settings, manifest: Manifest, seal: Buffer): Promise<void> {
+export async function saveSweep(deps: SweepDeps, settings: Settings, manifest: Manifest, seal: Buffer): Promise<void> {
   if (manifest.dry_run || !deps.sweepCache) return;
   const file = resolve(SWEEP_FILE);
   await mkdir(dirname(file), { recursive: true });

@@ -1,11 +1,11 @@
 /**
  * GitHub App credentials for `fleet run` and `fleet plan` (and so for the action's `mode: run`): with
  * FLEET_APP_ID and FLEET_APP_PRIVATE_KEY set, Fleet mints the App's installation token itself and renews it while
- * the fleet runs, as the reusable workflow's jobs do (src/actions/deps.ts), instead of reading a token variable.
+ * the fleet runs, as the reusable workflow's jobs do (src/session/credentials.ts), instead of reading a token variable.
  *
  * The key is read from the environment only, never from a file path: a directive can read any file its user can
  * (docs/security.md), but Fleet withholds FLEET_APP_PRIVATE_KEY from directives and from its own process
- * environment (WITHHELD_ENV in main.ts).
+ * environment (WITHHELD_ENV in src/util/directive-env.ts).
  */
 import type { ResolvedFleet } from '../core/validate.js';
 import type { Problem } from '../core/validate.js';

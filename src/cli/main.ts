@@ -3,6 +3,7 @@
  * print, and map the outcome to an exit code (0 done, 1 a lane failed, 2 bad
  * input or set-up failure).
  */
+import type { Stats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
@@ -10,12 +11,9 @@ import { formatProblems, type Problem } from '../core/validate.js';
 import { Manifest, SCHEMA_VERSION } from '../core/model.js';
 import { renderPlan, renderReport, renderStatusTable } from '../core/report.js';
 import { killAllRunning } from '../workspace/exec.js';
-import { setupForge } from '../adapters.js';
-import { directiveEnv, withholdFromProcessEnv } from '../util/directive-env.js';
-import { adoptCommitSetup } from '../workspace/commit-setup.js';
 import { parseAuthor } from '../core/commit-identity.js';
-import { closeGitLauncher } from '../workspace/launcher.js';
-import { GitWorkspace } from '../workspace/workspace.js';
+import { openSession, type Connection, type Session } from '../session/session.js';
+import { enterProcess, EXIT_INTERRUPTED } from '../session/interrupts.js';
 import { systemClock } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
 import { planStep } from '../steps/plan.js';
@@ -45,10 +43,7 @@ import { mergeMethodFor, prsJson, renderPrsActions, renderPrsTable } from '../co
 import { renderBranch, type ResolvedFleet } from '../core/validate.js';
 import { locateManifest } from './locate.js';
 import { VERSION } from './version.js';
-import { appFromEnv, targetOwners, type CliApp } from './app.js';
-import { appIsolationProblem } from '../core/isolation.js';
-import { maskPrivateKey, privateKeyParts } from '../github/app-key.js';
-import type { TokenCredential } from '../github/credential.js';
+import { appFromEnv, targetOwners } from './app.js';
 import { redact } from '../util/secrets.js';
 import { showInvisibles } from '../core/text.js';
 
@@ -63,8 +58,7 @@ export interface CliIo {
   interruptGraceMs?: number;
 }
 
-/** 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C. */
-export const EXIT_INTERRUPTED = 130;
+export { EXIT_INTERRUPTED };
 
 function positiveInt(flag: string, value: unknown, command?: CommandSpec): number | undefined {
   if (value === undefined) return undefined;
@@ -126,7 +120,7 @@ async function readSince(path: string): Promise<Manifest | Problem[] | string> {
 async function workspaceProblem(dir: string): Promise<Problem | undefined> {
   const problem = (message: string): Problem => ({ file: dir, field: '--workspace', message });
   for (let p = dir; ; p = dirname(p)) {
-    let st;
+    let st: Stats;
     try {
       st = await stat(p);
     } catch (err) {
@@ -144,6 +138,8 @@ async function workspaceProblem(dir: string): Promise<Problem | undefined> {
 export async function main(argv: string[], io: CliIo): Promise<number> {
   const [first, ...rest] = argv;
   let spec: CommandSpec | undefined;
+  // The sessions this command opened: closed when it ends, whatever the outcome.
+  const sessions: Session[] = [];
   try {
     if (!first) {
       io.stderr.write(`${overview()}\n`);
@@ -168,8 +164,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     }
     const parsed = parseCommand(spec, rest);
     if (spec.name === 'status' || spec.name === 'report') return await showRun(spec, parsed, io);
-    if (spec.name === 'prs') return await prs(spec, parsed, io);
-    return await planOrRun(spec, parsed, io);
+    if (spec.name === 'prs') return await prs(spec, parsed, io, sessions);
+    return await planOrRun(spec, parsed, io, sessions);
   } catch (err) {
     if (err instanceof UsageError) {
       const about = err.command ?? spec;
@@ -184,7 +180,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     if (!debug) io.stderr.write('fleet: run again with FLEET_DEBUG=1 for the stack trace\n');
     return 2;
   } finally {
-    if ((await revokeMinted()) > 0) io.stderr.write('warning: a GitHub App installation token could not be revoked; it expires within the hour\n');
+    let failed = 0;
+    for (const session of sessions) failed += (await session.close()).failed;
+    if (failed > 0) io.stderr.write('warning: a GitHub App installation token could not be revoked; it expires within the hour\n');
   }
 }
 
@@ -253,15 +251,13 @@ function fleetInput(spec: CommandSpec, parsed: Parsed, io: CliIo): FleetInput | 
 interface Connected {
   input: FleetInput;
   fleet: ResolvedFleet;
-  setup: Extract<Awaited<ReturnType<typeof setupForge>>, { forge: unknown }>;
+  setup: Connection;
   directiveEnv: Record<string, string>;
   maxParallel: number | undefined;
-  /** The run's working copies and commands: one for all its lanes, its commits as adoptCommitSetup decided. */
-  workspace: GitWorkspace;
 }
 
 /** `fleet plan`, `fleet run` and `fleet exec`. */
-async function planOrRun(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<number> {
+async function planOrRun(spec: CommandSpec, parsed: Parsed, io: CliIo, sessions: Session[]): Promise<number> {
   const input = fleetInput(spec, parsed, io);
   if ('printed' in input) {
     // Validated as a run of it would be, so what is printed runs.
@@ -274,15 +270,21 @@ async function planOrRun(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<
     return 0;
   }
   if (spec.name === 'exec' && !parsed.command?.trim()) throw new UsageError(`give the command after --: ${spec.usage.split('   or   ')[0]}`, spec);
-  const connected = await connect(spec, parsed.values, input, io, { writes: spec.name === 'run' });
+  const connected = await connect(spec, parsed.values, input, io, { writes: spec.name === 'run', sessions });
   if (typeof connected === 'number') return connected;
   if (spec.name === 'plan') return plan(connected, parsed.values, io);
   if (spec.name === 'exec') return execCommand(connected, parsed, io);
   return run(spec, connected, parsed.values, io);
 }
 
-/** Loads the fleet file, checks the flags and credentials with it (every problem at once), and sets up the forge. */
-async function connect(spec: CommandSpec, values: Flags, input: FleetInput, io: CliIo, opts: { writes: boolean }): Promise<Connected | number> {
+/** Loads the fleet file, checks the flags and credentials with it (every problem at once), and opens the command's session. */
+async function connect(
+  spec: CommandSpec,
+  values: Flags,
+  input: FleetInput,
+  io: CliIo,
+  opts: { writes: boolean; sessions: Session[] },
+): Promise<Connected | number> {
   const command = spec.name;
   const { path } = input;
   // Every problem of the input at once: the fleet file's and the flags'.
@@ -305,57 +307,30 @@ async function connect(spec: CommandSpec, values: Flags, input: FleetInput, io: 
     return 2;
   }
   for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}\n`);
-  let workspace = new GitWorkspace();
-  if (command === 'run') {
-    const commits = await adoptCommitSetup(loaded.fleet.file, io.env);
-    if (!commits.ok) {
-      io.stderr.write(`${formatProblems([{ file: path, field: 'sign_commits', message: commits.problem }])}\n`);
-      return 2;
-    }
-    for (const note of commits.notes) io.stderr.write(`note: ${note}\n`);
-    workspace = new GitWorkspace({ commit: commits.commit });
-  }
-  let credential: TokenCredential | undefined;
-  if (appEnv.app && command !== 'plan' && command !== 'prs') {
-    const iso = workspace.executor.isolation(loaded.fleet.file.isolation);
-    const why = appIsolationProblem(loaded.fleet.file.isolation, iso.kind, iso.detail);
-    if (why) {
-      io.stderr.write(`${formatProblems([{ file: path, field: 'isolation', message: why }])}\n`);
-      return 2;
-    }
-  }
-  if (appEnv.app) {
-    // Registers the key and each line of it with Fleet's redactor. No ::add-mask:: here: stdout is the report (mode: run
-    // copies it into the job summary), and on a runner the key comes from a secret the runner already masks.
-    maskPrivateKey(appEnv.app.privateKey, () => undefined);
-    try {
-      // plan, exec and the list of PRs only read the targets: their token is read-only.
-      const token = await mintAppToken(appEnv.app, !opts.writes, io.env);
-      MINTED.add(token);
-      credential = token;
-    } catch (err) {
-      io.stderr.write(`${path}: forge: ${redact((err as Error).message)}\n`);
-      return 2;
-    }
-  }
-  const setup = await setupForge(loaded.fleet.file, {
-    env: io.env,
-    ...(credential ? { token: credential.current(), credential } : {}),
+  // plan, exec and the list of PRs only read the targets: their App token is read-only.
+  const session = openSession({ env: io.env, app: appEnv.app, writes: opts.writes });
+  opts.sessions.push(session);
+  const setup = await session.connect(loaded.fleet.file, {
     baseDir: dirname(path),
     reposRoot: values['repos-root'] ? resolve(io.cwd, values['repos-root']) : undefined,
     logger: { info: () => undefined, warn: (m) => void io.stderr.write(`warning: ${m}\n`), error: (m) => void io.stderr.write(`error: ${m}\n`) },
+    runsCode: command === 'run' || command === 'exec',
+    commits: command === 'run',
+    onCommits: (_line, notes) => {
+      for (const note of notes) io.stderr.write(`note: ${note}\n`);
+    },
   });
   if ('problem' in setup) {
+    if (setup.part === 'isolation' || setup.part === 'sign_commits')
+      io.stderr.write(`${formatProblems([{ file: path, field: setup.part, message: setup.problem }])}\n`);
+    else if (setup.part === 'credential') io.stderr.write(`${path}: forge: ${redact(setup.problem)}\n`);
     // The problem names its own field (forge: …, or the environment variable at fault).
-    io.stderr.write(`${path}: ${setup.problem}\n`);
+    else io.stderr.write(`${path}: ${setup.problem}\n`);
     return 2;
   }
-  const env = {
-    ...directiveEnv(io.env, setup.tokenVariable, [...(setup.secrets ?? []), ...(appEnv.app ? privateKeyParts(io.env.FLEET_APP_PRIVATE_KEY ?? '') : [])]),
-    // A directive's helper scripts live beside the fleet file: `run: $FLEET_FILE_DIR/scripts/fix.sh`.
-    FLEET_FILE_DIR: dirname(path),
-  };
-  return { input, fleet: loaded.fleet, setup, directiveEnv: env, maxParallel, workspace };
+  // A directive's helper scripts live beside the fleet file: `run: $FLEET_FILE_DIR/scripts/fix.sh`.
+  const env = { ...setup.directiveEnv, FLEET_FILE_DIR: dirname(path) };
+  return { input, fleet: loaded.fleet, setup, directiveEnv: env, maxParallel };
 }
 
 async function plan(c: Connected, values: Flags, io: CliIo): Promise<number> {
@@ -419,8 +394,8 @@ async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo): P
     fleet: loaded.fleet,
     file: path,
     forge,
-    workspace: c.workspace,
-    exec: c.workspace.executor,
+    workspace: c.setup.workspace,
+    exec: c.setup.exec,
     clock: systemClock,
     env: c.directiveEnv,
     discover,
@@ -463,7 +438,7 @@ async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo): P
  * pushed what; the fleet file says which forge they are on and how to reach it: a fleet file finds its latest run,
  * a manifest (or its workspace) needs the fleet file named with --fleet.
  */
-async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<number> {
+async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo, sessions: Session[]): Promise<number> {
   const { values } = parsed;
   const [first, ...rest] = parsed.positionals;
   const sub = first === 'merge' || first === 'close' || first === 'list' ? first : 'list';
@@ -480,7 +455,7 @@ async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<number
   }
   if (!values.fleet && where.path === named)
     throw new UsageError(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
-  const connected = await connect(spec, values, { path: fleetPath, again: `fleet prs ${target}` }, io, { writes: sub !== 'list' });
+  const connected = await connect(spec, values, { path: fleetPath, again: `fleet prs ${target}` }, io, { writes: sub !== 'list', sessions });
   if (typeof connected === 'number') return connected;
   const file = connected.fleet.file;
   const method = sub === 'merge' ? mergeMethodFor({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : undefined;
@@ -547,8 +522,8 @@ async function execCommand(c: Connected, parsed: Parsed, io: CliIo): Promise<num
     file: c.input.path,
     command,
     forge: c.setup.forge,
-    workspace: c.workspace,
-    exec: c.workspace.executor,
+    workspace: c.setup.workspace,
+    exec: c.setup.exec,
     clock: systemClock,
     env: c.directiveEnv,
     root,
@@ -571,28 +546,6 @@ async function execCommand(c: Connected, parsed: Parsed, io: CliIo): Promise<num
   return rows.some((r) => r.status === 'failed') ? 1 : 0;
 }
 
-/** Installation tokens minted and not yet revoked: revoked when the command ends, or by an interrupt that cannot wait for it. */
-const MINTED = new Set<{ revoke(): Promise<{ revoked: number; failed: number }> }>();
-
-/** Revokes every token still held; returns how many could not be. */
-async function revokeMinted(): Promise<number> {
-  let failed = 0;
-  for (const token of [...MINTED]) {
-    MINTED.delete(token);
-    failed += (await token.revoke().catch(() => ({ failed: 1 }))).failed;
-  }
-  return failed;
-}
-
-/**
- * The App's installation token for this command, renewed while it runs. `fleet plan` only reads the targets: its
- * token is read-only. The App code (and @octokit/auth-app) loads only when App credentials are given.
- */
-async function mintAppToken(app: CliApp, readOnly: boolean, env: NodeJS.ProcessEnv) {
-  const { AppInstallationToken, resolveApiUrl } = await import('../github/app-token.js');
-  return AppInstallationToken.start({ ...app, readOnly }, { apiUrl: resolveApiUrl(env.GITHUB_API_URL) });
-}
-
 /** After an interrupt, how long a command that ignores SIGTERM keeps running before SIGKILL. */
 const KILL_AFTER_MS = 5_000;
 
@@ -609,42 +562,29 @@ const KILL_AFTER_MS = 5_000;
  * kills what is left and exits at once. No exit leaves a process of Fleet's.
  */
 export async function runCli(argv: string[]): Promise<void> {
-  const env = withholdFromProcessEnv();
-  const controller = new AbortController();
-  let interrupts = 0;
-  const exitNow = () => {
-    killAllRunning('SIGKILL');
-    try {
-      const root = writeInterruptedState();
-      if (root) process.stderr.write(`fleet: stopped at once; the manifest and report as they stood are in ${root}\n`);
-    } catch (err) {
-      process.stderr.write(`fleet: could not write the manifest: ${(err as Error).message}\n`);
-    }
-    // The App tokens this run minted are revoked even now (a runner cancels with SIGINT, then SIGTERM): a few seconds at most.
-    void Promise.race([revokeMinted(), new Promise((r) => setTimeout(r, 3_000))]).finally(() => process.exit(EXIT_INTERRUPTED));
-  };
-  const onSignal = (signal: NodeJS.Signals) => {
-    interrupts++;
-    if (interrupts > 1) return exitNow();
-    process.stderr.write(`\nfleet: ${signal}: stopping the running lanes (again to quit at once)…\n`);
-    controller.abort();
-    killAllRunning('SIGTERM');
-    setTimeout(() => killAllRunning('SIGKILL'), KILL_AFTER_MS).unref();
-    // The run ends by itself after its grace; this only guards against a write that never returns.
-    setTimeout(exitNow, INTERRUPT_GRACE_MS + 20_000).unref();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const entry = enterProcess({
+    gentle: {
+      say: (signal) => process.stderr.write(`\nfleet: ${signal}: stopping the running lanes (again to quit at once)…\n`),
+      killAfterMs: KILL_AFTER_MS,
+      stopAfterMs: INTERRUPT_GRACE_MS + 20_000,
+    },
+    beforeExit: () => {
+      try {
+        const root = writeInterruptedState();
+        if (root) process.stderr.write(`fleet: stopped at once; the manifest and report as they stood are in ${root}\n`);
+      } catch (err) {
+        process.stderr.write(`fleet: could not write the manifest: ${(err as Error).message}\n`);
+      }
+    },
+  });
   let code: number;
   try {
-    code = await main(argv, { stdout: process.stdout, stderr: process.stderr, env, cwd: process.cwd(), signal: controller.signal });
+    code = await main(argv, { stdout: process.stdout, stderr: process.stderr, env: entry.env, cwd: process.cwd(), signal: entry.signal });
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await closeGitLauncher();
+    await entry.end();
   }
   process.exitCode = code;
-  if (controller.signal.aborted) {
+  if (entry.signal.aborted) {
     // A forge call a stuck lane still waits on would keep this process alive: the run is over, so leave now.
     killAllRunning('SIGKILL');
     await new Promise<void>((r) => process.stdout.write('', () => r()));

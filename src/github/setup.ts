@@ -1,8 +1,7 @@
 /**
- * The GitHub side of `setupForge` (src/adapters.ts), in a module of its own so that entrypoints load Octokit
+ * The GitHub side of `setupForge` (src/session/forge.ts), in a module of its own so that entrypoints load Octokit
  * and its HTTP client only for fleets on GitHub.
  */
-import { githubTuning, type GitHubTuning } from '../adapters.js';
 import type { LegPace } from '../core/budget.js';
 import type { FleetFile } from '../core/fleet-file.js';
 import type { ResolvedFleet } from '../core/validate.js';
@@ -14,6 +13,7 @@ import type { QueueOptions } from '../ports.js';
 import { GitHubForge } from './forge.js';
 import { basicCredential, createOctokit, type FleetOctokit } from './octokit.js';
 import type { TokenCredential } from './credential.js';
+import { githubTuning, type GitHubTuning } from './tuning.js';
 
 /**
  * The Octokit every entrypoint uses against GitHub: the environment's API

@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { setupForge } from '../../src/adapters.js';
+import { setupForge } from '../../src/session/forge.js';
 import { renderPrsActions, renderPrsTable } from '../../src/core/prs.js';
 import { validateFleetFile } from '../../src/core/validate.js';
 import { createOctokit } from '../../src/github/octokit.js';

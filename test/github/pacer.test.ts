@@ -6,7 +6,7 @@
  * (https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#exceeding-the-rate-limit).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { githubTuning } from '../../src/adapters.js';
+import { githubTuning } from '../../src/github/tuning.js';
 import { GITHUB_WRITE_LIMITS, legPace, writeBudget } from '../../src/core/budget.js';
 import { createOctokit } from '../../src/github/octokit.js';
 import { isContentCreating, WritePacer } from '../../src/github/pacer.js';

@@ -3,7 +3,7 @@
  * the approval gate's review, served by the GitHub emulator and read by the action's own reader (runJobs).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runJobs } from '../../src/actions/main.js';
+import { runJobs } from '../../src/github/actions-run.js';
 import { githubClient } from '../../src/github/setup.js';
 import type { RunJob } from '../../src/ports.js';
 import { jobOfShard, MissingResultExplainer } from '../../src/steps/explain.js';

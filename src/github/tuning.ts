@@ -1,18 +1,10 @@
 /**
- * Builds the forge an entrypoint needs from the fleet file and the
- * environment. Entrypoints (CLI, action) call this; steps never do.
+ * The knobs of Fleet's GitHub client read from the environment: pacing, poll intervals and the write budget. Every
+ * entrypoint's client and forge (src/github/setup.ts) read them here.
  */
-import { GITHUB_WRITE_LIMITS, type LegPace, type WriteWindow } from './core/budget.js';
-import type { FleetFile } from './core/fleet-file.js';
-import type { ResolvedFleet } from './core/validate.js';
-import type { GitHubForgeOptions } from './github/forge.js';
-import type { Pacing } from './github/octokit.js';
-import type { TokenCredential } from './github/credential.js';
-import { LocalForge } from './local/forge.js';
-import type { Forge, Logger, QueueSettle, QueueSource } from './ports.js';
-
-/** Where Fleet looks for its GitHub token, in order. */
-export const TOKEN_VARIABLES = ['FLEET_GITHUB_TOKEN', 'GITHUB_TOKEN', 'GH_TOKEN'] as const;
+import { GITHUB_WRITE_LIMITS, type WriteWindow } from '../core/budget.js';
+import type { GitHubForgeOptions } from './forge.js';
+import type { Pacing } from './octokit.js';
 
 /**
  * Tuning knobs for GitHub Enterprise Server and for tests against an emulator,
@@ -85,44 +77,4 @@ export function githubTuning(env: NodeJS.ProcessEnv): GitHubTuning | { problem: 
   if (typeof poll === 'number') tuning.forge = { pollMs: poll, ciPollMs: poll, ciMaxPollMs: Math.min(60_000, Math.max(poll, poll * 6)) };
   if (typeof grace === 'number') tuning.forge = { ...tuning.forge, ciStartGraceMs: grace };
   return tuning;
-}
-
-export interface ForgeSetup {
-  forge: Forge;
-  discover?(fleet: ResolvedFleet): Promise<{ repos: string[]; problems: string[] }>;
-  /** The issue queue (source.issues): its lanes, board and events (GitHub only). */
-  queue?: QueueSource;
-  settleQueue?: QueueSettle;
-  /** The environment variable the token came from, withheld from directives. */
-  tokenVariable?: string;
-  /** The token and the basic-auth credential git sends: no variable holding either reaches a directive. */
-  secrets?: string[];
-  /** The account's secondary limits a plan divides among its legs (GitHub only; none: no write budget). */
-  writeLimits?: WriteWindow[];
-}
-
-/**
- * The forge of a fleet file. The GitHub side (Octokit, undici: about half of the CLI's bundle) is loaded only
- * by fleets that use it, so a local fleet starts without parsing it.
- */
-export async function setupForge(
-  file: FleetFile,
-  opts: { env: NodeJS.ProcessEnv; baseDir: string; reposRoot?: string; token?: string; credential?: TokenCredential; logger?: Logger; writePace?: LegPace },
-): Promise<ForgeSetup | { problem: string }> {
-  if (file.forge === 'local') return { forge: new LocalForge({ baseDir: opts.baseDir, reposRoot: opts.reposRoot }) };
-  const tokenVariable = opts.token ? undefined : TOKEN_VARIABLES.find((k) => opts.env[k]);
-  const token = opts.token ?? (tokenVariable ? opts.env[tokenVariable] : undefined);
-  if (!token) {
-    return {
-      problem: `forge: github needs a token: set ${TOKEN_VARIABLES.join(', ')} (a GitHub App installation token or a PAT that can push to the targets)`,
-    };
-  }
-  const tuning = githubTuning(opts.env);
-  if ('problem' in tuning) return tuning;
-  const { githubSetup } = await import('./github/setup.js');
-  return {
-    ...githubSetup(file, { env: opts.env, token, credential: opts.credential, tuning, logger: opts.logger, writePace: opts.writePace }),
-    tokenVariable,
-    writeLimits: tuning.writeLimits,
-  };
 }

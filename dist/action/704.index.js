@@ -5,15 +5,9 @@ export const modules = {
 /***/ 87704:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
-__webpack_require__.r(__webpack_exports__);
 /* harmony export */ __webpack_require__.d(__webpack_exports__, {
 /* harmony export */   AppInstallationToken: () => (/* binding */ AppInstallationToken),
-/* harmony export */   RENEW_MARGIN_MS: () => (/* reexport safe */ _credential_js__WEBPACK_IMPORTED_MODULE_5__.A),
-/* harmony export */   maskPrivateKey: () => (/* reexport safe */ _app_key_js__WEBPACK_IMPORTED_MODULE_3__.xr),
-/* harmony export */   normalizePrivateKey: () => (/* reexport safe */ _app_key_js__WEBPACK_IMPORTED_MODULE_3__.W3),
-/* harmony export */   privateKeyProblem: () => (/* reexport safe */ _app_key_js__WEBPACK_IMPORTED_MODULE_3__.ss),
-/* harmony export */   resolveApiUrl: () => (/* reexport safe */ _octokit_js__WEBPACK_IMPORTED_MODULE_2__.c_),
-/* harmony export */   staticToken: () => (/* reexport safe */ _credential_js__WEBPACK_IMPORTED_MODULE_5__.i)
+/* harmony export */   resolveApiUrl: () => (/* reexport safe */ _octokit_js__WEBPACK_IMPORTED_MODULE_2__.c_)
 /* harmony export */ });
 /* harmony import */ var _actions_github_lib_utils__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(80846);
 /* harmony import */ var _octokit_auth_app__WEBPACK_IMPORTED_MODULE_6__ = __webpack_require__(76479);
@@ -175,14 +169,18 @@ class AppInstallationToken {
   mintError(err) {
     const status = err.status;
     const hint = status === 422 ? ": the App lacks a permission this job asks for (see the permissions in docs/github-actions.md)" : "";
-    return new Error(`GitHub App ${this.creds.appId}: minting an installation token on ${this.creds.owner} failed (${status ?? "error"}: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_1__/* .redact */ .E$)(err.message)})${hint}`);
+    return new Error(
+      `GitHub App ${this.creds.appId}: minting an installation token on ${this.creds.owner} failed (${status ?? "error"}: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_1__/* .redact */ .E$)(err.message)})${hint}`
+    );
   }
   skewSeconds() {
     return Math.round(this.skewMs / 1e3);
   }
 }
 function readOnly(granted) {
-  return Object.fromEntries(Object.entries(granted).filter(([, level]) => level === "read" || level === "write" || level === "admin").map(([name]) => [name, "read"]));
+  return Object.fromEntries(
+    Object.entries(granted).filter(([, level]) => level === "read" || level === "write" || level === "admin").map(([name]) => [name, "read"])
+  );
 }
 function appAuth(creds, request, timeDifference, logger) {
   return (0,_octokit_auth_app__WEBPACK_IMPORTED_MODULE_6__/* .createAppAuth */ .K)({

@@ -37,7 +37,9 @@ node${process.versions.node.split(".")[0]}`).digest("hex").slice(0, 20);
   }
   await npm(["install", "--prefix", dir, "--no-audit", "--no-fund", "--no-save", "--loglevel=error", input.spec], input.env);
   if (!usable(binDir, input.bin)) {
-    throw new Error(`the package ${input.spec} installed no \`${input.bin}\` command; set agent.install to the package that provides it, or agent.command to the binary`);
+    throw new Error(
+      `the package ${input.spec} installed no \`${input.bin}\` command; set agent.install to the package that provides it, or agent.command to the binary`
+    );
   }
   const installedIn = seconds();
   if (cache) await saved(cache, cachePath, key, input.log);
@@ -84,7 +86,10 @@ function npm(args, env) {
     child.stdout.on("data", (d) => out += d.toString());
     child.stderr.on("data", (d) => err = (err + d.toString()).slice(-2e3));
     child.on("error", (e) => reject(new Error(`npm could not be started (${e.message}): the runner needs Node.js with npm`)));
-    child.on("close", (code) => code === 0 ? resolve(out) : reject(new Error(`npm ${args[0]} exited with ${code}: ${err.trim().split("\n").slice(-5).join(" ")}`)));
+    child.on(
+      "close",
+      (code) => code === 0 ? resolve(out) : reject(new Error(`npm ${args[0]} exited with ${code}: ${err.trim().split("\n").slice(-5).join(" ")}`))
+    );
   });
 }
 

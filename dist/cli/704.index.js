@@ -169,14 +169,18 @@ class AppInstallationToken {
   mintError(err) {
     const status = err.status;
     const hint = status === 422 ? ": the App lacks a permission this job asks for (see the permissions in docs/github-actions.md)" : "";
-    return new Error(`GitHub App ${this.creds.appId}: minting an installation token on ${this.creds.owner} failed (${status ?? "error"}: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_1__/* .redact */ .E$)(err.message)})${hint}`);
+    return new Error(
+      `GitHub App ${this.creds.appId}: minting an installation token on ${this.creds.owner} failed (${status ?? "error"}: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_1__/* .redact */ .E$)(err.message)})${hint}`
+    );
   }
   skewSeconds() {
     return Math.round(this.skewMs / 1e3);
   }
 }
 function readOnly(granted) {
-  return Object.fromEntries(Object.entries(granted).filter(([, level]) => level === "read" || level === "write" || level === "admin").map(([name]) => [name, "read"]));
+  return Object.fromEntries(
+    Object.entries(granted).filter(([, level]) => level === "read" || level === "write" || level === "admin").map(([name]) => [name, "read"])
+  );
 }
 function appAuth(creds, request, timeDifference, logger) {
   return (0,_octokit_auth_app__WEBPACK_IMPORTED_MODULE_6__/* .createAppAuth */ .K)({
@@ -186,23 +190,6 @@ function appAuth(creds, request, timeDifference, logger) {
     ...timeDifference ? { timeDifference } : {},
     log: { warn: (m) => logger?.warn(m) }
   });
-}
-
-
-
-/***/ }),
-
-/***/ 2846:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
-
-/* harmony export */ __webpack_require__.d(__webpack_exports__, {
-/* harmony export */   A: () => (/* binding */ RENEW_MARGIN_MS),
-/* harmony export */   i: () => (/* binding */ staticToken)
-/* harmony export */ });
-const RENEW_MARGIN_MS = 10 * 6e4;
-function staticToken(token) {
-  return { current: () => token, fresh: async () => token, renew: async () => null, observe: () => {
-  } };
 }
 
 
@@ -439,7 +426,9 @@ function attemptLogger(logger) {
         if (status >= 500 || status === 0) {
           const o = options;
           const attempt = (o.request?.retryCount ?? 0) + 1;
-          logger.warn(`GitHub: ${describe(o)} failed on attempt ${attempt} (${status || "network error"}: ${(0,secrets/* redact */.E$)(String(err.message ?? err)).slice(0, 200)})`);
+          logger.warn(
+            `GitHub: ${describe(o)} failed on attempt ${attempt} (${status || "network error"}: ${(0,secrets/* redact */.E$)(String(err.message ?? err)).slice(0, 200)})`
+          );
         }
         throw err;
       }
@@ -530,7 +519,17 @@ function createOctokit(opts) {
     },
     attemptLogger(logger),
     secondaryResetPlugin(),
-    ...opts.writePace ? [writePacerPlugin(new WritePacer(opts.writePace, void 0, void 0, opts.writePace.waitTurn, (err) => logger.warn(`Write budget: waiting for this leg's slots failed (${err.message}); writing in them now`)))] : [],
+    ...opts.writePace ? [
+      writePacerPlugin(
+        new WritePacer(
+          opts.writePace,
+          void 0,
+          void 0,
+          opts.writePace.waitTurn,
+          (err) => logger.warn(`Write budget: waiting for this leg's slots failed (${err.message}); writing in them now`)
+        )
+      )
+    ] : [],
     plugin_throttling_dist_bundle/* throttling */.A,
     dist_bundle/* retry */.L,
     secondaryLimitMessagePlugin(maxRetries)

@@ -2,23 +2,6 @@ export const id = 830;
 export const ids = [830];
 export const modules = {
 
-/***/ 2846:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
-
-/* harmony export */ __webpack_require__.d(__webpack_exports__, {
-/* harmony export */   A: () => (/* binding */ RENEW_MARGIN_MS),
-/* harmony export */   i: () => (/* binding */ staticToken)
-/* harmony export */ });
-const RENEW_MARGIN_MS = 10 * 6e4;
-function staticToken(token) {
-  return { current: () => token, fresh: async () => token, renew: async () => null, observe: () => {
-  } };
-}
-
-
-
-/***/ }),
-
 /***/ 2161:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
@@ -249,7 +232,9 @@ function attemptLogger(logger) {
         if (status >= 500 || status === 0) {
           const o = options;
           const attempt = (o.request?.retryCount ?? 0) + 1;
-          logger.warn(`GitHub: ${describe(o)} failed on attempt ${attempt} (${status || "network error"}: ${(0,secrets/* redact */.E$)(String(err.message ?? err)).slice(0, 200)})`);
+          logger.warn(
+            `GitHub: ${describe(o)} failed on attempt ${attempt} (${status || "network error"}: ${(0,secrets/* redact */.E$)(String(err.message ?? err)).slice(0, 200)})`
+          );
         }
         throw err;
       }
@@ -340,7 +325,17 @@ function createOctokit(opts) {
     },
     attemptLogger(logger),
     secondaryResetPlugin(),
-    ...opts.writePace ? [writePacerPlugin(new WritePacer(opts.writePace, void 0, void 0, opts.writePace.waitTurn, (err) => logger.warn(`Write budget: waiting for this leg's slots failed (${err.message}); writing in them now`)))] : [],
+    ...opts.writePace ? [
+      writePacerPlugin(
+        new WritePacer(
+          opts.writePace,
+          void 0,
+          void 0,
+          opts.writePace.waitTurn,
+          (err) => logger.warn(`Write budget: waiting for this leg's slots failed (${err.message}); writing in them now`)
+        )
+      )
+    ] : [],
     plugin_throttling_dist_bundle/* throttling */.A,
     dist_bundle/* retry */.L,
     secondaryLimitMessagePlugin(maxRetries)
@@ -370,8 +365,6 @@ __webpack_require__.d(__webpack_exports__, {
 
 // UNUSED EXPORTS: githubClient
 
-// EXTERNAL MODULE: ./.build/src/adapters.js + 1 modules
-var adapters = __webpack_require__(275);
 // EXTERNAL MODULE: ./.build/src/util/secrets.js
 var secrets = __webpack_require__(897);
 ;// CONCATENATED MODULE: ./.build/src/github/discover.js
@@ -442,7 +435,9 @@ async function discoverOne(ctx, source, problems) {
         return await listAll(ctx, { kind: "list", route: "GET /orgs/{org}/repos", params: { org: source.org, type: "all", per_page: 100 } });
       } catch (err) {
         if (discover_status(err) !== 404) throw err;
-        problems.push(`${label}: no organization "${source.org}" (or the token cannot see it)${await ownerType(ctx, source.org) === "User" ? `; ${source.org} is a user: write {user: ${source.org}}` : ""}`);
+        problems.push(
+          `${label}: no organization "${source.org}" (or the token cannot see it)${await ownerType(ctx, source.org) === "User" ? `; ${source.org} is a user: write {user: ${source.org}}` : ""}`
+        );
         return [];
       }
     }
@@ -565,7 +560,16 @@ class IssueQueue {
       }
     }
     const rows = decision.board.map((r) => ({ ...r, waiting_since: waitingSince(r) }));
-    const board = () => ({ repo: this.q.repo, label: this.q.label, read_at: this.opts.now().toISOString(), budget: settings.budget, rows, actions: [...this.actions], events: [...this.events], dry_run: this.opts.readOnly });
+    const board = () => ({
+      repo: this.q.repo,
+      label: this.q.label,
+      read_at: this.opts.now().toISOString(),
+      budget: settings.budget,
+      rows,
+      actions: [...this.actions],
+      events: [...this.events],
+      dry_run: this.opts.readOnly
+    });
     const lanes = decision.start.map((s) => this.lane(s, facts.find((f) => f.issue.number === s.issue)));
     const commit = async () => {
       if (!this.opts.readOnly) await this.apply(decision, facts);
@@ -604,11 +608,26 @@ class IssueQueue {
   /** Open issues with the ready label, oldest first; PRs carrying the label are not issues of the queue. */
   async readyIssues() {
     const out = [];
-    const params = { owner: this.owner, repo: this.repo, state: "open", labels: this.q.label, sort: "created", direction: "asc", per_page: 100 };
+    const params = {
+      owner: this.owner,
+      repo: this.repo,
+      state: "open",
+      labels: this.q.label,
+      sort: "created",
+      direction: "asc",
+      per_page: 100
+    };
     for await (const page of this.octokit.paginate.iterator("GET /repos/{owner}/{repo}/issues", params)) {
       for (const i of page.data) {
         if (i.pull_request) continue;
-        out.push({ number: i.number, title: i.title, body: i.body ?? "", labels: i.labels.map((l) => typeof l === "string" ? l : l.name ?? "").filter(Boolean), created_at: i.created_at, html_url: i.html_url });
+        out.push({
+          number: i.number,
+          title: i.title,
+          body: i.body ?? "",
+          labels: i.labels.map((l) => typeof l === "string" ? l : l.name ?? "").filter(Boolean),
+          created_at: i.created_at,
+          html_url: i.html_url
+        });
       }
     }
     return out;
@@ -743,7 +762,12 @@ class IssueQueue {
   }
   async specText(file, base) {
     try {
-      const r = await this.octokit.request("GET /repos/{owner}/{repo}/contents/{path}", { owner: this.owner, repo: this.repo, path: file.replace(/^\.?\//, ""), ref: base });
+      const r = await this.octokit.request("GET /repos/{owner}/{repo}/contents/{path}", {
+        owner: this.owner,
+        repo: this.repo,
+        path: file.replace(/^\.?\//, ""),
+        ref: base
+      });
       const data = r.data;
       if (data.type !== "file" || data.content === void 0) return "missing";
       return Buffer.from(data.content, "base64").subarray(0, SPEC_MAX_BYTES).toString("utf8");
@@ -781,7 +805,9 @@ class IssueQueue {
   async mergeOne(issue, lane, number, owns, base) {
     const pull = await this.pull(number);
     if (pull.base_ref !== base) return { status: "blocked", detail: `PR #${number} targets ${pull.base_ref}, not ${base}: not merged` };
-    const held = [this.fleet.file.review?.label ?? fleet_file/* REVIEW_DEFAULTS */.O6.label, this.q.labels.needs_person].find((l) => pull.labels.some((x) => x.toLowerCase() === l.toLowerCase()));
+    const held = [this.fleet.file.review?.label ?? fleet_file/* REVIEW_DEFAULTS */.O6.label, this.q.labels.needs_person].find(
+      (l) => pull.labels.some((x) => x.toLowerCase() === l.toLowerCase())
+    );
     if (held) return { status: "blocked", detail: `PR #${number} is labelled "${held}": a person merges it` };
     const head = pull.head_sha;
     const commit = (await this.octokit.request("GET /repos/{owner}/{repo}/git/commits/{commit_sha}", { owner: this.owner, repo: this.repo, commit_sha: head })).data;
@@ -794,7 +820,12 @@ class IssueQueue {
     if (files === null) return { status: "blocked", detail: `PR #${number}: the files it changes could not be read, so its fence could not be checked` };
     const fence = (0,core_fence/* checkFence */.AH)(files, spec.owns, spec.never);
     if (!fence.ok) return { status: "blocked", detail: `PR #${number} is outside its fence (${fence.message}): a person merges it` };
-    const record = { ...(0,model/* newLaneRecord */.Y_)({ repo: this.q.repo, lane, wave: null, branch: pull.head_ref, depends_on: [] }), commit: head, pr_number: number, base_branch: base };
+    const record = {
+      ...(0,model/* newLaneRecord */.Y_)({ repo: this.q.repo, lane, wave: null, branch: pull.head_ref, depends_on: [] }),
+      commit: head,
+      pr_number: number,
+      base_branch: base
+    };
     try {
       return await this.forge.merge(spec, record, this.fleet.file.merge.method);
     } catch (err) {
@@ -863,12 +894,22 @@ class IssueQueue {
     }
   }
   async addLabel(issue, name) {
-    await this.octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/labels", { owner: this.owner, repo: this.repo, issue_number: issue, labels: [name] });
+    await this.octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/labels", {
+      owner: this.owner,
+      repo: this.repo,
+      issue_number: issue,
+      labels: [name]
+    });
     this.actions.push(`#${issue}: labelled "${name}"`);
   }
   async removeLabel(issue, name) {
     try {
-      await this.octokit.request("DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", { owner: this.owner, repo: this.repo, issue_number: issue, name });
+      await this.octokit.request("DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", {
+        owner: this.owner,
+        repo: this.repo,
+        issue_number: issue,
+        name
+      });
       this.actions.push(`#${issue}: label "${name}" removed`);
     } catch (err) {
       if (statusOf(err) !== 404) throw err;
@@ -886,7 +927,12 @@ class IssueQueue {
           'Add what done looks like (an "Acceptance criteria" or "Done when" section, a checklist, or steps to reproduce), or a `Spec: path/to/spec.md` line naming a file on the default branch. The next scheduled run picks it up.',
           ...this.q.spec.unlabel ? ["", `The \`${this.q.label}\` label is taken off until then: put it back once the issue says what done is.`] : []
         ].join("\n");
-        await this.octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { owner: this.owner, repo: this.repo, issue_number: issue.number, body });
+        await this.octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", {
+          owner: this.owner,
+          repo: this.repo,
+          issue_number: issue.number,
+          body
+        });
         this.actions.push(`#${issue.number}: commented what its spec lacks`);
         this.events.push({ issue: issue.number, from: null, to: "NO_SPEC", detail: "commented what its spec lacks" });
       }
@@ -894,7 +940,12 @@ class IssueQueue {
     if (this.q.spec.unlabel) await this.removeLabel(issue.number, this.q.label);
   }
   async hasComment(issue, marker) {
-    for await (const page of this.octokit.paginate.iterator("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", { owner: this.owner, repo: this.repo, issue_number: issue, per_page: 100 })) {
+    for await (const page of this.octokit.paginate.iterator("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", {
+      owner: this.owner,
+      repo: this.repo,
+      issue_number: issue,
+      per_page: 100
+    })) {
       if (page.data.some((c) => (c.body ?? "").includes(marker))) return true;
     }
     return false;
@@ -904,10 +955,21 @@ class IssueQueue {
     const prs = row.items.map((i) => `#${i.pr?.number}`).join(", ");
     const marker = `<!-- fleet:${this.fleet.file.name}:closed -->`;
     if (!await this.hasComment(n, marker)) {
-      await this.octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { owner: this.owner, repo: this.repo, issue_number: n, body: `${marker}
-Every part of this issue has merged (${prs}): closed by Fleet's issue queue.` });
+      await this.octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", {
+        owner: this.owner,
+        repo: this.repo,
+        issue_number: n,
+        body: `${marker}
+Every part of this issue has merged (${prs}): closed by Fleet's issue queue.`
+      });
     }
-    await this.octokit.request("PATCH /repos/{owner}/{repo}/issues/{issue_number}", { owner: this.owner, repo: this.repo, issue_number: n, state: "closed", state_reason: "completed" });
+    await this.octokit.request("PATCH /repos/{owner}/{repo}/issues/{issue_number}", {
+      owner: this.owner,
+      repo: this.repo,
+      issue_number: n,
+      state: "closed",
+      state_reason: "completed"
+    });
     this.actions.push(`#${n}: closed, every part merged (${prs})`);
     this.events.push({ issue: n, from: "IN_FLIGHT", to: "CLOSED", detail: `every part merged (${prs})` });
   }
@@ -919,7 +981,8 @@ Every part of this issue has merged (${prs}): closed by Fleet's issue queue.` })
       const from = labels.includes(in_flight.toLowerCase()) ? "IN_FLIGHT" : labels.includes(needs_person.toLowerCase()) ? "BLOCKED_PERSON" : labels.includes(blocked.toLowerCase()) ? "BLOCKED" : null;
       const same = from === row.state || from === "BLOCKED" && row.state.startsWith("BLOCKED");
       const unlabelledWait = from === null && (row.state === "READY" || row.state === "NO_SPEC");
-      if (!same && !unlabelledWait || row.started.length) this.events.push({ issue: row.issue, from, to: row.state, detail: row.started.length ? `started ${row.started.join(", ")}` : row.reason });
+      if (!same && !unlabelledWait || row.started.length)
+        this.events.push({ issue: row.issue, from, to: row.state, detail: row.started.length ? `started ${row.started.join(", ")}` : row.reason });
     }
   }
 }
@@ -937,14 +1000,31 @@ async function runIssueQueue(octokit, forge, fleet, opts) {
     const hint = s === 404 ? " (no such repository, or the token cannot see it)" : s === 403 ? " (the token lacks issues: write or pull-requests: write, or is rate limited)" : "";
     return {
       lanes: [],
-      board: { repo: q.repo, label: q.label, read_at: opts.now().toISOString(), budget: opts.budget, rows: [], actions: [], events: [], dry_run: opts.readOnly },
+      board: {
+        repo: q.repo,
+        label: q.label,
+        read_at: opts.now().toISOString(),
+        budget: opts.budget,
+        rows: [],
+        actions: [],
+        events: [],
+        dry_run: opts.readOnly
+      },
       events: [],
       problems: [`source.issues ${q.repo}: ${messageOf(err)}${hint}`],
       commit: () => Promise.reject(new Error("the issue queue could not be read"))
     };
   }
 }
-const HAND_OFF = /* @__PURE__ */ new Set(["directive-failed", "directive-timeout", "check-failed", "fence-violation", "ci-failed", "code-review-needed", "budget-exceeded"]);
+const HAND_OFF = /* @__PURE__ */ new Set([
+  "directive-failed",
+  "directive-timeout",
+  "check-failed",
+  "fence-violation",
+  "ci-failed",
+  "code-review-needed",
+  "budget-exceeded"
+]);
 function handOffReason(lane) {
   if (lane.status === "failed" && lane.error && HAND_OFF.has(lane.error.class)) return `${lane.error.class}: ${lane.error.message}`;
   if (lane.status === "completed" && lane.phase === "no-op") return "the lane changed nothing";
@@ -982,7 +1062,12 @@ async function settleQueue(octokit, fleet, manifest) {
       }
       const marker = `<!-- fleet:${fleet.file.name}:handoff:${manifest.fleet_id}:${lane.lane} -->`;
       let seen = false;
-      for await (const page of octokit.paginate.iterator("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", { owner, repo, issue_number, per_page: 100 })) {
+      for await (const page of octokit.paginate.iterator("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", {
+        owner,
+        repo,
+        issue_number,
+        per_page: 100
+      })) {
         if (page.data.some((c) => (c.body ?? "").includes(marker))) seen = true;
       }
       if (!seen) {
@@ -1182,7 +1267,8 @@ async function diffTrees(octokit, a, b, prefix, out, opts) {
     return;
   }
   const [la, lb] = await Promise.all([a ? readTree(octokit, a, false, opts) : null, b ? readTree(octokit, b, false, opts) : null]);
-  if (la?.truncated || lb?.truncated) throw new TreeTooLarge(`a folder${prefix ? ` (${prefix.slice(0, -1)})` : ""} has more entries than GitHub lists in one tree`);
+  if (la?.truncated || lb?.truncated)
+    throw new TreeTooLarge(`a folder${prefix ? ` (${prefix.slice(0, -1)})` : ""} has more entries than GitHub lists in one tree`);
   const byName = (t) => new Map((t?.entries ?? []).map((e) => [e.path, e]));
   const ma = byName(la);
   const mb = byName(lb);
@@ -1262,7 +1348,8 @@ function judgeRepo(repo, node, errors, baseAliases, allowForks, forkMode = false
   }
   if (node.isDisabled) return { ok: false, reason: "disabled", detail: `${node.nameWithOwner} is disabled` };
   if (node.isArchived) return { ok: false, reason: "archived", detail: `${node.nameWithOwner} is archived (read-only)` };
-  if (node.isFork && !allowForks) return { ok: false, reason: "fork", detail: `${node.nameWithOwner} is a fork (set github.allow_forks: true to include forks)` };
+  if (node.isFork && !allowForks)
+    return { ok: false, reason: "fork", detail: `${node.nameWithOwner} is a fork (set github.allow_forks: true to include forks)` };
   if (node.isEmpty || !node.defaultBranchRef) return { ok: false, reason: "empty", detail: `${node.nameWithOwner} has no commits yet` };
   if (!forkMode && (!node.viewerPermission || !PUSH_PERMISSIONS.has(node.viewerPermission))) {
     return {
@@ -1313,7 +1400,13 @@ async function checkRepos(octokit, lanes, opts) {
   await Promise.all(Array.from({ length: Math.min(width, queue.length) }, worker));
   return lanes.map((lane) => {
     if (lane.repo_kind !== "github") {
-      return { lane: lane.id, repo: lane.repo, ok: false, reason: "not-a-github-repository", detail: (0,secrets/* redact */.E$)(`${lane.repo} is not an owner/repo name; forge: github runs GitHub repositories only`) };
+      return {
+        lane: lane.id,
+        repo: lane.repo,
+        ok: false,
+        reason: "not-a-github-repository",
+        detail: (0,secrets/* redact */.E$)(`${lane.repo} is not an owner/repo name; forge: github runs GitHub repositories only`)
+      };
     }
     const v = verdicts.get(lane.repo.toLowerCase());
     if (!v) return { lane: lane.id, repo: lane.repo, ok: false, reason: "unreachable", detail: `${lane.repo} was not checked` };
@@ -1380,6 +1473,7 @@ class GitHubForge {
   }
   opts;
   kind = "github";
+  capabilities = { ci: "forge", pullRequests: true, verifiedBy: "github" };
   serverUrl;
   octokit;
   logger;
@@ -1412,7 +1506,11 @@ class GitHubForge {
   // Targets and git
   // -------------------------------------------------------------------------
   checkTargets(lanes) {
-    return checkRepos(this.octokit, lanes, { allowForks: this.opts.allowForks ?? false, forkMode: this.opts.fork !== void 0, cloneUrl: (repo) => this.urlOf(repo) });
+    return checkRepos(this.octokit, lanes, {
+      allowForks: this.opts.allowForks ?? false,
+      forkMode: this.opts.fork !== void 0,
+      cloneUrl: (repo) => this.urlOf(repo)
+    });
   }
   cloneUrl(lane) {
     if (lane.repo_kind !== "github") throw new Error((0,secrets/* redact */.E$)(`${lane.repo} is not an owner/repo name: forge: github runs GitHub repositories only`));
@@ -1449,7 +1547,12 @@ class GitHubForge {
       throw this.error(lane, `reading ${owner}/${repo}, the fork the lane's record names`, err);
     }
     if (!isForkOf(r, lane.repo) || r.owner.login.toLowerCase() !== expected.toLowerCase()) {
-      throw new GitHubForgeError(lane.repo, "reading the lane branch", 0, `${owner}/${repo}, named by the lane's record, is not a fork of ${lane.repo} owned by ${expected}`);
+      throw new GitHubForgeError(
+        lane.repo,
+        "reading the lane branch",
+        0,
+        `${owner}/${repo}, named by the lane's record, is not a fork of ${lane.repo} owned by ${expected}`
+      );
     }
     return { owner: r.owner.login, repo: r.name };
   }
@@ -1509,12 +1612,18 @@ class GitHubForge {
     let fork;
     try {
       const organization = this.opts.fork?.owner;
-      const r = await this.octokit.request("POST /repos/{owner}/{repo}/forks", { owner, repo, default_branch_only: true, ...organization ? { organization } : {} });
+      const r = await this.octokit.request("POST /repos/{owner}/{repo}/forks", {
+        owner,
+        repo,
+        default_branch_only: true,
+        ...organization ? { organization } : {}
+      });
       fork = r.data;
     } catch (err) {
       throw this.error(lane, "forking", err);
     }
-    if (!isForkOf(fork, lane.repo)) throw new GitHubForgeError(lane.repo, "forking", 0, `GitHub answered with ${fork.owner.login}/${fork.name}, which is not a fork of ${lane.repo}`);
+    if (!isForkOf(fork, lane.repo))
+      throw new GitHubForgeError(lane.repo, "forking", 0, `GitHub answered with ${fork.owner.login}/${fork.name}, which is not a fork of ${lane.repo}`);
     const made = { owner: fork.owner.login, repo: fork.name };
     const deadline = this.now() + (this.opts.forkReadyMs ?? 6e4);
     for (let wait = 1e3; ; wait = Math.min(wait * 2, 1e4)) {
@@ -1523,7 +1632,13 @@ class GitHubForge {
         return made;
       } catch (err) {
         if (forge_statusOf(err) !== 404 && forge_statusOf(err) !== 409) throw this.error(lane, `reading the new fork ${made.owner}/${made.repo}`, err);
-        if (this.now() >= deadline) throw new GitHubForgeError(lane.repo, "forking", 0, `the fork ${made.owner}/${made.repo} showed no branch within ${Math.round((this.opts.forkReadyMs ?? 6e4) / 1e3)} s; run again later`);
+        if (this.now() >= deadline)
+          throw new GitHubForgeError(
+            lane.repo,
+            "forking",
+            0,
+            `the fork ${made.owner}/${made.repo} showed no branch within ${Math.round((this.opts.forkReadyMs ?? 6e4) / 1e3)} s; run again later`
+          );
         await this.sleep(wait);
       }
     }
@@ -1655,7 +1770,13 @@ ${input.body}`;
     if (!head) return null;
     let pulls;
     try {
-      pulls = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls", { owner, repo, head: `${head.owner}:${branch}`, state: "open", per_page: 100 });
+      pulls = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls", {
+        owner,
+        repo,
+        head: `${head.owner}:${branch}`,
+        state: "open",
+        per_page: 100
+      });
     } catch (err) {
       throw this.error(lane, `looking for the pull request of ${branch}`, err);
     }
@@ -1669,7 +1790,12 @@ ${input.body}`;
     const best = ranked[0];
     if (ours(best) === 0) {
       const m = MARKER.exec(best.body ?? "");
-      throw new GitHubForgeError(lane.repo, "publishing", 0, `pull request #${best.number} from ${branch} belongs to fleet ${m[1]} lane ${m[2]}; give this fleet another name or branch template`);
+      throw new GitHubForgeError(
+        lane.repo,
+        "publishing",
+        0,
+        `pull request #${best.number} from ${branch} belongs to fleet ${m[1]} lane ${m[2]}; give this fleet another name or branch template`
+      );
     }
     return best;
   }
@@ -1721,7 +1847,12 @@ ${input.body}`;
     const teams = unique(input.team_reviewers.map((t) => t.split("/").pop())).filter((t) => !teamsRequested.has(t.toLowerCase()));
     if (updated && reviewers.length) {
       try {
-        const reviews = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", { owner, repo, pull_number: n, per_page: 100 });
+        const reviews = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", {
+          owner,
+          repo,
+          pull_number: n,
+          per_page: 100
+        });
         const reviewed = new Set(reviews.map((r) => r.user?.login.toLowerCase()).filter(Boolean));
         reviewers = reviewers.filter((r) => !reviewed.has(r.toLowerCase()));
       } catch (err) {
@@ -1788,7 +1919,13 @@ ${input.body}`;
     const { owner, repo } = this.split(lane);
     let runs;
     try {
-      runs = await this.octokit.paginate("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", { owner, repo, ref: sha, filter: "latest", per_page: 100 });
+      runs = await this.octokit.paginate("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
+        owner,
+        repo,
+        ref: sha,
+        filter: "latest",
+        per_page: 100
+      });
     } catch (err) {
       throw this.error(lane, `reading the check runs of ${sha.slice(0, 12)}`, err);
     }
@@ -1909,12 +2046,21 @@ ${input.body}`;
     }
     const { runs, statuses } = ci;
     const conclusion = combineRequired(runs, statuses, required);
-    if (conclusion === "failure") return { status: "blocked", detail: `#${number} not merged: CI failed on ${short}: ${describeFailures(runs, statuses, 300).split("\n")[0]}` };
+    if (conclusion === "failure")
+      return { status: "blocked", detail: `#${number} not merged: CI failed on ${short}: ${describeFailures(runs, statuses, 300).split("\n")[0]}` };
     const missing = missingRequired(runs, statuses, required);
-    if (missing.length) return { status: "pending", detail: `#${number} not merged: required check${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of ${base} ha${missing.length > 1 ? "ve" : "s"} not reported on ${short}` };
-    if (conclusion === "pending") return { status: "pending", detail: `#${number} not merged: CI is still running on ${short} (${describePending(runs, statuses)})` };
+    if (missing.length)
+      return {
+        status: "pending",
+        detail: `#${number} not merged: required check${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of ${base} ha${missing.length > 1 ? "ve" : "s"} not reported on ${short}`
+      };
+    if (conclusion === "pending")
+      return { status: "pending", detail: `#${number} not merged: CI is still running on ${short} (${describePending(runs, statuses)})` };
     if (conclusion === "none" && await this.expectsCi(lane, commit)) {
-      return { status: "pending", detail: `#${number} not merged: no CI has reported on ${short} yet, and the repository has workflows or CI on earlier commits` };
+      return {
+        status: "pending",
+        detail: `#${number} not merged: no CI has reported on ${short} yet, and the repository has workflows or CI on earlier commits`
+      };
     }
     return null;
   }
@@ -1944,7 +2090,8 @@ ${input.body}`;
   async merge(lane, record, method) {
     const { owner, repo } = this.split(lane);
     if (!record.commit || !record.branch) return { status: "failed", detail: "nothing to merge: the lane has no commit" };
-    if (!MERGE_METHODS.includes(method)) return { status: "failed", detail: `unknown merge method ${method} (merge, squash, rebase or fast-forward)` };
+    if (!MERGE_METHODS.includes(method))
+      return { status: "failed", detail: `unknown merge method ${method} (merge, squash, rebase or fast-forward)` };
     const short = record.commit.slice(0, 12);
     let number = record.pr_number;
     if (number === null) {
@@ -1970,7 +2117,10 @@ ${input.body}`;
       if (pr.draft) return { status: "blocked", detail: `#${number} is a draft` };
       if (pr.mergeable !== null && pr.mergeable !== void 0) break;
       if (this.now() >= deadline) {
-        return { status: "pending", detail: `GitHub had not worked out whether #${number} can merge after ${Math.round((this.opts.mergeableWaitMs ?? 6e4) / 1e3)}s` };
+        return {
+          status: "pending",
+          detail: `GitHub had not worked out whether #${number} can merge after ${Math.round((this.opts.mergeableWaitMs ?? 6e4) / 1e3)}s`
+        };
       }
       await this.sleep(this.opts.pollMs ?? 2e3);
     }
@@ -2027,7 +2177,13 @@ ${input.body}`;
     if (!head) return null;
     let pulls;
     try {
-      pulls = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls", { owner, repo, head: `${head.owner}:${branch}`, state: "all", per_page: 100 });
+      pulls = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls", {
+        owner,
+        repo,
+        head: `${head.owner}:${branch}`,
+        state: "all",
+        per_page: 100
+      });
     } catch (err) {
       throw this.error(lane, `looking for the pull request of ${branch}`, err);
     }
@@ -2039,7 +2195,12 @@ ${input.body}`;
     const ours = pulls.filter((p) => mark(p) > 0);
     if (pulls.length && !ours.length) {
       const m = MARKER.exec(pulls[0].body ?? "");
-      throw new GitHubForgeError(lane.repo, "reading pull requests", 0, `pull request #${pulls[0].number} from ${branch} belongs to fleet ${m[1]} lane ${m[2]}, not to this lane`);
+      throw new GitHubForgeError(
+        lane.repo,
+        "reading pull requests",
+        0,
+        `pull request #${pulls[0].number} from ${branch} belongs to fleet ${m[1]} lane ${m[2]}, not to this lane`
+      );
     }
     const base = record.base_branch ?? lane.base;
     const open = (p) => Number(p.state === "open");
@@ -2107,7 +2268,12 @@ ${input.body}`;
     }
     let reviews;
     try {
-      reviews = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", { owner, repo, pull_number: pr.number, per_page: 100 });
+      reviews = await this.octokit.paginate("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", {
+        owner,
+        repo,
+        pull_number: pr.number,
+        per_page: 100
+      });
     } catch (err) {
       throw this.error(lane, `reading the reviews of #${pr.number}`, err);
     }
@@ -2227,6 +2393,8 @@ function defaultServerUrl(octokit) {
 }
 
 
+// EXTERNAL MODULE: ./.build/src/github/tuning.js
+var tuning = __webpack_require__(8086);
 ;// CONCATENATED MODULE: ./.build/src/github/setup.js
 
 

@@ -101,7 +101,7 @@ export interface Settings {
   continueRun: number | undefined;
   /** The calling workflow (GITHUB_WORKFLOW_REF: `owner/repo/path@ref`), the ref it ran on and its event, to dispatch the next run of a chain. */
   caller: { path: string; ref: string; event: string; eventPath: string } | undefined;
-  /** GITHUB_RUN_ATTEMPT: every artifact name carries it (see steps/matrix.ts). */
+  /** GITHUB_RUN_ATTEMPT: every artifact name carries it (see steps/drivers/matrix-artifacts.ts). */
   runAttempt: number;
   runUrl: string | undefined;
   /** plan — the environment whose required reviewers must approve the plan (checked before planning). */

@@ -12,7 +12,7 @@
  * - Rows are shown in the plan's order (wave, then lane): which rows are shown changes with the lanes' states, where
  *   a row sits does not.
  * - The counters say what the concurrency budget counts. `max_parallel` slots are held while a directive or its
- *   checks run (src/steps/lane.ts produceInBudget) and while a review agent runs (src/steps/review.ts); cloning,
+ *   checks run (src/steps/lane/attempts.ts produceInBudget) and while a review agent runs (src/steps/lane/review.ts); cloning,
  *   committing, pushing, opening the PR and waiting for CI hold none. So only directives and checks are counted
  *   against the budget, and never more of them than it has slots.
  */

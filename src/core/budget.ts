@@ -23,7 +23,7 @@
  * When a wave has more shards than `legs_at_once`, shard k + legs_at_once
  * takes shard k's slots after it (GitHub starts matrix legs in order as others
  * end); the leg waits for shard k to finish before its first write
- * (`predecessorIndex`, waited for in src/steps/matrix.ts), so two legs never
+ * (`predecessorIndex`, waited for in src/steps/drivers/matrix-pace.ts), so two legs never
  * hold the same slots at once even when legs end out of order.
  *
  * Pure: no clock, no I/O. The pacer (src/github/pacer.ts) reads the time and sleeps.

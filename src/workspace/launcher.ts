@@ -4,7 +4,7 @@
  * Why: Node starts a child with fork() of its whole process and waits, on its one thread, until the child has
  * exec'd. With eight lanes running git on a 2-core machine that wait is paid to the scheduler, and every page
  * Node writes afterwards takes a copy-on-write fault: a lane's seven git calls cost Node far more than git's own
- * work (`npm run bench -- --only floor`, docs/design.md "Cost per lane"). A shell is a few hundred kilobytes;
+ * work (`npm run bench -- --only floor`, docs/bench.md "Cost per lane"). A shell is a few hundred kilobytes;
  * its fork is cheap and its waiting blocks nobody.
  *
  * How: each shell (`/bin/sh`, started once with the environment every git call shares, never a credential, in a

@@ -1,6 +1,6 @@
 /**
  * The committed CLI bundle (dist/cli) keeps the GitHub side (Octokit, undici) in a chunk of its own, loaded only
- * by fleets on GitHub: a local fleet starts without parsing it (docs/design.md, "Cost per lane").
+ * by fleets on GitHub: a local fleet starts without parsing it (docs/bench.md, "Cost per lane").
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';

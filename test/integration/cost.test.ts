@@ -112,7 +112,7 @@ describe("who starts Fleet's git", () => {
     return [...new Set(readFileSync(log, 'utf8').trim().split('\n'))];
   }
 
-  it.runIf(process.platform === 'linux')('a launcher shell by default (docs/design.md, "Cost per lane")', async () => {
+  it.runIf(process.platform === 'linux')('a launcher shell by default (docs/bench.md, "Cost per lane")', async () => {
     expect(await parents({})).toEqual(['sh']);
   });
 

@@ -238,7 +238,7 @@ export function parseCommand(c: CommandSpec, args: string[]): Parsed {
   const dash = args.indexOf('--');
   const own = dash === -1 ? args : args.slice(0, dash);
   const after = dash === -1 ? undefined : args.slice(dash + 1);
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args: own, allowPositionals: true, strict: true, options: c.options });
   } catch (err) {
@@ -247,7 +247,7 @@ export function parseCommand(c: CommandSpec, args: string[]): Parsed {
   return {
     values: parsed.values as Flags,
     positionals: parsed.positionals,
-    command: after && after.length ? (after.length === 1 ? after[0] : after.map(shellWord).join(' ')) : undefined,
+    command: after?.length ? (after.length === 1 ? after[0] : after.map(shellWord).join(' ')) : undefined,
   };
 }
 

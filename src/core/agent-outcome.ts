@@ -22,7 +22,7 @@ export interface AgentOutcome {
 /** The failure Claude Code's last result object in `output` reports, or null (it succeeded, or printed no result). */
 export function claudeOutcome(output: string): AgentOutcome | null {
   const r = lastResult(output);
-  if (!r || r.is_error !== true) return null;
+  if (r?.is_error !== true) return null;
   const said = words(r);
   const status = typeof r.api_error_status === 'number' ? r.api_error_status : null;
   if (r.subtype === 'error_max_turns') {

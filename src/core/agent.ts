@@ -324,7 +324,6 @@ export function agentCommand(spec: AgentSpec, vars: AgentVars, caps: { turns?: n
         env,
       };
     }
-    case 'command':
     default: {
       if (!spec.command) throw new Error('agent preset "command" needs a `command` template');
       const line = renderCommandTemplate(spec.command);

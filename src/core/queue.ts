@@ -405,7 +405,7 @@ function itemState(f: ItemFacts | undefined, slot: PlanSlot | null, all: Map<str
   if (f?.pr?.state === 'closed' && !f.cleared) return 'closed-pr';
   // A branch with no PR: the worker that pushed it died before publishing (or a dry run left it): resume it.
   if (f?.branch) return 'resume';
-  if (slot && slot.depends_on.some((d) => all.get(d)?.pr?.state !== 'merged')) return 'waiting';
+  if (slot?.depends_on.some((d) => all.get(d)?.pr?.state !== 'merged')) return 'waiting';
   return 'ready';
 }
 

@@ -626,7 +626,7 @@ function strategyLines(m: Manifest): string[] {
   if (!groups.size) return [];
   const out = ['', '### Strategies'];
   for (const [group, members] of groups) {
-    const reason = members.find((x) => x.strategy!.reason)?.strategy!.reason;
+    const reason = members.find((x) => x.strategy!.reason)?.strategy?.reason;
     out.push('', `${codeSpan(group)}: ${reason ? sentence(escapeCell(reason)) : 'not settled.'}`, '');
     const rows = members.map((l) => [
       `${escapeCell(l.strategy!.label)}${l.strategy!.picked ? ' ✅' : ''}`,

@@ -51,7 +51,6 @@ export function pickStrategy(rule: PickRule, members: readonly LaneRecord[]): Pi
         reason: `fewest open findings: ${label(best)} has ${openFindings(best)}, ${best.review?.findings.length ?? 0} raised (${green.length} of ${members.length} green)`,
       };
     }
-    case 'first-green':
     default: {
       const best = [...green].sort(byEnd)[0]!;
       return { pick: best.lane, reason: `first green: ${label(best)} ended green first (${green.length} of ${members.length} green)` };

@@ -15,8 +15,8 @@ import {
   type TargetSpec,
   LANE_ID_PATTERN,
 } from './fleet-file.js';
-import { BUILTIN_LENSES, type Severity } from './review.js';
-import type { LaneIssue, LaneSpec, RepoKind, ResolvedReview } from './model.js';
+import { BUILTIN_LENSES } from './review.js';
+import type { LaneSpec, RepoKind, ResolvedReview } from './model.js';
 import { globProblem, matchesAny } from './glob.js';
 import { badOptionMessage, sizeMessage, unknownFieldMessage, wrongTypeMessage } from './suggest.js';
 import { quoted, showInvisibles } from './text.js';

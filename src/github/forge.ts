@@ -12,7 +12,7 @@ import type { CiConclusion, LaneRecord } from '../core/model.js';
 import type { CiVerdict, CloseResult, Forge, ForgeCapabilities, Logger, MergeResult, PrView, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { reviewState, type ReviewLike } from '../core/prs.js';
 import { redact } from '../util/secrets.js';
-import { combineCi, combineRequired, describeFailures, describePending, missingRequired, type CheckRunLike, type StatusLike } from './ci.js';
+import { combineRequired, describeFailures, describePending, missingRequired, type CheckRunLike, type StatusLike } from './ci.js';
 import { basicCredential, maskToken, resolveApiUrl, serverUrlFor, type FleetOctokit } from './octokit.js';
 import { staticToken, type TokenCredential } from './credential.js';
 import { changedPathsBetween, TreeTooLarge } from './trees.js';

@@ -17,7 +17,7 @@
  * system, at most 1 MiB; the state folder is made afresh (an existing one is used as it is, never written into).
  */
 import { constants, type Stats } from 'node:fs';
-import { lstat, mkdir, open, realpath } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentSpec } from '../core/fleet-file.js';
@@ -89,7 +89,7 @@ async function copySeed(from: string, to: string): Promise<void> {
     return; // nothing there: the user has no login or config of that kind
   }
   if (/^\/(proc|sys|dev)(\/|$)/.test(real)) return;
-  let src;
+  let src: FileHandle;
   try {
     src = await open(from, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {

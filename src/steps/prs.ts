@@ -13,7 +13,7 @@ import { Manifest as ManifestSchema, type LanePrs, type LaneRecord, type Manifes
 import { mergeBlocker, prsExitCode, rowFrom, type PrAction, type PrMergeMethod, type PrOutcome, type PrRow, type PrView } from '../core/prs.js';
 import { classifyRepo, type Problem } from '../core/validate.js';
 import type { LaneSpec } from '../core/model.js';
-import type { Clock, Forge } from '../ports.js';
+import type { Clock, CloseResult, Forge, MergeResult } from '../ports.js';
 import { JsonLines, readTextFile, writeJsonAtomic } from '../util/fs.js';
 import { lockWorkspace } from '../util/lock.js';
 import { mapLimit } from '../util/pool.js';
@@ -219,7 +219,7 @@ async function mergeStep(ctx: PrsContext, rec: LaneRecord, method: PrMergeMethod
     );
   }
   if (dryRun) return { row, action: action(rec, row, 'would-merge', `would merge ${laneName(view)} (${method})`), after: null };
-  let m;
+  let m: MergeResult;
   try {
     m = await ctx.forge.merge(spec, { ...rec, pr_number: view.number ?? rec.pr_number, pr_url: view.url ?? rec.pr_url }, method);
   } catch (err) {
@@ -279,7 +279,7 @@ async function closeStep(ctx: PrsContext, rec: LaneRecord, dryRun: boolean): Pro
       };
     return { row, action: action(rec, row, 'would-close', `would ${what.join(' and ')}${left}`), after: null };
   }
-  let c;
+  let c: CloseResult;
   try {
     c = await ctx.forge.closePr(spec, { ...rec, pr_number: view.number ?? rec.pr_number }, { deleteBranch: true });
   } catch (err) {

@@ -7,7 +7,7 @@
  * check run on the run's own repository.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { getOctokit } from '@actions/github';
 import { afterEach, describe, expect, it } from 'vitest';
 import { actionDeps } from '../../src/actions/deps.js';

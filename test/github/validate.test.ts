@@ -4,7 +4,6 @@
  * errors that never fail a batch.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkRepos } from '../../src/github/validate.js';
 import { createOctokit } from '../../src/github/octokit.js';
 import { mapLimit } from '../../src/util/pool.js';
 import { harness, lane, NO_PACING, type Harness } from './helpers.js';

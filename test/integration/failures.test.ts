@@ -205,7 +205,7 @@ describe('failing lanes', () => {
     // What git needs to take .git for a repository (HEAD, objects/, refs/) is read from the files: each missing part counts.
     const c = await createRepo(remotes, 'c', readme, { clone: false });
     const d = await createRepo(remotes, 'd', readme, { clone: false });
-    const e = await createRepo(remotes, 'e', readme, { clone: false });
+    const _e = await createRepo(remotes, 'e', readme, { clone: false });
     const file = writeFleetFile(outer, {
       name: 'corrupt2',
       directive: 'break it',

@@ -4,7 +4,7 @@
  * answer, and a script lane of the third wave reads the merged relay from $FLEET_RELAY. A discoveries "file" that is
  * a link to another file is read as nothing.
  */
-import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRepo, FAKE_AGENTS, readRemoteFile } from '../support/repos.js';

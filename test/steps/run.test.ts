@@ -135,7 +135,7 @@ describe('dependencyBlock', () => {
   });
 
   it('a forge that cannot be asked: checkpoint-unmet, saying what it was asked', async () => {
-    const { forge, specs, app, libRec } = await fleetOfTwo();
+    const { specs, app, libRec } = await fleetOfTwo();
     // A GitHub name on a local forge without --repos-root: the forge cannot find the repository to ask.
     const lost = new Map(specs);
     lost.set('lib', { ...specs.get('lib')!, repo: 'acme/lib', repo_kind: 'github' });

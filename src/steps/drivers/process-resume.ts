@@ -75,7 +75,7 @@ export function resumeCheck(input: {
   const changed: { lane: string; fields: string[] | null; kept: boolean }[] = [];
   for (const [id, cur] of now) {
     const prev = before.get(id);
-    if (!prev || !prev.digest || !cur.digest || prev.digest === cur.digest) continue;
+    if (!prev?.digest || !cur.digest || prev.digest === cur.digest) continue;
     const a = input.previousInputs?.lanes[id];
     const b = input.inputs.lanes[id];
     const fields = a !== undefined && b !== undefined ? changedFields(a, b) : null;

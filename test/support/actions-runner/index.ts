@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { ActionsServices } from '../actions-services/index.js';
 import type { Emulator } from '../github-emulator/index.js';
 import { RunControlError, type PendingDeployment, type RunControl, type RunReviewRecord } from '../github-emulator/actions-runs.js';
-import { evaluateString, type Json } from './expressions.js';
+import type { Json } from './expressions.js';
 import type { LegContext, ResolvedAction, RunnerHost } from './job.js';
 import { defaultPermissions, type DefaultPermissions } from './permissions.js';
 import { RepoFiles } from './repo-files.js';

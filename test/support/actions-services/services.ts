@@ -171,7 +171,7 @@ export class ActionsServices {
       deleteArtifact: (_key, id) => this.artifactStore.deleteById(id),
       artifactDownloadUrl: (key, id, ttlSec) => {
         const r = this.artifactStore.byId(id);
-        return r && r.finalized && repoKey(r.repo) === key ? this.artifactStore.downloadUrl(r, ttlSec) : null;
+        return r?.finalized && repoKey(r.repo) === key ? this.artifactStore.downloadUrl(r, ttlSec) : null;
       },
       caches: (key) => this.cacheStore.finalized(key).map(cacheView),
       deleteCache: (_key, id) => this.cacheStore.deleteById(id),

@@ -74,7 +74,6 @@ import type {
   RequestRecord,
   ResponseProblem,
   Violation,
-  ViolationKind,
   WorkflowRunSpec,
   MintTokenSpec,
 } from './types.js';
@@ -1497,7 +1496,7 @@ export class Emulator {
     };
     const askAuth = (): void => text(401, 'Authentication required', { 'www-authenticate': 'Basic realm="GitHub"' });
 
-    if (!m || !m[3]) return text(404, 'Not Found');
+    if (!m?.[3]) return text(404, 'Not Found');
     const f = this.takeFault('git', method, p, null, auth);
     if (f && (f.spec.kind === 'stall' || f.spec.kind === 'drop')) {
       fault = f.spec.kind;
@@ -2014,7 +2013,7 @@ export class Emulator {
     };
     H['orgs/get'] = async (c) => {
       const u = this.users.get((c.params.org ?? '').toLowerCase());
-      if (!u || u.type !== 'Organization') throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
+      if (u?.type !== 'Organization') throw new HttpError(404, shapes.errorBody('Not Found', c.op.docsUrl, 404));
       return ok(this.orgFull(u));
     };
 
@@ -2554,7 +2553,7 @@ export class Emulator {
     };
 
     H['pulls/list'] = async (c) => {
-      const { r, key } = this.repoFor(c);
+      const { key } = this.repoFor(c);
       const state = String(c.query.state ?? 'open');
       let list = [...this.pulls.values()].filter((p) => p.repoKey === key);
       if (state !== 'all') list = list.filter((p) => p.state === state);

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import type { Dirent } from 'node:fs';
 import { mkdir as mkdirFs, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -203,7 +204,7 @@ export async function diffFiles(gitDir: string, a: string, b: string): Promise<D
   const f = raw.stdout.split('\0');
   for (let i = 0; i < f.length; ) {
     const meta = f[i++];
-    if (!meta || !meta.startsWith(':')) continue;
+    if (!meta?.startsWith(':')) continue;
     const parts = meta.slice(1).split(' ');
     const dstSha = parts[3]!;
     const code = parts[4]![0]!;
@@ -454,7 +455,7 @@ export async function readRefFs(gitDir: string, ref: string): Promise<string | n
 /** Whether the repository has any branch (loose or packed). */
 export async function hasBranchesFs(gitDir: string): Promise<boolean> {
   const walk = async (dir: string): Promise<boolean> => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch {

@@ -446,7 +446,7 @@ function validate(schema: Schema, op: OperationNode): GraphQLErrorJson[] {
   };
   const walk = (typeName: string, fields: FieldNode[], path: Array<string | number>): void => {
     const type = schema.types[typeName];
-    if (!type || type.kind !== 'object') return;
+    if (type?.kind !== 'object') return;
     const seenAliases = new Map<string, FieldNode>();
     for (const f of fields) {
       const key = f.alias ?? f.name;

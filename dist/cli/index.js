@@ -9163,7 +9163,7 @@ function parseCommand(c, args) {
   return {
     values: parsed.values,
     positionals: parsed.positionals,
-    command: after && after.length ? after.length === 1 ? after[0] : after.map(shellWord).join(" ") : void 0
+    command: after?.length ? after.length === 1 ? after[0] : after.map(shellWord).join(" ") : void 0
   };
 }
 function flagMessage(c, err) {
@@ -10416,7 +10416,7 @@ function dependencyRecordVerdict(depId, dep, dryRun) {
 /* unused harmony export lastResult */
 function claudeOutcome(output) {
   const r = lastResult(output);
-  if (!r || r.is_error !== true) return null;
+  if (r?.is_error !== true) return null;
   const said = words(r);
   const status = typeof r.api_error_status === "number" ? r.api_error_status : null;
   if (r.subtype === "error_max_turns") {
@@ -10737,7 +10737,6 @@ function agentCommand(spec, vars, caps = {}) {
         env
       };
     }
-    case "command":
     default: {
       if (!spec.command) throw new Error('agent preset "command" needs a `command` template');
       const line = renderCommandTemplate(spec.command);
@@ -16726,7 +16725,7 @@ function itemState(f, slot, all) {
   if (f?.pr?.state === "open") return "open-pr";
   if (f?.pr?.state === "closed" && !f.cleared) return "closed-pr";
   if (f?.branch) return "resume";
-  if (slot && slot.depends_on.some((d) => all.get(d)?.pr?.state !== "merged")) return "waiting";
+  if (slot?.depends_on.some((d) => all.get(d)?.pr?.state !== "merged")) return "waiting";
   return "ready";
 }
 function classify(f, s) {
@@ -17330,7 +17329,7 @@ function strategyLines(m) {
   if (!groups.size) return [];
   const out = ["", "### Strategies"];
   for (const [group, members] of groups) {
-    const reason = members.find((x) => x.strategy.reason)?.strategy.reason;
+    const reason = members.find((x) => x.strategy.reason)?.strategy?.reason;
     out.push("", `${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(group)}: ${reason ? sentence((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(reason)) : "not settled."}`, "");
     const rows = members.map((l) => [
       `${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(l.strategy.label)}${l.strategy.picked ? " \u2705" : ""}`,
@@ -17931,7 +17930,6 @@ function pickStrategy(rule, members) {
         reason: `fewest open findings: ${label(best)} has ${openFindings(best)}, ${best.review?.findings.length ?? 0} raised (${green.length} of ${members.length} green)`
       };
     }
-    case "first-green":
     default: {
       const best = [...green].sort(byEnd)[0];
       return { pick: best.lane, reason: `first green: ${label(best)} ended green first (${green.length} of ${members.length} green)` };
@@ -22338,7 +22336,7 @@ function resumeCheck(input) {
   const changed = [];
   for (const [id, cur] of now) {
     const prev = before.get(id);
-    if (!prev || !prev.digest || !cur.digest || prev.digest === cur.digest) continue;
+    if (!prev?.digest || !cur.digest || prev.digest === cur.digest) continue;
     const a = input.previousInputs?.lanes[id];
     const b = input.inputs.lanes[id];
     const fields = a !== void 0 && b !== void 0 ? changedFields(a, b) : null;

@@ -12,6 +12,10 @@
  *   fleet_vs_git_floor                    wall time, fleet ÷ the loop                                     (≤ 1.3)
  *   fleet_vs_git_floor_cpu                CPU time of each whole process tree, fleet ÷ the loop           (≤ 1.3)
  *   fleet_vs_git_floor[_cpu]_isolation_off  the same fleet with isolation: off: the sandbox's share   (recorded)
+ *   fleet_vs_git_floor_marginal           the slope: (fleet at 128 − fleet at 32) ÷ (loop at 128 − loop at 32)  (≤ 1.2)
+ *   fleet_vs_git_floor_history            fleet ÷ the loop on 32 repositories of 2,000 commits, 1,500 files (≤ 1.15)
+ *   git_processes_per_lane_fleet[_history]  git processes per lane (GIT_TRACE2_EVENT), the loop's in the note (recorded)
+ *   fleet_fixed_start_ms, fleet_fixed_start_vs_node  `fleet run` of one no-op lane, ÷ `node -e ''` alternately (≤ 2)
  *   CPU is read as the bench process's cutime + cstime (/proc/self/stat, i.e. getrusage(RUSAGE_CHILDREN)) before
  *   and after each side: every descendant's user + system time once it has been waited for.
  *   --floor-cli dist measures bin/fleet.js (the committed bundle) instead of a bundle of the current sources.
@@ -106,7 +110,7 @@ import { MiB, median, percentile, round, textTable, timeSync } from './lib/stats
 import { ACTIONS_SUITES, runActionsInChild, type ActionsSuite } from './lib/actions.js';
 import { runSweepsInChild } from './lib/sweeps.js';
 import { runWriteBudgetInChild, WRITE_BUDGET_DEFAULTS } from './lib/write-budget.js';
-import { benchFloor, floorMedians } from './lib/floor.js';
+import { benchFixedStart, benchFloor, floorMedians } from './lib/floor.js';
 import { benchAgents } from './lib/agents.js';
 import { cpuTimes, machineBusy, type CpuTimes } from './lib/cpu.js';
 
@@ -549,6 +553,8 @@ async function benchFloorSuite(): Promise<void> {
     seed: seedRepo,
     reps: FLEET_REPS,
     repositories: 32,
+    wide: 128,
+    history: { commits: 2000, files: 1500 },
     parallel: 8,
     cli: FLOOR_CLI as 'src' | 'dist',
     keep: !!argv.keep,
@@ -583,7 +589,58 @@ async function benchFloorSuite(): Promise<void> {
   const cpuOff = f.reps.map((r) => r.cpu_ratio_off).filter((x): x is number => x !== null);
   if (cpuOff.length)
     metric('fleet_vs_git_floor_cpu_isolation_off', cpuOff, 'ratio', { op: 'info', value: 0 }, { lowerIsBetter: true, note: 'CPU ratio with isolation: off' });
-  details.fleet_vs_git_floor = { ...f, medians: m };
+  metric(
+    'fleet_vs_git_floor_marginal',
+    f.reps.map((r) => r.marginal_ratio),
+    'ratio',
+    { op: '<=', value: 1.2 },
+    {
+      lowerIsBetter: true,
+      note: `what one more lane costs: (fleet at ${f.wide} − fleet at ${f.repositories}) ÷ (loop at ${f.wide} − loop at ${f.repositories}), wall time, in the same repetition; max_parallel 8`,
+    },
+  );
+  metric(
+    'fleet_vs_git_floor_history',
+    f.reps.map((r) => r.history_ratio),
+    'ratio',
+    { op: '<=', value: 1.15 },
+    {
+      lowerIsBetter: true,
+      note: `fleet run ÷ the loop on ${f.repositories} repositories of ${f.history.commits} commits and ${f.history.files} files (pack ${(f.history.pack_bytes / MiB).toFixed(1)} MiB), the same directive`,
+    },
+  );
+  const g = f.git_processes_per_lane;
+  metric(
+    'git_processes_per_lane_fleet',
+    [g.fleet],
+    'count',
+    { op: 'info', value: 0 },
+    { lowerIsBetter: true, note: `GIT_TRACE2_EVENT files per lane; the loop: ${g.floor}` },
+  );
+  metric(
+    'git_processes_per_lane_fleet_history',
+    [g.fleet_history],
+    'count',
+    { op: 'info', value: 0 },
+    { lowerIsBetter: true, note: `the same on the history repositories; the loop: ${g.floor_history}` },
+  );
+  const start = await benchFixedStart({ root: REPO_ROOT, tmp: tmpRoot, seed: seedRepo, reps: Math.max(5, FLEET_REPS), cli: FLOOR_CLI as 'src' | 'dist' });
+  log(`  fixed start: fleet run (one no-op lane) ${start.fleet_ms.join(' ')} ms; node -e '' ${start.node_ms.join(' ')} ms`);
+  metric(
+    'fleet_fixed_start_ms',
+    start.fleet_ms,
+    'ms',
+    { op: 'info', value: 0 },
+    { lowerIsBetter: true, note: '`fleet run` of a fleet with one no-op lane (`run: true`), spawn → exit' },
+  );
+  metric(
+    'fleet_fixed_start_vs_node',
+    start.fleet_ms.map((ms, i) => round(ms / start.node_ms[i]!, 3)),
+    'ratio',
+    { op: '<=', value: 2 },
+    { lowerIsBetter: true, note: "fleet_fixed_start_ms ÷ `node -e ''` measured alternately in the same run" },
+  );
+  details.fleet_vs_git_floor = { ...f, medians: m, fixed_start: start };
 }
 
 // ---------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { int, mulberry32 } from './prng.js';
 
 const GIT_ENV = {
   ...process.env,
@@ -44,4 +45,41 @@ export function makeBareRepos(seed: string, dir: string, count: number): string[
     out.push(p);
   }
   return out;
+}
+
+/**
+ * A bare repository with the history and size of a real project, the same on every run: `files` files in nested
+ * folders (a few hundred bytes to a few kilobytes each), then `commits − 1` commits that each change a few of them.
+ * Written with `git fast-import` (one process, a few seconds), then repacked as a served repository would be.
+ */
+export function makeHistorySeed(root: string, opts: { commits: number; files: number; seed?: number }): string {
+  const rng = mulberry32(opts.seed ?? 0x5eed);
+  const paths = Array.from({ length: opts.files }, (_, i) => `src/m${String(i % 40).padStart(2, '0')}/p${String(Math.floor(i / 40) % 8)}/f${i}.js`);
+  const body = (i: number, rev: number) => {
+    const lines = 10 + ((i * 7 + rev) % 90);
+    return Array.from({ length: lines }, (_, l) => `export const v${l} = ${(i * 31 + l * 17 + rev) % 1000}; // line ${l} of ${paths[i]}\n`).join('');
+  };
+  const chunks: string[] = [];
+  const data = (s: string) => `data ${Buffer.byteLength(s)}\n${s}\n`;
+  let t = 1_600_000_000;
+  for (let c = 0; c < opts.commits; c++) {
+    t += 600 + int(rng, 6000);
+    chunks.push('commit refs/heads/main\n', `committer Fleet bench <bench@example.invalid> ${t} +0000\n`, data(`Change ${c}`));
+    const changed = c === 0 ? paths.map((_, i) => i) : Array.from({ length: 1 + int(rng, 4) }, () => int(rng, paths.length));
+    for (const i of changed) chunks.push(`M 100644 inline ${paths[i]}\n`, data(body(i, c)));
+    if (c === 0) chunks.push('M 100644 inline README.md\n', data('# bench (history)\n'));
+  }
+  const bare = join(root, 'history-seed.git');
+  git(root, 'init', '-q', '--bare', bare);
+  execFileSync('git', ['fast-import', '--quiet'], {
+    cwd: bare,
+    input: chunks.join(''),
+    env: GIT_ENV,
+    stdio: ['pipe', 'ignore', 'inherit'],
+    maxBuffer: 1 << 30,
+  });
+  git(bare, 'symbolic-ref', 'HEAD', 'refs/heads/main');
+  git(bare, 'repack', '-a', '-d', '-q');
+  git(bare, 'prune-packed');
+  return bare;
 }

@@ -50,8 +50,12 @@
  *                                  → the emulator's first logged request                                   (recorded)
  *   dist_bytes                     bytes of dist/, per bundle in the details                               (recorded)
  *   simulated_fleet_300_s          a 300-lane fleet dispatched from the dispatch template through the workflow
- *                                  runner (wave 1: 290 lanes on 256 legs, wave 2: 10), dispatch → end of run;
- *                                  with simulated_fleet_300_jobs and _s_per_job; run once                  (recorded)
+ *                                  runner (wave 1: 290 lanes, wave 2: 10), dispatch → end of run, with the legs the
+ *                                  plan sizes (core/legs.ts); with simulated_fleet_300_jobs and _s_per_job; run once
+ *   simulated_fleet_300_per_lane_s the same fleet with `legs: per-lane` (wave 1 on 256 legs), as before legs were
+ *                                  sized, in the same run; with _jobs and _s_per_job                       (recorded)
+ *   action_job_overhead_s          a wave leg's own cost (its job's span less its lanes' own time), median over
+ *                                  the legs of both runs, less an empty job's span in the same world         (recorded)
  *   report_job_1000_lanes_s        the report job alone (bundle, report mode, spawn → exit) over 1,000 real lane
  *                                  artifacts that real plan and lane jobs left in the emulated services    (recorded)
  *   agent_install_cached_s         an agent fleet's leg restoring its agent CLI from the Actions cache, and
@@ -107,7 +111,7 @@ import { DEFAULT_10K, makeFleet10k, makeLaneRecords } from './lib/fleet10k.js';
 import { attribute, instrument, routeKey, routeTable, targetMix, type LaneCalls, type RouteRow } from './lib/github.js';
 import { makeBareRepos, makeSeedRepo } from './lib/repos.js';
 import { MiB, median, percentile, round, textTable, timeSync } from './lib/stats.js';
-import { ACTIONS_SUITES, runActionsInChild, type ActionsSuite } from './lib/actions.js';
+import { ACTIONS_SUITES, runActionsInChild, type ActionsSuite, type SimulatedFleet } from './lib/actions.js';
 import { runSweepsInChild } from './lib/sweeps.js';
 import { runWriteBudgetInChild, WRITE_BUDGET_DEFAULTS } from './lib/write-budget.js';
 import { benchFixedStart, benchFloor, floorMedians } from './lib/floor.js';
@@ -1228,39 +1232,62 @@ async function benchActions(suites: ActionsSuite[]): Promise<void> {
     );
     details.dist = r.dist;
   }
-  if (r.fleet_300) {
-    const f = r.fleet_300;
+  const fleet300 = (f: SimulatedFleet, suffix: string, how: string) => {
     const where = `${f.jobs_run} jobs on ${f.cpus} CPU(s), at most ${f.max_concurrent_jobs} at once`;
     metric(
-      'simulated_fleet_300_s',
+      `simulated_fleet_300${suffix}_s`,
       [f.wall_ms / 1000],
       's',
       { op: 'info', value: 0 },
       {
-        note: `${where}; dispatch → end of run through the workflow runner, ${f.lanes} lanes (wave 1: ${f.jobs_by_wave['wave 1']} legs, ${f.two_lane_shards} of two lanes), once`,
+        note: `${how}: ${where}; dispatch → end of run through the workflow runner, ${f.lanes} lanes (wave 1: ${f.jobs_by_wave['wave 1']} legs, ${f.two_lane_shards} of two lanes), once`,
       },
     );
     metric(
-      'simulated_fleet_300_jobs',
+      `simulated_fleet_300${suffix}_jobs`,
       [f.jobs_run],
       'jobs',
       { op: 'info', value: 0 },
       {
-        note: `jobs run: ${Object.entries(f.jobs_by_wave)
+        note: `${how}: jobs run: ${Object.entries(f.jobs_by_wave)
           .map(([k, v]) => `${k} ${v}`)
           .join(', ')}`,
       },
     );
     metric(
-      'simulated_fleet_300_s_per_job',
+      `simulated_fleet_300${suffix}_s_per_job`,
       [f.wall_ms / 1000 / f.jobs_run],
       's',
       { op: 'info', value: 0 },
       {
-        note: `run wall ÷ jobs run (${where}); one job itself: median ${(f.job_ms.median / 1000).toFixed(2)} s`,
+        note: `${how}: run wall ÷ jobs run (${where}); one job itself: median ${(f.job_ms.median / 1000).toFixed(2)} s`,
       },
     );
+  };
+  if (r.fleet_300_per_lane) {
+    fleet300(r.fleet_300_per_lane, '_per_lane', 'before (legs: per-lane, a leg per lane up to 256)');
+    details.simulated_fleet_300_per_lane = {
+      ...r.fleet_300_per_lane,
+      wall_s: round(r.fleet_300_per_lane.wall_ms / 1000, 2),
+      took_s: r.took_s.fleet_300_per_lane,
+    };
+  }
+  if (r.fleet_300) {
+    const f = r.fleet_300;
+    fleet300(f, '', 'legs: auto (core/legs.ts)');
     details.simulated_fleet_300 = { ...f, wall_s: round(f.wall_ms / 1000, 2), took_s: r.took_s.fleet_300 };
+    // A leg's own cost, from every leg of both runs, over the empty job's span in the same world.
+    const legs = [...f.leg_overhead_ms, ...(r.fleet_300_per_lane?.leg_overhead_ms ?? [])];
+    const empty = median([f.empty_job_ms, ...(r.fleet_300_per_lane ? [r.fleet_300_per_lane.empty_job_ms] : [])]);
+    metric(
+      'action_job_overhead_s',
+      [(median(legs) - empty) / 1000],
+      's',
+      { op: 'info', value: 0 },
+      {
+        note: `a wave leg's own cost through the workflow runner (its span less its lanes' own time: checkouts, set-up, Node, the plan's and dependencies' downloads, uploads), median of ${legs.length} legs ${(median(legs) / 1000).toFixed(2)} s, less an empty job's ${(empty / 1000).toFixed(2)} s in the same world`,
+      },
+    );
   }
   if (r.agent_install) {
     const a = r.agent_install;

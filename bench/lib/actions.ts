@@ -27,6 +27,7 @@ import { stringify } from 'yaml';
 import type { Manifest } from '../../src/core/model.js';
 import { startActionsServices, type ActionsServices } from '../../test/support/actions-services/index.js';
 import type { Scope, Access } from '../../test/support/actions-runner/types.js';
+import type { World } from '../../test/actions-e2e/world.js';
 import { startEmulator, type Emulator } from '../../test/support/github-emulator/index.js';
 import { agentInstall, type AgentInstallRun } from './agent-install.js';
 import { median, round } from './stats.js';
@@ -506,6 +507,8 @@ export async function reportJob(opts: { root: string; tmp: string; lanes: number
 
 export interface SimulatedFleet {
   lanes: number;
+  /** The fleet file's `legs:` (core/legs.ts): auto, or one lane per leg as every plan made before it. */
+  legs: 'auto' | 'per-lane';
   wall_ms: number;
   repos_ms: number;
   world_ms: number;
@@ -518,6 +521,13 @@ export interface SimulatedFleet {
   job_ms: { median: number; p90: number; max: number; checkout_median: number; fleet_step_median: number };
   /** Dispatch → first line of each stage's first job, and → last line of its last job, in seconds. */
   stages: Record<string, { start_s: number; end_s: number }>;
+  /**
+   * A wave leg's own cost: its job's span (first log line → last) less its lanes' own time (each lane record's
+   * started_at → ended_at), per leg, in ms; and the span of an empty job (one `run: true` step) on the same runner in
+   * the same world, the floor any job pays here.
+   */
+  leg_overhead_ms: number[];
+  empty_job_ms: number;
   summary: Manifest['summary'];
   /** The action bundle the emulated Fleet repository held (dist/ when the world started). */
   dist_sha256: string;
@@ -564,7 +574,14 @@ interface JobTrace {
  * hold two lanes) and wave 2 the rest. Dispatched from the dispatch template
  * through the workflow runner; every lane writes STAMP, pushes and opens a PR.
  */
-export async function simulatedFleet(opts: { root: string; lanes: number; dependents: number; jobs: number; log: Log }): Promise<SimulatedFleet> {
+export async function simulatedFleet(opts: {
+  root: string;
+  lanes: number;
+  dependents: number;
+  jobs: number;
+  legs: 'auto' | 'per-lane';
+  log: Log;
+}): Promise<SimulatedFleet> {
   // Imported here: the runner pulls in GitHub's workflow parser, which only this bench needs.
   const { startWorld, dispatchFleet, planOf, reportArtifact, explain, CONTROL_REPO, KNOBS } = await import('../../test/actions-e2e/world.js');
   const width = Math.max(3, String(opts.lanes).length);
@@ -576,6 +593,7 @@ export async function simulatedFleet(opts: { root: string; lanes: number; depend
     directive: 'Stamp every repository.',
     run: 'echo x > STAMP',
     max_retries: 0,
+    legs: opts.legs,
     targets: names.map((n, i) => (i >= opts.lanes - opts.dependents ? { repo: `acme/${n}`, depends_on: [root] } : { repo: `acme/${n}` })),
   };
   const traces = new Map<string, JobTrace>();
@@ -630,13 +648,16 @@ export async function simulatedFleet(opts: { root: string; lanes: number; depend
     const wave1 = legsOf('fleet / wave 1 (');
     const wave2 = legsOf('fleet / wave 2 (');
     const inWave1 = opts.lanes - opts.dependents;
-    const legs1 = Math.min(256, inWave1);
-    if (wave1.length !== legs1) fail(`wave 1 ran ${wave1.length} legs, expected ${legs1} (GitHub's matrix limit is 256)`);
-    if (wave2.length !== opts.dependents) fail(`wave 2 ran ${wave2.length} legs, expected ${opts.dependents}`);
     const plan = planOf(w, runId).manifest;
     const shards1 = plan.waves[0]?.shards ?? [];
+    const shards2 = plan.waves[1]?.shards ?? [];
+    // One lane per leg: 256 legs (GitHub's matrix limit), some of two lanes; auto: the legs the plan sized.
+    const legs1 = opts.legs === 'per-lane' ? Math.min(256, inWave1) : shards1.length;
+    const legs2 = opts.legs === 'per-lane' ? opts.dependents : shards2.length;
+    if (wave1.length !== legs1) fail(`wave 1 ran ${wave1.length} legs, expected ${legs1} (GitHub's matrix limit is 256)`);
+    if (wave2.length !== legs2) fail(`wave 2 ran ${wave2.length} legs, expected ${legs2}`);
     const two = shards1.filter((x) => x.lanes.length === 2).length;
-    if (plan.waves.length !== 2 || shards1.length !== legs1 || two !== Math.max(0, inWave1 - 256))
+    if (plan.waves.length !== 2 || shards1.length !== legs1 || (opts.legs === 'per-lane' && two !== Math.max(0, inWave1 - 256)))
       fail(`the plan has ${plan.waves.length} waves, ${shards1.length} shards in wave 1 (${two} of two lanes)`);
     const { manifest } = reportArtifact(w, runId);
     const sm = manifest.summary;
@@ -667,11 +688,19 @@ export async function simulatedFleet(opts: { root: string; lanes: number; depend
       st.end_s = Math.max(st.end_s, round((t.last - dispatchedAt) / 1000, 2));
     }
     const reportTrace = traces.get('fleet / report')!;
+    // A leg's own cost: its span less its lanes' own time, from the report's records.
+    const laneMs = new Map(manifest.lanes.map((l) => [l.lane, l.started_at && l.ended_at ? Date.parse(l.ended_at) - Date.parse(l.started_at) : 0] as const));
+    const leg_overhead_ms = [...shards1, ...shards2].flatMap((shard) => {
+      const t = [...traces.entries()].find(([job]) => job.endsWith(`(${shard.id})`))?.[1];
+      return t ? [t.last - t.first - shard.lanes.reduce((sum, id) => sum + (laneMs.get(id) ?? 0), 0)] : [];
+    });
+    const empty_job_ms = await emptyJob(w, CONTROL_REPO, traces);
     const spans = [...traces.values()];
     const jobMs = spans.map((t) => t.last - t.first).sort((a, b) => a - b);
     const withFleet = spans.filter((t) => t.fleetAt !== undefined);
     return {
       lanes: opts.lanes,
+      legs: opts.legs,
       wall_ms,
       repos_ms,
       world_ms,
@@ -688,6 +717,8 @@ export async function simulatedFleet(opts: { root: string; lanes: number; depend
         fleet_step_median: median(withFleet.map((t) => t.last - t.fleetAt!)),
       },
       stages,
+      leg_overhead_ms,
+      empty_job_ms,
       summary: sm,
       dist_sha256: published,
       report_job_requests: requestsBetween(w.emu, w.services, reportTrace.first, reportTrace.last),
@@ -696,6 +727,23 @@ export async function simulatedFleet(opts: { root: string; lanes: number; depend
   } finally {
     await w.close();
   }
+}
+
+/** The span of a job with one `run: true` step, dispatched in the same world on the same runner (first log line → last). */
+async function emptyJob(w: World, repo: string, traces: Map<string, JobTrace>): Promise<number> {
+  await w.commitControl({
+    '.github/workflows/empty.yml': stringify({
+      name: 'empty',
+      on: { workflow_dispatch: {} },
+      permissions: {},
+      jobs: { empty: { 'runs-on': 'ubuntu-latest', steps: [{ run: 'true' }] } },
+    }),
+  });
+  const run = await w.runner.dispatch({ repo, workflow: '.github/workflows/empty.yml' });
+  await w.runner.finish(run);
+  const t = traces.get('empty');
+  if (!t) throw new Error(`simulated fleet: the empty job left no log (jobs seen: ${[...traces.keys()].slice(-3).join(', ')})`);
+  return t.last - t.first;
 }
 
 // ---------------------------------------------------------------------------
@@ -721,6 +769,8 @@ export interface ActionsResults {
   cold_start?: ColdStart;
   dist?: DistSize;
   fleet_300?: SimulatedFleet;
+  /** The same fleet with `legs: per-lane`: a leg per lane, as plans were before legs were sized. */
+  fleet_300_per_lane?: SimulatedFleet;
   report_1000?: ReportJobRun;
   agent_install?: AgentInstallRun;
   /** Wall seconds each part took, set-up included. */
@@ -759,7 +809,11 @@ export async function runActionsSuites(req: ActionsRequest, log: Log): Promise<A
   }
   if (req.suites.includes('fleet-300')) {
     log('simulated_fleet_300_s …');
-    out.fleet_300 = await timed('fleet_300', () => simulatedFleet({ root: req.root, lanes: 300, dependents: 10, jobs: req.jobs, log }));
+    // Before and after legs were sized (core/legs.ts): one lane per leg, then the plan's own sizing.
+    out.fleet_300_per_lane = await timed('fleet_300_per_lane', () =>
+      simulatedFleet({ root: req.root, lanes: 300, dependents: 10, jobs: req.jobs, legs: 'per-lane', log }),
+    );
+    out.fleet_300 = await timed('fleet_300', () => simulatedFleet({ root: req.root, lanes: 300, dependents: 10, jobs: req.jobs, legs: 'auto', log }));
   }
   if (req.suites.includes('agent-install')) {
     log('agent_install_cached_s …');

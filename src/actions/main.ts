@@ -185,6 +185,7 @@ async function plan(deps: ActionDeps, settings: Settings): Promise<number> {
     fleet_id,
     waveJobs: settings.waveJobs,
     maxParallel: settings.maxParallel,
+    legTimeoutMinutes: settings.legTimeoutMinutes,
     dryRun: settings.dryRun,
     discover: setup.discover,
     queue: setup.queue,

@@ -43,6 +43,7 @@ const SettingsSchema = z.object({
   FLEET_WAVE_JOBS: optionalInt(1, 64, '8'),
   FLEET_WAVE: optionalInt(1, 64),
   FLEET_MAX_PARALLEL: optionalInt(1, 256),
+  FLEET_LEG_TIMEOUT_MINUTES: optionalInt(1, 7200),
   FLEET_DRY_RUN: bool('false'),
   FLEET_INCREMENTAL: bool('false'),
   FLEET_CHECK_NAME: z.string().default('Fleet'),
@@ -86,6 +87,8 @@ export interface Settings {
   /** integrate mode: the wave job (1 … wave-jobs) whose wave this job integrates. */
   wave: number | undefined;
   maxParallel: number | undefined;
+  /** plan — each wave job's timeout-minutes, which a leg's lanes are sized to fit (core/legs.ts). */
+  legTimeoutMinutes: number | undefined;
   dryRun: boolean;
   /** Incremental sweep: the plan restores the previous sweep's outcomes, the report saves this one's. */
   incremental: boolean;
@@ -122,6 +125,7 @@ const INPUT_NAMES: Record<string, string> = {
   FLEET_WAVE_JOBS: 'wave-jobs',
   FLEET_WAVE: 'wave',
   FLEET_MAX_PARALLEL: 'max-parallel',
+  FLEET_LEG_TIMEOUT_MINUTES: 'leg-timeout-minutes',
   FLEET_DRY_RUN: 'dry-run',
   FLEET_INCREMENTAL: 'incremental',
   FLEET_FAIL_ON_LANE_FAILURE: 'fail-on-lane-failure',
@@ -162,6 +166,7 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
       waveJobs: e.FLEET_WAVE_JOBS ?? 8,
       wave: e.FLEET_WAVE,
       maxParallel: e.FLEET_MAX_PARALLEL,
+      legTimeoutMinutes: e.FLEET_LEG_TIMEOUT_MINUTES,
       dryRun: e.FLEET_DRY_RUN,
       incremental: e.FLEET_INCREMENTAL,
       checkName: e.FLEET_CHECK_NAME,

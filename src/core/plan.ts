@@ -8,12 +8,13 @@
  *  3. layer the remaining lanes by longest path, then push lanes whose `owns` overlap a lane
  *     of the same repository in that wave, and give `exclusive` lanes a wave of their own;
  *  4. refuse a plan deeper than `max_waves` (a reusable workflow has a fixed number of wave jobs);
- *  5. shard every wave for the matrix (at most 256 legs).
+ *  5. shard every wave for the matrix (core/legs.ts sizes the legs; at most 256).
  *
  * Pure: no I/O, no clock. Same input, same plan, whatever the order of the input lanes.
  * Every graph walk is iterative, so 10,000 lanes deep does not blow the stack.
  */
 import { globsOverlap } from './glob.js';
+import { cutByCost, legCount, type LegSizing } from './legs.js';
 import type { Problem, ResolvedFleet } from './validate.js';
 import type { LaneSpec } from './model.js';
 import type { ContentionEntry, Exclusion, Shard, Wave } from './model.js';
@@ -50,6 +51,8 @@ export interface PlanOptions {
   maxWaves: number;
   /** Shards per wave; defaults to 256, GitHub's matrix limit. */
   maxShards?: number;
+  /** How shards are sized (core/legs.ts legSizing); default one lane per shard. */
+  sizing?: LegSizing;
   /** The fleet file's name, for Problem.file. */
   file: string;
 }
@@ -243,24 +246,33 @@ export function dependentsOf(lanes: { id: string; depends_on: string[] }[], id: 
 // ---------------------------------------------------------------------------
 
 /**
- * Splits one wave's lanes into at most `maxShards` contiguous, balanced chunks in the given
- * order (sizes differ by at most one; the larger ones first). `parallel` is how many shards run
- * at once: the matrix max-parallel.
+ * Splits one wave's lanes, in the given order, into contiguous shards. Without a sizing (or with `legs: per-lane`):
+ * as many shards as lanes, up to `maxShards`, their sizes differing by at most one. With one: as many as legCount
+ * gives (core/legs.ts), cut by expected cost. `parallel` is how many shards run at once: the matrix max-parallel.
  */
-export function shardWave(index: number, laneIds: string[], maxParallel: number, maxShards: number = MAX_SHARDS): { shards: Shard[]; parallel: number } {
+export function shardWave(
+  index: number,
+  laneIds: string[],
+  maxParallel: number,
+  opts: { maxShards?: number; sizing?: LegSizing } = {},
+): { shards: Shard[]; parallel: number } {
   const n = laneIds.length;
   if (n === 0) return { shards: [], parallel: 0 };
-  const count = Math.min(n, Math.max(1, Math.floor(maxShards)));
-  const base = Math.floor(n / count);
-  const extra = n % count;
-  const shards: Shard[] = [];
-  let at = 0;
-  for (let s = 0; s < count; s++) {
-    const size = base + (s < extra ? 1 : 0);
-    shards.push({ id: `w${index}-s${s}`, wave: index, lanes: laneIds.slice(at, at + size) });
-    at += size;
-  }
-  return { shards, parallel: Math.min(Math.max(1, Math.floor(maxParallel)), count) };
+  const maxShards = Math.max(1, Math.floor(opts.maxShards ?? MAX_SHARDS));
+  const sizing = opts.sizing;
+  const perLane = !sizing || sizing.perLane;
+  const count = perLane
+    ? Math.min(n, maxShards)
+    : legCount(
+        n,
+        laneIds.reduce((t, id) => t + sizing.seconds(id), 0),
+        maxParallel,
+        sizing.budgetS,
+        maxShards,
+      );
+  const runs = cutByCost(laneIds, perLane ? () => 1 : sizing.seconds, count);
+  const shards = runs.map((lanes, s) => ({ id: `w${index}-s${s}`, wave: index, lanes }));
+  return { shards, parallel: Math.min(Math.max(1, Math.floor(maxParallel)), shards.length) };
 }
 
 /**
@@ -698,7 +710,7 @@ export function buildPlan(fleet: ResolvedFleet, exclusions: Exclusion[], opts: P
   contention.sort((a, b) => byString(a.lane, b.lane));
   const waves: Wave[] = slots.map((slot, index) => {
     const ids = slot.lanes.map((l) => l.id).sort(byString);
-    const { shards, parallel } = shardWave(index, ids, opts.maxParallel, opts.maxShards ?? MAX_SHARDS);
+    const { shards, parallel } = shardWave(index, ids, opts.maxParallel, { maxShards: opts.maxShards, sizing: opts.sizing });
     const kept = keepGroupsTogether(shards, byId);
     return { index, lanes: ids, exclusive: slot.exclusive !== undefined, shards: kept, parallel: Math.min(parallel, kept.length) };
   });

@@ -4,6 +4,7 @@
  * accounted for: runnable, excluded with a reason, or skipped with a reason.
  */
 import { randomBytes } from 'node:crypto';
+import { type LegOptions, type LegSizing, legSizing } from '../core/legs.js';
 import { buildPlan, keepGroupsTogether, shardWave, type Plan } from '../core/plan.js';
 import { laneDigest, outcomesOf, outcomesProblem, unchangedLanes, unchangedRecord } from '../core/incremental.js';
 import { initManifest, summarize } from '../core/manifest.js';
@@ -27,6 +28,8 @@ export interface PlanStepOptions {
   queue?: QueueSource;
   /** Read the issue queue without changing it (`fleet plan`); a dry run never changes it either. */
   readOnly?: boolean;
+  /** How the matrix legs are sized (the wave job's timeout, the write limits): see core/legs.ts. */
+  legs?: Omit<LegOptions, 'dryRun'>;
 }
 
 export type PlanStepResult =
@@ -108,7 +111,8 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
   }
 
   const maxParallel = opts.maxParallel ?? fleet.file.max_parallel;
-  const built = buildPlan(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file });
+  const sizing = legSizing(fleet.file, fleet.lanes, maxParallel, { ...opts.legs, dryRun: opts.dryRun ?? false });
+  const built = buildPlan(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file, sizing });
   if (!built.ok) return { ok: false, problems: [...built.problems, ...branchProblems] };
   if (branchProblems.length) return { ok: false, problems: branchProblems };
   if (queue) {
@@ -153,7 +157,7 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
         const p = same.get(l.lane);
         return p ? unchangedRecord(l, p, digests.get(l.lane)!, now.toISOString()) : l;
       });
-      plan = withoutShardsFor(plan, new Set(same.keys()), maxParallel);
+      plan = withoutShardsFor(plan, new Set(same.keys()), maxParallel, sizing);
       notes.push(`${same.size} of ${plan.lanes.length} lane${plan.lanes.length === 1 ? '' : 's'} unchanged since ${opts.since.fleet_id}: not run`);
     }
   }
@@ -182,7 +186,7 @@ function queueNote(board: QueueBoard): string {
  * met checkpoints) but in no shard: on GitHub no matrix leg starts for them, and a wave of nothing but
  * unchanged lanes has no leg at all.
  */
-function withoutShardsFor(plan: Plan, unchanged: ReadonlySet<string>, maxParallel: number): Plan {
+function withoutShardsFor(plan: Plan, unchanged: ReadonlySet<string>, maxParallel: number, sizing: LegSizing): Plan {
   if (!unchanged.size) return plan;
   const specs = new Map(plan.lanes.map((l) => [l.spec.id, l.spec]));
   const waves = plan.waves.map((w) => {
@@ -190,6 +194,7 @@ function withoutShardsFor(plan: Plan, unchanged: ReadonlySet<string>, maxParalle
       w.index,
       w.lanes.filter((id) => !unchanged.has(id)),
       maxParallel,
+      { sizing },
     );
     // A target's strategies stay in one shard here too: its leg compares them (keepGroupsTogether).
     const kept = keepGroupsTogether(shards, specs);

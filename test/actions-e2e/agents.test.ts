@@ -35,8 +35,9 @@ beforeAll(async () => {
       forge: 'github',
       directive: 'Mention the fleet in the README.',
       agent: { preset: 'claude', install: `file:${tarball}` },
-      // One leg at a time: the first installs and saves, every later leg restores.
+      // One leg at a time, a leg per lane: the first installs and saves, every later leg restores.
       max_parallel: 1,
+      legs: 'per-lane',
       max_retries: 0,
       // A check is a command of the lane too, but not the agent: it must not get the key.
       checks: ['if [ -n "${ANTHROPIC_API_KEY:-}" ]; then echo "the check got the agent key"; exit 9; fi'],

@@ -69,3 +69,39 @@ describe.each(VARIANTS)('re-running a fleet when %s', (_, artifacts, then) => {
     }
   });
 });
+
+describe('a leg that runs several lanes (legs: auto, max_parallel 1)', () => {
+  it('runs the lanes after a failed one, and on "Re-run failed jobs" runs only the failed lane again', async () => {
+    const w = await startWorld({
+      fleetFile: {
+        ...FLEET,
+        max_parallel: 1,
+        run: 'if [ "$FLEET_LANE" = b-flaky ] && [ ! -f READY ]; then exit 3; fi; echo stamped > STAMP',
+        targets: [{ repo: 'acme/a-first' }, { repo: 'acme/b-flaky' }, { repo: 'acme/c-last' }],
+      },
+    });
+    try {
+      for (const name of ['a-first', 'b-flaky', 'c-last']) await w.emu.createRepo({ owner: 'acme', name });
+      const { runId, s } = await dispatchFleet(w);
+      // One leg for the wave (core/legs.ts: max_parallel legs), its lanes one after another in id order.
+      const legs = s.jobs.filter((j) => j.name.startsWith('fleet / wave 1 ('));
+      expect(legs.map((j) => j.name)).toEqual(['fleet / wave 1 (w0-s0)']);
+      expect(s.conclusion).toBe('failure');
+      const first = reportArtifact(w, runId).manifest;
+      expect(Object.fromEntries(first.lanes.map((l) => [l.lane, l.status]))).toEqual({ 'a-first': 'completed', 'b-flaky': 'failed', 'c-last': 'completed' });
+
+      await w.emu.commit({ owner: 'acme', repo: 'b-flaky', branch: 'main', files: { READY: '1\n' } });
+      w.runner.rerunFailed(runId);
+      const second = await w.runner.finish(w.runner.runs.get(runId)!);
+      expect(second.conclusion, explain(second)).toBe('success');
+      const log = second.jobs.find((j) => j.name === 'fleet / wave 1 (w0-s0)' && j.attempt === 2)!.log;
+      expect(log).toContain('a-first: completed in an earlier attempt of this run; kept');
+      expect(log).toContain('c-last: completed in an earlier attempt of this run; kept');
+      expect(log).not.toContain('b-flaky: completed in an earlier attempt');
+      expect(reportArtifact(w, runId, 2).manifest.summary).toMatchObject({ total: 3, completed: 3, failed: 0 });
+      for (const repo of ['a-first', 'b-flaky', 'c-last']) expect(w.emu.pullRequests(`acme/${repo}`)).toHaveLength(1);
+    } finally {
+      await w.close();
+    }
+  });
+});

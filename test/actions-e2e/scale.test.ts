@@ -26,6 +26,8 @@ beforeAll(async () => {
       directive: 'Stamp.',
       run: 'echo stamped > STAMP',
       max_parallel: 32,
+      // One lane per leg: what GitHub's matrix limit bounds (by default the plan gives this wave 32 legs).
+      legs: 'per-lane',
       // 290 lanes in wave 1, and 10 that wait for t-000 in wave 2.
       targets: names.map((n, i) => ({ repo: `acme/${n}`, ...(i >= 290 ? { depends_on: ['t-000'] } : {}) })),
     },

@@ -68,7 +68,8 @@ beforeAll(async () => {
   const narrowTargets = names('narrow', 12);
   for (const name of narrowTargets) await w.emu.createRepo({ owner: 'acme', name });
   // The first leg is slow: the legs after the other three start while it runs, and the one that takes over its slots waits.
-  const slowFirst = fleetFile(narrowTargets, 4);
+  // One lane per leg (legs: per-lane): by default 4 legs would run all 12 lanes in one round, and no leg would take over another's slots.
+  const slowFirst = { ...fleetFile(narrowTargets, 4), legs: 'per-lane' };
   slowFirst.targets[0] = { ...slowFirst.targets[0]!, run: 'sleep 20 && echo stamped > STAMP' } as (typeof slowFirst.targets)[number];
   await w.commitControl({ 'fleet.yml': (await import('yaml')).stringify(slowFirst) });
   w.emu.resetLog();

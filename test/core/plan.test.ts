@@ -394,11 +394,11 @@ describe('sharding', () => {
   });
 
   it('honours a smaller maxShards and an empty wave', () => {
-    expect(shardWave(1, ['a', 'b', 'c', 'd', 'e'], 8, 2).shards.map((s) => s.lanes)).toEqual([
+    expect(shardWave(1, ['a', 'b', 'c', 'd', 'e'], 8, { maxShards: 2 }).shards.map((s) => s.lanes)).toEqual([
       ['a', 'b', 'c'],
       ['d', 'e'],
     ]);
-    expect(shardWave(1, ['a', 'b', 'c', 'd', 'e'], 8, 2).parallel).toBe(2);
+    expect(shardWave(1, ['a', 'b', 'c', 'd', 'e'], 8, { maxShards: 2 }).parallel).toBe(2);
     expect(shardWave(2, [], 8)).toEqual({ shards: [], parallel: 0 });
   });
 

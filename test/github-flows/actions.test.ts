@@ -227,7 +227,15 @@ describe('the fleet as Actions jobs against GitHub', () => {
     const names = Array.from({ length: 53 }, (_, i) => `svc-${String(i).padStart(2, '0')}`);
     for (const name of [...names, 'fine']) await emu.createRepo({ owner: 'acme', name });
     const control = await emu.createRepo({ owner: 'acme', name: 'control', files: { 'fleet.yml': '# the fleet lives here\n' } });
-    const file = flow.fleetFile({ name: 'many', directive: 'x', run: 'true', max_retries: 0, targets: [...names, 'fine'].map((n) => ({ repo: `acme/${n}` })) });
+    // A leg per lane (legs: per-lane), so that only `fine` runs when only its leg does.
+    const file = flow.fleetFile({
+      name: 'many',
+      directive: 'x',
+      run: 'true',
+      max_retries: 0,
+      legs: 'per-lane',
+      targets: [...names, 'fine'].map((n) => ({ repo: `acme/${n}` })),
+    });
     // Only the shard of `fine` ran: the other 53 lanes are failures the report explains from the run's jobs.
     const run = await emu.addWorkflowRun({
       owner: 'acme',

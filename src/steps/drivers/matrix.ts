@@ -62,6 +62,8 @@ export interface MatrixPlanInput {
   /** How many wave jobs the workflow has: a DAG needing more is refused by the planner. */
   waveJobs: number;
   maxParallel?: number;
+  /** Each wave job's timeout-minutes: a leg gets only the lanes expected to fill half of it (core/legs.ts). */
+  legTimeoutMinutes?: number;
   dryRun?: boolean;
   discover?: PlanStepOptions['discover'];
   queue?: PlanStepOptions['queue'];
@@ -107,6 +109,7 @@ export async function matrixPlan(
     discover: input.discover,
     queue: input.queue,
     since: input.since,
+    legs: { timeoutMinutes: input.legTimeoutMinutes, writeLimits: input.writeLimits },
   });
   if (!planned.ok) {
     return {

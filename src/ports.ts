@@ -307,7 +307,7 @@ export interface ExecResult {
 export interface Executor {
   run(command: string, opts: ExecOptions): Promise<ExecResult>;
   /** What `run` gives a command under `setting` on this machine. */
-  isolation(setting: IsolationSetting): IsolationInfo;
+  isolation(setting: IsolationSetting): Promise<IsolationInfo>;
 }
 
 export interface StoredArtifact {

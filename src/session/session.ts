@@ -71,7 +71,7 @@ export class Session {
     // One workspace per connection: its working-copy guard and its commits' author and signature are its own.
     let workspace = new GitWorkspace();
     if (needs.runsCode && this.credentials.app) {
-      const iso = workspace.executor.isolation(file.isolation);
+      const iso = await workspace.executor.isolation(file.isolation);
       const why = appIsolationProblem(file.isolation, iso.kind, iso.detail);
       if (why) return { part: 'isolation', problem: why };
     }

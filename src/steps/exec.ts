@@ -58,7 +58,7 @@ export async function execFleet(input: ExecInput): Promise<{ ok: true; outcome: 
   if (fleet.file.source?.issues)
     return { ok: false, problems: [{ file: input.file, field: 'source.issues', message: 'fleet exec asks targets, not an issue queue: list targets' }] };
   // As fleet run does, before anything is cloned: a fleet that requires isolation on a machine that cannot give it.
-  const isolation = input.exec.isolation(fleet.file.isolation);
+  const isolation = await input.exec.isolation(fleet.file.isolation);
   if (fleet.file.isolation === 'required' && isolation.kind === 'none') {
     return {
       ok: false,

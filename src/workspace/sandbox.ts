@@ -39,7 +39,7 @@
  * hiding: its git reads none of the user's (see git/env.ts), and its credentials
  * live only in its memory and in the environment of its own git calls.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, chownSync, constants as fsConstants, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { lchown, lstat, mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
@@ -503,7 +503,7 @@ async function makeHomes(homes: { dir: string; home: string; tmp: string }, who:
  * there, and from its working folder, is only the kept folder, written through, and nothing can be added beside it),
  * and a program folder it cannot write; as root, run as nobody, with a private HOME of its own.
  */
-export function works(s: Strategy, masks: string[]): boolean {
+export async function works(s: Strategy, masks: string[]): Promise<boolean> {
   let scratch: string | undefined;
   try {
     scratch = mkdtempSync(path.join(os.tmpdir(), 'fleet-probe-'));
@@ -545,8 +545,14 @@ export function works(s: Strategy, masks: string[]): boolean {
     const setEnv = Object.keys(view.env).length ? ['/usr/bin/env', ...Object.entries(view.env).map(([k, v]) => `${k}=${v}`)] : [];
     const drop = who ? dropTo(s.perLane!.setpriv, who) : s.drop;
     const args = [...s.prefix.slice(1), ...initArgs(view.layers, scratch), '--', ...drop, ...setEnv, ...ENTER, kept, '/bin/sh', '-c', probe];
-    const r = spawnSync(s.prefix[0]!, args, { cwd: '/', stdio: 'ignore', timeout: 10_000 });
-    return r.status === 0 && existsSync(path.join(kept, 'written'));
+    // Spawned, not run synchronously: the probe takes a few hundred milliseconds (namespaces, mounts), which a lane's
+    // clone and the plan can use meanwhile.
+    const status = await new Promise<number | null>((resolve) => {
+      const child = spawn(s.prefix[0]!, args, { cwd: '/', stdio: 'ignore', timeout: 10_000 });
+      child.on('error', () => resolve(null));
+      child.on('close', (code) => resolve(code));
+    });
+    return status === 0 && existsSync(path.join(kept, 'written'));
   } catch {
     return false;
   } finally {
@@ -557,7 +563,7 @@ export function works(s: Strategy, masks: string[]): boolean {
 const NONE = (detail: string): Sandbox => ({ kind: 'none', detail, wrap: (file, args) => ({ file, args: [...args] }), prepare: async () => {} });
 
 /** Finds the first way in that works on this machine, or says why there is none. */
-export function detectSandbox(opts: SandboxOptions = {}): Sandbox {
+export async function detectSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   if (process.platform !== 'linux') return NONE(`process isolation needs Linux namespaces; this is ${process.platform}`);
   const unshare = onPath('unshare');
   if (!unshare) return NONE('unshare (util-linux) is not installed');
@@ -566,7 +572,7 @@ export function detectSandbox(opts: SandboxOptions = {}): Sandbox {
   const gid = opts.gid ?? process.getgid!();
   const found = strategies({ unshare, setpriv: onPath('setpriv'), sudo: onPath('sudo'), uid, gid, masks });
   for (const s of found) {
-    if (works(s, masks)) return sandboxOf(s);
+    if (await works(s, masks)) return sandboxOf(s);
   }
   const tried = found.map((s) => s.via).join(', ') || 'nothing (setpriv is not installed)';
   return NONE(`no way to start a PID namespace here (tried ${tried}); unprivileged user namespaces may be turned off, and sudo needs a password or is missing`);
@@ -603,16 +609,18 @@ export function sandboxOf(s: Strategy): Sandbox {
   };
 }
 
-let cached: Sandbox | undefined;
+let cached: Promise<Sandbox> | undefined;
 
-/** The sandbox of this process, probed once. */
-export function processSandbox(): Sandbox {
+/** The sandbox of this process, probed once (the first caller starts the probe; every caller awaits the same one). */
+export function processSandbox(): Promise<Sandbox> {
   cached ??= detectSandbox();
   return cached;
 }
 
+const OFF = NONE('turned off in the fleet file (isolation: off)');
+
 /** What a setting gives on this machine: the sandbox, or no isolation with the reason. */
-export function sandboxFor(setting: IsolationSetting): Sandbox {
-  if (setting === 'off') return NONE('turned off in the fleet file (isolation: off)');
+export function sandboxFor(setting: IsolationSetting): Promise<Sandbox> {
+  if (setting === 'off') return Promise.resolve(OFF);
   return processSandbox();
 }

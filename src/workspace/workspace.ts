@@ -15,7 +15,7 @@ import { readHead } from './git/refs.js';
 import { WorkingCopyGuard } from './guard.js';
 import type { GitLauncher } from './launcher.js';
 import { privateTmp } from './private-tmp.js';
-import { sandboxFor } from './sandbox.js';
+import { type Sandbox, sandboxFor } from './sandbox.js';
 
 export interface GitWorkspaceOptions {
   /** Who the lanes' commits are by and how they are signed (adoptCommitSetup); Fleet's default, unsigned, when not given. */
@@ -165,36 +165,40 @@ function localExecutor(guard: WorkingCopyGuard): Executor {
     run: (command, opts) => {
       // Whatever runs here may rewrite the working copy's .git: the next git call checks it again.
       guard.touched(opts.cwd);
-      const sandbox = sandboxFor(opts.isolation ?? 'off');
-      if (opts.isolation === 'required' && sandbox.kind === 'none') {
-        return Promise.resolve({
-          exitCode: 125,
-          signal: null,
-          timedOut: false,
-          durationMs: 0,
-          tail: `fleet: isolation is required but unavailable: ${sandbox.detail}`,
-        });
-      }
-      if (sandbox.kind === 'none') return runCommand(command, { ...opts, wrap: undefined });
-      // Hidden from the command: Fleet's private temporary folder (its git's output for every lane), and the
-      // workspace but for the lane's own folder: two masks and a mount back, however many lanes the fleet has.
-      const hide = [privateTmp()];
-      const keep: string[] = [];
-      if (opts.confine) {
-        hide.push(opts.confine.workspace);
-        keep.push(opts.confine.lane);
-      }
-      // The fleet file's folder (templates, scripts the directive runs): where root's commands run as nobody, kept
-      // reachable through folders nobody cannot pass.
-      const reach = opts.env.FLEET_FILE_DIR ? [opts.env.FLEET_FILE_DIR] : [];
-      return sandbox.prepare({ cwd: opts.cwd, keep }).then(
-        () => runCommand(command, { ...opts, wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide, keep, reach }) }),
-        (err: Error) => ({ exitCode: 125, signal: null, timedOut: false, durationMs: 0, tail: `fleet: the sandbox could not be prepared: ${err.message}` }),
-      );
+      return sandboxFor(opts.isolation ?? 'off').then((sandbox) => runIn(sandbox, command, opts));
     },
-    isolation: (setting) => {
-      const { kind, detail } = sandboxFor(setting);
+    isolation: async (setting) => {
+      const { kind, detail } = await sandboxFor(setting);
       return { kind, detail };
     },
   };
+}
+
+/** One command in `sandbox` (or refused, where isolation is required and there is none). */
+function runIn(sandbox: Sandbox, command: string, opts: Parameters<Executor['run']>[1]): ReturnType<Executor['run']> {
+  if (opts.isolation === 'required' && sandbox.kind === 'none') {
+    return Promise.resolve({
+      exitCode: 125,
+      signal: null,
+      timedOut: false,
+      durationMs: 0,
+      tail: `fleet: isolation is required but unavailable: ${sandbox.detail}`,
+    });
+  }
+  if (sandbox.kind === 'none') return runCommand(command, { ...opts, wrap: undefined });
+  // Hidden from the command: Fleet's private temporary folder (its git's output for every lane), and the
+  // workspace but for the lane's own folder: two masks and a mount back, however many lanes the fleet has.
+  const hide = [privateTmp()];
+  const keep: string[] = [];
+  if (opts.confine) {
+    hide.push(opts.confine.workspace);
+    keep.push(opts.confine.lane);
+  }
+  // The fleet file's folder (templates, scripts the directive runs): where root's commands run as nobody, kept
+  // reachable through folders nobody cannot pass.
+  const reach = opts.env.FLEET_FILE_DIR ? [opts.env.FLEET_FILE_DIR] : [];
+  return sandbox.prepare({ cwd: opts.cwd, keep }).then(
+    () => runCommand(command, { ...opts, wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide, keep, reach }) }),
+    (err: Error) => ({ exitCode: 125, signal: null, timedOut: false, durationMs: 0, tail: `fleet: the sandbox could not be prepared: ${err.message}` }),
+  );
 }

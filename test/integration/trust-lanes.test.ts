@@ -86,7 +86,7 @@ function filesUnder(d: string): string[] {
   return readdirSync(d, { recursive: true, encoding: 'utf8' }).filter((f) => statSync(join(d, f)).isFile());
 }
 
-describe.runIf(process.platform === 'linux' && processSandbox().kind !== 'none')('an isolated lane sees only its own folder of the fleet', () => {
+describe.runIf(process.platform === 'linux' && (await processSandbox()).kind !== 'none')('an isolated lane sees only its own folder of the fleet', () => {
   it("a directive and a check in one lane get nothing of another lane, the manifest, the events log or Fleet's git output, and keep their own folders", async () => {
     const { ws, home, directive, check } = await run('auto');
     for (const [who, out] of Object.entries({ directive, check })) {

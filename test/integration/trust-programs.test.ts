@@ -21,7 +21,7 @@ beforeEach(() => {
 afterEach(() => removeDir(dir));
 
 const isRoot = process.getuid?.() === 0;
-const isolated = process.platform === 'linux' && processSandbox().kind !== 'none';
+const isolated = process.platform === 'linux' && (await processSandbox()).kind !== 'none';
 
 /** A process awaited by its exit: a Fleet that stalls fails the test by its timeout (and is killed after it). */
 function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number | null; out: string }> {

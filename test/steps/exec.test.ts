@@ -29,7 +29,7 @@ function input(isolation: 'auto' | 'required', kind: 'none' | 'pid-namespace') {
   if (!v.ok) throw new Error(JSON.stringify(v.problems));
   const exec = {
     ...localExecutor,
-    isolation: () => ({ kind, detail: 'no namespaces here' }),
+    isolation: async () => ({ kind, detail: 'no namespaces here' }),
     run: (c: string, o: Parameters<typeof localExecutor.run>[1]) => localExecutor.run(c, { ...o, isolation: 'off' }),
   };
   return {

@@ -285,7 +285,7 @@ describe('the output handed back', () => {
 describe('what a lane refuses before it starts', () => {
   it('isolation: required on a machine that cannot isolate: invalid-input, nothing cloned', async () => {
     const { ctx, spec, start, events, root } = await laneOf({ isolation: 'required', run: 'echo x >> README.md' });
-    const exec = { ...localExecutor, isolation: () => ({ kind: 'none' as const, detail: 'no user namespaces here' }) };
+    const exec = { ...localExecutor, isolation: async () => ({ kind: 'none' as const, detail: 'no user namespaces here' }) };
     const rec = await runLane({ ...ctx, exec }, spec, start);
     expect(rec).toMatchObject({
       status: 'failed',
@@ -304,7 +304,7 @@ describe('what a lane refuses before it starts', () => {
     const { ctx, spec, start } = await laneOf({ isolation: 'required', run: 'echo x >> README.md' });
     const exec = {
       ...localExecutor,
-      isolation: () => ({ kind: 'pid-namespace' as const, detail: 'in a test' }),
+      isolation: async () => ({ kind: 'pid-namespace' as const, detail: 'in a test' }),
       run: (c: string, o: Parameters<typeof localExecutor.run>[1]) => localExecutor.run(c, { ...o, isolation: 'off' }),
     };
     expect(await runLane({ ...ctx, exec }, spec, start)).toMatchObject({ status: 'completed', isolation: { kind: 'pid-namespace' } });
@@ -312,7 +312,7 @@ describe('what a lane refuses before it starts', () => {
 
   it('refused after an interrupt, before anything ran: cancelled, nothing pushed, the refusal kept', async () => {
     const { ctx, spec, start } = await laneOf({ isolation: 'required', run: 'echo x >> README.md' });
-    const exec = { ...localExecutor, isolation: () => ({ kind: 'none' as const, detail: 'no user namespaces here' }) };
+    const exec = { ...localExecutor, isolation: async () => ({ kind: 'none' as const, detail: 'no user namespaces here' }) };
     const stop = new AbortController();
     stop.abort();
     const rec = await runLane({ ...ctx, exec, signal: stop.signal }, spec, start);
@@ -325,7 +325,7 @@ describe('what a lane refuses before it starts', () => {
 
   it('isolation: auto on a machine that cannot isolate runs the directive all the same', async () => {
     const { ctx, spec, start } = await laneOf({ isolation: 'auto', run: 'echo x >> README.md' });
-    const exec = { ...localExecutor, isolation: () => ({ kind: 'none' as const, detail: 'no user namespaces here' }) };
+    const exec = { ...localExecutor, isolation: async () => ({ kind: 'none' as const, detail: 'no user namespaces here' }) };
     expect(await runLane({ ...ctx, exec }, spec, start)).toMatchObject({ status: 'completed', isolation: { kind: 'none' } });
   });
 });

@@ -135,7 +135,7 @@ describe('a run', () => {
 
   it('a fleet that requires isolation on a machine without: a set-up problem, nothing planned or cloned', async () => {
     const fleet = await fleetOf({ run: 'true', isolation: 'required' }, [{ name: 'a' }]);
-    const exec = { ...localExecutor, isolation: () => ({ kind: 'none' as const, detail: 'no namespaces' }) };
+    const exec = { ...localExecutor, isolation: async () => ({ kind: 'none' as const, detail: 'no namespaces' }) };
     const out = await runFleet(options(fleet, { exec }));
     expect(out).toEqual({
       ok: false,
@@ -236,7 +236,7 @@ describe('a run', () => {
     const fleet = await fleetOf({ run: 'echo x >> README.md', isolation: 'required' }, [{ name: 'a' }]);
     const exec = {
       ...localExecutor,
-      isolation: () => ({ kind: 'pid-namespace' as const, detail: 'in a test' }),
+      isolation: async () => ({ kind: 'pid-namespace' as const, detail: 'in a test' }),
       run: (c: string, o: Parameters<typeof localExecutor.run>[1]) => localExecutor.run(c, { ...o, isolation: 'off' }),
     };
     const out = await ran(options(fleet, { exec }));

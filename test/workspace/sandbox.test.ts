@@ -95,7 +95,7 @@ function expectOnlyOwnLane(tail: string, l: ReturnType<typeof laneLayout>): void
 }
 
 async function inside(script: string, masks: string[] = [], opts: { cwd?: string; hide?: string[]; keep?: string[]; env?: Record<string, string> } = {}) {
-  const sandbox = detectSandbox({ masks });
+  const sandbox = await detectSandbox({ masks });
   await sandbox.prepare({ cwd: opts.cwd ?? dir, keep: opts.keep });
   const r = await runCommand(script, {
     cwd: opts.cwd ?? dir,
@@ -234,13 +234,13 @@ describe('the sandbox', () => {
     expect(hidden.r.tail).not.toContain('RAN');
   });
 
-  it.runIf(isRoot)('the probe refuses a way in whose init isolates processes but hides no folder', () => {
+  it.runIf(isRoot)('the probe refuses a way in whose init isolates processes but hides no folder', async () => {
     const real = strategies({ unshare: '/usr/bin/unshare', setpriv: '/usr/bin/setpriv', sudo: null, uid: 0, gid: 0, masks: [] })[0]!;
-    expect(works(real, [])).toBe(true);
+    expect(await works(real, [])).toBe(true);
     // The same namespaces, under an init (PID 1, named as Fleet's) that skips its mount arguments and runs the command.
     const init = real.prefix.indexOf('fleet-sandbox') - 1;
     const blind = { ...real, prefix: [...real.prefix.slice(0, init), 'while [ "$1" != -- ]; do shift; done; shift; "$@"', 'fleet-sandbox'] };
-    expect(works(blind, [])).toBe(false);
+    expect(await works(blind, [])).toBe(false);
   });
 
   it.runIf(isRoot)('a process the directive leaves in a session of its own dies with it', async () => {
@@ -256,7 +256,7 @@ describe('the sandbox', () => {
     // A real unprivileged process: this very check, run as nobody.
     const out = asNobody(
       'probe-userns',
-      `const s = sandbox.detectSandbox({ masks: [] });
+      `const s = await sandbox.detectSandbox({ masks: [] });
 const r = await runCommand('echo "pid=$$"; test -e /proc/' + process.ppid + ' && echo SEES-PARENT; id -u; touch written', { cwd: ${JSON.stringify(dir)}, env: { PATH: process.env.PATH }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-nobody'))}, wrap: s.wrap });
 const lanes = await runCommand(${JSON.stringify(l.report)}, { cwd: ${JSON.stringify(join(l.own, 'repo'))}, env: { PATH: process.env.PATH }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-nobody-lanes'))}, wrap: (f, a, e, o) => s.wrap(f, a, e, { ...o, ...${JSON.stringify(l.opts)} }) });
 console.log(JSON.stringify({ kind: s.kind, detail: s.detail, tail: r.tail, code: r.exitCode, lanes: lanes.tail, lanesCode: lanes.exitCode }));`,
@@ -287,7 +287,7 @@ console.log(JSON.stringify({ kind: s.kind, detail: s.detail, tail: r.tail, code:
           'probe-sudo',
           `const way = sandbox.strategies({ unshare: '/usr/bin/unshare', setpriv: '/usr/bin/setpriv', sudo: '/usr/bin/sudo', uid: 65534, gid: 65534, masks: [] }).find((s) => s.via === 'sudo unshare');
 const s = sandbox.sandboxOf(way);
-const probed = sandbox.works(way, []);
+const probed = await sandbox.works(way, []);
 const r = await runCommand('echo "pid=$$"; sudo -n umount /proc 2>/dev/null && echo UNMOUNTED-PROC; sudo -n true 2>/dev/null && echo ROOT-AGAIN; test -e /proc/' + process.pid + ' && echo SEES-FLEET; echo "uid=$(id -u)"; echo "groups=$(id -G)"; echo "path=$PATH"; echo "home=$HOME"; grep CapEff /proc/self/status; touch written', { cwd: ${JSON.stringify(dir)}, env: { PATH: '/opt/fleet-test/bin:' + process.env.PATH, HOME: ${JSON.stringify(dir)} }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-sudo'))}, wrap: s.wrap });
 const lanes = await runCommand(${JSON.stringify(l.report)}, { cwd: ${JSON.stringify(join(l.own, 'repo'))}, env: { PATH: process.env.PATH }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-sudo-lanes'))}, wrap: (f, a, e, o) => s.wrap(f, a, e, { ...o, ...${JSON.stringify(l.opts)} }) });
 console.log(JSON.stringify({ probed, tail: r.tail, code: r.exitCode, lanes: lanes.tail, lanesCode: lanes.exitCode }));`,
@@ -324,7 +324,7 @@ console.log(JSON.stringify({ probed, tail: r.tail, code: r.exitCode, lanes: lane
     const node = join(prefix, 'bin', 'node');
     const out = asNobody(
       'probe-node',
-      `const s = sandbox.detectSandbox({ masks: [] });
+      `const s = await sandbox.detectSandbox({ masks: [] });
 const r = await runCommand('echo evil >> ${node} || echo REFUSED; touch ${join(prefix, 'bin', 'npx')} || echo REFUSED-NEW; true', { cwd: ${JSON.stringify(dir)}, env: { PATH: process.env.PATH }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-node'))}, wrap: s.wrap });
 console.log(JSON.stringify({ detail: s.detail, tail: r.tail, code: r.exitCode }));`,
       node,
@@ -378,8 +378,8 @@ console.log(JSON.stringify({ detail: s.detail, tail: r.tail, code: r.exitCode })
     ).toEqual(['ro /opt/fleet', 'keep /opt/fleet/ws/lanes/a']);
   });
 
-  it('isolation: off runs commands as they are, and says so', () => {
-    expect(sandboxFor('off')).toMatchObject({ kind: 'none', detail: 'turned off in the fleet file (isolation: off)' });
+  it('isolation: off runs commands as they are, and says so', async () => {
+    expect(await sandboxFor('off')).toMatchObject({ kind: 'none', detail: 'turned off in the fleet file (isolation: off)' });
   });
 
   it("finds the folders of the runner's command files from the environment, those that exist only", () => {

@@ -93,9 +93,12 @@ export type RunOutcome =
   { ok: true; manifest: Manifest; root: string; plan: Plan; notes: string[] } | { ok: false; problems: Problem[] };
 
 export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
-  // Before anything is cloned: a fleet that requires isolation on a machine that cannot give it is a set-up failure.
-  const isolation = opts.exec.isolation(opts.fleet.file.isolation);
-  if (opts.fleet.file.isolation === 'required' && isolation.kind === 'none') {
+  // The sandbox probe (a few hundred milliseconds of namespaces and mounts) starts now and runs while the plan is
+  // made and the first lanes clone; only a fleet that requires isolation waits for it here, since on a machine that
+  // cannot give it that is a set-up failure, before anything is cloned.
+  const probing = opts.exec.isolation(opts.fleet.file.isolation);
+  const isolation = opts.fleet.file.isolation === 'required' ? await probing : undefined;
+  if (isolation?.kind === 'none') {
     return {
       ok: false,
       problems: [

@@ -10,12 +10,23 @@ import type { LaneContext } from './context.js';
 import { forgeCall, LaneFailure } from './failure.js';
 import type { LaneRun } from './state.js';
 
-export function checkIsolation(run: LaneRun): void {
-  const isolation = run.ctx.exec.isolation(run.ctx.file.isolation);
-  run.rec.isolation = isolation;
-  if (run.ctx.file.isolation === 'required' && isolation.kind === 'none') {
-    throw new LaneFailure('invalid-input', `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
-  }
+/**
+ * Starts the sandbox probe (once per process: later lanes share its answer) and returns what records it on the lane.
+ * With `isolation: required` the answer is awaited and checked before the clone; otherwise it is recorded after the
+ * clone, which runs meanwhile (no directive runs before the lane's first attempt, which waits for the sandbox anyway).
+ */
+export async function checkIsolation(run: LaneRun): Promise<() => Promise<void>> {
+  const probing = run.ctx.exec.isolation(run.ctx.file.isolation);
+  const record = async () => {
+    const isolation = await probing;
+    run.rec.isolation = isolation;
+    if (run.ctx.file.isolation === 'required' && isolation.kind === 'none') {
+      throw new LaneFailure('invalid-input', `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
+    }
+  };
+  if (run.ctx.file.isolation !== 'required') return record;
+  await record();
+  return async () => {};
 }
 
 export async function clone(run: LaneRun): Promise<void> {

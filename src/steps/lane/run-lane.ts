@@ -26,8 +26,12 @@ import { LaneRun } from './state.js';
 export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecord): Promise<LaneRecord> {
   const run = new LaneRun(ctx, lane, start);
   try {
-    checkIsolation(run);
-    await clone(run);
+    const isolated = await checkIsolation(run);
+    try {
+      await clone(run);
+    } finally {
+      await isolated();
+    }
     await receiveRelay(run);
     if (lane.issue) await writeFileAtomic(issuePath(ctx.root, lane.id), issueMarkdown(lane.issue));
     if (ctx.file.agent) {

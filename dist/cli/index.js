@@ -10775,10 +10775,13 @@ function agentAnswer(preset, stdout) {
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Os: () => (/* binding */ publishWrites),
 /* harmony export */   Vt: () => (/* binding */ GITHUB_WRITE_LIMITS),
+/* harmony export */   WB: () => (/* binding */ writesPerLane),
+/* harmony export */   nR: () => (/* binding */ writeBudget),
 /* harmony export */   yo: () => (/* binding */ nextSlot)
 /* harmony export */ });
-/* unused harmony exports BUDGET_SHARE, MIN_WRITE_GAP_MS, formatDuration, legPace, predecessorIndex, publishWrites, renderWriteBudget, usable, writeBudget, writesPerLane */
+/* unused harmony exports BUDGET_SHARE, MIN_WRITE_GAP_MS, formatDuration, legPace, predecessorIndex, renderWriteBudget, usable */
 const GITHUB_WRITE_LIMITS = [
   { max: 80, window_ms: 6e4 },
   { max: 500, window_ms: 36e5 }
@@ -11270,6 +11273,9 @@ const FleetFileSchema = schemas/* strictObject */.rej({
   owns: schemas/* array */.YOg(glob).default([]).describe("Default `owns` for every lane."),
   never: schemas/* array */.YOg(glob).default([]).describe("Globs no lane may change, added to each lane's own `never`."),
   max_parallel: schemas/* number */.aig().int().min(1).max(256).default(8).describe("The global concurrency budget: lanes running at once."),
+  legs: schemas/* enum */.k5n(["auto", "per-lane"]).default("auto").describe(
+    "On GitHub Actions, how a wave's lanes are spread over matrix legs (jobs). auto: max_parallel legs, each running its share of the lanes one after another (more legs, in full rounds of max_parallel, only where a leg would not fit half of the wave job's timeout); per-lane: one lane per leg, a runner of its own for every lane, up to 256 a wave (a runner start per lane). Ignored by the CLI."
+  ),
   max_retries: schemas/* number */.aig().int().min(0).max(10).default(2).describe("Extra attempts after a failing directive or check."),
   timeout_minutes: schemas/* number */.aig().positive().max(360).default(30).describe("Per attempt of the directive (and of each check)."),
   isolation: schemas/* enum */.k5n(["auto", "required", "off"]).default("auto").describe(
@@ -15126,6 +15132,76 @@ function unchangedRecord(planned, p, digest, now) {
 
 /***/ }),
 
+/***/ 1634:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   PE: () => (/* binding */ cutByCost),
+/* harmony export */   _5: () => (/* binding */ legCount),
+/* harmony export */   pk: () => (/* binding */ legSizing)
+/* harmony export */ });
+/* unused harmony exports DEFAULT_LEG_TIMEOUT_MINUTES, LANE_SECONDS, LEG_BUDGET_SHARE, LEG_START_SECONDS, laneSeconds */
+/* harmony import */ var _budget_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(3582);
+
+const LANE_SECONDS = { script: 60, agent: 600, lens: 180, ci: 300 };
+const LEG_BUDGET_SHARE = 0.5;
+const DEFAULT_LEG_TIMEOUT_MINUTES = 120;
+const LEG_START_SECONDS = 60;
+function laneSeconds(spec, file, dryRun) {
+  if (spec.run !== void 0) return LANE_SECONDS.script + (file.ci.wait && !dryRun ? LANE_SECONDS.ci : 0);
+  const lenses = spec.review ? spec.review.lenses.length * spec.review.rounds : 0;
+  return LANE_SECONDS.agent + lenses * LANE_SECONDS.lens + (file.ci.wait && !dryRun ? LANE_SECONDS.ci : 0);
+}
+function legSizing(file, lanes, maxParallel, opts = {}) {
+  if (file.legs === "per-lane") return { perLane: true };
+  const dryRun = opts.dryRun ?? false;
+  const writes = (0,_budget_js__WEBPACK_IMPORTED_MODULE_0__/* .writesPerLane */ .WB)(file, dryRun);
+  const round = opts.writeLimits?.length && writes > 0 ? (0,_budget_js__WEBPACK_IMPORTED_MODULE_0__/* .writeBudget */ .nR)({
+    limits: opts.writeLimits,
+    legsAtOnce: Math.min(maxParallel, Math.max(1, lanes.length)),
+    lanes: lanes.length,
+    writesPerLane: writes,
+    burst: (0,_budget_js__WEBPACK_IMPORTED_MODULE_0__/* .publishWrites */ .Os)(file, dryRun)
+  }).leg_interval_ms / 1e3 : 0;
+  const seconds = new Map(lanes.map((l) => [l.id, laneSeconds(l, file, dryRun) + round]));
+  const timeout = opts.timeoutMinutes ?? DEFAULT_LEG_TIMEOUT_MINUTES;
+  const budgetS = Math.max(LANE_SECONDS.script, timeout * 60 * LEG_BUDGET_SHARE - LEG_START_SECONDS);
+  return { perLane: false, budgetS, seconds: (id) => seconds.get(id) ?? LANE_SECONDS.script };
+}
+function legCount(n, totalS, maxParallel, budgetS, maxLegs) {
+  if (n <= 0) return 0;
+  const p = Math.max(1, Math.floor(maxParallel));
+  const needed = Math.max(1, Math.ceil(totalS / Math.max(1, budgetS)));
+  return Math.max(1, Math.min(n, Math.floor(maxLegs), p * Math.ceil(needed / p)));
+}
+function cutByCost(ids, seconds, count) {
+  const n = ids.length;
+  const k = Math.max(0, Math.min(n, Math.floor(count)));
+  if (k === 0) return [];
+  const costs = ids.map((id) => Math.max(0, seconds(id)));
+  const total = costs.reduce((a, b) => a + b, 0);
+  const out = [];
+  let at = 0;
+  let sum = 0;
+  for (let j = 0; j < k; j++) {
+    const left = k - j - 1;
+    const target = total > 0 ? total * (j + 1) / k : (j + 1) * n / k;
+    let end = at + 1;
+    sum += total > 0 ? costs[at] : 1;
+    while (end < n - left && (left === 0 || sum < target - 1e-9)) {
+      sum += total > 0 ? costs[end] : 1;
+      end++;
+    }
+    out.push(ids.slice(at, end));
+    at = end;
+  }
+  return out;
+}
+
+
+
+/***/ }),
+
 /***/ 1827:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
@@ -15773,6 +15849,8 @@ function newLaneRecord(init) {
 /* harmony export */ });
 /* unused harmony exports MAX_SHARDS, dependentsOf, findCycle */
 /* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9092);
+/* harmony import */ var _legs_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1634);
+
 
 const MAX_SHARDS = 256;
 const MAX_CYCLES_PER_COMPONENT = 10;
@@ -15921,20 +15999,22 @@ function dependentsOf(lanes, id) {
   seen.delete(id);
   return [...seen].sort(byString);
 }
-function shardWave(index, laneIds, maxParallel, maxShards = MAX_SHARDS) {
+function shardWave(index, laneIds, maxParallel, opts = {}) {
   const n = laneIds.length;
   if (n === 0) return { shards: [], parallel: 0 };
-  const count = Math.min(n, Math.max(1, Math.floor(maxShards)));
-  const base = Math.floor(n / count);
-  const extra = n % count;
-  const shards = [];
-  let at = 0;
-  for (let s = 0; s < count; s++) {
-    const size = base + (s < extra ? 1 : 0);
-    shards.push({ id: `w${index}-s${s}`, wave: index, lanes: laneIds.slice(at, at + size) });
-    at += size;
-  }
-  return { shards, parallel: Math.min(Math.max(1, Math.floor(maxParallel)), count) };
+  const maxShards = Math.max(1, Math.floor(opts.maxShards ?? MAX_SHARDS));
+  const sizing = opts.sizing;
+  const perLane = !sizing || sizing.perLane;
+  const count = perLane ? Math.min(n, maxShards) : (0,_legs_js__WEBPACK_IMPORTED_MODULE_1__/* .legCount */ ._5)(
+    n,
+    laneIds.reduce((t, id) => t + sizing.seconds(id), 0),
+    maxParallel,
+    sizing.budgetS,
+    maxShards
+  );
+  const runs = (0,_legs_js__WEBPACK_IMPORTED_MODULE_1__/* .cutByCost */ .PE)(laneIds, perLane ? () => 1 : sizing.seconds, count);
+  const shards = runs.map((lanes, s) => ({ id: `w${index}-s${s}`, wave: index, lanes }));
+  return { shards, parallel: Math.min(Math.max(1, Math.floor(maxParallel)), shards.length) };
 }
 function keepGroupsTogether(shards, specs) {
   const home = /* @__PURE__ */ new Map();
@@ -16254,7 +16334,7 @@ function buildPlan(fleet, exclusions, opts) {
   contention.sort((a, b) => byString(a.lane, b.lane));
   const waves = slots.map((slot, index) => {
     const ids = slot.lanes.map((l) => l.id).sort(byString);
-    const { shards, parallel } = shardWave(index, ids, opts.maxParallel, opts.maxShards ?? MAX_SHARDS);
+    const { shards, parallel } = shardWave(index, ids, opts.maxParallel, { maxShards: opts.maxShards, sizing: opts.sizing });
     const kept = keepGroupsTogether(shards, byId);
     return { index, lanes: ids, exclusive: slot.exclusive !== void 0, shards: kept, parallel: Math.min(parallel, kept.length) };
   });
@@ -20504,7 +20584,7 @@ async function makeHomes(homes, who) {
     await (0,promises_.lchown)(p, who.uid, who.gid);
   }
 }
-function works(s, masks) {
+async function works(s, masks) {
   let scratch;
   try {
     scratch = (0,external_node_fs_.mkdtempSync)(external_node_path_.join(external_node_os_.tmpdir(), "fleet-probe-"));
@@ -20544,8 +20624,12 @@ function works(s, masks) {
     const setEnv = Object.keys(view.env).length ? ["/usr/bin/env", ...Object.entries(view.env).map(([k, v]) => `${k}=${v}`)] : [];
     const drop = who ? dropTo(s.perLane.setpriv, who) : s.drop;
     const args = [...s.prefix.slice(1), ...initArgs(view.layers, scratch), "--", ...drop, ...setEnv, ...ENTER, kept, "/bin/sh", "-c", probe];
-    const r = (0,external_node_child_process_.spawnSync)(s.prefix[0], args, { cwd: "/", stdio: "ignore", timeout: 1e4 });
-    return r.status === 0 && (0,external_node_fs_.existsSync)(external_node_path_.join(kept, "written"));
+    const status = await new Promise((resolve) => {
+      const child = (0,external_node_child_process_.spawn)(s.prefix[0], args, { cwd: "/", stdio: "ignore", timeout: 1e4 });
+      child.on("error", () => resolve(null));
+      child.on("close", (code) => resolve(code));
+    });
+    return status === 0 && (0,external_node_fs_.existsSync)(external_node_path_.join(kept, "written"));
   } catch {
     return false;
   } finally {
@@ -20554,7 +20638,7 @@ function works(s, masks) {
 }
 const NONE = (detail) => ({ kind: "none", detail, wrap: (file, args) => ({ file, args: [...args] }), prepare: async () => {
 } });
-function detectSandbox(opts = {}) {
+async function detectSandbox(opts = {}) {
   if (process.platform !== "linux") return NONE(`process isolation needs Linux namespaces; this is ${process.platform}`);
   const unshare = onPath("unshare");
   if (!unshare) return NONE("unshare (util-linux) is not installed");
@@ -20563,7 +20647,7 @@ function detectSandbox(opts = {}) {
   const gid = opts.gid ?? process.getgid();
   const found = strategies({ unshare, setpriv: onPath("setpriv"), sudo: onPath("sudo"), uid, gid, masks });
   for (const s of found) {
-    if (works(s, masks)) return sandboxOf(s);
+    if (await works(s, masks)) return sandboxOf(s);
   }
   const tried = found.map((s) => s.via).join(", ") || "nothing (setpriv is not installed)";
   return NONE(`no way to start a PID namespace here (tried ${tried}); unprivileged user namespaces may be turned off, and sudo needs a password or is missing`);
@@ -20601,8 +20685,9 @@ function processSandbox() {
   cached ??= detectSandbox();
   return cached;
 }
+const OFF = NONE("turned off in the fleet file (isolation: off)");
 function sandboxFor(setting) {
-  if (setting === "off") return NONE("turned off in the fleet file (isolation: off)");
+  if (setting === "off") return Promise.resolve(OFF);
   return processSandbox();
 }
 
@@ -20717,34 +20802,36 @@ function localExecutor(guard) {
   return {
     run: (command, opts) => {
       guard.touched(opts.cwd);
-      const sandbox = sandboxFor(opts.isolation ?? "off");
-      if (opts.isolation === "required" && sandbox.kind === "none") {
-        return Promise.resolve({
-          exitCode: 125,
-          signal: null,
-          timedOut: false,
-          durationMs: 0,
-          tail: `fleet: isolation is required but unavailable: ${sandbox.detail}`
-        });
-      }
-      if (sandbox.kind === "none") return (0,exec/* runCommand */.d)(command, { ...opts, wrap: void 0 });
-      const hide = [privateTmp()];
-      const keep = [];
-      if (opts.confine) {
-        hide.push(opts.confine.workspace);
-        keep.push(opts.confine.lane);
-      }
-      const reach = opts.env.FLEET_FILE_DIR ? [opts.env.FLEET_FILE_DIR] : [];
-      return sandbox.prepare({ cwd: opts.cwd, keep }).then(
-        () => (0,exec/* runCommand */.d)(command, { ...opts, wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide, keep, reach }) }),
-        (err) => ({ exitCode: 125, signal: null, timedOut: false, durationMs: 0, tail: `fleet: the sandbox could not be prepared: ${err.message}` })
-      );
+      return sandboxFor(opts.isolation ?? "off").then((sandbox) => runIn(sandbox, command, opts));
     },
-    isolation: (setting) => {
-      const { kind, detail } = sandboxFor(setting);
+    isolation: async (setting) => {
+      const { kind, detail } = await sandboxFor(setting);
       return { kind, detail };
     }
   };
+}
+function runIn(sandbox, command, opts) {
+  if (opts.isolation === "required" && sandbox.kind === "none") {
+    return Promise.resolve({
+      exitCode: 125,
+      signal: null,
+      timedOut: false,
+      durationMs: 0,
+      tail: `fleet: isolation is required but unavailable: ${sandbox.detail}`
+    });
+  }
+  if (sandbox.kind === "none") return (0,exec/* runCommand */.d)(command, { ...opts, wrap: void 0 });
+  const hide = [privateTmp()];
+  const keep = [];
+  if (opts.confine) {
+    hide.push(opts.confine.workspace);
+    keep.push(opts.confine.lane);
+  }
+  const reach = opts.env.FLEET_FILE_DIR ? [opts.env.FLEET_FILE_DIR] : [];
+  return sandbox.prepare({ cwd: opts.cwd, keep }).then(
+    () => (0,exec/* runCommand */.d)(command, { ...opts, wrap: (file, args, env, { cwd }) => sandbox.wrap(file, args, env, { cwd, hide, keep, reach }) }),
+    (err) => ({ exitCode: 125, signal: null, timedOut: false, durationMs: 0, tail: `fleet: the sandbox could not be prepared: ${err.message}` })
+  );
 }
 
 
@@ -21231,7 +21318,7 @@ class Session {
     const { env } = this.opts;
     let workspace = new GitWorkspace();
     if (needs.runsCode && this.credentials.app) {
-      const iso = workspace.executor.isolation(file.isolation);
+      const iso = await workspace.executor.isolation(file.isolation);
       const why = appIsolationProblem(file.isolation, iso.kind, iso.detail);
       if (why) return { part: "isolation", problem: why };
     }
@@ -22413,8 +22500,9 @@ function resumeCheck(input) {
 
 
 async function runFleet(opts) {
-  const isolation = opts.exec.isolation(opts.fleet.file.isolation);
-  if (opts.fleet.file.isolation === "required" && isolation.kind === "none") {
+  const probing = opts.exec.isolation(opts.fleet.file.isolation);
+  const isolation = opts.fleet.file.isolation === "required" ? await probing : void 0;
+  if (isolation?.kind === "none") {
     return {
       ok: false,
       problems: [
@@ -22730,7 +22818,7 @@ async function execFleet(input) {
   const { fleet, forge } = input;
   if (fleet.file.source?.issues)
     return { ok: false, problems: [{ file: input.file, field: "source.issues", message: "fleet exec asks targets, not an issue queue: list targets" }] };
-  const isolation = input.exec.isolation(fleet.file.isolation);
+  const isolation = await input.exec.isolation(fleet.file.isolation);
   if (fleet.file.isolation === "required" && isolation.kind === "none") {
     return {
       ok: false,
@@ -23651,12 +23739,19 @@ ${firstLines(verdict.failures, 2e3)}`;
 
 
 
-function checkIsolation(run) {
-  const isolation = run.ctx.exec.isolation(run.ctx.file.isolation);
-  run.rec.isolation = isolation;
-  if (run.ctx.file.isolation === "required" && isolation.kind === "none") {
-    throw new LaneFailure("invalid-input", `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
-  }
+async function checkIsolation(run) {
+  const probing = run.ctx.exec.isolation(run.ctx.file.isolation);
+  const record = async () => {
+    const isolation = await probing;
+    run.rec.isolation = isolation;
+    if (run.ctx.file.isolation === "required" && isolation.kind === "none") {
+      throw new LaneFailure("invalid-input", `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
+    }
+  };
+  if (run.ctx.file.isolation !== "required") return record;
+  await record();
+  return async () => {
+  };
 }
 async function clone(run) {
   const { lane } = run;
@@ -24391,8 +24486,12 @@ class LaneRun {
 async function runLane(ctx, lane, start) {
   const run = new LaneRun(ctx, lane, start);
   try {
-    checkIsolation(run);
-    await clone(run);
+    const isolated = await checkIsolation(run);
+    try {
+      await clone(run);
+    } finally {
+      await isolated();
+    }
     await receiveRelay(run);
     if (lane.issue) await (0,fs/* writeFileAtomic */.Zf)(issuePath(ctx.root, lane.id), (0,queue/* issueMarkdown */.XJ)(lane.issue));
     if (ctx.file.agent) {
@@ -24810,10 +24909,12 @@ function exitCodeFor(manifest) {
 /* harmony export */ });
 /* unused harmony export fleetIdFor */
 /* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7598);
-/* harmony import */ var _core_plan_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1884);
-/* harmony import */ var _core_incremental_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(3211);
-/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(9626);
-/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(3173);
+/* harmony import */ var _core_legs_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1634);
+/* harmony import */ var _core_plan_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(1884);
+/* harmony import */ var _core_incremental_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(3211);
+/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(9626);
+/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(3173);
+
 
 
 
@@ -24833,7 +24934,7 @@ async function planStep(listed, forge, clock, opts) {
     if (found.problems.length) {
       return { ok: false, problems: found.problems.map((message) => ({ file: opts.file, field: "github.discover", message })) };
     }
-    fleet = (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .addDiscoveredLanes */ .H7)(fleet, found.repos);
+    fleet = (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_5__/* .addDiscoveredLanes */ .H7)(fleet, found.repos);
   }
   let queue = null;
   if (fleet.file.source?.issues) {
@@ -24882,7 +24983,8 @@ async function planStep(listed, forge, clock, opts) {
     }
   }
   const maxParallel = opts.maxParallel ?? fleet.file.max_parallel;
-  const built = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_1__/* .buildPlan */ .Gg)(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file });
+  const sizing = (0,_core_legs_js__WEBPACK_IMPORTED_MODULE_1__/* .legSizing */ .pk)(fleet.file, fleet.lanes, maxParallel, { ...opts.legs, dryRun: opts.dryRun ?? false });
+  const built = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_2__/* .buildPlan */ .Gg)(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file, sizing });
   if (!built.ok) return { ok: false, problems: [...built.problems, ...branchProblems] };
   if (branchProblems.length) return { ok: false, problems: branchProblems };
   if (queue) {
@@ -24896,7 +24998,7 @@ async function planStep(listed, forge, clock, opts) {
   let plan = built.plan;
   const now = clock.now();
   const byId = new Map(fleet.lanes.map((l) => [l.id, l]));
-  const manifest = (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_3__/* .initManifest */ .Mc)({
+  const manifest = (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_4__/* .initManifest */ .Mc)({
     fleet_id: opts.fleet_id ?? fleetIdFor(now),
     name: fleet.file.name,
     forge: forge.kind,
@@ -24913,20 +25015,20 @@ async function planStep(listed, forge, clock, opts) {
     lanes: plan.lanes.map((l) => ({ repo: l.spec.repo, lane: l.spec.id, wave: l.wave, branch: l.spec.branch, depends_on: l.spec.depends_on })),
     skipped: plan.skipped.map((s) => ({ repo: s.repo, lane: s.lane, reason: s.reason, depends_on: byId.get(s.lane)?.depends_on ?? [] }))
   });
-  const digests = new Map(plan.lanes.map((l) => [l.spec.id, (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_2__/* .laneDigest */ .z_)(fleet.file, l.spec)]));
+  const digests = new Map(plan.lanes.map((l) => [l.spec.id, (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_3__/* .laneDigest */ .z_)(fleet.file, l.spec)]));
   let lanes = manifest.lanes.map((l) => digests.has(l.lane) ? { ...l, digest: digests.get(l.lane) } : l);
   const notes = [];
   if (opts.since) {
-    const previous = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_2__/* .outcomesOf */ .RK)(opts.since);
-    const problem = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_2__/* .outcomesProblem */ .Zl)(previous, fleet.file.name, opts.dryRun ?? false);
+    const previous = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_3__/* .outcomesOf */ .RK)(opts.since);
+    const problem = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_3__/* .outcomesProblem */ .Zl)(previous, fleet.file.name, opts.dryRun ?? false);
     if (problem) notes.push(`every lane runs: the previous outcomes (${opts.since.fleet_id}) cannot be used, ${problem}`);
     else {
-      const same = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_2__/* .unchangedLanes */ .Ve)({ lanes: plan.lanes.map((l) => l.spec).filter((l) => !l.issue), digests, baseCommits, previous });
+      const same = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_3__/* .unchangedLanes */ .Ve)({ lanes: plan.lanes.map((l) => l.spec).filter((l) => !l.issue), digests, baseCommits, previous });
       lanes = lanes.map((l) => {
         const p = same.get(l.lane);
-        return p ? (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_2__/* .unchangedRecord */ .BP)(l, p, digests.get(l.lane), now.toISOString()) : l;
+        return p ? (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_3__/* .unchangedRecord */ .BP)(l, p, digests.get(l.lane), now.toISOString()) : l;
       });
-      plan = withoutShardsFor(plan, new Set(same.keys()), maxParallel);
+      plan = withoutShardsFor(plan, new Set(same.keys()), maxParallel, sizing);
       notes.push(`${same.size} of ${plan.lanes.length} lane${plan.lanes.length === 1 ? "" : "s"} unchanged since ${opts.since.fleet_id}: not run`);
     }
   }
@@ -24934,7 +25036,7 @@ async function planStep(listed, forge, clock, opts) {
     ...manifest,
     lanes,
     waves: plan.waves,
-    summary: (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_3__/* .summarize */ .eh)(lanes, manifest.started_at, null),
+    summary: (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_4__/* .summarize */ .eh)(lanes, manifest.started_at, null),
     ...queue ? { queue: queue.board } : {}
   };
   if (queue) notes.push(queueNote(queue.board));
@@ -24947,16 +25049,17 @@ function queueNote(board) {
   const states = [...counts.entries()].map(([k, v]) => `${v} ${k}`).join(", ") || "no ready-labelled issue";
   return `issue queue ${board.repo} (${board.label}): ${states}; ${started.length ? `starting ${started.join(", ")}` : "nothing starts"}`;
 }
-function withoutShardsFor(plan, unchanged, maxParallel) {
+function withoutShardsFor(plan, unchanged, maxParallel, sizing) {
   if (!unchanged.size) return plan;
   const specs = new Map(plan.lanes.map((l) => [l.spec.id, l.spec]));
   const waves = plan.waves.map((w) => {
-    const { shards, parallel } = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_1__/* .shardWave */ .o4)(
+    const { shards, parallel } = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_2__/* .shardWave */ .o4)(
       w.index,
       w.lanes.filter((id) => !unchanged.has(id)),
-      maxParallel
+      maxParallel,
+      { sizing }
     );
-    const kept = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_1__/* .keepGroupsTogether */ .w8)(shards, specs);
+    const kept = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_2__/* .keepGroupsTogether */ .w8)(shards, specs);
     return { ...w, shards: kept, parallel: Math.min(parallel, kept.length) };
   });
   return { ...plan, waves };

@@ -107,11 +107,18 @@ export async function commitFiles(
   }
   w('\n');
   await git(gitDir, ['fast-import', '--quiet', '--force'], { input: Buffer.concat(chunks) });
-  return (await git(gitDir, ['rev-parse', ref])).stdout.trim();
+  return (await readRefFs(gitDir, ref)) ?? (await git(gitDir, ['rev-parse', ref])).stdout.trim();
 }
 
-/** Every ref of the repository: refname → sha. */
+/**
+ * Every ref of the repository: refname → sha, as `git for-each-ref` lists them, read from the repository's files
+ * (packed-refs, then the loose refs over them): the emulator lists refs on most requests, and a git process per
+ * request is most of what a test's worker forks. A ref file that is not a plain object id (a symbolic ref, a write
+ * under way) sends the listing to git itself.
+ */
 export async function listRefs(gitDir: string, prefix = 'refs/'): Promise<Map<string, string>> {
+  const read = await listRefsFs(gitDir, prefix);
+  if (read) return read;
   const r = await git(gitDir, ['for-each-ref', '--format=%(objectname) %(refname)', prefix]);
   const m = new Map<string, string>();
   for (const line of r.stdout.split('\n')) {
@@ -120,6 +127,44 @@ export async function listRefs(gitDir: string, prefix = 'refs/'): Promise<Map<st
     m.set(line.slice(i + 1), line.slice(0, i));
   }
   return m;
+}
+
+async function listRefsFs(gitDir: string, prefix: string): Promise<Map<string, string> | null> {
+  // A pattern with wildcards is for-each-ref's fnmatch: left to git.
+  if (!prefix.startsWith('refs/') || /[*?[\\]/.test(prefix)) return null;
+  const m = new Map<string, string>();
+  try {
+    const packed = await readFile(path.join(gitDir, 'packed-refs'), 'utf8');
+    for (const line of packed.split('\n')) {
+      if (line.length > 41 && line[40] === ' ' && /^[0-9a-f]{40}$/.test(line.slice(0, 40))) m.set(line.slice(41), line.slice(0, 40));
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return null;
+  }
+  let plain = true;
+  const walk = async (dir: string, ref: string): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') plain = false;
+      return;
+    }
+    for (const e of entries) {
+      if (e.isDirectory()) await walk(path.join(dir, e.name), `${ref}${e.name}/`);
+      else if (e.isFile() && !e.name.endsWith('.lock')) {
+        const v = (await readFile(path.join(dir, e.name), 'utf8').catch(() => '')).trim();
+        if (/^[0-9a-f]{40}$/.test(v)) m.set(`${ref}${e.name}`, v);
+        else plain = false;
+      } else if (!e.isFile()) plain = false;
+    }
+  };
+  await walk(path.join(gitDir, 'refs'), 'refs/');
+  if (!plain) return null;
+  // for-each-ref's order: by refname, bytewise; only the refs under the prefix (a pattern naming a folder, or a ref).
+  const p = prefix.endsWith('/') ? prefix : `${prefix}/`;
+  const under = [...m.keys()].filter((k) => k.startsWith(p) || k === prefix).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return new Map(under.map((k) => [k, m.get(k)!]));
 }
 
 export async function revParse(gitDir: string, rev: string): Promise<string | null> {

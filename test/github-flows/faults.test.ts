@@ -5,6 +5,7 @@
  * signal handling), against the emulator's real git over HTTP.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -55,7 +56,9 @@ function cli(argv: string[], cwd: string, env: Record<string, string | undefined
 
 describe('an interrupt while lanes are outside a directive', () => {
   it("SIGTERM during a stalled clone and a directive that ignores TERM: exit 130, a final manifest and report, no git of Fleet's left", async () => {
-    flow = await startFlow();
+    // A token of this test's own: the check below looks at every process on the machine, and other test files
+    // running beside this one hold the shared flow token in their own gits.
+    flow = await startFlow({ token: `ghs_${randomBytes(18).toString('hex')}` });
     const { emu, dir } = flow;
     await emu.createRepo({ owner: 'acme', name: 'stalled', files: { 'README.md': '# stalled\n' } });
     await emu.createRepo({ owner: 'acme', name: 'stubborn', files: { 'README.md': '# stubborn\n' } });

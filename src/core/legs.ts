@@ -25,10 +25,11 @@ import type { LaneSpec } from './model.js';
 
 /**
  * What a lane is expected to take inside its leg, in seconds. Assumptions, not measurements of GitHub (which
- * publishes none): a script lane's clone, directive, push and PR on a hosted runner take about a minute; a coding
- * agent's attempt some minutes; each review lens some more; waiting for the target's CI some more again.
+ * publishes none): a script lane's clone, directive, push and PR on a hosted runner take about a minute; each check
+ * (a build, a test suite) a couple more; a coding agent's attempt some minutes; each review lens some more; waiting for
+ * the target's CI some more again.
  */
-export const LANE_SECONDS = { script: 60, agent: 600, lens: 180, ci: 300 } as const;
+export const LANE_SECONDS = { script: 60, check: 120, agent: 600, lens: 180, ci: 300 } as const;
 
 /** The part of the wave job's timeout a leg's lanes are planned to fill: the rest is for estimates that were low. */
 export const LEG_BUDGET_SHARE = 0.5;
@@ -49,10 +50,11 @@ export interface LegOptions {
 export type LegSizing = { perLane: true } | { perLane: false; budgetS: number; seconds: (lane: string) => number };
 
 /** A lane's expected seconds in its leg, not counting the wait for its write slots. */
-export function laneSeconds(spec: Pick<LaneSpec, 'run' | 'review'>, file: Pick<FleetFile, 'max_retries' | 'ci'>, dryRun: boolean): number {
-  if (spec.run !== undefined) return LANE_SECONDS.script + (file.ci.wait && !dryRun ? LANE_SECONDS.ci : 0);
+export function laneSeconds(spec: Pick<LaneSpec, 'run' | 'review' | 'checks'>, file: Pick<FleetFile, 'ci'>, dryRun: boolean): number {
+  const after = spec.checks.length * LANE_SECONDS.check + (file.ci.wait && !dryRun ? LANE_SECONDS.ci : 0);
+  if (spec.run !== undefined) return LANE_SECONDS.script + after;
   const lenses = spec.review ? spec.review.lenses.length * spec.review.rounds : 0;
-  return LANE_SECONDS.agent + lenses * LANE_SECONDS.lens + (file.ci.wait && !dryRun ? LANE_SECONDS.ci : 0);
+  return LANE_SECONDS.agent + lenses * LANE_SECONDS.lens + after;
 }
 
 /**
@@ -61,7 +63,7 @@ export function laneSeconds(spec: Pick<LaneSpec, 'run' | 'review'>, file: Pick<F
  * long besides its own work.
  */
 export function legSizing(
-  file: Pick<FleetFile, 'legs' | 'max_retries' | 'ci' | 'pr' | 'merge'>,
+  file: Pick<FleetFile, 'legs' | 'ci' | 'pr' | 'merge'>,
   lanes: readonly LaneSpec[],
   maxParallel: number,
   opts: LegOptions = {},

@@ -48,6 +48,15 @@ describe('legs of a wave', () => {
     expect(laneSeconds(agent.lanes[0]!, agent.file, false)).toBe(LANE_SECONDS.agent);
   });
 
+  it("counts each check and the wait for CI in a lane's expected time", () => {
+    const checked = fleetOf(1, { checks: ['npm ci', 'npm test'], ci: { wait: true } });
+    expect(laneSeconds(checked.lanes[0]!, checked.file, false)).toBe(LANE_SECONDS.script + 2 * LANE_SECONDS.check + LANE_SECONDS.ci);
+    // A dry run waits for no CI.
+    expect(laneSeconds(checked.lanes[0]!, checked.file, true)).toBe(LANE_SECONDS.script + 2 * LANE_SECONDS.check);
+    // 300 such lanes (600 s each: 50 h in all) at 59 min a leg: 51 legs' worth, so 56.
+    expect(wave1(fleetOf(300, { checks: ['npm ci', 'npm test'], ci: { wait: true }, pr: { open: false } }), 8).shards).toHaveLength(56);
+  });
+
   it("counts each lane's wait for its write slots where writes are paced", () => {
     const fleet = fleetOf(600);
     const paced = legSizing(fleet.file, fleet.lanes, 8, { writeLimits: GITHUB_WRITE_LIMITS });

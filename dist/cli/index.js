@@ -15143,14 +15143,15 @@ function unchangedRecord(planned, p, digest, now) {
 /* unused harmony exports DEFAULT_LEG_TIMEOUT_MINUTES, LANE_SECONDS, LEG_BUDGET_SHARE, LEG_START_SECONDS, laneSeconds */
 /* harmony import */ var _budget_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(3582);
 
-const LANE_SECONDS = { script: 60, agent: 600, lens: 180, ci: 300 };
+const LANE_SECONDS = { script: 60, check: 120, agent: 600, lens: 180, ci: 300 };
 const LEG_BUDGET_SHARE = 0.5;
 const DEFAULT_LEG_TIMEOUT_MINUTES = 120;
 const LEG_START_SECONDS = 60;
 function laneSeconds(spec, file, dryRun) {
-  if (spec.run !== void 0) return LANE_SECONDS.script + (file.ci.wait && !dryRun ? LANE_SECONDS.ci : 0);
+  const after = spec.checks.length * LANE_SECONDS.check + (file.ci.wait && !dryRun ? LANE_SECONDS.ci : 0);
+  if (spec.run !== void 0) return LANE_SECONDS.script + after;
   const lenses = spec.review ? spec.review.lenses.length * spec.review.rounds : 0;
-  return LANE_SECONDS.agent + lenses * LANE_SECONDS.lens + (file.ci.wait && !dryRun ? LANE_SECONDS.ci : 0);
+  return LANE_SECONDS.agent + lenses * LANE_SECONDS.lens + after;
 }
 function legSizing(file, lanes, maxParallel, opts = {}) {
   if (file.legs === "per-lane") return { perLane: true };

@@ -424,10 +424,10 @@ export const FleetFileSchema = z
     never: z.array(glob).default([]).describe("Globs no lane may change, added to each lane's own `never`."),
     max_parallel: z.number().int().min(1).max(256).default(8).describe('The global concurrency budget: lanes running at once.'),
     legs: z
-      .enum(['auto', 'per-lane'])
+      .enum(['auto', 'per-lane', 'shared'])
       .default('auto')
       .describe(
-        "On GitHub Actions, how a wave's lanes are spread over matrix legs (jobs). auto: max_parallel legs, each running its share of the lanes one after another (more legs, in full rounds of max_parallel, only where a leg would not fit half of the wave job's timeout); per-lane: one lane per leg, a runner of its own for every lane, up to 256 a wave (a runner start per lane). Ignored by the CLI.",
+        "On GitHub Actions, how a wave's lanes are spread over matrix legs (jobs). shared: max_parallel legs, each running its share of the lanes one after another (more legs, in full rounds of max_parallel, only where a leg would not fit half of the wave job's timeout); per-lane: one lane per leg, a runner of its own for every lane, up to 256 a wave (a runner start per lane); auto: per-lane for a fleet with agent lanes (lanes of one leg share the agent CLI it installs), shared otherwise. Ignored by the CLI.",
       ),
     max_retries: z.number().int().min(0).max(10).default(2).describe('Extra attempts after a failing directive or check.'),
     timeout_minutes: z.number().positive().max(360).default(30).describe('Per attempt of the directive (and of each check).'),

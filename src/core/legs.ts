@@ -15,7 +15,10 @@
  *
  * `legs: per-lane` in the fleet file keeps one lane per leg (a runner of its own for every lane, up to 256 a wave):
  * more isolation between lanes (a directive that writes the runner user's HOME reaches only its own lane), at one
- * runner start per lane.
+ * runner start per lane. `auto` does the same for a fleet with agent lanes: a leg installs its agent CLI under the
+ * runner user's home, where a lane's directive or check can replace it for the lanes after it (docs/security.md),
+ * and an agent lane's minutes make a runner's start a small part of it anyway. `legs: shared` sizes an agent fleet's
+ * legs as a script fleet's, for a fleet whose repositories are trusted.
  *
  * Pure: no clock, no I/O.
  */
@@ -68,7 +71,7 @@ export function legSizing(
   maxParallel: number,
   opts: LegOptions = {},
 ): LegSizing {
-  if (file.legs === 'per-lane') return { perLane: true };
+  if (file.legs === 'per-lane' || (file.legs === 'auto' && lanes.some((l) => l.run === undefined))) return { perLane: true };
   const dryRun = opts.dryRun ?? false;
   const writes = writesPerLane(file, dryRun);
   const round =

@@ -41,8 +41,17 @@ describe('legs of a wave', () => {
     expect(wave1(fleetOf(300, { pr: { open: false } }), 4, { timeoutMinutes: 30 }).shards).toHaveLength(24);
   });
 
-  it('sizes agent lanes larger than script lanes', () => {
+  it('keeps a leg per lane for an agent fleet by default, whose lanes would share the agent CLI the leg installs', () => {
     const agent = fleetOf(60, { run: undefined, agent: { preset: 'claude' } });
+    expect(wave1(agent, 8).shards).toHaveLength(60);
+    // One agent lane among script lanes (targets that override the agent with a command) is enough.
+    const targets = Array.from({ length: 20 }, (_, i) => ({ repo: `acme/t-${i}`, ...(i ? { run: 'true' } : {}) }));
+    expect(wave1(fleetOf(20, { run: undefined, agent: { preset: 'claude' }, targets }), 8).shards).toHaveLength(20);
+    expect(wave1(fleetOf(20, { run: undefined, agent: { preset: 'claude' }, targets: targets.slice(1) }), 8).shards).toHaveLength(8);
+  });
+
+  it('sizes agent lanes larger than script lanes with legs: shared', () => {
+    const agent = fleetOf(60, { run: undefined, agent: { preset: 'claude' }, legs: 'shared' });
     // 60 × 600 s = 10 h at 59 min a leg: 11 legs' worth, so 16 at max_parallel 8.
     expect(wave1(agent, 8).shards).toHaveLength(16);
     expect(laneSeconds(agent.lanes[0]!, agent.file, false)).toBe(LANE_SECONDS.agent);
@@ -105,7 +114,7 @@ describe('legs of a wave', () => {
       return wave1(fleet, 8, { writeLimits: GITHUB_WRITE_LIMITS, timeoutMinutes }).shards.map((x) => x.lanes.length);
     };
     const push = { pr: { open: false } };
-    const agent = { run: undefined, agent: { preset: 'claude' } };
+    const agent = { run: undefined, agent: { preset: 'claude' }, legs: 'shared' };
     expect([300, 1000, 2000].map((n) => legs(n, push).length)).toEqual([8, 24, 40]);
     expect([300, 1000, 2000].map((n) => legs(n, {}).length)).toEqual([8, 40, 72]);
     expect([300, 1000].map((n) => legs(n, agent).length)).toEqual([56, 192]);

@@ -42,6 +42,9 @@ export const checkout: Builtin = {
     const dest = resolve(workspace, inputs.path || '.');
     if (dest !== workspace && !dest.startsWith(workspace + sep))
       return { ok: false, outputs: {}, error: `Repository path '${dest}' is not under '${workspace}'` };
+    // actions/checkout's own check (input-helper.ts): and so nothing but owner/name reaches the .git/config written below.
+    if (!/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(repository))
+      return { ok: false, outputs: {}, error: `Invalid repository '${repository}'. Expected format {owner}/{repo}.` };
     const server = new URL(env.GITHUB_SERVER_URL ?? '');
     const url = `${server.origin}${server.pathname.replace(/\/$/, '')}/${repository}.git`;
     const basic = Buffer.from(`x-access-token:${inputs.token ?? ''}`).toString('base64');

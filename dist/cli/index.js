@@ -11273,8 +11273,8 @@ const FleetFileSchema = schemas/* strictObject */.rej({
   owns: schemas/* array */.YOg(glob).default([]).describe("Default `owns` for every lane."),
   never: schemas/* array */.YOg(glob).default([]).describe("Globs no lane may change, added to each lane's own `never`."),
   max_parallel: schemas/* number */.aig().int().min(1).max(256).default(8).describe("The global concurrency budget: lanes running at once."),
-  legs: schemas/* enum */.k5n(["auto", "per-lane"]).default("auto").describe(
-    "On GitHub Actions, how a wave's lanes are spread over matrix legs (jobs). auto: max_parallel legs, each running its share of the lanes one after another (more legs, in full rounds of max_parallel, only where a leg would not fit half of the wave job's timeout); per-lane: one lane per leg, a runner of its own for every lane, up to 256 a wave (a runner start per lane). Ignored by the CLI."
+  legs: schemas/* enum */.k5n(["auto", "per-lane", "shared"]).default("auto").describe(
+    "On GitHub Actions, how a wave's lanes are spread over matrix legs (jobs). shared: max_parallel legs, each running its share of the lanes one after another (more legs, in full rounds of max_parallel, only where a leg would not fit half of the wave job's timeout); per-lane: one lane per leg, a runner of its own for every lane, up to 256 a wave (a runner start per lane); auto: per-lane for a fleet with agent lanes (lanes of one leg share the agent CLI it installs), shared otherwise. Ignored by the CLI."
   ),
   max_retries: schemas/* number */.aig().int().min(0).max(10).default(2).describe("Extra attempts after a failing directive or check."),
   timeout_minutes: schemas/* number */.aig().positive().max(360).default(30).describe("Per attempt of the directive (and of each check)."),
@@ -15154,7 +15154,7 @@ function laneSeconds(spec, file, dryRun) {
   return LANE_SECONDS.agent + lenses * LANE_SECONDS.lens + after;
 }
 function legSizing(file, lanes, maxParallel, opts = {}) {
-  if (file.legs === "per-lane") return { perLane: true };
+  if (file.legs === "per-lane" || file.legs === "auto" && lanes.some((l) => l.run === void 0)) return { perLane: true };
   const dryRun = opts.dryRun ?? false;
   const writes = (0,_budget_js__WEBPACK_IMPORTED_MODULE_0__/* .writesPerLane */ .WB)(file, dryRun);
   const round = opts.writeLimits?.length && writes > 0 ? (0,_budget_js__WEBPACK_IMPORTED_MODULE_0__/* .writeBudget */ .nR)({

@@ -4,10 +4,6 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import * as core from '@actions/core';
-import * as exec from '@actions/exec';
-import { context, getOctokit } from '@actions/github';
-import * as glob from '@actions/glob';
-import * as io from '@actions/io';
 
 const AsyncFunction = Object.getPrototypeOf(async () => undefined).constructor;
 const ownRequire = createRequire(import.meta.url);
@@ -26,8 +22,16 @@ try {
   const token = core.getInput('github-token', { required: true });
   const baseUrl = core.getInput('base-url');
   const opts = { userAgent: core.getInput('user-agent') || undefined, ...(baseUrl ? { baseUrl } : {}) };
-  const github = getOctokit(token, opts);
   const script = core.getInput('script', { required: true });
+  // The toolkit's modules are loaded only for the names the script uses: a script cannot reach a parameter it does
+  // not name, and loading Octokit, glob and exec is most of this process's start (a Fleet step names none of them).
+  const names = (...ns) => ns.some((n) => new RegExp(`\\b${n}\\b`).test(script));
+  const gh = names('github', 'octokit', 'context') ? await import('@actions/github') : undefined;
+  const github = gh?.getOctokit(token, opts);
+  const context = gh?.context;
+  const exec = names('exec') ? await import('@actions/exec') : undefined;
+  const glob = names('glob') ? await import('@actions/glob') : undefined;
+  const io = names('io') ? await import('@actions/io') : undefined;
   const fn = new AsyncFunction('require', '__original_require__', 'github', 'octokit', 'context', 'core', 'exec', 'glob', 'io', script);
   const result = await fn(requireWrapper, ownRequire, github, github, context, core, exec, glob, io);
   const encoding = core.getInput('result-encoding') || 'json';

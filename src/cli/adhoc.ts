@@ -6,11 +6,11 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { classifyRepo } from '../core/validate.js';
+import { classifyRepo, COMMAND_LINE } from '../core/validate.js';
 import type { Flags } from './commands.js';
 
 /** The name problems give the in-memory fleet file; it sits in the current folder, where its paths resolve. */
-export const FLAGS_FILE = '(command line)';
+export const FLAGS_FILE = COMMAND_LINE;
 
 /** Is any target or discovery flag given: is this an ad-hoc run? */
 export function isAdhoc(values: Flags): boolean {

@@ -48,8 +48,9 @@ export const COMMANDS: readonly CommandSpec[] = [
       ['--json', 'print the planned manifest as JSON'],
       ['--max-parallel N', 'lanes running at once (overrides max_parallel)'],
       ['--repos-root DIR', 'where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)'],
+      ['--allow-missing', 'a target that is not there (no repository at a path, or none on GitHub) is excluded, not an error (missing_targets: exclude)'],
     ],
-    options: { json: { type: 'boolean' }, 'max-parallel': { type: 'string' }, 'repos-root': { type: 'string' } },
+    options: { json: { type: 'boolean' }, 'max-parallel': { type: 'string' }, 'repos-root': { type: 'string' }, 'allow-missing': { type: 'boolean' } },
   },
   {
     name: 'run',
@@ -67,6 +68,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       ['--since MANIFEST', 'incremental sweep: a lane whose target and inputs are unchanged since it completed there is not run again'],
       ['--speculative N', 'try every lane N ways at once; only the pick opens a PR'],
       ['--repos-root DIR', 'where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)'],
+      ['--allow-missing', 'a target that is not there (no repository at a path, or none on GitHub) is excluded, not an error (missing_targets: exclude)'],
       ['--quiet', 'no live view; print only the final report'],
       ['--json', 'print the final manifest as JSON instead of the report (the report is still written)'],
       ...ADHOC_FLAGS,
@@ -84,6 +86,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       since: { type: 'string' },
       speculative: { type: 'string' },
       'repos-root': { type: 'string' },
+      'allow-missing': { type: 'boolean' },
       quiet: { type: 'boolean' },
       json: { type: 'boolean' },
       'print-fleet-file': { type: 'boolean' },
@@ -98,6 +101,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       ['--max-parallel N', 'commands running at once (overrides max_parallel)'],
       ['--workspace DIR', 'where clones and outputs go (default: _workspace/exec/<id> beside the fleet file, or here)'],
       ['--repos-root DIR', 'where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)'],
+      ['--allow-missing', 'a target that is not there (no repository at a path, or none on GitHub) is excluded, not an error (missing_targets: exclude)'],
       ['--json', "print every target's exit code and output as JSON"],
       ...ADHOC_FLAGS,
     ],
@@ -105,6 +109,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'max-parallel': { type: 'string' },
       workspace: { type: 'string' },
       'repos-root': { type: 'string' },
+      'allow-missing': { type: 'boolean' },
       json: { type: 'boolean' },
       ...ADHOC_OPTIONS,
     },
@@ -215,6 +220,7 @@ export interface Flags {
   resume?: string;
   since?: string;
   'repos-root'?: string;
+  'allow-missing'?: boolean;
   repo?: string[];
   org?: string;
   user?: string;
@@ -238,6 +244,10 @@ export function parseCommand(c: CommandSpec, args: string[]): Parsed {
   const dash = args.indexOf('--');
   const own = dash === -1 ? args : args.slice(0, dash);
   const after = dash === -1 ? undefined : args.slice(dash + 1);
+  if (dash === -1) {
+    const hint = missingDashes(c, args);
+    if (hint) throw new UsageError(hint, c);
+  }
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args: own, allowPositionals: true, strict: true, options: c.options });
@@ -249,6 +259,36 @@ export function parseCommand(c: CommandSpec, args: string[]): Parsed {
     positionals: parsed.positionals,
     command: after?.length ? (after.length === 1 ? after[0] : after.map(shellWord).join(' ')) : undefined,
   };
+}
+
+const TARGET_FLAGS = new Set(['--repo', '--org', '--user', '--search', '--topic']);
+
+/**
+ * A command typed without the `--` before it (`fleet run --repo x sed -i s/a/b/ f`): its own flags would be read as
+ * Fleet's (`unknown option -i`) or its words as a fleet file. The command starts at the first word that is not a flag
+ * or a flag's value, past the fleet file if one is named; the message gives the line with `--` in its place.
+ */
+function missingDashes(c: CommandSpec, args: readonly string[]): string | null {
+  if (!c.usage.includes('-- COMMAND')) return null;
+  const positions: number[] = [];
+  let adhoc = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (!a.startsWith('-') || a === '-') {
+      positions.push(i);
+      continue;
+    }
+    const name = a.replace(/=.*$/, '');
+    if (TARGET_FLAGS.has(name)) adhoc = true;
+    const option = c.options[name.replace(/^-+/, '')];
+    // A known flag that takes a value takes the next word (unless given as --flag=value); an unknown one is the command's.
+    if (option?.type === 'string' && !a.includes('=')) i++;
+    else if (!option && positions.length >= (adhoc ? 0 : 1)) break;
+  }
+  const start = positions[adhoc ? 0 : 1];
+  if (start === undefined) return null;
+  const line = ['fleet', c.name, ...args.slice(0, start), '--', ...args.slice(start)].map(shellWord).join(' ');
+  return `the command to run goes after --, so that its own flags are not read as Fleet's: ${line}`;
 }
 
 function flagMessage(c: CommandSpec, err: Error & { code?: string }): string {

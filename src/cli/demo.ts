@@ -59,7 +59,8 @@ export function createDemo(root: string): string {
   sampleRepo(root, 'web', { 'package.json': pkg('web', { api: '^1.0.0' }), 'app.js': 'console.log("web");\n' });
   sampleRepo(root, 'legacy', { 'package.json': '{ "name": "legacy", "version": 1.0.0 }\n', 'main.js': '// broken manifest\n' });
   sampleRepo(root, 'docs-site', { '.editorconfig': EDITORCONFIG, 'index.md': '# Docs\n' });
-  // A plain folder someone listed by mistake: Fleet excludes it with a reason instead of failing the fleet.
+  // A plain folder listed by mistake: by default the plan stops on it; this fleet accepts it (missing_targets: exclude),
+  // so the demo shows an excluded target accounted for with its reason.
   mkdirSync(join(root, 'remotes', 'notes'), { recursive: true });
   writeFileSync(join(root, 'remotes', 'notes', 'todo.txt'), 'not a repository\n');
 
@@ -78,6 +79,8 @@ max_parallel: 4
 max_retries: 1
 timeout_minutes: 2
 never: ["**/*.lock"]
+# A target that is not there stops the plan by default; here it is excluded with its reason and the rest run.
+missing_targets: exclude
 targets:
   - repo: ./remotes/core-lib.git
   - repo: ./remotes/api.git

@@ -30,6 +30,8 @@ export function renderExec(command: string, rows: readonly ExecRow[], root: stri
     for (const [code, lanes] of [...byCode].sort(([a], [b]) => a - b)) out.push(`  ${code}: ${lanes.map(printable).join(', ')}`);
   }
   if (failed.length) out.push(`Could not ask: ${failed.map((r) => printable(r.lane)).join(', ')}`);
-  out.push(`Each target's whole output: ${root}/targets/<lane>/output.log; all of it as JSON: ${root}/exec.json`);
+  // Only a target that was asked has an output file: where all were excluded, there is none to point at.
+  if (ran.length || failed.length) out.push(`Each target's whole output: ${root}/targets/<lane>/output.log; all of it as JSON: ${root}/exec.json`);
+  else out.push(`All of it as JSON: ${root}/exec.json`);
   return out.join('\n');
 }

@@ -7,7 +7,7 @@ import type { Stats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
-import { formatProblems, type Problem } from '../core/validate.js';
+import { formatProblems, type Problem, shownFile } from '../core/validate.js';
 import { Manifest, SCHEMA_VERSION } from '../core/model.js';
 import { renderPlan, renderReport, renderStatusTable } from '../core/report.js';
 import { killAllRunning } from '../workspace/exec.js';
@@ -290,7 +290,11 @@ async function connect(
   // Every problem of the input at once: the fleet file's and the flags'.
   const speculative = values.speculative === undefined ? undefined : positiveInt('speculative', values.speculative, spec);
   const maxParallel = positiveInt('max-parallel', values['max-parallel'], spec);
-  const fields = { branch_conflict: branchConflictFlag(values['branch-conflict'], spec), commit_author: authorFlag(values.author, spec) };
+  const fields = {
+    branch_conflict: branchConflictFlag(values['branch-conflict'], spec),
+    commit_author: authorFlag(values.author, spec),
+    missing_targets: values['allow-missing'] ? 'exclude' : undefined,
+  };
   const loaded = await loadFleetFile(path, { speculative, pushOnly: values['push-only'], fork: values.fork, text: input.text, fields });
   const problems = loaded.ok ? [] : [...loaded.problems];
   const ws = command !== 'plan' && values.workspace ? await workspaceProblem(resolve(io.cwd, values.workspace)) : undefined;
@@ -323,9 +327,9 @@ async function connect(
   if ('problem' in setup) {
     if (setup.part === 'isolation' || setup.part === 'sign_commits')
       io.stderr.write(`${formatProblems([{ file: path, field: setup.part, message: setup.problem }])}\n`);
-    else if (setup.part === 'credential') io.stderr.write(`${path}: forge: ${redact(setup.problem)}\n`);
+    else if (setup.part === 'credential') io.stderr.write(`${shownFile(path)}: forge: ${redact(setup.problem)}\n`);
     // The problem names its own field (forge: …, or the environment variable at fault).
-    else io.stderr.write(`${path}: ${setup.problem}\n`);
+    else io.stderr.write(`${shownFile(path)}: ${setup.problem}\n`);
     return 2;
   }
   // A directive's helper scripts live beside the fleet file: `run: $FLEET_FILE_DIR/scripts/fix.sh`.
@@ -429,7 +433,7 @@ async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo): P
     return EXIT_INTERRUPTED;
   }
   if (nothingRan(outcome.manifest))
-    io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each\n`);
+    io.stderr.write(`${shownFile(path)}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each\n`);
   return exitCodeFor(outcome.manifest);
 }
 
@@ -540,7 +544,7 @@ async function execCommand(c: Connected, parsed: Parsed, io: CliIo): Promise<num
   io.stdout.write(parsed.values.json ? `${JSON.stringify({ command, root, rows }, null, 2)}\n` : `${renderExec(command, rows, root)}\n`);
   if (io.signal?.aborted) return EXIT_INTERRUPTED;
   if (rows.length && rows.every((r) => r.status === 'excluded')) {
-    io.stderr.write(`${c.input.path}: no target was asked: every target was excluded (${rows.length}); the output says why for each\n`);
+    io.stderr.write(`${shownFile(c.input.path)}: no target was asked: every target was excluded (${rows.length}); the output says why for each\n`);
     return 2;
   }
   return rows.some((r) => r.status === 'failed') ? 1 : 0;

@@ -420,6 +420,12 @@ export const FleetFileSchema = z
     pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false, open: true, fork: false }),
     ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
     exclude: z.array(ExcludeSchema).default([]).describe('Targets to account for but never run, each with a reason.'),
+    missing_targets: z
+      .enum(['fail', 'exclude'])
+      .default('fail')
+      .describe(
+        'A listed target that is not there (a local path with no repository, a repository GitHub does not have or the token cannot see). fail: the plan stops and names every such target (exit 2), since a target that is not there is far more often a mistake in this file than a state of the world; exclude: it is accounted for as excluded and the rest run. A repository that is there in some state (archived, a fork, disabled, empty, read-only) is always excluded with its reason, never a failure. On the command line, --allow-missing is exclude.',
+      ),
     owns: z.array(glob).default([]).describe('Default `owns` for every lane.'),
     never: z.array(glob).default([]).describe("Globs no lane may change, added to each lane's own `never`."),
     max_parallel: z.number().int().min(1).max(256).default(8).describe('The global concurrency budget: lanes running at once.'),

@@ -784,8 +784,16 @@ export function addDiscoveredLanes(fleet: ResolvedFleet, repos: readonly string[
   return { file: ff, lanes: [...fleet.lanes, ...expanded], excluded, notes };
 }
 
+/** The name an ad-hoc fleet's in-memory file has: it sits in the current folder (its paths resolve there), but is no file. */
+export const COMMAND_LINE = '(command line)';
+
+/** A fleet file's path as messages show it: an ad-hoc fleet's is `(command line)`, never a path that does not exist. */
+export function shownFile(file: string): string {
+  return file === COMMAND_LINE || file.endsWith(`/${COMMAND_LINE}`) ? COMMAND_LINE : file;
+}
+
 export function formatProblems(problems: Problem[]): string {
   // Each problem on its own line, whatever a path or a value quoted in it holds.
-  const lines = problems.map((x) => `  ${showInvisibles(`${x.file}: ${x.field}: ${x.message}`)}`);
+  const lines = problems.map((x) => `  ${showInvisibles(`${shownFile(x.file)}: ${x.field}: ${x.message}`)}`);
   return `${problems.length} problem${problems.length === 1 ? '' : 's'} found:\n${lines.join('\n')}`;
 }

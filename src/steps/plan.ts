@@ -8,7 +8,7 @@ import { type LegOptions, type LegSizing, legSizing } from '../core/legs.js';
 import { buildPlan, keepGroupsTogether, shardWave, type Plan } from '../core/plan.js';
 import { laneDigest, outcomesOf, outcomesProblem, unchangedLanes, unchangedRecord } from '../core/incremental.js';
 import { initManifest, summarize } from '../core/manifest.js';
-import type { Exclusion, Manifest, QueueBoard } from '../core/model.js';
+import type { Exclusion, LaneSpec, Manifest, QueueBoard } from '../core/model.js';
 import { addDiscoveredLanes, type Problem, type ResolvedFleet } from '../core/validate.js';
 import type { Clock, Forge, QueueEvent, QueueOutcome, QueueSource } from '../ports.js';
 
@@ -97,6 +97,8 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
     }
   }
 
+  const missingProblems = missingTargets(fleet, toCheck, exclusions, opts.file);
+
   // A lane branch that is its base branch would put the change straight onto it, unreviewed.
   const branchProblems: Problem[] = [];
   for (const lane of toCheck) {
@@ -113,8 +115,8 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
   const maxParallel = opts.maxParallel ?? fleet.file.max_parallel;
   const sizing = legSizing(fleet.file, fleet.lanes, maxParallel, { ...opts.legs, dryRun: opts.dryRun ?? false });
   const built = buildPlan(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file, sizing });
-  if (!built.ok) return { ok: false, problems: [...built.problems, ...branchProblems] };
-  if (branchProblems.length) return { ok: false, problems: branchProblems };
+  if (!built.ok) return { ok: false, problems: [...missingProblems, ...built.problems, ...branchProblems] };
+  if (missingProblems.length || branchProblems.length) return { ok: false, problems: [...missingProblems, ...branchProblems] };
   if (queue) {
     try {
       const done = await queue.commit();
@@ -170,6 +172,32 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
   };
   if (queue) notes.push(queueNote(queue.board));
   return { ok: true, fleet, plan, manifest: out, base_branches: baseBranches, notes, queue_events: queue?.events ?? [] };
+}
+
+/** Exclusion reasons that say the target is not there at all, rather than there in some state. */
+const MISSING = new Set(['not-found', 'not-a-repository']);
+
+/**
+ * Under `missing_targets: fail` (the default), a problem for each listed target that is not there: a typo in a path
+ * or a name should stop the plan, not pass as an exclusion in a report that exits 0. Discovered and queued lanes
+ * were found on the forge, so only listed targets (and a targets_file's) count.
+ */
+function missingTargets(fleet: ResolvedFleet, lanes: readonly LaneSpec[], exclusions: readonly Exclusion[], file: string): Problem[] {
+  if (fleet.file.missing_targets === 'exclude') return [];
+  const byLane = new Map(exclusions.map((e) => [e.lane, e]));
+  const seen = new Set<number>();
+  const problems: Problem[] = [];
+  for (const lane of lanes) {
+    const e = byLane.get(lane.id);
+    if (!e || !MISSING.has(e.reason) || lane.index < 0 || lane.issue || seen.has(lane.index)) continue;
+    seen.add(lane.index);
+    problems.push({
+      file,
+      field: `targets[${lane.index}].repo`,
+      message: `${lane.repo} is not there (${e.reason}: ${e.detail ?? 'no detail'}): fix the path or name, remove the target, or list it under exclude: with a reason; to run the other targets anyway, set missing_targets: exclude (or pass --allow-missing)`,
+    });
+  }
+  return problems;
 }
 
 /** One line on the queue for the plan's notes: how many issues in each state, and what starts. */

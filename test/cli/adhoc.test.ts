@@ -62,15 +62,29 @@ describe('fleet run --repo … -- COMMAND', () => {
     const both = fleet(['run', 'fleet.yml', '--repo', './api.git', '--', 'true']);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('give either a fleet file or targets');
+    // A command typed without its --: its flags are not Fleet's, and the message gives the line to paste (issue 27).
+    const dashes = fleet(['run', '--repo', './api.git', 'sed', '-i', 's/a b/c/', 'f']);
+    expect(dashes.code).toBe(2);
+    expect(dashes.stderr).toContain(
+      "the command to run goes after --, so that its own flags are not read as Fleet's: fleet run --repo ./api.git -- sed -i 's/a b/c/' f",
+    );
+    expect(dashes.stderr).not.toContain('unknown option');
+    const execDashes = fleet(['exec', 'fleet.yml', '--json', 'grep', '-r', 'x', '.']);
+    expect(execDashes.stderr).toContain('fleet exec fleet.yml --json -- grep -r x .');
     const bad = fleet(['run', '--repo', 'api', '--', 'true']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/\(command line\): targets\[0\]\.repo: .*write owner\/api for GitHub or \.\/api/);
+    expect(bad.stderr).toMatch(/^ {2}\(command line\): targets\[0\]\.repo: .*write owner\/api for GitHub or \.\/api/m);
   });
 });
 
 describe('fleet exec', () => {
   it("collects each target's output and exit code; nothing is committed or pushed, and no clone is left", () => {
-    const r = fleet(['exec', '--repo', './api.git', '--repo', './web.git', '--repo', './gone.git', '--', 'grep -l lodash package.json']);
+    // A --repo that is not there is a mistake by default (issue 27); --allow-missing accounts for it as excluded.
+    const refused = fleet(['exec', '--repo', './api.git', '--repo', './gone.git', '--', 'true']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/targets\[1\]\.repo: \.\/gone\.git is not there \(not-found: /);
+    expect(existsSync(join(dir, '_workspace', 'exec'))).toBe(false);
+    const r = fleet(['exec', '--repo', './api.git', '--repo', './web.git', '--repo', './gone.git', '--allow-missing', '--', 'grep -l lodash package.json']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/── api \(\.\/api\.git\) · exit 0\n {2}│ package\.json\n/);
     expect(r.stdout).toMatch(/── web \(\.\/web\.git\) · exit 1\n {2}\(no output\)/);
@@ -100,9 +114,13 @@ describe('fleet exec', () => {
     const timeout = fleet(['exec', '--repo', './api.git', '--', 'kill -9 $$']);
     expect(timeout.code).toBe(1);
     expect(timeout.stdout).toMatch(/── api .* · failed: killed by SIGKILL/);
-    const none = fleet(['exec', '--repo', './nope.git', '--', 'true']);
+    const none = fleet(['exec', '--repo', './nope.git', '--allow-missing', '--', 'true']);
     expect(none.code).toBe(2);
-    expect(none.stderr).toContain('every target was excluded');
+    // Named as what it is, not as a file in the current folder; and no output file is promised where none was written.
+    expect(none.stderr).toMatch(/^\(command line\): no target was asked: every target was excluded \(1\)/m);
+    expect(none.stdout).not.toContain('targets/<lane>/output.log');
+    const json = /All of it as JSON: (\S+)/.exec(none.stdout)?.[1];
+    expect(json && existsSync(json), none.stdout).toBe(true);
     const bare = fleet(['exec', '--repo', './api.git']);
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain('give the command after --');

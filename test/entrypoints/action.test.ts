@@ -126,6 +126,7 @@ describe('the plan job', () => {
       name: 'outs',
       directive: 'stamp',
       run: 'echo x >> README.md',
+      missing_targets: 'exclude',
       targets: [{ repo: './lib.git' }, { repo: './api.git', depends_on: ['lib'] }, { repo: './web.git' }, { repo: './gone.git' }],
     });
     const plan = await workflow(file, { FLEET_WAVE_JOBS: '3', FLEET_MAX_PARALLEL: '5' }).job('plan', 'plan');

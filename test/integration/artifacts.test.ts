@@ -22,6 +22,7 @@ async function sampleFleet() {
     directive: 'append a line',
     run: 'echo "$FLEET_LANE" >> README.md',
     max_retries: 1,
+    missing_targets: 'exclude',
     targets: [
       { repo: './core.git' },
       { repo: './api.git', depends_on: ['core'] },
@@ -274,7 +275,7 @@ describe('entry points', () => {
     const { spawnSync } = await import('node:child_process');
     const root = join(import.meta.dirname, '../..');
     const loader = tsxLoader();
-    const file = writeFleetFile(dir, { name: 'entry', directive: 'x', run: 'true', targets: [{ repo: './nothing.git' }] });
+    const file = writeFleetFile(dir, { name: 'entry', directive: 'x', run: 'true', missing_targets: 'exclude', targets: [{ repo: './nothing.git' }] });
     for (const entry of ['src/cli/main.ts', 'src/cli/index.ts']) {
       const p = spawnSync(process.execPath, ['--import', loader, join(root, entry), 'plan', file, '--json'], { cwd: dir, encoding: 'utf8', timeout: 20_000 });
       expect(p.status, `${entry}: ${p.stderr}`).toBe(0);

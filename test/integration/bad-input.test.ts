@@ -129,7 +129,7 @@ describe('bad input', () => {
 
   it('duplicate targets: a note, not an error, and the duplicate is removed', async () => {
     const file = writeFleetFile(dir, { ...base, targets: [{ repo: './a' }, { repo: './b' }, { repo: './a' }] });
-    const r = await fleet(['plan', file, '--json'], { cwd: dir });
+    const r = await fleet(['plan', file, '--json', '--allow-missing'], { cwd: dir });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/note: .*targets\[2\] repeats \.\/a \(lane a\); the duplicate was removed/);
     const m = JSON.parse(r.stdout);
@@ -272,7 +272,12 @@ describe('bad input', () => {
 
   it('a fleet whose every target is excluded (all paths wrong) exits 2, not 0: no lane ran (issue 11)', async () => {
     const file = writeFleetFile(dir, { ...base, targets: [{ repo: './nope-1' }, { repo: './nope-2' }] });
-    const r = await fleet(['run', file, '--workspace', ws, '--quiet'], { cwd: dir });
+    // By default (issue 27) the plan stops on them, both named; accepted as missing, no lane runs, which is no success either.
+    const refused = await fleet(['run', file, '--workspace', ws, '--quiet'], { cwd: dir });
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain(`${file}: targets[0].repo: ./nope-1 is not there`);
+    expect(refused.stderr).toContain(`${file}: targets[1].repo: ./nope-2 is not there`);
+    const r = await fleet(['run', file, '--workspace', ws, '--quiet', '--allow-missing'], { cwd: dir });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(`${file}: no lane ran: every target was excluded (2); the report says why for each\n`);
     expect(r.stdout).toContain('### Excluded');

@@ -39,6 +39,7 @@ async function setup() {
     directive: 'stamp',
     run: 'echo "$FLEET_LANE" >> README.md',
     max_retries: 0,
+    missing_targets: 'exclude',
     targets: [
       { repo: './lib.git' },
       { repo: './api.git', depends_on: ['lib'] },

@@ -15,7 +15,34 @@ beforeEach(() => {
 afterEach(() => removeDir(dir));
 
 describe('targets', () => {
-  it('excludes a missing path and a plain folder with reason codes, skips their dependents, runs the rest', async () => {
+  it('a listed target that is not there stops the plan by default: exit 2, every such target named, nothing run (issue 27)', async () => {
+    await createRepo(dir, 'good', { 'README.md': '# good\n' }, { clone: false });
+    mkdirSync(join(dir, 'plain'));
+    const file = writeFleetFile(dir, {
+      name: 'tgt',
+      directive: 'append a line',
+      run: 'echo fleet >> README.md',
+      targets: [{ repo: './good.git' }, { repo: './fixturez' }, { repo: './plain' }],
+    });
+    const ws = join(dir, 'ws');
+    for (const command of ['plan', 'run']) {
+      const r = await fleet(command === 'run' ? runArgs(file, ws) : ['plan', file], { cwd: dir });
+      expect(r.code, r.stderr + r.stdout).toBe(2);
+      expect(r.stderr).toContain(`${file}: targets[1].repo: ./fixturez is not there (not-found: ${join(dir, 'fixturez')} does not exist)`);
+      expect(r.stderr).toContain(`${file}: targets[2].repo: ./plain is not there (not-a-repository: `);
+      expect(r.stderr).toContain('set missing_targets: exclude (or pass --allow-missing)');
+      expect(r.stderr).toContain('2 problems found');
+    }
+    // Nothing half-written: no workspace, no branch.
+    expect(isDir(ws)).toBe(false);
+    expect(await remoteBranches(join(dir, 'good.git'))).toEqual(['main']);
+    // --allow-missing accepts them: the plan lists them as excluded and exits 0.
+    const planned = await fleet(['plan', file, '--allow-missing'], { cwd: dir });
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(planned.stdout).toMatch(/`\.\/fixturez` — not-found/);
+  });
+
+  it('with missing_targets: exclude, a missing path and a plain folder are excluded with reason codes, their dependents skipped, the rest run', async () => {
     const good = await createRepo(dir, 'good', { 'README.md': '# good\n' }, { clone: false });
     const other = await createRepo(dir, 'other', { 'README.md': '# other\n' }, { clone: false });
     mkdirSync(join(dir, 'plain'));
@@ -25,6 +52,7 @@ describe('targets', () => {
       directive: 'append a line',
       run: 'echo fleet >> README.md',
       max_retries: 0,
+      missing_targets: 'exclude',
       targets: [
         { repo: './good.git' },
         { repo: './missing.git' },
@@ -82,7 +110,7 @@ describe('targets', () => {
       ).toBe(true);
   });
 
-  it('an owner/repo target without --repos-root is excluded as not-found; with it, it runs', async () => {
+  it('an owner/repo target without --repos-root is not found (an error, or with --allow-missing excluded); with it, it runs', async () => {
     await createRepo(join(dir, 'forge', 'acme'), 'widget', { 'README.md': '# w\n' }, { clone: false });
     const file = writeFleetFile(dir, {
       name: 'gh',
@@ -91,7 +119,10 @@ describe('targets', () => {
       max_retries: 0,
       targets: [{ repo: 'acme/widget' }],
     });
-    const r1 = await fleet(runArgs(file, join(dir, 'ws1')), { cwd: dir });
+    const r0 = await fleet(runArgs(file, join(dir, 'ws0')), { cwd: dir });
+    expect(r0.code, r0.stderr).toBe(2);
+    expect(r0.stderr).toMatch(/targets\[0\]\.repo: acme\/widget is not there \(not-found: .*--repos-root/);
+    const r1 = await fleet([...runArgs(file, join(dir, 'ws1')), '--allow-missing'], { cwd: dir });
     // Its only target excluded, no lane ran: not a success (issue 11).
     expect(r1.code, r1.stderr).toBe(2);
     expect(r1.stderr).toContain('no lane ran: every target was excluded (1)');

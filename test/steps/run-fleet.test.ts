@@ -186,7 +186,7 @@ describe('a run', () => {
   });
 
   it('a target the plan excludes is recorded with its reason, and the others run', async () => {
-    const fleet = await fleetOf({ run: 'echo x >> README.md' }, [{ name: 'a' }]);
+    const fleet = await fleetOf({ run: 'echo x >> README.md', missing_targets: 'exclude' }, [{ name: 'a' }]);
     const gone = { ...fleet.lanes[0]!, id: 'gone', repo: './gone.git', branch: 'fleet/run/gone', index: 1 };
     const withMissing: ResolvedFleet = {
       ...fleet,
@@ -621,7 +621,7 @@ describe('interrupts', () => {
 
   it('lanes that ended before the grace was spent keep their result', async () => {
     const run = 'case $FLEET_LANE in done) echo x >> README.md;; bad) exit 3;; *) sleep 30;; esac';
-    const fleet = await fleetOf({ run, max_parallel: 3 }, [{ name: 'done' }, { name: 'bad' }, { name: 'slow' }]);
+    const fleet = await fleetOf({ run, max_parallel: 3, missing_targets: 'exclude' }, [{ name: 'done' }, { name: 'bad' }, { name: 'slow' }]);
     const gone = { ...fleet.lanes[0]!, id: 'gone', repo: './gone.git', branch: 'fleet/run/gone', run, index: 3 };
     const more: ResolvedFleet = {
       ...fleet,
@@ -686,7 +686,7 @@ describe('interrupts', () => {
 describe('writeInterruptedState', () => {
   it('keeps the lanes that ended failed, skipped or excluded as they are', async () => {
     // c runs in the second wave, once bad has failed and ok has completed.
-    const fleet = await fleetOf({ run: '[ "$FLEET_LANE" = bad ] && exit 3; sleep 0.3; echo x >> README.md' }, [
+    const fleet = await fleetOf({ run: '[ "$FLEET_LANE" = bad ] && exit 3; sleep 0.3; echo x >> README.md', missing_targets: 'exclude' }, [
       { name: 'bad' },
       { name: 'ok' },
       { name: 'c', depends_on: ['ok'] },

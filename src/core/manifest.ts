@@ -192,9 +192,21 @@ export function finalizeManifest(m: Manifest, ended_at: string): Manifest {
   return { ...m, ended_at, summary: summarize(m.lanes, m.started_at, ended_at) };
 }
 
-/** Lanes a person has to look at: failed ones and those whose PR was left as a draft, by lane id. */
+/** CI conclusions that say the pushed change is broken or was not tested to the end. */
+const RED_CI = new Set(['failure', 'cancelled', 'timed_out']);
+
+/**
+ * A lane that completed but whose PR's CI is red as last read (at the report, where Fleet did not wait for CI): its
+ * change is not good to merge, so it is a failure for a person to see and for the exit code, whatever the lane's own
+ * status says about the work it did.
+ */
+export function ciRed(l: LaneRecord): boolean {
+  return l.status === 'completed' && l.ci_conclusion !== null && RED_CI.has(l.ci_conclusion);
+}
+
+/** Lanes a person has to look at: failed ones, those whose PR was left as a draft, and those whose CI is red, by lane id. */
 export function needsAction(m: Manifest): LaneRecord[] {
-  return m.lanes.filter((l) => l.status === 'failed' || isDraft(l)).sort((a, b) => compareIds(a.lane, b.lane));
+  return m.lanes.filter((l) => l.status === 'failed' || isDraft(l) || ciRed(l)).sort((a, b) => compareIds(a.lane, b.lane));
 }
 
 /** Lane ids a resumed run would pick up again: everything not completed and not excluded, sorted. */

@@ -9,7 +9,7 @@
  * links or code spans of its own.
  */
 import type { IntegrationRecord, LaneRecord, LaneStatus, Manifest } from './model.js';
-import { durationSeconds, isDraft, needsAction, parseTime, summarize } from './manifest.js';
+import { ciRed, durationSeconds, isDraft, needsAction, parseTime, summarize } from './manifest.js';
 import { codeCell, codeSpan, escapeCell, mermaidLabel, oneLine } from './markdown.js';
 import { hasUsage, money } from './spend.js';
 
@@ -236,8 +236,15 @@ function sentence(escaped: string): string {
 }
 
 function actionLine(l: LaneRecord, workspace: string | undefined): string {
-  const cls = l.error?.class ?? (isDraft(l) ? 'draft' : l.status);
-  const msg = l.error ? firstLine(l.error.message, MESSAGE_CHARS) : isDraft(l) ? 'the pull request was left as a draft for review' : '';
+  const red = !l.error && !isDraft(l) && ciRed(l);
+  const cls = l.error?.class ?? (isDraft(l) ? 'draft' : red ? 'ci-failed' : l.status);
+  const msg = l.error
+    ? firstLine(l.error.message, MESSAGE_CHARS)
+    : isDraft(l)
+      ? 'the pull request was left as a draft for review'
+      : red
+        ? `CI is ${l.ci_conclusion} on the pushed commit${l.pr_url ? ` (${l.pr_url})` : ''}: the change is not good to merge`
+        : '';
   let line = `- ${codeSpan(l.repo)} (lane ${codeSpan(l.lane)}) — ${escapeCell(cls)}`;
   line += msg ? `: ${sentence(escapeCell(msg))}` : '.';
   if (l.log) line += ` Log: ${codeSpan(joinPath(workspace, l.log))}`;

@@ -2,6 +2,7 @@
  * How a fleet's run ends, whichever driver ran it (one process, or the report job of a GitHub Actions workflow): the
  * issues whose lanes need a person handed to one, and the exit code.
  */
+import { ciRed } from '../core/manifest.js';
 import type { Manifest } from '../core/model.js';
 import type { ResolvedFleet } from '../core/validate.js';
 import type { QueueSettle } from '../ports.js';
@@ -31,5 +32,6 @@ export function exitCodeFor(manifest: Manifest): 0 | 1 | 2 {
   // A skipped lane did not get the change either (its dependency failed, was excluded or never reached its
   // checkpoint), so it fails the run just as a failed lane does; an excluded target was refused on purpose.
   // A lane held out of the integration did not get into the one PR either.
-  return manifest.lanes.some((l) => l.status === 'failed' || l.status === 'skipped' || l.integration?.state === 'held') ? 1 : 0;
+  // A completed lane whose PR's CI reads red at the report is not a good change either (issue 27): red CI never exits 0.
+  return manifest.lanes.some((l) => l.status === 'failed' || l.status === 'skipped' || l.integration?.state === 'held' || ciRed(l)) ? 1 : 0;
 }

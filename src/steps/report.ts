@@ -119,34 +119,60 @@ export async function reportStep(input: ReportStepInput): Promise<Manifest> {
   const { manifest, forge, clock } = input;
   const now = clock.now().toISOString();
   const records = await mapLimit(manifest.lanes, 16, async (planned): Promise<LaneRecord> => {
-    // Unchanged lanes did not run: their outcome is the previous run's, and the forge is not asked about them.
-    if (planned.status === 'excluded' || planned.status === 'unchanged') return planned;
-    const done = input.verified?.get(planned.lane);
-    if (done) return done;
-    const read = await readLaneResult(input.root, planned.lane, manifest.fleet_id);
-    if (!read.ok) {
-      // Lanes skipped at plan time never ran, so they have no file.
-      if (planned.status === 'skipped') return planned;
-      const cause = read.reason === 'missing' ? await input.explainMissing?.(planned) : null;
-      const status = cause?.status ?? 'failed';
-      return {
-        ...planned,
-        status,
-        phase: status,
-        updated_at: now,
-        error: cause?.error ?? { class: 'no-result', message: `${read.detail}; the lane did not finish (crashed, killed or cancelled)` },
-      };
-    }
-    const rec = read.record;
-    if (!TERMINAL.has(rec.status)) {
-      return { ...rec, status: 'failed', phase: 'failed', updated_at: now, error: { class: 'no-result', message: `the lane stopped while ${rec.phase}` } };
-    }
-    const spec = input.lanes.get(rec.lane);
-    if (input.forgeReads === false && rec.status === 'completed') {
-      const note = 'not checked against the forge again: the run was interrupted';
-      return { ...rec, evidence: { ...rec.evidence, notes: [...rec.evidence.notes, note] } };
-    }
-    return spec ? verifyLane(forge, spec, rec, now, manifest.dry_run) : rec;
+    const rec = await laneAtReport(input, planned, now);
+    return input.forgeReads === false ? rec : ciAtReport(forge, input.lanes.get(rec.lane), rec, manifest.dry_run);
   });
   return finalizeManifest(mergeLaneRecords(manifest, records), now);
+}
+
+/**
+ * CI as it stands when the report is written, for a lane that pushed while its CI had not concluded (\`ci.wait\` off,
+ * or a wait that timed out): read once more, so a red PR is reported red (and the run exits 1) rather than left as
+ * the \`pending\` the lane saw right after its push. A read that fails leaves what the lane saw.
+ */
+async function ciAtReport(forge: Forge, spec: LaneSpec | undefined, rec: LaneRecord, dryRun: boolean): Promise<LaneRecord> {
+  if (!spec || dryRun || forge.capabilities.ci === 'lane-checks') return rec;
+  if (rec.status !== 'completed' || !rec.commit || rec.ci_conclusion !== 'pending' || rec.phase === 'dry-run' || rec.phase === 'no-op') return rec;
+  let now: LaneRecord['ci_conclusion'];
+  try {
+    now = await forge.ciConclusion(spec, rec.commit);
+  } catch {
+    return rec;
+  }
+  if (now === rec.ci_conclusion) return rec;
+  const note = `CI read again at the report: ${now} (it was pending when the lane pushed)`;
+  return { ...rec, ci_conclusion: now, evidence: { ...rec.evidence, notes: [...rec.evidence.notes, note] } };
+}
+
+/** A lane's record as the report starts from it: verified already, read from its result file and checked, or why it has none. */
+async function laneAtReport(input: ReportStepInput, planned: LaneRecord, now: string): Promise<LaneRecord> {
+  const { manifest, forge } = input;
+  // Unchanged lanes did not run: their outcome is the previous run's, and the forge is not asked about them.
+  if (planned.status === 'excluded' || planned.status === 'unchanged') return planned;
+  const done = input.verified?.get(planned.lane);
+  if (done) return done;
+  const read = await readLaneResult(input.root, planned.lane, manifest.fleet_id);
+  if (!read.ok) {
+    // Lanes skipped at plan time never ran, so they have no file.
+    if (planned.status === 'skipped') return planned;
+    const cause = read.reason === 'missing' ? await input.explainMissing?.(planned) : null;
+    const status = cause?.status ?? 'failed';
+    return {
+      ...planned,
+      status,
+      phase: status,
+      updated_at: now,
+      error: cause?.error ?? { class: 'no-result', message: `${read.detail}; the lane did not finish (crashed, killed or cancelled)` },
+    };
+  }
+  const rec = read.record;
+  if (!TERMINAL.has(rec.status)) {
+    return { ...rec, status: 'failed', phase: 'failed', updated_at: now, error: { class: 'no-result', message: `the lane stopped while ${rec.phase}` } };
+  }
+  const spec = input.lanes.get(rec.lane);
+  if (input.forgeReads === false && rec.status === 'completed') {
+    const note = 'not checked against the forge again: the run was interrupted';
+    return { ...rec, evidence: { ...rec.evidence, notes: [...rec.evidence.notes, note] } };
+  }
+  return spec ? verifyLane(forge, spec, rec, now, manifest.dry_run) : rec;
 }

@@ -117,13 +117,15 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'prs',
     summary: "a fleet's PRs read live from the forge; merge the green ones, or close them all",
-    usage: 'fleet prs [merge|close] <fleet-file | fleet-status.json | workspace> [--fleet FILE] [--dry-run] [--json]',
+    usage: 'fleet prs [merge|close] <fleet-file | fleet-status.json | workspace> [--lane PATTERN…] [--failed] [--fleet FILE] [--dry-run] [--json]',
     flags: [
       ['merge', 'merge every PR that may merge now (open, not a draft, CI green, no changes requested, no conflict)'],
       ['close', "close every lane's open PR and delete its branch"],
       ['--fleet FILE', 'the fleet file, when the first argument is a manifest or a workspace folder'],
       ['--workspace DIR', "the run's workspace, when it is not the default beside the fleet file"],
-      ['--method M', 'merge, squash, rebase or fast-forward (default: merge.method, when merge.policy is when-green)'],
+      ['--lane PATTERN', 'only the lanes whose id matches (repeat it; globs such as "svc-*")'],
+      ['--failed', 'only the lanes that failed (or whose CI is red)'],
+      ['--method M', "merge, squash, rebase or fast-forward (default: the fleet file's merge.method, squash)"],
       ['--dry-run', 'say what would be merged or closed; change nothing'],
       ['--json', 'print the rows (and actions) as JSON'],
       ['--repos-root DIR', 'where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)'],
@@ -131,6 +133,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: {
       fleet: { type: 'string' },
       workspace: { type: 'string' },
+      lane: { type: 'string', multiple: true },
+      failed: { type: 'boolean' },
       method: { type: 'string' },
       'dry-run': { type: 'boolean' },
       json: { type: 'boolean' },
@@ -230,6 +234,8 @@ export interface Flags {
   forge?: string;
   fleet?: string;
   method?: string;
+  lane?: string[];
+  failed?: boolean;
 }
 
 export interface Parsed {

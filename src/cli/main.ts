@@ -8,7 +8,9 @@ import { readFile, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { formatProblems, type Problem, shownFile } from '../core/validate.js';
-import { Manifest, SCHEMA_VERSION } from '../core/model.js';
+import { type LaneRecord, Manifest, SCHEMA_VERSION } from '../core/model.js';
+import { ciRed } from '../core/manifest.js';
+import { matchesAny, matchesGlob } from '../core/glob.js';
 import { renderPlan, renderReport, renderStatusTable } from '../core/report.js';
 import { killAllRunning } from '../workspace/exec.js';
 import { parseAuthor } from '../core/commit-identity.js';
@@ -438,6 +440,20 @@ async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo): P
 }
 
 /**
+ * The lanes `fleet prs` acts on: `--lane` globs (each must match a lane of the run: a pattern that matches none is a
+ * typo, not an empty choice) and `--failed`; all when neither is given. A string is the problem.
+ */
+function laneChoice(values: Flags, manifest: Manifest): ((rec: LaneRecord) => boolean) | undefined | string {
+  const patterns = values.lane ?? [];
+  if (!patterns.length && !values.failed) return undefined;
+  const ids = manifest.lanes.map((l) => l.lane);
+  const unmatched = patterns.filter((p) => !ids.some((id) => matchesGlob(id, p)));
+  if (unmatched.length)
+    return `--lane ${unmatched.map((p) => JSON.stringify(p)).join(', ')} matches no lane of run ${manifest.fleet_id} (its lanes: ${ids.slice(0, 20).join(', ')}${ids.length > 20 ? ', …' : ''})`;
+  return (rec) => (!patterns.length || matchesAny(rec.lane, patterns)) && (!values.failed || rec.status === 'failed' || ciRed(rec));
+}
+
+/**
  * `fleet prs [merge|close]`: the fleet's PRs read live from the forge, and acted on. The manifest says which lanes
  * pushed what; the fleet file says which forge they are on and how to reach it: a fleet file finds its latest run,
  * a manifest (or its workspace) needs the fleet file named with --fleet.
@@ -477,6 +493,11 @@ async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo, sessions: Sessi
     return 2;
   }
   if ('note' in where && where.note) io.stderr.write(`note: ${where.note}\n`);
+  const only = laneChoice(values, manifest);
+  if (typeof only === 'string') {
+    io.stderr.write(`${where.path}: ${only}\n`);
+    return 2;
+  }
   const dryRun = values['dry-run'] ?? false;
   const r = await prsCommand(
     {
@@ -486,6 +507,7 @@ async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo, sessions: Sessi
       lanes: connected.fleet.lanes,
       // Every lane branch of this fleet starts so: a manifest naming another branch is never acted on.
       branchPrefix: renderBranch(file.branch.slice(0, file.branch.indexOf('{lane}')), file.name, ''),
+      only,
     },
     sub === 'list' ? { command: 'list' } : sub === 'merge' ? { command: 'merge', method: method!.method, dryRun } : { command: 'close', dryRun },
   );

@@ -144,18 +144,18 @@ export function mergeBlocker(view: PrView): string | null {
 }
 
 /**
- * How `fleet prs merge` merges: `--method` when given (the command line is explicit), else the fleet file's
- * `merge.method` when its `merge.policy` is `when-green`. Otherwise it refuses: Fleet never merges unless told.
+ * How `fleet prs merge` merges: `--method` when given, else the fleet file's `merge.method` (squash unless it says
+ * otherwise). Typing `fleet prs merge` is the telling Fleet waits for before it merges: `merge.policy` says whether
+ * `fleet run` merges on its own, not whether a person may ask it to (issue 27: the README's `fleet prs merge` was refused
+ * under the default policy). The output names the method.
  */
 export function mergeMethodFor(opts: { flag?: string; policy: 'never' | 'when-green'; method?: string }): { method: PrMergeMethod } | { problem: string } {
   const known = (m: string | undefined): m is PrMergeMethod => (PR_MERGE_METHODS as readonly string[]).includes(m ?? '');
   if (opts.flag !== undefined) {
     return known(opts.flag) ? { method: opts.flag } : { problem: `--method takes ${PR_MERGE_METHODS.join(', ')}, got "${opts.flag}"` };
   }
-  if (opts.policy === 'when-green' && known(opts.method)) return { method: opts.method };
-  return {
-    problem: `the fleet's merge.policy is ${opts.policy}: Fleet never merges unless told. Pass --method ${PR_MERGE_METHODS.join('|')} to merge the green PRs, or set merge: {policy: when-green} in the fleet file`,
-  };
+  if (known(opts.method)) return { method: opts.method };
+  return { problem: `merge.method is "${opts.method}": pass --method ${PR_MERGE_METHODS.join('|')}` };
 }
 
 // ---------------------------------------------------------------------------

@@ -29,6 +29,8 @@ export interface PrsContext {
   lanes?: readonly LaneSpec[];
   /** Forge reads at once while listing; merges and closes run one at a time per repository (default 8). */
   concurrency?: number;
+  /** The lanes listed, merged or closed (`--lane`, `--failed`), as Batch Changes acts on changesets one by one; all when absent. */
+  only?: (rec: LaneRecord) => boolean;
   /**
    * What every lane branch of this fleet starts with (the fleet file's branch template up to {lane}): a manifest
    * naming another branch (`main`, `release`: an edited or planted manifest) is never acted on.
@@ -148,8 +150,12 @@ async function readRow(ctx: PrsContext, rec: LaneRecord): Promise<{ row: PrRow; 
 }
 
 /** Every lane of the manifest with its PR as the forge shows it now, in manifest order. Reads only. */
+function chosen(ctx: PrsContext): LaneRecord[] {
+  return ctx.only ? ctx.manifest.lanes.filter(ctx.only) : ctx.manifest.lanes;
+}
+
 export async function listPrs(ctx: PrsContext): Promise<PrRow[]> {
-  const read = await mapLimit(ctx.manifest.lanes, ctx.concurrency ?? 8, (rec) => readRow(ctx, rec));
+  const read = await mapLimit(chosen(ctx), ctx.concurrency ?? 8, (rec) => readRow(ctx, rec));
   return read.map((r) => r.row);
 }
 
@@ -359,16 +365,19 @@ async function act(
   const now = ctx.clock.now().toISOString();
   // One repository's lanes one after another (a merge moves the base the next one merges into); repositories at once.
   const byRepo = new Map<string, LaneRecord[]>();
-  for (const rec of ctx.manifest.lanes) byRepo.set(rec.repo, [...(byRepo.get(rec.repo) ?? []), rec]);
+  for (const rec of chosen(ctx)) byRepo.set(rec.repo, [...(byRepo.get(rec.repo) ?? []), rec]);
   const steps = new Map<string, Step>();
   await mapLimit([...byRepo.values()], ctx.concurrency ?? 8, async (recs) => {
     for (const rec of recs) steps.set(rec.lane, await one(rec));
   });
-  const ordered = ctx.manifest.lanes.map((rec) => [rec, steps.get(rec.lane)!] as const);
+  const ordered = chosen(ctx).map((rec) => [rec, steps.get(rec.lane)!] as const);
   const events: PrsEventLine[] = [];
   let lanes = ctx.manifest.lanes;
   if (!dryRun) {
-    lanes = ordered.map(([rec, step]) => {
+    lanes = ctx.manifest.lanes.map((rec) => {
+      const step = steps.get(rec.lane);
+      // A lane not chosen (--lane, --failed) is left as it was.
+      if (!step) return rec;
       const updated = recordAfter(rec, step, command, now);
       if (!updated) return rec;
       events.push({
@@ -453,7 +462,15 @@ export type PrsCommandResult =
  * events. The list exits 1 when some lane's PR could not be read.
  */
 export async function prsCommand(
-  input: { manifestPath: string; forge: Forge; clock: Clock; lanes?: readonly LaneSpec[]; concurrency?: number; branchPrefix?: string },
+  input: {
+    manifestPath: string;
+    forge: Forge;
+    clock: Clock;
+    lanes?: readonly LaneSpec[];
+    concurrency?: number;
+    branchPrefix?: string;
+    only?: (rec: LaneRecord) => boolean;
+  },
   opts: PrsCommandOptions,
 ): Promise<PrsCommandResult> {
   const first = await readManifestFile(input.manifestPath);
@@ -477,6 +494,7 @@ export async function prsCommand(
     lanes: input.lanes,
     concurrency: input.concurrency,
     branchPrefix: input.branchPrefix,
+    only: input.only,
   });
   if (opts.command === 'list') {
     const rows = await listPrs(ctx(first.manifest));

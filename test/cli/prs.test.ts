@@ -36,12 +36,16 @@ describe('fleet prs', () => {
       ['svc', 'branch'],
     ]);
 
-    // No merge policy in the file and no --method: refused, saying what to pass.
-    const refused = fleet(['prs', 'merge', 'fleet.yml']);
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/--method/);
-
+    // As the README gives it: no merge policy in the file, no --method. The command is the telling; the method is the
+    // file's merge.method (squash, which the local forge does as a fast-forward), named in the output (issue 27).
     const mainBefore = await remoteHead(join(dir, 'svc.git'), 'main');
+    const asReadme = fleet(['prs', 'merge', 'fleet.yml', '--dry-run']);
+    expect(asReadme.code, asReadme.stderr).toBe(0);
+    expect(asReadme.stdout).toMatch(/would merge .*\(squash\)/);
+    const bad = fleet(['prs', 'merge', 'fleet.yml', '--method', 'octopus']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--method takes merge, squash, rebase, fast-forward/);
+
     const dry = fleet(['prs', 'merge', 'fleet.yml', '--method', 'fast-forward', '--dry-run']);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/would merge/);
@@ -70,6 +74,21 @@ describe('fleet prs', () => {
   it('close deletes each open lane branch, once; a manifest needs its fleet file named', async () => {
     const dry = fleet(['prs', 'close', 'fleet.yml', '--dry-run']);
     expect(dry.code, dry.stderr).toBe(0);
+    expect(await remoteBranches(join(dir, 'lib.git'))).toContain('fleet/stamp/lib');
+    // One lane at a time, as Batch Changes closes changesets (issue 27): --lane takes globs; one matching nothing is refused.
+    const typo = fleet(['prs', 'close', 'fleet.yml', '--lane', 'sv*', '--lane', 'nope-*']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('--lane "nope-*" matches no lane of run');
+    expect(typo.stderr).toMatch(/its lanes: (lib, svc|svc, lib)/);
+    const one = fleet(['prs', 'close', 'fleet.yml', '--lane', 'sv*']);
+    expect(one.code, one.stderr).toBe(0);
+    expect(await remoteBranches(join(dir, 'svc.git'))).toEqual(['main']);
+    expect(await remoteBranches(join(dir, 'lib.git'))).toContain('fleet/stamp/lib');
+    expect(one.stdout).not.toMatch(/\blib\b/);
+    // --failed: no lane of this run failed, so nothing is closed.
+    const failedOnly = fleet(['prs', 'close', 'fleet.yml', '--failed', '--json']);
+    expect(failedOnly.code, failedOnly.stderr).toBe(0);
+    expect(JSON.parse(failedOnly.stdout).actions).toEqual([]);
     expect(await remoteBranches(join(dir, 'lib.git'))).toContain('fleet/stamp/lib');
     const closed = fleet(['prs', 'close', 'fleet.yml']);
     expect(closed.code, closed.stderr).toBe(0);

@@ -93,10 +93,12 @@ describe('mergeMethodFor', () => {
       problem: '--method takes merge, squash, rebase, fast-forward, got "octopus"',
     });
   });
-  it("without it, the fleet file's method when its policy is when-green; under never, a refusal that says what to do", () => {
+  it("without it, the fleet file's method whatever its policy: the command itself is the telling (issue 27)", () => {
     expect(mergeMethodFor({ policy: 'when-green', method: 'merge' })).toEqual({ method: 'merge' });
-    const r = mergeMethodFor({ policy: 'never', method: 'squash' });
-    expect('problem' in r && r.problem).toMatch(/merge\.policy is never: Fleet never merges unless told\. Pass --method merge\|squash\|rebase\|fast-forward/);
+    expect(mergeMethodFor({ policy: 'never', method: 'squash' })).toEqual({ method: 'squash' });
+    expect(mergeMethodFor({ policy: 'never', method: 'octopus' })).toEqual({
+      problem: 'merge.method is "octopus": pass --method merge|squash|rebase|fast-forward',
+    });
   });
 });
 

@@ -8872,7 +8872,7 @@ exports.visitAsync = visitAsync;
 
 
 
-const FLAGS_FILE = "(command line)";
+const FLAGS_FILE = _core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .COMMAND_LINE */ .rD;
 function isAdhoc(values) {
   return !!(values.repo?.length || values.org || values.user || values.search || values.topic);
 }
@@ -9009,9 +9009,10 @@ const COMMANDS = [
     flags: [
       ["--json", "print the planned manifest as JSON"],
       ["--max-parallel N", "lanes running at once (overrides max_parallel)"],
-      ["--repos-root DIR", "where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)"]
+      ["--repos-root DIR", "where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)"],
+      ["--allow-missing", "a target that is not there (no repository at a path, or none on GitHub) is excluded, not an error (missing_targets: exclude)"]
     ],
-    options: { json: { type: "boolean" }, "max-parallel": { type: "string" }, "repos-root": { type: "string" } }
+    options: { json: { type: "boolean" }, "max-parallel": { type: "string" }, "repos-root": { type: "string" }, "allow-missing": { type: "boolean" } }
   },
   {
     name: "run",
@@ -9029,6 +9030,7 @@ const COMMANDS = [
       ["--since MANIFEST", "incremental sweep: a lane whose target and inputs are unchanged since it completed there is not run again"],
       ["--speculative N", "try every lane N ways at once; only the pick opens a PR"],
       ["--repos-root DIR", "where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)"],
+      ["--allow-missing", "a target that is not there (no repository at a path, or none on GitHub) is excluded, not an error (missing_targets: exclude)"],
       ["--quiet", "no live view; print only the final report"],
       ["--json", "print the final manifest as JSON instead of the report (the report is still written)"],
       ...ADHOC_FLAGS,
@@ -9046,6 +9048,7 @@ const COMMANDS = [
       since: { type: "string" },
       speculative: { type: "string" },
       "repos-root": { type: "string" },
+      "allow-missing": { type: "boolean" },
       quiet: { type: "boolean" },
       json: { type: "boolean" },
       "print-fleet-file": { type: "boolean" },
@@ -9060,6 +9063,7 @@ const COMMANDS = [
       ["--max-parallel N", "commands running at once (overrides max_parallel)"],
       ["--workspace DIR", "where clones and outputs go (default: _workspace/exec/<id> beside the fleet file, or here)"],
       ["--repos-root DIR", "where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)"],
+      ["--allow-missing", "a target that is not there (no repository at a path, or none on GitHub) is excluded, not an error (missing_targets: exclude)"],
       ["--json", "print every target's exit code and output as JSON"],
       ...ADHOC_FLAGS
     ],
@@ -9067,6 +9071,7 @@ const COMMANDS = [
       "max-parallel": { type: "string" },
       workspace: { type: "string" },
       "repos-root": { type: "string" },
+      "allow-missing": { type: "boolean" },
       json: { type: "boolean" },
       ...ADHOC_OPTIONS
     }
@@ -9074,13 +9079,15 @@ const COMMANDS = [
   {
     name: "prs",
     summary: "a fleet's PRs read live from the forge; merge the green ones, or close them all",
-    usage: "fleet prs [merge|close] <fleet-file | fleet-status.json | workspace> [--fleet FILE] [--dry-run] [--json]",
+    usage: "fleet prs [merge|close] <fleet-file | fleet-status.json | workspace> [--lane PATTERN\u2026] [--failed] [--fleet FILE] [--dry-run] [--json]",
     flags: [
       ["merge", "merge every PR that may merge now (open, not a draft, CI green, no changes requested, no conflict)"],
       ["close", "close every lane's open PR and delete its branch"],
       ["--fleet FILE", "the fleet file, when the first argument is a manifest or a workspace folder"],
       ["--workspace DIR", "the run's workspace, when it is not the default beside the fleet file"],
-      ["--method M", "merge, squash, rebase or fast-forward (default: merge.method, when merge.policy is when-green)"],
+      ["--lane PATTERN", 'only the lanes whose id matches (repeat it; globs such as "svc-*")'],
+      ["--failed", "only the lanes that failed (or whose CI is red)"],
+      ["--method M", "merge, squash, rebase or fast-forward (default: the fleet file's merge.method, squash)"],
       ["--dry-run", "say what would be merged or closed; change nothing"],
       ["--json", "print the rows (and actions) as JSON"],
       ["--repos-root DIR", "where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)"]
@@ -9088,6 +9095,8 @@ const COMMANDS = [
     options: {
       fleet: { type: "string" },
       workspace: { type: "string" },
+      lane: { type: "string", multiple: true },
+      failed: { type: "boolean" },
       method: { type: "string" },
       "dry-run": { type: "boolean" },
       json: { type: "boolean" },
@@ -9154,6 +9163,10 @@ function parseCommand(c, args) {
   const dash = args.indexOf("--");
   const own = dash === -1 ? args : args.slice(0, dash);
   const after = dash === -1 ? void 0 : args.slice(dash + 1);
+  if (dash === -1) {
+    const hint = missingDashes(c, args);
+    if (hint) throw new UsageError(hint, c);
+  }
   let parsed;
   try {
     parsed = (0,node_util__WEBPACK_IMPORTED_MODULE_0__.parseArgs)({ args: own, allowPositionals: true, strict: true, options: c.options });
@@ -9165,6 +9178,28 @@ function parseCommand(c, args) {
     positionals: parsed.positionals,
     command: after?.length ? after.length === 1 ? after[0] : after.map(shellWord).join(" ") : void 0
   };
+}
+const TARGET_FLAGS = /* @__PURE__ */ new Set(["--repo", "--org", "--user", "--search", "--topic"]);
+function missingDashes(c, args) {
+  if (!c.usage.includes("-- COMMAND")) return null;
+  const positions = [];
+  let adhoc = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (!a.startsWith("-") || a === "-") {
+      positions.push(i);
+      continue;
+    }
+    const name = a.replace(/=.*$/, "");
+    if (TARGET_FLAGS.has(name)) adhoc = true;
+    const option = c.options[name.replace(/^-+/, "")];
+    if (option?.type === "string" && !a.includes("=")) i++;
+    else if (!option && positions.length >= (adhoc ? 0 : 1)) break;
+  }
+  const start = positions[adhoc ? 0 : 1];
+  if (start === void 0) return null;
+  const line = ["fleet", c.name, ...args.slice(0, start), "--", ...args.slice(start)].map(shellWord).join(" ");
+  return `the command to run goes after --, so that its own flags are not read as Fleet's: ${line}`;
 }
 function flagMessage(c, err) {
   const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(err.message);
@@ -9222,7 +9257,8 @@ function renderExec(command, rows, root) {
     for (const [code, lanes] of [...byCode].sort(([a], [b]) => a - b)) out.push(`  ${code}: ${lanes.map(printable).join(", ")}`);
   }
   if (failed.length) out.push(`Could not ask: ${failed.map((r) => printable(r.lane)).join(", ")}`);
-  out.push(`Each target's whole output: ${root}/targets/<lane>/output.log; all of it as JSON: ${root}/exec.json`);
+  if (ran.length || failed.length) out.push(`Each target's whole output: ${root}/targets/<lane>/output.log; all of it as JSON: ${root}/exec.json`);
+  else out.push(`All of it as JSON: ${root}/exec.json`);
   return out.join("\n");
 }
 
@@ -9766,31 +9802,35 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(6760);
 /* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(3173);
 /* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(754);
-/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(2001);
-/* harmony import */ var _workspace_exec_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(8181);
-/* harmony import */ var _core_commit_identity_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(153);
-/* harmony import */ var _session_session_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(4374);
-/* harmony import */ var _session_interrupts_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(426);
-/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(7451);
-/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(1162);
-/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(8648);
-/* harmony import */ var _steps_outcome_js__WEBPACK_IMPORTED_MODULE_29__ = __nccwpck_require__(6131);
-/* harmony import */ var _steps_drivers_process_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(7497);
-/* harmony import */ var _steps_drivers_process_interrupt_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(6952);
-/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8177);
-/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(1827);
-/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(9404);
-/* harmony import */ var _commands_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(6426);
-/* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(499);
-/* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_20__ = __nccwpck_require__(4011);
-/* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_21__ = __nccwpck_require__(3906);
-/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_22__ = __nccwpck_require__(404);
-/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(2240);
-/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(9918);
-/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_28__ = __nccwpck_require__(1718);
-/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(8281);
-/* harmony import */ var _util_secrets_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(897);
-/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_27__ = __nccwpck_require__(9112);
+/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(9626);
+/* harmony import */ var _core_glob_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(9092);
+/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(2001);
+/* harmony import */ var _workspace_exec_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(8181);
+/* harmony import */ var _core_commit_identity_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(153);
+/* harmony import */ var _session_session_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(4374);
+/* harmony import */ var _session_interrupts_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(426);
+/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(7451);
+/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(1162);
+/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(8648);
+/* harmony import */ var _steps_outcome_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(6131);
+/* harmony import */ var _steps_drivers_process_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(7497);
+/* harmony import */ var _steps_drivers_process_interrupt_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(6952);
+/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(8177);
+/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(1827);
+/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_20__ = __nccwpck_require__(9404);
+/* harmony import */ var _commands_js__WEBPACK_IMPORTED_MODULE_21__ = __nccwpck_require__(6426);
+/* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_22__ = __nccwpck_require__(499);
+/* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(4011);
+/* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(3906);
+/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(404);
+/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(2240);
+/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_27__ = __nccwpck_require__(9918);
+/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_31__ = __nccwpck_require__(1718);
+/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_28__ = __nccwpck_require__(8281);
+/* harmony import */ var _util_secrets_js__WEBPACK_IMPORTED_MODULE_29__ = __nccwpck_require__(897);
+/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_30__ = __nccwpck_require__(9112);
+
+
 
 
 
@@ -9825,19 +9865,19 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 function positiveInt(flag, value, command) {
   if (value === void 0) return void 0;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
   return n;
 }
 function branchConflictFlag(value, command) {
   if (value === void 0 || ["fail", "replace", "rebase"].includes(value)) return value;
-  throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`--branch-conflict takes fail, replace or rebase, got ${JSON.stringify(value)}`, command);
+  throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`--branch-conflict takes fail, replace or rebase, got ${JSON.stringify(value)}`, command);
 }
 function authorFlag(value, command) {
-  if (value === void 0 || (0,_core_commit_identity_js__WEBPACK_IMPORTED_MODULE_7__/* .parseAuthor */ .RV)(value)) return value;
-  throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`--author takes "Name <email>", as git shows an author, got ${JSON.stringify(value)}`, command);
+  if (value === void 0 || (0,_core_commit_identity_js__WEBPACK_IMPORTED_MODULE_9__/* .parseAuthor */ .RV)(value)) return value;
+  throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`--author takes "Name <email>", as git shows an author, got ${JSON.stringify(value)}`, command);
 }
 async function readManifest(path) {
-  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_15__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_16__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
+  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_18__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_19__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
   if (!read.ok) {
     const message = read.message.startsWith("no such file") ? "no such file: pass the fleet-status.json a run wrote" : read.message;
     return [{ file: path, field: "(file)", message }];
@@ -9886,40 +9926,40 @@ async function main(argv, io) {
   const sessions = [];
   try {
     if (!first) {
-      io.stderr.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .overview */ .M0)()}
+      io.stderr.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .overview */ .M0)()}
 `);
       return 2;
     }
     if (first === "--help" || first === "-h" || first === "help") {
-      const about = rest[0] ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .commandNamed */ .v)(rest[0]) : void 0;
-      if (rest[0] && !about) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .unknownCommand */ .k8)(rest[0]));
-      io.stdout.write(`${about ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .commandHelp */ .bD)(about) : (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .overview */ .M0)()}
+      const about = rest[0] ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .commandNamed */ .v)(rest[0]) : void 0;
+      if (rest[0] && !about) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .unknownCommand */ .k8)(rest[0]));
+      io.stdout.write(`${about ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .commandHelp */ .bD)(about) : (0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .overview */ .M0)()}
 `);
       return 0;
     }
     if (first === "--version" || first === "-V" || first === "version") {
-      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_28__/* .VERSION */ .x}
+      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_31__/* .VERSION */ .x}
 `);
       return 0;
     }
-    spec = (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .commandNamed */ .v)(first);
-    if (!spec) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .unknownCommand */ .k8)(first));
+    spec = (0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .commandNamed */ .v)(first);
+    if (!spec) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .unknownCommand */ .k8)(first));
     const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
     if (own.includes("--help") || own.includes("-h")) {
-      io.stdout.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .commandHelp */ .bD)(spec)}
+      io.stdout.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .commandHelp */ .bD)(spec)}
 `);
       return 0;
     }
-    const parsed = (0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .parseCommand */ .RM)(spec, rest);
+    const parsed = (0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .parseCommand */ .RM)(spec, rest);
     if (spec.name === "status" || spec.name === "report") return await showRun(spec, parsed, io);
     if (spec.name === "prs") return await prs(spec, parsed, io, sessions);
     return await planOrRun(spec, parsed, io, sessions);
   } catch (err) {
-    if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb) {
+    if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb) {
       const about = err.command ?? spec;
-      const message = err.message.split("\n").map(_core_text_js__WEBPACK_IMPORTED_MODULE_27__/* .showInvisibles */ .e4).join("\n");
+      const message = err.message.split("\n").map(_core_text_js__WEBPACK_IMPORTED_MODULE_30__/* .showInvisibles */ .e4).join("\n");
       io.stderr.write(`fleet${about ? ` ${about.name}` : ""}: ${message}
-${(0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .usageLine */ .U0)(about)}
+${(0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .usageLine */ .U0)(about)}
 `);
       return 2;
     }
@@ -9936,12 +9976,12 @@ ${(0,_commands_js__WEBPACK_IMPORTED_MODULE_18__/* .usageLine */ .U0)(about)}
 }
 function oneFile(spec, parsed) {
   const [file, ...more] = parsed.positionals;
-  if (!file) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`name the file: ${spec.usage.split("   or   ")[0]}`, spec);
-  if (more.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`, spec);
+  if (!file) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`name the file: ${spec.usage.split("   or   ")[0]}`, spec);
+  if (more.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`, spec);
   return file;
 }
 async function showRun(spec, parsed, io) {
-  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_24__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, oneFile(spec, parsed)));
+  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_27__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, oneFile(spec, parsed)));
   if ("problem" in found) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([found.problem])}
 `);
@@ -9956,41 +9996,41 @@ async function showRun(spec, parsed, io) {
   if (parsed.values.json) io.stdout.write(`${JSON.stringify(m, null, 2)}
 `);
   else {
-    const now = spec.name === "status" ? _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString() : m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString();
-    const text = spec.name === "status" ? (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderStatusTable */ .dK)(m, { now }) : (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(m, { now, workspace: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(found.path) });
+    const now = spec.name === "status" ? _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m.now().toISOString() : m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m.now().toISOString();
+    const text = spec.name === "status" ? (0,_core_report_js__WEBPACK_IMPORTED_MODULE_7__/* .renderStatusTable */ .dK)(m, { now }) : (0,_core_report_js__WEBPACK_IMPORTED_MODULE_7__/* .renderReport */ .B1)(m, { now, workspace: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(found.path) });
     io.stdout.write(`${found.note ? `${found.note}
 
 ` : ""}${text}
 `);
   }
-  return spec.name === "report" ? (0,_steps_outcome_js__WEBPACK_IMPORTED_MODULE_29__/* .exitCodeFor */ .Rr)(m) : 0;
+  return spec.name === "report" ? (0,_steps_outcome_js__WEBPACK_IMPORTED_MODULE_15__/* .exitCodeFor */ .Rr)(m) : 0;
 }
 function fleetInput(spec, parsed, io) {
   const { values } = parsed;
-  if (!(0,_adhoc_js__WEBPACK_IMPORTED_MODULE_19__/* .isAdhoc */ ._V)(values)) {
+  if (!(0,_adhoc_js__WEBPACK_IMPORTED_MODULE_22__/* .isAdhoc */ ._V)(values)) {
     if (spec.name === "run" && parsed.command !== void 0)
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(
         "a command after -- makes an ad-hoc run, which names its targets with --repo (or --org, --user, --search); a fleet file has its own run:",
         spec
       );
     if (values["print-fleet-file"])
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb("--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them", spec);
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb("--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them", spec);
     if (values.name || values.forge)
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`--${values.name ? "name" : "forge"} belongs to an ad-hoc run (--repo \u2026); a fleet file sets its own`, spec);
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`--${values.name ? "name" : "forge"} belongs to an ad-hoc run (--repo \u2026); a fleet file sets its own`, spec);
     const target = oneFile(spec, parsed);
     return { path: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, target), again: `fleet ${spec.name} ${target}` };
   }
   if (parsed.positionals.length)
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(" ")}`, spec);
-  const built = (0,_adhoc_js__WEBPACK_IMPORTED_MODULE_19__/* .adhocFleetFile */ .kH)(values, parsed.command, io.cwd, spec.usage.split("   or   ").pop());
-  if (!built.ok) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(built.problems.join("\n"), spec);
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(" ")}`, spec);
+  const built = (0,_adhoc_js__WEBPACK_IMPORTED_MODULE_22__/* .adhocFleetFile */ .kH)(values, parsed.command, io.cwd, spec.usage.split("   or   ").pop());
+  if (!built.ok) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(built.problems.join("\n"), spec);
   if (values["print-fleet-file"]) return { printed: built.text };
   return { path: built.path, text: built.text, again: "the same command" };
 }
 async function planOrRun(spec, parsed, io, sessions) {
   const input = fleetInput(spec, parsed, io);
   if ("printed" in input) {
-    const checked = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_11__/* .loadFleetFile */ .J)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)(io.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_19__/* .FLAGS_FILE */ .th), { text: input.printed });
+    const checked = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_13__/* .loadFleetFile */ .J)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)(io.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_22__/* .FLAGS_FILE */ .th), { text: input.printed });
     if (!checked.ok) {
       io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(checked.problems)}
 `);
@@ -9999,7 +10039,7 @@ async function planOrRun(spec, parsed, io, sessions) {
     io.stdout.write(input.printed);
     return 0;
   }
-  if (spec.name === "exec" && !parsed.command?.trim()) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`give the command after --: ${spec.usage.split("   or   ")[0]}`, spec);
+  if (spec.name === "exec" && !parsed.command?.trim()) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`give the command after --: ${spec.usage.split("   or   ")[0]}`, spec);
   const connected = await connect(spec, parsed.values, input, io, { writes: spec.name === "run", sessions });
   if (typeof connected === "number") return connected;
   if (spec.name === "plan") return plan(connected, parsed.values, io);
@@ -10011,12 +10051,16 @@ async function connect(spec, values, input, io, opts) {
   const { path } = input;
   const speculative = values.speculative === void 0 ? void 0 : positiveInt("speculative", values.speculative, spec);
   const maxParallel = positiveInt("max-parallel", values["max-parallel"], spec);
-  const fields = { branch_conflict: branchConflictFlag(values["branch-conflict"], spec), commit_author: authorFlag(values.author, spec) };
-  const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_11__/* .loadFleetFile */ .J)(path, { speculative, pushOnly: values["push-only"], fork: values.fork, text: input.text, fields });
+  const fields = {
+    branch_conflict: branchConflictFlag(values["branch-conflict"], spec),
+    commit_author: authorFlag(values.author, spec),
+    missing_targets: values["allow-missing"] ? "exclude" : void 0
+  };
+  const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_13__/* .loadFleetFile */ .J)(path, { speculative, pushOnly: values["push-only"], fork: values.fork, text: input.text, fields });
   const problems = loaded.ok ? [] : [...loaded.problems];
   const ws = command !== "plan" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace)) : void 0;
   if (ws) problems.push(ws);
-  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_25__/* .appFromEnv */ .N)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_25__/* .targetOwners */ .g)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_25__/* .appFromEnv */ .N)(io.env, void 0, path);
+  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_28__/* .appFromEnv */ .N)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_28__/* .targetOwners */ .g)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_28__/* .appFromEnv */ .N)(io.env, void 0, path);
   problems.push(...appEnv.problems);
   if (!loaded.ok || problems.length) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(problems)}
@@ -10025,7 +10069,7 @@ async function connect(spec, values, input, io, opts) {
   }
   for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}
 `);
-  const session = (0,_session_session_js__WEBPACK_IMPORTED_MODULE_8__/* .openSession */ .fA)({ env: io.env, app: appEnv.app, writes: opts.writes });
+  const session = (0,_session_session_js__WEBPACK_IMPORTED_MODULE_10__/* .openSession */ .fA)({ env: io.env, app: appEnv.app, writes: opts.writes });
   opts.sessions.push(session);
   const setup = await session.connect(loaded.fleet.file, {
     baseDir: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path),
@@ -10044,9 +10088,9 @@ async function connect(spec, values, input, io, opts) {
     if (setup.part === "isolation" || setup.part === "sign_commits")
       io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([{ file: path, field: setup.part, message: setup.problem }])}
 `);
-    else if (setup.part === "credential") io.stderr.write(`${path}: forge: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_26__/* .redact */ .E$)(setup.problem)}
+    else if (setup.part === "credential") io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .shownFile */ .G)(path)}: forge: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_29__/* .redact */ .E$)(setup.problem)}
 `);
-    else io.stderr.write(`${path}: ${setup.problem}
+    else io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .shownFile */ .G)(path)}: ${setup.problem}
 `);
     return 2;
   }
@@ -10055,14 +10099,14 @@ async function connect(spec, values, input, io, opts) {
 }
 async function plan(c, values, io) {
   const { forge, discover, queue } = c.setup;
-  const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_12__/* .planStep */ .e)(c.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m, { file: c.input.path, maxParallel: c.maxParallel, discover, queue, readOnly: true });
+  const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_14__/* .planStep */ .e)(c.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m, { file: c.input.path, maxParallel: c.maxParallel, discover, queue, readOnly: true });
   if (!planned.ok) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(planned.problems)}
 `);
     return 2;
   }
   io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}
-` : `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderPlan */ .EG)(planned.manifest)}
+` : `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_7__/* .renderPlan */ .EG)(planned.manifest)}
 `);
   return 0;
 }
@@ -10096,7 +10140,7 @@ async function run(spec, c, values, io) {
   let since;
   if (values.since) {
     if (values.resume)
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(
         "--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run",
         spec
       );
@@ -10115,14 +10159,14 @@ async function run(spec, c, values, io) {
       return 2;
     } else since = read;
   }
-  const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_17__/* .LiveView */ .O(io.stdout);
-  const outcome = await (0,_steps_drivers_process_js__WEBPACK_IMPORTED_MODULE_13__/* .runFleet */ .g)({
+  const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_20__/* .LiveView */ .O(io.stdout);
+  const outcome = await (0,_steps_drivers_process_js__WEBPACK_IMPORTED_MODULE_16__/* .runFleet */ .g)({
     fleet: loaded.fleet,
     file: path,
     forge,
     workspace: c.setup.workspace,
     exec: c.setup.exec,
-    clock: _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m,
+    clock: _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m,
     env: c.directiveEnv,
     discover,
     queue,
@@ -10147,8 +10191,8 @@ async function run(spec, c, values, io) {
   }
   for (const note of outcome.notes) io.stderr.write(`note: ${note}
 `);
-  const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
-  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_15__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(outcome.root, "report.md"), `${report}
+  const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_7__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
+  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_18__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(outcome.root, "report.md"), `${report}
 `);
   io.stdout.write(values.json ? `${JSON.stringify(outcome.manifest, null, 2)}
 ` : `
@@ -10159,12 +10203,21 @@ ${report}
       `fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with ${c.input.again} and --resume ${(0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(outcome.root, "fleet-status.json")}
 `
     );
-    return _session_interrupts_js__WEBPACK_IMPORTED_MODULE_9__/* .EXIT_INTERRUPTED */ ._2;
+    return _session_interrupts_js__WEBPACK_IMPORTED_MODULE_11__/* .EXIT_INTERRUPTED */ ._2;
   }
-  if ((0,_steps_outcome_js__WEBPACK_IMPORTED_MODULE_29__/* .nothingRan */ .NH)(outcome.manifest))
-    io.stderr.write(`${path}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each
+  if ((0,_steps_outcome_js__WEBPACK_IMPORTED_MODULE_15__/* .nothingRan */ .NH)(outcome.manifest))
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .shownFile */ .G)(path)}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each
 `);
-  return (0,_steps_outcome_js__WEBPACK_IMPORTED_MODULE_29__/* .exitCodeFor */ .Rr)(outcome.manifest);
+  return (0,_steps_outcome_js__WEBPACK_IMPORTED_MODULE_15__/* .exitCodeFor */ .Rr)(outcome.manifest);
+}
+function laneChoice(values, manifest) {
+  const patterns = values.lane ?? [];
+  if (!patterns.length && !values.failed) return void 0;
+  const ids = manifest.lanes.map((l) => l.lane);
+  const unmatched = patterns.filter((p) => !ids.some((id) => (0,_core_glob_js__WEBPACK_IMPORTED_MODULE_6__/* .matchesGlob */ .kt)(id, p)));
+  if (unmatched.length)
+    return `--lane ${unmatched.map((p) => JSON.stringify(p)).join(", ")} matches no lane of run ${manifest.fleet_id} (its lanes: ${ids.slice(0, 20).join(", ")}${ids.length > 20 ? ", \u2026" : ""})`;
+  return (rec) => (!patterns.length || (0,_core_glob_js__WEBPACK_IMPORTED_MODULE_6__/* .matchesAny */ ._I)(rec.lane, patterns)) && (!values.failed || rec.status === "failed" || (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_5__/* .ciRed */ .CE)(rec));
 }
 async function prs(spec, parsed, io, sessions) {
   const { values } = parsed;
@@ -10172,22 +10225,22 @@ async function prs(spec, parsed, io, sessions) {
   const sub = first === "merge" || first === "close" || first === "list" ? first : "list";
   const target = oneFile(spec, { ...parsed, positionals: sub === first ? rest : parsed.positionals });
   if (sub === "list" && (values["dry-run"] || values.method))
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`--${values.method ? "method" : "dry-run"} is for fleet prs merge (or close): the list changes nothing`, spec);
-  if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`--${values.method ? "method" : "dry-run"} is for fleet prs merge (or close): the list changes nothing`, spec);
+  if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
   const named = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, target);
   const fleetPath = values.fleet ? (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.fleet) : named;
-  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_24__/* .locateManifest */ .QM)(named);
+  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_27__/* .locateManifest */ .QM)(named);
   if ("problem" in where) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([where.problem])}
 `);
     return 2;
   }
   if (!values.fleet && where.path === named)
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_18__/* .UsageError */ .eb(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
   const connected = await connect(spec, values, { path: fleetPath, again: `fleet prs ${target}` }, io, { writes: sub !== "list", sessions });
   if (typeof connected === "number") return connected;
   const file = connected.fleet.file;
-  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
+  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_26__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
   if (method && "problem" in method) {
     io.stderr.write(`${fleetPath}: merge: ${method.problem}
 `);
@@ -10206,15 +10259,22 @@ async function prs(spec, parsed, io, sessions) {
   }
   if ("note" in where && where.note) io.stderr.write(`note: ${where.note}
 `);
+  const only = laneChoice(values, manifest);
+  if (typeof only === "string") {
+    io.stderr.write(`${where.path}: ${only}
+`);
+    return 2;
+  }
   const dryRun = values["dry-run"] ?? false;
-  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_22__/* .prsCommand */ .he)(
+  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_25__/* .prsCommand */ .he)(
     {
       manifestPath: where.path,
       forge: connected.setup.forge,
-      clock: _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m,
+      clock: _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m,
       lanes: connected.fleet.lanes,
       // Every lane branch of this fleet starts so: a manifest naming another branch is never acted on.
-      branchPrefix: (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .renderBranch */ .Jg)(file.branch.slice(0, file.branch.indexOf("{lane}")), file.name, "")
+      branchPrefix: (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .renderBranch */ .Jg)(file.branch.slice(0, file.branch.indexOf("{lane}")), file.name, ""),
+      only
     },
     sub === "list" ? { command: "list" } : sub === "merge" ? { command: "merge", method: method.method, dryRun } : { command: "close", dryRun }
   );
@@ -10223,34 +10283,34 @@ async function prs(spec, parsed, io, sessions) {
 `);
     return 2;
   }
-  const now = _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString();
+  const now = _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m.now().toISOString();
   if (r.command === "list") {
     io.stdout.write(
-      values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
-` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
+      values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_26__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
+` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_26__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
 `
     );
     return r.exitCode;
   }
   io.stdout.write(
-    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
-` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_23__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
+    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_26__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
+` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_26__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
 `
   );
   return r.exitCode;
 }
 async function execCommand(c, parsed, io) {
   const command = parsed.command;
-  const stamp = _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m.now().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
+  const stamp = _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m.now().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
   const root = parsed.values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, parsed.values.workspace) : (0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(c.input.path), "_workspace", "exec", `${c.fleet.file.name}-${stamp}-${(0,node_crypto__WEBPACK_IMPORTED_MODULE_1__.randomBytes)(3).toString("hex")}`);
-  const done = await (0,_steps_exec_js__WEBPACK_IMPORTED_MODULE_21__/* .execFleet */ .C_)({
+  const done = await (0,_steps_exec_js__WEBPACK_IMPORTED_MODULE_24__/* .execFleet */ .C_)({
     fleet: c.fleet,
     file: c.input.path,
     command,
     forge: c.setup.forge,
     workspace: c.setup.workspace,
     exec: c.setup.exec,
-    clock: _ports_js__WEBPACK_IMPORTED_MODULE_10__/* .systemClock */ .m,
+    clock: _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m,
     env: c.directiveEnv,
     root,
     maxParallel: c.maxParallel,
@@ -10266,11 +10326,11 @@ async function execCommand(c, parsed, io) {
   for (const note of done.outcome.notes) io.stderr.write(`note: ${note}
 `);
   io.stdout.write(parsed.values.json ? `${JSON.stringify({ command, root, rows }, null, 2)}
-` : `${(0,_exec_view_js__WEBPACK_IMPORTED_MODULE_20__/* .renderExec */ .K)(command, rows, root)}
+` : `${(0,_exec_view_js__WEBPACK_IMPORTED_MODULE_23__/* .renderExec */ .K)(command, rows, root)}
 `);
-  if (io.signal?.aborted) return _session_interrupts_js__WEBPACK_IMPORTED_MODULE_9__/* .EXIT_INTERRUPTED */ ._2;
+  if (io.signal?.aborted) return _session_interrupts_js__WEBPACK_IMPORTED_MODULE_11__/* .EXIT_INTERRUPTED */ ._2;
   if (rows.length && rows.every((r) => r.status === "excluded")) {
-    io.stderr.write(`${c.input.path}: no target was asked: every target was excluded (${rows.length}); the output says why for each
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .shownFile */ .G)(c.input.path)}: no target was asked: every target was excluded (${rows.length}); the output says why for each
 `);
     return 2;
   }
@@ -10278,17 +10338,17 @@ async function execCommand(c, parsed, io) {
 }
 const KILL_AFTER_MS = 5e3;
 async function runCli(argv) {
-  const entry = (0,_session_interrupts_js__WEBPACK_IMPORTED_MODULE_9__/* .enterProcess */ .Qc)({
+  const entry = (0,_session_interrupts_js__WEBPACK_IMPORTED_MODULE_11__/* .enterProcess */ .Qc)({
     gentle: {
       say: (signal) => process.stderr.write(`
 fleet: ${signal}: stopping the running lanes (again to quit at once)\u2026
 `),
       killAfterMs: KILL_AFTER_MS,
-      stopAfterMs: _steps_drivers_process_interrupt_js__WEBPACK_IMPORTED_MODULE_14__/* .INTERRUPT_GRACE_MS */ .mA + 2e4
+      stopAfterMs: _steps_drivers_process_interrupt_js__WEBPACK_IMPORTED_MODULE_17__/* .INTERRUPT_GRACE_MS */ .mA + 2e4
     },
     beforeExit: () => {
       try {
-        const root = (0,_steps_drivers_process_interrupt_js__WEBPACK_IMPORTED_MODULE_14__/* .writeInterruptedState */ .j)();
+        const root = (0,_steps_drivers_process_interrupt_js__WEBPACK_IMPORTED_MODULE_17__/* .writeInterruptedState */ .j)();
         if (root) process.stderr.write(`fleet: stopped at once; the manifest and report as they stood are in ${root}
 `);
       } catch (err) {
@@ -10305,7 +10365,7 @@ fleet: ${signal}: stopping the running lanes (again to quit at once)\u2026
   }
   process.exitCode = code;
   if (entry.signal.aborted) {
-    (0,_workspace_exec_js__WEBPACK_IMPORTED_MODULE_6__/* .killAllRunning */ .f)("SIGKILL");
+    (0,_workspace_exec_js__WEBPACK_IMPORTED_MODULE_8__/* .killAllRunning */ .f)("SIGKILL");
     await new Promise((r) => process.stdout.write("", () => r()));
     process.exit(code);
   }
@@ -11270,6 +11330,9 @@ const FleetFileSchema = schemas/* strictObject */.rej({
   pr: PullRequestSchema.default({ labels: [], reviewers: [], team_reviewers: [], assignees: [], draft: false, open: true, fork: false }),
   ci: CiSchema.default({ wait: false, timeout_minutes: 30 }),
   exclude: schemas/* array */.YOg(ExcludeSchema).default([]).describe("Targets to account for but never run, each with a reason."),
+  missing_targets: schemas/* enum */.k5n(["fail", "exclude"]).default("fail").describe(
+    "A listed target that is not there (a local path with no repository, a repository GitHub does not have or the token cannot see). fail: the plan stops and names every such target (exit 2), since a target that is not there is far more often a mistake in this file than a state of the world; exclude: it is accounted for as excluded and the rest run. A repository that is there in some state (archived, a fork, disabled, empty, read-only) is always excluded with its reason, never a failure. On the command line, --allow-missing is exclude."
+  ),
   owns: schemas/* array */.YOg(glob).default([]).describe("Default `owns` for every lane."),
   never: schemas/* array */.YOg(glob).default([]).describe("Globs no lane may change, added to each lane's own `never`."),
   max_parallel: schemas/* number */.aig().int().min(1).max(256).default(8).describe("The global concurrency budget: lanes running at once."),
@@ -15230,6 +15293,7 @@ function formatBytes(n) {
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   CE: () => (/* binding */ ciRed),
 /* harmony export */   H9: () => (/* binding */ mergeLaneRecords),
 /* harmony export */   Mc: () => (/* binding */ initManifest),
 /* harmony export */   Qx: () => (/* binding */ isDraft),
@@ -15377,8 +15441,12 @@ function isDraft(l) {
 function finalizeManifest(m, ended_at) {
   return { ...m, ended_at, summary: summarize(m.lanes, m.started_at, ended_at) };
 }
+const RED_CI = /* @__PURE__ */ new Set(["failure", "cancelled", "timed_out"]);
+function ciRed(l) {
+  return l.status === "completed" && l.ci_conclusion !== null && RED_CI.has(l.ci_conclusion);
+}
 function needsAction(m) {
-  return m.lanes.filter((l) => l.status === "failed" || isDraft(l)).sort((a, b) => compareIds(a.lane, b.lane));
+  return m.lanes.filter((l) => l.status === "failed" || isDraft(l) || ciRed(l)).sort((a, b) => compareIds(a.lane, b.lane));
 }
 function resumableLanes(m) {
   return m.lanes.filter((l) => l.status !== "completed" && l.status !== "excluded").map((l) => l.lane).sort(compareIds);
@@ -16435,10 +16503,8 @@ function mergeMethodFor(opts) {
   if (opts.flag !== void 0) {
     return known(opts.flag) ? { method: opts.flag } : { problem: `--method takes ${PR_MERGE_METHODS.join(", ")}, got "${opts.flag}"` };
   }
-  if (opts.policy === "when-green" && known(opts.method)) return { method: opts.method };
-  return {
-    problem: `the fleet's merge.policy is ${opts.policy}: Fleet never merges unless told. Pass --method ${PR_MERGE_METHODS.join("|")} to merge the green PRs, or set merge: {policy: when-green} in the fleet file`
-  };
+  if (known(opts.method)) return { method: opts.method };
+  return { problem: `merge.method is "${opts.method}": pass --method ${PR_MERGE_METHODS.join("|")}` };
 }
 const UNRESOLVED = /* @__PURE__ */ new Set(["not-merged", "not-closed", "failed"]);
 function prsExitCode(actions) {
@@ -17097,8 +17163,9 @@ function sentence(escaped) {
   return /[.!?…]$/.test(escaped) ? escaped : `${escaped}.`;
 }
 function actionLine(l, workspace) {
-  const cls = l.error?.class ?? ((0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) ? "draft" : l.status);
-  const msg = l.error ? firstLine(l.error.message, MESSAGE_CHARS) : (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) ? "the pull request was left as a draft for review" : "";
+  const red = !l.error && !(0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) && (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .ciRed */ .CE)(l);
+  const cls = l.error?.class ?? ((0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) ? "draft" : red ? "ci-failed" : l.status);
+  const msg = l.error ? firstLine(l.error.message, MESSAGE_CHARS) : (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .isDraft */ .Qx)(l) ? "the pull request was left as a draft for review" : red ? `CI is ${l.ci_conclusion} on the pushed commit${l.pr_url ? ` (${l.pr_url})` : ""}: the change is not good to merge` : "";
   let line = `- ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.repo)} (lane ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(l.lane)}) \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(cls)}`;
   line += msg ? `: ${sentence((0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(msg))}` : ".";
   if (l.log) line += ` Log: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .codeSpan */ .SS)(joinPath(workspace, l.log))}`;
@@ -18232,12 +18299,14 @@ function displayPath(p) {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   C5: () => (/* binding */ formatProblems),
+/* harmony export */   G: () => (/* binding */ shownFile),
 /* harmony export */   H7: () => (/* binding */ addDiscoveredLanes),
 /* harmony export */   Jg: () => (/* binding */ renderBranch),
 /* harmony export */   LD: () => (/* binding */ defaultLaneId),
 /* harmony export */   VH: () => (/* binding */ classifyRepo),
 /* harmony export */   Xi: () => (/* binding */ validateFleetFile),
-/* harmony export */   pJ: () => (/* binding */ resolveReview)
+/* harmony export */   pJ: () => (/* binding */ resolveReview),
+/* harmony export */   rD: () => (/* binding */ COMMAND_LINE)
 /* harmony export */ });
 /* unused harmony export branchRuleBroken */
 /* harmony import */ var _fleet_file_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(5850);
@@ -18834,8 +18903,12 @@ function addDiscoveredLanes(fleet, repos) {
   const expanded = expandStrategies(found, ff, (field, message) => notes.push(`${field}: ${message}`));
   return { file: ff, lanes: [...fleet.lanes, ...expanded], excluded, notes };
 }
+const COMMAND_LINE = "(command line)";
+function shownFile(file) {
+  return file === COMMAND_LINE || file.endsWith(`/${COMMAND_LINE}`) ? COMMAND_LINE : file;
+}
 function formatProblems(problems) {
-  const lines = problems.map((x) => `  ${(0,_text_js__WEBPACK_IMPORTED_MODULE_4__/* .showInvisibles */ .e4)(`${x.file}: ${x.field}: ${x.message}`)}`);
+  const lines = problems.map((x) => `  ${(0,_text_js__WEBPACK_IMPORTED_MODULE_4__/* .showInvisibles */ .e4)(`${shownFile(x.file)}: ${x.field}: ${x.message}`)}`);
   return `${problems.length} problem${problems.length === 1 ? "" : "s"} found:
 ${lines.join("\n")}`;
 }
@@ -22282,34 +22355,52 @@ async function reportStep(input) {
   const { manifest, forge, clock } = input;
   const now = clock.now().toISOString();
   const records = await (0,pool/* mapLimit */.s)(manifest.lanes, 16, async (planned) => {
-    if (planned.status === "excluded" || planned.status === "unchanged") return planned;
-    const done = input.verified?.get(planned.lane);
-    if (done) return done;
-    const read = await readLaneResult(input.root, planned.lane, manifest.fleet_id);
-    if (!read.ok) {
-      if (planned.status === "skipped") return planned;
-      const cause = read.reason === "missing" ? await input.explainMissing?.(planned) : null;
-      const status = cause?.status ?? "failed";
-      return {
-        ...planned,
-        status,
-        phase: status,
-        updated_at: now,
-        error: cause?.error ?? { class: "no-result", message: `${read.detail}; the lane did not finish (crashed, killed or cancelled)` }
-      };
-    }
-    const rec = read.record;
-    if (!model/* TERMINAL */.ff.has(rec.status)) {
-      return { ...rec, status: "failed", phase: "failed", updated_at: now, error: { class: "no-result", message: `the lane stopped while ${rec.phase}` } };
-    }
-    const spec = input.lanes.get(rec.lane);
-    if (input.forgeReads === false && rec.status === "completed") {
-      const note = "not checked against the forge again: the run was interrupted";
-      return { ...rec, evidence: { ...rec.evidence, notes: [...rec.evidence.notes, note] } };
-    }
-    return spec ? verifyLane(forge, spec, rec, now, manifest.dry_run) : rec;
+    const rec = await laneAtReport(input, planned, now);
+    return input.forgeReads === false ? rec : ciAtReport(forge, input.lanes.get(rec.lane), rec, manifest.dry_run);
   });
   return (0,core_manifest/* finalizeManifest */.eV)((0,core_manifest/* mergeLaneRecords */.H9)(manifest, records), now);
+}
+async function ciAtReport(forge, spec, rec, dryRun) {
+  if (!spec || dryRun || forge.capabilities.ci === "lane-checks") return rec;
+  if (rec.status !== "completed" || !rec.commit || rec.ci_conclusion !== "pending" || rec.phase === "dry-run" || rec.phase === "no-op") return rec;
+  let now;
+  try {
+    now = await forge.ciConclusion(spec, rec.commit);
+  } catch {
+    return rec;
+  }
+  if (now === rec.ci_conclusion) return rec;
+  const note = `CI read again at the report: ${now} (it was pending when the lane pushed)`;
+  return { ...rec, ci_conclusion: now, evidence: { ...rec.evidence, notes: [...rec.evidence.notes, note] } };
+}
+async function laneAtReport(input, planned, now) {
+  const { manifest, forge } = input;
+  if (planned.status === "excluded" || planned.status === "unchanged") return planned;
+  const done = input.verified?.get(planned.lane);
+  if (done) return done;
+  const read = await readLaneResult(input.root, planned.lane, manifest.fleet_id);
+  if (!read.ok) {
+    if (planned.status === "skipped") return planned;
+    const cause = read.reason === "missing" ? await input.explainMissing?.(planned) : null;
+    const status = cause?.status ?? "failed";
+    return {
+      ...planned,
+      status,
+      phase: status,
+      updated_at: now,
+      error: cause?.error ?? { class: "no-result", message: `${read.detail}; the lane did not finish (crashed, killed or cancelled)` }
+    };
+  }
+  const rec = read.record;
+  if (!model/* TERMINAL */.ff.has(rec.status)) {
+    return { ...rec, status: "failed", phase: "failed", updated_at: now, error: { class: "no-result", message: `the lane stopped while ${rec.phase}` } };
+  }
+  const spec = input.lanes.get(rec.lane);
+  if (input.forgeReads === false && rec.status === "completed") {
+    const note = "not checked against the forge again: the run was interrupted";
+    return { ...rec, evidence: { ...rec.evidence, notes: [...rec.evidence.notes, note] } };
+  }
+  return spec ? verifyLane(forge, spec, rec, now, manifest.dry_run) : rec;
 }
 
 
@@ -24885,6 +24976,8 @@ function cycleProblems(raw, file, already) {
 /* harmony export */   NH: () => (/* binding */ nothingRan),
 /* harmony export */   Rr: () => (/* binding */ exitCodeFor)
 /* harmony export */ });
+/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9626);
+
 async function handOffIssues(manifest, fleet, settle) {
   if (!settle || !manifest.queue) return manifest;
   const done = await settle(fleet, manifest).catch((err) => [`could not hand issues to a person: ${err.message}`]);
@@ -24895,7 +24988,7 @@ function nothingRan(manifest) {
 }
 function exitCodeFor(manifest) {
   if (nothingRan(manifest)) return 2;
-  return manifest.lanes.some((l) => l.status === "failed" || l.status === "skipped" || l.integration?.state === "held") ? 1 : 0;
+  return manifest.lanes.some((l) => l.status === "failed" || l.status === "skipped" || l.integration?.state === "held" || (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .ciRed */ .CE)(l)) ? 1 : 0;
 }
 
 
@@ -24972,6 +25065,7 @@ async function planStep(listed, forge, clock, opts) {
       if (c.base_commit) baseCommits.set(lane.id, c.base_commit);
     }
   }
+  const missingProblems = missingTargets(fleet, toCheck, exclusions, opts.file);
   const branchProblems = [];
   for (const lane of toCheck) {
     const base = baseBranches.get(lane.id);
@@ -24986,8 +25080,8 @@ async function planStep(listed, forge, clock, opts) {
   const maxParallel = opts.maxParallel ?? fleet.file.max_parallel;
   const sizing = (0,_core_legs_js__WEBPACK_IMPORTED_MODULE_1__/* .legSizing */ .pk)(fleet.file, fleet.lanes, maxParallel, { ...opts.legs, dryRun: opts.dryRun ?? false });
   const built = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_2__/* .buildPlan */ .Gg)(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file, sizing });
-  if (!built.ok) return { ok: false, problems: [...built.problems, ...branchProblems] };
-  if (branchProblems.length) return { ok: false, problems: branchProblems };
+  if (!built.ok) return { ok: false, problems: [...missingProblems, ...built.problems, ...branchProblems] };
+  if (missingProblems.length || branchProblems.length) return { ok: false, problems: [...missingProblems, ...branchProblems] };
   if (queue) {
     try {
       const done = await queue.commit();
@@ -25042,6 +25136,24 @@ async function planStep(listed, forge, clock, opts) {
   };
   if (queue) notes.push(queueNote(queue.board));
   return { ok: true, fleet, plan, manifest: out, base_branches: baseBranches, notes, queue_events: queue?.events ?? [] };
+}
+const MISSING = /* @__PURE__ */ new Set(["not-found", "not-a-repository"]);
+function missingTargets(fleet, lanes, exclusions, file) {
+  if (fleet.file.missing_targets === "exclude") return [];
+  const byLane = new Map(exclusions.map((e) => [e.lane, e]));
+  const seen = /* @__PURE__ */ new Set();
+  const problems = [];
+  for (const lane of lanes) {
+    const e = byLane.get(lane.id);
+    if (!e || !MISSING.has(e.reason) || lane.index < 0 || lane.issue || seen.has(lane.index)) continue;
+    seen.add(lane.index);
+    problems.push({
+      file,
+      field: `targets[${lane.index}].repo`,
+      message: `${lane.repo} is not there (${e.reason}: ${e.detail ?? "no detail"}): fix the path or name, remove the target, or list it under exclude: with a reason; to run the other targets anyway, set missing_targets: exclude (or pass --allow-missing)`
+    });
+  }
+  return problems;
 }
 function queueNote(board) {
   const counts = /* @__PURE__ */ new Map();
@@ -25150,8 +25262,11 @@ async function readRow(ctx, rec) {
     return { row: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_4__/* .rowFrom */ .HM)(rowBase(rec), null, `the forge could not be asked: ${messageOf(err)}`), view: null, spec };
   }
 }
+function chosen(ctx) {
+  return ctx.only ? ctx.manifest.lanes.filter(ctx.only) : ctx.manifest.lanes;
+}
 async function listPrs(ctx) {
-  const read = await (0,_util_pool_js__WEBPACK_IMPORTED_MODULE_8__/* .mapLimit */ .s)(ctx.manifest.lanes, ctx.concurrency ?? 8, (rec) => readRow(ctx, rec));
+  const read = await (0,_util_pool_js__WEBPACK_IMPORTED_MODULE_8__/* .mapLimit */ .s)(chosen(ctx), ctx.concurrency ?? 8, (rec) => readRow(ctx, rec));
   return read.map((r) => r.row);
 }
 function action(rec, row, outcome, detail, extra = {}) {
@@ -25313,16 +25428,18 @@ function lineState(step) {
 async function act(ctx, command, dryRun, method, one) {
   const now = ctx.clock.now().toISOString();
   const byRepo = /* @__PURE__ */ new Map();
-  for (const rec of ctx.manifest.lanes) byRepo.set(rec.repo, [...byRepo.get(rec.repo) ?? [], rec]);
+  for (const rec of chosen(ctx)) byRepo.set(rec.repo, [...byRepo.get(rec.repo) ?? [], rec]);
   const steps = /* @__PURE__ */ new Map();
   await (0,_util_pool_js__WEBPACK_IMPORTED_MODULE_8__/* .mapLimit */ .s)([...byRepo.values()], ctx.concurrency ?? 8, async (recs) => {
     for (const rec of recs) steps.set(rec.lane, await one(rec));
   });
-  const ordered = ctx.manifest.lanes.map((rec) => [rec, steps.get(rec.lane)]);
+  const ordered = chosen(ctx).map((rec) => [rec, steps.get(rec.lane)]);
   const events = [];
   let lanes = ctx.manifest.lanes;
   if (!dryRun) {
-    lanes = ordered.map(([rec, step]) => {
+    lanes = ctx.manifest.lanes.map((rec) => {
+      const step = steps.get(rec.lane);
+      if (!step) return rec;
       const updated = recordAfter(rec, step, command, now);
       if (!updated) return rec;
       events.push({
@@ -25393,7 +25510,8 @@ async function prsCommand(input, opts) {
     clock: input.clock,
     lanes: input.lanes,
     concurrency: input.concurrency,
-    branchPrefix: input.branchPrefix
+    branchPrefix: input.branchPrefix,
+    only: input.only
   });
   if (opts.command === "list") {
     const rows = await listPrs(ctx(first.manifest));

@@ -151,10 +151,13 @@ function finish(lines: string[]): string {
 export function renderStatusTable(m: Manifest, opts: ReportOptions): string {
   const s = summarize(m.lanes, m.started_at, m.ended_at);
   const elapsed = durationSeconds(m.started_at, m.ended_at ?? opts.now);
+  // A lane waiting for a slot in the concurrency budget has started but holds no slot: counted apart, so Active never
+  // reads more than max_parallel (issue 27: "Active: 2 / 1").
+  const waiting = m.lanes.filter((l) => l.status === 'running' && l.phase === 'waiting').length;
   const lines = [
     `## Fleet Status — ${escapeCell(m.fleet_id)}`,
     '',
-    `Elapsed: ${durationCell(elapsed)} | Active: ${s.running} / ${m.max_parallel} | Queued: ${s.queued} | Completed: ${s.completed - s.no_op} | No-op: ${s.no_op} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}${s.unchanged ? ` | Unchanged: ${s.unchanged}` : ''}`,
+    `Elapsed: ${durationCell(elapsed)} | Active: ${s.running - waiting} / ${m.max_parallel}${waiting ? ` | Waiting for a slot: ${waiting}` : ''} | Queued: ${s.queued} | Completed: ${s.completed - s.no_op} | No-op: ${s.no_op} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}${s.unchanged ? ` | Unchanged: ${s.unchanged}` : ''}`,
     '',
   ];
   if (m.lanes.length === 0) {

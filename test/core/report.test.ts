@@ -361,6 +361,14 @@ describe('renderStatusTable', () => {
     expect(cells(api)).toEqual(['1', 'acme/api', 'api', '2', 'ci', '[#34](https://github.com/acme/api/pull/34)', 'pending', 'pending', '1', '00:00:42 ago']);
   });
 
+  it('a lane waiting for a slot is not counted as active (issue 27: "Active: 2 / 1")', () => {
+    const m = midRun();
+    const running = m.lanes.filter((l) => l.status === 'running');
+    expect(running.length).toBe(2);
+    const one = { ...m, max_parallel: 1, lanes: m.lanes.map((l) => (l === running[1] ? { ...l, phase: 'waiting' as const } : l)) };
+    expect(renderStatusTable(one, { now: MID_NOW })).toContain('| Active: 1 / 1 | Waiting for a slot: 1 | Queued: 2 |');
+  });
+
   it('freezes elapsed time once the fleet has ended', () => {
     expect(renderStatusTable(finished(), { now: at(99_999) })).toContain('Elapsed: 00:27:14 |');
   });

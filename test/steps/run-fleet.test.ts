@@ -515,11 +515,13 @@ describe('interrupts', () => {
       }),
     );
     const ran_ = 'the run was interrupted while this lane ran; nothing was pushed';
+    // Issue 27: the lane that waited for its slot never ran its directive, and says so.
+    const waited = "the run was interrupted before this lane's directive started; nothing was pushed";
     const before = 'the run was interrupted before this lane started';
     const outcome = (id: string) => [lane(out.manifest, id).status, lane(out.manifest, id).error?.message];
     // Two lanes held the budget (max_parallel 2 × ... = 2): one ran its directive, the other waited for its slot.
     expect(['a', 'b', 'c'].map(outcome).sort()).toEqual([
-      ['failed', ran_],
+      ['failed', waited],
       ['failed', ran_],
       ['skipped', before],
     ]);

@@ -50,7 +50,7 @@ async function produce(run: LaneRun): Promise<string[]> {
   const maxAttempts = ctx.file.max_retries + 1;
   let lastFailure: LaneFailure | undefined;
   while (run.n < maxAttempts) {
-    stopIfCancelled(ctx);
+    stopIfCancelled(ctx, run.n > 0);
     const stop = runsAgent(ctx, lane) ? run.budget.budgetStop() : null;
     // Before its first agent run the lane has done nothing that counts: it did not start, as a lane the runner held back.
     if (stop && run.n === 0) throw new LaneFailure('budget-exceeded', `not started: ${stop}`, true);

@@ -52,6 +52,13 @@ export function interrupted(rec: LaneRecord, err: unknown): LaneFailure {
   return new LaneFailure('cancelled', `${where}; ${what} (${firstLines(String((err as Error).message ?? err), 200)})`);
 }
 
-export function stopIfCancelled(ctx: LaneContext): void {
-  if (ctx.signal?.aborted) throw new LaneFailure('cancelled', 'the run was interrupted while this lane ran; nothing was pushed');
+/** `started`: whether the lane's directive has run yet; a lane stopped before it (waiting for a slot, say) never ran. */
+export function stopIfCancelled(ctx: LaneContext, started = true): void {
+  if (!ctx.signal?.aborted) return;
+  throw new LaneFailure(
+    'cancelled',
+    started
+      ? 'the run was interrupted while this lane ran; nothing was pushed'
+      : "the run was interrupted before this lane's directive started; nothing was pushed",
+  );
 }

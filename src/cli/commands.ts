@@ -25,7 +25,7 @@ const ADHOC_FLAGS: readonly [string, string][] = [
   ['--user USER', 'every repository a GitHub user owns'],
   ['--topic TOPIC', 'repositories of --org carrying the topic'],
   ['--search QUERY', 'a GitHub repository search, e.g. "org:acme language:go"'],
-  ['--name NAME', 'the fleet name (branches are fleet/<name>/<lane>); default: adhoc'],
+  ['--name NAME', 'the fleet name (branches are fleet/<name>/<lane>); default: adhoc-<8 hex digits of the command>, so the same command reuses its branches'],
   ['--forge local|github', 'default: github when a target is OWNER/NAME or found on GitHub, else local'],
 ];
 
@@ -144,14 +144,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'status',
     summary: "a run's lanes as they stand (a run still going, or one that ended)",
-    usage: 'fleet status <fleet-status.json | workspace folder | fleet-file> [--json]',
+    usage: 'fleet status [fleet-status.json | workspace folder | fleet-file (default: fleet.yml here)] [--json]',
     flags: [['--json', 'print the manifest as JSON']],
     options: { json: { type: 'boolean' } },
   },
   {
     name: 'report',
     summary: "a run's report again; exits as the run did",
-    usage: 'fleet report <fleet-status.json | workspace folder | fleet-file> [--json]',
+    usage: 'fleet report [fleet-status.json | workspace folder | fleet-file (default: fleet.yml here)] [--json]',
     flags: [['--json', 'print the manifest as JSON']],
     options: { json: { type: 'boolean' } },
   },
@@ -243,6 +243,8 @@ export interface Parsed {
   positionals: string[];
   /** What follows `--`: the command of an ad-hoc run or of `fleet exec`. */
   command: string | undefined;
+  /** The command's words as typed (after its name), for a hint that gives the command line back. */
+  words: string[];
 }
 
 /** The flags of one command; an unknown flag names the nearest the command knows. */
@@ -264,6 +266,7 @@ export function parseCommand(c: CommandSpec, args: string[]): Parsed {
     values: parsed.values as Flags,
     positionals: parsed.positionals,
     command: after?.length ? (after.length === 1 ? after[0] : after.map(shellWord).join(' ')) : undefined,
+    words: args,
   };
 }
 
@@ -318,6 +321,6 @@ function flagMessage(c: CommandSpec, err: Error & { code?: string }): string {
  * what the user typed, with the shell's quoting intact. A single word is a script of its own and is passed as it
  * is (`fleet exec -- 'grep -rl x . | wc -l'`), as `sh -c` takes it.
  */
-function shellWord(w: string): string {
+export function shellWord(w: string): string {
   return /^[A-Za-z0-9_./:=@%+,-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
 }

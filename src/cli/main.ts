@@ -3,7 +3,7 @@
  * print, and map the outcome to an exit code (0 done, 1 a lane failed, 2 bad
  * input or set-up failure).
  */
-import type { Stats } from 'node:fs';
+import { existsSync, type Stats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
@@ -30,6 +30,7 @@ import {
   commandNamed,
   overview,
   parseCommand,
+  shellWord,
   unknownCommand,
   usageLine,
   UsageError,
@@ -196,9 +197,16 @@ function oneFile(spec: CommandSpec, parsed: Parsed): string {
   return file;
 }
 
+/** With no file named, the fleet file of the current folder (`fleet.yml`, else `fleet.yaml`), as a run beside it finds it. */
+function defaultFleetFile(spec: CommandSpec, cwd: string): string {
+  const found = ['fleet.yml', 'fleet.yaml'].find((f) => existsSync(join(cwd, f)));
+  if (!found) throw new UsageError(`name the run (no fleet.yml in ${cwd}): ${spec.usage}`, spec);
+  return found;
+}
+
 /** `fleet status` and `fleet report`: a run's manifest, found from itself, its workspace folder or its fleet file. */
 async function showRun(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<number> {
-  const found = await locateManifest(resolve(io.cwd, oneFile(spec, parsed)));
+  const found = await locateManifest(resolve(io.cwd, parsed.positionals.length ? oneFile(spec, parsed) : defaultFleetFile(spec, io.cwd)));
   if ('problem' in found) {
     io.stderr.write(`${formatProblems([found.problem])}\n`);
     return 2;
@@ -222,8 +230,6 @@ interface FleetInput {
   path: string;
   /** The text of a fleet file built from flags; undefined: read `path`. */
   text?: string;
-  /** How to name this fleet in a hint to run it again. */
-  again: string;
 }
 
 function fleetInput(spec: CommandSpec, parsed: Parsed, io: CliIo): FleetInput | { printed: string } {
@@ -239,14 +245,14 @@ function fleetInput(spec: CommandSpec, parsed: Parsed, io: CliIo): FleetInput | 
     if (values.name || values.forge)
       throw new UsageError(`--${values.name ? 'name' : 'forge'} belongs to an ad-hoc run (--repo …); a fleet file sets its own`, spec);
     const target = oneFile(spec, parsed);
-    return { path: resolve(io.cwd, target), again: `fleet ${spec.name} ${target}` };
+    return { path: resolve(io.cwd, target) };
   }
   if (parsed.positionals.length)
     throw new UsageError(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(' ')}`, spec);
   const built = adhocFleetFile(values, parsed.command, io.cwd, spec.usage.split('   or   ').pop()!);
   if (!built.ok) throw new UsageError(built.problems.join('\n'), spec);
   if (values['print-fleet-file']) return { printed: built.text };
-  return { path: built.path, text: built.text, again: 'the same command' };
+  return { path: built.path, text: built.text };
 }
 
 /** A fleet loaded, its credentials checked and its forge set up: what plan, run and exec share. */
@@ -276,7 +282,7 @@ async function planOrRun(spec: CommandSpec, parsed: Parsed, io: CliIo, sessions:
   if (typeof connected === 'number') return connected;
   if (spec.name === 'plan') return plan(connected, parsed.values, io);
   if (spec.name === 'exec') return execCommand(connected, parsed, io);
-  return run(spec, connected, parsed.values, io);
+  return run(spec, connected, parsed.values, io, parsed.words);
 }
 
 /** Loads the fleet file, checks the flags and credentials with it (every problem at once), and opens the command's session. */
@@ -350,7 +356,7 @@ async function plan(c: Connected, values: Flags, io: CliIo): Promise<number> {
   return 0;
 }
 
-async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo): Promise<number> {
+async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo, parsedWords: string[]): Promise<number> {
   const { path } = c.input;
   const loaded = { fleet: c.fleet };
   const { forge, discover, queue, settleQueue } = c.setup;
@@ -430,13 +436,31 @@ async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo): P
   io.stdout.write(values.json ? `${JSON.stringify(outcome.manifest, null, 2)}\n` : `\n${report}\n`);
   if (io.signal?.aborted) {
     io.stderr.write(
-      `fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with ${c.input.again} and --resume ${resolve(outcome.root, 'fleet-status.json')}\n`,
+      `fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with:\n  ${resumeLine(spec, parsedWords, resolve(outcome.root, 'fleet-status.json'))}\n`,
     );
     return EXIT_INTERRUPTED;
   }
   if (nothingRan(outcome.manifest))
     io.stderr.write(`${shownFile(path)}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each\n`);
   return exitCodeFor(outcome.manifest);
+}
+
+/**
+ * The command line that resumes an interrupted run, ready to paste: the words as typed, less any --resume or --since,
+ * then --resume and the manifest (before the `--` of an ad-hoc command, so the command and with it the fleet's name are
+ * the same).
+ */
+function resumeLine(spec: CommandSpec, words: readonly string[], manifest: string): string {
+  const dash = words.indexOf('--');
+  const own = dash === -1 ? [...words] : words.slice(0, dash);
+  const kept: string[] = [];
+  for (let i = 0; i < own.length; i++) {
+    const w = own[i]!;
+    if (w === '--resume' || w === '--since') i++;
+    else if (!w.startsWith('--resume=') && !w.startsWith('--since=')) kept.push(w);
+  }
+  const line = ['fleet', spec.name, ...kept, '--resume', manifest, ...(dash === -1 ? [] : words.slice(dash))];
+  return line.map((w) => (w === '--' ? w : shellWord(w))).join(' ');
 }
 
 /**
@@ -475,7 +499,7 @@ async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo, sessions: Sessi
   }
   if (!values.fleet && where.path === named)
     throw new UsageError(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
-  const connected = await connect(spec, values, { path: fleetPath, again: `fleet prs ${target}` }, io, { writes: sub !== 'list', sessions });
+  const connected = await connect(spec, values, { path: fleetPath }, io, { writes: sub !== 'list', sessions });
   if (typeof connected === 'number') return connected;
   const file = connected.fleet.file;
   const method = sub === 'merge' ? mergeMethodFor({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : undefined;

@@ -40,6 +40,8 @@ describe('invoking fleet', () => {
     const run = fleet(['run', '--help'], dir);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('--print-fleet-file');
+    // The default the help names is the one an ad-hoc run takes (issue 27: it said `adhoc`).
+    expect(run.stdout).toMatch(/--name NAME +.*default: adhoc-<8 hex digits of the command>/);
     expect(fleet(['help', 'exec'], dir).stdout).toMatch(/^Usage: fleet exec/m);
     const bare = fleet([], dir);
     expect(bare.code).toBe(2);

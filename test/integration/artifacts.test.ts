@@ -165,6 +165,15 @@ describe('run artifacts', () => {
     expect(ids).toHaveLength(1);
     expect(ids[0]).toMatch(/^fleet-\d{8}-\d{6}-[0-9a-f]{6}$/);
     expect(readManifest(join(dir, '_workspace', 'fleet', ids[0]!)).fleet_id).toBe(ids[0]);
+    // fleet status and fleet report with no argument read the run of the fleet.yml in the current folder (issue 27).
+    for (const cmd of ['status', 'report']) {
+      const here = await fleet([cmd], { cwd: dir });
+      expect(here.code, here.stderr).toBe(0);
+      expect(here.stdout).toContain(ids[0]!);
+    }
+    const elsewhere = await fleet(['status'], { cwd: join(dir, '_workspace') });
+    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.stderr).toContain(`name the run (no fleet.yml in ${join(dir, '_workspace')})`);
   });
 
   it('an events log that cannot be written does not take the run down', async () => {

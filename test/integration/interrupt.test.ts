@@ -70,7 +70,8 @@ describe('interrupting a run', () => {
     expect(existsSync(join(ws, 'lanes', 'later', 'repo'))).toBe(false);
     expect(await remoteBranches(join(dir, 'hang.git'))).toEqual(['main']);
     expect(out).toMatch(/interrupted/i);
-    expect(out).toContain(`--resume ${join(ws, 'fleet-status.json')}`);
+    // A line to paste (issue 27): the command as typed, with --resume and the manifest.
+    expect(out).toContain(`Resume with:\n  fleet run ${file} --workspace ${ws} --quiet --resume ${join(ws, 'fleet-status.json')}\n`);
 
     // The interrupted run resumes: the cancelled lanes run, the completed one is kept.
     const quickCommit = lane(m, 'quick').commit;

@@ -8974,6 +8974,7 @@ function appFromEnv(env, owners, file) {
 /* harmony export */   bD: () => (/* binding */ commandHelp),
 /* harmony export */   eb: () => (/* binding */ UsageError),
 /* harmony export */   k8: () => (/* binding */ unknownCommand),
+/* harmony export */   r7: () => (/* binding */ shellWord),
 /* harmony export */   v: () => (/* binding */ commandNamed)
 /* harmony export */ });
 /* unused harmony export COMMANDS */
@@ -8989,7 +8990,7 @@ const ADHOC_FLAGS = [
   ["--user USER", "every repository a GitHub user owns"],
   ["--topic TOPIC", "repositories of --org carrying the topic"],
   ["--search QUERY", 'a GitHub repository search, e.g. "org:acme language:go"'],
-  ["--name NAME", "the fleet name (branches are fleet/<name>/<lane>); default: adhoc"],
+  ["--name NAME", "the fleet name (branches are fleet/<name>/<lane>); default: adhoc-<8 hex digits of the command>, so the same command reuses its branches"],
   ["--forge local|github", "default: github when a target is OWNER/NAME or found on GitHub, else local"]
 ];
 const ADHOC_OPTIONS = {
@@ -9106,14 +9107,14 @@ const COMMANDS = [
   {
     name: "status",
     summary: "a run's lanes as they stand (a run still going, or one that ended)",
-    usage: "fleet status <fleet-status.json | workspace folder | fleet-file> [--json]",
+    usage: "fleet status [fleet-status.json | workspace folder | fleet-file (default: fleet.yml here)] [--json]",
     flags: [["--json", "print the manifest as JSON"]],
     options: { json: { type: "boolean" } }
   },
   {
     name: "report",
     summary: "a run's report again; exits as the run did",
-    usage: "fleet report <fleet-status.json | workspace folder | fleet-file> [--json]",
+    usage: "fleet report [fleet-status.json | workspace folder | fleet-file (default: fleet.yml here)] [--json]",
     flags: [["--json", "print the manifest as JSON"]],
     options: { json: { type: "boolean" } }
   }
@@ -9176,7 +9177,8 @@ function parseCommand(c, args) {
   return {
     values: parsed.values,
     positionals: parsed.positionals,
-    command: after?.length ? after.length === 1 ? after[0] : after.map(shellWord).join(" ") : void 0
+    command: after?.length ? after.length === 1 ? after[0] : after.map(shellWord).join(" ") : void 0,
+    words: args
   };
 }
 const TARGET_FLAGS = /* @__PURE__ */ new Set(["--repo", "--org", "--user", "--search", "--topic"]);
@@ -9797,38 +9799,40 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony export */   ak: () => (/* binding */ runCli)
 /* harmony export */ });
 /* unused harmony export main */
-/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(1455);
-/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(7598);
-/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(6760);
-/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(3173);
-/* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(754);
-/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(9626);
-/* harmony import */ var _core_glob_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(9092);
-/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(2001);
-/* harmony import */ var _workspace_exec_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(8181);
-/* harmony import */ var _core_commit_identity_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(153);
-/* harmony import */ var _session_session_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(4374);
-/* harmony import */ var _session_interrupts_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(426);
-/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(7451);
-/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(1162);
-/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(8648);
-/* harmony import */ var _steps_outcome_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(6131);
-/* harmony import */ var _steps_drivers_process_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(7497);
-/* harmony import */ var _steps_drivers_process_interrupt_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(6952);
-/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(8177);
-/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(1827);
-/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_20__ = __nccwpck_require__(9404);
-/* harmony import */ var _commands_js__WEBPACK_IMPORTED_MODULE_21__ = __nccwpck_require__(6426);
-/* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_22__ = __nccwpck_require__(499);
-/* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(4011);
-/* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(3906);
-/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(404);
-/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(2240);
-/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_27__ = __nccwpck_require__(9918);
-/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_31__ = __nccwpck_require__(1718);
-/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_28__ = __nccwpck_require__(8281);
-/* harmony import */ var _util_secrets_js__WEBPACK_IMPORTED_MODULE_29__ = __nccwpck_require__(897);
-/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_30__ = __nccwpck_require__(9112);
+/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(3024);
+/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1455);
+/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(7598);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(6760);
+/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(3173);
+/* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(754);
+/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(9626);
+/* harmony import */ var _core_glob_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(9092);
+/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(2001);
+/* harmony import */ var _workspace_exec_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(8181);
+/* harmony import */ var _core_commit_identity_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(153);
+/* harmony import */ var _session_session_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(4374);
+/* harmony import */ var _session_interrupts_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(426);
+/* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(7451);
+/* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(1162);
+/* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8648);
+/* harmony import */ var _steps_outcome_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(6131);
+/* harmony import */ var _steps_drivers_process_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(7497);
+/* harmony import */ var _steps_drivers_process_interrupt_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(6952);
+/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(8177);
+/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_20__ = __nccwpck_require__(1827);
+/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_21__ = __nccwpck_require__(9404);
+/* harmony import */ var _commands_js__WEBPACK_IMPORTED_MODULE_22__ = __nccwpck_require__(6426);
+/* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(499);
+/* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(4011);
+/* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(3906);
+/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(404);
+/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_27__ = __nccwpck_require__(2240);
+/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_28__ = __nccwpck_require__(9918);
+/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_32__ = __nccwpck_require__(1718);
+/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_29__ = __nccwpck_require__(8281);
+/* harmony import */ var _util_secrets_js__WEBPACK_IMPORTED_MODULE_30__ = __nccwpck_require__(897);
+/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_31__ = __nccwpck_require__(9112);
+
 
 
 
@@ -9865,19 +9869,19 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 function positiveInt(flag, value, command) {
   if (value === void 0) return void 0;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
   return n;
 }
 function branchConflictFlag(value, command) {
   if (value === void 0 || ["fail", "replace", "rebase"].includes(value)) return value;
-  throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`--branch-conflict takes fail, replace or rebase, got ${JSON.stringify(value)}`, command);
+  throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`--branch-conflict takes fail, replace or rebase, got ${JSON.stringify(value)}`, command);
 }
 function authorFlag(value, command) {
-  if (value === void 0 || (0,_core_commit_identity_js__WEBPACK_IMPORTED_MODULE_9__/* .parseAuthor */ .RV)(value)) return value;
-  throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`--author takes "Name <email>", as git shows an author, got ${JSON.stringify(value)}`, command);
+  if (value === void 0 || (0,_core_commit_identity_js__WEBPACK_IMPORTED_MODULE_10__/* .parseAuthor */ .RV)(value)) return value;
+  throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`--author takes "Name <email>", as git shows an author, got ${JSON.stringify(value)}`, command);
 }
 async function readManifest(path) {
-  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_18__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_19__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
+  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_19__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_20__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
   if (!read.ok) {
     const message = read.message.startsWith("no such file") ? "no such file: pass the fleet-status.json a run wrote" : read.message;
     return [{ file: path, field: "(file)", message }];
@@ -9888,7 +9892,7 @@ async function readManifest(path) {
   } catch (err) {
     return [{ file: path, field: "(syntax)", message: `not valid JSON: ${err.message}` }];
   }
-  const parsed = _core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .Manifest */ ._8.safeParse(json);
+  const parsed = _core_model_js__WEBPACK_IMPORTED_MODULE_5__/* .Manifest */ ._8.safeParse(json);
   if (!parsed.success) {
     return parsed.error.issues.map((i) => ({ file: path, field: i.path.join(".") || "(top level)", message: i.message }));
   }
@@ -9898,22 +9902,22 @@ async function readSince(path) {
   const m = await readManifest(path);
   if (!Array.isArray(m)) return m;
   try {
-    const version = JSON.parse(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.readFile)(path, "utf8")).schema_version;
-    if (typeof version === "string" && version !== _core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .SCHEMA_VERSION */ .f$)
-      return `${path} was written by another Fleet (manifest version ${version}, this one writes ${_core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .SCHEMA_VERSION */ .f$})`;
+    const version = JSON.parse(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.readFile)(path, "utf8")).schema_version;
+    if (typeof version === "string" && version !== _core_model_js__WEBPACK_IMPORTED_MODULE_5__/* .SCHEMA_VERSION */ .f$)
+      return `${path} was written by another Fleet (manifest version ${version}, this one writes ${_core_model_js__WEBPACK_IMPORTED_MODULE_5__/* .SCHEMA_VERSION */ .f$})`;
   } catch {
   }
   return m;
 }
 async function workspaceProblem(dir) {
   const problem = (message) => ({ file: dir, field: "--workspace", message });
-  for (let p = dir; ; p = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(p)) {
+  for (let p = dir; ; p = (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(p)) {
     let st;
     try {
-      st = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.stat)(p);
+      st = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.stat)(p);
     } catch (err) {
       const code = err.code;
-      if ((code === "ENOENT" || code === "ENOTDIR") && (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(p) !== p) continue;
+      if ((code === "ENOENT" || code === "ENOTDIR") && (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(p) !== p) continue;
       return problem(`cannot use it (${code ?? err.message})`);
     }
     if (st.isDirectory()) return void 0;
@@ -9926,40 +9930,40 @@ async function main(argv, io) {
   const sessions = [];
   try {
     if (!first) {
-      io.stderr.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .overview */ .M0)()}
+      io.stderr.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .overview */ .M0)()}
 `);
       return 2;
     }
     if (first === "--help" || first === "-h" || first === "help") {
-      const about = rest[0] ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .commandNamed */ .v)(rest[0]) : void 0;
-      if (rest[0] && !about) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .unknownCommand */ .k8)(rest[0]));
-      io.stdout.write(`${about ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .commandHelp */ .bD)(about) : (0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .overview */ .M0)()}
+      const about = rest[0] ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .commandNamed */ .v)(rest[0]) : void 0;
+      if (rest[0] && !about) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .unknownCommand */ .k8)(rest[0]));
+      io.stdout.write(`${about ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .commandHelp */ .bD)(about) : (0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .overview */ .M0)()}
 `);
       return 0;
     }
     if (first === "--version" || first === "-V" || first === "version") {
-      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_31__/* .VERSION */ .x}
+      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_32__/* .VERSION */ .x}
 `);
       return 0;
     }
-    spec = (0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .commandNamed */ .v)(first);
-    if (!spec) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .unknownCommand */ .k8)(first));
+    spec = (0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .commandNamed */ .v)(first);
+    if (!spec) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .unknownCommand */ .k8)(first));
     const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
     if (own.includes("--help") || own.includes("-h")) {
-      io.stdout.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .commandHelp */ .bD)(spec)}
+      io.stdout.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .commandHelp */ .bD)(spec)}
 `);
       return 0;
     }
-    const parsed = (0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .parseCommand */ .RM)(spec, rest);
+    const parsed = (0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .parseCommand */ .RM)(spec, rest);
     if (spec.name === "status" || spec.name === "report") return await showRun(spec, parsed, io);
     if (spec.name === "prs") return await prs(spec, parsed, io, sessions);
     return await planOrRun(spec, parsed, io, sessions);
   } catch (err) {
-    if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb) {
+    if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb) {
       const about = err.command ?? spec;
-      const message = err.message.split("\n").map(_core_text_js__WEBPACK_IMPORTED_MODULE_30__/* .showInvisibles */ .e4).join("\n");
+      const message = err.message.split("\n").map(_core_text_js__WEBPACK_IMPORTED_MODULE_31__/* .showInvisibles */ .e4).join("\n");
       io.stderr.write(`fleet${about ? ` ${about.name}` : ""}: ${message}
-${(0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .usageLine */ .U0)(about)}
+${(0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .usageLine */ .U0)(about)}
 `);
       return 2;
     }
@@ -9976,75 +9980,80 @@ ${(0,_commands_js__WEBPACK_IMPORTED_MODULE_21__/* .usageLine */ .U0)(about)}
 }
 function oneFile(spec, parsed) {
   const [file, ...more] = parsed.positionals;
-  if (!file) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`name the file: ${spec.usage.split("   or   ")[0]}`, spec);
-  if (more.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`, spec);
+  if (!file) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`name the file: ${spec.usage.split("   or   ")[0]}`, spec);
+  if (more.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`, spec);
   return file;
 }
+function defaultFleetFile(spec, cwd) {
+  const found = ["fleet.yml", "fleet.yaml"].find((f) => (0,node_fs__WEBPACK_IMPORTED_MODULE_0__.existsSync)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(cwd, f)));
+  if (!found) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`name the run (no fleet.yml in ${cwd}): ${spec.usage}`, spec);
+  return found;
+}
 async function showRun(spec, parsed, io) {
-  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_27__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, oneFile(spec, parsed)));
+  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_28__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, parsed.positionals.length ? oneFile(spec, parsed) : defaultFleetFile(spec, io.cwd)));
   if ("problem" in found) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([found.problem])}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)([found.problem])}
 `);
     return 2;
   }
   const m = await readManifest(found.path);
   if (Array.isArray(m)) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(m)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(m)}
 `);
     return 2;
   }
   if (parsed.values.json) io.stdout.write(`${JSON.stringify(m, null, 2)}
 `);
   else {
-    const now = spec.name === "status" ? _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m.now().toISOString() : m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m.now().toISOString();
-    const text = spec.name === "status" ? (0,_core_report_js__WEBPACK_IMPORTED_MODULE_7__/* .renderStatusTable */ .dK)(m, { now }) : (0,_core_report_js__WEBPACK_IMPORTED_MODULE_7__/* .renderReport */ .B1)(m, { now, workspace: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(found.path) });
+    const now = spec.name === "status" ? _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString() : m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString();
+    const text = spec.name === "status" ? (0,_core_report_js__WEBPACK_IMPORTED_MODULE_8__/* .renderStatusTable */ .dK)(m, { now }) : (0,_core_report_js__WEBPACK_IMPORTED_MODULE_8__/* .renderReport */ .B1)(m, { now, workspace: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(found.path) });
     io.stdout.write(`${found.note ? `${found.note}
 
 ` : ""}${text}
 `);
   }
-  return spec.name === "report" ? (0,_steps_outcome_js__WEBPACK_IMPORTED_MODULE_15__/* .exitCodeFor */ .Rr)(m) : 0;
+  return spec.name === "report" ? (0,_steps_outcome_js__WEBPACK_IMPORTED_MODULE_16__/* .exitCodeFor */ .Rr)(m) : 0;
 }
 function fleetInput(spec, parsed, io) {
   const { values } = parsed;
-  if (!(0,_adhoc_js__WEBPACK_IMPORTED_MODULE_22__/* .isAdhoc */ ._V)(values)) {
+  if (!(0,_adhoc_js__WEBPACK_IMPORTED_MODULE_23__/* .isAdhoc */ ._V)(values)) {
     if (spec.name === "run" && parsed.command !== void 0)
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(
         "a command after -- makes an ad-hoc run, which names its targets with --repo (or --org, --user, --search); a fleet file has its own run:",
         spec
       );
     if (values["print-fleet-file"])
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb("--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them", spec);
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb("--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them", spec);
     if (values.name || values.forge)
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`--${values.name ? "name" : "forge"} belongs to an ad-hoc run (--repo \u2026); a fleet file sets its own`, spec);
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`--${values.name ? "name" : "forge"} belongs to an ad-hoc run (--repo \u2026); a fleet file sets its own`, spec);
     const target = oneFile(spec, parsed);
-    return { path: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, target), again: `fleet ${spec.name} ${target}` };
+    return { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, target) };
   }
   if (parsed.positionals.length)
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(" ")}`, spec);
-  const built = (0,_adhoc_js__WEBPACK_IMPORTED_MODULE_22__/* .adhocFleetFile */ .kH)(values, parsed.command, io.cwd, spec.usage.split("   or   ").pop());
-  if (!built.ok) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(built.problems.join("\n"), spec);
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(" ")}`, spec);
+  const built = (0,_adhoc_js__WEBPACK_IMPORTED_MODULE_23__/* .adhocFleetFile */ .kH)(values, parsed.command, io.cwd, spec.usage.split("   or   ").pop());
+  if (!built.ok) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(built.problems.join("\n"), spec);
   if (values["print-fleet-file"]) return { printed: built.text };
-  return { path: built.path, text: built.text, again: "the same command" };
+  return { path: built.path, text: built.text };
 }
 async function planOrRun(spec, parsed, io, sessions) {
   const input = fleetInput(spec, parsed, io);
   if ("printed" in input) {
-    const checked = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_13__/* .loadFleetFile */ .J)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)(io.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_22__/* .FLAGS_FILE */ .th), { text: input.printed });
+    const checked = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_14__/* .loadFleetFile */ .J)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(io.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_23__/* .FLAGS_FILE */ .th), { text: input.printed });
     if (!checked.ok) {
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(checked.problems)}
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(checked.problems)}
 `);
       return 2;
     }
     io.stdout.write(input.printed);
     return 0;
   }
-  if (spec.name === "exec" && !parsed.command?.trim()) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`give the command after --: ${spec.usage.split("   or   ")[0]}`, spec);
+  if (spec.name === "exec" && !parsed.command?.trim()) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`give the command after --: ${spec.usage.split("   or   ")[0]}`, spec);
   const connected = await connect(spec, parsed.values, input, io, { writes: spec.name === "run", sessions });
   if (typeof connected === "number") return connected;
   if (spec.name === "plan") return plan(connected, parsed.values, io);
   if (spec.name === "exec") return execCommand(connected, parsed, io);
-  return run(spec, connected, parsed.values, io);
+  return run(spec, connected, parsed.values, io, parsed.words);
 }
 async function connect(spec, values, input, io, opts) {
   const command = spec.name;
@@ -10056,24 +10065,24 @@ async function connect(spec, values, input, io, opts) {
     commit_author: authorFlag(values.author, spec),
     missing_targets: values["allow-missing"] ? "exclude" : void 0
   };
-  const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_13__/* .loadFleetFile */ .J)(path, { speculative, pushOnly: values["push-only"], fork: values.fork, text: input.text, fields });
+  const loaded = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_14__/* .loadFleetFile */ .J)(path, { speculative, pushOnly: values["push-only"], fork: values.fork, text: input.text, fields });
   const problems = loaded.ok ? [] : [...loaded.problems];
-  const ws = command !== "plan" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace)) : void 0;
+  const ws = command !== "plan" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.workspace)) : void 0;
   if (ws) problems.push(ws);
-  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_28__/* .appFromEnv */ .N)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_28__/* .targetOwners */ .g)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_28__/* .appFromEnv */ .N)(io.env, void 0, path);
+  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_29__/* .appFromEnv */ .N)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_29__/* .targetOwners */ .g)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_29__/* .appFromEnv */ .N)(io.env, void 0, path);
   problems.push(...appEnv.problems);
   if (!loaded.ok || problems.length) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(problems)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(problems)}
 `);
     return 2;
   }
   for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}
 `);
-  const session = (0,_session_session_js__WEBPACK_IMPORTED_MODULE_10__/* .openSession */ .fA)({ env: io.env, app: appEnv.app, writes: opts.writes });
+  const session = (0,_session_session_js__WEBPACK_IMPORTED_MODULE_11__/* .openSession */ .fA)({ env: io.env, app: appEnv.app, writes: opts.writes });
   opts.sessions.push(session);
   const setup = await session.connect(loaded.fleet.file, {
-    baseDir: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path),
-    reposRoot: values["repos-root"] ? (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values["repos-root"]) : void 0,
+    baseDir: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(path),
+    reposRoot: values["repos-root"] ? (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values["repos-root"]) : void 0,
     logger: { info: () => void 0, warn: (m) => void io.stderr.write(`warning: ${m}
 `), error: (m) => void io.stderr.write(`error: ${m}
 `) },
@@ -10086,31 +10095,31 @@ async function connect(spec, values, input, io, opts) {
   });
   if ("problem" in setup) {
     if (setup.part === "isolation" || setup.part === "sign_commits")
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([{ file: path, field: setup.part, message: setup.problem }])}
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)([{ file: path, field: setup.part, message: setup.problem }])}
 `);
-    else if (setup.part === "credential") io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .shownFile */ .G)(path)}: forge: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_29__/* .redact */ .E$)(setup.problem)}
+    else if (setup.part === "credential") io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(path)}: forge: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_30__/* .redact */ .E$)(setup.problem)}
 `);
-    else io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .shownFile */ .G)(path)}: ${setup.problem}
+    else io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(path)}: ${setup.problem}
 `);
     return 2;
   }
-  const env = { ...setup.directiveEnv, FLEET_FILE_DIR: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path) };
+  const env = { ...setup.directiveEnv, FLEET_FILE_DIR: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(path) };
   return { input, fleet: loaded.fleet, setup, directiveEnv: env, maxParallel };
 }
 async function plan(c, values, io) {
   const { forge, discover, queue } = c.setup;
-  const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_14__/* .planStep */ .e)(c.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m, { file: c.input.path, maxParallel: c.maxParallel, discover, queue, readOnly: true });
+  const planned = await (0,_steps_plan_js__WEBPACK_IMPORTED_MODULE_15__/* .planStep */ .e)(c.fleet, forge, _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m, { file: c.input.path, maxParallel: c.maxParallel, discover, queue, readOnly: true });
   if (!planned.ok) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(planned.problems)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(planned.problems)}
 `);
     return 2;
   }
   io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}
-` : `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_7__/* .renderPlan */ .EG)(planned.manifest)}
+` : `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_8__/* .renderPlan */ .EG)(planned.manifest)}
 `);
   return 0;
 }
-async function run(spec, c, values, io) {
+async function run(spec, c, values, io, parsedWords) {
   const { path } = c.input;
   const loaded = { fleet: c.fleet };
   const { forge, discover, queue, settleQueue } = c.setup;
@@ -10123,10 +10132,10 @@ async function run(spec, c, values, io) {
     return 2;
   }
   if (values.resume) {
-    const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.resume);
+    const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.resume);
     const m = await readManifest(mp);
     if (Array.isArray(m)) {
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(m)}
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(m)}
 `);
       return 2;
     }
@@ -10135,19 +10144,19 @@ async function run(spec, c, values, io) {
 `);
       return 2;
     }
-    resume = { manifest: m, root: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(mp) };
+    resume = { manifest: m, root: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(mp) };
   }
   let since;
   if (values.since) {
     if (values.resume)
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(
         "--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run",
         spec
       );
-    const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.since);
+    const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.since);
     const read = await readSince(mp);
     if (Array.isArray(read)) {
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(read)}
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(read)}
 `);
       return 2;
     }
@@ -10159,21 +10168,21 @@ async function run(spec, c, values, io) {
       return 2;
     } else since = read;
   }
-  const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_20__/* .LiveView */ .O(io.stdout);
-  const outcome = await (0,_steps_drivers_process_js__WEBPACK_IMPORTED_MODULE_16__/* .runFleet */ .g)({
+  const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_21__/* .LiveView */ .O(io.stdout);
+  const outcome = await (0,_steps_drivers_process_js__WEBPACK_IMPORTED_MODULE_17__/* .runFleet */ .g)({
     fleet: loaded.fleet,
     file: path,
     forge,
     workspace: c.setup.workspace,
     exec: c.setup.exec,
-    clock: _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m,
+    clock: _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m,
     env: c.directiveEnv,
     discover,
     queue,
     settleQueue,
-    root: values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace) : void 0,
+    root: values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.workspace) : void 0,
     // The default workspace goes beside the fleet file, so a run started from any folder lands in the same place.
-    cwd: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(path),
+    cwd: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(path),
     maxParallel: c.maxParallel,
     dryRun: values["dry-run"] ?? false,
     resume,
@@ -10185,14 +10194,14 @@ async function run(spec, c, values, io) {
   });
   live?.stop();
   if (!outcome.ok) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(outcome.problems)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(outcome.problems)}
 `);
     return 2;
   }
   for (const note of outcome.notes) io.stderr.write(`note: ${note}
 `);
-  const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_7__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
-  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_18__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(outcome.root, "report.md"), `${report}
+  const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_8__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
+  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_19__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(outcome.root, "report.md"), `${report}
 `);
   io.stdout.write(values.json ? `${JSON.stringify(outcome.manifest, null, 2)}
 ` : `
@@ -10200,24 +10209,37 @@ ${report}
 `);
   if (io.signal?.aborted) {
     io.stderr.write(
-      `fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with ${c.input.again} and --resume ${(0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(outcome.root, "fleet-status.json")}
+      `fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with:
+  ${resumeLine(spec, parsedWords, (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(outcome.root, "fleet-status.json"))}
 `
     );
-    return _session_interrupts_js__WEBPACK_IMPORTED_MODULE_11__/* .EXIT_INTERRUPTED */ ._2;
+    return _session_interrupts_js__WEBPACK_IMPORTED_MODULE_12__/* .EXIT_INTERRUPTED */ ._2;
   }
-  if ((0,_steps_outcome_js__WEBPACK_IMPORTED_MODULE_15__/* .nothingRan */ .NH)(outcome.manifest))
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .shownFile */ .G)(path)}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each
+  if ((0,_steps_outcome_js__WEBPACK_IMPORTED_MODULE_16__/* .nothingRan */ .NH)(outcome.manifest))
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(path)}: no lane ran: every target was excluded (${outcome.manifest.lanes.length}); the report says why for each
 `);
-  return (0,_steps_outcome_js__WEBPACK_IMPORTED_MODULE_15__/* .exitCodeFor */ .Rr)(outcome.manifest);
+  return (0,_steps_outcome_js__WEBPACK_IMPORTED_MODULE_16__/* .exitCodeFor */ .Rr)(outcome.manifest);
+}
+function resumeLine(spec, words, manifest) {
+  const dash = words.indexOf("--");
+  const own = dash === -1 ? [...words] : words.slice(0, dash);
+  const kept = [];
+  for (let i = 0; i < own.length; i++) {
+    const w = own[i];
+    if (w === "--resume" || w === "--since") i++;
+    else if (!w.startsWith("--resume=") && !w.startsWith("--since=")) kept.push(w);
+  }
+  const line = ["fleet", spec.name, ...kept, "--resume", manifest, ...dash === -1 ? [] : words.slice(dash)];
+  return line.map((w) => w === "--" ? w : (0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .shellWord */ .r7)(w)).join(" ");
 }
 function laneChoice(values, manifest) {
   const patterns = values.lane ?? [];
   if (!patterns.length && !values.failed) return void 0;
   const ids = manifest.lanes.map((l) => l.lane);
-  const unmatched = patterns.filter((p) => !ids.some((id) => (0,_core_glob_js__WEBPACK_IMPORTED_MODULE_6__/* .matchesGlob */ .kt)(id, p)));
+  const unmatched = patterns.filter((p) => !ids.some((id) => (0,_core_glob_js__WEBPACK_IMPORTED_MODULE_7__/* .matchesGlob */ .kt)(id, p)));
   if (unmatched.length)
     return `--lane ${unmatched.map((p) => JSON.stringify(p)).join(", ")} matches no lane of run ${manifest.fleet_id} (its lanes: ${ids.slice(0, 20).join(", ")}${ids.length > 20 ? ", \u2026" : ""})`;
-  return (rec) => (!patterns.length || (0,_core_glob_js__WEBPACK_IMPORTED_MODULE_6__/* .matchesAny */ ._I)(rec.lane, patterns)) && (!values.failed || rec.status === "failed" || (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_5__/* .ciRed */ .CE)(rec));
+  return (rec) => (!patterns.length || (0,_core_glob_js__WEBPACK_IMPORTED_MODULE_7__/* .matchesAny */ ._I)(rec.lane, patterns)) && (!values.failed || rec.status === "failed" || (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_6__/* .ciRed */ .CE)(rec));
 }
 async function prs(spec, parsed, io, sessions) {
   const { values } = parsed;
@@ -10225,22 +10247,22 @@ async function prs(spec, parsed, io, sessions) {
   const sub = first === "merge" || first === "close" || first === "list" ? first : "list";
   const target = oneFile(spec, { ...parsed, positionals: sub === first ? rest : parsed.positionals });
   if (sub === "list" && (values["dry-run"] || values.method))
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`--${values.method ? "method" : "dry-run"} is for fleet prs merge (or close): the list changes nothing`, spec);
-  if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
-  const named = (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, target);
-  const fleetPath = values.fleet ? (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.fleet) : named;
-  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_27__/* .locateManifest */ .QM)(named);
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`--${values.method ? "method" : "dry-run"} is for fleet prs merge (or close): the list changes nothing`, spec);
+  if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
+  const named = (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, target);
+  const fleetPath = values.fleet ? (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.fleet) : named;
+  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_28__/* .locateManifest */ .QM)(named);
   if ("problem" in where) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)([where.problem])}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)([where.problem])}
 `);
     return 2;
   }
   if (!values.fleet && where.path === named)
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_21__/* .UsageError */ .eb(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
-  const connected = await connect(spec, values, { path: fleetPath, again: `fleet prs ${target}` }, io, { writes: sub !== "list", sessions });
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
+  const connected = await connect(spec, values, { path: fleetPath }, io, { writes: sub !== "list", sessions });
   if (typeof connected === "number") return connected;
   const file = connected.fleet.file;
-  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_26__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
+  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_27__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
   if (method && "problem" in method) {
     io.stderr.write(`${fleetPath}: merge: ${method.problem}
 `);
@@ -10248,7 +10270,7 @@ async function prs(spec, parsed, io, sessions) {
   }
   const manifest = await readManifest(where.path);
   if (Array.isArray(manifest)) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(manifest)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(manifest)}
 `);
     return 2;
   }
@@ -10266,51 +10288,51 @@ async function prs(spec, parsed, io, sessions) {
     return 2;
   }
   const dryRun = values["dry-run"] ?? false;
-  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_25__/* .prsCommand */ .he)(
+  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_26__/* .prsCommand */ .he)(
     {
       manifestPath: where.path,
       forge: connected.setup.forge,
-      clock: _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m,
+      clock: _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m,
       lanes: connected.fleet.lanes,
       // Every lane branch of this fleet starts so: a manifest naming another branch is never acted on.
-      branchPrefix: (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .renderBranch */ .Jg)(file.branch.slice(0, file.branch.indexOf("{lane}")), file.name, ""),
+      branchPrefix: (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .renderBranch */ .Jg)(file.branch.slice(0, file.branch.indexOf("{lane}")), file.name, ""),
       only
     },
     sub === "list" ? { command: "list" } : sub === "merge" ? { command: "merge", method: method.method, dryRun } : { command: "close", dryRun }
   );
   if (!r.ok) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(r.problems)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(r.problems)}
 `);
     return 2;
   }
-  const now = _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m.now().toISOString();
+  const now = _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString();
   if (r.command === "list") {
     io.stdout.write(
-      values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_26__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
-` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_26__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
+      values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_27__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
+` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_27__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
 `
     );
     return r.exitCode;
   }
   io.stdout.write(
-    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_26__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
-` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_26__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
+    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_27__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
+` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_27__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
 `
   );
   return r.exitCode;
 }
 async function execCommand(c, parsed, io) {
   const command = parsed.command;
-  const stamp = _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m.now().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
-  const root = parsed.values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_2__.resolve)(io.cwd, parsed.values.workspace) : (0,node_path__WEBPACK_IMPORTED_MODULE_2__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_2__.dirname)(c.input.path), "_workspace", "exec", `${c.fleet.file.name}-${stamp}-${(0,node_crypto__WEBPACK_IMPORTED_MODULE_1__.randomBytes)(3).toString("hex")}`);
-  const done = await (0,_steps_exec_js__WEBPACK_IMPORTED_MODULE_24__/* .execFleet */ .C_)({
+  const stamp = _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
+  const root = parsed.values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, parsed.values.workspace) : (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(c.input.path), "_workspace", "exec", `${c.fleet.file.name}-${stamp}-${(0,node_crypto__WEBPACK_IMPORTED_MODULE_2__.randomBytes)(3).toString("hex")}`);
+  const done = await (0,_steps_exec_js__WEBPACK_IMPORTED_MODULE_25__/* .execFleet */ .C_)({
     fleet: c.fleet,
     file: c.input.path,
     command,
     forge: c.setup.forge,
     workspace: c.setup.workspace,
     exec: c.setup.exec,
-    clock: _ports_js__WEBPACK_IMPORTED_MODULE_12__/* .systemClock */ .m,
+    clock: _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m,
     env: c.directiveEnv,
     root,
     maxParallel: c.maxParallel,
@@ -10318,7 +10340,7 @@ async function execCommand(c, parsed, io) {
     signal: io.signal
   });
   if (!done.ok) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .formatProblems */ .C5)(done.problems)}
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(done.problems)}
 `);
     return 2;
   }
@@ -10326,11 +10348,11 @@ async function execCommand(c, parsed, io) {
   for (const note of done.outcome.notes) io.stderr.write(`note: ${note}
 `);
   io.stdout.write(parsed.values.json ? `${JSON.stringify({ command, root, rows }, null, 2)}
-` : `${(0,_exec_view_js__WEBPACK_IMPORTED_MODULE_23__/* .renderExec */ .K)(command, rows, root)}
+` : `${(0,_exec_view_js__WEBPACK_IMPORTED_MODULE_24__/* .renderExec */ .K)(command, rows, root)}
 `);
-  if (io.signal?.aborted) return _session_interrupts_js__WEBPACK_IMPORTED_MODULE_11__/* .EXIT_INTERRUPTED */ ._2;
+  if (io.signal?.aborted) return _session_interrupts_js__WEBPACK_IMPORTED_MODULE_12__/* .EXIT_INTERRUPTED */ ._2;
   if (rows.length && rows.every((r) => r.status === "excluded")) {
-    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .shownFile */ .G)(c.input.path)}: no target was asked: every target was excluded (${rows.length}); the output says why for each
+    io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(c.input.path)}: no target was asked: every target was excluded (${rows.length}); the output says why for each
 `);
     return 2;
   }
@@ -10338,17 +10360,17 @@ async function execCommand(c, parsed, io) {
 }
 const KILL_AFTER_MS = 5e3;
 async function runCli(argv) {
-  const entry = (0,_session_interrupts_js__WEBPACK_IMPORTED_MODULE_11__/* .enterProcess */ .Qc)({
+  const entry = (0,_session_interrupts_js__WEBPACK_IMPORTED_MODULE_12__/* .enterProcess */ .Qc)({
     gentle: {
       say: (signal) => process.stderr.write(`
 fleet: ${signal}: stopping the running lanes (again to quit at once)\u2026
 `),
       killAfterMs: KILL_AFTER_MS,
-      stopAfterMs: _steps_drivers_process_interrupt_js__WEBPACK_IMPORTED_MODULE_17__/* .INTERRUPT_GRACE_MS */ .mA + 2e4
+      stopAfterMs: _steps_drivers_process_interrupt_js__WEBPACK_IMPORTED_MODULE_18__/* .INTERRUPT_GRACE_MS */ .mA + 2e4
     },
     beforeExit: () => {
       try {
-        const root = (0,_steps_drivers_process_interrupt_js__WEBPACK_IMPORTED_MODULE_17__/* .writeInterruptedState */ .j)();
+        const root = (0,_steps_drivers_process_interrupt_js__WEBPACK_IMPORTED_MODULE_18__/* .writeInterruptedState */ .j)();
         if (root) process.stderr.write(`fleet: stopped at once; the manifest and report as they stood are in ${root}
 `);
       } catch (err) {
@@ -10365,7 +10387,7 @@ fleet: ${signal}: stopping the running lanes (again to quit at once)\u2026
   }
   process.exitCode = code;
   if (entry.signal.aborted) {
-    (0,_workspace_exec_js__WEBPACK_IMPORTED_MODULE_8__/* .killAllRunning */ .f)("SIGKILL");
+    (0,_workspace_exec_js__WEBPACK_IMPORTED_MODULE_9__/* .killAllRunning */ .f)("SIGKILL");
     await new Promise((r) => process.stdout.write("", () => r()));
     process.exit(code);
   }
@@ -17091,10 +17113,11 @@ function finish(lines) {
 function renderStatusTable(m, opts) {
   const s = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .summarize */ .eh)(m.lanes, m.started_at, m.ended_at);
   const elapsed = (0,_manifest_js__WEBPACK_IMPORTED_MODULE_0__/* .durationSeconds */ .o8)(m.started_at, m.ended_at ?? opts.now);
+  const waiting = m.lanes.filter((l) => l.status === "running" && l.phase === "waiting").length;
   const lines = [
     `## Fleet Status \u2014 ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .escapeCell */ .kq)(m.fleet_id)}`,
     "",
-    `Elapsed: ${durationCell(elapsed)} | Active: ${s.running} / ${m.max_parallel} | Queued: ${s.queued} | Completed: ${s.completed - s.no_op} | No-op: ${s.no_op} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}${s.unchanged ? ` | Unchanged: ${s.unchanged}` : ""}`,
+    `Elapsed: ${durationCell(elapsed)} | Active: ${s.running - waiting} / ${m.max_parallel}${waiting ? ` | Waiting for a slot: ${waiting}` : ""} | Queued: ${s.queued} | Completed: ${s.completed - s.no_op} | No-op: ${s.no_op} | Failed: ${s.failed} | Skipped: ${s.skipped} | Excluded: ${s.excluded}${s.unchanged ? ` | Unchanged: ${s.unchanged}` : ""}`,
     ""
   ];
   if (m.lanes.length === 0) {
@@ -23075,8 +23098,12 @@ function interrupted(rec, err) {
   const what = before ? "nothing was pushed" : rec.phase === "pushing" ? "the push may or may not have reached the forge; a resumed run finds out" : "what it pushed stays on the forge; a resumed run checks it again";
   return new LaneFailure("cancelled", `${where}; ${what} (${firstLines(String(err.message ?? err), 200)})`);
 }
-function stopIfCancelled(ctx) {
-  if (ctx.signal?.aborted) throw new LaneFailure("cancelled", "the run was interrupted while this lane ran; nothing was pushed");
+function stopIfCancelled(ctx, started = true) {
+  if (!ctx.signal?.aborted) return;
+  throw new LaneFailure(
+    "cancelled",
+    started ? "the run was interrupted while this lane ran; nothing was pushed" : "the run was interrupted before this lane's directive started; nothing was pushed"
+  );
 }
 
 
@@ -23607,7 +23634,7 @@ async function produce(run) {
   const maxAttempts = ctx.file.max_retries + 1;
   let lastFailure;
   while (run.n < maxAttempts) {
-    stopIfCancelled(ctx);
+    stopIfCancelled(ctx, run.n > 0);
     const stop = runsAgent(ctx, lane) ? run.budget.budgetStop() : null;
     if (stop && run.n === 0) throw new LaneFailure("budget-exceeded", `not started: ${stop}`, true);
     if (stop) throw new LaneFailure("budget-exceeded", `${stop}: attempt ${run.n + 1} did not start`);

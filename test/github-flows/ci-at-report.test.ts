@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ci } from '../support/github-emulator/index.js';
-import { lane, readManifest } from '../integration/helpers.js';
+import { fleet, lane, readManifest } from '../integration/helpers.js';
 import { actionRequired, createRepos, startFlow, type Flow } from './helpers.js';
 
 let flow: Flow | undefined;
@@ -53,5 +53,9 @@ describe('CI at the report, without waiting for it', () => {
     expect(action).toContain('`acme/svc-1` (lane `svc-1`) — ci-failed: CI is failure on the pushed commit');
     expect(action).not.toContain('svc-2');
     expect(r.stdout).not.toContain('Nothing needs action.');
+    // fleet report of the run says the same and exits as the run did.
+    const again = await fleet(['report', ws], { cwd: flow.dir, env: flow.env });
+    expect(again.code, again.stderr).toBe(1);
+    expect(actionRequired(again.stdout)).toContain('`acme/svc-1` (lane `svc-1`) — ci-failed');
   });
 });

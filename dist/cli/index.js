@@ -8984,6 +8984,10 @@ function appFromEnv(env, owners, file) {
 
 
 
+const ALLOW_MISSING = [
+  "--allow-missing",
+  "a target that is not there (no repository at a path, or none on GitHub) is excluded, not an error (missing_targets: exclude)"
+];
 const ADHOC_FLAGS = [
   ["--repo PATH_OR_OWNER/NAME", "a target (repeat it); with no fleet file, the flags build one"],
   ["--org ORG", "every repository of a GitHub organization (with --topic: its repositories carrying the topic)"],
@@ -9011,7 +9015,7 @@ const COMMANDS = [
       ["--json", "print the planned manifest as JSON"],
       ["--max-parallel N", "lanes running at once (overrides max_parallel)"],
       ["--repos-root DIR", "where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)"],
-      ["--allow-missing", "a target that is not there (no repository at a path, or none on GitHub) is excluded, not an error (missing_targets: exclude)"]
+      ALLOW_MISSING
     ],
     options: { json: { type: "boolean" }, "max-parallel": { type: "string" }, "repos-root": { type: "string" }, "allow-missing": { type: "boolean" } }
   },
@@ -9031,7 +9035,7 @@ const COMMANDS = [
       ["--since MANIFEST", "incremental sweep: a lane whose target and inputs are unchanged since it completed there is not run again"],
       ["--speculative N", "try every lane N ways at once; only the pick opens a PR"],
       ["--repos-root DIR", "where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)"],
-      ["--allow-missing", "a target that is not there (no repository at a path, or none on GitHub) is excluded, not an error (missing_targets: exclude)"],
+      ALLOW_MISSING,
       ["--quiet", "no live view; print only the final report"],
       ["--json", "print the final manifest as JSON instead of the report (the report is still written)"],
       ...ADHOC_FLAGS,
@@ -9064,7 +9068,7 @@ const COMMANDS = [
       ["--max-parallel N", "commands running at once (overrides max_parallel)"],
       ["--workspace DIR", "where clones and outputs go (default: _workspace/exec/<id> beside the fleet file, or here)"],
       ["--repos-root DIR", "where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)"],
-      ["--allow-missing", "a target that is not there (no repository at a path, or none on GitHub) is excluded, not an error (missing_targets: exclude)"],
+      ALLOW_MISSING,
       ["--json", "print every target's exit code and output as JSON"],
       ...ADHOC_FLAGS
     ],

@@ -38,6 +38,11 @@ export interface PublishInput {
   reviewers: string[];
   team_reviewers: string[];
   assignees: string[];
+  /**
+   * The lane's push just created its branch (its lease said the branch was not there), so no open PR has it as head:
+   * the forge may open the PR without looking for one first, and adopts the existing one if the forge says otherwise.
+   */
+  branchCreated?: boolean;
 }
 
 export interface PublishResult {
@@ -132,6 +137,11 @@ export interface Forge {
   changedFiles(lane: LaneSpec, base: string, head: string): Promise<string[] | null>;
   /** Open or update the change request for a pushed lane branch (a PR on GitHub; nothing locally). */
   publish(input: PublishInput): Promise<PublishResult>;
+  /**
+   * The lane branch's head and the files it changes since `base`, in one read where the forge has one (GitHub: the
+   * compare of base...branch). Undefined when that read cannot answer for certain: ask branchHead and changedFiles.
+   */
+  branchChanges?(lane: LaneSpec, base: string, branch: string): Promise<{ head: string; files: string[] } | undefined>;
   /** The CI verdict for a commit, read afresh (`none` when the forge has no CI). */
   ciConclusion(lane: LaneSpec, commit: string): Promise<CiConclusion>;
   /** Poll until CI on `commit` concludes or `timeoutMs` passes (then `pending`). */

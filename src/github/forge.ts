@@ -12,7 +12,7 @@ import type { CiConclusion, LaneRecord } from '../core/model.js';
 import type { CiVerdict, CloseResult, Forge, ForgeCapabilities, Logger, MergeResult, PrView, PublishInput, PublishResult, TargetCheck } from '../ports.js';
 import { reviewState, type ReviewLike } from '../core/prs.js';
 import { redact } from '../util/secrets.js';
-import { combineRequired, describeFailures, describePending, missingRequired, type CheckRunLike, type StatusLike } from './ci.js';
+import { combineCi, combineRequired, describeFailures, describePending, missingRequired, type CheckRunLike, type StatusLike } from './ci.js';
 import { basicCredential, maskToken, resolveApiUrl, serverUrlFor, type FleetOctokit } from './octokit.js';
 import { staticToken, type TokenCredential } from './credential.js';
 import { changedPathsBetween, TreeTooLarge } from './trees.js';
@@ -59,6 +59,20 @@ export interface GitHubForgeOptions {
   /** Test seams. */
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
+}
+
+/** GitHub's compare lists at most 300 files: from there on the answer is incomplete. */
+const COMPARE_CAP = 300;
+type DiffEntry = { filename: string; previous_filename?: string };
+
+/** The paths a compare's files touch, sorted; a rename gives both. */
+function filePaths(files: readonly DiffEntry[]): string[] {
+  const out = new Set<string>();
+  for (const f of files) {
+    out.add(f.filename);
+    if (f.previous_filename) out.add(f.previous_filename);
+  }
+  return [...out].sort();
 }
 
 /** An error from the forge: names the repository and what was being done; never carries the token. */
@@ -372,12 +386,29 @@ export class GitHubForge implements Forge {
    * Null when the forge cannot say (a commit it does not have, a single folder
    * of more than 100,000 entries).
    */
+  async branchChanges(lane: LaneSpec, base: string, branch: string): Promise<{ head: string; files: string[] } | undefined> {
+    const at = await this.branchRepo(lane);
+    if (!at) return undefined;
+    let data: { total_commits?: number; commits?: Array<{ sha: string }>; files?: DiffEntry[] };
+    try {
+      data = (await this.octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', { ...at, basehead: `${base}...${branch}` })).data as typeof data;
+    } catch (err) {
+      // No such branch, no common history, an empty repository: the reads one at a time say which.
+      if ([404, 409, 422].includes(statusOf(err) ?? 0)) return undefined;
+      throw this.error(lane, `comparing ${base.slice(0, 12)}...${branch}`, err);
+    }
+    // The branch's head is the last of the commits listed (oldest first), when all of them are: at most 250 are.
+    const commits = data.commits ?? [];
+    const files = data.files ?? [];
+    if (!commits.length || data.total_commits !== commits.length || files.length >= COMPARE_CAP) return undefined;
+    return { head: commits[commits.length - 1]!.sha, files: filePaths(files) };
+  }
+
   async changedFiles(lane: LaneSpec, base: string, head: string): Promise<string[] | null> {
     // In fork mode the fork holds both commits (the push carried the base along); the target may hold neither yet.
     const { owner, repo } = (await this.branchRepo(lane)) ?? this.split(lane);
-    const COMPARE_CAP = 300;
     const what = `${base.slice(0, 12)}...${head.slice(0, 12)}`;
-    let files: Array<{ filename: string; previous_filename?: string }>;
+    let files: DiffEntry[];
     try {
       // No paging parameters: pages split the commit list, never the file list (at most 300 files, on the first page).
       const r = await this.octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', { owner, repo, basehead: `${base}...${head}` });
@@ -401,12 +432,7 @@ export class GitHubForge implements Forge {
         throw this.error(lane, `comparing the trees of ${what}`, err);
       }
     }
-    const out = new Set<string>();
-    for (const f of files) {
-      out.add(f.filename);
-      if (f.previous_filename) out.add(f.previous_filename);
-    }
-    return [...out].sort();
+    return filePaths(files);
   }
 
   // -------------------------------------------------------------------------
@@ -421,7 +447,10 @@ export class GitHubForge implements Forge {
     const body = input.body.includes(marker) ? input.body : `${marker}\n${input.body}`;
     const notes: string[] = [];
 
-    let pr = await this.findPull(lane, record.branch, record.base_branch);
+    // A branch this lane's push created is the head of no open PR (GitHub closes a PR whose head branch is deleted),
+    // so the PR is opened straight away; the 422 "already exists" below still adopts one if that ever does not hold.
+    // In fork mode the lease was on the target's branch, not the fork's: look first.
+    let pr = input.branchCreated && !this.opts.fork ? null : await this.findPull(lane, record.branch, record.base_branch);
     let updated = pr !== null;
     if (!pr) {
       try {
@@ -653,8 +682,10 @@ export class GitHubForge implements Forge {
   /** The CI verdict, where a check the base branch requires and that has not reported yet keeps it `pending`. */
   async ciConclusion(lane: LaneSpec, commit: string): Promise<CiConclusion> {
     const { runs, statuses } = await this.readCi(lane, commit);
-    const required = await this.requiredForCi(lane);
-    return combineRequired(runs, statuses, required);
+    // The base's required checks only ever turn a green or empty CI into pending: red or running CI needs no read of them.
+    const seen = combineCi(runs, statuses);
+    if (seen === 'failure' || seen === 'pending') return seen;
+    return combineRequired(runs, statuses, await this.requiredForCi(lane));
   }
 
   async waitForCi(lane: LaneSpec, commit: string, timeoutMs: number): Promise<CiVerdict> {

@@ -11,6 +11,7 @@ import { LaneResult, TERMINAL, type LaneRecord, type Manifest } from '../core/mo
 import type { LaneSpec } from '../core/model.js';
 import type { Clock, Forge } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
+import { onBase } from './lane/ci.js';
 import { resultPath } from './lane/index.js';
 
 export type ResultRead = { ok: true; record: LaneRecord } | { ok: false; reason: 'missing' | 'invalid'; detail: string };
@@ -66,13 +67,16 @@ async function checkOnForge(forge: Forge, lane: LaneSpec, rec: LaneRecord, now: 
   const notes = [...rec.evidence.notes];
   // The lane pushed to a fork (pr.fork): its branch is read there, even by a report job that made no fork itself.
   if (rec.head_repo) forge.useHeadRepo?.(lane, rec.head_repo);
-  const head = await forge.branchHead(lane, rec.branch);
+  const base = rec.branch_conflict?.start ?? rec.base_commit;
+  // One read for both where the forge has it; the files then count only when the branch is at the lane's commit.
+  const both = await forge.branchChanges?.(lane, base, rec.branch);
+  const head = both ? both.head : await forge.branchHead(lane, rec.branch);
   // A merged lane's branch may have been deleted or moved on; the base branch then holds the commit.
   const headMatches = head === rec.commit || (rec.merge_status === 'merged' && head === null);
   if (!headMatches)
     notes.push(head ? `${rec.branch} points at ${head.slice(0, 12)}, not the lane's ${rec.commit.slice(0, 12)}` : `${rec.branch} is not on the forge`);
   // A lane that kept commits others pushed (branch_conflict: rebase) answers for its own change on top of them.
-  const files = await forge.changedFiles(lane, rec.branch_conflict?.start ?? rec.base_commit, rec.commit);
+  const files = both && both.head === rec.commit ? both.files : await forge.changedFiles(lane, base, rec.commit);
   const want = [...rec.changed_files].sort();
   const filesMatch = files !== null && files.length === want.length && files.every((f, i) => f === want[i]);
   if (files === null) notes.push('the forge could not diff the lane commit against its base');
@@ -135,7 +139,7 @@ async function ciAtReport(forge: Forge, spec: LaneSpec | undefined, rec: LaneRec
   if (rec.status !== 'completed' || !rec.commit || rec.ci_conclusion !== 'pending' || rec.phase === 'dry-run' || rec.phase === 'no-op') return rec;
   let now: LaneRecord['ci_conclusion'];
   try {
-    now = await forge.ciConclusion(spec, rec.commit);
+    now = await forge.ciConclusion(onBase(spec, rec), rec.commit);
   } catch {
     return rec;
   }

@@ -321,3 +321,35 @@ describe('labels, reviewers and assignees', () => {
     expect(h.emu.pullRequests(`${owner}/${repo}`)[0]!.requested_reviewers).toEqual(['octocat']);
   });
 });
+
+describe('the requests a fresh lane costs (issue 27, part 3)', () => {
+  it('opens the PR of a branch its push just created without listing pull requests first', async () => {
+    const { l, rec, owner, repo } = await pushedLane();
+    h.emu.resetLog();
+    const r = await h.makeForge().publish({ ...input(l, rec), branchCreated: true });
+    expect(r).toMatchObject({ pr_number: 1, updated: false });
+    expect(h.emu.find({ route: PULLS }).map((q) => `${q.method} ${q.status}`)).toEqual(['POST 201']);
+    expect(h.emu.pullRequests(`${owner}/${repo}`)).toHaveLength(1);
+  });
+
+  it('still adopts an open PR of that branch if GitHub says one exists (a created branch is normally the head of none)', async () => {
+    // GitHub closes the PRs of a head branch that is deleted (Mergify's docs of delete_head_branch say so), so a
+    // branch a push created has no open PR; if that ever does not hold, the 422 "already exists" adopts it.
+    const { l, rec, owner, repo } = await pushedLane();
+    await h.octokit.request('POST /repos/{owner}/{repo}/pulls', { owner, repo, title: 'a person', head: l.branch, base: 'main', body: 'mine' });
+    h.emu.resetLog();
+    const r = await h.makeForge().publish({ ...input(l, rec), branchCreated: true });
+    expect(r).toMatchObject({ pr_number: 1, updated: true });
+    expect(h.emu.find({ route: PULLS }).map((q) => `${q.method} ${q.status}`)).toEqual(['POST 422', 'GET 200']);
+    expect(h.emu.pullRequests(`${owner}/${repo}`)).toHaveLength(1);
+  });
+
+  it('reads the branch head and its files in one compare, and leaves the reads one at a time to a branch that is not there', async () => {
+    const { l, rec } = await pushedLane();
+    const forge = h.makeForge();
+    h.emu.resetLog();
+    expect(await forge.branchChanges(l, rec.base_commit!, rec.branch!)).toEqual({ head: rec.commit, files: ['x.txt'] });
+    expect(h.emu.find({}).map((q) => q.route)).toEqual(['/repos/{owner}/{repo}/compare/{basehead}']);
+    expect(await forge.branchChanges(l, rec.base_commit!, 'fleet/demo/no-such-branch')).toBeUndefined();
+  });
+});

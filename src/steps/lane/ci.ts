@@ -12,6 +12,14 @@ export function checksAsCi(lane: LaneSpec): CiConclusion {
   return lane.checks.length ? 'success' : 'none';
 }
 
+/**
+ * The lane with the base its clone started from, when the fleet file names none: the base's required checks are read
+ * from it, and the forge need not ask for the repository's default branch again.
+ */
+export function onBase(lane: LaneSpec, rec: { base_branch: string | null }): LaneSpec {
+  return lane.base || !rec.base_branch || rec.base_branch === 'HEAD' ? lane : { ...lane, base: rec.base_branch };
+}
+
 /** Reads (or waits for) CI on the pushed commit: `done`, `retry` (red, attempts left: feedback set) or `handed-over` (red, out of attempts). */
 export async function readCi(run: LaneRun, commit: string): Promise<'done' | 'retry' | 'handed-over'> {
   const { ctx, lane } = run;
@@ -20,14 +28,16 @@ export async function readCi(run: LaneRun, commit: string): Promise<'done' | 're
     return 'done';
   }
   if (!ctx.file.ci.wait) {
-    run.rec.ci_conclusion = await forgeCall('ci-failed', 'reading CI', () => ctx.forge.ciConclusion(lane, commit));
+    run.rec.ci_conclusion = await forgeCall('ci-failed', 'reading CI', () => ctx.forge.ciConclusion(onBase(lane, run.rec), commit));
     return 'done';
   }
   // `ci` is a phase a lane passes through, never one it ends in: once CI has answered, the lane is back where it
   // was (its PR open, or its branch pushed), so a finished lane never reads as still waiting.
   const before = run.rec.phase;
   run.update({ phase: 'ci' }, `waiting for CI on ${commit.slice(0, 12)}`);
-  const verdict = await forgeCall('ci-failed', 'waiting for CI', () => ctx.forge.waitForCi(lane, commit, ctx.file.ci.timeout_minutes * 60_000));
+  const verdict = await forgeCall('ci-failed', 'waiting for CI', () =>
+    ctx.forge.waitForCi(onBase(lane, run.rec), commit, ctx.file.ci.timeout_minutes * 60_000),
+  );
   run.rec.ci_conclusion = verdict.conclusion;
   if (verdict.conclusion !== 'failure' && verdict.conclusion !== 'cancelled' && verdict.conclusion !== 'timed_out') {
     // A PR an earlier run handed over as a draft is ready again once its CI is green.

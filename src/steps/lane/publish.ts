@@ -32,6 +32,7 @@ export async function publish(run: LaneRun, review: LaneReview | null, draft = f
       reviewers: pr.reviewers,
       team_reviewers: pr.team_reviewers,
       assignees: pr.assignees,
+      branchCreated: run.branchCreated,
     }),
   );
   if (published.notes?.length) run.rec.evidence = { ...run.rec.evidence, notes: [...run.rec.evidence.notes, ...published.notes] };

@@ -18,6 +18,7 @@ export async function push(run: LaneRun, commit: string, previous: string | null
     run.rec.timings = { ...run.rec.timings, push_ms: (run.rec.timings.push_ms ?? 0) + Date.now() - tPush };
   }
   await confirmPushed(run.ctx, lane, commit);
+  run.branchCreated = previous === null;
 }
 
 /**

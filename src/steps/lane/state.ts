@@ -29,6 +29,11 @@ export class LaneRun {
    * null when the commit is still to be made (a lane with checks, or a reviewed change: from what is staged).
    */
   made: { commit: string; committed: { files: string[]; patch: string } } | null = null;
+  /**
+   * This lane's push created its branch (pushed with a lease that the branch did not exist): no open PR can have it as
+   * head yet, so publishing may open one without looking for it first.
+   */
+  branchCreated = false;
   /** The relay of earlier waves as this lane received it (markdown), or empty. */
   relayText = '';
   readonly budget: LaneBudget;

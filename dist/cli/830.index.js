@@ -1428,6 +1428,15 @@ async function checkRepos(octokit, lanes, opts) {
 
 
 
+const COMPARE_CAP = 300;
+function filePaths(files) {
+  const out = /* @__PURE__ */ new Set();
+  for (const f of files) {
+    out.add(f.filename);
+    if (f.previous_filename) out.add(f.previous_filename);
+  }
+  return [...out].sort();
+}
 class GitHubForgeError extends Error {
   constructor(repo, action, status, detail) {
     super((0,secrets/* redact */.E$)(`${repo}: ${action} failed${status ? ` (${status})` : ""}: ${detail}`));
@@ -1687,9 +1696,23 @@ class GitHubForge {
    * Null when the forge cannot say (a commit it does not have, a single folder
    * of more than 100,000 entries).
    */
+  async branchChanges(lane, base, branch) {
+    const at = await this.branchRepo(lane);
+    if (!at) return void 0;
+    let data;
+    try {
+      data = (await this.octokit.request("GET /repos/{owner}/{repo}/compare/{basehead}", { ...at, basehead: `${base}...${branch}` })).data;
+    } catch (err) {
+      if ([404, 409, 422].includes(forge_statusOf(err) ?? 0)) return void 0;
+      throw this.error(lane, `comparing ${base.slice(0, 12)}...${branch}`, err);
+    }
+    const commits = data.commits ?? [];
+    const files = data.files ?? [];
+    if (!commits.length || data.total_commits !== commits.length || files.length >= COMPARE_CAP) return void 0;
+    return { head: commits[commits.length - 1].sha, files: filePaths(files) };
+  }
   async changedFiles(lane, base, head) {
     const { owner, repo } = await this.branchRepo(lane) ?? this.split(lane);
-    const COMPARE_CAP = 300;
     const what = `${base.slice(0, 12)}...${head.slice(0, 12)}`;
     let files;
     try {
@@ -1714,12 +1737,7 @@ class GitHubForge {
         throw this.error(lane, `comparing the trees of ${what}`, err);
       }
     }
-    const out = /* @__PURE__ */ new Set();
-    for (const f of files) {
-      out.add(f.filename);
-      if (f.previous_filename) out.add(f.previous_filename);
-    }
-    return [...out].sort();
+    return filePaths(files);
   }
   // -------------------------------------------------------------------------
   // Pull requests
@@ -1732,7 +1750,7 @@ class GitHubForge {
     const body = input.body.includes(marker) ? input.body : `${marker}
 ${input.body}`;
     const notes = [];
-    let pr = await this.findPull(lane, record.branch, record.base_branch);
+    let pr = input.branchCreated && !this.opts.fork ? null : await this.findPull(lane, record.branch, record.base_branch);
     let updated = pr !== null;
     if (!pr) {
       try {
@@ -1944,8 +1962,9 @@ ${input.body}`;
   /** The CI verdict, where a check the base branch requires and that has not reported yet keeps it `pending`. */
   async ciConclusion(lane, commit) {
     const { runs, statuses } = await this.readCi(lane, commit);
-    const required = await this.requiredForCi(lane);
-    return combineRequired(runs, statuses, required);
+    const seen = combineCi(runs, statuses);
+    if (seen === "failure" || seen === "pending") return seen;
+    return combineRequired(runs, statuses, await this.requiredForCi(lane));
   }
   async waitForCi(lane, commit, timeoutMs) {
     const start = this.now();

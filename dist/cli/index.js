@@ -21586,7 +21586,7 @@ function writeSyncAtomic(path, text) {
 /* harmony import */ var _core_fleet_file_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(5850);
 /* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(754);
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(8177);
-/* harmony import */ var _lane_index_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(8520);
+/* harmony import */ var _lane_index_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(2358);
 
 
 
@@ -21712,8 +21712,8 @@ var model = __nccwpck_require__(754);
 var markdown = __nccwpck_require__(9982);
 // EXTERNAL MODULE: ./.build/src/core/report.js
 var report = __nccwpck_require__(2001);
-// EXTERNAL MODULE: ./.build/src/steps/lane/index.js + 21 modules
-var steps_lane = __nccwpck_require__(8520);
+// EXTERNAL MODULE: ./.build/src/steps/lane/index.js + 19 modules
+var steps_lane = __nccwpck_require__(2358);
 ;// CONCATENATED MODULE: ./.build/src/steps/integrate.js
 
 
@@ -22215,7 +22215,10 @@ Fleet-Wave: ${wave + 1}
 }
 
 
+// EXTERNAL MODULE: ./.build/src/steps/lane/ci.js
+var lane_ci = __nccwpck_require__(3012);
 ;// CONCATENATED MODULE: ./.build/src/steps/admission.js
+
 
 
 function startingSpec(a) {
@@ -22262,7 +22265,7 @@ async function checkpointBlock(depId, dep, depSpec, forge, checkpoint) {
     return void 0;
   }
   if (checkpoint === "green" && dep.commit) {
-    const ci = forge.capabilities.ci === "lane-checks" ? dep.ci_conclusion : await asked("for its CI", () => forge.ciConclusion(depSpec, dep.commit));
+    const ci = forge.capabilities.ci === "lane-checks" ? dep.ci_conclusion : await asked("for its CI", () => forge.ciConclusion((0,lane_ci/* onBase */.RE)(depSpec, dep), dep.commit));
     if (ci !== null && typeof ci === "object") return ci;
     if (ci !== "success" && ci !== "none") {
       return { class: "checkpoint-unmet", message: `dependency "${depId}" CI is ${ci ?? "unknown"} (checkpoint: green)` };
@@ -22299,6 +22302,7 @@ var limits = __nccwpck_require__(1827);
 // EXTERNAL MODULE: ./.build/src/core/fence.js
 var core_fence = __nccwpck_require__(7238);
 ;// CONCATENATED MODULE: ./.build/src/steps/report.js
+
 
 
 
@@ -22346,11 +22350,13 @@ async function checkOnForge(forge, lane, rec, now, dryRun) {
   if (rec.status !== "completed" || !rec.commit || !rec.branch || !rec.base_commit || dryRun || rec.phase === "dry-run") return rec;
   const notes = [...rec.evidence.notes];
   if (rec.head_repo) forge.useHeadRepo?.(lane, rec.head_repo);
-  const head = await forge.branchHead(lane, rec.branch);
+  const base = rec.branch_conflict?.start ?? rec.base_commit;
+  const both = await forge.branchChanges?.(lane, base, rec.branch);
+  const head = both ? both.head : await forge.branchHead(lane, rec.branch);
   const headMatches = head === rec.commit || rec.merge_status === "merged" && head === null;
   if (!headMatches)
     notes.push(head ? `${rec.branch} points at ${head.slice(0, 12)}, not the lane's ${rec.commit.slice(0, 12)}` : `${rec.branch} is not on the forge`);
-  const files = await forge.changedFiles(lane, rec.branch_conflict?.start ?? rec.base_commit, rec.commit);
+  const files = both && both.head === rec.commit ? both.files : await forge.changedFiles(lane, base, rec.commit);
   const want = [...rec.changed_files].sort();
   const filesMatch = files !== null && files.length === want.length && files.every((f, i) => f === want[i]);
   if (files === null) notes.push("the forge could not diff the lane commit against its base");
@@ -22392,7 +22398,7 @@ async function ciAtReport(forge, spec, rec, dryRun) {
   if (rec.status !== "completed" || !rec.commit || rec.ci_conclusion !== "pending" || rec.phase === "dry-run" || rec.phase === "no-op") return rec;
   let now;
   try {
-    now = await forge.ciConclusion(spec, rec.commit);
+    now = await forge.ciConclusion((0,lane_ci/* onBase */.RE)(spec, rec), rec.commit);
   } catch {
     return rec;
   }
@@ -23054,23 +23060,98 @@ function commandOutput(log, cut) {
 
 /***/ }),
 
-/***/ 8520:
+/***/ 3012:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   $v: () => (/* binding */ readCi),
+/* harmony export */   RE: () => (/* binding */ onBase),
+/* harmony export */   oP: () => (/* binding */ checksAsCi)
+/* harmony export */ });
+/* harmony import */ var _failure_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(4396);
 
-// EXPORTS
-__nccwpck_require__.d(__webpack_exports__, {
-  gK: () => (/* reexport */ gist),
-  Wp: () => (/* reexport */ laneDir),
-  fB: () => (/* reexport */ publishStrategy),
-  jO: () => (/* reexport */ resultPath),
-  i8: () => (/* reexport */ runLane),
-  FD: () => (/* reexport */ writeLaneResult)
-});
+function checksAsCi(lane) {
+  return lane.checks.length ? "success" : "none";
+}
+function onBase(lane, rec) {
+  return lane.base || !rec.base_branch || rec.base_branch === "HEAD" ? lane : { ...lane, base: rec.base_branch };
+}
+async function readCi(run, commit) {
+  const { ctx, lane } = run;
+  if (ctx.forge.capabilities.ci === "lane-checks") {
+    run.rec.ci_conclusion = checksAsCi(lane);
+    return "done";
+  }
+  if (!ctx.file.ci.wait) {
+    run.rec.ci_conclusion = await (0,_failure_js__WEBPACK_IMPORTED_MODULE_0__/* .forgeCall */ .Az)("ci-failed", "reading CI", () => ctx.forge.ciConclusion(onBase(lane, run.rec), commit));
+    return "done";
+  }
+  const before = run.rec.phase;
+  run.update({ phase: "ci" }, `waiting for CI on ${commit.slice(0, 12)}`);
+  const verdict = await (0,_failure_js__WEBPACK_IMPORTED_MODULE_0__/* .forgeCall */ .Az)(
+    "ci-failed",
+    "waiting for CI",
+    () => ctx.forge.waitForCi(onBase(lane, run.rec), commit, ctx.file.ci.timeout_minutes * 6e4)
+  );
+  run.rec.ci_conclusion = verdict.conclusion;
+  if (verdict.conclusion !== "failure" && verdict.conclusion !== "cancelled" && verdict.conclusion !== "timed_out") {
+    if (verdict.conclusion === "success" && run.rec.pr_number !== null && !ctx.file.pr.draft) {
+      await (0,_failure_js__WEBPACK_IMPORTED_MODULE_0__/* .forgeCall */ .Az)("pr-failed", "marking the pull request ready", () => ctx.forge.setDraft(lane, run.rec.pr_number, false));
+    }
+    run.update({ phase: before }, `CI ${verdict.conclusion}`);
+    return "done";
+  }
+  const n = run.n;
+  run.rec.attempts.push({
+    n,
+    started_at: ctx.clock.now().toISOString(),
+    duration_ms: 0,
+    exit_code: null,
+    signal: null,
+    timed_out: false,
+    failed_step: "ci",
+    log: run.rec.log ?? ""
+  });
+  if (n >= ctx.file.max_retries + 1) {
+    if (run.rec.pr_number !== null) {
+      const number = run.rec.pr_number;
+      await (0,_failure_js__WEBPACK_IMPORTED_MODULE_0__/* .forgeCall */ .Az)("pr-failed", "turning the pull request into a draft after CI stayed red", () => ctx.forge.setDraft(lane, number, true));
+    }
+    run.update(
+      {
+        status: "failed",
+        phase: "draft",
+        merge_status: "draft",
+        ended_at: ctx.clock.now().toISOString(),
+        error: {
+          class: "code-review-needed",
+          message: `CI is still red after ${n} attempt${n > 1 ? "s" : ""}: ${(0,_failure_js__WEBPACK_IMPORTED_MODULE_0__/* .gist */ .gK)(verdict.failures) || "see the PR checks"}`
+        }
+      },
+      "CI red, retries exhausted: handed to a person"
+    );
+    return "handed-over";
+  }
+  run.feedback = `CI failed on the pushed change:
+${(0,_failure_js__WEBPACK_IMPORTED_MODULE_0__/* .firstLines */ .UV)(verdict.failures, 2e3)}`;
+  return "retry";
+}
 
-// UNUSED EXPORTS: prBody
 
-;// CONCATENATED MODULE: ./.build/src/steps/lane/failure.js
+
+/***/ }),
+
+/***/ 4396:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Az: () => (/* binding */ forgeCall),
+/* harmony export */   FE: () => (/* binding */ stopIfCancelled),
+/* harmony export */   Fz: () => (/* binding */ LaneFailure),
+/* harmony export */   UV: () => (/* binding */ firstLines),
+/* harmony export */   VM: () => (/* binding */ interrupted),
+/* harmony export */   gK: () => (/* binding */ gist)
+/* harmony export */ });
 class LaneFailure extends Error {
   constructor(errorClass, message, notStarted = false) {
     super(message);
@@ -23111,6 +23192,27 @@ function stopIfCancelled(ctx, started = true) {
 }
 
 
+
+/***/ }),
+
+/***/ 2358:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  gK: () => (/* reexport */ lane_failure/* gist */.gK),
+  Wp: () => (/* reexport */ laneDir),
+  fB: () => (/* reexport */ publishStrategy),
+  jO: () => (/* reexport */ resultPath),
+  i8: () => (/* reexport */ runLane),
+  FD: () => (/* reexport */ writeLaneResult)
+});
+
+// UNUSED EXPORTS: prBody
+
+// EXTERNAL MODULE: ./.build/src/steps/lane/failure.js
+var lane_failure = __nccwpck_require__(4396);
 // EXTERNAL MODULE: external "node:path"
 var external_node_path_ = __nccwpck_require__(6760);
 // EXTERNAL MODULE: ./.build/src/core/model.js
@@ -23232,7 +23334,7 @@ async function publish(run, review, draft = false) {
   const pr = ctx.file.pr;
   if (!pr.open) return;
   const handOver = review?.verdict === "needs-person" && lane.review ? lane.review.label : null;
-  const published = await forgeCall(
+  const published = await (0,lane_failure/* forgeCall */.Az)(
     "pr-failed",
     "opening or updating the pull request",
     () => ctx.forge.publish({
@@ -23244,7 +23346,8 @@ async function publish(run, review, draft = false) {
       labels: handOver && !pr.labels.includes(handOver) ? [...pr.labels, handOver] : pr.labels,
       reviewers: pr.reviewers,
       team_reviewers: pr.team_reviewers,
-      assignees: pr.assignees
+      assignees: pr.assignees,
+      branchCreated: run.branchCreated
     })
   );
   if (published.notes?.length) run.rec.evidence = { ...run.rec.evidence, notes: [...run.rec.evidence.notes, ...published.notes] };
@@ -23256,7 +23359,7 @@ async function publish(run, review, draft = false) {
   }
   if (handOver && published.updated && run.rec.pr_number !== null) {
     const number = run.rec.pr_number;
-    await forgeCall("pr-failed", "turning the pull request into a draft for a person", () => ctx.forge.setDraft(lane, number, true));
+    await (0,lane_failure/* forgeCall */.Az)("pr-failed", "turning the pull request into a draft for a person", () => ctx.forge.setDraft(lane, number, true));
   }
 }
 function prBody(ctx, lane, rec) {
@@ -23295,7 +23398,7 @@ async function publishStrategy(ctx, lane, start, draft, others) {
     ...others.length ? ["", "The other strategies stay as branches:", ...others.map((o) => `- ${o}`)] : []
   ].join("\n");
   try {
-    const published = await forgeCall(
+    const published = await (0,lane_failure/* forgeCall */.Az)(
       "pr-failed",
       "opening the pull request of the picked strategy",
       () => ctx.forge.publish({
@@ -23315,7 +23418,7 @@ async function publishStrategy(ctx, lane, start, draft, others) {
       update({ phase: "pr-open", pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? "updated" : "opened"} ${published.pr_url}`);
     if (!draft) await applyMergePolicy(ctx, lane, () => rec, update);
   } catch (err) {
-    const failure = err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", err.message);
+    const failure = err instanceof lane_failure/* LaneFailure */.Fz ? err : new lane_failure/* LaneFailure */.Fz("lane-crashed", err.message);
     update({ status: "failed", phase: "failed", error: { class: failure.errorClass, message: failure.message } }, failure.errorClass);
   }
   await writeLaneResult(ctx.root, ctx.fleet_id, rec);
@@ -23343,7 +23446,7 @@ function scrub(text, secrets) {
 function refuseHeldSecrets(ctx, patch) {
   for (const secret of ctx.neverInChange ?? []) {
     if (secret.length >= 8 && patch.includes(secret)) {
-      throw new LaneFailure(
+      throw new lane_failure/* LaneFailure */.Fz(
         "fence-violation",
         "the change holds one of the agent credentials the directive was given (plain or encoded); nothing was pushed and no patch was kept"
       );
@@ -23394,13 +23497,13 @@ async function commitChange(run, changed, previous) {
 }
 function verifyCommitted(lane, committed, checked) {
   const fence = (0,core_fence/* checkFence */.AH)(committed, lane.owns, lane.never);
-  if (!fence.ok) throw new LaneFailure("fence-violation", `the commit holds files outside the fence: ${fence.message}; nothing was pushed`);
+  if (!fence.ok) throw new lane_failure/* LaneFailure */.Fz("fence-violation", `the commit holds files outside the fence: ${fence.message}; nothing was pushed`);
   const expected = new Set(checked);
   const differs = committed.length !== expected.size || committed.some((f) => !expected.has(f));
   if (differs) {
     const extra = committed.filter((f) => !expected.has(f));
     const missing = checked.filter((f) => !committed.includes(f));
-    throw new LaneFailure(
+    throw new lane_failure/* LaneFailure */.Fz(
       "workspace-corrupted",
       `the commit does not hold the change Fleet checked (${[extra.length ? `also: ${extra.slice(0, 5).join(", ")}` : "", missing.length ? `without: ${missing.slice(0, 5).join(", ")}` : ""].filter(Boolean).join("; ")}); nothing was pushed`
     );
@@ -23638,10 +23741,10 @@ async function produce(run) {
   const maxAttempts = ctx.file.max_retries + 1;
   let lastFailure;
   while (run.n < maxAttempts) {
-    stopIfCancelled(ctx, run.n > 0);
+    (0,lane_failure/* stopIfCancelled */.FE)(ctx, run.n > 0);
     const stop = runsAgent(ctx, lane) ? run.budget.budgetStop() : null;
-    if (stop && run.n === 0) throw new LaneFailure("budget-exceeded", `not started: ${stop}`, true);
-    if (stop) throw new LaneFailure("budget-exceeded", `${stop}: attempt ${run.n + 1} did not start`);
+    if (stop && run.n === 0) throw new lane_failure/* LaneFailure */.Fz("budget-exceeded", `not started: ${stop}`, true);
+    if (stop) throw new lane_failure/* LaneFailure */.Fz("budget-exceeded", `${stop}: attempt ${run.n + 1} did not start`);
     const n = ++run.n;
     if (n > 1) {
       await ctx.workspace.reset(run.repoDir, run.base);
@@ -23676,7 +23779,7 @@ async function produce(run) {
     run.feedback = tried.feedback;
     if (tried.final) break;
   }
-  throw lastFailure ?? new LaneFailure("directive-failed", "no attempt left");
+  throw lastFailure ?? new lane_failure/* LaneFailure */.Fz("directive-failed", "no attempt left");
 }
 async function tryChange(run, command, env, log, note, what) {
   const { ctx, lane, repoDir } = run;
@@ -23696,26 +23799,26 @@ async function tryChange(run, command, env, log, note, what) {
   if (runsAgent(ctx, lane)) run.budget.chargeRun((0,spend/* usageFromOutput */.tY)(ctx.file.agent.preset, said), run.budget.given);
   if (ctx.signal?.aborted) {
     note(r, "directive");
-    stopIfCancelled(ctx);
+    (0,lane_failure/* stopIfCancelled */.FE)(ctx);
   }
   if (!await intact(run)) {
     note(r, "directive");
-    throw new LaneFailure("workspace-corrupted", "the directive removed or broke the working copy's .git; nothing was pushed");
+    throw new lane_failure/* LaneFailure */.Fz("workspace-corrupted", "the directive removed or broke the working copy's .git; nothing was pushed");
   }
   const preset = runsAgent(ctx, lane) && !r.timedOut ? ctx.file.agent.preset : null;
   const failed = preset === "claude" ? (0,agent_outcome/* claudeOutcome */["do"])(said) : preset === "codex" ? (0,agent_outcome/* codexOutcome */.c9)(said) : null;
   if (failed) {
     note(r, "directive");
-    return { ok: false, failure: new LaneFailure(failed.class, failed.message), feedback: `The last run failed: ${failed.message}.`, final: failed.final };
+    return { ok: false, failure: new lane_failure/* LaneFailure */.Fz(failed.class, failed.message), feedback: `The last run failed: ${failed.message}.`, final: failed.final };
   }
   if (r.timedOut || r.exitCode !== 0) {
     note(r, "directive");
     const why = r.timedOut ? `the directive ran past its timeout of ${ctx.file.timeout_minutes} min and was killed` : `the directive exited with ${r.exitCode ?? r.signal}`;
     return {
       ok: false,
-      failure: new LaneFailure(r.timedOut ? "directive-timeout" : "directive-failed", `${why}${gist(r.tail) ? `: ${gist(r.tail)}` : ""}`),
+      failure: new lane_failure/* LaneFailure */.Fz(r.timedOut ? "directive-timeout" : "directive-failed", `${why}${(0,lane_failure/* gist */.gK)(r.tail) ? `: ${(0,lane_failure/* gist */.gK)(r.tail)}` : ""}`),
       feedback: `${why}. Output:
-${firstLines(r.tail, 2e3)}`,
+${(0,lane_failure/* firstLines */.UV)(r.tail, 2e3)}`,
       final: false
     };
   }
@@ -23726,7 +23829,7 @@ ${firstLines(r.tail, 2e3)}`,
     note(r, "fence");
     return {
       ok: false,
-      failure: new LaneFailure("fence-violation", fence.message ?? "changed files outside the fence"),
+      failure: new lane_failure/* LaneFailure */.Fz("fence-violation", fence.message ?? "changed files outside the fence"),
       feedback: fenceFeedback("The change touched files it may not", fence.message, lane),
       final: !ctx.file.agent
     };
@@ -23739,7 +23842,7 @@ ${firstLines(r.tail, 2e3)}`,
       const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
       if (ctx.signal?.aborted) {
         note(c, "check");
-        stopIfCancelled(ctx);
+        (0,lane_failure/* stopIfCancelled */.FE)(ctx);
       }
       if (c.timedOut || c.exitCode !== 0) {
         failed2 = { c, check };
@@ -23749,7 +23852,7 @@ ${firstLines(r.tail, 2e3)}`,
     run.checksMs += Date.now() - tChecks;
     if (!await intact(run)) {
       note(failed2?.c ?? r, "check");
-      throw new LaneFailure("workspace-corrupted", "a check removed or broke the working copy's .git; nothing was pushed");
+      throw new lane_failure/* LaneFailure */.Fz("workspace-corrupted", "a check removed or broke the working copy's .git; nothing was pushed");
     }
     if (failed2) {
       note(failed2.c, "check");
@@ -23757,9 +23860,9 @@ ${firstLines(r.tail, 2e3)}`,
       const why = c.timedOut ? `check \`${check}\` timed out` : `check \`${check}\` exited with ${c.exitCode ?? c.signal}`;
       return {
         ok: false,
-        failure: new LaneFailure("check-failed", `${why}${gist(c.tail) ? `: ${gist(c.tail)}` : ""}`),
+        failure: new lane_failure/* LaneFailure */.Fz("check-failed", `${why}${(0,lane_failure/* gist */.gK)(c.tail) ? `: ${(0,lane_failure/* gist */.gK)(c.tail)}` : ""}`),
         feedback: `${why}. Output:
-${firstLines(c.tail, 2e3)}`,
+${(0,lane_failure/* firstLines */.UV)(c.tail, 2e3)}`,
         final: false
       };
     }
@@ -23770,7 +23873,7 @@ ${firstLines(c.tail, 2e3)}`,
       note(r, "fence");
       return {
         ok: false,
-        failure: new LaneFailure("fence-violation", `a check changed files outside the fence: ${after.message ?? "outside the fence"}`),
+        failure: new lane_failure/* LaneFailure */.Fz("fence-violation", `a check changed files outside the fence: ${after.message ?? "outside the fence"}`),
         feedback: fenceFeedback("The checks left changes the lane may not make", after.message, lane),
         final: !ctx.file.agent
       };
@@ -23795,69 +23898,8 @@ function fenceFeedback(what, message, lane) {
 }
 
 
-;// CONCATENATED MODULE: ./.build/src/steps/lane/ci.js
-
-function checksAsCi(lane) {
-  return lane.checks.length ? "success" : "none";
-}
-async function readCi(run, commit) {
-  const { ctx, lane } = run;
-  if (ctx.forge.capabilities.ci === "lane-checks") {
-    run.rec.ci_conclusion = checksAsCi(lane);
-    return "done";
-  }
-  if (!ctx.file.ci.wait) {
-    run.rec.ci_conclusion = await forgeCall("ci-failed", "reading CI", () => ctx.forge.ciConclusion(lane, commit));
-    return "done";
-  }
-  const before = run.rec.phase;
-  run.update({ phase: "ci" }, `waiting for CI on ${commit.slice(0, 12)}`);
-  const verdict = await forgeCall("ci-failed", "waiting for CI", () => ctx.forge.waitForCi(lane, commit, ctx.file.ci.timeout_minutes * 6e4));
-  run.rec.ci_conclusion = verdict.conclusion;
-  if (verdict.conclusion !== "failure" && verdict.conclusion !== "cancelled" && verdict.conclusion !== "timed_out") {
-    if (verdict.conclusion === "success" && run.rec.pr_number !== null && !ctx.file.pr.draft) {
-      await forgeCall("pr-failed", "marking the pull request ready", () => ctx.forge.setDraft(lane, run.rec.pr_number, false));
-    }
-    run.update({ phase: before }, `CI ${verdict.conclusion}`);
-    return "done";
-  }
-  const n = run.n;
-  run.rec.attempts.push({
-    n,
-    started_at: ctx.clock.now().toISOString(),
-    duration_ms: 0,
-    exit_code: null,
-    signal: null,
-    timed_out: false,
-    failed_step: "ci",
-    log: run.rec.log ?? ""
-  });
-  if (n >= ctx.file.max_retries + 1) {
-    if (run.rec.pr_number !== null) {
-      const number = run.rec.pr_number;
-      await forgeCall("pr-failed", "turning the pull request into a draft after CI stayed red", () => ctx.forge.setDraft(lane, number, true));
-    }
-    run.update(
-      {
-        status: "failed",
-        phase: "draft",
-        merge_status: "draft",
-        ended_at: ctx.clock.now().toISOString(),
-        error: {
-          class: "code-review-needed",
-          message: `CI is still red after ${n} attempt${n > 1 ? "s" : ""}: ${gist(verdict.failures) || "see the PR checks"}`
-        }
-      },
-      "CI red, retries exhausted: handed to a person"
-    );
-    return "handed-over";
-  }
-  run.feedback = `CI failed on the pushed change:
-${firstLines(verdict.failures, 2e3)}`;
-  return "retry";
-}
-
-
+// EXTERNAL MODULE: ./.build/src/steps/lane/ci.js
+var lane_ci = __nccwpck_require__(3012);
 ;// CONCATENATED MODULE: ./.build/src/steps/lane/clone.js
 
 
@@ -23868,7 +23910,7 @@ async function checkIsolation(run) {
     const isolation = await probing;
     run.rec.isolation = isolation;
     if (run.ctx.file.isolation === "required" && isolation.kind === "none") {
-      throw new LaneFailure("invalid-input", `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
+      throw new lane_failure/* LaneFailure */.Fz("invalid-input", `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
     }
   };
   if (run.ctx.file.isolation !== "required") return record;
@@ -23889,7 +23931,7 @@ async function clone(run) {
   run.rec.base_branch = run.cloned.base_branch;
   run.rec.base_commit = run.cloned.base_commit;
   if (run.cloned.base_branch === lane.branch) {
-    throw new LaneFailure("invalid-input", `the lane branch ${lane.branch} is the base branch: Fleet never commits straight onto a base branch`);
+    throw new lane_failure/* LaneFailure */.Fz("invalid-input", `the lane branch ${lane.branch} is the base branch: Fleet never commits straight onto a base branch`);
   }
   await meetOthersCommits(run);
 }
@@ -23903,7 +23945,7 @@ async function meetOthersCommits(run) {
   if (!others.length) return;
   const strategy = ctx.file.branch_conflict;
   const commits = others.map((c) => c.commit);
-  if (strategy === "fail") throw new LaneFailure("branch-conflict", conflictRefusal(lane.branch, others, truncated));
+  if (strategy === "fail") throw new lane_failure/* LaneFailure */.Fz("branch-conflict", conflictRefusal(lane.branch, others, truncated));
   if (strategy === "replace") {
     run.rec.branch_conflict = { strategy, commits, start: null };
     run.addNote(`branch_conflict: replace: the push replaces ${describeCommits(others)} on ${lane.branch}`);
@@ -23911,7 +23953,7 @@ async function meetOthersCommits(run) {
   }
   const onto = run.cloned.base_branch;
   if (truncated) {
-    throw new LaneFailure(
+    throw new lane_failure/* LaneFailure */.Fz(
       "branch-conflict",
       `${lane.branch} holds more than ${MAX_BRANCH_COMMITS} commits ${onto} lacks: too many to replay; rebase the branch by hand, or use branch_conflict: replace`
     );
@@ -23919,7 +23961,7 @@ async function meetOthersCommits(run) {
   const replayed = await ctx.workspace.replay(repoDir, others);
   if (!replayed.ok) {
     const paths = replayed.conflicts.slice(0, 5).join(", ") + (replayed.conflicts.length > 5 ? ", \u2026" : "");
-    throw new LaneFailure(
+    throw new lane_failure/* LaneFailure */.Fz(
       "branch-conflict",
       `replaying ${replayed.commit.slice(0, 12)} (pushed to ${lane.branch} by someone else) onto ${onto} conflicts in ${paths}: nothing ran and nothing was pushed. Rebase the branch onto ${onto} by hand, or use branch_conflict: replace`
     );
@@ -23931,7 +23973,7 @@ async function meetOthersCommits(run) {
 async function cloneTarget(ctx, lane, repoDir) {
   const timeoutMs = ctx.file.git_timeout_minutes * 6e4;
   try {
-    const head = await forgeCall(
+    const head = await (0,lane_failure/* forgeCall */.Az)(
       "clone-failed",
       "finding or making the fork the lane pushes to",
       async () => ctx.forge.headRepo?.(lane, { create: !ctx.dryRun })
@@ -23954,7 +23996,7 @@ async function cloneTarget(ctx, lane, repoDir) {
       return { cloned: await slotted(), headRepo: head?.repo };
     }
   } catch (err) {
-    throw new LaneFailure("clone-failed", err.message);
+    throw new lane_failure/* LaneFailure */.Fz("clone-failed", err.message);
   }
 }
 function refusedCredential(text) {
@@ -23975,6 +24017,7 @@ async function push(run, commit, previous) {
     run.rec.timings = { ...run.rec.timings, push_ms: (run.rec.timings.push_ms ?? 0) + Date.now() - tPush };
   }
   await confirmPushed(run.ctx, lane, commit);
+  run.branchCreated = previous === null;
 }
 async function pushCommit(ctx, lane, repoDir, commit, previous) {
   const push2 = () => ctx.workspace.push(repoDir, lane.branch, commit, previous, ctx.forge.gitEnv(), ctx.file.git_timeout_minutes * 6e4);
@@ -23983,8 +24026,8 @@ async function pushCommit(ctx, lane, repoDir, commit, previous) {
   let pushed = await slotted();
   if (!pushed.ok && pushed.reason !== "stale" && refusedCredential(pushed.detail) && await ctx.forge.refreshCredential?.(true)) pushed = await slotted();
   if (!pushed.ok) {
-    const msg = pushed.reason === "stale" ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten` : `push refused: ${firstLines(pushed.detail, 600)}`;
-    throw new LaneFailure("push-rejected", msg);
+    const msg = pushed.reason === "stale" ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten` : `push refused: ${(0,lane_failure/* firstLines */.UV)(pushed.detail, 600)}`;
+    throw new lane_failure/* LaneFailure */.Fz("push-rejected", msg);
   }
 }
 async function confirmPushed(ctx, lane, commit) {
@@ -23993,12 +24036,12 @@ async function confirmPushed(ctx, lane, commit) {
     try {
       head = await ctx.forge.branchHead(lane, lane.branch);
     } catch (err) {
-      throw new LaneFailure("push-rejected", `reading ${lane.branch} after the push failed: ${err.message}`);
+      throw new lane_failure/* LaneFailure */.Fz("push-rejected", `reading ${lane.branch} after the push failed: ${err.message}`);
     }
     if (head === commit) return;
     await new Promise((r) => setTimeout(r, 250 * attempt));
   }
-  throw new LaneFailure(
+  throw new lane_failure/* LaneFailure */.Fz(
     "push-rejected",
     `after the push, ${lane.branch} in ${lane.repo} is at ${head ? head.slice(0, 12) : "nothing"}, not at the lane's commit ${commit.slice(0, 12)}: the push did not land in the lane's own repository; no pull request was opened`
   );
@@ -24203,7 +24246,7 @@ async function reviewChange(run, spec) {
   let snapshot = await takeSnapshot(run);
   let stopped = null;
   for (let round = 1; ; round++) {
-    review_stopIfCancelled(run);
+    stopIfCancelled(run);
     stopped = run.budgetStop();
     if (stopped) break;
     run.phase("reviewing", `review round ${round}: ${spec.lenses.map((l) => l.name).join(", ")}`);
@@ -24381,7 +24424,7 @@ async function runForAnswer(run, name, prompt, share = 1) {
   const given = run.caps(share);
   const inv = (0,core_agent/* agentCommand */.zA)(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch }, given);
   const r = await run.answer(inv, { log, answerFile });
-  review_stopIfCancelled(run);
+  stopIfCancelled(run);
   const answer = (0,core_agent/* agentAnswer */.EB)(agent.preset, await (0,fs/* readUntrustedText */.up)(answerFile, MAX_ANSWER_BYTES));
   run.chargeRun(answer.usage, given);
   return { r, text: scrub(answer.text, run.neverInChange), usage: answer.usage, log: run.rel(log) };
@@ -24395,13 +24438,13 @@ async function reviewFolder(run) {
   const folder = (0,external_node_path_.join)(run.dir, "review");
   const st = await (0,promises_.lstat)(folder).catch(() => null);
   if (!st?.isDirectory())
-    throw new LaneFailure("workspace-corrupted", "the lane's review folder was replaced (by a link or a file) during the review; nothing was pushed");
+    throw new lane_failure/* LaneFailure */.Fz("workspace-corrupted", "the lane's review folder was replaced (by a link or a file) during the review; nothing was pushed");
   return folder;
 }
 async function takeSnapshot(run) {
   const ws = run.workspace;
   if (!await run.intact())
-    throw new LaneFailure("workspace-corrupted", "an agent run of the review removed or broke the working copy's .git; nothing was pushed");
+    throw new lane_failure/* LaneFailure */.Fz("workspace-corrupted", "an agent run of the review removed or broke the working copy's .git; nothing was pushed");
   const commit = await ws.commitEverything(run.repoDir, "fleet: review snapshot");
   await ws.settle(run.repoDir, run.lane.branch, run.base);
   return commit;
@@ -24418,8 +24461,8 @@ async function keepSnapshot(run, snapshot, who) {
   run.note(`${who} changed the working copy, which it was told not to do; its changes were undone`);
   return snapshot;
 }
-function review_stopIfCancelled(run) {
-  if (run.signal?.aborted) throw new LaneFailure("cancelled", "the run was interrupted while this lane was being reviewed; nothing was pushed");
+function stopIfCancelled(run) {
+  if (run.signal?.aborted) throw new lane_failure/* LaneFailure */.Fz("cancelled", "the run was interrupted while this lane was being reviewed; nothing was pushed");
 }
 class UsageSum {
   sum = { cost_usd: null, turns: null, input_tokens: null, output_tokens: null };
@@ -24527,7 +24570,7 @@ function handOverReview(run, review) {
       phase: "draft",
       merge_status: "draft",
       ended_at: run.ctx.clock.now().toISOString(),
-      error: { ...error, message: firstLines(error.message, 600) }
+      error: { ...error, message: (0,lane_failure/* firstLines */.UV)(error.message, 600) }
     },
     "review open at the round cap: handed to a person"
   );
@@ -24568,6 +24611,11 @@ class LaneRun {
    * null when the commit is still to be made (a lane with checks, or a reviewed change: from what is staged).
    */
   made = null;
+  /**
+   * This lane's push created its branch (pushed with a lease that the branch did not exist): no open PR can have it as
+   * head yet, so publishing may open one without looking for it first.
+   */
+  branchCreated = false;
   /** The relay of earlier waves as this lane received it (markdown), or empty. */
   relayText = "";
   budget;
@@ -24631,10 +24679,10 @@ async function runLane(ctx, lane, start) {
         ({ review, changed } = await reviewPhase(run, lane.review));
         if (!changed.length) return await endNoOp(run, "nothing changed after review");
       }
-      stopIfCancelled(ctx);
+      (0,lane_failure/* stopIfCancelled */.FE)(ctx);
       const { commit, upToDate } = await commitChange(run, changed, previous);
       if (ctx.dryRun) {
-        const ci_conclusion = ctx.forge.capabilities.ci === "lane-checks" ? checksAsCi(lane) : run.rec.ci_conclusion;
+        const ci_conclusion = ctx.forge.capabilities.ci === "lane-checks" ? (0,lane_ci/* checksAsCi */.oP)(lane) : run.rec.ci_conclusion;
         run.update(
           { status: "completed", phase: "dry-run", ci_conclusion, ended_at: ctx.clock.now().toISOString() },
           `patch kept in ${run.rec.evidence.patch ?? "the lane folder"}, nothing pushed`
@@ -24653,7 +24701,7 @@ async function runLane(ctx, lane, start) {
         handOverReview(run, review);
         return await finish(run);
       }
-      const ci = await readCi(run, commit);
+      const ci = await (0,lane_ci/* readCi */.$v)(run, commit);
       if (ci === "done") break;
       if (ci === "handed-over") return await finish(run);
     }
@@ -24667,7 +24715,7 @@ async function runLane(ctx, lane, start) {
     run.update({ status: "completed", ended_at: ctx.clock.now().toISOString() }, "completed");
     return await finish(run);
   } catch (err) {
-    const failure = err instanceof LaneFailure && err.errorClass === "cancelled" ? err : ctx.signal?.aborted ? interrupted(run.rec, err) : err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
+    const failure = err instanceof lane_failure/* LaneFailure */.Fz && err.errorClass === "cancelled" ? err : ctx.signal?.aborted ? (0,lane_failure/* interrupted */.VM)(run.rec, err) : err instanceof lane_failure/* LaneFailure */.Fz ? err : new lane_failure/* LaneFailure */.Fz("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
     const ended = failure.notStarted ? "skipped" : "failed";
     run.update(
       { status: ended, phase: ended, ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },

@@ -441,6 +441,29 @@ describe('CI', () => {
     expect(c.elapsed()).toBe(60_000);
   });
 
+  it("reads the base's required checks only when CI is green or empty, and never asks for the default branch of a lane on a named base", async () => {
+    // Required checks can only turn green or empty CI into pending: red CI is red whatever they are (issue 27, part 3).
+    const l = await repoWithLane();
+    h.emu.protectBranch(l.repo, 'main', { requiredChecks: ['test'], via: 'ruleset' });
+    h.emu.setCi(l.repo, ci.red(['lint']));
+    const rec = await pushLane(l, edit('x.txt', 'x\n'));
+    const forge = h.makeForge();
+    h.emu.resetLog();
+    expect(await forge.ciConclusion({ ...l, base: 'main' }, rec.commit!)).toBe('failure');
+    const routes = () => h.emu.find({}).map((r) => r.route);
+    expect(routes()).toEqual(['/repos/{owner}/{repo}/commits/{ref}/check-runs', '/repos/{owner}/{repo}/commits/{ref}/status']);
+    h.emu.setCi(l.repo, ci.green(['lint']));
+    const green = await pushLane(l, edit('y.txt', 'y\n'), rec);
+    h.emu.resetLog();
+    expect(await forge.ciConclusion({ ...l, base: 'main' }, green.commit!)).toBe('pending');
+    expect(routes()).toEqual([
+      '/repos/{owner}/{repo}/commits/{ref}/check-runs',
+      '/repos/{owner}/{repo}/commits/{ref}/status',
+      '/repos/{owner}/{repo}/branches/{branch}',
+      '/repos/{owner}/{repo}/rules/branches/{branch}',
+    ]);
+  });
+
   /**
    * A forge on a clock of its own: time moves only when the forge sleeps, and `onSleep` runs at each sleep,
    * so "CI starts between two polls" is an event, not a race with the machine's speed.

@@ -469,12 +469,12 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
   const branchProblems = new Set<string>();
   // Lanes of targets whose repo: or lane: did not fit the schema: their ids where written, else only that there are some.
   const unreadLaneIds = new Set<string>();
-  let someLaneIdUnknown = false;
+  const unknownLaneIds: number[] = [];
   ff.targets.forEach((t: TargetSpec, index) => {
     const at = `targets[${index}]`;
     if (!read(at)) {
       // Not a mapping at all: nothing of it to check, and its lane id cannot be known.
-      someLaneIdUnknown = true;
+      unknownLaneIds.push(index);
       return;
     }
     // Checks that do not depend on the lane id come first, so a bad repository does not hide them.
@@ -500,7 +500,7 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
     if (!targetRead(index, 'repo') || !targetRead(index, 'lane')) {
       // The lane id comes from lane: or repo:; without them the lane, its branch and its clashes cannot be checked.
       if (targetRead(index, 'lane') && t.lane) unreadLaneIds.add(t.lane);
-      else someLaneIdUnknown = true;
+      else unknownLaneIds.push(index);
       return;
     }
     const kind = classifyRepo(t.repo);
@@ -572,9 +572,15 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
     );
   }
 
-  // A dependency on a lane this file does not name is a problem only when every lane id is known: while a target's
-  // repo: or lane: is unread, it may name that target's lane (if it does not, this says so once the target is fixed).
-  const mayBeALane = (dep: string) => unreadLaneIds.has(dep) || someLaneIdUnknown;
+  // A dependency on a lane this file does not name is reported even while some target's lane id cannot be read (its
+  // repo: or lane: is broken): it is said then that it may be that target's lane, so no problem waits for another.
+  const mayBeALane = (dep: string) => unreadLaneIds.has(dep);
+  const unless = unknownLaneIds.length
+    ? `; unless it is the lane of ${unknownLaneIds
+        .slice(0, 3)
+        .map((i) => `targets[${i}]`)
+        .join(', ')}${unknownLaneIds.length > 3 ? ', …' : ''}, whose lane id cannot be read until its repo: is fixed`
+    : '';
   for (const lane of lanes) {
     // Index the file's own list, not the de-duplicated one, so the field points at the right entry.
     const written = ff.targets[lane.index]?.depends_on ?? lane.depends_on;
@@ -583,7 +589,11 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
       if (dep === lane.id) p(`targets[${lane.index}].depends_on[${j}]`, `lane "${lane.id}" cannot depend on itself`);
       else if (!byId.has(dep) && !mayBeALane(dep)) {
         const known = [...byId.keys()].slice(0, 10).join(', ');
-        p(`targets[${lane.index}].depends_on[${j}]`, `"${dep}" is not a lane of this fleet (lanes: ${known}${byId.size > 10 ? ', …' : ''})`);
+        // Discovered lanes are found when the plan runs, after this file is read: a dependency can name listed targets only.
+        const found = ff.github.discover.length
+          ? ': depends_on names listed targets only, since github.discover finds its lanes when the plan runs; to depend on a repository it finds, list it under targets: too'
+          : '';
+        p(`targets[${lane.index}].depends_on[${j}]`, `"${dep}" is not a lane of this fleet (lanes: ${known}${byId.size > 10 ? ', …' : ''})${found}${unless}`);
       }
     });
   }
@@ -596,7 +606,7 @@ function resolveFleet(ff: FleetFile, file: string, unread: ReadonlySet<string> =
         if (read('integrate')) p(at, 'a soft edge is a seam checked on the integrated tree: it needs integrate: (or use depends_on:)');
       } else if (dep === lane.id) p(at, `lane "${lane.id}" cannot have a soft edge to itself`);
       else if (!other) {
-        if (!mayBeALane(dep)) p(at, `"${dep}" is not a lane of this fleet`);
+        if (!mayBeALane(dep)) p(at, `"${dep}" is not a lane of this fleet${unless}`);
       } else if (other.repo !== lane.repo)
         p(at, `"${dep}" is a lane of ${other.repo}, not of ${lane.repo}: seams are checked on one repository's integrated tree`);
     });

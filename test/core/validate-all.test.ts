@@ -102,13 +102,17 @@ describe('a structural problem hides no other problem', () => {
     expect(fields(validateFleetFile(soft, FILE))).toEqual(['integrate.branch']);
   });
 
-  it('does not call a dependency unknown while a target’s lane id cannot be known', () => {
+  it('reports an unknown dependency beside another target’s broken repo:, saying it may be that target’s lane (issue 27)', () => {
     // targets[1] has no repo, but its lane id is written: depending on it is fine.
     const named = base({ targets: [{ repo: 'acme/api', depends_on: ['web'] }, { lane: 'web' }] });
     expect(fields(validateFleetFile(named, FILE))).toEqual(['targets[1].repo']);
-    // targets[1] has neither: "db" may be its lane once repo: is written.
+    // targets[1] has neither: "db" is reported at once, saying it may be targets[1]'s lane once its repo: is written.
     const unnamed = base({ targets: [{ repo: 'acme/api', depends_on: ['db'] }, { owns: ['x/**'] }] });
-    expect(fields(validateFleetFile(unnamed, FILE))).toEqual(['targets[1].repo']);
+    const r = validateFleetFile(unnamed, FILE);
+    expect(fields(r)).toEqual(['targets[1].repo', 'targets[0].depends_on[0]']);
+    expect(r.ok ? null : r.problems.find((x) => x.field === 'targets[0].depends_on[0]')?.message).toBe(
+      '"db" is not a lane of this fleet (lanes: api); unless it is the lane of targets[1], whose lane id cannot be read until its repo: is fixed',
+    );
     // With every lane id known, an unknown dependency is still reported beside the schema's problems.
     const known = base({ checks: 'make', targets: [{ repo: 'acme/api', depends_on: ['db'] }] });
     expect(fields(validateFleetFile(known, FILE))).toEqual(['checks', 'targets[0].depends_on[0]']);

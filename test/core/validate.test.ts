@@ -766,6 +766,13 @@ describe('validateFleetFile: more problems, with their messages', () => {
     );
   });
 
+  it('says why a dependency on a lane github.discover would find is refused, and what to write (issue 27)', () => {
+    const fleet = base({ forge: 'github', github: { discover: [{ org: 'acme' }] }, targets: [{ repo: 'acme/web', depends_on: ['api'] }] });
+    expect(problemAt(validateFleetFile(fleet, FILE), 'targets[0].depends_on[0]').message).toBe(
+      '"api" is not a lane of this fleet (lanes: web): depends_on names listed targets only, since github.discover finds its lanes when the plan runs; to depend on a repository it finds, list it under targets: too',
+    );
+  });
+
   it('reports an unknown field holding something that is not plain data, instead of failing', () => {
     const raw = { ...base(), hook: () => 'not data' };
     expect(fields(validateFleetFile(raw, FILE))).toEqual(['hook']);

@@ -18658,11 +18658,11 @@ function resolveFleet(ff, file, unread = /* @__PURE__ */ new Set()) {
   const seenRepoLane = /* @__PURE__ */ new Map();
   const branchProblems = /* @__PURE__ */ new Set();
   const unreadLaneIds = /* @__PURE__ */ new Set();
-  let someLaneIdUnknown = false;
+  const unknownLaneIds = [];
   ff.targets.forEach((t, index) => {
     const at = `targets[${index}]`;
     if (!read(at)) {
-      someLaneIdUnknown = true;
+      unknownLaneIds.push(index);
       return;
     }
     if (t.directive !== void 0 && !t.directive.trim()) p(`${at}.directive`, "the lane directive is empty");
@@ -18686,7 +18686,7 @@ function resolveFleet(ff, file, unread = /* @__PURE__ */ new Set()) {
     }
     if (!targetRead(index, "repo") || !targetRead(index, "lane")) {
       if (targetRead(index, "lane") && t.lane) unreadLaneIds.add(t.lane);
-      else someLaneIdUnknown = true;
+      else unknownLaneIds.push(index);
       return;
     }
     const kind = classifyRepo(t.repo);
@@ -18754,7 +18754,8 @@ function resolveFleet(ff, file, unread = /* @__PURE__ */ new Set()) {
       firstBranchProblem + (branchProblems.size > 1 ? ` (and ${branchProblems.size - 1} more lane branch${branchProblems.size > 2 ? "es" : ""})` : "")
     );
   }
-  const mayBeALane = (dep) => unreadLaneIds.has(dep) || someLaneIdUnknown;
+  const mayBeALane = (dep) => unreadLaneIds.has(dep);
+  const unless = unknownLaneIds.length ? `; unless it is the lane of ${unknownLaneIds.slice(0, 3).map((i) => `targets[${i}]`).join(", ")}${unknownLaneIds.length > 3 ? ", \u2026" : ""}, whose lane id cannot be read until its repo: is fixed` : "";
   for (const lane of lanes) {
     const written = ff.targets[lane.index]?.depends_on ?? lane.depends_on;
     written.forEach((dep, j) => {
@@ -18762,7 +18763,8 @@ function resolveFleet(ff, file, unread = /* @__PURE__ */ new Set()) {
       if (dep === lane.id) p(`targets[${lane.index}].depends_on[${j}]`, `lane "${lane.id}" cannot depend on itself`);
       else if (!byId.has(dep) && !mayBeALane(dep)) {
         const known = [...byId.keys()].slice(0, 10).join(", ");
-        p(`targets[${lane.index}].depends_on[${j}]`, `"${dep}" is not a lane of this fleet (lanes: ${known}${byId.size > 10 ? ", \u2026" : ""})`);
+        const found = ff.github.discover.length ? ": depends_on names listed targets only, since github.discover finds its lanes when the plan runs; to depend on a repository it finds, list it under targets: too" : "";
+        p(`targets[${lane.index}].depends_on[${j}]`, `"${dep}" is not a lane of this fleet (lanes: ${known}${byId.size > 10 ? ", \u2026" : ""})${found}${unless}`);
       }
     });
   }
@@ -18774,7 +18776,7 @@ function resolveFleet(ff, file, unread = /* @__PURE__ */ new Set()) {
         if (read("integrate")) p(at, "a soft edge is a seam checked on the integrated tree: it needs integrate: (or use depends_on:)");
       } else if (dep === lane.id) p(at, `lane "${lane.id}" cannot have a soft edge to itself`);
       else if (!other) {
-        if (!mayBeALane(dep)) p(at, `"${dep}" is not a lane of this fleet`);
+        if (!mayBeALane(dep)) p(at, `"${dep}" is not a lane of this fleet${unless}`);
       } else if (other.repo !== lane.repo)
         p(at, `"${dep}" is a lane of ${other.repo}, not of ${lane.repo}: seams are checked on one repository's integrated tree`);
     });

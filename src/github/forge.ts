@@ -377,16 +377,10 @@ export class GitHubForge implements Forge {
     }
   }
 
-  /**
-   * Files changed between two commits; a rename gives both paths. One compare
-   * call answers for up to 299 files; GitHub's compare lists at most 300 (and a
-   * commit's own listing at most 3,000), so from 300 on the two commits' git
-   * trees are compared instead, which holds at any size (see trees.ts): what a
-   * lane reports is checked against the forge however many files it changed.
-   * Null when the forge cannot say (a commit it does not have, a single folder
-   * of more than 100,000 entries).
-   */
   async branchChanges(lane: LaneSpec, base: string, branch: string): Promise<{ head: string; files: string[] } | undefined> {
+    // The base and branch come from a lane's result file: one git would refuse as a branch (`a...b`, `owner:branch` of
+    // another repository) could make the compare read something else, so it gets the reads one at a time.
+    if (/\.\.|:|^-/.test(branch) || !/^[0-9a-f]{40,64}$/.test(base)) return undefined;
     const at = await this.branchRepo(lane);
     if (!at) return undefined;
     let data: { total_commits?: number; commits?: Array<{ sha: string }>; files?: DiffEntry[] };
@@ -404,6 +398,15 @@ export class GitHubForge implements Forge {
     return { head: commits[commits.length - 1]!.sha, files: filePaths(files) };
   }
 
+  /**
+   * Files changed between two commits; a rename gives both paths. One compare
+   * call answers for up to 299 files; GitHub's compare lists at most 300 (and a
+   * commit's own listing at most 3,000), so from 300 on the two commits' git
+   * trees are compared instead, which holds at any size (see trees.ts): what a
+   * lane reports is checked against the forge however many files it changed.
+   * Null when the forge cannot say (a commit it does not have, a single folder
+   * of more than 100,000 entries).
+   */
   async changedFiles(lane: LaneSpec, base: string, head: string): Promise<string[] | null> {
     // In fork mode the fork holds both commits (the push carried the base along); the target may hold neither yet.
     const { owner, repo } = (await this.branchRepo(lane)) ?? this.split(lane);

@@ -9,7 +9,6 @@ import { ceilingReached, dependencyRecordVerdict, type LaneError, skippedLane, s
 import type { IntegrationRecord, LaneRecord, LaneSpec } from '../core/model.js';
 import type { Checkpoint, Clock, Forge } from '../ports.js';
 import { integratedBase } from './integrate.js';
-import { onBase } from './lane/ci.js';
 
 /** What the rule is given about one lane. */
 export interface Admission {
@@ -101,8 +100,7 @@ async function checkpointBlock(depId: string, dep: LaneRecord, depSpec: LaneSpec
     return undefined;
   }
   if (checkpoint === 'green' && dep.commit) {
-    const ci =
-      forge.capabilities.ci === 'lane-checks' ? dep.ci_conclusion : await asked('for its CI', () => forge.ciConclusion(onBase(depSpec, dep), dep.commit!));
+    const ci = forge.capabilities.ci === 'lane-checks' ? dep.ci_conclusion : await asked('for its CI', () => forge.ciConclusion(depSpec, dep.commit!));
     if (ci !== null && typeof ci === 'object') return ci;
     if (ci !== 'success' && ci !== 'none') {
       return { class: 'checkpoint-unmet', message: `dependency "${depId}" CI is ${ci ?? 'unknown'} (checkpoint: green)` };

@@ -11,7 +11,6 @@ import { LaneResult, TERMINAL, type LaneRecord, type Manifest } from '../core/mo
 import type { LaneSpec } from '../core/model.js';
 import type { Clock, Forge } from '../ports.js';
 import { mapLimit } from '../util/pool.js';
-import { onBase } from './lane/ci.js';
 import { resultPath } from './lane/index.js';
 
 export type ResultRead = { ok: true; record: LaneRecord } | { ok: false; reason: 'missing' | 'invalid'; detail: string };
@@ -69,7 +68,8 @@ async function checkOnForge(forge: Forge, lane: LaneSpec, rec: LaneRecord, now: 
   if (rec.head_repo) forge.useHeadRepo?.(lane, rec.head_repo);
   const base = rec.branch_conflict?.start ?? rec.base_commit;
   // One read for both where the forge has it; the files then count only when the branch is at the lane's commit.
-  const both = await forge.branchChanges?.(lane, base, rec.branch);
+  // Only for the branch the plan gave the lane: the record's own word never chooses what is compared.
+  const both = rec.branch === lane.branch ? await forge.branchChanges?.(lane, base, rec.branch) : undefined;
   const head = both ? both.head : await forge.branchHead(lane, rec.branch);
   // A merged lane's branch may have been deleted or moved on; the base branch then holds the commit.
   const headMatches = head === rec.commit || (rec.merge_status === 'merged' && head === null);
@@ -139,7 +139,7 @@ async function ciAtReport(forge: Forge, spec: LaneSpec | undefined, rec: LaneRec
   if (rec.status !== 'completed' || !rec.commit || rec.ci_conclusion !== 'pending' || rec.phase === 'dry-run' || rec.phase === 'no-op') return rec;
   let now: LaneRecord['ci_conclusion'];
   try {
-    now = await forge.ciConclusion(onBase(spec, rec), rec.commit);
+    now = await forge.ciConclusion(spec, rec.commit);
   } catch {
     return rec;
   }

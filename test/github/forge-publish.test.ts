@@ -351,5 +351,11 @@ describe('the requests a fresh lane costs (issue 27, part 3)', () => {
     expect(await forge.branchChanges(l, rec.base_commit!, rec.branch!)).toEqual({ head: rec.commit, files: ['x.txt'] });
     expect(h.emu.find({}).map((q) => q.route)).toEqual(['/repos/{owner}/{repo}/compare/{basehead}']);
     expect(await forge.branchChanges(l, rec.base_commit!, 'fleet/demo/no-such-branch')).toBeUndefined();
+    // A record's branch that names another repository's (owner:branch) or a range is never compared: nothing is asked.
+    h.emu.resetLog();
+    expect(await forge.branchChanges(l, rec.base_commit!, `acme:${rec.branch!}`)).toBeUndefined();
+    expect(await forge.branchChanges(l, rec.base_commit!, `main...${rec.branch!}`)).toBeUndefined();
+    expect(await forge.branchChanges(l, `acme:${rec.base_commit!}`, rec.branch!)).toBeUndefined();
+    expect(h.emu.find({})).toEqual([]);
   });
 });

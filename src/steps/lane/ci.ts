@@ -14,7 +14,8 @@ export function checksAsCi(lane: LaneSpec): CiConclusion {
 
 /**
  * The lane with the base its clone started from, when the fleet file names none: the base's required checks are read
- * from it, and the forge need not ask for the repository's default branch again.
+ * from it, and the forge need not ask for the repository's default branch again. Only for the lane's own record in
+ * this process: a record read from a result file is not evidence of where the base is.
  */
 export function onBase(lane: LaneSpec, rec: { base_branch: string | null }): LaneSpec {
   return lane.base || !rec.base_branch || rec.base_branch === 'HEAD' ? lane : { ...lane, base: rec.base_branch };

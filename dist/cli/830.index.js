@@ -1687,16 +1687,8 @@ class GitHubForge {
       throw this.error(lane, `reading branch ${branch}`, err);
     }
   }
-  /**
-   * Files changed between two commits; a rename gives both paths. One compare
-   * call answers for up to 299 files; GitHub's compare lists at most 300 (and a
-   * commit's own listing at most 3,000), so from 300 on the two commits' git
-   * trees are compared instead, which holds at any size (see trees.ts): what a
-   * lane reports is checked against the forge however many files it changed.
-   * Null when the forge cannot say (a commit it does not have, a single folder
-   * of more than 100,000 entries).
-   */
   async branchChanges(lane, base, branch) {
+    if (/\.\.|:|^-/.test(branch) || !/^[0-9a-f]{40,64}$/.test(base)) return void 0;
     const at = await this.branchRepo(lane);
     if (!at) return void 0;
     let data;
@@ -1711,6 +1703,15 @@ class GitHubForge {
     if (!commits.length || data.total_commits !== commits.length || files.length >= COMPARE_CAP) return void 0;
     return { head: commits[commits.length - 1].sha, files: filePaths(files) };
   }
+  /**
+   * Files changed between two commits; a rename gives both paths. One compare
+   * call answers for up to 299 files; GitHub's compare lists at most 300 (and a
+   * commit's own listing at most 3,000), so from 300 on the two commits' git
+   * trees are compared instead, which holds at any size (see trees.ts): what a
+   * lane reports is checked against the forge however many files it changed.
+   * Null when the forge cannot say (a commit it does not have, a single folder
+   * of more than 100,000 entries).
+   */
   async changedFiles(lane, base, head) {
     const { owner, repo } = await this.branchRepo(lane) ?? this.split(lane);
     const what = `${base.slice(0, 12)}...${head.slice(0, 12)}`;

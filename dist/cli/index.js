@@ -21588,7 +21588,7 @@ function writeSyncAtomic(path, text) {
 /* harmony import */ var _core_fleet_file_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(5850);
 /* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(754);
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(8177);
-/* harmony import */ var _lane_index_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(2358);
+/* harmony import */ var _lane_index_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(8520);
 
 
 
@@ -21714,8 +21714,8 @@ var model = __nccwpck_require__(754);
 var markdown = __nccwpck_require__(9982);
 // EXTERNAL MODULE: ./.build/src/core/report.js
 var report = __nccwpck_require__(2001);
-// EXTERNAL MODULE: ./.build/src/steps/lane/index.js + 19 modules
-var steps_lane = __nccwpck_require__(2358);
+// EXTERNAL MODULE: ./.build/src/steps/lane/index.js + 21 modules
+var steps_lane = __nccwpck_require__(8520);
 ;// CONCATENATED MODULE: ./.build/src/steps/integrate.js
 
 
@@ -22217,10 +22217,7 @@ Fleet-Wave: ${wave + 1}
 }
 
 
-// EXTERNAL MODULE: ./.build/src/steps/lane/ci.js
-var lane_ci = __nccwpck_require__(3012);
 ;// CONCATENATED MODULE: ./.build/src/steps/admission.js
-
 
 
 function startingSpec(a) {
@@ -22267,7 +22264,7 @@ async function checkpointBlock(depId, dep, depSpec, forge, checkpoint) {
     return void 0;
   }
   if (checkpoint === "green" && dep.commit) {
-    const ci = forge.capabilities.ci === "lane-checks" ? dep.ci_conclusion : await asked("for its CI", () => forge.ciConclusion((0,lane_ci/* onBase */.RE)(depSpec, dep), dep.commit));
+    const ci = forge.capabilities.ci === "lane-checks" ? dep.ci_conclusion : await asked("for its CI", () => forge.ciConclusion(depSpec, dep.commit));
     if (ci !== null && typeof ci === "object") return ci;
     if (ci !== "success" && ci !== "none") {
       return { class: "checkpoint-unmet", message: `dependency "${depId}" CI is ${ci ?? "unknown"} (checkpoint: green)` };
@@ -22304,7 +22301,6 @@ var limits = __nccwpck_require__(1827);
 // EXTERNAL MODULE: ./.build/src/core/fence.js
 var core_fence = __nccwpck_require__(7238);
 ;// CONCATENATED MODULE: ./.build/src/steps/report.js
-
 
 
 
@@ -22353,7 +22349,7 @@ async function checkOnForge(forge, lane, rec, now, dryRun) {
   const notes = [...rec.evidence.notes];
   if (rec.head_repo) forge.useHeadRepo?.(lane, rec.head_repo);
   const base = rec.branch_conflict?.start ?? rec.base_commit;
-  const both = await forge.branchChanges?.(lane, base, rec.branch);
+  const both = rec.branch === lane.branch ? await forge.branchChanges?.(lane, base, rec.branch) : void 0;
   const head = both ? both.head : await forge.branchHead(lane, rec.branch);
   const headMatches = head === rec.commit || rec.merge_status === "merged" && head === null;
   if (!headMatches)
@@ -22400,7 +22396,7 @@ async function ciAtReport(forge, spec, rec, dryRun) {
   if (rec.status !== "completed" || !rec.commit || rec.ci_conclusion !== "pending" || rec.phase === "dry-run" || rec.phase === "no-op") return rec;
   let now;
   try {
-    now = await forge.ciConclusion((0,lane_ci/* onBase */.RE)(spec, rec), rec.commit);
+    now = await forge.ciConclusion(spec, rec.commit);
   } catch {
     return rec;
   }
@@ -23062,98 +23058,23 @@ function commandOutput(log, cut) {
 
 /***/ }),
 
-/***/ 3012:
+/***/ 8520:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   $v: () => (/* binding */ readCi),
-/* harmony export */   RE: () => (/* binding */ onBase),
-/* harmony export */   oP: () => (/* binding */ checksAsCi)
-/* harmony export */ });
-/* harmony import */ var _failure_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(4396);
 
-function checksAsCi(lane) {
-  return lane.checks.length ? "success" : "none";
-}
-function onBase(lane, rec) {
-  return lane.base || !rec.base_branch || rec.base_branch === "HEAD" ? lane : { ...lane, base: rec.base_branch };
-}
-async function readCi(run, commit) {
-  const { ctx, lane } = run;
-  if (ctx.forge.capabilities.ci === "lane-checks") {
-    run.rec.ci_conclusion = checksAsCi(lane);
-    return "done";
-  }
-  if (!ctx.file.ci.wait) {
-    run.rec.ci_conclusion = await (0,_failure_js__WEBPACK_IMPORTED_MODULE_0__/* .forgeCall */ .Az)("ci-failed", "reading CI", () => ctx.forge.ciConclusion(onBase(lane, run.rec), commit));
-    return "done";
-  }
-  const before = run.rec.phase;
-  run.update({ phase: "ci" }, `waiting for CI on ${commit.slice(0, 12)}`);
-  const verdict = await (0,_failure_js__WEBPACK_IMPORTED_MODULE_0__/* .forgeCall */ .Az)(
-    "ci-failed",
-    "waiting for CI",
-    () => ctx.forge.waitForCi(onBase(lane, run.rec), commit, ctx.file.ci.timeout_minutes * 6e4)
-  );
-  run.rec.ci_conclusion = verdict.conclusion;
-  if (verdict.conclusion !== "failure" && verdict.conclusion !== "cancelled" && verdict.conclusion !== "timed_out") {
-    if (verdict.conclusion === "success" && run.rec.pr_number !== null && !ctx.file.pr.draft) {
-      await (0,_failure_js__WEBPACK_IMPORTED_MODULE_0__/* .forgeCall */ .Az)("pr-failed", "marking the pull request ready", () => ctx.forge.setDraft(lane, run.rec.pr_number, false));
-    }
-    run.update({ phase: before }, `CI ${verdict.conclusion}`);
-    return "done";
-  }
-  const n = run.n;
-  run.rec.attempts.push({
-    n,
-    started_at: ctx.clock.now().toISOString(),
-    duration_ms: 0,
-    exit_code: null,
-    signal: null,
-    timed_out: false,
-    failed_step: "ci",
-    log: run.rec.log ?? ""
-  });
-  if (n >= ctx.file.max_retries + 1) {
-    if (run.rec.pr_number !== null) {
-      const number = run.rec.pr_number;
-      await (0,_failure_js__WEBPACK_IMPORTED_MODULE_0__/* .forgeCall */ .Az)("pr-failed", "turning the pull request into a draft after CI stayed red", () => ctx.forge.setDraft(lane, number, true));
-    }
-    run.update(
-      {
-        status: "failed",
-        phase: "draft",
-        merge_status: "draft",
-        ended_at: ctx.clock.now().toISOString(),
-        error: {
-          class: "code-review-needed",
-          message: `CI is still red after ${n} attempt${n > 1 ? "s" : ""}: ${(0,_failure_js__WEBPACK_IMPORTED_MODULE_0__/* .gist */ .gK)(verdict.failures) || "see the PR checks"}`
-        }
-      },
-      "CI red, retries exhausted: handed to a person"
-    );
-    return "handed-over";
-  }
-  run.feedback = `CI failed on the pushed change:
-${(0,_failure_js__WEBPACK_IMPORTED_MODULE_0__/* .firstLines */ .UV)(verdict.failures, 2e3)}`;
-  return "retry";
-}
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  gK: () => (/* reexport */ gist),
+  Wp: () => (/* reexport */ laneDir),
+  fB: () => (/* reexport */ publishStrategy),
+  jO: () => (/* reexport */ resultPath),
+  i8: () => (/* reexport */ runLane),
+  FD: () => (/* reexport */ writeLaneResult)
+});
 
+// UNUSED EXPORTS: prBody
 
-
-/***/ }),
-
-/***/ 4396:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   Az: () => (/* binding */ forgeCall),
-/* harmony export */   FE: () => (/* binding */ stopIfCancelled),
-/* harmony export */   Fz: () => (/* binding */ LaneFailure),
-/* harmony export */   UV: () => (/* binding */ firstLines),
-/* harmony export */   VM: () => (/* binding */ interrupted),
-/* harmony export */   gK: () => (/* binding */ gist)
-/* harmony export */ });
+;// CONCATENATED MODULE: ./.build/src/steps/lane/failure.js
 class LaneFailure extends Error {
   constructor(errorClass, message, notStarted = false) {
     super(message);
@@ -23194,27 +23115,6 @@ function stopIfCancelled(ctx, started = true) {
 }
 
 
-
-/***/ }),
-
-/***/ 2358:
-/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
-
-
-// EXPORTS
-__nccwpck_require__.d(__webpack_exports__, {
-  gK: () => (/* reexport */ lane_failure/* gist */.gK),
-  Wp: () => (/* reexport */ laneDir),
-  fB: () => (/* reexport */ publishStrategy),
-  jO: () => (/* reexport */ resultPath),
-  i8: () => (/* reexport */ runLane),
-  FD: () => (/* reexport */ writeLaneResult)
-});
-
-// UNUSED EXPORTS: prBody
-
-// EXTERNAL MODULE: ./.build/src/steps/lane/failure.js
-var lane_failure = __nccwpck_require__(4396);
 // EXTERNAL MODULE: external "node:path"
 var external_node_path_ = __nccwpck_require__(6760);
 // EXTERNAL MODULE: ./.build/src/core/model.js
@@ -23336,7 +23236,7 @@ async function publish(run, review, draft = false) {
   const pr = ctx.file.pr;
   if (!pr.open) return;
   const handOver = review?.verdict === "needs-person" && lane.review ? lane.review.label : null;
-  const published = await (0,lane_failure/* forgeCall */.Az)(
+  const published = await forgeCall(
     "pr-failed",
     "opening or updating the pull request",
     () => ctx.forge.publish({
@@ -23361,7 +23261,7 @@ async function publish(run, review, draft = false) {
   }
   if (handOver && published.updated && run.rec.pr_number !== null) {
     const number = run.rec.pr_number;
-    await (0,lane_failure/* forgeCall */.Az)("pr-failed", "turning the pull request into a draft for a person", () => ctx.forge.setDraft(lane, number, true));
+    await forgeCall("pr-failed", "turning the pull request into a draft for a person", () => ctx.forge.setDraft(lane, number, true));
   }
 }
 function prBody(ctx, lane, rec) {
@@ -23400,7 +23300,7 @@ async function publishStrategy(ctx, lane, start, draft, others) {
     ...others.length ? ["", "The other strategies stay as branches:", ...others.map((o) => `- ${o}`)] : []
   ].join("\n");
   try {
-    const published = await (0,lane_failure/* forgeCall */.Az)(
+    const published = await forgeCall(
       "pr-failed",
       "opening the pull request of the picked strategy",
       () => ctx.forge.publish({
@@ -23420,7 +23320,7 @@ async function publishStrategy(ctx, lane, start, draft, others) {
       update({ phase: "pr-open", pr_url: published.pr_url, pr_number: published.pr_number }, `${published.updated ? "updated" : "opened"} ${published.pr_url}`);
     if (!draft) await applyMergePolicy(ctx, lane, () => rec, update);
   } catch (err) {
-    const failure = err instanceof lane_failure/* LaneFailure */.Fz ? err : new lane_failure/* LaneFailure */.Fz("lane-crashed", err.message);
+    const failure = err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", err.message);
     update({ status: "failed", phase: "failed", error: { class: failure.errorClass, message: failure.message } }, failure.errorClass);
   }
   await writeLaneResult(ctx.root, ctx.fleet_id, rec);
@@ -23448,7 +23348,7 @@ function scrub(text, secrets) {
 function refuseHeldSecrets(ctx, patch) {
   for (const secret of ctx.neverInChange ?? []) {
     if (secret.length >= 8 && patch.includes(secret)) {
-      throw new lane_failure/* LaneFailure */.Fz(
+      throw new LaneFailure(
         "fence-violation",
         "the change holds one of the agent credentials the directive was given (plain or encoded); nothing was pushed and no patch was kept"
       );
@@ -23499,13 +23399,13 @@ async function commitChange(run, changed, previous) {
 }
 function verifyCommitted(lane, committed, checked) {
   const fence = (0,core_fence/* checkFence */.AH)(committed, lane.owns, lane.never);
-  if (!fence.ok) throw new lane_failure/* LaneFailure */.Fz("fence-violation", `the commit holds files outside the fence: ${fence.message}; nothing was pushed`);
+  if (!fence.ok) throw new LaneFailure("fence-violation", `the commit holds files outside the fence: ${fence.message}; nothing was pushed`);
   const expected = new Set(checked);
   const differs = committed.length !== expected.size || committed.some((f) => !expected.has(f));
   if (differs) {
     const extra = committed.filter((f) => !expected.has(f));
     const missing = checked.filter((f) => !committed.includes(f));
-    throw new lane_failure/* LaneFailure */.Fz(
+    throw new LaneFailure(
       "workspace-corrupted",
       `the commit does not hold the change Fleet checked (${[extra.length ? `also: ${extra.slice(0, 5).join(", ")}` : "", missing.length ? `without: ${missing.slice(0, 5).join(", ")}` : ""].filter(Boolean).join("; ")}); nothing was pushed`
     );
@@ -23743,10 +23643,10 @@ async function produce(run) {
   const maxAttempts = ctx.file.max_retries + 1;
   let lastFailure;
   while (run.n < maxAttempts) {
-    (0,lane_failure/* stopIfCancelled */.FE)(ctx, run.n > 0);
+    stopIfCancelled(ctx, run.n > 0);
     const stop = runsAgent(ctx, lane) ? run.budget.budgetStop() : null;
-    if (stop && run.n === 0) throw new lane_failure/* LaneFailure */.Fz("budget-exceeded", `not started: ${stop}`, true);
-    if (stop) throw new lane_failure/* LaneFailure */.Fz("budget-exceeded", `${stop}: attempt ${run.n + 1} did not start`);
+    if (stop && run.n === 0) throw new LaneFailure("budget-exceeded", `not started: ${stop}`, true);
+    if (stop) throw new LaneFailure("budget-exceeded", `${stop}: attempt ${run.n + 1} did not start`);
     const n = ++run.n;
     if (n > 1) {
       await ctx.workspace.reset(run.repoDir, run.base);
@@ -23781,7 +23681,7 @@ async function produce(run) {
     run.feedback = tried.feedback;
     if (tried.final) break;
   }
-  throw lastFailure ?? new lane_failure/* LaneFailure */.Fz("directive-failed", "no attempt left");
+  throw lastFailure ?? new LaneFailure("directive-failed", "no attempt left");
 }
 async function tryChange(run, command, env, log, note, what) {
   const { ctx, lane, repoDir } = run;
@@ -23801,26 +23701,26 @@ async function tryChange(run, command, env, log, note, what) {
   if (runsAgent(ctx, lane)) run.budget.chargeRun((0,spend/* usageFromOutput */.tY)(ctx.file.agent.preset, said), run.budget.given);
   if (ctx.signal?.aborted) {
     note(r, "directive");
-    (0,lane_failure/* stopIfCancelled */.FE)(ctx);
+    stopIfCancelled(ctx);
   }
   if (!await intact(run)) {
     note(r, "directive");
-    throw new lane_failure/* LaneFailure */.Fz("workspace-corrupted", "the directive removed or broke the working copy's .git; nothing was pushed");
+    throw new LaneFailure("workspace-corrupted", "the directive removed or broke the working copy's .git; nothing was pushed");
   }
   const preset = runsAgent(ctx, lane) && !r.timedOut ? ctx.file.agent.preset : null;
   const failed = preset === "claude" ? (0,agent_outcome/* claudeOutcome */["do"])(said) : preset === "codex" ? (0,agent_outcome/* codexOutcome */.c9)(said) : null;
   if (failed) {
     note(r, "directive");
-    return { ok: false, failure: new lane_failure/* LaneFailure */.Fz(failed.class, failed.message), feedback: `The last run failed: ${failed.message}.`, final: failed.final };
+    return { ok: false, failure: new LaneFailure(failed.class, failed.message), feedback: `The last run failed: ${failed.message}.`, final: failed.final };
   }
   if (r.timedOut || r.exitCode !== 0) {
     note(r, "directive");
     const why = r.timedOut ? `the directive ran past its timeout of ${ctx.file.timeout_minutes} min and was killed` : `the directive exited with ${r.exitCode ?? r.signal}`;
     return {
       ok: false,
-      failure: new lane_failure/* LaneFailure */.Fz(r.timedOut ? "directive-timeout" : "directive-failed", `${why}${(0,lane_failure/* gist */.gK)(r.tail) ? `: ${(0,lane_failure/* gist */.gK)(r.tail)}` : ""}`),
+      failure: new LaneFailure(r.timedOut ? "directive-timeout" : "directive-failed", `${why}${gist(r.tail) ? `: ${gist(r.tail)}` : ""}`),
       feedback: `${why}. Output:
-${(0,lane_failure/* firstLines */.UV)(r.tail, 2e3)}`,
+${firstLines(r.tail, 2e3)}`,
       final: false
     };
   }
@@ -23831,7 +23731,7 @@ ${(0,lane_failure/* firstLines */.UV)(r.tail, 2e3)}`,
     note(r, "fence");
     return {
       ok: false,
-      failure: new lane_failure/* LaneFailure */.Fz("fence-violation", fence.message ?? "changed files outside the fence"),
+      failure: new LaneFailure("fence-violation", fence.message ?? "changed files outside the fence"),
       feedback: fenceFeedback("The change touched files it may not", fence.message, lane),
       final: !ctx.file.agent
     };
@@ -23844,7 +23744,7 @@ ${(0,lane_failure/* firstLines */.UV)(r.tail, 2e3)}`,
       const c = await ctx.exec.run(check, { cwd: repoDir, env, timeoutMs, logFile: log, isolation: ctx.file.isolation, confine });
       if (ctx.signal?.aborted) {
         note(c, "check");
-        (0,lane_failure/* stopIfCancelled */.FE)(ctx);
+        stopIfCancelled(ctx);
       }
       if (c.timedOut || c.exitCode !== 0) {
         failed2 = { c, check };
@@ -23854,7 +23754,7 @@ ${(0,lane_failure/* firstLines */.UV)(r.tail, 2e3)}`,
     run.checksMs += Date.now() - tChecks;
     if (!await intact(run)) {
       note(failed2?.c ?? r, "check");
-      throw new lane_failure/* LaneFailure */.Fz("workspace-corrupted", "a check removed or broke the working copy's .git; nothing was pushed");
+      throw new LaneFailure("workspace-corrupted", "a check removed or broke the working copy's .git; nothing was pushed");
     }
     if (failed2) {
       note(failed2.c, "check");
@@ -23862,9 +23762,9 @@ ${(0,lane_failure/* firstLines */.UV)(r.tail, 2e3)}`,
       const why = c.timedOut ? `check \`${check}\` timed out` : `check \`${check}\` exited with ${c.exitCode ?? c.signal}`;
       return {
         ok: false,
-        failure: new lane_failure/* LaneFailure */.Fz("check-failed", `${why}${(0,lane_failure/* gist */.gK)(c.tail) ? `: ${(0,lane_failure/* gist */.gK)(c.tail)}` : ""}`),
+        failure: new LaneFailure("check-failed", `${why}${gist(c.tail) ? `: ${gist(c.tail)}` : ""}`),
         feedback: `${why}. Output:
-${(0,lane_failure/* firstLines */.UV)(c.tail, 2e3)}`,
+${firstLines(c.tail, 2e3)}`,
         final: false
       };
     }
@@ -23875,7 +23775,7 @@ ${(0,lane_failure/* firstLines */.UV)(c.tail, 2e3)}`,
       note(r, "fence");
       return {
         ok: false,
-        failure: new lane_failure/* LaneFailure */.Fz("fence-violation", `a check changed files outside the fence: ${after.message ?? "outside the fence"}`),
+        failure: new LaneFailure("fence-violation", `a check changed files outside the fence: ${after.message ?? "outside the fence"}`),
         feedback: fenceFeedback("The checks left changes the lane may not make", after.message, lane),
         final: !ctx.file.agent
       };
@@ -23900,8 +23800,76 @@ function fenceFeedback(what, message, lane) {
 }
 
 
-// EXTERNAL MODULE: ./.build/src/steps/lane/ci.js
-var lane_ci = __nccwpck_require__(3012);
+;// CONCATENATED MODULE: ./.build/src/steps/lane/ci.js
+
+function checksAsCi(lane) {
+  return lane.checks.length ? "success" : "none";
+}
+function onBase(lane, rec) {
+  return lane.base || !rec.base_branch || rec.base_branch === "HEAD" ? lane : { ...lane, base: rec.base_branch };
+}
+async function readCi(run, commit) {
+  const { ctx, lane } = run;
+  if (ctx.forge.capabilities.ci === "lane-checks") {
+    run.rec.ci_conclusion = checksAsCi(lane);
+    return "done";
+  }
+  if (!ctx.file.ci.wait) {
+    run.rec.ci_conclusion = await forgeCall("ci-failed", "reading CI", () => ctx.forge.ciConclusion(onBase(lane, run.rec), commit));
+    return "done";
+  }
+  const before = run.rec.phase;
+  run.update({ phase: "ci" }, `waiting for CI on ${commit.slice(0, 12)}`);
+  const verdict = await forgeCall(
+    "ci-failed",
+    "waiting for CI",
+    () => ctx.forge.waitForCi(onBase(lane, run.rec), commit, ctx.file.ci.timeout_minutes * 6e4)
+  );
+  run.rec.ci_conclusion = verdict.conclusion;
+  if (verdict.conclusion !== "failure" && verdict.conclusion !== "cancelled" && verdict.conclusion !== "timed_out") {
+    if (verdict.conclusion === "success" && run.rec.pr_number !== null && !ctx.file.pr.draft) {
+      await forgeCall("pr-failed", "marking the pull request ready", () => ctx.forge.setDraft(lane, run.rec.pr_number, false));
+    }
+    run.update({ phase: before }, `CI ${verdict.conclusion}`);
+    return "done";
+  }
+  const n = run.n;
+  run.rec.attempts.push({
+    n,
+    started_at: ctx.clock.now().toISOString(),
+    duration_ms: 0,
+    exit_code: null,
+    signal: null,
+    timed_out: false,
+    failed_step: "ci",
+    log: run.rec.log ?? ""
+  });
+  if (n >= ctx.file.max_retries + 1) {
+    if (run.rec.pr_number !== null) {
+      const number = run.rec.pr_number;
+      await forgeCall("pr-failed", "turning the pull request into a draft after CI stayed red", () => ctx.forge.setDraft(lane, number, true));
+    }
+    run.update(
+      {
+        status: "failed",
+        phase: "draft",
+        merge_status: "draft",
+        ended_at: ctx.clock.now().toISOString(),
+        error: {
+          class: "code-review-needed",
+          message: `CI is still red after ${n} attempt${n > 1 ? "s" : ""}: ${gist(verdict.failures) || "see the PR checks"}`
+        }
+      },
+      "CI red, retries exhausted: handed to a person"
+    );
+    return "handed-over";
+  }
+  run.feedback = `CI failed on the pushed change:
+${firstLines(verdict.failures, 2e3)}`;
+  return "retry";
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/steps/lane/clone.js
 
 
@@ -23912,7 +23880,7 @@ async function checkIsolation(run) {
     const isolation = await probing;
     run.rec.isolation = isolation;
     if (run.ctx.file.isolation === "required" && isolation.kind === "none") {
-      throw new lane_failure/* LaneFailure */.Fz("invalid-input", `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
+      throw new LaneFailure("invalid-input", `the fleet file says isolation: required, but directives cannot be isolated on this machine: ${isolation.detail}`);
     }
   };
   if (run.ctx.file.isolation !== "required") return record;
@@ -23933,7 +23901,7 @@ async function clone(run) {
   run.rec.base_branch = run.cloned.base_branch;
   run.rec.base_commit = run.cloned.base_commit;
   if (run.cloned.base_branch === lane.branch) {
-    throw new lane_failure/* LaneFailure */.Fz("invalid-input", `the lane branch ${lane.branch} is the base branch: Fleet never commits straight onto a base branch`);
+    throw new LaneFailure("invalid-input", `the lane branch ${lane.branch} is the base branch: Fleet never commits straight onto a base branch`);
   }
   await meetOthersCommits(run);
 }
@@ -23947,7 +23915,7 @@ async function meetOthersCommits(run) {
   if (!others.length) return;
   const strategy = ctx.file.branch_conflict;
   const commits = others.map((c) => c.commit);
-  if (strategy === "fail") throw new lane_failure/* LaneFailure */.Fz("branch-conflict", conflictRefusal(lane.branch, others, truncated));
+  if (strategy === "fail") throw new LaneFailure("branch-conflict", conflictRefusal(lane.branch, others, truncated));
   if (strategy === "replace") {
     run.rec.branch_conflict = { strategy, commits, start: null };
     run.addNote(`branch_conflict: replace: the push replaces ${describeCommits(others)} on ${lane.branch}`);
@@ -23955,7 +23923,7 @@ async function meetOthersCommits(run) {
   }
   const onto = run.cloned.base_branch;
   if (truncated) {
-    throw new lane_failure/* LaneFailure */.Fz(
+    throw new LaneFailure(
       "branch-conflict",
       `${lane.branch} holds more than ${MAX_BRANCH_COMMITS} commits ${onto} lacks: too many to replay; rebase the branch by hand, or use branch_conflict: replace`
     );
@@ -23963,7 +23931,7 @@ async function meetOthersCommits(run) {
   const replayed = await ctx.workspace.replay(repoDir, others);
   if (!replayed.ok) {
     const paths = replayed.conflicts.slice(0, 5).join(", ") + (replayed.conflicts.length > 5 ? ", \u2026" : "");
-    throw new lane_failure/* LaneFailure */.Fz(
+    throw new LaneFailure(
       "branch-conflict",
       `replaying ${replayed.commit.slice(0, 12)} (pushed to ${lane.branch} by someone else) onto ${onto} conflicts in ${paths}: nothing ran and nothing was pushed. Rebase the branch onto ${onto} by hand, or use branch_conflict: replace`
     );
@@ -23975,7 +23943,7 @@ async function meetOthersCommits(run) {
 async function cloneTarget(ctx, lane, repoDir) {
   const timeoutMs = ctx.file.git_timeout_minutes * 6e4;
   try {
-    const head = await (0,lane_failure/* forgeCall */.Az)(
+    const head = await forgeCall(
       "clone-failed",
       "finding or making the fork the lane pushes to",
       async () => ctx.forge.headRepo?.(lane, { create: !ctx.dryRun })
@@ -23998,7 +23966,7 @@ async function cloneTarget(ctx, lane, repoDir) {
       return { cloned: await slotted(), headRepo: head?.repo };
     }
   } catch (err) {
-    throw new lane_failure/* LaneFailure */.Fz("clone-failed", err.message);
+    throw new LaneFailure("clone-failed", err.message);
   }
 }
 function refusedCredential(text) {
@@ -24028,8 +23996,8 @@ async function pushCommit(ctx, lane, repoDir, commit, previous) {
   let pushed = await slotted();
   if (!pushed.ok && pushed.reason !== "stale" && refusedCredential(pushed.detail) && await ctx.forge.refreshCredential?.(true)) pushed = await slotted();
   if (!pushed.ok) {
-    const msg = pushed.reason === "stale" ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten` : `push refused: ${(0,lane_failure/* firstLines */.UV)(pushed.detail, 600)}`;
-    throw new lane_failure/* LaneFailure */.Fz("push-rejected", msg);
+    const msg = pushed.reason === "stale" ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten` : `push refused: ${firstLines(pushed.detail, 600)}`;
+    throw new LaneFailure("push-rejected", msg);
   }
 }
 async function confirmPushed(ctx, lane, commit) {
@@ -24038,12 +24006,12 @@ async function confirmPushed(ctx, lane, commit) {
     try {
       head = await ctx.forge.branchHead(lane, lane.branch);
     } catch (err) {
-      throw new lane_failure/* LaneFailure */.Fz("push-rejected", `reading ${lane.branch} after the push failed: ${err.message}`);
+      throw new LaneFailure("push-rejected", `reading ${lane.branch} after the push failed: ${err.message}`);
     }
     if (head === commit) return;
     await new Promise((r) => setTimeout(r, 250 * attempt));
   }
-  throw new lane_failure/* LaneFailure */.Fz(
+  throw new LaneFailure(
     "push-rejected",
     `after the push, ${lane.branch} in ${lane.repo} is at ${head ? head.slice(0, 12) : "nothing"}, not at the lane's commit ${commit.slice(0, 12)}: the push did not land in the lane's own repository; no pull request was opened`
   );
@@ -24248,7 +24216,7 @@ async function reviewChange(run, spec) {
   let snapshot = await takeSnapshot(run);
   let stopped = null;
   for (let round = 1; ; round++) {
-    stopIfCancelled(run);
+    review_stopIfCancelled(run);
     stopped = run.budgetStop();
     if (stopped) break;
     run.phase("reviewing", `review round ${round}: ${spec.lenses.map((l) => l.name).join(", ")}`);
@@ -24426,7 +24394,7 @@ async function runForAnswer(run, name, prompt, share = 1) {
   const given = run.caps(share);
   const inv = (0,core_agent/* agentCommand */.zA)(agent, { prompt_file: promptFile, repo: lane.repo, lane: lane.id, branch: lane.branch }, given);
   const r = await run.answer(inv, { log, answerFile });
-  stopIfCancelled(run);
+  review_stopIfCancelled(run);
   const answer = (0,core_agent/* agentAnswer */.EB)(agent.preset, await (0,fs/* readUntrustedText */.up)(answerFile, MAX_ANSWER_BYTES));
   run.chargeRun(answer.usage, given);
   return { r, text: scrub(answer.text, run.neverInChange), usage: answer.usage, log: run.rel(log) };
@@ -24440,13 +24408,13 @@ async function reviewFolder(run) {
   const folder = (0,external_node_path_.join)(run.dir, "review");
   const st = await (0,promises_.lstat)(folder).catch(() => null);
   if (!st?.isDirectory())
-    throw new lane_failure/* LaneFailure */.Fz("workspace-corrupted", "the lane's review folder was replaced (by a link or a file) during the review; nothing was pushed");
+    throw new LaneFailure("workspace-corrupted", "the lane's review folder was replaced (by a link or a file) during the review; nothing was pushed");
   return folder;
 }
 async function takeSnapshot(run) {
   const ws = run.workspace;
   if (!await run.intact())
-    throw new lane_failure/* LaneFailure */.Fz("workspace-corrupted", "an agent run of the review removed or broke the working copy's .git; nothing was pushed");
+    throw new LaneFailure("workspace-corrupted", "an agent run of the review removed or broke the working copy's .git; nothing was pushed");
   const commit = await ws.commitEverything(run.repoDir, "fleet: review snapshot");
   await ws.settle(run.repoDir, run.lane.branch, run.base);
   return commit;
@@ -24463,8 +24431,8 @@ async function keepSnapshot(run, snapshot, who) {
   run.note(`${who} changed the working copy, which it was told not to do; its changes were undone`);
   return snapshot;
 }
-function stopIfCancelled(run) {
-  if (run.signal?.aborted) throw new lane_failure/* LaneFailure */.Fz("cancelled", "the run was interrupted while this lane was being reviewed; nothing was pushed");
+function review_stopIfCancelled(run) {
+  if (run.signal?.aborted) throw new LaneFailure("cancelled", "the run was interrupted while this lane was being reviewed; nothing was pushed");
 }
 class UsageSum {
   sum = { cost_usd: null, turns: null, input_tokens: null, output_tokens: null };
@@ -24572,7 +24540,7 @@ function handOverReview(run, review) {
       phase: "draft",
       merge_status: "draft",
       ended_at: run.ctx.clock.now().toISOString(),
-      error: { ...error, message: (0,lane_failure/* firstLines */.UV)(error.message, 600) }
+      error: { ...error, message: firstLines(error.message, 600) }
     },
     "review open at the round cap: handed to a person"
   );
@@ -24681,10 +24649,10 @@ async function runLane(ctx, lane, start) {
         ({ review, changed } = await reviewPhase(run, lane.review));
         if (!changed.length) return await endNoOp(run, "nothing changed after review");
       }
-      (0,lane_failure/* stopIfCancelled */.FE)(ctx);
+      stopIfCancelled(ctx);
       const { commit, upToDate } = await commitChange(run, changed, previous);
       if (ctx.dryRun) {
-        const ci_conclusion = ctx.forge.capabilities.ci === "lane-checks" ? (0,lane_ci/* checksAsCi */.oP)(lane) : run.rec.ci_conclusion;
+        const ci_conclusion = ctx.forge.capabilities.ci === "lane-checks" ? checksAsCi(lane) : run.rec.ci_conclusion;
         run.update(
           { status: "completed", phase: "dry-run", ci_conclusion, ended_at: ctx.clock.now().toISOString() },
           `patch kept in ${run.rec.evidence.patch ?? "the lane folder"}, nothing pushed`
@@ -24703,7 +24671,7 @@ async function runLane(ctx, lane, start) {
         handOverReview(run, review);
         return await finish(run);
       }
-      const ci = await (0,lane_ci/* readCi */.$v)(run, commit);
+      const ci = await readCi(run, commit);
       if (ci === "done") break;
       if (ci === "handed-over") return await finish(run);
     }
@@ -24717,7 +24685,7 @@ async function runLane(ctx, lane, start) {
     run.update({ status: "completed", ended_at: ctx.clock.now().toISOString() }, "completed");
     return await finish(run);
   } catch (err) {
-    const failure = err instanceof lane_failure/* LaneFailure */.Fz && err.errorClass === "cancelled" ? err : ctx.signal?.aborted ? (0,lane_failure/* interrupted */.VM)(run.rec, err) : err instanceof lane_failure/* LaneFailure */.Fz ? err : new lane_failure/* LaneFailure */.Fz("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
+    const failure = err instanceof LaneFailure && err.errorClass === "cancelled" ? err : ctx.signal?.aborted ? interrupted(run.rec, err) : err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
     const ended = failure.notStarted ? "skipped" : "failed";
     run.update(
       { status: ended, phase: ended, ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },

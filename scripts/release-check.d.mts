@@ -21,10 +21,17 @@ export interface ReleaseCheckOptions {
   root: string;
 }
 
+export const VERSION_COPIES: { path: string; constant: string }[];
+
 export function parseVersion(text: string): ParsedVersion | null;
 export function parseTag(tag: string): ParsedVersion | null;
 export function majorTag(parsed: ParsedVersion): string | null;
 export function changelogSection(changelog: string, version: string): { heading: string; body: string } | null;
-export function checkRelease(input: { tag: string; packageJson: string | null; changelog: string | null }): ReleaseCheck;
+export function checkRelease(input: {
+  tag: string;
+  packageJson: string | null;
+  changelog: string | null;
+  copies?: { path: string; constant: string; text: string | null }[];
+}): ReleaseCheck;
 export function parseArgs(argv: string[]): ReleaseCheckOptions | { error: string[] };
 export function main(argv: string[], io?: { stdout?: { write(text: string): unknown }; stderr?: { write(text: string): unknown } }): number;

@@ -5,7 +5,9 @@
 // Every problem is listed at once, and the exit code is 2 when there is any (or the command line is wrong):
 // - the tag is `v<semver>` (https://semver.org: v1.2.3, v1.2.3-rc.1);
 // - the tag is `v` + the version in package.json;
-// - CHANGELOG.md has a `## [<version>]` section with at least one entry, not marked "unreleased".
+// - CHANGELOG.md has a `## [<version>]` section with at least one entry, not marked "unreleased";
+// - the copies of the version the bundles carry (they cannot read package.json at run time) say what package.json says:
+//   `VERSION` in src/cli/version.ts (`fleet --version`) and `FLEET_VERSION` in src/core/incremental.ts (lane digests).
 // On success it prints the major tag the release moves (`v1`; none for a pre-release).
 // --notes FILE writes the changelog section (without its heading) to FILE, for `gh release create --notes-file`.
 // --outputs FILE appends `version=`, `major=` and `prerelease=` lines to FILE (the workflow passes $GITHUB_OUTPUT).
@@ -19,6 +21,12 @@ import { pathToFileURL } from 'node:url';
 // The regular expression semver.org gives for a version, with `v` in front.
 const SEMVER =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+
+/** Where the sources hold a copy of the version: the file, and the constant that holds it. */
+export const VERSION_COPIES = [
+  { path: 'src/cli/version.ts', constant: 'VERSION' },
+  { path: 'src/core/incremental.ts', constant: 'FLEET_VERSION' },
+];
 
 const USAGE = 'usage: node scripts/release-check.mjs <tag, e.g. v1.2.3> [--notes FILE] [--outputs FILE] [--root DIR]';
 
@@ -63,10 +71,11 @@ export function changelogSection(changelog, version) {
 }
 
 /**
- * Checks one release. `packageJson` and `changelog` are the files' texts (null when the file is missing).
+ * Checks one release. `packageJson` and `changelog` are the files' texts (null when the file is missing); `copies`
+ * the files of VERSION_COPIES as `{ path, constant, text }` (text null when missing).
  * Returns `{ problems, version, major, prerelease, notes }`; `problems` is empty when the tag can be released.
  */
-export function checkRelease({ tag, packageJson, changelog }) {
+export function checkRelease({ tag, packageJson, changelog, copies = [] }) {
   const problems = [];
   const parsed = parseTag(tag);
   if (!parsed) problems.push(`tag "${tag}" is not v<semver>: write it as v1.2.3 (or v1.2.3-rc.1 for a pre-release)`);
@@ -95,8 +104,9 @@ export function checkRelease({ tag, packageJson, changelog }) {
     );
   }
 
-  // The section to look for: the tag's version when the tag reads, else package.json's.
+  // The version the rest must say: the tag's when the tag reads, else package.json's.
   const version = parsed?.version ?? pkgVersion;
+
   let notes = null;
   if (changelog === null) {
     problems.push('CHANGELOG.md: not found');
@@ -110,6 +120,20 @@ export function checkRelease({ tag, packageJson, changelog }) {
       }
       if (!section.body) problems.push(`CHANGELOG.md: "## [${version}]" has no entries`);
       notes = section.body;
+    }
+  }
+
+  // The copies must say what package.json says (the tests hold them equal; the release workflow does not run them).
+  const pkgOrTag = pkgVersion ?? parsed?.version ?? null;
+  for (const { path, constant, text } of copies) {
+    if (text === null) {
+      problems.push(`${path}: not found (it holds ${constant}, a copy of the version; update VERSION_COPIES in scripts/release-check.mjs if it moved)`);
+      continue;
+    }
+    const m = new RegExp(`export const ${constant}\\s*=\\s*['"]([^'"]*)['"]`).exec(text);
+    if (!m) problems.push(`${path}: no "export const ${constant} = '…'" (a copy of the version)`);
+    else if (pkgOrTag !== null && m[1] !== pkgOrTag) {
+      problems.push(`${path}: ${constant} is '${m[1]}', not ${pkgVersion !== null ? "package.json's" : "the tag's"} '${pkgOrTag}': write '${pkgOrTag}' there`);
     }
   }
 
@@ -167,6 +191,7 @@ export function main(argv, { stdout = process.stdout, stderr = process.stderr } 
     tag: options.tag,
     packageJson: readOrNull(join(options.root, 'package.json')),
     changelog: readOrNull(join(options.root, 'CHANGELOG.md')),
+    copies: VERSION_COPIES.map((c) => ({ ...c, text: readOrNull(join(options.root, c.path)) })),
   });
   if (result.problems.length) {
     stderr.write(`release-check: ${options.tag} cannot be released (${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}):\n`);

@@ -1,10 +1,10 @@
 // scripts/release-check.mjs: what the release workflow checks before it moves a major tag and publishes a release.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { changelogSection, checkRelease, main, parseArgs, parseTag } from '../../scripts/release-check.mjs';
+import { changelogSection, checkRelease, main, parseArgs, parseTag, VERSION_COPIES } from '../../scripts/release-check.mjs';
 
 const SCRIPT = resolve('scripts/release-check.mjs');
 
@@ -35,12 +35,21 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A folder holding a package.json of `version` (unless null) and a CHANGELOG.md of `changelog` (unless null). */
-function fixture(version: string | null, changelog: string | null): string {
+/**
+ * A folder holding a package.json of `version` and a CHANGELOG.md of `changelog` (unless null), and the sources' copies
+ * of the version (`copies`, default `version`; none when null).
+ */
+function fixture(version: string | null, changelog: string | null, copies: string | null = version): string {
   const dir = mkdtempSync(join(tmpdir(), 'fleet-release-'));
   dirs.push(dir);
   if (version !== null) writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'fleet', version }, null, 2));
   if (changelog !== null) writeFileSync(join(dir, 'CHANGELOG.md'), changelog);
+  if (copies !== null) {
+    for (const c of VERSION_COPIES) {
+      mkdirSync(dirname(join(dir, c.path)), { recursive: true });
+      writeFileSync(join(dir, c.path), `/** The version. */\nexport const ${c.constant} = '${copies}';\n`);
+    }
+  }
   return dir;
 }
 
@@ -131,6 +140,26 @@ describe('checkRelease', () => {
     ]);
   });
 
+  it("reports a copy of the version in the sources that is not package.json's", () => {
+    const copies = [
+      { path: 'src/cli/version.ts', constant: 'VERSION', text: "export const VERSION = '1.2.2';\n" },
+      { path: 'src/core/incremental.ts', constant: 'FLEET_VERSION', text: "export const FLEET_VERSION = '1.2.3';\n" },
+      { path: 'src/moved.ts', constant: 'VERSION', text: null },
+      { path: 'src/renamed.ts', constant: 'VERSION', text: "export const FLEET_VERSION = '1.2.3';\n" },
+    ];
+    expect(checkRelease({ tag: 'v1.2.3', packageJson: pkg('1.2.3'), changelog: CHANGELOG, copies }).problems).toEqual([
+      "src/cli/version.ts: VERSION is '1.2.2', not package.json's '1.2.3': write '1.2.3' there",
+      'src/moved.ts: not found (it holds VERSION, a copy of the version; update VERSION_COPIES in scripts/release-check.mjs if it moved)',
+      `src/renamed.ts: no "export const VERSION = '…'" (a copy of the version)`,
+    ]);
+    // Against package.json, not the tag: a tag ahead of package.json is one problem, not one per copy.
+    const behind = copies.slice(1, 2);
+    expect(checkRelease({ tag: 'v1.2.4', packageJson: pkg('1.2.3'), changelog: CHANGELOG, copies: behind }).problems).toEqual([
+      "tag v1.2.4 is not v + package.json's version 1.2.3: run npm version --no-git-tag-version 1.2.4 and commit it, or tag v1.2.3",
+      'CHANGELOG.md: no "## [1.2.4]" section: move the entries under "## [Unreleased]" into one',
+    ]);
+  });
+
   it('reports missing files and a package.json without a usable version', () => {
     expect(checkRelease({ tag: 'v1.0.0', packageJson: null, changelog: null }).problems).toEqual(['package.json: not found', 'CHANGELOG.md: not found']);
     expect(checkRelease({ tag: 'v1.0.0', packageJson: '{"name":"fleet"}', changelog: '## [1.0.0]\n\n- x\n' }).problems).toEqual([
@@ -171,15 +200,17 @@ describe('the command line', () => {
   });
 
   it('exits 2 and lists every problem, writing no notes', () => {
-    const dir = fixture('0.1.0', '# Changelog\n\n## [Unreleased]\n\n- x\n');
+    const dir = fixture('0.1.0', '# Changelog\n\n## [Unreleased]\n\n- x\n', '0.0.9');
     const r = run(dir, 'v0.2.0', '--notes', 'notes.md');
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
       [
-        'release-check: v0.2.0 cannot be released (2 problems):',
+        'release-check: v0.2.0 cannot be released (4 problems):',
         "- tag v0.2.0 is not v + package.json's version 0.1.0: run npm version --no-git-tag-version 0.2.0 and commit it, or tag v0.1.0",
         '- CHANGELOG.md: no "## [0.2.0]" section: move the entries under "## [Unreleased]" into one',
+        "- src/cli/version.ts: VERSION is '0.0.9', not package.json's '0.1.0': write '0.1.0' there",
+        "- src/core/incremental.ts: FLEET_VERSION is '0.0.9', not package.json's '0.1.0': write '0.1.0' there",
         '',
       ].join('\n'),
     );
@@ -191,10 +222,12 @@ describe('the command line', () => {
     const r = run(process.cwd(), 'latest', '--root', dir);
     expect(r.code).toBe(2);
     expect(r.stderr.split('\n')).toEqual([
-      'release-check: latest cannot be released (3 problems):',
+      'release-check: latest cannot be released (5 problems):',
       '- tag "latest" is not v<semver>: write it as v1.2.3 (or v1.2.3-rc.1 for a pre-release)',
       '- package.json: not found',
       '- CHANGELOG.md: not found',
+      '- src/cli/version.ts: not found (it holds VERSION, a copy of the version; update VERSION_COPIES in scripts/release-check.mjs if it moved)',
+      '- src/core/incremental.ts: not found (it holds FLEET_VERSION, a copy of the version; update VERSION_COPIES in scripts/release-check.mjs if it moved)',
       '',
     ]);
   });
@@ -207,13 +240,14 @@ describe('the command line', () => {
     );
   });
 
-  it("accepts this repository's own package.json and CHANGELOG.md once its version section is dated", () => {
+  it("accepts this repository's own package.json, CHANGELOG.md and sources once the version's section is dated", () => {
     const version = JSON.parse(readFileSync('package.json', 'utf8')).version as string;
     const changelog = readFileSync('CHANGELOG.md', 'utf8');
     expect(changelog).toMatch(/^## \[Unreleased\]$/m);
     const section = changelogSection(changelog, version);
     expect(section?.body).toBeTruthy();
     const dated = changelog.replace(section!.heading, `## [${version}] - 2026-12-31`);
-    expect(checkRelease({ tag: `v${version}`, packageJson: readFileSync('package.json', 'utf8'), changelog: dated }).problems).toEqual([]);
+    const copies = VERSION_COPIES.map((c) => ({ ...c, text: readFileSync(c.path, 'utf8') }));
+    expect(checkRelease({ tag: `v${version}`, packageJson: readFileSync('package.json', 'utf8'), changelog: dated, copies }).problems).toEqual([]);
   });
 });

@@ -18,6 +18,7 @@ import { IssueTracker, type ClosedCommitMode, type IssueRecord } from './issues.
 import { addRunHandlers, type JobAnnotation, type RunControl } from './actions-runs.js';
 import * as g from './git.js';
 import { runHttpBackend } from './http-backend.js';
+import { oauthScopesHeader, workflowGuardConfig, workflowRefusal } from './workflow-guard.js';
 import {
   coerceParam,
   loadSpec,
@@ -1053,7 +1054,7 @@ export class Emulator {
     let denied: string | undefined;
     let accepted = '';
     const finish = (reply: Reply): void => {
-      const rh = this.rateHeaders(bucket, resource);
+      const rh = { ...this.rateHeaders(bucket, resource), ...oauthScopesHeader(auth.spec) };
       this.send(res, reply, accepted ? { ...rh, 'x-accepted-github-permissions': accepted } : rh);
       const rec: Omit<RequestRecord, 'id' | 'durationMs'> = {
         kind: 'rest',
@@ -1308,7 +1309,7 @@ export class Emulator {
     let fault: string | undefined;
     let fields: string[] | undefined;
     const finish = (reply: Reply): void => {
-      this.send(res, reply, this.rateHeaders(bucket, 'graphql'));
+      this.send(res, reply, { ...this.rateHeaders(bucket, 'graphql'), ...oauthScopesHeader(auth.spec) });
       const rec: Omit<RequestRecord, 'id' | 'durationMs'> = {
         kind: 'graphql',
         method,
@@ -1567,8 +1568,10 @@ export class Emulator {
   ): Promise<void> {
     const before = isPushPost ? await g.listRefs(r.gitDir) : null;
     const pathInfo = `/${path.relative(this.reposDir, r.gitDir).split(path.sep).join('/')}${rest}`;
+    const refusing = isPushPost ? workflowRefusal(auth.spec) : null;
+    const config = refusing ? await workflowGuardConfig(path.dirname(this.reposDir), refusing) : undefined;
     const status = await runHttpBackend(
-      { req, res, projectRoot: this.reposDir, pathInfo, query: url.search.replace(/^\?/, ''), remoteUser: auth.login },
+      { req, res, projectRoot: this.reposDir, pathInfo, query: url.search.replace(/^\?/, ''), remoteUser: auth.login, ...(config ? { config } : {}) },
       async () => {
         if (!before) return;
         const after = await g.listRefs(r.gitDir);

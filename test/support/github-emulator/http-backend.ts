@@ -30,6 +30,8 @@ export interface CgiRequest {
   remoteUser: string | null;
   /** Extra response headers (rate limit, request id). */
   headers?: Record<string, string>;
+  /** git configuration for this request only, after the defaults (a later value wins: the workflow guard's hooks). */
+  config?: Record<string, string>;
 }
 
 /** Runs the CGI; resolves with the HTTP status sent once the response is complete (the caller may still hold res open). */
@@ -56,6 +58,12 @@ export function runHttpBackend(c: CgiRequest, beforeEnd?: (status: number) => Pr
     GIT_CONFIG_KEY_2: 'core.hooksPath',
     GIT_CONFIG_VALUE_2: '/dev/null',
   };
+  for (const [key, value] of Object.entries(c.config ?? {})) {
+    const i = Number(env.GIT_CONFIG_COUNT);
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+    env.GIT_CONFIG_COUNT = String(i + 1);
+  }
   if (req.headers['content-length'] !== undefined) env.CONTENT_LENGTH = String(req.headers['content-length']);
   if (req.headers['content-encoding']) env.HTTP_CONTENT_ENCODING = String(req.headers['content-encoding']);
   if (req.headers['git-protocol']) env.GIT_PROTOCOL = String(req.headers['git-protocol']);

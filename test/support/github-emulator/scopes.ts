@@ -20,7 +20,11 @@
  */
 import type { OpenApiOperation } from './openapi.js';
 
-/** The keys of a workflow's `permissions:` block, plus `metadata`. */
+/**
+ * The keys of a workflow's `permissions:` block, plus `metadata` and `workflows`: a GitHub App permission no
+ * `permissions:` key grants (so never GITHUB_TOKEN's), without which a push that creates or changes a file under
+ * `.github/workflows/` is refused (workflow-guard.ts). GitHub offers it at write only.
+ */
 export const SCOPES = [
   'actions',
   'attestations',
@@ -38,6 +42,7 @@ export const SCOPES = [
   'repository-projects',
   'security-events',
   'statuses',
+  'workflows',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
@@ -73,6 +78,7 @@ const APP_NAME: Partial<Record<Scope, string>> = {
   'repository-projects': 'repository_projects',
   'security-events': 'security_events',
   statuses: 'statuses',
+  workflows: 'workflows',
 };
 const FROM_APP_NAME = new Map(Object.entries(APP_NAME).map(([scope, app]) => [app, scope as Scope]));
 

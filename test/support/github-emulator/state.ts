@@ -25,6 +25,12 @@ export interface TokenSpec {
    * above applies.
    */
   scopes?: Scopes;
+  /**
+   * A classic PAT's (or OAuth token's) scopes, sent back in every REST and GraphQL answer's `X-OAuth-Scopes` header, as
+   * GitHub does for such tokens (never for an installation token or a fine-grained PAT). Only the `workflow` scope is
+   * acted on: without it a push that creates or changes a workflow file is refused (workflow-guard.ts).
+   */
+  oauthScopes?: string[];
   /** When the token stops working (emulator-clock ms): REST/GraphQL answer 401 Bad credentials, git asks for credentials. */
   expiresAt?: number;
   /**

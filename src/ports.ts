@@ -27,6 +27,15 @@ export type TargetCheck =
 
 export type Checkpoint = 'pushed' | 'green' | 'merged';
 
+/** What the forge's credential may do to workflow files, and, when it may not, what grants it. */
+export interface WorkflowWrites {
+  allowed: boolean;
+  /** The credential, as a message names it ("the GitHub App's installation", "the token (a classic PAT)"). */
+  credential: string;
+  /** What to change so that it may. */
+  fix: string;
+}
+
 export interface PublishInput {
   lane: LaneSpec;
   record: LaneRecord;
@@ -131,6 +140,12 @@ export interface Forge {
    * to), before reads about the lane; whatever the fleet file says now.
    */
   useHeadRepo?(lane: LaneSpec, repo: string): void;
+  /**
+   * Whether pushes may create or change workflow files (`.github/workflows/`): GitHub refuses them from a GitHub App
+   * without the Workflows permission and from a classic PAT without the `workflow` scope. Null when the forge cannot
+   * tell before a push (a fine-grained PAT); absent where nothing refuses them (local repositories).
+   */
+  workflowWrites?(): Promise<WorkflowWrites | null>;
   /** The commit a lane branch points at now (in the fork, with `pr.fork`), or null. */
   branchHead(lane: LaneSpec, branch: string): Promise<string | null>;
   /** Files changed between two commits of the lane's repository, read from the forge. */

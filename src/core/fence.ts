@@ -38,6 +38,23 @@ export function isLiteralGlob(pattern: string): boolean {
   return !/[*?[\]{}()!+@\\]/.test(pattern);
 }
 
+/** The folder whose files GitHub lets a push change only with the Workflows permission (the `workflow` scope). */
+export const WORKFLOW_DIR = '.github/workflows/';
+
+/**
+ * A fence that holds workflow files only: every `owns` glob lies under `.github/workflows/` before its first wildcard
+ * (`.github/workflows/*.yml`, `.github/workflows/ci.yml`). Such a lane can only change files GitHub refuses to take
+ * from a credential without the Workflows permission; an empty `owns` (the whole repository) is not one.
+ */
+export function ownsOnlyWorkflows(owns: readonly string[]): boolean {
+  return owns.length > 0 && owns.every((g) => literalPrefix(g.replace(/^\.\//, '')).startsWith(WORKFLOW_DIR));
+}
+
+function literalPrefix(glob: string): string {
+  const i = glob.search(/[*?[\]{}()!+@\\]/);
+  return i < 0 ? glob : glob.slice(0, i);
+}
+
 /**
  * Why files under a folder were found outside owns when owns names the folder itself (`packages/web` for
  * `packages/web/index.ts`), with the glob that says what was meant; '' when no owns glob is such a folder name.

@@ -327,7 +327,7 @@ export const Exclusion = z.strictObject({
   reason: z
     .string()
     .describe(
-      'A reason code: not-found, not-a-repository, empty, unreachable, no-base-branch, no-default-branch, archived, disabled, fork, no-push-permission, forbidden, not-a-github-repository, excluded-by-pattern, excluded-by-config, or the reason written in exclude:',
+      'A reason code: not-found, not-a-repository, empty, unreachable, no-base-branch, no-default-branch, archived, disabled, fork, no-push-permission, no-workflows-permission, forbidden, not-a-github-repository, excluded-by-pattern, excluded-by-config, or the reason written in exclude:',
     ),
   detail: z.string().nullable(),
 });

@@ -70,6 +70,7 @@ interface Minted {
 export class AppInstallationToken implements TokenCredential {
   readonly minted: Minted[] = [];
   private skewMs = 0;
+  private granted: Record<string, string> = {};
   private renewing: Promise<string> | null = null;
   private readonly now: () => number;
   private readonly request: typeof octokitRequest;
@@ -135,6 +136,7 @@ export class AppInstallationToken implements TokenCredential {
     }
     const token = new AppInstallationToken(creds, data.id, opts, request, creds.permissions ?? (creds.readOnly ? readOnly(data.permissions ?? {}) : undefined));
     token.skewMs = skewMs;
+    token.granted = { ...(data.permissions ?? {}) };
     observed = token;
     await token.mint();
     return token;
@@ -142,6 +144,10 @@ export class AppInstallationToken implements TokenCredential {
 
   current(): string {
     return this.minted[this.minted.length - 1]!.token;
+  }
+
+  installationPermissions(): Readonly<Record<string, string>> {
+    return this.granted;
   }
 
   /** GitHub's clock, as far as the last `date` header tells (second resolution). */
@@ -244,11 +250,15 @@ export class AppInstallationToken implements TokenCredential {
   }
 }
 
-/** The installation's permissions, each at read: a token that can look at everything the App can, and change nothing. */
+/**
+ * The installation's permissions, each at read: a token that can look at everything the App can, and change nothing.
+ * `workflows` is left out: GitHub offers it at write only (it is what lets a push change workflow files), so there
+ * is no read of it to ask for.
+ */
 function readOnly(granted: Record<string, string>): Record<string, 'read'> {
   return Object.fromEntries(
     Object.entries(granted)
-      .filter(([, level]) => level === 'read' || level === 'write' || level === 'admin')
+      .filter(([name, level]) => name !== 'workflows' && (level === 'read' || level === 'write' || level === 'admin'))
       .map(([name]) => [name, 'read' as const]),
   );
 }

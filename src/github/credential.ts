@@ -20,6 +20,11 @@ export interface TokenCredential {
   renew(rejected: string): Promise<string | null>;
   /** Reads an answer's `date` header: GitHub's clock, for the expiry estimate. */
   observe(date: string | undefined): void;
+  /**
+   * The permissions of the GitHub App installation the tokens are minted from (`workflows: 'write'`…), as GitHub
+   * answered when Fleet found it; undefined for a token Fleet did not mint (a PAT).
+   */
+  installationPermissions?(): Readonly<Record<string, string>>;
 }
 
 /** A PAT or a token minted elsewhere: sent as it is, never renewed. */

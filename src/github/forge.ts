@@ -9,7 +9,19 @@
  */
 import type { LaneSpec } from '../core/model.js';
 import type { CiConclusion, LaneRecord } from '../core/model.js';
-import type { CiVerdict, CloseResult, Forge, ForgeCapabilities, Logger, MergeResult, PrView, PublishInput, PublishResult, TargetCheck } from '../ports.js';
+import type {
+  CiVerdict,
+  CloseResult,
+  Forge,
+  ForgeCapabilities,
+  Logger,
+  MergeResult,
+  PrView,
+  PublishInput,
+  PublishResult,
+  TargetCheck,
+  WorkflowWrites,
+} from '../ports.js';
 import { reviewState, type ReviewLike } from '../core/prs.js';
 import { redact } from '../util/secrets.js';
 import { combineCi, combineRequired, describeFailures, describePending, missingRequired, type CheckRunLike, type StatusLike } from './ci.js';
@@ -159,6 +171,7 @@ export class GitHubForge implements Forge {
   /** Forks lanes' records name (useHeadRepo), by lane: read there, checked first, never pushed to. */
   private readonly recorded = new Map<string, Promise<Repo>>();
   private login: Promise<string> | undefined;
+  private workflowAccess: Promise<WorkflowWrites | null> | undefined;
 
   constructor(private readonly opts: GitHubForgeOptions) {
     if (!opts.token) throw new Error('the GitHub forge needs a token');
@@ -195,6 +208,38 @@ export class GitHubForge implements Forge {
       forkMode: this.opts.fork !== undefined,
       cloneUrl: (repo) => this.urlOf(repo),
     });
+  }
+
+  /**
+   * A GitHub App's installation says whether it has the Workflows permission; a classic PAT names its scopes in the
+   * `X-OAuth-Scopes` header of every answer (read here from GET /rate_limit, which costs no rate limit); a fine-grained
+   * PAT says neither, and is only found out by a push GitHub refuses.
+   */
+  workflowWrites(): Promise<WorkflowWrites | null> {
+    this.workflowAccess ??= (async (): Promise<WorkflowWrites | null> => {
+      const granted = this.credential.installationPermissions?.();
+      if (granted) {
+        return {
+          allowed: granted.workflows === 'write',
+          credential: "the GitHub App's installation",
+          fix: 'give the App the Workflows permission (Read and write) in its settings, then accept the new permission on its installation (docs/github-app.md)',
+        };
+      }
+      let scopes: string | undefined;
+      try {
+        const res = await this.octokit.request('GET /rate_limit');
+        scopes = (res.headers as Record<string, string | undefined>)['x-oauth-scopes'];
+      } catch {
+        return null;
+      }
+      if (scopes === undefined) return null;
+      return {
+        allowed: scopes.split(',').some((s) => s.trim() === 'workflow'),
+        credential: 'the token (a classic PAT)',
+        fix: 'give the token the workflow scope, or use a fine-grained PAT or a GitHub App with the Workflows permission (Read and write)',
+      };
+    })();
+    return this.workflowAccess;
   }
 
   cloneUrl(lane: LaneSpec): string {

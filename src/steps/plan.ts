@@ -4,6 +4,7 @@
  * accounted for: runnable, excluded with a reason, or skipped with a reason.
  */
 import { randomBytes } from 'node:crypto';
+import { ownsOnlyWorkflows } from '../core/fence.js';
 import { type LegOptions, type LegSizing, legSizing } from '../core/legs.js';
 import { buildPlan, keepGroupsTogether, shardWave, type Plan } from '../core/plan.js';
 import { laneDigest, outcomesOf, outcomesProblem, unchangedLanes, unchangedRecord } from '../core/incremental.js';
@@ -97,6 +98,7 @@ export async function planStep(listed: ResolvedFleet, forge: Forge, clock: Clock
     }
   }
 
+  exclusions.push(...(await workflowExclusions(forge, toCheck, exclusions, opts.dryRun ?? false)));
   const missingProblems = missingTargets(fleet, toCheck, exclusions, opts.file);
 
   // A lane branch that is its base branch would put the change straight onto it, unreviewed.
@@ -198,6 +200,27 @@ function missingTargets(fleet: ResolvedFleet, lanes: readonly LaneSpec[], exclus
     });
   }
   return problems;
+}
+
+/**
+ * A lane whose fence holds workflow files only can change nothing but files GitHub refuses to take from a credential
+ * without the Workflows permission: under such a credential it is excluded, with the reason and the fix, instead of
+ * running its directive to have its push refused. A dry run pushes nothing, so it keeps such lanes: their patches show
+ * what they would do. A lane with a wider fence runs, and a push GitHub refuses fails it with the same fix.
+ */
+async function workflowExclusions(forge: Forge, lanes: readonly LaneSpec[], exclusions: readonly Exclusion[], dryRun: boolean): Promise<Exclusion[]> {
+  if (dryRun || !forge.workflowWrites) return [];
+  const excluded = new Set(exclusions.map((e) => e.lane));
+  const fenced = lanes.filter((l) => !excluded.has(l.id) && ownsOnlyWorkflows(l.owns));
+  if (!fenced.length) return [];
+  const access = await forge.workflowWrites();
+  if (!access || access.allowed) return [];
+  return fenced.map((l) => ({
+    repo: l.repo,
+    lane: l.id,
+    reason: 'no-workflows-permission',
+    detail: `its owns: holds workflow files only (${l.owns.join(', ')}), and GitHub refuses a push that changes one from ${access.credential}, which lacks the Workflows permission: ${access.fix}`,
+  }));
 }
 
 /** One line on the queue for the plan's notes: how many issues in each state, and what starts. */

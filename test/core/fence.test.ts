@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkFence, isGitPath } from '../../src/core/fence.js';
+import { checkFence, isGitPath, ownsOnlyWorkflows } from '../../src/core/fence.js';
 
 describe('checkFence', () => {
   it('passes files inside owns and outside never', () => {
@@ -118,5 +118,19 @@ describe('checkFence', () => {
 
   it('is case-sensitive', () => {
     expect(checkFence(['SRC/a.ts'], ['src/**'], []).outside_owns).toEqual(['SRC/a.ts']);
+  });
+});
+
+describe('ownsOnlyWorkflows', () => {
+  it('holds for fences whose every glob lies under .github/workflows/ before its first wildcard', () => {
+    expect(ownsOnlyWorkflows(['.github/workflows/**'])).toBe(true);
+    expect(ownsOnlyWorkflows(['.github/workflows/*.yml', './.github/workflows/ci.yml'])).toBe(true);
+  });
+  it('does not for the whole repository, a wider glob, or one glob outside', () => {
+    expect(ownsOnlyWorkflows([])).toBe(false);
+    expect(ownsOnlyWorkflows(['.github/**'])).toBe(false);
+    expect(ownsOnlyWorkflows(['.github/work*/**'])).toBe(false);
+    expect(ownsOnlyWorkflows(['**/.github/workflows/**'])).toBe(false);
+    expect(ownsOnlyWorkflows(['.github/workflows/**', 'README.md'])).toBe(false);
   });
 });

@@ -24,7 +24,7 @@ import { GitHubForge } from '../../src/github/forge.js';
 import { createOctokit } from '../../src/github/octokit.js';
 import { Git } from '../../src/workspace/git/git.js';
 import { clearSecrets, redact } from '../../src/util/secrets.js';
-import { startEmulator, type AddedApp, type Emulator } from '../support/github-emulator/index.js';
+import { signAppJwt, startEmulator, type AddedApp, type Emulator } from '../support/github-emulator/index.js';
 import { NO_PACING } from './helpers.js';
 
 const { run: git } = new Git();
@@ -178,6 +178,27 @@ describe('an App installation token Fleet mints itself', () => {
       octokit.request('POST /repos/{owner}/{repo}/git/refs', { owner: 'acme', repo: 'api', ref: 'refs/heads/x', sha: data.object.sha }),
     ).rejects.toMatchObject({ status: 403 });
     expect(emu.find(MINT)[0]!.body).toEqual({ permissions: { contents: 'read', pull_requests: 'read', metadata: 'read' } });
+  });
+
+  it('leaves workflows out of a read-only token (GitHub offers it at write only) and tells what the installation grants', async () => {
+    const wf = emu.addApp({ id: 4646, slug: 'wf-app', installations: [{ account: 'acme', permissions: { contents: 'write', workflows: 'write' } }] });
+    const wfCreds = () => ({ appId: String(wf.id), privateKey: wf.privateKeyPem, owner: 'acme' });
+    // Asked for at read, as a plain "each at read" would, GitHub refuses the mint (its OpenAPI description:
+    // permissions.workflows "must be one of: write"): the plan and report jobs would stop.
+    const asRead = await fetch(`${emu.url}/app/installations/${wf.installationIds[0]}/access_tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${signAppJwt(wf.id, wf.privateKeyPem, { nowSec: emu.clock.nowSec() })}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ permissions: { contents: 'read', workflows: 'read' } }),
+    });
+    expect(asRead.status).toBe(422);
+    expect(emu.violations.map((v) => v.errors)).toEqual([
+      [expect.objectContaining({ field: 'permissions.workflows', message: 'permissions.workflows must be one of: write' })],
+    ]);
+    emu.resetViolations();
+    emu.resetLog();
+    const t = await AppInstallationToken.start({ ...wfCreds(), readOnly: true }, { apiUrl: emu.url });
+    expect(emu.find(MINT)[0]!.body).toEqual({ permissions: { contents: 'read', metadata: 'read' } });
+    expect(t.installationPermissions()).toMatchObject({ contents: 'write', workflows: 'write' });
   });
 
   it('names the owner when the App is not installed there, and the id when GitHub knows no such App', async () => {

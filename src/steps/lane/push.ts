@@ -33,12 +33,34 @@ async function pushCommit(ctx: LaneContext, lane: LaneSpec, repoDir: string, com
   let pushed = await slotted();
   if (!pushed.ok && pushed.reason !== 'stale' && refusedCredential(pushed.detail) && (await ctx.forge.refreshCredential?.(true))) pushed = await slotted();
   if (!pushed.ok) {
+    const refused = pushed.reason === 'stale' ? null : workflowRefusal(pushed.detail);
     const msg =
       pushed.reason === 'stale'
         ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten`
-        : `push refused: ${firstLines(pushed.detail, 600)}`;
+        : refused
+          ? `push refused: the change creates, changes or deletes ${refused.file}, and GitHub takes workflow files only from ${refused.fix}; or keep them out of the lane with never: [".github/workflows/**"]`
+          : `push refused: ${firstLines(pushed.detail, 600)}`;
     throw new LaneFailure('push-rejected', msg);
   }
+}
+
+/**
+ * GitHub's refusal of a push that touches `.github/workflows/` from a credential without the Workflows permission, in
+ * the ref's status line: "refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml`
+ * without `workflows` permission" (a PAT: "… a Personal Access Token … without `workflow` scope";
+ * peter-evans/create-pull-request#1234, flashcatcloud/categraf#34). The file, and what grants the permission.
+ */
+export function workflowRefusal(detail: string): { file: string; fix: string } | null {
+  const m =
+    /refusing to allow an? (GitHub App|Personal Access Token|OAuth App) to create or update workflow `([^`\n]+)` without `workflows?` (?:permission|scope)/.exec(
+      detail,
+    );
+  if (!m) return null;
+  const fix =
+    m[1] === 'GitHub App'
+      ? "a GitHub App with the Workflows permission (Read and write; give it in the App's settings and accept it on the installation, docs/github-app.md)"
+      : 'a token with the workflow scope (a classic PAT) or the Workflows permission (a fine-grained PAT, Read and write)';
+  return { file: m[2]!, fix };
 }
 
 /**

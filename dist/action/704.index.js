@@ -42,6 +42,7 @@ class AppInstallationToken {
   permissions;
   minted = [];
   skewMs = 0;
+  granted = {};
   renewing = null;
   now;
   request;
@@ -84,12 +85,16 @@ class AppInstallationToken {
     }
     const token = new AppInstallationToken(creds, data.id, opts, request, creds.permissions ?? (creds.readOnly ? readOnly(data.permissions ?? {}) : void 0));
     token.skewMs = skewMs;
+    token.granted = { ...data.permissions ?? {} };
     observed = token;
     await token.mint();
     return token;
   }
   current() {
     return this.minted[this.minted.length - 1].token;
+  }
+  installationPermissions() {
+    return this.granted;
   }
   /** GitHub's clock, as far as the last `date` header tells (second resolution). */
   githubNow() {
@@ -179,7 +184,7 @@ class AppInstallationToken {
 }
 function readOnly(granted) {
   return Object.fromEntries(
-    Object.entries(granted).filter(([, level]) => level === "read" || level === "write" || level === "admin").map(([name]) => [name, "read"])
+    Object.entries(granted).filter(([name, level]) => name !== "workflows" && (level === "read" || level === "write" || level === "admin")).map(([name]) => [name, "read"])
   );
 }
 function appAuth(creds, request, timeDifference, logger) {

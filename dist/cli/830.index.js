@@ -1498,6 +1498,7 @@ class GitHubForge {
   /** Forks lanes' records name (useHeadRepo), by lane: read there, checked first, never pushed to. */
   recorded = /* @__PURE__ */ new Map();
   login;
+  workflowAccess;
   /**
    * Before a git command: an App token near its end is renewed first (`force`: git was refused, 401, so renew
    * now). True when git may try again with a new credential; a PAT never changes.
@@ -1520,6 +1521,37 @@ class GitHubForge {
       forkMode: this.opts.fork !== void 0,
       cloneUrl: (repo) => this.urlOf(repo)
     });
+  }
+  /**
+   * A GitHub App's installation says whether it has the Workflows permission; a classic PAT names its scopes in the
+   * `X-OAuth-Scopes` header of every answer (read here from GET /rate_limit, which costs no rate limit); a fine-grained
+   * PAT says neither, and is only found out by a push GitHub refuses.
+   */
+  workflowWrites() {
+    this.workflowAccess ??= (async () => {
+      const granted = this.credential.installationPermissions?.();
+      if (granted) {
+        return {
+          allowed: granted.workflows === "write",
+          credential: "the GitHub App's installation",
+          fix: "give the App the Workflows permission (Read and write) in its settings, then accept the new permission on its installation (docs/github-app.md)"
+        };
+      }
+      let scopes;
+      try {
+        const res = await this.octokit.request("GET /rate_limit");
+        scopes = res.headers["x-oauth-scopes"];
+      } catch {
+        return null;
+      }
+      if (scopes === void 0) return null;
+      return {
+        allowed: scopes.split(",").some((s) => s.trim() === "workflow"),
+        credential: "the token (a classic PAT)",
+        fix: "give the token the workflow scope, or use a fine-grained PAT or a GitHub App with the Workflows permission (Read and write)"
+      };
+    })();
+    return this.workflowAccess;
   }
   cloneUrl(lane) {
     if (lane.repo_kind !== "github") throw new Error((0,secrets/* redact */.E$)(`${lane.repo} is not an owner/repo name: forge: github runs GitHub repositories only`));

@@ -11039,9 +11039,10 @@ function describeCommitSetup(setup) {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   AH: () => (/* binding */ checkFence),
+/* harmony export */   AZ: () => (/* binding */ ownsOnlyWorkflows),
 /* harmony export */   MI: () => (/* binding */ isLiteralGlob)
 /* harmony export */ });
-/* unused harmony exports GIT_DIR_RULE, MESSAGE_FILE_LIMIT, isGitPath */
+/* unused harmony exports GIT_DIR_RULE, MESSAGE_FILE_LIMIT, WORKFLOW_DIR, isGitPath */
 /* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9092);
 /* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9112);
 
@@ -11053,6 +11054,14 @@ function isGitPath(path) {
 }
 function isLiteralGlob(pattern) {
   return !/[*?[\]{}()!+@\\]/.test(pattern);
+}
+const WORKFLOW_DIR = ".github/workflows/";
+function ownsOnlyWorkflows(owns) {
+  return owns.length > 0 && owns.every((g) => literalPrefix(g.replace(/^\.\//, "")).startsWith(WORKFLOW_DIR));
+}
+function literalPrefix(glob) {
+  const i = glob.search(/[*?[\]{}()!+@\\]/);
+  return i < 0 ? glob : glob.slice(0, i);
 }
 function folderHint(outside, owns) {
   const folders = owns.filter((g) => isLiteralGlob(g) && outside.some((f) => f.startsWith(`${g.replace(/\/+$/, "")}/`)));
@@ -15768,7 +15777,7 @@ const Exclusion = zod__WEBPACK_IMPORTED_MODULE_0__/* .strictObject */ .rej({
   repo: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
   lane: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP(),
   reason: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().describe(
-    "A reason code: not-found, not-a-repository, empty, unreachable, no-base-branch, no-default-branch, archived, disabled, fork, no-push-permission, forbidden, not-a-github-repository, excluded-by-pattern, excluded-by-config, or the reason written in exclude:"
+    "A reason code: not-found, not-a-repository, empty, unreachable, no-base-branch, no-default-branch, archived, disabled, fork, no-push-permission, no-workflows-permission, forbidden, not-a-github-repository, excluded-by-pattern, excluded-by-config, or the reason written in exclude:"
   ),
   detail: zod__WEBPACK_IMPORTED_MODULE_0__/* .string */ .YjP().nullable()
 });
@@ -23996,9 +24005,18 @@ async function pushCommit(ctx, lane, repoDir, commit, previous) {
   let pushed = await slotted();
   if (!pushed.ok && pushed.reason !== "stale" && refusedCredential(pushed.detail) && await ctx.forge.refreshCredential?.(true)) pushed = await slotted();
   if (!pushed.ok) {
-    const msg = pushed.reason === "stale" ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten` : `push refused: ${firstLines(pushed.detail, 600)}`;
+    const refused = pushed.reason === "stale" ? null : workflowRefusal(pushed.detail);
+    const msg = pushed.reason === "stale" ? `${lane.branch} moved on the remote while this lane ran (another run or a person pushed to it); nothing was overwritten` : refused ? `push refused: the change creates, changes or deletes ${refused.file}, and GitHub takes workflow files only from ${refused.fix}; or keep them out of the lane with never: [".github/workflows/**"]` : `push refused: ${firstLines(pushed.detail, 600)}`;
     throw new LaneFailure("push-rejected", msg);
   }
+}
+function workflowRefusal(detail) {
+  const m = /refusing to allow an? (GitHub App|Personal Access Token|OAuth App) to create or update workflow `([^`\n]+)` without `workflows?` (?:permission|scope)/.exec(
+    detail
+  );
+  if (!m) return null;
+  const fix = m[1] === "GitHub App" ? "a GitHub App with the Workflows permission (Read and write; give it in the App's settings and accept it on the installation, docs/github-app.md)" : "a token with the workflow scope (a classic PAT) or the Workflows permission (a fine-grained PAT, Read and write)";
+  return { file: m[2], fix };
 }
 async function confirmPushed(ctx, lane, commit) {
   let head = null;
@@ -25052,11 +25070,13 @@ function exitCodeFor(manifest) {
 /* harmony export */ });
 /* unused harmony export fleetIdFor */
 /* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7598);
-/* harmony import */ var _core_legs_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1634);
-/* harmony import */ var _core_plan_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(1884);
-/* harmony import */ var _core_incremental_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(3211);
-/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(9626);
-/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(3173);
+/* harmony import */ var _core_fence_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(7238);
+/* harmony import */ var _core_legs_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(1634);
+/* harmony import */ var _core_plan_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(1884);
+/* harmony import */ var _core_incremental_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(3211);
+/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(9626);
+/* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(3173);
+
 
 
 
@@ -25077,7 +25097,7 @@ async function planStep(listed, forge, clock, opts) {
     if (found.problems.length) {
       return { ok: false, problems: found.problems.map((message) => ({ file: opts.file, field: "github.discover", message })) };
     }
-    fleet = (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_5__/* .addDiscoveredLanes */ .H7)(fleet, found.repos);
+    fleet = (0,_core_validate_js__WEBPACK_IMPORTED_MODULE_6__/* .addDiscoveredLanes */ .H7)(fleet, found.repos);
   }
   let queue = null;
   if (fleet.file.source?.issues) {
@@ -25114,6 +25134,7 @@ async function planStep(listed, forge, clock, opts) {
       if (c.base_commit) baseCommits.set(lane.id, c.base_commit);
     }
   }
+  exclusions.push(...await workflowExclusions(forge, toCheck, exclusions, opts.dryRun ?? false));
   const missingProblems = missingTargets(fleet, toCheck, exclusions, opts.file);
   const branchProblems = [];
   for (const lane of toCheck) {
@@ -25127,8 +25148,8 @@ async function planStep(listed, forge, clock, opts) {
     }
   }
   const maxParallel = opts.maxParallel ?? fleet.file.max_parallel;
-  const sizing = (0,_core_legs_js__WEBPACK_IMPORTED_MODULE_1__/* .legSizing */ .pk)(fleet.file, fleet.lanes, maxParallel, { ...opts.legs, dryRun: opts.dryRun ?? false });
-  const built = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_2__/* .buildPlan */ .Gg)(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file, sizing });
+  const sizing = (0,_core_legs_js__WEBPACK_IMPORTED_MODULE_2__/* .legSizing */ .pk)(fleet.file, fleet.lanes, maxParallel, { ...opts.legs, dryRun: opts.dryRun ?? false });
+  const built = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_3__/* .buildPlan */ .Gg)(fleet, exclusions, { maxParallel, maxWaves: fleet.file.max_waves, file: opts.file, sizing });
   if (!built.ok) return { ok: false, problems: [...missingProblems, ...built.problems, ...branchProblems] };
   if (missingProblems.length || branchProblems.length) return { ok: false, problems: [...missingProblems, ...branchProblems] };
   if (queue) {
@@ -25142,7 +25163,7 @@ async function planStep(listed, forge, clock, opts) {
   let plan = built.plan;
   const now = clock.now();
   const byId = new Map(fleet.lanes.map((l) => [l.id, l]));
-  const manifest = (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_4__/* .initManifest */ .Mc)({
+  const manifest = (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_5__/* .initManifest */ .Mc)({
     fleet_id: opts.fleet_id ?? fleetIdFor(now),
     name: fleet.file.name,
     forge: forge.kind,
@@ -25159,18 +25180,18 @@ async function planStep(listed, forge, clock, opts) {
     lanes: plan.lanes.map((l) => ({ repo: l.spec.repo, lane: l.spec.id, wave: l.wave, branch: l.spec.branch, depends_on: l.spec.depends_on })),
     skipped: plan.skipped.map((s) => ({ repo: s.repo, lane: s.lane, reason: s.reason, depends_on: byId.get(s.lane)?.depends_on ?? [] }))
   });
-  const digests = new Map(plan.lanes.map((l) => [l.spec.id, (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_3__/* .laneDigest */ .z_)(fleet.file, l.spec)]));
+  const digests = new Map(plan.lanes.map((l) => [l.spec.id, (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_4__/* .laneDigest */ .z_)(fleet.file, l.spec)]));
   let lanes = manifest.lanes.map((l) => digests.has(l.lane) ? { ...l, digest: digests.get(l.lane) } : l);
   const notes = [];
   if (opts.since) {
-    const previous = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_3__/* .outcomesOf */ .RK)(opts.since);
-    const problem = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_3__/* .outcomesProblem */ .Zl)(previous, fleet.file.name, opts.dryRun ?? false);
+    const previous = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_4__/* .outcomesOf */ .RK)(opts.since);
+    const problem = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_4__/* .outcomesProblem */ .Zl)(previous, fleet.file.name, opts.dryRun ?? false);
     if (problem) notes.push(`every lane runs: the previous outcomes (${opts.since.fleet_id}) cannot be used, ${problem}`);
     else {
-      const same = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_3__/* .unchangedLanes */ .Ve)({ lanes: plan.lanes.map((l) => l.spec).filter((l) => !l.issue), digests, baseCommits, previous });
+      const same = (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_4__/* .unchangedLanes */ .Ve)({ lanes: plan.lanes.map((l) => l.spec).filter((l) => !l.issue), digests, baseCommits, previous });
       lanes = lanes.map((l) => {
         const p = same.get(l.lane);
-        return p ? (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_3__/* .unchangedRecord */ .BP)(l, p, digests.get(l.lane), now.toISOString()) : l;
+        return p ? (0,_core_incremental_js__WEBPACK_IMPORTED_MODULE_4__/* .unchangedRecord */ .BP)(l, p, digests.get(l.lane), now.toISOString()) : l;
       });
       plan = withoutShardsFor(plan, new Set(same.keys()), maxParallel, sizing);
       notes.push(`${same.size} of ${plan.lanes.length} lane${plan.lanes.length === 1 ? "" : "s"} unchanged since ${opts.since.fleet_id}: not run`);
@@ -25180,7 +25201,7 @@ async function planStep(listed, forge, clock, opts) {
     ...manifest,
     lanes,
     waves: plan.waves,
-    summary: (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_4__/* .summarize */ .eh)(lanes, manifest.started_at, null),
+    summary: (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_5__/* .summarize */ .eh)(lanes, manifest.started_at, null),
     ...queue ? { queue: queue.board } : {}
   };
   if (queue) notes.push(queueNote(queue.board));
@@ -25204,6 +25225,20 @@ function missingTargets(fleet, lanes, exclusions, file) {
   }
   return problems;
 }
+async function workflowExclusions(forge, lanes, exclusions, dryRun) {
+  if (dryRun || !forge.workflowWrites) return [];
+  const excluded = new Set(exclusions.map((e) => e.lane));
+  const fenced = lanes.filter((l) => !excluded.has(l.id) && (0,_core_fence_js__WEBPACK_IMPORTED_MODULE_1__/* .ownsOnlyWorkflows */ .AZ)(l.owns));
+  if (!fenced.length) return [];
+  const access = await forge.workflowWrites();
+  if (!access || access.allowed) return [];
+  return fenced.map((l) => ({
+    repo: l.repo,
+    lane: l.id,
+    reason: "no-workflows-permission",
+    detail: `its owns: holds workflow files only (${l.owns.join(", ")}), and GitHub refuses a push that changes one from ${access.credential}, which lacks the Workflows permission: ${access.fix}`
+  }));
+}
 function queueNote(board) {
   const counts = /* @__PURE__ */ new Map();
   for (const r of board.rows) counts.set(r.state, (counts.get(r.state) ?? 0) + 1);
@@ -25215,13 +25250,13 @@ function withoutShardsFor(plan, unchanged, maxParallel, sizing) {
   if (!unchanged.size) return plan;
   const specs = new Map(plan.lanes.map((l) => [l.spec.id, l.spec]));
   const waves = plan.waves.map((w) => {
-    const { shards, parallel } = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_2__/* .shardWave */ .o4)(
+    const { shards, parallel } = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_3__/* .shardWave */ .o4)(
       w.index,
       w.lanes.filter((id) => !unchanged.has(id)),
       maxParallel,
       { sizing }
     );
-    const kept = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_2__/* .keepGroupsTogether */ .w8)(shards, specs);
+    const kept = (0,_core_plan_js__WEBPACK_IMPORTED_MODULE_3__/* .keepGroupsTogether */ .w8)(shards, specs);
     return { ...w, shards: kept, parallel: Math.min(parallel, kept.length) };
   });
   return { ...plan, waves };

@@ -87,6 +87,8 @@ export interface RunsHost<C> {
   /** A check run created over REST: the annotations its create and update requests sent (undefined: no such check run). */
   checkRunAnnotations(id: number, repoKey: string): CheckRunAnnotation[] | undefined;
   control(): RunControl | null;
+  /** An environment set on the emulator itself (no runner attached). */
+  ownEnvironment(repoKey: string, name: string): EnvironmentRecord | undefined;
   apiUrl(): string;
   htmlUrl(): string;
 }
@@ -227,7 +229,9 @@ export function addRunHandlers<C extends Ctx>(H: Record<string, Handler<C>>, h: 
   // token needs "Actions" repository permissions (read) (scopes.ts). An environment that does not exist is 404.
   H['repos/get-environment'] = async (c) => {
     const { key } = h.repoFor(c, 'pull');
-    const env = control(c).environment(key, String(c.params.environment_name));
+    // With no runner attached, the environments a test set on the emulator (emu.setEnvironment).
+    const rc = h.control();
+    const env = rc ? rc.environment(key, String(c.params.environment_name)) : h.ownEnvironment(key, String(c.params.environment_name));
     if (!env) throw notFound(c);
     const rules = env.reviewers.length
       ? [

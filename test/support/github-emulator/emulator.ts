@@ -16,6 +16,7 @@ import path from 'node:path';
 import { addActionsRestHandlers, type ActionsRestBackend } from './actions-rest.js';
 import { IssueTracker, type ClosedCommitMode, type IssueRecord } from './issues.js';
 import { addRunHandlers, type JobAnnotation, type RunControl } from './actions-runs.js';
+import { addActionsSettingsHandlers, EnvironmentStore, type ActionsSettingsSpec } from './actions-settings.js';
 import * as g from './git.js';
 import { runHttpBackend } from './http-backend.js';
 import { oauthScopesHeader, workflowGuardConfig, workflowRefusal } from './workflow-guard.js';
@@ -252,6 +253,8 @@ export class Emulator {
   private closed = false;
   /** The Actions runner driving this emulator's workflow runs (re-run, cancel, reviews over REST). */
   private runControl: RunControl | null = null;
+  private readonly environments = new EnvironmentStore();
+  private readonly actionsSettings = new Map<string, ActionsSettingsSpec>();
   private readonly jobAnnotations = new Map<number, JobAnnotation[]>();
   /** Artifacts and caches of the emulated Actions services (test/support/actions-services). */
   private actionsBackend: ActionsRestBackend | null = null;
@@ -661,6 +664,21 @@ export class Emulator {
   }
 
   /** CI simulation for a repository (`owner/repo`, or `*` for all): what a push of a branch creates. `null` removes it. */
+  /**
+   * An environment of `fullName` with these required reviewers (none: an environment without protection rules), for
+   * GET …/environments/{name} when no workflow runner is attached (with one, the runner's environments answer).
+   */
+  setEnvironment(fullName: string, name: string, reviewers: string[]): void {
+    const [o, n] = fullName.split('/');
+    this.environments.set(repoKey(o!, n!), name, reviewers);
+  }
+
+  /** The repository's Actions settings (Settings → Actions → General): enabled, allowed actions, retention. */
+  setActionsSettings(fullName: string, spec: ActionsSettingsSpec): void {
+    const [o, n] = fullName.split('/');
+    this.actionsSettings.set(repoKey(o!, n!), { ...spec });
+  }
+
   setCi(fullName: string, policy: CiPolicy | null): void {
     const key = fullName === '*' ? '*' : repoKey(...(fullName.split('/') as [string, string]));
     if (policy === null) this.ci.delete(key);
@@ -3041,8 +3059,14 @@ export class Emulator {
         return run && run.repoKey === key ? (run.annotations ?? []) : undefined;
       },
       control: () => this.runControl,
+      ownEnvironment: (key, name) => this.environments.get(key, name),
       apiUrl: () => this.url,
       htmlUrl: () => this.urls().html,
+    });
+    addActionsSettingsHandlers(H, {
+      repoFor: (c, need) => this.repoFor(c, need),
+      settings: (key) => this.actionsSettings.get(key),
+      apiUrl: () => this.url,
     });
     addActionsRestHandlers(H, {
       repoFor: (c, need) => this.repoFor(c, need),

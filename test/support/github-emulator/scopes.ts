@@ -127,6 +127,10 @@ const OVERRIDES: Record<string, ScopeNeed> = {
   'repos/merge-upstream': scope(['contents'], 'write'),
   'repos/get-all-environments': scope(['actions'], 'read'),
   'repos/get-environment': scope(['actions'], 'read'),
+  // Settings → Actions → General: "Administration" repository permissions (read), which no `permissions:` key grants.
+  'actions/get-github-actions-permissions-repository': { kind: 'ungrantable', permission: 'administration', level: 'read' },
+  'actions/get-allowed-actions-repository': { kind: 'ungrantable', permission: 'administration', level: 'read' },
+  'actions/get-artifact-and-log-retention-settings-repository': { kind: 'ungrantable', permission: 'administration', level: 'read' },
 };
 
 /** Issue endpoints that work on a PR's issue side accept either permission. */

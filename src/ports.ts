@@ -27,6 +27,39 @@ export type TargetCheck =
 
 export type Checkpoint = 'pushed' | 'green' | 'merged';
 
+/** What a credential is, as far as the forge can tell before using it. */
+export type CredentialGrants =
+  /** A GitHub App installation token Fleet minted: the installation's permissions (`contents: 'write'`…). */
+  | { kind: 'app'; account: string; permissions: Readonly<Record<string, string>> }
+  /** A classic PAT (or OAuth token): its scopes, from the `X-OAuth-Scopes` header. */
+  | { kind: 'classic-pat'; login: string; scopes: string[] }
+  /** A fine-grained PAT or a token minted elsewhere: GitHub does not say what it grants. */
+  | { kind: 'unknown'; login: string | null }
+  /** GitHub refused it (401): expired, revoked, mistyped. */
+  | { kind: 'refused'; detail: string };
+
+/** A repository's Actions settings (Settings → Actions → General), as far as the credential may read them. */
+export interface ActionsSettings {
+  enabled: boolean;
+  /** Which actions and reusable workflows may run: every one, the repository owner's only, or those listed. */
+  allowedActions: 'all' | 'local_only' | 'selected';
+  /** With `selected`: GitHub's own actions, Marketplace verified creators', and `owner/repo@ref` patterns. */
+  selected?: { githubOwned: boolean; verified: boolean; patterns: string[] };
+  /** How many days artifacts and logs are kept; undefined when it cannot be read. */
+  retentionDays?: number;
+}
+
+/** The set-up reads `fleet doctor` makes on the forge (GitHub only). */
+export interface SetupProbe {
+  credential(): Promise<CredentialGrants>;
+  /** A repository's visibility; null when the credential cannot see it. */
+  visibility(repo: string): Promise<'public' | 'private' | 'internal' | null>;
+  /** An environment's required reviewers (logins and team slugs); `missing` when there is none of that name. */
+  environment(repo: string, name: string): Promise<{ reviewers: string[] } | { missing: true } | { unreadable: string }>;
+  /** The repository's Actions settings; `unreadable` with why (they take administration: read). */
+  actionsSettings(repo: string): Promise<ActionsSettings | { unreadable: string }>;
+}
+
 /** What the forge's credential may do to workflow files, and, when it may not, what grants it. */
 export interface WorkflowWrites {
   allowed: boolean;

@@ -10,6 +10,7 @@
  * And a gate can wait 30 days, a run lasts at most 35: the plan artifact must
  * outlive that, which the repository's artifact retention may not allow.
  */
+import { RUN_LIFETIME_DAYS } from '../core/doctor.js';
 import { environmentRules, type EnvironmentRule, type GitHubApi } from '../github/actions-run.js';
 
 const MANAGE_ENVIRONMENTS = 'https://docs.github.com/actions/how-tos/deploy/configure-and-manage-deployments/manage-environments';
@@ -23,8 +24,7 @@ const RETENTION_SETTINGS =
  */
 export const ARTIFACT_RETENTION_DAYS = 90;
 
-/** How long GitHub lets a run live, time at an approval gate included (up to 30 days of it). */
-export const RUN_LIFETIME_DAYS = 35;
+export { RUN_LIFETIME_DAYS };
 
 function howTo(environment: string, repo: string): string {
   return (

@@ -148,6 +148,33 @@ export const COMMANDS: readonly CommandSpec[] = [
     },
   },
   {
+    name: 'doctor',
+    summary: 'check the set-up a fleet needs on GitHub before its first run: credential, permissions, targets, gate, Actions settings',
+    usage: 'fleet doctor <fleet-file> [--control-repo OWNER/NAME] [--approval-environment NAME|none] [--fleet-repo OWNER/NAME] [--sample N] [--json]',
+    flags: [
+      [
+        '--control-repo OWNER/NAME',
+        'the repository whose workflows run the fleet: its approval environment and Actions settings (default: GITHUB_REPOSITORY in a job)',
+      ],
+      [
+        '--approval-environment NAME',
+        'the approval environment the dispatch workflow names (default: FLEET_APPROVAL_ENVIRONMENT, else fleet-approval as the template has it); none: no gate, by choice',
+      ],
+      ['--fleet-repo OWNER/NAME', 'where your workflows take Fleet from (your-org/fleet), for the allowed-actions check (default: GITHUB_ACTION_REPOSITORY)'],
+      ['--sample N', 'how many of the listed targets to check (default 10)'],
+      ['--json', 'print the findings as JSON'],
+      ['--repos-root DIR', 'where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)'],
+    ],
+    options: {
+      'control-repo': { type: 'string' },
+      'approval-environment': { type: 'string' },
+      'fleet-repo': { type: 'string' },
+      sample: { type: 'string' },
+      json: { type: 'boolean' },
+      'repos-root': { type: 'string' },
+    },
+  },
+  {
     name: 'status',
     summary: "a run's lanes as they stand (a run still going, or one that ended)",
     usage: 'fleet status [fleet-status.json | workspace folder | fleet-file (default: fleet.yml here)] [--json]',
@@ -217,6 +244,10 @@ export function unknownCommand(name: string): string {
 /** Every flag any command takes, by its type; parseArgs holds each command to its own. */
 export interface Flags {
   json?: boolean;
+  'control-repo'?: string;
+  'approval-environment'?: string;
+  'fleet-repo'?: string;
+  sample?: string;
   'dry-run'?: boolean;
   'push-only'?: boolean;
   fork?: boolean;

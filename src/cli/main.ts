@@ -41,6 +41,8 @@ import {
 import { adhocFleetFile, FLAGS_FILE, isAdhoc } from './adhoc.js';
 import { renderExec } from './exec-view.js';
 import { execFleet } from '../steps/exec.js';
+import { runDoctor } from '../steps/doctor.js';
+import { doctorExitCode, renderFindings } from '../core/doctor.js';
 import { prsCommand } from '../steps/prs.js';
 import { mergeMethodFor, prsJson, renderPrsActions, renderPrsTable } from '../core/prs.js';
 import { renderBranch, type ResolvedFleet } from '../core/validate.js';
@@ -281,6 +283,7 @@ async function planOrRun(spec: CommandSpec, parsed: Parsed, io: CliIo, sessions:
   const connected = await connect(spec, parsed.values, input, io, { writes: spec.name === 'run', sessions });
   if (typeof connected === 'number') return connected;
   if (spec.name === 'plan') return plan(connected, parsed.values, io);
+  if (spec.name === 'doctor') return doctor(spec, connected, parsed.values, io);
   if (spec.name === 'exec') return execCommand(connected, parsed, io);
   return run(spec, connected, parsed.values, io, parsed.words);
 }
@@ -354,6 +357,32 @@ async function plan(c: Connected, values: Flags, io: CliIo): Promise<number> {
   }
   io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}\n` : `${renderPlan(planned.manifest)}\n`);
   return 0;
+}
+
+/** `fleet doctor`: the set-up this fleet needs, read from the forge; exit 1 when something must be fixed first. */
+async function doctor(spec: CommandSpec, c: Connected, values: Flags, io: CliIo): Promise<number> {
+  const env = io.env;
+  const sample = positiveInt('sample', values.sample, spec);
+  const controlRepo = values['control-repo'] ?? (env.GITHUB_REPOSITORY || undefined);
+  for (const [flag, value] of [
+    ['control-repo', controlRepo],
+    ['fleet-repo', values['fleet-repo']],
+  ] as const) {
+    if (value !== undefined && !/^[\w.-]+\/[\w.-]+$/.test(value)) throw new UsageError(`--${flag}: "${value}" is not OWNER/NAME`, spec);
+  }
+  const retention = Number(env.GITHUB_RETENTION_DAYS);
+  const findings = await runDoctor(c.fleet, c.setup.forge, c.setup.probe, {
+    controlRepo,
+    approvalEnvironment: controlRepo ? (values['approval-environment'] ?? (env.FLEET_APPROVAL_ENVIRONMENT?.trim() || 'fleet-approval')) : undefined,
+    fleetRepo: values['fleet-repo'] ?? (env.GITHUB_ACTION_REPOSITORY || undefined),
+    ...(sample !== undefined ? { sample } : {}),
+    ...(env.GITHUB_RETENTION_DAYS && Number.isInteger(retention) ? { retentionDays: retention } : {}),
+  });
+  const text = values.json
+    ? JSON.stringify({ file: c.input.path, findings }, null, 2)
+    : `fleet doctor: ${shownFile(c.input.path)}\n\n${renderFindings(findings)}`;
+  io.stdout.write(`${redact(text)}\n`);
+  return doctorExitCode(findings);
 }
 
 async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo, parsedWords: string[]): Promise<number> {

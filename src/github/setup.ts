@@ -11,6 +11,7 @@ import { runIssueQueue, settleQueue } from './queue.js';
 import type { Manifest } from '../core/model.js';
 import type { QueueOptions } from '../ports.js';
 import { GitHubForge } from './forge.js';
+import { GitHubSetupProbe } from './setup-probe.js';
 import { basicCredential, createOctokit, type FleetOctokit } from './octokit.js';
 import type { TokenCredential } from './credential.js';
 import { githubTuning, type GitHubTuning } from './tuning.js';
@@ -58,6 +59,7 @@ export function githubSetup(
   });
   return {
     forge,
+    probe: new GitHubSetupProbe(octokit, credential),
     secrets: [token, basicCredential(token)],
     discover: (fleet: ResolvedFleet) => discoverRepos(octokit, fleet.file.github.discover, { allowForks: fleet.file.github.allow_forks }),
     queue: (fleet: ResolvedFleet, o: QueueOptions) => runIssueQueue(octokit, forge, fleet, o),

@@ -8,11 +8,13 @@ import type { ResolvedFleet } from '../core/validate.js';
 import type { TokenCredential } from '../github/credential.js';
 import { githubTuning } from '../github/tuning.js';
 import { LocalForge } from '../local/forge.js';
-import type { Forge, Logger, QueueSettle, QueueSource } from '../ports.js';
+import type { Forge, Logger, QueueSettle, QueueSource, SetupProbe } from '../ports.js';
 import { TOKEN_VARIABLES } from './credentials.js';
 
 export interface ForgeSetup {
   forge: Forge;
+  /** The set-up reads of `fleet doctor` (GitHub only). */
+  probe?: SetupProbe;
   discover?(fleet: ResolvedFleet): Promise<{ repos: string[]; problems: string[] }>;
   /** The issue queue (source.issues): its lanes, board and events (GitHub only). */
   queue?: QueueSource;

@@ -32,7 +32,7 @@ function howTo(environment: string, repo: string): string {
     `add the people or teams who approve fleet plans (up to six), and Save protection rules. ` +
     `Required reviewers exist on public repositories on every plan; on private and internal repositories only with GitHub Enterprise ` +
     `(GitHub Free, Pro and Team offer them on public repositories only): ${MANAGE_ENVIRONMENTS}. ` +
-    `Or leave approval-environment empty to run the fleet without a gate.`
+    `Or choose to run without a gate, visibly: approval-environment none (the dispatch template reads it from the repository variable FLEET_APPROVAL_ENVIRONMENT).`
   );
 }
 

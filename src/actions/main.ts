@@ -219,7 +219,12 @@ async function planOutputs(deps: ActionDeps, settings: Settings, manifest: Manif
   const kept = retentionNote(settings.retentionDays, ARTIFACT_RETENTION_DAYS, !!settings.approvalEnvironment, deps.clock.now());
   if (kept.warning) deps.core.warning(kept.warning);
   const budget = writeBudget ? `\n\n${renderWriteBudget(writeBudget)}` : '';
-  await deps.core.summary.addRaw(`${renderPlan(manifest)}${budget}\n\n${kept.line}\n`, true).write();
+  // No gate by choice (approval-environment: none) is said where a gate's approver would have read the plan.
+  const waived = settings.gateWaived
+    ? '\n\n**No approval gate**: approval-environment is `none`, so the lanes start as soon as the plan is made, without a second person seeing the directive first.'
+    : '';
+  await deps.core.summary.addRaw(`${renderPlan(manifest)}${budget}${waived}\n\n${kept.line}\n`, true).write();
+  if (settings.gateWaived) deps.core.info('No approval gate: approval-environment is none.');
   deps.core.info(`Planned ${o.lane_count} lanes in ${o.wave_count} wave(s); ${manifest.excluded.length} excluded.`);
 }
 

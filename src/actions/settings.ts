@@ -109,6 +109,8 @@ export interface Settings {
   runUrl: string | undefined;
   /** plan — the environment whose required reviewers must approve the plan (checked before planning). */
   approvalEnvironment: string | undefined;
+  /** plan — approval-environment is `none`: no gate, chosen, and said in the plan's summary. */
+  gateWaived: boolean;
   /** The repository's artifact retention (GITHUB_RETENTION_DAYS), which caps what an upload asks for. */
   retentionDays: number | undefined;
 }
@@ -180,7 +182,8 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
       caller: callerOf(e.GITHUB_WORKFLOW_REF, e.GITHUB_REF, e.GITHUB_EVENT_NAME, e.GITHUB_EVENT_PATH),
       runAttempt: Math.max(1, Number(e.GITHUB_RUN_ATTEMPT) || 1),
       runUrl: owner && repo && runId ? `${e.GITHUB_SERVER_URL}/${owner}/${repo}/actions/runs/${runId}` : undefined,
-      approvalEnvironment: e.FLEET_APPROVAL_ENVIRONMENT.trim() || undefined,
+      approvalEnvironment: e.FLEET_APPROVAL_ENVIRONMENT.trim() === 'none' ? undefined : e.FLEET_APPROVAL_ENVIRONMENT.trim() || undefined,
+      gateWaived: e.FLEET_APPROVAL_ENVIRONMENT.trim() === 'none',
       retentionDays: Number(e.GITHUB_RETENTION_DAYS) > 0 ? Number(e.GITHUB_RETENTION_DAYS) : undefined,
     },
   };

@@ -91,6 +91,21 @@ describe('the approval gate', () => {
   });
 });
 
+describe('no gate, by choice', () => {
+  it('the shipped dispatch template with FLEET_APPROVAL_ENVIRONMENT=none: no environment is read or named, the plan says there is no gate, the lanes run', async () => {
+    // A control repository on a plan without required reviewers for private repositories: no environment at all.
+    w = await world(null);
+    w.runner.setVariable(CONTROL_REPO, 'FLEET_APPROVAL_ENVIRONMENT', 'none');
+    const { runId, s } = await dispatchFleet(w, { directive: 'Stamp.' });
+    expect(s.conclusion, explain(s)).toBe('success');
+    expect(s.jobs.map((j) => j.name)).not.toContain('fleet / approve');
+    const planJob = s.jobs.find((j) => j.name === 'fleet / plan')!;
+    expect(planJob.summary).toContain('**No approval gate**: approval-environment is `none`');
+    expect(w.emu.count({ route: '/repos/{owner}/{repo}/environments/{environment_name}', method: 'GET' })).toBe(0);
+    expect(reportArtifact(w, runId).manifest.summary).toMatchObject({ total: 2, completed: 2 });
+  });
+});
+
 // https://docs.github.com/rest/deployments/environments#get-an-environment (404 when missing; protection_rules with
 // type required_reviewers), read by the plan job's GITHUB_TOKEN with actions: read.
 describe('a gate that would not hold is refused before any lane runs', () => {

@@ -48,6 +48,7 @@ describe('readSettings', () => {
       continueRun: undefined,
       caller: undefined,
       approvalEnvironment: undefined,
+      gateWaived: false,
       retentionDays: undefined,
     });
   });
@@ -137,9 +138,15 @@ describe('readSettings', () => {
       continueRun: 122,
       caller: { path: '.github/workflows/fleet.yml', ref: 'main', event: 'workflow_dispatch', eventPath: '/runner/_temp/event.json' },
       approvalEnvironment: 'fleet-approval',
+      gateWaived: false,
       retentionDays: 30,
     });
     expect(read({ FLEET_MODE: 'report', FLEET_TOKEN: 't', FLEET_WORKSPACE_DIR: '/w', RUNNER_TEMP: '/r' }).workspace).toBe('/w');
+  });
+
+  it('approval-environment none is no gate, chosen: nothing to check, and the plan says so', () => {
+    const s = read({ FLEET_MODE: 'plan', FLEET_FILE: 'fleet.yml', FLEET_TOKEN: 't', FLEET_APPROVAL_ENVIRONMENT: ' none ' });
+    expect([s.approvalEnvironment, s.gateWaived]).toEqual([undefined, true]);
   });
 
   it('the lowest accepted numbers are accepted', () => {

@@ -9109,6 +9109,33 @@ const COMMANDS = [
     }
   },
   {
+    name: "doctor",
+    summary: "check the set-up a fleet needs on GitHub before its first run: credential, permissions, targets, gate, Actions settings",
+    usage: "fleet doctor <fleet-file> [--control-repo OWNER/NAME] [--approval-environment NAME|none] [--fleet-repo OWNER/NAME] [--sample N] [--json]",
+    flags: [
+      [
+        "--control-repo OWNER/NAME",
+        "the repository whose workflows run the fleet: its approval environment and Actions settings (default: GITHUB_REPOSITORY in a job)"
+      ],
+      [
+        "--approval-environment NAME",
+        "the approval environment the dispatch workflow names (default: FLEET_APPROVAL_ENVIRONMENT, else fleet-approval as the template has it); none: no gate, by choice"
+      ],
+      ["--fleet-repo OWNER/NAME", "where your workflows take Fleet from (your-org/fleet), for the allowed-actions check (default: GITHUB_ACTION_REPOSITORY)"],
+      ["--sample N", "how many of the listed targets to check (default 10)"],
+      ["--json", "print the findings as JSON"],
+      ["--repos-root DIR", "where OWNER/NAME targets live on disk (<DIR>/<owner>/<name>)"]
+    ],
+    options: {
+      "control-repo": { type: "string" },
+      "approval-environment": { type: "string" },
+      "fleet-repo": { type: "string" },
+      sample: { type: "string" },
+      json: { type: "boolean" },
+      "repos-root": { type: "string" }
+    }
+  },
+  {
     name: "status",
     summary: "a run's lanes as they stand (a run still going, or one that ended)",
     usage: "fleet status [fleet-status.json | workspace folder | fleet-file (default: fleet.yml here)] [--json]",
@@ -9829,13 +9856,17 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(499);
 /* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(4011);
 /* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(3906);
-/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(404);
-/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_27__ = __nccwpck_require__(2240);
-/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_28__ = __nccwpck_require__(9918);
-/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_32__ = __nccwpck_require__(1718);
-/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_29__ = __nccwpck_require__(8281);
-/* harmony import */ var _util_secrets_js__WEBPACK_IMPORTED_MODULE_30__ = __nccwpck_require__(897);
-/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_31__ = __nccwpck_require__(9112);
+/* harmony import */ var _steps_doctor_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(9400);
+/* harmony import */ var _core_doctor_js__WEBPACK_IMPORTED_MODULE_27__ = __nccwpck_require__(4428);
+/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_28__ = __nccwpck_require__(404);
+/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_29__ = __nccwpck_require__(2240);
+/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_30__ = __nccwpck_require__(9918);
+/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_34__ = __nccwpck_require__(1718);
+/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_31__ = __nccwpck_require__(8281);
+/* harmony import */ var _util_secrets_js__WEBPACK_IMPORTED_MODULE_32__ = __nccwpck_require__(897);
+/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_33__ = __nccwpck_require__(9112);
+
+
 
 
 
@@ -9946,7 +9977,7 @@ async function main(argv, io) {
       return 0;
     }
     if (first === "--version" || first === "-V" || first === "version") {
-      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_32__/* .VERSION */ .x}
+      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_34__/* .VERSION */ .x}
 `);
       return 0;
     }
@@ -9965,7 +9996,7 @@ async function main(argv, io) {
   } catch (err) {
     if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb) {
       const about = err.command ?? spec;
-      const message = err.message.split("\n").map(_core_text_js__WEBPACK_IMPORTED_MODULE_31__/* .showInvisibles */ .e4).join("\n");
+      const message = err.message.split("\n").map(_core_text_js__WEBPACK_IMPORTED_MODULE_33__/* .showInvisibles */ .e4).join("\n");
       io.stderr.write(`fleet${about ? ` ${about.name}` : ""}: ${message}
 ${(0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .usageLine */ .U0)(about)}
 `);
@@ -9994,7 +10025,7 @@ function defaultFleetFile(spec, cwd) {
   return found;
 }
 async function showRun(spec, parsed, io) {
-  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_28__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, parsed.positionals.length ? oneFile(spec, parsed) : defaultFleetFile(spec, io.cwd)));
+  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_30__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, parsed.positionals.length ? oneFile(spec, parsed) : defaultFleetFile(spec, io.cwd)));
   if ("problem" in found) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)([found.problem])}
 `);
@@ -10056,6 +10087,7 @@ async function planOrRun(spec, parsed, io, sessions) {
   const connected = await connect(spec, parsed.values, input, io, { writes: spec.name === "run", sessions });
   if (typeof connected === "number") return connected;
   if (spec.name === "plan") return plan(connected, parsed.values, io);
+  if (spec.name === "doctor") return doctor(spec, connected, parsed.values, io);
   if (spec.name === "exec") return execCommand(connected, parsed, io);
   return run(spec, connected, parsed.values, io, parsed.words);
 }
@@ -10073,7 +10105,7 @@ async function connect(spec, values, input, io, opts) {
   const problems = loaded.ok ? [] : [...loaded.problems];
   const ws = command !== "plan" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.workspace)) : void 0;
   if (ws) problems.push(ws);
-  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_29__/* .appFromEnv */ .N)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_29__/* .targetOwners */ .g)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_29__/* .appFromEnv */ .N)(io.env, void 0, path);
+  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_31__/* .appFromEnv */ .N)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_31__/* .targetOwners */ .g)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_31__/* .appFromEnv */ .N)(io.env, void 0, path);
   problems.push(...appEnv.problems);
   if (!loaded.ok || problems.length) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(problems)}
@@ -10101,7 +10133,7 @@ async function connect(spec, values, input, io, opts) {
     if (setup.part === "isolation" || setup.part === "sign_commits")
       io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)([{ file: path, field: setup.part, message: setup.problem }])}
 `);
-    else if (setup.part === "credential") io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(path)}: forge: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_30__/* .redact */ .E$)(setup.problem)}
+    else if (setup.part === "credential") io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(path)}: forge: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_32__/* .redact */ .E$)(setup.problem)}
 `);
     else io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(path)}: ${setup.problem}
 `);
@@ -10122,6 +10154,31 @@ async function plan(c, values, io) {
 ` : `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_8__/* .renderPlan */ .EG)(planned.manifest)}
 `);
   return 0;
+}
+async function doctor(spec, c, values, io) {
+  const env = io.env;
+  const sample = positiveInt("sample", values.sample, spec);
+  const controlRepo = values["control-repo"] ?? (env.GITHUB_REPOSITORY || void 0);
+  for (const [flag, value] of [
+    ["control-repo", controlRepo],
+    ["fleet-repo", values["fleet-repo"]]
+  ]) {
+    if (value !== void 0 && !/^[\w.-]+\/[\w.-]+$/.test(value)) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`--${flag}: "${value}" is not OWNER/NAME`, spec);
+  }
+  const retention = Number(env.GITHUB_RETENTION_DAYS);
+  const findings = await (0,_steps_doctor_js__WEBPACK_IMPORTED_MODULE_26__/* .runDoctor */ .j)(c.fleet, c.setup.forge, c.setup.probe, {
+    controlRepo,
+    approvalEnvironment: controlRepo ? values["approval-environment"] ?? (env.FLEET_APPROVAL_ENVIRONMENT?.trim() || "fleet-approval") : void 0,
+    fleetRepo: values["fleet-repo"] ?? (env.GITHUB_ACTION_REPOSITORY || void 0),
+    ...sample !== void 0 ? { sample } : {},
+    ...env.GITHUB_RETENTION_DAYS && Number.isInteger(retention) ? { retentionDays: retention } : {}
+  });
+  const text = values.json ? JSON.stringify({ file: c.input.path, findings }, null, 2) : `fleet doctor: ${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(c.input.path)}
+
+${(0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_27__/* .renderFindings */ .vO)(findings)}`;
+  io.stdout.write(`${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_32__/* .redact */ .E$)(text)}
+`);
+  return (0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_27__/* .doctorExitCode */ .TS)(findings);
 }
 async function run(spec, c, values, io, parsedWords) {
   const { path } = c.input;
@@ -10255,7 +10312,7 @@ async function prs(spec, parsed, io, sessions) {
   if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
   const named = (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, target);
   const fleetPath = values.fleet ? (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.fleet) : named;
-  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_28__/* .locateManifest */ .QM)(named);
+  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_30__/* .locateManifest */ .QM)(named);
   if ("problem" in where) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)([where.problem])}
 `);
@@ -10266,7 +10323,7 @@ async function prs(spec, parsed, io, sessions) {
   const connected = await connect(spec, values, { path: fleetPath }, io, { writes: sub !== "list", sessions });
   if (typeof connected === "number") return connected;
   const file = connected.fleet.file;
-  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_27__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
+  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_29__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
   if (method && "problem" in method) {
     io.stderr.write(`${fleetPath}: merge: ${method.problem}
 `);
@@ -10292,7 +10349,7 @@ async function prs(spec, parsed, io, sessions) {
     return 2;
   }
   const dryRun = values["dry-run"] ?? false;
-  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_26__/* .prsCommand */ .he)(
+  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_28__/* .prsCommand */ .he)(
     {
       manifestPath: where.path,
       forge: connected.setup.forge,
@@ -10312,15 +10369,15 @@ async function prs(spec, parsed, io, sessions) {
   const now = _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString();
   if (r.command === "list") {
     io.stdout.write(
-      values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_27__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
-` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_27__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
+      values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_29__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
+` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_29__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
 `
     );
     return r.exitCode;
   }
   io.stdout.write(
-    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_27__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
-` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_27__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
+    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_29__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
+` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_29__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
 `
   );
   return r.exitCode;
@@ -11028,6 +11085,121 @@ function commitSetup(author, sign, user) {
 function describeCommitSetup(setup) {
   const who = `${setup.identity.name} <${setup.identity.email}>`;
   return `commits by ${who} (${setup.identitySource})${setup.signing ? `, signed (${setup.signing.format})` : ""}`;
+}
+
+
+
+/***/ }),
+
+/***/ 4428:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Ft: () => (/* binding */ classicScopeFindings),
+/* harmony export */   JO: () => (/* binding */ appPermissionFindings),
+/* harmony export */   LL: () => (/* binding */ neededAppPermissions),
+/* harmony export */   SY: () => (/* binding */ lanesThatMayChangeWorkflows),
+/* harmony export */   TS: () => (/* binding */ doctorExitCode),
+/* harmony export */   ok: () => (/* binding */ RUN_LIFETIME_DAYS),
+/* harmony export */   vO: () => (/* binding */ renderFindings)
+/* harmony export */ });
+/* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9092);
+/* harmony import */ var _fence_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(7238);
+
+
+const RUN_LIFETIME_DAYS = 35;
+function neededAppPermissions(file) {
+  const prs = file.pr.open;
+  const out = [
+    { name: "contents", level: "write", why: "clone and push the lane branches", required: true },
+    { name: "metadata", level: "read", why: "read the repositories (granted to every App)", required: true }
+  ];
+  if (prs) out.push({ name: "pull_requests", level: "write", why: "open and update each lane's PR", required: true });
+  if (file.source?.issues || prs && (file.pr.labels.length > 0 || file.pr.assignees.length > 0)) {
+    out.push({ name: "issues", level: "write", why: "labels and assignees (GitHub keeps them on the issue side of a PR), the issue queue", required: true });
+  }
+  out.push(
+    { name: "checks", level: "read", why: "read CI's check runs on each lane's commit", required: true },
+    { name: "statuses", level: "read", why: "read CI's commit statuses on each lane's commit", required: true },
+    { name: "actions", level: "read", why: "tell whether a target has workflows (a sign that CI is coming)", required: false }
+  );
+  return out;
+}
+const RANK = { read: 1, write: 2, admin: 3 };
+function appPermissionFindings(granted, needed) {
+  const missing = needed.filter((p) => (RANK[granted[p.name] ?? ""] ?? 0) < RANK[p.level]);
+  const findings = missing.map((p) => ({
+    check: "permissions",
+    status: p.required ? "fail" : "warn",
+    message: `the GitHub App has ${granted[p.name] ? `${p.name}: ${granted[p.name]}` : `no ${p.name} permission`}, and the fleet needs ${p.name}: ${p.level} to ${p.why}`,
+    fix: `in the App's settings, Permissions and events \u2192 Repository permissions \u2192 ${title(p.name)}: ${p.level === "write" ? "Read and write" : "Read-only"}; then accept the new permissions on its installation (the organization's Settings \u2192 GitHub Apps \u2192 Configure)`
+  }));
+  if (!missing.length) {
+    findings.push({ check: "permissions", status: "ok", message: `the GitHub App has ${needed.map((p) => `${p.name}: ${granted[p.name]}`).join(", ")}` });
+  }
+  return findings;
+}
+function classicScopeFindings(scopes) {
+  if (scopes.includes("repo")) return [{ check: "permissions", status: "ok", message: `the token (a classic PAT) has the scopes ${scopes.join(", ")}` }];
+  if (scopes.includes("public_repo")) {
+    return [
+      {
+        check: "permissions",
+        status: "warn",
+        message: "the token (a classic PAT) has public_repo, not repo: it can push to public repositories only",
+        fix: "give it the repo scope if any target is private, or use a GitHub App (docs/github-app.md)"
+      }
+    ];
+  }
+  return [
+    {
+      check: "permissions",
+      status: "fail",
+      message: `the token (a classic PAT) has ${scopes.length ? `the scopes ${scopes.join(", ")}` : "no scope"}, and pushing a branch and opening a PR take repo`,
+      fix: "give it the repo scope, or use a GitHub App (docs/github-app.md)"
+    }
+  ];
+}
+const A_WORKFLOW = ".github/workflows/fleet-doctor-probe.yml";
+function lanesThatMayChangeWorkflows(lanes) {
+  const only = [];
+  const may = [];
+  for (const l of lanes) {
+    if ((0,_glob_js__WEBPACK_IMPORTED_MODULE_0__/* .matchesAny */ ._I)(A_WORKFLOW, l.never)) continue;
+    if ((0,_fence_js__WEBPACK_IMPORTED_MODULE_1__/* .ownsOnlyWorkflows */ .AZ)(l.owns)) only.push(l);
+    else if (!l.owns.length || (0,_glob_js__WEBPACK_IMPORTED_MODULE_0__/* .matchesAny */ ._I)(A_WORKFLOW, l.owns)) may.push(l);
+  }
+  return { only, may };
+}
+function doctorExitCode(findings) {
+  return findings.some((f) => f.status === "fail") ? 1 : 0;
+}
+const LABEL = { ok: "ok  ", warn: "warn", fail: "FAIL", skip: "skip" };
+function renderFindings(findings) {
+  const lines = [];
+  for (const f of findings) {
+    lines.push(`${LABEL[f.status]}  ${f.check}: ${f.message}`);
+    if (f.fix && f.status !== "ok") lines.push(`      fix: ${f.fix}`);
+  }
+  const count = (s) => findings.filter((f) => f.status === s).length;
+  lines.push("");
+  lines.push(
+    count("fail") ? `${count("fail")} to fix before the first fleet, ${count("warn")} warning(s).` : `Nothing to fix${count("warn") ? ` (${count("warn")} warning(s))` : ""}: the set-up holds what this fleet needs.`
+  );
+  return lines.join("\n");
+}
+function title(permission) {
+  const names = {
+    pull_requests: "Pull requests",
+    contents: "Contents",
+    issues: "Issues",
+    checks: "Checks",
+    statuses: "Commit statuses",
+    actions: "Actions",
+    metadata: "Metadata",
+    workflows: "Workflows"
+  };
+  return names[permission] ?? permission;
 }
 
 
@@ -21396,7 +21568,7 @@ async function setupForge(file, opts) {
   }
   const tuning = (0,github_tuning/* githubTuning */.HY)(opts.env);
   if ("problem" in tuning) return tuning;
-  const { githubSetup } = await Promise.all(/* import() */[__nccwpck_require__.e(484), __nccwpck_require__.e(830)]).then(__nccwpck_require__.bind(__nccwpck_require__, 6830));
+  const { githubSetup } = await Promise.all(/* import() */[__nccwpck_require__.e(484), __nccwpck_require__.e(803)]).then(__nccwpck_require__.bind(__nccwpck_require__, 1803));
   return {
     ...githubSetup(file, { env: opts.env, token, credential: opts.credential, tuning, logger: opts.logger, writePace: opts.writePace }),
     tokenVariable,
@@ -21488,6 +21660,311 @@ async function closeSessions() {
 function withheldEnv(env, o) {
   const keyParts = o.privateKey?.trim() ? (0,app_key/* privateKeyParts */.vC)(o.privateKey) : [];
   return (0,directive_env/* directiveEnv */.jv)(env, o.tokenVariable, [...o.secrets, ...keyParts]);
+}
+
+
+
+/***/ }),
+
+/***/ 9400:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   j: () => (/* binding */ runDoctor)
+/* harmony export */ });
+/* harmony import */ var _core_doctor_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(4428);
+
+const MANAGE_ENVIRONMENTS = "https://docs.github.com/actions/how-tos/deploy/configure-and-manage-deployments/manage-environments";
+const ACTIONS_SETTINGS = "https://docs.github.com/repositories/managing-your-repositorys-settings-and-features/enabling-features-for-your-repository/managing-github-actions-settings-for-a-repository";
+async function runDoctor(fleet, forge, probe, opts = {}) {
+  if (!probe) {
+    return [
+      {
+        check: "forge",
+        status: "ok",
+        message: `forge: ${fleet.file.forge}: the targets are repositories on disk or git URLs; there is no GitHub set-up to check`
+      },
+      ...await targetFindings(fleet, forge, opts.sample ?? 10)
+    ];
+  }
+  const findings = [];
+  const credentialFindings = await credentialChecks(fleet, probe);
+  findings.push(...credentialFindings);
+  if (credentialFindings.some((f) => f.check === "credential" && f.status === "fail")) return findings;
+  findings.push(...await targetFindings(fleet, forge, opts.sample ?? 10));
+  findings.push(...await workflowFindings(fleet, forge));
+  if (opts.controlRepo) {
+    findings.push(...await gateFindings(probe, opts.controlRepo, opts.approvalEnvironment));
+    findings.push(...await actionsFindings(probe, opts));
+  } else {
+    findings.push({
+      check: "control repository",
+      status: "skip",
+      message: "no repository to run the fleet from was named, so its approval environment and Actions settings were not checked",
+      fix: "pass --control-repo OWNER/NAME (the repository that holds the fleet file and its workflows); in a workflow job it is GITHUB_REPOSITORY"
+    });
+  }
+  return findings;
+}
+async function credentialChecks(fleet, probe) {
+  const c = await probe.credential();
+  if (c.kind === "refused") {
+    return [
+      {
+        check: "credential",
+        status: "fail",
+        message: `GitHub refused the token (${c.detail})`,
+        fix: "the token is expired, revoked or mistyped: make a new one, or use a GitHub App (docs/github-app.md)"
+      }
+    ];
+  }
+  if (c.kind === "app") {
+    return [
+      { check: "credential", status: "ok", message: `a GitHub App installation${c.account ? ` on ${c.account}` : ""}: Fleet mints and renews its tokens` },
+      ...(0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_0__/* .appPermissionFindings */ .JO)(c.permissions, (0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_0__/* .neededAppPermissions */ .LL)(fleet.file))
+    ];
+  }
+  if (c.kind === "classic-pat") {
+    return [
+      {
+        check: "credential",
+        status: "warn",
+        message: `a classic PAT${c.login ? ` of ${c.login}` : ""}: it acts as that person on every repository they can reach, and its pushes and PRs are theirs`,
+        fix: "prefer a GitHub App (docs/github-app.md) or a fine-grained PAT limited to the targets"
+      },
+      ...(0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_0__/* .classicScopeFindings */ .Ft)(c.scopes)
+    ];
+  }
+  return [
+    {
+      check: "credential",
+      status: "ok",
+      message: `a token${c.login ? ` of ${c.login}` : ""} that does not say what it grants (a fine-grained PAT, or one minted elsewhere): the targets below show what it can reach`
+    },
+    {
+      check: "permissions",
+      status: "warn",
+      message: "a fine-grained PAT cannot be asked for its permissions: a missing one shows at the first push or PR",
+      fix: "give it Contents, Pull requests and Issues: Read and write, and Checks, Commit statuses and Actions: Read-only, on the targets (docs/github-actions.md, Permissions)"
+    }
+  ];
+}
+async function targetFindings(fleet, forge, sample) {
+  const excluded = new Set(fleet.excluded.map((e) => e.lane));
+  const byRepo = /* @__PURE__ */ new Map();
+  for (const l of fleet.lanes) if (!excluded.has(l.id) && !byRepo.has(l.repo.toLowerCase())) byRepo.set(l.repo.toLowerCase(), l);
+  const lanes = [...byRepo.values()];
+  if (!lanes.length) {
+    return [
+      {
+        check: "targets",
+        status: "skip",
+        message: fleet.file.github.discover ? "the targets are found by github.discover when the plan runs: `fleet plan` lists them" : "no listed target to check"
+      }
+    ];
+  }
+  const picked = lanes.slice(0, sample);
+  const checks = await forge.checkTargets(picked);
+  const findings = [];
+  for (const c of checks) {
+    if (c.ok) continue;
+    const missing = c.reason === "not-found" || c.reason === "not-a-repository";
+    findings.push({
+      check: `target ${c.repo}`,
+      status: missing || c.reason === "no-push-permission" || c.reason === "forbidden" || c.reason === "unreachable" ? "fail" : "warn",
+      message: `${c.reason}${c.detail ? `: ${c.detail}` : ""}`,
+      fix: targetFix(c.reason, fleet.file.forge)
+    });
+  }
+  const fine = checks.filter((c) => c.ok).length;
+  const of = picked.length < lanes.length ? `${picked.length} of the ${lanes.length} targets (the first; --sample N checks more)` : `the ${lanes.length} target(s)`;
+  findings.unshift({
+    check: "targets",
+    status: fine === checks.length ? "ok" : "warn",
+    message: `${fine} of ${of} can be cloned and pushed to`
+  });
+  return findings;
+}
+function targetFix(reason, forge) {
+  if (forge === "local") return "fix the path in the fleet file, or list the target under exclude: with a reason";
+  switch (reason) {
+    case "not-found":
+      return `the repository does not exist or the credential cannot see it: fix the name, install the GitHub App on it (the installation's "Repository access"), or give the PAT access to it`;
+    case "no-push-permission":
+      return `the credential can read it but not push: a GitHub App must be installed on it (the installation's "Repository access") with Contents: Read and write, a PAT needs write access to it; or set pr.fork: true to push to a fork`;
+    case "archived":
+    case "disabled":
+    case "fork":
+    case "empty":
+      return "the plan excludes it with this reason; remove it from the targets if that is not what you want";
+    default:
+      return "see the reason; the plan excludes such a target";
+  }
+}
+async function workflowFindings(fleet, forge) {
+  const { only, may } = (0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_0__/* .lanesThatMayChangeWorkflows */ .SY)(fleet.lanes);
+  if (!only.length && !may.length) {
+    return [{ check: "workflow files", status: "ok", message: "no lane's fence lets it change .github/workflows/: the Workflows permission is not needed" }];
+  }
+  const access = forge.workflowWrites ? await forge.workflowWrites() : null;
+  if (access?.allowed) return [{ check: "workflow files", status: "ok", message: `${access.credential} may push changes to workflow files` }];
+  const names = (ls) => `${ls.slice(0, 5).map((l) => l.id).join(", ")}${ls.length > 5 ? ` and ${ls.length - 5} more` : ""}`;
+  const out = [];
+  if (!access) {
+    out.push({
+      check: "workflow files",
+      status: "warn",
+      message: `lanes may change .github/workflows/ (${names([...only, ...may])}), and the token does not say whether GitHub would take such a push`,
+      fix: 'a fine-grained PAT needs Workflows: Read and write for that; or keep workflow files out of the lanes with never: [".github/workflows/**"]'
+    });
+    return out;
+  }
+  if (only.length) {
+    out.push({
+      check: "workflow files",
+      status: "fail",
+      message: `lanes fenced to workflow files only (${names(only)}) would be excluded: GitHub refuses their push from ${access.credential}, which lacks the Workflows permission`,
+      fix: access.fix
+    });
+  }
+  if (may.length) {
+    out.push({
+      check: "workflow files",
+      status: "warn",
+      message: `lanes whose fence includes .github/workflows/ (${names(may)}) fail at their push if the directive changes a workflow file: ${access.credential} lacks the Workflows permission`,
+      fix: `${access.fix}; or, if the directive should never change them, add never: [".github/workflows/**"]`
+    });
+  }
+  return out;
+}
+async function gateFindings(probe, repo, environment) {
+  if (environment === void 0) return [];
+  if (environment === "none") {
+    return [
+      {
+        check: "approval gate",
+        status: "warn",
+        message: "none, by choice (approval-environment: none): a dispatched directive runs without a second person seeing it first",
+        fix: `create an environment with required reviewers and name it instead, where the plan allows (${MANAGE_ENVIRONMENTS})`
+      }
+    ];
+  }
+  const [env, visibility] = await Promise.all([probe.environment(repo, environment), probe.visibility(repo)]);
+  if ("reviewers" in env && env.reviewers.length) {
+    return [{ check: "approval gate", status: "ok", message: `environment "${environment}" of ${repo} holds each plan for ${env.reviewers.join(", ")}` }];
+  }
+  if ("unreadable" in env) {
+    return [
+      {
+        check: "approval gate",
+        status: "warn",
+        message: `environment "${environment}" of ${repo} could not be read (${env.unreadable})`,
+        fix: "the token needs Actions: Read-only on that repository (a workflow job: permissions: actions: read)"
+      }
+    ];
+  }
+  const what = "missing" in env ? `${repo} has no environment "${environment}"` : `environment "${environment}" of ${repo} has no required reviewers`;
+  const privateRepo = visibility === "private" || visibility === "internal";
+  const setUp = `in ${repo}, Settings \u2192 Environments \u2192 ${"missing" in env ? "New environment" : `"${environment}"`}, tick Required reviewers, add who approves fleet plans, Save protection rules (${MANAGE_ENVIRONMENTS})`;
+  const fix = privateRepo ? `${repo} is ${visibility}: required reviewers on a ${visibility} repository need GitHub Enterprise. On Enterprise: ${setUp}. Otherwise run fleets from a public control repository, or choose no gate: set the repository variable FLEET_APPROVAL_ENVIRONMENT to none` : `${setUp}; or choose no gate: set the repository variable FLEET_APPROVAL_ENVIRONMENT to none`;
+  return [{ check: "approval gate", status: "fail", message: `${what}, so the plan job refuses the fleet (a gate without reviewers opens at once)`, fix }];
+}
+async function actionsFindings(probe, opts) {
+  const repo = opts.controlRepo;
+  const settings = await probe.actionsSettings(repo);
+  const out = [];
+  if ("unreadable" in settings) {
+    out.push({
+      check: "actions settings",
+      status: "skip",
+      message: `the Actions settings of ${repo} could not be read (${settings.unreadable}): they take administration: read, which a workflow's GITHUB_TOKEN never has`,
+      fix: `check them by hand in ${repo}, Settings \u2192 Actions \u2192 General: Actions enabled, and allowed: ${allowList(opts.fleetRepo)} (${ACTIONS_SETTINGS})`
+    });
+  } else {
+    out.push(...allowedActionsFindings(settings, repo, opts.fleetRepo));
+  }
+  const retention = opts.retentionDays ?? ("unreadable" in settings ? void 0 : settings.retentionDays);
+  const gated = opts.approvalEnvironment !== void 0 && opts.approvalEnvironment !== "none";
+  if (retention !== void 0) {
+    out.push(
+      retention < _core_doctor_js__WEBPACK_IMPORTED_MODULE_0__/* .RUN_LIFETIME_DAYS */ .ok && gated ? {
+        check: "artifact retention",
+        status: "warn",
+        message: `${repo} keeps artifacts ${retention} days, and a plan can wait at the gate 30 days in a run that lasts up to ${_core_doctor_js__WEBPACK_IMPORTED_MODULE_0__/* .RUN_LIFETIME_DAYS */ .ok}: a plan approved late finds its artifact gone`,
+        fix: `raise it to at least ${_core_doctor_js__WEBPACK_IMPORTED_MODULE_0__/* .RUN_LIFETIME_DAYS */ .ok} days in Settings \u2192 Actions \u2192 General \u2192 Artifact and log retention`
+      } : { check: "artifact retention", status: "ok", message: `${repo} keeps artifacts ${retention} days` }
+    );
+  }
+  return out;
+}
+function allowList(fleetRepo) {
+  return `${fleetRepo ?? "Fleet's repository"} and GitHub's own actions (actions/checkout, actions/setup-node, actions/github-script, actions/upload-artifact, actions/download-artifact, actions/cache)`;
+}
+function allowedActionsFindings(s, repo, fleetRepo) {
+  if (!s.enabled) {
+    return [
+      {
+        check: "actions settings",
+        status: "fail",
+        message: `GitHub Actions is turned off in ${repo}: no fleet workflow can run`,
+        fix: `turn it on in ${repo}, Settings \u2192 Actions \u2192 General \u2192 Actions permissions (${ACTIONS_SETTINGS})`
+      }
+    ];
+  }
+  const owner = repo.split("/")[0].toLowerCase();
+  if (s.allowedActions === "local_only") {
+    const foreign = fleetRepo && fleetRepo.split("/")[0].toLowerCase() !== owner;
+    return [
+      {
+        check: "actions settings",
+        status: "fail",
+        message: `${repo} allows only actions and reusable workflows of ${owner}${foreign ? `, not ${fleetRepo}` : ""}, and Fleet's workflows use GitHub's own actions (actions/checkout\u2026)`,
+        fix: `allow ${allowList(fleetRepo)} in Settings \u2192 Actions \u2192 General \u2192 Actions permissions`
+      }
+    ];
+  }
+  if (s.allowedActions === "selected") {
+    if (!s.selected) {
+      return [
+        {
+          check: "actions settings",
+          status: "warn",
+          message: `${repo} allows selected actions only, and the list could not be read`,
+          fix: `make sure it allows ${allowList(fleetRepo)}`
+        }
+      ];
+    }
+    const gaps = [];
+    if (!s.selected.githubOwned)
+      gaps.push(
+        "actions created by GitHub (Fleet's workflows use actions/checkout, actions/setup-node, actions/github-script and the artifact and cache actions)"
+      );
+    if (fleetRepo && fleetRepo.split("/")[0].toLowerCase() !== owner && !s.selected.patterns.some((p) => patternAllows(p, fleetRepo))) {
+      gaps.push(`${fleetRepo} (add ${fleetRepo}@* or ${fleetRepo.split("/")[0]}/*)`);
+    }
+    if (gaps.length) {
+      return [
+        {
+          check: "actions settings",
+          status: "fail",
+          message: `${repo} allows selected actions only, and not ${gaps.join(", nor ")}`,
+          fix: "add them in Settings \u2192 Actions \u2192 General \u2192 Actions permissions \u2192 Allow \u2026 and select non-\u2026 actions and reusable workflows"
+        }
+      ];
+    }
+  }
+  return [
+    {
+      check: "actions settings",
+      status: "ok",
+      message: `${repo} runs workflows and allows ${s.allowedActions === "all" ? "every action" : "the actions Fleet's workflows use"}`
+    }
+  ];
+}
+function patternAllows(pattern, repo) {
+  const [path] = pattern.trim().split("@");
+  const re = new RegExp(`^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`, "i");
+  return re.test(repo) || re.test(`${repo}/.github/workflows/fleet.yml`);
 }
 
 

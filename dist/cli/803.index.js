@@ -1,5 +1,5 @@
-export const id = 830;
-export const ids = [830];
+export const id = 803;
+export const ids = [803];
 export const modules = {
 
 /***/ 2161:
@@ -354,7 +354,7 @@ function createOctokit(opts) {
 
 /***/ }),
 
-/***/ 6830:
+/***/ 1803:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
 
@@ -2445,9 +2445,168 @@ function defaultServerUrl(octokit) {
 }
 
 
+;// CONCATENATED MODULE: ./.build/src/github/actions-run.js
+async function getWorkflowRun(api, repo, runId) {
+  const { data } = await api.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}", { ...repo, run_id: runId });
+  return data;
+}
+async function dispatchWorkflow(api, repo, workflowId, ref, inputs) {
+  await api.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", { ...repo, workflow_id: workflowId, ref, inputs });
+}
+function runJobs(api, repo, runId) {
+  return {
+    async list() {
+      const jobs = [];
+      for (let page = 1; ; page++) {
+        const { data } = await api.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", {
+          ...repo,
+          run_id: runId,
+          filter: "latest",
+          per_page: 100,
+          page
+        });
+        const batch = data.jobs;
+        jobs.push(...batch.map((j) => ({ id: j.id, name: j.name, status: j.status, conclusion: j.conclusion, html_url: j.html_url })));
+        if (batch.length < 100 || jobs.length >= data.total_count) break;
+      }
+      return jobs;
+    },
+    async annotations(jobId) {
+      const { data } = await api.request("GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations", { ...repo, check_run_id: jobId, per_page: 50 });
+      return data.map((a) => a.message);
+    },
+    async rejection() {
+      const { data } = await api.request("GET /repos/{owner}/{repo}/actions/runs/{run_id}/approvals", { ...repo, run_id: runId });
+      const rejected = data.find(
+        (r) => r.state === "rejected"
+      );
+      return rejected ? { environment: rejected.environments.map((e) => e.name).join(", "), reviewer: rejected.user.login, comment: rejected.comment } : null;
+    }
+  };
+}
+async function createCheckRun(api, repo, run) {
+  const { data } = await api.request("POST /repos/{owner}/{repo}/check-runs", {
+    ...repo,
+    name: run.name,
+    head_sha: run.headSha,
+    status: "completed",
+    conclusion: run.conclusion,
+    ...run.detailsUrl ? { details_url: run.detailsUrl } : {},
+    output: run.output
+  });
+  return data.id;
+}
+async function updateCheckRun(api, repo, checkRunId, output) {
+  await api.request("PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}", { ...repo, check_run_id: checkRunId, output });
+}
+async function environmentRules(api, repo, environment) {
+  const { data } = await api.request("GET /repos/{owner}/{repo}/environments/{environment_name}", { ...repo, environment_name: environment });
+  return data.protection_rules ?? [];
+}
+
+
+;// CONCATENATED MODULE: ./.build/src/github/setup-probe.js
+
+
+function split(repo) {
+  const [owner = "", name = ""] = repo.split("/");
+  return { owner, repo: name };
+}
+function setup_probe_statusOf(err) {
+  return err.status ?? 0;
+}
+function setup_probe_messageOf(err) {
+  return (0,secrets/* redact */.E$)(
+    String(err.message ?? err).split("\n")[0].replace(/\s*-\s*https:\/\/docs\.github\.com\S*/g, "")
+  );
+}
+class GitHubSetupProbe {
+  constructor(octokit, credentialOf, appAccount) {
+    this.octokit = octokit;
+    this.credentialOf = credentialOf;
+    this.appAccount = appAccount;
+  }
+  octokit;
+  credentialOf;
+  appAccount;
+  async credential() {
+    const granted = this.credentialOf?.installationPermissions?.();
+    if (granted) return { kind: "app", account: this.appAccount ?? "", permissions: granted };
+    let scopes;
+    try {
+      const res = await this.octokit.request("GET /rate_limit");
+      scopes = res.headers["x-oauth-scopes"];
+    } catch (err) {
+      if (setup_probe_statusOf(err) === 401) return { kind: "refused", detail: setup_probe_messageOf(err) };
+      throw err;
+    }
+    const login = await this.octokit.request("GET /user").then((r) => r.data.login ?? null).catch(() => null);
+    if (scopes !== void 0) {
+      return {
+        kind: "classic-pat",
+        login: login ?? "",
+        scopes: scopes.split(",").map((s) => s.trim()).filter(Boolean)
+      };
+    }
+    return { kind: "unknown", login };
+  }
+  async visibility(repo) {
+    try {
+      const { data } = await this.octokit.request("GET /repos/{owner}/{repo}", split(repo));
+      const v = data.visibility;
+      return v === "public" || v === "private" || v === "internal" ? v : data.private ? "private" : "public";
+    } catch (err) {
+      if (setup_probe_statusOf(err) === 404 || setup_probe_statusOf(err) === 403) return null;
+      throw err;
+    }
+  }
+  async environment(repo, name) {
+    try {
+      const api = { request: (route, params) => this.octokit.request(route, params) };
+      const rules = await environmentRules(api, split(repo), name);
+      const reviewers = rules.filter((r) => r.type === "required_reviewers").flatMap((r) => r.reviewers ?? []).map((r) => r.reviewer?.login ?? r.reviewer?.slug ?? "?");
+      return { reviewers };
+    } catch (err) {
+      if (setup_probe_statusOf(err) === 404) return { missing: true };
+      return { unreadable: `${setup_probe_statusOf(err) || "error"}: ${setup_probe_messageOf(err)}` };
+    }
+  }
+  /**
+   * GET …/actions/permissions, …/selected-actions and …/artifact-and-log-retention: each takes administration: read
+   * (a workflow's GITHUB_TOKEN never has it; an App must be given it), so a refusal is an answer, not an error.
+   * https://docs.github.com/rest/actions/permissions#get-github-actions-permissions-for-a-repository
+   */
+  async actionsSettings(repo) {
+    const r = split(repo);
+    let perms;
+    try {
+      ({ data: perms } = await this.octokit.request("GET /repos/{owner}/{repo}/actions/permissions", r));
+    } catch (err) {
+      return { unreadable: `${setup_probe_statusOf(err) || "error"}: ${setup_probe_messageOf(err)}` };
+    }
+    const allowed = perms.allowed_actions === "local_only" || perms.allowed_actions === "selected" ? perms.allowed_actions : "all";
+    const out = { enabled: perms.enabled !== false, allowedActions: allowed };
+    if (allowed === "selected") {
+      try {
+        const { data } = await this.octokit.request("GET /repos/{owner}/{repo}/actions/permissions/selected-actions", r);
+        out.selected = { githubOwned: data.github_owned_allowed ?? false, verified: data.verified_allowed ?? false, patterns: data.patterns_allowed ?? [] };
+      } catch {
+      }
+    }
+    try {
+      const { data } = await this.octokit.request("GET /repos/{owner}/{repo}/actions/permissions/artifact-and-log-retention", r);
+      if (typeof data.days === "number") out.retentionDays = data.days;
+    } catch {
+    }
+    return out;
+  }
+}
+
+
 // EXTERNAL MODULE: ./.build/src/github/tuning.js
 var tuning = __webpack_require__(8086);
 ;// CONCATENATED MODULE: ./.build/src/github/setup.js
+
 
 
 
@@ -2477,6 +2636,7 @@ function githubSetup(file, opts) {
   });
   return {
     forge,
+    probe: new GitHubSetupProbe(octokit, credential),
     secrets: [token, (0,github_octokit/* basicCredential */.gp)(token)],
     discover: (fleet) => discoverRepos(octokit, fleet.file.github.discover, { allowForks: fleet.file.github.allow_forks }),
     queue: (fleet, o) => runIssueQueue(octokit, forge, fleet, o),

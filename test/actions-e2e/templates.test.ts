@@ -25,6 +25,7 @@ const RUN_BY: Record<string, string> = {
   'fleet-local.yml': 'local-template.test.ts',
   'fleet-app.yml': 'templates.test.ts',
   'fleet-queue.yml': 'queue.test.ts',
+  'fleet-doctor.yml': 'templates.test.ts',
 };
 
 let w: World | undefined;
@@ -129,5 +130,42 @@ describe('the GitHub App caller (fleet-app.yml)', () => {
     expect(outcome.conclusion).toBe('success');
     expect(outcome.summary).toContain('1 of 2 lanes completed, 1 failed, 0 skipped, 0 excluded; the report is the `fleet-report.a1` artifact.');
     expect(outcome.annotations.map((a) => a.message)).toEqual(['1 lane(s) failed: see the fleet-report.a1 artifact']);
+  });
+});
+
+describe('the set-up check (fleet-doctor.yml)', () => {
+  const FULL = { contents: 'write', 'pull-requests': 'write', issues: 'write', checks: 'read', statuses: 'read', actions: 'read' } as const;
+
+  it('fails on an App without Pull requests and a gate without its environment, each fix in the summary; passes once both are fixed', async () => {
+    w = await startWorld({
+      caller: template('fleet-doctor.yml'),
+      fleetFile: { name: 'doc', forge: 'github', directive: 'x', run: 'true', targets: [{ repo: 'acme/one' }] },
+    });
+    await w.emu.createRepo({ owner: 'acme', name: 'one' });
+    const { 'pull-requests': _, ...noPrs } = FULL;
+    const first = w.emu.addApp({ id: 6161, slug: 'fleet-half', installations: [{ account: 'acme', permissions: noPrs }] });
+    w.runner.setSecret(CONTROL_REPO, 'FLEET_TOKEN', '');
+    w.runner.setVariable(CONTROL_REPO, 'FLEET_APP_ID', String(first.id));
+    w.runner.setSecret(CONTROL_REPO, 'FLEET_APP_PRIVATE_KEY', first.privateKeyPem);
+    const run = await w.runner.dispatch({ repo: CONTROL_REPO, workflow: '.github/workflows/fleet.yml', inputs: {} });
+    const s = await w.runner.finish(run);
+    expect(s.conclusion, explain(s)).toBe('failure');
+    const job = s.jobs.find((j) => j.name === 'doctor')!;
+    expect(job.summary).toContain('## Fleet doctor');
+    expect(job.summary).toContain('FAIL  permissions: the GitHub App has no pull_requests permission');
+    expect(job.summary).toContain('FAIL  approval gate: acme/control has no environment "fleet-approval"');
+    expect(job.annotations.map((a) => a.message)).toContain('the set-up misses what this fleet needs: see the job summary for each fix');
+    // Nothing was changed on GitHub: no branch, no PR, no environment made.
+    expect(w.emu.pullRequests('acme/one')).toHaveLength(0);
+
+    const fixed = w.emu.addApp({ id: 6262, slug: 'fleet-full', installations: [{ account: 'acme', permissions: FULL }] });
+    w.runner.setVariable(CONTROL_REPO, 'FLEET_APP_ID', String(fixed.id));
+    w.runner.setSecret(CONTROL_REPO, 'FLEET_APP_PRIVATE_KEY', fixed.privateKeyPem);
+    w.runner.setEnvironment(CONTROL_REPO, 'fleet-approval', { reviewers: ['lead'] });
+    const again = await w.runner.finish(await w.runner.dispatch({ repo: CONTROL_REPO, workflow: '.github/workflows/fleet.yml', inputs: {} }));
+    expect(again.conclusion, explain(again)).toBe('success');
+    const ok = again.jobs.find((j) => j.name === 'doctor')!.summary;
+    expect(ok).toContain('ok    approval gate: environment "fleet-approval" of acme/control holds each plan for lead');
+    expect(ok).toContain('Nothing to fix');
   });
 });

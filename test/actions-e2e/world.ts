@@ -49,8 +49,10 @@ export function fleetFiles(): Record<string, string> {
 export function template(name: string, fleetRef = 'v1'): string {
   const text = readFileSync(join(ROOT, 'workflows-templates', name), 'utf8');
   const uses = /uses: \S+\/\.github\/workflows\/fleet\.yml@\S+/;
-  if (!uses.test(text)) throw new Error(`${name} does not call the reusable workflow`);
-  return text.replace(uses, `uses: ${FLEET_REPO}/.github/workflows/fleet.yml@${fleetRef}`);
+  // The doctor template uses the action itself, not the reusable workflow.
+  const action = /uses: your-org\/fleet@\S+/;
+  if (!uses.test(text) && !action.test(text)) throw new Error(`${name} uses neither the reusable workflow nor the action`);
+  return text.replace(uses, `uses: ${FLEET_REPO}/.github/workflows/fleet.yml@${fleetRef}`).replace(action, `uses: ${FLEET_REPO}@${fleetRef}`);
 }
 
 /**

@@ -192,7 +192,7 @@ describe('fleet doctor', () => {
     expect(refused.text).not.toContain('ghp_Revoked');
   });
 
-  it('checks a local fleet\'s targets, and has no GitHub set-up to check', async () => {
+  it("checks a local fleet's targets, and has no GitHub set-up to check", async () => {
     const file = writeFleetFile(dir, { name: 'loc', directive: 'd', run: 'true', missing_targets: 'exclude', targets: [{ repo: './not-here' }] }, 'local.yml');
     const r = await fleet(['doctor', file, '--json'], { cwd: dir, env: gh({}) });
     expect(r.code, r.stderr).toBe(1);

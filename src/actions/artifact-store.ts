@@ -1,7 +1,7 @@
 /**
  * The run's artifacts through @actions/artifact. Needs ACTIONS_RUNTIME_TOKEN
  * and ACTIONS_RESULTS_URL, which the runner gives to JavaScript actions only:
- * action.yml hands them to this process on purpose (see docs/github-actions.md).
+ * action.yml hands them to this process on purpose (see docs/actions/limits.md, "Why the action is a composite").
  *
  * Two paths reach an artifact. The job's own (the results service, with the
  * runtime token) costs no API calls but, after "Re-run failed jobs", may not

@@ -30,7 +30,7 @@ export interface NeededPermission {
   required: boolean;
 }
 
-/** What an App needs on the targets for this fleet (docs/github-actions.md, "Permissions"). */
+/** What an App needs on the targets for this fleet (docs/actions/tokens.md, "Permissions"). */
 export function neededAppPermissions(file: FleetFile): NeededPermission[] {
   const prs = file.pr.open;
   const out: NeededPermission[] = [

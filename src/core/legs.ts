@@ -11,7 +11,7 @@
  * job's timeout-minutes: the estimates below are rough), and then the smallest multiple of P whose legs fit: full
  * rounds, since a round started for one leg costs the wave as much wall time as a round of P. Never more legs than
  * lanes, nor than 256 (GitHub's matrix limit). Within that count the wave's lanes, in id order, are cut into
- * contiguous runs of near-equal expected cost. docs/github-actions.md ("How many legs") has the cost model.
+ * contiguous runs of near-equal expected cost. docs/actions/limits.md ("How many legs") has the cost model.
  *
  * `legs: per-lane` in the fleet file keeps one lane per leg (a runner of its own for every lane, up to 256 a wave):
  * more isolation between lanes (a directive that writes the runner user's HOME reaches only its own lane), at one

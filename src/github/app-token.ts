@@ -239,7 +239,7 @@ export class AppInstallationToken implements TokenCredential {
 
   private mintError(err: unknown): Error {
     const status = (err as { status?: number }).status;
-    const hint = status === 422 ? ': the App lacks a permission this job asks for (see the permissions in docs/github-actions.md)' : '';
+    const hint = status === 422 ? ': the App lacks a permission this job asks for (see the permissions in docs/actions/tokens.md)' : '';
     return new Error(
       `GitHub App ${this.creds.appId}: minting an installation token on ${this.creds.owner} failed (${status ?? 'error'}: ${redact((err as Error).message)})${hint}`,
     );

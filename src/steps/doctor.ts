@@ -103,7 +103,7 @@ async function credentialChecks(fleet: ResolvedFleet, probe: SetupProbe): Promis
       check: 'permissions',
       status: 'warn',
       message: 'a fine-grained PAT cannot be asked for its permissions: a missing one shows at the first push or PR',
-      fix: 'give it Contents, Pull requests and Issues: Read and write, and Checks, Commit statuses and Actions: Read-only, on the targets (docs/github-actions.md, Permissions)',
+      fix: 'give it Contents, Pull requests and Issues: Read and write, and Checks, Commit statuses and Actions: Read-only, on the targets (docs/actions/tokens.md, Permissions)',
     },
   ];
 }

@@ -108,7 +108,7 @@ describe('legs of a wave', () => {
     expect(parallel).toBe(4);
   });
 
-  it('gives the leg counts of the cost model in docs/github-actions.md (How many legs), at max_parallel 8', () => {
+  it('gives the leg counts of the cost model in docs/actions/limits.md (How many legs), at max_parallel 8', () => {
     const legs = (n: number, extra: Record<string, unknown>, timeoutMinutes = 120) => {
       const fleet = fleetOf(n, extra);
       return wave1(fleet, 8, { writeLimits: GITHUB_WRITE_LIMITS, timeoutMinutes }).shards.map((x) => x.lanes.length);

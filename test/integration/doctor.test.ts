@@ -1,7 +1,7 @@
 /**
  * `fleet doctor` against the GitHub emulator, one misconfiguration at a time: each is caught, named, and given its
  * fix, and a set-up that holds exits 0. What it reads and the source of each rule:
- *  - an App installation's permissions (POST …/access_tokens answers them; docs/github-actions.md, Permissions);
+ *  - an App installation's permissions (POST …/access_tokens answers them; docs/actions/tokens.md, Permissions);
  *  - a classic PAT's scopes (X-OAuth-Scopes, test/emulator/workflow-guard.test.ts);
  *  - the targets, through the plan's own target check;
  *  - the Workflows permission for lanes that may change .github/workflows/ (GitHub refuses their push without it);

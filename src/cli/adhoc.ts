@@ -12,6 +12,19 @@ import type { Flags } from './commands.js';
 /** The name problems give the in-memory fleet file; it sits in the current folder, where its paths resolve. */
 export const FLAGS_FILE = COMMAND_LINE;
 
+/**
+ * Where an ad-hoc run keeps the fleet file its flags built, in its workspace beside fleet-status.json, so that `fleet
+ * prs` (close, merge, list) finds it from the manifest: the run had no file to name with --fleet. With the folder the
+ * command ran in, where its relative paths (local targets) resolve.
+ */
+export const ADHOC_RECORD = 'adhoc-fleet.json';
+
+export interface AdhocRecord {
+  /** The folder the run was started in: the built file sits there (FLAGS_FILE), and its paths resolve from it. */
+  cwd: string;
+  text: string;
+}
+
 /** Is any target or discovery flag given: is this an ad-hoc run? */
 export function isAdhoc(values: Flags): boolean {
   return !!(values.repo?.length || values.org || values.user || values.search || values.topic);

@@ -175,6 +175,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     },
   },
   {
+    name: 'clean',
+    summary: "remove old runs from _workspace/: each fleet's newest run stays, without its clones",
+    usage: 'fleet clean [fleet-file | folder (default: here)] [--keep N] [--all] [--dry-run] [--json]',
+    flags: [
+      ['--keep N', "how many of each fleet's newest runs stay, without their lanes' working copies (default 1; 0 removes them too)"],
+      ['--all', 'remove every run, and folders Fleet cannot name'],
+      ['--dry-run', 'say what would be removed and how much it frees; remove nothing'],
+      ['--json', 'print what was removed as JSON'],
+    ],
+    options: { keep: { type: 'string' }, all: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } },
+  },
+  {
     name: 'status',
     summary: "a run's lanes as they stand (a run still going, or one that ended)",
     usage: 'fleet status [fleet-status.json | workspace folder | fleet-file (default: fleet.yml here)] [--json]',
@@ -245,6 +257,8 @@ export function unknownCommand(name: string): string {
 export interface Flags {
   json?: boolean;
   'control-repo'?: string;
+  keep?: string;
+  all?: boolean;
   'approval-environment'?: string;
   'fleet-repo'?: string;
   sample?: string;

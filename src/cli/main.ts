@@ -4,7 +4,7 @@
  * input or set-up failure).
  */
 import { existsSync, type Stats } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { formatProblems, type Problem, shownFile } from '../core/validate.js';
@@ -22,6 +22,9 @@ import { planStep } from '../steps/plan.js';
 import { exitCodeFor, nothingRan } from '../steps/outcome.js';
 import { runFleet } from '../steps/drivers/process.js';
 import { INTERRUPT_GRACE_MS, writeInterruptedState } from '../steps/drivers/process-interrupt.js';
+import { ignoreWorkspace } from '../steps/drivers/process-workspace.js';
+import { cleanWorkspace } from '../steps/clean.js';
+import { formatBytes } from '../core/limits.js';
 import { readTextFile, writeFileAtomic } from '../util/fs.js';
 import { MAX_FLEET_JSON_BYTES } from '../core/limits.js';
 import { LiveView } from './live.js';
@@ -38,7 +41,7 @@ import {
   type Flags,
   type Parsed,
 } from './commands.js';
-import { adhocFleetFile, FLAGS_FILE, isAdhoc } from './adhoc.js';
+import { ADHOC_RECORD, type AdhocRecord, adhocFleetFile, FLAGS_FILE, isAdhoc } from './adhoc.js';
 import { renderExec } from './exec-view.js';
 import { execFleet } from '../steps/exec.js';
 import { runDoctor } from '../steps/doctor.js';
@@ -51,6 +54,7 @@ import { VERSION } from './version.js';
 import { appFromEnv, targetOwners } from './app.js';
 import { redact } from '../util/secrets.js';
 import { showInvisibles } from '../core/text.js';
+import { terminalText } from '../core/markdown.js';
 
 export interface CliIo {
   stdout: { write(s: string): unknown; isTTY?: boolean; columns?: number };
@@ -170,6 +174,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     const parsed = parseCommand(spec, rest);
     if (spec.name === 'status' || spec.name === 'report') return await showRun(spec, parsed, io);
     if (spec.name === 'prs') return await prs(spec, parsed, io, sessions);
+    if (spec.name === 'clean') return await clean(spec, parsed, io);
     return await planOrRun(spec, parsed, io, sessions);
   } catch (err) {
     if (err instanceof UsageError) {
@@ -222,7 +227,7 @@ async function showRun(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<nu
   else {
     const now = spec.name === 'status' ? systemClock.now().toISOString() : (m.ended_at ?? systemClock.now().toISOString());
     const text = spec.name === 'status' ? renderStatusTable(m, { now }) : renderReport(m, { now, workspace: dirname(found.path) });
-    io.stdout.write(`${found.note ? `${found.note}\n\n` : ''}${text}\n`);
+    io.stdout.write(shown(io, `${found.note ? `${found.note}\n\n` : ''}${text}\n`));
   }
   return spec.name === 'report' ? exitCodeFor(m) : 0;
 }
@@ -355,7 +360,7 @@ async function plan(c: Connected, values: Flags, io: CliIo): Promise<number> {
     io.stderr.write(`${formatProblems(planned.problems)}\n`);
     return 2;
   }
-  io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}\n` : `${renderPlan(planned.manifest)}\n`);
+  io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}\n` : shown(io, `${renderPlan(planned.manifest)}\n`));
   return 0;
 }
 
@@ -462,7 +467,12 @@ async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo, pa
   for (const note of outcome.notes) io.stderr.write(`note: ${note}\n`);
   const report = renderReport(outcome.manifest, { now: outcome.manifest.ended_at!, workspace: outcome.root });
   await writeFileAtomic(resolve(outcome.root, 'report.md'), `${report}\n`);
-  io.stdout.write(values.json ? `${JSON.stringify(outcome.manifest, null, 2)}\n` : `\n${report}\n`);
+  if (c.input.text !== undefined) {
+    // An ad-hoc run's fleet file exists nowhere else: kept beside its manifest, `fleet prs close` finds it there.
+    const record: AdhocRecord = { cwd: dirname(path), text: c.input.text };
+    await writeFileAtomic(resolve(outcome.root, ADHOC_RECORD), `${JSON.stringify(record, null, 2)}\n`);
+  }
+  io.stdout.write(values.json ? `${JSON.stringify(outcome.manifest, null, 2)}\n` : shown(io, `\n${report}\n`));
   if (io.signal?.aborted) {
     io.stderr.write(
       `fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with:\n  ${resumeLine(spec, parsedWords, resolve(outcome.root, 'fleet-status.json'))}\n`,
@@ -526,9 +536,12 @@ async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo, sessions: Sessi
     io.stderr.write(`${formatProblems([where.problem])}\n`);
     return 2;
   }
-  if (!values.fleet && where.path === named)
+  // An ad-hoc run kept the fleet file its flags built beside its manifest; any other run's file is named with --fleet.
+  const adhoc = values.fleet ? undefined : await adhocRecord(dirname(where.path));
+  if (!values.fleet && !adhoc && where.path === named)
     throw new UsageError(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
-  const connected = await connect(spec, values, { path: fleetPath }, io, { writes: sub !== 'list', sessions });
+  const input: FleetInput = adhoc ? { path: join(adhoc.cwd, FLAGS_FILE), text: adhoc.text } : { path: fleetPath };
+  const connected = await connect(spec, values, input, io, { writes: sub !== 'list', sessions });
   if (typeof connected === 'number') return connected;
   const file = connected.fleet.file;
   const method = sub === 'merge' ? mergeMethodFor({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : undefined;
@@ -573,16 +586,91 @@ async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo, sessions: Sessi
     io.stdout.write(
       values.json
         ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: prsJson(r.rows, now) }, null, 2)}\n`
-        : `${renderPrsTable(r.rows, { now, title: r.manifest.name })}\n`,
+        : shown(io, `${renderPrsTable(r.rows, { now, title: r.manifest.name })}\n`),
     );
     return r.exitCode;
   }
   io.stdout.write(
     values.json
       ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: prsJson(r.rows, now), events: r.events }, null, 2)}\n`
-      : `${renderPrsActions(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? undefined, title: file.name })}\n`,
+      : shown(io, `${renderPrsActions(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? undefined, title: file.name })}\n`),
   );
   return r.exitCode;
+}
+
+/**
+ * `fleet clean`: old runs out of `_workspace/` beside a fleet file (or in a folder): of each fleet, the newest
+ * `--keep` runs stay without their lanes' clones, older runs go whole; `--all` removes every run.
+ */
+async function clean(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<number> {
+  const { values } = parsed;
+  if (parsed.positionals.length > 1) throw new UsageError(`give one fleet file or folder, not ${parsed.positionals.length}`, spec);
+  const keep = values.keep === undefined ? 1 : Number(values.keep);
+  if (!Number.isInteger(keep) || keep < 0) throw new UsageError(`--keep takes a whole number of runs (0 or more), not "${values.keep}"`, spec);
+  const named = resolve(io.cwd, parsed.positionals[0] ?? '.');
+  const st = await stat(named).catch(() => null);
+  if (!st) throw new UsageError(`${named}: no such file or folder`, spec);
+  const folder = st.isDirectory() ? named : dirname(named);
+  const workspace = folder.endsWith(`${'/'}_workspace`) ? folder : join(folder, '_workspace');
+  if (!existsSync(workspace)) {
+    io.stdout.write(
+      values.json
+        ? `${JSON.stringify({ workspace, removed: [], trimmed: [], left: [], busy: [], freed_bytes: 0 }, null, 2)}\n`
+        : `${workspace}: nothing to clean (no such folder)\n`,
+    );
+    return 0;
+  }
+  const r = await cleanWorkspace(workspace, { keep, all: values.all ?? false, dryRun: values['dry-run'] ?? false });
+  if (values.json) {
+    const dirs = (xs: Array<{ dir: string }>) => xs.map((x) => x.dir);
+    io.stdout.write(
+      `${JSON.stringify(
+        {
+          workspace,
+          dry_run: values['dry-run'] ?? false,
+          removed: dirs(r.remove),
+          trimmed: dirs(r.trim),
+          left: r.left.map((l) => ({ dir: l.run.dir, why: l.why })),
+          busy: r.busy.map((l) => ({ dir: l.run.dir, why: l.why })),
+          freed_bytes: r.freed,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    return 0;
+  }
+  const would = values['dry-run'] ? 'would remove' : 'removed';
+  const lines = [
+    ...r.remove.map((x) => `${would} ${x.dir}${x.name ? ` (${x.kind === 'exec' ? 'exec' : 'run'} of ${x.name}${x.started ? `, ${x.started}` : ''})` : ''}`),
+    ...r.trim.map((x) => `${values['dry-run'] ? 'would trim' : 'trimmed'} ${x.dir}: its lanes' working copies (the manifest, report, logs and patches stay)`),
+    ...r.left.map((x) => `left ${x.run.dir}: ${x.why}`),
+    ...r.busy.map((x) => `left ${x.run.dir}: still running (${x.why})`),
+  ];
+  lines.push(`${values['dry-run'] ? 'Would free' : 'Freed'} ${formatBytes(r.freed)} in ${workspace}.`);
+  io.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
+}
+
+/**
+ * Rendered markdown as stdout takes it: on a terminal, with its escapes read back (`[.editorconfig]`, not
+ * `\\[.editorconfig\\]`); into a pipe or a file, as markdown, since it may go where markdown is rendered (the action's
+ * run mode appends it to the job summary), and there the escapes keep untrusted names from making links or HTML.
+ */
+function shown(io: CliIo, md: string): string {
+  return io.stdout.isTTY ? terminalText(md) : md;
+}
+
+/** The fleet file an ad-hoc run kept in its workspace (ADHOC_RECORD), or undefined when there is none to read. */
+async function adhocRecord(root: string): Promise<AdhocRecord | undefined> {
+  const read = await readTextFile(join(root, ADHOC_RECORD), MAX_FLEET_JSON_BYTES, 'the ad-hoc fleet file');
+  if (!read.ok) return undefined;
+  try {
+    const r = JSON.parse(read.text) as Partial<AdhocRecord>;
+    return typeof r.cwd === 'string' && typeof r.text === 'string' ? { cwd: r.cwd, text: r.text } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -596,6 +684,10 @@ async function execCommand(c: Connected, parsed: Parsed, io: CliIo): Promise<num
   const root = parsed.values.workspace
     ? resolve(io.cwd, parsed.values.workspace)
     : join(dirname(c.input.path), '_workspace', 'exec', `${c.fleet.file.name}-${stamp}-${randomBytes(3).toString('hex')}`);
+  if (!parsed.values.workspace) {
+    await mkdir(join(dirname(c.input.path), '_workspace'), { recursive: true });
+    await ignoreWorkspace(join(dirname(c.input.path), '_workspace'));
+  }
   const done = await execFleet({
     fleet: c.fleet,
     file: c.input.path,

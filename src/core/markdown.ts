@@ -83,3 +83,31 @@ export function fenceFor(text: string): string {
   for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
   return '`'.repeat(Math.max(3, longest + 1));
 }
+
+/**
+ * Markdown Fleet rendered, as a terminal shows it: the escapes escapeCell and codeCell added (`\[`, `\|`, `&lt;`…)
+ * read back as the characters they stand for, so `[.editorconfig]` is not printed `\[.editorconfig\]`. Code spans
+ * keep their text (only the `\|` a table cell needs is undone). For a terminal only: the result is no longer safe
+ * markdown, so it never goes where markdown is rendered (a job summary, a PR body). Invisibles stay out: escapeCell
+ * and oneLine dropped them before.
+ */
+export function terminalText(md: string): string {
+  return md
+    .split('\n')
+    .map((line) =>
+      line
+        .split(/(`+)([\s\S]*?)\1/g)
+        .map((part, i, arr) => {
+          // split with two groups: [text, fence, code, text, fence, code, …]; the code keeps its fence
+          if (i % 3 === 1) return part;
+          if (i % 3 === 2) return `${part.replace(/\\\|/g, '|')}${arr[i - 1]}`;
+          return part
+            .replace(/\\([!-/:-@[-`{-~])/g, '$1')
+            .replace(/&lt;/g, '<')
+            .replace(/&gt;/g, '>')
+            .replace(/&amp;/g, '&');
+        })
+        .join(''),
+    )
+    .join('\n');
+}

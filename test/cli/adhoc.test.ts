@@ -44,6 +44,34 @@ describe('fleet run --repo … -- COMMAND', () => {
     expect(branches('api.git').filter((b) => b !== 'main')).toEqual(made);
   });
 
+  it("keeps the fleet file its flags built in the run's workspace: fleet prs close finds it there, without --fleet", () => {
+    const first = fleet(['run', '--repo', './api.git', '--repo', './web.git', '--quiet', '--', 'touch', 'MARK']);
+    expect(first.code, first.stderr).toBe(0);
+    const made = branches('api.git').filter((b) => b !== 'main');
+    expect(made).toHaveLength(1);
+    const root = join(dir, '_workspace', 'fleet');
+    const run = readdirSync(root)
+      .map((d) => join(root, d))
+      .find((d) => existsSync(join(d, 'adhoc-fleet.json')))!;
+    expect(JSON.parse(readFileSync(join(run, 'adhoc-fleet.json'), 'utf8'))).toMatchObject({ cwd: dir, text: expect.stringContaining('- repo: ./api.git') });
+    // From another folder too: the relative paths resolve from where the run was started.
+    mkdirSync(join(dir, 'elsewhere'));
+    const close = fleet(['prs', 'close', run], join(dir, 'elsewhere'));
+    expect(close.code, close.stderr).toBe(0);
+    expect(branches('api.git')).toEqual(['main']);
+    expect(branches('web.git')).toEqual(['main']);
+    // A manifest with no kept fleet file still asks for --fleet.
+    const plain = join(dir, 'plain.yml');
+    writeFileSync(plain, 'name: plain\ndirective: d\nrun: touch P\ntargets:\n  - repo: ./api.git\n');
+    expect(fleet(['run', plain, '--quiet']).code).toBe(0);
+    const plainRun = readdirSync(root)
+      .map((d) => join(root, d))
+      .find((d) => d.includes('plain') || !existsSync(join(d, 'adhoc-fleet.json')))!;
+    const refused = fleet(['prs', 'close', join(plainRun, 'fleet-status.json')]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('name its fleet file too (--fleet FILE)');
+  });
+
   it('finds GitHub targets from the flags: --org with --topic is a topic search of that owner', () => {
     const printed = fleet(['run', '--org', 'acme', '--topic', 'go', '--search', 'org:acme archived:false', '--print-fleet-file', '--', 'make fmt']);
     expect(printed.code, printed.stderr).toBe(0);

@@ -52,7 +52,7 @@ describe('invoking fleet', () => {
     const r = fleet(['pln', 'x.yml'], dir);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('unknown command "pln": did you mean plan?');
-    expect(r.stderr).toContain('commands: plan, run, exec, prs, doctor, status, report');
+    expect(r.stderr).toContain('commands: plan, run, exec, prs, doctor, clean, status, report');
   });
 
   it('an error prints one line of usage, not the whole page', () => {

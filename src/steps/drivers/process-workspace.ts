@@ -3,7 +3,7 @@
  * earlier run's files (or, resumed, with the files of the lanes that run again set aside), and its manifest file kept
  * current while the lanes run.
  */
-import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { LANE_ID_PATTERN } from '../../core/fleet-file.js';
 import { Manifest as ManifestSchema, type Manifest } from '../../core/model.js';
@@ -24,6 +24,7 @@ export function manifestPath(root: string): string {
 export async function claimWorkspace(cwd: string, fleetId: string): Promise<{ root: string; fleet_id: string }> {
   const base = resolve(cwd, '_workspace', 'fleet');
   await mkdir(base, { recursive: true });
+  await ignoreWorkspace(resolve(cwd, '_workspace'));
   for (let i = 1; ; i++) {
     const id = i === 1 ? fleetId : `${fleetId}-${i}`;
     try {
@@ -34,6 +35,19 @@ export async function claimWorkspace(cwd: string, fleetId: string): Promise<{ ro
     }
     return { root: join(base, id), fleet_id: id };
   }
+}
+
+/**
+ * `_workspace/` sits beside the fleet file, often inside a git repository (a control repository): a `.gitignore`
+ * holding `*` keeps its clones, logs and patches out of `git status` and of any commit, as Terraform's and Python's
+ * tools do for their own folders. Written once, never over a file someone put there.
+ */
+export async function ignoreWorkspace(dir: string): Promise<void> {
+  await writeFile(join(dir, '.gitignore'), '# Written by Fleet: clones, logs and reports of fleet runs (fleet clean removes old ones).\n*\n', {
+    flag: 'wx',
+  }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
 }
 
 const LIVE_WRITE_MS = 250;

@@ -181,7 +181,8 @@ describe('parsing and validation', () => {
 
   it('refuses fragments, directives, subscriptions and syntax errors with a GraphQL error', async () => {
     const cases: Array<[string, RegExp]> = [
-      ['{ repository(owner: "a", name: "b") { ...F } } fragment F on Repository { name }', /Fragments are not supported/],
+      ['{ repository(owner: "a", name: "b") { ...F } } fragment F on Repository { name }', /Fragment spreads are not supported/],
+      ['query { repository(owner: "a", name: "b") { name } } fragment F on Repository { name }', /Fragments are not supported/],
       ['{ repository(owner: "a", name: "b") @include(if: true) { name } }', /Directives are not supported/],
       ['subscription { x }', /Subscriptions are not supported/],
       ['{ repository(owner: "a", name: "b") { name }', /Parse error on end of file/],
@@ -212,5 +213,64 @@ describe('parsing and validation', () => {
     });
     const ambiguous = await api(emu, 'POST', '/graphql', { body: { query: q } });
     expect(ambiguous.body.errors[0].message).toMatch(/operation name is required/);
+  });
+});
+
+// https://docs.github.com/graphql/reference/objects#commit: Repository.object(oid:) is a GitObject, so a commit's
+// fields are asked in an inline fragment; checkSuites → checkRuns (filterBy: { checkType: LATEST }), and status.
+describe("a commit's CI through Repository.object", () => {
+  const CI = `query($o: String!, $n: String!, $s: GitObjectID!) { repository(owner: $o, name: $n) { object(oid: $s) { oid ... on Commit {
+    checkSuites(first: 20) { totalCount nodes { app { slug } checkRuns(first: 50, filterBy: { checkType: LATEST }) { totalCount nodes { name status conclusion } } } }
+    status { state contexts { context state } } } } } }`;
+
+  it('answers the check runs (latest per name) and statuses of a commit; no statuses is a null status', async () => {
+    await emu.createRepo({ owner: 'acme', name: 'ci-gql' });
+    emu.setCi('acme/ci-gql', {
+      checks: [
+        { name: 'test', conclusion: 'failure' },
+        { name: 'lint', conclusion: 'success' },
+      ],
+      statuses: [{ context: 'ci/legacy', state: 'pending' }],
+    });
+    const sha = await pushFiles(emu, work, { owner: 'acme', repo: 'ci-gql', branch: 'topic', files: { 'a.txt': 'a\n' } });
+    await emu.idle();
+    const r = await graphql(emu, CI, { o: 'acme', n: 'ci-gql', s: sha });
+    expect(r.body.errors).toBeUndefined();
+    const obj = r.body.data.repository.object;
+    expect(obj.oid).toBe(sha);
+    const runs = obj.checkSuites.nodes.flatMap((n: { checkRuns: { nodes: Array<{ name: string; status: string; conclusion: string }> } }) => n.checkRuns.nodes);
+    expect(runs.map((x: { name: string; status: string; conclusion: string }) => [x.name, x.status, x.conclusion]).sort()).toEqual([
+      ['lint', 'COMPLETED', 'SUCCESS'],
+      ['test', 'COMPLETED', 'FAILURE'],
+    ]);
+    expect(obj.status).toEqual({ state: 'PENDING', contexts: [{ context: 'ci/legacy', state: 'PENDING' }] });
+    const main = await emu.branchSha('acme/ci-gql', 'main');
+    const bare = await graphql(emu, CI, { o: 'acme', n: 'ci-gql', s: main });
+    expect(bare.body.data.repository.object.checkSuites).toEqual({ totalCount: 0, nodes: [] });
+    expect(bare.body.data.repository.object.status).toBeNull();
+    // An oid that is no commit of the repository: null.
+    expect((await graphql(emu, CI, { o: 'acme', n: 'ci-gql', s: 'f'.repeat(40) })).body.data.repository.object).toBeNull();
+  });
+
+  it('validates fragments as GitHub does: a condition that cannot apply, an unknown type; connections need first', async () => {
+    const cases: Array<[string, RegExp]> = [
+      ['{ repository(owner: "acme", name: "old") { ... on Commit { oid } } }', /Fragment on Commit can't be spread inside Repository/],
+      ['{ repository(owner: "acme", name: "old") { ... on Nothing { oid } } }', /No such type Nothing, so it can't be a fragment condition/],
+      ['{ repository(owner: "acme", name: "old") { object(oid: "x") { ... on Commit { nope } } } }', /Field 'nope' doesn't exist on type 'Commit'/],
+    ];
+    for (const [q, re] of cases) expect((await graphql(emu, q)).body.errors?.[0]?.message, q).toMatch(re);
+    const sha = await emu.branchSha('acme/old', 'main');
+    const r = await graphql(emu, `{ repository(owner: "acme", name: "old") { object(oid: "${sha}") { ... on Commit { checkSuites { totalCount } } } } }`);
+    expect(r.body.errors[0]).toMatchObject({ type: 'MISSING_PAGINATION_BOUNDARIES' });
+  });
+
+  it('needs checks: read for the suites and statuses: read for the status: a field the token may not read is null, FORBIDDEN', async () => {
+    await emu.createRepo({ owner: 'acme', name: 'ci-scoped' });
+    const sha = (await emu.branchSha('acme/ci-scoped', 'main'))!;
+    const token = emu.mintInstallationToken({ scopes: { contents: 'read', checks: 'read' } });
+    const r = await api(emu, 'POST', '/graphql', { token, body: { query: CI, variables: { o: 'acme', n: 'ci-scoped', s: sha } } });
+    expect(r.body.data.repository.object.checkSuites).toEqual({ totalCount: 0, nodes: [] });
+    expect(r.body.data.repository.object.status).toBeNull();
+    expect(r.body.errors.map((e: { type: string; path: string[] }) => [e.type, e.path.join('.')])).toEqual([['FORBIDDEN', 'repository.object.status']]);
   });
 });

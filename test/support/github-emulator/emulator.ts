@@ -35,7 +35,7 @@ import {
   type RouteMatch,
 } from './openapi.js';
 import { buildSchema, type GqlBackend } from './graphql-schema.js';
-import { execute, prepare, type GraphQLErrorJson } from './graphql.js';
+import { execute, isFragment, prepare, type GraphQLErrorJson } from './graphql.js';
 import * as shapes from './shapes.js';
 import { AppRegistry, looksLikeJwt, newInstallationToken, type AddedApp, type AppRecord, type AppSpec } from './apps.js';
 import { appHandlers, JWT_OPERATIONS, type AppsHost } from './apps-rest.js';
@@ -1411,7 +1411,7 @@ export class Emulator {
       return finish({ status: 200, body: { errors: [{ type: 'RATE_LIMITED', message: `API rate limit exceeded for ${auth.login}.` }] } });
     }
     if ('errors' in prepared) return finish({ status: 200, body: { errors: prepared.errors } });
-    fields = prepared.op.selections.map((s) => s.name);
+    fields = prepared.op.selections.map((s) => (isFragment(s) ? `... on ${s.on ?? prepared.op.kind}` : s.name));
     if (prepared.op.kind === 'mutation') {
       const limited = this.takeWrite(auth);
       if (limited) {
@@ -1472,6 +1472,19 @@ export class Emulator {
         return bucket;
       },
       url: (r) => `${self().url}/${r.owner}/${r.name}`,
+      isCommit: (r, oid) => g.objectExists(r.gitDir, oid),
+      checkSuites: (r, sha) => {
+        const key = repoKey(r.owner, r.name);
+        const suites = new Map<number, { id: number; app: string; runs: CheckRunRecord[] }>();
+        const runs = [...self().checkRunsById.values()].filter((x) => x.repoKey === key && x.head_sha === sha).sort((a, b) => a.id - b.id);
+        for (const run of runs) {
+          const s = suites.get(run.check_suite_id) ?? { id: run.check_suite_id, app: run.app, runs: [] };
+          s.runs.push(run);
+          suites.set(run.check_suite_id, s);
+        }
+        return [...suites.values()];
+      },
+      latestStatuses: (r, sha) => self().latestStatuses(repoKey(r.owner, r.name), sha),
       pullUrl: (p) => {
         const r = self().repos.get(p.repoKey)!;
         return `${self().url}/${r.owner}/${r.name}/pull/${p.number}`;

@@ -1,12 +1,13 @@
 /**
  * The slice of GitHub's GraphQL schema the emulator answers: `repository`
- * (with the fields target validation reads), `rateLimit`, `viewer`, and the
- * draft mutations. Field and argument names follow GitHub's schema; anything
+ * (with the fields target validation reads, and `object(oid:)`: a commit's
+ * check suites, check runs and combined status, as a CI read takes them),
+ * `rateLimit`, `viewer`, and the draft mutations. Field and argument names follow GitHub's schema; anything
  * else is rejected by validation ("Field 'x' doesn't exist on type 'Y'").
  */
-import { FieldError, type Schema } from './graphql.js';
+import { FieldError, type FieldDef, type Schema } from './graphql.js';
 import type { Access, Scope } from './scopes.js';
-import type { Permission, PullRecord, RepoRecord, UserRecord } from './state.js';
+import type { CheckRunRecord, Permission, PullRecord, RepoRecord, StatusRecord, UserRecord } from './state.js';
 
 export interface GqlBackend {
   repository(auth: unknown, owner: string, name: string): RepoRecord | null;
@@ -22,6 +23,12 @@ export interface GqlBackend {
   setDraft(p: PullRecord, draft: boolean): void;
   viewer(auth: unknown): UserRecord;
   rate(root: unknown): { limit: number; used: number; reset: number };
+  /** Whether `oid` names a commit of `r` (the only GitObject the emulator answers with). */
+  isCommit(r: RepoRecord, oid: string): Promise<boolean>;
+  /** A commit's check suites (one per app), each with its check runs, oldest first. */
+  checkSuites(r: RepoRecord, sha: string): Array<{ id: number; app: string; runs: CheckRunRecord[] }>;
+  /** A commit's statuses, the latest per context. */
+  latestStatuses(r: RepoRecord, sha: string): StatusRecord[];
   url(r: RepoRecord): string;
   pullUrl(p: PullRecord): string;
 }
@@ -33,6 +40,11 @@ interface Root {
 interface RepoCtx {
   r: RepoRecord;
   auth: unknown;
+}
+interface CommitCtx {
+  sha: string;
+  r?: RepoRecord;
+  auth?: unknown;
 }
 interface PullCtx {
   p: PullRecord;
@@ -56,6 +68,33 @@ const FORBIDDEN_MESSAGE = 'Resource not accessible by integration';
 
 export function buildSchema(b: GqlBackend): Schema {
   const repo = (p: unknown): RepoCtx => p as RepoCtx;
+  // A Commit is reached from a Ref (`target`) or from `object(oid:)`; older callers hand its sha alone.
+  const commit = (p: unknown): CommitCtx => (typeof p === 'string' ? { sha: p } : (p as CommitCtx));
+  const inRepo = (c: CommitCtx): { r: RepoRecord; auth: unknown } => {
+    if (!c.r) throw new FieldError('this commit was not reached through its repository', 'UNPROCESSABLE');
+    return { r: c.r, auth: c.auth };
+  };
+  // Connections want `first` or `last`, at most 100 (GitHub's MISSING_PAGINATION_BOUNDARIES / EXCESSIVE_PAGINATION).
+  const page = <T>(items: T[], args: Record<string, unknown>, connection: string): { total: number; nodes: T[] } => {
+    if (args.first === undefined && args.last === undefined) {
+      throw new FieldError(
+        `You must provide a \`first\` or \`last\` value to properly paginate the \`${connection}\` connection.`,
+        'MISSING_PAGINATION_BOUNDARIES',
+      );
+    }
+    const n = Number(args.first ?? args.last);
+    if (n < 0 || n > 100) {
+      throw new FieldError(`Requesting ${n} records on the \`${connection}\` connection exceeds the \`first\` limit of 100 records.`, 'EXCESSIVE_PAGINATION');
+    }
+    return { total: items.length, nodes: args.first !== undefined ? items.slice(0, n) : items.slice(Math.max(0, items.length - n)) };
+  };
+  const connection = (nodeType: string): { kind: 'object'; fields: Record<string, FieldDef> } => ({
+    kind: 'object',
+    fields: {
+      totalCount: { type: 'Int!', resolve: (c) => (c as { total: number }).total },
+      nodes: { type: `[${nodeType}]`, resolve: (c) => (c as { nodes: unknown[] }).nodes },
+    },
+  });
   const pr = (p: unknown): PullCtx => p as PullCtx;
   // Refs and commits need `contents`, pull requests `pull-requests` (GitHub's app permissions apply to GraphQL too).
   const need = (auth: unknown, scope: Scope, level: Access): void => {
@@ -199,6 +238,17 @@ export function buildSchema(b: GqlBackend): Schema {
               return b.refSha(repo(p).r, String(args.qualifiedName));
             },
           },
+          object: {
+            type: 'GitObject',
+            args: { oid: 'GitObjectID', expression: 'String' },
+            resolve: async (p, args) => {
+              const { r, auth } = repo(p);
+              need(auth, 'contents', 'read');
+              const oid = typeof args.oid === 'string' ? args.oid : undefined;
+              if (!oid || !/^[0-9a-f]{40}$/.test(oid)) return null;
+              return (await b.isCommit(r, oid)) ? ({ sha: oid, r, auth } satisfies CommitCtx) : null;
+            },
+          },
           repositoryTopics: {
             type: 'RepositoryTopicConnection!',
             args: { first: 'Int', last: 'Int', after: 'String', before: 'String' },
@@ -252,13 +302,123 @@ export function buildSchema(b: GqlBackend): Schema {
           target: { type: 'Commit', resolve: (x) => (x as { sha: string }).sha },
         },
       },
+      // Blob, Tree and Tag implement it on GitHub too; the emulator answers commits only (object(oid:) of another is null).
+      GitObject: {
+        kind: 'interface',
+        possibleTypes: ['Commit'],
+        resolveType: () => 'Commit',
+        fields: {
+          oid: { type: 'GitObjectID!', resolve: (p) => commit(p).sha },
+          abbreviatedOid: { type: 'String!', resolve: (p) => commit(p).sha.slice(0, 7) },
+        },
+      },
       Commit: {
         kind: 'object',
         fields: {
-          oid: { type: 'GitObjectID!', resolve: (sha) => sha },
-          abbreviatedOid: { type: 'String!', resolve: (sha) => String(sha).slice(0, 7) },
+          oid: { type: 'GitObjectID!', resolve: (p) => commit(p).sha },
+          abbreviatedOid: { type: 'String!', resolve: (p) => commit(p).sha.slice(0, 7) },
+          // https://docs.github.com/graphql/reference/objects#commit: checkSuites (Checks: read), status (Commit statuses: read; null without any).
+          checkSuites: {
+            type: 'CheckSuiteConnection',
+            args: { first: 'Int', last: 'Int', after: 'String', before: 'String', filterBy: 'CheckSuiteFilter' },
+            resolve: (p, args) => {
+              const c = commit(p);
+              const { r, auth } = inRepo(c);
+              need(auth, 'checks', 'read');
+              const suites = b.checkSuites(r, c.sha).map((s) => ({ ...s, auth }));
+              return page(suites, args, 'checkSuites');
+            },
+          },
+          status: {
+            type: 'Status',
+            resolve: (p) => {
+              const c = commit(p);
+              const { r, auth } = inRepo(c);
+              need(auth, 'statuses', 'read');
+              const latest = b.latestStatuses(r, c.sha);
+              return latest.length ? latest : null;
+            },
+          },
         },
       },
+      CheckSuiteConnection: connection('CheckSuite'),
+      CheckSuiteFilter: { kind: 'input', fields: { appId: 'Int', checkName: 'String' } },
+      CheckSuite: {
+        kind: 'object',
+        fields: {
+          databaseId: { type: 'Int', resolve: (s) => (s as { id: number }).id },
+          app: { type: 'App', resolve: (s) => (s as { app: string }).app },
+          checkRuns: {
+            type: 'CheckRunConnection',
+            args: { first: 'Int', last: 'Int', after: 'String', before: 'String', filterBy: 'CheckRunFilter' },
+            resolve: (s, args) => {
+              const filter = (args.filterBy ?? {}) as { checkType?: string | null; checkName?: string | null; status?: string | null };
+              let runs = (s as { runs: CheckRunRecord[] }).runs;
+              // LATEST (GitHub's default): the newest run of each name in the suite.
+              if ((filter.checkType ?? 'LATEST') === 'LATEST') {
+                const byName = new Map<string, CheckRunRecord>();
+                for (const run of runs) byName.set(run.name, run);
+                runs = [...byName.values()];
+              }
+              if (filter.checkName) runs = runs.filter((x) => x.name === filter.checkName);
+              if (filter.status) runs = runs.filter((x) => x.status.toUpperCase() === filter.status);
+              return page(runs, args, 'checkRuns');
+            },
+          },
+        },
+      },
+      App: {
+        kind: 'object',
+        fields: { slug: { type: 'String!', resolve: (a) => String(a) }, name: { type: 'String!', resolve: (a) => String(a) } },
+      },
+      CheckRunFilter: { kind: 'input', fields: { checkType: 'CheckRunType', appId: 'Int', checkName: 'String', status: 'CheckStatusState' } },
+      CheckRunType: { kind: 'enum', values: ['ALL', 'LATEST'] },
+      CheckRunConnection: connection('CheckRun'),
+      CheckRun: {
+        kind: 'object',
+        fields: {
+          databaseId: { type: 'Int', resolve: (x) => (x as CheckRunRecord).id },
+          name: { type: 'String!', resolve: (x) => (x as CheckRunRecord).name },
+          status: { type: 'CheckStatusState!', resolve: (x) => (x as CheckRunRecord).status.toUpperCase() },
+          conclusion: { type: 'CheckConclusionState', resolve: (x) => (x as CheckRunRecord).conclusion?.toUpperCase() ?? null },
+          startedAt: { type: 'DateTime', resolve: (x) => (x as CheckRunRecord).started_at },
+          completedAt: { type: 'DateTime', resolve: (x) => (x as CheckRunRecord).completed_at },
+          detailsUrl: { type: 'URI', resolve: (x) => (x as CheckRunRecord).details_url },
+        },
+      },
+      CheckStatusState: { kind: 'enum', values: ['REQUESTED', 'QUEUED', 'IN_PROGRESS', 'COMPLETED', 'WAITING', 'PENDING'] },
+      CheckConclusionState: {
+        kind: 'enum',
+        values: ['ACTION_REQUIRED', 'TIMED_OUT', 'CANCELLED', 'FAILURE', 'SUCCESS', 'NEUTRAL', 'SKIPPED', 'STARTUP_FAILURE', 'STALE'],
+      },
+      Status: {
+        kind: 'object',
+        fields: {
+          state: {
+            type: 'StatusState!',
+            resolve: (s) => {
+              const list = s as StatusRecord[];
+              return list.some((x) => x.state === 'failure' || x.state === 'error')
+                ? 'FAILURE'
+                : list.some((x) => x.state === 'pending')
+                  ? 'PENDING'
+                  : 'SUCCESS';
+            },
+          },
+          contexts: { type: '[StatusContext!]!', resolve: (s) => s },
+        },
+      },
+      StatusContext: {
+        kind: 'object',
+        fields: {
+          context: { type: 'String!', resolve: (x) => (x as StatusRecord).context },
+          state: { type: 'StatusState!', resolve: (x) => (x as StatusRecord).state.toUpperCase() },
+          description: { type: 'String', resolve: (x) => (x as StatusRecord).description },
+          targetUrl: { type: 'URI', resolve: (x) => (x as StatusRecord).target_url },
+          createdAt: { type: 'DateTime!', resolve: (x) => (x as StatusRecord).created_at },
+        },
+      },
+      StatusState: { kind: 'enum', values: ['EXPECTED', 'ERROR', 'FAILURE', 'PENDING', 'SUCCESS'] },
       PullRequest: {
         kind: 'object',
         fields: {

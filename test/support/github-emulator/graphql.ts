@@ -2,8 +2,9 @@
  * A small, real GraphQL implementation for the subset Fleet sends: one
  * operation (query or mutation) with variable definitions, selection sets,
  * aliases, and arguments (string, block string, int, float, boolean, null,
- * enum, list, input object, variable). Fragments, directives and
- * subscriptions are refused with a GraphQL error. Every query is validated
+ * enum, list, input object, variable), and inline fragments (`... on Commit
+ * { … }`) on objects and interfaces (`Repository.object` answers a GitObject).
+ * Named fragments, directives and subscriptions are refused with a GraphQL error. Every query is validated
  * against the emulated schema before it runs (unknown field or argument,
  * missing required argument, selections on scalars, undefined variables),
  * as GitHub does, and answers `{errors}` without `data` when invalid.
@@ -157,8 +158,22 @@ export interface FieldNode {
   alias?: string;
   name: string;
   args: Array<{ name: string; value: ValueNode; loc: Loc }>;
-  selections?: FieldNode[];
+  selections?: SelectionNode[];
   loc: Loc;
+}
+
+/** `... on Type { … }` (or `... { … }`, no type condition): its fields apply where the object is of that type. */
+export interface InlineFragmentNode {
+  inline: true;
+  on: string | undefined;
+  selections: SelectionNode[];
+  loc: Loc;
+}
+
+export type SelectionNode = FieldNode | InlineFragmentNode;
+
+export function isFragment(s: SelectionNode): s is InlineFragmentNode {
+  return (s as InlineFragmentNode).inline === true;
 }
 
 export interface VarDef {
@@ -172,7 +187,7 @@ export interface OperationNode {
   kind: 'query' | 'mutation';
   name?: string;
   variables: VarDef[];
-  selections: FieldNode[];
+  selections: SelectionNode[];
   loc: Loc;
 }
 
@@ -262,12 +277,22 @@ export function parse(src: string): OperationNode[] {
     return fail(t, 'a value');
   };
 
-  const parseSelections = (): FieldNode[] => {
+  const parseSelections = (): SelectionNode[] => {
     expect('{');
-    const out: FieldNode[] = [];
+    const out: SelectionNode[] = [];
     while (!isP('}')) {
       const t = peek();
-      if (t.kind === 'punct' && t.value === '...') unsupported(t, 'Fragments');
+      if (t.kind === 'punct' && t.value === '...') {
+        p++;
+        let on: string | undefined;
+        if (peek().kind === 'name' && peek().value === 'on') {
+          p++;
+          on = name().value;
+        } else if (peek().kind === 'name') unsupported(peek(), 'Fragment spreads');
+        if (isP('@')) unsupported(peek(), 'Directives');
+        out.push({ inline: true, on, selections: parseSelections(), loc: { line: t.line, column: t.column } });
+        continue;
+      }
       const first = name();
       let alias: string | undefined;
       let fieldName = first.value;
@@ -377,7 +402,19 @@ export interface EnumTypeDef {
   kind: 'enum';
   values: string[];
 }
-export type TypeDef = ObjectTypeDef | InputTypeDef | EnumTypeDef;
+/** An interface: the fields every implementation has, which types implement it, and which one a value is. */
+export interface InterfaceTypeDef {
+  kind: 'interface';
+  fields: Record<string, FieldDef>;
+  possibleTypes: string[];
+  resolveType(value: unknown): string;
+}
+export type TypeDef = ObjectTypeDef | InputTypeDef | EnumTypeDef | InterfaceTypeDef;
+
+/** Object or interface: a type with fields that takes a selection set. */
+function hasFields(def: TypeDef | undefined): def is ObjectTypeDef | InterfaceTypeDef {
+  return def?.kind === 'object' || def?.kind === 'interface';
+}
 
 export interface Schema {
   types: Record<string, TypeDef>;
@@ -444,11 +481,39 @@ function validate(schema: Schema, op: OperationNode): GraphQLErrorJson[] {
     } else if (val.kind === 'list') val.values.forEach((v) => checkValue(v, path));
     else if (val.kind === 'object') val.fields.forEach((f) => checkValue(f.value, path));
   };
-  const walk = (typeName: string, fields: FieldNode[], path: Array<string | number>): void => {
+  const walk = (typeName: string, selections: SelectionNode[], path: Array<string | number>, seen = new Map<string, FieldNode>()): void => {
     const type = schema.types[typeName];
-    if (type?.kind !== 'object') return;
-    const seenAliases = new Map<string, FieldNode>();
-    for (const f of fields) {
+    if (!hasFields(type)) return;
+    const seenAliases = seen;
+    for (const f of selections) {
+      if (isFragment(f)) {
+        const on = f.on ?? typeName;
+        const cond = schema.types[on];
+        if (!hasFields(cond)) {
+          errors.push({
+            message: `No such type ${on}, so it can't be a fragment condition`,
+            locations: [f.loc],
+            path,
+            extensions: { code: 'undefinedType', typeName: on },
+          });
+          continue;
+        }
+        const overlaps =
+          on === typeName ||
+          (type.kind === 'interface' && type.possibleTypes.includes(on)) ||
+          (cond.kind === 'interface' && cond.possibleTypes.includes(typeName));
+        if (!overlaps) {
+          errors.push({
+            message: `Fragment on ${on} can't be spread inside ${typeName}`,
+            locations: [f.loc],
+            path: [...path, `... on ${on}`],
+            extensions: { code: 'fragmentSpreadTypeMismatch', fragmentName: `... on ${on}`, parentName: typeName, typeName: on },
+          });
+          continue;
+        }
+        walk(on, f.selections, [...path, `... on ${on}`], on === typeName ? seenAliases : new Map());
+        continue;
+      }
       const key = f.alias ?? f.name;
       const fpath = [...path, key];
       const prev = seenAliases.get(key);
@@ -499,7 +564,7 @@ function validate(schema: Schema, op: OperationNode): GraphQLErrorJson[] {
       }
       const rt = namedType(typeOf(def.type));
       const rdef = schema.types[rt];
-      const isObject = rdef?.kind === 'object';
+      const isObject = hasFields(rdef);
       if (isObject && !f.selections) {
         errors.push({
           message: `Field must have selections (field '${f.name}' returns ${rt} but has no selections. Did you mean '${f.name} { ... }'?)`,
@@ -509,7 +574,7 @@ function validate(schema: Schema, op: OperationNode): GraphQLErrorJson[] {
         });
       } else if (!isObject && f.selections) {
         errors.push({
-          message: `Selections can't be made on scalars (field '${f.name}' returns ${rt} but has selections [${f.selections.map((s) => s.name).join(', ')}])`,
+          message: `Selections can't be made on scalars (field '${f.name}' returns ${rt} but has selections [${f.selections.map((s) => (isFragment(s) ? `... on ${s.on ?? rt}` : s.name)).join(', ')}])`,
           locations: [f.loc],
           path: fpath,
           extensions: { code: 'selectionMismatch', nodeName: `field '${f.name}'`, typeName: rt },
@@ -674,13 +739,28 @@ export async function execute(schema: Schema, prepared: ParsedRequest, root: unk
     }
     const def = schema.types[type.name];
     if (def?.kind === 'object') return selectFields(type.name, field.selections ?? [], value, path);
+    if (def?.kind === 'interface') return selectFields(def.resolveType(value), field.selections ?? [], value, path);
     return value;
   };
 
-  const selectFields = async (typeName: string, fields: FieldNode[], parent: unknown, path: Array<string | number>): Promise<Record<string, unknown>> => {
+  /** The fields that apply to an object of `typeName`: its own, and those of each inline fragment whose type it is. */
+  const collect = (typeName: string, selections: SelectionNode[]): FieldNode[] =>
+    selections.flatMap((s) => {
+      if (!isFragment(s)) return [s];
+      const cond = s.on === undefined ? undefined : schema.types[s.on];
+      const applies = s.on === undefined || s.on === typeName || (cond?.kind === 'interface' && cond.possibleTypes.includes(typeName));
+      return applies ? collect(typeName, s.selections) : [];
+    });
+
+  const selectFields = async (
+    typeName: string,
+    selections: SelectionNode[],
+    parent: unknown,
+    path: Array<string | number>,
+  ): Promise<Record<string, unknown>> => {
     const type = schema.types[typeName] as ObjectTypeDef;
     const out: Record<string, unknown> = {};
-    for (const f of fields) {
+    for (const f of collect(typeName, selections)) {
       const key = f.alias ?? f.name;
       const fpath = [...path, key];
       if (f.name === '__typename') {

@@ -190,6 +190,11 @@ export interface Forge {
    * compare of base...branch). Undefined when that read cannot answer for certain: ask branchHead and changedFiles.
    */
   branchChanges?(lane: LaneSpec, base: string, branch: string): Promise<{ head: string; files: string[] } | undefined>;
+  /**
+   * Many lanes' CI verdicts in as few reads as the forge allows (GitHub: one GraphQL query for up to 20 commits);
+   * undefined for a lane the batch could not answer for certain, which `ciConclusion` then reads on its own.
+   */
+  ciConclusions?(items: ReadonlyArray<{ lane: LaneSpec; commit: string }>): Promise<Array<CiConclusion | undefined>>;
   /** The CI verdict for a commit, read afresh (`none` when the forge has no CI). */
   ciConclusion(lane: LaneSpec, commit: string): Promise<CiConclusion>;
   /** Poll until CI on `commit` concludes or `timeoutMs` passes (then `pending`). */

@@ -147,6 +147,56 @@ function messageOf(err: unknown): string {
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * A commit's CI in one read: every check suite's latest run per name, and the latest status per context. An oid's
+ * object is a GitObject (an interface), so the commit's fields sit in an inline fragment. Pages are kept small (20
+ * suites, 50 runs each): GitHub charges a GraphQL query by the connections it may return, and a commit with more
+ * falls back to the REST reads. https://docs.github.com/graphql/reference/objects#commit
+ */
+const CI_FIELDS =
+  'checkSuites(first: 20) { totalCount nodes { checkRuns(first: 50, filterBy: { checkType: LATEST }) { totalCount nodes { databaseId name status conclusion startedAt } } } } status { contexts { context state createdAt } }';
+
+/** Commits a CI query reads at once (aliases), well inside GitHub's node and cost limits. */
+const CI_BATCH = 20;
+
+type CiRead = { runs: CheckRunLike[]; statuses: StatusLike[] };
+type CiAnswer = {
+  object: {
+    checkSuites: {
+      totalCount: number;
+      nodes: Array<{
+        checkRuns: {
+          totalCount: number;
+          nodes: Array<{ databaseId: number | null; name: string; status: string; conclusion: string | null; startedAt: string | null }>;
+        } | null;
+      }>;
+    } | null;
+    status: { contexts: Array<{ context: string; state: string; createdAt: string }> } | null;
+  } | null;
+};
+
+/** One alias's answer as the REST reads give it, or undefined when it is not the whole of the commit's CI. */
+function ciFromGraphql(answer: CiAnswer | null | undefined): CiRead | undefined {
+  const commit = answer?.object;
+  const suites = commit?.checkSuites;
+  if (!commit || !suites || suites.totalCount > suites.nodes.length) return undefined;
+  const runs: CheckRunLike[] = [];
+  for (const suite of suites.nodes) {
+    if (!suite.checkRuns || suite.checkRuns.totalCount > suite.checkRuns.nodes.length) return undefined;
+    for (const r of suite.checkRuns.nodes) {
+      runs.push({
+        id: r.databaseId ?? 0,
+        name: r.name,
+        status: r.status.toLowerCase(),
+        conclusion: r.conclusion?.toLowerCase() ?? null,
+        started_at: r.startedAt,
+      });
+    }
+  }
+  const statuses = (commit.status?.contexts ?? []).map((c) => ({ context: c.context, state: c.state.toLowerCase(), updated_at: c.createdAt }));
+  return { runs, statuses };
+}
+
 export function markerFor(name: string, lane: string): string {
   return `<!-- fleet:${name}:${lane} -->`;
 }
@@ -727,9 +777,63 @@ export class GitHubForge implements Forge {
     return { runs, statuses };
   }
 
+  /**
+   * Commits' check runs and statuses in one GraphQL read (`Repository.object(oid:)` → `Commit.checkSuites` and
+   * `Commit.status`, one alias per commit, CI_BATCH a query), where the REST reads take two requests a commit. An
+   * entry is undefined where that read cannot answer for certain (more suites or runs than a page holds, a field the
+   * token may not read, any error): the REST reads answer for it, as before. The verdict only: names, states and start
+   * times (a failure's details are the REST reads' in waitForCi).
+   */
+  private async readCiBatch(items: ReadonlyArray<{ lane: LaneSpec; commit: string }>): Promise<Array<CiRead | undefined>> {
+    const out: Array<CiRead | undefined> = items.map(() => undefined);
+    for (let from = 0; from < items.length; from += CI_BATCH) {
+      const chunk = items.slice(from, from + CI_BATCH);
+      const vars: Record<string, string> = {};
+      const decls: string[] = [];
+      const fields: string[] = [];
+      chunk.forEach(({ lane, commit }, i) => {
+        if (!/^[0-9a-f]{40}$/.test(commit)) return;
+        const { owner, repo } = this.split(lane);
+        Object.assign(vars, { [`o${i}`]: owner, [`n${i}`]: repo, [`s${i}`]: commit });
+        decls.push(`$o${i}: String!, $n${i}: String!, $s${i}: GitObjectID!`);
+        fields.push(`c${i}: repository(owner: $o${i}, name: $n${i}) { object(oid: $s${i}) { ...on Commit { ${CI_FIELDS} } } }`);
+      });
+      if (!fields.length) continue;
+      let data: Record<string, CiAnswer | null | undefined>;
+      try {
+        data = await this.octokit.graphql<Record<string, CiAnswer | null>>(`query FleetCi(${decls.join(', ')}) { ${fields.join(' ')} }`, vars);
+      } catch {
+        // Partial errors too (a field the token may not read): every commit of the chunk is read over REST instead.
+        continue;
+      }
+      chunk.forEach((_, i) => {
+        out[from + i] = ciFromGraphql(data[`c${i}`]);
+      });
+    }
+    return out;
+  }
+
+  /** Many lanes' CI verdicts at once (the report's second read): undefined where the batch could not answer. */
+  async ciConclusions(items: ReadonlyArray<{ lane: LaneSpec; commit: string }>): Promise<Array<CiConclusion | undefined>> {
+    const reads = await this.readCiBatch(items);
+    return Promise.all(
+      reads.map(async (read, i) => {
+        if (!read) return undefined;
+        const seen = combineCi(read.runs, read.statuses);
+        if (seen === 'failure' || seen === 'pending') return seen;
+        try {
+          return combineRequired(read.runs, read.statuses, await this.requiredForCi(items[i]!.lane));
+        } catch {
+          return undefined;
+        }
+      }),
+    );
+  }
+
   /** The CI verdict, where a check the base branch requires and that has not reported yet keeps it `pending`. */
   async ciConclusion(lane: LaneSpec, commit: string): Promise<CiConclusion> {
-    const { runs, statuses } = await this.readCi(lane, commit);
+    const [once] = await this.readCiBatch([{ lane, commit }]);
+    const { runs, statuses } = once ?? (await this.readCi(lane, commit));
     // The base's required checks only ever turn a green or empty CI into pending: red or running CI needs no read of them.
     const seen = combineCi(runs, statuses);
     if (seen === 'failure' || seen === 'pending') return seen;

@@ -122,11 +122,25 @@ export interface ReportStepInput {
 export async function reportStep(input: ReportStepInput): Promise<Manifest> {
   const { manifest, forge, clock } = input;
   const now = clock.now().toISOString();
-  const records = await mapLimit(manifest.lanes, 16, async (planned): Promise<LaneRecord> => {
-    const rec = await laneAtReport(input, planned, now);
-    return input.forgeReads === false ? rec : ciAtReport(forge, input.lanes.get(rec.lane), rec, manifest.dry_run);
+  const checked = await mapLimit(manifest.lanes, 16, (planned) => laneAtReport(input, planned, now));
+  if (input.forgeReads === false) return finalizeManifest(mergeLaneRecords(manifest, checked), now);
+  // The lanes whose CI was still running are read again, in as few requests as the forge allows (GitHub: 20 a query).
+  const again = checked.flatMap((rec) => {
+    const spec = input.lanes.get(rec.lane);
+    return spec && readAgain(forge, rec, manifest.dry_run) ? [{ lane: spec, commit: rec.commit!, rec }] : [];
   });
+  const batch = again.length && forge.ciConclusions ? await forge.ciConclusions(again).catch(() => []) : [];
+  const read = new Map(again.map((x, i) => [x.rec.lane, batch[i]]));
+  const records = await mapLimit(checked, 16, (rec) =>
+    read.has(rec.lane) ? ciAtReport(forge, input.lanes.get(rec.lane)!, rec, read.get(rec.lane)) : Promise.resolve(rec),
+  );
   return finalizeManifest(mergeLaneRecords(manifest, records), now);
+}
+
+/** A lane that pushed while its CI had not concluded (\`ci.wait\` off, or a wait that timed out). */
+function readAgain(forge: Forge, rec: LaneRecord, dryRun: boolean): boolean {
+  if (dryRun || forge.capabilities.ci === 'lane-checks') return false;
+  return rec.status === 'completed' && !!rec.commit && rec.ci_conclusion === 'pending' && rec.phase !== 'dry-run' && rec.phase !== 'no-op';
 }
 
 /**
@@ -134,12 +148,10 @@ export async function reportStep(input: ReportStepInput): Promise<Manifest> {
  * or a wait that timed out): read once more, so a red PR is reported red (and the run exits 1) rather than left as
  * the \`pending\` the lane saw right after its push. A read that fails leaves what the lane saw.
  */
-async function ciAtReport(forge: Forge, spec: LaneSpec | undefined, rec: LaneRecord, dryRun: boolean): Promise<LaneRecord> {
-  if (!spec || dryRun || forge.capabilities.ci === 'lane-checks') return rec;
-  if (rec.status !== 'completed' || !rec.commit || rec.ci_conclusion !== 'pending' || rec.phase === 'dry-run' || rec.phase === 'no-op') return rec;
+async function ciAtReport(forge: Forge, spec: LaneSpec, rec: LaneRecord, batched: LaneRecord['ci_conclusion'] | undefined): Promise<LaneRecord> {
   let now: LaneRecord['ci_conclusion'];
   try {
-    now = await forge.ciConclusion(spec, rec.commit);
+    now = batched ?? (await forge.ciConclusion(spec, rec.commit!));
   } catch {
     return rec;
   }

@@ -262,6 +262,9 @@ describe('what CI verdicts read', () => {
     const full = await lanePr({ ci: { statuses: statuses(100) }, publish: false });
     h.emu.resetLog();
     expect(await h.forge.ciConclusion(full.l, full.rec.commit!)).toBe('success');
+    // The verdict is one GraphQL read (Status.contexts is a list, not a page); the REST reads are the wait's.
+    expect([h.emu.count({ route: '/graphql' }), h.emu.count({ route: '/repos/{owner}/{repo}/commits/{ref}/status' })]).toEqual([1, 0]);
+    expect(await h.forge.readCi(full.l, full.rec.commit!).then((r) => r.statuses.length)).toBe(100);
     expect(h.emu.count({ route: '/repos/{owner}/{repo}/commits/{ref}/status' })).toBe(1);
     const more = await lanePr({ ci: { statuses: statuses(130, 120) }, publish: false });
     h.emu.resetLog();
@@ -270,7 +273,7 @@ describe('what CI verdicts read', () => {
     expect(verdict.failures).toContain('✗ ci/120: failure');
     expect(h.emu.count({ route: '/repos/{owner}/{repo}/commits/{ref}/status' })).toBe(2);
     h.emu.fault({ kind: '5xx', status: 502, match: { method: 'GET', path: '/repos/{owner}/{repo}/commits/{ref}/status' } });
-    await expect(direct.ciConclusion(more.l, more.rec.commit!)).rejects.toThrow(
+    await expect(direct.readCi(more.l, more.rec.commit!)).rejects.toThrow(
       new GitHubForgeError(more.l.repo, `reading the commit status of ${more.rec.commit!.slice(0, 12)}`, 502, 'Server Error'),
     );
   });

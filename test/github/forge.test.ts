@@ -451,17 +451,48 @@ describe('CI', () => {
     h.emu.resetLog();
     expect(await forge.ciConclusion({ ...l, base: 'main' }, rec.commit!)).toBe('failure');
     const routes = () => h.emu.find({}).map((r) => r.route);
-    expect(routes()).toEqual(['/repos/{owner}/{repo}/commits/{ref}/check-runs', '/repos/{owner}/{repo}/commits/{ref}/status']);
+    // Check runs and statuses in one GraphQL read of the commit (issue 27, part 3: one request where REST takes two).
+    expect(routes()).toEqual(['/graphql']);
     h.emu.setCi(l.repo, ci.green(['lint']));
     const green = await pushLane(l, edit('y.txt', 'y\n'), rec);
     h.emu.resetLog();
     expect(await forge.ciConclusion({ ...l, base: 'main' }, green.commit!)).toBe('pending');
-    expect(routes()).toEqual([
-      '/repos/{owner}/{repo}/commits/{ref}/check-runs',
-      '/repos/{owner}/{repo}/commits/{ref}/status',
-      '/repos/{owner}/{repo}/branches/{branch}',
-      '/repos/{owner}/{repo}/rules/branches/{branch}',
-    ]);
+    expect(routes()).toEqual(['/graphql', '/repos/{owner}/{repo}/branches/{branch}', '/repos/{owner}/{repo}/rules/branches/{branch}']);
+  });
+
+  it('reads CI in one GraphQL read, falls back to the REST reads where it cannot answer for certain, and batches the report 20 commits a query', async () => {
+    const l = await repoWithLane();
+    const forge = h.makeForge();
+    const routes = () => h.emu.find({}).map((r) => r.route);
+    // More runs in a suite than the read's page (50): the REST reads answer, every page of them.
+    h.emu.setCi(l.repo, ci.green(Array.from({ length: 51 }, (_, i) => `check-${i}`)));
+    const many = await pushLane(l, edit('x.txt', 'x\n'));
+    h.emu.resetLog();
+    expect(await forge.ciConclusion({ ...l, base: 'main' }, many.commit!)).toBe('success');
+    expect(routes().slice(0, 3)).toEqual(['/graphql', '/repos/{owner}/{repo}/commits/{ref}/check-runs', '/repos/{owner}/{repo}/commits/{ref}/status']);
+    // A token that may read check runs but not statuses: GitHub answers the status FORBIDDEN, and REST is asked.
+    h.emu.setCi(l.repo, ci.red(['test']));
+    const red = await pushLane(l, edit('y.txt', 'y\n'), many);
+    const scoped = h.emu.mintInstallationToken({ scopes: { contents: 'read', checks: 'read', statuses: 'read', metadata: 'read' } });
+    const narrow = h.emu.mintInstallationToken({ scopes: { contents: 'read', checks: 'read', metadata: 'read' } });
+    for (const [token, expected] of [
+      [scoped, ['/graphql']],
+      [narrow, ['/graphql', '/repos/{owner}/{repo}/commits/{ref}/check-runs', '/repos/{owner}/{repo}/commits/{ref}/status']],
+    ] as const) {
+      const f = h.makeForge({ octokit: createOctokit({ token, apiUrl: h.emu.url, pacing: NO_PACING }), token });
+      h.emu.resetLog();
+      const verdict = await f.ciConclusion({ ...l, base: 'main' }, red.commit!).catch((e: Error) => e.message);
+      expect(routes(), token).toEqual(expected);
+      // With statuses refused over REST as well, the read fails as it always did, naming what could not be read.
+      if (token === narrow) expect(verdict).toContain('reading the commit status of');
+      else expect(verdict).toBe('failure');
+    }
+    // The report's second read: 25 pending lanes in two queries, each verdict as ciConclusion gives it.
+    h.emu.resetLog();
+    const items = Array.from({ length: 25 }, (_, i) => ({ lane: { ...l, id: `l${i}`, base: 'main' }, commit: i % 2 ? red.commit! : many.commit! }));
+    const verdicts = await forge.ciConclusions(items);
+    expect(verdicts.map((v, i) => (i % 2 ? v : (v ?? 'asked alone')))).toEqual(items.map((_, i) => (i % 2 ? 'failure' : 'asked alone')));
+    expect(h.emu.count({ route: '/graphql' })).toBe(2);
   });
 
   /**

@@ -239,7 +239,10 @@ describe('CI', () => {
   it('CI that cannot be read: ci-failed, saying whether it was read or waited for', async () => {
     const once = await laneOf({ run: 'echo x >> README.md' });
     h.emu.fault({ match: { method: 'GET', path: '/repos/{owner}/{repo}/commits/{ref}/check-runs' }, kind: '5xx', status: 503, times: Infinity });
+    // The read is one GraphQL query first, the REST reads when it cannot answer: both fail here.
+    const gql = h.emu.fault({ match: { method: 'POST', path: '/graphql' }, kind: '5xx', status: 503, times: Infinity });
     const read = await runLane(once.ctx, once.spec, once.start);
+    gql.cancel();
     expect(read).toMatchObject({ status: 'failed', error: { class: 'ci-failed' } });
     expect(read.error!.message).toMatch(/^reading CI failed: /);
     const waited = await laneOf({ run: 'echo x >> README.md', ci: { wait: true, timeout_minutes: 1 } });

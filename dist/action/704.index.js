@@ -173,7 +173,7 @@ class AppInstallationToken {
   }
   mintError(err) {
     const status = err.status;
-    const hint = status === 422 ? ": the App lacks a permission this job asks for (see the permissions in docs/github-actions.md)" : "";
+    const hint = status === 422 ? ": the App lacks a permission this job asks for (see the permissions in docs/actions/tokens.md)" : "";
     return new Error(
       `GitHub App ${this.creds.appId}: minting an installation token on ${this.creds.owner} failed (${status ?? "error"}: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_1__/* .redact */ .E$)(err.message)})${hint}`
     );

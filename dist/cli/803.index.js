@@ -1461,6 +1461,28 @@ function forge_messageOf(err) {
   return (0,secrets/* redact */.E$)(msg.split("\n")[0].replace(/\s*-\s*https:\/\/docs\.github\.com\S*/g, "")).slice(0, 500);
 }
 const defaultSleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const CI_FIELDS = "checkSuites(first: 20) { totalCount nodes { checkRuns(first: 50, filterBy: { checkType: LATEST }) { totalCount nodes { databaseId name status conclusion startedAt } } } } status { contexts { context state createdAt } }";
+const CI_BATCH = 20;
+function ciFromGraphql(answer) {
+  const commit = answer?.object;
+  const suites = commit?.checkSuites;
+  if (!commit || !suites || suites.totalCount > suites.nodes.length) return void 0;
+  const runs = [];
+  for (const suite of suites.nodes) {
+    if (!suite.checkRuns || suite.checkRuns.totalCount > suite.checkRuns.nodes.length) return void 0;
+    for (const r of suite.checkRuns.nodes) {
+      runs.push({
+        id: r.databaseId ?? 0,
+        name: r.name,
+        status: r.status.toLowerCase(),
+        conclusion: r.conclusion?.toLowerCase() ?? null,
+        started_at: r.startedAt
+      });
+    }
+  }
+  const statuses = (commit.status?.contexts ?? []).map((c) => ({ context: c.context, state: c.state.toLowerCase(), updated_at: c.createdAt }));
+  return { runs, statuses };
+}
 function markerFor(name, lane) {
   return `<!-- fleet:${name}:${lane} -->`;
 }
@@ -1992,9 +2014,60 @@ ${input.body}`;
     }
     return { runs, statuses };
   }
+  /**
+   * Commits' check runs and statuses in one GraphQL read (`Repository.object(oid:)` → `Commit.checkSuites` and
+   * `Commit.status`, one alias per commit, CI_BATCH a query), where the REST reads take two requests a commit. An
+   * entry is undefined where that read cannot answer for certain (more suites or runs than a page holds, a field the
+   * token may not read, any error): the REST reads answer for it, as before. The verdict only: names, states and start
+   * times (a failure's details are the REST reads' in waitForCi).
+   */
+  async readCiBatch(items) {
+    const out = items.map(() => void 0);
+    for (let from = 0; from < items.length; from += CI_BATCH) {
+      const chunk = items.slice(from, from + CI_BATCH);
+      const vars = {};
+      const decls = [];
+      const fields = [];
+      chunk.forEach(({ lane, commit }, i) => {
+        if (!/^[0-9a-f]{40}$/.test(commit)) return;
+        const { owner, repo } = this.split(lane);
+        Object.assign(vars, { [`o${i}`]: owner, [`n${i}`]: repo, [`s${i}`]: commit });
+        decls.push(`$o${i}: String!, $n${i}: String!, $s${i}: GitObjectID!`);
+        fields.push(`c${i}: repository(owner: $o${i}, name: $n${i}) { object(oid: $s${i}) { ...on Commit { ${CI_FIELDS} } } }`);
+      });
+      if (!fields.length) continue;
+      let data;
+      try {
+        data = await this.octokit.graphql(`query FleetCi(${decls.join(", ")}) { ${fields.join(" ")} }`, vars);
+      } catch {
+        continue;
+      }
+      chunk.forEach((_, i) => {
+        out[from + i] = ciFromGraphql(data[`c${i}`]);
+      });
+    }
+    return out;
+  }
+  /** Many lanes' CI verdicts at once (the report's second read): undefined where the batch could not answer. */
+  async ciConclusions(items) {
+    const reads = await this.readCiBatch(items);
+    return Promise.all(
+      reads.map(async (read, i) => {
+        if (!read) return void 0;
+        const seen = combineCi(read.runs, read.statuses);
+        if (seen === "failure" || seen === "pending") return seen;
+        try {
+          return combineRequired(read.runs, read.statuses, await this.requiredForCi(items[i].lane));
+        } catch {
+          return void 0;
+        }
+      })
+    );
+  }
   /** The CI verdict, where a check the base branch requires and that has not reported yet keeps it `pending`. */
   async ciConclusion(lane, commit) {
-    const { runs, statuses } = await this.readCi(lane, commit);
+    const [once] = await this.readCiBatch([{ lane, commit }]);
+    const { runs, statuses } = once ?? await this.readCi(lane, commit);
     const seen = combineCi(runs, statuses);
     if (seen === "failure" || seen === "pending") return seen;
     return combineRequired(runs, statuses, await this.requiredForCi(lane));

@@ -8862,6 +8862,7 @@ exports.visitAsync = visitAsync;
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   _V: () => (/* binding */ isAdhoc),
 /* harmony export */   kH: () => (/* binding */ adhocFleetFile),
+/* harmony export */   q7: () => (/* binding */ ADHOC_RECORD),
 /* harmony export */   th: () => (/* binding */ FLAGS_FILE)
 /* harmony export */ });
 /* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7598);
@@ -8873,6 +8874,7 @@ exports.visitAsync = visitAsync;
 
 
 const FLAGS_FILE = _core_validate_js__WEBPACK_IMPORTED_MODULE_3__/* .COMMAND_LINE */ .rD;
+const ADHOC_RECORD = "adhoc-fleet.json";
 function isAdhoc(values) {
   return !!(values.repo?.length || values.org || values.user || values.search || values.topic);
 }
@@ -9134,6 +9136,18 @@ const COMMANDS = [
       json: { type: "boolean" },
       "repos-root": { type: "string" }
     }
+  },
+  {
+    name: "clean",
+    summary: "remove old runs from _workspace/: each fleet's newest run stays, without its clones",
+    usage: "fleet clean [fleet-file | folder (default: here)] [--keep N] [--all] [--dry-run] [--json]",
+    flags: [
+      ["--keep N", "how many of each fleet's newest runs stay, without their lanes' working copies (default 1; 0 removes them too)"],
+      ["--all", "remove every run, and folders Fleet cannot name"],
+      ["--dry-run", "say what would be removed and how much it frees; remove nothing"],
+      ["--json", "print what was removed as JSON"]
+    ],
+    options: { keep: { type: "string" }, all: { type: "boolean" }, "dry-run": { type: "boolean" }, json: { type: "boolean" } }
   },
   {
     name: "status",
@@ -9849,22 +9863,29 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _steps_outcome_js__WEBPACK_IMPORTED_MODULE_16__ = __nccwpck_require__(6131);
 /* harmony import */ var _steps_drivers_process_js__WEBPACK_IMPORTED_MODULE_17__ = __nccwpck_require__(7497);
 /* harmony import */ var _steps_drivers_process_interrupt_js__WEBPACK_IMPORTED_MODULE_18__ = __nccwpck_require__(6952);
-/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(8177);
-/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_20__ = __nccwpck_require__(1827);
-/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_21__ = __nccwpck_require__(9404);
-/* harmony import */ var _commands_js__WEBPACK_IMPORTED_MODULE_22__ = __nccwpck_require__(6426);
-/* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(499);
-/* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(4011);
-/* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(3906);
-/* harmony import */ var _steps_doctor_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(9400);
-/* harmony import */ var _core_doctor_js__WEBPACK_IMPORTED_MODULE_27__ = __nccwpck_require__(4428);
-/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_28__ = __nccwpck_require__(404);
-/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_29__ = __nccwpck_require__(2240);
-/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_30__ = __nccwpck_require__(9918);
-/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_34__ = __nccwpck_require__(1718);
-/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_31__ = __nccwpck_require__(8281);
-/* harmony import */ var _util_secrets_js__WEBPACK_IMPORTED_MODULE_32__ = __nccwpck_require__(897);
-/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_33__ = __nccwpck_require__(9112);
+/* harmony import */ var _steps_drivers_process_workspace_js__WEBPACK_IMPORTED_MODULE_19__ = __nccwpck_require__(3214);
+/* harmony import */ var _steps_clean_js__WEBPACK_IMPORTED_MODULE_20__ = __nccwpck_require__(5578);
+/* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_21__ = __nccwpck_require__(1827);
+/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_22__ = __nccwpck_require__(8177);
+/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(9404);
+/* harmony import */ var _commands_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(6426);
+/* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(499);
+/* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(4011);
+/* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_27__ = __nccwpck_require__(3906);
+/* harmony import */ var _steps_doctor_js__WEBPACK_IMPORTED_MODULE_28__ = __nccwpck_require__(9400);
+/* harmony import */ var _core_doctor_js__WEBPACK_IMPORTED_MODULE_29__ = __nccwpck_require__(4428);
+/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_30__ = __nccwpck_require__(404);
+/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_31__ = __nccwpck_require__(2240);
+/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_32__ = __nccwpck_require__(9918);
+/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_37__ = __nccwpck_require__(1718);
+/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_33__ = __nccwpck_require__(8281);
+/* harmony import */ var _util_secrets_js__WEBPACK_IMPORTED_MODULE_34__ = __nccwpck_require__(897);
+/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_35__ = __nccwpck_require__(9112);
+/* harmony import */ var _core_markdown_js__WEBPACK_IMPORTED_MODULE_36__ = __nccwpck_require__(9982);
+
+
+
+
 
 
 
@@ -9904,19 +9925,19 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 function positiveInt(flag, value, command) {
   if (value === void 0) return void 0;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
   return n;
 }
 function branchConflictFlag(value, command) {
   if (value === void 0 || ["fail", "replace", "rebase"].includes(value)) return value;
-  throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`--branch-conflict takes fail, replace or rebase, got ${JSON.stringify(value)}`, command);
+  throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--branch-conflict takes fail, replace or rebase, got ${JSON.stringify(value)}`, command);
 }
 function authorFlag(value, command) {
   if (value === void 0 || (0,_core_commit_identity_js__WEBPACK_IMPORTED_MODULE_10__/* .parseAuthor */ .RV)(value)) return value;
-  throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`--author takes "Name <email>", as git shows an author, got ${JSON.stringify(value)}`, command);
+  throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--author takes "Name <email>", as git shows an author, got ${JSON.stringify(value)}`, command);
 }
 async function readManifest(path) {
-  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_19__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_20__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
+  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_22__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_21__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
   if (!read.ok) {
     const message = read.message.startsWith("no such file") ? "no such file: pass the fleet-status.json a run wrote" : read.message;
     return [{ file: path, field: "(file)", message }];
@@ -9965,40 +9986,41 @@ async function main(argv, io) {
   const sessions = [];
   try {
     if (!first) {
-      io.stderr.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .overview */ .M0)()}
+      io.stderr.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .overview */ .M0)()}
 `);
       return 2;
     }
     if (first === "--help" || first === "-h" || first === "help") {
-      const about = rest[0] ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .commandNamed */ .v)(rest[0]) : void 0;
-      if (rest[0] && !about) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .unknownCommand */ .k8)(rest[0]));
-      io.stdout.write(`${about ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .commandHelp */ .bD)(about) : (0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .overview */ .M0)()}
+      const about = rest[0] ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .commandNamed */ .v)(rest[0]) : void 0;
+      if (rest[0] && !about) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .unknownCommand */ .k8)(rest[0]));
+      io.stdout.write(`${about ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .commandHelp */ .bD)(about) : (0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .overview */ .M0)()}
 `);
       return 0;
     }
     if (first === "--version" || first === "-V" || first === "version") {
-      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_34__/* .VERSION */ .x}
+      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_37__/* .VERSION */ .x}
 `);
       return 0;
     }
-    spec = (0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .commandNamed */ .v)(first);
-    if (!spec) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .unknownCommand */ .k8)(first));
+    spec = (0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .commandNamed */ .v)(first);
+    if (!spec) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .unknownCommand */ .k8)(first));
     const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
     if (own.includes("--help") || own.includes("-h")) {
-      io.stdout.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .commandHelp */ .bD)(spec)}
+      io.stdout.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .commandHelp */ .bD)(spec)}
 `);
       return 0;
     }
-    const parsed = (0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .parseCommand */ .RM)(spec, rest);
+    const parsed = (0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .parseCommand */ .RM)(spec, rest);
     if (spec.name === "status" || spec.name === "report") return await showRun(spec, parsed, io);
     if (spec.name === "prs") return await prs(spec, parsed, io, sessions);
+    if (spec.name === "clean") return await clean(spec, parsed, io);
     return await planOrRun(spec, parsed, io, sessions);
   } catch (err) {
-    if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb) {
+    if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb) {
       const about = err.command ?? spec;
-      const message = err.message.split("\n").map(_core_text_js__WEBPACK_IMPORTED_MODULE_33__/* .showInvisibles */ .e4).join("\n");
+      const message = err.message.split("\n").map(_core_text_js__WEBPACK_IMPORTED_MODULE_35__/* .showInvisibles */ .e4).join("\n");
       io.stderr.write(`fleet${about ? ` ${about.name}` : ""}: ${message}
-${(0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .usageLine */ .U0)(about)}
+${(0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .usageLine */ .U0)(about)}
 `);
       return 2;
     }
@@ -10015,17 +10037,17 @@ ${(0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .usageLine */ .U0)(about)}
 }
 function oneFile(spec, parsed) {
   const [file, ...more] = parsed.positionals;
-  if (!file) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`name the file: ${spec.usage.split("   or   ")[0]}`, spec);
-  if (more.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`, spec);
+  if (!file) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`name the file: ${spec.usage.split("   or   ")[0]}`, spec);
+  if (more.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`, spec);
   return file;
 }
 function defaultFleetFile(spec, cwd) {
   const found = ["fleet.yml", "fleet.yaml"].find((f) => (0,node_fs__WEBPACK_IMPORTED_MODULE_0__.existsSync)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(cwd, f)));
-  if (!found) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`name the run (no fleet.yml in ${cwd}): ${spec.usage}`, spec);
+  if (!found) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`name the run (no fleet.yml in ${cwd}): ${spec.usage}`, spec);
   return found;
 }
 async function showRun(spec, parsed, io) {
-  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_30__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, parsed.positionals.length ? oneFile(spec, parsed) : defaultFleetFile(spec, io.cwd)));
+  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_32__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, parsed.positionals.length ? oneFile(spec, parsed) : defaultFleetFile(spec, io.cwd)));
   if ("problem" in found) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)([found.problem])}
 `);
@@ -10042,39 +10064,39 @@ async function showRun(spec, parsed, io) {
   else {
     const now = spec.name === "status" ? _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString() : m.ended_at ?? _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString();
     const text = spec.name === "status" ? (0,_core_report_js__WEBPACK_IMPORTED_MODULE_8__/* .renderStatusTable */ .dK)(m, { now }) : (0,_core_report_js__WEBPACK_IMPORTED_MODULE_8__/* .renderReport */ .B1)(m, { now, workspace: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(found.path) });
-    io.stdout.write(`${found.note ? `${found.note}
+    io.stdout.write(shown(io, `${found.note ? `${found.note}
 
 ` : ""}${text}
-`);
+`));
   }
   return spec.name === "report" ? (0,_steps_outcome_js__WEBPACK_IMPORTED_MODULE_16__/* .exitCodeFor */ .Rr)(m) : 0;
 }
 function fleetInput(spec, parsed, io) {
   const { values } = parsed;
-  if (!(0,_adhoc_js__WEBPACK_IMPORTED_MODULE_23__/* .isAdhoc */ ._V)(values)) {
+  if (!(0,_adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .isAdhoc */ ._V)(values)) {
     if (spec.name === "run" && parsed.command !== void 0)
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(
         "a command after -- makes an ad-hoc run, which names its targets with --repo (or --org, --user, --search); a fleet file has its own run:",
         spec
       );
     if (values["print-fleet-file"])
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb("--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them", spec);
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb("--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them", spec);
     if (values.name || values.forge)
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`--${values.name ? "name" : "forge"} belongs to an ad-hoc run (--repo \u2026); a fleet file sets its own`, spec);
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--${values.name ? "name" : "forge"} belongs to an ad-hoc run (--repo \u2026); a fleet file sets its own`, spec);
     const target = oneFile(spec, parsed);
     return { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, target) };
   }
   if (parsed.positionals.length)
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(" ")}`, spec);
-  const built = (0,_adhoc_js__WEBPACK_IMPORTED_MODULE_23__/* .adhocFleetFile */ .kH)(values, parsed.command, io.cwd, spec.usage.split("   or   ").pop());
-  if (!built.ok) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(built.problems.join("\n"), spec);
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(" ")}`, spec);
+  const built = (0,_adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .adhocFleetFile */ .kH)(values, parsed.command, io.cwd, spec.usage.split("   or   ").pop());
+  if (!built.ok) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(built.problems.join("\n"), spec);
   if (values["print-fleet-file"]) return { printed: built.text };
   return { path: built.path, text: built.text };
 }
 async function planOrRun(spec, parsed, io, sessions) {
   const input = fleetInput(spec, parsed, io);
   if ("printed" in input) {
-    const checked = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_14__/* .loadFleetFile */ .J)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(io.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_23__/* .FLAGS_FILE */ .th), { text: input.printed });
+    const checked = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_14__/* .loadFleetFile */ .J)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(io.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .FLAGS_FILE */ .th), { text: input.printed });
     if (!checked.ok) {
       io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(checked.problems)}
 `);
@@ -10083,7 +10105,7 @@ async function planOrRun(spec, parsed, io, sessions) {
     io.stdout.write(input.printed);
     return 0;
   }
-  if (spec.name === "exec" && !parsed.command?.trim()) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`give the command after --: ${spec.usage.split("   or   ")[0]}`, spec);
+  if (spec.name === "exec" && !parsed.command?.trim()) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`give the command after --: ${spec.usage.split("   or   ")[0]}`, spec);
   const connected = await connect(spec, parsed.values, input, io, { writes: spec.name === "run", sessions });
   if (typeof connected === "number") return connected;
   if (spec.name === "plan") return plan(connected, parsed.values, io);
@@ -10105,7 +10127,7 @@ async function connect(spec, values, input, io, opts) {
   const problems = loaded.ok ? [] : [...loaded.problems];
   const ws = command !== "plan" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.workspace)) : void 0;
   if (ws) problems.push(ws);
-  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_31__/* .appFromEnv */ .N)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_31__/* .targetOwners */ .g)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_31__/* .appFromEnv */ .N)(io.env, void 0, path);
+  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_33__/* .appFromEnv */ .N)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_33__/* .targetOwners */ .g)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_33__/* .appFromEnv */ .N)(io.env, void 0, path);
   problems.push(...appEnv.problems);
   if (!loaded.ok || problems.length) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(problems)}
@@ -10133,7 +10155,7 @@ async function connect(spec, values, input, io, opts) {
     if (setup.part === "isolation" || setup.part === "sign_commits")
       io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)([{ file: path, field: setup.part, message: setup.problem }])}
 `);
-    else if (setup.part === "credential") io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(path)}: forge: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_32__/* .redact */ .E$)(setup.problem)}
+    else if (setup.part === "credential") io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(path)}: forge: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_34__/* .redact */ .E$)(setup.problem)}
 `);
     else io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(path)}: ${setup.problem}
 `);
@@ -10151,8 +10173,8 @@ async function plan(c, values, io) {
     return 2;
   }
   io.stdout.write(values.json ? `${JSON.stringify(planned.manifest, null, 2)}
-` : `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_8__/* .renderPlan */ .EG)(planned.manifest)}
-`);
+` : shown(io, `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_8__/* .renderPlan */ .EG)(planned.manifest)}
+`));
   return 0;
 }
 async function doctor(spec, c, values, io) {
@@ -10163,10 +10185,10 @@ async function doctor(spec, c, values, io) {
     ["control-repo", controlRepo],
     ["fleet-repo", values["fleet-repo"]]
   ]) {
-    if (value !== void 0 && !/^[\w.-]+\/[\w.-]+$/.test(value)) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`--${flag}: "${value}" is not OWNER/NAME`, spec);
+    if (value !== void 0 && !/^[\w.-]+\/[\w.-]+$/.test(value)) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--${flag}: "${value}" is not OWNER/NAME`, spec);
   }
   const retention = Number(env.GITHUB_RETENTION_DAYS);
-  const findings = await (0,_steps_doctor_js__WEBPACK_IMPORTED_MODULE_26__/* .runDoctor */ .j)(c.fleet, c.setup.forge, c.setup.probe, {
+  const findings = await (0,_steps_doctor_js__WEBPACK_IMPORTED_MODULE_28__/* .runDoctor */ .j)(c.fleet, c.setup.forge, c.setup.probe, {
     controlRepo,
     approvalEnvironment: controlRepo ? values["approval-environment"] ?? (env.FLEET_APPROVAL_ENVIRONMENT?.trim() || "fleet-approval") : void 0,
     fleetRepo: values["fleet-repo"] ?? (env.GITHUB_ACTION_REPOSITORY || void 0),
@@ -10175,10 +10197,10 @@ async function doctor(spec, c, values, io) {
   });
   const text = values.json ? JSON.stringify({ file: c.input.path, findings }, null, 2) : `fleet doctor: ${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(c.input.path)}
 
-${(0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_27__/* .renderFindings */ .vO)(findings)}`;
-  io.stdout.write(`${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_32__/* .redact */ .E$)(text)}
+${(0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_29__/* .renderFindings */ .vO)(findings)}`;
+  io.stdout.write(`${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_34__/* .redact */ .E$)(text)}
 `);
-  return (0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_27__/* .doctorExitCode */ .TS)(findings);
+  return (0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_29__/* .doctorExitCode */ .TS)(findings);
 }
 async function run(spec, c, values, io, parsedWords) {
   const { path } = c.input;
@@ -10210,7 +10232,7 @@ async function run(spec, c, values, io, parsedWords) {
   let since;
   if (values.since) {
     if (values.resume)
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(
         "--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run",
         spec
       );
@@ -10229,7 +10251,7 @@ async function run(spec, c, values, io, parsedWords) {
       return 2;
     } else since = read;
   }
-  const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_21__/* .LiveView */ .O(io.stdout);
+  const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_23__/* .LiveView */ .O(io.stdout);
   const outcome = await (0,_steps_drivers_process_js__WEBPACK_IMPORTED_MODULE_17__/* .runFleet */ .g)({
     fleet: loaded.fleet,
     file: path,
@@ -10262,12 +10284,17 @@ async function run(spec, c, values, io, parsedWords) {
   for (const note of outcome.notes) io.stderr.write(`note: ${note}
 `);
   const report = (0,_core_report_js__WEBPACK_IMPORTED_MODULE_8__/* .renderReport */ .B1)(outcome.manifest, { now: outcome.manifest.ended_at, workspace: outcome.root });
-  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_19__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(outcome.root, "report.md"), `${report}
+  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_22__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(outcome.root, "report.md"), `${report}
 `);
+  if (c.input.text !== void 0) {
+    const record = { cwd: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(path), text: c.input.text };
+    await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_22__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(outcome.root, _adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .ADHOC_RECORD */ .q7), `${JSON.stringify(record, null, 2)}
+`);
+  }
   io.stdout.write(values.json ? `${JSON.stringify(outcome.manifest, null, 2)}
-` : `
+` : shown(io, `
 ${report}
-`);
+`));
   if (io.signal?.aborted) {
     io.stderr.write(
       `fleet: interrupted; the lanes that had not finished are marked cancelled. Resume with:
@@ -10291,7 +10318,7 @@ function resumeLine(spec, words, manifest) {
     else if (!w.startsWith("--resume=") && !w.startsWith("--since=")) kept.push(w);
   }
   const line = ["fleet", spec.name, ...kept, "--resume", manifest, ...dash === -1 ? [] : words.slice(dash)];
-  return line.map((w) => w === "--" ? w : (0,_commands_js__WEBPACK_IMPORTED_MODULE_22__/* .shellWord */ .r7)(w)).join(" ");
+  return line.map((w) => w === "--" ? w : (0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .shellWord */ .r7)(w)).join(" ");
 }
 function laneChoice(values, manifest) {
   const patterns = values.lane ?? [];
@@ -10308,22 +10335,24 @@ async function prs(spec, parsed, io, sessions) {
   const sub = first === "merge" || first === "close" || first === "list" ? first : "list";
   const target = oneFile(spec, { ...parsed, positionals: sub === first ? rest : parsed.positionals });
   if (sub === "list" && (values["dry-run"] || values.method))
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`--${values.method ? "method" : "dry-run"} is for fleet prs merge (or close): the list changes nothing`, spec);
-  if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--${values.method ? "method" : "dry-run"} is for fleet prs merge (or close): the list changes nothing`, spec);
+  if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
   const named = (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, target);
   const fleetPath = values.fleet ? (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.fleet) : named;
-  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_30__/* .locateManifest */ .QM)(named);
+  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_32__/* .locateManifest */ .QM)(named);
   if ("problem" in where) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)([where.problem])}
 `);
     return 2;
   }
-  if (!values.fleet && where.path === named)
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_22__/* .UsageError */ .eb(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
-  const connected = await connect(spec, values, { path: fleetPath }, io, { writes: sub !== "list", sessions });
+  const adhoc = values.fleet ? void 0 : await adhocRecord((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(where.path));
+  if (!values.fleet && !adhoc && where.path === named)
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
+  const input = adhoc ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(adhoc.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .FLAGS_FILE */ .th), text: adhoc.text } : { path: fleetPath };
+  const connected = await connect(spec, values, input, io, { writes: sub !== "list", sessions });
   if (typeof connected === "number") return connected;
   const file = connected.fleet.file;
-  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_29__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
+  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_31__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
   if (method && "problem" in method) {
     io.stderr.write(`${fleetPath}: merge: ${method.problem}
 `);
@@ -10349,7 +10378,7 @@ async function prs(spec, parsed, io, sessions) {
     return 2;
   }
   const dryRun = values["dry-run"] ?? false;
-  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_28__/* .prsCommand */ .he)(
+  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_30__/* .prsCommand */ .he)(
     {
       manifestPath: where.path,
       forge: connected.setup.forge,
@@ -10369,24 +10398,92 @@ async function prs(spec, parsed, io, sessions) {
   const now = _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString();
   if (r.command === "list") {
     io.stdout.write(
-      values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_29__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
-` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_29__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
-`
+      values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_31__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
+` : shown(io, `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_31__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
+`)
     );
     return r.exitCode;
   }
   io.stdout.write(
-    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_29__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
-` : `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_29__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
-`
+    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_31__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
+` : shown(io, `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_31__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
+`)
   );
   return r.exitCode;
+}
+async function clean(spec, parsed, io) {
+  const { values } = parsed;
+  if (parsed.positionals.length > 1) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`give one fleet file or folder, not ${parsed.positionals.length}`, spec);
+  const keep = values.keep === void 0 ? 1 : Number(values.keep);
+  if (!Number.isInteger(keep) || keep < 0) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--keep takes a whole number of runs (0 or more), not "${values.keep}"`, spec);
+  const named = (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, parsed.positionals[0] ?? ".");
+  const st = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.stat)(named).catch(() => null);
+  if (!st) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`${named}: no such file or folder`, spec);
+  const folder = st.isDirectory() ? named : (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(named);
+  const workspace = folder.endsWith(`${"/"}_workspace`) ? folder : (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(folder, "_workspace");
+  if (!(0,node_fs__WEBPACK_IMPORTED_MODULE_0__.existsSync)(workspace)) {
+    io.stdout.write(
+      values.json ? `${JSON.stringify({ workspace, removed: [], trimmed: [], left: [], busy: [], freed_bytes: 0 }, null, 2)}
+` : `${workspace}: nothing to clean (no such folder)
+`
+    );
+    return 0;
+  }
+  const r = await (0,_steps_clean_js__WEBPACK_IMPORTED_MODULE_20__/* .cleanWorkspace */ .N)(workspace, { keep, all: values.all ?? false, dryRun: values["dry-run"] ?? false });
+  if (values.json) {
+    const dirs = (xs) => xs.map((x) => x.dir);
+    io.stdout.write(
+      `${JSON.stringify(
+        {
+          workspace,
+          dry_run: values["dry-run"] ?? false,
+          removed: dirs(r.remove),
+          trimmed: dirs(r.trim),
+          left: r.left.map((l) => ({ dir: l.run.dir, why: l.why })),
+          busy: r.busy.map((l) => ({ dir: l.run.dir, why: l.why })),
+          freed_bytes: r.freed
+        },
+        null,
+        2
+      )}
+`
+    );
+    return 0;
+  }
+  const would = values["dry-run"] ? "would remove" : "removed";
+  const lines = [
+    ...r.remove.map((x) => `${would} ${x.dir}${x.name ? ` (${x.kind === "exec" ? "exec" : "run"} of ${x.name}${x.started ? `, ${x.started}` : ""})` : ""}`),
+    ...r.trim.map((x) => `${values["dry-run"] ? "would trim" : "trimmed"} ${x.dir}: its lanes' working copies (the manifest, report, logs and patches stay)`),
+    ...r.left.map((x) => `left ${x.run.dir}: ${x.why}`),
+    ...r.busy.map((x) => `left ${x.run.dir}: still running (${x.why})`)
+  ];
+  lines.push(`${values["dry-run"] ? "Would free" : "Freed"} ${(0,_core_limits_js__WEBPACK_IMPORTED_MODULE_21__/* .formatBytes */ .z3)(r.freed)} in ${workspace}.`);
+  io.stdout.write(`${lines.join("\n")}
+`);
+  return 0;
+}
+function shown(io, md) {
+  return io.stdout.isTTY ? (0,_core_markdown_js__WEBPACK_IMPORTED_MODULE_36__/* .terminalText */ .eR)(md) : md;
+}
+async function adhocRecord(root) {
+  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_22__/* .readTextFile */ .Gu)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(root, _adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .ADHOC_RECORD */ .q7), _core_limits_js__WEBPACK_IMPORTED_MODULE_21__/* .MAX_FLEET_JSON_BYTES */ .Df, "the ad-hoc fleet file");
+  if (!read.ok) return void 0;
+  try {
+    const r = JSON.parse(read.text);
+    return typeof r.cwd === "string" && typeof r.text === "string" ? { cwd: r.cwd, text: r.text } : void 0;
+  } catch {
+    return void 0;
+  }
 }
 async function execCommand(c, parsed, io) {
   const command = parsed.command;
   const stamp = _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
   const root = parsed.values.workspace ? (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, parsed.values.workspace) : (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(c.input.path), "_workspace", "exec", `${c.fleet.file.name}-${stamp}-${(0,node_crypto__WEBPACK_IMPORTED_MODULE_2__.randomBytes)(3).toString("hex")}`);
-  const done = await (0,_steps_exec_js__WEBPACK_IMPORTED_MODULE_25__/* .execFleet */ .C_)({
+  if (!parsed.values.workspace) {
+    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.mkdir)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(c.input.path), "_workspace"), { recursive: true });
+    await (0,_steps_drivers_process_workspace_js__WEBPACK_IMPORTED_MODULE_19__/* .ignoreWorkspace */ .OG)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(c.input.path), "_workspace"));
+  }
+  const done = await (0,_steps_exec_js__WEBPACK_IMPORTED_MODULE_27__/* .execFleet */ .C_)({
     fleet: c.fleet,
     file: c.input.path,
     command,
@@ -10409,7 +10506,7 @@ async function execCommand(c, parsed, io) {
   for (const note of done.outcome.notes) io.stderr.write(`note: ${note}
 `);
   io.stdout.write(parsed.values.json ? `${JSON.stringify({ command, root, rows }, null, 2)}
-` : `${(0,_exec_view_js__WEBPACK_IMPORTED_MODULE_24__/* .renderExec */ .K)(command, rows, root)}
+` : `${(0,_exec_view_js__WEBPACK_IMPORTED_MODULE_26__/* .renderExec */ .K)(command, rows, root)}
 `);
   if (io.signal?.aborted) return _session_interrupts_js__WEBPACK_IMPORTED_MODULE_12__/* .EXIT_INTERRUPTED */ ._2;
   if (rows.length && rows.every((r) => r.status === "excluded")) {
@@ -15673,6 +15770,7 @@ function resumableLanes(m) {
 /* harmony export */   TN: () => (/* binding */ oneLine),
 /* harmony export */   UY: () => (/* binding */ pathSpan),
 /* harmony export */   _b: () => (/* binding */ mermaidLabel),
+/* harmony export */   eR: () => (/* binding */ terminalText),
 /* harmony export */   kq: () => (/* binding */ escapeCell)
 /* harmony export */ });
 /* harmony import */ var _text_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9112);
@@ -15713,6 +15811,15 @@ function fenceFor(text) {
   let longest = 0;
   for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
   return "`".repeat(Math.max(3, longest + 1));
+}
+function terminalText(md) {
+  return md.split("\n").map(
+    (line) => line.split(/(`+)([\s\S]*?)\1/g).map((part, i, arr) => {
+      if (i % 3 === 1) return part;
+      if (i % 3 === 2) return `${part.replace(/\\\|/g, "|")}${arr[i - 1]}`;
+      return part.replace(/\\([!-/:-@[-`{-~])/g, "$1").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+    }).join("")
+  ).join("\n");
 }
 
 
@@ -21666,6 +21773,130 @@ function withheldEnv(env, o) {
 
 /***/ }),
 
+/***/ 5578:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  N: () => (/* binding */ cleanWorkspace)
+});
+
+// UNUSED EXPORTS: listRuns
+
+// EXTERNAL MODULE: external "node:fs/promises"
+var promises_ = __nccwpck_require__(1455);
+// EXTERNAL MODULE: external "node:path"
+var external_node_path_ = __nccwpck_require__(6760);
+;// CONCATENATED MODULE: ./.build/src/core/clean.js
+function chooseClean(runs, opts) {
+  const out = { remove: [], trim: [], left: [] };
+  const groups = /* @__PURE__ */ new Map();
+  for (const r of runs) {
+    if (r.name === null) {
+      if (opts.all) out.remove.push(r);
+      else out.left.push({ run: r, why: "not a run Fleet can name (no manifest): remove it yourself, or pass --all" });
+      continue;
+    }
+    const key = `${r.kind}\0${r.name}`;
+    groups.set(key, [...groups.get(key) ?? [], r]);
+  }
+  for (const group of groups.values()) {
+    const sorted = [...group].sort((a, b) => (b.started ?? "").localeCompare(a.started ?? "") || b.dir.localeCompare(a.dir));
+    sorted.forEach((r, i) => {
+      if (opts.all || i >= opts.keep) out.remove.push(r);
+      else out.trim.push(r);
+    });
+  }
+  return out;
+}
+
+
+// EXTERNAL MODULE: ./.build/src/util/lock.js
+var util_lock = __nccwpck_require__(917);
+;// CONCATENATED MODULE: ./.build/src/steps/clean.js
+
+
+
+
+const MANIFEST = "fleet-status.json";
+async function listRuns(workspace) {
+  const runs = [];
+  for (const kind of ["fleet", "exec"]) {
+    const base = (0,external_node_path_.join)(workspace, kind);
+    const entries = await (0,promises_.readdir)(base, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      if (!e.isDirectory()) continue;
+      const dir = (0,external_node_path_.join)(base, e.name);
+      const m = await readManifestHead((0,external_node_path_.join)(dir, MANIFEST));
+      if (m) runs.push({ dir, kind, name: m.name, started: m.started });
+      else if (kind === "exec") {
+        const x = /^(.+)-(\d{8}T\d{6})-[0-9a-f]{6}$/.exec(e.name);
+        runs.push({ dir, kind, name: x ? x[1] : null, started: x ? x[2] : null });
+      } else runs.push({ dir, kind, name: null, started: null });
+    }
+  }
+  return runs;
+}
+async function readManifestHead(path) {
+  try {
+    const j = JSON.parse(await (0,promises_.readFile)(path, "utf8"));
+    return typeof j.name === "string" ? { name: j.name, started: typeof j.started_at === "string" ? j.started_at : null } : null;
+  } catch {
+    return null;
+  }
+}
+async function sizeOf(path) {
+  const st = await (0,promises_.lstat)(path).catch(() => null);
+  if (!st) return 0;
+  if (!st.isDirectory()) return st.size;
+  let total = 0;
+  for (const e of await (0,promises_.readdir)(path).catch(() => [])) total += await sizeOf((0,external_node_path_.join)(path, e));
+  return total;
+}
+async function clonesOf(run) {
+  const lanes = (0,external_node_path_.join)(run.dir, "lanes");
+  const ids = await (0,promises_.readdir)(lanes).catch(() => []);
+  const out = [];
+  for (const id of ids) {
+    const repo = (0,external_node_path_.join)(lanes, id, "repo");
+    const st = await (0,promises_.lstat)(repo).catch(() => null);
+    if (st?.isDirectory()) out.push(repo);
+  }
+  return out;
+}
+async function cleanWorkspace(workspace, opts) {
+  const choice = chooseClean(await listRuns(workspace), opts);
+  const result = { remove: [], trim: [], left: choice.left, busy: [], freed: 0 };
+  for (const [runs, whole] of [
+    [choice.remove, true],
+    [choice.trim, false]
+  ]) {
+    for (const run of runs) {
+      const paths = whole ? [run.dir] : await clonesOf(run);
+      const lock = opts.dryRun ? null : await (0,util_lock/* lockWorkspace */.Rn)(run.dir, "fleet-clean");
+      if (lock && !lock.ok) {
+        result.busy.push({ run, why: lock.message });
+        continue;
+      }
+      try {
+        for (const p of paths) {
+          result.freed += await sizeOf(p);
+          if (!opts.dryRun) await (0,promises_.rm)(p, { recursive: true, force: true });
+        }
+      } finally {
+        if (lock?.ok && !whole) await lock.release();
+      }
+      (whole ? result.remove : result.trim).push(run);
+    }
+  }
+  return result;
+}
+
+
+
+/***/ }),
+
 /***/ 9400:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
@@ -21745,7 +21976,7 @@ async function credentialChecks(fleet, probe) {
       check: "permissions",
       status: "warn",
       message: "a fine-grained PAT cannot be asked for its permissions: a missing one shows at the first push or PR",
-      fix: "give it Contents, Pull requests and Issues: Read and write, and Checks, Commit statuses and Actions: Read-only, on the targets (docs/github-actions.md, Permissions)"
+      fix: "give it Contents, Pull requests and Issues: Read and write, and Checks, Commit statuses and Actions: Read-only, on the targets (docs/actions/tokens.md, Permissions)"
     }
   ];
 }
@@ -22064,6 +22295,7 @@ function writeSyncAtomic(path, text) {
 /* harmony export */   Ep: () => (/* binding */ LANE_INPUTS_FILE),
 /* harmony export */   K6: () => (/* binding */ clearPreviousRun),
 /* harmony export */   Mb: () => (/* binding */ PREVIOUS_DIR),
+/* harmony export */   OG: () => (/* binding */ ignoreWorkspace),
 /* harmony export */   Or: () => (/* binding */ LiveManifest),
 /* harmony export */   Qd: () => (/* binding */ claimWorkspace),
 /* harmony export */   T0: () => (/* binding */ setAsidePreviousFiles),
@@ -22088,6 +22320,7 @@ function manifestPath(root) {
 async function claimWorkspace(cwd, fleetId) {
   const base = (0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(cwd, "_workspace", "fleet");
   await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.mkdir)(base, { recursive: true });
+  await ignoreWorkspace((0,node_path__WEBPACK_IMPORTED_MODULE_1__.resolve)(cwd, "_workspace"));
   for (let i = 1; ; i++) {
     const id = i === 1 ? fleetId : `${fleetId}-${i}`;
     try {
@@ -22098,6 +22331,13 @@ async function claimWorkspace(cwd, fleetId) {
     }
     return { root: (0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(base, id), fleet_id: id };
   }
+}
+async function ignoreWorkspace(dir) {
+  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.writeFile)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(dir, ".gitignore"), "# Written by Fleet: clones, logs and reports of fleet runs (fleet clean removes old ones).\n*\n", {
+    flag: "wx"
+  }).catch((err) => {
+    if (err.code !== "EEXIST") throw err;
+  });
 }
 const LIVE_WRITE_MS = 250;
 class LiveManifest {
@@ -22871,18 +23111,29 @@ async function checkOnForge(forge, lane, rec, now, dryRun) {
 async function reportStep(input) {
   const { manifest, forge, clock } = input;
   const now = clock.now().toISOString();
-  const records = await (0,pool/* mapLimit */.s)(manifest.lanes, 16, async (planned) => {
-    const rec = await laneAtReport(input, planned, now);
-    return input.forgeReads === false ? rec : ciAtReport(forge, input.lanes.get(rec.lane), rec, manifest.dry_run);
+  const checked = await (0,pool/* mapLimit */.s)(manifest.lanes, 16, (planned) => laneAtReport(input, planned, now));
+  if (input.forgeReads === false) return (0,core_manifest/* finalizeManifest */.eV)((0,core_manifest/* mergeLaneRecords */.H9)(manifest, checked), now);
+  const again = checked.flatMap((rec) => {
+    const spec = input.lanes.get(rec.lane);
+    return spec && readAgain(forge, rec, manifest.dry_run) ? [{ lane: spec, commit: rec.commit, rec }] : [];
   });
+  const batch = again.length && forge.ciConclusions ? await forge.ciConclusions(again).catch(() => []) : [];
+  const read = new Map(again.map((x, i) => [x.rec.lane, batch[i]]));
+  const records = await (0,pool/* mapLimit */.s)(
+    checked,
+    16,
+    (rec) => read.has(rec.lane) ? ciAtReport(forge, input.lanes.get(rec.lane), rec, read.get(rec.lane)) : Promise.resolve(rec)
+  );
   return (0,core_manifest/* finalizeManifest */.eV)((0,core_manifest/* mergeLaneRecords */.H9)(manifest, records), now);
 }
-async function ciAtReport(forge, spec, rec, dryRun) {
-  if (!spec || dryRun || forge.capabilities.ci === "lane-checks") return rec;
-  if (rec.status !== "completed" || !rec.commit || rec.ci_conclusion !== "pending" || rec.phase === "dry-run" || rec.phase === "no-op") return rec;
+function readAgain(forge, rec, dryRun) {
+  if (dryRun || forge.capabilities.ci === "lane-checks") return false;
+  return rec.status === "completed" && !!rec.commit && rec.ci_conclusion === "pending" && rec.phase !== "dry-run" && rec.phase !== "no-op";
+}
+async function ciAtReport(forge, spec, rec, batched) {
   let now;
   try {
-    now = await forge.ciConclusion(spec, rec.commit);
+    now = batched ?? await forge.ciConclusion(spec, rec.commit);
   } catch {
     return rec;
   }

@@ -863,6 +863,8 @@ interface GithubFleetRun {
   rest_median: number;
   content_median: number;
   git_median: number;
+  /** GraphQL requests after the plan (each lane's CI read, the report's batched one), per lane: not in rest_median. */
+  graphql_per_lane: number;
   requests_by_phase: Record<string, Record<string, number>>;
   unattributed: Record<string, number>;
   /** Server-logged REST/GraphQL requests no tagged client call accounts for (retries), and tagged calls the server never logged. */
@@ -983,6 +985,7 @@ async function runGithubFleet(
       rest_median: median(per.map((l) => l.rest)),
       content_median: median(per.map((l) => l.content)),
       git_median: median(per.map((l) => l.git)),
+      graphql_per_lane: round(((byPhase.lanes!.graphql ?? 0) + (byPhase.report!.graphql ?? 0)) / spec.lanes, 2),
       requests_by_phase: byPhase,
       unattributed,
       untagged: att.untagged,
@@ -1059,6 +1062,13 @@ async function benchGithubFleet(emu: RemoteEmulator): Promise<void> {
     'calls',
     { op: '<=', value: 3 },
     { note: 'median POST/PATCH/PUT/DELETE REST requests per lane' },
+  );
+  metric(
+    'graphql_requests_per_lane',
+    runs.map((x) => x.graphql_per_lane),
+    'requests',
+    { op: 'info', value: 0 },
+    { note: "GraphQL requests after the plan, per lane (each lane's CI read; the report reads pending lanes 20 a query): not counted in rest_calls_per_lane" },
   );
   metric(
     'git_requests_per_lane',

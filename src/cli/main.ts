@@ -186,7 +186,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     }
     // A failure nobody foresaw: its message for the user, the stack only on request (it helps a bug report, not a fix).
     const debug = io.env.FLEET_DEBUG === '1';
-    io.stderr.write(`fleet: ${debug ? ((err as Error).stack ?? String(err)) : err instanceof Error ? err.message : String(err)}\n`);
+    // Redacted: a failure nobody foresaw may quote a request, and with it a credential.
+    io.stderr.write(`fleet: ${redact(debug ? ((err as Error).stack ?? String(err)) : err instanceof Error ? err.message : String(err))}\n`);
     if (!debug) io.stderr.write('fleet: run again with FLEET_DEBUG=1 for the stack trace\n');
     return 2;
   } finally {
@@ -536,10 +537,21 @@ async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo, sessions: Sessi
     io.stderr.write(`${formatProblems([where.problem])}\n`);
     return 2;
   }
-  // An ad-hoc run kept the fleet file its flags built beside its manifest; any other run's file is named with --fleet.
-  const adhoc = values.fleet ? undefined : await adhocRecord(dirname(where.path));
-  if (!values.fleet && !adhoc && where.path === named)
-    throw new UsageError(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
+  // An ad-hoc run kept the fleet file its flags built beside its manifest: used only when no fleet file was named (the
+  // argument is the run's manifest or folder), never over one the user gave, and said so.
+  const namedFile =
+    !values.fleet &&
+    !(await stat(named)
+      .then((s) => s.isDirectory())
+      .catch(() => false)) &&
+    where.path !== named;
+  const adhoc = values.fleet || namedFile ? undefined : await adhocRecord(dirname(where.path));
+  if (!values.fleet && !adhoc && !namedFile)
+    throw new UsageError(
+      `${target} is a ${where.path === named ? 'manifest' : 'run folder'}: name its fleet file too (--fleet FILE), which says the forge its PRs are on`,
+      spec,
+    );
+  if (adhoc) io.stderr.write(`note: the fleet file is the one the ad-hoc run kept: ${join(dirname(where.path), ADHOC_RECORD)}\n`);
   const input: FleetInput = adhoc ? { path: join(adhoc.cwd, FLAGS_FILE), text: adhoc.text } : { path: fleetPath };
   const connected = await connect(spec, values, input, io, { writes: sub !== 'list', sessions });
   if (typeof connected === 'number') return connected;
@@ -620,7 +632,13 @@ async function clean(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<numb
     );
     return 0;
   }
-  const r = await cleanWorkspace(workspace, { keep, all: values.all ?? false, dryRun: values['dry-run'] ?? false });
+  let r: Awaited<ReturnType<typeof cleanWorkspace>>;
+  try {
+    r = await cleanWorkspace(workspace, { keep, all: values.all ?? false, dryRun: values['dry-run'] ?? false });
+  } catch (err) {
+    io.stderr.write(`fleet clean: ${showInvisibles((err as Error).message)}\n`);
+    return 2;
+  }
   if (values.json) {
     const dirs = (xs: Array<{ dir: string }>) => xs.map((x) => x.dir);
     io.stdout.write(
@@ -648,7 +666,8 @@ async function clean(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<numb
     ...r.busy.map((x) => `left ${x.run.dir}: still running (${x.why})`),
   ];
   lines.push(`${values['dry-run'] ? 'Would free' : 'Freed'} ${formatBytes(r.freed)} in ${workspace}.`);
-  io.stdout.write(`${lines.join('\n')}\n`);
+  // Folder names and a manifest's name are whatever was written there: their controls are written out, never sent.
+  io.stdout.write(`${lines.map(showInvisibles).join('\n')}\n`);
   return 0;
 }
 

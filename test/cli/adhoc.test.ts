@@ -70,6 +70,15 @@ describe('fleet run --repo … -- COMMAND', () => {
     const refused = fleet(['prs', 'close', join(plainRun, 'fleet-status.json')]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('name its fleet file too (--fleet FILE)');
+    // A record planted beside a run whose fleet file is named never replaces that file.
+    writeFileSync(
+      join(plainRun, 'adhoc-fleet.json'),
+      JSON.stringify({ cwd: dir, text: 'name: plain\ndirective: d\nrun: x\nbranch: "x/{lane}"\ntargets:\n  - repo: ./web.git\n' }),
+    );
+    const named = fleet(['prs', 'plain.yml', '--json']);
+    expect(named.code, named.stderr).toBe(0);
+    expect(named.stderr).not.toContain('the ad-hoc run kept');
+    expect(JSON.parse(named.stdout).rows.map((r: { lane: string }) => r.lane)).toEqual(['api']);
   });
 
   it('finds GitHub targets from the flags: --org with --topic is a topic search of that owner', () => {

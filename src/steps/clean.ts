@@ -4,8 +4,8 @@
  * `fleet status`, `fleet report` and `fleet prs` read) without their clones, and older runs go whole
  * (src/core/clean.ts chooses). A run still going holds its workspace's lock: it is never touched.
  */
-import { lstat, readdir, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, readdir, readFile, realpath, rm } from 'node:fs/promises';
+import { join, sep } from 'node:path';
 import { chooseClean, type CleanChoice, type RunFolder } from '../core/clean.js';
 import { lockWorkspace } from '../util/lock.js';
 
@@ -28,7 +28,10 @@ export async function listRuns(workspace: string): Promise<RunFolder[]> {
       if (!e.isDirectory()) continue;
       const dir = join(base, e.name);
       const m = await readManifestHead(join(dir, MANIFEST));
-      if (m) runs.push({ dir, kind, name: m.name, started: m.started });
+      // A run's folder is named by its fleet id (locate.ts reads it so too): a manifest that says otherwise was put
+      // there, and does not choose which of a fleet's runs is the newest.
+      if (m && (kind !== 'fleet' || m.fleetId === e.name)) runs.push({ dir, kind, name: m.name, started: m.started });
+      else if (m) runs.push({ dir, kind, name: null, started: null });
       else if (kind === 'exec') {
         // exec folders are <name>-<yyyymmddThhmmss>-<hex>, and keep no manifest.
         const x = /^(.+)-(\d{8}T\d{6})-[0-9a-f]{6}$/.exec(e.name);
@@ -39,10 +42,14 @@ export async function listRuns(workspace: string): Promise<RunFolder[]> {
   return runs;
 }
 
-async function readManifestHead(path: string): Promise<{ name: string; started: string | null } | null> {
+async function readManifestHead(path: string): Promise<{ name: string; fleetId: string; started: string | null } | null> {
   try {
-    const j = JSON.parse(await readFile(path, 'utf8')) as { name?: unknown; started_at?: unknown };
-    return typeof j.name === 'string' ? { name: j.name, started: typeof j.started_at === 'string' ? j.started_at : null } : null;
+    const j = JSON.parse(await readFile(path, 'utf8')) as { name?: unknown; fleet_id?: unknown; started_at?: unknown };
+    if (typeof j.name !== 'string') return null;
+    // A start in the future is no start: it would make a planted run the newest.
+    const t = typeof j.started_at === 'string' ? Date.parse(j.started_at) : Number.NaN;
+    const started = Number.isFinite(t) && t <= Date.now() ? new Date(t).toISOString() : null;
+    return { name: j.name, fleetId: typeof j.fleet_id === 'string' ? j.fleet_id : '', started };
   } catch {
     return null;
   }
@@ -58,20 +65,38 @@ async function sizeOf(path: string): Promise<number> {
   return total;
 }
 
-/** The lanes' working copies of a run (`lanes/<id>/repo`). */
+/** Whether `path` is a real folder (not a link to one). */
+async function realFolder(path: string): Promise<boolean> {
+  const st = await lstat(path).catch(() => null);
+  return !!st?.isDirectory();
+}
+
+/**
+ * The lanes' working copies of a run (`lanes/<id>/repo`), each a real folder reached through real folders: a link a
+ * directive left at `lanes`, `lanes/<id>` or `repo` is never followed to what it points at.
+ */
 async function clonesOf(run: RunFolder): Promise<string[]> {
   const lanes = join(run.dir, 'lanes');
-  const ids = await readdir(lanes).catch(() => []);
+  if (!(await realFolder(lanes))) return [];
   const out: string[] = [];
-  for (const id of ids) {
+  for (const id of await readdir(lanes).catch(() => [])) {
+    if (!(await realFolder(join(lanes, id)))) continue;
     const repo = join(lanes, id, 'repo');
-    const st = await lstat(repo).catch(() => null);
-    if (st?.isDirectory()) out.push(repo);
+    if (await realFolder(repo)) out.push(repo);
   }
   return out;
 }
 
+/** Whether `path` resolves inside `root` (both through their real paths), so nothing outside `_workspace/` is removed. */
+async function inside(root: string, path: string): Promise<boolean> {
+  const [r, p] = await Promise.all([realpath(root).catch(() => null), realpath(path).catch(() => null)]);
+  if (r === null || p === null) return false;
+  return p.startsWith(`${r}${sep}`);
+}
+
 export async function cleanWorkspace(workspace: string, opts: { keep: number; all: boolean; dryRun: boolean }): Promise<CleanResult> {
+  // `_workspace` itself a link (to a folder of something else): refused, as is anything under it that resolves outside.
+  if (!(await realFolder(workspace))) throw new Error(`${workspace} is not a folder of its own (a link?): nothing was removed`);
   const choice = chooseClean(await listRuns(workspace), opts);
   const result: CleanResult = { remove: [], trim: [], left: choice.left, busy: [], freed: 0 };
   for (const [runs, whole] of [
@@ -80,19 +105,20 @@ export async function cleanWorkspace(workspace: string, opts: { keep: number; al
   ] as const) {
     for (const run of runs) {
       const paths = whole ? [run.dir] : await clonesOf(run);
-      // The run's own lock: a run still going refuses it, and nothing of it is touched.
-      const lock = opts.dryRun ? null : await lockWorkspace(run.dir, 'fleet-clean');
-      if (lock && !lock.ok) {
+      // The run's own lock: a run still going refuses it, and nothing of it is touched (a dry run asks the same way).
+      const lock = await lockWorkspace(run.dir, 'fleet-clean');
+      if (!lock.ok) {
         result.busy.push({ run, why: lock.message });
         continue;
       }
       try {
         for (const p of paths) {
+          if (!(await inside(workspace, p))) continue;
           result.freed += await sizeOf(p);
           if (!opts.dryRun) await rm(p, { recursive: true, force: true });
         }
       } finally {
-        if (lock?.ok && !whole) await lock.release();
+        if (opts.dryRun || !whole) await lock.release();
       }
       (whole ? result.remove : result.trim).push(run);
     }

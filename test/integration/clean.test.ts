@@ -3,7 +3,7 @@
  * repositories): each fleet's newest run stays without its lanes' clones, older runs go whole, a run still going is
  * never touched, and `_workspace/` ignores itself in git.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lockWorkspace } from '../../src/util/lock.js';
@@ -58,6 +58,29 @@ describe('fleet clean', () => {
     const all = await fleet(['clean', '--all'], { cwd: dir });
     expect(all.code).toBe(0);
     expect(runsOf()).toEqual([]);
+  });
+
+  it('follows no link a directive left, and a planted manifest chooses nothing', async () => {
+    await createRepo(dir, 'api', { 'README.md': '# api\n' }, { clone: false });
+    const a = writeFleetFile(dir, { name: 'alpha', directive: 'x', run: 'date +%s%N > STAMP', targets: [{ repo: './api.git' }] }, 'alpha.yml');
+    for (const f of [a, a]) expect((await fleet(['run', f, '--quiet'], { cwd: dir })).code).toBe(0);
+    const newer = (JSON.parse((await fleet(['status', a, '--json'], { cwd: dir })).stdout) as { fleet_id: string }).fleet_id;
+    const older = readdirSync(join(dir, '_workspace', 'fleet')).find((d) => d !== newer);
+    // Outside _workspace: a folder that must survive, reached through a link where a lane's folder was.
+    const victim = join(dir, 'victim');
+    mkdirSync(join(victim, 'x', 'repo'), { recursive: true });
+    writeFileSync(join(victim, 'x', 'repo', 'keep.txt'), 'keep\n');
+    rmSync(join(dir, '_workspace', 'fleet', newer!, 'lanes'), { recursive: true });
+    symlinkSync(victim, join(dir, '_workspace', 'fleet', newer!, 'lanes'));
+    // A folder whose manifest claims to be alpha's newest run, with a fleet id that is not its name and a start to come.
+    const planted = join(dir, '_workspace', 'fleet', 'planted');
+    mkdirSync(planted);
+    writeFileSync(join(planted, 'fleet-status.json'), JSON.stringify({ name: 'alpha', fleet_id: 'other', started_at: '2999-01-01T00:00:00Z' }));
+    const r = JSON.parse((await fleet(['clean', '--json'], { cwd: dir })).stdout) as { removed: string[]; trimmed: string[]; left: Array<{ dir: string }> };
+    expect(existsSync(join(victim, 'x', 'repo', 'keep.txt'))).toBe(true);
+    expect(r.trimmed).toEqual([join(dir, '_workspace', 'fleet', newer!)]);
+    expect(r.removed).toEqual([join(dir, '_workspace', 'fleet', older!)]);
+    expect(r.left.map((x) => x.dir)).toEqual([planted]);
   });
 
   it('says there is nothing to clean where there is no workspace, and refuses a bad --keep', async () => {

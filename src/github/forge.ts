@@ -800,14 +800,20 @@ export class GitHubForge implements Forge {
       });
       if (!fields.length) continue;
       let data: Record<string, CiAnswer | null | undefined>;
+      const errored = new Set<string>();
       try {
         data = await this.octokit.graphql<Record<string, CiAnswer | null>>(`query FleetCi(${decls.join(', ')}) { ${fields.join(' ')} }`, vars);
-      } catch {
-        // Partial errors too (a field the token may not read): every commit of the chunk is read over REST instead.
-        continue;
+      } catch (err) {
+        // A partial answer (one repository not found, a field the token may not read): the aliases an error names are
+        // read over REST, the others stand; no answer at all, and the whole chunk is.
+        const partial = err as { data?: Record<string, CiAnswer | null>; errors?: Array<{ path?: ReadonlyArray<string | number> }> };
+        if (!partial.data || !Array.isArray(partial.errors)) continue;
+        data = partial.data;
+        for (const e of partial.errors) errored.add(String(e.path?.[0] ?? '*'));
+        if (errored.has('*')) continue;
       }
       chunk.forEach((_, i) => {
-        out[from + i] = ciFromGraphql(data[`c${i}`]);
+        if (!errored.has(`c${i}`)) out[from + i] = ciFromGraphql(data[`c${i}`]);
       });
     }
     return out;
@@ -817,7 +823,9 @@ export class GitHubForge implements Forge {
   async ciConclusions(items: ReadonlyArray<{ lane: LaneSpec; commit: string }>): Promise<Array<CiConclusion | undefined>> {
     const reads = await this.readCiBatch(items);
     return Promise.all(
-      reads.map(async (read, i) => {
+      reads.map(async (batched, i) => {
+        // What the batch could not answer is read over REST here, not asked of GraphQL again lane by lane.
+        const read = batched ?? (await this.readCi(items[i]!.lane, items[i]!.commit).catch(() => undefined));
         if (!read) return undefined;
         const seen = combineCi(read.runs, read.statuses);
         if (seen === 'failure' || seen === 'pending') return seen;

@@ -68,7 +68,14 @@ export async function execFleet(input: ExecInput): Promise<{ ok: true; outcome: 
   const notes = fleet.file.isolation !== 'off' && isolation.kind === 'none' ? [`the command ran without isolation in every target: ${isolation.detail}`] : [];
   const unusable = await rootProblem(input.root);
   if (unusable) return { ok: false, problems: [{ file: input.root, field: '--workspace', message: unusable }] };
-  const planned = await planStep(fleet, forge, input.clock, { file: input.file, maxParallel: input.maxParallel, discover: input.discover, readOnly: true });
+  // dryRun: exec pushes nothing, so nothing a push would be refused for (workflow files) keeps a target out.
+  const planned = await planStep(fleet, forge, input.clock, {
+    file: input.file,
+    maxParallel: input.maxParallel,
+    discover: input.discover,
+    readOnly: true,
+    dryRun: true,
+  });
   if (!planned.ok) return planned;
   await mkdir(input.root, { recursive: true });
   // One exec at a time in a folder: a second one would remove the first one's clones under it.

@@ -491,8 +491,18 @@ describe('CI', () => {
     h.emu.resetLog();
     const items = Array.from({ length: 25 }, (_, i) => ({ lane: { ...l, id: `l${i}`, base: 'main' }, commit: i % 2 ? red.commit! : many.commit! }));
     const verdicts = await forge.ciConclusions(items);
-    expect(verdicts.map((v, i) => (i % 2 ? v : (v ?? 'asked alone')))).toEqual(items.map((_, i) => (i % 2 ? 'failure' : 'asked alone')));
+    expect(verdicts).toEqual(items.map((_, i) => (i % 2 ? 'failure' : 'success')));
+    // Two queries; the 13 commits with a suite too big for the page were read over REST by the batch itself.
     expect(h.emu.count({ route: '/graphql' })).toBe(2);
+    expect(h.emu.count({ route: '/repos/{owner}/{repo}/commits/{ref}/check-runs' })).toBe(13);
+    // One repository GitHub does not find: its alias is null with NOT_FOUND; the others' answers stand.
+    h.emu.resetLog();
+    const partial = await forge.ciConclusions([
+      { lane: { ...l, id: 'gone', repo: 'acme/not-there', base: 'main' }, commit: red.commit! },
+      { lane: { ...l, base: 'main' }, commit: red.commit! },
+    ]);
+    expect(partial).toEqual([undefined, 'failure']);
+    expect(routes().filter((r) => r === '/graphql')).toHaveLength(1);
   });
 
   /**

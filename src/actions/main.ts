@@ -215,6 +215,7 @@ async function planOutputs(deps: ActionDeps, settings: Settings, manifest: Manif
   deps.core.setOutput('plan-digest', o.plan_digest);
   o.waves.forEach((shards, i) => deps.core.setOutput(`wave-${i + 1}`, JSON.stringify(shards)));
   deps.core.setOutput('integrate-jobs', String(o.integrate_jobs));
+  deps.core.setOutput('gated', settings.approvalEnvironment ? 'true' : 'false');
   // The approver reads this before the approval gate opens, with how long the plan's artifact lives.
   const kept = retentionNote(settings.retentionDays, ARTIFACT_RETENTION_DAYS, !!settings.approvalEnvironment, deps.clock.now());
   if (kept.warning) deps.core.warning(kept.warning);

@@ -182,8 +182,9 @@ export function readSettings(env: NodeJS.ProcessEnv): { ok: true; settings: Sett
       caller: callerOf(e.GITHUB_WORKFLOW_REF, e.GITHUB_REF, e.GITHUB_EVENT_NAME, e.GITHUB_EVENT_PATH),
       runAttempt: Math.max(1, Number(e.GITHUB_RUN_ATTEMPT) || 1),
       runUrl: owner && repo && runId ? `${e.GITHUB_SERVER_URL}/${owner}/${repo}/actions/runs/${runId}` : undefined,
-      approvalEnvironment: e.FLEET_APPROVAL_ENVIRONMENT.trim() === 'none' ? undefined : e.FLEET_APPROVAL_ENVIRONMENT.trim() || undefined,
-      gateWaived: e.FLEET_APPROVAL_ENVIRONMENT.trim() === 'none',
+      // none in any case (GitHub's expressions compare strings case-insensitively) is no gate, by choice.
+      approvalEnvironment: gateWaived(e.FLEET_APPROVAL_ENVIRONMENT) ? undefined : e.FLEET_APPROVAL_ENVIRONMENT.trim() || undefined,
+      gateWaived: gateWaived(e.FLEET_APPROVAL_ENVIRONMENT),
       retentionDays: Number(e.GITHUB_RETENTION_DAYS) > 0 ? Number(e.GITHUB_RETENTION_DAYS) : undefined,
     },
   };
@@ -240,4 +241,9 @@ function credentialProblems(token: string, appId: string, key: string): string[]
 export function sealKey(settings: Pick<Settings, 'token' | 'app'>): Buffer {
   const secret = settings.app ? normalizePrivateKey(settings.app.privateKey) : settings.token;
   return createHash('sha256').update('fleet-cache-seal\0').update(secret).digest();
+}
+
+/** approval-environment `none` (any case, any spaces around it): no approval gate, by choice. */
+export function gateWaived(value: string | undefined): boolean {
+  return (value ?? '').trim().toLowerCase() === 'none';
 }

@@ -3,6 +3,7 @@
  * held against what was read. Each finding is one line with its fix. Pure: the reads are src/steps/doctor.ts's.
  */
 import { matchesAny } from './glob.js';
+import { oneLine } from './markdown.js';
 import type { FleetFile } from './fleet-file.js';
 import { ownsOnlyWorkflows } from './fence.js';
 import type { LaneSpec } from './model.js';
@@ -113,9 +114,10 @@ const LABEL: Record<FindingStatus, string> = { ok: 'ok  ', warn: 'warn', fail: '
 /** The findings as the terminal shows them: one line each, the fix on the next, then a count. */
 export function renderFindings(findings: readonly Finding[]): string {
   const lines: string[] = [];
+  // One line each, whatever a message quotes (a GitHub error, a repository's reason): nothing starts a line of its own.
   for (const f of findings) {
-    lines.push(`${LABEL[f.status]}  ${f.check}: ${f.message}`);
-    if (f.fix && f.status !== 'ok') lines.push(`      fix: ${f.fix}`);
+    lines.push(`${LABEL[f.status]}  ${oneLine(f.check)}: ${oneLine(f.message)}`);
+    if (f.fix && f.status !== 'ok') lines.push(`      fix: ${oneLine(f.fix)}`);
   }
   const count = (s: FindingStatus) => findings.filter((f) => f.status === s).length;
   lines.push('');

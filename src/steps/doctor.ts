@@ -14,7 +14,9 @@ import {
 } from '../core/doctor.js';
 import type { LaneSpec } from '../core/model.js';
 import type { ResolvedFleet } from '../core/validate.js';
+import { oneLine } from '../core/markdown.js';
 import type { ActionsSettings, Forge, SetupProbe } from '../ports.js';
+import { redact } from '../util/secrets.js';
 
 export interface DoctorOptions {
   /** The repository the fleet's workflows run in (`owner/name`): its approval environment and Actions settings. */
@@ -33,7 +35,24 @@ const MANAGE_ENVIRONMENTS = 'https://docs.github.com/actions/how-tos/deploy/conf
 const ACTIONS_SETTINGS =
   'https://docs.github.com/repositories/managing-your-repositorys-settings-and-features/enabling-features-for-your-repository/managing-github-actions-settings-for-a-repository';
 
+/** A check that could not be made is a finding of its own (what failed, redacted), never the end of the others. */
+async function guarded(check: string, run: () => Promise<Finding[]>): Promise<Finding[]> {
+  try {
+    return await run();
+  } catch (err) {
+    return [
+      {
+        check,
+        status: 'fail',
+        message: `could not be checked: ${redact(oneLine((err as Error).message ?? String(err)))}`,
+        fix: 'see the error; a 5xx or a network error passes: run fleet doctor again',
+      },
+    ];
+  }
+}
+
 export async function runDoctor(fleet: ResolvedFleet, forge: Forge, probe: SetupProbe | undefined, opts: DoctorOptions = {}): Promise<Finding[]> {
+  const sample = opts.sample ?? 10;
   if (!probe) {
     return [
       {
@@ -41,18 +60,19 @@ export async function runDoctor(fleet: ResolvedFleet, forge: Forge, probe: Setup
         status: 'ok',
         message: `forge: ${fleet.file.forge}: the targets are repositories on disk or git URLs; there is no GitHub set-up to check`,
       },
-      ...(await targetFindings(fleet, forge, opts.sample ?? 10)),
+      ...(await guarded('targets', () => targetFindings(fleet, forge, sample))),
     ];
   }
   const findings: Finding[] = [];
-  const credentialFindings = await credentialChecks(fleet, probe);
+  const credentialFindings = await guarded('credential', () => credentialChecks(fleet, probe));
   findings.push(...credentialFindings);
   if (credentialFindings.some((f) => f.check === 'credential' && f.status === 'fail')) return findings;
-  findings.push(...(await targetFindings(fleet, forge, opts.sample ?? 10)));
-  findings.push(...(await workflowFindings(fleet, forge)));
+  findings.push(...(await guarded('targets', () => targetFindings(fleet, forge, sample))));
+  findings.push(...(await guarded('workflow files', () => workflowFindings(fleet, forge))));
   if (opts.controlRepo) {
-    findings.push(...(await gateFindings(probe, opts.controlRepo, opts.approvalEnvironment)));
-    findings.push(...(await actionsFindings(probe, opts)));
+    const repo = opts.controlRepo;
+    findings.push(...(await guarded('approval gate', () => gateFindings(probe, repo, opts.approvalEnvironment))));
+    findings.push(...(await guarded('actions settings', () => actionsFindings(probe, opts))));
   } else {
     findings.push({
       check: 'control repository',
@@ -209,7 +229,7 @@ async function workflowFindings(fleet: ResolvedFleet, forge: Forge): Promise<Fin
 
 async function gateFindings(probe: SetupProbe, repo: string, environment: string | undefined): Promise<Finding[]> {
   if (environment === undefined) return [];
-  if (environment === 'none') {
+  if (environment.trim().toLowerCase() === 'none') {
     return [
       {
         check: 'approval gate',

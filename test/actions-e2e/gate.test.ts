@@ -95,7 +95,7 @@ describe('no gate, by choice', () => {
   it('the shipped dispatch template with FLEET_APPROVAL_ENVIRONMENT=none: no environment is read or named, the plan says there is no gate, the lanes run', async () => {
     // A control repository on a plan without required reviewers for private repositories: no environment at all.
     w = await world(null);
-    w.runner.setVariable(CONTROL_REPO, 'FLEET_APPROVAL_ENVIRONMENT', 'none');
+    w.runner.setVariable(CONTROL_REPO, 'FLEET_APPROVAL_ENVIRONMENT', 'None'); // any case: the plan and the approve job read it alike
     const { runId, s } = await dispatchFleet(w, { directive: 'Stamp.' });
     expect(s.conclusion, explain(s)).toBe('success');
     expect(s.jobs.map((j) => j.name)).not.toContain('fleet / approve');

@@ -145,8 +145,10 @@ describe('readSettings', () => {
   });
 
   it('approval-environment none is no gate, chosen: nothing to check, and the plan says so', () => {
-    const s = read({ FLEET_MODE: 'plan', FLEET_FILE: 'fleet.yml', FLEET_TOKEN: 't', FLEET_APPROVAL_ENVIRONMENT: ' none ' });
-    expect([s.approvalEnvironment, s.gateWaived]).toEqual([undefined, true]);
+    for (const none of [' none ', 'None', 'NONE']) {
+      const s = read({ FLEET_MODE: 'plan', FLEET_FILE: 'fleet.yml', FLEET_TOKEN: 't', FLEET_APPROVAL_ENVIRONMENT: none });
+      expect([s.approvalEnvironment, s.gateWaived], none).toEqual([undefined, true]);
+    }
   });
 
   it('the lowest accepted numbers are accepted', () => {

@@ -96,7 +96,8 @@ export function terminalText(md: string): string {
     .split('\n')
     .map((line) =>
       line
-        .split(/(`+)([\s\S]*?)\1/g)
+        // An escaped backtick (escapeCell's \`) opens no code span: it is text, read back below.
+        .split(/(?<!\\)(`+)([\s\S]*?)\1/g)
         .map((part, i, arr) => {
           // split with two groups: [text, fence, code, text, fence, code, …]; the code keeps its fence
           if (i % 3 === 1) return part;

@@ -8,5 +8,7 @@ describe('terminalText', () => {
     expect(terminalText(`| ${cell} | ${codeCell('a|b')} |`)).toBe('| added [.editorconfig] to a_b | *x* <b> &lt; \\n | `a|b` |');
     expect(terminalText('`\\[kept\\]` and \\[undone\\]')).toBe('`\\[kept\\]` and [undone]');
     expect(terminalText(escapeCell('a\u001b[31mred'))).toBe('a[31mred');
+    // Escaped backticks are text, not a code span, even beside a real one.
+    expect(terminalText(`${escapeCell('a`b`c')} | ${codeCell('x')}`)).toBe('a`b`c | `x`');
   });
 });

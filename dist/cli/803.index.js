@@ -2037,13 +2037,18 @@ ${input.body}`;
       });
       if (!fields.length) continue;
       let data;
+      const errored = /* @__PURE__ */ new Set();
       try {
         data = await this.octokit.graphql(`query FleetCi(${decls.join(", ")}) { ${fields.join(" ")} }`, vars);
-      } catch {
-        continue;
+      } catch (err) {
+        const partial = err;
+        if (!partial.data || !Array.isArray(partial.errors)) continue;
+        data = partial.data;
+        for (const e of partial.errors) errored.add(String(e.path?.[0] ?? "*"));
+        if (errored.has("*")) continue;
       }
       chunk.forEach((_, i) => {
-        out[from + i] = ciFromGraphql(data[`c${i}`]);
+        if (!errored.has(`c${i}`)) out[from + i] = ciFromGraphql(data[`c${i}`]);
       });
     }
     return out;
@@ -2052,7 +2057,8 @@ ${input.body}`;
   async ciConclusions(items) {
     const reads = await this.readCiBatch(items);
     return Promise.all(
-      reads.map(async (read, i) => {
+      reads.map(async (batched, i) => {
+        const read = batched ?? await this.readCi(items[i].lane, items[i].commit).catch(() => void 0);
         if (!read) return void 0;
         const seen = combineCi(read.runs, read.statuses);
         if (seen === "failure" || seen === "pending") return seen;

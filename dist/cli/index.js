@@ -10025,7 +10025,7 @@ ${(0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .usageLine */ .U0)(about)}
       return 2;
     }
     const debug = io.env.FLEET_DEBUG === "1";
-    io.stderr.write(`fleet: ${debug ? err.stack ?? String(err) : err instanceof Error ? err.message : String(err)}
+    io.stderr.write(`fleet: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_34__/* .redact */ .E$)(debug ? err.stack ?? String(err) : err instanceof Error ? err.message : String(err))}
 `);
     if (!debug) io.stderr.write("fleet: run again with FLEET_DEBUG=1 for the stack trace\n");
     return 2;
@@ -10345,9 +10345,15 @@ async function prs(spec, parsed, io, sessions) {
 `);
     return 2;
   }
-  const adhoc = values.fleet ? void 0 : await adhocRecord((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(where.path));
-  if (!values.fleet && !adhoc && where.path === named)
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`${target} is a manifest: name its fleet file too (--fleet FILE), which says the forge its PRs are on`, spec);
+  const namedFile = !values.fleet && !await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.stat)(named).then((s) => s.isDirectory()).catch(() => false) && where.path !== named;
+  const adhoc = values.fleet || namedFile ? void 0 : await adhocRecord((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(where.path));
+  if (!values.fleet && !adhoc && !namedFile)
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(
+      `${target} is a ${where.path === named ? "manifest" : "run folder"}: name its fleet file too (--fleet FILE), which says the forge its PRs are on`,
+      spec
+    );
+  if (adhoc) io.stderr.write(`note: the fleet file is the one the ad-hoc run kept: ${(0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(where.path), _adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .ADHOC_RECORD */ .q7)}
+`);
   const input = adhoc ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(adhoc.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .FLAGS_FILE */ .th), text: adhoc.text } : { path: fleetPath };
   const connected = await connect(spec, values, input, io, { writes: sub !== "list", sessions });
   if (typeof connected === "number") return connected;
@@ -10429,7 +10435,14 @@ async function clean(spec, parsed, io) {
     );
     return 0;
   }
-  const r = await (0,_steps_clean_js__WEBPACK_IMPORTED_MODULE_20__/* .cleanWorkspace */ .N)(workspace, { keep, all: values.all ?? false, dryRun: values["dry-run"] ?? false });
+  let r;
+  try {
+    r = await (0,_steps_clean_js__WEBPACK_IMPORTED_MODULE_20__/* .cleanWorkspace */ .N)(workspace, { keep, all: values.all ?? false, dryRun: values["dry-run"] ?? false });
+  } catch (err) {
+    io.stderr.write(`fleet clean: ${(0,_core_text_js__WEBPACK_IMPORTED_MODULE_35__/* .showInvisibles */ .e4)(err.message)}
+`);
+    return 2;
+  }
   if (values.json) {
     const dirs = (xs) => xs.map((x) => x.dir);
     io.stdout.write(
@@ -10458,7 +10471,7 @@ async function clean(spec, parsed, io) {
     ...r.busy.map((x) => `left ${x.run.dir}: still running (${x.why})`)
   ];
   lines.push(`${values["dry-run"] ? "Would free" : "Freed"} ${(0,_core_limits_js__WEBPACK_IMPORTED_MODULE_21__/* .formatBytes */ .z3)(r.freed)} in ${workspace}.`);
-  io.stdout.write(`${lines.join("\n")}
+  io.stdout.write(`${lines.map(_core_text_js__WEBPACK_IMPORTED_MODULE_35__/* .showInvisibles */ .e4).join("\n")}
 `);
   return 0;
 }
@@ -11201,7 +11214,9 @@ function describeCommitSetup(setup) {
 /* harmony export */   vO: () => (/* binding */ renderFindings)
 /* harmony export */ });
 /* harmony import */ var _glob_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(9092);
-/* harmony import */ var _fence_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(7238);
+/* harmony import */ var _markdown_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9982);
+/* harmony import */ var _fence_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(7238);
+
 
 
 const RUN_LIFETIME_DAYS = 35;
@@ -11263,7 +11278,7 @@ function lanesThatMayChangeWorkflows(lanes) {
   const may = [];
   for (const l of lanes) {
     if ((0,_glob_js__WEBPACK_IMPORTED_MODULE_0__/* .matchesAny */ ._I)(A_WORKFLOW, l.never)) continue;
-    if ((0,_fence_js__WEBPACK_IMPORTED_MODULE_1__/* .ownsOnlyWorkflows */ .AZ)(l.owns)) only.push(l);
+    if ((0,_fence_js__WEBPACK_IMPORTED_MODULE_2__/* .ownsOnlyWorkflows */ .AZ)(l.owns)) only.push(l);
     else if (!l.owns.length || (0,_glob_js__WEBPACK_IMPORTED_MODULE_0__/* .matchesAny */ ._I)(A_WORKFLOW, l.owns)) may.push(l);
   }
   return { only, may };
@@ -11275,8 +11290,8 @@ const LABEL = { ok: "ok  ", warn: "warn", fail: "FAIL", skip: "skip" };
 function renderFindings(findings) {
   const lines = [];
   for (const f of findings) {
-    lines.push(`${LABEL[f.status]}  ${f.check}: ${f.message}`);
-    if (f.fix && f.status !== "ok") lines.push(`      fix: ${f.fix}`);
+    lines.push(`${LABEL[f.status]}  ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .oneLine */ .TN)(f.check)}: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .oneLine */ .TN)(f.message)}`);
+    if (f.fix && f.status !== "ok") lines.push(`      fix: ${(0,_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .oneLine */ .TN)(f.fix)}`);
   }
   const count = (s) => findings.filter((f) => f.status === s).length;
   lines.push("");
@@ -15814,7 +15829,7 @@ function fenceFor(text) {
 }
 function terminalText(md) {
   return md.split("\n").map(
-    (line) => line.split(/(`+)([\s\S]*?)\1/g).map((part, i, arr) => {
+    (line) => line.split(/(?<!\\)(`+)([\s\S]*?)\1/g).map((part, i, arr) => {
       if (i % 3 === 1) return part;
       if (i % 3 === 2) return `${part.replace(/\\\|/g, "|")}${arr[i - 1]}`;
       return part.replace(/\\([!-/:-@[-`{-~])/g, "$1").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
@@ -21829,7 +21844,8 @@ async function listRuns(workspace) {
       if (!e.isDirectory()) continue;
       const dir = (0,external_node_path_.join)(base, e.name);
       const m = await readManifestHead((0,external_node_path_.join)(dir, MANIFEST));
-      if (m) runs.push({ dir, kind, name: m.name, started: m.started });
+      if (m && (kind !== "fleet" || m.fleetId === e.name)) runs.push({ dir, kind, name: m.name, started: m.started });
+      else if (m) runs.push({ dir, kind, name: null, started: null });
       else if (kind === "exec") {
         const x = /^(.+)-(\d{8}T\d{6})-[0-9a-f]{6}$/.exec(e.name);
         runs.push({ dir, kind, name: x ? x[1] : null, started: x ? x[2] : null });
@@ -21841,7 +21857,10 @@ async function listRuns(workspace) {
 async function readManifestHead(path) {
   try {
     const j = JSON.parse(await (0,promises_.readFile)(path, "utf8"));
-    return typeof j.name === "string" ? { name: j.name, started: typeof j.started_at === "string" ? j.started_at : null } : null;
+    if (typeof j.name !== "string") return null;
+    const t = typeof j.started_at === "string" ? Date.parse(j.started_at) : Number.NaN;
+    const started = Number.isFinite(t) && t <= Date.now() ? new Date(t).toISOString() : null;
+    return { name: j.name, fleetId: typeof j.fleet_id === "string" ? j.fleet_id : "", started };
   } catch {
     return null;
   }
@@ -21854,18 +21873,28 @@ async function sizeOf(path) {
   for (const e of await (0,promises_.readdir)(path).catch(() => [])) total += await sizeOf((0,external_node_path_.join)(path, e));
   return total;
 }
+async function realFolder(path) {
+  const st = await (0,promises_.lstat)(path).catch(() => null);
+  return !!st?.isDirectory();
+}
 async function clonesOf(run) {
   const lanes = (0,external_node_path_.join)(run.dir, "lanes");
-  const ids = await (0,promises_.readdir)(lanes).catch(() => []);
+  if (!await realFolder(lanes)) return [];
   const out = [];
-  for (const id of ids) {
+  for (const id of await (0,promises_.readdir)(lanes).catch(() => [])) {
+    if (!await realFolder((0,external_node_path_.join)(lanes, id))) continue;
     const repo = (0,external_node_path_.join)(lanes, id, "repo");
-    const st = await (0,promises_.lstat)(repo).catch(() => null);
-    if (st?.isDirectory()) out.push(repo);
+    if (await realFolder(repo)) out.push(repo);
   }
   return out;
 }
+async function inside(root, path) {
+  const [r, p] = await Promise.all([(0,promises_.realpath)(root).catch(() => null), (0,promises_.realpath)(path).catch(() => null)]);
+  if (r === null || p === null) return false;
+  return p.startsWith(`${r}${external_node_path_.sep}`);
+}
 async function cleanWorkspace(workspace, opts) {
+  if (!await realFolder(workspace)) throw new Error(`${workspace} is not a folder of its own (a link?): nothing was removed`);
   const choice = chooseClean(await listRuns(workspace), opts);
   const result = { remove: [], trim: [], left: choice.left, busy: [], freed: 0 };
   for (const [runs, whole] of [
@@ -21874,18 +21903,19 @@ async function cleanWorkspace(workspace, opts) {
   ]) {
     for (const run of runs) {
       const paths = whole ? [run.dir] : await clonesOf(run);
-      const lock = opts.dryRun ? null : await (0,util_lock/* lockWorkspace */.Rn)(run.dir, "fleet-clean");
-      if (lock && !lock.ok) {
+      const lock = await (0,util_lock/* lockWorkspace */.Rn)(run.dir, "fleet-clean");
+      if (!lock.ok) {
         result.busy.push({ run, why: lock.message });
         continue;
       }
       try {
         for (const p of paths) {
+          if (!await inside(workspace, p)) continue;
           result.freed += await sizeOf(p);
           if (!opts.dryRun) await (0,promises_.rm)(p, { recursive: true, force: true });
         }
       } finally {
-        if (lock?.ok && !whole) await lock.release();
+        if (opts.dryRun || !whole) await lock.release();
       }
       (whole ? result.remove : result.trim).push(run);
     }
@@ -21904,10 +21934,29 @@ async function cleanWorkspace(workspace, opts) {
 /* harmony export */   j: () => (/* binding */ runDoctor)
 /* harmony export */ });
 /* harmony import */ var _core_doctor_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(4428);
+/* harmony import */ var _core_markdown_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9982);
+/* harmony import */ var _util_secrets_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(897);
+
+
 
 const MANAGE_ENVIRONMENTS = "https://docs.github.com/actions/how-tos/deploy/configure-and-manage-deployments/manage-environments";
 const ACTIONS_SETTINGS = "https://docs.github.com/repositories/managing-your-repositorys-settings-and-features/enabling-features-for-your-repository/managing-github-actions-settings-for-a-repository";
+async function guarded(check, run) {
+  try {
+    return await run();
+  } catch (err) {
+    return [
+      {
+        check,
+        status: "fail",
+        message: `could not be checked: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_2__/* .redact */ .E$)((0,_core_markdown_js__WEBPACK_IMPORTED_MODULE_1__/* .oneLine */ .TN)(err.message ?? String(err)))}`,
+        fix: "see the error; a 5xx or a network error passes: run fleet doctor again"
+      }
+    ];
+  }
+}
 async function runDoctor(fleet, forge, probe, opts = {}) {
+  const sample = opts.sample ?? 10;
   if (!probe) {
     return [
       {
@@ -21915,18 +21964,19 @@ async function runDoctor(fleet, forge, probe, opts = {}) {
         status: "ok",
         message: `forge: ${fleet.file.forge}: the targets are repositories on disk or git URLs; there is no GitHub set-up to check`
       },
-      ...await targetFindings(fleet, forge, opts.sample ?? 10)
+      ...await guarded("targets", () => targetFindings(fleet, forge, sample))
     ];
   }
   const findings = [];
-  const credentialFindings = await credentialChecks(fleet, probe);
+  const credentialFindings = await guarded("credential", () => credentialChecks(fleet, probe));
   findings.push(...credentialFindings);
   if (credentialFindings.some((f) => f.check === "credential" && f.status === "fail")) return findings;
-  findings.push(...await targetFindings(fleet, forge, opts.sample ?? 10));
-  findings.push(...await workflowFindings(fleet, forge));
+  findings.push(...await guarded("targets", () => targetFindings(fleet, forge, sample)));
+  findings.push(...await guarded("workflow files", () => workflowFindings(fleet, forge)));
   if (opts.controlRepo) {
-    findings.push(...await gateFindings(probe, opts.controlRepo, opts.approvalEnvironment));
-    findings.push(...await actionsFindings(probe, opts));
+    const repo = opts.controlRepo;
+    findings.push(...await guarded("approval gate", () => gateFindings(probe, repo, opts.approvalEnvironment)));
+    findings.push(...await guarded("actions settings", () => actionsFindings(probe, opts)));
   } else {
     findings.push({
       check: "control repository",
@@ -22070,7 +22120,7 @@ async function workflowFindings(fleet, forge) {
 }
 async function gateFindings(probe, repo, environment) {
   if (environment === void 0) return [];
-  if (environment === "none") {
+  if (environment.trim().toLowerCase() === "none") {
     return [
       {
         check: "approval gate",
@@ -23688,7 +23738,13 @@ async function execFleet(input) {
   const notes = fleet.file.isolation !== "off" && isolation.kind === "none" ? [`the command ran without isolation in every target: ${isolation.detail}`] : [];
   const unusable = await rootProblem(input.root);
   if (unusable) return { ok: false, problems: [{ file: input.root, field: "--workspace", message: unusable }] };
-  const planned = await (0,_plan_js__WEBPACK_IMPORTED_MODULE_3__/* .planStep */ .e)(fleet, forge, input.clock, { file: input.file, maxParallel: input.maxParallel, discover: input.discover, readOnly: true });
+  const planned = await (0,_plan_js__WEBPACK_IMPORTED_MODULE_3__/* .planStep */ .e)(fleet, forge, input.clock, {
+    file: input.file,
+    maxParallel: input.maxParallel,
+    discover: input.discover,
+    readOnly: true,
+    dryRun: true
+  });
   if (!planned.ok) return planned;
   await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.mkdir)(input.root, { recursive: true });
   const lock = await (0,_util_lock_js__WEBPACK_IMPORTED_MODULE_4__/* .lockWorkspace */ .Rn)(input.root, `exec-${fleet.file.name}`);

@@ -370,6 +370,8 @@ async function doctor(spec: CommandSpec, c: Connected, values: Flags, io: CliIo)
   const env = io.env;
   const sample = positiveInt('sample', values.sample, spec);
   const controlRepo = values['control-repo'] ?? (env.GITHUB_REPOSITORY || undefined);
+  if (values['approval-environment'] !== undefined && !controlRepo)
+    throw new UsageError('--approval-environment is the environment of the repository --control-repo names: give --control-repo too', spec);
   for (const [flag, value] of [
     ['control-repo', controlRepo],
     ['fleet-repo', values['fleet-repo']],

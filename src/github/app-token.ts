@@ -150,6 +150,10 @@ export class AppInstallationToken implements TokenCredential {
     return this.granted;
   }
 
+  installationAccount(): string {
+    return this.creds.owner;
+  }
+
   /** GitHub's clock, as far as the last `date` header tells (second resolution). */
   githubNow(): number {
     return this.now() + this.skewMs;

@@ -25,6 +25,8 @@ export interface TokenCredential {
    * answered when Fleet found it; undefined for a token Fleet did not mint (a PAT).
    */
   installationPermissions?(): Readonly<Record<string, string>>;
+  /** The account the App's installation is on (app-owner); undefined for a PAT. */
+  installationAccount?(): string;
 }
 
 /** A PAT or a token minted elsewhere: sent as it is, never renewed. */

@@ -30,13 +30,11 @@ export class GitHubSetupProbe implements SetupProbe {
   constructor(
     private readonly octokit: FleetOctokit,
     private readonly credentialOf: TokenCredential | undefined,
-    /** The account an App's installation was found on (app-owner). */
-    private readonly appAccount?: string,
   ) {}
 
   async credential(): Promise<CredentialGrants> {
     const granted = this.credentialOf?.installationPermissions?.();
-    if (granted) return { kind: 'app', account: this.appAccount ?? '', permissions: granted };
+    if (granted) return { kind: 'app', account: this.credentialOf?.installationAccount?.() ?? '', permissions: granted };
     // GET /rate_limit costs no rate limit and carries X-OAuth-Scopes for a classic PAT; GET /user names who the token
     // is (an installation token may not call it: 403, and then it is no person's).
     let scopes: string | undefined;

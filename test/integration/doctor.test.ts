@@ -81,6 +81,7 @@ describe('fleet doctor', () => {
     const r = await doctor({ targets: TARGETS }, app(good), ['--control-repo', 'acme/control']);
     expect(r.code, r.stderr + r.text).toBe(0);
     expect(r.findings.filter((f) => f.status === 'fail')).toEqual([]);
+    expect(byCheck(r.findings, 'credential')[0]!.message).toBe('a GitHub App installation on acme: Fleet mints and renews its tokens');
     expect(byCheck(r.findings, 'permissions')[0]).toMatchObject({ status: 'ok' });
     expect(byCheck(r.findings, 'targets')[0]).toMatchObject({ status: 'ok', message: '2 of the 2 target(s) can be cloned and pushed to' });
     expect(byCheck(r.findings, 'approval gate')[0]).toMatchObject({
@@ -205,5 +206,8 @@ describe('fleet doctor', () => {
     const r = await doctor({ targets: TARGETS }, app(good), ['--control-repo', 'not a repo']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--control-repo: "not a repo" is not OWNER/NAME');
+    const lone = await doctor({ targets: TARGETS }, app(good), ['--approval-environment', 'prod']);
+    expect(lone.code).toBe(2);
+    expect(lone.stderr).toContain('--approval-environment is the environment of the repository --control-repo names: give --control-repo too');
   });
 });

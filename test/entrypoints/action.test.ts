@@ -141,6 +141,8 @@ describe('the plan job', () => {
       'wave-2': expect.any(String),
       'wave-3': '[]',
       'integrate-jobs': '0',
+      // No approval-environment: the approve job does not run.
+      gated: 'false',
     });
     expect(JSON.parse(plan.outputs['wave-1']!)).toHaveLength(2);
     expect(JSON.parse(plan.outputs['wave-2']!)).toHaveLength(1);

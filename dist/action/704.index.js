@@ -96,6 +96,9 @@ class AppInstallationToken {
   installationPermissions() {
     return this.granted;
   }
+  installationAccount() {
+    return this.creds.owner;
+  }
   /** GitHub's clock, as far as the last `date` header tells (second resolution). */
   githubNow() {
     return this.now() + this.skewMs;

@@ -2600,17 +2600,15 @@ function setup_probe_messageOf(err) {
   );
 }
 class GitHubSetupProbe {
-  constructor(octokit, credentialOf, appAccount) {
+  constructor(octokit, credentialOf) {
     this.octokit = octokit;
     this.credentialOf = credentialOf;
-    this.appAccount = appAccount;
   }
   octokit;
   credentialOf;
-  appAccount;
   async credential() {
     const granted = this.credentialOf?.installationPermissions?.();
-    if (granted) return { kind: "app", account: this.appAccount ?? "", permissions: granted };
+    if (granted) return { kind: "app", account: this.credentialOf?.installationAccount?.() ?? "", permissions: granted };
     let scopes;
     try {
       const res = await this.octokit.request("GET /rate_limit");

@@ -10181,6 +10181,8 @@ async function doctor(spec, c, values, io) {
   const env = io.env;
   const sample = positiveInt("sample", values.sample, spec);
   const controlRepo = values["control-repo"] ?? (env.GITHUB_REPOSITORY || void 0);
+  if (values["approval-environment"] !== void 0 && !controlRepo)
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb("--approval-environment is the environment of the repository --control-repo names: give --control-repo too", spec);
   for (const [flag, value] of [
     ["control-repo", controlRepo],
     ["fleet-repo", values["fleet-repo"]]

@@ -24,8 +24,6 @@ const RETENTION_SETTINGS =
  */
 export const ARTIFACT_RETENTION_DAYS = 90;
 
-export { RUN_LIFETIME_DAYS };
-
 function howTo(environment: string, repo: string): string {
   return (
     `To set it up: in ${repo}, Settings → Environments → New environment "${environment}" (or open it), tick "Required reviewers", ` +

@@ -25,7 +25,7 @@ import type {
 import { reviewState, type ReviewLike } from '../core/prs.js';
 import { redact } from '../util/secrets.js';
 import { combineCi, combineRequired, describeFailures, describePending, missingRequired, type CheckRunLike, type StatusLike } from './ci.js';
-import { basicCredential, maskToken, resolveApiUrl, serverUrlFor, type FleetOctokit } from './octokit.js';
+import { basicCredential, classicScopes, maskToken, resolveApiUrl, serverUrlFor, type FleetOctokit } from './octokit.js';
 import { staticToken, type TokenCredential } from './credential.js';
 import { changedPathsBetween, TreeTooLarge } from './trees.js';
 import { checkRepos } from './validate.js';
@@ -261,9 +261,8 @@ export class GitHubForge implements Forge {
   }
 
   /**
-   * A GitHub App's installation says whether it has the Workflows permission; a classic PAT names its scopes in the
-   * `X-OAuth-Scopes` header of every answer (read here from GET /rate_limit, which costs no rate limit); a fine-grained
-   * PAT says neither, and is only found out by a push GitHub refuses.
+   * A GitHub App's installation says whether it has the Workflows permission; a classic PAT names its scopes
+   * (classicScopes); a fine-grained PAT says neither, and is only found out by a push GitHub refuses.
    */
   workflowWrites(): Promise<WorkflowWrites | null> {
     this.workflowAccess ??= (async (): Promise<WorkflowWrites | null> => {
@@ -275,16 +274,10 @@ export class GitHubForge implements Forge {
           fix: 'give the App the Workflows permission (Read and write) in its settings, then accept the new permission on its installation (docs/github-app.md)',
         };
       }
-      let scopes: string | undefined;
-      try {
-        const res = await this.octokit.request('GET /rate_limit');
-        scopes = (res.headers as Record<string, string | undefined>)['x-oauth-scopes'];
-      } catch {
-        return null;
-      }
+      const scopes = await classicScopes(this.octokit).catch(() => undefined);
       if (scopes === undefined) return null;
       return {
-        allowed: scopes.split(',').some((s) => s.trim() === 'workflow'),
+        allowed: scopes.includes('workflow'),
         credential: 'the token (a classic PAT)',
         fix: 'give the token the workflow scope, or use a fine-grained PAT or a GitHub App with the Workflows permission (Read and write)',
       };

@@ -326,3 +326,29 @@ export function createOctokit(opts: CreateOctokitOptions): FleetOctokit {
   }
   return octokit;
 }
+
+const scopesRead = new WeakMap<object, Promise<string[] | undefined>>();
+
+/**
+ * A classic PAT's scopes, from the `X-OAuth-Scopes` header GitHub sends with every answer to one (read from
+ * GET /rate_limit, which costs no rate limit); undefined for any other token (an installation token, a fine-grained
+ * PAT), which says nothing of what it grants. Asked once per client; a failed read is not kept and rejects with
+ * GitHub's error (a 401: the token is refused).
+ */
+export function classicScopes(octokit: FleetOctokit): Promise<string[] | undefined> {
+  let read = scopesRead.get(octokit);
+  if (!read) {
+    read = octokit.request('GET /rate_limit').then((res) => {
+      const header = (res.headers as Record<string, string | undefined>)['x-oauth-scopes'];
+      return header === undefined
+        ? undefined
+        : header
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean);
+    });
+    scopesRead.set(octokit, read);
+    read.catch(() => scopesRead.delete(octokit));
+  }
+  return read;
+}

@@ -7,7 +7,7 @@ import type { ActionsSettings, CredentialGrants, SetupProbe } from '../ports.js'
 import { redact } from '../util/secrets.js';
 import { environmentRules } from './actions-run.js';
 import type { TokenCredential } from './credential.js';
-import type { FleetOctokit } from './octokit.js';
+import { classicScopes, type FleetOctokit } from './octokit.js';
 
 function split(repo: string): { owner: string; repo: string } {
   const [owner = '', name = ''] = repo.split('/');
@@ -35,12 +35,10 @@ export class GitHubSetupProbe implements SetupProbe {
   async credential(): Promise<CredentialGrants> {
     const granted = this.credentialOf?.installationPermissions?.();
     if (granted) return { kind: 'app', account: this.credentialOf?.installationAccount?.() ?? '', permissions: granted };
-    // GET /rate_limit costs no rate limit and carries X-OAuth-Scopes for a classic PAT; GET /user names who the token
-    // is (an installation token may not call it: 403, and then it is no person's).
-    let scopes: string | undefined;
+    // GET /user names who the token is (an installation token may not call it: 403, and then it is no person's).
+    let scopes: string[] | undefined;
     try {
-      const res = await this.octokit.request('GET /rate_limit');
-      scopes = (res.headers as Record<string, string | undefined>)['x-oauth-scopes'];
+      scopes = await classicScopes(this.octokit);
     } catch (err) {
       if (statusOf(err) === 401) return { kind: 'refused', detail: messageOf(err) };
       throw err;
@@ -49,16 +47,7 @@ export class GitHubSetupProbe implements SetupProbe {
       .request('GET /user')
       .then((r) => (r.data as { login?: string }).login ?? null)
       .catch(() => null);
-    if (scopes !== undefined) {
-      return {
-        kind: 'classic-pat',
-        login: login ?? '',
-        scopes: scopes
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-      };
-    }
+    if (scopes !== undefined) return { kind: 'classic-pat', login: login ?? '', scopes };
     return { kind: 'unknown', login };
   }
 

@@ -103,6 +103,14 @@ describe('fleet doctor', () => {
     expect(r.text).toMatch(/^FAIL {2}permissions: /m);
   });
 
+  it('warns of a target in a state the plan excludes (archived), without failing', async () => {
+    await emu.createRepo({ owner: 'acme', name: 'retired', ownerType: 'Organization', archived: true });
+    const r = await doctor({ targets: [...TARGETS, { repo: 'acme/retired' }] }, app(good));
+    expect(r.code, r.text).toBe(0);
+    expect(byCheck(r.findings, 'target acme/retired')[0]).toMatchObject({ status: 'warn', message: expect.stringMatching(/^archived/) });
+    expect(byCheck(r.findings, 'target acme/retired')[0]!.fix).toBe('the plan excludes it with this reason; remove it from the targets if that is not what you want');
+  });
+
   it('catches a target the App is not installed on', async () => {
     const r = await doctor({ targets: TARGETS }, app(someRepos));
     expect(r.code).toBe(1);
@@ -173,8 +181,13 @@ describe('fleet doctor', () => {
 
   it('catches a classic PAT without the repo scope, and a token GitHub refuses', async () => {
     emu.addToken('ghp_PublicOnly0000000000000000000000000000', { login: 'octocat', type: 'pat', oauthScopes: ['read:org'] });
+    emu.resetLog();
     const r = await doctor({ targets: TARGETS }, { FLEET_GITHUB_TOKEN: 'ghp_PublicOnly0000000000000000000000000000' });
     expect(r.code).toBe(1);
+    // The scopes are read once a run (doctor() runs it twice: --json, then as text), for the credential and the
+    // workflow-files check alike.
+    expect(emu.find({ route: '/rate_limit' })).toHaveLength(2);
+    expect(byCheck(r.findings, 'workflow files')[0]).toMatchObject({ status: 'warn', message: expect.stringContaining('the token (a classic PAT) lacks') });
     expect(byCheck(r.findings, 'credential')[0]).toMatchObject({ status: 'warn' });
     expect(byCheck(r.findings, 'permissions')[0]).toMatchObject({ status: 'fail' });
     expect(byCheck(r.findings, 'permissions')[0]!.message).toBe(

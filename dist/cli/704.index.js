@@ -211,6 +211,7 @@ function appAuth(creds, request, timeDifference, logger) {
 // EXPORTS
 __webpack_require__.d(__webpack_exports__, {
   gp: () => (/* binding */ basicCredential),
+  qV: () => (/* binding */ classicScopes),
   Qi: () => (/* binding */ createOctokit),
   gg: () => (/* binding */ maskToken),
   c_: () => (/* binding */ resolveApiUrl),
@@ -550,6 +551,19 @@ function createOctokit(opts) {
     octokit.graphql = octokit.graphql.defaults({ baseUrl: graphqlUrl, url: graphqlUrl });
   }
   return octokit;
+}
+const scopesRead = /* @__PURE__ */ new WeakMap();
+function classicScopes(octokit) {
+  let read = scopesRead.get(octokit);
+  if (!read) {
+    read = octokit.request("GET /rate_limit").then((res) => {
+      const header = res.headers["x-oauth-scopes"];
+      return header === void 0 ? void 0 : header.split(",").map((s) => s.trim()).filter(Boolean);
+    });
+    scopesRead.set(octokit, read);
+    read.catch(() => scopesRead.delete(octokit));
+  }
+  return read;
 }
 
 

@@ -9,6 +9,7 @@ export const modules = {
 // EXPORTS
 __webpack_require__.d(__webpack_exports__, {
   gp: () => (/* binding */ basicCredential),
+  qV: () => (/* binding */ classicScopes),
   Qi: () => (/* binding */ createOctokit),
   gg: () => (/* binding */ maskToken),
   c_: () => (/* binding */ resolveApiUrl),
@@ -348,6 +349,19 @@ function createOctokit(opts) {
     octokit.graphql = octokit.graphql.defaults({ baseUrl: graphqlUrl, url: graphqlUrl });
   }
   return octokit;
+}
+const scopesRead = /* @__PURE__ */ new WeakMap();
+function classicScopes(octokit) {
+  let read = scopesRead.get(octokit);
+  if (!read) {
+    read = octokit.request("GET /rate_limit").then((res) => {
+      const header = res.headers["x-oauth-scopes"];
+      return header === void 0 ? void 0 : header.split(",").map((s) => s.trim()).filter(Boolean);
+    });
+    scopesRead.set(octokit, read);
+    read.catch(() => scopesRead.delete(octokit));
+  }
+  return read;
 }
 
 
@@ -1545,9 +1559,8 @@ class GitHubForge {
     });
   }
   /**
-   * A GitHub App's installation says whether it has the Workflows permission; a classic PAT names its scopes in the
-   * `X-OAuth-Scopes` header of every answer (read here from GET /rate_limit, which costs no rate limit); a fine-grained
-   * PAT says neither, and is only found out by a push GitHub refuses.
+   * A GitHub App's installation says whether it has the Workflows permission; a classic PAT names its scopes
+   * (classicScopes); a fine-grained PAT says neither, and is only found out by a push GitHub refuses.
    */
   workflowWrites() {
     this.workflowAccess ??= (async () => {
@@ -1559,16 +1572,10 @@ class GitHubForge {
           fix: "give the App the Workflows permission (Read and write) in its settings, then accept the new permission on its installation (docs/github-app.md)"
         };
       }
-      let scopes;
-      try {
-        const res = await this.octokit.request("GET /rate_limit");
-        scopes = res.headers["x-oauth-scopes"];
-      } catch {
-        return null;
-      }
+      const scopes = await (0,github_octokit/* classicScopes */.qV)(this.octokit).catch(() => void 0);
       if (scopes === void 0) return null;
       return {
-        allowed: scopes.split(",").some((s) => s.trim() === "workflow"),
+        allowed: scopes.includes("workflow"),
         credential: "the token (a classic PAT)",
         fix: "give the token the workflow scope, or use a fine-grained PAT or a GitHub App with the Workflows permission (Read and write)"
       };
@@ -2587,6 +2594,7 @@ async function environmentRules(api, repo, environment) {
 ;// CONCATENATED MODULE: ./.build/src/github/setup-probe.js
 
 
+
 function split(repo) {
   const [owner = "", name = ""] = repo.split("/");
   return { owner, repo: name };
@@ -2611,20 +2619,13 @@ class GitHubSetupProbe {
     if (granted) return { kind: "app", account: this.credentialOf?.installationAccount?.() ?? "", permissions: granted };
     let scopes;
     try {
-      const res = await this.octokit.request("GET /rate_limit");
-      scopes = res.headers["x-oauth-scopes"];
+      scopes = await (0,github_octokit/* classicScopes */.qV)(this.octokit);
     } catch (err) {
       if (setup_probe_statusOf(err) === 401) return { kind: "refused", detail: setup_probe_messageOf(err) };
       throw err;
     }
     const login = await this.octokit.request("GET /user").then((r) => r.data.login ?? null).catch(() => null);
-    if (scopes !== void 0) {
-      return {
-        kind: "classic-pat",
-        login: login ?? "",
-        scopes: scopes.split(",").map((s) => s.trim()).filter(Boolean)
-      };
-    }
+    if (scopes !== void 0) return { kind: "classic-pat", login: login ?? "", scopes };
     return { kind: "unknown", login };
   }
   async visibility(repo) {

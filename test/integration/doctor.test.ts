@@ -108,7 +108,9 @@ describe('fleet doctor', () => {
     const r = await doctor({ targets: [...TARGETS, { repo: 'acme/retired' }] }, app(good));
     expect(r.code, r.text).toBe(0);
     expect(byCheck(r.findings, 'target acme/retired')[0]).toMatchObject({ status: 'warn', message: expect.stringMatching(/^archived/) });
-    expect(byCheck(r.findings, 'target acme/retired')[0]!.fix).toBe('the plan excludes it with this reason; remove it from the targets if that is not what you want');
+    expect(byCheck(r.findings, 'target acme/retired')[0]!.fix).toBe(
+      'the plan excludes it with this reason; remove it from the targets if that is not what you want',
+    );
   });
 
   it('catches a target the App is not installed on', async () => {

@@ -1503,7 +1503,7 @@ export class Emulator {
     const write = service === 'git-receive-pack';
     let fault: string | undefined;
     let denied: string | undefined;
-    const rec = (status: number): void => {
+    const rec = (status: number, bytes?: number): void => {
       const r: Omit<RequestRecord, 'id' | 'durationMs'> = {
         kind: 'git',
         method,
@@ -1518,6 +1518,7 @@ export class Emulator {
       };
       if (fault) r.fault = fault;
       if (denied) r.denied = denied;
+      if (bytes !== undefined) r.responseBytes = bytes;
       this.log(r, started);
     };
     const text = (status: number, msg: string, headers: Record<string, string> = {}): void => {
@@ -1595,14 +1596,15 @@ export class Emulator {
     rest: string,
     auth: Auth,
     isPushPost: boolean,
-    rec: (status: number) => void,
+    rec: (status: number, bytes?: number) => void,
   ): Promise<void> {
     const before = isPushPost ? await g.listRefs(r.gitDir) : null;
     const pathInfo = `/${path.relative(this.reposDir, r.gitDir).split(path.sep).join('/')}${rest}`;
     const refusing = isPushPost ? workflowRefusal(auth.spec) : null;
     const config = refusing ? await workflowGuardConfig(path.dirname(this.reposDir), refusing) : undefined;
+    const sent = { bytes: 0 };
     const status = await runHttpBackend(
-      { req, res, projectRoot: this.reposDir, pathInfo, query: url.search.replace(/^\?/, ''), remoteUser: auth.login, ...(config ? { config } : {}) },
+      { req, res, projectRoot: this.reposDir, pathInfo, query: url.search.replace(/^\?/, ''), remoteUser: auth.login, sent, ...(config ? { config } : {}) },
       async () => {
         if (!before) return;
         const after = await g.listRefs(r.gitDir);
@@ -1612,7 +1614,7 @@ export class Emulator {
         if (changes.length) await this.afterRefChanges(r, changes, 'git', auth.login);
       },
     );
-    rec(status);
+    rec(status, sent.bytes);
   }
 
   // ================================================================ pushes & CI

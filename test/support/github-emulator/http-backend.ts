@@ -32,6 +32,8 @@ export interface CgiRequest {
   headers?: Record<string, string>;
   /** git configuration for this request only, after the defaults (a later value wins: the workflow guard's hooks). */
   config?: Record<string, string>;
+  /** Counts the bytes of the response body sent (what a clone or fetch downloaded). */
+  sent?: { bytes: number };
 }
 
 /** Runs the CGI; resolves with the HTTP status sent once the response is complete (the caller may still hold res open). */
@@ -88,6 +90,7 @@ export function runHttpBackend(c: CgiRequest, beforeEnd?: (status: number) => Pr
 
     child.stdout.on('data', (chunk: Buffer) => {
       if (headerBuf === null) {
+        if (c.sent) c.sent.bytes += chunk.length;
         if (!res.write(chunk)) {
           child.stdout.pause();
           res.once('drain', () => child.stdout.resume());
@@ -120,6 +123,7 @@ export function runHttpBackend(c: CgiRequest, beforeEnd?: (status: number) => Pr
         headers[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
       }
       res.writeHead(status, headers);
+      if (c.sent) c.sent.bytes += rest.length;
       if (rest.length) res.write(rest);
     });
 

@@ -70,6 +70,8 @@ export interface RequestRecord {
   denied?: string;
   /** GraphQL: the top-level fields (aliases resolved to names), e.g. ['repository', 'repository', 'rateLimit']. */
   graphqlFields?: string[];
+  /** git: the bytes of the response body (a clone's or fetch's download: the advertisement or the pack). */
+  responseBytes?: number;
 }
 
 /** emu.mintInstallationToken: an installation token such as a job's GITHUB_TOKEN. */

@@ -337,6 +337,8 @@ async function connect(
     logger: { info: () => undefined, warn: (m) => void io.stderr.write(`warning: ${m}\n`), error: (m) => void io.stderr.write(`error: ${m}\n`) },
     runsCode: command === 'run' || command === 'exec',
     commits: command === 'run',
+    // Beside the runs it serves (`_workspace/`), for the clones of a fleet on GitHub: a re-run downloads only what changed.
+    objectCache: (command === 'run' || command === 'exec') && loaded.fleet.file.forge === 'github' ? join(dirname(path), '_workspace', 'cache') : undefined,
     onCommits: (_line, notes) => {
       for (const note of notes) io.stderr.write(`note: ${note}\n`);
     },

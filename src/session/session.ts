@@ -27,6 +27,8 @@ export interface FleetNeeds {
   writePace?: LegPace;
   /** The forge's warnings and errors. */
   logger?: Logger;
+  /** The folder of the object cache the lanes' clones borrow from (`_workspace/cache`); none when not given. */
+  objectCache?: string;
   /** The session runs untrusted code (directives, checks): with App credentials, only under isolation. */
   runsCode: boolean;
   /** The session commits in the lanes' clones: the commit identity and signing are set up first. */
@@ -69,7 +71,8 @@ export class Session {
   async connect(file: FleetFile, needs: FleetNeeds): Promise<Connection | SessionProblem> {
     const { env } = this.opts;
     // One workspace per connection: its working-copy guard and its commits' author and signature are its own.
-    let workspace = new GitWorkspace();
+    const objectCache = needs.objectCache;
+    let workspace = new GitWorkspace({ objectCache });
     if (needs.runsCode && this.credentials.app) {
       const iso = await workspace.executor.isolation(file.isolation);
       const why = appIsolationProblem(file.isolation, iso.kind, iso.detail);
@@ -79,7 +82,7 @@ export class Session {
       const commits = await adoptCommitSetup(file, env);
       if (!commits.ok) return { part: 'sign_commits', problem: commits.problem };
       needs.onCommits?.(commits.line, commits.notes);
-      workspace = new GitWorkspace({ commit: commits.commit });
+      workspace = new GitWorkspace({ commit: commits.commit, objectCache });
     }
     let given: { token?: string; credential?: TokenCredential } = {};
     if (file.forge === 'github') {

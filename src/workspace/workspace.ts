@@ -11,7 +11,8 @@ import type { Executor, Workspace } from '../ports.js';
 import { runCommand } from './exec.js';
 import { Git } from './git/git.js';
 import type { CommitSettings } from './git/identity.js';
-import { readHead } from './git/refs.js';
+import { ObjectCache } from './git/object-cache.js';
+import { isLocalRemote, readHead } from './git/refs.js';
 import { WorkingCopyGuard } from './guard.js';
 import type { GitLauncher } from './launcher.js';
 import { privateTmp } from './private-tmp.js';
@@ -22,6 +23,11 @@ export interface GitWorkspaceOptions {
   commit?: CommitSettings;
   /** The launcher shells Fleet's git starts from (git/git.ts GitSetup); the process's own when not given. */
   launcher?: GitLauncher | null;
+  /**
+   * The folder of the object cache lanes borrow from (git/object-cache.ts), hidden from every isolated command; none
+   * when not given (an action's job starts on a fresh runner, where nothing would be there to borrow).
+   */
+  objectCache?: string;
 }
 
 export class GitWorkspace implements Workspace {
@@ -29,15 +35,21 @@ export class GitWorkspace implements Workspace {
   /** Runs the directives and checks in this workspace's working copies: each marks its working copy for the guard. */
   readonly executor: Executor;
   private readonly guard = new WorkingCopyGuard();
+  private readonly cache: ObjectCache | undefined;
 
   constructor(opts: GitWorkspaceOptions = {}) {
     this.git = new Git({ ...opts.commit, launcher: opts.launcher });
-    this.executor = localExecutor(this.guard);
+    this.cache = opts.objectCache ? new ObjectCache(opts.objectCache) : undefined;
+    this.executor = localExecutor(this.guard, this.cache);
   }
 
   async clone(url: string, dir: string, opts: Parameters<Workspace['clone']>[2]): ReturnType<Workspace['clone']> {
     this.guard.forget(dir);
-    const r = await this.git.cloneForLane(url, dir, opts);
+    // A remote on disk is hard-linked by the clone itself; a network remote's objects come from the cache where it has them.
+    const r =
+      this.cache && !isLocalRemote(url)
+        ? await this.cache.lend(this.git, url, opts.base, (borrow) => this.git.cloneForLane(url, dir, { ...opts, borrow }))
+        : await this.git.cloneForLane(url, dir, opts);
     this.guard.cloned(dir);
     return r;
   }
@@ -160,12 +172,15 @@ export class GitWorkspace implements Workspace {
  * Directives and checks, run in a sandbox where the fleet file asks for one. A plain object (callers and tests
  * spread it to replace a part); `guard` learns of every command, which may rewrite its working copy's .git.
  */
-function localExecutor(guard: WorkingCopyGuard): Executor {
+function localExecutor(guard: WorkingCopyGuard, cache: ObjectCache | undefined): Executor {
   return {
     run: (command, opts) => {
       // Whatever runs here may rewrite the working copy's .git: the next git call checks it again.
       guard.touched(opts.cwd);
-      return sandboxFor(opts.isolation ?? 'off').then((sandbox) => runIn(sandbox, command, opts));
+      // The cache is made before any command runs, so that it is hidden from the first (a mask needs its folder) and
+      // no command can make it first and fill it.
+      cache?.ensureRoot();
+      return sandboxFor(opts.isolation ?? 'off').then((sandbox) => runIn(sandbox, command, opts, cache?.root));
     },
     isolation: async (setting) => {
       const { kind, detail } = await sandboxFor(setting);
@@ -175,7 +190,7 @@ function localExecutor(guard: WorkingCopyGuard): Executor {
 }
 
 /** One command in `sandbox` (or refused, where isolation is required and there is none). */
-function runIn(sandbox: Sandbox, command: string, opts: Parameters<Executor['run']>[1]): ReturnType<Executor['run']> {
+function runIn(sandbox: Sandbox, command: string, opts: Parameters<Executor['run']>[1], cache?: string): ReturnType<Executor['run']> {
   if (opts.isolation === 'required' && sandbox.kind === 'none') {
     return Promise.resolve({
       exitCode: 125,
@@ -186,9 +201,9 @@ function runIn(sandbox: Sandbox, command: string, opts: Parameters<Executor['run
     });
   }
   if (sandbox.kind === 'none') return runCommand(command, { ...opts, wrap: undefined });
-  // Hidden from the command: Fleet's private temporary folder (its git's output for every lane), and the
-  // workspace but for the lane's own folder: two masks and a mount back, however many lanes the fleet has.
-  const hide = [privateTmp()];
+  // Hidden from the command: Fleet's private temporary folder (its git's output for every lane), the object cache, and
+  // the workspace but for the lane's own folder: three masks and a mount back, however many lanes the fleet has.
+  const hide = [privateTmp(), ...(cache ? [cache] : [])];
   const keep: string[] = [];
   if (opts.confine) {
     hide.push(opts.confine.workspace);

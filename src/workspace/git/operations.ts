@@ -8,6 +8,7 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { gitDirOf, isLocalRemote, normalizeRemote, readHead, readRef, revParse, treeOf } from './refs.js';
+import type { Borrowing } from './object-cache.js';
 import { GitError, type GitRunner } from './run.js';
 
 // ---------------------------------------------------------------------------
@@ -30,6 +31,12 @@ export interface CloneForLaneOptions {
    * branch's state is read from it and the push goes to it, while the base came from `url`.
    */
   headUrl?: string;
+  /**
+   * What the object cache lends (object-cache.ts): the repository to clone with `--reference` (none: a plain clone),
+   * and what to do with the clone right after git's clone, before anything reads it (keep its packs, cut its link).
+   * A clone that fails while borrowing is tried once plainly.
+   */
+  borrow?: Borrowing;
 }
 
 export interface CloneForLaneResult {
@@ -52,10 +59,30 @@ export async function cloneForLane(git: GitRunner, url: string, dir: string, opt
   const args = ['clone', '--quiet', '--no-tags', '--single-branch', '--template=', '-c', 'core.quotePath=false'];
   if (opts.base) args.push('--branch', opts.base);
   if (opts.depth !== undefined && opts.depth > 0 && !isLocalRemote(src)) args.push('--depth', String(opts.depth));
-  args.push('--', src, target);
   // A try that was killed or cut off leaves a partial working copy behind: the next starts from nothing.
   const clean = () => rm(target, { recursive: true, force: true });
-  await git.network(args, { cwd: path.dirname(target), env: opts.env, timeoutMs: opts.timeoutMs, before: clean });
+  const cloneFrom = (borrowed: string[]) =>
+    git.network([...args, ...borrowed, '--', src, target], { cwd: path.dirname(target), env: opts.env, timeoutMs: opts.timeoutMs, before: clean });
+  const borrow = isLocalRemote(src) ? undefined : opts.borrow;
+  const plain = async () => {
+    await cloneFrom([]);
+    await borrow?.cloned(path.join(target, '.git'));
+  };
+  if (borrow?.reference) {
+    // A clone that cannot borrow (a broken cache) is an optimisation lost, not a lane: the cache goes, and the plain
+    // clone fills it anew. What a plain clone would meet the same way (an interrupt, a timeout, a refused credential, a
+    // missing repository) is not tried twice.
+    await cloneFrom(['--reference', borrow.reference])
+      .then(() => borrow.cloned(path.join(target, '.git')))
+      .catch(async (err: GitError) => {
+        if (err.killedBy || /timed out after|Authentication failed|could not read Username|\b40[134]\b|not found/i.test(err.message)) throw err;
+        await clean();
+        await borrow.discard();
+        await plain();
+      });
+  } else {
+    await plain();
+  }
 
   // The lane branch's remote state is fetched while HEAD is read and the lane
   // branch checked out: they touch different refs, and fetch not the index.

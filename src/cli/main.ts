@@ -631,7 +631,7 @@ async function clean(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<numb
   if (!existsSync(workspace)) {
     io.stdout.write(
       values.json
-        ? `${JSON.stringify({ workspace, removed: [], trimmed: [], left: [], busy: [], freed_bytes: 0 }, null, 2)}\n`
+        ? `${JSON.stringify({ workspace, removed: [], trimmed: [], left: [], busy: [], cache: null, freed_bytes: 0 }, null, 2)}\n`
         : `${workspace}: nothing to clean (no such folder)\n`,
     );
     return 0;
@@ -654,6 +654,7 @@ async function clean(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<numb
           trimmed: dirs(r.trim),
           left: r.left.map((l) => ({ dir: l.run.dir, why: l.why })),
           busy: r.busy.map((l) => ({ dir: l.run.dir, why: l.why })),
+          cache: r.cache && { dir: r.cache.dir, bytes: r.cache.bytes, removed: r.cache.removed },
           freed_bytes: r.freed,
         },
         null,
@@ -669,6 +670,13 @@ async function clean(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<numb
     ...r.left.map((x) => `left ${x.run.dir}: ${x.why}`),
     ...r.busy.map((x) => `left ${x.run.dir}: still running (${x.why})`),
   ];
+  if (r.cache) {
+    lines.push(
+      r.cache.removed
+        ? `${would} ${r.cache.dir} (the object cache, ${formatBytes(r.cache.bytes)}: the next run downloads its repositories whole)`
+        : `kept ${r.cache.dir} (the object cache, ${formatBytes(r.cache.bytes)}: what the next run's clones borrow; --all removes it)`,
+    );
+  }
   lines.push(`${values['dry-run'] ? 'Would free' : 'Freed'} ${formatBytes(r.freed)} in ${workspace}.`);
   // Folder names and a manifest's name are whatever was written there: their controls are written out, never sent.
   io.stdout.write(`${lines.map(showInvisibles).join('\n')}\n`);

@@ -14,6 +14,8 @@ export interface CleanResult extends CleanChoice {
   freed: number;
   /** Runs left because a live run holds their lock. */
   busy: Array<{ run: RunFolder; why: string }>;
+  /** The object cache (`_workspace/cache`, src/workspace/git/object-cache.ts): its size, and whether it went (`all`). */
+  cache: { dir: string; bytes: number; removed: boolean } | null;
 }
 
 const MANIFEST = 'fleet-status.json';
@@ -98,7 +100,7 @@ export async function cleanWorkspace(workspace: string, opts: { keep: number; al
   // `_workspace` itself a link (to a folder of something else): refused, as is anything under it that resolves outside.
   if (!(await realFolder(workspace))) throw new Error(`${workspace} is not a folder of its own (a link?): nothing was removed`);
   const choice = chooseClean(await listRuns(workspace), opts);
-  const result: CleanResult = { remove: [], trim: [], left: choice.left, busy: [], freed: 0 };
+  const result: CleanResult = { remove: [], trim: [], left: choice.left, busy: [], freed: 0, cache: null };
   for (const [runs, whole] of [
     [choice.remove, true],
     [choice.trim, false],
@@ -121,6 +123,17 @@ export async function cleanWorkspace(workspace: string, opts: { keep: number; al
         if (opts.dryRun || !whole) await lock.release();
       }
       (whole ? result.remove : result.trim).push(run);
+    }
+  }
+  // The object cache is what makes the next run's clones cheap: it stays unless every run goes. A run using it while
+  // it goes loses only the borrowing (its clone falls back to a plain one).
+  const cache = join(workspace, 'cache');
+  if ((await realFolder(cache)) && (await inside(workspace, cache))) {
+    const bytes = await sizeOf(cache);
+    result.cache = { dir: cache, bytes, removed: opts.all };
+    if (opts.all) {
+      result.freed += bytes;
+      if (!opts.dryRun) await rm(cache, { recursive: true, force: true });
     }
   }
   return result;

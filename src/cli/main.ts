@@ -337,7 +337,8 @@ async function connect(
     logger: { info: () => undefined, warn: (m) => void io.stderr.write(`warning: ${m}\n`), error: (m) => void io.stderr.write(`error: ${m}\n`) },
     runsCode: command === 'run' || command === 'exec',
     commits: command === 'run',
-    // Beside the runs it serves (`_workspace/`), for the clones of a fleet on GitHub: a re-run downloads only what changed.
+    // Beside the runs it serves (`_workspace/`), for the clones of a fleet on GitHub: a re-run downloads only what
+    // changed. A local fleet's clones hard-link instead; what its directives could leave there, nothing trusts.
     objectCache: (command === 'run' || command === 'exec') && loaded.fleet.file.forge === 'github' ? join(dirname(path), '_workspace', 'cache') : undefined,
     onCommits: (_line, notes) => {
       for (const note of notes) io.stderr.write(`note: ${note}\n`);
@@ -670,7 +671,7 @@ async function clean(spec: CommandSpec, parsed: Parsed, io: CliIo): Promise<numb
     ...r.left.map((x) => `left ${x.run.dir}: ${x.why}`),
     ...r.busy.map((x) => `left ${x.run.dir}: still running (${x.why})`),
   ];
-  if (r.cache) {
+  if (r.cache && r.cache.bytes > 0) {
     lines.push(
       r.cache.removed
         ? `${would} ${r.cache.dir} (the object cache, ${formatBytes(r.cache.bytes)}: the next run downloads its repositories whole)`

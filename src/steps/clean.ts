@@ -4,7 +4,7 @@
  * `fleet status`, `fleet report` and `fleet prs` read) without their clones, and older runs go whole
  * (src/core/clean.ts chooses). A run still going holds its workspace's lock: it is never touched.
  */
-import { lstat, readdir, readFile, realpath, rm } from 'node:fs/promises';
+import { lstat, readdir, readFile, realpath, rename, rm } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { chooseClean, type CleanChoice, type RunFolder } from '../core/clean.js';
 import { lockWorkspace } from '../util/lock.js';
@@ -125,15 +125,20 @@ export async function cleanWorkspace(workspace: string, opts: { keep: number; al
       (whole ? result.remove : result.trim).push(run);
     }
   }
-  // The object cache is what makes the next run's clones cheap: it stays unless every run goes. A run using it while
-  // it goes loses only the borrowing (its clone falls back to a plain one).
+  // The object cache is what makes the next run's clones cheap: it stays unless every run goes. A clone borrowing from
+  // it while it goes finds an object missing, and is made again without it (src/workspace/git/object-cache.ts).
   const cache = join(workspace, 'cache');
   if ((await realFolder(cache)) && (await inside(workspace, cache))) {
     const bytes = await sizeOf(cache);
     result.cache = { dir: cache, bytes, removed: opts.all };
     if (opts.all) {
       result.freed += bytes;
-      if (!opts.dryRun) await rm(cache, { recursive: true, force: true });
+      if (!opts.dryRun) {
+        // Renamed away first, so that no run finds it half removed.
+        const away = `${cache}.removed-${process.pid}-${Date.now()}`;
+        await rename(cache, away);
+        await rm(away, { recursive: true, force: true });
+      }
     }
   }
   return result;

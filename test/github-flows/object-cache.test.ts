@@ -6,8 +6,9 @@
  * clone's objects in place (no hard link, no alternates: the cache stays whole), or, isolated, reach the cache at all
  * (hidden, as the workspace is).
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fleet, git, lane, readManifest } from '../integration/helpers.js';
@@ -46,6 +47,54 @@ const TWO_LANES = [
   { repo: REPO, lane: 'one', owns: ['one.txt'], run: 'echo 1 > one.txt' },
   { repo: REPO, lane: 'two', owns: ['two.txt'], run: 'echo 2 > two.txt' },
 ];
+
+/**
+ * Replaces the packs of the bare repository `gitDir` with one that holds the same objects but for the blob `victim`,
+ * whose name its index gives to a blob of `content` instead (the index rewritten: names re-sorted, fan-out and
+ * checksum made anew). Git reads a packed object by the name its index gives, without hashing it on a checkout.
+ */
+function forgePack(gitDir: string, victim: string, content: string): void {
+  const run = (args: string[], input?: string | Buffer) =>
+    execFileSync('git', ['--git-dir', gitDir, ...args], { input })
+      .toString()
+      .trim();
+  const impostor = run(['hash-object', '-w', '--stdin'], content);
+  const ids = run(['cat-file', '--batch-all-objects', '--batch-check=%(objectname)'])
+    .split('\n')
+    .filter((id) => id !== victim);
+  const packDir = join(gitDir, 'objects', 'pack');
+  const old = readdirSync(packDir);
+  const prefix = join(gitDir, 'forged');
+  const hash = run(['pack-objects', '-q', prefix], `${ids.join('\n')}\n`);
+  for (const f of old) rmSync(join(packDir, f));
+  rmSync(join(gitDir, 'objects', impostor.slice(0, 2)), { recursive: true, force: true });
+  const idx = readFileSync(`${prefix}-${hash}.idx`);
+  const n = idx.readUInt32BE(8 + 255 * 4);
+  const names = 8 + 1024;
+  const crcs = names + n * 20;
+  const offsets = crcs + n * 4;
+  const rows = Array.from({ length: n }, (_, i) => ({
+    name: idx.subarray(names + i * 20, names + i * 20 + 20).toString('hex'),
+    crc: idx.readUInt32BE(crcs + i * 4),
+    offset: idx.readUInt32BE(offsets + i * 4),
+  }));
+  for (const r of rows) if (r.name === impostor) r.name = victim;
+  rows.sort((a, b) => a.name.localeCompare(b.name));
+  const out = Buffer.from(idx);
+  for (let b = 0; b < 256; b++) out.writeUInt32BE(rows.filter((r) => Number.parseInt(r.name.slice(0, 2), 16) <= b).length, 8 + b * 4);
+  rows.forEach((r, i) => {
+    Buffer.from(r.name, 'hex').copy(out, names + i * 20);
+    out.writeUInt32BE(r.crc, crcs + i * 4);
+    out.writeUInt32BE(r.offset, offsets + i * 4);
+  });
+  createHash('sha1')
+    .update(out.subarray(0, out.length - 20))
+    .digest()
+    .copy(out, out.length - 20);
+  renameSync(`${prefix}-${hash}.pack`, join(packDir, `pack-${hash}.pack`));
+  writeFileSync(join(packDir, `pack-${hash}.idx`), out);
+  rmSync(`${prefix}-${hash}.idx`);
+}
 
 /** Every file under a lane's .git/objects, and whether any has a second name (a hard link into the cache). */
 function objectFiles(repoDir: string): { files: string[]; linked: string[] } {
@@ -130,6 +179,41 @@ describe('the object cache of a fleet on GitHub', () => {
     // What was pushed is GitHub's base and the lane's one file.
     const pushed = git(join(flow.emu.reposDir, `${REPO}.git`), 'diff', '--name-only', 'main', 'fleet/cache/one');
     expect(pushed).toBe('one.txt');
+  }, 180_000);
+
+  it("a cache holding an object under another's name is not believed: the lane reads and pushes GitHub's content", async () => {
+    flow = await startFlow();
+    await world(flow);
+    const file = fleetOf(flow, [TWO_LANES[0]!], { isolation: 'off' });
+    expect((await flow.run(file, join(flow.dir, 'ws1'))).code).toBe(0);
+    const cache = join(flow.dir, '_workspace', 'cache');
+    const [name] = readdirSync(cache).filter((n) => n.endsWith('.git'));
+    const cached = join(cache, name!);
+    const real = git(join(flow.emu.reposDir, `${REPO}.git`), 'rev-parse', 'main:README.md');
+    // What a directive that reached the cache could leave (one without isolation, or one that renamed a folder above
+    // it): a pack whose index files a README of its own under the name of the base's README.
+    forgePack(cached, real, '# planted\n');
+    // Plain git believes it: a clone with --reference checks the planted file out, and says nothing.
+    const believer = join(flow.dir, 'believer');
+    git(flow.dir, 'clone', '--quiet', '--reference', cached, `file://${join(flow.emu.reposDir, `${REPO}.git`)}`, believer);
+    expect(readFileSync(join(believer, 'README.md'), 'utf8')).toBe('# planted\n');
+
+    const r2 = await flow.run(file, join(flow.dir, 'ws2'));
+    expect(r2.code, r2.stderr).toBe(0);
+    const repoDir = join(flow.dir, 'ws2', 'lanes', 'one', 'repo');
+    expect(readFileSync(join(repoDir, 'README.md'), 'utf8')).toBe('# big\n');
+    expect(git(repoDir, 'fsck', '--no-progress')).toBe('');
+    expect(git(join(flow.emu.reposDir, `${REPO}.git`), 'diff', '--name-only', 'main', 'fleet/cache/one')).toBe('one.txt');
+    // The cache the lane found wanting was made anew from GitHub's content.
+    expect(
+      git(
+        readdirSync(cache)
+          .filter((n) => n.endsWith('.git'))
+          .map((n) => join(cache, n))[0]!,
+        'fsck',
+        '--no-progress',
+      ),
+    ).toBe('');
   }, 180_000);
 
   it('a broken cache costs the borrowing, not the lane: its clone is made again without it', async () => {

@@ -4,7 +4,8 @@
  * borrows and keeps copies of its own; clones of one repository take turns; a failed clone leaves the cache alone;
  * packs are folded into one past a bound; names keep no credential.
  */
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Git } from '../../src/workspace/git/git.js';
@@ -22,9 +23,10 @@ afterEach(() => removeDir(dir));
 async function cloneWith(cache: ObjectCache, url: string, target: string, base = 'main'): Promise<string | null> {
   const git = new Git();
   return cache.lend(git, url, base, async (b) => {
-    const borrowed = b.reference ? ['--reference', b.reference] : [];
+    const borrowed = b.reference ? ['--reference', b.reference, '--no-checkout'] : [];
     await git.run(['clone', '--quiet', '--no-tags', '--single-branch', '--branch', base, ...borrowed, '--', url, target], { cwd: dir });
     await b.cloned(join(target, '.git'));
+    if (b.reference) await git.run(['reset', '--hard', '--quiet'], { cwd: target });
     return b.reference;
   });
 }
@@ -105,6 +107,29 @@ describe('the object cache', () => {
     // The next clone finds the cache broken, makes it anew, and borrows nothing.
     expect(await cloneWith(cache, `file://${remote}`, join(dir, 'lane2'))).toBeNull();
     expect(git(cached, 'fsck', '--no-progress')).toBe('');
+  });
+
+  it('a cache not as Fleet left it is made anew: a FIFO for a pack, a configuration or alternates of its own', async () => {
+    const { remote } = await createRepo(dir, 'app', { 'README.md': '# app\n' }, { clone: false });
+    const url = `file://${remote}`;
+    const cache = new ObjectCache(join(dir, 'cache'));
+    const cached = cache.dirFor(url);
+    let lane = 0;
+    const planted: Array<[string, () => void]> = [
+      // A FIFO where a pack is: a copy that opened it would wait for a writer for ever.
+      ['a FIFO', () => execFileSync('mkfifo', [join(cached, 'objects', 'pack', `pack-${'0'.repeat(40)}.pack`)])],
+      ['a configuration', () => writeFileSync(join(cached, 'config'), '[core]\n\tbare = true\n\tfsmonitor = touch /tmp/pwned\n')],
+      ['alternates', () => writeFileSync(join(cached, 'objects', 'info', 'alternates'), `${join(dir, 'elsewhere')}\n`)],
+    ];
+    await cloneWith(cache, url, join(dir, `lane${lane++}`));
+    for (const [what, plant] of planted) {
+      if (what === 'a FIFO') writeFileSync(join(cached, 'objects', 'pack', `pack-${'0'.repeat(40)}.idx`), 'x');
+      mkdirSync(join(cached, 'objects', 'info'), { recursive: true });
+      plant();
+      expect(await cloneWith(cache, url, join(dir, `lane${lane++}`)), what).toBeNull();
+      expect(readFileSync(join(cached, 'config'), 'utf8'), what).not.toContain('fsmonitor');
+      expect(git(cached, 'fsck', '--no-progress'), what).toBe('');
+    }
   });
 
   it('folds the packs of many clones into one', async () => {

@@ -4,34 +4,33 @@
  * downloads only what changed since. It costs no request to the forge: the cache is filled with the packs the lanes'
  * own clones downloaded, copied in right after each clone, and never fetched on its own.
  *
- * How one clone goes (ObjectCache.lend, operations.ts cloneForLane):
- * 1. `git clone --reference <cache>`: the server sends only what the cache lacks (its refs go as known commits).
- * 2. Before anything else reads or runs in the clone, the packs it downloaded are copied into the cache, and the
- *    cache's ref for the base moved to the commit cloned.
- * 3. The cache's packs are copied into the clone and its `objects/info/alternates` removed (what `--dissociate` does,
- *    by copying files instead of repacking them); `git repack -a -d` where a copy fails.
+ * The cache is a hint, never trusted. Whoever runs as Fleet's user can reach it (a directive without isolation; an
+ * isolated one that renames a folder above it and makes another in its place), so a clone takes nothing from it that
+ * git has not checked:
+ * 1. `git clone --reference <cache> --no-checkout`: the server sends only what the cache seems to hold (its refs go
+ *    as known commits); nothing is read into the working tree yet.
+ * 2. The packs that clone downloaded are copied into the cache, and the cache's ref for the base moved to the commit
+ *    cloned (ObjectCache.keep).
+ * 3. Each pack of the cache is copied into the clone and indexed there by `git index-pack`, which names every object
+ *    by the hash of its content: an object planted under another's name is filed under its own, never under the name
+ *    it claimed. Then the link to the cache (`objects/info/alternates`) is removed, and only then is the base checked
+ *    out, from the clone's own checked objects. An object the cache claimed and did not hold is missing there, and
+ *    the clone fails: cloneForLane then discards the cache and clones plainly (operations.ts).
  *
- * Why it is safe to share across runs, when an earlier run's working copies would not be:
- * - Only Fleet writes it, and only with packs a clone had just downloaded and git had checked object by object
- *   (index-pack hashes every object it stores), before any directive ran in that clone. Never a working copy a
- *   directive had run in: it could have planted objects that a later lane's base would read and its push leave out,
- *   unseen by the fence.
- * - Copies, never links: no alternates file stays, no object file has a second name, so nothing a directive does to
- *   its clone (a rewrite in place, a chown as root does to the lane's user) reaches the cache.
- * - Isolated directives and checks do not see the folder at all (workspace.ts hides it, as it hides the workspace),
- *   nor other lanes' fresh clones. Without isolation a directive can write it, as it can every other lane's working
- *   copy: docs/security.md says what then still holds.
- * - It is an optimisation only: a cache that cannot be made, read or filled leaves the lane to a plain clone.
+ * So a planted cache costs at most a clone made twice. What it can still do: hold back older history the server then
+ * does not send (the base's tree and files are checked at the checkout; commits before it are not walked), which a
+ * directive's `git log` would show cut short (docs/security.md).
  *
- * In one process the clones of a repository take turns (the second borrows what the first downloaded). Two processes
- * may share the folder (two fleets beside one fleet file): every file goes in under a fresh name and is renamed into
- * place, packs are named by their content, and a pack another process's repack removed under a copy sends the clone
- * to `git repack` instead.
+ * In one process the clones of a repository take turns up to step 3 (the second borrows what the first downloaded).
+ * Two processes may share the folder (two fleets beside one fleet file): every file goes in under a fresh name and is
+ * renamed into place, packs are named by their content, a repack that fails (another process's pack under it) discards
+ * the cache, and a clone that finds a pack gone fails into a plain clone.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { copyFile, rm } from 'node:fs/promises';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { readHead } from './refs.js';
 import type { GitRunner } from './run.js';
 
@@ -40,9 +39,12 @@ const MAX_PACKS = 16;
 
 /** What a clone borrows (operations.ts cloneForLane). */
 export interface Borrowing {
-  /** The cache to clone with `--reference`, or null: clone plainly (the clone still fills the cache). */
+  /** The cache to clone with `--reference` (and `--no-checkout`), or null: clone plainly (the clone still fills the cache). */
   reference: string | null;
-  /** Right after git's clone, before anything reads or runs in it: its packs kept in the cache, its link to the cache cut. */
+  /**
+   * Right after git's clone, before anything reads or runs in it: its packs kept in the cache; when it borrowed, the
+   * cache's packs indexed into it and its link to the cache cut. The caller checks out the base after.
+   */
   cloned(gitDir: string): Promise<void>;
   /** A clone with `reference` failed: the cache is removed (the plain clone that follows makes it anew). */
   discard(): Promise<void>;
@@ -86,7 +88,7 @@ export class ObjectCache {
     return path.join(this.root, cacheName(url));
   }
 
-  /** Runs `clone` with what the cache of `url` lends, one clone of a repository at a time in this process. */
+  /** Runs `clone` with what the cache of `url` lends, one clone of a repository at a time in this process (until `cloned`). */
   async lend<T>(git: GitRunner, url: string, base: string | undefined, clone: (b: Borrowing) => Promise<T>): Promise<T> {
     const dir = this.dirFor(url);
     const before = this.turns.get(dir) ?? Promise.resolve();
@@ -94,22 +96,45 @@ export class ObjectCache {
     const mine = before.then(() => new Promise<void>((resolve) => (done = resolve)));
     this.turns.set(dir, mine);
     await before;
-    try {
-      // A cache with a pack that is not whole (a disk's fault, a copy cut short by a crash) is made anew: git would
-      // skip the pack, and the clone would copy it for nothing.
-      if (!packsOf(dir).every((name) => packLooksWhole(dir, name))) await discard(dir);
-      const reference = holdsCommits(dir) ? dir : null;
-      return await clone({ reference, cloned: (gitDir) => this.cloned(git, dir, base, gitDir), discard: () => discard(dir) });
-    } finally {
+    const release = () => {
       done();
       if (this.turns.get(dir) === mine) this.turns.delete(dir);
+    };
+    try {
+      // Only a folder of Fleet's own is lent from or filled: not a link, not another user's, not writable by others.
+      const usable = this.usable();
+      // A cache that is not as Fleet leaves it is made anew rather than lent from: a pack whose index and header
+      // disagree (a crash, a full disk), or a configuration or alternates file Fleet did not write (git reads them
+      // in the commands it runs there, some with Fleet's own settings set aside).
+      if (usable && existsSync(dir) && !asFleetLeftIt(dir)) await discard(dir);
+      const reference = usable && holdsCommits(dir) ? dir : null;
+      return await clone({
+        reference,
+        cloned: async (gitDir) => {
+          try {
+            if (usable) await this.keep(git, dir, base, gitDir).catch(() => undefined);
+            // A clone made with the reference (not the plain one that may follow it) links to the cache.
+            if (existsSync(path.join(gitDir, 'objects', 'info', 'alternates'))) await borrowFrom(git, dir, gitDir);
+          } finally {
+            release();
+          }
+        },
+        discard: () => discard(dir),
+      });
+    } finally {
+      release();
     }
   }
 
-  private async cloned(git: GitRunner, dir: string, base: string | undefined, gitDir: string): Promise<void> {
-    // What the clone downloaded goes to the cache first; a failure there costs the next run its borrowing, not this lane.
-    await this.keep(git, dir, base, gitDir).catch(() => undefined);
-    if (existsSync(path.join(gitDir, 'objects', 'info', 'alternates'))) await dissociate(git, gitDir, dir);
+  /** Whether the cache's folder is a real folder of this user's that no one else may write. */
+  private usable(): boolean {
+    try {
+      this.ensureRoot();
+      const st = lstatSync(this.root);
+      return st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o022) === 0;
+    } catch {
+      return false;
+    }
   }
 
   /** The clone's packs copied into the cache (made if need be), and the cache's ref for `base` moved to the commit cloned. */
@@ -118,12 +143,20 @@ export class ObjectCache {
     if (!own.length) return;
     const head = readHead(gitDir)?.commit ?? (await git.run(['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: gitDir, allowFail: true })).stdout.trim();
     if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(head)) return;
-    this.ensureRoot();
     await this.create(git, dir);
-    await copyPacks(gitDir, dir, own);
+    const packDir = path.join(dir, 'objects', 'pack');
+    for (const name of own) {
+      if (existsSync(path.join(packDir, `${name}.idx`))) continue;
+      // The pack before its index: git finds a pack by its index.
+      for (const ext of ['.pack', '.idx']) await copyInto(path.join(gitDir, 'objects', 'pack', name + ext), path.join(packDir, name + ext));
+    }
     // The ref last: a clone borrows from the cache only once a ref says what it holds.
     writeFresh(dir, path.join(dir, ...cacheRef(base).split('/')), `${head}\n`);
-    if (packsOf(dir).length > (this.opts.maxPacks ?? MAX_PACKS)) await git.run(['--git-dir', dir, 'repack', '-a', '-d', '-q'], { cwd: dir, allowFail: true });
+    if (packsOf(dir).length > (this.opts.maxPacks ?? MAX_PACKS)) {
+      const r = await git.run(['--git-dir', dir, 'repack', '-a', '-d', '-q'], { cwd: dir, allowFail: true });
+      // A repack that fails (a ref to a commit another process's repack dropped) would fail every time: start anew.
+      if (r.code !== 0) await discard(dir);
+    }
   }
 
   /** A bare repository at `dir`, made under a fresh name and renamed into place (another process may be making it too). */
@@ -132,6 +165,7 @@ export class ObjectCache {
     const fresh = `${dir}.${randomBytes(4).toString('hex')}.new`;
     try {
       await git.run(['init', '--quiet', '--bare', '--template=', fresh], { cwd: this.root });
+      writeFileSync(path.join(fresh, 'config'), CACHE_CONFIG);
       renameSync(fresh, dir);
     } catch (err) {
       // Another process put its repository there first: that one serves.
@@ -143,20 +177,35 @@ export class ObjectCache {
 }
 
 /**
- * The clone's own copy of every object it borrowed, its alternates file removed: the cache's packs copied in (a
- * reflink where the file system has them), or where a copy fails (a pack another process's repack removed), `git
- * repack -a -d`, which reads through the alternates whatever they hold now.
+ * The clone's own checked copy of every object it borrowed, and its link to the cache cut: each of the cache's packs
+ * copied in and indexed by `git index-pack` (which hashes every object), then `objects/info/alternates` removed.
+ * Throws when a pack cannot be copied or indexed (gone under a repack, planted, broken): the clone is then made again
+ * without the cache.
  */
-async function dissociate(git: GitRunner, gitDir: string, cache: string): Promise<void> {
-  try {
-    await copyPacks(cache, gitDir, packsOf(cache));
-  } catch {
-    await git.run(['repack', '-a', '-d', '-q'], { cwd: gitDir });
+async function borrowFrom(git: GitRunner, cache: string, gitDir: string): Promise<void> {
+  const packDir = path.join(gitDir, 'objects', 'pack');
+  // The clone's own packs (what it downloaded, which keep() just copied to the cache) it has already.
+  for (const name of packsOf(cache).filter((n) => !existsSync(path.join(packDir, `${n}.idx`)))) {
+    const tmp = path.join(packDir, `tmp_borrowed_${randomBytes(6).toString('hex')}.pack`);
+    try {
+      await copyInto(path.join(cache, 'objects', 'pack', `${name}.pack`), tmp);
+      const indexed = await git.run(['index-pack', tmp], { cwd: gitDir });
+      const hash = /([0-9a-f]{40,64})\s*$/.exec(indexed.stdout)?.[1];
+      if (!hash) throw new Error(`git index-pack named no pack for ${name}`);
+      // Named by what index-pack found in it, whatever the cache called it.
+      if (!existsSync(path.join(packDir, `pack-${hash}.idx`))) {
+        await rename(tmp, path.join(packDir, `pack-${hash}.pack`));
+        await rename(`${tmp.slice(0, -'.pack'.length)}.idx`, path.join(packDir, `pack-${hash}.idx`));
+      }
+    } finally {
+      await rm(tmp, { force: true });
+      await rm(`${tmp.slice(0, -'.pack'.length)}.idx`, { force: true });
+    }
   }
   rmSync(path.join(gitDir, 'objects', 'info', 'alternates'), { force: true });
 }
 
-/** Removes a cache: renamed away first, so that no process finds it half removed. */
+/** Removes a cache: renamed away first, so that no process finds it half removed; what cannot be removed after is left aside. */
 async function discard(dir: string): Promise<void> {
   const away = `${dir}.${randomBytes(4).toString('hex')}.old`;
   try {
@@ -164,23 +213,87 @@ async function discard(dir: string): Promise<void> {
   } catch {
     return;
   }
-  await rm(away, { recursive: true, force: true });
+  await rm(away, { recursive: true, force: true }).catch(() => undefined);
 }
 
 /** The names (`pack-<hash>`) of the packs in a repository's object store that have their index. */
 function packsOf(gitDir: string): string[] {
   try {
     const files = readdirSync(path.join(gitDir, 'objects', 'pack'));
-    return files.filter((f) => f.endsWith('.idx') && files.includes(`${f.slice(0, -4)}.pack`)).map((f) => f.slice(0, -4));
+    return files.filter((f) => /^pack-[0-9a-f]{40,64}\.idx$/.test(f) && files.includes(`${f.slice(0, -4)}.pack`)).map((f) => f.slice(0, -4));
   } catch {
     return [];
   }
 }
 
 /**
+ * Copies a regular file to `to` under a fresh name renamed into place: the source opened without following a link
+ * and without blocking (a FIFO planted there would wait for a writer for ever), and refused unless a regular file.
+ */
+async function copyInto(from: string, to: string): Promise<void> {
+  const src = await open(from, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  const tmp = path.join(path.dirname(to), `tmp_copy_${randomBytes(6).toString('hex')}`);
+  try {
+    if (!(await src.stat()).isFile()) throw new Error(`${from} is not a regular file`);
+    const dst = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o444);
+    await pipeline(src.createReadStream({ autoClose: false }), dst.createWriteStream());
+    await rename(tmp, to);
+  } finally {
+    await src.close();
+    await rm(tmp, { force: true });
+  }
+}
+
+/** Writes a file of the repository `dir` under a fresh name outside its refs (git would read one there as a ref) and renames it into place. */
+function writeFresh(dir: string, file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = path.join(dir, `fleet-${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    writeFileSync(tmp, text, { flag: 'wx' });
+    renameSync(tmp, file);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/** The whole configuration of a cache: what `git init --bare` writes, and nothing a command there could run. */
+const CACHE_CONFIG = '[core]\n\trepositoryformatversion = 0\n\tbare = true\n';
+
+/**
+ * Whether a cache is as Fleet leaves it: a real folder, its configuration Fleet's, no alternates of its own, every
+ * pack whole on its face. Each file opened without following a link or blocking.
+ */
+function asFleetLeftIt(dir: string): boolean {
+  try {
+    if (!lstatSync(dir).isDirectory()) return false;
+    const config = readStart(path.join(dir, 'config'), 0);
+    if (config.size !== CACHE_CONFIG.length || readStart(path.join(dir, 'config'), CACHE_CONFIG.length).bytes.toString('latin1') !== CACHE_CONFIG) return false;
+    try {
+      lstatSync(path.join(dir, 'objects', 'info', 'alternates'));
+      return false;
+    } catch {
+      /* none: as Fleet leaves it */
+    }
+    return packsOf(dir).every((name) => packLooksWhole(dir, name));
+  } catch {
+    return false;
+  }
+}
+
+/** True when the cache has a ref to lend from (packs without a ref say nothing the server could use). */
+function holdsCommits(dir: string): boolean {
+  try {
+    return readdirSync(path.join(dir, 'refs', 'fleet')).length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Whether a pack and its index agree on their face: the index's magic and version, the object count its fan-out
- * ends with, a size that holds that many entries, and a pack header of the same count. Reads 1 KiB of each file; it
- * does not hash them (git checks each object as it reads it).
+ * ends with, a size that holds that many entries, and a pack header of the same count. Reads 1 KiB of each file.
+ * Not a check of the content (index-pack makes that when a clone borrows the pack): a quick look for a cache a crash
+ * or a full disk left broken.
  */
 export function packLooksWhole(gitDir: string, name: string): boolean {
   const base = path.join(gitDir, 'objects', 'pack', name);
@@ -198,7 +311,7 @@ export function packLooksWhole(gitDir: string, name: string): boolean {
   }
 }
 
-/** The first `n` bytes of a file (a RangeError when it is shorter) and its size. */
+/** The first `n` bytes of a regular file (a RangeError when it is shorter) and its size. */
 function readStart(file: string, n: number): { bytes: Buffer; size: number } {
   const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
@@ -209,45 +322,5 @@ function readStart(file: string, n: number): { bytes: Buffer; size: number } {
     return { bytes, size: st.size };
   } finally {
     closeSync(fd);
-  }
-}
-
-/** Copies packs `from` one object store `to` another, each pack before its index (git finds a pack by its index), under fresh names renamed into place; a pack already there is left. */
-async function copyPacks(from: string, to: string, names: readonly string[]): Promise<void> {
-  const src = path.join(from, 'objects', 'pack');
-  const dst = path.join(to, 'objects', 'pack');
-  mkdirSync(dst, { recursive: true });
-  for (const name of names) {
-    if (existsSync(path.join(dst, `${name}.idx`))) continue;
-    for (const ext of ['.pack', '.idx']) {
-      const tmp = path.join(dst, `tmp_${randomBytes(6).toString('hex')}${ext}`);
-      try {
-        await copyFile(path.join(src, name + ext), tmp, constants.COPYFILE_FICLONE);
-        renameSync(tmp, path.join(dst, name + ext));
-      } finally {
-        await rm(tmp, { force: true });
-      }
-    }
-  }
-}
-
-/** Writes a file of the repository `dir` under a fresh name outside its refs (git would read one there as a ref) and renames it into place. */
-function writeFresh(dir: string, file: string, text: string): void {
-  mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = path.join(dir, `fleet-${randomBytes(6).toString('hex')}.tmp`);
-  try {
-    writeFileSync(tmp, text, { flag: 'wx' });
-    renameSync(tmp, file);
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-}
-
-/** True when the cache has a ref to lend from (packs without a ref say nothing the server could use). */
-function holdsCommits(dir: string): boolean {
-  try {
-    return readdirSync(path.join(dir, 'refs', 'fleet')).length > 0;
-  } catch {
-    return false;
   }
 }

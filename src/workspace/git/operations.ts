@@ -64,22 +64,37 @@ export async function cloneForLane(git: GitRunner, url: string, dir: string, opt
   const cloneFrom = (borrowed: string[]) =>
     git.network([...args, ...borrowed, '--', src, target], { cwd: path.dirname(target), env: opts.env, timeoutMs: opts.timeoutMs, before: clean });
   const borrow = isLocalRemote(src) ? undefined : opts.borrow;
+  const gitDir = path.join(target, '.git');
   const plain = async () => {
     await cloneFrom([]);
-    await borrow?.cloned(path.join(target, '.git'));
+    await borrow?.cloned(gitDir);
+  };
+  // Borrowed: nothing is checked out until every object is the clone's own and checked (object-cache.ts); then the
+  // base is read from those. False when the cache could not lend (a broken or planted cache: an optimisation lost,
+  // not a lane). What a plain clone would meet the same way (an interrupt, a timeout, a refused credential, a
+  // missing repository) is thrown, not tried twice.
+  const borrowed = async (reference: string): Promise<boolean> => {
+    try {
+      await cloneFrom(['--reference', reference, '--no-checkout']);
+    } catch (err) {
+      const e = err as GitError;
+      if (e.killedBy || /timed out after|Authentication failed|could not read Username|\b40[134]\b|not found/i.test(e.message)) throw err;
+      return false;
+    }
+    try {
+      await borrow!.cloned(gitDir);
+      await git.run(['reset', '--hard', '--quiet'], { cwd: target });
+      return true;
+    } catch {
+      return false;
+    }
   };
   if (borrow?.reference) {
-    // A clone that cannot borrow (a broken cache) is an optimisation lost, not a lane: the cache goes, and the plain
-    // clone fills it anew. What a plain clone would meet the same way (an interrupt, a timeout, a refused credential, a
-    // missing repository) is not tried twice.
-    await cloneFrom(['--reference', borrow.reference])
-      .then(() => borrow.cloned(path.join(target, '.git')))
-      .catch(async (err: GitError) => {
-        if (err.killedBy || /timed out after|Authentication failed|could not read Username|\b40[134]\b|not found/i.test(err.message)) throw err;
-        await clean();
-        await borrow.discard();
-        await plain();
-      });
+    if (!(await borrowed(borrow.reference))) {
+      await clean();
+      await borrow.discard();
+      await plain();
+    }
   } else {
     await plain();
   }

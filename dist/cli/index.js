@@ -9855,7 +9855,7 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(2001);
 /* harmony import */ var _workspace_exec_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(8181);
 /* harmony import */ var _core_commit_identity_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(153);
-/* harmony import */ var _session_session_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(4374);
+/* harmony import */ var _session_session_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(4235);
 /* harmony import */ var _session_interrupts_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(426);
 /* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(7451);
 /* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(1162);
@@ -10146,6 +10146,9 @@ async function connect(spec, values, input, io, opts) {
 `) },
     runsCode: command === "run" || command === "exec",
     commits: command === "run",
+    // Beside the runs it serves (`_workspace/`), for the clones of a fleet on GitHub: a re-run downloads only what
+    // changed. A local fleet's clones hard-link instead; what its directives could leave there, nothing trusts.
+    objectCache: (command === "run" || command === "exec") && loaded.fleet.file.forge === "github" ? (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(path), "_workspace", "cache") : void 0,
     onCommits: (_line, notes) => {
       for (const note of notes) io.stderr.write(`note: ${note}
 `);
@@ -10431,7 +10434,7 @@ async function clean(spec, parsed, io) {
   const workspace = folder.endsWith(`${"/"}_workspace`) ? folder : (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(folder, "_workspace");
   if (!(0,node_fs__WEBPACK_IMPORTED_MODULE_0__.existsSync)(workspace)) {
     io.stdout.write(
-      values.json ? `${JSON.stringify({ workspace, removed: [], trimmed: [], left: [], busy: [], freed_bytes: 0 }, null, 2)}
+      values.json ? `${JSON.stringify({ workspace, removed: [], trimmed: [], left: [], busy: [], cache: null, freed_bytes: 0 }, null, 2)}
 ` : `${workspace}: nothing to clean (no such folder)
 `
     );
@@ -10456,6 +10459,7 @@ async function clean(spec, parsed, io) {
           trimmed: dirs(r.trim),
           left: r.left.map((l) => ({ dir: l.run.dir, why: l.why })),
           busy: r.busy.map((l) => ({ dir: l.run.dir, why: l.why })),
+          cache: r.cache && { dir: r.cache.dir, bytes: r.cache.bytes, removed: r.cache.removed },
           freed_bytes: r.freed
         },
         null,
@@ -10472,6 +10476,11 @@ async function clean(spec, parsed, io) {
     ...r.left.map((x) => `left ${x.run.dir}: ${x.why}`),
     ...r.busy.map((x) => `left ${x.run.dir}: still running (${x.why})`)
   ];
+  if (r.cache && r.cache.bytes > 0) {
+    lines.push(
+      r.cache.removed ? `${would} ${r.cache.dir} (the object cache, ${(0,_core_limits_js__WEBPACK_IMPORTED_MODULE_21__/* .formatBytes */ .z3)(r.cache.bytes)}: the next run downloads its repositories whole)` : `kept ${r.cache.dir} (the object cache, ${(0,_core_limits_js__WEBPACK_IMPORTED_MODULE_21__/* .formatBytes */ .z3)(r.cache.bytes)}: what the next run's clones borrow; --all removes it)`
+    );
+  }
   lines.push(`${values["dry-run"] ? "Would free" : "Freed"} ${(0,_core_limits_js__WEBPACK_IMPORTED_MODULE_21__/* .formatBytes */ .z3)(r.freed)} in ${workspace}.`);
   io.stdout.write(`${lines.map(_core_text_js__WEBPACK_IMPORTED_MODULE_35__/* .showInvisibles */ .e4).join("\n")}
 `);
@@ -19396,7 +19405,7 @@ const systemClock = { now: () => /* @__PURE__ */ new Date() };
 /* unused harmony export installInterruptHandler */
 /* harmony import */ var _util_directive_env_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(2651);
 /* harmony import */ var _workspace_processes_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7780);
-/* harmony import */ var _session_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(4374);
+/* harmony import */ var _session_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(4235);
 
 
 
@@ -19452,7 +19461,7 @@ function enterProcess(opts = {}) {
 
 /***/ }),
 
-/***/ 4374:
+/***/ 4235:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 
@@ -20212,9 +20221,39 @@ async function cloneForLane(git, url, dir, opts) {
   const args = ["clone", "--quiet", "--no-tags", "--single-branch", "--template=", "-c", "core.quotePath=false"];
   if (opts.base) args.push("--branch", opts.base);
   if (opts.depth !== void 0 && opts.depth > 0 && !isLocalRemote(src)) args.push("--depth", String(opts.depth));
-  args.push("--", src, target);
   const clean = () => (0,promises_.rm)(target, { recursive: true, force: true });
-  await git.network(args, { cwd: external_node_path_.dirname(target), env: opts.env, timeoutMs: opts.timeoutMs, before: clean });
+  const cloneFrom = (borrowed2) => git.network([...args, ...borrowed2, "--", src, target], { cwd: external_node_path_.dirname(target), env: opts.env, timeoutMs: opts.timeoutMs, before: clean });
+  const borrow = isLocalRemote(src) ? void 0 : opts.borrow;
+  const gitDir = external_node_path_.join(target, ".git");
+  const plain = async () => {
+    await cloneFrom([]);
+    await borrow?.cloned(gitDir);
+  };
+  const borrowed = async (reference) => {
+    try {
+      await cloneFrom(["--reference", reference, "--no-checkout"]);
+    } catch (err) {
+      const e = err;
+      if (e.killedBy || /timed out after|Authentication failed|could not read Username|\b40[134]\b|not found/i.test(e.message)) throw err;
+      return false;
+    }
+    try {
+      await borrow.cloned(gitDir);
+      await git.run(["reset", "--hard", "--quiet"], { cwd: target });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (borrow?.reference) {
+    if (!await borrowed(borrow.reference)) {
+      await clean();
+      await borrow.discard();
+      await plain();
+    }
+  } else {
+    await plain();
+  }
   if (opts.headUrl) await git.run(["remote", "set-url", "origin", normalizeRemote(opts.headUrl)], { cwd: target });
   const wanted = opts.base === void 0 || opts.branch !== opts.base;
   const onDisk = wanted && !opts.headUrl && isLocalRemote(src) && !/^file:/i.test(src);
@@ -20614,6 +20653,230 @@ async function adoptCommitSetup(file, env) {
 
 // EXTERNAL MODULE: ./.build/src/workspace/exec.js + 1 modules
 var exec = __nccwpck_require__(8181);
+// EXTERNAL MODULE: external "node:crypto"
+var external_node_crypto_ = __nccwpck_require__(7598);
+;// CONCATENATED MODULE: external "node:stream/promises"
+const external_node_stream_promises_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:stream/promises");
+;// CONCATENATED MODULE: ./.build/src/workspace/git/object-cache.js
+
+
+
+
+
+
+const MAX_PACKS = 16;
+function cacheName(url) {
+  const bare = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "").replace(/^[^@/]*@/, "");
+  const slug = bare.replace(/\.git$/i, "").replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._-]+/, "").slice(-60);
+  return `${slug || "repo"}-${(0,external_node_crypto_.createHash)("sha256").update(url).digest("hex").slice(0, 12)}.git`;
+}
+function cacheRef(base) {
+  return `refs/fleet/${(0,external_node_crypto_.createHash)("sha256").update(base ?? "HEAD").digest("hex").slice(0, 16)}`;
+}
+class ObjectCache {
+  /** `maxPacks`: past this many packs the cache is repacked into one (MAX_PACKS). */
+  constructor(root, opts = {}) {
+    this.root = root;
+    this.opts = opts;
+  }
+  root;
+  opts;
+  /** Per cache, the clone going on in this process: the next waits for it, and borrows what it downloaded. */
+  turns = /* @__PURE__ */ new Map();
+  /** The folder made (private to Fleet's user) before any command runs, so that a sandbox hides it from the first. */
+  ensureRoot() {
+    (0,external_node_fs_.mkdirSync)(this.root, { recursive: true, mode: 448 });
+  }
+  dirFor(url) {
+    return external_node_path_.join(this.root, cacheName(url));
+  }
+  /** Runs `clone` with what the cache of `url` lends, one clone of a repository at a time in this process (until `cloned`). */
+  async lend(git, url, base, clone) {
+    const dir = this.dirFor(url);
+    const before = this.turns.get(dir) ?? Promise.resolve();
+    let done;
+    const mine = before.then(() => new Promise((resolve) => done = resolve));
+    this.turns.set(dir, mine);
+    await before;
+    const release = () => {
+      done();
+      if (this.turns.get(dir) === mine) this.turns.delete(dir);
+    };
+    try {
+      const usable = this.usable();
+      if (usable && (0,external_node_fs_.existsSync)(dir) && !asFleetLeftIt(dir)) await discard(dir);
+      const reference = usable && holdsCommits(dir) ? dir : null;
+      return await clone({
+        reference,
+        cloned: async (gitDir) => {
+          try {
+            if (usable) await this.keep(git, dir, base, gitDir).catch(() => void 0);
+            if ((0,external_node_fs_.existsSync)(external_node_path_.join(gitDir, "objects", "info", "alternates"))) await borrowFrom(git, dir, gitDir);
+          } finally {
+            release();
+          }
+        },
+        discard: () => discard(dir)
+      });
+    } finally {
+      release();
+    }
+  }
+  /** Whether the cache's folder is a real folder of this user's that no one else may write. */
+  usable() {
+    try {
+      this.ensureRoot();
+      const st = (0,external_node_fs_.lstatSync)(this.root);
+      return st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 18) === 0;
+    } catch {
+      return false;
+    }
+  }
+  /** The clone's packs copied into the cache (made if need be), and the cache's ref for `base` moved to the commit cloned. */
+  async keep(git, dir, base, gitDir) {
+    const own = packsOf(gitDir);
+    if (!own.length) return;
+    const head = readHead(gitDir)?.commit ?? (await git.run(["rev-parse", "--verify", "--quiet", "HEAD"], { cwd: gitDir, allowFail: true })).stdout.trim();
+    if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(head)) return;
+    await this.create(git, dir);
+    const packDir = external_node_path_.join(dir, "objects", "pack");
+    for (const name of own) {
+      if ((0,external_node_fs_.existsSync)(external_node_path_.join(packDir, `${name}.idx`))) continue;
+      for (const ext of [".pack", ".idx"]) await copyInto(external_node_path_.join(gitDir, "objects", "pack", name + ext), external_node_path_.join(packDir, name + ext));
+    }
+    writeFresh(dir, external_node_path_.join(dir, ...cacheRef(base).split("/")), `${head}
+`);
+    if (packsOf(dir).length > (this.opts.maxPacks ?? MAX_PACKS)) {
+      const r = await git.run(["--git-dir", dir, "repack", "-a", "-d", "-q"], { cwd: dir, allowFail: true });
+      if (r.code !== 0) await discard(dir);
+    }
+  }
+  /** A bare repository at `dir`, made under a fresh name and renamed into place (another process may be making it too). */
+  async create(git, dir) {
+    if ((0,external_node_fs_.existsSync)(external_node_path_.join(dir, "objects"))) return;
+    const fresh = `${dir}.${(0,external_node_crypto_.randomBytes)(4).toString("hex")}.new`;
+    try {
+      await git.run(["init", "--quiet", "--bare", "--template=", fresh], { cwd: this.root });
+      (0,external_node_fs_.writeFileSync)(external_node_path_.join(fresh, "config"), CACHE_CONFIG);
+      (0,external_node_fs_.renameSync)(fresh, dir);
+    } catch (err) {
+      if (!["EEXIST", "ENOTEMPTY"].includes(err.code ?? "")) throw err;
+    } finally {
+      (0,external_node_fs_.rmSync)(fresh, { recursive: true, force: true });
+    }
+  }
+}
+async function borrowFrom(git, cache, gitDir) {
+  const packDir = external_node_path_.join(gitDir, "objects", "pack");
+  for (const name of packsOf(cache).filter((n) => !(0,external_node_fs_.existsSync)(external_node_path_.join(packDir, `${n}.idx`)))) {
+    const tmp = external_node_path_.join(packDir, `tmp_borrowed_${(0,external_node_crypto_.randomBytes)(6).toString("hex")}.pack`);
+    try {
+      await copyInto(external_node_path_.join(cache, "objects", "pack", `${name}.pack`), tmp);
+      const indexed = await git.run(["index-pack", tmp], { cwd: gitDir });
+      const hash = /([0-9a-f]{40,64})\s*$/.exec(indexed.stdout)?.[1];
+      if (!hash) throw new Error(`git index-pack named no pack for ${name}`);
+      if (!(0,external_node_fs_.existsSync)(external_node_path_.join(packDir, `pack-${hash}.idx`))) {
+        await (0,promises_.rename)(tmp, external_node_path_.join(packDir, `pack-${hash}.pack`));
+        await (0,promises_.rename)(`${tmp.slice(0, -".pack".length)}.idx`, external_node_path_.join(packDir, `pack-${hash}.idx`));
+      }
+    } finally {
+      await (0,promises_.rm)(tmp, { force: true });
+      await (0,promises_.rm)(`${tmp.slice(0, -".pack".length)}.idx`, { force: true });
+    }
+  }
+  (0,external_node_fs_.rmSync)(external_node_path_.join(gitDir, "objects", "info", "alternates"), { force: true });
+}
+async function discard(dir) {
+  const away = `${dir}.${(0,external_node_crypto_.randomBytes)(4).toString("hex")}.old`;
+  try {
+    (0,external_node_fs_.renameSync)(dir, away);
+  } catch {
+    return;
+  }
+  await (0,promises_.rm)(away, { recursive: true, force: true }).catch(() => void 0);
+}
+function packsOf(gitDir) {
+  try {
+    const files = (0,external_node_fs_.readdirSync)(external_node_path_.join(gitDir, "objects", "pack"));
+    return files.filter((f) => /^pack-[0-9a-f]{40,64}\.idx$/.test(f) && files.includes(`${f.slice(0, -4)}.pack`)).map((f) => f.slice(0, -4));
+  } catch {
+    return [];
+  }
+}
+async function copyInto(from, to) {
+  const src = await (0,promises_.open)(from, external_node_fs_.constants.O_RDONLY | external_node_fs_.constants.O_NOFOLLOW | external_node_fs_.constants.O_NONBLOCK);
+  const tmp = external_node_path_.join(external_node_path_.dirname(to), `tmp_copy_${(0,external_node_crypto_.randomBytes)(6).toString("hex")}`);
+  try {
+    if (!(await src.stat()).isFile()) throw new Error(`${from} is not a regular file`);
+    const dst = await (0,promises_.open)(tmp, external_node_fs_.constants.O_WRONLY | external_node_fs_.constants.O_CREAT | external_node_fs_.constants.O_EXCL | external_node_fs_.constants.O_NOFOLLOW, 292);
+    await (0,external_node_stream_promises_namespaceObject.pipeline)(src.createReadStream({ autoClose: false }), dst.createWriteStream());
+    await (0,promises_.rename)(tmp, to);
+  } finally {
+    await src.close();
+    await (0,promises_.rm)(tmp, { force: true });
+  }
+}
+function writeFresh(dir, file, text) {
+  (0,external_node_fs_.mkdirSync)(external_node_path_.dirname(file), { recursive: true });
+  const tmp = external_node_path_.join(dir, `fleet-${(0,external_node_crypto_.randomBytes)(6).toString("hex")}.tmp`);
+  try {
+    (0,external_node_fs_.writeFileSync)(tmp, text, { flag: "wx" });
+    (0,external_node_fs_.renameSync)(tmp, file);
+  } finally {
+    (0,external_node_fs_.rmSync)(tmp, { force: true });
+  }
+}
+const CACHE_CONFIG = "[core]\n	repositoryformatversion = 0\n	bare = true\n";
+function asFleetLeftIt(dir) {
+  try {
+    if (!(0,external_node_fs_.lstatSync)(dir).isDirectory()) return false;
+    const config = readStart(external_node_path_.join(dir, "config"), 0);
+    if (config.size !== CACHE_CONFIG.length || readStart(external_node_path_.join(dir, "config"), CACHE_CONFIG.length).bytes.toString("latin1") !== CACHE_CONFIG) return false;
+    try {
+      (0,external_node_fs_.lstatSync)(external_node_path_.join(dir, "objects", "info", "alternates"));
+      return false;
+    } catch {
+    }
+    return packsOf(dir).every((name) => packLooksWhole(dir, name));
+  } catch {
+    return false;
+  }
+}
+function holdsCommits(dir) {
+  try {
+    return (0,external_node_fs_.readdirSync)(external_node_path_.join(dir, "refs", "fleet")).length > 0;
+  } catch {
+    return false;
+  }
+}
+function packLooksWhole(gitDir, name) {
+  const base = external_node_path_.join(gitDir, "objects", "pack", name);
+  try {
+    const idx = readStart(`${base}.idx`, 8 + 256 * 4);
+    if (idx.bytes.readUInt32BE(0) !== 4285812579 || idx.bytes.readUInt32BE(4) !== 2) return false;
+    const count = idx.bytes.readUInt32BE(8 + 255 * 4);
+    if (idx.size < 8 + 1024 + count * 28 + 40) return false;
+    const pack = readStart(`${base}.pack`, 12);
+    if (pack.bytes.toString("latin1", 0, 4) !== "PACK" || ![2, 3].includes(pack.bytes.readUInt32BE(4))) return false;
+    return pack.bytes.readUInt32BE(8) === count && pack.size >= 12 + 20;
+  } catch {
+    return false;
+  }
+}
+function readStart(file, n) {
+  const fd = (0,external_node_fs_.openSync)(file, external_node_fs_.constants.O_RDONLY | external_node_fs_.constants.O_NOFOLLOW | external_node_fs_.constants.O_NONBLOCK);
+  try {
+    const st = (0,external_node_fs_.fstatSync)(fd);
+    if (!st.isFile() || st.size < n) throw new RangeError(`${file}: too short`);
+    const bytes = Buffer.alloc(n);
+    if ((0,external_node_fs_.readSync)(fd, bytes, 0, n, 0) !== n) throw new RangeError(`${file}: too short`);
+    return { bytes, size: st.size };
+  } finally {
+    (0,external_node_fs_.closeSync)(fd);
+  }
+}
+
+
 ;// CONCATENATED MODULE: ./.build/src/workspace/guard.js
 
 
@@ -20727,8 +20990,6 @@ class WorkingCopyGuard {
 }
 
 
-// EXTERNAL MODULE: external "node:crypto"
-var external_node_crypto_ = __nccwpck_require__(7598);
 // EXTERNAL MODULE: external "node:url"
 var external_node_url_ = __nccwpck_require__(3136);
 ;// CONCATENATED MODULE: ./.build/src/workspace/sandbox.js
@@ -21109,18 +21370,21 @@ function sandboxFor(setting) {
 
 
 
+
 class GitWorkspace {
   git;
   /** Runs the directives and checks in this workspace's working copies: each marks its working copy for the guard. */
   executor;
   guard = new WorkingCopyGuard();
+  cache;
   constructor(opts = {}) {
     this.git = new Git({ ...opts.commit, launcher: opts.launcher });
-    this.executor = localExecutor(this.guard);
+    this.cache = opts.objectCache ? new ObjectCache(opts.objectCache) : void 0;
+    this.executor = localExecutor(this.guard, this.cache);
   }
   async clone(url, dir, opts) {
     this.guard.forget(dir);
-    const r = await this.git.cloneForLane(url, dir, opts);
+    const r = this.cache && !isLocalRemote(url) ? await this.cache.lend(this.git, url, opts.base, (borrow) => this.git.cloneForLane(url, dir, { ...opts, borrow })) : await this.git.cloneForLane(url, dir, opts);
     this.guard.cloned(dir);
     return r;
   }
@@ -21206,11 +21470,12 @@ class GitWorkspace {
     await this.git.run(["remote", "remove", "origin"], { cwd: dest });
   }
 }
-function localExecutor(guard) {
+function localExecutor(guard, cache) {
   return {
     run: (command, opts) => {
       guard.touched(opts.cwd);
-      return sandboxFor(opts.isolation ?? "off").then((sandbox) => runIn(sandbox, command, opts));
+      cache?.ensureRoot();
+      return sandboxFor(opts.isolation ?? "off").then((sandbox) => runIn(sandbox, command, opts, cache?.root));
     },
     isolation: async (setting) => {
       const { kind, detail } = await sandboxFor(setting);
@@ -21218,7 +21483,7 @@ function localExecutor(guard) {
     }
   };
 }
-function runIn(sandbox, command, opts) {
+function runIn(sandbox, command, opts, cache) {
   if (opts.isolation === "required" && sandbox.kind === "none") {
     return Promise.resolve({
       exitCode: 125,
@@ -21229,7 +21494,7 @@ function runIn(sandbox, command, opts) {
     });
   }
   if (sandbox.kind === "none") return (0,exec/* runCommand */.d)(command, { ...opts, wrap: void 0 });
-  const hide = [privateTmp()];
+  const hide = [privateTmp(), ...cache ? [cache] : []];
   const keep = [];
   if (opts.confine) {
     hide.push(opts.confine.workspace);
@@ -21724,7 +21989,8 @@ class Session {
   /** Sets up what the fleet file needs, checking in this order: isolation, commit setup, credential, forge. */
   async connect(file, needs) {
     const { env } = this.opts;
-    let workspace = new GitWorkspace();
+    const objectCache = needs.objectCache;
+    let workspace = new GitWorkspace({ objectCache });
     if (needs.runsCode && this.credentials.app) {
       const iso = await workspace.executor.isolation(file.isolation);
       const why = appIsolationProblem(file.isolation, iso.kind, iso.detail);
@@ -21734,7 +22000,7 @@ class Session {
       const commits = await adoptCommitSetup(file, env);
       if (!commits.ok) return { part: "sign_commits", problem: commits.problem };
       needs.onCommits?.(commits.line, commits.notes);
-      workspace = new GitWorkspace({ commit: commits.commit });
+      workspace = new GitWorkspace({ commit: commits.commit, objectCache });
     }
     let given = {};
     if (file.forge === "github") {
@@ -21898,7 +22164,7 @@ async function inside(root, path) {
 async function cleanWorkspace(workspace, opts) {
   if (!await realFolder(workspace)) throw new Error(`${workspace} is not a folder of its own (a link?): nothing was removed`);
   const choice = chooseClean(await listRuns(workspace), opts);
-  const result = { remove: [], trim: [], left: choice.left, busy: [], freed: 0 };
+  const result = { remove: [], trim: [], left: choice.left, busy: [], freed: 0, cache: null };
   for (const [runs, whole] of [
     [choice.remove, true],
     [choice.trim, false]
@@ -21920,6 +22186,19 @@ async function cleanWorkspace(workspace, opts) {
         if (opts.dryRun || !whole) await lock.release();
       }
       (whole ? result.remove : result.trim).push(run);
+    }
+  }
+  const cache = (0,external_node_path_.join)(workspace, "cache");
+  if (await realFolder(cache) && await inside(workspace, cache)) {
+    const bytes = await sizeOf(cache);
+    result.cache = { dir: cache, bytes, removed: opts.all };
+    if (opts.all) {
+      result.freed += bytes;
+      if (!opts.dryRun) {
+        const away = `${cache}.removed-${process.pid}-${Date.now()}`;
+        await (0,promises_.rename)(cache, away);
+        await (0,promises_.rm)(away, { recursive: true, force: true });
+      }
     }
   }
   return result;

@@ -67,8 +67,8 @@ export class WorkingCopyGuard {
    * guard's walk runs once after each of them, not before every git call.
    */
   private readonly checked = new Set<string>();
-  /** Where each working copy really was when cloned (every link in its path resolved). */
-  private readonly clonedAt = new Map<string, string>();
+  /** Where each working copy really was when cloned (every link in its path resolved), and which folder it was. */
+  private readonly clonedAt = new Map<string, { real: string; dev: number; ino: number }>();
 
   /** `dir` is about to be cloned again: nothing known of it holds any more. */
   forget(dir: string): void {
@@ -79,7 +79,8 @@ export class WorkingCopyGuard {
   /** `dir` was just cloned: its configuration and real place are what later checks compare with. */
   cloned(dir: string): void {
     this.clonedConfig.set(resolve(dir), readGitFile(join(dir, '.git', 'config')));
-    this.clonedAt.set(resolve(dir), realpathSync(dir));
+    const st = statSync(dir);
+    this.clonedAt.set(resolve(dir), { real: realpathSync(dir), dev: st.dev, ino: st.ino });
     this.checked.add(resolve(dir));
   }
 
@@ -88,12 +89,16 @@ export class WorkingCopyGuard {
     this.checked.delete(resolve(dir));
   }
 
-  /** True when `dir` still resolves to the folder that was cloned there (no component of its path swapped for a link). */
+  /**
+   * True when `dir` still resolves to the folder that was cloned there: no component of its path swapped for a link,
+   * and the same folder, not another made at its path (a folder above it renamed aside and made anew).
+   */
   sameFolder(dir: string): boolean {
     const at = this.clonedAt.get(resolve(dir));
     if (at === undefined) return true;
     try {
-      return realpathSync(dir) === at;
+      const st = statSync(dir);
+      return realpathSync(dir) === at.real && st.dev === at.dev && st.ino === at.ino;
     } catch {
       return false;
     }

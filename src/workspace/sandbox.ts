@@ -89,9 +89,11 @@ const RUNNER_COMMAND_FILES = ['GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_OUTPUT', 'GIT
  * namespace, so only the directive sees what it mounts), acted on in order:
  * - `-k DIR`: DIR is opened on the next descriptor from 5 up, to stay visible
  *   inside a folder about to be hidden;
- * - `-t FILE`: one `mount -a` of the table in FILE (see mountTable): the masks,
- *   then the kept folders mounted back at their own paths from those
- *   descriptors (recursively, so a mask under one comes along);
+ * - `-t FILE`: one `mount -a` of the table in FILE (see mountTable): the pins,
+ *   the masks, then the kept folders mounted back at their own paths from those
+ *   descriptors (recursively, so a mask under one comes along); under umask 022,
+ *   whatever Fleet's, so that the way it makes anew inside a mask is one the
+ *   command's user can pass (under 027, as root, every lane failed to start);
  * - `-r DIR`: the mask on DIR, writable while the kept folders' mount points
  *   were made in it, made read-only.
  * It starts in `/`, and the command enters its working folder itself (ENTER),
@@ -108,7 +110,7 @@ const INIT = [
   'n=4',
   'while [ "$1" != -- ]; do case $1 in',
   '  -k) [ -d "$2" ] && [ $n -lt 9 ] || { echo "fleet-sandbox: no folder $2 to mount back" >&2; exit 125; }; n=$((n+1)); eval "exec $n<"\\$2""; shift 2;;',
-  '  -t) [ -f "$2" ] || { echo "fleet-sandbox: no mount table $2" >&2; exit 125; }; exec 4<"$2"; mount -a -c -T /proc/self/fd/4 || exit 125; exec 4<&-; shift 2;;',
+  '  -t) [ -f "$2" ] || { echo "fleet-sandbox: no mount table $2" >&2; exit 125; }; exec 4<"$2"; (umask 022 && mount -a -c -T /proc/self/fd/4) || exit 125; exec 4<&-; shift 2;;',
   '  -r) mount -c -o remount,bind,ro "$2" || exit 125; shift 2;;',
   '  *) exit 125;;',
   'esac; done; shift',
@@ -250,15 +252,16 @@ function mountTable(text: string, dir?: string): string {
  * One mount a command's view gets:
  * - `hide`: an empty read-only tmpfs over the folder;
  * - `keep`: the folder itself, mounted back (writable where it was) inside a hidden or read-only one;
- * - `ro`: the folder itself, read-only (Fleet's installation, Node's).
+ * - `ro`: the folder itself, read-only (Fleet's installation, Node's);
+ * - `pin`: the folder itself, as it is, mounted onto itself so that it cannot be renamed (pinsFor).
  */
 export interface Layer {
-  kind: 'hide' | 'keep' | 'ro';
+  kind: 'pin' | 'hide' | 'keep' | 'ro';
   path: string;
 }
 
-/** At one path, the layer that wins: read-only over writable, what is kept over a mask. */
-const RANK = { hide: 0, keep: 1, ro: 2 } as const;
+/** At one path, the layer that wins: read-only over writable, what is kept over a mask, anything over a pin. */
+const RANK = { pin: 0, hide: 1, keep: 2, ro: 3 } as const;
 const within = (d: string, h: string) => d !== h && d.startsWith(h === '/' ? '/' : `${h}/`);
 
 /**
@@ -283,6 +286,8 @@ export function planLayers(layers: readonly Layer[]): { layer: Layer; mkdir: boo
     const a = around?.layer.kind;
     const covered = a === 'hide';
     if (layer.kind === 'hide' && covered) continue;
+    // Inside a mask the way is made anew in a fresh tmpfs, and inside a read-only folder nothing can be renamed.
+    if (layer.kind === 'pin' && (covered || a === 'ro')) continue;
     if (layer.kind === 'ro' && (covered || a === 'ro')) continue;
     if (layer.kind === 'keep' && (a === undefined || a === 'keep')) continue;
     if (around && covered) around.holds = true;
@@ -309,6 +314,10 @@ export function initArgs(layers: readonly Layer[], tableDir?: string): string[] 
     }
     if (layer.kind === 'ro') {
       rows.push(`${at} ${at} none rbind,ro 0 0`);
+      continue;
+    }
+    if (layer.kind === 'pin') {
+      rows.push(`${at} ${at} none rbind 0 0`);
       continue;
     }
     // A folder mounted back is opened before any mount: by then its path may lead into a mask.
@@ -414,7 +423,7 @@ export function viewFor(
     ...(opts.keep ?? []).map((p) => ({ kind: 'keep' as const, path: p })),
     ...readOnly.map((p) => ({ kind: 'ro' as const, path: p })),
   ];
-  if (!who) return { layers, env: {} };
+  if (!who) return { layers: [...layers, ...pinsFor(layers, ownUser())], env: {} };
   // A folder the user cannot pass itself is of no use kept, and would stand in the way of what is kept inside it.
   for (const p of opts.reach ?? []) if (searchable(p, who)) layers.push({ kind: 'keep', path: p });
   const own = privateHomes(privateDir(), opts.keep?.[0] ?? opts.cwd ?? '/');
@@ -441,7 +450,30 @@ export function viewFor(
     const closed = closedOnTheWay(around, p, who);
     if (closed !== undefined) layers.push({ kind: 'hide', path: closed });
   }
-  return { layers, env: set };
+  return { layers: [...layers, ...pinsFor(layers, who)], env: set };
+}
+
+/** Fleet's own user: whom a command runs as where Fleet is not root (a user namespace maps it back, sudo's setpriv too). */
+function ownUser(): { uid: number; gid: number } {
+  return { uid: process.getuid?.() ?? -1, gid: process.getgid?.() ?? -1 };
+}
+
+/**
+ * The folders on the way to those a command's view changes that the command's user could rename (it may write the
+ * folder they are in), each to be mounted onto itself: a mount point cannot be renamed (EBUSY). Else a command could
+ * move a folder above its masked workspace aside, masks and all (a mask stays on the folder it was put on, wherever
+ * that goes), and make one of its own at the path Fleet goes on using: a working copy of its choosing where another
+ * lane's was, a manifest of its own, another installation of Fleet where Fleet's was. The folders themselves are
+ * mount points already.
+ */
+export function pinsFor(layers: readonly Layer[], user: { uid: number; gid: number }): Layer[] {
+  const pins = new Set<string>();
+  for (const l of layers) {
+    for (let at = path.dirname(path.resolve(l.path)); at !== '/'; at = path.dirname(at)) {
+      if (writable(path.dirname(at), user)) pins.add(at);
+    }
+  }
+  return [...pins].map((p) => ({ kind: 'pin' as const, path: p }));
 }
 
 /**

@@ -24,7 +24,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/workspace/exec.js';
-import { detectSandbox, laneUser, makeOwn, planLayers, runnerCommandFolders, sandboxFor, strategies, works } from '../../src/workspace/sandbox.js';
+import {
+  detectSandbox,
+  initArgs,
+  laneUser,
+  makeOwn,
+  pinsFor,
+  planLayers,
+  runnerCommandFolders,
+  sandboxFor,
+  strategies,
+  works,
+} from '../../src/workspace/sandbox.js';
 
 let dir: string;
 beforeEach(() => {
@@ -268,6 +279,103 @@ console.log(JSON.stringify({ kind: s.kind, detail: s.detail, tail: r.tail, code:
     expect(out.tail).not.toContain('SEES-PARENT');
     expect(out.tail).toContain('65534');
     expect(spawnSync('stat', ['-c', '%u', join(dir, 'written')], { encoding: 'utf8' }).stdout.trim()).toBe('65534');
+  });
+
+  /**
+   * A folder the command's user may write, above its masked workspace (a fleet file's folder, its `_workspace`): moved
+   * aside, masks and all, and made anew, it would give Fleet, which goes on by path, a workspace of the command's
+   * making (issue 28, second pass: one lane pushed a repository of its choosing as another's). Each such folder is
+   * mounted onto itself, and a mount point cannot be renamed.
+   */
+  function renameLayout(): { opts: { hide: string[]; keep: string[] }; script: string; fleetDir: string; ws: string } {
+    const fleetDir = join(dir, 'fleets');
+    const ws = join(fleetDir, '_workspace', 'fleet', 'f-1');
+    const own = join(ws, 'lanes', 'a');
+    mkdirSync(join(own, 'repo'), { recursive: true });
+    for (const d of [fleetDir, join(fleetDir, '_workspace'), join(fleetDir, '_workspace', 'fleet'), ws, join(ws, 'lanes'), own, join(own, 'repo')])
+      chmodSync(d, 0o777);
+    const q = (p: string) => `"${p}"`;
+    // rename(2) itself: mv would fall back to copying and removing, which removes nothing it could not remove anyway.
+    const mv = (from: string, to: string) => `perl -e 'rename($ARGV[0], $ARGV[1]) or exit 1' ${q(from)} ${q(to)}`;
+    const script = [
+      `${mv(join(fleetDir, '_workspace'), join(fleetDir, '_moved'))} && echo MOVED-WORKSPACES`,
+      `${mv(join(fleetDir, '_workspace', 'fleet'), join(fleetDir, '_moved-fleet'))} && echo MOVED-FLEET`,
+      `${mv(join(fleetDir, '_workspace', 'fleet'), join(fleetDir, '_workspace', 'fleet-moved'))} && echo MOVED-FLEET-BESIDE`,
+      `${mv(join(ws, 'lanes'), join(ws, 'lanes-moved'))} && echo MOVED-LANES`,
+      `${mv(own, `${own}-moved`)} && echo MOVED-OWN`,
+      'echo mine > f && echo OWN-WRITTEN',
+      'true',
+    ].join('; ');
+    return { opts: { hide: [ws], keep: [own] }, script, fleetDir, ws };
+  }
+
+  it.runIf(isRoot)('as root: a command cannot rename a folder above its masked workspace, and still writes its own', async () => {
+    const l = renameLayout();
+    const { r } = await inside(l.script, [], { cwd: join(l.opts.keep[0]!, 'repo'), ...l.opts });
+    expect(r.exitCode, r.tail).toBe(0);
+    expect(r.tail, r.tail).not.toMatch(/MOVED/);
+    expect(r.tail).toContain('OWN-WRITTEN');
+    expect(readdirSync(l.fleetDir)).toEqual(['_workspace']);
+    expect(existsSync(join(l.ws, 'lanes', 'a', 'repo'))).toBe(true);
+  });
+
+  it.runIf(isRoot)('through a user namespace, as the same user as Fleet: the same', () => {
+    const l = renameLayout();
+    const out = asNobody(
+      'probe-rename',
+      `const s = await sandbox.detectSandbox({ masks: [] });
+const r = await runCommand(${JSON.stringify(l.script)}, { cwd: ${JSON.stringify(join(l.opts.keep[0]!, 'repo'))}, env: { PATH: process.env.PATH }, timeoutMs: 20000, logFile: ${JSON.stringify(join(dir, 'log-rename'))}, wrap: (f, a, e, o) => s.wrap(f, a, e, { ...o, ...${JSON.stringify(l.opts)} }) });
+console.log(JSON.stringify({ kind: s.kind, detail: s.detail, tail: r.tail, code: r.exitCode }));`,
+    );
+    expect(out).toMatchObject({ detail: 'unshare in a user namespace', code: 0 });
+    expect(out.tail).not.toMatch(/MOVED/);
+    expect(out.tail).toContain('OWN-WRITTEN');
+    expect(readdirSync(l.fleetDir)).toEqual(['_workspace']);
+  });
+
+  it.runIf(isRoot)('as root under a umask of 027 or 077: still isolates (the way made inside a mask stays passable)', () => {
+    // Issue 28, second pass: the mounts made the way down to the lane's folder with Fleet's umask, which the lane's
+    // user could not pass: the probe failed, and with isolation: auto every directive ran as root, unisolated.
+    const probe = join(dir, 'umask-probe.mjs');
+    const sandboxUrl = new URL('../../src/workspace/sandbox.ts', import.meta.url).href;
+    writeFileSync(probe, `import { detectSandbox } from ${JSON.stringify(sandboxUrl)};\nconst s = await detectSandbox({ masks: [] });\nconsole.log(s.kind);\n`);
+    const tsx = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+    for (const umask of ['027', '077']) {
+      const p = spawnSync('sh', ['-c', `umask ${umask}; exec "$0" --import "$1" "$2"`, process.execPath, tsx, probe], {
+        cwd: dir,
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(p.stdout.trim(), `${umask}: ${p.stderr}`).toBe('pid-namespace');
+    }
+  });
+
+  it('pins the folders above a view that its user could rename, and no other', () => {
+    const fleetDir = join(dir, 'fleets');
+    const ws = join(fleetDir, '_workspace', 'fleet', 'f-1');
+    mkdirSync(join(ws, 'lanes', 'a'), { recursive: true });
+    chmodSync(fleetDir, 0o755);
+    const me = { uid: process.getuid!(), gid: process.getgid!() };
+    const other = { uid: 4242, gid: 4242 };
+    const layers = [
+      { kind: 'hide' as const, path: ws },
+      { kind: 'keep' as const, path: join(ws, 'lanes', 'a') },
+    ];
+    // Fleet's user owns every folder from the test's folder down: each one in a folder it may write is pinned, and
+    // nothing off the way to the view.
+    const mine = pinsFor(layers, me).map((p) => p.path);
+    expect(mine).toEqual(expect.arrayContaining([join(ws, 'lanes'), ws, join(fleetDir, '_workspace', 'fleet'), join(fleetDir, '_workspace'), fleetDir, dir]));
+    for (const p of mine) expect(join(ws, 'lanes', 'a').startsWith(`${p}/`), p).toBe(true);
+    // Another user writes none of the folders below fleetDir (the test's own folders are open to all, as is /tmp).
+    for (const p of pinsFor(layers, other).map((l) => l.path)) expect([fleetDir, dir, tmpdir()], p).toContain(p);
+    // Planned: pins before the mask, none inside it.
+    const plan = planLayers([...layers, ...pinsFor(layers, me)]).map(({ layer }) => `${layer.kind} ${layer.path}`);
+    expect(plan).toContain(`pin ${fleetDir}`);
+    expect(plan).not.toContain(`pin ${join(ws, 'lanes')}`);
+    expect(plan.indexOf(`pin ${fleetDir}`)).toBeLessThan(plan.indexOf(`hide ${ws}`));
+    // Each pin is the folder bound onto itself, with what is mounted below it.
+    const args = initArgs(pinsFor(layers, me), dir);
+    expect(readFileSync(args[args.indexOf('-t') + 1]!, 'utf8')).toContain(`${fleetDir} ${fleetDir} none rbind 0 0`);
   });
 
   /**

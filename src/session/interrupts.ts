@@ -4,6 +4,7 @@
  * the App tokens it minted are revoked even then, as create-github-app-token's post step does on a cancel: a few
  * seconds at most, before the runner's SIGKILL. No exit leaves a process of Fleet's.
  */
+import { closeInheritedDescriptors } from './descriptors.js';
 import { withholdFromProcessEnv } from '../util/directive-env.js';
 import { killAllRunning } from '../workspace/processes.js';
 import { closeSessions } from './session.js';
@@ -67,8 +68,8 @@ export function installInterruptHandler(opts: InterruptOptions = {}): { signal: 
 
 /**
  * The start of an entrypoint's process: Fleet's credentials leave process.env at once, so no child (git, a
- * directive) inherits them (they live in the returned `env`, less those named in `keep`), and interrupts are
- * handled. `end` closes what is left: every open session, and the git launcher.
+ * directive) inherits them (they live in the returned `env`, less those named in `keep`), nor a descriptor the
+ * process inherited open (descriptors.ts), and interrupts are handled. `end` closes what is left: every open session, and the git launcher.
  */
 export function enterProcess(opts: InterruptOptions & { keep?: readonly string[] } = {}): {
   env: NodeJS.ProcessEnv;
@@ -76,6 +77,7 @@ export function enterProcess(opts: InterruptOptions & { keep?: readonly string[]
   end(): Promise<void>;
 } {
   const env = withholdFromProcessEnv(opts.keep);
+  closeInheritedDescriptors(process.env);
   const { signal, uninstall } = installInterruptHandler(opts);
   return {
     env,

@@ -345,6 +345,130 @@ describe.runIf(isolated && isRoot)("Fleet's own installation is read-only to eve
   });
 });
 
+describe.runIf(process.platform === 'linux')('descriptors Fleet inherited', () => {
+  /**
+   * Issue 28, second pass: a descriptor Fleet's process inherits open across exec (a shell's `20>>file`, a parent's
+   * stray pipe) passed to every directive, whatever its sandbox hid: a descriptor needs no path. Started as root with
+   * a root-only file open for writing on 20 and for reading on 21, the directive (isolated: the lane's own user) wrote
+   * the one and read the other.
+   */
+  for (const isolation of ['auto', 'off'] as const) {
+    it(`are closed before any child runs (isolation: ${isolation})`, async () => {
+      const target = join(dir, 'written-by-fd');
+      const secret = join(dir, 'read-by-fd');
+      writeFileSync(target, 'untouched\n', { mode: 0o600 });
+      writeFileSync(secret, 'ROOT-ONLY-SECRET\n', { mode: 0o600 });
+      await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
+      const file = writeFleetFile(dir, {
+        name: 'fds',
+        directive: 'x',
+        isolation,
+        targets: [
+          {
+            repo: './a.git',
+            run: `bash -c 'echo FROM-DIRECTIVE >&20' 2>/dev/null && echo WROTE-20; bash -c 'cat <&21' 2>/dev/null; echo x > STAMP`,
+          },
+        ],
+      });
+      const ws = join(dir, 'ws');
+      // As bash hands them on (`20>>file 21<file`; dash takes one digit only): open across exec, as Node's own spawn would not leave them.
+      const child = spawn('bash', ['-c', 'exec "$@" 20>>"$T" 21<"$S"', 'bash', process.execPath, resolve('bin/fleet.js'), ...runArgs(file, ws)], {
+        cwd: dir,
+        env: { ...process.env, HOME: dir, T: target, S: secret },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      running.add(child);
+      let out = '';
+      child.stdout!.on('data', (b: Buffer) => (out += b));
+      child.stderr!.on('data', (b: Buffer) => (out += b));
+      const code = await new Promise<number | null>((done) => child.on('exit', done));
+      running.delete(child);
+      expect(code, out).toBe(0);
+      const log = readFileSync(join(ws, 'lanes', 'a', 'attempt-1.log'), 'utf8');
+      expect(log, log).not.toMatch(/^WROTE-20$/m);
+      expect(log).not.toContain('ROOT-ONLY-SECRET');
+      expect(readFileSync(target, 'utf8')).toBe('untouched\n');
+    });
+  }
+});
+
+describe.runIf(isolated && isRoot)('a directive cannot move the workspace aside', () => {
+  /**
+   * Issue 28, second pass: Fleet not root, isolated through a user namespace (the directive runs as Fleet's own uid).
+   * The masks stay on the folders they were put on, wherever those go: a directive that renamed the folder above its
+   * workspace and made another at its path had Fleet, which goes on by path, commit and push in a working copy of the
+   * directive's making as another lane's. Now each folder above the view the user could rename is a mount point, which
+   * cannot be renamed; and the guard knows a working copy by its inode as well as its path.
+   */
+  it("as an ordinary user: lane a renames the folder above the workspace; lane b's push is b's own change", async () => {
+    const uid = 65534;
+    const inst = install(uid);
+    await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
+    await createRepo(dir, 'b', { 'README.md': '# b\n' }, { clone: false });
+    const home = join(dir, 'home');
+    mkdirSync(home);
+    const file = writeFleetFile(dir, {
+      name: 'aside',
+      directive: 'x',
+      max_retries: 0,
+      isolation: 'required',
+      targets: [
+        {
+          repo: './a.git',
+          run: [
+            // Once b's directive runs: the run's folder moved aside with _workspace, and one of a's making in its place.
+            'until [ -e "$FLEET_FILE_DIR/b-started" ]; do sleep 0.05; done',
+            'W="$FLEET_WORKSPACE"; top="$(dirname "$(dirname "$W")")"',
+            'mv "$top" "$top.aside" 2>/dev/null && echo MOVED-ASIDE',
+            'mkdir -p "$W/lanes/b" && git clone -q "$FLEET_FILE_DIR/b.git" "$W/lanes/b/repo" && echo planted > "$W/lanes/b/repo/INJECTED.txt" && echo PLANTED',
+            'touch "$FLEET_FILE_DIR/a-done"; echo a > A.txt',
+          ].join('\n'),
+        },
+        { repo: './b.git', run: 'touch "$FLEET_FILE_DIR/b-started"; until [ -e "$FLEET_FILE_DIR/a-done" ]; do sleep 0.05; done; echo honest >> README.md' },
+      ],
+    });
+    for (const p of [dir, join(dir, 'a.git'), join(dir, 'b.git'), home, file]) spawnSync('chown', ['-R', `${uid}:${uid}`, p]);
+    chmodSync(dir, 0o755);
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: home,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 'T',
+      GIT_AUTHOR_EMAIL: 't@example.invalid',
+      GIT_COMMITTER_NAME: 'T',
+      GIT_COMMITTER_EMAIL: 't@example.invalid',
+    };
+    // The default workspace, _workspace/fleet/<fleet_id> beside the fleet file: _workspace is the folder a moves.
+    const argv = [
+      'setpriv',
+      `--reuid=${uid}`,
+      `--regid=${uid}`,
+      '--clear-groups',
+      '--',
+      process.execPath,
+      join(inst.root, 'bin', 'fleet.js'),
+      'run',
+      file,
+      '--quiet',
+    ];
+    const r = await run(argv, env, dir);
+    expect(r.code, r.out).toBe(0);
+    expect(existsSync(join(dir, '_workspace.aside'))).toBe(false);
+    const ids = spawnSync('ls', [join(dir, '_workspace', 'fleet')], { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n');
+    expect(ids).toHaveLength(1);
+    const ws = join(dir, '_workspace', 'fleet', ids[0]!);
+    const log = readFileSync(join(ws, 'lanes', 'a', 'attempt-1.log'), 'utf8');
+    expect(log, log).not.toMatch(/^MOVED-ASIDE$/m);
+    expect(log).not.toMatch(/^PLANTED$/m);
+    const m = readManifest(ws);
+    expect(lane(m, 'b')).toMatchObject({ status: 'completed' });
+    const changed = spawnSync('git', ['--git-dir', join(dir, 'b.git'), 'diff', '--name-only', 'main', 'fleet/aside/b'], { encoding: 'utf8' });
+    expect(changed.stdout.trim()).toBe('README.md');
+  });
+});
+
 describe.runIf(process.platform === 'linux')("what a directive plants at the next attempt's log", () => {
   /**
    * Issue 28: with a FIFO there, Fleet's main thread blocked in open() for as long as nobody wrote to it: every lane

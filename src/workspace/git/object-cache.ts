@@ -4,9 +4,8 @@
  * downloads only what changed since. It costs no request to the forge: the cache is filled with the packs the lanes'
  * own clones downloaded, copied in right after each clone, and never fetched on its own.
  *
- * The cache is a hint, never trusted. Whoever runs as Fleet's user can reach it (a directive without isolation; an
- * isolated one that renames a folder above it and makes another in its place), so a clone takes nothing from it that
- * git has not checked:
+ * The cache is a hint, never trusted. Whatever runs as Fleet's user can reach it (a directive without isolation, a
+ * local fleet's directive beside the same fleet file), so a clone takes nothing from it that git has not checked:
  * 1. `git clone --reference <cache> --no-checkout`: the server sends only what the cache seems to hold (its refs go
  *    as known commits); nothing is read into the working tree yet.
  * 2. The packs that clone downloaded are copied into the cache, and the cache's ref for the base moved to the commit

@@ -9856,7 +9856,7 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _workspace_exec_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(8181);
 /* harmony import */ var _core_commit_identity_js__WEBPACK_IMPORTED_MODULE_10__ = __nccwpck_require__(153);
 /* harmony import */ var _session_session_js__WEBPACK_IMPORTED_MODULE_11__ = __nccwpck_require__(4235);
-/* harmony import */ var _session_interrupts_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(426);
+/* harmony import */ var _session_interrupts_js__WEBPACK_IMPORTED_MODULE_12__ = __nccwpck_require__(6835);
 /* harmony import */ var _ports_js__WEBPACK_IMPORTED_MODULE_13__ = __nccwpck_require__(7451);
 /* harmony import */ var _steps_load_js__WEBPACK_IMPORTED_MODULE_14__ = __nccwpck_require__(1162);
 /* harmony import */ var _steps_plan_js__WEBPACK_IMPORTED_MODULE_15__ = __nccwpck_require__(8648);
@@ -19395,17 +19395,62 @@ const systemClock = { now: () => /* @__PURE__ */ new Date() };
 
 /***/ }),
 
-/***/ 426:
+/***/ 6835:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
-/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   Qc: () => (/* binding */ enterProcess),
-/* harmony export */   _2: () => (/* binding */ EXIT_INTERRUPTED)
-/* harmony export */ });
-/* unused harmony export installInterruptHandler */
-/* harmony import */ var _util_directive_env_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(2651);
-/* harmony import */ var _workspace_processes_js__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7780);
-/* harmony import */ var _session_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(4235);
+
+// EXPORTS
+__nccwpck_require__.d(__webpack_exports__, {
+  _2: () => (/* binding */ EXIT_INTERRUPTED),
+  Qc: () => (/* binding */ enterProcess)
+});
+
+// UNUSED EXPORTS: installInterruptHandler
+
+// EXTERNAL MODULE: external "node:fs"
+var external_node_fs_ = __nccwpck_require__(3024);
+;// CONCATENATED MODULE: ./.build/src/session/descriptors.js
+
+const O_CLOEXEC = 524288;
+function closeInheritedDescriptors(env = process.env) {
+  let names;
+  try {
+    names = (0,external_node_fs_.readdirSync)("/proc/self/fd");
+  } catch {
+    return [];
+  }
+  const channel = Number(env.NODE_CHANNEL_FD);
+  const closed = [];
+  for (const name of names) {
+    const fd = Number(name);
+    if (!Number.isInteger(fd) || fd <= 2 || fd === channel) continue;
+    let flags;
+    try {
+      const m = /^flags:\s*([0-7]+)$/m.exec((0,external_node_fs_.readFileSync)(`/proc/self/fdinfo/${fd}`, "utf8"));
+      if (!m) continue;
+      flags = Number.parseInt(m[1], 8);
+    } catch {
+      continue;
+    }
+    if (flags & O_CLOEXEC) continue;
+    try {
+      (0,external_node_fs_.closeSync)(fd);
+      closed.push(fd);
+    } catch {
+    }
+  }
+  return closed;
+}
+
+
+// EXTERNAL MODULE: ./.build/src/util/directive-env.js
+var directive_env = __nccwpck_require__(2651);
+// EXTERNAL MODULE: ./.build/src/workspace/processes.js
+var processes = __nccwpck_require__(7780);
+// EXTERNAL MODULE: ./.build/src/session/session.js + 19 modules
+var session = __nccwpck_require__(4235);
+;// CONCATENATED MODULE: ./.build/src/session/interrupts.js
+
 
 
 
@@ -19415,9 +19460,9 @@ function installInterruptHandler(opts = {}) {
   const controller = new AbortController();
   let interrupts = 0;
   const stopAtOnce = () => {
-    (0,_workspace_processes_js__WEBPACK_IMPORTED_MODULE_0__/* .killAllRunning */ .fe)("SIGKILL");
+    (0,processes/* killAllRunning */.fe)("SIGKILL");
     opts.beforeExit?.();
-    void Promise.race([(0,_session_js__WEBPACK_IMPORTED_MODULE_1__/* .closeSessions */ .MK)().catch(() => void 0), new Promise((r) => setTimeout(r, REVOKE_WAIT_MS))]).finally(
+    void Promise.race([(0,session/* closeSessions */.MK)().catch(() => void 0), new Promise((r) => setTimeout(r, REVOKE_WAIT_MS))]).finally(
       () => process.exit(EXIT_INTERRUPTED)
     );
   };
@@ -19430,8 +19475,8 @@ function installInterruptHandler(opts = {}) {
     }
     gentle.say(signal);
     controller.abort();
-    (0,_workspace_processes_js__WEBPACK_IMPORTED_MODULE_0__/* .killAllRunning */ .fe)("SIGTERM");
-    setTimeout(() => (0,_workspace_processes_js__WEBPACK_IMPORTED_MODULE_0__/* .killAllRunning */ .fe)("SIGKILL"), gentle.killAfterMs).unref();
+    (0,processes/* killAllRunning */.fe)("SIGTERM");
+    setTimeout(() => (0,processes/* killAllRunning */.fe)("SIGKILL"), gentle.killAfterMs).unref();
     setTimeout(stopAtOnce, gentle.stopAfterMs).unref();
   };
   process.on("SIGINT", onSignal);
@@ -19445,14 +19490,15 @@ function installInterruptHandler(opts = {}) {
   };
 }
 function enterProcess(opts = {}) {
-  const env = (0,_util_directive_env_js__WEBPACK_IMPORTED_MODULE_2__/* .withholdFromProcessEnv */ .wV)(opts.keep);
+  const env = (0,directive_env/* withholdFromProcessEnv */.wV)(opts.keep);
+  closeInheritedDescriptors(process.env);
   const { signal, uninstall } = installInterruptHandler(opts);
   return {
     env,
     signal,
     end: async () => {
       uninstall();
-      await (0,_session_js__WEBPACK_IMPORTED_MODULE_1__/* .closeSessions */ .MK)();
+      await (0,session/* closeSessions */.MK)();
     }
   };
 }
@@ -20916,7 +20962,7 @@ class WorkingCopyGuard {
    * guard's walk runs once after each of them, not before every git call.
    */
   checked = /* @__PURE__ */ new Set();
-  /** Where each working copy really was when cloned (every link in its path resolved). */
+  /** Where each working copy really was when cloned (every link in its path resolved), and which folder it was. */
   clonedAt = /* @__PURE__ */ new Map();
   /** `dir` is about to be cloned again: nothing known of it holds any more. */
   forget(dir) {
@@ -20926,19 +20972,24 @@ class WorkingCopyGuard {
   /** `dir` was just cloned: its configuration and real place are what later checks compare with. */
   cloned(dir) {
     this.clonedConfig.set((0,external_node_path_.resolve)(dir), readGitFile((0,external_node_path_.join)(dir, ".git", "config")));
-    this.clonedAt.set((0,external_node_path_.resolve)(dir), (0,external_node_fs_.realpathSync)(dir));
+    const st = (0,external_node_fs_.statSync)(dir);
+    this.clonedAt.set((0,external_node_path_.resolve)(dir), { real: (0,external_node_fs_.realpathSync)(dir), dev: st.dev, ino: st.ino });
     this.checked.add((0,external_node_path_.resolve)(dir));
   }
   /** Foreign code is about to run in `dir`: the next git call there checks it again. */
   touched(dir) {
     this.checked.delete((0,external_node_path_.resolve)(dir));
   }
-  /** True when `dir` still resolves to the folder that was cloned there (no component of its path swapped for a link). */
+  /**
+   * True when `dir` still resolves to the folder that was cloned there: no component of its path swapped for a link,
+   * and the same folder, not another made at its path (a folder above it renamed aside and made anew).
+   */
   sameFolder(dir) {
     const at = this.clonedAt.get((0,external_node_path_.resolve)(dir));
     if (at === void 0) return true;
     try {
-      return (0,external_node_fs_.realpathSync)(dir) === at;
+      const st = (0,external_node_fs_.statSync)(dir);
+      return (0,external_node_fs_.realpathSync)(dir) === at.real && st.dev === at.dev && st.ino === at.ino;
     } catch {
       return false;
     }
@@ -21007,7 +21058,7 @@ const INIT = [
   "n=4",
   'while [ "$1" != -- ]; do case $1 in',
   '  -k) [ -d "$2" ] && [ $n -lt 9 ] || { echo "fleet-sandbox: no folder $2 to mount back" >&2; exit 125; }; n=$((n+1)); eval "exec $n<"\\$2""; shift 2;;',
-  '  -t) [ -f "$2" ] || { echo "fleet-sandbox: no mount table $2" >&2; exit 125; }; exec 4<"$2"; mount -a -c -T /proc/self/fd/4 || exit 125; exec 4<&-; shift 2;;',
+  '  -t) [ -f "$2" ] || { echo "fleet-sandbox: no mount table $2" >&2; exit 125; }; exec 4<"$2"; (umask 022 && mount -a -c -T /proc/self/fd/4) || exit 125; exec 4<&-; shift 2;;',
   '  -r) mount -c -o remount,bind,ro "$2" || exit 125; shift 2;;',
   "  *) exit 125;;",
   "esac; done; shift",
@@ -21082,7 +21133,7 @@ function mountTable(text, dir) {
   }
   return file;
 }
-const RANK = { hide: 0, keep: 1, ro: 2 };
+const RANK = { pin: 0, hide: 1, keep: 2, ro: 3 };
 const within = (d, h) => d !== h && d.startsWith(h === "/" ? "/" : `${h}/`);
 function planLayers(layers) {
   const byPath = /* @__PURE__ */ new Map();
@@ -21100,6 +21151,7 @@ function planLayers(layers) {
     const a = around?.layer.kind;
     const covered = a === "hide";
     if (layer.kind === "hide" && covered) continue;
+    if (layer.kind === "pin" && (covered || a === "ro")) continue;
     if (layer.kind === "ro" && (covered || a === "ro")) continue;
     if (layer.kind === "keep" && (a === void 0 || a === "keep")) continue;
     if (around && covered) around.holds = true;
@@ -21120,6 +21172,10 @@ function initArgs(layers, tableDir) {
     }
     if (layer.kind === "ro") {
       rows.push(`${at} ${at} none rbind,ro 0 0`);
+      continue;
+    }
+    if (layer.kind === "pin") {
+      rows.push(`${at} ${at} none rbind 0 0`);
       continue;
     }
     if (fds === 5) throw new RangeError("the sandbox mounts at most 5 folders back inside hidden ones");
@@ -21187,7 +21243,7 @@ function viewFor(s, who, opts, env, privateDir, readOnly = programFolders()) {
     ...(opts.keep ?? []).map((p) => ({ kind: "keep", path: p })),
     ...readOnly.map((p) => ({ kind: "ro", path: p }))
   ];
-  if (!who) return { layers, env: {} };
+  if (!who) return { layers: [...layers, ...pinsFor(layers, ownUser())], env: {} };
   for (const p of opts.reach ?? []) if (searchable(p, who)) layers.push({ kind: "keep", path: p });
   const own = privateHomes(privateDir(), opts.keep?.[0] ?? opts.cwd ?? "/");
   const set = { HOME: own.home };
@@ -21209,7 +21265,19 @@ function viewFor(s, who, opts, env, privateDir, readOnly = programFolders()) {
     const closed = closedOnTheWay(around, p, who);
     if (closed !== void 0) layers.push({ kind: "hide", path: closed });
   }
-  return { layers, env: set };
+  return { layers: [...layers, ...pinsFor(layers, who)], env: set };
+}
+function ownUser() {
+  return { uid: process.getuid?.() ?? -1, gid: process.getgid?.() ?? -1 };
+}
+function pinsFor(layers, user) {
+  const pins = /* @__PURE__ */ new Set();
+  for (const l of layers) {
+    for (let at = external_node_path_.dirname(external_node_path_.resolve(l.path)); at !== "/"; at = external_node_path_.dirname(at)) {
+      if (writable(external_node_path_.dirname(at), user)) pins.add(at);
+    }
+  }
+  return [...pins].map((p) => ({ kind: "pin", path: p }));
 }
 async function makeOwn(dir, who) {
   const NOFOLLOW_DIR = external_node_fs_.constants.O_RDONLY | external_node_fs_.constants.O_DIRECTORY | external_node_fs_.constants.O_NOFOLLOW;

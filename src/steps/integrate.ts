@@ -64,6 +64,8 @@ type Pass = {
 
 export class Integration {
   private readonly repos = new Map<string, RepoState>();
+  /** Checks run so far in this job: each in a folder of its own (check). */
+  private checks = 0;
   /**
    * What went wrong with the integration itself rather than with a lane (git failed, a push was refused): lanes held
    * for these reasons may go in when it is tried again, so on Actions the integrate job fails and can be re-run.
@@ -427,7 +429,10 @@ export class Integration {
    */
   private async check(state: RepoState, check: string, log: string, head: string): Promise<{ ok: boolean; detail: string | null }> {
     const { ctx } = this;
-    const copy = join(state.dir, '..', 'check');
+    // A folder of its own per check: as root the sandbox gives each folder a user and a HOME of its own (laneUser,
+    // privateHomes), so what one check leaves in its HOME (a program on PATH, a shell profile) steers no later check,
+    // bisection or release gate. One path for all of them had them share both.
+    const copy = join(state.dir, '..', `check-${++this.checks}`);
     await ctx.workspace.copyAt(state.dir, head, copy);
     const env = {
       ...ctx.env,

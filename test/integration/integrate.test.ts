@@ -10,7 +10,11 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commitToRemote, createRepo, readRemoteFile, remoteBranches } from '../support/repos.js';
+import { processSandbox } from '../../src/workspace/sandbox.js';
 import { fleet, lane, readManifest, removeDir, runArgs, tempDir, writeFleetFile } from './helpers.js';
+
+const isRoot = process.getuid?.() === 0;
+const canIsolate = process.platform === 'linux' && (await processSandbox()).kind !== 'none';
 
 let dir: string;
 beforeEach(() => {
@@ -116,6 +120,30 @@ describe('wave integration', () => {
       ok: false,
       gate: expect.arrayContaining([expect.objectContaining({ check: 'push fleet/int/_release', detail: expect.stringContaining('nothing was overwritten') })]),
     });
+  });
+
+  it.runIf(isRoot && canIsolate)('as root, each integration check has a user and a HOME of its own: what one leaves there reaches no later check', async () => {
+    // Issue 28, second pass: every check of a repository's integration ran in one folder, so as one user with one
+    // HOME: a program or profile one check left there steered the later checks, bisection and the release gate.
+    await createRepo(dir, 'mono', { 'README.md': '# mono\n' }, { clone: false });
+    const check = '[ -z "$(ls -A "$HOME")" ] || { echo "HOME holds: $(ls -A "$HOME")"; exit 1; }; touch "$HOME/left-by-$$"';
+    const file = writeFleetFile(dir, {
+      name: 'homes',
+      directive: 'd',
+      max_retries: 0,
+      isolation: 'required',
+      integrate: {},
+      targets: [
+        { repo: './mono.git', lane: 'one', owns: ['x/**'], run: 'mkdir -p x && echo x > x/a', checks: [check] },
+        { repo: './mono.git', lane: 'two', owns: ['y/**'], depends_on: ['one'], run: 'mkdir -p y && echo y > y/a', checks: [check] },
+      ],
+    });
+    const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const m = readManifest(join(dir, 'ws'));
+    expect(lane(m, 'one').integration).toMatchObject({ state: 'merged' });
+    expect(lane(m, 'two').integration).toMatchObject({ state: 'merged' });
+    expect(readFileSync(join(dir, 'ws', 'report.md'), 'utf8')).not.toMatch(/HOME holds: left-by/);
   });
 
   it('a check runs in a copy of its own: wrecking its .git changes nothing Fleet merges or pushes; names Fleet force-moves are refused', async () => {

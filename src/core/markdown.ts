@@ -24,15 +24,20 @@ export function oneLine(s: string): string {
  * `*` `_` `~`, `[` `]` and `$` escaped so the text opens no code span, emphasis,
  * strikethrough, link or (on GitHub) math; a
  * backslash doubled where it would otherwise escape what follows; `&` escaped where
- * it would start an entity.
+ * it would start an entity; an `@` kept from mentioning anyone.
  */
 export function escapeCell(s: string): string {
-  return oneLine(s)
-    .replace(/\\(?=[!-/:-@[-`{-~]|$)/g, '\\\\')
-    .replace(/&(?=#?[A-Za-z0-9]+;)/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/[|`*[\]$~_]/g, (c) => `\\${c}`);
+  return (
+    oneLine(s)
+      .replace(/\\(?=[!-/:-@[-`{-~]|$)/g, '\\\\')
+      .replace(/&(?=#?[A-Za-z0-9]+;)/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/[|`*[\]$~_]/g, (c) => `\\${c}`)
+      // An @mention in text Fleet did not write (a file name, an agent's finding) would notify that user or team from
+      // a PR body or a check run: a zero-width space after the @ keeps it text (as Renovate does).
+      .replace(/@(?=[A-Za-z0-9])/g, '@&#8203;')
+  );
 }
 
 /**
@@ -104,6 +109,7 @@ export function terminalText(md: string): string {
           if (i % 3 === 2) return `${part.replace(/\\\|/g, '|')}${arr[i - 1]}`;
           return part
             .replace(/\\([!-/:-@[-`{-~])/g, '$1')
+            .replace(/&#8203;/g, '')
             .replace(/&lt;/g, '<')
             .replace(/&gt;/g, '>')
             .replace(/&amp;/g, '&');

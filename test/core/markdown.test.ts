@@ -12,3 +12,16 @@ describe('terminalText', () => {
     expect(terminalText(`${escapeCell('a`b`c')} | ${codeCell('x')}`)).toBe('a`b`c | `x`');
   });
 });
+
+describe('escapeCell', () => {
+  it('keeps an @mention from notifying anyone (a zero-width space after the @), and the terminal shows it as written', () => {
+    // Issue 28, second pass: a file name or an agent's finding with @octocat or @acme/security in a PR body or a check
+    // run would notify them.
+    const cell = escapeCell('ping @octocat and @acme/security, mail a@b.example');
+    expect(cell).toBe('ping @&#8203;octocat and @&#8203;acme/security, mail a@&#8203;b.example');
+    expect(cell).not.toMatch(/@[A-Za-z0-9]/);
+    expect(terminalText(cell)).toBe('ping @octocat and @acme/security, mail a@b.example');
+    // What the input itself wrote as an entity stays text.
+    expect(terminalText(escapeCell('&#8203;'))).toBe('&#8203;');
+  });
+});

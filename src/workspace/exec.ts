@@ -33,6 +33,8 @@ export interface ExecOptions {
   input?: string;
   /** Between SIGTERM and SIGKILL; default 2000. */
   killGraceMs?: number;
+  /** How much output the log keeps: the first `head` bytes and the last `tail` (default LOG_HEAD_BYTES, LOG_TAIL_BYTES). */
+  logLimits?: { head: number; tail: number };
   /** Starts the command some other way (inside a sandbox, see sandbox.ts), from `cwd`; the log still names the command itself. */
   wrap?: (file: string, args: readonly string[], env: Record<string, string>, opts: { cwd: string }) => { file: string; args: string[]; cwd?: string };
 }
@@ -47,6 +49,13 @@ const MAX_PENDING_LINE = 64 * 1024;
 /** How long to wait for stdout/stderr to close once the whole process group is gone. */
 const CLOSE_WAIT_MS = 500;
 const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+/**
+ * A log keeps the first 8 MiB of a command's output and the last 1 MiB, with a line saying how much was left out
+ * between: a directive that prints gigabytes fills neither the disk nor an artifact (each lane's logs are uploaded),
+ * and the start and the end, where what went wrong is usually told, stay.
+ */
+const LOG_HEAD_BYTES = 8 * 1024 * 1024;
+const LOG_TAIL_BYTES = 1024 * 1024;
 
 /** Sends `signal` to every process group Fleet still runs (directives, checks, its own git), for a CLI's SIGINT/SIGTERM handler. */
 export { killAllRunning } from './processes.js';
@@ -191,8 +200,30 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
     tailBuf += text;
     if (tailBuf.length > KEEP_CHARS * 2) tailBuf = tailBuf.slice(-KEEP_CHARS);
   };
+  // The log's share of the output: the first limits.head bytes as they come, then only the last limits.tail kept.
+  const limits = opts.logLimits ?? { head: LOG_HEAD_BYTES, tail: LOG_TAIL_BYTES };
+  let logged = 0;
+  let past = 0;
+  let pastTail = '';
+  const logOutput = (text: string): void => {
+    if (logged < limits.head) {
+      const bytes = Buffer.from(text);
+      const room = limits.head - logged;
+      if (bytes.length <= room) {
+        writeLog(text);
+        logged += bytes.length;
+        return;
+      }
+      writeLog(bytes.subarray(0, room).toString('utf8'));
+      logged = limits.head;
+      text = bytes.subarray(room).toString('utf8');
+    }
+    past += Buffer.byteLength(text);
+    pastTail += text;
+    if (pastTail.length > limits.tail * 2) pastTail = pastTail.slice(-limits.tail);
+  };
   const sink = (text: string): void => {
-    writeLog(text);
+    logOutput(text);
     keep(text);
   };
   const outLines = new LineRedactor(sink);
@@ -284,6 +315,12 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
     sink(`fleet: could not start ${describe(command)}: ${why}\n`);
     exitCode = 127;
     signal = null;
+  }
+  if (past > 0) {
+    const kept = Buffer.from(pastTail).subarray(-limits.tail).toString('utf8');
+    const left = past - Buffer.byteLength(kept);
+    if (left > 0) writeLog(`\n=== ${left} bytes of output left out here: a log keeps the first ${limits.head} bytes and the last ${limits.tail} ===\n`);
+    writeLog(kept);
   }
   const durationMs = Math.round(performance.now() - started);
   writeLog(

@@ -392,6 +392,27 @@ describe.runIf(process.platform === 'linux')('descriptors Fleet inherited', () =
   }
 });
 
+describe.runIf(process.platform === 'linux')('a flood of directive output', () => {
+  it("is cut in the lane's log to its first 8 MiB and last 1 MiB, saying how much was left out", async () => {
+    // Issue 28, second pass: 256 MiB of output went whole into the attempt's log, and from there into the artifact.
+    await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'flood',
+      directive: 'x',
+      max_retries: 0,
+      targets: [{ repo: './a.git', run: 'echo FIRST-LINE; yes 0123456789abcdef | head -c 40000000; echo; echo LAST-LINE; echo x > STAMP' }],
+    });
+    const ws = join(dir, 'ws');
+    const r = await cli(runArgs(file, ws), { ...process.env, HOME: dir }, dir);
+    expect(r.code, r.out).toBe(0);
+    const log = readFileSync(join(ws, 'lanes', 'a', 'attempt-1.log'), 'utf8');
+    expect(log.length).toBeLessThan(9.5 * 1024 * 1024);
+    expect(log).toMatch(/^FIRST-LINE$/m);
+    expect(log).toMatch(/^LAST-LINE$/m);
+    expect(log).toMatch(/^=== \d+ bytes of output left out here: a log keeps the first 8388608 bytes and the last 1048576 ===$/m);
+  });
+});
+
 describe.runIf(isolated && isRoot)('a directive cannot move the workspace aside', () => {
   /**
    * Issue 28, second pass: Fleet not root, isolated through a user namespace (the directive runs as Fleet's own uid).

@@ -168,6 +168,22 @@ describe('runCommand', () => {
     expect(log).toContain('line 2999\n');
   });
 
+  it('keeps the first and the last of a flood of output in the log, saying how much was left out between', async () => {
+    // Issue 28, second pass: a directive's gigabytes of output went whole into its log (and the lane's artifact).
+    const o = { ...opts(), logLimits: { head: 100_000, tail: 20_000 } };
+    const r = await runCommand('seq 1 200000', o);
+    expect(r.exitCode).toBe(0);
+    const log = await readFile(o.logFile, 'utf8');
+    expect(log.length).toBeLessThan(125_000);
+    expect(log).toMatch(/^1\n2\n3\n/m);
+    expect(log).toMatch(/\n200000\n=== exit=0 /);
+    const left = /=== (\d+) bytes of output left out here: a log keeps the first 100000 bytes and the last 20000 ===/.exec(log);
+    expect(left).not.toBeNull();
+    // What was left out, plus what was kept, is all of it: seq 1 200000 prints 1,288,895 bytes.
+    const body = log.slice(log.indexOf('\n', log.indexOf('=== cwd:')) + 1, log.lastIndexOf('=== exit='));
+    expect(Buffer.byteLength(body.replace(left![0], '').replace(/^\n/m, '')) + Number(left![1])).toBeGreaterThanOrEqual(1_288_895);
+  });
+
   it('redacts secrets in the tail and the log', async () => {
     registerSecret('hunter2-very-secret');
     const o = opts();

@@ -178,7 +178,7 @@ export async function fetchLaneResults(
  * wrote there (FLEET_LANE_DIR): on GitHub anyone who can read the fleet's
  * repository can download its artifacts, so nothing is picked by listing the
  * folder, and a link (to /proc/self/environ, say), which the artifact client
- * would follow, never goes.
+ * would follow, never goes, nor a file with a second name (a hard link).
  */
 export async function laneFiles(dir: string, rec: LaneRecord, agent: boolean): Promise<string[]> {
   const names = new Set(['result.json']);
@@ -200,7 +200,9 @@ export async function laneFiles(dir: string, rec: LaneRecord, agent: boolean): P
     if (!LANE_FILES.test(name)) continue;
     const file = join(dir, name);
     const st = await lstat(file).catch(() => null);
-    if (st?.isFile()) out.push(file);
+    // One name only: a second name of another file (a hard link a directive left where the kernel lets it link
+    // files it does not own, or as root without isolation) would upload that file.
+    if (st?.isFile() && st.nlink === 1) out.push(file);
   }
   return out;
 }

@@ -15806,7 +15806,7 @@ function oneLine(s) {
   return s.replace(INVISIBLE, "").replace(/\s+/g, " ").trim();
 }
 function escapeCell(s) {
-  return oneLine(s).replace(/\\(?=[!-/:-@[-`{-~]|$)/g, "\\\\").replace(/&(?=#?[A-Za-z0-9]+;)/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[|`*[\]$~_]/g, (c) => `\\${c}`);
+  return oneLine(s).replace(/\\(?=[!-/:-@[-`{-~]|$)/g, "\\\\").replace(/&(?=#?[A-Za-z0-9]+;)/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[|`*[\]$~_]/g, (c) => `\\${c}`).replace(/@(?=[A-Za-z0-9])/g, "@&#8203;");
 }
 function codeSpan(s) {
   const t = oneLine(s);
@@ -15843,7 +15843,7 @@ function terminalText(md) {
     (line) => line.split(/(?<!\\)(`+)([\s\S]*?)\1/g).map((part, i, arr) => {
       if (i % 3 === 1) return part;
       if (i % 3 === 2) return `${part.replace(/\\\|/g, "|")}${arr[i - 1]}`;
-      return part.replace(/\\([!-/:-@[-`{-~])/g, "$1").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+      return part.replace(/\\([!-/:-@[-`{-~])/g, "$1").replace(/&#8203;/g, "").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
     }).join("")
   ).join("\n");
 }
@@ -22874,6 +22874,8 @@ class Integration {
   spec;
   prior;
   repos = /* @__PURE__ */ new Map();
+  /** Checks run so far in this job: each in a folder of its own (check). */
+  checks = 0;
   /**
    * What went wrong with the integration itself rather than with a lane (git failed, a push was refused): lanes held
    * for these reasons may go in when it is tried again, so on Actions the integrate job fails and can be re-run.
@@ -23186,7 +23188,7 @@ Fleet-Wave: ${wave + 1}
    */
   async check(state, check, log, head) {
     const { ctx } = this;
-    const copy = (0,external_node_path_.join)(state.dir, "..", "check");
+    const copy = (0,external_node_path_.join)(state.dir, "..", `check-${++this.checks}`);
     await ctx.workspace.copyAt(state.dir, head, copy);
     const env = {
       ...ctx.env,
@@ -27199,6 +27201,8 @@ const KEEP_CHARS = TAIL_CHARS * 2;
 const MAX_PENDING_LINE = 64 * 1024;
 const CLOSE_WAIT_MS = 500;
 const FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+const LOG_HEAD_BYTES = 8 * 1024 * 1024;
+const LOG_TAIL_BYTES = 1024 * 1024;
 
 async function groupAlive(pgid) {
   if (!(0,processes/* killGroup */.i0)(pgid, 0)) return false;
@@ -27312,8 +27316,29 @@ async function runCommand(command, opts) {
     tailBuf += text;
     if (tailBuf.length > KEEP_CHARS * 2) tailBuf = tailBuf.slice(-KEEP_CHARS);
   };
+  const limits = opts.logLimits ?? { head: LOG_HEAD_BYTES, tail: LOG_TAIL_BYTES };
+  let logged = 0;
+  let past = 0;
+  let pastTail = "";
+  const logOutput = (text) => {
+    if (logged < limits.head) {
+      const bytes = Buffer.from(text);
+      const room = limits.head - logged;
+      if (bytes.length <= room) {
+        writeLog(text);
+        logged += bytes.length;
+        return;
+      }
+      writeLog(bytes.subarray(0, room).toString("utf8"));
+      logged = limits.head;
+      text = bytes.subarray(room).toString("utf8");
+    }
+    past += Buffer.byteLength(text);
+    pastTail += text;
+    if (pastTail.length > limits.tail * 2) pastTail = pastTail.slice(-limits.tail);
+  };
   const sink = (text) => {
-    writeLog(text);
+    logOutput(text);
     keep(text);
   };
   const outLines = new LineRedactor(sink);
@@ -27394,6 +27419,14 @@ async function runCommand(command, opts) {
 `);
     exitCode = 127;
     signal = null;
+  }
+  if (past > 0) {
+    const kept = Buffer.from(pastTail).subarray(-limits.tail).toString("utf8");
+    const left = past - Buffer.byteLength(kept);
+    if (left > 0) writeLog(`
+=== ${left} bytes of output left out here: a log keeps the first ${limits.head} bytes and the last ${limits.tail} ===
+`);
+    writeLog(kept);
   }
   const durationMs = Math.round(performance.now() - started);
   writeLog(

@@ -11,21 +11,21 @@ const O_CLOEXEC = 0o2000000;
 
 /**
  * Closes every descriptor above 2 that would outlive an exec, at an entrypoint's start, before any child runs. Node's
- * own descriptors are all close-on-exec (libuv opens them so), and the IPC channel of a process started by `fork` is
- * kept. Linux only (/proc/self/fdinfo); elsewhere nothing is done. Returns the descriptors closed.
+ * own descriptors are all close-on-exec (libuv opens them so), the IPC channel of a process started by `fork` too
+ * (Node marks it so as it starts). Linux only (/proc/self/fdinfo); elsewhere nothing is done. Returns the descriptors
+ * closed.
  */
-export function closeInheritedDescriptors(env: NodeJS.ProcessEnv = process.env): number[] {
+export function closeInheritedDescriptors(): number[] {
   let names: string[];
   try {
     names = readdirSync('/proc/self/fd');
   } catch {
     return [];
   }
-  const channel = Number(env.NODE_CHANNEL_FD);
   const closed: number[] = [];
   for (const name of names) {
     const fd = Number(name);
-    if (!Number.isInteger(fd) || fd <= 2 || fd === channel) continue;
+    if (!Number.isInteger(fd) || fd <= 2) continue;
     let flags: number;
     try {
       const m = /^flags:\s*([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'));

@@ -77,7 +77,7 @@ export function enterProcess(opts: InterruptOptions & { keep?: readonly string[]
   end(): Promise<void>;
 } {
   const env = withholdFromProcessEnv(opts.keep);
-  closeInheritedDescriptors(process.env);
+  closeInheritedDescriptors();
   const { signal, uninstall } = installInterruptHandler(opts);
   return {
     env,

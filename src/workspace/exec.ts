@@ -214,9 +214,12 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
         logged += bytes.length;
         return;
       }
-      writeLog(bytes.subarray(0, room).toString('utf8'));
+      // Cut where a character starts (not inside one: it would read as U+FFFD, and miscount what is left out).
+      let cut = room;
+      while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--;
+      writeLog(bytes.subarray(0, cut).toString('utf8'));
       logged = limits.head;
-      text = bytes.subarray(room).toString('utf8');
+      text = bytes.subarray(cut).toString('utf8');
     }
     past += Buffer.byteLength(text);
     pastTail += text;
@@ -317,7 +320,10 @@ export async function runCommand(command: string | string[], opts: ExecOptions):
     signal = null;
   }
   if (past > 0) {
-    const kept = Buffer.from(pastTail).subarray(-limits.tail).toString('utf8');
+    const all = Buffer.from(pastTail);
+    let from = Math.max(0, all.length - limits.tail);
+    while (from < all.length && (all[from]! & 0xc0) === 0x80) from++;
+    const kept = all.subarray(from).toString('utf8');
     const left = past - Buffer.byteLength(kept);
     if (left > 0) writeLog(`\n=== ${left} bytes of output left out here: a log keeps the first ${limits.head} bytes and the last ${limits.tail} ===\n`);
     writeLog(kept);

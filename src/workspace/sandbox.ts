@@ -41,7 +41,19 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, constants as fsConstants, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  chownSync,
+  constants as fsConstants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { lchown, lstat, mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -342,6 +354,16 @@ function searchable(dir: string, who: { uid: number; gid: number }): boolean {
   }
 }
 
+/** True when this process may make files in `dir`, as the kernel decides (groups, ACLs). */
+function accessible(dir: string): boolean {
+  try {
+    accessSync(dir, fsConstants.W_OK | fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** True when `who` may make files in `dir`. */
 function writable(dir: string, who: { uid: number; gid: number }): boolean {
   try {
@@ -467,10 +489,13 @@ function ownUser(): { uid: number; gid: number } {
  * mount points already.
  */
 export function pinsFor(layers: readonly Layer[], user: { uid: number; gid: number }): Layer[] {
+  // Fleet's own user keeps its supplementary groups (a user namespace maps them) and its ACLs: the kernel says what it
+  // may write. Another user (root's lanes) has only its own uid and gid.
+  const canWrite = user.uid === process.getuid?.() ? accessible : (dir: string) => writable(dir, user);
   const pins = new Set<string>();
   for (const l of layers) {
     for (let at = path.dirname(path.resolve(l.path)); at !== '/'; at = path.dirname(at)) {
-      if (writable(path.dirname(at), user)) pins.add(at);
+      if (canWrite(path.dirname(at))) pins.add(at);
     }
   }
   return [...pins].map((p) => ({ kind: 'pin' as const, path: p }));

@@ -242,6 +242,16 @@ describe('the object cache of a fleet on GitHub', () => {
     expect(r3.code, r3.stderr).toBe(0);
     expect(git(join(flow.dir, 'ws3', 'lanes', 'one', 'repo'), 'fsck', '--no-progress')).toBe('');
     expect(git(join(cache, cached!), 'fsck', '--no-progress')).toBe('');
+
+    // The same with a repository whose name holds 404: what git said decides, not the URL and folders in the message.
+    await flow.emu.createRepo({ owner: 'acme', name: 'fix-404', files: { 'README.md': '# x\n' } });
+    const named = fleetOf(flow, [{ repo: 'acme/fix-404', lane: 'x', owns: ['one.txt'], run: 'echo 1 > one.txt' }]);
+    expect((await flow.run(named, join(flow.dir, 'ws4'))).code).toBe(0);
+    const [c404] = readdirSync(cache).filter((n) => n.includes('fix-404'));
+    rmSync(join(cache, c404!, 'objects'), { recursive: true });
+    writeFileSync(join(cache, c404!, 'objects'), 'not a folder');
+    const r5 = await flow.run(named, join(flow.dir, 'ws5'));
+    expect(r5.code, r5.stderr).toBe(0);
   }, 180_000);
 
   it.runIf(canIsolate)(
@@ -262,8 +272,10 @@ describe('the object cache of a fleet on GitHub', () => {
       const seen = readFileSync(join(flow.dir, 'ws', 'lanes', 'one', 'probe.txt'), 'utf8');
       expect(seen).toBe('SEEN:[]\n');
       const cache = join(flow.dir, '_workspace', 'cache');
-      expect(readdirSync(cache).filter((n) => !n.endsWith('.git') || n === 'x.git')).toEqual([]);
-      expect(readdirSync(cache).length).toBe(1);
+      expect(readdirSync(cache).filter((n) => (!n.endsWith('.git') || n === 'x.git') && n !== '.gitignore')).toEqual([]);
+      expect(readdirSync(cache).filter((n) => n.endsWith('.git'))).toHaveLength(1);
+      // Beside a fleet file kept in git, the cache ignores itself, whatever folder the run's workspace is in.
+      expect(readFileSync(join(cache, '.gitignore'), 'utf8')).toMatch(/^\*$/m);
     },
     180_000,
   );

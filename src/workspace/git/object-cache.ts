@@ -9,7 +9,7 @@
  * 1. `git clone --reference <cache> --no-checkout`: the server sends only what the cache seems to hold (its refs go
  *    as known commits); nothing is read into the working tree yet.
  * 2. The packs that clone downloaded are copied into the cache, and the cache's ref for the base moved to the commit
- *    cloned (ObjectCache.keep).
+ *    cloned (ObjectCache.fill).
  * 3. Each pack of the cache is copied into the clone and indexed there by `git index-pack`, which names every object
  *    by the hash of its content: an object planted under another's name is filed under its own, never under the name
  *    it claimed. Then the link to the cache (`objects/info/alternates`) is removed, and only then is the base checked
@@ -17,8 +17,9 @@
  *    the clone fails: cloneForLane then discards the cache and clones plainly (operations.ts).
  *
  * So a planted cache costs at most a clone made twice. What it can still do: hold back older history the server then
- * does not send (the base's tree and files are checked at the checkout; commits before it are not walked), which a
- * directive's `git log` would show cut short (docs/security.md).
+ * does not send (the base's tree and files are checked at the checkout; commits before it are not walked): a
+ * directive's `git log` then fails partway ("Failed to traverse parents"), though what the lane pushes is the same
+ * (docs/security.md).
  *
  * In one process the clones of a repository take turns up to step 3 (the second borrows what the first downloaded).
  * Two processes may share the folder (two fleets beside one fleet file): every file goes in under a fresh name and is
@@ -80,7 +81,16 @@ export class ObjectCache {
 
   /** The folder made (private to Fleet's user) before any command runs, so that a sandbox hides it from the first. */
   ensureRoot(): void {
+    // Only the cache's own folder is private: folders above it (`_workspace`) keep the modes they would have.
+    mkdirSync(path.dirname(this.root), { recursive: true });
     mkdirSync(this.root, { recursive: true, mode: 0o700 });
+    // Whole repositories' packs, beside a fleet file often kept in git: never for `git add -A` (whatever folder the run's
+    // own workspace is in; `_workspace/.gitignore` is written only where a run claims its folder there).
+    try {
+      writeFileSync(path.join(this.root, '.gitignore'), '# Written by Fleet: the object cache (docs/cli.md).\n*\n', { flag: 'wx' });
+    } catch {
+      /* there already */
+    }
   }
 
   dirFor(url: string): string {
@@ -110,13 +120,12 @@ export class ObjectCache {
       return await clone({
         reference,
         cloned: async (gitDir) => {
-          try {
-            if (usable) await this.keep(git, dir, base, gitDir).catch(() => undefined);
-            // A clone made with the reference (not the plain one that may follow it) links to the cache.
-            if (existsSync(path.join(gitDir, 'objects', 'info', 'alternates'))) await borrowFrom(git, dir, gitDir);
-          } finally {
-            release();
-          }
+          if (usable) await this.fill(git, dir, base, gitDir).catch(() => undefined);
+          // A clone made with the reference (not the plain one that may follow it) links to the cache.
+          if (existsSync(path.join(gitDir, 'objects', 'info', 'alternates'))) await borrowFrom(git, dir, gitDir);
+          // The next clone of the repository may start. Not when borrowing failed: the plain clone that follows fills
+          // the cache first (the turn ends with lend), else every lane waiting would download the whole repository.
+          release();
         },
         discard: () => discard(dir),
       });
@@ -137,7 +146,7 @@ export class ObjectCache {
   }
 
   /** The clone's packs copied into the cache (made if need be), and the cache's ref for `base` moved to the commit cloned. */
-  private async keep(git: GitRunner, dir: string, base: string | undefined, gitDir: string): Promise<void> {
+  private async fill(git: GitRunner, dir: string, base: string | undefined, gitDir: string): Promise<void> {
     const own = packsOf(gitDir);
     if (!own.length) return;
     const head = readHead(gitDir)?.commit ?? (await git.run(['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: gitDir, allowFail: true })).stdout.trim();
@@ -183,7 +192,7 @@ export class ObjectCache {
  */
 async function borrowFrom(git: GitRunner, cache: string, gitDir: string): Promise<void> {
   const packDir = path.join(gitDir, 'objects', 'pack');
-  // The clone's own packs (what it downloaded, which keep() just copied to the cache) it has already.
+  // The clone's own packs (what it downloaded, which fill() just copied to the cache) it has already.
   for (const name of packsOf(cache).filter((n) => !existsSync(path.join(packDir, `${n}.idx`)))) {
     const tmp = path.join(packDir, `tmp_borrowed_${randomBytes(6).toString('hex')}.pack`);
     try {
@@ -197,8 +206,8 @@ async function borrowFrom(git: GitRunner, cache: string, gitDir: string): Promis
         await rename(`${tmp.slice(0, -'.pack'.length)}.idx`, path.join(packDir, `pack-${hash}.idx`));
       }
     } finally {
-      await rm(tmp, { force: true });
-      await rm(`${tmp.slice(0, -'.pack'.length)}.idx`, { force: true });
+      // And the reverse index git 2.41 and later write beside the index (git does without it).
+      for (const ext of ['.pack', '.idx', '.rev']) await rm(`${tmp.slice(0, -'.pack'.length)}${ext}`, { force: true });
     }
   }
   rmSync(path.join(gitDir, 'objects', 'info', 'alternates'), { force: true });

@@ -9,7 +9,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { gitDirOf, isLocalRemote, normalizeRemote, readHead, readRef, revParse, treeOf } from './refs.js';
 import type { Borrowing } from './object-cache.js';
-import { GitError, type GitRunner } from './run.js';
+import { GitError, type GitRunner, isTransientGitFailure } from './run.js';
 
 // ---------------------------------------------------------------------------
 // A lane's working copy
@@ -46,6 +46,10 @@ export interface CloneForLaneResult {
   remote_branch_commit: string | null;
 }
 
+/** What git says when the remote or the network refused the clone: a plain clone would meet it the same way. */
+const SAME_WITHOUT_CACHE =
+  /Authentication failed|could not read Username|The requested URL returned error|not found|Could not resolve host|Failed to connect|Connection (?:refused|reset|timed out)/i;
+
 /**
  * Clones one branch of `url` into `dir` (hard-linking objects for a local
  * path), learns where the lane branch already is on the remote (fetched into
@@ -77,8 +81,10 @@ export async function cloneForLane(git: GitRunner, url: string, dir: string, opt
     try {
       await cloneFrom(['--reference', reference, '--no-checkout']);
     } catch (err) {
+      // Judged by what git said, not by the message, which names the URL and the folders (a lane named fix-404).
       const e = err as GitError;
-      if (e.killedBy || /timed out after|Authentication failed|could not read Username|\b40[134]\b|not found/i.test(e.message)) throw err;
+      const said = e.stderr ?? '';
+      if (e.killedBy || /timed out after/.test(e.message) || SAME_WITHOUT_CACHE.test(said) || isTransientGitFailure(said)) throw err;
       return false;
     }
     try {

@@ -19412,18 +19412,17 @@ var external_node_fs_ = __nccwpck_require__(3024);
 ;// CONCATENATED MODULE: ./.build/src/session/descriptors.js
 
 const O_CLOEXEC = 524288;
-function closeInheritedDescriptors(env = process.env) {
+function closeInheritedDescriptors() {
   let names;
   try {
     names = (0,external_node_fs_.readdirSync)("/proc/self/fd");
   } catch {
     return [];
   }
-  const channel = Number(env.NODE_CHANNEL_FD);
   const closed = [];
   for (const name of names) {
     const fd = Number(name);
-    if (!Number.isInteger(fd) || fd <= 2 || fd === channel) continue;
+    if (!Number.isInteger(fd) || fd <= 2) continue;
     let flags;
     try {
       const m = /^flags:\s*([0-7]+)$/m.exec((0,external_node_fs_.readFileSync)(`/proc/self/fdinfo/${fd}`, "utf8"));
@@ -19491,7 +19490,7 @@ function installInterruptHandler(opts = {}) {
 }
 function enterProcess(opts = {}) {
   const env = (0,directive_env/* withholdFromProcessEnv */.wV)(opts.keep);
-  closeInheritedDescriptors(process.env);
+  closeInheritedDescriptors();
   const { signal, uninstall } = installInterruptHandler(opts);
   return {
     env,
@@ -20260,6 +20259,7 @@ function sleep(ms) {
 
 
 
+const SAME_WITHOUT_CACHE = /Authentication failed|could not read Username|The requested URL returned error|not found|Could not resolve host|Failed to connect|Connection (?:refused|reset|timed out)/i;
 async function cloneForLane(git, url, dir, opts) {
   const src = normalizeRemote(url);
   const target = external_node_path_.resolve(dir);
@@ -20280,7 +20280,8 @@ async function cloneForLane(git, url, dir, opts) {
       await cloneFrom(["--reference", reference, "--no-checkout"]);
     } catch (err) {
       const e = err;
-      if (e.killedBy || /timed out after|Authentication failed|could not read Username|\b40[134]\b|not found/i.test(e.message)) throw err;
+      const said = e.stderr ?? "";
+      if (e.killedBy || /timed out after/.test(e.message) || SAME_WITHOUT_CACHE.test(said) || isTransientGitFailure(said)) throw err;
       return false;
     }
     try {
@@ -20731,7 +20732,12 @@ class ObjectCache {
   turns = /* @__PURE__ */ new Map();
   /** The folder made (private to Fleet's user) before any command runs, so that a sandbox hides it from the first. */
   ensureRoot() {
+    (0,external_node_fs_.mkdirSync)(external_node_path_.dirname(this.root), { recursive: true });
     (0,external_node_fs_.mkdirSync)(this.root, { recursive: true, mode: 448 });
+    try {
+      (0,external_node_fs_.writeFileSync)(external_node_path_.join(this.root, ".gitignore"), "# Written by Fleet: the object cache (docs/cli.md).\n*\n", { flag: "wx" });
+    } catch {
+    }
   }
   dirFor(url) {
     return external_node_path_.join(this.root, cacheName(url));
@@ -20755,12 +20761,9 @@ class ObjectCache {
       return await clone({
         reference,
         cloned: async (gitDir) => {
-          try {
-            if (usable) await this.keep(git, dir, base, gitDir).catch(() => void 0);
-            if ((0,external_node_fs_.existsSync)(external_node_path_.join(gitDir, "objects", "info", "alternates"))) await borrowFrom(git, dir, gitDir);
-          } finally {
-            release();
-          }
+          if (usable) await this.fill(git, dir, base, gitDir).catch(() => void 0);
+          if ((0,external_node_fs_.existsSync)(external_node_path_.join(gitDir, "objects", "info", "alternates"))) await borrowFrom(git, dir, gitDir);
+          release();
         },
         discard: () => discard(dir)
       });
@@ -20779,7 +20782,7 @@ class ObjectCache {
     }
   }
   /** The clone's packs copied into the cache (made if need be), and the cache's ref for `base` moved to the commit cloned. */
-  async keep(git, dir, base, gitDir) {
+  async fill(git, dir, base, gitDir) {
     const own = packsOf(gitDir);
     if (!own.length) return;
     const head = readHead(gitDir)?.commit ?? (await git.run(["rev-parse", "--verify", "--quiet", "HEAD"], { cwd: gitDir, allowFail: true })).stdout.trim();
@@ -20826,8 +20829,7 @@ async function borrowFrom(git, cache, gitDir) {
         await (0,promises_.rename)(`${tmp.slice(0, -".pack".length)}.idx`, external_node_path_.join(packDir, `pack-${hash}.idx`));
       }
     } finally {
-      await (0,promises_.rm)(tmp, { force: true });
-      await (0,promises_.rm)(`${tmp.slice(0, -".pack".length)}.idx`, { force: true });
+      for (const ext of [".pack", ".idx", ".rev"]) await (0,promises_.rm)(`${tmp.slice(0, -".pack".length)}${ext}`, { force: true });
     }
   }
   (0,external_node_fs_.rmSync)(external_node_path_.join(gitDir, "objects", "info", "alternates"), { force: true });
@@ -21197,6 +21199,14 @@ function searchable(dir, who) {
     return false;
   }
 }
+function accessible(dir) {
+  try {
+    (0,external_node_fs_.accessSync)(dir, external_node_fs_.constants.W_OK | external_node_fs_.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 function writable(dir, who) {
   try {
     const st = (0,external_node_fs_.statSync)(dir);
@@ -21271,10 +21281,11 @@ function ownUser() {
   return { uid: process.getuid?.() ?? -1, gid: process.getgid?.() ?? -1 };
 }
 function pinsFor(layers, user) {
+  const canWrite = user.uid === process.getuid?.() ? accessible : (dir) => writable(dir, user);
   const pins = /* @__PURE__ */ new Set();
   for (const l of layers) {
     for (let at = external_node_path_.dirname(external_node_path_.resolve(l.path)); at !== "/"; at = external_node_path_.dirname(at)) {
-      if (writable(external_node_path_.dirname(at), user)) pins.add(at);
+      if (canWrite(external_node_path_.dirname(at))) pins.add(at);
     }
   }
   return [...pins].map((p) => ({ kind: "pin", path: p }));
@@ -27329,9 +27340,11 @@ async function runCommand(command, opts) {
         logged += bytes.length;
         return;
       }
-      writeLog(bytes.subarray(0, room).toString("utf8"));
+      let cut = room;
+      while (cut > 0 && (bytes[cut] & 192) === 128) cut--;
+      writeLog(bytes.subarray(0, cut).toString("utf8"));
       logged = limits.head;
-      text = bytes.subarray(room).toString("utf8");
+      text = bytes.subarray(cut).toString("utf8");
     }
     past += Buffer.byteLength(text);
     pastTail += text;
@@ -27421,7 +27434,10 @@ async function runCommand(command, opts) {
     signal = null;
   }
   if (past > 0) {
-    const kept = Buffer.from(pastTail).subarray(-limits.tail).toString("utf8");
+    const all = Buffer.from(pastTail);
+    let from = Math.max(0, all.length - limits.tail);
+    while (from < all.length && (all[from] & 192) === 128) from++;
+    const kept = all.subarray(from).toString("utf8");
     const left = past - Buffer.byteLength(kept);
     if (left > 0) writeLog(`
 === ${left} bytes of output left out here: a log keeps the first ${limits.head} bytes and the last ${limits.tail} ===

@@ -4,9 +4,10 @@
  * `fleet status`, `fleet report` and `fleet prs` read) without their clones, and older runs go whole
  * (src/core/clean.ts chooses). A run still going holds its workspace's lock: it is never touched.
  */
-import { lstat, readdir, readFile, realpath, rename, rm } from 'node:fs/promises';
+import { lstat, readdir, readFile, realpath, rm } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { chooseClean, type CleanChoice, type RunFolder } from '../core/clean.js';
+import { removeAside } from '../util/fs.js';
 import { lockWorkspace } from '../util/lock.js';
 
 export interface CleanResult extends CleanChoice {
@@ -133,12 +134,7 @@ export async function cleanWorkspace(workspace: string, opts: { keep: number; al
     result.cache = { dir: cache, bytes, removed: opts.all };
     if (opts.all) {
       result.freed += bytes;
-      if (!opts.dryRun) {
-        // Renamed away first, so that no run finds it half removed.
-        const away = `${cache}.removed-${process.pid}-${Date.now()}`;
-        await rename(cache, away);
-        await rm(away, { recursive: true, force: true });
-      }
+      if (!opts.dryRun) await removeAside(cache);
     }
   }
   return result;

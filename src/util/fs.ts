@@ -17,6 +17,17 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
   }
 }
 
+/**
+ * Removes a folder others may be reading (a cache another process borrows from): renamed aside first, so that no
+ * one finds it half removed, then removed; what cannot be removed after the rename is left aside. Throws only when
+ * the rename fails (the folder is still where it was).
+ */
+export async function removeAside(dir: string): Promise<void> {
+  const aside = `${dir}.${randomBytes(4).toString('hex')}.removed`;
+  await rename(dir, aside);
+  await rm(aside, { recursive: true, force: true }).catch(() => undefined);
+}
+
 export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
   await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
 }

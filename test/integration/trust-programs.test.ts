@@ -279,6 +279,22 @@ describe.runIf(isRoot && isolated)('Fleet as root: programs installed in a close
  * next run executes with the next fleet's token: a directive that appends to it would own every later run. The copy
  * here is installed as npm installs a package: bin/, dist/ and package.json.
  */
+/** The environment Fleet is started with as another user: PATH, a HOME of the test's, and who commits. */
+function plainEnv(home: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_AUTHOR_NAME: 'T',
+    GIT_AUTHOR_EMAIL: 't@example.invalid',
+    GIT_COMMITTER_NAME: 'T',
+    GIT_COMMITTER_EMAIL: 't@example.invalid',
+  };
+}
+
+/** `argv` run as `uid` (its group the same number), without supplementary groups. */
+const asUser = (uid: number, argv: string[]) => ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...argv];
+
 function install(owner?: number): { root: string; bundle: string; text: string } {
   const root = join(dir, 'install', 'fleet');
   mkdirSync(root, { recursive: true });
@@ -310,17 +326,9 @@ async function rewriteInstall(as: 'root' | 'user'): Promise<{ log: string; bundl
     for (const p of [dir, join(dir, 'app.git'), home, file]) spawnSync('chown', ['-R', `${uid}:${uid}`, p]);
     chmodSync(dir, 0o755);
   }
-  const env = {
-    PATH: process.env.PATH ?? '',
-    HOME: home,
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_AUTHOR_NAME: 'T',
-    GIT_AUTHOR_EMAIL: 't@example.invalid',
-    GIT_COMMITTER_NAME: 'T',
-    GIT_COMMITTER_EMAIL: 't@example.invalid',
-  };
+  const env = plainEnv(home);
   const node = [process.execPath, join(inst.root, 'bin', 'fleet.js'), ...runArgs(file, ws)];
-  const argv = uid === undefined ? node : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...node];
+  const argv = uid === undefined ? node : asUser(uid, node);
   const r = await run(argv, env, dir);
   const log = existsSync(join(ws, 'lanes', 'app', 'attempt-1.log')) ? readFileSync(join(ws, 'lanes', 'app', 'attempt-1.log'), 'utf8') : '';
   return { log, bundle: inst.bundle, text: inst.text, ...r };
@@ -450,28 +458,9 @@ describe.runIf(isolated && isRoot)('a directive cannot move the workspace aside'
     });
     for (const p of [dir, join(dir, 'a.git'), join(dir, 'b.git'), home, file]) spawnSync('chown', ['-R', `${uid}:${uid}`, p]);
     chmodSync(dir, 0o755);
-    const env = {
-      PATH: process.env.PATH ?? '',
-      HOME: home,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_AUTHOR_NAME: 'T',
-      GIT_AUTHOR_EMAIL: 't@example.invalid',
-      GIT_COMMITTER_NAME: 'T',
-      GIT_COMMITTER_EMAIL: 't@example.invalid',
-    };
+    const env = plainEnv(home);
     // The default workspace, _workspace/fleet/<fleet_id> beside the fleet file: _workspace is the folder a moves.
-    const argv = [
-      'setpriv',
-      `--reuid=${uid}`,
-      `--regid=${uid}`,
-      '--clear-groups',
-      '--',
-      process.execPath,
-      join(inst.root, 'bin', 'fleet.js'),
-      'run',
-      file,
-      '--quiet',
-    ];
+    const argv = asUser(uid, [process.execPath, join(inst.root, 'bin', 'fleet.js'), 'run', file, '--quiet']);
     const r = await run(argv, env, dir);
     expect(r.code, r.out).toBe(0);
     expect(existsSync(join(dir, '_workspace.aside'))).toBe(false);

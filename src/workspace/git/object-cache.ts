@@ -31,6 +31,7 @@ import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, open
 import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { removeAside } from '../../util/fs.js';
 import { readHead } from './refs.js';
 import type { GitRunner } from './run.js';
 
@@ -213,15 +214,9 @@ async function borrowFrom(git: GitRunner, cache: string, gitDir: string): Promis
   rmSync(path.join(gitDir, 'objects', 'info', 'alternates'), { force: true });
 }
 
-/** Removes a cache: renamed away first, so that no process finds it half removed; what cannot be removed after is left aside. */
+/** Removes a cache (util/fs removeAside); one that cannot be moved is left as it is. */
 async function discard(dir: string): Promise<void> {
-  const away = `${dir}.${randomBytes(4).toString('hex')}.old`;
-  try {
-    renameSync(dir, away);
-  } catch {
-    return;
-  }
-  await rm(away, { recursive: true, force: true }).catch(() => undefined);
+  await removeAside(dir).catch(() => undefined);
 }
 
 /** The names (`pack-<hash>`) of the packs in a repository's object store that have their index. */

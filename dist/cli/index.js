@@ -20704,7 +20704,10 @@ var exec = __nccwpck_require__(8181);
 var external_node_crypto_ = __nccwpck_require__(7598);
 ;// CONCATENATED MODULE: external "node:stream/promises"
 const external_node_stream_promises_namespaceObject = __WEBPACK_EXTERNAL_createRequire(import.meta.url)("node:stream/promises");
+// EXTERNAL MODULE: ./.build/src/util/fs.js
+var fs = __nccwpck_require__(8177);
 ;// CONCATENATED MODULE: ./.build/src/workspace/git/object-cache.js
+
 
 
 
@@ -20835,13 +20838,7 @@ async function borrowFrom(git, cache, gitDir) {
   (0,external_node_fs_.rmSync)(external_node_path_.join(gitDir, "objects", "info", "alternates"), { force: true });
 }
 async function discard(dir) {
-  const away = `${dir}.${(0,external_node_crypto_.randomBytes)(4).toString("hex")}.old`;
-  try {
-    (0,external_node_fs_.renameSync)(dir, away);
-  } catch {
-    return;
-  }
-  await (0,promises_.rm)(away, { recursive: true, force: true }).catch(() => void 0);
+  await (0,fs/* removeAside */.l7)(dir).catch(() => void 0);
 }
 function packsOf(gitDir) {
   try {
@@ -22174,9 +22171,12 @@ function chooseClean(runs, opts) {
 }
 
 
+// EXTERNAL MODULE: ./.build/src/util/fs.js
+var fs = __nccwpck_require__(8177);
 // EXTERNAL MODULE: ./.build/src/util/lock.js
 var util_lock = __nccwpck_require__(917);
 ;// CONCATENATED MODULE: ./.build/src/steps/clean.js
+
 
 
 
@@ -22273,11 +22273,7 @@ async function cleanWorkspace(workspace, opts) {
     result.cache = { dir: cache, bytes, removed: opts.all };
     if (opts.all) {
       result.freed += bytes;
-      if (!opts.dryRun) {
-        const away = `${cache}.removed-${process.pid}-${Date.now()}`;
-        await (0,promises_.rename)(cache, away);
-        await (0,promises_.rm)(away, { recursive: true, force: true });
-      }
+      if (!opts.dryRun) await (0,fs/* removeAside */.l7)(cache);
     }
   }
   return result;
@@ -26842,6 +26838,7 @@ function directiveEnv(env, tokenVariable, secrets = []) {
 /* harmony export */   ZJ: () => (/* binding */ writeJsonAtomic),
 /* harmony export */   Zf: () => (/* binding */ writeFileAtomic),
 /* harmony export */   k4: () => (/* binding */ JsonLines),
+/* harmony export */   l7: () => (/* binding */ removeAside),
 /* harmony export */   up: () => (/* binding */ readUntrustedText)
 /* harmony export */ });
 /* unused harmony export readUntrustedJson */
@@ -26865,6 +26862,11 @@ async function writeFileAtomic(path, data) {
     await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.rm)(tmp, { force: true });
     throw err;
   }
+}
+async function removeAside(dir) {
+  const aside = `${dir}.${(0,node_crypto__WEBPACK_IMPORTED_MODULE_3__.randomBytes)(4).toString("hex")}.removed`;
+  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.rename)(dir, aside);
+  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.rm)(aside, { recursive: true, force: true }).catch(() => void 0);
 }
 async function writeJsonAtomic(path, value) {
   await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}

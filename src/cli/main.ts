@@ -8,7 +8,7 @@ import { mkdir, readFile, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { formatProblems, type Problem, shownFile } from '../core/validate.js';
-import { type LaneRecord, Manifest, SCHEMA_VERSION } from '../core/model.js';
+import { type LaneRecord, type Manifest, SCHEMA_VERSION } from '../core/model.js';
 import { ciRed } from '../core/manifest.js';
 import { matchesAny, matchesGlob } from '../core/glob.js';
 import { renderPlan, renderReport, renderStatusTable } from '../core/report.js';
@@ -20,12 +20,13 @@ import { systemClock } from '../ports.js';
 import { loadFleetFile } from '../steps/load.js';
 import { planStep } from '../steps/plan.js';
 import { exitCodeFor, nothingRan } from '../steps/outcome.js';
-import { runFleet } from '../steps/drivers/process.js';
+import { type RunOptions, runFleet } from '../steps/drivers/process.js';
 import { INTERRUPT_GRACE_MS, writeInterruptedState } from '../steps/drivers/process-interrupt.js';
 import { ignoreWorkspace } from '../steps/drivers/process-workspace.js';
 import { cleanWorkspace } from '../steps/clean.js';
 import { formatBytes } from '../core/limits.js';
 import { readTextFile, writeFileAtomic } from '../util/fs.js';
+import { sealProblem, useManifestSeal } from '../util/manifest-seal.js';
 import { MAX_FLEET_JSON_BYTES } from '../core/limits.js';
 import { LiveView } from './live.js';
 import {
@@ -46,7 +47,7 @@ import { renderExec } from './exec-view.js';
 import { execFleet } from '../steps/exec.js';
 import { runDoctor } from '../steps/doctor.js';
 import { doctorExitCode, renderFindings } from '../core/doctor.js';
-import { prsCommand } from '../steps/prs.js';
+import { prsCommand, readManifestFile } from '../steps/prs.js';
 import { mergeMethodFor, prsJson, renderPrsActions, renderPrsTable } from '../core/prs.js';
 import { renderBranch, type ResolvedFleet } from '../core/validate.js';
 import { locateManifest } from './locate.js';
@@ -87,22 +88,14 @@ function authorFlag(value: string | undefined, command: CommandSpec): string | u
 }
 
 async function readManifest(path: string): Promise<Manifest | Problem[]> {
-  const read = await readTextFile(path, MAX_FLEET_JSON_BYTES, 'a manifest');
-  if (!read.ok) {
-    const message = read.message.startsWith('no such file') ? 'no such file: pass the fleet-status.json a run wrote' : read.message;
-    return [{ file: path, field: '(file)', message }];
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(read.text);
-  } catch (err) {
-    return [{ file: path, field: '(syntax)', message: `not valid JSON: ${(err as Error).message}` }];
-  }
-  const parsed = Manifest.safeParse(json);
-  if (!parsed.success) {
-    return parsed.error.issues.map((i) => ({ file: path, field: i.path.join('.') || '(top level)', message: i.message }));
-  }
-  return parsed.data;
+  const read = await readManifestAndText(path);
+  return Array.isArray(read) ? read : read.manifest;
+}
+
+/** A manifest and the text it was read from (what its seal is checked against). */
+async function readManifestAndText(path: string): Promise<{ manifest: Manifest; text: string } | Problem[]> {
+  const read = await readManifestFile(path);
+  return read.ok ? read : read.problems;
 }
 
 /**
@@ -110,8 +103,12 @@ async function readManifest(path: string): Promise<Manifest | Problem[]> {
  * every lane then runs, and the string says why. A file that is missing or not a manifest at all is bad input.
  */
 async function readSince(path: string): Promise<Manifest | Problem[] | string> {
-  const m = await readManifest(path);
-  if (!Array.isArray(m)) return m;
+  const m = await readManifestAndText(path);
+  if (!Array.isArray(m)) {
+    // Another fleet's directive may have rewritten it (a failed lane made unchanged): only Fleet's own word counts.
+    const distrust = await sealProblem(path, m.text);
+    return distrust ? `${path} is not believed: ${distrust}` : m.manifest;
+  }
   try {
     const version = (JSON.parse(await readFile(path, 'utf8')) as { schema_version?: unknown }).schema_version;
     if (typeof version === 'string' && version !== SCHEMA_VERSION)
@@ -328,6 +325,12 @@ async function connect(
     return 2;
   }
   for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}\n`);
+  if (command === 'run' || command === 'exec') {
+    // Before any command runs, so the sandbox can hide the key's folder from the first (a mask needs its folder).
+    const seal = useManifestSeal(io.env);
+    if ('problem' in seal && command === 'run')
+      io.stderr.write(`note: this run's manifest is not sealed, so no --since or --resume will believe it: ${seal.problem}\n`);
+  }
   // plan, exec and the list of PRs only read the targets: their App token is read-only.
   const session = openSession({ env: io.env, app: appEnv.app, writes: opts.writes });
   opts.sessions.push(session);
@@ -400,7 +403,7 @@ async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo, pa
   const { path } = c.input;
   const loaded = { fleet: c.fleet };
   const { forge, discover, queue, settleQueue } = c.setup;
-  let resume: { manifest: Manifest; root: string } | undefined;
+  let resume: RunOptions['resume'];
   if (values.resume && loaded.fleet.file.source?.issues) {
     io.stderr.write(
       `${path}: source.issues: an issue queue resumes by running again: the next run resumes every issue whose branch has no PR; run it without --resume\n`,
@@ -409,16 +412,20 @@ async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo, pa
   }
   if (values.resume) {
     const mp = resolve(io.cwd, values.resume);
-    const m = await readManifest(mp);
-    if (Array.isArray(m)) {
-      io.stderr.write(`${formatProblems(m)}\n`);
+    const read = await readManifestAndText(mp);
+    if (Array.isArray(read)) {
+      io.stderr.write(`${formatProblems(read)}\n`);
       return 2;
     }
+    const m = read.manifest;
     if (m.name !== loaded.fleet.file.name) {
       io.stderr.write(`${mp}: this manifest is of fleet "${m.name}", not "${loaded.fleet.file.name}": resume it with its own fleet file\n`);
       return 2;
     }
-    resume = { manifest: m, root: dirname(mp) };
+    // A lane it shows completed is kept without running again: only where Fleet itself wrote that.
+    const distrust = await sealProblem(mp, read.text);
+    if (distrust) io.stderr.write(`note: every lane runs again: ${mp} is not believed: ${distrust}\n`);
+    resume = { manifest: m, root: dirname(mp), keep: !distrust };
   }
   let since: Manifest | undefined;
   if (values.since) {
@@ -582,6 +589,8 @@ async function prs(spec: CommandSpec, parsed: Parsed, io: CliIo, sessions: Sessi
     return 2;
   }
   const dryRun = values['dry-run'] ?? false;
+  // A merge or close writes the manifest back, sealed as it was.
+  if (sub !== 'list') useManifestSeal(io.env);
   const r = await prsCommand(
     {
       manifestPath: where.path,

@@ -14,9 +14,10 @@ import { mergeBlocker, prsExitCode, rowFrom, type PrAction, type PrMergeMethod, 
 import { classifyRepo, type Problem } from '../core/validate.js';
 import type { LaneSpec } from '../core/model.js';
 import type { Clock, CloseResult, Forge, MergeResult } from '../ports.js';
-import { JsonLines, readTextFile, writeJsonAtomic } from '../util/fs.js';
+import { JsonLines, readTextFile } from '../util/fs.js';
 import { lockWorkspace } from '../util/lock.js';
 import { mapLimit } from '../util/pool.js';
+import { sealProblem, writeManifest } from '../util/manifest-seal.js';
 
 export interface PrsContext {
   manifest: Manifest;
@@ -421,16 +422,16 @@ export async function closePrs(ctx: PrsContext, opts: { dryRun: boolean }): Prom
 // Files
 
 /** Writes what a merge or close changed: the manifest (atomically) and the events (appended beside it). Nothing for a dry run or no change. */
-export async function savePrsResult(manifestPath: string, result: PrsResult): Promise<void> {
+export async function savePrsResult(manifestPath: string, result: PrsResult, seal = true): Promise<void> {
   if (result.dryRun || !result.changed) return;
-  await writeJsonAtomic(manifestPath, result.manifest);
+  await writeManifest(manifestPath, result.manifest, { seal });
   const log = new JsonLines(join(dirname(manifestPath), 'events.jsonl'));
   for (const e of result.events) void log.append(e);
   await log.flush();
 }
 
 /** A manifest read and validated, or every problem with it as `file: field: message`. */
-export async function readManifestFile(path: string): Promise<{ ok: true; manifest: Manifest } | { ok: false; problems: Problem[] }> {
+export async function readManifestFile(path: string): Promise<{ ok: true; manifest: Manifest; text: string } | { ok: false; problems: Problem[] }> {
   const read = await readTextFile(path, MAX_FLEET_JSON_BYTES, 'a manifest');
   if (!read.ok) {
     const message = read.message.startsWith('no such file') ? 'no such file: pass the fleet-status.json a run wrote' : read.message;
@@ -445,7 +446,7 @@ export async function readManifestFile(path: string): Promise<{ ok: true; manife
   const parsed = ManifestSchema.safeParse(json);
   if (!parsed.success)
     return { ok: false, problems: parsed.error.issues.map((i) => ({ file: path, field: i.path.join('.') || '(top level)', message: i.message })) };
-  return { ok: true, manifest: parsed.data };
+  return { ok: true, manifest: parsed.data, text: read.text };
 }
 
 export type PrsCommandOptions = { command: 'list' } | { command: 'merge'; method: PrMergeMethod; dryRun: boolean } | { command: 'close'; dryRun: boolean };
@@ -517,7 +518,8 @@ export async function prsCommand(
     const again = await readManifestFile(input.manifestPath);
     if (!again.ok) return again;
     const result = await run(again.manifest);
-    await savePrsResult(input.manifestPath, result);
+    // Sealed again only if Fleet's seal vouched for what was read: a merge must not launder a manifest someone else wrote.
+    await savePrsResult(input.manifestPath, result, (await sealProblem(input.manifestPath, again.text)) === null);
     return { ok: true, manifestPath: input.manifestPath, ...result };
   } finally {
     await lock.release();

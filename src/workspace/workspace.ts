@@ -15,6 +15,7 @@ import { ObjectCache } from './git/object-cache.js';
 import { isLocalRemote, readHead } from './git/refs.js';
 import { WorkingCopyGuard } from './guard.js';
 import type { GitLauncher } from './launcher.js';
+import { manifestSealFolder } from '../util/manifest-seal.js';
 import { privateTmp } from './private-tmp.js';
 import { type Sandbox, sandboxFor } from './sandbox.js';
 
@@ -201,9 +202,11 @@ function runIn(sandbox: Sandbox, command: string, opts: Parameters<Executor['run
     });
   }
   if (sandbox.kind === 'none') return runCommand(command, { ...opts, wrap: undefined });
-  // Hidden from the command: Fleet's private temporary folder (its git's output for every lane), the object cache, and
-  // the workspace but for the lane's own folder: three masks and a mount back, however many lanes the fleet has.
-  const hide = [privateTmp(), ...(cache ? [cache] : [])];
+  // Hidden from the command: Fleet's private temporary folder (its git's output for every lane), the object cache, the
+  // key that seals the CLI's manifests (a directive that read it could vouch for a manifest it forged: util/manifest-
+  // seal.ts), and the workspace but for the lane's own folder: a few masks and a mount back, however many lanes.
+  const seal = manifestSealFolder();
+  const hide = [privateTmp(), ...(cache ? [cache] : []), ...(seal ? [seal] : [])];
   const keep: string[] = [];
   if (opts.confine) {
     hide.push(opts.confine.workspace);

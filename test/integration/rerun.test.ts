@@ -213,6 +213,30 @@ describe('--resume', () => {
     expect(await remoteHead(join(dir, 'ok1.git'), 'fleet/resume/ok1')).toBe(lane(m1, 'ok1').commit);
   });
 
+  it('a manifest changed after Fleet wrote it keeps no lane: every lane runs again (its seal no longer fits)', async () => {
+    for (const n of ['ok', 'bad']) await createRepo(dir, n, files, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'tampered',
+      directive: 'append',
+      run: 'echo "$FLEET_LANE" >> README.md',
+      max_retries: 0,
+      targets: [{ repo: './ok.git' }, { repo: './bad.git', run: 'exit 3' }],
+    });
+    const ws = join(dir, 'ws');
+    expect((await fleet(runArgs(file, ws), { cwd: dir })).code).toBe(1);
+    // What another fleet's directive could do (docs/security.md): the failed lane made completed, changing nothing.
+    const path = join(ws, 'fleet-status.json');
+    const m1 = readManifest(ws);
+    const forged = { ...m1, lanes: m1.lanes.map((l) => (l.lane === 'bad' ? { ...l, status: 'completed', phase: 'no-op', error: null } : l)) };
+    writeFileSync(path, `${JSON.stringify(forged, null, 2)}\n`);
+    const r = await fleet(['run', file, '--resume', path, '--quiet'], { cwd: dir });
+    expect(r.stderr).toMatch(/every lane runs again: .*fleet-status\.json is not believed: its seal does not match/);
+    expect(r.code, r.stderr).toBe(1);
+    const m2 = readManifest(ws);
+    expect(lane(m2, 'bad')).toMatchObject({ status: 'failed' });
+    expect(readEvents(ws).some((e) => e.detail === 'kept from the previous run')).toBe(false);
+  });
+
   it('a manifest of another fleet, or a missing one, is refused with exit 2', async () => {
     await createRepo(dir, 'a', files, { clone: false });
     const file = writeFleetFile(dir, { name: 'one', directive: 'x', run: 'true', max_retries: 0, targets: [{ repo: './a.git' }] });

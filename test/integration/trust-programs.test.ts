@@ -479,6 +479,95 @@ describe.runIf(isolated && isRoot)('a directive cannot move the workspace aside'
   });
 });
 
+describe.runIf(isolated && isRoot)("another fleet's directive cannot forge an earlier run's manifest", () => {
+  /**
+   * Issue 28, second pass (g): a run's workspace is hidden from its own fleet's directives, not from another fleet's.
+   * As an ordinary user (the directive is Fleet's own uid in a user namespace), fleet "other"'s directive rewrote
+   * fleet "sweep"'s manifest, its failed lane b made completed; `fleet run --since` that manifest then took b as
+   * unchanged, ran nothing and exited 0, with no branch of b anywhere. Now the CLI seals its manifests with a key of
+   * the user's own, in a folder no isolated command sees (util/manifest-seal.ts), and believes only what is sealed.
+   */
+  it('as an ordinary user: the forged manifest is not believed, the failed lane runs again and fails (exit 1); the key stays out of sight', async () => {
+    const uid = 65534;
+    const inst = install(uid);
+    await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
+    await createRepo(dir, 'b', { 'README.md': '# b\n' }, { clone: false });
+    const home = join(dir, 'home');
+    mkdirSync(home);
+    const file = writeFleetFile(dir, {
+      name: 'sweep',
+      directive: 'x',
+      max_retries: 0,
+      isolation: 'required',
+      targets: [
+        { repo: './a.git', run: 'echo a > A.txt' },
+        { repo: './b.git', run: 'exit 3' },
+      ],
+    });
+    const otherDir = join(dir, 'other');
+    mkdirSync(otherDir);
+    await createRepo(otherDir, 'c', { 'README.md': '# c\n' }, { clone: false });
+    writeFileSync(
+      join(otherDir, 'forge.cjs'),
+      [
+        "const fs = require('node:fs');",
+        'const f = process.argv[2];',
+        "const m = JSON.parse(fs.readFileSync(f, 'utf8'));",
+        "for (const l of m.lanes) if (l.lane === 'b') Object.assign(l, { status: 'completed', phase: 'no-op', error: null, changed_files: [] });",
+        "fs.writeFileSync(f, JSON.stringify(m, null, 2) + '\\n');",
+        "console.log('FORGED');",
+      ].join('\n'),
+    );
+    const key = join(home, '.local', 'state', 'fleet');
+    const other = writeFleetFile(otherDir, {
+      name: 'other',
+      directive: 'x',
+      max_retries: 0,
+      isolation: 'required',
+      targets: [
+        {
+          repo: './c.git',
+          run: [
+            `node "$FLEET_FILE_DIR/forge.cjs" "$(cat "$FLEET_FILE_DIR/target")"`,
+            `cat ${JSON.stringify(join(key, 'manifest-seal.key'))} >/dev/null 2>&1 && echo KEY-READ`,
+            `ls -A ${JSON.stringify(key)} 2>/dev/null | grep -q . && echo KEY-SEEN`,
+            'echo c > C.txt',
+          ].join('\n'),
+        },
+      ],
+    });
+    for (const p of [dir, join(dir, 'a.git'), join(dir, 'b.git'), otherDir, home, file, other]) spawnSync('chown', ['-R', `${uid}:${uid}`, p]);
+    chmodSync(dir, 0o755);
+    const env = plainEnv(home);
+    const fleetAs = (args: string[]) => run(asUser(uid, [process.execPath, join(inst.root, 'bin', 'fleet.js'), ...args]), env, dir);
+
+    const first = await fleetAs(['run', file, '--workspace', join(dir, 'ws1'), '--quiet']);
+    expect(first.code, first.out).toBe(1);
+    // Sealed, and believed: a is unchanged, b runs again.
+    const second = await fleetAs(['run', file, '--workspace', join(dir, 'ws2'), '--since', join(dir, 'ws1', 'fleet-status.json'), '--quiet']);
+    expect(second.code, second.out).toBe(1);
+    expect(second.out).not.toMatch(/not believed/);
+    expect(lane(readManifest(join(dir, 'ws2')), 'a')).toMatchObject({ status: 'unchanged' });
+
+    writeFileSync(join(otherDir, 'target'), join(dir, 'ws2', 'fleet-status.json'));
+    spawnSync('chown', [`${uid}:${uid}`, join(otherDir, 'target')]);
+    const attack = await fleetAs(['run', other, '--workspace', join(dir, 'ws-other'), '--quiet']);
+    expect(attack.code, attack.out).toBe(0);
+    const log = readFileSync(join(dir, 'ws-other', 'lanes', 'c', 'attempt-1.log'), 'utf8');
+    expect(log, log).toMatch(/^FORGED$/m);
+    expect(log).not.toMatch(/^KEY-READ$/m);
+    expect(log).not.toMatch(/^KEY-SEEN$/m);
+    expect(lane(readManifest(join(dir, 'ws2')), 'b')).toMatchObject({ status: 'completed' });
+
+    const third = await fleetAs(['run', file, '--workspace', join(dir, 'ws3'), '--since', join(dir, 'ws2', 'fleet-status.json'), '--quiet']);
+    expect(third.out).toMatch(/every lane runs: .*ws2\/fleet-status\.json is not believed: its seal does not match/);
+    expect(third.code, third.out).toBe(1);
+    const m3 = readManifest(join(dir, 'ws3'));
+    expect(lane(m3, 'b')).toMatchObject({ status: 'failed' });
+    expect(lane(m3, 'a').status).not.toBe('unchanged');
+  });
+});
+
 describe.runIf(process.platform === 'linux')("what a directive plants at the next attempt's log", () => {
   /**
    * Issue 28: with a FIFO there, Fleet's main thread blocked in open() for as long as nobody wrote to it: every lane

@@ -3,7 +3,7 @@
  * PRs (no PRs locally), a merge is a fast-forward of the base, a close deletes the branch. Everything asserted is
  * read back from the repositories and the files the commands left.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import { systemClock } from '../../src/ports.js';
 import { closePrs, laneSpecFor, listPrs, mergePrs, prsCommand, type PrsEventLine } from '../../src/steps/prs.js';
 import { runFleet } from '../../src/steps/drivers/process.js';
 import { processStart } from '../../src/util/lock.js';
+import { sealProblem, stopManifestSeal, useManifestSeal } from '../../src/util/manifest-seal.js';
 import { commitToRemote, createRepo, remoteBranches, remoteHead } from '../support/repos.js';
 import { lane, readManifest, removeDir, tempDir } from '../integration/helpers.js';
 
@@ -216,6 +217,23 @@ describe('fleet prs on the local forge', () => {
     expect(readFileSync(manifestPath, 'utf8')).toBe(bytes);
     expect(prsLines(ws)).toHaveLength(2);
   }, 60_000);
+
+  it("a close writes the manifest back sealed only if Fleet's seal vouched for what it read", async () => {
+    useManifestSeal({ XDG_STATE_HOME: join(dir, 'state') });
+    try {
+      const { manifestPath, forge } = await ranFleet();
+      expect(await sealProblem(manifestPath, readFileSync(manifestPath, 'utf8'))).toBeNull();
+      // Changed after Fleet wrote it (what another fleet's directive could do): the close must not seal it anew.
+      writeFileSync(manifestPath, readFileSync(manifestPath, 'utf8').replace('"dry_run": false', '"dry_run":false'));
+      const r = await prsCommand({ manifestPath, forge, clock: systemClock }, { command: 'close', dryRun: false });
+      if (!r.ok || r.command === 'list') throw new Error('close failed');
+      expect(r.changed).toBe(true);
+      expect(existsSync(`${manifestPath}.seal`)).toBe(false);
+      expect(await sealProblem(manifestPath, readFileSync(manifestPath, 'utf8'))).toMatch(/has no seal/);
+    } finally {
+      stopManifestSeal();
+    }
+  });
 
   it('merge and close wait for no run: a live run holding the workspace lock refuses them; a dry run still reads', async () => {
     const { ws, manifestPath, forge } = await ranFleet();

@@ -8,6 +8,7 @@ import { notStarted } from '../../core/admission.js';
 import { finalizeManifest } from '../../core/manifest.js';
 import { type LaneRecord, type Manifest, TERMINAL } from '../../core/model.js';
 import { renderReport } from '../../core/report.js';
+import { writeManifestSync } from '../../util/manifest-seal.js';
 import { manifestPath } from './process-workspace.js';
 
 /** How long lanes get to stop after an interrupt before the run ends without them. */
@@ -79,7 +80,7 @@ export function writeInterruptedState(now: Date = new Date()): string | null {
     return { ...l, status: 'failed', phase: 'failed', updated_at: iso, ended_at: iso, error: { class: 'cancelled', message } };
   });
   const manifest = finalizeManifest({ ...snap, lanes }, iso);
-  writeSyncAtomic(manifestPath(active.root), `${JSON.stringify(manifest, null, 2)}\n`);
+  writeManifestSync(manifestPath(active.root), manifest);
   writeSyncAtomic(join(active.root, 'report.md'), `${renderReport(manifest, { now: iso, workspace: active.root })}\n`);
   return active.root;
 }

@@ -7,7 +7,7 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { join, resolve } from 'node:path';
 import { LANE_ID_PATTERN } from '../../core/fleet-file.js';
 import { Manifest as ManifestSchema, type Manifest } from '../../core/model.js';
-import { writeJsonAtomic } from '../../util/fs.js';
+import { SEAL_SUFFIX, writeManifest } from '../../util/manifest-seal.js';
 import { laneDir } from '../lane/index.js';
 
 /** The file in the workspace that keeps what each lane ran with (its digest's input), for a later --resume. */
@@ -75,7 +75,7 @@ export class LiveManifest {
   /** Write the current state now (after any write in flight); a failed write is retried by the next change. */
   now(): Promise<void> {
     if (this.closed) return this.chain;
-    this.chain = this.chain.then(() => (this.closed ? undefined : writeJsonAtomic(this.path, this.snapshot()).catch(() => undefined)));
+    this.chain = this.chain.then(() => (this.closed ? undefined : writeManifest(this.path, this.snapshot()).catch(() => undefined)));
     return this.chain;
   }
 
@@ -103,7 +103,8 @@ export async function clearPreviousRun(root: string): Promise<void> {
   // Only ids of the lane alphabet name a folder: a hand-edited manifest cannot point rm elsewhere.
   const ids = previous.lanes.map((l) => l.lane).filter((id) => LANE_ID_PATTERN.test(id));
   await Promise.all(ids.map((id) => rm(laneDir(root, id), { recursive: true, force: true })));
-  for (const f of ['events.jsonl', 'plan.json', LANE_INPUTS_FILE, 'report.md', 'fleet-status.json']) await rm(join(root, f), { force: true });
+  for (const f of ['events.jsonl', 'plan.json', LANE_INPUTS_FILE, 'report.md', 'fleet-status.json', `fleet-status.json${SEAL_SUFFIX}`])
+    await rm(join(root, f), { force: true });
 }
 
 /** Where, in a lane's folder, a resumed run puts the files of the runs before it: `previous/1/` (the first), `previous/2/`, … */

@@ -15,6 +15,7 @@ import type { Plan } from '../../core/plan.js';
 import type { Problem, ResolvedFleet } from '../../core/validate.js';
 import type { Clock, Executor, Forge, QueueEvent, QueueSettle, Workspace } from '../../ports.js';
 import { JsonLines, writeJsonAtomic } from '../../util/fs.js';
+import { writeManifest } from '../../util/manifest-seal.js';
 import { LOCK_FILE, lockWorkspace } from '../../util/lock.js';
 import { Semaphore } from '../../util/pool.js';
 import { type Admission, budgetGate, dependencyGate, startingSpec } from '../admission.js';
@@ -68,8 +69,11 @@ export interface RunOptions {
   queue?: PlanStepOptions['queue'];
   /** After the run: hands the issues whose lanes need a person to one. */
   settleQueue?: QueueSettle;
-  /** A previous manifest: lanes it shows completed are kept, the rest run again. */
-  resume?: { manifest: Manifest; root: string };
+  /**
+   * A previous manifest: lanes it shows completed are kept, the rest run again. `keep: false` (a manifest Fleet's seal
+   * does not vouch for): none is kept, every lane runs again in the same workspace.
+   */
+  resume?: { manifest: Manifest; root: string; keep?: boolean };
   /** An incremental sweep: the previous run's manifest; lanes whose base commit and digest are unchanged do not run. */
   since?: Manifest;
   /** Live view hook: called after every lane transition with the current manifest lanes. */
@@ -265,7 +269,7 @@ async function prepare(
 
   // Resume: a lane the previous run completed keeps its result; everything else runs again.
   if (opts.resume) {
-    const previous = new Map(opts.resume.manifest.lanes.map((l) => [l.lane, l]));
+    const previous = new Map(opts.resume.keep === false ? [] : opts.resume.manifest.lanes.map((l) => [l.lane, l]));
     for (const rec of manifest.lanes) {
       const prev = previous.get(rec.lane);
       if (prev?.status !== 'completed') continue;
@@ -452,7 +456,7 @@ async function finish(run: FleetRun): Promise<RunOutcome> {
   if (!opts.signal?.aborted) run.manifest = await handOffIssues(run.manifest, run.fleet, opts.settleQueue);
   await run.events.flush().catch(() => undefined);
   await run.live.close();
-  await writeJsonAtomic(manifestPath(run.root), run.manifest);
+  await writeManifest(manifestPath(run.root), run.manifest);
   trackRunningFleet(null);
   return { ok: true, manifest: run.manifest, root: run.root, plan: run.plan, notes: run.notes };
 }

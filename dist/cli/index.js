@@ -9867,21 +9867,23 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 /* harmony import */ var _steps_clean_js__WEBPACK_IMPORTED_MODULE_20__ = __nccwpck_require__(5578);
 /* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_21__ = __nccwpck_require__(1827);
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_22__ = __nccwpck_require__(8177);
-/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(9404);
-/* harmony import */ var _commands_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(6426);
-/* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(499);
-/* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(4011);
-/* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_27__ = __nccwpck_require__(3906);
-/* harmony import */ var _steps_doctor_js__WEBPACK_IMPORTED_MODULE_28__ = __nccwpck_require__(9400);
-/* harmony import */ var _core_doctor_js__WEBPACK_IMPORTED_MODULE_29__ = __nccwpck_require__(4428);
-/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_30__ = __nccwpck_require__(404);
-/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_31__ = __nccwpck_require__(2240);
-/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_32__ = __nccwpck_require__(9918);
-/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_37__ = __nccwpck_require__(1718);
-/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_33__ = __nccwpck_require__(8281);
-/* harmony import */ var _util_secrets_js__WEBPACK_IMPORTED_MODULE_34__ = __nccwpck_require__(897);
-/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_35__ = __nccwpck_require__(9112);
-/* harmony import */ var _core_markdown_js__WEBPACK_IMPORTED_MODULE_36__ = __nccwpck_require__(9982);
+/* harmony import */ var _util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_23__ = __nccwpck_require__(4053);
+/* harmony import */ var _live_js__WEBPACK_IMPORTED_MODULE_24__ = __nccwpck_require__(9404);
+/* harmony import */ var _commands_js__WEBPACK_IMPORTED_MODULE_25__ = __nccwpck_require__(6426);
+/* harmony import */ var _adhoc_js__WEBPACK_IMPORTED_MODULE_26__ = __nccwpck_require__(499);
+/* harmony import */ var _exec_view_js__WEBPACK_IMPORTED_MODULE_27__ = __nccwpck_require__(4011);
+/* harmony import */ var _steps_exec_js__WEBPACK_IMPORTED_MODULE_28__ = __nccwpck_require__(3906);
+/* harmony import */ var _steps_doctor_js__WEBPACK_IMPORTED_MODULE_29__ = __nccwpck_require__(9400);
+/* harmony import */ var _core_doctor_js__WEBPACK_IMPORTED_MODULE_30__ = __nccwpck_require__(4428);
+/* harmony import */ var _steps_prs_js__WEBPACK_IMPORTED_MODULE_31__ = __nccwpck_require__(404);
+/* harmony import */ var _core_prs_js__WEBPACK_IMPORTED_MODULE_32__ = __nccwpck_require__(2240);
+/* harmony import */ var _locate_js__WEBPACK_IMPORTED_MODULE_33__ = __nccwpck_require__(9918);
+/* harmony import */ var _version_js__WEBPACK_IMPORTED_MODULE_38__ = __nccwpck_require__(1718);
+/* harmony import */ var _app_js__WEBPACK_IMPORTED_MODULE_34__ = __nccwpck_require__(8281);
+/* harmony import */ var _util_secrets_js__WEBPACK_IMPORTED_MODULE_35__ = __nccwpck_require__(897);
+/* harmony import */ var _core_text_js__WEBPACK_IMPORTED_MODULE_36__ = __nccwpck_require__(9112);
+/* harmony import */ var _core_markdown_js__WEBPACK_IMPORTED_MODULE_37__ = __nccwpck_require__(9982);
+
 
 
 
@@ -9925,38 +9927,31 @@ __nccwpck_require__.a(__webpack_module__, async (__webpack_handle_async_dependen
 function positiveInt(flag, value, command) {
   if (value === void 0) return void 0;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 256) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
+  if (!Number.isInteger(n) || n < 1 || n > 256) throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`--${flag} takes a whole number from 1 to 256, got "${String(value)}"`, command);
   return n;
 }
 function branchConflictFlag(value, command) {
   if (value === void 0 || ["fail", "replace", "rebase"].includes(value)) return value;
-  throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--branch-conflict takes fail, replace or rebase, got ${JSON.stringify(value)}`, command);
+  throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`--branch-conflict takes fail, replace or rebase, got ${JSON.stringify(value)}`, command);
 }
 function authorFlag(value, command) {
   if (value === void 0 || (0,_core_commit_identity_js__WEBPACK_IMPORTED_MODULE_10__/* .parseAuthor */ .RV)(value)) return value;
-  throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--author takes "Name <email>", as git shows an author, got ${JSON.stringify(value)}`, command);
+  throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`--author takes "Name <email>", as git shows an author, got ${JSON.stringify(value)}`, command);
 }
 async function readManifest(path) {
-  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_22__/* .readTextFile */ .Gu)(path, _core_limits_js__WEBPACK_IMPORTED_MODULE_21__/* .MAX_FLEET_JSON_BYTES */ .Df, "a manifest");
-  if (!read.ok) {
-    const message = read.message.startsWith("no such file") ? "no such file: pass the fleet-status.json a run wrote" : read.message;
-    return [{ file: path, field: "(file)", message }];
-  }
-  let json;
-  try {
-    json = JSON.parse(read.text);
-  } catch (err) {
-    return [{ file: path, field: "(syntax)", message: `not valid JSON: ${err.message}` }];
-  }
-  const parsed = _core_model_js__WEBPACK_IMPORTED_MODULE_5__/* .Manifest */ ._8.safeParse(json);
-  if (!parsed.success) {
-    return parsed.error.issues.map((i) => ({ file: path, field: i.path.join(".") || "(top level)", message: i.message }));
-  }
-  return parsed.data;
+  const read = await readManifestAndText(path);
+  return Array.isArray(read) ? read : read.manifest;
+}
+async function readManifestAndText(path) {
+  const read = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_31__/* .readManifestFile */ .oe)(path);
+  return read.ok ? read : read.problems;
 }
 async function readSince(path) {
-  const m = await readManifest(path);
-  if (!Array.isArray(m)) return m;
+  const m = await readManifestAndText(path);
+  if (!Array.isArray(m)) {
+    const distrust = await (0,_util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_23__/* .sealProblem */ .Z7)(path, m.text);
+    return distrust ? `${path} is not believed: ${distrust}` : m.manifest;
+  }
   try {
     const version = JSON.parse(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.readFile)(path, "utf8")).schema_version;
     if (typeof version === "string" && version !== _core_model_js__WEBPACK_IMPORTED_MODULE_5__/* .SCHEMA_VERSION */ .f$)
@@ -9986,46 +9981,46 @@ async function main(argv, io) {
   const sessions = [];
   try {
     if (!first) {
-      io.stderr.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .overview */ .M0)()}
+      io.stderr.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_25__/* .overview */ .M0)()}
 `);
       return 2;
     }
     if (first === "--help" || first === "-h" || first === "help") {
-      const about = rest[0] ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .commandNamed */ .v)(rest[0]) : void 0;
-      if (rest[0] && !about) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .unknownCommand */ .k8)(rest[0]));
-      io.stdout.write(`${about ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .commandHelp */ .bD)(about) : (0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .overview */ .M0)()}
+      const about = rest[0] ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_25__/* .commandNamed */ .v)(rest[0]) : void 0;
+      if (rest[0] && !about) throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_25__/* .unknownCommand */ .k8)(rest[0]));
+      io.stdout.write(`${about ? (0,_commands_js__WEBPACK_IMPORTED_MODULE_25__/* .commandHelp */ .bD)(about) : (0,_commands_js__WEBPACK_IMPORTED_MODULE_25__/* .overview */ .M0)()}
 `);
       return 0;
     }
     if (first === "--version" || first === "-V" || first === "version") {
-      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_37__/* .VERSION */ .x}
+      io.stdout.write(`fleet ${_version_js__WEBPACK_IMPORTED_MODULE_38__/* .VERSION */ .x}
 `);
       return 0;
     }
-    spec = (0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .commandNamed */ .v)(first);
-    if (!spec) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .unknownCommand */ .k8)(first));
+    spec = (0,_commands_js__WEBPACK_IMPORTED_MODULE_25__/* .commandNamed */ .v)(first);
+    if (!spec) throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb((0,_commands_js__WEBPACK_IMPORTED_MODULE_25__/* .unknownCommand */ .k8)(first));
     const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
     if (own.includes("--help") || own.includes("-h")) {
-      io.stdout.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .commandHelp */ .bD)(spec)}
+      io.stdout.write(`${(0,_commands_js__WEBPACK_IMPORTED_MODULE_25__/* .commandHelp */ .bD)(spec)}
 `);
       return 0;
     }
-    const parsed = (0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .parseCommand */ .RM)(spec, rest);
+    const parsed = (0,_commands_js__WEBPACK_IMPORTED_MODULE_25__/* .parseCommand */ .RM)(spec, rest);
     if (spec.name === "status" || spec.name === "report") return await showRun(spec, parsed, io);
     if (spec.name === "prs") return await prs(spec, parsed, io, sessions);
     if (spec.name === "clean") return await clean(spec, parsed, io);
     return await planOrRun(spec, parsed, io, sessions);
   } catch (err) {
-    if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb) {
+    if (err instanceof _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb) {
       const about = err.command ?? spec;
-      const message = err.message.split("\n").map(_core_text_js__WEBPACK_IMPORTED_MODULE_35__/* .showInvisibles */ .e4).join("\n");
+      const message = err.message.split("\n").map(_core_text_js__WEBPACK_IMPORTED_MODULE_36__/* .showInvisibles */ .e4).join("\n");
       io.stderr.write(`fleet${about ? ` ${about.name}` : ""}: ${message}
-${(0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .usageLine */ .U0)(about)}
+${(0,_commands_js__WEBPACK_IMPORTED_MODULE_25__/* .usageLine */ .U0)(about)}
 `);
       return 2;
     }
     const debug = io.env.FLEET_DEBUG === "1";
-    io.stderr.write(`fleet: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_34__/* .redact */ .E$)(debug ? err.stack ?? String(err) : err instanceof Error ? err.message : String(err))}
+    io.stderr.write(`fleet: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_35__/* .redact */ .E$)(debug ? err.stack ?? String(err) : err instanceof Error ? err.message : String(err))}
 `);
     if (!debug) io.stderr.write("fleet: run again with FLEET_DEBUG=1 for the stack trace\n");
     return 2;
@@ -10037,17 +10032,17 @@ ${(0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .usageLine */ .U0)(about)}
 }
 function oneFile(spec, parsed) {
   const [file, ...more] = parsed.positionals;
-  if (!file) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`name the file: ${spec.usage.split("   or   ")[0]}`, spec);
-  if (more.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`, spec);
+  if (!file) throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`name the file: ${spec.usage.split("   or   ")[0]}`, spec);
+  if (more.length) throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`takes one file, got ${parsed.positionals.length}: ${parsed.positionals.join(" ")}`, spec);
   return file;
 }
 function defaultFleetFile(spec, cwd) {
   const found = ["fleet.yml", "fleet.yaml"].find((f) => (0,node_fs__WEBPACK_IMPORTED_MODULE_0__.existsSync)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(cwd, f)));
-  if (!found) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`name the run (no fleet.yml in ${cwd}): ${spec.usage}`, spec);
+  if (!found) throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`name the run (no fleet.yml in ${cwd}): ${spec.usage}`, spec);
   return found;
 }
 async function showRun(spec, parsed, io) {
-  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_32__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, parsed.positionals.length ? oneFile(spec, parsed) : defaultFleetFile(spec, io.cwd)));
+  const found = await (0,_locate_js__WEBPACK_IMPORTED_MODULE_33__/* .locateManifest */ .QM)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, parsed.positionals.length ? oneFile(spec, parsed) : defaultFleetFile(spec, io.cwd)));
   if ("problem" in found) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)([found.problem])}
 `);
@@ -10073,30 +10068,30 @@ async function showRun(spec, parsed, io) {
 }
 function fleetInput(spec, parsed, io) {
   const { values } = parsed;
-  if (!(0,_adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .isAdhoc */ ._V)(values)) {
+  if (!(0,_adhoc_js__WEBPACK_IMPORTED_MODULE_26__/* .isAdhoc */ ._V)(values)) {
     if (spec.name === "run" && parsed.command !== void 0)
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(
         "a command after -- makes an ad-hoc run, which names its targets with --repo (or --org, --user, --search); a fleet file has its own run:",
         spec
       );
     if (values["print-fleet-file"])
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb("--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them", spec);
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb("--print-fleet-file prints the fleet file --repo, --org, --user or --search build: name targets with them", spec);
     if (values.name || values.forge)
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--${values.name ? "name" : "forge"} belongs to an ad-hoc run (--repo \u2026); a fleet file sets its own`, spec);
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`--${values.name ? "name" : "forge"} belongs to an ad-hoc run (--repo \u2026); a fleet file sets its own`, spec);
     const target = oneFile(spec, parsed);
     return { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, target) };
   }
   if (parsed.positionals.length)
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(" ")}`, spec);
-  const built = (0,_adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .adhocFleetFile */ .kH)(values, parsed.command, io.cwd, spec.usage.split("   or   ").pop());
-  if (!built.ok) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(built.problems.join("\n"), spec);
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`give either a fleet file or targets (--repo, --org, --user, --search), not both: ${parsed.positionals.join(" ")}`, spec);
+  const built = (0,_adhoc_js__WEBPACK_IMPORTED_MODULE_26__/* .adhocFleetFile */ .kH)(values, parsed.command, io.cwd, spec.usage.split("   or   ").pop());
+  if (!built.ok) throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(built.problems.join("\n"), spec);
   if (values["print-fleet-file"]) return { printed: built.text };
   return { path: built.path, text: built.text };
 }
 async function planOrRun(spec, parsed, io, sessions) {
   const input = fleetInput(spec, parsed, io);
   if ("printed" in input) {
-    const checked = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_14__/* .loadFleetFile */ .J)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(io.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .FLAGS_FILE */ .th), { text: input.printed });
+    const checked = await (0,_steps_load_js__WEBPACK_IMPORTED_MODULE_14__/* .loadFleetFile */ .J)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(io.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_26__/* .FLAGS_FILE */ .th), { text: input.printed });
     if (!checked.ok) {
       io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(checked.problems)}
 `);
@@ -10105,7 +10100,7 @@ async function planOrRun(spec, parsed, io, sessions) {
     io.stdout.write(input.printed);
     return 0;
   }
-  if (spec.name === "exec" && !parsed.command?.trim()) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`give the command after --: ${spec.usage.split("   or   ")[0]}`, spec);
+  if (spec.name === "exec" && !parsed.command?.trim()) throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`give the command after --: ${spec.usage.split("   or   ")[0]}`, spec);
   const connected = await connect(spec, parsed.values, input, io, { writes: spec.name === "run", sessions });
   if (typeof connected === "number") return connected;
   if (spec.name === "plan") return plan(connected, parsed.values, io);
@@ -10127,7 +10122,7 @@ async function connect(spec, values, input, io, opts) {
   const problems = loaded.ok ? [] : [...loaded.problems];
   const ws = command !== "plan" && values.workspace ? await workspaceProblem((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.workspace)) : void 0;
   if (ws) problems.push(ws);
-  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_33__/* .appFromEnv */ .N)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_33__/* .targetOwners */ .g)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_33__/* .appFromEnv */ .N)(io.env, void 0, path);
+  const appEnv = loaded.ok ? loaded.fleet.file.forge === "github" ? (0,_app_js__WEBPACK_IMPORTED_MODULE_34__/* .appFromEnv */ .N)(io.env, (0,_app_js__WEBPACK_IMPORTED_MODULE_34__/* .targetOwners */ .g)(loaded.fleet), path) : { problems: [] } : (0,_app_js__WEBPACK_IMPORTED_MODULE_34__/* .appFromEnv */ .N)(io.env, void 0, path);
   problems.push(...appEnv.problems);
   if (!loaded.ok || problems.length) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(problems)}
@@ -10136,6 +10131,12 @@ async function connect(spec, values, input, io, opts) {
   }
   for (const note of loaded.fleet.notes) io.stderr.write(`note: ${note}
 `);
+  if (command === "run" || command === "exec") {
+    const seal = (0,_util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_23__/* .useManifestSeal */ .Er)(io.env);
+    if ("problem" in seal && command === "run")
+      io.stderr.write(`note: this run's manifest is not sealed, so no --since or --resume will believe it: ${seal.problem}
+`);
+  }
   const session = (0,_session_session_js__WEBPACK_IMPORTED_MODULE_11__/* .openSession */ .fA)({ env: io.env, app: appEnv.app, writes: opts.writes });
   opts.sessions.push(session);
   const setup = await session.connect(loaded.fleet.file, {
@@ -10158,7 +10159,7 @@ async function connect(spec, values, input, io, opts) {
     if (setup.part === "isolation" || setup.part === "sign_commits")
       io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)([{ file: path, field: setup.part, message: setup.problem }])}
 `);
-    else if (setup.part === "credential") io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(path)}: forge: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_34__/* .redact */ .E$)(setup.problem)}
+    else if (setup.part === "credential") io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(path)}: forge: ${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_35__/* .redact */ .E$)(setup.problem)}
 `);
     else io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(path)}: ${setup.problem}
 `);
@@ -10185,15 +10186,15 @@ async function doctor(spec, c, values, io) {
   const sample = positiveInt("sample", values.sample, spec);
   const controlRepo = values["control-repo"] ?? (env.GITHUB_REPOSITORY || void 0);
   if (values["approval-environment"] !== void 0 && !controlRepo)
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb("--approval-environment is the environment of the repository --control-repo names: give --control-repo too", spec);
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb("--approval-environment is the environment of the repository --control-repo names: give --control-repo too", spec);
   for (const [flag, value] of [
     ["control-repo", controlRepo],
     ["fleet-repo", values["fleet-repo"]]
   ]) {
-    if (value !== void 0 && !/^[\w.-]+\/[\w.-]+$/.test(value)) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--${flag}: "${value}" is not OWNER/NAME`, spec);
+    if (value !== void 0 && !/^[\w.-]+\/[\w.-]+$/.test(value)) throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`--${flag}: "${value}" is not OWNER/NAME`, spec);
   }
   const retention = Number(env.GITHUB_RETENTION_DAYS);
-  const findings = await (0,_steps_doctor_js__WEBPACK_IMPORTED_MODULE_28__/* .runDoctor */ .j)(c.fleet, c.setup.forge, c.setup.probe, {
+  const findings = await (0,_steps_doctor_js__WEBPACK_IMPORTED_MODULE_29__/* .runDoctor */ .j)(c.fleet, c.setup.forge, c.setup.probe, {
     controlRepo,
     approvalEnvironment: controlRepo ? values["approval-environment"] ?? (env.FLEET_APPROVAL_ENVIRONMENT?.trim() || "fleet-approval") : void 0,
     fleetRepo: values["fleet-repo"] ?? (env.GITHUB_ACTION_REPOSITORY || void 0),
@@ -10202,10 +10203,10 @@ async function doctor(spec, c, values, io) {
   });
   const text = values.json ? JSON.stringify({ file: c.input.path, findings }, null, 2) : `fleet doctor: ${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .shownFile */ .G)(c.input.path)}
 
-${(0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_29__/* .renderFindings */ .vO)(findings)}`;
-  io.stdout.write(`${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_34__/* .redact */ .E$)(text)}
+${(0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_30__/* .renderFindings */ .vO)(findings)}`;
+  io.stdout.write(`${(0,_util_secrets_js__WEBPACK_IMPORTED_MODULE_35__/* .redact */ .E$)(text)}
 `);
-  return (0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_29__/* .doctorExitCode */ .TS)(findings);
+  return (0,_core_doctor_js__WEBPACK_IMPORTED_MODULE_30__/* .doctorExitCode */ .TS)(findings);
 }
 async function run(spec, c, values, io, parsedWords) {
   const { path } = c.input;
@@ -10221,23 +10222,27 @@ async function run(spec, c, values, io, parsedWords) {
   }
   if (values.resume) {
     const mp = (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.resume);
-    const m = await readManifest(mp);
-    if (Array.isArray(m)) {
-      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(m)}
+    const read = await readManifestAndText(mp);
+    if (Array.isArray(read)) {
+      io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)(read)}
 `);
       return 2;
     }
+    const m = read.manifest;
     if (m.name !== loaded.fleet.file.name) {
       io.stderr.write(`${mp}: this manifest is of fleet "${m.name}", not "${loaded.fleet.file.name}": resume it with its own fleet file
 `);
       return 2;
     }
-    resume = { manifest: m, root: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(mp) };
+    const distrust = await (0,_util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_23__/* .sealProblem */ .Z7)(mp, read.text);
+    if (distrust) io.stderr.write(`note: every lane runs again: ${mp} is not believed: ${distrust}
+`);
+    resume = { manifest: m, root: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(mp), keep: !distrust };
   }
   let since;
   if (values.since) {
     if (values.resume)
-      throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(
+      throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(
         "--since and --resume cannot be used together: a resumed run re-runs what did not complete, an incremental sweep starts a new run",
         spec
       );
@@ -10256,7 +10261,7 @@ async function run(spec, c, values, io, parsedWords) {
       return 2;
     } else since = read;
   }
-  const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_23__/* .LiveView */ .O(io.stdout);
+  const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_24__/* .LiveView */ .O(io.stdout);
   const outcome = await (0,_steps_drivers_process_js__WEBPACK_IMPORTED_MODULE_17__/* .runFleet */ .g)({
     fleet: loaded.fleet,
     file: path,
@@ -10293,7 +10298,7 @@ async function run(spec, c, values, io, parsedWords) {
 `);
   if (c.input.text !== void 0) {
     const record = { cwd: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(path), text: c.input.text };
-    await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_22__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(outcome.root, _adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .ADHOC_RECORD */ .q7), `${JSON.stringify(record, null, 2)}
+    await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_22__/* .writeFileAtomic */ .Zf)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(outcome.root, _adhoc_js__WEBPACK_IMPORTED_MODULE_26__/* .ADHOC_RECORD */ .q7), `${JSON.stringify(record, null, 2)}
 `);
   }
   io.stdout.write(values.json ? `${JSON.stringify(outcome.manifest, null, 2)}
@@ -10323,7 +10328,7 @@ function resumeLine(spec, words, manifest) {
     else if (!w.startsWith("--resume=") && !w.startsWith("--since=")) kept.push(w);
   }
   const line = ["fleet", spec.name, ...kept, "--resume", manifest, ...dash === -1 ? [] : words.slice(dash)];
-  return line.map((w) => w === "--" ? w : (0,_commands_js__WEBPACK_IMPORTED_MODULE_24__/* .shellWord */ .r7)(w)).join(" ");
+  return line.map((w) => w === "--" ? w : (0,_commands_js__WEBPACK_IMPORTED_MODULE_25__/* .shellWord */ .r7)(w)).join(" ");
 }
 function laneChoice(values, manifest) {
   const patterns = values.lane ?? [];
@@ -10340,11 +10345,11 @@ async function prs(spec, parsed, io, sessions) {
   const sub = first === "merge" || first === "close" || first === "list" ? first : "list";
   const target = oneFile(spec, { ...parsed, positionals: sub === first ? rest : parsed.positionals });
   if (sub === "list" && (values["dry-run"] || values.method))
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--${values.method ? "method" : "dry-run"} is for fleet prs merge (or close): the list changes nothing`, spec);
-  if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`--${values.method ? "method" : "dry-run"} is for fleet prs merge (or close): the list changes nothing`, spec);
+  if (sub === "close" && values.method) throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb("--method is for fleet prs merge", spec);
   const named = (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, target);
   const fleetPath = values.fleet ? (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.fleet) : named;
-  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_32__/* .locateManifest */ .QM)(named);
+  const where = values.workspace ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, values.workspace), "fleet-status.json") } : await (0,_locate_js__WEBPACK_IMPORTED_MODULE_33__/* .locateManifest */ .QM)(named);
   if ("problem" in where) {
     io.stderr.write(`${(0,_core_validate_js__WEBPACK_IMPORTED_MODULE_4__/* .formatProblems */ .C5)([where.problem])}
 `);
@@ -10353,17 +10358,17 @@ async function prs(spec, parsed, io, sessions) {
   const namedFile = !values.fleet && !await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.stat)(named).then((s) => s.isDirectory()).catch(() => false) && where.path !== named;
   const adhoc = values.fleet || namedFile ? void 0 : await adhocRecord((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(where.path));
   if (!values.fleet && !adhoc && !namedFile)
-    throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(
+    throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(
       `${target} is a ${where.path === named ? "manifest" : "run folder"}: name its fleet file too (--fleet FILE), which says the forge its PRs are on`,
       spec
     );
-  if (adhoc) io.stderr.write(`note: the fleet file is the one the ad-hoc run kept: ${(0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(where.path), _adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .ADHOC_RECORD */ .q7)}
+  if (adhoc) io.stderr.write(`note: the fleet file is the one the ad-hoc run kept: ${(0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(where.path), _adhoc_js__WEBPACK_IMPORTED_MODULE_26__/* .ADHOC_RECORD */ .q7)}
 `);
-  const input = adhoc ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(adhoc.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .FLAGS_FILE */ .th), text: adhoc.text } : { path: fleetPath };
+  const input = adhoc ? { path: (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(adhoc.cwd, _adhoc_js__WEBPACK_IMPORTED_MODULE_26__/* .FLAGS_FILE */ .th), text: adhoc.text } : { path: fleetPath };
   const connected = await connect(spec, values, input, io, { writes: sub !== "list", sessions });
   if (typeof connected === "number") return connected;
   const file = connected.fleet.file;
-  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_31__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
+  const method = sub === "merge" ? (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_32__/* .mergeMethodFor */ .jP)({ flag: values.method, policy: file.merge.policy, method: file.merge.method }) : void 0;
   if (method && "problem" in method) {
     io.stderr.write(`${fleetPath}: merge: ${method.problem}
 `);
@@ -10389,7 +10394,8 @@ async function prs(spec, parsed, io, sessions) {
     return 2;
   }
   const dryRun = values["dry-run"] ?? false;
-  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_30__/* .prsCommand */ .he)(
+  if (sub !== "list") (0,_util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_23__/* .useManifestSeal */ .Er)(io.env);
+  const r = await (0,_steps_prs_js__WEBPACK_IMPORTED_MODULE_31__/* .prsCommand */ .he)(
     {
       manifestPath: where.path,
       forge: connected.setup.forge,
@@ -10409,27 +10415,27 @@ async function prs(spec, parsed, io, sessions) {
   const now = _ports_js__WEBPACK_IMPORTED_MODULE_13__/* .systemClock */ .m.now().toISOString();
   if (r.command === "list") {
     io.stdout.write(
-      values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_31__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
-` : shown(io, `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_31__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
+      values.json ? `${JSON.stringify({ manifest: r.manifestPath, fleet_id: r.manifest.fleet_id, now, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_32__/* .prsJson */ .mn)(r.rows, now) }, null, 2)}
+` : shown(io, `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_32__/* .renderPrsTable */ .iG)(r.rows, { now, title: r.manifest.name })}
 `)
     );
     return r.exitCode;
   }
   io.stdout.write(
-    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_31__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
-` : shown(io, `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_31__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
+    values.json ? `${JSON.stringify({ manifest: r.manifestPath, command: r.command, dry_run: r.dryRun, method: r.method, changed: r.changed, actions: r.actions, rows: (0,_core_prs_js__WEBPACK_IMPORTED_MODULE_32__/* .prsJson */ .mn)(r.rows, now), events: r.events }, null, 2)}
+` : shown(io, `${(0,_core_prs_js__WEBPACK_IMPORTED_MODULE_32__/* .renderPrsActions */ .HQ)(r.actions, { command: r.command, dryRun: r.dryRun, method: r.method ?? void 0, title: file.name })}
 `)
   );
   return r.exitCode;
 }
 async function clean(spec, parsed, io) {
   const { values } = parsed;
-  if (parsed.positionals.length > 1) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`give one fleet file or folder, not ${parsed.positionals.length}`, spec);
+  if (parsed.positionals.length > 1) throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`give one fleet file or folder, not ${parsed.positionals.length}`, spec);
   const keep = values.keep === void 0 ? 1 : Number(values.keep);
-  if (!Number.isInteger(keep) || keep < 0) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`--keep takes a whole number of runs (0 or more), not "${values.keep}"`, spec);
+  if (!Number.isInteger(keep) || keep < 0) throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`--keep takes a whole number of runs (0 or more), not "${values.keep}"`, spec);
   const named = (0,node_path__WEBPACK_IMPORTED_MODULE_3__.resolve)(io.cwd, parsed.positionals[0] ?? ".");
   const st = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.stat)(named).catch(() => null);
-  if (!st) throw new _commands_js__WEBPACK_IMPORTED_MODULE_24__/* .UsageError */ .eb(`${named}: no such file or folder`, spec);
+  if (!st) throw new _commands_js__WEBPACK_IMPORTED_MODULE_25__/* .UsageError */ .eb(`${named}: no such file or folder`, spec);
   const folder = st.isDirectory() ? named : (0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(named);
   const workspace = folder.endsWith(`${"/"}_workspace`) ? folder : (0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(folder, "_workspace");
   if (!(0,node_fs__WEBPACK_IMPORTED_MODULE_0__.existsSync)(workspace)) {
@@ -10444,7 +10450,7 @@ async function clean(spec, parsed, io) {
   try {
     r = await (0,_steps_clean_js__WEBPACK_IMPORTED_MODULE_20__/* .cleanWorkspace */ .N)(workspace, { keep, all: values.all ?? false, dryRun: values["dry-run"] ?? false });
   } catch (err) {
-    io.stderr.write(`fleet clean: ${(0,_core_text_js__WEBPACK_IMPORTED_MODULE_35__/* .showInvisibles */ .e4)(err.message)}
+    io.stderr.write(`fleet clean: ${(0,_core_text_js__WEBPACK_IMPORTED_MODULE_36__/* .showInvisibles */ .e4)(err.message)}
 `);
     return 2;
   }
@@ -10482,15 +10488,15 @@ async function clean(spec, parsed, io) {
     );
   }
   lines.push(`${values["dry-run"] ? "Would free" : "Freed"} ${(0,_core_limits_js__WEBPACK_IMPORTED_MODULE_21__/* .formatBytes */ .z3)(r.freed)} in ${workspace}.`);
-  io.stdout.write(`${lines.map(_core_text_js__WEBPACK_IMPORTED_MODULE_35__/* .showInvisibles */ .e4).join("\n")}
+  io.stdout.write(`${lines.map(_core_text_js__WEBPACK_IMPORTED_MODULE_36__/* .showInvisibles */ .e4).join("\n")}
 `);
   return 0;
 }
 function shown(io, md) {
-  return io.stdout.isTTY ? (0,_core_markdown_js__WEBPACK_IMPORTED_MODULE_36__/* .terminalText */ .eR)(md) : md;
+  return io.stdout.isTTY ? (0,_core_markdown_js__WEBPACK_IMPORTED_MODULE_37__/* .terminalText */ .eR)(md) : md;
 }
 async function adhocRecord(root) {
-  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_22__/* .readTextFile */ .Gu)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(root, _adhoc_js__WEBPACK_IMPORTED_MODULE_25__/* .ADHOC_RECORD */ .q7), _core_limits_js__WEBPACK_IMPORTED_MODULE_21__/* .MAX_FLEET_JSON_BYTES */ .Df, "the ad-hoc fleet file");
+  const read = await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_22__/* .readTextFile */ .Gu)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)(root, _adhoc_js__WEBPACK_IMPORTED_MODULE_26__/* .ADHOC_RECORD */ .q7), _core_limits_js__WEBPACK_IMPORTED_MODULE_21__/* .MAX_FLEET_JSON_BYTES */ .Df, "the ad-hoc fleet file");
   if (!read.ok) return void 0;
   try {
     const r = JSON.parse(read.text);
@@ -10507,7 +10513,7 @@ async function execCommand(c, parsed, io) {
     await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.mkdir)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(c.input.path), "_workspace"), { recursive: true });
     await (0,_steps_drivers_process_workspace_js__WEBPACK_IMPORTED_MODULE_19__/* .ignoreWorkspace */ .OG)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_3__.dirname)(c.input.path), "_workspace"));
   }
-  const done = await (0,_steps_exec_js__WEBPACK_IMPORTED_MODULE_27__/* .execFleet */ .C_)({
+  const done = await (0,_steps_exec_js__WEBPACK_IMPORTED_MODULE_28__/* .execFleet */ .C_)({
     fleet: c.fleet,
     file: c.input.path,
     command,
@@ -10530,7 +10536,7 @@ async function execCommand(c, parsed, io) {
   for (const note of done.outcome.notes) io.stderr.write(`note: ${note}
 `);
   io.stdout.write(parsed.values.json ? `${JSON.stringify({ command, root, rows }, null, 2)}
-` : `${(0,_exec_view_js__WEBPACK_IMPORTED_MODULE_26__/* .renderExec */ .K)(command, rows, root)}
+` : `${(0,_exec_view_js__WEBPACK_IMPORTED_MODULE_27__/* .renderExec */ .K)(command, rows, root)}
 `);
   if (io.signal?.aborted) return _session_interrupts_js__WEBPACK_IMPORTED_MODULE_12__/* .EXIT_INTERRUPTED */ ._2;
   if (rows.length && rows.every((r) => r.status === "excluded")) {
@@ -21040,6 +21046,8 @@ class WorkingCopyGuard {
 }
 
 
+// EXTERNAL MODULE: ./.build/src/util/manifest-seal.js
+var manifest_seal = __nccwpck_require__(4053);
 // EXTERNAL MODULE: external "node:url"
 var external_node_url_ = __nccwpck_require__(3136);
 ;// CONCATENATED MODULE: ./.build/src/workspace/sandbox.js
@@ -21447,6 +21455,7 @@ function sandboxFor(setting) {
 
 
 
+
 class GitWorkspace {
   git;
   /** Runs the directives and checks in this workspace's working copies: each marks its working copy for the guard. */
@@ -21570,7 +21579,8 @@ function runIn(sandbox, command, opts, cache) {
     });
   }
   if (sandbox.kind === "none") return (0,exec/* runCommand */.d)(command, { ...opts, wrap: void 0 });
-  const hide = [privateTmp(), ...cache ? [cache] : []];
+  const seal = (0,manifest_seal/* manifestSealFolder */.dA)();
+  const hide = [privateTmp(), ...cache ? [cache] : [], ...seal ? [seal] : []];
   const keep = [];
   if (opts.confine) {
     hide.push(opts.confine.workspace);
@@ -22624,7 +22634,9 @@ function patternAllows(pattern, repo) {
 /* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(9626);
 /* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(754);
 /* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(2001);
-/* harmony import */ var _process_workspace_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(3214);
+/* harmony import */ var _util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(4053);
+/* harmony import */ var _process_workspace_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(3214);
+
 
 
 
@@ -22678,8 +22690,7 @@ function writeInterruptedState(now = /* @__PURE__ */ new Date()) {
     return { ...l, status: "failed", phase: "failed", updated_at: iso, ended_at: iso, error: { class: "cancelled", message } };
   });
   const manifest = (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_3__/* .finalizeManifest */ .eV)({ ...snap, lanes }, iso);
-  writeSyncAtomic((0,_process_workspace_js__WEBPACK_IMPORTED_MODULE_6__/* .manifestPath */ .ji)(active.root), `${JSON.stringify(manifest, null, 2)}
-`);
+  (0,_util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_6__/* .writeManifestSync */ .KT)((0,_process_workspace_js__WEBPACK_IMPORTED_MODULE_7__/* .manifestPath */ .ji)(active.root), manifest);
   writeSyncAtomic((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(active.root, "report.md"), `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(manifest, { now: iso, workspace: active.root })}
 `);
   return active.root;
@@ -22711,7 +22722,7 @@ function writeSyncAtomic(path, text) {
 /* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
 /* harmony import */ var _core_fleet_file_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(5850);
 /* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(754);
-/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(8177);
+/* harmony import */ var _util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(4053);
 /* harmony import */ var _lane_index_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(8520);
 
 
@@ -22767,7 +22778,7 @@ class LiveManifest {
   /** Write the current state now (after any write in flight); a failed write is retried by the next change. */
   now() {
     if (this.closed) return this.chain;
-    this.chain = this.chain.then(() => this.closed ? void 0 : (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_4__/* .writeJsonAtomic */ .ZJ)(this.path, this.snapshot()).catch(() => void 0));
+    this.chain = this.chain.then(() => this.closed ? void 0 : (0,_util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_4__/* .writeManifest */ .HN)(this.path, this.snapshot()).catch(() => void 0));
     return this.chain;
   }
   /** No more writes: the final manifest is written by the caller. */
@@ -22787,7 +22798,8 @@ async function clearPreviousRun(root) {
   }
   const ids = previous.lanes.map((l) => l.lane).filter((id) => _core_fleet_file_js__WEBPACK_IMPORTED_MODULE_2__/* .LANE_ID_PATTERN */ .kB.test(id));
   await Promise.all(ids.map((id) => (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.rm)((0,_lane_index_js__WEBPACK_IMPORTED_MODULE_5__/* .laneDir */ .Wp)(root, id), { recursive: true, force: true })));
-  for (const f of ["events.jsonl", "plan.json", LANE_INPUTS_FILE, "report.md", "fleet-status.json"]) await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.rm)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(root, f), { force: true });
+  for (const f of ["events.jsonl", "plan.json", LANE_INPUTS_FILE, "report.md", "fleet-status.json", `fleet-status.json${_util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_4__/* .SEAL_SUFFIX */ .Ow}`])
+    await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_0__.rm)((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(root, f), { force: true });
 }
 const PREVIOUS_DIR = "previous";
 async function setAsidePreviousFiles(root, ids) {
@@ -22834,6 +22846,8 @@ var admission = __nccwpck_require__(9862);
 var core_manifest = __nccwpck_require__(9626);
 // EXTERNAL MODULE: ./.build/src/util/fs.js
 var fs = __nccwpck_require__(8177);
+// EXTERNAL MODULE: ./.build/src/util/manifest-seal.js
+var manifest_seal = __nccwpck_require__(4053);
 // EXTERNAL MODULE: ./.build/src/util/lock.js
 var util_lock = __nccwpck_require__(917);
 // EXTERNAL MODULE: ./.build/src/util/pool.js
@@ -23767,6 +23781,7 @@ function resumeCheck(input) {
 
 
 
+
 async function runFleet(opts) {
   const probing = opts.exec.isolation(opts.fleet.file.isolation);
   const isolation = opts.fleet.file.isolation === "required" ? await probing : void 0;
@@ -23894,7 +23909,7 @@ async function prepare(opts, s) {
     if (rec.status === "unchanged") emit(rec, rec.evidence.notes[0] ?? "unchanged");
   }
   if (opts.resume) {
-    const previous = new Map(opts.resume.manifest.lanes.map((l) => [l.lane, l]));
+    const previous = new Map(opts.resume.keep === false ? [] : opts.resume.manifest.lanes.map((l) => [l.lane, l]));
     for (const rec of manifest.lanes) {
       const prev = previous.get(rec.lane);
       if (prev?.status !== "completed") continue;
@@ -24053,7 +24068,7 @@ async function finish(run) {
   if (!opts.signal?.aborted) run.manifest = await (0,outcome/* handOffIssues */.Bq)(run.manifest, run.fleet, opts.settleQueue);
   await run.events.flush().catch(() => void 0);
   await run.live.close();
-  await (0,fs/* writeJsonAtomic */.ZJ)((0,process_workspace/* manifestPath */.ji)(run.root), run.manifest);
+  await (0,manifest_seal/* writeManifest */.HN)((0,process_workspace/* manifestPath */.ji)(run.root), run.manifest);
   (0,process_interrupt/* trackRunningFleet */.fJ)(null);
   return { ok: true, manifest: run.manifest, root: run.root, plan: run.plan, notes: run.notes };
 }
@@ -26412,9 +26427,10 @@ function withoutShardsFor(plan, unchanged, maxParallel, sizing) {
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
-/* harmony export */   he: () => (/* binding */ prsCommand)
+/* harmony export */   he: () => (/* binding */ prsCommand),
+/* harmony export */   oe: () => (/* binding */ readManifestFile)
 /* harmony export */ });
-/* unused harmony exports closePrs, laneSpecFor, listPrs, mergePrs, readManifestFile, savePrsResult */
+/* unused harmony exports closePrs, laneSpecFor, listPrs, mergePrs, savePrsResult */
 /* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(6760);
 /* harmony import */ var _core_limits_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(1827);
 /* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9626);
@@ -26423,7 +26439,9 @@ function withoutShardsFor(plan, unchanged, maxParallel, sizing) {
 /* harmony import */ var _core_validate_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(3173);
 /* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(8177);
 /* harmony import */ var _util_lock_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(917);
-/* harmony import */ var _util_pool_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(9872);
+/* harmony import */ var _util_pool_js__WEBPACK_IMPORTED_MODULE_9__ = __nccwpck_require__(9872);
+/* harmony import */ var _util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_8__ = __nccwpck_require__(4053);
+
 
 
 
@@ -26492,7 +26510,7 @@ function chosen(ctx) {
   return ctx.only ? ctx.manifest.lanes.filter(ctx.only) : ctx.manifest.lanes;
 }
 async function listPrs(ctx) {
-  const read = await (0,_util_pool_js__WEBPACK_IMPORTED_MODULE_8__/* .mapLimit */ .s)(chosen(ctx), ctx.concurrency ?? 8, (rec) => readRow(ctx, rec));
+  const read = await (0,_util_pool_js__WEBPACK_IMPORTED_MODULE_9__/* .mapLimit */ .s)(chosen(ctx), ctx.concurrency ?? 8, (rec) => readRow(ctx, rec));
   return read.map((r) => r.row);
 }
 function action(rec, row, outcome, detail, extra = {}) {
@@ -26656,7 +26674,7 @@ async function act(ctx, command, dryRun, method, one) {
   const byRepo = /* @__PURE__ */ new Map();
   for (const rec of chosen(ctx)) byRepo.set(rec.repo, [...byRepo.get(rec.repo) ?? [], rec]);
   const steps = /* @__PURE__ */ new Map();
-  await (0,_util_pool_js__WEBPACK_IMPORTED_MODULE_8__/* .mapLimit */ .s)([...byRepo.values()], ctx.concurrency ?? 8, async (recs) => {
+  await (0,_util_pool_js__WEBPACK_IMPORTED_MODULE_9__/* .mapLimit */ .s)([...byRepo.values()], ctx.concurrency ?? 8, async (recs) => {
     for (const rec of recs) steps.set(rec.lane, await one(rec));
   });
   const ordered = chosen(ctx).map((rec) => [rec, steps.get(rec.lane)]);
@@ -26691,9 +26709,9 @@ async function mergePrs(ctx, opts) {
 async function closePrs(ctx, opts) {
   return act(ctx, "close", opts.dryRun, null, (rec) => closeStep(ctx, rec, opts.dryRun));
 }
-async function savePrsResult(manifestPath, result) {
+async function savePrsResult(manifestPath, result, seal = true) {
   if (result.dryRun || !result.changed) return;
-  await (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_6__/* .writeJsonAtomic */ .ZJ)(manifestPath, result.manifest);
+  await (0,_util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_8__/* .writeManifest */ .HN)(manifestPath, result.manifest, { seal });
   const log = new _util_fs_js__WEBPACK_IMPORTED_MODULE_6__/* .JsonLines */ .k4((0,node_path__WEBPACK_IMPORTED_MODULE_0__.join)((0,node_path__WEBPACK_IMPORTED_MODULE_0__.dirname)(manifestPath), "events.jsonl"));
   for (const e of result.events) void log.append(e);
   await log.flush();
@@ -26713,7 +26731,7 @@ async function readManifestFile(path) {
   const parsed = _core_model_js__WEBPACK_IMPORTED_MODULE_3__/* .Manifest */ ._8.safeParse(json);
   if (!parsed.success)
     return { ok: false, problems: parsed.error.issues.map((i) => ({ file: path, field: i.path.join(".") || "(top level)", message: i.message })) };
-  return { ok: true, manifest: parsed.data };
+  return { ok: true, manifest: parsed.data, text: read.text };
 }
 async function prsCommand(input, opts) {
   const first = await readManifestFile(input.manifestPath);
@@ -26759,7 +26777,7 @@ async function prsCommand(input, opts) {
     const again = await readManifestFile(input.manifestPath);
     if (!again.ok) return again;
     const result = await run(again.manifest);
-    await savePrsResult(input.manifestPath, result);
+    await savePrsResult(input.manifestPath, result, await (0,_util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_8__/* .sealProblem */ .Z7)(input.manifestPath, again.text) === null);
     return { ok: true, manifestPath: input.manifestPath, ...result };
   } finally {
     await lock.release();
@@ -27074,6 +27092,165 @@ function releaser(path, mine) {
     const now = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.readFile)(path, "utf8").catch(() => null);
     if (now === mine) await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.unlink)(path).catch(() => void 0);
   };
+}
+
+
+
+/***/ }),
+
+/***/ 4053:
+/***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __nccwpck_require__) => {
+
+/* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
+/* harmony export */   Er: () => (/* binding */ useManifestSeal),
+/* harmony export */   HN: () => (/* binding */ writeManifest),
+/* harmony export */   KT: () => (/* binding */ writeManifestSync),
+/* harmony export */   Ow: () => (/* binding */ SEAL_SUFFIX),
+/* harmony export */   Z7: () => (/* binding */ sealProblem),
+/* harmony export */   dA: () => (/* binding */ manifestSealFolder)
+/* harmony export */ });
+/* unused harmony exports sealFolder, stopManifestSeal */
+/* harmony import */ var node_crypto__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(7598);
+/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(3024);
+/* harmony import */ var node_fs_promises__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(1455);
+/* harmony import */ var node_os__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(8161);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(6760);
+/* harmony import */ var _fs_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(8177);
+
+
+
+
+
+
+const SEAL_SUFFIX = ".seal";
+const KEY_FILE = "manifest-seal.key";
+const KEY_BYTES = 32;
+let key;
+let folder;
+function sealFolder(env) {
+  const state = env.XDG_STATE_HOME && node_path__WEBPACK_IMPORTED_MODULE_4__.isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : void 0;
+  const home = env.HOME && node_path__WEBPACK_IMPORTED_MODULE_4__.isAbsolute(env.HOME) ? env.HOME : node_os__WEBPACK_IMPORTED_MODULE_3__.homedir() || void 0;
+  if (state) return node_path__WEBPACK_IMPORTED_MODULE_4__.join(state, "fleet");
+  return home ? node_path__WEBPACK_IMPORTED_MODULE_4__.join(home, ".local", "state", "fleet") : void 0;
+}
+function useManifestSeal(env) {
+  const dir = sealFolder(env);
+  if (!dir) return { problem: "no HOME to keep the seal key in" };
+  if (key && folder === dir && (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.existsSync)(node_path__WEBPACK_IMPORTED_MODULE_4__.join(dir, KEY_FILE))) return { folder };
+  try {
+    key = readOrMakeKey(dir);
+    folder = dir;
+    return { folder: dir };
+  } catch (err) {
+    return { problem: `the seal key in ${dir} cannot be used: ${err.message}` };
+  }
+}
+function manifestSealFolder() {
+  if (!folder) return void 0;
+  try {
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdirSync)(folder, { recursive: true, mode: 448 });
+    return folder;
+  } catch {
+    return void 0;
+  }
+}
+function stopManifestSeal() {
+  key = void 0;
+  folder = void 0;
+}
+function readOrMakeKey(dir) {
+  (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdirSync)(dir, { recursive: true, mode: 448 });
+  const st = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.lstatSync)(dir);
+  const uid = process.getuid?.();
+  if (!st.isDirectory()) throw new Error("it is not a folder");
+  if (uid !== void 0 && st.uid !== uid) throw new Error(`it belongs to uid ${st.uid}, not to this user (${uid})`);
+  if (st.mode & 18) throw new Error("others may write it (chmod go-w)");
+  const file = node_path__WEBPACK_IMPORTED_MODULE_4__.join(dir, KEY_FILE);
+  const read = readKey(file);
+  if (read) return read;
+  const tmp = node_path__WEBPACK_IMPORTED_MODULE_4__.join(dir, `.${KEY_FILE}.${process.pid}.${(0,node_crypto__WEBPACK_IMPORTED_MODULE_0__.randomBytes)(4).toString("hex")}`);
+  (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.writeFileSync)(tmp, (0,node_crypto__WEBPACK_IMPORTED_MODULE_0__.randomBytes)(KEY_BYTES), { mode: 384, flag: "wx" });
+  try {
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.linkSync)(tmp, file);
+  } catch (err) {
+    if (err.code !== "EEXIST") throw err;
+  } finally {
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(tmp, { force: true });
+  }
+  const made = readKey(file);
+  if (!made) throw new Error(`${KEY_FILE} could not be made`);
+  return made;
+}
+function readKey(file) {
+  let fd;
+  try {
+    fd = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.openSync)(file, node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_RDONLY | node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_NOFOLLOW | node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_NONBLOCK);
+  } catch (err) {
+    if (err.code === "ENOENT") return void 0;
+    throw err;
+  }
+  try {
+    const st = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.fstatSync)(fd);
+    const uid = process.getuid?.();
+    if (!st.isFile() || st.size !== KEY_BYTES || uid !== void 0 && st.uid !== uid || st.mode & 63)
+      throw new Error(`${file} is not a key Fleet made (a file of ${KEY_BYTES} bytes, the user's own, mode 0600): remove it`);
+    const buf = Buffer.alloc(KEY_BYTES);
+    if ((0,node_fs__WEBPACK_IMPORTED_MODULE_1__.readSync)(fd, buf, 0, KEY_BYTES, 0) !== KEY_BYTES) throw new Error(`${file} could not be read whole`);
+    return buf;
+  } finally {
+    (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.closeSync)(fd);
+  }
+}
+const mac = (k, text) => (0,node_crypto__WEBPACK_IMPORTED_MODULE_0__.createHmac)("sha256", k).update("fleet-manifest-seal\0").update(text).digest("hex");
+async function writeManifest(file, manifest, opts = {}) {
+  const text = `${JSON.stringify(manifest, null, 2)}
+`;
+  if (key && opts.seal !== false) await (0,_fs_js__WEBPACK_IMPORTED_MODULE_5__/* .writeFileAtomic */ .Zf)(`${file}${SEAL_SUFFIX}`, `${mac(key, text)}
+`);
+  else await rmSeal(file);
+  await (0,_fs_js__WEBPACK_IMPORTED_MODULE_5__/* .writeFileAtomic */ .Zf)(file, text);
+}
+function writeManifestSync(file, manifest) {
+  const text = `${JSON.stringify(manifest, null, 2)}
+`;
+  const seal = `${file}${SEAL_SUFFIX}`;
+  if (key) writeSyncAtomic(seal, `${mac(key, text)}
+`);
+  else (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(seal, { force: true });
+  writeSyncAtomic(file, text);
+}
+function writeSyncAtomic(file, text) {
+  const tmp = `${file}.${process.pid}.tmp`;
+  (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.writeFileSync)(tmp, text);
+  (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.renameSync)(tmp, file);
+}
+async function rmSeal(file) {
+  await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.rm)(`${file}${SEAL_SUFFIX}`, { force: true });
+}
+async function sealProblem(file, text) {
+  if (!key) return "this Fleet has no seal key to check it with (no HOME, or the key could not be read)";
+  let seal;
+  try {
+    seal = (await readSmall(`${file}${SEAL_SUFFIX}`)).trim();
+  } catch (err) {
+    const code = err.code;
+    return code === "ENOENT" ? `it has no seal (${node_path__WEBPACK_IMPORTED_MODULE_4__.basename(file)}${SEAL_SUFFIX}): it was not written by this user's Fleet (another user or machine, or a Fleet before 0.1.0's seals)` : `its seal cannot be read (${code ?? err.message})`;
+  }
+  const want = Buffer.from(mac(key, text), "hex");
+  const got = Buffer.from(/^[0-9a-f]{64}$/.test(seal) ? seal : "", "hex");
+  if (got.length !== want.length || !(0,node_crypto__WEBPACK_IMPORTED_MODULE_0__.timingSafeEqual)(got, want))
+    return "its seal does not match: it was changed after Fleet wrote it, or written by another user or machine";
+  return null;
+}
+async function readSmall(file) {
+  const fh = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.open)(file, node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_RDONLY | node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_NOFOLLOW | node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_NONBLOCK);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile() || st.size > 4096) throw Object.assign(new Error("not a seal file"), { code: "EINVAL" });
+    return await fh.readFile("utf8");
+  } finally {
+    await fh.close();
+  }
 }
 
 

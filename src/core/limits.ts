@@ -13,6 +13,22 @@ export const MAX_TARGETS_FILE_BYTES = 4 * MiB;
 /** JSON Fleet wrote itself and reads back (a manifest, a lane result, a plan): generous, but bounded. */
 export const MAX_FLEET_JSON_BYTES = 64 * MiB;
 
+/**
+ * A lane's change, as the patch Fleet writes and judges: one of 240 MB took about 4 GB of memory to handle as text,
+ * with other lanes running beside it. 64 MiB is far more than anyone reviews, and leaves room for a lockfile or a
+ * vendored dependency regenerated whole.
+ */
+export const MAX_PATCH_BYTES = 64 * MiB;
+
+/** A lane's change whose patch is over MAX_PATCH_BYTES: the lane fails, nothing is pushed and no patch is kept. */
+export class ChangeTooLarge extends Error {
+  constructor(readonly bytes: number) {
+    super(
+      `the change's patch is ${formatBytes(bytes)}, over Fleet's limit of ${formatBytes(MAX_PATCH_BYTES)} for one lane; nothing was pushed and no patch was kept. Split the work into lanes with narrower owns:, or leave generated files out of the change`,
+    );
+  }
+}
+
 /** "1 MiB", "50.0 MiB", "512 bytes": sizes in messages. */
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} bytes`;

@@ -25,7 +25,7 @@
  * directly, as before. A shell that dies fails its command (exit -1) and is replaced by a new one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { shellQuote } from '../core/agent.js';
 import { privateTmp } from './private-tmp.js';
@@ -44,6 +44,8 @@ export interface LaunchRequest {
    */
   sharedEnv?: () => NodeJS.ProcessEnv;
   input?: string;
+  /** Output over this many bytes is not read into memory: the result says only how large it was (`stdoutBytes`). */
+  maxStdout?: number;
 }
 
 export interface LaunchResult {
@@ -53,6 +55,8 @@ export interface LaunchResult {
   stderr: string;
   /** Set when the command could not be started (no such directory, no such program). */
   startError?: string;
+  /** Set when stdout was over the request's `maxStdout`, and left unread (`stdout` is then empty). */
+  stdoutBytes?: number;
 }
 
 export interface Launched {
@@ -227,7 +231,8 @@ export class GitLauncher {
     const { pid, status } = shell.run(text);
     const pgid = pid.then((line) => (line !== null && /^\d+$/.test(line) ? Number(line) : undefined));
     const result = status.then((line): LaunchResult => {
-      const stdout = readAndRemove(files.out);
+      const over = sizeOver(files.out, req.maxStdout);
+      const stdout = over === undefined ? readAndRemove(files.out) : (unlinkQuietly(files.out), Buffer.alloc(0));
       const stderr = readAndRemove(files.err).toString('utf8');
       if (req.input !== undefined) unlinkQuietly(files.in);
       shell.done();
@@ -237,7 +242,7 @@ export class GitLauncher {
       if (code === 127 && stderr.startsWith(NO_DIR)) return { status: -1, stdout, stderr: '', startError: `${req.cwd} does not exist` };
       if (code === 127 && /failed to execute|not found/.test(stderr))
         return { status: -1, stdout, stderr, startError: `${req.file} is not installed or not on PATH` };
-      return { status: code, stdout, stderr };
+      return { status: code, stdout, stderr, ...(over === undefined ? {} : { stdoutBytes: over }) };
     });
     return { pgid, result };
   }
@@ -268,6 +273,17 @@ export class GitLauncher {
     const all = [...this.shells];
     this.close();
     await Promise.all(all.map((s) => s.exited));
+  }
+}
+
+/** The file's size where it is over `max` (and so is not to be read), else undefined. */
+function sizeOver(file: string, max: number | undefined): number | undefined {
+  if (max === undefined) return undefined;
+  try {
+    const size = statSync(file).size;
+    return size > max ? size : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -9,7 +9,9 @@ import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Executor, Workspace } from '../ports.js';
 import { runCommand } from './exec.js';
+import { ChangeTooLarge, MAX_PATCH_BYTES } from '../core/limits.js';
 import { Git } from './git/git.js';
+import { GitOutputTooLarge } from './git/run.js';
 import type { CommitSettings } from './git/identity.js';
 import { ObjectCache } from './git/object-cache.js';
 import { isLocalRemote, readHead } from './git/refs.js';
@@ -93,7 +95,14 @@ export class GitWorkspace implements Workspace {
 
   async committed(dir: string, from: string, to: string): ReturnType<Workspace['committed']> {
     this.guard.check(dir);
-    const c = await this.git.committedChange(dir, from, to);
+    let c: Awaited<ReturnType<Git['committedChange']>>;
+    try {
+      // Never read whole when over the limit (the listing that comes with it is counted too: a few bytes a file).
+      c = await this.git.committedChange(dir, from, to, { maxBytes: MAX_PATCH_BYTES });
+    } catch (err) {
+      if (err instanceof GitOutputTooLarge) throw new ChangeTooLarge(err.bytes);
+      throw err;
+    }
     return { files: [...new Set([...c.files, ...c.renamed_from])].sort(), patch: c.patch.toString('utf8') };
   }
 

@@ -421,6 +421,35 @@ describe.runIf(process.platform === 'linux')('a flood of directive output', () =
   });
 });
 
+describe.runIf(process.platform === 'linux')('a huge patch', () => {
+  it('over 64 MiB fails its lane (fence-violation) without being read into memory; nothing is pushed, no patch kept, the other lane completes', async () => {
+    // Issue 28, second pass (e): a lane's patch was read whole into memory and handled as text, a 240 MB one in about
+    // 4 GB. Now git's output over the limit is never read: the launcher asks its size, a spawned git is ended.
+    await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
+    await createRepo(dir, 'b', { 'README.md': '# b\n' }, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'huge',
+      directive: 'x',
+      max_retries: 0,
+      targets: [
+        // 70 MB of text: 2.6 million lines of 27 bytes, one new file (a patch of 69 MiB).
+        { repo: './a.git', run: 'yes 0123456789abcdef0123456789 | head -n 2600000 > BIG.txt' },
+        { repo: './b.git', run: 'echo b > STAMP' },
+      ],
+    });
+    const ws = join(dir, 'ws');
+    const r = await cli(runArgs(file, ws), { ...process.env, HOME: dir }, dir);
+    const m = readManifest(ws);
+    expect(r.code, JSON.stringify(lane(m, 'a'), null, 1)).toBe(1);
+    expect(lane(m, 'a')).toMatchObject({ status: 'failed', commit: null });
+    expect(lane(m, 'a').error).toMatchObject({ class: 'fence-violation' });
+    expect(lane(m, 'a').error?.message).toMatch(/^the change's patch is 6\d\.\d MiB, over Fleet's limit of 64 MiB for one lane; nothing was pushed/);
+    expect(existsSync(join(ws, 'lanes', 'a', 'patch.diff'))).toBe(false);
+    expect(spawnSync('git', ['--git-dir', join(dir, 'a.git'), 'branch', '--list', 'fleet/huge/a'], { encoding: 'utf8' }).stdout.trim()).toBe('');
+    expect(lane(m, 'b')).toMatchObject({ status: 'completed' });
+  });
+});
+
 describe.runIf(isolated && isRoot)('a directive cannot move the workspace aside', () => {
   /**
    * Issue 28, second pass: Fleet not root, isolated through a user namespace (the directive runs as Fleet's own uid).

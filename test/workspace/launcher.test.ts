@@ -11,6 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { GitLauncher, gitLauncher } from '../../src/workspace/launcher.js';
 import { privateTmp } from '../../src/workspace/private-tmp.js';
 import { Git } from '../../src/workspace/git/git.js';
+import { GitOutputTooLarge } from '../../src/workspace/git/run.js';
 import { killGroup } from '../../src/workspace/processes.js';
 import { tsxLoader } from '../integration/helpers.js';
 import { spawnSync } from 'node:child_process';
@@ -206,5 +207,21 @@ describe.skipIf(process.platform !== 'linux' || !gitLauncher())('git launcher', 
     const r = await git(['--no-such-option'], { cwd: tmp, allowFail: true });
     expect(r.code).toBe(129);
     await expect(git(['--no-such-option'], { cwd: tmp })).rejects.toThrow(/failed \(exit 129\)/);
+  });
+
+  it.each([
+    ['a launcher shell', undefined],
+    ['a spawned git', null],
+  ] as const)('through git/run.ts from %s: output over maxStdoutBytes is not read, and the call fails saying how large it was', async (_, launcher) => {
+    const g = new Git({ launcher });
+    // An alias that runs a shell command: 3 MB on git's stdout.
+    const args = ['-c', 'alias.big=!yes 0123456789 | head -c 3000000', 'big'];
+    await expect(g.bytes(args, { cwd: tmp, maxStdoutBytes: 1_000_000 })).rejects.toMatchObject({
+      bytes: launcher === null ? expect.any(Number) : 3_000_000,
+      limit: 1_000_000,
+    });
+    await expect(g.bytes(args, { cwd: tmp, maxStdoutBytes: 1_000_000 })).rejects.toBeInstanceOf(GitOutputTooLarge);
+    const whole = await g.bytes(args, { cwd: tmp, maxStdoutBytes: 3_000_000 });
+    expect(whole.stdout.length).toBe(3_000_000);
   });
 });

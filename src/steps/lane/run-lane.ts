@@ -14,6 +14,7 @@ import { checkIsolation, clone } from './clone.js';
 import { commitChange } from './commit.js';
 import type { LaneContext } from './context.js';
 import { route, runsAgent } from './directive.js';
+import { ChangeTooLarge } from '../../core/limits.js';
 import { interrupted, LaneFailure, stopIfCancelled } from './failure.js';
 import { issuePath, writeLaneResult } from './layout.js';
 import { applyMergePolicy } from './merge.js';
@@ -97,7 +98,9 @@ export async function runLane(ctx: LaneContext, lane: LaneSpec, start: LaneRecor
           ? interrupted(run.rec, err)
           : err instanceof LaneFailure
             ? err
-            : new LaneFailure('lane-crashed', `Fleet itself failed in this lane: ${(err as Error).message ?? String(err)}`);
+            : err instanceof ChangeTooLarge
+              ? new LaneFailure('fence-violation', err.message)
+              : new LaneFailure('lane-crashed', `Fleet itself failed in this lane: ${(err as Error).message ?? String(err)}`);
     const ended = failure.notStarted ? ('skipped' as const) : ('failed' as const);
     run.update(
       { status: ended, phase: ended, ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },

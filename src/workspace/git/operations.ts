@@ -251,7 +251,7 @@ export interface CommittedChange extends ChangedFiles {
  * (exact paths), an empty field, then the same patch `git diff --binary` writes (the options that shape it are
  * all given, and Fleet's git reads no diff configuration but the clone's own).
  */
-export async function committedChange(git: GitRunner, dir: string, from: string, to: string): Promise<CommittedChange> {
+export async function committedChange(git: GitRunner, dir: string, from: string, to: string, opts: { maxBytes?: number } = {}): Promise<CommittedChange> {
   const r = await git.bytes(
     [
       'diff-tree',
@@ -271,7 +271,7 @@ export async function committedChange(git: GitRunner, dir: string, from: string,
       to,
       '--',
     ],
-    { cwd: dir },
+    { cwd: dir, maxStdoutBytes: opts.maxBytes },
   );
   return parseRawThenPatch(r.stdout);
 }

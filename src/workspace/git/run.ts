@@ -37,6 +37,17 @@ export class GitError extends Error {
   }
 }
 
+/** git wrote more to stdout than the call's `maxStdoutBytes`: its output was not read. */
+export class GitOutputTooLarge extends GitError {
+  constructor(
+    args: readonly string[],
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(args, 0, '', `it wrote ${bytes} bytes, over the ${limit} this call reads`);
+  }
+}
+
 export interface GitOptions {
   cwd: string;
   /** Added to (and overriding) the environment Fleet gives git. */
@@ -47,6 +58,11 @@ export interface GitOptions {
   allowFail?: boolean;
   /** Kill git (SIGKILL) after this long; the call then fails with exit code -1. */
   timeoutMs?: number;
+  /**
+   * Output over this many bytes is never read into memory: the call fails with `GitOutputTooLarge` (a patch of
+   * hundreds of megabytes took gigabytes of memory to handle as text).
+   */
+  maxStdoutBytes?: number;
   /**
    * The whole environment instead of the isolated one Fleet gives its git: only for reading the user's own
    * configuration (readUserGitConfig), before any directive ran.
@@ -100,10 +116,11 @@ function endGroup(pgid: number | undefined): void {
 function settle(
   args: readonly string[],
   opts: GitOptions,
-  end: { exit: number; signal: string | null; timedOut: boolean; stdout: Buffer; stderr: string },
+  end: { exit: number; signal: string | null; timedOut: boolean; stdout: Buffer; stderr: string; stdoutBytes?: number },
 ): RawResult {
   const { exit, signal, stderr } = end;
   if (end.timedOut) throw new GitError(args, -1, stderr, `timed out after ${opts.timeoutMs} ms`);
+  if (end.stdoutBytes !== undefined) throw new GitOutputTooLarge(args, end.stdoutBytes, opts.maxStdoutBytes ?? 0);
   if (signal) {
     // Killed from outside (an interrupt): never a result to act on, even with allowFail.
     const e = new GitError(args, exit, stderr, `killed by ${signal}`);
@@ -124,6 +141,7 @@ async function runLaunched(launcher: GitLauncher, args: readonly string[], opts:
     env: opts.userEnv ?? gitEnv(identity, opts.env),
     sharedEnv: () => gitEnv(identity),
     input: opts.input,
+    maxStdout: opts.maxStdoutBytes,
   });
   let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
@@ -150,7 +168,7 @@ async function runLaunched(launcher: GitLauncher, args: readonly string[], opts:
   // above 128 counts as a signal only when Fleet sent one (its timeout, an interrupt); an outside kill then
   // reads as that exit code, which is a failure all the same.
   const signalled = r.status > 128 && (timedOut || isInterrupted()) ? (signalName(r.status - 128) ?? `signal ${r.status - 128}`) : null;
-  return settle(args, opts, { exit: signalled ? -1 : r.status, signal: signalled, timedOut, stdout: r.stdout, stderr: r.stderr });
+  return settle(args, opts, { exit: signalled ? -1 : r.status, signal: signalled, timedOut, stdout: r.stdout, stderr: r.stderr, stdoutBytes: r.stdoutBytes });
 }
 
 /** Starts git with Node's own spawn: where no launcher shell can be had. */
@@ -178,7 +196,17 @@ function runSpawned(args: readonly string[], opts: GitOptions, identity: CommitI
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
     let settled = false;
-    child.stdout!.on('data', (b: Buffer) => out.push(b));
+    // Past the limit nothing more is kept; git is ended (its output is of no use) and the call fails.
+    let outBytes = 0;
+    child.stdout!.on('data', (b: Buffer) => {
+      const before = outBytes;
+      outBytes += b.length;
+      if (opts.maxStdoutBytes === undefined || outBytes <= opts.maxStdoutBytes) out.push(b);
+      else if (before <= opts.maxStdoutBytes) {
+        out.length = 0;
+        if (pgid !== undefined) killGroup(pgid, 'SIGKILL');
+      }
+    });
     child.stderr!.on('data', (b: Buffer) => errOut.push(b));
     child.on('error', (err: NodeJS.ErrnoException) => {
       if (settled) return;
@@ -194,7 +222,17 @@ function runSpawned(args: readonly string[], opts: GitOptions, identity: CommitI
       if (timer) clearTimeout(timer);
       endGroup(pgid);
       try {
-        resolve(settle(args, opts, { exit: code ?? -1, signal, timedOut, stdout: Buffer.concat(out), stderr: Buffer.concat(errOut).toString('utf8') }));
+        const tooLarge = opts.maxStdoutBytes !== undefined && outBytes > opts.maxStdoutBytes;
+        resolve(
+          settle(args, opts, {
+            exit: code ?? -1,
+            signal: tooLarge ? null : signal,
+            timedOut,
+            stdout: Buffer.concat(out),
+            stderr: Buffer.concat(errOut).toString('utf8'),
+            ...(tooLarge ? { stdoutBytes: outBytes } : {}),
+          }),
+        );
       } catch (err) {
         reject(err);
       }

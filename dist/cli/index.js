@@ -15607,6 +15607,8 @@ function cutByCost(ids, seconds, count) {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   Df: () => (/* binding */ MAX_FLEET_JSON_BYTES),
+/* harmony export */   QB: () => (/* binding */ MAX_PATCH_BYTES),
+/* harmony export */   a8: () => (/* binding */ ChangeTooLarge),
 /* harmony export */   nF: () => (/* binding */ MAX_FLEET_FILE_BYTES),
 /* harmony export */   pf: () => (/* binding */ MAX_TARGETS_FILE_BYTES),
 /* harmony export */   z3: () => (/* binding */ formatBytes)
@@ -15615,6 +15617,16 @@ const MiB = 1024 * 1024;
 const MAX_FLEET_FILE_BYTES = 1 * MiB;
 const MAX_TARGETS_FILE_BYTES = 4 * MiB;
 const MAX_FLEET_JSON_BYTES = 64 * MiB;
+const MAX_PATCH_BYTES = 64 * MiB;
+class ChangeTooLarge extends Error {
+  constructor(bytes) {
+    super(
+      `the change's patch is ${formatBytes(bytes)}, over Fleet's limit of ${formatBytes(MAX_PATCH_BYTES)} for one lane; nothing was pushed and no patch was kept. Split the work into lanes with narrower owns:, or leave generated files out of the change`
+    );
+    this.bytes = bytes;
+  }
+  bytes;
+}
 function formatBytes(n) {
   if (n < 1024) return `${n} bytes`;
   if (n < MiB) return `${(n / 1024).toFixed(n % 1024 === 0 ? 0 : 1)} KiB`;
@@ -19723,7 +19735,8 @@ class GitLauncher {
     const { pid, status } = shell.run(text);
     const pgid = pid.then((line) => line !== null && /^\d+$/.test(line) ? Number(line) : void 0);
     const result = status.then((line) => {
-      const stdout = readAndRemove(files.out);
+      const over = sizeOver(files.out, req.maxStdout);
+      const stdout = over === void 0 ? readAndRemove(files.out) : (unlinkQuietly(files.out), Buffer.alloc(0));
       const stderr = readAndRemove(files.err).toString("utf8");
       if (req.input !== void 0) unlinkQuietly(files.in);
       shell.done();
@@ -19733,7 +19746,7 @@ class GitLauncher {
       if (code === 127 && stderr.startsWith(NO_DIR)) return { status: -1, stdout, stderr: "", startError: `${req.cwd} does not exist` };
       if (code === 127 && /failed to execute|not found/.test(stderr))
         return { status: -1, stdout, stderr, startError: `${req.file} is not installed or not on PATH` };
-      return { status: code, stdout, stderr };
+      return { status: code, stdout, stderr, ...over === void 0 ? {} : { stdoutBytes: over } };
     });
     return { pgid, result };
   }
@@ -19760,6 +19773,15 @@ class GitLauncher {
     const all = [...this.shells];
     this.close();
     await Promise.all(all.map((s) => s.exited));
+  }
+}
+function sizeOver(file, max) {
+  if (max === void 0) return void 0;
+  try {
+    const size = (0,external_node_fs_.statSync)(file).size;
+    return size > max ? size : void 0;
+  } catch {
+    return void 0;
   }
 }
 function readAndRemove(file) {
@@ -20077,6 +20099,15 @@ class GitError extends Error {
     this.stderr = safeStderr;
   }
 }
+class GitOutputTooLarge extends GitError {
+  constructor(args, bytes, limit) {
+    super(args, 0, "", `it wrote ${bytes} bytes, over the ${limit} this call reads`);
+    this.bytes = bytes;
+    this.limit = limit;
+  }
+  bytes;
+  limit;
+}
 function execGit(args, opts, setup) {
   return setup.launcher ? runLaunched(setup.launcher, args, opts, setup.identity) : runSpawned(args, opts, setup.identity);
 }
@@ -20088,6 +20119,7 @@ function endGroup(pgid) {
 function settle(args, opts, end) {
   const { exit, signal, stderr } = end;
   if (end.timedOut) throw new GitError(args, -1, stderr, `timed out after ${opts.timeoutMs} ms`);
+  if (end.stdoutBytes !== void 0) throw new GitOutputTooLarge(args, end.stdoutBytes, opts.maxStdoutBytes ?? 0);
   if (signal) {
     const e = new GitError(args, exit, stderr, `killed by ${signal}`);
     e.killedBy = signal;
@@ -20103,7 +20135,8 @@ async function runLaunched(launcher, args, opts, identity) {
     cwd: opts.cwd,
     env: opts.userEnv ?? gitEnv(identity, opts.env),
     sharedEnv: () => gitEnv(identity),
-    input: opts.input
+    input: opts.input,
+    maxStdout: opts.maxStdoutBytes
   });
   let timedOut = false;
   let timer;
@@ -20126,7 +20159,7 @@ async function runLaunched(launcher, args, opts, identity) {
   endGroup(pgid);
   if (r.startError !== void 0) throw new GitError(args, -1, r.stderr, `could not run git: ${r.startError}`);
   const signalled = r.status > 128 && (timedOut || (0,processes/* isInterrupted */.fT)()) ? (0,processes/* signalName */.yD)(r.status - 128) ?? `signal ${r.status - 128}` : null;
-  return settle(args, opts, { exit: signalled ? -1 : r.status, signal: signalled, timedOut, stdout: r.stdout, stderr: r.stderr });
+  return settle(args, opts, { exit: signalled ? -1 : r.status, signal: signalled, timedOut, stdout: r.stdout, stderr: r.stderr, stdoutBytes: r.stdoutBytes });
 }
 function runSpawned(args, opts, identity) {
   return new Promise((resolve, reject) => {
@@ -20150,7 +20183,16 @@ function runSpawned(args, opts, identity) {
     let timer;
     let timedOut = false;
     let settled = false;
-    child.stdout.on("data", (b) => out.push(b));
+    let outBytes = 0;
+    child.stdout.on("data", (b) => {
+      const before = outBytes;
+      outBytes += b.length;
+      if (opts.maxStdoutBytes === void 0 || outBytes <= opts.maxStdoutBytes) out.push(b);
+      else if (before <= opts.maxStdoutBytes) {
+        out.length = 0;
+        if (pgid !== void 0) (0,processes/* killGroup */.i0)(pgid, "SIGKILL");
+      }
+    });
     child.stderr.on("data", (b) => errOut.push(b));
     child.on("error", (err) => {
       if (settled) return;
@@ -20166,7 +20208,17 @@ function runSpawned(args, opts, identity) {
       if (timer) clearTimeout(timer);
       endGroup(pgid);
       try {
-        resolve(settle(args, opts, { exit: code ?? -1, signal, timedOut, stdout: Buffer.concat(out), stderr: Buffer.concat(errOut).toString("utf8") }));
+        const tooLarge = opts.maxStdoutBytes !== void 0 && outBytes > opts.maxStdoutBytes;
+        resolve(
+          settle(args, opts, {
+            exit: code ?? -1,
+            signal: tooLarge ? null : signal,
+            timedOut,
+            stdout: Buffer.concat(out),
+            stderr: Buffer.concat(errOut).toString("utf8"),
+            ...tooLarge ? { stdoutBytes: outBytes } : {}
+          })
+        );
       } catch (err) {
         reject(err);
       }
@@ -20388,7 +20440,7 @@ async function changedBetween(git, dir, from, to) {
   const r = await git.bytes(["diff-tree", "-r", "--name-status", "-z", "-M", "--no-ext-diff", "--end-of-options", from, to, "--"], { cwd: dir });
   return parseNameStatus(r.stdout);
 }
-async function committedChange(git, dir, from, to) {
+async function committedChange(git, dir, from, to, opts = {}) {
   const r = await git.bytes(
     [
       "diff-tree",
@@ -20408,7 +20460,7 @@ async function committedChange(git, dir, from, to) {
       to,
       "--"
     ],
-    { cwd: dir }
+    { cwd: dir, maxStdoutBytes: opts.maxBytes }
   );
   return parseRawThenPatch(r.stdout);
 }
@@ -20706,6 +20758,8 @@ async function adoptCommitSetup(file, env) {
 
 // EXTERNAL MODULE: ./.build/src/workspace/exec.js + 1 modules
 var exec = __nccwpck_require__(8181);
+// EXTERNAL MODULE: ./.build/src/core/limits.js
+var limits = __nccwpck_require__(1827);
 // EXTERNAL MODULE: external "node:crypto"
 var external_node_crypto_ = __nccwpck_require__(7598);
 ;// CONCATENATED MODULE: external "node:stream/promises"
@@ -21456,6 +21510,8 @@ function sandboxFor(setting) {
 
 
 
+
+
 class GitWorkspace {
   git;
   /** Runs the directives and checks in this workspace's working copies: each marks its working copy for the guard. */
@@ -21503,7 +21559,13 @@ class GitWorkspace {
   }
   async committed(dir, from, to) {
     this.guard.check(dir);
-    const c = await this.git.committedChange(dir, from, to);
+    let c;
+    try {
+      c = await this.git.committedChange(dir, from, to, { maxBytes: limits/* MAX_PATCH_BYTES */.QB });
+    } catch (err) {
+      if (err instanceof GitOutputTooLarge) throw new limits/* ChangeTooLarge */.a8(err.bytes);
+      throw err;
+    }
     return { files: [.../* @__PURE__ */ new Set([...c.files, ...c.renamed_from])].sort(), patch: c.patch.toString("utf8") };
   }
   tree(dir, rev) {
@@ -25140,6 +25202,8 @@ function refusedCredential(text) {
 }
 
 
+// EXTERNAL MODULE: ./.build/src/core/limits.js
+var limits = __nccwpck_require__(1827);
 ;// CONCATENATED MODULE: ./.build/src/steps/lane/push.js
 
 
@@ -25799,6 +25863,7 @@ class LaneRun {
 
 
 
+
 async function runLane(ctx, lane, start) {
   const run = new LaneRun(ctx, lane, start);
   try {
@@ -25860,7 +25925,7 @@ async function runLane(ctx, lane, start) {
     run.update({ status: "completed", ended_at: ctx.clock.now().toISOString() }, "completed");
     return await finish(run);
   } catch (err) {
-    const failure = err instanceof LaneFailure && err.errorClass === "cancelled" ? err : ctx.signal?.aborted ? interrupted(run.rec, err) : err instanceof LaneFailure ? err : new LaneFailure("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
+    const failure = err instanceof LaneFailure && err.errorClass === "cancelled" ? err : ctx.signal?.aborted ? interrupted(run.rec, err) : err instanceof LaneFailure ? err : err instanceof limits/* ChangeTooLarge */.a8 ? new LaneFailure("fence-violation", err.message) : new LaneFailure("lane-crashed", `Fleet itself failed in this lane: ${err.message ?? String(err)}`);
     const ended = failure.notStarted ? "skipped" : "failed";
     run.update(
       { status: ended, phase: ended, ended_at: ctx.clock.now().toISOString(), error: { class: failure.errorClass, message: failure.message } },

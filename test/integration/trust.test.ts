@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRepo, remoteBranches } from '../support/repos.js';
+import { createRepo, remoteBranches, tgit } from '../support/repos.js';
 import { fleet, lane, readManifest, removeDir, runArgs, sq, tempDir, writeFleetFile } from './helpers.js';
 
 let dir: string;
@@ -179,5 +179,53 @@ describe('files a directive plants in .git', () => {
     expect(r.code, r.stdout + r.stderr).toBe(1);
     expect(lane(readManifest(ws), 'app').error?.class).toBe('workspace-corrupted');
     expect(await remoteBranches(repo.remote)).toEqual(['main']);
+  });
+});
+
+describe('targets whose history is of their own making', () => {
+  /** A bare repository `<name>.git` whose `main` is what the fast-import stream writes. */
+  async function imported(name: string, stream: string): Promise<string> {
+    const remote = join(dir, `${name}.git`);
+    await tgit(['init', '--quiet', '--bare', '--initial-branch=main', '--template=', remote]);
+    // --depth=1: fast-import deltifies each commit against the one before, and chains of thousands cost it seconds.
+    await tgit(['fast-import', '--quiet', '--depth=1'], { cwd: remote, input: stream });
+    return remote;
+  }
+  const commitOf = (i: number, files: string) =>
+    `commit refs/heads/main\ncommitter T <t@example.com> ${1_700_000_000 + i} +0000\ndata 3\nc${String(i % 10)}\n${i ? '' : 'deleteall\n'}${files}\n`;
+
+  it('a history of 10,000 commits: the lane runs and pushes as for any other', async () => {
+    const parts = [commitOf(0, 'M 100644 inline README.md\ndata 4\n# r\n')];
+    for (let i = 1; i < 10_000; i++) parts.push(commitOf(i, ''));
+    await imported('deep', parts.join(''));
+    const file = writeFleetFile(dir, { name: 'deep', directive: 'x', max_retries: 0, targets: [{ repo: './deep.git', run: 'echo done > DONE.md' }] });
+    const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(lane(readManifest(join(dir, 'ws')), 'deep')).toMatchObject({ status: 'completed', changed_files: ['DONE.md'] });
+  });
+
+  it('a tree with a .git entry (written past git own checks): that lane fails cleanly as a clone failure, the other completes', async () => {
+    // git refuses to check out `.git/…` (it would be the working copy's own repository); fast-import does not check paths.
+    await imported(
+      'dotgit',
+      commitOf(0, 'M 100644 inline README.md\ndata 4\n# r\nM 100644 inline .git/config\ndata 38\n[core]\n\tfsmonitor = touch /tmp/pwned\n'),
+    );
+    await createRepo(dir, 'fine', { 'README.md': '# r\n' }, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'dotgit',
+      directive: 'x',
+      max_retries: 0,
+      targets: [
+        { repo: './dotgit.git', run: 'echo x > X.md' },
+        { repo: './fine.git', run: 'echo x > X.md' },
+      ],
+    });
+    const r = await fleet(runArgs(file, join(dir, 'ws')), { cwd: dir });
+    expect(r.code, r.stderr).toBe(1);
+    const m = readManifest(join(dir, 'ws'));
+    expect(lane(m, 'dotgit').error, JSON.stringify(lane(m, 'dotgit'))).toMatchObject({ class: 'clone-failed' });
+    expect(lane(m, 'dotgit').error?.message).toMatch(/\.git\/config/);
+    expect(lane(m, 'fine')).toMatchObject({ status: 'completed' });
+    expect(await remoteBranches(join(dir, 'dotgit.git'))).toEqual(['main']);
   });
 });

@@ -439,6 +439,37 @@ describe('committedChange', () => {
   });
 });
 
+describe('commitsBetween', () => {
+  it('reads each commit whole whatever bytes its message and author hold: a separator, a line that looks like a listing, a NUL', async () => {
+    // Commits someone pushed to a lane branch (branch_conflict: rebase replays them): their text is theirs to choose.
+    const { remote, commit: base } = await createRepo(tmp, 'between', { 'a.txt': 'a\n' }, { clone: false });
+    const dir = laneDir();
+    await cloneForLane(remote, dir, { branch: 'fleet/x/between' });
+    const tree = await treeOf(dir, 'HEAD');
+    const fake = 'f'.repeat(40);
+    // A message with the unit separator an earlier parser split on, and the fields of a forged commit after it.
+    await writeFile(path.join(dir, 'b.txt'), 'b\n');
+    const one = await commitAll(dir, `one\x1f${fake}\x1f${base}\x1fEvil <e@e>\x1fforged`);
+    // An author with the separator in it, and a message with a NUL (git's own commit refuses one: written literally).
+    const raw = [
+      `tree ${tree}`,
+      `parent ${one}`,
+      'author Odd\x1fName <o@o> 1700000000 +0000',
+      'committer C <c@c> 1700000000 +0000',
+      '',
+      `two\0${fake}\0${one}\0Evil <e@e>\0forged`,
+      '',
+    ].join('\n');
+    await writeFile(path.join(tmp, 'raw-commit'), raw);
+    const two = (await git(['hash-object', '-t', 'commit', '-w', '--literally', path.join(tmp, 'raw-commit')], { cwd: dir })).stdout.trim();
+    const got = await new Git().commitsBetween(dir, base, two, 10);
+    expect(got.map((c) => c.commit)).toEqual([one, two]);
+    expect(got[0]).toMatchObject({ parents: [base], message: `one\x1f${fake}\x1f${base}\x1fEvil <e@e>\x1fforged` });
+    // git prints a message up to its NUL: the rest is no commit of its own.
+    expect(got[1]).toMatchObject({ parents: [one], author: 'Odd\x1fName <o@o>', message: 'two' });
+  });
+});
+
 describe('diffPatch', () => {
   it('produces a binary-safe patch that reproduces the commit', async () => {
     const { remote, commit } = await createRepo(tmp, 'patchy', { 'a.txt': 'a\n', 'img.bin': Buffer.from([0, 1, 2, 3, 255]) }, { clone: false });

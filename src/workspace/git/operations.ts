@@ -388,12 +388,19 @@ export interface BranchCommitInfo {
 
 /** The commits `head` holds that `base` lacks, oldest first: at most `max` (the newest `max` when there are more). */
 export async function commitsBetween(git: GitRunner, dir: string, base: string, head: string, max: number): Promise<BranchCommitInfo[]> {
-  const r = await git.run(['log', '--topo-order', `--max-count=${max}`, '--format=%H%x1f%P%x1f%an <%ae>%x1f%B%x00', `${base}..${head}`, '--'], { cwd: dir });
+  // Four fields a commit, each ended by a NUL: none can hold one (git prints a message up to its first NUL, and an
+  // author with one as no author), whereas a message or an author may hold any other byte a separator could be.
+  const r = await git.run(['log', '--topo-order', `--max-count=${max}`, '--format=%H%x00%P%x00%an <%ae>%x00%B%x00', `${base}..${head}`, '--'], {
+    cwd: dir,
+  });
+  const fields = r.stdout.split('\0');
   const out: BranchCommitInfo[] = [];
-  for (const entry of r.stdout.split('\0')) {
-    const [commit, parents, author, message] = entry.replace(/^\n/, '').split('\x1f');
-    if (!commit || parents === undefined || author === undefined || message === undefined) continue;
-    out.push({ commit, parents: parents.split(' ').filter(Boolean), author, message: message.trim() });
+  for (let i = 0; i + 3 < fields.length; i += 4) {
+    // Each commit after the first starts on a line of its own (the format's terminator).
+    const commit = fields[i]!.replace(/^\n/, '');
+    if (!/^[0-9a-f]{40,64}$/.test(commit))
+      throw new GitError(['log'], 0, '', `git log wrote a listing Fleet cannot read (${JSON.stringify(commit.slice(0, 40))})`);
+    out.push({ commit, parents: fields[i + 1]!.split(' ').filter(Boolean), author: fields[i + 2]!, message: fields[i + 3]!.trim() });
   }
   // A merge is Fleet's to redo only when it changed nothing beyond merging (merge-tree needs git 2.38; older: not clean).
   for (const c of out) {

@@ -20542,12 +20542,16 @@ async function mergeCommit(git, dir, commit, message) {
   return { ok: false, conflicts };
 }
 async function commitsBetween(git, dir, base, head, max) {
-  const r = await git.run(["log", "--topo-order", `--max-count=${max}`, "--format=%H%x1f%P%x1f%an <%ae>%x1f%B%x00", `${base}..${head}`, "--"], { cwd: dir });
+  const r = await git.run(["log", "--topo-order", `--max-count=${max}`, "--format=%H%x00%P%x00%an <%ae>%x00%B%x00", `${base}..${head}`, "--"], {
+    cwd: dir
+  });
+  const fields = r.stdout.split("\0");
   const out = [];
-  for (const entry of r.stdout.split("\0")) {
-    const [commit, parents, author, message] = entry.replace(/^\n/, "").split("");
-    if (!commit || parents === void 0 || author === void 0 || message === void 0) continue;
-    out.push({ commit, parents: parents.split(" ").filter(Boolean), author, message: message.trim() });
+  for (let i = 0; i + 3 < fields.length; i += 4) {
+    const commit = fields[i].replace(/^\n/, "");
+    if (!/^[0-9a-f]{40,64}$/.test(commit))
+      throw new GitError(["log"], 0, "", `git log wrote a listing Fleet cannot read (${JSON.stringify(commit.slice(0, 40))})`);
+    out.push({ commit, parents: fields[i + 1].split(" ").filter(Boolean), author: fields[i + 2], message: fields[i + 3].trim() });
   }
   for (const c of out) {
     if (c.parents.length !== 2) continue;

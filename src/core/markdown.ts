@@ -24,7 +24,7 @@ export function oneLine(s: string): string {
  * `*` `_` `~`, `[` `]` and `$` escaped so the text opens no code span, emphasis,
  * strikethrough, link or (on GitHub) math; a
  * backslash doubled where it would otherwise escape what follows; `&` escaped where
- * it would start an entity; an `@` kept from mentioning anyone.
+ * it would start an entity; an `@` kept from mentioning anyone, a `#123` from linking an issue.
  */
 export function escapeCell(s: string): string {
   return (
@@ -34,8 +34,12 @@ export function escapeCell(s: string): string {
       .replace(/</g, '&lt;')
       .replace(/>/g, '&gt;')
       .replace(/[|`*[\]$~_]/g, (c) => `\\${c}`)
-      // An @mention in text Fleet did not write (a file name, an agent's finding) would notify that user or team from
-      // a PR body or a check run: a zero-width space after the @ keeps it text (as Renovate does).
+      // `#123`, `GH-123` or `owner/repo#123` in text Fleet did not write (an agent's finding, a file name) would link
+      // that issue from a PR body or a check run, and leave a "mentioned this" on it; an @mention would notify that
+      // user or team. A zero-width space keeps each text (as Renovate does); the `#` first, so that the entity's own
+      // `#` is not taken for one, and only where GitHub would link it (not in `C#1` or an entity `&#124;`).
+      .replace(/(^|[^\w&;]|[\w.-]\/[\w.-]+)#(?=\d)/g, '$1#&#8203;')
+      .replace(/\b(GH)-(?=\d)/gi, '$1&#8203;-')
       .replace(/@(?=[A-Za-z0-9])/g, '@&#8203;')
   );
 }

@@ -24,4 +24,11 @@ describe('escapeCell', () => {
     // What the input itself wrote as an entity stays text.
     expect(terminalText(escapeCell('&#8203;'))).toBe('&#8203;');
   });
+
+  it('keeps #123, GH-123 and owner/repo#123 from linking an issue (and leaving a "mentioned this" on it), as Renovate does', () => {
+    const cell = escapeCell('fixes #12, see GH-7 and acme/api#3; the C# code and #heading stay');
+    expect(cell).toBe('fixes #&#8203;12, see GH&#8203;-7 and acme/api#&#8203;3; the C# code and #heading stay');
+    expect(cell.replace(/&#8203;/g, '\u200b')).not.toMatch(/#\d|GH-\d/i);
+    expect(terminalText(cell)).toBe('fixes #12, see GH-7 and acme/api#3; the C# code and #heading stay');
+  });
 });

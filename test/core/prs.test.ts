@@ -206,7 +206,7 @@ describe('renderPrsActions and prsExitCode', () => {
         '',
         '| Lane | Repo | PR | Outcome | Detail |',
         '|---|---|---|---|---|',
-        '| api | acme/api | #1 | merged | #1 merged (squash) as 0123456789ab |',
+        '| api | acme/api | #1 | merged | #&#8203;1 merged (squash) as 0123456789ab |',
         '| web | acme/web | #2 | not merged | CI is failure on 0123456789ab |',
         '| docs | acme/docs | — | no PR | neither a PR nor a branch on the forge |',
         '',

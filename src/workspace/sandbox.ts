@@ -49,6 +49,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   realpathSync,
   rmSync,
   statSync,
@@ -441,7 +442,7 @@ export function viewFor(
   readOnly: readonly string[] = programFolders(),
 ): { layers: Layer[]; env: Record<string, string> } {
   const layers: Layer[] = [
-    ...[...s.masks, ...(opts.hide ?? [])].map((p) => ({ kind: 'hide' as const, path: p })),
+    ...[...s.masks, ...(opts.hide ?? []), ...cgroupsToHide(who ?? ownUser())].map((p) => ({ kind: 'hide' as const, path: p })),
     ...(opts.keep ?? []).map((p) => ({ kind: 'keep' as const, path: p })),
     ...readOnly.map((p) => ({ kind: 'ro' as const, path: p })),
   ];
@@ -473,6 +474,53 @@ export function viewFor(
     if (closed !== undefined) layers.push({ kind: 'hide', path: closed });
   }
   return { layers: [...layers, ...pinsFor(layers, who)], env: set };
+}
+
+const CGROUP_ROOT = '/sys/fs/cgroup';
+
+/**
+ * The folders of Fleet's own cgroups, in every hierarchy it is in (/proc/self/cgroup), and the folders above them up
+ * to the root of their hierarchy: where one of them is `user`'s to write (a systemd user session delegates the user's
+ * cgroups), a command running as `user` could freeze Fleet (`cgroup.freeze`, v1's `freezer.state`) or kill it
+ * (`cgroup.kill`), timeouts and interrupt handler with it.
+ */
+export function cgroupFolders(procSelfCgroup: string, root = CGROUP_ROOT): string[] {
+  const out = new Set<string>();
+  for (const line of procSelfCgroup.split('\n')) {
+    const m = /^(\d+):([^:]*):(\/.*)$/.exec(line.trim());
+    if (!m) continue;
+    const [, hier, controllers, at] = m;
+    // v2 (hierarchy 0) is the root itself, or `unified` beside v1's in a hybrid; v1's are named by their controllers.
+    const tops = hier === '0' ? [root, path.join(root, 'unified')] : [path.join(root, controllers!.replace(/^name=/, ''))];
+    for (const top of tops) {
+      for (let p = path.resolve(top, `.${at}`); p === top || p.startsWith(`${top}/`); p = path.dirname(p)) {
+        out.add(p);
+        if (p === top) break;
+      }
+    }
+  }
+  return [...out];
+}
+
+let cgroupHidden: Map<string, boolean> | undefined;
+
+/** `/sys/fs/cgroup`, where one of Fleet's cgroup folders is `user`'s to write; else nothing. Asked once per user. */
+function cgroupsToHide(user: { uid: number; gid: number }): string[] {
+  cgroupHidden ??= new Map();
+  const key = `${user.uid}:${user.gid}`;
+  let hide = cgroupHidden.get(key);
+  if (hide === undefined) {
+    let text = '';
+    try {
+      text = readFileSync('/proc/self/cgroup', 'utf8');
+    } catch {
+      /* no /proc: nothing to hide */
+    }
+    const canWrite = user.uid === process.getuid?.() ? accessible : (dir: string) => writable(dir, user);
+    hide = cgroupFolders(text).some((dir) => existsSync(dir) && canWrite(dir));
+    cgroupHidden.set(key, hide);
+  }
+  return hide ? [CGROUP_ROOT] : [];
 }
 
 /** Fleet's own user: whom a command runs as where Fleet is not root (a user namespace maps it back, sudo's setpriv too). */

@@ -421,6 +421,72 @@ describe.runIf(process.platform === 'linux')('a flood of directive output', () =
   });
 });
 
+/** A cgroup hierarchy the suite may make a cgroup in (as root): v2's root, else v1's freezer; null where neither. */
+const cgroupTop = (() => {
+  if (!isRoot || process.platform !== 'linux') return null;
+  for (const top of ['/sys/fs/cgroup', '/sys/fs/cgroup/freezer']) {
+    const probe = join(top, `fleet-probe-${process.pid}`);
+    if (spawnSync('mkdir', [probe]).status === 0) {
+      spawnSync('rmdir', [probe]);
+      if (top === '/sys/fs/cgroup' && !existsSync(join(top, 'cgroup.controllers'))) continue; // a tmpfs, not a hierarchy
+      return top;
+    }
+  }
+  return null;
+})();
+
+describe.runIf(isolated && isRoot && cgroupTop !== null)("a directive cannot write Fleet's cgroup", () => {
+  /**
+   * Issue 28, second pass (a): where the machine delegates Fleet's cgroup to Fleet's user (a systemd user session), a
+   * directive running as that user could write it: freeze Fleet (`cgroup.freeze`, v1's `freezer.state`), timeouts and
+   * interrupt handler with it, or kill it (`cgroup.kill`). Here the suite delegates one by hand: a cgroup of uid
+   * 65534's, Fleet started in it as that user. The directive makes a cgroup inside it, which proves it could write
+   * the rest (freezing it would stall this test). Now the sandbox hides /sys/fs/cgroup where Fleet's cgroup is the
+   * command's user's to write.
+   */
+  const cg = join(cgroupTop ?? '/nonexistent', `fleet-test-${process.pid}`);
+  afterEach(() => {
+    spawnSync('rmdir', [join(cg, 'evil')]);
+    spawnSync('rmdir', [cg]);
+  });
+
+  it('as an ordinary user whose cgroup Fleet runs in: the directive does not see it, and its lane completes', async () => {
+    const uid = 65534;
+    const inst = install(uid);
+    mkdirSync(cg);
+    spawnSync('chown', ['-R', `${uid}:${uid}`, cg]);
+    await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
+    const home = join(dir, 'home');
+    mkdirSync(home);
+    const file = writeFleetFile(dir, {
+      name: 'cgroup',
+      directive: 'x',
+      max_retries: 0,
+      isolation: 'required',
+      targets: [
+        {
+          repo: './a.git',
+          run: [
+            `mkdir ${JSON.stringify(join(cg, 'evil'))} 2>/dev/null && echo CGROUP-WRITTEN`,
+            'ls -A /sys/fs/cgroup | grep -q . && echo CGROUP-SEEN',
+            'echo a > A.txt',
+          ].join('\n'),
+        },
+      ],
+    });
+    for (const p of [dir, join(dir, 'a.git'), home, file]) spawnSync('chown', ['-R', `${uid}:${uid}`, p]);
+    chmodSync(dir, 0o755);
+    // Fleet moved into the cgroup before it drops to the user: as systemd starts a user's session in its own.
+    const fleetArgv = asUser(uid, [process.execPath, join(inst.root, 'bin', 'fleet.js'), 'run', file, '--workspace', join(dir, 'ws'), '--quiet']);
+    const r = await run(['sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cg, ...fleetArgv], plainEnv(home), dir);
+    expect(r.code, r.out).toBe(0);
+    const log = readFileSync(join(dir, 'ws', 'lanes', 'a', 'attempt-1.log'), 'utf8');
+    expect(log, log).not.toMatch(/^CGROUP-WRITTEN$/m);
+    expect(log).not.toMatch(/^CGROUP-SEEN$/m);
+    expect(existsSync(join(cg, 'evil'))).toBe(false);
+  });
+});
+
 describe.runIf(process.platform === 'linux')('a huge patch', () => {
   it('over 64 MiB fails its lane (fence-violation) without being read into memory; nothing is pushed, no patch kept, the other lane completes', async () => {
     // Issue 28, second pass (e): a lane's patch was read whole into memory and handled as text, a 240 MB one in about

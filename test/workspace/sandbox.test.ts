@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/workspace/exec.js';
 import {
+  cgroupFolders,
   detectSandbox,
   initArgs,
   laneUser,
@@ -137,6 +138,33 @@ function asNobody(name: string, body: string, node = process.execPath): Record<s
   expect(p.status, p.stderr).toBe(0);
   return JSON.parse(p.stdout.trim().split('\n').at(-1)!);
 }
+
+describe('cgroupFolders', () => {
+  it("names Fleet's cgroups and every folder above them to their hierarchy's root: v1, v2, and v2 beside v1", () => {
+    // The sandbox hides /sys/fs/cgroup where one of these is the command's user's to write (a delegated cgroup).
+    expect(cgroupFolders('0::/user.slice/user-1000.slice/user@1000.service/app.slice/fleet.scope\n', '/cg').sort()).toEqual(
+      [
+        '/cg',
+        '/cg/user.slice',
+        '/cg/user.slice/user-1000.slice',
+        '/cg/user.slice/user-1000.slice/user@1000.service',
+        '/cg/user.slice/user-1000.slice/user@1000.service/app.slice',
+        '/cg/user.slice/user-1000.slice/user@1000.service/app.slice/fleet.scope',
+        '/cg/unified',
+        '/cg/unified/user.slice',
+        '/cg/unified/user.slice/user-1000.slice',
+        '/cg/unified/user.slice/user-1000.slice/user@1000.service',
+        '/cg/unified/user.slice/user-1000.slice/user@1000.service/app.slice',
+        '/cg/unified/user.slice/user-1000.slice/user@1000.service/app.slice/fleet.scope',
+      ].sort(),
+    );
+    expect(cgroupFolders('6:freezer:/fleet\n9:name=systemd:/\n2:cpu,cpuacct:/a/b\n', '/cg').sort()).toEqual(
+      ['/cg/cpu,cpuacct', '/cg/cpu,cpuacct/a', '/cg/cpu,cpuacct/a/b', '/cg/freezer', '/cg/freezer/fleet', '/cg/systemd'].sort(),
+    );
+    // A path that climbs out of its hierarchy names nothing.
+    expect(cgroupFolders('6:freezer:/../../etc\n', '/cg')).toEqual([]);
+  });
+});
 
 describe('the sandbox', () => {
   it.runIf(isRoot)("as root: the directive is the first child of its own namespace's init, sees no other process and holds no capability", async () => {

@@ -15824,7 +15824,7 @@ function oneLine(s) {
   return s.replace(INVISIBLE, "").replace(/\s+/g, " ").trim();
 }
 function escapeCell(s) {
-  return oneLine(s).replace(/\\(?=[!-/:-@[-`{-~]|$)/g, "\\\\").replace(/&(?=#?[A-Za-z0-9]+;)/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[|`*[\]$~_]/g, (c) => `\\${c}`).replace(/@(?=[A-Za-z0-9])/g, "@&#8203;");
+  return oneLine(s).replace(/\\(?=[!-/:-@[-`{-~]|$)/g, "\\\\").replace(/&(?=#?[A-Za-z0-9]+;)/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[|`*[\]$~_]/g, (c) => `\\${c}`).replace(/(^|[^\w&;]|[\w.-]\/[\w.-]+)#(?=\d)/g, "$1#&#8203;").replace(/\b(GH)-(?=\d)/gi, "$1&#8203;-").replace(/@(?=[A-Za-z0-9])/g, "@&#8203;");
 }
 function codeSpan(s) {
   const t = oneLine(s);
@@ -21312,7 +21312,7 @@ function closedOnTheWay(from, to, who) {
 const MAX_KEPT = 5;
 function viewFor(s, who, opts, env, privateDir, readOnly = programFolders()) {
   const layers = [
-    ...[...s.masks, ...opts.hide ?? []].map((p) => ({ kind: "hide", path: p })),
+    ...[...s.masks, ...opts.hide ?? [], ...cgroupsToHide(who ?? ownUser())].map((p) => ({ kind: "hide", path: p })),
     ...(opts.keep ?? []).map((p) => ({ kind: "keep", path: p })),
     ...readOnly.map((p) => ({ kind: "ro", path: p }))
   ];
@@ -21339,6 +21339,40 @@ function viewFor(s, who, opts, env, privateDir, readOnly = programFolders()) {
     if (closed !== void 0) layers.push({ kind: "hide", path: closed });
   }
   return { layers: [...layers, ...pinsFor(layers, who)], env: set };
+}
+const CGROUP_ROOT = "/sys/fs/cgroup";
+function cgroupFolders(procSelfCgroup, root = CGROUP_ROOT) {
+  const out = /* @__PURE__ */ new Set();
+  for (const line of procSelfCgroup.split("\n")) {
+    const m = /^(\d+):([^:]*):(\/.*)$/.exec(line.trim());
+    if (!m) continue;
+    const [, hier, controllers, at] = m;
+    const tops = hier === "0" ? [root, external_node_path_.join(root, "unified")] : [external_node_path_.join(root, controllers.replace(/^name=/, ""))];
+    for (const top of tops) {
+      for (let p = external_node_path_.resolve(top, `.${at}`); p === top || p.startsWith(`${top}/`); p = external_node_path_.dirname(p)) {
+        out.add(p);
+        if (p === top) break;
+      }
+    }
+  }
+  return [...out];
+}
+let cgroupHidden;
+function cgroupsToHide(user) {
+  cgroupHidden ??= /* @__PURE__ */ new Map();
+  const key = `${user.uid}:${user.gid}`;
+  let hide = cgroupHidden.get(key);
+  if (hide === void 0) {
+    let text = "";
+    try {
+      text = (0,external_node_fs_.readFileSync)("/proc/self/cgroup", "utf8");
+    } catch {
+    }
+    const canWrite = user.uid === process.getuid?.() ? accessible : (dir) => writable(dir, user);
+    hide = cgroupFolders(text).some((dir) => (0,external_node_fs_.existsSync)(dir) && canWrite(dir));
+    cgroupHidden.set(key, hide);
+  }
+  return hide ? [CGROUP_ROOT] : [];
 }
 function ownUser() {
   return { uid: process.getuid?.() ?? -1, gid: process.getgid?.() ?? -1 };

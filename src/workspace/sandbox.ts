@@ -355,6 +355,14 @@ function searchable(dir: string, who: { uid: number; gid: number }): boolean {
   }
 }
 
+/**
+ * Whether `user` may write a folder. Fleet's own user keeps its supplementary groups (a user namespace maps them) and
+ * its ACLs: the kernel says what it may write. Another user (root's lanes) has only its own uid and gid.
+ */
+function writerCheck(user: { uid: number; gid: number }): (dir: string) => boolean {
+  return user.uid === process.getuid?.() ? accessible : (dir: string) => writable(dir, user);
+}
+
 /** True when this process may make files in `dir`, as the kernel decides (groups, ACLs). */
 function accessible(dir: string): boolean {
   try {
@@ -442,7 +450,11 @@ export function viewFor(
   readOnly: readonly string[] = programFolders(),
 ): { layers: Layer[]; env: Record<string, string> } {
   const layers: Layer[] = [
-    ...[...s.masks, ...(opts.hide ?? []), ...cgroupsToHide(who ?? ownUser())].map((p) => ({ kind: 'hide' as const, path: p })),
+    // As Fleet's own user (not root's lanes, which run as users of their own), the user's services too.
+    ...[...s.masks, ...(opts.hide ?? []), ...cgroupsToHide(who ?? ownUser()), ...(who ? [] : runtimeFolders())].map((p) => ({
+      kind: 'hide' as const,
+      path: p,
+    })),
     ...(opts.keep ?? []).map((p) => ({ kind: 'keep' as const, path: p })),
     ...readOnly.map((p) => ({ kind: 'ro' as const, path: p })),
   ];
@@ -516,11 +528,31 @@ function cgroupsToHide(user: { uid: number; gid: number }): string[] {
     } catch {
       /* no /proc: nothing to hide */
     }
-    const canWrite = user.uid === process.getuid?.() ? accessible : (dir: string) => writable(dir, user);
+    const canWrite = writerCheck(user);
     hide = cgroupFolders(text).some((dir) => existsSync(dir) && canWrite(dir));
     cgroupHidden.set(key, hide);
   }
   return hide ? [CGROUP_ROOT] : [];
+}
+
+/**
+ * The folder of the user's running services (`$XDG_RUNTIME_DIR`, `/run/user/<uid>`) where it is Fleet's user's: the
+ * systemd user manager (`systemd/private`), the session bus (`bus`), a rootless Docker or Podman. A command running
+ * as Fleet's own user could ask any of them to start a process outside the sandbox (`systemd-run --user`), where
+ * Fleet's seal key, its private folder and /proc/<fleet>/environ are in reach, or to freeze or kill Fleet's unit.
+ */
+export function runtimeFolders(env: NodeJS.ProcessEnv = process.env): string[] {
+  const uid = process.getuid?.();
+  if (uid === undefined) return [];
+  const dirs = new Set([env.XDG_RUNTIME_DIR, `/run/user/${uid}`].filter((d): d is string => !!d && path.isAbsolute(d)));
+  return [...dirs].filter((d) => {
+    try {
+      const st = statSync(d);
+      return st.isDirectory() && st.uid === uid;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Fleet's own user: whom a command runs as where Fleet is not root (a user namespace maps it back, sudo's setpriv too). */
@@ -537,9 +569,7 @@ function ownUser(): { uid: number; gid: number } {
  * mount points already.
  */
 export function pinsFor(layers: readonly Layer[], user: { uid: number; gid: number }): Layer[] {
-  // Fleet's own user keeps its supplementary groups (a user namespace maps them) and its ACLs: the kernel says what it
-  // may write. Another user (root's lanes) has only its own uid and gid.
-  const canWrite = user.uid === process.getuid?.() ? accessible : (dir: string) => writable(dir, user);
+  const canWrite = writerCheck(user);
   const pins = new Set<string>();
   for (const l of layers) {
     for (let at = path.dirname(path.resolve(l.path)); at !== '/'; at = path.dirname(at)) {

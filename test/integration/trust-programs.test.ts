@@ -5,6 +5,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { laneUser, processSandbox } from '../../src/workspace/sandbox.js';
@@ -484,6 +485,54 @@ describe.runIf(isolated && isRoot && cgroupTop !== null)("a directive cannot wri
     expect(log, log).not.toMatch(/^CGROUP-WRITTEN$/m);
     expect(log).not.toMatch(/^CGROUP-SEEN$/m);
     expect(existsSync(join(cg, 'evil'))).toBe(false);
+  });
+});
+
+describe.runIf(isolated && isRoot)("a directive cannot reach the user's own services", () => {
+  /**
+   * Issue 28, second pass (review): a command running as Fleet's own user could talk to the services of that user's
+   * session in `$XDG_RUNTIME_DIR`: `systemd-run --user` starts a process outside every namespace (where Fleet's seal
+   * key, its private folder and /proc/<fleet>/environ are in reach), `systemctl --user freeze` stops Fleet's unit.
+   * The suite has no session: a socket of the user's at the place the session bus keeps one stands for them.
+   */
+  it('as an ordinary user: the runtime folder shows nothing, its socket out of reach, and the lane completes', async () => {
+    const uid = 65534;
+    const inst = install(uid);
+    await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
+    const home = join(dir, 'home');
+    const runtime = join(dir, 'run');
+    mkdirSync(home);
+    mkdirSync(runtime, { mode: 0o700 });
+    const bus = createServer((s) => s.end('BUS-ANSWERED\n'));
+    await new Promise<void>((done) => bus.listen(join(runtime, 'bus'), done));
+    try {
+      const file = writeFleetFile(dir, {
+        name: 'session',
+        directive: 'x',
+        max_retries: 0,
+        isolation: 'required',
+        targets: [
+          {
+            repo: './a.git',
+            run: ['ls -A "$XDG_RUNTIME_DIR" | grep -q . && echo RUNTIME-SEEN', 'test -S "$XDG_RUNTIME_DIR/bus" && echo BUS-SEEN', 'echo a > A.txt'].join('\n'),
+          },
+        ],
+      });
+      for (const p of [dir, join(dir, 'a.git'), home, runtime, file]) spawnSync('chown', ['-R', `${uid}:${uid}`, p]);
+      chmodSync(dir, 0o755);
+      const env = { ...plainEnv(home), XDG_RUNTIME_DIR: runtime };
+      const r = await run(
+        asUser(uid, [process.execPath, join(inst.root, 'bin', 'fleet.js'), 'run', file, '--workspace', join(dir, 'ws'), '--quiet']),
+        env,
+        dir,
+      );
+      expect(r.code, r.out).toBe(0);
+      const log = readFileSync(join(dir, 'ws', 'lanes', 'a', 'attempt-1.log'), 'utf8');
+      expect(log, log).not.toMatch(/^RUNTIME-SEEN$/m);
+      expect(log).not.toMatch(/^BUS-SEEN$/m);
+    } finally {
+      await new Promise((done) => bus.close(done));
+    }
   });
 });
 

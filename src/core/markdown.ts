@@ -36,9 +36,9 @@ export function escapeCell(s: string): string {
       .replace(/[|`*[\]$~_]/g, (c) => `\\${c}`)
       // `#123`, `GH-123` or `owner/repo#123` in text Fleet did not write (an agent's finding, a file name) would link
       // that issue from a PR body or a check run, and leave a "mentioned this" on it; an @mention would notify that
-      // user or team. A zero-width space keeps each text (as Renovate does); the `#` first, so that the entity's own
-      // `#` is not taken for one, and only where GitHub would link it (not in `C#1` or an entity `&#124;`).
-      .replace(/(^|[^\w&;]|[\w.-]\/[\w.-]+)#(?=\d)/g, '$1#&#8203;')
+      // user or team. A zero-width space keeps each text (as Renovate does), after every `#` before a digit: GitHub
+      // links `user#5` and `;#5` too. The `#` first, so that the entity's own `#` is not taken for one.
+      .replace(/#(?=\d)/g, '#&#8203;')
       .replace(/\b(GH)-(?=\d)/gi, '$1&#8203;-')
       .replace(/@(?=[A-Za-z0-9])/g, '@&#8203;')
   );

@@ -26,9 +26,9 @@ describe('escapeCell', () => {
   });
 
   it('keeps #123, GH-123 and owner/repo#123 from linking an issue (and leaving a "mentioned this" on it), as Renovate does', () => {
-    const cell = escapeCell('fixes #12, see GH-7 and acme/api#3; the C# code and #heading stay');
-    expect(cell).toBe('fixes #&#8203;12, see GH&#8203;-7 and acme/api#&#8203;3; the C# code and #heading stay');
+    const cell = escapeCell('fixes #12, see GH-7, acme/api#3, acme#4, <#5> and ;#6; the C# code and #heading stay');
+    expect(cell).toBe('fixes #&#8203;12, see GH&#8203;-7, acme/api#&#8203;3, acme#&#8203;4, &lt;#&#8203;5&gt; and ;#&#8203;6; the C# code and #heading stay');
     expect(cell.replace(/&#8203;/g, '\u200b')).not.toMatch(/#\d|GH-\d/i);
-    expect(terminalText(cell)).toBe('fixes #12, see GH-7 and acme/api#3; the C# code and #heading stay');
+    expect(terminalText(cell)).toBe('fixes #12, see GH-7, acme/api#3, acme#4, <#5> and ;#6; the C# code and #heading stay');
   });
 });

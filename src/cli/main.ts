@@ -102,13 +102,9 @@ async function readManifestAndText(path: string): Promise<{ manifest: Manifest; 
  * The previous run of an incremental sweep. A manifest of another schema version (an older Fleet) is no error:
  * every lane then runs, and the string says why. A file that is missing or not a manifest at all is bad input.
  */
-async function readSince(path: string): Promise<Manifest | Problem[] | string> {
+async function readSince(path: string): Promise<{ manifest: Manifest; text: string } | Problem[] | string> {
   const m = await readManifestAndText(path);
-  if (!Array.isArray(m)) {
-    // Another fleet's directive may have rewritten it (a failed lane made unchanged): only Fleet's own word counts.
-    const distrust = await sealProblem(path, m.text);
-    return distrust ? `${path} is not believed: ${distrust}` : m.manifest;
-  }
+  if (!Array.isArray(m)) return m;
   try {
     const version = (JSON.parse(await readFile(path, 'utf8')) as { schema_version?: unknown }).schema_version;
     if (typeof version === 'string' && version !== SCHEMA_VERSION)
@@ -441,10 +437,15 @@ async function run(spec: CommandSpec, c: Connected, values: Flags, io: CliIo, pa
       return 2;
     }
     if (typeof read === 'string') io.stderr.write(`note: every lane runs: ${read}\n`);
-    else if (read.name !== loaded.fleet.file.name) {
-      io.stderr.write(`${mp}: --since: this manifest is of fleet "${read.name}", not "${loaded.fleet.file.name}": pass a manifest of this fleet\n`);
+    else if (read.manifest.name !== loaded.fleet.file.name) {
+      io.stderr.write(`${mp}: --since: this manifest is of fleet "${read.manifest.name}", not "${loaded.fleet.file.name}": pass a manifest of this fleet\n`);
       return 2;
-    } else since = read;
+    } else {
+      // Another fleet's directive may have rewritten it (a failed lane made unchanged): only Fleet's own word counts.
+      const distrust = await sealProblem(mp, read.text);
+      if (distrust) io.stderr.write(`note: every lane runs: ${mp} is not believed: ${distrust}\n`);
+      else since = read.manifest;
+    }
   }
 
   // --json keeps stdout for the manifest alone.

@@ -14,8 +14,8 @@ export const MAX_TARGETS_FILE_BYTES = 4 * MiB;
 export const MAX_FLEET_JSON_BYTES = 64 * MiB;
 
 /**
- * A lane's change, as the patch Fleet writes and judges: one of 240 MB took about 4 GB of memory to handle as text,
- * with other lanes running beside it. 64 MiB is far more than anyone reviews, and leaves room for a lockfile or a
+ * A lane's change, as the patch Fleet writes and judges: one of 240 MiB made Fleet an 853 MB process to handle as
+ * text (and it was pushed), and lanes running beside each other add up. 64 MiB is far more than anyone reviews, and leaves room for a lockfile or a
  * vendored dependency regenerated whole.
  */
 export const MAX_PATCH_BYTES = 64 * MiB;

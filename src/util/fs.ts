@@ -1,5 +1,5 @@
 /** File writes that are never half-done, and reads of users' files that are bounded. */
-import { constants } from 'node:fs';
+import { constants, renameSync, writeFileSync } from 'node:fs';
 import { mkdir, open, rename, writeFile, rm, appendFile, type FileHandle } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -15,6 +15,13 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
     await rm(tmp, { force: true });
     throw err;
   }
+}
+
+/** writeFileAtomic for an exit that cannot wait (a second interrupt). */
+export function writeFileAtomicSync(path: string, data: string): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, data);
+  renameSync(tmp, path);
 }
 
 /**

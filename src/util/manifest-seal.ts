@@ -11,11 +11,25 @@
  * fleet's credential (actions/sweep.ts), and its manifests never come back as input.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, constants, existsSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { writeFileAtomic } from './fs.js';
+import { readUntrustedText, writeFileAtomic, writeFileAtomicSync } from './fs.js';
 
 export const SEAL_SUFFIX = '.seal';
 const KEY_FILE = 'manifest-seal.key';
@@ -71,10 +85,16 @@ export function stopManifestSeal(): void {
 }
 
 function readOrMakeKey(dir: string): Buffer {
+  // Folders made on the way are this user's: as root under `sudo -E` (another user's HOME) they would be root's, and
+  // that user's own runs, and other programs, could no longer write them.
+  const uid = process.getuid?.();
+  let existing = dir;
+  while (!existsSync(existing) && path.dirname(existing) !== existing) existing = path.dirname(existing);
+  if (existing !== dir && uid === 0 && statSync(existing).uid !== 0)
+    throw new Error(`${existing} belongs to uid ${statSync(existing).uid}, not to this user (${uid}): run Fleet as that user, or set XDG_STATE_HOME`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // The folder must be the user's alone: one others may write could have its key swapped between two runs.
   const st = lstatSync(dir);
-  const uid = process.getuid?.();
   if (!st.isDirectory()) throw new Error('it is not a folder');
   if (uid !== undefined && st.uid !== uid) throw new Error(`it belongs to uid ${st.uid}, not to this user (${uid})`);
   if (st.mode & 0o022) throw new Error('others may write it (chmod go-w)');
@@ -119,7 +139,19 @@ function readKey(file: string): Buffer | undefined {
   }
 }
 
-const mac = (k: Buffer, text: string) => createHmac('sha256', k).update('fleet-manifest-seal\0').update(text).digest('hex');
+/**
+ * The seal of `text` as the manifest at `file`: its real path is part of it, so a sealed manifest copied from another
+ * workspace (or an older one of the same run put back under another name) does not pass for the one there.
+ */
+function mac(k: Buffer, file: string, text: string): string {
+  let at = path.resolve(file);
+  try {
+    at = path.join(realpathSync(path.dirname(at)), path.basename(at));
+  } catch {
+    /* no folder yet: the path as given */
+  }
+  return createHmac('sha256', k).update('fleet-manifest-seal/2\0').update(at).update('\0').update(text).digest('hex');
+}
 
 /**
  * Writes a manifest and its seal (or, with sealing off or `seal: false`, removes a seal left by an earlier write:
@@ -129,7 +161,7 @@ export async function writeManifest(file: string, manifest: unknown, opts: { sea
   const text = `${JSON.stringify(manifest, null, 2)}\n`;
   // The seal goes first, so a crash between the two writes leaves a mismatch (not believed), never an old seal that
   // fits the new text.
-  if (key && opts.seal !== false) await writeFileAtomic(`${file}${SEAL_SUFFIX}`, `${mac(key, text)}\n`);
+  if (key && opts.seal !== false) await writeFileAtomic(`${file}${SEAL_SUFFIX}`, `${mac(key, file, text)}\n`);
   else await rmSeal(file);
   await writeFileAtomic(file, text);
 }
@@ -138,15 +170,9 @@ export async function writeManifest(file: string, manifest: unknown, opts: { sea
 export function writeManifestSync(file: string, manifest: unknown): void {
   const text = `${JSON.stringify(manifest, null, 2)}\n`;
   const seal = `${file}${SEAL_SUFFIX}`;
-  if (key) writeSyncAtomic(seal, `${mac(key, text)}\n`);
+  if (key) writeFileAtomicSync(seal, `${mac(key, file, text)}\n`);
   else rmSync(seal, { force: true });
-  writeSyncAtomic(file, text);
-}
-
-function writeSyncAtomic(file: string, text: string): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, file);
+  writeFileAtomicSync(file, text);
 }
 
 async function rmSeal(file: string): Promise<void> {
@@ -159,30 +185,13 @@ async function rmSeal(file: string): Promise<void> {
  */
 export async function sealProblem(file: string, text: string): Promise<string | null> {
   if (!key) return 'this Fleet has no seal key to check it with (no HOME, or the key could not be read)';
-  let seal: string;
-  try {
-    seal = (await readSmall(`${file}${SEAL_SUFFIX}`)).trim();
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return code === 'ENOENT'
-      ? `it has no seal (${path.basename(file)}${SEAL_SUFFIX}): it was not written by this user's Fleet (another user or machine, or a Fleet before 0.1.0's seals)`
-      : `its seal cannot be read (${code ?? (err as Error).message})`;
-  }
-  const want = Buffer.from(mac(key, text), 'hex');
+  // Read without following a link or blocking on a FIFO: '' for anything that is not a small regular file.
+  const seal = (await readUntrustedText(`${file}${SEAL_SUFFIX}`, 4096)).trim();
+  if (!seal)
+    return `it has no seal (${path.basename(file)}${SEAL_SUFFIX}): it was not written by this user's Fleet (another user or machine, or a Fleet before the seals)`;
+  const want = Buffer.from(mac(key, file, text), 'hex');
   const got = Buffer.from(/^[0-9a-f]{64}$/.test(seal) ? seal : '', 'hex');
   if (got.length !== want.length || !timingSafeEqual(got, want))
     return 'its seal does not match: it was changed after Fleet wrote it, or written by another user or machine';
   return null;
-}
-
-/** A small file, read so that a FIFO or a link planted in its place cannot block or redirect the read. */
-async function readSmall(file: string): Promise<string> {
-  const fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  try {
-    const st = await fh.stat();
-    if (!st.isFile() || st.size > 4096) throw Object.assign(new Error('not a seal file'), { code: 'EINVAL' });
-    return await fh.readFile('utf8');
-  } finally {
-    await fh.close();
-  }
 }

@@ -20,6 +20,16 @@ export interface CliRun {
   stderr: string;
 }
 
+/**
+ * Where this worker's Fleets keep their manifest seal key (never the HOME of whoever runs the suite): set for the
+ * whole worker, so a CLI a test starts as a process of its own and one run in-process seal alike.
+ */
+if (!process.env.XDG_STATE_HOME) {
+  const made = mkdtempSync(join(tmpdir(), 'fleet-state-'));
+  process.on('exit', () => rmSync(made, { recursive: true, force: true }));
+  process.env.XDG_STATE_HOME = made;
+}
+
 /** Runs `fleet <argv>` in-process with captured output. `env` is added to (and overrides) process.env. */
 export async function fleet(argv: string[], opts: { cwd: string; env?: Record<string, string | undefined>; tty?: boolean }): Promise<CliRun> {
   let stdout = '';

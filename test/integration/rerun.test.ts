@@ -213,6 +213,29 @@ describe('--resume', () => {
     expect(await remoteHead(join(dir, 'ok1.git'), 'fleet/resume/ok1')).toBe(lane(m1, 'ok1').commit);
   });
 
+  it('a lane whose result file says other than the sealed manifest (a PR it never opened) is not kept: it runs again', async () => {
+    for (const n of ['ok', 'bad']) await createRepo(dir, n, files, { clone: false });
+    const file = writeFleetFile(dir, {
+      name: 'forgedresult',
+      directive: 'append',
+      run: 'echo "$FLEET_LANE" >> README.md',
+      max_retries: 0,
+      targets: [{ repo: './ok.git' }, { repo: './bad.git', run: 'exit 3' }],
+    });
+    const ws = join(dir, 'ws');
+    expect((await fleet(runArgs(file, ws), { cwd: dir })).code).toBe(1);
+    // The lane's folder is not sealed: what another fleet's directive could write there, for a later `fleet prs merge`.
+    const resultPath = join(ws, 'lanes', 'ok', 'result.json');
+    const result = JSON.parse(readFileSync(resultPath, 'utf8'));
+    result.lane = { ...result.lane, pr_number: 7, pr_url: 'https://github.com/acme/other/pull/7' };
+    writeFileSync(resultPath, JSON.stringify(result));
+    const r = await fleet(['run', file, '--resume', join(ws, 'fleet-status.json'), '--quiet'], { cwd: dir });
+    expect(r.stderr).not.toMatch(/not believed/);
+    expect(r.code, r.stderr).toBe(1);
+    expect(readEvents(ws).some((e) => e.detail === 'kept from the previous run')).toBe(false);
+    expect(lane(readManifest(ws), 'ok')).toMatchObject({ status: 'completed', pr_number: null });
+  });
+
   it('a manifest changed after Fleet wrote it keeps no lane: every lane runs again (its seal no longer fits)', async () => {
     for (const n of ['ok', 'bad']) await createRepo(dir, n, files, { clone: false });
     const file = writeFleetFile(dir, {

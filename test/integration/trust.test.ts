@@ -206,10 +206,9 @@ describe('targets whose history is of their own making', () => {
 
   it('a tree with a .git entry (written past git own checks): that lane fails cleanly as a clone failure, the other completes', async () => {
     // git refuses to check out `.git/…` (it would be the working copy's own repository); fast-import does not check paths.
-    await imported(
-      'dotgit',
-      commitOf(0, 'M 100644 inline README.md\ndata 4\n# r\nM 100644 inline .git/config\ndata 38\n[core]\n\tfsmonitor = touch /tmp/pwned\n'),
-    );
+    const pwned = join(dir, 'pwned');
+    const config = `[core]\n\tfsmonitor = touch ${pwned}\n`;
+    await imported('dotgit', commitOf(0, `M 100644 inline README.md\ndata 4\n# r\nM 100644 inline .git/config\ndata ${Buffer.byteLength(config)}\n${config}`));
     await createRepo(dir, 'fine', { 'README.md': '# r\n' }, { clone: false });
     const file = writeFleetFile(dir, {
       name: 'dotgit',
@@ -227,5 +226,7 @@ describe('targets whose history is of their own making', () => {
     expect(lane(m, 'dotgit').error?.message).toMatch(/\.git\/config/);
     expect(lane(m, 'fine')).toMatchObject({ status: 'completed' });
     expect(await remoteBranches(join(dir, 'dotgit.git'))).toEqual(['main']);
+    // The planted configuration never ran.
+    expect(existsSync(pwned)).toBe(false);
   });
 });

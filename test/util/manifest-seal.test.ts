@@ -4,7 +4,7 @@
  * believed only with the seal of its exact text.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manifestSealFolder, sealProblem, stopManifestSeal, useManifestSeal, writeManifest, writeManifestSync } from '../../src/util/manifest-seal.js';
@@ -61,11 +61,13 @@ describe('the seal key', () => {
             const child = spawn(process.execPath, ['--import', tsxLoader(), '--input-type=module', '-e', script, join(dir, 'state'), `${m}.${i}`]);
             let err = '';
             child.stderr.on('data', (b: Buffer) => (err += b));
-            child.on('exit', (code) => done(code === 0 ? readFileSync(`${m}.${i}.seal`, 'utf8') : `failed: ${err}`));
+            child.on('exit', (code) => done(code === 0 ? `${m}.${i}` : `failed: ${err}`));
           }),
       ),
     );
-    expect(new Set(runs).size, runs.join('\n')).toBe(1);
+    // Each sealed with the one key now on disk: this process, reading it, believes all four.
+    useManifestSeal(env());
+    for (const file of runs) expect(await sealProblem(file, readFileSync(file, 'utf8')), file).toBeNull();
   });
 
   it('is refused, and never replaced, where it is not a key Fleet made: a link, a FIFO, the wrong size, open to others', () => {
@@ -130,8 +132,32 @@ describe('a sealed manifest', () => {
     const m = join(dir, 'fleet-status.json');
     await writeManifest(m, { a: 1 });
     const text = readFileSync(m, 'utf8');
+    renameSync(`${m}.seal`, join(dir, 'real.seal'));
+    symlinkSync(join(dir, 'real.seal'), `${m}.seal`);
+    expect(await sealProblem(m, text)).toMatch(/has no seal/);
     removeDir(`${m}.seal`);
     spawnSync('mkfifo', [`${m}.seal`]);
-    expect(await sealProblem(m, text)).toMatch(/cannot be read/);
+    expect(await sealProblem(m, text)).toMatch(/has no seal/);
+  });
+
+  it('names its own path: a sealed manifest copied elsewhere, with its seal, is not believed there', async () => {
+    useManifestSeal(env());
+    const m = join(dir, 'a', 'fleet-status.json');
+    mkdirSync(join(dir, 'a'));
+    mkdirSync(join(dir, 'b'));
+    await writeManifest(m, { a: 1 });
+    for (const f of ['fleet-status.json', 'fleet-status.json.seal']) copyFileSync(join(dir, 'a', f), join(dir, 'b', f));
+    const copy = join(dir, 'b', 'fleet-status.json');
+    expect(await sealProblem(m, readFileSync(m, 'utf8'))).toBeNull();
+    expect(await sealProblem(copy, readFileSync(copy, 'utf8'))).toMatch(/seal does not match/);
+  });
+
+  it("is not made in a HOME of another user's (sudo -E): no folder of root's is left there", () => {
+    if (process.getuid?.() !== 0) return;
+    const home = join(dir, 'alice');
+    mkdirSync(home);
+    spawnSync('chown', ['65534:65534', home]);
+    expect(useManifestSeal({ HOME: home })).toMatchObject({ problem: expect.stringMatching(/belongs to uid 65534, not to this user/) });
+    expect(existsSync(join(home, '.local'))).toBe(false);
   });
 });

@@ -2,12 +2,12 @@
  * An interrupted `fleet run`: the waves get a grace to stop by themselves, lanes still busy after it end cancelled,
  * and a second interrupt writes the manifest and report at once, synchronously, from what the run knows then.
  */
-import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { notStarted } from '../../core/admission.js';
 import { finalizeManifest } from '../../core/manifest.js';
 import { type LaneRecord, type Manifest, TERMINAL } from '../../core/model.js';
 import { renderReport } from '../../core/report.js';
+import { writeFileAtomicSync } from '../../util/fs.js';
 import { writeManifestSync } from '../../util/manifest-seal.js';
 import { manifestPath } from './process-workspace.js';
 
@@ -81,12 +81,6 @@ export function writeInterruptedState(now: Date = new Date()): string | null {
   });
   const manifest = finalizeManifest({ ...snap, lanes }, iso);
   writeManifestSync(manifestPath(active.root), manifest);
-  writeSyncAtomic(join(active.root, 'report.md'), `${renderReport(manifest, { now: iso, workspace: active.root })}\n`);
+  writeFileAtomicSync(join(active.root, 'report.md'), `${renderReport(manifest, { now: iso, workspace: active.root })}\n`);
   return active.root;
-}
-
-function writeSyncAtomic(path: string, text: string): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
 }

@@ -51,6 +51,19 @@ function changedFields(before: unknown, after: unknown): string[] {
 const quoted = (ids: readonly string[]) => ids.map((id) => `"${id}"`).join(', ');
 
 /**
+ * Whether a lane's result file (`read`, in the lane's folder, which is not sealed) says what the sealed manifest
+ * (`sealed`) says of what the lane left on the forge: what a resume keeps, and a later merge acts on. The PR may be
+ * missing from the file (`fleet prs merge` wrote it into the manifest alone), never another; the phase is not
+ * compared, since that merge moves it.
+ */
+export function sameOutcome(sealed: LaneRecord, read: LaneRecord): boolean {
+  const of = (r: LaneRecord) =>
+    JSON.stringify([r.status, r.commit, r.branch, r.base_commit, r.digest ?? null, [...r.changed_files].sort(), r.head_repo ?? null]);
+  const samePr = (read.pr_number === null || read.pr_number === sealed.pr_number) && (read.pr_url === null || read.pr_url === sealed.pr_url);
+  return of(sealed) === of(read) && samePr;
+}
+
+/**
  * A resume against the fleet file as it is now. A lane the earlier run completed is kept as done: if what decides
  * its result changed since (the directive, its command, its checks …), the manifest would report it done with
  * inputs it never ran with, so that is refused, naming what changed. A change only to lanes that run again (and new
@@ -65,13 +78,15 @@ export function resumeCheck(input: {
   inputs: LaneInputs;
   dryRun: boolean;
   previousPath: string;
+  /** The previous manifest is not believed (its seal): it keeps no lane, so no change refuses the run. */
+  keepsNone?: boolean;
 }): { problems: Problem[]; notes: string[] } {
   const { previous, manifest } = input;
   const since = `run ${previous.fleet_id}`;
   const before = new Map(previous.lanes.map((l) => [l.lane, l]));
   const now = new Map(manifest.lanes.map((l) => [l.lane, l]));
   // The lanes the resumed run keeps as they ended (as runFleet decides, from the earlier manifest).
-  const kept = (l: LaneRecord) => l.status === 'completed' && (l.phase !== 'dry-run' || input.dryRun);
+  const kept = (l: LaneRecord) => !input.keepsNone && l.status === 'completed' && (l.phase !== 'dry-run' || input.dryRun);
   const changed: { lane: string; fields: string[] | null; kept: boolean }[] = [];
   for (const [id, cur] of now) {
     const prev = before.get(id);

@@ -27,7 +27,7 @@ import { discoveryEntries } from '../relay.js';
 import { readLaneResult, reportStep, verifyLane } from '../report.js';
 import { settleWave } from '../settle.js';
 import { INTERRUPT_GRACE_MS, stuckLane, trackRunningFleet, untilDoneOrGraceSpent } from './process-interrupt.js';
-import { type LaneInputs, laneInputsOf, readLaneInputs, resumeCheck } from './process-resume.js';
+import { type LaneInputs, laneInputsOf, readLaneInputs, resumeCheck, sameOutcome } from './process-resume.js';
 import { claimWorkspace, clearPreviousRun, LANE_INPUTS_FILE, LiveManifest, manifestPath, setAsidePreviousFiles } from './process-workspace.js';
 
 export interface FleetEvent {
@@ -139,6 +139,7 @@ export async function runFleet(opts: RunOptions): Promise<RunOutcome> {
       inputs,
       dryRun: opts.dryRun ?? false,
       previousPath: manifestPath(resumed),
+      keepsNone: opts.resume.keep === false,
     });
     if (checked.problems.length) return { ok: false, problems: checked.problems };
     planned.notes.push(...checked.notes);
@@ -275,6 +276,9 @@ async function prepare(
       if (prev?.status !== 'completed') continue;
       const read = await readLaneResult(root, rec.lane, manifest.fleet_id);
       if (!read.ok || read.record.status !== 'completed') continue;
+      // The lane's folder is not sealed (another fleet's directive can reach it): kept only where it says what the
+      // sealed manifest says of the lane, or a later merge would act on a PR it named.
+      if (!sameOutcome(prev, read.record)) continue;
       // A dry run pushed nothing: resumed for real, its lanes run again.
       if (read.record.phase === 'dry-run' && !opts.dryRun) continue;
       carried.add(rec.lane);

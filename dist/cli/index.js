@@ -9948,10 +9948,7 @@ async function readManifestAndText(path) {
 }
 async function readSince(path) {
   const m = await readManifestAndText(path);
-  if (!Array.isArray(m)) {
-    const distrust = await (0,_util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_23__/* .sealProblem */ .Z7)(path, m.text);
-    return distrust ? `${path} is not believed: ${distrust}` : m.manifest;
-  }
+  if (!Array.isArray(m)) return m;
   try {
     const version = JSON.parse(await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.readFile)(path, "utf8")).schema_version;
     if (typeof version === "string" && version !== _core_model_js__WEBPACK_IMPORTED_MODULE_5__/* .SCHEMA_VERSION */ .f$)
@@ -10255,11 +10252,16 @@ async function run(spec, c, values, io, parsedWords) {
     }
     if (typeof read === "string") io.stderr.write(`note: every lane runs: ${read}
 `);
-    else if (read.name !== loaded.fleet.file.name) {
-      io.stderr.write(`${mp}: --since: this manifest is of fleet "${read.name}", not "${loaded.fleet.file.name}": pass a manifest of this fleet
+    else if (read.manifest.name !== loaded.fleet.file.name) {
+      io.stderr.write(`${mp}: --since: this manifest is of fleet "${read.manifest.name}", not "${loaded.fleet.file.name}": pass a manifest of this fleet
 `);
       return 2;
-    } else since = read;
+    } else {
+      const distrust = await (0,_util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_23__/* .sealProblem */ .Z7)(mp, read.text);
+      if (distrust) io.stderr.write(`note: every lane runs: ${mp} is not believed: ${distrust}
+`);
+      else since = read.manifest;
+    }
   }
   const live = values.quiet || values.json ? void 0 : new _live_js__WEBPACK_IMPORTED_MODULE_24__/* .LiveView */ .O(io.stdout);
   const outcome = await (0,_steps_drivers_process_js__WEBPACK_IMPORTED_MODULE_17__/* .runFleet */ .g)({
@@ -15824,7 +15826,7 @@ function oneLine(s) {
   return s.replace(INVISIBLE, "").replace(/\s+/g, " ").trim();
 }
 function escapeCell(s) {
-  return oneLine(s).replace(/\\(?=[!-/:-@[-`{-~]|$)/g, "\\\\").replace(/&(?=#?[A-Za-z0-9]+;)/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[|`*[\]$~_]/g, (c) => `\\${c}`).replace(/(^|[^\w&;]|[\w.-]\/[\w.-]+)#(?=\d)/g, "$1#&#8203;").replace(/\b(GH)-(?=\d)/gi, "$1&#8203;-").replace(/@(?=[A-Za-z0-9])/g, "@&#8203;");
+  return oneLine(s).replace(/\\(?=[!-/:-@[-`{-~]|$)/g, "\\\\").replace(/&(?=#?[A-Za-z0-9]+;)/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[|`*[\]$~_]/g, (c) => `\\${c}`).replace(/#(?=\d)/g, "#&#8203;").replace(/\b(GH)-(?=\d)/gi, "$1&#8203;-").replace(/@(?=[A-Za-z0-9])/g, "@&#8203;");
 }
 function codeSpan(s) {
   const t = oneLine(s);
@@ -21262,6 +21264,9 @@ function searchable(dir, who) {
     return false;
   }
 }
+function writerCheck(user) {
+  return user.uid === process.getuid?.() ? accessible : (dir) => writable(dir, user);
+}
 function accessible(dir) {
   try {
     (0,external_node_fs_.accessSync)(dir, external_node_fs_.constants.W_OK | external_node_fs_.constants.X_OK);
@@ -21312,7 +21317,11 @@ function closedOnTheWay(from, to, who) {
 const MAX_KEPT = 5;
 function viewFor(s, who, opts, env, privateDir, readOnly = programFolders()) {
   const layers = [
-    ...[...s.masks, ...opts.hide ?? [], ...cgroupsToHide(who ?? ownUser())].map((p) => ({ kind: "hide", path: p })),
+    // As Fleet's own user (not root's lanes, which run as users of their own), the user's services too.
+    ...[...s.masks, ...opts.hide ?? [], ...cgroupsToHide(who ?? ownUser()), ...who ? [] : runtimeFolders()].map((p) => ({
+      kind: "hide",
+      path: p
+    })),
     ...(opts.keep ?? []).map((p) => ({ kind: "keep", path: p })),
     ...readOnly.map((p) => ({ kind: "ro", path: p }))
   ];
@@ -21368,17 +21377,30 @@ function cgroupsToHide(user) {
       text = (0,external_node_fs_.readFileSync)("/proc/self/cgroup", "utf8");
     } catch {
     }
-    const canWrite = user.uid === process.getuid?.() ? accessible : (dir) => writable(dir, user);
+    const canWrite = writerCheck(user);
     hide = cgroupFolders(text).some((dir) => (0,external_node_fs_.existsSync)(dir) && canWrite(dir));
     cgroupHidden.set(key, hide);
   }
   return hide ? [CGROUP_ROOT] : [];
 }
+function runtimeFolders(env = process.env) {
+  const uid = process.getuid?.();
+  if (uid === void 0) return [];
+  const dirs = new Set([env.XDG_RUNTIME_DIR, `/run/user/${uid}`].filter((d) => !!d && external_node_path_.isAbsolute(d)));
+  return [...dirs].filter((d) => {
+    try {
+      const st = (0,external_node_fs_.statSync)(d);
+      return st.isDirectory() && st.uid === uid;
+    } catch {
+      return false;
+    }
+  });
+}
 function ownUser() {
   return { uid: process.getuid?.() ?? -1, gid: process.getgid?.() ?? -1 };
 }
 function pinsFor(layers, user) {
-  const canWrite = user.uid === process.getuid?.() ? accessible : (dir) => writable(dir, user);
+  const canWrite = writerCheck(user);
   const pins = /* @__PURE__ */ new Set();
   for (const l of layers) {
     for (let at = external_node_path_.dirname(external_node_path_.resolve(l.path)); at !== "/"; at = external_node_path_.dirname(at)) {
@@ -22728,12 +22750,12 @@ function patternAllows(pattern, repo) {
 /* harmony export */   j: () => (/* binding */ writeInterruptedState),
 /* harmony export */   mA: () => (/* binding */ INTERRUPT_GRACE_MS)
 /* harmony export */ });
-/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(3024);
-/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(6760);
-/* harmony import */ var _core_admission_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9862);
-/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(9626);
-/* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(754);
-/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(2001);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_0__ = __nccwpck_require__(6760);
+/* harmony import */ var _core_admission_js__WEBPACK_IMPORTED_MODULE_1__ = __nccwpck_require__(9862);
+/* harmony import */ var _core_manifest_js__WEBPACK_IMPORTED_MODULE_2__ = __nccwpck_require__(9626);
+/* harmony import */ var _core_model_js__WEBPACK_IMPORTED_MODULE_3__ = __nccwpck_require__(754);
+/* harmony import */ var _core_report_js__WEBPACK_IMPORTED_MODULE_4__ = __nccwpck_require__(2001);
+/* harmony import */ var _util_fs_js__WEBPACK_IMPORTED_MODULE_5__ = __nccwpck_require__(8177);
 /* harmony import */ var _util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_6__ = __nccwpck_require__(4053);
 /* harmony import */ var _process_workspace_js__WEBPACK_IMPORTED_MODULE_7__ = __nccwpck_require__(3214);
 
@@ -22770,7 +22792,7 @@ async function untilDoneOrGraceSpent(waves, signal, graceMs) {
   }
 }
 function stuckLane(rec, now, graceMs) {
-  if (rec.status === "queued") return (0,_core_admission_js__WEBPACK_IMPORTED_MODULE_2__/* .notStarted */ .DY)(rec, now);
+  if (rec.status === "queued") return (0,_core_admission_js__WEBPACK_IMPORTED_MODULE_1__/* .notStarted */ .DY)(rec, now);
   const s = Math.round(graceMs / 1e3);
   const message = rec.status === "completed" ? `the run was interrupted while the forge confirmed this lane; it ended unconfirmed after ${s} s` : `the run was interrupted while this lane was ${rec.phase}, and the lane did not stop within ${s} s (a git or forge call that did not answer); ${rec.phase === "pushing" || rec.commit === null ? "whether it pushed is unknown" : "what it pushed stays on the forge"}`;
   return { ...rec, status: "failed", phase: "failed", updated_at: now, ended_at: now, error: { class: "cancelled", message } };
@@ -22784,21 +22806,16 @@ function writeInterruptedState(now = /* @__PURE__ */ new Date()) {
   const iso = now.toISOString();
   const snap = active.snapshot();
   const lanes = snap.lanes.map((l) => {
-    if (_core_model_js__WEBPACK_IMPORTED_MODULE_4__/* .TERMINAL */ .ff.has(l.status) && l.status !== "completed" || l.status === "completed" && l.evidence.verified_at) return l;
-    if (l.status === "queued") return (0,_core_admission_js__WEBPACK_IMPORTED_MODULE_2__/* .notStarted */ .DY)(l, now.toISOString());
+    if (_core_model_js__WEBPACK_IMPORTED_MODULE_3__/* .TERMINAL */ .ff.has(l.status) && l.status !== "completed" || l.status === "completed" && l.evidence.verified_at) return l;
+    if (l.status === "queued") return (0,_core_admission_js__WEBPACK_IMPORTED_MODULE_1__/* .notStarted */ .DY)(l, now.toISOString());
     const message = `Fleet was stopped at once (a second interrupt, or the lanes did not stop in time) while this lane was ${l.phase}`;
     return { ...l, status: "failed", phase: "failed", updated_at: iso, ended_at: iso, error: { class: "cancelled", message } };
   });
-  const manifest = (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_3__/* .finalizeManifest */ .eV)({ ...snap, lanes }, iso);
+  const manifest = (0,_core_manifest_js__WEBPACK_IMPORTED_MODULE_2__/* .finalizeManifest */ .eV)({ ...snap, lanes }, iso);
   (0,_util_manifest_seal_js__WEBPACK_IMPORTED_MODULE_6__/* .writeManifestSync */ .KT)((0,_process_workspace_js__WEBPACK_IMPORTED_MODULE_7__/* .manifestPath */ .ji)(active.root), manifest);
-  writeSyncAtomic((0,node_path__WEBPACK_IMPORTED_MODULE_1__.join)(active.root, "report.md"), `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_5__/* .renderReport */ .B1)(manifest, { now: iso, workspace: active.root })}
+  (0,_util_fs_js__WEBPACK_IMPORTED_MODULE_5__/* .writeFileAtomicSync */ .Q3)((0,node_path__WEBPACK_IMPORTED_MODULE_0__.join)(active.root, "report.md"), `${(0,_core_report_js__WEBPACK_IMPORTED_MODULE_4__/* .renderReport */ .B1)(manifest, { now: iso, workspace: active.root })}
 `);
   return active.root;
-}
-function writeSyncAtomic(path, text) {
-  const tmp = `${path}.${process.pid}.tmp`;
-  (0,node_fs__WEBPACK_IMPORTED_MODULE_0__.writeFileSync)(tmp, text);
-  (0,node_fs__WEBPACK_IMPORTED_MODULE_0__.renameSync)(tmp, path);
 }
 
 
@@ -23796,12 +23813,17 @@ function changedFields(before, after) {
   return out;
 }
 const quoted = (ids) => ids.map((id) => `"${id}"`).join(", ");
+function sameOutcome(sealed, read) {
+  const of = (r) => JSON.stringify([r.status, r.commit, r.branch, r.base_commit, r.digest ?? null, [...r.changed_files].sort(), r.head_repo ?? null]);
+  const samePr = (read.pr_number === null || read.pr_number === sealed.pr_number) && (read.pr_url === null || read.pr_url === sealed.pr_url);
+  return of(sealed) === of(read) && samePr;
+}
 function resumeCheck(input) {
   const { previous, manifest } = input;
   const since = `run ${previous.fleet_id}`;
   const before = new Map(previous.lanes.map((l) => [l.lane, l]));
   const now = new Map(manifest.lanes.map((l) => [l.lane, l]));
-  const kept = (l) => l.status === "completed" && (l.phase !== "dry-run" || input.dryRun);
+  const kept = (l) => !input.keepsNone && l.status === "completed" && (l.phase !== "dry-run" || input.dryRun);
   const changed = [];
   for (const [id, cur] of now) {
     const prev = before.get(id);
@@ -23920,7 +23942,8 @@ async function runFleet(opts) {
       manifest,
       inputs,
       dryRun: opts.dryRun ?? false,
-      previousPath: (0,process_workspace/* manifestPath */.ji)(resumed)
+      previousPath: (0,process_workspace/* manifestPath */.ji)(resumed),
+      keepsNone: opts.resume.keep === false
     });
     if (checked.problems.length) return { ok: false, problems: checked.problems };
     planned.notes.push(...checked.notes);
@@ -24015,6 +24038,7 @@ async function prepare(opts, s) {
       if (prev?.status !== "completed") continue;
       const read = await readLaneResult(root, rec.lane, manifest.fleet_id);
       if (!read.ok || read.record.status !== "completed") continue;
+      if (!sameOutcome(prev, read.record)) continue;
       if (read.record.phase === "dry-run" && !opts.dryRun) continue;
       carried.add(rec.lane);
       emit({ ...read.record, wave: rec.wave }, "kept from the previous run");
@@ -26956,6 +26980,7 @@ function directiveEnv(env, tokenVariable, secrets = []) {
 
 /* harmony export */ __nccwpck_require__.d(__webpack_exports__, {
 /* harmony export */   Gu: () => (/* binding */ readTextFile),
+/* harmony export */   Q3: () => (/* binding */ writeFileAtomicSync),
 /* harmony export */   ZJ: () => (/* binding */ writeJsonAtomic),
 /* harmony export */   Zf: () => (/* binding */ writeFileAtomic),
 /* harmony export */   k4: () => (/* binding */ JsonLines),
@@ -26983,6 +27008,11 @@ async function writeFileAtomic(path, data) {
     await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_1__.rm)(tmp, { force: true });
     throw err;
   }
+}
+function writeFileAtomicSync(path, data) {
+  const tmp = `${path}.${process.pid}.tmp`;
+  (0,node_fs__WEBPACK_IMPORTED_MODULE_0__.writeFileSync)(tmp, data);
+  (0,node_fs__WEBPACK_IMPORTED_MODULE_0__.renameSync)(tmp, path);
 }
 async function removeAside(dir) {
   const aside = `${dir}.${(0,node_crypto__WEBPACK_IMPORTED_MODULE_3__.randomBytes)(4).toString("hex")}.removed`;
@@ -27262,9 +27292,13 @@ function stopManifestSeal() {
   folder = void 0;
 }
 function readOrMakeKey(dir) {
+  const uid = process.getuid?.();
+  let existing = dir;
+  while (!(0,node_fs__WEBPACK_IMPORTED_MODULE_1__.existsSync)(existing) && node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(existing) !== existing) existing = node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(existing);
+  if (existing !== dir && uid === 0 && (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.statSync)(existing).uid !== 0)
+    throw new Error(`${existing} belongs to uid ${(0,node_fs__WEBPACK_IMPORTED_MODULE_1__.statSync)(existing).uid}, not to this user (${uid}): run Fleet as that user, or set XDG_STATE_HOME`);
   (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.mkdirSync)(dir, { recursive: true, mode: 448 });
   const st = (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.lstatSync)(dir);
-  const uid = process.getuid?.();
   if (!st.isDirectory()) throw new Error("it is not a folder");
   if (uid !== void 0 && st.uid !== uid) throw new Error(`it belongs to uid ${st.uid}, not to this user (${uid})`);
   if (st.mode & 18) throw new Error("others may write it (chmod go-w)");
@@ -27304,11 +27338,18 @@ function readKey(file) {
     (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.closeSync)(fd);
   }
 }
-const mac = (k, text) => (0,node_crypto__WEBPACK_IMPORTED_MODULE_0__.createHmac)("sha256", k).update("fleet-manifest-seal\0").update(text).digest("hex");
+function mac(k, file, text) {
+  let at = node_path__WEBPACK_IMPORTED_MODULE_4__.resolve(file);
+  try {
+    at = node_path__WEBPACK_IMPORTED_MODULE_4__.join((0,node_fs__WEBPACK_IMPORTED_MODULE_1__.realpathSync)(node_path__WEBPACK_IMPORTED_MODULE_4__.dirname(at)), node_path__WEBPACK_IMPORTED_MODULE_4__.basename(at));
+  } catch {
+  }
+  return (0,node_crypto__WEBPACK_IMPORTED_MODULE_0__.createHmac)("sha256", k).update("fleet-manifest-seal/2\0").update(at).update("\0").update(text).digest("hex");
+}
 async function writeManifest(file, manifest, opts = {}) {
   const text = `${JSON.stringify(manifest, null, 2)}
 `;
-  if (key && opts.seal !== false) await (0,_fs_js__WEBPACK_IMPORTED_MODULE_5__/* .writeFileAtomic */ .Zf)(`${file}${SEAL_SUFFIX}`, `${mac(key, text)}
+  if (key && opts.seal !== false) await (0,_fs_js__WEBPACK_IMPORTED_MODULE_5__/* .writeFileAtomic */ .Zf)(`${file}${SEAL_SUFFIX}`, `${mac(key, file, text)}
 `);
   else await rmSeal(file);
   await (0,_fs_js__WEBPACK_IMPORTED_MODULE_5__/* .writeFileAtomic */ .Zf)(file, text);
@@ -27317,43 +27358,24 @@ function writeManifestSync(file, manifest) {
   const text = `${JSON.stringify(manifest, null, 2)}
 `;
   const seal = `${file}${SEAL_SUFFIX}`;
-  if (key) writeSyncAtomic(seal, `${mac(key, text)}
+  if (key) (0,_fs_js__WEBPACK_IMPORTED_MODULE_5__/* .writeFileAtomicSync */ .Q3)(seal, `${mac(key, file, text)}
 `);
   else (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.rmSync)(seal, { force: true });
-  writeSyncAtomic(file, text);
-}
-function writeSyncAtomic(file, text) {
-  const tmp = `${file}.${process.pid}.tmp`;
-  (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.writeFileSync)(tmp, text);
-  (0,node_fs__WEBPACK_IMPORTED_MODULE_1__.renameSync)(tmp, file);
+  (0,_fs_js__WEBPACK_IMPORTED_MODULE_5__/* .writeFileAtomicSync */ .Q3)(file, text);
 }
 async function rmSeal(file) {
   await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.rm)(`${file}${SEAL_SUFFIX}`, { force: true });
 }
 async function sealProblem(file, text) {
   if (!key) return "this Fleet has no seal key to check it with (no HOME, or the key could not be read)";
-  let seal;
-  try {
-    seal = (await readSmall(`${file}${SEAL_SUFFIX}`)).trim();
-  } catch (err) {
-    const code = err.code;
-    return code === "ENOENT" ? `it has no seal (${node_path__WEBPACK_IMPORTED_MODULE_4__.basename(file)}${SEAL_SUFFIX}): it was not written by this user's Fleet (another user or machine, or a Fleet before 0.1.0's seals)` : `its seal cannot be read (${code ?? err.message})`;
-  }
-  const want = Buffer.from(mac(key, text), "hex");
+  const seal = (await (0,_fs_js__WEBPACK_IMPORTED_MODULE_5__/* .readUntrustedText */ .up)(`${file}${SEAL_SUFFIX}`, 4096)).trim();
+  if (!seal)
+    return `it has no seal (${node_path__WEBPACK_IMPORTED_MODULE_4__.basename(file)}${SEAL_SUFFIX}): it was not written by this user's Fleet (another user or machine, or a Fleet before the seals)`;
+  const want = Buffer.from(mac(key, file, text), "hex");
   const got = Buffer.from(/^[0-9a-f]{64}$/.test(seal) ? seal : "", "hex");
   if (got.length !== want.length || !(0,node_crypto__WEBPACK_IMPORTED_MODULE_0__.timingSafeEqual)(got, want))
     return "its seal does not match: it was changed after Fleet wrote it, or written by another user or machine";
   return null;
-}
-async function readSmall(file) {
-  const fh = await (0,node_fs_promises__WEBPACK_IMPORTED_MODULE_2__.open)(file, node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_RDONLY | node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_NOFOLLOW | node_fs__WEBPACK_IMPORTED_MODULE_1__.constants.O_NONBLOCK);
-  try {
-    const st = await fh.stat();
-    if (!st.isFile() || st.size > 4096) throw Object.assign(new Error("not a seal file"), { code: "EINVAL" });
-    return await fh.readFile("utf8");
-  } finally {
-    await fh.close();
-  }
 }
 
 

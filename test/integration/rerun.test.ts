@@ -213,10 +213,11 @@ describe('--resume', () => {
     expect(await remoteHead(join(dir, 'ok1.git'), 'fleet/resume/ok1')).toBe(lane(m1, 'ok1').commit);
   });
 
-  it('a lane whose result file says other than the sealed manifest (a PR it never opened) is not kept: it runs again', async () => {
+  /** A run of lanes ok (completes) and bad (fails) in `ws`, to resume after something changed what it left. */
+  async function okAndBadRun(name: string): Promise<{ file: string; ws: string }> {
     for (const n of ['ok', 'bad']) await createRepo(dir, n, files, { clone: false });
     const file = writeFleetFile(dir, {
-      name: 'forgedresult',
+      name: name,
       directive: 'append',
       run: 'echo "$FLEET_LANE" >> README.md',
       max_retries: 0,
@@ -224,6 +225,11 @@ describe('--resume', () => {
     });
     const ws = join(dir, 'ws');
     expect((await fleet(runArgs(file, ws), { cwd: dir })).code).toBe(1);
+    return { file, ws };
+  }
+
+  it('a lane whose result file says other than the sealed manifest (a PR it never opened) is not kept: it runs again', async () => {
+    const { file, ws } = await okAndBadRun('forgedresult');
     // The lane's folder is not sealed: what another fleet's directive could write there, for a later `fleet prs merge`.
     const resultPath = join(ws, 'lanes', 'ok', 'result.json');
     const result = JSON.parse(readFileSync(resultPath, 'utf8'));
@@ -237,16 +243,7 @@ describe('--resume', () => {
   });
 
   it('a manifest changed after Fleet wrote it keeps no lane: every lane runs again (its seal no longer fits)', async () => {
-    for (const n of ['ok', 'bad']) await createRepo(dir, n, files, { clone: false });
-    const file = writeFleetFile(dir, {
-      name: 'tampered',
-      directive: 'append',
-      run: 'echo "$FLEET_LANE" >> README.md',
-      max_retries: 0,
-      targets: [{ repo: './ok.git' }, { repo: './bad.git', run: 'exit 3' }],
-    });
-    const ws = join(dir, 'ws');
-    expect((await fleet(runArgs(file, ws), { cwd: dir })).code).toBe(1);
+    const { file, ws } = await okAndBadRun('tampered');
     // What another fleet's directive could do (docs/security.md): the failed lane made completed, changing nothing.
     const path = join(ws, 'fleet-status.json');
     const m1 = readManifest(ws);

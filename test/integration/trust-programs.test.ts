@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { laneUser, processSandbox } from '../../src/workspace/sandbox.js';
+import { plainEnv } from '../cli/bin.js';
 import { createRepo } from '../support/repos.js';
 import { lane, readManifest, removeDir, runArgs, tempDir, tsxLoader, writeFleetFile } from './helpers.js';
 
@@ -280,21 +281,31 @@ describe.runIf(isRoot && isolated)('Fleet as root: programs installed in a close
  * next run executes with the next fleet's token: a directive that appends to it would own every later run. The copy
  * here is installed as npm installs a package: bin/, dist/ and package.json.
  */
-/** The environment Fleet is started with as another user: PATH, a HOME of the test's, and who commits. */
-function plainEnv(home: string): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH ?? '',
-    HOME: home,
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_AUTHOR_NAME: 'T',
-    GIT_AUTHOR_EMAIL: 't@example.invalid',
-    GIT_COMMITTER_NAME: 'T',
-    GIT_COMMITTER_EMAIL: 't@example.invalid',
-  };
-}
 
 /** `argv` run as `uid` (its group the same number), without supplementary groups. */
 const asUser = (uid: number, argv: string[]) => ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...argv];
+
+/**
+ * Fleet as an ordinary user (uid 65534) runs it: installed as that user's own (a user-wide npm install), a HOME of
+ * its own. `own()` gives the test's folder, and all in it, to the user once the test has written its files; `fleet`
+ * runs the installed CLI as the user, `via` before it (a command that sets the process up, then execs it).
+ */
+function ordinaryUser() {
+  const uid = 65534;
+  const inst = install(uid);
+  const home = join(dir, 'home');
+  mkdirSync(home);
+  return {
+    uid,
+    home,
+    own(): void {
+      spawnSync('chown', ['-R', `${uid}:${uid}`, dir]);
+      chmodSync(dir, 0o755);
+    },
+    fleet: (args: string[], opts: { env?: NodeJS.ProcessEnv; via?: string[] } = {}) =>
+      run([...(opts.via ?? []), ...asUser(uid, [process.execPath, join(inst.root, 'bin', 'fleet.js'), ...args])], { ...plainEnv(home), ...opts.env }, dir),
+  };
+}
 
 function install(owner?: number): { root: string; bundle: string; text: string } {
   const root = join(dir, 'install', 'fleet');
@@ -452,13 +463,10 @@ describe.runIf(isolated && isRoot && cgroupTop !== null)("a directive cannot wri
   });
 
   it('as an ordinary user whose cgroup Fleet runs in: the directive does not see it, and its lane completes', async () => {
-    const uid = 65534;
-    const inst = install(uid);
+    const user = ordinaryUser();
     mkdirSync(cg);
-    spawnSync('chown', ['-R', `${uid}:${uid}`, cg]);
+    spawnSync('chown', ['-R', `${user.uid}:${user.uid}`, cg]);
     await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
-    const home = join(dir, 'home');
-    mkdirSync(home);
     const file = writeFleetFile(dir, {
       name: 'cgroup',
       directive: 'x',
@@ -475,11 +483,9 @@ describe.runIf(isolated && isRoot && cgroupTop !== null)("a directive cannot wri
         },
       ],
     });
-    for (const p of [dir, join(dir, 'a.git'), home, file]) spawnSync('chown', ['-R', `${uid}:${uid}`, p]);
-    chmodSync(dir, 0o755);
+    user.own();
     // Fleet moved into the cgroup before it drops to the user: as systemd starts a user's session in its own.
-    const fleetArgv = asUser(uid, [process.execPath, join(inst.root, 'bin', 'fleet.js'), 'run', file, '--workspace', join(dir, 'ws'), '--quiet']);
-    const r = await run(['sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cg, ...fleetArgv], plainEnv(home), dir);
+    const r = await user.fleet(['run', file, '--workspace', join(dir, 'ws'), '--quiet'], { via: ['sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cg] });
     expect(r.code, r.out).toBe(0);
     const log = readFileSync(join(dir, 'ws', 'lanes', 'a', 'attempt-1.log'), 'utf8');
     expect(log, log).not.toMatch(/^CGROUP-WRITTEN$/m);
@@ -496,12 +502,9 @@ describe.runIf(isolated && isRoot)("a directive cannot reach the user's own serv
    * The suite has no session: a socket of the user's at the place the session bus keeps one stands for them.
    */
   it('as an ordinary user: the runtime folder shows nothing, its socket out of reach, and the lane completes', async () => {
-    const uid = 65534;
-    const inst = install(uid);
+    const user = ordinaryUser();
     await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
-    const home = join(dir, 'home');
     const runtime = join(dir, 'run');
-    mkdirSync(home);
     mkdirSync(runtime, { mode: 0o700 });
     const bus = createServer((s) => s.end('BUS-ANSWERED\n'));
     await new Promise<void>((done) => bus.listen(join(runtime, 'bus'), done));
@@ -518,14 +521,8 @@ describe.runIf(isolated && isRoot)("a directive cannot reach the user's own serv
           },
         ],
       });
-      for (const p of [dir, join(dir, 'a.git'), home, runtime, file]) spawnSync('chown', ['-R', `${uid}:${uid}`, p]);
-      chmodSync(dir, 0o755);
-      const env = { ...plainEnv(home), XDG_RUNTIME_DIR: runtime };
-      const r = await run(
-        asUser(uid, [process.execPath, join(inst.root, 'bin', 'fleet.js'), 'run', file, '--workspace', join(dir, 'ws'), '--quiet']),
-        env,
-        dir,
-      );
+      user.own();
+      const r = await user.fleet(['run', file, '--workspace', join(dir, 'ws'), '--quiet'], { env: { XDG_RUNTIME_DIR: runtime } });
       expect(r.code, r.out).toBe(0);
       const log = readFileSync(join(dir, 'ws', 'lanes', 'a', 'attempt-1.log'), 'utf8');
       expect(log, log).not.toMatch(/^RUNTIME-SEEN$/m);
@@ -538,8 +535,8 @@ describe.runIf(isolated && isRoot)("a directive cannot reach the user's own serv
 
 describe.runIf(process.platform === 'linux')('a huge patch', () => {
   it('over 64 MiB fails its lane (fence-violation) without being read into memory; nothing is pushed, no patch kept, the other lane completes', async () => {
-    // Issue 28, second pass (e): a lane's patch was read whole into memory and handled as text, a 240 MB one in about
-    // 4 GB. Now git's output over the limit is never read: the launcher asks its size, a spawned git is ended.
+    // Issue 28, second pass (e): a lane's patch was read whole into memory, handled as text and pushed (240 MiB made Fleet
+    // an 853 MB process). Now git's output over the limit is never read: the launcher asks its size, a spawned git is ended.
     await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
     await createRepo(dir, 'b', { 'README.md': '# b\n' }, { clone: false });
     const file = writeFleetFile(dir, {
@@ -574,12 +571,9 @@ describe.runIf(isolated && isRoot)('a directive cannot move the workspace aside'
    * cannot be renamed; and the guard knows a working copy by its inode as well as its path.
    */
   it("as an ordinary user: lane a renames the folder above the workspace; lane b's push is b's own change", async () => {
-    const uid = 65534;
-    const inst = install(uid);
+    const user = ordinaryUser();
     await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
     await createRepo(dir, 'b', { 'README.md': '# b\n' }, { clone: false });
-    const home = join(dir, 'home');
-    mkdirSync(home);
     const file = writeFleetFile(dir, {
       name: 'aside',
       directive: 'x',
@@ -600,12 +594,9 @@ describe.runIf(isolated && isRoot)('a directive cannot move the workspace aside'
         { repo: './b.git', run: 'touch "$FLEET_FILE_DIR/b-started"; until [ -e "$FLEET_FILE_DIR/a-done" ]; do sleep 0.05; done; echo honest >> README.md' },
       ],
     });
-    for (const p of [dir, join(dir, 'a.git'), join(dir, 'b.git'), home, file]) spawnSync('chown', ['-R', `${uid}:${uid}`, p]);
-    chmodSync(dir, 0o755);
-    const env = plainEnv(home);
+    user.own();
     // The default workspace, _workspace/fleet/<fleet_id> beside the fleet file: _workspace is the folder a moves.
-    const argv = asUser(uid, [process.execPath, join(inst.root, 'bin', 'fleet.js'), 'run', file, '--quiet']);
-    const r = await run(argv, env, dir);
+    const r = await user.fleet(['run', file, '--quiet']);
     expect(r.code, r.out).toBe(0);
     expect(existsSync(join(dir, '_workspace.aside'))).toBe(false);
     const ids = spawnSync('ls', [join(dir, '_workspace', 'fleet')], { encoding: 'utf8' })
@@ -632,12 +623,9 @@ describe.runIf(isolated && isRoot)("another fleet's directive cannot forge an ea
    * the user's own, in a folder no isolated command sees (util/manifest-seal.ts), and believes only what is sealed.
    */
   it('as an ordinary user: the forged manifest is not believed, the failed lane runs again and fails (exit 1); the key stays out of sight', async () => {
-    const uid = 65534;
-    const inst = install(uid);
+    const user = ordinaryUser();
     await createRepo(dir, 'a', { 'README.md': '# a\n' }, { clone: false });
     await createRepo(dir, 'b', { 'README.md': '# b\n' }, { clone: false });
-    const home = join(dir, 'home');
-    mkdirSync(home);
     const file = writeFleetFile(dir, {
       name: 'sweep',
       directive: 'x',
@@ -662,7 +650,7 @@ describe.runIf(isolated && isRoot)("another fleet's directive cannot forge an ea
         "console.log('FORGED');",
       ].join('\n'),
     );
-    const key = join(home, '.local', 'state', 'fleet');
+    const key = join(user.home, '.local', 'state', 'fleet');
     const other = writeFleetFile(otherDir, {
       name: 'other',
       directive: 'x',
@@ -680,10 +668,8 @@ describe.runIf(isolated && isRoot)("another fleet's directive cannot forge an ea
         },
       ],
     });
-    for (const p of [dir, join(dir, 'a.git'), join(dir, 'b.git'), otherDir, home, file, other]) spawnSync('chown', ['-R', `${uid}:${uid}`, p]);
-    chmodSync(dir, 0o755);
-    const env = plainEnv(home);
-    const fleetAs = (args: string[]) => run(asUser(uid, [process.execPath, join(inst.root, 'bin', 'fleet.js'), ...args]), env, dir);
+    user.own();
+    const fleetAs = (args: string[]) => user.fleet(args);
 
     const first = await fleetAs(['run', file, '--workspace', join(dir, 'ws1'), '--quiet']);
     expect(first.code, first.out).toBe(1);
@@ -694,7 +680,7 @@ describe.runIf(isolated && isRoot)("another fleet's directive cannot forge an ea
     expect(lane(readManifest(join(dir, 'ws2')), 'a')).toMatchObject({ status: 'unchanged' });
 
     writeFileSync(join(otherDir, 'target'), join(dir, 'ws2', 'fleet-status.json'));
-    spawnSync('chown', [`${uid}:${uid}`, join(otherDir, 'target')]);
+    spawnSync('chown', [`${user.uid}:${user.uid}`, join(otherDir, 'target')]);
     const attack = await fleetAs(['run', other, '--workspace', join(dir, 'ws-other'), '--quiet']);
     expect(attack.code, attack.out).toBe(0);
     const log = readFileSync(join(dir, 'ws-other', 'lanes', 'c', 'attempt-1.log'), 'utf8');
